@@ -1,0 +1,46 @@
+# podsched: `make demo` and `make test` are all a fresh Debian machine needs.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PROTO_OUT ?= .
+PROTO_SRC := $(wildcard protos/cluster/api/*.proto)
+
+.PHONY: venv demo test lint protos etcd clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+demo: venv
+	$(VENV)/bin/podsched demo
+
+# etcd for the contract, integration and chaos tests: Debian's etcd-server when no etcd is on PATH and
+# ETCD_BIN is unset. Anywhere else, install etcd 3.4+ yourself and set ETCD_BIN.
+etcd:
+	@if [ -n "$$ETCD_BIN" ]; then \
+		[ -x "$$ETCD_BIN" ] || { echo "ETCD_BIN=$$ETCD_BIN is not an executable" >&2; exit 1; }; \
+	elif ! command -v etcd >/dev/null 2>&1; then \
+		echo "etcd not found: installing Debian's etcd-server"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq etcd-server >/dev/null \
+			|| { echo "could not install etcd-server; install etcd and set ETCD_BIN" >&2; exit 1; }; \
+	fi
+	@$${ETCD_BIN:-etcd} --version | head -1
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+test: venv etcd lint
+	$(VENV)/bin/pytest -q -p no:cacheprovider
+
+# Regenerate the protobuf and gRPC code from protos/ (tests check that what is committed is fresh).
+protos: venv
+	$(PY) -m grpc_tools.protoc -Iprotos --python_out=$(PROTO_OUT) --pyi_out=$(PROTO_OUT) \
+		--grpc_python_out=$(PROTO_OUT) $(PROTO_SRC)
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,131 @@
+from cluster.api import objects_pb2 as _objects_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Object(_message.Message):
+    __slots__ = ("pod", "node", "priority_class", "pod_disruption_budget", "lease", "event")
+    POD_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_CLASS_FIELD_NUMBER: _ClassVar[int]
+    POD_DISRUPTION_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    pod: _objects_pb2.Pod
+    node: _objects_pb2.Node
+    priority_class: _objects_pb2.PriorityClass
+    pod_disruption_budget: _objects_pb2.PodDisruptionBudget
+    lease: _objects_pb2.Lease
+    event: _objects_pb2.Event
+    def __init__(self, pod: _Optional[_Union[_objects_pb2.Pod, _Mapping]] = ..., node: _Optional[_Union[_objects_pb2.Node, _Mapping]] = ..., priority_class: _Optional[_Union[_objects_pb2.PriorityClass, _Mapping]] = ..., pod_disruption_budget: _Optional[_Union[_objects_pb2.PodDisruptionBudget, _Mapping]] = ..., lease: _Optional[_Union[_objects_pb2.Lease, _Mapping]] = ..., event: _Optional[_Union[_objects_pb2.Event, _Mapping]] = ...) -> None: ...
+
+class CreateRequest(_message.Message):
+    __slots__ = ("object", "dry_run")
+    OBJECT_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    object: Object
+    dry_run: bool
+    def __init__(self, object: _Optional[_Union[Object, _Mapping]] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+
+class GetRequest(_message.Message):
+    __slots__ = ("kind", "namespace", "name")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    namespace: str
+    name: str
+    def __init__(self, kind: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class UpdateRequest(_message.Message):
+    __slots__ = ("object", "dry_run")
+    OBJECT_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    object: Object
+    dry_run: bool
+    def __init__(self, object: _Optional[_Union[Object, _Mapping]] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+
+class DeleteRequest(_message.Message):
+    __slots__ = ("kind", "namespace", "name", "grace_period_seconds", "resource_version", "dry_run")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GRACE_PERIOD_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    namespace: str
+    name: str
+    grace_period_seconds: int
+    resource_version: str
+    dry_run: bool
+    def __init__(self, kind: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., grace_period_seconds: _Optional[int] = ..., resource_version: _Optional[str] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+
+class ListRequest(_message.Message):
+    __slots__ = ("kind", "namespace", "label_selector", "field_selector", "limit", "continue_token")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    LABEL_SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    FIELD_SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    CONTINUE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    namespace: str
+    label_selector: str
+    field_selector: str
+    limit: int
+    continue_token: str
+    def __init__(self, kind: _Optional[str] = ..., namespace: _Optional[str] = ..., label_selector: _Optional[str] = ..., field_selector: _Optional[str] = ..., limit: _Optional[int] = ..., continue_token: _Optional[str] = ...) -> None: ...
+
+class ListResponse(_message.Message):
+    __slots__ = ("items", "resource_version", "continue_token")
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    CONTINUE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[Object]
+    resource_version: str
+    continue_token: str
+    def __init__(self, items: _Optional[_Iterable[_Union[Object, _Mapping]]] = ..., resource_version: _Optional[str] = ..., continue_token: _Optional[str] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ("kind", "namespace", "label_selector", "field_selector", "resource_version")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    LABEL_SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    FIELD_SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    namespace: str
+    label_selector: str
+    field_selector: str
+    resource_version: str
+    def __init__(self, kind: _Optional[str] = ..., namespace: _Optional[str] = ..., label_selector: _Optional[str] = ..., field_selector: _Optional[str] = ..., resource_version: _Optional[str] = ...) -> None: ...
+
+class WatchEvent(_message.Message):
+    __slots__ = ("type", "object")
+    class Type(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        TYPE_UNSPECIFIED: _ClassVar[WatchEvent.Type]
+        ADDED: _ClassVar[WatchEvent.Type]
+        MODIFIED: _ClassVar[WatchEvent.Type]
+        DELETED: _ClassVar[WatchEvent.Type]
+    TYPE_UNSPECIFIED: WatchEvent.Type
+    ADDED: WatchEvent.Type
+    MODIFIED: WatchEvent.Type
+    DELETED: WatchEvent.Type
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    OBJECT_FIELD_NUMBER: _ClassVar[int]
+    type: WatchEvent.Type
+    object: Object
+    def __init__(self, type: _Optional[_Union[WatchEvent.Type, str]] = ..., object: _Optional[_Union[Object, _Mapping]] = ...) -> None: ...
+
+class BindRequest(_message.Message):
+    __slots__ = ("binding",)
+    BINDING_FIELD_NUMBER: _ClassVar[int]
+    binding: _objects_pb2.Binding
+    def __init__(self, binding: _Optional[_Union[_objects_pb2.Binding, _Mapping]] = ...) -> None: ...

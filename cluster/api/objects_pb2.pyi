@@ -1,0 +1,605 @@
+import datetime
+
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ObjectMeta(_message.Message):
+    __slots__ = ("name", "generate_name", "namespace", "uid", "resource_version", "generation", "creation_timestamp", "deletion_timestamp", "deletion_grace_period_seconds", "labels", "annotations")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class AnnotationsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GENERATE_NAME_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    CREATION_TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    DELETION_TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    DELETION_GRACE_PERIOD_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    ANNOTATIONS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    generate_name: str
+    namespace: str
+    uid: str
+    resource_version: str
+    generation: int
+    creation_timestamp: _timestamp_pb2.Timestamp
+    deletion_timestamp: _timestamp_pb2.Timestamp
+    deletion_grace_period_seconds: int
+    labels: _containers.ScalarMap[str, str]
+    annotations: _containers.ScalarMap[str, str]
+    def __init__(self, name: _Optional[str] = ..., generate_name: _Optional[str] = ..., namespace: _Optional[str] = ..., uid: _Optional[str] = ..., resource_version: _Optional[str] = ..., generation: _Optional[int] = ..., creation_timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deletion_timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deletion_grace_period_seconds: _Optional[int] = ..., labels: _Optional[_Mapping[str, str]] = ..., annotations: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class LabelSelectorRequirement(_message.Message):
+    __slots__ = ("key", "operator", "values")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    operator: str
+    values: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, key: _Optional[str] = ..., operator: _Optional[str] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class LabelSelector(_message.Message):
+    __slots__ = ("match_labels", "match_expressions")
+    class MatchLabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    MATCH_LABELS_FIELD_NUMBER: _ClassVar[int]
+    MATCH_EXPRESSIONS_FIELD_NUMBER: _ClassVar[int]
+    match_labels: _containers.ScalarMap[str, str]
+    match_expressions: _containers.RepeatedCompositeFieldContainer[LabelSelectorRequirement]
+    def __init__(self, match_labels: _Optional[_Mapping[str, str]] = ..., match_expressions: _Optional[_Iterable[_Union[LabelSelectorRequirement, _Mapping]]] = ...) -> None: ...
+
+class ObjectReference(_message.Message):
+    __slots__ = ("kind", "namespace", "name", "uid", "api_version", "resource_version", "field_path")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    FIELD_PATH_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    api_version: str
+    resource_version: str
+    field_path: str
+    def __init__(self, kind: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., uid: _Optional[str] = ..., api_version: _Optional[str] = ..., resource_version: _Optional[str] = ..., field_path: _Optional[str] = ...) -> None: ...
+
+class NodeSelectorRequirement(_message.Message):
+    __slots__ = ("key", "operator", "values")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    operator: str
+    values: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, key: _Optional[str] = ..., operator: _Optional[str] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class NodeSelectorTerm(_message.Message):
+    __slots__ = ("match_expressions", "match_fields")
+    MATCH_EXPRESSIONS_FIELD_NUMBER: _ClassVar[int]
+    MATCH_FIELDS_FIELD_NUMBER: _ClassVar[int]
+    match_expressions: _containers.RepeatedCompositeFieldContainer[NodeSelectorRequirement]
+    match_fields: _containers.RepeatedCompositeFieldContainer[NodeSelectorRequirement]
+    def __init__(self, match_expressions: _Optional[_Iterable[_Union[NodeSelectorRequirement, _Mapping]]] = ..., match_fields: _Optional[_Iterable[_Union[NodeSelectorRequirement, _Mapping]]] = ...) -> None: ...
+
+class NodeSelector(_message.Message):
+    __slots__ = ("node_selector_terms",)
+    NODE_SELECTOR_TERMS_FIELD_NUMBER: _ClassVar[int]
+    node_selector_terms: _containers.RepeatedCompositeFieldContainer[NodeSelectorTerm]
+    def __init__(self, node_selector_terms: _Optional[_Iterable[_Union[NodeSelectorTerm, _Mapping]]] = ...) -> None: ...
+
+class PreferredSchedulingTerm(_message.Message):
+    __slots__ = ("weight", "preference")
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    PREFERENCE_FIELD_NUMBER: _ClassVar[int]
+    weight: int
+    preference: NodeSelectorTerm
+    def __init__(self, weight: _Optional[int] = ..., preference: _Optional[_Union[NodeSelectorTerm, _Mapping]] = ...) -> None: ...
+
+class NodeAffinity(_message.Message):
+    __slots__ = ("required_during_scheduling_ignored_during_execution", "preferred_during_scheduling_ignored_during_execution")
+    REQUIRED_DURING_SCHEDULING_IGNORED_DURING_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    PREFERRED_DURING_SCHEDULING_IGNORED_DURING_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    required_during_scheduling_ignored_during_execution: NodeSelector
+    preferred_during_scheduling_ignored_during_execution: _containers.RepeatedCompositeFieldContainer[PreferredSchedulingTerm]
+    def __init__(self, required_during_scheduling_ignored_during_execution: _Optional[_Union[NodeSelector, _Mapping]] = ..., preferred_during_scheduling_ignored_during_execution: _Optional[_Iterable[_Union[PreferredSchedulingTerm, _Mapping]]] = ...) -> None: ...
+
+class PodAffinityTerm(_message.Message):
+    __slots__ = ("label_selector", "namespaces", "topology_key", "namespace_selector", "match_label_keys", "mismatch_label_keys")
+    LABEL_SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACES_FIELD_NUMBER: _ClassVar[int]
+    TOPOLOGY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    MATCH_LABEL_KEYS_FIELD_NUMBER: _ClassVar[int]
+    MISMATCH_LABEL_KEYS_FIELD_NUMBER: _ClassVar[int]
+    label_selector: LabelSelector
+    namespaces: _containers.RepeatedScalarFieldContainer[str]
+    topology_key: str
+    namespace_selector: LabelSelector
+    match_label_keys: _containers.RepeatedScalarFieldContainer[str]
+    mismatch_label_keys: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, label_selector: _Optional[_Union[LabelSelector, _Mapping]] = ..., namespaces: _Optional[_Iterable[str]] = ..., topology_key: _Optional[str] = ..., namespace_selector: _Optional[_Union[LabelSelector, _Mapping]] = ..., match_label_keys: _Optional[_Iterable[str]] = ..., mismatch_label_keys: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class WeightedPodAffinityTerm(_message.Message):
+    __slots__ = ("weight", "pod_affinity_term")
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    POD_AFFINITY_TERM_FIELD_NUMBER: _ClassVar[int]
+    weight: int
+    pod_affinity_term: PodAffinityTerm
+    def __init__(self, weight: _Optional[int] = ..., pod_affinity_term: _Optional[_Union[PodAffinityTerm, _Mapping]] = ...) -> None: ...
+
+class PodAffinity(_message.Message):
+    __slots__ = ("required_during_scheduling_ignored_during_execution", "preferred_during_scheduling_ignored_during_execution")
+    REQUIRED_DURING_SCHEDULING_IGNORED_DURING_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    PREFERRED_DURING_SCHEDULING_IGNORED_DURING_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    required_during_scheduling_ignored_during_execution: _containers.RepeatedCompositeFieldContainer[PodAffinityTerm]
+    preferred_during_scheduling_ignored_during_execution: _containers.RepeatedCompositeFieldContainer[WeightedPodAffinityTerm]
+    def __init__(self, required_during_scheduling_ignored_during_execution: _Optional[_Iterable[_Union[PodAffinityTerm, _Mapping]]] = ..., preferred_during_scheduling_ignored_during_execution: _Optional[_Iterable[_Union[WeightedPodAffinityTerm, _Mapping]]] = ...) -> None: ...
+
+class PodAntiAffinity(_message.Message):
+    __slots__ = ("required_during_scheduling_ignored_during_execution", "preferred_during_scheduling_ignored_during_execution")
+    REQUIRED_DURING_SCHEDULING_IGNORED_DURING_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    PREFERRED_DURING_SCHEDULING_IGNORED_DURING_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    required_during_scheduling_ignored_during_execution: _containers.RepeatedCompositeFieldContainer[PodAffinityTerm]
+    preferred_during_scheduling_ignored_during_execution: _containers.RepeatedCompositeFieldContainer[WeightedPodAffinityTerm]
+    def __init__(self, required_during_scheduling_ignored_during_execution: _Optional[_Iterable[_Union[PodAffinityTerm, _Mapping]]] = ..., preferred_during_scheduling_ignored_during_execution: _Optional[_Iterable[_Union[WeightedPodAffinityTerm, _Mapping]]] = ...) -> None: ...
+
+class Affinity(_message.Message):
+    __slots__ = ("node_affinity", "pod_affinity", "pod_anti_affinity")
+    NODE_AFFINITY_FIELD_NUMBER: _ClassVar[int]
+    POD_AFFINITY_FIELD_NUMBER: _ClassVar[int]
+    POD_ANTI_AFFINITY_FIELD_NUMBER: _ClassVar[int]
+    node_affinity: NodeAffinity
+    pod_affinity: PodAffinity
+    pod_anti_affinity: PodAntiAffinity
+    def __init__(self, node_affinity: _Optional[_Union[NodeAffinity, _Mapping]] = ..., pod_affinity: _Optional[_Union[PodAffinity, _Mapping]] = ..., pod_anti_affinity: _Optional[_Union[PodAntiAffinity, _Mapping]] = ...) -> None: ...
+
+class Toleration(_message.Message):
+    __slots__ = ("key", "operator", "value", "effect", "toleration_seconds")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    EFFECT_FIELD_NUMBER: _ClassVar[int]
+    TOLERATION_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    operator: str
+    value: str
+    effect: str
+    toleration_seconds: int
+    def __init__(self, key: _Optional[str] = ..., operator: _Optional[str] = ..., value: _Optional[str] = ..., effect: _Optional[str] = ..., toleration_seconds: _Optional[int] = ...) -> None: ...
+
+class TopologySpreadConstraint(_message.Message):
+    __slots__ = ("max_skew", "topology_key", "when_unsatisfiable", "label_selector", "min_domains", "node_affinity_policy", "node_taints_policy", "match_label_keys")
+    MAX_SKEW_FIELD_NUMBER: _ClassVar[int]
+    TOPOLOGY_KEY_FIELD_NUMBER: _ClassVar[int]
+    WHEN_UNSATISFIABLE_FIELD_NUMBER: _ClassVar[int]
+    LABEL_SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    MIN_DOMAINS_FIELD_NUMBER: _ClassVar[int]
+    NODE_AFFINITY_POLICY_FIELD_NUMBER: _ClassVar[int]
+    NODE_TAINTS_POLICY_FIELD_NUMBER: _ClassVar[int]
+    MATCH_LABEL_KEYS_FIELD_NUMBER: _ClassVar[int]
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    label_selector: LabelSelector
+    min_domains: int
+    node_affinity_policy: str
+    node_taints_policy: str
+    match_label_keys: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, max_skew: _Optional[int] = ..., topology_key: _Optional[str] = ..., when_unsatisfiable: _Optional[str] = ..., label_selector: _Optional[_Union[LabelSelector, _Mapping]] = ..., min_domains: _Optional[int] = ..., node_affinity_policy: _Optional[str] = ..., node_taints_policy: _Optional[str] = ..., match_label_keys: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ResourceRequirements(_message.Message):
+    __slots__ = ("requests", "limits")
+    class RequestsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class LimitsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    requests: _containers.ScalarMap[str, str]
+    limits: _containers.ScalarMap[str, str]
+    def __init__(self, requests: _Optional[_Mapping[str, str]] = ..., limits: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ContainerPort(_message.Message):
+    __slots__ = ("name", "host_port", "container_port", "protocol", "host_ip")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    HOST_PORT_FIELD_NUMBER: _ClassVar[int]
+    CONTAINER_PORT_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    HOST_IP_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    host_port: int
+    container_port: int
+    protocol: str
+    host_ip: str
+    def __init__(self, name: _Optional[str] = ..., host_port: _Optional[int] = ..., container_port: _Optional[int] = ..., protocol: _Optional[str] = ..., host_ip: _Optional[str] = ...) -> None: ...
+
+class EnvVar(_message.Message):
+    __slots__ = ("name", "value")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: str
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+
+class Container(_message.Message):
+    __slots__ = ("name", "image", "command", "args", "env", "ports", "resources", "image_pull_policy", "working_dir")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    ENV_FIELD_NUMBER: _ClassVar[int]
+    PORTS_FIELD_NUMBER: _ClassVar[int]
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_PULL_POLICY_FIELD_NUMBER: _ClassVar[int]
+    WORKING_DIR_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    image: str
+    command: _containers.RepeatedScalarFieldContainer[str]
+    args: _containers.RepeatedScalarFieldContainer[str]
+    env: _containers.RepeatedCompositeFieldContainer[EnvVar]
+    ports: _containers.RepeatedCompositeFieldContainer[ContainerPort]
+    resources: ResourceRequirements
+    image_pull_policy: str
+    working_dir: str
+    def __init__(self, name: _Optional[str] = ..., image: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ..., args: _Optional[_Iterable[str]] = ..., env: _Optional[_Iterable[_Union[EnvVar, _Mapping]]] = ..., ports: _Optional[_Iterable[_Union[ContainerPort, _Mapping]]] = ..., resources: _Optional[_Union[ResourceRequirements, _Mapping]] = ..., image_pull_policy: _Optional[str] = ..., working_dir: _Optional[str] = ...) -> None: ...
+
+class PodSpec(_message.Message):
+    __slots__ = ("node_name", "scheduler_name", "priority", "priority_class_name", "preemption_policy", "node_selector", "affinity", "tolerations", "topology_spread_constraints", "containers", "init_containers", "termination_grace_period_seconds", "overhead", "restart_policy", "service_account_name")
+    class NodeSelectorEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class OverheadEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NODE_NAME_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULER_NAME_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTION_POLICY_FIELD_NUMBER: _ClassVar[int]
+    NODE_SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    AFFINITY_FIELD_NUMBER: _ClassVar[int]
+    TOLERATIONS_FIELD_NUMBER: _ClassVar[int]
+    TOPOLOGY_SPREAD_CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
+    CONTAINERS_FIELD_NUMBER: _ClassVar[int]
+    INIT_CONTAINERS_FIELD_NUMBER: _ClassVar[int]
+    TERMINATION_GRACE_PERIOD_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    OVERHEAD_FIELD_NUMBER: _ClassVar[int]
+    RESTART_POLICY_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_ACCOUNT_NAME_FIELD_NUMBER: _ClassVar[int]
+    node_name: str
+    scheduler_name: str
+    priority: int
+    priority_class_name: str
+    preemption_policy: str
+    node_selector: _containers.ScalarMap[str, str]
+    affinity: Affinity
+    tolerations: _containers.RepeatedCompositeFieldContainer[Toleration]
+    topology_spread_constraints: _containers.RepeatedCompositeFieldContainer[TopologySpreadConstraint]
+    containers: _containers.RepeatedCompositeFieldContainer[Container]
+    init_containers: _containers.RepeatedCompositeFieldContainer[Container]
+    termination_grace_period_seconds: int
+    overhead: _containers.ScalarMap[str, str]
+    restart_policy: str
+    service_account_name: str
+    def __init__(self, node_name: _Optional[str] = ..., scheduler_name: _Optional[str] = ..., priority: _Optional[int] = ..., priority_class_name: _Optional[str] = ..., preemption_policy: _Optional[str] = ..., node_selector: _Optional[_Mapping[str, str]] = ..., affinity: _Optional[_Union[Affinity, _Mapping]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., topology_spread_constraints: _Optional[_Iterable[_Union[TopologySpreadConstraint, _Mapping]]] = ..., containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., init_containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., termination_grace_period_seconds: _Optional[int] = ..., overhead: _Optional[_Mapping[str, str]] = ..., restart_policy: _Optional[str] = ..., service_account_name: _Optional[str] = ...) -> None: ...
+
+class PodCondition(_message.Message):
+    __slots__ = ("type", "status", "reason", "message", "last_probe_time", "last_transition_time")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    LAST_PROBE_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_TRANSITION_TIME_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    status: str
+    reason: str
+    message: str
+    last_probe_time: _timestamp_pb2.Timestamp
+    last_transition_time: _timestamp_pb2.Timestamp
+    def __init__(self, type: _Optional[str] = ..., status: _Optional[str] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ..., last_probe_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_transition_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class PodStatus(_message.Message):
+    __slots__ = ("phase", "conditions", "nominated_node_name", "start_time", "message", "reason", "host_ip", "pod_ip")
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    NOMINATED_NODE_NAME_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    HOST_IP_FIELD_NUMBER: _ClassVar[int]
+    POD_IP_FIELD_NUMBER: _ClassVar[int]
+    phase: str
+    conditions: _containers.RepeatedCompositeFieldContainer[PodCondition]
+    nominated_node_name: str
+    start_time: _timestamp_pb2.Timestamp
+    message: str
+    reason: str
+    host_ip: str
+    pod_ip: str
+    def __init__(self, phase: _Optional[str] = ..., conditions: _Optional[_Iterable[_Union[PodCondition, _Mapping]]] = ..., nominated_node_name: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., reason: _Optional[str] = ..., host_ip: _Optional[str] = ..., pod_ip: _Optional[str] = ...) -> None: ...
+
+class Pod(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec", "status")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: PodSpec
+    status: PodStatus
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[PodSpec, _Mapping]] = ..., status: _Optional[_Union[PodStatus, _Mapping]] = ...) -> None: ...
+
+class Binding(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "target")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    target: ObjectReference
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., target: _Optional[_Union[ObjectReference, _Mapping]] = ...) -> None: ...
+
+class Taint(_message.Message):
+    __slots__ = ("key", "value", "effect", "time_added")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    EFFECT_FIELD_NUMBER: _ClassVar[int]
+    TIME_ADDED_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value: str
+    effect: str
+    time_added: _timestamp_pb2.Timestamp
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ..., effect: _Optional[str] = ..., time_added: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class NodeSpec(_message.Message):
+    __slots__ = ("unschedulable", "taints", "pod_cidr", "provider_id")
+    UNSCHEDULABLE_FIELD_NUMBER: _ClassVar[int]
+    TAINTS_FIELD_NUMBER: _ClassVar[int]
+    POD_CIDR_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_ID_FIELD_NUMBER: _ClassVar[int]
+    unschedulable: bool
+    taints: _containers.RepeatedCompositeFieldContainer[Taint]
+    pod_cidr: str
+    provider_id: str
+    def __init__(self, unschedulable: _Optional[bool] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., pod_cidr: _Optional[str] = ..., provider_id: _Optional[str] = ...) -> None: ...
+
+class NodeCondition(_message.Message):
+    __slots__ = ("type", "status", "reason", "message", "last_heartbeat_time", "last_transition_time")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    LAST_HEARTBEAT_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_TRANSITION_TIME_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    status: str
+    reason: str
+    message: str
+    last_heartbeat_time: _timestamp_pb2.Timestamp
+    last_transition_time: _timestamp_pb2.Timestamp
+    def __init__(self, type: _Optional[str] = ..., status: _Optional[str] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ..., last_heartbeat_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_transition_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class NodeStatus(_message.Message):
+    __slots__ = ("capacity", "allocatable", "conditions")
+    class CapacityEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class AllocatableEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATABLE_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    capacity: _containers.ScalarMap[str, str]
+    allocatable: _containers.ScalarMap[str, str]
+    conditions: _containers.RepeatedCompositeFieldContainer[NodeCondition]
+    def __init__(self, capacity: _Optional[_Mapping[str, str]] = ..., allocatable: _Optional[_Mapping[str, str]] = ..., conditions: _Optional[_Iterable[_Union[NodeCondition, _Mapping]]] = ...) -> None: ...
+
+class Node(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec", "status")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: NodeSpec
+    status: NodeStatus
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[NodeSpec, _Mapping]] = ..., status: _Optional[_Union[NodeStatus, _Mapping]] = ...) -> None: ...
+
+class PriorityClass(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "value", "global_default", "description", "preemption_policy")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    GLOBAL_DEFAULT_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTION_POLICY_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    value: int
+    global_default: bool
+    description: str
+    preemption_policy: str
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., value: _Optional[int] = ..., global_default: _Optional[bool] = ..., description: _Optional[str] = ..., preemption_policy: _Optional[str] = ...) -> None: ...
+
+class PodDisruptionBudgetSpec(_message.Message):
+    __slots__ = ("min_available", "selector", "max_unavailable", "unhealthy_pod_eviction_policy")
+    MIN_AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    MAX_UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    UNHEALTHY_POD_EVICTION_POLICY_FIELD_NUMBER: _ClassVar[int]
+    min_available: _struct_pb2.Value
+    selector: LabelSelector
+    max_unavailable: _struct_pb2.Value
+    unhealthy_pod_eviction_policy: str
+    def __init__(self, min_available: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., selector: _Optional[_Union[LabelSelector, _Mapping]] = ..., max_unavailable: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., unhealthy_pod_eviction_policy: _Optional[str] = ...) -> None: ...
+
+class PodDisruptionBudgetStatus(_message.Message):
+    __slots__ = ("observed_generation", "disrupted_pods", "disruptions_allowed", "current_healthy", "desired_healthy", "expected_pods")
+    class DisruptedPodsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _timestamp_pb2.Timestamp
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    OBSERVED_GENERATION_FIELD_NUMBER: _ClassVar[int]
+    DISRUPTED_PODS_FIELD_NUMBER: _ClassVar[int]
+    DISRUPTIONS_ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_HEALTHY_FIELD_NUMBER: _ClassVar[int]
+    DESIRED_HEALTHY_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_PODS_FIELD_NUMBER: _ClassVar[int]
+    observed_generation: int
+    disrupted_pods: _containers.MessageMap[str, _timestamp_pb2.Timestamp]
+    disruptions_allowed: int
+    current_healthy: int
+    desired_healthy: int
+    expected_pods: int
+    def __init__(self, observed_generation: _Optional[int] = ..., disrupted_pods: _Optional[_Mapping[str, _timestamp_pb2.Timestamp]] = ..., disruptions_allowed: _Optional[int] = ..., current_healthy: _Optional[int] = ..., desired_healthy: _Optional[int] = ..., expected_pods: _Optional[int] = ...) -> None: ...
+
+class PodDisruptionBudget(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec", "status")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: PodDisruptionBudgetSpec
+    status: PodDisruptionBudgetStatus
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[PodDisruptionBudgetSpec, _Mapping]] = ..., status: _Optional[_Union[PodDisruptionBudgetStatus, _Mapping]] = ...) -> None: ...
+
+class LeaseSpec(_message.Message):
+    __slots__ = ("holder_identity", "lease_duration_seconds", "acquire_time", "renew_time", "lease_transitions")
+    HOLDER_IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    LEASE_DURATION_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ACQUIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    RENEW_TIME_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TRANSITIONS_FIELD_NUMBER: _ClassVar[int]
+    holder_identity: str
+    lease_duration_seconds: int
+    acquire_time: _timestamp_pb2.Timestamp
+    renew_time: _timestamp_pb2.Timestamp
+    lease_transitions: int
+    def __init__(self, holder_identity: _Optional[str] = ..., lease_duration_seconds: _Optional[int] = ..., acquire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., renew_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_transitions: _Optional[int] = ...) -> None: ...
+
+class Lease(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: LeaseSpec
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[LeaseSpec, _Mapping]] = ...) -> None: ...
+
+class EventSource(_message.Message):
+    __slots__ = ("component", "host")
+    COMPONENT_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    component: str
+    host: str
+    def __init__(self, component: _Optional[str] = ..., host: _Optional[str] = ...) -> None: ...
+
+class Event(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "involved_object", "reason", "message", "source", "first_timestamp", "last_timestamp", "count", "type", "reporting_component", "reporting_instance", "action")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    INVOLVED_OBJECT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    FIRST_TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    LAST_TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    REPORTING_COMPONENT_FIELD_NUMBER: _ClassVar[int]
+    REPORTING_INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    involved_object: ObjectReference
+    reason: str
+    message: str
+    source: EventSource
+    first_timestamp: _timestamp_pb2.Timestamp
+    last_timestamp: _timestamp_pb2.Timestamp
+    count: int
+    type: str
+    reporting_component: str
+    reporting_instance: str
+    action: str
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., involved_object: _Optional[_Union[ObjectReference, _Mapping]] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ..., source: _Optional[_Union[EventSource, _Mapping]] = ..., first_timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., count: _Optional[int] = ..., type: _Optional[str] = ..., reporting_component: _Optional[str] = ..., reporting_instance: _Optional[str] = ..., action: _Optional[str] = ...) -> None: ...

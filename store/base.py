@@ -1,0 +1,169 @@
+"""The Store protocol: etcd's data model, which every backend provides exactly.
+
+A store is a flat, ordered map of string keys to byte values with one global, strictly increasing
+*revision* that every successful write (create, update, delete) advances by one. Each key remembers
+the revision that created it (``create_revision``) and the revision of its last write
+(``mod_revision``); the API server exposes ``mod_revision`` as an object's resourceVersion.
+
+Rules every backend keeps (the contract suite in tests/contract checks them against each):
+
+* Writes are compare-and-swap. ``update`` and ``delete`` succeed only if the key exists and, when
+  ``expected_revision`` is given, its ``mod_revision`` still equals it; every ``Guard`` must hold in the
+  same transaction. A failed comparison is *not* an exception: the call returns a ``WriteResult`` with
+  ``succeeded=False`` and what it found, so callers can retry without try/except around every write
+  (kine's Update returns the same triple).
+* ``list`` reads one consistent revision. Paging passes back ``ListResult.continue_key`` together with
+  ``ListResult.revision`` so that every page is read at the first page's revision.
+* ``watch(prefix, from_revision)`` yields every event on the prefix whose revision is >= from_revision,
+  in revision order, exactly once, as etcd does (``from_revision=0``: only events after the call).
+  When the backend loses its connection it resumes after the last event it yielded.
+* ``compact(revision)`` forgets the history before ``revision``: afterwards reading, listing or watching
+  from a revision below it raises ``TooOldRevision``. The newest value of every key is always kept.
+
+Backends raise ``StoreUnavailable`` when the data cannot be reached, so callers can tell a retriable
+outage from a broken request.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class KeyValue:
+    key: str
+    value: bytes
+    create_revision: int
+    mod_revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """An extra comparison checked in the same transaction as a write: ``key``'s mod_revision must be
+    exactly ``mod_revision`` (0 means the key must not exist). Fencing tokens are built from these."""
+
+    key: str
+    mod_revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """The outcome of a compare-and-swap write.
+
+    On success ``revision`` is the new revision (the written key's mod_revision, or the deletion's
+    revision) and ``current`` is the key as written (for a delete: the value it had). On failure
+    ``revision`` is the store's revision when the comparison was made, ``current`` is the key as it is
+    (None if absent), and ``failed_guards`` names the guards that did not hold, so a caller can tell a
+    stale object (``failed_guards == ()``) from a failed fence.
+    """
+
+    succeeded: bool
+    revision: int
+    current: KeyValue | None
+    failed_guards: tuple[Guard, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ListResult:
+    items: list[KeyValue]
+    #: The revision the list was read at; pass it back with ``continue_key`` for the next page.
+    revision: int
+    #: The first key of the next page, or None when this page is the last.
+    continue_key: str | None
+
+
+class EventType(enum.Enum):
+    PUT = "PUT"
+    DELETE = "DELETE"
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    type: EventType
+    key: str
+    #: PUT: the value written. DELETE: the value the key had just before it was deleted.
+    value: bytes
+    #: The revision of this event: the key's new mod_revision, or the revision of the deletion.
+    revision: int
+    create_revision: int
+    #: The value before this event; None when the event created the key.
+    prev_value: bytes | None
+
+
+class StoreError(Exception):
+    """Base class of the store's errors."""
+
+
+class TooOldRevision(StoreError):
+    """The requested revision was compacted away (Kubernetes answers 410 Gone)."""
+
+    def __init__(self, requested: int, compacted: int) -> None:
+        super().__init__(f"revision {requested} has been compacted (oldest available: {compacted})")
+        self.requested = requested
+        self.compacted = compacted
+
+
+class FutureRevision(StoreError):
+    """A revision beyond the store's current revision was asked for."""
+
+    def __init__(self, requested: int, current: int) -> None:
+        super().__init__(f"revision {requested} is newer than the store's current revision {current}")
+        self.requested = requested
+        self.current = current
+
+
+class StoreUnavailable(StoreError):
+    """The backend cannot be reached right now; the operation may be retried."""
+
+
+@runtime_checkable
+class Store(Protocol):
+    async def get(self, key: str) -> KeyValue | None:
+        """The key's current value, or None."""
+        ...
+
+    async def list(
+        self, prefix: str, limit: int = 0, continue_key: str | None = None, revision: int = 0
+    ) -> ListResult:
+        """Keys starting with ``prefix`` in key order, at most ``limit`` of them (0: all), from
+        ``continue_key`` on, read at ``revision`` (0: the current revision)."""
+        ...
+
+    async def create(self, key: str, value: bytes) -> WriteResult:
+        """Write ``key`` only if it does not exist."""
+        ...
+
+    async def update(
+        self, key: str, value: bytes, expected_revision: int | None, guards: Sequence[Guard] = ()
+    ) -> WriteResult:
+        """Overwrite an existing ``key``; ``expected_revision=None`` skips the revision comparison."""
+        ...
+
+    async def delete(
+        self, key: str, expected_revision: int | None, guards: Sequence[Guard] = ()
+    ) -> WriteResult:
+        """Delete an existing ``key``; ``expected_revision=None`` skips the revision comparison."""
+        ...
+
+    def watch(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent]:
+        """Every event on ``prefix`` at revision >= ``from_revision``, in order, exactly once."""
+        ...
+
+    async def compact(self, revision: int) -> None:
+        """Forget history before ``revision`` (which must not exceed the current revision)."""
+        ...
+
+    async def current_revision(self) -> int:
+        """The store's newest revision (0 for an empty, never-written store)."""
+        ...
+
+    async def compacted_revision(self) -> int:
+        """The revision of the last compaction (0 if none)."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections, files and watchers; pending watch iterators end."""
+        ...
