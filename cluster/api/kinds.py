@@ -1,0 +1,96 @@
+"""The kinds the API serves: one table that ties a Kind's manifest name to its protobuf message, its
+storage key prefix, its place in the ``Object`` envelope and the names the CLI accepts for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from google.protobuf.message import Message
+
+from cluster.api import apiserver_pb2, objects_pb2
+from cluster.api.errors import Invalid
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    name: str
+    api_version: str
+    plural: str
+    namespaced: bool
+    message: type[Message]
+    #: The field of ``apiserver_pb2.Object``'s oneof that carries this kind.
+    envelope_field: str
+    short_names: tuple[str, ...] = ()
+
+    def key_prefix(self, namespace: str = "") -> str:
+        """The store prefix of every object of this kind (in ``namespace``, when given)."""
+        if self.namespaced and namespace:
+            return f"/registry/{self.plural}/{namespace}/"
+        return f"/registry/{self.plural}/"
+
+    def key(self, namespace: str, name: str) -> str:
+        if self.namespaced:
+            return f"/registry/{self.plural}/{namespace}/{name}"
+        return f"/registry/{self.plural}/{name}"
+
+
+POD = Kind("Pod", "v1", "pods", True, objects_pb2.Pod, "pod", ("po",))
+NODE = Kind("Node", "v1", "nodes", False, objects_pb2.Node, "node", ("no",))
+PRIORITY_CLASS = Kind(
+    "PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", False, objects_pb2.PriorityClass,
+    "priority_class", ("pc",),
+)
+POD_DISRUPTION_BUDGET = Kind(
+    "PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", True, objects_pb2.PodDisruptionBudget,
+    "pod_disruption_budget", ("pdb",),
+)
+LEASE = Kind("Lease", "coordination.k8s.io/v1", "leases", True, objects_pb2.Lease, "lease")
+EVENT = Kind("Event", "v1", "events", True, objects_pb2.Event, "event", ("ev",))
+
+KINDS: tuple[Kind, ...] = (POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, LEASE, EVENT)
+
+_BY_MESSAGE: dict[type[Message], Kind] = {kind.message: kind for kind in KINDS}
+_BY_ENVELOPE_FIELD: dict[str, Kind] = {kind.envelope_field: kind for kind in KINDS}
+_BY_ANY_NAME: dict[str, Kind] = {}
+for _kind in KINDS:
+    for _alias in (_kind.name, _kind.plural, _kind.name.lower(), *_kind.short_names):
+        _BY_ANY_NAME[_alias.lower()] = _kind
+
+
+def kind_by_name(name: str) -> Kind:
+    """The kind named ``name`` as a manifest, kubectl or the API would name it: "Pod", "pods", "po"."""
+    kind = _BY_ANY_NAME.get(name.lower())
+    if kind is None:
+        known = ", ".join(k.name for k in KINDS)
+        raise Invalid(f'unknown kind "{name}": podsched serves {known}')
+    return kind
+
+
+def kind_of(obj: Message) -> Kind:
+    """The kind of a protobuf object."""
+    kind = _BY_MESSAGE.get(type(obj))
+    if kind is None:
+        raise Invalid(f"{type(obj).__name__} is not a kind the API serves")
+    return kind
+
+
+def wrap(obj: Message) -> apiserver_pb2.Object:
+    """Put an object in the ``Object`` envelope the RPCs carry."""
+    envelope = apiserver_pb2.Object()
+    getattr(envelope, kind_of(obj).envelope_field).CopyFrom(obj)
+    return envelope
+
+
+def unwrap(envelope: apiserver_pb2.Object) -> Message:
+    """Take the object out of an ``Object`` envelope; an empty envelope is invalid."""
+    field = envelope.WhichOneof("object")
+    if field is None:
+        raise Invalid("the request carries no object")
+    return getattr(envelope, field)
+
+
+def envelope_kind(envelope: apiserver_pb2.Object) -> Kind:
+    field = envelope.WhichOneof("object")
+    if field is None:
+        raise Invalid("the request carries no object")
+    return _BY_ENVELOPE_FIELD[field]
