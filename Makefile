@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PROTO_OUT ?= .
 PROTO_SRC := $(wildcard protos/cluster/api/*.proto)
 
-.PHONY: venv demo test lint protos etcd clean
+.PHONY: venv demo test lint protos gen-protos etcd clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,12 +33,16 @@ etcd:
 
 lint: venv
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 test: venv etcd lint
 	$(VENV)/bin/pytest -q -p no:cacheprovider
 
 # Regenerate the protobuf and gRPC code from protos/ (tests check that what is committed is fresh).
 protos: venv
+	$(MAKE) --no-print-directory gen-protos
+
+gen-protos:
 	$(PY) -m grpc_tools.protoc -Iprotos --python_out=$(PROTO_OUT) --pyi_out=$(PROTO_OUT) \
 		--grpc_python_out=$(PROTO_OUT) $(PROTO_SRC)
 
