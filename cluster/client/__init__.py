@@ -1,0 +1,35 @@
+"""The Python client of podsched's API server: `Client` (one method per verb, retries and failover across
+API server replicas) and `Informer` (a local, indexed, watch-fed copy of one kind, with handlers).
+
+Everything a program needs is importable from here; the modules behind it promise nothing more.
+"""
+
+from cluster.api.errors import (
+    AlreadyExists,
+    ApiError,
+    Conflict,
+    Expired,
+    Forbidden,
+    InternalError,
+    Invalid,
+    NotFound,
+    Unavailable,
+)
+from cluster.client.client import Client, ObjectList, WatchEvent
+from cluster.client.informer import Informer
+
+__all__ = [
+    "AlreadyExists",
+    "ApiError",
+    "Client",
+    "Conflict",
+    "Expired",
+    "Forbidden",
+    "Informer",
+    "InternalError",
+    "Invalid",
+    "NotFound",
+    "ObjectList",
+    "Unavailable",
+    "WatchEvent",
+]

@@ -1,0 +1,412 @@
+"""The async client of the API server: one method per RPC, objects in and out (never envelopes), and
+`cluster.api.errors` classes for every failure.
+
+A client holds one lazily opened grpc.aio channel per API server address and sends each call to its
+*current* server. When that server does not answer (UNAVAILABLE, or a read's attempt deadline passing) the
+client moves on to the next address of the list and retries under `retry.RetryPolicy`, within the call's
+own deadline; every other status is the server's answer and is raised at once. Watches are long-lived
+streams without a deadline: keepalive pings notice a dead server, and a broken watch is raised to the
+caller (the informer re-watches), never silently restarted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf.message import Message
+
+from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
+from cluster.api.kinds import KINDS, Kind, kind_by_name, unwrap, wrap
+from cluster.client.retry import DEFAULT_POLICY, RetryPolicy, retrying
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SERVER = "127.0.0.1:7443"
+SERVER_ENV = "PODSCHED_SERVER"
+#: How long one call (all its retries and failovers included) may take. kubectl has no default request
+#: timeout; 30 s outlasts an API server restart and still turns a dead cluster into an error.
+DEFAULT_TIMEOUT_S = 30.0
+#: Objects per page in `list_all`: kube-apiserver's and client-go's pager default.
+DEFAULT_PAGE_SIZE = 500
+
+_MIB = 1 << 20
+#: An object is at most 1.5 MiB (etcd's request limit); 8 MiB leaves room for the envelope with margin.
+MAX_SEND_BYTES = 8 * _MIB
+#: Unpaged lists of a 10,000-pod cluster run to tens of MiB; paged reads stay far below.
+MAX_RECEIVE_BYTES = 256 * _MIB
+#: Keepalive: ping after 20 s without traffic and give up on the connection when the ping is not answered
+#: within 10 s, so a watch on a dead or partitioned server fails within half a minute. The server must
+#: accept pings this often (grpc.http2.min_ping_interval_without_data_ms <= 20 s) or it answers with
+#: GOAWAY "too_many_pings".
+KEEPALIVE_TIME_MS = 20_000
+KEEPALIVE_TIMEOUT_MS = 10_000
+#: Reconnect backoff of a channel whose server went away. gRPC's default cap is 120 s, which would keep a
+#: restarted API server unreachable for minutes; 3 s matches the client's own retry pace.
+RECONNECT_BACKOFF_MIN_MS = 200
+RECONNECT_BACKOFF_MAX_MS = 3_000
+
+CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
+    ("grpc.max_send_message_length", MAX_SEND_BYTES),
+    ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+    ("grpc.keepalive_time_ms", KEEPALIVE_TIME_MS),
+    ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+    # Keep pinging a quiet watch stream: by default a client stops after two pings without data.
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.initial_reconnect_backoff_ms", RECONNECT_BACKOFF_MIN_MS),
+    ("grpc.min_reconnect_backoff_ms", RECONNECT_BACKOFF_MIN_MS),
+    ("grpc.max_reconnect_backoff_ms", RECONNECT_BACKOFF_MAX_MS),
+)
+
+#: What every call accepting a kind takes: a Kind, a name as kubectl or a manifest spells it ("pods",
+#: "Pod", "po"), or the object's message class.
+KindLike = Kind | str | type[Message]
+
+M = TypeVar("M", bound=Message)
+
+_EVENT_TYPES = {
+    apiserver_pb2.WatchEvent.ADDED: "ADDED",
+    apiserver_pb2.WatchEvent.MODIFIED: "MODIFIED",
+    apiserver_pb2.WatchEvent.DELETED: "DELETED",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectList:
+    items: list[Message]
+    #: The store revision the list was read at: watch from it to see every later change.
+    resource_version: str
+    #: Non-empty when more items remain: pass it to `Client.list` to read the next page.
+    continue_token: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    #: "ADDED", "MODIFIED" or "DELETED".
+    type: str
+    #: The object after the change (for DELETED: its last state, at the deletion's resourceVersion).
+    object: Message
+
+
+def resolve_kind(kind: KindLike) -> Kind:
+    """The Kind a caller means; `errors.Invalid` for anything the API does not serve."""
+    if isinstance(kind, Kind):
+        return kind
+    if isinstance(kind, str):
+        return kind_by_name(kind)
+    for known in KINDS:
+        if known.message is kind:
+            return known
+    raise errors.Invalid(f"{getattr(kind, '__name__', kind)!r} is not a kind the API serves")
+
+
+def parse_servers(servers: str | Sequence[str]) -> tuple[str, ...]:
+    """The ``host:port`` addresses in a list or a comma-separated string, in order."""
+    entries = [servers] if isinstance(servers, str) else list(servers)
+    addresses = tuple(part.strip() for entry in entries for part in entry.split(",") if part.strip())
+    if not addresses:
+        raise ValueError("no API server address given: expected host:port[,host:port...]")
+    for address in addresses:
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f'invalid API server address "{address}": expected host:port')
+    return addresses
+
+
+class Client:
+    """An async client of one or more API servers (replicas over the same store) that fails over
+    between them. Cheap to create: channels open on first use; ``async with`` closes them."""
+
+    def __init__(
+        self,
+        servers: str | Sequence[str] = DEFAULT_SERVER,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retry_policy: RetryPolicy = DEFAULT_POLICY,
+    ) -> None:
+        if not timeout_s > 0:
+            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
+        self._servers = parse_servers(servers)
+        self._timeout_s = timeout_s
+        self._policy = retry_policy
+        self._channels: list[grpc.aio.Channel | None] = [None] * len(self._servers)
+        self._stubs: list[apiserver_pb2_grpc.ApiServerStub | None] = [None] * len(self._servers)
+        #: The index of the server calls go to; moves on when that server fails to answer.
+        self._current = 0
+        self._closed = False
+
+    @classmethod
+    def from_env(cls, server: str | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Client:
+        """A client of ``server`` (a --server flag's value), else of $PODSCHED_SERVER, else of the default."""
+        return cls(server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER, timeout_s=timeout_s)
+
+    @property
+    def servers(self) -> tuple[str, ...]:
+        return self._servers
+
+    @property
+    def current_server(self) -> str:
+        """The server the next call goes to first."""
+        return self._servers[self._current]
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close every channel for good: calls and watches still running end with CancelledError, and
+        later calls raise RuntimeError."""
+        self._closed = True
+        channels = [channel for channel in self._channels if channel is not None]
+        self._channels = [None] * len(self._servers)
+        self._stubs = [None] * len(self._servers)
+        for channel in channels:
+            await channel.close()
+
+    # ------------------------------------------------------------------------------------------- verbs
+
+    async def create(self, obj: M, *, dry_run: bool = False) -> M:
+        request = apiserver_pb2.CreateRequest(object=wrap(obj), dry_run=dry_run)
+        return unwrap(await self._unary("Create", request, idempotent=False))  # type: ignore[return-value]
+
+    async def get(self, kind: KindLike, name: str, namespace: str = "") -> Message:
+        request = apiserver_pb2.GetRequest(kind=resolve_kind(kind).name, namespace=namespace, name=name)
+        return unwrap(await self._unary("Get", request, idempotent=True))
+
+    async def update(self, obj: M, *, dry_run: bool = False) -> M:
+        """Replace metadata and spec; ``obj.metadata.resourceVersion`` is the precondition (empty: none)."""
+        request = apiserver_pb2.UpdateRequest(object=wrap(obj), dry_run=dry_run)
+        return unwrap(await self._unary("Update", request, idempotent=False))  # type: ignore[return-value]
+
+    async def update_status(self, obj: M) -> M:
+        """Replace status; ``obj.metadata.resourceVersion`` is the precondition (empty: none)."""
+        request = apiserver_pb2.UpdateRequest(object=wrap(obj))
+        return unwrap(await self._unary("UpdateStatus", request, idempotent=False))  # type: ignore[return-value]
+
+    async def delete(
+        self,
+        kind: KindLike,
+        name: str,
+        namespace: str = "",
+        *,
+        grace_period_seconds: int | None = None,
+        resource_version: str = "",
+        dry_run: bool = False,
+    ) -> Message:
+        """Delete an object (a pod with a grace period is only marked); returns it as deleted or marked."""
+        request = apiserver_pb2.DeleteRequest(
+            kind=resolve_kind(kind).name,
+            namespace=namespace,
+            name=name,
+            resource_version=resource_version,
+            dry_run=dry_run,
+        )
+        if grace_period_seconds is not None:
+            request.grace_period_seconds = grace_period_seconds
+        return unwrap(await self._unary("Delete", request, idempotent=False))
+
+    async def list(
+        self,
+        kind: KindLike,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        limit: int = 0,
+        continue_token: str = "",
+    ) -> ObjectList:
+        """One page of objects (all of them when ``limit`` is 0), read at one store revision."""
+        request = apiserver_pb2.ListRequest(
+            kind=resolve_kind(kind).name,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=limit,
+            continue_token=continue_token,
+        )
+        response: apiserver_pb2.ListResponse = await self._unary("List", request, idempotent=True)
+        return ObjectList(
+            items=[unwrap(item) for item in response.items],
+            resource_version=response.resource_version,
+            continue_token=response.continue_token,
+        )
+
+    async def list_all(
+        self,
+        kind: KindLike,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> ObjectList:
+        """Every matching object, read page by page at the first page's revision. Should a continue token
+        expire midway (history compacted), the list is read again in one piece, as client-go's pager does."""
+        kind = resolve_kind(kind)
+        query = {"label_selector": label_selector, "field_selector": field_selector}
+        first = await self.list(kind, namespace, limit=page_size, **query)
+        items = list(first.items)
+        token = first.continue_token
+        while token:
+            try:
+                page = await self.list(kind, namespace, limit=page_size, continue_token=token, **query)
+            except errors.Expired:
+                log.info("continue token of a %s list expired; listing again in one piece", kind.plural)
+                return await self.list(kind, namespace, **query)
+            items.extend(page.items)
+            token = page.continue_token
+        return ObjectList(items=items, resource_version=first.resource_version)
+
+    async def watch(
+        self,
+        kind: KindLike,
+        namespace: str = "",
+        *,
+        resource_version: str = "",
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> AsyncGenerator[WatchEvent, None]:
+        """Every change after ``resource_version`` (empty: ADDED for each current object first), in order.
+
+        Opening the watch retries and fails over like a read until the first event arrives (re-opening
+        before any event is invisible to the caller). After that, a broken stream raises `errors.Unavailable`
+        and a compacted ``resource_version`` raises `errors.Expired`; the caller decides what to do next.
+        """
+        request = apiserver_pb2.WatchRequest(
+            kind=resolve_kind(kind).name,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            resource_version=resource_version,
+        )
+        call, response = await self._open_watch(request)
+        try:
+            while response is not grpc.aio.EOF:
+                yield _watch_event(response)
+                response = await call.read()
+            raise errors.Unavailable("the API server closed the watch")
+        except grpc.aio.AioRpcError as err:
+            raise _watch_error(err) from err
+        finally:
+            call.cancel()
+
+    async def bind(self, namespace: str, name: str, node_name: str) -> objects_pb2.Pod:
+        """Bind an unbound pod to a node (the pods/binding subresource); `errors.Conflict` if it is bound."""
+        binding = objects_pb2.Binding(
+            api_version="v1",
+            kind="Binding",
+            metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace),
+            target=objects_pb2.ObjectReference(kind="Node", name=node_name),
+        )
+        return await self._unary("Bind", apiserver_pb2.BindRequest(binding=binding), idempotent=False)
+
+    # ------------------------------------------------------------------------------------------ plumbing
+
+    def _stub(self, index: int) -> apiserver_pb2_grpc.ApiServerStub:
+        if self._closed:
+            raise RuntimeError("the API client is closed")
+        stub = self._stubs[index]
+        if stub is None:
+            channel = grpc.aio.insecure_channel(self._servers[index], options=CHANNEL_OPTIONS)
+            self._channels[index] = channel
+            stub = self._stubs[index] = apiserver_pb2_grpc.ApiServerStub(channel)
+        return stub
+
+    def _fail_over(self, index: int, err: grpc.aio.AioRpcError) -> None:
+        """Send the next calls to the server after ``index`` (unless a concurrent call already moved on)."""
+        if self._current != index:
+            return
+        self._current = (index + 1) % len(self._servers)
+        if len(self._servers) > 1:
+            log.warning(
+                "API server %s did not answer (%s: %s); trying %s",
+                self._servers[index], err.code().name, err.details(), self._servers[self._current],
+            )
+
+    async def _unary(self, method: str, request: Message, *, idempotent: bool) -> Any:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._timeout_s
+        # A read gives each server a share of the deadline, so that a hung server (one that accepts
+        # connections but never answers) costs one share before the call moves on; a write gets it all,
+        # since it cannot be retried after its deadline.
+        share = self._timeout_s / min(len(self._servers), 3) if idempotent else self._timeout_s
+
+        async def attempt() -> Any:
+            index = self._current
+            timeout = max(0.0, min(share, deadline - loop.time()))
+            try:
+                return await getattr(self._stub(index), method)(request, timeout=timeout)
+            except grpc.aio.AioRpcError as err:
+                if err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                    self._fail_over(index, err)
+                raise
+
+        try:
+            return await retrying(self._policy, budget_s=self._timeout_s, idempotent=idempotent)(attempt)
+        except grpc.aio.AioRpcError as err:
+            raise self._api_error(err) from err
+
+    async def _open_watch(self, request: apiserver_pb2.WatchRequest) -> tuple[Any, Any]:
+        """Start a Watch call and wait for its first event (or its end), retrying on the next server
+        while the budget lasts. The first event may take forever on a quiet watch; the budget bounds only
+        the starting of new attempts."""
+
+        async def attempt() -> tuple[Any, Any]:
+            index = self._current
+            call = self._stub(index).Watch(request)
+            try:
+                return call, await call.read()
+            except grpc.aio.AioRpcError as err:
+                if err.code() == grpc.StatusCode.UNAVAILABLE:
+                    self._fail_over(index, err)
+                raise
+            except BaseException:
+                call.cancel()
+                raise
+
+        try:
+            return await retrying(self._policy, budget_s=self._timeout_s, idempotent=False)(attempt)
+        except grpc.aio.AioRpcError as err:
+            raise _watch_error(err) from err
+
+    def _api_error(self, err: grpc.aio.AioRpcError) -> errors.ApiError:
+        if err.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            servers = ", ".join(self._servers)
+            return errors.Unavailable(f"no answer from the API server ({servers}) in {self._timeout_s:g}s")
+        return errors.from_status(err.code(), err.details())
+
+
+def _watch_event(response: apiserver_pb2.WatchEvent) -> WatchEvent:
+    event_type = _EVENT_TYPES.get(response.type)
+    if event_type is None or response.object.WhichOneof("object") is None:
+        raise errors.InternalError(f"malformed watch event from the API server: {response}"[:500])
+    return WatchEvent(type=event_type, object=unwrap(response.object))
+
+
+def _watch_error(err: grpc.aio.AioRpcError) -> errors.ApiError:
+    # The server cancelling a stream (as it does when it shuts down) is a disconnect like any other.
+    if err.code() == grpc.StatusCode.CANCELLED:
+        return errors.Unavailable(f"the API server ended the watch: {err.details()}")
+    return errors.from_status(err.code(), err.details())
+
+
+__all__ = [
+    "CHANNEL_OPTIONS",
+    "DEFAULT_PAGE_SIZE",
+    "DEFAULT_SERVER",
+    "DEFAULT_TIMEOUT_S",
+    "SERVER_ENV",
+    "Client",
+    "KindLike",
+    "ObjectList",
+    "WatchEvent",
+    "parse_servers",
+    "resolve_kind",
+]
