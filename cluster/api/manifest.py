@@ -1,0 +1,515 @@
+"""Kubernetes manifests (YAML or JSON files) into API objects.
+
+Real manifests must load unedited, so the loader behaves like kubectl with its default field validation:
+
+- a field podsched does not model (``livenessProbe``, ``volumeMounts``, ``ownerReferences``, ...) is
+  dropped with the warning ``unknown field "spec.containers[0].livenessProbe"``; a key given twice in one
+  mapping warns ``duplicate field "..."``; ``strict=True`` makes both errors (``--validate=strict``);
+- a value of the wrong type is an error, as the API server's decoder makes it one: ``version: 1`` under
+  ``labels`` or ``gpu: true`` under ``nodeSelector`` is a number or a boolean where a string is required
+  (YAML reads them so; quote them). YAML timestamps stay strings and must be RFC 3339;
+- ``kind`` and ``apiVersion`` must name a kind podsched serves, in the version it serves;
+- ``kind: List`` expands to its ``items``; empty documents (bare ``---``, comments) are skipped.
+
+The dict of each document is walked against the protobuf descriptors — that is where unknown fields and
+wrong types are found with their paths — and the cleaned dict is then parsed by protobuf's JSON mapping.
+Loading is all or nothing: any error anywhere raises one ``ManifestError`` listing every problem as
+``<source>: document <n> (<Kind> <name>): <field path>: <problem>``, and nothing is returned.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from cluster.api import kinds
+
+#: How ``load_paths`` names standard input in messages (kubectl's word).
+STDIN_SOURCE = "STDIN"
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+# YAML aliases let a short document expand into an enormous tree ("billion laughs"); no real manifest
+# comes near this many values, and the API server's 1.5 MiB object limit is far below it.
+MAX_VALUES_PER_DOCUMENT = 200_000
+
+_INT32 = (-(2**31), 2**31 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
+_UINT32 = (0, 2**32 - 1)
+_UINT64 = (0, 2**64 - 1)
+_INT_RANGES = {
+    FieldDescriptor.TYPE_INT32: _INT32, FieldDescriptor.TYPE_SINT32: _INT32,
+    FieldDescriptor.TYPE_SFIXED32: _INT32, FieldDescriptor.TYPE_INT64: _INT64,
+    FieldDescriptor.TYPE_SINT64: _INT64, FieldDescriptor.TYPE_SFIXED64: _INT64,
+    FieldDescriptor.TYPE_UINT32: _UINT32, FieldDescriptor.TYPE_FIXED32: _UINT32,
+    FieldDescriptor.TYPE_UINT64: _UINT64, FieldDescriptor.TYPE_FIXED64: _UINT64,
+}
+_FLOATS = (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE)
+
+
+class ManifestError(Exception):
+    """A manifest cannot be loaded; ``problems`` lists every error, each naming file, document and field."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+@dataclass(slots=True)
+class Manifest:
+    #: The file the object came from ("STDIN" for standard input).
+    source: str
+    #: The 1-based number of the document in its source, as messages print it (empty documents not counted).
+    index: int
+    kind: kinds.Kind
+    obj: Message
+    warnings: list[str] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------------ YAML
+
+
+class _Mapping(dict[Any, Any]):
+    """A YAML mapping that remembers which keys it saw more than once (YAML keeps the last)."""
+
+    duplicates: frozenset[Any] = frozenset()
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with two Kubernetes differences: timestamps stay strings (as sigs.k8s.io/yaml
+    leaves them, so RFC 3339 parsing happens in one place), and mappings record duplicate keys."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Iterator[_Mapping]:
+    data = _Mapping()
+    yield data
+    seen: set[Any] = set()
+    duplicates = set()
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+            key = loader.construct_object(key_node)
+            if key in seen:
+                duplicates.add(key)
+            seen.add(key)
+    data.update(loader.construct_mapping(node))
+    if duplicates:
+        data.duplicates = frozenset(duplicates)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+
+
+def _json_mapping(pairs: list[tuple[str, Any]]) -> _Mapping:
+    data = _Mapping(pairs)
+    if len(data) < len(pairs):
+        seen: set[str] = set()
+        data.duplicates = frozenset(key for key, _ in pairs if key in seen or seen.add(key))
+    return data
+
+
+def _documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
+    """(1-based number, data) of each non-empty document of a YAML or JSON text."""
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        try:
+            data = json.loads(text, object_pairs_hook=_json_mapping)
+        except json.JSONDecodeError:
+            pass  # maybe YAML flow style; let the YAML parser judge (and report) it
+        else:
+            yield 1, data
+            return
+    number = 0
+    try:
+        for data in yaml.load_all(text, Loader=_Loader):  # a SafeLoader: no arbitrary objects
+            if data is None:
+                continue
+            number += 1
+            yield number, data
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ManifestError(
+            [f"{source}: document {number + 1}: {where}YAML syntax error: {problem}"]
+        ) from None
+
+
+# ---------------------------------------------------------------------------------------- loading
+
+
+def load_paths(paths: Sequence[str], *, strict: bool = False) -> list[Manifest]:
+    """Every manifest in ``paths``: files, directories (their ``*.yaml``, ``*.yml`` and ``*.json``
+    files, sorted, not recursive) and ``-`` for standard input. All or nothing."""
+    manifests: list[Manifest] = []
+    problems: list[str] = []
+    for source, text in _read_sources(paths, problems):
+        try:
+            manifests.extend(load_text(text, source=source, strict=strict))
+        except ManifestError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise ManifestError(problems)
+    return manifests
+
+
+def _read_sources(paths: Sequence[str], problems: list[str]) -> Iterator[tuple[str, str]]:
+    for path in paths:
+        if path == "-":
+            yield STDIN_SOURCE, sys.stdin.read()
+        elif os.path.isdir(path):
+            names = sorted(name for name in os.listdir(path) if name.endswith(MANIFEST_SUFFIXES))
+            files = [os.path.join(path, name) for name in names]
+            files = [file for file in files if os.path.isfile(file)]
+            if not files:
+                problems.append(f"{path}: no manifest files in the directory (*.yaml, *.yml, *.json)")
+            for file in files:
+                text = _read_file(file, problems)
+                if text is not None:
+                    yield file, text
+        else:
+            text = _read_file(path, problems)
+            if text is not None:
+                yield path, text
+
+
+def _read_file(path: str, problems: list[str]) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        problems.append(f'{path}: the path "{path}" does not exist')
+    except UnicodeDecodeError as exc:
+        problems.append(f"{path}: not UTF-8 text: {exc}")
+    except OSError as exc:
+        problems.append(f"{path}: {exc.strerror or exc}")
+    return None
+
+
+def load_text(text: str, *, source: str, strict: bool = False) -> list[Manifest]:
+    """The manifests of one YAML (multi-document) or JSON text. All or nothing."""
+    manifests: list[Manifest] = []
+    problems: list[str] = []
+    try:
+        for index, data in _documents(text, source):
+            problems.extend(_load_document(data, source, index, strict, manifests))
+    except ManifestError as exc:  # a YAML syntax error: the documents before it are reported too
+        problems.extend(exc.problems)
+    if problems:
+        raise ManifestError(problems)
+    return manifests
+
+
+def _load_document(data: Any, source: str, index: int, strict: bool, into: list[Manifest]) -> list[str]:
+    """Parse one document (a list expands to its items) into ``into``; return its problems."""
+    items = _list_items(data)
+    if items is None:
+        documents: list[tuple[Any, int | None]] = [(data, None)]
+    elif isinstance(items, list):
+        documents = list(zip(items, range(len(items)), strict=True))
+    else:
+        return [f"{source}: document {index} ({data['kind']}): items: Invalid value: {_type_name(items)}: "
+                "expected an array of objects"]
+    problems = []
+    for document, item in documents:
+        try:
+            into.append(parse_document(document, source=source, index=index, strict=strict, item=item))
+        except ManifestError as exc:
+            problems.extend(exc.problems)
+    return problems
+
+
+def _list_items(data: Any) -> Any:
+    """The ``items`` of a list document (``kind: List``, or ``PodList`` as a typed list is printed), or
+    None for any other document. A typed list's items may omit kind and apiVersion; they are filled in."""
+    if not isinstance(data, dict):
+        return None
+    kind_name = data.get("kind")
+    if kind_name == "List":
+        return data.get("items")
+    if not (isinstance(kind_name, str) and kind_name.endswith("List")):
+        return None
+    item_kind = next((kind for kind in kinds.KINDS if kind.name == kind_name[: -len("List")]), None)
+    if item_kind is None:
+        return None
+    items = data.get("items")
+    if not isinstance(items, list):
+        return items
+    return [_with_type_meta(item, data.get("apiVersion"), item_kind.name) for item in items]
+
+
+def _with_type_meta(item: Any, api_version: Any, kind_name: str) -> Any:
+    if not isinstance(item, dict):
+        return item
+    filled = _Mapping({"apiVersion": api_version, "kind": kind_name})
+    filled.update(item)
+    filled.duplicates = getattr(item, "duplicates", frozenset())
+    return filled
+
+
+def parse_document(
+    data: Any, *, source: str, index: int, strict: bool, item: int | None = None
+) -> Manifest:
+    """One document (already parsed from YAML/JSON) as an API object. ``item`` is its position in a
+    ``kind: List``'s ``items``, for messages. Raises ManifestError listing every problem."""
+    where = f"{source}: document {index}" + (f", items[{item}]" if item is not None else "")
+    if not isinstance(data, dict):
+        raise ManifestError([f"{where}: expected an object (a mapping), got {_type_name(data)}"])
+    kind_name = data.get("kind")
+    api_version = data.get("apiVersion")
+    identity = _identity(kind_name, data)
+    problems = []
+    if kind_name is None or kind_name == "":
+        problems.append(f"{where}{identity}: kind: Required value: every manifest names its kind "
+                        '(e.g. "kind: Pod")')
+    elif not isinstance(kind_name, str):
+        problems.append(f"{where}{identity}: kind: Invalid value: {_shown(kind_name)}: expected a string, "
+                        f"got {_type_name(kind_name)}")
+    if api_version is None or api_version == "":
+        problems.append(f"{where}{identity}: apiVersion: Required value: every manifest names its "
+                        'apiVersion (e.g. "apiVersion: v1")')
+    elif not isinstance(api_version, str):
+        problems.append(f"{where}{identity}: apiVersion: Invalid value: {_shown(api_version)}: expected a "
+                        f"string, got {_type_name(api_version)}")
+    if problems:
+        raise ManifestError(problems)
+    kind = _served_kind(kind_name, api_version, f"{where}{identity}")
+
+    walk = _Walk(strict)
+    cleaned = walk.message(data, kind.message.DESCRIPTOR, "")
+    problems = [f"{where}{identity}: {problem}" for problem in walk.errors]
+    if problems:
+        raise ManifestError(problems)
+    obj = kind.message()
+    try:
+        json_format.ParseDict(cleaned, obj)
+    except json_format.ParseError as exc:  # the walk checks what ParseDict checks; this is a backstop
+        raise ManifestError([f"{where}{identity}: {exc}"]) from None
+    return Manifest(source, index, kind, obj, walk.warnings)
+
+
+def _identity(kind_name: Any, data: dict[Any, Any]) -> str:
+    """" (Pod web)" for messages: what the document is, as far as it says."""
+    metadata = data.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    parts = [str(part) for part in (kind_name, name) if isinstance(part, str) and part]
+    return f" ({' '.join(parts)})" if parts else ""
+
+
+def _served_kind(kind_name: str, api_version: str, where: str) -> kinds.Kind:
+    for kind in kinds.KINDS:
+        if kind.name == kind_name:
+            if kind.api_version != api_version:
+                raise ManifestError([
+                    f'{where}: no matches for kind "{kind_name}" in version "{api_version}": '
+                    f"podsched serves {kind.name} in {kind.api_version}"
+                ])
+            return kind
+    served = ", ".join(f"{kind.name} ({kind.api_version})" for kind in kinds.KINDS)
+    raise ManifestError([
+        f'{where}: no matches for kind "{kind_name}" in version "{api_version}": podsched serves {served}'
+    ])
+
+
+_QUOTE_HINT = ' (quote it in YAML: "1", "true")'
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, bool | int | float)
+
+
+def _shown(value: Any) -> str:
+    """A bad value as a message shows it: scalars as written, strings quoted, structures by type."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value) if len(value) <= 64 else json.dumps(value[:64] + "...")
+    return _type_name(value)
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+# ------------------------------------------------------------------------------- descriptor walk
+
+
+class _Walk:
+    """Walks one document's data against a message descriptor: returns the data with unknown fields
+    removed and collects warnings (unknown and duplicate fields) and errors (wrong types, and in strict
+    mode unknown and duplicate fields). Paths are Kubernetes field paths: ``spec.containers[0].name``,
+    ``metadata.labels[app]``."""
+
+    def __init__(self, strict: bool) -> None:
+        self.strict = strict
+        self.warnings: list[str] = []
+        self.errors: list[str] = []
+        self._values = 0
+
+    def _unknown(self, path: str) -> None:
+        message = f'unknown field "{path}"'
+        (self.errors if self.strict else self.warnings).append(message)
+
+    def _wrong_type(self, path: str, value: Any, expected: str, hint: str = "") -> None:
+        self.errors.append(
+            f"{path}: Invalid value: {_shown(value)}: expected {expected}, got {_type_name(value)}{hint}"
+        )
+
+    def _count(self) -> bool:
+        self._values += 1
+        if self._values == MAX_VALUES_PER_DOCUMENT + 1:
+            self.errors.append(f"document too large: more than {MAX_VALUES_PER_DOCUMENT} values "
+                               "(after expanding YAML aliases)")
+        return self._values <= MAX_VALUES_PER_DOCUMENT
+
+    def message(self, data: Any, descriptor: Descriptor, path: str) -> dict[str, Any]:
+        if not isinstance(data, dict):
+            self._wrong_type(path or "<document>", data, "an object")
+            return {}
+        for key in sorted(getattr(data, "duplicates", ()), key=str):
+            child = _join(path, str(key))
+            message = f'duplicate field "{child}"'
+            (self.errors if self.strict else self.warnings).append(message)
+        fields = _json_fields(descriptor)
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            if not self._count():
+                return out
+            child = _join(path, str(key))
+            field_descriptor = fields.get(key) if isinstance(key, str) else None
+            if field_descriptor is None:
+                self._unknown(child)
+                continue
+            if value is None:  # null means unset, as in Kubernetes' JSON
+                continue
+            out[key] = self.field(value, field_descriptor, child)
+        return out
+
+    def field(self, value: Any, fd: FieldDescriptor, path: str) -> Any:
+        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+            return self.map(value, fd.message_type.fields_by_name["value"], path)
+        if fd.is_repeated:
+            if not isinstance(value, list):
+                self._wrong_type(path, value, "an array")
+                return []
+            return [self.single(item, fd, f"{path}[{i}]") for i, item in enumerate(value) if self._count()]
+        return self.single(value, fd, path)
+
+    def map(self, value: Any, value_fd: FieldDescriptor, path: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self._wrong_type(path, value, "an object")
+            return {}
+        out = {}
+        for key, item in value.items():
+            if not self._count():
+                return out
+            # sigs.k8s.io/yaml turns scalar keys into strings: `1: a` is the key "1".
+            if isinstance(key, bool):
+                key = "true" if key else "false"
+            elif isinstance(key, int | float):
+                key = str(key)
+            elif not isinstance(key, str):
+                self._wrong_type(f"{path}[{key}]", key, "a string key")
+                continue
+            if item is None and value_fd.type == FieldDescriptor.TYPE_STRING:
+                item = ""  # Go decodes null into a string map as the empty string
+            out[key] = self.single(item, value_fd, f"{path}[{key}]")
+        return out
+
+    def single(self, value: Any, fd: FieldDescriptor, path: str) -> Any:
+        if fd.type == FieldDescriptor.TYPE_MESSAGE:
+            full_name = fd.message_type.full_name
+            if full_name == "google.protobuf.Timestamp":
+                return self.timestamp(value, path)
+            if full_name == "google.protobuf.Value":
+                # Our one use is Kubernetes' IntOrString: an integer or a string.
+                if isinstance(value, bool) or not isinstance(value, int | str):
+                    self._wrong_type(path, value, "an integer or a string")
+                    return 0
+                return value
+            return self.message(value, fd.message_type, path)
+        if fd.type == FieldDescriptor.TYPE_STRING:
+            if not isinstance(value, str):
+                self._wrong_type(path, value, "a string", _QUOTE_HINT if _is_scalar(value) else "")
+                return ""
+            return value
+        if fd.type == FieldDescriptor.TYPE_BOOL:
+            if not isinstance(value, bool):
+                self._wrong_type(path, value, "a boolean")
+                return False
+            return value
+        if fd.type in _INT_RANGES:
+            if isinstance(value, bool) or not isinstance(value, int):
+                self._wrong_type(path, value, "an integer")
+                return 0
+            low, high = _INT_RANGES[fd.type]
+            if not low <= value <= high:
+                self.errors.append(f"{path}: Invalid value: {value}: out of range [{low}, {high}]")
+                return 0
+            return value
+        if fd.type in _FLOATS:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                self._wrong_type(path, value, "a number")
+                return 0
+            return value
+        self.errors.append(f"{path}: field type {fd.type} cannot be read from a manifest")
+        return None
+
+    def timestamp(self, value: Any, path: str) -> str:
+        if not isinstance(value, str):
+            self._wrong_type(path, value, 'an RFC 3339 time string like "2024-05-01T12:00:00Z"')
+            return ""
+        try:
+            Timestamp().FromJsonString(value)
+        except ValueError:
+            self.errors.append(
+                f'{path}: Invalid value: "{value}": expected an RFC 3339 time like "2024-05-01T12:00:00Z"'
+            )
+            return ""
+        return value
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+_JSON_FIELDS: dict[str, dict[str, FieldDescriptor]] = {}
+
+
+def _json_fields(descriptor: Descriptor) -> dict[str, FieldDescriptor]:
+    """A message's fields by their JSON (Kubernetes) names — only those: ``node_name`` is unknown."""
+    fields = _JSON_FIELDS.get(descriptor.full_name)
+    if fields is None:
+        fields = {fd.json_name: fd for fd in descriptor.fields}
+        _JSON_FIELDS[descriptor.full_name] = fields
+    return fields
