@@ -1,0 +1,560 @@
+"""The Store protocol on a real etcd cluster, through etcd3aio's generated gRPC stubs.
+
+Every write is one etcd transaction, so a compare-and-swap and the reads that explain its failure
+(the key's current value, the guard keys' revisions) happen at one revision in one round trip.
+
+Three things etcd does not give directly:
+
+* **Which revision was compacted.** etcd keeps no readable record of it, so, as kube-apiserver does,
+  ``compact()`` first records the target in the key ``compact_rev_key`` with a transaction on that key's
+  *version*: of several API servers compacting the same etcd, only the one whose version still matches
+  writes (and compacts); the others learn the newer target and stop or retry. The key lives outside
+  every ``key_prefix`` because compaction is global to the etcd cluster. ``TooOldRevision`` errors carry
+  etcd's exact compacted revision (a watch reports it).
+* **Resuming a watch without gaps.** A response's header revision may be ahead of its last event (a
+  watcher more than 1000 revisions behind gets its events in batches, each stamped with the current
+  revision), so a watch resumes from the last event it yielded plus one, never from a header.
+* **Knowing whether a failed write was applied.** Transient failures are retried with backoff only when
+  the request provably did not take effect (no connection, or a member without a leader, which every
+  request here asks etcd to report through the ``hasleader`` metadata); any other outage surfaces as
+  ``StoreUnavailable`` so that the caller can re-read before retrying.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import grpc
+import grpc.aio
+from etcd3aio._protobuf import (
+    CompactionRequest,
+    Compare,
+    DeleteRangeRequest,
+    KVStub,
+    PutRequest,
+    RangeRequest,
+    RequestOp,
+    TxnRequest,
+    TxnResponse,
+    WatchCreateRequest,
+    WatchRequest,
+    WatchResponse,
+    WatchStub,
+)
+from etcd3aio.connections import ConnectionManager
+from etcd3aio.kv import prefix_range_end
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_delay, wait_exponential, wait_random
+
+from store.base import (
+    EventType,
+    FutureRevision,
+    Guard,
+    KeyValue,
+    ListResult,
+    StoreError,
+    StoreUnavailable,
+    TooOldRevision,
+    WatchEvent,
+    WriteResult,
+)
+
+log = logging.getLogger(__name__)
+
+#: The key (outside any key_prefix) whose value is the last compaction target and whose version
+#: orders concurrent compactors; kube-apiserver uses the same name.
+COMPACT_REV_KEY = b"compact_rev_key"
+#: How long a retriable failure (a member without a leader, a refused connection) is retried before
+#: ``StoreUnavailable``. Covers a leader election (about one election timeout, 1 s by default).
+RETRY_BUDGET_S = 5.0
+#: Deadline of one unary request. Generous: a full list of 10,000 Pods is about 15 MB.
+REQUEST_TIMEOUT_S = 30.0
+#: How long a broken watch keeps trying to reconnect before raising ``StoreUnavailable``. Longer than
+#: the unary budget: a single-member etcd being restarted needs a few seconds.
+WATCH_RECONNECT_BUDGET_S = 30.0
+#: Metadata asking etcd to refuse a request (with "no leader") on a member that has lost its leader,
+#: instead of letting it hang or time out ambiguously; watches on such a member are ended, so they
+#: reconnect to a healthy one.
+_REQUIRE_LEADER = (("hasleader", "true"),)
+#: Channel options on top of etcd3aio's (round robin, keepalives): responses as large as etcd sends,
+#: and a quick reconnect after a member restarts (gRPC's default backoff grows to minutes).
+_CHANNEL_OPTIONS: list[tuple[str, int]] = [
+    ("grpc.max_receive_message_length", -1),
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 2000),
+]
+#: UNAVAILABLE details that prove a request never reached etcd's state machine, so that even a
+#: write may be sent again.
+_NOT_APPLIED_MARKERS = ("etcdserver: no leader", "failed to connect", "connection refused")
+_COMPACTED = "required revision has been compacted"
+_FUTURE = "is a future revision"
+_TRANSIENT_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+T = TypeVar("T")
+
+
+def _retriable(exc: BaseException, *, idempotent: bool) -> bool:
+    if not isinstance(exc, grpc.aio.AioRpcError) or exc.code() not in _TRANSIENT_CODES:
+        return False
+    if idempotent:
+        return True
+    details = (exc.details() or "").lower()
+    return exc.code() == grpc.StatusCode.UNAVAILABLE and any(m in details for m in _NOT_APPLIED_MARKERS)
+
+
+def _transient(exc: BaseException) -> bool:
+    return isinstance(exc, grpc.aio.AioRpcError) and exc.code() in _TRANSIENT_CODES
+
+
+def _compare(key: bytes, target: Any, result: Any = Compare.EQUAL, **operand: int) -> Compare:
+    return Compare(key=key, target=target, result=result, **operand)
+
+
+def _range_op(key: bytes, *, keys_only: bool = False) -> RequestOp:
+    return RequestOp(request_range=RangeRequest(key=key, keys_only=keys_only))
+
+
+def _parse_endpoints(endpoints: Sequence[str] | str) -> list[str]:
+    items = endpoints.split(",") if isinstance(endpoints, str) else list(endpoints)
+    items = [item.strip() for item in items if item.strip()]
+    if not items:
+        raise ValueError("etcd endpoints: at least one host:port is required")
+    for item in items:
+        host, sep, port = item.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"etcd endpoint {item!r}: expected host:port, e.g. 127.0.0.1:2379")
+    return items
+
+
+class EtcdStore:
+    """A ``store.base.Store`` on etcd. Create it with ``await EtcdStore.connect(endpoints)``.
+
+    ``key_prefix`` is prepended to every key on the wire and stripped from every key returned, so
+    several users (tests, deployments) can share one etcd without seeing each other's keys.
+    """
+
+    def __init__(self, channel: grpc.aio.Channel, *, key_prefix: str = "", endpoints: str = "") -> None:
+        self._channel = channel
+        self._kv = KVStub(channel)
+        self._watch_stub = WatchStub(channel)
+        self._key_prefix = key_prefix
+        self._wire_prefix = key_prefix.encode()
+        self._endpoints = endpoints
+        self._closed = asyncio.Event()
+        self._watch_calls: set[grpc.aio.StreamStreamCall[WatchRequest, WatchResponse]] = set()
+
+    @classmethod
+    async def connect(
+        cls,
+        endpoints: Sequence[str] | str,
+        *,
+        ca_cert: bytes | None = None,
+        cert_key: bytes | None = None,
+        cert_chain: bytes | None = None,
+        key_prefix: str = "",
+    ) -> EtcdStore:
+        """Connect to the etcd members at ``endpoints`` ("host:port" each, or one comma-separated
+        string); requests are spread over them round-robin. Fails with ``StoreUnavailable`` when none
+        answers. TLS: ``ca_cert`` (PEM) enables it, ``cert_key`` + ``cert_chain`` add a client cert."""
+        addresses = _parse_endpoints(endpoints)
+        manager = ConnectionManager(addresses)
+        manager.grpc_options = [*manager.grpc_options, *_CHANNEL_OPTIONS]
+        channel = manager.get_channel(ca_cert=ca_cert, cert_key=cert_key, cert_chain=cert_chain)
+        store = cls(channel, key_prefix=key_prefix, endpoints=",".join(addresses))
+        try:
+            await store.current_revision()
+        except BaseException:
+            await store.close()
+            raise
+        return store
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    async def get(self, key: str) -> KeyValue | None:
+        response = await self._unary(self._kv.Range, RangeRequest(key=self._wire(key)), idempotent=True)
+        return self._key_value(response.kvs[0]) if response.kvs else None
+
+    async def list(
+        self, prefix: str, limit: int = 0, continue_key: str | None = None, revision: int = 0
+    ) -> ListResult:
+        if limit < 0:
+            raise ValueError(f"list limit must be >= 0, got {limit}")
+        if revision < 0:
+            raise ValueError(f"list revision must be >= 0, got {revision}")
+        if continue_key is not None and not continue_key.startswith(prefix):
+            raise ValueError(f"continue key {continue_key!r} is not under the prefix {prefix!r}")
+        start, range_end = self._key_range(prefix)
+        if continue_key is not None:
+            start = self._wire(continue_key)
+        # One extra key tells whether there is a next page and which key starts it.
+        request = RangeRequest(
+            key=start, range_end=range_end, revision=revision, limit=limit + 1 if limit else 0
+        )
+        response = await self._unary(self._kv.Range, request, idempotent=True, revision=revision)
+        kvs = [kv for kv in response.kvs if kv.key != COMPACT_REV_KEY]
+        next_key = None
+        if limit and len(kvs) > limit:
+            next_key = self._unwire(kvs[limit].key)
+            kvs = kvs[:limit]
+        return ListResult(
+            items=[self._key_value(kv) for kv in kvs],
+            revision=revision or response.header.revision,
+            continue_key=next_key,
+        )
+
+    async def current_revision(self) -> int:
+        """etcd's revision; note that a new etcd starts at 1, not 0."""
+        response = await self._unary(
+            self._kv.Range, RangeRequest(key=COMPACT_REV_KEY, count_only=True), idempotent=True
+        )
+        return int(response.header.revision)
+
+    async def compacted_revision(self) -> int:
+        """The last compaction target recorded by ``compact()`` (0 if none). A compaction done behind
+        podsched's back (etcdctl, etcd's auto-compaction) is not seen here; ``TooOldRevision`` from
+        list and watch always carries etcd's own value."""
+        response = await self._unary(self._kv.Range, RangeRequest(key=COMPACT_REV_KEY), idempotent=True)
+        return int(response.kvs[0].value) if response.kvs else 0
+
+    # -- writes --------------------------------------------------------------------------------
+
+    async def create(self, key: str, value: bytes) -> WriteResult:
+        wire = self._wire(key)
+        _check_value(value)
+        response = await self._txn(
+            compare=[_compare(wire, Compare.CREATE, create_revision=0)],
+            success=[RequestOp(request_put=PutRequest(key=wire, value=value))],
+            failure=[_range_op(wire)],
+        )
+        revision = int(response.header.revision)
+        if response.succeeded:
+            return WriteResult(True, revision, KeyValue(key, value, revision, revision))
+        return WriteResult(False, revision, self._first(response, 0))
+
+    async def update(
+        self, key: str, value: bytes, expected_revision: int | None, guards: Sequence[Guard] = ()
+    ) -> WriteResult:
+        wire = self._wire(key)
+        _check_value(value)
+        response = await self._txn(
+            compare=self._preconditions(wire, expected_revision, guards),
+            # The keys-only read returns the create_revision without sending the value back.
+            success=[
+                RequestOp(request_put=PutRequest(key=wire, value=value)),
+                _range_op(wire, keys_only=True),
+            ],
+            failure=self._failure_reads(wire, guards),
+        )
+        if not response.succeeded:
+            return self._failed(response, guards)
+        written = response.responses[1].response_range.kvs[0]
+        return WriteResult(
+            True,
+            int(response.header.revision),
+            KeyValue(key, value, written.create_revision, written.mod_revision),
+        )
+
+    async def delete(
+        self, key: str, expected_revision: int | None, guards: Sequence[Guard] = ()
+    ) -> WriteResult:
+        wire = self._wire(key)
+        response = await self._txn(
+            compare=self._preconditions(wire, expected_revision, guards),
+            success=[RequestOp(request_delete_range=DeleteRangeRequest(key=wire, prev_kv=True))],
+            failure=self._failure_reads(wire, guards),
+        )
+        if not response.succeeded:
+            return self._failed(response, guards)
+        previous = response.responses[0].response_delete_range.prev_kvs[0]
+        return WriteResult(True, int(response.header.revision), self._key_value(previous))
+
+    async def compact(self, revision: int) -> None:
+        if revision < 1:
+            raise ValueError(f"compact revision must be >= 1, got {revision}")
+        response = await self._unary(self._kv.Range, RangeRequest(key=COMPACT_REV_KEY), idempotent=True)
+        if revision > response.header.revision:
+            raise FutureRevision(revision, int(response.header.revision))
+        version, recorded = _compact_record(response.kvs)
+        while revision > recorded:
+            claim = await self._txn(
+                compare=[_compare(COMPACT_REV_KEY, Compare.VERSION, version=version)],
+                success=[
+                    RequestOp(request_put=PutRequest(key=COMPACT_REV_KEY, value=str(revision).encode()))
+                ],
+                failure=[_range_op(COMPACT_REV_KEY)],
+            )
+            if claim.succeeded:
+                try:
+                    await self._unary(
+                        self._kv.Compact,
+                        CompactionRequest(revision=revision),
+                        idempotent=True,
+                        revision=revision,
+                    )
+                except TooOldRevision:
+                    pass  # etcd was already compacted further, by someone else
+                return
+            version, recorded = _compact_record(claim.responses[0].response_range.kvs)
+
+    # -- watch ---------------------------------------------------------------------------------
+
+    async def watch(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent]:
+        if from_revision < 0:
+            raise ValueError(f"watch revision must be >= 0, got {from_revision}")
+        start, range_end = self._key_range(prefix)
+        # The revision to ask for when (re)connecting: 0 ("from now") only until the first stream
+        # is registered, then always one past the last event yielded.
+        next_revision = from_revision
+        while True:
+            try:
+                call, created = await self._open_watch(start, range_end, next_revision)
+            except asyncio.CancelledError:
+                if self._closed_under_us():
+                    return
+                raise
+            except grpc.aio.AioRpcError as exc:
+                raise await self._translate(exc, next_revision) from exc
+            if call is None:
+                return
+            if next_revision == 0:
+                next_revision = int(created.header.revision) + 1
+            try:
+                while True:
+                    try:
+                        response = await call.read()
+                    except asyncio.CancelledError:
+                        if self._closed_under_us():
+                            return
+                        raise
+                    except grpc.aio.AioRpcError as exc:
+                        if not _transient(exc):
+                            raise await self._translate(exc, next_revision) from exc
+                        log.info(
+                            "etcd watch on %r broke (%s); resuming at %d",
+                            prefix,
+                            exc.code().name,
+                            next_revision,
+                        )
+                        break
+                    if response is grpc.aio.EOF:
+                        break
+                    if response.canceled:
+                        raise self._watch_canceled(response, next_revision, prefix)
+                    # Events of one revision always arrive in one response; skip anything older
+                    # than the resume point so that a replayed event is never yielded twice.
+                    floor = next_revision
+                    for raw in response.events:
+                        if raw.kv.mod_revision < floor or raw.kv.key == COMPACT_REV_KEY:
+                            continue
+                        yield self._event(raw)
+                        next_revision = int(raw.kv.mod_revision) + 1
+            finally:
+                call.cancel()
+                self._watch_calls.discard(call)
+
+    async def close(self) -> None:
+        self._closed.set()
+        for call in list(self._watch_calls):
+            call.cancel()
+        await self._channel.close()
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _wire(self, key: str) -> bytes:
+        if not key:
+            raise ValueError("store keys must not be empty")
+        return (self._key_prefix + key).encode()
+
+    def _unwire(self, wire: bytes) -> str:
+        return wire[len(self._wire_prefix) :].decode()
+
+    def _key_range(self, prefix: str) -> tuple[bytes, bytes]:
+        wire = (self._key_prefix + prefix).encode()
+        if not wire:
+            return b"\0", b"\0"  # etcd's notation for "every key"
+        return wire, prefix_range_end(wire)
+
+    def _key_value(self, kv: Any) -> KeyValue:
+        return KeyValue(self._unwire(kv.key), bytes(kv.value), int(kv.create_revision), int(kv.mod_revision))
+
+    def _event(self, raw: Any) -> WatchEvent:
+        previous = raw.prev_kv if raw.HasField("prev_kv") else None
+        key = self._unwire(raw.kv.key)
+        if raw.type == raw.DELETE:
+            value = bytes(previous.value) if previous is not None else b""
+            created = int(previous.create_revision) if previous is not None else 0
+            return WatchEvent(EventType.DELETE, key, value, int(raw.kv.mod_revision), created, value)
+        return WatchEvent(
+            EventType.PUT,
+            key,
+            bytes(raw.kv.value),
+            int(raw.kv.mod_revision),
+            int(raw.kv.create_revision),
+            bytes(previous.value) if previous is not None else None,
+        )
+
+    def _preconditions(
+        self, wire: bytes, expected_revision: int | None, guards: Sequence[Guard]
+    ) -> list[Compare]:
+        compares = [_compare(wire, Compare.CREATE, Compare.GREATER, create_revision=0)]  # the key exists
+        if expected_revision is not None:
+            compares.append(_compare(wire, Compare.MOD, mod_revision=expected_revision))
+        for guard in guards:
+            if guard.mod_revision == 0:
+                compares.append(_compare(self._wire(guard.key), Compare.CREATE, create_revision=0))
+            else:
+                compares.append(_compare(self._wire(guard.key), Compare.MOD, mod_revision=guard.mod_revision))
+        return compares
+
+    def _failure_reads(self, wire: bytes, guards: Sequence[Guard]) -> list[RequestOp]:
+        return [_range_op(wire), *(_range_op(self._wire(guard.key), keys_only=True) for guard in guards)]
+
+    def _first(self, response: TxnResponse, index: int) -> KeyValue | None:
+        kvs = response.responses[index].response_range.kvs
+        return self._key_value(kvs[0]) if kvs else None
+
+    def _failed(self, response: TxnResponse, guards: Sequence[Guard]) -> WriteResult:
+        failed = []
+        for guard, read in zip(guards, response.responses[1:], strict=True):
+            kvs = read.response_range.kvs
+            if (kvs[0].mod_revision if kvs else 0) != guard.mod_revision:
+                failed.append(guard)
+        return WriteResult(False, int(response.header.revision), self._first(response, 0), tuple(failed))
+
+    async def _txn(
+        self, *, compare: list[Compare], success: list[RequestOp], failure: list[RequestOp]
+    ) -> TxnResponse:
+        request = TxnRequest(compare=compare, success=success, failure=failure)
+        return await self._unary(self._kv.Txn, request, idempotent=False)
+
+    async def _unary(
+        self, method: Callable[..., Awaitable[T]], request: Any, *, idempotent: bool, revision: int = 0
+    ) -> T:
+        """Call ``method``, retrying what may safely be retried, and translate every failure."""
+        if self._closed.is_set():
+            raise StoreError("the etcd store is closed")
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(lambda exc: _retriable(exc, idempotent=idempotent)),
+            stop=stop_after_delay(RETRY_BUDGET_S),
+            wait=wait_exponential(multiplier=0.05, max=1.0) + wait_random(0, 0.05),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await method(request, timeout=REQUEST_TIMEOUT_S, metadata=_REQUIRE_LEADER)
+        except grpc.aio.AioRpcError as exc:
+            raise await self._translate(exc, revision) from exc
+        raise AssertionError("unreachable: tenacity either returns or re-raises")
+
+    async def _translate(self, exc: grpc.aio.AioRpcError, revision: int) -> StoreError:
+        """The one place where etcd's and gRPC's errors become the store's."""
+        code, details = exc.code(), exc.details() or ""
+        if code in _TRANSIENT_CODES:
+            return StoreUnavailable(f"etcd at {self._endpoints} is unavailable: {code.name}: {details}")
+        if _COMPACTED in details:
+            return TooOldRevision(revision, await self._compacted_since(revision))
+        if _FUTURE in details:
+            current = 0
+            with contextlib.suppress(StoreError):
+                current = await self.current_revision()
+            return FutureRevision(revision, current)
+        return StoreError(f"etcd at {self._endpoints} rejected the request: {code.name}: {details}")
+
+    async def _compacted_since(self, revision: int) -> int:
+        """etcd's compacted revision, known to be above ``revision``: a watch from ``revision`` is
+        refused with it. Falls back to the recorded compaction target."""
+        with contextlib.suppress(grpc.aio.AioRpcError, TimeoutError):
+            call = self._watch_stub.Watch(metadata=_REQUIRE_LEADER)
+            try:
+                async with asyncio.timeout(REQUEST_TIMEOUT_S):
+                    await call.write(
+                        WatchRequest(
+                            create_request=WatchCreateRequest(key=COMPACT_REV_KEY, start_revision=revision)
+                        )
+                    )
+                    while (response := await call.read()) is not grpc.aio.EOF:
+                        if response.compact_revision:
+                            return int(response.compact_revision)
+                        if not response.created:
+                            break
+            finally:
+                call.cancel()
+        with contextlib.suppress(StoreError):
+            return await self.compacted_revision()
+        return 0
+
+    async def _open_watch(
+        self, start: bytes, range_end: bytes, start_revision: int
+    ) -> tuple[grpc.aio.StreamStreamCall[WatchRequest, WatchResponse] | None, WatchResponse]:
+        """A registered watch stream and etcd's "created" response, reconnecting with backoff for up
+        to WATCH_RECONNECT_BUDGET_S. (None, ...) when the store is closed meanwhile."""
+        request = WatchRequest(
+            create_request=WatchCreateRequest(
+                key=start, range_end=range_end, start_revision=start_revision, prev_kv=True
+            )
+        )
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(_transient),
+            stop=stop_after_delay(WATCH_RECONNECT_BUDGET_S),
+            wait=wait_exponential(multiplier=0.05, max=2.0) + wait_random(0, 0.05),
+            sleep=self._sleep_unless_closed,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                if self._closed.is_set():
+                    return None, WatchResponse()
+                call = self._watch_stub.Watch(metadata=_REQUIRE_LEADER)
+                self._watch_calls.add(call)
+                try:
+                    await call.write(request)
+                    created = await call.read()
+                    if created is grpc.aio.EOF:
+                        raise grpc.aio.AioRpcError(
+                            grpc.StatusCode.UNAVAILABLE,
+                            grpc.aio.Metadata(),
+                            grpc.aio.Metadata(),
+                            details="watch stream ended before it was created",
+                        )
+                except BaseException:
+                    call.cancel()
+                    self._watch_calls.discard(call)
+                    raise
+                if created.canceled:
+                    call.cancel()
+                    self._watch_calls.discard(call)
+                    raise self._watch_canceled(created, start_revision, start.decode(errors="replace"))
+                return call, created
+        raise AssertionError("unreachable: tenacity either returns or re-raises")
+
+    def _watch_canceled(self, response: WatchResponse, revision: int, prefix: str) -> StoreError:
+        if response.compact_revision:
+            return TooOldRevision(revision, int(response.compact_revision))
+        return StoreError(
+            f"etcd canceled the watch on {prefix!r}: {response.cancel_reason or 'no reason given'}"
+        )
+
+    async def _sleep_unless_closed(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._closed.wait(), seconds)
+
+    def _closed_under_us(self) -> bool:
+        """Whether a CancelledError came from ``close()`` cancelling our call, not from our task being
+        cancelled."""
+        task = asyncio.current_task()
+        return self._closed.is_set() and (task is None or task.cancelling() == 0)
+
+
+def _check_value(value: bytes) -> None:
+    if not isinstance(value, bytes):
+        raise TypeError(f"store values must be bytes, got {type(value).__name__}")
+
+
+def _compact_record(kvs: Sequence[Any]) -> tuple[int, int]:
+    """(version, recorded target) of compact_rev_key; (0, 0) before the first compaction."""
+    return (int(kvs[0].version), int(kvs[0].value)) if kvs else (0, 0)
