@@ -1,0 +1,166 @@
+"""Pod priority, as Kubernetes' Priority admission plugin and its PriorityClass rules decide it.
+
+Pods (on create): the priority comes from the PriorityClass the pod names (an unknown name is
+Forbidden); a pod naming none gets the globalDefault class, if one exists (its name is written into the
+pod), else priority 0. A pod may carry spec.priority only if it equals the computed value, and
+spec.preemptionPolicy only if it equals the class's; an unset policy is copied from the class
+(PreemptLowerPriority without one). On update the stored priority and policy are kept.
+
+PriorityClasses: the "system-" prefix is reserved for the two built-in classes, which the server
+creates at start (bootstrap.py) and never lets anyone delete; other classes may not exceed 1000000000;
+at most one class may be the globalDefault. (Immutable value and preemptionPolicy are validation.py's.)
+"""
+
+from __future__ import annotations
+
+from cluster.api import objects_pb2, validation
+from cluster.api.kinds import POD, PRIORITY_CLASS
+from cluster.apiserver import messages
+from cluster.apiserver.defaults import DEFAULT_PREEMPTION_POLICY
+from cluster.apiserver.listing import list_objects
+from cluster.apiserver.registry import Registry
+from cluster.apiserver.selection import Selection
+
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY
+SYSTEM_PRIORITY_CLASS_PREFIX = "system-"
+SYSTEM_CLUSTER_CRITICAL = "system-cluster-critical"
+SYSTEM_NODE_CRITICAL = "system-node-critical"
+#: A pod's priority when it names no class and no class is the globalDefault.
+DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS = 0
+
+
+def _system_class(name: str, value: int, description: str) -> objects_pb2.PriorityClass:
+    return objects_pb2.PriorityClass(
+        metadata=objects_pb2.ObjectMeta(name=name), value=value, description=description
+    )
+
+
+SYSTEM_PRIORITY_CLASSES: tuple[objects_pb2.PriorityClass, ...] = (
+    _system_class(
+        SYSTEM_NODE_CRITICAL, SYSTEM_CRITICAL_PRIORITY + 1000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+    _system_class(
+        SYSTEM_CLUSTER_CRITICAL, SYSTEM_CRITICAL_PRIORITY,
+        "Used for system critical pods that must run in the cluster, but can be moved to another node "
+        "if necessary.",
+    ),
+)
+_SYSTEM_BY_NAME = {pc.metadata.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
+
+
+# ---------------------------------------------------------------------------------------------- pods
+
+
+async def admit_pod_create(registry: Registry, pod: objects_pb2.Pod) -> None:
+    """Resolve ``pod``'s priority and preemption policy from its class (see the module docstring)."""
+    spec, name = pod.spec, pod.metadata.name
+    if spec.priority_class_name:
+        pc = await registry.get(PRIORITY_CLASS, "", spec.priority_class_name)
+        if pc is None:
+            raise messages.forbidden(
+                POD, name, f"no PriorityClass with name {spec.priority_class_name} was found"
+            )
+        priority = pc.value
+        policy = pc.preemption_policy if pc.HasField("preemption_policy") else None
+    else:
+        default_class = await global_default_class(registry)
+        if default_class is None:
+            priority, policy = DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS, DEFAULT_PREEMPTION_POLICY
+        else:
+            spec.priority_class_name = default_class.metadata.name
+            priority = default_class.value
+            policy = (
+                default_class.preemption_policy if default_class.HasField("preemption_policy") else None
+            )
+    if spec.HasField("priority") and spec.priority != priority:
+        raise messages.forbidden(
+            POD, name,
+            f"the integer value of priority ({spec.priority}) must not be provided in pod spec; "
+            f"priority admission controller computed {priority} from the given PriorityClass name",
+        )
+    spec.priority = priority
+    if policy is not None:
+        if spec.HasField("preemption_policy") and spec.preemption_policy != policy:
+            raise messages.forbidden(
+                POD, name,
+                f"the string value of PreemptionPolicy ({spec.preemption_policy}) must not be provided in "
+                f"pod spec; priority admission controller computed {policy} from the given PriorityClass "
+                "name",
+            )
+        spec.preemption_policy = policy
+
+
+def admit_pod_update(new: objects_pb2.Pod, old: objects_pb2.Pod) -> None:
+    """Keep the priority and policy admission set on create when an update leaves them out (pod
+    validation refuses any other change to them)."""
+    if not new.spec.HasField("priority") and old.spec.HasField("priority"):
+        new.spec.priority = old.spec.priority
+    if not new.spec.HasField("preemption_policy") and old.spec.HasField("preemption_policy"):
+        new.spec.preemption_policy = old.spec.preemption_policy
+
+
+async def global_default_class(registry: Registry) -> objects_pb2.PriorityClass | None:
+    """The globalDefault class; if a race let two in, the lower value wins (as in Kubernetes)."""
+    classes = await list_objects(registry, Selection.parse(PRIORITY_CLASS))
+    defaults = [pc for pc in classes.items if pc.global_default]
+    return min(defaults, key=lambda pc: pc.value, default=None)
+
+
+# ------------------------------------------------------------------------------- priority classes
+
+
+def priority_class_problems(pc: objects_pb2.PriorityClass) -> list[str]:
+    """Field errors of a PriorityClass's reserved names and values (Kubernetes' ValidatePriorityClass)."""
+    name = pc.metadata.name
+    if name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX):
+        reason = _system_class_mismatch(pc)
+        if reason:
+            return [validation.forbidden(
+                "metadata.name",
+                f"priority class names with '{SYSTEM_PRIORITY_CLASS_PREFIX}' prefix are reserved for system "
+                f"use only. error: {reason}",
+            )]
+    elif pc.value > HIGHEST_USER_DEFINABLE_PRIORITY:
+        return [validation.forbidden(
+            "value", f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}"
+        )]
+    return []
+
+
+def _system_class_mismatch(pc: objects_pb2.PriorityClass) -> str:
+    system = _SYSTEM_BY_NAME.get(pc.metadata.name)
+    if system is None:
+        return f"{pc.metadata.name} is not a known system priority class"
+    if system.value != pc.value:
+        return f"value of {system.metadata.name} PriorityClass must be {system.value}"
+    if system.global_default != pc.global_default:
+        return (
+            f"globalDefault of {system.metadata.name} PriorityClass must be "
+            f"{str(system.global_default).lower()}"
+        )
+    return ""
+
+
+async def admit_priority_class(
+    registry: Registry, pc: objects_pb2.PriorityClass, *, updating: bool
+) -> None:
+    """At most one globalDefault: a second one is Forbidden, naming the class that already is."""
+    if not pc.global_default:
+        return
+    current = await global_default_class(registry)
+    if current is None:
+        return
+    if not updating or current.metadata.name != pc.metadata.name:
+        raise messages.forbidden(
+            PRIORITY_CLASS, pc.metadata.name,
+            f"PriorityClass {current.metadata.name} is already marked as default. Only one default can exist",
+        )
+
+
+def check_priority_class_delete(name: str) -> None:
+    if name in _SYSTEM_BY_NAME:
+        raise messages.forbidden(
+            PRIORITY_CLASS, name, "this is a system priority class and cannot be deleted"
+        )

@@ -1,0 +1,227 @@
+"""Graceful deletion of pods: deciding it (``plan_pod_deletion``) and finishing it (``DeletionFinisher``).
+
+Deciding follows Kubernetes' pod strategy and rest.BeforeDelete. The grace period is the request's,
+else the pod's terminationGracePeriodSeconds (30 by default); a pod that never got a node, or whose
+containers already finished (Succeeded/Failed), has nothing to stop and goes at once, as does a grace of
+0; a negative grace counts as 1. Otherwise the pod is marked: deletionTimestamp = now + grace,
+deletionGracePeriodSeconds = grace. A pod already marked can only have its grace shortened (the
+deadline moves earlier by the difference); a delete with a longer or no grace leaves it as it is.
+
+Finishing is the kubelet's job in Kubernetes: it stops the containers, then deletes the pod for good.
+podsched has no kubelets, so every API server runs a ``DeletionFinisher`` that deletes marked pods when
+their deadline passes. It learns about marked pods from a list + watch of the store (not from its own
+Delete calls), so it also finishes deletions another API server on the same etcd marked, and ones
+pending before a restart. The final delete is a compare-and-swap on the revision it saw, so a pod
+changed meanwhile is re-read, and two servers never delete a pod that was recreated under the name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import heapq
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from cluster.api import objects_pb2, timeutil
+from cluster.api.kinds import POD
+from cluster.apiserver.defaults import DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
+from cluster.apiserver.registry import Registry
+from store.base import EventType, KeyValue, StoreUnavailable, TooOldRevision, WatchEvent
+
+log = logging.getLogger(__name__)
+
+#: After the store fails, how long the finisher waits before it lists and watches again.
+RETRY_DELAY_S = 1.0
+#: Pages of the finisher's list of every pod (the same size List uses).
+_LIST_PAGE_SIZE = 500
+_TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+class Action(enum.Enum):
+    #: Delete the pod now.
+    DELETE = "delete"
+    #: Store the pod with the plan's deletion timestamp and grace period.
+    MARK = "mark"
+    #: The pod is already being deleted at least as soon as asked: leave it.
+    KEEP = "keep"
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionPlan:
+    action: Action
+    #: For MARK: when the pod is to disappear, and the grace period that led there.
+    deletion_timestamp: Timestamp | None = None
+    grace_period_seconds: int | None = None
+
+
+def plan_pod_deletion(pod: objects_pb2.Pod, requested_grace: int | None, now_s: float) -> DeletionPlan:
+    """What a Delete of ``pod`` with ``requested_grace`` (None: not given) does at wall time ``now_s``."""
+    meta = pod.metadata
+    if meta.HasField("deletion_timestamp"):
+        current = meta.deletion_grace_period_seconds if meta.HasField("deletion_grace_period_seconds") else 0
+        if current == 0:
+            return DeletionPlan(Action.DELETE)
+        if requested_grace is None or requested_grace >= current:
+            return DeletionPlan(Action.KEEP)
+        period = max(requested_grace, 0)
+        if period == 0:
+            return DeletionPlan(Action.DELETE)
+        marked = meta.deletion_timestamp.seconds - current + period
+        return DeletionPlan(Action.MARK, timeutil.from_seconds(marked), period)
+
+    if requested_grace is not None:
+        period = requested_grace
+    elif pod.spec.HasField("termination_grace_period_seconds"):
+        period = pod.spec.termination_grace_period_seconds
+    else:
+        period = DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
+    if not pod.spec.node_name or pod.status.phase in _TERMINATED_PHASES:
+        period = 0
+    if period < 0:
+        period = 1
+    if period == 0:
+        return DeletionPlan(Action.DELETE)
+    # Timestamps hold whole seconds: round up, so a pod never goes before its grace period is over.
+    return DeletionPlan(Action.MARK, timeutil.from_seconds(math.ceil(now_s + period)), period)
+
+
+def apply_plan(pod: objects_pb2.Pod, plan: DeletionPlan) -> objects_pb2.Pod:
+    """A copy of ``pod`` marked for deletion as a MARK plan says."""
+    assert plan.deletion_timestamp is not None and plan.grace_period_seconds is not None
+    marked = objects_pb2.Pod()
+    marked.CopyFrom(pod)
+    marked.metadata.deletion_timestamp.CopyFrom(plan.deletion_timestamp)
+    marked.metadata.deletion_grace_period_seconds = plan.grace_period_seconds
+    return marked
+
+
+class DeletionFinisher:
+    """Deletes pods whose deletionTimestamp has passed; runs forever (cancel it to stop).
+
+    State: ``_pending`` maps each terminating pod's key to (deadline, revision seen) and ``_deadlines``
+    is a heap of the same entries ordered by deadline; a heap entry that no longer equals the map's
+    entry is stale and skipped. ``_changed`` wakes the timer loop when a sooner deadline arrives.
+    """
+
+    def __init__(self, registry: Registry, *, clock: Callable[[], float] = time.time) -> None:
+        self._registry = registry
+        self._store = registry.store
+        self._clock = clock
+        self._prefix = POD.key_prefix()
+        self._pending: dict[str, tuple[float, int]] = {}
+        self._deadlines: list[tuple[float, str, int]] = []
+        self._changed = asyncio.Event()
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(self._follow_store(), name="deletion-finisher-watch")
+            tasks.create_task(self._finish_when_due(), name="deletion-finisher-timer")
+
+    # --------------------------------------------------------------------------- learning deadlines
+
+    async def _follow_store(self) -> None:
+        while True:
+            try:
+                revision = await self._relist()
+                async for event in self._store.watch(self._prefix, revision + 1):
+                    self._observe(event)
+                log.warning("the pod watch of the deletion finisher ended; listing again")
+            except TooOldRevision:
+                log.info("the deletion finisher's watch fell behind compaction; listing again")
+                continue
+            except StoreUnavailable as exc:
+                log.warning("deletion finisher: store unavailable (%s); retrying in %gs", exc, RETRY_DELAY_S)
+            await asyncio.sleep(RETRY_DELAY_S)
+
+    async def _relist(self) -> int:
+        """Rebuild the pending deletions from every pod at one revision; return that revision."""
+        pending: dict[str, tuple[float, int]] = {}
+        revision, start = 0, None
+        while True:
+            page = await self._store.list(self._prefix, _LIST_PAGE_SIZE, start, revision)
+            revision = page.revision
+            for kv in page.items:
+                deadline = self._deadline_of(kv)
+                if deadline is not None:
+                    pending[kv.key] = (deadline, kv.mod_revision)
+            if page.continue_key is None:
+                break
+            start = page.continue_key
+        self._pending = pending
+        self._deadlines = [(deadline, key, rev) for key, (deadline, rev) in pending.items()]
+        heapq.heapify(self._deadlines)
+        self._changed.set()
+        return revision
+
+    def _observe(self, event: WatchEvent) -> None:
+        if event.type is EventType.DELETE:
+            self._pending.pop(event.key, None)
+            return
+        pod = self._registry.decode(POD, event.value, event.revision)
+        if pod.metadata.HasField("deletion_timestamp"):
+            self._schedule(event.key, float(pod.metadata.deletion_timestamp.seconds), event.revision)
+        else:
+            self._pending.pop(event.key, None)
+
+    def _deadline_of(self, kv: KeyValue) -> float | None:
+        pod = self._registry.decode_kv(POD, kv)
+        if not pod.metadata.HasField("deletion_timestamp"):
+            return None
+        return float(pod.metadata.deletion_timestamp.seconds)
+
+    def _schedule(self, key: str, deadline: float, revision: int) -> None:
+        if self._pending.get(key) == (deadline, revision):
+            return
+        self._pending[key] = (deadline, revision)
+        heapq.heappush(self._deadlines, (deadline, key, revision))
+        if self._deadlines[0] == (deadline, key, revision):
+            self._changed.set()
+        # Stale entries pile up only while terminating pods keep changing; drop them when they dominate.
+        if len(self._deadlines) > 2 * len(self._pending) + 64:
+            self._deadlines = [(d, k, r) for k, (d, r) in self._pending.items()]
+            heapq.heapify(self._deadlines)
+
+    # ------------------------------------------------------------------------------------ finishing
+
+    async def _finish_when_due(self) -> None:
+        while True:
+            self._changed.clear()
+            now = self._clock()
+            while self._deadlines and self._deadlines[0][0] <= now:
+                deadline, key, revision = heapq.heappop(self._deadlines)
+                if self._pending.get(key) == (deadline, revision):
+                    await self._finish(key, revision)
+            delay = self._deadlines[0][0] - now if self._deadlines else None
+            try:
+                async with asyncio.timeout(delay):
+                    await self._changed.wait()
+            except TimeoutError:
+                pass
+
+    async def _finish(self, key: str, revision: int) -> None:
+        try:
+            result = await self._store.delete(key, revision)
+        except StoreUnavailable as exc:
+            log.warning("deletion finisher: cannot delete %s (%s); retrying in %gs", key, exc, RETRY_DELAY_S)
+            self._pending.pop(key, None)
+            self._schedule(key, self._clock() + RETRY_DELAY_S, revision)
+            return
+        if result.succeeded:
+            log.info("deleted %s: its grace period ended", key)
+            self._pending.pop(key, None)
+            return
+        if result.current is None:
+            self._pending.pop(key, None)
+            return
+        # Changed since we saw it (a status update, a shorter grace): go by what is stored now.
+        deadline = self._deadline_of(result.current)
+        if deadline is None:
+            self._pending.pop(key, None)
+        else:
+            self._schedule(key, deadline, result.current.mod_revision)

@@ -1,0 +1,37 @@
+"""What a kubelet would report for a pod bound to its node.
+
+podsched has no kubelets, so the API server stands in for them: a pod that gets a node (through Bind,
+or created with spec.nodeName already set) is at once reported Running, and a pod being deleted
+gracefully is finished by the API server when its grace period ends (see graceful.py). Schedulers and
+users then see the lifecycle they would see on a real cluster whose containers start instantly.
+"""
+
+from __future__ import annotations
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from cluster.api import objects_pb2, timeutil
+
+POD_SCHEDULED = "PodScheduled"
+RUNNING = "Running"
+
+
+def mark_running(pod: objects_pb2.Pod, now: Timestamp) -> None:
+    """Phase Running, a start time (kept when already set: simulation scenarios give one), and the
+    PodScheduled condition True."""
+    pod.status.phase = RUNNING
+    if not timeutil.is_set(pod.status.start_time):
+        pod.status.start_time.CopyFrom(now)
+    set_condition(pod.status, POD_SCHEDULED, "True", now)
+
+
+def set_condition(status: objects_pb2.PodStatus, type_: str, value: str, now: Timestamp) -> None:
+    """Set a pod condition, moving its lastTransitionTime only when its status changes (as
+    Kubernetes' UpdatePodCondition does)."""
+    for condition in status.conditions:
+        if condition.type == type_:
+            if condition.status != value:
+                condition.status = value
+                condition.last_transition_time.CopyFrom(now)
+            return
+    status.conditions.add(type=type_, status=value, last_transition_time=now)

@@ -1,0 +1,66 @@
+"""The API server's error messages, worded as kube-apiserver words them, so that what a user reads from
+podsched matches what they would read from kubectl.
+
+Kubernetes names a resource in messages by its group-qualified plural ("pods",
+"priorityclasses.scheduling.k8s.io"); ``resource`` builds that name from a Kind.
+"""
+
+from __future__ import annotations
+
+from cluster.api import errors
+from cluster.api.kinds import Kind
+
+
+def group(kind: Kind) -> str:
+    """The API group of a kind: "" for the core group ("v1"), else the part before the version."""
+    head, _, _ = kind.api_version.rpartition("/")
+    return head
+
+
+def resource(kind: Kind) -> str:
+    """The group-qualified resource name Kubernetes prints: "pods", "leases.coordination.k8s.io"."""
+    kind_group = group(kind)
+    return f"{kind.plural}.{kind_group}" if kind_group else kind.plural
+
+
+def not_found(kind: Kind, name: str) -> errors.NotFound:
+    return errors.NotFound(f'{resource(kind)} "{name}" not found')
+
+
+def already_exists(kind: Kind, name: str) -> errors.AlreadyExists:
+    return errors.AlreadyExists(f'{resource(kind)} "{name}" already exists')
+
+
+def conflict(kind: Kind | str, name: str, reason: str = errors.CONFLICT_MESSAGE) -> errors.Conflict:
+    """``kind`` may be a subresource spelled out ("pods/binding"), as Bind's conflicts name it."""
+    what = kind if isinstance(kind, str) else resource(kind)
+    return errors.Conflict(f'Operation cannot be fulfilled on {what} "{name}": {reason}')
+
+
+def stale_precondition(kind: Kind, name: str, expected: str, actual: str) -> errors.Conflict:
+    """A Delete (or Bind) precondition on resourceVersion that no longer holds."""
+    return conflict(
+        kind, name,
+        f"Precondition failed: ResourceVersion in precondition: {expected}, "
+        f"ResourceVersion in object meta: {actual}",
+    )
+
+
+def forbidden(kind: Kind, name: str, reason: str) -> errors.Forbidden:
+    if name:
+        return errors.Forbidden(f'{resource(kind)} "{name}" is forbidden: {reason}')
+    return errors.Forbidden(f"{resource(kind)} is forbidden: {reason}")
+
+
+def too_old_resource_version(requested: int, compacted: int) -> errors.Expired:
+    return errors.Expired(f"too old resource version: {requested} ({compacted})")
+
+
+def too_large_resource_version(requested: int, current: int) -> errors.Invalid:
+    return errors.Invalid(f"Too large resource version: {requested}, current: {current}")
+
+
+CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. "
+    "You can start a new list without the continue parameter."
+)

@@ -1,0 +1,163 @@
+"""Objects of every kind kept in a Store: where they live, how they are encoded, and what a store
+outcome means in the API's terms.
+
+Layout (shared with every other reader of the store): ``Kind.key(namespace, name)``; the value is the
+object's protobuf binary with ``metadata.resourceVersion`` cleared, because the version is the key's
+``mod_revision`` and storing it would make it wrong after the very write that stores it. Decoding puts
+``str(mod_revision)`` back.
+
+Writes are compare-and-swap on the revision the caller read. ``guaranteed_update`` is Kubernetes'
+GuaranteedUpdate: read, let the caller compute the new object from the current one, write it only if
+nothing changed meanwhile, and start again from what the store returned when something did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError, Message
+
+from cluster.api import errors, validation
+from cluster.api.kinds import Kind
+from cluster.apiserver import messages
+from store.base import Guard, KeyValue, Store
+
+#: etcd refuses requests above 1.5 MiB by default (--max-request-bytes); an object must fit in one.
+MAX_OBJECT_BYTES = 1536 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOutcome:
+    """A compare-and-swap write in the API's terms.
+
+    On success ``obj`` is the object as written (resourceVersion set; for a delete, the object as it
+    was). On failure ``obj`` is the object as the store holds it now (None when it is gone) and
+    ``failed_guards`` names the guards that did not hold.
+    """
+
+    succeeded: bool
+    obj: Message | None
+    failed_guards: tuple[Guard, ...] = ()
+
+
+Mutation = Callable[[Message], Awaitable[Message | None]]
+
+
+def revision_of(obj: Message) -> int:
+    """The store revision an object was read at (its resourceVersion)."""
+    return int(obj.metadata.resource_version)
+
+
+class Registry:
+    def __init__(self, store: Store, *, max_object_bytes: int = MAX_OBJECT_BYTES) -> None:
+        self.store = store
+        self.max_object_bytes = max_object_bytes
+
+    # ------------------------------------------------------------------------------------ encoding
+
+    def encode(self, kind: Kind, obj: Message) -> bytes:
+        """The stored form of ``obj``; an object too big for the store is Invalid."""
+        version = obj.metadata.resource_version
+        obj.metadata.resource_version = ""
+        try:
+            # Deterministic (sorted map entries), so an unchanged object encodes to unchanged bytes.
+            data = obj.SerializeToString(deterministic=True)
+        finally:
+            obj.metadata.resource_version = version
+        if len(data) > self.max_object_bytes:
+            validation.ensure_valid(obj, [
+                f"the object is {len(data)} bytes serialized, more than the limit of "
+                f"{self.max_object_bytes} bytes (1.5 MiB: etcd's default request size limit)"
+            ])
+        return data
+
+    @staticmethod
+    def decode(kind: Kind, value: bytes, revision: int) -> Message:
+        try:
+            obj = kind.message.FromString(value)
+        except DecodeError as exc:
+            raise errors.InternalError(f"stored {kind.plural} object cannot be decoded: {exc}") from exc
+        obj.metadata.resource_version = str(revision)
+        return obj
+
+    def decode_kv(self, kind: Kind, kv: KeyValue) -> Message:
+        return self.decode(kind, kv.value, kv.mod_revision)
+
+    # --------------------------------------------------------------------------------------- reads
+
+    async def get(self, kind: Kind, namespace: str, name: str) -> Message | None:
+        kv = await self.store.get(kind.key(namespace, name))
+        return None if kv is None else self.decode_kv(kind, kv)
+
+    async def require(self, kind: Kind, namespace: str, name: str) -> Message:
+        obj = await self.get(kind, namespace, name)
+        if obj is None:
+            raise messages.not_found(kind, name)
+        return obj
+
+    # -------------------------------------------------------------------------------------- writes
+
+    async def create(self, kind: Kind, obj: Message, *, dry_run: bool = False) -> Message:
+        """Store a new object; AlreadyExists when its key is taken. A dry run checks the same and
+        returns the object unwritten (without a resourceVersion, as Kubernetes does)."""
+        key = kind.key(obj.metadata.namespace, obj.metadata.name)
+        data = self.encode(kind, obj)
+        if dry_run:
+            if await self.store.get(key) is not None:
+                raise messages.already_exists(kind, obj.metadata.name)
+            return obj
+        result = await self.store.create(key, data)
+        if not result.succeeded:
+            raise messages.already_exists(kind, obj.metadata.name)
+        obj.metadata.resource_version = str(result.revision)
+        return obj
+
+    async def update(
+        self, kind: Kind, obj: Message, expected_revision: int, guards: Sequence[Guard] = ()
+    ) -> WriteOutcome:
+        return await self._write(kind, obj, self.encode(kind, obj), expected_revision, guards)
+
+    async def _write(
+        self, kind: Kind, obj: Message, data: bytes, expected_revision: int, guards: Sequence[Guard]
+    ) -> WriteOutcome:
+        key = kind.key(obj.metadata.namespace, obj.metadata.name)
+        result = await self.store.update(key, data, expected_revision, guards)
+        if result.succeeded:
+            obj.metadata.resource_version = str(result.revision)
+            return WriteOutcome(True, obj)
+        current = None if result.current is None else self.decode_kv(kind, result.current)
+        return WriteOutcome(False, current, result.failed_guards)
+
+    async def delete(self, kind: Kind, obj: Message, expected_revision: int) -> WriteOutcome:
+        key = kind.key(obj.metadata.namespace, obj.metadata.name)
+        result = await self.store.delete(key, expected_revision)
+        if result.succeeded:
+            return WriteOutcome(True, obj)
+        current = None if result.current is None else self.decode_kv(kind, result.current)
+        return WriteOutcome(False, current, result.failed_guards)
+
+    async def guaranteed_update(
+        self, kind: Kind, namespace: str, name: str, mutate: Mutation, *, dry_run: bool = False
+    ) -> Message:
+        """Apply ``mutate`` to the current object and write the result, retrying from the newer object
+        whenever another writer got there first. ``mutate`` builds a new object (it must not change the
+        one it is given), returns None to leave the object as it is, or raises to refuse (a
+        precondition it checks against the current object, validation)."""
+        current = await self.require(kind, namespace, name)
+        while True:
+            updated = await mutate(current)
+            if updated is None:
+                return current
+            updated.metadata.resource_version = current.metadata.resource_version
+            data = self.encode(kind, updated)
+            if data == self.encode(kind, current):
+                return current
+            if dry_run:
+                return updated
+            outcome = await self._write(kind, updated, data, revision_of(current), ())
+            if outcome.succeeded:
+                return updated
+            if outcome.obj is None:
+                raise messages.not_found(kind, name)
+            current = outcome.obj

@@ -1,0 +1,31 @@
+"""Which objects a List or Watch request asks for: its label and field selectors over one kind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from google.protobuf.message import Message
+
+from cluster.api.kinds import Kind
+from cluster.api.selectors import FieldSelector, LabelSelector, object_fields
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    kind: Kind
+    labels: LabelSelector
+    fields: FieldSelector
+
+    @classmethod
+    def parse(cls, kind: Kind, label_selector: str = "", field_selector: str = "") -> Selection:
+        """Parse both selectors; a syntax error or a field the kind does not support is Invalid."""
+        return cls(kind, LabelSelector.parse(label_selector), FieldSelector.parse(field_selector, kind))
+
+    @property
+    def everything(self) -> bool:
+        return self.labels.empty and self.fields.empty
+
+    def matches(self, obj: Message) -> bool:
+        if not self.labels.matches(obj.metadata.labels):
+            return False
+        return self.fields.empty or self.fields.matches(object_fields(self.kind, obj))

@@ -1,0 +1,157 @@
+"""The API server process in one object: the gRPC server and the work it owns.
+
+``ApiServer(store, options)``; ``port = await server.start()``; ``await server.wait_closed()``;
+``await server.stop(grace_s)``. The caller opens and closes the store.
+
+Besides the ``ApiServer`` service it serves the standard gRPC health service (SERVING once the store
+has answered and the system priority classes exist; NOT_SERVING while stopping) and server
+reflection, so grpcurl and load balancers work without our protos. Two background tasks run in one
+TaskGroup for the server's lifetime: the graceful-deletion finisher (graceful.py) and the store
+compactor, which keeps a week of lease renewals from growing the store without bound. Either failing
+is fatal: the server stops and ``wait_closed`` raises the error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from cluster.api import apiserver_pb2, apiserver_pb2_grpc
+from cluster.apiserver.bootstrap import ensure_system_priority_classes
+from cluster.apiserver.graceful import DeletionFinisher
+from cluster.apiserver.registry import MAX_OBJECT_BYTES, Registry
+from cluster.apiserver.service import ApiService
+from cluster.apiserver.verbs import Verbs
+from store.base import Store
+from store.compactor import Compactor
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME = apiserver_pb2.DESCRIPTOR.services_by_name["ApiServer"].full_name
+
+
+@dataclass(frozen=True, slots=True)
+class ApiServerOptions:
+    #: host:port to serve on; port 0 picks a free port (``start`` returns it).
+    listen: str = "127.0.0.1:7443"
+    #: Seconds between compactions; 300 is kube-apiserver's --etcd-compaction-interval default.
+    compaction_interval_s: float = 300.0
+    #: Revisions a compaction always keeps; 1000 as kine keeps, so a watcher a little behind can resume.
+    min_retained_revisions: int = 1000
+    #: The largest object (serialized) the server stores; etcd's default request limit is 1.5 MiB.
+    max_object_bytes: int = MAX_OBJECT_BYTES
+
+    def __post_init__(self) -> None:
+        if not self.listen or ":" not in self.listen:
+            raise ValueError(f"listen address must be host:port, got {self.listen!r}")
+        if self.compaction_interval_s <= 0:
+            raise ValueError(f"compaction interval must be positive, got {self.compaction_interval_s}s")
+        if self.min_retained_revisions < 0:
+            raise ValueError(
+                f"min retained revisions must not be negative, got {self.min_retained_revisions}"
+            )
+        if self.max_object_bytes <= 0:
+            raise ValueError(f"max object size must be positive, got {self.max_object_bytes}")
+
+
+class ApiServer:
+    def __init__(
+        self, store: Store, options: ApiServerOptions | None = None, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.options = options or ApiServerOptions()
+        self._store = store
+        self._registry = Registry(store, max_object_bytes=self.options.max_object_bytes)
+        self._verbs = Verbs(self._registry, clock=clock)
+        self._finisher = DeletionFinisher(self._registry, clock=clock)
+        self._compactor = Compactor(
+            store,
+            interval_s=self.options.compaction_interval_s,
+            min_retained_revisions=self.options.min_retained_revisions,
+        )
+        self._stopping = asyncio.Event()
+        self._health = health.aio.HealthServicer()
+        self._server: grpc.aio.Server | None = None
+        self._background: asyncio.Task[None] | None = None
+        self._stopper: asyncio.Task[None] | None = None
+        self.port = 0
+
+    async def start(self) -> int:
+        """Check the store answers, create the system objects, and serve; returns the port."""
+        if self._server is not None:
+            raise RuntimeError("the API server is already started")
+        await self._store.current_revision()
+        await ensure_system_priority_classes(self._verbs)
+
+        server = grpc.aio.server()
+        apiserver_pb2_grpc.add_ApiServerServicer_to_server(ApiService(self._verbs, self._stopping), server)
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        health_service = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+        reflection.enable_server_reflection((SERVICE_NAME, health_service, reflection.SERVICE_NAME), server)
+        try:
+            port = server.add_insecure_port(self.options.listen)
+        except RuntimeError as exc:
+            raise OSError(f"cannot listen on {self.options.listen}: {exc}") from exc
+        if port == 0:
+            raise OSError(f"cannot listen on {self.options.listen}: the address is in use or not local")
+        self.port = port
+        await server.start()
+        self._server = server
+        self._background = asyncio.create_task(self._run_background(), name="apiserver-background")
+        self._background.add_done_callback(self._background_ended)
+        for service in ("", SERVICE_NAME):
+            await self._health.set(service, health_pb2.HealthCheckResponse.SERVING)
+        log.info("serving on %s", self.address)
+        return self.port
+
+    @property
+    def address(self) -> str:
+        host, _, _ = self.options.listen.rpartition(":")
+        return f"{host}:{self.port}"
+
+    async def _run_background(self) -> None:
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(self._finisher.run(), name="deletion-finisher")
+            tasks.create_task(self._compactor.run(), name="compactor")
+
+    def _background_ended(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            log.error("a background task of the API server failed; stopping", exc_info=error)
+        else:
+            log.warning("the background tasks of the API server ended on their own; stopping")
+        if not self._stopping.is_set():
+            self._stopper = asyncio.create_task(self.stop(), name="apiserver-stop")
+
+    async def wait_closed(self) -> None:
+        """Return when the server has stopped; raise what stopped it if its background work failed."""
+        if self._server is None:
+            return
+        await self._server.wait_for_termination()
+        if self._background is not None and self._background.done() and not self._background.cancelled():
+            error = self._background.exception()
+            if error is not None:
+                raise error
+
+    async def stop(self, grace_s: float = 5.0) -> None:
+        """End every watch, let unary calls finish for up to ``grace_s``, then stop the background
+        tasks. Idempotent."""
+        if self._server is None or self._stopping.is_set():
+            return
+        self._stopping.set()
+        await self._health.enter_graceful_shutdown()
+        await self._server.stop(grace_s)
+        if self._background is not None and not self._background.done():
+            self._background.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._background
+        log.info("stopped")

@@ -1,0 +1,128 @@
+"""How a write request becomes the object that is stored, as Kubernetes' registry strategies and
+rest.BeforeCreate / rest.BeforeUpdate prepare it.
+
+Create: the server owns uid, creationTimestamp and generation (1), clears deletion fields, fills the
+namespace ("default" for namespaced kinds; none for cluster-scoped ones), turns generateName into a name,
+and applies defaults. A pod starts Pending, or Running when it names its node already (kubelet.py).
+Update replaces metadata and spec but keeps what the server owns and the stored status; generation
+moves when the desired state changes. UpdateStatus replaces the status and keeps everything else.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from cluster.api import errors, objects_pb2, validation
+from cluster.api.kinds import Kind
+from cluster.apiserver import kubelet
+from cluster.apiserver.defaults import apply_defaults
+
+DEFAULT_NAMESPACE = "default"
+PENDING = "Pending"
+
+#: apimachinery's alphabet for generated names: no vowels (no accidental words) and no 0/1/3
+#: (no look-alikes of o/l/e).
+_GENERATED_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+GENERATED_SUFFIX_LENGTH = 5
+#: A generated name must still be a valid DNS label (63 characters).
+_MAX_GENERATE_NAME_BASE = 63 - GENERATED_SUFFIX_LENGTH
+
+#: Fields that are bookkeeping, not desired state: changing only these does not move generation.
+_NOT_DESIRED_STATE = frozenset({"api_version", "kind", "metadata", "status"})
+
+
+def generate_name(base: str, rng: random.Random) -> str:
+    suffix = "".join(rng.choice(_GENERATED_ALPHABET) for _ in range(GENERATED_SUFFIX_LENGTH))
+    return base[:_MAX_GENERATE_NAME_BASE] + suffix
+
+
+def check_type_meta(kind: Kind, obj: Message) -> None:
+    """apiVersion and kind, when a request sets them, must be the kind's own."""
+    problems = []
+    if obj.api_version and obj.api_version != kind.api_version:
+        problems.append(validation.not_supported("apiVersion", obj.api_version, [kind.api_version]))
+    if obj.kind and obj.kind != kind.name:
+        problems.append(validation.not_supported("kind", obj.kind, [kind.name]))
+    if problems:
+        validation.ensure_valid(obj, problems)
+    obj.api_version = kind.api_version
+    obj.kind = kind.name
+
+
+def normalize_namespace(kind: Kind, obj: Message) -> None:
+    if kind.namespaced:
+        obj.metadata.namespace = obj.metadata.namespace or DEFAULT_NAMESPACE
+    else:
+        obj.metadata.namespace = ""
+
+
+def prepare_for_create(kind: Kind, obj: Message, now: Timestamp, rng: random.Random) -> None:
+    check_type_meta(kind, obj)
+    meta = obj.metadata
+    if meta.resource_version:
+        raise errors.Invalid("resourceVersion should not be set on objects to be created")
+    normalize_namespace(kind, obj)
+    if not meta.name and meta.generate_name:
+        meta.name = generate_name(meta.generate_name, rng)
+    meta.uid = str(uuid.uuid4())
+    meta.creation_timestamp.CopyFrom(now)
+    meta.generation = 1
+    meta.ClearField("deletion_timestamp")
+    meta.ClearField("deletion_grace_period_seconds")
+    apply_defaults(obj)
+    if isinstance(obj, objects_pb2.Pod):
+        _initial_pod_status(obj, now)
+
+
+def _initial_pod_status(pod: objects_pb2.Pod, now: Timestamp) -> None:
+    """Status is the server's on create: a new pod is Pending, unless it is created on a node."""
+    start_time = Timestamp()
+    start_time.CopyFrom(pod.status.start_time)
+    pod.ClearField("status")
+    pod.status.phase = PENDING
+    if pod.spec.node_name:
+        pod.status.start_time.CopyFrom(start_time)
+        kubelet.mark_running(pod, now)
+
+
+def prepare_for_update(kind: Kind, new: Message, old: Message) -> None:
+    """Turn an Update request's object into the object to store over ``old``."""
+    check_type_meta(kind, new)
+    meta, old_meta = new.metadata, old.metadata
+    # An update that leaves uid out means the object it names; a different uid fails validation.
+    meta.uid = meta.uid or old_meta.uid
+    normalize_namespace(kind, new)
+    meta.creation_timestamp.CopyFrom(old_meta.creation_timestamp)
+    # Only Delete sets or changes the deletion fields.
+    meta.ClearField("deletion_timestamp")
+    meta.ClearField("deletion_grace_period_seconds")
+    if old_meta.HasField("deletion_timestamp"):
+        meta.deletion_timestamp.CopyFrom(old_meta.deletion_timestamp)
+    if old_meta.HasField("deletion_grace_period_seconds"):
+        meta.deletion_grace_period_seconds = old_meta.deletion_grace_period_seconds
+    apply_defaults(new)
+    if "status" in kind.message.DESCRIPTOR.fields_by_name:
+        new.status.CopyFrom(old.status)
+    meta.generation = old_meta.generation + (1 if desired_state_changed(new, old) else 0)
+
+
+def prepare_for_status_update(kind: Kind, new: Message, old: Message) -> Message:
+    """The object to store for an UpdateStatus request: ``old`` with ``new``'s status."""
+    if "status" not in kind.message.DESCRIPTOR.fields_by_name:
+        raise errors.Invalid(f"{kind.name} has no status: use Update to change it")
+    updated = kind.message()
+    updated.CopyFrom(old)
+    updated.status.CopyFrom(new.status)
+    return updated
+
+
+def desired_state_changed(new: Message, old: Message) -> bool:
+    """Whether anything but metadata and status differs (the spec, or a spec-less kind's fields)."""
+    for field in new.DESCRIPTOR.fields:
+        if field.name not in _NOT_DESIRED_STATE and getattr(new, field.name) != getattr(old, field.name):
+            return True
+    return False

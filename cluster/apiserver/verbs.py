@@ -1,0 +1,192 @@
+"""The write and read verbs of the API over the registry, in kube-apiserver's order:
+strategy (server-owned fields, defaults) → mutating admission → validation → validating admission →
+the size limit and the compare-and-swap write. A dry run goes through every step but the write.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from cluster.api import errors, objects_pb2, timeutil, validation
+from cluster.api.kinds import POD, PRIORITY_CLASS, Kind, kind_by_name, kind_of
+from cluster.apiserver import admission, graceful, messages, strategy
+from cluster.apiserver.registry import Registry, revision_of
+
+#: How many generated names a create tries before it gives up on collisions (as Kubernetes).
+GENERATE_NAME_ATTEMPTS = 8
+
+
+def resolve_kind(name: str) -> Kind:
+    if not name:
+        raise errors.Invalid("kind is required")
+    return kind_by_name(name)
+
+
+def check_path_name(what: str, value: str) -> None:
+    """A name used to build a store key must be one path segment (apimachinery's path segment rules)."""
+    if not value:
+        raise errors.Invalid(f"{what} may not be empty")
+    if value in (".", ".."):
+        raise errors.Invalid(f'{what} "{value}" may not be "{value}"')
+    for forbidden in ("/", "%"):
+        if forbidden in value:
+            raise errors.Invalid(f'{what} "{value}" may not contain "{forbidden}"')
+
+
+def request_namespace(kind: Kind, namespace: str) -> str:
+    """The namespace a single-object request addresses: "default" when a namespaced kind's is empty."""
+    if not kind.namespaced:
+        return ""
+    namespace = namespace or strategy.DEFAULT_NAMESPACE
+    check_path_name("namespace", namespace)
+    return namespace
+
+
+class Verbs:
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        clock: Callable[[], float] = time.time,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.registry = registry
+        self._clock = clock
+        self._rng = rng or random.Random()
+
+    def now(self) -> Timestamp:
+        return timeutil.from_seconds(self._clock())
+
+    # ------------------------------------------------------------------------------------- create
+
+    async def create(self, obj: Message, *, dry_run: bool = False) -> Message:
+        kind = kind_of(obj)
+        generated = not obj.metadata.name and bool(obj.metadata.generate_name)
+        attempt = 1
+        while True:
+            candidate = kind.message()
+            candidate.CopyFrom(obj)
+            strategy.prepare_for_create(kind, candidate, self.now(), self._rng)
+            if isinstance(candidate, objects_pb2.Pod):
+                await admission.admit_pod_create(self.registry, candidate)
+            self._validate(kind, candidate)
+            if isinstance(candidate, objects_pb2.PriorityClass):
+                await admission.admit_priority_class(self.registry, candidate, updating=False)
+            try:
+                return await self.registry.create(kind, candidate, dry_run=dry_run)
+            except errors.AlreadyExists:
+                if not generated or attempt == GENERATE_NAME_ATTEMPTS:
+                    raise
+                attempt += 1
+
+    def _validate(self, kind: Kind, obj: Message, old: Message | None = None) -> None:
+        problems = validation.validate_object(obj)
+        if old is not None:
+            problems += validation.validate_update(old, obj)
+        if kind is PRIORITY_CLASS:
+            problems += admission.priority_class_problems(obj)
+        if problems:
+            validation.ensure_valid(obj, problems)
+
+    # -------------------------------------------------------------------------------------- reads
+
+    async def get(self, kind_name: str, namespace: str, name: str) -> Message:
+        kind = resolve_kind(kind_name)
+        namespace = request_namespace(kind, namespace)
+        check_path_name("resource name", name)
+        return await self.registry.require(kind, namespace, name)
+
+    # ------------------------------------------------------------------------------------ updates
+
+    def _addressed(self, obj: Message) -> tuple[Kind, str, str]:
+        kind = kind_of(obj)
+        namespace = request_namespace(kind, obj.metadata.namespace)
+        check_path_name("resource name", obj.metadata.name)
+        return kind, namespace, obj.metadata.name
+
+    async def update(self, obj: Message, *, dry_run: bool = False) -> Message:
+        """Replace metadata and spec (status is kept). An empty resourceVersion is unconditional."""
+        kind, namespace, name = self._addressed(obj)
+        precondition = obj.metadata.resource_version
+
+        async def mutate(current: Message) -> Message:
+            if precondition and precondition != current.metadata.resource_version:
+                raise messages.conflict(kind, name)
+            updated = kind.message()
+            updated.CopyFrom(obj)
+            strategy.prepare_for_update(kind, updated, current)
+            if isinstance(updated, objects_pb2.Pod):
+                admission.admit_pod_update(updated, current)
+            self._validate(kind, updated, current)
+            if isinstance(updated, objects_pb2.PriorityClass):
+                await admission.admit_priority_class(self.registry, updated, updating=True)
+            return updated
+
+        return await self.registry.guaranteed_update(kind, namespace, name, mutate, dry_run=dry_run)
+
+    async def update_status(self, obj: Message, *, dry_run: bool = False) -> Message:
+        """Replace the status (metadata and spec are kept)."""
+        kind, namespace, name = self._addressed(obj)
+        precondition = obj.metadata.resource_version
+
+        async def mutate(current: Message) -> Message:
+            if precondition and precondition != current.metadata.resource_version:
+                raise messages.conflict(kind, name)
+            updated = strategy.prepare_for_status_update(kind, obj, current)
+            self._validate(kind, updated, current)
+            return updated
+
+        return await self.registry.guaranteed_update(kind, namespace, name, mutate, dry_run=dry_run)
+
+    # ------------------------------------------------------------------------------------- delete
+
+    async def delete(
+        self,
+        kind_name: str,
+        namespace: str,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        resource_version: str = "",
+        dry_run: bool = False,
+    ) -> Message:
+        """Delete an object, or for a pod with a grace period, mark it (graceful.py). Returns the object
+        as deleted or as marked."""
+        kind = resolve_kind(kind_name)
+        namespace = request_namespace(kind, namespace)
+        check_path_name("resource name", name)
+        if kind is PRIORITY_CLASS:
+            admission.check_priority_class_delete(name)
+        current = await self.registry.require(kind, namespace, name)
+        while True:
+            actual = current.metadata.resource_version
+            if resource_version and resource_version != actual:
+                raise messages.stale_precondition(kind, name, resource_version, actual)
+            if kind is POD:
+                plan = graceful.plan_pod_deletion(current, grace_period_seconds, self._clock())
+                if plan.action is graceful.Action.KEEP:
+                    return current
+                if plan.action is graceful.Action.MARK:
+                    marked = graceful.apply_plan(current, plan)
+                    if dry_run:
+                        return marked
+                    outcome = await self.registry.update(kind, marked, revision_of(current))
+                    if outcome.succeeded:
+                        return marked
+                    if outcome.obj is None:
+                        raise messages.not_found(kind, name)
+                    current = outcome.obj
+                    continue
+            if dry_run:
+                return current
+            outcome = await self.registry.delete(kind, current, revision_of(current))
+            if outcome.succeeded:
+                return current
+            if outcome.obj is None:
+                raise messages.not_found(kind, name)
+            current = outcome.obj

@@ -1,0 +1,138 @@
+"""Watch: the changes to the selected objects of a kind, as Kubernetes' watch events.
+
+Store events become API events the way kube-apiserver's etcd watcher converts them:
+
+* a PUT that created the key (create_revision == revision) is ADDED, if the object is selected;
+* any other PUT compares the object before and after against the selectors: selected before and
+  after is MODIFIED, only after is ADDED (it started matching), only before is DELETED carrying the
+  previous state (it stopped matching), neither is nothing;
+* a DELETE is DELETED carrying the last state, if that state was selected.
+
+Every object carries the event's revision as its resourceVersion, so a client that remembers the last
+one it saw can resume from it. resourceVersion "" (or "0") first sends an ADDED for every selected
+object at one revision, then the changes after that revision ("get state and start at most recent").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TypeVar
+
+from google.protobuf.message import Message
+
+from cluster.api import apiserver_pb2, errors, kinds
+from cluster.api.kinds import Kind
+from cluster.apiserver import messages
+from cluster.apiserver.listing import list_objects
+from cluster.apiserver.registry import Registry
+from cluster.apiserver.selection import Selection
+from store.base import EventType, FutureRevision, TooOldRevision, WatchEvent
+
+T = TypeVar("T")
+
+ADDED = apiserver_pb2.WatchEvent.ADDED
+MODIFIED = apiserver_pb2.WatchEvent.MODIFIED
+DELETED = apiserver_pb2.WatchEvent.DELETED
+
+
+def api_event(type_: apiserver_pb2.WatchEvent.Type, obj: Message) -> apiserver_pb2.WatchEvent:
+    return apiserver_pb2.WatchEvent(type=type_, object=kinds.wrap(obj))
+
+
+def convert_event(selection: Selection, event: WatchEvent) -> apiserver_pb2.WatchEvent | None:
+    """The API event a store event is for a watcher of ``selection``; None when it sees nothing."""
+    kind = selection.kind
+    if event.type is EventType.DELETE:
+        last = _decode(kind, event.key, event.value, event.revision)
+        return api_event(DELETED, last) if selection.matches(last) else None
+
+    current = _decode(kind, event.key, event.value, event.revision)
+    current_selected = selection.matches(current)
+    if event.create_revision == event.revision:
+        return api_event(ADDED, current) if current_selected else None
+    if selection.everything:
+        return api_event(MODIFIED, current)
+    # Without the previous state (etcd omits it once compacted) the object counts as not selected before.
+    previous = (
+        None if event.prev_value is None
+        else _decode(kind, event.key, event.prev_value, event.revision)
+    )
+    previous_selected = previous is not None and selection.matches(previous)
+    if current_selected:
+        return api_event(MODIFIED if previous_selected else ADDED, current)
+    if previous is not None and previous_selected:
+        return api_event(DELETED, previous)
+    return None
+
+
+def _decode(kind: Kind, key: str, value: bytes, revision: int) -> Message:
+    obj = Registry.decode(kind, value, revision)
+    if not obj.metadata.name:
+        # A deletion whose previous value etcd no longer had: the key still says what was deleted.
+        parts = key.rsplit("/", 2)
+        obj.metadata.name = parts[-1]
+        if kind.namespaced:
+            obj.metadata.namespace = parts[-2]
+    return obj
+
+
+def parse_resource_version(text: str) -> int:
+    """A resourceVersion from a request: "" and "0" mean "now" (0); anything else a revision."""
+    if text in ("", "0"):
+        return 0
+    if not text.isdigit():
+        raise errors.Invalid(f'invalid resource version "{text}": must be a non-negative integer')
+    return int(text)
+
+
+async def watch_events(
+    registry: Registry, selection: Selection, namespace: str = "", resource_version: str = ""
+) -> AsyncIterator[apiserver_pb2.WatchEvent]:
+    """The events of a Watch request, forever (the caller stops iterating to end it)."""
+    after = parse_resource_version(resource_version)
+    if after == 0:
+        snapshot = await list_objects(registry, selection, namespace)
+        for obj in snapshot.items:
+            yield api_event(ADDED, obj)
+        after = snapshot.revision
+    prefix = selection.kind.key_prefix(namespace)
+    try:
+        async for event in registry.store.watch(prefix, after + 1):
+            converted = convert_event(selection, event)
+            if converted is not None:
+                yield converted
+    except TooOldRevision as exc:
+        raise messages.too_old_resource_version(after, exc.compacted) from exc
+    except FutureRevision as exc:
+        raise messages.too_large_resource_version(after, exc.current) from exc
+
+
+async def until_stopped(events: AsyncIterator[T], stop: asyncio.Event) -> AsyncIterator[T]:
+    """``events`` until they end or ``stop`` is set: then the stream ends cleanly (a watch client sees
+    the end of the stream and watches again, elsewhere or after a restart, from its last version)."""
+    stopped = asyncio.ensure_future(stop.wait())
+    pending: asyncio.Future[T] | None = None
+    try:
+        while True:
+            pending = asyncio.ensure_future(anext(events))
+            await asyncio.wait((pending, stopped), return_when=asyncio.FIRST_COMPLETED)
+            if not pending.done():
+                return
+            try:
+                item = pending.result()
+            except StopAsyncIteration:
+                return
+            pending = None
+            yield item
+    finally:
+        stopped.cancel()
+        if pending is not None and not pending.done():
+            pending.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                await pending
+        # Close the source now rather than when it is garbage-collected: it holds a store watch.
+        close = getattr(events, "aclose", None)
+        if close is not None:
+            await close()

@@ -1,0 +1,159 @@
+"""`podsched apiserver`: run the API server on the embedded store (default) or on etcd.
+
+    podsched apiserver [--listen 127.0.0.1:7443] [--data-dir DIR | --etcd host:port,...]
+                       [--compaction-interval 5m]
+
+Once serving it prints one line to stderr, which scripts and tests wait for (with ``--listen
+127.0.0.1:0`` it names the port picked)::
+
+    podsched apiserver serving on 127.0.0.1:7443 (store: sqlite /home/me/.local/share/podsched)
+
+SIGTERM or SIGINT stops it cleanly (exit 0): watches end, calls in flight get a few seconds, the store
+is closed. A store that cannot be opened, or an address that cannot be bound, is reported on one line
+and the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import re
+import signal
+import sys
+from typing import Any
+
+from cluster.apiserver.server import ApiServer, ApiServerOptions
+from store.base import Store, StoreError
+from store.factory import open_store
+
+DEFAULT_LISTEN = "127.0.0.1:7443"
+#: kube-apiserver's --etcd-compaction-interval default.
+DEFAULT_COMPACTION_INTERVAL_S = 300.0
+#: How long calls in flight may take to finish when the server is told to stop.
+STOP_GRACE_S = 5.0
+#: How long to wait for the store to answer at start before giving up with an error.
+STORE_OPEN_TIMEOUT_S = 30.0
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a Go-style duration: "5m", "30s", "300ms", "1h30m", "1.5s"."""
+    position, total = 0, 0.0
+    while position < len(text):
+        part = _DURATION_PART.match(text, position)
+        if part is None:
+            break
+        total += float(part.group(1)) * _UNIT_SECONDS[part.group(2)]
+        position = part.end()
+    if not text or position != len(text):
+        raise argparse.ArgumentTypeError(
+            f"invalid duration {text!r}: use a number with a unit, like 5m, 30s, 300ms or 1h30m"
+        )
+    return total
+
+
+def default_data_dir() -> str:
+    """$XDG_DATA_HOME/podsched, else ~/.local/share/podsched."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "podsched")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "apiserver",
+        help="run the API server",
+        description="Serve the podsched API over gRPC, on the embedded store or on etcd.",
+    )
+    parser.add_argument(
+        "--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
+        help=f"address to serve on; port 0 picks a free port (default {DEFAULT_LISTEN})",
+    )
+    backend = parser.add_mutually_exclusive_group()
+    backend.add_argument(
+        "--data-dir", metavar="DIR",
+        help="directory of the embedded store (default: $XDG_DATA_HOME/podsched or ~/.local/share/podsched)",
+    )
+    backend.add_argument(
+        "--etcd", metavar="HOST:PORT[,HOST:PORT...]", help="use the etcd cluster at these endpoints"
+    )
+    parser.add_argument(
+        "--compaction-interval", type=parse_duration, default=DEFAULT_COMPACTION_INTERVAL_S,
+        metavar="DURATION", help="time between store compactions, like 5m or 30s (default 5m)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    data_dir = os.path.abspath(args.data_dir or default_data_dir())
+    return asyncio.run(_serve(args, data_dir))
+
+
+def _fail(message: str) -> int:
+    print(f"podsched apiserver: {message}", file=sys.stderr, flush=True)
+    return 1
+
+
+async def _serve(args: argparse.Namespace, data_dir: str) -> int:
+    """Serve until signalled; ``data_dir`` is used unless ``--etcd`` is given."""
+    try:
+        options = ApiServerOptions(listen=args.listen, compaction_interval_s=args.compaction_interval)
+    except ValueError as exc:
+        return _fail(str(exc))
+    if args.etcd is not None:
+        endpoints = [endpoint.strip() for endpoint in args.etcd.split(",") if endpoint.strip()]
+        if not endpoints:
+            return _fail("--etcd needs at least one host:port")
+        description = "etcd " + ",".join(endpoints)
+        opening = open_store(etcd_endpoints=endpoints)
+    else:
+        description = f"sqlite {data_dir}"
+        opening = open_store(data_dir=data_dir)
+
+    try:
+        store = await asyncio.wait_for(opening, STORE_OPEN_TIMEOUT_S)
+    except (StoreError, OSError, ValueError, TimeoutError) as exc:
+        return _fail(f"cannot open the store ({description}): {exc or type(exc).__name__}")
+    try:
+        return await _serve_on(store, options, description)
+    finally:
+        await store.close()
+
+
+async def _serve_on(store: Store, options: ApiServerOptions, description: str) -> int:
+    server = ApiServer(store, options)
+    try:
+        await asyncio.wait_for(server.start(), STORE_OPEN_TIMEOUT_S)
+    except (StoreError, TimeoutError) as exc:
+        await server.stop()
+        return _fail(f"the store ({description}) does not answer: {exc or type(exc).__name__}")
+    except OSError as exc:
+        return _fail(str(exc))
+    print(
+        f"podsched apiserver serving on {server.address} (store: {description})", file=sys.stderr, flush=True
+    )
+
+    signalled = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, signalled.set)
+    closed = asyncio.create_task(server.wait_closed(), name="apiserver-closed")
+    signal_wait = asyncio.create_task(signalled.wait(), name="apiserver-signal")
+    try:
+        await asyncio.wait((closed, signal_wait), return_when=asyncio.FIRST_COMPLETED)
+        if signalled.is_set():
+            await server.stop(STOP_GRACE_S)
+        await closed
+    except Exception as exc:  # the server's background work failed: it has stopped itself
+        return _fail(f"stopped: {type(exc).__name__}: {exc}")
+    finally:
+        signal_wait.cancel()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+    return 0
