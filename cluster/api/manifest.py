@@ -303,7 +303,7 @@ def parse_document(
 
 
 def _identity(kind_name: Any, data: dict[Any, Any]) -> str:
-    """" (Pod web)" for messages: what the document is, as far as it says."""
+    """What the document is, as far as it says, for messages: ' (Pod web)'."""
     metadata = data.get("metadata")
     name = metadata.get("name") if isinstance(metadata, dict) else None
     parts = [str(part) for part in (kind_name, name) if isinstance(part, str) and part]

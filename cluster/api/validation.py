@@ -7,8 +7,16 @@ message kube-apiserver would print. ``ensure_valid`` joins them into one ``error
 
 from __future__ import annotations
 
+import ipaddress
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from google.protobuf.message import Message
+
+from cluster.api import errors, kinds, objects_pb2
+from cluster.api.quantity import parse_quantity
 
 # ---------------------------------------------------------------------------------- field error texts
 
@@ -72,6 +80,11 @@ def _regex_error(message: str, fmt: str, *examples: str) -> str:
     return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
+def _check(path: str, value: str, check: Callable[[str], list[str]]) -> list[str]:
+    """``check``'s problems with ``value`` as field errors at ``path``."""
+    return [invalid(path, value, problem) for problem in check(value)]
+
+
 def _max_len_error(limit: int) -> str:
     return f"must be no more than {limit} characters"
 
@@ -84,11 +97,15 @@ def is_dns1123_label(value: str) -> list[str]:
         if _DNS1123_SUBDOMAIN.fullmatch(value):
             problems.append("must not contain dots")
         else:
-            problems.append(_regex_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-                "and must start and end with an alphanumeric character",
-                _DNS1123_LABEL_FMT, "my-name", "123-abc",
-            ))
+            problems.append(
+                _regex_error(
+                    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                    "and must start and end with an alphanumeric character",
+                    _DNS1123_LABEL_FMT,
+                    "my-name",
+                    "123-abc",
+                )
+            )
     return problems
 
 
@@ -97,11 +114,14 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         problems.append(_max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if not _DNS1123_SUBDOMAIN.fullmatch(value):
-        problems.append(_regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-            "and must start and end with an alphanumeric character",
-            _DNS1123_SUBDOMAIN_FMT, "example.com",
-        ))
+        problems.append(
+            _regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                "'-' or '.', and must start and end with an alphanumeric character",
+                _DNS1123_SUBDOMAIN_FMT,
+                "example.com",
+            )
+        )
     return problems
 
 
@@ -110,12 +130,17 @@ def is_qualified_name(value: str) -> list[str]:
     name_rule = _regex_error(
         "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
         "alphanumeric character",
-        _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc",
+        _QUALIFIED_NAME_FMT,
+        "MyName",
+        "my.name",
+        "123-abc",
     )
     parts = value.split("/")
     if len(parts) > 2:
-        return [f"a qualified name {name_rule} with an optional DNS subdomain prefix and '/' "
-                "(e.g. 'example.com/MyName')"]
+        return [
+            f"a qualified name {name_rule} with an optional DNS subdomain prefix and '/' "
+            "(e.g. 'example.com/MyName')"
+        ]
     problems = []
     name = parts[-1]
     if len(parts) == 2:
@@ -138,9 +163,777 @@ def is_valid_label_value(value: str) -> list[str]:
     if len(value) > LABEL_VALUE_MAX_LENGTH:
         problems.append(_max_len_error(LABEL_VALUE_MAX_LENGTH))
     if not _LABEL_VALUE.fullmatch(value):
-        problems.append(_regex_error(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-            "and must start and end with an alphanumeric character",
-            _LABEL_VALUE_FMT, "MyValue", "my_value", "12345",
-        ))
+        problems.append(
+            _regex_error(
+                "a valid label must be an empty string or consist of alphanumeric characters, "
+                "'-', '_' or '.', and must start and end with an alphanumeric character",
+                _LABEL_VALUE_FMT,
+                "MyValue",
+                "my_value",
+                "12345",
+            )
+        )
     return problems
+
+
+# --------------------------------------------------------------------------------- object checks
+
+#: Kubernetes' limit on the total size of an object's annotations (keys plus values).
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+
+PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+TOLERATION_OPERATORS = ("Equal", "Exists")
+WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
+NODE_INCLUSION_POLICIES = ("Honor", "Ignore")
+PROTOCOLS = ("SCTP", "TCP", "UDP")
+RESTART_POLICIES = ("Always", "OnFailure", "Never")
+PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+EVENT_TYPES = ("Normal", "Warning")
+UNHEALTHY_POD_EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
+
+_IMMUTABLE = "field is immutable"
+_POD_UPDATE_FORBIDDEN = (
+    "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+    "`spec.tolerations` (only additions to existing tolerations)"
+)
+
+
+def validate_object(obj: Message) -> list[str]:
+    """Every field error of ``obj`` (an object of a served kind), in Kubernetes' words; empty when valid."""
+    kind = kinds.kind_of(obj)
+    problems = _validate_meta(obj.metadata, kind)
+    problems += _KIND_VALIDATORS[kind.name](obj)
+    return problems
+
+
+def validate_update(old: Message, new: Message) -> list[str]:
+    """The errors of changing ``old`` into ``new`` beyond ``validate_object(new)``: immutable metadata,
+    Pod spec immutability (only container images change, tolerations may be added), PriorityClass value and
+    preemptionPolicy."""
+    problems = []
+    for field_name, path in (
+        ("name", "metadata.name"),
+        ("namespace", "metadata.namespace"),
+        ("uid", "metadata.uid"),
+    ):
+        before, after = getattr(old.metadata, field_name), getattr(new.metadata, field_name)
+        # An update that leaves uid out means "the same object", as kubectl apply sends it.
+        if before != after and not (field_name == "uid" and not after):
+            problems.append(invalid(path, after, _IMMUTABLE))
+    if isinstance(new, objects_pb2.Pod) and isinstance(old, objects_pb2.Pod):
+        problems += _validate_pod_spec_update(old.spec, new.spec)
+    elif isinstance(new, objects_pb2.PriorityClass) and isinstance(old, objects_pb2.PriorityClass):
+        if new.value != old.value:
+            problems.append(forbidden("value", "may not be changed in an update."))
+        if new.preemption_policy != old.preemption_policy:
+            problems.append(invalid("preemptionPolicy", new.preemption_policy, _IMMUTABLE))
+    return problems
+
+
+def ensure_valid(obj: Message, problems: Sequence[str] | None = None) -> None:
+    """Raise ``errors.Invalid`` as kube-apiserver words it (``Pod "web" is invalid: <problems>``) when there
+    are problems; with ``problems`` None, validate ``obj`` first. Repeated messages are reported once."""
+    if problems is None:
+        problems = validate_object(obj)
+    unique = list(dict.fromkeys(problems))
+    if not unique:
+        return
+    detail = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+    raise errors.Invalid(f'{qualified_kind(obj)} "{obj.metadata.name}" is invalid: {detail}')
+
+
+def qualified_kind(obj: Message) -> str:
+    """The kind as Kubernetes names it in errors: Pod, PriorityClass.scheduling.k8s.io, ..."""
+    kind = kinds.kind_of(obj)
+    group = kind.api_version.rpartition("/")[0]
+    return f"{kind.name}.{group}" if group else kind.name
+
+
+# ------------------------------------------------------------------------------------------- meta
+
+
+def _validate_meta(meta: objects_pb2.ObjectMeta, kind: kinds.Kind) -> list[str]:
+    problems = []
+    if meta.name:
+        problems += _check("metadata.name", meta.name, is_dns1123_subdomain)
+    elif not meta.generate_name:
+        problems.append(required("metadata.name", "name or generateName is required"))
+    if meta.generate_name:
+        # A generated name is the prefix plus random characters, so a trailing '-' is fine.
+        prefix = meta.generate_name[:-1] if meta.generate_name.endswith("-") else meta.generate_name
+        problems += [
+            invalid("metadata.generateName", meta.generate_name, p) for p in is_dns1123_subdomain(prefix)
+        ]
+    if kind.namespaced:
+        if meta.namespace:
+            problems += _check("metadata.namespace", meta.namespace, is_dns1123_label)
+    elif meta.namespace:
+        problems.append(forbidden("metadata.namespace", "not allowed on this type"))
+    problems += validate_labels(meta.labels, "metadata.labels")
+    problems += _validate_annotations(meta.annotations, "metadata.annotations")
+    if meta.generation < 0:
+        problems.append(invalid("metadata.generation", meta.generation, "must be greater than or equal to 0"))
+    if meta.HasField("deletion_grace_period_seconds") and meta.deletion_grace_period_seconds < 0:
+        problems.append(
+            invalid(
+                "metadata.deletionGracePeriodSeconds",
+                meta.deletion_grace_period_seconds,
+                "must be greater than or equal to 0",
+            )
+        )
+    return problems
+
+
+def validate_labels(labels: Mapping[str, str], path: str) -> list[str]:
+    """Label keys and values (also node selectors), reported at ``path`` as Kubernetes reports them."""
+    problems = []
+    for key, value in labels.items():
+        problems += _check(path, key, is_qualified_name)
+        problems += _check(path, value, is_valid_label_value)
+    return problems
+
+
+def _validate_annotations(annotations: Mapping[str, str], path: str) -> list[str]:
+    problems = []
+    total = 0
+    for key, value in annotations.items():
+        # Kubernetes lowercases the key first: annotation keys may use capitals.
+        problems += [invalid(path, key, p) for p in is_qualified_name(key.lower())]
+        total += len(key.encode()) + len(value.encode())
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT:
+        problems.append(too_long(path, TOTAL_ANNOTATION_SIZE_LIMIT))
+    return problems
+
+
+def validate_label_selector(selector: objects_pb2.LabelSelector, path: str) -> list[str]:
+    """A LabelSelector message (metav1 ValidateLabelSelector)."""
+    problems = validate_labels(selector.match_labels, f"{path}.matchLabels")
+    for i, expression in enumerate(selector.match_expressions):
+        where = f"{path}.matchExpressions[{i}]"
+        problems += _check(f"{where}.key", expression.key, is_qualified_name)
+        if expression.operator in ("In", "NotIn"):
+            if not expression.values:
+                problems.append(
+                    required(f"{where}.values", "must be specified when `operator` is 'In' or 'NotIn'")
+                )
+        elif expression.operator in ("Exists", "DoesNotExist"):
+            if expression.values:
+                problems.append(
+                    forbidden(
+                        f"{where}.values",
+                        "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                    )
+                )
+        else:
+            problems.append(
+                invalid(f"{where}.operator", expression.operator, "not a valid selector operator")
+            )
+        for j, value in enumerate(expression.values):
+            problems += [invalid(f"{where}.values[{j}]", value, p) for p in is_valid_label_value(value)]
+    return problems
+
+
+# -------------------------------------------------------------------------------------- resources
+
+_STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
+_HUGEPAGES_PREFIX = "hugepages-"
+_NOT_NEGATIVE = "must be greater than or equal to 0"
+
+
+def _is_native(name: str) -> bool:
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _is_extended(name: str) -> bool:
+    """A resource a device plugin or operator defines ("example.com/gpu"): integral, not overcommitted."""
+    return (
+        not _is_native(name)
+        and not name.startswith("requests.")
+        and not is_qualified_name("requests." + name)
+    )
+
+
+def _check_quantities(
+    resources: Mapping[str, str], path: str, *, container: bool
+) -> tuple[list[str], dict[str, Fraction]]:
+    """Names and quantities of a resource map; returns the problems and the values that parsed."""
+    problems: list[str] = []
+    values: dict[str, Fraction] = {}
+    for name, text in resources.items():
+        where = f"{path}[{name}]"
+        name_problems = _check(where, name, is_qualified_name)
+        if not name_problems and container:
+            if "/" not in name:
+                if name not in _STANDARD_CONTAINER_RESOURCES and not name.startswith(_HUGEPAGES_PREFIX):
+                    name_problems.append(invalid(where, name, "must be a standard resource for containers"))
+            elif not _is_native(name) and not _is_extended(name):
+                name_problems.append(invalid(where, name, "doesn't follow extended resource name standard"))
+        problems += name_problems
+        try:
+            value = parse_quantity(text)
+        except ValueError as exc:
+            problems.append(invalid(where, text, str(exc).partition(": ")[2] or str(exc)))
+            continue
+        if value < 0:
+            problems.append(invalid(where, text, _NOT_NEGATIVE))
+        elif (_is_extended(name) or name == "pods") and value.denominator != 1:
+            problems.append(invalid(where, text, "must be an integer"))
+        values[name] = value
+    return problems, values
+
+
+def _validate_resource_requirements(resources: objects_pb2.ResourceRequirements, path: str) -> list[str]:
+    problems, limits = _check_quantities(resources.limits, f"{path}.limits", container=True)
+    request_problems, requests = _check_quantities(resources.requests, f"{path}.requests", container=True)
+    problems += request_problems
+    for name, request in requests.items():
+        where = f"{path}.requests[{name}]"
+        overcommit_allowed = _is_native(name) and not name.startswith(_HUGEPAGES_PREFIX)
+        limit = limits.get(name)
+        if limit is not None:
+            if request != limit and not overcommit_allowed:
+                problems.append(
+                    invalid(
+                        where,
+                        resources.requests[name],
+                        f"must be equal to {name} limit of {resources.limits[name]}",
+                    )
+                )
+            elif request > limit:
+                problems.append(
+                    invalid(
+                        where,
+                        resources.requests[name],
+                        f"must be less than or equal to {name} limit of {resources.limits[name]}",
+                    )
+                )
+        elif name not in resources.limits and not overcommit_allowed:
+            problems.append(required(f"{path}.limits", "Limit must be set for non overcommitable resources"))
+    return problems
+
+
+# -------------------------------------------------------------------------------------------- Pod
+
+
+def _validate_pod(pod: objects_pb2.Pod) -> list[str]:
+    spec = pod.spec
+    problems = []
+    if not spec.containers:
+        problems.append(required("spec.containers"))
+    seen_names: set[str] = set()
+    host_ports: set[str] = set()
+    for field_name, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
+        for i, container in enumerate(containers):
+            problems += _validate_container(container, f"spec.{field_name}[{i}]", seen_names, host_ports)
+    if spec.node_name:
+        problems += _check("spec.nodeName", spec.node_name, is_dns1123_subdomain)
+    if spec.scheduler_name:
+        problems += _check("spec.schedulerName", spec.scheduler_name, is_dns1123_subdomain)
+    if spec.priority_class_name:
+        problems += _check("spec.priorityClassName", spec.priority_class_name, is_dns1123_subdomain)
+    if spec.HasField("preemption_policy") and spec.preemption_policy not in PREEMPTION_POLICIES:
+        problems.append(not_supported("spec.preemptionPolicy", spec.preemption_policy, PREEMPTION_POLICIES))
+    if spec.restart_policy and spec.restart_policy not in RESTART_POLICIES:
+        problems.append(not_supported("spec.restartPolicy", spec.restart_policy, RESTART_POLICIES))
+    if spec.service_account_name:
+        problems += _check("spec.serviceAccountName", spec.service_account_name, is_dns1123_subdomain)
+    if spec.HasField("termination_grace_period_seconds") and spec.termination_grace_period_seconds < 0:
+        problems.append(
+            invalid(
+                "spec.terminationGracePeriodSeconds", spec.termination_grace_period_seconds, _NOT_NEGATIVE
+            )
+        )
+    problems += validate_labels(spec.node_selector, "spec.nodeSelector")
+    problems += _validate_tolerations(spec.tolerations, "spec.tolerations")
+    if spec.HasField("affinity"):
+        problems += _validate_affinity(spec.affinity, "spec.affinity")
+    problems += _validate_spread_constraints(
+        spec.topology_spread_constraints, "spec.topologySpreadConstraints"
+    )
+    problems += _check_quantities(spec.overhead, "spec.overhead", container=False)[0]
+    if pod.status.nominated_node_name:
+        problems += _check("status.nominatedNodeName", pod.status.nominated_node_name, is_dns1123_subdomain)
+    return problems
+
+
+def _validate_container(
+    container: objects_pb2.Container, path: str, seen_names: set[str], host_ports: set[str]
+) -> list[str]:
+    problems = []
+    if not container.name:
+        problems.append(required(f"{path}.name"))
+    else:
+        problems += _check(f"{path}.name", container.name, is_dns1123_label)
+        if container.name in seen_names:
+            problems.append(duplicate(f"{path}.name", container.name))
+        seen_names.add(container.name)
+    if not container.image:
+        problems.append(required(f"{path}.image"))
+    elif container.image != container.image.strip():
+        problems.append(
+            invalid(f"{path}.image", container.image, "must not have leading or trailing whitespace")
+        )
+    if container.image_pull_policy and container.image_pull_policy not in PULL_POLICIES:
+        problems.append(not_supported(f"{path}.imagePullPolicy", container.image_pull_policy, PULL_POLICIES))
+    for i, env in enumerate(container.env):
+        if not env.name:
+            problems.append(required(f"{path}.env[{i}].name"))
+        elif "=" in env.name or not env.name.isprintable() or not env.name.isascii():
+            problems.append(
+                invalid(
+                    f"{path}.env[{i}].name",
+                    env.name,
+                    "a valid environment variable name must consist only of printable ASCII "
+                    "characters other than '='",
+                )
+            )
+    port_names: set[str] = set()
+    for i, port in enumerate(container.ports):
+        problems += _validate_port(port, f"{path}.ports[{i}]", port_names, host_ports)
+    problems += _validate_resource_requirements(container.resources, f"{path}.resources")
+    return problems
+
+
+_PORT_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", re.ASCII)
+_PORT_RANGE = "must be between 1 and 65535, inclusive"
+
+
+def _validate_port(
+    port: objects_pb2.ContainerPort, path: str, port_names: set[str], host_ports: set[str]
+) -> list[str]:
+    problems = []
+    if port.name:
+        problems += _check(f"{path}.name", port.name, _is_valid_port_name)
+        if port.name in port_names:
+            problems.append(duplicate(f"{path}.name", port.name))
+        port_names.add(port.name)
+    if port.container_port == 0:
+        problems.append(required(f"{path}.containerPort"))
+    elif not 1 <= port.container_port <= 65535:
+        problems.append(invalid(f"{path}.containerPort", port.container_port, _PORT_RANGE))
+    if port.host_port != 0 and not 1 <= port.host_port <= 65535:
+        problems.append(invalid(f"{path}.hostPort", port.host_port, _PORT_RANGE))
+    if port.protocol and port.protocol not in PROTOCOLS:
+        problems.append(not_supported(f"{path}.protocol", port.protocol, PROTOCOLS))
+    if port.host_ip:
+        try:
+            ipaddress.ip_address(port.host_ip)
+        except ValueError:
+            problems.append(invalid(f"{path}.hostIP", port.host_ip, "must be a valid IP address"))
+    if port.host_port:
+        # Two containers of one pod cannot both take a host port (per protocol and host IP).
+        key = f"{port.protocol or 'TCP'}/{port.host_ip}/{port.host_port}"
+        if key in host_ports:
+            problems.append(duplicate(f"{path}.hostPort", key))
+        host_ports.add(key)
+    return problems
+
+
+def _is_valid_port_name(name: str) -> list[str]:
+    problems = []
+    if len(name) > 15:
+        problems.append(_max_len_error(15))
+    if not _PORT_NAME.fullmatch(name):
+        problems.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if "--" in name:
+        problems.append("must not contain consecutive hyphens")
+    if not any(ch.isalpha() for ch in name):
+        problems.append("must contain at least one letter (a-z)")
+    return problems
+
+
+def _validate_tolerations(tolerations: Sequence[objects_pb2.Toleration], path: str) -> list[str]:
+    problems = []
+    for i, toleration in enumerate(tolerations):
+        where = f"{path}[{i}]"
+        if toleration.key:
+            problems += _check(f"{where}.key", toleration.key, is_qualified_name)
+        elif toleration.operator != "Exists":
+            problems.append(
+                invalid(
+                    f"{where}.operator",
+                    toleration.operator,
+                    'operator must be Exists when `key` is empty, which means "match all values '
+                    'and all keys"',
+                )
+            )
+        if toleration.HasField("toleration_seconds") and toleration.effect != "NoExecute":
+            problems.append(
+                invalid(
+                    f"{where}.effect",
+                    toleration.effect,
+                    "effect must be 'NoExecute' when `tolerationSeconds` is set",
+                )
+            )
+        if toleration.operator in ("", "Equal"):
+            problems += _check(f"{where}.value", toleration.value, is_valid_label_value)
+        elif toleration.operator == "Exists":
+            if toleration.value:
+                problems.append(
+                    invalid(
+                        f"{where}.operator",
+                        toleration.value,
+                        "value must be empty when `operator` is 'Exists'",
+                    )
+                )
+        else:
+            problems.append(not_supported(f"{where}.operator", toleration.operator, TOLERATION_OPERATORS))
+        if toleration.effect and toleration.effect not in TAINT_EFFECTS:
+            problems.append(not_supported(f"{where}.effect", toleration.effect, TAINT_EFFECTS))
+    return problems
+
+
+def _validate_weight(weight: int, path: str) -> list[str]:
+    if 1 <= weight <= 100:
+        return []
+    return [invalid(path, weight, "must be in the range 1-100")]
+
+
+def _validate_affinity(affinity: objects_pb2.Affinity, path: str) -> list[str]:
+    problems = []
+    if affinity.HasField("node_affinity"):
+        node_path = f"{path}.nodeAffinity"
+        node = affinity.node_affinity
+        if node.HasField("required_during_scheduling_ignored_during_execution"):
+            where = f"{node_path}.requiredDuringSchedulingIgnoredDuringExecution"
+            terms = node.required_during_scheduling_ignored_during_execution.node_selector_terms
+            if not terms:
+                problems.append(
+                    required(f"{where}.nodeSelectorTerms", "must have at least one node selector term")
+                )
+            for i, term in enumerate(terms):
+                problems += _validate_node_selector_term(term, f"{where}.nodeSelectorTerms[{i}]")
+        for i, preferred in enumerate(node.preferred_during_scheduling_ignored_during_execution):
+            where = f"{node_path}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+            problems += _validate_weight(preferred.weight, f"{where}.weight")
+            problems += _validate_node_selector_term(preferred.preference, f"{where}.preference")
+    for field_name, json_name in (("pod_affinity", "podAffinity"), ("pod_anti_affinity", "podAntiAffinity")):
+        if not affinity.HasField(field_name):
+            continue
+        pod_affinity = getattr(affinity, field_name)
+        base = f"{path}.{json_name}"
+        for i, term in enumerate(pod_affinity.required_during_scheduling_ignored_during_execution):
+            problems += _validate_pod_affinity_term(
+                term, f"{base}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"
+            )
+        for i, weighted in enumerate(pod_affinity.preferred_during_scheduling_ignored_during_execution):
+            where = f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+            problems += _validate_weight(weighted.weight, f"{where}.weight")
+            problems += _validate_pod_affinity_term(weighted.pod_affinity_term, f"{where}.podAffinityTerm")
+    return problems
+
+
+def _validate_node_selector_term(term: objects_pb2.NodeSelectorTerm, path: str) -> list[str]:
+    problems = []
+    for i, requirement in enumerate(term.match_expressions):
+        where = f"{path}.matchExpressions[{i}]"
+        problems += _check(f"{where}.key", requirement.key, is_qualified_name)
+        operator, values = requirement.operator, requirement.values
+        if operator in ("In", "NotIn"):
+            if not values:
+                problems.append(
+                    required(f"{where}.values", "must be specified when `operator` is 'In' or 'NotIn'")
+                )
+        elif operator in ("Exists", "DoesNotExist"):
+            if values:
+                problems.append(
+                    forbidden(
+                        f"{where}.values",
+                        "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                    )
+                )
+        elif operator in ("Gt", "Lt"):
+            if len(values) != 1:
+                problems.append(
+                    required(
+                        f"{where}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"
+                    )
+                )
+            elif not re.fullmatch(r"[-+]?[0-9]+", values[0]):
+                problems.append(invalid(f"{where}.values[0]", values[0], "must be an integer"))
+        else:
+            problems.append(invalid(f"{where}.operator", operator, "not a valid selector operator"))
+    for i, requirement in enumerate(term.match_fields):
+        where = f"{path}.matchFields[{i}]"
+        if requirement.key != "metadata.name":
+            problems.append(invalid(f"{where}.key", requirement.key, "not a valid field selector key"))
+        if requirement.operator not in ("In", "NotIn"):
+            problems.append(
+                invalid(f"{where}.operator", requirement.operator, "not a valid selector operator")
+            )
+        elif len(requirement.values) != 1:
+            problems.append(
+                required(
+                    f"{where}.values",
+                    "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+                )
+            )
+        else:
+            problems += [
+                invalid(f"{where}.values[0]", requirement.values[0], p)
+                for p in is_dns1123_subdomain(requirement.values[0])
+            ]
+    return problems
+
+
+def _validate_pod_affinity_term(term: objects_pb2.PodAffinityTerm, path: str) -> list[str]:
+    problems = []
+    if term.HasField("label_selector"):
+        problems += validate_label_selector(term.label_selector, f"{path}.labelSelector")
+    if term.HasField("namespace_selector"):
+        problems += validate_label_selector(term.namespace_selector, f"{path}.namespaceSelector")
+    for i, namespace in enumerate(term.namespaces):
+        problems += [invalid(f"{path}.namespaces[{i}]", namespace, p) for p in is_dns1123_label(namespace)]
+    if not term.topology_key:
+        problems.append(required(f"{path}.topologyKey", "can not be empty"))
+    else:
+        problems += _check(f"{path}.topologyKey", term.topology_key, is_qualified_name)
+    for field_name, json_name in (
+        ("match_label_keys", "matchLabelKeys"),
+        ("mismatch_label_keys", "mismatchLabelKeys"),
+    ):
+        for i, key in enumerate(getattr(term, field_name)):
+            problems += [invalid(f"{path}.{json_name}[{i}]", key, p) for p in is_qualified_name(key)]
+    return problems
+
+
+def _validate_spread_constraints(
+    constraints: Sequence[objects_pb2.TopologySpreadConstraint], path: str
+) -> list[str]:
+    problems = []
+    seen: set[tuple[str, str]] = set()
+    for i, constraint in enumerate(constraints):
+        where = f"{path}[{i}]"
+        if constraint.max_skew <= 0:
+            problems.append(invalid(f"{where}.maxSkew", constraint.max_skew, "must be greater than zero"))
+        if not constraint.topology_key:
+            problems.append(required(f"{where}.topologyKey", "can not be empty"))
+        else:
+            problems += _check(f"{where}.topologyKey", constraint.topology_key, is_qualified_name)
+        action = constraint.when_unsatisfiable
+        if not action:
+            problems.append(required(f"{where}.whenUnsatisfiable"))
+        elif action not in WHEN_UNSATISFIABLE:
+            problems.append(not_supported(f"{where}.whenUnsatisfiable", action, WHEN_UNSATISFIABLE))
+        if constraint.HasField("min_domains"):
+            if constraint.min_domains <= 0:
+                problems.append(
+                    invalid(f"{where}.minDomains", constraint.min_domains, "must be greater than 0")
+                )
+            elif action and action != "DoNotSchedule":
+                problems.append(
+                    invalid(
+                        f"{where}.minDomains",
+                        constraint.min_domains,
+                        f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}",
+                    )
+                )
+        pair = (constraint.topology_key, action)
+        if constraint.topology_key and action:
+            if pair in seen:
+                problems.append(duplicate(where, f"{{{pair[0]}, {pair[1]}}}"))
+            seen.add(pair)
+        for field_name, json_name in (
+            ("node_affinity_policy", "nodeAffinityPolicy"),
+            ("node_taints_policy", "nodeTaintsPolicy"),
+        ):
+            policy = getattr(constraint, field_name)
+            if policy and policy not in NODE_INCLUSION_POLICIES:
+                problems.append(not_supported(f"{where}.{json_name}", policy, NODE_INCLUSION_POLICIES))
+        if constraint.HasField("label_selector"):
+            problems += validate_label_selector(constraint.label_selector, f"{where}.labelSelector")
+        for j, key in enumerate(constraint.match_label_keys):
+            problems += [invalid(f"{where}.matchLabelKeys[{j}]", key, p) for p in is_qualified_name(key)]
+    return problems
+
+
+def _validate_pod_spec_update(old: objects_pb2.PodSpec, new: objects_pb2.PodSpec) -> list[str]:
+    """Kubernetes lets an update change container images and add tolerations; nothing else in spec."""
+    problems = []
+    old_tolerations = list(old.tolerations)
+    for before in old_tolerations:
+        # An existing toleration may stay anywhere in the list, with any tolerationSeconds.
+        if not any(_same_toleration(before, after) for after in new.tolerations):
+            problems.append(
+                forbidden(
+                    "spec.tolerations", "existing toleration can not be modified except its tolerationSeconds"
+                )
+            )
+            break
+    masked_old, masked_new = objects_pb2.PodSpec(), objects_pb2.PodSpec()
+    masked_old.CopyFrom(old)
+    masked_new.CopyFrom(new)
+    for spec in (masked_old, masked_new):
+        for container in (*spec.containers, *spec.init_containers):
+            container.image = ""
+        spec.ClearField("tolerations")
+    if masked_old != masked_new:
+        changed = sorted(
+            fd.json_name
+            for fd in objects_pb2.PodSpec.DESCRIPTOR.fields
+            if _field_value(masked_old, fd) != _field_value(masked_new, fd)
+        )
+        problems.append(
+            forbidden(
+                "spec", f"{_POD_UPDATE_FORBIDDEN}; changed: " + ", ".join(f"spec.{name}" for name in changed)
+            )
+        )
+    return problems
+
+
+def _same_toleration(before: objects_pb2.Toleration, after: objects_pb2.Toleration) -> bool:
+    return (before.key, before.operator, before.value, before.effect) == (
+        after.key,
+        after.operator,
+        after.value,
+        after.effect,
+    )
+
+
+def _field_value(msg: Message, fd: Any) -> Any:
+    if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+        return dict(getattr(msg, fd.name))
+    if fd.is_repeated:
+        return list(getattr(msg, fd.name))
+    if fd.has_presence:
+        return (msg.HasField(fd.name), getattr(msg, fd.name))
+    return getattr(msg, fd.name)
+
+
+# ------------------------------------------------------------------------------------------- Node
+
+
+def _validate_node(node: objects_pb2.Node) -> list[str]:
+    problems = []
+    seen: set[tuple[str, str]] = set()
+    for i, taint in enumerate(node.spec.taints):
+        where = f"spec.taints[{i}]"
+        if not taint.key:
+            problems.append(required(f"{where}.key"))
+        else:
+            problems += _check(f"{where}.key", taint.key, is_qualified_name)
+        if taint.value:
+            problems += _check(f"{where}.value", taint.value, is_valid_label_value)
+        if not taint.effect:
+            problems.append(required(f"{where}.effect"))
+        elif taint.effect not in TAINT_EFFECTS:
+            problems.append(not_supported(f"{where}.effect", taint.effect, TAINT_EFFECTS))
+        pair = (taint.key, taint.effect)
+        if pair in seen:
+            problems.append(
+                duplicate(where, f"{taint.key}:{taint.effect}")
+                + ": taints must be unique by key and effect pair"
+            )
+        seen.add(pair)
+    problems += _check_quantities(node.status.capacity, "status.capacity", container=False)[0]
+    problems += _check_quantities(node.status.allocatable, "status.allocatable", container=False)[0]
+    return problems
+
+
+# -------------------------------------------------------------------------------- other kinds
+
+
+def _validate_priority_class(pc: objects_pb2.PriorityClass) -> list[str]:
+    if pc.HasField("preemption_policy") and pc.preemption_policy not in PREEMPTION_POLICIES:
+        return [not_supported("preemptionPolicy", pc.preemption_policy, PREEMPTION_POLICIES)]
+    return []
+
+
+_PERCENT = re.compile(r"[0-9]+%", re.ASCII)
+
+
+def _validate_int_or_percent(value: Any, path: str) -> list[str]:
+    """A PDB's minAvailable/maxUnavailable: an integer ≥ 0 or a percentage "0%".."100%"."""
+    kind = value.WhichOneof("kind")
+    if kind == "number_value":
+        number = value.number_value
+        if not number.is_integer():
+            return [invalid(path, number, "must be an integer")]
+        if number < 0:
+            return [invalid(path, int(number), _NOT_NEGATIVE)]
+        return []
+    if kind == "string_value":
+        text = value.string_value
+        if not _PERCENT.fullmatch(text):
+            return [
+                invalid(
+                    path,
+                    text,
+                    _regex_error(
+                        "a valid percent string must be a numeric string followed by an ending '%'",
+                        "[0-9]+%",
+                        "1%",
+                        "93%",
+                    ),
+                )
+            ]
+        if int(text[:-1]) > 100:
+            return [invalid(path, text, "must not be greater than 100%")]
+        return []
+    return [invalid(path, kind or "null", "must be an integer or a percentage string")]
+
+
+def _validate_pdb(pdb: objects_pb2.PodDisruptionBudget) -> list[str]:
+    spec = pdb.spec
+    problems = []
+    if spec.HasField("min_available") and spec.HasField("max_unavailable"):
+        problems.append(
+            invalid(
+                "spec",
+                "minAvailable and maxUnavailable",
+                "minAvailable and maxUnavailable cannot be both set",
+            )
+        )
+    if spec.HasField("min_available"):
+        problems += _validate_int_or_percent(spec.min_available, "spec.minAvailable")
+    if spec.HasField("max_unavailable"):
+        problems += _validate_int_or_percent(spec.max_unavailable, "spec.maxUnavailable")
+    if spec.HasField("selector"):
+        problems += validate_label_selector(spec.selector, "spec.selector")
+    policy = spec.unhealthy_pod_eviction_policy
+    if policy and policy not in UNHEALTHY_POD_EVICTION_POLICIES:
+        problems.append(
+            not_supported("spec.unhealthyPodEvictionPolicy", policy, UNHEALTHY_POD_EVICTION_POLICIES)
+        )
+    return problems
+
+
+def _validate_lease(lease: objects_pb2.Lease) -> list[str]:
+    spec = lease.spec
+    problems = []
+    if spec.HasField("lease_duration_seconds") and spec.lease_duration_seconds <= 0:
+        problems.append(
+            invalid("spec.leaseDurationSeconds", spec.lease_duration_seconds, "must be greater than 0")
+        )
+    if spec.HasField("lease_transitions") and spec.lease_transitions < 0:
+        problems.append(invalid("spec.leaseTransitions", spec.lease_transitions, _NOT_NEGATIVE))
+    return problems
+
+
+def _validate_event(event: objects_pb2.Event) -> list[str]:
+    involved = event.involved_object
+    problems = []
+    if not involved.kind:
+        problems.append(required("involvedObject.kind"))
+    if not involved.name:
+        problems.append(required("involvedObject.name"))
+    if involved.namespace and event.metadata.namespace and involved.namespace != event.metadata.namespace:
+        problems.append(
+            invalid("involvedObject.namespace", involved.namespace, "does not match event.namespace")
+        )
+    if event.type and event.type not in EVENT_TYPES:
+        problems.append(not_supported("type", event.type, EVENT_TYPES))
+    if event.count < 0:
+        problems.append(invalid("count", event.count, _NOT_NEGATIVE))
+    return problems
+
+
+_KIND_VALIDATORS: dict[str, Callable[[Any], list[str]]] = {
+    kinds.POD.name: _validate_pod,
+    kinds.NODE.name: _validate_node,
+    kinds.PRIORITY_CLASS.name: _validate_priority_class,
+    kinds.POD_DISRUPTION_BUDGET.name: _validate_pdb,
+    kinds.LEASE.name: _validate_lease,
+    kinds.EVENT.name: _validate_event,
+}
