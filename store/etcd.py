@@ -145,6 +145,8 @@ class EtcdStore:
         self._wire_prefix = key_prefix.encode()
         self._endpoints = endpoints
         self._closed = asyncio.Event()
+        #: The newest revision any etcd response has shown this store; "now" for watch(from_revision=0).
+        self._revision_seen = 0
         self._watch_calls: set[grpc.aio.StreamStreamCall[WatchRequest, WatchResponse]] = set()
 
     @classmethod
@@ -273,6 +275,7 @@ class EtcdStore:
         return WriteResult(True, int(response.header.revision), self._key_value(previous))
 
     async def compact(self, revision: int) -> None:
+        """Compact etcd to ``revision``; ``TooOldRevision`` if it is already compacted that far."""
         if revision < 1:
             raise ValueError(f"compact revision must be >= 1, got {revision}")
         response = await self._unary(self._kv.Range, RangeRequest(key=COMPACT_REV_KEY), idempotent=True)
@@ -288,40 +291,48 @@ class EtcdStore:
                 failure=[_range_op(COMPACT_REV_KEY)],
             )
             if claim.succeeded:
-                try:
-                    await self._unary(
-                        self._kv.Compact,
-                        CompactionRequest(revision=revision),
-                        idempotent=True,
-                        revision=revision,
-                    )
-                except TooOldRevision:
-                    pass  # etcd was already compacted further, by someone else
+                # Recorded first, compacted second (as kube-apiserver does): if this process dies in
+                # between, the next compaction to a higher revision covers this one.
+                request = CompactionRequest(revision=revision)
+                await self._unary(self._kv.Compact, request, idempotent=True, revision=revision)
                 return
             version, recorded = _compact_record(claim.responses[0].response_range.kvs)
+        raise TooOldRevision(revision, recorded)
 
     # -- watch ---------------------------------------------------------------------------------
 
-    async def watch(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent]:
+    def watch(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent]:
+        """Every event on ``prefix`` from ``from_revision`` on. ``from_revision=0`` means after the
+        newest revision this store has seen when ``watch`` is called: every write acknowledged to
+        this store before the call is excluded and every later write included (writes by others
+        in between may be included too; etcd has no notion of "now" that a call could pin)."""
         if from_revision < 0:
-            raise ValueError(f"watch revision must be >= 0, got {from_revision}")
+            raise ValueError(f"watch from_revision must be >= 0, got {from_revision}")
         start, range_end = self._key_range(prefix)
-        # The revision to ask for when (re)connecting: 0 ("from now") only until the first stream
-        # is registered, then always one past the last event yielded.
-        next_revision = from_revision
+        if from_revision:
+            return self._follow(prefix, start, range_end, from_revision, from_now=False)
+        return self._follow(prefix, start, range_end, self._revision_seen + 1, from_now=True)
+
+    async def _follow(
+        self, prefix: str, start: bytes, range_end: bytes, next_revision: int, *, from_now: bool
+    ) -> AsyncIterator[WatchEvent]:
+        # ``next_revision`` is what a (re)connection asks for: one past the last event yielded.
         while True:
             try:
-                call, created = await self._open_watch(start, range_end, next_revision)
+                call = await self._open_watch(start, range_end, next_revision)
             except asyncio.CancelledError:
                 if self._closed_under_us():
                     return
                 raise
             except grpc.aio.AioRpcError as exc:
                 raise await self._translate(exc, next_revision) from exc
+            except TooOldRevision as exc:
+                if not from_now:
+                    raise
+                next_revision = exc.compacted
+                continue
             if call is None:
                 return
-            if next_revision == 0:
-                next_revision = int(created.header.revision) + 1
             try:
                 while True:
                     try:
@@ -343,7 +354,14 @@ class EtcdStore:
                     if response is grpc.aio.EOF:
                         break
                     if response.canceled:
-                        raise self._watch_canceled(response, next_revision, prefix)
+                        canceled = self._watch_canceled(response, next_revision, prefix)
+                        if from_now and isinstance(canceled, TooOldRevision):
+                            # An idle store's newest seen revision was compacted away. Everything
+                            # up to the compaction target happened before watch() was called (a
+                            # compactor targets revisions minutes old), so "now" starts there.
+                            next_revision = canceled.compacted
+                            break
+                        raise canceled
                     # Events of one revision always arrive in one response; skip anything older
                     # than the resume point so that a replayed event is never yielded twice.
                     floor = next_revision
@@ -351,12 +369,14 @@ class EtcdStore:
                         if raw.kv.mod_revision < floor or raw.kv.key == COMPACT_REV_KEY:
                             continue
                         yield self._event(raw)
-                        next_revision = int(raw.kv.mod_revision) + 1
+                        next_revision, from_now = int(raw.kv.mod_revision) + 1, False
             finally:
                 call.cancel()
                 self._watch_calls.discard(call)
 
     async def close(self) -> None:
+        if self._closed.is_set():
+            return
         self._closed.set()
         for call in list(self._watch_calls):
             call.cancel()
@@ -446,10 +466,15 @@ class EtcdStore:
         try:
             async for attempt in retrying:
                 with attempt:
-                    return await method(request, timeout=REQUEST_TIMEOUT_S, metadata=_REQUIRE_LEADER)
+                    response = await method(request, timeout=REQUEST_TIMEOUT_S, metadata=_REQUIRE_LEADER)
+                    self._saw(response)
+                    return response
         except grpc.aio.AioRpcError as exc:
             raise await self._translate(exc, revision) from exc
         raise AssertionError("unreachable: tenacity either returns or re-raises")
+
+    def _saw(self, response: Any) -> None:
+        self._revision_seen = max(self._revision_seen, int(response.header.revision))
 
     async def _translate(self, exc: grpc.aio.AioRpcError, revision: int) -> StoreError:
         """The one place where etcd's and gRPC's errors become the store's."""
@@ -490,9 +515,9 @@ class EtcdStore:
 
     async def _open_watch(
         self, start: bytes, range_end: bytes, start_revision: int
-    ) -> tuple[grpc.aio.StreamStreamCall[WatchRequest, WatchResponse] | None, WatchResponse]:
-        """A registered watch stream and etcd's "created" response, reconnecting with backoff for up
-        to WATCH_RECONNECT_BUDGET_S. (None, ...) when the store is closed meanwhile."""
+    ) -> grpc.aio.StreamStreamCall[WatchRequest, WatchResponse] | None:
+        """A watch stream that etcd has registered, reconnecting with backoff for up to
+        WATCH_RECONNECT_BUDGET_S; None when the store is closed meanwhile."""
         request = WatchRequest(
             create_request=WatchCreateRequest(
                 key=start, range_end=range_end, start_revision=start_revision, prev_kv=True
@@ -508,7 +533,7 @@ class EtcdStore:
         async for attempt in retrying:
             with attempt:
                 if self._closed.is_set():
-                    return None, WatchResponse()
+                    return None
                 call = self._watch_stub.Watch(metadata=_REQUIRE_LEADER)
                 self._watch_calls.add(call)
                 try:
@@ -519,17 +544,16 @@ class EtcdStore:
                             grpc.StatusCode.UNAVAILABLE,
                             grpc.aio.Metadata(),
                             grpc.aio.Metadata(),
-                            details="watch stream ended before it was created",
+                            details="the watch stream ended before etcd registered it",
                         )
+                    if created.canceled:
+                        raise self._watch_canceled(created, start_revision, start.decode(errors="replace"))
                 except BaseException:
                     call.cancel()
                     self._watch_calls.discard(call)
                     raise
-                if created.canceled:
-                    call.cancel()
-                    self._watch_calls.discard(call)
-                    raise self._watch_canceled(created, start_revision, start.decode(errors="replace"))
-                return call, created
+                self._saw(created)
+                return call
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
     def _watch_canceled(self, response: WatchResponse, revision: int, prefix: str) -> StoreError:

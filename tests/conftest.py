@@ -40,14 +40,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def etcd_endpoints(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
     """The client endpoints of one single-member etcd shared by the whole session. Isolate your keys
     with ``unique_prefix``; do not kill or compact it (use ``etcd_cluster_3`` or your own cluster)."""
-    with _running_cluster(1, tmp_path_factory.mktemp("etcd-session"), "session") as cluster:
+    with running_cluster(1, tmp_path_factory.mktemp("etcd-session"), "session") as cluster:
         yield cluster.endpoints
 
 
 @pytest.fixture
 def etcd_cluster_3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdCluster]:
     """A fresh 3-member etcd cluster for one test, which may kill, stop and restart its members."""
-    with _running_cluster(3, tmp_path_factory.mktemp("etcd-3"), "member") as cluster:
+    with running_cluster(3, tmp_path_factory.mktemp("etcd-3"), "member") as cluster:
         yield cluster
 
 
@@ -58,7 +58,8 @@ def unique_prefix() -> str:
 
 
 @contextlib.contextmanager
-def _running_cluster(size: int, data_root: Path, name_prefix: str) -> Iterator[EtcdCluster]:
+def running_cluster(size: int, data_root: Path, name_prefix: str) -> Iterator[EtcdCluster]:
+    """A started EtcdCluster, stopped on exit. For synchronous fixtures only (it runs its own loop)."""
     cluster = EtcdCluster(size, data_root, name_prefix=name_prefix)
     _run(cluster.start())
     try:
