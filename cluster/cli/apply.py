@@ -1,0 +1,341 @@
+"""`podsched apply -f FILE|DIR|-`: create what is absent, replace what changed, leave the rest alone.
+
+Nothing is half-applied: every manifest is parsed first (a parse error in any document stops
+everything), then the server checks every object in a dry run, and only when all pass are they written.
+Objects go in dependency order — PriorityClasses, then Nodes, then the rest in file order — so a pod may
+name a priority class created by the same apply.
+
+Updates replace labels, annotations and spec with the manifest's, keeping what the server owns (the node
+a pod was bound to, the priority admission resolved, defaulted fields). A manifest that carries
+metadata.resourceVersion updates only while that version is current, as with kubectl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from google.protobuf.message import Message
+
+from cluster.api import errors, kinds
+from cluster.api.manifest import Manifest, ManifestError, load_paths
+from cluster.cli.common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    UsageError,
+    add_server_flag,
+    connect,
+    error_line,
+    print_error,
+    resource_ref,
+    run_async,
+)
+from cluster.client import Client
+
+# Kinds others refer to go first: pods name priority classes (admission resolves them at create).
+_ORDER = {kinds.PRIORITY_CLASS: 0, kinds.NODE: 1}
+_LAST = 2
+
+# Fields the server fills in when a manifest leaves them out; an update keeps the stored value rather
+# than asking to clear it (kubectl's apply leaves fields it never set to their owners in the same way).
+_SERVER_OWNED: dict[kinds.Kind, tuple[str, ...]] = {
+    kinds.POD: (
+        "node_name",
+        "scheduler_name",
+        "priority",
+        # Admission writes the globalDefault class's name into a pod that names none.
+        "priority_class_name",
+        "preemption_policy",
+        "termination_grace_period_seconds",
+        "restart_policy",
+        "service_account_name",
+    ),
+    kinds.PRIORITY_CLASS: ("preemption_policy",),
+}
+
+# An update that loses a race with another writer is recomputed from a fresh read this many times.
+_CONFLICT_RETRIES = 3
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "apply",
+        help="create or update objects from manifests",
+        description="Create or update objects from Kubernetes YAML or JSON manifests. "
+        "All documents are checked by the server before any is written.",
+    )
+    parser.add_argument(
+        "-f", "--filename", action="append", required=True,
+        help="a manifest file, a directory of *.yaml/*.yml/*.json, or - for stdin (repeatable)",
+    )
+    parser.add_argument(
+        "-n", "--namespace", default=None, help="namespace for manifests that name none (default: default)"
+    )
+    parser.add_argument(
+        "--validate", choices=("strict", "warn"), default="warn",
+        help="unknown fields: warn (default) drops them with a warning; strict rejects the manifest",
+    )
+    parser.add_argument(
+        "--dry-run", choices=("server", "none"), default="none",
+        help="server: have the server check every object, write nothing",
+    )
+    add_server_flag(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        manifests = load_paths(args.filename, strict=args.validate == "strict")
+    except ManifestError as exc:
+        for problem in exc.problems:
+            print_error(f"error: {problem}")
+        print_error("error: nothing was applied")
+        return EXIT_ERROR
+    for manifest in manifests:
+        for warning in manifest.warnings:
+            print_error(f"Warning: {warning}")
+    try:
+        manifests = _prepare(manifests, args.namespace)
+    except UsageError as exc:
+        print_error(f"error: {exc}")
+        return EXIT_ERROR
+    return run_async(args, lambda: _apply(args, manifests))
+
+
+def _where(manifest: Manifest) -> str:
+    return f'"{manifest.source}" (document {manifest.index})'
+
+
+def _prepare(manifests: list[Manifest], namespace: str | None) -> list[Manifest]:
+    """Settle each object's namespace, refuse duplicates, and put the list in dependency order."""
+    seen: dict[tuple[kinds.Kind, str, str], Manifest] = {}
+    for manifest in manifests:
+        meta = manifest.obj.metadata
+        if not manifest.kind.namespaced:
+            meta.namespace = ""
+        elif namespace and meta.namespace and meta.namespace != namespace:
+            raise UsageError(
+                f'the namespace from the provided object "{meta.namespace}" does not match the namespace '
+                f'"{namespace}" in {_where(manifest)}. You must pass \'--namespace={meta.namespace}\' '
+                f"to perform this operation."
+            )
+        elif not meta.namespace:
+            meta.namespace = namespace or "default"
+        identity = (manifest.kind, meta.namespace, meta.name)
+        if identity in seen:
+            raise UsageError(
+                f"{resource_ref(manifest.kind, meta.name)} appears twice: in {_where(seen[identity])} "
+                f"and in {_where(manifest)}"
+            )
+        seen[identity] = manifest
+    return sorted(manifests, key=lambda m: _ORDER.get(m.kind, _LAST))
+
+
+@dataclass
+class _Step:
+    manifest: Manifest
+    action: str  # "created", "configured" or "unchanged"
+    #: What the write sends (the manifest, with server-owned fields kept for an update).
+    desired: Message
+    #: The status to write after the object, when the manifest carries one that differs.
+    status: Message | None = None
+
+    @property
+    def ref(self) -> str:
+        return resource_ref(self.manifest.kind, self.manifest.obj.metadata.name)
+
+
+async def _apply(args: argparse.Namespace, manifests: list[Manifest]) -> int:
+    async with connect(args) as client:
+        steps: list[_Step] = []
+        failures: list[str] = []
+        created_classes: set[str] = set()
+        for manifest in manifests:
+            try:
+                step = await _plan(client, manifest, created_classes)
+            except _Rejected as rejected:
+                failures.append(_failure(rejected.error, manifest, rejected.doing))
+                continue
+            steps.append(step)
+            if manifest.kind is kinds.PRIORITY_CLASS and step.action == "created":
+                created_classes.add(manifest.obj.metadata.name)
+        if failures:
+            for line in failures:
+                print_error(line)
+            print_error(
+                f"error: {len(failures)} of {len(manifests)} objects were rejected; nothing was applied"
+            )
+            return EXIT_ERROR
+        if args.dry_run == "server":
+            for step in steps:
+                print(f"{step.ref} {step.action} (server dry run)", flush=True)
+            return EXIT_OK
+        for step in steps:
+            try:
+                await _write(client, step)
+            except errors.Unavailable:
+                raise
+            except errors.ApiError as exc:
+                print_error(_failure(exc, step.manifest, _VERBS[step.action]))
+                return EXIT_ERROR
+            print(f"{step.ref} {step.action}", flush=True)
+    return EXIT_OK
+
+
+class _Rejected(Exception):
+    """The server refused a document in the dry run; ``doing`` says what apply was trying."""
+
+    def __init__(self, error: errors.ApiError, doing: str) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.doing = doing
+
+
+@contextlib.contextmanager
+def _rejected_when(doing: str) -> Iterator[None]:
+    try:
+        yield
+    except errors.Unavailable:
+        raise
+    except errors.ApiError as exc:
+        raise _Rejected(exc, doing) from exc
+
+
+_VERBS = {"created": "creating", "configured": "updating", "unchanged": "updating"}
+
+
+def _failure(exc: errors.ApiError, manifest: Manifest, doing: str) -> str:
+    """kubectl's line: `Error from server (Invalid): error when creating "x.yaml" (document 2): ...`."""
+    reason_and_message = error_line(exc)
+    prefix, _, message = reason_and_message.partition("): ")
+    return f"{prefix}): error when {doing} {_where(manifest)}: {message}"
+
+
+async def _plan(client: Client, manifest: Manifest, created_classes: set[str]) -> _Step:
+    """Decide what applying ``manifest`` means, and have the server check it without writing."""
+    kind, obj = manifest.kind, manifest.obj
+    current = await _current(client, kind, obj)
+    if current is None:
+        with _rejected_when("creating"):
+            await client.create(_checkable(obj, created_classes), dry_run=True)
+        return _Step(manifest, "created", obj, status=_carried_status(obj, None))
+    desired = _desired_update(kind, obj, current)
+    with _rejected_when("updating"):
+        would_be = await client.update(_checkable(desired, created_classes), dry_run=True)
+    status = _carried_status(obj, current)
+    changed = _comparable(would_be) != _comparable(current) or status is not None
+    return _Step(manifest, "configured" if changed else "unchanged", desired, status=status)
+
+
+async def _current(client: Client, kind: kinds.Kind, obj: Message) -> Message | None:
+    try:
+        with _rejected_when("reading"):
+            return await client.get(kind, obj.metadata.name, obj.metadata.namespace)
+    except _Rejected as rejected:
+        if isinstance(rejected.error, errors.NotFound):
+            return None
+        raise
+
+
+async def _write(client: Client, step: _Step) -> None:
+    manifest = step.manifest
+    kind, obj = manifest.kind, manifest.obj
+    if step.action == "created":
+        written = await client.create(step.desired)
+    elif step.action == "configured":
+        written = await _update(client, kind, obj, step.desired)
+    else:
+        return
+    if step.status is not None and written.status != step.status:
+        with_status = _clone(written)
+        with_status.status.CopyFrom(step.status)
+        await client.update_status(with_status)
+
+
+async def _update(client: Client, kind: kinds.Kind, obj: Message, desired: Message) -> Message:
+    """Write ``desired``. A manifest without a resourceVersion asked for an unconditional update: when
+    another writer got in between our read and our write, read again and redo the merge."""
+    for _ in range(_CONFLICT_RETRIES):
+        try:
+            return await client.update(desired)
+        except errors.Conflict:
+            if obj.metadata.resource_version:
+                raise
+            current = await client.get(kind, obj.metadata.name, obj.metadata.namespace)
+            desired = _desired_update(kind, obj, current)
+    return await client.update(desired)
+
+
+def _clone(obj: Message) -> Message:
+    copy = type(obj)()
+    copy.CopyFrom(obj)
+    return copy
+
+
+def _desired_update(kind: kinds.Kind, obj: Message, current: Message) -> Message:
+    """The manifest as an update of ``current``: the manifest's labels, annotations and spec; the
+    server's fields where the manifest is silent; the manifest's resourceVersion as the precondition,
+    else the version just read."""
+    desired = _clone(obj)
+    if not desired.metadata.resource_version:
+        desired.metadata.resource_version = current.metadata.resource_version
+    owned = _SERVER_OWNED.get(kind, ())
+    holder_name = "spec" if kind is kinds.POD else None
+    source = getattr(current, holder_name) if holder_name else current
+    target = getattr(desired, holder_name) if holder_name else desired
+    for name in owned:
+        if not _is_set(target, name) and _is_set(source, name):
+            setattr(target, name, getattr(source, name))
+    if _has_status(kind):
+        # Status is not the update's business (the server keeps the stored one); it is written apart.
+        desired.status.CopyFrom(current.status)
+    return desired
+
+
+def _is_set(message: Message, name: str) -> bool:
+    descriptor = message.DESCRIPTOR.fields_by_name[name]
+    if descriptor.has_presence:
+        return message.HasField(name)
+    return bool(getattr(message, name))
+
+
+def _has_status(kind: kinds.Kind) -> bool:
+    return "status" in kind.message.DESCRIPTOR.fields_by_name
+
+
+def _carried_status(obj: Message, current: Message | None) -> Message | None:
+    """The status a manifest carries (nodes' allocatable, typically), when it differs from the stored
+    one; None when the manifest says nothing about status."""
+    if not _has_status(kinds.kind_of(obj)) or not obj.HasField("status"):
+        return None
+    if current is not None and current.status == obj.status:
+        return None
+    return obj.status
+
+
+def _comparable(obj: Message) -> Message:
+    """What an apply changes: labels, annotations and everything outside metadata and status."""
+    copy = _clone(obj)
+    labels, annotations = dict(copy.metadata.labels), dict(copy.metadata.annotations)
+    copy.ClearField("metadata")
+    copy.metadata.labels.update(labels)
+    copy.metadata.annotations.update(annotations)
+    if _has_status(kinds.kind_of(obj)):
+        copy.ClearField("status")
+    copy.api_version = ""
+    copy.kind = ""
+    return copy
+
+
+def _checkable(obj: Message, created_classes: set[str]) -> Message:
+    """The object as the dry run can judge it: a pod naming a priority class that this same apply
+    creates (and the dry run therefore cannot see yet) is checked without it; the class itself was
+    checked as its own document."""
+    if not isinstance(obj, kinds.POD.message) or obj.spec.priority_class_name not in created_classes:
+        return obj
+    probe = _clone(obj)
+    probe.spec.priority_class_name = ""
+    probe.spec.ClearField("priority")
+    return probe

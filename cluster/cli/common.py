@@ -1,0 +1,130 @@
+"""What every client command shares: the ``--server`` flag, kubectl's error lines and exit codes, and
+the way a synchronous ``run(args)`` drives an async body.
+
+Exit codes follow kubectl: 0 success, 1 an error (from the server, or the server unreachable), 2 a usage
+error (argparse's own code for bad flags).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Awaitable, Callable
+
+from cluster.api import errors
+from cluster.api.kinds import Kind, kind_by_name
+from cluster.client import Client
+
+DEFAULT_SERVER = "127.0.0.1:7443"
+SERVER_ENV = "PODSCHED_SERVER"
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+# How long one command waits for a server that does not answer: long enough to ride out an API server
+# restart (the client retries UNAVAILABLE with backoff and fails over), short enough that a typo in
+# --server does not look like a hang.
+CLIENT_TIMEOUT_S = 10.0
+
+#: kubectl's StatusReason for each error class, as printed in `Error from server (NotFound): ...`.
+_REASONS: dict[type[errors.ApiError], str] = {
+    errors.NotFound: "NotFound",
+    errors.AlreadyExists: "AlreadyExists",
+    errors.Conflict: "Conflict",
+    errors.Invalid: "Invalid",
+    errors.Forbidden: "Forbidden",
+    errors.Expired: "Expired",
+    errors.Unavailable: "ServiceUnavailable",
+    errors.InternalError: "InternalError",
+}
+
+
+class UsageError(Exception):
+    """A command line that makes no sense (exit code 2)."""
+
+
+def add_server_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--server",
+        default=None,
+        help=f"API server address host:port, or a comma-separated list to fail over between "
+        f"(default: ${SERVER_ENV}, else {DEFAULT_SERVER})",
+    )
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        default=CLIENT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"give up on a server that does not answer after this long (default {CLIENT_TIMEOUT_S:g})",
+    )
+
+
+def add_namespace_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-n", "--namespace", default="default", help="namespace (default: default)")
+
+
+def server_address(args: argparse.Namespace) -> str:
+    """The server list a command talks to: the flag, else $PODSCHED_SERVER, else the default."""
+    return args.server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER
+
+
+def connect(args: argparse.Namespace) -> Client:
+    if not args.request_timeout > 0:
+        raise UsageError(f"--request-timeout must be positive, got {args.request_timeout:g}")
+    return Client(server_address(args), timeout_s=args.request_timeout)
+
+
+def parse_kind(text: str) -> Kind:
+    try:
+        return kind_by_name(text)
+    except errors.Invalid as exc:
+        raise UsageError(f'the server doesn\'t have a resource type "{text}" ({exc.message})') from exc
+
+
+def resource_name(kind: Kind) -> str:
+    """kubectl's name of a kind in output lines: "pod", "priorityclass.scheduling.k8s.io"."""
+    group = kind.api_version.rpartition("/")[0]
+    return f"{kind.name.lower()}.{group}" if group else kind.name.lower()
+
+
+def resource_ref(kind: Kind, name: str) -> str:
+    """`pod/web`, as kubectl's -o name and apply lines print an object."""
+    return f"{resource_name(kind)}/{name}"
+
+
+def error_line(exc: errors.ApiError) -> str:
+    reason = _REASONS.get(type(exc), "InternalError")
+    return f"Error from server ({reason}): {exc.message}"
+
+
+def print_error(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run_async(args: argparse.Namespace, body: Callable[[], Awaitable[int]]) -> int:
+    """Run a command's async body and turn what escapes it into kubectl's messages and exit codes."""
+    try:
+        return asyncio.run(_guarded(args, body))
+    except KeyboardInterrupt:
+        # Ctrl-C: the user asked to stop; say nothing more (kubectl exits quietly too).
+        return 130
+
+
+async def _guarded(args: argparse.Namespace, body: Callable[[], Awaitable[int]]) -> int:
+    try:
+        return await body()
+    except UsageError as exc:
+        print_error(f"error: {exc}")
+        return EXIT_USAGE
+    except errors.Unavailable as exc:
+        print_error(
+            f"Unable to connect to the server at {server_address(args)}: {exc.message} "
+            f"(is `podsched apiserver` running there? set --server or ${SERVER_ENV})"
+        )
+        return EXIT_ERROR
+    except errors.ApiError as exc:
+        print_error(error_line(exc))
+        return EXIT_ERROR

@@ -1,0 +1,441 @@
+"""`podsched describe KIND NAME`: kubectl's human-readable report of one object and its events."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from cluster.api import errors, kinds, objects_pb2, quantity, timeutil
+from cluster.api.selectors import LabelSelector
+from cluster.cli import tables
+from cluster.cli.common import EXIT_OK, add_namespace_flag, add_server_flag, connect, parse_kind, run_async
+from cluster.client import Client
+
+NONE = "<none>"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "describe", help="show one object in detail, with its events",
+        description="Show one object as kubectl describe does, followed by the events about it.",
+    )
+    parser.add_argument("kind", help="pod, node, priorityclass, poddisruptionbudget, lease, event")
+    parser.add_argument("name")
+    add_namespace_flag(parser)
+    add_server_flag(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_async(args, lambda: _describe(args))
+
+
+async def _describe(args: argparse.Namespace) -> int:
+    kind = parse_kind(args.kind)
+    namespace = args.namespace if kind.namespaced else ""
+    async with connect(args) as client:
+        obj = await client.get(kind, args.name, namespace)
+        text = _Text()
+        await _DESCRIBERS[kind](client, obj, text)
+        if kind is not kinds.EVENT:
+            _events(text, await _events_about(client, kind, obj))
+    print(text.render(), end="", flush=True)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------- text
+
+
+class _Text:
+    """kubectl's describe layout: `Label:  value` lines whose values line up within each run of
+    fields at one indent level, sections that nest by two spaces, and aligned sub-tables."""
+
+    def __init__(self) -> None:
+        # Each entry: (level, label or None for a plain line, value lines).
+        self._entries: list[tuple[int, str | None, list[str]]] = []
+
+    def field(self, label: str, value: object, level: int = 0) -> None:
+        lines = str(value).split("\n") if str(value) != "" else [""]
+        self._entries.append((level, label + ":", lines))
+
+    def section(self, label: str, level: int = 0) -> None:
+        self.line(label + ":", level)
+
+    def line(self, text: str, level: int = 0) -> None:
+        self._entries.append((level, None, [text]))
+
+    def mapping(self, label: str, values: Mapping[str, str], level: int = 0, sep: str = "=") -> None:
+        """A field whose value is one `key=value` line per item, sorted, or <none>."""
+        lines = [f"{key}{sep}{values[key]}" for key in sorted(values)]
+        self.field(label, "\n".join(lines) if lines else NONE, level)
+
+    def table(self, header: Sequence[str], rows: Sequence[Sequence[str]], level: int = 1,
+              underline: bool = False) -> None:
+        lines = [header, *([["-" * len(cell) for cell in header]] if underline else []), *rows]
+        widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
+        for row in lines:
+            cells = [cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)]
+            self.line("  ".join(cells).rstrip(), level)
+
+    def render(self) -> str:
+        out: list[str] = []
+        i = 0
+        while i < len(self._entries):
+            level, label, value = self._entries[i]
+            if label is None:
+                out.append("  " * level + value[0])
+                i += 1
+                continue
+            # A run of fields at this level, with anything nested deeper inside it, aligns its values.
+            run_end = i
+            width = 0
+            while run_end < len(self._entries):
+                lvl, lbl, _ = self._entries[run_end]
+                if lvl < level or (lvl == level and lbl is None):
+                    break
+                if lvl == level:
+                    width = max(width, len(lbl))
+                run_end += 1
+            for lvl, lbl, lines in self._entries[i:run_end]:
+                indent = "  " * lvl
+                if lbl is None:
+                    out.append(indent + lines[0])
+                    continue
+                pad = (width if lvl == level else len(lbl)) + 2
+                out.append((indent + lbl.ljust(pad) + lines[0]).rstrip())
+                out.extend(indent + " " * pad + rest for rest in lines[1:])
+            i = run_end
+        return "\n".join(out) + "\n"
+
+
+def _time(ts: Timestamp) -> str:
+    """kubectl's RFC 1123 time: `Mon, 02 Jan 2006 15:04:05 +0000`."""
+    if not timeutil.is_set(ts):
+        return NONE
+    return timeutil.to_datetime(ts).strftime("%a, %d %b %Y %H:%M:%S %z")
+
+
+def _selector(selector: objects_pb2.LabelSelector, present: bool) -> str:
+    if not present:
+        return "<unset>"
+    try:
+        text = str(LabelSelector.from_proto(selector))
+    except errors.Invalid as exc:
+        return f"<invalid: {exc.message}>"
+    return text or "<empty: every pod>"
+
+
+def _meta(text: _Text, obj: Message, *, namespaced: bool) -> None:
+    meta = obj.metadata
+    text.field("Name", meta.name)
+    if namespaced:
+        text.field("Namespace", meta.namespace)
+
+
+# ---------------------------------------------------------------------------------------------- Pod
+
+
+def _toleration(t: objects_pb2.Toleration) -> str:
+    text = t.key
+    if t.value:
+        text += f"={t.value}"
+    if t.effect:
+        text += f":{t.effect}"
+    if t.operator == "Exists" and not t.value:
+        text += " op=Exists" if t.key else "op=Exists"
+    if t.HasField("toleration_seconds"):
+        text += f" for {t.toleration_seconds}s"
+    return text
+
+
+def _ports(container: objects_pb2.Container) -> str:
+    ports = [f"{p.container_port}/{p.protocol or 'TCP'}" for p in container.ports]
+    return ", ".join(ports) if ports else NONE
+
+
+def _container(text: _Text, container: objects_pb2.Container) -> None:
+    text.section(container.name, 1)
+    text.field("Image", container.image, 2)
+    text.field("Port", _ports(container), 2)
+    if container.command:
+        text.field("Command", "\n".join(container.command), 2)
+    if container.args:
+        text.field("Args", "\n".join(container.args), 2)
+    for label, values in (("Limits", container.resources.limits), ("Requests", container.resources.requests)):
+        if values:
+            text.section(label, 2)
+            for key in sorted(values):
+                text.field(key, values[key], 3)
+    env = [f"{e.name}:  {e.value}" for e in container.env]
+    text.field("Environment", "\n".join(env) if env else NONE, 2)
+
+
+async def _describe_pod(client: Client, pod: objects_pb2.Pod, text: _Text) -> None:
+    spec, status = pod.spec, pod.status
+    _meta(text, pod, namespaced=True)
+    text.field("Priority", spec.priority if spec.HasField("priority") else NONE)
+    if spec.priority_class_name:
+        text.field("Priority Class Name", spec.priority_class_name)
+    if spec.HasField("preemption_policy"):
+        text.field("Preemption Policy", spec.preemption_policy)
+    text.field("Scheduler", spec.scheduler_name or NONE)
+    node = spec.node_name + (f"/{status.host_ip}" if status.host_ip else "") if spec.node_name else NONE
+    text.field("Node", node)
+    text.field("Start Time", _time(status.start_time))
+    text.mapping("Labels", pod.metadata.labels)
+    text.mapping("Annotations", pod.metadata.annotations, sep=": ")
+    if timeutil.is_set(pod.metadata.deletion_timestamp):
+        # deletionTimestamp is when the grace period ends and the server removes the pod.
+        text.field("Status", "Terminating")
+        text.field("Termination Grace Period", f"{pod.metadata.deletion_grace_period_seconds}s")
+        text.field("Deletion Time", _time(pod.metadata.deletion_timestamp))
+    else:
+        text.field("Status", status.phase or "Unknown")
+    if status.reason:
+        text.field("Reason", status.reason)
+    if status.message:
+        text.field("Message", status.message)
+    text.field("IP", status.pod_ip)
+    text.field("Nominated Node", status.nominated_node_name or NONE)
+    if spec.init_containers:
+        text.section("Init Containers")
+        for container in spec.init_containers:
+            _container(text, container)
+    text.section("Containers")
+    for container in spec.containers:
+        _container(text, container)
+    if status.conditions:
+        text.section("Conditions")
+        text.table(["Type", "Status"], [[c.type, c.status] for c in status.conditions])
+    text.mapping("Node-Selectors", spec.node_selector)
+    tolerations = [_toleration(t) for t in spec.tolerations]
+    text.field("Tolerations", "\n".join(tolerations) if tolerations else NONE)
+
+
+# --------------------------------------------------------------------------------------------- Node
+
+
+def pod_requests(pod: objects_pb2.Pod) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+    """The pod's effective requests and limits, as the scheduler counts them: the larger of the sum over
+    its containers and any single init container, plus overhead."""
+    totals: list[dict[str, Fraction]] = []
+    for field in ("requests", "limits"):
+        running: dict[str, Fraction] = {}
+        for container in pod.spec.containers:
+            for name, value in getattr(container.resources, field).items():
+                running[name] = running.get(name, Fraction(0)) + quantity.parse_quantity(value)
+        for container in pod.spec.init_containers:
+            for name, value in getattr(container.resources, field).items():
+                running[name] = max(running.get(name, Fraction(0)), quantity.parse_quantity(value))
+        for name, value in pod.spec.overhead.items():
+            if field == "requests" or name in running:
+                running[name] = running.get(name, Fraction(0)) + quantity.parse_quantity(value)
+        totals.append(running)
+    return totals[0], totals[1]
+
+
+def format_quantity(name: str, value: Fraction) -> str:
+    """A sum of quantities written back as kubectl would: cpu in cores or millicores, memory in the
+    largest binary unit that divides it."""
+    if name == "cpu":
+        milli = value * 1000
+        if value.denominator == 1:
+            return str(value.numerator)
+        return f"{-(-milli.numerator // milli.denominator)}m"
+    if value.denominator != 1:
+        milli = value * 1000
+        return f"{-(-milli.numerator // milli.denominator)}m"
+    whole = value.numerator
+    for suffix, unit in (
+        ("Ei", 1 << 60), ("Pi", 1 << 50), ("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10),
+        ("E", 10**18), ("P", 10**15), ("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3),
+    ):
+        if whole and whole % unit == 0:
+            return f"{whole // unit}{suffix}"
+    return str(whole)
+
+
+def _share(name: str, value: Fraction, allocatable: Mapping[str, str]) -> str:
+    total = allocatable.get(name)
+    try:
+        capacity = quantity.parse_quantity(total) if total else Fraction(0)
+    except ValueError:
+        capacity = Fraction(0)
+    percent = int(value * 100 / capacity) if capacity else 0
+    return f"{format_quantity(name, value)} ({percent}%)"
+
+
+async def _describe_node(client: Client, node: objects_pb2.Node, text: _Text) -> None:
+    _meta(text, node, namespaced=False)
+    text.field("Roles", tables.node_roles(node))
+    text.mapping("Labels", node.metadata.labels)
+    text.mapping("Annotations", node.metadata.annotations, sep=": ")
+    text.field("CreationTimestamp", _time(node.metadata.creation_timestamp))
+    taints = [tables.taint_text(t) for t in node.spec.taints]
+    text.field("Taints", "\n".join(taints) if taints else NONE)
+    text.field("Unschedulable", "true" if node.spec.unschedulable else "false")
+    if node.status.conditions:
+        text.section("Conditions")
+        text.table(
+            ["Type", "Status", "LastHeartbeatTime", "LastTransitionTime", "Reason", "Message"],
+            [
+                [c.type, c.status, _time(c.last_heartbeat_time), _time(c.last_transition_time),
+                 c.reason, c.message]
+                for c in node.status.conditions
+            ],
+            underline=True,
+        )
+    else:
+        text.field("Conditions", NONE)
+    for label, values in (("Capacity", node.status.capacity), ("Allocatable", node.status.allocatable)):
+        text.section(label)
+        for key in sorted(values):
+            text.field(key, values[key], 1)
+
+    # The pods on the node, as the scheduler would count them: finished pods hold nothing.
+    pods = await client.list_all(
+        kinds.POD, "",
+        field_selector=f"spec.nodeName={node.metadata.name},status.phase!=Succeeded,status.phase!=Failed",
+    )
+    allocatable = node.status.allocatable
+    total_requests: dict[str, Fraction] = {"cpu": Fraction(0), "memory": Fraction(0)}
+    total_limits: dict[str, Fraction] = {"cpu": Fraction(0), "memory": Fraction(0)}
+    rows = []
+    for pod in sorted(pods.items, key=lambda p: (p.metadata.namespace, p.metadata.name)):
+        requests, limits = pod_requests(pod)
+        for totals, values in ((total_requests, requests), (total_limits, limits)):
+            for name, value in values.items():
+                totals[name] = totals.get(name, Fraction(0)) + value
+        rows.append([
+            pod.metadata.namespace,
+            pod.metadata.name,
+            _share("cpu", requests.get("cpu", Fraction(0)), allocatable),
+            _share("cpu", limits.get("cpu", Fraction(0)), allocatable),
+            _share("memory", requests.get("memory", Fraction(0)), allocatable),
+            _share("memory", limits.get("memory", Fraction(0)), allocatable),
+            timeutil.age(pod.metadata.creation_timestamp),
+        ])
+    text.field("Non-terminated Pods", f"({len(rows)} in total)")
+    if rows:
+        text.table(
+            ["Namespace", "Name", "CPU Requests", "CPU Limits", "Memory Requests", "Memory Limits", "Age"],
+            rows,
+            underline=True,
+        )
+    text.section("Allocated resources")
+    text.line("(Total limits may be over 100 percent, i.e., overcommitted.)", 1)
+    names = ["cpu", "memory", *sorted(set(total_requests) - {"cpu", "memory"})]
+    text.table(
+        ["Resource", "Requests", "Limits"],
+        [[name, _share(name, total_requests.get(name, Fraction(0)), allocatable),
+          _share(name, total_limits.get(name, Fraction(0)), allocatable)] for name in names],
+        underline=True,
+    )
+
+
+# ------------------------------------------------------------------------ PriorityClass, PDB, Lease
+
+
+async def _describe_priority_class(
+    client: Client, pc: objects_pb2.PriorityClass, text: _Text
+) -> None:
+    _meta(text, pc, namespaced=False)
+    text.field("Value", pc.value)
+    text.field("GlobalDefault", "true" if pc.global_default else "false")
+    text.field("PreemptionPolicy", pc.preemption_policy if pc.HasField("preemption_policy") else NONE)
+    text.field("Description", pc.description)
+    text.mapping("Annotations", pc.metadata.annotations, sep=": ")
+
+
+async def _describe_pdb(client: Client, pdb: objects_pb2.PodDisruptionBudget, text: _Text) -> None:
+    spec, status = pdb.spec, pdb.status
+    _meta(text, pdb, namespaced=True)
+    if spec.HasField("min_available"):
+        text.field("Min available", tables.int_or_string(spec.min_available))
+    if spec.HasField("max_unavailable"):
+        text.field("Max unavailable", tables.int_or_string(spec.max_unavailable))
+    text.field("Selector", _selector(spec.selector, spec.HasField("selector")))
+    text.section("Status")
+    text.field("Allowed disruptions", status.disruptions_allowed, 2)
+    text.field("Current", status.current_healthy, 2)
+    text.field("Desired", status.desired_healthy, 2)
+    text.field("Total", status.expected_pods, 2)
+
+
+async def _describe_lease(client: Client, lease: objects_pb2.Lease, text: _Text) -> None:
+    spec = lease.spec
+    _meta(text, lease, namespaced=True)
+    text.mapping("Labels", lease.metadata.labels)
+    text.mapping("Annotations", lease.metadata.annotations, sep=": ")
+    text.section("Spec")
+    text.field("Holder Identity", spec.holder_identity if spec.HasField("holder_identity") else NONE, 1)
+    duration = spec.lease_duration_seconds if spec.HasField("lease_duration_seconds") else NONE
+    text.field("Lease Duration Seconds", duration, 1)
+    text.field("Acquire Time", _time(spec.acquire_time), 1)
+    text.field("Renew Time", _time(spec.renew_time), 1)
+    transitions = spec.lease_transitions if spec.HasField("lease_transitions") else 0
+    text.field("Lease Transitions", transitions, 1)
+
+
+async def _describe_event(client: Client, event: objects_pb2.Event, text: _Text) -> None:
+    _meta(text, event, namespaced=True)
+    text.field("Type", event.type)
+    text.field("Reason", event.reason)
+    text.field("Object", tables.involved_object(event))
+    text.field("Message", event.message)
+    text.field("Source", event.source.component or event.reporting_component or NONE)
+    text.field("Count", event.count)
+    text.field("First Timestamp", _time(event.first_timestamp))
+    text.field("Last Timestamp", _time(event.last_timestamp))
+
+
+_DESCRIBERS: dict[kinds.Kind, Callable[[Client, Any, _Text], Awaitable[None]]] = {
+    kinds.POD: _describe_pod,
+    kinds.NODE: _describe_node,
+    kinds.PRIORITY_CLASS: _describe_priority_class,
+    kinds.POD_DISRUPTION_BUDGET: _describe_pdb,
+    kinds.LEASE: _describe_lease,
+    kinds.EVENT: _describe_event,
+}
+
+
+# ------------------------------------------------------------------------------------------- Events
+
+
+async def _events_about(client: Client, kind: kinds.Kind, obj: Message) -> list[objects_pb2.Event]:
+    """The events whose involvedObject is ``obj``: in its namespace, or anywhere for a cluster-scoped
+    object (kubectl finds a node's events in whatever namespace their writer chose)."""
+    selector = f"involvedObject.name={obj.metadata.name},involvedObject.kind={kind.name}"
+    listed = await client.list_all(kinds.EVENT, obj.metadata.namespace, field_selector=selector)
+    return sorted(listed.items, key=_event_time)
+
+
+def _event_time(event: objects_pb2.Event) -> tuple[int, int]:
+    for ts in (event.last_timestamp, event.first_timestamp, event.metadata.creation_timestamp):
+        if timeutil.is_set(ts):
+            return (ts.seconds, ts.nanos)
+    return (0, 0)
+
+
+def _event_age(event: objects_pb2.Event) -> str:
+    last = tables.event_last_seen(event)
+    if event.count > 1 and timeutil.is_set(event.first_timestamp):
+        return f"{last} (x{event.count} over {timeutil.age(event.first_timestamp)})"
+    return last
+
+
+def _events(text: _Text, events: Iterable[objects_pb2.Event]) -> None:
+    rows = [
+        [e.type, e.reason, _event_age(e), e.source.component or e.reporting_component, e.message]
+        for e in events
+    ]
+    if not rows:
+        text.field("Events", NONE)
+        return
+    text.section("Events")
+    text.table(["Type", "Reason", "Age", "From", "Message"], rows, underline=True)

@@ -1,0 +1,222 @@
+"""`podsched get KIND [NAME]`: kubectl's tables, -o wide|yaml|json|name, selectors, and -w to follow
+changes live."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Coroutine
+from typing import Any
+
+from google.protobuf.message import Message
+
+from cluster.api import convert, errors
+from cluster.api.kinds import Kind
+from cluster.cli import output, tables
+from cluster.cli.common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    UsageError,
+    add_namespace_flag,
+    add_server_flag,
+    connect,
+    error_line,
+    parse_kind,
+    print_error,
+    run_async,
+)
+from cluster.client import Client
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "get",
+        help="list objects, or show one",
+        description="Print objects of a kind as a table (as kubectl does), or as YAML/JSON.",
+    )
+    parser.add_argument("kind", help="pods, nodes, priorityclasses, poddisruptionbudgets, leases, events")
+    parser.add_argument("names", nargs="*", metavar="NAME", help="objects' names (default: all)")
+    add_namespace_flag(parser)
+    parser.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")
+    parser.add_argument("-o", "--output", choices=output.FORMATS, help="wide, yaml, json or name")
+    parser.add_argument("-l", "--selector", default="", help="label selector, e.g. app=web,tier!=db")
+    parser.add_argument("--field-selector", default="", help="field selector, e.g. spec.nodeName=node-1")
+    parser.add_argument("-w", "--watch", action="store_true", help="after listing, print each change")
+    parser.add_argument(
+        "--output-watch-events",
+        action="store_true",
+        help="with -w: prefix each row with the event type (ADDED, MODIFIED, DELETED)",
+    )
+    add_server_flag(parser)
+    # Names may follow options (`get pods -n ns web`); argparse leaves those to main, which adds them here.
+    parser.set_defaults(func=run, intermixed="names")
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_async(args, lambda: _get(args))
+
+
+async def _get(args: argparse.Namespace) -> int:
+    kind = parse_kind(args.kind)
+    if args.all_namespaces and args.names:
+        raise UsageError("a resource cannot be retrieved by name across all namespaces")
+    if args.watch and len(args.names) > 1:
+        raise UsageError("watch is only supported on individual resources and resource collections")
+    namespace = "" if args.all_namespaces or not kind.namespaced else args.namespace
+    all_namespaces = args.all_namespaces and kind.namespaced
+    field_selector = args.field_selector
+    if args.names and args.watch:
+        # A watch of one name is a watch of the kind narrowed to that name; nothing is printed until it
+        # exists, as with kubectl.
+        field_selector = ",".join(s for s in (field_selector, f"metadata.name={args.names[0]}") if s)
+
+    printer = _Printer(
+        kind, args.output, all_namespaces=all_namespaces, watch=args.watch, events=args.output_watch_events
+    )
+    async with connect(args) as client:
+        if args.names and not args.watch:
+            found, code = [], EXIT_OK
+            for name in args.names:
+                try:
+                    found.append(await client.get(kind, name, namespace))
+                except errors.NotFound as exc:
+                    # kubectl prints what it found and reports each missing name.
+                    print_error(error_line(exc))
+                    code = EXIT_ERROR
+            if found:
+                printer.initial(found, single=len(args.names) == 1)
+            return code
+        listed = await client.list_all(
+            kind, namespace, label_selector=args.selector, field_selector=field_selector
+        )
+        if not listed.items and not args.watch:
+            print(_nothing_found(kind, namespace), file=sys.stderr)
+            return EXIT_OK
+        printer.initial(listed.items, single=False)
+        if args.watch:
+            await _until_interrupted(
+                _follow(client, kind, namespace, args.selector, field_selector, listed.resource_version,
+                        printer)
+            )
+    return EXIT_OK
+
+
+async def _until_interrupted(follow: Coroutine[Any, Any, None]) -> None:
+    """Run a watch until SIGINT (Ctrl-C) or SIGTERM, which end it quietly. The handlers are installed
+    here rather than relying on Python's KeyboardInterrupt, which a process started in the background of
+    a non-interactive shell never gets (SIGINT is ignored there)."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    watching = asyncio.create_task(follow)
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({watching, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (watching, stopping):
+            task.cancel()
+        await asyncio.gather(watching, stopping, return_exceptions=True)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    error = watching.exception() if watching.done() and not watching.cancelled() else None
+    if error is not None:
+        raise error
+
+
+async def _follow(
+    client: Client,
+    kind: Kind,
+    namespace: str,
+    label_selector: str,
+    field_selector: str,
+    resource_version: str,
+    printer: _Printer,
+) -> None:
+    """Print every change after the listed version until interrupted."""
+    async for event in client.watch(
+        kind,
+        namespace,
+        resource_version=resource_version,
+        label_selector=label_selector,
+        field_selector=field_selector,
+    ):
+        printer.change(event.type, event.object)
+
+
+def _nothing_found(kind: Kind, namespace: str) -> str:
+    if kind.namespaced and namespace:
+        return f"No resources found in {namespace} namespace."
+    return "No resources found"
+
+
+class _Printer:
+    """Prints the first listing and then, for a watch, one entry per change in the same format."""
+
+    def __init__(
+        self, kind: Kind, fmt: str | None, *, all_namespaces: bool, watch: bool, events: bool
+    ) -> None:
+        self._kind = kind
+        self._watch = watch
+        self._fmt = fmt
+        self._all_namespaces = all_namespaces
+        self._events = events
+        self._wide = fmt == "wide"
+        self._table: tables.TableWriter | None = None
+        self._documents = 0
+
+    @property
+    def _tabular(self) -> bool:
+        return self._fmt in (None, "wide")
+
+    def _cells(self, obj: Message) -> list[str]:
+        return tables.row(self._kind, obj, wide=self._wide, all_namespaces=self._all_namespaces)
+
+    def _writer(self) -> tables.TableWriter:
+        if self._table is None:
+            header = tables.header(self._kind, wide=self._wide, all_namespaces=self._all_namespaces)
+            self._table = tables.TableWriter(["EVENT", *header] if self._events else header)
+        return self._table
+
+    def initial(self, objs: list[Message], *, single: bool) -> None:
+        if self._tabular:
+            if objs:
+                prefix = ["ADDED"] if self._events else []
+                lines = self._writer().table([prefix + self._cells(obj) for obj in objs])
+                _emit("\n".join(lines) + "\n")
+        elif self._watch:
+            for obj in objs:
+                self.change("ADDED", obj)
+        else:
+            _emit(output.render(objs, self._fmt, as_list=not single))
+
+    def change(self, event_type: str, obj: Message) -> None:
+        if self._tabular:
+            cells = self._cells(obj)
+            if self._events:
+                cells = [event_type, *cells]
+            if self._table is None:
+                # The first row after an empty listing brings the header with it.
+                _emit(self._writer().table([cells])[0] + "\n")
+            _emit(self._writer().row(cells) + "\n")
+        elif self._fmt == "name":
+            _emit(output.name_line(obj) + "\n")
+        elif self._events:
+            # kubectl's --output-watch-events shape: {"type": ..., "object": ...}.
+            data = {"type": event_type, "object": convert.to_dict(output.with_type_meta(obj))}
+            self._document(output.dump_yaml(data) if self._fmt == "yaml" else output.dump_json(data))
+        else:
+            self._document(output.render_one(obj, self._fmt))
+
+    def _document(self, text: str) -> None:
+        if self._fmt == "yaml" and self._documents:
+            text = "---\n" + text
+        _emit(text)
+        self._documents += 1
+
+
+def _emit(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()

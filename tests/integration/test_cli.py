@@ -1,0 +1,322 @@
+"""The `podsched` CLI against the real API server process, on each backend: apply/get/describe/delete,
+apply's created/unchanged/configured, real manifests with unknown fields, conflicts, and the tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from cluster.api import errors, objects_pb2
+from cluster.cli.process import ApiServerProcess
+from cluster.client import Client
+from tests.integration.helpers import (
+    MANIFESTS,
+    CliResult,
+    node_manifest,
+    parse_table,
+    pod_manifest,
+    run_cli,
+    write_yaml,
+)
+
+Cli = Callable[..., CliResult]
+
+
+async def test_pod_crud(cli: Cli, client: Client, namespace: str, tmp_path: Path) -> None:
+    manifest = write_yaml(tmp_path / "web.yaml", pod_manifest("web", namespace, labels={"app": "web"}))
+
+    applied = cli("apply", "-f", manifest)
+    assert applied.code == 0, applied.stderr
+    assert applied.stdout == "pod/web created\n"
+
+    table = cli("get", "pods", "-n", namespace)
+    assert table.code == 0, table.stderr
+    assert table.stdout.splitlines()[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    (row,) = parse_table(table.stdout)
+    assert (row["NAME"], row["READY"], row["STATUS"], row["RESTARTS"]) == ("web", "0/1", "Pending", "0")
+
+    wide = parse_table(cli("get", "pods", "-n", namespace, "-o", "wide").stdout)
+    assert wide == [wide[0]] and wide[0]["NODE"] == "<none>" and wide[0]["NOMINATED NODE"] == "<none>"
+    assert wide[0]["PRIORITY"] == "0"
+
+    stored = await client.get("Pod", "web", namespace)
+    as_yaml = yaml.safe_load(cli("get", "pod", "web", "-n", namespace, "-o", "yaml").stdout)
+    assert as_yaml["apiVersion"] == "v1" and as_yaml["kind"] == "Pod"
+    assert as_yaml["metadata"]["resourceVersion"] == stored.metadata.resource_version
+    assert as_yaml["metadata"]["uid"] == stored.metadata.uid
+    assert as_yaml["metadata"]["labels"] == {"app": "web"}
+    assert as_yaml["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "250m", "memory": "64Mi"}
+    assert as_yaml["spec"]["schedulerName"] == "default-scheduler"
+    assert as_yaml["status"]["phase"] == "Pending"
+
+    as_list = json.loads(cli("get", "pods", "-n", namespace, "-o", "json").stdout)
+    assert as_list["kind"] == "List"
+    assert [item["metadata"]["name"] for item in as_list["items"]] == ["web"]
+    assert cli("get", "pods", "-n", namespace, "-o", "name").stdout == "pod/web\n"
+
+    described = cli("describe", "pod", "web", "-n", namespace)
+    assert described.code == 0, described.stderr
+    lines = described.stdout.splitlines()
+    assert lines[0].split() == ["Name:", "web"]
+    assert lines[1].split() == ["Namespace:", namespace]
+    assert any(line.split() == ["Status:", "Pending"] for line in lines)
+    assert any(line.split() == ["cpu:", "250m"] for line in lines)
+    assert lines[-1].split() == ["Events:", "<none>"]
+
+    deleted = cli("delete", "pod", "web", "-n", namespace, "--grace-period=0")
+    assert (deleted.code, deleted.stdout) == (0, 'pod "web" deleted\n'), deleted.stderr
+    gone = cli("get", "pod", "web", "-n", namespace)
+    assert gone.code == 1
+    assert gone.stderr == 'Error from server (NotFound): pods "web" not found\n'
+    empty = cli("get", "pods", "-n", namespace)
+    assert (empty.code, empty.stdout) == (0, "")
+    assert empty.stderr == f"No resources found in {namespace} namespace.\n"
+
+
+async def test_apply_created_unchanged_configured(
+    cli: Cli, client: Client, namespace: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "pod.yaml"
+    write_yaml(path, pod_manifest("app", namespace, labels={"app": "a"}))
+    assert cli("apply", "-f", str(path)).stdout == "pod/app created\n"
+    first = await client.get("Pod", "app", namespace)
+
+    again = cli("apply", "-f", str(path))
+    assert (again.code, again.stdout) == (0, "pod/app unchanged\n"), again.stderr
+    unchanged = await client.get("Pod", "app", namespace)
+    assert unchanged.metadata.resource_version == first.metadata.resource_version
+
+    write_yaml(path, pod_manifest("app", namespace, labels={"app": "a", "version": "v2"}))
+    changed = cli("apply", "-f", str(path))
+    assert (changed.code, changed.stdout) == (0, "pod/app configured\n"), changed.stderr
+    after = await client.get("Pod", "app", namespace)
+    assert dict(after.metadata.labels) == {"app": "a", "version": "v2"}
+    assert int(after.metadata.resource_version) > int(first.metadata.resource_version)
+    assert after.metadata.uid == first.metadata.uid
+
+    # Labels the manifest no longer has are removed: apply replaces them.
+    write_yaml(path, pod_manifest("app", namespace, labels={"app": "a"}))
+    assert cli("apply", "-f", str(path)).stdout == "pod/app configured\n"
+    assert dict((await client.get("Pod", "app", namespace)).metadata.labels) == {"app": "a"}
+
+
+async def test_apply_keeps_what_the_server_owns(
+    cli: Cli, client: Client, namespace: str, tmp_path: Path, unique: Callable[[str], str]
+) -> None:
+    """A bound pod re-applied from its manifest (which has no nodeName) stays bound, and is unchanged."""
+    node = unique("node")
+    path = tmp_path / "pod.yaml"
+    write_yaml(path, node_manifest(node), pod_manifest("bound", namespace))
+    assert cli("apply", "-f", str(path)).code == 0
+    await client.bind(namespace, "bound", node)
+
+    again = cli("apply", "-f", str(path))
+    assert again.code == 0, again.stderr
+    # Nodes are applied before pods, whatever the file order.
+    assert again.stdout == f"node/{node} unchanged\npod/bound unchanged\n"
+    assert (await client.get("Pod", "bound", namespace)).spec.node_name == node
+
+
+async def test_apply_node_status(
+    cli: Cli, client: Client, tmp_path: Path, unique: Callable[[str], str]
+) -> None:
+    name = unique("node")
+    path = tmp_path / "node.yaml"
+    write_yaml(path, node_manifest(name, cpu="4", memory="8Gi", pods="110"))
+    assert cli("apply", "-f", str(path)).stdout == f"node/{name} created\n"
+    node = await client.get("Node", name)
+    assert dict(node.status.allocatable) == {"cpu": "4", "memory": "8Gi", "pods": "110"}
+
+    rows = parse_table(cli("get", "nodes", "-o", "wide").stdout)
+    (row,) = [row for row in rows if row["NAME"] == name]
+    assert (row["STATUS"], row["CPU"], row["MEMORY"], row["PODS"], row["TAINTS"]) == (
+        "Ready", "4", "8Gi", "110", "<none>"
+    )
+    assert cli("apply", "-f", str(path)).stdout == f"node/{name} unchanged\n"
+
+    write_yaml(path, node_manifest(name, cpu="8", memory="8Gi", pods="110"))
+    assert cli("apply", "-f", str(path)).stdout == f"node/{name} configured\n"
+    assert (await client.get("Node", name)).status.allocatable["cpu"] == "8"
+
+    described = cli("describe", "node", name).stdout
+    assert "Allocatable:" in described and "Non-terminated Pods:" in described
+
+
+async def test_apply_real_manifests_warns_and_strict_rejects(
+    cli: Cli, client: Client, namespace: str
+) -> None:
+    """examples/manifests/pods.yaml, unedited: the fields podsched does not model are warnings by
+    default, and errors (with nothing applied) under --validate=strict."""
+    classes, pods = str(MANIFESTS / "priorityclasses.yaml"), str(MANIFESTS / "pods.yaml")
+
+    strict = cli("apply", "-n", namespace, "--validate=strict", "-f", classes, "-f", pods)
+    assert strict.code == 1
+    assert 'unknown field "spec.containers[0].livenessProbe"' in strict.stderr
+    assert (await client.list("Pod", namespace)).items == []
+
+    applied = cli("apply", "-n", namespace, "-f", classes, "-f", pods)
+    assert applied.code == 0, applied.stderr
+    assert 'Warning: unknown field "spec.containers[0].livenessProbe"' in applied.stderr.splitlines()
+    assert 'Warning: unknown field "spec.volumes"' in applied.stderr.splitlines()
+    for name in ("web", "cache", "report", "trainer"):
+        assert f"pod/{name} created" in applied.stdout.splitlines()
+    web = await client.get("Pod", "web", namespace)
+    assert web.spec.priority == 100000
+    required = web.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
+    assert required.node_selector_terms[0].match_expressions[0].key == "kubernetes.io/os"
+
+
+async def test_apply_from_stdin_and_dry_run(cli: Cli, client: Client, namespace: str) -> None:
+    text = yaml.safe_dump(pod_manifest("piped", namespace))
+    dry = cli("apply", "--dry-run=server", "-f", "-", input=text)
+    assert (dry.code, dry.stdout) == (0, "pod/piped created (server dry run)\n"), dry.stderr
+    assert (await client.list("Pod", namespace)).items == []
+    real = cli("apply", "-f", "-", input=text)
+    assert (real.code, real.stdout) == (0, "pod/piped created\n"), real.stderr
+
+
+async def test_apply_stale_resource_version_conflicts(
+    cli: Cli, client: Client, namespace: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "pod.yaml"
+    write_yaml(path, pod_manifest("shared", namespace))
+    assert cli("apply", "-f", str(path)).code == 0
+    version = (await client.get("Pod", "shared", namespace)).metadata.resource_version
+
+    edits = []
+    for owner in ("alice", "bob"):
+        manifest = pod_manifest("shared", namespace, labels={"owner": owner})
+        manifest["metadata"]["resourceVersion"] = version
+        edits.append(write_yaml(tmp_path / f"{owner}.yaml", manifest))
+
+    assert cli("apply", "-f", edits[0]).stdout == "pod/shared configured\n"
+    second = cli("apply", "-f", edits[1])
+    assert second.code == 1
+    assert second.stderr.startswith(f'Error from server (Conflict): error when updating "{edits[1]}"')
+    assert (
+        'Operation cannot be fulfilled on pods "shared": the object has been modified; please apply your '
+        "changes to the latest version and try again"
+    ) in second.stderr
+    assert (await client.get("Pod", "shared", namespace)).metadata.labels["owner"] == "alice"
+
+
+async def test_client_update_from_stale_version_conflicts(client: Client, namespace: str) -> None:
+    created = await client.create(objects_pb2.Pod(
+        metadata=objects_pb2.ObjectMeta(name="racy", namespace=namespace),
+        spec=objects_pb2.PodSpec(containers=[objects_pb2.Container(name="app", image="busybox")]),
+    ))
+    first, second = objects_pb2.Pod(), objects_pb2.Pod()
+    first.CopyFrom(created)
+    second.CopyFrom(created)
+    first.metadata.labels["writer"] = "first"
+    second.metadata.labels["writer"] = "second"
+    await client.update(first)
+    try:
+        await client.update(second)
+    except errors.Conflict as exc:
+        assert exc.message == (
+            'Operation cannot be fulfilled on pods "racy": ' + errors.CONFLICT_MESSAGE
+        )
+    else:
+        raise AssertionError("an update from a stale resourceVersion succeeded")
+
+
+async def test_get_selectors_and_all_namespaces(
+    cli: Cli, client: Client, namespace: str, tmp_path: Path, unique: Callable[[str], str]
+) -> None:
+    other = f"{namespace}-b"
+    node = unique("node")
+    path = write_yaml(
+        tmp_path / "pods.yaml",
+        node_manifest(node),
+        pod_manifest("front", namespace, labels={"tier": "front"}),
+        pod_manifest("back", namespace, labels={"tier": "back"}),
+        pod_manifest("elsewhere", other, labels={"tier": "front"}),
+    )
+    assert cli("apply", "-f", path).code == 0
+    await client.bind(namespace, "back", node)
+
+    def names(*args: str) -> list[str]:
+        result = cli("get", "pods", *args)
+        assert result.code == 0, result.stderr
+        return [row["NAME"] for row in parse_table(result.stdout)]
+
+    assert names("-n", namespace, "-l", "tier=front") == ["front"]
+    assert names("-n", namespace, "-l", "tier in (front,back),tier!=back") == ["front"]
+    assert names("-n", namespace, "--field-selector", f"spec.nodeName={node}") == ["back"]
+    assert names("-n", namespace, "--field-selector", "spec.nodeName=") == ["front"]
+
+    everywhere = cli("get", "pods", "-A", "-l", "tier=front")
+    rows = [row for row in parse_table(everywhere.stdout) if row["NAMESPACE"] in (namespace, other)]
+    found = sorted((row["NAMESPACE"], row["NAME"]) for row in rows)
+    assert found == [(namespace, "front"), (other, "elsewhere")]
+
+    bound = parse_table(cli("get", "pods", "-n", namespace, "-o", "wide", "back").stdout)
+    assert bound[0]["NODE"] == node and bound[0]["STATUS"] == "Running"
+
+
+async def test_tables_of_other_kinds(
+    cli: Cli, client: Client, namespace: str, tmp_path: Path, unique: Callable[[str], str]
+) -> None:
+    classes = parse_table(cli("get", "priorityclasses").stdout)
+    by_name = {row["NAME"]: row for row in classes}
+    assert by_name["system-cluster-critical"]["VALUE"] == "2000000000"
+    assert by_name["system-node-critical"]["VALUE"] == "2000001000"
+    assert by_name["system-node-critical"]["GLOBAL-DEFAULT"] == "false"
+
+    pdb = {
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web-pdb", "namespace": namespace},
+        "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
+    }
+    assert cli("apply", "-f", write_yaml(tmp_path / "pdb.yaml", pdb)).code == 0
+    (row,) = parse_table(cli("get", "pdb", "-n", namespace).stdout)
+    assert (row["NAME"], row["MIN AVAILABLE"], row["MAX UNAVAILABLE"]) == ("web-pdb", "2", "N/A")
+    described = cli("describe", "pdb", "web-pdb", "-n", namespace).stdout
+    assert any(line.split() == ["Selector:", "app=web"] for line in described.splitlines())
+
+    lease = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(name="leader", namespace=namespace))
+    lease.spec.holder_identity = "scheduler-1"
+    lease.spec.lease_duration_seconds = 15
+    await client.create(lease)
+    (row,) = parse_table(cli("get", "leases", "-n", namespace).stdout)
+    assert (row["NAME"], row["HOLDER"]) == ("leader", "scheduler-1")
+
+    pod_path = write_yaml(tmp_path / "pod.yaml", pod_manifest("noisy", namespace))
+    assert cli("apply", "-f", pod_path).code == 0
+    event = objects_pb2.Event(
+        metadata=objects_pb2.ObjectMeta(name="noisy.1", namespace=namespace),
+        involved_object=objects_pb2.ObjectReference(kind="Pod", name="noisy", namespace=namespace),
+        reason="FailedScheduling", message="0/3 nodes are available", type="Warning", count=1,
+    )
+    await client.create(event)
+    (row,) = parse_table(cli("get", "events", "-n", namespace).stdout)
+    assert (row["TYPE"], row["REASON"], row["OBJECT"], row["MESSAGE"]) == (
+        "Warning", "FailedScheduling", "pod/noisy", "0/3 nodes are available"
+    )
+    described = cli("describe", "pod", "noisy", "-n", namespace).stdout
+    events = described[described.index("Events:"):].splitlines()
+    assert events[1].split() == ["Type", "Reason", "Age", "From", "Message"]
+    assert events[3].split()[:2] == ["Warning", "FailedScheduling"]
+    assert events[3].endswith("0/3 nodes are available")
+
+
+def test_usage_and_connection_errors(cli: Cli) -> None:
+    unknown = cli("get", "deployments")
+    assert unknown.code == 2
+    assert 'the server doesn\'t have a resource type "deployments"' in unknown.stderr
+    assert cli("get", "pods", "--output=table").code == 2
+    assert cli("frobnicate").code == 2
+
+    unreachable = run_cli("127.0.0.1:1", "get", "pods", "--request-timeout=1")
+    assert unreachable.code == 1
+    assert "Unable to connect to the server at 127.0.0.1:1" in unreachable.stderr
+
+
+def test_server_flag_overrides_environment(apiserver: ApiServerProcess) -> None:
+    result = run_cli("127.0.0.1:1", "get", "priorityclasses", "--server", apiserver.address)
+    assert result.code == 0, result.stderr
+    assert "system-node-critical" in result.stdout
