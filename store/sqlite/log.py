@@ -20,6 +20,7 @@ freed space: the WAL is truncated and free pages go back to the file system.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import sqlite3
@@ -168,7 +169,10 @@ class Log:
         try:
             return fn(conn)
         finally:
-            conn.execute("COMMIT")
+            # Nothing to commit; ending the transaction releases the snapshot so checkpoints can
+            # recycle the WAL. If the connection itself broke, the original error is the one to see.
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
 
     async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed:

@@ -37,7 +37,9 @@ WATCH_PAGE = 512
 
 
 class SqliteStore:
-    """The embedded store: one SQLite file in a data directory. Open it with ``SqliteStore.open``."""
+    """The embedded store: one SQLite file in a data directory. Open it with ``SqliteStore.open``, from
+    the event loop that will use it (writes are acknowledged and watch events delivered on that loop),
+    and ``close`` it when done: that ends its watches and releases the directory."""
 
     def __init__(self, data_dir: str, log: Log, lock: DataDirLock) -> None:
         self.data_dir = data_dir
