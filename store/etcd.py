@@ -9,8 +9,9 @@ Three things etcd does not give directly:
   ``compact()`` first records the target in the key ``compact_rev_key`` with a transaction on that key's
   *version*: of several API servers compacting the same etcd, only the one whose version still matches
   writes (and compacts); the others learn the newer target and stop or retry. The key lives outside
-  every ``key_prefix`` because compaction is global to the etcd cluster. ``TooOldRevision`` errors carry
-  etcd's exact compacted revision (a watch reports it).
+  every ``key_prefix`` because compaction is global to the etcd cluster. etcd's own compaction to N
+  also drops the deletions made at N, which the store must keep, so etcd is compacted one revision
+  short and list and watch refuse that revision by the record.
 * **Resuming a watch without gaps.** A response's header revision may be ahead of its last event (a
   watcher more than 1000 revisions behind gets its events in batches, each stamped with the current
   revision), so a watch resumes from the last event it yielded plus one, never from a header.
@@ -25,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -95,6 +96,7 @@ _FUTURE = "is a future revision"
 _TRANSIENT_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 T = TypeVar("T")
+_WatchCall = grpc.aio.StreamStreamCall  # of WatchRequest -> WatchResponse
 
 
 def _retriable(exc: BaseException, *, idempotent: bool) -> bool:
@@ -147,7 +149,7 @@ class EtcdStore:
         self._closed = asyncio.Event()
         #: The newest revision any etcd response has shown this store; "now" for watch(from_revision=0).
         self._revision_seen = 0
-        self._watch_calls: set[grpc.aio.StreamStreamCall[WatchRequest, WatchResponse]] = set()
+        self._watch_calls: set[_WatchCall] = set()
 
     @classmethod
     async def connect(
@@ -193,20 +195,31 @@ class EtcdStore:
         if continue_key is not None:
             start = self._wire(continue_key)
         # One extra key tells whether there is a next page and which key starts it.
-        request = RangeRequest(
+        page = RangeRequest(
             key=start, range_end=range_end, revision=revision, limit=limit + 1 if limit else 0
         )
-        response = await self._unary(self._kv.Range, request, idempotent=True, revision=revision)
-        kvs = [kv for kv in response.kvs if kv.key != COMPACT_REV_KEY]
+        if revision:
+            # A past revision is checked against the compaction record, read in the same read-only
+            # transaction: etcd keeps one revision more than the store promises (see compact()).
+            response = await self._unary(
+                self._kv.Txn,
+                TxnRequest(success=[_range_op(COMPACT_REV_KEY), RequestOp(request_range=page)]),
+                idempotent=True,
+                revision=revision,
+            )
+            _, compacted = _compact_record(response.responses[0].response_range.kvs)
+            if revision < compacted:
+                raise TooOldRevision(revision, compacted)
+            kvs = list(response.responses[1].response_range.kvs)
+        else:
+            ranged = await self._unary(self._kv.Range, page, idempotent=True)
+            revision, kvs = int(ranged.header.revision), list(ranged.kvs)
+        kvs = [kv for kv in kvs if kv.key != COMPACT_REV_KEY]
         next_key = None
         if limit and len(kvs) > limit:
             next_key = self._unwire(kvs[limit].key)
             kvs = kvs[:limit]
-        return ListResult(
-            items=[self._key_value(kv) for kv in kvs],
-            revision=revision or response.header.revision,
-            continue_key=next_key,
-        )
+        return ListResult([self._key_value(kv) for kv in kvs], revision, next_key)
 
     async def current_revision(self) -> int:
         """etcd's revision; note that a new etcd starts at 1, not 0."""
@@ -217,10 +230,10 @@ class EtcdStore:
 
     async def compacted_revision(self) -> int:
         """The last compaction target recorded by ``compact()`` (0 if none). A compaction done behind
-        podsched's back (etcdctl, etcd's auto-compaction) is not seen here; ``TooOldRevision`` from
-        list and watch always carries etcd's own value."""
+        podsched's back (etcdctl, etcd's auto-compaction) is not recorded; ``TooOldRevision`` from
+        list and watch then reports etcd's own value."""
         response = await self._unary(self._kv.Range, RangeRequest(key=COMPACT_REV_KEY), idempotent=True)
-        return int(response.kvs[0].value) if response.kvs else 0
+        return _compact_record(response.kvs)[1]
 
     # -- writes --------------------------------------------------------------------------------
 
@@ -292,9 +305,14 @@ class EtcdStore:
             )
             if claim.succeeded:
                 # Recorded first, compacted second (as kube-apiserver does): if this process dies in
-                # between, the next compaction to a higher revision covers this one.
-                request = CompactionRequest(revision=revision)
-                await self._unary(self._kv.Compact, request, idempotent=True, revision=revision)
+                # between, the next compaction to a higher revision covers this one. etcd's
+                # Compact(N) also drops deletions made *at* N, which the store keeps (only history
+                # before N is forgotten), so etcd is compacted to N-1 and list and watch refuse N-1
+                # by the record.
+                if revision > 1:
+                    with contextlib.suppress(TooOldRevision):  # etcd was compacted further by hand
+                        request = CompactionRequest(revision=revision - 1)
+                        await self._unary(self._kv.Compact, request, idempotent=True, revision=revision - 1)
                 return
             version, recorded = _compact_record(claim.responses[0].response_range.kvs)
         raise TooOldRevision(revision, recorded)
@@ -305,32 +323,41 @@ class EtcdStore:
         """Every event on ``prefix`` from ``from_revision`` on. ``from_revision=0`` means after the
         newest revision this store has seen when ``watch`` is called: every write acknowledged to
         this store before the call is excluded and every later write included (writes by others
-        in between may be included too; etcd has no notion of "now" that a call could pin)."""
+        in between may be included too; etcd has no notion of "now" that a call could pin).
+
+        The stream is registered with etcd right away, not at the first iteration. Iterate the
+        result or ``aclose()`` it; ``close()`` of the store ends it too."""
         if from_revision < 0:
             raise ValueError(f"watch from_revision must be >= 0, got {from_revision}")
         start, range_end = self._key_range(prefix)
-        if from_revision:
-            return self._follow(prefix, start, range_end, from_revision, from_now=False)
-        return self._follow(prefix, start, range_end, self._revision_seen + 1, from_now=True)
+        from_now = from_revision == 0
+        first = from_revision or self._revision_seen + 1
+        opening = asyncio.get_running_loop().create_task(self._open_watch(start, range_end, first, from_now))
+        return _Watch(opening, self._follow(prefix, start, range_end, opening, from_now))
 
     async def _follow(
-        self, prefix: str, start: bytes, range_end: bytes, next_revision: int, *, from_now: bool
-    ) -> AsyncIterator[WatchEvent]:
-        # ``next_revision`` is what a (re)connection asks for: one past the last event yielded.
+        self,
+        prefix: str,
+        start: bytes,
+        range_end: bytes,
+        opening: asyncio.Task[tuple[_WatchCall | None, int]] | None,
+        from_now: bool,
+    ) -> AsyncGenerator[WatchEvent, None]:
+        # What a reconnection asks for: one past the last event yielded.
+        next_revision = 0
         while True:
             try:
-                call = await self._open_watch(start, range_end, next_revision)
+                if opening is not None:
+                    call, next_revision = await opening
+                    opening = None
+                else:
+                    call, next_revision = await self._open_watch(start, range_end, next_revision, from_now)
             except asyncio.CancelledError:
                 if self._closed_under_us():
                     return
                 raise
             except grpc.aio.AioRpcError as exc:
                 raise await self._translate(exc, next_revision) from exc
-            except TooOldRevision as exc:
-                if not from_now:
-                    raise
-                next_revision = exc.compacted
-                continue
             if call is None:
                 return
             try:
@@ -356,11 +383,7 @@ class EtcdStore:
                     if response.canceled:
                         canceled = self._watch_canceled(response, next_revision, prefix)
                         if from_now and isinstance(canceled, TooOldRevision):
-                            # An idle store's newest seen revision was compacted away. Everything
-                            # up to the compaction target happened before watch() was called (a
-                            # compactor targets revisions minutes old), so "now" starts there.
-                            next_revision = canceled.compacted
-                            break
+                            break  # compacted between the check and the registration: check again
                         raise canceled
                     # Events of one revision always arrive in one response; skip anything older
                     # than the resume point so that a replayed event is never yielded twice.
@@ -372,7 +395,6 @@ class EtcdStore:
                         next_revision, from_now = int(raw.kv.mod_revision) + 1, False
             finally:
                 call.cancel()
-                self._watch_calls.discard(call)
 
     async def close(self) -> None:
         if self._closed.is_set():
@@ -491,40 +513,38 @@ class EtcdStore:
         return StoreError(f"etcd at {self._endpoints} rejected the request: {code.name}: {details}")
 
     async def _compacted_since(self, revision: int) -> int:
-        """etcd's compacted revision, known to be above ``revision``: a watch from ``revision`` is
-        refused with it. Falls back to the recorded compaction target."""
+        """The oldest revision the store still has, known to be above ``revision``: after etcd's own
+        compacted revision (a watch from ``revision`` is refused with it), and not below the record."""
+        recorded = 0
+        with contextlib.suppress(StoreError):
+            recorded = await self.compacted_revision()
         with contextlib.suppress(grpc.aio.AioRpcError, TimeoutError):
             call = self._watch_stub.Watch(metadata=_REQUIRE_LEADER)
             try:
                 async with asyncio.timeout(REQUEST_TIMEOUT_S):
-                    await call.write(
-                        WatchRequest(
-                            create_request=WatchCreateRequest(key=COMPACT_REV_KEY, start_revision=revision)
-                        )
-                    )
+                    create = WatchCreateRequest(key=COMPACT_REV_KEY, start_revision=revision)
+                    await call.write(WatchRequest(create_request=create))
                     while (response := await call.read()) is not grpc.aio.EOF:
                         if response.compact_revision:
-                            return int(response.compact_revision)
+                            return max(recorded, int(response.compact_revision) + 1)
                         if not response.created:
                             break
             finally:
                 call.cancel()
-        with contextlib.suppress(StoreError):
-            return await self.compacted_revision()
-        return 0
+        return recorded
 
     async def _open_watch(
-        self, start: bytes, range_end: bytes, start_revision: int
-    ) -> grpc.aio.StreamStreamCall[WatchRequest, WatchResponse] | None:
-        """A watch stream that etcd has registered, reconnecting with backoff for up to
-        WATCH_RECONNECT_BUDGET_S; None when the store is closed meanwhile."""
-        request = WatchRequest(
-            create_request=WatchCreateRequest(
-                key=start, range_end=range_end, start_revision=start_revision, prev_kv=True
-            )
-        )
+        self, start: bytes, range_end: bytes, revision: int, from_now: bool
+    ) -> tuple[_WatchCall | None, int]:
+        """A watch stream that etcd has registered from ``revision``, and that revision; reconnects
+        with backoff for up to WATCH_RECONNECT_BUDGET_S. (None, revision) once the store is closed.
+
+        A revision below the recorded compaction raises TooOldRevision, except for a watch "from
+        now" whose newest seen revision was compacted while the store was idle: everything up to a
+        compaction target happened before the call (compactors target revisions minutes old), so
+        such a watch starts at the compaction."""
         retrying = AsyncRetrying(
-            retry=retry_if_exception(_transient),
+            retry=retry_if_exception(lambda exc: _transient(exc) or isinstance(exc, StoreUnavailable)),
             stop=stop_after_delay(WATCH_RECONNECT_BUDGET_S),
             wait=wait_exponential(multiplier=0.05, max=2.0) + wait_random(0, 0.05),
             sleep=self._sleep_unless_closed,
@@ -533,11 +553,20 @@ class EtcdStore:
         async for attempt in retrying:
             with attempt:
                 if self._closed.is_set():
-                    return None
-                call = self._watch_stub.Watch(metadata=_REQUIRE_LEADER)
+                    return None, revision
+                compacted = await self.compacted_revision()
+                if revision < compacted:
+                    if not from_now:
+                        raise TooOldRevision(revision, compacted)
+                    revision = compacted
+                call: _WatchCall = self._watch_stub.Watch(metadata=_REQUIRE_LEADER)
                 self._watch_calls.add(call)
+                call.add_done_callback(self._watch_calls.discard)
                 try:
-                    await call.write(request)
+                    create = WatchCreateRequest(
+                        key=start, range_end=range_end, start_revision=revision, prev_kv=True
+                    )
+                    await call.write(WatchRequest(create_request=create))
                     created = await call.read()
                     if created is grpc.aio.EOF:
                         raise grpc.aio.AioRpcError(
@@ -547,18 +576,18 @@ class EtcdStore:
                             details="the watch stream ended before etcd registered it",
                         )
                     if created.canceled:
-                        raise self._watch_canceled(created, start_revision, start.decode(errors="replace"))
+                        raise self._watch_canceled(created, revision, start.decode(errors="replace"))
                 except BaseException:
                     call.cancel()
-                    self._watch_calls.discard(call)
                     raise
                 self._saw(created)
-                return call
+                return call, revision
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
     def _watch_canceled(self, response: WatchResponse, revision: int, prefix: str) -> StoreError:
         if response.compact_revision:
-            return TooOldRevision(revision, int(response.compact_revision))
+            # etcd may have dropped deletions at its compact revision; the store's history starts after.
+            return TooOldRevision(revision, int(response.compact_revision) + 1)
         return StoreError(
             f"etcd canceled the watch on {prefix!r}: {response.cancel_reason or 'no reason given'}"
         )
@@ -582,3 +611,28 @@ def _check_value(value: bytes) -> None:
 def _compact_record(kvs: Sequence[Any]) -> tuple[int, int]:
     """(version, recorded target) of compact_rev_key; (0, 0) before the first compaction."""
     return (int(kvs[0].version), int(kvs[0].value)) if kvs else (0, 0)
+
+
+class _Watch:
+    """What ``EtcdStore.watch`` returns: the event iterator, plus the registration already under way,
+    which ``aclose()`` undoes even if iteration never started."""
+
+    def __init__(
+        self, opening: asyncio.Task[tuple[_WatchCall | None, int]], events: AsyncGenerator[WatchEvent, None]
+    ) -> None:
+        self._opening = opening
+        self._events = events
+
+    def __aiter__(self) -> _Watch:
+        return self
+
+    async def __anext__(self) -> WatchEvent:
+        return await anext(self._events)
+
+    async def aclose(self) -> None:
+        self._opening.cancel()
+        if self._opening.done() and not self._opening.cancelled() and self._opening.exception() is None:
+            call, _ = self._opening.result()
+            if call is not None:
+                call.cancel()
+        await self._events.aclose()

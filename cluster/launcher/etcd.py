@@ -84,10 +84,14 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# Looked up before any fork: the child of a multi-threaded parent must not take the loader's locks.
+_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
+
+
 def _die_with_parent() -> None:
     """Runs in the child between fork and exec: SIGKILL it when the parent dies."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
@@ -307,7 +311,7 @@ class EtcdCluster:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                preexec_fn=_die_with_parent if _prctl is not None else None,
             )
 
     async def _wait_ready(self, indexes: range | list[int]) -> None:
