@@ -148,7 +148,7 @@ class Log:
         try:
             conn, revision = await asyncio.to_thread(setup)
         except sqlite3.Error as exc:
-            raise dialect.translate_error(exc) from exc
+            raise StoreUnavailable(f"sqlite: cannot open {path}: {exc}") from exc
         broadcaster = Broadcaster(revision, watch_buffer)
         writer = Writer(conn, asyncio.get_running_loop(), broadcaster.publish)
         return cls(path, writer, broadcaster, synchronous, compact_batch)

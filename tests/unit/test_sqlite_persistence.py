@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from store.base import EventType, KeyValue, WatchEvent
+from store.base import EventType, KeyValue, StoreUnavailable, WatchEvent
 from store.sqlite import DataDirLocked, SqliteStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -202,6 +203,17 @@ async def _reap(child: asyncio.subprocess.Process) -> None:
     if child.returncode is None:
         child.kill()
     await child.wait()
+
+
+async def test_a_file_that_is_not_a_database_is_refused_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "podsched.db").write_bytes(b"this is not an SQLite database, just text " * 100)
+    expected = f"cannot open {tmp_path / 'podsched.db'}: file is not a database"
+    with pytest.raises(StoreUnavailable, match=re.escape(expected)):
+        await SqliteStore.open(tmp_path)
+    # The failed open let go of the directory.
+    (tmp_path / "podsched.db").unlink()
+    store = await SqliteStore.open(tmp_path)
+    await store.close()
 
 
 @pytest.mark.parametrize(
