@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import yaml
 
 from cluster.api import errors, kinds
-from cluster.cli.process import ApiServerProcess, cli_env
+from cluster.cli.process import ApiServerProcess, cli_env, die_with_parent
 from cluster.client import Client
 
 # Each CLI step and each wait for the live watch gives up after this long: the demo must never hang.
@@ -62,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     started = time.monotonic()
+    # Ctrl-C and SIGTERM end the demo through the cleanup below (SIGINT too when the demo was started
+    # where it is ignored, as in the background of a script).
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.default_int_handler)
     with tempfile.TemporaryDirectory(prefix="podsched-demo-") as workdir:
         demo = _Demo(manifests, Path(workdir))
         try:
@@ -106,7 +110,7 @@ class _Watch:
     def __init__(self, command: list[str], env: dict[str, str]) -> None:
         self.process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, env=env,
+            text=True, env=env, preexec_fn=die_with_parent if sys.platform == "linux" else None,
         )
         self._lines: list[str] = []
         self._changed = threading.Condition()

@@ -29,6 +29,8 @@ from cluster.cli.common import (
 )
 from cluster.client import Client
 
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -104,13 +106,22 @@ async def _get(args: argparse.Namespace) -> int:
 
 
 async def _until_interrupted(follow: Coroutine[Any, Any, None]) -> None:
-    """Run a watch until SIGINT (Ctrl-C) or SIGTERM, which end it quietly. The handlers are installed
-    here rather than relying on Python's KeyboardInterrupt, which a process started in the background of
-    a non-interactive shell never gets (SIGINT is ignored there)."""
+    """Run a watch until SIGINT (Ctrl-C) or SIGTERM, either of which ends it quietly.
+
+    The handlers are installed here rather than relying on KeyboardInterrupt, which a process started in
+    the background of a non-interactive shell never gets (SIGINT is ignored there). Once asked to stop,
+    the process ignores further signals: a second Ctrl-C would only interrupt the gRPC teardown and
+    print its traceback.
+    """
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
+
+    def request_stop(signum: int, frame: object) -> None:
+        for ignored in _STOP_SIGNALS:
+            signal.signal(ignored, signal.SIG_IGN)
+        loop.call_soon_threadsafe(stop.set)
+
+    previous = {signum: signal.signal(signum, request_stop) for signum in _STOP_SIGNALS}
     watching = asyncio.create_task(follow)
     stopping = asyncio.create_task(stop.wait())
     try:
@@ -119,8 +130,9 @@ async def _until_interrupted(follow: Coroutine[Any, Any, None]) -> None:
         for task in (watching, stopping):
             task.cancel()
         await asyncio.gather(watching, stopping, return_exceptions=True)
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
+        if not stop.is_set():
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
     error = watching.exception() if watching.done() and not watching.cancelled() else None
     if error is not None:
         raise error

@@ -34,7 +34,7 @@ class ApiServerStartError(RuntimeError):
     pass
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child: ask Linux to SIGKILL it when the parent dies, so no server outlives a killed demo
     or test run. (Linux means the thread that forked it: start servers from a long-lived thread.)"""
     with contextlib.suppress(OSError, AttributeError):
@@ -118,7 +118,7 @@ class ApiServerProcess:
             stderr=subprocess.PIPE,
             text=True,
             env=self._env,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            preexec_fn=die_with_parent if sys.platform == "linux" else None,
         )
         self._process = process
         port = self._await_serving(process)
