@@ -31,8 +31,18 @@ def name_line(obj: Message) -> str:
     return resource_ref(kind_of(obj), obj.metadata.name)
 
 
+class _KubectlDumper(yaml.SafeDumper):
+    """Quotes strings that need it with double quotes (`resourceVersion: "9"`), as kubectl does."""
+
+    def choose_scalar_style(self) -> str:
+        style = super().choose_scalar_style()
+        return '"' if style == "'" else style
+
+
 def dump_yaml(data: dict) -> str:
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return yaml.dump(
+        data, Dumper=_KubectlDumper, sort_keys=False, default_flow_style=False, allow_unicode=True
+    )
 
 
 def dump_json(data: dict) -> str:
