@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import grpc
@@ -68,14 +69,6 @@ log = logging.getLogger(__name__)
 #: The key (outside any key_prefix) whose value is the last compaction target and whose version
 #: orders concurrent compactors; kube-apiserver uses the same name.
 COMPACT_REV_KEY = b"compact_rev_key"
-#: How long a retriable failure (a member without a leader, a refused connection) is retried before
-#: ``StoreUnavailable``. Covers a leader election (about one election timeout, 1 s by default).
-RETRY_BUDGET_S = 5.0
-#: Deadline of one unary request. Generous: a full list of 10,000 Pods is about 15 MB.
-REQUEST_TIMEOUT_S = 30.0
-#: How long a broken watch keeps trying to reconnect before raising ``StoreUnavailable``. Longer than
-#: the unary budget: a single-member etcd being restarted needs a few seconds.
-WATCH_RECONNECT_BUDGET_S = 30.0
 #: Metadata asking etcd to refuse a request (with "no leader") on a member that has lost its leader,
 #: instead of letting it hang or time out ambiguously; watches on such a member are ended, so they
 #: reconnect to a healthy one.
@@ -97,6 +90,25 @@ _TRANSIENT_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEED
 
 T = TypeVar("T")
 _WatchCall = grpc.aio.StreamStreamCall  # of WatchRequest -> WatchResponse
+
+
+@dataclass(frozen=True)
+class EtcdTimeouts:
+    """How long the store waits and retries before giving up with ``StoreUnavailable``."""
+
+    #: Seconds a retriable failure (a member without a leader, a refused connection) is retried.
+    #: Default 5 s: covers a leader election (about one election timeout, 1 s by default).
+    retry_budget_s: float = 5.0
+    #: Seconds one unary request may take. Default 30 s, generous: a list of 10,000 Pods is ~15 MB.
+    request_timeout_s: float = 30.0
+    #: Seconds a broken watch keeps trying to reconnect. Default 30 s: longer than the unary budget,
+    #: as a single-member etcd being restarted needs a few seconds and a watch is costly to restart.
+    watch_reconnect_budget_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        for name in ("retry_budget_s", "request_timeout_s", "watch_reconnect_budget_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"EtcdTimeouts.{name} must be positive, got {getattr(self, name)}")
 
 
 def _retriable(exc: BaseException, *, idempotent: bool) -> bool:
@@ -139,8 +151,16 @@ class EtcdStore:
     several users (tests, deployments) can share one etcd without seeing each other's keys.
     """
 
-    def __init__(self, channel: grpc.aio.Channel, *, key_prefix: str = "", endpoints: str = "") -> None:
+    def __init__(
+        self,
+        channel: grpc.aio.Channel,
+        *,
+        key_prefix: str = "",
+        endpoints: str = "",
+        timeouts: EtcdTimeouts = EtcdTimeouts(),
+    ) -> None:
         self._channel = channel
+        self._timeouts = timeouts
         self._kv = KVStub(channel)
         self._watch_stub = WatchStub(channel)
         self._key_prefix = key_prefix
@@ -160,6 +180,7 @@ class EtcdStore:
         cert_key: bytes | None = None,
         cert_chain: bytes | None = None,
         key_prefix: str = "",
+        timeouts: EtcdTimeouts = EtcdTimeouts(),
     ) -> EtcdStore:
         """Connect to the etcd members at ``endpoints`` ("host:port" each, or one comma-separated
         string); requests are spread over them round-robin. Fails with ``StoreUnavailable`` when none
@@ -168,7 +189,7 @@ class EtcdStore:
         manager = ConnectionManager(addresses)
         manager.grpc_options = [*manager.grpc_options, *_CHANNEL_OPTIONS]
         channel = manager.get_channel(ca_cert=ca_cert, cert_key=cert_key, cert_chain=cert_chain)
-        store = cls(channel, key_prefix=key_prefix, endpoints=",".join(addresses))
+        store = cls(channel, key_prefix=key_prefix, endpoints=",".join(addresses), timeouts=timeouts)
         try:
             await store.current_revision()
         except BaseException:
@@ -481,14 +502,16 @@ class EtcdStore:
             raise StoreError("the etcd store is closed")
         retrying = AsyncRetrying(
             retry=retry_if_exception(lambda exc: _retriable(exc, idempotent=idempotent)),
-            stop=stop_after_delay(RETRY_BUDGET_S),
+            stop=stop_after_delay(self._timeouts.retry_budget_s),
             wait=wait_exponential(multiplier=0.05, max=1.0) + wait_random(0, 0.05),
             reraise=True,
         )
         try:
             async for attempt in retrying:
                 with attempt:
-                    response = await method(request, timeout=REQUEST_TIMEOUT_S, metadata=_REQUIRE_LEADER)
+                    response = await method(
+                        request, timeout=self._timeouts.request_timeout_s, metadata=_REQUIRE_LEADER
+                    )
                     self._saw(response)
                     return response
         except grpc.aio.AioRpcError as exc:
@@ -521,7 +544,7 @@ class EtcdStore:
         with contextlib.suppress(grpc.aio.AioRpcError, TimeoutError):
             call = self._watch_stub.Watch(metadata=_REQUIRE_LEADER)
             try:
-                async with asyncio.timeout(REQUEST_TIMEOUT_S):
+                async with asyncio.timeout(self._timeouts.request_timeout_s):
                     create = WatchCreateRequest(key=COMPACT_REV_KEY, start_revision=revision)
                     await call.write(WatchRequest(create_request=create))
                     while (response := await call.read()) is not grpc.aio.EOF:
@@ -537,7 +560,7 @@ class EtcdStore:
         self, start: bytes, range_end: bytes, revision: int, from_now: bool
     ) -> tuple[_WatchCall | None, int]:
         """A watch stream that etcd has registered from ``revision``, and that revision; reconnects
-        with backoff for up to WATCH_RECONNECT_BUDGET_S. (None, revision) once the store is closed.
+        with backoff for up to ``watch_reconnect_budget_s``. (None, revision) once the store is closed.
 
         A revision below the recorded compaction raises TooOldRevision, except for a watch "from
         now" whose newest seen revision was compacted while the store was idle: everything up to a
@@ -545,7 +568,7 @@ class EtcdStore:
         such a watch starts at the compaction."""
         retrying = AsyncRetrying(
             retry=retry_if_exception(lambda exc: _transient(exc) or isinstance(exc, StoreUnavailable)),
-            stop=stop_after_delay(WATCH_RECONNECT_BUDGET_S),
+            stop=stop_after_delay(self._timeouts.watch_reconnect_budget_s),
             wait=wait_exponential(multiplier=0.05, max=2.0) + wait_random(0, 0.05),
             sleep=self._sleep_unless_closed,
             reraise=True,

@@ -8,19 +8,17 @@ fixture starts it, each test's own loop kills and restarts members).
 
 Free ports are found by binding port 0 and closing the socket, which leaves a short window in which
 another process may take the port; a start that fails with "address already in use" is retried with new
-ports. On Linux every member gets SIGKILL when the process that started it dies, so a crashed test run
-leaves no etcd behind.
+ports. On Linux (with util-linux's setpriv) every member gets SIGKILL when the process that started it
+dies, so a crashed test run leaves no etcd behind.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -32,6 +30,7 @@ from pathlib import Path
 from types import TracebackType
 
 import grpc.aio
+from etcd3aio._protobuf import StatusResponse
 from etcd3aio.errors import EtcdError
 from etcd3aio.maintenance import MaintenanceService
 
@@ -50,7 +49,6 @@ LAYOUT_FILE = "cluster.json"
 #: Lines of a member's log quoted in a start failure.
 LOG_TAIL_LINES = 30
 
-_PR_SET_PDEATHSIG = 1
 _ADDRESS_IN_USE = "address already in use"
 
 
@@ -84,14 +82,12 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-# Looked up before any fork: the child of a multi-threaded parent must not take the loader's locks.
-_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
-
-
-def _die_with_parent() -> None:
-    """Runs in the child between fork and exec: SIGKILL it when the parent dies."""
-    if _prctl is not None:
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+def _die_with_parent_prefix() -> list[str]:
+    """A command prefix that makes the member get SIGKILL when the process that started it dies
+    (util-linux's setpriv, on Linux). Not a preexec_fn: Python code between fork and exec in a
+    process running gRPC threads can crash the child."""
+    setpriv = shutil.which("setpriv") if sys.platform == "linux" else None
+    return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
 
 
 def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
@@ -204,6 +200,16 @@ class EtcdCluster:
         self._spawn(self._binary or find_etcd_binary(), index)
         await self._wait_ready([index])
 
+    async def leader(self) -> int | None:
+        """The index of the member that is leader now, by the running members' own account (None
+        while there is none)."""
+        for index, member in enumerate(self.members):
+            if member.running:
+                status = await _status(member.endpoint)
+                if status is not None and status.leader != 0 and status.leader == status.header.member_id:
+                    return index
+        return None
+
     async def stop(self) -> None:
         """Terminate every member and wait for all of them; remove a temporary data root."""
         await self._terminate_all()
@@ -291,6 +297,7 @@ class EtcdCluster:
         member = self.members[index]
         initial_cluster = ",".join(f"{m.name}={m.peer_url}" for m in self.members)
         command = [
+            *_die_with_parent_prefix(),
             binary,
             "--name", member.name,
             "--data-dir", str(member.data_dir),
@@ -311,7 +318,6 @@ class EtcdCluster:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent if _prctl is not None else None,
             )
 
     async def _wait_ready(self, indexes: range | list[int]) -> None:
@@ -353,16 +359,21 @@ class EtcdCluster:
             await _terminate(process, grace_s=LAST_MEMBER_GRACE_S if last_of_several else STOP_GRACE_S)
 
 
-async def _has_leader(endpoint: str) -> bool:
-    """Whether the member at ``endpoint`` answers and knows a leader."""
+async def _status(endpoint: str) -> StatusResponse | None:
+    """The member's status, or None if it does not answer within a second."""
     channel = grpc.aio.insecure_channel(endpoint)
     try:
-        status = await MaintenanceService(channel, max_attempts=1).status(timeout=1.0)
+        return await MaintenanceService(channel, max_attempts=1).status(timeout=1.0)
     except (EtcdError, grpc.aio.AioRpcError, TimeoutError):
-        return False
+        return None
     finally:
         await channel.close()
-    return status.leader != 0 and not status.errors
+
+
+async def _has_leader(endpoint: str) -> bool:
+    """Whether the member at ``endpoint`` answers and knows a leader."""
+    status = await _status(endpoint)
+    return status is not None and status.leader != 0 and not status.errors
 
 
 async def _terminate(process: subprocess.Popen[bytes], *, grace_s: float = STOP_GRACE_S) -> None:
