@@ -90,7 +90,9 @@ class ApiServer:
         await self._store.current_revision()
         await ensure_system_priority_classes(self._verbs)
 
-        server = grpc.aio.server()
+        # No SO_REUSEPORT (gRPC's default on Linux): a second server on a busy address must fail, not
+        # silently share the port with the first.
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
         apiserver_pb2_grpc.add_ApiServerServicer_to_server(ApiService(self._verbs, self._stopping), server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         health_service = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
@@ -98,8 +100,10 @@ class ApiServer:
         try:
             port = server.add_insecure_port(self.options.listen)
         except RuntimeError as exc:
+            await server.stop(None)
             raise OSError(f"cannot listen on {self.options.listen}: {exc}") from exc
         if port == 0:
+            await server.stop(None)
             raise OSError(f"cannot listen on {self.options.listen}: the address is in use or not local")
         self.port = port
         await server.start()

@@ -33,7 +33,7 @@ def test_the_key_is_relative_to_the_listed_prefix() -> None:
 
 
 def test_encoding_a_key_outside_the_prefix_is_a_bug() -> None:
-    with pytest.raises(ValueError, match="outside the listed prefix"):
+    with pytest.raises(ValueError, match=r"outside the listed prefix"):
         continuation.encode(3, "/registry/nodes/n1", PREFIX)
 
 
@@ -58,5 +58,5 @@ def _token(document: object) -> str:
          "empty-start", "no-start"],
 )
 def test_bad_tokens_are_invalid(token: str, problem: str) -> None:
-    with pytest.raises(errors.Invalid, match=f"^continue key is not valid: {problem}"):
+    with pytest.raises(errors.Invalid, match=rf"^continue key is not valid: {problem}"):
         continuation.decode(token, PREFIX)

@@ -174,6 +174,6 @@ async def test_until_stopped_propagates_source_errors() -> None:
         yield 1
         raise errors.Expired("too old resource version: 1 (5)")
 
-    with pytest.raises(errors.Expired, match="too old"):
+    with pytest.raises(errors.Expired, match=r"too old"):
         async for _ in until_stopped(failing(), asyncio.Event()):
             pass
