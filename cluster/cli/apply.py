@@ -137,8 +137,9 @@ def _prepare(manifests: list[Manifest], namespace: str | None) -> list[Manifest]
 class _Step:
     manifest: Manifest
     action: str  # "created", "configured" or "unchanged"
-    #: What the write sends (the manifest, with server-owned fields kept for an update).
-    desired: Message
+    #: What the write sends (the manifest, with server-owned fields kept for an update); None when
+    #: labels, annotations and spec are as stored.
+    desired: Message | None
     #: The status to write after the object, when the manifest carries one that differs.
     status: Message | None = None
 
@@ -225,8 +226,9 @@ async def _plan(client: Client, manifest: Manifest, created_classes: set[str]) -
     with _rejected_when("updating"):
         would_be = await client.update(_checkable(desired, created_classes), dry_run=True)
     status = _carried_status(obj, current)
-    changed = _comparable(would_be) != _comparable(current) or status is not None
-    return _Step(manifest, "configured" if changed else "unchanged", desired, status=status)
+    if _comparable(would_be) == _comparable(current):
+        return _Step(manifest, "configured" if status is not None else "unchanged", None, status=status)
+    return _Step(manifest, "configured", desired, status=status)
 
 
 async def _current(client: Client, kind: kinds.Kind, obj: Message) -> Message | None:
@@ -242,16 +244,21 @@ async def _current(client: Client, kind: kinds.Kind, obj: Message) -> Message | 
 async def _write(client: Client, step: _Step) -> None:
     manifest = step.manifest
     kind, obj = manifest.kind, manifest.obj
-    if step.action == "created":
-        written = await client.create(step.desired)
-    elif step.action == "configured":
-        written = await _update(client, kind, obj, step.desired)
-    else:
+    written: Message | None = None
+    if step.desired is not None:
+        if step.action == "created":
+            written = await client.create(step.desired)
+        else:
+            written = await _update(client, kind, obj, step.desired)
+    if step.status is None or (written is not None and written.status == step.status):
         return
-    if step.status is not None and written.status != step.status:
-        with_status = _clone(written)
-        with_status.status.CopyFrom(step.status)
-        await client.update_status(with_status)
+    with_status = _clone(obj)
+    with_status.status.CopyFrom(step.status)
+    # After our own write the status update is conditional on it; otherwise on the manifest's
+    # resourceVersion if it carries one (the dry run checked it), else unconditional.
+    if written is not None:
+        with_status.metadata.resource_version = written.metadata.resource_version
+    await client.update_status(with_status)
 
 
 async def _update(client: Client, kind: kinds.Kind, obj: Message, desired: Message) -> Message:
