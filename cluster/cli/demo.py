@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import yaml
 
 from cluster.api import errors, kinds
-from cluster.cli.process import ApiServerProcess, cli_env, die_with_parent
+from cluster.cli.process import ApiServerProcess, cli_env, die_with_parent_prefix
 from cluster.client import Client
 
 # Each CLI step and each wait for the live watch gives up after this long: the demo must never hang.
@@ -109,8 +109,8 @@ class _Watch:
 
     def __init__(self, command: list[str], env: dict[str, str]) -> None:
         self.process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, env=env, preexec_fn=die_with_parent if sys.platform == "linux" else None,
+            [*die_with_parent_prefix(), *command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, env=env,
         )
         self._lines: list[str] = []
         self._changed = threading.Condition()

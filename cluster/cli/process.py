@@ -11,6 +11,7 @@ import collections
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -34,14 +35,13 @@ class ApiServerStartError(RuntimeError):
     pass
 
 
-def die_with_parent() -> None:
-    """In the child: ask Linux to SIGKILL it when the parent dies, so no server outlives a killed demo
-    or test run. (Linux means the thread that forked it: start servers from a long-lived thread.)"""
-    with contextlib.suppress(OSError, AttributeError):
-        import ctypes
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+def die_with_parent_prefix() -> list[str]:
+    """A command prefix that has Linux SIGKILL the child when its parent dies, so no server outlives a
+    killed demo or test run (util-linux's setpriv; nothing where it is missing). Not a preexec_fn:
+    Python code between fork and exec in a process running gRPC threads can deadlock or crash the child.
+    Linux's "parent" is the thread that started the child: start servers from a long-lived thread."""
+    setpriv = shutil.which("setpriv") if sys.platform == "linux" else None
+    return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
 
 
 class ApiServerProcess:
@@ -107,7 +107,7 @@ class ApiServerProcess:
 
     def _start_once(self) -> None:
         command = [
-            sys.executable, "-m", "cluster.cli", "apiserver",
+            *die_with_parent_prefix(), sys.executable, "-m", "cluster.cli", "apiserver",
             "--listen", f"{self._host}:{self._port}", *self.store_args, *self.extra_args,
         ]
         self._log.clear()
@@ -118,7 +118,6 @@ class ApiServerProcess:
             stderr=subprocess.PIPE,
             text=True,
             env=self._env,
-            preexec_fn=die_with_parent if sys.platform == "linux" else None,
         )
         self._process = process
         port = self._await_serving(process)
