@@ -170,6 +170,8 @@ class EtcdStore:
         #: The newest revision any etcd response has shown this store; "now" for watch(from_revision=0).
         self._revision_seen = 0
         self._watch_calls: set[_WatchCall] = set()
+        #: Watches being registered with etcd; requests made after watch() wait for them.
+        self._registering: set[asyncio.Task[tuple[_WatchCall | None, int]]] = set()
 
     @classmethod
     async def connect(
@@ -253,7 +255,12 @@ class EtcdStore:
         """The last compaction target recorded by ``compact()`` (0 if none). A compaction done behind
         podsched's back (etcdctl, etcd's auto-compaction) is not recorded; ``TooOldRevision`` from
         list and watch then reports etcd's own value."""
-        response = await self._unary(self._kv.Range, RangeRequest(key=COMPACT_REV_KEY), idempotent=True)
+        return await self._recorded_compaction()
+
+    async def _recorded_compaction(self, *, after_watches: bool = True) -> int:
+        response = await self._unary(
+            self._kv.Range, RangeRequest(key=COMPACT_REV_KEY), idempotent=True, after_watches=after_watches
+        )
         return _compact_record(response.kvs)[1]
 
     # -- writes --------------------------------------------------------------------------------
@@ -346,14 +353,17 @@ class EtcdStore:
         this store before the call is excluded and every later write included (writes by others
         in between may be included too; etcd has no notion of "now" that a call could pin).
 
-        The stream is registered with etcd right away, not at the first iteration. Iterate the
-        result or ``aclose()`` it; ``close()`` of the store ends it too."""
+        The stream is registered with etcd right away, not at the first iteration, and requests
+        made through this store after the call wait until it is. Iterate the result or
+        ``aclose()`` it; ``close()`` of the store ends it too."""
         if from_revision < 0:
             raise ValueError(f"watch from_revision must be >= 0, got {from_revision}")
         start, range_end = self._key_range(prefix)
         from_now = from_revision == 0
         first = from_revision or self._revision_seen + 1
         opening = asyncio.get_running_loop().create_task(self._open_watch(start, range_end, first, from_now))
+        self._registering.add(opening)
+        opening.add_done_callback(self._registering.discard)
         return _Watch(opening, self._follow(prefix, start, range_end, opening, from_now))
 
     async def _follow(
@@ -495,11 +505,23 @@ class EtcdStore:
         return await self._unary(self._kv.Txn, request, idempotent=False)
 
     async def _unary(
-        self, method: Callable[..., Awaitable[T]], request: Any, *, idempotent: bool, revision: int = 0
+        self,
+        method: Callable[..., Awaitable[T]],
+        request: Any,
+        *,
+        idempotent: bool,
+        revision: int = 0,
+        after_watches: bool = True,
     ) -> T:
-        """Call ``method``, retrying what may safely be retried, and translate every failure."""
+        """Call ``method``, retrying what may safely be retried, and translate every failure.
+
+        ``after_watches``: first let the watches created before this call finish registering (for
+        at most the retry budget), so that whatever a caller does after ``watch()`` happens after
+        the watch is in place, as an in-process store's subscription would be."""
         if self._closed.is_set():
             raise StoreError("the etcd store is closed")
+        if after_watches and self._registering:
+            await asyncio.wait(set(self._registering), timeout=self._timeouts.retry_budget_s)
         retrying = AsyncRetrying(
             retry=retry_if_exception(lambda exc: _retriable(exc, idempotent=idempotent)),
             stop=stop_after_delay(self._timeouts.retry_budget_s),
@@ -540,7 +562,7 @@ class EtcdStore:
         compacted revision (a watch from ``revision`` is refused with it), and not below the record."""
         recorded = 0
         with contextlib.suppress(StoreError):
-            recorded = await self.compacted_revision()
+            recorded = await self._recorded_compaction(after_watches=False)
         with contextlib.suppress(grpc.aio.AioRpcError, TimeoutError):
             call = self._watch_stub.Watch(metadata=_REQUIRE_LEADER)
             try:
@@ -577,7 +599,7 @@ class EtcdStore:
             with attempt:
                 if self._closed.is_set():
                     return None, revision
-                compacted = await self.compacted_revision()
+                compacted = await self._recorded_compaction(after_watches=False)
                 if revision < compacted:
                     if not from_now:
                         raise TooOldRevision(revision, compacted)
