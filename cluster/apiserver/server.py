@@ -36,6 +36,8 @@ from store.compactor import Compactor
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = apiserver_pb2.DESCRIPTOR.services_by_name["ApiServer"].full_name
+#: The largest request the server reads (gRPC's default is 4 MiB).
+MAX_REQUEST_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +92,14 @@ class ApiServer:
         await self._store.current_revision()
         await ensure_system_priority_classes(self._verbs)
 
-        # No SO_REUSEPORT (gRPC's default on Linux): a second server on a busy address must fail, not
-        # silently share the port with the first.
-        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        server = grpc.aio.server(options=[
+            # No SO_REUSEPORT (gRPC's default on Linux): a second server on a busy address must fail,
+            # not silently share the port with the first.
+            ("grpc.so_reuseport", 0),
+            # Requests well past the object size limit still arrive, so that the answer is our Invalid
+            # naming the size and the limit rather than gRPC's RESOURCE_EXHAUSTED.
+            ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
+        ])
         apiserver_pb2_grpc.add_ApiServerServicer_to_server(ApiService(self._verbs, self._stopping), server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         health_service = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import re
 import signal
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from cluster.apiserver.server import ApiServer, ApiServerOptions
@@ -35,6 +37,7 @@ DEFAULT_COMPACTION_INTERVAL_S = 300.0
 STOP_GRACE_S = 5.0
 #: How long to wait for the store to answer at start before giving up with an error.
 STORE_OPEN_TIMEOUT_S = 30.0
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -100,6 +103,21 @@ def _fail(message: str) -> int:
     return 1
 
 
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[asyncio.Event]:
+    """An event SIGTERM and SIGINT set, from the very start: a signal while the store is still opening
+    stops the server as soon as it is up, instead of killing the process half-way."""
+    signalled = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in _STOP_SIGNALS:
+        loop.add_signal_handler(signum, signalled.set)
+    try:
+        yield signalled
+    finally:
+        for signum in _STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+
+
 async def _serve(args: argparse.Namespace, data_dir: str) -> int:
     """Serve until signalled; ``data_dir`` is used unless ``--etcd`` is given."""
     try:
@@ -116,17 +134,20 @@ async def _serve(args: argparse.Namespace, data_dir: str) -> int:
         description = f"sqlite {data_dir}"
         opening = open_store(data_dir=data_dir)
 
-    try:
-        store = await asyncio.wait_for(opening, STORE_OPEN_TIMEOUT_S)
-    except (StoreError, OSError, ValueError, TimeoutError) as exc:
-        return _fail(f"cannot open the store ({description}): {exc or type(exc).__name__}")
-    try:
-        return await _serve_on(store, options, description)
-    finally:
-        await store.close()
+    with _stop_signals() as signalled:
+        try:
+            store = await asyncio.wait_for(opening, STORE_OPEN_TIMEOUT_S)
+        except (StoreError, OSError, ValueError, TimeoutError) as exc:
+            return _fail(f"cannot open the store ({description}): {exc or type(exc).__name__}")
+        try:
+            return await _serve_on(store, options, description, signalled)
+        finally:
+            await store.close()
 
 
-async def _serve_on(store: Store, options: ApiServerOptions, description: str) -> int:
+async def _serve_on(
+    store: Store, options: ApiServerOptions, description: str, signalled: asyncio.Event
+) -> int:
     server = ApiServer(store, options)
     try:
         await asyncio.wait_for(server.start(), STORE_OPEN_TIMEOUT_S)
@@ -138,11 +159,6 @@ async def _serve_on(store: Store, options: ApiServerOptions, description: str) -
     print(
         f"podsched apiserver serving on {server.address} (store: {description})", file=sys.stderr, flush=True
     )
-
-    signalled = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, signalled.set)
     closed = asyncio.create_task(server.wait_closed(), name="apiserver-closed")
     signal_wait = asyncio.create_task(signalled.wait(), name="apiserver-signal")
     try:
@@ -154,6 +170,4 @@ async def _serve_on(store: Store, options: ApiServerOptions, description: str) -
         return _fail(f"stopped: {type(exc).__name__}: {exc}")
     finally:
         signal_wait.cancel()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(signum)
     return 0

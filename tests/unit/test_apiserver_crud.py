@@ -423,3 +423,8 @@ async def test_objects_above_the_size_limit_are_invalid(tmp_path: Path) -> None:
         with pytest.raises(errors.Invalid, match=r'^Event "grows" is invalid: the object is'):
             await harness.update(small)
         assert (await harness.get("Event", "grows")).message == ""
+        # Past gRPC's default 4 MiB message limit the answer is still ours.
+        event.metadata.name = "huge"
+        event.message = "z" * 5_000_000
+        with pytest.raises(errors.Invalid, match=r'^Event "huge" is invalid: the object is 5\d{6} bytes'):
+            await harness.create(event)
