@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from cluster.client import Client
-from tests.integration.helpers import MANIFESTS, CliResult, pod_manifest, write_yaml
+from tests.integration.helpers import MANIFESTS, CliResult, pod_manifest, run_cli, write_yaml
 
 Cli = Callable[..., CliResult]
 BAD = MANIFESTS / "bad"
@@ -40,7 +40,8 @@ def _pod_with(**changes: Any) -> Callable[[str], list[dict[str, Any]]]:
     return build
 
 
-CASES = {
+# Refused by podsched apply itself, before it contacts any server.
+LOCAL_CASES = {
     "yaml-syntax": BadManifest(
         "syntax-error.yaml", None, ("syntax-error.yaml: document 1: line 9", "YAML syntax error")
     ),
@@ -50,6 +51,18 @@ CASES = {
     "bad-api-version": BadManifest(
         "bad-api-version.yaml", None, ('no matches for kind "Pod" in version "v2"',)
     ),
+    "label-value-not-a-string": BadManifest(
+        None, _pod_with(metadata__labels={"version": 1}),
+        ('metadata.labels[version]: Invalid value: 1: expected a string, got integer (quote it',),
+    ),
+    "same-object-twice": BadManifest(
+        None, lambda namespace: [pod_manifest("twin", namespace), pod_manifest("twin", namespace)],
+        ("pod/twin appears twice",),
+    ),
+}
+
+# Refused by the API server in apply's dry run of every document.
+SERVER_CASES = {
     "invalid-name": BadManifest(
         "invalid-name.yaml", None,
         ("Error from server (Invalid)",
@@ -75,10 +88,6 @@ CASES = {
         None, _pod_with(metadata__labels={"app": "not a valid value!"}),
         ("metadata.labels", "not a valid value!"),
     ),
-    "label-value-not-a-string": BadManifest(
-        None, _pod_with(metadata__labels={"version": 1}),
-        ('metadata.labels[version]: Invalid value: 1: expected a string, got integer (quote it',),
-    ),
     "missing-container-name": BadManifest(
         None, _pod_with(spec__containers=[{"image": "busybox"}]),
         ("spec.containers[0].name: Required value",),
@@ -87,22 +96,36 @@ CASES = {
         None, _pod_with(spec__containers__0__env=[{"name": "BLOB", "value": "x" * (1536 * 1024 + 1)}]),
         ("more than the limit of 1572864 bytes",),
     ),
-    "same-object-twice": BadManifest(
-        None, lambda namespace: [pod_manifest("twin", namespace), pod_manifest("twin", namespace)],
-        ("pod/twin appears twice",),
-    ),
 }
 
 
-@pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))
+def _manifest_path(case: BadManifest, namespace: str, tmp_path: Path) -> str:
+    if case.example is not None:
+        return str(BAD / case.example)
+    assert case.documents is not None
+    return write_yaml(tmp_path / "bad.yaml", *case.documents(namespace))
+
+
+@pytest.mark.parametrize("case", list(LOCAL_CASES.values()), ids=list(LOCAL_CASES))
+def test_bad_manifest_is_refused_before_reaching_the_server(case: BadManifest, tmp_path: Path) -> None:
+    path = _manifest_path(case, "default", tmp_path)
+    good = write_yaml(tmp_path / "good.yaml", pod_manifest("good", "default"))
+
+    # No server listens there: the manifest must be refused before any connection is tried.
+    result = run_cli("127.0.0.1:1", "apply", "-f", good, "-f", path)
+
+    assert result.code == 1, result.stdout
+    for expected in case.expected:
+        assert expected in result.stderr
+    assert "Unable to connect" not in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("case", list(SERVER_CASES.values()), ids=list(SERVER_CASES))
 async def test_bad_manifest_is_refused_and_nothing_applied(
     case: BadManifest, cli: Cli, client: Client, namespace: str, tmp_path: Path
 ) -> None:
-    if case.example is not None:
-        path = str(BAD / case.example)
-    else:
-        assert case.documents is not None
-        path = write_yaml(tmp_path / "bad.yaml", *case.documents(namespace))
+    path = _manifest_path(case, namespace, tmp_path)
     # A good pod in the same apply: it must not be created either.
     good = write_yaml(tmp_path / "good.yaml", pod_manifest("good", namespace))
 
@@ -115,8 +138,8 @@ async def test_bad_manifest_is_refused_and_nothing_applied(
     assert (await client.list("Pod", namespace)).items == []
 
 
-def test_missing_file(cli: Cli, tmp_path: Path) -> None:
-    result = cli("apply", "-f", str(tmp_path / "nope.yaml"))
+def test_missing_file(tmp_path: Path) -> None:
+    result = run_cli("127.0.0.1:1", "apply", "-f", str(tmp_path / "nope.yaml"))
     assert result.code == 1
     assert f'the path "{tmp_path / "nope.yaml"}" does not exist' in result.stderr
 

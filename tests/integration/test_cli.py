@@ -304,12 +304,12 @@ async def test_tables_of_other_kinds(
     assert events[3].endswith("0/3 nodes are available")
 
 
-def test_usage_and_connection_errors(cli: Cli) -> None:
-    unknown = cli("get", "deployments")
+def test_usage_and_connection_errors() -> None:
+    unknown = run_cli("127.0.0.1:1", "get", "deployments")
     assert unknown.code == 2
     assert 'the server doesn\'t have a resource type "deployments"' in unknown.stderr
-    assert cli("get", "pods", "--output=table").code == 2
-    assert cli("frobnicate").code == 2
+    assert run_cli("127.0.0.1:1", "get", "pods", "--output=table").code == 2
+    assert run_cli("127.0.0.1:1", "frobnicate").code == 2
 
     unreachable = run_cli("127.0.0.1:1", "get", "pods", "--request-timeout=1")
     assert unreachable.code == 1
