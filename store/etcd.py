@@ -389,6 +389,10 @@ class EtcdStore:
                 raise
             except grpc.aio.AioRpcError as exc:
                 raise await self._translate(exc, next_revision) from exc
+            except StoreError:
+                if self._closed.is_set():  # closed while (re)connecting
+                    return
+                raise
             if call is None:
                 return
             try:
