@@ -99,6 +99,10 @@ class ApiServer:
             # Requests well past the object size limit still arrive, so that the answer is our Invalid
             # naming the size and the limit rather than gRPC's RESOURCE_EXHAUSTED.
             ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
+            # Clients keep idle watches alive with a ping every 20 s; gRPC's default policy answers a
+            # ping without data more often than every 5 minutes with GOAWAY "too_many_pings".
+            ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+            ("grpc.keepalive_permit_without_calls", 1),
         ])
         apiserver_pb2_grpc.add_ApiServerServicer_to_server(ApiService(self._verbs, self._stopping), server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
