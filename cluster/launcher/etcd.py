@@ -267,6 +267,7 @@ class EtcdCluster:
         for index in range(self.size):
             name = f"{self.name_prefix}{index}"
             shutil.rmtree(self.data_root / name, ignore_errors=True)
+            (self.data_root / f"{name}.log").unlink(missing_ok=True)
             self.members.append(
                 EtcdMember(
                     name=name,

@@ -162,3 +162,27 @@ async def _increment(store: Store, times: int) -> None:
                         break
                 except StoreUnavailable:
                     await asyncio.sleep(0.2)
+
+
+async def test_a_cluster_started_again_on_its_data_root_keeps_its_data(tmp_path: Path) -> None:
+    first = EtcdCluster(3, tmp_path)
+    await first.start()
+    try:
+        store = await EtcdStore.connect(first.endpoints)
+        written = await store.create("/kept", b"yes")
+        await store.close()
+        endpoints = first.endpoints
+    finally:
+        await first.stop()
+
+    again = EtcdCluster(3, tmp_path)
+    await again.start()
+    try:
+        store = await EtcdStore.connect(again.endpoints)
+        kept = await store.get("/kept")
+        await store.close()
+    finally:
+        await again.stop()
+
+    assert again.endpoints == endpoints
+    assert kept == written.current
