@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
+import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -144,6 +146,30 @@ def _parse_endpoints(endpoints: Sequence[str] | str) -> list[str]:
     return items
 
 
+async def _resolve(endpoints: list[str]) -> tuple[list[str], str | None]:
+    """IPv4 "address:port" for each endpoint, and the first host name among them (None if all are
+    addresses). etcd3aio balances over an ``ipv4:`` target, which takes addresses only; host names
+    (a compose service, say) are resolved once, here."""
+    loop = asyncio.get_running_loop()
+    addresses, first_name = [], None
+    for endpoint in endpoints:
+        host, _, port = endpoint.rpartition(":")
+        with contextlib.suppress(ValueError):
+            addresses.append(f"{ipaddress.IPv4Address(host)}:{port}")
+            continue
+        if host.startswith("["):
+            raise ValueError(
+                f"etcd endpoint {endpoint!r}: IPv6 is not supported, use an IPv4 address or a name"
+            )
+        try:
+            infos = await loop.getaddrinfo(host, int(port), family=socket.AF_INET, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            raise StoreUnavailable(f"etcd endpoint {endpoint!r}: cannot resolve {host!r}: {exc}") from exc
+        addresses.append(f"{infos[0][4][0]}:{port}")
+        first_name = first_name or host
+    return addresses, first_name
+
+
 class EtcdStore:
     """A ``store.base.Store`` on etcd. Create it with ``await EtcdStore.connect(endpoints)``.
 
@@ -186,12 +212,16 @@ class EtcdStore:
     ) -> EtcdStore:
         """Connect to the etcd members at ``endpoints`` ("host:port" each, or one comma-separated
         string); requests are spread over them round-robin. Fails with ``StoreUnavailable`` when none
-        answers. TLS: ``ca_cert`` (PEM) enables it, ``cert_key`` + ``cert_chain`` add a client cert."""
-        addresses = _parse_endpoints(endpoints)
+        answers. TLS: ``ca_cert`` (PEM) enables it, ``cert_key`` + ``cert_chain`` add a client cert;
+        certificates are checked against the first host name given (else the addresses)."""
+        named = _parse_endpoints(endpoints)
+        addresses, host_name = await _resolve(named)
         manager = ConnectionManager(addresses)
         manager.grpc_options = [*manager.grpc_options, *_CHANNEL_OPTIONS]
-        channel = manager.get_channel(ca_cert=ca_cert, cert_key=cert_key, cert_chain=cert_chain)
-        store = cls(channel, key_prefix=key_prefix, endpoints=",".join(addresses), timeouts=timeouts)
+        channel = manager.get_channel(
+            ca_cert=ca_cert, cert_key=cert_key, cert_chain=cert_chain, tls_server_name=host_name
+        )
+        store = cls(channel, key_prefix=key_prefix, endpoints=",".join(named), timeouts=timeouts)
         try:
             await store.current_revision()
         except BaseException:

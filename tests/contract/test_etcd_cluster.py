@@ -186,3 +186,12 @@ async def test_a_cluster_started_again_on_its_data_root_keeps_its_data(tmp_path:
 
     assert again.endpoints == endpoints
     assert kept == written.current
+
+
+async def test_a_host_name_endpoint_connects(etcd_endpoints: list[str], unique_prefix: str) -> None:
+    port = etcd_endpoints[0].rpartition(":")[2]
+    store = await EtcdStore.connect([f"localhost:{port}"], key_prefix=unique_prefix)
+    try:
+        assert (await store.create("/a", b"v")).succeeded
+    finally:
+        await store.close()

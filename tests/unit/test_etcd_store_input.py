@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +12,7 @@ import grpc.aio
 import pytest
 
 from store.base import StoreError, StoreUnavailable
-from store.etcd import EtcdStore, EtcdTimeouts, _parse_endpoints, _retriable
+from store.etcd import EtcdStore, EtcdTimeouts, _parse_endpoints, _resolve, _retriable
 
 
 def _rpc_error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
@@ -185,3 +186,47 @@ async def test_bad_arguments_are_refused_before_any_request(
 async def test_a_negative_watch_revision_is_refused_at_the_call() -> None:
     with pytest.raises(ValueError, match="from_revision must be >= 0"):
         _store().watch("/pods/", from_revision=-1)
+
+
+@pytest.fixture
+def fake_dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Host names the resolver knows, instead of the system's resolver."""
+    names = {"etcd-a": "10.0.0.1", "etcd-b": "10.0.0.2"}
+
+    def getaddrinfo(host: str, port: int, family: int = 0, type: int = 0, *args: object) -> list[Any]:
+        if host not in names:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (names[host], port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return names
+
+
+@pytest.mark.parametrize(
+    ("endpoints", "addresses", "name"),
+    [
+        (["127.0.0.1:2379", "10.1.2.3:2380"], ["127.0.0.1:2379", "10.1.2.3:2380"], None),
+        (["etcd-a:2379", "etcd-b:2379"], ["10.0.0.1:2379", "10.0.0.2:2379"], "etcd-a"),
+        (["127.0.0.1:1", "etcd-b:2"], ["127.0.0.1:1", "10.0.0.2:2"], "etcd-b"),
+    ],
+    ids=["addresses", "names", "mixed"],
+)
+async def test_host_names_are_resolved_to_addresses(
+    fake_dns: dict[str, str], endpoints: list[str], addresses: list[str], name: str | None
+) -> None:
+    assert await _resolve(endpoints) == (addresses, name)
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "error", "message"),
+    [
+        ("nowhere:2379", StoreUnavailable, "'nowhere:2379': cannot resolve 'nowhere'"),
+        ("[::1]:2379", ValueError, r"'\[::1\]:2379': IPv6 is not supported"),
+    ],
+    ids=["unknown-name", "ipv6"],
+)
+async def test_unusable_hosts_are_named(
+    fake_dns: dict[str, str], endpoint: str, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        await _resolve([endpoint])
