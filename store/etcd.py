@@ -87,6 +87,8 @@ _CHANNEL_OPTIONS: list[tuple[str, int]] = [
 #: write may be sent again.
 _NOT_APPLIED_MARKERS = ("etcdserver: no leader", "failed to connect", "connection refused")
 _COMPACTED = "required revision has been compacted"
+#: How long the compacted-revision probe (a watch etcd refuses) may take.
+PROBE_TIMEOUT_S = 2.0
 _FUTURE = "is a future revision"
 _TRANSIENT_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
@@ -419,8 +421,8 @@ class EtcdStore:
                 raise
             except grpc.aio.AioRpcError as exc:
                 raise await self._translate(exc, next_revision) from exc
-            except StoreError:
-                if self._closed.is_set():  # closed while (re)connecting
+            except Exception:
+                if self._closed.is_set():  # closed while (re)connecting: end quietly
                     return
                 raise
             if call is None:
@@ -556,6 +558,8 @@ class EtcdStore:
             raise StoreError("the etcd store is closed")
         if after_watches and self._registering:
             await asyncio.wait(set(self._registering), timeout=self._timeouts.retry_budget_s)
+            if self._closed.is_set():
+                raise StoreError("the etcd store is closed")
         retrying = AsyncRetrying(
             retry=retry_if_exception(lambda exc: _retriable(exc, idempotent=idempotent)),
             stop=stop_after_delay(self._timeouts.retry_budget_s),
@@ -572,6 +576,10 @@ class EtcdStore:
                     return response
         except grpc.aio.AioRpcError as exc:
             raise await self._translate(exc, revision) from exc
+        except asyncio.CancelledError:
+            if self._closed_under_us():  # close() cancelled the call, not our caller
+                raise StoreError("the etcd store was closed during the request") from None
+            raise
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
     def _saw(self, response: Any) -> None:
@@ -600,14 +608,16 @@ class EtcdStore:
         with contextlib.suppress(grpc.aio.AioRpcError, TimeoutError):
             call = self._watch_stub.Watch(metadata=_REQUIRE_LEADER)
             try:
-                async with asyncio.timeout(self._timeouts.request_timeout_s):
+                # etcd cancels a compacted watch within its 100 ms sync period; a registration
+                # that stands means the revision is not compacted after all.
+                async with asyncio.timeout(PROBE_TIMEOUT_S):
                     create = WatchCreateRequest(key=COMPACT_REV_KEY, start_revision=revision)
                     await call.write(WatchRequest(create_request=create))
                     while (response := await call.read()) is not grpc.aio.EOF:
                         if response.compact_revision:
                             return max(recorded, int(response.compact_revision) + 1)
                         if not response.created:
-                            break
+                            break  # an event: the revision is still there
             finally:
                 call.cancel()
         return recorded

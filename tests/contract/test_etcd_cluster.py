@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from etcd3aio import Etcd3Client
 
 from cluster.launcher.etcd import EtcdCluster
-from store.base import EventType, Store, StoreUnavailable, WriteResult
+from store.base import EventType, Store, StoreUnavailable, TooOldRevision, WriteResult
 from store.etcd import EtcdStore, EtcdTimeouts
 from tests.conftest import running_cluster
 from tests.contract.watching import close, take, take_until_sentinel
@@ -195,3 +196,30 @@ async def test_a_host_name_endpoint_connects(etcd_endpoints: list[str], unique_p
         assert (await store.create("/a", b"v")).succeeded
     finally:
         await store.close()
+
+
+async def test_a_compaction_behind_the_stores_back_is_reported_by_etcds_own_revision(
+    etcd_cluster_1: EtcdCluster,
+) -> None:
+    store = await EtcdStore.connect(etcd_cluster_1.endpoints)
+    try:
+        first = await store.create("/pods/a", b"1")
+        await store.update("/pods/a", b"2", first.revision)
+        third = await store.create("/pods/b", b"1")
+        async with Etcd3Client(etcd_cluster_1.endpoints) as etcdctl:  # as `etcdctl compact` would
+            await etcdctl.kv.compact(third.revision)  # type: ignore[union-attr]
+
+        with pytest.raises(TooOldRevision) as listed:
+            await store.list("/pods/", revision=first.revision)
+        events = store.watch("/pods/", from_revision=first.revision)
+        try:
+            with pytest.raises(TooOldRevision) as watched:
+                await take(events, 1)
+        finally:
+            await close(events)
+    finally:
+        await store.close()
+
+    # etcd's compaction to N may drop deletions at N, so the store's history starts at N + 1.
+    assert (listed.value.requested, listed.value.compacted) == (first.revision, third.revision + 1)
+    assert (watched.value.requested, watched.value.compacted) == (first.revision, third.revision + 1)
