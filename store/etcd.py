@@ -628,7 +628,8 @@ class EtcdStore:
         """A watch stream that etcd has registered from ``revision``, and that revision; reconnects
         with backoff for up to ``watch_reconnect_budget_s``. (None, revision) once the store is closed.
 
-        A revision below the recorded compaction raises TooOldRevision, except for a watch "from
+        A revision beyond the next one raises FutureRevision. A revision below the recorded
+        compaction raises TooOldRevision, except for a watch "from
         now" whose newest seen revision was compacted while the store was idle: everything up to a
         compaction target happened before the call (compactors target revisions minutes old), so
         such a watch starts at the compaction."""
@@ -643,11 +644,18 @@ class EtcdStore:
             with attempt:
                 if self._closed.is_set():
                     return None, revision
-                compacted = await self._recorded_compaction(after_watches=False)
+                record = await self._unary(
+                    self._kv.Range, RangeRequest(key=COMPACT_REV_KEY), idempotent=True, after_watches=False
+                )
+                compacted, current = _compact_record(record.kvs)[1], int(record.header.revision)
                 if revision < compacted:
                     if not from_now:
                         raise TooOldRevision(revision, compacted)
                     revision = compacted
+                if revision > current + 1:
+                    # etcd would wait for it; refused instead, like the SQLite store, so that a
+                    # resourceVersion from nowhere is an error rather than a silent stall.
+                    raise FutureRevision(revision, current)
                 call: _WatchCall = self._watch_stub.Watch(metadata=_REQUIRE_LEADER)
                 self._watch_calls.add(call)
                 call.add_done_callback(self._watch_calls.discard)

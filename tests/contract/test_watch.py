@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from store.base import EventType, Store, WatchEvent
+from store.base import EventType, FutureRevision, Store, WatchEvent
 from tests.contract.conftest import Backend
 from tests.contract.watching import close, summary, take, take_until_sentinel
 
@@ -208,3 +208,29 @@ async def test_a_negative_start_revision_is_refused(store: Store) -> None:
         events = store.watch("/pods/", from_revision=-1)
         with contextlib.suppress(StopAsyncIteration):
             await anext(events)
+
+
+async def test_a_watch_from_beyond_the_next_revision_raises(store: Store) -> None:
+    await store.create("/pods/a", b"x")
+    current = await store.current_revision()
+
+    events = store.watch("/pods/", from_revision=current + 10)
+    try:
+        with pytest.raises(FutureRevision) as raised:
+            await take(events, 1)
+    finally:
+        await close(events)
+
+    assert (raised.value.requested, raised.value.current) == (current + 10, current)
+
+
+async def test_a_watch_from_the_next_revision_waits_for_it(store: Store) -> None:
+    await store.create("/pods/a", b"x")
+    events = store.watch("/pods/", from_revision=await store.current_revision() + 1)
+    try:
+        written = await store.create("/pods/b", b"y")
+        got = await take(events, 1)
+    finally:
+        await close(events)
+
+    assert summary(got) == [("PUT", "/pods/b", written.revision)]
