@@ -81,7 +81,7 @@ class FakeChannel:
     """Serves the KV stub's unary calls with an empty range at ``revision`` and hands out one
     scripted FakeWatchCall per Watch call, in order."""
 
-    def __init__(self, streams: list[Script], revision: int = 1) -> None:
+    def __init__(self, streams: list[Script], revision: int = 1000) -> None:
         self.streams = list(streams)
         self.calls: list[FakeWatchCall] = []
         self.revision = revision
