@@ -161,6 +161,8 @@ class EtcdCluster:
         A ``data_root`` that already holds this cluster (its ``cluster.json`` layout) is started again
         with its data, names and ports; otherwise a new cluster is created there.
         """
+        if any(member.running for member in self.members):
+            raise RuntimeError(f"etcd cluster {self.name_prefix} is already running: stop() it first")
         binary = self._binary or find_etcd_binary()
         if self.data_root is None:
             self.data_root = Path(tempfile.mkdtemp(prefix=f"{self.name_prefix}-"))

@@ -223,3 +223,10 @@ async def test_a_compaction_behind_the_stores_back_is_reported_by_etcds_own_revi
     # etcd's compaction to N may drop deletions at N, so the store's history starts at N + 1.
     assert (listed.value.requested, listed.value.compacted) == (first.revision, third.revision + 1)
     assert (watched.value.requested, watched.value.compacted) == (first.revision, third.revision + 1)
+
+
+async def test_a_running_cluster_cannot_be_started_twice(etcd_cluster_1: EtcdCluster) -> None:
+    with pytest.raises(RuntimeError, match="already running"):
+        await etcd_cluster_1.start()
+
+    assert etcd_cluster_1.members[0].running
