@@ -1,0 +1,275 @@
+"""The extension points: one small Protocol each, as kube-scheduler's framework/interface.go.
+
+A plugin is a class with a ``name`` and the methods of the extension points it implements; the
+framework finds them by Protocol. Plugins return ``None`` for success or a ``Status`` (see status.py);
+the framework stamps the plugin's name on it. The scheduling cycle (QueueSort through Permit) is
+synchronous and deterministic given the snapshot; only the binding cycle (PreBind, Bind) and PostFilter
+(which talks to the API for preemption) are async.
+
+Plugins see a snapshot (``SharedLister``), never the network: Filter reads only the ``NodeInfo`` it is
+handed, because preemption passes modified copies.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from cluster.api import objects_pb2
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.status import Status
+from scheduler.framework.types import (
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+)
+
+#: Score range of a plugin after NormalizeScore (kube-scheduler's MinNodeScore / MaxNodeScore).
+MIN_NODE_SCORE = 0
+MAX_NODE_SCORE = 100
+
+
+class PluginError(Exception):
+    """Raised by Score (which returns a plain int) when it cannot score; becomes an ERROR status."""
+
+
+# ------------------------------------------------------------------------------------------ listers
+
+
+class NodeInfoLister(Protocol):
+    def list(self) -> Sequence[NodeInfo]:
+        """Every node, in a stable order."""
+        ...
+
+    def get(self, node_name: str) -> NodeInfo:
+        """The node's info; raises KeyError for an unknown node."""
+        ...
+
+    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
+        """The nodes that run at least one pod with (anti-)affinity terms."""
+        ...
+
+    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
+        ...
+
+
+class SharedLister(Protocol):
+    """The snapshot of one scheduling cycle."""
+
+    def node_infos(self) -> NodeInfoLister: ...
+
+
+class PodNominator(Protocol):
+    """Pods nominated to nodes by preemption, waiting for their victims to go."""
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]: ...
+
+
+class Handle(Protocol):
+    """What a plugin factory gets from the framework."""
+
+    def snapshot(self) -> SharedLister:
+        """The current cycle's snapshot."""
+        ...
+
+    @property
+    def nominator(self) -> PodNominator: ...
+
+    @property
+    def client(self) -> Any:
+        """The API client (``cluster.client.Client``), for plugins that write: Bind, preemption."""
+        ...
+
+
+# -------------------------------------------------------------------------------- cluster events
+
+
+class EventResource(enum.Enum):
+    POD = "Pod"
+    ASSIGNED_POD = "AssignedPod"
+    UNSCHEDULED_POD = "UnscheduledPod"
+    NODE = "Node"
+    POD_DISRUPTION_BUDGET = "PodDisruptionBudget"
+    PRIORITY_CLASS = "PriorityClass"
+    WILDCARD = "*"
+
+
+class ActionType(enum.Flag):
+    ADD = enum.auto()
+    DELETE = enum.auto()
+    UPDATE_NODE_ALLOCATABLE = enum.auto()
+    UPDATE_NODE_LABEL = enum.auto()
+    UPDATE_NODE_TAINT = enum.auto()
+    UPDATE_NODE_CONDITION = enum.auto()
+    UPDATE_NODE_UNSCHEDULABLE = enum.auto()
+    UPDATE_POD_LABEL = enum.auto()
+    UPDATE_POD_SCALE_DOWN = enum.auto()
+    UPDATE_POD_TOLERATIONS = enum.auto()
+    UPDATE_OTHER = enum.auto()
+    UPDATE = (UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT | UPDATE_NODE_CONDITION
+              | UPDATE_NODE_UNSCHEDULABLE | UPDATE_POD_LABEL | UPDATE_POD_SCALE_DOWN
+              | UPDATE_POD_TOLERATIONS | UPDATE_OTHER)
+    ALL = ADD | DELETE | UPDATE
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    """Something that changed in the cluster, that may make unschedulable pods schedulable."""
+
+    resource: EventResource
+    action: ActionType
+    label: str = ""
+
+    def matches(self, registered: ClusterEvent) -> bool:
+        """Whether this event is one that ``registered`` (a plugin's interest) covers."""
+        resource_ok = registered.resource in (self.resource, EventResource.WILDCARD) or (
+            registered.resource is EventResource.POD
+            and self.resource in (EventResource.ASSIGNED_POD, EventResource.UNSCHEDULED_POD)
+        )
+        return resource_ok and bool(registered.action & self.action)
+
+
+class QueueingHint(enum.Enum):
+    QUEUE = "Queue"
+    SKIP = "Skip"
+
+
+#: (the pod waiting to be scheduled, the object before the event or None, after it or None) -> hint.
+QueueingHintFn = Callable[[objects_pb2.Pod, Any, Any], QueueingHint]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEventWithHint:
+    event: ClusterEvent
+    #: None means always QUEUE.
+    hint: QueueingHintFn | None = None
+
+
+# ----------------------------------------------------------------------------------- extension points
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        """Whether ``a`` is popped before ``b``."""
+        ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """The events that could change this plugin's verdict on a pod it rejected. A plugin that can
+        reject a pod must list them: a pod it rejected is requeued only by these."""
+        ...
+
+
+class PreFilterExtensions(Protocol):
+    """Incremental updates of PreFilter state when preemption or nominated pods add or remove a pod."""
+
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        """Compute per-pod state once. UNSCHEDULABLE_AND_UNRESOLVABLE rejects the pod for every node;
+        SKIP skips this plugin's Filter for the cycle."""
+        ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        """None if the pod can run on the node; UNSCHEDULABLE if removing pods could change that,
+        UNSCHEDULABLE_AND_UNRESOLVABLE if not."""
+        ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    async def post_filter(
+        self, state: CycleState, pod: PodInfo, node_to_status: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """Runs when no node fits (preemption). Success with a nominated node ends PostFilter."""
+        ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Compute per-pod scoring state once over the feasible nodes; SKIP skips this plugin's Score."""
+        ...
+
+
+class ScoreExtensions(Protocol):
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        """Rewrite ``scores`` in place into MIN_NODE_SCORE..MAX_NODE_SCORE."""
+        ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
+        """The node's raw score (raises PluginError when it cannot score)."""
+        ...
+
+    def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Undo ``reserve``; must be idempotent and must not fail."""
+        ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        """None to allow, a rejection to deny, WAIT with a timeout in seconds to hold the pod."""
+        ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    async def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Bind the pod; SKIP passes it to the next bind plugin."""
+        ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+#: A plugin factory: the plugin's args from pluginConfig (already defaulted and validated, or None) and
+#: the framework handle.
+PluginFactory = Callable[[Mapping[str, Any] | None, Handle], Plugin]

@@ -1,0 +1,379 @@
+"""What plugins see: pods and nodes, with everything a cycle needs parsed once up front.
+
+``PodInfo`` wraps a Pod with its resource requests, priority, host ports and parsed affinity terms, so
+that Filter and Score, which run once per node, never parse a quantity or a selector. ``NodeInfo`` is
+a node with the aggregate of the pods on it (requested resources, ports, the pods that have affinity
+terms); every change bumps its ``generation`` so that a snapshot copies only the nodes that changed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from cluster.api import objects_pb2
+from cluster.api.selectors import IN, NOT_IN, LabelSelector, Requirement
+from scheduler.framework.resource import Resource, pod_non_zero_requests, pod_requests
+from scheduler.framework.status import Status
+
+#: Every namespace carries this label with its own name (Kubernetes sets it on every Namespace); podsched
+#: has no Namespace objects, so it is the only namespace label a namespaceSelector can match.
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+_generations = itertools.count(1)
+
+
+def next_generation() -> int:
+    """A process-wide, strictly increasing stamp for NodeInfo changes."""
+    return next(_generations)
+
+
+def pod_key(pod: objects_pb2.Pod) -> str:
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class AffinityTerm:
+    """A (anti-)affinity term with its selectors parsed: which pods, in which namespaces, by topology."""
+
+    selector: LabelSelector
+    #: Namespaces named explicitly (or the pod's own, when neither these nor a selector are given).
+    namespaces: frozenset[str]
+    #: None when the term has no namespaceSelector; an empty selector selects every namespace.
+    namespace_selector: LabelSelector | None
+    topology_key: str
+
+    def matches_namespace(self, namespace: str) -> bool:
+        if namespace in self.namespaces:
+            return True
+        return self.namespace_selector is not None and self.namespace_selector.matches(
+            {NAMESPACE_NAME_LABEL: namespace}
+        )
+
+    def matches(self, pod: objects_pb2.Pod) -> bool:
+        """Whether ``pod`` is one of the pods this term is about (namespace and labels)."""
+        return self.matches_namespace(pod.metadata.namespace) and self.selector.matches(pod.metadata.labels)
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedAffinityTerm:
+    term: AffinityTerm
+    weight: int
+
+
+def affinity_term(pod: objects_pb2.Pod, term: objects_pb2.PodAffinityTerm) -> AffinityTerm:
+    """Parse a PodAffinityTerm of ``pod``, as kube-scheduler's newAffinityTerm: no namespaces and no
+    namespaceSelector mean the pod's own namespace; matchLabelKeys / mismatchLabelKeys add ``key in
+    (value)`` / ``key notin (value)`` requirements with the pod's own label values."""
+    selector = LabelSelector.from_proto(term.label_selector if term.HasField("label_selector") else None)
+    extra = [Requirement(k, IN, frozenset({pod.metadata.labels[k]}))
+             for k in term.match_label_keys if k in pod.metadata.labels]
+    extra += [Requirement(k, NOT_IN, frozenset({pod.metadata.labels[k]}))
+              for k in term.mismatch_label_keys if k in pod.metadata.labels]
+    if extra and term.HasField("label_selector"):
+        selector = LabelSelector(selector.requirements + tuple(extra))
+    namespaces = frozenset(term.namespaces)
+    namespace_selector = (
+        LabelSelector.from_proto(term.namespace_selector) if term.HasField("namespace_selector") else None
+    )
+    if not namespaces and namespace_selector is None:
+        namespaces = frozenset({pod.metadata.namespace})
+    return AffinityTerm(selector, namespaces, namespace_selector, term.topology_key)
+
+
+class PodInfo:
+    """A pod and what the scheduler derives from it once."""
+
+    __slots__ = (
+        "host_ports",
+        "key",
+        "non_zero_cpu",
+        "non_zero_memory",
+        "pod",
+        "preferred_affinity_terms",
+        "preferred_anti_affinity_terms",
+        "priority",
+        "requests",
+        "required_affinity_terms",
+        "required_anti_affinity_terms",
+    )
+
+    def __init__(self, pod: objects_pb2.Pod) -> None:
+        self.update(pod)
+
+    def update(self, pod: objects_pb2.Pod) -> None:
+        self.pod = pod
+        self.key = pod_key(pod)
+        self.priority = pod.spec.priority if pod.spec.HasField("priority") else 0
+        self.requests = pod_requests(pod)
+        self.non_zero_cpu, self.non_zero_memory = pod_non_zero_requests(pod)
+        self.host_ports: tuple[tuple[str, str, int], ...] = tuple(
+            (port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port)
+            for container in (*pod.spec.init_containers, *pod.spec.containers)
+            for port in container.ports
+            if port.host_port > 0
+        )
+        affinity = pod.spec.affinity
+        pod_affinity = affinity.pod_affinity
+        anti = affinity.pod_anti_affinity
+        self.required_affinity_terms = tuple(
+            affinity_term(pod, t) for t in pod_affinity.required_during_scheduling_ignored_during_execution
+        )
+        self.required_anti_affinity_terms = tuple(
+            affinity_term(pod, t) for t in anti.required_during_scheduling_ignored_during_execution
+        )
+        self.preferred_affinity_terms = tuple(
+            WeightedAffinityTerm(affinity_term(pod, w.pod_affinity_term), w.weight)
+            for w in pod_affinity.preferred_during_scheduling_ignored_during_execution
+        )
+        self.preferred_anti_affinity_terms = tuple(
+            WeightedAffinityTerm(affinity_term(pod, w.pod_affinity_term), w.weight)
+            for w in anti.preferred_during_scheduling_ignored_during_execution
+        )
+
+    @property
+    def has_affinity(self) -> bool:
+        """Any pod (anti-)affinity term, which makes other pods' InterPodAffinity look at this one."""
+        return bool(self.required_affinity_terms or self.required_anti_affinity_terms
+                    or self.preferred_affinity_terms or self.preferred_anti_affinity_terms)
+
+    @property
+    def has_required_anti_affinity(self) -> bool:
+        return bool(self.required_anti_affinity_terms)
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"
+
+
+class HostPorts:
+    """The host ports in use on a node: (ip, protocol, port) with counts. 0.0.0.0 conflicts with every
+    address of the same protocol and port, as kube-scheduler's HostPortInfo."""
+
+    __slots__ = ("_by_port",)
+
+    def __init__(self) -> None:
+        self._by_port: dict[tuple[str, int], Counter[str]] = {}
+
+    def add(self, ip: str, protocol: str, port: int) -> None:
+        self._by_port.setdefault((protocol, port), Counter())[ip] += 1
+
+    def remove(self, ip: str, protocol: str, port: int) -> None:
+        ips = self._by_port.get((protocol, port))
+        if ips is None:
+            return
+        ips[ip] -= 1
+        if ips[ip] <= 0:
+            del ips[ip]
+        if not ips:
+            del self._by_port[(protocol, port)]
+
+    def conflicts(self, ip: str, protocol: str, port: int) -> bool:
+        ips = self._by_port.get((protocol, port))
+        if not ips:
+            return False
+        return ip == "0.0.0.0" or "0.0.0.0" in ips or ip in ips
+
+    def __len__(self) -> int:
+        return sum(sum(ips.values()) for ips in self._by_port.values())
+
+    def clone(self) -> HostPorts:
+        copy = HostPorts()
+        copy._by_port = {key: Counter(ips) for key, ips in self._by_port.items()}
+        return copy
+
+
+class NodeInfo:
+    """A node and the pods on it (bound, or assumed by this scheduler)."""
+
+    __slots__ = (
+        "allocatable",
+        "generation",
+        "node",
+        "non_zero_requested",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "requested",
+        "used_ports",
+    )
+
+    def __init__(self, node: objects_pb2.Node | None = None, pods: Iterable[PodInfo] = ()) -> None:
+        self.node: objects_pb2.Node | None = None
+        #: Pods by key ("namespace/name"), in the order they were added.
+        self.pods: dict[str, PodInfo] = {}
+        self.pods_with_affinity: dict[str, PodInfo] = {}
+        self.pods_with_required_anti_affinity: dict[str, PodInfo] = {}
+        self.used_ports = HostPorts()
+        self.requested = Resource()
+        #: CPU and memory with the scoring defaults for containers without requests.
+        self.non_zero_requested = Resource()
+        self.allocatable = Resource()
+        self.generation = next_generation()
+        if node is not None:
+            self.set_node(node)
+        for pod_info in pods:
+            self.add_pod(pod_info)
+
+    @property
+    def name(self) -> str:
+        return self.node.metadata.name if self.node is not None else ""
+
+    def set_node(self, node: objects_pb2.Node) -> None:
+        self.node = node
+        self.allocatable = Resource.from_quantities(node.status.allocatable)
+        self.generation = next_generation()
+
+    def remove_node(self) -> None:
+        """The node object is gone; the pods still on it keep the NodeInfo alive until they go too."""
+        self.node = None
+        self.generation = next_generation()
+
+    def add_pod(self, pod_info: PodInfo) -> None:
+        if pod_info.key in self.pods:
+            self.remove_pod(pod_info.key)
+        self.pods[pod_info.key] = pod_info
+        if pod_info.has_affinity:
+            self.pods_with_affinity[pod_info.key] = pod_info
+        if pod_info.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity[pod_info.key] = pod_info
+        self._account(pod_info, +1)
+        self.generation = next_generation()
+
+    def remove_pod(self, key: str) -> bool:
+        """Take the pod with ``key`` off this node; False if it was not here."""
+        pod_info = self.pods.pop(key, None)
+        if pod_info is None:
+            return False
+        self.pods_with_affinity.pop(key, None)
+        self.pods_with_required_anti_affinity.pop(key, None)
+        self._account(pod_info, -1)
+        self.generation = next_generation()
+        return True
+
+    def _account(self, pod_info: PodInfo, sign: int) -> None:
+        if sign > 0:
+            self.requested.add(pod_info.requests)
+            for ip, protocol, port in pod_info.host_ports:
+                self.used_ports.add(ip, protocol, port)
+        else:
+            self.requested.sub(pod_info.requests)
+            for ip, protocol, port in pod_info.host_ports:
+                self.used_ports.remove(ip, protocol, port)
+        self.non_zero_requested.milli_cpu += sign * pod_info.non_zero_cpu
+        self.non_zero_requested.memory += sign * pod_info.non_zero_memory
+
+    def clone(self) -> NodeInfo:
+        """A copy whose pod set and aggregates can change without touching this one (preemption's dry
+        runs and snapshots); pods and the node object are shared, being replaced, never mutated."""
+        copy = NodeInfo.__new__(NodeInfo)
+        copy.node = self.node
+        copy.pods = dict(self.pods)
+        copy.pods_with_affinity = dict(self.pods_with_affinity)
+        copy.pods_with_required_anti_affinity = dict(self.pods_with_required_anti_affinity)
+        copy.used_ports = self.used_ports.clone()
+        copy.requested = self.requested.clone()
+        copy.non_zero_requested = self.non_zero_requested.clone()
+        copy.allocatable = self.allocatable.clone()
+        copy.generation = self.generation
+        return copy
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)})"
+
+
+@dataclass(slots=True)
+class QueuedPodInfo:
+    """A pod in the scheduling queue, with its queueing history."""
+
+    pod_info: PodInfo
+    #: When the pod was last added to (or moved within) the queue: the QueueSort tie-breaker and the
+    #: start of its backoff and of its stay in the unschedulable pods.
+    timestamp: float
+    #: Scheduling attempts so far; the backoff doubles with each.
+    attempts: int = 0
+    #: When the first attempt started (for the pod's end-to-end scheduling latency).
+    initial_attempt_timestamp: float | None = None
+    #: Plugins that rejected the pod in its last attempt: only events they registered can requeue it.
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    #: Plugins that returned PENDING in its last attempt.
+    pending_plugins: set[str] = field(default_factory=set)
+
+    @property
+    def pod(self) -> objects_pb2.Pod:
+        return self.pod_info.pod
+
+    @property
+    def key(self) -> str:
+        return self.pod_info.key
+
+
+@dataclass(frozen=True, slots=True)
+class NodeScore:
+    name: str
+    score: int
+
+
+@dataclass(slots=True)
+class PreFilterResult:
+    """PreFilter may narrow the nodes worth filtering (NodeAffinity, NodeName): None means all."""
+
+    node_names: frozenset[str] | None = None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return PreFilterResult(other.node_names)
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    """What PostFilter (preemption) decided: the node the pod is nominated to, if any."""
+
+    nominated_node_name: str = ""
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """Why a pod fits nowhere: the status of every node that was filtered out, and which plugins said no."""
+
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    #: Set when PreFilter rejected the pod before any node was looked at.
+    pre_filter_message: str = ""
+    #: Set by PostFilter (preemption) to explain what it could or could not do.
+    post_filter_message: str = ""
+
+
+class FitError(Exception):
+    """No node fits the pod. Its message reads as kube-scheduler's:
+    ``0/5 nodes are available: 2 node(s) had untolerated taint {dedicated: gpu}, 3 Insufficient cpu.``
+    followed by what preemption said."""
+
+    def __init__(self, pod: objects_pb2.Pod, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        head = f"0/{self.num_all_nodes} nodes are available"
+        if self.diagnosis.pre_filter_message:
+            text = f"{head}: {self.diagnosis.pre_filter_message}."
+        else:
+            counts: Counter[str] = Counter(
+                reason for status in self.diagnosis.node_to_status.values() for reason in status.reasons
+            )
+            # kube-scheduler sorts the "<count> <reason>" strings as strings.
+            text = f"{head}: {', '.join(sorted(f'{n} {reason}' for reason, n in counts.items()))}."
+        if self.diagnosis.post_filter_message:
+            text += " " + self.diagnosis.post_filter_message
+        return text
+
+
+def node_labels(node_info: NodeInfo) -> Mapping[str, str]:
+    return node_info.node.metadata.labels if node_info.node is not None else {}
