@@ -119,6 +119,16 @@ class StoreUnavailable(StoreError):
     """The backend cannot be reached right now; the operation may be retried."""
 
 
+def check_list_arguments(prefix: str, limit: int, continue_key: str | None, revision: int) -> None:
+    """Refuse list arguments that no backend can honour, with the same words on every backend."""
+    if limit < 0:
+        raise ValueError(f"list limit must be >= 0, got {limit}")
+    if revision < 0:
+        raise ValueError(f"list revision must be >= 0, got {revision}")
+    if continue_key is not None and not continue_key.startswith(prefix):
+        raise ValueError(f"continue key {continue_key!r} is not under the prefix {prefix!r}")
+
+
 @runtime_checkable
 class Store(Protocol):
     async def get(self, key: str) -> KeyValue | None:

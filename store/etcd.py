@@ -64,6 +64,7 @@ from store.base import (
     TooOldRevision,
     WatchEvent,
     WriteResult,
+    check_list_arguments,
 )
 
 log = logging.getLogger(__name__)
@@ -240,12 +241,7 @@ class EtcdStore:
     async def list(
         self, prefix: str, limit: int = 0, continue_key: str | None = None, revision: int = 0
     ) -> ListResult:
-        if limit < 0:
-            raise ValueError(f"list limit must be >= 0, got {limit}")
-        if revision < 0:
-            raise ValueError(f"list revision must be >= 0, got {revision}")
-        if continue_key is not None and not continue_key.startswith(prefix):
-            raise ValueError(f"continue key {continue_key!r} is not under the prefix {prefix!r}")
+        check_list_arguments(prefix, limit, continue_key, revision)
         start, range_end = self._key_range(prefix)
         if continue_key is not None:
             start = self._wire(continue_key)

@@ -24,6 +24,7 @@ from store.base import (
     StoreUnavailable,
     WatchEvent,
     WriteResult,
+    check_list_arguments,
 )
 from store.sqlite.broadcast import DEFAULT_CAPACITY, Subscription
 from store.sqlite.datadir import DataDirLock
@@ -88,10 +89,7 @@ class SqliteStore:
     async def list(
         self, prefix: str, limit: int = 0, continue_key: str | None = None, revision: int = 0
     ) -> ListResult:
-        if limit < 0:
-            raise ValueError(f"list limit must be >= 0, got {limit}")
-        if revision < 0:
-            raise ValueError(f"list revision must be >= 0, got {revision}")
+        check_list_arguments(prefix, limit, continue_key, revision)
         # One row more than the page tells whether there is a next page, and where it starts.
         at, rows = await self._log.list(prefix, continue_key, revision, limit + 1 if limit else -1)
         next_key = None

@@ -138,9 +138,15 @@ async def test_a_list_at_a_future_revision_raises(store: Store) -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"limit": -1}, "limit"), ({"revision": -1}, "revision")],
-    ids=["negative-limit", "negative-revision"],
+    [
+        ({"limit": -1}, "limit must be >= 0"),
+        ({"revision": -1}, "revision must be >= 0"),
+        ({"continue_key": "/nodes/a"}, "is not under the prefix '/pods/'"),
+    ],
+    ids=["negative-limit", "negative-revision", "continue-key-outside-the-prefix"],
 )
-async def test_bad_list_arguments_are_refused(store: Store, kwargs: dict[str, int], message: str) -> None:
+async def test_bad_list_arguments_are_refused(
+    store: Store, kwargs: dict[str, int | str], message: str
+) -> None:
     with pytest.raises(ValueError, match=message):
         await store.list("/pods/", **kwargs)
