@@ -14,16 +14,16 @@ Servers are ``cluster.cli.process.ApiServerProcess``: ``.address``, ``.process``
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
-from cluster.launcher.etcd import EtcdCluster
+from tests.conftest import running_cluster
 from tests.integration.helpers import CliResult, run_cli
 
 
@@ -54,24 +54,28 @@ def apiserver(
         server.stop()
 
 
+@contextlib.contextmanager
+def own_apiserver(
+    backend: str, tmp_path: Path, *, name_prefix: str = "fresh", extra_args: Sequence[str] = ()
+) -> Iterator[ApiServerProcess]:
+    """An API server process on a store nobody else uses: a new data dir, or a new one-member etcd."""
+    with contextlib.ExitStack() as stack:
+        if backend == "sqlite":
+            store_args = ["--data-dir", str(tmp_path / "data")]
+        else:
+            etcd = stack.enter_context(running_cluster(1, tmp_path / "etcd", name_prefix))
+            store_args = ["--etcd", ",".join(etcd.endpoints)]
+        server = ApiServerProcess(store_args, extra_args=list(extra_args))
+        stack.callback(server.stop)
+        server.start()
+        yield server
+
+
 @pytest.fixture
 def fresh_apiserver(backend: str, tmp_path: Path) -> Iterator[ApiServerProcess]:
     """An API server on a store nobody else uses."""
-    etcd: EtcdCluster | None = None
-    if backend == "sqlite":
-        store_args = ["--data-dir", str(tmp_path / "data")]
-    else:
-        etcd = EtcdCluster(1, tmp_path / "etcd", name_prefix="fresh")
-        asyncio.run(etcd.start())
-        store_args = ["--etcd", ",".join(etcd.endpoints)]
-    server = ApiServerProcess(store_args)
-    try:
-        server.start()
+    with own_apiserver(backend, tmp_path) as server:
         yield server
-    finally:
-        server.stop()
-        if etcd is not None:
-            asyncio.run(etcd.stop())
 
 
 @pytest.fixture

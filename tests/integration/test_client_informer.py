@@ -19,7 +19,7 @@ from cluster.api.kinds import POD
 from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, Expired, Informer
 from cluster.client.retry import RetryPolicy
-from cluster.launcher.etcd import EtcdCluster
+from tests.integration.conftest import own_apiserver
 
 #: Re-watch quickly once a cut connection is restored (the default backoff reaches 10 s).
 QUICK_REWATCH = RetryPolicy(initial_s=0.05, max_s=0.5)
@@ -314,21 +314,8 @@ RETAINED_REVISIONS = 1000
 @pytest.fixture
 def compacting_apiserver(backend: str, tmp_path: Path) -> Iterator[ApiServerProcess]:
     """An API server on a store of the test's own (it compacts it) that compacts every second."""
-    etcd: EtcdCluster | None = None
-    if backend == "sqlite":
-        store_args = ["--data-dir", str(tmp_path / "data")]
-    else:
-        etcd = EtcdCluster(1, tmp_path / "etcd", name_prefix="compact")
-        asyncio.run(etcd.start())
-        store_args = ["--etcd", ",".join(etcd.endpoints)]
-    server = ApiServerProcess(store_args, extra_args=COMPACT_FAST)
-    try:
-        server.start()
+    with own_apiserver(backend, tmp_path, name_prefix="compact", extra_args=COMPACT_FAST) as server:
         yield server
-    finally:
-        server.stop()
-        if etcd is not None:
-            asyncio.run(etcd.stop())
 
 
 async def write_filler(client: Client, count: int, batch: int = 50) -> None:
