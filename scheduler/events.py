@@ -1,0 +1,294 @@
+"""The scheduler's event recorder: Kubernetes Events about pods (``Scheduled``, ``FailedScheduling``),
+written in the background so that scheduling never waits for them.
+
+How it behaves, as client-go's event broadcaster and correlator do, within fixed bounds:
+
+- ``record()`` is synchronous and never blocks: it files the event in a pending map and returns. A
+  worker task (``run()``) writes pending events through the API client, a few at a time.
+- Repeats are aggregated. An event identical to one written recently (same object, type, reason,
+  message and component) updates that Event's ``count`` and ``lastTimestamp`` instead of creating
+  another object; an identical event still waiting to be written only bumps the waiting one's count.
+  A pod retried every few seconds for an hour therefore owns a handful of Event objects, not
+  thousands. Annotations (the scheduling explanation) are not part of an event's identity: the latest
+  attempt's replace the previous ones.
+- It is bounded. At most ``max_pending`` distinct events wait; beyond that new ones are dropped and
+  counted (``dropped``), as client-go drops events when its broadcaster's channel is full. A write
+  that fails is logged and dropped (``failed``): events are best effort, the pod's status is the record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from cluster.api import errors, objects_pb2, timeutil
+from cluster.client import Client
+from scheduler.clock import Clock, SystemClock
+
+log = logging.getLogger(__name__)
+
+NORMAL = "Normal"
+WARNING = "Warning"
+
+#: Distinct events that may wait to be written. A burst of 10,000 unschedulable pods fits; past it the
+#: API server is far behind and more events would only grow memory.
+DEFAULT_MAX_PENDING = 10_000
+#: Written events remembered for aggregation: client-go's correlator keeps an LRU cache of 4096.
+DEFAULT_CORRELATION_CACHE_SIZE = 4096
+#: How long after its last write an Event still absorbs identical repeats (client-go's aggregation
+#: interval is 10 minutes); past it a repeat starts a new Event, so counts stay meaningful.
+DEFAULT_CORRELATION_WINDOW_S = 600.0
+#: Concurrent writes. Events of one identity are never written concurrently (their count would race).
+DEFAULT_WORKERS = 4
+#: Kubernetes' limit on an Event's message (validation.NoteLengthLimit); longer ones are cut with " ...".
+NOTE_LENGTH_LIMIT = 1024
+#: Object names are DNS subdomains of at most 253 characters.
+_NAME_LIMIT = 253
+
+
+def truncate_message(message: str) -> str:
+    """The message cut to NOTE_LENGTH_LIMIT, ending in " ..." when cut (kube-scheduler's truncateMessage)."""
+    if len(message) <= NOTE_LENGTH_LIMIT:
+        return message
+    suffix = " ..."
+    return message[: NOTE_LENGTH_LIMIT - len(suffix)] + suffix
+
+
+@dataclass(frozen=True, slots=True)
+class _Key:
+    """What makes two events the same one (client-go's getEventKey, less fields podsched never sets)."""
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    type: str
+    reason: str
+    action: str
+    message: str
+    component: str
+
+
+@dataclass(slots=True)
+class _Pending:
+    key: _Key
+    #: Occurrences not yet written.
+    count: int
+    annotations: dict[str, str]
+    api_version: str
+
+
+@dataclass(slots=True)
+class _Written:
+    event: objects_pb2.Event
+    #: Clock time of the last write, for the correlation window.
+    at: float
+
+
+@dataclass(slots=True)
+class _Stats:
+    written: int = 0
+    dropped: int = 0
+    failed: int = 0
+    names: itertools.count = field(default_factory=itertools.count)
+
+
+class EventRecorder:
+    """Records events about objects (pods, in the scheduler) and writes them in the background."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        clock: Clock | None = None,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        correlation_cache_size: int = DEFAULT_CORRELATION_CACHE_SIZE,
+        correlation_window_s: float = DEFAULT_CORRELATION_WINDOW_S,
+        workers: int = DEFAULT_WORKERS,
+        host: str = "",
+    ) -> None:
+        if max_pending < 1 or correlation_cache_size < 1 or workers < 1:
+            raise ValueError("max_pending, correlation_cache_size and workers must be at least 1")
+        if not correlation_window_s > 0:
+            raise ValueError(f"correlation_window_s must be positive, got {correlation_window_s}")
+        self._client = client
+        self._clock = clock or SystemClock()
+        self._max_pending = max_pending
+        self._cache_size = correlation_cache_size
+        self._window_s = correlation_window_s
+        self._workers = workers
+        self._host = host
+        #: Events waiting to be written, oldest first.
+        self._pending: collections.OrderedDict[_Key, _Pending] = collections.OrderedDict()
+        #: Keys being written right now.
+        self._in_flight: set[_Key] = set()
+        #: Recently written events, least recently written first (an LRU).
+        self._written: collections.OrderedDict[_Key, _Written] = collections.OrderedDict()
+        #: Set when a pending event may be ready for a worker.
+        self._work = asyncio.Event()
+        self._stats = _Stats()
+
+    # ----------------------------------------------------------------------------------- recording
+
+    def record(
+        self,
+        obj: objects_pb2.Pod,
+        type_: str,
+        reason: str,
+        action: str,
+        message: str,
+        *,
+        component: str,
+        annotations: Mapping[str, str] | None = None,
+    ) -> None:
+        """File an event about ``obj``; returns at once. ``component`` is the reporting scheduler's name."""
+        meta = obj.metadata
+        key = _Key(
+            kind=obj.kind or type(obj).__name__,
+            namespace=meta.namespace,
+            name=meta.name,
+            uid=meta.uid,
+            type=type_,
+            reason=reason,
+            action=action,
+            message=truncate_message(message),
+            component=component,
+        )
+        pending = self._pending.get(key)
+        if pending is not None:
+            pending.count += 1
+            pending.annotations = dict(annotations or {})
+            return
+        if len(self._pending) >= self._max_pending:
+            self._stats.dropped += 1
+            if self._stats.dropped == 1 or self._stats.dropped % 1000 == 0:
+                log.warning("event queue full (%d waiting): dropped %d events so far",
+                            len(self._pending), self._stats.dropped)
+            return
+        self._pending[key] = _Pending(key, 1, dict(annotations or {}), obj.api_version or "v1")
+        self._work.set()
+
+    # ------------------------------------------------------------------------------------- status
+
+    @property
+    def dropped(self) -> int:
+        """Events dropped because too many were waiting."""
+        return self._stats.dropped
+
+    @property
+    def failed(self) -> int:
+        """Events whose write failed (and were given up)."""
+        return self._stats.failed
+
+    @property
+    def written(self) -> int:
+        """Successful writes (creates and count updates)."""
+        return self._stats.written
+
+    def pending(self) -> int:
+        """Distinct events waiting to be written."""
+        return len(self._pending)
+
+    def idle(self) -> bool:
+        """Nothing waiting and nothing being written."""
+        return not self._pending and not self._in_flight
+
+    # ---------------------------------------------------------------------------------------- writing
+
+    async def run(self) -> None:
+        """Write events until cancelled, ``workers`` at a time."""
+        async with asyncio.TaskGroup() as group:
+            for i in range(self._workers):
+                group.create_task(self._worker(), name=f"event-writer-{i}")
+
+    async def _worker(self) -> None:
+        while True:
+            item = self._take()
+            if item is None:
+                self._work.clear()
+                await self._work.wait()
+                continue
+            try:
+                await self._write(item)
+            finally:
+                self._in_flight.discard(item.key)
+                if item.key in self._pending:  # a repeat arrived meanwhile: it may go now
+                    self._work.set()
+
+    def _take(self) -> _Pending | None:
+        """The oldest pending event whose identity is not being written, or None."""
+        # At most ``workers`` keys are in flight, so this skips at most that many entries.
+        key = next((key for key in self._pending if key not in self._in_flight), None)
+        if key is None:
+            return None
+        self._in_flight.add(key)
+        return self._pending.pop(key)
+
+    async def _write(self, item: _Pending) -> None:
+        now = self._clock.now()
+        previous = self._written.get(item.key)
+        try:
+            if previous is not None and now - previous.at < self._window_s:
+                event = await self._update(previous.event, item)
+            else:
+                event = await self._create(item)
+        except errors.ApiError as err:
+            self._stats.failed += 1
+            log.warning("could not write event %s %s about %s/%s: %s",
+                        item.key.type, item.key.reason, item.key.namespace, item.key.name, err.message)
+            return
+        self._stats.written += 1
+        self._written[item.key] = _Written(event, now)
+        self._written.move_to_end(item.key)
+        while len(self._written) > self._cache_size:
+            self._written.popitem(last=False)
+
+    async def _create(self, item: _Pending) -> objects_pb2.Event:
+        key = item.key
+        stamp = timeutil.now()
+        event = objects_pb2.Event(
+            api_version="v1",
+            kind="Event",
+            metadata=objects_pb2.ObjectMeta(
+                name=self._event_name(key.name), namespace=key.namespace, annotations=item.annotations
+            ),
+            involved_object=objects_pb2.ObjectReference(
+                kind=key.kind, namespace=key.namespace, name=key.name, uid=key.uid,
+                api_version=item.api_version,
+            ),
+            reason=key.reason,
+            message=key.message,
+            source=objects_pb2.EventSource(component=key.component, host=self._host),
+            first_timestamp=stamp,
+            last_timestamp=stamp,
+            count=item.count,
+            type=key.type,
+            reporting_component=key.component,
+            reporting_instance=f"{key.component}-{self._host}" if self._host else key.component,
+            action=key.action,
+        )
+        return await self._client.create(event)
+
+    async def _update(self, previous: objects_pb2.Event, item: _Pending) -> objects_pb2.Event:
+        event = objects_pb2.Event()
+        event.CopyFrom(previous)
+        event.count += item.count
+        event.last_timestamp.CopyFrom(timeutil.now())
+        event.metadata.annotations.clear()
+        event.metadata.annotations.update(item.annotations)
+        try:
+            return await self._client.update(event)
+        except (errors.Conflict, errors.NotFound):
+            # Someone else changed or deleted it (a TTL, a user): start a fresh Event.
+            return await self._create(item)
+
+    def _event_name(self, object_name: str) -> str:
+        # client-go names an event "<object>.<unix nanos in hex>"; a counter keeps two events recorded in
+        # the same nanosecond apart.
+        suffix = f".{time.time_ns():x}{next(self._stats.names):x}"
+        return object_name[: _NAME_LIMIT - len(suffix)] + suffix

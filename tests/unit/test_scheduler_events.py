@@ -1,0 +1,217 @@
+"""The event recorder: aggregation of repeats, bounds, failures, never blocking the caller."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from cluster.api import errors, objects_pb2
+from scheduler.clock import FakeClock
+from scheduler.events import NOTE_LENGTH_LIMIT, WARNING, EventRecorder, truncate_message
+
+
+class FakeEventsApi:
+    """Stands in for the client's create/update of Events; ``gate`` holds writes until set."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, objects_pb2.Event] = {}
+        self.creates = 0
+        self.updates = 0
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.fail_with: errors.ApiError | None = None
+        self._rv = 0
+
+    async def create(self, event: objects_pb2.Event) -> objects_pb2.Event:
+        await self.gate.wait()
+        if self.fail_with is not None:
+            raise self.fail_with
+        self.creates += 1
+        return self._store(event)
+
+    async def update(self, event: objects_pb2.Event) -> objects_pb2.Event:
+        await self.gate.wait()
+        current = self.objects.get(event.metadata.name)
+        if current is None:
+            raise errors.NotFound(f'events "{event.metadata.name}" not found')
+        if event.metadata.resource_version != current.metadata.resource_version:
+            raise errors.Conflict("the object has been modified")
+        self.updates += 1
+        return self._store(event)
+
+    def _store(self, event: objects_pb2.Event) -> objects_pb2.Event:
+        self._rv += 1
+        stored = objects_pb2.Event()
+        stored.CopyFrom(event)
+        stored.metadata.resource_version = str(self._rv)
+        self.objects[stored.metadata.name] = stored
+        return stored
+
+
+def pod(name: str = "web", namespace: str = "default") -> objects_pb2.Pod:
+    return objects_pb2.Pod(
+        api_version="v1", kind="Pod",
+        metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace, uid=f"uid-{name}"),
+    )
+
+
+async def settle(recorder: EventRecorder) -> None:
+    for _ in range(200):
+        if recorder.idle():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("the recorder did not settle")
+
+
+@pytest.fixture
+def api() -> FakeEventsApi:
+    return FakeEventsApi()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def running(api: FakeEventsApi, clock: FakeClock) -> AsyncIterator[EventRecorder]:
+    recorder = EventRecorder(api, clock=clock, max_pending=3, correlation_window_s=600)  # type: ignore[arg-type]
+    task = asyncio.create_task(recorder.run())
+    try:
+        yield recorder
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+def record_failed(recorder: EventRecorder, target: objects_pb2.Pod, message: str = "0/2 nodes are available",
+                  explanation: str = "{}") -> None:
+    recorder.record(target, WARNING, "FailedScheduling", "Scheduling", message,
+                    component="default-scheduler", annotations={"podsched.io/explanation": explanation})
+
+
+async def test_an_event_is_written_with_kubernetes_fields(running: EventRecorder, api: FakeEventsApi) -> None:
+    record_failed(running, pod())
+    await settle(running)
+    (event,) = api.objects.values()
+    assert event.metadata.name.startswith("web.")
+    assert event.metadata.namespace == "default"
+    assert (event.involved_object.kind, event.involved_object.name, event.involved_object.uid) == (
+        "Pod", "web", "uid-web")
+    assert (event.type, event.reason, event.action, event.count) == (
+        "Warning", "FailedScheduling", "Scheduling", 1)
+    assert event.source.component == event.reporting_component == "default-scheduler"
+    assert event.first_timestamp == event.last_timestamp and event.first_timestamp.seconds > 0
+    assert event.metadata.annotations["podsched.io/explanation"] == "{}"
+
+
+async def test_repeats_update_one_event_with_the_latest_annotations(
+    running: EventRecorder, api: FakeEventsApi
+) -> None:
+    for attempt in range(5):
+        record_failed(running, pod(), explanation=f'{{"attempt": {attempt}}}')
+        await settle(running)
+    (event,) = api.objects.values()
+    assert event.count == 5
+    assert (api.creates, api.updates) == (1, 4)
+    assert event.metadata.annotations["podsched.io/explanation"] == '{"attempt": 4}'
+
+
+async def test_repeats_waiting_to_be_written_coalesce(running: EventRecorder, api: FakeEventsApi) -> None:
+    api.gate.clear()
+    for _ in range(1000):
+        record_failed(running, pod())
+    assert running.pending() <= 1
+    api.gate.set()
+    await settle(running)
+    assert sum(e.count for e in api.objects.values()) == 1000
+    assert api.creates + api.updates <= 2
+    assert running.dropped == 0
+
+
+@pytest.mark.parametrize(
+    ("second", "events"),
+    [
+        (dict(message="0/3 nodes are available"), 2),
+        (dict(target=pod("other")), 2),
+        (dict(), 1),
+    ],
+    ids=["other-message", "other-object", "identical"],
+)
+async def test_identity_is_object_and_message(
+    running: EventRecorder, api: FakeEventsApi, second: dict, events: int
+) -> None:
+    record_failed(running, pod())
+    await settle(running)
+    record_failed(running, second.get("target", pod()), second.get("message", "0/2 nodes are available"))
+    await settle(running)
+    assert len(api.objects) == events
+
+
+async def test_a_repeat_after_the_window_starts_a_new_event(
+    running: EventRecorder, api: FakeEventsApi, clock: FakeClock
+) -> None:
+    record_failed(running, pod())
+    await settle(running)
+    clock.advance(601)
+    record_failed(running, pod())
+    await settle(running)
+    assert sorted(e.count for e in api.objects.values()) == [1, 1]
+
+
+async def test_a_deleted_event_is_created_again(running: EventRecorder, api: FakeEventsApi) -> None:
+    record_failed(running, pod())
+    await settle(running)
+    api.objects.clear()
+    record_failed(running, pod())
+    await settle(running)
+    (event,) = api.objects.values()
+    assert event.count == 1
+
+
+async def test_distinct_events_beyond_the_bound_are_dropped(
+    running: EventRecorder, api: FakeEventsApi
+) -> None:
+    api.gate.clear()
+    for i in range(10):
+        record_failed(running, pod(f"p{i}"))
+    # max_pending=3 waiting, plus what the workers took before blocking on the gate.
+    assert running.pending() <= 3
+    written_at_most = 3 + 4
+    assert running.dropped >= 10 - written_at_most
+    api.gate.set()
+    await settle(running)
+    assert len(api.objects) == 10 - running.dropped
+
+
+async def test_record_never_blocks_even_when_writes_hang(running: EventRecorder, api: FakeEventsApi) -> None:
+    api.gate.clear()
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    for i in range(10_000):
+        record_failed(running, pod(f"p{i % 50}"))
+    assert loop.time() - began < 2.0
+    assert not running.idle()
+
+
+async def test_failed_writes_are_counted_and_dropped(running: EventRecorder, api: FakeEventsApi) -> None:
+    api.fail_with = errors.Unavailable("no API server")
+    record_failed(running, pod())
+    await settle(running)
+    assert (running.failed, running.written, len(api.objects)) == (1, 0, 0)
+
+
+def test_long_messages_are_truncated_as_kubernetes_does() -> None:
+    text = truncate_message("x" * 5000)
+    assert len(text) == NOTE_LENGTH_LIMIT and text.endswith(" ...")
+    assert truncate_message("short") == "short"
+
+
+async def test_long_pod_names_make_valid_event_names(running: EventRecorder, api: FakeEventsApi) -> None:
+    record_failed(running, pod("a" * 253))
+    await settle(running)
+    (event,) = api.objects.values()
+    assert len(event.metadata.name) <= 253
