@@ -1,0 +1,44 @@
+"""The in-tree plugins, by the names kube-scheduler gives them.
+
+Each name maps to the module that implements it; a module is imported only when a profile asks for its
+plugin (``load``), so a name can be listed before its module exists and a profile that does not use a
+plugin never pays for importing it. Every plugin module exposes ``NAME``, a factory
+``new(args, handle)`` and, when it takes args, ``ARGS`` (the dataclass whose ``from_dict`` applies
+kube-scheduler's defaults and validation).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from types import MappingProxyType, ModuleType
+
+IN_TREE: Mapping[str, str] = MappingProxyType(
+    {
+        "PrioritySort": "scheduler.plugins.queuesort",
+        "NodeUnschedulable": "scheduler.plugins.nodeunschedulable",
+        "NodeName": "scheduler.plugins.nodename",
+        "TaintToleration": "scheduler.plugins.tainttoleration",
+        "NodeAffinity": "scheduler.plugins.nodeaffinity",
+        "NodePorts": "scheduler.plugins.nodeports",
+        "NodeResourcesFit": "scheduler.plugins.noderesources.fit",
+        "NodeResourcesBalancedAllocation": "scheduler.plugins.noderesources.balanced_allocation",
+        "InterPodAffinity": "scheduler.plugins.interpodaffinity",
+        "PodTopologySpread": "scheduler.plugins.podtopologyspread",
+        "DefaultBinder": "scheduler.plugins.defaultbinder",
+    }
+)
+
+
+def load(name: str) -> ModuleType:
+    """The module of in-tree plugin ``name``; KeyError for a name that is not in-tree."""
+    try:
+        path = IN_TREE[name]
+    except KeyError:
+        raise KeyError(f"{name!r} is not an in-tree plugin") from None
+    module = importlib.import_module(path)
+    # A module that answers to another name would make the config and the framework disagree about
+    # which plugin they are talking about; catch that at load, not at the first cycle.
+    if getattr(module, "NAME", None) != name:
+        raise ImportError(f"{path} declares NAME {getattr(module, 'NAME', None)!r}, expected {name!r}")
+    return module
