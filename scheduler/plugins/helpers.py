@@ -136,16 +136,6 @@ class NodeSelectorTerm:
             fields = tuple(parsed)
         return cls(labels, fields, tuple(errors))
 
-    @property
-    def node_names(self) -> frozenset[str] | None:
-        """The node names this term's ``metadata.name In`` field expressions allow (their
-        intersection), or None when it has none: the node set NodeAffinity's PreFilter can narrow to."""
-        names: frozenset[str] | None = None
-        for key, must_equal, value in self.fields or ():
-            if key == NODE_NAME_FIELD and must_equal:
-                names = frozenset({value}) if names is None else names & {value}
-        return names
-
     def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
         if self.errors:
             return False
@@ -372,13 +362,18 @@ def resolve_args(cls: type[A], args: Any) -> A:
     raise TypeError(f"{cls.__name__}: args must be a mapping or {cls.__name__}, not {type(args).__name__}")
 
 
-def check_fields(data: Any, allowed: Collection[str], path: str) -> Mapping[str, Any]:
+def check_fields(data: Any, allowed: Collection[str], path: str, *, kind: str = "") -> Mapping[str, Any]:
     """``data`` as a mapping whose keys are all in ``allowed``; raises ValueError naming the first
     unknown field (``NodeResourcesFitArgs.scoringStrategy: unknown field "foo"``), or the path when
-    ``data`` is not a mapping."""
+    ``data`` is not a mapping. With ``kind`` (the top of an args object) the ``apiVersion`` and ``kind``
+    that a typed pluginConfig entry may carry are accepted too, and ``kind`` must be that kind."""
     if not isinstance(data, Mapping):
         raise ValueError(f"{path}: Invalid value: must be an object")
     for key in data:
+        if kind and key in ("apiVersion", "kind"):
+            continue
         if key not in allowed:
             raise ValueError(f'{path}: unknown field "{key}"')
+    if kind and data.get("kind", kind) != kind:
+        raise ValueError(invalid(f"{path}.kind", data["kind"], f"must be {kind}"))
     return data

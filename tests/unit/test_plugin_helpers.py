@@ -211,27 +211,6 @@ def test_strict_node_selector_names_every_bad_field() -> None:
     assert f'{base}[1].matchFields[0].operator: Unsupported value: "Exists"' in message
 
 
-def test_node_selector_term_exposes_the_node_names_it_pins() -> None:
-    selector = NodeSelector.from_proto(
-        json_format.ParseDict(
-            {
-                "nodeSelectorTerms": [
-                    {
-                        "matchFields": [
-                            expr("metadata.name", "In", "a"),
-                            expr("metadata.name", "NotIn", "b"),
-                        ]
-                    },
-                    {"matchExpressions": [expr("zone", "In", "a")]},
-                ]
-            },
-            objects_pb2.NodeSelector(),
-        )
-    )
-    assert selector.terms[0].node_names == frozenset({"a"})
-    assert selector.terms[1].node_names is None
-
-
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [

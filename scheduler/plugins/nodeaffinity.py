@@ -1,0 +1,227 @@
+"""NodeAffinity: a pod's ``nodeSelector`` and required node affinity decide which nodes it may use
+(Filter); its preferred node-affinity terms add their weights on the nodes they match (Score).
+
+The profile may add affinity of its own (``NodeAffinityArgs.addedAffinity``): its required part
+applies to every pod of the profile, its preferred terms score every pod.
+
+PreFilter parses the pod's required affinity once for the whole cycle, and narrows the cycle to the
+nodes named by ``matchFields metadata.name In`` when every term names some.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+from google.protobuf import json_format
+
+from cluster.api import objects_pb2
+from scheduler.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    NodeScore,
+    NotFound,
+    PodInfo,
+    PreFilterResult,
+    QueueingHint,
+    ScoreExtensions,
+    Status,
+)
+from scheduler.plugins.helpers import (
+    NODE_NAME_FIELD,
+    NodeSelector,
+    PreferredSchedulingTerms,
+    RequiredNodeAffinity,
+    check_fields,
+    default_normalize_score,
+    resolve_args,
+)
+
+NAME = "NodeAffinity"
+
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+#: Every required term names nodes, and no node is named by all the expressions of any one term.
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+
+_PRE_FILTER_KEY = "PreFilter" + NAME
+_PRE_SCORE_KEY = "PreScore" + NAME
+_REQUIRED = "required_during_scheduling_ignored_during_execution"
+
+
+@dataclass(frozen=True)
+class NodeAffinityArgs:
+    #: Node affinity every pod of the profile gets on top of its own (kube's NodeAffinityArgs); None: none.
+    added_affinity: objects_pb2.NodeAffinity | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        check_fields(data, {"addedAffinity"}, "NodeAffinityArgs", kind="NodeAffinityArgs")
+        raw = data.get("addedAffinity")
+        if raw is None:
+            return cls()
+        path = "NodeAffinityArgs.addedAffinity"
+        check_fields(
+            raw,
+            {
+                "requiredDuringSchedulingIgnoredDuringExecution",
+                "preferredDuringSchedulingIgnoredDuringExecution",
+            },
+            path,
+        )
+        try:
+            affinity = json_format.ParseDict(raw, objects_pb2.NodeAffinity())
+        except json_format.ParseError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+        # Parse strictly now, so that a bad expression fails the config, not every cycle.
+        _added_selector(affinity, path)
+        _added_preferred(affinity, path)
+        return cls(affinity)
+
+
+ARGS = NodeAffinityArgs
+
+
+def _added_selector(affinity: objects_pb2.NodeAffinity, path: str) -> NodeSelector | None:
+    if not affinity.HasField(_REQUIRED):
+        return None
+    return NodeSelector.from_proto(
+        getattr(affinity, _REQUIRED), f"{path}.requiredDuringSchedulingIgnoredDuringExecution", strict=True
+    )
+
+
+def _added_preferred(affinity: objects_pb2.NodeAffinity, path: str) -> PreferredSchedulingTerms | None:
+    terms = affinity.preferred_during_scheduling_ignored_during_execution
+    if not terms:
+        return None
+    return PreferredSchedulingTerms.from_proto(
+        terms, f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    )
+
+
+class NodeAffinity:
+    def __init__(self, args: NodeAffinityArgs) -> None:
+        added = args.added_affinity
+        self._added_selector = _added_selector(added, "addedAffinity") if added is not None else None
+        self._added_preferred = _added_preferred(added, "addedAffinity") if added is not None else None
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    # ---------------------------------------------------------------------------------- filtering
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        spec = pod.pod.spec
+        node_affinity = spec.affinity.node_affinity
+        has_required = node_affinity.HasField(_REQUIRED)
+        if not has_required and self._added_selector is None and not spec.node_selector:
+            return None, Status.skip()
+        state.write(_PRE_FILTER_KEY, RequiredNodeAffinity.from_pod(pod.pod))
+        if not has_required:
+            return None, None
+        # Terms are ORed: the cycle can be narrowed only if every term pins node names; within a term
+        # the pinned names are ANDed (intersected).
+        names: frozenset[str] | None = None
+        for term in getattr(node_affinity, _REQUIRED).node_selector_terms:
+            term_names: frozenset[str] | None = None
+            for expression in term.match_fields:
+                if expression.key == NODE_NAME_FIELD and expression.operator == "In":
+                    values = frozenset(expression.values)
+                    term_names = values if term_names is None else term_names & values
+            if term_names is None:
+                return None, None
+            names = term_names if names is None else names | term_names
+        if names is None:
+            return None, None
+        if not names:
+            return None, Status.unresolvable(ERR_REASON_CONFLICT)
+        return PreFilterResult(names), None
+
+    def pre_filter_extensions(self) -> None:
+        # Other pods on a node never change whether its labels match.
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        assert node is not None
+        if self._added_selector is not None and not self._added_selector.matches(node):
+            return Status.unresolvable(ERR_REASON_ENFORCED)
+        try:
+            required: RequiredNodeAffinity = state.read(_PRE_FILTER_KEY)
+        except NotFound:
+            # PreFilter is disabled in this profile: parse here, as kube-scheduler falls back to.
+            required = RequiredNodeAffinity.from_pod(pod.pod)
+        if not required.matches(node):
+            return Status.unresolvable(ERR_REASON_POD)
+        return None
+
+    # ------------------------------------------------------------------------------------ scoring
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        try:
+            preferred = _pod_preferred(pod.pod)
+        except ValueError as exc:
+            return Status.as_error(exc)
+        if preferred is None and self._added_preferred is None:
+            return Status.skip()
+        state.write(_PRE_SCORE_KEY, preferred)
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
+        node = node_info.node
+        assert node is not None
+        total = self._added_preferred.score(node) if self._added_preferred is not None else 0
+        try:
+            preferred: PreferredSchedulingTerms | None = state.read(_PRE_SCORE_KEY)
+        except NotFound:
+            preferred = _pod_preferred(pod.pod)
+        if preferred is not None:
+            total += preferred.score(node)
+        return total
+
+    def score_extensions(self) -> ScoreExtensions:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(scores)
+        return None
+
+    # ------------------------------------------------------------------------------------- events
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return [
+            # Only a new node, or new labels on a node, can make a node match a pod's selector.
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self._after_node_change,
+            ),
+        ]
+
+    def _after_node_change(self, pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
+        if self._added_selector is not None and not self._added_selector.matches(new):
+            return QueueingHint.SKIP
+        required = RequiredNodeAffinity.from_pod(pod)
+        if not required.matches(new):
+            return QueueingHint.SKIP
+        # Added, or updated from not matching to matching.
+        if old is None or not required.matches(old):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+
+def _pod_preferred(pod: objects_pb2.Pod) -> PreferredSchedulingTerms | None:
+    terms = pod.spec.affinity.node_affinity.preferred_during_scheduling_ignored_during_execution
+    return PreferredSchedulingTerms.from_proto(terms) if terms else None
+
+
+def new(args: NodeAffinityArgs | Mapping[str, Any] | None, handle: Handle) -> NodeAffinity:
+    return NodeAffinity(resolve_args(NodeAffinityArgs, args))

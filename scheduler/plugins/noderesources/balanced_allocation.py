@@ -1,0 +1,104 @@
+"""NodeResourcesBalancedAllocation: prefer nodes whose resources would be used evenly with the pod.
+
+Per configured resource (default CPU and memory) the fraction ``(requested on the node + the pod's
+request) / allocatable``, capped at 1, using the real requests (no non-zero defaults); resources the
+node does not have, and extended resources the pod does not request, are left out. The score is
+``(1 - std) * 100`` truncated, where std is the standard deviation of the fractions (for exactly two,
+``|f1 - f2| / 2``; for one or none, 0). A pod that requests none of the resources (best effort) is not
+scored at all (PreScore returns SKIP), so that such pods do not all pile onto the same node.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+from cluster.api.validation import duplicate, invalid
+from scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, NotFound, PodInfo, Status
+from scheduler.plugins.helpers import check_fields, resolve_args
+from scheduler.plugins.noderesources.resource_allocation import (
+    DEFAULT_RESOURCES,
+    ResourceSpec,
+    node_vectors,
+    parse_resources,
+    pod_request_list,
+)
+
+NAME = "NodeResourcesBalancedAllocation"
+
+_PRE_SCORE_KEY = "PreScore" + NAME
+
+
+@dataclass(frozen=True)
+class NodeResourcesBalancedAllocationArgs:
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        path = "NodeResourcesBalancedAllocationArgs"
+        check_fields(data, {"resources"}, path, kind=path)
+        resources = parse_resources(data.get("resources"), f"{path}.resources")
+        problems = []
+        seen: set[str] = set()
+        for i, spec in enumerate(resources):
+            if spec.name in seen:
+                problems.append(duplicate(f"{path}.resources[{i}].name", spec.name))
+            seen.add(spec.name)
+            # Balance is about the spread of fractions: a weight would mean nothing here.
+            if spec.weight != 1:
+                problems.append(invalid(f"{path}.resources[{i}].weight", spec.weight, "must be 1"))
+        if problems:
+            raise ValueError("; ".join(problems))
+        return cls(resources)
+
+
+ARGS = NodeResourcesBalancedAllocationArgs
+
+
+def balanced_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    fractions = [min(req / alloc, 1.0) for req, alloc in zip(requested, allocatable, strict=True) if alloc]
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs(fractions[0] - fractions[1]) / 2
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+class NodeResourcesBalancedAllocation:
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
+        self._resources = args.resources
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        requests = pod_request_list(pod, self._resources, use_requested=True)
+        if not any(requests):
+            return Status.skip()
+        state.write(_PRE_SCORE_KEY, requests)
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
+        try:
+            requests: tuple[int, ...] = state.read(_PRE_SCORE_KEY)
+        except NotFound:
+            requests = pod_request_list(pod, self._resources, use_requested=True)
+            if not any(requests):
+                return 0
+        requested, allocatable = node_vectors(node_info, self._resources, requests, use_requested=True)
+        return balanced_score(requested, allocatable)
+
+    def score_extensions(self) -> None:
+        # Scores are already 0..100.
+        return None
+
+
+def new(
+    args: NodeResourcesBalancedAllocationArgs | Mapping[str, Any] | None, handle: Handle
+) -> NodeResourcesBalancedAllocation:
+    return NodeResourcesBalancedAllocation(resolve_args(NodeResourcesBalancedAllocationArgs, args))

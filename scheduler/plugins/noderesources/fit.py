@@ -1,0 +1,452 @@
+"""NodeResourcesFit: the pod's requests must fit in what the node has left (Filter), and a scoring
+strategy ranks the nodes that fit (Score).
+
+Fit: for CPU, memory, ephemeral storage and every extended resource the pod requests (> 0),
+``requested on the node + the pod's request <= allocatable``, and one more pod must not exceed the
+node's pod count. Every shortfall is reported ("Insufficient cpu", "Insufficient memory", "Too many
+pods"); the status is UNSCHEDULABLE, since evicting pods frees resources. ``ignoredResources`` and
+``ignoredResourceGroups`` (the part before the "/") exempt extended resources from the check.
+
+Scoring strategies (per resource ``r`` the node has, weighted average over the configured resources,
+integer arithmetic as kube-scheduler's):
+
+* LeastAllocated (default): ``(allocatable - requested) * 100 / allocatable``, 0 when over-committed.
+* MostAllocated: ``min(requested, allocatable) * 100 / allocatable``.
+* RequestedToCapacityRatio: a piecewise-linear function of utilization ``requested * 100 /
+  allocatable`` through the configured shape, whose scores (0..10) are scaled by 10 to 0..100;
+  resources scoring 0 are left out of the average, which is rounded to the nearest integer.
+
+``requested`` counts the pod too, and uses the non-zero requests for CPU and memory (100m / 200Mi
+for a container without a request).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+from cluster.api import objects_pb2
+from cluster.api.validation import forbidden, invalid, is_qualified_name, not_supported, required
+from scheduler.framework import (
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    NotFound,
+    PodInfo,
+    PreFilterResult,
+    QueueingHint,
+    Resource,
+    Status,
+    pod_requests,
+)
+from scheduler.framework.resource import CPU, EPHEMERAL_STORAGE, MEMORY
+from scheduler.plugins.helpers import check_fields, resolve_args
+from scheduler.plugins.noderesources.resource_allocation import (
+    DEFAULT_RESOURCES,
+    ResourceSpec,
+    integer,
+    node_vectors,
+    parse_resources,
+    pod_request_list,
+)
+
+NAME = "NodeResourcesFit"
+
+ERR_REASON_TOO_MANY_PODS = "Too many pods"
+ERR_REASON_INSUFFICIENT = "Insufficient {resource}"
+ERR_REASON_INSUFFICIENT_CPU = "Insufficient cpu"
+ERR_REASON_INSUFFICIENT_MEMORY = "Insufficient memory"
+ERR_REASON_INSUFFICIENT_EPHEMERAL_STORAGE = "Insufficient ephemeral-storage"
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+SCORING_STRATEGY_TYPES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+
+#: The shape's scores are 0..MAX_CUSTOM_PRIORITY_SCORE; kube-scheduler scales them to MAX_NODE_SCORE.
+MAX_CUSTOM_PRIORITY_SCORE = 10
+MAX_UTILIZATION = 100
+MAX_RESOURCE_WEIGHT = 100
+
+_PRE_FILTER_KEY = "PreFilter" + NAME
+_PRE_SCORE_KEY = "PreScore" + NAME
+
+_STANDARD = ((CPU, ERR_REASON_INSUFFICIENT_CPU), (MEMORY, ERR_REASON_INSUFFICIENT_MEMORY))
+_STANDARD += ((EPHEMERAL_STORAGE, ERR_REASON_INSUFFICIENT_EPHEMERAL_STORAGE),)
+
+
+# ------------------------------------------------------------------------------------------- args
+
+
+@dataclass(frozen=True)
+class UtilizationShapePoint:
+    #: Percent, 0..100.
+    utilization: int
+    #: 0..10 (scaled by 10 when scoring).
+    score: int
+
+
+@dataclass(frozen=True)
+class ScoringStrategy:
+    type: str = LEAST_ALLOCATED
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+    #: The RequestedToCapacityRatio shape; None for the other strategies.
+    shape: tuple[UtilizationShapePoint, ...] | None = None
+
+
+@dataclass(frozen=True)
+class NodeResourcesFitArgs:
+    #: Extended resources the fit check ignores.
+    ignored_resources: tuple[str, ...] = ()
+    #: Extended-resource groups (the part before "/") the fit check ignores.
+    ignored_resource_groups: tuple[str, ...] = ()
+    scoring_strategy: ScoringStrategy = field(default_factory=ScoringStrategy)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        path = "NodeResourcesFitArgs"
+        fields = {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"}
+        check_fields(data, fields, path, kind="NodeResourcesFitArgs")
+        problems: list[str] = []
+        ignored = _strings(data.get("ignoredResources"), f"{path}.ignoredResources")
+        for i, name in enumerate(ignored):
+            problems += [invalid(f"{path}.ignoredResources[{i}]", name, p) for p in is_qualified_name(name)]
+        groups = _strings(data.get("ignoredResourceGroups"), f"{path}.ignoredResourceGroups")
+        for i, group in enumerate(groups):
+            where = f"{path}.ignoredResourceGroups[{i}]"
+            if "/" in group:
+                problems.append(invalid(where, group, "resource group name can't contain '/'"))
+            problems += [invalid(where, group, p) for p in is_qualified_name(group)]
+        raw_strategy = data.get("scoringStrategy")
+        strategy = ScoringStrategy() if raw_strategy is None else _strategy(raw_strategy, problems)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return cls(ignored, groups, strategy)
+
+
+ARGS = NodeResourcesFitArgs
+
+
+def _strings(raw: Any, path: str) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+        raise ValueError(invalid(path, raw, "must be a list of strings"))
+    return tuple(raw)
+
+
+def _strategy(raw: Any, problems: list[str]) -> ScoringStrategy:
+    path = "NodeResourcesFitArgs.scoringStrategy"
+    check_fields(raw, {"type", "resources", "requestedToCapacityRatio"}, path)
+    kind = raw.get("type", "")
+    if kind not in SCORING_STRATEGY_TYPES:
+        problems.append(not_supported(f"{path}.type", kind, SCORING_STRATEGY_TYPES))
+    resources = parse_resources(raw.get("resources"), f"{path}.resources")
+    for i, spec in enumerate(resources):
+        if not 0 < spec.weight <= MAX_RESOURCE_WEIGHT:
+            problems.append(
+                invalid(
+                    f"{path}.resources[{i}].weight",
+                    spec.weight,
+                    f"resource weight of {spec.name} not in valid range (0, {MAX_RESOURCE_WEIGHT}]",
+                )
+            )
+    ratio = raw.get("requestedToCapacityRatio")
+    shape = None
+    if kind == REQUESTED_TO_CAPACITY_RATIO:
+        if ratio is None:
+            problems.append(
+                required(
+                    f"{path}.requestedToCapacityRatio",
+                    "must be specified when type is RequestedToCapacityRatio",
+                )
+            )
+        else:
+            check_fields(ratio, {"shape"}, f"{path}.requestedToCapacityRatio")
+            shape = _shape(ratio.get("shape"), f"{path}.requestedToCapacityRatio.shape", problems)
+    elif ratio is not None:
+        problems.append(
+            forbidden(
+                f"{path}.requestedToCapacityRatio", "must be nil when type is not RequestedToCapacityRatio"
+            )
+        )
+    return ScoringStrategy(kind, resources, shape)
+
+
+def _shape(raw: Any, path: str, problems: list[str]) -> tuple[UtilizationShapePoint, ...]:
+    if raw is None or raw == []:
+        problems.append(required(path, "at least one point must be specified"))
+        return ()
+    if not isinstance(raw, list):
+        raise ValueError(invalid(path, raw, "must be a list"))
+    points = []
+    for i, item in enumerate(raw):
+        check_fields(item, {"utilization", "score"}, f"{path}[{i}]")
+        points.append(
+            UtilizationShapePoint(
+                integer(item.get("utilization", 0), f"{path}[{i}].utilization"),
+                integer(item.get("score", 0), f"{path}[{i}].score"),
+            )
+        )
+    for i in range(1, len(points)):
+        if points[i - 1].utilization >= points[i].utilization:
+            problems.append(
+                invalid(
+                    f"{path}[{i}].utilization",
+                    points[i].utilization,
+                    "values must be sorted in increasing order",
+                )
+            )
+            break
+    for i, point in enumerate(points):
+        if not 0 <= point.utilization <= MAX_UTILIZATION:
+            problems.append(
+                invalid(
+                    f"{path}[{i}].utilization",
+                    point.utilization,
+                    f"not in valid range [0, {MAX_UTILIZATION}]",
+                )
+            )
+        if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
+            problems.append(
+                invalid(
+                    f"{path}[{i}].score", point.score, f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"
+                )
+            )
+    return tuple(points)
+
+
+# ------------------------------------------------------------------------------------- scoring
+
+#: (requested per resource, allocatable per resource) -> node score; 0-allocatable entries are skipped.
+Scorer = Callable[[Sequence[int], Sequence[int]], int]
+
+
+def least_allocated_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
+    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        total = weights = 0
+        for spec, req, alloc in zip(resources, requested, allocatable, strict=True):
+            if alloc == 0:
+                continue
+            resource_score = 0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc
+            total += resource_score * spec.weight
+            weights += spec.weight
+        return total // weights if weights else 0
+
+    return score
+
+
+def most_allocated_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
+    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        total = weights = 0
+        for spec, req, alloc in zip(resources, requested, allocatable, strict=True):
+            if alloc == 0:
+                continue
+            # Non-zero requests can exceed allocatable; such a node counts as full, not more.
+            total += min(req, alloc) * MAX_NODE_SCORE // alloc * spec.weight
+            weights += spec.weight
+        return total // weights if weights else 0
+
+    return score
+
+
+def _div(a: int, b: int) -> int:
+    """Integer division truncating toward zero, as Go's (a decreasing shape has negative slopes)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def broken_linear(shape: Sequence[tuple[int, int]]) -> Callable[[int], int]:
+    """The piecewise-linear function through (utilization, score) points: flat before the first point
+    and after the last (kube-scheduler's helper.BuildBrokenLinearFunction)."""
+
+    def f(p: int) -> int:
+        for i, (x, y) in enumerate(shape):
+            if p <= x:
+                if i == 0:
+                    return y
+                x0, y0 = shape[i - 1]
+                return y0 + _div((y - y0) * (p - x0), x - x0)
+        return shape[-1][1]
+
+    return f
+
+
+def requested_to_capacity_ratio_scorer(
+    resources: Sequence[ResourceSpec], shape: Sequence[UtilizationShapePoint]
+) -> Scorer:
+    scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+    f = broken_linear([(point.utilization, point.score * scale) for point in shape])
+
+    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        total = weights = 0
+        for spec, req, alloc in zip(resources, requested, allocatable, strict=True):
+            if alloc == 0:
+                continue
+            resource_score = f(MAX_UTILIZATION) if req > alloc else f(req * MAX_UTILIZATION // alloc)
+            if resource_score > 0:
+                total += resource_score * spec.weight
+                weights += spec.weight
+        # Go's math.Round: halves away from zero (all values here are non-negative).
+        return (2 * total + weights) // (2 * weights) if weights else 0
+
+    return score
+
+
+def _scorer(strategy: ScoringStrategy) -> Scorer:
+    if strategy.type == MOST_ALLOCATED:
+        return most_allocated_scorer(strategy.resources)
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        assert strategy.shape is not None
+        return requested_to_capacity_ratio_scorer(strategy.resources, strategy.shape)
+    return least_allocated_scorer(strategy.resources)
+
+
+# -------------------------------------------------------------------------------------- plugin
+
+#: (resource, the pod's request, the reason when it does not fit), precomputed in PreFilter.
+_Check = tuple[str, int, str]
+
+
+def _is_extended(name: str) -> bool:
+    """An extended resource (``example.com/gpu``): prefixed, outside kubernetes.io, and a valid quota
+    name once prefixed with ``requests.`` (core/v1 helper IsExtendedResourceName)."""
+    return (
+        "/" in name
+        and "kubernetes.io/" not in name
+        and not name.startswith("requests.")
+        and not is_qualified_name("requests." + name)
+    )
+
+
+class NodeResourcesFit:
+    def __init__(self, args: NodeResourcesFitArgs) -> None:
+        self._ignored = frozenset(args.ignored_resources)
+        self._ignored_groups = frozenset(args.ignored_resource_groups)
+        self._resources = args.scoring_strategy.resources
+        self._scorer = _scorer(args.scoring_strategy)
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    # ---------------------------------------------------------------------------------- filtering
+
+    def _checks(self, requests: Resource) -> tuple[_Check, ...]:
+        checks = [(name, requests.get(name), reason) for name, reason in _STANDARD if requests.get(name) > 0]
+        for name in sorted(requests.scalar):
+            amount = requests.scalar[name]
+            if amount <= 0 or (
+                _is_extended(name)
+                and (name in self._ignored or name.split("/", 1)[0] in self._ignored_groups)
+            ):
+                continue
+            checks.append((name, amount, ERR_REASON_INSUFFICIENT.format(resource=name)))
+        return tuple(checks)
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        state.write(_PRE_FILTER_KEY, self._checks(pod.requests))
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        # The checks depend on the pod alone; the node's usage is read from the NodeInfo Filter gets.
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        try:
+            checks: tuple[_Check, ...] = state.read(_PRE_FILTER_KEY)
+        except NotFound:
+            return Status.as_error(f"reading {_PRE_FILTER_KEY!r} from the cycle state: PreFilter did not run")
+        reasons = _insufficient(checks, node_info.allocatable, node_info.requested, len(node_info.pods))
+        return Status.unschedulable(*reasons) if reasons else None
+
+    # ------------------------------------------------------------------------------------ scoring
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        state.write(_PRE_SCORE_KEY, pod_request_list(pod, self._resources, use_requested=False))
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
+        try:
+            pod_request: tuple[int, ...] = state.read(_PRE_SCORE_KEY)
+        except NotFound:
+            pod_request = pod_request_list(pod, self._resources, use_requested=False)
+        requested, allocatable = node_vectors(node_info, self._resources, pod_request, use_requested=False)
+        return self._scorer(requested, allocatable)
+
+    def score_extensions(self) -> None:
+        # Scores are already 0..100.
+        return None
+
+    # ------------------------------------------------------------------------------------- events
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return [
+            # A deleted pod frees what it requested on its node.
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE), _after_pod_delete),
+            # A pod whose requests shrank frees the difference.
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN), _after_pod_scale_down
+            ),
+            # A new node, or more allocatable on a node, may make room.
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                self._after_node_change,
+            ),
+        ]
+
+    def _after_node_change(self, pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
+        requests = pod_requests(pod)
+        after = Resource.from_quantities(new.status.allocatable)
+        # The pod would not fit even on the empty node: nothing to gain from it.
+        if _insufficient(self._checks(requests), after, Resource(), 0):
+            return QueueingHint.SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        before = Resource.from_quantities(old.status.allocatable)
+        if after.allowed_pod_number > before.allowed_pod_number:
+            return QueueingHint.QUEUE
+        if any(after.get(name) > before.get(name) for name in requests.names()):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+
+def _insufficient(
+    checks: Sequence[_Check], allocatable: Resource, requested: Resource, pods: int
+) -> list[str]:
+    reasons = []
+    if pods + 1 > allocatable.allowed_pod_number:
+        reasons.append(ERR_REASON_TOO_MANY_PODS)
+    for name, amount, reason in checks:
+        if amount > allocatable.get(name) - requested.get(name):
+            reasons.append(reason)
+    return reasons
+
+
+def _after_pod_delete(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
+    # Only a pod that was on a node held resources there.
+    return QueueingHint.QUEUE if old.spec.node_name else QueueingHint.SKIP
+
+
+def _after_pod_scale_down(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
+    if new.metadata.uid == pod.metadata.uid:
+        # The pod itself asks for less now.
+        return QueueingHint.QUEUE
+    if not new.spec.node_name:
+        return QueueingHint.SKIP
+    before, after = pod_requests(old), pod_requests(new)
+    if any(before.get(name) > after.get(name) for name in pod_requests(pod).names()):
+        return QueueingHint.QUEUE
+    return QueueingHint.SKIP
+
+
+def new(args: NodeResourcesFitArgs | Mapping[str, Any] | None, handle: Handle) -> NodeResourcesFit:
+    return NodeResourcesFit(resolve_args(NodeResourcesFitArgs, args))

@@ -1,0 +1,71 @@
+"""NodeUnschedulable: a cordoned node (``spec.unschedulable``) takes only pods that tolerate the
+``node.kubernetes.io/unschedulable:NoSchedule`` taint (DaemonSet pods, typically)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cluster.api import objects_pb2
+from scheduler.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    PodInfo,
+    QueueingHint,
+    Status,
+)
+from scheduler.plugins.helpers import NO_SCHEDULE, TAINT_NODE_UNSCHEDULABLE, tolerations_tolerate_taint
+
+NAME = "NodeUnschedulable"
+
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+#: A NodeInfo without its Node object (the node was deleted while pods remain on it).
+ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
+
+_UNSCHEDULABLE_TAINT = objects_pb2.Taint(key=TAINT_NODE_UNSCHEDULABLE, effect=NO_SCHEDULE)
+
+
+def _admits(pod: objects_pb2.Pod, node: objects_pb2.Node) -> bool:
+    return not node.spec.unschedulable or tolerations_tolerate_taint(
+        pod.spec.tolerations, _UNSCHEDULABLE_TAINT
+    )
+
+
+class NodeUnschedulable:
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None:
+            return Status.unresolvable(ERR_REASON_UNKNOWN_CONDITION)
+        if not _admits(pod.pod, node):
+            return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return [
+            # A new node, or one uncordoned, may admit the pod. (A pod that gains the toleration is
+            # requeued by the queue's own update handling of the pod.)
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_UNSCHEDULABLE),
+                _after_node_change,
+            ),
+        ]
+
+
+def _after_node_change(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
+    # Only a node that admits the pod now, and did not before (or is new), changes this plugin's verdict.
+    if _admits(pod, new) and (old is None or not _admits(pod, old)):
+        return QueueingHint.QUEUE
+    return QueueingHint.SKIP
+
+
+def new(args: Mapping[str, Any] | None, handle: Handle) -> NodeUnschedulable:
+    return NodeUnschedulable()
