@@ -163,8 +163,11 @@ class Profile:
     percentage_of_nodes_to_score: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SchedulerConfiguration:
+    """Mutable so that ``podsched scheduler`` flags (--pod-max-in-unschedulable-pods-duration) can
+    override what the file says."""
+
     profiles: list[Profile]
     #: None or 0: the adaptive rule (50% - nodes/125, at least 5%, at least 100 nodes).
     percentage_of_nodes_to_score: int | None = None
