@@ -1,0 +1,110 @@
+"""The snapshot a scheduling cycle works on: a frozen copy of the cache's nodes, as kube-scheduler's Snapshot.
+
+The scheduler keeps one Snapshot and has the cache bring it up to date at the start of every cycle
+(``Cache.update_snapshot``). Only the nodes that changed since the previous cycle are copied: the
+NodeInfo objects of the others stay the very same objects from one cycle to the next. A changed node gets
+a fresh copy (the old object is left as it was, so anything still holding it sees a consistent, if
+stale, node), put in place in the node list and in the affinity lists it belongs to.
+
+The node list is in the cache's NodeTree order (zones interleaved), the same from one cycle to the
+next until a node is added, removed or changes zone; the algorithm's round-robin start index relies on
+that stability. Every node in a snapshot has its Node object: the NodeInfos the cache keeps for deleted
+nodes whose pods have not gone yet never appear here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from scheduler.framework import NodeInfo
+
+
+class Snapshot:
+    """Implements the framework's ``SharedLister`` and ``NodeInfoLister``. Filled by ``Cache``, which is
+    the only writer of its underscored fields; plugins only read it."""
+
+    __slots__ = (
+        "_anti_affinity_index",
+        "_by_name",
+        "_index",
+        "_list",
+        "_with_affinity",
+        "_with_affinity_index",
+        "_with_required_anti_affinity",
+        "generation",
+        "tree_version",
+    )
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, NodeInfo] = {}
+        self._list: list[NodeInfo] = []
+        #: node name -> position in ``_list``, so a changed node is replaced in place in O(1).
+        self._index: dict[str, int] = {}
+        self._with_affinity: list[NodeInfo] = []
+        self._with_affinity_index: dict[str, int] = {}
+        self._with_required_anti_affinity: list[NodeInfo] = []
+        self._anti_affinity_index: dict[str, int] = {}
+        #: The newest NodeInfo generation copied in: nodes of a later generation changed since.
+        self.generation = 0
+        #: The NodeTree version the node list was built from (-1: never built).
+        self.tree_version = -1
+
+    # ------------------------------------------------------------------------ SharedLister
+
+    def node_infos(self) -> Snapshot:
+        return self
+
+    # ---------------------------------------------------------------------- NodeInfoLister
+
+    def list(self) -> Sequence[NodeInfo]:
+        return self._list
+
+    def get(self, node_name: str) -> NodeInfo:
+        """The node's info; raises KeyError for a node the snapshot does not have."""
+        return self._by_name[node_name]
+
+    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
+        return self._with_affinity
+
+    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
+        return self._with_required_anti_affinity
+
+    def num_nodes(self) -> int:
+        return len(self._list)
+
+    def __repr__(self) -> str:
+        return f"<Snapshot nodes={len(self._list)} generation={self.generation}>"
+
+    # --------------------------------------------------------------- maintenance (by Cache)
+
+    def _replace(self, info: NodeInfo) -> tuple[bool, bool]:
+        """Put a fresh copy of a node already in the lists where the old one was. Returns whether its
+        membership of the affinity / required anti-affinity lists changed (then those lists must be
+        rebuilt; otherwise it is replaced in them in place)."""
+        name = info.name
+        old = self._by_name[name]
+        self._by_name[name] = info
+        position = self._index.get(name)
+        if position is not None:
+            self._list[position] = info
+        affinity_flip = bool(old.pods_with_affinity) != bool(info.pods_with_affinity)
+        anti_flip = bool(old.pods_with_required_anti_affinity) != bool(info.pods_with_required_anti_affinity)
+        if not affinity_flip and name in self._with_affinity_index:
+            self._with_affinity[self._with_affinity_index[name]] = info
+        if not anti_flip and name in self._anti_affinity_index:
+            self._with_required_anti_affinity[self._anti_affinity_index[name]] = info
+        return affinity_flip, anti_flip
+
+    def _rebuild_node_list(self, order: Sequence[str], tree_version: int) -> None:
+        """Lay the nodes out in ``order`` (the NodeTree's), and the affinity lists with them."""
+        self._list = [self._by_name[name] for name in order]
+        self._index = {name: position for position, name in enumerate(order)}
+        self.tree_version = tree_version
+        self._rebuild_affinity_lists()
+
+    def _rebuild_affinity_lists(self) -> None:
+        self._with_affinity = [info for info in self._list if info.pods_with_affinity]
+        self._with_affinity_index = {info.name: i for i, info in enumerate(self._with_affinity)}
+        anti = [info for info in self._list if info.pods_with_required_anti_affinity]
+        self._with_required_anti_affinity = anti
+        self._anti_affinity_index = {info.name: i for i, info in enumerate(anti)}

@@ -1,0 +1,287 @@
+"""Informer event handlers: how the cluster's changes reach the cache and the scheduling queue.
+
+After kube-scheduler's eventhandlers.go:
+
+Pods (one handler set, dispatching on spec.nodeName):
+- a *bound* pod (any scheduler's: they all take room on nodes) is the cache's: add / update / remove.
+  Its arrival may satisfy pending pods' affinity or spread terms (``queue.assigned_pod_added``); its
+  update may too (label change: ``queue.assigned_pod_updated``; requests scaled down or any other change:
+  a move with that event); its deletion frees room (move with AssignedPod/Delete).
+- an *unbound* pod whose schedulerName is one of ours, and that is not being deleted, is the queue's:
+  add / update / delete. Other schedulers' pending pods are ignored.
+- an update that binds a pod (unbound before, bound now) is a cache add, and the pod leaves the queue
+  (it normally is not there: we bound it, and it was assumed; but another component may have bound it).
+- a pending pod we have *assumed* (its binding is in flight) is in no queue, so its updates are not
+  queued again; its deletion (or the start of it) forgets it from the cache, releasing its room.
+- a pending pod that had a nominated node frees that nomination when deleted or re-nominated, which
+  may help the pods of lower priority that were kept off that node: move with AssignedPod/Delete.
+
+Nodes: add → cache + move with Node/Add; update → cache + one move per scheduling-relevant change
+(allocatable, labels, taints, conditions, spec.unschedulable turned off; kube-scheduler's
+NodeSchedulingPropertiesChange), no move when nothing relevant changed; delete → move with Node/Delete
+(current kube-scheduler does: PodTopologySpread registers it, a deleted node can change a spread's
+domains) and cache removal.
+
+PodDisruptionBudgets and PriorityClasses only requeue pods: a move with their Add/Update/Delete event.
+The queue moves only pods rejected by plugins that registered the event, so with the default plugins
+(none registers PriorityClass events; PDBs matter to preemption) such a move costs next to nothing,
+as kube-scheduler, which subscribes to a kind only if some plugin registered it.
+
+Handlers run synchronously on the informer's task; cache errors are logged (kube-scheduler's
+HandleError), never raised into the informer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
+
+from cluster.api import objects_pb2
+from scheduler.cache import Cache, CacheError
+from scheduler.framework import ActionType, ClusterEvent, EventResource, Resource, pod_key, pod_requests
+
+log = logging.getLogger(__name__)
+
+NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD, "NodeAdd")
+NODE_DELETE = ClusterEvent(EventResource.NODE, ActionType.DELETE, "NodeDelete")
+NODE_ALLOCATABLE_CHANGE = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_ALLOCATABLE,
+                                       "NodeAllocatableChange")
+NODE_LABEL_CHANGE = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_LABEL, "NodeLabelChange")
+NODE_TAINT_CHANGE = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_TAINT, "NodeTaintChange")
+NODE_CONDITION_CHANGE = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_CONDITION,
+                                     "NodeConditionChange")
+#: kube-scheduler files a node becoming schedulable under UpdateNodeTaint (spec.unschedulable is the
+#: node.kubernetes.io/unschedulable taint in disguise); podsched's framework has its own action for it.
+#: Both are set, so a plugin that registered either one hears it.
+NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent(
+    EventResource.NODE, ActionType.UPDATE_NODE_UNSCHEDULABLE | ActionType.UPDATE_NODE_TAINT,
+    "NodeSpecUnschedulableChange",
+)
+
+ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete")
+ASSIGNED_POD_LABEL_CHANGE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_LABEL,
+                                         "AssignedPodUpdatePodLabel")
+ASSIGNED_POD_SCALE_DOWN = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN,
+                                       "AssignedPodUpdatePodScaleDown")
+ASSIGNED_POD_TOLERATIONS_CHANGE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_TOLERATIONS,
+                                               "AssignedPodUpdatePodTolerations")
+#: Any other change of a bound pod: only plugins that registered pod updates in general hear it.
+ASSIGNED_POD_OTHER_UPDATE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_OTHER,
+                                         "AssignedPodUpdate")
+
+
+class SchedulingQueueLike(Protocol):
+    """The part of ``scheduler.queue.SchedulingQueue`` the handlers drive."""
+
+    def add(self, pod: objects_pb2.Pod) -> object: ...
+
+    def update(self, old: objects_pb2.Pod, new: objects_pb2.Pod) -> object: ...
+
+    def delete(self, pod: objects_pb2.Pod) -> object: ...
+
+    def assigned_pod_added(self, pod: objects_pb2.Pod) -> object: ...
+
+    def assigned_pod_updated(self, old: objects_pb2.Pod, new: objects_pb2.Pod) -> object: ...
+
+    def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any) -> object: ...
+
+
+Handlers = dict[str, Callable[..., None]]
+
+
+class EventHandlers:
+    """Handler sets for ``Informer.add_handler(**handlers)``, one per kind."""
+
+    def __init__(
+        self,
+        cache: Cache,
+        queue: SchedulingQueueLike,
+        scheduler_names: Iterable[str],
+        on_pod_bound: Callable[[objects_pb2.Pod], None] | None = None,
+    ) -> None:
+        """``scheduler_names``: the profiles' schedulerNames (the pods this scheduler schedules).
+        ``on_pod_bound``: told of every pod the cache newly sees bound, after the cache has it."""
+        self._cache = cache
+        self._queue = queue
+        self._scheduler_names = frozenset(scheduler_names)
+        self._on_pod_bound = on_pod_bound
+
+    def pod_handlers(self) -> Handlers:
+        return {"on_add": self._add_pod, "on_update": self._update_pod, "on_delete": self._delete_pod}
+
+    def node_handlers(self) -> Handlers:
+        return {"on_add": self._add_node, "on_update": self._update_node, "on_delete": self._delete_node}
+
+    def pod_disruption_budget_handlers(self) -> Handlers:
+        return self._requeue_only(EventResource.POD_DISRUPTION_BUDGET)
+
+    def priority_class_handlers(self) -> Handlers:
+        return self._requeue_only(EventResource.PRIORITY_CLASS)
+
+    # -------------------------------------------------------------------------------------- pods
+
+    def _responsible_for(self, pod: objects_pb2.Pod) -> bool:
+        return pod.spec.scheduler_name in self._scheduler_names
+
+    def _add_pod(self, pod: objects_pb2.Pod) -> None:
+        if pod.spec.node_name:
+            self._add_bound_pod(pod)
+        elif self._responsible_for(pod) and not _terminating(pod):
+            self._queue.add(pod)
+
+    def _update_pod(self, old: objects_pb2.Pod, new: objects_pb2.Pod) -> None:
+        if old.spec.node_name:
+            self._update_bound_pod(old, new)
+        elif new.spec.node_name:
+            # The update that binds the pod: the cache's confirmation of an assumed pod.
+            self._add_bound_pod(new)
+            if self._responsible_for(old):
+                self._queue.delete(old)
+        elif self._responsible_for(old):
+            self._update_pending_pod(old, new)
+
+    def _delete_pod(self, pod: objects_pb2.Pod) -> None:
+        if pod.spec.node_name:
+            self._cache_call(self._cache.remove_pod, pod)
+            self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
+        elif self._responsible_for(pod):
+            self._queue.delete(pod)
+            self._pending_pod_gone(pod)
+
+    def _add_bound_pod(self, pod: objects_pb2.Pod) -> None:
+        if self._cache_call(self._cache.add_pod, pod) and self._on_pod_bound is not None:
+            self._on_pod_bound(pod)
+        self._queue.assigned_pod_added(pod)
+
+    def _update_bound_pod(self, old: objects_pb2.Pod, new: objects_pb2.Pod) -> None:
+        self._cache_call(self._cache.update_pod, old, new)
+        for event in pod_scheduling_properties_change(new, old):
+            if event == ASSIGNED_POD_LABEL_CHANGE:
+                # The queue looks only at pods whose affinity or spread terms the new labels may meet.
+                self._queue.assigned_pod_updated(old, new)
+            else:
+                self._queue.move_all_to_active_or_backoff(event, old, new)
+
+    def _update_pending_pod(self, old: objects_pb2.Pod, new: objects_pb2.Pod) -> None:
+        if self._cache.is_assumed(pod_key(new)):
+            # Its binding is in flight: queueing it again would schedule it twice. Only the start of
+            # its deletion matters, which releases the room it was assumed to take.
+            if _terminating(new) and not _terminating(old):
+                self._forget_assumed(new)
+            return
+        if _terminating(new):
+            self._queue.delete(new)
+            self._pending_pod_gone(new)
+            return
+        self._queue.update(old, new)
+        nominated = old.status.nominated_node_name
+        if nominated and nominated != new.status.nominated_node_name:
+            # Lower-priority pods were kept off the old nominated node as if this pod ran there.
+            self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old, None)
+
+    def _pending_pod_gone(self, pod: objects_pb2.Pod) -> None:
+        """A pending pod of ours was deleted (or is being deleted): it was left out of the queue by the
+        caller; release what it held."""
+        if self._cache.is_assumed(pod_key(pod)):
+            self._forget_assumed(pod)
+        elif pod.status.nominated_node_name:
+            self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
+
+    def _forget_assumed(self, pod: objects_pb2.Pod) -> None:
+        """An assumed pod is being deleted: its binding will fail, but its room is free now (kube-scheduler's
+        handleAssumedPodDeletion). The cache's copy carries the node it was assumed on."""
+        assumed = self._cache.get_pod(pod_key(pod))
+        if assumed is None:
+            return
+        self._cache_call(self._cache.forget_pod, assumed)
+        self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
+
+    # ------------------------------------------------------------------------------------- nodes
+
+    def _add_node(self, node: objects_pb2.Node) -> None:
+        self._cache.add_node(node)
+        self._queue.move_all_to_active_or_backoff(NODE_ADD, None, node)
+
+    def _update_node(self, old: objects_pb2.Node, new: objects_pb2.Node) -> None:
+        self._cache.update_node(old, new)
+        for event in node_scheduling_properties_change(new, old):
+            self._queue.move_all_to_active_or_backoff(event, old, new)
+
+    def _delete_node(self, node: objects_pb2.Node) -> None:
+        self._queue.move_all_to_active_or_backoff(NODE_DELETE, node, None)
+        self._cache_call(self._cache.remove_node, node)
+
+    # ---------------------------------------------------------------------------- other kinds
+
+    def _requeue_only(self, resource: EventResource) -> Handlers:
+        add = ClusterEvent(resource, ActionType.ADD, f"{resource.value}Add")
+        update = ClusterEvent(resource, ActionType.UPDATE, f"{resource.value}Update")
+        delete = ClusterEvent(resource, ActionType.DELETE, f"{resource.value}Delete")
+        move = self._queue.move_all_to_active_or_backoff
+        return {
+            "on_add": lambda obj: move(add, None, obj),
+            "on_update": lambda old, new: move(update, old, new),
+            "on_delete": lambda obj: move(delete, obj, None),
+        }
+
+    @staticmethod
+    def _cache_call(method: Callable[..., None], *objs: Any) -> bool:
+        """Call a cache method; a CacheError is logged (False), as kube-scheduler's HandleError."""
+        try:
+            method(*objs)
+        except CacheError as err:
+            log.error("scheduler cache %s failed: %s", method.__name__, err)
+            return False
+        return True
+
+
+def _terminating(pod: objects_pb2.Pod) -> bool:
+    return pod.metadata.HasField("deletion_timestamp")
+
+
+# --------------------------------------------------------------------------- what changed, as events
+
+
+def pod_scheduling_properties_change(new: objects_pb2.Pod, old: objects_pb2.Pod) -> list[ClusterEvent]:
+    """The events a bound pod's update amounts to (kube-scheduler's PodSchedulingPropertiesChange): a
+    label change, requests scaled down, tolerations added; or, when none of those, a general update."""
+    events = []
+    if new.metadata.labels != old.metadata.labels:
+        events.append(ASSIGNED_POD_LABEL_CHANGE)
+    if _scaled_down(pod_requests(new), pod_requests(old)):
+        events.append(ASSIGNED_POD_SCALE_DOWN)
+    # Tolerations can be added, never changed or removed (API validation): the count tells.
+    if len(new.spec.tolerations) != len(old.spec.tolerations):
+        events.append(ASSIGNED_POD_TOLERATIONS_CHANGE)
+    return events or [ASSIGNED_POD_OTHER_UPDATE]
+
+
+def _scaled_down(new: Resource, old: Resource) -> bool:
+    """Whether any resource the old requests named is now requested less (or not at all)."""
+    return any(new.get(name) < old.get(name) for name in old.names())
+
+
+def node_scheduling_properties_change(new: objects_pb2.Node, old: objects_pb2.Node) -> list[ClusterEvent]:
+    """The events a node update amounts to (kube-scheduler's NodeSchedulingPropertiesChange), in
+    kube-scheduler's order; empty when nothing that scheduling looks at changed (annotations,
+    heartbeats, capacity alone). A node becoming unschedulable helps no pod, so only the flag turning
+    off counts."""
+    events = []
+    if old.spec.unschedulable and not new.spec.unschedulable:
+        events.append(NODE_SPEC_UNSCHEDULABLE_CHANGE)
+    # Semantic comparison: "1" and "1000m" CPUs are the same allocatable.
+    if Resource.from_quantities(new.status.allocatable) != Resource.from_quantities(old.status.allocatable):
+        events.append(NODE_ALLOCATABLE_CHANGE)
+    if new.metadata.labels != old.metadata.labels:
+        events.append(NODE_LABEL_CHANGE)
+    if list(new.spec.taints) != list(old.spec.taints):
+        events.append(NODE_TAINT_CHANGE)
+    if _condition_statuses(new) != _condition_statuses(old):
+        events.append(NODE_CONDITION_CHANGE)
+    return events
+
+
+def _condition_statuses(node: objects_pb2.Node) -> dict[str, str]:
+    """Conditions by type, status only: heartbeat and transition times change nothing."""
+    return {condition.type: condition.status for condition in node.status.conditions}

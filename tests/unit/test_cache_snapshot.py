@@ -1,0 +1,288 @@
+"""Snapshots: only changed NodeInfos are copied, the node list keeps its zone-interleaved order, deleted
+nodes leave, and the affinity lists follow their pods."""
+
+from __future__ import annotations
+
+import pytest
+
+from cluster.api import objects_pb2
+from scheduler.cache import Cache, Snapshot, snapshot_of, zone_key
+from scheduler.clock import FakeClock
+from scheduler.framework import NodeInfo, PodInfo
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def make_node(name: str, zone: str = "", labels: dict[str, str] | None = None) -> objects_pb2.Node:
+    node = objects_pb2.Node()
+    node.metadata.name = name
+    if zone:
+        node.metadata.labels[ZONE] = zone
+    node.metadata.labels.update(labels or {})
+    node.status.allocatable.update({"cpu": "4", "memory": "8Gi", "pods": "110"})
+    return node
+
+
+def make_pod(name: str, node_name: str, affinity: str = "") -> objects_pb2.Pod:
+    """A bound pod; ``affinity`` "required"/"anti"/"preferred" gives it such a pod (anti-)affinity term."""
+    pod = objects_pb2.Pod()
+    pod.metadata.name = name
+    pod.metadata.namespace = "default"
+    pod.spec.node_name = node_name
+    pod.spec.containers.add(name="c").resources.requests["cpu"] = "100m"
+    if affinity == "required":
+        term = pod.spec.affinity.pod_affinity.required_during_scheduling_ignored_during_execution.add()
+    elif affinity == "anti":
+        term = pod.spec.affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution.add()
+    elif affinity == "preferred":
+        preferred = pod.spec.affinity.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
+        weighted = preferred.add()
+        weighted.weight = 10
+        term = weighted.pod_affinity_term
+    else:
+        return pod
+    term.topology_key = ZONE
+    term.label_selector.match_labels["app"] = "web"
+    return pod
+
+
+@pytest.fixture
+def cache() -> Cache:
+    return Cache(clock=FakeClock())
+
+
+def names(infos) -> list[str]:
+    return [info.name for info in infos]
+
+
+# ---------------------------------------------------------------------------- incremental copies
+
+
+def test_only_changed_nodes_are_copied(cache: Cache) -> None:
+    for name in ("a", "b", "c"):
+        cache.add_node(make_node(name))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    first = {info.name: info for info in snapshot.list()}
+
+    cache.add_pod(make_pod("p", "b"))
+    cache.update_snapshot(snapshot)
+    second = {info.name: info for info in snapshot.list()}
+
+    assert second["a"] is first["a"]
+    assert second["c"] is first["c"]
+    assert second["b"] is not first["b"]
+    assert list(second["b"].pods) == ["default/p"]
+    # The previous copy is left as it was: whoever still holds it sees the node before the change.
+    assert list(first["b"].pods) == []
+    assert names(snapshot.list()) == ["a", "b", "c"]
+    assert snapshot.get("b") is second["b"]
+
+
+def test_nothing_changed_nothing_copied(cache: Cache) -> None:
+    cache.add_node(make_node("a"))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    before, generation = snapshot.list()[0], snapshot.generation
+    cache.update_snapshot(snapshot)
+    assert snapshot.list()[0] is before
+    assert snapshot.generation == generation
+
+
+def test_snapshot_is_isolated_from_later_cache_changes(cache: Cache) -> None:
+    cache.add_node(make_node("a"))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    cache.add_pod(make_pod("p", "a"))
+    assert snapshot.get("a").pods == {}
+    assert snapshot.get("a").requested.milli_cpu == 0
+
+
+def test_with_5000_nodes_one_change_copies_one_node_info(
+    cache: Cache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(5000):
+        cache.add_node(make_node(f"n{i}", zone=f"z{i % 3}"))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    list_before = snapshot.list()
+
+    clones: list[str] = []
+    original_clone = NodeInfo.clone
+
+    def counting_clone(self: NodeInfo) -> NodeInfo:
+        clones.append(self.name)
+        return original_clone(self)
+
+    monkeypatch.setattr(NodeInfo, "clone", counting_clone)
+    cache.add_pod(make_pod("p", "n4321"))
+    cache.update_snapshot(snapshot)
+    assert clones == ["n4321"]
+    # The node list was patched in place, not rebuilt.
+    assert snapshot.list() is list_before
+    assert snapshot.get("n4321").pods.keys() == {"default/p"}
+
+
+def test_several_changes_to_one_node_copy_it_once(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("a", "b"):
+        cache.add_node(make_node(name))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    clones: list[str] = []
+    original_clone = NodeInfo.clone
+    monkeypatch.setattr(NodeInfo, "clone", lambda self: clones.append(self.name) or original_clone(self))
+    for i in range(5):
+        cache.add_pod(make_pod(f"p{i}", "a"))
+    cache.update_snapshot(snapshot)
+    assert clones == ["a"]
+    assert len(snapshot.get("a").pods) == 5
+
+
+# ------------------------------------------------------------------------------ nodes come and go
+
+
+def test_deleted_nodes_leave_the_snapshot(cache: Cache) -> None:
+    for name in ("a", "b", "c"):
+        cache.add_node(make_node(name))
+    cache.add_pod(make_pod("p", "c"))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+
+    cache.remove_node(make_node("a"))
+    cache.remove_node(make_node("c"))  # a ghost: its pod is still in the cache
+    cache.update_snapshot(snapshot)
+    assert names(snapshot.list()) == ["b"]
+    assert snapshot.num_nodes() == 1
+    for gone in ("a", "c"):
+        with pytest.raises(KeyError):
+            snapshot.get(gone)
+
+
+def test_a_node_added_later_joins_the_list(cache: Cache) -> None:
+    cache.add_node(make_node("a"))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    a = snapshot.get("a")
+    cache.add_node(make_node("b"))
+    cache.update_snapshot(snapshot)
+    assert names(snapshot.list()) == ["a", "b"]
+    assert snapshot.get("a") is a
+
+
+def test_a_node_deleted_and_added_again_between_cycles(cache: Cache) -> None:
+    cache.add_node(make_node("a"))
+    cache.add_node(make_node("b", labels={"old": "yes"}))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    cache.remove_node(make_node("b"))
+    cache.add_node(make_node("b", labels={"new": "yes"}))
+    cache.update_snapshot(snapshot)
+    assert names(snapshot.list()) == ["a", "b"]
+    assert dict(snapshot.get("b").node.metadata.labels) == {"new": "yes"}
+
+
+# ------------------------------------------------------------------------------------ node order
+
+
+@pytest.mark.parametrize(
+    ("nodes", "expected"),
+    [
+        pytest.param([("a1", ""), ("a2", ""), ("a3", "")], ["a1", "a2", "a3"], id="no-zones-insertion-order"),
+        pytest.param(
+            [("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b"), ("b2", "b"), ("c1", "c")],
+            ["a1", "b1", "c1", "a2", "b2", "a3"],
+            id="zones-interleaved",
+        ),
+        pytest.param(
+            [("x1", ""), ("a1", "a"), ("x2", ""), ("a2", "a")],
+            ["x1", "a1", "x2", "a2"],
+            id="unzoned-nodes-form-a-zone",
+        ),
+    ],
+)
+def test_node_list_interleaves_zones(cache: Cache, nodes: list[tuple[str, str]], expected: list[str]) -> None:
+    for name, zone in nodes:
+        cache.add_node(make_node(name, zone))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    assert names(snapshot.list()) == expected
+
+
+def test_a_zone_change_moves_the_node_in_the_order(cache: Cache) -> None:
+    for name, zone in [("a1", "a"), ("a2", "a"), ("b1", "b")]:
+        cache.add_node(make_node(name, zone))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    assert names(snapshot.list()) == ["a1", "b1", "a2"]
+    cache.update_node(make_node("a1", "a"), make_node("a1", "b"))
+    cache.update_snapshot(snapshot)
+    assert names(snapshot.list()) == ["a2", "b1", "a1"]
+
+
+def test_zone_key_combines_region_and_zone_with_beta_fallback() -> None:
+    assert zone_key({}) == ""
+    assert zone_key({ZONE: "z1"}) == zone_key({"failure-domain.beta.kubernetes.io/zone": "z1"})
+    assert zone_key({ZONE: "z1", "topology.kubernetes.io/region": "r1"}) != zone_key({ZONE: "z1"})
+
+
+# ------------------------------------------------------------------------------- affinity lists
+
+
+def test_affinity_lists_follow_the_pods(cache: Cache) -> None:
+    for name in ("a", "b", "c"):
+        cache.add_node(make_node(name))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    assert snapshot.have_pods_with_affinity() == []
+
+    cache.add_pod(make_pod("aff", "a", affinity="required"))
+    cache.add_pod(make_pod("anti", "c", affinity="anti"))
+    cache.add_pod(make_pod("pref", "b", affinity="preferred"))
+    cache.add_pod(make_pod("plain", "b"))
+    cache.update_snapshot(snapshot)
+    assert names(snapshot.have_pods_with_affinity()) == ["a", "b", "c"]
+    assert names(snapshot.have_pods_with_required_anti_affinity()) == ["c"]
+
+    cache.remove_pod(make_pod("aff", "a"))
+    cache.update_snapshot(snapshot)
+    assert names(snapshot.have_pods_with_affinity()) == ["b", "c"]
+    assert names(snapshot.have_pods_with_required_anti_affinity()) == ["c"]
+
+
+def test_a_change_that_keeps_affinity_membership_replaces_the_node_in_the_lists(cache: Cache) -> None:
+    cache.add_node(make_node("a"))
+    cache.add_node(make_node("b"))
+    cache.add_pod(make_pod("anti", "a", affinity="anti"))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    cache.add_pod(make_pod("plain", "a"))
+    cache.update_snapshot(snapshot)
+    current = snapshot.get("a")
+    assert snapshot.have_pods_with_affinity()[0] is current
+    assert snapshot.have_pods_with_required_anti_affinity()[0] is current
+    assert set(current.pods) == {"default/anti", "default/plain"}
+
+
+# ----------------------------------------------------------------------------------- snapshot_of
+
+
+def test_snapshot_of_builds_a_snapshot_from_objects() -> None:
+    snapshot = snapshot_of(
+        [make_node("a", "z1"), make_node("b", "z2"), make_node("c", "z1")],
+        [make_pod("p", "c", affinity="anti")],
+    )
+    assert names(snapshot.list()) == ["a", "b", "c"]
+    assert names(snapshot.have_pods_with_required_anti_affinity()) == ["c"]
+    assert snapshot.node_infos() is snapshot
+    assert snapshot.get("c").pods["default/p"].required_anti_affinity_terms
+
+
+def test_a_pod_info_shared_with_the_cache_is_not_copied() -> None:
+    # Snapshots share PodInfo objects with the cache (they are replaced, never mutated).
+    cache = Cache(clock=FakeClock())
+    cache.add_node(make_node("a"))
+    info = PodInfo(make_pod("p", "a"))
+    cache.assume_pod(info)
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    assert snapshot.get("a").pods["default/p"] is info

@@ -1,0 +1,368 @@
+"""Event handlers: every pod and node transition reaches the cache and the queue as kube-scheduler's
+eventhandlers.go routes it. The queue is a recording fake; the cache is the real one."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from cluster.api import objects_pb2
+from scheduler.cache import Cache, Snapshot
+from scheduler.clock import FakeClock
+from scheduler.eventhandlers import (
+    ASSIGNED_POD_DELETE,
+    ASSIGNED_POD_OTHER_UPDATE,
+    ASSIGNED_POD_SCALE_DOWN,
+    ASSIGNED_POD_TOLERATIONS_CHANGE,
+    NODE_ADD,
+    NODE_ALLOCATABLE_CHANGE,
+    NODE_CONDITION_CHANGE,
+    NODE_DELETE,
+    NODE_LABEL_CHANGE,
+    NODE_SPEC_UNSCHEDULABLE_CHANGE,
+    NODE_TAINT_CHANGE,
+    EventHandlers,
+)
+from scheduler.framework import ActionType, ClusterEvent, EventResource, PodInfo
+
+OURS = "default-scheduler"
+
+
+class RecordingQueue:
+    """Records each call as (method, pod key or event label, ...)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def add(self, pod: objects_pb2.Pod) -> None:
+        self.calls.append(("add", pod.metadata.name))
+
+    def update(self, old: objects_pb2.Pod, new: objects_pb2.Pod) -> None:
+        self.calls.append(("update", new.metadata.name))
+
+    def delete(self, pod: objects_pb2.Pod) -> None:
+        self.calls.append(("delete", pod.metadata.name))
+
+    def assigned_pod_added(self, pod: objects_pb2.Pod) -> None:
+        self.calls.append(("assigned_pod_added", pod.metadata.name))
+
+    def assigned_pod_updated(self, old: objects_pb2.Pod, new: objects_pb2.Pod) -> None:
+        self.calls.append(("assigned_pod_updated", new.metadata.name))
+
+    def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any) -> None:
+        self.calls.append(("move", event, _name(old), _name(new)))
+
+
+def _name(obj: Any) -> str | None:
+    return None if obj is None else obj.metadata.name
+
+
+def make_pod(
+    name: str = "p",
+    node_name: str = "",
+    *,
+    scheduler: str = OURS,
+    cpu: str = "1",
+    labels: dict[str, str] | None = None,
+    nominated: str = "",
+    terminating: bool = False,
+    tolerations: int = 0,
+    annotations: dict[str, str] | None = None,
+) -> objects_pb2.Pod:
+    pod = objects_pb2.Pod()
+    pod.metadata.name = name
+    pod.metadata.namespace = "default"
+    pod.metadata.labels.update(labels or {})
+    pod.metadata.annotations.update(annotations or {})
+    if terminating:
+        pod.metadata.deletion_timestamp.seconds = 1
+    pod.spec.node_name = node_name
+    pod.spec.scheduler_name = scheduler
+    pod.spec.containers.add(name="c").resources.requests["cpu"] = cpu
+    for i in range(tolerations):
+        pod.spec.tolerations.add(key=f"k{i}", operator="Exists")
+    pod.status.nominated_node_name = nominated
+    return pod
+
+
+def make_node(
+    name: str = "n1",
+    *,
+    cpu: str = "4",
+    labels: dict[str, str] | None = None,
+    taints: tuple[str, ...] = (),
+    unschedulable: bool = False,
+    ready: str = "True",
+    heartbeat: int = 0,
+    annotations: dict[str, str] | None = None,
+) -> objects_pb2.Node:
+    node = objects_pb2.Node()
+    node.metadata.name = name
+    node.metadata.labels.update(labels or {})
+    node.metadata.annotations.update(annotations or {})
+    node.spec.unschedulable = unschedulable
+    for key in taints:
+        node.spec.taints.add(key=key, effect="NoSchedule")
+    node.status.allocatable.update({"cpu": cpu, "memory": "8Gi", "pods": "110"})
+    condition = node.status.conditions.add(type="Ready", status=ready)
+    condition.last_heartbeat_time.seconds = heartbeat
+    return node
+
+
+class World:
+    def __init__(self) -> None:
+        self.cache = Cache(clock=FakeClock())
+        self.queue = RecordingQueue()
+        self.bound: list[str] = []
+        self.handlers = EventHandlers(self.cache, self.queue, {OURS, "second-scheduler"},
+                                      on_pod_bound=lambda pod: self.bound.append(pod.metadata.name))
+        self.pods = self.handlers.pod_handlers()
+        self.nodes = self.handlers.node_handlers()
+        self.cache.add_node(make_node("n1"))
+        self.cache.add_node(make_node("n2"))
+
+    def cached_pods(self) -> dict[str, list[str]]:
+        snapshot = Snapshot()
+        self.cache.update_snapshot(snapshot)
+        return {info.name: sorted(key.split("/")[1] for key in info.pods) for info in snapshot.list()}
+
+
+@pytest.fixture
+def world() -> World:
+    return World()
+
+
+# ------------------------------------------------------------------------------------ pod events
+
+Step = Callable[[World], None]
+
+
+def add(pod: objects_pb2.Pod) -> Step:
+    return lambda w: w.pods["on_add"](pod)
+
+
+def update(old: objects_pb2.Pod, new: objects_pb2.Pod) -> Step:
+    return lambda w: w.pods["on_update"](old, new)
+
+
+def delete(pod: objects_pb2.Pod) -> Step:
+    return lambda w: w.pods["on_delete"](pod)
+
+
+def assume(pod: objects_pb2.Pod) -> Step:
+    return lambda w: w.cache.assume_pod(PodInfo(pod))
+
+
+def bound_in_cache(pod: objects_pb2.Pod) -> Step:
+    return lambda w: w.cache.add_pod(pod)
+
+
+@pytest.mark.parametrize(
+    ("setup", "event", "calls", "cached", "bound"),
+    [
+        pytest.param([], add(make_pod()), [("add", "p")], {}, [], id="add-pending-ours"),
+        pytest.param([], add(make_pod(scheduler="second-scheduler")), [("add", "p")], {}, [],
+                     id="add-pending-our-second-profile"),
+        pytest.param([], add(make_pod(scheduler="other")), [], {}, [],
+                     id="add-pending-other-scheduler-ignored"),
+        pytest.param([], add(make_pod(terminating=True)), [], {}, [], id="add-pending-terminating-ignored"),
+        pytest.param([], add(make_pod(node_name="n1")), [("assigned_pod_added", "p")], {"n1": ["p"]}, ["p"],
+                     id="add-bound"),
+        pytest.param([], add(make_pod(node_name="n1", scheduler="other")), [("assigned_pod_added", "p")],
+                     {"n1": ["p"]}, ["p"], id="add-bound-other-scheduler-still-cached"),
+        pytest.param([], update(make_pod(), make_pod(labels={"a": "b"})), [("update", "p")], {}, [],
+                     id="update-pending"),
+        pytest.param([], update(make_pod(scheduler="other"), make_pod(scheduler="other", labels={"a": "b"})),
+                     [], {}, [], id="update-pending-other-scheduler-ignored"),
+        pytest.param([], update(make_pod(), make_pod(node_name="n2")),
+                     [("assigned_pod_added", "p"), ("delete", "p")], {"n2": ["p"]}, ["p"],
+                     id="update-that-binds-leaves-the-queue"),
+        pytest.param([assume(make_pod(node_name="n1"))], update(make_pod(), make_pod(node_name="n1")),
+                     [("assigned_pod_added", "p"), ("delete", "p")], {"n1": ["p"]}, ["p"],
+                     id="update-that-binds-confirms-the-assumed-pod"),
+        pytest.param([assume(make_pod(node_name="n1"))], update(make_pod(), make_pod(node_name="n2")),
+                     [("assigned_pod_added", "p"), ("delete", "p")], {"n2": ["p"]}, ["p"],
+                     id="bound-elsewhere-than-assumed"),
+        pytest.param([], update(make_pod(scheduler="other"), make_pod(scheduler="other", node_name="n1")),
+                     [("assigned_pod_added", "p")], {"n1": ["p"]}, ["p"],
+                     id="update-that-binds-other-schedulers-pod"),
+        pytest.param([], update(make_pod(), make_pod(terminating=True)), [("delete", "p")], {}, [],
+                     id="pending-pod-starts-terminating-leaves-the-queue"),
+        pytest.param([], update(make_pod(nominated="n1"), make_pod(nominated="n2")),
+                     [("update", "p"), ("move", ASSIGNED_POD_DELETE, "p", None)], {}, [],
+                     id="nominated-node-changed-frees-the-old-one"),
+        pytest.param([], update(make_pod(), make_pod(nominated="n2")), [("update", "p")], {}, [],
+                     id="first-nomination-frees-nothing"),
+        pytest.param([assume(make_pod(node_name="n1"))], update(make_pod(), make_pod(terminating=True)),
+                     [("move", ASSIGNED_POD_DELETE, "p", None)], {"n1": []}, [],
+                     id="assumed-pod-starts-terminating-is-forgotten"),
+        pytest.param([], delete(make_pod()), [("delete", "p")], {}, [], id="delete-pending"),
+        pytest.param([], delete(make_pod(scheduler="other")), [], {}, [],
+                     id="delete-pending-other-scheduler"),
+        pytest.param([], delete(make_pod(nominated="n1")),
+                     [("delete", "p"), ("move", ASSIGNED_POD_DELETE, "p", None)], {}, [],
+                     id="delete-nominated-pending-frees-its-node"),
+        pytest.param([assume(make_pod(node_name="n1"))], delete(make_pod()),
+                     [("delete", "p"), ("move", ASSIGNED_POD_DELETE, "p", None)], {"n1": []}, [],
+                     id="delete-assumed-pod-forgets-it"),
+        pytest.param([bound_in_cache(make_pod(node_name="n1"))], delete(make_pod(node_name="n1")),
+                     [("move", ASSIGNED_POD_DELETE, "p", None)], {"n1": []}, [], id="delete-bound"),
+        pytest.param([bound_in_cache(make_pod(node_name="n1", scheduler="other"))],
+                     delete(make_pod(node_name="n1", scheduler="other")),
+                     [("move", ASSIGNED_POD_DELETE, "p", None)], {"n1": []}, [],
+                     id="delete-bound-other-scheduler"),
+    ],
+)
+def test_pod_events(
+    world: World, setup: list[Step], event: Step, calls: list[tuple[Any, ...]],
+    cached: dict[str, list[str]], bound: list[str],
+) -> None:
+    for step in setup:
+        step(world)
+    event(world)
+    assert world.queue.calls == calls
+    assert world.cached_pods() == {"n1": [], "n2": [], **cached}
+    assert world.bound == bound
+    assert not world.cache.is_assumed("default/p")
+
+
+def test_update_of_an_assumed_pod_is_not_queued_again(world: World) -> None:
+    # Its binding is in flight: queueing it would schedule it a second time.
+    world.cache.assume_pod(PodInfo(make_pod(node_name="n1")))
+    world.pods["on_update"](make_pod(), make_pod(labels={"x": "y"}))
+    assert world.queue.calls == []
+    assert world.cache.is_assumed("default/p")
+    assert world.cached_pods()["n1"] == ["p"]
+
+
+@pytest.mark.parametrize(
+    ("new", "calls"),
+    [
+        pytest.param(make_pod(node_name="n1", labels={"app": "web", "v": "2"}),
+                     [("assigned_pod_updated", "p")], id="labels"),
+        pytest.param(make_pod(node_name="n1", labels={"app": "web"}, cpu="500m"),
+                     [("move", ASSIGNED_POD_SCALE_DOWN, "p", "p")], id="scale-down"),
+        pytest.param(make_pod(node_name="n1", labels={"app": "web"}, cpu="2"),
+                     [("move", ASSIGNED_POD_OTHER_UPDATE, "p", "p")], id="scale-up-is-no-scale-down"),
+        pytest.param(make_pod(node_name="n1", labels={"app": "web"}, tolerations=1),
+                     [("move", ASSIGNED_POD_TOLERATIONS_CHANGE, "p", "p")], id="tolerations"),
+        pytest.param(make_pod(node_name="n1", labels={"app": "web"}, annotations={"x": "y"}),
+                     [("move", ASSIGNED_POD_OTHER_UPDATE, "p", "p")], id="anything-else"),
+        pytest.param(make_pod(node_name="n1", labels={"app": "db"}, cpu="100m"),
+                     [("assigned_pod_updated", "p"), ("move", ASSIGNED_POD_SCALE_DOWN, "p", "p")],
+                     id="labels-and-scale-down"),
+    ],
+)
+def test_bound_pod_updates(world: World, new: objects_pb2.Pod, calls: list[tuple[Any, ...]]) -> None:
+    old = make_pod(node_name="n1", labels={"app": "web"})
+    world.cache.add_pod(old)
+    world.pods["on_update"](old, new)
+    assert world.queue.calls == calls
+    assert world.cache.get_pod("default/p") is new
+
+
+def test_a_bound_pod_that_starts_terminating_stays_in_the_cache(world: World) -> None:
+    old = make_pod(node_name="n1")
+    world.cache.add_pod(old)
+    world.pods["on_update"](old, make_pod(node_name="n1", terminating=True))
+    assert world.cached_pods()["n1"] == ["p"]
+    assert world.queue.calls == [("move", ASSIGNED_POD_OTHER_UPDATE, "p", "p")]
+
+
+def test_cache_errors_are_logged_not_raised(world: World, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR, logger="scheduler.eventhandlers"):
+        world.pods["on_delete"](make_pod("never-seen", node_name="n1"))
+        world.pods["on_add"](make_pod("twice", node_name="n1"))
+        world.pods["on_add"](make_pod("twice", node_name="n1"))
+    assert "remove_pod failed: pod default/never-seen is not in the scheduler cache" in caplog.text
+    assert "add_pod failed: pod default/twice was already added" in caplog.text
+    # The room freed by the deletion is announced all the same; a pod is reported bound only once.
+    assert world.queue.calls[0] == ("move", ASSIGNED_POD_DELETE, "never-seen", None)
+    assert world.bound == ["twice"]
+
+
+# ----------------------------------------------------------------------------------- node events
+
+
+def test_node_add_caches_it_and_moves(world: World) -> None:
+    world.nodes["on_add"](make_node("n3"))
+    assert world.queue.calls == [("move", NODE_ADD, None, "n3")]
+    assert world.cache.node_count() == 3
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "events"),
+    [
+        pytest.param(make_node(), make_node(cpu="8"), [NODE_ALLOCATABLE_CHANGE], id="allocatable"),
+        pytest.param(make_node(cpu="1"), make_node(cpu="1000m"), [], id="same-allocatable-other-spelling"),
+        pytest.param(make_node(), make_node(labels={"zone": "a"}), [NODE_LABEL_CHANGE], id="labels"),
+        pytest.param(make_node(taints=("a",)), make_node(), [NODE_TAINT_CHANGE], id="taint-removed"),
+        pytest.param(make_node(), make_node(taints=("a",)), [NODE_TAINT_CHANGE], id="taint-added"),
+        pytest.param(make_node(ready="False"), make_node(ready="True"), [NODE_CONDITION_CHANGE],
+                     id="condition-status"),
+        pytest.param(make_node(heartbeat=1), make_node(heartbeat=2), [], id="heartbeat-only"),
+        pytest.param(make_node(unschedulable=True), make_node(), [NODE_SPEC_UNSCHEDULABLE_CHANGE],
+                     id="uncordoned"),
+        pytest.param(make_node(), make_node(unschedulable=True), [], id="cordoned-helps-nobody"),
+        pytest.param(make_node(), make_node(annotations={"a": "b"}), [], id="annotations-only"),
+        pytest.param(make_node(unschedulable=True, cpu="2"), make_node(cpu="3", labels={"x": "y"}),
+                     [NODE_SPEC_UNSCHEDULABLE_CHANGE, NODE_ALLOCATABLE_CHANGE, NODE_LABEL_CHANGE],
+                     id="several-changes-one-move-each"),
+    ],
+)
+def test_node_updates_move_per_relevant_change(
+    world: World, old: objects_pb2.Node, new: objects_pb2.Node, events: list[ClusterEvent]
+) -> None:
+    world.nodes["on_update"](old, new)
+    assert world.queue.calls == [("move", event, "n1", "n1") for event in events]
+    snapshot = Snapshot()
+    world.cache.update_snapshot(snapshot)
+    assert snapshot.get("n1").node is new
+
+
+def test_uncordon_event_matches_both_unschedulable_and_taint_registrations() -> None:
+    for action in (ActionType.UPDATE_NODE_UNSCHEDULABLE, ActionType.UPDATE_NODE_TAINT):
+        assert NODE_SPEC_UNSCHEDULABLE_CHANGE.matches(ClusterEvent(EventResource.NODE, action))
+    label_change = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_LABEL)
+    assert not NODE_SPEC_UNSCHEDULABLE_CHANGE.matches(label_change)
+
+
+def test_node_delete_moves_then_removes(world: World) -> None:
+    world.nodes["on_delete"](make_node("n2"))
+    assert world.queue.calls == [("move", NODE_DELETE, "n2", None)]
+    assert world.cache.node_count() == 1
+
+
+def test_delete_of_an_unknown_node_is_logged(world: World, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR, logger="scheduler.eventhandlers"):
+        world.nodes["on_delete"](make_node("n9"))
+    assert "remove_node failed: node n9 is not in the scheduler cache" in caplog.text
+
+
+# ------------------------------------------------------------------------ PDBs, priority classes
+
+
+@pytest.mark.parametrize(
+    ("handlers", "resource", "obj"),
+    [
+        pytest.param("pod_disruption_budget_handlers", EventResource.POD_DISRUPTION_BUDGET,
+                     objects_pb2.PodDisruptionBudget, id="pdb"),
+        pytest.param("priority_class_handlers", EventResource.PRIORITY_CLASS, objects_pb2.PriorityClass,
+                     id="priority-class"),
+    ],
+)
+def test_other_kinds_only_requeue(world: World, handlers: str, resource: EventResource, obj: type) -> None:
+    old, new = obj(), obj()
+    old.metadata.name = new.metadata.name = "x"
+    h = getattr(world.handlers, handlers)()
+    h["on_add"](new)
+    h["on_update"](old, new)
+    h["on_delete"](old)
+    assert [(call[1].resource, call[1].action, call[2], call[3]) for call in world.queue.calls] == [
+        (resource, ActionType.ADD, None, "x"),
+        (resource, ActionType.UPDATE, "x", "x"),
+        (resource, ActionType.DELETE, "x", None),
+    ]
