@@ -1,0 +1,228 @@
+"""The InterPodAffinity plugin: its args, the plugin class, and the events that can change its verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+from cluster.api import objects_pb2
+from cluster.api.validation import invalid
+from scheduler.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    PreFilterResult,
+    QueueingHint,
+    Status,
+)
+from scheduler.framework.types import AffinityTerm, affinity_term
+from scheduler.plugins.helpers import check_fields, resolve_args
+from scheduler.plugins.interpodaffinity.filtering import Filtering
+from scheduler.plugins.interpodaffinity.scoring import Scoring
+
+NAME = "InterPodAffinity"
+
+#: kube-scheduler's bounds for hardPodAffinityWeight.
+MIN_HARD_POD_AFFINITY_WEIGHT = 0
+MAX_HARD_POD_AFFINITY_WEIGHT = 100
+
+
+@dataclass(frozen=True, slots=True)
+class InterPodAffinityArgs:
+    """pluginConfig args (kubescheduler.config.k8s.io/v1 InterPodAffinityArgs)."""
+
+    #: Score given, per existing pod, for each of its *required* affinity terms that the incoming pod
+    #: matches (symmetry of hard affinity). kube-scheduler's default 1; 0 turns it off.
+    hard_pod_affinity_weight: int = 1
+    #: When the incoming pod has no preferred terms, skip scoring by existing pods' terms altogether (a
+    #: speed-up that kube-scheduler offers; off by default).
+    ignore_preferred_terms_of_existing_pods: bool = False
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """Defaults applied, kube-scheduler's validation; ValueError names the bad field."""
+        where = "InterPodAffinityArgs"
+        check_fields(data, {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"}, where, kind=where)
+        weight = data.get("hardPodAffinityWeight", 1)
+        ignore = data.get("ignorePreferredTermsOfExistingPods", False)
+        if not isinstance(weight, int) or isinstance(weight, bool):
+            raise ValueError(invalid(f"{where}.hardPodAffinityWeight", weight, "must be an integer"))
+        if not MIN_HARD_POD_AFFINITY_WEIGHT <= weight <= MAX_HARD_POD_AFFINITY_WEIGHT:
+            raise ValueError(invalid(
+                f"{where}.hardPodAffinityWeight", weight,
+                f"not in valid range [{MIN_HARD_POD_AFFINITY_WEIGHT}, {MAX_HARD_POD_AFFINITY_WEIGHT}]",
+            ))
+        if not isinstance(ignore, bool):
+            raise ValueError(
+                invalid(f"{where}.ignorePreferredTermsOfExistingPods", ignore, "must be a boolean")
+            )
+        return cls(hard_pod_affinity_weight=weight, ignore_preferred_terms_of_existing_pods=ignore)
+
+
+ARGS = InterPodAffinityArgs
+
+
+class InterPodAffinity:
+    """Required and preferred pod (anti-)affinity, including existing pods' terms toward the pod."""
+
+    def __init__(self, args: InterPodAffinityArgs, handle: Handle) -> None:
+        self.args = args
+        self._filtering = Filtering(handle)
+        self._scoring = Scoring(
+            handle, args.hard_pod_affinity_weight, args.ignore_preferred_terms_of_existing_pods
+        )
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    # PreFilter / Filter -------------------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        return self._filtering.pre_filter(state, pod, nodes)
+
+    def pre_filter_extensions(self) -> InterPodAffinity:
+        return self
+
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._filtering.add_pod(state, pod, pod_to_add, node_info)
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._filtering.remove_pod(state, pod, pod_to_remove, node_info)
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        return self._filtering.filter(state, pod, node_info)
+
+    # PreScore / Score ---------------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        return self._scoring.pre_score(state, pod, nodes)
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
+        return self._scoring.score(state, pod, node_info)
+
+    def score_extensions(self) -> InterPodAffinity:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        return self._scoring.normalize_score(state, pod, scores)
+
+    # EnqueueExtensions --------------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return [
+            # A placed pod that is added may be the one the pod's affinity waits for; one that is deleted
+            # may be the one its anti-affinity (or the deleted pod's own anti-affinity) refused; a label
+            # change may do either.
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.ASSIGNED_POD,
+                    ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE,
+                ),
+                pod_change_hint,
+            ),
+            # A node that is added or relabelled may open a topology domain the pod can go to. Taint
+            # updates are listed too, as kube-scheduler does, for nodes that join tainted not-ready and
+            # become usable by losing the taint.
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE,
+                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT,
+                ),
+                node_change_hint,
+            ),
+        ]
+
+
+def new(args: Mapping[str, Any] | InterPodAffinityArgs | None, handle: Handle) -> InterPodAffinity:
+    return InterPodAffinity(resolve_args(InterPodAffinityArgs, args), handle)
+
+
+# ----------------------------------------------------------------------------------------- hints
+
+
+def _terms(pod: objects_pb2.Pod, terms: Sequence[objects_pb2.PodAffinityTerm]) -> list[AffinityTerm]:
+    return [affinity_term(pod, term) for term in terms]
+
+
+def _required_affinity(pod: objects_pb2.Pod) -> list[AffinityTerm]:
+    return _terms(pod, pod.spec.affinity.pod_affinity.required_during_scheduling_ignored_during_execution)
+
+
+def _required_anti_affinity(pod: objects_pb2.Pod) -> list[AffinityTerm]:
+    anti = pod.spec.affinity.pod_anti_affinity
+    return _terms(pod, anti.required_during_scheduling_ignored_during_execution)
+
+
+def _matches_all(terms: Sequence[AffinityTerm], pod: objects_pb2.Pod) -> bool:
+    return bool(terms) and all(term.matches(pod) for term in terms)
+
+
+def _matches_any(terms: Sequence[AffinityTerm], pod: objects_pb2.Pod) -> bool:
+    return any(term.matches(pod) for term in terms)
+
+
+def pod_change_hint(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
+    """Whether a placed pod's add / label update / delete may let ``pod`` through Filter."""
+    if (new is not None and not new.spec.node_name) or (old is not None and not old.spec.node_name):
+        # An unscheduled pod is on no node: it counts for no topology domain.
+        return QueueingHint.SKIP
+    affinity = _required_affinity(pod)
+    anti = _required_anti_affinity(pod)
+    if old is not None and new is not None:
+        # Affinity looks for one pod matching all terms; anti-affinity refuses a pod matching any term.
+        if not _matches_all(affinity, old) and _matches_all(affinity, new):
+            return QueueingHint.QUEUE
+        if _matches_any(anti, old) and not _matches_any(anti, new):
+            return QueueingHint.QUEUE
+        # The updated pod's own anti-affinity may have stopped refusing ``pod`` (matchLabelKeys take
+        # their values from the updated pod's labels).
+        refused_before = _matches_any(_required_anti_affinity(old), pod)
+        if refused_before and not _matches_any(_required_anti_affinity(new), pod):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+    if new is not None:
+        return QueueingHint.QUEUE if _matches_all(affinity, new) else QueueingHint.SKIP
+    if old is None:
+        return QueueingHint.QUEUE
+    if _matches_any(anti, old) or _matches_any(_required_anti_affinity(old), pod):
+        return QueueingHint.QUEUE
+    # The deleted pod was the last that matched the affinity terms: a pod matching its own terms may now
+    # start the group afresh (the first-pod rule).
+    if _matches_all(affinity, old) and _matches_all(affinity, pod):
+        return QueueingHint.QUEUE
+    return QueueingHint.SKIP
+
+
+def node_change_hint(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
+    """Whether an added or updated node may let ``pod`` through Filter."""
+    if new is None:
+        return QueueingHint.QUEUE
+    keys = {term.topology_key for term in (*_required_affinity(pod), *_required_anti_affinity(pod))}
+    new_labels = new.metadata.labels
+    if not keys:
+        # Rejected for existing pods' anti-affinity: any new or relabelled node may lie outside the
+        # domains they guard.
+        return QueueingHint.QUEUE
+    if old is None or old.spec.taints != new.spec.taints:
+        # Added (or, as kube-scheduler treats taint updates, usable for the first time): it helps if it
+        # carries one of the pod's topology keys.
+        return QueueingHint.QUEUE if any(key in new_labels for key in keys) else QueueingHint.SKIP
+    old_labels = old.metadata.labels
+    # A topology label gained, lost or changed: the node moved between domains.
+    if any(old_labels.get(key) != new_labels.get(key) for key in keys):
+        return QueueingHint.QUEUE
+    return QueueingHint.SKIP

@@ -1,0 +1,114 @@
+"""Per-pod sums over every node of the snapshot, kept across cycles and recomputed only where nodes changed.
+
+InterPodAffinity and PodTopologySpread need, for each pod they schedule, a sum over all nodes (5,000 of
+them) of something computed from each node's labels and pods: how many pods match a selector per
+topology domain, which topology pairs hold pods whose anti-affinity matches the pod, and so on. Computed
+from scratch, that is a pass over every pod of the cluster per scheduling cycle, which dominates a cycle
+in Python. But pods of one workload ask the same question (same namespace, labels and terms), and
+between two cycles only a few nodes change (the pod just bound, a node update).
+
+So a plugin keys the question (``AggregateCache``, a small LRU) and keeps, per question, the
+contribution of every node it has seen (``NodeAggregate``), indexed by the NodeInfo's ``generation``.
+Generations are process-wide unique and every change to a NodeInfo (its node object, a pod added or
+removed) draws a new one, so a generation names one exact content: a node whose generation is known
+contributes what it contributed before; a new generation is computed; a generation that is no longer in
+the snapshot is subtracted. A cycle thus costs a dictionary lookup per node plus the computation for the
+nodes that changed.
+
+A contribution is a tuple of ``(group, key, amount)``: ``totals[group][key]`` is the sum of the amounts
+and a key stays present while at least one node contributes to it, even with a zero amount (a topology
+domain with no matching pod is still a domain).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from typing import Generic, TypeVar
+
+from scheduler.framework.types import NodeInfo
+
+G = TypeVar("G", bound=Hashable)
+#: What one node adds to the sums: (group, key, amount) triples.
+Contribution = tuple[tuple[G, str, int], ...]
+
+#: How many distinct questions a plugin remembers. Each entry holds one small tuple per node; a cluster
+#: runs a few workloads at a time, and a miss only costs the pass that an uncached plugin always pays.
+DEFAULT_CACHE_SIZE = 16
+
+
+class NodeAggregate(Generic[G]):
+    """The sums of per-node contributions over the nodes last passed to ``refresh``."""
+
+    __slots__ = ("_by_generation", "_refs", "totals")
+
+    def __init__(self) -> None:
+        self._by_generation: dict[int, Contribution[G]] = {}
+        #: group -> key -> summed amount. Read-only for callers: copy before changing.
+        self.totals: dict[G, dict[str, int]] = {}
+        #: group -> key -> how many nodes contribute to it (the key is dropped at zero).
+        self._refs: dict[G, dict[str, int]] = {}
+
+    def refresh(self, nodes: Sequence[NodeInfo], contribution: Callable[[NodeInfo], Contribution[G]]) -> None:
+        """Bring ``totals`` up to date with ``nodes``, calling ``contribution`` only for NodeInfos whose
+        generation was not seen before. ``contribution`` must depend only on the NodeInfo (and on
+        whatever the caller keyed this aggregate with)."""
+        known = self._by_generation
+        fresh = [node_info for node_info in nodes if node_info.generation not in known]
+        for node_info in fresh:
+            if node_info.generation in known:  # the same NodeInfo listed twice
+                continue
+            added = contribution(node_info)
+            known[node_info.generation] = added
+            self._apply(added, +1)
+        if len(known) != len(nodes):
+            # Some generations are gone: nodes that changed (their old generation), or left the list.
+            current = {node_info.generation for node_info in nodes}
+            for generation in known.keys() - current:
+                self._apply(known.pop(generation), -1)
+
+    def _apply(self, contribution: Contribution[G], sign: int) -> None:
+        totals, refs = self.totals, self._refs
+        for group, key, amount in contribution:
+            group_totals = totals.get(group)
+            if group_totals is None:
+                group_totals = totals[group] = {}
+                refs[group] = {}
+            group_refs = refs[group]
+            left = group_refs.get(key, 0) + sign
+            if left > 0:
+                group_refs[key] = left
+                group_totals[key] = group_totals.get(key, 0) + sign * amount
+            else:
+                del group_refs[key]
+                del group_totals[key]
+                if not group_totals:
+                    del totals[group]
+                    del refs[group]
+
+
+class AggregateCache(Generic[G]):
+    """A small LRU of NodeAggregates keyed by the question they answer."""
+
+    __slots__ = ("_entries", "_size")
+
+    def __init__(self, size: int = DEFAULT_CACHE_SIZE) -> None:
+        self._entries: OrderedDict[Hashable, NodeAggregate[G]] = OrderedDict()
+        self._size = size
+
+    def refreshed(
+        self,
+        key: Hashable,
+        nodes: Sequence[NodeInfo],
+        contribution: Callable[[NodeInfo], Contribution[G]],
+    ) -> NodeAggregate[G]:
+        """The aggregate for ``key``, brought up to date with ``nodes``."""
+        aggregate = self._entries.get(key)
+        if aggregate is None:
+            aggregate = self._entries[key] = NodeAggregate()
+            if len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        else:
+            self._entries.move_to_end(key)
+        aggregate.refresh(nodes, contribution)
+        return aggregate
