@@ -1,16 +1,21 @@
 """`podsched apiserver`: run the API server on the embedded store (default) or on etcd.
 
     podsched apiserver [--listen 127.0.0.1:7443] [--data-dir DIR | --etcd host:port,...]
-                       [--compaction-interval 5m]
+                       [--compaction-interval 5m] [--controllers disruption|none]
 
 Once serving it prints one line to stderr, which scripts and tests wait for (with ``--listen
 127.0.0.1:0`` it names the port picked)::
 
     podsched apiserver serving on 127.0.0.1:7443 (store: sqlite /home/me/.local/share/podsched)
 
-SIGTERM or SIGINT stops it cleanly (exit 0): watches end, calls in flight get a few seconds, the store
-is closed. A store that cannot be opened, or an address that cannot be bound, is reported on one line
-and the exit code is 1.
+Then it starts the controllers (``--controllers``; ``disruption``, the default, keeps every
+PodDisruptionBudget's status current) as clients of its own address, as kube-controller-manager is a
+client of kube-apiserver; ``--controllers none`` runs the bare server.
+
+SIGTERM or SIGINT stops it cleanly (exit 0): first the controllers, while the server still answers,
+then the server: watches end, calls in flight get a few seconds, the store is closed. A store that
+cannot be opened, or an address that cannot be bound, is reported on one line and the exit code is 1;
+so is a controller that fails (the server is stopped with it).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from cluster.apiserver.server import ApiServer, ApiServerOptions
+from cluster.client import Client
+from cluster.controllers import DisruptionController
 from store.base import Store, StoreError
 from store.factory import open_store
 
@@ -38,6 +45,12 @@ STOP_GRACE_S = 5.0
 #: How long to wait for the store to answer at start before giving up with an error.
 STORE_OPEN_TIMEOUT_S = 30.0
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+#: What --controllers accepts: the controllers to run beside the server.
+CONTROLLER_CHOICES = ("disruption", "none")
+#: How long the controllers get to stop (close their watches) before the server stops anyway.
+CONTROLLERS_STOP_S = 5.0
+
+log = logging.getLogger(__name__)
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -86,6 +99,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--compaction-interval", type=parse_duration, default=DEFAULT_COMPACTION_INTERVAL_S,
         metavar="DURATION", help="time between store compactions, like 5m or 30s (default 5m)",
+    )
+    parser.add_argument(
+        "--controllers", choices=CONTROLLER_CHOICES, default="disruption",
+        help="controllers to run beside the server, as its clients: disruption (keeps every "
+        "PodDisruptionBudget's status current) or none (default disruption)",
     )
     parser.set_defaults(func=run)
 
@@ -140,13 +158,13 @@ async def _serve(args: argparse.Namespace, data_dir: str) -> int:
         except (StoreError, OSError, ValueError, TimeoutError) as exc:
             return _fail(f"cannot open the store ({description}): {exc or type(exc).__name__}")
         try:
-            return await _serve_on(store, options, description, signalled)
+            return await _serve_on(store, options, description, signalled, args.controllers)
         finally:
             await store.close()
 
 
 async def _serve_on(
-    store: Store, options: ApiServerOptions, description: str, signalled: asyncio.Event
+    store: Store, options: ApiServerOptions, description: str, signalled: asyncio.Event, controllers: str
 ) -> int:
     server = ApiServer(store, options)
     try:
@@ -159,15 +177,58 @@ async def _serve_on(
     print(
         f"podsched apiserver serving on {server.address} (store: {description})", file=sys.stderr, flush=True
     )
+    running = None
+    if controllers != "none":
+        running = asyncio.create_task(_run_controllers(server.address), name="apiserver-controllers")
     closed = asyncio.create_task(server.wait_closed(), name="apiserver-closed")
     signal_wait = asyncio.create_task(signalled.wait(), name="apiserver-signal")
     try:
-        await asyncio.wait((closed, signal_wait), return_when=asyncio.FIRST_COMPLETED)
-        if signalled.is_set():
+        waiting = [closed, signal_wait] + ([running] if running is not None else [])
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        failure = await _stop_controllers(running)
+        if signalled.is_set() or failure is not None:
             await server.stop(STOP_GRACE_S)
         await closed
     except Exception as exc:  # the server's background work failed: it has stopped itself
         return _fail(f"stopped: {type(exc).__name__}: {exc}")
     finally:
         signal_wait.cancel()
+        if running is not None:
+            running.cancel()
+    if failure is not None:
+        return _fail(f"stopped: the controllers failed: {failure}")
     return 0
+
+
+def _own_address(address: str) -> str:
+    """Where this process reaches its own server: a wildcard listen address means loopback."""
+    host, _, port = address.rpartition(":")
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host in ("[::]", "::"):
+        host = "[::1]"
+    return f"{host}:{port}"
+
+
+async def _run_controllers(address: str) -> None:
+    """The controllers, as clients of the server at ``address`` (never of its store): until cancelled."""
+    async with Client(_own_address(address)) as client:
+        await DisruptionController(client).run()
+
+
+async def _stop_controllers(running: asyncio.Task[None] | None) -> str | None:
+    """Cancel the controllers and give them CONTROLLERS_STOP_S to end; why they had ended on their own
+    (None when they were still running, or never started)."""
+    if running is None:
+        return None
+    if running.done():
+        error = None if running.cancelled() else running.exception()
+        if error is None:
+            return "they ended without an error"
+        log.error("the controllers failed", exc_info=error)
+        return f"{type(error).__name__}: {error}"
+    running.cancel()
+    done, _ = await asyncio.wait([running], timeout=CONTROLLERS_STOP_S)
+    if not done:
+        log.warning("the controllers did not stop within %gs; stopping the server anyway", CONTROLLERS_STOP_S)
+    return None
