@@ -57,58 +57,69 @@ def cm(cpu: int, memory: int, **other: str) -> dict[str, str]:
     return {"cpu": f"{cpu}m", "memory": str(memory), **other}
 
 
-# fit_test.go's TestEnoughRequests cases (and a few more): (pod, what the node's pods request, args, reasons).
+# fit_test.go's TestEnoughRequests cases (and a few more): (pod, what the node's pods request, args,
+# reasons, code). A request larger than the whole node is unresolvable: evicting pods cannot help.
+U = Code.UNSCHEDULABLE
+X = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+ALL_SHORT = {**cm(11, 21), "ephemeral-storage": "21", "example.com/foo": "6", "example.com/bar": "1"}
+ALL_REASONS = (
+    "Insufficient cpu",
+    "Insufficient memory",
+    "Insufficient ephemeral-storage",
+    "Insufficient example.com/bar",
+    "Insufficient example.com/foo",
+)
+
+
 @pytest.mark.parametrize(
-    ("the_pod", "used", "args", "reasons"),
+    ("the_pod", "used", "args", "reasons", "code"),
     [
-        (pod(), cm(10, 20), None, ()),
-        (requesting(cm(1, 1)), cm(10, 20), None, ("Insufficient cpu", "Insufficient memory")),
-        (with_init(cm(1, 1), cm(3, 1)), cm(8, 19), None, ("Insufficient cpu",)),
-        (with_init(cm(1, 1), cm(3, 1), cm(2, 1)), cm(8, 19), None, ("Insufficient cpu",)),
-        (with_init(cm(1, 1), cm(1, 3)), cm(9, 19), None, ("Insufficient memory",)),
-        (with_init(cm(1, 1), cm(1, 1), cm(1, 1)), cm(9, 19), None, ()),
-        (requesting(cm(1, 1)), cm(5, 5), None, ()),
-        (requesting(cm(2, 1)), cm(9, 5), None, ("Insufficient cpu",)),
-        (requesting(cm(1, 2)), cm(5, 19), None, ("Insufficient memory",)),
-        (requesting(cm(5, 1)), cm(5, 19), None, ()),
-        (requesting({"example.com/foo": "1"}), cm(0, 0), None, ()),
+        (pod(), cm(10, 20), None, (), None),
+        (requesting(cm(1, 1)), cm(10, 20), None, ("Insufficient cpu", "Insufficient memory"), U),
+        (with_init(cm(1, 1), cm(3, 1)), cm(8, 19), None, ("Insufficient cpu",), U),
+        (with_init(cm(1, 1), cm(3, 1), cm(2, 1)), cm(8, 19), None, ("Insufficient cpu",), U),
+        (with_init(cm(1, 1), cm(1, 3)), cm(9, 19), None, ("Insufficient memory",), U),
+        (with_init(cm(1, 1), cm(1, 1), cm(1, 1)), cm(9, 19), None, (), None),
+        (requesting(cm(1, 1)), cm(5, 5), None, (), None),
+        (requesting(cm(2, 1)), cm(9, 5), None, ("Insufficient cpu",), U),
+        (requesting(cm(1, 2)), cm(5, 19), None, ("Insufficient memory",), U),
+        (requesting(cm(5, 1)), cm(5, 19), None, (), None),
+        (requesting({"example.com/foo": "1"}), cm(0, 0), None, (), None),
         (
             requesting({"example.com/foo": "3"}),
             {"example.com/foo": "3"},
             None,
             ("Insufficient example.com/foo",),
+            U,
         ),
-        (requesting({"example.com/bar": "1"}), cm(0, 0), None, ("Insufficient example.com/bar",)),
-        (requesting({"example.com/bar": "1"}), cm(0, 0), {"ignoredResources": ["example.com/bar"]}, ()),
-        (requesting({"example.com/bar": "1"}), cm(0, 0), {"ignoredResourceGroups": ["example.com"]}, ()),
+        (requesting({"example.com/bar": "1"}), cm(0, 0), None, ("Insufficient example.com/bar",), X),
+        (requesting({"example.com/bar": "1"}), cm(0, 0), {"ignoredResources": ["example.com/bar"]}, (), None),
+        (
+            requesting({"example.com/bar": "1"}),
+            cm(0, 0),
+            {"ignoredResourceGroups": ["example.com"]},
+            (),
+            None,
+        ),
         (
             requesting({"hugepages-2Mi": "30"}),
             cm(0, 0),
             {"ignoredResources": ["hugepages-2Mi"]},
             ("Insufficient hugepages-2Mi",),
+            X,
         ),
-        (with_init(cm(1, 1), overhead={"cpu": "4m"}), cm(5, 5), None, ()),
-        (with_init(cm(1, 1), overhead={"cpu": "5m"}), cm(5, 5), None, ("Insufficient cpu",)),
+        (with_init(cm(1, 1), overhead={"cpu": "4m"}), cm(5, 5), None, (), None),
+        (with_init(cm(1, 1), overhead={"cpu": "5m"}), cm(5, 5), None, ("Insufficient cpu",), U),
         (
             requesting({"ephemeral-storage": "10"}),
             {"ephemeral-storage": "15"},
             None,
             ("Insufficient ephemeral-storage",),
+            U,
         ),
-        (
-            requesting(
-                {**cm(11, 21), "ephemeral-storage": "21", "example.com/foo": "6", "example.com/bar": "1"}
-            ),
-            cm(0, 0),
-            None,
-            (
-                "Insufficient cpu",
-                "Insufficient memory",
-                "Insufficient ephemeral-storage",
-                "Insufficient example.com/bar",
-                "Insufficient example.com/foo",
-            ),
-        ),
+        (requesting(ALL_SHORT), cm(0, 0), None, ALL_REASONS, X),
+        (requesting(cm(6, 0)), cm(5, 0), None, ("Insufficient cpu",), U),
+        (requesting(cm(11, 0)), cm(5, 0), None, ("Insufficient cpu",), X),
     ],
     ids=[
         "no-requests-always-fits",
@@ -131,9 +142,13 @@ def cm(cpu: int, memory: int, **other: str) -> dict[str, str]:
         "overhead-counts",
         "ephemeral-storage-short",
         "every-shortfall-listed",
+        "preemption-could-help",
+        "larger-than-the-whole-node",
     ],
 )
-def test_filter(the_pod: Any, used: dict[str, str], args: Any, reasons: tuple[str, ...]) -> None:
+def test_filter(
+    the_pod: Any, used: dict[str, str], args: Any, reasons: tuple[str, ...], code: Code | None
+) -> None:
     p = plugin(args)
     assert isinstance(p, PreFilterPlugin) and isinstance(p, FilterPlugin)
     info = node_info(node("node", allocatable=SMALL), [requesting(used, name="existing", node_name="node")])
@@ -141,10 +156,10 @@ def test_filter(the_pod: Any, used: dict[str, str], args: Any, reasons: tuple[st
     pod_info = PodInfo(the_pod)
     assert p.pre_filter(state, pod_info, [info]) == (None, None)
     status = p.filter(state, pod_info, info)
-    if not reasons:
+    if code is None:
         assert status is None
     else:
-        assert status is not None and status.code is Code.UNSCHEDULABLE
+        assert status is not None and status.code is code
         assert status.reasons == reasons
 
 

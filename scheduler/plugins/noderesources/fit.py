@@ -4,7 +4,9 @@ strategy ranks the nodes that fit (Score).
 Fit: for CPU, memory, ephemeral storage and every extended resource the pod requests (> 0),
 ``requested on the node + the pod's request <= allocatable``, and one more pod must not exceed the
 node's pod count. Every shortfall is reported ("Insufficient cpu", "Insufficient memory", "Too many
-pods"); the status is UNSCHEDULABLE, since evicting pods frees resources. ``ignoredResources`` and
+pods"). The status is UNSCHEDULABLE, since evicting pods frees resources, unless the pod asks for more
+of some resource than the whole node has: then no preemption can help, and it is
+UNSCHEDULABLE_AND_UNRESOLVABLE (as kube-scheduler since v1.34). ``ignoredResources`` and
 ``ignoredResourceGroups`` (the part before the "/") exempt extended resources from the check.
 
 Scoring strategies (per resource ``r`` the node has, weighted average over the configured resources,
@@ -365,8 +367,12 @@ class NodeResourcesFit:
             checks: tuple[_Check, ...] = state.read(_PRE_FILTER_KEY)
         except NotFound:
             return Status.as_error(f"reading {_PRE_FILTER_KEY!r} from the cycle state: PreFilter did not run")
-        reasons = _insufficient(checks, node_info.allocatable, node_info.requested, len(node_info.pods))
-        return Status.unschedulable(*reasons) if reasons else None
+        reasons, unresolvable = _insufficient(
+            checks, node_info.allocatable, node_info.requested, len(node_info.pods)
+        )
+        if not reasons:
+            return None
+        return Status.unresolvable(*reasons) if unresolvable else Status.unschedulable(*reasons)
 
     # ------------------------------------------------------------------------------------ scoring
 
@@ -407,7 +413,7 @@ class NodeResourcesFit:
         requests = pod_requests(pod)
         after = Resource.from_quantities(new.status.allocatable)
         # The pod would not fit even on the empty node: nothing to gain from it.
-        if _insufficient(self._checks(requests), after, Resource(), 0):
+        if _insufficient(self._checks(requests), after, Resource(), 0)[0]:
             return QueueingHint.SKIP
         if old is None:
             return QueueingHint.QUEUE
@@ -421,14 +427,19 @@ class NodeResourcesFit:
 
 def _insufficient(
     checks: Sequence[_Check], allocatable: Resource, requested: Resource, pods: int
-) -> list[str]:
+) -> tuple[list[str], bool]:
+    """The reasons the pod does not fit, and whether one of them is a request larger than the whole
+    node's allocatable (which evicting pods cannot fix; a full pod count can be)."""
     reasons = []
+    unresolvable = False
     if pods + 1 > allocatable.allowed_pod_number:
         reasons.append(ERR_REASON_TOO_MANY_PODS)
     for name, amount, reason in checks:
-        if amount > allocatable.get(name) - requested.get(name):
+        have = allocatable.get(name)
+        if amount > have - requested.get(name):
             reasons.append(reason)
-    return reasons
+            unresolvable = unresolvable or amount > have
+    return reasons, unresolvable
 
 
 def _after_pod_delete(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
