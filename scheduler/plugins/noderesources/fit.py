@@ -6,7 +6,7 @@ Fit: for CPU, memory, ephemeral storage and every extended resource the pod requ
 node's pod count. Every shortfall is reported ("Insufficient cpu", "Insufficient memory", "Too many
 pods"). The status is UNSCHEDULABLE, since evicting pods frees resources, unless the pod asks for more
 of some resource than the whole node has: then no preemption can help, and it is
-UNSCHEDULABLE_AND_UNRESOLVABLE (as kube-scheduler since v1.34). ``ignoredResources`` and
+UNSCHEDULABLE_AND_UNRESOLVABLE (as recent kube-scheduler releases mark it). ``ignoredResources`` and
 ``ignoredResourceGroups`` (the part before the "/") exempt extended resources from the check.
 
 Scoring strategies (per resource ``r`` the node has, weighted average over the configured resources,
