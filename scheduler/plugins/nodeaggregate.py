@@ -67,6 +67,10 @@ class NodeAggregate(Generic[G]):
             for generation in known.keys() - current:
                 self._apply(known.pop(generation), -1)
 
+    def contribution_of(self, node_info: NodeInfo) -> Contribution[G] | None:
+        """What ``node_info`` contributed at the last refresh (None if it was not among the nodes)."""
+        return self._by_generation.get(node_info.generation)
+
     def _apply(self, contribution: Contribution[G], sign: int) -> None:
         totals, refs = self.totals, self._refs
         for group, key, amount in contribution:

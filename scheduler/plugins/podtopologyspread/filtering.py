@@ -1,0 +1,185 @@
+"""PodTopologySpread's PreFilter, Filter and PreFilterExtensions: the DoNotSchedule constraints.
+
+PreFilter counts, per constraint and topology domain, the matching pods on eligible nodes (see
+common.py) and the global minimum over the domains. Filter admits a node when, for every constraint,
+
+    matching pods in the node's domain + 1 if the pod matches its own selector - global minimum <= maxSkew
+
+where the global minimum is 0 while there are fewer eligible domains than minDomains. AddPod / RemovePod
+change one count by one; the minimum then follows from a histogram of the counts (how many domains
+hold exactly k pods), built on the first such change, so it stays exact without a scan.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from scheduler.framework import CycleState, Handle, NodeInfo, NotFound, PodInfo, PreFilterResult, Status
+from scheduler.plugins.nodeaggregate import AggregateCache
+from scheduler.plugins.podtopologyspread.common import (
+    DO_NOT_SCHEDULE,
+    Constraint,
+    Inclusion,
+    aggregate_key,
+    constraints_of,
+    has_all_keys,
+    spread_contribution,
+)
+
+PRE_FILTER_STATE_KEY = "PreFilterPodTopologySpread"
+
+REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+REASON_NODE_LABEL_NOT_MATCH = REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+#: The minimum of a constraint without any eligible domain (kube-scheduler's MaxInt32): every skew is
+#: then negative, so Filter does not hold the pod back on that constraint.
+NO_DOMAIN_MIN = 2**31 - 1
+
+
+class FilterState:
+    """Per constraint: topology value -> matching pods, and the minimum over those values.
+
+    The count dictionaries are shared with the aggregate they came from until the first AddPod /
+    RemovePod (which the framework runs on a cloned CycleState), which copies them."""
+
+    __slots__ = ("_histograms", "constraints", "counts", "inclusion", "minimums", "namespace", "self_match")
+
+    def __init__(
+        self,
+        constraints: tuple[Constraint, ...],
+        self_match: tuple[int, ...],
+        namespace: str,
+        inclusion: Inclusion,
+        counts: list[dict[str, int]],
+        minimums: list[int],
+        histograms: list[Counter[int]] | None = None,
+    ) -> None:
+        self.constraints = constraints
+        #: 1 where the incoming pod matches the constraint's own selector.
+        self.self_match = self_match
+        self.namespace = namespace
+        self.inclusion = inclusion
+        self.counts = counts
+        self.minimums = minimums
+        #: Per constraint: pod count -> number of domains with that count; None until the first change.
+        self._histograms = histograms
+
+    def min_match(self, i: int) -> int:
+        """The global minimum to compute skews against for constraint ``i``."""
+        if len(self.counts[i]) < self.constraints[i].min_domains:
+            return 0
+        return self.minimums[i]
+
+    def clone(self) -> FilterState:
+        return FilterState(
+            self.constraints, self.self_match, self.namespace, self.inclusion,
+            [dict(c) for c in self.counts], list(self.minimums),
+            [Counter(c.values()) for c in self.counts],
+        )
+
+    def update_with_pod(self, pod_info: PodInfo, node_info: NodeInfo, delta: int) -> None:
+        """Account for ``pod_info`` being added to (+1) or removed from (-1) the node."""
+        node = node_info.node
+        metadata = pod_info.pod.metadata
+        if node is None or metadata.namespace != self.namespace:
+            return
+        labels = node.metadata.labels
+        if not has_all_keys(labels, self.constraints):
+            return
+        for i, c in enumerate(self.constraints):
+            # An empty selector counts nothing, as in PreFilter.
+            if c.selector.empty or not c.selector.matches(metadata.labels):
+                continue
+            if not self.inclusion.admits(c, node):
+                continue
+            self._change(i, labels[c.topology_key], delta)
+
+    def _change(self, i: int, value: str, delta: int) -> None:
+        if self._histograms is None:
+            self.counts = [dict(c) for c in self.counts]
+            self._histograms = [Counter(c.values()) for c in self.counts]
+        counts, histogram = self.counts[i], self._histograms[i]
+        old = counts.get(value)
+        new = (old or 0) + delta
+        counts[value] = new
+        if old is not None:
+            histogram[old] -= 1
+            if histogram[old] <= 0:
+                del histogram[old]
+        histogram[new] += 1
+        if new < self.minimums[i]:
+            self.minimums[i] = new
+        elif old == self.minimums[i] and old not in histogram:
+            # The last domain at the minimum went up by one: every other domain was above it, so the
+            # new minimum is this domain's new count.
+            self.minimums[i] = new
+
+
+class Filtering:
+    """The PreFilter / Filter half of the plugin, with its per-workload aggregates."""
+
+    def __init__(self, handle: Handle) -> None:
+        self._handle = handle
+        self._aggregates: AggregateCache[int] = AggregateCache()
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        constraints = constraints_of(pod.pod, DO_NOT_SCHEDULE)
+        if not constraints:
+            return None, Status.skip()
+        namespace = pod.pod.metadata.namespace
+        inclusion = Inclusion(pod.pod, constraints)
+        totals = self._aggregates.refreshed(
+            aggregate_key(pod.pod, constraints), nodes, spread_contribution(namespace, constraints, inclusion)
+        ).totals
+        counts = [totals.get(i, {}) for i in range(len(constraints))]
+        labels = pod.pod.metadata.labels
+        state.write(PRE_FILTER_STATE_KEY, FilterState(
+            constraints,
+            tuple(int(c.selector.matches(labels)) for c in constraints),
+            namespace,
+            inclusion,
+            counts,
+            [min(c.values(), default=NO_DOMAIN_MIN) for c in counts],
+        ))
+        return None, None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None:
+            return Status.as_error("node not found")
+        try:
+            s: FilterState = state.read(PRE_FILTER_STATE_KEY)
+        except NotFound as exc:
+            return Status.as_error(exc)
+        labels = node.metadata.labels
+        for i, c in enumerate(s.constraints):
+            value = labels.get(c.topology_key)
+            if value is None:
+                # No pod eviction gives a node a label.
+                return Status.unresolvable(REASON_NODE_LABEL_NOT_MATCH)
+            skew = s.counts[i].get(value, 0) + s.self_match[i] - s.min_match(i)
+            if skew > c.max_skew:
+                return Status.unschedulable(REASON_CONSTRAINTS_NOT_MATCH)
+        return None
+
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return _update(state, pod_to_add, node_info, +1)
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return _update(state, pod_to_remove, node_info, -1)
+
+
+def _update(state: CycleState, pod_info: PodInfo, node_info: NodeInfo, delta: int) -> Status | None:
+    try:
+        s: FilterState = state.read(PRE_FILTER_STATE_KEY)
+    except NotFound as exc:
+        return Status.as_error(exc)
+    s.update_with_pod(pod_info, node_info, delta)
+    return None

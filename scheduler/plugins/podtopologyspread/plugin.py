@@ -1,0 +1,263 @@
+"""The PodTopologySpread plugin: its args, the plugin class, and the events that can change its verdict.
+
+Default constraints. kube-scheduler applies ``defaultConstraints`` (or, with ``defaultingType: System``,
+its built-in hostname/zone ScheduleAnyway pair) to pods that have no constraints of their own, with a
+selector built from the Services, ReplicationControllers, ReplicaSets and StatefulSets that select the
+pod, and applies nothing when none does. podsched has none of those objects, so the args are validated
+exactly as kube-scheduler validates them but no default constraint ever applies: only a pod's own
+``topologySpreadConstraints`` spread it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+from google.protobuf import json_format
+
+from cluster.api import objects_pb2
+from cluster.api.validation import (
+    duplicate,
+    forbidden,
+    invalid,
+    is_qualified_name,
+    not_supported,
+    required,
+)
+from scheduler.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    PreFilterResult,
+    QueueingHint,
+    Status,
+)
+from scheduler.plugins.helpers import check_fields, resolve_args
+from scheduler.plugins.podtopologyspread.common import (
+    DO_NOT_SCHEDULE,
+    SCHEDULE_ANYWAY,
+    Constraint,
+    constraints_of,
+    has_all_keys,
+)
+from scheduler.plugins.podtopologyspread.filtering import Filtering
+from scheduler.plugins.podtopologyspread.scoring import Scoring
+
+NAME = "PodTopologySpread"
+
+SYSTEM_DEFAULTING = "System"
+LIST_DEFAULTING = "List"
+_DEFAULTING_TYPES = (SYSTEM_DEFAULTING, LIST_DEFAULTING)
+_WHEN_UNSATISFIABLE = (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
+_CONSTRAINT_FIELDS = frozenset({
+    "maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains", "nodeAffinityPolicy",
+    "nodeTaintsPolicy", "matchLabelKeys",
+})
+
+
+@dataclass(frozen=True)
+class PodTopologySpreadArgs:
+    """pluginConfig args (kubescheduler.config.k8s.io/v1 PodTopologySpreadArgs); see the module
+    docstring for why default constraints never apply in podsched."""
+
+    default_constraints: tuple[objects_pb2.TopologySpreadConstraint, ...] = ()
+    #: "System" (kube-scheduler's default: its built-in constraints) or "List" (``default_constraints``).
+    defaulting_type: str = SYSTEM_DEFAULTING
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """Defaults applied, kube-scheduler's validation; ValueError lists every bad field."""
+        where = "PodTopologySpreadArgs"
+        check_fields(data, {"defaultConstraints", "defaultingType"}, where, kind=where)
+        defaulting = data.get("defaultingType", SYSTEM_DEFAULTING)
+        raw = data.get("defaultConstraints") or []
+        if not isinstance(raw, list):
+            raise ValueError(invalid(f"{where}.defaultConstraints", raw, "must be a list"))
+        problems: list[str] = []
+        if defaulting not in _DEFAULTING_TYPES:
+            problems.append(not_supported(f"{where}.defaultingType", defaulting, _DEFAULTING_TYPES))
+        elif defaulting == SYSTEM_DEFAULTING and raw:
+            problems.append(
+                invalid(f"{where}.defaultingType", defaulting, "when .defaultConstraints are not empty")
+            )
+        constraints: list[objects_pb2.TopologySpreadConstraint] = []
+        for i, item in enumerate(raw):
+            path = f"{where}.defaultConstraints[{i}]"
+            check_fields(item, _CONSTRAINT_FIELDS, path)
+            try:
+                constraint = json_format.ParseDict(item, objects_pb2.TopologySpreadConstraint())
+            except json_format.ParseError as exc:
+                raise ValueError(f"{path}: {exc}") from None
+            problems += _default_constraint_problems(constraint, path, constraints)
+            constraints.append(constraint)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return cls(tuple(constraints), defaulting)
+
+
+ARGS = PodTopologySpreadArgs
+
+
+def _default_constraint_problems(
+    c: objects_pb2.TopologySpreadConstraint,
+    path: str,
+    earlier: Sequence[objects_pb2.TopologySpreadConstraint],
+) -> list[str]:
+    """kube-scheduler's ValidatePodTopologySpreadArgs for one default constraint."""
+    problems = []
+    if c.max_skew <= 0:
+        problems.append(invalid(f"{path}.maxSkew", c.max_skew, "not in valid range (0, inf)"))
+    if not c.topology_key:
+        problems.append(required(f"{path}.topologyKey", "can not be empty"))
+    else:
+        problems += [
+            invalid(f"{path}.topologyKey", c.topology_key, p) for p in is_qualified_name(c.topology_key)
+        ]
+    if not c.when_unsatisfiable:
+        problems.append(required(f"{path}.whenUnsatisfiable", "can not be empty"))
+    elif c.when_unsatisfiable not in _WHEN_UNSATISFIABLE:
+        problems.append(
+            not_supported(f"{path}.whenUnsatisfiable", c.when_unsatisfiable, _WHEN_UNSATISFIABLE)
+        )
+    if c.HasField("label_selector"):
+        problems.append(forbidden(
+            f"{path}.labelSelector", "constraint must not define a selector, as they deduced for each pod"
+        ))
+    if any((o.topology_key, o.when_unsatisfiable) == (c.topology_key, c.when_unsatisfiable) for o in earlier):
+        problems.append(duplicate(path, f"{{{c.topology_key}, {c.when_unsatisfiable}}}"))
+    return problems
+
+
+class PodTopologySpread:
+    """Spread pods over topology domains: DoNotSchedule constraints filter, ScheduleAnyway ones score."""
+
+    def __init__(self, args: PodTopologySpreadArgs, handle: Handle) -> None:
+        self.args = args
+        self._filtering = Filtering(handle)
+        self._scoring = Scoring(handle)
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    # PreFilter / Filter -------------------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        return self._filtering.pre_filter(state, pod, nodes)
+
+    def pre_filter_extensions(self) -> PodTopologySpread:
+        return self
+
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._filtering.add_pod(state, pod, pod_to_add, node_info)
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._filtering.remove_pod(state, pod, pod_to_remove, node_info)
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        return self._filtering.filter(state, pod, node_info)
+
+    # PreScore / Score ---------------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        return self._scoring.pre_score(state, pod, nodes)
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
+        return self._scoring.score(state, pod, node_info)
+
+    def score_extensions(self) -> PodTopologySpread:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        return self._scoring.normalize_score(state, pod, scores)
+
+    # EnqueueExtensions --------------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return [
+            # A placed pod added, relabelled or deleted changes the count of its domain, hence the skew.
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.ASSIGNED_POD,
+                    ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE,
+                ),
+                pod_change_hint,
+            ),
+            # A node added, deleted, relabelled (it moves between domains, or gains the keys) or with
+            # new taints (nodeTaintsPolicy: Honor) changes the domains and hence the global minimum.
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE,
+                    ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
+                    | ActionType.UPDATE_NODE_TAINT,
+                ),
+                node_change_hint,
+            ),
+        ]
+
+
+def new(args: Mapping[str, Any] | PodTopologySpreadArgs | None, handle: Handle) -> PodTopologySpread:
+    return PodTopologySpread(resolve_args(PodTopologySpreadArgs, args), handle)
+
+
+# ----------------------------------------------------------------------------------------- hints
+
+
+def _matches_any(constraints: Sequence[Constraint], labels: Mapping[str, str]) -> bool:
+    return any(c.selector.matches(labels) for c in constraints)
+
+
+def pod_change_hint(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
+    """Whether a placed pod's add / label update / delete may change the pending pod's skews."""
+    for other in (old, new):
+        # Only placed pods of the pod's own namespace are counted.
+        if other is None:
+            continue
+        if not other.spec.node_name or other.metadata.namespace != pod.metadata.namespace:
+            return QueueingHint.SKIP
+    constraints = constraints_of(pod, DO_NOT_SCHEDULE)
+    if old is not None and new is not None:
+        if old.metadata.labels == new.metadata.labels:
+            return QueueingHint.SKIP
+        # Only a change in whether the pod matches some constraint moves a count.
+        flipped = any(c.selector.matches(old.metadata.labels) != c.selector.matches(new.metadata.labels)
+                      for c in constraints)
+        return QueueingHint.QUEUE if flipped else QueueingHint.SKIP
+    changed = new if new is not None else old
+    if changed is None:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE if _matches_any(constraints, changed.metadata.labels) else QueueingHint.SKIP
+
+
+def node_change_hint(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
+    """Whether an added, deleted or updated node may change the pending pod's domains."""
+    constraints = constraints_of(pod, DO_NOT_SCHEDULE)
+    old_matches = old is not None and has_all_keys(old.metadata.labels, constraints)
+    new_matches = new is not None and has_all_keys(new.metadata.labels, constraints)
+    if old is not None and new is not None:
+        if old_matches != new_matches:
+            # The node joined or left the eligible nodes.
+            return QueueingHint.QUEUE
+        if new_matches and (
+            any(old.metadata.labels[c.topology_key] != new.metadata.labels[c.topology_key]
+                for c in constraints)
+            or old.spec.taints != new.spec.taints
+        ):
+            # It moved to another domain, or its taints changed (nodeTaintsPolicy: Honor counts them).
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+    # Added or deleted: it matters if it is (was) in some domain of every constraint.
+    return QueueingHint.QUEUE if (new_matches or old_matches) else QueueingHint.SKIP
