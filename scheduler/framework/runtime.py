@@ -1,0 +1,749 @@
+"""The framework runtime: one profile's plugins, built once, run at each extension point.
+
+``build_framework(profile, registry, handle)`` instantiates every plugin the profile enables, once even
+when it serves several extension points, expands multiPoint into the extension points each plugin
+implements, and checks what kube-scheduler's NewFramework checks (a plugin enabled at a point must
+implement it, exactly one QueueSort plugin, at least one Bind plugin). ``Framework``'s ``run_*`` methods
+follow kube-scheduler's pkg/scheduler/framework/runtime/framework.go:
+
+* PreFilter: SKIP puts the plugin in ``state.skip_filter_plugins`` (its Filter and PreFilterExtensions
+  do not run); results are intersected, and an empty intersection rejects the pod everywhere
+  ("node(s) didn't satisfy plugin(s) [A B] simultaneously"); UNSCHEDULABLE_AND_UNRESOLVABLE stops at
+  once, UNSCHEDULABLE is remembered while the others still run (preemption needs their state).
+* Filter: stops at the first rejection and stamps the plugin; any other non-success is an ERROR.
+  ``run_filter_with_nominated_pods`` is RunFilterPluginsWithNominatedPods' two passes.
+* Score: raw scores per plugin, NormalizeScore, a 0..100 check, times the weight, summed per node.
+* Reserve in order, Unreserve in reverse; Permit's WAIT parks the pod in the waiting pods until every
+  waiting plugin allows it, one rejects it, or a plugin's timeout passes; Bind stops at the first
+  plugin that does not SKIP; PostFilter stops at the first success and otherwise combines the reasons.
+
+Every returned non-success Status carries the plugin's name; an exception raised by a plugin becomes an
+ERROR status of that plugin (the exception is kept in ``Status.error``), so a buggy plugin fails the
+cycle, not the scheduler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from scheduler.clock import Clock, SystemClock
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    Handle,
+    Plugin,
+    PodNominator,
+    PreFilterExtensions,
+    ScoreExtensions,
+    SharedLister,
+)
+from scheduler.framework.registry import ALL_PLUGINS, EXTENSION_POINTS, PluginLoadError, PluginSet, Registry
+from scheduler.framework.status import Code, Status
+from scheduler.framework.types import (
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+)
+
+log = logging.getLogger(__name__)
+
+#: The method that makes a plugin an implementation of each extension point.
+ENTRY_METHODS: Mapping[str, str] = {
+    "queueSort": "less",
+    "preFilter": "pre_filter",
+    "filter": "filter",
+    "postFilter": "post_filter",
+    "preScore": "pre_score",
+    "score": "score",
+    "reserve": "reserve",
+    "permit": "permit",
+    "preBind": "pre_bind",
+    "bind": "bind",
+    "postBind": "post_bind",
+}
+
+#: Extension points whose plugins can reject a pod, and so must say which events may change their mind
+#: (kube-scheduler's shouldHaveEnqueueExtensions).
+_REJECTING_POINTS = ("preFilter", "filter", "reserve", "permit")
+
+#: A plugin that can reject pods but declares no events is requeued by every event (kube-scheduler's
+#: defaultEnqueueExtension): slower, never stranded.
+_ALL_EVENTS = (ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionType.ALL)),)
+
+#: The longest a Permit plugin may hold a pod (kube-scheduler's maxTimeout, 15 minutes).
+MAX_PERMIT_TIMEOUT_SECONDS = 15 * 60.0
+
+#: CycleState key under which ``run_pre_filter`` records the plugins whose PreFilterResult narrowed the
+#: nodes (a frozenset of names): the plugins to blame when the pod fits none of the remaining nodes.
+PRE_FILTER_NARROWING_PLUGINS = "framework/pre-filter-narrowing-plugins"
+
+
+class FrameworkError(Exception):
+    """A profile cannot be built into a framework (a plugin missing, failing to start, misplaced)."""
+
+
+class Profile(Protocol):
+    """What ``build_framework`` needs of a profile (``scheduler.config.Profile`` has it)."""
+
+    @property
+    def scheduler_name(self) -> str: ...
+
+    @property
+    def plugins(self) -> PluginSet: ...
+
+    @property
+    def plugin_args(self) -> Mapping[str, Any]: ...
+
+    @property
+    def percentage_of_nodes_to_score(self) -> int | None: ...
+
+
+@dataclass(slots=True)
+class ScoreResult:
+    """What Score produced for the feasible nodes, each list in the order the nodes were given."""
+
+    #: Per node: the sum over plugins of normalized score x weight.
+    totals: list[NodeScore]
+    #: Per plugin: its normalized score (0..100) of each node, before weighting.
+    per_plugin: dict[str, list[NodeScore]]
+    #: Per plugin: its weight.
+    weights: dict[str, int]
+
+
+# ------------------------------------------------------------------------------------- waiting pods
+
+
+class WaitingPod:
+    """A pod that Permit told to wait: it goes on to bind when every waiting plugin has allowed it, and
+    fails when one rejects it or one's timeout passes. The first decision wins."""
+
+    def __init__(self, pod_info: PodInfo, timeouts: Mapping[str, float], now: float) -> None:
+        self.pod_info = pod_info
+        self._timeouts = dict(timeouts)
+        self._deadlines = {plugin: now + timeout for plugin, timeout in timeouts.items()}
+        self._decided = False
+        self._status: Status | None = None
+        self._changed = asyncio.Event()
+
+    @property
+    def pod(self) -> Any:
+        return self.pod_info.pod
+
+    def pending_plugins(self) -> list[str]:
+        return list(self._deadlines)
+
+    def allow(self, plugin: str) -> None:
+        """``plugin`` no longer holds the pod; the pod goes on when no plugin does."""
+        self._deadlines.pop(plugin, None)
+        if not self._deadlines and not self._decided:
+            self._decided = True
+        self._changed.set()
+
+    def reject(self, plugin: str, message: str) -> None:
+        if not self._decided:
+            self._decided = True
+            self._status = Status(Code.UNSCHEDULABLE, (message,), plugin=plugin)
+        self._changed.set()
+
+    def _next_deadline(self) -> tuple[str, float]:
+        plugin = min(self._deadlines, key=self._deadlines.__getitem__)
+        return plugin, self._deadlines[plugin]
+
+
+class WaitingPods:
+    """The pods waiting at Permit, by pod key. One map serves every profile, as in kube-scheduler, so a
+    Permit plugin can see (and allow) pods of other profiles."""
+
+    def __init__(self) -> None:
+        self._pods: dict[str, WaitingPod] = {}
+
+    def get(self, key: str) -> WaitingPod | None:
+        return self._pods.get(key)
+
+    def reject(self, key: str, plugin: str = "", message: str = "removed") -> bool:
+        """Reject the pod if it is waiting (it was deleted, say); whether it was."""
+        waiting = self._pods.get(key)
+        if waiting is None:
+            return False
+        waiting.reject(plugin, message)
+        return True
+
+    def __iter__(self) -> Iterator[WaitingPod]:
+        return iter(list(self._pods.values()))
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+    def _add(self, waiting: WaitingPod) -> None:
+        self._pods[waiting.pod_info.key] = waiting
+
+    def _remove(self, key: str) -> None:
+        self._pods.pop(key, None)
+
+
+# ------------------------------------------------------------------------------------------ handle
+
+
+class FrameworkHandle:
+    """The ``Handle`` every plugin factory gets: the current cycle's snapshot, the nominator (the
+    scheduling queue) and the API client. The scheduler creates one, points it at its snapshot (the
+    cache refreshes that snapshot in place each cycle) and passes it to every profile's framework, which
+    then share its ``waiting_pods``."""
+
+    def __init__(self, *, nominator: PodNominator, client: Any = None,
+                 snapshot: SharedLister | None = None) -> None:
+        self._nominator = nominator
+        self._client = client
+        self._snapshot = snapshot
+        self.waiting_pods = WaitingPods()
+
+    def snapshot(self) -> SharedLister:
+        if self._snapshot is None:
+            raise RuntimeError("the framework handle has no snapshot yet (set_snapshot before a cycle)")
+        return self._snapshot
+
+    def set_snapshot(self, snapshot: SharedLister) -> None:
+        self._snapshot = snapshot
+
+    @property
+    def nominator(self) -> PodNominator:
+        return self._nominator
+
+    @property
+    def client(self) -> Any:
+        return self._client
+
+
+# --------------------------------------------------------------------------------------- framework
+
+
+def _error(context: str, status: Status, plugin: str) -> Status:
+    """An ERROR status of ``plugin`` that says where it happened, keeping the cause."""
+    return Status(Code.ERROR, (f"{context}: {status.message()}",), plugin=plugin, error=status.error)
+
+
+def _raised(exc: BaseException) -> Status:
+    return Status.as_error(exc)
+
+
+class Framework:
+    """One profile's plugins per extension point, in order, and the code that runs them."""
+
+    def __init__(
+        self,
+        profile_name: str,
+        handle: Handle,
+        plugins: Mapping[str, Sequence[Plugin]],
+        score_weights: Mapping[str, int],
+        *,
+        clock: Clock | None = None,
+        waiting_pods: WaitingPods | None = None,
+        percentage_of_nodes_to_score: int | None = None,
+    ) -> None:
+        self.profile_name = profile_name
+        self.handle = handle
+        #: This profile's percentageOfNodesToScore, None to use the global one.
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
+        self._clock = clock or SystemClock()
+        self._points = {point: list(plugins.get(point, ())) for point in EXTENSION_POINTS}
+        self._weights = dict(score_weights)
+        self._all: dict[str, Plugin] = {}
+        for point in EXTENSION_POINTS:
+            for plugin in self._points[point]:
+                self._all.setdefault(plugin.name, plugin)
+        # Bound methods with their plugin names, looked up once: Filter and Score run per node.
+        points = self._points
+        queue_sort = points["queueSort"]
+        self._less = queue_sort[0].less if queue_sort else None
+        self._pre_filter = [(p.name, p.pre_filter, _extensions(p, "pre_filter_extensions"))
+                            for p in points["preFilter"]]
+        self._filter = [(p.name, p.filter) for p in points["filter"]]
+        self._post_filter = [(p.name, p.post_filter) for p in points["postFilter"]]
+        self._pre_score = [(p.name, p.pre_score) for p in points["preScore"]]
+        self._score = [(p.name, p.score, _extensions(p, "score_extensions"), self._weights[p.name])
+                       for p in points["score"]]
+        self._reserve = [(p.name, p.reserve, p.unreserve) for p in points["reserve"]]
+        self._permit = [(p.name, p.permit) for p in points["permit"]]
+        self._pre_bind = [(p.name, p.pre_bind) for p in points["preBind"]]
+        self._bind = [(p.name, p.bind) for p in points["bind"]]
+        self._post_bind = [(p.name, p.post_bind) for p in points["postBind"]]
+
+    # ------------------------------------------------------------------------------ introspection
+
+    def plugin_names(self, point: str) -> list[str]:
+        """The plugins that run at ``point`` ("filter", "score", ...), in order."""
+        return [plugin.name for plugin in self._points[point]]
+
+    @property
+    def score_weights(self) -> dict[str, int]:
+        return dict(self._weights)
+
+    @property
+    def has_filter_plugins(self) -> bool:
+        return bool(self._filter)
+
+    @property
+    def has_score_plugins(self) -> bool:
+        return bool(self._score)
+
+    @property
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self._post_filter)
+
+    # ------------------------------------------------------------------------------------ queueing
+
+    def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        assert self._less is not None, "a framework built by build_framework has one QueueSort plugin"
+        return self._less(a, b)
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Plugin name -> the cluster events that may make a pod it rejected schedulable."""
+        events: dict[str, list[ClusterEventWithHint]] = {}
+        for name, plugin in self._all.items():
+            if not any(_implements(plugin, point) for point in _REJECTING_POINTS):
+                continue
+            declare = getattr(plugin, "events_to_register", None)
+            events[name] = list(declare()) if callable(declare) else list(_ALL_EVENTS)
+        return events
+
+    # ----------------------------------------------------------------------------------- PreFilter
+
+    def run_pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        """Run every PreFilter plugin over all nodes of the snapshot. Also records in ``state`` the
+        plugins that returned SKIP (``skip_filter_plugins``) and those whose result narrowed the nodes
+        (``PRE_FILTER_NARROWING_PLUGINS``)."""
+        nodes = self.handle.snapshot().node_infos().list()
+        skipped: set[str] = set()
+        narrowing: set[str] = set()
+        result: PreFilterResult | None = None
+        rejection: Status | None = None
+        try:
+            for name, pre_filter, _ in self._pre_filter:
+                try:
+                    plugin_result, status = pre_filter(state, pod, nodes)
+                except Exception as exc:
+                    plugin_result, status = None, _raised(exc)
+                if status is not None and status.code is not Code.SUCCESS:
+                    if status.code is Code.SKIP:
+                        skipped.add(name)
+                        continue
+                    status.with_plugin(name)
+                    if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                        return None, status  # preemption cannot help: no need to run the others
+                    if status.code is Code.UNSCHEDULABLE:
+                        rejection = status  # preemption may help: the others still prepare their state
+                        continue
+                    return None, _error(f'running PreFilter plugin "{name}"', status, name)
+                if plugin_result is None or plugin_result.node_names is None:
+                    continue
+                narrowing.add(name)
+                result = plugin_result if result is None else result.merge(plugin_result)
+                if result.node_names is not None and not result.node_names:
+                    plugins = sorted(narrowing)
+                    message = (f"node(s) didn't satisfy plugin {plugins[0]}" if len(plugins) == 1 else
+                               f"node(s) didn't satisfy plugin(s) [{' '.join(plugins)}] simultaneously")
+                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (message,), plugin=name)
+            return result, rejection
+        finally:
+            state.skip_filter_plugins = skipped
+            state.write(PRE_FILTER_NARROWING_PLUGINS, frozenset(narrowing))
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """Tell every PreFilter plugin (that did not SKIP) that ``pod_to_add`` now runs on the node."""
+        return self._pre_filter_extensions(state, pod, pod_to_add, node_info, "add_pod", "AddPod")
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """Tell every PreFilter plugin (that did not SKIP) that ``pod_to_remove`` left the node."""
+        return self._pre_filter_extensions(state, pod, pod_to_remove, node_info, "remove_pod", "RemovePod")
+
+    def _pre_filter_extensions(self, state: CycleState, pod: PodInfo, other: PodInfo, node_info: NodeInfo,
+                               method: str, label: str) -> Status | None:
+        skipped = state.skip_filter_plugins
+        for name, _, extensions in self._pre_filter:
+            if extensions is None or name in skipped:
+                continue
+            try:
+                status = getattr(extensions, method)(state, pod, other, node_info)
+            except Exception as exc:
+                status = _raised(exc)
+            if status is not None and status.code is not Code.SUCCESS:
+                return _error(f'running {label} on PreFilter plugin "{name}"', status, name)
+        return None
+
+    # -------------------------------------------------------------------------------------- Filter
+
+    def run_filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        """None if every Filter plugin (that did not SKIP in PreFilter) accepts the node; else the first
+        rejection, or an ERROR."""
+        skipped = state.skip_filter_plugins
+        for name, filter_ in self._filter:
+            if skipped and name in skipped:
+                continue
+            try:
+                status = filter_(state, pod, node_info)
+            except Exception as exc:
+                status = _raised(exc)
+            if status is None or status.code is Code.SUCCESS:
+                continue
+            if status.is_rejected:
+                return status.with_plugin(name)
+            # Filter plugins may only accept or reject: anything else is a bug, reported as such.
+            return _error(f'running "{name}" filter plugin', status, name)
+        return None
+
+    def run_filter_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """Filter the node as if the pods nominated to it with priority >= the pod's were running there,
+        then (if that passes) as it is; the pod fits only if both pass. Assuming the nominated pods run
+        keeps their room for them (resources, anti-affinity); not assuming it keeps the pod from relying
+        on them (affinity), since they may land elsewhere."""
+        nominated = self.handle.nominator.nominated_pods_for_node(node_info.name)
+        if nominated:
+            added = False
+            state_with = state
+            node_with = node_info
+            for other in nominated:
+                if other.priority < pod.priority or other.key == pod.key:
+                    continue
+                if not added:
+                    state_with = state.clone()
+                    node_with = node_info.clone()
+                    added = True
+                node_with.add_pod(other)
+                status = self.run_pre_filter_extension_add_pod(state_with, pod, other, node_with)
+                if status is not None:
+                    return status
+            if added:
+                status = self.run_filter(state_with, pod, node_with)
+                if status is not None and status.code is not Code.SUCCESS:
+                    return status
+        return self.run_filter(state, pod, node_info)
+
+    # ---------------------------------------------------------------------------------- PostFilter
+
+    async def run_post_filter(
+        self, state: CycleState, pod: PodInfo, node_to_status: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """Run PostFilter plugins (preemption) until one succeeds or one says nothing can help; if none
+        does, an UNSCHEDULABLE status with every plugin's reasons, blaming the first."""
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for name, post_filter in self._post_filter:
+            try:
+                plugin_result, status = await post_filter(state, pod, node_to_status)
+            except Exception as exc:
+                plugin_result, status = None, _raised(exc)
+            if status is None or status.code is Code.SUCCESS:
+                return plugin_result, None
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return plugin_result, status.with_plugin(name)
+            if not status.is_rejected:
+                return None, _error(f'running PostFilter plugin "{name}"', status, name)
+            if plugin_result is not None and plugin_result.nominated_node_name:
+                result = plugin_result
+            reasons.extend(status.reasons)
+            rejector = rejector or name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), plugin=rejector)
+
+    # ------------------------------------------------------------------------------- PreScore/Score
+
+    def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Run PreScore over the feasible nodes; SKIP puts the plugin in ``state.skip_score_plugins``.
+        Anything but success or SKIP is an ERROR."""
+        skipped: set[str] = set()
+        try:
+            for name, pre_score in self._pre_score:
+                try:
+                    status = pre_score(state, pod, nodes)
+                except Exception as exc:
+                    status = _raised(exc)
+                if status is None or status.code is Code.SUCCESS:
+                    continue
+                if status.code is Code.SKIP:
+                    skipped.add(name)
+                    continue
+                return _error(f'running PreScore plugin "{name}"', status, name)
+            return None
+        finally:
+            state.skip_score_plugins = skipped
+
+    def run_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[ScoreResult | None, Status | None]:
+        """Score every node with every Score plugin that did not SKIP, normalize each plugin's scores,
+        check they are within MIN_NODE_SCORE..MAX_NODE_SCORE, weight and sum them per node."""
+        skipped = state.skip_score_plugins
+        names = [node_info.name for node_info in nodes]
+        per_plugin: dict[str, list[NodeScore]] = {}
+        weights: dict[str, int] = {}
+        plugins = [entry for entry in self._score if entry[0] not in skipped]
+        for name, score, _, weight in plugins:
+            try:
+                scores = [NodeScore(node_name, score(state, pod, node_info))
+                          for node_name, node_info in zip(names, nodes, strict=True)]
+            except Exception as exc:
+                return None, _error(f'running Score plugins: plugin "{name}" failed with', _raised(exc), name)
+            per_plugin[name] = scores
+            weights[name] = weight
+        for name, _, extensions, _ in plugins:
+            if extensions is None:
+                continue
+            try:
+                status = extensions.normalize_score(state, pod, per_plugin[name])
+            except Exception as exc:
+                status = _raised(exc)
+            if status is not None and status.code is not Code.SUCCESS:
+                return None, _error(f'running Normalize on Score plugins: plugin "{name}" failed with',
+                                    status, name)
+        totals = [0] * len(names)
+        for name, scores in per_plugin.items():
+            weight = weights[name]
+            for index, node_score in enumerate(scores):
+                value = node_score.score
+                if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+                    message = (f'plugin "{name}" returns an invalid score {value}, it should in the range of '
+                               f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+                    return None, Status(Code.ERROR, (message,), plugin=name)
+                totals[index] += value * weight
+        result = ScoreResult([NodeScore(name, total) for name, total in zip(names, totals, strict=True)],
+                             per_plugin, weights)
+        return result, None
+
+    # ----------------------------------------------------------------------------- Reserve/Permit
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Reserve in order, stopping at the first failure (the caller then runs ``run_unreserve``)."""
+        for name, reserve, _ in self._reserve:
+            try:
+                status = reserve(state, pod, node_name)
+            except Exception as exc:
+                status = _raised(exc)
+            if status is None or status.code is Code.SUCCESS:
+                continue
+            if status.is_rejected:
+                return status.with_plugin(name)
+            return _error(f'running Reserve plugin "{name}"', status, name)
+        return None
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Undo Reserve, in reverse order; every plugin runs even if one raises."""
+        for name, _, unreserve in reversed(self._reserve):
+            try:
+                unreserve(state, pod, node_name)
+            except Exception:
+                log.exception("Unreserve of plugin %s failed for pod %s on %s", name, pod.key, node_name)
+
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """None to go on binding; a rejection; or WAIT, with the pod parked in ``waiting_pods`` until
+        ``wait_on_permit`` learns the outcome."""
+        timeouts: dict[str, float] = {}
+        for name, permit in self._permit:
+            try:
+                status, timeout = permit(state, pod, node_name)
+            except Exception as exc:
+                status, timeout = _raised(exc), 0.0
+            if status is None or status.code is Code.SUCCESS:
+                continue
+            if status.is_rejected:
+                return status.with_plugin(name)
+            if status.code is Code.WAIT:
+                timeouts[name] = min(timeout, MAX_PERMIT_TIMEOUT_SECONDS)
+                continue
+            return _error(f'running Permit plugin "{name}"', status, name)
+        if timeouts:
+            self.waiting_pods._add(WaitingPod(pod, timeouts, self._clock.now()))
+            message = "one or more plugins asked to wait and no plugin rejected pod"
+            return Status(Code.WAIT, (f'{message} "{pod.pod.metadata.name}"',))
+        return None
+
+    async def wait_on_permit(self, pod: PodInfo) -> Status | None:
+        """If Permit parked the pod: wait until it is allowed (None), rejected, or a plugin's timeout
+        passes (UNSCHEDULABLE of that plugin). Timeouts run on the framework's clock."""
+        waiting = self.waiting_pods.get(pod.key)
+        if waiting is None:
+            return None
+        try:
+            while not waiting._decided:
+                plugin, deadline = waiting._next_deadline()
+                remaining = deadline - self._clock.now()
+                if remaining <= 0:
+                    message = f"rejected due to timeout after waiting {waiting._timeouts[plugin]:g}s"
+                    waiting.reject(plugin, f"{message} at plugin {plugin}")
+                    break
+                waiting._changed.clear()
+                await self._changed_or_due(waiting._changed, deadline)
+        finally:
+            self.waiting_pods._remove(pod.key)
+        return waiting._status
+
+    async def _changed_or_due(self, changed: asyncio.Event, deadline: float) -> None:
+        waiters = [asyncio.ensure_future(changed.wait()), asyncio.ensure_future(self._sleep_until(deadline))]
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+            await asyncio.gather(*waiters, return_exceptions=True)
+
+    async def _sleep_until(self, deadline: float) -> None:
+        # Measured when the sleep starts, not when it was asked for: the task may start later.
+        await self._clock.sleep(deadline - self._clock.now())
+
+    # ------------------------------------------------------------------------------ binding cycle
+
+    async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for name, pre_bind in self._pre_bind:
+            try:
+                status = await pre_bind(state, pod, node_name)
+            except Exception as exc:
+                status = _raised(exc)
+            if status is None or status.code is Code.SUCCESS:
+                continue
+            if status.is_rejected:
+                return status.with_plugin(name)
+            return _error(f'running PreBind plugin "{name}"', status, name)
+        return None
+
+    async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """The first Bind plugin that does not SKIP binds the pod; SKIP if all skip."""
+        if not self._bind:
+            return Status.skip()
+        status: Status | None = None
+        for name, bind in self._bind:
+            try:
+                status = await bind(state, pod, node_name)
+            except Exception as exc:
+                status = _raised(exc)
+            if status is not None and status.code is Code.SKIP:
+                status.with_plugin(name)
+                continue
+            if status is None or status.code is Code.SUCCESS:
+                return None
+            if status.is_rejected:
+                return status.with_plugin(name)
+            return _error(f'running Bind plugin "{name}"', status, name)
+        return status
+
+    def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for name, post_bind in self._post_bind:
+            try:
+                post_bind(state, pod, node_name)
+            except Exception:
+                log.exception("PostBind of plugin %s failed for pod %s on %s", name, pod.key, node_name)
+
+
+def _extensions(plugin: Plugin, method: str) -> Any:
+    """A plugin's PreFilterExtensions / ScoreExtensions, asked once (a missing method means none)."""
+    get: Callable[[], PreFilterExtensions | ScoreExtensions | None] | None = getattr(plugin, method, None)
+    return get() if get is not None else None
+
+
+def _implements(plugin: Plugin, point: str) -> bool:
+    return callable(getattr(plugin, ENTRY_METHODS[point], None))
+
+
+# ---------------------------------------------------------------------------------------- building
+
+
+def build_framework(
+    profile: Profile,
+    registry: Registry | Mapping[str, Any],
+    handle: Handle,
+    *,
+    clock: Clock | None = None,
+) -> Framework:
+    """Instantiate ``profile``'s plugins from ``registry`` and arrange them per extension point, as
+    kube-scheduler's NewFramework does. Raises FrameworkError naming the profile and the problem."""
+    if not isinstance(registry, Registry):
+        registry = Registry(registry)
+    name = profile.scheduler_name
+    plugin_set = profile.plugins
+
+    def fail(message: str) -> FrameworkError:
+        return FrameworkError(f'profile "{name}": {message}')
+
+    instances: dict[str, Plugin] = {}
+    for plugin_name in plugin_set.enabled_names():
+        try:
+            entry = registry.load(plugin_name)
+        except (KeyError, PluginLoadError) as exc:
+            raise fail(str(exc.args[0] if exc.args else exc)) from exc
+        try:
+            plugin = entry.factory(profile.plugin_args.get(plugin_name), handle)
+        except Exception as exc:
+            raise fail(f'initializing plugin "{plugin_name}" ({entry.source}): {exc}') from exc
+        if getattr(plugin, "name", None) != plugin_name:
+            raise fail(f'plugin registered as "{plugin_name}" calls itself {getattr(plugin, "name", None)!r}')
+        if _implements(plugin, "reserve") and not callable(getattr(plugin, "unreserve", None)):
+            raise fail(f'plugin "{plugin_name}" implements reserve but not unreserve')
+        instances[plugin_name] = plugin
+
+    points: dict[str, list[Plugin]] = {}
+    for point in EXTENSION_POINTS:
+        points[point] = [instances[n] for n in _expand(point, plugin_set, instances, fail)]
+
+    if len(points["queueSort"]) != 1:
+        raise fail(f"exactly one queueSort plugin is required, got {len(points['queueSort'])}")
+    if not points["bind"]:
+        raise fail("at least one bind plugin is required")
+
+    # Weights: an explicit Score entry wins over multiPoint's; unset (0) means 1, as in kube-scheduler.
+    weights: dict[str, int] = {}
+    for ref in (*plugin_set.point("score").enabled, *plugin_set.multi_point.enabled):
+        if ref.name not in weights and _implements(instances[ref.name], "score"):
+            weights[ref.name] = ref.weight or 1
+    return Framework(name, handle, points, weights, clock=clock,
+                     waiting_pods=getattr(handle, "waiting_pods", None),
+                     percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score)
+
+
+def _expand(point: str, plugin_set: PluginSet, instances: Mapping[str, Plugin],
+            fail: Callable[[str], FrameworkError]) -> list[str]:
+    """The plugins of one extension point: kube-scheduler's updatePluginList + expandMultiPointPlugins.
+
+    Order: plugins enabled both here and by multiPoint (an explicit override, in this point's order),
+    then multiPoint's, then the rest of this point's."""
+    configured = plugin_set.point(point)
+    explicit: list[str] = []
+    for ref in configured.enabled:
+        if not _implements(instances[ref.name], point):
+            raise fail(f'plugin "{ref.name}" is enabled at {point} but does not implement it '
+                       f"(no {ENTRY_METHODS[point]} method)")
+        if ref.name in explicit:
+            raise fail(f'plugin "{ref.name}" is enabled twice at {point}')
+        explicit.append(ref.name)
+    if ALL_PLUGINS in configured.disabled:
+        return explicit
+    overrides: set[str] = set()
+    from_multi_point: list[str] = []
+    for ref in plugin_set.multi_point.enabled:
+        if not _implements(instances[ref.name], point) or ref.name in configured.disabled:
+            continue
+        if ref.name in explicit:
+            overrides.add(ref.name)
+        elif ref.name in from_multi_point:
+            raise fail(f'plugin "{ref.name}" is enabled twice through multiPoint')
+        else:
+            from_multi_point.append(ref.name)
+    first = [n for n in explicit if n in overrides]
+    rest = [n for n in explicit if n not in overrides]
+    return first + from_multi_point + rest

@@ -1,0 +1,234 @@
+"""Small fake plugins, snapshot and nominator for the framework and algorithm unit tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from cluster.api import objects_pb2
+from scheduler.clock import Clock
+from scheduler.config import Profile
+from scheduler.framework import (
+    CycleState,
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    PreFilterResult,
+    QueuedPodInfo,
+    Status,
+)
+from scheduler.framework.registry import PluginRef, PluginSet, PointPlugins, Registry
+from scheduler.framework.runtime import Framework, FrameworkHandle, build_framework
+
+
+def node(name: str, labels: Mapping[str, str] | None = None) -> NodeInfo:
+    n = objects_pb2.Node()
+    n.metadata.name = name
+    n.metadata.labels.update(labels or {})
+    n.status.allocatable.update({"cpu": "4", "memory": "8Gi", "pods": "110"})
+    return NodeInfo(n)
+
+
+def pod(
+    name: str, priority: int = 0, nominated: str = "", labels: Mapping[str, str] | None = None
+) -> PodInfo:
+    p = objects_pb2.Pod()
+    p.metadata.name = name
+    p.metadata.namespace = "default"
+    p.metadata.labels.update(labels or {})
+    p.spec.priority = priority
+    p.status.nominated_node_name = nominated
+    return PodInfo(p)
+
+
+class Snapshot:
+    """A SharedLister and NodeInfoLister over a fixed list of nodes."""
+
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        self._nodes = list(nodes)
+        self._by_name = {n.name: n for n in nodes}
+
+    def node_infos(self) -> Snapshot:
+        return self
+
+    def list(self) -> Sequence[NodeInfo]:
+        return self._nodes
+
+    def get(self, node_name: str) -> NodeInfo:
+        return self._by_name[node_name]
+
+    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
+        return []
+
+    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
+        return []
+
+
+class Nominator:
+    def __init__(self, by_node: Mapping[str, Sequence[PodInfo]] | None = None) -> None:
+        self.by_node = {name: list(pods) for name, pods in (by_node or {}).items()}
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
+        return self.by_node.get(node_name, [])
+
+
+class Sort:
+    name = "Sort"
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return a.pod_info.priority > b.pod_info.priority
+
+
+class Binder:
+    def __init__(self, name: str = "Binder", status: Status | None = None) -> None:
+        self.name = name
+        self.status = status
+        self.bound: list[tuple[str, str]] = []
+
+    async def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        self.bound.append((pod.key, node_name))
+        return self.status
+
+
+class NodeFilter:
+    """Rejects the nodes named in ``reject`` with their statuses; its PreFilter returns ``result`` and
+    ``pre_status``. Counts its Filter calls."""
+
+    def __init__(
+        self,
+        name: str = "NodeFilter",
+        reject: Mapping[str, Status] | None = None,
+        result: PreFilterResult | None = None,
+        pre_status: Status | None = None,
+    ) -> None:
+        self.name = name
+        self.reject = dict(reject or {})
+        self.result = result
+        self.pre_status = pre_status
+        self.pre_filter_calls = 0
+        self.filtered: list[str] = []
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        self.pre_filter_calls += 1
+        return self.result, self.pre_status
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        self.filtered.append(node_info.name)
+        return self.reject.get(node_info.name)
+
+
+class Capacity:
+    """A resource-like Filter: at most ``capacity`` pods per node. PreFilter writes the pod count it
+    expects to add; AddPod / RemovePod keep a per-cycle tally, as real plugins keep their state."""
+
+    name = "Capacity"
+    KEY = "Capacity/added"
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.added: list[tuple[str, str]] = []
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        state.write(self.KEY, 0)
+        return None, None
+
+    def pre_filter_extensions(self) -> Capacity:
+        return self
+
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        self.added.append((pod_to_add.key, node_info.name))
+        state.write(self.KEY, state.read(self.KEY) + 1)
+        return None
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        state.write(self.KEY, state.read(self.KEY) - 1)
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        if len(node_info.pods) >= self.capacity:
+            return Status.unschedulable("Too many pods")
+        return None
+
+
+class NeedsPeer:
+    """An affinity-like Filter: the node must already run a pod labelled app=peer."""
+
+    name = "NeedsPeer"
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        if any(p.pod.metadata.labels.get("app") == "peer" for p in node_info.pods.values()):
+            return None
+        return Status.unschedulable("node(s) didn't match pod affinity rules")
+
+
+class Scorer:
+    """Scores nodes from a table (0 for unknown nodes); ``normalize`` rewrites the list if given."""
+
+    def __init__(
+        self,
+        name: str,
+        scores: Mapping[str, int],
+        normalize: Callable[[list[NodeScore]], Status | None] | None = None,
+        pre_status: Status | None = None,
+    ) -> None:
+        self.name = name
+        self.scores = dict(scores)
+        self.normalize = normalize
+        self.pre_status = pre_status
+        self.scored: list[str] = []
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        return self.pre_status
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
+        self.scored.append(node_info.name)
+        return self.scores.get(node_info.name, 0)
+
+    def score_extensions(self) -> Scorer | None:
+        return self if self.normalize is not None else None
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        assert self.normalize is not None
+        return self.normalize(scores)
+
+
+def build(
+    *plugins: Any,
+    weights: Mapping[str, int] | None = None,
+    nominator: Nominator | None = None,
+    snapshot: Snapshot | None = None,
+    clock: Clock | None = None,
+    points: Mapping[str, Sequence[str]] | None = None,
+) -> Framework:
+    """A framework of ``plugins`` (each enabled through multiPoint, or at ``points`` if given), with a
+    Sort and a Binder added when missing so that the profile is complete."""
+    plugins_by_name = {p.name: p for p in plugins}
+    plugins_by_name.setdefault("Sort", Sort())
+    plugins_by_name.setdefault("Binder", Binder())
+    registry = Registry({name: (lambda args, handle, p=p: p) for name, p in plugins_by_name.items()})
+    weights = weights or {}
+    if points is None:
+        multi_point = tuple(PluginRef(name, weights.get(name, 0)) for name in plugins_by_name)
+        plugin_set = PluginSet(PointPlugins(multi_point), {})
+    else:
+        defaults = ("Sort",) if "bind" in points else ("Sort", "Binder")
+        plugin_set = PluginSet(
+            PointPlugins(tuple(PluginRef(name) for name in defaults)),
+            {
+                point: PointPlugins(tuple(PluginRef(n, weights.get(n, 0)) for n in names))
+                for point, names in points.items()
+            },
+        )
+    handle = FrameworkHandle(nominator=nominator or Nominator(), snapshot=snapshot)
+    return build_framework(Profile("test", plugin_set, {}), registry, handle, clock=clock)
