@@ -841,6 +841,7 @@ def _validate_priority_class(pc: objects_pb2.PriorityClass) -> list[str]:
 
 
 _PERCENT = re.compile(r"[0-9]+%", re.ASCII)
+_INT32_MAX = 2**31 - 1
 
 
 def _validate_int_or_percent(value: Any, path: str) -> list[str]:
@@ -852,6 +853,9 @@ def _validate_int_or_percent(value: Any, path: str) -> list[str]:
             return [invalid(path, number, "must be an integer")]
         if number < 0:
             return [invalid(path, int(number), _NOT_NEGATIVE)]
+        if number > _INT32_MAX:
+            # IntOrString holds an int32 in Kubernetes; a larger number does not even decode there.
+            return [invalid(path, int(number), f"must be less than or equal to {_INT32_MAX}")]
         return []
     if kind == "string_value":
         text = value.string_value

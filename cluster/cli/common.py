@@ -74,7 +74,11 @@ def server_address(args: argparse.Namespace) -> str:
 def connect(args: argparse.Namespace) -> Client:
     if not args.request_timeout > 0:
         raise UsageError(f"--request-timeout must be positive, got {args.request_timeout:g}")
-    return Client(server_address(args), timeout_s=args.request_timeout)
+    try:
+        return Client(server_address(args), timeout_s=args.request_timeout)
+    except ValueError as exc:
+        # A malformed --server or $PODSCHED_SERVER is the user's input, not a crash.
+        raise UsageError(str(exc)) from exc
 
 
 def parse_kind(text: str) -> Kind:

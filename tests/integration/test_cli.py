@@ -311,6 +311,10 @@ def test_usage_and_connection_errors() -> None:
     assert run_cli("127.0.0.1:1", "get", "pods", "--output=table").code == 2
     assert run_cli("127.0.0.1:1", "frobnicate").code == 2
 
+    malformed = run_cli("bad::address", "get", "pods")
+    assert malformed.code == 2
+    assert malformed.stderr.strip() == 'error: invalid API server address "bad::address": expected host:port'
+
     unreachable = run_cli("127.0.0.1:1", "get", "pods", "--request-timeout=1")
     assert unreachable.code == 1
     assert "Unable to connect to the server at 127.0.0.1:1" in unreachable.stderr

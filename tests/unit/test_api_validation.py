@@ -840,6 +840,11 @@ INVALID: list[tuple[str, Message, str]] = [
     ),
     ("pdb-fraction", pdb(minAvailable=1.5), "spec.minAvailable: Invalid value: 1.5: must be an integer"),
     (
+        "pdb-beyond-int32",
+        pdb(minAvailable=10_000_000_000),
+        "spec.minAvailable: Invalid value: 10000000000: must be less than or equal to 2147483647",
+    ),
+    (
         "pdb-percent-over",
         pdb(maxUnavailable="101%"),
         'spec.maxUnavailable: Invalid value: "101%": must not be greater than 100%',
