@@ -1,0 +1,276 @@
+"""One scheduling attempt for one pod: which node, or why none (kube-scheduler's schedulePod).
+
+Follows pkg/scheduler/schedule_one.go: ``schedulePod`` -> ``findNodesThatFitPod`` (PreFilter, the
+nominated node first, then ``findNodesThatPassFilters``) -> ``prioritizeNodes`` (PreScore, Score) ->
+``selectHost``. Filtering stops once ``num_feasible_nodes_to_find`` nodes fit, and starts where the
+previous attempt stopped, so that over many pods every node gets its turn (``start_index`` in,
+``next_start_index`` out). kube-scheduler filters nodes on 16 goroutines; here one pass in node order
+gives the same result deterministically. The cycle is synchronous: it reads the snapshot, never the
+network.
+
+Outcomes: a ``ScheduleResult``; ``ScheduleFitError`` (a ``FitError``) when no node fits, with the
+Diagnosis of every node looked at; ``NoNodesAvailable`` with an empty cluster; ``SchedulingError``
+when a plugin failed (an ERROR status: retried after backoff, nobody blamed).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scheduler.framework.cycle_state import CycleState, NotFound
+from scheduler.framework.explanation import Explanation, explain
+from scheduler.framework.interface import NodeInfoLister, SharedLister
+from scheduler.framework.runtime import PRE_FILTER_NARROWING_PLUGINS, Framework, ScoreResult
+from scheduler.framework.status import Code, Status
+from scheduler.framework.types import Diagnosis, FitError, NodeInfo, NodeScore, PodInfo
+
+#: Below this many nodes every node is filtered; above it, at least this many feasible nodes are sought
+#: (kube-scheduler's minFeasibleNodesToFind).
+MIN_FEASIBLE_NODES_TO_FIND = 100
+#: The adaptive percentage never goes below this (minFeasibleNodesPercentageToFind).
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+class NoNodesAvailable(Exception):
+    """The cluster has no nodes (kube-scheduler's ErrNoNodesAvailable)."""
+
+    def __init__(self) -> None:
+        super().__init__(NO_NODES_AVAILABLE)
+
+
+class SchedulingError(Exception):
+    """A plugin failed (an ERROR status); ``status`` names it."""
+
+    def __init__(self, status: Status, next_start_index: int) -> None:
+        self.status = status
+        #: Where the next attempt starts filtering (nodes filtered before the error count as visited).
+        self.next_start_index = next_start_index
+        super().__init__(status.message())
+
+
+class ScheduleFitError(FitError):
+    """No node fits; ``message()`` reads as kube-scheduler's. Also carries the attempt's explanation and
+    where the next attempt starts filtering."""
+
+    def __init__(self, pod_info: PodInfo, num_all_nodes: int, diagnosis: Diagnosis, *,
+                 next_start_index: int, explanation: Explanation) -> None:
+        self.next_start_index = next_start_index
+        self.explanation = explanation
+        super().__init__(pod_info.pod, num_all_nodes, diagnosis)
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleResult:
+    suggested_host: str
+    #: Nodes filtered in this attempt (feasible or not).
+    evaluated_nodes: int
+    feasible_nodes: int
+    next_start_index: int
+    explanation: Explanation
+
+
+def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int | None) -> int:
+    """How many feasible nodes are enough (kube-scheduler's numFeasibleNodesToFind): every node in a
+    cluster under 100 nodes; otherwise ``percentage`` of them (None or 0: 50% - nodes/125, at least
+    5%), and never fewer than 100."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if not percentage:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def schedule_pod(
+    framework: Framework,
+    state: CycleState,
+    pod_info: PodInfo,
+    snapshot: SharedLister,
+    *,
+    percentage_of_nodes_to_score: int | None,
+    rng: random.Random,
+    start_index: int,
+) -> ScheduleResult:
+    """Pick a node for ``pod_info`` from ``snapshot`` (which the framework's handle must also serve)."""
+    lister = snapshot.node_infos()
+    all_nodes = lister.list()
+    num_all = len(all_nodes)
+    if num_all == 0:
+        raise NoNodesAvailable()
+    start = start_index % num_all  # the cluster may have shrunk since the index was computed
+    diagnosis = Diagnosis()
+
+    pre_result, status = framework.run_pre_filter(state, pod_info)
+    narrowing = _narrowing_plugins(state)
+    diagnosis.unschedulable_plugins.update(narrowing)
+    if status is not None and status.code is not Code.SUCCESS:
+        if not status.is_rejected:
+            raise SchedulingError(status, start)
+        # Every node gets the same status, so that preemption sees them all as PreFilter left them.
+        for node_info in all_nodes:
+            diagnosis.node_to_status[node_info.name] = status
+        diagnosis.pre_filter_message = status.message()
+        _add_plugin_status(diagnosis, status)
+        raise _fit_error(pod_info, num_all, diagnosis, evaluated=0, next_start_index=start)
+
+    # A nominated node is where preemption made room for this pod: likely the only one that fits.
+    nominated = pod_info.pod.status.nominated_node_name
+    if nominated:
+        chosen = _evaluate_nominated_node(framework, state, pod_info, lister, nominated, diagnosis)
+        if chosen is not None:
+            evaluated = 1 + len(diagnosis.node_to_status)
+            return ScheduleResult(chosen.name, evaluated, 1, start, explain(
+                num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=1, chosen_node=chosen.name))
+
+    nodes = all_nodes
+    if pre_result is not None and pre_result.node_names is not None:
+        nodes = _nodes_named(lister, pre_result.node_names)
+    to_find = num_feasible_nodes_to_find(len(nodes), percentage_of_nodes_to_score)
+    if not framework.has_score_plugins:
+        to_find = min(to_find, 1)  # nothing to compare them by: the first that fits will do
+    feasible = _find_nodes_that_pass_filters(framework, state, pod_info, diagnosis, nodes, start, to_find,
+                                             num_all)
+    evaluated = len(diagnosis.node_to_status) + len(feasible)
+    next_start = (start + evaluated) % num_all
+
+    if not feasible:
+        if nodes is not all_nodes:
+            _mark_absent_nodes(diagnosis, all_nodes, narrowing)
+        raise _fit_error(pod_info, num_all, diagnosis, evaluated=evaluated, next_start_index=next_start)
+    if len(feasible) == 1:
+        host = feasible[0].name
+        return ScheduleResult(host, evaluated, 1, next_start, explain(
+            num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=1, chosen_node=host))
+
+    scores = _prioritize_nodes(framework, state, pod_info, feasible, next_start)
+    host = select_host(scores.totals, rng)
+    return ScheduleResult(host, evaluated, len(feasible), next_start, explain(
+        num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=len(feasible), chosen_node=host,
+        totals=scores.totals, per_plugin=scores.per_plugin, score_weights=scores.weights))
+
+
+def select_host(totals: Sequence[NodeScore], rng: random.Random) -> str:
+    """The node with the highest total; among equals each has the same chance, drawn in one pass by
+    reservoir sampling (kube-scheduler's selectHost)."""
+    best = totals[0]
+    selected = best.name
+    ties = 1
+    for node_score in totals[1:]:
+        if node_score.score > best.score:
+            best = node_score
+            selected = node_score.name
+            ties = 1
+        elif node_score.score == best.score:
+            ties += 1
+            if rng.randrange(ties) == 0:  # replace the candidate with probability 1/ties
+                selected = node_score.name
+    return selected
+
+
+# ----------------------------------------------------------------------------------------- helpers
+
+
+def _find_nodes_that_pass_filters(
+    framework: Framework, state: CycleState, pod_info: PodInfo, diagnosis: Diagnosis,
+    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int,
+) -> list[NodeInfo]:
+    """Filter ``nodes`` round robin from ``start`` until ``to_find`` fit, recording every failure. A
+    Filter error ends the attempt; the nodes visited until then still count for the next start."""
+    count = len(nodes)
+    if not framework.has_filter_plugins:
+        return [nodes[(start + i) % count] for i in range(min(to_find, count))]
+    feasible: list[NodeInfo] = []
+    statuses = diagnosis.node_to_status
+    run_filter = framework.run_filter_with_nominated_pods
+    for i in range(count):
+        node_info = nodes[(start + i) % count]
+        status = run_filter(state, pod_info, node_info)
+        if status is None or status.code is Code.SUCCESS:
+            feasible.append(node_info)
+            if len(feasible) >= to_find:
+                break
+        elif status.code is Code.ERROR:
+            raise SchedulingError(status, (start + len(statuses) + len(feasible)) % num_all)
+        else:
+            statuses[node_info.name] = status
+            _add_plugin_status(diagnosis, status)
+    return feasible
+
+
+def _evaluate_nominated_node(
+    framework: Framework, state: CycleState, pod_info: PodInfo, lister: NodeInfoLister, node_name: str,
+    diagnosis: Diagnosis,
+) -> NodeInfo | None:
+    """The nominated node if it passes Filter (kube-scheduler's evaluateNominatedNode). A node that is
+    gone, or a Filter error there, just means the usual search follows."""
+    try:
+        node_info = lister.get(node_name)
+    except KeyError:
+        return None
+    status = framework.run_filter_with_nominated_pods(state, pod_info, node_info)
+    if status is None or status.code is Code.SUCCESS:
+        return node_info
+    if status.code is not Code.ERROR:
+        diagnosis.node_to_status[node_name] = status
+        _add_plugin_status(diagnosis, status)
+    return None
+
+
+def _prioritize_nodes(framework: Framework, state: CycleState, pod_info: PodInfo,
+                      feasible: list[NodeInfo], next_start: int) -> ScoreResult:
+    status = framework.run_pre_score(state, pod_info, feasible)
+    if status is not None:
+        raise SchedulingError(status, next_start)
+    result, status = framework.run_score(state, pod_info, feasible)
+    if status is not None:
+        raise SchedulingError(status, next_start)
+    assert result is not None
+    return result
+
+
+def _narrowing_plugins(state: CycleState) -> frozenset[str]:
+    try:
+        return state.read(PRE_FILTER_NARROWING_PLUGINS)
+    except NotFound:
+        return frozenset()
+
+
+def _nodes_named(lister: NodeInfoLister, names: frozenset[str]) -> list[NodeInfo]:
+    """The nodes PreFilter left, in a stable order; names the snapshot does not have are dropped."""
+    nodes = []
+    for name in sorted(names):
+        try:
+            nodes.append(lister.get(name))
+        except KeyError:
+            continue
+    return nodes
+
+
+def _mark_absent_nodes(diagnosis: Diagnosis, all_nodes: Sequence[NodeInfo], plugins: frozenset[str]) -> None:
+    """The nodes PreFilter's result left out failed too, for a reason preemption cannot change: say so
+    for each, as kube-scheduler's NodeToStatus does for absent nodes."""
+    status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",))
+    statuses = diagnosis.node_to_status
+    for node_info in all_nodes:
+        statuses.setdefault(node_info.name, status)
+
+
+def _add_plugin_status(diagnosis: Diagnosis, status: Status) -> None:
+    """Remember which plugin turned the pod down: only events it registered can requeue the pod."""
+    if not status.plugin:
+        return
+    if status.is_rejected:
+        diagnosis.unschedulable_plugins.add(status.plugin)
+    if status.code is Code.PENDING:
+        diagnosis.pending_plugins.add(status.plugin)
+
+
+def _fit_error(pod_info: PodInfo, num_all: int, diagnosis: Diagnosis, *, evaluated: int,
+               next_start_index: int) -> ScheduleFitError:
+    explanation = explain(num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=0)
+    return ScheduleFitError(pod_info, num_all, diagnosis, next_start_index=next_start_index,
+                            explanation=explanation)

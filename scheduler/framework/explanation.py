@@ -1,0 +1,214 @@
+"""Why a pod went where it went, or nowhere: a compact record of one scheduling attempt.
+
+kube-scheduler's FitError says how many nodes failed for each reason; podsched also keeps, as
+kube-scheduler-simulator shows them, which plugin said so and on which nodes, and how the best nodes
+scored plugin by plugin. At 5,000 nodes the full per-node detail would be megabytes, so the record is
+bounded whatever the cluster size:
+
+* filter verdicts are grouped by (plugin, reason, code) with a node count and at most
+  ``MAX_EXAMPLE_NODES`` example node names each; at most ``MAX_REASON_GROUPS`` groups (the largest)
+  are kept, the rest summed into ``other_filtered``;
+* scores are kept for the ``MAX_TOP_NODES`` best nodes only (the chosen one first), per plugin weighted;
+* texts are cut at ``MAX_TEXT`` characters.
+
+It travels as JSON (``to_json`` / ``from_json``) in the scheduling event's annotation, and ``render``
+turns it into the text ``podsched describe pod`` prints.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.framework.types import Diagnosis, NodeScore
+
+MAX_REASON_GROUPS = 16
+MAX_EXAMPLE_NODES = 10
+MAX_TOP_NODES = 5
+MAX_TEXT = 256
+
+_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ReasonGroup:
+    """The nodes one plugin turned down for one reason."""
+
+    plugin: str
+    reason: str
+    #: The status code, "Unschedulable" (preemption might help) or "UnschedulableAndUnresolvable".
+    code: str
+    count: int
+    examples: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeScores:
+    node: str
+    total: int
+    #: Plugin -> normalized score x weight.
+    plugins: Mapping[str, int]
+
+
+@dataclass(slots=True)
+class Explanation:
+    num_all_nodes: int
+    evaluated_nodes: int
+    feasible_nodes: int
+    #: The node chosen, "" when the pod fits nowhere.
+    chosen_node: str = ""
+    #: What PreFilter said when it rejected the pod before any node was looked at.
+    pre_filter_message: str = ""
+    filtered: list[ReasonGroup] = field(default_factory=list)
+    #: Node verdicts in reason groups beyond MAX_REASON_GROUPS.
+    other_filtered: int = 0
+    score_weights: dict[str, int] = field(default_factory=dict)
+    top_nodes: list[NodeScores] = field(default_factory=list)
+
+    # ----------------------------------------------------------------------------------- wire form
+
+    def to_json(self) -> str:
+        data = {
+            "v": _VERSION,
+            "nodes": self.num_all_nodes,
+            "evaluated": self.evaluated_nodes,
+            "feasible": self.feasible_nodes,
+            "chosen": self.chosen_node,
+            "preFilter": self.pre_filter_message,
+            "filtered": [
+                {"plugin": g.plugin, "reason": g.reason, "code": g.code, "count": g.count,
+                 "examples": list(g.examples)}
+                for g in self.filtered
+            ],
+            "otherFiltered": self.other_filtered,
+            "weights": self.score_weights,
+            "top": [{"node": n.node, "total": n.total, "scores": dict(n.plugins)} for n in self.top_nodes],
+        }
+        return json.dumps(data, separators=(",", ":"), sort_keys=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Explanation:
+        """Parse ``to_json``'s output; ValueError for anything else (an annotation edited by hand)."""
+        try:
+            data = json.loads(text)
+            if data.get("v") != _VERSION:
+                raise ValueError(f"unknown explanation version {data.get('v')!r}")
+            return cls(
+                num_all_nodes=int(data["nodes"]),
+                evaluated_nodes=int(data["evaluated"]),
+                feasible_nodes=int(data["feasible"]),
+                chosen_node=str(data["chosen"]),
+                pre_filter_message=str(data["preFilter"]),
+                filtered=[
+                    ReasonGroup(str(g["plugin"]), str(g["reason"]), str(g["code"]), int(g["count"]),
+                                tuple(str(n) for n in g["examples"]))
+                    for g in data["filtered"]
+                ],
+                other_filtered=int(data["otherFiltered"]),
+                score_weights={str(k): int(v) for k, v in data["weights"].items()},
+                top_nodes=[
+                    NodeScores(str(n["node"]), int(n["total"]),
+                               {str(k): int(v) for k, v in n["scores"].items()})
+                    for n in data["top"]
+                ],
+            )
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise ValueError(f"not a scheduling explanation: {exc}") from None
+
+    # ----------------------------------------------------------------------------------- text form
+
+    def render(self, indent: str = "  ") -> str:
+        """Lines for ``podsched describe pod`` (under its "Scheduling explanation" heading)."""
+        outcome = f"chosen: {self.chosen_node}" if self.chosen_node else "no node fits"
+        lines = [
+            f"Nodes: {self.num_all_nodes} in the cluster, {self.evaluated_nodes} evaluated, "
+            f"{self.feasible_nodes} feasible; {outcome}"
+        ]
+        if self.pre_filter_message:
+            lines.append(f"Rejected before filtering: {self.pre_filter_message}")
+        if self.filtered:
+            lines.append("Filtered out:")
+            width = max(len(str(g.count)) for g in self.filtered)
+            for group in self.filtered:
+                more = group.count - len(group.examples)
+                examples = ", ".join(group.examples) + (f", +{more} more" if more > 0 else "")
+                hopeless = " (preemption cannot help)" if group.code == "UnschedulableAndUnresolvable" else ""
+                lines.append(f"{indent}{group.count:>{width}} {group.plugin}: {group.reason}{hopeless} "
+                             f"[{examples}]")
+            if self.other_filtered:
+                lines.append(f"{indent}{self.other_filtered} more for other reasons")
+        if self.top_nodes:
+            weights = ", ".join(f"{name} x{weight}" for name, weight in self.score_weights.items())
+            lines.append(f"Top nodes by score (weights: {weights}):")
+            width = max(len(n.node) for n in self.top_nodes)
+            for node in self.top_nodes:
+                parts = ", ".join(f"{name} {score}" for name, score in node.plugins.items())
+                lines.append(f"{indent}{node.node:<{width}}  {node.total:>4}  ({parts})")
+        return "\n".join(lines)
+
+
+def explain(
+    num_all_nodes: int,
+    diagnosis: Diagnosis,
+    *,
+    evaluated_nodes: int,
+    feasible_nodes: int,
+    chosen_node: str = "",
+    totals: list[NodeScore] | None = None,
+    per_plugin: Mapping[str, list[NodeScore]] | None = None,
+    score_weights: Mapping[str, int] | None = None,
+) -> Explanation:
+    """Summarize one attempt: the failed nodes of ``diagnosis`` grouped by reason, and, when the feasible
+    nodes were scored, the best of them (``totals`` and the normalized ``per_plugin`` scores, in the same
+    node order, with the plugins' ``score_weights``). Linear in the number of failed and scored nodes."""
+    groups: dict[tuple[str, str, str], list[Any]] = {}
+    for node_name, status in diagnosis.node_to_status.items():
+        for reason in status.reasons or ("",):
+            key = (status.plugin, reason, status.code.value)
+            group = groups.get(key)
+            if group is None:
+                groups[key] = [1, [node_name]]
+            else:
+                group[0] += 1
+                if len(group[1]) < MAX_EXAMPLE_NODES:
+                    group[1].append(node_name)
+    ordered = sorted(groups.items(), key=lambda item: (-item[1][0], item[0]))
+    kept = ordered[:MAX_REASON_GROUPS]
+    filtered = [
+        ReasonGroup(_cut(plugin), _cut(reason), code, count, tuple(_cut(n) for n in examples))
+        for (plugin, reason, code), (count, examples) in kept
+    ]
+    other = sum(count for _, (count, _) in ordered[MAX_REASON_GROUPS:])
+    explanation = Explanation(
+        num_all_nodes=num_all_nodes,
+        evaluated_nodes=evaluated_nodes,
+        feasible_nodes=feasible_nodes,
+        chosen_node=chosen_node,
+        pre_filter_message=_cut(diagnosis.pre_filter_message),
+        filtered=filtered,
+        other_filtered=other,
+    )
+    if totals:
+        weights = dict(score_weights or {})
+        per_plugin = per_plugin or {}
+        # The best nodes, the chosen one first among equals.
+        best = heapq.nsmallest(
+            MAX_TOP_NODES, range(len(totals)),
+            key=lambda i: (-totals[i].score, totals[i].name != chosen_node, i),
+        )
+        explanation.score_weights = {_cut(name): weight for name, weight in weights.items()}
+        explanation.top_nodes = [
+            NodeScores(
+                _cut(totals[i].name), totals[i].score,
+                {_cut(name): scores[i].score * weights.get(name, 1) for name, scores in per_plugin.items()},
+            )
+            for i in best
+        ]
+    return explanation
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."

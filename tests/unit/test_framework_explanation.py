@@ -1,0 +1,200 @@
+"""The scheduling explanation: grouped verdicts, top scores, a size bounded at any cluster size, JSON round
+trip, text rendering."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from scheduler.algorithm import ScheduleFitError, ScheduleResult, schedule_pod
+from scheduler.framework import CycleState, Diagnosis, NodeScore, Status
+from scheduler.framework.explanation import (
+    MAX_EXAMPLE_NODES,
+    MAX_REASON_GROUPS,
+    MAX_TEXT,
+    MAX_TOP_NODES,
+    Explanation,
+    NodeScores,
+    ReasonGroup,
+    explain,
+)
+from tests.unit.framework_fakes import NodeFilter, Scorer, Snapshot, build, node, pod
+
+TAINT = "node(s) had untolerated taint {dedicated: gpu}"
+
+
+def diagnosis(statuses: dict[str, Status]) -> Diagnosis:
+    d = Diagnosis()
+    d.node_to_status.update(statuses)
+    return d
+
+
+def test_verdicts_are_grouped_by_plugin_reason_and_code_with_a_few_examples() -> None:
+    statuses = {
+        f"n{i}": Status.unschedulable("Insufficient cpu", "Insufficient memory").with_plugin("Fit")
+        for i in range(25)
+    }
+    statuses.update({f"t{i}": Status.unresolvable(TAINT).with_plugin("TaintToleration") for i in range(3)})
+    result = explain(30, diagnosis(statuses), evaluated_nodes=28, feasible_nodes=0)
+    assert result.filtered == [
+        ReasonGroup(
+            "Fit", "Insufficient cpu", "Unschedulable", 25, tuple(f"n{i}" for i in range(MAX_EXAMPLE_NODES))
+        ),
+        ReasonGroup(
+            "Fit",
+            "Insufficient memory",
+            "Unschedulable",
+            25,
+            tuple(f"n{i}" for i in range(MAX_EXAMPLE_NODES)),
+        ),
+        ReasonGroup("TaintToleration", TAINT, "UnschedulableAndUnresolvable", 3, ("t0", "t1", "t2")),
+    ]
+    assert result.other_filtered == 0 and result.top_nodes == []
+
+
+def test_only_the_largest_groups_are_kept_and_the_rest_counted() -> None:
+    statuses = {f"n{i}": Status.unschedulable(f"reason {i % 40}").with_plugin("P") for i in range(400)}
+    statuses["big"] = Status.unschedulable("reason 7").with_plugin("P")
+    result = explain(401, diagnosis(statuses), evaluated_nodes=401, feasible_nodes=0)
+    assert len(result.filtered) == MAX_REASON_GROUPS
+    # The largest group first; its examples are the first nodes met, at most MAX_EXAMPLE_NODES.
+    assert result.filtered[0] == ReasonGroup(
+        "P", "reason 7", "Unschedulable", 11, tuple(f"n{i}" for i in range(7, 400, 40))
+    )
+    assert sum(g.count for g in result.filtered) + result.other_filtered == 401
+
+
+def test_top_nodes_put_the_chosen_one_first_among_equals_and_weight_plugin_scores() -> None:
+    totals = [NodeScore(f"n{i}", score) for i, score in enumerate([10, 50, 30, 50, 20, 40, 50])]
+    per_plugin = {
+        "A": [NodeScore(s.name, s.score // 2) for s in totals],
+        "B": [NodeScore(s.name, 0) for s in totals],
+    }
+    result = explain(
+        7,
+        Diagnosis(),
+        evaluated_nodes=7,
+        feasible_nodes=7,
+        chosen_node="n3",
+        totals=totals,
+        per_plugin=per_plugin,
+        score_weights={"A": 2, "B": 1},
+    )
+    assert [n.node for n in result.top_nodes] == ["n3", "n1", "n6", "n5", "n2"]
+    assert len(result.top_nodes) == MAX_TOP_NODES
+    assert result.top_nodes[0] == NodeScores("n3", 50, {"A": 50, "B": 0})
+    assert result.score_weights == {"A": 2, "B": 1}
+
+
+def test_long_texts_are_cut() -> None:
+    long_reason = "x" * 1000
+    result = explain(
+        1,
+        diagnosis({"n": Status.unschedulable(long_reason).with_plugin("P")}),
+        evaluated_nodes=1,
+        feasible_nodes=0,
+    )
+    assert len(result.filtered[0].reason) == MAX_TEXT and result.filtered[0].reason.endswith("...")
+
+
+def big_cluster_attempt(count: int, *, fits: bool) -> Explanation:
+    """A real attempt on ``count`` nodes, each failing node with a node-specific reason (the worst case)."""
+    nodes = [node(f"node-{i:05d}.zone-{i % 3}.example.com") for i in range(count)]
+    snap = Snapshot(nodes)
+    reject = {
+        n.name: Status.unschedulable(f"node(s) had untolerated taint {{team: t{i}}}")
+        for i, n in enumerate(nodes)
+        if not fits or i % 2
+    }
+    plugins = [NodeFilter("TaintToleration", reject=reject)] + [
+        Scorer(f"Score{k}", {n.name: (i * 7 + k) % 101 for i, n in enumerate(nodes)}) for k in range(6)
+    ]
+    fw = build(*plugins, snapshot=snap)
+
+    def run() -> ScheduleResult:
+        return schedule_pod(
+            fw,
+            CycleState(),
+            pod("p"),
+            snap,
+            percentage_of_nodes_to_score=None,
+            rng=random.Random(1),
+            start_index=0,
+        )
+
+    if fits:
+        return run().explanation
+    with pytest.raises(ScheduleFitError) as caught:
+        run()
+    return caught.value.explanation
+
+
+@pytest.mark.parametrize("fits", [False, True], ids=["unschedulable", "scheduled"])
+def test_the_record_stays_small_at_5000_nodes(fits: bool) -> None:
+    small = big_cluster_attempt(50, fits=fits)
+    large = big_cluster_attempt(5000, fits=fits)
+    assert len(large.to_json()) < 8 * 1024
+    # Bounded, not proportional: 100 times the nodes, about the same size.
+    assert len(large.to_json()) < 2 * len(small.to_json())
+    assert large.num_all_nodes == 5000
+    if fits:
+        assert large.feasible_nodes == 500 and len(large.top_nodes) == MAX_TOP_NODES
+        assert large.top_nodes[0].node == large.chosen_node
+    else:
+        assert large.other_filtered == 5000 - MAX_REASON_GROUPS
+
+
+def test_json_round_trip() -> None:
+    original = big_cluster_attempt(300, fits=True)
+    assert Explanation.from_json(original.to_json()) == original
+    failed = big_cluster_attempt(30, fits=False)
+    assert Explanation.from_json(failed.to_json()) == failed
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "[]", '{"v": 99}', '{"v": 1, "nodes": 3}', '{"v": 1, "nodes": "x"}'],
+    ids=["empty", "list", "version", "missing-fields", "bad-number"],
+)
+def test_anything_else_is_not_an_explanation(text: str) -> None:
+    with pytest.raises(ValueError, match="not a scheduling explanation"):
+        Explanation.from_json(text)
+
+
+def test_render_for_describe() -> None:
+    statuses = {
+        f"n{i}": Status.unschedulable("Insufficient cpu").with_plugin("NodeResourcesFit") for i in range(12)
+    }
+    statuses["g1"] = Status.unresolvable(TAINT).with_plugin("TaintToleration")
+    totals = [NodeScore("a", 300), NodeScore("b", 210)]
+    per_plugin = {"TaintToleration": [NodeScore("a", 100), NodeScore("b", 70)]}
+    result = explain(
+        15,
+        diagnosis(statuses),
+        evaluated_nodes=15,
+        feasible_nodes=2,
+        chosen_node="a",
+        totals=totals,
+        per_plugin=per_plugin,
+        score_weights={"TaintToleration": 3},
+    )
+    assert result.render().splitlines() == [
+        "Nodes: 15 in the cluster, 15 evaluated, 2 feasible; chosen: a",
+        "Filtered out:",
+        "  12 NodeResourcesFit: Insufficient cpu [n0, n1, n2, n3, n4, n5, n6, n7, n8, n9, +2 more]",
+        f"   1 TaintToleration: {TAINT} (preemption cannot help) [g1]",
+        "Top nodes by score (weights: TaintToleration x3):",
+        "  a   300  (TaintToleration 300)",
+        "  b   210  (TaintToleration 210)",
+    ]
+
+
+def test_render_of_a_pre_filter_rejection() -> None:
+    d = diagnosis({"n0": Status.unresolvable("no").with_plugin("P")})
+    d.pre_filter_message = "node(s) didn't satisfy plugin(s) [A B] simultaneously"
+    text = explain(1, d, evaluated_nodes=0, feasible_nodes=0).render()
+    assert text.splitlines()[:2] == [
+        "Nodes: 1 in the cluster, 0 evaluated, 0 feasible; no node fits",
+        "Rejected before filtering: node(s) didn't satisfy plugin(s) [A B] simultaneously",
+    ]
