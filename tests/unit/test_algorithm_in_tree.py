@@ -1,0 +1,82 @@
+"""schedule_pod through kube-scheduler's default profile built from the real in-tree plugins: the config,
+the registry, the framework and the algorithm fit together and fail the way kube-scheduler words it."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from cluster.api import objects_pb2
+from scheduler.algorithm import ScheduleFitError, ScheduleResult, schedule_pod
+from scheduler.config import in_tree_registry, load_config
+from scheduler.framework import CycleState, NodeInfo, PodInfo
+from scheduler.framework.runtime import Framework, FrameworkHandle, build_framework
+from tests.unit.framework_fakes import Nominator, Snapshot
+
+
+def make_node(name: str, cpu: str, *, gpu_taint: bool = False) -> NodeInfo:
+    node = objects_pb2.Node()
+    node.metadata.name = name
+    node.metadata.labels["kubernetes.io/hostname"] = name
+    node.status.allocatable.update({"cpu": cpu, "memory": "8Gi", "pods": "110"})
+    if gpu_taint:
+        node.spec.taints.add(key="dedicated", value="gpu", effect="NoSchedule")
+    return NodeInfo(node)
+
+
+def make_pod(name: str, cpu: str) -> PodInfo:
+    pod = objects_pb2.Pod()
+    pod.metadata.name = name
+    pod.metadata.namespace = "default"
+    pod.spec.containers.add(name="c").resources.requests["cpu"] = cpu
+    return PodInfo(pod)
+
+
+def default_framework(snapshot: Snapshot) -> Framework:
+    config = load_config(None)
+    handle = FrameworkHandle(nominator=Nominator(), snapshot=snapshot)
+    return build_framework(config.profiles[0], in_tree_registry(), handle)
+
+
+def attempt(snapshot: Snapshot, pod: PodInfo) -> ScheduleResult:
+    return schedule_pod(
+        default_framework(snapshot),
+        CycleState(),
+        pod,
+        snapshot,
+        percentage_of_nodes_to_score=None,
+        rng=random.Random(0),
+        start_index=0,
+    )
+
+
+def test_the_default_profile_explains_a_failure_like_kube_scheduler() -> None:
+    snapshot = Snapshot(
+        [
+            make_node("gpu-1", "16", gpu_taint=True),
+            make_node("small-1", "1"),
+            make_node("small-2", "1"),
+            make_node("gpu-2", "16", gpu_taint=True),
+            make_node("small-3", "1"),
+        ]
+    )
+    with pytest.raises(ScheduleFitError) as caught:
+        attempt(snapshot, make_pod("web", "2"))
+    assert caught.value.message() == (
+        "0/5 nodes are available: 2 node(s) had untolerated taint {dedicated: gpu}, 3 Insufficient cpu."
+    )
+    assert caught.value.diagnosis.unschedulable_plugins == {"TaintToleration", "NodeResourcesFit"}
+    groups = {(g.plugin, g.reason): g.count for g in caught.value.explanation.filtered}
+    assert groups == {
+        ("TaintToleration", "node(s) had untolerated taint {dedicated: gpu}"): 2,
+        ("NodeResourcesFit", "Insufficient cpu"): 3,
+    }
+
+
+def test_the_default_profile_prefers_the_least_allocated_node() -> None:
+    snapshot = Snapshot(
+        [make_node("small", "2"), make_node("big", "16"), make_node("gpu", "32", gpu_taint=True)]
+    )
+    result = attempt(snapshot, make_pod("web", "1"))
+    assert (result.suggested_host, result.feasible_nodes) == ("big", 2)
