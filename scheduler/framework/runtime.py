@@ -94,7 +94,7 @@ class FrameworkError(Exception):
     """A profile cannot be built into a framework (a plugin missing, failing to start, misplaced)."""
 
 
-class Profile(Protocol):
+class ProfileSpec(Protocol):
     """What ``build_framework`` needs of a profile (``scheduler.config.Profile`` has it)."""
 
     @property
@@ -665,7 +665,7 @@ def _implements(plugin: Plugin, point: str) -> bool:
 
 
 def build_framework(
-    profile: Profile,
+    profile: ProfileSpec,
     registry: Registry | Mapping[str, Any],
     handle: Handle,
     *,
