@@ -15,8 +15,12 @@ from cluster.api.selectors import LabelSelector
 from cluster.cli import tables
 from cluster.cli.common import EXIT_OK, add_namespace_flag, add_server_flag, connect, parse_kind, run_async
 from cluster.client import Client
+from scheduler.binding import EXPLANATION_ANNOTATION
+from scheduler.framework.explanation import Explanation
 
 NONE = "<none>"
+#: The events of a scheduling attempt; the scheduler puts its explanation in their annotations.
+SCHEDULING_REASONS = ("Scheduled", "FailedScheduling")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,7 +47,10 @@ async def _describe(args: argparse.Namespace) -> int:
         text = _Text()
         await _DESCRIBERS[kind](client, obj, text)
         if kind is not kinds.EVENT:
-            _events(text, await _events_about(client, kind, obj))
+            events = await _events_about(client, kind, obj)
+            if kind is kinds.POD:
+                _scheduling_explanation(text, events)
+            _events(text, events)
     print(text.render(), end="", flush=True)
     return EXIT_OK
 
@@ -427,6 +434,27 @@ def _event_age(event: objects_pb2.Event) -> str:
     if event.count > 1 and timeutil.is_set(event.first_timestamp):
         return f"{last} (x{event.count} over {timeutil.age(event.first_timestamp)})"
     return last
+
+
+def _scheduling_explanation(text: _Text, events: Iterable[objects_pb2.Event]) -> None:
+    """The scheduler's account of its last attempt at the pod (per-plugin filter verdicts, the best
+    nodes' per-plugin scores), from the newest scheduling event that carries one. Events are rewritten
+    when repeats are counted, so "newest" is the highest resourceVersion, not a timestamp."""
+    carrying = [
+        e for e in events
+        if e.reason in SCHEDULING_REASONS and EXPLANATION_ANNOTATION in e.metadata.annotations
+    ]
+    if not carrying:
+        return
+    newest = max(carrying, key=lambda e: int(e.metadata.resource_version or 0))
+    try:
+        explanation = Explanation.from_json(newest.metadata.annotations[EXPLANATION_ANNOTATION])
+    except ValueError as exc:
+        text.field("Scheduling explanation (last attempt)", f"<unreadable: {exc}>")
+        return
+    text.section("Scheduling explanation (last attempt)")
+    for line in explanation.render().split("\n"):
+        text.line(line, 1)
 
 
 def _events(text: _Text, events: Iterable[objects_pb2.Event]) -> None:

@@ -1,0 +1,195 @@
+"""`podsched scheduler`: run the scheduler against an API server.
+
+    podsched scheduler --server ADDR [--config FILE] [--leader-elect=false]
+                       [--metrics-addr 127.0.0.1:10259] [--pod-max-in-unschedulable-pods-duration 5m]
+                       [--seed N] [--plugin NAME=MODULE:FACTORY ...]
+
+``--config`` is a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); without it the scheduler
+runs kube-scheduler's default profile as ``default-scheduler``. ``--plugin`` registers a plugin written
+in Python under NAME (``my_plugins.gpu:new``, or ``my_plugins.gpu`` for a module with ``new``), so that
+the config can enable it by that name like an in-tree plugin (see ``examples/plugins/``).
+
+Leader election is a later issue: only ``--leader-elect=false`` runs (kube-scheduler's default, and a
+config's, is true, so it must be said). Once its informers and metrics server are up it prints one line
+on stderr, which scripts and tests wait for::
+
+    podsched scheduler started (profiles: default-scheduler; server 127.0.0.1:7443; metrics http://127.0.0.1:10259)
+
+``/readyz`` answers ok once the informers have synced. SIGTERM or SIGINT stops it cleanly (exit 0). An
+invalid config or flag is reported on one line with exit code 2; a scheduler that cannot go on (its
+metrics address taken, a loop failing) exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import disable_created_metrics
+
+from cluster.cli.apiserver import parse_duration
+from cluster.cli.common import SERVER_ENV, server_address
+from cluster.client import Client
+from scheduler.config import ConfigError, load_config
+from scheduler.framework.registry import Registry
+from scheduler.health import DEFAULT_METRICS_ADDRESS, parse_address
+from scheduler.plugins.registry import IN_TREE
+from scheduler.scheduler import Scheduler, SchedulerConfigError
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+#: How long the scheduler's tasks get to finish once told to stop, before the process exits anyway.
+STOP_GRACE_S = 10.0
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+#: Go's strconv.ParseBool, which kube-scheduler's boolean flags use.
+_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def parse_bool(text: str) -> bool:
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean {text!r}: use true or false")
+
+
+def parse_plugin(text: str) -> tuple[str, str]:
+    name, sep, target = text.partition("=")
+    if not sep or not name or not target:
+        raise argparse.ArgumentTypeError(
+            f"invalid plugin {text!r}: use NAME=MODULE:FACTORY (or NAME=MODULE for a module with new())"
+        )
+    return name, target
+
+
+def _address(text: str) -> str:
+    try:
+        parse_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "scheduler",
+        help="run the scheduler",
+        description="Schedule pending pods onto nodes, as kube-scheduler does.",
+    )
+    parser.add_argument(
+        "--server", default=None,
+        help=f"API server address host:port, or a comma-separated list to fail over between "
+        f"(default: ${SERVER_ENV}, else 127.0.0.1:7443)",
+    )
+    parser.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration YAML file")
+    parser.add_argument(
+        "--leader-elect", type=parse_bool, nargs="?", const=True, default=None, metavar="BOOL",
+        help="leader election is not available yet: pass --leader-elect=false",
+    )
+    parser.add_argument(
+        "--metrics-addr", type=_address, default=DEFAULT_METRICS_ADDRESS, metavar="HOST:PORT",
+        help="where to serve /metrics, /healthz and /readyz; port 0 picks one "
+        f"(default {DEFAULT_METRICS_ADDRESS})",
+    )
+    parser.add_argument(
+        "--pod-max-in-unschedulable-pods-duration", type=parse_duration, default=None, metavar="DURATION",
+        help="how long a pod may wait for a cluster event before it is retried anyway (default 5m, or the "
+        "config's podMaxInUnschedulablePodsDuration)",
+    )
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the random choice between equally good nodes (default: random)")
+    parser.add_argument(
+        "--plugin", type=parse_plugin, action="append", default=[], metavar="NAME=MODULE:FACTORY",
+        help="register a plugin written in Python under NAME, so that --config can enable it (repeatable)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    # kube-scheduler's metrics have no "_created" series; prometheus-client adds them unless told not to.
+    disable_created_metrics()
+    registry = Registry(IN_TREE)
+    try:
+        for name, target in args.plugin:
+            registry.register(name, target)
+        config = load_config(args.config, registry=registry)
+    except (ConfigError, ValueError) as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    leader_elect = args.leader_elect if args.leader_elect is not None else config.leader_election.leader_elect
+    if leader_elect:
+        return _fail(
+            "leader election is not available yet (it comes with a later release): run with "
+            "--leader-elect=false", EXIT_USAGE,
+        )
+    if args.pod_max_in_unschedulable_pods_duration is not None:
+        if not args.pod_max_in_unschedulable_pods_duration > 0:
+            return _fail("--pod-max-in-unschedulable-pods-duration must be positive", EXIT_USAGE)
+        config.pod_max_in_unschedulable_pods_seconds = args.pod_max_in_unschedulable_pods_duration
+    return asyncio.run(_serve(args, config, registry))
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"podsched scheduler: {message}", file=sys.stderr, flush=True)
+    return code
+
+
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[asyncio.Event]:
+    signalled = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in _STOP_SIGNALS:
+        loop.add_signal_handler(signum, signalled.set)
+    try:
+        yield signalled
+    finally:
+        for signum in _STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+
+
+async def _serve(args: argparse.Namespace, config: Any, registry: Registry) -> int:
+    with _stop_signals() as signalled:
+        async with Client(server_address(args)) as client:
+            try:
+                scheduler = Scheduler(client, config, registry=registry, rng_seed=args.seed)
+            except (SchedulerConfigError, ConfigError) as exc:
+                return _fail(str(exc), EXIT_USAGE)
+            health = scheduler.health_server(args.metrics_addr)
+            try:
+                await health.start()
+            except OSError as exc:
+                return _fail(f"cannot serve metrics on {args.metrics_addr}: {exc}", EXIT_FAILED)
+            profiles = ", ".join(scheduler.profile_names)
+            print(
+                f"podsched scheduler started (profiles: {profiles}; server {','.join(client.servers)}; "
+                f"metrics {health.url})", file=sys.stderr, flush=True,
+            )
+            running = asyncio.create_task(scheduler.run(health=health), name="scheduler")
+            stop = asyncio.create_task(signalled.wait(), name="scheduler-signal")
+            try:
+                await asyncio.wait((running, stop), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stop.cancel()
+            if not running.done():
+                running.cancel()
+                done, _ = await asyncio.wait((running,), timeout=STOP_GRACE_S)
+                if not done:
+                    return _fail(f"did not stop within {STOP_GRACE_S:g}s: {scheduler.describe_tasks()}",
+                                 EXIT_FAILED)
+                print("podsched scheduler stopped", file=sys.stderr, flush=True)
+                return EXIT_OK
+            error = running.exception()
+            causes = error.exceptions if isinstance(error, BaseExceptionGroup) else [error]
+            for cause in causes:
+                _fail(f"stopped: {type(cause).__name__}: {cause}", EXIT_FAILED)
+            return EXIT_FAILED

@@ -1,0 +1,284 @@
+"""The scheduler: informers feeding a cache and a scheduling queue, one framework per profile, and the
+loop that schedules pods one at a time (kube-scheduler's scheduler.go).
+
+What it is made of:
+
+* ``Informer``s (``cluster.client``) for non-terminal Pods, Nodes, PriorityClasses and
+  PodDisruptionBudgets; ``EventHandlers`` turn their events into cache updates and queue moves;
+* the ``Cache`` of nodes with their bound and assumed pods, and the ``Snapshot`` each cycle reads;
+* one ``SchedulingQueue`` for every profile (sorted by the first profile's QueueSort; the config
+  requires every profile to use the same one);
+* one ``Framework`` per profile (``profiles[].schedulerName``), built from the plugin registry (the
+  in-tree plugins plus the user's), with a handle giving plugins the snapshot, the nominator (the
+  queue) and the API client;
+* the ``SchedulingLoop`` (schedule_one.py), the ``Binder`` (binding.py), the ``EventRecorder``
+  (events.py) and the metrics (metrics.py).
+
+How it runs (STYLE.md, "Concurrency and shutdown"): ``run()`` is a TaskGroup of a few named root tasks
+that never end on their own: the four informers, the event writers, the binder, the queue's flush
+loops, the cache's cleanup loop, the scheduling loop and, in ``podsched scheduler``, the HTTP server.
+The scheduling loop first waits for every informer's first list, so that no pod is scheduled against a
+partial picture of the cluster. The first root task to fail (or to end) cancels the others and its
+error leaves ``run()``; cancelling ``run()`` stops everything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import socket
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import Any
+
+from cluster.api import kinds
+from cluster.client import Client, Informer
+from scheduler.binding import DEFAULT_MAX_BINDINGS, Binder
+from scheduler.cache import Cache, Snapshot
+from scheduler.clock import Clock, SystemClock
+from scheduler.config import SchedulerConfiguration
+from scheduler.eventhandlers import EventHandlers
+from scheduler.events import EventRecorder
+from scheduler.framework import ClusterEventWithHint, PodInfo
+from scheduler.framework.registry import Registry
+from scheduler.framework.runtime import Framework, FrameworkError, FrameworkHandle, build_framework
+from scheduler.health import HealthServer
+from scheduler.metrics import SchedulerMetrics
+from scheduler.queue import QueueClosed, SchedulingQueue
+from scheduler.schedule_one import SchedulingLoop
+
+log = logging.getLogger(__name__)
+
+#: The pods a scheduler watches: finished pods hold nothing on their node and wait for nothing.
+NON_TERMINAL_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+class SchedulerConfigError(Exception):
+    """The configuration is valid, but this scheduler cannot run it (yet)."""
+
+
+class RootTaskEnded(Exception):
+    """A root task that should run forever returned."""
+
+
+class _QueueNominator:
+    """The scheduling queue as the frameworks' nominator. The frameworks are built first (the queue is
+    sorted by their QueueSort and requeues by their plugins' events), so the queue is plugged in after."""
+
+    def __init__(self) -> None:
+        self.queue: SchedulingQueue | None = None
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        assert self.queue is not None, "the scheduling queue is plugged in before the first cycle"
+        return self.queue.nominated_pods_for_node(node_name)
+
+
+class Scheduler:
+    """One scheduler process's worth of scheduling, against the API server ``client`` talks to."""
+
+    def __init__(
+        self,
+        client: Client,
+        config: SchedulerConfiguration,
+        *,
+        registry: Registry,
+        clock: Clock | None = None,
+        rng_seed: int | None = None,
+        max_bindings: int = DEFAULT_MAX_BINDINGS,
+    ) -> None:
+        if config.extenders:
+            raise SchedulerConfigError(
+                f"{config.source or 'the configuration'}: extenders are configured, but podsched does not "
+                "call extenders yet (a later release does): remove the extenders section"
+            )
+        self.config = config
+        self.clock: Clock = clock or SystemClock()
+        self.client = client
+        self.metrics = SchedulerMetrics()
+        self.recorder = EventRecorder(client, clock=self.clock, host=socket.gethostname())
+        self.cache = Cache(clock=self.clock)
+        self.snapshot = Snapshot()
+
+        nominator = _QueueNominator()
+        handle = FrameworkHandle(nominator=nominator, client=client, snapshot=self.snapshot)
+        try:
+            self.profiles: dict[str, Framework] = {
+                profile.scheduler_name: build_framework(profile, registry, handle, clock=self.clock)
+                for profile in config.profiles
+            }
+        except FrameworkError as err:
+            raise SchedulerConfigError(f"{config.source or 'the configuration'}: {err}") from err
+        first = self.profiles[config.profiles[0].scheduler_name]
+        self.queue = SchedulingQueue(
+            first.queue_sort_less,
+            clock=self.clock,
+            pod_initial_backoff_s=config.pod_initial_backoff_seconds,
+            pod_max_backoff_s=config.pod_max_backoff_seconds,
+            pod_max_in_unschedulable_s=config.pod_max_in_unschedulable_pods_seconds,
+            events_to_register=_merged_events(self.profiles.values()),
+        )
+        nominator.queue = self.queue
+
+        self.informers: dict[str, Informer] = {
+            "pods": Informer(client, kinds.POD, field_selector=NON_TERMINAL_PODS),
+            "nodes": Informer(client, kinds.NODE),
+            "priorityclasses": Informer(client, kinds.PRIORITY_CLASS),
+            "poddisruptionbudgets": Informer(client, kinds.POD_DISRUPTION_BUDGET),
+        }
+        handlers = EventHandlers(self.cache, self.queue, self.profiles.keys())
+        self.informers["pods"].add_handler(**handlers.pod_handlers())
+        self.informers["nodes"].add_handler(**handlers.node_handlers())
+        self.informers["priorityclasses"].add_handler(**handlers.priority_class_handlers())
+        self.informers["poddisruptionbudgets"].add_handler(**handlers.pod_disruption_budget_handlers())
+        pods = self.informers["pods"]
+
+        # The binder hands failed bindings to the loop's failure handler; the loop hands pods to the
+        # binder.
+        self.binder = Binder(
+            cache=self.cache, queue=self.queue, recorder=self.recorder, metrics=self.metrics,
+            clock=self.clock, on_failure=lambda *failure: self.loop.handle_failure(*failure),
+            max_in_flight=max_bindings,
+        )
+        self.loop = SchedulingLoop(
+            profiles=self.profiles,
+            queue=self.queue,
+            cache=self.cache,
+            snapshot=self.snapshot,
+            client=client,
+            pod_lister=pods.get,  # type: ignore[arg-type]
+            binder=self.binder,
+            recorder=self.recorder,
+            metrics=self.metrics,
+            clock=self.clock,
+            rng=random.Random(rng_seed),
+            percentage_of_nodes_to_score={
+                profile.scheduler_name: config.percentage_for(profile) for profile in config.profiles
+            },
+        )
+        self.metrics.watch_state(
+            pending_pods=self.queue.pending_counts,
+            bindings_in_flight=lambda: self.binder.in_flight,
+            events_dropped=lambda: self.recorder.dropped,
+        )
+        self._synced = asyncio.Event()
+        self._running = False
+        self._stopped_because = ""
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def profile_names(self) -> list[str]:
+        return list(self.profiles)
+
+    # ------------------------------------------------------------------------------------------ run
+
+    async def run(self, *, health: HealthServer | None = None) -> None:
+        """Run until cancelled (or until a root task fails, whose error is raised)."""
+        roots: dict[str, Coroutine[Any, Any, None]] = {
+            f"informer {name}": informer.run() for name, informer in self.informers.items()
+        }
+        roots |= {
+            "event recorder": self.recorder.run(),
+            "binder": self.binder.run(),
+            "queue flushes": self.queue.run(),
+            "cache cleanup": self.cache.run(),
+            "scheduling loop": self._scheduling_loop(),
+        }
+        if health is not None:
+            roots["health server"] = health.run()
+        self._running = True
+        try:
+            async with asyncio.TaskGroup() as group:
+                self._tasks = [
+                    group.create_task(self._root(name, work), name=name) for name, work in roots.items()
+                ]
+        finally:
+            self._running = False
+            self.queue.close()
+
+    async def _root(self, name: str, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await work
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            self._stopped_because = self._stopped_because or f"{name} failed: {err}"
+            log.error("%s failed; stopping the scheduler", name, exc_info=True)
+            raise
+        self._stopped_because = self._stopped_because or f"{name} ended"
+        log.warning("%s ended, which it never should; stopping the scheduler", name)
+        raise RootTaskEnded(f"{name} ended unexpectedly")
+
+    async def _scheduling_loop(self) -> None:
+        # The first list of every kind must be in the cache and the queue before the first pop, or pods
+        # would be placed on a partial picture of the cluster.
+        await asyncio.gather(*(informer.wait_synced() for informer in self.informers.values()))
+        self._synced.set()
+        log.info("informers synced: %d nodes, %d pods; scheduling", len(self.informers["nodes"]),
+                 len(self.informers["pods"]))
+        try:
+            while True:
+                await self.schedule_one()
+        except QueueClosed:
+            return
+
+    async def schedule_one(self) -> None:
+        """Schedule the next pod of the queue (waiting until there is one)."""
+        await self.loop.schedule_one()
+
+    # ---------------------------------------------------------------------------------------- state
+
+    def healthz(self) -> str | None:
+        """None while every root task runs; else why not (the /healthz check)."""
+        if self._stopped_because:
+            return self._stopped_because
+        if not self._running:
+            return "the scheduler is not running"
+        return None
+
+    def readyz(self) -> str | None:
+        """None once the informers have synced and the scheduler is healthy (the /readyz check)."""
+        problem = self.healthz()
+        if problem is not None:
+            return problem
+        if not self._synced.is_set():
+            waiting = [name for name, informer in self.informers.items() if not informer.has_synced]
+            return f"informers have not synced: {', '.join(waiting) or 'starting'}"
+        return None
+
+    def health_server(self, address: str) -> HealthServer:
+        """An HTTP server of this scheduler's /metrics, /healthz and /readyz (pass it to ``run``)."""
+        return HealthServer(
+            address, metrics=self.metrics.exposition, healthz=self.healthz, readyz=self.readyz
+        )
+
+    def idle(self) -> bool:
+        """Nothing to do right now: informers synced, activeQ empty, no cycle running, no binding in
+        flight, no event waiting to be written. (Whether the informers have seen every write to the store
+        is for the caller to tell, with ``informer_revisions``.) Pods in backoff or unschedulable wait for
+        the clock or for an event."""
+        return (
+            self._synced.is_set()
+            and self.queue.is_empty_active()
+            and not self.loop.busy
+            and self.binder.in_flight == 0
+            and self.recorder.idle()
+        )
+
+    def informer_revisions(self) -> dict[str, int]:
+        """The resourceVersion each informer has applied (0 before its first list), by kind plural."""
+        return {name: int(informer.resource_version or 0) for name, informer in self.informers.items()}
+
+    def describe_tasks(self) -> str:
+        """The root tasks still running, for a stop that takes too long."""
+        return ", ".join(task.get_name() for task in self._tasks if not task.done()) or "none"
+
+
+def _merged_events(frameworks: Sequence[Framework] | Any) -> Mapping[str, list[ClusterEventWithHint]]:
+    """Every profile's plugins' registered events, by plugin name (a plugin enabled in several profiles
+    registers its events once per profile; the queue only needs them once each)."""
+    merged: dict[str, list[ClusterEventWithHint]] = {}
+    for framework in frameworks:
+        for plugin, events in framework.events_to_register().items():
+            known = merged.setdefault(plugin, [])
+            known.extend(event for event in events if event not in known)
+    return merged

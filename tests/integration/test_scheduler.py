@@ -1,0 +1,295 @@
+"""`podsched scheduler` as a real process against a real API server process, on each backend.
+
+Each module-scoped cluster is an API server on a store of its own (so that node counts in messages are
+exact) with one scheduler process; tests create what they need in their own namespace and leave the
+cluster with the two nodes it started with. Pods are submitted with `podsched apply`, as a user would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from cluster.api import objects_pb2, quantity
+from cluster.cli.process import ApiServerProcess, cli_env, die_with_parent_prefix
+from cluster.client import Client
+from tests.integration.conftest import own_apiserver
+from tests.integration.helpers import REPO, node_manifest, pod_manifest, run_cli, write_yaml
+
+T = TypeVar("T")
+
+_STARTED = re.compile(r"podsched scheduler started \(profiles: (?P<profiles>[^;]*); server (?P<server>\S+); "
+                      r"metrics (?P<metrics>http://\S+)\)")
+START_TIMEOUT_S = 30.0
+#: How long a pod may take to be bound (or reported) by a running scheduler: seconds at most, when
+#: everything works; generous for a loaded 2-core box.
+SETTLE_TIMEOUT_S = 20.0
+NODE_CPU = "2"
+
+
+class SchedulerProcess:
+    """One `podsched scheduler` child process, found by its startup line, stopped with SIGTERM."""
+
+    def __init__(self, server: str, *args: str) -> None:
+        self.args = ["--server", server, "--leader-elect=false", "--metrics-addr", "127.0.0.1:0", *args]
+        self.process: subprocess.Popen[str] | None = None
+        self.lines: list[str] = []
+        self.metrics_url = ""
+        self._started = threading.Event()
+        self._reader: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [*die_with_parent_prefix(), sys.executable, "-m", "cluster.cli", "scheduler", *self.args],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            env=cli_env(""), cwd=REPO,
+        )
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not self._started.wait(0.1):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"podsched scheduler did not start; its output:\n{self.log()}")
+
+    def _read(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+            match = _STARTED.search(line)
+            if match:
+                self.metrics_url = match["metrics"]
+                self._started.set()
+
+    def log(self) -> str:
+        return "".join(self.lines[-200:])
+
+    def get(self, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(self.metrics_url + path, timeout=5) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode()
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while self.get("/readyz")[0] != 200:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the scheduler never got ready; its output:\n{self.log()}")
+            time.sleep(0.1)
+
+    def stop(self) -> int | None:
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self._reader is not None:
+            self._reader.join(2)
+        return self.process.returncode
+
+
+@contextlib.contextmanager
+def running_scheduler(server: str, *args: str) -> Iterator[SchedulerProcess]:
+    scheduler = SchedulerProcess(server, *args)
+    scheduler.start()
+    try:
+        scheduler.wait_ready()
+        yield scheduler
+    finally:
+        scheduler.stop()
+
+
+async def eventually(probe: Callable[[], Awaitable[T | None]], what: str,
+                     within: float = SETTLE_TIMEOUT_S) -> T:
+    """Poll ``probe`` until it returns something other than None."""
+    deadline = time.monotonic() + within
+    while True:
+        result = await probe()
+        if result is not None:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {within:g}s waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+def apply(server: str, tmp_path: Path, *documents: dict[str, Any]) -> None:
+    path = write_yaml(tmp_path / f"objects-{time.monotonic_ns()}.yaml", *documents)
+    result = run_cli(server, "apply", "-f", path)
+    assert result.code == 0, result.stderr
+
+
+async def pods_in(client: Client, namespace: str) -> list[objects_pb2.Pod]:
+    return list((await client.list("pods", namespace)).items)  # type: ignore[arg-type]
+
+
+async def all_bound(client: Client, namespace: str, count: int) -> list[objects_pb2.Pod] | None:
+    pods = await pods_in(client, namespace)
+    return pods if len(pods) == count and all(p.spec.node_name for p in pods) else None
+
+
+async def scheduling_events(client: Client, namespace: str, pod: str) -> list[objects_pb2.Event]:
+    listed = await client.list("events", namespace, field_selector=f"involvedObject.name={pod}")
+    return [e for e in listed.items if e.reason in ("Scheduled", "FailedScheduling")]  # type: ignore[attr-defined]
+
+
+async def no_node_overcommitted(client: Client) -> None:
+    nodes = {n.metadata.name: n for n in (await client.list("nodes")).items}  # type: ignore[attr-defined]
+    used: dict[str, int] = {}
+    for pod in (await client.list("pods")).items:
+        if pod.spec.node_name:  # type: ignore[attr-defined]
+            for container in pod.spec.containers:  # type: ignore[attr-defined]
+                milli = int(quantity.parse_quantity(container.resources.requests.get("cpu", "0")) * 1000)
+                used[pod.spec.node_name] = used.get(pod.spec.node_name, 0) + milli  # type: ignore[attr-defined]
+    for name, milli in used.items():
+        allocatable = int(quantity.parse_quantity(nodes[name].status.allocatable["cpu"]) * 1000)
+        assert milli <= allocatable, f"node {name} has {milli}m cpu requested of {allocatable}m"
+
+
+async def delete_namespace_pods(server: str, client: Client, namespace: str) -> None:
+    names = [p.metadata.name for p in await pods_in(client, namespace)]
+    if names:
+        result = run_cli(server, "delete", "pod", *names, "-n", namespace, "--grace-period", "0")
+        assert result.code == 0, result.stderr
+
+
+# ---------------------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def cluster(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProcess]:
+    """An API server on a store of its own, with two nodes of 2 CPUs."""
+    with own_apiserver(backend, tmp_path_factory.mktemp("scheduler-cluster")) as server:
+        path = write_yaml(tmp_path_factory.mktemp("nodes") / "nodes.yaml",
+                          node_manifest("node-a", cpu=NODE_CPU), node_manifest("node-b", cpu=NODE_CPU))
+        result = run_cli(server.address, "apply", "-f", path)
+        assert result.code == 0, result.stderr
+        yield server
+
+
+@pytest.fixture(scope="module")
+def scheduler(cluster: ApiServerProcess) -> Iterator[SchedulerProcess]:
+    with running_scheduler(cluster.address) as process:
+        yield process
+
+
+@pytest.fixture
+async def api(cluster: ApiServerProcess) -> AsyncIterator[Client]:
+    async with Client(cluster.address, timeout_s=30.0) as client:
+        yield client
+
+
+@pytest.fixture
+async def ns(cluster: ApiServerProcess, api: Client, namespace: str) -> AsyncIterator[str]:
+    """The test's namespace, emptied afterwards so the nodes are free for the next test."""
+    yield namespace
+    await delete_namespace_pods(cluster.address, api, namespace)
+
+
+# ------------------------------------------------------------------------------------------- tests
+
+
+async def test_applied_pods_get_bound_without_overcommitting(
+    cluster: ApiServerProcess, scheduler: SchedulerProcess, api: Client, ns: str, tmp_path: Path
+) -> None:
+    apply(cluster.address, tmp_path, *(pod_manifest(f"web-{i}", ns, cpu="500m") for i in range(6)))
+    pods = await eventually(lambda: all_bound(api, ns, 6), "six pods bound")
+    assert {p.spec.node_name for p in pods} == {"node-a", "node-b"}  # LeastAllocated spreads them
+    await no_node_overcommitted(api)
+    events = await eventually(lambda: _nonempty(scheduling_events(api, ns, "web-0")), "the Scheduled event")
+    (scheduled,) = events
+    node = next(p.spec.node_name for p in pods if p.metadata.name == "web-0")
+    assert (scheduled.type, scheduled.reason, scheduled.message) == (
+        "Normal", "Scheduled", f"Successfully assigned {ns}/web-0 to {node}")
+    assert scheduled.source.component == "default-scheduler"
+    explanation = json.loads(scheduled.metadata.annotations["podsched.io/explanation"])
+    assert explanation
+
+
+async def test_an_unschedulable_pod_gets_event_condition_and_explanation(
+    cluster: ApiServerProcess, scheduler: SchedulerProcess, api: Client, ns: str, tmp_path: Path
+) -> None:
+    apply(cluster.address, tmp_path, pod_manifest("huge", ns, cpu="3"))
+    message = "0/2 nodes are available: 2 Insufficient cpu."
+
+    async def condition() -> objects_pb2.PodCondition | None:
+        pod = await api.get("pods", "huge", ns)
+        return next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)  # type: ignore[attr-defined]
+
+    scheduled = await eventually(condition, "the PodScheduled condition")
+    assert (scheduled.status, scheduled.reason, scheduled.message) == ("False", "Unschedulable", message)
+    (event,) = await eventually(lambda: _nonempty(scheduling_events(api, ns, "huge")), "FailedScheduling")
+    assert (event.type, event.reason, event.message) == ("Warning", "FailedScheduling", message)
+    assert (await api.get("pods", "huge", ns)).spec.node_name == ""  # type: ignore[attr-defined]
+
+    described = run_cli(cluster.address, "describe", "pod", "huge", "-n", ns)
+    assert described.code == 0, described.stderr
+    text = described.stdout
+    assert "FailedScheduling" in text and message in text
+    assert "Scheduling explanation (last attempt):" in text
+    section = text.split("Scheduling explanation (last attempt):", 1)[1]
+    for expected in ("node-a", "node-b", "NodeResourcesFit", "Insufficient cpu"):
+        assert expected in section, f"{expected!r} missing from:\n{section}"
+
+
+async def test_adding_a_node_schedules_a_waiting_pod_at_once(
+    cluster: ApiServerProcess, scheduler: SchedulerProcess, api: Client, ns: str, tmp_path: Path
+) -> None:
+    apply(cluster.address, tmp_path, pod_manifest("waiting", ns, cpu="3"))
+    await eventually(lambda: _nonempty(scheduling_events(api, ns, "waiting")), "FailedScheduling")
+    big = f"node-big-{ns}"
+    began = time.monotonic()
+    apply(cluster.address, tmp_path, node_manifest(big, cpu="4"))
+    try:
+        pod = await eventually(lambda: _bound(api, ns, "waiting"), "the waiting pod bound", within=30)
+        elapsed = time.monotonic() - began
+        assert pod.spec.node_name == big
+        # Well under the 5-minute leftover flush, and under the 10 s backoff cap plus slack.
+        assert elapsed < 15, f"took {elapsed:.1f}s"
+    finally:
+        await delete_namespace_pods(cluster.address, api, ns)
+        result = run_cli(cluster.address, "delete", "node", big)
+        assert result.code == 0, result.stderr
+
+
+async def test_metrics_and_health_endpoints(scheduler: SchedulerProcess) -> None:
+    assert scheduler.get("/healthz") == (200, "ok")
+    assert scheduler.get("/readyz") == (200, "ok")
+    status, text = scheduler.get("/metrics")
+    assert status == 200
+    for name in (
+        'scheduler_pending_pods{queue="active"}',
+        'scheduler_pending_pods{queue="unschedulable"}',
+        "# TYPE scheduler_schedule_attempts_total counter",
+        "# TYPE scheduler_scheduling_attempt_duration_seconds histogram",
+        "scheduler_pod_scheduling_attempts_bucket",
+    ):
+        assert name in text, name
+
+
+async def _nonempty(values: Awaitable[Sequence[T]]) -> Sequence[T] | None:
+    result = await values
+    return result or None
+
+
+async def _bound(api: Client, namespace: str, name: str) -> objects_pb2.Pod | None:
+    pod = await api.get("pods", name, namespace)
+    return pod if pod.spec.node_name else None  # type: ignore[attr-defined,return-value]
