@@ -37,7 +37,7 @@ from cluster.cli.apiserver import parse_duration
 from cluster.cli.common import SERVER_ENV, server_address
 from cluster.client import Client
 from scheduler.config import ConfigError, load_config
-from scheduler.framework.registry import Registry
+from scheduler.framework.registry import PluginLoadError, Registry
 from scheduler.health import DEFAULT_METRICS_ADDRESS, parse_address
 from scheduler.plugins.registry import IN_TREE
 from scheduler.scheduler import Scheduler, SchedulerConfigError
@@ -123,8 +123,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         for name, target in args.plugin:
             registry.register(name, target)
+            # Load it now, enabled or not: a plugin asked for by name that cannot load is a mistake to
+            # report at start, not when a config first enables it.
+            registry.load(name)
         config = load_config(args.config, registry=registry)
-    except (ConfigError, ValueError) as exc:
+    except (ConfigError, PluginLoadError, ValueError) as exc:
         return _fail(str(exc), EXIT_USAGE)
     leader_elect = args.leader_elect if args.leader_elect is not None else config.leader_election.leader_elect
     if leader_elect:

@@ -1,0 +1,107 @@
+"""`podsched scheduler` as a process: refusing what it cannot run (exit 2, one clear line), health before
+its informers sync, and a clean stop on SIGTERM. None of this needs an API server that answers."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.integration.helpers import run_cli
+from tests.integration.test_scheduler import SchedulerProcess
+
+
+def unused_address() -> str:
+    """A loopback address nobody listens on (bound then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{probe.getsockname()[1]}"
+
+
+def config_file(tmp_path: Path, document: dict) -> str:
+    path = tmp_path / "scheduler.yaml"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **document,
+    }))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("document", "extra", "message"),
+    [
+        ({"profiles": [{"schedulerName": "a", "plugins": {"score": {"enabled": [{"name": "NodeAffinity",
+                                                                                 "weight": -1}]}}}]},
+         [], "profiles[0].plugins.score.enabled[0].weight: Invalid value: -1"),
+        ({"profiles": [{"schedulerName": "a", "plugin": {}}]}, [], 'profiles[0]: unknown field "plugin"'),
+        ({"profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]}, [], "profiles[1].schedulerName"),
+        ({"profiles": [{"schedulerName": "a", "plugins": {"filter": {"enabled": [{"name": "GpuFilter"}]}}}]},
+         [], 'profiles[0].plugins.filter.enabled[0].name: Invalid value: "GpuFilter"'),
+        ({}, ["--plugin", "Broken=no.such.module:new"], "cannot import no.such.module"),
+        ({"extenders": [{"urlPrefix": "http://127.0.0.1:8888/scheduler", "filterVerb": "filter"}]}, [],
+         "extenders are configured, but podsched does not call extenders yet"),
+    ],
+    ids=["bad-weight", "unknown-field", "duplicate-scheduler-name", "unknown-plugin", "unimportable-plugin",
+         "extenders"],
+)
+def test_an_unusable_config_exits_2_with_the_reason(
+    tmp_path: Path, document: dict, extra: list[str], message: str
+) -> None:
+    path = config_file(tmp_path, document)
+    result = run_cli(unused_address(), "scheduler", "--leader-elect=false", "--metrics-addr", "127.0.0.1:0",
+                     "--config", path, *extra, timeout=20)
+    assert result.code == 2, result.stderr
+    assert result.stderr.startswith(f"podsched scheduler: {path}: ") or "--plugin" in extra, result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ([], "leader election is not available yet"),
+        (["--leader-elect"], "leader election is not available yet"),
+        (["--leader-elect=maybe"], "invalid boolean 'maybe'"),
+        (["--leader-elect=false", "--metrics-addr", "nowhere"], 'invalid address "nowhere"'),
+        (["--leader-elect=false", "--plugin", "NoTarget"], "use NAME=MODULE:FACTORY"),
+        (["--leader-elect=false", "--pod-max-in-unschedulable-pods-duration", "5 min"], "invalid duration"),
+    ],
+    ids=["leader-elect-default", "leader-elect-bare", "leader-elect-garbage", "metrics-addr", "plugin-flag",
+         "duration"],
+)
+def test_bad_flags_exit_2(flags: list[str], message: str) -> None:
+    result = run_cli(unused_address(), "scheduler", "--metrics-addr", "127.0.0.1:0", *flags, timeout=20)
+    assert result.code == 2, result.stderr
+    assert message in result.stderr
+
+
+def test_health_before_sync_and_a_clean_stop_on_sigterm() -> None:
+    # No API server answers there: the informers keep retrying, so the scheduler is up but not ready.
+    scheduler = SchedulerProcess(unused_address())
+    scheduler.start()
+    try:
+        assert scheduler.get("/healthz") == (200, "ok")
+        status, body = scheduler.get("/readyz")
+        assert status == 500 and "informers have not synced" in body
+        assert scheduler.process is not None
+        began = time.monotonic()
+        scheduler.process.send_signal(signal.SIGTERM)
+        assert scheduler.process.wait(15) == 0, scheduler.log()
+        assert time.monotonic() - began < 10
+        assert "podsched scheduler stopped" in scheduler.log()
+    finally:
+        scheduler.stop()
+
+
+def test_a_taken_metrics_address_exits_1() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        result = run_cli(unused_address(), "scheduler", "--leader-elect=false", "--metrics-addr", address,
+                         timeout=20)
+    assert result.code == 1
+    assert f"cannot serve metrics on {address}" in result.stderr
