@@ -1,0 +1,134 @@
+"""`podsched simulate -f FILE [-f FILE ...] [-o json|table] [--seed N] [--config FILE]`: run a scenario
+(../shared/SCENARIO_FORMAT.md) through an in-process control plane until nothing more can happen, and
+print what became of every pod.
+
+stdout holds only the result (JSON, or a table with ``-o table``); warnings (fields of the manifests
+that scheduling does not model), errors and, with ``-v``, logs go to stderr. The same files, config
+and seed always print the same result.
+
+Exit codes: 0 done; 2 the scenario, the config or the command line is invalid (the message names the
+file, document, object and field); 1 the simulation itself failed (it timed out, or a component broke).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from cluster.api import errors
+from cluster.cli.tables import NONE, TableWriter
+from cluster.simulate import (
+    DEFAULT_TIMEOUT_S,
+    BackgroundTaskEnded,
+    ScenarioError,
+    SimulationTimeout,
+    load_scenario,
+    simulate,
+)
+from scheduler.config import ConfigError, load_config
+from scheduler.framework.registry import Registry
+from scheduler.plugins.registry import IN_TREE
+from scheduler.scheduler import SchedulerConfigError
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INVALID = 2
+#: The seed when none is given: a fixed one, so that a simulation is repeatable by default.
+DEFAULT_SEED = 0
+TABLE_HEADER = ("NAMESPACE", "NAME", "NODE", "NOMINATED NODE", "DELETED", "REASON")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "simulate",
+        help="run a scenario through an in-process scheduler and print where every pod lands",
+        description="Create the scenario's PriorityClasses, Nodes, PodDisruptionBudgets, running pods and "
+        "pending pods (in file order) in an in-process control plane, schedule on a virtual clock until "
+        "nothing more can happen, and print every pod's outcome.",
+    )
+    parser.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
+                        help="a scenario file, a directory of them, or - for stdin (repeatable)")
+    parser.add_argument("-o", "--output", choices=("json", "table"), default="json",
+                        help="json (default): the documented result; table: one aligned row per pod")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                        help=f"seed of the choice between equally good nodes (default {DEFAULT_SEED})")
+    parser.add_argument(
+        "--config", metavar="FILE",
+        help="a KubeSchedulerConfiguration YAML file (default: kube-scheduler's default profile)",
+    )
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                        help=f"give up after this much wall time (default {DEFAULT_TIMEOUT_S:g})")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log the control plane's work to stderr")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not args.timeout > 0:
+        return _fail(f"--timeout must be positive, got {args.timeout:g}", EXIT_INVALID)
+    registry = Registry(IN_TREE)
+    try:
+        config = load_config(args.config, registry=registry)
+    except (ConfigError, ValueError) as exc:
+        return _fail(str(exc), EXIT_INVALID)
+    try:
+        scenario = load_scenario(args.filename)
+    except ScenarioError as exc:
+        return _fail_all(exc.problems)
+    for warning in scenario.warnings:
+        print(f"Warning: {warning}", file=sys.stderr)
+    try:
+        result = asyncio.run(simulate(scenario, config, registry, seed=args.seed, timeout_s=args.timeout))
+    except ScenarioError as exc:
+        return _fail_all(exc.problems)
+    except SchedulerConfigError as exc:
+        return _fail(str(exc), EXIT_INVALID)
+    except (SimulationTimeout, BackgroundTaskEnded) as exc:
+        return _fail(str(exc), EXIT_FAILED)
+    except errors.ApiError as exc:
+        return _fail(f"the in-process API server failed: {exc.message}", EXIT_FAILED)
+    except KeyboardInterrupt:
+        return 130
+    document = result.to_json()
+    sys.stdout.write(render_json(document) if args.output == "json" else render_table(document))
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+def render_json(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=2) + "\n"
+
+
+def render_table(document: dict[str, Any]) -> str:
+    rows = [
+        [
+            pod["namespace"],
+            pod["name"],
+            pod["node"] or NONE,
+            pod["nominatedNode"] or NONE,
+            "true" if pod["deleted"] else "false",
+            pod["reason"] or NONE,
+        ]
+        for pod in document["pods"]
+    ]
+    return "".join(line + "\n" for line in TableWriter(TABLE_HEADER).table(rows))
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"podsched simulate: {message}", file=sys.stderr, flush=True)
+    return code
+
+
+def _fail_all(problems: Sequence[str]) -> int:
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    print("error: nothing was simulated", file=sys.stderr, flush=True)
+    return EXIT_INVALID

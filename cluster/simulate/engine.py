@@ -1,0 +1,142 @@
+"""``simulate``: one scenario through an in-process control plane, to quiescence, into a result.
+
+The pieces: the control plane (controlplane.py: store, API server, client on the virtual clock), one
+``scheduler.scheduler.Scheduler`` sharing that clock, a ``PodTracker`` that records what becomes of every
+pod, and the lock-step ``Driver`` (driver.py).
+
+The scheduler's background work (its informers, event writers, binder, queue flushes and cache
+cleanup) runs as tasks here, but not its scheduling loop: the driver calls ``schedule_one`` itself,
+only when everything else has settled. The informers start before any object exists, so they hear of
+the scenario's objects in creation order, and the pending pods enter the queue in file order
+(PrioritySort breaks ties of priority and queue time by arrival); no pod is tried before all of them
+are queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from cluster.api import errors
+from cluster.client import Client
+from cluster.simulate.controlplane import control_plane
+from cluster.simulate.driver import Driver, quiet_period
+from cluster.simulate.outcome import PodOutcome, PodTracker, outcomes_json
+from cluster.simulate.scenario import Scenario, ScenarioError
+from scheduler.config import SchedulerConfiguration
+from scheduler.framework.registry import Registry
+from scheduler.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+#: The wall-clock budget of one simulation. Thousands of pods take seconds; a run that takes ten
+#: minutes is stuck, and saying so beats hanging.
+DEFAULT_TIMEOUT_S = 600.0
+
+
+class SimulationTimeout(Exception):
+    """The simulation did not reach quiescence within its wall-clock budget."""
+
+
+class BackgroundTaskEnded(Exception):
+    """A task that should run until the simulation ends returned or failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationResult:
+    outcomes: list[PodOutcome]
+    #: Scheduling cycles run, and virtual seconds elapsed, until quiescence.
+    cycles: int
+    virtual_seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return outcomes_json(self.outcomes)
+
+
+async def simulate(
+    scenario: Scenario,
+    config: SchedulerConfiguration,
+    registry: Registry,
+    *,
+    seed: int = 0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> SimulationResult:
+    """Run ``scenario`` to quiescence. Raises ScenarioError if the API refuses one of its objects,
+    SimulationTimeout past ``timeout_s`` of wall time."""
+    async with control_plane() as plane:
+        scheduler = Scheduler(plane.client, config, registry=registry, clock=plane.clock, rng_seed=seed)
+        tracker = PodTracker(plane.client)
+        driver = Driver(
+            plane, scheduler, tracker,
+            scheduler_names=scheduler.profile_names,
+            quiet_period_s=quiet_period(config.pod_max_in_unschedulable_pods_seconds,
+                                        config.pod_max_backoff_seconds),
+        )
+        try:
+            async with asyncio.timeout(timeout_s), _background(scheduler, tracker):
+                await _create(plane.client, scenario)
+                await driver.run()
+        except TimeoutError:
+            raise SimulationTimeout(
+                f"the simulation did not become quiescent within {timeout_s:g}s of wall time "
+                f"({driver.describe()})"
+            ) from None
+        return SimulationResult(tracker.outcomes(), driver.cycles, plane.clock.now())
+
+
+@contextlib.asynccontextmanager
+async def _background(scheduler: Scheduler, tracker: PodTracker) -> AsyncIterator[None]:
+    """Run the scheduler's background work and the tracker for the body's duration, with every informer
+    synced before the body starts. A task that fails or ends cancels the body and is raised."""
+    roots: dict[str, Coroutine[Any, Any, None]] = {
+        f"scheduler informer {name}": informer.run() for name, informer in scheduler.informers.items()
+    }
+    roots |= {
+        "pod tracker": tracker.informer.run(),
+        "event recorder": scheduler.recorder.run(),
+        "binder": scheduler.binder.run(),
+        "queue flushes": scheduler.queue.run(),
+        "cache cleanup": scheduler.cache.run(),
+    }
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(_guard(name, work), name=name) for name, work in roots.items()]
+            try:
+                informers = [*scheduler.informers.values(), tracker.informer]
+                await asyncio.gather(*(informer.wait_synced() for informer in informers))
+                yield
+            finally:
+                # The roots never end on their own: once the body is done they are stopped.
+                for task in tasks:
+                    task.cancel()
+    except BaseExceptionGroup as group_error:
+        # A TaskGroup wraps what ended it (the body's error, a failed root) in a group: unwrap a lone one.
+        if len(group_error.exceptions) == 1:
+            raise group_error.exceptions[0] from None
+        raise
+    finally:
+        scheduler.queue.close()
+
+
+async def _guard(name: str, work: Coroutine[Any, Any, None]) -> None:
+    try:
+        await work
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        raise BackgroundTaskEnded(f"{name} failed: {type(exc).__name__}: {exc}") from exc
+    raise BackgroundTaskEnded(f"{name} ended unexpectedly")
+
+
+async def _create(client: Client, scenario: Scenario) -> None:
+    """Create the scenario's objects one at a time, in order; the API refusing one is the scenario's
+    fault, reported at its document."""
+    for entry in scenario.creation_order():
+        try:
+            await client.create(entry.obj)
+        except (errors.Invalid, errors.Forbidden, errors.AlreadyExists, errors.NotFound) as exc:
+            raise ScenarioError([f"{entry.where}: {exc.message}"]) from None

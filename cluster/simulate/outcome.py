@@ -1,0 +1,123 @@
+"""What happened to every pod of a simulation: the ``PodTracker`` follows pods through an informer, and
+``PodOutcome`` is one line of the result (SCENARIO_FORMAT.md's JSON).
+
+The tracker remembers pods after they are deleted (preemption's victims are reported with
+``"deleted": true`` and the node they ran on), and knows which pods are terminating and until when,
+because the simulator finishes graceful deletions itself on the virtual clock (see driver.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf.message import Message
+
+from cluster.api import objects_pb2
+from cluster.client import Client, Informer
+
+POD_SCHEDULED = "PodScheduled"
+
+
+@dataclass(frozen=True, slots=True)
+class PodOutcome:
+    namespace: str
+    name: str
+    #: spec.nodeName at the end (for a deleted pod: the node it ran on), or None.
+    node: str | None
+    nominated_node: str | None
+    deleted: bool
+    #: The message of a PodScheduled=False condition (the scheduler's FitError), or None.
+    reason: str | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "namespace": self.namespace,
+            "name": self.name,
+            "node": self.node,
+            "nominatedNode": self.nominated_node,
+            "deleted": self.deleted,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def of(cls, pod: objects_pb2.Pod, *, deleted: bool) -> PodOutcome:
+        return cls(
+            namespace=pod.metadata.namespace,
+            name=pod.metadata.name,
+            node=pod.spec.node_name or None,
+            nominated_node=pod.status.nominated_node_name or None,
+            deleted=deleted,
+            reason=unschedulable_message(pod),
+        )
+
+
+def unschedulable_message(pod: objects_pb2.Pod) -> str | None:
+    for condition in pod.status.conditions:
+        if condition.type == POD_SCHEDULED and condition.status == "False":
+            return condition.message or None
+    return None
+
+
+def outcomes_json(outcomes: Iterable[PodOutcome]) -> dict[str, Any]:
+    """The result document, pods sorted by namespace then name."""
+    ordered = sorted(outcomes, key=lambda o: (o.namespace, o.name))
+    return {"pods": [outcome.to_json() for outcome in ordered]}
+
+
+class PodTracker:
+    """Every pod of the simulation as last seen, including the deleted ones."""
+
+    def __init__(self, client: Client) -> None:
+        self.informer = Informer(client, "pods")
+        self._deleted: dict[str, objects_pb2.Pod] = {}
+        #: key -> deletionTimestamp (wall seconds) of the pods being deleted gracefully.
+        self._terminating: dict[str, int] = {}
+        #: Bumped whenever a pod's node, nomination or existence changes: the driver's measure of progress.
+        self.progress = 0
+        self.informer.add_handler(on_add=self._added, on_update=self._updated, on_delete=self._gone)
+
+    def _added(self, pod: Message) -> None:
+        assert isinstance(pod, objects_pb2.Pod)
+        self._deleted.pop(self.informer.key(pod), None)
+        self._note_terminating(pod)
+        self.progress += 1
+
+    def _updated(self, old: Message, new: Message) -> None:
+        assert isinstance(old, objects_pb2.Pod) and isinstance(new, objects_pb2.Pod)
+        self._note_terminating(new)
+        if (old.spec.node_name, old.status.nominated_node_name) != (
+            new.spec.node_name, new.status.nominated_node_name
+        ):
+            self.progress += 1
+
+    def _gone(self, pod: Message) -> None:
+        assert isinstance(pod, objects_pb2.Pod)
+        key = self.informer.key(pod)
+        self._deleted[key] = pod
+        self._terminating.pop(key, None)
+        self.progress += 1
+
+    def _note_terminating(self, pod: objects_pb2.Pod) -> None:
+        key = self.informer.key(pod)
+        if pod.metadata.HasField("deletion_timestamp"):
+            self._terminating[key] = pod.metadata.deletion_timestamp.seconds
+        else:
+            self._terminating.pop(key, None)
+
+    def terminating(self) -> dict[str, int]:
+        """key -> the wall second at which each terminating pod's grace period ends."""
+        return dict(self._terminating)
+
+    def live_pods(self) -> list[objects_pb2.Pod]:
+        return [pod for _, pod in self.informer.items()]  # type: ignore[misc]
+
+    def outcomes(self) -> list[PodOutcome]:
+        live = [PodOutcome.of(pod, deleted=False) for pod in self.live_pods()]
+        gone = [PodOutcome.of(pod, deleted=True) for pod in self._deleted.values()]
+        return live + gone

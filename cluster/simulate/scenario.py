@@ -1,0 +1,258 @@
+"""Scenario files (../shared/SCENARIO_FORMAT.md) into the objects a simulation creates, in creation order.
+
+A scenario is multi-document YAML of Nodes, Pods, PriorityClasses and PodDisruptionBudgets, read by the
+same loader as ``podsched apply`` (``cluster.api.manifest``): fields scheduling does not model are dropped
+with a warning, never a failure. Everything else that is wrong is found here, before anything runs, and
+reported as ``<file>: document <n> (<Kind> <name>): <field>: <problem>``: kinds a scenario cannot hold,
+missing or duplicate names, invalid quantities and the rest of the API's validation, pods on nodes the
+scenario does not define, unknown priority classes, priorities that contradict their class.
+
+What the scenario leaves out is filled in as SCENARIO_FORMAT.md says: a node's
+``kubernetes.io/hostname`` label is its name and its allocatable ``pods`` is 110 (allocatable defaults
+to capacity first, as the API does).
+
+``spec.priority`` without a class: the API's priority admission (Kubernetes') computes a pod's
+priority from its class and refuses a ``spec.priority`` that differs, so a bare number would be refused
+or, without a class, become 0. A scenario means "this pod runs at that priority", so the simulator
+creates one hidden PriorityClass per distinct (value, preemptionPolicy) — ``simulate-priority-<value>``
+(``-minus-<n>`` for negative values, ``-never`` for preemptionPolicy Never) — and names it in the pod.
+Admission then resolves exactly the number the scenario gave. The ``simulate-priority-`` prefix is
+reserved; a value equal to a system class's (2000000000, 2000001000) uses that system class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from google.protobuf.message import Message
+
+from cluster.api import kinds, objects_pb2, validation
+from cluster.api.manifest import Manifest, ManifestError, load_paths
+
+SCENARIO_KINDS = (kinds.NODE, kinds.POD, kinds.PRIORITY_CLASS, kinds.POD_DISRUPTION_BUDGET)
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+DEFAULT_MAX_PODS = "110"
+DEFAULT_NAMESPACE = "default"
+HIDDEN_CLASS_PREFIX = "simulate-priority-"
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+NEVER = "Never"
+#: The highest priority a user-defined PriorityClass may have (the API refuses more).
+HIGHEST_USER_PRIORITY = 1_000_000_000
+#: The built-in classes the API server creates at start, by name (their values are fixed by Kubernetes).
+SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
+
+
+class ScenarioError(Exception):
+    """The scenario cannot be simulated; ``problems`` lists every error, each naming file, document,
+    object and field."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+@dataclass(slots=True)
+class Entry:
+    """One object of the scenario and where it was written."""
+
+    source: str
+    index: int
+    obj: Message
+
+    @property
+    def kind(self) -> kinds.Kind:
+        return kinds.kind_of(self.obj)
+
+    @property
+    def where(self) -> str:
+        """``file: document n (Kind name)``, the prefix of every message about this object."""
+        identity = " ".join(part for part in (self.kind.name, self.obj.metadata.name) if part)
+        return f"{self.source}: document {self.index} ({identity})"
+
+
+@dataclass(slots=True)
+class Scenario:
+    priority_classes: list[Entry] = field(default_factory=list)
+    nodes: list[Entry] = field(default_factory=list)
+    pdbs: list[Entry] = field(default_factory=list)
+    #: Pods with spec.nodeName: already running on that node.
+    running_pods: list[Entry] = field(default_factory=list)
+    #: Pods to schedule, in file order.
+    pending_pods: list[Entry] = field(default_factory=list)
+    #: Unknown or duplicate fields dropped by the loader, each with its location.
+    warnings: list[str] = field(default_factory=list)
+
+    def creation_order(self) -> list[Entry]:
+        """PriorityClasses, Nodes, PDBs, running pods, then pending pods in file order."""
+        return [*self.priority_classes, *self.nodes, *self.pdbs, *self.running_pods, *self.pending_pods]
+
+    @property
+    def pods(self) -> list[Entry]:
+        return [*self.running_pods, *self.pending_pods]
+
+
+def load_scenario(paths: Sequence[str]) -> Scenario:
+    """Read and check the scenario in ``paths`` (files, directories, ``-``); raise ScenarioError."""
+    try:
+        manifests = load_paths(paths)
+    except ManifestError as exc:
+        raise ScenarioError(exc.problems) from None
+    return build_scenario(manifests)
+
+
+def build_scenario(manifests: Iterable[Manifest]) -> Scenario:
+    scenario = Scenario()
+    problems: list[str] = []
+    seen: dict[tuple[str, str, str], Entry] = {}
+    for manifest in manifests:
+        entry = Entry(manifest.source, manifest.index, manifest.obj)
+        scenario.warnings += [f"{entry.where}: {warning}" for warning in manifest.warnings]
+        if manifest.kind not in SCENARIO_KINDS:
+            served = ", ".join(kind.name for kind in SCENARIO_KINDS)
+            problems.append(f"{entry.where}: kind: Unsupported value: {manifest.kind.name}: a scenario holds "
+                            f"{served}")
+            continue
+        own = _normalize(entry)
+        if own:
+            problems += [f"{entry.where}: {problem}" for problem in own]
+            continue
+        meta = entry.obj.metadata
+        identity = (manifest.kind.name, meta.namespace, meta.name)
+        if identity in seen:
+            first = seen[identity]
+            problems.append(f'{entry.where}: metadata.name: Duplicate value: "{meta.name}": already defined '
+                            f"in {first.source}: document {first.index}")
+            continue
+        seen[identity] = entry
+        _file(scenario, entry)
+    problems += _check_references(scenario)
+    if problems:
+        raise ScenarioError(problems)
+    scenario.priority_classes += _hidden_priority_classes(scenario.pods)
+    return scenario
+
+
+def _normalize(entry: Entry) -> list[str]:
+    """Apply the scenario defaults to one object and return its field errors."""
+    obj, kind = entry.obj, entry.kind
+    meta = obj.metadata
+    if not meta.name:
+        # Outcomes are reported by name, so a generated name could not be expected in a result.
+        return [validation.required("metadata.name", "every object of a scenario is named")]
+    if kind.namespaced:
+        meta.namespace = meta.namespace or DEFAULT_NAMESPACE
+    elif meta.namespace:
+        return [validation.forbidden("metadata.namespace", f"a {kind.name} is not namespaced")]
+    if isinstance(obj, objects_pb2.Node):
+        _default_node(obj)
+    problems = validation.validate_object(obj)
+    if isinstance(obj, objects_pb2.PriorityClass) and obj.metadata.name.startswith(HIDDEN_CLASS_PREFIX):
+        problems.append(validation.forbidden(
+            "metadata.name", f"the prefix '{HIDDEN_CLASS_PREFIX}' is reserved for the classes the simulator "
+            "creates for pods that give spec.priority without a class"))
+    if isinstance(obj, objects_pb2.PriorityClass) and obj.metadata.name in SYSTEM_PRIORITY_CLASSES:
+        problems.append(validation.forbidden(
+            "metadata.name", "system priority classes exist from the start; do not define them"))
+    return problems
+
+
+def _default_node(node: objects_pb2.Node) -> None:
+    node.metadata.labels.setdefault(HOSTNAME_LABEL, node.metadata.name)
+    allocatable = node.status.allocatable
+    if not allocatable:
+        for resource, quantity in node.status.capacity.items():
+            allocatable[resource] = quantity
+    allocatable.setdefault("pods", DEFAULT_MAX_PODS)
+
+
+def _file(scenario: Scenario, entry: Entry) -> None:
+    obj = entry.obj
+    if isinstance(obj, objects_pb2.PriorityClass):
+        scenario.priority_classes.append(entry)
+    elif isinstance(obj, objects_pb2.Node):
+        scenario.nodes.append(entry)
+    elif isinstance(obj, objects_pb2.PodDisruptionBudget):
+        scenario.pdbs.append(entry)
+    elif obj.spec.node_name:
+        scenario.running_pods.append(entry)
+    else:
+        scenario.pending_pods.append(entry)
+
+
+def _check_references(scenario: Scenario) -> list[str]:
+    """What the API would refuse (or silently get wrong) about objects naming each other."""
+    problems = []
+    defaults = [entry for entry in scenario.priority_classes if entry.obj.global_default]
+    problems += [
+        f"{entry.where}: globalDefault: Forbidden: PriorityClass {defaults[0].obj.metadata.name} is already "
+        "marked as default. Only one default can exist"
+        for entry in defaults[1:]
+    ]
+    classes = dict(SYSTEM_PRIORITY_CLASSES)
+    classes.update({entry.obj.metadata.name: entry.obj.value for entry in scenario.priority_classes})
+    policies = {entry.obj.metadata.name: entry.obj.preemption_policy for entry in scenario.priority_classes
+                if entry.obj.HasField("preemption_policy")}
+    nodes = {entry.obj.metadata.name for entry in scenario.nodes}
+    for entry in scenario.pods:
+        spec = entry.obj.spec
+        if spec.node_name and spec.node_name not in nodes:
+            problems.append(f"{entry.where}: spec.nodeName: Not found: \"{spec.node_name}\": the scenario "
+                            "defines no such Node (a pod with spec.nodeName runs on a node of the scenario)")
+        if spec.priority_class_name:
+            value = classes.get(spec.priority_class_name)
+            if value is None:
+                problems.append(f"{entry.where}: spec.priorityClassName: Not found: "
+                                f"\"{spec.priority_class_name}\": no PriorityClass with this name in the "
+                                "scenario")
+                continue
+            if spec.HasField("priority") and spec.priority != value:
+                problems.append(f"{entry.where}: spec.priority: Invalid value: {spec.priority}: "
+                                f"PriorityClass {spec.priority_class_name} has value {value}; give one or "
+                                "the other")
+            policy = policies.get(spec.priority_class_name, PREEMPT_LOWER_PRIORITY)
+            if spec.HasField("preemption_policy") and spec.preemption_policy != policy:
+                problems.append(f"{entry.where}: spec.preemptionPolicy: Invalid value: "
+                                f"\"{spec.preemption_policy}\": PriorityClass {spec.priority_class_name} has "
+                                f"preemptionPolicy {policy}")
+        elif spec.HasField("priority") and spec.priority > HIGHEST_USER_PRIORITY and not (
+            spec.priority in SYSTEM_PRIORITY_CLASSES.values() and _policy(spec) == PREEMPT_LOWER_PRIORITY
+        ):
+            problems.append(f"{entry.where}: spec.priority: Invalid value: {spec.priority}: must be at most "
+                            f"{HIGHEST_USER_PRIORITY} (or, with preemptionPolicy {PREEMPT_LOWER_PRIORITY}, a "
+                            "system class's value)")
+    return problems
+
+
+def _policy(spec: objects_pb2.PodSpec) -> str:
+    return spec.preemption_policy if spec.HasField("preemption_policy") else PREEMPT_LOWER_PRIORITY
+
+
+def hidden_class_name(value: int, policy: str) -> str:
+    number = f"minus-{-value}" if value < 0 else str(value)
+    return f"{HIDDEN_CLASS_PREFIX}{number}" + ("-never" if policy == NEVER else "")
+
+
+def _hidden_priority_classes(pods: Sequence[Entry]) -> list[Entry]:
+    """Name a class in every pod that gives spec.priority without one (see the module docstring), and
+    return the classes to create for them."""
+    created: dict[str, Entry] = {}
+    system_by_value = {value: name for name, value in SYSTEM_PRIORITY_CLASSES.items()}
+    for entry in pods:
+        spec = entry.obj.spec
+        if spec.priority_class_name or not spec.HasField("priority"):
+            continue
+        policy = _policy(spec)
+        if spec.priority in system_by_value and policy == PREEMPT_LOWER_PRIORITY:
+            spec.priority_class_name = system_by_value[spec.priority]
+            continue
+        name = hidden_class_name(spec.priority, policy)
+        spec.priority_class_name = name
+        if name not in created:
+            pc = objects_pb2.PriorityClass(
+                metadata=objects_pb2.ObjectMeta(name=name), value=spec.priority, preemption_policy=policy,
+                description="created by podsched simulate for the pods that give spec.priority "
+                f"{spec.priority} without a class",
+            )
+            created[name] = Entry(entry.source, entry.index, pc)
+    return list(created.values())

@@ -1,0 +1,100 @@
+"""Conformance: every scenario of ``cases/`` through the real ``podsched simulate`` command.
+
+A case is ``cases/NAME.yaml`` (the scenario, with a comment saying which documented Kubernetes
+behaviour it shows), ``cases/NAME.expect.json`` (SCENARIO_FORMAT.md's expectations: for each
+"namespace/name", the keys to check) and, optionally, ``cases/NAME.config.yaml`` (a
+KubeSchedulerConfiguration passed with ``--config``). Only the listed keys are checked; ``"node": null``
+also requires the pod not to be deleted. Each case runs as its own ``python -m cluster.cli simulate``
+process, as a user runs it; a failure prints the case, what was expected and what came out.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CASES = Path(__file__).resolve().parent / "cases"
+#: One case is a few hundred virtual seconds at most; real time is well under a second or two.
+CASE_TIMEOUT_S = 60.0
+
+
+def _case_names() -> list[str]:
+    names = sorted(
+        path.name.removesuffix(".yaml")
+        for path in CASES.glob("*.yaml")
+        if not path.name.endswith(".config.yaml")
+    )
+    assert names, f"no conformance cases in {CASES}"
+    return names
+
+
+def _simulate(name: str) -> tuple[dict[str, Any], str]:
+    scenario = str(CASES / f"{name}.yaml")
+    command = [sys.executable, "-m", "cluster.cli", "simulate", "-f", scenario, "-o", "json"]
+    config = CASES / f"{name}.config.yaml"
+    if config.exists():
+        command += ["--config", str(config)]
+    done = subprocess.run(
+        command, capture_output=True, text=True, cwd=REPO, timeout=CASE_TIMEOUT_S, stdin=subprocess.DEVNULL
+    )
+    assert done.returncode == 0, f"case {name}: podsched simulate exited {done.returncode}:\n{done.stderr}"
+    return json.loads(done.stdout), done.stderr
+
+
+def mismatches(expected: dict[str, dict[str, Any]], pods: list[dict[str, Any]]) -> list[str]:
+    """What differs between the expectations and the result, one line per difference."""
+    by_key = {f"{pod['namespace']}/{pod['name']}": pod for pod in pods}
+    problems = []
+    for key, wanted in expected.items():
+        actual = by_key.get(key)
+        if actual is None:
+            problems.append(f"{key}: not in the result")
+            continue
+        checks = dict(wanted)
+        if "node" in wanted and wanted["node"] is None:
+            checks.setdefault("deleted", False)
+        for field, value in checks.items():
+            if actual.get(field) != value:
+                problems.append(f"{key}: {field} is {actual.get(field)!r}, expected {value!r}")
+    return problems
+
+
+@pytest.mark.parametrize("name", _case_names())
+def test_case(name: str) -> None:
+    expect_path = CASES / f"{name}.expect.json"
+    assert expect_path.exists(), f"case {name} has no {expect_path.name}"
+    expected = json.loads(expect_path.read_text())
+    result, stderr = _simulate(name)
+    problems = mismatches(expected, result["pods"])
+    assert not problems, (
+        f"case {name} ({CASES / name}.yaml):\n  " + "\n  ".join(problems)
+        + f"\nexpected:\n{json.dumps(expected, indent=2)}\nactual:\n{json.dumps(result, indent=2)}"
+        + (f"\nstderr:\n{stderr}" if stderr else "")
+    )
+
+
+@pytest.mark.parametrize(
+    ("expected", "pods", "problems"),
+    [
+        ({"default/a": {"node": "n1"}},
+         [{"namespace": "default", "name": "a", "node": "n1", "deleted": False}], []),
+        ({"default/a": {"node": None}},
+         [{"namespace": "default", "name": "a", "node": None, "deleted": True}],
+         ["default/a: deleted is True, expected False"]),
+        ({"default/a": {"deleted": True}},
+         [{"namespace": "default", "name": "a", "node": "n1", "deleted": True}], []),
+        ({"default/b": {"node": "n1"}}, [], ["default/b: not in the result"]),
+        ({"default/a": {"reason": "x"}},
+         [{"namespace": "default", "name": "a", "reason": None}],
+         ["default/a: reason is None, expected 'x'"]),
+    ],
+    ids=["match", "null-node-means-not-deleted", "deleted-victim", "missing-pod", "reason"],
+)
+def test_mismatches(expected: dict[str, Any], pods: list[dict[str, Any]], problems: list[str]) -> None:
+    assert mismatches(expected, pods) == problems

@@ -1,0 +1,231 @@
+"""`podsched simulate` as a user runs it: a new process on a realistic scenario file (with fields
+scheduling does not model), the JSON result alone on stdout, the same result for the same seed, a
+readable table, and exit code 2 with a message naming file, document and field for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.integration.helpers import CLI_TIMEOUT_S, REPO, CliResult, parse_table
+
+# Nodes and pods as they come out of a real cluster (`kubectl get -o yaml`, trimmed) or a Helm chart:
+# capacity and conditions on nodes, probes, volumes, env, security contexts and limits on pods.
+REALISTIC = textwrap.dedent("""\
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata:
+      name: business-critical
+    value: 100000
+    description: Customer-facing services.
+    ---
+    apiVersion: v1
+    kind: Node
+    metadata:
+      name: worker-a
+      labels:
+        kubernetes.io/os: linux
+        topology.kubernetes.io/zone: eu-west-1a
+        node.kubernetes.io/instance-type: m5.xlarge
+      annotations:
+        node.alpha.kubernetes.io/ttl: "0"
+    spec:
+      podCIDR: 10.244.1.0/24
+      providerID: aws:///eu-west-1a/i-0abc
+    status:
+      capacity: {cpu: "4", memory: 16Gi, pods: "110", ephemeral-storage: 100Gi}
+      allocatable: {cpu: 3900m, memory: 15Gi, pods: "110", ephemeral-storage: 95Gi}
+      conditions:
+      - {type: Ready, status: "True", reason: KubeletReady}
+      nodeInfo: {kubeletVersion: v1.30.2, osImage: Ubuntu 22.04}
+    ---
+    apiVersion: v1
+    kind: Node
+    metadata:
+      name: worker-b
+      labels:
+        kubernetes.io/os: linux
+        topology.kubernetes.io/zone: eu-west-1b
+    spec:
+      taints:
+      - {key: dedicated, value: batch, effect: NoSchedule}
+    status:
+      capacity: {cpu: "8", memory: 32Gi, pods: "110"}
+    ---
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: checkout
+      namespace: shop
+      labels: {app: checkout}
+      ownerReferences:
+      - {apiVersion: apps/v1, kind: ReplicaSet, name: checkout-5d8f, uid: 1234}
+    spec:
+      priorityClassName: business-critical
+      serviceAccountName: checkout
+      securityContext: {runAsNonRoot: true}
+      containers:
+      - name: app
+        image: registry.example.com/checkout:2.4.1
+        args: ["--port=8080"]
+        env:
+        - {name: LOG_LEVEL, value: info}
+        - name: DB_PASSWORD
+          valueFrom: {secretKeyRef: {name: db, key: password}}
+        ports:
+        - {name: http, containerPort: 8080}
+        resources:
+          requests: {cpu: "1", memory: 2Gi}
+          limits: {cpu: "2", memory: 2Gi}
+        readinessProbe:
+          httpGet: {path: /ready, port: http}
+        volumeMounts:
+        - {name: config, mountPath: /etc/checkout}
+      volumes:
+      - name: config
+        configMap: {name: checkout}
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: kubernetes.io/os, operator: In, values: [linux]}
+    ---
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: report
+      namespace: shop
+    spec:
+      tolerations:
+      - {key: dedicated, operator: Equal, value: batch, effect: NoSchedule}
+      nodeSelector: {topology.kubernetes.io/zone: eu-west-1b}
+      containers:
+      - name: job
+        image: registry.example.com/report:1.0
+        resources:
+          requests: {cpu: "6"}
+    ---
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: too-big
+      namespace: shop
+    spec:
+      containers:
+      - name: app
+        image: registry.example.com/big:1.0
+        resources:
+          requests: {cpu: "16"}
+    """)
+
+#: Eight identical nodes and eight identical pods: every choice is a tie that only the seed breaks.
+TIES = "---\n".join(
+    [f"apiVersion: v1\nkind: Node\nmetadata: {{name: node-{i}}}\n"
+     f"status: {{allocatable: {{cpu: '8', memory: 8Gi}}}}\n" for i in range(8)]
+    + [f"apiVersion: v1\nkind: Pod\nmetadata: {{name: pod-{i}}}\nspec:\n  containers: [{{name: a, image: b, "
+       f"resources: {{requests: {{cpu: '1'}}}}}}]\n" for i in range(8)]
+)
+
+
+def simulate(*args: str) -> CliResult:
+    done = subprocess.run(
+        [sys.executable, "-m", "cluster.cli", "simulate", *args],
+        capture_output=True, text=True, cwd=REPO, timeout=CLI_TIMEOUT_S, stdin=subprocess.DEVNULL,
+    )
+    return CliResult(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.fixture
+def realistic(tmp_path: Path) -> str:
+    path = tmp_path / "shop.yaml"
+    path.write_text(REALISTIC)
+    return str(path)
+
+
+def test_realistic_manifests_print_only_json_on_stdout(realistic: str) -> None:
+    result = simulate("-f", realistic, "-o", "json")
+    assert result.code == 0, result.stderr
+    document = json.loads(result.stdout)  # nothing but the JSON document on stdout
+    assert document == {"pods": [
+        {"namespace": "shop", "name": "checkout", "node": "worker-a", "nominatedNode": None, "deleted": False,
+         "reason": None},
+        {"namespace": "shop", "name": "report", "node": "worker-b", "nominatedNode": None, "deleted": False,
+         "reason": None},
+        {"namespace": "shop", "name": "too-big", "node": None, "nominatedNode": None, "deleted": False,
+         "reason": "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
+                   "{dedicated: batch}."},
+    ]}
+    # The unmodelled fields were dropped with a warning naming each, on stderr.
+    for warning in ('document 4 (Pod checkout): unknown field "spec.securityContext"',
+                    'document 2 (Node worker-a): unknown field "status.nodeInfo"'):
+        assert f"Warning: {realistic}: {warning}" in result.stderr
+
+
+def test_same_seed_same_result(tmp_path: Path) -> None:
+    path = tmp_path / "ties.yaml"
+    path.write_text(TIES)
+    first = simulate("-f", str(path), "--seed", "7")
+    second = simulate("-f", str(path), "--seed", "7")
+    assert first.code == second.code == 0, first.stderr + second.stderr
+    assert first.stdout == second.stdout
+    placed = [pod["node"] for pod in json.loads(first.stdout)["pods"]]
+    assert all(placed), placed
+
+
+def test_table_output(realistic: str) -> None:
+    result = simulate("-f", realistic, "-o", "table")
+    assert result.code == 0, result.stderr
+    rows = parse_table(result.stdout)
+    assert [(row["NAME"], row["NODE"], row["DELETED"]) for row in rows] == [
+        ("checkout", "worker-a", "false"), ("report", "worker-b", "false"), ("too-big", "<none>", "false"),
+    ]
+    assert rows[2]["REASON"].startswith("0/2 nodes are available: ")
+    assert rows[0]["NOMINATED NODE"] == "<none>"
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: lost}\nspec:\n  nodeName: nowhere\n"
+         "  containers: [{name: a, image: b}]\n",
+         'document 1 (Pod lost): spec.nodeName: Not found: "nowhere"'),
+        ("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: lots}}\n",
+         'document 1 (Node n1): status.allocatable[cpu]: Invalid value: "lots"'),
+        ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n",
+         'document 1 (Deployment web): no matches for kind "Deployment"'),
+    ],
+    ids=["unknown-node", "bad-quantity", "unknown-kind"],
+)
+def test_bad_input_exits_2_naming_document_and_field(tmp_path: Path, document: str, message: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(document)
+    result = simulate("-f", str(path))
+    assert result.code == 2
+    assert result.stdout == ""
+    assert f"error: {path}: {message}" in result.stderr
+    assert "nothing was simulated" in result.stderr
+
+
+def test_bad_config_exits_2(tmp_path: Path, realistic: str) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                      "profiles:\n- schedulerName: default-scheduler\n"
+                      "  plugins: {score: {enabled: [{name: Nope}]}}\n")
+    result = simulate("-f", realistic, "--config", str(config))
+    assert result.code == 2
+    assert result.stdout == ""
+    assert str(config) in result.stderr
+
+
+def test_wall_clock_timeout_is_a_clear_error(realistic: str) -> None:
+    result = simulate("-f", realistic, "--timeout", "0.001")
+    assert result.code == 1
+    assert result.stdout == ""
+    expected = "podsched simulate: the simulation did not become quiescent within 0.001s of wall time"
+    assert expected in result.stderr

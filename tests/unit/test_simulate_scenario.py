@@ -1,0 +1,299 @@
+"""Scenario files for `podsched simulate`: parsing, defaults, creation order, hidden priority classes, and
+one clear error (file, document, object, field) for each kind of invalid input."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cluster.api import objects_pb2
+from cluster.simulate import ScenarioError, load_scenario
+from cluster.simulate.scenario import hidden_class_name
+
+NODE = """\
+apiVersion: v1
+kind: Node
+metadata:
+  name: {name}
+status:
+  allocatable: {{cpu: "4", memory: 8Gi}}
+"""
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  containers:
+  - name: app
+    image: busybox
+"""
+
+
+def write(tmp_path: Path, *documents: str, name: str = "scenario.yaml") -> str:
+    path = tmp_path / name
+    path.write_text("---\n".join(textwrap.dedent(doc) for doc in documents))
+    return str(path)
+
+
+def pod(name: str, **spec: str) -> str:
+    text = POD.format(name=name)
+    for key, value in spec.items():
+        text = text.replace("spec:\n", f"spec:\n  {key}: {value}\n", 1)
+    return text
+
+
+# ------------------------------------------------------------------------------------ valid input
+
+
+def test_creation_order_and_file_order_of_pending_pods(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        pod("p2"),
+        NODE.format(name="n1"),
+        pod("running", nodeName="n1"),
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: budget}\n"
+        "spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}\nstatus: {disruptionsAllowed: 3}\n",
+        pod("p1"),
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 100\n",
+    )
+    scenario = load_scenario([path])
+    order = [(entry.kind.name, entry.obj.metadata.name) for entry in scenario.creation_order()]
+    assert order == [
+        ("PriorityClass", "high"),
+        ("Node", "n1"),
+        ("PodDisruptionBudget", "budget"),
+        ("Pod", "running"),
+        ("Pod", "p2"),
+        ("Pod", "p1"),
+    ]
+    assert [entry.obj.metadata.name for entry in scenario.pending_pods] == ["p2", "p1"]
+    pdb = scenario.pdbs[0].obj
+    assert pdb.metadata.namespace == "default"
+    assert pdb.status.disruptions_allowed == 3
+
+
+def test_node_defaults(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        NODE.format(name="plain"),
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: labelled\n  labels: {kubernetes.io/hostname: other}\n"
+        "status:\n  capacity: {cpu: '2', memory: 1Gi}\n",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: limited}\n"
+        "status:\n  allocatable: {cpu: '1', pods: '3'}\n",
+    )
+    plain, labelled, limited = (entry.obj for entry in load_scenario([path]).nodes)
+    assert plain.metadata.labels["kubernetes.io/hostname"] == "plain"
+    assert dict(plain.status.allocatable) == {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    # A label the manifest gives is kept; allocatable defaults to capacity before pods is added.
+    assert labelled.metadata.labels["kubernetes.io/hostname"] == "other"
+    assert dict(labelled.status.allocatable) == {"cpu": "2", "memory": "1Gi", "pods": "110"}
+    assert limited.status.allocatable["pods"] == "3"
+
+
+def test_unmodelled_fields_are_warnings_with_their_location(tmp_path: Path) -> None:
+    manifest = POD.format(name="web").replace(
+        "    image: busybox\n",
+        "    image: busybox\n    livenessProbe: {httpGet: {path: /, port: 80}}\n"
+        "  volumes: [{name: data, emptyDir: {}}]\n",
+    )
+    path = write(tmp_path, NODE.format(name="n1"), manifest)
+    scenario = load_scenario([path])
+    assert [entry.obj.metadata.name for entry in scenario.pending_pods] == ["web"]
+    assert sorted(scenario.warnings) == [
+        f'{path}: document 2 (Pod web): unknown field "spec.containers[0].livenessProbe"',
+        f'{path}: document 2 (Pod web): unknown field "spec.volumes"',
+    ]
+
+
+def test_bare_priority_gets_a_hidden_class(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        pod("a", priority="500"),
+        pod("b", priority="500"),
+        pod("c", priority="-5"),
+        pod("d", priority="500", preemptionPolicy="Never"),
+        pod("critical", priority="2000000000"),
+        pod("none"),
+    )
+    scenario = load_scenario([path])
+    classes = {entry.obj.metadata.name: entry.obj for entry in scenario.priority_classes}
+    assert set(classes) == {
+        "simulate-priority-500", "simulate-priority-minus-5", "simulate-priority-500-never"
+    }
+    assert classes["simulate-priority-500"].value == 500
+    assert classes["simulate-priority-500"].preemption_policy == "PreemptLowerPriority"
+    assert classes["simulate-priority-minus-5"].value == -5
+    assert classes["simulate-priority-500-never"].preemption_policy == "Never"
+    named = {entry.obj.metadata.name: entry.obj.spec.priority_class_name for entry in scenario.pending_pods}
+    assert named == {
+        "a": "simulate-priority-500",
+        "b": "simulate-priority-500",
+        "c": "simulate-priority-minus-5",
+        "d": "simulate-priority-500-never",
+        "critical": "system-cluster-critical",
+        "none": "",
+    }
+
+
+@pytest.mark.parametrize(
+    ("value", "policy", "name"),
+    [(0, "PreemptLowerPriority", "simulate-priority-0"), (7, "Never", "simulate-priority-7-never"),
+     (-1, "PreemptLowerPriority", "simulate-priority-minus-1")],
+    ids=["zero", "never", "negative"],
+)
+def test_hidden_class_name(value: int, policy: str, name: str) -> None:
+    assert hidden_class_name(value, policy) == name
+
+
+def test_priority_agreeing_with_its_class_is_kept(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 100\n",
+        pod("p", priorityClassName="high", priority="100"),
+    )
+    scenario = load_scenario([path])
+    assert [entry.obj.metadata.name for entry in scenario.priority_classes] == ["high"]
+    spec: objects_pb2.PodSpec = scenario.pending_pods[0].obj.spec
+    assert (spec.priority_class_name, spec.priority) == ("high", 100)
+
+
+# ---------------------------------------------------------------------------------- invalid input
+
+INVALID = [
+    pytest.param(
+        [NODE.format(name="n1"), "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"],
+        ['document 2 (Deployment web): no matches for kind "Deployment" in version "apps/v1"'],
+        id="unknown-kind",
+    ),
+    pytest.param(
+        ["apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: lock}\n"],
+        ["document 1 (Lease lock): kind: Unsupported value: Lease: a scenario holds Node, Pod, "
+         "PriorityClass, PodDisruptionBudget"],
+        id="served-kind-not-in-scenarios",
+    ),
+    pytest.param(
+        [NODE.format(name="n1"), pod("p", nodeName="n2")],
+        ['document 2 (Pod p): spec.nodeName: Not found: "n2": the scenario defines no such Node'],
+        id="pod-on-unknown-node",
+    ),
+    pytest.param(
+        [NODE.format(name="n1"), pod("p"), pod("p")],
+        ['document 3 (Pod p): metadata.name: Duplicate value: "p": already defined in', "document 2"],
+        id="duplicate-name",
+    ),
+    pytest.param(
+        [NODE.format(name="n1").replace('cpu: "4"', 'cpu: "four"')],
+        ['document 1 (Node n1): status.allocatable[cpu]: Invalid value: "four"'],
+        id="invalid-node-quantity",
+    ),
+    pytest.param(
+        [POD.format(name="p").replace("    image: busybox\n",
+                                      "    image: busybox\n    resources: {requests: {memory: 1Gb}}\n")],
+        ['document 1 (Pod p): spec.containers[0].resources.requests[memory]: Invalid value: "1Gb"'],
+        id="invalid-pod-quantity",
+    ),
+    pytest.param(
+        [pod("p", priorityClassName="gold")],
+        ['document 1 (Pod p): spec.priorityClassName: Not found: "gold"'],
+        id="unknown-priority-class",
+    ),
+    pytest.param(
+        ["apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 100\n",
+         pod("p", priorityClassName="high", priority="5")],
+        ["document 2 (Pod p): spec.priority: Invalid value: 5: PriorityClass high has value 100"],
+        id="priority-contradicts-class",
+    ),
+    pytest.param(
+        ["apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: calm}\nvalue: 1\n"
+         "preemptionPolicy: Never\n",
+         pod("p", priorityClassName="calm", preemptionPolicy="PreemptLowerPriority")],
+        ['document 2 (Pod p): spec.preemptionPolicy: Invalid value: "PreemptLowerPriority": PriorityClass '
+         "calm has preemptionPolicy Never"],
+        id="policy-contradicts-class",
+    ),
+    pytest.param(
+        [pod("p", priority="1500000000")],
+        ["document 1 (Pod p): spec.priority: Invalid value: 1500000000: must be at most 1000000000"],
+        id="priority-above-user-range",
+    ),
+    pytest.param(
+        [pod("p", priority="2000000000", preemptionPolicy="Never")],
+        ["document 1 (Pod p): spec.priority: Invalid value: 2000000000: must be at most 1000000000"],
+        id="system-priority-with-never",
+    ),
+    pytest.param(
+        ["apiVersion: v1\nkind: Pod\nmetadata: {generateName: web-}\n"
+         "spec:\n  containers: [{name: a, image: b}]\n"],
+        ["document 1 (Pod): metadata.name: Required value: every object of a scenario is named"],
+        id="missing-name",
+    ),
+    pytest.param(
+        ["apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: simulate-priority-3}\n"
+         "value: 3\n"],
+        ["document 1 (PriorityClass simulate-priority-3): metadata.name: Forbidden: the prefix "
+         "'simulate-priority-' is reserved"],
+        id="reserved-class-prefix",
+    ),
+    pytest.param(
+        ["apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: a}\nvalue: 1\n"
+         "globalDefault: true\n",
+         "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: b}\nvalue: 2\n"
+         "globalDefault: true\n"],
+        ["document 2 (PriorityClass b): globalDefault: Forbidden: PriorityClass a is already marked as "
+         "default"],
+        id="two-global-defaults",
+    ),
+    pytest.param(
+        ["apiVersion: v1\nkind: Node\nmetadata: {name: n1, namespace: prod}\n"],
+        ["document 1 (Node n1): metadata.namespace: Forbidden: a Node is not namespaced"],
+        id="namespaced-node",
+    ),
+    pytest.param(
+        ["apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {version: 1}\n"],
+        ["document 1 (Node n1): metadata.labels[version]: Invalid value: 1: expected a string, got integer"],
+        id="wrong-type",
+    ),
+    pytest.param(
+        ["apiVersion: v1\nkind: Node\nmetadata: {name: n1\n"],
+        ["document 1: line", "YAML syntax error"],
+        id="yaml-syntax",
+    ),
+    pytest.param(
+        [NODE.format(name="n1").replace("status:",
+                                        "spec:\n  taints: [{key: a, effect: Sometimes}]\nstatus:")],
+        ['document 1 (Node n1): spec.taints[0].effect: Unsupported value: "Sometimes"'],
+        id="api-validation",
+    ),
+]
+
+
+@pytest.mark.parametrize(("documents", "fragments"), INVALID)
+def test_invalid_scenarios_name_file_document_object_and_field(
+    tmp_path: Path, documents: list[str], fragments: list[str]
+) -> None:
+    path = write(tmp_path, *documents)
+    with pytest.raises(ScenarioError) as raised:
+        load_scenario([path])
+    text = str(raised.value)
+    assert text.startswith(f"{path}: document "), text
+    for fragment in fragments:
+        assert fragment in text, f"{fragment!r} not in:\n{text}"
+
+
+def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
+    path = write(tmp_path, pod("a", nodeName="ghost"), pod("b", priorityClassName="gold"))
+    with pytest.raises(ScenarioError) as raised:
+        load_scenario([path])
+    assert len(raised.value.problems) == 2
+
+
+def test_several_files_are_one_scenario(tmp_path: Path) -> None:
+    nodes = write(tmp_path, NODE.format(name="n1"), name="nodes.yaml")
+    pods = write(tmp_path, pod("p", nodeName="n1"), name="pods.yaml")
+    scenario = load_scenario([nodes, pods])
+    assert [entry.obj.metadata.name for entry in scenario.running_pods] == ["p"]
+    assert scenario.running_pods[0].source == pods
