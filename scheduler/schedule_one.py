@@ -156,6 +156,13 @@ class SchedulingLoop:
         self.busy = True
         try:
             await self._attempt(queued, cycle)
+        except Exception:
+            # A bug in one cycle must not stop scheduling for every pod: retry this one after backoff
+            # (if it is not queued already) and go on.
+            log.exception("the scheduling cycle of %s failed", queued.key)
+            queued.unschedulable_plugins = set()
+            queued.pending_plugins = set()
+            self._queue.add_unschedulable_if_not_present(queued, cycle)
         finally:
             self.busy = False
 
