@@ -1,0 +1,64 @@
+"""The Scheduler's assembly: what it refuses to run, and its health, readiness and idleness before it runs.
+(Running it is tested with real processes in tests/integration/test_scheduler*.py.)"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from cluster.client import Client
+from scheduler.config import ExtenderConfig, in_tree_registry, load_config, parse_config
+from scheduler.scheduler import Scheduler, SchedulerConfigError
+
+
+def client() -> Client:
+    # Channels open on first use: nothing here talks to a server.
+    return Client("127.0.0.1:1")
+
+
+def broken_plugin(args: Mapping[str, Any] | None, handle: Any) -> Any:
+    raise RuntimeError("cannot start: no GPU driver")
+
+
+def test_extenders_are_refused_until_they_are_supported() -> None:
+    config = load_config(None)
+    config.extenders = [ExtenderConfig(url_prefix="http://127.0.0.1:8888/scheduler", filter_verb="filter")]
+    with pytest.raises(SchedulerConfigError, match="extenders are configured"):
+        Scheduler(client(), config, registry=in_tree_registry())
+
+
+def test_a_plugin_that_fails_to_start_is_a_config_error_naming_it() -> None:
+    registry = in_tree_registry()
+    registry.register("Broken", broken_plugin)
+    config = parse_config(
+        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+         "profiles": [{"schedulerName": "s", "plugins": {"filter": {"enabled": [{"name": "Broken"}]}}}]},
+        source="sched.yaml", registry=registry,
+    )
+    expected = 'sched.yaml: profile "s": initializing plugin "Broken"'
+    with pytest.raises(SchedulerConfigError, match=re.escape(expected)):
+        Scheduler(client(), config, registry=registry)
+
+
+def test_one_framework_per_profile_sharing_one_queue() -> None:
+    config = parse_config(
+        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+         "profiles": [{"schedulerName": "a"}, {"schedulerName": "b"}]},
+    )
+    scheduler = Scheduler(client(), config, registry=in_tree_registry())
+    assert scheduler.profile_names == ["a", "b"]
+    assert scheduler.profiles["a"] is not scheduler.profiles["b"]
+    assert set(scheduler.informers) == {"pods", "nodes", "priorityclasses", "poddisruptionbudgets"}
+
+
+def test_before_running_it_is_neither_healthy_nor_ready_nor_idle() -> None:
+    scheduler = Scheduler(client(), load_config(None), registry=in_tree_registry(), rng_seed=7)
+    assert scheduler.healthz() == "the scheduler is not running"
+    assert scheduler.readyz() == "the scheduler is not running"
+    assert not scheduler.idle()
+    assert scheduler.informer_revisions() == {
+        "pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0}
+    assert "scheduler_pending_pods" in scheduler.metrics.exposition().decode()
