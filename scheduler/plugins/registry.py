@@ -26,6 +26,7 @@ IN_TREE: Mapping[str, str] = MappingProxyType(
         "InterPodAffinity": "scheduler.plugins.interpodaffinity",
         "PodTopologySpread": "scheduler.plugins.podtopologyspread",
         "DefaultBinder": "scheduler.plugins.defaultbinder",
+        "DefaultPreemption": "scheduler.plugins.defaultpreemption",
     }
 )
 

@@ -18,6 +18,7 @@ DEFAULT_PROFILE = {
     "InterPodAffinity",
     "NodeResourcesBalancedAllocation",
     "DefaultBinder",
+    "DefaultPreemption",
 }
 
 

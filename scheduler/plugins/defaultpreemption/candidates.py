@@ -1,0 +1,254 @@
+"""The dry run of preemption: on copies of the candidate nodes, which pods would have to go.
+
+kube-scheduler's preemption.Evaluator.DryRunPreemption and DefaultPreemption.SelectVictimsOnNode:
+
+* ``select_victims_on_node`` works on a clone of one node and a clone of the cycle state. It removes
+  every pod of lower priority than the preemptor (telling the PreFilter plugins through RemovePod, so
+  their per-cycle state stays right); if the preemptor still does not pass Filter (with the nominated
+  pods, as the scheduling cycle filters), the node cannot help. Otherwise it puts pods back, most
+  important first: first those whose eviction would violate a PodDisruptionBudget, then the others,
+  keeping each one the preemptor still fits beside. Whatever could not be put back is the victim set,
+  minimal in that no single victim could have stayed.
+* ``dry_run_preemption`` visits the potential nodes round robin from a random offset and stops once it
+  has enough candidates (``num_candidates``), as kube-scheduler does to bound the cost on big clusters.
+
+Nothing here writes to the API or mutates the snapshot.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from cluster.api import errors, objects_pb2
+from cluster.api.selectors import LabelSelector
+from scheduler.framework import Code, CycleState, NodeInfo, PodInfo, Status
+
+#: A node where the preemptor could not fit even if every lower-priority pod left: nothing to evict.
+NO_VICTIMS = "No preemption victims found for incoming pod"
+
+
+class FilterRunner(Protocol):
+    """What the dry run needs of the profile's framework (``scheduler.framework.runtime.Framework``)."""
+
+    def run_filter_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A node where preemption would make room, and the pods it would take (kube's Victims)."""
+
+    node_name: str
+    #: Most important first (``importance`` order).
+    victims: list[PodInfo]
+    #: How many victims are evicted in spite of a PodDisruptionBudget.
+    num_pdb_violations: int
+
+
+# --------------------------------------------------------------------------------------- importance
+
+
+def start_time(pod: objects_pb2.Pod) -> float:
+    """When the pod started. A pod that has not started yet counts as starting now, after every pod
+    that has (kube-scheduler's GetPodStartTime uses the current time); infinity says the same thing
+    without reading a clock, so a dry run is deterministic."""
+    started = pod.status.start_time
+    if started.seconds or started.nanos:
+        return started.seconds + started.nanos / 1e9
+    return math.inf
+
+
+def importance(pod_info: PodInfo) -> tuple[int, float]:
+    """A sort key putting the more important pod first (kube-scheduler's MoreImportantPod): higher
+    priority, then the pod that has been running longer."""
+    return -pod_info.priority, start_time(pod_info.pod)
+
+
+# ------------------------------------------------------------------------------------------- PDBs
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """A PodDisruptionBudget as preemption reads it: which pods, how many may still go."""
+
+    namespace: str
+    selector: LabelSelector
+    disruptions_allowed: int
+    #: Pods the API server already counted as disrupted (evictions in flight): not counted again.
+    disrupted_pods: frozenset[str]
+
+
+def budgets(pdbs: Iterable[objects_pb2.PodDisruptionBudget]) -> list[Budget]:
+    """The PDBs that can protect a pod. A PDB without a selector, with an empty one, or with one that
+    does not parse matches nothing (as in kube-scheduler), so it is left out."""
+    out = []
+    for pdb in pdbs:
+        if not pdb.spec.HasField("selector"):
+            continue
+        try:
+            selector = LabelSelector.from_proto(pdb.spec.selector)
+        except errors.Invalid:
+            continue
+        if selector.empty:
+            continue
+        out.append(Budget(pdb.metadata.namespace, selector, pdb.status.disruptions_allowed,
+                          frozenset(pdb.status.disrupted_pods)))
+    return out
+
+
+def split_by_pdb_violation(
+    pods: Sequence[PodInfo], budgets_: Sequence[Budget]
+) -> tuple[list[PodInfo], list[PodInfo]]:
+    """(violating, non-violating), each in the given order (kube-scheduler's
+    filterPodsWithPDBViolation): going through the pods in order, each matching budget loses one
+    allowed disruption; a pod that takes any of its budgets below zero would violate it."""
+    allowed = [budget.disruptions_allowed for budget in budgets_]
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    for pod_info in pods:
+        pod = pod_info.pod
+        violated = False
+        labels = pod.metadata.labels
+        if labels:  # a pod without labels matches no selector
+            for index, budget in enumerate(budgets_):
+                if budget.namespace != pod.metadata.namespace or not budget.selector.matches(labels):
+                    continue
+                if pod.metadata.name in budget.disrupted_pods:
+                    continue
+                allowed[index] -= 1
+                if allowed[index] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pod_info)
+    return violating, non_violating
+
+
+# ----------------------------------------------------------------------------------- one node
+
+
+class _Failed(Exception):
+    def __init__(self, status: Status) -> None:
+        self.status = status
+
+
+def select_victims_on_node(
+    framework: FilterRunner,
+    state: CycleState,
+    pod: PodInfo,
+    node_info: NodeInfo,
+    budgets_: Sequence[Budget],
+) -> tuple[list[PodInfo], int, Status | None]:
+    """The fewest pods to evict from ``node_info`` for ``pod`` to fit: (victims, PDB violations, None),
+    or ([], 0, why not). ``state`` and ``node_info`` must be copies: both are changed."""
+
+    def remove(victim: PodInfo) -> None:
+        node_info.remove_pod(victim.key)
+        status = framework.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
+        if status is not None and not status.is_success:
+            raise _Failed(status)
+
+    def add(victim: PodInfo) -> None:
+        node_info.add_pod(victim)
+        status = framework.run_pre_filter_extension_add_pod(state, pod, victim, node_info)
+        if status is not None and not status.is_success:
+            raise _Failed(status)
+
+    def fits() -> Status | None:
+        status = framework.run_filter_with_nominated_pods(state, pod, node_info)
+        return None if status is None or status.is_success else status
+
+    potential = [other for other in node_info.pods.values() if other.priority < pod.priority]
+    if not potential:
+        return [], 0, Status.unresolvable(NO_VICTIMS)
+    victims: list[PodInfo] = []
+    violations = 0
+    try:
+        for victim in potential:
+            remove(victim)
+        status = fits()
+        if status is not None:
+            # Even with every lower-priority pod gone the pod does not fit (affinity to one of them is
+            # deliberately not considered, as in kube-scheduler).
+            return [], 0, status
+        potential.sort(key=importance)
+        violating, non_violating = split_by_pdb_violation(potential, budgets_)
+        for group, counts in ((violating, True), (non_violating, False)):
+            for candidate in group:
+                add(candidate)
+                if fits() is None:
+                    continue  # reprieved: it stays
+                remove(candidate)
+                victims.append(candidate)
+                violations += counts
+    except _Failed as failed:
+        return [], 0, Status(Code.ERROR, failed.status.reasons, failed.status.plugin, failed.status.error)
+    if violating and non_violating:
+        victims.sort(key=importance)
+    return victims, violations, None
+
+
+# ------------------------------------------------------------------------------------- dry run
+
+
+def num_candidates(num_nodes: int, min_percentage: int, min_absolute: int) -> int:
+    """How many candidates the dry run looks for (kube-scheduler's calculateNumCandidates): the
+    percentage of the nodes, at least the absolute number, at most every node."""
+    return min(max(num_nodes * min_percentage // 100, min_absolute), num_nodes)
+
+
+@dataclass(slots=True)
+class DryRun:
+    """What the dry run found: candidates (those without PDB violations first) and, for every node it
+    looked at that cannot be a candidate, why."""
+
+    candidates: list[Candidate]
+    node_statuses: dict[str, Status]
+
+    @property
+    def errors(self) -> list[Status]:
+        return [status for status in self.node_statuses.values() if status.code is Code.ERROR]
+
+
+def dry_run_preemption(
+    framework: FilterRunner,
+    state: CycleState,
+    pod: PodInfo,
+    potential_nodes: Sequence[NodeInfo],
+    budgets_: Sequence[Budget],
+    offset: int,
+    wanted: int,
+) -> DryRun:
+    """Try the potential nodes from ``offset`` round robin, each on its own copies of the node and the
+    state, until ``wanted`` candidates are found of which at least one violates no PDB (kube-scheduler's
+    DryRunPreemption, sequential: each list keeps at most ``wanted`` candidates)."""
+    non_violating: list[Candidate] = []
+    violating: list[Candidate] = []
+    statuses: dict[str, Status] = {}
+    count = len(potential_nodes)
+    for i in range(count):
+        node_info = potential_nodes[(offset + i) % count]
+        victims, violations, status = select_victims_on_node(
+            framework, state.clone(), pod, node_info.clone(), budgets_
+        )
+        if status is None and victims:
+            found = non_violating if violations == 0 else violating
+            if len(found) < wanted:
+                found.append(Candidate(node_info.name, victims, violations))
+            if non_violating and len(non_violating) + len(violating) >= wanted:
+                break
+            continue
+        if status is None:
+            status = Status.as_error(f'expected at least one victim pod on node "{node_info.name}"')
+        statuses[node_info.name] = status
+    return DryRun(non_violating + violating, statuses)

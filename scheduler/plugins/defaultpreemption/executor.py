@@ -1,0 +1,152 @@
+"""Acting on the chosen candidate (kube-scheduler's Evaluator.prepareCandidate and PreemptPod).
+
+For every victim: a pod waiting at Permit is rejected ("preempted") instead of deleted, since it is not
+bound yet; a pod already being deleted is left alone; any other is deleted through the API with its
+graceful termination period, and a ``Preempted`` event is recorded on it. Then the pods of lower
+priority nominated to the same node lose their nomination (a status write, which the informer turns
+into a queue update that sends them back to be scheduled elsewhere): the room they were promised may
+now be the preemptor's.
+
+Setting the preemptor's own status.nominatedNodeName is not done here: the scheduler's failure handler
+writes it with the PodScheduled=False condition, from the PostFilterResult.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from cluster.api import errors, objects_pb2, timeutil
+from scheduler.framework import PodInfo, Status
+
+log = logging.getLogger(__name__)
+
+NORMAL = "Normal"
+REASON_PREEMPTED = "Preempted"
+ACTION_PREEMPTING = "Preempting"
+#: Kubernetes' DefaultTerminationGracePeriodSeconds, for a victim that does not say.
+DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30
+#: Attempts at clearing a nomination when the pod keeps changing under us.
+STATUS_UPDATE_ATTEMPTS = 3
+
+
+def preempted_message(preemptor: objects_pb2.Pod, node_name: str) -> str:
+    """kube-scheduler's wording of the event on a victim."""
+    return f"Preempted by pod {preemptor.metadata.uid} on node {node_name}"
+
+
+def grace_period(pod: objects_pb2.Pod) -> int:
+    if pod.spec.HasField("termination_grace_period_seconds"):
+        return pod.spec.termination_grace_period_seconds
+    return DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
+
+
+class Executor:
+    """Deletes victims, records events and clears lower nominations through the framework handle's
+    API client (and, when the handle has them, its event recorder and waiting pods)."""
+
+    def __init__(self, handle: Any, plugin_name: str) -> None:
+        self._handle = handle
+        self._plugin_name = plugin_name
+
+    async def prepare_candidate(
+        self, preemptor: PodInfo, node_name: str, victims: Sequence[PodInfo], component: str
+    ) -> Status | None:
+        """Evict ``victims`` for ``preemptor`` on ``node_name``; an ERROR status if a deletion failed."""
+        for victim in victims:
+            pod = victim.pod
+            if timeutil.is_set(pod.metadata.deletion_timestamp):
+                continue  # graceful deletion already started: another call would change nothing
+            waiting_pods = getattr(self._handle, "waiting_pods", None)
+            if waiting_pods is not None and waiting_pods.reject(victim.key, self._plugin_name, "preempted"):
+                log.info("%s preempted waiting pod %s on %s", preemptor.key, victim.key, node_name)
+            else:
+                try:
+                    await self._handle.client.delete("pods", pod.metadata.name, pod.metadata.namespace,
+                                                     grace_period_seconds=grace_period(pod))
+                except errors.NotFound:
+                    log.info("victim %s of %s is already gone", victim.key, preemptor.key)
+                    continue
+                except errors.ApiError as err:
+                    log.error("could not preempt %s for %s: %s", victim.key, preemptor.key, err.message)
+                    return Status.as_error(err)
+                log.info("%s preempted %s on %s", preemptor.key, victim.key, node_name)
+            await self._record(pod, preempted_message(preemptor.pod, node_name), component)
+        await self._clear_lower_nominations(preemptor, node_name)
+        return None
+
+    async def _record(self, victim: objects_pb2.Pod, message: str, component: str) -> None:
+        recorder = getattr(self._handle, "event_recorder", None)
+        if recorder is not None:
+            recorder.record(victim, NORMAL, REASON_PREEMPTED, ACTION_PREEMPTING, message, component=component)
+            return
+        # No recorder (a handle outside the scheduler): events are best effort, so write one directly.
+        try:
+            await self._handle.client.create(_event(victim, message, component))
+        except errors.ApiError as err:
+            log.warning("could not record the preemption of %s/%s: %s", victim.metadata.namespace,
+                        victim.metadata.name, err.message)
+
+    async def _clear_lower_nominations(self, preemptor: PodInfo, node_name: str) -> None:
+        """Lower-priority pods nominated to the node may no longer fit there: clear their nomination so
+        they are scheduled again (kube-scheduler's getLowerPriorityNominatedPods + clearNominatedNodeName).
+        Failures are logged, not returned: the preemption itself has happened."""
+        nominator = self._handle.nominator
+        lower = [p for p in nominator.nominated_pods_for_node(node_name) if p.priority < preemptor.priority]
+        forget = getattr(nominator, "delete_nominated_pod_if_exists", None)
+        for pod_info in lower:
+            if callable(forget):
+                forget(pod_info.pod)
+            if pod_info.pod.status.nominated_node_name:
+                await self._clear_nomination(pod_info)
+
+    async def _clear_nomination(self, pod_info: PodInfo) -> None:
+        client = self._handle.client
+        pod = pod_info.pod
+        for _ in range(STATUS_UPDATE_ATTEMPTS):
+            updated = objects_pb2.Pod()
+            updated.CopyFrom(pod)
+            updated.status.nominated_node_name = ""
+            try:
+                await client.update_status(updated)
+                return
+            except errors.Conflict:
+                try:
+                    pod = await client.get("pods", pod.metadata.name, pod.metadata.namespace)
+                except errors.NotFound:
+                    return
+                if not pod.status.nominated_node_name:
+                    return
+            except errors.NotFound:
+                return
+            except errors.ApiError as err:
+                log.warning("could not clear the nominated node of %s: %s", pod_info.key, err.message)
+                return
+        log.warning("gave up clearing the nominated node of %s: it keeps changing", pod_info.key)
+
+
+def _event(victim: objects_pb2.Pod, message: str, component: str) -> objects_pb2.Event:
+    now = timeutil.now()
+    meta = victim.metadata
+    event = objects_pb2.Event(
+        reason=REASON_PREEMPTED,
+        message=message,
+        type=NORMAL,
+        count=1,
+        action=ACTION_PREEMPTING,
+        reporting_component=component,
+        reporting_instance=component,
+    )
+    event.metadata.name = f"{meta.name}.{uuid.uuid4().hex[:16]}"
+    event.metadata.namespace = meta.namespace
+    event.involved_object.kind = "Pod"
+    event.involved_object.api_version = "v1"
+    event.involved_object.namespace = meta.namespace
+    event.involved_object.name = meta.name
+    event.involved_object.uid = meta.uid
+    event.source.component = component
+    event.first_timestamp.CopyFrom(now)
+    event.last_timestamp.CopyFrom(now)
+    return event

@@ -1,0 +1,265 @@
+"""DefaultPreemption: when no node fits a pod, evict the least harmful set of lower-priority pods on
+one node, and nominate the pod to it (kube-scheduler's PostFilter plugin DefaultPreemption with
+preemption.Evaluator.Preempt).
+
+The steps, each in its own module:
+
+1. eligibility (here): a pod with preemptionPolicy Never never preempts; a pod already nominated to a
+   node where a lower-priority pod is terminating waits for it instead of preempting again;
+2. the potential nodes (here): those Filter found Unschedulable; UnschedulableAndUnresolvable nodes
+   (node selector, taints, ...), and nodes PreFilter left out, cannot be helped by evicting pods;
+3. the dry run (candidates.py): the minimal victims on each of enough potential nodes;
+4. extender processors (the seam for extenders that support preemption) may rewrite the candidates;
+5. the choice of one node (selection.py);
+6. the act (executor.py): delete the victims, record events, clear lower-priority nominations.
+
+The PostFilterResult names the node; the scheduler's failure handler nominates the pod to it.
+
+What the plugin needs from the framework handle besides the snapshot, nominator and client, each an
+optional attribute the scheduler sets:
+
+* ``frameworks``: profile (schedulerName) -> that profile's ``Framework``. The dry run must run the
+  Filter and PreFilter extensions of the profile that scheduled the pod (kube-scheduler's plugins get
+  their framework as their handle; podsched's handle is shared by all profiles).
+* ``pod_disruption_budgets``: a callable returning the current PodDisruptionBudgets (the scheduler's
+  informer); without it no pod is protected by a PDB.
+* ``event_recorder``: the scheduler's event recorder for the ``Preempted`` events; without it the
+  events are written directly.
+* ``rng``: a ``random.Random`` for the dry run's starting offset (deterministic runs); else the
+  plugin's own.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+from cluster.api import objects_pb2, timeutil
+from cluster.api.validation import invalid
+from scheduler.framework import (
+    Code,
+    CycleState,
+    Diagnosis,
+    FitError,
+    Handle,
+    NodeInfo,
+    PodInfo,
+    PostFilterResult,
+    Status,
+)
+from scheduler.plugins.defaultpreemption.candidates import (
+    Candidate,
+    FilterRunner,
+    budgets,
+    dry_run_preemption,
+    num_candidates,
+)
+from scheduler.plugins.defaultpreemption.executor import Executor
+from scheduler.plugins.defaultpreemption.selection import pick_one_node_for_preemption
+from scheduler.plugins.helpers import check_fields, resolve_args
+
+log = logging.getLogger(__name__)
+
+NAME = "DefaultPreemption"
+
+#: Every message of this plugin starts so, after the FitError's own ("0/3 nodes are available: ...").
+MESSAGE_PREFIX = "preemption: "
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+#: The status of the nodes the dry run did not look at, in the no-candidate message.
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_CANDIDATE_NODE = "no candidate node for preemption"
+
+PREEMPT_NEVER = "Never"
+#: The profile of pods that name no scheduler.
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+#: kube-scheduler's defaults for DefaultPreemptionArgs.
+DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
+DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
+
+
+@dataclass(frozen=True)
+class DefaultPreemptionArgs:
+    #: The dry run stops after finding candidates on this percentage of the potential nodes ...
+    min_candidate_nodes_percentage: int = DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE
+    #: ... but no fewer than this many (all of them when there are fewer potential nodes). Finding more
+    #: candidates gives a better choice at a higher cost per preemption.
+    min_candidate_nodes_absolute: int = DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """Defaults applied, kube-scheduler's validation (ValidateDefaultPreemptionArgs); ValueError
+        names the bad field."""
+        where = "DefaultPreemptionArgs"
+        check_fields(data, {"minCandidateNodesPercentage", "minCandidateNodesAbsolute"}, where, kind=where)
+        percentage = data.get("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE)
+        absolute = data.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
+        percentage_path = f"{where}.minCandidateNodesPercentage"
+        absolute_path = f"{where}.minCandidateNodesAbsolute"
+        problems = []
+        for path, value in ((percentage_path, percentage), (absolute_path, absolute)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(invalid(path, value, "must be an integer"))
+        if not 0 <= percentage <= 100:
+            problems.append(invalid(percentage_path, percentage, "not in valid range [0, 100]"))
+        if absolute < 0:
+            problems.append(invalid(absolute_path, absolute, "not in valid range [0, inf)"))
+        if percentage == 0 and absolute == 0:
+            detail = "cannot be zero at the same time as "
+            problems.append(invalid(percentage_path, 0, detail + "minCandidateNodesAbsolute"))
+            problems.append(invalid(absolute_path, 0, detail + "minCandidateNodesPercentage"))
+        if problems:
+            raise ValueError("; ".join(problems))
+        return cls(percentage, absolute)
+
+
+ARGS = DefaultPreemptionArgs
+
+#: An extender's part in preemption: given the preemptor and the candidates by node name, the candidates
+#: it accepts (possibly with other victims). The extender issue plugs these in; none run by default.
+CandidateProcessor = Callable[[PodInfo, dict[str, Candidate]], dict[str, Candidate]]
+
+
+class DefaultPreemption:
+    """The PostFilter plugin. Stateless between cycles."""
+
+    def __init__(
+        self, args: DefaultPreemptionArgs, handle: Handle, *, rng: random.Random | None = None
+    ) -> None:
+        self.args = args
+        self._handle = handle
+        self._rng = rng or getattr(handle, "rng", None) or random.Random()
+        self._executor = Executor(handle, NAME)
+        #: Extenders that support preemption, in order (kube-scheduler's callExtenders).
+        self.extender_processors: list[CandidateProcessor] = []
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    async def post_filter(
+        self, state: CycleState, pod: PodInfo, node_to_status: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        result, status = await self._preempt(state, pod, node_to_status)
+        if status is not None and status.message():
+            status = Status(status.code, (MESSAGE_PREFIX + status.message(),), error=status.error)
+        return result, status
+
+    async def _preempt(
+        self, state: CycleState, pod: PodInfo, node_to_status: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        lister = self._handle.snapshot().node_infos()
+        eligible, why = self.pod_eligible_to_preempt_others(pod, node_to_status)
+        if not eligible:
+            # None keeps the pod's nomination as it is: it waits for the victims it already chose.
+            return None, Status.unschedulable(why)
+        framework = self._framework_for(pod)
+        if framework is None:
+            return None, Status.as_error(
+                f'no framework for profile "{_scheduler_name(pod.pod)}": the scheduler must set '
+                "handle.frameworks for DefaultPreemption"
+            )
+        all_nodes = lister.list()
+        if not all_nodes:
+            return None, Status.as_error("no nodes available")
+        potential = potential_nodes(all_nodes, node_to_status)
+        if potential:
+            offset, wanted = self.offset_and_num_candidates(len(potential))
+            dry_run = dry_run_preemption(
+                framework, state, pod, potential, budgets(self._pdbs()), offset, wanted
+            )
+            candidates, node_statuses = dry_run.candidates, dry_run.node_statuses
+            if not candidates and dry_run.errors:
+                first = dry_run.errors[0]
+                return None, Status(Code.ERROR, first.reasons, first.plugin, first.error)
+        else:
+            candidates, node_statuses = [], {}
+        if not candidates:
+            # Every node the dry run did not look at counts as one preemption cannot help; the empty
+            # nomination clears one the pod may have from an earlier preemption.
+            not_helpful = Status.unresolvable(NOT_HELPFUL)
+            statuses = {node.name: node_statuses.get(node.name, not_helpful) for node in all_nodes}
+            fit_error = FitError(pod.pod, len(all_nodes), Diagnosis(node_to_status=statuses))
+            return PostFilterResult(""), Status.unschedulable(fit_error.message())
+
+        by_node = {candidate.node_name: candidate for candidate in candidates}
+        for process in self.extender_processors:
+            by_node = process(pod, by_node)
+            if not by_node:
+                break
+        best = pick_one_node_for_preemption(list(by_node.values()))
+        if best is None:
+            return None, Status.unschedulable(NO_CANDIDATE_NODE)
+        log.info("preempting %d pod(s) on %s for %s", len(best.victims), best.node_name, pod.key)
+        status = await self._executor.prepare_candidate(
+            pod, best.node_name, best.victims, _scheduler_name(pod.pod)
+        )
+        if status is not None:
+            return None, status
+        return PostFilterResult(best.node_name), None
+
+    # ------------------------------------------------------------------------------------- steps
+
+    def pod_eligible_to_preempt_others(
+        self, pod: PodInfo, node_to_status: Mapping[str, Status]
+    ) -> tuple[bool, str]:
+        """Whether the pod may preempt, and why not (kube-scheduler's PodEligibleToPreemptOthers)."""
+        spec = pod.pod.spec
+        if spec.HasField("preemption_policy") and spec.preemption_policy == PREEMPT_NEVER:
+            return False, NOT_ELIGIBLE_NEVER
+        nominated = pod.pod.status.nominated_node_name
+        if not nominated:
+            return True, ""
+        status = node_to_status.get(nominated)
+        if status is not None and status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return True, ""  # its nominated node can no longer take it: it may preempt elsewhere
+        try:
+            node_info = self._handle.snapshot().node_infos().get(nominated)
+        except KeyError:
+            return True, ""
+        for other in node_info.pods.values():
+            if other.priority < pod.priority and timeutil.is_set(other.pod.metadata.deletion_timestamp):
+                return False, NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """Where the dry run starts among the potential nodes (random, so that preemptions spread) and how
+        many candidates it looks for (kube-scheduler's GetOffsetAndNumCandidates)."""
+        wanted = num_candidates(
+            num_nodes, self.args.min_candidate_nodes_percentage, self.args.min_candidate_nodes_absolute
+        )
+        return self._rng.randrange(num_nodes), wanted
+
+    def _framework_for(self, pod: PodInfo) -> FilterRunner | None:
+        frameworks = getattr(self._handle, "frameworks", None)
+        if frameworks is None:
+            return None
+        return frameworks.get(_scheduler_name(pod.pod))
+
+    def _pdbs(self) -> list[objects_pb2.PodDisruptionBudget]:
+        source = getattr(self._handle, "pod_disruption_budgets", None)
+        return list(source()) if source is not None else []
+
+
+def potential_nodes(all_nodes: Sequence[NodeInfo], node_to_status: Mapping[str, Status]) -> list[NodeInfo]:
+    """The nodes where evicting pods might help: those Filter found Unschedulable, in the snapshot's
+    order. A node without a status was not filtered (PreFilter left it out), which kube-scheduler counts
+    as UnschedulableAndUnresolvable."""
+    out = []
+    for node_info in all_nodes:
+        status = node_to_status.get(node_info.name)
+        if status is not None and status.code is Code.UNSCHEDULABLE:
+            out.append(node_info)
+    return out
+
+
+def _scheduler_name(pod: objects_pb2.Pod) -> str:
+    return pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
+
+
+def new(args: DefaultPreemptionArgs | Mapping[str, Any] | None, handle: Handle) -> DefaultPreemption:
+    return DefaultPreemption(resolve_args(DefaultPreemptionArgs, args), handle)

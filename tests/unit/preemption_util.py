@@ -1,0 +1,163 @@
+"""A small cluster for DefaultPreemption unit tests: the real default plugins through build_framework on a
+snapshot built as the scheduler builds it, a recording API client, a recording nominator and recorder."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cluster.api import errors, objects_pb2
+from scheduler.algorithm import ScheduleFitError, schedule_pod
+from scheduler.cache import snapshot_of
+from scheduler.config import in_tree_registry, load_config
+from scheduler.framework import CycleState, PodInfo, PostFilterResult, Status
+from scheduler.framework.runtime import Framework, FrameworkHandle, build_framework
+from scheduler.plugins.defaultpreemption import DefaultPreemption, DefaultPreemptionArgs
+from tests.unit.plugin_util import container, node, pod
+
+PROFILE = "default-scheduler"
+
+
+def cpu_node(name: str, cpu: str = "4", *, taint: bool = False) -> objects_pb2.Node:
+    taints = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}] if taint else []
+    return node(name, allocatable={"cpu": cpu, "memory": "8Gi", "pods": "110"}, taints=taints,
+                labels={"kubernetes.io/hostname": name})
+
+
+def cpu_pod(
+    name: str,
+    cpu: str,
+    priority: int,
+    *,
+    node_name: str = "",
+    labels: Mapping[str, str] | None = None,
+    start: int = 0,
+    nominated: str = "",
+    terminating: bool = False,
+    grace: int | None = None,
+    never: bool = False,
+) -> objects_pb2.Pod:
+    """A pod requesting ``cpu`` with ``priority``; bound to ``node_name`` when given; ``start`` is its
+    status.startTime in Unix seconds (0: not started)."""
+    spec: dict[str, Any] = {"containers": [container({"cpu": cpu})], "priority": priority}
+    if grace is not None:
+        spec["terminationGracePeriodSeconds"] = grace
+    if never:
+        spec["preemptionPolicy"] = "Never"
+    p = pod(spec, name=name, node_name=node_name, labels=labels)
+    if start:
+        p.status.start_time.seconds = start
+    if nominated:
+        p.status.nominated_node_name = nominated
+    if terminating:
+        p.metadata.deletion_timestamp.seconds = 1_700_000_000
+    return p
+
+
+def pdb(name: str, labels: Mapping[str, str], allowed: int, namespace: str = "default"
+        ) -> objects_pb2.PodDisruptionBudget:
+    budget = objects_pb2.PodDisruptionBudget()
+    budget.metadata.name = name
+    budget.metadata.namespace = namespace
+    budget.spec.selector.match_labels.update(labels)
+    budget.status.disruptions_allowed = allowed
+    return budget
+
+
+class FakeClient:
+    """Records the API calls preemption makes; ``fail_delete`` makes every delete raise it."""
+
+    def __init__(self, pods: Iterable[objects_pb2.Pod] = ()) -> None:
+        self.pods = {(p.metadata.namespace, p.metadata.name): p for p in pods}
+        self.deleted: list[tuple[str, str, str, int | None]] = []
+        self.status_updates: list[objects_pb2.Pod] = []
+        self.created: list[Any] = []
+        self.fail_delete: Exception | None = None
+
+    async def delete(self, kind: str, name: str, namespace: str = "", *,
+                     grace_period_seconds: int | None = None) -> Any:
+        if self.fail_delete is not None:
+            raise self.fail_delete
+        self.deleted.append((kind, namespace, name, grace_period_seconds))
+        return self.pods.get((namespace, name))
+
+    async def update_status(self, obj: objects_pb2.Pod) -> objects_pb2.Pod:
+        self.status_updates.append(obj)
+        return obj
+
+    async def get(self, kind: str, name: str, namespace: str = "") -> Any:
+        try:
+            return self.pods[(namespace, name)]
+        except KeyError:
+            raise errors.NotFound(f"{kind} {namespace}/{name} not found") from None
+
+    async def create(self, obj: Any) -> Any:
+        self.created.append(obj)
+        return obj
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, str, str, str, str]] = []
+
+    def record(self, obj: Any, type_: str, reason: str, action: str, message: str, *, component: str) -> None:
+        self.events.append((obj.metadata.name, type_, reason, action, message, component))
+
+
+class Nominator:
+    """Pods nominated per node; remembers what preemption told it to forget."""
+
+    def __init__(self, by_node: Mapping[str, Sequence[objects_pb2.Pod]] | None = None) -> None:
+        self.by_node = {n: [PodInfo(p) for p in pods] for n, pods in (by_node or {}).items()}
+        self.forgotten: list[str] = []
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return list(self.by_node.get(node_name, []))
+
+    def delete_nominated_pod_if_exists(self, p: objects_pb2.Pod) -> None:
+        self.forgotten.append(p.metadata.name)
+
+
+@dataclass
+class Cluster:
+    nodes: list[objects_pb2.Node]
+    pods: list[objects_pb2.Pod] = field(default_factory=list)
+    pdbs: list[objects_pb2.PodDisruptionBudget] = field(default_factory=list)
+    nominated: Mapping[str, Sequence[objects_pb2.Pod]] = field(default_factory=dict)
+    recorder: bool = True
+
+    def __post_init__(self) -> None:
+        self.snapshot = snapshot_of(self.nodes, self.pods)
+        self.client = FakeClient(self.pods)
+        self.nominator = Nominator(self.nominated)
+        self.handle = FrameworkHandle(nominator=self.nominator, client=self.client, snapshot=self.snapshot)
+        self.framework: Framework = build_framework(load_config(None).profiles[0], in_tree_registry(),
+                                                    self.handle)
+        self.handle.frameworks = {PROFILE: self.framework}  # type: ignore[attr-defined]
+        self.handle.pod_disruption_budgets = lambda: self.pdbs  # type: ignore[attr-defined]
+        self.events = Recorder()
+        if self.recorder:
+            self.handle.event_recorder = self.events  # type: ignore[attr-defined]
+
+    def plugin(self, args: DefaultPreemptionArgs | None = None, seed: int = 0) -> DefaultPreemption:
+        return DefaultPreemption(args or DefaultPreemptionArgs(), self.handle, rng=random.Random(seed))
+
+    def fit_error(self, preemptor: PodInfo) -> tuple[CycleState, dict[str, Status]]:
+        """Schedule ``preemptor`` as the scheduler does; it must not fit. The cycle state and the Filter
+        statuses PostFilter gets."""
+        state = CycleState()
+        try:
+            schedule_pod(self.framework, state, preemptor, self.snapshot, percentage_of_nodes_to_score=None,
+                         rng=random.Random(0), start_index=0)
+        except ScheduleFitError as err:
+            return state, err.diagnosis.node_to_status
+        raise AssertionError(f"{preemptor.key} fits without preemption")
+
+    async def preempt(
+        self, preemptor: objects_pb2.Pod, plugin: DefaultPreemption | None = None
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        info = PodInfo(preemptor)
+        state, statuses = self.fit_error(info)
+        return await (plugin or self.plugin()).post_filter(state, info, statuses)
