@@ -101,8 +101,8 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--pod-max-in-unschedulable-pods-duration", type=parse_duration, default=None, metavar="DURATION",
-        help="how long a pod may wait for a cluster event before it is retried anyway (default 5m, or the "
-        "config's podMaxInUnschedulablePodsDuration)",
+        help="how long a pod may wait for a cluster event before it is retried anyway, like 5m or 90s "
+        "(default 5m)",
     )
     parser.add_argument("--seed", type=int, default=None,
                         help="seed of the random choice between equally good nodes (default: random)")
@@ -139,7 +139,11 @@ def run(args: argparse.Namespace) -> int:
         if not args.pod_max_in_unschedulable_pods_duration > 0:
             return _fail("--pod-max-in-unschedulable-pods-duration must be positive", EXIT_USAGE)
         config.pod_max_in_unschedulable_pods_seconds = args.pod_max_in_unschedulable_pods_duration
-    return asyncio.run(_serve(args, config, registry))
+    try:
+        client = Client(server_address(args))
+    except ValueError as exc:  # a malformed --server or $PODSCHED_SERVER
+        return _fail(str(exc), EXIT_USAGE)
+    return asyncio.run(_serve(client, args, config, registry))
 
 
 def _fail(message: str, code: int) -> int:
@@ -160,9 +164,9 @@ def _stop_signals() -> Iterator[asyncio.Event]:
             loop.remove_signal_handler(signum)
 
 
-async def _serve(args: argparse.Namespace, config: Any, registry: Registry) -> int:
+async def _serve(client: Client, args: argparse.Namespace, config: Any, registry: Registry) -> int:
     with _stop_signals() as signalled:
-        async with Client(server_address(args)) as client:
+        async with client:
             try:
                 scheduler = Scheduler(client, config, registry=registry, rng_seed=args.seed)
             except (SchedulerConfigError, ConfigError) as exc:

@@ -67,10 +67,11 @@ def test_an_unusable_config_exits_2_with_the_reason(
         (["--leader-elect=maybe"], "invalid boolean 'maybe'"),
         (["--leader-elect=false", "--metrics-addr", "nowhere"], 'invalid address "nowhere"'),
         (["--leader-elect=false", "--plugin", "NoTarget"], "use NAME=MODULE:FACTORY"),
+        (["--leader-elect=false", "--server", "nonsense"], 'invalid API server address "nonsense"'),
         (["--leader-elect=false", "--pod-max-in-unschedulable-pods-duration", "5 min"], "invalid duration"),
     ],
     ids=["leader-elect-default", "leader-elect-bare", "leader-elect-garbage", "metrics-addr", "plugin-flag",
-         "duration"],
+         "server", "duration"],
 )
 def test_bad_flags_exit_2(flags: list[str], message: str) -> None:
     result = run_cli(unused_address(), "scheduler", "--metrics-addr", "127.0.0.1:0", *flags, timeout=20)
