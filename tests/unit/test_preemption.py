@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cluster.api import errors
-from scheduler.framework import Code, PostFilterResult
+from scheduler.framework import Code, PodInfo, PostFilterResult
+from scheduler.framework.runtime import WaitingPod
 from scheduler.plugins.defaultpreemption import (
     NOT_ELIGIBLE_NEVER,
     NOT_ELIGIBLE_TERMINATING,
@@ -192,6 +193,19 @@ async def test_the_act_deletes_gracefully_records_events_and_clears_lower_nomina
         ("lower-nominee", "")
     ]
     assert cluster.nominator.forgotten == ["lower-nominee"]
+
+
+async def test_a_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
+    waiting = cpu_pod("waiting", "1", 0, node_name="n1")
+    cluster = Cluster([cpu_node("n1", "1")], [waiting])
+    cluster.handle.waiting_pods._add(WaitingPod(PodInfo(waiting), {"Gate": 60.0}, 0.0))
+    result, status = await cluster.preempt(cpu_pod("hi", "1", 100))
+    assert status is None and result == PostFilterResult("n1")
+    assert cluster.client.deleted == []
+    rejected = cluster.handle.waiting_pods.get("default/waiting")
+    assert rejected is not None and rejected._status is not None
+    assert (rejected._status.plugin, rejected._status.message()) == ("DefaultPreemption", "preempted")
+    assert [e[0] for e in cluster.events.events] == ["waiting"]
 
 
 async def test_without_a_recorder_the_event_is_written_through_the_client() -> None:

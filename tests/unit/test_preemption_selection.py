@@ -3,6 +3,8 @@ candidates the dry run looks for, from where."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from scheduler.framework import CycleState, NodeInfo, PodInfo
@@ -10,6 +12,7 @@ from scheduler.plugins.defaultpreemption import (
     Candidate,
     DefaultPreemptionArgs,
     dry_run_preemption,
+    new,
     num_candidates,
     pick_one_node_for_preemption,
 )
@@ -122,3 +125,11 @@ def test_the_dry_run_leaves_the_snapshot_and_state_alone() -> None:
     before = [(n.generation, sorted(n.pods)) for n in nodes]
     dry_run_preemption(cluster.framework, state, preemptor, nodes, [], offset=0, wanted=2)
     assert [(n.generation, sorted(n.pods)) for n in nodes] == before
+
+
+def test_the_offset_comes_from_the_handle_rng_when_the_scheduler_sets_one() -> None:
+    cluster = Cluster([cpu_node("n1")])
+    plugin = new(None, cluster.handle)  # built before the scheduler sets handle.rng
+    cluster.handle.rng = random.Random(7)  # type: ignore[attr-defined]
+    expected = random.Random(7).randrange(1000)
+    assert plugin.offset_and_num_candidates(1000) == (expected, 100)

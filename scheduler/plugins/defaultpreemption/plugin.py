@@ -25,8 +25,10 @@ optional attribute the scheduler sets:
   informer); without it no pod is protected by a PDB.
 * ``event_recorder``: the scheduler's event recorder for the ``Preempted`` events; without it the
   events are written directly.
-* ``rng``: a ``random.Random`` for the dry run's starting offset (deterministic runs); else the
-  plugin's own.
+* ``rng``: a ``random.Random`` for the dry run's starting offset (deterministic runs with a seed);
+  else the plugin's own.
+
+All four are read when preemption runs, so the scheduler may set them after building the frameworks.
 """
 
 from __future__ import annotations
@@ -132,7 +134,8 @@ class DefaultPreemption:
     ) -> None:
         self.args = args
         self._handle = handle
-        self._rng = rng or getattr(handle, "rng", None) or random.Random()
+        self._rng = rng
+        self._own_rng = random.Random()
         self._executor = Executor(handle, NAME)
         #: Extenders that support preemption, in order (kube-scheduler's callExtenders).
         self.extender_processors: list[CandidateProcessor] = []
@@ -232,7 +235,9 @@ class DefaultPreemption:
         wanted = num_candidates(
             num_nodes, self.args.min_candidate_nodes_percentage, self.args.min_candidate_nodes_absolute
         )
-        return self._rng.randrange(num_nodes), wanted
+        # The handle's RNG is looked up per call: the scheduler may set it after building the frameworks.
+        rng = self._rng or getattr(self._handle, "rng", None) or self._own_rng
+        return rng.randrange(num_nodes), wanted
 
     def _framework_for(self, pod: PodInfo) -> FilterRunner | None:
         frameworks = getattr(self._handle, "frameworks", None)
