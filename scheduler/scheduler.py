@@ -139,6 +139,7 @@ class Scheduler:
             clock=self.clock, on_failure=lambda *failure: self.loop.handle_failure(*failure),
             max_in_flight=max_bindings,
         )
+        rng = random.Random(rng_seed)
         self.loop = SchedulingLoop(
             profiles=self.profiles,
             queue=self.queue,
@@ -150,11 +151,19 @@ class Scheduler:
             recorder=self.recorder,
             metrics=self.metrics,
             clock=self.clock,
-            rng=random.Random(rng_seed),
+            rng=rng,
             percentage_of_nodes_to_score={
                 profile.scheduler_name: config.percentage_for(profile) for profile in config.profiles
             },
         )
+        # What DefaultPreemption (PostFilter) reads from the shared handle when it runs: the profile that
+        # scheduled the pod (its dry run filters with that profile's plugins), the PDBs it must respect,
+        # where its Preempted events go, and the seeded RNG (so that a seeded run preempts alike).
+        pdbs = self.informers["poddisruptionbudgets"]
+        handle.frameworks = self.profiles  # type: ignore[attr-defined]
+        handle.pod_disruption_budgets = lambda: [pdb for _, pdb in pdbs.items()]  # type: ignore[attr-defined]
+        handle.event_recorder = self.recorder  # type: ignore[attr-defined]
+        handle.rng = rng  # type: ignore[attr-defined]
         self.metrics.watch_state(
             pending_pods=self.queue.pending_counts,
             bindings_in_flight=lambda: self.binder.in_flight,

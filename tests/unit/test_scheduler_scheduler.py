@@ -52,6 +52,12 @@ def test_one_framework_per_profile_sharing_one_queue() -> None:
     assert scheduler.profile_names == ["a", "b"]
     assert scheduler.profiles["a"] is not scheduler.profiles["b"]
     assert set(scheduler.informers) == {"pods", "nodes", "priorityclasses", "poddisruptionbudgets"}
+    # DefaultPreemption finds the pod's profile, the PDBs and the recorder through the shared handle.
+    handle = scheduler.profiles["a"].handle
+    assert handle is scheduler.profiles["b"].handle
+    assert handle.frameworks is scheduler.profiles  # type: ignore[attr-defined]
+    assert handle.event_recorder is scheduler.recorder  # type: ignore[attr-defined]
+    assert handle.pod_disruption_budgets() == []  # type: ignore[attr-defined]
 
 
 def test_before_running_it_is_neither_healthy_nor_ready_nor_idle() -> None:
