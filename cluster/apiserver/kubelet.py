@@ -17,21 +17,26 @@ RUNNING = "Running"
 
 
 def mark_running(pod: objects_pb2.Pod, now: Timestamp) -> None:
-    """Phase Running, a start time (kept when already set: simulation scenarios give one), and the
-    PodScheduled condition True."""
+    """Phase Running, a start time (kept when already set: simulation scenarios give one), the
+    PodScheduled condition True, and no nominated node any more: the pod is where it was going (recent
+    kube-apiservers clear status.nominatedNodeName on binding too)."""
     pod.status.phase = RUNNING
     if not timeutil.is_set(pod.status.start_time):
         pod.status.start_time.CopyFrom(now)
+    pod.status.nominated_node_name = ""
     set_condition(pod.status, POD_SCHEDULED, "True", now)
 
 
 def set_condition(status: objects_pb2.PodStatus, type_: str, value: str, now: Timestamp) -> None:
-    """Set a pod condition, moving its lastTransitionTime only when its status changes (as
-    Kubernetes' UpdatePodCondition does)."""
+    """Replace a pod condition (type and status; the reason and message of an earlier state, such as
+    Unschedulable's, go), moving its lastTransitionTime only when its status changes, as Kubernetes'
+    UpdatePodCondition does."""
     for condition in status.conditions:
         if condition.type == type_:
             if condition.status != value:
-                condition.status = value
                 condition.last_transition_time.CopyFrom(now)
+            condition.status = value
+            condition.reason = ""
+            condition.message = ""
             return
     status.conditions.add(type=type_, status=value, last_transition_time=now)

@@ -162,3 +162,21 @@ async def test_a_node_deleted_during_bind_fails_it_through_the_guard(tmp_path: P
         assert stored.spec.node_name == ""  # the write never happened
     finally:
         await store.close()
+
+
+async def test_bind_ends_an_earlier_unschedulable_state_and_the_nomination(api: Harness) -> None:
+    """A pod that waited (PodScheduled=False, Unschedulable) with a nominated node from preemption is,
+    once bound, scheduled with no stale reason, and no longer nominated."""
+    await api.create(make_node("n1"))
+    pod = await api.create(make_pod("web"))
+    pod.status.nominated_node_name = "n1"
+    pod.status.conditions.add(
+        type="PodScheduled", status="False", reason="Unschedulable", message="0/1 nodes are available"
+    )
+    await api.update_status(pod)
+    bound = await api.bind("web", "n1")
+    assert bound.status.nominated_node_name == ""
+    [condition] = bound.status.conditions
+    assert (condition.type, condition.status, condition.reason, condition.message) == (
+        "PodScheduled", "True", "", ""
+    )
