@@ -29,6 +29,8 @@ VIRTUAL_EPOCH = 1_704_067_200.0
 #: How long one API call of the simulation may take before it is an error. The server is in this very
 #: process, so only a wedged event loop gets near it.
 CLIENT_TIMEOUT_S = 60.0
+#: The API server's stop grace (the longest a call still running may take to finish).
+STOP_GRACE_S = 1.0
 
 
 @dataclass(slots=True)
@@ -61,6 +63,8 @@ async def control_plane() -> AsyncIterator[ControlPlane]:
                 async with Client(server.address, timeout_s=CLIENT_TIMEOUT_S) as client:
                     yield ControlPlane(clock, store, server, client)
             finally:
-                await server.stop(0)
+                # The client is closed by now, so nothing waits for the grace period; stopping with none
+                # would end the client's last connection with an error that gRPC logs on stderr.
+                await server.stop(STOP_GRACE_S)
         finally:
             await store.close()
