@@ -180,8 +180,11 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------------------ run
 
-    async def run(self, *, health: HealthServer | None = None) -> None:
-        """Run until cancelled (or until a root task fails, whose error is raised)."""
+    def background_roots(self) -> dict[str, Coroutine[Any, Any, None]]:
+        """Everything but the scheduling loop, by name: the informers that keep the cache and the queue
+        current, and the workers that carry out decisions (binder, event writer, queue flushes, cache
+        cleanup). ``run`` runs them with the loop; ``podsched simulate`` runs them and drives the
+        cycles itself."""
         roots: dict[str, Coroutine[Any, Any, None]] = {
             f"informer {name}": informer.run() for name, informer in self.informers.items()
         }
@@ -190,8 +193,18 @@ class Scheduler:
             "binder": self.binder.run(),
             "queue flushes": self.queue.run(),
             "cache cleanup": self.cache.run(),
-            "scheduling loop": self._scheduling_loop(),
         }
+        return roots
+
+    async def wait_synced(self) -> None:
+        """Return once every informer's first list is in the cache and the queue."""
+        await asyncio.gather(*(informer.wait_synced() for informer in self.informers.values()))
+        self._synced.set()
+
+    async def run(self, *, health: HealthServer | None = None) -> None:
+        """Run until cancelled (or until a root task fails, whose error is raised)."""
+        roots = self.background_roots()
+        roots["scheduling loop"] = self._scheduling_loop()
         if health is not None:
             roots["health server"] = health.run()
         self._running = True
@@ -220,8 +233,7 @@ class Scheduler:
     async def _scheduling_loop(self) -> None:
         # The first list of every kind must be in the cache and the queue before the first pop, or pods
         # would be placed on a partial picture of the cluster.
-        await asyncio.gather(*(informer.wait_synced() for informer in self.informers.values()))
-        self._synced.set()
+        await self.wait_synced()
         log.info("informers synced: %d nodes, %d pods; scheduling", len(self.informers["nodes"]),
                  len(self.informers["pods"]))
         try:
@@ -260,18 +272,10 @@ class Scheduler:
             address, metrics=self.metrics.exposition, healthz=self.healthz, readyz=self.readyz
         )
 
-    def idle(self) -> bool:
-        """Nothing to do right now: informers synced, activeQ empty, no cycle running, no binding in
-        flight, no event waiting to be written. (Whether the informers have seen every write to the store
-        is for the caller to tell, with ``informer_revisions``.) Pods in backoff or unschedulable wait for
-        the clock or for an event."""
-        return (
-            self._synced.is_set()
-            and self.queue.is_empty_active()
-            and not self.loop.busy
-            and self.binder.in_flight == 0
-            and self.recorder.idle()
-        )
+    @property
+    def working(self) -> bool:
+        """A scheduling cycle or a binding is under way (``podsched simulate`` waits for neither)."""
+        return self.loop.busy or self.binder.in_flight > 0
 
     def informer_revisions(self) -> dict[str, int]:
         """The resourceVersion each informer has applied (0 before its first list), by kind plural."""

@@ -84,7 +84,7 @@ class Driver:
 
     def settled(self) -> bool:
         """Every write answered and seen by every informer; no cycle and no binding running."""
-        if self._store.writes_in_flight or self._scheduler.loop.busy or self._scheduler.binder.in_flight:
+        if self._store.writes_in_flight or self._scheduler.working:
             return False
         revisions = self._scheduler.informer_revisions()
         for name, kind in INFORMER_KINDS.items():

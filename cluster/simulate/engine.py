@@ -92,22 +92,13 @@ async def simulate(
 async def _background(scheduler: Scheduler, tracker: PodTracker) -> AsyncIterator[None]:
     """Run the scheduler's background work and the tracker for the body's duration, with every informer
     synced before the body starts. A task that fails or ends cancels the body and is raised."""
-    roots: dict[str, Coroutine[Any, Any, None]] = {
-        f"scheduler informer {name}": informer.run() for name, informer in scheduler.informers.items()
-    }
-    roots |= {
-        "pod tracker": tracker.informer.run(),
-        "event recorder": scheduler.recorder.run(),
-        "binder": scheduler.binder.run(),
-        "queue flushes": scheduler.queue.run(),
-        "cache cleanup": scheduler.cache.run(),
-    }
+    roots = {f"scheduler {name}": work for name, work in scheduler.background_roots().items()}
+    roots["pod tracker"] = tracker.informer.run()
     try:
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(_guard(name, work), name=name) for name, work in roots.items()]
             try:
-                informers = [*scheduler.informers.values(), tracker.informer]
-                await asyncio.gather(*(informer.wait_synced() for informer in informers))
+                await asyncio.gather(scheduler.wait_synced(), tracker.informer.wait_synced())
                 yield
             finally:
                 # The roots never end on their own: once the body is done they are stopped.

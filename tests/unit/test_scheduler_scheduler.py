@@ -60,11 +60,11 @@ def test_one_framework_per_profile_sharing_one_queue() -> None:
     assert handle.pod_disruption_budgets() == []  # type: ignore[attr-defined]
 
 
-def test_before_running_it_is_neither_healthy_nor_ready_nor_idle() -> None:
+def test_before_running_it_is_neither_healthy_nor_ready_nor_working() -> None:
     scheduler = Scheduler(client(), load_config(None), registry=in_tree_registry(), rng_seed=7)
     assert scheduler.healthz() == "the scheduler is not running"
     assert scheduler.readyz() == "the scheduler is not running"
-    assert not scheduler.idle()
+    assert not scheduler.working
     assert scheduler.informer_revisions() == {
         "pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0}
     assert "scheduler_pending_pods" in scheduler.metrics.exposition().decode()

@@ -68,6 +68,10 @@ class FakeScheduler:
         self.tried: list[tuple[str, float]] = []
         self.clock: FakeClock | None = None
 
+    @property
+    def working(self) -> bool:
+        return self.loop.busy or self.binder.in_flight > 0
+
     def informer_revisions(self) -> dict[str, int]:
         return dict(self.revisions)
 

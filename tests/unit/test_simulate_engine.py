@@ -35,15 +35,25 @@ async def forever() -> None:
     await asyncio.Future()
 
 
+class FakeScheduler:
+    """The part of Scheduler that ``_background`` uses: its background roots and its sync."""
+
+    def __init__(self, queue_run: Any, closed: list[str]) -> None:
+        self.informers = {"pods": Informer(), "nodes": Informer()}
+        self.queue = SimpleNamespace(close=lambda: closed.append("queue"))
+        self._queue_run = queue_run
+
+    def background_roots(self) -> dict[str, Any]:
+        roots = {f"informer {name}": informer.run() for name, informer in self.informers.items()}
+        return roots | {"binder": forever(), "queue flushes": self._queue_run()}
+
+    async def wait_synced(self) -> None:
+        await asyncio.gather(*(informer.wait_synced() for informer in self.informers.values()))
+
+
 def fake(queue_run: Any = forever) -> tuple[Any, Any, list[str]]:
     closed: list[str] = []
-    scheduler = SimpleNamespace(
-        informers={"pods": Informer(), "nodes": Informer()},
-        recorder=SimpleNamespace(run=forever),
-        binder=SimpleNamespace(run=forever),
-        queue=SimpleNamespace(run=queue_run, close=lambda: closed.append("queue")),
-        cache=SimpleNamespace(run=forever),
-    )
+    scheduler = FakeScheduler(queue_run, closed)
     tracker = SimpleNamespace(informer=Informer())
     return scheduler, tracker, closed
 
@@ -67,8 +77,8 @@ async def returns() -> None:
 
 @pytest.mark.parametrize(
     ("queue_run", "message"),
-    [(boom, "queue flushes failed: RuntimeError: flush failed"),
-     (returns, "queue flushes ended unexpectedly")],
+    [(boom, "scheduler queue flushes failed: RuntimeError: flush failed"),
+     (returns, "scheduler queue flushes ended unexpectedly")],
     ids=["fails", "returns"],
 )
 async def test_a_root_that_stops_ends_the_simulation(queue_run: Any, message: str) -> None:
