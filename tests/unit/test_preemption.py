@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cluster.api import errors
+from scheduler.config import API_VERSION, KIND, ConfigError, parse_config
 from scheduler.framework import Code, PodInfo, PostFilterResult
 from scheduler.framework.runtime import WaitingPod
 from scheduler.plugins.defaultpreemption import (
@@ -311,3 +312,23 @@ def test_the_factory_takes_a_mapping_or_args() -> None:
     cluster = Cluster([cpu_node("n1")])
     assert new({"minCandidateNodesAbsolute": 3}, cluster.handle).args == DefaultPreemptionArgs(10, 3)
     assert new(None, cluster.handle).name == "DefaultPreemption"
+
+
+def _config_with_args(args: dict[str, object]) -> dict[str, object]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "profiles": [{
+            "schedulerName": "default-scheduler",
+            "plugins": {"postFilter": {"enabled": [{"name": "DefaultPreemption"}]}},
+            "pluginConfig": [{"name": "DefaultPreemption", "args": args}],
+        }],
+    }
+
+
+def test_the_config_reads_the_args_through_the_registry() -> None:
+    config = parse_config(_config_with_args({"minCandidateNodesPercentage": 20}))
+    assert config.profiles[0].plugin_args["DefaultPreemption"] == DefaultPreemptionArgs(20, 100)
+    assert config.profiles[0].plugins.point("postFilter").names() == ["DefaultPreemption"]
+    with pytest.raises(ConfigError, match="minCandidateNodesAbsolute: Invalid value: -3"):
+        parse_config(_config_with_args({"minCandidateNodesAbsolute": -3}))
