@@ -93,6 +93,15 @@ class Verbs:
         if problems:
             validation.ensure_valid(obj, problems)
 
+    @staticmethod
+    def _validate_status(obj: Message) -> None:
+        """A status update is judged by its status alone, as Kubernetes' status strategies do: metadata
+        and spec are kept as stored, so a problem there (an object stored before a rule existed) must
+        not stop its controller from reporting on it."""
+        problems = [problem for problem in validation.validate_object(obj) if problem.startswith("status")]
+        if problems:
+            validation.ensure_valid(obj, problems)
+
     # -------------------------------------------------------------------------------------- reads
 
     async def get(self, kind_name: str, namespace: str, name: str) -> Message:
@@ -138,7 +147,7 @@ class Verbs:
             if precondition and precondition != current.metadata.resource_version:
                 raise messages.conflict(kind, name)
             updated = strategy.prepare_for_status_update(kind, obj, current)
-            self._validate(kind, updated, current)
+            self._validate_status(updated)
             return updated
 
         return await self.registry.guaranteed_update(kind, namespace, name, mutate, dry_run=dry_run)

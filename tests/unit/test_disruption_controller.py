@@ -299,11 +299,18 @@ async def test_an_unusable_spec_allows_no_disruption(cluster: Cluster) -> None:
     await client.create(make_pod("web", node="n1", app="web"))
     await client.create(make_pdb("web", min_available=0, match_labels={"app": "web"}))
     await cluster.settled("web", (1, 1, 0, 1))
-    # minAvailable beyond int32 passes the API's validation but cannot be a status count: the
-    # controller keeps the last numbers, allows no disruption, and does not claim the new generation.
-    pdb = await client.get(POD_DISRUPTION_BUDGET, "web", NS)
-    pdb.spec.min_available.number_value = 10_000_000_000  # type: ignore[attr-defined]
-    await client.update(pdb)
+    # Validation keeps a minAvailable beyond int32 out of the API, but a budget stored by an older
+    # server (written here behind the API's back) can still carry one: the controller keeps the last
+    # numbers, allows no disruption, and does not claim the new generation.
+    assert cluster.api.store is not None
+    key = POD_DISRUPTION_BUDGET.key(NS, "web")
+    stored = await cluster.api.store.get(key)
+    assert stored is not None
+    pdb = objects_pb2.PodDisruptionBudget.FromString(stored.value)
+    pdb.spec.min_available.number_value = 10_000_000_000
+    pdb.metadata.generation = 2
+    written = await cluster.api.store.update(key, pdb.SerializeToString(), stored.mod_revision)
+    assert written.succeeded
     settled = await cluster.settled("web", (1, 1, 0, 0))
     assert settled.metadata.generation == 2
     assert settled.status.observed_generation == 1
