@@ -12,20 +12,15 @@ from scheduler.framework import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
-    CycleState,
     EventResource,
     Handle,
-    NodeInfo,
-    NodeScore,
-    PodInfo,
-    PreFilterResult,
     QueueingHint,
-    Status,
 )
 from scheduler.framework.types import AffinityTerm, affinity_term
 from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.interpodaffinity.filtering import Filtering
 from scheduler.plugins.interpodaffinity.scoring import Scoring
+from scheduler.plugins.split import SplitPlugin
 
 NAME = "InterPodAffinity"
 
@@ -69,7 +64,7 @@ class InterPodAffinityArgs:
 ARGS = InterPodAffinityArgs
 
 
-class InterPodAffinity:
+class InterPodAffinity(SplitPlugin):
     """Required and preferred pod (anti-)affinity, including existing pods' terms toward the pod."""
 
     def __init__(self, args: InterPodAffinityArgs, handle: Handle) -> None:
@@ -82,43 +77,6 @@ class InterPodAffinity:
     @property
     def name(self) -> str:
         return NAME
-
-    # PreFilter / Filter -------------------------------------------------------------------------
-
-    def pre_filter(
-        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
-    ) -> tuple[PreFilterResult | None, Status | None]:
-        return self._filtering.pre_filter(state, pod, nodes)
-
-    def pre_filter_extensions(self) -> InterPodAffinity:
-        return self
-
-    def add_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status | None:
-        return self._filtering.add_pod(state, pod, pod_to_add, node_info)
-
-    def remove_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
-    ) -> Status | None:
-        return self._filtering.remove_pod(state, pod, pod_to_remove, node_info)
-
-    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        return self._filtering.filter(state, pod, node_info)
-
-    # PreScore / Score ---------------------------------------------------------------------------
-
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
-        return self._scoring.pre_score(state, pod, nodes)
-
-    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
-        return self._scoring.score(state, pod, node_info)
-
-    def score_extensions(self) -> InterPodAffinity:
-        return self
-
-    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
-        return self._scoring.normalize_score(state, pod, scores)
 
     # EnqueueExtensions --------------------------------------------------------------------------
 

@@ -29,15 +29,9 @@ from scheduler.framework import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
-    CycleState,
     EventResource,
     Handle,
-    NodeInfo,
-    NodeScore,
-    PodInfo,
-    PreFilterResult,
     QueueingHint,
-    Status,
 )
 from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.podtopologyspread.common import (
@@ -49,6 +43,7 @@ from scheduler.plugins.podtopologyspread.common import (
 )
 from scheduler.plugins.podtopologyspread.filtering import Filtering
 from scheduler.plugins.podtopologyspread.scoring import Scoring
+from scheduler.plugins.split import SplitPlugin
 
 NAME = "PodTopologySpread"
 
@@ -135,7 +130,7 @@ def _default_constraint_problems(
     return problems
 
 
-class PodTopologySpread:
+class PodTopologySpread(SplitPlugin):
     """Spread pods over topology domains: DoNotSchedule constraints filter, ScheduleAnyway ones score."""
 
     def __init__(self, args: PodTopologySpreadArgs, handle: Handle) -> None:
@@ -146,43 +141,6 @@ class PodTopologySpread:
     @property
     def name(self) -> str:
         return NAME
-
-    # PreFilter / Filter -------------------------------------------------------------------------
-
-    def pre_filter(
-        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
-    ) -> tuple[PreFilterResult | None, Status | None]:
-        return self._filtering.pre_filter(state, pod, nodes)
-
-    def pre_filter_extensions(self) -> PodTopologySpread:
-        return self
-
-    def add_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status | None:
-        return self._filtering.add_pod(state, pod, pod_to_add, node_info)
-
-    def remove_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
-    ) -> Status | None:
-        return self._filtering.remove_pod(state, pod, pod_to_remove, node_info)
-
-    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        return self._filtering.filter(state, pod, node_info)
-
-    # PreScore / Score ---------------------------------------------------------------------------
-
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
-        return self._scoring.pre_score(state, pod, nodes)
-
-    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
-        return self._scoring.score(state, pod, node_info)
-
-    def score_extensions(self) -> PodTopologySpread:
-        return self
-
-    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
-        return self._scoring.normalize_score(state, pod, scores)
 
     # EnqueueExtensions --------------------------------------------------------------------------
 
