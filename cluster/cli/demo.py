@@ -1,10 +1,12 @@
-"""`podsched demo` (what `make demo` runs): a narrated tour of the API server on the embedded store.
+"""`podsched demo` (what `make demo` runs): a narrated tour of the API server and the scheduler.
 
-It starts `podsched apiserver` as a real process on a temporary data directory and a free port, then runs
-the same `podsched` commands a user would type — each printed as a `$ podsched ...` line followed by its
-real output — through apply, get, describe, a live watch, a binding, a conflict, rejected manifests,
-graceful deletion, and a `kill -9` of the server followed by a restart that finds every object at the
-same resourceVersion. There is no scheduler yet, so the demo binds a pod itself with the Python client.
+It starts `podsched apiserver` on a temporary data directory and a free port and `podsched scheduler`
+against it, both as real processes, then runs the same `podsched` commands a user would type — each
+printed as a `$ podsched ...` line followed by its real output — through apply, get, describe, the
+scheduler's bindings, a live watch, a pod that fits nowhere until a larger node joins, conflicts,
+rejected manifests, graceful deletion, and a `kill -9` of the API server followed by a restart that
+finds every object at the same resourceVersion while the scheduler, still running, reconnects and
+binds the next pod.
 
 It ends by itself in well under a minute and stops every process it started, on success, on failure and
 on Ctrl-C.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -23,7 +26,9 @@ import tempfile
 import textwrap
 import threading
 import time
-from collections.abc import Awaitable, Callable
+import urllib.error
+import urllib.request
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,6 +40,10 @@ from cluster.client import Client
 
 # Each CLI step and each wait for the live watch gives up after this long: the demo must never hang.
 STEP_TIMEOUT_S = 30.0
+# How long the scheduler gets to stop on SIGTERM before it is killed (it allows itself 10 s).
+STOP_TIMEOUT_S = 15.0
+# The line `podsched scheduler` prints on stderr once its informers and metrics server are up.
+_SCHEDULER_STARTED = "podsched scheduler started"
 # The grace period of the pod the demo deletes: long enough to see it Terminating, short enough to wait.
 GRACE_S = 3
 
@@ -49,7 +58,7 @@ class DemoFailed(Exception):
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="a narrated tour: API server, apply, get, watch, conflict, crash and restart",
+        help="a narrated tour: API server and scheduler, apply, get, watch, conflict, crash and restart",
         description=__doc__.split("\n\n")[0],
     )
     parser.set_defaults(func=run)
@@ -148,12 +157,108 @@ class _Watch:
         return self.process.returncode
 
 
+class _SchedulerProcess:
+    """`podsched scheduler` as a child process, found by the line it prints once its informers and
+    metrics server are up. Everything it logs after that line is printed as it arrives, so the story
+    shows when it binds and what it says while the API server is away."""
+
+    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+        self.command = command
+        self.env = env
+        self.process: subprocess.Popen[str] | None = None
+        self.started_line = ""
+        self._lines: list[str] = []
+        self._started = threading.Event()
+        self._reader: threading.Thread | None = None
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    @property
+    def metrics_url(self) -> str:
+        match = re.search(r"metrics (http://\S+)\)", self.started_line)
+        if match is None:
+            raise DemoFailed(f"no metrics address in the scheduler's startup line: {self.started_line}")
+        return match[1]
+
+    def start(self) -> None:
+        """Start it and return once it has printed its startup line."""
+        self.process = subprocess.Popen(
+            [*die_with_parent_prefix(), *self.command], stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.env,
+        )
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + STEP_TIMEOUT_S
+        while not self._started.wait(0.1):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise DemoFailed(f"podsched scheduler did not start; its output:\n{self.log()}")
+
+    def _read(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        for line in self.process.stderr:
+            self._lines.append(line)
+            if self._started.is_set():
+                print(f"    [scheduler] {line.rstrip()}", flush=True)
+            elif _SCHEDULER_STARTED in line:
+                self.started_line = line.rstrip()
+                self._started.set()
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log(self) -> str:
+        return "".join(self._lines[-200:])
+
+    @property
+    def line_count(self) -> int:
+        """How many lines it has written to stderr so far."""
+        return len(self._lines)
+
+    def lines_since(self, count: int) -> list[str]:
+        """The lines written after the first ``count``."""
+        return self._lines[count:]
+
+    def wait_ready(self) -> None:
+        """Wait until /readyz answers ok: its informers have listed everything once."""
+        deadline = time.monotonic() + STEP_TIMEOUT_S
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.metrics_url}/readyz", timeout=STEP_TIMEOUT_S) as response:
+                    if response.status == 200:
+                        return
+            except urllib.error.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise DemoFailed(f"the scheduler was not ready within {STEP_TIMEOUT_S:g}s:\n{self.log()}")
+            time.sleep(0.1)
+
+    def stop(self) -> int | None:
+        """SIGTERM and wait (SIGKILL if it does not stop); the exit code, None if never started."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self._reader is not None:
+            self._reader.join(2)
+        return self.process.returncode
+
+
 class _Demo:
     def __init__(self, manifests: Path, workdir: Path) -> None:
         self.manifests = manifests
         self.workdir = workdir
         self.data_dir = workdir / "data"
         self.server = ApiServerProcess(["--data-dir", str(self.data_dir)])
+        self.scheduler: _SchedulerProcess | None = None
         self.watch: _Watch | None = None
 
     # ------------------------------------------------------------------------------------- helpers
@@ -174,14 +279,7 @@ class _Demo:
     def podsched(self, *argv: str, expect: int = 0, check: Callable[[str], bool] | None = None) -> str:
         """Run a `podsched` command as the user would, print it and its output; its output."""
         print(f"$ podsched {shlex.join(argv)}", flush=True)
-        try:
-            done = subprocess.run(
-                [sys.executable, "-m", "cluster.cli", *argv], stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env,
-                timeout=STEP_TIMEOUT_S,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise DemoFailed(f"`podsched {shlex.join(argv)}` did not finish in {STEP_TIMEOUT_S:g}s") from exc
+        done = self._run(argv)
         print(done.stdout, end="", flush=True)
         if done.returncode != expect:
             raise DemoFailed(
@@ -190,6 +288,59 @@ class _Demo:
         if check is not None and not check(done.stdout):
             raise DemoFailed(f"`podsched {shlex.join(argv)}` printed something unexpected:\n{done.stdout}")
         return done.stdout
+
+    def podsched_section(self, *argv: str, start: str, end: str) -> str:
+        """Run a `podsched` command and show only its lines from the one starting with ``start`` to the
+        one starting with ``end``, printed as the `sed` pipeline that shows the same; that section."""
+        print(f"$ podsched {shlex.join(argv)} | sed -n '/^{start}/,/^{end}/p'", flush=True)
+        done = self._run(argv)
+        if done.returncode != 0:
+            raise DemoFailed(f"`podsched {shlex.join(argv)}` exited {done.returncode}:\n{done.stdout}")
+        lines = done.stdout.splitlines()
+        first = next((i for i, line in enumerate(lines) if line.startswith(start)), None)
+        if first is None:
+            raise DemoFailed(f"`podsched {shlex.join(argv)}` printed no {start!r} line:\n{done.stdout}")
+        last = next((i for i in range(first + 1, len(lines)) if lines[i].startswith(end)), len(lines) - 1)
+        section = "\n".join(lines[first:last + 1])
+        print(section, flush=True)
+        return section
+
+    def _run(self, argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+        """Run `podsched ARGV`; its exit code and output. Not subprocess.run: on Ctrl-C that kills the
+        command without waiting for it, and the demo would leave it behind as a zombie."""
+        process = subprocess.Popen(
+            [sys.executable, "-m", "cluster.cli", *argv], stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env,
+        )
+        try:
+            stdout, _ = process.communicate(timeout=STEP_TIMEOUT_S)
+        except BaseException as exc:
+            process.kill()
+            process.wait()
+            if isinstance(exc, subprocess.TimeoutExpired):
+                command = shlex.join(argv)
+                raise DemoFailed(f"`podsched {command}` did not finish in {STEP_TIMEOUT_S:g}s") from exc
+            raise
+        return subprocess.CompletedProcess(process.args, process.returncode, stdout)
+
+    def pending_pods_metrics(self, expected_unschedulable: int) -> None:
+        """Show the scheduler's queue gauges once the unschedulable one reads ``expected_unschedulable``
+        (a pod is filed there just after its FailedScheduling event is written)."""
+        assert self.scheduler is not None
+        url = f"{self.scheduler.metrics_url}/metrics"
+        wanted = f'scheduler_pending_pods{{queue="unschedulable"}} {float(expected_unschedulable)}'
+        deadline = time.monotonic() + STEP_TIMEOUT_S
+        while True:
+            with urllib.request.urlopen(url, timeout=STEP_TIMEOUT_S) as response:
+                lines = [line for line in response.read().decode().splitlines()
+                         if line.startswith("scheduler_pending_pods")]
+            if wanted in lines:
+                break
+            if time.monotonic() > deadline:
+                raise DemoFailed(f"the scheduler's metrics never showed {wanted}:\n" + "\n".join(lines))
+            time.sleep(0.1)
+        print(f"$ curl -s {url} | grep ^scheduler_pending_pods", flush=True)
+        print("\n".join(lines), flush=True)
 
     def client_call(self, shown: str, call: Callable[[Client], Awaitable[T]]) -> T:
         """Run one call of the Python client against the server, printed as Python."""
@@ -200,6 +351,38 @@ class _Demo:
                 return await call(client)
 
         return asyncio.run(body())
+
+    def wait_bound(self, names: Collection[str]) -> dict[str, str]:
+        """Wait, with a watch, until the scheduler has bound every pod of ``names`` (in namespace
+        default); pod name -> node. Gives up after STEP_TIMEOUT_S, naming the pods still unbound."""
+        nodes: dict[str, str] = {}
+
+        async def body() -> None:
+            async with Client(self.server.address, timeout_s=STEP_TIMEOUT_S) as client:
+                listed = await client.list("Pod", "default")
+                nodes.update((pod.metadata.name, pod.spec.node_name) for pod in listed.items)
+                if all(nodes.get(name) for name in names):
+                    return
+                async for event in client.watch("Pod", "default", resource_version=listed.resource_version):
+                    nodes[event.object.metadata.name] = event.object.spec.node_name
+                    if all(nodes.get(name) for name in names):
+                        return
+
+        async def bounded() -> None:
+            await asyncio.wait_for(body(), STEP_TIMEOUT_S)
+
+        try:
+            asyncio.run(bounded())
+        except TimeoutError as exc:
+            unbound = ", ".join(sorted(name for name in names if not nodes.get(name)))
+            raise DemoFailed(
+                f"the scheduler did not bind {unbound} within {STEP_TIMEOUT_S:g}s; its output:\n"
+                f"{self.scheduler_log()}"
+            ) from exc
+        return {name: nodes[name] for name in names}
+
+    def scheduler_log(self) -> str:
+        return self.scheduler.log() if self.scheduler is not None else "(not started)"
 
     def example_pod(self, name: str) -> dict[str, Any]:
         """One pod of examples/manifests/pods.yaml, as YAML data to edit."""
@@ -216,34 +399,56 @@ class _Demo:
         self.server.start()
         print(self.server.log().strip().splitlines()[-1], flush=True)
 
+    def start_scheduler(self) -> None:
+        argv = ["scheduler", "--server", self.server.address, "--leader-elect=false",
+                "--metrics-addr", "127.0.0.1:0"]
+        print(f"$ podsched {shlex.join(argv)} &", flush=True)
+        self.scheduler = _SchedulerProcess([sys.executable, "-m", "cluster.cli", *argv], self.env)
+        self.scheduler.start()
+        print(self.scheduler.started_line, flush=True)
+        self.scheduler.wait_ready()
+
     # --------------------------------------------------------------------------------------- story
 
     def run(self) -> None:
         self.chapter(
             "podsched demo",
-            "A Kubernetes-compatible API server on the embedded SQLite store, driven with the podsched "
-            "CLI. No scheduler exists yet: where one would bind pods, the demo does it by hand.",
+            "A Kubernetes-compatible API server on the embedded SQLite store and a scheduler with "
+            "kube-scheduler's default plugins, driven with the podsched CLI.",
         )
-        self.chapter("1. Start the API server", "On a temporary data directory and a free port.")
+        self.chapter(
+            "1. Start the API server and the scheduler",
+            "The API server on a temporary data directory and a free port; the scheduler as a second "
+            "process, a client of it (leader election is not there yet, so it runs alone). Lines marked "
+            "[scheduler] are its log, printed as they arrive: often before the output of the command "
+            "that caused them, which prints when it ends.",
+        )
         self.start_server("127.0.0.1:0")
         print(f"$ export PODSCHED_SERVER={self.server.address}", flush=True)
+        self.start_scheduler()
 
         self.apply_examples()
         self.watch_changes()
+        self.unschedulable()
         self.conflict()
         self.bad_manifests()
         self.graceful_delete()
         self.crash_and_restart()
 
-        self.chapter("Done", "Stopping the API server (SIGTERM: a clean shutdown).")
-        code = self.server.stop()
-        print(f"$ kill -TERM {self.server.pid}   # exit code {code}", flush=True)
-        if code != 0:
-            raise DemoFailed(f"the API server exited {code} on SIGTERM:\n{self.server.log()}")
+        self.chapter("Done", "Stopping the scheduler, then the API server (SIGTERM: clean shutdowns).")
+        assert self.scheduler is not None
+        for name, pid, stop in (("scheduler", self.scheduler.pid, self.scheduler.stop),
+                                ("API server", self.server.pid, self.server.stop)):
+            print(f"$ kill -TERM {pid}", flush=True)
+            code = stop()
+            print(f"# the {name} exited with code {code}", flush=True)
+            if code != 0:
+                log = self.scheduler.log() if name == "scheduler" else self.server.log()
+                raise DemoFailed(f"the {name} exited {code} on SIGTERM:\n{log}")
 
     def apply_examples(self) -> None:
         self.chapter(
-            "2. Apply real Kubernetes manifests",
+            "2. Apply real Kubernetes manifests; the scheduler binds the pods",
             "Nodes, priority classes, pods and a PodDisruptionBudget, written as for Kubernetes. Fields "
             "podsched does not model (probes, volumes) are dropped with a warning, as kubectl's default "
             "validation does.",
@@ -256,18 +461,35 @@ class _Demo:
         self.podsched("get", "nodes", "-o", "wide")
         self.say("Two system classes exist from the start, beside the ones just applied:")
         self.podsched("get", "priorityclasses")
-        self.podsched("get", "pods", "-o", "wide")
         self.podsched("get", "pdb")
-        self.say("Admission resolved the pod's priority from its class:")
-        self.podsched("describe", "pod", "web", check=lambda out: "100000" in out)
+        pods = [doc["metadata"]["name"]
+                for doc in yaml.safe_load_all((self.manifests / "pods.yaml").read_text())]
+        placed = self.wait_bound(pods)
+        self.say(
+            f"The scheduler saw the {len(pods)} pods arrive and bound each to a node (the demo waits for "
+            "that with a watch, not a sleep). The trainer pod tolerates node-gpu's taint and selects its "
+            "accelerator label; the others cannot go there:"
+        )
+        self.podsched("get", "pods", "-o", "wide",
+                      check=lambda out: all(f" {node} " in out for node in placed.values()))
+        self.say(
+            f"describe shows the priority admission resolved from the pod's class, the Scheduled event, "
+            f"and why the scheduler chose {placed['web']}: the nodes it evaluated and their scores per "
+            "plugin."
+        )
+        self.podsched("describe", "pod", "web", check=lambda out: all(
+            word in out for word in ("100000", "Scheduled", "Scheduling explanation (last attempt)")
+        ))
 
     def watch_changes(self) -> None:
         self.chapter(
             "3. Watch changes live",
-            "A watch in the background lists the pods, then prints every change as it happens.",
+            "A watch in the background lists the pods, then prints every change as it happens: a label "
+            "edited with apply, and a new pod that the scheduler binds.",
         )
-        command = [sys.executable, "-m", "cluster.cli", "get", "pods", "-w", "--output-watch-events"]
-        print("$ podsched get pods -w --output-watch-events &", flush=True)
+        command = [sys.executable, "-m", "cluster.cli", "get", "pods", "-w", "-o", "wide",
+                   "--output-watch-events"]
+        print("$ podsched get pods -w -o wide --output-watch-events &", flush=True)
         self.watch = _Watch(command, self.env)
         self.watch.wait_for("ADDED", "web")
 
@@ -278,27 +500,83 @@ class _Demo:
         self.podsched("apply", "-f", path, check=lambda out: "pod/cache configured" in out)
         self.watch.wait_for("MODIFIED", "cache")
 
+        web2 = self.example_pod("web")
+        web2["metadata"]["name"] = "web-2"
+        path = self.write_manifest("web-2.yaml", web2)
         self.say(
-            "No scheduler runs yet, so the demo plays its part and binds pod web to node-a through the "
-            "Binding subresource, with the Python client:"
+            f"{path} is a second web pod. It arrives Pending (ADDED); the scheduler binds it (MODIFIED, "
+            "now Running on a node; with no kubelet, the API server marks a bound pod Running):"
         )
-        bound = self.client_call('await client.bind("default", "web", "node-a")',
-                                 lambda client: client.bind("default", "web", "node-a"))
-        print(f"pod/{bound.metadata.name} bound to {bound.spec.node_name}", flush=True)
-        self.watch.wait_for("MODIFIED", "web")
-        self.podsched("get", "pods", "-o", "wide", check=lambda out: "node-a" in out)
-        self.say("Binding a pod that is already bound is a conflict:")
+        self.podsched("apply", "-f", path, check=lambda out: "pod/web-2 created" in out)
+        node = self.wait_bound(["web-2"])["web-2"]
+        self.watch.wait_for("MODIFIED", "web-2", node)
+        self.say(
+            "The web pods prefer not to share a node (a preferred podAntiAffinity); InterPodAffinity's "
+            "score shows it at work:"
+        )
+        self.podsched_section("describe", "pod", "web-2", start="Scheduling explanation", end="Events")
+
+    def unschedulable(self) -> None:
+        capacity = self.manifests / "capacity"
+        self.chapter(
+            "4. A pod that fits nowhere, until a larger node joins",
+            "The analytics pod asks for 12 cpu: more than any untainted node has, and node-gpu is kept "
+            "for pods tolerating its taint. The scheduler leaves it Pending and says why, as kube-scheduler "
+            "does: a FailedScheduling event and the condition PodScheduled=False (the watch's MODIFIED "
+            "line).",
+        )
+        assert self.watch is not None and self.scheduler is not None
+        self.podsched("apply", "-f", _shown(capacity / "analytics.yaml"),
+                      check=lambda out: "pod/analytics created" in out)
+        self.watch.wait_for("ADDED", "analytics")
+        self.wait_failed_scheduling("analytics")
+        self.podsched("get", "pods", "analytics", check=lambda out: "Pending" in out)
+        self.podsched("describe", "pod", "analytics", check=lambda out: all(
+            word in out for word in ("FailedScheduling", "nodes are available",
+                                     "Scheduling explanation (last attempt)")
+        ))
+        self.say(
+            "It now waits among the unschedulable pods, retried only when a cluster event could make it "
+            "fit (or after 5 minutes), as the scheduler's metrics show:"
+        )
+        self.pending_pods_metrics(expected_unschedulable=1)
+        self.say("A node joining is such an event: apply a 32-cpu node, as a cluster autoscaler would.")
+        added = time.monotonic()
+        self.podsched("apply", "-f", _shown(capacity / "node-large.yaml"),
+                      check=lambda out: "node/node-large created" in out)
+        node = self.wait_bound(["analytics"])["analytics"]
+        waited = time.monotonic() - added
+        self.watch.wait_for("MODIFIED", "analytics", node)
+        if node != "node-large":
+            raise DemoFailed(f"the analytics pod was bound to {node}, not to the node just added")
+        self.say(f"The scheduler bound analytics to node-large {waited:.1f}s after the node was applied.")
+        self.podsched("get", "pods", "-o", "wide", check=lambda out: "node-large" in out)
+        self.pending_pods_metrics(expected_unschedulable=0)
+
+    def wait_failed_scheduling(self, pod: str) -> None:
+        """Wait, with a watch, for the scheduler's FailedScheduling event about ``pod``."""
+
+        async def body() -> None:
+            async with Client(self.server.address, timeout_s=STEP_TIMEOUT_S) as client:
+                async for event in client.watch("Event", "default",
+                                                field_selector=f"involvedObject.name={pod}"):
+                    if event.object.reason == "FailedScheduling":
+                        return
+
+        async def bounded() -> None:
+            await asyncio.wait_for(body(), STEP_TIMEOUT_S)
+
         try:
-            self.client_call('await client.bind("default", "web", "node-b")',
-                             lambda client: client.bind("default", "web", "node-b"))
-        except errors.Conflict as exc:
-            print(f"Conflict: {exc.message}", flush=True)
-        else:
-            raise DemoFailed("binding a bound pod again succeeded")
+            asyncio.run(bounded())
+        except TimeoutError as exc:
+            raise DemoFailed(
+                f"the scheduler reported no FailedScheduling for {pod} within {STEP_TIMEOUT_S:g}s; its "
+                f"output:\n{self.scheduler_log()}"
+            ) from exc
 
     def conflict(self) -> None:
         self.chapter(
-            "4. Optimistic concurrency",
+            "5. Optimistic concurrency",
             "Every write names the resourceVersion it read. Two writers read pod cache at the same "
             "version and both update it: the first wins, the second gets Kubernetes' conflict.",
         )
@@ -318,11 +596,24 @@ class _Demo:
                       check=lambda out: "the object has been modified" in out)
         assert self.watch is not None
         self.watch.wait_for("MODIFIED", "cache")
+        other = "node-b" if pod.spec.node_name != "node-b" else "node-a"
+        self.say(
+            f"Binding is guarded the same way: a pod already bound cannot be bound again, so two "
+            f"schedulers can never both place it. Binding cache (on {pod.spec.node_name}) to {other} "
+            "with the Python client:"
+        )
+        try:
+            self.client_call(f'await client.bind("default", "cache", "{other}")',
+                             lambda client: client.bind("default", "cache", other))
+        except errors.Conflict as exc:
+            print(f"Conflict: {exc.message}", flush=True)
+        else:
+            raise DemoFailed("binding a bound pod again succeeded")
 
     def bad_manifests(self) -> None:
         bad = self.manifests / "bad"
         self.chapter(
-            "5. Bad input is refused, and nothing is half-applied",
+            "6. Bad input is refused, and nothing is half-applied",
             "mixed.yaml holds three pods; the second has an invalid name. The server checks every "
             "document before any is written, so none of the three is created.",
         )
@@ -335,7 +626,7 @@ class _Demo:
 
     def graceful_delete(self) -> None:
         self.chapter(
-            "6. Graceful deletion",
+            "7. Graceful deletion",
             f"Deleting a running pod gives it a grace period ({GRACE_S}s here) to stop: it shows as "
             "Terminating, with a deletionTimestamp, and the API server removes it when the period ends "
             "(a pod that never got a node has nothing to stop and goes at once).",
@@ -344,7 +635,7 @@ class _Demo:
         self.podsched("get", "pod", "web", check=lambda out: "Terminating" in out)
         assert self.watch is not None
         self.say("...and a few seconds later the watch sees it go:")
-        self.watch.wait_for("DELETED", "web")
+        self.watch.wait_for("DELETED", "web ")
         self.podsched("get", "pod", "web", expect=1, check=lambda out: "NotFound" in out)
         code = self.watch.stop()
         print(f"# (Ctrl-C ends the watch: exit code {code})", flush=True)
@@ -353,12 +644,16 @@ class _Demo:
 
     def crash_and_restart(self) -> None:
         self.chapter(
-            "7. Crash and restart",
+            "8. Crash and restart",
             "kill -9 gives the API server no chance to clean up. Restarted on the same data directory, "
-            "it serves every object again, each at the resourceVersion it had.",
+            "it serves every object again, each at the resourceVersion it had. The scheduler keeps "
+            "running throughout: its informers' watches break with the server, and once it is back they "
+            "watch again from the last resourceVersion they saw.",
         )
+        assert self.scheduler is not None
         before = self.snapshot()
         self.podsched("get", "pods", "-o", "wide")
+        logged_before = self.scheduler.line_count
         print(f"$ kill -9 {self.server.pid}", flush=True)
         self.server.kill()
         self.podsched("get", "pods", "--request-timeout=2", expect=1,
@@ -370,6 +665,27 @@ class _Demo:
             lost = sorted(set(before.items()) ^ set(after.items()))
             raise DemoFailed(f"objects changed across the restart: {lost}")
         self.say(f"All {len(after)} objects are back, each at the same resourceVersion.")
+        if not self.scheduler.running():
+            raise DemoFailed(f"the scheduler stopped while the API server was down:\n{self.scheduler.log()}")
+
+        cache = self.example_pod("cache")
+        cache["metadata"]["name"] = "cache-2"
+        path = self.write_manifest("cache-2.yaml", cache)
+        broken = [line for line in self.scheduler.lines_since(logged_before)
+                  if "watch from" in line and "failed" in line]
+        self.say(
+            f"The scheduler never stopped: it is the process started in chapter 1 (pid {self.scheduler.pid})."
+            + (" Its log above shows its informers' watches breaking when the server died; its client "
+               "opened them again, each from the resourceVersion it had reached, once the server was back."
+               if broken else "")
+            + f" A pod applied now ({path}, a second cache pod) is bound by it:"
+        )
+        applied = time.monotonic()
+        self.podsched("apply", "-f", path, check=lambda out: "pod/cache-2 created" in out)
+        node = self.wait_bound(["cache-2"])["cache-2"]
+        waited = time.monotonic() - applied
+        self.podsched("get", "pod", "cache-2", "-o", "wide", check=lambda out: node in out)
+        self.say(f"Bound to {node} {waited:.1f}s after it was applied.")
 
     def snapshot(self) -> dict[str, str]:
         """Every object the server holds, as kind/namespace/name -> resourceVersion."""
@@ -387,7 +703,10 @@ class _Demo:
         return asyncio.run(body())
 
     def cleanup(self) -> None:
-        """Stop whatever still runs; called on every way out."""
+        """Stop whatever still runs, the scheduler before the server it talks to; called on every way
+        out."""
         if self.watch is not None:
             self.watch.stop()
+        if self.scheduler is not None:
+            self.scheduler.stop()
         self.server.stop()
