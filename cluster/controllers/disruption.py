@@ -19,7 +19,12 @@ How it works:
   informer delivers meanwhile (Kubernetes requeues on conflict the same way). Any other failure is
   retried the same way.
 - Every ``resync_period_s`` all budgets are marked dirty, which repairs a status someone else
-  overwrote without an event reaching us; it writes nothing when all is current.
+  overwrote without an event reaching us; it writes nothing when all is current. None turns it off
+  (``podsched simulate``: nothing else writes there, and a real-time timer has no place on its clock).
+- Budgets the ``leave_alone`` predicate picks keep whatever status they have: the controller never
+  writes them (``podsched simulate`` pins the status a scenario gives this way).
+- ``idle()`` and ``informer_revisions()`` tell a caller that drives the cluster in lock step
+  (``podsched simulate``) when every change seen so far is written.
 
 Deviations from Kubernetes: every budget that matches a pod is told of its changes (Kubernetes picks
 one, arbitrarily, and warns), and a pod's old budgets are told when its labels change (Kubernetes waits
@@ -30,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from google.protobuf.message import Message
@@ -91,11 +96,20 @@ class _Budget:
 class DisruptionController:
     """Keeps the status of every PodDisruptionBudget current while ``run()`` runs."""
 
-    def __init__(self, client: Client, *, resync_period_s: float = DEFAULT_RESYNC_PERIOD_S) -> None:
-        if not resync_period_s > 0:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        resync_period_s: float | None = DEFAULT_RESYNC_PERIOD_S,
+        leave_alone: Callable[[objects_pb2.PodDisruptionBudget], bool] | None = None,
+    ) -> None:
+        """``resync_period_s``: seconds between resyncs, None for none. ``leave_alone``: True for a
+        budget whose status the controller must never write (by default it writes every budget's)."""
+        if resync_period_s is not None and not resync_period_s > 0:
             raise ValueError(f"resync_period_s must be positive, got {resync_period_s}")
         self._client = client
         self._resync_period_s = resync_period_s
+        self._leave_alone = leave_alone
         self._pods = Informer(client, POD, indexers={NAMESPACE_INDEX: _namespace_of})
         self._pdbs = Informer(client, POD_DISRUPTION_BUDGET)
         self._pods.add_handler(self._pod_added, self._pod_updated, self._pod_deleted)
@@ -110,6 +124,8 @@ class DisruptionController:
         self._written: dict[str, objects_pb2.PodDisruptionBudget] = {}
         self._synced = asyncio.Event()
         self._failure: BaseException | None = None
+        #: A budget is being synced (taken from the queue, its write maybe not answered yet).
+        self._syncing = False
 
     async def wait_synced(self) -> None:
         """Return once both informers have synced and the worker runs; raise what ended ``run()`` if it
@@ -129,7 +145,8 @@ class DisruptionController:
                 log.info("disruption controller synced: %d pods, %d budgets",
                          len(self._pods), len(self._pdbs))
                 tasks.create_task(self._work(), name="disruption-worker")
-                tasks.create_task(self._resync(), name="disruption-resync")
+                if self._resync_period_s is not None:
+                    tasks.create_task(self._resync(self._resync_period_s), name="disruption-resync")
                 self._synced.set()
         except BaseException as err:
             if not self._synced.is_set() and not isinstance(err, asyncio.CancelledError):
@@ -238,14 +255,24 @@ class DisruptionController:
 
     # ------------------------------------------------------------------------------------------ work
 
-    async def _resync(self) -> None:
+    def idle(self) -> bool:
+        """No budget waits to be synced (a retry included) and none is being synced."""
+        return not self._syncing and len(self._queue) == 0
+
+    def informer_revisions(self) -> dict[str, int]:
+        """The resourceVersion each informer has applied (0 before its first list), by kind plural."""
+        return {POD.plural: int(self._pods.resource_version or 0),
+                POD_DISRUPTION_BUDGET.plural: int(self._pdbs.resource_version or 0)}
+
+    async def _resync(self, period_s: float) -> None:
         while True:
-            await asyncio.sleep(self._resync_period_s)
+            await asyncio.sleep(period_s)
             self._mark(key for key, _ in self._pdbs.items())
 
     async def _work(self) -> None:
         while True:
             key = await self._queue.get()
+            self._syncing = True
             try:
                 await self._sync(key)
             except errors.Conflict:
@@ -260,6 +287,8 @@ class DisruptionController:
                 log.exception("syncing PodDisruptionBudget %s failed; again in %.3fs", key, delay)
             else:
                 self._queue.forget(key)
+            finally:
+                self._syncing = False
 
     async def _sync(self, key: str) -> None:
         cached = self._pdbs.get(key)
@@ -267,6 +296,8 @@ class DisruptionController:
         if cached is None or budget is None:
             return  # deleted since it was marked
         pdb = self._newest(key, cached)
+        if self._leave_alone is not None and self._leave_alone(pdb):
+            return
         status = self._status(key, pdb, budget)
         if status == pdb.status:
             return

@@ -4,9 +4,11 @@ The driver, not the scheduler's own loop, decides when a scheduling cycle runs, 
 depends only on the scenario and the seed, never on how fast gRPC or SQLite answer:
 
 1. **Settle**: wait until every write has been answered and seen by every informer (the scheduler's
-   four and the pod tracker: each one's resourceVersion has reached the revision of the last write to
-   its kind, ``WriteTrackingStore``), and no scheduling cycle or binding is running. Only real time
-   passes meanwhile; the virtual clock stands still.
+   four, the disruption controller's two and the pod tracker: each one's resourceVersion has reached
+   the revision of the last write to its kind, ``WriteTrackingStore``), no scheduling cycle or binding
+   is running, and the disruption controller is idle (every PDB status it owes is written, and by the
+   first rule seen by the scheduler, whose preemption reads it). Only real time passes meanwhile; the
+   virtual clock stands still.
 2. If activeQ holds a pod, run one scheduling cycle (``Scheduler.schedule_one``) and settle again: its
    binding, the watch events it causes and the queue moves they trigger all land before the next cycle.
 3. Else, if a graceful deletion is due (its deadline has passed on the virtual clock), finish it as a
@@ -34,6 +36,7 @@ from collections.abc import Collection
 
 from cluster.api import errors, kinds
 from cluster.client import Client
+from cluster.controllers import DisruptionController
 from cluster.simulate.controlplane import ControlPlane
 from cluster.simulate.outcome import PodTracker
 from scheduler.queue.scheduling_queue import BACKOFF_FLUSH_PERIOD_S, LEFTOVER_FLUSH_PERIOD_S
@@ -41,7 +44,8 @@ from scheduler.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
-#: The kinds the scheduler's informers follow, by the names ``Scheduler.informer_revisions`` uses.
+#: The kinds the scheduler's informers follow, by the names ``Scheduler.informer_revisions`` uses
+#: (``DisruptionController.informer_revisions`` uses the same names for its pods and PDBs).
 INFORMER_KINDS = {
     "pods": kinds.POD,
     "nodes": kinds.NODE,
@@ -66,6 +70,7 @@ class Driver:
         plane: ControlPlane,
         scheduler: Scheduler,
         tracker: PodTracker,
+        disruption: DisruptionController,
         *,
         scheduler_names: Collection[str],
         quiet_period_s: float,
@@ -76,6 +81,7 @@ class Driver:
         self._client: Client = plane.client
         self._scheduler = scheduler
         self._tracker = tracker
+        self._disruption = disruption
         self._names = frozenset(scheduler_names)
         self._quiet_period_s = quiet_period_s
         self.cycles = 0
@@ -83,12 +89,16 @@ class Driver:
     # ------------------------------------------------------------------------------------ settling
 
     def settled(self) -> bool:
-        """Every write answered and seen by every informer; no cycle and no binding running."""
-        if self._store.writes_in_flight or self._scheduler.working:
+        """Every write answered and seen by every informer; no cycle, no binding and no PDB status
+        update running or owed."""
+        if self._store.writes_in_flight or self._scheduler.working or not self._disruption.idle():
             return False
         revisions = self._scheduler.informer_revisions()
         for name, kind in INFORMER_KINDS.items():
             if revisions[name] < self._store.last_write(kind):
+                return False
+        for name, revision in self._disruption.informer_revisions().items():
+            if revision < self._store.last_write(INFORMER_KINDS[name]):
                 return False
         tracked = int(self._tracker.informer.resource_version or 0)
         return tracked >= self._store.last_write(kinds.POD)

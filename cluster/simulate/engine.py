@@ -1,8 +1,10 @@
 """``simulate``: one scenario through an in-process control plane, to quiescence, into a result.
 
 The pieces: the control plane (controlplane.py: store, API server, client on the virtual clock), one
-``scheduler.scheduler.Scheduler`` sharing that clock, a ``PodTracker`` that records what becomes of every
-pod, and the lock-step ``Driver`` (driver.py).
+``scheduler.scheduler.Scheduler`` sharing that clock, the ``DisruptionController`` that ``podsched
+apiserver`` runs (keeping the status of every PDB whose status the scenario does not pin, see
+scenario.py; without a resync, which would run on real time), a ``PodTracker`` that records what becomes
+of every pod, and the lock-step ``Driver`` (driver.py).
 
 The scheduler's background work (its informers, event writers, binder, queue flushes and cache
 cleanup) runs as tasks here, but not its scheduling loop: the driver calls ``schedule_one`` itself,
@@ -23,6 +25,7 @@ from typing import Any
 
 from cluster.api import errors
 from cluster.client import Client
+from cluster.controllers import DisruptionController
 from cluster.simulate.controlplane import control_plane
 from cluster.simulate.driver import Driver, quiet_period
 from cluster.simulate.outcome import PodOutcome, PodTracker, outcomes_json
@@ -70,14 +73,19 @@ async def simulate(
     async with control_plane() as plane:
         scheduler = Scheduler(plane.client, config, registry=registry, clock=plane.clock, rng_seed=seed)
         tracker = PodTracker(plane.client)
+        pinned = scenario.pinned_pdbs()
+        disruption = DisruptionController(
+            plane.client, resync_period_s=None,
+            leave_alone=lambda pdb: f"{pdb.metadata.namespace}/{pdb.metadata.name}" in pinned,
+        )
         driver = Driver(
-            plane, scheduler, tracker,
+            plane, scheduler, tracker, disruption,
             scheduler_names=scheduler.profile_names,
             quiet_period_s=quiet_period(config.pod_max_in_unschedulable_pods_seconds,
                                         config.pod_max_backoff_seconds),
         )
         try:
-            async with asyncio.timeout(timeout_s), _background(scheduler, tracker):
+            async with asyncio.timeout(timeout_s), _background(scheduler, disruption, tracker):
                 await _create(plane.client, scenario)
                 await driver.run()
         except TimeoutError:
@@ -89,16 +97,21 @@ async def simulate(
 
 
 @contextlib.asynccontextmanager
-async def _background(scheduler: Scheduler, tracker: PodTracker) -> AsyncIterator[None]:
-    """Run the scheduler's background work and the tracker for the body's duration, with every informer
-    synced before the body starts. A task that fails or ends cancels the body and is raised."""
+async def _background(
+    scheduler: Scheduler, disruption: DisruptionController, tracker: PodTracker
+) -> AsyncIterator[None]:
+    """Run the scheduler's background work, the disruption controller and the tracker for the body's
+    duration, with every informer synced before the body starts. A task that fails or ends cancels the
+    body and is raised."""
     roots = {f"scheduler {name}": work for name, work in scheduler.background_roots().items()}
+    roots["disruption controller"] = disruption.run()
     roots["pod tracker"] = tracker.informer.run()
     try:
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(_guard(name, work), name=name) for name, work in roots.items()]
             try:
-                await asyncio.gather(scheduler.wait_synced(), tracker.informer.wait_synced())
+                await asyncio.gather(scheduler.wait_synced(), disruption.wait_synced(),
+                                     tracker.informer.wait_synced())
                 yield
             finally:
                 # The roots never end on their own: once the body is done they are stopped.

@@ -18,6 +18,12 @@ creates one hidden PriorityClass per distinct (value, preemptionPolicy) — ``si
 (``-minus-<n>`` for negative values, ``-never`` for preemptionPolicy Never) — and names it in the pod.
 Admission then resolves exactly the number the scenario gave. The ``simulate-priority-`` prefix is
 reserved; a value equal to a system class's (2000000000, 2000001000) uses that system class.
+
+PodDisruptionBudget status: a PDB that gives ``status.disruptionsAllowed`` is *pinned*: the simulation
+keeps that status as given, and the disruption controller computes every other PDB's. The API types'
+int32 cannot tell ``disruptionsAllowed: 0`` from no value, so a PDB counts as giving it when its manifest
+has a ``status``: Kubernetes writes disruptionsAllowed into every status it serializes, and a status
+that leaves it out says 0, as the API would read it.
 """
 
 from __future__ import annotations
@@ -90,6 +96,11 @@ class Scenario:
     @property
     def pods(self) -> list[Entry]:
         return [*self.running_pods, *self.pending_pods]
+
+    def pinned_pdbs(self) -> frozenset[str]:
+        """``namespace/name`` of the PDBs whose status the scenario gives (see the module docstring)."""
+        return frozenset(f"{entry.obj.metadata.namespace}/{entry.obj.metadata.name}"
+                         for entry in self.pdbs if entry.obj.HasField("status"))
 
 
 def load_scenario(paths: Sequence[str]) -> Scenario:

@@ -416,3 +416,81 @@ async def test_resync_rechecks_every_budget(cluster: Cluster, monkeypatch: pytes
 def test_resync_period_must_be_positive(period: float) -> None:
     with pytest.raises(ValueError, match=r"^resync_period_s must be positive"):
         DisruptionController(Client("127.0.0.1:1"), resync_period_s=period)
+
+
+# ------------------------------------------------------------------------ for podsched simulate
+
+
+@contextlib.asynccontextmanager
+async def running(controller: DisruptionController) -> AsyncIterator[asyncio.Task[None]]:
+    task = asyncio.create_task(controller.run(), name="test-disruption-controller")
+    try:
+        await asyncio.wait_for(controller.wait_synced(), SETTLE_TIMEOUT_S)
+        yield task
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_budgets_left_alone_keep_their_status(tmp_path: Path) -> None:
+    async with Harness(tmp_path) as api:
+        assert api.server is not None
+        async with Client(api.server.address) as client:
+            await client.create(make_node("n1"))
+            pinned = make_pdb("pinned", min_available=0, match_labels={"app": "web"})
+            pinned.status.disruptions_allowed = 0
+            pinned.status.current_healthy = 7
+            await client.create(pinned)
+            await client.create(make_pdb("web", min_available=0, match_labels={"app": "web"}))
+            seen: list[str] = []
+
+            def leave_alone(pdb: objects_pb2.PodDisruptionBudget) -> bool:
+                seen.append(pdb.metadata.name)
+                return pdb.metadata.name == "pinned"
+
+            controller = DisruptionController(client, leave_alone=leave_alone)
+            async with running(controller):
+                cluster = Cluster(api, client, controller)
+                await client.create(make_pod("web", node="n1", app="web"))
+                await cluster.settled("web", (1, 1, 0, 1))
+                await client.delete("Pod", "web", NS, grace_period_seconds=0)
+                await cluster.settled("web", (0, 0, 0, 0))
+                stored = await client.get(POD_DISRUPTION_BUDGET, "pinned", NS)
+                # As created: the pods moved it, the controller asked, and wrote nothing.
+                assert stored.status == pinned.status  # type: ignore[attr-defined]
+                assert "pinned" in seen
+
+
+async def test_once_idle_and_caught_up_every_status_is_written(cluster: Cluster) -> None:
+    """What `podsched simulate` settles on: when the controller is idle and its informers have seen
+    the last write of each kind, the statuses are current, with no waiting."""
+    client, controller = cluster.client, cluster.controller
+    await client.create(make_pdb("web", min_available=1, match_labels={"app": "web"}))
+    for i in range(5):
+        await client.create(make_pod(f"web-{i}", app="web"))
+    for i in range(5):
+        await client.bind(NS, f"web-{i}", "n1")
+    last_pod = max(int(pod.metadata.resource_version) for pod in (await client.list("Pod", NS)).items)
+    async with asyncio.timeout(SETTLE_TIMEOUT_S):
+        while True:
+            # The newest write of each kind is the newest object's resourceVersion (none is deleted).
+            last_pdb = int((await client.get(POD_DISRUPTION_BUDGET, "web", NS)).metadata.resource_version)
+            revisions = controller.informer_revisions()
+            if (controller.idle() and revisions["pods"] >= last_pod
+                    and revisions["poddisruptionbudgets"] >= last_pdb):
+                break
+            await asyncio.sleep(0)
+    pdb = await client.get(POD_DISRUPTION_BUDGET, "web", NS)
+    assert counts(pdb.status) == (5, 5, 1, 4)  # type: ignore[attr-defined]
+
+
+async def test_no_resync_without_a_period(tmp_path: Path) -> None:
+    async with Harness(tmp_path) as api:
+        assert api.server is not None
+        async with Client(api.server.address) as client, running(
+            DisruptionController(client, resync_period_s=None)
+        ):
+            names = {task.get_name() for task in asyncio.all_tasks()}
+    assert "disruption-worker" in names
+    assert "disruption-resync" not in names

@@ -1,6 +1,6 @@
-"""The quiescence driver of `podsched simulate`, against fakes of the scheduler, the tracker, the store
-and the client, on a FakeClock: when it runs cycles, how it moves virtual time, when it stops, how it
-settles and how it finishes graceful deletions."""
+"""The quiescence driver of `podsched simulate`, against fakes of the scheduler, the disruption
+controller, the tracker, the store and the client, on a FakeClock: when it runs cycles, how it moves
+virtual time, when it stops, how it settles and how it finishes graceful deletions."""
 
 from __future__ import annotations
 
@@ -84,6 +84,20 @@ class FakeScheduler:
             self.tracker.place(name, node)
 
 
+class FakeDisruption:
+    """The disruption controller as the driver sees it: busy or idle, and its informers' revisions."""
+
+    def __init__(self) -> None:
+        self.busy = False
+        self.revisions = {"pods": 0, "poddisruptionbudgets": 0}
+
+    def idle(self) -> bool:
+        return not self.busy
+
+    def informer_revisions(self) -> dict[str, int]:
+        return dict(self.revisions)
+
+
 class FakeClient:
     def __init__(self, tracker: FakeTracker) -> None:
         self.tracker = tracker
@@ -100,7 +114,11 @@ class FakeClient:
         self.tracker.progress += 1
 
 
-def build(tracker: FakeTracker, placement: Callable[[str], str | None] = lambda name: None):
+def build(
+    tracker: FakeTracker,
+    placement: Callable[[str], str | None] = lambda name: None,
+    disruption: FakeDisruption | None = None,
+):
     clock = FakeClock()
     store = FakeStore()
     scheduler = FakeScheduler(tracker, placement)
@@ -108,8 +126,8 @@ def build(tracker: FakeTracker, placement: Callable[[str], str | None] = lambda 
     client = FakeClient(tracker)
     client.clock = clock
     plane = ControlPlane(clock, store, server=None, client=client)  # type: ignore[arg-type]
-    driver = Driver(plane, scheduler, tracker, scheduler_names={"default-scheduler"},  # type: ignore[arg-type]
-                    quiet_period_s=QUIET_S)
+    driver = Driver(plane, scheduler, tracker, disruption or FakeDisruption(),  # type: ignore[arg-type]
+                    scheduler_names={"default-scheduler"}, quiet_period_s=QUIET_S)
     return driver, clock, store, scheduler, client
 
 
@@ -215,18 +233,27 @@ async def test_a_far_deletion_is_waited_for_beyond_the_quiet_period() -> None:
 @pytest.mark.parametrize(
     ("lagging", "catch_up"),
     [
-        ("scheduler informer", lambda s, t, store: s.revisions.__setitem__("pods", 7)),
-        ("tracker informer", lambda s, t, store: setattr(t.informer, "resource_version", "7")),
-        ("binding", lambda s, t, store: setattr(s.binder, "in_flight", 0)),
-        ("write", lambda s, t, store: setattr(store, "writes_in_flight", 0)),
+        ("scheduler informer", lambda s, d, t, store: s.revisions.__setitem__("pods", 7)),
+        ("tracker informer", lambda s, d, t, store: setattr(t.informer, "resource_version", "7")),
+        ("binding", lambda s, d, t, store: setattr(s.binder, "in_flight", 0)),
+        ("write", lambda s, d, t, store: setattr(store, "writes_in_flight", 0)),
+        ("disruption pod informer", lambda s, d, t, store: d.revisions.__setitem__("pods", 7)),
+        ("disruption pdb informer",
+         lambda s, d, t, store: d.revisions.__setitem__("poddisruptionbudgets", 9)),
+        ("disruption sync", lambda s, d, t, store: setattr(d, "busy", False)),
     ],
-    ids=["scheduler-informer", "tracker-informer", "binding", "write"],
+    ids=["scheduler-informer", "tracker-informer", "binding", "write", "disruption-pod-informer",
+         "disruption-pdb-informer", "disruption-sync"],
 )
 async def test_settle_waits_until_everything_is_seen(lagging: str, catch_up: Callable[..., None]) -> None:
     tracker = FakeTracker()
-    driver, _, store, scheduler, _ = build(tracker)
+    disruption = FakeDisruption()
+    driver, _, store, scheduler, _ = build(tracker, disruption=disruption)
     store.last["pods"] = 7
+    store.last["poddisruptionbudgets"] = 9
     scheduler.revisions["pods"] = 7
+    scheduler.revisions["poddisruptionbudgets"] = 9
+    disruption.revisions = {"pods": 7, "poddisruptionbudgets": 9}
     tracker.informer.resource_version = "7"
     if lagging == "scheduler informer":
         scheduler.revisions["pods"] = 6
@@ -234,13 +261,21 @@ async def test_settle_waits_until_everything_is_seen(lagging: str, catch_up: Cal
         tracker.informer.resource_version = "6"
     elif lagging == "binding":
         scheduler.binder.in_flight = 1
-    else:
+    elif lagging == "write":
         store.writes_in_flight = 1
+    elif lagging == "disruption pod informer":
+        disruption.revisions["pods"] = 6
+    elif lagging == "disruption pdb informer":
+        # The controller's own status write (revision 9) is not back through its informer yet.
+        disruption.revisions["poddisruptionbudgets"] = 8
+    else:
+        # A budget is marked or being written, before the store has seen the write.
+        disruption.busy = True
     assert not driver.settled()
     settling = asyncio.create_task(driver.settle())
     await asyncio.sleep(0.01)
     assert not settling.done()
-    catch_up(scheduler, tracker, store)
+    catch_up(scheduler, disruption, tracker, store)
     await asyncio.wait_for(settling, 1)
     assert driver.settled()
 

@@ -1,6 +1,6 @@
-"""The engine's background tasks: the scheduler's work and the pod tracker run for exactly as long as the
-simulation, a task that fails or ends stops it with a clear error, and the body's own errors come out
-as they are."""
+"""The engine's background tasks: the scheduler's work, the disruption controller and the pod tracker
+run for exactly as long as the simulation (and the body waits for all of them to sync), a task that
+fails or ends stops it with a clear error, and the body's own errors come out as they are."""
 
 from __future__ import annotations
 
@@ -15,14 +15,20 @@ from cluster.simulate.engine import _background
 
 
 class Informer:
-    def __init__(self) -> None:
+    """Also stands for the disruption controller: both run until cancelled and sync first."""
+
+    def __init__(self, fail: str | None = None) -> None:
         self.synced = asyncio.Event()
         self.cancelled = False
+        self.fail = fail
 
     async def wait_synced(self) -> None:
         await self.synced.wait()
 
     async def run(self) -> None:
+        if self.fail is not None:
+            await asyncio.sleep(0)
+            raise RuntimeError(self.fail)
         self.synced.set()
         try:
             await asyncio.Future()
@@ -51,18 +57,27 @@ class FakeScheduler:
         await asyncio.gather(*(informer.wait_synced() for informer in self.informers.values()))
 
 
-def fake(queue_run: Any = forever) -> tuple[Any, Any, list[str]]:
+def fake(queue_run: Any = forever, disruption_fails: str | None = None) -> tuple[Any, Any, Any, list[str]]:
     closed: list[str] = []
     scheduler = FakeScheduler(queue_run, closed)
     tracker = SimpleNamespace(informer=Informer())
-    return scheduler, tracker, closed
+    return scheduler, Informer(disruption_fails), tracker, closed
 
 
 async def test_body_runs_after_every_informer_synced_and_roots_stop_after_it() -> None:
-    scheduler, tracker, closed = fake()
-    async with _background(scheduler, tracker):
-        assert all(inf.synced.is_set() for inf in [*scheduler.informers.values(), tracker.informer])
-    assert all(inf.cancelled for inf in [*scheduler.informers.values(), tracker.informer])
+    scheduler, disruption, tracker, closed = fake()
+    synced = [*scheduler.informers.values(), disruption, tracker.informer]
+    async with _background(scheduler, disruption, tracker):
+        assert all(inf.synced.is_set() for inf in synced)
+    assert all(inf.cancelled for inf in synced)
+    assert closed == ["queue"]
+
+
+async def test_a_failing_disruption_controller_ends_the_simulation() -> None:
+    scheduler, disruption, tracker, closed = fake(disruption_fails="watch broke")
+    with pytest.raises(BackgroundTaskEnded, match="disruption controller failed: RuntimeError: watch broke"):
+        async with _background(scheduler, disruption, tracker):
+            await asyncio.sleep(10)
     assert closed == ["queue"]
 
 
@@ -82,15 +97,15 @@ async def returns() -> None:
     ids=["fails", "returns"],
 )
 async def test_a_root_that_stops_ends_the_simulation(queue_run: Any, message: str) -> None:
-    scheduler, tracker, closed = fake(queue_run)
+    scheduler, disruption, tracker, closed = fake(queue_run)
     with pytest.raises(BackgroundTaskEnded, match=message):
-        async with _background(scheduler, tracker):
+        async with _background(scheduler, disruption, tracker):
             await asyncio.sleep(10)
     assert closed == ["queue"]
 
 
 async def test_the_body_error_comes_out_unwrapped() -> None:
-    scheduler, tracker, _ = fake()
+    scheduler, disruption, tracker, _ = fake()
     with pytest.raises(ScenarioError, match="bad document"):
-        async with _background(scheduler, tracker):
+        async with _background(scheduler, disruption, tracker):
             raise ScenarioError(["bad document"])
