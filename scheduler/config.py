@@ -56,8 +56,7 @@ KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 #: kube-scheduler v1's default plugins (getDefaultPlugins), all through multiPoint and in its order,
-#: restricted to the plugins podsched has. Weights matter only for Score. DefaultPreemption joins after
-#: InterPodAffinity when the preemption issue brings it.
+#: restricted to the plugins podsched has. Weights matter only for Score.
 DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("PrioritySort"),
     PluginRef("NodeUnschedulable"),
@@ -68,6 +67,7 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("NodeResourcesFit", 1),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
+    PluginRef("DefaultPreemption"),
     PluginRef("NodeResourcesBalancedAllocation", 1),
     PluginRef("DefaultBinder"),
 )

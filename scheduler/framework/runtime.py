@@ -458,7 +458,9 @@ class Framework:
                 return plugin_result, status.with_plugin(name)
             if not status.is_rejected:
                 return None, _error(f'running PostFilter plugin "{name}"', status, name)
-            if plugin_result is not None and plugin_result.nominated_node_name:
+            # A result, even an empty nomination, overrides an earlier one (kube's ModeOverride): "" is
+            # how preemption says the pod's old nomination is stale. None leaves it as it is (ModeNoop).
+            if plugin_result is not None:
                 result = plugin_result
             reasons.extend(status.reasons)
             rejector = rejector or name

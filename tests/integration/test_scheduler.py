@@ -228,7 +228,9 @@ async def test_an_unschedulable_pod_gets_event_condition_and_explanation(
     cluster: ApiServerProcess, scheduler: SchedulerProcess, api: Client, ns: str, tmp_path: Path
 ) -> None:
     apply(cluster.address, tmp_path, pod_manifest("huge", ns, cpu="3"))
-    message = "0/2 nodes are available: 2 Insufficient cpu."
+    # Preemption (PostFilter) cannot help either: 3 CPUs exceed both nodes' allocatable.
+    message = ("0/2 nodes are available: 2 Insufficient cpu. "
+               "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
 
     async def condition() -> objects_pb2.PodCondition | None:
         pod = await api.get("pods", "huge", ns)

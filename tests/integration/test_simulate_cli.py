@@ -159,7 +159,8 @@ def test_realistic_manifests_print_only_json_on_stdout(realistic: str) -> None:
          "reason": None},
         {"namespace": "shop", "name": "too-big", "node": None, "nominatedNode": None, "deleted": False,
          "reason": "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
-                   "{dedicated: batch}."},
+                   "{dedicated: batch}. preemption: 0/2 nodes are available: 2 Preemption is not helpful "
+                   "for scheduling."},
     ]}
     # The unmodelled fields were dropped with a warning naming each, on stderr.
     for warning in ('document 4 (Pod checkout): unknown field "spec.securityContext"',

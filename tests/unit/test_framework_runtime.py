@@ -779,7 +779,7 @@ async def test_pre_bind_and_post_bind() -> None:
 
 
 class Preempter:
-    def __init__(self, name: str, status: Status | None, node: str = "") -> None:
+    def __init__(self, name: str, status: Status | None, node: str | None = "") -> None:
         self.name = name
         self.status = status
         self.node = node
@@ -789,7 +789,7 @@ class Preempter:
         self, state: Any, pod: Any, node_to_status: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status | None]:
         self.called = True
-        return PostFilterResult(self.node), self.status
+        return (None if self.node is None else PostFilterResult(self.node)), self.status
 
 
 async def test_post_filter_first_success_wins() -> None:
@@ -799,12 +799,29 @@ async def test_post_filter_first_success_wins() -> None:
     assert status is None and result == PostFilterResult("n2") and not later.called
 
 
-async def test_post_filter_failures_combine_their_reasons_and_blame_the_first() -> None:
+@pytest.mark.parametrize(
+    ("a_node", "b_node", "expected"),
+    [
+        # No candidate anywhere: the empty nomination is returned so the failure handler clears a stale
+        # one (kube's ModeOverride with ""), not dropped as if nobody had an opinion.
+        ("", "", PostFilterResult("")),
+        ("", None, PostFilterResult("")),
+        # None is kube's ModeNoop (e.g. the pod may not preempt): the nomination stays as it is.
+        (None, None, None),
+        # A later plugin's result overrides an earlier one, as in kube's RunPostFilterPlugins.
+        ("n1", "", PostFilterResult("")),
+    ],
+    ids=["both-clear", "clear-then-noop", "both-noop", "later-overrides"],
+)
+async def test_post_filter_failures_combine_their_reasons_and_blame_the_first(
+    a_node: str | None, b_node: str | None, expected: PostFilterResult | None
+) -> None:
     fw = build(
-        Preempter("A", Status.unschedulable("a says no")), Preempter("B", Status.unschedulable("b says no"))
+        Preempter("A", Status.unschedulable("a says no"), a_node),
+        Preempter("B", Status.unschedulable("b says no"), b_node),
     )
     result, status = await fw.run_post_filter(CycleState(), pod("p"), {})
-    assert result is None
+    assert result == expected
     assert status == Status(Code.UNSCHEDULABLE, ("a says no", "b says no"), plugin="A")
 
 

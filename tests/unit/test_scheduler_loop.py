@@ -108,6 +108,8 @@ class Rig:
 
         handle = FrameworkHandle(nominator=Nominator(), client=self.api, snapshot=self.snapshot)
         framework = build_framework(config.profiles[0], in_tree_registry(), handle, clock=self.clock)
+        # The default profile's DefaultPreemption dry-runs with the pod's profile, as Scheduler wires it.
+        handle.frameworks = {"default-scheduler": framework}  # type: ignore[attr-defined]
         self.queue = SchedulingQueue(framework.queue_sort_less, clock=self.clock,
                                      events_to_register=framework.events_to_register())
         queue_box.append(self.queue)
@@ -164,7 +166,9 @@ async def test_a_pod_that_fits_is_assumed_and_bound(rig: Rig) -> None:
 async def test_a_pod_that_fits_nowhere_is_reported_and_waits_for_an_event(rig: Rig) -> None:
     rig.submit(make_pod("huge", "3"))
     await rig.loop.schedule_one()
-    message = "0/2 nodes are available: 2 Insufficient cpu."
+    # Preemption (PostFilter) cannot help either: 3 CPUs exceed both nodes' allocatable.
+    message = ("0/2 nodes are available: 2 Insufficient cpu. "
+               "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
     ((name, reason, event_message, annotations),) = rig.recorder.events
     assert (name, reason, event_message) == ("huge", "FailedScheduling", message)
     explanation = Explanation.from_json(annotations[EXPLANATION_ANNOTATION])
@@ -177,6 +181,35 @@ async def test_a_pod_that_fits_nowhere_is_reported_and_waits_for_an_event(rig: R
     location, queued = rig.queue.lookup("default/huge")  # type: ignore[misc]
     assert location == UNSCHEDULABLE and queued.unschedulable_plugins == {"NodeResourcesFit"}
     assert rig.api.bound == []
+
+
+@pytest.mark.parametrize(
+    ("policy", "preemption_message", "nominated_after"),
+    [
+        # Preemption ran and found no candidate: its empty nomination clears the stale one (kube's
+        # NewPostFilterResultWithNominatedNode("")), in the status and in the queue's nominator.
+        ("", "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.", ""),
+        # The pod may not preempt: PostFilter returns no result and the nomination stays as it is.
+        ("Never", "preemption: not eligible due to preemptionPolicy=Never.", "node-a"),
+    ],
+    ids=["no-candidate-clears", "not-eligible-keeps"],
+)
+async def test_a_stale_nomination_is_cleared_only_when_preemption_finds_no_candidate(
+    rig: Rig, policy: str, preemption_message: str, nominated_after: str
+) -> None:
+    pod = make_pod("huge", "3")
+    pod.status.nominated_node_name = "node-a"  # left by an earlier preemption
+    if policy:
+        pod.spec.preemption_policy = policy
+    rig.submit(pod)
+    assert [p.key for p in rig.queue.nominated_pods_for_node("node-a")] == ["default/huge"]
+    await rig.loop.schedule_one()
+    (written,) = rig.api.status_writes
+    assert written.status.nominated_node_name == nominated_after
+    (condition,) = written.status.conditions
+    assert condition.message == "0/2 nodes are available: 2 Insufficient cpu. " + preemption_message
+    expected_nominees = ["default/huge"] if nominated_after else []
+    assert [p.key for p in rig.queue.nominated_pods_for_node("node-a")] == expected_nominees
 
 
 async def test_the_condition_write_retries_a_conflict_on_the_latest_version(rig: Rig) -> None:
