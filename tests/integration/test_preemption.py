@@ -1,5 +1,5 @@
 """Preemption with real processes: a `podsched apiserver` (with its disruption controller) and a
-`podsched scheduler` running DefaultPreemption, on each backend.
+`podsched scheduler` with the default profile (DefaultPreemption as PostFilter), on each backend.
 
 The module's cluster is two nodes of 2 CPUs on a store of its own. Each test fills both nodes with
 pods pinned by spec.nodeName (so which pod runs where is the test's choice, not the scheduler's), then
@@ -40,16 +40,6 @@ NODES = ("node-a", "node-b")
 GRACE_S = 2
 #: Arrival times of watch events are taken in the test process: allow for delivery jitter.
 GRACE_SLACK_S = 0.5
-#: DefaultPreemption enabled explicitly as the PostFilter plugin (kube-scheduler's default profile has it
-#: too); everything else is the default profile.
-CONFIG = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1",
-    "kind": "KubeSchedulerConfiguration",
-    "profiles": [{
-        "schedulerName": "default-scheduler",
-        "plugins": {"postFilter": {"enabled": [{"name": "DefaultPreemption"}]}},
-    }],
-}
 
 
 def priority_class(name: str, value: int, **fields: Any) -> dict[str, Any]:
@@ -223,11 +213,9 @@ def cluster(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 
 @pytest.fixture(scope="module")
-def scheduler(
-    cluster: ApiServerProcess, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SchedulerProcess]:
-    config = write_yaml(tmp_path_factory.mktemp("config") / "scheduler.yaml", CONFIG)
-    with running_scheduler(cluster.address, "--config", config) as process:
+def scheduler(cluster: ApiServerProcess) -> Iterator[SchedulerProcess]:
+    """The default profile, which has DefaultPreemption as its PostFilter."""
+    with running_scheduler(cluster.address) as process:
         yield process
 
 
