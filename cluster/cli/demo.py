@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import shlex
 import signal
 import subprocess
@@ -26,8 +25,6 @@ import tempfile
 import textwrap
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,15 +32,17 @@ from typing import Any, TypeVar
 import yaml
 
 from cluster.api import errors, kinds
-from cluster.cli.process import ApiServerProcess, cli_env, die_with_parent_prefix
+from cluster.cli.process import (
+    ApiServerProcess,
+    SchedulerProcess,
+    SchedulerStartError,
+    cli_env,
+    die_with_parent_prefix,
+)
 from cluster.client import Client
 
 # Each CLI step and each wait for the live watch gives up after this long: the demo must never hang.
 STEP_TIMEOUT_S = 30.0
-# How long the scheduler gets to stop on SIGTERM before it is killed (it allows itself 10 s).
-STOP_TIMEOUT_S = 15.0
-# The line `podsched scheduler` prints on stderr once its informers and metrics server are up.
-_SCHEDULER_STARTED = "podsched scheduler started"
 # The grace period of the pod the demo deletes: long enough to see it Terminating, short enough to wait.
 GRACE_S = 3
 
@@ -157,108 +156,13 @@ class _Watch:
         return self.process.returncode
 
 
-class _SchedulerProcess:
-    """`podsched scheduler` as a child process, found by the line it prints once its informers and
-    metrics server are up. Everything it logs after that line is printed as it arrives, so the story
-    shows when it binds and what it says while the API server is away."""
-
-    def __init__(self, command: list[str], env: dict[str, str]) -> None:
-        self.command = command
-        self.env = env
-        self.process: subprocess.Popen[str] | None = None
-        self.started_line = ""
-        self._lines: list[str] = []
-        self._started = threading.Event()
-        self._reader: threading.Thread | None = None
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    @property
-    def metrics_url(self) -> str:
-        match = re.search(r"metrics (http://\S+)\)", self.started_line)
-        if match is None:
-            raise DemoFailed(f"no metrics address in the scheduler's startup line: {self.started_line}")
-        return match[1]
-
-    def start(self) -> None:
-        """Start it and return once it has printed its startup line."""
-        self.process = subprocess.Popen(
-            [*die_with_parent_prefix(), *self.command], stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.env,
-        )
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        deadline = time.monotonic() + STEP_TIMEOUT_S
-        while not self._started.wait(0.1):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise DemoFailed(f"podsched scheduler did not start; its output:\n{self.log()}")
-
-    def _read(self) -> None:
-        assert self.process is not None and self.process.stderr is not None
-        for line in self.process.stderr:
-            self._lines.append(line)
-            if self._started.is_set():
-                print(f"    [scheduler] {line.rstrip()}", flush=True)
-            elif _SCHEDULER_STARTED in line:
-                self.started_line = line.rstrip()
-                self._started.set()
-
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def log(self) -> str:
-        return "".join(self._lines[-200:])
-
-    @property
-    def line_count(self) -> int:
-        """How many lines it has written to stderr so far."""
-        return len(self._lines)
-
-    def lines_since(self, count: int) -> list[str]:
-        """The lines written after the first ``count``."""
-        return self._lines[count:]
-
-    def wait_ready(self) -> None:
-        """Wait until /readyz answers ok: its informers have listed everything once."""
-        deadline = time.monotonic() + STEP_TIMEOUT_S
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.metrics_url}/readyz", timeout=STEP_TIMEOUT_S) as response:
-                    if response.status == 200:
-                        return
-            except urllib.error.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise DemoFailed(f"the scheduler was not ready within {STEP_TIMEOUT_S:g}s:\n{self.log()}")
-            time.sleep(0.1)
-
-    def stop(self) -> int | None:
-        """SIGTERM and wait (SIGKILL if it does not stop); the exit code, None if never started."""
-        if self.process is None:
-            return None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self._reader is not None:
-            self._reader.join(2)
-        return self.process.returncode
-
-
 class _Demo:
     def __init__(self, manifests: Path, workdir: Path) -> None:
         self.manifests = manifests
         self.workdir = workdir
         self.data_dir = workdir / "data"
         self.server = ApiServerProcess(["--data-dir", str(self.data_dir)])
-        self.scheduler: _SchedulerProcess | None = None
+        self.scheduler: SchedulerProcess | None = None
         self.watch: _Watch | None = None
 
     # ------------------------------------------------------------------------------------- helpers
@@ -331,9 +235,8 @@ class _Demo:
         wanted = f'scheduler_pending_pods{{queue="unschedulable"}} {float(expected_unschedulable)}'
         deadline = time.monotonic() + STEP_TIMEOUT_S
         while True:
-            with urllib.request.urlopen(url, timeout=STEP_TIMEOUT_S) as response:
-                lines = [line for line in response.read().decode().splitlines()
-                         if line.startswith("scheduler_pending_pods")]
+            _, text = self.scheduler.get("/metrics")
+            lines = [line for line in text.splitlines() if line.startswith("scheduler_pending_pods")]
             if wanted in lines:
                 break
             if time.monotonic() > deadline:
@@ -403,10 +306,17 @@ class _Demo:
         argv = ["scheduler", "--server", self.server.address, "--leader-elect=false",
                 "--metrics-addr", "127.0.0.1:0"]
         print(f"$ podsched {shlex.join(argv)} &", flush=True)
-        self.scheduler = _SchedulerProcess([sys.executable, "-m", "cluster.cli", *argv], self.env)
-        self.scheduler.start()
-        print(self.scheduler.started_line, flush=True)
-        self.scheduler.wait_ready()
+        # Everything the scheduler logs after its startup line is shown as it arrives, so the story shows
+        # when it binds and what it says while the API server is away.
+        self.scheduler = SchedulerProcess(
+            argv[1:], env=self.env, on_line=lambda line: print(f"    [scheduler] {line.rstrip()}", flush=True)
+        )
+        try:
+            self.scheduler.start(STEP_TIMEOUT_S)
+            print(self.scheduler.started_line, flush=True)
+            self.scheduler.wait_ready(STEP_TIMEOUT_S)
+        except SchedulerStartError as exc:
+            raise DemoFailed(str(exc)) from exc
 
     # --------------------------------------------------------------------------------------- story
 
@@ -653,7 +563,7 @@ class _Demo:
         assert self.scheduler is not None
         before = self.snapshot()
         self.podsched("get", "pods", "-o", "wide")
-        logged_before = self.scheduler.line_count
+        logged_before = len(self.scheduler.lines)
         print(f"$ kill -9 {self.server.pid}", flush=True)
         self.server.kill()
         self.podsched("get", "pods", "--request-timeout=2", expect=1,
@@ -671,7 +581,7 @@ class _Demo:
         cache = self.example_pod("cache")
         cache["metadata"]["name"] = "cache-2"
         path = self.write_manifest("cache-2.yaml", cache)
-        broken = [line for line in self.scheduler.lines_since(logged_before)
+        broken = [line for line in self.scheduler.lines[logged_before:]
                   if "watch from" in line and "failed" in line]
         self.say(
             f"The scheduler never stopped: it is the process started in chapter 1 (pid {self.scheduler.pid})."

@@ -1,8 +1,9 @@
-"""`podsched apiserver` as a child process: started on a free port, found by the line it prints when it
-serves, killed (SIGKILL, as a crash) or stopped, and restarted on the same store and port.
+"""`podsched apiserver` and `podsched scheduler` as child processes. The API server is started on a free
+port, found by the line it prints when it serves, killed (SIGKILL, as a crash) or stopped, and restarted
+on the same store and port; the scheduler is found by its startup line and stopped with SIGTERM.
 
-`podsched demo` runs the API server this way, and so do the integration tests: a real process, as a user
-would start it.
+`podsched demo` runs them this way, and so do the integration tests: real processes, as a user would
+start them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
 
 # The line `podsched apiserver` prints on stderr once it accepts connections.
 _SERVING = re.compile(r"podsched apiserver serving on (?P<host>[^\s:]+):(?P<port>\d+)")
@@ -32,6 +35,10 @@ _RESTART_PAUSE_S = 0.3
 
 
 class ApiServerStartError(RuntimeError):
+    pass
+
+
+class SchedulerStartError(RuntimeError):
     pass
 
 
@@ -212,3 +219,109 @@ def cli_env(address: str, base: Mapping[str, str] | None = None) -> dict[str, st
     env = dict(os.environ if base is None else base)
     env["PODSCHED_SERVER"] = address
     return env
+
+
+# The line `podsched scheduler` prints on stderr once its metrics server is up.
+_SCHEDULER_STARTED = re.compile(
+    r"podsched scheduler started \(profiles: (?P<profiles>[^;]*); server (?P<server>\S+); "
+    r"metrics (?P<metrics>http://\S+)\)"
+)
+# A scheduler finishes its in-flight bindings before it exits on SIGTERM.
+SCHEDULER_STOP_TIMEOUT_S = 15.0
+
+
+class SchedulerProcess:
+    """One `podsched scheduler` child process with ``args``, found by its startup line, stopped with
+    SIGTERM. ``on_line`` is given every line the scheduler logs after that one (the demo prints them)."""
+
+    def __init__(
+        self,
+        args: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        on_line: Callable[[str], None] | None = None,
+    ) -> None:
+        self.command = [sys.executable, "-m", "cluster.cli", "scheduler", *args]
+        self.env = dict(env) if env is not None else None
+        self.cwd = cwd
+        self.process: subprocess.Popen[str] | None = None
+        #: Everything it has written to stderr, line by line.
+        self.lines: list[str] = []
+        self.started_line = ""
+        self.metrics_url = ""
+        self._on_line = on_line
+        self._started = threading.Event()
+        self._reader: threading.Thread | None = None
+
+    @property
+    def pid(self) -> int:
+        if self.process is None:
+            raise RuntimeError("the scheduler has not started")
+        return self.process.pid
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log(self) -> str:
+        return "".join(self.lines[-_LOG_LINES:])
+
+    def start(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Start it and return once it has printed its startup line; SchedulerStartError with its
+        output if it does not."""
+        self.process = subprocess.Popen(
+            [*die_with_parent_prefix(), *self.command], stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.env, cwd=self.cwd,
+        )
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._started.wait(0.1):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise SchedulerStartError(f"podsched scheduler did not start; its output:\n{self.log()}")
+
+    def _read(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+            if self._started.is_set():
+                if self._on_line is not None:
+                    self._on_line(line)
+                continue
+            match = _SCHEDULER_STARTED.search(line)
+            if match:
+                self.started_line = line.rstrip()
+                self.metrics_url = match["metrics"]
+                self._started.set()
+
+    def get(self, path: str) -> tuple[int, str]:
+        """(HTTP status, body) of ``path`` on its metrics server: /metrics, /healthz, /readyz."""
+        try:
+            with urllib.request.urlopen(self.metrics_url + path, timeout=5) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode()
+
+    def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Wait until /readyz answers ok: its informers have listed everything once."""
+        deadline = time.monotonic() + timeout_s
+        while self.get("/readyz")[0] != 200:
+            if time.monotonic() > deadline:
+                raise SchedulerStartError(f"the scheduler was not ready within {timeout_s:g}s:\n{self.log()}")
+            time.sleep(0.1)
+
+    def stop(self) -> int | None:
+        """SIGTERM and wait (SIGKILL if it does not stop); the exit code, None if never started."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(SCHEDULER_STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self._reader is not None:
+            self._reader.join(2)
+        return self.process.returncode

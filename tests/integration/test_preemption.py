@@ -22,12 +22,11 @@ from typing import Any
 import pytest
 
 from cluster.api import objects_pb2, quantity, timeutil
-from cluster.cli.process import ApiServerProcess
+from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import node_manifest, parse_table, pod_manifest, run_cli, write_yaml
 from tests.integration.test_scheduler import (
-    SchedulerProcess,
     apply,
     delete_namespace_pods,
     eventually,

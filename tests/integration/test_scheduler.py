@@ -10,14 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
-import signal
-import subprocess
-import sys
-import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,91 +18,31 @@ from typing import Any, TypeVar
 import pytest
 
 from cluster.api import objects_pb2, quantity
-from cluster.cli.process import ApiServerProcess, cli_env, die_with_parent_prefix
+from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import REPO, node_manifest, pod_manifest, run_cli, write_yaml
 
 T = TypeVar("T")
 
-_STARTED = re.compile(r"podsched scheduler started \(profiles: (?P<profiles>[^;]*); server (?P<server>\S+); "
-                      r"metrics (?P<metrics>http://\S+)\)")
-START_TIMEOUT_S = 30.0
 #: How long a pod may take to be bound (or reported) by a running scheduler: seconds at most, when
 #: everything works; generous for a loaded 2-core box.
 SETTLE_TIMEOUT_S = 20.0
 NODE_CPU = "2"
 
 
-class SchedulerProcess:
-    """One `podsched scheduler` child process, found by its startup line, stopped with SIGTERM."""
-
-    def __init__(self, server: str, *args: str) -> None:
-        self.args = ["--server", server, "--leader-elect=false", "--metrics-addr", "127.0.0.1:0", *args]
-        self.process: subprocess.Popen[str] | None = None
-        self.lines: list[str] = []
-        self.metrics_url = ""
-        self._started = threading.Event()
-        self._reader: threading.Thread | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [*die_with_parent_prefix(), sys.executable, "-m", "cluster.cli", "scheduler", *self.args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            env=cli_env(""), cwd=REPO,
-        )
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not self._started.wait(0.1):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise AssertionError(f"podsched scheduler did not start; its output:\n{self.log()}")
-
-    def _read(self) -> None:
-        assert self.process is not None and self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.append(line)
-            match = _STARTED.search(line)
-            if match:
-                self.metrics_url = match["metrics"]
-                self._started.set()
-
-    def log(self) -> str:
-        return "".join(self.lines[-200:])
-
-    def get(self, path: str) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(self.metrics_url + path, timeout=5) as response:
-                return response.status, response.read().decode()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read().decode()
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while self.get("/readyz")[0] != 200:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the scheduler never got ready; its output:\n{self.log()}")
-            time.sleep(0.1)
-
-    def stop(self) -> int | None:
-        if self.process is None:
-            return None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self._reader is not None:
-            self._reader.join(2)
-        return self.process.returncode
+def scheduler_process(server: str, *args: str) -> SchedulerProcess:
+    """A `podsched scheduler` of ``server`` with the tests' flags: no leader election, a free metrics port
+    (run from the repository, so that ``--plugin`` finds examples/)."""
+    return SchedulerProcess(
+        ["--server", server, "--leader-elect=false", "--metrics-addr", "127.0.0.1:0", *args],
+        env=cli_env(""), cwd=REPO,
+    )
 
 
 @contextlib.contextmanager
 def running_scheduler(server: str, *args: str) -> Iterator[SchedulerProcess]:
-    scheduler = SchedulerProcess(server, *args)
+    scheduler = scheduler_process(server, *args)
     scheduler.start()
     try:
         scheduler.wait_ready()

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tests.integration.helpers import run_cli
-from tests.integration.test_scheduler import SchedulerProcess
+from tests.integration.test_scheduler import scheduler_process
 
 
 def unused_address() -> str:
@@ -81,7 +81,7 @@ def test_bad_flags_exit_2(flags: list[str], message: str) -> None:
 
 def test_health_before_sync_and_a_clean_stop_on_sigterm() -> None:
     # No API server answers there: the informers keep retrying, so the scheduler is up but not ready.
-    scheduler = SchedulerProcess(unused_address())
+    scheduler = scheduler_process(unused_address())
     scheduler.start()
     try:
         assert scheduler.get("/healthz") == (200, "ok")
