@@ -24,6 +24,7 @@ from scheduler.framework.runtime import FrameworkHandle, build_framework
 from scheduler.metrics import SchedulerMetrics
 from scheduler.queue import SchedulingQueue
 from scheduler.schedule_one import SchedulingLoop
+from tests.unit.binder_util import bindings_done, running_binder
 from tests.unit.preemption_util import cpu_node, cpu_pod
 
 #: The default profile with DefaultPreemption at PostFilter, as kube-scheduler's default profile has it.
@@ -115,24 +116,14 @@ class Rig:
         self.queue.add(pod)
 
     async def settle(self) -> None:
-        for _ in range(100):
-            if self.binder.in_flight == 0:
-                return
-            await asyncio.sleep(0)
-        raise AssertionError("the binding did not finish")
+        await bindings_done(self.binder)
 
 
 @pytest.fixture
 async def rig() -> AsyncIterator[Rig]:
     rig = Rig()
-    task = asyncio.create_task(rig.binder.run())
-    await asyncio.sleep(0)
-    try:
+    async with running_binder(rig.binder):
         yield rig
-    finally:
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
 
 
 async def test_a_preemptor_is_nominated_and_binds_once_its_victims_are_gone(rig: Rig) -> None:

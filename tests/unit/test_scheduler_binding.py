@@ -15,6 +15,7 @@ from scheduler.binding import ASSIGNED_POD_DELETE, EXPLANATION_ANNOTATION, Binde
 from scheduler.clock import FakeClock
 from scheduler.framework import CycleState, FitError, PodInfo, QueuedPodInfo, Status
 from scheduler.metrics import SchedulerMetrics
+from tests.unit.binder_util import bindings_done, running_binder
 
 
 @dataclass
@@ -120,24 +121,14 @@ class Rig:
         )
 
     async def settle(self) -> None:
-        for _ in range(100):
-            if self.binder.in_flight == 0:
-                return
-            await asyncio.sleep(0)
-        raise AssertionError("bindings did not finish")
+        await bindings_done(self.binder)
 
 
 @pytest.fixture
 async def rig() -> AsyncIterator[Rig]:
     rig = Rig()
-    task = asyncio.create_task(rig.binder.run())
-    await asyncio.sleep(0)
-    try:
+    async with running_binder(rig.binder):
         yield rig
-    finally:
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
 
 
 async def test_success_binds_records_and_measures(rig: Rig) -> None:

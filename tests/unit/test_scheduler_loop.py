@@ -3,7 +3,6 @@ what a cycle leaves behind on success, on a FitError, and in the failure handler
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from scheduler.framework.runtime import FrameworkHandle, build_framework
 from scheduler.metrics import SchedulerMetrics
 from scheduler.queue import BACKOFF, UNSCHEDULABLE, SchedulingQueue
 from scheduler.schedule_one import SchedulingLoop
+from tests.unit.binder_util import bindings_done, running_binder
 
 
 def make_node(name: str, cpu: str = "2") -> objects_pb2.Node:
@@ -130,24 +130,14 @@ class Rig:
         self.queue.add(pod)
 
     async def settle(self) -> None:
-        for _ in range(100):
-            if self.binder.in_flight == 0:
-                return
-            await asyncio.sleep(0)
-        raise AssertionError("the binding did not finish")
+        await bindings_done(self.binder)
 
 
 @pytest.fixture
 async def rig() -> AsyncIterator[Rig]:
     rig = Rig()
-    task = asyncio.create_task(rig.binder.run())
-    await asyncio.sleep(0)
-    try:
+    async with running_binder(rig.binder):
         yield rig
-    finally:
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
 
 
 async def test_a_pod_that_fits_is_assumed_and_bound(rig: Rig) -> None:
