@@ -42,29 +42,45 @@ class GetRequest(_message.Message):
     name: str
     def __init__(self, kind: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
 
+class Fence(_message.Message):
+    __slots__ = ("lease_namespace", "lease_name", "holder_identity", "token")
+    LEASE_NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    LEASE_NAME_FIELD_NUMBER: _ClassVar[int]
+    HOLDER_IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    lease_namespace: str
+    lease_name: str
+    holder_identity: str
+    token: int
+    def __init__(self, lease_namespace: _Optional[str] = ..., lease_name: _Optional[str] = ..., holder_identity: _Optional[str] = ..., token: _Optional[int] = ...) -> None: ...
+
 class UpdateRequest(_message.Message):
-    __slots__ = ("object", "dry_run")
+    __slots__ = ("object", "dry_run", "fence")
     OBJECT_FIELD_NUMBER: _ClassVar[int]
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    FENCE_FIELD_NUMBER: _ClassVar[int]
     object: Object
     dry_run: bool
-    def __init__(self, object: _Optional[_Union[Object, _Mapping]] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+    fence: Fence
+    def __init__(self, object: _Optional[_Union[Object, _Mapping]] = ..., dry_run: _Optional[bool] = ..., fence: _Optional[_Union[Fence, _Mapping]] = ...) -> None: ...
 
 class DeleteRequest(_message.Message):
-    __slots__ = ("kind", "namespace", "name", "grace_period_seconds", "resource_version", "dry_run")
+    __slots__ = ("kind", "namespace", "name", "grace_period_seconds", "resource_version", "dry_run", "fence")
     KIND_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     GRACE_PERIOD_SECONDS_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_VERSION_FIELD_NUMBER: _ClassVar[int]
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    FENCE_FIELD_NUMBER: _ClassVar[int]
     kind: str
     namespace: str
     name: str
     grace_period_seconds: int
     resource_version: str
     dry_run: bool
-    def __init__(self, kind: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., grace_period_seconds: _Optional[int] = ..., resource_version: _Optional[str] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+    fence: Fence
+    def __init__(self, kind: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., grace_period_seconds: _Optional[int] = ..., resource_version: _Optional[str] = ..., dry_run: _Optional[bool] = ..., fence: _Optional[_Union[Fence, _Mapping]] = ...) -> None: ...
 
 class ListRequest(_message.Message):
     __slots__ = ("kind", "namespace", "label_selector", "field_selector", "limit", "continue_token")
@@ -125,7 +141,9 @@ class WatchEvent(_message.Message):
     def __init__(self, type: _Optional[_Union[WatchEvent.Type, str]] = ..., object: _Optional[_Union[Object, _Mapping]] = ...) -> None: ...
 
 class BindRequest(_message.Message):
-    __slots__ = ("binding",)
+    __slots__ = ("binding", "fence")
     BINDING_FIELD_NUMBER: _ClassVar[int]
+    FENCE_FIELD_NUMBER: _ClassVar[int]
     binding: _objects_pb2.Binding
-    def __init__(self, binding: _Optional[_Union[_objects_pb2.Binding, _Mapping]] = ...) -> None: ...
+    fence: Fence
+    def __init__(self, binding: _Optional[_Union[_objects_pb2.Binding, _Mapping]] = ..., fence: _Optional[_Union[Fence, _Mapping]] = ...) -> None: ...

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import grpc
 
+#: The trailing-metadata key that carries an error's reason (Kubernetes' StatusReason) over gRPC.
+REASON_KEY = "podsched-reason"
+
 
 class ApiError(Exception):
     code: grpc.StatusCode = grpc.StatusCode.UNKNOWN
+    #: Kubernetes' StatusReason; sent beside the code so that two errors sharing a code stay apart.
+    reason: str = "Unknown"
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -17,55 +22,83 @@ class ApiError(Exception):
 
 class NotFound(ApiError):
     code = grpc.StatusCode.NOT_FOUND
+    reason = "NotFound"
 
 
 class AlreadyExists(ApiError):
     code = grpc.StatusCode.ALREADY_EXISTS
+    reason = "AlreadyExists"
 
 
 class Conflict(ApiError):
     """A compare-and-swap lost: stale resourceVersion, or Bind of a pod that is already bound."""
 
     code = grpc.StatusCode.ABORTED
+    reason = "Conflict"
 
 
 class Invalid(ApiError):
     """The object or request fails validation; the message names each field."""
 
     code = grpc.StatusCode.INVALID_ARGUMENT
+    reason = "Invalid"
 
 
 class Forbidden(ApiError):
     """Admission refused the object (unknown priority class, a second globalDefault, ...)."""
 
     code = grpc.StatusCode.FAILED_PRECONDITION
+    reason = "Forbidden"
 
 
 class Expired(ApiError):
     """A watch or continue token asked for a compacted resourceVersion (Kubernetes' 410 Gone)."""
 
     code = grpc.StatusCode.OUT_OF_RANGE
+    reason = "Expired"
 
 
 class Unavailable(ApiError):
     """The server or its store cannot be reached; retrying is safe."""
 
     code = grpc.StatusCode.UNAVAILABLE
+    reason = "ServiceUnavailable"
+
+
+class Fenced(ApiError):
+    """A fenced write (Bind, UpdateStatus, Delete) whose lease is no longer held in the fence's tenure: the
+    writer was deposed, whether or not it knows. It must stop writing (a scheduler steps down)."""
+
+    code = grpc.StatusCode.FAILED_PRECONDITION
+    reason = "Fenced"
 
 
 class InternalError(ApiError):
     code = grpc.StatusCode.INTERNAL
+    reason = "InternalError"
 
 
 _BY_CODE: dict[grpc.StatusCode, type[ApiError]] = {
     cls.code: cls for cls in (NotFound, AlreadyExists, Conflict, Invalid, Forbidden, Expired, Unavailable)
 }
+_BY_REASON: dict[str, type[ApiError]] = {cls.reason: cls for cls in (*_BY_CODE.values(), Fenced)}
 
 
-def from_status(code: grpc.StatusCode, details: str | None) -> ApiError:
-    """The ApiError for a gRPC status (InternalError for codes the API does not use on purpose)."""
-    cls = _BY_CODE.get(code, InternalError)
+def from_status(code: grpc.StatusCode, details: str | None, reason: str = "") -> ApiError:
+    """The ApiError for a gRPC status and the reason its trailing metadata carried (InternalError for
+    codes the API does not use on purpose). A reason only counts with the code it belongs to."""
+    cls = _BY_REASON.get(reason)
+    if cls is None or cls.code != code:
+        cls = _BY_CODE.get(code, InternalError)
     return cls(details or code.name)
+
+
+def reason_of(metadata: object) -> str:
+    """The reason in a call's trailing metadata (a grpc.aio Metadata or a sequence of pairs), or ""."""
+    for key, value in metadata or ():  # type: ignore[attr-defined]
+        if key == REASON_KEY:
+            return value.decode() if isinstance(value, bytes) else str(value)
+    return ""
 
 
 CONFLICT_MESSAGE = (

@@ -1,7 +1,8 @@
 """The gRPC face of the API: unwraps requests, calls the verbs, wraps answers, and owns the one mapping
 from what went wrong to a gRPC status.
 
-* ``errors.ApiError`` → its own code and message (Kubernetes' wording, built where it is raised);
+* ``errors.ApiError`` → its own code and message (Kubernetes' wording, built where it is raised), and its
+  reason in the trailing metadata;
 * the store is unreachable → UNAVAILABLE (clients retry, and fail over to another server);
 * a compacted or future revision that escaped a more specific handler → OUT_OF_RANGE / INVALID_ARGUMENT;
 * anything else is a bug: INTERNAL, and the traceback goes to the log, not to the client.
@@ -31,22 +32,26 @@ Request = TypeVar("Request")
 Response = TypeVar("Response")
 
 
-def _status_of(exc: Exception, rpc: str) -> tuple[grpc.StatusCode, str]:
+def _error_of(exc: Exception, rpc: str) -> errors.ApiError:
     if isinstance(exc, errors.ApiError):
         if isinstance(exc, errors.InternalError):
             log.error("%s failed: %s", rpc, exc.message)
-        return exc.code, exc.message
+        return exc
     if isinstance(exc, StoreUnavailable):
         log.warning("%s: the store is unavailable: %s", rpc, exc)
-        return grpc.StatusCode.UNAVAILABLE, f"the store is unavailable: {exc}"
+        return errors.Unavailable(f"the store is unavailable: {exc}")
     if isinstance(exc, TooOldRevision):
-        expired = messages.too_old_resource_version(exc.requested, exc.compacted)
-        return expired.code, expired.message
+        return messages.too_old_resource_version(exc.requested, exc.compacted)
     if isinstance(exc, FutureRevision):
-        too_large = messages.too_large_resource_version(exc.requested, exc.current)
-        return too_large.code, too_large.message
+        return messages.too_large_resource_version(exc.requested, exc.current)
     log.exception("%s failed", rpc)
-    return grpc.StatusCode.INTERNAL, f"internal error in {rpc}: {type(exc).__name__}: {exc}"
+    return errors.InternalError(f"internal error in {rpc}: {type(exc).__name__}: {exc}")
+
+
+async def _abort(context: grpc.aio.ServicerContext, exc: Exception, rpc: str) -> None:
+    """End the call with the status ``exc`` maps to, its reason in the trailing metadata."""
+    error = _error_of(exc, rpc)
+    await context.abort(error.code, error.message, trailing_metadata=((errors.REASON_KEY, error.reason),))
 
 
 def _unary(
@@ -56,9 +61,9 @@ def _unary(
     async def call(self: Any, request: Request, context: grpc.aio.ServicerContext) -> Response:
         try:
             return await handler(self, request)
-        except Exception as exc:  # every failure becomes a status: see _status_of
-            code, message = _status_of(exc, handler.__name__)
-        await context.abort(code, message)
+        except Exception as exc:  # every failure becomes a status: see _error_of
+            failure = exc
+        await _abort(context, failure, handler.__name__)
         raise AssertionError("context.abort returns only by raising")
 
     return call
@@ -124,9 +129,9 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
             async for event in until_stopped(events, self._stopping):
                 yield event
             return
-        except Exception as exc:  # every failure becomes a status: see _status_of
-            code, message = _status_of(exc, "Watch")
-        await context.abort(code, message)
+        except Exception as exc:  # every failure becomes a status: see _error_of
+            failure = exc
+        await _abort(context, failure, "Watch")
 
     @staticmethod
     def _selection(

@@ -9,13 +9,14 @@ from cluster.api.errors import (
     ApiError,
     Conflict,
     Expired,
+    Fenced,
     Forbidden,
     InternalError,
     Invalid,
     NotFound,
     Unavailable,
 )
-from cluster.client.client import Client, ObjectList, WatchEvent
+from cluster.client.client import Client, Fence, ObjectList, WatchEvent
 from cluster.client.informer import Informer
 
 __all__ = [
@@ -24,6 +25,8 @@ __all__ = [
     "Client",
     "Conflict",
     "Expired",
+    "Fence",
+    "Fenced",
     "Forbidden",
     "Informer",
     "InternalError",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -86,6 +86,24 @@ class ObjectList:
 
 
 @dataclass(frozen=True, slots=True)
+class Fence:
+    """A fencing token (apiserver.proto's Fence): writes carrying it land only while the Lease
+    ``lease_namespace/lease_name`` is held by ``holder_identity`` in the tenure that began at store
+    revision ``token`` (the resourceVersion of the write that acquired it)."""
+
+    lease_namespace: str
+    lease_name: str
+    holder_identity: str
+    token: int
+
+    def to_proto(self) -> apiserver_pb2.Fence:
+        return apiserver_pb2.Fence(
+            lease_namespace=self.lease_namespace, lease_name=self.lease_name,
+            holder_identity=self.holder_identity, token=self.token,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class WatchEvent:
     #: "ADDED", "MODIFIED" or "DELETED".
     type: str
@@ -139,6 +157,11 @@ class Client:
         #: The index of the server calls go to; moves on when that server fails to answer.
         self._current = 0
         self._closed = False
+        #: When set, every Bind, UpdateStatus and Delete without a fence of its own carries this one (a
+        #: leading scheduler sets its fencing token here; see `Fence`).
+        self.fence: Fence | None = None
+        #: Told of every `errors.Fenced` answer before it is raised (a scheduler steps down on it).
+        self.on_fenced: Callable[[errors.Fenced], None] | None = None
 
     @classmethod
     def from_env(cls, server: str | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Client:
@@ -185,9 +208,11 @@ class Client:
         request = apiserver_pb2.UpdateRequest(object=wrap(obj), dry_run=dry_run)
         return unwrap(await self._unary("Update", request, idempotent=False))  # type: ignore[return-value]
 
-    async def update_status(self, obj: M) -> M:
-        """Replace status; ``obj.metadata.resourceVersion`` is the precondition (empty: none)."""
+    async def update_status(self, obj: M, *, fence: Fence | None = None) -> M:
+        """Replace status; ``obj.metadata.resourceVersion`` is the precondition (empty: none). Fenced by
+        ``fence``, else by the client's `fence` when set."""
         request = apiserver_pb2.UpdateRequest(object=wrap(obj))
+        self._attach_fence(request, fence)
         return unwrap(await self._unary("UpdateStatus", request, idempotent=False))  # type: ignore[return-value]
 
     async def delete(
@@ -199,8 +224,10 @@ class Client:
         grace_period_seconds: int | None = None,
         resource_version: str = "",
         dry_run: bool = False,
+        fence: Fence | None = None,
     ) -> Message:
-        """Delete an object (a pod with a grace period is only marked); returns it as deleted or marked."""
+        """Delete an object (a pod with a grace period is only marked); returns it as deleted or marked.
+        Fenced by ``fence``, else by the client's `fence` when set."""
         request = apiserver_pb2.DeleteRequest(
             kind=resolve_kind(kind).name,
             namespace=namespace,
@@ -208,6 +235,7 @@ class Client:
             resource_version=resource_version,
             dry_run=dry_run,
         )
+        self._attach_fence(request, fence)
         if grace_period_seconds is not None:
             request.grace_period_seconds = grace_period_seconds
         return unwrap(await self._unary("Delete", request, idempotent=False))
@@ -297,15 +325,29 @@ class Client:
         finally:
             call.cancel()
 
-    async def bind(self, namespace: str, name: str, node_name: str) -> objects_pb2.Pod:
-        """Bind an unbound pod to a node (the pods/binding subresource); `errors.Conflict` if it is bound."""
+    async def bind(
+        self, namespace: str, name: str, node_name: str, *, fence: Fence | None = None
+    ) -> objects_pb2.Pod:
+        """Bind an unbound pod to a node (the pods/binding subresource); `errors.Conflict` if it is bound.
+        Fenced by ``fence``, else by the client's `fence` when set."""
         binding = objects_pb2.Binding(
             api_version="v1",
             kind="Binding",
             metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace),
             target=objects_pb2.ObjectReference(kind="Node", name=node_name),
         )
-        return await self._unary("Bind", apiserver_pb2.BindRequest(binding=binding), idempotent=False)
+        request = apiserver_pb2.BindRequest(binding=binding)
+        self._attach_fence(request, fence)
+        return await self._unary("Bind", request, idempotent=False)
+
+    def _attach_fence(
+        self,
+        request: apiserver_pb2.UpdateRequest | apiserver_pb2.DeleteRequest | apiserver_pb2.BindRequest,
+        fence: Fence | None,
+    ) -> None:
+        fence = fence or self.fence
+        if fence is not None:
+            request.fence.CopyFrom(fence.to_proto())
 
     # ------------------------------------------------------------------------------------------ plumbing
 
@@ -380,7 +422,10 @@ class Client:
         if err.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
             servers = ", ".join(self._servers)
             return errors.Unavailable(f"no answer from the API server ({servers}) in {self._timeout_s:g}s")
-        return errors.from_status(err.code(), err.details())
+        error = errors.from_status(err.code(), err.details(), errors.reason_of(err.trailing_metadata()))
+        if isinstance(error, errors.Fenced) and self.on_fenced is not None:
+            self.on_fenced(error)
+        return error
 
 
 def _watch_event(response: apiserver_pb2.WatchEvent) -> WatchEvent:
@@ -394,7 +439,7 @@ def _watch_error(err: grpc.aio.AioRpcError) -> errors.ApiError:
     # The server cancelling a stream (as it does when it shuts down) is a disconnect like any other.
     if err.code() == grpc.StatusCode.CANCELLED:
         return errors.Unavailable(f"the API server ended the watch: {err.details()}")
-    return errors.from_status(err.code(), err.details())
+    return errors.from_status(err.code(), err.details(), errors.reason_of(err.trailing_metadata()))
 
 
 __all__ = [
@@ -404,6 +449,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "SERVER_ENV",
     "Client",
+    "Fence",
     "KindLike",
     "ObjectList",
     "WatchEvent",
