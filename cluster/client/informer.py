@@ -82,6 +82,8 @@ class Informer:
         self._resource_version = ""
         #: Counts applied watch events, so that the re-watch backoff restarts once a watch has worked.
         self._events_applied = 0
+        #: Events at or below this revision are already in the store (a `resync` listed past them).
+        self._listed_through = 0
         self._synced = asyncio.Event()
         #: Why ``run()`` ended before the first list was delivered (``wait_synced`` raises it).
         self._failure: BaseException | None = None
@@ -195,6 +197,8 @@ class Informer:
 
     def _apply(self, event: WatchEvent) -> None:
         obj = event.object
+        if int(obj.metadata.resource_version) <= self._listed_through:  # type: ignore[attr-defined]
+            return
         key = self.key(obj)
         if event.type == "DELETED":
             if self._remove(key) is not None:
@@ -277,6 +281,29 @@ class Informer:
         if not self._synced.is_set():
             log.debug("%r: synced %d objects", self, len(self._objects))
             self._synced.set()
+
+    async def resync(self) -> None:
+        """Catch up with the store as it is now: once this returns, every change made before the call
+        began is in the store and the handlers have heard of it. A new leader calls it before its first
+        cycle, so that it never decides on a picture older than the lease it just acquired.
+
+        The running watch is left alone: a list at the current revision is reconciled into the store
+        (handlers hear only the differences) unless the watch has already gone past that revision, and
+        the watch's events up to it, when they arrive, are skipped as already applied."""
+        await self.wait_synced()
+        listed = await self._client.list_all(
+            self._kind,
+            self._namespace,
+            label_selector=self._label_selector,
+            field_selector=self._field_selector,
+            page_size=self._page_size,
+        )
+        revision = int(listed.resource_version)
+        if int(self._resource_version or 0) >= revision:
+            return  # the watch delivered everything up to the list's revision while it was read
+        self._replace(listed.items)
+        self._resource_version = listed.resource_version
+        self._listed_through = revision
 
     async def _watch(self) -> None:
         events = self._client.watch(

@@ -195,6 +195,31 @@ async def test_informers_started_during_writes_converge(
         assert versions(log.state) == final
 
 
+async def test_resync_catches_up_at_once_and_the_watch_repeats_nothing(
+    client: Client, namespace: str, unique: Callable[[str], str]
+) -> None:
+    """A new leader's catch-up: once ``resync`` returns, every write made before it is held (without
+    waiting for the watch), and the watch's own copies of those events, arriving later, are not applied
+    again (each object is added once, and resourceVersions only grow)."""
+    node_name = unique("node")
+    await client.create(node(node_name))
+    informer = Informer(client, POD, namespace=namespace)
+    log = EventLog().register(informer)
+    async with running(informer):
+        for round_ in range(5):
+            await churn(client, namespace, node_name, f"r{round_}", 12)
+            marker = await client.create(pod(f"marker-{round_}", namespace))
+            await informer.resync()
+            held = informer.get(f"{namespace}/marker-{round_}")
+            assert held is not None and held.metadata.resource_version == marker.metadata.resource_version
+            assert int(informer.resource_version) >= int(marker.metadata.resource_version)
+        final = await assert_matches_server(client, informer, namespace)
+    assert log.problems == []
+    assert versions(log.state) == final
+    added = [key for kind, key, _ in log.events if kind == "add"]
+    assert len(added) == len(set(added)), "an object was added twice"
+
+
 # ------------------------------------------------------------------------------------ cut connections
 
 
