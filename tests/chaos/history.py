@@ -1,0 +1,317 @@
+"""Judging a recorded store history: the chaos tests' oracle.
+
+The recorder (``recorder.py``) keeps every store event the API servers caused, in revision order, each
+with the object decoded and the local monotonic time it arrived. The functions here take that list and
+return the problems they find, one readable line each (an empty list means the rule held), so a failing
+chaos run names the pod, the node, the revision and the holder at fault.
+
+The rules are checked from the store's own history, not from what any component says about itself:
+
+* ``check_bound_once``: every pod is bound exactly once and its nodeName never changes afterwards.
+* ``check_never_over_allocatable``: replaying every revision, the pods bound to a node and not finished
+  never request more cpu, memory or pod slots than the node's allocatable.
+* ``check_fenced_binds``: every bind carries the API server's ``bound-under-fence`` annotation, and the
+  lease, as it stood at the bind's revision, was held by that holder in the tenure that token names.
+* ``check_no_writes_after``: a deposed holder wrote nothing (no bind, no lease write) after a revision.
+
+The pod-request arithmetic is written out here rather than borrowed from the scheduler, so the scheduler
+is never judged by its own code.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from google.protobuf.message import Message
+
+from cluster.api import objects_pb2
+from cluster.api.kinds import LEASE, NODE, POD
+from cluster.api.quantity import int_value, milli_value
+from store.base import EventType
+
+#: The annotation the API server puts on a pod it bound under a fence: "<holder>@<token>".
+BOUND_UNDER_FENCE = "podsched.io/bound-under-fence"
+#: The annotation the API server keeps on a lease renewed within one tenure: the tenure's token.
+FENCING_TOKEN = "podsched.io/fencing-token"
+#: The scheduler's lease by default (kube-system/kube-scheduler).
+SCHEDULER_LEASE_KEY = LEASE.key("kube-system", "kube-scheduler")
+
+#: Pod phases after which a pod holds nothing on its node.
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+PODS = "pods"
+#: The node resources checked, with how to read a quantity of each (cpu in milli-units).
+PARSERS = {"cpu": milli_value, "memory": int_value, PODS: int_value}
+#: The resources a pod requests through its containers (a pod slot it takes by being there).
+REQUESTED = ("cpu", "memory")
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One store event as the recorder received it."""
+
+    revision: int
+    type: EventType
+    key: str
+    #: PUT: the object as written (resourceVersion = ``revision``). DELETE: the object as it was.
+    obj: Message
+    #: ``time.monotonic()`` in the recording process when the event arrived.
+    arrived: float
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseRecord:
+    """The scheduler lease as one write left it."""
+
+    revision: int
+    arrived: float
+    #: "" when released (or deleted).
+    holder: str
+    #: The token of the tenure this write belongs to: the annotation when present, else the revision.
+    token: int
+
+
+# ------------------------------------------------------------------------------------------ leases
+
+
+def lease_records(events: Iterable[Recorded], lease_key: str = SCHEDULER_LEASE_KEY) -> list[LeaseRecord]:
+    """Every write of the lease at ``lease_key``, in order, with its holder and tenure token."""
+    records = []
+    for event in events:
+        if event.key != lease_key:
+            continue
+        if event.type is EventType.DELETE:
+            records.append(LeaseRecord(event.revision, event.arrived, "", event.revision))
+            continue
+        lease = event.obj
+        assert isinstance(lease, objects_pb2.Lease)
+        records.append(LeaseRecord(event.revision, event.arrived, lease.spec.holder_identity,
+                                   _tenure_token(lease, event.revision)))
+    return records
+
+
+def _tenure_token(lease: objects_pb2.Lease, revision: int) -> int:
+    annotation = lease.metadata.annotations.get(FENCING_TOKEN)
+    return int(annotation) if annotation is not None else revision
+
+
+def takeover_after(
+    events: Iterable[Recorded], since: float, old_holder: str, lease_key: str = SCHEDULER_LEASE_KEY
+) -> LeaseRecord | None:
+    """The first lease write that arrived after local time ``since`` and names a holder other than
+    ``old_holder`` (an empty holder, a release, does not count): the end of a failover."""
+    for record in lease_records(events, lease_key):
+        if record.arrived >= since and record.holder and record.holder != old_holder:
+            return record
+    return None
+
+
+def holder_at(events: Iterable[Recorded], revision: int,
+              lease_key: str = SCHEDULER_LEASE_KEY) -> LeaseRecord | None:
+    """The lease as it stood just after ``revision`` (None before its first write)."""
+    current = None
+    for record in lease_records(events, lease_key):
+        if record.revision > revision:
+            break
+        current = record
+    return current
+
+
+# -------------------------------------------------------------------------------------------- pods
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """A pod write that gave the pod a node."""
+
+    revision: int
+    key: str
+    node: str
+    #: The bound-under-fence annotation ("" when absent).
+    fence: str
+
+
+def bindings(events: Iterable[Recorded]) -> list[Binding]:
+    """Every write that took a pod from no node to a node, in order."""
+    node_of: dict[str, str] = {}
+    found = []
+    for event in events:
+        if not event.key.startswith(POD.key_prefix()):
+            continue
+        if event.type is EventType.DELETE:
+            node_of.pop(event.key, None)
+            continue
+        pod = event.obj
+        assert isinstance(pod, objects_pb2.Pod)
+        if pod.spec.node_name and not node_of.get(event.key):
+            found.append(Binding(event.revision, event.key, pod.spec.node_name,
+                                 pod.metadata.annotations.get(BOUND_UNDER_FENCE, "")))
+        node_of[event.key] = pod.spec.node_name
+    return found
+
+
+def check_bound_once(events: Sequence[Recorded], submitted: Iterable[str] = ()) -> list[str]:
+    """Every pod in the history (and every key in ``submitted``, the pods a client was told it created)
+    was created, bound exactly once, and kept its node until the history ends or it was deleted; a
+    pod deleted and created again under the same key is judged per incarnation (by uid)."""
+    problems = []
+    # key -> [uid, node, times bound] of the incarnation alive now.
+    alive: dict[str, list] = {}
+    seen: set[str] = set()
+
+    def finish(key: str, uid: str, times_bound: int, why: str) -> None:
+        if times_bound == 0:
+            problems.append(f"pod {key} (uid {uid}) was never bound ({why})")
+
+    for event in events:
+        if not event.key.startswith(POD.key_prefix()):
+            continue
+        seen.add(event.key)
+        pod = event.obj
+        assert isinstance(pod, objects_pb2.Pod)
+        state = alive.get(event.key)
+        if event.type is EventType.DELETE:
+            if state is not None:
+                finish(event.key, state[0], state[2], f"deleted at revision {event.revision}")
+                del alive[event.key]
+            continue
+        if state is not None and state[0] != pod.metadata.uid:
+            problems.append(f"pod {event.key} changed uid from {state[0]} to {pod.metadata.uid} without a "
+                            f"deletion (revision {event.revision})")
+            state = None
+        if state is None:
+            state = alive[event.key] = [pod.metadata.uid, "", 0]
+        node = pod.spec.node_name
+        if node != state[1]:
+            if state[1]:
+                problems.append(f"pod {event.key} moved from node {state[1]} to {node or '(none)'} at "
+                                f"revision {event.revision}")
+            if node:
+                state[2] += 1
+                if state[2] > 1:
+                    problems.append(f"pod {event.key} was bound {state[2]} times (to {node} at revision "
+                                    f"{event.revision})")
+            state[1] = node
+    for key, (uid, _node, times_bound) in alive.items():
+        finish(key, uid, times_bound, "at the end of the history")
+    for key in sorted(set(submitted) - seen):
+        problems.append(f"pod {key} was submitted but never appears in the store's history")
+    return problems
+
+
+# ------------------------------------------------------------------------------------------- nodes
+
+
+def _quantity(quantities: Mapping[str, str], resource: str) -> int:
+    text = quantities.get(resource)
+    return PARSERS[resource](text) if text else 0
+
+
+def pod_need(pod: objects_pb2.Pod) -> dict[str, int]:
+    """What a pod holds on its node, as Kubernetes counts it: per resource the containers' sum, raised
+    to any larger init container's request (they run one at a time), plus the pod overhead; and one
+    pod slot."""
+    need = {}
+    for resource in REQUESTED:
+        total = sum(_quantity(c.resources.requests, resource) for c in pod.spec.containers)
+        for init in pod.spec.init_containers:
+            total = max(total, _quantity(init.resources.requests, resource))
+        need[resource] = total + _quantity(pod.spec.overhead, resource)
+    need[PODS] = 1
+    return need
+
+
+def check_never_over_allocatable(events: Sequence[Recorded]) -> list[str]:
+    """Replay the history: after every event, the node it touched holds pods (bound, not in a terminal
+    phase, not yet deleted) whose needs fit its allocatable cpu, memory and pods (a resource the node
+    does not list is 0, as the scheduler's fit check reads it). Pods bound to a node the store does not
+    hold are a problem too."""
+    problems = []
+    allocatable: dict[str, dict[str, int]] = {}
+    #: pod key -> (node, need) for every pod holding room now.
+    holding: dict[str, tuple[str, dict[str, int]]] = {}
+    used: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(PARSERS, 0))
+
+    for event in events:
+        touched: str | None = None
+        if event.key.startswith(NODE.key_prefix()):
+            touched = event.obj.metadata.name  # type: ignore[attr-defined]
+            if event.type is EventType.DELETE:
+                allocatable.pop(touched, None)
+            else:
+                status = event.obj.status  # type: ignore[attr-defined]
+                allocatable[touched] = {r: _quantity(status.allocatable, r) for r in PARSERS}
+        elif event.key.startswith(POD.key_prefix()):
+            previous = holding.pop(event.key, None)
+            if previous is not None:
+                for resource, amount in previous[1].items():
+                    used[previous[0]][resource] -= amount
+            pod = event.obj
+            assert isinstance(pod, objects_pb2.Pod)
+            if event.type is EventType.PUT and pod.spec.node_name and pod.status.phase not in TERMINAL_PHASES:
+                touched = pod.spec.node_name
+                holding[event.key] = (touched, pod_need(pod))
+                for resource, amount in holding[event.key][1].items():
+                    used[touched][resource] += amount
+        if touched is None or used[touched][PODS] == 0:
+            continue
+        limits = allocatable.get(touched)
+        if limits is None:
+            problems.append(f"revision {event.revision}: pods are bound to node {touched}, which the store "
+                            f"does not hold")
+            continue
+        for resource, limit in limits.items():
+            if used[touched][resource] > limit:
+                problems.append(f"revision {event.revision}: node {touched} is over allocatable {resource}: "
+                                f"{used[touched][resource]} requested > {limit}")
+    return problems
+
+
+# --------------------------------------------------------------------------------------- fencing
+
+
+def check_fenced_binds(events: Sequence[Recorded], lease_key: str = SCHEDULER_LEASE_KEY) -> list[str]:
+    """Every bind carries ``bound-under-fence: <holder>@<token>``, and at the bind's revision the lease
+    was held by <holder> in the tenure that began at revision <token>."""
+    problems = []
+    leases = lease_records(events, lease_key)
+    position, current = 0, None
+    for binding in bindings(events):
+        while position < len(leases) and leases[position].revision < binding.revision:
+            current = leases[position]
+            position += 1
+        where = f"pod {binding.key} bound to {binding.node} at revision {binding.revision}"
+        holder, at, token_text = binding.fence.rpartition("@")
+        if not binding.fence:
+            problems.append(f"{where} carries no {BOUND_UNDER_FENCE} annotation")
+            continue
+        if not at or not holder or not token_text.isdigit():
+            problems.append(f"{where}: {BOUND_UNDER_FENCE} is {binding.fence!r}, not <holder>@<token>")
+            continue
+        if current is None:
+            problems.append(f"{where} under fence {binding.fence}, before the lease existed")
+        elif current.holder != holder or current.token != int(token_text):
+            problems.append(
+                f"{where} under fence {binding.fence}, but the lease was then held by "
+                f"{current.holder or '(nobody)'} in the tenure of token {current.token} "
+                f"(lease revision {current.revision})"
+            )
+    return problems
+
+
+def check_no_writes_after(
+    events: Sequence[Recorded], holder: str, revision: int, lease_key: str = SCHEDULER_LEASE_KEY
+) -> list[str]:
+    """Nothing written on behalf of ``holder`` landed after ``revision``: no bind under its fence and no
+    lease write naming it as holder."""
+    problems = []
+    for binding in bindings(events):
+        if binding.revision > revision and binding.fence.rpartition("@")[0] == holder:
+            problems.append(f"pod {binding.key} was bound to {binding.node} under {holder}'s fence at "
+                            f"revision {binding.revision}, after revision {revision}")
+    for record in lease_records(events, lease_key):
+        if record.revision > revision and record.holder == holder:
+            problems.append(f"the lease was written with holder {holder} at revision {record.revision}, "
+                            f"after revision {revision}")
+    return problems

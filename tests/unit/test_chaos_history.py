@@ -1,0 +1,348 @@
+"""The chaos tests' history checker (tests/chaos/history.py) on small synthetic histories: each rule
+holds on a clean history and reports the violation, naming what is wrong, on a violating one."""
+
+from __future__ import annotations
+
+from google.protobuf.message import Message
+
+from cluster.api import objects_pb2
+from cluster.api.kinds import LEASE, NODE, POD
+from store.base import EventType
+from tests.chaos import history
+from tests.chaos.history import Recorded
+
+LEASE_KEY = history.SCHEDULER_LEASE_KEY
+
+
+class History:
+    """Builds a recorded history one write at a time: revisions count up from 2, arrival times are the
+    revision in seconds (so a test can speak of "after revision N" in local time too)."""
+
+    def __init__(self) -> None:
+        self.events: list[Recorded] = []
+        self.revision = 1
+
+    def put(self, key: str, obj: Message) -> int:
+        self.revision += 1
+        obj.metadata.resource_version = str(self.revision)  # type: ignore[attr-defined]
+        self.events.append(Recorded(self.revision, EventType.PUT, key, obj, float(self.revision)))
+        return self.revision
+
+    def delete(self, key: str, obj: Message) -> int:
+        self.revision += 1
+        self.events.append(Recorded(self.revision, EventType.DELETE, key, obj, float(self.revision)))
+        return self.revision
+
+    def node(self, name: str, *, cpu: str = "1", memory: str = "1Gi", pods: str = "10") -> int:
+        node = objects_pb2.Node()
+        node.metadata.name = name
+        node.status.allocatable.update({"cpu": cpu, "memory": memory, "pods": pods})
+        return self.put(NODE.key("", name), node)
+
+    def pod(self, name: str, node: str = "", *, uid: str = "", cpu: str = "100m", memory: str = "",
+            phase: str = "Pending", fence: str = "") -> int:
+        return self.put(POD.key("default", name), make_pod(name, node, uid=uid, cpu=cpu, memory=memory,
+                                                          phase=phase, fence=fence))
+
+    def lease(self, holder: str, token: int | None = None) -> int:
+        lease = objects_pb2.Lease()
+        lease.metadata.name = "kube-scheduler"
+        lease.metadata.namespace = "kube-system"
+        lease.spec.holder_identity = holder
+        if token is not None:
+            lease.metadata.annotations[history.FENCING_TOKEN] = str(token)
+        return self.put(LEASE_KEY, lease)
+
+
+def make_pod(name: str, node: str = "", *, uid: str = "", cpu: str = "100m", memory: str = "",
+             phase: str = "Pending", fence: str = "") -> objects_pb2.Pod:
+    pod = objects_pb2.Pod()
+    pod.metadata.name = name
+    pod.metadata.namespace = "default"
+    pod.metadata.uid = uid or f"uid-{name}"
+    pod.spec.node_name = node
+    requests = pod.spec.containers.add(name="app").resources.requests
+    requests["cpu"] = cpu
+    if memory:
+        requests["memory"] = memory
+    pod.status.phase = phase
+    if fence:
+        pod.metadata.annotations[history.BOUND_UNDER_FENCE] = fence
+    return pod
+
+
+def key(name: str) -> str:
+    return POD.key("default", name)
+
+
+# ------------------------------------------------------------------------------------- bound once
+
+
+def test_bound_once_holds_when_every_pod_is_bound_once_and_stays() -> None:
+    h = History()
+    h.pod("a")
+    h.pod("b")
+    h.pod("a", "n1", phase="Running")
+    h.pod("b", "n2", phase="Running")
+    h.pod("a", "n1", phase="Running")  # a status update on the same node
+    h.delete(key("b"), make_pod("b", "n2"))
+    assert history.check_bound_once(h.events, submitted=[key("a"), key("b")]) == []
+
+
+def test_bound_once_reports_a_pod_never_bound() -> None:
+    h = History()
+    h.pod("a")
+    h.pod("b")
+    h.pod("b", "n1")
+    assert history.check_bound_once(h.events) == [
+        "pod /registry/pods/default/a (uid uid-a) was never bound (at the end of the history)"
+    ]
+
+
+def test_bound_once_reports_a_pod_deleted_before_it_was_bound() -> None:
+    h = History()
+    h.pod("a")
+    h.delete(key("a"), make_pod("a"))
+    assert history.check_bound_once(h.events) == [
+        "pod /registry/pods/default/a (uid uid-a) was never bound (deleted at revision 3)"
+    ]
+
+
+def test_bound_once_reports_a_pod_that_moved_to_another_node() -> None:
+    h = History()
+    h.pod("a")
+    h.pod("a", "n1")
+    h.pod("a", "n2")
+    problems = history.check_bound_once(h.events)
+    assert "pod /registry/pods/default/a moved from node n1 to n2 at revision 4" in problems
+    assert "pod /registry/pods/default/a was bound 2 times (to n2 at revision 4)" in problems
+
+
+def test_bound_once_reports_a_pod_unbound_and_bound_again() -> None:
+    h = History()
+    h.pod("a")
+    h.pod("a", "n1")
+    h.pod("a", "")
+    h.pod("a", "n1")
+    assert history.check_bound_once(h.events) == [
+        "pod /registry/pods/default/a moved from node n1 to (none) at revision 4",
+        "pod /registry/pods/default/a was bound 2 times (to n1 at revision 5)",
+    ]
+
+
+def test_bound_once_judges_a_recreated_pod_as_a_new_incarnation() -> None:
+    h = History()
+    h.pod("a", uid="first")
+    h.pod("a", "n1", uid="first")
+    h.delete(key("a"), make_pod("a", "n1", uid="first"))
+    h.pod("a", uid="second")
+    h.pod("a", "n2", uid="second")
+    assert history.check_bound_once(h.events) == []
+
+
+def test_bound_once_reports_a_uid_change_without_a_deletion() -> None:
+    h = History()
+    h.pod("a", "n1", uid="first")
+    h.pod("a", "n1", uid="second")
+    assert history.check_bound_once(h.events) == [
+        "pod /registry/pods/default/a changed uid from first to second without a deletion (revision 3)"
+    ]
+
+
+def test_bound_once_reports_a_submitted_pod_missing_from_the_history() -> None:
+    h = History()
+    h.pod("a", "n1")
+    assert history.check_bound_once(h.events, submitted=[key("a"), key("ghost")]) == [
+        "pod /registry/pods/default/ghost was submitted but never appears in the store's history"
+    ]
+
+
+# ------------------------------------------------------------------------------- over allocatable
+
+
+def test_allocatable_holds_when_pods_fit_every_node_at_every_revision() -> None:
+    h = History()
+    h.node("n1", cpu="1", pods="3")
+    for name in ("a", "b", "c"):
+        h.pod(name)
+        h.pod(name, "n1", cpu="300m", memory="100Mi")
+    h.pod("d")
+    h.pod("a", "n1", cpu="300m", phase="Succeeded")  # finished pods hold nothing
+    h.pod("d", "n1", cpu="400m")
+    assert history.check_never_over_allocatable(h.events) == []
+
+
+def test_allocatable_reports_a_node_over_its_cpu() -> None:
+    h = History()
+    h.node("n1", cpu="500m")
+    h.pod("a", "n1", cpu="300m")
+    h.pod("b", "n1", cpu="300m")
+    assert history.check_never_over_allocatable(h.events) == [
+        "revision 4: node n1 is over allocatable cpu: 600 requested > 500"
+    ]
+
+
+def test_allocatable_reports_a_node_over_its_memory_and_pod_count() -> None:
+    h = History()
+    h.node("n1", memory="1Gi", pods="1")
+    h.pod("a", "n1", memory="768Mi")
+    h.pod("b", "n1", memory="512Mi")
+    assert history.check_never_over_allocatable(h.events) == [
+        f"revision 4: node n1 is over allocatable memory: {1280 * 2**20} requested > {2**30}",
+        "revision 4: node n1 is over allocatable pods: 2 requested > 1",
+    ]
+
+
+def test_allocatable_counts_init_containers_and_overhead() -> None:
+    h = History()
+    h.node("n1", cpu="1")
+    pod = make_pod("a", "n1", cpu="200m")
+    pod.spec.init_containers.add(name="init").resources.requests["cpu"] = "900m"  # max(200m, 900m)
+    pod.spec.overhead["cpu"] = "200m"  # + 200m = 1100m
+    h.put(key("a"), pod)
+    assert history.check_never_over_allocatable(h.events) == [
+        "revision 3: node n1 is over allocatable cpu: 1100 requested > 1000"
+    ]
+
+
+def test_allocatable_frees_room_when_a_pod_is_deleted_and_checks_a_shrunk_node() -> None:
+    h = History()
+    h.node("n1", cpu="500m")
+    h.pod("a", "n1", cpu="300m")
+    h.delete(key("a"), make_pod("a", "n1", cpu="300m"))
+    h.pod("b", "n1", cpu="400m")
+    assert history.check_never_over_allocatable(h.events) == []
+    h.node("n1", cpu="300m")
+    assert history.check_never_over_allocatable(h.events) == [
+        "revision 6: node n1 is over allocatable cpu: 400 requested > 300"
+    ]
+
+
+def test_allocatable_reports_pods_bound_to_an_unknown_node() -> None:
+    h = History()
+    h.pod("a", "nowhere")
+    assert history.check_never_over_allocatable(h.events) == [
+        "revision 2: pods are bound to node nowhere, which the store does not hold"
+    ]
+
+
+# ---------------------------------------------------------------------------------------- fencing
+
+
+def test_fenced_binds_hold_when_each_bind_names_the_tenure_of_its_time() -> None:
+    h = History()
+    first = h.lease("s1")
+    h.lease("s1", token=first)  # a renewal keeps the tenure's token
+    h.pod("a")
+    h.pod("a", "n1", fence=f"s1@{first}")
+    second = h.lease("s2")  # a new holder: a new tenure, token = its revision
+    h.lease("s2", token=second)
+    h.pod("b")
+    h.pod("b", "n1", fence=f"s2@{second}")
+    assert history.check_fenced_binds(h.events) == []
+
+
+def test_fenced_binds_report_a_bind_without_the_annotation() -> None:
+    h = History()
+    h.lease("s1")
+    h.pod("a", "n1")
+    assert history.check_fenced_binds(h.events) == [
+        "pod /registry/pods/default/a bound to n1 at revision 3 carries no podsched.io/bound-under-fence "
+        "annotation"
+    ]
+
+
+def test_fenced_binds_report_a_malformed_annotation() -> None:
+    h = History()
+    h.lease("s1")
+    h.pod("a", "n1", fence="s1-2")
+    assert history.check_fenced_binds(h.events) == [
+        "pod /registry/pods/default/a bound to n1 at revision 3: podsched.io/bound-under-fence is 's1-2', "
+        "not <holder>@<token>"
+    ]
+
+
+def test_fenced_binds_report_a_write_from_a_deposed_leader() -> None:
+    h = History()
+    first = h.lease("s1")
+    h.lease("s2")  # s1 is deposed at revision 3
+    h.pod("a", "n1", fence=f"s1@{first}")
+    assert history.check_fenced_binds(h.events) == [
+        "pod /registry/pods/default/a bound to n1 at revision 4 under fence s1@2, but the lease was then "
+        "held by s2 in the tenure of token 3 (lease revision 3)"
+    ]
+
+
+def test_fenced_binds_report_a_stale_token_of_the_same_holder() -> None:
+    h = History()
+    first = h.lease("s1")
+    h.lease("")  # released
+    second = h.lease("s1")  # the same identity again: a new tenure
+    h.pod("a", "n1", fence=f"s1@{first}")
+    assert second != first
+    assert history.check_fenced_binds(h.events) == [
+        "pod /registry/pods/default/a bound to n1 at revision 5 under fence s1@2, but the lease was then "
+        "held by s1 in the tenure of token 4 (lease revision 4)"
+    ]
+
+
+def test_fenced_binds_report_a_bind_before_any_lease() -> None:
+    h = History()
+    h.pod("a", "n1", fence="s1@7")
+    assert history.check_fenced_binds(h.events) == [
+        "pod /registry/pods/default/a bound to n1 at revision 2 under fence s1@7, before the lease existed"
+    ]
+
+
+def test_no_writes_after_holds_when_the_deposed_holder_is_silent() -> None:
+    h = History()
+    first = h.lease("old")
+    h.pod("a", "n1", fence=f"old@{first}")
+    takeover = h.lease("new")
+    h.pod("b", "n1", fence=f"new@{takeover}")
+    assert history.check_no_writes_after(h.events, "old", takeover) == []
+
+
+def test_no_writes_after_reports_a_bind_and_a_lease_write_of_the_deposed_holder() -> None:
+    h = History()
+    first = h.lease("old")
+    takeover = h.lease("new")
+    h.pod("a", "n1", fence=f"old@{first}")
+    h.lease("old", token=first)
+    assert history.check_no_writes_after(h.events, "old", takeover) == [
+        "pod /registry/pods/default/a was bound to n1 under old's fence at revision 4, after revision 3",
+        "the lease was written with holder old at revision 5, after revision 3",
+    ]
+
+
+# --------------------------------------------------------------------------------------- failover
+
+
+def test_takeover_after_finds_the_first_new_holder_after_the_fault() -> None:
+    h = History()
+    h.lease("a")  # revision 2, arrives at 2.0
+    h.lease("a", token=2)
+    h.lease("")  # a release is not a takeover
+    h.lease("b")  # revision 5
+    h.lease("c")
+    found = history.takeover_after(h.events, since=3.5, old_holder="a")
+    assert found is not None and (found.holder, found.revision, found.arrived) == ("b", 5, 5.0)
+    assert history.takeover_after(h.events, since=6.5, old_holder="c") is None
+
+
+def test_lease_records_read_the_tenure_token_from_the_annotation_or_the_revision() -> None:
+    h = History()
+    h.lease("a")
+    h.lease("a", token=2)
+    h.delete(LEASE_KEY, objects_pb2.Lease())
+    records = history.lease_records(h.events)
+    assert [(r.holder, r.token, r.revision) for r in records] == [("a", 2, 2), ("a", 2, 3), ("", 4, 4)]
+
+
+def test_other_keys_are_not_leases_or_pods() -> None:
+    h = History()
+    other = objects_pb2.Lease()
+    other.spec.holder_identity = "x"
+    h.put(LEASE.key("default", "other"), other)
+    assert history.lease_records(h.events) == []
+    assert history.bindings(h.events) == []
