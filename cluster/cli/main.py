@@ -6,7 +6,19 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from cluster.cli import apiserver, apply, bench, delete, demo, describe, get, scheduler, simulate
+from cluster.cli import (
+    apiserver,
+    apply,
+    bench,
+    delete,
+    demo,
+    describe,
+    get,
+    healthcheck,
+    load,
+    scheduler,
+    simulate,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,7 +27,19 @@ def build_parser() -> argparse.ArgumentParser:
         description="podsched: a Kubernetes-compatible pod-scheduling control plane.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for command in (apiserver, apply, get, describe, delete, demo, bench, scheduler, simulate):
+    for command in (
+        apiserver,
+        apply,
+        get,
+        describe,
+        delete,
+        demo,
+        bench,
+        scheduler,
+        simulate,
+        load,
+        healthcheck,
+    ):
         command.register(subparsers)
     return parser
 

@@ -1,0 +1,142 @@
+"""`podsched load`: submit pods at a steady rate and report how many the scheduler has bound.
+
+    podsched load [--rate 10] [--count N] [-n load] [--cpu 100m] [--memory 128Mi]
+                  [--priority-class NAME] [--wait [--timeout DURATION]] [--progress-interval 2s]
+
+Without ``--count`` it submits until stopped (SIGINT or SIGTERM: exit 0 after a last progress line).
+With ``--count`` it exits 0 once that many pods are created, or with ``--wait`` once every one of them
+is bound; 1 when the server refuses the pods, a pod is deleted before it is bound, ``--timeout`` passes,
+or it is stopped first; 2 for bad flags. A progress line every ``--progress-interval``::
+
+    12:00:05.123 load: submitted 50/100, bound 47, pending 3 (10.0 pods/s)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+from datetime import datetime
+
+from cluster.api import errors
+from cluster.cli.apiserver import parse_duration
+from cluster.cli.common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    UsageError,
+    add_server_flag,
+    connect,
+    print_error,
+    run_async,
+)
+from cluster.launcher.load import LoadFailed, LoadGenerator, LoadSpec, LoadSpecError, Progress
+
+DEFAULT_RATE = 10.0
+DEFAULT_PROGRESS_INTERVAL_S = 2.0
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "load",
+        help="submit pods at a rate and report how many are bound",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument("--rate", type=float, default=DEFAULT_RATE, metavar="PODS_PER_S",
+                        help=f"pods submitted per second (default {DEFAULT_RATE:g})")
+    parser.add_argument("--count", type=int, default=None, metavar="N",
+                        help="how many pods to submit (default: until stopped)")
+    parser.add_argument("-n", "--namespace", default="load", help="namespace of the pods (default: load)")
+    parser.add_argument("--cpu", default="100m", help="each pod's cpu request (default 100m)")
+    parser.add_argument("--memory", default="128Mi", help="each pod's memory request (default 128Mi)")
+    parser.add_argument("--priority-class", default="", metavar="NAME",
+                        help="the pods' priorityClassName (default: the cluster's default)")
+    parser.add_argument("--wait", action="store_true",
+                        help="with --count: exit once every pod is bound, not once every pod is created")
+    parser.add_argument("--timeout", type=parse_duration, default=None, metavar="DURATION",
+                        help="with --wait: give up after this long, like 60s (default: wait forever)")
+    parser.add_argument("--progress-interval", type=parse_duration, default=DEFAULT_PROGRESS_INTERVAL_S,
+                        metavar="DURATION",
+                        help=f"time between progress lines (default {DEFAULT_PROGRESS_INTERVAL_S:g}s)")
+    add_server_flag(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_async(args, lambda: _load(args))
+
+
+def _spec(args: argparse.Namespace) -> LoadSpec:
+    if args.wait and args.count is None:
+        raise UsageError("--wait needs --count: a load without an end is never all bound")
+    if args.timeout is not None and not args.wait:
+        raise UsageError("--timeout applies to --wait only")
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError(f"--timeout must be positive, got {args.timeout:g}s")
+    if not args.progress_interval > 0:
+        raise UsageError(f"--progress-interval must be positive, got {args.progress_interval:g}s")
+    try:
+        return LoadSpec(rate=args.rate, count=args.count, namespace=args.namespace, cpu=args.cpu,
+                        memory=args.memory, priority_class=args.priority_class)
+    except LoadSpecError as exc:
+        raise UsageError(f"--{exc.field.replace('_', '-')}: {exc.problem}") from None
+
+
+def _say(text: str) -> None:
+    stamp = datetime.now().strftime("%H:%M:%S.%f")[:-3]
+    print(f"{stamp} load: {text}", flush=True)
+
+
+async def _load(args: argparse.Namespace) -> int:
+    spec = _spec(args)
+    async with connect(args) as client:
+        if spec.priority_class:
+            try:
+                await client.get("PriorityClass", spec.priority_class)
+            except errors.NotFound:
+                print_error(f'error: priority class "{spec.priority_class}" does not exist '
+                            "(`podsched get priorityclasses` lists them)")
+                return EXIT_ERROR
+        goal = f"{spec.count} pods" if spec.count is not None else "pods until stopped"
+        _say(f"run {spec.run_id}: submitting {goal} at {spec.rate:g}/s to namespace {spec.namespace} "
+             f"(label {spec.selector})")
+        generator = LoadGenerator(client, spec)
+        running = asyncio.create_task(generator.run(
+            wait=args.wait, wait_timeout_s=args.timeout, progress_every_s=args.progress_interval,
+            on_progress=lambda progress: _say(progress.line(spec.count)),
+        ))
+        stopped = await _until_done_or_stopped(running)
+        final = generator.progress()
+        if stopped:
+            _say(f"stopped: {final.line(spec.count)}")
+            return EXIT_OK if spec.count is None else EXIT_ERROR
+        try:
+            running.result()
+        except LoadFailed as exc:
+            _say(final.line(spec.count))
+            print_error(f"error: {exc}")
+            return EXIT_ERROR
+        _say(f"done: {final.line(spec.count)}")
+        return EXIT_OK
+
+
+async def _until_done_or_stopped(running: asyncio.Task[Progress]) -> bool:
+    """Wait for ``running``, or for SIGINT/SIGTERM, which cancels it; whether a signal came first."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in _STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop.set)
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for signum in _STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+        stopping.cancel()
+        if stop.is_set() or not running.done():
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+    return stop.is_set()
+

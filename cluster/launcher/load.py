@@ -1,0 +1,290 @@
+"""A load generator: pods submitted at a steady rate through the API, and a running count of how many the
+scheduler has bound. `podsched load` runs it from the command line; the chaos tests run it in-process.
+
+Every pod of one run carries the label ``podsched.io/load-run=<run id>`` and is named
+``load-<run id>-<n>``, so a run's pods are told apart from everything else (and from other runs) by a
+label selector. An informer on that selector keeps the counts: a pod is *bound* once any version of it
+was seen with a node, *lost* if it was deleted before that (preempted or deleted by hand while
+pending), and *pending* otherwise.
+
+Creating is not idempotent, but the names are: a create whose answer was lost (an API server killed
+after writing) is sent again, and AlreadyExists then means the first one landed. A create the server
+refuses for good (a bad priority class, say) ends the run with that error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+import uuid
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from cluster.api import errors, objects_pb2
+from cluster.api.quantity import parse_quantity
+from cluster.api.validation import is_dns1123_label, is_dns1123_subdomain
+from cluster.client import Client, Informer
+
+log = logging.getLogger(__name__)
+
+#: The label that ties a pod to the run that submitted it.
+RUN_LABEL = "podsched.io/load-run"
+#: A run that fell behind (the API server away) catches up at most this much at full speed, then
+#: resumes its rate: a restarted server should not meet a burst of everything that was missed.
+MAX_CATCH_UP_S = 1.0
+#: The wait before sending a create again after the API server did not answer (the client has already
+#: retried and failed over within its own timeout).
+CREATE_RETRY_PAUSE_S = 0.5
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:6]
+
+
+class LoadSpecError(ValueError):
+    """A LoadSpec field the API server would refuse for every pod; ``field`` names it."""
+
+    def __init__(self, field_name: str, problem: str) -> None:
+        super().__init__(f"{field_name}: {problem}")
+        self.field = field_name
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    """What to submit. The constructor rejects what the API server would refuse for every pod, naming
+    the flag's field, so a typo fails at once rather than on the first create."""
+
+    #: Pods per second, averaged (a positive, finite number).
+    rate: float
+    #: How many pods to submit; None submits until stopped.
+    count: int | None = None
+    namespace: str = "load"
+    #: Each pod's one container requests this much cpu and memory (Kubernetes quantities).
+    cpu: str = "100m"
+    memory: str = "128Mi"
+    #: The pods' priorityClassName ("" for the cluster's default).
+    priority_class: str = ""
+    run_id: str = field(default_factory=new_run_id)
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.rate) and self.rate > 0):
+            raise LoadSpecError("rate", f"must be a positive number of pods per second, got {self.rate:g}")
+        if self.count is not None and self.count < 1:
+            raise LoadSpecError("count", f"must be at least 1, got {self.count}")
+        for name, value in (("cpu", self.cpu), ("memory", self.memory)):
+            try:
+                amount = parse_quantity(value)
+            except ValueError as exc:
+                raise LoadSpecError(name, str(exc)) from None
+            if amount <= 0:
+                raise LoadSpecError(name, f'must be a positive quantity, got "{value}"')
+        if problems := is_dns1123_label(self.namespace):
+            raise LoadSpecError("namespace", f'"{self.namespace}" is invalid: {"; ".join(problems)}')
+        if self.priority_class and (problems := is_dns1123_subdomain(self.priority_class)):
+            detail = "; ".join(problems)
+            raise LoadSpecError("priority_class", f'"{self.priority_class}" is invalid: {detail}')
+
+    @property
+    def selector(self) -> str:
+        """The label selector of this run's pods."""
+        return f"{RUN_LABEL}={self.run_id}"
+
+    def pod_name(self, index: int) -> str:
+        return f"load-{self.run_id}-{index}"
+
+    def pod(self, index: int) -> objects_pb2.Pod:
+        pod = objects_pb2.Pod(api_version="v1", kind="Pod")
+        pod.metadata.name = self.pod_name(index)
+        pod.metadata.namespace = self.namespace
+        pod.metadata.labels.update({"app": "podsched-load", RUN_LABEL: self.run_id})
+        if self.priority_class:
+            pod.spec.priority_class_name = self.priority_class
+        container = pod.spec.containers.add(name="app", image="busybox:1.36", command=["sleep", "infinity"])
+        container.resources.requests.update({"cpu": self.cpu, "memory": self.memory})
+        return pod
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One moment of a run, by its informer's account."""
+
+    submitted: int
+    bound: int
+    #: Deleted before they were ever seen bound.
+    lost: int
+    #: Seconds since the run started submitting.
+    elapsed_s: float
+
+    @property
+    def pending(self) -> int:
+        return self.submitted - self.bound - self.lost
+
+    def line(self, count: int | None) -> str:
+        target = f"/{count}" if count is not None else ""
+        rate = self.submitted / self.elapsed_s if self.elapsed_s > 0 else 0.0
+        lost = f", lost {self.lost} (deleted before bound)" if self.lost else ""
+        return (f"submitted {self.submitted}{target}, bound {self.bound}, pending {self.pending}{lost} "
+                f"({rate:.1f} pods/s)")
+
+
+class LoadFailed(Exception):
+    """The run could not reach its goal (the message says why)."""
+
+
+class LoadGenerator:
+    """Submits ``spec``'s pods through ``client`` and follows them with an informer.
+
+    ``run()`` does the whole job; ``submitted``, ``bound`` and ``lost`` may be read at any time (the
+    chaos tests compare them with the store's history).
+    """
+
+    def __init__(
+        self, client: Client, spec: LoadSpec, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.client = client
+        self.spec = spec
+        self._clock = clock
+        #: Names of the pods created, in order.
+        self.submitted: list[str] = []
+        #: Pod name -> the node it was first seen bound to.
+        self.bound: dict[str, str] = {}
+        #: Names of pods deleted before they were seen bound.
+        self.lost: set[str] = set()
+        self._started_at: float | None = None
+        self._changed = asyncio.Event()
+        self._informer = Informer(client, "Pod", namespace=spec.namespace, label_selector=spec.selector)
+        self._informer.add_handler(on_add=self._seen, on_update=lambda _old, new: self._seen(new),
+                                   on_delete=self._deleted)
+
+    def progress(self) -> Progress:
+        elapsed = self._clock() - self._started_at if self._started_at is not None else 0.0
+        submitted = set(self.submitted)
+        return Progress(
+            submitted=len(submitted),
+            bound=len(submitted.intersection(self.bound)),
+            lost=len(submitted.intersection(self.lost)),
+            elapsed_s=elapsed,
+        )
+
+    async def run(
+        self,
+        *,
+        wait: bool = False,
+        wait_timeout_s: float | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+        progress_every_s: float = 5.0,
+    ) -> Progress:
+        """Submit every pod (forever when the spec has no count), then, with ``wait``, wait until each is
+        bound. Calls ``on_progress`` every ``progress_every_s`` meanwhile. The final Progress; LoadFailed
+        when a pod was deleted before it was bound or ``wait_timeout_s`` passed with pods pending."""
+        if wait and self.spec.count is None:
+            raise ValueError("waiting for every pod to be bound needs a count")
+        if progress_every_s <= 0:
+            raise ValueError(f"progress_every_s must be positive, got {progress_every_s:g}")
+        informing = asyncio.create_task(self._informer.run(), name="load-informer")
+        reporting: asyncio.Task[None] | None = None
+        try:
+            await _first_done(self._informer.wait_synced(), informing)
+            self._started_at = self._clock()
+            if on_progress is not None:
+                reporting = asyncio.create_task(
+                    self._report(on_progress, progress_every_s), name="load-progress"
+                )
+            await _first_done(self._submit(), informing)
+            if wait:
+                await _first_done(self._wait_bound(wait_timeout_s), informing)
+        finally:
+            for task in (informing, reporting):
+                if task is not None:
+                    task.cancel()
+            await asyncio.gather(informing, *(t for t in (reporting,) if t), return_exceptions=True)
+        return self.progress()
+
+    # ------------------------------------------------------------------------------------- internals
+
+    async def _submit(self) -> None:
+        interval = 1.0 / self.spec.rate
+        assert self._started_at is not None
+        next_at = self._started_at
+        index = 0
+        while self.spec.count is None or index < self.spec.count:
+            delay = next_at - self._clock()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await self._create(index)
+            index += 1
+            next_at = max(next_at + interval, self._clock() - MAX_CATCH_UP_S)
+
+    async def _create(self, index: int) -> None:
+        pod = self.spec.pod(index)
+        while True:
+            try:
+                await self.client.create(pod)
+                break
+            except errors.AlreadyExists:
+                # Names are unique to this run: an earlier attempt whose answer was lost did land.
+                break
+            except errors.Unavailable as exc:
+                log.warning("creating pod %s/%s: %s; trying again", self.spec.namespace, pod.metadata.name,
+                            exc.message)
+                await asyncio.sleep(CREATE_RETRY_PAUSE_S)
+        self.submitted.append(pod.metadata.name)
+        self._changed.set()
+
+    async def _wait_bound(self, timeout_s: float | None) -> None:
+        try:
+            async with asyncio.timeout(timeout_s):
+                while True:
+                    if self.lost.intersection(self.submitted):
+                        names = ", ".join(sorted(self.lost.intersection(self.submitted)))
+                        raise LoadFailed(f"pods deleted before they were bound: {names}")
+                    if self.progress().pending == 0:
+                        return
+                    self._changed.clear()
+                    await self._changed.wait()
+        except TimeoutError:
+            pending = sorted(set(self.submitted) - set(self.bound) - self.lost)
+            shown = ", ".join(pending[:10]) + (f" and {len(pending) - 10} more" if len(pending) > 10 else "")
+            raise LoadFailed(
+                f"{len(pending)} pods still pending after {timeout_s:g}s: {shown}"
+            ) from None
+
+    async def _report(self, on_progress: Callable[[Progress], None], every_s: float) -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            on_progress(self.progress())
+
+    def _seen(self, pod: objects_pb2.Pod) -> None:
+        if pod.spec.node_name and pod.metadata.name not in self.bound:
+            self.bound[pod.metadata.name] = pod.spec.node_name
+            self._changed.set()
+
+    def _deleted(self, pod: objects_pb2.Pod) -> None:
+        if pod.spec.node_name:
+            self._seen(pod)
+        elif pod.metadata.name not in self.bound:
+            self.lost.add(pod.metadata.name)
+            self._changed.set()
+
+
+async def _first_done(work: Coroutine[Any, Any, None], informing: asyncio.Task[None]) -> None:
+    """Await ``work`` (a coroutine), unless the informer ends first: it only ends on an error the server
+    will never stop giving (an unknown kind, a bad selector), which is then raised."""
+    task = asyncio.create_task(work)
+    try:
+        await asyncio.wait({task, informing}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    if task.done() and not task.cancelled():
+        task.result()
+        return
+    informing.result()
+    raise LoadFailed("the pod informer stopped")
