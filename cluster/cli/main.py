@@ -14,7 +14,6 @@ from cluster.cli import (
     demo,
     describe,
     get,
-    healthcheck,
     load,
     scheduler,
     simulate,
@@ -38,7 +37,6 @@ def build_parser() -> argparse.ArgumentParser:
         scheduler,
         simulate,
         load,
-        healthcheck,
     ):
         command.register(subparsers)
     return parser
