@@ -14,7 +14,7 @@ from cluster.cli import (
     demo,
     describe,
     get,
-    load,
+    healthcheck,
     scheduler,
     simulate,
 )
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         bench,
         scheduler,
         simulate,
-        load,
+        healthcheck,
     ):
         command.register(subparsers)
     return parser

@@ -1,0 +1,115 @@
+"""`podsched healthcheck`: ask one API server's standard gRPC health service whether it serves.
+
+    podsched healthcheck [--server HOST:PORT] [--service NAME] [--timeout 3s]
+
+Exit 0 when the answer is SERVING, 1 otherwise (NOT_SERVING, an unknown service, no answer), 2 for a
+bad command line: what a container healthcheck needs, without grpc_health_probe in the image. It
+prints one line either way, which `docker inspect` keeps in the container's health log::
+
+    podsched healthcheck: 127.0.0.1:7443 is SERVING
+    podsched healthcheck: cannot reach 127.0.0.1:7444: failed to connect to all addresses; ...
+
+It checks exactly one server: a healthcheck answers for the container it runs in, and a list would
+hide which member is down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from cluster.api import apiserver_pb2
+from cluster.cli.apiserver import parse_duration
+from cluster.cli.common import DEFAULT_SERVER, EXIT_ERROR, EXIT_OK, EXIT_USAGE, SERVER_ENV
+
+#: The health entry of the API alone (the server's "" entry covers the whole process).
+API_SERVICE = apiserver_pb2.DESCRIPTOR.services_by_name["ApiServer"].full_name
+#: One deadline for connecting and asking. A server that answers at all answers health checks in
+#: milliseconds; 3 s leaves room for a loaded machine and stays under Docker's default 30 s timeout.
+DEFAULT_TIMEOUT_S = 3.0
+
+
+def _single_address(text: str) -> str:
+    host, _, port = text.rpartition(":")
+    if "," in text:
+        raise argparse.ArgumentTypeError(
+            f"one address only, got {text!r}: a healthcheck checks the one server it runs beside"
+        )
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"invalid server address {text!r}: expected host:port")
+    return text
+
+
+def _positive_duration(text: str) -> float:
+    seconds = parse_duration(text)
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"invalid timeout {text!r}: must be positive")
+    return seconds
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "healthcheck",
+        help="check that an API server serves (gRPC health service)",
+        description="Ask an API server's grpc.health.v1 service for its status: exit 0 when SERVING, "
+        "1 otherwise. For container healthchecks.",
+    )
+    parser.add_argument(
+        "--server", type=_single_address, default=None, metavar="HOST:PORT",
+        help=f"the API server to check (default: ${SERVER_ENV} when it names one server, "
+        f"else {DEFAULT_SERVER})",
+    )
+    parser.add_argument(
+        "--service", default="", metavar="NAME",
+        help=f'the health service entry to ask about; "" (the default) is the server as a whole, '
+        f"{API_SERVICE} the API alone",
+    )
+    parser.add_argument(
+        "--timeout", type=_positive_duration, default=DEFAULT_TIMEOUT_S, metavar="DURATION",
+        help=f"give up after this long, connecting included (default {DEFAULT_TIMEOUT_S:g}s)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    server = args.server
+    if server is None:
+        try:
+            server = _single_address(os.environ.get(SERVER_ENV) or DEFAULT_SERVER)
+        except argparse.ArgumentTypeError as exc:
+            print(f"podsched healthcheck: ${SERVER_ENV}: {exc}; pass --server", file=sys.stderr, flush=True)
+            return EXIT_USAGE
+    code, line = asyncio.run(check(server, args.service, args.timeout))
+    print(f"podsched healthcheck: {line}", file=sys.stdout if code == EXIT_OK else sys.stderr, flush=True)
+    return code
+
+
+async def check(server: str, service: str, timeout_s: float) -> tuple[int, str]:
+    """The exit code and the line to print for one health check of ``server``."""
+    what = f"{server} (service {service!r})" if service else server
+    async with grpc.aio.insecure_channel(server) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        try:
+            answer = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)
+        except grpc.aio.AioRpcError as err:
+            return EXIT_ERROR, _failure(what, err, timeout_s)
+    status = health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status)
+    serving = answer.status == health_pb2.HealthCheckResponse.SERVING
+    return (EXIT_OK if serving else EXIT_ERROR), f"{what} is {status}"
+
+
+def _failure(what: str, err: grpc.aio.AioRpcError, timeout_s: float) -> str:
+    code = err.code()
+    if code == grpc.StatusCode.NOT_FOUND:
+        return f"{what}: the server does not know this service"
+    if code == grpc.StatusCode.UNIMPLEMENTED:
+        return f"{what} does not serve the gRPC health service (grpc.health.v1)"
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return f"{what} did not answer within {timeout_s:g}s"
+    return f"cannot reach {what}: {err.details() or code.name}"
