@@ -15,6 +15,7 @@ from cluster.cli import (
     describe,
     get,
     healthcheck,
+    load,
     scheduler,
     simulate,
 )
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         bench,
         scheduler,
         simulate,
+        load,
         healthcheck,
     ):
         command.register(subparsers)
