@@ -6,6 +6,10 @@ name the current ones. podsched also requires the node to exist, and checks that
 transaction as the write: the pod's update carries a Guard on the node's key at the revision read, so
 a node deleted between the read and the write fails the bind instead of leaving a pod on no node.
 
+A fenced Bind (fencing.py) also carries a Guard on the scheduler's Lease, drawn afresh before each
+attempt, and stamps the pod with annotation podsched.io/bound-under-fence = "<holder>@<token>" so that
+history shows which tenure placed it. The binding's own annotations cannot set that one.
+
 Since there is no kubelet, a bound pod is at once reported Running (kubelet.py).
 """
 
@@ -16,6 +20,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from cluster.api import errors, objects_pb2, validation
 from cluster.api.kinds import NODE, POD
 from cluster.apiserver import kubelet, messages
+from cluster.apiserver.fencing import BOUND_UNDER_FENCE_ANNOTATION, SERVER_ANNOTATIONS, LeaseFence
 from cluster.apiserver.registry import Registry, revision_of
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from store.base import Guard
@@ -40,13 +45,20 @@ def _join(problems: list[str]) -> str:
     return problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
 
 
-async def bind(registry: Registry, binding: objects_pb2.Binding, now: Timestamp) -> objects_pb2.Pod:
-    """Bind the pod ``binding.metadata`` names to the node ``binding.target`` names; returns the pod."""
+async def bind(
+    registry: Registry, binding: objects_pb2.Binding, now: Timestamp, *, fence: LeaseFence | None = None
+) -> objects_pb2.Pod:
+    """Bind the pod ``binding.metadata`` names to the node ``binding.target`` names, under ``fence`` when
+    given; returns the pod."""
     _check_binding(binding)
     namespace = binding.metadata.namespace or DEFAULT_NAMESPACE
     name, node_name = binding.metadata.name, binding.target.name
-    pod = await registry.require(POD, namespace, name)
+    pod: objects_pb2.Pod | None = None
     while True:
+        # The fence first: a deposed scheduler learns that before anything else about its bind.
+        guards = [] if fence is None else [await fence.guard("bind", POD, namespace, name)]
+        if pod is None:
+            pod = await registry.require(POD, namespace, name)
         _check_bindable(pod, binding)
         node = await registry.get(NODE, "", node_name)
         if node is None:
@@ -55,15 +67,19 @@ async def bind(registry: Registry, binding: objects_pb2.Binding, now: Timestamp)
         bound.CopyFrom(pod)
         bound.spec.node_name = node_name
         for key, value in binding.metadata.annotations.items():
-            bound.metadata.annotations[key] = value
+            if key not in SERVER_ANNOTATIONS:
+                bound.metadata.annotations[key] = value
+        if fence is not None:
+            bound.metadata.annotations[BOUND_UNDER_FENCE_ANNOTATION] = fence.stamp
         kubelet.mark_running(bound, now)
-        node_unchanged = Guard(NODE.key("", node_name), revision_of(node))
-        outcome = await registry.update(POD, bound, revision_of(pod), [node_unchanged])
+        guards.append(Guard(NODE.key("", node_name), revision_of(node)))
+        outcome = await registry.update(POD, bound, revision_of(pod), guards)
         if outcome.succeeded:
             return bound
         if outcome.obj is None:
             raise messages.not_found(POD, name)
-        # The pod or the node changed between our reads and the write: check again from scratch.
+        # The pod, the node or the lease changed between our reads and the write: check again from
+        # scratch (a renewed lease passes the fence again; a lost one does not).
         pod = outcome.obj
 
 

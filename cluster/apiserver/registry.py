@@ -8,7 +8,9 @@ object's protobuf binary with ``metadata.resourceVersion`` cleared, because the 
 
 Writes are compare-and-swap on the revision the caller read. ``guaranteed_update`` is Kubernetes'
 GuaranteedUpdate: read, let the caller compute the new object from the current one, write it only if
-nothing changed meanwhile, and start again from what the store returned when something did.
+nothing changed meanwhile, and start again from what the store returned when something did. A write may
+carry guards (store.base.Guard: other keys that must be unchanged in the same transaction); a fenced write
+draws fresh ones before each attempt, so one that failed only on a guard is simply tried again.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ class WriteOutcome:
 
 
 Mutation = Callable[[Message], Awaitable[Message | None]]
+#: Called before each attempt of a write for the extra guards that attempt carries (fencing.py's lease
+#: guard); it may raise to refuse the write.
+GuardSource = Callable[[], Awaitable[Sequence[Guard]]]
 
 
 def revision_of(obj: Message) -> int:
@@ -129,23 +134,38 @@ class Registry:
         current = None if result.current is None else self.decode_kv(kind, result.current)
         return WriteOutcome(False, current, result.failed_guards)
 
-    async def delete(self, kind: Kind, obj: Message, expected_revision: int) -> WriteOutcome:
+    async def delete(
+        self, kind: Kind, obj: Message, expected_revision: int, guards: Sequence[Guard] = ()
+    ) -> WriteOutcome:
         key = kind.key(obj.metadata.namespace, obj.metadata.name)
-        result = await self.store.delete(key, expected_revision)
+        result = await self.store.delete(key, expected_revision, guards)
         if result.succeeded:
             return WriteOutcome(True, obj)
         current = None if result.current is None else self.decode_kv(kind, result.current)
         return WriteOutcome(False, current, result.failed_guards)
 
     async def guaranteed_update(
-        self, kind: Kind, namespace: str, name: str, mutate: Mutation, *, dry_run: bool = False
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        mutate: Mutation,
+        *,
+        dry_run: bool = False,
+        guards: GuardSource | None = None,
     ) -> Message:
         """Apply ``mutate`` to the current object and write the result, retrying from the newer object
         whenever another writer got there first. ``mutate`` builds a new object (it must not change the
         one it is given), returns None to leave the object as it is, or raises to refuse (a
-        precondition it checks against the current object, validation)."""
-        current = await self.require(kind, namespace, name)
+        precondition it checks against the current object, validation).
+
+        ``guards``, when given, is called first in every attempt, even one that turns out to write
+        nothing (so a refusal is never hidden by a no-op), and its guards go into that attempt's write."""
+        current: Message | None = None
         while True:
+            extra = await guards() if guards is not None else ()
+            if current is None:
+                current = await self.require(kind, namespace, name)
             updated = await mutate(current)
             if updated is None:
                 return current
@@ -155,9 +175,10 @@ class Registry:
                 return current
             if dry_run:
                 return updated
-            outcome = await self._write(kind, updated, data, revision_of(current), ())
+            outcome = await self._write(kind, updated, data, revision_of(current), extra)
             if outcome.succeeded:
                 return updated
             if outcome.obj is None:
                 raise messages.not_found(kind, name)
+            # Changed by another writer, or only a guard failed (the object is as it was): again.
             current = outcome.obj

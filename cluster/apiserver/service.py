@@ -20,6 +20,7 @@ import grpc
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, kinds, objects_pb2
 from cluster.apiserver import binding, messages
+from cluster.apiserver.fencing import LeaseFence
 from cluster.apiserver.listing import list_objects
 from cluster.apiserver.selection import Selection
 from cluster.apiserver.verbs import Verbs, check_path_name, resolve_kind
@@ -87,12 +88,19 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
 
     @_unary
     async def Update(self, request: apiserver_pb2.UpdateRequest) -> apiserver_pb2.Object:
+        if request.HasField("fence"):
+            # Ignoring it would let the caller believe the write was fenced.
+            raise errors.Invalid(
+                "Update does not take a fence: only UpdateStatus, Delete and Bind are fenced"
+            )
         updated = await self._verbs.update(kinds.unwrap(request.object), dry_run=request.dry_run)
         return kinds.wrap(updated)
 
     @_unary
     async def UpdateStatus(self, request: apiserver_pb2.UpdateRequest) -> apiserver_pb2.Object:
-        updated = await self._verbs.update_status(kinds.unwrap(request.object), dry_run=request.dry_run)
+        updated = await self._verbs.update_status(
+            kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request)
+        )
         return kinds.wrap(updated)
 
     @_unary
@@ -101,6 +109,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         deleted = await self._verbs.delete(
             request.kind, request.namespace, request.name,
             grace_period_seconds=grace, resource_version=request.resource_version, dry_run=request.dry_run,
+            fence=self._fence(request),
         )
         return kinds.wrap(deleted)
 
@@ -118,7 +127,8 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
 
     @_unary
     async def Bind(self, request: apiserver_pb2.BindRequest) -> objects_pb2.Pod:
-        return await binding.bind(self._registry, request.binding, self._verbs.now())
+        fence = self._fence(request)
+        return await binding.bind(self._registry, request.binding, self._verbs.now(), fence=fence)
 
     async def Watch(
         self, request: apiserver_pb2.WatchRequest, context: grpc.aio.ServicerContext
@@ -132,6 +142,11 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         except Exception as exc:  # every failure becomes a status: see _error_of
             failure = exc
         await _abort(context, failure, "Watch")
+
+    def _fence(
+        self, request: apiserver_pb2.UpdateRequest | apiserver_pb2.DeleteRequest | apiserver_pb2.BindRequest
+    ) -> LeaseFence | None:
+        return self._verbs.fencing.of(request.fence) if request.HasField("fence") else None
 
     @staticmethod
     def _selection(

@@ -6,6 +6,12 @@ namespace ("default" for namespaced kinds; none for cluster-scoped ones), turns 
 and applies defaults. A pod starts Pending, or Running when it names its node already (kubelet.py).
 Update replaces metadata and spec but keeps what the server owns and the stored status; generation
 moves when the desired state changes. UpdateStatus replaces the status and keeps everything else.
+
+The annotations in fencing.SERVER_ANNOTATIONS are the server's: a create drops them and an update keeps
+the stored values, whatever the request says. One of them records a Lease's tenure (fencing.py): an update
+that keeps the same non-empty holderIdentity stores the tenure's token (the old Lease's, which is its
+annotation or else its resourceVersion); any other update, and every create, starts a tenure whose token
+is the write's own revision, so the annotation goes.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import errors, objects_pb2, validation
 from cluster.api.kinds import Kind
-from cluster.apiserver import kubelet
+from cluster.apiserver import fencing, kubelet
 from cluster.apiserver.defaults import apply_defaults
 
 DEFAULT_NAMESPACE = "default"
@@ -73,6 +79,8 @@ def prepare_for_create(kind: Kind, obj: Message, now: Timestamp, rng: random.Ran
     meta.generation = 1
     meta.ClearField("deletion_timestamp")
     meta.ClearField("deletion_grace_period_seconds")
+    for key in fencing.SERVER_ANNOTATIONS:
+        _drop_annotation(obj, key)
     apply_defaults(obj)
     if isinstance(obj, objects_pb2.Pod):
         _initial_pod_status(obj, now)
@@ -104,10 +112,31 @@ def prepare_for_update(kind: Kind, new: Message, old: Message) -> None:
         meta.deletion_timestamp.CopyFrom(old_meta.deletion_timestamp)
     if old_meta.HasField("deletion_grace_period_seconds"):
         meta.deletion_grace_period_seconds = old_meta.deletion_grace_period_seconds
+    for key in fencing.SERVER_ANNOTATIONS:
+        _drop_annotation(new, key)
+        if key in old_meta.annotations:
+            meta.annotations[key] = old_meta.annotations[key]
+    if isinstance(new, objects_pb2.Lease):
+        _track_lease_tenure(new, old)
     apply_defaults(new)
     if "status" in kind.message.DESCRIPTOR.fields_by_name:
         new.status.CopyFrom(old.status)
     meta.generation = old_meta.generation + (1 if desired_state_changed(new, old) else 0)
+
+
+def _track_lease_tenure(new: objects_pb2.Lease, old: objects_pb2.Lease) -> None:
+    holder = new.spec.holder_identity
+    if holder and holder == old.spec.holder_identity:
+        new.metadata.annotations[fencing.FENCING_TOKEN_ANNOTATION] = str(fencing.tenure_token(old))
+    else:
+        # A new tenure (or none, when released): its token is this write's revision.
+        _drop_annotation(new, fencing.FENCING_TOKEN_ANNOTATION)
+
+
+def _drop_annotation(obj: Message, key: str) -> None:
+    annotations = obj.metadata.annotations
+    if key in annotations:
+        del annotations[key]
 
 
 def prepare_for_status_update(kind: Kind, new: Message, old: Message) -> Message:

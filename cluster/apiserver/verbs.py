@@ -1,6 +1,10 @@
 """The write and read verbs of the API over the registry, in kube-apiserver's order:
 strategy (server-owned fields, defaults) → mutating admission → validation → validating admission →
 the size limit and the compare-and-swap write. A dry run goes through every step but the write.
+
+UpdateStatus and Delete may be fenced (fencing.py): then every attempt first checks the fence against
+the Lease and carries the Guard it gives, even an attempt that ends up writing nothing (a delete of a pod
+already terminating, a status already so), so a deposed writer always hears that it was deposed.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from cluster.api import errors, objects_pb2, timeutil, validation
 from cluster.api.kinds import POD, PRIORITY_CLASS, Kind, kind_by_name, kind_of
 from cluster.apiserver import admission, graceful, messages, strategy
-from cluster.apiserver.registry import Registry, revision_of
+from cluster.apiserver.fencing import Fencing, LeaseFence
+from cluster.apiserver.registry import GuardSource, Registry, revision_of
+from store.base import Guard
 
 #: How many generated names a create tries before it gives up on collisions (as Kubernetes).
 GENERATE_NAME_ATTEMPTS = 8
@@ -56,6 +62,8 @@ class Verbs:
         rng: random.Random | None = None,
     ) -> None:
         self.registry = registry
+        #: Checks the fences of fenced writes and counts the ones it refuses.
+        self.fencing = Fencing(registry)
         self._clock = clock
         self._rng = rng or random.Random()
 
@@ -138,10 +146,13 @@ class Verbs:
 
         return await self.registry.guaranteed_update(kind, namespace, name, mutate, dry_run=dry_run)
 
-    async def update_status(self, obj: Message, *, dry_run: bool = False) -> Message:
-        """Replace the status (metadata and spec are kept)."""
+    async def update_status(
+        self, obj: Message, *, dry_run: bool = False, fence: LeaseFence | None = None
+    ) -> Message:
+        """Replace the status (metadata and spec are kept); under ``fence`` when given."""
         kind, namespace, name = self._addressed(obj)
         precondition = obj.metadata.resource_version
+        guards = _fence_guards(fence, "status update", kind, namespace, name)
 
         async def mutate(current: Message) -> Message:
             if precondition and precondition != current.metadata.resource_version:
@@ -150,7 +161,9 @@ class Verbs:
             self._validate_status(updated)
             return updated
 
-        return await self.registry.guaranteed_update(kind, namespace, name, mutate, dry_run=dry_run)
+        return await self.registry.guaranteed_update(
+            kind, namespace, name, mutate, dry_run=dry_run, guards=guards
+        )
 
     # ------------------------------------------------------------------------------------- delete
 
@@ -163,16 +176,21 @@ class Verbs:
         grace_period_seconds: int | None = None,
         resource_version: str = "",
         dry_run: bool = False,
+        fence: LeaseFence | None = None,
     ) -> Message:
-        """Delete an object, or for a pod with a grace period, mark it (graceful.py). Returns the object
-        as deleted or as marked."""
+        """Delete an object, or for a pod with a grace period, mark it (graceful.py); under ``fence`` when
+        given. Returns the object as deleted or as marked."""
         kind = resolve_kind(kind_name)
         namespace = request_namespace(kind, namespace)
         check_path_name("resource name", name)
         if kind is PRIORITY_CLASS:
             admission.check_priority_class_delete(name)
-        current = await self.registry.require(kind, namespace, name)
+        guards = _fence_guards(fence, "delete", kind, namespace, name)
+        current: Message | None = None
         while True:
+            extra = await guards() if guards is not None else ()
+            if current is None:
+                current = await self.registry.require(kind, namespace, name)
             actual = current.metadata.resource_version
             if resource_version and resource_version != actual:
                 raise messages.stale_precondition(kind, name, resource_version, actual)
@@ -184,7 +202,7 @@ class Verbs:
                     marked = graceful.apply_plan(current, plan)
                     if dry_run:
                         return marked
-                    outcome = await self.registry.update(kind, marked, revision_of(current))
+                    outcome = await self.registry.update(kind, marked, revision_of(current), extra)
                     if outcome.succeeded:
                         return marked
                     if outcome.obj is None:
@@ -193,9 +211,23 @@ class Verbs:
                     continue
             if dry_run:
                 return current
-            outcome = await self.registry.delete(kind, current, revision_of(current))
+            outcome = await self.registry.delete(kind, current, revision_of(current), extra)
             if outcome.succeeded:
                 return current
             if outcome.obj is None:
                 raise messages.not_found(kind, name)
             current = outcome.obj
+
+
+def _fence_guards(
+    fence: LeaseFence | None, verb: str, kind: Kind, namespace: str, name: str
+) -> GuardSource | None:
+    """The per-attempt guards of a write under ``fence`` (None for an unfenced write)."""
+    if fence is None:
+        return None
+    checked = fence
+
+    async def lease_guard() -> list[Guard]:
+        return [await checked.guard(verb, kind, namespace, name)]
+
+    return lease_guard

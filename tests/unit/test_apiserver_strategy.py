@@ -97,7 +97,9 @@ def test_create_of_a_cluster_scoped_object_clears_the_namespace() -> None:
 
 
 def test_generation_moves_only_with_the_desired_state() -> None:
-    old = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(name="l", namespace="default", generation=3))
+    old = objects_pb2.Lease(
+        metadata=objects_pb2.ObjectMeta(name="l", namespace="default", generation=3, resource_version="7")
+    )
     old.spec.holder_identity = "a"
     same = objects_pb2.Lease()
     same.CopyFrom(old)

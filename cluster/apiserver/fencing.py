@@ -1,0 +1,146 @@
+"""Fencing: a write that carries a Fence lands only while the Lease it names is held in the fence's tenure.
+
+A tenure is one holder's unbroken hold of a Lease. Its token is the store revision of the write that began
+it: the Create of the Lease, or the Update that changed holderIdentity. The server records it on the Lease
+(strategy.py): an Update that keeps the same non-empty holder stores annotation ``podsched.io/fencing-token``
+= the tenure's token; a Create or a change of holder removes it. So for any stored Lease the tenure token is
+that annotation when present, else the Lease's own resourceVersion (``tenure_token``).
+
+``Fencing.of(fence)`` checks the request's Fence and gives a ``LeaseFence``; before each attempt of a write,
+``LeaseFence.guard`` reads the Lease and either refuses (``errors.Fenced``, logged and counted) or returns a
+``Guard`` on the Lease's key at the revision read. The write carries that guard in its own store
+transaction, so a Lease that changed hands between the check and the write fails the write. A renewal in
+between fails it too (the revision moved although the tenure did not): the writer reads the Lease again
+and retries, and the next check tells a renewal from a loss.
+
+This is what client-go's leader election lacks: a leader paused past its lease (GC, SIGSTOP, a partition)
+wakes up still believing it leads; its writes are refused here, in the store's transaction, not by its
+own clock.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from cluster.api import apiserver_pb2, errors, objects_pb2, validation
+from cluster.api.kinds import LEASE, Kind
+from cluster.apiserver.registry import Registry, revision_of
+from store.base import Guard
+
+log = logging.getLogger(__name__)
+
+#: On a Lease: the token of the current tenure, when the tenure has outlived the write that began it.
+FENCING_TOKEN_ANNOTATION = "podsched.io/fencing-token"
+#: On a Pod bound by a fenced Bind: "<holder>@<token>", so that history can be audited.
+BOUND_UNDER_FENCE_ANNOTATION = "podsched.io/bound-under-fence"
+#: Annotations only the server writes: a client can neither set nor change them.
+SERVER_ANNOTATIONS = (FENCING_TOKEN_ANNOTATION, BOUND_UNDER_FENCE_ANNOTATION)
+
+
+def tenure_token(lease: objects_pb2.Lease) -> int:
+    """The store revision at which the Lease's current tenure began."""
+    recorded = lease.metadata.annotations.get(FENCING_TOKEN_ANNOTATION)
+    if recorded is None:
+        return revision_of(lease)
+    if not recorded.isdigit():
+        # Only the server writes it; a bad value was written behind the API's back.
+        raise errors.InternalError(
+            f"lease {lease.metadata.namespace}/{lease.metadata.name} has a malformed "
+            f"{FENCING_TOKEN_ANNOTATION} annotation: {recorded!r}"
+        )
+    return int(recorded)
+
+
+def refusal(lease: objects_pb2.Lease | None, fence: apiserver_pb2.Fence) -> str | None:
+    """Why ``fence`` does not hold against ``lease`` (the stored Lease it names, None if there is none);
+    None when it holds."""
+    where = f"lease {fence.lease_namespace}/{fence.lease_name}"
+    names = f'the fence names holder "{fence.holder_identity}" with token {fence.token}'
+    if lease is None:
+        return f"{where} does not exist; {names}"
+    holder = lease.spec.holder_identity
+    if not holder:
+        return f"{where} has no holder (released); {names}"
+    token = tenure_token(lease)
+    if holder != fence.holder_identity or token != fence.token:
+        return f'{where} is held by "{holder}" with token {token}; {names}'
+    return None
+
+
+def stamp(fence: apiserver_pb2.Fence) -> str:
+    """The value of BOUND_UNDER_FENCE_ANNOTATION for a write under ``fence``."""
+    return f"{fence.holder_identity}@{fence.token}"
+
+
+def fence_problems(fence: apiserver_pb2.Fence) -> list[str]:
+    """What is wrong with a request's Fence, as field errors (empty when nothing is)."""
+    problems = []
+    if not fence.lease_namespace:
+        problems.append(validation.required("fence.leaseNamespace"))
+    else:
+        problems += [
+            validation.invalid("fence.leaseNamespace", fence.lease_namespace, problem)
+            for problem in validation.is_dns1123_label(fence.lease_namespace)
+        ]
+    if not fence.lease_name:
+        problems.append(validation.required("fence.leaseName"))
+    else:
+        problems += [
+            validation.invalid("fence.leaseName", fence.lease_name, problem)
+            for problem in validation.is_dns1123_subdomain(fence.lease_name)
+        ]
+    if not fence.holder_identity:
+        # An empty holder would match a released Lease.
+        problems.append(validation.required("fence.holderIdentity"))
+    if fence.token <= 0:
+        problems.append(validation.invalid("fence.token", fence.token, "must be greater than 0"))
+    return problems
+
+
+class Fencing:
+    """The API server's fence checker; ``refused`` counts the fenced writes it has refused."""
+
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
+        self.refused = 0
+
+    def of(self, fence: apiserver_pb2.Fence) -> LeaseFence:
+        """The checker of one request's fence; ``errors.Invalid`` naming each bad field."""
+        problems = fence_problems(fence)
+        if problems:
+            detail = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
+            raise errors.Invalid(f"the fence is invalid: {detail}")
+        return LeaseFence(self, fence)
+
+    async def guard(
+        self, fence: apiserver_pb2.Fence, verb: str, kind: Kind, namespace: str, name: str
+    ) -> Guard:
+        """Read the Lease ``fence`` names: the Guard that keeps it as read, or ``errors.Fenced`` (logged and
+        counted) naming the ``verb`` of ``kind`` ``namespace/name`` refused, the Lease, its holder and the
+        tokens."""
+        lease = await self._registry.get(LEASE, fence.lease_namespace, fence.lease_name)
+        why = refusal(lease, fence)
+        if why is not None:
+            self.refused += 1
+            target = f"{namespace}/{name}" if namespace else name
+            message = f"refused a fenced {verb} of {kind.name} {target}: {why}"
+            log.warning("%s (%d fenced writes refused so far)", message, self.refused)
+            raise errors.Fenced(message)
+        assert lease is not None
+        return Guard(LEASE.key(fence.lease_namespace, fence.lease_name), revision_of(lease))
+
+
+class LeaseFence:
+    """One request's fence, checked: ``guard`` before each attempt of the write, ``stamp`` for audit."""
+
+    def __init__(self, fencing: Fencing, fence: apiserver_pb2.Fence) -> None:
+        self._fencing = fencing
+        self.fence = fence
+
+    @property
+    def stamp(self) -> str:
+        return stamp(self.fence)
+
+    async def guard(self, verb: str, kind: Kind, namespace: str, name: str) -> Guard:
+        """``Fencing.guard`` for this fence: call it before each attempt of the write."""
+        return await self._fencing.guard(self.fence, verb, kind, namespace, name)
