@@ -29,6 +29,8 @@ from tests.chaos.history import Recorded
 API_PREFIX = "/registry/"
 #: How long connecting to etcd may take before the recorder gives up.
 CONNECT_TIMEOUT_S = 30.0
+#: How often ``wait_for`` looks at the recording again.
+POLL_S = 0.1
 #: How long ``stop()`` waits for the recording thread.
 STOP_TIMEOUT_S = 10.0
 
@@ -90,7 +92,7 @@ class Recorder:
                 return result
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out after {timeout_s:g}s waiting for {what}")
-            time.sleep(0.05)
+            time.sleep(POLL_S)
 
     def stop(self) -> None:
         """End the watch and the thread; RecordingFailed if the watch had failed."""
