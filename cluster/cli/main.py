@@ -10,6 +10,7 @@ from cluster.cli import (
     apiserver,
     apply,
     bench,
+    chaos,
     delete,
     demo,
     describe,
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         simulate,
         load,
         healthcheck,
+        chaos,
     ):
         command.register(subparsers)
     return parser
