@@ -90,6 +90,8 @@ def _say(text: str) -> None:
 
 async def _load(args: argparse.Namespace) -> int:
     spec = _spec(args)
+    # Signals are caught from here on: one that comes while connecting still ends the run cleanly.
+    stop = _stop_on_signals()
     async with connect(args) as client:
         if spec.priority_class:
             try:
@@ -106,7 +108,7 @@ async def _load(args: argparse.Namespace) -> int:
             wait=args.wait, wait_timeout_s=args.timeout, progress_every_s=args.progress_interval,
             on_progress=lambda progress: _say(progress.line(spec.count)),
         ))
-        stopped = await _until_done_or_stopped(running)
+        stopped = await _until_done_or_stopped(running, stop)
         final = generator.progress()
         if stopped:
             _say(f"stopped: {final.line(spec.count)}")
@@ -121,22 +123,24 @@ async def _load(args: argparse.Namespace) -> int:
         return EXIT_OK
 
 
-async def _until_done_or_stopped(running: asyncio.Task[Progress]) -> bool:
-    """Wait for ``running``, or for SIGINT/SIGTERM, which cancels it; whether a signal came first."""
+def _stop_on_signals() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM (for the rest of the process's life)."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in _STOP_SIGNALS:
         loop.add_signal_handler(signum, stop.set)
+    return stop
+
+
+async def _until_done_or_stopped(running: asyncio.Task[Progress], stop: asyncio.Event) -> bool:
+    """Wait for ``running``, or for ``stop``, which cancels it; whether ``stop`` came first."""
     stopping = asyncio.create_task(stop.wait())
     try:
         await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for signum in _STOP_SIGNALS:
-            loop.remove_signal_handler(signum)
         stopping.cancel()
-        if stop.is_set() or not running.done():
+        if not running.done():
             running.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await running
     return stop.is_set()
-
