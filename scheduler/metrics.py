@@ -127,6 +127,10 @@ class SchedulerMetrics:
         """Expose the gauges whose values live elsewhere (call once)."""
         self.registry.register(_StateCollector(pending_pods, bindings_in_flight, events_dropped))
 
+    def register(self, collector: Collector) -> None:
+        """Expose another component's collector (the leader elector's) in this scheduler's registry."""
+        self.registry.register(collector)
+
     # --------------------------------------------------------------------------------- observations
 
     def pod_scheduled(

@@ -1,0 +1,43 @@
+"""Leader election for scheduler replicas: a `LeaderElector` on a `LeaseLock` (a coordination.k8s.io/v1
+Lease through the API server). Only the leader schedules, under the fencing token its term carries.
+
+The modules behind this face promise nothing more.
+"""
+
+from scheduler.leaderelection.elector import (
+    DEFAULT_LEASE_DURATION_S,
+    DEFAULT_RENEW_DEADLINE_S,
+    DEFAULT_RETRY_PERIOD_S,
+    JITTER_FACTOR,
+    LeaderElectionTimings,
+    LeaderElector,
+    LeaseLost,
+    default_identity,
+    validate_timings,
+)
+from scheduler.leaderelection.metrics import LeaderElectionCollector
+from scheduler.leaderelection.resourcelock import (
+    FENCING_TOKEN_ANNOTATION,
+    LeaderElectionRecord,
+    LeaseLock,
+    LeaseSnapshot,
+    Lock,
+)
+
+__all__ = [
+    "DEFAULT_LEASE_DURATION_S",
+    "DEFAULT_RENEW_DEADLINE_S",
+    "DEFAULT_RETRY_PERIOD_S",
+    "FENCING_TOKEN_ANNOTATION",
+    "JITTER_FACTOR",
+    "LeaderElectionCollector",
+    "LeaderElectionRecord",
+    "LeaderElectionTimings",
+    "LeaderElector",
+    "LeaseLock",
+    "LeaseLost",
+    "LeaseSnapshot",
+    "Lock",
+    "default_identity",
+    "validate_timings",
+]
