@@ -226,6 +226,8 @@ _SCHEDULER_STARTED = re.compile(
     r"podsched scheduler started \(profiles: (?P<profiles>[^;]*); server (?P<server>\S+); "
     r"metrics (?P<metrics>http://\S+)\)"
 )
+# The identity in that line (leader election's holderIdentity), read apart from the line's shape.
+_SCHEDULER_IDENTITY = re.compile(r"; identity (?P<identity>[^\s)]+)\)")
 # A scheduler finishes its in-flight bindings before it exits on SIGTERM.
 SCHEDULER_STOP_TIMEOUT_S = 15.0
 
@@ -250,6 +252,8 @@ class SchedulerProcess:
         self.lines: list[str] = []
         self.started_line = ""
         self.metrics_url = ""
+        #: The leader-election identity its startup line names ("" when it names none).
+        self.identity = ""
         self._on_line = on_line
         self._started = threading.Event()
         self._reader: threading.Thread | None = None
@@ -267,13 +271,17 @@ class SchedulerProcess:
         return "".join(self.lines[-_LOG_LINES:])
 
     def start(self, timeout_s: float = START_TIMEOUT_S) -> None:
-        """Start it and return once it has printed its startup line; SchedulerStartError with its
-        output if it does not."""
+        """Start it (again, after it exited: a supervisor's restart) and return once it has printed its
+        startup line; SchedulerStartError with its output if it does not. ``lines`` keeps every run's."""
+        if self.running():
+            raise RuntimeError(f"the scheduler is already running (pid {self.pid})")
+        self._started.clear()
+        self.started_line = self.metrics_url = self.identity = ""
         self.process = subprocess.Popen(
             [*die_with_parent_prefix(), *self.command], stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.env, cwd=self.cwd,
         )
-        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader = threading.Thread(target=self._read, args=(self.process,), daemon=True)
         self._reader.start()
         deadline = time.monotonic() + timeout_s
         while not self._started.wait(0.1):
@@ -281,9 +289,9 @@ class SchedulerProcess:
                 self.stop()
                 raise SchedulerStartError(f"podsched scheduler did not start; its output:\n{self.log()}")
 
-    def _read(self) -> None:
-        assert self.process is not None and self.process.stderr is not None
-        for line in self.process.stderr:
+    def _read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
             self.lines.append(line)
             if self._started.is_set():
                 if self._on_line is not None:
@@ -293,6 +301,8 @@ class SchedulerProcess:
             if match:
                 self.started_line = line.rstrip()
                 self.metrics_url = match["metrics"]
+                identity = _SCHEDULER_IDENTITY.search(line)
+                self.identity = identity["identity"] if identity else ""
                 self._started.set()
 
     def get(self, path: str) -> tuple[int, str]:
@@ -310,6 +320,13 @@ class SchedulerProcess:
             if time.monotonic() > deadline:
                 raise SchedulerStartError(f"the scheduler was not ready within {timeout_s:g}s:\n{self.log()}")
             time.sleep(0.1)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash: no lease released, nothing finished."""
+        if self.running():
+            assert self.process is not None
+            self.process.send_signal(signal.SIGKILL)
+        self.stop()
 
     def stop(self) -> int | None:
         """SIGTERM and wait (SIGKILL if it does not stop); the exit code, None if never started."""
