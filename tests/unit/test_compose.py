@@ -1,0 +1,329 @@
+"""docker-compose.yml and the Dockerfile are coherent with the code (no Docker engine runs here, so this is
+what keeps them from rotting): every podsched service's command and healthcheck parse with the real
+`podsched` parser; every etcd endpoint and API server address names a service listening on that port;
+the etcd members form exactly one cluster; the schedulers elect a leader and are restarted; the chaos
+service is opt-in and can reach the Docker socket; the nodes fit the load; the image contains what
+`pip install .` needs."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+from cluster.api import objects_pb2
+from cluster.api.manifest import load_paths
+from cluster.api.quantity import parse_quantity
+from cluster.cli.main import build_parser
+
+REPO = Path(__file__).resolve().parents[2]
+COMPOSE: dict[str, Any] = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
+#: The project image, as docker-compose.yml tags it.
+IMAGE = "podsched:dev"
+#: What a command without --server talks to (cluster.cli.common): only right inside the API server's
+#: own container, never in compose.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
+
+PODSCHED = sorted(name for name, service in SERVICES.items() if service.get("image") == IMAGE)
+ETCD = sorted(name for name, service in SERVICES.items() if Path(service["command"][0]).name == "etcd")
+
+
+def parse(argv: list[str], where: str) -> argparse.Namespace:
+    """``argv`` parsed by the real `podsched` parser; the test fails naming ``where`` and argparse's
+    complaint when it does not parse."""
+    complaint = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(complaint):
+            return build_parser().parse_args(argv)
+    except SystemExit:
+        # argparse prints its usage, then the line that says what is wrong.
+        problem = complaint.getvalue().strip().splitlines()[-1]
+        pytest.fail(f"{where}: `podsched {' '.join(argv)}` does not parse: {problem}")
+
+
+def command(name: str) -> argparse.Namespace:
+    argv = SERVICES[name]["command"]
+    assert isinstance(argv, list), f"service {name}: write the command as a list (exec form)"
+    return parse(argv, f"service {name}")
+
+
+def by_role(role: str) -> list[str]:
+    """The podsched services running ``podsched ROLE ...`` (read from the argv, so that collection never
+    depends on the parser: a command that does not parse fails its own test)."""
+    return [name for name in PODSCHED if SERVICES[name]["command"][0] == role]
+
+
+def etcd_flags(name: str) -> dict[str, str]:
+    flags = {}
+    for arg in SERVICES[name]["command"][1:]:
+        flag, sep, value = arg.partition("=")
+        assert sep, f"service {name}: write etcd flags as --flag=value, got {arg!r}"
+        flags[flag] = value
+    return flags
+
+
+def host_port(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host, int(port)
+
+
+def url_host_port(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    assert parts.hostname is not None and parts.port is not None, url
+    return parts.hostname, parts.port
+
+
+def flag_value(argv: list[str], flag: str, default: str) -> str:
+    """A flag's value in an argv, as `--flag=value` or `--flag value`."""
+    for i, arg in enumerate(argv):
+        if arg.startswith(f"{flag}="):
+            return arg.partition("=")[2]
+        if arg == flag:
+            return argv[i + 1]
+    return default
+
+
+def apiserver_ports() -> dict[str, int]:
+    """Each API server service and the port it listens on, on every interface."""
+    ports = {}
+    for name in by_role("apiserver"):
+        host, port = host_port(command(name).listen)
+        assert host == "0.0.0.0", f"service {name}: --listen {host}:{port} is unreachable from elsewhere"
+        ports[name] = port
+    return ports
+
+
+def server_list(name: str) -> list[str]:
+    """The API servers a client service talks to: --server, else $PODSCHED_SERVER."""
+    args = command(name)
+    assert hasattr(args, "server"), f"service {name}: `podsched {args.command}` takes no --server"
+    servers = args.server or (SERVICES[name].get("environment") or {}).get("PODSCHED_SERVER")
+    assert servers, f"service {name}: no --server and no PODSCHED_SERVER: it would talk to 127.0.0.1:7443"
+    return [server.strip() for server in servers.split(",")]
+
+
+# -------------------------------------------------------------------------------------------- commands
+
+
+@pytest.mark.parametrize("name", PODSCHED)
+def test_every_podsched_command_parses(name: str) -> None:
+    args = command(name)
+    assert callable(args.func)
+
+
+def test_the_topology_is_complete() -> None:
+    assert len(ETCD) == 3
+    assert len(by_role("apiserver")) >= 1
+    assert by_role("load"), "no load generator"
+    assert by_role("chaos"), "no chaos service"
+    assert set(SERVICES) == set(PODSCHED) | set(ETCD), "a service that is neither podsched nor etcd"
+
+
+@pytest.mark.parametrize("name", PODSCHED)
+def test_podsched_services_share_one_built_image(name: str) -> None:
+    assert SERVICES[name]["build"] == "."
+    assert (REPO / "Dockerfile").is_file()
+
+
+# ----------------------------------------------------------------------------------------------- etcd
+
+
+def test_the_etcd_members_form_one_cluster() -> None:
+    peer_urls = {name: etcd_flags(name)["--initial-advertise-peer-urls"] for name in ETCD}
+    tokens = {etcd_flags(name)["--initial-cluster-token"] for name in ETCD}
+    assert len(tokens) == 1, f"members disagree on --initial-cluster-token: {tokens}"
+    for name in ETCD:
+        flags = etcd_flags(name)
+        assert flags["--name"] == name
+        assert flags["--initial-cluster-state"] == "new"
+        members = dict(member.split("=", 1) for member in flags["--initial-cluster"].split(","))
+        assert members == peer_urls, f"service {name}: --initial-cluster lists {members}, not the members"
+        assert url_host_port(peer_urls[name]) == (name, url_host_port(flags["--listen-peer-urls"])[1])
+        assert url_host_port(flags["--listen-peer-urls"])[0] == "0.0.0.0"
+
+
+@pytest.mark.parametrize("name", ETCD)
+def test_an_etcd_member_advertises_where_it_listens(name: str) -> None:
+    flags = etcd_flags(name)
+    listen_host, listen_port = url_host_port(flags["--listen-client-urls"])
+    assert listen_host == "0.0.0.0"
+    assert url_host_port(flags["--advertise-client-urls"]) == (name, listen_port)
+
+
+@pytest.mark.parametrize("name", ETCD)
+def test_an_etcd_member_keeps_its_data_in_its_own_named_volume(name: str) -> None:
+    data_dir = etcd_flags(name)["--data-dir"]
+    mounts = [volume.split(":") for volume in SERVICES[name]["volumes"]]
+    volume = next(source for source, target, *_ in mounts if target == data_dir)
+    assert volume in COMPOSE["volumes"], f"service {name}: volume {volume} is not declared"
+    others = {source for other in ETCD if other != name for source, *_ in
+              (volume.split(":") for volume in SERVICES[other]["volumes"])}
+    assert volume not in others, f"service {name} shares its data volume"
+
+
+@pytest.mark.parametrize("name", ETCD)
+def test_an_etcd_healthcheck_asks_its_own_member(name: str) -> None:
+    check = SERVICES[name]["healthcheck"]["test"]
+    assert check[0] == "CMD" and Path(check[1]).name == "etcdctl" and check[-2:] == ["endpoint", "health"]
+    endpoint = next(arg.partition("=")[2] for arg in check if arg.startswith("--endpoints="))
+    client_port = url_host_port(etcd_flags(name)["--listen-client-urls"])[1]
+    assert url_host_port(endpoint) == ("127.0.0.1", client_port)
+
+
+# ------------------------------------------------------------------------------------------ addresses
+
+
+@pytest.mark.parametrize("name", by_role("apiserver"))
+def test_an_api_server_uses_every_etcd_member(name: str) -> None:
+    endpoints = [host_port(endpoint) for endpoint in command(name).etcd.split(",")]
+    client_ports = {member: url_host_port(etcd_flags(member)["--listen-client-urls"])[1] for member in ETCD}
+    assert sorted(host for host, _ in endpoints) == ETCD, f"service {name}: --etcd must list every member"
+    for host, port in endpoints:
+        assert port == client_ports[host], f"{name}: {host} listens on {client_ports[host]}, not {port}"
+
+
+@pytest.mark.parametrize("name", sorted(set(PODSCHED) - set(by_role("apiserver"))))
+def test_every_client_talks_to_api_servers_where_they_listen(name: str) -> None:
+    listening = apiserver_ports()
+    for server in server_list(name):
+        host, port = host_port(server)
+        assert host not in LOOPBACK_HOSTS, f"service {name}: {server} is its own container"
+        assert host in listening, f"service {name}: {server} is not an API server service"
+        assert port == listening[host], f"service {name}: {host} listens on {listening[host]}, not {port}"
+
+
+@pytest.mark.parametrize("name", by_role("apiserver"))
+def test_an_api_server_healthcheck_is_podsched_healthcheck_on_its_port(name: str) -> None:
+    check = SERVICES[name]["healthcheck"]["test"]
+    assert check[:2] == ["CMD", "podsched"], f"service {name}: the healthcheck must run podsched"
+    args = parse(check[2:], f"service {name} healthcheck")
+    assert args.command == "healthcheck"
+    host, port = host_port(args.server)
+    assert (host, port) == ("127.0.0.1", apiserver_ports()[name])
+
+
+def test_the_published_ports_are_the_api_servers_own() -> None:
+    published = []
+    for name, port in apiserver_ports().items():
+        for mapping in SERVICES[name].get("ports", []):
+            host_side, _, container_side = mapping.rpartition(":")
+            assert int(container_side) == port, f"{name} publishes {container_side}, listens on {port}"
+            published.append(host_side)
+    assert len(published) == len(set(published)), f"two services publish one host port: {published}"
+
+
+# ------------------------------------------------------------------------------------------ ordering
+
+
+@pytest.mark.parametrize("name", sorted(SERVICES))
+def test_dependencies_exist_and_their_conditions_can_be_met(name: str) -> None:
+    for target, rule in (SERVICES[name].get("depends_on") or {}).items():
+        assert target in SERVICES, f"service {name} depends on a missing service {target}"
+        condition = rule["condition"]
+        if condition == "service_healthy":
+            assert "healthcheck" in SERVICES[target], f"{name} waits for {target} to be healthy: no check"
+        elif condition == "service_completed_successfully":
+            assert SERVICES[target].get("restart", "no") == "no", f"{target} never completes: it restarts"
+        else:
+            assert condition == "service_started", f"service {name}: unknown condition {condition}"
+
+
+def test_api_servers_wait_for_etcd_and_clients_for_the_api() -> None:
+    for name in by_role("apiserver"):
+        assert {member: {"condition": "service_healthy"} for member in ETCD} == SERVICES[name]["depends_on"]
+    for name in by_role("scheduler") + by_role("apply"):
+        waits = SERVICES[name]["depends_on"]
+        assert all(waits.get(api) == {"condition": "service_healthy"} for api in apiserver_ports()), name
+
+
+# --------------------------------------------------------------------------------------- schedulers
+
+
+def test_three_scheduler_replicas() -> None:
+    replicas = sum(SERVICES[name].get("deploy", {}).get("replicas", 1) for name in by_role("scheduler"))
+    assert replicas == 3
+
+
+@pytest.mark.parametrize("name", by_role("scheduler"))
+def test_schedulers_elect_a_leader_and_are_restarted(name: str) -> None:
+    args = command(name)
+    assert args.leader_elect is True, f"service {name}: pass --leader-elect=true"
+    assert SERVICES[name]["restart"] == "always", f"service {name}: a deposed leader exits 1, must come back"
+    assert sorted(host for host, _ in map(host_port, server_list(name))) == sorted(apiserver_ports()), (
+        f"service {name}: list every API server, so that losing one does not cost the lease"
+    )
+    host, _ = host_port(args.metrics_addr)
+    assert host == "0.0.0.0"
+
+
+# --------------------------------------------------------------------------------------- nodes, load
+
+
+def test_the_nodes_manifest_is_mounted_and_fits_the_load() -> None:
+    (nodes,) = by_role("apply")
+    mounts = {target: source for source, target, *_ in (v.split(":") for v in SERVICES[nodes]["volumes"])}
+    files = []
+    for path in command(nodes).filename:
+        directory, _, filename = path.rpartition("/")
+        assert directory in mounts, f"service {nodes}: {path} is not in a mounted directory"
+        files.append(str(REPO / mounts[directory] / filename))
+    nodes_objects = [manifest.obj for manifest in load_paths(files, strict=True)]
+    assert nodes_objects and all(isinstance(node, objects_pb2.Node) for node in nodes_objects)
+    cpu = sum(parse_quantity(node.status.allocatable["cpu"]) for node in nodes_objects)
+    pods = sum(parse_quantity(node.status.allocatable["pods"]) for node in nodes_objects)
+    for name in by_role("load"):
+        load = command(name)
+        assert load.count is not None, f"service {name}: an endless load fills any cluster"
+        assert load.count * parse_quantity(load.cpu) <= cpu, f"service {name}: the nodes cannot fit the load"
+        assert load.count <= pods
+        assert SERVICES[name]["depends_on"][nodes] == {"condition": "service_completed_successfully"}
+
+
+# --------------------------------------------------------------------------------------------- chaos
+
+
+def test_chaos_is_opt_in_and_kills_the_schedulers_leader() -> None:
+    (name,) = by_role("chaos")
+    service = SERVICES[name]
+    args = command(name)
+    assert service["profiles"] == ["chaos"]
+    assert [other for other in SERVICES if other != name and "profiles" in SERVICES[other]] == []
+    assert args.chaos_action == "kill-leader"
+    mounts = {target: source for source, target, *_ in (v.split(":") for v in service["volumes"])}
+    assert mounts.get(args.docker_socket) == "/var/run/docker.sock", "the Docker socket is not mounted"
+    assert service["user"] == "root", "the host's Docker socket is not readable by the image's user"
+    for scheduler in by_role("scheduler"):
+        argv = SERVICES[scheduler]["command"]
+        lease = (flag_value(argv, "--leader-elect-resource-namespace", "kube-system"),
+                 flag_value(argv, "--leader-elect-resource-name", "kube-scheduler"))
+        assert (args.lease.namespace, args.lease.name) == lease, f"chaos and {scheduler} differ on the lease"
+
+
+# -------------------------------------------------------------------------------------------- image
+
+
+def test_the_dockerfile_builds_the_project_as_a_non_root_podsched_entrypoint() -> None:
+    lines = [line.strip() for line in (REPO / "Dockerfile").read_text().splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    assert lines[0] == "FROM python:3.11-slim"
+    copied = {source for line in lines if line.startswith("COPY ") for source in line.split()[1:-1]}
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    patterns = project["tool"]["setuptools"]["packages"]["find"]["include"]
+    packages = {path.name for path in REPO.iterdir() if (path / "__init__.py").is_file()}
+    wanted = {name for name in packages if any(re.fullmatch(p.replace("*", ".*"), name) for p in patterns)}
+    assert wanted <= copied, f"the image misses packages: {wanted - copied}"
+    assert {"pyproject.toml", project["project"]["readme"]} <= copied
+    assert any(re.fullmatch(r"RUN pip install \.( .*)?", line) for line in lines)
+    users = [line.split()[1] for line in lines if line.startswith("USER ")]
+    assert users and users[-1] not in ("root", "0"), "the image runs as root"
+    assert 'ENTRYPOINT ["podsched"]' in lines
+    assert project["project"]["scripts"]["podsched"] == "cluster.cli.main:main"
