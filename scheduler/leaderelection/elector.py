@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, NoReturn, TypeVar
 
-from cluster.client import ApiError, Fence, NotFound
+from cluster.client import ApiError, Conflict, Fence, NotFound
 from scheduler.clock import Clock, SystemClock
 from scheduler.leaderelection.metrics import LeaderElectionCollector
 from scheduler.leaderelection.resourcelock import LeaderElectionRecord, LeaseSnapshot, Lock
@@ -467,20 +467,38 @@ class LeaderElector:
         """Hand the lease over (no holder, client-go's release), within the renew deadline."""
         if not self._holds() or self._observed is None:
             return False
+        try:
+            released = await self._within(self.timings.renew_deadline_s, self._write_release())
+        except (ApiError, TimeoutError) as err:
+            log.warning("failed to release lease %s: %s", self._desc, err)
+            return False
+        if released:
+            log.info("released lease %s", self._desc)
+        else:
+            log.info("lease %s is no longer ours to release (held by %r)", self._desc, self.observed_holder)
+        return released
+
+    async def _write_release(self) -> bool:
         now = self._wall_clock()
         released = LeaderElectionRecord(
             lease_duration_seconds=RELEASED_LEASE_DURATION_SECONDS,
             acquire_time=now,
             renew_time=now,
-            leader_transitions=self._observed.leader_transitions,
+            leader_transitions=self.observed_transitions,
         )
         try:
-            self._wrote(await self._within(self.timings.renew_deadline_s, self._lock.update(released)))
-        except (ApiError, TimeoutError) as err:
-            log.warning("failed to release lease %s: %s", self._desc, err)
-            return False
-        log.info("released lease %s", self._desc)
-        return True
+            self._wrote(await self._lock.update(released))
+            return True
+        except Conflict:
+            # A renewal cancelled on its way out may have landed unanswered, leaving the lock's version
+            # stale: read the lease and release it if it is still ours.
+            current = await self._lock.get()
+            self._observe(current)
+            if current.record.holder_identity != self.identity:
+                return False
+            self._wrote(await self._lock.update(replace(
+                released, leader_transitions=current.record.leader_transitions)))
+            return True
 
     # ------------------------------------------------------------------------------------ observation
 

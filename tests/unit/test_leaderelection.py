@@ -423,6 +423,29 @@ async def test_cancel_stops_the_work_first_then_releases_the_lease(rig: Rig) -> 
         assert len(rig.store.history) == writes  # no renewal after the release
 
 
+async def test_release_after_a_renewal_landed_unanswered_still_releases(rig: Rig) -> None:
+    a = rig.elector("a")
+    async with running(a, Leader(rig.store)) as task:
+        await advance(rig.clock, RETRY)
+        # A renewal reached the store but its answer was lost: the lock's cached version is stale.
+        rig.store.update(replace(rig.store.record, renew_time=rig.wall()), rig.store.revision)
+        task.cancel()
+        await asyncio.wait((task,))
+        assert a.released and rig.store.record.holder_identity == ""
+        assert lock_of(a).calls[-3:] == ["update", "get", "update"]
+
+
+async def test_release_leaves_a_lease_that_changed_hands_alone(rig: Rig) -> None:
+    a, leader = rig.elector("a", watching=False), Leader(rig.store)
+    async with running(a, leader) as task:
+        await settle()
+        taken = rig.store.update(LeaderElectionRecord("b", 15, EPOCH, EPOCH, 1), rig.store.revision)
+        task.cancel()  # before a's next renewal could notice
+        await asyncio.wait((task,))
+        assert not a.released
+        assert rig.store.current == taken
+
+
 async def test_cancel_without_release_on_cancel_leaves_the_lease_to_expire(rig: Rig) -> None:
     a = rig.elector("a", release_on_cancel=False)
     async with running(a, Leader(rig.store)) as task:
