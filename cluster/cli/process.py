@@ -55,6 +55,7 @@ class ApiServerProcess:
     """One `podsched apiserver` child process on a fixed store.
 
     ``store_args`` selects the store: ``["--data-dir", DIR]`` or ``["--etcd", "host:port,..."]``.
+    ``port`` 0 picks a free one on the first start; a restart keeps the port.
     """
 
     def __init__(
@@ -62,13 +63,14 @@ class ApiServerProcess:
         store_args: Sequence[str],
         *,
         host: str = "127.0.0.1",
+        port: int = 0,
         extra_args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.store_args = list(store_args)
         self.extra_args = list(extra_args)
         self._host = host
-        self._port = 0
+        self._port = port
         self._env = dict(env) if env is not None else None
         self._process: subprocess.Popen[str] | None = None
         self._log: collections.deque[str] = collections.deque(maxlen=_LOG_LINES)

@@ -9,10 +9,11 @@ Restart=always: `podsched up` runs its API server(s) and scheduler replicas unde
 - ``stop()`` stops every child, later layers first (schedulers before the API server they talk to) and
   the children of one layer together: SIGTERM, then SIGKILL after a grace period.
 
-Every start runs on one thread that the supervisor keeps for its whole life: each child is started with
-util-linux's ``setpriv --pdeathsig KILL``, which Linux ties to the *thread* that started it, so a child
-gets SIGKILL when the supervisor's process dies, however it dies, and never while it is alive. Starts
-block (waiting for a child's startup line), so they stay off the event loop too.
+Every start runs on a few threads that the supervisor keeps for its whole life: each child is started
+with util-linux's ``setpriv --pdeathsig KILL``, which Linux ties to the *thread* that started it, so a
+child gets SIGKILL when the supervisor's process dies, however it dies, and never while it is alive
+(a pool thread never ends before the pool is shut down). Starts block (waiting for a child's startup
+line), so they stay off the event loop too, and several children can start at once.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from typing import Protocol
 STOP_GRACE_S = 10.0
 #: How often exits are looked for: the delay this adds to a restart is small beside the backoff.
 POLL_INTERVAL_S = 0.05
+#: How many children may be starting at the same time.
+START_THREADS = 4
 
 
 class Child(Protocol):
@@ -114,7 +117,7 @@ class Supervisor:
 
     ``report`` is given one line per event (an exit and its restart, a failed start, a stop that needed
     SIGKILL); ``on_started(name, child)`` is called on the event loop after every successful start,
-    first or not.
+    first or not, and ``on_exit(name, child, code)`` when an exit is noticed, before the restart.
     """
 
     def __init__(
@@ -124,8 +127,10 @@ class Supervisor:
         grace_s: float = STOP_GRACE_S,
         report: Callable[[str], None] = _print_stamped,
         on_started: Callable[[str, Child], None] | None = None,
+        on_exit: Callable[[str, Child, int], None] | None = None,
         poll_interval_s: float = POLL_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
+        start_threads: int = START_THREADS,
     ) -> None:
         if grace_s <= 0 or poll_interval_s <= 0:
             raise ValueError(
@@ -135,11 +140,16 @@ class Supervisor:
         self.grace_s = grace_s
         self._report = report
         self._on_started = on_started
+        self._on_exit = on_exit
         self._poll_s = poll_interval_s
         self._clock = clock
         self._entries: dict[str, _Entry] = {}
+        #: Starts handed to the start threads and not finished (their callers may have been cancelled).
+        self._starting: set[concurrent.futures.Future[None]] = set()
         self._stopping = False
-        self._spawner = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="supervisor")
+        self._spawner = concurrent.futures.ThreadPoolExecutor(
+            max_workers=start_threads, thread_name_prefix="supervisor-start"
+        )
 
     # ------------------------------------------------------------------------------------ children
 
@@ -176,6 +186,13 @@ class Supervisor:
         entry = self._entry(name)
         await self._spawn(entry)
 
+    async def start_all(self, names: list[str]) -> None:
+        """Start the children ``names`` together; the first error once all have finished starting."""
+        results = await asyncio.gather(*(self.start(name) for name in names), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+
     async def supervise(self) -> None:
         """Restart children as they exit, until ``stop()`` (or cancellation)."""
         try:
@@ -183,6 +200,8 @@ class Supervisor:
                 for entry in self._entries.values():
                     process = entry.child.process
                     if entry.restarting is None and process is not None and process.poll() is not None:
+                        if self._on_exit is not None:
+                            self._on_exit(entry.name, entry.child, process.returncode)
                         entry.restarting = asyncio.create_task(
                             self._restart(entry, process.returncode), name=f"restart-{entry.name}"
                         )
@@ -194,6 +213,12 @@ class Supervisor:
         """Stop every child (higher layers first, one layer's children together) and the start thread."""
         self._stopping = True
         await self._settle_restarts()
+        # A start cannot be called back once its process exists: let those under way finish, so that
+        # what they started is stopped below (queued ones are dropped).
+        for started in list(self._starting):
+            started.cancel()
+        await asyncio.gather(*(asyncio.wrap_future(f) for f in list(self._starting) if not f.cancelled()),
+                             return_exceptions=True)
         for layer in sorted({entry.layer for entry in self._entries.values()}, reverse=True):
             entries = [entry for entry in self._entries.values() if entry.layer == layer]
             await asyncio.gather(*(self._stop_one(entry) for entry in entries))
@@ -207,15 +232,22 @@ class Supervisor:
 
     # ------------------------------------------------------------------------------------ internals
 
-    async def _spawn(self, entry: _Entry) -> None:
+    async def _spawn(self, entry: _Entry, *, again: bool = False) -> None:
         loop = asyncio.get_running_loop()
 
         def start() -> None:
             entry.child.stop()  # reap what is left of an earlier run (no-op on a first start)
             entry.child.start()
 
-        await loop.run_in_executor(self._spawner, start)
+        started = self._spawner.submit(start)
+        self._starting.add(started)
+        try:
+            await asyncio.wrap_future(started, loop=loop)
+        finally:
+            self._starting.discard(started)
         entry.started_at = self._clock()
+        if again:
+            entry.restarts += 1
         if self._on_started is not None:
             self._on_started(entry.name, entry.child)
 
@@ -233,7 +265,7 @@ class Supervisor:
                 await asyncio.sleep(delay)
                 entry.spawning = True
                 try:
-                    await self._spawn(entry)
+                    await self._spawn(entry, again=True)
                 except Exception as exc:
                     entry.quick_exits += 1
                     first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -242,7 +274,6 @@ class Supervisor:
                     continue
                 finally:
                     entry.spawning = False
-                entry.restarts += 1
                 return
         finally:
             entry.restarting = None

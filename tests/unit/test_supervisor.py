@@ -99,13 +99,19 @@ async def test_names_and_bad_calls() -> None:
 async def test_a_killed_child_is_started_again() -> None:
     report = Lines()
     started: list[tuple[str, int]] = []
+    exited: list[tuple[str, int]] = []
     child = TinyChild("api")
 
     def on_started(name: str, started_child: Child) -> None:
         assert started_child.process is not None
         started.append((name, started_child.process.pid))
 
-    supervisor = Supervisor(policy=FAST, report=report, on_started=on_started)
+    def on_exit(name: str, exited_child: Child, code: int) -> None:
+        # Told before the restart, while the child still holds the process that exited.
+        assert exited_child.process is not None
+        exited.append((name, code))
+
+    supervisor = Supervisor(policy=FAST, report=report, on_started=on_started, on_exit=on_exit)
     supervisor.add("api", child)
     await supervisor.start("api")
     async with supervising(supervisor):
@@ -116,6 +122,7 @@ async def test_a_killed_child_is_started_again() -> None:
         assert child.process is not None and child.process.poll() is None
         assert report.lines == [f"api (pid {first}) exited with signal SIGKILL; restarting in 0.05s"]
         assert started == [("api", first), ("api", child.pids[1])]
+        assert exited == [("api", -signal.SIGKILL)]
     assert all(gone(pid) for pid in child.pids)
 
 
@@ -179,6 +186,33 @@ async def test_a_child_ignoring_sigterm_is_killed_after_the_grace() -> None:
     assert report.lines == [
         f"stubborn (pid {child.pids[0]}) did not stop within 0.3s of SIGTERM; killing it"
     ]
+
+
+async def test_start_all_starts_together_and_raises_the_first_error() -> None:
+    good, bad = TinyChild("good"), TinyChild("bad", fail_starts=1)
+    async with Supervisor() as supervisor:
+        supervisor.add("good", good)
+        supervisor.add("bad", bad)
+        with pytest.raises(RuntimeError, match="bad refused to start"):
+            await supervisor.start_all(["good", "bad"])
+        # The other one started all the same, and is stopped with the rest.
+        assert good.process is not None and good.process.poll() is None
+    assert good.process.returncode is not None
+
+
+async def test_stop_waits_for_a_start_under_way_then_stops_it() -> None:
+    child = TinyChild("late")
+    supervisor = Supervisor()
+    supervisor.add("late", child)
+    starting = asyncio.create_task(supervisor.start("late"))
+    await asyncio.sleep(0.01)  # the start thread is now running the child's start()
+    starting.cancel()
+    await supervisor.stop()
+    with contextlib.suppress(asyncio.CancelledError):
+        await starting
+    assert child.pids, "the start was under way and finished"
+    assert child.process is not None and child.process.returncode is not None
+    assert all(gone(pid) for pid in child.pids)
 
 
 async def test_stop_calls_off_a_restart_waiting_in_its_backoff() -> None:
