@@ -285,6 +285,11 @@ class LeaderElector:
                     self._fence = None
                     self.released = await self._release()
                 raise
+            if self._lost.is_set():
+                # The term ended under us (the work may have failed of it: a write refused under its
+                # fence). Stop the work before saying so.
+                await _cancel_and_wait(work, f"the work on lease {self._desc}")
+                raise LeaseLost(self._lost_why)
             if work.done():
                 await _cancel_and_wait(renewals, f"the renewals of lease {self._desc}")
                 self._fence = None
@@ -292,11 +297,9 @@ class LeaderElector:
                 if not work.cancelled() and work.exception() is not None:
                     raise work.exception()  # type: ignore[misc]
                 raise RuntimeError(f"the work on lease {self._desc} ended by itself; lease released")
-            # The term ended under us (or the renewal loop failed): stop the work before saying so.
+            # Only a failing renewal loop is left (it ends by itself only on a loss, handled above).
             await _cancel_and_wait(work, f"the work on lease {self._desc}")
-            if renewals.done() and not renewals.cancelled() and renewals.exception() is not None:
-                raise renewals.exception()  # type: ignore[misc]
-            raise LeaseLost(self._lost_why)
+            raise renewals.exception() or RuntimeError(f"the renewals of lease {self._desc} ended")
         finally:
             for task in tasks:
                 task.cancel()
@@ -580,4 +583,4 @@ async def _cancel_and_wait(task: asyncio.Task[Any], what: str) -> None:
     task.cancel()
     await asyncio.wait((task,))
     if not task.cancelled() and task.exception() is not None:
-        log.error("%s failed while stopping", what, exc_info=task.exception())
+        log.warning("%s ended with an error", what, exc_info=task.exception())

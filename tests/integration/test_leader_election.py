@@ -4,9 +4,11 @@ process (each with its own client), short timings (lease 2 s, renew deadline 1.5
 Exactly one leads; a graceful stop hands the lease over within 1.2 retry periods + 1 s; a leader that
 stops renewing without releasing (a kill) is replaced within the lease + 1.2 retry periods + 1 s, and not
 before its lease ran out; the stored Lease shows the holder, the transitions and an acquireTime kept
-across renewals; each leader's fencing token is the revision of the write that gave it the lease, so
-successive leaders' tokens strictly increase. A second Lease in the same namespace, renewed by someone
-else throughout, must not disturb anybody (the watch's field selector keeps it out)."""
+across renewals; each leader's fencing token is the revision of the write that gave it the lease (the
+API server's tenure token), so successive leaders' tokens strictly increase, and only the current
+leader's fence gets a bind through. A second Lease in the same namespace, renewed by someone else
+throughout, must not disturb anybody (the watch's field selector keeps it out). A leader whose lease is
+taken through the API stops at once."""
 
 from __future__ import annotations
 
@@ -21,13 +23,15 @@ import pytest
 from cluster.api import objects_pb2
 from cluster.api.kinds import LEASE
 from cluster.cli.process import ApiServerProcess
-from cluster.client import Client, Fence
+from cluster.client import Client, Fence, Fenced
 from scheduler.leaderelection import (
+    FENCING_TOKEN_ANNOTATION,
     JITTER_FACTOR,
     LeaderElectionRecord,
     LeaderElectionTimings,
     LeaderElector,
     LeaseLock,
+    LeaseLost,
 )
 from scheduler.leaderelection.resourcelock import record_to_spec
 
@@ -114,6 +118,21 @@ async def renew_decoy(client: Client, namespace: str) -> None:
         decoy = await client.update(decoy)
 
 
+def tenure_token(lease: objects_pb2.Lease) -> int:
+    recorded = lease.metadata.annotations.get(FENCING_TOKEN_ANNOTATION)
+    return int(recorded) if recorded is not None else int(lease.metadata.resource_version)
+
+
+async def bind_under(client: Client, namespace: str, node: str, fence: Fence) -> None:
+    """Create a pod and bind it under ``fence`` (the pod stays unbound when the fence is refused)."""
+    name = f"p-{uuid.uuid4().hex[:8]}"
+    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace))
+    pod.spec.containers.add(name="app", image="busybox:1.36")
+    await client.create(pod)
+    bound = await client.bind(namespace, name, node, fence=fence)
+    assert bound.spec.node_name == node
+
+
 async def record_history(client: Client, namespace: str, history: LeaseHistory, ready: asyncio.Event) -> None:
     listed = await client.list(LEASE, namespace, field_selector=f"metadata.name={LEASE_NAME}")
     assert not listed.items
@@ -133,6 +152,8 @@ async def test_one_leader_graceful_and_killed_handovers_and_the_stored_lease(
     recorder = asyncio.create_task(record_history(observer, namespace, history, ready))
     decoy = asyncio.create_task(renew_decoy(observer, namespace))
     await ready.wait()
+    node = f"node-{uuid.uuid4().hex[:8]}"
+    await observer.create(objects_pb2.Node(metadata=objects_pb2.ObjectMeta(name=node)))
     candidates = [
         Candidate(client, LeaderElector(LeaseLock(client, namespace, LEASE_NAME, f"replica-{i}"), TIMINGS))
         for i, client in enumerate(replica_clients)
@@ -158,6 +179,9 @@ async def test_one_leader_graceful_and_killed_handovers_and_the_stored_lease(
             assert stored.spec.lease_transitions == 0
             renewed.append(stored.spec.renew_time.ToDatetime())
         assert renewed == sorted(renewed) and len(set(renewed)) == len(renewed)
+        # The API server keeps the tenure's token across the renewals: the leader's fence holds.
+        assert first.fences[0].token == tenure_token(stored) < int(stored.metadata.resource_version)
+        await bind_under(observer, namespace, node, first.fences[0])
         for candidate in candidates:
             assert candidate.elector.observed_holder == first.elector.identity
 
@@ -190,6 +214,13 @@ async def test_one_leader_graceful_and_killed_handovers_and_the_stored_lease(
         assert stored.spec.holder_identity == last.elector.identity
         assert stored.spec.lease_transitions == 2
 
+        # Only the current leader's fence is good for writes.
+        await asyncio.sleep(RETRY_S * 2)
+        await bind_under(observer, namespace, node, last.fences[0])
+        for deposed in (first, second):
+            with pytest.raises(Fenced):
+                await bind_under(observer, namespace, node, deposed.fences[0])
+
         # Each leader's fence carries the revision of the write that gave it the lease.
         terms = [first, second, last]
         tokens = [candidate.fences[0].token for candidate in terms]
@@ -212,3 +243,43 @@ async def test_one_leader_graceful_and_killed_handovers_and_the_stored_lease(
         for task in [recorder, decoy, *(c.task for c in candidates if c.task is not None)]:
             task.cancel()
         await asyncio.wait([recorder, decoy, *(c.task for c in candidates if c.task is not None)])
+
+
+async def test_a_leader_whose_lease_is_taken_stops_at_once(
+    apiserver: ApiServerProcess, clients: list[Client]
+) -> None:
+    """Someone takes the lease through the API while the leader binds pods under its fence (as a paused
+    leader's successor would): the leader's term ends at once, from the watch or from the server refusing
+    a bind (the client tells the elector, as a scheduler wires it), not after a renew deadline."""
+    namespace = f"le-{uuid.uuid4().hex[:8]}"
+    observer, client, *_ = clients
+    elector = LeaderElector(LeaseLock(client, namespace, LEASE_NAME, "victim"), TIMINGS)
+    client.on_fenced = lambda err: elector.step_down(f"a write was refused: {err.message}")
+    node = f"node-{uuid.uuid4().hex[:8]}"
+    await observer.create(objects_pb2.Node(metadata=objects_pb2.ObjectMeta(name=node)))
+    bound: list[Fence] = []
+
+    async def lead(fence: Fence) -> None:
+        while True:
+            await bind_under(client, namespace, node, fence)
+            bound.append(fence)
+
+    task = asyncio.create_task(elector.run(lead))
+    try:
+        await wait_for(lambda: len(bound) >= 5, 10, "binds under the leader's fence")
+        lease = await observer.get(LEASE, LEASE_NAME, namespace)
+        lease.spec.holder_identity = "successor"
+        lease.spec.lease_transitions += 1
+        taken = await observer.update(lease)
+        started = time.monotonic()
+        await wait_for(task.done, RETRY_S, "the leader stopping")
+        print(f"\nthe leader stopped {(time.monotonic() - started) * 1000:.0f} ms after the lease was taken")
+        with pytest.raises(LeaseLost):
+            task.result()
+        assert not elector.is_leader and elector.fence is None and not elector.released
+        assert (await observer.get(LEASE, LEASE_NAME, namespace)) == taken
+        with pytest.raises(Fenced):
+            await bind_under(observer, namespace, node, bound[0])
+    finally:
+        task.cancel()
+        await asyncio.wait((task,))

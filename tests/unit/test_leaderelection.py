@@ -18,7 +18,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster.api import objects_pb2
-from cluster.client import AlreadyExists, Conflict, Fence, NotFound, Unavailable
+from cluster.client import AlreadyExists, Conflict, Fence, Fenced, NotFound, Unavailable
 from scheduler.clock import FakeClock
 from scheduler.leaderelection import (
     FENCING_TOKEN_ANNOTATION,
@@ -469,6 +469,23 @@ async def test_step_down_ends_the_term_at_once_without_release(rig: Rig) -> None
             task.result()
         assert leader.cancelled
         assert rig.store.record.holder_identity == "a"  # fenced out: the lease is not ours to release
+
+
+async def test_work_refused_under_its_fence_ends_with_lease_lost(rig: Rig) -> None:
+    # As a scheduler wires it: the client tells the elector of a Fenced answer, then raises it.
+    a = rig.elector("a")
+
+    async def fenced(fence: Fence) -> None:
+        await rig.clock.sleep(1)
+        a.step_down("bind refused: lease kube-system/kube-scheduler is held by \"b\"")
+        raise Fenced("lease kube-system/kube-scheduler is held by \"b\"")
+
+    task = asyncio.create_task(a.run(fenced))
+    await advance(rig.clock, 1)
+    assert task.done()
+    with pytest.raises(LeaseLost, match="bind refused"):
+        task.result()
+    assert rig.store.record.holder_identity == "a"  # not released: it is not ours any more
 
 
 async def test_work_that_raises_releases_the_lease_and_the_error_propagates(rig: Rig) -> None:
