@@ -203,6 +203,9 @@ class LeaseLock:
             on_change(snapshot_of(objs[-1]))  # type: ignore[arg-type]
 
         def deleted(obj: Message) -> None:
+            # A watched deletion carries the deletion's revision. One found by a relist carries the
+            # object's last revision, which the elector already knows and ignores: its next read finds
+            # the lease gone.
             on_delete(int(obj.metadata.resource_version))  # type: ignore[attr-defined]
 
         informer.add_handler(on_add=changed, on_update=changed, on_delete=deleted)
