@@ -50,6 +50,7 @@ from scheduler.framework.registry import (
     PointPlugins,
     Registry,
 )
+from scheduler.leaderelection import JITTER_FACTOR
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -499,6 +500,10 @@ class _Parser:
         if config.lease_duration_seconds <= config.renew_deadline_seconds:
             self.problem(invalid(f"{path}.leaseDuration", section.get("leaseDuration", "15s"),
                                  "LeaseDuration must be greater than RenewDeadline"))
+        if config.renew_deadline_seconds <= JITTER_FACTOR * config.retry_period_seconds:
+            # client-go's NewLeaderElector rule (componentbase does not check it; the elector would refuse).
+            rule = f"renewDeadline must be greater than retryPeriod*JitterFactor ({JITTER_FACTOR:g})"
+            self.problem(invalid(f"{path}.renewDeadline", section.get("renewDeadline", "10s"), rule))
         if config.resource_lock != "leases":
             self.problem(invalid(f"{path}.resourceLock", config.resource_lock,
                                  'resourceLock value must be "leases"'))

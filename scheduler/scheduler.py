@@ -20,19 +20,26 @@ loops, the cache's cleanup loop, the scheduling loop and, in ``podsched schedule
 The scheduling loop first waits for every informer's first list, so that no pod is scheduled against a
 partial picture of the cluster. The first root task to fail (or to end) cancels the others and its
 error leaves ``run()``; cancelling ``run()`` stops everything.
+
+With leader election (``run(elector=...)``) every replica runs the informers, the queue and the cache
+(a warm standby), but only the leader runs the binder and the scheduling loop, in one task group per
+term: the elector starts the term when it acquires the Lease and cancels it when the lease is lost or
+the process stops. A term first catches the informers up with the store, then schedules; every write it
+makes carries the term's fencing token, and an answer that the token is stale ends the term at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import socket
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from cluster.api import kinds
-from cluster.client import Client, Informer
+from cluster.client import Client, Fence, Informer
 from scheduler.binding import DEFAULT_MAX_BINDINGS, Binder
 from scheduler.cache import Cache, Snapshot
 from scheduler.clock import Clock, SystemClock
@@ -43,6 +50,7 @@ from scheduler.framework import ClusterEventWithHint, PodInfo
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, FrameworkError, FrameworkHandle, build_framework
 from scheduler.health import HealthServer
+from scheduler.leaderelection import LeaderElector
 from scheduler.metrics import SchedulerMetrics
 from scheduler.queue import QueueClosed, SchedulingQueue
 from scheduler.schedule_one import SchedulingLoop
@@ -170,6 +178,8 @@ class Scheduler:
             events_dropped=lambda: self.recorder.dropped,
         )
         self._synced = asyncio.Event()
+        #: Set by ``run`` when this replica takes part in leader election.
+        self.elector: LeaderElector | None = None
         self._running = False
         self._stopped_because = ""
         self._tasks: list[asyncio.Task[None]] = []
@@ -180,31 +190,55 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------------------ run
 
-    def background_roots(self) -> dict[str, Coroutine[Any, Any, None]]:
-        """Everything but the scheduling loop, by name: the informers that keep the cache and the queue
-        current, and the workers that carry out decisions (binder, event writer, queue flushes, cache
-        cleanup). ``run`` runs them with the loop; ``podsched simulate`` runs them and drives the
-        cycles itself."""
+    def _warm_roots(self) -> dict[str, Coroutine[Any, Any, None]]:
+        """What every replica runs, leader or not: the informers that keep the cache and the queue
+        current (so that a standby that becomes leader schedules at once), the event writer, the
+        queue's flushes and the cache's cleanup."""
         roots: dict[str, Coroutine[Any, Any, None]] = {
             f"informer {name}": informer.run() for name, informer in self.informers.items()
         }
         roots |= {
             "event recorder": self.recorder.run(),
-            "binder": self.binder.run(),
             "queue flushes": self.queue.run(),
             "cache cleanup": self.cache.run(),
         }
         return roots
+
+    def background_roots(self) -> dict[str, Coroutine[Any, Any, None]]:
+        """Everything but the scheduling loop, by name: the warm roots and the binder that carries out
+        decisions. ``run`` without leader election runs them with the loop; ``podsched simulate`` runs
+        them and drives the cycles itself."""
+        return self._warm_roots() | {"binder": self.binder.run()}
 
     async def wait_synced(self) -> None:
         """Return once every informer's first list is in the cache and the queue."""
         await asyncio.gather(*(informer.wait_synced() for informer in self.informers.values()))
         self._synced.set()
 
-    async def run(self, *, health: HealthServer | None = None) -> None:
-        """Run until cancelled (or until a root task fails, whose error is raised)."""
-        roots = self.background_roots()
-        roots["scheduling loop"] = self._scheduling_loop()
+    async def run(
+        self,
+        *,
+        health: HealthServer | None = None,
+        elector: LeaderElector | None = None,
+        on_leading: Callable[[Fence], None] | None = None,
+    ) -> None:
+        """Run until cancelled (or until a root task fails, whose error is raised).
+
+        With an ``elector`` the scheduling loop and the binder run only while this replica leads, in one
+        task group per term (``_lead``); the rest runs all along. Losing the lease ends ``run`` with
+        ``LeaseLost``; cancelling it stops the term's work first, then releases the lease. ``on_leading``
+        hears of each term's fence as it begins."""
+        if elector is None:
+            roots = self.background_roots()
+            roots["scheduling loop"] = self._scheduling_loop()
+        else:
+            self.elector = elector
+            # An answer that this replica was deposed (its fencing token is stale) ends the term at
+            # once, before its next renewal would find out.
+            self.client.on_fenced = lambda refusal: elector.step_down(
+                f"the API server refused a fenced write: {refusal.message}")
+            roots = self._warm_roots()
+            roots["leader election"] = elector.run(functools.partial(self._lead, on_leading=on_leading))
         if health is not None:
             roots["health server"] = health.run()
         self._running = True
@@ -216,6 +250,25 @@ class Scheduler:
         finally:
             self._running = False
             self.queue.close()
+
+    async def _lead(self, fence: Fence, *, on_leading: Callable[[Fence], None] | None) -> None:
+        """One term as leader: every write from now on carries ``fence``; catch up with the store as of
+        the lease's acquisition, then schedule until the elector cancels us."""
+        # Kept after the term too: a write that slipped out afterwards carries a stale token and is
+        # refused, where an unfenced one would land.
+        self.client.fence = fence
+        if on_leading is not None:
+            on_leading(fence)
+        await self.wait_synced()
+        started = self.clock.now()
+        # The standby's caches may lag the store: the old leader's last bindings may not have reached
+        # them yet (Kubernetes issue 137308, a new leader overcommitting nodes). Catch up first.
+        await asyncio.gather(*(informer.resync() for informer in self.informers.values()))
+        log.info("caught up with the store in %.3fs (%d nodes, %d pods); scheduling",
+                 self.clock.now() - started, len(self.informers["nodes"]), len(self.informers["pods"]))
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self._root("binder", self.binder.run()), name="binder")
+            group.create_task(self._root("scheduling loop", self._schedule_forever()), name="scheduling loop")
 
     async def _root(self, name: str, work: Coroutine[Any, Any, None]) -> None:
         try:
@@ -236,6 +289,9 @@ class Scheduler:
         await self.wait_synced()
         log.info("informers synced: %d nodes, %d pods; scheduling", len(self.informers["nodes"]),
                  len(self.informers["pods"]))
+        await self._schedule_forever()
+
+    async def _schedule_forever(self) -> None:
         try:
             while True:
                 await self.schedule_one()
@@ -249,11 +305,14 @@ class Scheduler:
     # ---------------------------------------------------------------------------------------- state
 
     def healthz(self) -> str | None:
-        """None while every root task runs; else why not (the /healthz check)."""
+        """None while every root task runs (and, when leading, the lease is being renewed); else why
+        not (the /healthz check)."""
         if self._stopped_because:
             return self._stopped_because
         if not self._running:
             return "the scheduler is not running"
+        if self.elector is not None:
+            return self.elector.healthz()
         return None
 
     def readyz(self) -> str | None:

@@ -226,7 +226,7 @@ def cli_env(address: str, base: Mapping[str, str] | None = None) -> dict[str, st
 # The line `podsched scheduler` prints on stderr once its metrics server is up.
 _SCHEDULER_STARTED = re.compile(
     r"podsched scheduler started \(profiles: (?P<profiles>[^;]*); server (?P<server>\S+); "
-    r"metrics (?P<metrics>http://\S+)\)"
+    r"metrics (?P<metrics>http://[^;\s)]+)"
 )
 # The identity in that line (leader election's holderIdentity), read apart from the line's shape.
 _SCHEDULER_IDENTITY = re.compile(r"; identity (?P<identity>[^\s)]+)\)")

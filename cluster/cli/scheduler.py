@@ -1,6 +1,10 @@
 """`podsched scheduler`: run the scheduler against an API server.
 
-    podsched scheduler --server ADDR [--config FILE] [--leader-elect=false]
+    podsched scheduler --server ADDR[,ADDR...] [--config FILE]
+                       [--leader-elect=true] [--leader-elect-lease-duration 15s]
+                       [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]
+                       [--leader-elect-resource-name kube-scheduler]
+                       [--leader-elect-resource-namespace kube-system]
                        [--metrics-addr 127.0.0.1:10259] [--pod-max-in-unschedulable-pods-duration 5m]
                        [--seed N] [--plugin NAME=MODULE:FACTORY ...]
 
@@ -9,15 +13,26 @@ runs kube-scheduler's default profile as ``default-scheduler``. ``--plugin`` reg
 in Python under NAME (``my_plugins.gpu:new``, or ``my_plugins.gpu`` for a module with ``new``), so that
 the config can enable it by that name like an in-tree plugin (see ``examples/plugins/``).
 
-Leader election is a later issue: only ``--leader-elect=false`` runs (kube-scheduler's default, and a
-config's, is true, so it must be said). Once its informers and metrics server are up it prints one line
-on stderr, which scripts and tests wait for::
+Leader election is on by default, as in kube-scheduler: replicas race for the Lease
+``--leader-elect-resource-namespace/--leader-elect-resource-name`` (kube-system/kube-scheduler), and only
+the holder schedules; the others keep their caches warm. The flags override the config file's
+``leaderElection`` section. Once its informers and metrics server are up it prints one line on stderr,
+which scripts and tests wait for::
 
-    podsched scheduler started (profiles: default-scheduler; server 127.0.0.1:7443; metrics http://127.0.0.1:10259)
+    podsched scheduler started (profiles: default-scheduler; server 127.0.0.1:7443; \
+        metrics http://127.0.0.1:10259; identity host_5c0e...)
 
-``/readyz`` answers ok once the informers have synced. SIGTERM or SIGINT stops it cleanly (exit 0). An
-invalid config or flag is reported on one line with exit code 2; a scheduler that cannot go on (its
-metrics address taken, a loop failing) exits 1.
+and, with leader election, one line each time its leadership changes::
+
+    podsched scheduler: leading (lease kube-system/kube-scheduler, fencing token 1234)
+    podsched scheduler: leader election lost: WHY          (then it exits 1: restart it as a standby)
+    podsched scheduler: released the lease kube-system/kube-scheduler       (on SIGTERM, then exit 0)
+
+``/readyz`` answers ok once the informers have synced; ``/healthz`` fails when the leader has not renewed
+its lease within the renew deadline. SIGTERM or SIGINT stops it cleanly (exit 0; a leader first stops
+scheduling, then releases the lease so that a standby takes over at once). An invalid config or flag is
+reported on one line with exit code 2; a scheduler that cannot go on (its lease lost, its metrics
+address taken, a loop failing) exits 1.
 """
 
 from __future__ import annotations
@@ -25,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import signal
 import sys
@@ -35,10 +51,18 @@ from prometheus_client import disable_created_metrics
 
 from cluster.cli.apiserver import parse_duration
 from cluster.cli.common import SERVER_ENV, server_address
-from cluster.client import Client
-from scheduler.config import ConfigError, load_config
+from cluster.client import Client, Fence
+from scheduler.config import ConfigError, LeaderElectionConfig, load_config
 from scheduler.framework.registry import PluginLoadError, Registry
 from scheduler.health import DEFAULT_METRICS_ADDRESS, parse_address
+from scheduler.leaderelection import (
+    LeaderElectionTimings,
+    LeaderElector,
+    LeaseLock,
+    LeaseLost,
+    default_identity,
+    validate_timings,
+)
 from scheduler.plugins.registry import IN_TREE
 from scheduler.scheduler import Scheduler, SchedulerConfigError
 
@@ -92,8 +116,24 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration YAML file")
     parser.add_argument(
         "--leader-elect", type=parse_bool, nargs="?", const=True, default=None, metavar="BOOL",
-        help="leader election is not available yet: pass --leader-elect=false",
+        help="race for a Lease and schedule only while holding it, so that several replicas can run "
+        "(default: the config's leaderElection.leaderElect, true)",
     )
+    durations = (
+        ("--leader-elect-lease-duration", "how long standbys wait after the last observed renewal before "
+         "taking over (default 15s)"),
+        ("--leader-elect-renew-deadline", "how long the leader keeps retrying a renewal before it stops "
+         "leading; less than the lease duration (default 10s)"),
+        ("--leader-elect-retry-period", "pause between attempts to acquire or renew (default 2s)"),
+    )
+    for flag, text in durations:
+        parser.add_argument(flag, type=parse_duration, default=None, metavar="DURATION", help=text)
+    parser.add_argument("--leader-elect-resource-name", default=None, metavar="NAME",
+                        help="the Lease's name (default kube-scheduler)")
+    parser.add_argument("--leader-elect-resource-namespace", default=None, metavar="NAMESPACE",
+                        help="the Lease's namespace (default kube-system)")
+    parser.add_argument("--leader-elect-resource-lock", default=None, choices=["leases"],
+                        help="the kind of lock object: only leases, as in current Kubernetes")
     parser.add_argument(
         "--metrics-addr", type=_address, default=DEFAULT_METRICS_ADDRESS, metavar="HOST:PORT",
         help="where to serve /metrics, /healthz and /readyz; port 0 picks one "
@@ -129,12 +169,10 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(args.config, registry=registry)
     except (ConfigError, PluginLoadError, ValueError) as exc:
         return _fail(str(exc), EXIT_USAGE)
-    leader_elect = args.leader_elect if args.leader_elect is not None else config.leader_election.leader_elect
-    if leader_elect:
-        return _fail(
-            "leader election is not available yet (it comes with a later release): run with "
-            "--leader-elect=false", EXIT_USAGE,
-        )
+    try:
+        config.leader_election = leader_election_settings(config.leader_election, args)
+    except ValueError as exc:
+        return _fail(str(exc), EXIT_USAGE)
     if args.pod_max_in_unschedulable_pods_duration is not None:
         if not args.pod_max_in_unschedulable_pods_duration > 0:
             return _fail("--pod-max-in-unschedulable-pods-duration must be positive", EXIT_USAGE)
@@ -146,8 +184,40 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_serve(client, args, config, registry))
 
 
+#: Flag → LeaderElectionConfig field, for the flags that override the config file.
+_LEADER_ELECTION_FLAGS = {
+    "leader_elect": "leader_elect",
+    "leader_elect_lease_duration": "lease_duration_seconds",
+    "leader_elect_renew_deadline": "renew_deadline_seconds",
+    "leader_elect_retry_period": "retry_period_seconds",
+    "leader_elect_resource_name": "resource_name",
+    "leader_elect_resource_namespace": "resource_namespace",
+    "leader_elect_resource_lock": "resource_lock",
+}
+
+
+def leader_election_settings(
+    configured: LeaderElectionConfig, args: argparse.Namespace
+) -> LeaderElectionConfig:
+    """The config file's leaderElection section with the flags given on top; ValueError naming the flags
+    when the result is a combination client-go refuses."""
+    given = {field: getattr(args, flag) for flag, field in _LEADER_ELECTION_FLAGS.items()
+             if getattr(args, flag) is not None}
+    settings = dataclasses.replace(configured, **given)
+    if settings.leader_elect:
+        problems = validate_timings(settings.lease_duration_seconds, settings.renew_deadline_seconds,
+                                    settings.retry_period_seconds)
+        for field, flag in (("resource_name", "--leader-elect-resource-name"),
+                            ("resource_namespace", "--leader-elect-resource-namespace")):
+            if not getattr(settings, field):
+                problems.append(f"{flag} must not be empty")
+        if problems:
+            raise ValueError("invalid leader election settings: " + "; ".join(problems))
+    return settings
+
+
 def _fail(message: str, code: int) -> int:
-    print(f"podsched scheduler: {message}", file=sys.stderr, flush=True)
+    _say(message)
     return code
 
 
@@ -171,6 +241,16 @@ async def _serve(client: Client, args: argparse.Namespace, config: Any, registry
                 scheduler = Scheduler(client, config, registry=registry, rng_seed=args.seed)
             except (SchedulerConfigError, ConfigError) as exc:
                 return _fail(str(exc), EXIT_USAGE)
+            settings = config.leader_election
+            identity = default_identity()
+            elector = None
+            if settings.leader_elect:
+                elector = LeaderElector(
+                    LeaseLock(client, settings.resource_namespace, settings.resource_name, identity),
+                    LeaderElectionTimings(settings.lease_duration_seconds, settings.renew_deadline_seconds,
+                                          settings.retry_period_seconds),
+                )
+                scheduler.metrics.register(elector.collector())
             health = scheduler.health_server(args.metrics_addr)
             try:
                 await health.start()
@@ -179,9 +259,10 @@ async def _serve(client: Client, args: argparse.Namespace, config: Any, registry
             profiles = ", ".join(scheduler.profile_names)
             print(
                 f"podsched scheduler started (profiles: {profiles}; server {','.join(client.servers)}; "
-                f"metrics {health.url})", file=sys.stderr, flush=True,
+                f"metrics {health.url}; identity {identity})", file=sys.stderr, flush=True,
             )
-            running = asyncio.create_task(scheduler.run(health=health), name="scheduler")
+            running = asyncio.create_task(
+                scheduler.run(health=health, elector=elector, on_leading=_say_leading), name="scheduler")
             stop = asyncio.create_task(signalled.wait(), name="scheduler-signal")
             try:
                 await asyncio.wait((running, stop), return_when=asyncio.FIRST_COMPLETED)
@@ -193,10 +274,23 @@ async def _serve(client: Client, args: argparse.Namespace, config: Any, registry
                 if not done:
                     return _fail(f"did not stop within {STOP_GRACE_S:g}s: {scheduler.describe_tasks()}",
                                  EXIT_FAILED)
+                if elector is not None and elector.released:
+                    _say(f"released the lease {settings.resource_namespace}/{settings.resource_name}")
                 print("podsched scheduler stopped", file=sys.stderr, flush=True)
                 return EXIT_OK
             error = running.exception()
             causes = error.exceptions if isinstance(error, BaseExceptionGroup) else [error]
             for cause in causes:
-                _fail(f"stopped: {type(cause).__name__}: {cause}", EXIT_FAILED)
+                if isinstance(cause, LeaseLost):
+                    _fail(f"leader election lost: {cause}", EXIT_FAILED)
+                else:
+                    _fail(f"stopped: {type(cause).__name__}: {cause}", EXIT_FAILED)
             return EXIT_FAILED
+
+
+def _say_leading(fence: Fence) -> None:
+    _say(f"leading (lease {fence.lease_namespace}/{fence.lease_name}, fencing token {fence.token})")
+
+
+def _say(message: str) -> None:
+    print(f"podsched scheduler: {message}", file=sys.stderr, flush=True)

@@ -62,16 +62,23 @@ def test_an_unusable_config_exits_2_with_the_reason(
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        ([], "leader election is not available yet"),
-        (["--leader-elect"], "leader election is not available yet"),
         (["--leader-elect=maybe"], "invalid boolean 'maybe'"),
+        (["--leader-elect-lease-duration", "10s"],
+         "leaseDuration must be greater than renewDeadline"),
+        (["--leader-elect-renew-deadline", "2s", "--leader-elect-retry-period", "2s"],
+         "renewDeadline must be greater than retryPeriod*JitterFactor"),
+        (["--leader-elect-retry-period", "0s"], "retryPeriod must be greater than zero"),
+        (["--leader-elect-lease-duration", "15"], "invalid duration '15'"),
+        (["--leader-elect-resource-name", ""], "--leader-elect-resource-name must not be empty"),
+        (["--leader-elect-resource-lock", "endpoints"], "invalid choice: 'endpoints'"),
         (["--leader-elect=false", "--metrics-addr", "nowhere"], 'invalid address "nowhere"'),
         (["--leader-elect=false", "--plugin", "NoTarget"], "use NAME=MODULE:FACTORY"),
         (["--leader-elect=false", "--server", "nonsense"], 'invalid API server address "nonsense"'),
         (["--leader-elect=false", "--pod-max-in-unschedulable-pods-duration", "5 min"], "invalid duration"),
     ],
-    ids=["leader-elect-default", "leader-elect-bare", "leader-elect-garbage", "metrics-addr", "plugin-flag",
-         "server", "duration"],
+    ids=["leader-elect-garbage", "lease-not-above-renew", "renew-not-above-jittered-retry", "zero-retry",
+         "lease-without-unit", "empty-lease-name", "endpoints-lock", "metrics-addr", "plugin-flag", "server",
+         "duration"],
 )
 def test_bad_flags_exit_2(flags: list[str], message: str) -> None:
     result = run_cli(unused_address(), "scheduler", "--metrics-addr", "127.0.0.1:0", *flags, timeout=20)

@@ -312,6 +312,9 @@ ERROR_CASES = [
     ("lease-not-longer-than-renew", "leaderElection:\n  leaseDuration: 10s\n  renewDeadline: 10s\n",
      'leaderElection.leaseDuration: Invalid value: "10s": LeaseDuration must be greater than '
      "RenewDeadline"),
+    ("renew-not-above-jittered-retry", "leaderElection:\n  renewDeadline: 2s\n  retryPeriod: 2s\n",
+     'leaderElection.renewDeadline: Invalid value: "2s": renewDeadline must be greater than '
+     "retryPeriod*JitterFactor (1.2)"),
     ("resource-lock-not-leases", "leaderElection:\n  resourceLock: endpoints\n",
      'leaderElection.resourceLock: Invalid value: "endpoints": resourceLock value must be "leases"'),
     ("leader-election-unknown-field", "leaderElection:\n  leaderElection: true\n",
