@@ -23,6 +23,8 @@ from cluster.api import objects_pb2
 from cluster.api.manifest import load_paths
 from cluster.api.quantity import parse_quantity
 from cluster.cli.main import build_parser
+from cluster.cli.scheduler import leader_election_settings
+from scheduler.config import LeaderElectionConfig, load_config
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE: dict[str, Any] = yaml.safe_load((REPO / "docker-compose.yml").read_text())
@@ -80,16 +82,6 @@ def url_host_port(url: str) -> tuple[str, int]:
     parts = urlsplit(url)
     assert parts.hostname is not None and parts.port is not None, url
     return parts.hostname, parts.port
-
-
-def flag_value(argv: list[str], flag: str, default: str) -> str:
-    """A flag's value in an argv, as `--flag=value` or `--flag value`."""
-    for i, arg in enumerate(argv):
-        if arg.startswith(f"{flag}="):
-            return arg.partition("=")[2]
-        if arg == flag:
-            return argv[i + 1]
-    return default
 
 
 def apiserver_ports() -> dict[str, int]:
@@ -253,10 +245,22 @@ def test_three_scheduler_replicas() -> None:
     assert replicas == 3
 
 
+def leader_election(name: str) -> LeaderElectionConfig:
+    """A scheduler service's leader election as `podsched scheduler` settles it (its config file's
+    section, then the flags), refused as the command would refuse it (exit 2)."""
+    args = command(name)
+    configured = load_config(args.config).leader_election
+    try:
+        return leader_election_settings(configured, args)
+    except ValueError as exc:
+        pytest.fail(f"service {name}: {exc}")
+
+
 @pytest.mark.parametrize("name", by_role("scheduler"))
 def test_schedulers_elect_a_leader_and_are_restarted(name: str) -> None:
     args = command(name)
-    assert args.leader_elect is True, f"service {name}: pass --leader-elect=true"
+    assert args.leader_elect is True, f"service {name}: pass --leader-elect=true (explicitly)"
+    assert leader_election(name).leader_elect
     assert SERVICES[name]["restart"] == "always", f"service {name}: a deposed leader exits 1, must come back"
     assert sorted(host for host, _ in map(host_port, server_list(name))) == sorted(apiserver_ports()), (
         f"service {name}: list every API server, so that losing one does not cost the lease"
@@ -302,9 +306,8 @@ def test_chaos_is_opt_in_and_kills_the_schedulers_leader() -> None:
     assert mounts.get(args.docker_socket) == "/var/run/docker.sock", "the Docker socket is not mounted"
     assert service["user"] == "root", "the host's Docker socket is not readable by the image's user"
     for scheduler in by_role("scheduler"):
-        argv = SERVICES[scheduler]["command"]
-        lease = (flag_value(argv, "--leader-elect-resource-namespace", "kube-system"),
-                 flag_value(argv, "--leader-elect-resource-name", "kube-scheduler"))
+        settings = leader_election(scheduler)
+        lease = (settings.resource_namespace, settings.resource_name)
         assert (args.lease.namespace, args.lease.name) == lease, f"chaos and {scheduler} differ on the lease"
 
 
