@@ -19,6 +19,7 @@ from cluster.cli import (
     load,
     scheduler,
     simulate,
+    up,
 )
 
 
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         load,
         healthcheck,
         chaos,
+        up,
     ):
         command.register(subparsers)
     return parser

@@ -1,0 +1,308 @@
+"""A whole podsched control plane on this machine, as separate OS processes: what `podsched up` runs and
+what `podsched demo` tells its story with.
+
+- the store: the embedded SQLite store in the data directory (the default), an etcd cluster given by
+  its endpoints, or a local etcd cluster of N members started from the etcd binary;
+- K API servers (one on the embedded store: SQLite is one process's file) and N scheduler replicas
+  electing a leader on the kube-system/kube-scheduler Lease, all under one `Supervisor`, which starts
+  again any of them that exits (a replica that loses its lease exits 1 and comes back as a standby);
+- optionally N nodes of 8 cpu, 32Gi and 110 pods;
+- a `LeadershipWatch` on the Lease, whose changes are reported as they are seen.
+
+Every line it has to say goes to ``report`` (without a timestamp: the caller adds its own). Local etcd
+members are not restarted when they exit: a 3-member cluster rides out the loss of one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cluster.api import errors, objects_pb2
+from cluster.cli.process import ApiServerProcess, SchedulerProcess
+from cluster.client import Client
+from cluster.launcher.etcd import EtcdCluster
+from cluster.launcher.leadership import LeaderChange, LeadershipWatch
+from cluster.launcher.supervisor import Child, RestartPolicy, Supervisor
+from scheduler.leaderelection import LeaderElectionTimings
+
+#: What each node `--nodes` creates can hold (a common cloud machine; kubelet's default pod limit).
+NODE_CPU = "8"
+NODE_MEMORY = "32Gi"
+NODE_PODS = "110"
+#: The layers the supervisor stops in reverse: replicas first, then the API servers they talk to.
+_API_LAYER = 0
+_SCHEDULER_LAYER = 1
+
+
+class UpConfigError(ValueError):
+    """A setting that cannot work; ``flag`` names `podsched up`'s flag for it."""
+
+    def __init__(self, flag: str, problem: str) -> None:
+        super().__init__(f"{flag}: {problem}")
+        self.flag = flag
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class UpConfig:
+    #: Scheduler replicas (at least 1).
+    replicas: int = 3
+    #: API servers (more than one needs etcd).
+    apiservers: int = 1
+    #: Endpoints of an etcd cluster to use; empty for the embedded store or a local etcd.
+    etcd: tuple[str, ...] = ()
+    #: Members of a local etcd cluster to start (0: none).
+    etcd_local: int = 0
+    #: Nodes to create, node-1..node-N.
+    nodes: int = 0
+    #: Where the embedded store or the local etcd keep their data; None: a temporary directory,
+    #: removed when the cluster stops.
+    data_dir: Path | None = None
+    #: The first API server's address (port 0: a free one); the others take free ports on that host.
+    host: str = "127.0.0.1"
+    port: int = 7443
+    #: The replicas' leader-election timings.
+    timings: LeaderElectionTimings = field(default_factory=LeaderElectionTimings)
+    #: More flags for every `podsched scheduler` replica.
+    scheduler_args: tuple[str, ...] = ()
+    #: How soon an exited child is started again.
+    restart_policy: RestartPolicy = field(default_factory=RestartPolicy)
+
+    def __post_init__(self) -> None:
+        if self.replicas < 1:
+            raise UpConfigError("--replicas", f"must be at least 1, got {self.replicas}")
+        if self.apiservers < 1:
+            raise UpConfigError("--apiservers", f"must be at least 1, got {self.apiservers}")
+        if self.etcd and self.etcd_local:
+            raise UpConfigError("--etcd-local", "cannot be combined with --etcd: use one store")
+        if self.etcd_local < 0:
+            raise UpConfigError("--etcd-local", f"must be at least 1 member, got {self.etcd_local}")
+        if self.apiservers > 1 and not self.on_etcd:
+            raise UpConfigError(
+                "--apiservers",
+                f"{self.apiservers} API servers need a shared etcd store (the embedded store belongs to one "
+                "process): add --etcd ENDPOINTS or --etcd-local 3",
+            )
+        if self.nodes < 0:
+            raise UpConfigError("--nodes", f"must be 0 or more, got {self.nodes}")
+        if not 0 <= self.port < 65536:
+            raise UpConfigError("--listen", f"port {self.port} is out of range")
+
+    @property
+    def on_etcd(self) -> bool:
+        return bool(self.etcd) or self.etcd_local > 0
+
+    def scheduler_flags(self, servers: str) -> list[str]:
+        t = self.timings
+        return [
+            "--server", servers, "--metrics-addr", f"{self.host}:0", "--leader-elect=true",
+            "--leader-elect-lease-duration", f"{t.lease_duration_s:g}s",
+            "--leader-elect-renew-deadline", f"{t.renew_deadline_s:g}s",
+            "--leader-elect-retry-period", f"{t.retry_period_s:g}s",
+            *self.scheduler_args,
+        ]  # fmt: skip
+
+
+class UpFailed(RuntimeError):
+    """Part of the cluster did not start; the message says which and quotes its output."""
+
+
+class LocalCluster:
+    """``async with LocalCluster(config, report=print) as cluster:`` starts it all and stops it all."""
+
+    def __init__(self, config: UpConfig, *, report: Callable[[str], None]) -> None:
+        self.config = config
+        self._report = report
+        self.supervisor = Supervisor(
+            policy=config.restart_policy, report=report, on_started=self._started, on_exit=self._exited
+        )
+        self.apiservers: dict[str, ApiServerProcess] = {}
+        self.replicas: dict[str, SchedulerProcess] = {}
+        self.etcd: EtcdCluster | None = None
+        self.leadership: LeadershipWatch | None = None
+        self.client: Client | None = None
+        #: identity -> replica name, for every replica process started so far.
+        self._replica_of: dict[str, str] = {}
+        self._data_dir: Path | None = None
+        self._temporary_data = False
+        self._tasks: list[asyncio.Task[None]] = []
+        #: Set, and replaced by a fresh one, at every change of leader.
+        self._changed = asyncio.Event()
+
+    # ---------------------------------------------------------------------------------------- reading
+
+    @property
+    def data_dir(self) -> Path:
+        if self._data_dir is None:
+            raise RuntimeError("the cluster has not started")
+        return self._data_dir
+
+    @property
+    def servers(self) -> str:
+        """Every API server's address, comma-separated: the PODSCHED_SERVER to use."""
+        return ",".join(server.address for server in self.apiservers.values())
+
+    def replica_of(self, identity: str) -> str | None:
+        """The replica whose process ran (or runs) as ``identity``."""
+        # A replica's identity is known from its startup line, which may be read just before the
+        # supervisor reports its start: look at the running processes too.
+        if not identity:
+            return None
+        running = (name for name, replica in self.replicas.items() if replica.identity == identity)
+        return self._replica_of.get(identity) or next(running, None)
+
+    @property
+    def leader(self) -> str:
+        """The lease's holder now, as last seen ("" when nobody holds it)."""
+        return self.leadership.holder if self.leadership is not None else ""
+
+    async def wait_leader(self, *, other_than: str = "", timeout_s: float) -> LeaderChange:
+        """The change that made the current holder the leader, once someone other than ``other_than``
+        holds the lease; TimeoutError after ``timeout_s``."""
+        async with asyncio.timeout(timeout_s):
+            while True:
+                watch = self.leadership
+                if watch is not None and watch.holder and watch.holder != other_than:
+                    return watch.changes[-1]
+                await self._changed.wait()
+
+    # -------------------------------------------------------------------------------------- lifecycle
+
+    async def __aenter__(self) -> LocalCluster:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        """Start the store, the API servers, the nodes, the replicas and the lease watch; UpFailed (with
+        everything started so far stopped again) when a part does not come up."""
+        try:
+            await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Stop everything that was started: the watch, the replicas, the API servers, the etcd members;
+        remove a temporary data directory."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        if self.client is not None:
+            await self.client.close()
+            self.client = None
+        await self.supervisor.stop()
+        if self.etcd is not None:
+            await self.etcd.stop()
+            self.etcd = None
+        if self._temporary_data and self._data_dir is not None:
+            shutil.rmtree(self._data_dir, ignore_errors=True)
+
+    async def _start(self) -> None:
+        config = self.config
+        if config.data_dir is None:
+            self._data_dir = Path(tempfile.mkdtemp(prefix="podsched-up-"))
+            self._temporary_data = True
+        else:
+            self._data_dir = config.data_dir
+            self._data_dir.mkdir(parents=True, exist_ok=True)
+        store_args = await self._store_args()
+
+        for index in range(1, config.apiservers + 1):
+            name = f"apiserver-{index}"
+            port = config.port if index == 1 else 0
+            self.apiservers[name] = ApiServerProcess(store_args, host=config.host, port=port)
+            self.supervisor.add(name, self.apiservers[name], layer=_API_LAYER)
+        await self._start_children(list(self.apiservers))
+        self.client = Client(self.servers)
+        if config.nodes:
+            await self._create_nodes()
+
+        self.leadership = LeadershipWatch(self.client, on_change=self._leader_changed)
+        self._tasks.append(asyncio.create_task(self.leadership.run(), name="lease-watch"))
+        await self.leadership.wait_synced()
+
+        flags = config.scheduler_flags(self.servers)
+        for index in range(1, config.replicas + 1):
+            name = f"scheduler-{index}"
+            self.replicas[name] = SchedulerProcess(flags)
+            self.supervisor.add(name, self.replicas[name], layer=_SCHEDULER_LAYER)
+        await self._start_children(list(self.replicas))
+        self._tasks.append(asyncio.create_task(self.supervisor.supervise(), name="supervise"))
+
+    async def _store_args(self) -> list[str]:
+        config = self.config
+        if config.etcd:
+            self._report(f"store: etcd at {','.join(config.etcd)}")
+            return ["--etcd", ",".join(config.etcd)]
+        if config.etcd_local:
+            self.etcd = EtcdCluster(config.etcd_local, self.data_dir / "etcd", name_prefix="up-etcd")
+            try:
+                await self.etcd.start()
+            except Exception as exc:
+                raise UpFailed(f"the local etcd cluster did not start: {exc}") from exc
+            members = ", ".join(f"{m.name} (pid {m.process.pid if m.process else '?'}) on {m.endpoint}"
+                                for m in self.etcd.members)
+            self._report(f"store: local etcd cluster of {config.etcd_local}: {members}")
+            return ["--etcd", ",".join(self.etcd.endpoints)]
+        self._report(f"store: embedded SQLite in {self.data_dir}")
+        return ["--data-dir", str(self.data_dir)]
+
+    async def _start_children(self, names: list[str]) -> None:
+        try:
+            await self.supervisor.start_all(names)
+        except Exception as exc:
+            raise UpFailed(str(exc)) from exc
+
+    async def _create_nodes(self) -> None:
+        assert self.client is not None
+        created = 0
+        for index in range(1, self.config.nodes + 1):
+            node = objects_pb2.Node(api_version="v1", kind="Node")
+            node.metadata.name = f"node-{index}"
+            node.metadata.labels["kubernetes.io/hostname"] = node.metadata.name
+            for resources in (node.status.capacity, node.status.allocatable):
+                resources.update({"cpu": NODE_CPU, "memory": NODE_MEMORY, "pods": NODE_PODS})
+            with contextlib.suppress(errors.AlreadyExists):  # a data directory used before keeps its nodes
+                await self.client.create(node)
+                created += 1
+        kept = self.config.nodes - created
+        self._report(
+            f"nodes: node-1..node-{self.config.nodes} ({NODE_CPU} cpu, {NODE_MEMORY}, {NODE_PODS} pods each)"
+            + (f"; {kept} already existed" if kept else "")
+        )
+
+    # -------------------------------------------------------------------------------------- callbacks
+
+    def _started(self, name: str, child: Child) -> None:
+        again = "restarted" if self.supervisor.restarts(name) else "started"
+        if isinstance(child, SchedulerProcess):
+            self._replica_of[child.identity] = name
+            self._report(f"{name} {again}: pid {child.pid}, identity {child.identity or '(none)'}")
+        elif isinstance(child, ApiServerProcess):
+            self._report(f"{name} {again}: pid {child.pid}, serving on {child.address}")
+
+    def _exited(self, name: str, child: Child, code: int) -> None:
+        if isinstance(child, SchedulerProcess) and self.leadership is not None:
+            self.leadership.holder_gone(child.identity)
+
+    def _leader_changed(self, change: LeaderChange) -> None:
+        if change.holder:
+            replica = self.replica_of(change.holder) or "not one of this cluster's replicas"
+            after = (f", after {change.leaderless_s:.2f}s without a leader"
+                     if change.leaderless_s is not None else "")
+            self._report(f"leader is now {change.holder} ({replica}, fencing token {change.token}{after})")
+        else:
+            replica = self.replica_of(change.previous) or change.previous
+            self._report(f"{replica} released the lease: no leader")
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()

@@ -1,0 +1,247 @@
+"""`podsched up` as a real process: a leader elected among real replica processes, pods applied with the
+CLI and bound, the leader SIGKILLed and replaced (and restarted by the supervisor), Ctrl-C stopping
+everything with exit 0; on a local 3-member etcd cluster with two API servers; bad flags."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.integration.helpers import REPO, pod_manifest, run_cli
+
+# The replicas' timings: short, so that a failover takes seconds.
+TIMINGS = ["--leader-elect-lease-duration", "2s", "--leader-elect-renew-deadline", "1.5s",
+           "--leader-elect-retry-period", "0.5s"]
+# A killed leader's lease must run out before a standby takes over: lease + retry x jitter + 1s.
+KILL_BOUND_S = 2.0 + 0.5 * 1.2 + 1.0
+STEP_TIMEOUT_S = 60.0
+LEADER = r"leader is now (\S+) \((scheduler-\d), fencing token (\d+), after (\d+\.\d\d)s without"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+class Up:
+    """`podsched up ARGS` running, its stdout read line by line in the background."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "cluster.cli", "up", *args], stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        )
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    @property
+    def out(self) -> str:
+        return "\n".join(self.lines)
+
+    def wait_for(self, pattern: str, *, after: int = 0, timeout_s: float = STEP_TIMEOUT_S) -> re.Match[str]:
+        """The first line (from line ``after`` on) matching ``pattern``; fail after ``timeout_s``."""
+        regex = re.compile(pattern)
+
+        def found() -> re.Match[str] | None:
+            return next((m for line in self.lines[after:] if (m := regex.search(line))), None)
+
+        with self._changed:
+            self._changed.wait_for(lambda: found() is not None or self.process.poll() is not None, timeout_s)
+        match = found()
+        if match is None:
+            ended = self.process.poll() is not None and self.process.stderr is not None
+            stderr = self.process.stderr.read() if ended and self.process.stderr else ""
+            raise AssertionError(f"no line matching {pattern!r}; up printed:\n{self.out}\n{stderr}")
+        return match
+
+    def pids(self) -> set[int]:
+        """Every process up reported starting (API servers, replicas, etcd members)."""
+        found = {int(pid) for pid in re.findall(r"(?:started|restarted): pid (\d+)", self.out)}
+        return found | {int(pid) for pid in re.findall(r"up-etcd\d \(pid (\d+)\)", self.out)}
+
+    def stop(self, signum: int = signal.SIGINT) -> tuple[int, str]:
+        self.process.send_signal(signum)
+        try:
+            self.process.wait(timeout=STEP_TIMEOUT_S)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+        self._reader.join(5)
+        assert self.process.stderr is not None
+        return self.process.returncode, self.process.stderr.read()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def _wait_gone(pids: set[int]) -> None:
+    deadline = time.monotonic() + 10
+    while left := [pid for pid in pids if _alive(pid)]:
+        assert time.monotonic() < deadline, f"processes left running: {left}"
+        time.sleep(0.1)
+
+
+def _apply_pods(address: str, tmp_path: Path, namespace: str, names: list[str]) -> None:
+    manifest = tmp_path / f"{names[0]}.yaml"
+    manifest.write_text(yaml.safe_dump_all([pod_manifest(name, namespace) for name in names]))
+    done = run_cli(address, "apply", "-f", str(manifest))
+    assert done.code == 0, done
+
+
+def _wait_bound(address: str, namespace: str, names: list[str]) -> dict[str, str]:
+    deadline = time.monotonic() + STEP_TIMEOUT_S
+    while True:
+        done = run_cli(address, "get", "pods", "-n", namespace, "-o", "yaml")
+        assert done.code == 0, done
+        listed = yaml.safe_load(done.stdout) or {}
+        items = listed.get("items", [listed]) if listed else []
+        nodes = {item["metadata"]["name"]: item.get("spec", {}).get("nodeName", "") for item in items}
+        if all(nodes.get(name) for name in names):
+            return {name: nodes[name] for name in names}
+        assert time.monotonic() < deadline, f"not bound in time: {nodes}"
+        time.sleep(0.3)
+
+
+def test_up_elects_schedules_fails_over_and_stops(tmp_path: Path) -> None:
+    up = Up("--replicas", "3", "--nodes", "3", "--listen", "127.0.0.1:0", *TIMINGS)
+    try:
+        server = up.wait_for(r"export PODSCHED_SERVER=(\S+)")[1]
+        assert re.search(r"nodes: node-1\.\.node-3 \(8 cpu, 32Gi, 110 pods each\)", up.out)
+        replicas = dict(re.findall(r"(scheduler-\d) started: pid (\d+), identity \S+", up.out))
+        assert sorted(replicas) == ["scheduler-1", "scheduler-2", "scheduler-3"]
+        leader = up.wait_for(LEADER)
+        identity, name = leader[1], leader[2]
+        assert re.search(rf"{name} started: pid \d+, identity {re.escape(identity)}$", up.out, re.MULTILINE)
+
+        lease = run_cli(server, "get", "lease", "-n", "kube-system")
+        assert lease.code == 0, lease
+        assert re.search(rf"kube-scheduler\s+{re.escape(identity)}\s", lease.stdout), lease
+
+        _apply_pods(server, tmp_path, "up-test", ["before-1", "before-2", "before-3"])
+        assert set(_wait_bound(server, "up-test", ["before-1", "before-2", "before-3"]).values()) <= {
+            "node-1", "node-2", "node-3"}
+
+        # SIGKILL the leader: the supervisor restarts it, a standby takes over once the lease runs out.
+        mark = len(up.lines)
+        pid = int(replicas[name])
+        killed = time.monotonic()
+        subprocess.run(["kill", "-9", str(pid)], check=True)
+        up.wait_for(rf"{name} \(pid {pid}\) exited with signal SIGKILL; restarting in \d", after=mark)
+        restarted = up.wait_for(rf"{name} restarted: pid (\d+), identity (\S+)", after=mark)
+        new = up.wait_for(LEADER, after=mark)
+        took = time.monotonic() - killed
+        assert new[1] != identity and new[1] != restarted[2], "a standby, not the restarted replica, leads"
+        assert int(new[3]) > int(leader[3]), "a new tenure's token is a later revision"
+        assert float(new[4]) <= KILL_BOUND_S and took <= KILL_BOUND_S + 2.0, up.out
+        assert _alive(int(restarted[1])) and not _alive(pid)
+
+        # The new leader schedules.
+        _apply_pods(server, tmp_path, "up-test", ["after-1", "after-2"])
+        _wait_bound(server, "up-test", ["after-1", "after-2"])
+        lease = run_cli(server, "get", "lease", "-n", "kube-system")
+        assert re.search(rf"kube-scheduler\s+{re.escape(new[1])}\s", lease.stdout), lease
+
+        pids = up.pids()
+        assert len(pids) == 5  # the API server, three replicas and the restarted one
+        code, err = up.stop(signal.SIGINT)
+        assert code == 0, err
+        assert "stopped: every process has exited" in up.out
+        _wait_gone(pids)
+    finally:
+        up.kill()
+
+
+@pytest.mark.etcd
+def test_up_on_a_local_etcd_cluster_with_two_api_servers() -> None:
+    up = Up("--etcd-local", "3", "--apiservers", "2", "--replicas", "2", "--listen", "127.0.0.1:0",
+            *TIMINGS)
+    try:
+        servers = up.wait_for(r"export PODSCHED_SERVER=(\S+)")[1].split(",")
+        assert len(servers) == 2
+        assert re.search(r"store: local etcd cluster of 3: up-etcd0 \(pid \d+\) on 127\.0\.0\.1:\d+, "
+                         r"up-etcd1 .*, up-etcd2 ", up.out)
+        assert re.search(r"apiserver-1 started: pid \d+", up.out)
+        assert re.search(r"apiserver-2 started: pid \d+", up.out)
+        leader = up.wait_for(r"leader is now (\S+) \((scheduler-\d),")
+        # Either API server serves the same store: the lease shows the holder through the second one.
+        lease = run_cli(servers[1], "get", "lease", "-n", "kube-system")
+        assert lease.code == 0 and leader[1] in lease.stdout, lease
+        pids = up.pids()
+        assert len(pids) == 7  # three etcd members, two API servers, two replicas
+        code, err = up.stop(signal.SIGTERM)
+        assert code == 0, err
+        _wait_gone(pids)
+    finally:
+        up.kill()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["--replicas", "0"], "--replicas: must be at least 1, got 0", id="no-replicas"),
+        pytest.param(["--apiservers", "0"], "--apiservers: must be at least 1, got 0", id="no-apiservers"),
+        pytest.param(["--apiservers", "2"], "--apiservers: 2 API servers need a shared etcd store",
+                     id="2-on-sqlite"),
+        pytest.param(["--etcd", "127.0.0.1:2379", "--etcd-local", "3"], "not allowed with argument",
+                     id="two-stores"),
+        pytest.param(["--etcd-local", "-1"], "--etcd-local: must be at least 1 member, got -1",
+                     id="etcd-local"),
+        pytest.param(["--etcd", ","], "--etcd: expected host:port[,host:port...]", id="etcd-empty"),
+        pytest.param(["--nodes", "-2"], "--nodes: must be 0 or more, got -2", id="nodes"),
+        pytest.param(["--replicas", "three"], "argument --replicas: invalid int value: 'three'",
+                     id="replicas-word"),
+        pytest.param(["--listen", "localhost"], "--listen: expected HOST:PORT, got 'localhost'", id="listen"),
+        pytest.param(["--listen", "127.0.0.1:70000"], "--listen: port 70000 is out of range",
+                     id="listen-port"),
+        pytest.param(["--leader-elect-lease-duration", "1s"],
+                     "leaseDuration must be greater than renewDeadline", id="lease-shorter-than-renew"),
+        pytest.param(["--leader-elect-retry-period", "soon"], "invalid duration 'soon'", id="retry-word"),
+    ],
+)
+def test_bad_flags_exit_2_with_a_clear_error(args: list[str], message: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "cluster.cli", "up", *args], capture_output=True,
+                          text=True, cwd=REPO, timeout=STEP_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_an_api_server_that_cannot_start_is_an_error_with_its_output() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "cluster.cli", "up", "--replicas", "1", "--listen", f"127.0.0.1:{port}"],
+            capture_output=True, text=True, cwd=REPO, timeout=STEP_TIMEOUT_S, stdin=subprocess.DEVNULL,
+        )
+    assert done.returncode == 1, done
+    assert re.search(r"podsched up: podsched apiserver .* exited with code \d+; its output:", done.stderr)
+    store = re.search(r"store: embedded SQLite in (\S+)", done.stdout)
+    assert store and not Path(store[1]).exists(), "its temporary data directory is removed"
