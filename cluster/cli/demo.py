@@ -1,15 +1,20 @@
-"""`podsched demo` (what `make demo` runs): a narrated tour of the API server and the scheduler.
+"""`podsched demo` (what `make demo` runs): high availability, told with real processes.
 
-It starts `podsched apiserver` on a temporary data directory and a free port and `podsched scheduler`
-against it, both as real processes, then runs the same `podsched` commands a user would type — each
-printed as a `$ podsched ...` line followed by its real output — through apply, get, describe, the
-scheduler's bindings, a live watch, a pod that fits nowhere until a larger node joins, conflicts,
-rejected manifests, graceful deletion, and a `kill -9` of the API server followed by a restart that
-finds every object at the same resourceVersion while the scheduler, still running, reconnects and
-binds the next pod.
+It runs what `podsched up` runs, on the embedded store in a temporary directory: one API server and three
+`podsched scheduler` replicas electing a leader on a Lease (with short timings: lease 3s, renew deadline
+2s, retry period 0.5s), under a supervisor that restarts any replica that exits. Then, with the same
+`podsched` commands a user would type (each printed as `$ podsched ...` with its real output):
 
-It ends by itself in well under a minute and stops every process it started, on success, on failure and
-on Ctrl-C.
+1. nodes join and the example pods are bound, each under the leader's fencing token;
+2. a high-priority pod preempts a low-priority one on a full node (the victim is deleted, the preemptor
+   bound);
+3. the leader is killed (SIGKILL): a standby takes over once the lease runs out and keeps scheduling, and
+   the supervisor brings the killed replica back as a standby; the timeline and the failover time are
+   printed (kill -> the new leader's lease write -> its first bind);
+4. the new leader is stopped with SIGTERM: it releases the lease and a standby takes over at once.
+
+Every step is checked; the demo exits 0 when all passed and 1 naming the first that did not. It ends by
+itself in well under a minute and stops every process it started, on success, failure and Ctrl-C.
 """
 
 from __future__ import annotations
@@ -19,35 +24,38 @@ import asyncio
 import os
 import shlex
 import signal
-import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
 
-import yaml
+from google.protobuf.message import Message
 
-from cluster.api import errors, kinds
-from cluster.cli.process import (
-    ApiServerProcess,
-    SchedulerProcess,
-    SchedulerStartError,
-    cli_env,
-    die_with_parent_prefix,
-)
-from cluster.client import Client
+from cluster.api import objects_pb2
+from cluster.cli.process import cli_env
+from cluster.client import Client, Informer
+from cluster.launcher.leadership import LeaderChange
+from cluster.launcher.localcluster import LocalCluster, UpConfig
+from cluster.launcher.supervisor import RestartPolicy, stamped
+from scheduler.leaderelection import JITTER_FACTOR, LeaderElectionTimings
 
-# Each CLI step and each wait for the live watch gives up after this long: the demo must never hang.
+#: The election's timings: short, so that a failover fits in a demo (kube-scheduler's are 15s/10s/2s).
+LEASE_S = 3.0
+RENEW_S = 2.0
+RETRY_S = 0.5
+#: The issue's bounds on a failover: a killed leader's lease must run out first; a released one not.
+KILL_BOUND_S = LEASE_S + RETRY_S * JITTER_FACTOR + 1.0
+TERM_BOUND_S = RETRY_S * JITTER_FACTOR + 1.0
+#: Each step (a command, a wait) gives up after this long: the demo must never hang.
 STEP_TIMEOUT_S = 30.0
-# The grace period of the pod the demo deletes: long enough to see it Terminating, short enough to wait.
-GRACE_S = 3
-
-
-T = TypeVar("T")
+#: Pods the new leader schedules after the failover, with `podsched load`.
+LOAD_COUNT = 20
+#: The annotation the API server puts on a pod bound under a fence: "<holder>@<token>".
+BOUND_UNDER_FENCE = "podsched.io/bound-under-fence"
 
 
 class DemoFailed(Exception):
@@ -57,7 +65,7 @@ class DemoFailed(Exception):
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="a narrated tour: API server and scheduler, apply, get, watch, conflict, crash and restart",
+        help="a narrated tour of high availability: leader election, preemption, failover, handoff",
         description=__doc__.split("\n\n")[0],
     )
     parser.set_defaults(func=run)
@@ -69,25 +77,7 @@ def run(args: argparse.Namespace) -> int:
     except DemoFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    started = time.monotonic()
-    # Ctrl-C and SIGTERM end the demo through the cleanup below (SIGINT too when the demo was started
-    # where it is ignored, as in the background of a script).
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, signal.default_int_handler)
-    with tempfile.TemporaryDirectory(prefix="podsched-demo-") as workdir:
-        demo = _Demo(manifests, Path(workdir))
-        try:
-            demo.run()
-        except KeyboardInterrupt:
-            print("\ninterrupted: stopping the demo's processes", file=sys.stderr)
-            return 130
-        except DemoFailed as exc:
-            print(f"\ndemo failed: {exc}", file=sys.stderr)
-            return 1
-        finally:
-            demo.cleanup()
-    print(f"\nThe demo took {time.monotonic() - started:.1f}s; every process it started has stopped.")
-    return 0
+    return asyncio.run(_main(manifests))
 
 
 def find_manifests() -> Path:
@@ -95,12 +85,64 @@ def find_manifests() -> Path:
     makes), else of the current directory."""
     for root in (Path(__file__).resolve().parents[2], Path.cwd()):
         candidate = root / "examples" / "manifests"
-        if (candidate / "pods.yaml").is_file():
+        if (candidate / "pods.yaml").is_file() and (candidate / "preemption").is_dir():
             return candidate
     raise DemoFailed(
         "podsched demo needs the examples/manifests folder of the podsched repository: "
         "run it from a clone (make demo)"
     )
+
+
+async def _main(manifests: Path) -> int:
+    started = time.monotonic()
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    assert main is not None
+    interrupted = False
+
+    def interrupt() -> None:
+        nonlocal interrupted
+        interrupted = True
+        main.cancel()
+
+    # Ctrl-C and SIGTERM end the demo through the cleanup below.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, interrupt)
+    with tempfile.TemporaryDirectory(prefix="podsched-demo-") as workdir:
+        demo = _Demo(manifests, Path(workdir))
+        try:
+            await demo.run()
+        except asyncio.CancelledError:
+            if not interrupted:
+                raise
+            print("\ninterrupted: stopping the demo's processes", file=sys.stderr, flush=True)
+            await asyncio.shield(demo.cleanup())
+            return 130
+        except DemoFailed as exc:
+            print(f"\ndemo failed: {exc}", file=sys.stderr, flush=True)
+            await demo.cleanup()
+            return 1
+        except BaseException:
+            await asyncio.shield(demo.cleanup())
+            raise
+        await demo.cleanup()
+        pids = demo.pids_started()
+        left = [pid for pid in pids if _alive(pid)]
+        if left:
+            print(f"\ndemo failed: processes still running after the end: {left}", file=sys.stderr)
+            return 1
+    print(f"\nThe demo took {time.monotonic() - started:.1f}s; all {len(pids)} processes it started have "
+          "stopped.", flush=True)
+    return 0
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` names a live process (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def _shown(path: Path) -> str:
@@ -111,65 +153,105 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-class _Watch:
-    """`podsched get pods -w` running in the background; its lines are printed as they arrive, and the
-    demo waits for the one each step should cause, so the story reads in order."""
+@dataclass(frozen=True)
+class Bind:
+    """A pod seen bound: when (monotonic), where, and under which leader's fence."""
 
-    def __init__(self, command: list[str], env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(
-            [*die_with_parent_prefix(), *command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, env=env,
-        )
-        self._lines: list[str] = []
-        self._changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+    seen_at: float
+    node: str
+    fence: str
 
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            print(f"    [watch] {line.rstrip()}", flush=True)
-            with self._changed:
-                self._lines.append(line)
-                self._changed.notify_all()
 
-    def wait_for(self, *words: str) -> None:
-        """Wait until a line contains every one of ``words``."""
+class _Pods:
+    """Every pod of the cluster through an informer: when each was first seen bound (and under which
+    fence), nominated, or deleted. The demo waits on it instead of sleeping."""
 
-        def seen() -> bool:
-            return any(all(word in line for word in words) for line in self._lines)
+    def __init__(self, client: Client) -> None:
+        self.binds: dict[str, Bind] = {}
+        self.nominated: dict[str, str] = {}
+        self.deleted: dict[str, float] = {}
+        self._changed = asyncio.Event()
+        self._informer = Informer(client, "Pod")
+        self._informer.add_handler(on_add=self._seen, on_update=lambda _old, new: self._seen(new),
+                                   on_delete=self._gone)
 
-        with self._changed:
-            if not self._changed.wait_for(seen, STEP_TIMEOUT_S):
-                raise DemoFailed(f"the watch never printed a line with {' '.join(words)}")
+    async def run(self) -> None:
+        await self._informer.run()
 
-    def stop(self) -> int:
-        """Ctrl-C, as a user ends a watch; its exit code."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._reader.join(5)
-        return self.process.returncode
+    async def wait_synced(self) -> None:
+        await self._informer.wait_synced()
+
+    def _seen(self, pod: Message) -> None:
+        assert isinstance(pod, objects_pb2.Pod)
+        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        if pod.spec.node_name and key not in self.binds:
+            fence = pod.metadata.annotations.get(BOUND_UNDER_FENCE, "")
+            self.binds[key] = Bind(time.monotonic(), pod.spec.node_name, fence)
+        if pod.status.nominated_node_name:
+            self.nominated[key] = pod.status.nominated_node_name
+        self._wake()
+
+    def _gone(self, pod: Message) -> None:
+        assert isinstance(pod, objects_pb2.Pod)
+        self.deleted[f"{pod.metadata.namespace}/{pod.metadata.name}"] = time.monotonic()
+        self._wake()
+
+    def _wake(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def until(self, what: str, done: Callable[[], bool]) -> None:
+        try:
+            async with asyncio.timeout(STEP_TIMEOUT_S):
+                while not done():
+                    await self._changed.wait()
+        except TimeoutError:
+            raise DemoFailed(f"{what} did not happen within {STEP_TIMEOUT_S:g}s") from None
+
+    async def wait_bound(self, keys: Collection[str]) -> dict[str, Bind]:
+        await self.until(f"binding {', '.join(sorted(keys))}", lambda: all(key in self.binds for key in keys))
+        return {key: self.binds[key] for key in keys}
+
+    def first_bind_under(self, holder: str, after: float) -> tuple[str, Bind] | None:
+        found = [(key, bind) for key, bind in self.binds.items()
+                 if bind.seen_at >= after and bind.fence.startswith(f"{holder}@")]
+        return min(found, key=lambda item: item[1].seen_at, default=None)
 
 
 class _Demo:
     def __init__(self, manifests: Path, workdir: Path) -> None:
         self.manifests = manifests
         self.workdir = workdir
-        self.data_dir = workdir / "data"
-        self.server = ApiServerProcess(["--data-dir", str(self.data_dir)])
-        self.scheduler: SchedulerProcess | None = None
-        self.watch: _Watch | None = None
+        self.config = UpConfig(
+            replicas=3, data_dir=workdir / "data", port=0,
+            timings=LeaderElectionTimings(LEASE_S, RENEW_S, RETRY_S),
+            # A replica that exits comes back quickly (and every time: it is a short story).
+            restart_policy=RestartPolicy(initial_s=0.5, max_s=2.0, reset_after_s=2.0),
+        )
+        self.cluster = LocalCluster(self.config, report=self._up_line)
+        #: What `up` said, with when (monotonic): the failover timelines are cut from it.
+        self.up_lines: list[tuple[float, str]] = []
+        #: Set, and replaced by a fresh one, at every line `up` says.
+        self._said = asyncio.Event()
+        self.pods: _Pods | None = None
+        self._client: Client | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._pids: set[int] = set()
+        self.failovers: list[tuple[str, float, float]] = []
 
     # ------------------------------------------------------------------------------------- helpers
 
-    @property
-    def env(self) -> dict[str, str]:
-        return cli_env(self.server.address)
+    def _up_line(self, text: str) -> None:
+        self.up_lines.append((time.monotonic(), text))
+        said, self._said = self._said, asyncio.Event()
+        said.set()
+        print(f"    [up] {stamped(text)}", flush=True)
+        for child in (*self.cluster.replicas.values(), *self.cluster.apiservers.values()):
+            if child.process is not None:
+                self._pids.add(child.process.pid)
+
+    def pids_started(self) -> set[int]:
+        return set(self._pids)
 
     def chapter(self, title: str, text: str = "") -> None:
         print(f"\n=== {title} ===", flush=True)
@@ -180,443 +262,276 @@ class _Demo:
         for line in textwrap.wrap(" ".join(text.split()), 100):
             print(f"# {line}", flush=True)
 
-    def podsched(self, *argv: str, expect: int = 0, check: Callable[[str], bool] | None = None) -> str:
+    async def podsched(self, *argv: str, expect: int = 0, check: Callable[[str], bool] | None = None) -> str:
         """Run a `podsched` command as the user would, print it and its output; its output."""
         print(f"$ podsched {shlex.join(argv)}", flush=True)
-        done = self._run(argv)
-        print(done.stdout, end="", flush=True)
-        if done.returncode != expect:
-            raise DemoFailed(
-                f"`podsched {shlex.join(argv)}` exited {done.returncode}, expected {expect}:\n{done.stdout}"
-            )
-        if check is not None and not check(done.stdout):
-            raise DemoFailed(f"`podsched {shlex.join(argv)}` printed something unexpected:\n{done.stdout}")
-        return done.stdout
-
-    def podsched_section(self, *argv: str, start: str, end: str) -> str:
-        """Run a `podsched` command and show only its lines from the one starting with ``start`` to the
-        one starting with ``end``, printed as the `sed` pipeline that shows the same; that section."""
-        print(f"$ podsched {shlex.join(argv)} | sed -n '/^{start}/,/^{end}/p'", flush=True)
-        done = self._run(argv)
-        if done.returncode != 0:
-            raise DemoFailed(f"`podsched {shlex.join(argv)}` exited {done.returncode}:\n{done.stdout}")
-        lines = done.stdout.splitlines()
-        first = next((i for i, line in enumerate(lines) if line.startswith(start)), None)
-        if first is None:
-            raise DemoFailed(f"`podsched {shlex.join(argv)}` printed no {start!r} line:\n{done.stdout}")
-        last = next((i for i in range(first + 1, len(lines)) if lines[i].startswith(end)), len(lines) - 1)
-        section = "\n".join(lines[first:last + 1])
-        print(section, flush=True)
-        return section
-
-    def _run(self, argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
-        """Run `podsched ARGV`; its exit code and output. Not subprocess.run: on Ctrl-C that kills the
-        command without waiting for it, and the demo would leave it behind as a zombie."""
-        process = subprocess.Popen(
-            [sys.executable, "-m", "cluster.cli", *argv], stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env,
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "cluster.cli", *argv, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            env=cli_env(self.cluster.servers),
         )
         try:
-            stdout, _ = process.communicate(timeout=STEP_TIMEOUT_S)
+            async with asyncio.timeout(STEP_TIMEOUT_S):
+                out, _ = await process.communicate()
         except BaseException as exc:
-            process.kill()
-            process.wait()
-            if isinstance(exc, subprocess.TimeoutExpired):
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            if isinstance(exc, TimeoutError):
                 command = shlex.join(argv)
                 raise DemoFailed(f"`podsched {command}` did not finish in {STEP_TIMEOUT_S:g}s") from exc
             raise
-        return subprocess.CompletedProcess(process.args, process.returncode, stdout)
+        text = out.decode()
+        print(text, end="", flush=True)
+        if process.returncode != expect:
+            raise DemoFailed(f"`podsched {shlex.join(argv)}` exited {process.returncode}, expected {expect}")
+        if check is not None and not check(text):
+            raise DemoFailed(f"`podsched {shlex.join(argv)}` printed something unexpected:\n{text}")
+        return text
 
-    def pending_pods_metrics(self, expected_unschedulable: int) -> None:
-        """Show the scheduler's queue gauges once the unschedulable one reads ``expected_unschedulable``
-        (a pod is filed there just after its FailedScheduling event is written)."""
-        assert self.scheduler is not None
-        url = f"{self.scheduler.metrics_url}/metrics"
-        wanted = f'scheduler_pending_pods{{queue="unschedulable"}} {float(expected_unschedulable)}'
-        deadline = time.monotonic() + STEP_TIMEOUT_S
-        while True:
-            _, text = self.scheduler.get("/metrics")
-            lines = [line for line in text.splitlines() if line.startswith("scheduler_pending_pods")]
-            if wanted in lines:
-                break
-            if time.monotonic() > deadline:
-                raise DemoFailed(f"the scheduler's metrics never showed {wanted}:\n" + "\n".join(lines))
-            time.sleep(0.1)
-        print(f"$ curl -s {url} | grep ^scheduler_pending_pods", flush=True)
-        print("\n".join(lines), flush=True)
+    def leader_replica(self) -> str:
+        name = self.cluster.replica_of(self.cluster.leader)
+        if name is None:
+            raise DemoFailed(f"the lease is held by {self.cluster.leader or 'nobody'}, not by a replica")
+        return name
 
-    def client_call(self, shown: str, call: Callable[[Client], Awaitable[T]]) -> T:
-        """Run one call of the Python client against the server, printed as Python."""
-        print(f">>> {shown}", flush=True)
-
-        async def body() -> T:
-            async with Client(self.server.address, timeout_s=STEP_TIMEOUT_S) as client:
-                return await call(client)
-
-        return asyncio.run(body())
-
-    def wait_bound(self, names: Collection[str]) -> dict[str, str]:
-        """Wait, with a watch, until the scheduler has bound every pod of ``names`` (in namespace
-        default); pod name -> node. Gives up after STEP_TIMEOUT_S, naming the pods still unbound."""
-        nodes: dict[str, str] = {}
-
-        async def body() -> None:
-            async with Client(self.server.address, timeout_s=STEP_TIMEOUT_S) as client:
-                listed = await client.list("Pod", "default")
-                nodes.update((pod.metadata.name, pod.spec.node_name) for pod in listed.items)
-                if all(nodes.get(name) for name in names):
-                    return
-                async for event in client.watch("Pod", "default", resource_version=listed.resource_version):
-                    nodes[event.object.metadata.name] = event.object.spec.node_name
-                    if all(nodes.get(name) for name in names):
-                        return
-
-        async def bounded() -> None:
-            await asyncio.wait_for(body(), STEP_TIMEOUT_S)
-
+    async def new_leader(self, other_than: str) -> LeaderChange:
         try:
-            asyncio.run(bounded())
-        except TimeoutError as exc:
-            unbound = ", ".join(sorted(name for name in names if not nodes.get(name)))
-            raise DemoFailed(
-                f"the scheduler did not bind {unbound} within {STEP_TIMEOUT_S:g}s; its output:\n"
-                f"{self.scheduler_log()}"
-            ) from exc
-        return {name: nodes[name] for name in names}
+            return await self.cluster.wait_leader(other_than=other_than, timeout_s=STEP_TIMEOUT_S)
+        except TimeoutError:
+            raise DemoFailed(f"no replica took over from {other_than} within {STEP_TIMEOUT_S:g}s") from None
 
-    def scheduler_log(self) -> str:
-        return self.scheduler.log() if self.scheduler is not None else "(not started)"
-
-    def example_pod(self, name: str) -> dict[str, Any]:
-        """One pod of examples/manifests/pods.yaml, as YAML data to edit."""
-        documents = yaml.safe_load_all((self.manifests / "pods.yaml").read_text())
-        return next(doc for doc in documents if doc["metadata"]["name"] == name)
-
-    def write_manifest(self, name: str, document: dict[str, Any]) -> str:
-        path = self.workdir / name
-        path.write_text(yaml.safe_dump(document, sort_keys=False))
-        return _shown(path)
-
-    def start_server(self, listen: str) -> None:
-        print(f"$ podsched apiserver --listen {listen} --data-dir {_shown(self.data_dir)} &", flush=True)
-        self.server.start()
-        print(self.server.log().strip().splitlines()[-1], flush=True)
-
-    def start_scheduler(self) -> None:
-        argv = ["scheduler", "--server", self.server.address, "--leader-elect=false",
-                "--metrics-addr", "127.0.0.1:0"]
-        print(f"$ podsched {shlex.join(argv)} &", flush=True)
-        # Everything the scheduler logs after its startup line is shown as it arrives, so the story shows
-        # when it binds and what it says while the API server is away.
-        self.scheduler = SchedulerProcess(
-            argv[1:], env=self.env, on_line=lambda line: print(f"    [scheduler] {line.rstrip()}", flush=True)
-        )
+    async def wait_restart(self, name: str, restarts: int) -> None:
+        """Wait until the supervisor has started ``name`` again, and check it came back as a standby."""
+        supervisor = self.cluster.supervisor
         try:
-            self.scheduler.start(STEP_TIMEOUT_S)
-            print(self.scheduler.started_line, flush=True)
-            self.scheduler.wait_ready(STEP_TIMEOUT_S)
-        except SchedulerStartError as exc:
-            raise DemoFailed(str(exc)) from exc
+            async with asyncio.timeout(STEP_TIMEOUT_S):
+                while supervisor.restarts(name) == restarts:
+                    await self._said.wait()  # `up` reports every restart
+        except TimeoutError:
+            raise DemoFailed(f"the supervisor did not restart {name} within {STEP_TIMEOUT_S:g}s") from None
+        if self.leader_replica() == name:
+            raise DemoFailed(f"{name} leads right after its restart: it should have come back as a standby")
+
+    async def submit_pod(self, name: str) -> None:
+        """Create a small pod through the Python client, at once (a CLI command would first spend most of
+        a second starting Python): the pod the next leader must bind."""
+        print(f'>>> await client.create(pod("{name}"))    # 100m cpu, 128Mi', flush=True)
+        assert self._client is not None
+        pod = objects_pb2.Pod(api_version="v1", kind="Pod")
+        pod.metadata.name = name
+        pod.metadata.namespace = "default"
+        container = pod.spec.containers.add(name="app", image="busybox:1.36", command=["sleep", "infinity"])
+        container.resources.requests.update({"cpu": "100m", "memory": "128Mi"})
+        await self._client.create(pod)
 
     # --------------------------------------------------------------------------------------- story
 
-    def run(self) -> None:
+    async def run(self) -> None:
         self.chapter(
-            "podsched demo",
-            "A Kubernetes-compatible API server on the embedded SQLite store and a scheduler with "
-            "kube-scheduler's default plugins, driven with the podsched CLI.",
+            "podsched demo: high availability",
+            "An API server on the embedded SQLite store and three scheduler replicas, each a separate "
+            "process. One replica leads, holding a Lease it renews through the API server; only the "
+            "leader schedules, and every write it makes carries its fencing token, which the API server "
+            "checks against the Lease in the same transaction.",
         )
+        await self.start()
+        await self.nodes_and_pods()
+        await self.preemption()
+        await self.kill_the_leader()
+        await self.handoff()
+        self.finish()
+
+    async def start(self) -> None:
         self.chapter(
-            "1. Start the API server and the scheduler",
-            "The API server on a temporary data directory and a free port; the scheduler as a second "
-            "process, a client of it (leader election is not there yet, so it runs alone). Lines marked "
-            "[scheduler] are its log, printed as they arrive: often before the output of the command "
-            "that caused them, which prints when it ends.",
+            "1. podsched up",
+            f"Lines marked [up] are what `podsched up` prints, as things happen. Timings are short for "
+            f"the demo: lease {LEASE_S:g}s, renew deadline {RENEW_S:g}s, retry period {RETRY_S:g}s.",
         )
-        self.start_server("127.0.0.1:0")
-        print(f"$ export PODSCHED_SERVER={self.server.address}", flush=True)
-        self.start_scheduler()
+        print(f"$ podsched up --replicas 3 --listen 127.0.0.1:0 --leader-elect-lease-duration {LEASE_S:g}s "
+              f"--leader-elect-renew-deadline {RENEW_S:g}s --leader-elect-retry-period {RETRY_S:g}s &",
+              flush=True)
+        await self.cluster.start()
+        print(f"$ export PODSCHED_SERVER={self.cluster.servers}", flush=True)
+        self._client = Client(self.cluster.servers, timeout_s=STEP_TIMEOUT_S)
+        self.pods = _Pods(self._client)
+        self._tasks.append(asyncio.create_task(self.pods.run(), name="pods"))
+        await self.pods.wait_synced()
+        change = await self.new_leader(other_than="")
+        leader = self.leader_replica()
+        self.say(f"{leader} won the election. The Lease names it; the others are standbys, watching the "
+                 "Lease with warm caches:")
+        await self.podsched("get", "lease", "-n", "kube-system", check=lambda out: change.holder in out)
 
-        self.apply_examples()
-        self.watch_changes()
-        self.unschedulable()
-        self.conflict()
-        self.bad_manifests()
-        self.graceful_delete()
-        self.crash_and_restart()
-
-        self.chapter("Done", "Stopping the scheduler, then the API server (SIGTERM: clean shutdowns).")
-        assert self.scheduler is not None
-        for name, pid, stop in (("scheduler", self.scheduler.pid, self.scheduler.stop),
-                                ("API server", self.server.pid, self.server.stop)):
-            print(f"$ kill -TERM {pid}", flush=True)
-            code = stop()
-            print(f"# the {name} exited with code {code}", flush=True)
-            if code != 0:
-                log = self.scheduler.log() if name == "scheduler" else self.server.log()
-                raise DemoFailed(f"the {name} exited {code} on SIGTERM:\n{log}")
-
-    def apply_examples(self) -> None:
+    async def nodes_and_pods(self) -> None:
         self.chapter(
-            "2. Apply real Kubernetes manifests; the scheduler binds the pods",
-            "Nodes, priority classes, pods and a PodDisruptionBudget, written as for Kubernetes. Fields "
-            "podsched does not model (probes, volumes) are dropped with a warning, as kubectl's default "
-            "validation does.",
+            "2. Nodes join; the leader binds the pods",
+            "Real Kubernetes manifests: nodes, priority classes, pods and a PodDisruptionBudget (fields "
+            "podsched does not model are dropped with a warning, as kubectl's default validation does).",
         )
-        self.podsched("apply", "-f", _shown(self.manifests) + os.sep,
-                      check=lambda out: "pod/web created" in out)
-        self.say("Applying a file again changes nothing:")
-        self.podsched("apply", "-f", _shown(self.manifests / "pods.yaml"),
-                      check=lambda out: "pod/web unchanged" in out)
-        self.podsched("get", "nodes", "-o", "wide")
-        self.say("Two system classes exist from the start, beside the ones just applied:")
-        self.podsched("get", "priorityclasses")
-        self.podsched("get", "pdb")
-        pods = [doc["metadata"]["name"]
-                for doc in yaml.safe_load_all((self.manifests / "pods.yaml").read_text())]
-        placed = self.wait_bound(pods)
+        await self.podsched("apply", "-f", _shown(self.manifests) + os.sep,
+                            check=lambda out: "pod/web created" in out)
+        assert self.pods is not None
+        names = ["web", "cache", "report", "trainer"]
+        binds = await self.pods.wait_bound([f"default/{name}" for name in names])
+        await self.podsched("get", "pods", "-o", "wide",
+                            check=lambda out: all(bind.node in out for bind in binds.values()))
+        assert self.cluster.leadership is not None
+        holder, token = self.cluster.leader, self.cluster.leadership.changes[-1].token
+        wrong = {key: bind.fence for key, bind in binds.items() if bind.fence != f"{holder}@{token}"}
+        if wrong:
+            raise DemoFailed(f"pods not bound under the leader's fence {holder}@{token}: {wrong}")
         self.say(
-            f"The scheduler saw the {len(pods)} pods arrive and bound each to a node (the demo waits for "
-            "that with a watch, not a sleep). The trainer pod tolerates node-gpu's taint and selects its "
-            "accelerator label; the others cannot go there:"
+            f"Each bind carried the leader's fence, and the API server stamped the pod with it "
+            f"({BOUND_UNDER_FENCE}: {holder}@{token}), so history shows who bound what. describe shows "
+            "why the leader chose web's node:"
         )
-        self.podsched("get", "pods", "-o", "wide",
-                      check=lambda out: all(f" {node} " in out for node in placed.values()))
-        self.say(
-            f"describe shows the priority admission resolved from the pod's class, the Scheduled event, "
-            f"and why the scheduler chose {placed['web']}: the nodes it evaluated and their scores per "
-            "plugin."
-        )
-        self.podsched("describe", "pod", "web", check=lambda out: all(
-            word in out for word in ("100000", "Scheduled", "Scheduling explanation (last attempt)")
+        await self.podsched("describe", "pod", "web", check=lambda out: all(
+            word in out for word in ("Scheduled", "Scheduling explanation (last attempt)", BOUND_UNDER_FENCE)
         ))
 
-    def watch_changes(self) -> None:
+    async def preemption(self) -> None:
+        folder = self.manifests / "preemption"
         self.chapter(
-            "3. Watch changes live",
-            "A watch in the background lists the pods, then prints every change as it happens: a label "
-            "edited with apply, and a new pod that the scheduler binds.",
+            "3. A high-priority pod preempts",
+            "node-small is kept by a taint for one pool, and a low-priority batch pod (filler) takes most "
+            "of it. Then urgent, a high-priority pod of the same pool, arrives: it fits nowhere, so the "
+            "leader evicts the filler, nominates node-small for urgent, and binds it once the room is free.",
         )
-        command = [sys.executable, "-m", "cluster.cli", "get", "pods", "-w", "-o", "wide",
-                   "--output-watch-events"]
-        print("$ podsched get pods -w -o wide --output-watch-events &", flush=True)
-        self.watch = _Watch(command, self.env)
-        self.watch.wait_for("ADDED", "web")
+        pods = self.pods
+        assert pods is not None
+        await self.podsched("apply", "-f", _shown(folder / "small-node.yaml"),
+                            check=lambda out: "pod/filler created" in out)
+        filler = (await pods.wait_bound(["default/filler"]))["default/filler"]
+        if filler.node != "node-small":
+            raise DemoFailed(f"filler was bound to {filler.node}, not node-small")
+        await self.podsched("apply", "-f", _shown(folder / "urgent.yaml"),
+                            check=lambda out: "pod/urgent created" in out)
+        await pods.until("the filler's eviction", lambda: "default/filler" in pods.deleted)
+        urgent = (await pods.wait_bound(["default/urgent"]))["default/urgent"]
+        if urgent.node != "node-small":
+            raise DemoFailed(f"urgent was bound to {urgent.node}, not node-small")
+        if pods.nominated.get("default/urgent") != "node-small":
+            raise DemoFailed("urgent was never nominated to node-small before its bind")
+        self.say("The filler is gone and urgent runs on node-small; the events tell the story:")
+        await self.podsched("get", "events", "--field-selector", "involvedObject.name=filler",
+                            check=lambda out: "Preempted" in out)
+        await self.podsched("describe", "pod", "urgent",
+                            check=lambda out: "Successfully assigned default/urgent to node-small" in out)
 
-        cache = self.example_pod("cache")
-        cache["metadata"]["labels"]["version"] = "v2"
-        path = self.write_manifest("cache-v2.yaml", cache)
-        self.say(f"{path} is the cache pod with one more label, version=v2:")
-        self.podsched("apply", "-f", path, check=lambda out: "pod/cache configured" in out)
-        self.watch.wait_for("MODIFIED", "cache")
-
-        web2 = self.example_pod("web")
-        web2["metadata"]["name"] = "web-2"
-        path = self.write_manifest("web-2.yaml", web2)
+    async def kill_the_leader(self) -> None:
+        self.chapter(
+            "4. The leader is killed",
+            "kill -9 gives the leader no chance to hand over: the standbys must wait for its lease to run "
+            "out (they judge that by their own clock, from when they last saw the Lease change). A pod "
+            "created right after the kill waits for the new leader. The supervisor restarts the killed "
+            "replica, which comes back as a standby.",
+        )
+        assert self.pods is not None
+        old_name = self.leader_replica()
+        old_identity = self.cluster.leader
+        pid = self.cluster.replicas[old_name].pid
+        restarts = self.cluster.supervisor.restarts(old_name)
+        print(f"$ kill -9 {pid}    # {old_name}, the leader", flush=True)
+        killed_at = time.monotonic()
+        os.kill(pid, signal.SIGKILL)
+        await self.submit_pod("after-kill")
+        change = await self.new_leader(other_than=old_identity)
+        await self.pods.wait_bound(["default/after-kill"])
+        first = self.pods.first_bind_under(change.holder, killed_at)
+        if first is None:
+            raise DemoFailed(f"no pod was bound under the new leader's fence ({change.holder})")
+        await self.wait_restart(old_name, restarts)
+        self.timeline(killed_at, change, first, f"kill -9 {old_name} (pid {pid})")
+        took, first_bind = change.seen_at - killed_at, first[1].seen_at - killed_at
+        self.failovers.append(("SIGKILL", took, first_bind))
+        if took > KILL_BOUND_S:
+            raise DemoFailed(f"the failover took {took:.2f}s, more than lease + retry x {JITTER_FACTOR:g} "
+                             f"+ 1s = {KILL_BOUND_S:.2f}s")
         self.say(
-            f"{path} is a second web pod. It arrives Pending (ADDED); the scheduler binds it (MODIFIED, "
-            "now Running on a node; with no kubelet, the API server marks a bound pod Running):"
+            f"Failover after SIGKILL: {took:.2f}s to a new leader (bound: lease {LEASE_S:g}s + retry "
+            f"{RETRY_S:g}s x {JITTER_FACTOR:g} + 1s = {KILL_BOUND_S:.2f}s), {first_bind:.2f}s to its first "
+            f"bind. {old_name} is back as a standby ({self.cluster.replicas[old_name].identity}). The new "
+            f"leader keeps scheduling: {LOAD_COUNT} more pods with podsched load."
         )
-        self.podsched("apply", "-f", path, check=lambda out: "pod/web-2 created" in out)
-        node = self.wait_bound(["web-2"])["web-2"]
-        self.watch.wait_for("MODIFIED", "web-2", node)
+        done = f"done: submitted {LOAD_COUNT}/{LOAD_COUNT}, bound {LOAD_COUNT}"
+        await self.podsched("load", "--count", str(LOAD_COUNT), "--rate", "40", "-n", "load", "--wait",
+                            "--timeout", "20s", "--progress-interval", "1s", check=lambda out: done in out)
+        await self.podsched("get", "lease", "-n", "kube-system", check=lambda out: change.holder in out)
+
+    async def handoff(self) -> None:
+        self.chapter(
+            "5. A graceful handoff",
+            "SIGTERM, as a rolling update sends: the leader finishes what it is doing, releases the "
+            "Lease (empty holder) and exits 0; a standby, watching the Lease, takes over at once.",
+        )
+        assert self.pods is not None
+        old_name = self.leader_replica()
+        old_identity = self.cluster.leader
+        pid = self.cluster.replicas[old_name].pid
+        restarts = self.cluster.supervisor.restarts(old_name)
+        print(f"$ kill -TERM {pid}    # {old_name}, the leader", flush=True)
+        stopped_at = time.monotonic()
+        os.kill(pid, signal.SIGTERM)
+        await self.submit_pod("after-handoff")
+        change = await self.new_leader(other_than=old_identity)
+        await self.pods.wait_bound(["default/after-handoff"])
+        first = self.pods.first_bind_under(change.holder, stopped_at)
+        if first is None:
+            raise DemoFailed(f"no pod was bound under the new leader's fence ({change.holder})")
+        await self.wait_restart(old_name, restarts)
+        released = any(text.startswith(f"{old_name} released the lease") for at, text in self.up_lines
+                       if at >= stopped_at)
+        clean_exit = any(text.startswith(f"{old_name} (pid {pid}) exited with code 0")
+                         for at, text in self.up_lines if at >= stopped_at)
+        self.timeline(stopped_at, change, first, f"kill -TERM {old_name} (pid {pid})")
+        took, first_bind = change.seen_at - stopped_at, first[1].seen_at - stopped_at
+        self.failovers.append(("SIGTERM", took, first_bind))
+        if not released:
+            raise DemoFailed(f"{old_name} did not release the lease on SIGTERM")
+        if not clean_exit:
+            raise DemoFailed(f"{old_name} did not exit 0 on SIGTERM")
+        if took > TERM_BOUND_S:
+            raise DemoFailed(f"the handoff took {took:.2f}s, more than retry x {JITTER_FACTOR:g} + 1s "
+                             f"= {TERM_BOUND_S:.2f}s")
         self.say(
-            "The web pods prefer not to share a node (a preferred podAntiAffinity); InterPodAffinity's "
-            "score shows it at work:"
+            f"Handoff after SIGTERM: {took:.2f}s to a new leader (bound: retry {RETRY_S:g}s x "
+            f"{JITTER_FACTOR:g} + 1s = {TERM_BOUND_S:.2f}s), {first_bind:.2f}s to its first bind; "
+            f"{old_name} exited 0 and was started again as a standby."
         )
-        self.podsched_section("describe", "pod", "web-2", start="Scheduling explanation", end="Events")
 
-    def unschedulable(self) -> None:
-        capacity = self.manifests / "capacity"
-        self.chapter(
-            "4. A pod that fits nowhere, until a larger node joins",
-            "The analytics pod asks for 12 cpu: more than any untainted node has, and node-gpu is kept "
-            "for pods tolerating its taint. The scheduler leaves it Pending and says why, as kube-scheduler "
-            "does: a FailedScheduling event and the condition PodScheduled=False (the watch's MODIFIED "
-            "line).",
-        )
-        assert self.watch is not None and self.scheduler is not None
-        self.podsched("apply", "-f", _shown(capacity / "analytics.yaml"),
-                      check=lambda out: "pod/analytics created" in out)
-        self.watch.wait_for("ADDED", "analytics")
-        self.wait_failed_scheduling("analytics")
-        self.podsched("get", "pods", "analytics", check=lambda out: "Pending" in out)
-        self.podsched("describe", "pod", "analytics", check=lambda out: all(
-            word in out for word in ("FailedScheduling", "nodes are available",
-                                     "Scheduling explanation (last attempt)")
-        ))
-        self.say(
-            "It now waits among the unschedulable pods, retried only when a cluster event could make it "
-            "fit (or after 5 minutes), as the scheduler's metrics show:"
-        )
-        self.pending_pods_metrics(expected_unschedulable=1)
-        self.say("A node joining is such an event: apply a 32-cpu node, as a cluster autoscaler would.")
-        added = time.monotonic()
-        self.podsched("apply", "-f", _shown(capacity / "node-large.yaml"),
-                      check=lambda out: "node/node-large created" in out)
-        node = self.wait_bound(["analytics"])["analytics"]
-        waited = time.monotonic() - added
-        self.watch.wait_for("MODIFIED", "analytics", node)
-        if node != "node-large":
-            raise DemoFailed(f"the analytics pod was bound to {node}, not to the node just added")
-        self.say(f"The scheduler bound analytics to node-large {waited:.1f}s after the node was applied.")
-        self.podsched("get", "pods", "-o", "wide", check=lambda out: "node-large" in out)
-        self.pending_pods_metrics(expected_unschedulable=0)
+    def timeline(self, start: float, change: LeaderChange, first: tuple[str, Bind], what: str) -> None:
+        """The moments of a failover, from ``start``: what `up` said, the lease write, the first bind."""
+        wall = datetime.now().timestamp() - (time.monotonic() - start)
+        moments = [(start, what)]
+        moments += [(at, f"[up] {text}") for at, text in self.up_lines
+                    if start <= at <= first[1].seen_at and not text.startswith("leader is now")]
+        replica = self.cluster.replica_of(change.holder)
+        moments.append((change.seen_at, f"lease written by {replica}, the new leader (fencing token "
+                                        f"{change.token})"))
+        key, bind = first
+        moments.append((bind.seen_at, f"first bind by the new leader: {key} -> {bind.node} ({bind.fence})"))
+        print("\nTimeline:", flush=True)
+        for at, text in sorted(moments, key=lambda moment: moment[0]):
+            clock = datetime.fromtimestamp(wall + (at - start)).strftime("%H:%M:%S.%f")[:-3]
+            print(f"  {clock}  +{at - start:6.3f}s  {text}", flush=True)
 
-    def wait_failed_scheduling(self, pod: str) -> None:
-        """Wait, with a watch, for the scheduler's FailedScheduling event about ``pod``."""
+    def finish(self) -> None:
+        self.chapter("Done", "Every check passed. Failover times measured in this run:")
+        for how, took, first_bind in self.failovers:
+            print(f"  {how:<8} new leader after {took:.2f}s, first bind after {first_bind:.2f}s", flush=True)
+        self.say("Stopping everything, as Ctrl-C stops podsched up: the replicas first, then the API server.")
 
-        async def body() -> None:
-            async with Client(self.server.address, timeout_s=STEP_TIMEOUT_S) as client:
-                async for event in client.watch("Event", "default",
-                                                field_selector=f"involvedObject.name={pod}"):
-                    if event.object.reason == "FailedScheduling":
-                        return
-
-        async def bounded() -> None:
-            await asyncio.wait_for(body(), STEP_TIMEOUT_S)
-
-        try:
-            asyncio.run(bounded())
-        except TimeoutError as exc:
-            raise DemoFailed(
-                f"the scheduler reported no FailedScheduling for {pod} within {STEP_TIMEOUT_S:g}s; its "
-                f"output:\n{self.scheduler_log()}"
-            ) from exc
-
-    def conflict(self) -> None:
-        self.chapter(
-            "5. Optimistic concurrency",
-            "Every write names the resourceVersion it read. Two writers read pod cache at the same "
-            "version and both update it: the first wins, the second gets Kubernetes' conflict.",
-        )
-        pod = self.client_call('await client.get("Pod", "cache", "default")',
-                               lambda client: client.get("Pod", "cache", "default"))
-        version = pod.metadata.resource_version
-        print(f"resourceVersion: {version}", flush=True)
-        paths = []
-        for owner in ("alice", "bob"):
-            cache = self.example_pod("cache")
-            cache["metadata"]["labels"]["owner"] = owner
-            cache["metadata"]["resourceVersion"] = version
-            paths.append(self.write_manifest(f"cache-{owner}.yaml", cache))
-        self.say(f"{paths[0]} and {paths[1]} each set label owner and carry resourceVersion {version}:")
-        self.podsched("apply", "-f", paths[0], check=lambda out: "pod/cache configured" in out)
-        self.podsched("apply", "-f", paths[1], expect=1,
-                      check=lambda out: "the object has been modified" in out)
-        assert self.watch is not None
-        self.watch.wait_for("MODIFIED", "cache")
-        other = "node-b" if pod.spec.node_name != "node-b" else "node-a"
-        self.say(
-            f"Binding is guarded the same way: a pod already bound cannot be bound again, so two "
-            f"schedulers can never both place it. Binding cache (on {pod.spec.node_name}) to {other} "
-            "with the Python client:"
-        )
-        try:
-            self.client_call(f'await client.bind("default", "cache", "{other}")',
-                             lambda client: client.bind("default", "cache", other))
-        except errors.Conflict as exc:
-            print(f"Conflict: {exc.message}", flush=True)
-        else:
-            raise DemoFailed("binding a bound pod again succeeded")
-
-    def bad_manifests(self) -> None:
-        bad = self.manifests / "bad"
-        self.chapter(
-            "6. Bad input is refused, and nothing is half-applied",
-            "mixed.yaml holds three pods; the second has an invalid name. The server checks every "
-            "document before any is written, so none of the three is created.",
-        )
-        self.podsched("apply", "-f", _shown(bad / "mixed.yaml"), expect=1,
-                      check=lambda out: "Mixed_Second" in out)
-        self.podsched("get", "pods", check=lambda out: "mixed-" not in out)
-        self.say("Admission refuses a pod that names a priority class that does not exist:")
-        self.podsched("apply", "-f", _shown(bad / "unknown-priority-class.yaml"), expect=1,
-                      check=lambda out: "gold" in out)
-
-    def graceful_delete(self) -> None:
-        self.chapter(
-            "7. Graceful deletion",
-            f"Deleting a running pod gives it a grace period ({GRACE_S}s here) to stop: it shows as "
-            "Terminating, with a deletionTimestamp, and the API server removes it when the period ends "
-            "(a pod that never got a node has nothing to stop and goes at once).",
-        )
-        self.podsched("delete", "pod", "web", f"--grace-period={GRACE_S}", "--no-wait")
-        self.podsched("get", "pod", "web", check=lambda out: "Terminating" in out)
-        assert self.watch is not None
-        self.say("...and a few seconds later the watch sees it go:")
-        self.watch.wait_for("DELETED", "web ")
-        self.podsched("get", "pod", "web", expect=1, check=lambda out: "NotFound" in out)
-        code = self.watch.stop()
-        print(f"# (Ctrl-C ends the watch: exit code {code})", flush=True)
-        if code != 0:
-            raise DemoFailed(f"the watch exited {code} on Ctrl-C")
-
-    def crash_and_restart(self) -> None:
-        self.chapter(
-            "8. Crash and restart",
-            "kill -9 gives the API server no chance to clean up. Restarted on the same data directory, "
-            "it serves every object again, each at the resourceVersion it had. The scheduler keeps "
-            "running throughout: its informers' watches break with the server, and once it is back they "
-            "watch again from the last resourceVersion they saw.",
-        )
-        assert self.scheduler is not None
-        before = self.snapshot()
-        self.podsched("get", "pods", "-o", "wide")
-        logged_before = len(self.scheduler.lines)
-        print(f"$ kill -9 {self.server.pid}", flush=True)
-        self.server.kill()
-        self.podsched("get", "pods", "--request-timeout=2", expect=1,
-                      check=lambda out: "Unable to connect" in out)
-        self.start_server(self.server.address)
-        self.podsched("get", "pods", "-o", "wide")
-        after = self.snapshot()
-        if after != before:
-            lost = sorted(set(before.items()) ^ set(after.items()))
-            raise DemoFailed(f"objects changed across the restart: {lost}")
-        self.say(f"All {len(after)} objects are back, each at the same resourceVersion.")
-        if not self.scheduler.running():
-            raise DemoFailed(f"the scheduler stopped while the API server was down:\n{self.scheduler.log()}")
-
-        cache = self.example_pod("cache")
-        cache["metadata"]["name"] = "cache-2"
-        path = self.write_manifest("cache-2.yaml", cache)
-        broken = [line for line in self.scheduler.lines[logged_before:]
-                  if "watch from" in line and "failed" in line]
-        self.say(
-            f"The scheduler never stopped: it is the process started in chapter 1 (pid {self.scheduler.pid})."
-            + (" Its log above shows its informers' watches breaking when the server died; its client "
-               "opened them again, each from the resourceVersion it had reached, once the server was back."
-               if broken else "")
-            + f" A pod applied now ({path}, a second cache pod) is bound by it:"
-        )
-        applied = time.monotonic()
-        self.podsched("apply", "-f", path, check=lambda out: "pod/cache-2 created" in out)
-        node = self.wait_bound(["cache-2"])["cache-2"]
-        waited = time.monotonic() - applied
-        self.podsched("get", "pod", "cache-2", "-o", "wide", check=lambda out: node in out)
-        self.say(f"Bound to {node} {waited:.1f}s after it was applied.")
-
-    def snapshot(self) -> dict[str, str]:
-        """Every object the server holds, as kind/namespace/name -> resourceVersion."""
-
-        async def body() -> dict[str, str]:
-            versions = {}
-            async with Client(self.server.address, timeout_s=STEP_TIMEOUT_S) as client:
-                for kind in kinds.KINDS:
-                    listed = await client.list_all(kind)
-                    for obj in listed.items:
-                        meta = obj.metadata
-                        versions[f"{kind.name}/{meta.namespace}/{meta.name}"] = meta.resource_version
-            return versions
-
-        return asyncio.run(body())
-
-    def cleanup(self) -> None:
-        """Stop whatever still runs, the scheduler before the server it talks to; called on every way
-        out."""
-        if self.watch is not None:
-            self.watch.stop()
-        if self.scheduler is not None:
-            self.scheduler.stop()
-        self.server.stop()
+    async def cleanup(self) -> None:
+        """Stop whatever still runs; called on every way out."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+        for child in (*self.cluster.replicas.values(), *self.cluster.apiservers.values()):
+            if child.process is not None:
+                self._pids.add(child.process.pid)
+        await self.cluster.stop()
