@@ -1,4 +1,5 @@
-"""Processes podsched starts on its own machine: etcd members (and, later, API servers and schedulers)."""
+"""Processes podsched starts on its own machine: etcd members, and `podsched up`'s API servers and scheduler
+replicas under a supervisor (``supervisor``, ``localcluster``, ``leadership``, ``load``)."""
 
 from cluster.launcher.etcd import EtcdCluster, EtcdNotFound, EtcdStartError, find_etcd_binary
 
