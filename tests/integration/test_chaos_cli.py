@@ -1,13 +1,18 @@
 """`podsched chaos kill-leader` as a process against a real `podsched apiserver`: it reads the Lease and
 watches it change hands through the real API. The Docker engine is the stand-in of
-tests/unit/fake_docker_engine.py (no Docker engine runs on CI): when it is told to kill the leader's
-container, the test plays the standby and takes the Lease through the API, as a real replica would."""
+tests/unit/fake_docker_engine.py (no Docker engine runs on CI). In the first tests the test plays the
+standby when the engine is told to kill the leader's container, taking the Lease through the API; in the
+last ones the "containers" are three real scheduler replicas, each with a hostname of its own (a UTS
+namespace), electing a leader for real, and a kill the engine accepts signals the real process."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import re
 import signal
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -15,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from cluster.api import objects_pb2
-from cluster.cli.process import ApiServerProcess, cli_env
+from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, NotFound
+from cluster.launcher.supervisor import Supervisor
 from tests.integration.helpers import REPO, CliResult, run_cli_async
 from tests.unit.fake_docker_engine import FakeContainer, FakeDockerEngine
 
@@ -202,3 +208,126 @@ async def test_sigterm_stops_the_command_and_thaws_a_stopped_leader(
     assert process.returncode == 0, stderr.decode()
     assert engine.kills() == [(IDS[0], "SIGSTOP"), (IDS[0], "SIGCONT")]
     assert "stopped: 0 of 0 rounds signalled a leader" in stdout.decode()
+
+
+
+# ------------------------------------------------------------------ against real scheduler replicas
+
+#: Short leader-election timings, so that a failover takes seconds (lease 3 s, renew 2 s, retry 0.5 s).
+LEASE_S, RENEW_S, RETRY_S = 3.0, 2.0, 0.5
+#: The issue's bound for a failover after SIGKILL: lease + 1.2 retry periods + 1 s.
+KILL_FAILOVER_BOUND_S = LEASE_S + 1.2 * RETRY_S + 1.0
+_HANDOVER = re.compile(r"^round \d+: SIG(?P<signal>\w+) to \S+ \((?P<name>[^)]+)\), leader (?P<old>\S+); "
+                       r"the lease changed hands after (?P<seconds>[\d.]+)s \(new holder (?P<new>\S+)\)$")
+
+
+def uts_prefix() -> list[str]:
+    """A command prefix that runs its command in a UTS namespace of its own, so that each replica has a
+    hostname of its own as in a container (root: `unshare --uts`; otherwise through a user namespace).
+    Without one every replica would share this host's name, and no hostname could name one of them."""
+    for prefix in (["unshare", "--uts"], ["unshare", "--user", "--map-root-user", "--uts"]):
+        try:
+            probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if probe.returncode == 0:
+            return prefix
+    pytest.skip("this kernel lets no process have a hostname of its own (unshare --uts is refused)")
+
+
+class Replicas:
+    """Three real `podsched scheduler` replicas, each under its own hostname (sched-1..3) as in a
+    container, kept running by the Supervisor as `restart: always` would; ``containers`` is how the
+    stand-in engine sees them, and a kill it accepts signals the real process."""
+
+    def __init__(self, server: ApiServerProcess) -> None:
+        prefix = uts_prefix()
+        self.processes: dict[str, SchedulerProcess] = {}
+        self.containers: list[FakeContainer] = []
+        for n in (1, 2, 3):
+            hostname = f"sched-{n}"
+            process = SchedulerProcess([
+                "--server", server.address, "--leader-elect=true",
+                f"--leader-elect-lease-duration={LEASE_S:g}s", f"--leader-elect-renew-deadline={RENEW_S:g}s",
+                f"--leader-elect-retry-period={RETRY_S:g}s", "--metrics-addr", "127.0.0.1:0",
+            ], cwd=REPO)
+            # The shell names the namespace's host, then becomes the scheduler (the same pid).
+            process.command = [*prefix, "sh", "-c", 'hostname "$0" && exec "$@"', hostname, *process.command]
+            self.processes[hostname] = process
+            self.containers.append(FakeContainer(f"{n:012x}" + "0" * 52, f"compose-scheduler-{n}", hostname))
+        self.supervisor = Supervisor(on_started=self._started, report=lambda line: None)
+
+    def _started(self, hostname: str, child: object) -> None:
+        next(c for c in self.containers if c.hostname == hostname).running = True
+
+    async def signal_process(self, container: FakeContainer, sent: str) -> None:
+        os.kill(self.processes[container.hostname].pid, getattr(signal, sent))
+
+    def identities(self) -> set[str]:
+        """Every identity any replica has had (each start draws a new uuid)."""
+        return {line.split("; identity ", 1)[1].rstrip(")\n") for process in self.processes.values()
+                for line in process.lines if "; identity " in line}
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Replicas]:
+        async with self.supervisor:
+            for hostname, process in self.processes.items():
+                self.supervisor.add(hostname, process)
+            await self.supervisor.start_all(list(self.processes))
+            supervising = asyncio.create_task(self.supervisor.supervise())
+            try:
+                yield self
+            finally:
+                supervising.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await supervising
+
+
+async def test_kill_leader_against_real_replicas_fails_over_within_the_bound(
+    server: ApiServerProcess, fresh_lease: None, tmp_path: Path
+) -> None:
+    socket_path = str(tmp_path / "docker.sock")
+    async with (
+        Replicas(server).running() as replicas,
+        FakeDockerEngine(socket_path, replicas.containers) as engine,
+    ):
+        engine.on_kill = replicas.signal_process
+        result = await kill_leader(server, socket_path, "--every", "1s", "--count", "2")
+        identities = replicas.identities()
+    assert result.code == 0, result.stdout + result.stderr
+    handovers = [_HANDOVER.match(line) for line in rounds(result.stdout)]
+    assert len(handovers) == 2 and all(handovers), result.stdout
+    killed = [container_id for container_id, _ in engine.kills()]
+    for match, container_id in zip(handovers, killed, strict=True):
+        assert match is not None
+        container = next(c for c in replicas.containers if c.id == container_id)
+        # The container signalled is the one whose hostname begins the leader's identity.
+        assert match["old"].startswith(f"{container.hostname}_") and match["name"] == container.name
+        assert {match["old"], match["new"]} <= identities and match["new"] != match["old"]
+        assert float(match["seconds"]) <= KILL_FAILOVER_BOUND_S, result.stdout
+    assert {signal_sent for _, signal_sent in engine.kills()} == {"SIGKILL"}
+
+
+async def test_a_stopped_leader_is_thawed_and_steps_down(
+    server: ApiServerProcess, fresh_lease: None, tmp_path: Path
+) -> None:
+    socket_path = str(tmp_path / "docker.sock")
+    async with (
+        Replicas(server).running() as replicas,
+        FakeDockerEngine(socket_path, replicas.containers) as engine,
+    ):
+        engine.on_kill = replicas.signal_process
+        result = await kill_leader(server, socket_path, "--every", "1s", "--count", "1", "--signal", "STOP")
+        assert result.code == 0, result.stdout + result.stderr
+        ((container_id, _), (thawed_id, sent)) = engine.kills()
+        assert (thawed_id, sent) == (container_id, "SIGCONT")
+        frozen = next(c for c in replicas.containers if c.id == container_id)
+        process = replicas.processes[frozen.hostname]
+        # Thawed, the deposed leader finds its lease gone and exits 1 (a supervisor restarts it).
+        deadline = asyncio.get_running_loop().time() + 10
+        while not any("leader election lost" in line for line in process.lines):
+            assert asyncio.get_running_loop().time() < deadline, process.log()
+            await asyncio.sleep(0.1)
+    (line,) = rounds(result.stdout)
+    match = _HANDOVER.match(line)
+    assert match is not None and match["signal"] == "STOP", line
