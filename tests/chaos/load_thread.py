@@ -1,5 +1,6 @@
 """The chaos tests' load: `podsched load`'s generator (cluster/launcher/load.py), run in-process on a
-thread of its own, so that pods keep arriving at a steady rate while the test thread injects faults.
+thread of its own, so that pods keep arriving at a steady rate while the test thread injects faults;
+and ``submit_all``, the same generator run to completion in the calling thread (the final fill).
 
 The generator resends a create whose answer was lost and counts AlreadyExists as its own, so the names
 it reports as submitted are exactly the pods the store must hold; a pod whose create was interrupted
@@ -88,3 +89,15 @@ class LoadThread:
             self._ready.set()
             await self._generator.run()
             self._finished = True
+
+
+def submit_all(servers: str, spec: LoadSpec) -> list[str]:
+    """Submit every pod of ``spec`` (it must have a count) and return their names."""
+
+    async def run() -> list[str]:
+        async with Client(servers, timeout_s=CALL_TIMEOUT_S) as client:
+            generator = LoadGenerator(client, spec)
+            await generator.run()
+            return generator.submitted
+
+    return asyncio.run(run())

@@ -18,12 +18,14 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
+from cluster.api import objects_pb2
 from cluster.api.kinds import KINDS, Kind
 from cluster.apiserver.registry import Registry
 from store.base import WatchEvent
 from store.etcd import EtcdStore
-from tests.chaos.history import Recorded
+from tests.chaos.history import BOUND_UNDER_FENCE, FENCING_TOKEN, Recorded
 
 #: Where the API server keeps every object (``Kind.key``).
 API_PREFIX = "/registry/"
@@ -52,6 +54,20 @@ def decode(event: WatchEvent, arrived: float) -> Recorded:
     # which etcd does not send, so the deletion's own revision stands in.
     obj = Registry.decode(kind, event.value, event.revision)
     return Recorded(event.revision, event.type, event.key, obj, arrived)
+
+
+def describe(event: Recorded, since: float) -> str:
+    """One line for a post-mortem: revision, arrival (seconds after ``since``), type, key, and what the
+    checks read: a pod's node and fence, a lease's holder and token annotation."""
+    obj = event.obj
+    detail = ""
+    if isinstance(obj, objects_pb2.Pod):
+        fence = obj.metadata.annotations.get(BOUND_UNDER_FENCE, "")
+        detail = f"node={obj.spec.node_name or '-'} phase={obj.status.phase or '-'} fence={fence or '-'}"
+    elif isinstance(obj, objects_pb2.Lease):
+        token = obj.metadata.annotations.get(FENCING_TOKEN, "")
+        detail = f"holder={obj.spec.holder_identity or '-'} token-annotation={token or '-'}"
+    return f"{event.revision} +{event.arrived - since:.3f}s {event.type.name} {event.key} {detail}".rstrip()
 
 
 class Recorder:
@@ -83,16 +99,29 @@ class Recorder:
         with self._lock:
             return list(self._events)
 
-    def wait_for(self, found: Callable[[list[Recorded]], object], what: str, timeout_s: float) -> object:
-        """Poll the recording until ``found(events)`` returns something truthy, and return it."""
+    def write(self, path: Path) -> None:
+        """Write the history so far to ``path``, one ``describe`` line per event (times from the
+        first event)."""
+        events = self.events()
+        since = events[0].arrived if events else 0.0
+        path.write_text("".join(describe(event, since) + "\n" for event in events))
+
+    def wait_until(self, found: Callable[[list[Recorded]], object], timeout_s: float) -> object:
+        """Poll the recording until ``found(events)`` returns something truthy, and return it; what it
+        last returned once ``timeout_s`` has passed."""
         deadline = time.monotonic() + timeout_s
         while True:
             result = found(self.events())
-            if result:
+            if result or time.monotonic() > deadline:
                 return result
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout_s:g}s waiting for {what}")
             time.sleep(POLL_S)
+
+    def wait_for(self, found: Callable[[list[Recorded]], object], what: str, timeout_s: float) -> object:
+        """``wait_until``, failing with a message naming ``what`` on a timeout."""
+        result = self.wait_until(found, timeout_s)
+        if not result:
+            raise AssertionError(f"timed out after {timeout_s:g}s waiting for {what}")
+        return result
 
     def stop(self) -> None:
         """End the watch and the thread; RecordingFailed if the watch had failed."""

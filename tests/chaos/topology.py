@@ -1,0 +1,160 @@
+"""The chaos tests' control plane, as real OS processes on loopback.
+
+Started in this order, and stopped in the reverse one:
+
+1. a 3-member etcd cluster (``cluster.launcher.etcd.EtcdCluster``);
+2. the recorder, watching etcd from revision 1 before anything else writes (``recorder.py``);
+3. two `podsched apiserver` processes over that etcd;
+4. the nodes, created through the API;
+5. three `podsched scheduler` replicas with leader election and short timings, each restarted when it
+   exits, as a supervisor (or compose's ``restart: always``) would (``replicas.py``);
+6. the load: pods submitted at a steady rate through both API servers (``load_thread.py``).
+
+The load may submit as many pods as the nodes hold together and no more, so that a pod left pending at
+the end is the scheduler's fault and never the cluster's; the test fills the rest of that room at the
+end (``TopologySpec.fill``), leaving every node exactly full: a leader whose cache kept a phantom pod,
+or lost track of a real one, would leave a pod unbound or a node over allocatable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from cluster.api import objects_pb2
+from cluster.api.quantity import int_value, milli_value
+from cluster.cli.process import ApiServerProcess
+from cluster.client import Client
+from cluster.launcher.etcd import EtcdCluster
+from cluster.launcher.load import LoadSpec
+from tests.chaos.load_thread import LoadThread
+from tests.chaos.recorder import Recorder
+from tests.chaos.replicas import ReplicaSet
+from tests.conftest import running_cluster
+
+#: Where every pod of the run lives.
+LOAD_NAMESPACE = "chaos"
+
+
+@dataclass(frozen=True)
+class TopologySpec:
+    """The sizes and timings of one chaos run."""
+
+    etcd_members: int = 3
+    apiservers: int = 2
+    replicas: int = 3
+    #: Leader election timings, in seconds: short, so that ten failovers fit in a bounded test, and
+    #: valid by client-go's rules (lease > renew deadline > retry period x 1.2).
+    lease_duration_s: float = 3.0
+    renew_deadline_s: float = 2.0
+    retry_period_s: float = 0.5
+    nodes: int = 8
+    node_cpu: str = "4"
+    node_memory: str = "8Gi"
+    node_pods: int = 110
+    #: Each pod of the load requests this much. 8 nodes of 4 cpu hold 320 pods of 100m (memory and
+    #: pod slots are not the limit), which at 2 pods/s last 160 s: about three times what the faults
+    #: take on a 2-core box, and the load fails loudly if it runs out of room before they end.
+    pod_cpu: str = "100m"
+    pod_memory: str = "128Mi"
+    #: Pods per second while the faults go on.
+    load_rate: float = 2.0
+    #: Pods per second of the final fill (the faults are over: only throughput matters).
+    fill_rate: float = 25.0
+
+    @property
+    def capacity(self) -> int:
+        """How many of the load's pods the nodes hold together (the smallest of cpu, memory and pod
+        slots decides on each node)."""
+        per_node = min(
+            milli_value(self.node_cpu) // milli_value(self.pod_cpu),
+            int_value(self.node_memory) // int_value(self.pod_memory),
+            self.node_pods,
+        )
+        return per_node * self.nodes
+
+    def scheduler_args(self, servers: str) -> list[str]:
+        return [
+            "--server", servers,
+            "--leader-elect=true",
+            "--leader-elect-lease-duration", f"{self.lease_duration_s:g}s",
+            "--leader-elect-renew-deadline", f"{self.renew_deadline_s:g}s",
+            "--leader-elect-retry-period", f"{self.retry_period_s:g}s",
+            "--metrics-addr", "127.0.0.1:0",
+        ]  # fmt: skip
+
+    def node(self, index: int) -> objects_pb2.Node:
+        node = objects_pb2.Node(api_version="v1", kind="Node")
+        node.metadata.name = f"chaos-node-{index}"
+        node.metadata.labels["kubernetes.io/hostname"] = node.metadata.name
+        resources = {"cpu": self.node_cpu, "memory": self.node_memory, "pods": str(self.node_pods)}
+        node.status.capacity.update(resources)
+        node.status.allocatable.update(resources)
+        node.status.conditions.add(type="Ready", status="True")
+        return node
+
+    def load(self) -> LoadSpec:
+        """The load during the faults: at most as many pods as the nodes hold."""
+        return LoadSpec(rate=self.load_rate, count=self.capacity, namespace=LOAD_NAMESPACE,
+                        cpu=self.pod_cpu, memory=self.pod_memory)
+
+    def fill(self, existing: int) -> LoadSpec:
+        """The final fill: as many more pods as room is left beside ``existing`` pods of the load."""
+        if existing >= self.capacity:
+            raise ValueError(f"{existing} pods already fill the {self.capacity} places of the nodes")
+        return LoadSpec(rate=self.fill_rate, count=self.capacity - existing, namespace=LOAD_NAMESPACE,
+                        cpu=self.pod_cpu, memory=self.pod_memory)
+
+
+#: The API servers keep their history for the whole run: the recorder must see every revision, and a
+#: compaction (5 min by default) could cut under a watch that is resuming after an etcd member's death.
+APISERVER_ARGS = ["--compaction-interval", "1h", "--controllers", "none"]
+
+
+@dataclass
+class Topology:
+    spec: TopologySpec
+    etcd: EtcdCluster
+    recorder: Recorder
+    apiservers: list[ApiServerProcess]
+    replicas: ReplicaSet
+    load: LoadThread
+
+    @property
+    def servers(self) -> str:
+        """Every API server's address, comma-separated: what each client is given."""
+        return ",".join(server.address for server in self.apiservers)
+
+
+@contextlib.contextmanager
+def running_topology(spec: TopologySpec, root: Path) -> Iterator[Topology]:
+    """Start everything (see the module docstring), yield it, stop everything."""
+    with contextlib.ExitStack() as stack:
+        etcd = stack.enter_context(running_cluster(spec.etcd_members, root / "etcd", "chaos"))
+        recorder = Recorder(etcd.endpoints)
+        recorder.start()
+        stack.callback(recorder.stop)
+        apiservers = []
+        for _ in range(spec.apiservers):
+            server = ApiServerProcess(["--etcd", ",".join(etcd.endpoints)], extra_args=APISERVER_ARGS)
+            server.start()
+            stack.callback(server.stop)
+            apiservers.append(server)
+        servers = ",".join(server.address for server in apiservers)
+        asyncio.run(_create_nodes(servers, spec))
+        replicas = ReplicaSet(spec.scheduler_args(servers), spec.replicas, root / "schedulers")
+        replicas.start()
+        stack.callback(replicas.stop)
+        load = LoadThread(servers, spec.load())
+        load.start()
+        stack.callback(load.stop)
+        yield Topology(spec, etcd, recorder, apiservers, replicas, load)
+
+
+async def _create_nodes(servers: str, spec: TopologySpec) -> None:
+    async with Client(servers) as client:
+        for index in range(spec.nodes):
+            await client.create(spec.node(index))
