@@ -107,17 +107,6 @@ def takeover_after(
     return None
 
 
-def holder_at(events: Iterable[Recorded], revision: int,
-              lease_key: str = SCHEDULER_LEASE_KEY) -> LeaseRecord | None:
-    """The lease as it stood just after ``revision`` (None before its first write)."""
-    current = None
-    for record in lease_records(events, lease_key):
-        if record.revision > revision:
-            break
-        current = record
-    return current
-
-
 # -------------------------------------------------------------------------------------------- pods
 
 
