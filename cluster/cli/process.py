@@ -34,6 +34,12 @@ _RESTART_ATTEMPTS = 5
 _RESTART_PAUSE_S = 0.3
 
 
+#: Every child gets a process group of its own. A terminal's Ctrl-C goes to its whole foreground group:
+#: a parent that stops its children in order (scheduler replicas release their lease through an API
+#: server that must still run) has to be the only one to hear it.
+OWN_PROCESS_GROUP = 0
+
+
 class ApiServerStartError(RuntimeError):
     pass
 
@@ -127,6 +133,7 @@ class ApiServerProcess:
             stderr=subprocess.PIPE,
             text=True,
             env=self._env,
+            process_group=OWN_PROCESS_GROUP,
         )
         self._process = process
         port = self._await_serving(process)
@@ -282,6 +289,7 @@ class SchedulerProcess:
         self.process = subprocess.Popen(
             [*die_with_parent_prefix(), *self.command], stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.env, cwd=self.cwd,
+            process_group=OWN_PROCESS_GROUP,
         )
         self._reader = threading.Thread(target=self._read, args=(self.process,), daemon=True)
         self._reader.start()

@@ -321,6 +321,9 @@ class EtcdCluster:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                # A group of its own: a terminal's Ctrl-C reaches only the process that started it, which
+                # stops etcd last (API servers and schedulers still need it while they stop).
+                process_group=0,
             )
 
     async def _wait_ready(self, indexes: range | list[int]) -> None:

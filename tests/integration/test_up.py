@@ -4,6 +4,7 @@ everything with exit 0; on a local 3-member etcd cluster with two API servers; b
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import socket
@@ -42,6 +43,8 @@ class Up:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "cluster.cli", "up", *args], stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+            # A session of its own, as a shell gives a command: Ctrl-C can then go to its whole group.
+            start_new_session=True,
         )
         self.lines: list[str] = []
         self._changed = threading.Condition()
@@ -82,8 +85,13 @@ class Up:
         found = {int(pid) for pid in re.findall(r"(?:started|restarted): pid (\d+)", self.out)}
         return found | {int(pid) for pid in re.findall(r"up-etcd\d \(pid (\d+)\)", self.out)}
 
-    def stop(self, signum: int = signal.SIGINT) -> tuple[int, str]:
-        self.process.send_signal(signum)
+    def stop(self, signum: int = signal.SIGINT, *, group: bool = False) -> tuple[int, str]:
+        """Send ``signum`` to up, or (``group``) to its whole process group, as a terminal's Ctrl-C does;
+        up's exit code and stderr."""
+        if group:
+            os.killpg(self.process.pid, signum)
+        else:
+            self.process.send_signal(signum)
         try:
             self.process.wait(timeout=STEP_TIMEOUT_S)
         finally:
@@ -98,6 +106,11 @@ class Up:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+
+
+def _process_group(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[2])
 
 
 def _wait_gone(pids: set[int]) -> None:
@@ -169,9 +182,10 @@ def test_up_elects_schedules_fails_over_and_stops(tmp_path: Path) -> None:
 
         pids = up.pids()
         assert len(pids) == 5  # the API server, three replicas and the restarted one
-        code, err = up.stop(signal.SIGINT)
+        code, err = up.stop(signal.SIGTERM)
         assert code == 0, err
         assert "stopped: every process has exited" in up.out
+        assert "did not stop within" not in up.out
         _wait_gone(pids)
     finally:
         up.kill()
@@ -194,8 +208,14 @@ def test_up_on_a_local_etcd_cluster_with_two_api_servers() -> None:
         assert lease.code == 0 and leader[1] in lease.stdout, lease
         pids = up.pids()
         assert len(pids) == 7  # three etcd members, two API servers, two replicas
-        code, err = up.stop(signal.SIGTERM)
+        # Each child has a process group of its own, so a terminal's Ctrl-C reaches only up, which stops
+        # them in order (with etcd and the API servers killed at once, no leader could release its lease).
+        assert all(_process_group(pid) == pid for pid in pids)
+        # Ctrl-C to the whole group: etcd and the API servers must not hear it, or the leader could not
+        # release its lease on the way out (it would be killed after its grace period).
+        code, err = up.stop(signal.SIGINT, group=True)
         assert code == 0, err
+        assert "did not stop within" not in up.out
         _wait_gone(pids)
     finally:
         up.kill()
