@@ -265,3 +265,33 @@ def test_an_api_server_that_cannot_start_is_an_error_with_its_output() -> None:
     assert re.search(r"podsched up: podsched apiserver .* exited with code \d+; its output:", done.stderr)
     store = re.search(r"store: embedded SQLite in (\S+)", done.stdout)
     assert store and not Path(store[1]).exists(), "its temporary data directory is removed"
+
+
+def _processes_naming(text: str) -> list[int]:
+    """Live processes whose command line contains ``text``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return [pid for pid in found if _alive(pid)]
+
+
+def test_ctrl_c_while_starting_stops_what_has_started() -> None:
+    up = Up("--replicas", "3", "--listen", "127.0.0.1:0", *TIMINGS)
+    try:
+        server = up.wait_for(r"apiserver-1 started: pid \d+, serving on (\S+)")[1]
+        code, err = up.stop(signal.SIGINT, group=True)
+        assert code == 0, err
+        assert re.search(r"stopping before everything has started|stopped: every process has exited", up.out)
+        # Replicas being started at that moment were waited for and stopped too.
+        deadline = time.monotonic() + 10
+        while left := _processes_naming(f"--server {server} "):
+            assert time.monotonic() < deadline, f"replicas left running: {left}"
+            time.sleep(0.1)
+        _wait_gone(up.pids())
+    finally:
+        up.kill()
