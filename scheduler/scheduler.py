@@ -50,7 +50,7 @@ from scheduler.framework import ClusterEventWithHint, PodInfo
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, FrameworkError, FrameworkHandle, build_framework
 from scheduler.health import HealthServer
-from scheduler.leaderelection import LeaderElector
+from scheduler.leaderelection import LeaderElector, LeaseLost
 from scheduler.metrics import SchedulerMetrics
 from scheduler.queue import QueueClosed, SchedulingQueue
 from scheduler.schedule_one import SchedulingLoop
@@ -274,6 +274,11 @@ class Scheduler:
         try:
             await work
         except asyncio.CancelledError:
+            raise
+        except LeaseLost as err:
+            # Expected in a replicated scheduler: the process ends (exit 1) and comes back as a standby.
+            self._stopped_because = self._stopped_because or f"leader election lost: {err}"
+            log.warning("leader election lost (%s); stopping the scheduler", err)
             raise
         except Exception as err:
             self._stopped_because = self._stopped_because or f"{name} failed: {err}"

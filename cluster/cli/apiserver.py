@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
 import re
-import signal
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 from cluster.apiserver.server import ApiServer, ApiServerOptions
+from cluster.cli.common import stop_signals
 from cluster.client import Client
 from cluster.controllers import DisruptionController
 from store.base import Store, StoreError
@@ -44,7 +42,6 @@ DEFAULT_COMPACTION_INTERVAL_S = 300.0
 STOP_GRACE_S = 5.0
 #: How long to wait for the store to answer at start before giving up with an error.
 STORE_OPEN_TIMEOUT_S = 30.0
-_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 #: What --controllers accepts: the controllers to run beside the server.
 CONTROLLER_CHOICES = ("disruption", "none")
 #: How long the controllers get to stop (close their watches) before the server stops anyway.
@@ -121,21 +118,6 @@ def _fail(message: str) -> int:
     return 1
 
 
-@contextlib.contextmanager
-def _stop_signals() -> Iterator[asyncio.Event]:
-    """An event SIGTERM and SIGINT set, from the very start: a signal while the store is still opening
-    stops the server as soon as it is up, instead of killing the process half-way."""
-    signalled = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in _STOP_SIGNALS:
-        loop.add_signal_handler(signum, signalled.set)
-    try:
-        yield signalled
-    finally:
-        for signum in _STOP_SIGNALS:
-            loop.remove_signal_handler(signum)
-
-
 async def _serve(args: argparse.Namespace, data_dir: str) -> int:
     """Serve until signalled; ``data_dir`` is used unless ``--etcd`` is given."""
     try:
@@ -152,7 +134,7 @@ async def _serve(args: argparse.Namespace, data_dir: str) -> int:
         description = f"sqlite {data_dir}"
         opening = open_store(data_dir=data_dir)
 
-    with _stop_signals() as signalled:
+    with stop_signals() as signalled:
         try:
             store = await asyncio.wait_for(opening, STORE_OPEN_TIMEOUT_S)
         except (StoreError, OSError, ValueError, TimeoutError) as exc:

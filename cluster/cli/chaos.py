@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import signal
 import statistics
 from datetime import datetime
 from typing import Any
@@ -48,12 +46,13 @@ from cluster.cli.common import (
     print_error,
     run_async,
     server_address,
+    stop_signals,
+    until_done_or_stopped,
 )
 
 #: How long a round waits for a new leader. kube-scheduler's failover after a SIGKILL takes up to the
 #: lease duration (15 s) plus a retry period; 60 s leaves room for slow starts without hiding a hang.
 DEFAULT_HANDOVER_TIMEOUT_S = 60.0
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def _positive_duration(text: str) -> float:
@@ -203,32 +202,12 @@ async def _kill_leader(args: argparse.Namespace) -> int:
         )
         rounds = Rounds(killer, args.every, args.count)
         running = asyncio.create_task(rounds.run(), name="chaos-rounds")
-        stopped = await _until_done_or_stopped(running)
+        with stop_signals() as stop:
+            # A round in flight, when stopped, still thaws a container it stopped.
+            stopped = await until_done_or_stopped(running, stop)
         _say(f"{'stopped' if stopped else 'done'}: {rounds.summary()}")
         if stopped:
             return EXIT_OK if args.count is None else EXIT_ERROR
         running.result()
         return EXIT_OK if rounds.succeeded == rounds.done else EXIT_ERROR
-
-
-async def _until_done_or_stopped(running: asyncio.Task[None]) -> bool:
-    """Wait for ``running``, or for SIGINT/SIGTERM, which cancels it (a round in flight still thaws a
-    container it stopped); whether a signal came first. As PID 1 of a container the process must handle
-    SIGTERM itself: the kernel drops signals to a namespace's init that has no handler."""
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for signum in _STOP_SIGNALS:
-        loop.add_signal_handler(signum, stop.set)
-    stopping = asyncio.create_task(stop.wait())
-    try:
-        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for signum in _STOP_SIGNALS:
-            loop.remove_signal_handler(signum)
-        stopping.cancel()
-        if stop.is_set() or not running.done():
-            running.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await running
-    return stop.is_set()
 

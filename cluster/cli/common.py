@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 from cluster.api import errors
 from cluster.api.kinds import Kind, kind_by_name
@@ -132,3 +135,38 @@ async def _guarded(args: argparse.Namespace, body: Callable[[], Awaitable[int]])
     except errors.ApiError as exc:
         print_error(error_line(exc))
         return EXIT_ERROR
+
+
+#: The signals that stop a long-running command cleanly (Ctrl-C, and a supervisor's or Docker's stop).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[asyncio.Event]:
+    """An event that SIGINT and SIGTERM set while the block runs (on the running loop). Installed before
+    anything starts, so a signal during start-up stops the command instead of killing it half-way; and
+    as PID 1 of a container a process must handle SIGTERM itself (the kernel drops it otherwise)."""
+    signalled = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, signalled.set)
+    try:
+        yield signalled
+    finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+
+
+async def until_done_or_stopped(running: asyncio.Task[Any], stop: asyncio.Event) -> bool:
+    """Wait for ``running``, or for ``stop``, which cancels it (and waits for it to finish); whether
+    ``stop`` came first."""
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        if not running.done():
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+    return stop.is_set()

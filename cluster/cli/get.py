@@ -18,6 +18,7 @@ from cluster.cli import output, tables
 from cluster.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
+    STOP_SIGNALS,
     UsageError,
     add_namespace_flag,
     add_server_flag,
@@ -28,8 +29,6 @@ from cluster.cli.common import (
     run_async,
 )
 from cluster.client import Client
-
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -117,11 +116,11 @@ async def _until_interrupted(follow: Coroutine[Any, Any, None]) -> None:
     stop = asyncio.Event()
 
     def request_stop(signum: int, frame: object) -> None:
-        for ignored in _STOP_SIGNALS:
+        for ignored in STOP_SIGNALS:
             signal.signal(ignored, signal.SIG_IGN)
         loop.call_soon_threadsafe(stop.set)
 
-    previous = {signum: signal.signal(signum, request_stop) for signum in _STOP_SIGNALS}
+    previous = {signum: signal.signal(signum, request_stop) for signum in STOP_SIGNALS}
     watching = asyncio.create_task(follow)
     stopping = asyncio.create_task(stop.wait())
     try:

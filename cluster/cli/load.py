@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import signal
 from datetime import datetime
 
 from cluster.api import errors
@@ -29,12 +27,13 @@ from cluster.cli.common import (
     connect,
     print_error,
     run_async,
+    stop_signals,
+    until_done_or_stopped,
 )
-from cluster.launcher.load import LoadFailed, LoadGenerator, LoadSpec, LoadSpecError, Progress
+from cluster.launcher.load import LoadFailed, LoadGenerator, LoadSpec, LoadSpecError
 
 DEFAULT_RATE = 10.0
 DEFAULT_PROGRESS_INTERVAL_S = 2.0
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -89,9 +88,13 @@ def _say(text: str) -> None:
 
 
 async def _load(args: argparse.Namespace) -> int:
-    spec = _spec(args)
     # Signals are caught from here on: one that comes while connecting still ends the run cleanly.
-    stop = _stop_on_signals()
+    with stop_signals() as stop:
+        return await _submit(args, stop)
+
+
+async def _submit(args: argparse.Namespace, stop: asyncio.Event) -> int:
+    spec = _spec(args)
     async with connect(args) as client:
         if spec.priority_class:
             try:
@@ -108,7 +111,7 @@ async def _load(args: argparse.Namespace) -> int:
             wait=args.wait, wait_timeout_s=args.timeout, progress_every_s=args.progress_interval,
             on_progress=lambda progress: _say(progress.line(spec.count)),
         ))
-        stopped = await _until_done_or_stopped(running, stop)
+        stopped = await until_done_or_stopped(running, stop)
         final = generator.progress()
         if stopped:
             _say(f"stopped: {final.line(spec.count)}")
@@ -121,26 +124,3 @@ async def _load(args: argparse.Namespace) -> int:
             return EXIT_ERROR
         _say(f"done: {final.line(spec.count)}")
         return EXIT_OK
-
-
-def _stop_on_signals() -> asyncio.Event:
-    """An event set by SIGINT or SIGTERM (for the rest of the process's life)."""
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for signum in _STOP_SIGNALS:
-        loop.add_signal_handler(signum, stop.set)
-    return stop
-
-
-async def _until_done_or_stopped(running: asyncio.Task[Progress], stop: asyncio.Event) -> bool:
-    """Wait for ``running``, or for ``stop``, which cancels it; whether ``stop`` came first."""
-    stopping = asyncio.create_task(stop.wait())
-    try:
-        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stopping.cancel()
-        if not running.done():
-            running.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await running
-    return stop.is_set()

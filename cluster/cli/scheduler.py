@@ -39,18 +39,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import dataclasses
 import logging
-import signal
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 from prometheus_client import disable_created_metrics
 
 from cluster.cli.apiserver import parse_duration
-from cluster.cli.common import SERVER_ENV, server_address
+from cluster.cli.common import SERVER_ENV, server_address, stop_signals
 from cluster.client import Client, Fence
 from scheduler.config import ConfigError, LeaderElectionConfig, load_config
 from scheduler.framework.registry import PluginLoadError, Registry
@@ -71,7 +68,6 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 #: How long the scheduler's tasks get to finish once told to stop, before the process exits anyway.
 STOP_GRACE_S = 10.0
-_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 #: Go's strconv.ParseBool, which kube-scheduler's boolean flags use.
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")
@@ -221,21 +217,8 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-@contextlib.contextmanager
-def _stop_signals() -> Iterator[asyncio.Event]:
-    signalled = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in _STOP_SIGNALS:
-        loop.add_signal_handler(signum, signalled.set)
-    try:
-        yield signalled
-    finally:
-        for signum in _STOP_SIGNALS:
-            loop.remove_signal_handler(signum)
-
-
 async def _serve(client: Client, args: argparse.Namespace, config: Any, registry: Registry) -> int:
-    with _stop_signals() as signalled:
+    with stop_signals() as signalled:
         async with client:
             try:
                 scheduler = Scheduler(client, config, registry=registry, rng_seed=args.seed)

@@ -18,12 +18,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import signal
 import sys
 from pathlib import Path
 
 from cluster.cli.apiserver import parse_duration
-from cluster.cli.common import SERVER_ENV
+from cluster.cli.common import SERVER_ENV, stop_signals
 from cluster.launcher.localcluster import LocalCluster, UpConfig, UpConfigError, UpFailed
 from cluster.launcher.supervisor import stamped
 from scheduler.leaderelection import (
@@ -37,7 +36,6 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 DEFAULT_LISTEN = "127.0.0.1:7443"
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -107,11 +105,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _up(config: UpConfig) -> int:
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
     # Caught from the start: Ctrl-C while the processes start still stops whatever has started.
-    for signum in _STOP_SIGNALS:
-        loop.add_signal_handler(signum, stop.set)
+    with stop_signals() as stop:
+        return await _run(config, stop)
+
+
+async def _run(config: UpConfig, stop: asyncio.Event) -> int:
     cluster = LocalCluster(config, report=say)
     starting = asyncio.create_task(cluster.start())
     stopping = asyncio.create_task(stop.wait())
@@ -139,5 +138,3 @@ async def _up(config: UpConfig) -> int:
     finally:
         stopping.cancel()
         await cluster.stop()
-        for signum in _STOP_SIGNALS:
-            loop.remove_signal_handler(signum)
