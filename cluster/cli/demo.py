@@ -427,21 +427,7 @@ class _Demo:
             "created right after the kill waits for the new leader. The supervisor restarts the killed "
             "replica, which comes back as a standby.",
         )
-        assert self.pods is not None
-        old_name = self.leader_replica()
-        old_identity = self.cluster.leader
-        pid = self.cluster.replicas[old_name].pid
-        restarts = self.cluster.supervisor.restarts(old_name)
-        print(f"$ kill -9 {pid}    # {old_name}, the leader", flush=True)
-        killed_at = time.monotonic()
-        os.kill(pid, signal.SIGKILL)
-        await self.submit_pod("after-kill")
-        change = await self.new_leader(other_than=old_identity)
-        await self.pods.wait_bound(["default/after-kill"])
-        first = self.pods.first_bind_under(change.holder, killed_at)
-        if first is None:
-            raise DemoFailed(f"no pod was bound under the new leader's fence ({change.holder})")
-        await self.wait_restart(old_name, restarts)
+        old_name, pid, killed_at, change, first = await self.signal_the_leader(signal.SIGKILL, "after-kill")
         self.timeline(killed_at, change, first, f"kill -9 {old_name} (pid {pid})")
         took, first_bind = change.seen_at - killed_at, first[1].seen_at - killed_at
         self.failovers.append(("SIGKILL", took, first_bind))
@@ -465,21 +451,8 @@ class _Demo:
             "SIGTERM, as a rolling update sends: the leader finishes what it is doing, releases the "
             "Lease (empty holder) and exits 0; a standby, watching the Lease, takes over at once.",
         )
-        assert self.pods is not None
-        old_name = self.leader_replica()
-        old_identity = self.cluster.leader
-        pid = self.cluster.replicas[old_name].pid
-        restarts = self.cluster.supervisor.restarts(old_name)
-        print(f"$ kill -TERM {pid}    # {old_name}, the leader", flush=True)
-        stopped_at = time.monotonic()
-        os.kill(pid, signal.SIGTERM)
-        await self.submit_pod("after-handoff")
-        change = await self.new_leader(other_than=old_identity)
-        await self.pods.wait_bound(["default/after-handoff"])
-        first = self.pods.first_bind_under(change.holder, stopped_at)
-        if first is None:
-            raise DemoFailed(f"no pod was bound under the new leader's fence ({change.holder})")
-        await self.wait_restart(old_name, restarts)
+        handoff = await self.signal_the_leader(signal.SIGTERM, "after-handoff")
+        old_name, pid, stopped_at, change, first = handoff
         released = any(text.startswith(f"{old_name} released the lease") for at, text in self.up_lines
                        if at >= stopped_at)
         clean_exit = any(text.startswith(f"{old_name} (pid {pid}) exited with code 0")
@@ -499,6 +472,30 @@ class _Demo:
             f"{JITTER_FACTOR:g} + 1s = {TERM_BOUND_S:.2f}s), {first_bind:.2f}s to its first bind; "
             f"{old_name} exited 0 and was started again as a standby."
         )
+
+    async def signal_the_leader(
+        self, signum: signal.Signals, pod_name: str
+    ) -> tuple[str, int, float, LeaderChange, tuple[str, Bind]]:
+        """Signal the leader's process, create ``pod_name`` at once, and wait for a new leader to bind it
+        and for the supervisor to restart the old one: (old replica, its pid, when it was signalled, the
+        change of leader, the new leader's first bind)."""
+        assert self.pods is not None
+        old_name = self.leader_replica()
+        old_identity = self.cluster.leader
+        pid = self.cluster.replicas[old_name].pid
+        restarts = self.cluster.supervisor.restarts(old_name)
+        shown = "-9" if signum == signal.SIGKILL else f"-{signum.name.removeprefix('SIG')}"
+        print(f"$ kill {shown} {pid}    # {old_name}, the leader", flush=True)
+        signalled_at = time.monotonic()
+        os.kill(pid, signum)
+        await self.submit_pod(pod_name)
+        change = await self.new_leader(other_than=old_identity)
+        await self.pods.wait_bound([f"default/{pod_name}"])
+        first = self.pods.first_bind_under(change.holder, signalled_at)
+        if first is None:
+            raise DemoFailed(f"no pod was bound under the new leader's fence ({change.holder})")
+        await self.wait_restart(old_name, restarts)
+        return old_name, pid, signalled_at, change, first
 
     def timeline(self, start: float, change: LeaderChange, first: tuple[str, Bind], what: str) -> None:
         """The moments of a failover, from ``start``: what `up` said, the lease write, the first bind."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from google.protobuf.message import Message
 
 from cluster.api import errors
-from cluster.client.client import DEFAULT_PAGE_SIZE, Client, KindLike, WatchEvent, resolve_kind
+from cluster.client.client import DEFAULT_PAGE_SIZE, Client, KindLike, ObjectList, WatchEvent, resolve_kind
 from cluster.client.retry import REWATCH_POLICY, RetryPolicy
 
 log = logging.getLogger(__name__)
@@ -268,14 +268,17 @@ class Informer:
                             self, what, type(err).__name__, err.message, delay)
                 await asyncio.sleep(delay)
 
-    async def _list(self) -> None:
-        listed = await self._client.list_all(
+    async def _list_all(self) -> ObjectList:
+        return await self._client.list_all(
             self._kind,
             self._namespace,
             label_selector=self._label_selector,
             field_selector=self._field_selector,
             page_size=self._page_size,
         )
+
+    async def _list(self) -> None:
+        listed = await self._list_all()
         self._replace(listed.items)
         self._resource_version = listed.resource_version
         if not self._synced.is_set():
@@ -291,13 +294,7 @@ class Informer:
         (handlers hear only the differences) unless the watch has already gone past that revision, and
         the watch's events up to it, when they arrive, are skipped as already applied."""
         await self.wait_synced()
-        listed = await self._client.list_all(
-            self._kind,
-            self._namespace,
-            label_selector=self._label_selector,
-            field_selector=self._field_selector,
-            page_size=self._page_size,
-        )
+        listed = await self._list_all()
         revision = int(listed.resource_version)
         if int(self._resource_version or 0) >= revision:
             return  # the watch delivered everything up to the list's revision while it was read
