@@ -177,7 +177,6 @@ class Scheduler:
             bindings_in_flight=lambda: self.binder.in_flight,
             events_dropped=lambda: self.recorder.dropped,
         )
-        self._synced = asyncio.Event()
         #: Set by ``run`` when this replica takes part in leader election.
         self.elector: LeaderElector | None = None
         self._running = False
@@ -213,7 +212,6 @@ class Scheduler:
     async def wait_synced(self) -> None:
         """Return once every informer's first list is in the cache and the queue."""
         await asyncio.gather(*(informer.wait_synced() for informer in self.informers.values()))
-        self._synced.set()
 
     async def run(
         self,
@@ -325,9 +323,10 @@ class Scheduler:
         problem = self.healthz()
         if problem is not None:
             return problem
-        if not self._synced.is_set():
-            waiting = [name for name, informer in self.informers.items() if not informer.has_synced]
-            return f"informers have not synced: {', '.join(waiting) or 'starting'}"
+        # A standby is ready too: its caches are warm for the moment it leads.
+        waiting = [name for name, informer in self.informers.items() if not informer.has_synced]
+        if waiting:
+            return f"informers have not synced: {', '.join(waiting)}"
         return None
 
     def health_server(self, address: str) -> HealthServer:

@@ -218,3 +218,118 @@ async def _lease_or_none(client: Client, name: str) -> objects_pb2.Lease | None:
         return await client.get("leases", name, "kube-system")  # type: ignore[return-value]
     except NotFound:
         return None
+
+
+class DelayingProxy:
+    """A TCP relay between one scheduler and the API server that can hold what the scheduler sends — a
+    network that delays packets — and deliver it later, even after the scheduler has died (the relay
+    keeps its side of the connection open). Nothing is parsed or changed: bytes in, bytes out."""
+
+    def __init__(self, upstream: str) -> None:
+        self._host, _, port = upstream.rpartition(":")
+        self._port = int(port)
+        self._server: asyncio.Server | None = None
+        self._held: list[tuple[asyncio.StreamWriter, bytearray]] = []
+        self._holding = False
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._writers: list[asyncio.StreamWriter] = []
+
+    async def start(self) -> str:
+        self._server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        return f"127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    def hold(self) -> None:
+        self._holding = True
+
+    async def deliver(self) -> int:
+        """Send everything held, in order; how many bytes that was."""
+        self._holding = False
+        sent = 0
+        for upstream, held in self._held:
+            upstream.write(bytes(held))
+            await upstream.drain()
+            sent += len(held)
+            held.clear()
+        return sent
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for writer in self._writers:
+            writer.close()
+        if self._server is not None:
+            self._server.close()
+
+    async def _relay(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_connection(self._host, self._port)
+        self._writers += [client_writer, upstream_writer]
+        held = bytearray()
+        self._held.append((upstream_writer, held))
+
+        async def to_server() -> None:
+            while data := await client_reader.read(65536):
+                if self._holding:
+                    held.extend(data)
+                else:
+                    upstream_writer.write(data)
+                    await upstream_writer.drain()
+            # The scheduler is gone; its requests may still be on their way (held): keep the line open.
+
+        async def to_client() -> None:
+            with contextlib.suppress(ConnectionError):
+                while data := await upstream_reader.read(65536):
+                    client_writer.write(data)
+                    await client_writer.drain()
+
+        for pump in (to_server(), to_client()):
+            task = asyncio.create_task(pump)
+            self._tasks.add(task)
+
+
+async def test_binds_delayed_past_the_takeover_are_refused_by_the_fence(
+    fresh_apiserver: ApiServerProcess, namespace: str
+) -> None:
+    """The case fencing exists for (what client-go cannot prevent): the leader's binds are held up in
+    the network, the leader dies, a standby takes over, and then the old binds arrive. The API server
+    refuses every one of them, because their fencing token names a tenure that has ended."""
+    proxy = DelayingProxy(fresh_apiserver.address)
+    relayed = await proxy.start()
+    try:
+        async with Client(fresh_apiserver.address) as client:
+            await client.create(node("node-1"))
+            with replicas(relayed, 1) as (old,):
+                await new_holder(client, [old], "", within=15)
+                # The relay runs on this event loop: start the standby without blocking it.
+                standby = replica(fresh_apiserver.address)
+                try:
+                    await asyncio.to_thread(standby.start)
+                    await asyncio.to_thread(standby.wait_ready)
+                    proxy.hold()
+                    await asyncio.gather(*(client.create(pod(f"late-{i}", namespace)) for i in range(5)))
+                    # The old leader hears of the pods (its watch still flows) and sends their binds,
+                    # which the network holds; it dies before its renew deadline would stop it.
+                    await asyncio.sleep(0.6)
+                    assert old.process is not None
+                    old.process.kill()
+                    await new_holder(client, [standby], old.identity, within=LEASE_S + 5)
+                    assert await proxy.deliver() > 0
+
+                    async def refused() -> list[str] | None:
+                        lines = [line for line in fresh_apiserver.log().splitlines()
+                                 if "refused a fenced bind of Pod" in line and f'"{old.identity}"' in line]
+                        return lines or None
+
+                    await eventually(refused, "the API server refusing the old leader's late binds")
+
+                    async def all_bound() -> list[objects_pb2.Pod] | None:
+                        pods: list[objects_pb2.Pod] = list((await client.list("pods", namespace)).items)  # type: ignore[arg-type]
+                        return pods if len(pods) == 5 and all(p.spec.node_name for p in pods) else None
+
+                    bound = await eventually(all_bound, "the five pods bound by the new leader", within=30)
+                    assert fenced_by(bound) == {standby.identity}
+                    assert await holder(client) == standby.identity
+                finally:
+                    await asyncio.to_thread(standby.stop)
+    finally:
+        await proxy.close()
