@@ -23,32 +23,25 @@ from __future__ import annotations
 import logging
 
 from cluster.api import apiserver_pb2, errors, objects_pb2, validation
+from cluster.api import fencing as leases
+from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION, FENCING_TOKEN_ANNOTATION
 from cluster.api.kinds import LEASE, Kind
 from cluster.apiserver.registry import Registry, revision_of
 from store.base import Guard
 
 log = logging.getLogger(__name__)
 
-#: On a Lease: the token of the current tenure, when the tenure has outlived the write that began it.
-FENCING_TOKEN_ANNOTATION = "podsched.io/fencing-token"
-#: On a Pod bound by a fenced Bind: "<holder>@<token>", so that history can be audited.
-BOUND_UNDER_FENCE_ANNOTATION = "podsched.io/bound-under-fence"
 #: Annotations only the server writes: a client can neither set nor change them.
 SERVER_ANNOTATIONS = (FENCING_TOKEN_ANNOTATION, BOUND_UNDER_FENCE_ANNOTATION)
 
 
 def tenure_token(lease: objects_pb2.Lease) -> int:
-    """The store revision at which the Lease's current tenure began."""
-    recorded = lease.metadata.annotations.get(FENCING_TOKEN_ANNOTATION)
-    if recorded is None:
-        return revision_of(lease)
-    if not recorded.isdigit():
-        # Only the server writes it; a bad value was written behind the API's back.
-        raise errors.InternalError(
-            f"lease {lease.metadata.namespace}/{lease.metadata.name} has a malformed "
-            f"{FENCING_TOKEN_ANNOTATION} annotation: {recorded!r}"
-        )
-    return int(recorded)
+    """The store revision at which the Lease's current tenure began (cluster.api.fencing's rule);
+    InternalError when the annotation was written behind the API's back."""
+    try:
+        return leases.tenure_token(lease)
+    except ValueError as exc:
+        raise errors.InternalError(str(exc)) from exc
 
 
 def refusal(lease: objects_pb2.Lease | None, fence: apiserver_pb2.Fence) -> str | None:

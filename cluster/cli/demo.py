@@ -36,6 +36,7 @@ from pathlib import Path
 from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
+from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION
 from cluster.cli.process import cli_env
 from cluster.client import Client, Informer
 from cluster.launcher.leadership import LeaderChange
@@ -55,7 +56,6 @@ STEP_TIMEOUT_S = 30.0
 #: Pods the new leader schedules after the failover, with `podsched load`.
 LOAD_COUNT = 20
 #: The annotation the API server puts on a pod bound under a fence: "<holder>@<token>".
-BOUND_UNDER_FENCE = "podsched.io/bound-under-fence"
 
 
 class DemoFailed(Exception):
@@ -185,7 +185,7 @@ class _Pods:
         assert isinstance(pod, objects_pb2.Pod)
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         if pod.spec.node_name and key not in self.binds:
-            fence = pod.metadata.annotations.get(BOUND_UNDER_FENCE, "")
+            fence = pod.metadata.annotations.get(BOUND_UNDER_FENCE_ANNOTATION, "")
             self.binds[key] = Bind(time.monotonic(), pod.spec.node_name, fence)
         if pod.status.nominated_node_name:
             self.nominated[key] = pod.status.nominated_node_name
@@ -383,11 +383,12 @@ class _Demo:
             raise DemoFailed(f"pods not bound under the leader's fence {holder}@{token}: {wrong}")
         self.say(
             f"Each bind carried the leader's fence, and the API server stamped the pod with it "
-            f"({BOUND_UNDER_FENCE}: {holder}@{token}), so history shows who bound what. describe shows "
-            "why the leader chose web's node:"
+            f"({BOUND_UNDER_FENCE_ANNOTATION}: {holder}@{token}), so history shows who bound what. "
+            "describe shows why the leader chose web's node:"
         )
         await self.podsched("describe", "pod", "web", check=lambda out: all(
-            word in out for word in ("Scheduled", "Scheduling explanation (last attempt)", BOUND_UNDER_FENCE)
+            word in out
+            for word in ("Scheduled", "Scheduling explanation (last attempt)", BOUND_UNDER_FENCE_ANNOTATION)
         ))
 
     async def preemption(self) -> None:

@@ -20,19 +20,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cluster.api import objects_pb2
+from cluster.api.fencing import observed_tenure_token
 from cluster.client import Client, Informer
 from scheduler.config import LeaderElectionConfig
-from scheduler.leaderelection import FENCING_TOKEN_ANNOTATION
 
 #: kube-scheduler's lease, where `podsched scheduler` elects its leader by default.
 DEFAULT_LEASE_NAMESPACE = LeaderElectionConfig().resource_namespace
 DEFAULT_LEASE_NAME = LeaderElectionConfig().resource_name
-
-
-def fencing_token(lease: objects_pb2.Lease) -> int:
-    """The fencing token of the lease's current tenure."""
-    recorded = lease.metadata.annotations.get(FENCING_TOKEN_ANNOTATION, "")
-    return int(recorded) if recorded.isdigit() else int(lease.metadata.resource_version)
 
 
 @dataclass(frozen=True)
@@ -98,7 +92,7 @@ class LeadershipWatch:
     def _seen(self, lease: objects_pb2.Lease) -> None:
         holder = lease.spec.holder_identity
         if holder != self.holder:
-            token = fencing_token(lease) if holder else 0
+            token = observed_tenure_token(lease) if holder else 0
             self._change(holder, token, int(lease.metadata.resource_version), lease.spec.lease_transitions)
 
     def _change(self, holder: str, token: int, revision: int, transitions: int) -> None:

@@ -4,6 +4,7 @@ Lease through the API server). Only the leader schedules, under the fencing toke
 The modules behind this face promise nothing more.
 """
 
+from cluster.api.fencing import FENCING_TOKEN_ANNOTATION
 from scheduler.leaderelection.elector import (
     DEFAULT_LEASE_DURATION_S,
     DEFAULT_RENEW_DEADLINE_S,
@@ -17,7 +18,6 @@ from scheduler.leaderelection.elector import (
 )
 from scheduler.leaderelection.metrics import LeaderElectionCollector
 from scheduler.leaderelection.resourcelock import (
-    FENCING_TOKEN_ANNOTATION,
     LeaderElectionRecord,
     LeaseLock,
     LeaseSnapshot,

@@ -19,12 +19,12 @@ from typing import NamedTuple, Protocol
 from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
+from cluster.api.fencing import observed_tenure_token
 from cluster.api.kinds import LEASE
 from cluster.client import Client, Informer
 
 #: Written by the API server on a Lease whose tenure outlived the write that began it: the tenure's
 #: fencing token. Absent, the token is the Lease's own resourceVersion (see `LeaseSnapshot.token`).
-FENCING_TOKEN_ANNOTATION = "podsched.io/fencing-token"
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,13 +126,11 @@ def spec_to_record(spec: objects_pb2.LeaseSpec) -> LeaderElectionRecord:
 
 
 def snapshot_of(lease: objects_pb2.Lease) -> LeaseSnapshot:
-    revision = int(lease.metadata.resource_version)
-    recorded = lease.metadata.annotations.get(FENCING_TOKEN_ANNOTATION, "")
     return LeaseSnapshot(
         record=spec_to_record(lease.spec),
         raw=lease.spec.SerializeToString(deterministic=True),
-        revision=revision,
-        token=int(recorded) if recorded.isdigit() else revision,
+        revision=int(lease.metadata.resource_version),
+        token=observed_tenure_token(lease),
     )
 
 

@@ -27,14 +27,15 @@ from dataclasses import dataclass
 from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
+from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION, FENCING_TOKEN_ANNOTATION
 from cluster.api.kinds import LEASE, NODE, POD
 from cluster.api.quantity import int_value, milli_value
 from store.base import EventType
 
 #: The annotation the API server puts on a pod it bound under a fence: "<holder>@<token>".
-BOUND_UNDER_FENCE = "podsched.io/bound-under-fence"
+BOUND_UNDER_FENCE = BOUND_UNDER_FENCE_ANNOTATION
 #: The annotation the API server keeps on a lease renewed within one tenure: the tenure's token.
-FENCING_TOKEN = "podsched.io/fencing-token"
+FENCING_TOKEN = FENCING_TOKEN_ANNOTATION
 #: The scheduler's lease by default (kube-system/kube-scheduler).
 SCHEDULER_LEASE_KEY = LEASE.key("kube-system", "kube-scheduler")
 

@@ -10,10 +10,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from cluster.api import objects_pb2
+from cluster.api.fencing import FENCING_TOKEN_ANNOTATION, observed_tenure_token
 from cluster.api.kinds import LEASE
 from cluster.client import Client
 from cluster.client.retry import RetryPolicy
-from cluster.launcher.leadership import FENCING_TOKEN_ANNOTATION, LeaderChange, LeadershipWatch, fencing_token
+from cluster.launcher.leadership import LeaderChange, LeadershipWatch
 from tests.unit.test_client_fake_apiserver import FakeApiServer, running_fake, until
 
 
@@ -62,10 +63,10 @@ async def watching(
 def test_fencing_token_is_the_annotation_else_the_resource_version() -> None:
     plain = lease("a")
     plain.metadata.resource_version = "42"
-    assert fencing_token(plain) == 42
+    assert observed_tenure_token(plain) == 42
     renewed = lease("a", token="17")
     renewed.metadata.resource_version = "42"
-    assert fencing_token(renewed) == 17
+    assert observed_tenure_token(renewed) == 17
 
 
 async def test_changes_of_holder_and_time_without_a_leader(fake: FakeApiServer) -> None:
