@@ -9,7 +9,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,26 +20,9 @@ from cluster.client import Client
 from cluster.launcher.load import RUN_LABEL
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import REPO, run_cli, run_cli_async
+from tests.unit.bind_loop import binding_every_pod
 
 LOAD_TIMEOUT_S = 60.0
-
-
-@contextlib.asynccontextmanager
-async def playing_scheduler(client: Client, namespace: str, node: str) -> AsyncIterator[None]:
-    """Bind every unbound pod that appears in ``namespace`` to ``node`` while the block runs."""
-
-    async def bind_all() -> None:
-        async for event in client.watch("Pod", namespace):
-            pod = event.object
-            if event.type != "DELETED" and not pod.spec.node_name:
-                await client.bind(namespace, pod.metadata.name, node)
-
-    task = asyncio.create_task(bind_all())
-    try:
-        yield
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 @pytest.mark.parametrize(
@@ -81,7 +64,7 @@ async def test_count_and_wait_until_bound(
 ) -> None:
     node = unique("node")
     await client.create(objects_pb2.Node(metadata=objects_pb2.ObjectMeta(name=node)))
-    async with playing_scheduler(client, namespace, node):
+    async with binding_every_pod(client, namespace, node):
         done = await run_cli_async(
             apiserver.address, "load", "--rate", "40", "--count", "12", "-n", namespace, "--cpu", "50m",
             "--wait", "--timeout", "30s", "--progress-interval", "0.1s",

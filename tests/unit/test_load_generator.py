@@ -4,7 +4,6 @@ what it submits, its pacing, its counts of bound and lost pods, and how it rides
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator
 
@@ -17,6 +16,7 @@ from cluster.client import Client
 from cluster.client.retry import RetryPolicy
 from cluster.launcher import load
 from cluster.launcher.load import RUN_LABEL, LoadFailed, LoadGenerator, LoadSpec, LoadSpecError, Progress
+from tests.unit.bind_loop import binding_every_pod
 from tests.unit.test_client_fake_apiserver import FakeApiServer, running_fake, until
 
 FAST = RetryPolicy(initial_s=0.01, max_s=0.05)
@@ -32,24 +32,6 @@ async def fake() -> AsyncIterator[FakeApiServer]:
 async def client(fake: FakeApiServer) -> AsyncIterator[Client]:
     async with Client(fake.address, timeout_s=5.0, retry_policy=FAST) as result:
         yield result
-
-
-@contextlib.asynccontextmanager
-async def binder(client: Client, namespace: str, node: str = "node-1") -> AsyncIterator[None]:
-    """Bind every unbound pod that appears in ``namespace`` to ``node``, as a scheduler would."""
-
-    async def bind_all() -> None:
-        async for event in client.watch("Pod", namespace):
-            pod = event.object
-            if event.type != "DELETED" and not pod.spec.node_name:
-                await client.bind(namespace, pod.metadata.name, node)
-
-    task = asyncio.create_task(bind_all())
-    try:
-        yield
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 @pytest.mark.parametrize(
@@ -104,7 +86,7 @@ def test_progress_line() -> None:
 async def test_submits_every_pod_and_waits_until_each_is_bound(client: Client) -> None:
     spec = LoadSpec(rate=200, count=8, namespace="ns1")
     generator = LoadGenerator(client, spec)
-    async with binder(client, "ns1"):
+    async with binding_every_pod(client, "ns1"):
         final = await generator.run(wait=True, wait_timeout_s=10)
     assert final.submitted == 8 and final.bound == 8 and final.pending == 0 and final.lost == 0
     assert generator.submitted == [spec.pod_name(i) for i in range(8)]
