@@ -233,10 +233,8 @@ def cli_env(address: str, base: Mapping[str, str] | None = None) -> dict[str, st
 # The line `podsched scheduler` prints on stderr once its metrics server is up.
 _SCHEDULER_STARTED = re.compile(
     r"podsched scheduler started \(profiles: (?P<profiles>[^;]*); server (?P<server>\S+); "
-    r"metrics (?P<metrics>http://[^;\s)]+)"
+    r"metrics (?P<metrics>http://[^;\s)]+); identity (?P<identity>[^\s)]+)\)"
 )
-# The identity in that line (leader election's holderIdentity), read apart from the line's shape.
-_SCHEDULER_IDENTITY = re.compile(r"; identity (?P<identity>[^\s)]+)\)")
 # A scheduler finishes its in-flight bindings before it exits on SIGTERM.
 SCHEDULER_STOP_TIMEOUT_S = 15.0
 
@@ -261,7 +259,7 @@ class SchedulerProcess:
         self.lines: list[str] = []
         self.started_line = ""
         self.metrics_url = ""
-        #: The leader-election identity its startup line names ("" when it names none).
+        #: Its leader-election identity, from its startup line (the Lease's holderIdentity while it leads).
         self.identity = ""
         self._on_line = on_line
         self._started = threading.Event()
@@ -311,8 +309,7 @@ class SchedulerProcess:
             if match:
                 self.started_line = line.rstrip()
                 self.metrics_url = match["metrics"]
-                identity = _SCHEDULER_IDENTITY.search(line)
-                self.identity = identity["identity"] if identity else ""
+                self.identity = match["identity"]
                 self._started.set()
 
     def get(self, path: str) -> tuple[int, str]:
