@@ -1,0 +1,1 @@
+"""Scheduler extenders (KEP-1819): HTTP webhooks that filter, prioritize, preempt and bind."""
