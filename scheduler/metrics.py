@@ -116,6 +116,23 @@ class SchedulerMetrics:
             buckets=exponential_buckets(0.01, 2, 20),
             registry=self.registry,
         )
+        # Extender calls (podsched's own names: kube-scheduler has no extender metrics). ``extender`` is
+        # the urlPrefix, ``verb`` the operation ("filter", "prioritize", "preempt", "bind").
+        self.extender_request_duration = Histogram(
+            "podsched_extender_request_duration_seconds",
+            "Latency in seconds of HTTP calls to scheduler extenders, whatever their result.",
+            ["extender", "verb"],
+            # 1 ms to 16 s: past the default httpTimeout of 5 s.
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=self.registry,
+        )
+        self.extender_errors = Counter(
+            "podsched_extender_errors",
+            "Number of failed calls to scheduler extenders: unreachable, timed out, an answer other than "
+            "200, one that does not parse, or one that reports an error.",
+            ["extender", "verb"],
+            registry=self.registry,
+        )
 
     def watch_state(
         self,
@@ -151,6 +168,12 @@ class SchedulerMetrics:
     def _attempt(self, result: str, profile: str, duration_s: float) -> None:
         self.schedule_attempts.labels(result, profile).inc()
         self.scheduling_attempt_duration.labels(result, profile).observe(duration_s)
+
+    def extender_call(self, extender: str, verb: str, duration_s: float, failed: bool) -> None:
+        """One call to an extender took ``duration_s``; ``failed`` when it raised an ExtenderError."""
+        self.extender_request_duration.labels(extender, verb).observe(duration_s)
+        if failed:
+            self.extender_errors.labels(extender, verb).inc()
 
     def exposition(self) -> bytes:
         """The Prometheus text format of every metric."""
