@@ -1,24 +1,27 @@
 """One scheduling attempt for one pod: which node, or why none (kube-scheduler's schedulePod).
 
 Follows pkg/scheduler/schedule_one.go: ``schedulePod`` -> ``findNodesThatFitPod`` (PreFilter, the
-nominated node first, then ``findNodesThatPassFilters``) -> ``prioritizeNodes`` (PreScore, Score) ->
-``selectHost``. Filtering stops once ``num_feasible_nodes_to_find`` nodes fit, and starts where the
-previous attempt stopped, so that over many pods every node gets its turn (``start_index`` in,
-``next_start_index`` out). kube-scheduler filters nodes on 16 goroutines; here one pass in node order
-gives the same result deterministically. The cycle is synchronous: it reads the snapshot, never the
-network.
+nominated node first, then ``findNodesThatPassFilters`` and ``findNodesThatPassExtenders``) ->
+``prioritizeNodes`` (PreScore, Score, the extenders' scores) -> ``selectHost``. Filtering stops once
+``num_feasible_nodes_to_find`` nodes fit, and starts where the previous attempt stopped, so that over many
+pods every node gets its turn (``start_index`` in, ``next_start_index`` out). kube-scheduler filters
+nodes on 16 goroutines; here one pass in node order gives the same result deterministically. The plugins
+read the snapshot, never the network; only the extenders (extender/calls.py) are awaited.
 
 Outcomes: a ``ScheduleResult``; ``ScheduleFitError`` (a ``FitError``) when no node fits, with the
 Diagnosis of every node looked at; ``NoNodesAvailable`` with an empty cluster; ``SchedulingError``
-when a plugin failed (an ERROR status: retried after backoff, nobody blamed).
+when a plugin or a non-ignorable extender failed (an ERROR status: retried after backoff, nobody blamed).
 """
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from scheduler.extender.calls import ExtenderScores, extender_scores, find_nodes_that_pass_extenders
+from scheduler.extender.interface import Extender, ExtenderError
 from scheduler.framework.cycle_state import CycleState, NotFound
 from scheduler.framework.explanation import Explanation, explain
 from scheduler.framework.interface import NodeInfoLister, SharedLister
@@ -33,6 +36,8 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+log = logging.getLogger(__name__)
 
 
 class NoNodesAvailable(Exception):
@@ -84,7 +89,7 @@ def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int | None) -> in
     return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def schedule_pod(
+async def schedule_pod(
     framework: Framework,
     state: CycleState,
     pod_info: PodInfo,
@@ -93,8 +98,10 @@ def schedule_pod(
     percentage_of_nodes_to_score: int | None,
     rng: random.Random,
     start_index: int,
+    extenders: Sequence[Extender] = (),
 ) -> ScheduleResult:
-    """Pick a node for ``pod_info`` from ``snapshot`` (which the framework's handle must also serve)."""
+    """Pick a node for ``pod_info`` from ``snapshot`` (which the framework's handle must also serve),
+    asking ``extenders`` after the plugins."""
     lister = snapshot.node_infos()
     all_nodes = lister.list()
     num_all = len(all_nodes)
@@ -119,7 +126,8 @@ def schedule_pod(
     # A nominated node is where preemption made room for this pod: likely the only one that fits.
     nominated = pod_info.pod.status.nominated_node_name
     if nominated:
-        chosen = _evaluate_nominated_node(framework, state, pod_info, lister, nominated, diagnosis)
+        chosen = await _evaluate_nominated_node(framework, state, pod_info, lister, nominated, diagnosis,
+                                                extenders)
         if chosen is not None:
             evaluated = 1 + len(diagnosis.node_to_status)
             return ScheduleResult(chosen.name, evaluated, 1, start, explain(
@@ -129,12 +137,18 @@ def schedule_pod(
     if pre_result is not None and pre_result.node_names is not None:
         nodes = _nodes_named(lister, pre_result.node_names)
     to_find = num_feasible_nodes_to_find(len(nodes), percentage_of_nodes_to_score)
-    if not framework.has_score_plugins:
-        to_find = min(to_find, 1)  # nothing to compare them by: the first that fits will do
+    if not framework.has_score_plugins and not any(e.is_prioritizer or e.is_filter for e in extenders):
+        to_find = min(to_find, 1)  # nothing to compare them by, nobody to veto them: the first that fits
     feasible = _find_nodes_that_pass_filters(framework, state, pod_info, diagnosis, nodes, start, to_find,
                                              num_all)
     evaluated = len(diagnosis.node_to_status) + len(feasible)
     next_start = (start + evaluated) % num_all
+    if extenders:
+        try:
+            feasible = await find_nodes_that_pass_extenders(extenders, pod_info.pod, feasible,
+                                                            diagnosis.node_to_status)
+        except ExtenderError as err:
+            raise SchedulingError(Status.as_error(err), next_start) from err
 
     if not feasible:
         if nodes is not all_nodes:
@@ -146,6 +160,8 @@ def schedule_pod(
             num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=1, chosen_node=host))
 
     scores = _prioritize_nodes(framework, state, pod_info, feasible, next_start)
+    if extenders:
+        _add_extender_scores(scores, await extender_scores(extenders, pod_info.pod, feasible))
     host = select_host(scores.totals, rng)
     return ScheduleResult(host, evaluated, len(feasible), next_start, explain(
         num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=len(feasible), chosen_node=host,
@@ -200,23 +216,31 @@ def _find_nodes_that_pass_filters(
     return feasible
 
 
-def _evaluate_nominated_node(
+async def _evaluate_nominated_node(
     framework: Framework, state: CycleState, pod_info: PodInfo, lister: NodeInfoLister, node_name: str,
-    diagnosis: Diagnosis,
+    diagnosis: Diagnosis, extenders: Sequence[Extender],
 ) -> NodeInfo | None:
-    """The nominated node if it passes Filter (kube-scheduler's evaluateNominatedNode). A node that is
-    gone, or a Filter error there, just means the usual search follows."""
+    """The nominated node if it passes Filter and the extenders (kube-scheduler's evaluateNominatedNode).
+    A node that is gone, or an error there, just means the usual search follows."""
     try:
         node_info = lister.get(node_name)
     except KeyError:
         return None
     status = framework.run_filter_with_nominated_pods(state, pod_info, node_info)
-    if status is None or status.code is Code.SUCCESS:
+    if status is not None and status.code is not Code.SUCCESS:
+        if status.code is not Code.ERROR:
+            diagnosis.node_to_status[node_name] = status
+            _add_plugin_status(diagnosis, status)
+        return None
+    if not extenders:
         return node_info
-    if status.code is not Code.ERROR:
-        diagnosis.node_to_status[node_name] = status
-        _add_plugin_status(diagnosis, status)
-    return None
+    try:
+        passed = await find_nodes_that_pass_extenders(extenders, pod_info.pod, [node_info],
+                                                      diagnosis.node_to_status)
+    except ExtenderError as err:
+        log.warning("evaluating the nominated node %s of %s failed: %s", node_name, pod_info.key, err)
+        return None
+    return node_info if passed else None
 
 
 def _prioritize_nodes(framework: Framework, state: CycleState, pod_info: PodInfo,
@@ -229,6 +253,17 @@ def _prioritize_nodes(framework: Framework, state: CycleState, pod_info: PodInfo
         raise SchedulingError(status, next_start)
     assert result is not None
     return result
+
+
+def _add_extender_scores(scores: ScoreResult, extender_results: Sequence[ExtenderScores]) -> None:
+    """Add each extender's scaled scores times its weight to the nodes' totals; the explanation lists
+    the extender next to the plugins."""
+    for result in extender_results:
+        per_node = [NodeScore(total.name, result.scores.get(total.name, 0)) for total in scores.totals]
+        scores.totals = [NodeScore(total.name, total.score + node_score.score * result.weight)
+                         for total, node_score in zip(scores.totals, per_node, strict=True)]
+        scores.per_plugin[result.name] = per_node
+        scores.weights[result.name] = result.weight
 
 
 def _narrowing_plugins(state: CycleState) -> frozenset[str]:

@@ -2,7 +2,8 @@
 the next scheduling cycle does not wait for the API (kube-scheduler's bindingCycle and
 handleBindingCycleError).
 
-For each assumed pod: WaitOnPermit, PreBind, Bind (DefaultBinder writes the pods/binding subresource),
+For each assumed pod: WaitOnPermit, PreBind, Bind (an extender with a bind verb that is interested in the
+pod binds it, else the Bind plugins: DefaultBinder writes the pods/binding subresource),
 then the cache is told the binding finished (its assumed-pod TTL starts; the informer's event confirms
 the pod), PostBind runs and the ``Scheduled`` event is recorded. When any step fails, the pod's
 reservation is undone: Unreserve, the assumed pod is forgotten by the cache, the queue hears an
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,8 @@ from cluster.api import objects_pb2
 from scheduler.cache import CacheError
 from scheduler.clock import Clock
 from scheduler.events import NORMAL, EventRecorder
+from scheduler.extender.calls import bind_with_extenders
+from scheduler.extender.interface import Extender, ExtenderError
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -94,6 +97,7 @@ class Binder:
         clock: Clock,
         on_failure: FailureHandler,
         max_in_flight: int = DEFAULT_MAX_BINDINGS,
+        extenders: Sequence[Extender] = (),
     ) -> None:
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
@@ -103,6 +107,7 @@ class Binder:
         self._metrics = metrics
         self._clock = clock
         self._on_failure = on_failure
+        self._extenders = tuple(extenders)
         self._slots = asyncio.Semaphore(max_in_flight)
         self._in_flight = 0
         self._group: asyncio.TaskGroup | None = None
@@ -161,7 +166,7 @@ class Binder:
         status = await framework.run_pre_bind(state, assumed, node)
         if not is_success(status):
             return status
-        status = await framework.run_bind(state, assumed, node)
+        status = await self._bind_pod(framework, state, assumed, node)
         # Bound or not, the binding is over: the assumed pod's expiry clock starts (kube's finishBinding).
         self._cache.finish_binding(assumed.pod)
         if not is_success(status):
@@ -183,6 +188,16 @@ class Binder:
         )
         framework.run_post_bind(state, assumed, node)
         return None
+
+    async def _bind_pod(self, framework: Framework, state: CycleState, assumed: PodInfo,
+                        node: str) -> Status | None:
+        """kube-scheduler's bind: a binding extender first; the Bind plugins only if none took the pod."""
+        try:
+            if await bind_with_extenders(self._extenders, assumed.pod, node):
+                return None
+        except ExtenderError as err:
+            return Status.as_error(err)
+        return await framework.run_bind(state, assumed, node)
 
     async def _handle_error(self, job: BindingJob, status: Status) -> None:
         framework, assumed = job.framework, job.assumed

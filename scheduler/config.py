@@ -15,8 +15,8 @@ What is read, and what each part becomes:
   ``pluginConfig[] {name, args}`` goes through the plugin module's ``ARGS.from_dict`` (defaults applied,
   also for enabled plugins that have no pluginConfig entry, as kube-scheduler appends default args).
 * ``percentageOfNodesToScore`` (global and per profile), ``podInitialBackoffSeconds``,
-  ``podMaxBackoffSeconds``, ``leaderElection`` (kept for the leader-election issue) and ``extenders``
-  (validated and kept; the scheduler refuses to run with extenders until their issue lands).
+  ``podMaxBackoffSeconds``, ``leaderElection`` and ``extenders`` (KEP-1819's webhooks: validated here,
+  called by scheduler/extender/).
 * Accepted and ignored, because real kube-scheduler configs nearly always carry them and they mean nothing
   here: ``clientConnection`` (kubeconfig, qps, burst: podsched reaches its API server with ``--server``),
   ``parallelism`` (Filter and Score run in one event loop, not on 16 goroutines) and
@@ -101,8 +101,7 @@ class ConfigError(Exception):
 class LeaderElectionConfig:
     """componentbase LeaderElectionConfiguration with kube-scheduler's defaults."""
 
-    #: kube-scheduler elects a leader unless told not to; ``podsched scheduler --leader-elect=false``
-    #: overrides this until the leader-election issue lands.
+    #: kube-scheduler elects a leader unless told not to (``podsched scheduler --leader-elect=false``).
     leader_elect: bool = True
     #: How long a non-leader waits after the last observed renewal before taking over (15 s).
     lease_duration_seconds: float = 15.0

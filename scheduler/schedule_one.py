@@ -5,8 +5,9 @@
 1. pop the next pod (blocks while activeQ is empty);
 2. skip it if it is being deleted or is already assumed (an update can requeue a pod whose binding is
    in flight);
-3. bring the snapshot up to date and run the algorithm (PreFilter, Filter over enough nodes, PreScore,
-   Score, pick a node) with the profile the pod's schedulerName selects;
+3. bring the snapshot up to date and run the algorithm (PreFilter, Filter over enough nodes, the
+   extenders' filters, PreScore, Score, the extenders' scores, pick a node) with the profile the pod's
+   schedulerName selects;
 4. assume the pod on the chosen node in the cache, then Reserve and Permit;
 5. hand it to the binder (binding.py), which binds it in the background.
 
@@ -17,8 +18,8 @@ events those plugins registered requeue it), and writes the pod's condition PodS
 reason Unschedulable. Other failures are errors: the same, with reason SchedulerError, and the pod is
 retried after backoff.
 
-The cycle itself is synchronous up to the binding, and deterministic given the snapshot and the RNG;
-only the failure handler awaits the API (the status write), as kube-scheduler's does.
+The cycle is deterministic given the snapshot, the RNG and the extenders' answers; it awaits only the
+extenders and, in the failure handler, the API (the status write), as kube-scheduler's does.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from __future__ import annotations
 import copy
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,7 @@ from scheduler.binding import EXPLANATION_ANNOTATION, Binder, BindingJob
 from scheduler.cache import CacheError
 from scheduler.clock import Clock
 from scheduler.events import WARNING, EventRecorder, truncate_message
+from scheduler.extender.interface import Extender
 from scheduler.framework import (
     Code,
     CycleState,
@@ -128,8 +130,10 @@ class SchedulingLoop:
         clock: Clock,
         rng: random.Random,
         percentage_of_nodes_to_score: Mapping[str, int | None],
+        extenders: Sequence[Extender] = (),
     ) -> None:
-        """``percentage_of_nodes_to_score``: by profile name (None: kube-scheduler's adaptive rule)."""
+        """``percentage_of_nodes_to_score``: by profile name (None: kube-scheduler's adaptive rule).
+        ``extenders``: asked after the Filter and Score plugins, in this order."""
         self._profiles = profiles
         self._queue = queue
         self._cache = cache
@@ -142,6 +146,7 @@ class SchedulingLoop:
         self._clock = clock
         self._rng = rng
         self._percentage = dict(percentage_of_nodes_to_score)
+        self._extenders = tuple(extenders)
         #: Where the next cycle's Filter starts in the node list (round robin across cycles).
         self._next_start_index = 0
         #: True while a cycle runs (between pop and the binder taking over, or the failure handled).
@@ -179,11 +184,12 @@ class SchedulingLoop:
         state = CycleState()
         self._cache.update_snapshot(self._snapshot)
         try:
-            result = schedule_pod(
+            result = await schedule_pod(
                 framework, state, queued.pod_info, self._snapshot,
                 percentage_of_nodes_to_score=self._percentage.get(framework.profile_name),
                 rng=self._rng,
                 start_index=self._next_start_index,
+                extenders=self._extenders,
             )
         except ScheduleFitError as fit_error:
             self._next_start_index = fit_error.next_start_index

@@ -12,7 +12,9 @@ What it is made of:
   in-tree plugins plus the user's), with a handle giving plugins the snapshot, the nominator (the
   queue) and the API client;
 * the ``SchedulingLoop`` (schedule_one.py), the ``Binder`` (binding.py), the ``EventRecorder``
-  (events.py) and the metrics (metrics.py).
+  (events.py) and the metrics (metrics.py);
+* the HTTP extenders of the configuration (extender/), which the loop, the binder and DefaultPreemption
+  ask in their turn.
 
 How it runs (STYLE.md, "Concurrency and shutdown"): ``run()`` is a TaskGroup of a few named root tasks
 that never end on their own: the four informers, the event writers, the binder, the queue's flush
@@ -46,6 +48,8 @@ from scheduler.clock import Clock, SystemClock
 from scheduler.config import SchedulerConfiguration
 from scheduler.eventhandlers import EventHandlers
 from scheduler.events import EventRecorder
+from scheduler.extender.build import build_extenders, ignoring_managed_resources
+from scheduler.extender.interface import Extender
 from scheduler.framework import ClusterEventWithHint, PodInfo
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, FrameworkError, FrameworkHandle, build_framework
@@ -62,7 +66,7 @@ NON_TERMINAL_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 
 
 class SchedulerConfigError(Exception):
-    """The configuration is valid, but this scheduler cannot run it (yet)."""
+    """The configuration parses, but cannot be run as given: a profile's plugins, an extender's TLS files."""
 
 
 class RootTaskEnded(Exception):
@@ -94,15 +98,14 @@ class Scheduler:
         rng_seed: int | None = None,
         max_bindings: int = DEFAULT_MAX_BINDINGS,
     ) -> None:
-        if config.extenders:
-            raise SchedulerConfigError(
-                f"{config.source or 'the configuration'}: extenders are configured, but podsched does not "
-                "call extenders yet (a later release does): remove the extenders section"
-            )
         self.config = config
         self.clock: Clock = clock or SystemClock()
         self.client = client
         self.metrics = SchedulerMetrics()
+        try:
+            self.extenders: list[Extender] = list(build_extenders(config.extenders, metrics=self.metrics))
+        except ValueError as err:
+            raise SchedulerConfigError(f"{config.source or 'the configuration'}: {err}") from err
         self.recorder = EventRecorder(client, clock=self.clock, host=socket.gethostname())
         self.cache = Cache(clock=self.clock)
         self.snapshot = Snapshot()
@@ -111,7 +114,8 @@ class Scheduler:
         handle = FrameworkHandle(nominator=nominator, client=client, snapshot=self.snapshot)
         try:
             self.profiles: dict[str, Framework] = {
-                profile.scheduler_name: build_framework(profile, registry, handle, clock=self.clock)
+                profile.scheduler_name: build_framework(
+                    ignoring_managed_resources(profile, config.extenders), registry, handle, clock=self.clock)
                 for profile in config.profiles
             }
         except FrameworkError as err:
@@ -145,7 +149,7 @@ class Scheduler:
         self.binder = Binder(
             cache=self.cache, queue=self.queue, recorder=self.recorder, metrics=self.metrics,
             clock=self.clock, on_failure=lambda *failure: self.loop.handle_failure(*failure),
-            max_in_flight=max_bindings,
+            max_in_flight=max_bindings, extenders=self.extenders,
         )
         rng = random.Random(rng_seed)
         self.loop = SchedulingLoop(
@@ -163,15 +167,18 @@ class Scheduler:
             percentage_of_nodes_to_score={
                 profile.scheduler_name: config.percentage_for(profile) for profile in config.profiles
             },
+            extenders=self.extenders,
         )
         # What DefaultPreemption (PostFilter) reads from the shared handle when it runs: the profile that
         # scheduled the pod (its dry run filters with that profile's plugins), the PDBs it must respect,
-        # where its Preempted events go, and the seeded RNG (so that a seeded run preempts alike).
+        # where its Preempted events go, the seeded RNG (so that a seeded run preempts alike) and the
+        # extenders that may narrow its candidates.
         pdbs = self.informers["poddisruptionbudgets"]
         handle.frameworks = self.profiles  # type: ignore[attr-defined]
         handle.pod_disruption_budgets = lambda: [pdb for _, pdb in pdbs.items()]  # type: ignore[attr-defined]
         handle.event_recorder = self.recorder  # type: ignore[attr-defined]
         handle.rng = rng  # type: ignore[attr-defined]
+        handle.extenders = self.extenders  # type: ignore[attr-defined]
         self.metrics.watch_state(
             pending_pods=self.queue.pending_counts,
             bindings_in_flight=lambda: self.binder.in_flight,
@@ -248,6 +255,11 @@ class Scheduler:
         finally:
             self._running = False
             self.queue.close()
+            await self.close()
+
+    async def close(self) -> None:
+        """Release what outlives the root tasks: the extenders' connections."""
+        await asyncio.gather(*(extender.close() for extender in self.extenders))
 
     async def _lead(self, fence: Fence, *, on_leading: Callable[[Fence], None] | None) -> None:
         """One term as leader: every write from now on carries ``fence``; catch up with the store as of

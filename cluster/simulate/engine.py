@@ -93,6 +93,8 @@ async def simulate(
                 f"the simulation did not become quiescent within {timeout_s:g}s of wall time "
                 f"({driver.describe()})"
             ) from None
+        finally:
+            await scheduler.close()
         return SimulationResult(tracker.outcomes(), driver.cycles, plane.clock.now())
 
 

@@ -41,11 +41,20 @@ def config_file(tmp_path: Path, document: dict) -> str:
         ({"profiles": [{"schedulerName": "a", "plugins": {"filter": {"enabled": [{"name": "GpuFilter"}]}}}]},
          [], 'profiles[0].plugins.filter.enabled[0].name: Invalid value: "GpuFilter"'),
         ({}, ["--plugin", "Broken=no.such.module:new"], "cannot import no.such.module"),
-        ({"extenders": [{"urlPrefix": "http://127.0.0.1:8888/scheduler", "filterVerb": "filter"}]}, [],
-         "extenders are configured, but podsched does not call extenders yet"),
+        ({"extenders": [{"urlPrefix": "http://127.0.0.1:8888/scheduler", "prioritizeVerb": "prioritize"}]},
+         [], "extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"),
+        ({"extenders": [{"urlPrefix": "http://127.0.0.1:8888/a", "bindVerb": "bind"},
+                        {"urlPrefix": "http://127.0.0.1:8888/b", "bindVerb": "bind"}]}, [],
+         "only one extender can implement bind"),
+        ({"extenders": [{"urlPrefix": "127.0.0.1:8888/scheduler", "filterVerb": "filter"}]}, [],
+         'extenders[0].urlPrefix: Invalid value: "127.0.0.1:8888/scheduler": must be an http:// or '
+         'https:// URL'),
+        ({"extenders": [{"urlPrefix": "https://127.0.0.1:8888/scheduler", "filterVerb": "filter",
+                         "enableHTTPS": True, "tlsConfig": {"caFile": "/nonexistent/ca.pem"}}]}, [],
+         "/nonexistent/ca.pem"),
     ],
     ids=["bad-weight", "unknown-field", "duplicate-scheduler-name", "unknown-plugin", "unimportable-plugin",
-         "extenders"],
+         "extender-without-weight", "two-extender-binders", "extender-url", "extender-ca-file"],
 )
 def test_an_unusable_config_exits_2_with_the_reason(
     tmp_path: Path, document: dict, extra: list[str], message: str

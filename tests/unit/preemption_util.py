@@ -144,13 +144,13 @@ class Cluster:
     def plugin(self, args: DefaultPreemptionArgs | None = None, seed: int = 0) -> DefaultPreemption:
         return DefaultPreemption(args or DefaultPreemptionArgs(), self.handle, rng=random.Random(seed))
 
-    def fit_error(self, preemptor: PodInfo) -> tuple[CycleState, dict[str, Status]]:
+    async def fit_error(self, preemptor: PodInfo) -> tuple[CycleState, dict[str, Status]]:
         """Schedule ``preemptor`` as the scheduler does; it must not fit. The cycle state and the Filter
         statuses PostFilter gets."""
         state = CycleState()
         try:
-            schedule_pod(self.framework, state, preemptor, self.snapshot, percentage_of_nodes_to_score=None,
-                         rng=random.Random(0), start_index=0)
+            await schedule_pod(self.framework, state, preemptor, self.snapshot,
+                               percentage_of_nodes_to_score=None, rng=random.Random(0), start_index=0)
         except ScheduleFitError as err:
             return state, err.diagnosis.node_to_status
         raise AssertionError(f"{preemptor.key} fits without preemption")
@@ -159,5 +159,5 @@ class Cluster:
         self, preemptor: objects_pb2.Pod, plugin: DefaultPreemption | None = None
     ) -> tuple[PostFilterResult | None, Status | None]:
         info = PodInfo(preemptor)
-        state, statuses = self.fit_error(info)
+        state, statuses = await self.fit_error(info)
         return await (plugin or self.plugin()).post_filter(state, info, statuses)

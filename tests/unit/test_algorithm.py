@@ -3,6 +3,7 @@ starts, the nominated node first, tie-breaking, and FitError messages."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections import Counter
 from typing import Any
@@ -55,7 +56,7 @@ def run(
     seed: int = 0,
     percentage: int | None = None,
 ) -> Any:
-    return schedule_pod(
+    return asyncio.run(schedule_pod(
         fw,
         CycleState(),
         incoming or pod("p"),
@@ -63,7 +64,7 @@ def run(
         percentage_of_nodes_to_score=percentage,
         rng=random.Random(seed),
         start_index=start,
-    )
+    ))
 
 
 def cluster(count: int) -> Snapshot:

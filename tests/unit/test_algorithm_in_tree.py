@@ -3,6 +3,7 @@ the registry, the framework and the algorithm fit together and fail the way kube
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -40,7 +41,7 @@ def default_framework(snapshot: Snapshot) -> Framework:
 
 
 def attempt(snapshot: Snapshot, pod: PodInfo) -> ScheduleResult:
-    return schedule_pod(
+    return asyncio.run(schedule_pod(
         default_framework(snapshot),
         CycleState(),
         pod,
@@ -48,7 +49,7 @@ def attempt(snapshot: Snapshot, pod: PodInfo) -> ScheduleResult:
         percentage_of_nodes_to_score=None,
         rng=random.Random(0),
         start_index=0,
-    )
+    ))
 
 
 def test_the_default_profile_explains_a_failure_like_kube_scheduler() -> None:

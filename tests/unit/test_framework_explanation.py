@@ -3,6 +3,7 @@ trip, text rendering."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -113,7 +114,7 @@ def big_cluster_attempt(count: int, *, fits: bool) -> Explanation:
     fw = build(*plugins, snapshot=snap)
 
     def run() -> ScheduleResult:
-        return schedule_pod(
+        return asyncio.run(schedule_pod(
             fw,
             CycleState(),
             pod("p"),
@@ -121,7 +122,7 @@ def big_cluster_attempt(count: int, *, fits: bool) -> Explanation:
             percentage_of_nodes_to_score=None,
             rng=random.Random(1),
             start_index=0,
-        )
+        ))
 
     if fits:
         return run().explanation

@@ -12,10 +12,10 @@ from scheduler.framework.runtime import WaitingPod
 from scheduler.plugins.defaultpreemption import (
     NOT_ELIGIBLE_NEVER,
     NOT_ELIGIBLE_TERMINATING,
-    Candidate,
     DefaultPreemptionArgs,
     new,
 )
+from tests.unit.extender_fakes import FakeExtender
 from tests.unit.preemption_util import Cluster, cpu_node, cpu_pod, pdb
 
 
@@ -245,28 +245,36 @@ async def test_without_the_profile_framework_preemption_is_an_error() -> None:
 # ---------------------------------------------------------------------------------- extenders
 
 
-async def test_extender_processors_may_narrow_the_candidates() -> None:
+async def test_extenders_that_support_preemption_may_narrow_the_candidates() -> None:
     cluster = Cluster(
         [cpu_node("n1", "1"), cpu_node("n2", "1")],
         [cpu_pod("cheap", "1", 0, node_name="n1"), cpu_pod("dear", "1", 50, node_name="n2")],
     )
-    plugin = cluster.plugin()
-    seen: list[list[str]] = []
-
-    def only_n2(pod: object, candidates: dict[str, Candidate]) -> dict[str, Candidate]:
-        seen.append(sorted(candidates))
-        return {name: c for name, c in candidates.items() if name == "n2"}
-
-    plugin.extender_processors.append(only_n2)
-    result, status = await cluster.preempt(cpu_pod("hi", "1", 100), plugin)
-    assert seen == [["n1", "n2"]]
+    only_n2 = FakeExtender(preempt=lambda victims: {n: v for n, v in victims.items() if n == "n2"})
+    cluster.handle.extenders = [only_n2]  # type: ignore[attr-defined]
+    result, status = await cluster.preempt(cpu_pod("hi", "1", 100))
+    assert only_n2.calls == [("preempt", ["n1", "n2"])]
     assert status is None and result == PostFilterResult("n2")
     assert victims_deleted(cluster) == ["dear"]
 
-    plugin.extender_processors[:] = [lambda pod, candidates: {}]
-    result, status = await cluster.preempt(cpu_pod("hi", "1", 100), plugin)
+
+async def test_no_candidate_is_left_when_the_extenders_keep_none() -> None:
+    cluster = Cluster([cpu_node("n1", "1")], [cpu_pod("cheap", "1", 0, node_name="n1")])
+    cluster.handle.extenders = [FakeExtender(preempt=lambda victims: {})]  # type: ignore[attr-defined]
+    result, status = await cluster.preempt(cpu_pod("hi", "1", 100))
     assert result is None and status is not None
     assert status.message() == "preemption: no candidate node for preemption"
+    assert victims_deleted(cluster) == []
+
+
+async def test_a_failing_preemption_extender_fails_preemption() -> None:
+    cluster = Cluster([cpu_node("n1", "1")], [cpu_pod("cheap", "1", 0, node_name="n1")])
+    broken = FakeExtender(name="http://x/ext", preempt=lambda victims: dict(victims), error="code 500")
+    cluster.handle.extenders = [broken]  # type: ignore[attr-defined]
+    result, status = await cluster.preempt(cpu_pod("hi", "1", 100))
+    assert result is None and status is not None and status.code is Code.ERROR
+    assert status.message() == "preemption: extender http://x/ext: preempt failed: code 500"
+    assert victims_deleted(cluster) == []
 
 
 # --------------------------------------------------------------------------------------- args

@@ -3,6 +3,7 @@ candidates the dry run looks for, from where."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -101,7 +102,7 @@ def _full_cluster(
             for i in range(n)]
     cluster = Cluster(nodes, pods, pdbs=[pdb("db", {"app": "db"}, 0)])
     preemptor = PodInfo(cpu_pod("hi", "1", 100))
-    state, _ = cluster.fit_error(preemptor)
+    state, _ = asyncio.run(cluster.fit_error(preemptor))
     return cluster, preemptor, state, [cluster.snapshot.get(f"n{i}") for i in range(n)]
 
 

@@ -16,6 +16,7 @@ from scheduler.clock import FakeClock
 from scheduler.framework import CycleState, FitError, PodInfo, QueuedPodInfo, Status
 from scheduler.metrics import SchedulerMetrics
 from tests.unit.binder_util import bindings_done, running_binder
+from tests.unit.extender_fakes import FakeExtender
 
 
 @dataclass
@@ -96,7 +97,7 @@ class Failures:
 
 
 class Rig:
-    def __init__(self, max_in_flight: int = 64) -> None:
+    def __init__(self, max_in_flight: int = 64, extenders: tuple[FakeExtender, ...] = ()) -> None:
         self.clock = FakeClock(100.0)
         self.framework = FakeFramework()
         self.cache = FakeCache()
@@ -107,6 +108,7 @@ class Rig:
         self.binder = Binder(
             cache=self.cache, queue=self.queue, recorder=self.recorder,  # type: ignore[arg-type]
             metrics=self.metrics, clock=self.clock, on_failure=self.failures, max_in_flight=max_in_flight,
+            extenders=extenders,
         )
 
     def job(self, name: str = "web", node: str = "node-a") -> BindingJob:
@@ -172,6 +174,29 @@ async def test_an_error_undoes_the_reservation_and_requeues(
     ((key, status, cycle),) = rig.failures.seen
     assert (key, status.is_error, cycle) == ("default/web", True, 7)
     assert [e[1] for e in rig.recorder.events] == []
+
+
+async def test_a_binding_extender_binds_instead_of_the_bind_plugins() -> None:
+    binder = FakeExtender(binds=True)
+    rig = Rig(extenders=(binder,))
+    async with running_binder(rig.binder):
+        await rig.binder.submit(rig.job())
+        await rig.settle()
+    assert binder.bound == [("web", "node-a")]
+    assert rig.framework.calls == ["wait_on_permit", "pre_bind", "post_bind"]
+    assert [e[1] for e in rig.recorder.events] == ["Scheduled"]
+
+
+async def test_a_failed_extender_binding_undoes_the_reservation_and_requeues() -> None:
+    rig = Rig(extenders=(FakeExtender(name="http://b/x", binds=True, error="code 500"),))
+    async with running_binder(rig.binder):
+        await rig.binder.submit(rig.job())
+        await rig.settle()
+    assert rig.framework.calls == ["wait_on_permit", "pre_bind", "unreserve"]
+    assert rig.cache.calls == [("finish_binding", "node-a"), ("forget_pod", "node-a")]
+    ((key, status, _),) = rig.failures.seen
+    assert key == "default/web" and status.is_error
+    assert status.message() == "extender http://b/x: bind failed: code 500"
 
 
 async def test_a_permit_rejection_is_a_fit_error_of_that_plugin(rig: Rig) -> None:

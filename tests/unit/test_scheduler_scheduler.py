@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cluster.client import Client
-from scheduler.config import ExtenderConfig, in_tree_registry, load_config, parse_config
+from scheduler.config import ExtenderConfig, ExtenderTLSConfig, in_tree_registry, load_config, parse_config
 from scheduler.scheduler import Scheduler, SchedulerConfigError
 
 
@@ -23,10 +24,26 @@ def broken_plugin(args: Mapping[str, Any] | None, handle: Any) -> Any:
     raise RuntimeError("cannot start: no GPU driver")
 
 
-def test_extenders_are_refused_until_they_are_supported() -> None:
+def test_extenders_are_asked_in_order_with_the_ignorable_ones_last() -> None:
     config = load_config(None)
-    config.extenders = [ExtenderConfig(url_prefix="http://127.0.0.1:8888/scheduler", filter_verb="filter")]
-    with pytest.raises(SchedulerConfigError, match="extenders are configured"):
+    config.extenders = [
+        ExtenderConfig(url_prefix="http://a/x", filter_verb="filter", ignorable=True),
+        ExtenderConfig(url_prefix="http://b/x", filter_verb="filter"),
+        ExtenderConfig(url_prefix="http://c/x", prioritize_verb="prioritize", weight=1),
+    ]
+    scheduler = Scheduler(client(), config, registry=in_tree_registry())
+    assert [e.name for e in scheduler.extenders] == ["http://b/x", "http://c/x", "http://a/x"]
+    # DefaultPreemption finds them on the handle it shares with every plugin.
+    handle = scheduler.profiles["default-scheduler"].handle
+    assert handle.extenders is scheduler.extenders  # type: ignore[attr-defined]
+
+
+def test_an_extender_whose_tls_files_are_missing_is_a_config_error_naming_it(tmp_path: Path) -> None:
+    config = load_config(None)
+    missing = tmp_path / "ca.pem"
+    config.extenders = [ExtenderConfig(url_prefix="https://a:1/x", filter_verb="filter", enable_https=True,
+                                       tls_config=ExtenderTLSConfig(ca_file=str(missing)))]
+    with pytest.raises(SchedulerConfigError, match=re.escape(str(missing))):
         Scheduler(client(), config, registry=in_tree_registry())
 
 

@@ -9,7 +9,7 @@ The steps, each in its own module:
 2. the potential nodes (here): those Filter found Unschedulable; UnschedulableAndUnresolvable nodes
    (node selector, taints, ...), and nodes PreFilter left out, cannot be helped by evicting pods;
 3. the dry run (candidates.py): the minimal victims on each of enough potential nodes;
-4. extender processors (the seam for extenders that support preemption) may rewrite the candidates;
+4. the extenders that support preemption may drop candidates or change their victims;
 5. the choice of one node (selection.py);
 6. the act (executor.py): delete the victims, record events, clear lower-priority nominations.
 
@@ -26,21 +26,25 @@ optional attribute the scheduler sets:
 * ``event_recorder``: the scheduler's event recorder for the ``Preempted`` events; without it the
   events are written directly.
 * ``rng``: a ``random.Random`` for the dry run's starting offset (deterministic runs with a seed);
-  else the plugin's own.
+  else the plugin's own;
+* ``extenders``: the scheduler's extenders (kube-scheduler's Handle.Extenders), in order; without it
+  no extender is asked.
 
-All four are read when preemption runs, so the scheduler may set them after building the frameworks.
+All five are read when preemption runs, so the scheduler may set them after building the frameworks.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
 from cluster.api import objects_pb2, timeutil
 from cluster.api.validation import invalid
+from scheduler.extender.calls import preempt_with_extenders
+from scheduler.extender.interface import Extender, ExtenderError, Victims
 from scheduler.framework import (
     Code,
     CycleState,
@@ -48,6 +52,7 @@ from scheduler.framework import (
     FitError,
     Handle,
     NodeInfo,
+    NodeInfoLister,
     PodInfo,
     PostFilterResult,
     Status,
@@ -121,11 +126,6 @@ class DefaultPreemptionArgs:
 
 ARGS = DefaultPreemptionArgs
 
-#: An extender's part in preemption: given the preemptor and the candidates by node name, the candidates
-#: it accepts (possibly with other victims). The extender issue plugs these in; none run by default.
-CandidateProcessor = Callable[[PodInfo, dict[str, Candidate]], dict[str, Candidate]]
-
-
 class DefaultPreemption:
     """The PostFilter plugin. Stateless between cycles."""
 
@@ -137,8 +137,6 @@ class DefaultPreemption:
         self._rng = rng
         self._own_rng = random.Random()
         self._executor = Executor(handle, NAME)
-        #: Extenders that support preemption, in order (kube-scheduler's callExtenders).
-        self.extender_processors: list[CandidateProcessor] = []
 
     @property
     def name(self) -> str:
@@ -189,12 +187,13 @@ class DefaultPreemption:
             fit_error = FitError(pod.pod, len(all_nodes), Diagnosis(node_to_status=statuses))
             return PostFilterResult(""), Status.unschedulable(fit_error.message())
 
-        by_node = {candidate.node_name: candidate for candidate in candidates}
-        for process in self.extender_processors:
-            by_node = process(pod, by_node)
-            if not by_node:
-                break
-        best = pick_one_node_for_preemption(list(by_node.values()))
+        extenders = getattr(self._handle, "extenders", ())
+        if extenders:
+            try:
+                candidates = await _ask_extenders(extenders, pod, candidates, lister)
+            except ExtenderError as err:
+                return None, Status.as_error(err)
+        best = pick_one_node_for_preemption(candidates)
         if best is None:
             return None, Status.unschedulable(NO_CANDIDATE_NODE)
         log.info("preempting %d pod(s) on %s for %s", len(best.victims), best.node_name, pod.key)
@@ -248,6 +247,15 @@ class DefaultPreemption:
     def _pdbs(self) -> list[objects_pb2.PodDisruptionBudget]:
         source = getattr(self._handle, "pod_disruption_budgets", None)
         return list(source()) if source is not None else []
+
+
+async def _ask_extenders(
+    extenders: Sequence[Extender], pod: PodInfo, candidates: Sequence[Candidate], lister: NodeInfoLister
+) -> list[Candidate]:
+    """The candidates as the extenders leave them (kube-scheduler's callExtenders)."""
+    victims = {c.node_name: Victims(tuple(c.victims), c.num_pdb_violations) for c in candidates}
+    kept = await preempt_with_extenders(extenders, pod.pod, victims, lister)
+    return [Candidate(name, list(v.pods), v.num_pdb_violations) for name, v in kept.items()]
 
 
 def potential_nodes(all_nodes: Sequence[NodeInfo], node_to_status: Mapping[str, Status]) -> list[NodeInfo]:
