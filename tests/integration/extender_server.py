@@ -111,21 +111,20 @@ class Behaviour:
     def filter(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Turn down the --fail and --unresolvable nodes; answer in the form the nodes came in (names
         for a nodeCacheCapable extender, else the Node objects)."""
+        names = self._names(args)
         turned_down = self.failed | self.unresolvable
-        nodes = field(args, "Nodes")
-        names: list[str] | None = field(args, "NodeNames")
         result: dict[str, Any] = {
             "Nodes": None, "NodeNames": None,
-            "FailedNodes": {name: self.message for name in self._names(args) if name in self.failed},
-            "FailedAndUnresolvableNodes": {
-                name: self.message for name in self._names(args) if name in self.unresolvable},
+            "FailedNodes": {name: self.message for name in names if name in self.failed},
+            "FailedAndUnresolvableNodes": {name: self.message for name in names if name in self.unresolvable},
             "Error": self.error,
         }
+        nodes = field(args, "Nodes")
         if nodes is not None:
             kept = [node for node in field(nodes, "items") or [] if _name(node) not in turned_down]
             result["Nodes"] = {"metadata": {}, "items": kept}
         else:
-            result["NodeNames"] = [name for name in names or [] if name not in turned_down]
+            result["NodeNames"] = [name for name in names if name not in turned_down]
         return result
 
     def prioritize(self, args: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -147,10 +146,8 @@ class Behaviour:
         with self._lock:
             refuse = self._refusals_left > 0
             self._refusals_left -= refuse
-        if refuse:
+        if refuse or self.error:
             return {"Error": self.error or "the test extender refuses this bind"}
-        if self.error:
-            return {"Error": self.error}
         if self.binder is None:
             return {"Error": "the test extender was started without --api: it cannot bind"}
         try:
