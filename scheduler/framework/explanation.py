@@ -167,7 +167,8 @@ def explain(
     groups: dict[tuple[str, str, str], list[Any]] = {}
     for node_name, status in diagnosis.node_to_status.items():
         for reason in status.reasons or ("",):
-            key = (status.plugin, reason, status.code.value)
+            # An extender's reason ends with its name for the event; the group names it already.
+            key = (status.plugin, reason.removesuffix(f" ({status.plugin})"), status.code.value)
             group = groups.get(key)
             if group is None:
                 groups[key] = [1, [node_name]]

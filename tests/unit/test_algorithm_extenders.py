@@ -64,6 +64,9 @@ async def test_the_fit_error_names_the_extender_and_keeps_unresolvable_nodes_apa
     assert statuses["n1"].code is Code.UNSCHEDULABLE
     assert statuses["n2"].code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert statuses["n2"].plugin == f"extender {URL}"
+    # The explanation groups by who said no: the reason does not name the extender a second time.
+    groups = {(g.plugin, g.reason) for g in caught.value.explanation.filtered}
+    assert (f"extender {URL}", "node has no GPU") in groups
     # Only plugins' events requeue a pod; an extender registers none.
     assert caught.value.diagnosis.unschedulable_plugins == {"NodeFilter"}
 
