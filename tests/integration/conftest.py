@@ -100,6 +100,24 @@ def namespace() -> str:
     return f"t-{uuid.uuid4().hex[:10]}"
 
 
+# A module with a scheduler cluster of its own defines ``cluster`` (its API server process); these two
+# serve it.
+
+
+@pytest.fixture
+async def api(cluster: ApiServerProcess) -> AsyncIterator[Client]:
+    async with Client(cluster.address, timeout_s=30.0) as client:
+        yield client
+
+
+@pytest.fixture
+async def ns(cluster: ApiServerProcess, api: Client, namespace: str) -> AsyncIterator[str]:
+    """The test's namespace, emptied afterwards so the module's nodes are free for the next test."""
+    yield namespace
+    for pod in (await api.list("pods", namespace)).items:
+        await api.delete("pods", pod.metadata.name, namespace, grace_period_seconds=0)  # type: ignore[attr-defined]
+
+
 @pytest.fixture
 def unique() -> Callable[[str], str]:
     """``unique("node")`` -> "node-3f2a9c1b": names for cluster-scoped objects on a shared store."""

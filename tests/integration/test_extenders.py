@@ -235,20 +235,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProce
 
 
 @pytest.fixture
-async def api(cluster: ApiServerProcess) -> AsyncIterator[Client]:
-    async with Client(cluster.address, timeout_s=30.0) as client:
-        yield client
-
-
-@pytest.fixture
-async def ns(cluster: ApiServerProcess, api: Client, namespace: str) -> AsyncIterator[str]:
-    """The test's namespace, emptied afterwards so the nodes are free for the next test."""
-    yield namespace
-    for pod in (await api.list("pods", namespace)).items:
-        await api.delete("pods", pod.metadata.name, namespace, grace_period_seconds=0)  # type: ignore[attr-defined]
-
-
-@pytest.fixture
 async def launch(cluster: ApiServerProcess, ns: str, tmp_path: Path) -> AsyncIterator[Launcher]:
     """The test's processes, stopped before its namespace is emptied (``ns`` is set up first)."""
     launcher = Launcher(cluster.address, tmp_path)

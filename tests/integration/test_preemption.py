@@ -28,7 +28,6 @@ from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import node_manifest, parse_table, pod_manifest, run_cli, write_yaml
 from tests.integration.test_scheduler import (
     apply,
-    delete_namespace_pods,
     eventually,
     running_scheduler,
 )
@@ -216,19 +215,6 @@ def scheduler(cluster: ApiServerProcess) -> Iterator[SchedulerProcess]:
     """The default profile, which has DefaultPreemption as its PostFilter."""
     with running_scheduler(cluster.address) as process:
         yield process
-
-
-@pytest.fixture
-async def api(cluster: ApiServerProcess) -> AsyncIterator[Client]:
-    async with Client(cluster.address, timeout_s=30.0) as client:
-        yield client
-
-
-@pytest.fixture
-async def ns(cluster: ApiServerProcess, api: Client, namespace: str) -> AsyncIterator[str]:
-    """The test's namespace, emptied afterwards so the nodes are free for the next test."""
-    yield namespace
-    await delete_namespace_pods(cluster.address, api, namespace)
 
 
 # ------------------------------------------------------------------------------------------- tests

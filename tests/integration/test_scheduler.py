@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -122,19 +122,6 @@ def cluster(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 def scheduler(cluster: ApiServerProcess) -> Iterator[SchedulerProcess]:
     with running_scheduler(cluster.address) as process:
         yield process
-
-
-@pytest.fixture
-async def api(cluster: ApiServerProcess) -> AsyncIterator[Client]:
-    async with Client(cluster.address, timeout_s=30.0) as client:
-        yield client
-
-
-@pytest.fixture
-async def ns(cluster: ApiServerProcess, api: Client, namespace: str) -> AsyncIterator[str]:
-    """The test's namespace, emptied afterwards so the nodes are free for the next test."""
-    yield namespace
-    await delete_namespace_pods(cluster.address, api, namespace)
 
 
 # ------------------------------------------------------------------------------------------- tests

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -64,12 +64,6 @@ def scheduler(
     with running_scheduler(cluster.address, "--config", str(config),
                            "--plugin", "NodeCost=examples.plugins.node_cost") as process:
         yield process
-
-
-@pytest.fixture
-async def api(cluster: ApiServerProcess) -> AsyncIterator[Client]:
-    async with Client(cluster.address, timeout_s=30.0) as client:
-        yield client
 
 
 def test_the_startup_line_names_both_profiles(scheduler: SchedulerProcess) -> None:
