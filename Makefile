@@ -35,8 +35,11 @@ lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
 
+# Tests that assert wall-clock bounds (failover times) run alone first; the rest two at a time, each test
+# module on one worker (its module-scoped servers stay with it).
 test: venv etcd lint
-	$(VENV)/bin/pytest -q -p no:cacheprovider
+	$(VENV)/bin/pytest -q -p no:cacheprovider -m timing
+	$(VENV)/bin/pytest -q -p no:cacheprovider -m "not timing" -n 2 --dist loadfile
 
 # Regenerate the protobuf and gRPC code from protos/ (tests check that what is committed is fresh).
 protos: venv

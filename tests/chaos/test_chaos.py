@@ -37,7 +37,7 @@ from tests.chaos.summary import STEP_DOWN, SUMMARY_LINES, failover_lines, outage
 from tests.chaos.topology import LOAD_NAMESPACE, Topology, TopologySpec, running_topology
 
 # The whole run is one module fixture; it must not be cut short by the default per-test timeout.
-pytestmark = [pytest.mark.etcd, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.etcd, pytest.mark.timing, pytest.mark.timeout(420)]
 
 SPEC = TopologySpec()
 #: SIGKILLs of the leader in one run (the issue asks for at least ten).

@@ -26,6 +26,9 @@ from cluster.launcher.supervisor import Supervisor
 from tests.integration.helpers import REPO, CliResult, run_cli_async
 from tests.unit.fake_docker_engine import FakeContainer, FakeDockerEngine
 
+# Failover and lease timings are asserted: never run beside other tests.
+pytestmark = pytest.mark.timing
+
 NAMESPACE, NAME = "kube-system", "kube-scheduler"
 IDS = ["3f2a9c1b7d4e" + "a" * 52, "9b8c7d6e5f40" + "b" * 52, "5e6f7a8b9c0d" + "c" * 52]
 IDENTITIES = [f"{cid[:12]}_6c1d2e3f-0000-4000-8000-00000000000{i}" for i, cid in enumerate(IDS)]

@@ -10,7 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.integration.helpers import REPO
+
+# Failover and lease timings are asserted: never run beside other tests.
+pytestmark = pytest.mark.timing
 
 DEMO_TIMEOUT_S = 120.0
 # The bounds for the demo's timings (lease 3s, retry 0.5s, jitter 1.2).

@@ -35,6 +35,9 @@ from scheduler.leaderelection import (
 )
 from scheduler.leaderelection.resourcelock import record_to_spec
 
+# Failover and lease timings are asserted: never run beside other tests.
+pytestmark = pytest.mark.timing
+
 LEASE_S, RENEW_S, RETRY_S = 2.0, 1.5, 0.5
 TIMINGS = LeaderElectionTimings(LEASE_S, RENEW_S, RETRY_S)
 LEASE_NAME = "kube-scheduler"

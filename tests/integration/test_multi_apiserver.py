@@ -29,7 +29,8 @@ from cluster.client import Client, Conflict, Expired, Fence, Fenced, Informer
 from cluster.client.retry import RetryPolicy
 from tests.conftest import running_cluster
 
-pytestmark = pytest.mark.etcd
+# Failover timings are asserted: never run beside other tests.
+pytestmark = [pytest.mark.etcd, pytest.mark.timing]
 
 #: Writes the writer makes: 4 creates, then updates round-robin; the first server dies after KILL_AFTER.
 UPDATES = 200

@@ -12,12 +12,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import yaml
 
 from cluster.api import objects_pb2
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, NotFound
 from tests.integration.test_scheduler import REPO, eventually
+
+# Failover and lease timings are asserted: never run beside other tests.
+pytestmark = pytest.mark.timing
 
 LEASE_S, RENEW_S, RETRY_S = 2.0, 1.5, 0.5
 TIMINGS = ["--leader-elect-lease-duration", f"{LEASE_S:g}s", "--leader-elect-renew-deadline", f"{RENEW_S:g}s",

@@ -19,6 +19,9 @@ import yaml
 
 from tests.integration.helpers import REPO, pod_manifest, run_cli
 
+# Failover and lease timings are asserted: never run beside other tests.
+pytestmark = pytest.mark.timing
+
 # The replicas' timings: short, so that a failover takes seconds.
 TIMINGS = ["--leader-elect-lease-duration", "2s", "--leader-elect-renew-deadline", "1.5s",
            "--leader-elect-retry-period", "0.5s"]

@@ -24,6 +24,9 @@ from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, kinds, object
 from cluster.apiserver import ApiServer, ApiServerOptions
 from store.sqlite import SqliteStore
 
+# Deadlines of a fraction of a second are asserted: never run beside other tests.
+pytestmark = pytest.mark.timing
+
 # ------------------------------------------------------------------------------------ object makers
 
 

@@ -17,6 +17,9 @@ from cluster.client.client import SERVER_ENV, parse_servers
 from cluster.client.retry import RetryPolicy
 from tests.unit.test_client_fake_apiserver import FakeApiServer, closed_port, pod, running_fake, until
 
+# Deadlines of a fraction of a second are asserted: never run beside other tests.
+pytestmark = pytest.mark.timing
+
 FAST_RETRIES = RetryPolicy(initial_s=0.01, max_s=0.05)
 
 
