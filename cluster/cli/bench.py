@@ -1,6 +1,17 @@
-"""`podsched bench`: measure podsched's building blocks.
+"""`podsched bench`: kube-scheduler's scheduler_perf workloads against podsched, and the store beneath.
 
+    podsched bench [--workload NAME ...] [--scale small|full] [--store sqlite|etcd]
+                   [--topology inproc|processes] [--json FILE] [--plot FILE.png]
     podsched bench store [--store sqlite|etcd|all] [--etcd HOST:PORT,...] [--writes N] [--concurrency C]
+
+Without a target it runs the scheduler workloads (all of them unless ``--workload`` names some; see
+cluster/bench/workloads.py), each on a fresh store, API server and scheduler, and prints per workload
+the throughput of the measured pods (average, p50, p90, p99 of per-second samples, as scheduler_perf
+takes them), the scheduling-attempt and end-to-end latencies, peak RSS, whether the placements were
+correct, and the throughput as a fraction of the limit: the rate of Bind-sized compare-and-swap writes
+the same kind of store sustains from podsched's store library, measured at the start of the same run.
+Defaults are the issue's targets: ``--scale full --store etcd --topology processes``. It exits 1 when a
+workload's placements are wrong or it cannot run, 2 on bad input.
 
 ``store`` measures, for each backend, what scheduling leans on: the rate of Bind-sized compare-and-swap
 writes (a ~1.5 KB serialized Pod updated with its expected revision, by C concurrent writers, each on a
@@ -9,46 +20,68 @@ lag (from a write's acknowledgement to its event reaching a watcher in the same 
 under that full write load, so it includes the client's own queueing), p50 and p99. Without ``--etcd``
 it starts a local single-member etcd in a temporary directory and stops it afterwards; the SQLite
 store lives in a temporary directory. Keys go under a unique prefix, removed at the end.
-
-Each target is a function taking the parsed arguments (``TARGETS``); scheduler workloads come later.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import math
+import importlib.util
 import sys
-import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
-from cluster.api import objects_pb2
-from cluster.launcher.etcd import EtcdCluster, EtcdNotFound, EtcdStartError
-from store.base import Store, StoreError
+from cluster.bench.report import RunInfo, check_writable, format_table, write_json, write_plot
+from cluster.bench.runner import BenchError, WorkloadResult, run_workload
+from cluster.bench.storelimit import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_WRITES,
+    STORES,
+    bench_store,
+    bench_stores,
+    open_store,
+)
+from cluster.bench.storelimit import format_table as format_store_table
+from cluster.bench.topology import TOPOLOGIES, bring_up
+from cluster.bench.workloads import SCALES, WORKLOADS
+from cluster.cli.process import ApiServerStartError, SchedulerStartError
+from cluster.launcher.etcd import EtcdNotFound, EtcdStartError, find_etcd_binary
+from store.base import StoreError
 
-STORES = ("sqlite", "etcd")
-DEFAULT_WRITES = 2000
-DEFAULT_CONCURRENCY = 16
-#: How long the watcher may take to deliver the last write's event before the run is declared broken.
-DELIVERY_TIMEOUT_S = 60.0
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+TARGETS = ("store",)
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "bench",
-        help="measure podsched's building blocks",
-        description="Measure podsched's building blocks. store: writes/s and watch lag of each backend.",
+        help="run scheduler_perf's workloads against podsched, or measure the stores",
+        description="Run kube-scheduler's scheduler_perf workloads end to end (no target), or measure "
+        "the stores' writes/s and watch lag (store).",
     )
-    parser.add_argument("target", choices=sorted(TARGETS), help="what to measure")
+    parser.add_argument("target", nargs="?", choices=TARGETS, help="store: measure the stores only")
+    parser.add_argument(
+        "--store", choices=[*STORES, "all"], default=None,
+        help="backend: for the workloads sqlite or etcd (default etcd); for store also all (the default)",
+    )  # fmt: skip
+    workloads = parser.add_argument_group("workloads")
+    workloads.add_argument(
+        "--workload", action="append", choices=list(WORKLOADS), metavar="NAME", default=None,
+        help=f"a workload to run, repeatable (default all: {', '.join(WORKLOADS)})",
+    )  # fmt: skip
+    workloads.add_argument("--scale", choices=SCALES, default="full",
+                           help="full: 5000 nodes, as kube-scheduler's CI thresholds; small: 500 "
+                           "(default full)")
+    workloads.add_argument(
+        "--topology", choices=TOPOLOGIES, default="processes",
+        help="processes: etcd, apiserver and scheduler as separate processes; inproc: API server and "
+        "scheduler in this process (default processes)",
+    )  # fmt: skip
+    workloads.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    workloads.add_argument("--plot", metavar="FILE.png", help="also plot throughput over time (PNG)")
     store = parser.add_argument_group("store")
-    store.add_argument(
-        "--store", choices=[*STORES, "all"], default="all", help="backend(s) to measure (default all)"
-    )
     store.add_argument(
         "--etcd", metavar="HOST:PORT,...", type=_endpoints,
         help="an existing etcd to measure (default: start a local single-member etcd)",
@@ -65,235 +98,90 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return TARGETS[args.target](args)
+    if args.target == "store":
+        return run_store(args)
+    return run_workloads(args)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"podsched bench: {message}", file=sys.stderr)
+    return code
 
 
 def run_store(args: argparse.Namespace) -> int:
-    if args.etcd is not None and args.store == "sqlite":
-        print("podsched bench: --etcd applies to the etcd store; use --store etcd or all", file=sys.stderr)
-        return 2
-    backends = STORES if args.store == "all" else (args.store,)
+    for flag, value in (("--workload", args.workload), ("--json", args.json), ("--plot", args.plot)):
+        if value:
+            return _fail(f"{flag} applies to the scheduler workloads, not to bench store", EXIT_USAGE)
+    store = args.store or "all"
+    if args.etcd is not None and store == "sqlite":
+        return _fail("--etcd applies to the etcd store; use --store etcd or all", EXIT_USAGE)
+    backends = STORES if store == "all" else (store,)
     try:
-        results = asyncio.run(_bench_stores(backends, args.etcd, args.writes, args.concurrency))
+        results = asyncio.run(bench_stores(backends, args.etcd, args.writes, args.concurrency))
     except (StoreError, EtcdNotFound, EtcdStartError) as exc:
-        print(f"podsched bench: {exc}", file=sys.stderr)
-        return 1
-    print(format_table(results))
-    return 0
+        return _fail(str(exc), EXIT_FAILED)
+    print(format_store_table(results))
+    return EXIT_OK
 
 
-TARGETS: dict[str, Callable[[argparse.Namespace], int]] = {"store": run_store}
-
-
-# -- measuring --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LagStats:
-    p50_s: float
-    p99_s: float
-
-
-@dataclass(frozen=True)
-class StoreBenchResult:
-    backend: str
-    writes: int
-    concurrency: int
-    elapsed_s: float
-    lag: LagStats
-
-    @property
-    def writes_per_s(self) -> float:
-        return rate(self.writes, self.elapsed_s)
-
-
-def percentile(values: Sequence[float], fraction: float) -> float:
-    """The value below which ``fraction`` (0..1) of ``values`` lie, interpolating linearly between
-    the two nearest ranks (numpy's default method)."""
-    if not values:
-        raise ValueError("percentile of no values")
-    if not 0.0 <= fraction <= 1.0:
-        raise ValueError(f"percentile fraction must be within [0, 1], got {fraction}")
-    ordered = sorted(values)
-    position = fraction * (len(ordered) - 1)
-    below = math.floor(position)
-    above = min(below + 1, len(ordered) - 1)
-    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
-
-
-def lag_stats(acknowledged: dict[int, float], delivered: dict[int, float]) -> LagStats:
-    """Watch-delivery lag of each write (by revision): delivery time minus acknowledgement time,
-    0 when the event reached the watcher before the writer saw its acknowledgement."""
-    missing = acknowledged.keys() - delivered.keys()
-    if missing:
-        raise ValueError(
-            f"{len(missing)} acknowledged writes were never delivered, e.g. revision {min(missing)}"
-        )
-    lags = [max(0.0, delivered[revision] - at) for revision, at in acknowledged.items()]
-    return LagStats(percentile(lags, 0.50), percentile(lags, 0.99))
-
-
-def rate(count: int, seconds: float) -> float:
-    return count / seconds if seconds > 0 else math.inf
-
-
-def bench_pod(index: int) -> objects_pb2.Pod:
-    """A Pod as a real workload carries it, about 1.5 KB serialized."""
-    pod = objects_pb2.Pod(api_version="v1", kind="Pod")
-    meta = pod.metadata
-    meta.name, meta.namespace, meta.uid = f"bench-{index:06d}", "bench", str(uuid.uuid4())
-    meta.labels.update({"app": "bench", "tier": "backend", "track": "stable", "team": "scheduling"})
-    meta.annotations.update(
-        {
-            "podsched.io/bench-writes": "0",
-            "kubectl.kubernetes.io/last-applied-configuration": "x" * 740,
-        }
-    )
-    meta.creation_timestamp.GetCurrentTime()
-    spec = pod.spec
-    spec.scheduler_name, spec.priority_class_name = "default-scheduler", "standard"
-    spec.node_selector.update({"kubernetes.io/os": "linux", "topology.kubernetes.io/zone": "zone-a"})
-    spec.tolerations.add(key="node.kubernetes.io/not-ready", operator="Exists", effect="NoExecute")
-    for name, image in (
-        ("app", "registry.example.com/bench/app:1.2.3"),
-        ("sidecar", "envoyproxy/envoy:v1.29"),
-    ):
-        container = spec.containers.add(name=name, image=image, command=["/bin/run"], args=["--port=8080"])
-        container.env.add(name="LOG_LEVEL", value="info")
-        container.env.add(name="POD_NAMESPACE", value="bench")
-        container.ports.add(name="http", container_port=8080, protocol="TCP")
-        container.resources.requests.update({"cpu": "250m", "memory": "256Mi"})
-        container.resources.limits.update({"cpu": "1", "memory": "512Mi"})
-    pod.status.phase = "Pending"
-    return pod
-
-
-async def bench_store(
-    store: Store, prefix: str, *, backend: str, writes: int, concurrency: int
-) -> StoreBenchResult:
-    """``writes`` compare-and-swap updates by ``concurrency`` writers under ``prefix`` while one watcher
-    follows them; the caller owns ``store`` and removes ``prefix`` afterwards."""
-    pods = [bench_pod(i) for i in range(concurrency)]
-    revisions = []
-    for pod in pods:
-        created = await store.create(f"{prefix}{pod.metadata.name}", pod.SerializeToString())
-        if not created.succeeded:
-            raise StoreError(f"benchmark key {prefix}{pod.metadata.name} already exists")
-        revisions.append(created.revision)
-
-    acknowledged: dict[int, float] = {}
-    delivered: dict[int, float] = {}
-    events = store.watch(prefix, from_revision=max(revisions) + 1)
-
-    async def watcher() -> None:
-        async for event in events:
-            delivered[event.revision] = time.perf_counter()
-            if len(delivered) == writes:
-                return
-
-    async def writer(slot: int) -> None:
-        pod, revision = pods[slot], revisions[slot]
-        key = f"{prefix}{pod.metadata.name}"
-        for n in range(slot, writes, concurrency):
-            # What a Bind changes: the node, plus a counter so every write carries a new value.
-            pod.spec.node_name = f"node-{n % 5000:05d}"
-            pod.metadata.annotations["podsched.io/bench-writes"] = str(n)
-            result = await store.update(key, pod.SerializeToString(), revision)
-            if not result.succeeded:
-                raise StoreError(f"benchmark write to {key} at revision {revision} conflicted")
-            acknowledged[result.revision] = time.perf_counter()
-            revision = result.revision
-
-    watching = asyncio.create_task(watcher())
-    try:
-        started = time.perf_counter()
-        await asyncio.gather(*(writer(slot) for slot in range(concurrency)))
-        elapsed = time.perf_counter() - started
+def run_workloads(args: argparse.Namespace) -> int:
+    store = args.store or "etcd"
+    if store == "all":
+        return _fail("the workloads run on one store: use --store sqlite or --store etcd", EXIT_USAGE)
+    if args.etcd is not None:
+        return _fail("--etcd applies to bench store; the workloads start an etcd of their own", EXIT_USAGE)
+    for flag, path in (("--json", args.json), ("--plot", args.plot)):
+        if path is not None:
+            try:
+                check_writable(path)
+            except OSError as exc:
+                return _fail(f"cannot write {flag} {path}: {exc}", EXIT_USAGE)
+    if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
+        return _fail("--plot needs matplotlib: pip install matplotlib", EXIT_FAILED)
+    if store == "etcd":
         try:
-            async with asyncio.timeout(DELIVERY_TIMEOUT_S):
-                await watching  # returns once every write's event has arrived; raises if the watch broke
-        except TimeoutError:
-            raise StoreError(
-                f"the watcher received {len(delivered)} of {writes} events within {DELIVERY_TIMEOUT_S:.0f} s"
-            ) from None
-    finally:
-        watching.cancel()
-        await asyncio.gather(watching, return_exceptions=True)
-        aclose = getattr(events, "aclose", None)
-        if aclose is not None:
-            await aclose()
-    return StoreBenchResult(backend, writes, concurrency, elapsed, lag_stats(acknowledged, delivered))
+            find_etcd_binary()
+        except EtcdNotFound as exc:
+            return _fail(str(exc), EXIT_FAILED)
+    names = args.workload or list(WORKLOADS)
+    try:
+        info, results = asyncio.run(
+            _run(names, args.scale, store, args.topology, args.writes, args.concurrency))
+    except (BenchError, StoreError, EtcdStartError, ApiServerStartError, SchedulerStartError) as exc:
+        return _fail(str(exc), EXIT_FAILED)
+    print(format_table(results, info))
+    if args.json is not None:
+        write_json(args.json, results, info)
+    if args.plot is not None:
+        write_plot(args.plot, results, info)
+    return EXIT_OK if all(r.passed for r in results) else EXIT_FAILED
 
 
-async def _bench_stores(
-    backends: Sequence[str], etcd: list[str] | None, writes: int, concurrency: int
-) -> list[StoreBenchResult]:
+async def _run(
+    names: Sequence[str], scale: str, store: str, topology: str, writes: int, concurrency: int
+) -> tuple[RunInfo, list[WorkloadResult]]:
+    _say(f"measuring the limit: {writes} Bind-sized compare-and-swap writes on a fresh {store} store")
+    async with open_store(store) as opened:
+        limit = await bench_store(opened, f"/podsched-bench/{uuid.uuid4().hex[:8]}/", backend=store,
+                                  writes=writes, concurrency=concurrency)
+    info = RunInfo(store, topology, scale, limit.writes_per_s)
+    _say(f"limit: {limit.writes_per_s:.0f} writes/s")
     results = []
-    for backend in backends:
-        async with _opened(backend, etcd) as store:
-            prefix = f"/podsched-bench/{uuid.uuid4().hex[:8]}/"
-            try:
-                results.append(
-                    await bench_store(store, prefix, backend=backend, writes=writes, concurrency=concurrency)
-                )
-            finally:
-                with contextlib.suppress(StoreError):
-                    for item in (await store.list(prefix)).items:
-                        await store.delete(item.key, None)
-    return results
+    for name in names:
+        workload = WORKLOADS[name]
+        size = workload.scale(scale)
+        _say(f"{name}: {size.nodes} nodes, {size.init_pods} initial pods, {size.measured_pods} measured")
+        started = time.monotonic()
+        async with bring_up(topology, store) as sut:
+            result = await run_workload(workload, scale, sut)
+        results.append(result)
+        _say(f"{name}: {result.throughput.average:.0f} pods/s on average, placements "
+             f"{'correct' if result.passed else 'WRONG'} ({time.monotonic() - started:.0f}s in all)")
+    return info, results
 
 
-@contextlib.asynccontextmanager
-async def _opened(backend: str, etcd: list[str] | None) -> AsyncIterator[Store]:
-    # Imported here: measuring one backend should not need the other to load.
-    with tempfile.TemporaryDirectory(prefix=f"podsched-bench-{backend}-") as scratch:
-        if backend == "sqlite":
-            from store.sqlite import SqliteStore
-
-            store: Store = await SqliteStore.open(scratch)
-            try:
-                yield store
-            finally:
-                await store.close()
-            return
-        from store.etcd import EtcdStore
-
-        async with contextlib.AsyncExitStack() as stack:
-            if etcd is None:
-                cluster = await stack.enter_async_context(EtcdCluster(1, scratch, name_prefix="bench"))
-                etcd = cluster.endpoints
-            store = await EtcdStore.connect(etcd)
-            try:
-                yield store
-            finally:
-                await store.close()
-
-
-# -- output -----------------------------------------------------------------------------------------
-
-
-def format_table(results: Sequence[StoreBenchResult]) -> str:
-    header = ("STORE", "WRITES", "CONCURRENCY", "WRITES/S", "WATCH LAG P50", "WATCH LAG P99")
-    rows = [
-        (
-            r.backend,
-            str(r.writes),
-            str(r.concurrency),
-            f"{r.writes_per_s:.0f}",
-            _milliseconds(r.lag.p50_s),
-            _milliseconds(r.lag.p99_s),
-        )
-        for r in results
-    ]
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    return "\n".join(
-        "   ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *rows]
-    )
-
-
-def _milliseconds(seconds: float) -> str:
-    return f"{seconds * 1000:.2f} ms"
+def _say(message: str) -> None:
+    print(f"podsched bench: {message}", file=sys.stderr, flush=True)
 
 
 # -- argument types ---------------------------------------------------------------------------------

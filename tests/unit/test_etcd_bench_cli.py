@@ -6,6 +6,7 @@ import argparse
 
 import pytest
 
+from cluster.bench import storelimit
 from cluster.cli import bench
 
 
@@ -20,10 +21,10 @@ def test_defaults() -> None:
 
     assert (args.target, args.store, args.etcd, args.writes, args.concurrency) == (
         "store",
-        "all",
+        None,  # all for bench store, etcd for the workloads
         None,
-        bench.DEFAULT_WRITES,
-        bench.DEFAULT_CONCURRENCY,
+        storelimit.DEFAULT_WRITES,
+        storelimit.DEFAULT_CONCURRENCY,
     )
     assert args.func is bench.run
 
@@ -81,7 +82,7 @@ def test_etcd_endpoints_with_only_sqlite_are_refused(capsys: pytest.CaptureFixtu
     ids=["single", "min", "max", "median-unsorted", "p99-of-100", "interpolated"],
 )
 def test_percentile_interpolates_between_ranks(values: list[float], fraction: float, expected: float) -> None:
-    assert bench.percentile(values, fraction) == pytest.approx(expected)
+    assert storelimit.percentile(values, fraction) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(
@@ -91,14 +92,14 @@ def test_percentile_interpolates_between_ranks(values: list[float], fraction: fl
 )
 def test_percentile_refuses_nonsense(values: list[float], fraction: float, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        bench.percentile(values, fraction)
+        storelimit.percentile(values, fraction)
 
 
 def test_lag_is_delivery_minus_acknowledgement_and_never_negative() -> None:
     acknowledged = {10: 1.000, 11: 1.010, 12: 1.020, 13: 1.030}
     delivered = {10: 1.002, 11: 1.009, 12: 1.024, 13: 1.040}  # 11 arrived before its ack was seen
 
-    stats = bench.lag_stats(acknowledged, delivered)
+    stats = storelimit.lag_stats(acknowledged, delivered)
 
     # lags: 2 ms, 0, 4 ms, 10 ms
     assert stats.p50_s == pytest.approx(0.003)
@@ -107,23 +108,23 @@ def test_lag_is_delivery_minus_acknowledgement_and_never_negative() -> None:
 
 def test_a_write_never_delivered_is_an_error() -> None:
     with pytest.raises(ValueError, match=r"1 acknowledged writes were never delivered, e\.g\. revision 11"):
-        bench.lag_stats({10: 1.0, 11: 1.1}, {10: 1.05})
+        storelimit.lag_stats({10: 1.0, 11: 1.1}, {10: 1.05})
 
 
 @pytest.mark.parametrize(
     ("count", "seconds", "expected"), [(1000, 2.0, 500.0), (3, 0.5, 6.0)], ids=["whole", "fraction"]
 )
 def test_rate(count: int, seconds: float, expected: float) -> None:
-    assert bench.rate(count, seconds) == expected
+    assert storelimit.rate(count, seconds) == expected
 
 
 def test_the_table_has_one_aligned_row_per_backend() -> None:
     results = [
-        bench.StoreBenchResult("sqlite", 2000, 16, 0.5, bench.LagStats(0.0004, 0.0021)),
-        bench.StoreBenchResult("etcd", 2000, 16, 2.0, bench.LagStats(0.012, 0.1234)),
+        storelimit.StoreBenchResult("sqlite", 2000, 16, 0.5, storelimit.LagStats(0.0004, 0.0021)),
+        storelimit.StoreBenchResult("etcd", 2000, 16, 2.0, storelimit.LagStats(0.012, 0.1234)),
     ]
 
-    lines = bench.format_table(results).splitlines()
+    lines = storelimit.format_table(results).splitlines()
 
     assert lines[0].split() == [
         "STORE",
@@ -143,6 +144,6 @@ def test_the_table_has_one_aligned_row_per_backend() -> None:
 
 
 def test_the_benchmark_pod_is_bind_sized() -> None:
-    size = len(bench.bench_pod(7).SerializeToString())
+    size = len(storelimit.bench_pod(7).SerializeToString())
 
     assert 1400 <= size <= 1600, size

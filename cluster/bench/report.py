@@ -1,0 +1,167 @@
+"""`podsched bench`'s output: a table for people, JSON for machines, a PNG of throughput over time.
+
+Files are written whole or not at all (a temporary file beside the target, renamed over it), and
+``check_writable`` finds an unwritable path before a long run rather than after it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cluster.bench.runner import WorkloadResult
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    store: str
+    topology: str
+    scale: str
+    #: The store's raw rate of Bind-sized compare-and-swap writes, measured in the same run.
+    limit_writes_per_s: float
+
+
+def check_writable(path: str) -> None:
+    """OSError naming ``path`` when a file cannot be created there."""
+    directory = Path(path).resolve().parent
+    if Path(path).is_dir():
+        raise IsADirectoryError(f"{path} is a directory")
+    with tempfile.NamedTemporaryFile(dir=directory, prefix=".podsched-bench-", delete=True):
+        pass
+
+
+def _write_atomically(path: str, write: Callable[[str], None], suffix: str) -> None:
+    directory = Path(path).resolve().parent
+    fd, scratch = tempfile.mkstemp(dir=directory, prefix=".podsched-bench-", suffix=suffix)
+    os.close(fd)
+    try:
+        write(scratch)
+        os.replace(scratch, path)
+    except BaseException:
+        Path(scratch).unlink(missing_ok=True)
+        raise
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _summary(summary: Any) -> dict[str, float | None]:
+    return {key: _finite(value) for key, value in summary.as_dict().items()}
+
+
+def fraction_of_limit(result: WorkloadResult, info: RunInfo) -> float:
+    return result.throughput.average / info.limit_writes_per_s if info.limit_writes_per_s > 0 else math.nan
+
+
+def as_json(results: Sequence[WorkloadResult], info: RunInfo) -> dict[str, Any]:
+    return {
+        "store": info.store,
+        "topology": info.topology,
+        "scale": info.scale,
+        "limit_writes_per_s": info.limit_writes_per_s,
+        "workloads": [
+            {
+                "name": r.name,
+                "nodes": r.nodes,
+                "init_pods": r.init_pods,
+                "pods": r.measured_pods,
+                "throughput": _summary(r.throughput),
+                "throughput_samples": r.samples,
+                "limit_writes_per_s": info.limit_writes_per_s,
+                "fraction_of_limit": _finite(fraction_of_limit(r, info)),
+                "threshold": r.threshold,
+                "threshold_reached": None if r.threshold is None else r.throughput.average >= r.threshold,
+                "scheduling_attempt_latency_s": _summary(r.attempt_latency_s),
+                "e2e_latency_s": _summary(r.e2e_latency_s),
+                "peak_rss_bytes": r.peak_rss_bytes,
+                "measured_s": r.measured_s,
+                "churn_pods": r.churn_pods,
+                "placements_correct": r.passed,
+                "problems": r.problems,
+                "store": info.store,
+                "topology": info.topology,
+                "scale": r.scale,
+            }
+            for r in results
+        ],
+    }
+
+
+def write_json(path: str, results: Sequence[WorkloadResult], info: RunInfo) -> None:
+    document = json.dumps(as_json(results, info), indent=2) + "\n"
+    _write_atomically(path, lambda scratch: Path(scratch).write_text(document), ".json")
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f}" if math.isfinite(seconds) else "-"
+
+
+def _rss(values: dict[str, int | None]) -> str:
+    return " ".join(f"{role}={value / MIB:.0f}MiB" for role, value in values.items() if value is not None)
+
+
+def _target(r: WorkloadResult) -> str:
+    if r.threshold is None:
+        return "-"
+    return f"{r.threshold:.0f} {'met' if r.throughput.average >= r.threshold else 'missed'}"
+
+
+def format_table(results: Sequence[WorkloadResult], info: RunInfo) -> str:
+    header = ("WORKLOAD", "NODES", "PODS", "AVG/S", "P50/S", "P90/S", "P99/S", "OF LIMIT", "TARGET",
+              "ATTEMPT P50/P99 MS", "E2E P50/P99 MS", "CORRECT", "PEAK RSS")
+    rows = [
+        (
+            r.name, str(r.nodes), str(r.measured_pods),
+            f"{r.throughput.average:.0f}", f"{r.throughput.p50:.0f}", f"{r.throughput.p90:.0f}",
+            f"{r.throughput.p99:.0f}", f"{fraction_of_limit(r, info):.1%}",
+            _target(r),
+            f"{_ms(r.attempt_latency_s.p50)}/{_ms(r.attempt_latency_s.p99)}",
+            f"{_ms(r.e2e_latency_s.p50)}/{_ms(r.e2e_latency_s.p99)}",
+            "yes" if r.passed else "NO", _rss(r.peak_rss_bytes),
+        )
+        for r in results
+    ]  # fmt: skip
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [
+        f"store {info.store}, topology {info.topology}, scale {info.scale}; limit: "
+        f"{info.limit_writes_per_s:.0f} Bind-sized compare-and-swap writes/s",
+        *("   ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+          for row in [header, *rows]),
+    ]
+    for r in results:
+        lines.extend(f"{r.name}: {problem}" for problem in r.problems)
+    return "\n".join(lines)
+
+
+def write_plot(path: str, results: Sequence[WorkloadResult], info: RunInfo) -> None:
+    """Throughput over time, one line per workload (matplotlib is imported only here)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(10, 5))
+    for r in results:
+        axes.plot(range(1, len(r.samples) + 1), r.samples, label=f"{r.name} ({r.nodes} nodes)")
+    axes.set_xlabel("second of the measured phase")
+    axes.set_ylabel("pods bound per second")
+    axes.set_title(f"podsched bench: store {info.store}, topology {info.topology}, scale {info.scale}")
+    axes.legend()
+    axes.grid(alpha=0.3)
+
+    def save(scratch: str) -> None:
+        figure.savefig(scratch, format="png", dpi=100)
+
+    try:
+        _write_atomically(path, save, ".png")
+    finally:
+        pyplot.close(figure)

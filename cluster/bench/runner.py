@@ -1,0 +1,199 @@
+"""One workload from start to finish, as scheduler_perf runs one: a fresh system under test; the workload's
+priority classes and nodes; its initial pods, created and waited for until bound; then, measured, its
+measured pods created as fast as the API server takes them (with the churn of arriving pods alongside
+where the workload has one) until all are bound; finally the placements are read back and checked.
+
+Binds are seen by the bench's own informer on the pods it created (label ``podsched.io/bench-role``),
+which also stamps each bind's time for the throughput samples and the end-to-end latencies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from cluster.api import kinds, objects_pb2
+from cluster.bench import measure
+from cluster.bench.checks import Placements, check
+from cluster.bench.topology import SystemUnderTest
+from cluster.bench.workloads import (
+    CHURN,
+    INIT,
+    INIT_NAMESPACE,
+    MEASURED,
+    MEASURED_NAMESPACE,
+    ROLE_LABEL,
+    Workload,
+)
+from cluster.client import Client, Informer
+
+log = logging.getLogger(__name__)
+
+#: API calls in flight at once while creating nodes and pods (scheduler_perf's client creates in
+#: parallel too); enough to keep the API server busy without queueing thousands of calls.
+CREATE_CONCURRENCY = 32
+#: How long one API call may take before the run fails (the API server is loaded by the scheduler too).
+CLIENT_TIMEOUT_S = 60.0
+#: The slowest scheduling the bench waits for before giving up on a phase: a floor plus this many
+#: seconds per pod (i.e. at least 2 pods/s).
+WAIT_FLOOR_S = 120.0
+WAIT_PER_POD_S = 0.5
+
+
+class BenchError(RuntimeError):
+    """A workload could not be run to the end (pods never bound, the system under test failed)."""
+
+
+@dataclass
+class WorkloadResult:
+    name: str
+    scale: str
+    nodes: int
+    init_pods: int
+    measured_pods: int
+    threshold: float | None
+    throughput: measure.Summary
+    samples: list[float]
+    attempt_latency_s: measure.Summary
+    e2e_latency_s: measure.Summary
+    peak_rss_bytes: dict[str, int | None]
+    measured_s: float
+    problems: list[str] = field(default_factory=list)
+    churn_pods: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
+class _BindWatch:
+    """The first time each created pod is seen with a node."""
+
+    def __init__(self) -> None:
+        self.bound_at: dict[str, float] = {}
+        self._waiters: list[tuple[set[str], asyncio.Event]] = []
+
+    def seen(self, pod: objects_pb2.Pod) -> None:
+        name = pod.metadata.name
+        if pod.spec.node_name and name not in self.bound_at:
+            self.bound_at[name] = time.monotonic()
+            for names, done in self._waiters:
+                names.discard(name)
+                if not names:
+                    done.set()
+
+    async def all_bound(self, names: set[str], what: str) -> None:
+        waiting = names - self.bound_at.keys()
+        if not waiting:
+            return
+        done = asyncio.Event()
+        entry = (waiting, done)
+        self._waiters.append(entry)
+        timeout = WAIT_FLOOR_S + WAIT_PER_POD_S * len(names)
+        try:
+            async with asyncio.timeout(timeout):
+                await done.wait()
+        except TimeoutError:
+            raise BenchError(
+                f"{len(waiting)} of {len(names)} {what} pods were not bound within {timeout:.0f}s"
+            ) from None
+        finally:
+            self._waiters.remove(entry)
+
+
+async def _create_all(client: Client, objects: Sequence[object], created_at: dict[str, float]) -> None:
+    """Create ``objects`` with CREATE_CONCURRENCY calls in flight; stamp each acknowledgement."""
+    queue = iter(objects)
+
+    async def creator() -> None:
+        for obj in queue:
+            await client.create(obj)  # type: ignore[type-var]
+            created_at[obj.metadata.name] = time.monotonic()  # type: ignore[attr-defined]
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(min(CREATE_CONCURRENCY, len(objects))):
+            group.create_task(creator())
+
+
+def _pods(template: Callable[[str, str], objects_pb2.Pod], role: str, namespace: str,
+          count: int) -> list[objects_pb2.Pod]:
+    pods = []
+    for index in range(count):
+        pod = template(f"{role}-{index:05d}", namespace)
+        pod.metadata.labels[ROLE_LABEL] = role
+        pods.append(pod)
+    return pods
+
+
+async def run_workload(workload: Workload, scale_name: str, sut: SystemUnderTest) -> WorkloadResult:
+    scale = workload.scale(scale_name)
+    async with Client(sut.address, timeout_s=CLIENT_TIMEOUT_S) as client:
+        for priority_class in workload.priority_classes:
+            await client.create(priority_class)
+        await _create_all(client, [workload.node(i) for i in range(scale.nodes)], {})
+        binds = _BindWatch()
+        informer = Informer(client, kinds.POD, label_selector=ROLE_LABEL)
+        informer.add_handler(on_add=binds.seen, on_update=lambda _old, new: binds.seen(new))
+        watching = asyncio.create_task(informer.run(), name="bench pod informer")
+        try:
+            await informer.wait_synced()
+            init = _pods(workload.init_template, INIT, INIT_NAMESPACE, scale.init_pods)
+            await _create_all(client, init, {})
+            await binds.all_bound({p.metadata.name for p in init}, "initial")
+            log.info("%s: %d nodes and %d initial pods in place", workload.name, scale.nodes, len(init))
+
+            measured = _pods(workload.measured_template, MEASURED, MEASURED_NAMESPACE, scale.measured_pods)
+            churned: list[str] = []
+            before = measure.parse_histogram(await sut.scheduler_metrics(), measure.ATTEMPT_DURATION)
+            created_at: dict[str, float] = {}
+            started = time.monotonic()
+            async with asyncio.TaskGroup() as group:
+                churn = group.create_task(_churn(client, workload, churned)) if workload.churn else None
+                await _create_all(client, measured, created_at)
+                await binds.all_bound(set(created_at), "measured")
+                if churn is not None:
+                    churn.cancel()
+            measured_s = time.monotonic() - started
+            after = measure.parse_histogram(await sut.scheduler_metrics(), measure.ATTEMPT_DURATION)
+            if churned:
+                await binds.all_bound(set(churned), "high-priority")
+            rss = sut.peak_rss()
+            placements = Placements(
+                nodes=(await client.list_all(kinds.NODE)).items,  # type: ignore[arg-type]
+                pods=(await client.list_all(kinds.POD, label_selector=ROLE_LABEL)).items,  # type: ignore[arg-type]
+                created={
+                    INIT: {p.metadata.name for p in init}, MEASURED: set(created_at), CHURN: set(churned)
+                },
+                seen_bound=set(binds.bound_at),
+            )
+        finally:
+            watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)
+
+    bind_times = [binds.bound_at[name] for name in created_at]
+    return WorkloadResult(
+        name=workload.name, scale=scale_name, nodes=scale.nodes, init_pods=scale.init_pods,
+        measured_pods=scale.measured_pods, threshold=workload.threshold if scale_name == "full" else None,
+        throughput=measure.throughput_summary(samples := measure.throughput_samples(bind_times)),
+        samples=samples,
+        attempt_latency_s=measure.histogram_summary(after.minus(before)),
+        e2e_latency_s=measure.latency_summary(
+            [max(0.0, binds.bound_at[name] - at) for name, at in created_at.items()]),
+        peak_rss_bytes=rss, measured_s=measured_s, problems=check(placements), churn_pods=len(churned),
+    )  # fmt: skip
+
+
+async def _churn(client: Client, workload: Workload, created: list[str]) -> None:
+    """scheduler_perf's churn in create mode: one pod of the template every interval until cancelled."""
+    assert workload.churn is not None
+    index = 0
+    while True:
+        pod = workload.churn.template(f"{CHURN}-{index:05d}", MEASURED_NAMESPACE)
+        pod.metadata.labels[ROLE_LABEL] = CHURN
+        await client.create(pod)
+        created.append(pod.metadata.name)
+        index += 1
+        await asyncio.sleep(workload.churn.interval_s)

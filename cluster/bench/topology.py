@@ -1,0 +1,118 @@
+"""The system under test: a store, an API server and a scheduler, brought up fresh for each workload.
+
+* ``inproc``: the API server (real gRPC on loopback, as cluster/simulate/controlplane.py starts it, but on
+  the real clock) and the Scheduler (without leader election) run in the bench's own event loop; the
+  store is opened in the same process. Its peak RSS is the bench process's.
+* ``processes``: what users run: a local single-member etcd (with ``--store etcd``), `podsched apiserver`
+  and `podsched scheduler --leader-elect=false`, each an OS process, with the scheduler's /metrics
+  scraped over HTTP.
+
+Either way the bench talks to the API server through the client library, as any other client would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cluster.apiserver.server import ApiServer, ApiServerOptions
+from cluster.bench.measure import peak_rss_bytes
+from cluster.bench.storelimit import open_store
+from cluster.cli.process import ApiServerProcess, SchedulerProcess
+from cluster.client import Client
+from cluster.launcher.etcd import EtcdCluster
+from scheduler.config import load_config
+from scheduler.framework.registry import Registry
+from scheduler.plugins.registry import IN_TREE
+from scheduler.scheduler import Scheduler
+
+TOPOLOGIES = ("inproc", "processes")
+#: The API server's stop grace: the bench's own calls have all finished by then.
+STOP_GRACE_S = 1.0
+
+
+@dataclass
+class SystemUnderTest:
+    #: The API server's host:port.
+    address: str
+    #: The scheduler's Prometheus exposition (text) as of now.
+    scheduler_metrics: Callable[[], Awaitable[str]]
+    #: Peak RSS in bytes of each process that makes up the system, by role (None: unknown).
+    peak_rss: Callable[[], dict[str, int | None]]
+
+
+def bring_up(topology: str, store: str) -> contextlib.AbstractAsyncContextManager[SystemUnderTest]:
+    if topology == "inproc":
+        return _inproc(store)
+    if topology == "processes":
+        return _processes(store)
+    raise ValueError(f"unknown topology {topology!r}: use one of {', '.join(TOPOLOGIES)}")
+
+
+@contextlib.asynccontextmanager
+async def _inproc(store_kind: str) -> AsyncIterator[SystemUnderTest]:
+    async with open_store(store_kind) as store:
+        server = ApiServer(store, ApiServerOptions(listen="127.0.0.1:0"))
+        await server.start()
+        try:
+            async with Client(server.address) as client:
+                registry = Registry(IN_TREE)
+                scheduler = Scheduler(client, load_config(None, registry=registry), registry=registry)
+                running = asyncio.create_task(scheduler.run(), name="bench scheduler")
+                try:
+                    await scheduler.wait_synced()
+
+                    async def metrics() -> str:
+                        return scheduler.metrics.exposition().decode()
+
+                    yield SystemUnderTest(
+                        server.address, metrics, lambda: {"bench (api server + scheduler)": peak_rss_bytes()}
+                    )
+                finally:
+                    running.cancel()
+                    await asyncio.gather(running, return_exceptions=True)
+        finally:
+            await server.stop(STOP_GRACE_S)
+
+
+@contextlib.asynccontextmanager
+async def _processes(store_kind: str) -> AsyncIterator[SystemUnderTest]:
+    # The children are started from this (the main) thread on purpose: they die with the thread that
+    # started them (process.die_with_parent_prefix), and the main thread outlives the whole run.
+    with tempfile.TemporaryDirectory(prefix="podsched-bench-") as scratch, contextlib.ExitStack() as stops:
+        async with contextlib.AsyncExitStack() as async_stops:
+            pids: dict[str, int] = {}
+            if store_kind == "etcd":
+                etcd = await async_stops.enter_async_context(
+                    EtcdCluster(1, Path(scratch) / "etcd", name_prefix="bench"))
+                store_args = ["--etcd", ",".join(etcd.endpoints)]
+                pids["etcd"] = etcd.members[0].process.pid  # type: ignore[union-attr]
+            else:
+                store_args = ["--data-dir", str(Path(scratch) / "data")]
+            apiserver = ApiServerProcess(store_args)
+            apiserver.start()
+            stops.callback(apiserver.stop)
+            pids["apiserver"] = apiserver.pid
+            scheduler = SchedulerProcess(
+                ["--server", apiserver.address, "--leader-elect=false", "--metrics-addr", "127.0.0.1:0"])
+            scheduler.start()
+            stops.callback(scheduler.stop)
+            pids["scheduler"] = scheduler.pid
+            await asyncio.to_thread(scheduler.wait_ready)
+
+            async def metrics() -> str:
+                status, body = await asyncio.to_thread(scheduler.get, "/metrics")
+                if status != 200:
+                    raise RuntimeError(f"the scheduler's /metrics answered {status}: {body[:200]}")
+                return body
+
+            try:
+                yield SystemUnderTest(
+                    apiserver.address, metrics, lambda: {role: peak_rss_bytes(p) for role, p in pids.items()}
+                )
+            finally:
+                stops.close()  # scheduler, then API server, before etcd goes
