@@ -200,10 +200,10 @@ def _find_nodes_that_pass_filters(
         return [nodes[(start + i) % count] for i in range(min(to_find, count))]
     feasible: list[NodeInfo] = []
     statuses = diagnosis.node_to_status
-    run_filter = framework.run_filter_with_nominated_pods
+    run_filter = framework.node_filter(state, pod_info)
     for i in range(count):
         node_info = nodes[(start + i) % count]
-        status = run_filter(state, pod_info, node_info)
+        status = run_filter(node_info)
         if status is None or status.code is Code.SUCCESS:
             feasible.append(node_info)
             if len(feasible) >= to_find:

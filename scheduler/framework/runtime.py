@@ -273,7 +273,7 @@ class Framework:
         self._filter = [(p.name, p.filter) for p in points["filter"]]
         self._post_filter = [(p.name, p.post_filter) for p in points["postFilter"]]
         self._pre_score = [(p.name, p.pre_score) for p in points["preScore"]]
-        self._score = [(p.name, p.score, _extensions(p, "score_extensions"), self._weights[p.name])
+        self._score = [(p.name, _batch_scorer(p), _extensions(p, "score_extensions"), self._weights[p.name])
                        for p in points["score"]]
         self._reserve = [(p.name, p.reserve, p.unreserve) for p in points["reserve"]]
         self._permit = [(p.name, p.permit) for p in points["permit"]]
@@ -392,21 +392,26 @@ class Framework:
     def run_filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         """None if every Filter plugin (that did not SKIP in PreFilter) accepts the node; else the first
         rejection, or an ERROR."""
+        return _run_filters(self._active_filters(state), state, pod, node_info)
+
+    def _active_filters(self, state: CycleState) -> list[tuple[str, Callable[..., Status | None]]]:
         skipped = state.skip_filter_plugins
-        for name, filter_ in self._filter:
-            if skipped and name in skipped:
-                continue
-            try:
-                status = filter_(state, pod, node_info)
-            except Exception as exc:
-                status = _raised(exc)
-            if status is None or status.code is Code.SUCCESS:
-                continue
-            if status.is_rejected:
-                return status.with_plugin(name)
-            # Filter plugins may only accept or reject: anything else is a bug, reported as such.
-            return _error(f'running "{name}" filter plugin', status, name)
-        return None
+        if not skipped:
+            return self._filter
+        return [entry for entry in self._filter if entry[0] not in skipped]
+
+    def node_filter(self, state: CycleState, pod: PodInfo) -> Callable[[NodeInfo], Status | None]:
+        """``run_filter_with_nominated_pods`` for one cycle's many nodes: the plugins that did not SKIP
+        are looked up once, not per node (PreFilter, which decides them, has run)."""
+        filters = self._active_filters(state)
+        nominated_pods_for_node = self.handle.nominator.nominated_pods_for_node
+
+        def check(node_info: NodeInfo) -> Status | None:
+            if nominated_pods_for_node(node_info.name):
+                return self.run_filter_with_nominated_pods(state, pod, node_info)
+            return _run_filters(filters, state, pod, node_info)
+
+        return check
 
     def run_filter_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo
@@ -498,10 +503,9 @@ class Framework:
         per_plugin: dict[str, list[NodeScore]] = {}
         weights: dict[str, int] = {}
         plugins = [entry for entry in self._score if entry[0] not in skipped]
-        for name, score, _, weight in plugins:
+        for name, score_nodes, _, weight in plugins:
             try:
-                scores = [NodeScore(node_name, score(state, pod, node_info))
-                          for node_name, node_info in zip(names, nodes, strict=True)]
+                scores = list(map(NodeScore, names, score_nodes(state, pod, nodes)))
             except Exception as exc:
                 return None, _error(f'running Score plugins: plugin "{name}" failed with', _raised(exc), name)
             per_plugin[name] = scores
@@ -653,10 +657,40 @@ class Framework:
                 log.exception("PostBind of plugin %s failed for pod %s on %s", name, pod.key, node_name)
 
 
+def _run_filters(filters: Sequence[tuple[str, Callable[..., Status | None]]], state: CycleState, pod: PodInfo,
+                 node_info: NodeInfo) -> Status | None:
+    for name, filter_ in filters:
+        try:
+            status = filter_(state, pod, node_info)
+        except Exception as exc:
+            status = _raised(exc)
+        if status is None or status.code is Code.SUCCESS:
+            continue
+        if status.is_rejected:
+            return status.with_plugin(name)
+        # Filter plugins may only accept or reject: anything else is a bug, reported as such.
+        return _error(f'running "{name}" filter plugin', status, name)
+    return None
+
+
 def _extensions(plugin: Plugin, method: str) -> Any:
     """A plugin's PreFilterExtensions / ScoreExtensions, asked once (a missing method means none)."""
     get: Callable[[], PreFilterExtensions | ScoreExtensions | None] | None = getattr(plugin, method, None)
     return get() if get is not None else None
+
+
+def _batch_scorer(plugin: Plugin) -> Callable[[CycleState, PodInfo, Sequence[NodeInfo]], list[int]]:
+    """The plugin's ``score_nodes`` (every node's raw score in one call, a fast path some plugins
+    offer), or ``score`` called per node."""
+    score_nodes = getattr(plugin, "score_nodes", None)
+    if callable(score_nodes):
+        return score_nodes  # type: ignore[no-any-return]
+    score = plugin.score  # type: ignore[attr-defined]
+
+    def per_node(state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        return [score(state, pod, node_info) for node_info in nodes]
+
+    return per_node
 
 
 def _implements(plugin: Plugin, point: str) -> bool:

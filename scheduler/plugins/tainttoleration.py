@@ -66,18 +66,25 @@ class TaintToleration:
         return None
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
+        return self.score_nodes(state, pod, (node_info,))[0]
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """``score`` of every node: the number of PreferNoSchedule taints the pod does not tolerate."""
         try:
             tolerations = state.read(_PRE_SCORE_KEY)
         except NotFound as exc:
             raise PluginError(
                 f"reading {_PRE_SCORE_KEY!r} from the cycle state: PreScore did not run"
             ) from exc
-        assert node_info.node is not None
-        return sum(
-            1
-            for taint in node_info.node.spec.taints
-            if taint.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tolerations, taint)
-        )
+        scores = []
+        for node_info in nodes:
+            assert node_info.node is not None
+            taints = node_info.node.spec.taints
+            scores.append(sum(
+                1 for taint in taints
+                if taint.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tolerations, taint)
+            ) if taints else 0)
+        return scores
 
     def score_extensions(self) -> ScoreExtensions:
         return self

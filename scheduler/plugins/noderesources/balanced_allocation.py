@@ -17,6 +17,7 @@ from typing import Any, Self
 
 from cluster.api.validation import duplicate, invalid
 from scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, NotFound, PodInfo, Status
+from scheduler.framework.resource import CPU, MEMORY
 from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.noderesources.resource_allocation import (
     DEFAULT_RESOURCES,
@@ -68,9 +69,28 @@ def balanced_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
     return int((1 - std) * MAX_NODE_SCORE)
 
 
+def balanced_cpu_memory(nodes: Sequence[NodeInfo], pod_request: Sequence[int]) -> list[int]:
+    """``balanced_score`` over (CPU, memory) with the real requests, for many nodes: the same float
+    arithmetic, without building the per-node vectors."""
+    pod_cpu, pod_memory = pod_request
+    scores = []
+    for node_info in nodes:
+        allocatable = node_info.allocatable
+        requested = node_info.requested
+        cpu, memory = allocatable.milli_cpu, allocatable.memory
+        if cpu and memory:
+            cpu_fraction = min((requested.milli_cpu + pod_cpu) / cpu, 1.0)
+            memory_fraction = min((requested.memory + pod_memory) / memory, 1.0)
+            scores.append(int((1 - abs(cpu_fraction - memory_fraction) / 2) * MAX_NODE_SCORE))
+        else:
+            scores.append(MAX_NODE_SCORE)  # one fraction or none: no spread
+    return scores
+
+
 class NodeResourcesBalancedAllocation:
     def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
         self._resources = args.resources
+        self._cpu_memory = tuple(spec.name for spec in args.resources) == (CPU, MEMORY)
 
     @property
     def name(self) -> str:
@@ -84,14 +104,20 @@ class NodeResourcesBalancedAllocation:
         return None
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
+        return self.score_nodes(state, pod, (node_info,))[0]
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """``score`` of every node, over CPU and memory (the default) without a call per node."""
         try:
             requests: tuple[int, ...] = state.read(_PRE_SCORE_KEY)
         except NotFound:
             requests = pod_request_list(pod, self._resources, use_requested=True)
             if not any(requests):
-                return 0
-        requested, allocatable = node_vectors(node_info, self._resources, requests, use_requested=True)
-        return balanced_score(requested, allocatable)
+                return [0] * len(nodes)
+        if self._cpu_memory:
+            return balanced_cpu_memory(nodes, requests)
+        return [balanced_score(*node_vectors(node_info, self._resources, requests, use_requested=True))
+                for node_info in nodes]
 
     def score_extensions(self) -> None:
         # Scores are already 0..100.
