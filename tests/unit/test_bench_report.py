@@ -1,0 +1,117 @@
+"""`podsched bench`'s output (JSON shape, table, plot) and its refusals of bad input (no cluster started)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from cluster.bench import measure
+from cluster.bench.report import RunInfo, as_json, format_table, write_json, write_plot
+from cluster.bench.runner import WorkloadResult
+from cluster.cli import bench
+
+INFO = RunInfo("etcd", "processes", "full", 2000.0)
+
+
+def _result(**overrides: object) -> WorkloadResult:
+    fields: dict[str, object] = dict(
+        name="SchedulingBasic", scale="full", nodes=5000, init_pods=1000, measured_pods=10000,
+        threshold=680.0,
+        throughput=measure.Summary(700.0, 690.0, 750.0, 800.0), samples=[650.0, 750.0],
+        attempt_latency_s=measure.Summary(0.002, 0.001, 0.004, math.nan),
+        e2e_latency_s=measure.Summary(1.0, 0.9, 1.5, 2.0),
+        peak_rss_bytes={"scheduler": 300 * 2**20, "etcd": None},
+        measured_s=14.3,
+    )  # fmt: skip
+    fields.update(overrides)
+    return WorkloadResult(**fields)  # type: ignore[arg-type]
+
+
+def test_the_json_has_the_fields_the_issue_asks_for() -> None:
+    document = as_json([_result()], INFO)
+    workload = document["workloads"][0]
+
+    assert {"name", "nodes", "pods", "throughput", "limit_writes_per_s"} <= workload.keys()
+    assert workload["throughput"] == {"average": 700.0, "p50": 690.0, "p90": 750.0, "p99": 800.0}
+    assert (workload["name"], workload["nodes"], workload["pods"]) == ("SchedulingBasic", 5000, 10000)
+    assert workload["limit_writes_per_s"] == document["limit_writes_per_s"] == 2000.0
+    assert workload["fraction_of_limit"] == 0.35 and workload["threshold_reached"] is True
+    assert workload["scheduling_attempt_latency_s"]["p99"] is None  # NaN is not JSON
+    assert workload["placements_correct"] is True and workload["problems"] == []
+    assert (workload["store"], workload["topology"], workload["scale"]) == ("etcd", "processes", "full")
+
+
+def test_json_is_written_whole(tmp_path: Path) -> None:
+    target = tmp_path / "bench.json"
+
+    write_json(str(target), [_result(), _result(name="TopologySpreading")], INFO)
+
+    assert [w["name"] for w in json.loads(target.read_text())["workloads"]] == [
+        "SchedulingBasic", "TopologySpreading"]
+    assert [p.name for p in tmp_path.iterdir()] == ["bench.json"]
+
+
+def test_the_table_shows_target_fraction_correctness_and_problems() -> None:
+    lines = format_table([_result(), _result(name="X", threshold=None, problems=["spreading: skew 9"])],
+                         INFO).splitlines()
+
+    assert "limit: 2000" in lines[0]
+    assert lines[1].split()[:4] == ["WORKLOAD", "NODES", "PODS", "AVG/S"]
+    assert lines[2].split()[:10] == ["SchedulingBasic", "5000", "10000", "700", "690", "750", "800", "35.0%",
+                                     "680", "met"]
+    assert " NO " in lines[3] and lines[4] == "X: spreading: skew 9"
+
+
+def test_the_plot_is_a_png(tmp_path: Path) -> None:
+    target = tmp_path / "bench.png"
+
+    write_plot(str(target), [_result()], INFO)
+
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _run(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="podsched")
+    bench.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["bench", *argv])
+    return args.func(args)
+
+
+def test_an_unknown_workload_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        _run("--workload", "SchedulingEverything")
+
+    assert exited.value.code == 2
+    assert "invalid choice: 'SchedulingEverything'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--json", "/nonexistent-dir/out.json"], "cannot write --json /nonexistent-dir/out.json"),
+        (["--plot", "/nonexistent-dir/out.png"], "cannot write --plot /nonexistent-dir/out.png"),
+        (["--store", "all"], "use --store sqlite or --store etcd"),
+        (["--etcd", "a:1"], "--etcd applies to bench store"),
+        (["store", "--json", "x.json"], "--json applies to the scheduler workloads"),
+    ],
+    ids=["json-dir-missing", "plot-dir-missing", "all-stores", "etcd-endpoints", "json-with-store"],
+)
+def test_bad_input_is_refused_before_anything_runs(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(*argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_missing_etcd_is_a_runtime_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ETCD_BIN", str(tmp_path / "no-etcd"))
+
+    assert _run("--store", "etcd", "--json", str(tmp_path / "out.json")) == 1
+    assert "ETCD_BIN=" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

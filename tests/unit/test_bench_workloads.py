@@ -1,0 +1,129 @@
+"""The bench's workloads build scheduler_perf's objects, and the checks find each kind of wrong placement."""
+
+from __future__ import annotations
+
+import pytest
+
+from cluster.api import objects_pb2
+from cluster.bench import workloads as w
+from cluster.bench.checks import Placements, check
+
+
+def _bound(pod: objects_pb2.Pod, node: objects_pb2.Node, role: str = w.MEASURED) -> objects_pb2.Pod:
+    pod.spec.node_name = node.metadata.name
+    pod.metadata.labels[w.ROLE_LABEL] = role
+    return pod
+
+
+def test_the_five_workloads_have_scheduler_perfs_sizes_and_thresholds() -> None:
+    sizes = {name: (wl.full, wl.small.nodes, wl.threshold) for name, wl in w.WORKLOADS.items()}
+
+    assert sizes == {
+        "SchedulingBasic": (w.Scale(5000, 1000, 10000), 500, 680),
+        "PreemptionAsync": (w.Scale(5000, 20000, 5000), 500, 570),
+        "SchedulingNodeAffinity": (w.Scale(5000, 5000, 10000), 500, 220),
+        "SchedulingPodAntiAffinity": (w.Scale(5000, 1000, 2000), 500, 60),
+        "TopologySpreading": (w.Scale(5000, 5000, 5000), 500, 460),
+    }
+
+
+def test_nodes_are_node_default_with_zones_round_robin() -> None:
+    spreading = w.WORKLOADS["TopologySpreading"]
+    nodes = [spreading.node(i) for i in range(4)]
+
+    assert [n.metadata.labels[w.ZONE_LABEL] for n in nodes] == ["moon-1", "moon-2", "moon-3", "moon-1"]
+    assert dict(nodes[0].status.allocatable) == {"pods": "110", "cpu": "4", "memory": "32Gi"}
+    assert nodes[0].metadata.labels[w.HOSTNAME_LABEL] == nodes[0].metadata.name
+    assert w.ZONE_LABEL not in w.WORKLOADS["SchedulingBasic"].node(0).metadata.labels
+
+
+@pytest.mark.parametrize(
+    ("template", "cpu"),
+    [(w.pod_default, "100m"), (w.pod_low_priority, "900m"), (w.pod_high_priority, "3000m")],
+    ids=["default", "low-priority", "high-priority"],
+)
+def test_pod_templates_request_what_scheduler_perfs_do(template: w.PodTemplate, cpu: str) -> None:
+    pod = template("p", "ns")
+
+    assert dict(pod.spec.containers[0].resources.requests) == {"cpu": cpu, "memory": "500Mi"}
+    assert (pod.metadata.name, pod.metadata.namespace) == ("p", "ns")
+
+
+def test_preemption_pods_take_their_priority_from_a_class() -> None:
+    preemption = w.WORKLOADS["PreemptionAsync"]
+
+    assert preemption.churn is not None and preemption.churn.interval_s == 0.2
+    assert preemption.churn.template("p", "ns").spec.priority_class_name == w.HIGH_PRIORITY_CLASS
+    assert [(c.metadata.name, c.value) for c in preemption.priority_classes] == [
+        (w.HIGH_PRIORITY_CLASS, w.HIGH_PRIORITY)
+    ]
+
+
+def test_correct_placements_pass() -> None:
+    nodes = [w.WORKLOADS["SchedulingNodeAffinity"].node(i) for i in range(2)]
+    pods = [_bound(w.pod_with_node_affinity(f"m{i}", "ns"), nodes[i % 2]) for i in range(4)]
+
+    names = {"m0", "m1", "m2", "m3"}
+    assert check(Placements(nodes, pods, {w.MEASURED: names}, names)) == []
+
+
+def test_a_measured_pod_never_bound_is_reported() -> None:
+    problems = check(Placements([], [], {w.MEASURED: {"m0"}}, set()))
+
+    assert problems == ["unbound measured: measured pod m0 was never bound"]
+
+
+def test_a_node_over_its_allocatable_is_reported() -> None:
+    node = w.WORKLOADS["PreemptionAsync"].node(0)
+    pods = [_bound(w.pod_low_priority(f"low{i}", "ns"), node, w.INIT) for i in range(4)]
+    pods.append(_bound(w.pod_high_priority("high", "ns"), node))
+
+    assert check(Placements([node], pods)) == [
+        "over allocatable: node scheduler-perf-00000: cpu (m) 6600 > allocatable 4000"
+    ]
+
+
+def test_a_pod_outside_its_node_affinity_is_reported() -> None:
+    node = w.WORKLOADS["SchedulingBasic"].node(0)  # no zone label
+
+    problems = check(Placements([node], [_bound(w.pod_with_node_affinity("m0", "ns"), node)]))
+
+    assert problems == ["node affinity: pod ns/m0 on scheduler-perf-00000, outside its node affinity"]
+
+
+def test_two_anti_affine_pods_on_one_node_are_reported() -> None:
+    node = w.WORKLOADS["SchedulingPodAntiAffinity"].node(0)
+    pods = [_bound(w.pod_with_pod_anti_affinity("a", w.INIT_NAMESPACE), node),
+            _bound(w.pod_with_pod_anti_affinity("b", w.MEASURED_NAMESPACE), node)]
+
+    problems = check(Placements([node], pods))
+
+    assert len(problems) == 2
+    assert all("share kubernetes.io/hostname=scheduler-perf-00000" in p for p in problems)
+
+
+def test_skew_beyond_max_skew_is_reported() -> None:
+    spreading = w.WORKLOADS["TopologySpreading"]
+    nodes = [spreading.node(i) for i in range(3)]
+    pods = [_bound(w.pod_with_topology_spreading(f"m{i}", "ns"), nodes[0]) for i in range(6)]
+
+    problems = check(Placements(nodes, pods))
+
+    assert problems == [
+        "spreading: topology.kubernetes.io/zone skew 6 > maxSkew 5: {'moon-1': 6, 'moon-2': 0, 'moon-3': 0}"
+    ]
+
+
+def test_preemption_needs_every_arrival_bound_and_a_victim_for_each() -> None:
+    node = w.WORKLOADS["PreemptionAsync"].node(0)
+    high = _bound(w.pod_high_priority("churn-0", "ns"), node, w.CHURN)
+    low = _bound(w.pod_low_priority("init-1", "ns"), node, w.INIT)
+    created = {w.INIT: {"init-0", "init-1"}, w.CHURN: {"churn-0", "churn-1"}}
+
+    problems = check(Placements([node], [high, low], created, {"churn-0", "init-0", "init-1"}))
+
+    assert problems == ["preemption: high-priority pod churn-1 was never bound"]
+    created[w.INIT] = {"init-1"}
+    assert check(Placements([node], [high, low], created, {"churn-0", "churn-1"}))[-1] == (
+        "preemption: 2 high-priority pods bound but only 0 low-priority pods deleted"
+    )
