@@ -523,13 +523,13 @@ class Framework:
         totals = [0] * len(names)
         for name, scores in per_plugin.items():
             weight = weights[name]
-            for index, node_score in enumerate(scores):
-                value = node_score.score
-                if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
-                    message = (f'plugin "{name}" returns an invalid score {value}, it should in the range of '
-                               f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
-                    return None, Status(Code.ERROR, (message,), plugin=name)
-                totals[index] += value * weight
+            values = [node_score.score for node_score in scores]
+            if values and (min(values) < MIN_NODE_SCORE or max(values) > MAX_NODE_SCORE):
+                value = next(v for v in values if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
+                message = (f'plugin "{name}" returns an invalid score {value}, it should in the range of '
+                           f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+                return None, Status(Code.ERROR, (message,), plugin=name)
+            totals = [total + value * weight for total, value in zip(totals, values, strict=True)]
         result = ScoreResult([NodeScore(name, total) for name, total in zip(names, totals, strict=True)],
                              per_plugin, weights)
         return result, None

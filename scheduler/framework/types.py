@@ -12,6 +12,7 @@ import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from cluster.api import objects_pb2
 from cluster.api.selectors import IN, NOT_IN, LabelSelector, Requirement
@@ -191,6 +192,7 @@ class NodeInfo:
         "_name",
         "allocatable",
         "generation",
+        "labels",
         "node",
         "non_zero_requested",
         "pods",
@@ -203,6 +205,9 @@ class NodeInfo:
     def __init__(self, node: objects_pb2.Node | None = None, pods: Iterable[PodInfo] = ()) -> None:
         self.node: objects_pb2.Node | None = None
         self._name = ""
+        #: The node's labels as a plain dict: Filter and Score match selectors against them per node, and
+        #: a dict lookup is several times cheaper than one in the protobuf map.
+        self.labels: dict[str, str] = {}
         #: Pods by key ("namespace/name"), in the order they were added.
         self.pods: dict[str, PodInfo] = {}
         self.pods_with_affinity: dict[str, PodInfo] = {}
@@ -227,6 +232,7 @@ class NodeInfo:
     def set_node(self, node: objects_pb2.Node) -> None:
         self.node = node
         self._name = node.metadata.name
+        self.labels = dict(node.metadata.labels)
         self.allocatable = Resource.from_quantities(node.status.allocatable)
         self.generation = next_generation()
 
@@ -234,6 +240,7 @@ class NodeInfo:
         """The node object is gone; the pods still on it keep the NodeInfo alive until they go too."""
         self.node = None
         self._name = ""
+        self.labels = {}
         self.generation = next_generation()
 
     def add_pod(self, pod_info: PodInfo) -> None:
@@ -276,6 +283,7 @@ class NodeInfo:
         copy = NodeInfo.__new__(NodeInfo)
         copy.node = self.node
         copy._name = self._name
+        copy.labels = self.labels  # replaced with the node, never mutated
         copy.pods = dict(self.pods)
         copy.pods_with_affinity = dict(self.pods_with_affinity)
         copy.pods_with_required_anti_affinity = dict(self.pods_with_required_anti_affinity)
@@ -316,8 +324,9 @@ class QueuedPodInfo:
         return self.pod_info.key
 
 
-@dataclass(frozen=True, slots=True)
-class NodeScore:
+class NodeScore(NamedTuple):
+    """A node's score (a tuple: Score makes thousands per cycle, and a tuple is the cheapest to make)."""
+
     name: str
     score: int
 
@@ -383,4 +392,4 @@ class FitError(Exception):
 
 
 def node_labels(node_info: NodeInfo) -> Mapping[str, str]:
-    return node_info.node.metadata.labels if node_info.node is not None else {}
+    return node_info.labels

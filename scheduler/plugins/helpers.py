@@ -219,8 +219,11 @@ class NodeSelector:
         )
 
     def matches(self, node: objects_pb2.Node) -> bool:
-        labels, name = _labels(node), node.metadata.name
-        return any(term.matches(labels, name) for term in self.terms)
+        return self.matches_labels(_labels(node), node.metadata.name)
+
+    def matches_labels(self, labels: Mapping[str, str], node_name: str) -> bool:
+        """``matches`` for a node given by its labels and name (a NodeInfo's cached ones)."""
+        return any(term.matches(labels, node_name) for term in self.terms)
 
 
 def _parse_terms(
@@ -300,9 +303,13 @@ class RequiredNodeAffinity:
         return cls(selector, node_selector)
 
     def matches(self, node: objects_pb2.Node) -> bool:
-        if self.selector is not None and not self.selector.matches(_labels(node)):
+        return self.matches_labels(_labels(node), node.metadata.name)
+
+    def matches_labels(self, labels: Mapping[str, str], node_name: str) -> bool:
+        """``matches`` for a node given by its labels and name (a NodeInfo's cached ones)."""
+        if self.selector is not None and not self.selector.matches(labels):
             return False
-        return self.node_selector is None or self.node_selector.matches(node)
+        return self.node_selector is None or self.node_selector.matches_labels(labels, node_name)
 
 
 def node_matches_selector_terms(

@@ -151,16 +151,16 @@ class NodeAffinity:
         return None
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        node = node_info.node
-        assert node is not None
-        if self._added_selector is not None and not self._added_selector.matches(node):
+        assert node_info.node is not None
+        labels, name = node_info.labels, node_info.name
+        if self._added_selector is not None and not self._added_selector.matches_labels(labels, name):
             return Status.unresolvable(ERR_REASON_ENFORCED)
         try:
             required: RequiredNodeAffinity = state.read(_PRE_FILTER_KEY)
         except NotFound:
             # PreFilter is disabled in this profile: parse here, as kube-scheduler falls back to.
             required = RequiredNodeAffinity.from_pod(pod.pod)
-        if not required.matches(node):
+        if not required.matches_labels(labels, name):
             return Status.unresolvable(ERR_REASON_POD)
         return None
 

@@ -51,9 +51,10 @@ class TaintToleration:
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         assert node_info.node is not None
-        taint = find_untolerated_taint(
-            node_info.node.spec.taints, pod.pod.spec.tolerations, DO_NOT_SCHEDULE_EFFECTS
-        )
+        taints = node_info.node.spec.taints
+        if not taints:
+            return None
+        taint = find_untolerated_taint(taints, pod.pod.spec.tolerations, DO_NOT_SCHEDULE_EFFECTS)
         return None if taint is None else Status.unresolvable(untolerated_reason(taint))
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:

@@ -344,6 +344,22 @@ def _scorer(strategy: ScoringStrategy) -> Scorer:
 _Check = tuple[str, int, str]
 
 
+@dataclass(frozen=True, slots=True)
+class _FitChecks:
+    """What PreFilter leaves for Filter: the checks, and the pod's CPU and memory requests when those
+    are all it asks for (then Filter accepts a node that fits with three comparisons)."""
+
+    checks: tuple[_Check, ...]
+    cpu_memory_only: bool
+    cpu: int
+    memory: int
+
+    @classmethod
+    def of(cls, checks: tuple[_Check, ...]) -> _FitChecks:
+        amounts = {name: amount for name, amount, _ in checks}
+        return cls(checks, amounts.keys() <= {CPU, MEMORY}, amounts.get(CPU, 0), amounts.get(MEMORY, 0))
+
+
 def _is_extended(name: str) -> bool:
     """An extended resource (``example.com/gpu``): prefixed, outside kubernetes.io, and a valid quota
     name once prefixed with ``requests.`` (core/v1 helper IsExtendedResourceName)."""
@@ -389,7 +405,7 @@ class NodeResourcesFit:
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        state.write(_PRE_FILTER_KEY, self._checks(pod.requests))
+        state.write(_PRE_FILTER_KEY, _FitChecks.of(self._checks(pod.requests)))
         return None, None
 
     def pre_filter_extensions(self) -> None:
@@ -398,12 +414,18 @@ class NodeResourcesFit:
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         try:
-            checks: tuple[_Check, ...] = state.read(_PRE_FILTER_KEY)
+            fit: _FitChecks = state.read(_PRE_FILTER_KEY)
         except NotFound:
             return Status.as_error(f"reading {_PRE_FILTER_KEY!r} from the cycle state: PreFilter did not run")
-        reasons, unresolvable = _insufficient(
-            checks, node_info.allocatable, node_info.requested, len(node_info.pods)
-        )
+        allocatable, requested = node_info.allocatable, node_info.requested
+        if (
+            fit.cpu_memory_only
+            and len(node_info.pods) < allocatable.allowed_pod_number
+            and fit.cpu <= allocatable.milli_cpu - requested.milli_cpu
+            and fit.memory <= allocatable.memory - requested.memory
+        ):
+            return None  # the common case, decided without the general checks
+        reasons, unresolvable = _insufficient(fit.checks, allocatable, requested, len(node_info.pods))
         if not reasons:
             return None
         return Status.unresolvable(*reasons) if unresolvable else Status.unschedulable(*reasons)
