@@ -1,6 +1,7 @@
 """Key-value stores with etcd's semantics: the embedded SQLite log and real etcd."""
 
 from store.base import (
+    BatchReader,
     EventType,
     FutureRevision,
     Guard,
@@ -12,9 +13,11 @@ from store.base import (
     TooOldRevision,
     WatchEvent,
     WriteResult,
+    get_many,
 )
 
 __all__ = [
+    "BatchReader",
     "EventType",
     "FutureRevision",
     "Guard",
@@ -26,4 +29,5 @@ __all__ = [
     "TooOldRevision",
     "WatchEvent",
     "WriteResult",
+    "get_many",
 ]

@@ -26,6 +26,7 @@ outage from a broken request.
 
 from __future__ import annotations
 
+import asyncio
 import enum
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -177,3 +178,23 @@ class Store(Protocol):
     async def close(self) -> None:
         """Release connections, files and watchers; pending watch iterators end."""
         ...
+
+
+@runtime_checkable
+class BatchReader(Protocol):
+    """A store that reads several keys in one round trip (both backends do; a wrapper may not)."""
+
+    async def get_many(self, keys: Sequence[str]) -> list[KeyValue | None]:
+        """The current value of each key (None for an absent one), in order, all read at one revision."""
+        ...
+
+
+async def get_many(store: Store, keys: Sequence[str]) -> list[KeyValue | None]:
+    """The current value of each of ``keys``: one round trip on a ``BatchReader``, else one ``get`` per
+    key, concurrently (then not necessarily at one revision).
+
+    Only a class that defines ``get_many`` itself counts: a wrapper that forwards unknown attributes to
+    the store it wraps and overrides ``get`` must see its ``get`` called, not bypassed."""
+    if callable(getattr(type(store), "get_many", None)):
+        return await store.get_many(keys)  # type: ignore[attr-defined]
+    return list(await asyncio.gather(*(store.get(key) for key in keys)))

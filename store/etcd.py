@@ -238,6 +238,12 @@ class EtcdStore:
         response = await self._unary(self._kv.Range, RangeRequest(key=self._wire(key)), idempotent=True)
         return self._key_value(response.kvs[0]) if response.kvs else None
 
+    async def get_many(self, keys: Sequence[str]) -> list[KeyValue | None]:
+        # A transaction without comparisons runs its reads at one revision, in one round trip.
+        request = TxnRequest(success=[_range_op(self._wire(key)) for key in keys])
+        response = await self._unary(self._kv.Txn, request, idempotent=True)
+        return [self._first(response, index) for index in range(len(keys))]
+
     async def list(
         self, prefix: str, limit: int = 0, continue_key: str | None = None, revision: int = 0
     ) -> ListResult:

@@ -53,14 +53,17 @@ async def bind(
     _check_binding(binding)
     namespace = binding.metadata.namespace or DEFAULT_NAMESPACE
     name, node_name = binding.metadata.name, binding.target.name
-    pod: objects_pb2.Pod | None = None
+    reads = [(POD, namespace, name), (NODE, "", node_name)]
+    if fence is not None:
+        reads.append(fence.lease_address)
     while True:
+        # The pod, the node and the fence's Lease in one store round trip.
+        pod, node, *lease = await registry.get_many(reads)
         # The fence first: a deposed scheduler learns that before anything else about its bind.
-        guards = [] if fence is None else [await fence.guard("bind", POD, namespace, name)]
+        guards = [] if fence is None else [fence.check(lease[0], "bind", POD, namespace, name)]
         if pod is None:
-            pod = await registry.require(POD, namespace, name)
+            raise messages.not_found(POD, name)
         _check_bindable(pod, binding)
-        node = await registry.get(NODE, "", node_name)
         if node is None:
             raise messages.not_found(NODE, node_name)
         bound = objects_pb2.Pod()
@@ -78,9 +81,8 @@ async def bind(
             return bound
         if outcome.obj is None:
             raise messages.not_found(POD, name)
-        # The pod, the node or the lease changed between our reads and the write: check again from
+        # The pod, the node or the lease changed between our read and the write: check again from
         # scratch (a renewed lease passes the fence again; a lost one does not).
-        pod = outcome.obj
 
 
 def _check_bindable(pod: objects_pb2.Pod, binding: objects_pb2.Binding) -> None:

@@ -108,10 +108,22 @@ class Fencing:
     async def guard(
         self, fence: apiserver_pb2.Fence, verb: str, kind: Kind, namespace: str, name: str
     ) -> Guard:
-        """Read the Lease ``fence`` names: the Guard that keeps it as read, or ``errors.Fenced`` (logged and
-        counted) naming the ``verb`` of ``kind`` ``namespace/name`` refused, the Lease, its holder and the
-        tokens."""
+        """Read the Lease ``fence`` names and ``check`` it."""
         lease = await self._registry.get(LEASE, fence.lease_namespace, fence.lease_name)
+        return self.check(fence, lease, verb, kind, namespace, name)
+
+    def check(
+        self,
+        fence: apiserver_pb2.Fence,
+        lease: objects_pb2.Lease | None,
+        verb: str,
+        kind: Kind,
+        namespace: str,
+        name: str,
+    ) -> Guard:
+        """The Guard that keeps ``lease`` (the Lease ``fence`` names, as just read; None if absent) as
+        read, or ``errors.Fenced`` (logged and counted) naming the ``verb`` of ``kind`` ``namespace/name``
+        refused, the Lease, its holder and the tokens."""
         why = refusal(lease, fence)
         if why is not None:
             self.refused += 1
@@ -133,6 +145,17 @@ class LeaseFence:
     @property
     def stamp(self) -> str:
         return stamp(self.fence)
+
+    @property
+    def lease_address(self) -> tuple[Kind, str, str]:
+        """The Lease this fence names, as (kind, namespace, name), for a caller that reads it itself."""
+        return LEASE, self.fence.lease_namespace, self.fence.lease_name
+
+    def check(
+        self, lease: objects_pb2.Lease | None, verb: str, kind: Kind, namespace: str, name: str
+    ) -> Guard:
+        """``Fencing.check`` for this fence, given the Lease read at ``lease_address``."""
+        return self._fencing.check(self.fence, lease, verb, kind, namespace, name)
 
     async def guard(self, verb: str, kind: Kind, namespace: str, name: str) -> Guard:
         """``Fencing.guard`` for this fence: call it before each attempt of the write."""

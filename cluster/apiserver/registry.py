@@ -23,7 +23,7 @@ from google.protobuf.message import DecodeError, Message
 from cluster.api import errors, validation
 from cluster.api.kinds import Kind
 from cluster.apiserver import messages
-from store.base import Guard, KeyValue, Store
+from store.base import Guard, KeyValue, Store, get_many
 
 #: etcd refuses requests above 1.5 MiB by default (--max-request-bytes); an object must fit in one.
 MAX_OBJECT_BYTES = 1536 * 1024
@@ -94,6 +94,15 @@ class Registry:
     async def get(self, kind: Kind, namespace: str, name: str) -> Message | None:
         kv = await self.store.get(kind.key(namespace, name))
         return None if kv is None else self.decode_kv(kind, kv)
+
+    async def get_many(self, addresses: Sequence[tuple[Kind, str, str]]) -> list[Message | None]:
+        """The objects at ``addresses`` (kind, namespace, name), None for each absent one: one store round
+        trip where the store reads several keys at once (store.base.get_many)."""
+        kvs = await get_many(self.store, [kind.key(namespace, name) for kind, namespace, name in addresses])
+        return [
+            None if kv is None else self.decode_kv(kind, kv)
+            for (kind, _, _), kv in zip(addresses, kvs, strict=True)
+        ]
 
     async def require(self, kind: Kind, namespace: str, name: str) -> Message:
         obj = await self.get(kind, namespace, name)

@@ -193,6 +193,10 @@ class Log:
     async def latest(self, name: str) -> Row | None:
         return await self._read(lambda conn: dialect.latest(conn, name))
 
+    async def latest_many(self, names: Sequence[str]) -> list[Row | None]:
+        """The newest row of each name (as ``latest``), all from one snapshot."""
+        return await self._read(lambda conn: [dialect.latest(conn, name) for name in names])
+
     async def list(self, prefix: str, start: str | None, revision: int, limit: int) -> tuple[int, list[Row]]:
         """The live rows of keys with ``prefix`` from key ``start`` on, as of ``revision`` (0: current),
         at most ``limit`` (-1: all); returns the revision read at with them."""

@@ -86,6 +86,10 @@ class SqliteStore:
         row = await self._log.latest(key)
         return None if row is None or row.deleted else _key_value(row)
 
+    async def get_many(self, keys: Sequence[str]) -> list[KeyValue | None]:
+        rows = await self._log.latest_many(keys)
+        return [None if row is None or row.deleted else _key_value(row) for row in rows]
+
     async def list(
         self, prefix: str, limit: int = 0, continue_key: str | None = None, revision: int = 0
     ) -> ListResult:
