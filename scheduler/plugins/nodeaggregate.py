@@ -40,32 +40,47 @@ DEFAULT_CACHE_SIZE = 16
 class NodeAggregate(Generic[G]):
     """The sums of per-node contributions over the nodes last passed to ``refresh``."""
 
-    __slots__ = ("_by_generation", "_refs", "totals")
+    __slots__ = ("_by_generation", "_generation_by_name", "_refs", "totals")
 
     def __init__(self) -> None:
         self._by_generation: dict[int, Contribution[G]] = {}
+        #: node name -> the generation it last contributed with: a node that changed is replaced without
+        #: a pass over every node to find its old generation.
+        self._generation_by_name: dict[str, int] = {}
         #: group -> key -> summed amount. Read-only for callers: copy before changing.
         self.totals: dict[G, dict[str, int]] = {}
         #: group -> key -> how many nodes contribute to it (the key is dropped at zero).
         self._refs: dict[G, dict[str, int]] = {}
 
     def refresh(self, nodes: Sequence[NodeInfo], contribution: Callable[[NodeInfo], Contribution[G]]) -> None:
-        """Bring ``totals`` up to date with ``nodes``, calling ``contribution`` only for NodeInfos whose
-        generation was not seen before. ``contribution`` must depend only on the NodeInfo (and on
-        whatever the caller keyed this aggregate with)."""
+        """Bring ``totals`` up to date with ``nodes`` (each name once), calling ``contribution`` only for
+        NodeInfos whose generation was not seen before. ``contribution`` must depend only on the
+        NodeInfo (and on whatever the caller keyed this aggregate with)."""
         known = self._by_generation
+        by_name = self._generation_by_name
         fresh = [node_info for node_info in nodes if node_info.generation not in known]
+        replaced = []
         for node_info in fresh:
-            if node_info.generation in known:  # the same NodeInfo listed twice
+            generation = node_info.generation
+            if generation in known:  # the same NodeInfo listed twice
                 continue
             added = contribution(node_info)
-            known[node_info.generation] = added
+            known[generation] = added
             self._apply(added, +1)
+            old = by_name.get(node_info.name)
+            by_name[node_info.name] = generation
+            if old is not None:
+                replaced.append(old)
+        # Subtracted after every addition, so that a key both leaves and joins keeps its place.
+        for generation in replaced:
+            if generation in known:
+                self._apply(known.pop(generation), -1)
         if len(known) != len(nodes):
-            # Some generations are gone: nodes that changed (their old generation), or left the list.
+            # Some generations are gone without a successor: nodes that left the list.
             current = {node_info.generation for node_info in nodes}
             for generation in known.keys() - current:
                 self._apply(known.pop(generation), -1)
+            self._generation_by_name = {node_info.name: node_info.generation for node_info in nodes}
 
     def contribution_of(self, node_info: NodeInfo) -> Contribution[G] | None:
         """What ``node_info`` contributed at the last refresh (None if it was not among the nodes)."""

@@ -214,7 +214,7 @@ class Filtering:
             s: FilterState = state.read(PRE_FILTER_STATE_KEY)
         except NotFound as exc:
             return Status.as_error(exc)
-        labels = node.metadata.labels
+        labels = node_info.labels
         if s.affinity_terms and not _satisfies_affinity(s, labels):
             # Evicting pods cannot bring in the pods this one wants to be near.
             return Status.unresolvable(REASON_AFFINITY)

@@ -90,7 +90,7 @@ class Scoring:
         node = node_info.node
         if node is None:
             raise PluginError(f"node {node_info.name!r} not found")
-        labels = node.metadata.labels
+        labels = node_info.labels
         total = 0
         for key, values in s.sources:
             value = labels.get(key)

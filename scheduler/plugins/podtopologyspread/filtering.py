@@ -154,7 +154,7 @@ class Filtering:
             s: FilterState = state.read(PRE_FILTER_STATE_KEY)
         except NotFound as exc:
             return Status.as_error(exc)
-        labels = node.metadata.labels
+        labels = node_info.labels
         for i, c in enumerate(s.constraints):
             value = labels.get(c.topology_key)
             if value is None:

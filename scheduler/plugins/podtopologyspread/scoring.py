@@ -140,7 +140,7 @@ class Scoring:
             raise PluginError(f"node {node_info.name!r} not found")
         if node_info.name in s.ignored:
             return 0
-        labels = node.metadata.labels
+        labels = node_info.labels
         score = 0.0
         for i, c in enumerate(s.constraints):
             value = labels.get(c.topology_key)
