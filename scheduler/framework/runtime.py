@@ -505,7 +505,8 @@ class Framework:
         plugins = [entry for entry in self._score if entry[0] not in skipped]
         for name, score_nodes, _, weight in plugins:
             try:
-                scores = list(map(NodeScore, names, score_nodes(state, pod, nodes)))
+                # _make builds each tuple in C, without the per-call Python of NodeScore(...).
+                scores = list(map(NodeScore._make, zip(names, score_nodes(state, pod, nodes), strict=True)))
             except Exception as exc:
                 return None, _error(f'running Score plugins: plugin "{name}" failed with', _raised(exc), name)
             per_plugin[name] = scores
@@ -530,7 +531,7 @@ class Framework:
                            f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
                 return None, Status(Code.ERROR, (message,), plugin=name)
             totals = [total + value * weight for total, value in zip(totals, values, strict=True)]
-        result = ScoreResult([NodeScore(name, total) for name, total in zip(names, totals, strict=True)],
+        result = ScoreResult(list(map(NodeScore._make, zip(names, totals, strict=True))),
                              per_plugin, weights)
         return result, None
 
