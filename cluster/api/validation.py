@@ -7,6 +7,7 @@ message kube-apiserver would print. ``ensure_valid`` joins them into one ``error
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -125,20 +126,22 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     return problems
 
 
+_QUALIFIED_NAME_RULE = _regex_error(
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character",
+    _QUALIFIED_NAME_FMT,
+    "MyName",
+    "my.name",
+    "123-abc",
+)
+
+
 def is_qualified_name(value: str) -> list[str]:
     """Label keys, annotation keys, topology keys: ``[prefix/]name``, the prefix a DNS subdomain."""
-    name_rule = _regex_error(
-        "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-        "alphanumeric character",
-        _QUALIFIED_NAME_FMT,
-        "MyName",
-        "my.name",
-        "123-abc",
-    )
     parts = value.split("/")
     if len(parts) > 2:
         return [
-            f"a qualified name {name_rule} with an optional DNS subdomain prefix and '/' "
+            f"a qualified name {_QUALIFIED_NAME_RULE} with an optional DNS subdomain prefix and '/' "
             "(e.g. 'example.com/MyName')"
         ]
     problems = []
@@ -154,7 +157,7 @@ def is_qualified_name(value: str) -> list[str]:
     elif len(name) > QUALIFIED_NAME_MAX_LENGTH:
         problems.append("name part " + _max_len_error(QUALIFIED_NAME_MAX_LENGTH))
     if not _QUALIFIED_NAME.fullmatch(name):
-        problems.append("name part " + name_rule)
+        problems.append("name part " + _QUALIFIED_NAME_RULE)
     return problems
 
 
@@ -345,6 +348,7 @@ def _is_native(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
 
 
+@functools.lru_cache(maxsize=1024)  # a name's answer never changes; pod creates ask for the same few
 def _is_extended(name: str) -> bool:
     """A resource a device plugin or operator defines ("example.com/gpu"): integral, not overcommitted."""
     return (
@@ -352,6 +356,19 @@ def _is_extended(name: str) -> bool:
         and not name.startswith("requests.")
         and not is_qualified_name("requests." + name)
     )
+
+
+@functools.lru_cache(maxsize=1024)  # every pod create checks the same few names ("cpu", "memory")
+def _resource_name_problems(name: str, container: bool) -> tuple[str, ...]:
+    """What is wrong with a resource name, without the field path (``invalid`` adds it)."""
+    problems = is_qualified_name(name)
+    if not problems and container:
+        if "/" not in name:
+            if name not in _STANDARD_CONTAINER_RESOURCES and not name.startswith(_HUGEPAGES_PREFIX):
+                problems.append("must be a standard resource for containers")
+        elif not _is_native(name) and not _is_extended(name):
+            problems.append("doesn't follow extended resource name standard")
+    return tuple(problems)
 
 
 def _check_quantities(
@@ -362,14 +379,7 @@ def _check_quantities(
     values: dict[str, Fraction] = {}
     for name, text in resources.items():
         where = f"{path}[{name}]"
-        name_problems = _check(where, name, is_qualified_name)
-        if not name_problems and container:
-            if "/" not in name:
-                if name not in _STANDARD_CONTAINER_RESOURCES and not name.startswith(_HUGEPAGES_PREFIX):
-                    name_problems.append(invalid(where, name, "must be a standard resource for containers"))
-            elif not _is_native(name) and not _is_extended(name):
-                name_problems.append(invalid(where, name, "doesn't follow extended resource name standard"))
-        problems += name_problems
+        problems += [invalid(where, name, detail) for detail in _resource_name_problems(name, container)]
         try:
             value = parse_quantity(text)
         except ValueError as exc:
