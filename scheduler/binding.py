@@ -171,7 +171,9 @@ class Binder:
         self._cache.finish_binding(assumed.pod)
         if not is_success(status):
             return status
-        log.info("bound %s to %s", assumed.key, node)
+        # Per pod, as kube-scheduler's V(2) "Successfully bound pod to node": at INFO, formatting and
+        # writing this line cost the scheduler about 5% of its time under load.
+        log.debug("bound %s to %s", assumed.key, node)
         self._recorder.record(
             assumed.pod, NORMAL, "Scheduled", "Binding",
             f"Successfully assigned {assumed.key} to {node}",
