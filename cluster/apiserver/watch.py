@@ -16,7 +16,6 @@ object at one revision, then the changes after that revision ("get state and sta
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from typing import TypeVar
 
@@ -111,27 +110,43 @@ async def watch_events(
 
 async def until_stopped(events: AsyncIterator[T], stop: asyncio.Event) -> AsyncIterator[T]:
     """``events`` until they end or ``stop`` is set: then the stream ends cleanly (a watch client sees
-    the end of the stream and watches again, elsewhere or after a restart, from its last version)."""
+    the end of the stream and watches again, elsewhere or after a restart, from its last version).
+
+    A stop interrupts the wait for the next item by cancelling the consuming task, as asyncio.timeout
+    does, and only while it waits on ``events`` (never while the consumer sends an item on): racing
+    every item against the stop instead costs a task and a wait per event."""
+    task = asyncio.current_task()
+    if task is None:
+        raise RuntimeError("until_stopped must be iterated inside a task")
+    waiting_for_item = False
+    interrupted = False
+
+    def interrupt(_: object) -> None:
+        nonlocal interrupted
+        if waiting_for_item:
+            interrupted = True
+            task.cancel()
+
     stopped = asyncio.ensure_future(stop.wait())
-    pending: asyncio.Future[T] | None = None
+    stopped.add_done_callback(interrupt)
     try:
-        while True:
-            pending = asyncio.ensure_future(anext(events))
-            await asyncio.wait((pending, stopped), return_when=asyncio.FIRST_COMPLETED)
-            if not pending.done():
-                return
+        while not stop.is_set():
+            waiting_for_item = True
             try:
-                item = pending.result()
+                item = await anext(events)
             except StopAsyncIteration:
                 return
-            pending = None
+            except asyncio.CancelledError:
+                # Ours alone (no one else cancelled the task too): the stop, so end cleanly.
+                if interrupted and task.uncancel() == 0:
+                    return
+                raise
+            finally:
+                waiting_for_item = False
             yield item
     finally:
+        stopped.remove_done_callback(interrupt)
         stopped.cancel()
-        if pending is not None and not pending.done():
-            pending.cancel()
-            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                await pending
         # Close the source now rather than when it is garbage-collected: it holds a store watch.
         close = getattr(events, "aclose", None)
         if close is not None:

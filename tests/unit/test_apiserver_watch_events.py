@@ -146,6 +146,46 @@ async def test_until_stopped_ends_a_waiting_stream_and_closes_its_source() -> No
     assert closed.is_set()
 
 
+async def test_until_stopped_never_interrupts_the_consumer_and_leaves_its_task_uncancelled() -> None:
+    """A stop that comes while the consumer handles an item (gRPC sending it on) lets that finish, ends
+    the stream before the next item, and leaves no cancellation pending on the task."""
+    stop = asyncio.Event()
+    handled = []
+
+    async def items() -> AsyncIterator[int]:
+        for i in range(3):
+            yield i
+
+    async def consume() -> int:
+        async for item in until_stopped(items(), stop):
+            stop.set()
+            await asyncio.sleep(0.01)  # would raise CancelledError if the stop cancelled us here
+            handled.append(item)
+        return asyncio.current_task().cancelling()  # type: ignore[union-attr]
+
+    assert await asyncio.wait_for(asyncio.create_task(consume()), 1.0) == 0
+    assert handled == [0]
+
+
+async def test_until_stopped_after_a_stop_leaves_the_task_uncancelled() -> None:
+    stop = asyncio.Event()
+
+    async def forever() -> AsyncIterator[int]:
+        yield 1
+        await asyncio.Event().wait()
+
+    async def consume() -> tuple[list[int], int]:
+        received = [item async for item in until_stopped(forever(), stop)]
+        # Still able to wait: the interruption was taken back.
+        await asyncio.sleep(0)
+        return received, asyncio.current_task().cancelling()  # type: ignore[union-attr]
+
+    consumer = asyncio.create_task(consume())
+    await asyncio.sleep(0.02)
+    stop.set()
+    assert await asyncio.wait_for(consumer, 1.0) == ([1], 0)
+
+
 async def test_until_stopped_closes_the_source_when_the_consumer_goes_away() -> None:
     closed = asyncio.Event()
 
