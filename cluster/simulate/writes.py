@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Sequence
 
 from cluster.api.kinds import Kind
-from store.base import Guard, KeyValue, ListResult, Store, WatchEvent, WriteResult
+from store.base import Guard, KeyValue, ListResult, Store, WatchEvent, WriteResult, get_many
 
 
 class WriteTrackingStore:
@@ -40,6 +40,10 @@ class WriteTrackingStore:
 
     async def get(self, key: str) -> KeyValue | None:
         return await self._store.get(key)
+
+    async def get_many(self, keys: Sequence[str]) -> list[KeyValue | None]:
+        # Passed through, so that a Bind's reads stay one round trip on the store underneath.
+        return await get_many(self._store, keys)
 
     async def list(
         self, prefix: str, limit: int = 0, continue_key: str | None = None, revision: int = 0

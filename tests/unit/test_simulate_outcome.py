@@ -8,7 +8,7 @@ import pytest
 from cluster.api import kinds, objects_pb2
 from cluster.simulate import PodOutcome, outcomes_json
 from cluster.simulate.writes import WriteTrackingStore
-from store.base import KeyValue, WriteResult
+from store.base import BatchReader, KeyValue, WriteResult, get_many
 
 
 def pod(name: str, namespace: str = "default", node: str = "", nominated: str = "",
@@ -87,3 +87,22 @@ async def test_last_write_per_kind() -> None:
     assert store.last_write(kinds.EVENT) == 14
     assert store.last_write(kinds.PRIORITY_CLASS) == 0
     assert store.writes_in_flight == 0
+
+
+class BatchReadingStore(ScriptedStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    async def get_many(self, keys: list[str]) -> list[KeyValue | None]:
+        self.batches.append(list(keys))
+        return [KeyValue(key, b"v", 1, 1) if "missing" not in key else None for key in keys]
+
+
+async def test_get_many_is_one_read_of_the_wrapped_store() -> None:
+    inner = BatchReadingStore()
+    store = WriteTrackingStore(inner)  # type: ignore[arg-type]
+    assert isinstance(store, BatchReader)
+    values = await get_many(store, ["/registry/pods/default/a", "/registry/nodes/missing"])  # type: ignore[arg-type]
+    assert values == [KeyValue("/registry/pods/default/a", b"v", 1, 1), None]
+    assert inner.batches == [["/registry/pods/default/a", "/registry/nodes/missing"]]
