@@ -60,4 +60,6 @@ class Nominator:
             del self._by_node[node_name]
 
     def for_node(self, node_name: str) -> list[PodInfo]:
-        return list(self._by_node.get(node_name, {}).values())
+        # Filter asks this for every node it checks, and nearly all have no nominated pods.
+        pods = self._by_node.get(node_name)
+        return list(pods.values()) if pods else []
