@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from scheduler.extender.calls import ExtenderScores, extender_scores, find_nodes_that_pass_extenders
@@ -34,6 +34,9 @@ from scheduler.framework.types import Diagnosis, FitError, NodeInfo, NodeScore, 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 #: The adaptive percentage never goes below this (minFeasibleNodesPercentageToFind).
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+#: Filter asks the plugins about at least this many nodes at a time: fewer costs a round of calls per
+#: few nodes when many are rejected; more filters nodes that will not be needed.
+MIN_FILTER_BATCH = 32
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
@@ -198,6 +201,9 @@ def _find_nodes_that_pass_filters(
     count = len(nodes)
     if not framework.has_filter_plugins:
         return [nodes[(start + i) % count] for i in range(min(to_find, count))]
+    filter_batch = framework.batch_node_filter(state, pod_info)
+    if filter_batch is not None:
+        return _filter_in_batches(filter_batch, diagnosis, nodes, start, to_find, num_all)
     feasible: list[NodeInfo] = []
     statuses = diagnosis.node_to_status
     run_filter = framework.node_filter(state, pod_info)
@@ -213,6 +219,40 @@ def _find_nodes_that_pass_filters(
         else:
             statuses[node_info.name] = status
             _add_plugin_status(diagnosis, status)
+    return feasible
+
+
+def _filter_in_batches(
+    filter_batch: Callable[[Sequence[NodeInfo]], list[Status | None]], diagnosis: Diagnosis,
+    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int,
+) -> list[NodeInfo]:
+    """``_find_nodes_that_pass_filters`` asking about as many nodes at a time as are still to find (at
+    least MIN_FILTER_BATCH): the same nodes are recorded, in the same order, and the verdicts on nodes
+    past the last one needed are dropped unrecorded, as if never asked for."""
+    first = start % len(nodes)  # PreFilter may have left fewer nodes than the start index
+    ordered = [*nodes[first:], *nodes[:first]]
+    feasible: list[NodeInfo] = []
+    statuses = diagnosis.node_to_status
+    visited = 0
+    while visited < len(ordered):
+        batch = ordered[visited:visited + max(to_find - len(feasible), MIN_FILTER_BATCH)]
+        visited += len(batch)
+        results = filter_batch(batch)
+        if results.count(None) == len(results):  # every node fits (the common case)
+            feasible.extend(batch[:to_find - len(feasible)])
+            if len(feasible) >= to_find:
+                break
+            continue
+        for node_info, status in zip(batch, results, strict=True):
+            if status is None:
+                feasible.append(node_info)
+                if len(feasible) >= to_find:
+                    return feasible
+            elif status.code is Code.ERROR:
+                raise SchedulingError(status, (start + len(statuses) + len(feasible)) % num_all)
+            else:
+                statuses[node_info.name] = status
+                _add_plugin_status(diagnosis, status)
     return feasible
 
 

@@ -41,6 +41,7 @@ from scheduler.framework.interface import (
     EventResource,
     Handle,
     Plugin,
+    PluginError,
     PodNominator,
     PreFilterExtensions,
     ScoreExtensions,
@@ -271,6 +272,9 @@ class Framework:
         self._pre_filter = [(p.name, p.pre_filter, _extensions(p, "pre_filter_extensions"))
                             for p in points["preFilter"]]
         self._filter = [(p.name, p.filter) for p in points["filter"]]
+        #: The Filter plugins that also filter many nodes in one call (``filter_nodes``), by name.
+        self._filter_nodes = {p.name: p.filter_nodes for p in points["filter"]
+                              if callable(getattr(p, "filter_nodes", None))}
         self._post_filter = [(p.name, p.post_filter) for p in points["postFilter"]]
         self._pre_score = [(p.name, p.pre_score) for p in points["preScore"]]
         self._score = [(p.name, _batch_scorer(p), _extensions(p, "score_extensions"), self._weights[p.name])
@@ -410,6 +414,35 @@ class Framework:
             if nominated_pods_for_node(node_info.name):
                 return self.run_filter_with_nominated_pods(state, pod, node_info)
             return _run_filters(filters, state, pod, node_info)
+
+        return check
+
+    def batch_node_filter(
+        self, state: CycleState, pod: PodInfo
+    ) -> Callable[[Sequence[NodeInfo]], list[Status | None]] | None:
+        """``node_filter`` for many nodes in one call, or None when a plugin that runs this cycle has no
+        ``filter_nodes`` (then each node must be filtered on its own, as that plugin expects).
+
+        Each plugin filters, in plugin order, the nodes every plugin before it accepted, so each node
+        gets its first rejection as from ``run_filter``; nodes with nominated pods are filtered one at a
+        time (``run_filter_with_nominated_pods``). A Filter is a function of the state, the pod and the
+        node alone (kube-scheduler runs it on 16 goroutines in no set order), so the caller may ask
+        about more nodes than it keeps."""
+        filters = self._active_filters(state)
+        batch = self._filter_nodes
+        if any(name not in batch for name, _ in filters):
+            return None
+        entries = [(name, filter_, batch[name]) for name, filter_ in filters]
+        nominated_pods_for_node = self.handle.nominator.nominated_pods_for_node
+
+        def check(nodes: Sequence[NodeInfo]) -> list[Status | None]:
+            nominated = [bool(nominated_pods_for_node(node_info.name)) for node_info in nodes]
+            if not any(nominated):
+                return _run_batch_filters(entries, state, pod, nodes)
+            plain = iter(_run_batch_filters(
+                entries, state, pod, [n for n, has in zip(nodes, nominated, strict=True) if not has]))
+            return [self.run_filter_with_nominated_pods(state, pod, node_info) if has else next(plain)
+                    for node_info, has in zip(nodes, nominated, strict=True)]
 
         return check
 
@@ -672,6 +705,49 @@ def _run_filters(filters: Sequence[tuple[str, Callable[..., Status | None]]], st
         # Filter plugins may only accept or reject: anything else is a bug, reported as such.
         return _error(f'running "{name}" filter plugin', status, name)
     return None
+
+
+def _run_batch_filters(
+    filters: Sequence[tuple[str, Callable[..., Status | None], Callable[..., list[Status | None]]]],
+    state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo],
+) -> list[Status | None]:
+    """``_run_filters`` of every node, one ``filter_nodes`` call per plugin over the nodes still in."""
+    results: list[Status | None] = [None] * len(nodes)
+    positions: Sequence[int] = range(len(nodes))
+    remaining = nodes
+    for name, filter_, filter_nodes in filters:
+        if not remaining:
+            break
+        try:
+            statuses = filter_nodes(state, pod, remaining)
+            if len(statuses) != len(remaining):
+                raise PluginError(f"{len(statuses)} statuses for {len(remaining)} nodes")
+        except Exception:
+            # Which node failed is unknown: ask node by node, so that the error lands on the node (and
+            # reads) as the per-node Filter reports it.
+            statuses = [_call_filter(filter_, state, pod, node_info) for node_info in remaining]
+        if statuses.count(None) == len(statuses):
+            continue  # every node passed (the common case)
+        kept_positions: list[int] = []
+        kept_nodes: list[NodeInfo] = []
+        for position, node_info, status in zip(positions, remaining, statuses, strict=True):
+            if status is None or status.code is Code.SUCCESS:
+                kept_positions.append(position)
+                kept_nodes.append(node_info)
+            elif status.is_rejected:
+                results[position] = status.with_plugin(name)
+            else:
+                results[position] = _error(f'running "{name}" filter plugin', status, name)
+        positions, remaining = kept_positions, kept_nodes
+    return results
+
+
+def _call_filter(filter_: Callable[..., Status | None], state: CycleState, pod: PodInfo,
+                 node_info: NodeInfo) -> Status | None:
+    try:
+        return filter_(state, pod, node_info)
+    except Exception as exc:
+        return _raised(exc)
 
 
 def _extensions(plugin: Plugin, method: str) -> Any:

@@ -164,6 +164,25 @@ class NodeAffinity:
             return Status.unresolvable(ERR_REASON_POD)
         return None
 
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        """``filter`` of each node, the pod's required affinity read (or parsed) once."""
+        added = self._added_selector
+        try:
+            required: RequiredNodeAffinity = state.read(_PRE_FILTER_KEY)
+        except NotFound:
+            required = RequiredNodeAffinity.from_pod(pod.pod)
+        statuses: list[Status | None] = []
+        for node_info in nodes:
+            assert node_info.node is not None
+            labels, name = node_info.labels, node_info.name
+            if added is not None and not added.matches_labels(labels, name):
+                statuses.append(Status.unresolvable(ERR_REASON_ENFORCED))
+            elif not required.matches_labels(labels, name):
+                statuses.append(Status.unresolvable(ERR_REASON_POD))
+            else:
+                statuses.append(None)
+        return statuses
+
     # ------------------------------------------------------------------------------------ scoring
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:

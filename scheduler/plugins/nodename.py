@@ -38,6 +38,13 @@ class NodeName:
             return Status.unresolvable(ERR_REASON)
         return None
 
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        """``filter`` of each node; a pod that names no node fits them all."""
+        wanted = pod.pod.spec.node_name
+        if not wanted:
+            return [None] * len(nodes)
+        return [None if wanted == node_info.name else Status.unresolvable(ERR_REASON) for node_info in nodes]
+
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return [
             # Only the arrival of the named node can change the verdict: names never change.

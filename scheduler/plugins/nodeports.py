@@ -48,6 +48,16 @@ class NodePorts:
                 return Status.unschedulable(ERR_REASON)
         return None
 
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        """``filter`` of each node."""
+        ports = pod.host_ports
+        return [
+            Status.unschedulable(ERR_REASON)
+            if any(node_info.used_ports.conflicts(ip, protocol, port) for ip, protocol, port in ports)
+            else None
+            for node_info in nodes
+        ]
+
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return [
             # A deleted pod frees its host ports. (Ports are immutable, so pod updates never do.)

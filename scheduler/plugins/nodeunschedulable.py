@@ -49,6 +49,23 @@ class NodeUnschedulable:
             return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
         return None
 
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        """``filter`` of each node, the pod's tolerations looked at once."""
+        tolerates: bool | None = None
+        statuses: list[Status | None] = []
+        for node_info in nodes:
+            node = node_info.node
+            if node is None:
+                statuses.append(Status.unresolvable(ERR_REASON_UNKNOWN_CONDITION))
+                continue
+            if not node.spec.unschedulable:
+                statuses.append(None)
+                continue
+            if tolerates is None:
+                tolerates = tolerations_tolerate_taint(pod.pod.spec.tolerations, _UNSCHEDULABLE_TAINT)
+            statuses.append(None if tolerates else Status.unresolvable(ERR_REASON_UNSCHEDULABLE))
+        return statuses
+
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return [
             # A new node, or one uncordoned, may admit the pod. (A pod that gains the toleration is

@@ -25,6 +25,10 @@ class FilteringHalf(Protocol):
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None: ...
 
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None]: ...
+
 
 class ScoringHalf(Protocol):
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None: ...
@@ -61,6 +65,11 @@ class SplitPlugin:
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         return self._filtering.filter(state, pod, node_info)
+
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None]:
+        return self._filtering.filter_nodes(state, pod, nodes)
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         return self._scoring.pre_score(state, pod, nodes)

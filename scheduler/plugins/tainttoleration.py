@@ -57,6 +57,17 @@ class TaintToleration:
         taint = find_untolerated_taint(taints, pod.pod.spec.tolerations, DO_NOT_SCHEDULE_EFFECTS)
         return None if taint is None else Status.unresolvable(untolerated_reason(taint))
 
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        """``filter`` of each node: an untainted node passes without looking at the tolerations."""
+        tolerations = pod.pod.spec.tolerations
+        statuses: list[Status | None] = []
+        for node_info in nodes:
+            assert node_info.node is not None
+            taints = node_info.node.spec.taints
+            taint = find_untolerated_taint(taints, tolerations, DO_NOT_SCHEDULE_EFFECTS) if taints else None
+            statuses.append(None if taint is None else Status.unresolvable(untolerated_reason(taint)))
+        return statuses
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         # Only tolerations that can tolerate a PreferNoSchedule taint (an empty effect means every
         # effect) matter for scoring; keep them once rather than filter per node.

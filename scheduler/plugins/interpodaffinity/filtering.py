@@ -19,7 +19,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from cluster.api import objects_pb2
-from scheduler.framework import CycleState, Handle, NodeInfo, NotFound, PodInfo, PreFilterResult, Status
+from scheduler.framework import (
+    CycleState,
+    Handle,
+    NodeInfo,
+    NotFound,
+    PluginError,
+    PodInfo,
+    PreFilterResult,
+    Status,
+)
 from scheduler.framework.types import AffinityTerm
 from scheduler.plugins.nodeaggregate import AggregateCache, Contribution
 
@@ -52,6 +61,10 @@ class TopologyCounts:
 
     def items(self) -> Sequence[tuple[str, dict[str, int]]]:
         return list(self._by_key.items())
+
+    def values_of(self, key: str) -> Mapping[str, int]:
+        """Label value -> count for ``key`` (empty if none); read-only."""
+        return self._by_key.get(key, {})
 
     def get(self, key: str, value: str) -> int:
         values = self._by_key.get(key)
@@ -229,6 +242,31 @@ class Filtering:
                 return Status.unschedulable(REASON_EXISTING_ANTI_AFFINITY)
         return None
 
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None]:
+        """``filter`` of each node, with the terms' topology keys and counts looked up once."""
+        s: FilterState = state.read(PRE_FILTER_STATE_KEY)
+        anti = [
+            (term.topology_key, s.anti_affinity.values_of(term.topology_key))
+            for term in s.anti_affinity_terms
+        ] if s.anti_affinity else []
+        existing = s.existing_anti_affinity.items()
+        statuses: list[Status | None] = []
+        for node_info in nodes:
+            if node_info.node is None:
+                raise PluginError(f"node {node_info.name!r} not found")
+            labels = node_info.labels
+            if s.affinity_terms and not _satisfies_affinity(s, labels):
+                statuses.append(Status.unresolvable(REASON_AFFINITY))
+            elif _any_pair(anti, labels):
+                statuses.append(Status.unschedulable(REASON_ANTI_AFFINITY))
+            elif _any_pair(existing, labels):
+                statuses.append(Status.unschedulable(REASON_EXISTING_ANTI_AFFINITY))
+            else:
+                statuses.append(None)
+        return statuses
+
     def add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:
@@ -247,6 +285,15 @@ def _update(state: CycleState, pod_info: PodInfo, node_info: NodeInfo, sign: int
         return Status.as_error(exc)
     s.update_with_pod(pod_info, node_info.node, sign)
     return None
+
+
+def _any_pair(pairs: Sequence[tuple[str, Mapping[str, int]]], labels: Mapping[str, str]) -> bool:
+    """Whether the node's value of some pair's topology key has a positive count in that pair."""
+    for key, counts in pairs:
+        value = labels.get(key)
+        if value is not None and counts.get(value, 0) > 0:
+            return True
+    return False
 
 
 def _satisfies_affinity(s: FilterState, labels: Mapping[str, str]) -> bool:

@@ -425,10 +425,27 @@ class NodeResourcesFit:
             and fit.memory <= allocatable.memory - requested.memory
         ):
             return None  # the common case, decided without the general checks
-        reasons, unresolvable = _insufficient(fit.checks, allocatable, requested, len(node_info.pods))
-        if not reasons:
-            return None
-        return Status.unresolvable(*reasons) if unresolvable else Status.unschedulable(*reasons)
+        return _fit_status(fit, node_info)
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        """``filter`` of each node, PreFilter's checks read once (a missing one raises, and the framework
+        then asks node by node)."""
+        fit: _FitChecks = state.read(_PRE_FILTER_KEY)
+        if not fit.cpu_memory_only:
+            return [_fit_status(fit, node_info) for node_info in nodes]
+        cpu, memory = fit.cpu, fit.memory
+        statuses: list[Status | None] = []
+        for node_info in nodes:
+            allocatable, requested = node_info.allocatable, node_info.requested
+            if (
+                len(node_info.pods) < allocatable.allowed_pod_number
+                and cpu <= allocatable.milli_cpu - requested.milli_cpu
+                and memory <= allocatable.memory - requested.memory
+            ):
+                statuses.append(None)
+            else:
+                statuses.append(_fit_status(fit, node_info))
+        return statuses
 
     # ------------------------------------------------------------------------------------ scoring
 
@@ -492,6 +509,15 @@ class NodeResourcesFit:
         if any(after.get(name) > before.get(name) for name in requests.names()):
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
+
+
+def _fit_status(fit: _FitChecks, node_info: NodeInfo) -> Status | None:
+    """The general checks of ``filter``, every shortfall reported."""
+    reasons, unresolvable = _insufficient(fit.checks, node_info.allocatable, node_info.requested,
+                                          len(node_info.pods))
+    if not reasons:
+        return None
+    return Status.unresolvable(*reasons) if unresolvable else Status.unschedulable(*reasons)
 
 
 def _insufficient(

@@ -15,7 +15,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from scheduler.framework import CycleState, Handle, NodeInfo, NotFound, PodInfo, PreFilterResult, Status
+from scheduler.framework import (
+    CycleState,
+    Handle,
+    NodeInfo,
+    NotFound,
+    PluginError,
+    PodInfo,
+    PreFilterResult,
+    Status,
+)
 from scheduler.plugins.nodeaggregate import AggregateCache
 from scheduler.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
@@ -164,6 +173,33 @@ class Filtering:
             if skew > c.max_skew:
                 return Status.unschedulable(REASON_CONSTRAINTS_NOT_MATCH)
         return None
+
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None]:
+        """``filter`` of each node, with each constraint's key, counts and skew allowance (max skew plus
+        the global minimum, less the pod itself) worked out once."""
+        s: FilterState = state.read(PRE_FILTER_STATE_KEY)
+        checks = [
+            (c.topology_key, s.counts[i], c.max_skew + s.min_match(i) - s.self_match[i])
+            for i, c in enumerate(s.constraints)
+        ]
+        statuses: list[Status | None] = []
+        for node_info in nodes:
+            if node_info.node is None:
+                raise PluginError(f"node {node_info.name!r} not found")
+            labels = node_info.labels
+            status = None
+            for key, counts, allowed in checks:
+                value = labels.get(key)
+                if value is None:
+                    status = Status.unresolvable(REASON_NODE_LABEL_NOT_MATCH)
+                    break
+                if counts.get(value, 0) > allowed:
+                    status = Status.unschedulable(REASON_CONSTRAINTS_NOT_MATCH)
+                    break
+            statuses.append(status)
+        return statuses
 
     def add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo

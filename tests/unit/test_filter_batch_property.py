@@ -1,0 +1,201 @@
+"""Filter over many nodes in one call per plugin (``filter_nodes``, ``Framework.batch_node_filter``) decides
+exactly as Filter node by node: on random clusters and pods through the default profile's in-tree plugins,
+node by node and through whole scheduling attempts."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pytest
+
+from cluster.api import objects_pb2
+from scheduler.algorithm import ScheduleFitError, ScheduleResult, SchedulingError, schedule_pod
+from scheduler.cache import snapshot_of
+from scheduler.config import in_tree_registry, load_config
+from scheduler.framework import Code, CycleState, NodeInfo, PodInfo, Status
+from scheduler.framework.runtime import Framework, FrameworkHandle, build_framework
+from tests.unit.framework_fakes import Nominator
+from tests.unit.plugin_util import container, node, pod
+
+ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def random_node(rng: random.Random, i: int) -> objects_pb2.Node:
+    labels = {HOSTNAME: f"n{i}"}
+    if rng.random() < 0.9:  # a node without a zone fails spread constraints and zone affinity terms
+        labels[ZONE] = rng.choice(["z1", "z2", "z3"])
+    if rng.random() < 0.5:
+        labels["disk"] = rng.choice(["ssd", "hdd"])
+    taints = []
+    if rng.random() < 0.25:
+        effect = rng.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])
+        taints.append({"key": "dedicated", "value": rng.choice(["gpu", "db"]), "effect": effect})
+    allocatable = {"cpu": rng.choice(["1", "2", "4"]), "memory": rng.choice(["1Gi", "4Gi"]),
+                   "pods": rng.choice(["2", "4", "110"])}
+    if rng.random() < 0.3:
+        allocatable["example.com/gpu"] = "1"
+    return node(f"n{i}", labels=labels, taints=taints, unschedulable=rng.random() < 0.1,
+                allocatable=allocatable)
+
+
+def random_pod(rng: random.Random, name: str, node_name: str = "") -> objects_pb2.Pod:
+    app = rng.choice(["a", "b"])
+    requests = {"cpu": rng.choice(["100m", "500m", "1500m"]), "memory": rng.choice(["100Mi", "1Gi"])}
+    if rng.random() < 0.15:
+        requests["example.com/gpu"] = "1"
+    ports = [8080] if rng.random() < 0.2 else []
+    spec: dict[str, Any] = {"containers": [container(requests, host_ports=ports)]}
+    if rng.random() < 0.3:
+        spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+    if rng.random() < 0.1:
+        spec["tolerations"] = [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]
+    if rng.random() < 0.2:
+        spec["nodeSelector"] = {"disk": "ssd"}
+    affinity: dict[str, Any] = {}
+    if rng.random() < 0.2:
+        affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z1", "z2"]}]}]}}
+    term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": rng.choice([HOSTNAME, ZONE])}
+    if rng.random() < 0.3:
+        affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    if rng.random() < 0.15:
+        affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    if affinity:
+        spec["affinity"] = affinity
+    if rng.random() < 0.3:
+        spec["topologySpreadConstraints"] = [{
+            "maxSkew": rng.choice([1, 2]), "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": app}},
+        }]
+    if not node_name and rng.random() < 0.05:
+        node_name = f"n{rng.randrange(10)}"
+    return pod(spec, name=name, labels={"app": app}, node_name=node_name)
+
+
+def random_cluster(rng: random.Random, count: int) -> tuple[list[objects_pb2.Node], list[objects_pb2.Pod]]:
+    nodes = [random_node(rng, i) for i in range(count)]
+    placed = [random_pod(rng, f"placed-{j}", node_name=f"n{rng.randrange(count)}") for j in range(count)]
+    return nodes, placed
+
+
+def default_framework(snapshot: Any, nominator: Nominator) -> Framework:
+    handle = FrameworkHandle(nominator=nominator, snapshot=snapshot)
+    return build_framework(load_config(None).profiles[0], in_tree_registry(), handle)
+
+
+def random_nominations(rng: random.Random, count: int) -> Nominator:
+    return Nominator({f"n{rng.randrange(count)}": [PodInfo(random_pod(rng, f"nominated-{k}"))]
+                      for k in range(3)})
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_batch_filter_gives_each_node_the_status_filter_gives_it(seed: int) -> None:
+    rng = random.Random(seed)
+    nodes, placed = random_cluster(rng, 40)
+    snapshot = snapshot_of(nodes, placed)
+    framework = default_framework(snapshot, random_nominations(rng, 40))
+    compared = 0
+    for k in range(25):
+        pod_info = PodInfo(random_pod(rng, f"incoming-{k}"))
+        state = CycleState()
+        _, status = framework.run_pre_filter(state, pod_info)
+        if status is not None:
+            continue
+        batch = framework.batch_node_filter(state, pod_info)
+        assert batch is not None  # every in-tree Filter plugin has filter_nodes
+        one = framework.node_filter(state, pod_info)
+        infos = list(snapshot.list())
+        rng.shuffle(infos)
+        assert batch(infos) == [one(info) for info in infos]
+        compared += 1
+    assert compared > 10
+
+
+def attempt(framework: Framework, snapshot: Any, pod_info: PodInfo, *, start: int, percentage: int,
+            seed: int) -> ScheduleResult | tuple[Any, ...]:
+    """The attempt's result, or what its failure carries."""
+    try:
+        return asyncio.run(schedule_pod(framework, CycleState(), pod_info, snapshot,
+                                        percentage_of_nodes_to_score=percentage,
+                                        rng=random.Random(seed), start_index=start))
+    except ScheduleFitError as err:
+        return (err.message(), err.next_start_index, err.diagnosis, err.explanation)
+    except SchedulingError as err:
+        return (err.status, err.next_start_index)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_scheduling_attempts_decide_the_same_with_batch_filter_as_node_by_node(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(seed)
+    count = 160  # above 100 nodes, so that filtering stops once enough nodes fit
+    nodes, placed = random_cluster(rng, count)
+    snapshot = snapshot_of(nodes, placed)
+    nominator = random_nominations(rng, count)
+    batched = default_framework(snapshot, nominator)
+    node_by_node = default_framework(snapshot, nominator)
+    monkeypatch.setattr(node_by_node, "batch_node_filter", lambda state, pod_info: None)
+    for k in range(12):
+        pod_info = PodInfo(random_pod(rng, f"incoming-{k}"))
+        start, percentage = rng.randrange(2 * count), rng.choice([0, 1, 30, 70, 100])
+        expected = attempt(node_by_node, snapshot, pod_info, start=start, percentage=percentage, seed=k)
+        assert attempt(batched, snapshot, pod_info, start=start, percentage=percentage, seed=k) == expected
+
+
+class Fussy:
+    """Filters node by node and in batches, failing on some nodes either way."""
+
+    name = "Fussy"
+
+    def __init__(self, *, batch_raises: bool) -> None:
+        self.batch_raises = batch_raises
+
+    def filter(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+        if node_info.name == "n1":
+            raise ValueError("cannot read n1")
+        if node_info.name == "n2":
+            return Status.unschedulable("n2 is full")
+        if node_info.name == "n3":
+            return Status(Code.SKIP)
+        return None
+
+    def filter_nodes(self, state: CycleState, pod_info: PodInfo,
+                     nodes: list[NodeInfo]) -> list[Status | None]:
+        if self.batch_raises:
+            raise ValueError("cannot read n1")
+        return [_call(self.filter, state, pod_info, node_info) for node_info in nodes]
+
+
+def _call(filter_: Any, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+    try:
+        return filter_(state, pod_info, node_info)  # type: ignore[no-any-return]
+    except ValueError:
+        return Status.as_error("cannot read n1")
+
+
+@pytest.mark.parametrize("batch_raises", [True, False], ids=["batch-raises", "batch-answers"])
+def test_a_batch_that_raises_is_asked_again_node_by_node(batch_raises: bool) -> None:
+    infos = [NodeInfo(node(f"n{i}")) for i in range(5)]
+    framework = Framework("p", FrameworkHandle(nominator=Nominator(), snapshot=None), {
+        "filter": [Fussy(batch_raises=batch_raises)]}, {})
+    state, pod_info = CycleState(), PodInfo(pod(name="p"))
+    batch = framework.batch_node_filter(state, pod_info)
+    assert batch is not None
+    assert batch(infos) == [framework.run_filter(state, pod_info, info) for info in infos]
+
+
+class NodeByNodeOnly:
+    name = "NodeByNodeOnly"
+
+    def filter(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+        return None
+
+
+def test_no_batch_when_a_filter_plugin_filters_only_node_by_node() -> None:
+    framework = Framework("p", FrameworkHandle(nominator=Nominator(), snapshot=None), {
+        "filter": [Fussy(batch_raises=False), NodeByNodeOnly()]}, {})
+    assert framework.batch_node_filter(CycleState(), PodInfo(pod(name="p"))) is None
