@@ -15,7 +15,9 @@ when a plugin or a non-ignorable extender failed (an ERROR status: retried after
 
 from __future__ import annotations
 
+import itertools
 import logging
+import operator
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,7 +29,7 @@ from scheduler.framework.explanation import Explanation, explain
 from scheduler.framework.interface import NodeInfoLister, SharedLister
 from scheduler.framework.runtime import PRE_FILTER_NARROWING_PLUGINS, Framework, ScoreResult
 from scheduler.framework.status import Code, Status
-from scheduler.framework.types import Diagnosis, FitError, NodeInfo, NodeScore, PodInfo
+from scheduler.framework.types import Diagnosis, FitError, NodeInfo, PodInfo
 
 #: Below this many nodes every node is filtered; above it, at least this many feasible nodes are sought
 #: (kube-scheduler's minFeasibleNodesToFind).
@@ -165,28 +167,34 @@ async def schedule_pod(
     scores = _prioritize_nodes(framework, state, pod_info, feasible, next_start)
     if extenders:
         _add_extender_scores(scores, await extender_scores(extenders, pod_info.pod, feasible))
-    host = select_host(scores.totals, rng)
+    host = select_host(scores.names, scores.totals, rng)
     return ScheduleResult(host, evaluated, len(feasible), next_start, explain(
         num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=len(feasible), chosen_node=host,
-        totals=scores.totals, per_plugin=scores.per_plugin, score_weights=scores.weights))
+        node_names=scores.names, totals=scores.totals, per_plugin=scores.per_plugin,
+        score_weights=scores.weights))
 
 
-def select_host(totals: Sequence[NodeScore], rng: random.Random) -> str:
+def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random) -> str:
     """The node with the highest total; among equals each has the same chance, drawn in one pass by
     reservoir sampling (kube-scheduler's selectHost)."""
     best = totals[0]
-    selected = best.name
+    selected = 0
     ties = 1
-    for node_score in totals[1:]:
-        if node_score.score > best.score:
-            best = node_score
-            selected = node_score.name
+    # Only a node scoring at least the best so far changes anything; those are found in C, and the
+    # loop below draws for the ties exactly as a loop over every node would.
+    running_best = itertools.accumulate(totals, max)
+    contenders = itertools.compress(range(1, len(totals)), map(operator.ge, totals[1:], running_best))
+    for i in contenders:
+        score = totals[i]
+        if score > best:
+            best = score
+            selected = i
             ties = 1
-        elif node_score.score == best.score:
+        else:
             ties += 1
             if rng.randrange(ties) == 0:  # replace the candidate with probability 1/ties
-                selected = node_score.name
-    return selected
+                selected = i
+    return names[selected]
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -299,9 +307,9 @@ def _add_extender_scores(scores: ScoreResult, extender_results: Sequence[Extende
     """Add each extender's scaled scores times its weight to the nodes' totals; the explanation lists
     the extender next to the plugins."""
     for result in extender_results:
-        per_node = [NodeScore(total.name, result.scores.get(total.name, 0)) for total in scores.totals]
-        scores.totals = [NodeScore(total.name, total.score + node_score.score * result.weight)
-                         for total, node_score in zip(scores.totals, per_node, strict=True)]
+        per_node = [result.scores.get(name, 0) for name in scores.names]
+        scores.totals = [total + score * result.weight
+                         for total, score in zip(scores.totals, per_node, strict=True)]
         scores.per_plugin[result.name] = per_node
         scores.weights[result.name] = result.weight
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler.framework.types import Diagnosis, NodeScore
+from scheduler.framework.types import Diagnosis
 
 MAX_REASON_GROUPS = 16
 MAX_EXAMPLE_NODES = 10
@@ -157,13 +157,15 @@ def explain(
     evaluated_nodes: int,
     feasible_nodes: int,
     chosen_node: str = "",
-    totals: list[NodeScore] | None = None,
-    per_plugin: Mapping[str, list[NodeScore]] | None = None,
+    node_names: Sequence[str] = (),
+    totals: Sequence[int] = (),
+    per_plugin: Mapping[str, Sequence[int]] | None = None,
     score_weights: Mapping[str, int] | None = None,
 ) -> Explanation:
     """Summarize one attempt: the failed nodes of ``diagnosis`` grouped by reason, and, when the feasible
-    nodes were scored, the best of them (``totals`` and the normalized ``per_plugin`` scores, in the same
-    node order, with the plugins' ``score_weights``). Linear in the number of failed and scored nodes."""
+    nodes were scored, the best of them (their ``node_names``, ``totals`` and the normalized
+    ``per_plugin`` scores, all in the same node order, with the plugins' ``score_weights``). Linear in
+    the number of failed and scored nodes."""
     groups: dict[tuple[str, str, str], list[Any]] = {}
     for node_name, status in diagnosis.node_to_status.items():
         for reason in status.reasons or ("",):
@@ -198,13 +200,13 @@ def explain(
         # The best nodes, the chosen one first among equals.
         best = heapq.nsmallest(
             MAX_TOP_NODES, range(len(totals)),
-            key=lambda i: (-totals[i].score, totals[i].name != chosen_node, i),
+            key=lambda i: (-totals[i], node_names[i] != chosen_node, i),
         )
         explanation.score_weights = {_cut(name): weight for name, weight in weights.items()}
         explanation.top_nodes = [
             NodeScores(
-                _cut(totals[i].name), totals[i].score,
-                {_cut(name): scores[i].score * weights.get(name, 1) for name, scores in per_plugin.items()},
+                _cut(node_names[i]), totals[i],
+                {_cut(name): scores[i] * weights.get(name, 1) for name, scores in per_plugin.items()},
             )
             for i in best
         ]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -113,12 +114,14 @@ class ProfileSpec(Protocol):
 
 @dataclass(slots=True)
 class ScoreResult:
-    """What Score produced for the feasible nodes, each list in the order the nodes were given."""
+    """What Score produced for the feasible nodes, each list in the order the nodes were given. Scores
+    are plain ints next to the node names: NodeScore tuples are made only for NormalizeScore."""
 
+    names: list[str]
     #: Per node: the sum over plugins of normalized score x weight.
-    totals: list[NodeScore]
+    totals: list[int]
     #: Per plugin: its normalized score (0..100) of each node, before weighting.
-    per_plugin: dict[str, list[NodeScore]]
+    per_plugin: dict[str, list[int]]
     #: Per plugin: its weight.
     weights: dict[str, int]
 
@@ -533,13 +536,14 @@ class Framework:
         check they are within MIN_NODE_SCORE..MAX_NODE_SCORE, weight and sum them per node."""
         skipped = state.skip_score_plugins
         names = [node_info.name for node_info in nodes]
-        per_plugin: dict[str, list[NodeScore]] = {}
+        per_plugin: dict[str, list[int]] = {}
         weights: dict[str, int] = {}
         plugins = [entry for entry in self._score if entry[0] not in skipped]
         for name, score_nodes, _, weight in plugins:
             try:
-                # _make builds each tuple in C, without the per-call Python of NodeScore(...).
-                scores = list(map(NodeScore._make, zip(names, score_nodes(state, pod, nodes), strict=True)))
+                scores = list(score_nodes(state, pod, nodes))
+                if len(scores) != len(names):
+                    raise PluginError(f"{len(scores)} scores for {len(names)} nodes")
             except Exception as exc:
                 return None, _error(f'running Score plugins: plugin "{name}" failed with', _raised(exc), name)
             per_plugin[name] = scores
@@ -547,26 +551,26 @@ class Framework:
         for name, _, extensions, _ in plugins:
             if extensions is None:
                 continue
+            # NormalizeScore rewrites NodeScores in place; _make builds each tuple in C.
+            node_scores = list(map(NodeScore._make, zip(names, per_plugin[name], strict=True)))
             try:
-                status = extensions.normalize_score(state, pod, per_plugin[name])
+                status = extensions.normalize_score(state, pod, node_scores)
             except Exception as exc:
                 status = _raised(exc)
             if status is not None and status.code is not Code.SUCCESS:
                 return None, _error(f'running Normalize on Score plugins: plugin "{name}" failed with',
                                     status, name)
+            per_plugin[name] = list(map(_score_of, node_scores))
         totals = [0] * len(names)
-        for name, scores in per_plugin.items():
+        for name, values in per_plugin.items():
             weight = weights[name]
-            values = [node_score.score for node_score in scores]
             if values and (min(values) < MIN_NODE_SCORE or max(values) > MAX_NODE_SCORE):
                 value = next(v for v in values if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
                 message = (f'plugin "{name}" returns an invalid score {value}, it should in the range of '
                            f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
                 return None, Status(Code.ERROR, (message,), plugin=name)
             totals = [total + value * weight for total, value in zip(totals, values, strict=True)]
-        result = ScoreResult(list(map(NodeScore._make, zip(names, totals, strict=True))),
-                             per_plugin, weights)
-        return result, None
+        return ScoreResult(names, totals, per_plugin, weights), None
 
     # ----------------------------------------------------------------------------- Reserve/Permit
 
@@ -705,6 +709,10 @@ def _run_filters(filters: Sequence[tuple[str, Callable[..., Status | None]]], st
         # Filter plugins may only accept or reject: anything else is a bug, reported as such.
         return _error(f'running "{name}" filter plugin', status, name)
     return None
+
+
+#: A NodeScore's score (its second field), read in C.
+_score_of = operator.itemgetter(1)
 
 
 def _run_batch_filters(

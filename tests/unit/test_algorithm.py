@@ -18,7 +18,7 @@ from scheduler.algorithm import (
     schedule_pod,
     select_host,
 )
-from scheduler.framework import Code, CycleState, FitError, NodeScore, PreFilterResult, Status
+from scheduler.framework import Code, CycleState, FitError, PreFilterResult, Status
 from tests.unit.framework_fakes import NodeFilter, Nominator, Scorer, Snapshot, build, node, pod
 
 TAINT = "node(s) had untolerated taint {dedicated: gpu}"
@@ -191,14 +191,14 @@ def test_ties_are_broken_at_random_with_the_seeded_rng() -> None:
 
 
 def test_select_host_is_reservoir_sampling_over_the_best() -> None:
-    totals = [NodeScore("a", 1), NodeScore("b", 9), NodeScore("c", 3), NodeScore("d", 9)]
+    names, totals = ["a", "b", "c", "d"], [1, 9, 3, 9]
     # The second tie replaces the candidate when randrange(2) == 0.
     rng = random.Random()
     rng.randrange = lambda n: 0  # type: ignore[method-assign]
-    assert select_host(totals, rng) == "d"
+    assert select_host(names, totals, rng) == "d"
     rng.randrange = lambda n: n - 1  # type: ignore[method-assign]
-    assert select_host(totals, rng) == "b"
-    assert select_host([NodeScore("only", 0)], rng) == "only"
+    assert select_host(names, totals, rng) == "b"
+    assert select_host(["only"], [0], rng) == "only"
 
 
 def test_fit_error_reads_like_kube_scheduler() -> None:

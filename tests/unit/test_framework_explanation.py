@@ -9,7 +9,7 @@ import random
 import pytest
 
 from scheduler.algorithm import ScheduleFitError, ScheduleResult, schedule_pod
-from scheduler.framework import CycleState, Diagnosis, NodeScore, Status
+from scheduler.framework import CycleState, Diagnosis, Status
 from scheduler.framework.explanation import (
     MAX_EXAMPLE_NODES,
     MAX_REASON_GROUPS,
@@ -67,17 +67,15 @@ def test_only_the_largest_groups_are_kept_and_the_rest_counted() -> None:
 
 
 def test_top_nodes_put_the_chosen_one_first_among_equals_and_weight_plugin_scores() -> None:
-    totals = [NodeScore(f"n{i}", score) for i, score in enumerate([10, 50, 30, 50, 20, 40, 50])]
-    per_plugin = {
-        "A": [NodeScore(s.name, s.score // 2) for s in totals],
-        "B": [NodeScore(s.name, 0) for s in totals],
-    }
+    totals = [10, 50, 30, 50, 20, 40, 50]
+    per_plugin = {"A": [score // 2 for score in totals], "B": [0] * len(totals)}
     result = explain(
         7,
         Diagnosis(),
         evaluated_nodes=7,
         feasible_nodes=7,
         chosen_node="n3",
+        node_names=[f"n{i}" for i in range(len(totals))],
         totals=totals,
         per_plugin=per_plugin,
         score_weights={"A": 2, "B": 1},
@@ -168,15 +166,15 @@ def test_render_for_describe() -> None:
         f"n{i}": Status.unschedulable("Insufficient cpu").with_plugin("NodeResourcesFit") for i in range(12)
     }
     statuses["g1"] = Status.unresolvable(TAINT).with_plugin("TaintToleration")
-    totals = [NodeScore("a", 300), NodeScore("b", 210)]
-    per_plugin = {"TaintToleration": [NodeScore("a", 100), NodeScore("b", 70)]}
+    per_plugin = {"TaintToleration": [100, 70]}
     result = explain(
         15,
         diagnosis(statuses),
         evaluated_nodes=15,
         feasible_nodes=2,
         chosen_node="a",
-        totals=totals,
+        node_names=["a", "b"],
+        totals=[300, 210],
         per_plugin=per_plugin,
         score_weights={"TaintToleration": 3},
     )

@@ -509,12 +509,9 @@ def test_scores_are_normalized_weighted_and_summed() -> None:
     assert fw.run_pre_score(state, pod("p"), NODES) is None
     result, status = fw.run_score(state, pod("p"), NODES)
     assert status is None and result is not None
-    assert result.totals == [
-        NodeScore("n1", 10 * 2 + 100 * 3),
-        NodeScore("n2", 50 * 2 + 50 * 3),
-        NodeScore("n3", 100 * 2),
-    ]
-    assert result.per_plugin["Scaled"] == [NodeScore("n1", 100), NodeScore("n2", 50), NodeScore("n3", 0)]
+    assert result.names == ["n1", "n2", "n3"]
+    assert result.totals == [10 * 2 + 100 * 3, 50 * 2 + 50 * 3, 100 * 2]
+    assert result.per_plugin["Scaled"] == [100, 50, 0]
     assert result.weights == {"Raw": 2, "Scaled": 3}
 
 
@@ -525,7 +522,7 @@ def test_pre_score_skip_leaves_the_plugin_out_of_scoring() -> None:
     assert fw.run_pre_score(state, pod("p"), NODES) is None
     assert state.skip_score_plugins == {"Skipped"}
     result, _ = fw.run_score(state, pod("p"), NODES[:1])
-    assert result is not None and result.totals == [NodeScore("n1", 7)] and skipped.scored == []
+    assert result is not None and (result.names, result.totals) == (["n1"], [7]) and skipped.scored == []
 
 
 class ScoreRaises(Scorer):
