@@ -22,7 +22,8 @@ counter) and moves the node to the end of ``_nodes``, an OrderedDict (a doubly l
 kube-scheduler's list of NodeInfos) kept in recency order. ``update_snapshot`` walks it backwards from
 the most recent change and stops at the first node no newer than the snapshot: the nodes that did not
 change are never looked at. The node list and the affinity lists are rebuilt (O(nodes)) only when a
-node is added, removed or changes zone, or when a node starts or stops having pods with affinity terms.
+node is added, removed or changes zone; a node that starts or stops having pods with affinity terms is
+added to or dropped from the affinity lists in place.
 
 Errors: as kube-scheduler, a call that does not fit the pod's state (assuming a pod the cache already
 has, adding a pod twice, updating an unknown or an assumed pod, removing an unknown pod or node,
@@ -243,9 +244,8 @@ class Cache:
 
     def update_snapshot(self, snapshot: Snapshot) -> None:
         """Bring ``snapshot`` up to date: copy the NodeInfos changed since its generation, drop the
-        nodes deleted since, and rebuild its lists only if their membership or order changed."""
+        nodes deleted since, and rebuild its node list only if its membership or order changed."""
         rebuild_list = False
-        rebuild_affinity = False
         newest = snapshot.generation
         for name in reversed(self._nodes):
             info = self._nodes[name]
@@ -256,8 +256,7 @@ class Cache:
                 continue  # a ghost: its stale entry, if any, goes below
             clone = info.clone()
             if name in snapshot._by_name:
-                affinity_flip, anti_flip = snapshot._replace(clone)
-                rebuild_affinity = rebuild_affinity or affinity_flip or anti_flip
+                snapshot._replace(clone)
             else:
                 snapshot._by_name[name] = clone
                 rebuild_list = True
@@ -271,8 +270,6 @@ class Cache:
 
         if rebuild_list or snapshot.tree_version != self._tree.version:
             snapshot._rebuild_node_list(self._tree.list(), self._tree.version)
-        elif rebuild_affinity:
-            snapshot._rebuild_affinity_lists()
 
     # -------------------------------------------------------------------------------- internals
 

@@ -4,7 +4,8 @@ The scheduler keeps one Snapshot and has the cache bring it up to date at the st
 (``Cache.update_snapshot``). Only the nodes that changed since the previous cycle are copied: the
 NodeInfo objects of the others stay the very same objects from one cycle to the next. A changed node gets
 a fresh copy (the old object is left as it was, so anything still holding it sees a consistent, if
-stale, node), put in place in the node list and in the affinity lists it belongs to.
+stale, node), put in place in the node list and in the affinity lists it belongs to (added to or
+dropped from them, by bisection, when it starts or stops having pods with affinity terms).
 
 The node list is in the cache's NodeTree order (zones interleaved), the same from one cycle to the
 next until a node is added, removed or changes zone; the algorithm's round-robin start index relies on
@@ -14,6 +15,7 @@ nodes whose pods have not gone yet never appear here.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from scheduler.framework import NodeInfo
@@ -24,12 +26,12 @@ class Snapshot:
     the only writer of its underscored fields; plugins only read it."""
 
     __slots__ = (
-        "_anti_affinity_index",
+        "_anti_affinity_positions",
         "_by_name",
         "_index",
         "_list",
         "_with_affinity",
-        "_with_affinity_index",
+        "_with_affinity_positions",
         "_with_required_anti_affinity",
         "generation",
         "tree_version",
@@ -40,10 +42,12 @@ class Snapshot:
         self._list: list[NodeInfo] = []
         #: node name -> position in ``_list``, so a changed node is replaced in place in O(1).
         self._index: dict[str, int] = {}
+        #: The affinity lists keep the node list's order; next to each, the ascending positions in
+        #: ``_list`` of its nodes, so that a node is found, added or removed by bisection.
         self._with_affinity: list[NodeInfo] = []
-        self._with_affinity_index: dict[str, int] = {}
+        self._with_affinity_positions: list[int] = []
         self._with_required_anti_affinity: list[NodeInfo] = []
-        self._anti_affinity_index: dict[str, int] = {}
+        self._anti_affinity_positions: list[int] = []
         #: The newest NodeInfo generation copied in: nodes of a later generation changed since.
         self.generation = 0
         #: The NodeTree version the node list was built from (-1: never built).
@@ -77,23 +81,19 @@ class Snapshot:
 
     # --------------------------------------------------------------- maintenance (by Cache)
 
-    def _replace(self, info: NodeInfo) -> tuple[bool, bool]:
-        """Put a fresh copy of a node already in the lists where the old one was. Returns whether its
-        membership of the affinity / required anti-affinity lists changed (then those lists must be
-        rebuilt; otherwise it is replaced in them in place)."""
+    def _replace(self, info: NodeInfo) -> None:
+        """Put a fresh copy of a node already in the lists where the old one was, and add it to or drop
+        it from the affinity lists if it started or stopped having such pods."""
         name = info.name
-        old = self._by_name[name]
         self._by_name[name] = info
         position = self._index.get(name)
-        if position is not None:
-            self._list[position] = info
-        affinity_flip = bool(old.pods_with_affinity) != bool(info.pods_with_affinity)
-        anti_flip = bool(old.pods_with_required_anti_affinity) != bool(info.pods_with_required_anti_affinity)
-        if not affinity_flip and name in self._with_affinity_index:
-            self._with_affinity[self._with_affinity_index[name]] = info
-        if not anti_flip and name in self._anti_affinity_index:
-            self._with_required_anti_affinity[self._anti_affinity_index[name]] = info
-        return affinity_flip, anti_flip
+        if position is None:
+            return  # not laid out yet: the rebuild that lays it out fills the affinity lists too
+        self._list[position] = info
+        _place(self._with_affinity, self._with_affinity_positions, position, info,
+               bool(info.pods_with_affinity))
+        _place(self._with_required_anti_affinity, self._anti_affinity_positions, position, info,
+               bool(info.pods_with_required_anti_affinity))
 
     def _rebuild_node_list(self, order: Sequence[str], tree_version: int) -> None:
         """Lay the nodes out in ``order`` (the NodeTree's), and the affinity lists with them."""
@@ -103,8 +103,27 @@ class Snapshot:
         self._rebuild_affinity_lists()
 
     def _rebuild_affinity_lists(self) -> None:
-        self._with_affinity = [info for info in self._list if info.pods_with_affinity]
-        self._with_affinity_index = {info.name: i for i, info in enumerate(self._with_affinity)}
-        anti = [info for info in self._list if info.pods_with_required_anti_affinity]
-        self._with_required_anti_affinity = anti
-        self._anti_affinity_index = {info.name: i for i, info in enumerate(anti)}
+        nodes = self._list
+        self._with_affinity_positions = [i for i, info in enumerate(nodes) if info.pods_with_affinity]
+        self._with_affinity = [nodes[i] for i in self._with_affinity_positions]
+        self._anti_affinity_positions = [
+            i for i, info in enumerate(nodes) if info.pods_with_required_anti_affinity
+        ]
+        self._with_required_anti_affinity = [nodes[i] for i in self._anti_affinity_positions]
+
+
+def _place(
+    members: list[NodeInfo], positions: list[int], position: int, info: NodeInfo, member: bool
+) -> None:
+    """Make ``info`` (at ``position`` in the node list) one of ``members`` if ``member``, else not one,
+    keeping ``members`` in node-list order (``positions``: theirs, ascending)."""
+    i = bisect_left(positions, position)
+    present = i < len(positions) and positions[i] == position
+    if member and present:
+        members[i] = info
+    elif member:
+        positions.insert(i, position)
+        members.insert(i, info)
+    elif present:
+        del positions[i]
+        del members[i]

@@ -3,6 +3,8 @@ nodes leave, and the affinity lists follow their pods."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from cluster.api import objects_pb2
@@ -261,6 +263,36 @@ def test_a_change_that_keeps_affinity_membership_replaces_the_node_in_the_lists(
     assert snapshot.have_pods_with_affinity()[0] is current
     assert snapshot.have_pods_with_required_anti_affinity()[0] is current
     assert set(current.pods) == {"default/anti", "default/plain"}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_affinity_lists_kept_in_place_equal_fresh_ones(cache: Cache, seed: int) -> None:
+    """Random pods come and go, and now and then a node: the lists the snapshot keeps up to date cycle
+    after cycle hold the same nodes, in the same order, as a snapshot built from scratch."""
+    rng = random.Random(seed)
+    nodes = [make_node(f"n{i}", zone=f"z{i % 3}") for i in range(30)]
+    for node in nodes:
+        cache.add_node(node)
+    snapshot = Snapshot()
+    placed: dict[str, objects_pb2.Pod] = {}
+    for step in range(60):
+        for k in range(rng.randrange(1, 4)):
+            if placed and rng.random() < 0.4:
+                cache.remove_pod(placed.pop(rng.choice(sorted(placed))))
+            else:
+                pod = make_pod(f"p{step}-{k}", rng.choice(nodes).metadata.name,
+                               affinity=rng.choice(["", "required", "anti", "preferred"]))
+                cache.add_pod(pod)
+                placed[pod.metadata.name] = pod
+        if rng.random() < 0.1:
+            cache.add_node(make_node(f"late{step}", zone="z1"))
+        cache.update_snapshot(snapshot)
+        fresh = Snapshot()
+        cache.update_snapshot(fresh)
+        assert names(snapshot.have_pods_with_affinity()) == names(fresh.have_pods_with_affinity())
+        assert names(snapshot.have_pods_with_required_anti_affinity()) == names(
+            fresh.have_pods_with_required_anti_affinity())
+        assert all(info is snapshot.get(info.name) for info in snapshot.have_pods_with_affinity())
 
 
 # ----------------------------------------------------------------------------------- snapshot_of
