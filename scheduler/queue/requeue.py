@@ -86,14 +86,24 @@ class EventHints:
 class RequeueRules:
     """Every plugin's registered events, indexed by plugin name."""
 
-    __slots__ = ("_registered",)
+    __slots__ = ("_by_event", "_registered")
 
     def __init__(self, events_to_register: Mapping[str, Sequence[ClusterEventWithHint]]) -> None:
         self._registered = {plugin: tuple(events) for plugin, events in events_to_register.items()}
+        #: ``for_event``'s answers: the registrations never change, and the informers' handlers ask
+        #: for the same few events over and over (AssignedPodAdd at every bind).
+        self._by_event: dict[ClusterEvent, EventHints | None] = {}
 
     def for_event(self, event: ClusterEvent) -> EventHints | None:
         """The hints that ``event`` triggers, or None when no plugin registered an event it matches (it
         can requeue nobody, and is not a move request)."""
+        try:
+            return self._by_event[event]
+        except KeyError:
+            hints = self._by_event[event] = self._hints_for(event)
+            return hints
+
+    def _hints_for(self, event: ClusterEvent) -> EventHints | None:
         by_plugin: dict[str, list[QueueingHintFn | None]] = {}
         for plugin, registrations in self._registered.items():
             hints = [r.hint for r in registrations if event.matches(r.event)]
