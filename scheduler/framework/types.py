@@ -199,6 +199,8 @@ class NodeInfo:
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
         "requested",
+        "taints",
+        "unschedulable",
         "used_ports",
     )
 
@@ -208,6 +210,10 @@ class NodeInfo:
         #: The node's labels as a plain dict: Filter and Score match selectors against them per node, and
         #: a dict lookup is several times cheaper than one in the protobuf map.
         self.labels: dict[str, str] = {}
+        #: The node's taints and ``spec.unschedulable``, read out of the protobuf once for the same
+        #: reason (Filter and Score look at them on every node, and most nodes have none).
+        self.taints: tuple[objects_pb2.Taint, ...] = ()
+        self.unschedulable = False
         #: Pods by key ("namespace/name"), in the order they were added.
         self.pods: dict[str, PodInfo] = {}
         self.pods_with_affinity: dict[str, PodInfo] = {}
@@ -233,6 +239,8 @@ class NodeInfo:
         self.node = node
         self._name = node.metadata.name
         self.labels = dict(node.metadata.labels)
+        self.taints = tuple(node.spec.taints)
+        self.unschedulable = node.spec.unschedulable
         self.allocatable = Resource.from_quantities(node.status.allocatable)
         self.generation = next_generation()
 
@@ -241,6 +249,8 @@ class NodeInfo:
         self.node = None
         self._name = ""
         self.labels = {}
+        self.taints = ()
+        self.unschedulable = False
         self.generation = next_generation()
 
     def add_pod(self, pod_info: PodInfo) -> None:
@@ -284,6 +294,8 @@ class NodeInfo:
         copy.node = self.node
         copy._name = self._name
         copy.labels = self.labels  # replaced with the node, never mutated
+        copy.taints = self.taints
+        copy.unschedulable = self.unschedulable
         copy.pods = dict(self.pods)
         copy.pods_with_affinity = dict(self.pods_with_affinity)
         copy.pods_with_required_anti_affinity = dict(self.pods_with_required_anti_affinity)

@@ -51,19 +51,21 @@ class NodeUnschedulable:
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
         """``filter`` of each node, the pod's tolerations looked at once."""
+        statuses: list[Status | None] = [None] * len(nodes)
         tolerates: bool | None = None
-        statuses: list[Status | None] = []
-        for node_info in nodes:
-            node = node_info.node
-            if node is None:
-                statuses.append(Status.unresolvable(ERR_REASON_UNKNOWN_CONDITION))
+        # Only cordoned and node-less NodeInfos can fail.
+        suspects = [i for i, info in enumerate(nodes) if info.unschedulable or info.node is None]
+        for i in suspects:
+            node_info = nodes[i]
+            if node_info.node is None:
+                statuses[i] = Status.unresolvable(ERR_REASON_UNKNOWN_CONDITION)
                 continue
-            if not node.spec.unschedulable:
-                statuses.append(None)
+            if not node_info.unschedulable:
                 continue
             if tolerates is None:
                 tolerates = tolerations_tolerate_taint(pod.pod.spec.tolerations, _UNSCHEDULABLE_TAINT)
-            statuses.append(None if tolerates else Status.unresolvable(ERR_REASON_UNSCHEDULABLE))
+            if not tolerates:
+                statuses[i] = Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
         return statuses
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:

@@ -51,7 +51,7 @@ class TaintToleration:
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         assert node_info.node is not None
-        taints = node_info.node.spec.taints
+        taints = node_info.taints
         if not taints:
             return None
         taint = find_untolerated_taint(taints, pod.pod.spec.tolerations, DO_NOT_SCHEDULE_EFFECTS)
@@ -60,12 +60,13 @@ class TaintToleration:
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
         """``filter`` of each node: an untainted node passes without looking at the tolerations."""
         tolerations = pod.pod.spec.tolerations
-        statuses: list[Status | None] = []
-        for node_info in nodes:
+        statuses: list[Status | None] = [None] * len(nodes)
+        for i, node_info in enumerate(nodes):
             assert node_info.node is not None
-            taints = node_info.node.spec.taints
-            taint = find_untolerated_taint(taints, tolerations, DO_NOT_SCHEDULE_EFFECTS) if taints else None
-            statuses.append(None if taint is None else Status.unresolvable(untolerated_reason(taint)))
+            if node_info.taints:
+                taint = find_untolerated_taint(node_info.taints, tolerations, DO_NOT_SCHEDULE_EFFECTS)
+                if taint is not None:
+                    statuses[i] = Status.unresolvable(untolerated_reason(taint))
         return statuses
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -88,14 +89,15 @@ class TaintToleration:
             raise PluginError(
                 f"reading {_PRE_SCORE_KEY!r} from the cycle state: PreScore did not run"
             ) from exc
-        scores = []
-        for node_info in nodes:
+        scores = [0] * len(nodes)
+        for i, node_info in enumerate(nodes):
             assert node_info.node is not None
-            taints = node_info.node.spec.taints
-            scores.append(sum(
-                1 for taint in taints
-                if taint.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tolerations, taint)
-            ) if taints else 0)
+            if node_info.taints:
+                scores[i] = sum(
+                    1 for taint in node_info.taints
+                    if taint.effect == PREFER_NO_SCHEDULE
+                    and not tolerations_tolerate_taint(tolerations, taint)
+                )
         return scores
 
     def score_extensions(self) -> ScoreExtensions:
