@@ -46,6 +46,7 @@ from scheduler.framework.types import (
     QueuedPodInfo,
     WeightedAffinityTerm,
     next_generation,
+    node_scores,
     pod_key,
 )
 
@@ -96,6 +97,7 @@ __all__ = [
     "WeightedAffinityTerm",
     "is_success",
     "next_generation",
+    "node_scores",
     "pod_key",
     "pod_non_zero_requests",
     "pod_requests",

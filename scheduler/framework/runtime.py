@@ -52,11 +52,11 @@ from scheduler.framework.registry import ALL_PLUGINS, EXTENSION_POINTS, PluginLo
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import (
     NodeInfo,
-    NodeScore,
     PodInfo,
     PostFilterResult,
     PreFilterResult,
     QueuedPodInfo,
+    node_scores,
 )
 
 log = logging.getLogger(__name__)
@@ -551,16 +551,16 @@ class Framework:
         for name, _, extensions, _ in plugins:
             if extensions is None:
                 continue
-            # NormalizeScore rewrites NodeScores in place; _make builds each tuple in C.
-            node_scores = list(map(NodeScore._make, zip(names, per_plugin[name], strict=True)))
+            # NormalizeScore rewrites NodeScores in place.
+            scores_to_normalize = node_scores(names, per_plugin[name])
             try:
-                status = extensions.normalize_score(state, pod, node_scores)
+                status = extensions.normalize_score(state, pod, scores_to_normalize)
             except Exception as exc:
                 status = _raised(exc)
             if status is not None and status.code is not Code.SUCCESS:
                 return None, _error(f'running Normalize on Score plugins: plugin "{name}" failed with',
                                     status, name)
-            per_plugin[name] = list(map(_score_of, node_scores))
+            per_plugin[name] = list(map(_score_of, scores_to_normalize))
         totals = [0] * len(names)
         for name, values in per_plugin.items():
             weight = weights[name]

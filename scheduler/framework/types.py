@@ -343,6 +343,12 @@ class NodeScore(NamedTuple):
     score: int
 
 
+def node_scores(names: Iterable[str], scores: Iterable[int]) -> list[NodeScore]:
+    """NodeScores of parallel names and scores, each made in C by ``tuple.__new__`` (what
+    ``NodeScore._make`` calls, without its Python frame per node)."""
+    return list(map(tuple.__new__, itertools.repeat(NodeScore), zip(names, scores, strict=True)))
+
+
 @dataclass(slots=True)
 class PreFilterResult:
     """PreFilter may narrow the nodes worth filtering (NodeAffinity, NodeName): None means all."""

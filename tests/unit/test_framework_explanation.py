@@ -19,6 +19,7 @@ from scheduler.framework.explanation import (
     NodeScores,
     ReasonGroup,
     explain,
+    top_nodes,
 )
 from tests.unit.framework_fakes import NodeFilter, Scorer, Snapshot, build, node, pod
 
@@ -84,6 +85,18 @@ def test_top_nodes_put_the_chosen_one_first_among_equals_and_weight_plugin_score
     assert len(result.top_nodes) == MAX_TOP_NODES
     assert result.top_nodes[0] == NodeScores("n3", 50, {"A": 50, "B": 0})
     assert result.score_weights == {"A": 2, "B": 1}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_top_nodes_equal_a_full_sort_on_random_ties(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(50):
+        count = rng.randrange(1, 40)
+        names = [f"n{i}" for i in range(count)]
+        totals = [rng.choice([0, 50, 100, 150, 300]) for _ in range(count)]
+        chosen = rng.choice([*names, ""])
+        expected = sorted(range(count), key=lambda i: (-totals[i], names[i] != chosen, i))[:MAX_TOP_NODES]
+        assert top_nodes(names, totals, chosen) == expected
 
 
 def test_long_texts_are_cut() -> None:
