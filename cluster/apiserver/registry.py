@@ -79,8 +79,14 @@ class Registry:
 
     @staticmethod
     def decode(kind: Kind, value: bytes, revision: int) -> Message:
+        return Registry.decode_into(kind.message(), kind, value, revision)
+
+    @staticmethod
+    def decode_into(obj: Message, kind: Kind, value: bytes, revision: int) -> Message:
+        """Decode into ``obj``, an empty message of ``kind``: a field of an envelope, say, which spares
+        copying the object into the envelope afterwards."""
         try:
-            obj = kind.message.FromString(value)
+            obj.ParseFromString(value)
         except DecodeError as exc:
             raise errors.InternalError(f"stored {kind.plural} object cannot be decoded: {exc}") from exc
         obj.metadata.resource_version = str(revision)

@@ -37,44 +37,57 @@ DELETED = apiserver_pb2.WatchEvent.DELETED
 
 
 def api_event(type_: apiserver_pb2.WatchEvent.Type, obj: Message) -> apiserver_pb2.WatchEvent:
-    return apiserver_pb2.WatchEvent(type=type_, object=kinds.wrap(obj))
+    event = apiserver_pb2.WatchEvent(type=type_)
+    getattr(event.object, kinds.kind_of(obj).envelope_field).CopyFrom(obj)
+    return event
 
 
 def convert_event(selection: Selection, event: WatchEvent) -> apiserver_pb2.WatchEvent | None:
     """The API event a store event is for a watcher of ``selection``; None when it sees nothing."""
     kind = selection.kind
-    if event.type is EventType.DELETE:
-        last = _decode(kind, event.key, event.value, event.revision)
-        return api_event(DELETED, last) if selection.matches(last) else None
-
     current = _decode(kind, event.key, event.value, event.revision)
-    current_selected = selection.matches(current)
+    current_object = _object_of(current, kind)
+    if event.type is EventType.DELETE:
+        return _typed(current, DELETED) if selection.matches(current_object) else None
+
+    current_selected = selection.matches(current_object)
     if event.create_revision == event.revision:
-        return api_event(ADDED, current) if current_selected else None
+        return _typed(current, ADDED) if current_selected else None
     if selection.everything:
-        return api_event(MODIFIED, current)
+        return _typed(current, MODIFIED)
     # Without the previous state (etcd omits it once compacted) the object counts as not selected before.
     previous = (
         None if event.prev_value is None
         else _decode(kind, event.key, event.prev_value, event.revision)
     )
-    previous_selected = previous is not None and selection.matches(previous)
+    previous_selected = previous is not None and selection.matches(_object_of(previous, kind))
     if current_selected:
-        return api_event(MODIFIED if previous_selected else ADDED, current)
+        return _typed(current, MODIFIED if previous_selected else ADDED)
     if previous is not None and previous_selected:
-        return api_event(DELETED, previous)
+        return _typed(previous, DELETED)
     return None
 
 
-def _decode(kind: Kind, key: str, value: bytes, revision: int) -> Message:
-    obj = Registry.decode(kind, value, revision)
+def _decode(kind: Kind, key: str, value: bytes, revision: int) -> apiserver_pb2.WatchEvent:
+    """An API event (its type not yet set) holding the stored object: decoded in place, not copied in."""
+    event = apiserver_pb2.WatchEvent()
+    obj = Registry.decode_into(_object_of(event, kind), kind, value, revision)
     if not obj.metadata.name:
         # A deletion whose previous value etcd no longer had: the key still says what was deleted.
         parts = key.rsplit("/", 2)
         obj.metadata.name = parts[-1]
         if kind.namespaced:
             obj.metadata.namespace = parts[-2]
-    return obj
+    return event
+
+
+def _object_of(event: apiserver_pb2.WatchEvent, kind: Kind) -> Message:
+    return getattr(event.object, kind.envelope_field)  # type: ignore[no-any-return]
+
+
+def _typed(event: apiserver_pb2.WatchEvent, type_: apiserver_pb2.WatchEvent.Type) -> apiserver_pb2.WatchEvent:
+    event.type = type_
+    return event
 
 
 def parse_resource_version(text: str) -> int:
