@@ -25,6 +25,7 @@ cycle, not the scheduler.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -439,7 +440,7 @@ class Framework:
         nominated_pods_for_node = self.handle.nominator.nominated_pods_for_node
 
         def check(nodes: Sequence[NodeInfo]) -> list[Status | None]:
-            nominated = [bool(nominated_pods_for_node(node_info.name)) for node_info in nodes]
+            nominated = list(map(bool, map(nominated_pods_for_node, map(_name_of_node, nodes))))
             if not any(nominated):
                 return _run_batch_filters(entries, state, pod, nodes)
             plain = iter(_run_batch_filters(
@@ -535,7 +536,7 @@ class Framework:
         """Score every node with every Score plugin that did not SKIP, normalize each plugin's scores,
         check they are within MIN_NODE_SCORE..MAX_NODE_SCORE, weight and sum them per node."""
         skipped = state.skip_score_plugins
-        names = [node_info.name for node_info in nodes]
+        names = list(map(_name_of_node, nodes))
         per_plugin: dict[str, list[int]] = {}
         weights: dict[str, int] = {}
         plugins = [entry for entry in self._score if entry[0] not in skipped]
@@ -555,6 +556,8 @@ class Framework:
             scores_to_normalize = node_scores(names, per_plugin[name])
             try:
                 status = extensions.normalize_score(state, pod, scores_to_normalize)
+                if len(scores_to_normalize) != len(names):
+                    raise PluginError(f"{len(scores_to_normalize)} scores for {len(names)} nodes")
             except Exception as exc:
                 status = _raised(exc)
             if status is not None and status.code is not Code.SUCCESS:
@@ -569,7 +572,7 @@ class Framework:
                 message = (f'plugin "{name}" returns an invalid score {value}, it should in the range of '
                            f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
                 return None, Status(Code.ERROR, (message,), plugin=name)
-            totals = [total + value * weight for total, value in zip(totals, values, strict=True)]
+            totals = list(map(operator.add, totals, map(operator.mul, values, itertools.repeat(weight))))
         return ScoreResult(names, totals, per_plugin, weights), None
 
     # ----------------------------------------------------------------------------- Reserve/Permit
@@ -711,8 +714,9 @@ def _run_filters(filters: Sequence[tuple[str, Callable[..., Status | None]]], st
     return None
 
 
-#: A NodeScore's score (its second field), read in C.
+#: A NodeScore's score (its second field) and a NodeInfo's name, read in C.
 _score_of = operator.itemgetter(1)
+_name_of_node = operator.attrgetter("name")
 
 
 def _run_batch_filters(

@@ -551,6 +551,11 @@ SCORE_ERRORS = [
         Scorer("Big", {}, normalize=lambda s: Status.as_error("division by zero")),
         'running Normalize on Score plugins: plugin "Big" failed with: division by zero',
     ),
+    (
+        "normalize-drops-nodes",
+        Scorer("Big", {}, normalize=lambda s: s.clear()),
+        'running Normalize on Score plugins: plugin "Big" failed with: 0 scores for 3 nodes',
+    ),
 ]
 
 

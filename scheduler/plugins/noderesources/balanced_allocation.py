@@ -73,17 +73,20 @@ def balanced_cpu_memory(nodes: Sequence[NodeInfo], pod_request: Sequence[int]) -
     """``balanced_score`` over (CPU, memory) with the real requests, for many nodes: the same float
     arithmetic, without building the per-node vectors."""
     pod_cpu, pod_memory = pod_request
-    scores = []
-    for node_info in nodes:
+    scores = [MAX_NODE_SCORE] * len(nodes)  # one fraction or none: no spread
+    for i, node_info in enumerate(nodes):
         allocatable = node_info.allocatable
-        requested = node_info.requested
         cpu, memory = allocatable.milli_cpu, allocatable.memory
         if cpu and memory:
-            cpu_fraction = min((requested.milli_cpu + pod_cpu) / cpu, 1.0)
-            memory_fraction = min((requested.memory + pod_memory) / memory, 1.0)
-            scores.append(int((1 - abs(cpu_fraction - memory_fraction) / 2) * MAX_NODE_SCORE))
-        else:
-            scores.append(MAX_NODE_SCORE)  # one fraction or none: no spread
+            requested = node_info.requested
+            # min(fraction, 1.0), without a builtin call per node.
+            cpu_fraction = (requested.milli_cpu + pod_cpu) / cpu
+            if cpu_fraction > 1.0:
+                cpu_fraction = 1.0
+            memory_fraction = (requested.memory + pod_memory) / memory
+            if memory_fraction > 1.0:
+                memory_fraction = 1.0
+            scores[i] = int((1 - abs(cpu_fraction - memory_fraction) / 2) * MAX_NODE_SCORE)
     return scores
 
 
