@@ -227,6 +227,17 @@ class NodeSelector:
         """``matches`` for a node given by its labels and name (a NodeInfo's cached ones)."""
         return any(term.matches(labels, node_name) for term in self.terms)
 
+    def label_keys(self) -> tuple[str, ...] | None:
+        """The node labels whose values alone decide ``matches_labels``; None when a term also looks at
+        the node's name (matchFields)."""
+        keys: list[str] = []
+        for term in self.terms:
+            if term.fields is not None:
+                return None
+            if term.labels is not None:
+                keys += (requirement.key for requirement in term.labels.requirements)
+        return tuple(dict.fromkeys(keys))
+
 
 def _parse_terms(
     terms: Iterable[objects_pb2.NodeSelectorTerm], path: str, strict: bool
@@ -312,6 +323,17 @@ class RequiredNodeAffinity:
         if self.selector is not None and not self.selector.matches(labels):
             return False
         return self.node_selector is None or self.node_selector.matches_labels(labels, node_name)
+
+    def label_keys(self) -> tuple[str, ...] | None:
+        """The node labels whose values alone decide ``matches_labels``; None when the node's name
+        matters too."""
+        keys = [requirement.key for requirement in self.selector.requirements] if self.selector else []
+        if self.node_selector is not None:
+            more = self.node_selector.label_keys()
+            if more is None:
+                return None
+            keys += more
+        return tuple(dict.fromkeys(keys))
 
 
 def node_matches_selector_terms(

@@ -165,23 +165,39 @@ class NodeAffinity:
         return None
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
-        """``filter`` of each node, the pod's required affinity read (or parsed) once."""
+        """``filter`` of each node, the pod's required affinity read (or parsed) once. When only some
+        labels decide (no matchFields), nodes with the same values of those labels share one verdict:
+        hostnames differ, zones and instance types repeat."""
         added = self._added_selector
         try:
             required: RequiredNodeAffinity = state.read(_PRE_FILTER_KEY)
         except NotFound:
             required = RequiredNodeAffinity.from_pod(pod.pod)
+        keys = required.label_keys()
+        if keys is not None and added is not None:
+            added_keys = added.label_keys()
+            keys = None if added_keys is None else keys + added_keys
+        verdicts: dict[tuple[str | None, ...], str] = {}
         statuses: list[Status | None] = []
         for node_info in nodes:
             assert node_info.node is not None
-            labels, name = node_info.labels, node_info.name
-            if added is not None and not added.matches_labels(labels, name):
-                statuses.append(Status.unresolvable(ERR_REASON_ENFORCED))
-            elif not required.matches_labels(labels, name):
-                statuses.append(Status.unresolvable(ERR_REASON_POD))
-            else:
-                statuses.append(None)
+            labels = node_info.labels
+            signature = tuple(map(labels.get, keys)) if keys is not None else None
+            reason = verdicts.get(signature) if signature is not None else None
+            if reason is None:
+                reason = self._reason(required, labels, node_info.name)
+                if signature is not None:
+                    verdicts[signature] = reason
+            statuses.append(Status.unresolvable(reason) if reason else None)
         return statuses
+
+    def _reason(self, required: RequiredNodeAffinity, labels: Mapping[str, str], name: str) -> str:
+        """Why the node does not fit, "" if it does."""
+        if self._added_selector is not None and not self._added_selector.matches_labels(labels, name):
+            return ERR_REASON_ENFORCED
+        if not required.matches_labels(labels, name):
+            return ERR_REASON_POD
+        return ""
 
     # ------------------------------------------------------------------------------------ scoring
 

@@ -55,14 +55,17 @@ def random_pod(rng: random.Random, name: str, node_name: str = "") -> objects_pb
     if rng.random() < 0.2:
         spec["nodeSelector"] = {"disk": "ssd"}
     affinity: dict[str, Any] = {}
-    if rng.random() < 0.2:
-        affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z1", "z2"]}]}]}}
-    term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": rng.choice([HOSTNAME, ZONE])}
     if rng.random() < 0.3:
-        affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        term: dict[str, Any] = {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z1", "z2"]}]}
+        if rng.random() < 0.3:  # the node's name matters too
+            term["matchFields"] = [{"key": "metadata.name", "operator": "NotIn", "values": ["n3"]}]
+        affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [term]}}
+    pod_term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": rng.choice([HOSTNAME, ZONE])}
+    if rng.random() < 0.3:
+        affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [pod_term]}
     if rng.random() < 0.15:
-        affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [pod_term]}
     if affinity:
         spec["affinity"] = affinity
     if rng.random() < 0.3:
