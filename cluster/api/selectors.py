@@ -16,7 +16,7 @@ values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -345,10 +345,11 @@ class FieldTerm:
 class FieldSelector:
     """An AND of ``field=value`` / ``field!=value`` terms over ``object_fields`` of one object."""
 
-    __slots__ = ("_terms",)
+    __slots__ = ("_field_names", "_terms")
 
     def __init__(self, terms: tuple[FieldTerm, ...] = ()) -> None:
         self._terms = tuple(sorted(terms, key=lambda t: (t.field, t.negated, t.value)))
+        self._field_names = tuple(dict.fromkeys(term.field for term in self._terms))
 
     @classmethod
     def parse(cls, text: str, kind: kinds.Kind | None = None) -> FieldSelector:
@@ -386,6 +387,11 @@ class FieldSelector:
     @property
     def terms(self) -> tuple[FieldTerm, ...]:
         return self._terms
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        """The fields the terms compare, each once: all ``object_fields`` needs to read for ``matches``."""
+        return self._field_names
 
     def requires_exact(self, field: str) -> str | None:
         """The value ``field`` must equal, when the selector pins it (lets a server use an index)."""
@@ -512,6 +518,10 @@ def supported_fields(kind: kinds.Kind) -> frozenset[str]:
     return frozenset(_FIELDS.get(kind.name, _DEFAULT_FIELDS))
 
 
-def object_fields(kind: kinds.Kind, obj: Any) -> dict[str, str]:
-    """The selectable fields of ``obj`` (of ``kind``) and their values, for ``FieldSelector.matches``."""
-    return {field: getter(obj) for field, getter in _FIELDS.get(kind.name, _DEFAULT_FIELDS).items()}
+def object_fields(kind: kinds.Kind, obj: Any, names: Collection[str] | None = None) -> dict[str, str]:
+    """The selectable fields of ``obj`` (of ``kind``) and their values, for ``FieldSelector.matches``; only
+    those of ``names`` when given (a selector's ``field_names``: a watch matches every event)."""
+    getters = _FIELDS.get(kind.name, _DEFAULT_FIELDS)
+    if names is None:
+        return {field: getter(obj) for field, getter in getters.items()}
+    return {field: getters[field](obj) for field in names if field in getters}

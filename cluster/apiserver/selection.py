@@ -28,4 +28,5 @@ class Selection:
     def matches(self, obj: Message) -> bool:
         if not self.labels.matches(obj.metadata.labels):
             return False
-        return self.fields.empty or self.fields.matches(object_fields(self.kind, obj))
+        fields = self.fields
+        return fields.empty or fields.matches(object_fields(self.kind, obj, fields.field_names))

@@ -249,3 +249,15 @@ def test_object_fields_of_each_kind() -> None:
     assert {"spec.nodeName", "spec.schedulerName", "status.phase", "status.nominatedNodeName"} <= (
         supported_fields(kinds.POD)
     )
+
+
+def test_object_fields_reads_only_the_named_fields() -> None:
+    pod = objects_pb2.Pod()
+    pod.metadata.name, pod.status.phase = "web", "Running"
+    selector = FieldSelector.parse(
+        "status.phase!=Failed,status.phase!=Succeeded,metadata.name=web", kinds.POD
+    )
+    assert selector.field_names == ("metadata.name", "status.phase")
+    fields = object_fields(kinds.POD, pod, selector.field_names)
+    assert fields == {"metadata.name": "web", "status.phase": "Running"}
+    assert selector.matches(object_fields(kinds.POD, pod, selector.field_names))
