@@ -1,55 +1,39 @@
 """The `podsched` command: one subcommand per module, each adding its own parser with ``register`` and
-doing its work in ``run(args) -> int`` (the process exit code)."""
+doing its work in ``run(args) -> int`` (the process exit code).
+
+Only the module of the command being run is imported (plus all of them for ``podsched --help``): the
+commands pull in very different worlds (the API server, the scheduler, the HTTP client, plotting), and
+every process would otherwise pay for all of them at start."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import sys
 from collections.abc import Sequence
 
-from cluster.cli import (
-    apiserver,
-    apply,
-    bench,
-    chaos,
-    delete,
-    demo,
-    describe,
-    get,
-    healthcheck,
-    load,
-    scheduler,
-    simulate,
-    up,
+#: The subcommands, in the order ``podsched --help`` lists them; each is the module cluster.cli.<name>.
+COMMANDS = (
+    "apiserver", "apply", "get", "describe", "delete", "demo", "bench", "scheduler", "simulate", "load",
+    "healthcheck", "chaos", "up",
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``command`` alone, or of every command when it is None or not one of them."""
     parser = argparse.ArgumentParser(
         prog="podsched",
         description="podsched: a Kubernetes-compatible pod-scheduling control plane.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for command in (
-        apiserver,
-        apply,
-        get,
-        describe,
-        delete,
-        demo,
-        bench,
-        scheduler,
-        simulate,
-        load,
-        healthcheck,
-        chaos,
-        up,
-    ):
-        command.register(subparsers)
+    for name in (command,) if command in COMMANDS else COMMANDS:
+        importlib.import_module(f"cluster.cli.{name}").register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv else None)
     try:
         args, extras = parser.parse_known_args(argv)
         _take_intermixed(parser, args, extras)
