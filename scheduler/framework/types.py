@@ -189,10 +189,10 @@ class NodeInfo:
     """A node and the pods on it (bound, or assumed by this scheduler)."""
 
     __slots__ = (
-        "_name",
         "allocatable",
         "generation",
         "labels",
+        "name",
         "node",
         "non_zero_requested",
         "pods",
@@ -206,7 +206,9 @@ class NodeInfo:
 
     def __init__(self, node: objects_pb2.Node | None = None, pods: Iterable[PodInfo] = ()) -> None:
         self.node: objects_pb2.Node | None = None
-        self._name = ""
+        #: The node's name ("" without a node), in a plain slot (read-only for users): Filter and Score
+        #: ask for it per node, and through the protobuf message it costs about a microsecond.
+        self.name = ""
         #: The node's labels as a plain dict: Filter and Score match selectors against them per node, and
         #: a dict lookup is several times cheaper than one in the protobuf map.
         self.labels: dict[str, str] = {}
@@ -229,15 +231,9 @@ class NodeInfo:
         for pod_info in pods:
             self.add_pod(pod_info)
 
-    @property
-    def name(self) -> str:
-        # Kept in a plain attribute: Filter and Score ask for it per node, and reading through the
-        # protobuf message costs about a microsecond each time.
-        return self._name
-
     def set_node(self, node: objects_pb2.Node) -> None:
         self.node = node
-        self._name = node.metadata.name
+        self.name = node.metadata.name
         self.labels = dict(node.metadata.labels)
         self.taints = tuple(node.spec.taints)
         self.unschedulable = node.spec.unschedulable
@@ -247,7 +243,7 @@ class NodeInfo:
     def remove_node(self) -> None:
         """The node object is gone; the pods still on it keep the NodeInfo alive until they go too."""
         self.node = None
-        self._name = ""
+        self.name = ""
         self.labels = {}
         self.taints = ()
         self.unschedulable = False
@@ -292,7 +288,7 @@ class NodeInfo:
         runs and snapshots); pods and the node object are shared, being replaced, never mutated."""
         copy = NodeInfo.__new__(NodeInfo)
         copy.node = self.node
-        copy._name = self._name
+        copy.name = self.name
         copy.labels = self.labels  # replaced with the node, never mutated
         copy.taints = self.taints
         copy.unschedulable = self.unschedulable
