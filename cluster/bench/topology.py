@@ -93,7 +93,9 @@ async def _processes(store_kind: str) -> AsyncIterator[SystemUnderTest]:
                 pids["etcd"] = etcd.members[0].process.pid  # type: ignore[union-attr]
             else:
                 store_args = ["--data-dir", str(Path(scratch) / "data")]
-            apiserver = ApiServerProcess(store_args)
+            # No controllers: scheduler_perf runs none, and no workload has a PodDisruptionBudget (the
+            # disruption controller would be one more watcher of every pod).
+            apiserver = ApiServerProcess(store_args, extra_args=["--controllers", "none"])
             apiserver.start()
             stops.callback(apiserver.stop)
             pids["apiserver"] = apiserver.pid
