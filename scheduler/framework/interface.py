@@ -202,7 +202,9 @@ class PreFilterPlugin(Plugin, Protocol):
 class FilterPlugin(Plugin, Protocol):
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         """None if the pod can run on the node; UNSCHEDULABLE if removing pods could change that,
-        UNSCHEDULABLE_AND_UNRESOLVABLE if not."""
+        UNSCHEDULABLE_AND_UNRESOLVABLE if not. A plugin may also offer ``filter_nodes(state, pod,
+        nodes) -> list[Status | None]``, ``filter`` of each node in one call (the framework then asks
+        about many nodes at once, when every Filter plugin of the cycle has it)."""
         ...
 
 
@@ -224,14 +226,18 @@ class PreScorePlugin(Plugin, Protocol):
 
 class ScoreExtensions(Protocol):
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
-        """Rewrite ``scores`` in place into MIN_NODE_SCORE..MAX_NODE_SCORE."""
+        """Rewrite ``scores`` in place into MIN_NODE_SCORE..MAX_NODE_SCORE. An optional
+        ``normalize_scores(state, pod, scores: list[int])`` does the same on plain scores, in the
+        nodes' order, and is preferred (no NodeScore per node)."""
         ...
 
 
 @runtime_checkable
 class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
-        """The node's raw score (raises PluginError when it cannot score)."""
+        """The node's raw score (raises PluginError when it cannot score). An optional
+        ``score_nodes(state, pod, nodes) -> list[int]`` scores every node in one call, and is
+        preferred."""
         ...
 
     def score_extensions(self) -> ScoreExtensions | None: ...

@@ -552,18 +552,24 @@ class Framework:
         for name, _, extensions, _ in plugins:
             if extensions is None:
                 continue
-            # NormalizeScore rewrites NodeScores in place.
-            scores_to_normalize = node_scores(names, per_plugin[name])
+            # NormalizeScore rewrites the scores in place: plain ints if the plugin takes them
+            # (normalize_scores), else NodeScores.
+            normalize_values = getattr(extensions, "normalize_scores", None)
+            values = per_plugin[name]
             try:
-                status = extensions.normalize_score(state, pod, scores_to_normalize)
-                if len(scores_to_normalize) != len(names):
-                    raise PluginError(f"{len(scores_to_normalize)} scores for {len(names)} nodes")
+                if normalize_values is not None:
+                    status = normalize_values(state, pod, values)
+                else:
+                    scores_to_normalize = node_scores(names, values)
+                    status = extensions.normalize_score(state, pod, scores_to_normalize)
+                    values = per_plugin[name] = list(map(_score_of, scores_to_normalize))
+                if len(values) != len(names):
+                    raise PluginError(f"{len(values)} scores for {len(names)} nodes")
             except Exception as exc:
                 status = _raised(exc)
             if status is not None and status.code is not Code.SUCCESS:
                 return None, _error(f'running Normalize on Score plugins: plugin "{name}" failed with',
                                     status, name)
-            per_plugin[name] = list(map(_score_of, scores_to_normalize))
         totals = [0] * len(names)
         for name, values in per_plugin.items():
             weight = weights[name]

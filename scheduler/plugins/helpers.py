@@ -364,19 +364,24 @@ def default_normalize_score(
     """Scale ``scores`` in place from [0, max(scores)] to [0, max_score] (integer division), then, with
     ``reverse``, flip them (max_score - score). All zero: unchanged, or all max_score when reversed.
     kube-scheduler's helper.DefaultNormalizeScore."""
-    # The tuples are taken apart and made again in C (itemgetter, node_scores): this runs on every
-    # feasible node in most cycles.
     values = list(map(_score_of, scores))
+    default_normalize_values(values, reverse=reverse, max_score=max_score)
+    scores[:] = node_scores(map(_name_of, scores), values)
+
+
+def default_normalize_values(
+    values: list[int], *, reverse: bool = False, max_score: int = MAX_NODE_SCORE
+) -> None:
+    """``default_normalize_score`` of plain scores, in place (a plugin's ``normalize_scores``)."""
     highest = max(values, default=0)
     if highest == 0:
         if reverse:
-            scores[:] = node_scores(map(_name_of, scores), repeat(max_score, len(scores)))
+            values[:] = repeat(max_score, len(values))
         return
     if reverse:
-        values = [max_score - max_score * value // highest for value in values]
+        values[:] = [max_score - max_score * value // highest for value in values]
     else:
-        values = [max_score * value // highest for value in values]
-    scores[:] = node_scores(map(_name_of, scores), values)
+        values[:] = [max_score * value // highest for value in values]
 
 
 # ------------------------------------------------------------------------------------------- args

@@ -40,6 +40,7 @@ from scheduler.plugins.helpers import (
     RequiredNodeAffinity,
     check_fields,
     default_normalize_score,
+    default_normalize_values,
     resolve_args,
 )
 
@@ -228,6 +229,11 @@ class NodeAffinity:
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(scores)
+        return None
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: list[int]) -> Status | None:
+        """``normalize_score`` of plain scores, in place."""
+        default_normalize_values(scores)
         return None
 
     # ------------------------------------------------------------------------------------- events

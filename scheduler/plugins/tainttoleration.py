@@ -28,6 +28,7 @@ from scheduler.plugins.helpers import (
     DO_NOT_SCHEDULE_EFFECTS,
     PREFER_NO_SCHEDULE,
     default_normalize_score,
+    default_normalize_values,
     find_untolerated_taint,
     tolerations_tolerate_taint,
 )
@@ -105,6 +106,11 @@ class TaintToleration:
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(scores, reverse=True)
+        return None
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: list[int]) -> Status | None:
+        """``normalize_score`` of plain scores, in place."""
+        default_normalize_values(scores, reverse=True)
         return None
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:

@@ -515,6 +515,22 @@ def test_scores_are_normalized_weighted_and_summed() -> None:
     assert result.weights == {"Raw": 2, "Scaled": 3}
 
 
+class PlainScaler(Scorer):
+    """NormalizeScore over plain ints (``normalize_scores``), which the framework prefers."""
+
+    def normalize_scores(self, state: CycleState, pod: Any, scores: list[int]) -> Status | None:
+        top = max(scores) or 1
+        scores[:] = [s * 100 // top for s in scores]
+        return None
+
+
+def test_plain_int_normalize_is_preferred_and_means_the_same() -> None:
+    fw = build(PlainScaler("Scaled", {"n1": 4, "n2": 2, "n3": 0}, normalize=lambda s: Status.as_error("no")))
+    result, status = fw.run_score(CycleState(), pod("p"), NODES)
+    assert status is None and result is not None
+    assert result.per_plugin["Scaled"] == result.totals == [100, 50, 0]
+
+
 def test_pre_score_skip_leaves_the_plugin_out_of_scoring() -> None:
     skipped = Scorer("Skipped", {"n1": 100}, pre_status=Status.skip())
     fw = build(skipped, Scorer("Kept", {"n1": 7}))

@@ -17,6 +17,7 @@ from scheduler.plugins.helpers import (
     RequiredNodeAffinity,
     check_fields,
     default_normalize_score,
+    default_normalize_values,
     find_untolerated_taint,
     node_matches_selector_terms,
     pod_matches_node_selector_and_affinity,
@@ -306,6 +307,9 @@ def test_default_normalize_score(raw: list[int], reverse: bool, expected: list[i
     default_normalize_score(scores, reverse=reverse)
     assert [s.score for s in scores] == expected
     assert [s.name for s in scores] == [f"n{i}" for i in range(len(raw))]
+    values = list(raw)
+    default_normalize_values(values, reverse=reverse)
+    assert values == expected
 
 
 @dataclass
