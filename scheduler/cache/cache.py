@@ -12,10 +12,10 @@ Assumed pods (kube-scheduler's pod state machine): when a scheduling cycle picks
 asynchronously. Then either
 - the watch delivers the bound pod: ``add_pod`` confirms it (on the node the API says, which may differ);
 - the binding fails: ``forget_pod`` takes it back off the node;
-- the binding succeeded (``finish_binding``) but no watch event confirms it within ``assumed_pod_ttl_s``:
-  ``cleanup_expired_assumed_pods`` (run every second by ``run()``) drops it, so a lost event cannot
-  leak the node's resources forever. The TTL starts only when the binding has finished, because a slow
-  binding is not a lost event.
+- with an ``assumed_pod_ttl_s`` (none by default, as in kube-scheduler), the binding succeeded
+  (``finish_binding``) but no watch event confirms it within the TTL: ``cleanup_expired_assumed_pods``
+  (run every second by ``run()``) drops it. The TTL starts only when the binding has finished, because a
+  slow binding is not a lost event.
 
 Snapshots in O(changed nodes): every change to a NodeInfo bumps its ``generation`` (a process-wide
 counter) and moves the node to the end of ``_nodes``, an OrderedDict (a doubly linked list, as
@@ -50,10 +50,12 @@ from scheduler.framework import NodeInfo, PodInfo, pod_key
 
 log = logging.getLogger(__name__)
 
-#: How long a pod whose binding finished may stay assumed without the watch confirming it (kube-scheduler
-#: used 30 s before it made the expiry optional). Longer keeps a slow watch from freeing the node's
-#: resources too early; shorter frees them sooner when an event really was lost. 0 means never expire.
-DEFAULT_ASSUMED_POD_TTL_S = 30.0
+#: How long a pod whose binding finished may stay assumed without the watch confirming it; 0, the
+#: default, means never, as kube-scheduler has it since Kubernetes issue 106361: under load the watch
+#: can lag the binds by more than any TTL, and an expired pod's resources given to the next pods
+#: overcommit the node (podsched bench's PreemptionAsync at 5000 nodes did, with 30 s). A lost event then
+#: holds the resources until the pod is seen again (the next relist).
+DEFAULT_ASSUMED_POD_TTL_S = 0.0
 
 #: How often ``run()`` looks for expired assumed pods (kube-scheduler's cleanAssumedPeriod).
 CLEANUP_PERIOD_S = 1.0
