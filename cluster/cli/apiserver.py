@@ -24,12 +24,11 @@ import argparse
 import asyncio
 import logging
 import os
-import re
 import sys
 from typing import Any
 
 from cluster.apiserver.server import ApiServer, ApiServerOptions
-from cluster.cli.common import stop_signals
+from cluster.cli.common import parse_duration, stop_signals
 from cluster.client import Client
 from cluster.controllers import DisruptionController
 from store.base import Store, StoreError
@@ -48,26 +47,6 @@ CONTROLLER_CHOICES = ("disruption", "none")
 CONTROLLERS_STOP_S = 5.0
 
 log = logging.getLogger(__name__)
-
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_duration(text: str) -> float:
-    """Seconds in a Go-style duration: "5m", "30s", "300ms", "1h30m", "1.5s"."""
-    position, total = 0, 0.0
-    while position < len(text):
-        part = _DURATION_PART.match(text, position)
-        if part is None:
-            break
-        total += float(part.group(1)) * _UNIT_SECONDS[part.group(2)]
-        position = part.end()
-    if not text or position != len(text):
-        raise argparse.ArgumentTypeError(
-            f"invalid duration {text!r}: use a number with a unit, like 5m, 30s, 300ms or 1h30m"
-        )
-    return total
-
 
 def default_data_dir() -> str:
     """$XDG_DATA_HOME/podsched, else ~/.local/share/podsched."""

@@ -37,12 +37,12 @@ from cluster.chaos import (
     Skipped,
     signal_name,
 )
-from cluster.cli.apiserver import parse_duration
 from cluster.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
     add_server_flag,
     connect,
+    positive_duration,
     print_error,
     run_async,
     server_address,
@@ -53,13 +53,6 @@ from cluster.cli.common import (
 #: How long a round waits for a new leader. kube-scheduler's failover after a SIGKILL takes up to the
 #: lease duration (15 s) plus a retry period; 60 s leaves room for slow starts without hiding a hang.
 DEFAULT_HANDOVER_TIMEOUT_S = 60.0
-
-
-def _positive_duration(text: str) -> float:
-    seconds = parse_duration(text)
-    if not seconds > 0:
-        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: must be positive")
-    return seconds
 
 
 def _signal(text: str) -> str:
@@ -105,7 +98,7 @@ def register(subparsers: Any) -> None:
         description="Every --every, find the container of the scheduler Lease's holder and signal it "
         "through the Docker Engine API; print how long the Lease took to change hands.",
     )
-    kill.add_argument("--every", type=_positive_duration, required=True, metavar="DURATION",
+    kill.add_argument("--every", type=positive_duration(), required=True, metavar="DURATION",
                       help="time between rounds, like 30s or 2m (the first round comes after one period)")
     kill.add_argument("--signal", type=_signal, default="SIGKILL", metavar="|".join(SIGNALS),
                       help="KILL (a crash), TERM (a graceful handoff) or STOP (a frozen leader, thawed "
@@ -116,7 +109,7 @@ def register(subparsers: Any) -> None:
                       help=f"the Docker engine's unix socket (default {DEFAULT_SOCKET})")
     kill.add_argument("--count", type=_count, default=None, metavar="N",
                       help="stop after N rounds (default: until stopped)")
-    kill.add_argument("--handover-timeout", type=_positive_duration, default=DEFAULT_HANDOVER_TIMEOUT_S,
+    kill.add_argument("--handover-timeout", type=positive_duration(), default=DEFAULT_HANDOVER_TIMEOUT_S,
                       metavar="DURATION",
                       help="how long a round waits for a new leader "
                       f"(default {DEFAULT_HANDOVER_TIMEOUT_S:g}s)")

@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -170,3 +171,38 @@ async def until_done_or_stopped(running: asyncio.Task[Any], stop: asyncio.Event)
             with contextlib.suppress(asyncio.CancelledError):
                 await running
     return stop.is_set()
+
+
+# ------------------------------------------------------------------------------------------ durations
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a Go-style duration: "5m", "30s", "300ms", "1h30m", "1.5s"."""
+    position, total = 0, 0.0
+    while position < len(text):
+        part = _DURATION_PART.match(text, position)
+        if part is None:
+            break
+        total += float(part.group(1)) * _UNIT_SECONDS[part.group(2)]
+        position = part.end()
+    if not text or position != len(text):
+        raise argparse.ArgumentTypeError(
+            f"invalid duration {text!r}: use a number with a unit, like 5m, 30s, 300ms or 1h30m"
+        )
+    return total
+
+
+def positive_duration(noun: str = "duration") -> Callable[[str], float]:
+    """An argparse type: a Go-style duration that must be above zero; ``noun`` names it in the error
+    ("invalid timeout '0s': must be positive")."""
+
+    def parse(text: str) -> float:
+        seconds = parse_duration(text)
+        if not seconds > 0:
+            raise argparse.ArgumentTypeError(f"invalid {noun} {text!r}: must be positive")
+        return seconds
+
+    return parse

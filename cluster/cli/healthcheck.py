@@ -25,8 +25,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cluster.api import apiserver_pb2
-from cluster.cli.apiserver import parse_duration
-from cluster.cli.common import DEFAULT_SERVER, EXIT_ERROR, EXIT_OK, EXIT_USAGE, SERVER_ENV
+from cluster.cli.common import DEFAULT_SERVER, EXIT_ERROR, EXIT_OK, EXIT_USAGE, SERVER_ENV, positive_duration
 
 #: The health entry of the API alone (the server's "" entry covers the whole process).
 API_SERVICE = apiserver_pb2.DESCRIPTOR.services_by_name["ApiServer"].full_name
@@ -44,13 +43,6 @@ def _single_address(text: str) -> str:
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise argparse.ArgumentTypeError(f"invalid server address {text!r}: expected host:port")
     return text
-
-
-def _positive_duration(text: str) -> float:
-    seconds = parse_duration(text)
-    if not seconds > 0:
-        raise argparse.ArgumentTypeError(f"invalid timeout {text!r}: must be positive")
-    return seconds
 
 
 def register(subparsers: Any) -> None:
@@ -71,7 +63,7 @@ def register(subparsers: Any) -> None:
         f"{API_SERVICE} the API alone",
     )
     parser.add_argument(
-        "--timeout", type=_positive_duration, default=DEFAULT_TIMEOUT_S, metavar="DURATION",
+        "--timeout", type=positive_duration("timeout"), default=DEFAULT_TIMEOUT_S, metavar="DURATION",
         help=f"give up after this long, connecting included (default {DEFAULT_TIMEOUT_S:g}s)",
     )
     parser.set_defaults(func=run)

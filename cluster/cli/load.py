@@ -18,13 +18,13 @@ import asyncio
 from datetime import datetime
 
 from cluster.api import errors
-from cluster.cli.apiserver import parse_duration
 from cluster.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
     UsageError,
     add_server_flag,
     connect,
+    parse_duration,
     print_error,
     run_async,
     stop_signals,

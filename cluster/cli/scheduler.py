@@ -46,8 +46,7 @@ from typing import Any
 
 from prometheus_client import disable_created_metrics
 
-from cluster.cli.apiserver import parse_duration
-from cluster.cli.common import SERVER_ENV, server_address, stop_signals
+from cluster.cli.common import SERVER_ENV, parse_duration, server_address, stop_signals
 from cluster.client import Client, Fence
 from scheduler.config import ConfigError, LeaderElectionConfig, load_config
 from scheduler.framework.registry import PluginLoadError, Registry

@@ -21,8 +21,7 @@ import contextlib
 import sys
 from pathlib import Path
 
-from cluster.cli.apiserver import parse_duration
-from cluster.cli.common import SERVER_ENV, stop_signals
+from cluster.cli.common import SERVER_ENV, parse_duration, stop_signals
 from cluster.launcher.localcluster import LocalCluster, UpConfig, UpConfigError, UpFailed
 from cluster.launcher.supervisor import stamped
 from scheduler.leaderelection import (
