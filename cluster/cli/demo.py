@@ -41,7 +41,7 @@ from cluster.cli.process import cli_env
 from cluster.client import Client, Informer
 from cluster.launcher.leadership import LeaderChange
 from cluster.launcher.localcluster import LocalCluster, UpConfig
-from cluster.launcher.supervisor import RestartPolicy, stamped
+from cluster.launcher.supervisor import RestartPolicy, process_alive, stamped
 from scheduler.leaderelection import JITTER_FACTOR, LeaderElectionTimings
 
 #: The election's timings: short, so that a failover fits in a demo (kube-scheduler's are 15s/10s/2s).
@@ -127,22 +127,13 @@ async def _main(manifests: Path) -> int:
             raise
         await demo.cleanup()
         pids = demo.pids_started()
-        left = [pid for pid in pids if _alive(pid)]
+        left = [pid for pid in pids if process_alive(pid)]
         if left:
             print(f"\ndemo failed: processes still running after the end: {left}", file=sys.stderr)
             return 1
     print(f"\nThe demo took {time.monotonic() - started:.1f}s; all {len(pids)} processes it started have "
           "stopped.", flush=True)
     return 0
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` names a live process (not gone, not a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def _shown(path: Path) -> str:

@@ -85,6 +85,15 @@ def describe_exit(code: int) -> str:
     return f"code {code}"
 
 
+def process_alive(pid: int) -> bool:
+    """Whether ``pid`` names a live process: not gone, and not a zombie that nobody has reaped yet."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def stamped(text: str) -> str:
     """``text`` after the local wall-clock time with milliseconds, as podsched's live lines are."""
     return f"{datetime.now().strftime('%H:%M:%S.%f')[:-3]} {text}"

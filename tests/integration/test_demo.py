@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cluster.launcher.supervisor import process_alive
 from tests.integration.helpers import REPO
 
 # Failover and lease timings are asserted: never run beside other tests.
@@ -21,14 +22,6 @@ DEMO_TIMEOUT_S = 120.0
 # The bounds for the demo's timings (lease 3s, retry 0.5s, jitter 1.2).
 KILL_BOUND_S = 3.0 + 0.5 * 1.2 + 1.0
 TERM_BOUND_S = 0.5 * 1.2 + 1.0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def _pids(out: str) -> set[int]:
@@ -82,7 +75,7 @@ def test_demo_tells_the_ha_story_and_passes_every_check() -> None:
     assert took and float(took[1]) < 60.0
     pids = _pids(out)
     assert len(pids) == int(took[2]) and len(pids) >= 6
-    assert not [pid for pid in pids if _alive(pid)]
+    assert not [pid for pid in pids if process_alive(pid)]
 
 
 def test_ctrl_c_stops_the_demo_and_every_process_it_started() -> None:
@@ -108,8 +101,8 @@ def test_ctrl_c_stops_the_demo_and_every_process_it_started() -> None:
     pids = _pids("".join(seen) + rest)
     assert len(pids) >= 4
     deadline = time.monotonic() + 10
-    while [pid for pid in pids if _alive(pid)]:
-        assert time.monotonic() < deadline, f"left running: {[pid for pid in pids if _alive(pid)]}"
+    while [pid for pid in pids if process_alive(pid)]:
+        assert time.monotonic() < deadline, f"left running: {[pid for pid in pids if process_alive(pid)]}"
         time.sleep(0.1)
     # Its temporary directory went with it.
     data = re.search(r"store: embedded SQLite in (\S+)/data", "".join(seen))

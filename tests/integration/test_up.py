@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cluster.launcher.supervisor import process_alive
 from tests.integration.helpers import REPO, pod_manifest, run_cli
 
 # Failover and lease timings are asserted: never run beside other tests.
@@ -29,14 +30,6 @@ TIMINGS = ["--leader-elect-lease-duration", "2s", "--leader-elect-renew-deadline
 KILL_BOUND_S = 2.0 + 0.5 * 1.2 + 1.0
 STEP_TIMEOUT_S = 60.0
 LEADER = r"leader is now (\S+) \((scheduler-\d), fencing token (\d+), after (\d+\.\d\d)s without"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 class Up:
@@ -118,7 +111,7 @@ def _process_group(pid: int) -> int:
 
 def _wait_gone(pids: set[int]) -> None:
     deadline = time.monotonic() + 10
-    while left := [pid for pid in pids if _alive(pid)]:
+    while left := [pid for pid in pids if process_alive(pid)]:
         assert time.monotonic() < deadline, f"processes left running: {left}"
         time.sleep(0.1)
 
@@ -175,7 +168,7 @@ def test_up_elects_schedules_fails_over_and_stops(tmp_path: Path) -> None:
         assert new[1] != identity and new[1] != restarted[2], "a standby, not the restarted replica, leads"
         assert int(new[3]) > int(leader[3]), "a new tenure's token is a later revision"
         assert float(new[4]) <= KILL_BOUND_S and took <= KILL_BOUND_S + 2.0, up.out
-        assert _alive(int(restarted[1])) and not _alive(pid)
+        assert process_alive(int(restarted[1])) and not process_alive(pid)
 
         # The new leader schedules.
         _apply_pods(server, tmp_path, "up-test", ["after-1", "after-2"])
@@ -280,7 +273,7 @@ def _processes_naming(text: str) -> list[int]:
                     found.append(int(entry.name))
             except OSError:
                 continue
-    return [pid for pid in found if _alive(pid)]
+    return [pid for pid in found if process_alive(pid)]
 
 
 def test_ctrl_c_while_starting_stops_what_has_started() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster.launcher.supervisor import Child, RestartPolicy, Supervisor, describe_exit
+from cluster.launcher.supervisor import Child, RestartPolicy, Supervisor, describe_exit, process_alive
 from tests.unit.supervisor_children import TinyChild
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,15 +51,6 @@ async def supervising(supervisor: Supervisor) -> AsyncIterator[Supervisor]:
     finally:
         await supervisor.stop()
         await task
-
-
-def gone(pid: int) -> bool:
-    """Whether ``pid`` no longer names a live process (reaped, or a zombie nobody has reaped yet)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
 
 
 @pytest.mark.parametrize(
@@ -123,7 +114,7 @@ async def test_a_killed_child_is_started_again() -> None:
         assert report.lines == [f"api (pid {first}) exited with signal SIGKILL; restarting in 0.05s"]
         assert started == [("api", first), ("api", child.pids[1])]
         assert exited == [("api", -signal.SIGKILL)]
-    assert all(gone(pid) for pid in child.pids)
+    assert not any(process_alive(pid) for pid in child.pids)
 
 
 async def test_a_child_that_keeps_exiting_backs_off_and_says_its_code() -> None:
@@ -212,7 +203,7 @@ async def test_stop_waits_for_a_start_under_way_then_stops_it() -> None:
         await starting
     assert child.pids, "the start was under way and finished"
     assert child.process is not None and child.process.returncode is not None
-    assert all(gone(pid) for pid in child.pids)
+    assert not any(process_alive(pid) for pid in child.pids)
 
 
 async def test_stop_calls_off_a_restart_waiting_in_its_backoff() -> None:
@@ -258,14 +249,14 @@ def test_no_child_outlives_a_killed_supervisor() -> None:
     try:
         assert supervisor.stdout is not None
         pids = [int(pid) for pid in supervisor.stdout.readline().split()]
-        assert len(pids) == 3 and not any(gone(pid) for pid in pids)
+        assert len(pids) == 3 and all(process_alive(pid) for pid in pids)
         # The supervisor's process dies without any chance to clean up...
         supervisor.kill()
         supervisor.wait()
         # ...and Linux kills its children for it (setpriv --pdeathsig, tied to the start thread).
         deadline = time.monotonic() + 10
-        while not all(gone(pid) for pid in pids):
-            assert time.monotonic() < deadline, f"orphans left: {[pid for pid in pids if not gone(pid)]}"
+        while any(process_alive(pid) for pid in pids):
+            assert time.monotonic() < deadline, f"orphans left: {[pid for pid in pids if process_alive(pid)]}"
             time.sleep(0.05)
     finally:
         if supervisor.poll() is None:
