@@ -14,26 +14,17 @@ from cluster.api import apiserver_pb2, errors, objects_pb2
 from cluster.api.kinds import POD
 from cluster.client import Client, WatchEvent
 from cluster.client.client import SERVER_ENV, parse_servers
-from cluster.client.retry import RetryPolicy
-from tests.unit.test_client_fake_apiserver import FakeApiServer, closed_port, pod, running_fake, until
+from tests.unit.test_client_fake_apiserver import (
+    FAST_RETRIES,
+    FakeApiServer,
+    closed_port,
+    pod,
+    running_fake,
+    until,
+)
 
 # Deadlines of a fraction of a second are asserted: never run beside other tests.
 pytestmark = pytest.mark.timing
-
-FAST_RETRIES = RetryPolicy(initial_s=0.01, max_s=0.05)
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeApiServer]:
-    async with running_fake() as server:
-        yield server
-
-
-@pytest.fixture
-async def client(fake: FakeApiServer) -> AsyncIterator[Client]:
-    async with Client(fake.address, timeout_s=5.0, retry_policy=FAST_RETRIES) as result:
-        yield result
-
 
 # ------------------------------------------------------------------------------------------------ verbs
 

@@ -18,6 +18,10 @@ from google.protobuf.message import Message
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
 from cluster.api.kinds import Kind, envelope_kind, kind_by_name, unwrap, wrap
+from cluster.client.retry import RetryPolicy
+
+#: Retries that do not slow tests down (the defaults back off for seconds).
+FAST_RETRIES = RetryPolicy(initial_s=0.01, max_s=0.05)
 
 
 def closed_port() -> int:

@@ -15,10 +15,7 @@ from google.protobuf.message import Message
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import NODE, POD
 from cluster.client import Client, Informer
-from cluster.client.retry import RetryPolicy
-from tests.unit.test_client_fake_apiserver import FakeApiServer, pod, running_fake, until
-
-FAST = RetryPolicy(initial_s=0.01, max_s=0.05)
+from tests.unit.test_client_fake_apiserver import FAST_RETRIES, FakeApiServer, pod, until
 
 
 class Recorder:
@@ -41,18 +38,6 @@ class Recorder:
     def register(self, informer: Informer) -> Recorder:
         informer.add_handler(on_add=self.on_add, on_update=self.on_update, on_delete=self.on_delete)
         return self
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeApiServer]:
-    async with running_fake() as server:
-        yield server
-
-
-@pytest.fixture
-async def client(fake: FakeApiServer) -> AsyncIterator[Client]:
-    async with Client(fake.address, timeout_s=5.0, retry_policy=FAST) as result:
-        yield result
 
 
 @contextlib.asynccontextmanager
@@ -78,7 +63,7 @@ def names(informer: Informer) -> list[str]:
 async def test_lists_then_follows_every_change(client: Client, fake: FakeApiServer) -> None:
     for name in ("a", "b", "c"):
         await fake.put(pod(name))
-    informer = Informer(client, "pods", page_size=2, rewatch_policy=FAST)
+    informer = Informer(client, "pods", page_size=2, rewatch_policy=FAST_RETRIES)
     recorder = Recorder().register(informer)
     assert not informer.has_synced
     async with running(informer):
@@ -108,7 +93,7 @@ async def test_cluster_scoped_objects_are_keyed_by_name(client: Client, fake: Fa
     node = objects_pb2.Node()
     node.metadata.name = "node-1"
     await fake.put(node)
-    informer = Informer(client, NODE, rewatch_policy=FAST)
+    informer = Informer(client, NODE, rewatch_policy=FAST_RETRIES)
     async with running(informer):
         assert informer.get("node-1") is not None
         assert len(informer) == 1
@@ -117,7 +102,7 @@ async def test_cluster_scoped_objects_are_keyed_by_name(client: Client, fake: Fa
 async def test_relists_on_expired_and_reconciles_what_changed(client: Client, fake: FakeApiServer) -> None:
     for name in ("gone", "changed", "same"):
         await fake.put(pod(name))
-    informer = Informer(client, POD, rewatch_policy=FAST)
+    informer = Informer(client, POD, rewatch_policy=FAST_RETRIES)
     recorder = Recorder().register(informer)
     async with running(informer):
         await until(lambda: fake.open_watches == 1)
@@ -152,7 +137,7 @@ async def test_relists_on_expired_and_reconciles_what_changed(client: Client, fa
 async def test_rewatches_from_the_last_event_without_repeating_or_missing_one(
     client: Client, fake: FakeApiServer
 ) -> None:
-    informer = Informer(client, POD, rewatch_policy=FAST)
+    informer = Informer(client, POD, rewatch_policy=FAST_RETRIES)
     recorder = Recorder().register(informer)
     async with running(informer):
         await client.create(pod("a"))
@@ -183,8 +168,8 @@ async def test_retries_the_first_list_until_the_server_answers(fake: FakeApiServ
     await fake.put(pod("a"))
     fake.fail("List", grpc.StatusCode.UNAVAILABLE, "store down", times=6)
     # A client with a budget shorter than the outage: the informer itself must keep trying.
-    async with Client(fake.address, timeout_s=0.05, retry_policy=FAST) as client:
-        informer = Informer(client, POD, rewatch_policy=FAST)
+    async with Client(fake.address, timeout_s=0.05, retry_policy=FAST_RETRIES) as client:
+        informer = Informer(client, POD, rewatch_policy=FAST_RETRIES)
         async with running(informer):
             assert names(informer) == ["default/a"]
     assert len(fake.calls_of("List")) == 7
@@ -202,7 +187,7 @@ async def test_a_request_the_server_rejects_ends_run_and_wait_synced(
     client: Client, fake: FakeApiServer, code: grpc.StatusCode, error: type[errors.ApiError]
 ) -> None:
     fake.fail("List", code, 'unable to parse requirement: "a=="')
-    informer = Informer(client, POD, label_selector="a==", rewatch_policy=FAST)
+    informer = Informer(client, POD, label_selector="a==", rewatch_policy=FAST_RETRIES)
     task = asyncio.create_task(informer.run())
     with pytest.raises(error, match="unable to parse"):
         await asyncio.wait_for(informer.wait_synced(), 5.0)
@@ -213,7 +198,7 @@ async def test_a_request_the_server_rejects_ends_run_and_wait_synced(
 
 
 async def test_indexes_follow_adds_updates_and_deletes(client: Client, fake: FakeApiServer) -> None:
-    informer = Informer(client, POD, indexers={"node": by_node}, rewatch_policy=FAST)
+    informer = Informer(client, POD, indexers={"node": by_node}, rewatch_policy=FAST_RETRIES)
     await fake.put(pod("a", node="n1"))
     await fake.put(pod("unbound"))
     async with running(informer):
@@ -235,7 +220,7 @@ async def test_indexes_follow_adds_updates_and_deletes(client: Client, fake: Fak
 
 
 async def test_indexes_follow_a_relist(client: Client, fake: FakeApiServer) -> None:
-    informer = Informer(client, POD, indexers={"node": by_node}, rewatch_policy=FAST)
+    informer = Informer(client, POD, indexers={"node": by_node}, rewatch_policy=FAST_RETRIES)
     await fake.put(pod("a", node="n1"))
     await fake.put(pod("b", node="n1"))
     async with running(informer):
@@ -264,7 +249,7 @@ async def test_a_failing_handler_is_logged_and_contained(
     def explode(obj: Message) -> None:
         raise RuntimeError(f"boom on {obj.metadata.name}")
 
-    informer = Informer(client, POD, rewatch_policy=FAST)
+    informer = Informer(client, POD, rewatch_policy=FAST_RETRIES)
     informer.add_handler(on_add=explode, on_update=lambda old, new: explode(new), on_delete=explode)
     recorder = Recorder().register(informer)
     with caplog.at_level(logging.ERROR, logger="cluster.client.informer"):
@@ -286,7 +271,7 @@ async def test_a_handler_added_after_sync_hears_the_existing_objects(
 ) -> None:
     await fake.put(pod("a"))
     await fake.put(pod("b"))
-    informer = Informer(client, POD, rewatch_policy=FAST)
+    informer = Informer(client, POD, rewatch_policy=FAST_RETRIES)
     async with running(informer):
         late = Recorder().register(informer)
         assert sorted(late.seen) == [("add", "a", "1"), ("add", "b", "2")]
@@ -298,7 +283,7 @@ async def test_a_handler_added_after_sync_hears_the_existing_objects(
 async def test_a_namespaced_informer_sees_only_its_namespace(client: Client, fake: FakeApiServer) -> None:
     await fake.put(pod("a", namespace="team-a"))
     await fake.put(pod("b", namespace="team-b"))
-    informer = Informer(client, POD, namespace="team-a", rewatch_policy=FAST)
+    informer = Informer(client, POD, namespace="team-a", rewatch_policy=FAST_RETRIES)
     async with running(informer):
         await client.create(pod("c", namespace="team-b"))
         await client.create(pod("d", namespace="team-a"))

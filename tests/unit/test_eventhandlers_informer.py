@@ -7,15 +7,13 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-import pytest
-
 from cluster.api import objects_pb2
 from cluster.api.kinds import NODE, POD
 from cluster.client import Client, Informer
 from scheduler.cache import Cache, Snapshot
 from scheduler.clock import FakeClock
 from scheduler.eventhandlers import ASSIGNED_POD_DELETE, NODE_ADD, EventHandlers
-from tests.unit.test_client_fake_apiserver import FakeApiServer, pod, running_fake, until
+from tests.unit.test_client_fake_apiserver import FakeApiServer, pod, until
 from tests.unit.test_eventhandlers import RecordingQueue
 
 
@@ -41,12 +39,6 @@ async def running(informer: Informer) -> AsyncIterator[None]:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeApiServer]:
-    async with running_fake() as server:
-        yield server
 
 
 async def test_informer_events_reach_cache_and_queue(fake: FakeApiServer) -> None:

@@ -13,9 +13,8 @@ from cluster.api import objects_pb2
 from cluster.api.fencing import FENCING_TOKEN_ANNOTATION, observed_tenure_token
 from cluster.api.kinds import LEASE
 from cluster.client import Client
-from cluster.client.retry import RetryPolicy
 from cluster.launcher.leadership import LeaderChange, LeadershipWatch
-from tests.unit.test_client_fake_apiserver import FakeApiServer, running_fake, until
+from tests.unit.test_client_fake_apiserver import FAST_RETRIES, FakeApiServer, until
 
 
 class Clock:
@@ -38,18 +37,12 @@ def lease(holder: str, *, transitions: int = 0, token: str = "") -> objects_pb2.
     return result
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeApiServer]:
-    async with running_fake() as server:
-        yield server
-
-
 @contextlib.asynccontextmanager
 async def watching(
     fake: FakeApiServer, clock: Clock
 ) -> AsyncIterator[tuple[LeadershipWatch, list[LeaderChange]]]:
     heard: list[LeaderChange] = []
-    async with Client(fake.address, timeout_s=5.0, retry_policy=RetryPolicy(0.01, 0.05)) as client:
+    async with Client(fake.address, timeout_s=5.0, retry_policy=FAST_RETRIES) as client:
         watch = LeadershipWatch(client, on_change=heard.append, clock=clock)
         task = asyncio.create_task(watch.run())
         try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
 import grpc
 import pytest
@@ -13,25 +12,10 @@ import pytest
 from cluster.api import errors
 from cluster.api.kinds import POD
 from cluster.client import Client
-from cluster.client.retry import RetryPolicy
 from cluster.launcher import load
 from cluster.launcher.load import RUN_LABEL, LoadFailed, LoadGenerator, LoadSpec, LoadSpecError, Progress
 from tests.unit.bind_loop import binding_every_pod
-from tests.unit.test_client_fake_apiserver import FakeApiServer, running_fake, until
-
-FAST = RetryPolicy(initial_s=0.01, max_s=0.05)
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeApiServer]:
-    async with running_fake() as server:
-        yield server
-
-
-@pytest.fixture
-async def client(fake: FakeApiServer) -> AsyncIterator[Client]:
-    async with Client(fake.address, timeout_s=5.0, retry_policy=FAST) as result:
-        yield result
+from tests.unit.test_client_fake_apiserver import FakeApiServer, until
 
 
 @pytest.mark.parametrize(
