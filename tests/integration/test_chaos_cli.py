@@ -23,6 +23,7 @@ from cluster.api import objects_pb2
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, NotFound
 from cluster.launcher.supervisor import Supervisor
+from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import REPO, CliResult, run_cli_async
 from tests.unit.fake_docker_engine import FakeContainer, FakeDockerEngine
 
@@ -36,12 +37,8 @@ IDENTITIES = [f"{cid[:12]}_6c1d2e3f-0000-4000-8000-00000000000{i}" for i, cid in
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProcess]:
-    process = ApiServerProcess(["--data-dir", str(tmp_path_factory.mktemp("chaos-cli"))])
-    process.start()
-    try:
+    with own_apiserver("sqlite", tmp_path_factory.mktemp("chaos-cli")) as process:
         yield process
-    finally:
-        process.stop()
 
 
 @pytest.fixture

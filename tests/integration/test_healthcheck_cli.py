@@ -12,18 +12,15 @@ import pytest
 
 from cluster.cli.healthcheck import API_SERVICE
 from cluster.cli.process import ApiServerProcess
+from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import run_cli
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProcess]:
     # The health service does not depend on the store: the embedded one is enough.
-    process = ApiServerProcess(["--data-dir", str(tmp_path_factory.mktemp("healthcheck"))])
-    process.start()
-    try:
+    with own_apiserver("sqlite", tmp_path_factory.mktemp("healthcheck")) as process:
         yield process
-    finally:
-        process.stop()
 
 
 @pytest.fixture
