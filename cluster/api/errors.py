@@ -51,6 +51,22 @@ class Forbidden(ApiError):
     reason = "Forbidden"
 
 
+class Unauthorized(ApiError):
+    """The call carries no credentials the server accepts (Kubernetes' 401): a missing or unknown
+    bearer token, or no verified client certificate."""
+
+    code = grpc.StatusCode.UNAUTHENTICATED
+    reason = "Unauthorized"
+
+
+class PermissionDenied(ApiError):
+    """The caller is known but its roles do not allow this verb on this resource (Kubernetes' 403 from
+    the authorizer; admission's refusals are Forbidden)."""
+
+    code = grpc.StatusCode.PERMISSION_DENIED
+    reason = "Forbidden"
+
+
 class Expired(ApiError):
     """A watch or continue token asked for a compacted resourceVersion (Kubernetes' 410 Gone)."""
 
@@ -79,9 +95,16 @@ class InternalError(ApiError):
 
 
 _BY_CODE: dict[grpc.StatusCode, type[ApiError]] = {
-    cls.code: cls for cls in (NotFound, AlreadyExists, Conflict, Invalid, Forbidden, Expired, Unavailable)
+    cls.code: cls
+    for cls in (
+        NotFound, AlreadyExists, Conflict, Invalid, Forbidden, Expired, Unavailable, Unauthorized,
+        PermissionDenied,
+    )
 }
-_BY_REASON: dict[str, type[ApiError]] = {cls.reason: cls for cls in (*_BY_CODE.values(), Fenced)}
+# PermissionDenied shares admission's reason "Forbidden"; its own code finds it through _BY_CODE.
+_BY_REASON: dict[str, type[ApiError]] = {
+    cls.reason: cls for cls in (*_BY_CODE.values(), Fenced) if cls is not PermissionDenied
+}
 
 
 def from_status(code: grpc.StatusCode, details: str | None, reason: str = "") -> ApiError:

@@ -5,7 +5,17 @@
 
 Besides the ``ApiServer`` service it serves the standard gRPC health service (SERVING once the store
 has answered and the system priority classes exist; NOT_SERVING while stopping) and server
-reflection, so grpcurl and load balancers work without our protos. Two background tasks run in one
+reflection, so grpcurl and load balancers work without our protos. Security (issue 8): with
+``tls_cert_file`` and ``tls_private_key_file`` it serves TLS (with ``client_ca_file``, mutual TLS);
+callers prove who they are with a bearer token from ``token_auth_file`` or a client certificate, and
+the roles of ``authorization_policy_file`` (or the built-in group bindings) say what they may do
+(cluster/apiserver/auth). The files are loaded and checked when the options are built: a bad one is a
+ValueError naming the flag, the file and the line or entry. Without a token file or client CA nobody
+is authenticated, so the server serves loopback only and every caller is an admin. The health
+service stays open to everyone (load balancers); reflection needs an identity when authentication is
+on. ``loopback_token`` is an admin token only this process knows, for its own clients (controllers).
+
+Two background tasks run in one
 TaskGroup for the server's lifetime: the graceful-deletion finisher (graceful.py) and the store
 compactor, which keeps a week of lease renewals from growing the store without bound. Either failing
 is fatal: the server stops and ``wait_closed`` raises the error.
@@ -15,20 +25,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
+import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc
+from cluster.apiserver.auth.access import Access
+from cluster.apiserver.auth.security import SecurityConfig, load_security
 from cluster.apiserver.bootstrap import ensure_system_priority_classes
 from cluster.apiserver.graceful import DeletionFinisher
 from cluster.apiserver.registry import MAX_OBJECT_BYTES, Registry
-from cluster.apiserver.service import ApiService
+from cluster.apiserver.service import ApiService, GuardedReflection
 from cluster.apiserver.verbs import Verbs
 from store.base import Store
 from store.compactor import Compactor
@@ -50,6 +64,17 @@ class ApiServerOptions:
     min_retained_revisions: int = 1000
     #: The largest object (serialized) the server stores; etcd's default request limit is 1.5 MiB.
     max_object_bytes: int = MAX_OBJECT_BYTES
+    #: PEM certificate (chain) and private key to serve TLS with (kube-apiserver's flags); both or neither.
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
+    #: PEM CA bundle: clients must present a certificate it signed (CN = user, O = groups).
+    client_ca_file: str | None = None
+    #: Kubernetes' static token file: token,user,uid,"group1,group2".
+    token_auth_file: str | None = None
+    #: YAML roles and bindings (cluster/apiserver/auth/policy.py); the built-in bindings without one.
+    authorization_policy_file: str | None = None
+    #: The files above, loaded and checked (at construction, so that a bad file stops the start).
+    security: SecurityConfig = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.listen or ":" not in self.listen:
@@ -62,6 +87,31 @@ class ApiServerOptions:
             )
         if self.max_object_bytes <= 0:
             raise ValueError(f"max object size must be positive, got {self.max_object_bytes}")
+        security = load_security(
+            tls_cert_file=self.tls_cert_file,
+            tls_private_key_file=self.tls_private_key_file,
+            client_ca_file=self.client_ca_file,
+            token_auth_file=self.token_auth_file,
+            authorization_policy_file=self.authorization_policy_file,
+        )
+        object.__setattr__(self, "security", security)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name other than localhost: it may resolve to anything
+        return False
+
+
+def _loopback_only(listen: str) -> str:
+    """``listen`` moved to the loopback address of its family, same port, when it is not loopback already."""
+    host, _, port = listen.rpartition(":")
+    if _is_loopback(host):
+        return listen
+    return f"[::1]:{port}" if ":" in host.strip("[]") else f"127.0.0.1:{port}"
 
 
 class ApiServer:
@@ -80,6 +130,13 @@ class ApiServer:
         )
         self._stopping = asyncio.Event()
         self._health = health.aio.HealthServicer()
+        #: An admin bearer token only this process knows, for its own clients (the controllers), as
+        #: kube-apiserver's loopback client token; accepted whenever authentication is on.
+        self.loopback_token = secrets.token_urlsafe(32)
+        self._access = Access.of(self.options.security, self.loopback_token)
+        self._listen = self.options.listen
+        if not self._access.enabled:
+            self._listen = _loopback_only(self.options.listen)
         self._server: grpc.aio.Server | None = None
         self._background: asyncio.Task[None] | None = None
         self._stopper: asyncio.Task[None] | None = None
@@ -104,18 +161,32 @@ class ApiServer:
             ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
             ("grpc.keepalive_permit_without_calls", 1),
         ])
-        apiserver_pb2_grpc.add_ApiServerServicer_to_server(ApiService(self._verbs, self._stopping), server)
+        service = ApiService(self._verbs, self._stopping, access=self._access)
+        apiserver_pb2_grpc.add_ApiServerServicer_to_server(service, server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         health_service = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
-        reflection.enable_server_reflection((SERVICE_NAME, health_service, reflection.SERVICE_NAME), server)
+        reflected = (SERVICE_NAME, health_service, reflection.SERVICE_NAME)
+        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
+            GuardedReflection(reflected, access=self._access), server
+        )
+        if self._listen != self.options.listen:
+            log.warning(
+                "no authentication is configured (--token-auth-file, --client-ca-file): serving on %s "
+                "instead of %s, loopback only, and every caller is an admin",
+                self._listen, self.options.listen,
+            )
+        tls = self.options.security.tls
         try:
-            port = server.add_insecure_port(self.options.listen)
+            if tls is None:
+                port = server.add_insecure_port(self._listen)
+            else:
+                port = server.add_secure_port(self._listen, tls.credentials())
         except RuntimeError as exc:
             await server.stop(None)
-            raise OSError(f"cannot listen on {self.options.listen}: {exc}") from exc
+            raise OSError(f"cannot listen on {self._listen}: {exc}") from exc
         if port == 0:
             await server.stop(None)
-            raise OSError(f"cannot listen on {self.options.listen}: the address is in use or not local")
+            raise OSError(f"cannot listen on {self._listen}: the address is in use or not local")
         self.port = port
         await server.start()
         self._server = server
@@ -128,7 +199,7 @@ class ApiServer:
 
     @property
     def address(self) -> str:
-        host, _, _ = self.options.listen.rpartition(":")
+        host, _, _ = self._listen.rpartition(":")
         return f"{host}:{self.port}"
 
     async def _run_background(self) -> None:

@@ -1,6 +1,11 @@
 """The gRPC face of the API: unwraps requests, calls the verbs, wraps answers, and owns the one mapping
 from what went wrong to a gRPC status.
 
+Every call goes through one pipeline, in kube-apiserver's order: authenticate (UNAUTHENTICATED) →
+describe the request (auth/requests.py) → authorize (PERMISSION_DENIED naming verb and resource) →
+enter the request gates (auth/gate.py), held around the whole unary call or the whole Watch stream →
+the handler.
+
 * ``errors.ApiError`` → its own code and message (Kubernetes' wording, built where it is raised), and its
   reason in the trailing metadata;
 * the store is unreachable → UNAVAILABLE (clients retry, and fail over to another server);
@@ -11,15 +16,21 @@ from what went wrong to a gRPC status.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import grpc
+from grpc_reflection.v1alpha import reflection, reflection_pb2
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, kinds, objects_pb2
 from cluster.apiserver import binding, messages
+from cluster.apiserver.auth import requests
+from cluster.apiserver.auth.access import Access
+from cluster.apiserver.auth.gate import RequestGate
+from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.fencing import LeaseFence
 from cluster.apiserver.listing import list_objects
 from cluster.apiserver.selection import Selection
@@ -56,37 +67,78 @@ async def _abort(context: grpc.aio.ServicerContext, exc: Exception, rpc: str) ->
 
 
 def _unary(
-    handler: Callable[[Any, Request], Awaitable[Response]],
-) -> Callable[[Any, Request, grpc.aio.ServicerContext], Awaitable[Response]]:
-    @functools.wraps(handler)
-    async def call(self: Any, request: Request, context: grpc.aio.ServicerContext) -> Response:
-        try:
-            return await handler(self, request)
-        except Exception as exc:  # every failure becomes a status: see _error_of
-            failure = exc
-        await _abort(context, failure, handler.__name__)
-        raise AssertionError("context.abort returns only by raising")
+    describe: Callable[[Request], RequestInfo],
+) -> Callable[
+    [Callable[[Any, Request], Awaitable[Response]]],
+    Callable[[Any, Request, grpc.aio.ServicerContext], Awaitable[Response]],
+]:
+    """Serve the decorated handler through the pipeline; ``describe`` says what its request asks."""
 
-    return call
+    def decorate(
+        handler: Callable[[Any, Request], Awaitable[Response]],
+    ) -> Callable[[Any, Request, grpc.aio.ServicerContext], Awaitable[Response]]:
+        @functools.wraps(handler)
+        async def call(self: ApiService, request: Request, context: grpc.aio.ServicerContext) -> Response:
+            try:
+                user, info = self._admit(context, request, describe)
+                if not self._gates:
+                    return await handler(self, request)
+                async with self._gated(user, info):
+                    return await handler(self, request)
+            except Exception as exc:  # every failure becomes a status: see _error_of
+                failure = exc
+            await _abort(context, failure, handler.__name__)
+            raise AssertionError("context.abort returns only by raising")
+
+        return call
+
+    return decorate
 
 
 class ApiService(apiserver_pb2_grpc.ApiServerServicer):
-    def __init__(self, verbs: Verbs, stopping: asyncio.Event) -> None:
+    def __init__(
+        self,
+        verbs: Verbs,
+        stopping: asyncio.Event,
+        *,
+        access: Access | None = None,
+        gates: Sequence[RequestGate] = (),
+    ) -> None:
         self._verbs = verbs
         self._registry = verbs.registry
         #: Set when the server stops: every open watch then ends its stream.
         self._stopping = stopping
+        #: Who may call, and what they may do; without it every caller is an admin.
+        self._access = access or Access.unsecured()
+        self._gates = tuple(gates)
 
-    @_unary
+    def _admit(
+        self, context: grpc.aio.ServicerContext, request: Request, describe: Callable[[Request], RequestInfo]
+    ) -> tuple[UserInfo, RequestInfo]:
+        """Authenticate the caller, describe the request, authorize it: the pipeline up to the gates."""
+        user = self._access.authenticate(context)
+        info = describe(request)
+        self._access.authorize(user, info)
+        return user, info
+
+    @contextlib.asynccontextmanager
+    async def _gated(self, user: UserInfo, info: RequestInfo) -> AsyncIterator[None]:
+        """Inside every gate, entered in order (a gate that refuses leaves the ones entered before)."""
+        async with contextlib.AsyncExitStack() as stack:
+            for gate in self._gates:
+                await stack.enter_async_context(gate.admit(user, info))
+            yield
+
+    @_unary(requests.create)
     async def Create(self, request: apiserver_pb2.CreateRequest) -> apiserver_pb2.Object:
         created = await self._verbs.create(kinds.unwrap(request.object), dry_run=request.dry_run)
         return kinds.wrap(created)
 
-    @_unary
+    @_unary(requests.get)
     async def Get(self, request: apiserver_pb2.GetRequest) -> apiserver_pb2.Object:
         return kinds.wrap(await self._verbs.get(request.kind, request.namespace, request.name))
 
-    @_unary
+    @_unary(requests.update)
     async def Update(self, request: apiserver_pb2.UpdateRequest) -> apiserver_pb2.Object:
         if request.HasField("fence"):
             # Ignoring it would let the caller believe the write was fenced.
@@ -96,14 +148,14 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         updated = await self._verbs.update(kinds.unwrap(request.object), dry_run=request.dry_run)
         return kinds.wrap(updated)
 
-    @_unary
+    @_unary(requests.update_status)
     async def UpdateStatus(self, request: apiserver_pb2.UpdateRequest) -> apiserver_pb2.Object:
         updated = await self._verbs.update_status(
             kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request)
         )
         return kinds.wrap(updated)
 
-    @_unary
+    @_unary(requests.delete)
     async def Delete(self, request: apiserver_pb2.DeleteRequest) -> apiserver_pb2.Object:
         grace = request.grace_period_seconds if request.HasField("grace_period_seconds") else None
         deleted = await self._verbs.delete(
@@ -113,7 +165,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         )
         return kinds.wrap(deleted)
 
-    @_unary
+    @_unary(requests.list_)
     async def List(self, request: apiserver_pb2.ListRequest) -> apiserver_pb2.ListResponse:
         selection, namespace = self._selection(request)
         page = await list_objects(
@@ -125,7 +177,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
             continue_token=page.continue_token,
         )
 
-    @_unary
+    @_unary(requests.bind)
     async def Bind(self, request: apiserver_pb2.BindRequest) -> objects_pb2.Pod:
         fence = self._fence(request)
         return await binding.bind(self._registry, request.binding, self._verbs.now(), fence=fence)
@@ -134,10 +186,13 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         self, request: apiserver_pb2.WatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[apiserver_pb2.WatchEvent]:
         try:
-            selection, namespace = self._selection(request)
-            events = watch_events(self._registry, selection, namespace, request.resource_version)
-            async for event in until_stopped(events, self._stopping):
-                yield event
+            user, info = self._admit(context, request, requests.watch)
+            # The gates hold for the whole stream: a gate may count a caller's open watches.
+            async with self._gated(user, info):
+                selection, namespace = self._selection(request)
+                events = watch_events(self._registry, selection, namespace, request.resource_version)
+                async for event in until_stopped(events, self._stopping):
+                    yield event
             return
         except Exception as exc:  # every failure becomes a status: see _error_of
             failure = exc
@@ -157,3 +212,24 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         if namespace:
             check_path_name("namespace", namespace)
         return Selection.parse(kind, request.label_selector, request.field_selector), namespace
+
+
+class GuardedReflection(reflection.aio.ReflectionServicer):  # type: ignore[misc]
+    """Server reflection (grpcurl) for authenticated callers only, when authentication is on: the API's
+    shape is no secret, but an open door to anyone is not what a secured server should show."""
+
+    def __init__(self, service_names: Sequence[str], *, access: Access) -> None:
+        super().__init__(service_names)
+        self._access = access
+
+    async def ServerReflectionInfo(
+        self,
+        request_iterator: AsyncIterable[reflection_pb2.ServerReflectionRequest],
+        context: grpc.aio.ServicerContext,
+    ) -> AsyncIterator[reflection_pb2.ServerReflectionResponse]:
+        try:
+            self._access.authenticate(context)
+        except errors.Unauthorized as exc:
+            await _abort(context, exc, "ServerReflectionInfo")
+        async for response in super().ServerReflectionInfo(request_iterator, context):
+            yield response

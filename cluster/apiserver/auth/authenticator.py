@@ -1,0 +1,75 @@
+"""Authentication: who is calling, from the call's bearer token or its verified client certificate.
+
+A bearer token (metadata ``authorization: Bearer <token>``) is tried first: a token the server does
+not know is Unauthorized even on a connection with a good certificate (credentials that fail are an
+error, never a fallback). Without one, the client certificate's subject names the caller
+(certificates.py). With neither, the call is Unauthorized ("Unauthorized", kube's word). Every
+authenticated user is also in the group system:authenticated, as in Kubernetes.
+
+Without any authenticator configured the server serves loopback only and every caller is
+``UNSECURED``, a member of system:masters (kube-apiserver's old insecure port).
+"""
+
+from __future__ import annotations
+
+import grpc
+
+from cluster.api import errors
+from cluster.apiserver.auth.certificates import user_of_certificate
+from cluster.apiserver.auth.identity import UserInfo
+from cluster.apiserver.auth.roles import MASTERS_GROUP
+from cluster.apiserver.auth.tokens import TokenTable
+
+AUTHENTICATED_GROUP = "system:authenticated"
+#: Every caller of a server without authentication.
+UNSECURED = UserInfo("system:unsecured", groups=(MASTERS_GROUP, AUTHENTICATED_GROUP))
+AUTHORIZATION_METADATA = "authorization"
+_BEARER = "bearer"
+#: The auth_context key under which gRPC hands over the peer's verified certificate.
+_PEER_CERTIFICATE = "x509_pem_cert"
+
+
+class Authenticator:
+    def __init__(self, tokens: TokenTable | None = None, *, client_certificates: bool = False) -> None:
+        self._tokens = tokens
+        self._client_certificates = client_certificates
+
+    @property
+    def enabled(self) -> bool:
+        """Whether callers must prove who they are (a token file or a client CA is configured)."""
+        return self._tokens is not None or self._client_certificates
+
+    def authenticate(self, context: grpc.aio.ServicerContext) -> UserInfo:
+        """The caller of this call; Unauthorized if it presents no credentials the server accepts."""
+        if not self.enabled:
+            return UNSECURED
+        token = _bearer_token(context.invocation_metadata())
+        if token is not None:
+            user = self._tokens.user_of(token) if self._tokens is not None else None
+            if user is None:
+                raise errors.Unauthorized("Unauthorized")
+            return _authenticated(user)
+        if self._client_certificates:
+            certificates = context.auth_context().get(_PEER_CERTIFICATE)
+            user = user_of_certificate(certificates[0]) if certificates else None
+            if user is not None:
+                return _authenticated(user)
+        raise errors.Unauthorized("Unauthorized")
+
+
+def _bearer_token(metadata: object) -> str | None:
+    """The token of the call's ``authorization: Bearer <token>`` metadata, or None without one."""
+    for key, value in metadata or ():  # type: ignore[attr-defined]
+        if key != AUTHORIZATION_METADATA:
+            continue
+        text = value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+        scheme, _, token = text.strip().partition(" ")
+        if scheme.lower() == _BEARER and token.strip():
+            return token.strip()
+    return None
+
+
+def _authenticated(user: UserInfo) -> UserInfo:
+    if AUTHENTICATED_GROUP in user.groups:
+        return user
+    return UserInfo(user.name, user.uid, (*user.groups, AUTHENTICATED_GROUP))

@@ -1,0 +1,82 @@
+"""Roles: what an identity may do, as RBAC rules (verbs, resources, optionally object names), and the four
+built-in roles with the groups they are bound to.
+
+A rule's resources name a kind's plural ("pods") or one of its subresources ("pods/status",
+"pods/binding"); "pods" does not grant its subresources (kube's RBAC), "*" grants every resource and
+subresource, and a "*" verb every verb. Rules only grant; nothing denies except the absence of a rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cluster.api.kinds import KINDS
+from cluster.apiserver.auth.identity import RequestInfo
+
+#: The verbs a rule may name (Kubernetes' verbs for the calls the API serves).
+VERBS = ("create", "get", "list", "watch", "update", "delete")
+READ_VERBS = ("get", "list", "watch")
+#: The resources a rule may name: every kind's plural and the subresources the API serves.
+RESOURCES = (*(kind.plural for kind in KINDS), "pods/status", "pods/binding")
+ALL = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    verbs: frozenset[str]
+    resources: frozenset[str]
+    #: Object names the rule is limited to; empty means every object.
+    resource_names: frozenset[str] = frozenset()
+
+    def allows(self, request: RequestInfo) -> bool:
+        if ALL not in self.verbs and request.verb not in self.verbs:
+            return False
+        resource = f"{request.resource}/{request.subresource}" if request.subresource else request.resource
+        if ALL not in self.resources and resource not in self.resources:
+            return False
+        return not self.resource_names or request.name in self.resource_names
+
+
+def rule(verbs: tuple[str, ...], resources: tuple[str, ...], names: tuple[str, ...] = ()) -> Rule:
+    return Rule(frozenset(verbs), frozenset(resources), frozenset(names))
+
+
+@dataclass(frozen=True, slots=True)
+class Role:
+    name: str
+    rules: tuple[Rule, ...]
+
+    def allows(self, request: RequestInfo) -> bool:
+        return any(one.allows(request) for one in self.rules)
+
+
+ADMIN = Role("admin", (rule((ALL,), (ALL,)),))
+#: kube's system:kube-scheduler, cut to what podsched's scheduler calls: it reads everything (informers),
+#: binds, writes pod status (conditions, nominatedNodeName), deletes preemption victims, records events
+#: (an event series is updated in place) and holds its Lease.
+SCHEDULER = Role("scheduler", (
+    rule(READ_VERBS, (ALL,)),
+    rule(("create",), ("pods/binding",)),
+    rule(("update",), ("pods/status",)),
+    rule(("delete",), ("pods",)),
+    rule(("create", "update"), ("events",)),
+    rule(("get", "create", "update"), ("leases",)),
+))
+#: A user who runs workloads: pods in full (except binding them and writing their status), nodes to read.
+CLIENT = Role("client", (
+    rule(("create", "delete", *READ_VERBS), ("pods",)),
+    rule(READ_VERBS, ("nodes",)),
+))
+READONLY = Role("readonly", (rule(READ_VERBS, (ALL,)),))
+
+BUILTIN_ROLES: dict[str, Role] = {role.name: role for role in (ADMIN, SCHEDULER, CLIENT, READONLY)}
+
+#: The groups bound to the built-in roles whatever the policy file says (`podsched certs` writes these
+#: as the O of its client certificates). system:masters is kube's group of unrestricted users.
+MASTERS_GROUP = "system:masters"
+BUILTIN_GROUP_BINDINGS: dict[str, str] = {
+    MASTERS_GROUP: ADMIN.name,
+    "podsched:schedulers": SCHEDULER.name,
+    "podsched:clients": CLIENT.name,
+    "podsched:readonly": READONLY.name,
+}
