@@ -1,8 +1,10 @@
-"""What every client command shares: the ``--server`` flag, kubectl's error lines and exit codes, and
-the way a synchronous ``run(args)`` drives an async body.
+"""What every client command shares: the ``--server`` flag and the credential flags (kubectl's names:
+``--token``, ``--certificate-authority``, ``--client-certificate``, ``--client-key``, each with a
+PODSCHED_* environment variable), kubectl's error lines and exit codes, and the way a synchronous
+``run(args)`` drives an async body.
 
-Exit codes follow kubectl: 0 success, 1 an error (from the server, or the server unreachable), 2 a usage
-error (argparse's own code for bad flags).
+Exit codes follow kubectl: 0 success, 1 an error (from the server, the server unreachable, a credential
+file that cannot be used), 2 a usage error (argparse's own code for bad flags).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from typing import Any
 
 from cluster.api import errors
 from cluster.api.kinds import Kind, kind_by_name
-from cluster.client import Client
+from cluster.client import Client, ClientCredentials, CredentialsError, TlsError
+from cluster.client.credentials import CA_FILE_ENV, CLIENT_CERT_ENV, CLIENT_KEY_ENV, TOKEN_ENV
 
 DEFAULT_SERVER = "127.0.0.1:7443"
 SERVER_ENV = "PODSCHED_SERVER"
@@ -64,6 +67,34 @@ def add_server_flag(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"give up on a server that does not answer after this long (default {CLIENT_TIMEOUT_S:g})",
     )
+    add_credential_flags(parser)
+
+
+def add_credential_flags(parser: argparse.ArgumentParser) -> None:
+    """kubectl's authentication flags; each defaults to its environment variable."""
+    parser.add_argument("--token", default=None,
+                        help=f"bearer token for authentication to the API server (default: ${TOKEN_ENV})")
+    parser.add_argument(
+        "--certificate-authority", default=None, metavar="FILE",
+        help=f"PEM file of the CA that signed the API server's certificate; given, the connection uses TLS "
+        f"(default: ${CA_FILE_ENV})",
+    )
+    parser.add_argument("--client-certificate", default=None, metavar="FILE",
+                        help=f"PEM file of a client certificate for mutual TLS (default: ${CLIENT_CERT_ENV})")
+    parser.add_argument("--client-key", default=None, metavar="FILE",
+                        help=f"PEM file of the client certificate's key (default: ${CLIENT_KEY_ENV})")
+    parser.add_argument(
+        "--tls-server-name", default="", metavar="NAME",
+        help="check the server's certificate for this name instead of the host in --server",
+    )
+
+
+def credentials_from(args: argparse.Namespace) -> ClientCredentials:
+    """The credentials the flags (else the environment) give; CredentialsError naming the flag and file."""
+    return ClientCredentials.from_env_and_flags(
+        token=args.token, ca_file=args.certificate_authority, client_cert_file=args.client_certificate,
+        client_key_file=args.client_key, tls_server_name=args.tls_server_name,
+    )
 
 
 def add_namespace_flag(parser: argparse.ArgumentParser) -> None:
@@ -78,8 +109,9 @@ def server_address(args: argparse.Namespace) -> str:
 def connect(args: argparse.Namespace) -> Client:
     if not args.request_timeout > 0:
         raise UsageError(f"--request-timeout must be positive, got {args.request_timeout:g}")
+    credentials = credentials_from(args)
     try:
-        return Client(server_address(args), timeout_s=args.request_timeout)
+        return Client(server_address(args), credentials=credentials, timeout_s=args.request_timeout)
     except ValueError as exc:
         # A malformed --server or $PODSCHED_SERVER is the user's input, not a crash.
         raise UsageError(str(exc)) from exc
@@ -127,6 +159,12 @@ async def _guarded(args: argparse.Namespace, body: Callable[[], Awaitable[int]])
     except UsageError as exc:
         print_error(f"error: {exc}")
         return EXIT_USAGE
+    except CredentialsError as exc:
+        print_error(f"error: {exc}")
+        return EXIT_ERROR
+    except TlsError as exc:
+        print_error(f"Unable to connect to the server at {server_address(args)}: {exc.message}")
+        return EXIT_ERROR
     except errors.Unavailable as exc:
         print_error(
             f"Unable to connect to the server at {server_address(args)}: {exc.message} "

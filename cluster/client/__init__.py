@@ -17,13 +17,16 @@ from cluster.api.errors import (
     Unavailable,
 )
 from cluster.client.client import Client, Fence, ObjectList, WatchEvent
+from cluster.client.credentials import ClientCredentials, CredentialsError, TlsError
 from cluster.client.informer import Informer
 
 __all__ = [
     "AlreadyExists",
     "ApiError",
     "Client",
+    "ClientCredentials",
     "Conflict",
+    "CredentialsError",
     "Expired",
     "Fence",
     "Fenced",
@@ -33,6 +36,7 @@ __all__ = [
     "Invalid",
     "NotFound",
     "ObjectList",
+    "TlsError",
     "Unavailable",
     "WatchEvent",
 ]

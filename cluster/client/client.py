@@ -7,11 +7,15 @@ client moves on to the next address of the list and retries under `retry.RetryPo
 own deadline; every other status is the server's answer and is raised at once. Watches are long-lived
 streams without a deadline: keepalive pings notice a dead server, and a broken watch is raised to the
 caller (the informer re-watches), never silently restarted.
+
+`ClientCredentials` add a bearer token (metadata on every call) and TLS. A failed TLS handshake is a
+setting to fix, not a server to wait for: it is raised at once as `TlsError`, saying why.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
 from collections.abc import AsyncGenerator, Callable, Sequence
@@ -23,6 +27,7 @@ from google.protobuf.message import Message
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
 from cluster.api.kinds import KINDS, Kind, kind_by_name, unwrap, wrap
+from cluster.client.credentials import ClientCredentials, TlsError
 from cluster.client.retry import DEFAULT_POLICY, RetryPolicy, is_retryable, retrying
 
 log = logging.getLogger(__name__)
@@ -144,12 +149,20 @@ class Client:
         self,
         servers: str | Sequence[str] = DEFAULT_SERVER,
         *,
+        credentials: ClientCredentials | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         retry_policy: RetryPolicy = DEFAULT_POLICY,
     ) -> None:
         if not timeout_s > 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         self._servers = parse_servers(servers)
+        self.credentials = credentials or ClientCredentials()
+        self._metadata = self.credentials.metadata()
+        if self.credentials.token and not self.credentials.tls:
+            exposed = [server for server in self._servers if not _is_loopback(server)]
+            if exposed:
+                log.warning("sending a bearer token without TLS to %s: anyone on the path can read it; "
+                            "give a certificate authority to use TLS", ", ".join(exposed))
         self._timeout_s = timeout_s
         self._policy = retry_policy
         self._channels: list[grpc.aio.Channel | None] = [None] * len(self._servers)
@@ -164,9 +177,20 @@ class Client:
         self.on_fenced: Callable[[errors.Fenced], None] | None = None
 
     @classmethod
-    def from_env(cls, server: str | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Client:
-        """A client of ``server`` (a --server flag's value), else of $PODSCHED_SERVER, else of the default."""
-        return cls(server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER, timeout_s=timeout_s)
+    def from_env(
+        cls,
+        server: str | None = None,
+        *,
+        credentials: ClientCredentials | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> Client:
+        """A client of ``server`` (a --server flag's value), else of $PODSCHED_SERVER, else of the default;
+        with ``credentials``, else those of the environment ($PODSCHED_TOKEN, $PODSCHED_CA_FILE, ...)."""
+        return cls(
+            server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER,
+            credentials=credentials or ClientCredentials.from_env_and_flags(),
+            timeout_s=timeout_s,
+        )
 
     @property
     def servers(self) -> tuple[str, ...]:
@@ -356,7 +380,14 @@ class Client:
             raise RuntimeError("the API client is closed")
         stub = self._stubs[index]
         if stub is None:
-            channel = grpc.aio.insecure_channel(self._servers[index], options=CHANNEL_OPTIONS)
+            server = self._servers[index]
+            if self.credentials.tls:
+                channel = grpc.aio.secure_channel(
+                    server, self.credentials.channel_credentials(),
+                    options=CHANNEL_OPTIONS + self.credentials.channel_options(),
+                )
+            else:
+                channel = grpc.aio.insecure_channel(server, options=CHANNEL_OPTIONS)
             self._channels[index] = channel
             stub = self._stubs[index] = apiserver_pb2_grpc.ApiServerStub(channel)
         return stub
@@ -384,8 +415,11 @@ class Client:
             index = self._current
             timeout = max(0.0, min(share, deadline - loop.time()))
             try:
-                return await getattr(self._stub(index), method)(request, timeout=timeout)
+                return await getattr(self._stub(index), method)(
+                    request, timeout=timeout, metadata=self._metadata
+                )
             except grpc.aio.AioRpcError as err:
+                self._raise_tls_failure(index, err)
                 if err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                     self._fail_over(index, err)
                 raise
@@ -420,10 +454,11 @@ class Client:
 
         async def attempt() -> tuple[Any, Any]:
             index = self._current
-            call = self._stub(index).Watch(request)
+            call = self._stub(index).Watch(request, metadata=self._metadata)
             try:
                 return call, await call.read()
             except grpc.aio.AioRpcError as err:
+                self._raise_tls_failure(index, err)
                 if err.code() == grpc.StatusCode.UNAVAILABLE:
                     self._fail_over(index, err)
                 raise
@@ -436,14 +471,70 @@ class Client:
         except grpc.aio.AioRpcError as err:
             raise _watch_error(err) from err
 
+    def _raise_tls_failure(self, index: int, err: grpc.aio.AioRpcError) -> None:
+        """Raise `TlsError` saying why when ``err`` is a failed TLS handshake with server ``index``."""
+        why = _tls_failure(err, self.credentials)
+        if why is not None:
+            server = self._servers[index]
+            raise TlsError(f"TLS handshake with the API server at {server} failed: {why}") from err
+
     def _api_error(self, err: grpc.aio.AioRpcError) -> errors.ApiError:
         if err.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
             servers = ", ".join(self._servers)
             return errors.Unavailable(f"no answer from the API server ({servers}) in {self._timeout_s:g}s")
         error = errors.from_status(err.code(), err.details(), errors.reason_of(err.trailing_metadata()))
+        if isinstance(error, errors.Unavailable) and "Socket closed" in error.message:
+            error = errors.Unavailable(error.message + _closed_hint(self.credentials))
         if isinstance(error, errors.Fenced) and self.on_fenced is not None:
             self.on_fenced(error)
         return error
+
+
+#: What gRPC's handshake errors say (in the status details), and what that means for the user.
+_TLS_FAILURES = (
+    ("CERTIFICATE_VERIFY_FAILED", "its certificate is not signed by a trusted certificate authority"),
+    ("WRONG_VERSION_NUMBER", "the server does not speak TLS (is it serving without a certificate?)"),
+    ("Hostname Verification",
+     "its certificate is not valid for the address dialled (check the certificate's names, or give the "
+     "name to check with --tls-server-name)"),
+    ("CERTIFICATE_REQUIRED",
+     "the server requires a client certificate: give --client-certificate and --client-key"),
+    ("andshake failed", "the server refused the TLS handshake"),
+)
+
+
+def _tls_failure(err: grpc.aio.AioRpcError, credentials: ClientCredentials) -> str | None:
+    """Why the handshake failed, in words, or None when ``err`` is no TLS handshake failure."""
+    details = err.details() or ""
+    if err.code() != grpc.StatusCode.UNAVAILABLE:
+        return None
+    for marker, meaning in _TLS_FAILURES:
+        if marker in details:
+            if marker == "CERTIFICATE_VERIFY_FAILED" and credentials.ca_file:
+                meaning = f"its certificate is not signed by the CA in {credentials.ca_file}"
+            grpc_said = details.partition("last error: ")[2] or details
+            return f"{meaning} (gRPC: {grpc_said[:300]})"
+    return None
+
+
+def _closed_hint(credentials: ClientCredentials) -> str:
+    """What a connection closed during its handshake may mean: a server that speaks TLS to a plaintext
+    client, or one that requires a client certificate (TLS 1.3 reports neither to the client)."""
+    if not credentials.tls:
+        return " (if the server serves TLS, give --certificate-authority or $PODSCHED_CA_FILE)"
+    if not credentials.client_cert_file:
+        return " (if the server requires client certificates, give --client-certificate and --client-key)"
+    return ""
+
+
+def _is_loopback(address: str) -> bool:
+    host = address.rpartition(":")[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _watch_event(response: apiserver_pb2.WatchEvent) -> WatchEvent:
