@@ -89,6 +89,14 @@ class Fenced(ApiError):
     reason = "Fenced"
 
 
+class TooManyRequests(ApiError):
+    """Flow control will not run the request now (Kubernetes' 429): its priority level's seats are taken
+    and the caller's queue is full, or it waited too long; retrying later may succeed."""
+
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+    reason = "TooManyRequests"
+
+
 class InternalError(ApiError):
     code = grpc.StatusCode.INTERNAL
     reason = "InternalError"
@@ -102,8 +110,9 @@ _BY_CODE: dict[grpc.StatusCode, type[ApiError]] = {
     )
 }
 # PermissionDenied shares admission's reason "Forbidden"; its own code finds it through _BY_CODE.
+# TooManyRequests only by its reason: gRPC itself says RESOURCE_EXHAUSTED of a message too large.
 _BY_REASON: dict[str, type[ApiError]] = {
-    cls.reason: cls for cls in (*_BY_CODE.values(), Fenced) if cls is not PermissionDenied
+    cls.reason: cls for cls in (*_BY_CODE.values(), Fenced, TooManyRequests) if cls is not PermissionDenied
 }
 
 
