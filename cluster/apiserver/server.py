@@ -40,6 +40,7 @@ from cluster.api import apiserver_pb2, apiserver_pb2_grpc
 from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.security import SecurityConfig, load_security
 from cluster.apiserver.bootstrap import ensure_system_priority_classes
+from cluster.apiserver.flowcontrol import FlowControl, FlowControlConfig
 from cluster.apiserver.graceful import DeletionFinisher
 from cluster.apiserver.registry import MAX_OBJECT_BYTES, Registry
 from cluster.apiserver.service import ApiService, GuardedReflection
@@ -75,6 +76,8 @@ class ApiServerOptions:
     authorization_policy_file: str | None = None
     #: The files above, loaded and checked (at construction, so that a bad file stops the start).
     security: SecurityConfig = field(init=False, repr=False, compare=False)
+    #: The concurrency limit and queues of flow control (cluster/apiserver/flowcontrol).
+    flow_control: FlowControlConfig = field(default_factory=FlowControlConfig)
 
     def __post_init__(self) -> None:
         if not self.listen or ":" not in self.listen:
@@ -161,7 +164,12 @@ class ApiServer:
             ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
             ("grpc.keepalive_permit_without_calls", 1),
         ])
-        service = ApiService(self._verbs, self._stopping, access=self._access)
+        # Without authentication every caller is an admin, whom flow control exempts: no gate at all then.
+        gates = (
+            (FlowControl(self.options.flow_control, allows=self._access.authorizer.allows),)
+            if self._access.enabled else ()
+        )
+        service = ApiService(self._verbs, self._stopping, access=self._access, gates=gates)
         apiserver_pb2_grpc.add_ApiServerServicer_to_server(service, server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         health_service = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name

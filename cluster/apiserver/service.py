@@ -32,6 +32,7 @@ from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.gate import RequestGate
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.fencing import LeaseFence
+from cluster.apiserver.flowcontrol import watch_started
 from cluster.apiserver.listing import list_objects
 from cluster.apiserver.selection import Selection
 from cluster.apiserver.verbs import Verbs, check_path_name, resolve_kind
@@ -192,6 +193,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
                 selection, namespace = self._selection(request)
                 events = watch_events(self._registry, selection, namespace, request.resource_version)
                 async for event in until_stopped(events, self._stopping):
+                    watch_started()  # its setup is done: flow control takes its seat back
                     yield event
             return
         except Exception as exc:  # every failure becomes a status: see _error_of
