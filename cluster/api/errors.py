@@ -97,6 +97,14 @@ class TooManyRequests(ApiError):
     reason = "TooManyRequests"
 
 
+class Timeout(ApiError):
+    """The server cut the call at its request timeout (Kubernetes' 504 Timeout); the write may or may not
+    have landed, as with any timeout: read before trying again."""
+
+    code = grpc.StatusCode.DEADLINE_EXCEEDED
+    reason = "Timeout"
+
+
 class InternalError(ApiError):
     code = grpc.StatusCode.INTERNAL
     reason = "InternalError"
@@ -110,9 +118,12 @@ _BY_CODE: dict[grpc.StatusCode, type[ApiError]] = {
     )
 }
 # PermissionDenied shares admission's reason "Forbidden"; its own code finds it through _BY_CODE.
-# TooManyRequests only by its reason: gRPC itself says RESOURCE_EXHAUSTED of a message too large.
+# TooManyRequests only by its reason: gRPC itself says RESOURCE_EXHAUSTED of a message too large;
+# Timeout too: gRPC says DEADLINE_EXCEEDED when the client's own deadline passes.
 _BY_REASON: dict[str, type[ApiError]] = {
-    cls.reason: cls for cls in (*_BY_CODE.values(), Fenced, TooManyRequests) if cls is not PermissionDenied
+    cls.reason: cls
+    for cls in (*_BY_CODE.values(), Fenced, TooManyRequests, Timeout)
+    if cls is not PermissionDenied
 }
 
 
