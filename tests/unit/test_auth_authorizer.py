@@ -1,0 +1,123 @@
+"""The authorizer over the built-in roles (each can do exactly its job), user-defined rules, and the
+denial in kube-apiserver's words."""
+
+from __future__ import annotations
+
+import pytest
+
+from cluster.api import errors
+from cluster.apiserver.auth.authorizer import Authorizer
+from cluster.apiserver.auth.identity import RequestInfo, UserInfo
+from cluster.apiserver.auth.policy import Policy, parse_policy
+from cluster.apiserver.auth.roles import RESOURCES, VERBS
+
+GROUP_OF_ROLE = {
+    "admin": "system:masters",
+    "scheduler": "podsched:schedulers",
+    "client": "podsched:clients",
+    "readonly": "podsched:readonly",
+}
+#: What each built-in role may do, as "verb resource[/subresource]"; everything else is denied.
+ALLOWED = {
+    "admin": {f"{verb} {resource}" for verb in VERBS for resource in RESOURCES},
+    "scheduler": {
+        *(f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES),
+        "create pods/binding", "update pods/status", "delete pods", "create events", "update events",
+        "create leases", "update leases",
+    },
+    "client": {
+        "create pods", "get pods", "list pods", "watch pods", "delete pods",
+        "get nodes", "list nodes", "watch nodes",
+    },
+    "readonly": {f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES},
+}
+
+
+def _request(verb: str, resource: str, namespace: str = "default", name: str = "") -> RequestInfo:
+    plural, _, subresource = resource.partition("/")
+    return RequestInfo(verb, plural, subresource, namespace, name)
+
+
+@pytest.mark.parametrize("role", sorted(GROUP_OF_ROLE))
+def test_each_builtin_role_may_do_exactly_its_job(role: str) -> None:
+    authorizer = Authorizer(Policy())
+    user = UserInfo("someone", groups=(GROUP_OF_ROLE[role], "system:authenticated"))
+    allowed = {
+        f"{verb} {resource}" for verb in VERBS for resource in RESOURCES
+        if authorizer.allows(user, _request(verb, resource))
+    }
+    assert allowed == ALLOWED[role]
+
+
+def test_a_user_in_no_bound_group_may_do_nothing() -> None:
+    authorizer = Authorizer(Policy())
+    user = UserInfo("nobody", groups=("system:authenticated",))
+    assert not any(authorizer.allows(user, _request(v, r)) for v in VERBS for r in RESOURCES)
+
+
+@pytest.mark.parametrize(
+    ("request_info", "message"),
+    [
+        (
+            _request("delete", "pods", name="web"),
+            'pods "web" is forbidden: User "bob" cannot delete resource "pods" in the namespace "default"',
+        ),
+        (
+            _request("list", "pods", namespace=""),
+            'pods is forbidden: User "bob" cannot list resource "pods" at the cluster scope',
+        ),
+        (
+            _request("create", "pods/binding", name="web"),
+            'pods "web" is forbidden: User "bob" cannot create resource "pods/binding" '
+            'in the namespace "default"',
+        ),
+        (
+            _request("update", "nodes", namespace="", name="n1"),
+            'nodes "n1" is forbidden: User "bob" cannot update resource "nodes" at the cluster scope',
+        ),
+    ],
+    ids=["named", "cluster-wide-list", "subresource", "cluster-scoped-kind"],
+)
+def test_a_denial_names_the_user_verb_resource_and_scope(request_info: RequestInfo, message: str) -> None:
+    with pytest.raises(errors.PermissionDenied) as raised:
+        Authorizer(Policy()).authorize(UserInfo("bob"), request_info)
+    assert raised.value.message == message
+    assert raised.value.code.name == "PERMISSION_DENIED"
+
+
+def test_user_defined_rules_limit_verbs_resources_and_names() -> None:
+    policy = parse_policy(
+        """
+roles:
+  - name: web-status
+    rules:
+      - {verbs: [get, update], resources: [pods/status], resourceNames: [web]}
+      - {verbs: ["*"], resources: [leases]}
+bindings:
+  - {role: web-status, users: [carol]}
+  - {role: readonly, groups: [auditors]}
+""",
+        "policy.yaml",
+    )
+    authorizer = Authorizer(policy)
+    carol = UserInfo("carol")
+    assert authorizer.allows(carol, _request("update", "pods/status", name="web"))
+    assert not authorizer.allows(carol, _request("update", "pods/status", name="db"))
+    assert not authorizer.allows(carol, _request("update", "pods", name="web")), "pods/status is not pods"
+    assert authorizer.allows(carol, _request("delete", "leases", name="any"))
+    assert not authorizer.allows(carol, _request("get", "pods", name="web"))
+    auditor = UserInfo("dave", groups=("auditors",))
+    assert authorizer.allows(auditor, _request("watch", "events"))
+    assert not authorizer.allows(auditor, _request("create", "events"))
+
+
+def test_pods_does_not_grant_its_subresources_but_a_star_does() -> None:
+    policy = parse_policy(
+        "roles:\n  - {name: pods-only, rules: [{verbs: ['*'], resources: [pods]}]}\n"
+        "  - {name: everything, rules: [{verbs: [create], resources: ['*']}]}\n"
+        "bindings:\n  - {role: pods-only, users: [p]}\n  - {role: everything, users: [e]}\n",
+        "policy.yaml",
+    )
+    authorizer = Authorizer(policy)
+    assert not authorizer.allows(UserInfo("p"), _request("create", "pods/binding"))
+    assert authorizer.allows(UserInfo("e"), _request("create", "pods/binding"))

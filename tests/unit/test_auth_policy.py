@@ -1,0 +1,99 @@
+"""The authorization policy file: built-in roles and bindings, user-defined roles, and a clear error
+naming the file and entry for each kind of mistake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cluster.apiserver.auth.policy import PolicyFileError, load_policy_file, parse_policy
+from cluster.apiserver.auth.roles import BUILTIN_ROLES, Rule
+
+GOOD = """
+roles:
+  - name: pod-reader
+    rules:
+      - verbs: [get, list, watch]
+        resources: [pods, pods/status]
+        resourceNames: [web]
+bindings:
+  - role: admin
+    users: [alice]
+  - role: pod-reader
+    users: [alice]
+    groups: [dev]
+"""
+
+
+def test_a_policy_adds_roles_and_bindings_to_the_builtin_ones() -> None:
+    policy = parse_policy(GOOD, "policy.yaml")
+    assert set(policy.roles) == {*BUILTIN_ROLES, "pod-reader"}
+    assert policy.roles["pod-reader"].rules == (
+        Rule(frozenset({"get", "list", "watch"}), frozenset({"pods", "pods/status"}), frozenset({"web"})),
+    )
+    assert policy.user_roles == {"alice": ("admin", "pod-reader")}
+    assert policy.group_roles["dev"] == ("pod-reader",)
+    assert policy.group_roles["system:masters"] == ("admin",)
+    assert policy.group_roles["podsched:schedulers"] == ("scheduler",)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("bindings: [\n", "not valid YAML"),
+        ("", "is empty"),
+        ("- role: admin\n", "top level: must be a mapping, not list"),
+        ("rolez: []\n", "top level: unknown field 'rolez' (known: roles, bindings)"),
+        ("roles: {}\n", "top level: roles must be a list, not dict"),
+        ("roles:\n  - rules: []\n", "roles[0]: name must be a non-empty string, not nothing"),
+        ("roles:\n  - name: admin\n    rules: []\n", 'roles[0]: role "admin" is a built-in role'),
+        (
+            "roles:\n  - {name: r, rules: [{verbs: [get], resources: [pods]}]}\n"
+            "  - {name: r, rules: [{verbs: [get], resources: [pods]}]}\n",
+            'roles[1]: role "r" is defined twice',
+        ),
+        ("roles:\n  - name: r\n", 'roles[0]: role "r" has no rules'),
+        (
+            "roles:\n  - {name: r, rules: [{verbs: [get, destroy], resources: [pods]}]}\n",
+            "roles[0].rules[0].verbs[1]: unknown verb 'destroy' "
+            "(known: create, get, list, watch, update, delete, *)",
+        ),
+        (
+            "roles:\n  - {name: r, rules: [{verbs: [get], resources: [secrets]}]}\n",
+            "roles[0].rules[0].resources[0]: unknown resource 'secrets'",
+        ),
+        (
+            "roles:\n  - {name: r, rules: [{verbs: [get]}]}\n",
+            "roles[0].rules[0]: resources must be a non-empty list of strings, not nothing",
+        ),
+        (
+            "roles:\n  - {name: r, rules: [{verbs: [get], resources: [pods], names: [x]}]}\n",
+            "roles[0].rules[0]: unknown field 'names' (known: verbs, resources, resourceNames)",
+        ),
+        ("bindings:\n  - {role: root, users: [a]}\n", 'bindings[0]: unknown role "root"'),
+        ("bindings:\n  - {role: admin}\n", "bindings[0]: binds nobody: give users, groups or both"),
+        (
+            "bindings:\n  - {role: admin, users: alice}\n",
+            "bindings[0]: users must be a non-empty list of strings",
+        ),
+        ("bindings:\n  - {role: admin, groups: ['']}\n", "bindings[0].groups[0]: must be a non-empty string"),
+    ],
+    ids=[
+        "bad-yaml", "empty", "not-a-mapping", "unknown-top-field", "roles-not-a-list", "role-without-name",
+        "shadows-builtin", "defined-twice", "no-rules", "unknown-verb", "unknown-resource",
+        "rule-without-resources",
+        "unknown-rule-field", "unknown-role", "binds-nobody", "users-not-a-list", "blank-group",
+    ],
+)
+def test_a_bad_entry_is_an_error_naming_file_and_entry(text: str, message: str) -> None:
+    with pytest.raises(PolicyFileError) as raised:
+        parse_policy(text, "policy.yaml")
+    assert str(raised.value).startswith("policy file policy.yaml: ")
+    assert message in str(raised.value)
+
+
+def test_an_unreadable_file_is_an_error_naming_the_flag_and_file(tmp_path: Path) -> None:
+    missing = tmp_path / "policy.yaml"
+    with pytest.raises(PolicyFileError, match=f"--authorization-policy-file {missing}: cannot read it"):
+        load_policy_file(str(missing))
