@@ -66,8 +66,8 @@ async def test_a_flow_with_a_full_queue_is_refused_at_once_naming_the_level_user
     with pytest.raises(errors.TooManyRequests) as refused:
         await priority.acquire("flooder")
     assert refused.value.message == (
-        "Too many requests, please try again later: all 1 seats of priority level 'global-default' are "
-        "taken and user 'flooder' already has 2 requests waiting for one (the queue length limit)"
+        "Too many requests, please try again later: priority level 'global-default' is at its concurrency "
+        "limit of 1 and user 'flooder' already has 2 requests queued (the queue length limit)"
     )
     assert refused.value.code.name == "RESOURCE_EXHAUSTED" and refused.value.reason == "TooManyRequests"
     # Another user's queue is their own.
@@ -82,7 +82,7 @@ async def test_a_flow_with_a_full_queue_is_refused_at_once_naming_the_level_user
 async def test_queue_length_limit_zero_refuses_instead_of_queuing() -> None:
     priority = level(seats=1, queue_length_limit=0)
     await priority.acquire("alice")
-    with pytest.raises(errors.TooManyRequests, match="already has 0 requests waiting"):
+    with pytest.raises(errors.TooManyRequests, match="already has 0 requests queued"):
         await priority.acquire("bob")
 
 
@@ -92,8 +92,8 @@ async def test_a_request_that_waits_too_long_is_refused_and_leaves_its_queue() -
     with pytest.raises(errors.TooManyRequests) as refused:
         await priority.acquire("bob")
     assert refused.value.message == (
-        "Too many requests, please try again later: user 'bob' waited 0.05s for one of the 1 seats of "
-        "priority level 'global-default'"
+        "Too many requests, please try again later: user 'bob' waited 0.05s in the queue of priority level "
+        "'global-default' (concurrency limit 1)"
     )
     assert priority.waiting == 0
     priority.release()

@@ -101,12 +101,12 @@ class PriorityLevel:
     def _refusal(self, flow: str, reason: str) -> errors.TooManyRequests:
         if reason == QUEUE_FULL:
             why = (
-                f"all {self.seats} seats of priority level {self.name!r} are taken and user {flow!r} "
-                f"already has {self.queue_length_limit} requests waiting for one (the queue length limit)"
+                f"priority level {self.name!r} is at its concurrency limit of {self.seats} and user "
+                f"{flow!r} already has {self.queue_length_limit} requests queued (the queue length limit)"
             )
         else:
             why = (
-                f"user {flow!r} waited {self.queue_wait_s:g}s for one of the {self.seats} seats of "
-                f"priority level {self.name!r}"
+                f"user {flow!r} waited {self.queue_wait_s:g}s in the queue of priority level {self.name!r} "
+                f"(concurrency limit {self.seats})"
             )
         return errors.TooManyRequests(f"{TOO_MANY_REQUESTS[:-1]}: {why}")
