@@ -2,6 +2,7 @@
 
     podsched apiserver [--listen 127.0.0.1:7443] [--data-dir DIR | --etcd host:port,...]
                        [--compaction-interval 5m] [--controllers disruption|none]
+                       [--max-requests-inflight 60] [--max-mutating-requests-inflight 30]
 
 Once serving it prints one line to stderr, which scripts and tests wait for (with ``--listen
 127.0.0.1:0`` it names the port picked)::
@@ -27,6 +28,11 @@ import os
 import sys
 from typing import Any
 
+from cluster.apiserver.flowcontrol import FlowControlConfig
+from cluster.apiserver.flowcontrol.config import (
+    DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+    DEFAULT_MAX_REQUESTS_INFLIGHT,
+)
 from cluster.apiserver.server import ApiServer, ApiServerOptions
 from cluster.cli.common import parse_duration, stop_signals
 from cluster.client import Client
@@ -81,6 +87,17 @@ def register(subparsers: Any) -> None:
         help="controllers to run beside the server, as its clients: disruption (keeps every "
         "PodDisruptionBudget's status current) or none (default disruption)",
     )
+    # kube-apiserver's flags; as there with API Priority and Fairness, only their sum counts.
+    parser.add_argument(
+        "--max-requests-inflight", type=int, default=DEFAULT_MAX_REQUESTS_INFLIGHT, metavar="N",
+        help="with --max-mutating-requests-inflight, summed into the server's concurrency limit, which "
+        "flow control shares among its priority levels when authentication is on "
+        f"(default {DEFAULT_MAX_REQUESTS_INFLIGHT})",
+    )
+    parser.add_argument(
+        "--max-mutating-requests-inflight", type=int, default=DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+        metavar="N", help=f"see --max-requests-inflight (default {DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT})",
+    )
     parser.set_defaults(func=run)
 
 
@@ -100,7 +117,13 @@ def _fail(message: str) -> int:
 async def _serve(args: argparse.Namespace, data_dir: str) -> int:
     """Serve until signalled; ``data_dir`` is used unless ``--etcd`` is given."""
     try:
-        options = ApiServerOptions(listen=args.listen, compaction_interval_s=args.compaction_interval)
+        flow_control = FlowControlConfig(
+            max_requests_inflight=args.max_requests_inflight,
+            max_mutating_requests_inflight=args.max_mutating_requests_inflight,
+        )
+        options = ApiServerOptions(
+            listen=args.listen, compaction_interval_s=args.compaction_interval, flow_control=flow_control
+        )
     except ValueError as exc:
         return _fail(str(exc))
     if args.etcd is not None:
