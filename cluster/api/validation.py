@@ -22,6 +22,11 @@ from cluster.api.quantity import parse_quantity
 # ---------------------------------------------------------------------------------- field error texts
 
 
+#: Characters of a bad value an error quotes; a longer one is cut, so that the error stays readable (and
+#: fits a gRPC status) when a request carries a value of megabytes.
+MAX_QUOTED_VALUE = 256
+
+
 def _quote(value: object) -> str:
     """A bad value as Go's field errors print it: strings quoted (%q), numbers and bools bare."""
     if isinstance(value, bool):
@@ -29,7 +34,11 @@ def _quote(value: object) -> str:
     if isinstance(value, int | float):
         return str(value)
     text = str(value)
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    omitted = ""
+    if len(text) > MAX_QUOTED_VALUE:
+        omitted = f" (cut: {len(text)} characters in all)"
+        text = text[:MAX_QUOTED_VALUE] + "..."
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"' + omitted
 
 
 def invalid(path: str, value: object, detail: str) -> str:
@@ -55,6 +64,10 @@ def duplicate(path: str, value: object) -> str:
 
 def too_long(path: str, limit: int) -> str:
     return f"{path}: Too long: must have at most {limit} bytes"
+
+
+def too_many(path: str, count: int, limit: int) -> str:
+    return f"{path}: Too many: {count}: must have at most {limit} items"
 
 
 # ------------------------------------------------------------------------------------- name checks
@@ -183,6 +196,9 @@ def is_valid_label_value(value: str) -> list[str]:
 
 #: Kubernetes' limit on the total size of an object's annotations (keys plus values).
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+#: Labels per object. Kubernetes sets no number, but every label is indexed by every selector match and
+#: copied into every watch event; 64 is far above what workloads use (a handful) and keeps both bounded.
+MAX_LABELS = 64
 
 PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -273,6 +289,8 @@ def _validate_meta(meta: objects_pb2.ObjectMeta, kind: kinds.Kind) -> list[str]:
             problems += _check("metadata.namespace", meta.namespace, is_dns1123_label)
     elif meta.namespace:
         problems.append(forbidden("metadata.namespace", "not allowed on this type"))
+    if len(meta.labels) > MAX_LABELS:
+        problems.append(too_many("metadata.labels", len(meta.labels), MAX_LABELS))
     problems += validate_labels(meta.labels, "metadata.labels")
     problems += _validate_annotations(meta.annotations, "metadata.annotations")
     if meta.generation < 0:

@@ -15,6 +15,7 @@ from google.protobuf.message import Message
 
 from cluster.api import errors
 from cluster.apiserver import continuation, messages
+from cluster.apiserver.limits import DEFAULT_MAX_PAGE_SIZE, check_page_size
 from cluster.apiserver.registry import Registry
 from cluster.apiserver.selection import Selection
 from store.base import FutureRevision, TooOldRevision
@@ -40,10 +41,11 @@ async def list_objects(
     *,
     limit: int = 0,
     continue_token: str = "",
+    max_page_size: int = DEFAULT_MAX_PAGE_SIZE,
 ) -> ObjectPage:
-    """One page of the objects ``selection`` selects (all of them with ``limit=0``), in key order."""
-    if limit < 0:
-        raise errors.Invalid(f"limit must not be negative: {limit}")
+    """One page of the objects ``selection`` selects (all of them with ``limit=0``), in key order; a
+    ``limit`` above ``max_page_size`` is Invalid (limits.py)."""
+    check_page_size(limit, max_page_size)
     kind = selection.kind
     prefix = kind.key_prefix(namespace)
     revision = 0

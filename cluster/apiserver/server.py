@@ -42,6 +42,8 @@ from cluster.apiserver.auth.security import SecurityConfig, load_security
 from cluster.apiserver.bootstrap import ensure_system_priority_classes
 from cluster.apiserver.flowcontrol import FlowControl, FlowControlConfig
 from cluster.apiserver.graceful import DeletionFinisher
+from cluster.apiserver.limits import ApiLimits, RequestDeadline, WatchLimit
+from cluster.apiserver.malformed import RefuseMalformedRequests
 from cluster.apiserver.registry import MAX_OBJECT_BYTES, Registry
 from cluster.apiserver.service import ApiService, GuardedReflection
 from cluster.apiserver.verbs import Verbs
@@ -78,6 +80,8 @@ class ApiServerOptions:
     security: SecurityConfig = field(init=False, repr=False, compare=False)
     #: The concurrency limit and queues of flow control (cluster/apiserver/flowcontrol).
     flow_control: FlowControlConfig = field(default_factory=FlowControlConfig)
+    #: Request timeout, watches per user, List page size (cluster/apiserver/limits.py).
+    limits: ApiLimits = field(default_factory=ApiLimits)
 
     def __post_init__(self) -> None:
         if not self.listen or ":" not in self.listen:
@@ -152,7 +156,7 @@ class ApiServer:
         await self._store.current_revision()
         await ensure_system_priority_classes(self._verbs)
 
-        server = grpc.aio.server(options=[
+        server = grpc.aio.server(interceptors=[RefuseMalformedRequests()], options=[
             # No SO_REUSEPORT (gRPC's default on Linux): a second server on a busy address must fail,
             # not silently share the port with the first.
             ("grpc.so_reuseport", 0),
@@ -164,12 +168,19 @@ class ApiServer:
             ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
             ("grpc.keepalive_permit_without_calls", 1),
         ])
-        # Without authentication every caller is an admin, whom flow control exempts: no gate at all then.
-        gates = (
-            (FlowControl(self.options.flow_control, allows=self._access.authorizer.allows),)
+        # The deadline first, so that it also bounds the wait in flow control's queue. Without
+        # authentication every caller is an admin, whom the watch limit and flow control exempt.
+        limits = self.options.limits
+        gates = (RequestDeadline(limits.request_timeout_s),) + (
+            (
+                WatchLimit(limits.max_watches_per_user),
+                FlowControl(self.options.flow_control, allows=self._access.authorizer.allows),
+            )
             if self._access.enabled else ()
         )
-        service = ApiService(self._verbs, self._stopping, access=self._access, gates=gates)
+        service = ApiService(
+            self._verbs, self._stopping, access=self._access, gates=gates, max_page_size=limits.max_page_size
+        )
         apiserver_pb2_grpc.add_ApiServerServicer_to_server(service, server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         health_service = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name

@@ -33,6 +33,7 @@ from cluster.apiserver.auth.gate import RequestGate
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.fencing import LeaseFence
 from cluster.apiserver.flowcontrol import watch_started
+from cluster.apiserver.limits import DEFAULT_MAX_PAGE_SIZE, status_message
 from cluster.apiserver.listing import list_objects
 from cluster.apiserver.selection import Selection
 from cluster.apiserver.verbs import Verbs, check_path_name, resolve_kind
@@ -64,7 +65,9 @@ def _error_of(exc: Exception, rpc: str) -> errors.ApiError:
 async def _abort(context: grpc.aio.ServicerContext, exc: Exception, rpc: str) -> None:
     """End the call with the status ``exc`` maps to, its reason in the trailing metadata."""
     error = _error_of(exc, rpc)
-    await context.abort(error.code, error.message, trailing_metadata=((errors.REASON_KEY, error.reason),))
+    await context.abort(
+        error.code, status_message(error.message), trailing_metadata=((errors.REASON_KEY, error.reason),)
+    )
 
 
 def _unary(
@@ -104,6 +107,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         *,
         access: Access | None = None,
         gates: Sequence[RequestGate] = (),
+        max_page_size: int = DEFAULT_MAX_PAGE_SIZE,
     ) -> None:
         self._verbs = verbs
         self._registry = verbs.registry
@@ -112,6 +116,8 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         #: Who may call, and what they may do; without it every caller is an admin.
         self._access = access or Access.unsecured()
         self._gates = tuple(gates)
+        #: The largest List ``limit`` a caller may ask for (limits.py).
+        self._max_page_size = max_page_size
 
     def _admit(
         self, context: grpc.aio.ServicerContext, request: Request, describe: Callable[[Request], RequestInfo]
@@ -170,7 +176,8 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
     async def List(self, request: apiserver_pb2.ListRequest) -> apiserver_pb2.ListResponse:
         selection, namespace = self._selection(request)
         page = await list_objects(
-            self._registry, selection, namespace, limit=request.limit, continue_token=request.continue_token
+            self._registry, selection, namespace, limit=request.limit, continue_token=request.continue_token,
+            max_page_size=self._max_page_size,
         )
         return apiserver_pb2.ListResponse(
             items=[kinds.wrap(obj) for obj in page.items],

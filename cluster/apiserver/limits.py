@@ -1,0 +1,142 @@
+"""The API server's limits on what one request or one caller may cost, each refused with an error that
+names the limit and the value (issue 8).
+
+* ``ApiLimits``: the configurable limits (``podsched apiserver`` flags), checked when built.
+* ``RequestDeadline``: a request gate that cuts a unary call at ``request_timeout_s`` with
+  DEADLINE_EXCEEDED, as kube-apiserver's --request-timeout (60 s) does. Watches are long-running and
+  exempt, as in Kubernetes. A shorter deadline of the client's own needs nothing here: gRPC cancels
+  the handler when the client's deadline passes.
+* ``WatchLimit``: a request gate counting each user's open watches; one more than
+  ``max_watches_per_user`` is RESOURCE_EXHAUSTED. Members of system:masters are exempt, as API
+  Priority and Fairness exempts them: the server's own controllers, and every caller of a server
+  without authentication (loopback only), are admins.
+* ``check_page_size``: a List ``limit`` above ``max_page_size`` is Invalid. Kubernetes takes any limit,
+  but a page is built in memory and sent as one message, so the maximum keeps it bounded; paging
+  clients ask for 500 (client-go's and ours).
+* ``status_message``: an error message cut to fit gRPC's status trailer. A message echoing a huge
+  request value (a 2 MiB name) would otherwise overflow the client's metadata limit and the caller
+  would see gRPC's "metadata size exceeds" instead of what was wrong.
+
+The other limits live with the data they bound: the object size (registry.MAX_OBJECT_BYTES), label
+and annotation sizes and counts (cluster.api.validation), the request size (server.MAX_REQUEST_BYTES).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from cluster.api import errors
+from cluster.apiserver.auth.identity import RequestInfo, UserInfo
+from cluster.apiserver.auth.roles import MASTERS_GROUP
+
+#: kube-apiserver's --request-timeout default.
+DEFAULT_REQUEST_TIMEOUT_S = 60.0
+#: Open watches per user: an informer holds one per kind it follows, a scheduler about five; 100 leaves
+#: room for many clients of one identity and stops a loop that opens watches and never closes them.
+DEFAULT_MAX_WATCHES_PER_USER = 100
+#: Objects per List page: ten times the page size paging clients ask for (500).
+DEFAULT_MAX_PAGE_SIZE = 5000
+#: Bytes of a status message once percent-encoded for the grpc-message trailer: gRPC clients refuse
+#: trailers above 8 KiB by default, and the reason and other headers travel in the same block.
+MAX_STATUS_MESSAGE_BYTES = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class ApiLimits:
+    #: Seconds a unary call may run before it is cut with DEADLINE_EXCEEDED (watches are exempt).
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
+    #: Watches one user may hold open at once (system:masters is exempt).
+    max_watches_per_user: int = DEFAULT_MAX_WATCHES_PER_USER
+    #: The largest ``limit`` a List may ask for (0, "everything", is always allowed).
+    max_page_size: int = DEFAULT_MAX_PAGE_SIZE
+
+    def __post_init__(self) -> None:
+        if not self.request_timeout_s > 0:
+            raise ValueError(f"request timeout must be positive, got {self.request_timeout_s}s")
+        if self.max_watches_per_user < 1:
+            raise ValueError(f"max watches per user must be at least 1, got {self.max_watches_per_user}")
+        if self.max_page_size < 1:
+            raise ValueError(f"max page size must be at least 1, got {self.max_page_size}")
+
+
+def check_page_size(limit: int, maximum: int) -> None:
+    """Refuse a List ``limit`` that is negative or above ``maximum``."""
+    if limit < 0:
+        raise errors.Invalid(f"limit must not be negative: {limit}")
+    if limit > maximum:
+        raise errors.Invalid(
+            f"limit {limit} is more than the maximum page size of {maximum}: ask for at most {maximum} "
+            "objects and follow the continue token"
+        )
+
+
+class RequestDeadline:
+    """Cuts every unary call at ``timeout_s``: DEADLINE_EXCEEDED naming the timeout."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self._timeout_s = timeout_s
+
+    @contextlib.asynccontextmanager
+    async def admit(self, user: UserInfo, request: RequestInfo) -> AsyncIterator[None]:
+        if request.verb == "watch":
+            yield
+            return
+        deadline = asyncio.timeout(self._timeout_s)
+        try:
+            async with deadline:
+                yield
+        except TimeoutError as exc:
+            if not deadline.expired():
+                raise  # the handler's own TimeoutError, not ours
+            raise errors.Timeout(
+                f"the request to {request.verb} {request.resource} did not finish within the server's "
+                f"request timeout of {self._timeout_s:g}s (--request-timeout)"
+            ) from exc
+
+
+class WatchLimit:
+    """Counts each user's open watches and refuses one past ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._open: collections.Counter[str] = collections.Counter()
+
+    def open_watches(self, user_name: str) -> int:
+        return self._open[user_name]
+
+    @contextlib.asynccontextmanager
+    async def admit(self, user: UserInfo, request: RequestInfo) -> AsyncIterator[None]:
+        if request.verb != "watch" or MASTERS_GROUP in user.groups:
+            yield
+            return
+        if self._open[user.name] >= self.limit:
+            raise errors.TooManyRequests(
+                f'too many watches for user "{user.name}": {self._open[user.name]} open, the limit is '
+                f"{self.limit} (--max-watches-per-user); close a watch before opening another"
+            )
+        self._open[user.name] += 1
+        try:
+            yield
+        finally:
+            self._open[user.name] -= 1
+            if not self._open[user.name]:
+                del self._open[user.name]
+
+
+def status_message(message: str) -> str:
+    """``message``, cut (and saying so) where its percent-encoded form would pass
+    MAX_STATUS_MESSAGE_BYTES."""
+    if len(message) * 9 <= MAX_STATUS_MESSAGE_BYTES:  # even all 4-byte characters, each byte escaped
+        return message
+    encoded_size = 0
+    for index, char in enumerate(message):
+        size = sum(1 if 0x20 <= byte <= 0x7E and byte != 0x25 else 3 for byte in char.encode())
+        if encoded_size + size > MAX_STATUS_MESSAGE_BYTES - 100:
+            cut = len(message.encode()) - len(message[:index].encode())
+            return f"{message[:index]}... ({cut} more bytes of this message cut)"
+        encoded_size += size
+    return message
