@@ -188,12 +188,6 @@ class ApiServer:
         reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
             GuardedReflection(reflected, access=self._access), server
         )
-        if self._listen != self.options.listen:
-            log.warning(
-                "no authentication is configured (--token-auth-file, --client-ca-file): serving on %s "
-                "instead of %s, loopback only, and every caller is an admin",
-                self._listen, self.options.listen,
-            )
         tls = self.options.security.tls
         try:
             if tls is None:
@@ -207,6 +201,11 @@ class ApiServer:
             await server.stop(None)
             raise OSError(f"cannot listen on {self._listen}: the address is in use or not local")
         self.port = port
+        if self._listen != self.options.listen:
+            log.warning(
+                "no authentication is configured (--token-auth-file, --client-ca-file), so every caller is "
+                "an admin: serving on %s, loopback only, not on %s", self.address, self.options.listen,
+            )
         await server.start()
         self._server = server
         self._background = asyncio.create_task(self._run_background(), name="apiserver-background")
