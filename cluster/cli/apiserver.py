@@ -2,6 +2,15 @@
 
     podsched apiserver [--listen 127.0.0.1:7443] [--data-dir DIR | --etcd host:port,...]
                        [--compaction-interval 5m] [--controllers disruption|none]
+                       [--tls-cert-file FILE --tls-private-key-file FILE] [--client-ca-file FILE]
+                       [--token-auth-file FILE] [--authorization-policy-file FILE]
+                       [--etcd-cafile FILE --etcd-certfile FILE --etcd-keyfile FILE]
+
+The security flags are kube-apiserver's: TLS with a serving certificate, client certificates verified
+against ``--client-ca-file`` (CN = user, O = groups), bearer tokens from a static token file, roles from
+a policy file (cluster/apiserver/auth). Without ``--token-auth-file`` or ``--client-ca-file`` nobody is
+authenticated and the server serves loopback only. ``--etcd-*`` open etcd over TLS with a client
+certificate (etcd's client-cert auth). `podsched certs` writes every one of these files.
                        [--max-requests-inflight 60] [--max-mutating-requests-inflight 30]
 
 Once serving it prints one line to stderr, which scripts and tests wait for (with ``--listen
@@ -11,12 +20,14 @@ Once serving it prints one line to stderr, which scripts and tests wait for (wit
 
 Then it starts the controllers (``--controllers``; ``disruption``, the default, keeps every
 PodDisruptionBudget's status current) as clients of its own address, as kube-controller-manager is a
-client of kube-apiserver; ``--controllers none`` runs the bare server.
+client of kube-apiserver, with the server's loopback identity (cluster/cli/loopback.py);
+``--controllers none`` runs the bare server.
 
 SIGTERM or SIGINT stops it cleanly (exit 0): first the controllers, while the server still answers,
 then the server: watches end, calls in flight get a few seconds, the store is closed. A store that
-cannot be opened, or an address that cannot be bound, is reported on one line and the exit code is 1;
-so is a controller that fails (the server is stopped with it).
+cannot be opened, an address that cannot be bound, or a security file that cannot be used (named with
+its flag) is reported on one line and the exit code is 1; so is a controller that fails (the server is
+stopped with it).
 """
 
 from __future__ import annotations
@@ -25,7 +36,9 @@ import argparse
 import asyncio
 import logging
 import os
+import shutil
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from cluster.apiserver.flowcontrol import FlowControlConfig
@@ -35,7 +48,8 @@ from cluster.apiserver.flowcontrol.config import (
 )
 from cluster.apiserver.server import ApiServer, ApiServerOptions
 from cluster.cli.common import parse_duration, stop_signals
-from cluster.client import Client
+from cluster.cli.loopback import Loopback
+from cluster.client import Client, ClientCredentials
 from cluster.controllers import DisruptionController
 from store.base import Store, StoreError
 from store.factory import open_store
@@ -98,6 +112,18 @@ def register(subparsers: Any) -> None:
         "--max-mutating-requests-inflight", type=int, default=DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
         metavar="N", help=f"see --max-requests-inflight (default {DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT})",
     )
+    security = parser.add_argument_group("security (kube-apiserver's flags)")
+    for flag, text in (
+        ("--tls-cert-file", "PEM certificate (chain) to serve TLS with"),
+        ("--tls-private-key-file", "PEM private key of --tls-cert-file"),
+        ("--client-ca-file", "PEM CA bundle: require client certificates it signed (CN = user, O = groups)"),
+        ("--token-auth-file", 'static token file: token,user,uid,"group1,group2" per line'),
+        ("--authorization-policy-file", "YAML roles and bindings (default: the built-in group bindings)"),
+        ("--etcd-cafile", "PEM CA bundle that signed etcd's certificates; given, etcd is reached over TLS"),
+        ("--etcd-certfile", "PEM client certificate for etcd (etcd's --client-cert-auth)"),
+        ("--etcd-keyfile", "PEM private key of --etcd-certfile"),
+    ):
+        security.add_argument(flag, metavar="FILE", default=None, help=text)
     parser.set_defaults(func=run)
 
 
@@ -114,24 +140,84 @@ def _fail(message: str) -> int:
     return 1
 
 
+@dataclass(frozen=True, slots=True)
+class EtcdTlsFiles:
+    """The PEM contents of --etcd-cafile, --etcd-certfile and --etcd-keyfile."""
+
+    ca_cert: bytes
+    cert_chain: bytes | None = None
+    cert_key: bytes | None = None
+
+
+def etcd_tls_files(args: argparse.Namespace) -> EtcdTlsFiles | None:
+    """The etcd TLS flags' files, read; None without them; ValueError naming the flag and file."""
+    given = {flag: getattr(args, flag.removeprefix("--").replace("-", "_"))
+             for flag in ("--etcd-cafile", "--etcd-certfile", "--etcd-keyfile")}
+    named = [flag for flag, path in given.items() if path is not None]
+    if not named:
+        return None
+    if args.etcd is None:
+        raise ValueError(f"{named[0]} applies to etcd only: add --etcd ENDPOINTS")
+    if (given["--etcd-certfile"] is None) != (given["--etcd-keyfile"] is None):
+        have, need = (("--etcd-certfile", "--etcd-keyfile") if given["--etcd-keyfile"] is None
+                      else ("--etcd-keyfile", "--etcd-certfile"))
+        raise ValueError(f"{have} needs {need}: the certificate and its private key go together")
+    if given["--etcd-cafile"] is None:
+        raise ValueError(f"{named[0]} needs --etcd-cafile, the CA that signed etcd's certificates")
+
+    def read(flag: str) -> bytes | None:
+        path = given[flag]
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as file:
+                data = file.read()
+        except OSError as exc:
+            raise ValueError(f"{flag} {path}: cannot read it: {exc.strerror or exc}") from None
+        marker = b"PRIVATE KEY-----" if flag == "--etcd-keyfile" else b"-----BEGIN CERTIFICATE-----"
+        if marker not in data:
+            what = "PEM private key" if flag == "--etcd-keyfile" else "PEM certificate"
+            raise ValueError(f"{flag} {path}: holds no {what}")
+        return data
+
+    ca_cert = read("--etcd-cafile")
+    assert ca_cert is not None
+    return EtcdTlsFiles(ca_cert, read("--etcd-certfile"), read("--etcd-keyfile"))
+
+
+def _options(args: argparse.Namespace) -> ApiServerOptions:
+    flow_control = FlowControlConfig(
+        max_requests_inflight=args.max_requests_inflight,
+        max_mutating_requests_inflight=args.max_mutating_requests_inflight,
+    )
+    return ApiServerOptions(
+        listen=args.listen,
+        compaction_interval_s=args.compaction_interval,
+        flow_control=flow_control,
+        tls_cert_file=args.tls_cert_file,
+        tls_private_key_file=args.tls_private_key_file,
+        client_ca_file=args.client_ca_file,
+        token_auth_file=args.token_auth_file,
+        authorization_policy_file=args.authorization_policy_file,
+    )
+
+
 async def _serve(args: argparse.Namespace, data_dir: str) -> int:
     """Serve until signalled; ``data_dir`` is used unless ``--etcd`` is given."""
     try:
-        flow_control = FlowControlConfig(
-            max_requests_inflight=args.max_requests_inflight,
-            max_mutating_requests_inflight=args.max_mutating_requests_inflight,
-        )
-        options = ApiServerOptions(
-            listen=args.listen, compaction_interval_s=args.compaction_interval, flow_control=flow_control
-        )
+        options = _options(args)
+        etcd_tls = etcd_tls_files(args)
     except ValueError as exc:
         return _fail(str(exc))
     if args.etcd is not None:
         endpoints = [endpoint.strip() for endpoint in args.etcd.split(",") if endpoint.strip()]
         if not endpoints:
             return _fail("--etcd needs at least one host:port")
-        description = "etcd " + ",".join(endpoints)
-        opening = open_store(etcd_endpoints=endpoints)
+        description = "etcd " + ",".join(endpoints) + (" (TLS)" if etcd_tls is not None else "")
+        tls = {} if etcd_tls is None else {
+            "ca_cert": etcd_tls.ca_cert, "cert_chain": etcd_tls.cert_chain, "cert_key": etcd_tls.cert_key,
+        }
+        opening = open_store(etcd_endpoints=endpoints, **tls)
     else:
         description = f"sqlite {data_dir}"
         opening = open_store(data_dir=data_dir)
@@ -140,17 +226,36 @@ async def _serve(args: argparse.Namespace, data_dir: str) -> int:
         try:
             store = await asyncio.wait_for(opening, STORE_OPEN_TIMEOUT_S)
         except (StoreError, OSError, ValueError, TimeoutError) as exc:
-            return _fail(f"cannot open the store ({description}): {exc or type(exc).__name__}")
+            why = f"{exc or type(exc).__name__}{_etcd_tls_hint(str(exc), etcd_tls, args)}"
+            return _fail(f"cannot open the store ({description}): {why}")
+        loopback = Loopback.prepare(options)
         try:
-            return await _serve_on(store, options, description, signalled, args.controllers)
+            return await _serve_on(store, loopback, description, signalled, args.controllers)
         finally:
             await store.close()
+            if loopback.workdir is not None:
+                shutil.rmtree(loopback.workdir, ignore_errors=True)
+
+
+def _etcd_tls_hint(failure: str, etcd_tls: EtcdTlsFiles | None, args: argparse.Namespace) -> str:
+    """What a failure to reach etcd that looks like a TLS refusal may mean, given the flags."""
+    if "CERTIFICATE_VERIFY_FAILED" in failure and etcd_tls is not None:
+        return f" (etcd's certificate is not signed by the CA in --etcd-cafile {args.etcd_cafile})"
+    if not any(marker in failure for marker in ("Socket closed", "TSI_", "andshake")):
+        return ""
+    if etcd_tls is None:
+        return " (if etcd serves TLS, give --etcd-cafile, and --etcd-certfile and --etcd-keyfile if it " \
+               "requires client certificates)"
+    if etcd_tls.cert_chain is None:
+        return " (etcd may require a client certificate: give --etcd-certfile and --etcd-keyfile)"
+    return (f" (etcd refused the client certificate --etcd-certfile {args.etcd_certfile}: is it signed by "
+            "the CA etcd trusts (its --trusted-ca-file)?)")
 
 
 async def _serve_on(
-    store: Store, options: ApiServerOptions, description: str, signalled: asyncio.Event, controllers: str
+    store: Store, loopback: Loopback, description: str, signalled: asyncio.Event, controllers: str
 ) -> int:
-    server = ApiServer(store, options)
+    server = ApiServer(store, loopback.options)
     try:
         await asyncio.wait_for(server.start(), STORE_OPEN_TIMEOUT_S)
     except (StoreError, TimeoutError) as exc:
@@ -163,7 +268,10 @@ async def _serve_on(
     )
     running = None
     if controllers != "none":
-        running = asyncio.create_task(_run_controllers(server.address), name="apiserver-controllers")
+        credentials = loopback.credentials(server.loopback_token)
+        running = asyncio.create_task(
+            _run_controllers(server.address, credentials), name="apiserver-controllers"
+        )
     closed = asyncio.create_task(server.wait_closed(), name="apiserver-closed")
     signal_wait = asyncio.create_task(signalled.wait(), name="apiserver-signal")
     try:
@@ -194,9 +302,9 @@ def _own_address(address: str) -> str:
     return f"{host}:{port}"
 
 
-async def _run_controllers(address: str) -> None:
+async def _run_controllers(address: str, credentials: ClientCredentials) -> None:
     """The controllers, as clients of the server at ``address`` (never of its store): until cancelled."""
-    async with Client(_own_address(address)) as client:
+    async with Client(_own_address(address), credentials=credentials) as client:
         await DisruptionController(client).run()
 
 

@@ -44,6 +44,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from cluster.launcher.etcd import EtcdTls
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -138,6 +140,16 @@ class Bundle:
             "PODSCHED_CLIENT_KEY": str(self.user_key(user)),
         }
 
+    def etcd_tls(self) -> EtcdTls:
+        """The files that run etcd members with TLS and client-cert auth, probed as the API server."""
+        return EtcdTls(
+            ca_file=self.path("etcd/ca.crt"),
+            server_cert_file=self.path("etcd/server.crt"), server_key_file=self.path("etcd/server.key"),
+            peer_cert_file=self.path("etcd/peer.crt"), peer_key_file=self.path("etcd/peer.key"),
+            client_cert_file=self.path("apiserver-etcd-client.crt"),
+            client_key_file=self.path("apiserver-etcd-client.key"),
+        )
+
     def tokens(self) -> dict[str, str]:
         """user name -> token, from tokens.csv."""
         with self.token_file.open(newline="") as file:
@@ -195,8 +207,8 @@ def write_bundle(
         )
     names = tuple(dict.fromkeys((*LOCAL_HOSTS, *hosts)))
     now = datetime.datetime.now(datetime.UTC) - BACKDATE
-    ca = _Issuer.new_ca("podsched-ca", now, max(days, CA_DAYS))
-    etcd_ca = _Issuer.new_ca("podsched-etcd-ca", now, max(days, CA_DAYS))
+    ca = Issuer.new_ca("podsched-ca", now, max(days, CA_DAYS))
+    etcd_ca = Issuer.new_ca("podsched-etcd-ca", now, max(days, CA_DAYS))
     server, client, both = (
         [ExtendedKeyUsageOID.SERVER_AUTH],
         [ExtendedKeyUsageOID.CLIENT_AUTH],
@@ -292,12 +304,14 @@ def _argparse(parse: Any) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class _Issuer:
+class Issuer:
+    """A CA (its certificate and key) that issues leaf certificates."""
+
     cert: x509.Certificate
     key: ec.EllipticCurvePrivateKey
 
     @classmethod
-    def new_ca(cls, name: str, now: datetime.datetime, days: int) -> _Issuer:
+    def new_ca(cls, name: str, now: datetime.datetime, days: int) -> Issuer:
         key = ec.generate_private_key(ec.SECP256R1())
         subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
         cert = (

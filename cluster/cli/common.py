@@ -166,10 +166,11 @@ async def _guarded(args: argparse.Namespace, body: Callable[[], Awaitable[int]])
         print_error(f"Unable to connect to the server at {server_address(args)}: {exc.message}")
         return EXIT_ERROR
     except errors.Unavailable as exc:
-        print_error(
-            f"Unable to connect to the server at {server_address(args)}: {exc.message} "
-            f"(is `podsched apiserver` running there? set --server or ${SERVER_ENV})"
+        # A connection closed during its handshake carries the client's TLS hint instead.
+        hint = "" if "Socket closed" in exc.message else (
+            f" (is `podsched apiserver` running there? set --server or ${SERVER_ENV})"
         )
+        print_error(f"Unable to connect to the server at {server_address(args)}: {exc.message}{hint}")
         return EXIT_ERROR
     except errors.ApiError as exc:
         print_error(error_line(exc))

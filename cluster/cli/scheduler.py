@@ -7,6 +7,12 @@
                        [--leader-elect-resource-namespace kube-system]
                        [--metrics-addr 127.0.0.1:10259] [--pod-max-in-unschedulable-pods-duration 5m]
                        [--seed N] [--plugin NAME=MODULE:FACTORY ...]
+                       [--token T] [--certificate-authority FILE]
+                       [--client-certificate FILE --client-key FILE]
+
+It authenticates to the API server as a client command does (kubectl's flags, or $PODSCHED_TOKEN,
+$PODSCHED_CA_FILE, $PODSCHED_CLIENT_CERT, $PODSCHED_CLIENT_KEY); `podsched certs` issues a
+``scheduler`` user in the podsched:schedulers group.
 
 ``--config`` is a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); without it the scheduler
 runs kube-scheduler's default profile as ``default-scheduler``. ``--plugin`` registers a plugin written
@@ -46,8 +52,15 @@ from typing import Any
 
 from prometheus_client import disable_created_metrics
 
-from cluster.cli.common import SERVER_ENV, parse_duration, server_address, stop_signals
-from cluster.client import Client, Fence
+from cluster.cli.common import (
+    SERVER_ENV,
+    add_credential_flags,
+    credentials_from,
+    parse_duration,
+    server_address,
+    stop_signals,
+)
+from cluster.client import Client, CredentialsError, Fence
 from scheduler.config import ConfigError, LeaderElectionConfig, load_config
 from scheduler.framework.registry import PluginLoadError, Registry
 from scheduler.health import DEFAULT_METRICS_ADDRESS, parse_address
@@ -145,6 +158,7 @@ def register(subparsers: Any) -> None:
         "--plugin", type=parse_plugin, action="append", default=[], metavar="NAME=MODULE:FACTORY",
         help="register a plugin written in Python under NAME, so that --config can enable it (repeatable)",
     )
+    add_credential_flags(parser)
     parser.set_defaults(func=run)
 
 
@@ -173,7 +187,11 @@ def run(args: argparse.Namespace) -> int:
             return _fail("--pod-max-in-unschedulable-pods-duration must be positive", EXIT_USAGE)
         config.pod_max_in_unschedulable_pods_seconds = args.pod_max_in_unschedulable_pods_duration
     try:
-        client = Client(server_address(args))
+        credentials = credentials_from(args)
+    except CredentialsError as exc:  # a file that cannot be used: an error, as kubectl's exit 1
+        return _fail(str(exc), EXIT_FAILED)
+    try:
+        client = Client(server_address(args), credentials=credentials)
     except ValueError as exc:  # a malformed --server or $PODSCHED_SERVER
         return _fail(str(exc), EXIT_USAGE)
     return asyncio.run(_serve(client, args, config, registry))

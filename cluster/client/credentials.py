@@ -127,13 +127,20 @@ class ClientCredentials:
         return cls(**values, tls_server_name=tls_server_name, sources=sources)
 
     @classmethod
-    def trusting_certificate(cls, cert_file: str, *, token: str = "") -> ClientCredentials:
+    def trusting_certificate(
+        cls, cert_file: str, *, token: str = "", client_pem: tuple[bytes, bytes] | None = None
+    ) -> ClientCredentials:
         """Credentials that trust exactly the serving certificate in ``cert_file`` and check it under a
         name it carries: how a server's own controllers reach it over TLS, whoever signed the certificate
-        (a leaf certificate is accepted as its own trust anchor) and whatever address it names."""
+        (a leaf certificate is accepted as its own trust anchor) and whatever address it names.
+        ``client_pem`` is a client certificate and key (PEM) held in memory, never in a file."""
         credentials = cls(token=token, ca_file=cert_file, sources={"ca_file": "the serving certificate"})
         certificate = x509.load_pem_x509_certificates(credentials.ca_pem)[0]
-        return dataclasses.replace(credentials, tls_server_name=_a_name_of(certificate))
+        credentials = dataclasses.replace(credentials, tls_server_name=_a_name_of(certificate))
+        if client_pem is not None:
+            object.__setattr__(credentials, "client_cert_pem", client_pem[0])
+            object.__setattr__(credentials, "client_key_pem", client_pem[1])
+        return credentials
 
     @property
     def tls(self) -> bool:

@@ -10,6 +10,10 @@ Free ports are found by binding port 0 and closing the socket, which leaves a sh
 another process may take the port; a start that fails with "address already in use" is retried with new
 ports. On Linux (with util-linux's setpriv) every member gets SIGKILL when the process that started it
 dies, so a crashed test run leaves no etcd behind.
+
+With ``tls`` (an `EtcdTls`: `podsched certs` writes one) the members serve clients and peers over TLS
+and require client certificates signed by the etcd CA (etcd's client-cert auth); the cluster's own
+readiness probes present the client certificate of ``tls``.
 """
 
 from __future__ import annotations
@@ -50,6 +54,34 @@ LAYOUT_FILE = "cluster.json"
 LOG_TAIL_LINES = 30
 
 _ADDRESS_IN_USE = "address already in use"
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdTls:
+    """PEM files that make members serve TLS and require client certificates (client and peer)."""
+
+    #: The CA that signs member, peer and client certificates; members trust only it.
+    ca_file: Path
+    server_cert_file: Path
+    server_key_file: Path
+    peer_cert_file: Path
+    peer_key_file: Path
+    #: A client certificate of that CA, for the cluster's own probes (the API server's, say).
+    client_cert_file: Path
+    client_key_file: Path
+
+    def flags(self) -> list[str]:
+        return [
+            "--cert-file", str(self.server_cert_file), "--key-file", str(self.server_key_file),
+            "--trusted-ca-file", str(self.ca_file), "--client-cert-auth",
+            "--peer-cert-file", str(self.peer_cert_file), "--peer-key-file", str(self.peer_key_file),
+            "--peer-trusted-ca-file", str(self.ca_file), "--peer-client-cert-auth",
+        ]  # fmt: skip
+
+    def channel_credentials(self) -> grpc.ChannelCredentials:
+        return grpc.ssl_channel_credentials(
+            self.ca_file.read_bytes(), self.client_key_file.read_bytes(), self.client_cert_file.read_bytes()
+        )
 
 
 class EtcdNotFound(RuntimeError):
@@ -106,6 +138,8 @@ class EtcdMember:
     data_dir: Path
     log_path: Path
     process: subprocess.Popen[bytes] | None = None
+    #: "https" when the cluster runs with TLS.
+    scheme: str = "http"
 
     @property
     def endpoint(self) -> str:
@@ -113,11 +147,11 @@ class EtcdMember:
 
     @property
     def client_url(self) -> str:
-        return f"http://127.0.0.1:{self.client_port}"
+        return f"{self.scheme}://127.0.0.1:{self.client_port}"
 
     @property
     def peer_url(self) -> str:
-        return f"http://127.0.0.1:{self.peer_port}"
+        return f"{self.scheme}://127.0.0.1:{self.peer_port}"
 
     @property
     def running(self) -> bool:
@@ -125,7 +159,7 @@ class EtcdMember:
 
 
 class EtcdCluster:
-    """``size`` etcd members forming one cluster on loopback.
+    """``size`` etcd members forming one cluster on loopback (with ``tls``: TLS and client-cert auth).
 
     ``data_root`` holds each member's data directory and log; when it is None the cluster makes a
     temporary directory and removes it in ``stop()``. Use ``async with EtcdCluster(3) as cluster:`` or
@@ -139,11 +173,13 @@ class EtcdCluster:
         *,
         name_prefix: str = "etcd",
         binary: str | None = None,
+        tls: EtcdTls | None = None,
     ) -> None:
         if size < 1:
             raise ValueError(f"an etcd cluster needs at least one member, got size={size}")
         self.size = size
         self.name_prefix = name_prefix
+        self.tls = tls
         self._binary = binary
         self._owns_data_root = data_root is None
         self.data_root = Path(data_root) if data_root is not None else None
@@ -207,7 +243,7 @@ class EtcdCluster:
         while there is none)."""
         for index, member in enumerate(self.members):
             if member.running:
-                status = await _status(member.endpoint)
+                status = await _status(member.endpoint, self.tls)
                 if status is not None and status.leader != 0 and status.leader == status.header.member_id:
                     return index
         return None
@@ -230,6 +266,10 @@ class EtcdCluster:
         exc_tb: TracebackType | None,
     ) -> None:
         await self.stop()
+
+    @property
+    def _scheme(self) -> str:
+        return "https" if self.tls is not None else "http"
 
     @property
     def _layout_path(self) -> Path:
@@ -256,6 +296,7 @@ class EtcdCluster:
                 peer_port=m["peer_port"],
                 data_dir=self.data_root / m["name"],
                 log_path=self.data_root / f"{m['name']}.log",
+                scheme=self._scheme,
             )
             for m in layout["members"]
         ]
@@ -277,6 +318,7 @@ class EtcdCluster:
                     peer_port=_free_port(),
                     data_dir=self.data_root / name,
                     log_path=self.data_root / f"{name}.log",
+                    scheme=self._scheme,
                 )
             )
         layout = {
@@ -314,6 +356,7 @@ class EtcdCluster:
             "--initial-cluster-state", "new",
             "--logger", "zap",
             "--log-outputs", "stderr",
+            *(self.tls.flags() if self.tls is not None else []),
         ]  # fmt: skip
         with member.log_path.open("a") as log:
             member.process = subprocess.Popen(
@@ -338,7 +381,7 @@ class EtcdCluster:
                         f"etcd member {member.name} exited with code {member.process.returncode} "
                         f"(log {member.log_path}):\n{_log_tail(member.log_path)}"
                     )
-                if await _has_leader(member.endpoint):
+                if await _has_leader(member.endpoint, self.tls):
                     pending.remove(index)
             if not pending:
                 return
@@ -365,9 +408,12 @@ class EtcdCluster:
             await _terminate(process, grace_s=LAST_MEMBER_GRACE_S if last_of_several else STOP_GRACE_S)
 
 
-async def _status(endpoint: str) -> StatusResponse | None:
+async def _status(endpoint: str, tls: EtcdTls | None = None) -> StatusResponse | None:
     """The member's status, or None if it does not answer within a second."""
-    channel = grpc.aio.insecure_channel(endpoint)
+    channel = (
+        grpc.aio.secure_channel(endpoint, tls.channel_credentials()) if tls is not None
+        else grpc.aio.insecure_channel(endpoint)
+    )
     try:
         return await MaintenanceService(channel, max_attempts=1).status(timeout=1.0)
     except (EtcdError, grpc.aio.AioRpcError, TimeoutError):
@@ -376,9 +422,9 @@ async def _status(endpoint: str) -> StatusResponse | None:
         await channel.close()
 
 
-async def _has_leader(endpoint: str) -> bool:
+async def _has_leader(endpoint: str, tls: EtcdTls | None = None) -> bool:
     """Whether the member at ``endpoint`` answers and knows a leader."""
-    status = await _status(endpoint)
+    status = await _status(endpoint, tls)
     return status is not None and status.leader != 0 and not status.errors
 
 
