@@ -157,7 +157,9 @@ async def test_list_all_lists_in_one_piece_when_its_continue_token_expires(
         (grpc.StatusCode.OUT_OF_RANGE, errors.Expired),
         (grpc.StatusCode.INTERNAL, errors.InternalError),
         (grpc.StatusCode.UNKNOWN, errors.InternalError),
-        (grpc.StatusCode.PERMISSION_DENIED, errors.InternalError),
+        (grpc.StatusCode.UNAUTHENTICATED, errors.Unauthorized),
+        (grpc.StatusCode.PERMISSION_DENIED, errors.PermissionDenied),
+        (grpc.StatusCode.DATA_LOSS, errors.InternalError),
     ],
     ids=lambda value: value.name if isinstance(value, grpc.StatusCode) else value.__name__,
 )
