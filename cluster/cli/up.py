@@ -3,6 +3,7 @@
     podsched up [--replicas 3] [--etcd ENDPOINTS | --etcd-local 3] [--apiservers K] [--nodes N]
                 [--data-dir DIR] [--listen 127.0.0.1:7443] [--leader-elect-lease-duration 15s]
                 [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]
+                [--tls [--certs-dir DIR]]
 
 It starts the API server(s) (on the embedded store by default, on etcd when asked, a local etcd cluster
 included) and N `podsched scheduler` replicas electing a leader, creates N nodes if asked, and prints a
@@ -11,6 +12,11 @@ identity), each change of leader (with its fencing token and how long there was 
 restart. A replica that exits (killed, or deposed) is started again, as a standby. Ctrl-C (SIGINT) or
 SIGTERM stops everything, replicas first, and exits 0. Bad flags exit 2; a part that does not start
 exits 1 with its output.
+
+``--tls`` secures every connection with `podsched certs` files (made in ``--certs-dir``, default
+DATA_DIR/pki, unless a CA is there already): API servers serve mutual TLS and tokens, a local etcd
+requires client certificates, replicas authenticate as the ``scheduler`` user. It prints the variables
+that make the CLI the ``admin`` user of the cluster.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import contextlib
 import sys
 from pathlib import Path
 
-from cluster.cli.common import SERVER_ENV, parse_duration, stop_signals
+from cluster.cli.common import parse_duration, stop_signals
 from cluster.launcher.localcluster import LocalCluster, UpConfig, UpConfigError, UpFailed
 from cluster.launcher.supervisor import stamped
 from scheduler.leaderelection import (
@@ -65,6 +71,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ):
         parser.add_argument(f"--leader-elect-{flag}", type=parse_duration, default=default,
                             metavar="DURATION", help=f"{what} (default {default:g}s)")
+    parser.add_argument("--tls", action="store_true",
+                        help="TLS and authentication everywhere, with certificates made by podsched certs")
+    parser.add_argument("--certs-dir", type=Path, default=None, metavar="DIR",
+                        help="where the certificates are, made when absent (default: DATA_DIR/pki)")
     parser.set_defaults(func=run)
 
 
@@ -87,6 +97,7 @@ def config_from(args: argparse.Namespace) -> UpConfig:
     return UpConfig(
         replicas=args.replicas, apiservers=args.apiservers, etcd=endpoints, etcd_local=args.etcd_local,
         nodes=args.nodes, data_dir=args.data_dir, host=host, port=int(port), timings=timings,
+        tls=args.tls, certs_dir=args.certs_dir,
     )
 
 
@@ -128,7 +139,8 @@ async def _run(config: UpConfig, stop: asyncio.Event) -> int:
             return EXIT_FAILED
         apiservers = f"{config.apiservers} API server{'s' if config.apiservers > 1 else ''}"
         say(f"up: {apiservers} and {config.replicas} scheduler replicas; Ctrl-C stops everything")
-        say(f"export {SERVER_ENV}={cluster.servers}")
+        for name, value in cluster.client_env().items():
+            say(f"export {name}={value}")
         await stopping
         say("stopping: the scheduler replicas, then the API servers")
         await cluster.stop()

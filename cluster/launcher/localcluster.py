@@ -7,7 +7,10 @@ what `podsched demo` tells its story with.
   electing a leader on the kube-system/kube-scheduler Lease, all under one `Supervisor`, which starts
   again any of them that exits (a replica that loses its lease exits 1 and comes back as a standby);
 - optionally N nodes of 8 cpu, 32Gi and 110 pods;
-- a `LeadershipWatch` on the Lease, whose changes are reported as they are seen.
+- a `LeadershipWatch` on the Lease, whose changes are reported as they are seen;
+- with ``tls``: `podsched certs` files (made if absent) and every connection over TLS: API servers serving
+  mutual TLS and tokens, a local etcd with client-cert auth, replicas presenting the ``scheduler``
+  user's certificate, the cluster's own client the ``admin``'s (an external ``etcd`` is used as given).
 
 Every line it has to say goes to ``report`` (without a timestamp: the caller adds its own). Local etcd
 members are not restarted when they exit: a 3-member cluster rides out the loss of one.
@@ -24,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cluster.api import errors, objects_pb2
+from cluster.cli.certs import Bundle, CertsError, write_bundle
 from cluster.cli.process import ApiServerProcess, SchedulerProcess
-from cluster.client import Client
+from cluster.client import Client, ClientCredentials
 from cluster.launcher.etcd import EtcdCluster
 from cluster.launcher.leadership import LeaderChange, LeadershipWatch
 from cluster.launcher.supervisor import Child, RestartPolicy, Supervisor
@@ -73,6 +77,10 @@ class UpConfig:
     scheduler_args: tuple[str, ...] = ()
     #: How soon an exited child is started again.
     restart_policy: RestartPolicy = field(default_factory=RestartPolicy)
+    #: Run everything with TLS and authentication.
+    tls: bool = False
+    #: Where the certificates are (made when absent); None: ``pki`` in the data directory.
+    certs_dir: Path | None = None
 
     def __post_init__(self) -> None:
         if self.replicas < 1:
@@ -93,6 +101,8 @@ class UpConfig:
             raise UpConfigError("--nodes", f"must be 0 or more, got {self.nodes}")
         if not 0 <= self.port < 65536:
             raise UpConfigError("--listen", f"port {self.port} is out of range")
+        if self.certs_dir is not None and not self.tls:
+            raise UpConfigError("--certs-dir", "applies with --tls only")
 
     @property
     def on_etcd(self) -> bool:
@@ -127,6 +137,8 @@ class LocalCluster:
         self.etcd: EtcdCluster | None = None
         self.leadership: LeadershipWatch | None = None
         self.client: Client | None = None
+        #: The certificates and tokens, with ``tls``.
+        self.bundle: Bundle | None = None
         #: identity -> replica name, for every replica process started so far.
         self._replica_of: dict[str, str] = {}
         self._data_dir: Path | None = None
@@ -142,6 +154,20 @@ class LocalCluster:
         if self._data_dir is None:
             raise RuntimeError("the cluster has not started")
         return self._data_dir
+
+    @property
+    def credentials(self) -> ClientCredentials:
+        """How a client of this cluster connects: as the admin user over TLS, or plaintext."""
+        if self.bundle is None:
+            return ClientCredentials()
+        return ClientCredentials(
+            ca_file=str(self.bundle.ca_cert), client_cert_file=str(self.bundle.user_cert("admin")),
+            client_key_file=str(self.bundle.user_key("admin")),
+        )
+
+    def client_env(self) -> dict[str, str]:
+        """The PODSCHED_* variables that point the CLI at this cluster (as the admin user, with TLS)."""
+        return {"PODSCHED_SERVER": self.servers, **(self.bundle.user_env("admin") if self.bundle else {})}
 
     @property
     def servers(self) -> str:
@@ -215,15 +241,20 @@ class LocalCluster:
         else:
             self._data_dir = config.data_dir
             self._data_dir.mkdir(parents=True, exist_ok=True)
+        if config.tls:
+            self.bundle = self._certificates(config.certs_dir or self.data_dir / "pki")
         store_args = await self._store_args()
+        security = self.bundle.apiserver_flags() if self.bundle is not None else []
 
         for index in range(1, config.apiservers + 1):
             name = f"apiserver-{index}"
             port = config.port if index == 1 else 0
-            self.apiservers[name] = ApiServerProcess(store_args, host=config.host, port=port)
+            self.apiservers[name] = ApiServerProcess(
+                store_args, host=config.host, port=port, extra_args=security
+            )
             self.supervisor.add(name, self.apiservers[name], layer=_API_LAYER)
         await self._start_children(list(self.apiservers))
-        self.client = Client(self.servers)
+        self.client = Client(self.servers, credentials=self.credentials)
         if config.nodes:
             await self._create_nodes()
 
@@ -232,6 +263,8 @@ class LocalCluster:
         await self.leadership.wait_synced()
 
         flags = config.scheduler_flags(self.servers)
+        if self.bundle is not None:
+            flags += self.bundle.user_flags("scheduler")
         for index in range(1, config.replicas + 1):
             name = f"scheduler-{index}"
             self.replicas[name] = SchedulerProcess(flags)
@@ -239,21 +272,39 @@ class LocalCluster:
         await self._start_children(list(self.replicas))
         self._tasks.append(asyncio.create_task(self.supervisor.supervise(), name="supervise"))
 
+    def _certificates(self, directory: Path) -> Bundle:
+        """The bundle in ``directory``, written there first when it holds no CA."""
+        bundle = Bundle(directory.resolve())
+        if bundle.exists():
+            self._report(f"certificates: using {bundle.dir}")
+            return bundle
+        try:
+            bundle, _ = write_bundle(directory)
+        except CertsError as exc:
+            raise UpFailed(f"cannot make the certificates: {exc}") from exc
+        self._report(f"certificates: made a CA, server and user certificates and tokens in {bundle.dir}")
+        return bundle
+
     async def _store_args(self) -> list[str]:
         config = self.config
         if config.etcd:
             self._report(f"store: etcd at {','.join(config.etcd)}")
             return ["--etcd", ",".join(config.etcd)]
         if config.etcd_local:
-            self.etcd = EtcdCluster(config.etcd_local, self.data_dir / "etcd", name_prefix="up-etcd")
+            self.etcd = EtcdCluster(
+                config.etcd_local, self.data_dir / "etcd", name_prefix="up-etcd",
+                tls=self.bundle.etcd_tls() if self.bundle is not None else None,
+            )
             try:
                 await self.etcd.start()
             except Exception as exc:
                 raise UpFailed(f"the local etcd cluster did not start: {exc}") from exc
             members = ", ".join(f"{m.name} (pid {m.process.pid if m.process else '?'}) on {m.endpoint}"
                                 for m in self.etcd.members)
-            self._report(f"store: local etcd cluster of {config.etcd_local}: {members}")
-            return ["--etcd", ",".join(self.etcd.endpoints)]
+            secured = " (TLS, client-cert auth)" if self.bundle is not None else ""
+            self._report(f"store: local etcd cluster of {config.etcd_local}{secured}: {members}")
+            etcd_tls = self.bundle.etcd_client_flags() if self.bundle is not None else []
+            return ["--etcd", ",".join(self.etcd.endpoints), *etcd_tls]
         self._report(f"store: embedded SQLite in {self.data_dir}")
         return ["--data-dir", str(self.data_dir)]
 
