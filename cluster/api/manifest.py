@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,11 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 # YAML aliases let a short document expand into an enormous tree ("billion laughs"); no real manifest
 # comes near this many values, and the API server's 1.5 MiB object limit is far below it.
 MAX_VALUES_PER_DOCUMENT = 200_000
+# Flow collections ([ ] and { }, JSON's only kind) nest by recursion in libyaml's composer and in the json
+# module: a file of 100,000 "[" crashed the process with a segmentation fault. Real manifests nest a
+# dozen levels. Brackets inside quoted strings are counted too, which only ever errs by a level or two.
+MAX_FLOW_NESTING = 100
+_FLOW_BRACKETS = re.compile(r"[\[\]{}]")
 
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
@@ -127,13 +133,26 @@ def _json_mapping(pairs: list[tuple[str, Any]]) -> _Mapping:
     return data
 
 
+def _check_flow_nesting(text: str, source: str) -> None:
+    depth = 0
+    for bracket in _FLOW_BRACKETS.finditer(text):
+        depth = depth + 1 if bracket.group() in "[{" else max(depth - 1, 0)
+        if depth > MAX_FLOW_NESTING:
+            line = text.count("\n", 0, bracket.start()) + 1
+            raise ManifestError([
+                f"{source}: line {line}: more than {MAX_FLOW_NESTING} levels of nested [ ] or {{ }} "
+                "(the limit): this is not a manifest"
+            ])
+
+
 def _documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
     """(1-based number, data) of each non-empty document of a YAML or JSON text."""
+    _check_flow_nesting(text, source)
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
             data = json.loads(text, object_pairs_hook=_json_mapping)
-        except json.JSONDecodeError:
+        except ValueError:  # JSONDecodeError, or an integer of more digits than Python converts
             pass  # maybe YAML flow style; let the YAML parser judge (and report) it
         else:
             yield 1, data
@@ -152,6 +171,10 @@ def _documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
         raise ManifestError(
             [f"{source}: document {number + 1}: {where}YAML syntax error: {problem}"]
         ) from None
+    except (ValueError, RecursionError) as exc:
+        # A scalar no Python value holds (an integer of more than 4300 digits), or block nesting deeper
+        # than the pure-Python parser's recursion (without libyaml).
+        raise ManifestError([f"{source}: document {number + 1}: cannot be read: {exc}"]) from None
 
 
 # ---------------------------------------------------------------------------------------- loading
