@@ -74,6 +74,11 @@ def add_credential_flags(parser: argparse.ArgumentParser) -> None:
     """kubectl's authentication flags; each defaults to its environment variable."""
     parser.add_argument("--token", default=None,
                         help=f"bearer token for authentication to the API server (default: ${TOKEN_ENV})")
+    add_tls_flags(parser)
+
+
+def add_tls_flags(parser: argparse.ArgumentParser) -> None:
+    """kubectl's TLS flags (a command that sends no token, like healthcheck, takes only these)."""
     parser.add_argument(
         "--certificate-authority", default=None, metavar="FILE",
         help=f"PEM file of the CA that signed the API server's certificate; given, the connection uses TLS "
@@ -92,8 +97,9 @@ def add_credential_flags(parser: argparse.ArgumentParser) -> None:
 def credentials_from(args: argparse.Namespace) -> ClientCredentials:
     """The credentials the flags (else the environment) give; CredentialsError naming the flag and file."""
     return ClientCredentials.from_env_and_flags(
-        token=args.token, ca_file=args.certificate_authority, client_cert_file=args.client_certificate,
-        client_key_file=args.client_key, tls_server_name=args.tls_server_name,
+        token=getattr(args, "token", None), ca_file=args.certificate_authority,
+        client_cert_file=args.client_certificate, client_key_file=args.client_key,
+        tls_server_name=args.tls_server_name,
     )
 
 

@@ -1,6 +1,7 @@
 """`podsched healthcheck`: ask one API server's standard gRPC health service whether it serves.
 
     podsched healthcheck [--server HOST:PORT] [--service NAME] [--timeout 3s]
+                         [--certificate-authority FILE [--client-certificate FILE --client-key FILE]]
 
 Exit 0 when the answer is SERVING, 1 otherwise (NOT_SERVING, an unknown service, no answer), 2 for a
 bad command line: what a container healthcheck needs, without grpc_health_probe in the image. It
@@ -10,7 +11,9 @@ prints one line either way, which `docker inspect` keeps in the container's heal
     podsched healthcheck: cannot reach 127.0.0.1:7444: failed to connect to all addresses; ...
 
 It checks exactly one server: a healthcheck answers for the container it runs in, and a list would
-hide which member is down.
+hide which member is down. The health service needs no identity, but a server serving TLS needs a TLS
+client: ``--certificate-authority`` (and, under mutual TLS, a client certificate), or their
+PODSCHED_* variables, as for every client command.
 """
 
 from __future__ import annotations
@@ -25,7 +28,17 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cluster.api import apiserver_pb2
-from cluster.cli.common import DEFAULT_SERVER, EXIT_ERROR, EXIT_OK, EXIT_USAGE, SERVER_ENV, positive_duration
+from cluster.cli.common import (
+    DEFAULT_SERVER,
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    SERVER_ENV,
+    add_tls_flags,
+    credentials_from,
+    positive_duration,
+)
+from cluster.client import ClientCredentials, CredentialsError
 
 #: The health entry of the API alone (the server's "" entry covers the whole process).
 API_SERVICE = apiserver_pb2.DESCRIPTOR.services_by_name["ApiServer"].full_name
@@ -66,6 +79,7 @@ def register(subparsers: Any) -> None:
         "--timeout", type=positive_duration("timeout"), default=DEFAULT_TIMEOUT_S, metavar="DURATION",
         help=f"give up after this long, connecting included (default {DEFAULT_TIMEOUT_S:g}s)",
     )
+    add_tls_flags(parser)
     parser.set_defaults(func=run)
 
 
@@ -77,15 +91,28 @@ def run(args: argparse.Namespace) -> int:
         except argparse.ArgumentTypeError as exc:
             print(f"podsched healthcheck: ${SERVER_ENV}: {exc}; pass --server", file=sys.stderr, flush=True)
             return EXIT_USAGE
-    code, line = asyncio.run(check(server, args.service, args.timeout))
+    try:
+        credentials = credentials_from(args)
+    except CredentialsError as exc:
+        print(f"podsched healthcheck: {exc}", file=sys.stderr, flush=True)
+        return EXIT_ERROR
+    code, line = asyncio.run(check(server, args.service, args.timeout, credentials))
     print(f"podsched healthcheck: {line}", file=sys.stdout if code == EXIT_OK else sys.stderr, flush=True)
     return code
 
 
-async def check(server: str, service: str, timeout_s: float) -> tuple[int, str]:
+async def check(
+    server: str, service: str, timeout_s: float, credentials: ClientCredentials | None = None
+) -> tuple[int, str]:
     """The exit code and the line to print for one health check of ``server``."""
     what = f"{server} (service {service!r})" if service else server
-    async with grpc.aio.insecure_channel(server) as channel:
+    credentials = credentials or ClientCredentials()
+    if credentials.tls:
+        options = credentials.channel_options()
+        channel = grpc.aio.secure_channel(server, credentials.channel_credentials(), options=options)
+    else:
+        channel = grpc.aio.insecure_channel(server)
+    async with channel:
         stub = health_pb2_grpc.HealthStub(channel)
         try:
             answer = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)

@@ -226,3 +226,13 @@ def test_a_bad_security_flag_stops_the_server_naming_it(
     assert result.returncode == 1, result.stderr
     assert complaint.format(p=pki.dir, t=tmp_path) in result.stderr
     assert "serving on" not in result.stderr
+
+
+def test_healthcheck_over_mutual_tls(mtls_server: ApiServerProcess, pki: Bundle) -> None:
+    address = mtls_server.address
+    serving = podsched(address, "healthcheck", "--server", address, *pki.user_flags("admin"))
+    assert serving.code == 0, serving.stderr
+    assert serving.stdout.strip() == f"podsched healthcheck: {address} is SERVING"
+    plaintext = podsched(address, "healthcheck", "--server", address)
+    assert plaintext.code == 1
+    assert f"podsched healthcheck: cannot reach {address}" in plaintext.stderr
