@@ -12,6 +12,12 @@ a policy file (cluster/apiserver/auth). Without ``--token-auth-file`` or ``--cli
 authenticated and the server serves loopback only. ``--etcd-*`` open etcd over TLS with a client
 certificate (etcd's client-cert auth). `podsched certs` writes every one of these files.
                        [--max-requests-inflight 60] [--max-mutating-requests-inflight 30]
+                       [--request-timeout 1m] [--max-watches-per-user 100] [--max-page-size 5000]
+
+The limits (cluster/apiserver/limits.py) each refuse with an error naming the limit: a unary call
+running past ``--request-timeout`` (kube-apiserver's flag) ends DEADLINE_EXCEEDED, a user's watch past
+``--max-watches-per-user`` RESOURCE_EXHAUSTED (admins are exempt), a List ``limit`` above
+``--max-page-size`` INVALID_ARGUMENT.
 
 Once serving it prints one line to stderr, which scripts and tests wait for (with ``--listen
 127.0.0.1:0`` it names the port picked)::
@@ -38,6 +44,7 @@ import logging
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,8 +53,14 @@ from cluster.apiserver.flowcontrol.config import (
     DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
     DEFAULT_MAX_REQUESTS_INFLIGHT,
 )
+from cluster.apiserver.limits import (
+    DEFAULT_MAX_PAGE_SIZE,
+    DEFAULT_MAX_WATCHES_PER_USER,
+    DEFAULT_REQUEST_TIMEOUT_S,
+    ApiLimits,
+)
 from cluster.apiserver.server import ApiServer, ApiServerOptions
-from cluster.cli.common import parse_duration, stop_signals
+from cluster.cli.common import parse_duration, positive_duration, stop_signals
 from cluster.cli.loopback import Loopback
 from cluster.client import Client, ClientCredentials
 from cluster.controllers import DisruptionController
@@ -112,6 +125,22 @@ def register(subparsers: Any) -> None:
         "--max-mutating-requests-inflight", type=int, default=DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
         metavar="N", help=f"see --max-requests-inflight (default {DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT})",
     )
+    limits = parser.add_argument_group("limits (cluster/apiserver/limits.py)")
+    limits.add_argument(
+        "--request-timeout", type=positive_duration("request timeout"), default=DEFAULT_REQUEST_TIMEOUT_S,
+        metavar="DURATION", help="longest a call other than a watch may run before it is cut with "
+        "DEADLINE_EXCEEDED, like kube-apiserver's (default 1m)",
+    )
+    limits.add_argument(
+        "--max-watches-per-user", type=_at_least_one("--max-watches-per-user"),
+        default=DEFAULT_MAX_WATCHES_PER_USER, metavar="N",
+        help="watches one user may hold open at once; system:masters is exempt "
+        f"(default {DEFAULT_MAX_WATCHES_PER_USER})",
+    )
+    limits.add_argument(
+        "--max-page-size", type=_at_least_one("--max-page-size"), default=DEFAULT_MAX_PAGE_SIZE,
+        metavar="N", help=f"largest limit a List may ask for (default {DEFAULT_MAX_PAGE_SIZE})",
+    )
     security = parser.add_argument_group("security (kube-apiserver's flags)")
     for flag, text in (
         ("--tls-cert-file", "PEM certificate (chain) to serve TLS with"),
@@ -125,6 +154,21 @@ def register(subparsers: Any) -> None:
     ):
         security.add_argument(flag, metavar="FILE", default=None, help=text)
     parser.set_defaults(func=run)
+
+
+def _at_least_one(flag: str) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least 1, ``flag`` named when it is not."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {flag} {text!r}: not a whole number") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"invalid {flag} {text!r}: must be at least 1")
+        return value
+
+    return parse
 
 
 def run(args: argparse.Namespace) -> int:
@@ -194,6 +238,11 @@ def _options(args: argparse.Namespace) -> ApiServerOptions:
         listen=args.listen,
         compaction_interval_s=args.compaction_interval,
         flow_control=flow_control,
+        limits=ApiLimits(
+            request_timeout_s=args.request_timeout,
+            max_watches_per_user=args.max_watches_per_user,
+            max_page_size=args.max_page_size,
+        ),
         tls_cert_file=args.tls_cert_file,
         tls_private_key_file=args.tls_private_key_file,
         client_ca_file=args.client_ca_file,
