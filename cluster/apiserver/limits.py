@@ -94,8 +94,16 @@ class RequestDeadline:
                 raise  # the handler's own TimeoutError, not ours
             raise errors.Timeout(
                 f"the request to {request.verb} {request.resource} did not finish within the server's "
-                f"request timeout of {self._timeout_s:g}s (--request-timeout)"
+                f"request timeout of {_duration(self._timeout_s)} (--request-timeout)"
             ) from exc
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` in the largest unit that keeps it at least 1, as flags take it: 60s, 50ms, 1ns."""
+    for unit, size in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= size:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds / 1e-9:g}ns"
 
 
 class WatchLimit:

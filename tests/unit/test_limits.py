@@ -65,9 +65,19 @@ async def test_the_deadline_cuts_a_slow_call_with_an_error_naming_the_timeout() 
         async with gate.admit(ALICE, LIST_PODS):
             await asyncio.sleep(5)
     assert raised.value.message == (
-        "the request to list pods did not finish within the server's request timeout of 0.05s "
+        "the request to list pods did not finish within the server's request timeout of 50ms "
         "(--request-timeout)"
     )
+
+
+@pytest.mark.parametrize(
+    ("timeout_s", "shown"), [(0.05, "50ms"), (0.0025, "2.5ms"), (2e-6, "2us"), (1e-9, "1ns")]
+)
+async def test_the_deadline_error_shows_the_timeout_as_a_flag_takes_it(timeout_s: float, shown: str) -> None:
+    gate = RequestDeadline(timeout_s)
+    with pytest.raises(errors.Timeout, match=f"request timeout of {shown} "):
+        async with gate.admit(ALICE, LIST_PODS):
+            await asyncio.sleep(0.1)
 
 
 async def test_the_deadline_leaves_watches_and_quick_calls_alone() -> None:
