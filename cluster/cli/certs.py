@@ -1,7 +1,7 @@
 """`podsched certs`: a certificate authority and every certificate and token a secure local cluster needs.
 
     podsched certs --dir DIR [--hosts h1,h2,...] [--days 365] [--users admin,scheduler,client,readonly]
-                   [--force]
+                   [--force | --if-absent]
 
 The files follow kubeadm's layout (/etc/kubernetes/pki), so that they read familiar::
 
@@ -20,7 +20,8 @@ client, readonly; the user is named after the role) or ``NAME=ROLE``; a role's g
 group the API server binds to it (admin → system:masters, scheduler → podsched:schedulers, client →
 podsched:clients, readonly → podsched:readonly). Keys are ECDSA P-256; key files and tokens.csv are
 0600. An existing CA is never replaced without ``--force`` (that would void every certificate it
-signed). Bad flags exit 2; files that cannot be written exit 1.
+signed); with ``--if-absent`` a directory that holds one is left as it is and the command succeeds (a
+one-shot service that runs at every start). Bad flags exit 2; files that cannot be written exit 1.
 """
 
 from __future__ import annotations
@@ -264,7 +265,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--users", type=_argparse(parse_users), default=parse_users(",".join(DEFAULT_USERS)),
                         metavar="USER,...", help="ROLE or NAME=ROLE entries; roles: "
                         f"{', '.join(ROLE_GROUPS)} (default: one user per role)")
-    parser.add_argument("--force", action="store_true", help="replace an existing CA and every file")
+    existing = parser.add_mutually_exclusive_group()
+    existing.add_argument("--force", action="store_true", help="replace an existing CA and every file")
+    existing.add_argument("--if-absent", action="store_true",
+                          help="when DIR already holds a CA, write nothing and succeed")
     parser.set_defaults(func=run)
 
 
@@ -272,6 +276,9 @@ def run(args: argparse.Namespace) -> int:
     if args.days < 1:
         print(f"podsched certs: --days must be at least 1, got {args.days}", file=sys.stderr, flush=True)
         return EXIT_USAGE
+    if args.if_absent and Bundle(args.dir.resolve()).exists():
+        print(f"podsched certs: {args.dir.resolve()} already holds a CA; left as it is", flush=True)
+        return EXIT_OK
     try:
         bundle, lines = write_bundle(args.dir, hosts=args.hosts, days=args.days, users=args.users,
                                      force=args.force)

@@ -186,3 +186,14 @@ def test_an_unwritable_directory_exits_1(tmp_path: Path, capsys: pytest.CaptureF
     blocker.write_text("not a directory")
     assert main(["certs", "--dir", str(blocker / "pki")]) == 1
     assert f"cannot write into {blocker}/pki" in capsys.readouterr().err
+
+
+def test_if_absent_keeps_an_existing_ca_and_succeeds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["certs", "--dir", str(tmp_path), "--users", "admin", "--if-absent"]) == 0
+    first = (tmp_path / "ca.crt").read_bytes()
+    assert main(["certs", "--dir", str(tmp_path), "--users", "admin", "--if-absent"]) == 0
+    assert f"{tmp_path} already holds a CA; left as it is" in capsys.readouterr().out
+    assert (tmp_path / "ca.crt").read_bytes() == first
+    assert main(["certs", "--dir", str(tmp_path), "--force", "--if-absent"]) == 2
