@@ -1,16 +1,16 @@
 """The gRPC face of the API: unwraps requests, calls the verbs, wraps answers, and owns the one mapping
 from what went wrong to a gRPC status.
 
-Every call goes through one pipeline, in kube-apiserver's order: authenticate (UNAUTHENTICATED) →
-describe the request (auth/requests.py) → authorize (PERMISSION_DENIED naming verb and resource) →
-enter the request gates (auth/gate.py), held around the whole unary call or the whole Watch stream →
-the handler.
-
 * ``errors.ApiError`` → its own code and message (Kubernetes' wording, built where it is raised), and its
   reason in the trailing metadata;
 * the store is unreachable → UNAVAILABLE (clients retry, and fail over to another server);
 * a compacted or future revision that escaped a more specific handler → OUT_OF_RANGE / INVALID_ARGUMENT;
 * anything else is a bug: INTERNAL, and the traceback goes to the log, not to the client.
+
+Every call goes through one pipeline, in kube-apiserver's order: authenticate (UNAUTHENTICATED) →
+describe the request (auth/requests.py) → authorize (PERMISSION_DENIED naming verb and resource) →
+enter the request gates (auth/gate.py), held around the whole unary call or the whole Watch stream →
+the handler.
 """
 
 from __future__ import annotations
