@@ -43,6 +43,9 @@ _REASONS: dict[type[errors.ApiError], str] = {
     errors.Conflict: "Conflict",
     errors.Invalid: "Invalid",
     errors.Forbidden: "Forbidden",
+    errors.PermissionDenied: "Forbidden",
+    errors.TooManyRequests: "TooManyRequests",
+    errors.Timeout: "Timeout",
     errors.Expired: "Expired",
     errors.Unavailable: "ServiceUnavailable",
     errors.InternalError: "InternalError",
@@ -142,6 +145,10 @@ def resource_ref(kind: Kind, name: str) -> str:
 
 
 def error_line(exc: errors.ApiError) -> str:
+    if isinstance(exc, errors.Unauthorized):
+        # kubectl's words for a 401, and the server's reason when it gave more than the word.
+        detail = "" if exc.message in ("", "Unauthorized") else f": {exc.message}"
+        return f"error: You must be logged in to the server (Unauthorized){detail}"
     reason = _REASONS.get(type(exc), "InternalError")
     return f"Error from server ({reason}): {exc.message}"
 

@@ -236,3 +236,16 @@ def test_healthcheck_over_mutual_tls(mtls_server: ApiServerProcess, pki: Bundle)
     plaintext = podsched(address, "healthcheck", "--server", address)
     assert plaintext.code == 1
     assert f"podsched healthcheck: cannot reach {address}" in plaintext.stderr
+
+
+def test_kubectls_words_for_no_credentials_and_a_denial(token_server: ApiServerProcess, pki: Bundle) -> None:
+    ca = ["--certificate-authority", str(pki.ca_cert)]
+    anonymous = podsched(token_server.address, "get", "pods", *ca)
+    assert anonymous.code == 1
+    assert anonymous.stderr.strip() == "error: You must be logged in to the server (Unauthorized)"
+    denied = podsched(token_server.address, "delete", "pod", "x", *ca, "--token", pki.tokens()["readonly"])
+    assert denied.code == 1
+    assert denied.stderr.strip() == (
+        'Error from server (Forbidden): pods "x" is forbidden: User "readonly" cannot delete resource "pods" '
+        'in the namespace "default"'
+    )
