@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from cluster.api import errors
 
 _VERSION = "meta.k8s.io/v1"
+#: "namespace/name" and the "\x00" after it, each at most a DNS subdomain long: a longer start key is no
+#: token this server issued, and must not reach the store (etcd refuses requests over 2 MiB).
+_MAX_START_KEY_LENGTH = 2 * 253 + 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +51,8 @@ def decode(token: str, prefix: str) -> Continuation:
         raise _invalid("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
     if not isinstance(start, str) or not start:
         raise _invalid("encoded start key missing")
+    if len(start) > _MAX_START_KEY_LENGTH:
+        raise _invalid("encoded start key longer than any object's key")
     return Continuation(revision, prefix + start)
 
 

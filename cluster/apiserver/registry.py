@@ -29,6 +29,14 @@ from store.base import Guard, KeyValue, Store, get_many
 MAX_OBJECT_BYTES = 1536 * 1024
 
 
+def _may_exist(namespace: str, name: str) -> bool:
+    """Whether an object could have this namespace and name: validation allows neither longer than a DNS
+    subdomain, and a longer one (a Bind's or a fence's, which name objects without the verbs' checks) must
+    not become a store key, which etcd would refuse past 2 MiB."""
+    limit = validation.DNS1123_SUBDOMAIN_MAX_LENGTH
+    return len(namespace) <= limit and len(name) <= limit
+
+
 @dataclass(frozen=True, slots=True)
 class WriteOutcome:
     """A compare-and-swap write in the API's terms.
@@ -98,17 +106,21 @@ class Registry:
     # --------------------------------------------------------------------------------------- reads
 
     async def get(self, kind: Kind, namespace: str, name: str) -> Message | None:
+        if not _may_exist(namespace, name):
+            return None
         kv = await self.store.get(kind.key(namespace, name))
         return None if kv is None else self.decode_kv(kind, kv)
 
     async def get_many(self, addresses: Sequence[tuple[Kind, str, str]]) -> list[Message | None]:
         """The objects at ``addresses`` (kind, namespace, name), None for each absent one: one store round
         trip where the store reads several keys at once (store.base.get_many)."""
-        kvs = await get_many(self.store, [kind.key(namespace, name) for kind, namespace, name in addresses])
-        return [
-            None if kv is None else self.decode_kv(kind, kv)
-            for (kind, _, _), kv in zip(addresses, kvs, strict=True)
-        ]
+        keys = [kind.key(ns, name) for kind, ns, name in addresses if _may_exist(ns, name)]
+        found = iter(await get_many(self.store, keys))
+        objects: list[Message | None] = []
+        for kind, namespace, name in addresses:
+            kv = next(found) if _may_exist(namespace, name) else None
+            objects.append(None if kv is None else self.decode_kv(kind, kv))
+        return objects
 
     async def require(self, kind: Kind, namespace: str, name: str) -> Message:
         obj = await self.get(kind, namespace, name)

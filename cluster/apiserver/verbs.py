@@ -25,6 +25,9 @@ from store.base import Guard
 
 #: How many generated names a create tries before it gives up on collisions (as Kubernetes).
 GENERATE_NAME_ATTEMPTS = 8
+#: No object's name or namespace is longer (a DNS subdomain's limit); a request naming a longer one is
+#: refused before it reaches the store, whose keys are bounded (etcd refuses requests over 2 MiB).
+MAX_PATH_NAME_LENGTH = validation.DNS1123_SUBDOMAIN_MAX_LENGTH
 
 
 def resolve_kind(name: str) -> Kind:
@@ -37,6 +40,11 @@ def check_path_name(what: str, value: str) -> None:
     """A name used to build a store key must be one path segment (apimachinery's path segment rules)."""
     if not value:
         raise errors.Invalid(f"{what} may not be empty")
+    if len(value) > MAX_PATH_NAME_LENGTH:
+        raise errors.Invalid(
+            f'{what} "{value[:64]}..." is {len(value)} characters long: no object\'s is longer than '
+            f"{MAX_PATH_NAME_LENGTH}"
+        )
     if value in (".", ".."):
         raise errors.Invalid(f'{what} "{value}" may not be "{value}"')
     for forbidden in ("/", "%"):

@@ -19,6 +19,7 @@ from cluster.apiserver.limits import (
     check_page_size,
     status_message,
 )
+from cluster.apiserver.verbs import MAX_PATH_NAME_LENGTH, check_path_name
 
 ALICE = UserInfo("alice", groups=("podsched:clients",))
 BOB = UserInfo("bob", groups=("podsched:clients",))
@@ -166,3 +167,12 @@ def test_a_huge_bad_value_is_quoted_cut_in_a_field_error() -> None:
     quoted = '"' + "a" * 256 + '..." (cut: 100000 characters in all)'
     assert problem.startswith(f"metadata.name: Invalid value: {quoted}")
     assert len(problem) < 1000
+
+
+def test_a_name_longer_than_any_objects_is_refused_before_the_store() -> None:
+    check_path_name("resource name", "a" * MAX_PATH_NAME_LENGTH)
+    with pytest.raises(errors.Invalid) as raised:
+        check_path_name("resource name", "a" * 2_000_000)
+    assert raised.value.message == (
+        f'resource name "{"a" * 64}..." is 2000000 characters long: no object\'s is longer than 253'
+    )
