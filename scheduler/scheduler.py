@@ -11,23 +11,25 @@ What it is made of:
 * one ``Framework`` per profile (``profiles[].schedulerName``), built from the plugin registry (the
   in-tree plugins plus the user's), with a handle giving plugins the snapshot, the nominator (the
   queue) and the API client;
-* the ``SchedulingLoop`` (schedule_one.py), the ``Binder`` (binding.py), the ``EventRecorder``
-  (events.py) and the metrics (metrics.py);
+* the ``SchedulingLoop`` (schedule_one.py), the ``Binder`` (binding.py), the ``Preemptions`` whose API
+  calls run in the background (preemptions.py), the ``EventRecorder`` (events.py) and the metrics
+  (metrics.py);
 * the HTTP extenders of the configuration (extender/), which the loop, the binder and DefaultPreemption
   ask in their turn.
 
 How it runs (STYLE.md, "Concurrency and shutdown"): ``run()`` is a TaskGroup of a few named root tasks
-that never end on their own: the four informers, the event writers, the binder, the queue's flush
-loops, the cache's cleanup loop, the scheduling loop and, in ``podsched scheduler``, the HTTP server.
-The scheduling loop first waits for every informer's first list, so that no pod is scheduled against a
-partial picture of the cluster. The first root task to fail (or to end) cancels the others and its
-error leaves ``run()``; cancelling ``run()`` stops everything.
+that never end on their own: the four informers, the event writers, the binder, the preemptions, the
+queue's flush loops, the cache's cleanup loop, the scheduling loop and, in ``podsched scheduler``, the
+HTTP server. The scheduling loop first waits for every informer's first list, so that no pod is
+scheduled against a partial picture of the cluster. The first root task to fail (or to end) cancels the
+others and its error leaves ``run()``; cancelling ``run()`` stops everything.
 
 With leader election (``run(elector=...)``) every replica runs the informers, the queue and the cache
-(a warm standby), but only the leader runs the binder and the scheduling loop, in one task group per
-term: the elector starts the term when it acquires the Lease and cancels it when the lease is lost or
-the process stops. A term first catches the informers up with the store, then schedules; every write it
-makes carries the term's fencing token, and an answer that the token is stale ends the term at once.
+(a warm standby), but only the leader runs the binder, the preemptions and the scheduling loop, in one
+task group per term: the elector starts the term when it acquires the Lease and cancels it when the
+lease is lost or the process stops. A term first catches the informers up with the store, then
+schedules; every write it makes carries the term's fencing token, and an answer that the token is stale
+ends the term at once.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from scheduler.framework.runtime import Framework, FrameworkError, FrameworkHand
 from scheduler.health import HealthServer
 from scheduler.leaderelection import LeaderElector, LeaseLost
 from scheduler.metrics import SchedulerMetrics
+from scheduler.preemptions import Preemptions
 from scheduler.queue import QueueClosed, SchedulingQueue
 from scheduler.schedule_one import SchedulingLoop
 
@@ -184,6 +187,9 @@ class Scheduler:
         handle.event_recorder = self.recorder  # type: ignore[attr-defined]
         handle.rng = rng  # type: ignore[attr-defined]
         handle.extenders = self.extenders  # type: ignore[attr-defined]
+        # Victims are deleted in the background, as kube-scheduler's async preemption does.
+        self.preemptions = Preemptions(self.queue)
+        handle.preemptions = self.preemptions  # type: ignore[attr-defined]
         self.metrics.watch_state(
             pending_pods=self.queue.pending_counts,
             bindings_in_flight=lambda: self.binder.in_flight,
@@ -219,7 +225,7 @@ class Scheduler:
         """Everything but the scheduling loop, by name: the warm roots and the binder that carries out
         decisions. ``run`` without leader election runs them with the loop; ``podsched simulate`` runs
         them and drives the cycles itself."""
-        return self._warm_roots() | {"binder": self.binder.run()}
+        return self._warm_roots() | {"binder": self.binder.run(), "preemptions": self.preemptions.run()}
 
     async def wait_synced(self) -> None:
         """Return once every informer's first list is in the cache and the queue."""
@@ -283,6 +289,7 @@ class Scheduler:
                  self.clock.now() - started, len(self.informers["nodes"]), len(self.informers["pods"]))
         async with asyncio.TaskGroup() as group:
             group.create_task(self._root("binder", self.binder.run()), name="binder")
+            group.create_task(self._root("preemptions", self.preemptions.run()), name="preemptions")
             group.create_task(self._root("scheduling loop", self._schedule_forever()), name="scheduling loop")
 
     async def _root(self, name: str, work: Coroutine[Any, Any, None]) -> None:
@@ -354,8 +361,9 @@ class Scheduler:
 
     @property
     def working(self) -> bool:
-        """A scheduling cycle or a binding is under way (``podsched simulate`` waits for neither)."""
-        return self.loop.busy or self.binder.in_flight > 0
+        """A scheduling cycle, a binding or a preemption is under way (``podsched simulate`` waits for
+        none of them)."""
+        return self.loop.busy or self.binder.in_flight > 0 or self.preemptions.in_flight > 0
 
     def informer_revisions(self) -> dict[str, int]:
         """The resourceVersion each informer has applied (0 before its first list), by kind plural."""

@@ -24,6 +24,10 @@ Transitions:
 * backoff over → activeQ (``flush_backoff_completed``, every 1 s).
 * in unschedulablePods longer than ``pod_max_in_unschedulable_s`` (default 5 min) → podBackoffQ or
   activeQ (``flush_unschedulable_left_over``, every 30 s).
+* held pods (``hold``: their preemption's API calls are running in the background, kube-scheduler's
+  async preemption) never enter activeQ: whatever would send one there parks it in unschedulablePods
+  instead (kube's PreEnqueue rejection), until ``release``; ``activate`` sends a pod from
+  unschedulablePods or podBackoffQ to activeQ at once (a failed preemption retries without waiting).
 * informer update: in activeQ → re-placed; in podBackoffQ → updated in place, or to activeQ if the
   change matters for scheduling and the backoff is over; in unschedulablePods → if the change matters
   (anything but status and resourceVersion), to podBackoffQ or activeQ, else updated in place; in no
@@ -150,6 +154,8 @@ class SchedulingQueue:
         self._max_in_unschedulable_s = pod_max_in_unschedulable_s
         self._move_request_cycle = -1
         self._closed = asyncio.Event()
+        #: Keys of the pods kept out of activeQ (``hold``).
+        self._held: set[str] = set()
 
     # ----------------------------------------------------------------------------------- counters
 
@@ -204,6 +210,7 @@ class SchedulingQueue:
         """The pod is gone (or bound): out of every structure and of the nominator."""
         key = pod_key(pod)
         self._nominator.delete(key)
+        self._held.discard(key)
         if self._active.delete(key) is None and self._backoff.delete(key) is None:
             self._unschedulable.delete(key)
 
@@ -286,6 +293,29 @@ class SchedulingQueue:
             moved += 1
         self._move_request_cycle = self.scheduling_cycle
         return moved
+
+    # --------------------------------------------------------------------------- held pods
+
+    def hold(self, key: str) -> None:
+        """Keep the pod out of activeQ until ``release``: its preemption is under way, and a new attempt
+        before the victims are gone would only preempt again elsewhere."""
+        self._held.add(key)
+
+    def release(self, key: str) -> None:
+        """The pod may go to activeQ again, at the next event or flush that sends it there."""
+        self._held.discard(key)
+
+    def is_held(self, key: str) -> bool:
+        return key in self._held
+
+    def activate(self, key: str) -> bool:
+        """Move the pod from unschedulablePods or podBackoffQ to activeQ now, backoff or not
+        (kube-scheduler's Activate); False if it is in neither (queued already, in flight or gone)."""
+        qpi = self._unschedulable.get(key) or self._backoff.get(key)
+        if qpi is None:
+            return False
+        self._to_active(qpi, "ForceActivate")
+        return True
 
     # ------------------------------------------------------------------------------------ flushes
 
@@ -379,6 +409,12 @@ class SchedulingQueue:
     def _to_active(self, qpi: QueuedPodInfo, event: str) -> None:
         self._unschedulable.delete(qpi.key)
         self._backoff.delete(qpi.key)
+        if qpi.key in self._held:
+            # Parked as kube parks a pod its PreEnqueue rejects. It goes last in unschedulablePods with
+            # its old timestamp, so the leftover flush may find it a period late: it is held anyway.
+            self._unschedulable.add_or_update(qpi)
+            log.debug("%s -> %s (%s while held)", qpi.key, UNSCHEDULABLE, event)
+            return
         self._active.add_or_update(qpi)
         log.debug("%s -> %s (%s)", qpi.key, ACTIVE, event)
 

@@ -16,8 +16,9 @@ optionally a PDB with a pinned status over some running pods. Once the simulatio
    any single one of its victims to what is bound there at the end overflows the node. (Checked where
    that preemption is the only one on its node, so that nothing else removed pods there afterwards.)
 
-Which preemptor evicted which victims is read from a spy on DefaultPreemption's executor (kube's
-``Preempted by pod <uid> on node <node>`` event carries the same facts); it does not change behaviour.
+Which preemptor evicted which victims is read from a spy on DefaultPreemption's executor, on the
+background path the scheduler uses (kube's ``Preempted by pod <uid> on node <node>`` event carries the
+same facts); it does not change behaviour.
 """
 
 from __future__ import annotations
@@ -149,15 +150,16 @@ CONFIG = load_config(None, registry=REGISTRY)  # kube-scheduler's default profil
 def run(case: Case) -> tuple[dict[str, Any], list[Preemption]]:
     """Simulate ``case`` (seed 0); every pod's outcome by key, and every preemption in order."""
     preemptions: list[Preemption] = []
-    original = Executor.prepare_candidate
+    original = Executor.prepare_candidate_async
 
     async def spy(self: Executor, preemptor: Any, node_name: str, victims: Sequence[Any],
-                  component: str) -> Any:
+                  component: str, release: Any) -> Any:
         preemptions.append(Preemption(preemptor.key, node_name, tuple(v.key for v in victims)))
-        return await original(self, preemptor, node_name, victims, component)
+        return await original(self, preemptor, node_name, victims, component, release)
 
     scenario = build_scenario(load_text(case.yaml(), source="property.yaml"))
-    with mock.patch.object(Executor, "prepare_candidate", spy):
+    # The scheduler preempts asynchronously (scheduler/preemptions.py): the spy is on that path.
+    with mock.patch.object(Executor, "prepare_candidate_async", spy):
         result = asyncio.run(simulate(scenario, CONFIG, REGISTRY, seed=0, timeout_s=60))
     return {outcome.key: outcome for outcome in result.outcomes}, preemptions
 

@@ -511,3 +511,82 @@ async def test_delete_removes_the_pod_from_where_it_is(structure: str) -> None:
     assert where(queue, "web") is None
     assert queue.nominated_pods_for_node("node-a") == []
     assert sum(queue.pending_counts().values()) == (1 if structure == ACTIVE else 0)
+
+
+# ----------------------------------------------------------------- held pods (async preemption)
+
+
+async def held_after_failing(queue: SchedulingQueue, clock: FakeClock, name: str) -> QueuedPodInfo:
+    """``name`` popped, held (its preemption starts in the cycle), failed with NodeResourcesFit."""
+    queue.add(make_pod(name))
+    qpi, cycle = await attempt(queue)
+    queue.hold(qpi.key)
+    clock.advance(1)
+    fail(queue, qpi, cycle, FIT)
+    return qpi
+
+
+async def test_an_event_does_not_send_a_held_pod_to_active() -> None:
+    clock = FakeClock()
+    queue = new_queue(clock)
+    await held_after_failing(queue, clock, "web")
+    clock.advance(30)  # the backoff is long over
+    assert queue.move_all_to_active_or_backoff(NODE_ADD) == 1
+    assert where(queue, "web") == UNSCHEDULABLE
+    assert queue.is_held("default/web")
+    queue.release("default/web")
+    assert not queue.is_held("default/web")
+    queue.move_all_to_active_or_backoff(NODE_ADD)
+    assert where(queue, "web") == ACTIVE
+
+
+async def test_a_held_pod_whose_backoff_ends_waits_in_unschedulable() -> None:
+    """It failed while an event was coming in (so to podBackoffQ); the flush parks it, and after its
+    release the next event requeues it."""
+    clock = FakeClock()
+    queue = new_queue(clock)
+    queue.add(make_pod("web"))
+    qpi, cycle = await attempt(queue)
+    queue.hold(qpi.key)
+    queue.move_all_to_active_or_backoff(NODE_ADD)
+    assert fail(queue, qpi, cycle, FIT) == BACKOFF
+    clock.advance(30)
+    assert queue.flush_backoff_completed() == 1
+    assert where(queue, "web") == UNSCHEDULABLE
+    queue.release(qpi.key)
+    queue.move_all_to_active_or_backoff(NODE_ADD)
+    assert where(queue, "web") == ACTIVE
+
+
+@pytest.mark.parametrize("structure", [UNSCHEDULABLE, BACKOFF])
+async def test_activate_skips_the_backoff(structure: str) -> None:
+    clock = FakeClock()
+    queue = new_queue(clock)
+    queue.add(make_pod("web"))
+    qpi, cycle = await attempt(queue)
+    if structure == BACKOFF:
+        queue.move_all_to_active_or_backoff(NODE_ADD)
+    assert fail(queue, qpi, cycle, FIT) == structure
+    assert queue.activate(qpi.key)
+    assert where(queue, "web") == ACTIVE
+    assert not queue.activate(qpi.key)  # already active
+    assert (await queue.pop()) is qpi
+
+
+async def test_activate_does_not_bypass_a_hold() -> None:
+    clock = FakeClock()
+    queue = new_queue(clock)
+    qpi = await held_after_failing(queue, clock, "web")
+    assert queue.activate(qpi.key)
+    assert where(queue, "web") == UNSCHEDULABLE
+
+
+async def test_deleting_a_held_pod_forgets_the_hold() -> None:
+    clock = FakeClock()
+    queue = new_queue(clock)
+    await held_after_failing(queue, clock, "web")
+    queue.delete(make_pod("web"))
+    assert where(queue, "web") is None
+    assert not queue.is_held("default/web")
+    queue.add(make_pod("web"))  # a new pod of that name is not held
+    assert where(queue, "web") == ACTIVE

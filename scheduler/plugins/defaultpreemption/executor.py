@@ -7,15 +7,19 @@ priority nominated to the same node lose their nomination (a status write, which
 into a queue update that sends them back to be scheduled elsewhere): the room they were promised may
 now be the preemptor's.
 
+``prepare_candidate`` does all this within the scheduling cycle; ``prepare_candidate_async`` is its
+background form (kube-scheduler's async preemption, scheduler/preemptions.py).
+
 Setting the preemptor's own status.nominatedNodeName is not done here: the scheduler's failure handler
 writes it with the PodScheduled=False condition, from the PostFilterResult.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cluster.api import errors, objects_pb2, timeutil
@@ -56,25 +60,59 @@ class Executor:
     ) -> Status | None:
         """Evict ``victims`` for ``preemptor`` on ``node_name``; an ERROR status if a deletion failed."""
         for victim in victims:
-            pod = victim.pod
-            if timeutil.is_set(pod.metadata.deletion_timestamp):
+            if timeutil.is_set(victim.pod.metadata.deletion_timestamp):
                 continue  # graceful deletion already started: another call would change nothing
-            waiting_pods = getattr(self._handle, "waiting_pods", None)
-            if waiting_pods is not None and waiting_pods.reject(victim.key, self._plugin_name, "preempted"):
-                log.info("%s preempted waiting pod %s on %s", preemptor.key, victim.key, node_name)
-            else:
-                try:
-                    await self._handle.client.delete("pods", pod.metadata.name, pod.metadata.namespace,
-                                                     grace_period_seconds=grace_period(pod))
-                except errors.NotFound:
-                    log.info("victim %s of %s is already gone", victim.key, preemptor.key)
-                    continue
-                except errors.ApiError as err:
-                    log.error("could not preempt %s for %s: %s", victim.key, preemptor.key, err.message)
-                    return Status.as_error(err)
-                log.info("%s preempted %s on %s", preemptor.key, victim.key, node_name)
-            await self._record(pod, preempted_message(preemptor.pod, node_name), component)
+            status = await self._preempt(preemptor, node_name, victim, component)
+            if status is not None:
+                return status
         await self._clear_lower_nominations(preemptor, node_name)
+        return None
+
+    async def prepare_candidate_async(
+        self,
+        preemptor: PodInfo,
+        node_name: str,
+        victims: Sequence[PodInfo],
+        component: str,
+        release: Callable[[], None],
+    ) -> Status | None:
+        """The same in the background (kube-scheduler's prepareCandidateAsync): lower nominations first
+        (their pods find another node sooner), then every victim but the last at once; ``release``
+        before the last, whose deletion event then requeues the preemptor. After a failure the last
+        victim is spared: the preemption cannot succeed any more."""
+        await self._clear_lower_nominations(preemptor, node_name)
+        pending = [v for v in victims if not timeutil.is_set(v.pod.metadata.deletion_timestamp)]
+        if not pending:
+            return None
+        *first, last = pending
+        statuses = await asyncio.gather(*(self._preempt(preemptor, node_name, v, component) for v in first))
+        failed = next((status for status in statuses if status is not None), None)
+        if failed is not None:
+            return failed
+        release()
+        return await self._preempt(preemptor, node_name, last, component)
+
+    async def _preempt(
+        self, preemptor: PodInfo, node_name: str, victim: PodInfo, component: str
+    ) -> Status | None:
+        """Reject ``victim`` if it waits at Permit, else delete it; record the event. An ERROR status
+        if the deletion failed (a victim already gone is not a failure)."""
+        pod = victim.pod
+        waiting_pods = getattr(self._handle, "waiting_pods", None)
+        if waiting_pods is not None and waiting_pods.reject(victim.key, self._plugin_name, "preempted"):
+            log.info("%s preempted waiting pod %s on %s", preemptor.key, victim.key, node_name)
+        else:
+            try:
+                await self._handle.client.delete("pods", pod.metadata.name, pod.metadata.namespace,
+                                                 grace_period_seconds=grace_period(pod))
+            except errors.NotFound:
+                log.info("victim %s of %s is already gone", victim.key, preemptor.key)
+                return None
+            except errors.ApiError as err:
+                log.error("could not preempt %s for %s: %s", victim.key, preemptor.key, err.message)
+                return Status.as_error(err)
+            log.info("%s preempted %s on %s", preemptor.key, victim.key, node_name)
+        await self._record(pod, preempted_message(preemptor.pod, node_name), component)
         return None
 
     async def _record(self, victim: objects_pb2.Pod, message: str, component: str) -> None:

@@ -11,7 +11,9 @@ The steps, each in its own module:
 3. the dry run (candidates.py): the minimal victims on each of enough potential nodes;
 4. the extenders that support preemption may drop candidates or change their victims;
 5. the choice of one node (selection.py);
-6. the act (executor.py): delete the victims, record events, clear lower-priority nominations.
+6. the act (executor.py): delete the victims, record events, clear lower-priority nominations; in the
+   background when the handle has ``preemptions`` (kube-scheduler's async preemption), else before the
+   cycle goes on.
 
 The PostFilterResult names the node; the scheduler's failure handler nominates the pod to it.
 
@@ -28,13 +30,17 @@ optional attribute the scheduler sets:
 * ``rng``: a ``random.Random`` for the dry run's starting offset (deterministic runs with a seed);
   else the plugin's own;
 * ``extenders``: the scheduler's extenders (kube-scheduler's Handle.Extenders), in order; without it
-  no extender is asked.
+  no extender is asked;
+* ``preemptions``: where the API calls of a chosen preemption run in the background
+  (``scheduler.preemptions.Preemptions``: ``start(preemptor, node_name, evict)``); without it they run
+  within the cycle.
 
-All five are read when preemption runs, so the scheduler may set them after building the frameworks.
+All six are read when preemption runs, so the scheduler may set them after building the frameworks.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 from collections.abc import Mapping, Sequence
@@ -197,9 +203,13 @@ class DefaultPreemption:
         if best is None:
             return None, Status.unschedulable(NO_CANDIDATE_NODE)
         log.info("preempting %d pod(s) on %s for %s", len(best.victims), best.node_name, pod.key)
-        status = await self._executor.prepare_candidate(
-            pod, best.node_name, best.victims, _scheduler_name(pod.pod)
-        )
+        component = _scheduler_name(pod.pod)
+        preemptions = getattr(self._handle, "preemptions", None)
+        if preemptions is not None:
+            preemptions.start(pod, best.node_name, functools.partial(
+                self._executor.prepare_candidate_async, pod, best.node_name, best.victims, component))
+            return PostFilterResult(best.node_name), None
+        status = await self._executor.prepare_candidate(pod, best.node_name, best.victims, component)
         if status is not None:
             return None, status
         return PostFilterResult(best.node_name), None

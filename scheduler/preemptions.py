@@ -1,0 +1,103 @@
+"""Preemptions whose API calls run in the background (kube-scheduler's async preemption, KEP-4832).
+
+DefaultPreemption decides in the scheduling cycle: the dry run, the choice of a node, and the
+preemptor's nomination (the failure handler records it in the nominator at once, so the next cycles
+keep the room for it). What takes API round trips (deleting the victims, recording their events,
+clearing lower-priority nominations) it hands to ``start``, and the next cycle begins without waiting.
+
+While a preemption runs, the queue holds its preemptor out of activeQ (``SchedulingQueue.hold``): a new
+attempt before the victims are gone would find no room and preempt again elsewhere. The evicting
+coroutine releases it just before it deletes the last victim, so that this deletion's event is the one
+that requeues the preemptor (released later, the event could come first and find it held, leaving it in
+unschedulablePods until the leftover flush). When the evicting fails, the preemptor loses its
+nomination (the room it was promised may never come) and goes straight to activeQ to try again.
+
+Concurrency: preemptions are not bounded in number (each is a few API calls, and at most one starts per
+scheduling cycle). Their tasks belong to ``run()``, a root task of the scheduler's leader term: losing
+the lease cancels them, which is safe (a victim not deleted stays; the preemptor, unbound, is scheduled
+again by the next leader).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from scheduler.framework import PodInfo, Status
+
+if TYPE_CHECKING:
+    from scheduler.queue import SchedulingQueue
+
+log = logging.getLogger(__name__)
+
+#: Evicts the victims of one preemption; calls its argument (``release``) before the last deletion.
+#: Returns None when done, an error Status when an API call failed.
+Evict = Callable[[Callable[[], None]], Awaitable[Status | None]]
+
+
+class Preemptions:
+    """Runs preemptions' API calls in the background, holding each preemptor in the queue meanwhile."""
+
+    def __init__(self, queue: SchedulingQueue) -> None:
+        self._queue = queue
+        self._group: asyncio.TaskGroup | None = None
+        self._in_flight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    @property
+    def in_flight(self) -> int:
+        """Preemptions started and not finished."""
+        return self._in_flight
+
+    async def run(self) -> None:
+        """Own the preemption tasks until cancelled."""
+        async with asyncio.TaskGroup() as group:
+            self._group = group
+            try:
+                await asyncio.Future()  # until cancelled
+            finally:
+                self._group = None
+
+    async def wait_idle(self) -> None:
+        """Return once no preemption is in flight."""
+        await self._idle.wait()
+
+    def start(self, preemptor: PodInfo, node_name: str, evict: Evict) -> None:
+        """Hold ``preemptor`` and run ``evict`` in the background."""
+        if self._group is None:
+            raise RuntimeError("the preemptions are not running")
+        self._queue.hold(preemptor.key)
+        self._in_flight += 1
+        self._idle.clear()
+        try:
+            self._group.create_task(self._preempt(preemptor, node_name, evict),
+                                    name=f"preempt on {node_name} for {preemptor.key}")
+        except BaseException:
+            self._finished(preemptor)
+            raise
+
+    async def _preempt(self, preemptor: PodInfo, node_name: str, evict: Evict) -> None:
+        key = preemptor.key
+        try:
+            try:
+                status = await evict(lambda: self._queue.release(key))
+            except Exception as err:  # a bug must not leave the preemptor held forever
+                log.exception("preempting on %s for %s failed", node_name, key)
+                status = Status.as_error(err)
+            if status is not None:
+                log.warning("preempting on %s for %s failed: %s; retrying the pod", node_name, key,
+                            status.message())
+                self._queue.delete_nominated_pod_if_exists(preemptor.pod)
+                self._queue.release(key)
+                self._queue.activate(key)
+        finally:
+            self._finished(preemptor)
+
+    def _finished(self, preemptor: PodInfo) -> None:
+        self._queue.release(preemptor.key)
+        self._in_flight -= 1
+        if self._in_flight == 0:
+            self._idle.set()
