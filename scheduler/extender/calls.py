@@ -83,7 +83,9 @@ def _record_failures(extender: Extender, outcome: FilterOutcome, statuses: dict[
         if earlier is None:
             statuses[node_name] = Status(Code.UNSCHEDULABLE, (reason_from(extender, message),), plugin)
         else:
-            earlier.reasons = (*earlier.reasons, reason_from(extender, message))
+            # A new Status: plugins may hand the same one out for many nodes.
+            statuses[node_name] = Status(earlier.code, (*earlier.reasons, reason_from(extender, message)),
+                                         earlier.plugin, earlier.error)
 
 
 # ---------------------------------------------------------------------------------------- prioritize

@@ -8,16 +8,11 @@ nodes, so it clones the state: values that a plugin mutates in AddPod/RemovePod 
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 
 class NotFound(KeyError):
     """The key was never written in this cycle (the plugin's PreFilter did not run, or was skipped)."""
-
-
-@runtime_checkable
-class StateData(Protocol):
-    def clone(self) -> Any: ...
 
 
 class CycleState:
@@ -43,9 +38,13 @@ class CycleState:
         self._data.pop(key, None)
 
     def clone(self) -> CycleState:
+        """A copy in which every value with a ``clone()`` is cloned. Preemption's dry run clones the
+        state once per candidate node: an attribute lookup finds those values, where an isinstance
+        check against a runtime-checkable Protocol cost a quarter of the dry run (py-spy, podsched bench
+        PreemptionAsync)."""
         copy = CycleState()
         copy._data = {
-            key: value.clone() if isinstance(value, StateData) else value for key, value in self._data.items()
+            key: value.clone() if hasattr(value, "clone") else value for key, value in self._data.items()
         }
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)

@@ -7,9 +7,13 @@ from collections.abc import Mapping
 
 import pytest
 
-from scheduler.extender.calls import bind_with_extenders, preempt_with_extenders
+from scheduler.extender.calls import (
+    bind_with_extenders,
+    find_nodes_that_pass_extenders,
+    preempt_with_extenders,
+)
 from scheduler.extender.interface import ExtenderError, Victims
-from scheduler.framework import PodInfo
+from scheduler.framework import PodInfo, Status
 from tests.unit.extender_fakes import FakeExtender
 from tests.unit.framework_fakes import Snapshot, node, pod
 
@@ -82,3 +86,15 @@ async def test_a_failing_binder_fails_the_binding_unless_ignorable() -> None:
         await bind_with_extenders([broken], pod("p").pod, "n1")
     broken.ignorable = True
     assert not await bind_with_extenders([broken], pod("p").pod, "n1")
+
+
+async def test_a_reason_added_to_a_shared_status_stays_on_its_node() -> None:
+    """Filter plugins may give many nodes one Status object (NodeResourcesFit does, per verdict): an
+    extender naming a node it was not sent adds its reason to that node's status alone."""
+    shared = Status.unschedulable("Insufficient cpu").with_plugin("NodeResourcesFit")
+    statuses = {"n1": shared, "n2": shared}
+    extender = FakeExtender(failed={"n1": "no gpu"})
+    feasible = await find_nodes_that_pass_extenders([extender], pod("web").pod, [node("n3")], statuses)
+    assert [n.name for n in feasible] == ["n3"]
+    assert statuses["n1"].reasons == ("Insufficient cpu", "no gpu (extender http://fake/ext)")
+    assert statuses["n2"].reasons == ("Insufficient cpu",) and shared.reasons == ("Insufficient cpu",)

@@ -431,8 +431,24 @@ class NodeResourcesFit:
         """``filter`` of each node, PreFilter's checks read once (a missing one raises, and the framework
         then asks node by node)."""
         fit: _FitChecks = state.read(_PRE_FILTER_KEY)
+        # One Status per distinct verdict, shared by the nodes that get it: a pod that fits nowhere (a
+        # preemptor) would otherwise make thousands of equal ones, and their garbage collections.
+        verdicts: dict[tuple[tuple[str, ...], bool], Status] = {}
+
+        def status_of(node_info: NodeInfo) -> Status | None:
+            reasons, unresolvable = _insufficient(fit.checks, node_info.allocatable, node_info.requested,
+                                                  len(node_info.pods))
+            if not reasons:
+                return None
+            verdict = (tuple(reasons), unresolvable)
+            status = verdicts.get(verdict)
+            if status is None:
+                reject = Status.unresolvable if unresolvable else Status.unschedulable
+                status = verdicts[verdict] = reject(*reasons)
+            return status
+
         if not fit.cpu_memory_only:
-            return [_fit_status(fit, node_info) for node_info in nodes]
+            return [status_of(node_info) for node_info in nodes]
         cpu, memory = fit.cpu, fit.memory
         statuses: list[Status | None] = []
         for node_info in nodes:
@@ -444,7 +460,7 @@ class NodeResourcesFit:
             ):
                 statuses.append(None)
             else:
-                statuses.append(_fit_status(fit, node_info))
+                statuses.append(status_of(node_info))
         return statuses
 
     # ------------------------------------------------------------------------------------ scoring
