@@ -217,9 +217,12 @@ class EtcdStore:
         """Connect to the etcd members at ``endpoints`` ("host:port" each, or one comma-separated
         string); requests are spread over them round-robin. Fails with ``StoreUnavailable`` when none
         answers. TLS: ``ca_cert`` (PEM) enables it, ``cert_key`` + ``cert_chain`` add a client cert;
-        certificates are checked against the first host name given (else the addresses)."""
+        certificates are checked against the first host name given, else the first address (gRPC derives
+        no name from a target of several addresses, so every member's certificate must carry it)."""
         named = _parse_endpoints(endpoints)
         addresses, host_name = await _resolve(named)
+        if host_name is None and ca_cert is not None:
+            host_name = named[0].rpartition(":")[0]
         manager = ConnectionManager(addresses)
         manager.grpc_options = [*manager.grpc_options, *_CHANNEL_OPTIONS]
         channel = manager.get_channel(

@@ -1,7 +1,8 @@
-"""etcd with client-certificate auth, end to end: a real etcd member serving TLS that requires client
+"""etcd with client-certificate auth, end to end: real etcd members serving TLS that requires client
 certificates of its own CA (`podsched certs` files), and `podsched apiserver --etcd ... --etcd-cafile
---etcd-certfile --etcd-keyfile` on it. Without the client certificate, without TLS, or with the wrong
-CA the API server exits 1 with one line that says what to give."""
+--etcd-certfile --etcd-keyfile` on them (three members: one client of three addresses checks every
+certificate under one name). Without the client certificate, without TLS, or with the wrong CA the API
+server exits 1 with one line that says what to give."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Bundle:
 
 @pytest.fixture(scope="module")
 def etcd(pki: Bundle, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdCluster]:
-    cluster = EtcdCluster(1, tmp_path_factory.mktemp("etcd"), name_prefix="tls-etcd", tls=pki.etcd_tls())
+    # Three members: a client of several addresses checks every certificate under one name.
+    cluster = EtcdCluster(3, tmp_path_factory.mktemp("etcd"), name_prefix="tls-etcd", tls=pki.etcd_tls())
     _run(cluster.start())
     try:
         yield cluster
@@ -55,7 +57,7 @@ def test_the_api_server_stores_through_etcd_with_a_client_certificate(etcd: Etcd
 
 
 async def test_the_store_does_not_open_without_a_client_certificate(etcd: EtcdCluster, pki: Bundle) -> None:
-    with pytest.raises(StoreUnavailable, match=f"etcd at {etcd.endpoints[0]} is unavailable"):
+    with pytest.raises(StoreUnavailable, match=f"etcd at {','.join(etcd.endpoints)} is unavailable"):
         await open_store(etcd_endpoints=etcd.endpoints, ca_cert=pki.path("etcd/ca.crt").read_bytes())
 
 
