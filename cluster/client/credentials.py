@@ -8,6 +8,7 @@ certificate turns the channel into TLS.
 
 Every file is read and checked when the credentials are made, so that a wrong path or a key that does not
 belong to its certificate is an error naming the flag and the file before any connection is tried.
+cryptography, which checks them, is imported only then: a command without TLS files does not pay for it.
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import grpc
-from cryptography import x509
-from cryptography.exceptions import UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes, PublicKeyTypes
 
 from cluster.api import errors
+
+if TYPE_CHECKING:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes, PublicKeyTypes
 
 TOKEN_ENV = "PODSCHED_TOKEN"
 CA_FILE_ENV = "PODSCHED_CA_FILE"
@@ -134,6 +136,8 @@ class ClientCredentials:
         name it carries: how a server's own controllers reach it over TLS, whoever signed the certificate
         (a leaf certificate is accepted as its own trust anchor) and whatever address it names.
         ``client_pem`` is a client certificate and key (PEM) held in memory, never in a file."""
+        from cryptography import x509
+
         credentials = cls(token=token, ca_file=cert_file, sources={"ca_file": "the serving certificate"})
         certificate = x509.load_pem_x509_certificates(credentials.ca_pem)[0]
         credentials = dataclasses.replace(credentials, tls_server_name=_a_name_of(certificate))
@@ -175,6 +179,8 @@ class ClientCredentials:
             raise CredentialsError(f"unable to read {self._source(setting)} {path}: {exc.strerror}") from None
 
     def _certificates(self, setting: str, pem: bytes) -> list[x509.Certificate]:
+        from cryptography import x509
+
         try:
             return x509.load_pem_x509_certificates(pem)
         except ValueError:
@@ -183,6 +189,9 @@ class ClientCredentials:
             ) from None
 
     def _private_key(self, pem: bytes) -> PrivateKeyTypes:
+        from cryptography.exceptions import UnsupportedAlgorithm
+        from cryptography.hazmat.primitives import serialization
+
         where = f"{self._source('client_key_file')} {self.client_key_file}"
         try:
             return serialization.load_pem_private_key(pem, password=None)
@@ -197,11 +206,15 @@ def _header_safe(token: str) -> bool:
 
 
 def _public_bytes(key: PublicKeyTypes | x509.CertificatePublicKeyTypes) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
     return key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
 
 
 def _a_name_of(certificate: x509.Certificate) -> str:
     """A DNS name or IP address the certificate is valid for: its first SAN, else its common name."""
+    from cryptography import x509
+
     try:
         names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except x509.ExtensionNotFound:
