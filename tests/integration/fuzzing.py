@@ -18,7 +18,7 @@ import asyncio
 import functools
 import math
 import os
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -277,6 +277,13 @@ def mutated(obj: Message) -> st.SearchStrategy[Message]:
 
 # ------------------------------------------------------------------------------------ the caller
 
+Metadata = Sequence[tuple[str, str]]
+
+
+def bearer(token: str) -> Metadata:
+    """Call metadata presenting ``token`` as kubectl does."""
+    return (("authorization", f"Bearer {token}"),)
+
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
@@ -291,10 +298,13 @@ class Outcome:
 class RawApi:
     """The ApiServer service over one grpc.aio channel on a private event loop, called synchronously
     (hypothesis drives plain functions). Calls send raw bytes; ``timeout_s`` bounds each, so a hang
-    shows up as a client-side DEADLINE_EXCEEDED that the allowed-outcome check refuses."""
+    shows up as a client-side DEADLINE_EXCEEDED that the allowed-outcome check refuses. Calls carry
+    ``token`` as a bearer token unless given metadata of their own."""
 
-    def __init__(self, address: str, timeout_s: float) -> None:
+    def __init__(self, address: str, timeout_s: float, *, token: str | None = None) -> None:
+        self.address = address
         self.timeout_s = timeout_s
+        self._metadata: Metadata = bearer(token) if token is not None else ()
         self._loop = asyncio.new_event_loop()
         self._channel = self._run(self._open(address))
 
@@ -311,24 +321,24 @@ class RawApi:
         self._run(self._channel.close())
         self._loop.close()
 
-    def unary(self, method: str, body: bytes) -> Outcome:
-        return self._run(self._unary(method, body))
+    def unary(self, method: str, body: bytes, metadata: Metadata | None = None) -> Outcome:
+        return self._run(self._unary(method, body, self._metadata if metadata is None else metadata))
 
-    async def _unary(self, method: str, body: bytes) -> Outcome:
+    async def _unary(self, method: str, body: bytes, metadata: Metadata) -> Outcome:
         call = self._channel.unary_unary(SERVICE + method)
         try:
-            await call(body, timeout=self.timeout_s)
+            await call(body, timeout=self.timeout_s, metadata=metadata)
         except grpc.aio.AioRpcError as exc:
             return Outcome(exc.code(), exc.details() or "")
         return Outcome(grpc.StatusCode.OK, "")
 
-    def watch(self, body: bytes, listen_s: float) -> Outcome:
+    def watch(self, body: bytes, listen_s: float, metadata: Metadata | None = None) -> Outcome:
         """Open a watch and read for up to ``listen_s``: OK when it streams (events or silence) that
         long, else how it ended. The watch is cancelled either way."""
-        return self._run(self._watch(body, listen_s))
+        return self._run(self._watch(body, listen_s, self._metadata if metadata is None else metadata))
 
-    async def _watch(self, body: bytes, listen_s: float) -> Outcome:
-        call = self._channel.unary_stream(SERVICE + "Watch")(body, timeout=self.timeout_s)
+    async def _watch(self, body: bytes, listen_s: float, metadata: Metadata) -> Outcome:
+        call = self._channel.unary_stream(SERVICE + "Watch")(body, timeout=self.timeout_s, metadata=metadata)
         try:
             async with asyncio.timeout(listen_s):
                 async for _ in call:
@@ -352,5 +362,54 @@ class RawApi:
         call = self._channel.unary_unary(
             SERVICE + "List", response_deserializer=apiserver_pb2.ListResponse.FromString
         )
-        response = await call(body, timeout=self.timeout_s)
+        response = await call(body, timeout=self.timeout_s, metadata=self._metadata)
         return int(response.resource_version)
+
+
+# ---------------------------------------------------------------------------------- the checks
+
+#: How long a watch is read before it counts as accepted (it streams until cancelled).
+WATCH_LISTEN_S = 0.1
+
+
+def check_outcome(outcome: Outcome) -> None:
+    """The outcome is one a caller can act on: an allowed status, with a message when refused."""
+    assert outcome.code in ALLOWED_CODES, outcome
+    if outcome.rejected:
+        assert outcome.message, outcome
+        # The client's gRPC refusing a status trailer too big for it hides the server's error. (The
+        # server's gRPC refusing request headers too big, an 8 KiB token, is a fine answer.)
+        assert not ("Stream removed" in outcome.message and "metadata size exceeds" in outcome.message), (
+            outcome
+        )
+    if outcome.code is grpc.StatusCode.DEADLINE_EXCEEDED:
+        assert "request timeout" in outcome.message, f"the call hung: {outcome}"
+
+
+def call_checked(api: RawApi, method: str, body: bytes, metadata: Metadata | None = None) -> Outcome:
+    """Send ``body`` to ``method``; check the outcome, and that a rejection changed nothing (the store's
+    revision before and after: so nothing else may write meanwhile). An accepted delete that only
+    marked a pod is finished at once, so that the server's graceful deletion never writes later."""
+    before = api.revision()
+    if method == "Watch":
+        outcome = api.watch(body, WATCH_LISTEN_S, metadata)
+    else:
+        outcome = api.unary(method, body, metadata)
+    check_outcome(outcome)
+    if outcome.rejected:
+        assert api.revision() == before, f"{method} was rejected but the store changed: {outcome}"
+    elif method == "Delete":
+        _finish_deletion(api, body)
+    return outcome
+
+
+def _finish_deletion(api: RawApi, body: bytes) -> None:
+    """A delete that only marked a pod: delete it now, or the server will, during a later example."""
+    request = apiserver_pb2.DeleteRequest.FromString(body)
+    if not request.HasField("grace_period_seconds") or request.grace_period_seconds != 0:
+        request.grace_period_seconds = 0
+        request.ClearField("resource_version")
+        request.ClearField("fence")
+        request.dry_run = False
+        forced = api.unary("Delete", request.SerializeToString())
+        assert forced.code in (grpc.StatusCode.OK, grpc.StatusCode.NOT_FOUND), forced

@@ -28,11 +28,10 @@ from cluster.apiserver import continuation
 from cluster.cli.process import ApiServerProcess
 from tests.integration.conftest import own_apiserver
 from tests.integration.fuzzing import (
-    ALLOWED_CODES,
     REQUEST_TYPES,
     UNARY_METHODS,
-    Outcome,
     RawApi,
+    call_checked,
     fuzz_settings,
     messages,
     mutated,
@@ -40,8 +39,6 @@ from tests.integration.fuzzing import (
 
 #: A call that takes longer is hung: nothing here is slow.
 CALL_TIMEOUT_S = 20.0
-#: How long a watch is read before it counts as accepted (it streams until cancelled).
-WATCH_LISTEN_S = 0.1
 
 
 def _pod() -> objects_pb2.Pod:
@@ -121,42 +118,6 @@ def api(server: ApiServerProcess) -> Iterator[RawApi]:
     raw.close()
 
 
-def _check(outcome: Outcome) -> None:
-    assert outcome.code in ALLOWED_CODES, outcome
-    if outcome.rejected:
-        assert outcome.message, outcome
-        # gRPC's own refusal of a status trailer too big for the client hides the server's error.
-        assert "metadata size exceeds" not in outcome.message, outcome
-    if outcome.code is grpc.StatusCode.DEADLINE_EXCEEDED:
-        assert "request timeout" in outcome.message, f"the call hung: {outcome}"
-
-
-def _call(api: RawApi, method: str, body: bytes) -> None:
-    """Send ``body`` to ``method``; check the outcome, and that a rejection changed nothing."""
-    before = api.revision()
-    if method == "Watch":
-        outcome = api.watch(body, WATCH_LISTEN_S)
-    else:
-        outcome = api.unary(method, body)
-    _check(outcome)
-    if outcome.rejected:
-        assert api.revision() == before, f"{method} was rejected but the store changed: {outcome}"
-    elif method == "Delete":
-        _finish_deletion(api, body)
-
-
-def _finish_deletion(api: RawApi, body: bytes) -> None:
-    """A delete that only marked a pod: delete it now, or the server will, during a later example."""
-    request = apiserver_pb2.DeleteRequest.FromString(body)
-    if not request.HasField("grace_period_seconds") or request.grace_period_seconds != 0:
-        request.grace_period_seconds = 0
-        request.ClearField("resource_version")
-        request.ClearField("fence")
-        request.dry_run = False
-        forced = api.unary("Delete", request.SerializeToString())
-        assert forced.code in (grpc.StatusCode.OK, grpc.StatusCode.NOT_FOUND), forced
-
-
 # ------------------------------------------------------------------------------------ the properties
 
 
@@ -191,7 +152,7 @@ METHODS = (*UNARY_METHODS, "Watch")
 @example(method="Create", body=b"\x8a\x9f\xc9\x9cTu\x99\x07\xcd:\xa2-\x8c\x95.\xdc\x17\xcc\x8d\xcc")
 @example(method="Watch", body=b"x\xaa5\xecA")
 def test_bytes_that_are_no_request_are_refused(api: RawApi, method: str, body: bytes) -> None:
-    _call(api, method, body)
+    call_checked(api, method, body)
 
 
 def _requests(method: str) -> st.SearchStrategy[tuple[str, Message]]:
@@ -218,7 +179,7 @@ def _requests(method: str) -> st.SearchStrategy[tuple[str, Message]]:
 )))
 def test_random_requests_end_in_a_clear_status(api: RawApi, call: tuple[str, Message]) -> None:
     method, request = call
-    _call(api, method, request.SerializeToString())
+    call_checked(api, method, request.SerializeToString())
 
 
 def _update_request(obj: Message, dry_run: bool) -> bytes:
@@ -240,7 +201,7 @@ _OBJECT_REQUESTS = {
 def test_mutated_objects_end_in_a_clear_status(api: RawApi, method: str, data: st.DataObject) -> None:
     seed = data.draw(st.sampled_from(SEEDS), label="kind")
     obj = data.draw(mutated(seed), label="object")
-    _call(api, method, _OBJECT_REQUESTS[method](obj, data.draw(st.booleans(), label="dry_run")))
+    call_checked(api, method, _OBJECT_REQUESTS[method](obj, data.draw(st.booleans(), label="dry_run")))
 
 
 def _binding() -> objects_pb2.Binding:
@@ -258,7 +219,7 @@ def test_mutated_bindings_end_in_a_clear_status(
     request = apiserver_pb2.BindRequest(binding=binding)
     if fence is not None:
         request.fence.CopyFrom(fence)
-    _call(api, "Bind", request.SerializeToString())
+    call_checked(api, "Bind", request.SerializeToString())
 
 
 def test_the_server_still_serves_a_valid_request(api: RawApi) -> None:
