@@ -30,9 +30,10 @@ DEFAULT_WATCH_SETUP_S = 1.0
 
 @dataclass(frozen=True, slots=True)
 class FlowControlConfig:
-    #: Non-mutating requests (get, list, watch) in flight: half of the server's concurrency limit.
+    #: kube's limit of read requests in flight (default 60); here, as in kube with API Priority and
+    #: Fairness, only its sum with the next one counts: the server's concurrency limit.
     max_requests_inflight: int = DEFAULT_MAX_REQUESTS_INFLIGHT
-    #: Mutating requests (create, update, delete) in flight: the other half. Only the sum counts.
+    #: kube's limit of mutating requests in flight (default 30); see above.
     max_mutating_requests_inflight: int = DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT
     #: Requests one flow may have waiting at one priority level (default 50).
     queue_length_limit: int = DEFAULT_QUEUE_LENGTH_LIMIT
