@@ -20,6 +20,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 from google.protobuf.message import Message
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -222,7 +223,10 @@ def test_mutated_bindings_end_in_a_clear_status(
     call_checked(api, "Bind", request.SerializeToString())
 
 
-def test_the_server_still_serves_a_valid_request(api: RawApi) -> None:
+def test_the_server_is_healthy_and_serves_a_valid_request(server: ApiServerProcess, api: RawApi) -> None:
+    with grpc.insecure_channel(server.address) as channel:
+        health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
+    assert health.status == health_pb2.HealthCheckResponse.SERVING
     pod = _pod()
     pod.metadata.name = "after-the-fuzz"
     created = api.unary("Create", apiserver_pb2.CreateRequest(object=kinds.wrap(pod)).SerializeToString())
