@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import contextvars
 import math
-from collections.abc import AsyncIterator
 
 from cluster.apiserver.auth import RequestInfo, UserInfo
 from cluster.apiserver.flowcontrol.config import FlowControlConfig
@@ -20,19 +19,53 @@ from cluster.apiserver.flowcontrol.fairqueue import PriorityLevel
 from cluster.apiserver.flowcontrol.schemas import EXEMPT, NOMINAL_CONCURRENCY_SHARES, Allows, FlowSchemas
 
 
+class _Seat:
+    """A call's seat: taken on entry (where the call waits, or is refused), given back on exit. A class
+    rather than a generator-based context manager: every limited call enters one, and this costs less."""
+
+    __slots__ = ("_flow", "_level")
+
+    def __init__(self, level: PriorityLevel, flow: str) -> None:
+        self._level = level
+        self._flow = flow
+
+    async def __aenter__(self) -> None:
+        await self._level.acquire(self._flow)
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._level.release()
+
+
 class _WatchSeat:
     """A watch's seat, given back once: when the watch starts, when its setup time is up, or when it
     ends, whichever comes first."""
 
-    def __init__(self, level: PriorityLevel, setup_s: float) -> None:
+    __slots__ = ("_flow", "_level", "_setup_s", "_timer")
+
+    def __init__(self, level: PriorityLevel, flow: str, setup_s: float) -> None:
         self._level: PriorityLevel | None = level
-        self._timer = asyncio.get_running_loop().call_later(setup_s, self.release)
+        self._flow = flow
+        self._setup_s = setup_s
+        self._timer: asyncio.TimerHandle | None = None
+
+    async def __aenter__(self) -> None:
+        await self._level.acquire(self._flow)
+        self._timer = asyncio.get_running_loop().call_later(self._setup_s, self.release)
+        # Not reset on the way out: the call's task ends with the watch, and a released seat is inert.
+        _watch_seat.set(self)
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.release()
 
     def release(self) -> None:
-        if self._level is not None:
+        if self._level is not None and self._timer is not None:
             self._timer.cancel()
             self._level.release()
             self._level = None
+
+
+#: Exempt calls take no seat.
+_NO_SEAT: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
 
 
 #: The seat of the watch the current task serves (each gRPC call runs in a task of its own).
@@ -71,24 +104,11 @@ class FlowControl:
             for name, seats in nominal_seats(config).items()
         }
 
-    @contextlib.asynccontextmanager
-    async def admit(self, user: UserInfo, request: RequestInfo) -> AsyncIterator[None]:
+    def admit(self, user: UserInfo, request: RequestInfo) -> contextlib.AbstractAsyncContextManager[None]:
         classification = self._schemas.classify(user, request)
         if classification.priority_level == EXEMPT:
-            yield
-            return
+            return _NO_SEAT
         level = self.levels[classification.priority_level]
-        await level.acquire(classification.flow)
-        if request.verb != "watch":
-            try:
-                yield
-            finally:
-                level.release()
-            return
-        seat = _WatchSeat(level, self._watch_setup_s)
-        # Not reset on the way out: the call's task ends with the watch, and a released seat is inert.
-        _watch_seat.set(seat)
-        try:
-            yield
-        finally:
-            seat.release()
+        if request.verb == "watch":
+            return _WatchSeat(level, classification.flow, self._watch_setup_s)
+        return _Seat(level, classification.flow)
