@@ -168,18 +168,22 @@ def explain(
     nodes were scored, the best of them (their ``node_names``, ``totals`` and the normalized
     ``per_plugin`` scores, all in the same node order, with the plugins' ``score_weights``). Linear in
     the number of failed and scored nodes."""
+    # Grouped per distinct Status object first (few, however many nodes), then per reason; a group's
+    # examples are its first nodes in node_to_status order, whichever objects they came from.
     groups: dict[tuple[str, str, str], list[Any]] = {}
-    for node_name, status in diagnosis.node_to_status.items():
+    for status, nodes, positions in diagnosis.distinct_statuses(examples=MAX_EXAMPLE_NODES):
         for reason in status.reasons or ("",):
             # An extender's reason ends with its name for the event; the group names it already.
             key = (status.plugin, reason.removesuffix(f" ({status.plugin})"), status.code.value)
             group = groups.get(key)
             if group is None:
-                groups[key] = [1, [node_name]]
+                groups[key] = [nodes, list(positions)]
             else:
-                group[0] += 1
-                if len(group[1]) < MAX_EXAMPLE_NODES:
-                    group[1].append(node_name)
+                group[0] += nodes
+                group[1] = sorted([*group[1], *positions])[:MAX_EXAMPLE_NODES]
+    names = list(diagnosis.node_to_status) if groups else []
+    for group in groups.values():
+        group[1] = [names[position] for position in group[1]]
     ordered = sorted(groups.items(), key=lambda item: (-item[1][0], item[0]))
     kept = ordered[:MAX_REASON_GROUPS]
     filtered = [

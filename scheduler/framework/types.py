@@ -9,6 +9,7 @@ terms); every change bumps its ``generation`` so that a snapshot copies only the
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -84,6 +85,16 @@ def affinity_term(pod: objects_pb2.Pod, term: objects_pb2.PodAffinityTerm) -> Af
     return AffinityTerm(selector, namespaces, namespace_selector, term.topology_key)
 
 
+def pod_start_time(pod: objects_pb2.Pod) -> float:
+    """When the pod started, in Unix seconds. A pod that has not started yet counts as starting now,
+    after every pod that has (kube-scheduler's GetPodStartTime uses the current time); infinity says
+    the same thing without reading a clock, so a preemption's dry run is deterministic."""
+    started = pod.status.start_time
+    if started.seconds or started.nanos:
+        return started.seconds + started.nanos / 1e9
+    return math.inf
+
+
 class PodInfo:
     """A pod and what the scheduler derives from it once."""
 
@@ -99,6 +110,7 @@ class PodInfo:
         "requests",
         "required_affinity_terms",
         "required_anti_affinity_terms",
+        "start_time",
     )
 
     def __init__(self, pod: objects_pb2.Pod) -> None:
@@ -110,6 +122,8 @@ class PodInfo:
         self.priority = pod.spec.priority if pod.spec.HasField("priority") else 0
         self.requests = pod_requests(pod)
         self.non_zero_cpu, self.non_zero_memory = pod_non_zero_requests(pod)
+        #: Read once here: preemption sorts and compares every candidate victim by it.
+        self.start_time = pod_start_time(pod)
         self.host_ports: tuple[tuple[str, str, int], ...] = tuple(
             (port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port)
             for container in (*pod.spec.init_containers, *pod.spec.containers)
@@ -378,6 +392,27 @@ class Diagnosis:
     #: Set by PostFilter (preemption) to explain what it could or could not do.
     post_filter_message: str = ""
 
+    def distinct_statuses(self, examples: int) -> list[tuple[Status, int, list[int]]]:
+        """Each distinct Status object of ``node_to_status``, first seen first, with how many nodes
+        have it and the positions (in ``node_to_status``) of the first ``examples`` of them. Plugins
+        hand one object to every node with the same verdict, so a pod that fits on none of 5000 nodes
+        has a handful: summaries count those, not the nodes, and stop reading positions early."""
+        statuses = list(self.node_to_status.values())
+        idents = list(map(id, statuses))
+        counts = Counter(idents)
+        positions: dict[int, list[int]] = {ident: [] for ident in counts}
+        missing = len(counts)
+        for position, ident in enumerate(idents):
+            kept = positions[ident]
+            if len(kept) < examples:
+                kept.append(position)
+                if len(kept) == min(examples, counts[ident]):
+                    missing -= 1
+                    if not missing:
+                        break
+        first = {ident: kept[0] for ident, kept in positions.items() if kept}
+        return [(statuses[first[ident]], count, positions[ident]) for ident, count in counts.items()]
+
 
 class FitError(Exception):
     """No node fits the pod. Its message reads as kube-scheduler's:
@@ -395,9 +430,10 @@ class FitError(Exception):
         if self.diagnosis.pre_filter_message:
             text = f"{head}: {self.diagnosis.pre_filter_message}."
         else:
-            counts: Counter[str] = Counter(
-                reason for status in self.diagnosis.node_to_status.values() for reason in status.reasons
-            )
+            counts: Counter[str] = Counter()
+            for status, nodes, _ in self.diagnosis.distinct_statuses(examples=1):
+                for reason in status.reasons:
+                    counts[reason] += nodes
             # kube-scheduler sorts the "<count> <reason>" strings as strings.
             text = f"{head}: {', '.join(sorted(f'{n} {reason}' for reason, n in counts.items()))}."
         if self.diagnosis.post_filter_message:

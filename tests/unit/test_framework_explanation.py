@@ -9,7 +9,7 @@ import random
 import pytest
 
 from scheduler.algorithm import ScheduleFitError, ScheduleResult, schedule_pod
-from scheduler.framework import CycleState, Diagnosis, Status
+from scheduler.framework import CycleState, Diagnosis, FitError, Status
 from scheduler.framework.explanation import (
     MAX_EXAMPLE_NODES,
     MAX_REASON_GROUPS,
@@ -210,3 +210,54 @@ def test_render_of_a_pre_filter_rejection() -> None:
         "Nodes: 1 in the cluster, 0 evaluated, 0 feasible; no node fits",
         "Rejected before filtering: node(s) didn't satisfy plugin(s) [A B] simultaneously",
     ]
+
+
+# ------------------------------------------------- grouping by Status object equals grouping by node
+
+
+def reference_groups(statuses: dict[str, Status]) -> list[ReasonGroup]:
+    """The grouping node by node, as explain did before it grouped Status objects first."""
+    groups: dict[tuple[str, str, str], list[object]] = {}
+    for node_name, status in statuses.items():
+        for reason in status.reasons or ("",):
+            key = (status.plugin, reason.removesuffix(f" ({status.plugin})"), status.code.value)
+            group = groups.setdefault(key, [0, []])
+            group[0] += 1  # type: ignore[operator]
+            if len(group[1]) < MAX_EXAMPLE_NODES:  # type: ignore[arg-type]
+                group[1].append(node_name)  # type: ignore[union-attr]
+    ordered = sorted(groups.items(), key=lambda item: (-item[1][0], item[0]))  # type: ignore[operator]
+    return [ReasonGroup(plugin, reason, code, count, tuple(examples))  # type: ignore[arg-type]
+            for (plugin, reason, code), (count, examples) in ordered[:MAX_REASON_GROUPS]]
+
+
+def reference_message_counts(statuses: dict[str, Status]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for status in statuses.values():
+        for reason in status.reasons:
+            counts[reason] = counts.get(reason, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_grouping_shared_statuses_equals_grouping_node_by_node(seed: int) -> None:
+    """Random node counts, with Status objects shared by many nodes (as NodeResourcesFit hands them
+    out) or made per node, equal reasons in different objects, duplicate and empty reasons."""
+    rng = random.Random(seed)
+    reasons = ["Insufficient cpu", "Insufficient memory", TAINT, "node(s) were unschedulable"]
+    plugins = ["NodeResourcesFit", "TaintToleration", "NodeUnschedulable"]
+
+    def make() -> Status:
+        picked = tuple(rng.choice(reasons) for _ in range(rng.randrange(0, 3)))
+        make_status = rng.choice((Status.unschedulable, Status.unresolvable))
+        return make_status(*picked).with_plugin(rng.choice(plugins))
+
+    shared = [make() for _ in range(rng.randrange(1, 5))]
+    statuses = {f"n{i:04d}": rng.choice(shared) if rng.random() < 0.8 else make()
+                for i in range(rng.randrange(1, 400))}
+    d = diagnosis(statuses)
+    got = explain(len(statuses), d, evaluated_nodes=len(statuses), feasible_nodes=0)
+    assert got.filtered == reference_groups(statuses)
+    counts = reference_message_counts(statuses)
+    expected = ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items()))
+    message = FitError(pod("p").pod, len(statuses), d).message()
+    assert message == f"0/{len(statuses)} nodes are available: {expected}."

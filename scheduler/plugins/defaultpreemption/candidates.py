@@ -17,7 +17,6 @@ Nothing here writes to the API or mutates the snapshot.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -60,20 +59,11 @@ class Candidate:
 # --------------------------------------------------------------------------------------- importance
 
 
-def start_time(pod: objects_pb2.Pod) -> float:
-    """When the pod started. A pod that has not started yet counts as starting now, after every pod
-    that has (kube-scheduler's GetPodStartTime uses the current time); infinity says the same thing
-    without reading a clock, so a dry run is deterministic."""
-    started = pod.status.start_time
-    if started.seconds or started.nanos:
-        return started.seconds + started.nanos / 1e9
-    return math.inf
-
-
 def importance(pod_info: PodInfo) -> tuple[int, float]:
     """A sort key putting the more important pod first (kube-scheduler's MoreImportantPod): higher
-    priority, then the pod that has been running longer."""
-    return -pod_info.priority, start_time(pod_info.pod)
+    priority, then the pod that has been running longer (one not started yet counts as starting now:
+    ``PodInfo.start_time``)."""
+    return -pod_info.priority, pod_info.start_time
 
 
 # ------------------------------------------------------------------------------------------- PDBs

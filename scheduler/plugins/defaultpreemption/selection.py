@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from scheduler.plugins.defaultpreemption.candidates import Candidate, start_time
+from scheduler.plugins.defaultpreemption.candidates import Candidate
 
 #: Added to every priority in the sum (kube-scheduler adds MaxInt32 + 1).
 PRIORITY_OFFSET = 2**31
@@ -41,7 +41,7 @@ def _fewest_victims(c: Candidate) -> float:
 def earliest_start_of_highest_priority(c: Candidate) -> float:
     """The earliest start time among the victims of the highest priority (GetEarliestPodStartTime)."""
     top = max(victim.priority for victim in c.victims)
-    return min(start_time(victim.pod) for victim in c.victims if victim.priority == top)
+    return min(victim.start_time for victim in c.victims if victim.priority == top)
 
 
 #: The criteria in order; each maps a candidate to a score, higher is better.
