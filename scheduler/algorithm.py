@@ -251,15 +251,18 @@ def _filter_in_batches(
             if len(feasible) >= to_find:
                 break
             continue
+        recorded = None  # the last status recorded: plugins hand one object to many nodes
         for node_info, status in zip(batch, results, strict=True):
             if status is None:
                 feasible.append(node_info)
                 if len(feasible) >= to_find:
                     return feasible
+            elif status is recorded:
+                statuses[node_info.name] = status
             elif status.code is Code.ERROR:
                 raise SchedulingError(status, (start + len(statuses) + len(feasible)) % num_all)
             else:
-                statuses[node_info.name] = status
+                statuses[node_info.name] = recorded = status
                 _add_plugin_status(diagnosis, status)
     return feasible
 

@@ -450,17 +450,24 @@ class NodeResourcesFit:
         if not fit.cpu_memory_only:
             return [status_of(node_info) for node_info in nodes]
         cpu, memory = fit.cpu, fit.memory
+        # With CPU and memory the only checks, a node's verdict is a function of these five comparisons:
+        # worked out once per combination, not once per rejected node.
+        by_shortfall: dict[tuple[bool, bool, bool, bool, bool], Status | None] = {}
         statuses: list[Status | None] = []
         for node_info in nodes:
             allocatable, requested = node_info.allocatable, node_info.requested
-            if (
-                len(node_info.pods) < allocatable.allowed_pod_number
-                and cpu <= allocatable.milli_cpu - requested.milli_cpu
-                and memory <= allocatable.memory - requested.memory
-            ):
+            full = len(node_info.pods) >= allocatable.allowed_pod_number
+            cpu_short = cpu > allocatable.milli_cpu - requested.milli_cpu
+            memory_short = memory > allocatable.memory - requested.memory
+            if not (full or cpu_short or memory_short):
                 statuses.append(None)
+                continue
+            shortfall = (full, cpu_short, cpu > allocatable.milli_cpu, memory_short,
+                         memory > allocatable.memory)
+            if shortfall in by_shortfall:
+                statuses.append(by_shortfall[shortfall])
             else:
-                statuses.append(status_of(node_info))
+                statuses.append(by_shortfall.setdefault(shortfall, status_of(node_info)))
         return statuses
 
     # ------------------------------------------------------------------------------------ scoring
