@@ -144,7 +144,7 @@ def _damaged(cls: type[Message]) -> st.SearchStrategy[bytes]:
 METHODS = (*UNARY_METHODS, "Watch")
 
 
-@fuzz_settings(max_examples=150)
+@fuzz_settings(max_examples=120)
 @given(
     method=st.sampled_from(METHODS),
     body=st.binary(max_size=200) | st.sampled_from(list(REQUEST_TYPES.values())).flatmap(_damaged),
@@ -160,7 +160,7 @@ def _requests(method: str) -> st.SearchStrategy[tuple[str, Message]]:
     return messages(REQUEST_TYPES[method]).map(lambda request: (method, request))
 
 
-@fuzz_settings(max_examples=200)
+@fuzz_settings(max_examples=160)
 @given(call=st.sampled_from(METHODS).flatmap(_requests))
 # A limit of 2^63-1 overflowed sqlite's integer: INTERNAL.
 @example(call=("List", apiserver_pb2.ListRequest(kind="Pod", limit=2**63 - 1)))
