@@ -27,6 +27,10 @@ class Malformed:
 
 
 class RefuseMalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    def __init__(self) -> None:
+        #: method -> (its handler, the lenient one made of it): made once per method, not per call.
+        self._lenient: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
@@ -35,34 +39,43 @@ class RefuseMalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(details)
         if handler is None or handler.request_deserializer is None or handler.request_streaming:
             return handler
-        decode = handler.request_deserializer
-        method = details.method
+        made = self._lenient.get(details.method)
+        if made is None or made[0] is not handler:
+            made = (handler, _lenient(handler, details.method))
+            self._lenient[details.method] = made
+        return made[1]
 
-        def lenient(data: bytes) -> Any:
-            try:
-                return decode(data)
-            except DecodeError as exc:
-                return Malformed(str(exc))
 
-        if handler.unary_unary is not None:
-            unary = handler.unary_unary
+def _lenient(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+    """``handler`` with a deserializer that hands an undecodable body on as Malformed, and a behaviour
+    that refuses it."""
+    decode = handler.request_deserializer
 
-            async def unary_behavior(request: Any, context: grpc.aio.ServicerContext) -> Any:
-                if isinstance(request, Malformed):
-                    await _refuse(context, method, request)
-                return await unary(request, context)
+    def lenient(data: bytes) -> Any:
+        try:
+            return decode(data)
+        except DecodeError as exc:
+            return Malformed(str(exc))
 
-            return handler._replace(request_deserializer=lenient, unary_unary=unary_behavior)
+    if handler.unary_unary is not None:
+        unary = handler.unary_unary
 
-        stream = handler.unary_stream
-
-        async def stream_behavior(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        async def unary_behavior(request: Any, context: grpc.aio.ServicerContext) -> Any:
             if isinstance(request, Malformed):
                 await _refuse(context, method, request)
-            async for response in stream(request, context):
-                yield response
+            return await unary(request, context)
 
-        return handler._replace(request_deserializer=lenient, unary_stream=stream_behavior)
+        return handler._replace(request_deserializer=lenient, unary_unary=unary_behavior)
+
+    stream = handler.unary_stream
+
+    async def stream_behavior(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        if isinstance(request, Malformed):
+            await _refuse(context, method, request)
+        async for response in stream(request, context):
+            yield response
+
+    return handler._replace(request_deserializer=lenient, unary_stream=stream_behavior)
 
 
 async def _refuse(context: grpc.aio.ServicerContext, method: str, request: Malformed) -> None:
