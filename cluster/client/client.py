@@ -28,7 +28,7 @@ from google.protobuf.message import Message
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
 from cluster.api.kinds import KINDS, Kind, kind_by_name, unwrap, wrap
 from cluster.client.credentials import ClientCredentials, TlsError
-from cluster.client.retry import DEFAULT_POLICY, RetryPolicy, is_retryable, retrying
+from cluster.client.retry import DEFAULT_POLICY, RetryPolicy, is_retryable, is_server_timeout, retrying
 
 log = logging.getLogger(__name__)
 
@@ -420,7 +420,9 @@ class Client:
                 )
             except grpc.aio.AioRpcError as err:
                 self._raise_tls_failure(index, err)
-                if err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                if err.code() == grpc.StatusCode.UNAVAILABLE or (
+                    err.code() == grpc.StatusCode.DEADLINE_EXCEEDED and not is_server_timeout(err)
+                ):
                     self._fail_over(index, err)
                 raise
 
@@ -479,7 +481,7 @@ class Client:
             raise TlsError(f"TLS handshake with the API server at {server} failed: {why}") from err
 
     def _api_error(self, err: grpc.aio.AioRpcError) -> errors.ApiError:
-        if err.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+        if err.code() == grpc.StatusCode.DEADLINE_EXCEEDED and not is_server_timeout(err):
             servers = ", ".join(self._servers)
             return errors.Unavailable(f"no answer from the API server ({servers}) in {self._timeout_s:g}s")
         error = errors.from_status(err.code(), err.details(), errors.reason_of(err.trailing_metadata()))

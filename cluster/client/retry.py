@@ -1,11 +1,14 @@
 """The client's one retry policy: which failures are worth another attempt, how long to wait between
 attempts, and for how long to keep trying.
 
-A call is retried only when retrying cannot change its outcome: UNAVAILABLE means the request never reached
+A call is retried only when another attempt is safe: UNAVAILABLE means the request never reached
 a server that could serve it (or the server could not reach its store), and DEADLINE_EXCEEDED is retried
-for reads only, since a write that timed out may have been applied. Every other status is the server's
-answer and is final. The waits are exponential with full jitter, so that the clients of a restarted API
-server do not return all at once, and the whole sequence stays within the call's own deadline.
+for reads only, since a write that timed out may have been applied. A TooManyRequests refusal (flow
+control's RESOURCE_EXHAUSTED) is retried too, writes included, as client-go retries a 429: the server refused
+the call before running it. Every other status is the server's answer and is final, the server's own
+request Timeout included (it answered: the call ran too long there). The waits are exponential with full
+jitter, so that the clients of a restarted API server do not return all at once, and the whole sequence
+stays within the call's own deadline.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from dataclasses import dataclass
 
 import grpc
 import tenacity
+
+from cluster.api import errors
 
 #: The first backoff window: a failover to a healthy server should cost next to nothing.
 INITIAL_BACKOFF_S = 0.05
@@ -59,7 +64,22 @@ def is_retryable(err: BaseException, *, idempotent: bool) -> bool:
     if not isinstance(err, grpc.aio.AioRpcError):
         return False
     code = err.code()
+    if code in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.DEADLINE_EXCEEDED):
+        reason = errors.reason_of(err.trailing_metadata())
+        if reason == errors.TooManyRequests.reason:
+            return True
+        if reason == errors.Timeout.reason:
+            return False
     return code == grpc.StatusCode.UNAVAILABLE or (idempotent and code == grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def is_server_timeout(err: grpc.aio.AioRpcError) -> bool:
+    """The server cut the call at its request timeout (it answered), as opposed to the client's own
+    deadline passing without an answer."""
+    return (
+        err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        and errors.reason_of(err.trailing_metadata()) == errors.Timeout.reason
+    )
 
 
 def retrying(policy: RetryPolicy, *, budget_s: float, idempotent: bool) -> tenacity.AsyncRetrying:

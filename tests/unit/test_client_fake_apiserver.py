@@ -43,6 +43,7 @@ class _Fault:
     code: grpc.StatusCode
     details: str
     times: int
+    reason: str
 
 
 @dataclass
@@ -85,8 +86,12 @@ class FakeApiServer(apiserver_pb2_grpc.ApiServerServicer):
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def fail(self, method: str, code: grpc.StatusCode, details: str = "injected", times: int = 1) -> None:
-        self.faults[method] = _Fault(code, details, times)
+    def fail(
+        self, method: str, code: grpc.StatusCode, details: str = "injected", times: int = 1, reason: str = ""
+    ) -> None:
+        """The next ``times`` calls of ``method`` end with ``code``, and ``reason`` in the trailing metadata
+        as the real server sends it."""
+        self.faults[method] = _Fault(code, details, times, reason)
 
     def calls_of(self, method: str) -> list[Message]:
         return [request for name, request in self.calls if name == method]
@@ -228,7 +233,8 @@ class FakeApiServer(apiserver_pb2_grpc.ApiServerServicer):
         fault = self.faults.get(method)
         if fault is not None and fault.times > 0:
             fault.times -= 1
-            await context.abort(fault.code, fault.details)
+            trailer = ((errors.REASON_KEY, fault.reason),) if fault.reason else ()
+            await context.abort(fault.code, fault.details, trailing_metadata=trailer)
 
     async def _update(self, method: str, request, context):
         await self._enter(method, request, context)
