@@ -25,7 +25,7 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 import yaml
 from google.protobuf import json_format
@@ -46,6 +46,9 @@ MAX_VALUES_PER_DOCUMENT = 200_000
 # module: a file of 100,000 "[" crashed the process with a segmentation fault. Real manifests nest a
 # dozen levels. Brackets inside quoted strings are counted too, which only ever errs by a level or two.
 MAX_FLOW_NESTING = 100
+# A file or stdin is read up to this many characters: far above any manifest of objects under the API
+# server's 1.5 MiB limit, and a bound on what `apply -f /dev/zero` holds in memory before it stops.
+MAX_MANIFEST_CHARS = 64 * 1024 * 1024
 _FLOW_BRACKETS = re.compile(r"[\[\]{}]")
 
 _INT32 = (-(2**31), 2**31 - 1)
@@ -198,7 +201,9 @@ def load_paths(paths: Sequence[str], *, strict: bool = False) -> list[Manifest]:
 def _read_sources(paths: Sequence[str], problems: list[str]) -> Iterator[tuple[str, str]]:
     for path in paths:
         if path == "-":
-            yield STDIN_SOURCE, sys.stdin.read()
+            text = _read_limited(sys.stdin, STDIN_SOURCE, problems)
+            if text is not None:
+                yield STDIN_SOURCE, text
         elif os.path.isdir(path):
             names = sorted(name for name in os.listdir(path) if name.endswith(MANIFEST_SUFFIXES))
             files = [os.path.join(path, name) for name in names]
@@ -218,7 +223,7 @@ def _read_sources(paths: Sequence[str], problems: list[str]) -> Iterator[tuple[s
 def _read_file(path: str, problems: list[str]) -> str | None:
     try:
         with open(path, encoding="utf-8") as handle:
-            return handle.read()
+            return _read_limited(handle, path, problems)
     except FileNotFoundError:
         problems.append(f'{path}: the path "{path}" does not exist')
     except UnicodeDecodeError as exc:
@@ -226,6 +231,16 @@ def _read_file(path: str, problems: list[str]) -> str | None:
     except OSError as exc:
         problems.append(f"{path}: {exc.strerror or exc}")
     return None
+
+
+def _read_limited(handle: TextIO, source: str, problems: list[str]) -> str | None:
+    """The handle's text, or None (and a problem) past MAX_MANIFEST_CHARS: /dev/zero or an endless pipe
+    must end in an error, not in a command that reads until memory runs out."""
+    text = handle.read(MAX_MANIFEST_CHARS + 1)
+    if len(text) > MAX_MANIFEST_CHARS:
+        problems.append(f"{source}: longer than {MAX_MANIFEST_CHARS} characters (the limit): not a manifest")
+        return None
+    return text
 
 
 def load_text(text: str, *, source: str, strict: bool = False) -> list[Manifest]:

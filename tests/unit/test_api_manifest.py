@@ -474,3 +474,13 @@ def test_syntax_error_after_bad_documents_reports_both() -> None:
 
 def test_comment_only_text_has_no_manifests() -> None:
     assert load_text("# nothing here\n---\n---\n", source="empty.yaml") == []
+
+
+def test_an_endless_source_is_refused_at_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("cluster.api.manifest.MAX_MANIFEST_CHARS", 1000)
+    with pytest.raises(ManifestError) as raised:
+        load_paths(["/dev/zero"])
+    assert raised.value.problems == ["/dev/zero: longer than 1000 characters (the limit): not a manifest"]
+    monkeypatch.setattr("sys.stdin", io.StringIO("# padding\n" * 200))
+    with pytest.raises(ManifestError, match="STDIN: longer than 1000 characters"):
+        load_paths(["-"])
