@@ -276,6 +276,9 @@ class Framework:
         self._pre_filter = [(p.name, p.pre_filter, _extensions(p, "pre_filter_extensions"))
                             for p in points["preFilter"]]
         self._filter = [(p.name, p.filter) for p in points["filter"]]
+        #: ``_active_filters`` by the set of plugins skipped: a cycle asks once per node it filters one
+        #: at a time (preemption's dry run: five times per candidate node), and there are few such sets.
+        self._filters_without: dict[frozenset[str], list[tuple[str, Callable[..., Status | None]]]] = {}
         #: The Filter plugins that also filter many nodes in one call (``filter_nodes``), by name.
         self._filter_nodes = {p.name: p.filter_nodes for p in points["filter"]
                               if callable(getattr(p, "filter_nodes", None))}
@@ -406,7 +409,12 @@ class Framework:
         skipped = state.skip_filter_plugins
         if not skipped:
             return self._filter
-        return [entry for entry in self._filter if entry[0] not in skipped]
+        key = frozenset(skipped)
+        try:
+            return self._filters_without[key]
+        except KeyError:
+            active = self._filters_without[key] = [entry for entry in self._filter if entry[0] not in key]
+            return active
 
     def node_filter(self, state: CycleState, pod: PodInfo) -> Callable[[NodeInfo], Status | None]:
         """``run_filter_with_nominated_pods`` for one cycle's many nodes: the plugins that did not SKIP
