@@ -21,7 +21,7 @@ RUN pip install . && rm -rf /src
 # Nothing runs as root by default. The home directory holds the embedded store's default data directory
 # (~/.local/share/podsched) when an API server runs without --etcd.
 RUN useradd --create-home --uid 10001 --user-group podsched
-# Where docker-compose.tls.yml's certs volume is mounted: a named volume takes the ownership of the
+# Where docker-compose.yml's pki volume is mounted: a new named volume takes the ownership of the
 # image's directory, so the certs service (as podsched) can write there and the others read.
 RUN mkdir /pki && chown podsched:podsched /pki && chmod 0700 /pki
 USER podsched

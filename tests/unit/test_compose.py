@@ -3,9 +3,10 @@ what keeps them from rotting): every podsched service's command and healthcheck 
 `podsched` parser; every etcd endpoint and API server address names a service listening on that port;
 the etcd members form exactly one cluster; the schedulers elect a leader and are restarted; the chaos
 service is opt-in and can reach the Docker socket; the nodes fit the load; the image contains what
-`pip install .` needs. The TLS variant (docker-compose.tls.yml merged onto it by Compose's rules) runs
-TLS everywhere with the files a one-shot `podsched certs` service writes: every file it names is one
-that command writes, and the servers' own loaders and the clients' accept them."""
+`pip install .` needs. TLS and authentication run everywhere, with the files a one-shot `podsched certs`
+service writes: every file named is one that command writes, the servers' own loaders and the clients'
+accept them, and the API servers authenticate (without it they would serve loopback only, out of the
+other containers' reach)."""
 
 from __future__ import annotations
 
@@ -108,6 +109,10 @@ def server_list(name: str) -> list[str]:
     return [server.strip() for server in servers.split(",")]
 
 
+#: The services that talk to the API servers.
+CLIENTS = sorted(set(PODSCHED) - set(by_role("apiserver")) - set(by_role("certs")))
+
+
 # -------------------------------------------------------------------------------------------- commands
 
 
@@ -122,6 +127,7 @@ def test_the_topology_is_complete() -> None:
     assert len(by_role("apiserver")) >= 1
     assert by_role("load"), "no load generator"
     assert by_role("chaos"), "no chaos service"
+    assert len(by_role("certs")) == 1, "one service writes the certificates"
     assert set(SERVICES) == set(PODSCHED) | set(ETCD), "a service that is neither podsched nor etcd"
 
 
@@ -188,7 +194,7 @@ def test_an_api_server_uses_every_etcd_member(name: str) -> None:
         assert port == client_ports[host], f"{name}: {host} listens on {client_ports[host]}, not {port}"
 
 
-@pytest.mark.parametrize("name", sorted(set(PODSCHED) - set(by_role("apiserver"))))
+@pytest.mark.parametrize("name", CLIENTS)
 def test_every_client_talks_to_api_servers_where_they_listen(name: str) -> None:
     listening = apiserver_ports()
     for server in server_list(name):
@@ -337,47 +343,12 @@ def test_the_dockerfile_builds_the_project_as_a_non_root_podsched_entrypoint() -
     assert project["project"]["scripts"]["podsched"] == "cluster.cli.main:main"
 
 
-# -------------------------------------------------------------------------------------- TLS variant
-# docker-compose.tls.yml is an override: what runs is docker-compose.yml merged with it by Compose's rules.
+# ---------------------------------------------------------------------------------- TLS and identities
 
-TLS_FILE = "docker-compose.tls.yml"
 #: Where the certs service writes `podsched certs` files, and the volume that carries them.
 PKI_DIR, PKI_VOLUME = "/pki", "pki"
 #: The user each client service acts as: the role its job needs (podsched certs names users after roles).
-TLS_USERS = {"scheduler": "scheduler", "nodes": "admin", "load": "client", "chaos": "readonly"}
-
-
-def merged(base: Any, override: Any, path: tuple[str, ...] = ()) -> Any:
-    """``override`` merged onto ``base`` as Compose merges files (its spec's "Merge"): mappings merge;
-    command, entrypoint and healthcheck.test are replaced; a service's volumes are unique by target;
-    other sequences append."""
-    if isinstance(base, dict) and isinstance(override, dict):
-        result = dict(base)
-        for key, value in override.items():
-            result[key] = merged(base[key], value, (*path, key)) if key in base else value
-        return result
-    if isinstance(base, list) and isinstance(override, list):
-        if path[-1:] in (("command",), ("entrypoint",)) or path[-2:] == ("healthcheck", "test"):
-            return override
-        if path[-1:] == ("volumes",):
-            by_target = {volume.split(":")[1]: volume for volume in base}
-            by_target.update({volume.split(":")[1]: volume for volume in override})
-            return list(by_target.values())
-        return base + override
-    return override
-
-
-TLS_COMPOSE: dict[str, Any] = merged(COMPOSE, yaml.safe_load((REPO / TLS_FILE).read_text()))
-TLS_SERVICES: dict[str, dict[str, Any]] = TLS_COMPOSE["services"]
-TLS_PODSCHED = sorted(name for name, service in TLS_SERVICES.items() if service.get("image") == IMAGE)
-
-
-def tls_command(name: str) -> argparse.Namespace:
-    return parse(TLS_SERVICES[name]["command"], f"{TLS_FILE} service {name}")
-
-
-def tls_etcd_flags(name: str) -> dict[str, str]:
-    return dict(arg.partition("=")[::2] for arg in TLS_SERVICES[name]["command"][1:])
+USERS = {"scheduler": "scheduler", "nodes": "admin", "load": "client", "chaos": "readonly"}
 
 
 def pki_paths(value: Any) -> set[str]:
@@ -388,7 +359,8 @@ def pki_paths(value: Any) -> set[str]:
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """What the certs service writes, written by the real code into a local directory."""
-    args = tls_command("certs")
+    (certs,) = by_role("certs")
+    args = command(certs)
     directory = tmp_path_factory.mktemp("pki")
     write_bundle(directory, hosts=args.hosts, days=args.days, users=args.users)
     return directory
@@ -398,33 +370,27 @@ def local(pki: Path, path: str) -> str:
     return str(pki / Path(path).relative_to(PKI_DIR))
 
 
-@pytest.mark.parametrize("name", TLS_PODSCHED)
-def test_tls_every_podsched_command_and_healthcheck_parses(name: str) -> None:
-    assert callable(tls_command(name).func)
-    check = TLS_SERVICES[name].get("healthcheck", {}).get("test")
-    if check and check[1] == "podsched":
-        parse(check[2:], f"{TLS_FILE} service {name} healthcheck")
-
-
-def test_tls_the_certs_service_writes_the_shared_volume_once_with_every_server_name() -> None:
-    args = tls_command("certs")
-    assert args.command == "certs" and args.if_absent, "certs must succeed again at the next start"
+def test_the_certs_service_writes_the_shared_volume_once_with_every_server_name() -> None:
+    (name,) = by_role("certs")
+    args = command(name)
+    assert args.if_absent, "certs must succeed again at the next start"
     assert str(args.dir) == PKI_DIR
-    assert f"{PKI_VOLUME}:{PKI_DIR}" in TLS_SERVICES["certs"]["volumes"]
-    assert TLS_SERVICES["certs"].get("restart", "no") == "no"
-    assert PKI_VOLUME in TLS_COMPOSE["volumes"]
+    assert f"{PKI_VOLUME}:{PKI_DIR}" in SERVICES[name]["volumes"]
+    assert SERVICES[name].get("restart", "no") == "no"
+    assert PKI_VOLUME in COMPOSE["volumes"]
     assert set(apiserver_ports()) | set(ETCD) <= set(args.hosts), "a server's name is not in the certificates"
 
 
-@pytest.mark.parametrize("name", sorted(set(TLS_SERVICES) - {"certs"}))
-def test_tls_a_service_naming_pki_files_mounts_them_read_only_after_certs_ran(name: str) -> None:
-    if not pki_paths(TLS_SERVICES[name]):
-        pytest.fail(f"service {name} runs without TLS in {TLS_FILE}")
-    assert f"{PKI_VOLUME}:{PKI_DIR}:ro" in TLS_SERVICES[name]["volumes"], name
+@pytest.mark.parametrize("name", sorted(set(SERVICES) - set(by_role("certs"))))
+def test_a_service_naming_pki_files_mounts_them_read_only_after_certs_ran(name: str) -> None:
+    if not pki_paths(SERVICES[name]):
+        pytest.fail(f"service {name} runs without TLS")
+    assert f"{PKI_VOLUME}:{PKI_DIR}:ro" in SERVICES[name]["volumes"], name
 
     def waits_for_certs(service: str) -> bool:
-        rules = TLS_SERVICES[service].get("depends_on") or {}
-        if rules.get("certs") == {"condition": "service_completed_successfully"}:
+        rules = SERVICES[service].get("depends_on") or {}
+        if any(rules.get(certs) == {"condition": "service_completed_successfully"}
+               for certs in by_role("certs")):
             return True
         # A dependency starts only once its own conditions hold, whatever condition waits for it.
         return any(waits_for_certs(other) for other in rules)
@@ -432,49 +398,59 @@ def test_tls_a_service_naming_pki_files_mounts_them_read_only_after_certs_ran(na
     assert waits_for_certs(name), f"service {name} may start before the certificates exist"
 
 
-def test_tls_every_file_named_is_one_podsched_certs_writes(pki: Path) -> None:
-    named = pki_paths(TLS_SERVICES)
+def test_every_file_named_is_one_podsched_certs_writes(pki: Path) -> None:
+    named = pki_paths(SERVICES)
     assert named
     missing = sorted(path for path in named if not Path(local(pki, path)).is_file())
     assert not missing, f"podsched certs writes no {missing}"
 
 
 @pytest.mark.parametrize("name", ETCD)
-def test_tls_etcd_serves_https_and_requires_client_certificates_of_its_ca(name: str) -> None:
-    flags = tls_etcd_flags(name)
+def test_etcd_serves_https_and_requires_client_certificates_of_its_ca(name: str) -> None:
+    flags = etcd_flags(name)
     for url_flag in ("--listen-client-urls", "--advertise-client-urls", "--listen-peer-urls",
                      "--initial-advertise-peer-urls"):
         assert flags[url_flag].startswith("https://"), f"{name}: {url_flag}={flags[url_flag]}"
-    peers = {member: tls_etcd_flags(member)["--initial-advertise-peer-urls"] for member in ETCD}
-    assert dict(m.split("=", 1) for m in flags["--initial-cluster"].split(",")) == peers
+    members = dict(member.split("=", 1) for member in flags["--initial-cluster"].split(","))
+    assert all(url.startswith("https://") for url in members.values()), f"{name}: {members}"
     assert flags["--client-cert-auth"] == flags["--peer-client-cert-auth"] == "true"
     assert flags["--trusted-ca-file"] == flags["--peer-trusted-ca-file"] == "/pki/etcd/ca.crt"
-    check = TLS_SERVICES[name]["healthcheck"]["test"]
-    assert "--endpoints=https://127.0.0.1:2379" in check and any(arg.startswith("--cert=") for arg in check)
+    check = SERVICES[name]["healthcheck"]["test"]
+    assert "--cacert=/pki/etcd/ca.crt" in check and any(arg.startswith("--cert=") for arg in check)
 
 
 @pytest.mark.parametrize("name", by_role("apiserver"))
-def test_tls_api_servers_serve_mutual_tls_and_tokens_and_reach_etcd_with_a_certificate(
+def test_api_servers_authenticate_serve_mutual_tls_and_reach_etcd_with_a_certificate(
     name: str, pki: Path
 ) -> None:
-    args = tls_command(name)
-    assert sorted(host for host, _ in map(host_port, args.etcd.split(","))) == ETCD
+    args = command(name)
+
+    def in_pki(path: str | None) -> str | None:
+        return None if path is None else local(pki, path)
+
     # The server's own loader accepts the files certs wrote: the paths and their pairing are right.
     options = ApiServerOptions(
-        listen=args.listen, tls_cert_file=local(pki, args.tls_cert_file),
-        tls_private_key_file=local(pki, args.tls_private_key_file),
-        client_ca_file=local(pki, args.client_ca_file), token_auth_file=local(pki, args.token_auth_file),
+        listen=args.listen, tls_cert_file=in_pki(args.tls_cert_file),
+        tls_private_key_file=in_pki(args.tls_private_key_file),
+        client_ca_file=in_pki(args.client_ca_file), token_auth_file=in_pki(args.token_auth_file),
+    )
+    assert options.security.authenticating, (
+        f"service {name}: without --token-auth-file or --client-ca-file it serves loopback only"
     )
     assert options.security.client_certificates and options.security.tokens
     assert args.etcd_cafile == "/pki/etcd/ca.crt" and args.etcd_certfile and args.etcd_keyfile
-    check = parse(TLS_SERVICES[name]["healthcheck"]["test"][2:], f"service {name} healthcheck")
+    check = parse(SERVICES[name]["healthcheck"]["test"][2:], f"service {name} healthcheck")
     assert check.certificate_authority == args.client_ca_file and check.client_certificate
 
 
-@pytest.mark.parametrize("name", sorted(TLS_USERS))
-def test_tls_each_client_presents_the_certificate_of_the_user_its_job_needs(name: str, pki: Path) -> None:
-    env = TLS_SERVICES[name]["environment"]
-    user = TLS_USERS[name]
+def test_every_client_has_a_user() -> None:
+    assert sorted(USERS) == CLIENTS
+
+
+@pytest.mark.parametrize("name", sorted(USERS))
+def test_each_client_presents_the_certificate_of_the_user_its_job_needs(name: str, pki: Path) -> None:
+    env = SERVICES[name]["environment"]
+    user = USERS[name]
     assert env["PODSCHED_CLIENT_CERT"] == f"{PKI_DIR}/users/{user}.crt"
     credentials = ClientCredentials.from_env_and_flags(environ={
         key: local(pki, value) if value.startswith(PKI_DIR) else value for key, value in env.items()
