@@ -104,6 +104,8 @@ def split_by_pdb_violation(
     """(violating, non-violating), each in the given order (kube-scheduler's
     filterPodsWithPDBViolation): going through the pods in order, each matching budget loses one
     allowed disruption; a pod that takes any of its budgets below zero would violate it."""
+    if not budgets_:
+        return [], list(pods)  # the usual case; the dry run asks for every candidate node
     allowed = [budget.disruptions_allowed for budget in budgets_]
     violating: list[PodInfo] = []
     non_violating: list[PodInfo] = []
