@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cluster.api import objects_pb2
+from scheduler.background import TaskOwner
 from scheduler.cache import CacheError
 from scheduler.clock import Clock
 from scheduler.events import NORMAL, EventRecorder
@@ -110,7 +111,7 @@ class Binder:
         self._extenders = tuple(extenders)
         self._slots = asyncio.Semaphore(max_in_flight)
         self._in_flight = 0
-        self._group: asyncio.TaskGroup | None = None
+        self._tasks = TaskOwner("binder")
 
     @property
     def in_flight(self) -> int:
@@ -119,21 +120,16 @@ class Binder:
 
     async def run(self) -> None:
         """Own the binding tasks until cancelled."""
-        async with asyncio.TaskGroup() as group:
-            self._group = group
-            try:
-                await asyncio.Future()  # until cancelled
-            finally:
-                self._group = None
+        await self._tasks.run()
 
     async def submit(self, job: BindingJob) -> None:
         """Start binding ``job`` in the background once a slot is free."""
-        if self._group is None:
+        if not self._tasks.running:
             raise RuntimeError("the binder is not running")
         await self._slots.acquire()
         self._in_flight += 1
         try:
-            self._group.create_task(self._bind(job), name=f"bind {job.assumed.key} to {job.node_name}")
+            self._tasks.start(self._bind(job), name=f"bind {job.assumed.key} to {job.node_name}")
         except BaseException:
             self._release()
             raise

@@ -25,6 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from scheduler.background import TaskOwner
 from scheduler.framework import PodInfo, Status
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class Preemptions:
 
     def __init__(self, queue: SchedulingQueue) -> None:
         self._queue = queue
-        self._group: asyncio.TaskGroup | None = None
+        self._tasks = TaskOwner("preemptions")
         self._in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -54,12 +55,7 @@ class Preemptions:
 
     async def run(self) -> None:
         """Own the preemption tasks until cancelled."""
-        async with asyncio.TaskGroup() as group:
-            self._group = group
-            try:
-                await asyncio.Future()  # until cancelled
-            finally:
-                self._group = None
+        await self._tasks.run()
 
     async def wait_idle(self) -> None:
         """Return once no preemption is in flight."""
@@ -67,14 +63,14 @@ class Preemptions:
 
     def start(self, preemptor: PodInfo, node_name: str, evict: Evict) -> None:
         """Hold ``preemptor`` and run ``evict`` in the background."""
-        if self._group is None:
+        if not self._tasks.running:
             raise RuntimeError("the preemptions are not running")
         self._queue.hold(preemptor.key)
         self._in_flight += 1
         self._idle.clear()
         try:
-            self._group.create_task(self._preempt(preemptor, node_name, evict),
-                                    name=f"preempt on {node_name} for {preemptor.key}")
+            self._tasks.start(self._preempt(preemptor, node_name, evict),
+                              name=f"preempt on {node_name} for {preemptor.key}")
         except BaseException:
             self._finished(preemptor)
             raise
