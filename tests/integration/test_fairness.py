@@ -27,6 +27,7 @@ from cluster.api import objects_pb2
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, ClientCredentials, NotFound
 from tests.integration.conftest import own_apiserver
+from tests.integration.helpers import node_object, pod_object
 from tests.integration.test_scheduler import REPO, eventually
 
 pytestmark = [pytest.mark.timing, pytest.mark.etcd]
@@ -52,8 +53,16 @@ FLOOD_S = 15.0
 #: The watchers stay under the per-user watch limit (100), so their refusals are flow control's.
 FLOOD_CREATORS = 1000
 FLOOD_WATCHERS = 90
+#: A server sized small (12 seats: global-default gets 3 of them, beside 50 queued per user), so that
+#: the flood fills global-default whatever share of it gRPC hands to the server's handlers at a time on a
+#: busy machine; with the defaults (90 seats) some runs never reached the limit.
+SMALL_LIMITS = ["--max-requests-inflight", "8", "--max-mutating-requests-inflight", "4"]
 #: How often the well-behaved client creates a pod during the flood.
 ALICE_PERIOD_S = 0.5
+
+
+def small_pod(name: str, namespace: str) -> objects_pb2.Pod:
+    return pod_object(name, namespace, cpu="10m", memory="16Mi")
 
 
 def token_file(tmp_path: Path) -> str:
@@ -66,20 +75,6 @@ def as_user(address: str, token: str) -> Client:
     return Client(address, credentials=ClientCredentials(token=token), timeout_s=30.0)
 
 
-def node(name: str) -> objects_pb2.Node:
-    result = objects_pb2.Node()
-    result.metadata.name = name
-    result.status.allocatable.update({"cpu": "64", "memory": "256Gi", "pods": "500"})
-    return result
-
-
-def pod(name: str, namespace: str) -> objects_pb2.Pod:
-    result = objects_pb2.Pod()
-    result.metadata.name = name
-    result.metadata.namespace = namespace
-    container = result.spec.containers.add(name="app", image="busybox:1.36")
-    container.resources.requests.update({"cpu": "10m", "memory": "16Mi"})
-    return result
 
 
 @contextlib.contextmanager
@@ -146,7 +141,7 @@ async def well_behaved(alice: Client, namespace: str, until: float) -> list[str]
     names = []
     while time.monotonic() < until:
         name = f"alice-{len(names)}"
-        await alice.create(pod(name, namespace))
+        await alice.create(small_pod(name, namespace))
         names.append(name)
         await asyncio.sleep(ALICE_PERIOD_S)
     return names
@@ -156,7 +151,7 @@ async def well_behaved(alice: Client, namespace: str, until: float) -> list[str]
 def secured_apiserver(tmp_path: Path) -> Iterator[ApiServerProcess]:
     """An API server on a one-member etcd of its own, authenticating with TOKEN_FILE; flow control's
     default limits."""
-    extra = ["--token-auth-file", token_file(tmp_path)]
+    extra = ["--token-auth-file", token_file(tmp_path), *SMALL_LIMITS]
     with own_apiserver("etcd", tmp_path, name_prefix="fair", extra_args=extra) as server:
         yield server
 
@@ -170,11 +165,11 @@ async def test_a_flood_of_client_traffic_neither_deposes_the_leader_nor_stops_bi
 async def run_flood_scenario(server: ApiServerProcess) -> None:
     async with as_user(server.address, ADMIN_TOKEN) as admin, as_user(server.address, ALICE_TOKEN) as alice:
         for i in range(NODES):
-            await admin.create(node(f"node-{i}"))
+            await admin.create(node_object(f"node-{i}", cpu="64", memory="256Gi", pods="500"))
         with replicas(server.address) as processes:
             holder, transitions = await eventually(lambda: _held(admin), "a leader", within=20)
             assert holder in {process.identity for process in processes}
-            await alice.create(pod("warm-up", "calm"))
+            await alice.create(small_pod("warm-up", "calm"))
             await eventually(lambda: _bound(admin, "calm", ["warm-up"]), "the warm-up pod bound", within=20)
 
             async with watching_the_lease(admin) as seen:

@@ -20,6 +20,7 @@ import pytest
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds, objects_pb2
 from cluster.cli.process import ApiServerProcess, ApiServerStartError
 from tests.integration.conftest import own_apiserver
+from tests.integration.helpers import pod_object
 
 ADMIN_TOKEN = "admin-token"
 ALICE_TOKEN = "alice-token"
@@ -57,11 +58,6 @@ ADMIN = as_user(ADMIN_TOKEN)
 ALICE = as_user(ALICE_TOKEN)
 
 
-def pod(name: str, namespace: str) -> objects_pb2.Pod:
-    obj = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace))
-    obj.spec.containers.add(name="app", image="busybox:1.36")
-    return obj
-
 
 async def refused_create(
     api: apiserver_pb2_grpc.ApiServerStub, obj: objects_pb2.Pod
@@ -79,7 +75,7 @@ async def refused_create(
 async def test_an_object_past_the_size_limit_is_invalid_naming_its_size_and_the_limit(
     server: ApiServerProcess, namespace: str
 ) -> None:
-    big = pod("big", namespace)
+    big = pod_object("big", namespace)
     for i in range(30_000):
         big.spec.containers[0].env.add(name=f"VARIABLE_{i:05d}", value="x" * 40)
     async with stub(server) as api:
@@ -95,7 +91,7 @@ async def test_an_object_past_the_size_limit_is_invalid_naming_its_size_and_the_
 async def test_a_request_past_grpcs_receive_limit_is_resource_exhausted_naming_both_sizes(
     server: ApiServerProcess, namespace: str
 ) -> None:
-    huge = pod("huge", namespace)
+    huge = pod_object("huge", namespace)
     huge.metadata.annotations["blob"] = "x" * (17 * 1024 * 1024)
     async with stub(server) as api:
         error = await refused_create(api, huge)
@@ -119,7 +115,7 @@ async def test_label_and_annotation_limits_are_invalid_naming_the_limit(
     server: ApiServerProcess, namespace: str, labels: dict[str, str], annotations: dict[str, str],
     expected: str,
 ) -> None:
-    obj = pod("labelled", namespace)
+    obj = pod_object("labelled", namespace)
     obj.metadata.labels.update(labels)
     obj.metadata.annotations.update(annotations)
     async with stub(server) as api:
@@ -134,7 +130,7 @@ async def test_a_list_page_above_the_maximum_is_invalid_naming_it_and_paging_wit
 ) -> None:
     async with stub(server) as api:
         for i in range(MAX_PAGE_SIZE + 1):
-            request = apiserver_pb2.CreateRequest(object=kinds.wrap(pod(f"p{i}", namespace)))
+            request = apiserver_pb2.CreateRequest(object=kinds.wrap(pod_object(f"p{i}", namespace)))
             await api.Create(request, metadata=ADMIN, timeout=30)
         with pytest.raises(grpc.aio.AioRpcError) as raised:
             await api.List(
@@ -171,7 +167,8 @@ async def test_watches_past_the_per_user_limit_are_resource_exhausted_and_closin
 ) -> None:
     async with stub(server) as api:
         await api.Create(
-            apiserver_pb2.CreateRequest(object=kinds.wrap(pod("seen", namespace))), metadata=ADMIN, timeout=30
+            apiserver_pb2.CreateRequest(object=kinds.wrap(pod_object("seen", namespace))),
+            metadata=ADMIN, timeout=30,
         )
         request = apiserver_pb2.WatchRequest(kind="Pod", namespace=namespace)
         held = [api.Watch(request, metadata=ALICE) for _ in range(MAX_WATCHES)]
