@@ -715,17 +715,18 @@ class Framework:
 def _run_filters(filters: Sequence[tuple[str, Callable[..., Status | None]]], state: CycleState, pod: PodInfo,
                  node_info: NodeInfo) -> Status | None:
     for name, filter_ in filters:
-        try:
-            status = filter_(state, pod, node_info)
-        except Exception as exc:
-            status = _raised(exc)
-        if status is None or status.code is Code.SUCCESS:
-            continue
-        if status.is_rejected:
-            return status.with_plugin(name)
-        # Filter plugins may only accept or reject: anything else is a bug, reported as such.
-        return _error(f'running "{name}" filter plugin', status, name)
+        status = _call_filter(filter_, state, pod, node_info)
+        if status is not None and status.code is not Code.SUCCESS:
+            return _filter_failure(name, status)
     return None
+
+
+def _filter_failure(name: str, status: Status) -> Status:
+    """A Filter plugin's failed status as the framework reports it: a rejection names the plugin; anything
+    else is a bug (Filter plugins may only accept or reject), reported as an ERROR."""
+    if status.is_rejected:
+        return status.with_plugin(name)
+    return _error(f'running "{name}" filter plugin', status, name)
 
 
 #: A NodeScore's score (its second field) and a NodeInfo's name, read in C.
@@ -760,10 +761,8 @@ def _run_batch_filters(
             if status is None or status.code is Code.SUCCESS:
                 kept_positions.append(position)
                 kept_nodes.append(node_info)
-            elif status.is_rejected:
-                results[position] = status.with_plugin(name)
             else:
-                results[position] = _error(f'running "{name}" filter plugin', status, name)
+                results[position] = _filter_failure(name, status)
         positions, remaining = kept_positions, kept_nodes
     return results
 
