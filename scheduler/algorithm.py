@@ -15,6 +15,7 @@ when a plugin or a non-ignorable extender failed (an ERROR status: retried after
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import operator
@@ -214,7 +215,7 @@ def _find_nodes_that_pass_filters(
         return _filter_in_batches(filter_batch, diagnosis, nodes, start, to_find, num_all)
     feasible: list[NodeInfo] = []
     statuses = diagnosis.node_to_status
-    run_filter = framework.node_filter(state, pod_info)
+    run_filter = functools.partial(framework.run_filter_with_nominated_pods, state, pod_info)
     for i in range(count):
         node_info = nodes[(start + i) % count]
         status = run_filter(node_info)

@@ -416,24 +416,12 @@ class Framework:
             active = self._filters_without[key] = [entry for entry in self._filter if entry[0] not in key]
             return active
 
-    def node_filter(self, state: CycleState, pod: PodInfo) -> Callable[[NodeInfo], Status | None]:
-        """``run_filter_with_nominated_pods`` for one cycle's many nodes: the plugins that did not SKIP
-        are looked up once, not per node (PreFilter, which decides them, has run)."""
-        filters = self._active_filters(state)
-        nominated_pods_for_node = self.handle.nominator.nominated_pods_for_node
-
-        def check(node_info: NodeInfo) -> Status | None:
-            if nominated_pods_for_node(node_info.name):
-                return self.run_filter_with_nominated_pods(state, pod, node_info)
-            return _run_filters(filters, state, pod, node_info)
-
-        return check
-
     def batch_node_filter(
         self, state: CycleState, pod: PodInfo
     ) -> Callable[[Sequence[NodeInfo]], list[Status | None]] | None:
-        """``node_filter`` for many nodes in one call, or None when a plugin that runs this cycle has no
-        ``filter_nodes`` (then each node must be filtered on its own, as that plugin expects).
+        """``run_filter_with_nominated_pods`` for many nodes in one call, or None when a plugin that runs
+        this cycle has no ``filter_nodes`` (then each node must be filtered on its own, as that plugin
+        expects).
 
         Each plugin filters, in plugin order, the nodes every plugin before it accepted, so each node
         gets its first rejection as from ``run_filter``; nodes with nominated pods are filtered one at a

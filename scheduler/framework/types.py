@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -439,7 +439,3 @@ class FitError(Exception):
         if self.diagnosis.post_filter_message:
             text += " " + self.diagnosis.post_filter_message
         return text
-
-
-def node_labels(node_info: NodeInfo) -> Mapping[str, str]:
-    return node_info.labels

@@ -5,6 +5,7 @@ node by node and through whole scheduling attempts."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 from typing import Any
 
@@ -109,7 +110,7 @@ def test_batch_filter_gives_each_node_the_status_filter_gives_it(seed: int) -> N
             continue
         batch = framework.batch_node_filter(state, pod_info)
         assert batch is not None  # every in-tree Filter plugin has filter_nodes
-        one = framework.node_filter(state, pod_info)
+        one = functools.partial(framework.run_filter_with_nominated_pods, state, pod_info)
         infos = list(snapshot.list())
         rng.shuffle(infos)
         assert batch(infos) == [one(info) for info in infos]
