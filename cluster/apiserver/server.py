@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import secrets
 import time
@@ -37,6 +36,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc
+from cluster.api.addresses import is_loopback_host
 from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.security import SecurityConfig, load_security
 from cluster.apiserver.bootstrap import ensure_system_priority_classes
@@ -104,19 +104,10 @@ class ApiServerOptions:
         object.__setattr__(self, "security", security)
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:  # a host name other than localhost: it may resolve to anything
-        return False
-
-
 def _loopback_only(listen: str) -> str:
     """``listen`` moved to the loopback address of its family, same port, when it is not loopback already."""
     host, _, port = listen.rpartition(":")
-    if _is_loopback(host):
+    if is_loopback_host(host):
         return listen
     return f"[::1]:{port}" if ":" in host.strip("[]") else f"127.0.0.1:{port}"
 

@@ -15,7 +15,6 @@ setting to fix, not a server to wait for: it is raised at once as `TlsError`, sa
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import os
 from collections.abc import AsyncGenerator, Callable, Sequence
@@ -26,6 +25,7 @@ import grpc
 from google.protobuf.message import Message
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
+from cluster.api.addresses import is_loopback_host
 from cluster.api.kinds import KINDS, Kind, kind_by_name, unwrap, wrap
 from cluster.client.credentials import ClientCredentials, TlsError
 from cluster.client.retry import DEFAULT_POLICY, RetryPolicy, is_retryable, is_server_timeout, retrying
@@ -159,7 +159,7 @@ class Client:
         self.credentials = credentials or ClientCredentials()
         self._metadata = self.credentials.metadata()
         if self.credentials.token and not self.credentials.tls:
-            exposed = [server for server in self._servers if not _is_loopback(server)]
+            exposed = [server for server in self._servers if not is_loopback_host(server.rpartition(":")[0])]
             if exposed:
                 log.warning("sending a bearer token without TLS to %s: anyone on the path can read it; "
                             "give a certificate authority to use TLS", ", ".join(exposed))
@@ -380,14 +380,7 @@ class Client:
             raise RuntimeError("the API client is closed")
         stub = self._stubs[index]
         if stub is None:
-            server = self._servers[index]
-            if self.credentials.tls:
-                channel = grpc.aio.secure_channel(
-                    server, self.credentials.channel_credentials(),
-                    options=CHANNEL_OPTIONS + self.credentials.channel_options(),
-                )
-            else:
-                channel = grpc.aio.insecure_channel(server, options=CHANNEL_OPTIONS)
+            channel = self.credentials.channel(self._servers[index], options=CHANNEL_OPTIONS)
             self._channels[index] = channel
             stub = self._stubs[index] = apiserver_pb2_grpc.ApiServerStub(channel)
         return stub
@@ -527,16 +520,6 @@ def _closed_hint(credentials: ClientCredentials) -> str:
     if not credentials.client_cert_file:
         return " (if the server requires client certificates, give --client-certificate and --client-key)"
     return ""
-
-
-def _is_loopback(address: str) -> bool:
-    host = address.rpartition(":")[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _watch_event(response: apiserver_pb2.WatchEvent) -> WatchEvent:
