@@ -107,12 +107,7 @@ async def check(
     """The exit code and the line to print for one health check of ``server``."""
     what = f"{server} (service {service!r})" if service else server
     credentials = credentials or ClientCredentials()
-    if credentials.tls:
-        options = credentials.channel_options()
-        channel = grpc.aio.secure_channel(server, credentials.channel_credentials(), options=options)
-    else:
-        channel = grpc.aio.insecure_channel(server)
-    async with channel:
+    async with credentials.channel(server) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         try:
             answer = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)

@@ -13,12 +13,11 @@ cryptography, which checks them, is imported only then: a command without TLS fi
 
 from __future__ import annotations
 
-import dataclasses
 import ipaddress
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -140,7 +139,7 @@ class ClientCredentials:
 
         credentials = cls(token=token, ca_file=cert_file, sources={"ca_file": "the serving certificate"})
         certificate = x509.load_pem_x509_certificates(credentials.ca_pem)[0]
-        credentials = dataclasses.replace(credentials, tls_server_name=_a_name_of(certificate))
+        object.__setattr__(credentials, "tls_server_name", _a_name_of(certificate))
         if client_pem is not None:
             object.__setattr__(credentials, "client_cert_pem", client_pem[0])
             object.__setattr__(credentials, "client_key_pem", client_pem[1])
@@ -160,6 +159,14 @@ class ClientCredentials:
 
     def channel_options(self) -> tuple[tuple[str, str], ...]:
         return (("grpc.ssl_target_name_override", self.tls_server_name),) if self.tls_server_name else ()
+
+    def channel(self, target: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Channel:
+        """A channel to ``target`` with these settings: TLS when they ask for it, else plaintext."""
+        if self.tls:
+            return grpc.aio.secure_channel(
+                target, self.channel_credentials(), options=(*options, *self.channel_options())
+            )
+        return grpc.aio.insecure_channel(target, options=options)
 
     def metadata(self) -> tuple[tuple[str, str], ...]:
         """The metadata every call carries: the bearer token, if any."""
