@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cluster.apiserver.auth import RequestInfo, UserInfo
+from cluster.apiserver.auth.roles import MASTERS_GROUP
 
 EXEMPT = "exempt"
 LEADER_ELECTION = "leader-election"
@@ -38,8 +39,6 @@ GLOBAL_DEFAULT = "global-default"
 #: server's concurrency limit (exempt has no limit).
 NOMINAL_CONCURRENCY_SHARES = {LEADER_ELECTION: 10, WORKLOAD_HIGH: 40, GLOBAL_DEFAULT: 20}
 
-#: kube's system:masters group: its members are never limited.
-PRIVILEGED_GROUP = "system:masters"
 #: What leader election does with a Lease: read it (get, and list + watch to follow it), take it, renew it.
 LEADER_ELECTION_VERBS = frozenset({"get", "list", "watch", "create", "update"})
 #: The capabilities that make a caller a leader-election candidate, and a scheduler.
@@ -72,7 +71,7 @@ class FlowSchemas:
         self._capabilities = capabilities
 
     def classify(self, user: UserInfo, request: RequestInfo) -> Classification:
-        if PRIVILEGED_GROUP in user.groups:
+        if MASTERS_GROUP in user.groups:  # kube exempts system:masters from every limit
             return Classification("exempt", EXEMPT, user.name)
         renews_leases, binds_pods = self._capabilities(user)
         if renews_leases and request.resource == "leases" and not request.subresource and (
