@@ -153,52 +153,47 @@ class NodeAffinity:
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         assert node_info.node is not None
-        labels, name = node_info.labels, node_info.name
-        if self._added_selector is not None and not self._added_selector.matches_labels(labels, name):
-            return Status.unresolvable(ERR_REASON_ENFORCED)
-        try:
-            required: RequiredNodeAffinity = state.read(_PRE_FILTER_KEY)
-        except NotFound:
-            # PreFilter is disabled in this profile: parse here, as kube-scheduler falls back to.
-            required = RequiredNodeAffinity.from_pod(pod.pod)
-        if not required.matches_labels(labels, name):
-            return Status.unresolvable(ERR_REASON_POD)
-        return None
+        return self._status(self._required(state, pod), node_info.labels, node_info.name)
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
         """``filter`` of each node, the pod's required affinity read (or parsed) once. When only some
-        labels decide (no matchFields), nodes with the same values of those labels share one verdict:
-        hostnames differ, zones and instance types repeat."""
+        labels decide (no matchFields), nodes with the same values of those labels share one verdict
+        (one Status object): hostnames differ, zones and instance types repeat."""
         added = self._added_selector
-        try:
-            required: RequiredNodeAffinity = state.read(_PRE_FILTER_KEY)
-        except NotFound:
-            required = RequiredNodeAffinity.from_pod(pod.pod)
+        required = self._required(state, pod)
         keys = required.label_keys()
         if keys is not None and added is not None:
             added_keys = added.label_keys()
             keys = None if added_keys is None else keys + added_keys
-        verdicts: dict[tuple[str | None, ...], str] = {}
+        if keys is None:
+            return [self._status(required, node_info.labels, node_info.name) for node_info in nodes]
+        verdicts: dict[tuple[str | None, ...], Status | None] = {}
         statuses: list[Status | None] = []
         for node_info in nodes:
             assert node_info.node is not None
-            labels = node_info.labels
-            signature = tuple(map(labels.get, keys)) if keys is not None else None
-            reason = verdicts.get(signature) if signature is not None else None
-            if reason is None:
-                reason = self._reason(required, labels, node_info.name)
-                if signature is not None:
-                    verdicts[signature] = reason
-            statuses.append(Status.unresolvable(reason) if reason else None)
+            signature = tuple(map(node_info.labels.get, keys))
+            try:
+                status = verdicts[signature]
+            except KeyError:
+                status = verdicts[signature] = self._status(required, node_info.labels, node_info.name)
+            statuses.append(status)
         return statuses
 
-    def _reason(self, required: RequiredNodeAffinity, labels: Mapping[str, str], name: str) -> str:
-        """Why the node does not fit, "" if it does."""
+    @staticmethod
+    def _required(state: CycleState, pod: PodInfo) -> RequiredNodeAffinity:
+        try:
+            return state.read(_PRE_FILTER_KEY)  # type: ignore[no-any-return]
+        except NotFound:
+            # PreFilter is disabled in this profile: parse here, as kube-scheduler falls back to.
+            return RequiredNodeAffinity.from_pod(pod.pod)
+
+    def _status(self, required: RequiredNodeAffinity, labels: Mapping[str, str], name: str) -> Status | None:
+        """Why the node does not fit, None if it does."""
         if self._added_selector is not None and not self._added_selector.matches_labels(labels, name):
-            return ERR_REASON_ENFORCED
+            return Status.unresolvable(ERR_REASON_ENFORCED)
         if not required.matches_labels(labels, name):
-            return ERR_REASON_POD
-        return ""
+            return Status.unresolvable(ERR_REASON_POD)
+        return None
 
     # ------------------------------------------------------------------------------------ scoring
 
