@@ -84,3 +84,13 @@ def test_a_peer_certificate_is_ignored_unless_client_certificates_are_configured
     authenticator = Authenticator(TokenTable({"s3cret": ALICE}))
     with pytest.raises(errors.Unauthorized):
         authenticator.authenticate(Call(peer_certificate=certificate))  # type: ignore[arg-type]
+
+
+def test_calls_of_one_caller_get_the_one_stored_identity(certificate: bytes) -> None:
+    authenticator = Authenticator(TokenTable({"s3cret": ALICE}), client_certificates=True)
+    by_token = [authenticator.authenticate(Call(_bearer("s3cret"))) for _ in range(2)]  # type: ignore[arg-type]
+    by_certificate = [
+        authenticator.authenticate(Call(peer_certificate=certificate)) for _ in range(2)  # type: ignore[arg-type]
+    ]
+    assert by_token[0] is by_token[1]
+    assert by_certificate[0] is by_certificate[1]

@@ -7,18 +7,12 @@ server requires and verifies client certificates whenever a client CA is configu
 
 from __future__ import annotations
 
-import functools
-
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from cluster.apiserver.auth.identity import UserInfo
 
-#: Distinct client certificates whose identity is kept parsed (a few per user; parsing costs ~50 us).
-CACHED_CERTIFICATES = 1024
 
-
-@functools.lru_cache(maxsize=CACHED_CERTIFICATES)
 def user_of_certificate(pem: bytes) -> UserInfo | None:
     """The user a verified client certificate (PEM) names, or None if its subject has no CN."""
     subject = x509.load_pem_x509_certificate(pem).subject

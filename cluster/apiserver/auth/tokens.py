@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from cluster.apiserver.auth.identity import UserInfo
 
@@ -44,6 +44,12 @@ class TokenTable:
         if not token:
             raise ValueError("a token may not be empty")
         self._by_digest[_digest(token)] = user
+
+    def with_users_changed(self, change: Callable[[UserInfo], UserInfo]) -> TokenTable:
+        """The same tokens, each naming ``change(user)`` of its user."""
+        table = TokenTable()
+        table._by_digest = {digest: change(user) for digest, user in self._by_digest.items()}
+        return table
 
     def user_of(self, token: str) -> UserInfo | None:
         """The user ``token`` belongs to, or None for a token nobody has."""
