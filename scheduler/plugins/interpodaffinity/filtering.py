@@ -16,7 +16,7 @@ so a cycle recomputes only the nodes that changed since a pod of the same kind w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from cluster.api import objects_pb2
 from scheduler.framework import (
@@ -236,10 +236,8 @@ class Filtering:
                 value = labels.get(term.topology_key)
                 if value is not None and s.anti_affinity.get(term.topology_key, value) > 0:
                     return Status.unschedulable(REASON_ANTI_AFFINITY)
-        for key, values in s.existing_anti_affinity.items():
-            value = labels.get(key)
-            if value is not None and values.get(value, 0) > 0:
-                return Status.unschedulable(REASON_EXISTING_ANTI_AFFINITY)
+        if _any_pair(s.existing_anti_affinity.items(), labels):
+            return Status.unschedulable(REASON_EXISTING_ANTI_AFFINITY)
         return None
 
     def filter_nodes(
@@ -252,17 +250,21 @@ class Filtering:
             for term in s.anti_affinity_terms
         ] if s.anti_affinity else []
         existing = s.existing_anti_affinity.items()
+        # One Status per reason, shared by the nodes it rejects (the diagnosis groups by Status object).
+        no_affinity = Status.unresolvable(REASON_AFFINITY)
+        anti_affinity = Status.unschedulable(REASON_ANTI_AFFINITY)
+        existing_anti_affinity = Status.unschedulable(REASON_EXISTING_ANTI_AFFINITY)
         statuses: list[Status | None] = []
         for node_info in nodes:
             if node_info.node is None:
                 raise PluginError(f"node {node_info.name!r} not found")
             labels = node_info.labels
             if s.affinity_terms and not _satisfies_affinity(s, labels):
-                statuses.append(Status.unresolvable(REASON_AFFINITY))
+                statuses.append(no_affinity)
             elif _any_pair(anti, labels):
-                statuses.append(Status.unschedulable(REASON_ANTI_AFFINITY))
+                statuses.append(anti_affinity)
             elif _any_pair(existing, labels):
-                statuses.append(Status.unschedulable(REASON_EXISTING_ANTI_AFFINITY))
+                statuses.append(existing_anti_affinity)
             else:
                 statuses.append(None)
         return statuses
@@ -287,7 +289,7 @@ def _update(state: CycleState, pod_info: PodInfo, node_info: NodeInfo, sign: int
     return None
 
 
-def _any_pair(pairs: Sequence[tuple[str, Mapping[str, int]]], labels: Mapping[str, str]) -> bool:
+def _any_pair(pairs: Iterable[tuple[str, Mapping[str, int]]], labels: Mapping[str, str]) -> bool:
     """Whether the node's value of some pair's topology key has a positive count in that pair."""
     for key, counts in pairs:
         value = labels.get(key)
