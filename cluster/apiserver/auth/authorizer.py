@@ -21,7 +21,8 @@ class Authorizer:
         names = self._policy.user_roles.get(user.name, ())
         for group in user.groups:
             names += self._policy.group_roles.get(group, ())
-        return any(self._policy.roles[name].allows(request) for name in names)
+        resource = request.full_resource  # once, not once per rule
+        return any(self._policy.roles[name].allows(request, resource) for name in names)
 
     def authorize(self, user: UserInfo, request: RequestInfo) -> None:
         """Return if ``user`` may make ``request``; else PermissionDenied naming the verb and resource."""
@@ -30,7 +31,7 @@ class Authorizer:
 
 
 def forbidden_message(user: UserInfo, request: RequestInfo) -> str:
-    resource = f"{request.resource}/{request.subresource}" if request.subresource else request.resource
     subject = f'{request.resource} "{request.name}"' if request.name else request.resource
     scope = f'in the namespace "{request.namespace}"' if request.namespace else "at the cluster scope"
+    resource = request.full_resource
     return f'{subject} is forbidden: User "{user.name}" cannot {request.verb} resource "{resource}" {scope}'

@@ -28,6 +28,11 @@ class RequestInfo:
     namespace: str = ""
     name: str = ""
 
+    @property
+    def full_resource(self) -> str:
+        """The resource as RBAC rules and refusals name it: "pods", or "pods/status" with a subresource."""
+        return f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+
 
 #: The identity of a caller that presented no credentials, as kube names it.
 ANONYMOUS = UserInfo("system:anonymous", groups=("system:unauthenticated",))

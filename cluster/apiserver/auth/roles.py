@@ -28,10 +28,10 @@ class Rule:
     #: Object names the rule is limited to; empty means every object.
     resource_names: frozenset[str] = frozenset()
 
-    def allows(self, request: RequestInfo) -> bool:
+    def allows(self, request: RequestInfo, resource: str) -> bool:
+        """Whether the rule grants ``request``, whose ``full_resource`` is ``resource``."""
         if ALL not in self.verbs and request.verb not in self.verbs:
             return False
-        resource = f"{request.resource}/{request.subresource}" if request.subresource else request.resource
         if ALL not in self.resources and resource not in self.resources:
             return False
         return not self.resource_names or request.name in self.resource_names
@@ -46,8 +46,9 @@ class Role:
     name: str
     rules: tuple[Rule, ...]
 
-    def allows(self, request: RequestInfo) -> bool:
-        return any(one.allows(request) for one in self.rules)
+    def allows(self, request: RequestInfo, resource: str) -> bool:
+        """Whether a rule of the role grants ``request``, whose ``full_resource`` is ``resource``."""
+        return any(one.allows(request, resource) for one in self.rules)
 
 
 ADMIN = Role("admin", (rule((ALL,), (ALL,)),))
