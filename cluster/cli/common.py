@@ -175,12 +175,10 @@ async def _guarded(args: argparse.Namespace, body: Callable[[], Awaitable[int]])
     except CredentialsError as exc:
         print_error(f"error: {exc}")
         return EXIT_ERROR
-    except TlsError as exc:
-        print_error(f"Unable to connect to the server at {server_address(args)}: {exc.message}")
-        return EXIT_ERROR
     except errors.Unavailable as exc:
-        # A connection closed during its handshake carries the client's TLS hint instead.
-        hint = "" if "Socket closed" in exc.message else (
+        # A TLS failure names its own fix, and a connection closed during its handshake carries the
+        # client's TLS hint: neither gets the hint that the server may not be running.
+        hint = "" if isinstance(exc, TlsError) or "Socket closed" in exc.message else (
             f" (is `podsched apiserver` running there? set --server or ${SERVER_ENV})"
         )
         print_error(f"Unable to connect to the server at {server_address(args)}: {exc.message}{hint}")
