@@ -45,6 +45,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from cluster.client.credentials import FLAGS, ClientCredentials
 from cluster.launcher.etcd import EtcdTls
 
 EXIT_OK = 0
@@ -127,18 +128,22 @@ class Bundle:
 
     def user_flags(self, user: str) -> list[str]:
         """Client flags for ``user``'s certificate (mutual TLS) against the cluster CA."""
-        return [
-            "--certificate-authority", str(self.ca_cert),
-            "--client-certificate", str(self.user_cert(user)),
-            "--client-key", str(self.user_key(user)),
-        ]  # fmt: skip
+        return [arg for setting, path in self._user_files(user).items() for arg in (FLAGS[setting][0], path)]
 
     def user_env(self, user: str) -> dict[str, str]:
         """The PODSCHED_* variables that make every client command act as ``user`` over TLS."""
+        return {FLAGS[setting][1]: path for setting, path in self._user_files(user).items()}
+
+    def user_credentials(self, user: str) -> ClientCredentials:
+        """``user``'s client certificate (mutual TLS) against the cluster CA, as a client presents it."""
+        return ClientCredentials(**self._user_files(user))
+
+    def _user_files(self, user: str) -> dict[str, str]:
+        """``user``'s TLS files by ClientCredentials setting: what its flags and variables name."""
         return {
-            "PODSCHED_CA_FILE": str(self.ca_cert),
-            "PODSCHED_CLIENT_CERT": str(self.user_cert(user)),
-            "PODSCHED_CLIENT_KEY": str(self.user_key(user)),
+            "ca_file": str(self.ca_cert),
+            "client_cert_file": str(self.user_cert(user)),
+            "client_key_file": str(self.user_key(user)),
         }
 
     def etcd_tls(self) -> EtcdTls:

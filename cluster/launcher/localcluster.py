@@ -160,10 +160,7 @@ class LocalCluster:
         """How a client of this cluster connects: as the admin user over TLS, or plaintext."""
         if self.bundle is None:
             return ClientCredentials()
-        return ClientCredentials(
-            ca_file=str(self.bundle.ca_cert), client_cert_file=str(self.bundle.user_cert("admin")),
-            client_key_file=str(self.bundle.user_key("admin")),
-        )
+        return self.bundle.user_credentials("admin")
 
     def client_env(self) -> dict[str, str]:
         """The PODSCHED_* variables that point the CLI at this cluster (as the admin user, with TLS)."""

@@ -15,8 +15,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from cluster.cli.certs import ROLE_GROUPS
+from cluster.cli.certs import ROLE_GROUPS, Bundle
 from cluster.cli.main import main
+from cluster.client import ClientCredentials
 
 
 def load(path: Path) -> x509.Certificate:
@@ -197,3 +198,21 @@ def test_if_absent_keeps_an_existing_ca_and_succeeds(
     assert f"{tmp_path} already holds a CA; left as it is" in capsys.readouterr().out
     assert (tmp_path / "ca.crt").read_bytes() == first
     assert main(["certs", "--dir", str(tmp_path), "--force", "--if-absent"]) == 2
+
+
+def test_a_users_flags_variables_and_credentials_name_its_files(pki: tuple[Path, object]) -> None:
+    """The three ways a client acts as a user of the bundle agree: what kubectl's flags and the
+    PODSCHED_* variables give a client is what user_credentials gives a program."""
+    directory, _ = pki
+    bundle = Bundle(directory)
+    ca, cert, key = (str(directory / name) for name in ("ca.crt", "users/alice.crt", "users/alice.key"))
+    assert bundle.user_flags("alice") == [
+        "--certificate-authority", ca, "--client-certificate", cert, "--client-key", key,
+    ]  # fmt: skip
+    assert bundle.user_env("alice") == {
+        "PODSCHED_CA_FILE": ca, "PODSCHED_CLIENT_CERT": cert, "PODSCHED_CLIENT_KEY": key,
+    }  # fmt: skip
+    credentials = bundle.user_credentials("alice")
+    assert credentials == ClientCredentials.from_env_and_flags(environ=bundle.user_env("alice"))
+    assert (credentials.ca_file, credentials.client_cert_file, credentials.client_key_file) == (ca, cert, key)
+    assert credentials.client_cert_pem == (directory / "users/alice.crt").read_bytes()
