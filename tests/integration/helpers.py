@@ -6,6 +6,7 @@ import asyncio
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -28,15 +29,22 @@ class CliResult(NamedTuple):
     stderr: str
 
 
-def run_cli(address: str, *args: str, input: str | None = None, timeout: float = CLI_TIMEOUT_S) -> CliResult:
-    """Run `podsched ARGS` as a user would (a new process), with PODSCHED_SERVER=address."""
+def run_cli(
+    address: str,
+    *args: str,
+    input: str | None = None,
+    timeout: float = CLI_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+) -> CliResult:
+    """Run `podsched ARGS` as a user would (a new process), with PODSCHED_SERVER=address and ``env``'s
+    variables set over the test's own."""
     done = subprocess.run(
         [sys.executable, "-m", "cluster.cli", *args],
         input=input,
         stdin=None if input is not None else subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        env=cli_env(address),
+        env={**cli_env(address), **(env or {})},
         cwd=REPO,
         timeout=timeout,
     )

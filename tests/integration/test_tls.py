@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from cluster.cli.certs import Bundle, User, write_bundle
-from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
+from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client, ClientCredentials
-from tests.integration.helpers import REPO, CliResult, pod_manifest
+from tests.integration.helpers import REPO, pod_manifest, run_cli
 
 SETTLE_TIMEOUT_S = 30.0
 
@@ -54,38 +54,30 @@ def token_server(pki: Bundle, tmp_path_factory: pytest.TempPathFactory) -> Itera
         server.stop()
 
 
-def podsched(address: str, *args: str, env: dict[str, str] | None = None, stdin: str = "") -> CliResult:
-    done = subprocess.run(
-        [sys.executable, "-m", "cluster.cli", *args], input=stdin, capture_output=True, text=True,
-        env={**cli_env(address), **(env or {})}, cwd=REPO, timeout=60,
-    )  # fmt: skip
-    return CliResult(done.returncode, done.stdout, done.stderr)
-
-
 def test_the_cli_connects_with_a_client_certificate(mtls_server: ApiServerProcess, pki: Bundle) -> None:
-    result = podsched(mtls_server.address, "get", "pods", *pki.user_flags("admin"))
+    result = run_cli(mtls_server.address, "get", "pods", *pki.user_flags("admin"))
     assert result.code == 0, result.stderr
     assert "No resources found" in result.stderr
 
 
 def test_the_cli_takes_credentials_from_the_environment(mtls_server: ApiServerProcess, pki: Bundle) -> None:
-    result = podsched(mtls_server.address, "get", "priorityclasses", env=pki.user_env("admin"))
+    result = run_cli(mtls_server.address, "get", "priorityclasses", env=pki.user_env("admin"))
     assert result.code == 0, result.stderr
     assert "system-node-critical" in result.stdout
 
 
 def test_the_cli_connects_with_a_token_over_tls(token_server: ApiServerProcess, pki: Bundle) -> None:
     token = pki.tokens()["admin"]
-    result = podsched(token_server.address, "get", "pods", "--certificate-authority", str(pki.ca_cert),
-                      "--token", token)
+    result = run_cli(token_server.address, "get", "pods", "--certificate-authority", str(pki.ca_cert),
+                     "--token", token)
     assert result.code == 0, result.stderr
-    via_env = podsched(token_server.address, "get", "pods",
-                       env={"PODSCHED_CA_FILE": str(pki.ca_cert), "PODSCHED_TOKEN": token})
+    via_env = run_cli(token_server.address, "get", "pods",
+                      env={"PODSCHED_CA_FILE": str(pki.ca_cert), "PODSCHED_TOKEN": token})
     assert via_env.code == 0, via_env.stderr
 
 
 def test_without_a_ca_the_cli_says_the_server_may_serve_tls(mtls_server: ApiServerProcess) -> None:
-    result = podsched(mtls_server.address, "get", "pods", "--request-timeout", "1")
+    result = run_cli(mtls_server.address, "get", "pods", "--request-timeout", "1")
     assert result.code == 1
     assert f"Unable to connect to the server at {mtls_server.address}" in result.stderr
     assert "if the server serves TLS, give --certificate-authority" in result.stderr
@@ -93,22 +85,22 @@ def test_without_a_ca_the_cli_says_the_server_may_serve_tls(mtls_server: ApiServ
 
 def test_the_wrong_ca_is_named_with_the_server(mtls_server: ApiServerProcess, pki: Bundle) -> None:
     wrong = pki.path("etcd/ca.crt")
-    result = podsched(mtls_server.address, "get", "pods", "--certificate-authority", str(wrong))
+    result = run_cli(mtls_server.address, "get", "pods", "--certificate-authority", str(wrong))
     assert result.code == 1
     assert (f"TLS handshake with the API server at {mtls_server.address} failed: its certificate is not "
             f"signed by the CA in {wrong}") in result.stderr
 
 
 def test_without_a_client_certificate_mutual_tls_refuses(mtls_server: ApiServerProcess, pki: Bundle) -> None:
-    result = podsched(mtls_server.address, "get", "pods", "--certificate-authority", str(pki.ca_cert),
-                      "--request-timeout", "1")
+    result = run_cli(mtls_server.address, "get", "pods", "--certificate-authority", str(pki.ca_cert),
+                     "--request-timeout", "1")
     assert result.code == 1
     assert "if the server requires client certificates, give --client-certificate" in result.stderr
 
 
 def test_a_missing_ca_file_is_named_with_its_flag(mtls_server: ApiServerProcess, tmp_path: Path) -> None:
     missing = str(tmp_path / "ca.crt")
-    result = podsched(mtls_server.address, "get", "pods", "--certificate-authority", missing)
+    result = run_cli(mtls_server.address, "get", "pods", "--certificate-authority", missing)
     assert result.code == 1
     assert result.stderr.strip() == (
         f"error: unable to read --certificate-authority {tmp_path}/ca.crt: No such file or directory"
@@ -131,8 +123,7 @@ async def test_the_servers_own_controllers_reach_it_over_tls_with_tokens(
 
 
 def admin_credentials(pki: Bundle) -> ClientCredentials:
-    return ClientCredentials(ca_file=str(pki.ca_cert), client_cert_file=str(pki.user_cert("admin")),
-                             client_key_file=str(pki.user_key("admin")))
+    return pki.user_credentials("admin")
 
 
 async def until_budget_observed(
@@ -141,8 +132,8 @@ async def until_budget_observed(
     budget = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
               "metadata": {"name": "web", "namespace": "tls-controllers"},
               "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
-    applied = podsched(server.address, "apply", "-f", "-", stdin=yaml.safe_dump(budget),
-                       env={"PODSCHED_CA_FILE": str(pki.ca_cert), **token_or_cert_env(credentials)})
+    applied = run_cli(server.address, "apply", "-f", "-", input=yaml.safe_dump(budget),
+                      env={"PODSCHED_CA_FILE": str(pki.ca_cert), **token_or_cert_env(credentials)})
     assert applied.code == 0, applied.stderr
     async with Client(server.address, credentials=credentials) as api:
         deadline = time.monotonic() + SETTLE_TIMEOUT_S
@@ -169,7 +160,7 @@ async def test_the_scheduler_binds_with_its_certificate(
             "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "10"},
                        "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}
     manifests = yaml.safe_dump_all([node, pod_manifest("tls-pod", "tls-bind")])
-    applied = podsched(mtls_server.address, "apply", "-f", "-", stdin=manifests, env=pki.user_env("admin"))
+    applied = run_cli(mtls_server.address, "apply", "-f", "-", input=manifests, env=pki.user_env("admin"))
     assert applied.code == 0, applied.stderr
     scheduler.start()
     try:
@@ -183,8 +174,8 @@ async def test_the_scheduler_binds_with_its_certificate(
 
 
 def test_the_scheduler_names_an_unusable_credential_file(tmp_path: Path) -> None:
-    result = podsched("127.0.0.1:1", "scheduler", "--client-certificate", str(tmp_path / "s.crt"),
-                      "--client-key", str(tmp_path / "s.key"))
+    result = run_cli("127.0.0.1:1", "scheduler", "--client-certificate", str(tmp_path / "s.crt"),
+                     "--client-key", str(tmp_path / "s.key"))
     assert result.code == 1
     assert f"unable to read --client-certificate {tmp_path}/s.crt" in result.stderr
 
@@ -230,20 +221,20 @@ def test_a_bad_security_flag_stops_the_server_naming_it(
 
 def test_healthcheck_over_mutual_tls(mtls_server: ApiServerProcess, pki: Bundle) -> None:
     address = mtls_server.address
-    serving = podsched(address, "healthcheck", "--server", address, *pki.user_flags("admin"))
+    serving = run_cli(address, "healthcheck", "--server", address, *pki.user_flags("admin"))
     assert serving.code == 0, serving.stderr
     assert serving.stdout.strip() == f"podsched healthcheck: {address} is SERVING"
-    plaintext = podsched(address, "healthcheck", "--server", address)
+    plaintext = run_cli(address, "healthcheck", "--server", address)
     assert plaintext.code == 1
     assert f"podsched healthcheck: cannot reach {address}" in plaintext.stderr
 
 
 def test_kubectls_words_for_no_credentials_and_a_denial(token_server: ApiServerProcess, pki: Bundle) -> None:
     ca = ["--certificate-authority", str(pki.ca_cert)]
-    anonymous = podsched(token_server.address, "get", "pods", *ca)
+    anonymous = run_cli(token_server.address, "get", "pods", *ca)
     assert anonymous.code == 1
     assert anonymous.stderr.strip() == "error: You must be logged in to the server (Unauthorized)"
-    denied = podsched(token_server.address, "delete", "pod", "x", *ca, "--token", pki.tokens()["readonly"])
+    denied = run_cli(token_server.address, "delete", "pod", "x", *ca, "--token", pki.tokens()["readonly"])
     assert denied.code == 1
     assert denied.stderr.strip() == (
         'Error from server (Forbidden): pods "x" is forbidden: User "readonly" cannot delete resource "pods" '

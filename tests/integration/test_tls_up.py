@@ -14,19 +14,10 @@ from pathlib import Path
 
 import yaml
 
-from cluster.cli.process import cli_env
-from tests.integration.helpers import REPO, CliResult, pod_manifest
+from tests.integration.helpers import REPO, pod_manifest, run_cli
 from tests.integration.test_up import STEP_TIMEOUT_S, Up
 
 EXPORT = re.compile(r"export (PODSCHED_[A-Z_]+)=(\S+)")
-
-
-def podsched(env: dict[str, str], *args: str, stdin: str = "") -> CliResult:
-    done = subprocess.run(
-        [sys.executable, "-m", "cluster.cli", *args], input=stdin, capture_output=True, text=True,
-        env={**cli_env(env["PODSCHED_SERVER"]), **env}, cwd=REPO, timeout=60,
-    )  # fmt: skip
-    return CliResult(done.returncode, done.stdout, done.stderr)
 
 
 def printed_env(up: Up) -> dict[str, str]:
@@ -37,7 +28,7 @@ def printed_env(up: Up) -> dict[str, str]:
 def bound_node(env: dict[str, str], name: str, namespace: str) -> str:
     deadline = time.monotonic() + STEP_TIMEOUT_S
     while True:
-        shown = podsched(env, "get", "pod", name, "-n", namespace, "-o", "yaml")
+        shown = run_cli(env["PODSCHED_SERVER"], "get", "pod", name, "-n", namespace, "-o", "yaml", env=env)
         assert shown.code == 0, shown.stderr
         node: str = yaml.safe_load(shown.stdout)["spec"].get("nodeName", "")
         if node or time.monotonic() > deadline:
@@ -60,11 +51,12 @@ def test_up_tls_elects_and_binds_with_the_printed_environment(tmp_path: Path) ->
             "PODSCHED_CLIENT_KEY": f"{data}/pki/users/admin.key",
         }  # fmt: skip
 
-        applied = podsched(env, "apply", "-f", "-", stdin=yaml.safe_dump(pod_manifest("web", "tls-up")))
+        manifest = yaml.safe_dump(pod_manifest("web", "tls-up"))
+        applied = run_cli(env["PODSCHED_SERVER"], "apply", "-f", "-", input=manifest, env=env)
         assert applied.code == 0, applied.stderr
         assert bound_node(env, "web", "tls-up") == "node-1", up.out
 
-        plain = podsched({"PODSCHED_SERVER": env["PODSCHED_SERVER"]}, "get", "pods", "--request-timeout", "1")
+        plain = run_cli(env["PODSCHED_SERVER"], "get", "pods", "--request-timeout", "1")
         assert plain.code == 1
         assert "if the server serves TLS" in plain.stderr
     finally:
