@@ -4,7 +4,7 @@ flag or file and the line or entry (each loader's own error, a ValueError)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cluster.apiserver.auth.identity import UserInfo
 from cluster.apiserver.auth.policy import Policy, PolicyFileError, load_policy_file
@@ -39,11 +39,12 @@ def load_security(
 ) -> SecurityConfig:
     tls = load_server_tls(tls_cert_file, tls_private_key_file, client_ca_file)
     tokens = load_token_file(token_auth_file) if token_auth_file is not None else None
+    config = SecurityConfig(tokens, Policy(), tls)
     if authorization_policy_file is None:
-        return SecurityConfig(tokens, Policy(), tls)
-    if tokens is None and client_ca_file is None:
+        return config
+    if not config.authenticating:
         raise PolicyFileError(
             f"--authorization-policy-file {authorization_policy_file} needs an authenticator "
             "(--token-auth-file or --client-ca-file): without one every caller is an admin"
         )
-    return SecurityConfig(tokens, load_policy_file(authorization_policy_file), tls)
+    return replace(config, policy=load_policy_file(authorization_policy_file))
