@@ -43,7 +43,9 @@ class NodeName:
         wanted = pod.pod.spec.node_name
         if not wanted:
             return [None] * len(nodes)
-        return [None if wanted == node_info.name else Status.unresolvable(ERR_REASON) for node_info in nodes]
+        # One Status for every node it rejects (the diagnosis groups by Status object).
+        elsewhere = Status.unresolvable(ERR_REASON)
+        return [None if wanted == node_info.name else elsewhere for node_info in nodes]
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return [

@@ -51,8 +51,10 @@ class NodePorts:
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
         """``filter`` of each node."""
         ports = pod.host_ports
+        # One Status for every node it rejects (the diagnosis groups by Status object).
+        conflict = Status.unschedulable(ERR_REASON)
         return [
-            Status.unschedulable(ERR_REASON)
+            conflict
             if any(node_info.used_ports.conflicts(ip, protocol, port) for ip, protocol, port in ports)
             else None
             for node_info in nodes

@@ -184,6 +184,9 @@ class Filtering:
             (c.topology_key, s.counts[i], c.max_skew + s.min_match(i) - s.self_match[i])
             for i, c in enumerate(s.constraints)
         ]
+        # One Status for every node it rejects (the diagnosis groups by Status object).
+        label_missing = Status.unresolvable(REASON_NODE_LABEL_NOT_MATCH)
+        skewed = Status.unschedulable(REASON_CONSTRAINTS_NOT_MATCH)
         statuses: list[Status | None] = []
         for node_info in nodes:
             if node_info.node is None:
@@ -193,10 +196,10 @@ class Filtering:
             for key, counts, allowed in checks:
                 value = labels.get(key)
                 if value is None:
-                    status = Status.unresolvable(REASON_NODE_LABEL_NOT_MATCH)
+                    status = label_missing
                     break
                 if counts.get(value, 0) > allowed:
-                    status = Status.unschedulable(REASON_CONSTRAINTS_NOT_MATCH)
+                    status = skewed
                     break
             statuses.append(status)
         return statuses
