@@ -14,8 +14,9 @@ Exists and DoesNotExist.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from cluster.api import objects_pb2
 from cluster.api.quantity import milli_value
@@ -35,6 +36,25 @@ class Placements:
     created: dict[str, set[str]] = field(default_factory=dict)
     #: Names of the pods seen bound at some point (preemption may have deleted some since).
     seen_bound: set[str] = field(default_factory=set)
+
+    @cached_property
+    def by_node(self) -> dict[str, list[objects_pb2.Pod]]:
+        """The pods bound and not being deleted, by node name (nodes or not)."""
+        by_node: dict[str, list[objects_pb2.Pod]] = defaultdict(list)
+        for pod in self.pods:
+            if pod.spec.node_name and not pod.metadata.HasField("deletion_timestamp"):
+                by_node[pod.spec.node_name].append(pod)
+        return by_node
+
+    @cached_property
+    def placed(self) -> list[objects_pb2.Pod]:
+        """Every pod of ``by_node``."""
+        return [pod for pods in self.by_node.values() for pod in pods]
+
+    @cached_property
+    def labels_of(self) -> dict[str, Mapping[str, str]]:
+        """Each node's labels, by node name."""
+        return {node.metadata.name: node.metadata.labels for node in self.nodes}
 
 
 def check(placements: Placements) -> list[str]:
@@ -70,21 +90,14 @@ def _requests(pod: objects_pb2.Pod) -> tuple[int, int]:
     return cpu, memory
 
 
-def _bound(p: Placements) -> dict[str, list[objects_pb2.Pod]]:
-    by_node: dict[str, list[objects_pb2.Pod]] = defaultdict(list)
-    for pod in p.pods:
-        if pod.spec.node_name and not pod.metadata.HasField("deletion_timestamp"):
-            by_node[pod.spec.node_name].append(pod)
-    return by_node
-
-
 def _over_allocatable(p: Placements) -> Iterable[str]:
-    by_node = _bound(p)
+    by_node = p.by_node
     for node in p.nodes:
         pods = by_node.get(node.metadata.name, [])
         allocatable = node.status.allocatable
-        cpu = sum(_requests(pod)[0] for pod in pods)
-        memory = sum(_requests(pod)[1] for pod in pods)
+        requests = list(map(_requests, pods))
+        cpu = sum(cpu for cpu, _ in requests)
+        memory = sum(memory for _, memory in requests)
         limits = (
             ("cpu (m)", cpu, milli_value(allocatable.get("cpu", "0"))),
             ("memory", memory, milli_value(allocatable.get("memory", "0")) // 1000),
@@ -119,7 +132,7 @@ def _term_matches(labels: dict[str, str] | object, term: objects_pb2.NodeSelecto
 
 def _node_affinity(p: Placements) -> Iterable[str]:
     nodes = {node.metadata.name: node for node in p.nodes}
-    for name, pods in sorted(_bound(p).items()):
+    for name, pods in sorted(p.by_node.items()):
         node = nodes.get(name)
         if node is None:
             continue
@@ -131,8 +144,7 @@ def _node_affinity(p: Placements) -> Iterable[str]:
 
 
 def _pod_anti_affinity(p: Placements) -> Iterable[str]:
-    labels_of = {node.metadata.name: node.metadata.labels for node in p.nodes}
-    placed = [pod for pods in _bound(p).values() for pod in pods]
+    labels_of, placed = p.labels_of, p.placed
     # topology key -> domain -> pods there: each term looks only at its own domain.
     domains: dict[str, dict[str, list[objects_pb2.Pod]]] = {}
     for pod in placed:
@@ -154,8 +166,7 @@ def _pod_anti_affinity(p: Placements) -> Iterable[str]:
 
 
 def _spreading(p: Placements) -> Iterable[str]:
-    labels_of = {node.metadata.name: node.metadata.labels for node in p.nodes}
-    placed = [pod for pods in _bound(p).values() for pod in pods]
+    labels_of, placed = p.labels_of, p.placed
     seen: set[tuple[str, str, str]] = set()
     for pod in placed:
         for constraint in pod.spec.topology_spread_constraints:
