@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster.bench.runner import WorkloadResult
+from cluster.cli.tables import TableWriter
 
 MIB = 1024 * 1024
 
@@ -130,12 +131,10 @@ def format_table(results: Sequence[WorkloadResult], info: RunInfo) -> str:
         )
         for r in results
     ]  # fmt: skip
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = [
         f"store {info.store}, topology {info.topology}, scale {info.scale}; limit: "
         f"{info.limit_writes_per_s:.0f} Bind-sized compare-and-swap writes/s",
-        *("   ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-          for row in [header, *rows]),
+        *(line.rstrip() for line in TableWriter(header).table(rows)),  # PEAK RSS may be empty
     ]
     for r in results:
         lines.extend(f"{r.name}: {problem}" for problem in r.problems)

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from cluster.api import objects_pb2
+from cluster.cli.tables import TableWriter
 from cluster.launcher.etcd import EtcdCluster
 from store.base import Store, StoreError
 
@@ -228,11 +229,7 @@ def format_table(results: Sequence[StoreBenchResult]) -> str:
         )
         for r in results
     ]
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    return "\n".join(
-        "   ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *rows]
-    )
+    return "\n".join(TableWriter(header).table(rows))
 
 
 def _milliseconds(seconds: float) -> str:
