@@ -26,6 +26,7 @@ from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds, objects_pb2
 from cluster.api.kinds import KINDS, POD, Kind
 from cluster.apiserver.server import SERVICE_NAME
 from cluster.cli.process import ApiServerProcess, die_with_parent_prefix
+from cluster.client.credentials import ClientCredentials
 from tests.integration.helpers import REPO
 
 #: One token per built-in role (by the group bound to it), one for a user of the policy file's own role,
@@ -68,7 +69,7 @@ WATCH_OPEN_S = 2.0
 
 
 def _metadata(token: str | None) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {token}"),) if token else ()
+    return ClientCredentials(token=token or "").metadata()
 
 
 def _object(kind: Kind, name: str) -> apiserver_pb2.Object:

@@ -13,6 +13,7 @@ import trustme
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds, objects_pb2
 from cluster.cli.process import ApiServerProcess
+from cluster.client.credentials import ClientCredentials
 
 ADMIN_TOKEN = "tls-admin-token"
 NAMESPACE = "auth-tls"
@@ -80,7 +81,7 @@ async def _call(
         channel = grpc.aio.secure_channel(
             server.address, credentials, options=(("grpc.ssl_target_name_override", "localhost"),)
         )
-    metadata = (("authorization", f"Bearer {token}"),) if token else ()
+    metadata = ClientCredentials(token=token).metadata()
     stub = apiserver_pb2_grpc.ApiServerStub(channel)
     try:
         if isinstance(request, apiserver_pb2.ListRequest):

@@ -19,6 +19,7 @@ import pytest
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds, objects_pb2
 from cluster.cli.process import ApiServerProcess, ApiServerStartError
+from cluster.client.credentials import ClientCredentials
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import pod_object
 
@@ -50,8 +51,8 @@ async def stub(server: ApiServerProcess) -> AsyncIterator[apiserver_pb2_grpc.Api
         yield apiserver_pb2_grpc.ApiServerStub(channel)
 
 
-def as_user(token: str) -> tuple[tuple[str, str]]:
-    return (("authorization", f"Bearer {token}"),)
+def as_user(token: str) -> tuple[tuple[str, str], ...]:
+    return ClientCredentials(token=token).metadata()
 
 
 ADMIN = as_user(ADMIN_TOKEN)

@@ -12,6 +12,7 @@ from cluster.api import errors
 from cluster.apiserver.auth.authenticator import UNSECURED, Authenticator
 from cluster.apiserver.auth.identity import UserInfo
 from cluster.apiserver.auth.tokens import TokenTable
+from cluster.client.credentials import ClientCredentials
 
 ALICE = UserInfo("alice", "1", ("ops",))
 
@@ -39,7 +40,7 @@ def certificate() -> bytes:
 
 
 def _bearer(token: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {token}"),)
+    return ClientCredentials(token=token).metadata()
 
 
 def test_without_authenticators_every_caller_is_an_admin() -> None:

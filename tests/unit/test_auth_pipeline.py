@@ -20,6 +20,7 @@ from cluster.apiserver.auth.security import SecurityConfig
 from cluster.apiserver.registry import Registry
 from cluster.apiserver.service import ApiService
 from cluster.apiserver.verbs import Verbs
+from cluster.client.credentials import ClientCredentials
 from store.sqlite import SqliteStore
 
 TOKENS = {
@@ -82,7 +83,7 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
 
 
 def _as(token: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {token}"),)
+    return ClientCredentials(token=token).metadata()
 
 
 def _create(namespace: str) -> apiserver_pb2.CreateRequest:

@@ -16,6 +16,7 @@ import pytest
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
 from cluster.apiserver.flowcontrol import FlowControlConfig
 from cluster.apiserver.server import ApiServer, ApiServerOptions
+from cluster.client.credentials import ClientCredentials
 from store.sqlite import SqliteStore
 
 TOKENS = """\
@@ -30,7 +31,7 @@ BURST = 100
 
 
 def as_user(token: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {token}"),)
+    return ClientCredentials(token=token).metadata()
 
 
 def create_request(name: str, namespace: str = "burst") -> apiserver_pb2.CreateRequest:
