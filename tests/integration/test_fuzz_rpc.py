@@ -37,20 +37,10 @@ from tests.integration.fuzzing import (
     messages,
     mutated,
 )
+from tests.integration.helpers import pod_object
 
 #: A call that takes longer is hung: nothing here is slow.
 CALL_TIMEOUT_S = 20.0
-
-
-def _pod() -> objects_pb2.Pod:
-    pod = objects_pb2.Pod()
-    pod.metadata.name = "web"
-    pod.metadata.namespace = "default"
-    pod.metadata.labels["app"] = "web"
-    container = pod.spec.containers.add(name="app", image="busybox:1.36")
-    container.resources.requests["cpu"] = "100m"
-    pod.spec.termination_grace_period_seconds = 0
-    return pod
 
 
 def _node() -> objects_pb2.Node:
@@ -92,7 +82,10 @@ def _event() -> objects_pb2.Event:
 
 #: One valid object of each kind, named as the strategies' meaningful strings name things, so that random
 #: Gets, Updates, Deletes and Binds find them.
-SEEDS: tuple[Message, ...] = (_pod(), _node(), _priority_class(), _pdb(), _lease(), _event())
+SEEDS: tuple[Message, ...] = (
+    pod_object("web", "default", cpu="100m", labels={"app": "web"}, grace_period_s=0),
+    _node(), _priority_class(), _pdb(), _lease(), _event(),
+)
 
 
 @pytest.fixture(scope="module")
@@ -227,8 +220,7 @@ def test_the_server_is_healthy_and_serves_a_valid_request(server: ApiServerProce
     with grpc.insecure_channel(server.address) as channel:
         health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
     assert health.status == health_pb2.HealthCheckResponse.SERVING
-    pod = _pod()
-    pod.metadata.name = "after-the-fuzz"
+    pod = pod_object("after-the-fuzz", "default", cpu="100m", labels={"app": "web"}, grace_period_s=0)
     created = api.unary("Create", apiserver_pb2.CreateRequest(object=kinds.wrap(pod)).SerializeToString())
     assert created.code is grpc.StatusCode.OK, created
     listed = api.unary("List", apiserver_pb2.ListRequest(kind="Pod", namespace="default").SerializeToString())
