@@ -246,9 +246,11 @@ async def test_health_is_open_to_all_and_reflection_needs_a_token(secured: ApiSe
         assert health.status == health_pb2.HealthCheckResponse.SERVING
         reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
         request = reflection_pb2.ServerReflectionRequest(list_services="")
+        # The server refuses before it reads a request: send none, since a request written after the
+        # refusal makes grpc.aio's client report its own INTERNAL "Failed execute_batch" instead.
+        unauthenticated = reflection.ServerReflectionInfo()
         with pytest.raises(grpc.aio.AioRpcError) as refused:
-            async for _ in reflection.ServerReflectionInfo(iter([request])):
-                pass
+            await unauthenticated.read()
         assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
         responses = [
             response async for response in reflection.ServerReflectionInfo(
