@@ -417,8 +417,14 @@ def _token_file(users: Sequence[User]) -> bytes:
     out = io.StringIO()
     writer = csv.writer(out, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
     for user in users:
-        writer.writerow([secrets.token_urlsafe(32), user.name, str(uuid.uuid4()), user.group])
+        writer.writerow([new_token(), user.name, str(uuid.uuid4()), user.group])
     return out.getvalue().encode()
+
+
+def new_token() -> str:
+    """256 random bits in hex: a token never starts with '-', which argparse would take for an option
+    (``--token -x...`` fails), and needs no quoting in a shell or the CSV file."""
+    return secrets.token_hex(32)
 
 
 def _write(path: Path, data: bytes, mode: int) -> None:

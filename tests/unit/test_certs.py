@@ -15,7 +15,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from cluster.cli.certs import ROLE_GROUPS, Bundle
+from cluster.cli.certs import ROLE_GROUPS, Bundle, new_token
 from cluster.cli.main import main
 from cluster.client import ClientCredentials
 
@@ -135,6 +135,14 @@ def test_the_token_file_is_kubernetes_static_token_format(pki: tuple[Path, objec
     tokens = [row[0] for row in rows]
     assert len(set(tokens)) == 3 and all(len(token) >= 32 for token in tokens)
     assert all(len(row) == 4 and row[2] for row in rows)
+
+
+def test_a_token_can_follow_the_token_flag_as_its_own_argument() -> None:
+    """A token starting with '-' made ``podsched get pods --token <token>`` fail with 'expected one argument'
+    (one token in 64 with URL-safe base64)."""
+    tokens = {new_token() for _ in range(2000)}
+    assert len(tokens) == 2000
+    assert all(len(token) == 64 and token.isalnum() for token in tokens)
 
 
 def test_it_prints_every_file_and_how_to_use_them(pki: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
