@@ -44,6 +44,7 @@ from typing import Any
 
 from cluster.api import kinds
 from cluster.client import Client, Fence, Informer
+from cluster.healthserver import HealthServer
 from scheduler.binding import DEFAULT_MAX_BINDINGS, Binder
 from scheduler.cache import Cache, Snapshot
 from scheduler.clock import Clock, SystemClock
@@ -55,7 +56,6 @@ from scheduler.extender.interface import Extender
 from scheduler.framework import ClusterEventWithHint, PodInfo
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, FrameworkError, FrameworkHandle, build_framework
-from scheduler.health import HealthServer
 from scheduler.leaderelection import LeaderElector, LeaseLost
 from scheduler.metrics import SchedulerMetrics
 from scheduler.preemptions import Preemptions
@@ -355,9 +355,8 @@ class Scheduler:
 
     def health_server(self, address: str) -> HealthServer:
         """An HTTP server of this scheduler's /metrics, /healthz and /readyz (pass it to ``run``)."""
-        return HealthServer(
-            address, metrics=self.metrics.exposition, healthz=self.healthz, readyz=self.readyz
-        )
+        checks = {"/healthz": self.healthz, "/readyz": self.readyz}
+        return HealthServer(address, metrics=self.metrics.exposition, checks=checks)
 
     @property
     def working(self) -> bool:

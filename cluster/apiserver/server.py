@@ -15,10 +15,15 @@ is authenticated, so the server serves loopback only and every caller is an admi
 service stays open to everyone (load balancers); reflection needs an identity when authentication is
 on. ``loopback_token`` is an admin token only this process knows, for its own clients (controllers).
 
-Two background tasks run in one
-TaskGroup for the server's lifetime: the graceful-deletion finisher (graceful.py) and the store
-compactor, which keeps a week of lease renewals from growing the store without bound. Either failing
-is fatal: the server stops and ``wait_closed`` raises the error.
+With ``metrics_listen`` it also serves plain HTTP there, as kube-apiserver serves on its port:
+``/metrics`` (metrics.py: requests, open watches, flow control, under kube-apiserver's names),
+``/livez`` and ``/healthz`` (the server's background work runs) and ``/readyz`` (it serves and is not
+stopping).
+
+The background tasks run in one TaskGroup for the server's lifetime: the graceful-deletion finisher
+(graceful.py), the store compactor, which keeps a week of lease renewals from growing the store without
+bound, and the HTTP endpoints when asked for. One failing is fatal: the server stops and ``wait_closed``
+raises the error.
 """
 
 from __future__ import annotations
@@ -38,15 +43,18 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc
 from cluster.api.addresses import is_loopback_host
 from cluster.apiserver.auth.access import Access
+from cluster.apiserver.auth.gate import RequestGate
 from cluster.apiserver.auth.security import SecurityConfig, load_security
 from cluster.apiserver.bootstrap import ensure_system_priority_classes
 from cluster.apiserver.flowcontrol import FlowControl, FlowControlConfig
 from cluster.apiserver.graceful import DeletionFinisher
 from cluster.apiserver.limits import ApiLimits, RequestDeadline, WatchLimit
 from cluster.apiserver.malformed import RefuseMalformedRequests
+from cluster.apiserver.metrics import ApiServerMetrics
 from cluster.apiserver.registry import MAX_OBJECT_BYTES, Registry
 from cluster.apiserver.service import ApiService, GuardedReflection
 from cluster.apiserver.verbs import Verbs
+from cluster.healthserver import HealthServer, parse_address
 from store.base import Store
 from store.compactor import Compactor
 
@@ -82,10 +90,14 @@ class ApiServerOptions:
     flow_control: FlowControlConfig = field(default_factory=FlowControlConfig)
     #: Request timeout, watches per user, List page size (cluster/apiserver/limits.py).
     limits: ApiLimits = field(default_factory=ApiLimits)
+    #: host:port of the HTTP endpoints (/metrics, /livez, /healthz, /readyz); None serves none.
+    metrics_listen: str | None = None
 
     def __post_init__(self) -> None:
         if not self.listen or ":" not in self.listen:
             raise ValueError(f"listen address must be host:port, got {self.listen!r}")
+        if self.metrics_listen is not None:
+            parse_address(self.metrics_listen)
         if self.compaction_interval_s <= 0:
             raise ValueError(f"compaction interval must be positive, got {self.compaction_interval_s}s")
         if self.min_retained_revisions < 0:
@@ -135,6 +147,8 @@ class ApiServer:
         self._listen = self.options.listen
         if not self._access.enabled:
             self._listen = _loopback_only(self.options.listen)
+        self.metrics = ApiServerMetrics()
+        self._endpoints: HealthServer | None = None
         self._server: grpc.aio.Server | None = None
         self._background: asyncio.Task[None] | None = None
         self._stopper: asyncio.Task[None] | None = None
@@ -162,15 +176,16 @@ class ApiServer:
         # The deadline first, so that it also bounds the wait in flow control's queue. Without
         # authentication every caller is an admin, whom the watch limit and flow control exempt.
         limits = self.options.limits
-        gates = (RequestDeadline(limits.request_timeout_s),) + (
-            (
-                WatchLimit(limits.max_watches_per_user),
-                FlowControl(self.options.flow_control, allows=self._access.authorizer.allows),
+        gates: tuple[RequestGate, ...] = (RequestDeadline(limits.request_timeout_s),)
+        if self._access.enabled:
+            flow_control = FlowControl(
+                self.options.flow_control, allows=self._access.authorizer.allows, observer=self.metrics
             )
-            if self._access.enabled else ()
-        )
+            self.metrics.register_levels(flow_control.level_state)
+            gates += (WatchLimit(limits.max_watches_per_user), flow_control)
         service = ApiService(
-            self._verbs, self._stopping, access=self._access, gates=gates, max_page_size=limits.max_page_size
+            self._verbs, self._stopping, access=self._access, gates=gates, max_page_size=limits.max_page_size,
+            metrics=self.metrics,
         )
         apiserver_pb2_grpc.add_ApiServerServicer_to_server(service, server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
@@ -192,6 +207,16 @@ class ApiServer:
             await server.stop(None)
             raise OSError(f"cannot listen on {self._listen}: the address is in use or not local")
         self.port = port
+        if self.options.metrics_listen is not None:
+            endpoints = HealthServer(self.options.metrics_listen, metrics=self.metrics.exposition, checks={
+                "/livez": self._livez, "/healthz": self._livez, "/readyz": self._readyz,
+            })
+            try:
+                await endpoints.start()
+            except OSError as exc:
+                await server.stop(None)
+                raise OSError(f"cannot serve metrics on {self.options.metrics_listen}: {exc}") from exc
+            self._endpoints = endpoints
         if self._listen != self.options.listen:
             log.warning(
                 "no authentication is configured (--token-auth-file, --client-ca-file), so every caller is "
@@ -211,10 +236,27 @@ class ApiServer:
         host, _, _ = self._listen.rpartition(":")
         return f"{host}:{self.port}"
 
+    @property
+    def metrics_url(self) -> str | None:
+        """Where the HTTP endpoints are served (with the port picked), None without them."""
+        return None if self._endpoints is None else self._endpoints.url
+
+    def _livez(self) -> str | None:
+        if self._background is not None and self._background.done():
+            return "the background tasks have stopped"
+        return None
+
+    def _readyz(self) -> str | None:
+        if self._stopping.is_set():
+            return "the server is shutting down"
+        return self._livez()
+
     async def _run_background(self) -> None:
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(self._finisher.run(), name="deletion-finisher")
             tasks.create_task(self._compactor.run(), name="compactor")
+            if self._endpoints is not None:
+                tasks.create_task(self._endpoints.run(), name="http-endpoints")
 
     def _background_ended(self, task: asyncio.Task[None]) -> None:
         if task.cancelled():

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -35,6 +36,7 @@ from cluster.apiserver.fencing import LeaseFence
 from cluster.apiserver.flowcontrol import watch_started
 from cluster.apiserver.limits import DEFAULT_MAX_PAGE_SIZE, status_message
 from cluster.apiserver.listing import list_objects
+from cluster.apiserver.metrics import ApiServerMetrics
 from cluster.apiserver.selection import Selection
 from cluster.apiserver.verbs import Verbs, check_path_name, resolve_kind
 from cluster.apiserver.watch import until_stopped, watch_events
@@ -62,12 +64,18 @@ def _error_of(exc: Exception, rpc: str) -> errors.ApiError:
     return errors.InternalError(f"internal error in {rpc}: {type(exc).__name__}: {exc}")
 
 
-async def _abort(context: grpc.aio.ServicerContext, exc: Exception, rpc: str) -> None:
-    """End the call with the status ``exc`` maps to, its reason in the trailing metadata."""
-    error = _error_of(exc, rpc)
+async def _abort(context: grpc.aio.ServicerContext, error: errors.ApiError) -> None:
+    """End the call with ``error``'s status, its reason in the trailing metadata."""
     await context.abort(
         error.code, status_message(error.message), trailing_metadata=((errors.REASON_KEY, error.reason),)
     )
+
+
+#: The verb label of the request metrics per RPC: kube-apiserver's (the HTTP method, LIST and WATCH apart).
+METRIC_VERBS = {
+    "Create": "POST", "Get": "GET", "List": "LIST", "Update": "PUT", "UpdateStatus": "PUT",
+    "Delete": "DELETE", "Bind": "POST", "Watch": "WATCH",
+}
 
 
 def _unary(
@@ -81,17 +89,31 @@ def _unary(
     def decorate(
         handler: Callable[[Any, Request], Awaitable[Response]],
     ) -> Callable[[Any, Request, grpc.aio.ServicerContext], Awaitable[Response]]:
+        rpc = handler.__name__
+
         @functools.wraps(handler)
         async def call(self: ApiService, request: Request, context: grpc.aio.ServicerContext) -> Response:
+            start = time.perf_counter()
+            info = None
             try:
-                user, info = self._admit(context, request, describe)
+                user = self._access.authenticate(context)
+                info = describe(request)
+                self._access.authorize(user, info)
                 if not self._gates:
-                    return await handler(self, request)
-                async with self._gated(user, info):
-                    return await handler(self, request)
+                    response = await handler(self, request)
+                else:
+                    async with self._gated(user, info):
+                        response = await handler(self, request)
+            except asyncio.CancelledError:
+                self._observe(rpc, info, grpc.StatusCode.CANCELLED, start)
+                raise
             except Exception as exc:  # every failure becomes a status: see _error_of
-                failure = exc
-            await _abort(context, failure, handler.__name__)
+                error = _error_of(exc, rpc)
+            else:
+                self._observe(rpc, info, grpc.StatusCode.OK, start)
+                return response
+            self._observe(rpc, info, error.code, start)
+            await _abort(context, error)
             raise AssertionError("context.abort returns only by raising")
 
         return call
@@ -108,6 +130,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         access: Access | None = None,
         gates: Sequence[RequestGate] = (),
         max_page_size: int = DEFAULT_MAX_PAGE_SIZE,
+        metrics: ApiServerMetrics | None = None,
     ) -> None:
         self._verbs = verbs
         self._registry = verbs.registry
@@ -118,15 +141,14 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         self._gates = tuple(gates)
         #: The largest List ``limit`` a caller may ask for (limits.py).
         self._max_page_size = max_page_size
+        self._metrics = metrics or ApiServerMetrics()
 
-    def _admit(
-        self, context: grpc.aio.ServicerContext, request: Request, describe: Callable[[Request], RequestInfo]
-    ) -> tuple[UserInfo, RequestInfo]:
-        """Authenticate the caller, describe the request, authorize it: the pipeline up to the gates."""
-        user = self._access.authenticate(context)
-        info = describe(request)
-        self._access.authorize(user, info)
-        return user, info
+    def _observe(self, rpc: str, info: RequestInfo | None, code: grpc.StatusCode, start: float) -> None:
+        """Count a call that ended with ``code``; one refused before it was described (``info`` None:
+        unauthenticated, malformed) has no resource."""
+        resource, subresource = (info.resource, info.subresource) if info is not None else ("", "")
+        self._metrics.observe_request(METRIC_VERBS[rpc], resource, subresource, code.name,
+                                      time.perf_counter() - start)
 
     def _gated(self, user: UserInfo, info: RequestInfo) -> contextlib.AbstractAsyncContextManager[None]:
         """Inside every gate. A lone gate (the request deadline of a server without authentication) is
@@ -200,19 +222,33 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
     async def Watch(
         self, request: apiserver_pb2.WatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[apiserver_pb2.WatchEvent]:
+        start = time.perf_counter()
+        info = None
         try:
-            user, info = self._admit(context, request, requests.watch)
+            user = self._access.authenticate(context)
+            info = requests.watch(request)
+            self._access.authorize(user, info)
             # The gates hold for the whole stream: a gate may count a caller's open watches.
             async with self._gated(user, info):
                 selection, namespace = self._selection(request)
                 events = watch_events(self._registry, selection, namespace, request.resource_version)
-                async for event in until_stopped(events, self._stopping):
-                    watch_started()  # its setup is done: flow control takes its seat back
-                    yield event
-            return
+                self._metrics.watch_opened(info.resource)
+                try:
+                    async for event in until_stopped(events, self._stopping):
+                        watch_started()  # its setup is done: flow control takes its seat back
+                        yield event
+                finally:
+                    self._metrics.watch_closed(info.resource)
+        except (asyncio.CancelledError, GeneratorExit):  # the caller went away
+            self._observe("Watch", info, grpc.StatusCode.CANCELLED, start)
+            raise
         except Exception as exc:  # every failure becomes a status: see _error_of
-            failure = exc
-        await _abort(context, failure, "Watch")
+            error = _error_of(exc, "Watch")
+        else:
+            self._observe("Watch", info, grpc.StatusCode.OK, start)
+            return
+        self._observe("Watch", info, error.code, start)
+        await _abort(context, error)
 
     def _fence(
         self, request: apiserver_pb2.UpdateRequest | apiserver_pb2.DeleteRequest | apiserver_pb2.BindRequest
@@ -246,6 +282,6 @@ class GuardedReflection(reflection.aio.ReflectionServicer):  # type: ignore[misc
         try:
             self._access.authenticate(context)
         except errors.Unauthorized as exc:
-            await _abort(context, exc, "ServerReflectionInfo")
+            await _abort(context, exc)
         async for response in super().ServerReflectionInfo(request_iterator, context):
             yield response

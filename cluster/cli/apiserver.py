@@ -13,15 +13,20 @@ authenticated and the server serves loopback only. ``--etcd-*`` open etcd over T
 certificate (etcd's client-cert auth). `podsched certs` writes every one of these files.
                        [--max-requests-inflight 60] [--max-mutating-requests-inflight 30]
                        [--request-timeout 1m] [--max-watches-per-user 100] [--max-page-size 5000]
+                       [--metrics-addr 127.0.0.1:7444]
 
 The limits (cluster/apiserver/limits.py) each refuse with an error naming the limit: a unary call
 running past ``--request-timeout`` (kube-apiserver's flag) ends DEADLINE_EXCEEDED, a user's watch past
 ``--max-watches-per-user`` RESOURCE_EXHAUSTED (admins are exempt), a List ``limit`` above
 ``--max-page-size`` INVALID_ARGUMENT.
 
-Once serving it prints one line to stderr, which scripts and tests wait for (with ``--listen
-127.0.0.1:0`` it names the port picked)::
+``--metrics-addr`` serves plain HTTP there: ``/metrics`` (kube-apiserver's request, watch and flow-control
+metrics), ``/livez``, ``/healthz`` and ``/readyz``; without it there is no HTTP endpoint.
 
+Once serving it prints one line to stderr, which scripts and tests wait for (with ``--listen
+127.0.0.1:0`` it names the port picked), after the HTTP endpoints' line when there are some::
+
+    podsched apiserver: metrics and health on http://127.0.0.1:7444
     podsched apiserver serving on 127.0.0.1:7443 (store: sqlite /home/me/.local/share/podsched)
 
 Then it starts the controllers (``--controllers``; ``disruption``, the default, keeps every
@@ -48,6 +53,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from prometheus_client import disable_created_metrics
+
 from cluster.apiserver.flowcontrol import FlowControlConfig
 from cluster.apiserver.flowcontrol.config import (
     DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
@@ -64,6 +71,7 @@ from cluster.cli.common import parse_duration, positive_duration, stop_signals
 from cluster.cli.loopback import Loopback
 from cluster.client import Client, ClientCredentials
 from cluster.controllers import DisruptionController
+from cluster.healthserver import parse_address
 from store.base import Store, StoreError
 from store.factory import open_store
 
@@ -78,6 +86,8 @@ STORE_OPEN_TIMEOUT_S = 30.0
 CONTROLLER_CHOICES = ("disruption", "none")
 #: How long the controllers get to stop (close their watches) before the server stops anyway.
 CONTROLLERS_STOP_S = 5.0
+#: Next to the API port (kube-apiserver serves /metrics on its own HTTPS port; ours speaks gRPC).
+EXAMPLE_METRICS_ADDRESS = "127.0.0.1:7444"
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +135,11 @@ def register(subparsers: Any) -> None:
         "--max-mutating-requests-inflight", type=int, default=DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
         metavar="N", help=f"see --max-requests-inflight (default {DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT})",
     )
+    parser.add_argument(
+        "--metrics-addr", type=_http_address, default=None, metavar="HOST:PORT",
+        help="serve /metrics, /livez, /healthz and /readyz over plain HTTP there, e.g. "
+        f"{EXAMPLE_METRICS_ADDRESS}; port 0 picks a free port (default: none)",
+    )
     limits = parser.add_argument_group("limits (cluster/apiserver/limits.py)")
     limits.add_argument(
         "--request-timeout", type=positive_duration("request timeout"), default=DEFAULT_REQUEST_TIMEOUT_S,
@@ -156,6 +171,14 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def _http_address(text: str) -> str:
+    try:
+        parse_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _at_least_one(flag: str) -> Callable[[str], int]:
     """An argparse type: a whole number of at least 1, ``flag`` named when it is not."""
 
@@ -175,6 +198,8 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # kube-apiserver's metrics have no "_created" series; prometheus-client adds them unless told not to.
+    disable_created_metrics()
     data_dir = os.path.abspath(args.data_dir or default_data_dir())
     return asyncio.run(_serve(args, data_dir))
 
@@ -248,6 +273,7 @@ def _options(args: argparse.Namespace) -> ApiServerOptions:
         client_ca_file=args.client_ca_file,
         token_auth_file=args.token_auth_file,
         authorization_policy_file=args.authorization_policy_file,
+        metrics_listen=args.metrics_addr,
     )
 
 
@@ -312,6 +338,8 @@ async def _serve_on(
         return _fail(f"the store ({description}) does not answer: {exc or type(exc).__name__}")
     except OSError as exc:
         return _fail(str(exc))
+    if server.metrics_url is not None:
+        print(f"podsched apiserver: metrics and health on {server.metrics_url}", file=sys.stderr, flush=True)
     print(
         f"podsched apiserver serving on {server.address} (store: {description})", file=sys.stderr, flush=True
     )

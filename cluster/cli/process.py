@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 # The line `podsched apiserver` prints on stderr once it accepts connections.
 _SERVING = re.compile(r"podsched apiserver serving on (?P<host>[^\s:]+):(?P<port>\d+)")
+# The line before it with --metrics-addr.
+_ENDPOINTS = re.compile(r"podsched apiserver: metrics and health on (?P<url>http://\S+)")
 # Opening a store (SQLite recovery, an etcd connection) plus gRPC startup; generous for a loaded CI box.
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
@@ -81,6 +83,8 @@ class ApiServerProcess:
         self._process: subprocess.Popen[str] | None = None
         self._log: collections.deque[str] = collections.deque(maxlen=_LOG_LINES)
         self._drain: threading.Thread | None = None
+        #: The HTTP endpoints' URL once started with --metrics-addr, else None.
+        self.metrics_url: str | None = None
 
     @property
     def address(self) -> str:
@@ -150,6 +154,9 @@ class ApiServerProcess:
             assert process.stderr is not None
             for line in process.stderr:
                 self._log.append(line)
+                endpoints = _ENDPOINTS.search(line)
+                if endpoints:
+                    self.metrics_url = endpoints["url"]
                 match = _SERVING.search(line)
                 if match:
                     found.append(int(match["port"]))

@@ -61,9 +61,9 @@ from cluster.cli.common import (
     stop_signals,
 )
 from cluster.client import Client, CredentialsError, Fence
+from cluster.healthserver import parse_address
 from scheduler.config import ConfigError, LeaderElectionConfig, load_config
 from scheduler.framework.registry import PluginLoadError, Registry
-from scheduler.health import DEFAULT_METRICS_ADDRESS, parse_address
 from scheduler.leaderelection import (
     LeaderElectionTimings,
     LeaderElector,
@@ -74,6 +74,9 @@ from scheduler.leaderelection import (
 )
 from scheduler.plugins.registry import IN_TREE
 from scheduler.scheduler import Scheduler, SchedulerConfigError
+
+#: kube-scheduler's secure port, on loopback.
+DEFAULT_METRICS_ADDRESS = "127.0.0.1:10259"
 
 EXIT_OK = 0
 EXIT_FAILED = 1

@@ -23,8 +23,18 @@ from cluster.api import errors
 #: Why a request was refused, in kube's words (its apiserver_flowcontrol_rejected_requests_total{reason}).
 QUEUE_FULL = "queue-full"
 TIME_OUT = "time-out"
+#: The caller gave up while its request waited (the metric's reason; the caller gets no answer).
+CANCELLED = "cancelled"
 #: kube's answer to a request it will not execute (HTTP 429).
 TOO_MANY_REQUESTS = "Too many requests, please try again later."
+
+
+class Refused(errors.TooManyRequests):
+    """TooManyRequests from flow control, with the reason (QUEUE_FULL or TIME_OUT) for the metrics."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.flow_control_reason = reason
 
 
 class PriorityLevel:
@@ -47,7 +57,7 @@ class PriorityLevel:
 
     async def acquire(self, flow: str) -> None:
         """Take a seat for a request of ``flow``, waiting in its queue if need be; raise
-        errors.TooManyRequests when refused. The caller must ``release`` the seat."""
+        Refused (a TooManyRequests) when refused. The caller must ``release`` the seat."""
         if self.executing < self.seats:
             # Someone waits only while every seat is taken (a freed seat goes to a waiter at once).
             self.executing += 1
@@ -98,7 +108,7 @@ class PriorityLevel:
             if not queue:
                 del self._queues[flow]
 
-    def _refusal(self, flow: str, reason: str) -> errors.TooManyRequests:
+    def _refusal(self, flow: str, reason: str) -> Refused:
         if reason == QUEUE_FULL:
             why = (
                 f"priority level {self.name!r} is at its concurrency limit of {self.seats} and user "
@@ -109,4 +119,4 @@ class PriorityLevel:
                 f"user {flow!r} waited {self.queue_wait_s:g}s in the queue of priority level {self.name!r} "
                 f"(concurrency limit {self.seats})"
             )
-        return errors.TooManyRequests(f"{TOO_MANY_REQUESTS[:-1]}: {why}")
+        return Refused(f"{TOO_MANY_REQUESTS[:-1]}: {why}", reason)

@@ -1,5 +1,6 @@
 """The flow-control request gate: each API call takes a seat at its priority level before it runs, and
-gives it back when it ends.
+gives it back when it ends. An observer (the server's metrics) hears of each request dispatched or
+refused, with how long it waited.
 
 A watch gives its seat back once it has started (see ``watch_started``), not when its stream ends:
 watches stream for hours, and holding a seat that long would let a few idle watches use up a level.
@@ -12,25 +13,62 @@ import asyncio
 import contextlib
 import contextvars
 import math
+import time
+from typing import Protocol
 
 from cluster.apiserver.auth import RequestInfo, UserInfo
 from cluster.apiserver.flowcontrol.config import FlowControlConfig
-from cluster.apiserver.flowcontrol.fairqueue import PriorityLevel
-from cluster.apiserver.flowcontrol.schemas import EXEMPT, NOMINAL_CONCURRENCY_SHARES, Allows, FlowSchemas
+from cluster.apiserver.flowcontrol.fairqueue import CANCELLED, PriorityLevel, Refused
+from cluster.apiserver.flowcontrol.schemas import (
+    EXEMPT,
+    NOMINAL_CONCURRENCY_SHARES,
+    Allows,
+    Classification,
+    FlowSchemas,
+)
+
+
+class FlowObserver(Protocol):
+    def dispatched(self, priority_level: str, flow_schema: str, waited_s: float) -> None: ...
+
+    def rejected(self, priority_level: str, flow_schema: str, reason: str, waited_s: float) -> None: ...
+
+
+async def _take_seat(
+    level: PriorityLevel, classification: Classification, observer: FlowObserver | None
+) -> None:
+    """``level.acquire``, told to ``observer``."""
+    if observer is None:
+        await level.acquire(classification.flow)
+        return
+    start = time.monotonic()
+    try:
+        await level.acquire(classification.flow)
+    except Refused as exc:
+        observer.rejected(level.name, classification.flow_schema, exc.flow_control_reason,
+                          time.monotonic() - start)
+        raise
+    except asyncio.CancelledError:
+        observer.rejected(level.name, classification.flow_schema, CANCELLED, time.monotonic() - start)
+        raise
+    observer.dispatched(level.name, classification.flow_schema, time.monotonic() - start)
 
 
 class _Seat:
     """A call's seat: taken on entry (where the call waits, or is refused), given back on exit. A class
     rather than a generator-based context manager: every limited call enters one, and this costs less."""
 
-    __slots__ = ("_flow", "_level")
+    __slots__ = ("_classification", "_level", "_observer")
 
-    def __init__(self, level: PriorityLevel, flow: str) -> None:
+    def __init__(
+        self, level: PriorityLevel, classification: Classification, observer: FlowObserver | None
+    ) -> None:
         self._level = level
-        self._flow = flow
+        self._classification = classification
+        self._observer = observer
 
     async def __aenter__(self) -> None:
-        await self._level.acquire(self._flow)
+        await _take_seat(self._level, self._classification, self._observer)
 
     async def __aexit__(self, *exc_info: object) -> None:
         self._level.release()
@@ -40,16 +78,21 @@ class _WatchSeat:
     """A watch's seat, given back once: when the watch starts, when its setup time is up, or when it
     ends, whichever comes first."""
 
-    __slots__ = ("_flow", "_level", "_setup_s", "_timer")
+    __slots__ = ("_classification", "_level", "_observer", "_setup_s", "_timer")
 
-    def __init__(self, level: PriorityLevel, flow: str, setup_s: float) -> None:
+    def __init__(
+        self, level: PriorityLevel, classification: Classification, observer: FlowObserver | None,
+        setup_s: float,
+    ) -> None:
         self._level: PriorityLevel | None = level
-        self._flow = flow
+        self._classification = classification
+        self._observer = observer
         self._setup_s = setup_s
         self._timer: asyncio.TimerHandle | None = None
 
     async def __aenter__(self) -> None:
-        await self._level.acquire(self._flow)
+        assert self._level is not None
+        await _take_seat(self._level, self._classification, self._observer)
         self._timer = asyncio.get_running_loop().call_later(self._setup_s, self.release)
         # Not reset on the way out: the call's task ends with the watch, and a released seat is inert.
         _watch_seat.set(self)
@@ -92,10 +135,14 @@ def nominal_seats(config: FlowControlConfig) -> dict[str, int]:
 
 class FlowControl:
     """A RequestGate: API Priority and Fairness, with the levels and flow schemas of schemas.py;
-    ``allows`` is the authorizer's answer to "may this user make this request?"."""
+    ``allows`` is the authorizer's answer to "may this user make this request?"; ``observer`` hears of
+    every request dispatched or refused."""
 
-    def __init__(self, config: FlowControlConfig, *, allows: Allows) -> None:
+    def __init__(
+        self, config: FlowControlConfig, *, allows: Allows, observer: FlowObserver | None = None
+    ) -> None:
         self._schemas = FlowSchemas(allows)
+        self._observer = observer
         self._watch_setup_s = config.watch_setup_s
         self.levels = {
             name: PriorityLevel(
@@ -110,5 +157,9 @@ class FlowControl:
             return _NO_SEAT
         level = self.levels[classification.priority_level]
         if request.verb == "watch":
-            return _WatchSeat(level, classification.flow, self._watch_setup_s)
-        return _Seat(level, classification.flow)
+            return _WatchSeat(level, classification, self._observer, self._watch_setup_s)
+        return _Seat(level, classification, self._observer)
+
+    def level_state(self) -> dict[str, tuple[int, int, int]]:
+        """Each limited level's seats, requests executing and requests waiting."""
+        return {name: (level.seats, level.executing, level.waiting) for name, level in self.levels.items()}

@@ -1,4 +1,4 @@
-"""The scheduler's HTTP endpoints on a loopback port: /metrics, /healthz, /readyz."""
+"""The HTTP endpoints on a loopback port: /metrics and the health checks."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from scheduler.health import HealthServer, parse_address
+from cluster.healthserver import HealthServer, parse_address
 
 
 class Checks:
@@ -41,7 +41,7 @@ def checks() -> Checks:
 async def server(checks: Checks) -> AsyncIterator[HealthServer]:
     server = HealthServer(
         "127.0.0.1:0", metrics=lambda: b"scheduler_pending_pods 0\n",
-        healthz=lambda: checks.health, readyz=lambda: checks.ready,
+        checks={"/healthz": lambda: checks.health, "/readyz": lambda: checks.ready},
     )
     await server.start()
     task = asyncio.create_task(server.run())

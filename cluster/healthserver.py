@@ -1,9 +1,10 @@
-"""The scheduler's HTTP endpoints: ``/metrics`` (Prometheus text format), ``/healthz`` (the scheduler's
-loops are running) and ``/readyz`` (the informers have synced, so the scheduler is scheduling).
+"""The HTTP endpoints of the scheduler and the API server: ``/metrics`` (Prometheus text format) and
+health checks (``/healthz``, ``/readyz``, the API server's ``/livez`` too).
 
-A few dozen lines of asyncio HTTP/1.1 rather than a web framework: three GET endpoints, one request per
-connection, bodies of a few kilobytes. Each check is a callable that returns None when all is well or a
-short reason when not; a failing check answers 500 with that reason, as kube-scheduler's healthz does.
+A few dozen lines of asyncio HTTP/1.1 rather than a web framework: a handful of GET endpoints, one
+request per connection, bodies of a few kilobytes. Each check is a callable that returns None when all is
+well or a short reason when not; a failing check answers 500 with that reason, as kube-scheduler's and
+kube-apiserver's healthz do.
 """
 
 from __future__ import annotations
@@ -11,14 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
 log = logging.getLogger(__name__)
 
-DEFAULT_METRICS_ADDRESS = "127.0.0.1:10259"
 #: A client gets this long to send its request line and headers; a stalled one is cut off.
 REQUEST_TIMEOUT_S = 5.0
 #: Request head limits: the endpoints take no body and no meaningful headers.
@@ -33,7 +33,7 @@ def parse_address(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     host = host.removeprefix("[").removesuffix("]")
     if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
-        raise ValueError(f'invalid address "{text}": expected host:port, like {DEFAULT_METRICS_ADDRESS}')
+        raise ValueError(f'invalid address "{text}": expected host:port, like 127.0.0.1:10259')
     return host, int(port)
 
 
@@ -48,10 +48,11 @@ class _Response:
 class HealthServer:
     """Serves the endpoints on one address while ``run()`` runs."""
 
-    def __init__(self, address: str, *, metrics: Callable[[], bytes], healthz: Check, readyz: Check) -> None:
+    def __init__(self, address: str, *, metrics: Callable[[], bytes], checks: Mapping[str, Check]) -> None:
+        """``checks``: by path ("/healthz", ...)."""
         self._host, self._port = parse_address(address)
         self._metrics = metrics
-        self._checks = {"/healthz": healthz, "/readyz": readyz}
+        self._checks = dict(checks)
         self._server: asyncio.Server | None = None
 
     @property
