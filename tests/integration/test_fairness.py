@@ -5,7 +5,8 @@ client token, while a second, well-behaved client creates a pod now and then.
 
 While the flood lasts, the leader keeps its lease (the holder and leaseTransitions never change, and only
 one replica ever logs that it leads), every pod of the well-behaved client is accepted and bound, and the
-flooder is refused with RESOURCE_EXHAUSTED (so the limit was really reached).
+flooder is refused with RESOURCE_EXHAUSTED (so the limit was really reached). The server's flow-control
+metrics agree: refusals at global-default only, lease renewals dispatched at leader-election.
 
 Lease renewals must land within the 1.5 s renew deadline: a wall-clock bound, so the module runs alone.
 """
@@ -18,10 +19,12 @@ import json
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from cluster.api import objects_pb2
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
@@ -151,7 +154,7 @@ async def well_behaved(alice: Client, namespace: str, until: float) -> list[str]
 def secured_apiserver(tmp_path: Path) -> Iterator[ApiServerProcess]:
     """An API server on a one-member etcd of its own, authenticating with TOKEN_FILE; flow control's
     default limits."""
-    extra = ["--token-auth-file", token_file(tmp_path), *SMALL_LIMITS]
+    extra = ["--token-auth-file", token_file(tmp_path), *SMALL_LIMITS, "--metrics-addr", "127.0.0.1:0"]
     with own_apiserver("etcd", tmp_path, name_prefix="fair", extra_args=extra) as server:
         yield server
 
@@ -187,6 +190,28 @@ async def run_flood_scenario(server: ApiServerProcess) -> None:
             assert seen == [(holder, transitions)], f"the lease changed hands under the flood: {seen}"
             leading = [line for process in processes for line in process.lines if "leading (lease" in line]
             assert len(leading) == 1, leading
+
+            rejected, dispatched = flow_control_counts(server)
+            assert rejected.get("global-default", 0) > 0, rejected
+            assert set(rejected) == {"global-default"}, rejected
+            assert dispatched.get("leader-election", 0) > 0, dispatched
+
+
+def flow_control_counts(server: ApiServerProcess) -> tuple[dict[str, float], dict[str, float]]:
+    """Requests rejected and dispatched by priority level, from the server's /metrics."""
+    assert server.metrics_url is not None
+    with urllib.request.urlopen(f"{server.metrics_url}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    rejected: dict[str, float] = {}
+    dispatched: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            counts = {"apiserver_flowcontrol_rejected_requests_total": rejected,
+                      "apiserver_flowcontrol_dispatched_requests_total": dispatched}.get(sample.name)
+            if counts is not None:
+                level = sample.labels["priority_level"]
+                counts[level] = counts.get(level, 0.0) + sample.value
+    return rejected, dispatched
 
 
 async def _held(admin: Client) -> tuple[str, int] | None:
