@@ -247,7 +247,8 @@ class LocalCluster:
             name = f"apiserver-{index}"
             port = config.port if index == 1 else 0
             self.apiservers[name] = ApiServerProcess(
-                store_args, host=config.host, port=port, extra_args=security
+                store_args, host=config.host, port=port,
+                extra_args=[*security, "--metrics-addr", f"{config.host}:0"],
             )
             self.supervisor.add(name, self.apiservers[name], layer=_API_LAYER)
         await self._start_children(list(self.apiservers))
@@ -337,7 +338,8 @@ class LocalCluster:
             self._replica_of[child.identity] = name
             self._report(f"{name} {again}: pid {child.pid}, identity {child.identity or '(none)'}")
         elif isinstance(child, ApiServerProcess):
-            self._report(f"{name} {again}: pid {child.pid}, serving on {child.address}")
+            self._report(f"{name} {again}: pid {child.pid}, serving on {child.address} "
+                         f"(metrics {child.metrics_url}/metrics)")
 
     def _exited(self, name: str, child: Child, code: int) -> None:
         if isinstance(child, SchedulerProcess) and self.leadership is not None:

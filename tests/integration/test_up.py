@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -197,11 +198,16 @@ def test_up_on_a_local_etcd_cluster_with_two_api_servers() -> None:
         assert re.search(r"store: local etcd cluster of 3: up-etcd0 \(pid \d+\) on 127\.0\.0\.1:\d+, "
                          r"up-etcd1 .*, up-etcd2 ", up.out)
         assert re.search(r"apiserver-1 started: pid \d+", up.out)
-        assert re.search(r"apiserver-2 started: pid \d+", up.out)
+        metrics = re.findall(r"apiserver-\d started: pid \d+, serving on \S+ \(metrics (\S+)\)", up.out)
+        assert len(metrics) == 2
         leader = up.wait_for(r"leader is now (\S+) \((scheduler-\d),")
         # Either API server serves the same store: the lease shows the holder through the second one.
         lease = run_cli(servers[1], "get", "lease", "-n", "kube-system")
         assert lease.code == 0 and leader[1] in lease.stdout, lease
+        # Each API server's metrics count its own calls: the lease was read through the second one.
+        with urllib.request.urlopen(metrics[1], timeout=10) as response:
+            assert 'apiserver_request_total{code="OK",resource="leases",subresource="",verb="LIST"}' in (
+                response.read().decode())
         pids = up.pids()
         assert len(pids) == 7  # three etcd members, two API servers, two replicas
         # Each child has a process group of its own, so a terminal's Ctrl-C reaches only up, which stops
