@@ -67,11 +67,10 @@ from cluster.apiserver.limits import (
     ApiLimits,
 )
 from cluster.apiserver.server import ApiServer, ApiServerOptions
-from cluster.cli.common import parse_duration, positive_duration, stop_signals
+from cluster.cli.common import http_address, parse_duration, positive_duration, stop_signals
 from cluster.cli.loopback import Loopback
 from cluster.client import Client, ClientCredentials
 from cluster.controllers import DisruptionController
-from cluster.healthserver import parse_address
 from store.base import Store, StoreError
 from store.factory import open_store
 
@@ -136,7 +135,7 @@ def register(subparsers: Any) -> None:
         metavar="N", help=f"see --max-requests-inflight (default {DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT})",
     )
     parser.add_argument(
-        "--metrics-addr", type=_http_address, default=None, metavar="HOST:PORT",
+        "--metrics-addr", type=http_address, default=None, metavar="HOST:PORT",
         help="serve /metrics, /livez, /healthz and /readyz over plain HTTP there, e.g. "
         f"{EXAMPLE_METRICS_ADDRESS}; port 0 picks a free port (default: none)",
     )
@@ -170,13 +169,6 @@ def register(subparsers: Any) -> None:
         security.add_argument(flag, metavar="FILE", default=None, help=text)
     parser.set_defaults(func=run)
 
-
-def _http_address(text: str) -> str:
-    try:
-        parse_address(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
 
 
 def _at_least_one(flag: str) -> Callable[[str], int]:

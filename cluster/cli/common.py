@@ -23,6 +23,7 @@ from cluster.api import errors
 from cluster.api.kinds import Kind, kind_by_name
 from cluster.client import Client, ClientCredentials, CredentialsError, TlsError
 from cluster.client.credentials import CA_FILE_ENV, CLIENT_CERT_ENV, CLIENT_KEY_ENV, TOKEN_ENV
+from cluster.healthserver import parse_address
 
 DEFAULT_SERVER = "127.0.0.1:7443"
 SERVER_ENV = "PODSCHED_SERVER"
@@ -243,6 +244,15 @@ def parse_duration(text: str) -> float:
             f"invalid duration {text!r}: use a number with a unit, like 5m, 30s, 300ms or 1h30m"
         )
     return total
+
+
+def http_address(text: str) -> str:
+    """An argparse type: a ``host:port`` to serve HTTP endpoints on (``--metrics-addr``)."""
+    try:
+        parse_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def positive_duration(noun: str = "duration") -> Callable[[str], float]:

@@ -56,12 +56,12 @@ from cluster.cli.common import (
     SERVER_ENV,
     add_credential_flags,
     credentials_from,
+    http_address,
     parse_duration,
     server_address,
     stop_signals,
 )
 from cluster.client import Client, CredentialsError, Fence
-from cluster.healthserver import parse_address
 from scheduler.config import ConfigError, LeaderElectionConfig, load_config
 from scheduler.framework.registry import PluginLoadError, Registry
 from scheduler.leaderelection import (
@@ -105,13 +105,6 @@ def parse_plugin(text: str) -> tuple[str, str]:
     return name, target
 
 
-def _address(text: str) -> str:
-    try:
-        parse_address(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -146,7 +139,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--leader-elect-resource-lock", default=None, choices=["leases"],
                         help="the kind of lock object: only leases, as in current Kubernetes")
     parser.add_argument(
-        "--metrics-addr", type=_address, default=DEFAULT_METRICS_ADDRESS, metavar="HOST:PORT",
+        "--metrics-addr", type=http_address, default=DEFAULT_METRICS_ADDRESS, metavar="HOST:PORT",
         help="where to serve /metrics, /healthz and /readyz; port 0 picks one "
         f"(default {DEFAULT_METRICS_ADDRESS})",
     )
