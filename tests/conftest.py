@@ -12,13 +12,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import uuid
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from cluster.launcher.etcd import EtcdCluster, EtcdNotFound, find_etcd_binary
+
+# Property tests draw the same examples on every run, so that the suite is repeatable and CI never fails on
+# an example drawn for the first time; HYPOTHESIS_PROFILE=explore draws fresh random ones (and keeps what
+# fails in .hypothesis/ to replay it).
+settings.register_profile("suite", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 ETCD_FIXTURES = frozenset({"etcd_endpoints", "etcd_cluster_3"})
 
