@@ -23,8 +23,12 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from scheduler.cache.snapshot import Snapshot
 from scheduler.extender.calls import ExtenderScores, extender_scores, find_nodes_that_pass_extenders
 from scheduler.extender.interface import Extender, ExtenderError
+from scheduler.framework.columns import NodeBatch
 from scheduler.framework.cycle_state import CycleState, NotFound
 from scheduler.framework.explanation import Explanation, explain
 from scheduler.framework.interface import NodeInfoLister, SharedLister
@@ -145,8 +149,10 @@ async def schedule_pod(
     to_find = num_feasible_nodes_to_find(len(nodes), percentage_of_nodes_to_score)
     if not framework.has_score_plugins and not any(e.is_prioritizer or e.is_filter for e in extenders):
         to_find = min(to_find, 1)  # nothing to compare them by, nobody to veto them: the first that fits
+    # The vector paths of the resource plugins need the nodes' rows in the snapshot's columns.
+    batches = lister if isinstance(lister, Snapshot) else None
     feasible = _find_nodes_that_pass_filters(framework, state, pod_info, diagnosis, nodes, start, to_find,
-                                             num_all)
+                                             num_all, batches)
     evaluated = len(diagnosis.node_to_status) + len(feasible)
     next_start = (start + evaluated) % num_all
     if extenders:
@@ -165,6 +171,8 @@ async def schedule_pod(
         return ScheduleResult(host, evaluated, 1, next_start, explain(
             num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=1, chosen_node=host))
 
+    if batches is not None and not isinstance(feasible, NodeBatch):  # the extenders chose them
+        feasible = batches.batch(feasible)
     scores = _prioritize_nodes(framework, state, pod_info, feasible, next_start)
     if extenders:
         _add_extender_scores(scores, await extender_scores(extenders, pod_info.pod, feasible))
@@ -203,16 +211,17 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random)
 
 def _find_nodes_that_pass_filters(
     framework: Framework, state: CycleState, pod_info: PodInfo, diagnosis: Diagnosis,
-    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int,
+    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: Snapshot | None = None,
 ) -> list[NodeInfo]:
     """Filter ``nodes`` round robin from ``start`` until ``to_find`` fit, recording every failure. A
-    Filter error ends the attempt; the nodes visited until then still count for the next start."""
+    Filter error ends the attempt; the nodes visited until then still count for the next start.
+    ``batches``: the snapshot ``nodes`` come from, to hand the plugins batches with their rows."""
     count = len(nodes)
     if not framework.has_filter_plugins:
         return [nodes[(start + i) % count] for i in range(min(to_find, count))]
     filter_batch = framework.batch_node_filter(state, pod_info)
     if filter_batch is not None:
-        return _filter_in_batches(filter_batch, diagnosis, nodes, start, to_find, num_all)
+        return _filter_in_batches(filter_batch, diagnosis, nodes, start, to_find, num_all, batches)
     feasible: list[NodeInfo] = []
     statuses = diagnosis.node_to_status
     run_filter = functools.partial(framework.run_filter_with_nominated_pods, state, pod_info)
@@ -233,31 +242,44 @@ def _find_nodes_that_pass_filters(
 
 def _filter_in_batches(
     filter_batch: Callable[[Sequence[NodeInfo]], list[Status | None]], diagnosis: Diagnosis,
-    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int,
+    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: Snapshot | None = None,
 ) -> list[NodeInfo]:
     """``_find_nodes_that_pass_filters`` asking about as many nodes at a time as are still to find (at
     least MIN_FILTER_BATCH): the same nodes are recorded, in the same order, and the verdicts on nodes
     past the last one needed are dropped unrecorded, as if never asked for."""
     first = start % len(nodes)  # PreFilter may have left fewer nodes than the start index
-    ordered = [*nodes[first:], *nodes[:first]]
+    ordered: Sequence[NodeInfo]
+    if batches is None:
+        ordered = [*nodes[first:], *nodes[:first]]
+    elif nodes is batches.list():
+        ordered = batches.rotated(first)
+    else:
+        ordered = batches.batch([*nodes[first:], *nodes[:first]])
     feasible: list[NodeInfo] = []
+    #: Where each feasible node is in ``ordered``: a batch's rows follow them to the Score plugins.
+    positions: list[int] = []
     statuses = diagnosis.node_to_status
     visited = 0
     while visited < len(ordered):
-        batch = ordered[visited:visited + max(to_find - len(feasible), MIN_FILTER_BATCH)]
+        stop = visited + max(to_find - len(feasible), MIN_FILTER_BATCH)
+        batch = ordered.window(visited, stop) if isinstance(ordered, NodeBatch) else ordered[visited:stop]
+        offset = visited
         visited += len(batch)
         results = filter_batch(batch)
         if results.count(None) == len(results):  # every node fits (the common case)
-            feasible.extend(batch[:to_find - len(feasible)])
+            kept = batch[:to_find - len(feasible)]
+            feasible.extend(kept)
+            positions.extend(range(offset, offset + len(kept)))
             if len(feasible) >= to_find:
                 break
             continue
         recorded = None  # the last status recorded: plugins hand one object to many nodes
-        for node_info, status in zip(batch, results, strict=True):
+        for i, (node_info, status) in enumerate(zip(batch, results, strict=True)):
             if status is None:
                 feasible.append(node_info)
+                positions.append(offset + i)
                 if len(feasible) >= to_find:
-                    return feasible
+                    return _with_rows(feasible, ordered, positions)
             elif status is recorded:
                 statuses[node_info.name] = status
             elif status.code is Code.ERROR:
@@ -265,6 +287,13 @@ def _filter_in_batches(
             else:
                 statuses[node_info.name] = recorded = status
                 _add_plugin_status(diagnosis, status)
+    return _with_rows(feasible, ordered, positions)
+
+
+def _with_rows(feasible: list[NodeInfo], ordered: Sequence[NodeInfo], positions: list[int]) -> list[NodeInfo]:
+    """``feasible`` (the nodes at ``positions`` of ``ordered``) as a batch if ``ordered`` is one."""
+    if isinstance(ordered, NodeBatch):
+        return NodeBatch(feasible, ordered.rows[np.asarray(positions, dtype=np.intp)], ordered.columns)
     return feasible
 
 

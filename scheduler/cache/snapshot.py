@@ -7,6 +7,10 @@ a fresh copy (the old object is left as it was, so anything still holding it see
 stale, node), put in place in the node list and in the affinity lists it belongs to (added to or
 dropped from them, by bisection, when it starts or stops having pods with affinity terms).
 
+The snapshot also keeps its nodes' resources as columns (framework/columns.py), row i for the node at
+position i of the node list: a replaced node's row is rewritten, and the columns are rebuilt with the list.
+``batch`` hands the algorithm nodes together with their rows, for the plugins' vector paths.
+
 The node list is in the cache's NodeTree order (zones interleaved), the same from one cycle to the
 next until a node is added, removed or changes zone; the algorithm's round-robin start index relies on
 that stability. Every node in a snapshot has its Node object: the NodeInfos the cache keeps for deleted
@@ -18,7 +22,10 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 
+import numpy as np
+
 from scheduler.framework import NodeInfo
+from scheduler.framework.columns import NodeBatch, NodeColumns
 
 
 class Snapshot:
@@ -28,6 +35,7 @@ class Snapshot:
     __slots__ = (
         "_anti_affinity_positions",
         "_by_name",
+        "_columns",
         "_index",
         "_list",
         "_with_affinity",
@@ -48,6 +56,7 @@ class Snapshot:
         self._with_affinity_positions: list[int] = []
         self._with_required_anti_affinity: list[NodeInfo] = []
         self._anti_affinity_positions: list[int] = []
+        self._columns = NodeColumns()
         #: The newest NodeInfo generation copied in: nodes of a later generation changed since.
         self.generation = 0
         #: The NodeTree version the node list was built from (-1: never built).
@@ -76,6 +85,18 @@ class Snapshot:
     def num_nodes(self) -> int:
         return len(self._list)
 
+    def batch(self, nodes: Sequence[NodeInfo]) -> NodeBatch:
+        """``nodes``, this snapshot's own NodeInfos, as a batch with their rows in its columns."""
+        index = self._index
+        rows = np.fromiter((index[info.name] for info in nodes), dtype=np.intp, count=len(nodes))
+        return NodeBatch(nodes, rows, self._columns)
+
+    def rotated(self, first: int) -> NodeBatch:
+        """The whole node list from position ``first`` round to the one before it, as a batch."""
+        rows = self._columns.positions
+        return NodeBatch([*self._list[first:], *self._list[:first]],
+                         np.concatenate((rows[first:], rows[:first])), self._columns)
+
     def __repr__(self) -> str:
         return f"<Snapshot nodes={len(self._list)} generation={self.generation}>"
 
@@ -90,6 +111,7 @@ class Snapshot:
         if position is None:
             return  # not laid out yet: the rebuild that lays it out fills the affinity lists too
         self._list[position] = info
+        self._columns.set_row(position, info)
         _place(self._with_affinity, self._with_affinity_positions, position, info,
                bool(info.pods_with_affinity))
         _place(self._with_required_anti_affinity, self._anti_affinity_positions, position, info,
@@ -99,6 +121,7 @@ class Snapshot:
         """Lay the nodes out in ``order`` (the NodeTree's), and the affinity lists with them."""
         self._list = [self._by_name[name] for name in order]
         self._index = {name: position for position, name in enumerate(order)}
+        self._columns.rebuild(self._list)
         self.tree_version = tree_version
         self._rebuild_affinity_lists()
 

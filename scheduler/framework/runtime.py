@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scheduler.clock import Clock, SystemClock
+from scheduler.framework.columns import subset
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import (
     MAX_NODE_SCORE,
@@ -439,8 +440,8 @@ class Framework:
             nominated = list(map(bool, map(nominated_pods_for_node, map(_name_of_node, nodes))))
             if not any(nominated):
                 return _run_batch_filters(entries, state, pod, nodes)
-            plain = iter(_run_batch_filters(
-                entries, state, pod, [n for n, has in zip(nodes, nominated, strict=True) if not has]))
+            without = [i for i, has in enumerate(nominated) if not has]
+            plain = iter(_run_batch_filters(entries, state, pod, subset(nodes, without)))
             return [self.run_filter_with_nominated_pods(state, pod, node_info) if has else next(plain)
                     for node_info, has in zip(nodes, nominated, strict=True)]
 
@@ -744,14 +745,14 @@ def _run_batch_filters(
         if statuses.count(None) == len(statuses):
             continue  # every node passed (the common case)
         kept_positions: list[int] = []
-        kept_nodes: list[NodeInfo] = []
-        for position, node_info, status in zip(positions, remaining, statuses, strict=True):
+        kept: list[int] = []  # in ``remaining``
+        for i, (position, status) in enumerate(zip(positions, statuses, strict=True)):
             if status is None or status.code is Code.SUCCESS:
                 kept_positions.append(position)
-                kept_nodes.append(node_info)
+                kept.append(i)
             else:
                 results[position] = _filter_failure(name, status)
-        positions, remaining = kept_positions, kept_nodes
+        positions, remaining = kept_positions, subset(remaining, kept)
     return results
 
 

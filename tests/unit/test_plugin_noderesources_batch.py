@@ -1,16 +1,30 @@
-"""The resource plugins' ``score_nodes`` fast paths give exactly the per-node scores, on random nodes."""
+"""The resource plugins' fast paths give exactly the per-node verdicts and scores, on random nodes: the
+batch loops, and the vector paths over a snapshot's columns (framework/columns.py)."""
 
 from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
-from scheduler.framework import NodeInfo, Resource
+from scheduler.cache import snapshot_of
+from scheduler.framework import CycleState, NodeInfo, PodInfo, Resource, Status
+from scheduler.framework.columns import EXACT_LIMIT, NodeBatch, NodeColumns, vector_batch
 from scheduler.framework.resource import CPU, MEMORY
-from scheduler.plugins.noderesources.balanced_allocation import balanced_cpu_memory, balanced_score
-from scheduler.plugins.noderesources.fit import least_allocated_cpu_memory, least_allocated_scorer
+from scheduler.plugins.noderesources import fit
+from scheduler.plugins.noderesources.balanced_allocation import (
+    balanced_columns,
+    balanced_cpu_memory,
+    balanced_score,
+)
+from scheduler.plugins.noderesources.fit import (
+    least_allocated_columns,
+    least_allocated_cpu_memory,
+    least_allocated_scorer,
+)
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec, node_vectors
+from tests.unit.plugin_util import node, requesting
 
 
 def random_node(rng: random.Random) -> NodeInfo:
@@ -20,6 +34,10 @@ def random_node(rng: random.Random) -> NodeInfo:
     info.requested = Resource(rng.randrange(0, 70000), rng.randrange(0, 2**36))
     info.non_zero_requested = Resource(rng.randrange(0, 70000), rng.randrange(0, 2**36))
     return info
+
+
+def as_batch(nodes: list[NodeInfo]) -> NodeBatch:
+    return NodeBatch(nodes, np.arange(len(nodes), dtype=np.intp), NodeColumns(nodes))
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -42,3 +60,64 @@ def test_balanced_fast_path_equals_balanced_score(seed: int) -> None:
     pod_request = (rng.randrange(0, 5000), rng.randrange(0, 2**33))
     expected = [balanced_score(*node_vectors(n, resources, pod_request, use_requested=True)) for n in nodes]
     assert balanced_cpu_memory(nodes, pod_request) == expected
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_least_allocated_columns_equal_the_scorer(seed: int) -> None:
+    rng = random.Random(seed)
+    weights = (rng.randrange(1, 101), rng.randrange(1, 101))
+    nodes = [random_node(rng) for _ in range(300)]
+    pod_request = (rng.randrange(0, 5000), rng.randrange(0, 2**33))
+    assert least_allocated_columns(as_batch(nodes), pod_request, weights) == (
+        least_allocated_cpu_memory(nodes, pod_request, weights))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_balanced_columns_equal_balanced_score(seed: int) -> None:
+    rng = random.Random(seed)
+    nodes = [random_node(rng) for _ in range(300)]
+    pod_request = (rng.randrange(0, 5000), rng.randrange(0, 2**33))
+    assert balanced_columns(as_batch(nodes), pod_request) == balanced_cpu_memory(nodes, pod_request)
+
+
+def verdicts(statuses: list[Status | None]) -> list[tuple[str, tuple[str, ...]] | None]:
+    return [None if s is None else (s.code.name, s.reasons) for s in statuses]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_fit_filter_decides_a_snapshot_batch_as_node_by_node(seed: int) -> None:
+    rng = random.Random(seed)
+    nodes = [node(f"n{i}", allocatable={"cpu": str(rng.choice([0, 1, 2, 4])),
+                                        "memory": f"{rng.choice([0, 1, 4])}Gi",
+                                        "pods": str(rng.choice([0, 1, 2, 110]))})
+             for i in range(60)]
+    bound = [requesting({"cpu": f"{rng.randrange(0, 2000)}m", "memory": f"{rng.randrange(0, 2048)}Mi"},
+                        name=f"p{i}", node_name=f"n{rng.randrange(60)}")
+             for i in range(80)]
+    snapshot = snapshot_of(nodes, bound)
+    plugin = fit.new(None, None)  # type: ignore[arg-type]
+    state = CycleState()
+    pod = PodInfo(requesting({"cpu": f"{rng.randrange(1, 3000)}m", "memory": f"{rng.randrange(1, 3000)}Mi"}))
+    plugin.pre_filter(state, pod, snapshot.list())
+    batch = snapshot.batch(snapshot.list())
+    assert vector_batch(batch) is batch
+    expected = verdicts([plugin.filter(state, pod, info) for info in snapshot.list()])
+    assert "Too many pods" in str(expected) and None in expected  # both paths are exercised
+    assert verdicts(plugin.filter_nodes(state, pod, batch)) == expected
+    # A rotated window, as the algorithm asks, and a subset, as the framework narrows one.
+    rotated = snapshot.rotated(17).window(5, 50)
+    assert verdicts(plugin.filter_nodes(state, pod, rotated)) == (expected[17:] + expected[:17])[5:50]
+    assert verdicts(plugin.filter_nodes(state, pod, snapshot.batch(rotated))) == (
+        expected[17:] + expected[:17])[5:50]
+    assert verdicts(plugin.filter_nodes(state, pod, batch.subset([3, 1, 40]))) == [
+        expected[3], expected[1], expected[40]]
+
+
+def test_a_value_too_large_for_exact_vector_arithmetic_turns_the_vector_paths_off() -> None:
+    nodes = [random_node(random.Random(0)) for _ in range(3)]
+    nodes[1].allocatable.memory = EXACT_LIMIT
+    batch = as_batch(nodes)
+    assert vector_batch(batch) is None
+    assert vector_batch(list(nodes)) is None
+    batch.columns.set_row(1, random_node(random.Random(1)))
+    assert vector_batch(batch) is batch

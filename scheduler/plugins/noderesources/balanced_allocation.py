@@ -15,8 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
+import numpy as np
+
 from cluster.api.validation import duplicate, invalid
 from scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, NotFound, PodInfo, Status
+from scheduler.framework.columns import EXACT_LIMIT, NodeBatch, vector_batch
 from scheduler.framework.resource import CPU, MEMORY
 from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.noderesources.resource_allocation import (
@@ -90,6 +93,20 @@ def balanced_cpu_memory(nodes: Sequence[NodeInfo], pod_request: Sequence[int]) -
     return scores
 
 
+def balanced_columns(batch: NodeBatch, pod_request: Sequence[int]) -> list[int]:
+    """``balanced_cpu_memory`` over the batch's columns: the same float64 operations in the same order
+    (every integer below EXACT_LIMIT converts exactly, so each division rounds as Python's does)."""
+    columns, rows = batch.columns, batch.rows
+    cpu, memory = columns.alloc_cpu[rows], columns.alloc_memory[rows]
+    both = (cpu != 0) & (memory != 0)
+    cpu_fraction = np.minimum((columns.requested_cpu[rows] + pod_request[0]) / np.where(both, cpu, 1), 1.0)
+    memory_fraction = np.minimum(
+        (columns.requested_memory[rows] + pod_request[1]) / np.where(both, memory, 1), 1.0)
+    balanced = ((1 - np.abs(cpu_fraction - memory_fraction) / 2) * MAX_NODE_SCORE).astype(np.int64)
+    scores: list[int] = np.where(both, balanced, MAX_NODE_SCORE).tolist()
+    return scores
+
+
 class NodeResourcesBalancedAllocation:
     def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
         self._resources = args.resources
@@ -118,6 +135,9 @@ class NodeResourcesBalancedAllocation:
             if not any(requests):
                 return [0] * len(nodes)
         if self._cpu_memory:
+            batch = vector_batch(nodes)
+            if batch is not None and max(requests) < EXACT_LIMIT:
+                return balanced_columns(batch, requests)
             return balanced_cpu_memory(nodes, requests)
         return [balanced_score(*node_vectors(node_info, self._resources, requests, use_requested=True))
                 for node_info in nodes]

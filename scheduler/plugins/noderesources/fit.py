@@ -28,6 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+import numpy as np
+
 from cluster.api import objects_pb2
 from cluster.api.validation import forbidden, invalid, is_qualified_name, not_supported, required
 from scheduler.framework import (
@@ -47,6 +49,7 @@ from scheduler.framework import (
     Status,
     pod_requests,
 )
+from scheduler.framework.columns import EXACT_LIMIT, NodeBatch, vector_batch
 from scheduler.framework.resource import CPU, EPHEMERAL_STORAGE, MEMORY
 from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.noderesources.resource_allocation import (
@@ -286,6 +289,27 @@ def least_allocated_cpu_memory(
     return scores
 
 
+def least_allocated_columns(
+    batch: NodeBatch, pod_request: Sequence[int], weights: tuple[int, int]
+) -> list[int]:
+    """``least_allocated_cpu_memory`` over the batch's columns: the same integer arithmetic in int64
+    (exact, every value being below EXACT_LIMIT)."""
+    columns, rows = batch.columns, batch.rows
+    total = np.zeros(len(rows), dtype=np.int64)
+    weight_sum = np.zeros(len(rows), dtype=np.int64)
+    for allocatable, requested, pod, weight in (
+        (columns.alloc_cpu[rows], columns.non_zero_cpu[rows], pod_request[0], weights[0]),
+        (columns.alloc_memory[rows], columns.non_zero_memory[rows], pod_request[1], weights[1]),
+    ):
+        requested = requested + pod
+        has = allocatable > 0
+        free = np.where(has & (requested <= allocatable), allocatable - requested, 0)
+        total += free * MAX_NODE_SCORE // np.maximum(allocatable, 1) * weight
+        weight_sum += has * weight
+    scores: list[int] = np.where(weight_sum > 0, total // np.maximum(weight_sum, 1), 0).tolist()
+    return scores
+
+
 def _div(a: int, b: int) -> int:
     """Integer division truncating toward zero, as Go's (a decreasing shape has negative slopes)."""
     q = abs(a) // abs(b)
@@ -453,21 +477,31 @@ class NodeResourcesFit:
         # With CPU and memory the only checks, a node's verdict is a function of these five comparisons:
         # worked out once per combination, not once per rejected node.
         by_shortfall: dict[tuple[bool, bool, bool, bool, bool], Status | None] = {}
-        statuses: list[Status | None] = []
-        for node_info in nodes:
+
+        def cpu_memory_status(node_info: NodeInfo) -> Status | None:
             allocatable, requested = node_info.allocatable, node_info.requested
             full = len(node_info.pods) >= allocatable.allowed_pod_number
             cpu_short = cpu > allocatable.milli_cpu - requested.milli_cpu
             memory_short = memory > allocatable.memory - requested.memory
             if not (full or cpu_short or memory_short):
-                statuses.append(None)
-                continue
+                return None
             shortfall = (full, cpu_short, cpu > allocatable.milli_cpu, memory_short,
                          memory > allocatable.memory)
             if shortfall in by_shortfall:
-                statuses.append(by_shortfall[shortfall])
-            else:
-                statuses.append(by_shortfall.setdefault(shortfall, status_of(node_info)))
+                return by_shortfall[shortfall]
+            return by_shortfall.setdefault(shortfall, status_of(node_info))
+
+        batch = vector_batch(nodes)
+        if batch is None or max(cpu, memory) >= EXACT_LIMIT:
+            return [cpu_memory_status(node_info) for node_info in nodes]
+        # The same comparisons over the batch at once; only the nodes that fail get a Python step.
+        columns, rows = batch.columns, batch.rows
+        short = columns.pod_count[rows] >= columns.alloc_pods[rows]
+        short |= cpu > columns.alloc_cpu[rows] - columns.requested_cpu[rows]
+        short |= memory > columns.alloc_memory[rows] - columns.requested_memory[rows]
+        statuses: list[Status | None] = [None] * len(batch)
+        for i in np.flatnonzero(short).tolist():
+            statuses[i] = cpu_memory_status(batch[i])
         return statuses
 
     # ------------------------------------------------------------------------------------ scoring
@@ -488,6 +522,9 @@ class NodeResourcesFit:
         if self._least_allocated_cpu_memory is None:
             return [self._scorer(*node_vectors(node_info, self._resources, pod_request, use_requested=False))
                     for node_info in nodes]
+        batch = vector_batch(nodes)
+        if batch is not None and max(pod_request) < EXACT_LIMIT:
+            return least_allocated_columns(batch, pod_request, self._least_allocated_cpu_memory)
         return least_allocated_cpu_memory(nodes, pod_request, self._least_allocated_cpu_memory)
 
     def _pod_request(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
