@@ -29,8 +29,13 @@ COLUMNS = ("alloc_cpu", "alloc_memory", "alloc_pods", "non_zero_cpu", "non_zero_
            "requested_cpu", "requested_memory")
 
 
+#: Label signatures combine the keys' value codes into one int64 while the product of the keys' value
+#: counts stays below this.
+SIGNATURE_LIMIT = 2**62
+
+
 class NodeColumns:
-    __slots__ = ("_big_rows", "positions", *COLUMNS)
+    __slots__ = ("_big_rows", "_labels", "_nodes", "positions", *COLUMNS)
 
     def __init__(self, nodes: Sequence[NodeInfo] = ()) -> None:
         self.rebuild(nodes)
@@ -44,10 +49,17 @@ class NodeColumns:
             setattr(self, name, np.zeros(size, dtype=np.int64))
         #: Rows holding a value the vector paths cannot compute with exactly.
         self._big_rows: set[int] = set()
+        #: The node list the rows are of (the snapshot's own: it puts a changed node in place first).
+        self._nodes = nodes
+        #: Per label key asked about since the rebuild: each row's value code, and the codes by value
+        #: (0: no such label).
+        self._labels: dict[str, tuple[npt.NDArray[np.int64], dict[str | None, int]]] = {}
         for row, info in enumerate(nodes):
             self.set_row(row, info)
 
     def set_row(self, row: int, info: NodeInfo) -> None:
+        for key, (codes, code_of) in self._labels.items():
+            codes[row] = code_of.setdefault(info.labels.get(key), len(code_of))
         allocatable, requested, non_zero = info.allocatable, info.requested, info.non_zero_requested
         values = (allocatable.milli_cpu, allocatable.memory, allocatable.allowed_pod_number,
                   non_zero.milli_cpu, non_zero.memory, len(info.pods), requested.milli_cpu, requested.memory)
@@ -58,6 +70,29 @@ class NodeColumns:
              self.requested_memory[row]) = values
         else:
             self._big_rows.add(row)
+
+    def label_signatures(self, keys: Sequence[str], rows: Rows) -> npt.NDArray[np.int64] | None:
+        """For each of ``rows``, a number that is the same for two rows exactly when their nodes have the
+        same values of the labels ``keys``; None when the keys have too many values to combine."""
+        signature = np.zeros(len(rows), dtype=np.int64)
+        span = 1
+        for key in keys:
+            codes, code_of = self._label_column(key)
+            span *= len(code_of) + 1
+            if span >= SIGNATURE_LIMIT:
+                return None
+            signature = signature * (len(code_of) + 1) + codes[rows]
+        return signature
+
+    def _label_column(self, key: str) -> tuple[npt.NDArray[np.int64], dict[str | None, int]]:
+        column = self._labels.get(key)
+        if column is None:
+            code_of: dict[str | None, int] = {None: 0}
+            values = (info.labels.get(key) for info in self._nodes)
+            codes = np.fromiter((code_of.setdefault(value, len(code_of)) for value in values),
+                                dtype=np.int64, count=len(self._nodes))
+            column = self._labels[key] = (codes, code_of)
+        return column
 
     @property
     def exact(self) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
+import numpy as np
 from google.protobuf import json_format
 
 from cluster.api import objects_pb2
@@ -33,6 +34,7 @@ from scheduler.framework import (
     ScoreExtensions,
     Status,
 )
+from scheduler.framework.columns import NodeBatch
 from scheduler.plugins.helpers import (
     NODE_NAME_FIELD,
     NodeSelector,
@@ -167,6 +169,15 @@ class NodeAffinity:
             keys = None if added_keys is None else keys + added_keys
         if keys is None:
             return [self._status(required, node_info.labels, node_info.name) for node_info in nodes]
+        if isinstance(nodes, NodeBatch):
+            signatures = nodes.columns.label_signatures(keys, nodes.rows)
+            if signatures is not None:
+                # The distinct combinations of values, each decided once on the first node that has it.
+                _, first, inverse = np.unique(signatures, return_index=True, return_inverse=True)
+                decided = [self._status(required, nodes[i].labels, nodes[i].name) for i in first.tolist()]
+                if decided.count(None) == len(decided):
+                    return [None] * len(nodes)
+                return [decided[j] for j in inverse.tolist()]
         verdicts: dict[tuple[str | None, ...], Status | None] = {}
         statuses: list[Status | None] = []
         for node_info in nodes:
