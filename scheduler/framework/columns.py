@@ -1,6 +1,7 @@
 """A snapshot's nodes as columns: what NodeResourcesFit and NodeResourcesBalancedAllocation read of every
-node, in NumPy arrays in the snapshot's node order, so that they decide a whole batch of nodes in a few
-vector operations instead of a Python step per node (5000 nodes, hundreds filtered and scored per pod).
+node (and, per label key NodeAffinity asks about, each node's value), in NumPy arrays in the snapshot's node
+order, so that they decide a whole batch of nodes in a few vector operations instead of a Python step per
+node (5000 nodes, hundreds filtered and scored per pod).
 
 The snapshot keeps the columns current: a changed node's row is rewritten when its copy is put in place,
 and the columns are rebuilt with the node list. A ``NodeBatch`` is a list of the snapshot's own NodeInfos
