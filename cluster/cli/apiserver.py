@@ -55,6 +55,7 @@ from typing import Any
 
 from prometheus_client import disable_created_metrics
 
+from cluster.apiserver.auth.flagfiles import read_flag_file
 from cluster.apiserver.flowcontrol import FlowControlConfig
 from cluster.apiserver.flowcontrol.config import (
     DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
@@ -230,11 +231,7 @@ def etcd_tls_files(args: argparse.Namespace) -> EtcdTlsFiles | None:
         path = given[flag]
         if path is None:
             return None
-        try:
-            with open(path, "rb") as file:
-                data = file.read()
-        except OSError as exc:
-            raise ValueError(f"{flag} {path}: cannot read it: {exc.strerror or exc}") from None
+        data = read_flag_file(flag, path, ValueError)
         marker = b"PRIVATE KEY-----" if flag == "--etcd-keyfile" else b"-----BEGIN CERTIFICATE-----"
         if marker not in data:
             what = "PEM private key" if flag == "--etcd-keyfile" else "PEM certificate"

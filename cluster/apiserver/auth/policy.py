@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 import yaml
 
 from cluster.apiserver.auth import roles
+from cluster.apiserver.auth.flagfiles import read_flag_text
 from cluster.apiserver.auth.roles import BUILTIN_GROUP_BINDINGS, BUILTIN_ROLES, Role, Rule
 
 
@@ -143,10 +144,4 @@ def _rule(path: str, where: str, value: Any) -> Rule:
 
 def load_policy_file(path: str) -> Policy:
     """The policy in the file at ``path``; PolicyFileError if it is unreadable or wrong."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise PolicyFileError(f"--authorization-policy-file {path}: cannot read it: {reason}") from exc
-    return parse_policy(text, path)
+    return parse_policy(read_flag_text("--authorization-policy-file", path, PolicyFileError), path)

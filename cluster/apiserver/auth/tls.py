@@ -17,6 +17,8 @@ import grpc
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
+from cluster.apiserver.auth.flagfiles import read_flag_file
+
 
 class TlsFileError(ValueError):
     """A TLS file is missing, unreadable or not what its flag needs; the message names flag and file."""
@@ -35,14 +37,6 @@ class ServerTls:
             root_certificates=self.client_ca,
             require_client_auth=self.client_ca is not None,
         )
-
-
-def _read(flag: str, path: str) -> bytes:
-    try:
-        with open(path, "rb") as file:
-            return file.read()
-    except OSError as exc:
-        raise TlsFileError(f"{flag} {path}: cannot read it: {exc.strerror or exc}") from exc
 
 
 def _certificates(flag: str, path: str, data: bytes) -> list[x509.Certificate]:
@@ -76,9 +70,9 @@ def load_server_tls(
                 "client certificates are only exchanged over TLS"
             )
         return None
-    chain = _read("--tls-cert-file", cert_file)
+    chain = read_flag_file("--tls-cert-file", cert_file, TlsFileError)
     leaf = _certificates("--tls-cert-file", cert_file, chain)[0]
-    key_pem = _read("--tls-private-key-file", key_file)
+    key_pem = read_flag_file("--tls-private-key-file", key_file, TlsFileError)
     try:
         key = serialization.load_pem_private_key(key_pem, password=None)
     except (ValueError, TypeError) as exc:  # TypeError: the key is encrypted
@@ -92,6 +86,6 @@ def load_server_tls(
         )
     client_ca = None
     if client_ca_file is not None:
-        client_ca = _read("--client-ca-file", client_ca_file)
+        client_ca = read_flag_file("--client-ca-file", client_ca_file, TlsFileError)
         _certificates("--client-ca-file", client_ca_file, client_ca)
     return ServerTls(chain, key_pem, client_ca)

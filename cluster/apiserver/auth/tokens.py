@@ -17,6 +17,7 @@ import hashlib
 import io
 from collections.abc import Callable, Mapping
 
+from cluster.apiserver.auth.flagfiles import read_flag_text
 from cluster.apiserver.auth.identity import UserInfo
 
 #: The columns a line needs and may have: token, user name, uid, then the optional groups.
@@ -98,13 +99,7 @@ def parse_token_file(text: str, path: str) -> dict[str, UserInfo]:
 def load_token_file(path: str) -> dict[str, UserInfo]:
     """The users of the static token file at ``path`` by token; TokenFileError if it is unreadable or
     wrong."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise TokenFileError(f"--token-auth-file {path}: cannot read it: {reason}") from exc
-    users = parse_token_file(text, path)
+    users = parse_token_file(read_flag_text("--token-auth-file", path, TokenFileError), path)
     if not users:
         raise TokenFileError(f"token file {path} lists no tokens")
     return users
