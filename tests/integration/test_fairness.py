@@ -27,11 +27,12 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from cluster.api import objects_pb2
-from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
+from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, ClientCredentials, NotFound
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import node_object, pod_object
 from tests.integration.test_scheduler import REPO, eventually
+from tests.integration.test_scheduler_ha import replicas
 
 pytestmark = [pytest.mark.timing, pytest.mark.etcd]
 
@@ -44,10 +45,6 @@ TOKEN_FILE = f"""\
 {FLOODER_TOKEN},flooder,uid-flooder,"podsched:clients"
 {ALICE_TOKEN},alice,uid-alice,"podsched:clients"
 """
-#: The HA tests' short timings: a renewal that takes longer than RENEW_S loses the lease.
-LEASE_S, RENEW_S, RETRY_S = 2.0, 1.5, 0.5
-TIMINGS = ["--leader-elect-lease-duration", f"{LEASE_S:g}s", "--leader-elect-renew-deadline", f"{RENEW_S:g}s",
-           "--leader-elect-retry-period", f"{RETRY_S:g}s"]
 REPLICAS = 3
 NODES = 4
 FLOOD_S = 15.0
@@ -78,24 +75,6 @@ def as_user(address: str, token: str) -> Client:
     return Client(address, credentials=ClientCredentials(token=token), timeout_s=30.0)
 
 
-
-
-@contextlib.contextmanager
-def replicas(address: str) -> Iterator[list[SchedulerProcess]]:
-    started = [
-        SchedulerProcess(
-            ["--server", address, "--token", SCHEDULER_TOKEN, "--metrics-addr", "127.0.0.1:0", *TIMINGS],
-            env=cli_env(""), cwd=REPO,
-        )
-        for _ in range(REPLICAS)
-    ]
-    try:
-        for process in started:
-            process.start()
-        yield started
-    finally:
-        for process in started:
-            process.stop()
 
 
 async def lease_state(admin: Client) -> tuple[str, int]:
@@ -169,7 +148,8 @@ async def run_flood_scenario(server: ApiServerProcess) -> None:
     async with as_user(server.address, ADMIN_TOKEN) as admin, as_user(server.address, ALICE_TOKEN) as alice:
         for i in range(NODES):
             await admin.create(node_object(f"node-{i}", cpu="64", memory="256Gi", pods="500"))
-        with replicas(server.address) as processes:
+        # The HA tests' replicas and short lease timings: a renewal slower than 1.5 s loses the lease.
+        with replicas(server.address, REPLICAS, "--token", SCHEDULER_TOKEN) as processes:
             holder, transitions = await eventually(lambda: _held(admin), "a leader", within=20)
             assert holder in {process.identity for process in processes}
             await alice.create(small_pod("warm-up", "calm"))
