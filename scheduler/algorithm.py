@@ -171,7 +171,7 @@ async def schedule_pod(
         return ScheduleResult(host, evaluated, 1, next_start, explain(
             num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=1, chosen_node=host))
 
-    if batches is not None and not isinstance(feasible, NodeBatch):  # the extenders chose them
+    if batches is not None and not isinstance(feasible, NodeBatch):  # extenders chose, or filtered one by one
         feasible = batches.batch(feasible)
     scores = _prioritize_nodes(framework, state, pod_info, feasible, next_start)
     if extenders:
@@ -211,7 +211,7 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random)
 
 def _find_nodes_that_pass_filters(
     framework: Framework, state: CycleState, pod_info: PodInfo, diagnosis: Diagnosis,
-    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: Snapshot | None = None,
+    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: Snapshot | None,
 ) -> list[NodeInfo]:
     """Filter ``nodes`` round robin from ``start`` until ``to_find`` fit, recording every failure. A
     Filter error ends the attempt; the nodes visited until then still count for the next start.
@@ -242,7 +242,7 @@ def _find_nodes_that_pass_filters(
 
 def _filter_in_batches(
     filter_batch: Callable[[Sequence[NodeInfo]], list[Status | None]], diagnosis: Diagnosis,
-    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: Snapshot | None = None,
+    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: Snapshot | None,
 ) -> list[NodeInfo]:
     """``_find_nodes_that_pass_filters`` asking about as many nodes at a time as are still to find (at
     least MIN_FILTER_BATCH): the same nodes are recorded, in the same order, and the verdicts on nodes
