@@ -1,7 +1,7 @@
 """`podsched apiserver`: run the API server on the embedded store (default) or on etcd.
 
     podsched apiserver [--listen 127.0.0.1:7443] [--data-dir DIR | --etcd host:port,...]
-                       [--compaction-interval 5m] [--controllers disruption|none]
+                       [--compaction-interval 5m] [--controllers '*'] [--pod-gc-quarantine 40s]
                        [--tls-cert-file FILE --tls-private-key-file FILE] [--client-ca-file FILE]
                        [--token-auth-file FILE] [--authorization-policy-file FILE]
                        [--etcd-cafile FILE --etcd-certfile FILE --etcd-keyfile FILE]
@@ -29,10 +29,11 @@ Once serving it prints one line to stderr, which scripts and tests wait for (wit
     podsched apiserver: metrics and health on http://127.0.0.1:7444
     podsched apiserver serving on 127.0.0.1:7443 (store: sqlite /home/me/.local/share/podsched)
 
-Then it starts the controllers (``--controllers``; ``disruption``, the default, keeps every
-PodDisruptionBudget's status current) as clients of its own address, as kube-controller-manager is a
-client of kube-apiserver, with the server's loopback identity (cluster/cli/loopback.py);
-``--controllers none`` runs the bare server.
+Then it starts the controllers (``--controllers``, cluster/cli/controllers.py: ``*``, the default, is
+all of them; ``disruption`` keeps every PodDisruptionBudget's status current, ``podgc`` deletes the pods
+bound to a node that has been gone for ``--pod-gc-quarantine``) as clients of its own address, as
+kube-controller-manager is a client of kube-apiserver, with the server's loopback identity
+(cluster/cli/loopback.py); ``--controllers none`` runs the bare server.
 
 SIGTERM or SIGINT stops it cleanly (exit 0): first the controllers, while the server still answers,
 then the server: watches end, calls in flight get a few seconds, the store is closed. A store that
@@ -69,9 +70,10 @@ from cluster.apiserver.limits import (
 )
 from cluster.apiserver.server import ApiServer, ApiServerOptions
 from cluster.cli.common import http_address, parse_duration, positive_duration, stop_signals
+from cluster.cli.controllers import CONTROLLERS, parse_controllers, run_controllers
 from cluster.cli.loopback import Loopback
 from cluster.client import Client, ClientCredentials
-from cluster.controllers import DisruptionController
+from cluster.controllers import DEFAULT_QUARANTINE_S
 from store.base import Store, StoreError
 from store.factory import open_store
 
@@ -82,8 +84,6 @@ DEFAULT_COMPACTION_INTERVAL_S = 300.0
 STOP_GRACE_S = 5.0
 #: How long to wait for the store to answer at start before giving up with an error.
 STORE_OPEN_TIMEOUT_S = 30.0
-#: What --controllers accepts: the controllers to run beside the server.
-CONTROLLER_CHOICES = ("disruption", "none")
 #: How long the controllers get to stop (close their watches) before the server stops anyway.
 CONTROLLERS_STOP_S = 5.0
 #: Next to the API port (kube-apiserver serves /metrics on its own HTTPS port; ours speaks gRPC).
@@ -120,9 +120,16 @@ def register(subparsers: Any) -> None:
         metavar="DURATION", help="time between store compactions, like 5m or 30s (default 5m)",
     )
     parser.add_argument(
-        "--controllers", choices=CONTROLLER_CHOICES, default="disruption",
-        help="controllers to run beside the server, as its clients: disruption (keeps every "
-        "PodDisruptionBudget's status current) or none (default disruption)",
+        "--controllers", type=parse_controllers, default=CONTROLLERS, metavar="LIST",
+        help="controllers to run beside the server, as its clients, as a comma list: '*' for all, a "
+        "name to turn one on, -name to turn one off ('*,-podgc'), or none. disruption keeps every "
+        "PodDisruptionBudget's status current; podgc deletes the pods bound to a node that no longer "
+        "exists (default '*')",
+    )
+    parser.add_argument(
+        "--pod-gc-quarantine", type=_not_negative_duration, default=DEFAULT_QUARANTINE_S,
+        metavar="DURATION", help="how long a node must stay gone before podgc deletes the pods bound to "
+        f"it, which is read once more first to be sure it is gone (default {DEFAULT_QUARANTINE_S:g}s)",
     )
     # kube-apiserver's flags; as there with API Priority and Fairness, only their sum counts.
     parser.add_argument(
@@ -170,6 +177,13 @@ def register(subparsers: Any) -> None:
         security.add_argument(flag, metavar="FILE", default=None, help=text)
     parser.set_defaults(func=run)
 
+
+
+def _not_negative_duration(text: str) -> float:
+    seconds = parse_duration(text)
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"invalid --pod-gc-quarantine {text!r}: must not be negative")
+    return seconds
 
 
 def _at_least_one(flag: str) -> Callable[[str], int]:
@@ -294,7 +308,7 @@ async def _serve(args: argparse.Namespace, data_dir: str) -> int:
             return _fail(f"cannot open the store ({description}): {why}")
         loopback = Loopback.prepare(options)
         try:
-            return await _serve_on(store, loopback, description, signalled, args.controllers)
+            return await _serve_on(store, loopback, description, signalled, args)
         finally:
             await store.close()
             if loopback.workdir is not None:
@@ -317,7 +331,7 @@ def _etcd_tls_hint(failure: str, etcd_tls: EtcdTlsFiles | None, args: argparse.N
 
 
 async def _serve_on(
-    store: Store, loopback: Loopback, description: str, signalled: asyncio.Event, controllers: str
+    store: Store, loopback: Loopback, description: str, signalled: asyncio.Event, args: argparse.Namespace
 ) -> int:
     server = ApiServer(store, loopback.options)
     try:
@@ -333,10 +347,10 @@ async def _serve_on(
         f"podsched apiserver serving on {server.address} (store: {description})", file=sys.stderr, flush=True
     )
     running = None
-    if controllers != "none":
+    if args.controllers:
         credentials = loopback.credentials(server.loopback_token)
         running = asyncio.create_task(
-            _run_controllers(server.address, credentials), name="apiserver-controllers"
+            _run_controllers(server.address, credentials, args), name="apiserver-controllers"
         )
     closed = asyncio.create_task(server.wait_closed(), name="apiserver-closed")
     signal_wait = asyncio.create_task(signalled.wait(), name="apiserver-signal")
@@ -368,10 +382,10 @@ def _own_address(address: str) -> str:
     return f"{host}:{port}"
 
 
-async def _run_controllers(address: str, credentials: ClientCredentials) -> None:
+async def _run_controllers(address: str, credentials: ClientCredentials, args: argparse.Namespace) -> None:
     """The controllers, as clients of the server at ``address`` (never of its store): until cancelled."""
     async with Client(_own_address(address), credentials=credentials) as client:
-        await DisruptionController(client).run()
+        await run_controllers(client, args.controllers, pod_gc_quarantine_s=args.pod_gc_quarantine)
 
 
 async def _stop_controllers(running: asyncio.Task[None] | None) -> str | None:

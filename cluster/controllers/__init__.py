@@ -3,8 +3,10 @@ through it, as kube-controller-manager's do. They know the wire and the API type
 the API server's code, so they run next to the API server (`podsched apiserver`) or anywhere else.
 
 - `DisruptionController` keeps every PodDisruptionBudget's status current.
+- `PodGarbageCollector` deletes the pods bound to nodes that no longer exist.
 """
 
 from cluster.controllers.disruption import DEFAULT_RESYNC_PERIOD_S, DisruptionController
+from cluster.controllers.podgc import DEFAULT_QUARANTINE_S, PodGarbageCollector
 
-__all__ = ["DEFAULT_RESYNC_PERIOD_S", "DisruptionController"]
+__all__ = ["DEFAULT_QUARANTINE_S", "DEFAULT_RESYNC_PERIOD_S", "DisruptionController", "PodGarbageCollector"]

@@ -1,0 +1,82 @@
+"""The controllers `podsched apiserver` runs beside the server: which ones (``--controllers``, read as
+kube-controller-manager reads its flag of that name) and running them as clients of the server.
+
+``--controllers`` is a comma list: ``*`` means every controller that is on by default (all of them
+are), a name turns that controller on, ``-name`` turns it off (``'*,-podgc'``); ``none`` alone runs
+none. Unlike kube-controller-manager, a list that only turns controllers off (``-podgc``) is refused
+rather than read as "none", and so is a name both turned on and off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from cluster.client import Client
+from cluster.controllers import DisruptionController, PodGarbageCollector
+
+DISRUPTION = "disruption"
+PODGC = "podgc"
+#: Every controller, in the order they start; all are on by default.
+CONTROLLERS = (DISRUPTION, PODGC)
+ALL = "*"
+NONE = "none"
+
+
+def parse_controllers(text: str) -> tuple[str, ...]:
+    """An argparse type: the controllers ``--controllers TEXT`` turns on, in CONTROLLERS order."""
+
+    def bad(why: str) -> argparse.ArgumentTypeError:
+        return argparse.ArgumentTypeError(f"invalid --controllers {text!r}: {why}")
+
+    items = [item.strip() for item in text.split(",")]
+    if items == [NONE]:
+        return ()
+    on: set[str] = set()
+    off: set[str] = set()
+    everything = False
+    for item in items:
+        if not item:
+            raise bad("an empty name (write names separated by single commas)")
+        if item == NONE:
+            raise bad(f"{NONE} cannot be combined with other names")
+        if item == ALL:
+            everything = True
+            continue
+        name = item.removeprefix("-")
+        if name not in CONTROLLERS:
+            raise bad(f'unknown controller "{name}" (known: {", ".join(CONTROLLERS)})')
+        (off if item.startswith("-") else on).add(name)
+    if on & off:
+        raise bad(f'"{sorted(on & off)[0]}" is both turned on and turned off')
+    if not everything and not on:
+        raise bad(f"it turns controllers off but none on: start from all with '{ALL},{items[0]}', "
+                  f"or write {NONE}")
+    return tuple(name for name in CONTROLLERS if name in on or (everything and name not in off))
+
+
+async def run_controllers(client: Client, names: tuple[str, ...], *, pod_gc_quarantine_s: float) -> None:
+    """Run the controllers ``names`` as clients through ``client`` until cancelled; the first that
+    fails stops the others and its error is raised, naming it."""
+    made: dict[str, DisruptionController | PodGarbageCollector] = {}
+    if DISRUPTION in names:
+        made[DISRUPTION] = DisruptionController(client)
+    if PODGC in names:
+        made[PODGC] = PodGarbageCollector(client, quarantine_s=pod_gc_quarantine_s)
+    try:
+        async with asyncio.TaskGroup() as tasks:
+            for name, controller in made.items():
+                tasks.create_task(_run_named(name, controller), name=f"controller-{name}")
+    except ExceptionGroup as group:
+        raise group.exceptions[0] from None
+
+
+class ControllerFailed(Exception):
+    """A controller's run ended with an error; the message names the controller."""
+
+
+async def _run_named(name: str, controller: DisruptionController | PodGarbageCollector) -> None:
+    try:
+        await controller.run()
+    except Exception as exc:
+        raise ControllerFailed(f"the {name} controller: {type(exc).__name__}: {exc}") from exc
