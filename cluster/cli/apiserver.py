@@ -127,7 +127,7 @@ def register(subparsers: Any) -> None:
         "exists (default '*')",
     )
     parser.add_argument(
-        "--pod-gc-quarantine", type=_not_negative_duration, default=DEFAULT_QUARANTINE_S,
+        "--pod-gc-quarantine", type=parse_duration, default=DEFAULT_QUARANTINE_S,
         metavar="DURATION", help="how long a node must stay gone before podgc deletes the pods bound to "
         f"it, which is read once more first to be sure it is gone (default {DEFAULT_QUARANTINE_S:g}s)",
     )
@@ -177,13 +177,6 @@ def register(subparsers: Any) -> None:
         security.add_argument(flag, metavar="FILE", default=None, help=text)
     parser.set_defaults(func=run)
 
-
-
-def _not_negative_duration(text: str) -> float:
-    seconds = parse_duration(text)
-    if seconds < 0:
-        raise argparse.ArgumentTypeError(f"invalid --pod-gc-quarantine {text!r}: must not be negative")
-    return seconds
 
 
 def _at_least_one(flag: str) -> Callable[[str], int]:
