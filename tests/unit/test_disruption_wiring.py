@@ -1,5 +1,6 @@
 """How `podsched apiserver` runs its controllers: the address it reaches itself at, and how a controller
-task is stopped, or reported when it ended on its own. (The real process, with the controller running
+task is stopped, or reported when it ended on its own; the first controller to fail stops the others and
+is named. (The real process, with the controller running
 and stopping on SIGTERM, is tested in tests/integration/test_disruption.py.)"""
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ import logging
 import pytest
 
 from cluster.cli import apiserver as apiserver_cli
+from cluster.cli.controllers import ControllerFailed, run_controllers
+from cluster.client import Client
+from cluster.controllers import DisruptionController, PodGarbageCollector
 
 
 @pytest.mark.parametrize(
@@ -64,3 +68,24 @@ async def test_controllers_that_return_are_reported() -> None:
     running = asyncio.create_task(returning())
     await asyncio.wait([running])
     assert await apiserver_cli._stop_controllers(running) == "they ended without an error"
+
+
+async def test_a_failing_controller_stops_the_others_and_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    cancelled = asyncio.Event()
+
+    async def forever(self: object) -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.set()
+
+    async def failing(self: object) -> None:
+        await asyncio.sleep(0)
+        raise RuntimeError("informer broke")
+
+    monkeypatch.setattr(DisruptionController, "run", forever)
+    monkeypatch.setattr(PodGarbageCollector, "run", failing)
+    async with Client("127.0.0.1:1") as client:
+        with pytest.raises(ControllerFailed, match=r"^the podgc controller: RuntimeError: informer broke$"):
+            await run_controllers(client, ("disruption", "podgc"), pod_gc_quarantine_s=40.0)
+    assert cancelled.is_set()
