@@ -1,7 +1,7 @@
 """How `podsched apiserver` runs its controllers: the address it reaches itself at, and how a controller
 task is stopped, or reported when it ended on its own; the first controller to fail stops the others and
-is named. (The real process, with the controller running
-and stopping on SIGTERM, is tested in tests/integration/test_disruption.py.)"""
+is named. (The real process, with the controller running and stopping on SIGTERM, is tested in
+tests/integration/test_disruption.py.)"""
 
 from __future__ import annotations
 
