@@ -153,7 +153,7 @@ class PodGarbageCollector:
         self._quarantine = NodeQuarantine(quarantine_s)
         self._pods = Informer(client, POD, indexers={NODE_INDEX: _node_of})
         self._nodes = Informer(client, NODE)
-        self._pods.add_handler(self._pod_seen, lambda _old, new: self._pod_seen(new))
+        self._pods.add_handler(self._pod_added, self._pod_updated)
         self._nodes.add_handler(self._node_added, None, self._node_deleted)
         #: Nodes out of quarantine, to be confirmed gone and have their pods collected.
         self._queue = WorkQueue()
@@ -190,9 +190,15 @@ class PodGarbageCollector:
 
     # ---------------------------------------------------------------------------------------- events
 
-    def _pod_seen(self, pod: Message) -> None:
+    def _pod_added(self, pod: Message) -> None:
         if self._synced.is_set():
             self._suspect(_node_of(pod))
+
+    def _pod_updated(self, old: Message, new: Message) -> None:
+        # Only a binding changes a pod's node; other updates (the collector's own status writes among
+        # them) say nothing new about nodes.
+        if _node_of(old) != _node_of(new):
+            self._pod_added(new)
 
     def _node_added(self, node: Message) -> None:
         self._quarantine.clear(node.metadata.name)  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import NODE, POD
 from cluster.client import Client, WatchEvent
-from cluster.controllers import PodGarbageCollector
+from cluster.controllers import PodGarbageCollector, podgc
 from cluster.controllers.podgc import collect_pod
 from tests.unit.test_apiserver_server import Harness, make_node
 from tests.unit.test_disruption_controller import make_pod
@@ -113,6 +114,21 @@ async def test_the_pods_of_a_deleted_node_go_after_the_quarantine(cluster: Clust
         target = next(c for c in pod.status.conditions if c.type == "DisruptionTarget")
         assert (target.status, target.reason, target.message) == (
             "True", "DeletionByPodGC", 'node "n1" no longer exists')
+
+
+async def test_collecting_a_node_does_not_put_it_back_in_quarantine(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = cluster.client
+    for name in ("a", "b"):
+        await client.create(make_pod(name, node="n1"))
+    with caplog.at_level(logging.INFO, logger=podgc.__name__):
+        await client.delete(NODE, "n1")
+        await cluster.gone("a", "b")
+        # Every event of the collection (status writes, deletions) comes before the sentinel's.
+        await cluster.collected_after()
+    quarantined = [r.getMessage() for r in caplog.records if r.getMessage().startswith("node n1 is missing")]
+    assert len(quarantined) == 1, quarantined
 
 
 async def test_a_pod_created_on_a_node_that_never_existed_goes(cluster: Cluster) -> None:
