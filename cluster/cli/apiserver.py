@@ -128,8 +128,8 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--pod-gc-quarantine", type=parse_duration, default=DEFAULT_QUARANTINE_S,
-        metavar="DURATION", help="how long a node must stay gone before podgc deletes the pods bound to "
-        f"it, which is read once more first to be sure it is gone (default {DEFAULT_QUARANTINE_S:g}s)",
+        metavar="DURATION", help="how long a node must stay gone before podgc reads it once more and, still "
+        f"gone, deletes the pods bound to it (default {DEFAULT_QUARANTINE_S:g}s)",
     )
     # kube-apiserver's flags; as there with API Priority and Fairness, only their sum counts.
     parser.add_argument(

@@ -55,6 +55,10 @@ def parse_controllers(text: str) -> tuple[str, ...]:
     return tuple(name for name in CONTROLLERS if name in on or (everything and name not in off))
 
 
+class ControllerFailed(Exception):
+    """A controller's run ended with an error; the message names the controller."""
+
+
 async def run_controllers(client: Client, names: tuple[str, ...], *, pod_gc_quarantine_s: float) -> None:
     """Run the controllers ``names`` as clients through ``client`` until cancelled; the first that
     fails stops the others and its error is raised, naming it."""
@@ -69,10 +73,6 @@ async def run_controllers(client: Client, names: tuple[str, ...], *, pod_gc_quar
                 tasks.create_task(_run_named(name, controller), name=f"controller-{name}")
     except ExceptionGroup as group:
         raise group.exceptions[0] from None
-
-
-class ControllerFailed(Exception):
-    """A controller's run ended with an error; the message names the controller."""
 
 
 async def _run_named(name: str, controller: DisruptionController | PodGarbageCollector) -> None:
