@@ -1,5 +1,6 @@
-"""The repository is read on its own: no file points at documents kept outside it, and every relative link of
-the Markdown files names a file of the repository."""
+"""The repository is read on its own: no file points at documents kept outside it, every relative link of
+the Markdown files names a file of the repository, and the README's count of conformance scenarios is the
+number of cases."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ TEXT_SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".json", ".proto", ".cf
 #: Names of documents that lived outside the repository when it was written.
 OUTSIDE = ("../shared", "/work/shared", "SCENARIO_FORMAT", "DESIGN.md", "STYLE.md", "seed document")
 MARKDOWN_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+CONFORMANCE_CASES = REPO / "tests" / "conformance" / "cases"
 
 
 def _project_files() -> list[Path]:
@@ -48,3 +50,13 @@ def test_relative_markdown_links_name_files_of_the_repository() -> None:
                 broken.append(f"{path.relative_to(REPO)}: ({target})")
     assert not broken, "links to nothing in the repository:\n" + "\n".join(broken)
 
+
+def test_the_readme_counts_the_conformance_cases_there_are() -> None:
+    cases = [path for path in CONFORMANCE_CASES.glob("*.yaml") if not path.name.endswith(".config.yaml")]
+    readme = (REPO / "README.md").read_text()
+    claims = re.findall(r"`tests/conformance/` holds (\d+) scenarios", readme)
+    assert claims, "the README no longer says how many conformance scenarios there are: update this test"
+    for claim in claims:
+        assert int(claim) == len(cases), (
+            f"README.md says tests/conformance/ holds {claim} scenarios; {CONFORMANCE_CASES} has "
+            f"{len(cases)}: correct the README")
