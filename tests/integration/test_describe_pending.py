@@ -1,6 +1,7 @@
 """`podsched describe pod` on a real API server with no scheduler running: a pending pod's Events say
 that no scheduler holds the Lease (none, released, or not renewed within its duration), and say
-nothing of it once a scheduler renews the Lease or the pod is bound."""
+nothing of it once a scheduler renews the Lease, when the pod is bound, or when the caller may not read
+leases (describe still works)."""
 
 from __future__ import annotations
 
@@ -75,3 +76,22 @@ def test_a_bound_pod_gets_no_hint(server: ApiServerProcess, tmp_path: Path) -> N
     applied = run_cli(address, "apply", "-f", manifests)
     assert applied.code == 0, applied
     assert _events_line(address, "placed").split() == ["Events:", "<none>"]
+
+
+def test_a_caller_who_may_not_read_leases_gets_no_hint_and_no_error(tmp_path: Path) -> None:
+    (tmp_path / "tokens.csv").write_text("admin-token,ada,1,system:masters\nviewer-token,vic,2\n")
+    (tmp_path / "policy.yaml").write_text(
+        "roles:\n  - name: pod-viewer\n    rules:\n"
+        "      - {verbs: [get, list], resources: [pods, events]}\n"
+        "bindings:\n  - {role: pod-viewer, users: [vic]}\n")
+    auth = ["--token-auth-file", str(tmp_path / "tokens.csv"),
+            "--authorization-policy-file", str(tmp_path / "policy.yaml")]
+    with own_apiserver("sqlite", tmp_path, extra_args=auth) as secured:
+        pod = write_yaml(tmp_path / "pod.yaml", pod_manifest("web", "default"))
+        applied = run_cli(secured.address, "apply", "-f", pod, "--token", "admin-token")
+        assert applied.code == 0, applied
+        lease = run_cli(secured.address, "get", "lease", "-n", "kube-system", "--token", "viewer-token")
+        assert lease.code == 1 and "cannot list resource \"leases\"" in lease.stderr, lease
+        described = run_cli(secured.address, "describe", "pod", "web", "--token", "viewer-token")
+        assert described.code == 0, described
+        assert described.stdout.splitlines()[-1].split() == ["Events:", "<none>"]
