@@ -81,8 +81,8 @@ MAX_WEIGHT = 100
 #: kube-scheduler's DefaultExtenderTimeout, used when an extender's httpTimeout is 0 or unset.
 DEFAULT_EXTENDER_HTTP_TIMEOUT_SECONDS = 5.0
 
-#: podMaxInUnschedulablePodsDuration's default (kube-scheduler's flag; the seed document's older
-#: release hard-coded 60 s): how long a pod may sit in the unschedulable pods before a flush retries it.
+#: podMaxInUnschedulablePodsDuration's default (kube-scheduler's flag; releases before it hard-coded
+#: 60 s): how long a pod may sit in the unschedulable pods before a flush retries it.
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_SECONDS = 300.0
 
 

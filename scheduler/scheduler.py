@@ -17,7 +17,7 @@ What it is made of:
 * the HTTP extenders of the configuration (extender/), which the loop, the binder and DefaultPreemption
   ask in their turn.
 
-How it runs (STYLE.md, "Concurrency and shutdown"): ``run()`` is a TaskGroup of a few named root tasks
+How it runs: ``run()`` is a TaskGroup of a few named root tasks
 that never end on their own: the four informers, the event writers, the binder, the preemptions, the
 queue's flush loops, the cache's cleanup loop, the scheduling loop and, in ``podsched scheduler``, the
 HTTP server. The scheduling loop first waits for every informer's first list, so that no pod is

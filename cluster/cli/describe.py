@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -14,6 +15,7 @@ from cluster.api import errors, kinds, objects_pb2, quantity, timeutil
 from cluster.api.selectors import LabelSelector
 from cluster.cli import tables
 from cluster.cli.common import EXIT_OK, add_namespace_flag, add_server_flag, connect, parse_kind, run_async
+from cluster.cli.leasehint import no_scheduler_hint, read_scheduler_lease
 from cluster.client import Client
 from scheduler.binding import EXPLANATION_ANNOTATION
 from scheduler.framework.explanation import Explanation
@@ -48,9 +50,12 @@ async def _describe(args: argparse.Namespace) -> int:
         await _DESCRIBERS[kind](client, obj, text)
         if kind is not kinds.EVENT:
             events = await _events_about(client, kind, obj)
+            hint = None
             if kind is kinds.POD:
                 _scheduling_explanation(text, events)
-            _events(text, events)
+                if not obj.spec.node_name and not events:
+                    hint = await _no_scheduler_hint(client)
+            _events(text, events, hint)
     print(text.render(), end="", flush=True)
     return EXIT_OK
 
@@ -457,13 +462,23 @@ def _scheduling_explanation(text: _Text, events: Iterable[objects_pb2.Event]) ->
         text.line(line, 1)
 
 
-def _events(text: _Text, events: Iterable[objects_pb2.Event]) -> None:
+async def _no_scheduler_hint(client: Client) -> str | None:
+    """For an unbound pod no scheduler has written about: whether any scheduler holds the Lease (see
+    leasehint). A pod with scheduling events was seen by a scheduler, and they say why it waits."""
+    try:
+        lease = await read_scheduler_lease(client)
+    except errors.PermissionDenied:
+        return None
+    return no_scheduler_hint(lease, time.time())
+
+
+def _events(text: _Text, events: Iterable[objects_pb2.Event], hint: str | None = None) -> None:
     rows = [
         [e.type, e.reason, _event_age(e), e.source.component or e.reporting_component, e.message]
         for e in events
     ]
     if not rows:
-        text.field("Events", NONE)
+        text.field("Events", f"{NONE}  ({hint})" if hint else NONE)
         return
     text.section("Events")
     text.table(["Type", "Reason", "Age", "From", "Message"], rows, underline=True)

@@ -1,5 +1,5 @@
 """`podsched simulate -f FILE [-f FILE ...] [-o json|table] [--seed N] [--config FILE]`: run a scenario
-(../shared/SCENARIO_FORMAT.md) through an in-process control plane until nothing more can happen, and
+(docs/scenario-format.md) through an in-process control plane until nothing more can happen, and
 print what became of every pod.
 
 stdout holds only the result (JSON, or a table with ``-o table``); warnings (fields of the manifests

@@ -6,7 +6,7 @@ what `podsched demo` tells its story with.
 - K API servers (one on the embedded store: SQLite is one process's file) and N scheduler replicas
   electing a leader on the kube-system/kube-scheduler Lease, all under one `Supervisor`, which starts
   again any of them that exits (a replica that loses its lease exits 1 and comes back as a standby);
-- optionally N nodes of 8 cpu, 32Gi and 110 pods;
+- optionally N Ready nodes of 8 cpu, 32Gi and 110 pods;
 - a `LeadershipWatch` on the Lease, whose changes are reported as they are seen;
 - with ``tls``: `podsched certs` files (made if absent) and every connection over TLS: API servers serving
   mutual TLS and tokens, a local etcd with client-cert auth, replicas presenting the ``scheduler``
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cluster.api import errors, objects_pb2
+from cluster.api import errors, objects_pb2, timeutil
 from cluster.cli.certs import Bundle, CertsError, write_bundle
 from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client, ClientCredentials
@@ -321,6 +321,12 @@ class LocalCluster:
             node.metadata.labels["kubernetes.io/hostname"] = node.metadata.name
             for resources in (node.status.capacity, node.status.allocatable):
                 resources.update({"cpu": NODE_CPU, "memory": NODE_MEMORY, "pods": NODE_PODS})
+            # Ready, as a kubelet registers a healthy node; nothing runs on these nodes to say otherwise.
+            now = timeutil.now()
+            node.status.conditions.add(
+                type="Ready", status="True", reason="KubeletReady", message="kubelet is posting ready status",
+                last_heartbeat_time=now, last_transition_time=now,
+            )
             with contextlib.suppress(errors.AlreadyExists):  # a data directory used before keeps its nodes
                 await self.client.create(node)
                 created += 1

@@ -1,4 +1,4 @@
-"""`podsched simulate`: a scenario (../shared/SCENARIO_FORMAT.md) run to quiescence through an
+"""`podsched simulate`: a scenario (docs/scenario-format.md) run to quiescence through an
 in-process control plane (store, API server with admission, one scheduler) on a virtual clock.
 
 ``load_scenario`` reads and checks scenario files; ``simulate`` runs one and returns every pod's

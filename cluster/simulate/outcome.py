@@ -1,5 +1,5 @@
 """What happened to every pod of a simulation: the ``PodTracker`` follows pods through an informer, and
-``PodOutcome`` is one line of the result (SCENARIO_FORMAT.md's JSON).
+``PodOutcome`` is one line of the result (docs/scenario-format.md's JSON).
 
 The tracker remembers pods after they are deleted (preemption's victims are reported with
 ``"deleted": true`` and the node they ran on), and knows which pods are terminating and until when,

@@ -1,4 +1,4 @@
-"""Scenario files (../shared/SCENARIO_FORMAT.md) into the objects a simulation creates, in creation order.
+"""Scenario files (docs/scenario-format.md) into the objects a simulation creates, in creation order.
 
 A scenario is multi-document YAML of Nodes, Pods, PriorityClasses and PodDisruptionBudgets, read by the
 same loader as ``podsched apply`` (``cluster.api.manifest``): fields scheduling does not model are dropped
@@ -7,7 +7,7 @@ reported as ``<file>: document <n> (<Kind> <name>): <field>: <problem>``: kinds 
 missing or duplicate names, invalid quantities and the rest of the API's validation, pods on nodes the
 scenario does not define, unknown priority classes, priorities that contradict their class.
 
-What the scenario leaves out is filled in as SCENARIO_FORMAT.md says: a node's
+What the scenario leaves out is filled in as docs/scenario-format.md says: a node's
 ``kubernetes.io/hostname`` label is its name and its allocatable ``pods`` is 110 (allocatable defaults
 to capacity first, as the API does).
 

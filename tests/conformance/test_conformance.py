@@ -1,7 +1,7 @@
 """Conformance: every scenario of ``cases/`` through the real ``podsched simulate`` command.
 
 A case is ``cases/NAME.yaml`` (the scenario, with a comment saying which documented Kubernetes
-behaviour it shows), ``cases/NAME.expect.json`` (SCENARIO_FORMAT.md's expectations: for each
+behaviour it shows), ``cases/NAME.expect.json`` (docs/scenario-format.md's expectations: for each
 "namespace/name", the keys to check) and, optionally, ``cases/NAME.config.yaml`` (a
 KubeSchedulerConfiguration passed with ``--config``). Only the listed keys are checked; ``"node": null``
 also requires the pod not to be deleted. Each case runs as its own ``python -m cluster.cli simulate``

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from cluster.launcher.supervisor import process_alive
-from tests.integration.helpers import REPO, pod_manifest, run_cli
+from tests.integration.helpers import REPO, parse_table, pod_manifest, run_cli
 
 # Failover and lease timings are asserted: never run beside other tests.
 pytestmark = pytest.mark.timing
@@ -184,6 +184,20 @@ def test_up_elects_schedules_fails_over_and_stops(tmp_path: Path) -> None:
         assert "stopped: every process has exited" in up.out
         assert "did not stop within" not in up.out
         _wait_gone(pids)
+    finally:
+        up.kill()
+
+
+def test_up_nodes_are_ready() -> None:
+    up = Up("--replicas", "1", "--nodes", "2", "--listen", "127.0.0.1:0", *TIMINGS)
+    try:
+        server = up.wait_for(r"export PODSCHED_SERVER=(\S+)")[1]
+        listed = run_cli(server, "get", "nodes")
+        assert listed.code == 0, listed
+        rows = [(row["NAME"], row["STATUS"]) for row in parse_table(listed.stdout)]
+        assert rows == [("node-1", "Ready"), ("node-2", "Ready")], listed.stdout
+        code, err = up.stop(signal.SIGTERM)
+        assert code == 0, err
     finally:
         up.kill()
 

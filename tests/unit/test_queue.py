@@ -1,4 +1,4 @@
-"""The scheduling queue's transitions, as the seed document (kube-scheduler's PriorityQueue) describes
+"""The scheduling queue's transitions, as kube-scheduler's PriorityQueue makes
 them, driven by a FakeClock: activeQ, podBackoffQ, unschedulablePods, the cycle counters, pop/close,
 update and delete, backoff and the two flushes."""
 

@@ -1,4 +1,4 @@
-"""PodDisruptionBudget status in `podsched simulate` (SCENARIO_FORMAT.md: a PDB's given
+"""PodDisruptionBudget status in `podsched simulate` (docs/scenario-format.md: a PDB's given
 status.disruptionsAllowed is used as is; otherwise its status is computed from the bound pods, which
 all count as Running and healthy). The real engine runs in-process on a real embedded control plane.
 

@@ -1,0 +1,62 @@
+"""The repository is read on its own: no file points at documents kept outside it, every relative link of
+the Markdown files names a file of the repository, and the README's count of conformance scenarios is the
+number of cases."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+#: Generated, installed or version-control files: not the project's text.
+SKIPPED_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis", "build"}
+TEXT_SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".json", ".proto", ".cfg", ".txt", ""}
+#: Names of documents that lived outside the repository when it was written.
+OUTSIDE = ("../shared", "/work/shared", "SCENARIO_FORMAT", "DESIGN.md", "STYLE.md", "seed document")
+MARKDOWN_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+CONFORMANCE_CASES = REPO / "tests" / "conformance" / "cases"
+
+
+def _project_files() -> list[Path]:
+    files = []
+    for root, dirs, names in os.walk(REPO):
+        dirs[:] = [name for name in dirs if name not in SKIPPED_DIRS and not name.endswith(".egg-info")]
+        files += [Path(root, name) for name in names if Path(name).suffix in TEXT_SUFFIXES]
+    return files
+
+
+def test_no_file_refers_to_documents_outside_the_repository() -> None:
+    this_file = Path(__file__).resolve()
+    found = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in _project_files() if path != this_file
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if any(name in line for name in OUTSIDE)
+    ]
+    assert not found, "references to documents outside the repository:\n" + "\n".join(found)
+
+
+def test_relative_markdown_links_name_files_of_the_repository() -> None:
+    broken = []
+    for path in _project_files():
+        if path.suffix != ".md":
+            continue
+        for target in MARKDOWN_LINK.findall(path.read_text()):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            resolved = (path.parent / target).resolve()
+            if not resolved.exists() or not resolved.is_relative_to(REPO):
+                broken.append(f"{path.relative_to(REPO)}: ({target})")
+    assert not broken, "links to nothing in the repository:\n" + "\n".join(broken)
+
+
+def test_the_readme_counts_the_conformance_cases_there_are() -> None:
+    cases = [path for path in CONFORMANCE_CASES.glob("*.yaml") if not path.name.endswith(".config.yaml")]
+    readme = (REPO / "README.md").read_text()
+    claims = re.findall(r"`tests/conformance/` holds (\d+) scenarios", readme)
+    assert claims, "the README no longer says how many conformance scenarios there are: update this test"
+    for claim in claims:
+        assert int(claim) == len(cases), (
+            f"README.md says tests/conformance/ holds {claim} scenarios; {CONFORMANCE_CASES} has "
+            f"{len(cases)}: correct the README")
