@@ -167,7 +167,9 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
 
     @_unary(requests.create)
     async def Create(self, request: apiserver_pb2.CreateRequest) -> apiserver_pb2.Object:
-        created = await self._verbs.create(kinds.unwrap(request.object), dry_run=request.dry_run)
+        created = await self._verbs.create(
+            kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request)
+        )
         return kinds.wrap(created)
 
     @_unary(requests.get)
@@ -176,12 +178,9 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
 
     @_unary(requests.update)
     async def Update(self, request: apiserver_pb2.UpdateRequest) -> apiserver_pb2.Object:
-        if request.HasField("fence"):
-            # Ignoring it would let the caller believe the write was fenced.
-            raise errors.Invalid(
-                "Update does not take a fence: only UpdateStatus, Delete and Bind are fenced"
-            )
-        updated = await self._verbs.update(kinds.unwrap(request.object), dry_run=request.dry_run)
+        updated = await self._verbs.update(
+            kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request)
+        )
         return kinds.wrap(updated)
 
     @_unary(requests.update_status)
@@ -251,7 +250,9 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         await _abort(context, error)
 
     def _fence(
-        self, request: apiserver_pb2.UpdateRequest | apiserver_pb2.DeleteRequest | apiserver_pb2.BindRequest
+        self,
+        request: apiserver_pb2.CreateRequest | apiserver_pb2.UpdateRequest | apiserver_pb2.DeleteRequest
+        | apiserver_pb2.BindRequest,
     ) -> LeaseFence | None:
         return self._verbs.fencing.of(request.fence) if request.HasField("fence") else None
 
