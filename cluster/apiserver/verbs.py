@@ -24,6 +24,7 @@ from cluster.api.fencing import WRITTEN_UNDER_FENCE_ANNOTATION
 from cluster.api.kinds import EVENT, LEASE, POD, PRIORITY_CLASS, Kind, kind_by_name, kind_of
 from cluster.apiserver import admission, graceful, messages, strategy
 from cluster.apiserver.fencing import Fencing, LeaseFence
+from cluster.apiserver.leadership import Leadership
 from cluster.apiserver.registry import GuardSource, Registry, revision_of
 from store.base import Guard
 
@@ -72,10 +73,13 @@ class Verbs:
         *,
         clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
+        leadership: Leadership | None = None,
     ) -> None:
         self.registry = registry
         #: Checks the fences of fenced writes and counts the ones it refuses.
         self.fencing = Fencing(registry)
+        #: Server-enforced leadership (leadership.py): off unless the server was asked for it.
+        self.leadership = leadership or Leadership(enforced=False, may=lambda user, request: True)
         self._clock = clock
         self._rng = rng or random.Random()
 
@@ -105,11 +109,15 @@ class Verbs:
             meta = candidate.metadata
             guards = _fence_guards(fence, "create", kind, meta.namespace, meta.name)
             try:
-                return await self.registry.create(kind, candidate, dry_run=dry_run, guards=guards)
+                created = await self.registry.create(kind, candidate, dry_run=dry_run, guards=guards)
             except errors.AlreadyExists:
                 if not generated or attempt == GENERATE_NAME_ATTEMPTS:
                     raise
                 attempt += 1
+                continue
+            if isinstance(created, objects_pb2.Lease) and not dry_run:
+                self.leadership.clock.observe(created)
+            return created
 
     def _validate(self, kind: Kind, obj: Message, old: Message | None = None) -> None:
         problems = validation.validate_object(obj)
@@ -163,6 +171,8 @@ class Verbs:
             strategy.prepare_for_update(kind, updated, current)
             if kind is EVENT:
                 _stamp_fence(updated, fence)
+            if isinstance(updated, objects_pb2.Lease):
+                self.leadership.check_lease_update(current, updated, fence)  # type: ignore[arg-type]
             if isinstance(updated, objects_pb2.Pod):
                 admission.admit_pod_update(updated, current)
             self._validate(kind, updated, current)
@@ -170,14 +180,24 @@ class Verbs:
                 await admission.admit_priority_class(self.registry, updated, updating=True)
             return updated
 
-        return await self.registry.guaranteed_update(
+        updated = await self.registry.guaranteed_update(
             kind, namespace, name, mutate, dry_run=dry_run, guards=guards
         )
+        if isinstance(updated, objects_pb2.Lease) and not dry_run:
+            self.leadership.clock.observe(updated)
+        return updated
 
     async def update_status(
-        self, obj: Message, *, dry_run: bool = False, fence: LeaseFence | None = None
+        self,
+        obj: Message,
+        *,
+        dry_run: bool = False,
+        fence: LeaseFence | None = None,
+        nomination_check: Callable[[objects_pb2.Pod, objects_pb2.Pod], None] | None = None,
     ) -> Message:
-        """Replace the status (metadata and spec are kept); under ``fence`` when given."""
+        """Replace the status (metadata and spec are kept); under ``fence`` when given. A pod's
+        ``nomination_check``, when given, is called with the stored pod and the updated one and may
+        refuse."""
         kind, namespace, name = self._addressed(obj)
         precondition = obj.metadata.resource_version
         guards = _fence_guards(fence, "status update", kind, namespace, name)
@@ -187,6 +207,8 @@ class Verbs:
                 raise messages.conflict(kind, name)
             updated = strategy.prepare_for_status_update(kind, obj, current)
             self._validate_status(updated)
+            if nomination_check is not None and isinstance(updated, objects_pb2.Pod):
+                nomination_check(current, updated)  # type: ignore[arg-type]
             return updated
 
         return await self.registry.guaranteed_update(
