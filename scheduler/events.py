@@ -14,6 +14,12 @@ How it behaves, as client-go's event broadcaster and correlator do, within fixed
 - It is bounded. At most ``max_pending`` distinct events wait; beyond that new ones are dropped and
   counted (``dropped``), as client-go drops events when its broadcaster's channel is full. A write
   that fails is logged and dropped (``failed``): events are best effort, the pod's status is the record.
+- It is fenced by leadership terms. A leading scheduler calls ``begin_term(fence)`` when its term
+  begins and ``end_term(fence)`` when it ends: each event recorded in a term is written under that
+  term's fence (the API server refuses it once the lease has changed hands), and when the term ends
+  whatever of it still waits is dropped (``discarded``), never written under a later term. Once a
+  term has begun, an event recorded between terms is discarded too. A recorder that never sees a term
+  (no leader election) writes without a fence.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from cluster.api import errors, objects_pb2, timeutil
-from cluster.client import Client
+from cluster.client import Client, Fence
 from scheduler.clock import Clock, SystemClock
 
 log = logging.getLogger(__name__)
@@ -81,6 +87,8 @@ class _Pending:
     count: int
     annotations: dict[str, str]
     api_version: str
+    #: The fence of the term it was recorded in (None without leader election).
+    fence: Fence | None
 
 
 @dataclass(slots=True)
@@ -95,6 +103,7 @@ class _Stats:
     written: int = 0
     dropped: int = 0
     failed: int = 0
+    discarded: int = 0
     names: itertools.count = field(default_factory=itertools.count)
 
 
@@ -132,6 +141,29 @@ class EventRecorder:
         #: Set when a pending event may be ready for a worker.
         self._work = asyncio.Event()
         self._stats = _Stats()
+        #: The fence of the current leadership term; None between terms or without leader election.
+        self._term: Fence | None = None
+        #: Whether a term has ever begun: from then on, events are recorded only within terms.
+        self._in_terms = False
+
+    # ------------------------------------------------------------------------------------------ terms
+
+    def begin_term(self, fence: Fence) -> None:
+        """Record the events from now on under ``fence``, the fence of the term that begins."""
+        self._term = fence
+        self._in_terms = True
+
+    def end_term(self, fence: Fence) -> None:
+        """The term of ``fence`` is over: drop what it recorded and is still waiting to be written."""
+        if self._term == fence:
+            self._term = None
+        stale = [key for key, pending in self._pending.items() if pending.fence == fence]
+        for key in stale:
+            del self._pending[key]
+        self._stats.discarded += len(stale)
+        if stale:
+            log.info("dropped %d events recorded in the term of %s@%d, which is over",
+                     len(stale), fence.holder_identity, fence.token)
 
     # ----------------------------------------------------------------------------------- recording
 
@@ -147,6 +179,9 @@ class EventRecorder:
         annotations: Mapping[str, str] | None = None,
     ) -> None:
         """File an event about ``obj``; returns at once. ``component`` is the reporting scheduler's name."""
+        if self._in_terms and self._term is None:
+            self._stats.discarded += 1  # between terms: no term to write it under
+            return
         meta = obj.metadata
         key = _Key(
             kind=obj.kind or type(obj).__name__,
@@ -170,7 +205,7 @@ class EventRecorder:
                 log.warning("event queue full (%d waiting): dropped %d events so far",
                             len(self._pending), self._stats.dropped)
             return
-        self._pending[key] = _Pending(key, 1, dict(annotations or {}), obj.api_version or "v1")
+        self._pending[key] = _Pending(key, 1, dict(annotations or {}), obj.api_version or "v1", self._term)
         self._work.set()
 
     # ------------------------------------------------------------------------------------- status
@@ -184,6 +219,11 @@ class EventRecorder:
     def failed(self) -> int:
         """Events whose write failed (and were given up)."""
         return self._stats.failed
+
+    @property
+    def discarded(self) -> int:
+        """Events dropped because the term they were recorded in ended before they were written."""
+        return self._stats.discarded
 
     @property
     def written(self) -> int:
@@ -272,7 +312,7 @@ class EventRecorder:
             reporting_instance=f"{key.component}-{self._host}" if self._host else key.component,
             action=key.action,
         )
-        return await self._client.create(event)
+        return await self._client.create(event, fence=item.fence)
 
     async def _update(self, previous: objects_pb2.Event, item: _Pending) -> objects_pb2.Event:
         event = objects_pb2.Event()
@@ -282,7 +322,7 @@ class EventRecorder:
         event.metadata.annotations.clear()
         event.metadata.annotations.update(item.annotations)
         try:
-            return await self._client.update(event)
+            return await self._client.update(event, fence=item.fence)
         except (errors.Conflict, errors.NotFound):
             # Someone else changed or deleted it (a TTL, a user): start a fresh Event.
             return await self._create(item)

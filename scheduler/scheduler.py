@@ -278,19 +278,26 @@ class Scheduler:
         # Kept after the term too: a write that slipped out afterwards carries a stale token and is
         # refused, where an unfenced one would land.
         self.client.fence = fence
-        if on_leading is not None:
-            on_leading(fence)
-        await self.wait_synced()
-        started = self.clock.now()
-        # The standby's caches may lag the store: the old leader's last bindings may not have reached
-        # them yet (Kubernetes issue 137308, a new leader overcommitting nodes). Catch up first.
-        await asyncio.gather(*(informer.resync() for informer in self.informers.values()))
-        log.info("caught up with the store in %.3fs (%d nodes, %d pods); scheduling",
-                 self.clock.now() - started, len(self.informers["nodes"]), len(self.informers["pods"]))
-        async with asyncio.TaskGroup() as group:
-            group.create_task(self._root("binder", self.binder.run()), name="binder")
-            group.create_task(self._root("preemptions", self.preemptions.run()), name="preemptions")
-            group.create_task(self._root("scheduling loop", self._schedule_forever()), name="scheduling loop")
+        # The term's events go under its fence too; what it leaves unwritten dies with it.
+        self.recorder.begin_term(fence)
+        try:
+            if on_leading is not None:
+                on_leading(fence)
+            await self.wait_synced()
+            started = self.clock.now()
+            # The standby's caches may lag the store: the old leader's last bindings may not have reached
+            # them yet (Kubernetes issue 137308, a new leader overcommitting nodes). Catch up first.
+            await asyncio.gather(*(informer.resync() for informer in self.informers.values()))
+            log.info("caught up with the store in %.3fs (%d nodes, %d pods); scheduling",
+                     self.clock.now() - started, len(self.informers["nodes"]), len(self.informers["pods"]))
+            async with asyncio.TaskGroup() as group:
+                group.create_task(self._root("binder", self.binder.run()), name="binder")
+                group.create_task(self._root("preemptions", self.preemptions.run()), name="preemptions")
+                group.create_task(
+                    self._root("scheduling loop", self._schedule_forever()), name="scheduling loop"
+                )
+        finally:
+            self.recorder.end_term(fence)
 
     async def _root(self, name: str, work: Coroutine[Any, Any, None]) -> None:
         try:

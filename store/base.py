@@ -7,11 +7,12 @@ the revision that created it (``create_revision``) and the revision of its last 
 
 Rules every backend keeps (the contract suite in tests/contract checks them against each):
 
-* Writes are compare-and-swap. ``update`` and ``delete`` succeed only if the key exists and, when
-  ``expected_revision`` is given, its ``mod_revision`` still equals it; every ``Guard`` must hold in the
-  same transaction. A failed comparison is *not* an exception: the call returns a ``WriteResult`` with
-  ``succeeded=False`` and what it found, so callers can retry without try/except around every write
-  (kine's Update returns the same triple).
+* Writes are compare-and-swap. ``create`` succeeds only if the key does not exist; ``update`` and
+  ``delete`` only if it exists and, when ``expected_revision`` is given, its ``mod_revision`` still
+  equals it; every ``Guard`` a write carries must hold in the same transaction. A failed comparison
+  is *not* an exception: the call returns a ``WriteResult`` with ``succeeded=False`` and what it
+  found, so callers can retry without try/except around every write (kine's Update returns the same
+  triple).
 * ``list`` reads one consistent revision. Paging passes back ``ListResult.continue_key`` together with
   ``ListResult.revision`` so that every page is read at the first page's revision.
 * ``watch(prefix, from_revision)`` yields every event on the prefix whose revision is >= from_revision,
@@ -143,8 +144,8 @@ class Store(Protocol):
         ``continue_key`` on, read at ``revision`` (0: the current revision)."""
         ...
 
-    async def create(self, key: str, value: bytes) -> WriteResult:
-        """Write ``key`` only if it does not exist."""
+    async def create(self, key: str, value: bytes, guards: Sequence[Guard] = ()) -> WriteResult:
+        """Write ``key`` only if it does not exist (and every guard holds)."""
         ...
 
     async def update(

@@ -303,18 +303,18 @@ class EtcdStore:
 
     # -- writes --------------------------------------------------------------------------------
 
-    async def create(self, key: str, value: bytes) -> WriteResult:
+    async def create(self, key: str, value: bytes, guards: Sequence[Guard] = ()) -> WriteResult:
         wire = self._wire(key)
         _check_value(value)
         response = await self._txn(
-            compare=[_compare(wire, Compare.CREATE, create_revision=0)],
+            compare=[_compare(wire, Compare.CREATE, create_revision=0), *self._guard_compares(guards)],
             success=[RequestOp(request_put=PutRequest(key=wire, value=value))],
-            failure=[_range_op(wire)],
+            failure=self._failure_reads(wire, guards),
         )
         revision = int(response.header.revision)
         if response.succeeded:
             return WriteResult(True, revision, KeyValue(key, value, revision, revision))
-        return WriteResult(False, revision, self._first(response, 0))
+        return self._failed(response, guards)
 
     async def update(
         self, key: str, value: bytes, expected_revision: int | None, guards: Sequence[Guard] = ()
@@ -518,6 +518,10 @@ class EtcdStore:
         compares = [_compare(wire, Compare.CREATE, Compare.GREATER, create_revision=0)]  # the key exists
         if expected_revision is not None:
             compares.append(_compare(wire, Compare.MOD, mod_revision=expected_revision))
+        return compares + self._guard_compares(guards)
+
+    def _guard_compares(self, guards: Sequence[Guard]) -> list[Compare]:
+        compares = []
         for guard in guards:
             if guard.mod_revision == 0:
                 compares.append(_compare(self._wire(guard.key), Compare.CREATE, create_revision=0))

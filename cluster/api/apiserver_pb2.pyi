@@ -25,12 +25,14 @@ class Object(_message.Message):
     def __init__(self, pod: _Optional[_Union[_objects_pb2.Pod, _Mapping]] = ..., node: _Optional[_Union[_objects_pb2.Node, _Mapping]] = ..., priority_class: _Optional[_Union[_objects_pb2.PriorityClass, _Mapping]] = ..., pod_disruption_budget: _Optional[_Union[_objects_pb2.PodDisruptionBudget, _Mapping]] = ..., lease: _Optional[_Union[_objects_pb2.Lease, _Mapping]] = ..., event: _Optional[_Union[_objects_pb2.Event, _Mapping]] = ...) -> None: ...
 
 class CreateRequest(_message.Message):
-    __slots__ = ("object", "dry_run")
+    __slots__ = ("object", "dry_run", "fence")
     OBJECT_FIELD_NUMBER: _ClassVar[int]
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    FENCE_FIELD_NUMBER: _ClassVar[int]
     object: Object
     dry_run: bool
-    def __init__(self, object: _Optional[_Union[Object, _Mapping]] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+    fence: Fence
+    def __init__(self, object: _Optional[_Union[Object, _Mapping]] = ..., dry_run: _Optional[bool] = ..., fence: _Optional[_Union[Fence, _Mapping]] = ...) -> None: ...
 
 class GetRequest(_message.Message):
     __slots__ = ("kind", "namespace", "name")

@@ -15,6 +15,9 @@ from cluster.api import objects_pb2
 FENCING_TOKEN_ANNOTATION = "podsched.io/fencing-token"
 #: On a Pod bound by a fenced Bind: "<holder>@<token>", so that history can be audited.
 BOUND_UNDER_FENCE_ANNOTATION = "podsched.io/bound-under-fence"
+#: On an Event as a fenced Create or Update wrote it: "<holder>@<token>" (an unfenced write drops it), so
+#: that history shows which term wrote each version of an event.
+WRITTEN_UNDER_FENCE_ANNOTATION = "podsched.io/written-under-fence"
 
 
 def tenure_token(lease: objects_pb2.Lease) -> int:

@@ -24,7 +24,11 @@ import logging
 
 from cluster.api import apiserver_pb2, errors, objects_pb2, validation
 from cluster.api import fencing as leases
-from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION, FENCING_TOKEN_ANNOTATION
+from cluster.api.fencing import (
+    BOUND_UNDER_FENCE_ANNOTATION,
+    FENCING_TOKEN_ANNOTATION,
+    WRITTEN_UNDER_FENCE_ANNOTATION,
+)
 from cluster.api.kinds import LEASE, Kind
 from cluster.apiserver.registry import Registry, revision_of
 from store.base import Guard
@@ -32,7 +36,7 @@ from store.base import Guard
 log = logging.getLogger(__name__)
 
 #: Annotations only the server writes: a client can neither set nor change them.
-SERVER_ANNOTATIONS = (FENCING_TOKEN_ANNOTATION, BOUND_UNDER_FENCE_ANNOTATION)
+SERVER_ANNOTATIONS = (FENCING_TOKEN_ANNOTATION, BOUND_UNDER_FENCE_ANNOTATION, WRITTEN_UNDER_FENCE_ANNOTATION)
 
 
 def tenure_token(lease: objects_pb2.Lease) -> int:

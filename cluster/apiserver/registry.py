@@ -130,20 +130,27 @@ class Registry:
 
     # -------------------------------------------------------------------------------------- writes
 
-    async def create(self, kind: Kind, obj: Message, *, dry_run: bool = False) -> Message:
+    async def create(
+        self, kind: Kind, obj: Message, *, dry_run: bool = False, guards: GuardSource | None = None
+    ) -> Message:
         """Store a new object; AlreadyExists when its key is taken. A dry run checks the same and
-        returns the object unwritten (without a resourceVersion, as Kubernetes does)."""
+        returns the object unwritten (without a resourceVersion, as Kubernetes does). ``guards``, when
+        given, is called before each attempt and its guards go into that attempt's write."""
         key = kind.key(obj.metadata.namespace, obj.metadata.name)
         data = self.encode(kind, obj)
-        if dry_run:
-            if await self.store.get(key) is not None:
+        while True:
+            extra = await guards() if guards is not None else ()
+            if dry_run:
+                if await self.store.get(key) is not None:
+                    raise messages.already_exists(kind, obj.metadata.name)
+                return obj
+            result = await self.store.create(key, data, extra)
+            if result.succeeded:
+                obj.metadata.resource_version = str(result.revision)
+                return obj
+            if result.current is not None or not result.failed_guards:
                 raise messages.already_exists(kind, obj.metadata.name)
-            return obj
-        result = await self.store.create(key, data)
-        if not result.succeeded:
-            raise messages.already_exists(kind, obj.metadata.name)
-        obj.metadata.resource_version = str(result.revision)
-        return obj
+            # Only a guard failed (a fenced lease renewed meanwhile): draw fresh guards and try again.
 
     async def update(
         self, kind: Kind, obj: Message, expected_revision: int, guards: Sequence[Guard] = ()

@@ -22,7 +22,8 @@ stopping).
 
 The background tasks run in one TaskGroup for the server's lifetime: the graceful-deletion finisher
 (graceful.py), the store compactor, which keeps a week of lease renewals from growing the store without
-bound, and the HTTP endpoints when asked for. One failing is fatal: the server stops and ``wait_closed``
+bound, the HTTP endpoints when asked for, and with ``enforce_leader_fencing`` the watch that times the
+Leases by this server's clock (leadership.py). One failing is fatal: the server stops and ``wait_closed``
 raises the error.
 """
 
@@ -48,6 +49,7 @@ from cluster.apiserver.auth.security import SecurityConfig, load_security
 from cluster.apiserver.bootstrap import ensure_system_priority_classes
 from cluster.apiserver.flowcontrol import FlowControl, FlowControlConfig
 from cluster.apiserver.graceful import DeletionFinisher
+from cluster.apiserver.leadership import Leadership
 from cluster.apiserver.limits import ApiLimits, RequestDeadline, WatchLimit
 from cluster.apiserver.malformed import RefuseMalformedRequests
 from cluster.apiserver.metrics import ApiServerMetrics
@@ -92,6 +94,8 @@ class ApiServerOptions:
     limits: ApiLimits = field(default_factory=ApiLimits)
     #: host:port of the HTTP endpoints (/metrics, /livez, /healthz, /readyz); None serves none.
     metrics_listen: str | None = None
+    #: Server-enforced leadership (leadership.py): unfenced leader writes refused, Leases arbitrated.
+    enforce_leader_fencing: bool = False
 
     def __post_init__(self) -> None:
         if not self.listen or ":" not in self.listen:
@@ -131,7 +135,14 @@ class ApiServer:
         self.options = options or ApiServerOptions()
         self._store = store
         self._registry = Registry(store, max_object_bytes=self.options.max_object_bytes)
-        self._verbs = Verbs(self._registry, clock=clock)
+        #: An admin bearer token only this process knows, for its own clients (the controllers), as
+        #: kube-apiserver's loopback client token; accepted whenever authentication is on.
+        self.loopback_token = secrets.token_urlsafe(32)
+        self._access = Access.of(self.options.security, self.loopback_token)
+        self._leadership = Leadership(
+            enforced=self.options.enforce_leader_fencing, may=self._access.authorizer.allows
+        )
+        self._verbs = Verbs(self._registry, clock=clock, leadership=self._leadership)
         self._finisher = DeletionFinisher(self._registry, clock=clock)
         self._compactor = Compactor(
             store,
@@ -140,10 +151,6 @@ class ApiServer:
         )
         self._stopping = asyncio.Event()
         self._health = health.aio.HealthServicer()
-        #: An admin bearer token only this process knows, for its own clients (the controllers), as
-        #: kube-apiserver's loopback client token; accepted whenever authentication is on.
-        self.loopback_token = secrets.token_urlsafe(32)
-        self._access = Access.of(self.options.security, self.loopback_token)
         self._listen = self.options.listen
         if not self._access.enabled:
             self._listen = _loopback_only(self.options.listen)
@@ -255,6 +262,8 @@ class ApiServer:
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(self._finisher.run(), name="deletion-finisher")
             tasks.create_task(self._compactor.run(), name="compactor")
+            if self._leadership.enforced:
+                tasks.create_task(self._leadership.clock.run(self._registry), name="lease-clock")
             if self._endpoints is not None:
                 tasks.create_task(self._endpoints.run(), name="http-endpoints")
 

@@ -38,7 +38,8 @@ from cluster.apiserver.limits import DEFAULT_MAX_PAGE_SIZE, status_message
 from cluster.apiserver.listing import list_objects
 from cluster.apiserver.metrics import ApiServerMetrics
 from cluster.apiserver.selection import Selection
-from cluster.apiserver.verbs import Verbs, check_path_name, resolve_kind
+from cluster.apiserver.strategy import DEFAULT_NAMESPACE
+from cluster.apiserver.verbs import Verbs, check_path_name, request_namespace, resolve_kind
 from cluster.apiserver.watch import until_stopped, watch_events
 from store.base import FutureRevision, StoreUnavailable, TooOldRevision
 
@@ -81,13 +82,14 @@ METRIC_VERBS = {
 def _unary(
     describe: Callable[[Request], RequestInfo],
 ) -> Callable[
-    [Callable[[Any, Request], Awaitable[Response]]],
+    [Callable[[Any, Request, UserInfo], Awaitable[Response]]],
     Callable[[Any, Request, grpc.aio.ServicerContext], Awaitable[Response]],
 ]:
-    """Serve the decorated handler through the pipeline; ``describe`` says what its request asks."""
+    """Serve the decorated handler through the pipeline; ``describe`` says what its request asks. The
+    handler is given the request and the authenticated caller."""
 
     def decorate(
-        handler: Callable[[Any, Request], Awaitable[Response]],
+        handler: Callable[[Any, Request, UserInfo], Awaitable[Response]],
     ) -> Callable[[Any, Request, grpc.aio.ServicerContext], Awaitable[Response]]:
         rpc = handler.__name__
 
@@ -100,10 +102,10 @@ def _unary(
                 info = describe(request)
                 self._access.authorize(user, info)
                 if not self._gates:
-                    response = await handler(self, request)
+                    response = await handler(self, request, user)
                 else:
                     async with self._gated(user, info):
-                        response = await handler(self, request)
+                        response = await handler(self, request, user)
             except asyncio.CancelledError:
                 self._observe(rpc, info, grpc.StatusCode.CANCELLED, start)
                 raise
@@ -166,43 +168,49 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
             yield
 
     @_unary(requests.create)
-    async def Create(self, request: apiserver_pb2.CreateRequest) -> apiserver_pb2.Object:
-        created = await self._verbs.create(kinds.unwrap(request.object), dry_run=request.dry_run)
+    async def Create(self, request: apiserver_pb2.CreateRequest, user: UserInfo) -> apiserver_pb2.Object:
+        created = await self._verbs.create(
+            kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request)
+        )
         return kinds.wrap(created)
 
     @_unary(requests.get)
-    async def Get(self, request: apiserver_pb2.GetRequest) -> apiserver_pb2.Object:
+    async def Get(self, request: apiserver_pb2.GetRequest, user: UserInfo) -> apiserver_pb2.Object:
         return kinds.wrap(await self._verbs.get(request.kind, request.namespace, request.name))
 
     @_unary(requests.update)
-    async def Update(self, request: apiserver_pb2.UpdateRequest) -> apiserver_pb2.Object:
-        if request.HasField("fence"):
-            # Ignoring it would let the caller believe the write was fenced.
-            raise errors.Invalid(
-                "Update does not take a fence: only UpdateStatus, Delete and Bind are fenced"
-            )
-        updated = await self._verbs.update(kinds.unwrap(request.object), dry_run=request.dry_run)
-        return kinds.wrap(updated)
-
-    @_unary(requests.update_status)
-    async def UpdateStatus(self, request: apiserver_pb2.UpdateRequest) -> apiserver_pb2.Object:
-        updated = await self._verbs.update_status(
+    async def Update(self, request: apiserver_pb2.UpdateRequest, user: UserInfo) -> apiserver_pb2.Object:
+        updated = await self._verbs.update(
             kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request)
         )
         return kinds.wrap(updated)
 
+    @_unary(requests.update_status)
+    async def UpdateStatus(
+        self, request: apiserver_pb2.UpdateRequest, user: UserInfo
+    ) -> apiserver_pb2.Object:
+        fence = self._fence(request)
+        updated = await self._verbs.update_status(
+            kinds.unwrap(request.object), dry_run=request.dry_run, fence=fence,
+            nomination_check=self._verbs.leadership.nomination_check(user, fence),
+        )
+        return kinds.wrap(updated)
+
     @_unary(requests.delete)
-    async def Delete(self, request: apiserver_pb2.DeleteRequest) -> apiserver_pb2.Object:
+    async def Delete(self, request: apiserver_pb2.DeleteRequest, user: UserInfo) -> apiserver_pb2.Object:
         grace = request.grace_period_seconds if request.HasField("grace_period_seconds") else None
+        fence = self._fence(request)
+        namespace = request_namespace(resolve_kind(request.kind), request.namespace)
+        self._verbs.leadership.check_delete(user, request.kind, namespace, request.name, fence)
         deleted = await self._verbs.delete(
             request.kind, request.namespace, request.name,
             grace_period_seconds=grace, resource_version=request.resource_version, dry_run=request.dry_run,
-            fence=self._fence(request),
+            fence=fence,
         )
         return kinds.wrap(deleted)
 
     @_unary(requests.list_)
-    async def List(self, request: apiserver_pb2.ListRequest) -> apiserver_pb2.ListResponse:
+    async def List(self, request: apiserver_pb2.ListRequest, user: UserInfo) -> apiserver_pb2.ListResponse:
         selection, namespace = self._selection(request)
         page = await list_objects(
             self._registry, selection, namespace, limit=request.limit, continue_token=request.continue_token,
@@ -215,8 +223,10 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         )
 
     @_unary(requests.bind)
-    async def Bind(self, request: apiserver_pb2.BindRequest) -> objects_pb2.Pod:
+    async def Bind(self, request: apiserver_pb2.BindRequest, user: UserInfo) -> objects_pb2.Pod:
         fence = self._fence(request)
+        meta = request.binding.metadata
+        self._verbs.leadership.check_bind(user, meta.namespace or DEFAULT_NAMESPACE, meta.name, fence)
         return await binding.bind(self._registry, request.binding, self._verbs.now(), fence=fence)
 
     async def Watch(
@@ -251,7 +261,9 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         await _abort(context, error)
 
     def _fence(
-        self, request: apiserver_pb2.UpdateRequest | apiserver_pb2.DeleteRequest | apiserver_pb2.BindRequest
+        self,
+        request: apiserver_pb2.CreateRequest | apiserver_pb2.UpdateRequest | apiserver_pb2.DeleteRequest
+        | apiserver_pb2.BindRequest,
     ) -> LeaseFence | None:
         return self._verbs.fencing.of(request.fence) if request.HasField("fence") else None
 

@@ -2,9 +2,12 @@
 strategy (server-owned fields, defaults) → mutating admission → validation → validating admission →
 the size limit and the compare-and-swap write. A dry run goes through every step but the write.
 
-UpdateStatus and Delete may be fenced (fencing.py): then every attempt first checks the fence against
-the Lease and carries the Guard it gives, even an attempt that ends up writing nothing (a delete of a pod
-already terminating, a status already so), so a deposed writer always hears that it was deposed.
+UpdateStatus and Delete may be fenced (fencing.py), and so may the Create and Update of an Event (a
+scheduler's events belong to its term) and the Update of a Lease (a leader's release): then every attempt
+first checks the fence against the Lease and carries the Guard it gives, even an attempt that ends up
+writing nothing (a delete of a pod already terminating, a status already so), so a deposed writer always
+hears that it was deposed. An Event stores the fence it was written under in annotation
+podsched.io/written-under-fence; an unfenced write of it drops that annotation.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import errors, objects_pb2, timeutil, validation
-from cluster.api.kinds import POD, PRIORITY_CLASS, Kind, kind_by_name, kind_of
+from cluster.api.fencing import WRITTEN_UNDER_FENCE_ANNOTATION
+from cluster.api.kinds import EVENT, LEASE, POD, PRIORITY_CLASS, Kind, kind_by_name, kind_of
 from cluster.apiserver import admission, graceful, messages, strategy
 from cluster.apiserver.fencing import Fencing, LeaseFence
+from cluster.apiserver.leadership import Leadership
 from cluster.apiserver.registry import GuardSource, Registry, revision_of
 from store.base import Guard
 
@@ -68,10 +73,13 @@ class Verbs:
         *,
         clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
+        leadership: Leadership | None = None,
     ) -> None:
         self.registry = registry
         #: Checks the fences of fenced writes and counts the ones it refuses.
         self.fencing = Fencing(registry)
+        #: Server-enforced leadership (leadership.py): off unless the server was asked for it.
+        self.leadership = leadership or Leadership(enforced=False, may=lambda user, request: True)
         self._clock = clock
         self._rng = rng or random.Random()
 
@@ -80,25 +88,36 @@ class Verbs:
 
     # ------------------------------------------------------------------------------------- create
 
-    async def create(self, obj: Message, *, dry_run: bool = False) -> Message:
+    async def create(
+        self, obj: Message, *, dry_run: bool = False, fence: LeaseFence | None = None
+    ) -> Message:
+        """Create an object; an Event under ``fence`` when given."""
         kind = kind_of(obj)
+        _check_fenced_kind(fence, "Create", kind, (EVENT,))
         generated = not obj.metadata.name and bool(obj.metadata.generate_name)
         attempt = 1
         while True:
             candidate = kind.message()
             candidate.CopyFrom(obj)
             strategy.prepare_for_create(kind, candidate, self.now(), self._rng)
+            _stamp_fence(candidate, fence)
             if isinstance(candidate, objects_pb2.Pod):
                 await admission.admit_pod_create(self.registry, candidate)
             self._validate(kind, candidate)
             if isinstance(candidate, objects_pb2.PriorityClass):
                 await admission.admit_priority_class(self.registry, candidate, updating=False)
+            meta = candidate.metadata
+            guards = _fence_guards(fence, "create", kind, meta.namespace, meta.name)
             try:
-                return await self.registry.create(kind, candidate, dry_run=dry_run)
+                created = await self.registry.create(kind, candidate, dry_run=dry_run, guards=guards)
             except errors.AlreadyExists:
                 if not generated or attempt == GENERATE_NAME_ATTEMPTS:
                     raise
                 attempt += 1
+                continue
+            if isinstance(created, objects_pb2.Lease) and not dry_run:
+                self.leadership.clock.observe(created)
+            return created
 
     def _validate(self, kind: Kind, obj: Message, old: Message | None = None) -> None:
         problems = validation.validate_object(obj)
@@ -134,10 +153,15 @@ class Verbs:
         check_path_name("resource name", obj.metadata.name)
         return kind, namespace, obj.metadata.name
 
-    async def update(self, obj: Message, *, dry_run: bool = False) -> Message:
-        """Replace metadata and spec (status is kept). An empty resourceVersion is unconditional."""
+    async def update(
+        self, obj: Message, *, dry_run: bool = False, fence: LeaseFence | None = None
+    ) -> Message:
+        """Replace metadata and spec (status is kept). An empty resourceVersion is unconditional. An
+        Event or a Lease under ``fence`` when given."""
         kind, namespace, name = self._addressed(obj)
+        _check_fenced_kind(fence, "Update", kind, (EVENT, LEASE))
         precondition = obj.metadata.resource_version
+        guards = _fence_guards(fence, "update", kind, namespace, name)
 
         async def mutate(current: Message) -> Message:
             if precondition and precondition != current.metadata.resource_version:
@@ -145,6 +169,10 @@ class Verbs:
             updated = kind.message()
             updated.CopyFrom(obj)
             strategy.prepare_for_update(kind, updated, current)
+            if kind is EVENT:
+                _stamp_fence(updated, fence)
+            if isinstance(updated, objects_pb2.Lease):
+                self.leadership.check_lease_update(current, updated, fence)  # type: ignore[arg-type]
             if isinstance(updated, objects_pb2.Pod):
                 admission.admit_pod_update(updated, current)
             self._validate(kind, updated, current)
@@ -152,12 +180,24 @@ class Verbs:
                 await admission.admit_priority_class(self.registry, updated, updating=True)
             return updated
 
-        return await self.registry.guaranteed_update(kind, namespace, name, mutate, dry_run=dry_run)
+        updated = await self.registry.guaranteed_update(
+            kind, namespace, name, mutate, dry_run=dry_run, guards=guards
+        )
+        if isinstance(updated, objects_pb2.Lease) and not dry_run:
+            self.leadership.clock.observe(updated)
+        return updated
 
     async def update_status(
-        self, obj: Message, *, dry_run: bool = False, fence: LeaseFence | None = None
+        self,
+        obj: Message,
+        *,
+        dry_run: bool = False,
+        fence: LeaseFence | None = None,
+        nomination_check: Callable[[objects_pb2.Pod, objects_pb2.Pod], None] | None = None,
     ) -> Message:
-        """Replace the status (metadata and spec are kept); under ``fence`` when given."""
+        """Replace the status (metadata and spec are kept); under ``fence`` when given. A pod's
+        ``nomination_check``, when given, is called with the stored pod and the updated one and may
+        refuse."""
         kind, namespace, name = self._addressed(obj)
         precondition = obj.metadata.resource_version
         guards = _fence_guards(fence, "status update", kind, namespace, name)
@@ -167,6 +207,8 @@ class Verbs:
                 raise messages.conflict(kind, name)
             updated = strategy.prepare_for_status_update(kind, obj, current)
             self._validate_status(updated)
+            if nomination_check is not None and isinstance(updated, objects_pb2.Pod):
+                nomination_check(current, updated)  # type: ignore[arg-type]
             return updated
 
         return await self.registry.guaranteed_update(
@@ -225,6 +267,25 @@ class Verbs:
             if outcome.obj is None:
                 raise messages.not_found(kind, name)
             current = outcome.obj
+
+
+def _check_fenced_kind(fence: LeaseFence | None, verb: str, kind: Kind, fenced: tuple[Kind, ...]) -> None:
+    """A fence on a write of a kind that verb does not fence is refused: ignoring it would let the caller
+    believe the write was fenced."""
+    if fence is not None and kind not in fenced:
+        names = " and ".join(f"{k.name}s" for k in fenced)
+        raise errors.Invalid(f"{verb} takes a fence only for {names}, not for a {kind.name}")
+
+
+def _stamp_fence(obj: Message, fence: LeaseFence | None) -> None:
+    """Record on an Event the fence of the write that stores this version of it (none: no record)."""
+    if not isinstance(obj, objects_pb2.Event):
+        return
+    annotations = obj.metadata.annotations
+    if fence is not None:
+        annotations[WRITTEN_UNDER_FENCE_ANNOTATION] = fence.stamp
+    elif WRITTEN_UNDER_FENCE_ANNOTATION in annotations:
+        del annotations[WRITTEN_UNDER_FENCE_ANNOTATION]
 
 
 def _fence_guards(

@@ -13,12 +13,17 @@ authenticated and the server serves loopback only. ``--etcd-*`` open etcd over T
 certificate (etcd's client-cert auth). `podsched certs` writes every one of these files.
                        [--max-requests-inflight 60] [--max-mutating-requests-inflight 30]
                        [--request-timeout 1m] [--max-watches-per-user 100] [--max-page-size 5000]
-                       [--metrics-addr 127.0.0.1:7444]
+                       [--metrics-addr 127.0.0.1:7444] [--enforce-leader-fencing]
 
 The limits (cluster/apiserver/limits.py) each refuse with an error naming the limit: a unary call
 running past ``--request-timeout`` (kube-apiserver's flag) ends DEADLINE_EXCEEDED, a user's watch past
 ``--max-watches-per-user`` RESOURCE_EXHAUSTED (admins are exempt), a List ``limit`` above
 ``--max-page-size`` INVALID_ARGUMENT.
+
+``--enforce-leader-fencing`` (off by default, so that plain kube-scheduler clients work; on in
+`podsched up`) makes the server enforce leadership (cluster/apiserver/leadership.py): a non-admin's
+Bind, change of a pod's nominatedNodeName, and pod delete by a caller that may bind pods need a fence,
+and a Lease changes holder only once released or expired by the server's own clock.
 
 ``--metrics-addr`` serves plain HTTP there: ``/metrics`` (kube-apiserver's request, watch and flow-control
 metrics), ``/livez``, ``/healthz`` and ``/readyz``; without it there is no HTTP endpoint.
@@ -163,6 +168,12 @@ def register(subparsers: Any) -> None:
         "--max-page-size", type=_at_least_one("--max-page-size"), default=DEFAULT_MAX_PAGE_SIZE,
         metavar="N", help=f"largest limit a List may ask for (default {DEFAULT_MAX_PAGE_SIZE})",
     )
+    parser.add_argument(
+        "--enforce-leader-fencing", action="store_true",
+        help="enforce scheduler leadership: refuse a non-admin's unfenced Bind, nomination and pod delete "
+        "by a caller that may bind pods, and let a Lease change holder only once it is released or has "
+        "expired by this server's clock (default: off, as kube-apiserver)",
+    )
     security = parser.add_argument_group("security (kube-apiserver's flags)")
     for flag, text in (
         ("--tls-cert-file", "PEM certificate (chain) to serve TLS with"),
@@ -270,6 +281,7 @@ def _options(args: argparse.Namespace) -> ApiServerOptions:
         token_auth_file=args.token_auth_file,
         authorization_policy_file=args.authorization_policy_file,
         metrics_listen=args.metrics_addr,
+        enforce_leader_fencing=args.enforce_leader_fencing,
     )
 
 

@@ -219,17 +219,23 @@ class Client:
 
     # ------------------------------------------------------------------------------------------- verbs
 
-    async def create(self, obj: M, *, dry_run: bool = False) -> M:
+    async def create(self, obj: M, *, dry_run: bool = False, fence: Fence | None = None) -> M:
+        """Create an object. An Event may be fenced by ``fence`` (the client's `fence` does not apply)."""
         request = apiserver_pb2.CreateRequest(object=wrap(obj), dry_run=dry_run)
+        if fence is not None:
+            request.fence.CopyFrom(fence.to_proto())
         return unwrap(await self._unary("Create", request, idempotent=False))  # type: ignore[return-value]
 
     async def get(self, kind: KindLike, name: str, namespace: str = "") -> Message:
         request = apiserver_pb2.GetRequest(kind=resolve_kind(kind).name, namespace=namespace, name=name)
         return unwrap(await self._unary("Get", request, idempotent=True))
 
-    async def update(self, obj: M, *, dry_run: bool = False) -> M:
-        """Replace metadata and spec; ``obj.metadata.resourceVersion`` is the precondition (empty: none)."""
+    async def update(self, obj: M, *, dry_run: bool = False, fence: Fence | None = None) -> M:
+        """Replace metadata and spec; ``obj.metadata.resourceVersion`` is the precondition (empty: none).
+        An Event or a Lease may be fenced by ``fence`` (the client's `fence` does not apply)."""
         request = apiserver_pb2.UpdateRequest(object=wrap(obj), dry_run=dry_run)
+        if fence is not None:
+            request.fence.CopyFrom(fence.to_proto())
         return unwrap(await self._unary("Update", request, idempotent=False))  # type: ignore[return-value]
 
     async def update_status(self, obj: M, *, fence: Fence | None = None) -> M:

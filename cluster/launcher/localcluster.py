@@ -248,7 +248,8 @@ class LocalCluster:
             port = config.port if index == 1 else 0
             self.apiservers[name] = ApiServerProcess(
                 store_args, host=config.host, port=port,
-                extra_args=[*security, "--metrics-addr", f"{config.host}:0"],
+                # The schedulers here are podsched's own, which fence every leader's write.
+                extra_args=[*security, "--metrics-addr", f"{config.host}:0", "--enforce-leader-fencing"],
             )
             self.supervisor.add(name, self.apiservers[name], layer=_API_LAYER)
         await self._start_children(list(self.apiservers))

@@ -50,8 +50,8 @@ class WriteTrackingStore:
     ) -> ListResult:
         return await self._store.list(prefix, limit, continue_key, revision)
 
-    async def create(self, key: str, value: bytes) -> WriteResult:
-        return await self._write(key, self._store.create(key, value))
+    async def create(self, key: str, value: bytes, guards: Sequence[Guard] = ()) -> WriteResult:
+        return await self._write(key, self._store.create(key, value, guards))
 
     async def update(
         self, key: str, value: bytes, expected_revision: int | None, guards: Sequence[Guard] = ()

@@ -11,7 +11,8 @@ The rules (client-go's):
 - A leader renews every RetryPeriod. If it cannot renew within RenewDeadline it stops leading; a
   standby takes over LeaseDuration after it last saw a renewal.
 - A leader that stops on purpose releases the lease (no holder, leaseDurationSeconds 1), so that a
-  standby takes over at once.
+  standby takes over at once. It releases under its term's fence: an API server that enforces
+  leadership (--enforce-leader-fencing) takes a change of holder before expiry only from the holder.
 
 Beyond client-go:
 - Candidates watch the Lease. A watched change counts as an observation, a released lease wakes them at
@@ -282,8 +283,8 @@ class LeaderElector:
                 await _cancel_and_wait(work, f"the work on lease {self._desc}")
                 await _cancel_and_wait(renewals, f"the renewals of lease {self._desc}")
                 if self.release_on_cancel and self._fence is not None:
-                    self._fence = None
-                    self.released = await self._release()
+                    term, self._fence = self._fence, None
+                    self.released = await self._release(term)
                 raise
             if self._lost.is_set():
                 # The term ended under us (the work may have failed of it: a write refused under its
@@ -293,7 +294,7 @@ class LeaderElector:
             if work.done():
                 await _cancel_and_wait(renewals, f"the renewals of lease {self._desc}")
                 self._fence = None
-                self.released = await self._release()
+                self.released = await self._release(fence)
                 if not work.cancelled() and work.exception() is not None:
                     raise work.exception()  # type: ignore[misc]
                 raise RuntimeError(f"the work on lease {self._desc} ended by itself; lease released")
@@ -466,12 +467,14 @@ class LeaderElector:
             return False
         return self._clock.now() < self._observed_time + self._observed.lease_duration_seconds
 
-    async def _release(self) -> bool:
-        """Hand the lease over (no holder, client-go's release), within the renew deadline."""
+    async def _release(self, fence: Fence) -> bool:
+        """Hand the lease over (no holder, client-go's release), within the renew deadline, under the
+        ``fence`` of the term that ends (an API server that enforces leadership lets a holder release only
+        so)."""
         if not self._holds() or self._observed is None:
             return False
         try:
-            released = await self._within(self.timings.renew_deadline_s, self._write_release())
+            released = await self._within(self.timings.renew_deadline_s, self._write_release(fence))
         except (ApiError, TimeoutError) as err:
             log.warning("failed to release lease %s: %s", self._desc, err)
             return False
@@ -481,7 +484,7 @@ class LeaderElector:
             log.info("lease %s is no longer ours to release (held by %r)", self._desc, self.observed_holder)
         return released
 
-    async def _write_release(self) -> bool:
+    async def _write_release(self, fence: Fence) -> bool:
         now = self._wall_clock()
         released = LeaderElectionRecord(
             lease_duration_seconds=RELEASED_LEASE_DURATION_SECONDS,
@@ -490,7 +493,7 @@ class LeaderElector:
             leader_transitions=self.observed_transitions,
         )
         try:
-            self._wrote(await self._lock.update(released))
+            self._wrote(await self._lock.update(released, fence=fence))
             return True
         except Conflict:
             # A renewal cancelled on its way out may have landed unanswered, leaving the lock's version
@@ -500,7 +503,7 @@ class LeaderElector:
             if current.record.holder_identity != self.identity:
                 return False
             self._wrote(await self._lock.update(replace(
-                released, leader_transitions=current.record.leader_transitions)))
+                released, leader_transitions=current.record.leader_transitions), fence=fence))
             return True
 
     # ------------------------------------------------------------------------------------ observation

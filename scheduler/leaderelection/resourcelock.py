@@ -21,7 +21,7 @@ from google.protobuf.message import Message
 from cluster.api import objects_pb2
 from cluster.api.fencing import observed_tenure_token
 from cluster.api.kinds import LEASE
-from cluster.client import Client, Informer
+from cluster.client import Client, Fence, Informer
 
 #: Written by the API server on a Lease whose tenure outlived the write that began it: the tenure's
 #: fencing token. Absent, the token is the Lease's own resourceVersion (see `LeaseSnapshot.token`).
@@ -86,9 +86,9 @@ class Lock(Protocol):
         """Create the record; `cluster.client.AlreadyExists` when someone was first."""
         ...
 
-    async def update(self, record: LeaderElectionRecord) -> LeaseSnapshot:
+    async def update(self, record: LeaderElectionRecord, *, fence: Fence | None = None) -> LeaseSnapshot:
         """Replace the record at the version this lock last read or wrote; `cluster.client.Conflict`
-        when it changed since."""
+        when it changed since. Under ``fence`` when given (a holder's release of its tenure)."""
         ...
 
     async def watch(
@@ -178,7 +178,7 @@ class LeaseLock:
         )
         return self._remember(await self._client.create(lease))
 
-    async def update(self, record: LeaderElectionRecord) -> LeaseSnapshot:
+    async def update(self, record: LeaderElectionRecord, *, fence: Fence | None = None) -> LeaseSnapshot:
         if self._lease is None:
             raise RuntimeError(f"lease {self.describe()} not initialized: call get or create first")
         lease = objects_pb2.Lease()
@@ -186,7 +186,7 @@ class LeaseLock:
         lease.spec.CopyFrom(record_to_spec(record))
         # A failed update leaves the cached Lease as it was: the next update fails its CAS again
         # until a get refreshes it, exactly as client-go's lock behaves.
-        return self._remember(await self._client.update(lease))
+        return self._remember(await self._client.update(lease, fence=fence))
 
     async def watch(
         self, on_change: Callable[[LeaseSnapshot], None], on_delete: Callable[[int], None]

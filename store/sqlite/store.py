@@ -110,9 +110,10 @@ class SqliteStore:
 
     # ---- writes ------------------------------------------------------------------------------------
 
-    async def create(self, key: str, value: bytes) -> WriteResult:
+    async def create(self, key: str, value: bytes, guards: Sequence[Guard] = ()) -> WriteResult:
         _check_key(key)
-        return await self._log.transact(lambda txn: _create(txn, key, value))
+        guards = tuple(guards)
+        return await self._log.transact(lambda txn: _create(txn, key, value, guards))
 
     async def update(
         self, key: str, value: bytes, expected_revision: int | None, guards: Sequence[Guard] = ()
@@ -196,10 +197,11 @@ def _check_key(key: str) -> None:
         raise ValueError("store key must not be empty")
 
 
-def _create(txn: LogTxn, key: str, value: bytes) -> WriteResult:
+def _create(txn: LogTxn, key: str, value: bytes, guards: tuple[Guard, ...]) -> WriteResult:
     row = txn.latest(key)
-    if row is not None and not row.deleted:
-        return WriteResult(False, txn.current_revision(), _key_value(row))
+    failed = tuple(guard for guard in guards if _mod_revision(txn, guard.key) != guard.mod_revision)
+    if (row is not None and not row.deleted) or failed:
+        return WriteResult(False, txn.current_revision(), _live(row), failed)
     try:
         new = txn.append(
             key,
@@ -211,7 +213,7 @@ def _create(txn: LogTxn, key: str, value: bytes) -> WriteResult:
             prev_value=None,
         )
     except DuplicateSuccessor:
-        return _lost_race(txn, key, ())
+        return _lost_race(txn, key, guards)
     return WriteResult(True, new.id, _key_value(new))
 
 

@@ -12,7 +12,11 @@ The rules are checked from the store's own history, not from what any component 
   never request more cpu, memory or pod slots than the node's allocatable.
 * ``check_fenced_binds``: every bind carries the API server's ``bound-under-fence`` annotation, and the
   lease, as it stood at the bind's revision, was held by that holder in the tenure that token names.
-* ``check_no_writes_after``: a deposed holder wrote nothing (no bind, no lease write) after a revision.
+* ``check_fenced_events``: every event write carries the API server's ``written-under-fence``
+  annotation, and the lease, as it stood at the write's revision, was held in the tenure it names: no
+  event of a term landed after the next term began.
+* ``check_no_writes_after``: a deposed holder wrote nothing (no bind, no event, no lease write) after a
+  revision.
 
 The pod-request arithmetic is written out here rather than borrowed from the scheduler, so the scheduler
 is never judged by its own code.
@@ -27,13 +31,19 @@ from dataclasses import dataclass
 from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
-from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION, FENCING_TOKEN_ANNOTATION
-from cluster.api.kinds import LEASE, NODE, POD
+from cluster.api.fencing import (
+    BOUND_UNDER_FENCE_ANNOTATION,
+    FENCING_TOKEN_ANNOTATION,
+    WRITTEN_UNDER_FENCE_ANNOTATION,
+)
+from cluster.api.kinds import EVENT, LEASE, NODE, POD
 from cluster.api.quantity import int_value, milli_value
 from store.base import EventType
 
 #: The annotation the API server puts on a pod it bound under a fence: "<holder>@<token>".
 BOUND_UNDER_FENCE = BOUND_UNDER_FENCE_ANNOTATION
+#: The annotation the API server puts on an event written under a fence: "<holder>@<token>".
+WRITTEN_UNDER_FENCE = WRITTEN_UNDER_FENCE_ANNOTATION
 #: The annotation the API server keeps on a lease renewed within one tenure: the tenure's token.
 FENCING_TOKEN = FENCING_TOKEN_ANNOTATION
 #: The scheduler's lease by default (kube-system/kube-scheduler).
@@ -261,45 +271,90 @@ def check_never_over_allocatable(events: Sequence[Recorded]) -> list[str]:
 # --------------------------------------------------------------------------------------- fencing
 
 
-def check_fenced_binds(events: Sequence[Recorded], lease_key: str = SCHEDULER_LEASE_KEY) -> list[str]:
-    """Every bind carries ``bound-under-fence: <holder>@<token>``, and at the bind's revision the lease
-    was held by <holder> in the tenure that began at revision <token>."""
+@dataclass(frozen=True, slots=True)
+class EventWrite:
+    """One write (create or update) of an Event."""
+
+    revision: int
+    key: str
+    reason: str
+    #: The written-under-fence annotation ("" when absent).
+    fence: str
+
+
+def event_writes(events: Iterable[Recorded]) -> list[EventWrite]:
+    """Every write of an Event (its deletions aside), in order."""
+    found = []
+    for event in events:
+        if not event.key.startswith(EVENT.key_prefix()) or event.type is EventType.DELETE:
+            continue
+        written = event.obj
+        assert isinstance(written, objects_pb2.Event)
+        found.append(EventWrite(event.revision, event.key, written.reason,
+                                written.metadata.annotations.get(WRITTEN_UNDER_FENCE, "")))
+    return found
+
+
+def _check_fenced_writes(
+    writes: Iterable[tuple[int, str, str]], annotation: str, leases: Sequence[LeaseRecord]
+) -> list[str]:
+    """For each (revision, what was written, its fence annotation) in revision order: the annotation is
+    <holder>@<token> and at that revision the lease was held by <holder> in the tenure of <token>."""
     problems = []
-    leases = lease_records(events, lease_key)
     position, current = 0, None
-    for binding in bindings(events):
-        while position < len(leases) and leases[position].revision < binding.revision:
+    for revision, where, fence in writes:
+        while position < len(leases) and leases[position].revision < revision:
             current = leases[position]
             position += 1
-        where = f"pod {binding.key} bound to {binding.node} at revision {binding.revision}"
-        holder, at, token_text = binding.fence.rpartition("@")
-        if not binding.fence:
-            problems.append(f"{where} carries no {BOUND_UNDER_FENCE} annotation")
+        holder, at, token_text = fence.rpartition("@")
+        if not fence:
+            problems.append(f"{where} carries no {annotation} annotation")
             continue
         if not at or not holder or not token_text.isdigit():
-            problems.append(f"{where}: {BOUND_UNDER_FENCE} is {binding.fence!r}, not <holder>@<token>")
+            problems.append(f"{where}: {annotation} is {fence!r}, not <holder>@<token>")
             continue
         if current is None:
-            problems.append(f"{where} under fence {binding.fence}, before the lease existed")
+            problems.append(f"{where} under fence {fence}, before the lease existed")
         elif current.holder != holder or current.token != int(token_text):
             problems.append(
-                f"{where} under fence {binding.fence}, but the lease was then held by "
+                f"{where} under fence {fence}, but the lease was then held by "
                 f"{current.holder or '(nobody)'} in the tenure of token {current.token} "
                 f"(lease revision {current.revision})"
             )
     return problems
 
 
+def check_fenced_binds(events: Sequence[Recorded], lease_key: str = SCHEDULER_LEASE_KEY) -> list[str]:
+    """Every bind carries ``bound-under-fence: <holder>@<token>``, and at the bind's revision the lease
+    was held by <holder> in the tenure that began at revision <token>."""
+    writes = ((b.revision, f"pod {b.key} bound to {b.node} at revision {b.revision}", b.fence)
+              for b in bindings(events))
+    return _check_fenced_writes(writes, BOUND_UNDER_FENCE, lease_records(events, lease_key))
+
+
+def check_fenced_events(events: Sequence[Recorded], lease_key: str = SCHEDULER_LEASE_KEY) -> list[str]:
+    """Every event write carries ``written-under-fence: <holder>@<token>``, and at its revision the lease
+    was held by <holder> in the tenure that began at revision <token>: no term's event landed after the
+    next term began (every event in a chaos run is a scheduler's)."""
+    writes = ((w.revision, f"event {w.key} ({w.reason}) written at revision {w.revision}", w.fence)
+              for w in event_writes(events))
+    return _check_fenced_writes(writes, WRITTEN_UNDER_FENCE, lease_records(events, lease_key))
+
+
 def check_no_writes_after(
     events: Sequence[Recorded], holder: str, revision: int, lease_key: str = SCHEDULER_LEASE_KEY
 ) -> list[str]:
-    """Nothing written on behalf of ``holder`` landed after ``revision``: no bind under its fence and no
-    lease write naming it as holder."""
+    """Nothing written on behalf of ``holder`` landed after ``revision``: no bind and no event under its
+    fence, and no lease write naming it as holder."""
     problems = []
     for binding in bindings(events):
         if binding.revision > revision and binding.fence.rpartition("@")[0] == holder:
             problems.append(f"pod {binding.key} was bound to {binding.node} under {holder}'s fence at "
                             f"revision {binding.revision}, after revision {revision}")
+    for write in event_writes(events):
+        if write.revision > revision and write.fence.rpartition("@")[0] == holder:
+            problems.append(f"event {write.key} ({write.reason}) was written under {holder}'s fence at "
+                            f"revision {write.revision}, after revision {revision}")
     for record in lease_records(events, lease_key):
         if record.revision > revision and record.holder == holder:
             problems.append(f"the lease was written with holder {holder} at revision {record.revision}, "

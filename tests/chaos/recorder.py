@@ -25,7 +25,7 @@ from cluster.api.kinds import KINDS, Kind
 from cluster.apiserver.registry import Registry
 from store.base import WatchEvent
 from store.etcd import EtcdStore
-from tests.chaos.history import BOUND_UNDER_FENCE, FENCING_TOKEN, Recorded
+from tests.chaos.history import BOUND_UNDER_FENCE, FENCING_TOKEN, WRITTEN_UNDER_FENCE, Recorded
 
 #: Where the API server keeps every object (``Kind.key``).
 API_PREFIX = "/registry/"
@@ -58,7 +58,7 @@ def decode(event: WatchEvent, arrived: float) -> Recorded:
 
 def describe(event: Recorded, since: float) -> str:
     """One line for a post-mortem: revision, arrival (seconds after ``since``), type, key, and what the
-    checks read: a pod's node and fence, a lease's holder and token annotation."""
+    checks read: a pod's node and fence, a lease's holder and token annotation, an event's fence."""
     obj = event.obj
     detail = ""
     if isinstance(obj, objects_pb2.Pod):
@@ -67,6 +67,9 @@ def describe(event: Recorded, since: float) -> str:
     elif isinstance(obj, objects_pb2.Lease):
         token = obj.metadata.annotations.get(FENCING_TOKEN, "")
         detail = f"holder={obj.spec.holder_identity or '-'} token-annotation={token or '-'}"
+    elif isinstance(obj, objects_pb2.Event):
+        fence = obj.metadata.annotations.get(WRITTEN_UNDER_FENCE, "")
+        detail = f"reason={obj.reason or '-'} count={obj.count} fence={fence or '-'}"
     return f"{event.revision} +{event.arrived - since:.3f}s {event.type.name} {event.key} {detail}".rstrip()
 
 

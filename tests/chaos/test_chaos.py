@@ -155,6 +155,14 @@ def test_every_bind_was_made_by_the_leader_of_its_time(chaos_run: ChaosRun) -> N
     assert not problems, _shown(problems)
 
 
+def test_every_event_was_written_by_the_leader_of_its_time(chaos_run: ChaosRun) -> None:
+    """Events included: no event of a term landed after the next term began (the paused leader's
+    FailedScheduling about a pod its successor had bound, say)."""
+    assert history.event_writes(chaos_run.events), "no scheduler wrote an event"
+    problems = history.check_fenced_events(chaos_run.events)
+    assert not problems, _shown(problems)
+
+
 def test_every_failover_is_within_its_bound(chaos_run: ChaosRun) -> None:
     failovers = [*chaos_run.failovers, chaos_run.paused, chaos_run.terminated]
     assert len(chaos_run.failovers) == LEADER_KILLS

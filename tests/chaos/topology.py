@@ -111,7 +111,8 @@ class TopologySpec:
 
 #: The API servers keep their history for the whole run: the recorder must see every revision, and a
 #: compaction (5 min by default) could cut under a watch that is resuming after an etcd member's death.
-APISERVER_ARGS = ["--compaction-interval", "1h", "--controllers", "none"]
+#: They enforce leadership, as docker-compose.yml's do.
+APISERVER_ARGS = ["--compaction-interval", "1h", "--controllers", "none", "--enforce-leader-fencing"]
 
 
 @dataclass

@@ -172,6 +172,21 @@ async def test_a_failed_guard_blocks_the_write_and_is_named(store: Store, operat
     assert await store.current_revision() == renewed.revision
 
 
+async def test_a_create_lands_only_while_its_guards_hold(store: Store) -> None:
+    lease = await store.create("/leases/scheduler", b"holder-1")
+    held = Guard("/leases/scheduler", lease.revision)
+
+    created = await store.create("/events/a", b"e1", [held, Guard("/fences/absent", 0)])
+    assert created.succeeded and created.failed_guards == ()
+
+    renewed = await store.update("/leases/scheduler", b"holder-2", lease.revision)
+    refused = await store.create("/events/b", b"e2", [held])
+
+    assert refused == WriteResult(False, renewed.revision, None, (held,))
+    assert await store.get("/events/b") is None
+    assert await store.current_revision() == renewed.revision
+
+
 async def test_an_absence_guard_fails_once_the_key_exists(store: Store) -> None:
     pod = await store.create("/pods/a", b"v1")
     await store.create("/fences/token", b"x")

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.timing
 LEASE_NAME = "kube-scheduler"
 TOKEN_ANNOTATION = "podsched.io/fencing-token"
 BOUND_ANNOTATION = "podsched.io/bound-under-fence"
+WRITTEN_ANNOTATION = "podsched.io/written-under-fence"
 #: How long a refusal may take to show in the server's log (its stderr is read by a thread).
 LOG_WAIT_S = 10.0
 
@@ -190,6 +191,57 @@ async def test_after_a_takeover_the_old_token_is_fenced_and_changes_nothing(
         await client.get(POD, "victim", namespace)
 
 
+def _event(namespace: str, name: str) -> objects_pb2.Event:
+    return objects_pb2.Event(
+        metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace),
+        involved_object=objects_pb2.ObjectReference(kind="Pod", namespace=namespace, name="web"),
+        reason="FailedScheduling", message="0/1 nodes are available", type="Warning", count=1,
+        source=objects_pb2.EventSource(component="default-scheduler"),
+    )
+
+
+async def test_events_under_a_deposed_terms_fence_are_refused_and_stamped_under_the_current(
+    apiserver: ApiServerProcess, client: Client, namespace: str
+) -> None:
+    """A scheduler's events belong to its term: once the lease changed hands, an event the old term
+    writes (a create, or a count update of its own event) is refused and changes nothing."""
+    old_token = int((await client.create(_lease(namespace, "a"))).metadata.resource_version)
+    await _renew(client, namespace)
+    old = _fence(namespace, "a", old_token)
+    written = await client.create(_event(namespace, "web.1"), fence=old)
+    assert written.metadata.annotations[WRITTEN_ANNOTATION] == f"a@{old_token}"
+    new_token = await _take_over(client, namespace, "b")
+
+    with pytest.raises(errors.Fenced) as create_refused:
+        await client.create(_event(namespace, "web.2"), fence=old)
+    assert create_refused.value.message == (
+        f'refused a fenced create of Event {namespace}/web.2: lease {namespace}/{LEASE_NAME} is held by "b" '
+        f'with token {new_token}; the fence names holder "a" with token {old_token}'
+    )
+    with pytest.raises(errors.NotFound):
+        await client.get("Event", "web.2", namespace)
+    repeat = objects_pb2.Event()
+    repeat.CopyFrom(written)
+    repeat.count = 2
+    with pytest.raises(errors.Fenced, match=rf"^refused a fenced update of Event {namespace}/web.1: "):
+        await client.update(repeat, fence=old)
+    assert (await client.get("Event", "web.1", namespace)) == written
+
+    # The current term writes; an unfenced write (a user, kube-scheduler) lands unstamped, and cannot
+    # forge the stamp.
+    current = _fence(namespace, "b", new_token)
+    assert (await client.update(repeat, fence=current)).metadata.annotations[WRITTEN_ANNOTATION] == (
+        f"b@{new_token}"
+    )
+    forged = _event(namespace, "web.3")
+    forged.metadata.annotations[WRITTEN_ANNOTATION] = f"b@{new_token}"
+    unfenced = await client.create(forged)
+    assert WRITTEN_ANNOTATION not in unfenced.metadata.annotations
+    unfenced.count = 2
+    unfenced.metadata.annotations[WRITTEN_ANNOTATION] = f"b@{new_token}"
+    assert WRITTEN_ANNOTATION not in (await client.update(unfenced)).metadata.annotations
+
+
 async def test_a_fence_on_a_missing_released_or_other_lease_is_refused(
     client: Client, namespace: str, unique: Callable[[str], str]
 ) -> None:
@@ -320,17 +372,22 @@ async def _raw_call(server: ApiServerProcess, method: str, request: Message) -> 
 async def test_a_fence_where_none_is_taken_or_a_bad_fence_is_invalid(
     apiserver: ApiServerProcess, client: Client, namespace: str, unique: Callable[[str], str]
 ) -> None:
-    created = await client.create(_lease(namespace, "a"))
+    await client.create(_lease(namespace, "a"))
+    node = unique("node")
+    await _node(client, node)
+    created = await client.create(_pod("web", namespace))
     request = apiserver_pb2.UpdateRequest(
         object=kinds.wrap(created), fence=_fence(namespace, "a", 1).to_proto()
     )
     refused = await _raw_call(apiserver, "Update", request)
     assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert refused.details() == "Update does not take a fence: only UpdateStatus, Delete and Bind are fenced"
+    assert refused.details() == "Update takes a fence only for Events and Leases, not for a Pod"
+    refused = await _raw_call(apiserver, "Create", apiserver_pb2.CreateRequest(
+        object=kinds.wrap(_pod("db", namespace)), fence=_fence(namespace, "a", 1).to_proto()
+    ))
+    assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.details() == "Create takes a fence only for Events, not for a Pod"
 
-    node = unique("node")
-    await _node(client, node)
-    await client.create(_pod("web", namespace))
     with pytest.raises(
         errors.Invalid,
         match=r"^the fence is invalid: \[fence.holderIdentity: Required value, fence.token: Invalid value: "

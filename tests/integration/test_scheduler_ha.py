@@ -32,6 +32,7 @@ TIMINGS = ["--leader-elect-lease-duration", f"{LEASE_S:g}s", "--leader-elect-ren
 KILL_BOUND_S = LEASE_S + 1.2 * RETRY_S + 1.0
 RELEASE_BOUND_S = 1.2 * RETRY_S + 1.0
 FENCE_ANNOTATION = "podsched.io/bound-under-fence"
+WRITTEN_ANNOTATION = "podsched.io/written-under-fence"
 
 
 def replica(server: str, *args: str) -> SchedulerProcess:
@@ -178,6 +179,24 @@ async def test_a_leader_paused_past_its_lease_steps_down_without_landing_a_write
             assert "podsched scheduler: leader election lost" in paused.log()
             assert fenced_by(pods) == {second}
             assert await holder(client) == second
+            # Its events too: every event about those pods was written in the new leader's term (the
+            # paused one's "FailedScheduling ... refused a fenced bind" never lands on them).
+            events = await eventually(
+                lambda: scheduled_events(client, namespace, {p.metadata.name for p in pods}),
+                "a Scheduled event for every pod", within=30,
+            )
+            assert {event.metadata.annotations.get(WRITTEN_ANNOTATION, "").rpartition("@")[0]
+                    for event in events} == {second}, [(e.reason, e.message) for e in events]
+
+
+async def scheduled_events(
+    client: Client, namespace: str, names: set[str]
+) -> list[objects_pb2.Event] | None:
+    """Every event about the pods ``names``, once each of them has its Scheduled event; None until then."""
+    events = [e for e in (await client.list("events", namespace)).items
+              if e.involved_object.name in names]  # type: ignore[attr-defined]
+    scheduled = {e.involved_object.name for e in events if e.reason == "Scheduled"}  # type: ignore[attr-defined]
+    return events if scheduled == names else None  # type: ignore[return-value]
 
 
 async def test_the_flags_override_the_config_files_leader_election(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
-from cluster.api.kinds import LEASE, NODE, POD
+from cluster.api.kinds import EVENT, LEASE, NODE, POD
 from store.base import EventType
 from tests.chaos import history
 from tests.chaos.history import Recorded
@@ -43,6 +43,14 @@ class History:
             phase: str = "Pending", fence: str = "") -> int:
         return self.put(POD.key("default", name), make_pod(name, node, uid=uid, cpu=cpu, memory=memory,
                                                           phase=phase, fence=fence))
+
+    def event(self, name: str, fence: str = "", *, reason: str = "FailedScheduling") -> int:
+        event = objects_pb2.Event(reason=reason)
+        event.metadata.name = name
+        event.metadata.namespace = "default"
+        if fence:
+            event.metadata.annotations[history.WRITTEN_UNDER_FENCE] = fence
+        return self.put(EVENT.key("default", name), event)
 
     def lease(self, holder: str, token: int | None = None) -> int:
         lease = objects_pb2.Lease()
@@ -312,6 +320,51 @@ def test_no_writes_after_reports_a_bind_and_a_lease_write_of_the_deposed_holder(
     assert history.check_no_writes_after(h.events, "old", takeover) == [
         "pod /registry/pods/default/a was bound to n1 under old's fence at revision 4, after revision 3",
         "the lease was written with holder old at revision 5, after revision 3",
+    ]
+
+
+def test_fenced_events_hold_when_each_write_names_the_tenure_of_its_time() -> None:
+    h = History()
+    first = h.lease("s1")
+    h.event("web.1", f"s1@{first}")
+    h.lease("s1", token=first)
+    h.event("web.1", f"s1@{first}")  # a count update in the same tenure
+    second = h.lease("s2")
+    h.event("web.1", f"s2@{second}")  # the next term updates it under its own fence
+    h.delete(EVENT.key("default", "web.1"), objects_pb2.Event())
+    assert history.check_fenced_events(h.events) == []
+
+
+def test_fenced_events_report_an_event_of_a_term_written_after_the_next_began() -> None:
+    h = History()
+    first = h.lease("s1")
+    h.lease("s2")  # s1 is deposed at revision 3
+    h.event("web.1", f"s1@{first}")
+    assert history.check_fenced_events(h.events) == [
+        "event /registry/events/default/web.1 (FailedScheduling) written at revision 4 under fence s1@2, but "
+        "the lease was then held by s2 in the tenure of token 3 (lease revision 3)"
+    ]
+
+
+def test_fenced_events_report_an_unfenced_event() -> None:
+    h = History()
+    h.lease("s1")
+    h.event("web.1", reason="Scheduled")
+    assert history.check_fenced_events(h.events) == [
+        "event /registry/events/default/web.1 (Scheduled) written at revision 3 carries no "
+        "podsched.io/written-under-fence annotation"
+    ]
+
+
+def test_no_writes_after_reports_an_event_of_the_deposed_holder() -> None:
+    h = History()
+    first = h.lease("old")
+    h.event("web.1", f"old@{first}")
+    takeover = h.lease("new")
+    h.event("web.2", f"old@{first}")
+    assert history.check_no_writes_after(h.events, "old", takeover) == [
+        "event /registry/events/default/web.2 (FailedScheduling) was written under old's fence at revision "
+        "5, after revision 4",
     ]
 
 

@@ -194,6 +194,12 @@ def test_an_api_server_uses_every_etcd_member(name: str) -> None:
         assert port == client_ports[host], f"{name}: {host} listens on {client_ports[host]}, not {port}"
 
 
+@pytest.mark.parametrize("name", by_role("apiserver"))
+def test_an_api_server_enforces_leader_fencing(name: str) -> None:
+    """Every scheduler here is podsched's own, so the servers enforce leadership."""
+    assert command(name).enforce_leader_fencing, f"service {name}: --enforce-leader-fencing is not set"
+
+
 @pytest.mark.parametrize("name", CLIENTS)
 def test_every_client_talks_to_api_servers_where_they_listen(name: str) -> None:
     listening = apiserver_ports()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cluster.api import apiserver_pb2, errors, objects_pb2, timeutil
-from cluster.api.kinds import LEASE, NODE, POD
+from cluster.api.kinds import EVENT, LEASE, NODE, POD
 from cluster.apiserver import binding, strategy
 from cluster.apiserver.fencing import (
     BOUND_UNDER_FENCE_ANNOTATION,
@@ -381,3 +381,26 @@ async def test_a_write_that_failed_only_on_a_guard_is_retried_with_fresh_guards(
     assert written.status.message == "checked"
     assert len(calls) == 2 and calls[1] > calls[0]
     assert (await verbs.registry.require(POD, "default", "web")).status.message == "checked"
+
+
+async def test_a_create_that_failed_only_on_a_guard_is_retried_with_fresh_guards(verbs: Verbs) -> None:
+    """As for updates: a fenced Event create whose lease was renewed between the guard and the write is
+    written at the second attempt; one whose key is taken is AlreadyExists at once."""
+    await _acquire(verbs, "a")
+    calls: list[int] = []
+
+    async def guards() -> Sequence[Guard]:
+        current = await verbs.registry.require(LEASE, "kube-system", "kube-scheduler")
+        calls.append(revision_of(current))
+        if len(calls) == 1:
+            await _renew(verbs)
+        return [Guard(LEASE.key("kube-system", "kube-scheduler"), revision_of(current))]
+
+    event = objects_pb2.Event(metadata=objects_pb2.ObjectMeta(name="web.1", namespace="default"))
+    created = await verbs.registry.create(EVENT, event, guards=guards)
+    assert len(calls) == 2 and calls[1] > calls[0]
+    assert revision_of(created) > calls[1]
+    again = objects_pb2.Event(metadata=objects_pb2.ObjectMeta(name="web.1", namespace="default"))
+    with pytest.raises(errors.AlreadyExists):
+        await verbs.registry.create(EVENT, again, guards=guards)
+    assert len(calls) == 3

@@ -104,6 +104,8 @@ class FakeLock:
         self.fail: dict[str, Exception] = {}
         self.hang: set[str] = set()
         self.calls: list[str] = []
+        #: The fence of every update, in order (None: unfenced).
+        self.fences: list[Fence | None] = []
 
     @property
     def identity(self) -> str:
@@ -140,8 +142,9 @@ class FakeLock:
         self.cached_revision = written.revision
         return written
 
-    async def update(self, record: LeaderElectionRecord) -> LeaseSnapshot:
+    async def update(self, record: LeaderElectionRecord, *, fence: Fence | None = None) -> LeaseSnapshot:
         await self._call("update")
+        self.fences.append(fence)
         if self.cached_revision is None:
             raise RuntimeError("lease not initialized")
         written = self.store.update(record, self.cached_revision)
@@ -418,14 +421,19 @@ async def test_cancel_stops_the_work_first_then_releases_the_lease(rig: Rig) -> 
         assert record.acquire_time == record.renew_time == rig.wall()
         assert record.leader_transitions == transitions
         assert a.released and not a.is_leader
+        # Released under the term's fence (a server enforcing leadership takes a release only so);
+        # acquiring and renewing are not fenced.
+        (term,) = leader.fences
+        assert lock_of(a).fences[-1] == term
+        assert set(lock_of(a).fences[:-1]) == {None}
         writes = len(rig.store.history)
         await advance(rig.clock, 5 * RETRY)
         assert len(rig.store.history) == writes  # no renewal after the release
 
 
 async def test_release_after_a_renewal_landed_unanswered_still_releases(rig: Rig) -> None:
-    a = rig.elector("a")
-    async with running(a, Leader(rig.store)) as task:
+    a, leader = rig.elector("a"), Leader(rig.store)
+    async with running(a, leader) as task:
         await advance(rig.clock, RETRY)
         # A renewal reached the store but its answer was lost: the lock's cached version is stale.
         rig.store.update(replace(rig.store.record, renew_time=rig.wall()), rig.store.revision)
@@ -433,6 +441,7 @@ async def test_release_after_a_renewal_landed_unanswered_still_releases(rig: Rig
         await asyncio.wait((task,))
         assert a.released and rig.store.record.holder_identity == ""
         assert lock_of(a).calls[-3:] == ["update", "get", "update"]
+        assert lock_of(a).fences[-2:] == [leader.fences[0]] * 2
 
 
 async def test_release_leaves_a_lease_that_changed_hands_alone(rig: Rig) -> None:

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from cluster.api import errors, objects_pb2
+from cluster.client import Fence
 from scheduler.clock import FakeClock
 from scheduler.events import NOTE_LENGTH_LIMIT, WARNING, EventRecorder, truncate_message
 
@@ -22,17 +23,21 @@ class FakeEventsApi:
         self.gate = asyncio.Event()
         self.gate.set()
         self.fail_with: errors.ApiError | None = None
+        #: The fence of every write, in order (None: unfenced).
+        self.fences: list[Fence | None] = []
         self._rv = 0
 
-    async def create(self, event: objects_pb2.Event) -> objects_pb2.Event:
+    async def create(self, event: objects_pb2.Event, *, fence: Fence | None = None) -> objects_pb2.Event:
         await self.gate.wait()
+        self.fences.append(fence)
         if self.fail_with is not None:
             raise self.fail_with
         self.creates += 1
         return self._store(event)
 
-    async def update(self, event: objects_pb2.Event) -> objects_pb2.Event:
+    async def update(self, event: objects_pb2.Event, *, fence: Fence | None = None) -> objects_pb2.Event:
         await self.gate.wait()
+        self.fences.append(fence)
         current = self.objects.get(event.metadata.name)
         if current is None:
             raise errors.NotFound(f'events "{event.metadata.name}" not found')
@@ -215,3 +220,60 @@ async def test_long_pod_names_make_valid_event_names(running: EventRecorder, api
     await settle(running)
     (event,) = api.objects.values()
     assert len(event.metadata.name) <= 253
+
+
+def term(token: int, holder: str = "replica-a") -> Fence:
+    return Fence("kube-system", "kube-scheduler", holder, token)
+
+
+async def test_events_of_a_term_are_written_under_its_fence(
+    running: EventRecorder, api: FakeEventsApi
+) -> None:
+    running.begin_term(term(7))
+    record_failed(running, pod())
+    await settle(running)
+    record_failed(running, pod())
+    await settle(running)
+    assert (api.creates, api.updates) == (1, 1)
+    assert api.fences == [term(7), term(7)]
+
+
+async def test_a_finished_terms_waiting_events_are_dropped_not_written_under_the_next(
+    api: FakeEventsApi, clock: FakeClock
+) -> None:
+    recorder = EventRecorder(api, clock=clock, workers=1)  # type: ignore[arg-type]
+    task = asyncio.create_task(recorder.run())
+    try:
+        api.gate.clear()
+        recorder.begin_term(term(7))
+        for name in ("first", "second", "third"):
+            record_failed(recorder, pod(name))
+        for _ in range(20):  # the one worker takes "first" and waits on the gate
+            if recorder.pending() == 2:
+                break
+            await asyncio.sleep(0)
+        assert recorder.pending() == 2
+        recorder.end_term(term(7))
+        assert (recorder.pending(), recorder.discarded) == (0, 2)
+        record_failed(recorder, pod("between-terms"))  # no term to write it under
+        assert (recorder.pending(), recorder.discarded) == (0, 3)
+
+        recorder.begin_term(term(9, "replica-b"))
+        record_failed(recorder, pod("next"))
+        api.gate.set()
+        await settle(recorder)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    # The write in flight when the term ended went out under its own fence (the server refuses it if the
+    # lease has changed hands); nothing of that term went out under the next term's fence.
+    written = {event.involved_object.name: fence for event, fence in zip(api.objects.values(), api.fences,
+                                                                          strict=True)}
+    assert written == {"first": term(7), "next": term(9, "replica-b")}
+
+
+async def test_without_terms_events_are_written_unfenced(running: EventRecorder, api: FakeEventsApi) -> None:
+    record_failed(running, pod())
+    await settle(running)
+    assert api.fences == [None]

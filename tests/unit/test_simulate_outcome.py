@@ -65,7 +65,7 @@ class ScriptedStore:
         self.revision += 1
         return WriteResult(True, self.revision, None)
 
-    async def create(self, key: str, value: bytes) -> WriteResult:
+    async def create(self, key: str, value: bytes, guards=()) -> WriteResult:
         return await self._answer(key)
 
     async def update(self, key: str, value: bytes, expected_revision: int | None, guards=()) -> WriteResult:

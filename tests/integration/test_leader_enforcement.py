@@ -1,0 +1,247 @@
+"""Server-enforced leadership against real processes: an API server that authenticates every call, a
+caller holding the `scheduler` identity (a podsched:schedulers token, the one the real scheduler uses)
+as the attacker, and a real `podsched scheduler` as the leader.
+
+With --enforce-leader-fencing the attacker can neither bind (nor nominate, nor delete a pod) without a
+fence, nor take the Lease from a leader that renews it: the real leader keeps leading and binding, and
+podsched's own elector still acquires, renews, releases on SIGTERM and takes over an expired lease.
+Without the flag both attacks work as before (compatibility with plain kube-scheduler clients)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from cluster.api import errors, objects_pb2
+from cluster.api.kinds import LEASE, POD
+from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
+from cluster.client import Client, ClientCredentials, Fence
+from tests.integration.helpers import REPO, node_object, pod_object
+
+# Lease timings are involved: never run beside other tests.
+pytestmark = pytest.mark.timing
+
+ADMIN_TOKEN, SCHEDULER_TOKEN, CLIENT_TOKEN = "admin-token", "scheduler-token", "client-token"
+LEASE_NAMESPACE, LEASE_NAME = "kube-system", "kube-scheduler"
+#: The real scheduler's election timings: short, so that expiries happen within the test.
+LEASE_S, RENEW_S, RETRY_S = 4, 3, 0.5
+#: How long electing, binding or a failover may take on a loaded 2-core box.
+SETTLE_TIMEOUT_S = 30.0
+
+
+def _server(directory: Path, *, enforce: bool) -> ApiServerProcess:
+    tokens = directory / "tokens.csv"
+    tokens.write_text(
+        f"{ADMIN_TOKEN},ada,1,system:masters\n"
+        f"{SCHEDULER_TOKEN},kube-scheduler,2,podsched:schedulers\n"
+        f"{CLIENT_TOKEN},cleo,3,podsched:clients\n"
+    )
+    flags = ["--token-auth-file", str(tokens), "--controllers", "none"]
+    if enforce:
+        flags.append("--enforce-leader-fencing")
+    return ApiServerProcess(["--data-dir", str(directory / "data")], extra_args=flags)
+
+
+@pytest.fixture(scope="module")
+def enforcing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProcess]:
+    with _server(tmp_path_factory.mktemp("enforcing"), enforce=True) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def permissive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProcess]:
+    with _server(tmp_path_factory.mktemp("permissive"), enforce=False) as server:
+        yield server
+
+
+def _client(server: ApiServerProcess, token: str) -> Client:
+    return Client(server.address, credentials=ClientCredentials(token=token))
+
+
+def _scheduler(server: ApiServerProcess) -> SchedulerProcess:
+    return SchedulerProcess(
+        ["--server", server.address, "--metrics-addr", "127.0.0.1:0", "--token", SCHEDULER_TOKEN,
+         "--leader-elect-lease-duration", f"{LEASE_S}s", "--leader-elect-renew-deadline", f"{RENEW_S}s",
+         "--leader-elect-retry-period", f"{RETRY_S}s"],
+        env=cli_env(""), cwd=REPO,
+    )
+
+
+async def _until(what: str, probe: Callable[[], Awaitable[bool]]) -> None:
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
+    while not await probe():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {SETTLE_TIMEOUT_S:g}s")
+        await asyncio.sleep(0.1)
+
+
+async def _holder(admin: Client) -> objects_pb2.Lease:
+    lease = await admin.get(LEASE, LEASE_NAME, LEASE_NAMESPACE)
+    assert isinstance(lease, objects_pb2.Lease)
+    return lease
+
+
+async def _take_over(attacker: Client, holder: str) -> objects_pb2.Lease:
+    """Rewrite the Lease's holder, as an acquiring candidate does, whoever holds it."""
+    current = await attacker.get(LEASE, LEASE_NAME, LEASE_NAMESPACE)
+    taken = objects_pb2.Lease()
+    taken.CopyFrom(current)
+    taken.spec.holder_identity = holder
+    taken.spec.lease_transitions += 1
+    return await attacker.update(taken)
+
+
+def _fence_of(lease: objects_pb2.Lease) -> Fence:
+    token = int(lease.metadata.resource_version)
+    return Fence(LEASE_NAMESPACE, LEASE_NAME, lease.spec.holder_identity, token)
+
+
+async def _bound(admin: Client, namespace: str, name: str) -> objects_pb2.Pod:
+    pod = objects_pb2.Pod()
+
+    async def bound() -> bool:
+        pod.CopyFrom(await admin.get(POD, name, namespace))
+        return bool(pod.spec.node_name)
+
+    await _until(f"the binding of pod {namespace}/{name}", bound)
+    return pod
+
+
+async def test_unfenced_leader_writes_by_the_scheduler_identity_are_refused(
+    enforcing: ApiServerProcess, namespace: str, unique: Callable[[str], str]
+) -> None:
+    node = unique("node")
+    async with (
+        _client(enforcing, ADMIN_TOKEN) as admin,
+        _client(enforcing, SCHEDULER_TOKEN) as attacker,
+        _client(enforcing, CLIENT_TOKEN) as user,
+    ):
+        await admin.create(node_object(node))
+        for name in ("web", "victim", "nominee"):
+            await admin.create(pod_object(name, namespace))
+        await admin.bind(namespace, "victim", node)
+
+        with pytest.raises(errors.PermissionDenied) as bind_refused:
+            await attacker.bind(namespace, "web", node)
+        assert bind_refused.value.message == (
+            f'user "kube-scheduler" cannot bind pod {namespace}/web without a fence: this API server '
+            "enforces leader fencing (--enforce-leader-fencing): only the holder of the scheduler lease "
+            "writes this, under the fence of its tenure"
+        )
+        nominated = await attacker.get(POD, "nominee", namespace)
+        nominated.status.nominated_node_name = node
+        with pytest.raises(errors.PermissionDenied, match=rf"cannot change status.nominatedNodeName of pod "
+                                                          rf"{namespace}/nominee without a fence"):
+            await attacker.update_status(nominated)
+        victim_refusal = rf"cannot delete pod {namespace}/victim \(a caller that may bind pods deletes only"
+        with pytest.raises(errors.PermissionDenied, match=victim_refusal):
+            await attacker.delete(POD, "victim", namespace, grace_period_seconds=0)
+        assert (await admin.get(POD, "web", namespace)).spec.node_name == ""
+        assert (await admin.get(POD, "nominee", namespace)).status.nominated_node_name == ""
+        assert (await admin.get(POD, "victim", namespace)).spec.node_name == node
+
+        # Other status writes, a user's delete of its own pod and an admin's unfenced bind are as before.
+        nominated.status.nominated_node_name = ""
+        nominated.status.message = "waiting"
+        assert (await attacker.update_status(nominated)).status.message == "waiting"
+        await user.delete(POD, "nominee", namespace, grace_period_seconds=0)
+        assert (await admin.bind(namespace, "web", node)).spec.node_name == node
+
+
+async def test_the_lease_cannot_be_taken_from_a_live_leader_which_keeps_leading(
+    enforcing: ApiServerProcess, namespace: str, unique: Callable[[str], str]
+) -> None:
+    node = unique("node")
+    first, second, third = _scheduler(enforcing), _scheduler(enforcing), _scheduler(enforcing)
+    async with _client(enforcing, ADMIN_TOKEN) as admin, _client(enforcing, SCHEDULER_TOKEN) as attacker:
+        await admin.create(node_object(node))
+        first.start()
+        try:
+            await _until("the first scheduler's election",
+                         lambda: _holds(admin, first.identity))
+            await admin.create(pod_object("before", namespace))
+            await _bound(admin, namespace, "before")
+
+            with pytest.raises(errors.Forbidden) as refused:
+                await _take_over(attacker, "attacker")
+            assert refused.value.message.startswith(
+                f'lease {LEASE_NAMESPACE}/{LEASE_NAME} is held by "{first.identity}" and cannot be taken '
+                f'over by "attacker": it expires by this API server\'s clock only in '
+            )
+            # Nor by a release followed by a takeover: a release before expiry needs the tenure's fence.
+            current = await attacker.get(LEASE, LEASE_NAME, LEASE_NAMESPACE)
+            current.spec.holder_identity = ""
+            with pytest.raises(errors.Forbidden, match="cannot be released"):
+                await attacker.update(current)
+            # The attacker's own fence names no tenure of the lease.
+            await admin.create(pod_object("stolen", namespace))
+            own = Fence(LEASE_NAMESPACE, LEASE_NAME, "attacker", int(current.metadata.resource_version))
+            with pytest.raises(errors.Fenced):
+                await attacker.bind(namespace, "stolen", node, fence=own)
+
+            # Longer than a lease duration later, the real leader still leads and binds.
+            await asyncio.sleep(2 * LEASE_S)
+            lease = await _holder(admin)
+            assert lease.spec.holder_identity == first.identity
+            assert (await _bound(admin, namespace, "stolen")).metadata.annotations[
+                "podsched.io/bound-under-fence"
+            ].startswith(f"{first.identity}@")
+            assert "leader election lost" not in first.log(), first.log()
+
+            # podsched's own elector under enforcement: a standby waits, takes over only once the
+            # killed leader's lease has expired by the server's clock, and releases it on SIGTERM.
+            second.start()
+            first.kill()
+            await _until("the takeover of the expired lease", lambda: _holds(admin, second.identity))
+            await admin.create(pod_object("after", namespace))
+            await _bound(admin, namespace, "after")
+            assert second.stop() == 0, second.log()
+            assert (await _holder(admin)).spec.holder_identity == ""
+            third.start()
+            await _until("the takeover of the released lease", lambda: _holds(admin, third.identity))
+        finally:
+            for scheduler in (first, second, third):
+                scheduler.stop()
+    for scheduler in (second, third):
+        assert "cannot be released" not in scheduler.log() and "PERMISSION_DENIED" not in scheduler.log(), (
+            scheduler.log()
+        )
+
+
+async def _holds(admin: Client, identity: str) -> bool:
+    try:
+        return (await _holder(admin)).spec.holder_identity == identity
+    except errors.NotFound:
+        return False
+
+
+async def test_without_the_flag_both_attacks_still_work(
+    permissive: ApiServerProcess, namespace: str, unique: Callable[[str], str]
+) -> None:
+    """Off by default, as kube-apiserver: a plain kube-scheduler client binds without a fence and takes
+    over the lease by its own clock."""
+    node = unique("node")
+    async with _client(permissive, ADMIN_TOKEN) as admin, _client(permissive, SCHEDULER_TOKEN) as attacker:
+        await admin.create(node_object(node))
+        await admin.create(pod_object("unfenced", namespace))
+        await admin.create(pod_object("stolen", namespace))
+        assert (await attacker.bind(namespace, "unfenced", node)).spec.node_name == node
+
+        held = objects_pb2.Lease(
+            metadata=objects_pb2.ObjectMeta(name=LEASE_NAME, namespace=LEASE_NAMESPACE)
+        )
+        held.spec.holder_identity = "real-leader"
+        held.spec.lease_duration_seconds = 15
+        with pytest.raises(errors.NotFound):
+            await admin.get(LEASE, LEASE_NAME, LEASE_NAMESPACE)
+        await admin.create(held)
+        taken = await _take_over(attacker, "attacker")
+        assert taken.spec.holder_identity == "attacker"
+        bound = await attacker.bind(namespace, "stolen", node, fence=_fence_of(taken))
+        assert bound.metadata.annotations["podsched.io/bound-under-fence"] == (
+            f"attacker@{taken.metadata.resource_version}"
+        )

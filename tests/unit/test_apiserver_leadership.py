@@ -1,0 +1,178 @@
+"""Server-enforced leadership's rules, on a fake clock: when a Lease may change holder, and which
+non-admin writes need a fence."""
+
+from __future__ import annotations
+
+import pytest
+
+from cluster.api import apiserver_pb2, errors, objects_pb2
+from cluster.apiserver.auth.identity import RequestInfo, UserInfo
+from cluster.apiserver.fencing import Fencing, LeaseFence
+from cluster.apiserver.leadership import Leadership, LeaseClock
+from cluster.apiserver.registry import Registry
+
+ADMIN = UserInfo("ada", groups=("system:masters",))
+SCHEDULER = UserInfo("kube-scheduler", groups=("podsched:schedulers",))
+CLIENT = UserInfo("cleo", groups=("podsched:clients",))
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def lease(holder: str, revision: int, *, duration: int = 15, token: int | None = None) -> objects_pb2.Lease:
+    result = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(
+        name="kube-scheduler", namespace="kube-system", resource_version=str(revision)))
+    result.spec.holder_identity = holder
+    result.spec.lease_duration_seconds = duration
+    if token is not None:
+        result.metadata.annotations["podsched.io/fencing-token"] = str(token)
+    return result
+
+
+def fence(holder: str, token: int) -> LeaseFence:
+    return Fencing(Registry(None)).of(apiserver_pb2.Fence(  # type: ignore[arg-type]
+        lease_namespace="kube-system", lease_name="kube-scheduler", holder_identity=holder, token=token))
+
+
+def may_bind(user: UserInfo, request: RequestInfo) -> bool:
+    return user is SCHEDULER and request.full_resource == "pods/binding"
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def rules(clock: FakeClock) -> Leadership:
+    return Leadership(enforced=True, may=may_bind, clock=LeaseClock(clock=clock))
+
+
+def test_a_held_lease_changes_holder_only_once_expired_by_the_servers_clock(
+    rules: Leadership, clock: FakeClock
+) -> None:
+    held = lease("real", 10)
+    rules.clock.observe(held)
+    clock.now += 14.5
+    with pytest.raises(errors.Forbidden) as refused:
+        rules.check_lease_update(held, lease("attacker", 10), None)
+    assert refused.value.message == (
+        'lease kube-system/kube-scheduler is held by "real" and cannot be taken over by "attacker": it '
+        "expires by this API server's clock only in 0.5s (15s after the server last saw it renewed); only a "
+        "released or expired lease changes holder (--enforce-leader-fencing)"
+    )
+    clock.now += 0.5
+    rules.check_lease_update(held, lease("standby", 10), None)
+
+
+def test_a_renewal_restarts_the_expiry_and_a_shortened_duration_does_not_hasten_it(
+    rules: Leadership, clock: FakeClock
+) -> None:
+    rules.clock.observe(lease("real", 10))
+    clock.now += 10
+    # The holder's identity may write anything but the holder: here a one-second lease.
+    shortened = lease("real", 11, duration=1, token=10)
+    rules.check_lease_update(lease("real", 10), shortened, None)
+    rules.clock.observe(shortened)
+    clock.now += 14
+    with pytest.raises(errors.Forbidden, match=r"only in 1\.0s \(15s after"):
+        rules.check_lease_update(shortened, lease("attacker", 11), None)
+    clock.now += 1
+    rules.check_lease_update(shortened, lease("attacker", 11), None)
+
+
+def test_a_released_lease_is_taken_at_once_and_a_new_tenure_has_its_own_duration(
+    rules: Leadership, clock: FakeClock
+) -> None:
+    released = lease("", 12, duration=1)
+    rules.clock.observe(released)
+    rules.check_lease_update(released, lease("standby", 12), None)
+    taken = lease("standby", 13, duration=3)
+    rules.clock.observe(taken)
+    clock.now += 3
+    rules.check_lease_update(taken, lease("other", 13), None)
+
+
+def test_only_the_holder_releases_before_expiry_under_its_tenures_fence(rules: Leadership) -> None:
+    held = lease("real", 20, token=10)
+    rules.clock.observe(held)
+    unfenced = r"cannot be released: .*; its holder releases it under the fence"
+    with pytest.raises(errors.Forbidden, match=unfenced):
+        rules.check_lease_update(held, lease("", 20, duration=1), None)
+    with pytest.raises(errors.Forbidden):
+        rules.check_lease_update(held, lease("", 20, duration=1), fence("someone-else", 10))
+    rules.check_lease_update(held, lease("", 20, duration=1), fence("real", 10))
+
+
+def test_after_a_restart_a_held_lease_expires_a_full_duration_after_the_server_first_sees_it(
+    clock: FakeClock,
+) -> None:
+    """A new server has seen no renewal: the Lease counts from its first sight, however old it is."""
+    restarted = Leadership(enforced=True, may=may_bind, clock=LeaseClock(clock=clock))
+    held = lease("real", 30)
+    clock.now += 1000  # the server has been up a while before it first reads this Lease
+    with pytest.raises(errors.Forbidden, match=r"only in 15\.0s"):
+        restarted.check_lease_update(held, lease("attacker", 30), None)
+    clock.now += 15
+    restarted.check_lease_update(held, lease("attacker", 30), None)
+
+
+def test_a_deleted_lease_is_forgotten(rules: Leadership, clock: FakeClock) -> None:
+    rules.clock.observe(lease("real", 10))
+    rules.clock.forget("/registry/leases/kube-system/kube-scheduler", 11)
+    clock.now += 5
+    # Created again later: counted from when it is seen again.
+    assert rules.clock.remaining(lease("real", 12)) == (15.0, 15)
+
+
+def test_without_enforcement_any_write_goes(clock: FakeClock) -> None:
+    off = Leadership(enforced=False, may=may_bind, clock=LeaseClock(clock=clock))
+    off.check_lease_update(lease("real", 10), lease("attacker", 10), None)
+    off.check_bind(SCHEDULER, "default", "web", None)
+    off.check_delete(SCHEDULER, "Pod", "default", "web", None)
+    assert off.nomination_check(SCHEDULER, None) is None
+
+
+def test_a_non_admin_binds_only_under_a_fence(rules: Leadership) -> None:
+    with pytest.raises(errors.PermissionDenied) as refused:
+        rules.check_bind(SCHEDULER, "default", "web", None)
+    assert refused.value.message == (
+        'user "kube-scheduler" cannot bind pod default/web without a fence: this API server enforces leader '
+        "fencing (--enforce-leader-fencing): only the holder of the scheduler lease writes this, under the "
+        "fence of its tenure"
+    )
+    rules.check_bind(SCHEDULER, "default", "web", fence("real", 10))
+    rules.check_bind(ADMIN, "default", "web", None)
+
+
+def test_a_pod_delete_needs_a_fence_only_from_a_caller_that_may_bind(rules: Leadership) -> None:
+    with pytest.raises(errors.PermissionDenied, match=r"cannot delete pod default/victim \(a caller that"):
+        rules.check_delete(SCHEDULER, "Pod", "default", "victim", None)
+    rules.check_delete(SCHEDULER, "Pod", "default", "victim", fence("real", 10))
+    rules.check_delete(CLIENT, "Pod", "default", "mine", None)
+    rules.check_delete(ADMIN, "Pod", "default", "any", None)
+    rules.check_delete(SCHEDULER, "Event", "default", "web.1", None)
+
+
+def test_a_nomination_change_needs_a_fence(rules: Leadership) -> None:
+    stored = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name="web", namespace="default"))
+    nominated = objects_pb2.Pod()
+    nominated.CopyFrom(stored)
+    nominated.status.nominated_node_name = "node-1"
+    check = rules.nomination_check(SCHEDULER, None)
+    assert check is not None
+    with pytest.raises(errors.PermissionDenied, match=r"cannot change status.nominatedNodeName of pod"):
+        check(stored, nominated)
+    with pytest.raises(errors.PermissionDenied):
+        check(nominated, stored)  # clearing it is a change too
+    conditions = objects_pb2.Pod()
+    conditions.CopyFrom(stored)
+    conditions.status.message = "unschedulable"
+    check(stored, conditions)
+    assert rules.nomination_check(SCHEDULER, fence("real", 10)) is None
+    assert rules.nomination_check(ADMIN, None) is None
