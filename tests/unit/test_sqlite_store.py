@@ -174,7 +174,7 @@ _V2 = Row(2, "/k", False, False, 1, 1, b"v2", b"v1")
 @pytest.mark.parametrize(
     ("write", "before"),
     [
-        (lambda txn: _create(txn, "/k", b"mine"), None),
+        (lambda txn: _create(txn, "/k", b"mine", ()), None),
         (lambda txn: _update(txn, "/k", b"mine", 1, ()), _V1),
         (lambda txn: _delete(txn, "/k", 1, ()), _V1),
     ],
