@@ -61,6 +61,8 @@ from store.compactor import Compactor
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = apiserver_pb2.DESCRIPTOR.services_by_name["ApiServer"].full_name
+#: The flag that sets ``ApiServerOptions.allow_plaintext_tokens``, named in the refusal and the warning.
+ALLOW_PLAINTEXT_TOKENS_FLAG = "--insecure-allow-plaintext-tokens"
 #: The largest request the server reads (gRPC's default is 4 MiB).
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 
@@ -84,6 +86,9 @@ class ApiServerOptions:
     token_auth_file: str | None = None
     #: YAML roles and bindings (cluster/apiserver/auth/policy.py); the built-in bindings without one.
     authorization_policy_file: str | None = None
+    #: Take bearer tokens over plaintext on a non-loopback address (refused without it: anyone on the
+    #: network path could read and reuse them).
+    allow_plaintext_tokens: bool = False
     #: The files above, loaded and checked (at construction, so that a bad file stops the start).
     security: SecurityConfig = field(init=False, repr=False, compare=False)
     #: The concurrency limit and queues of flow control (cluster/apiserver/flowcontrol).
@@ -114,6 +119,20 @@ class ApiServerOptions:
             authorization_policy_file=self.authorization_policy_file,
         )
         object.__setattr__(self, "security", security)
+        if self.plaintext_tokens_off_loopback and not self.allow_plaintext_tokens:
+            raise ValueError(
+                f"--token-auth-file without TLS would take bearer tokens in clear text on {self.listen}, "
+                "where anyone on the network path can read and reuse them: serve TLS (--tls-cert-file and "
+                "--tls-private-key-file), listen on loopback (--listen 127.0.0.1:PORT), or accept the risk "
+                f"with {ALLOW_PLAINTEXT_TOKENS_FLAG}"
+            )
+
+    @property
+    def plaintext_tokens_off_loopback(self) -> bool:
+        """Whether bearer tokens would cross a network in clear text: a token file, no TLS, and a
+        listen address other than loopback."""
+        host, _, _ = self.listen.rpartition(":")
+        return self.security.tokens is not None and self.security.tls is None and not is_loopback_host(host)
 
 
 def _loopback_only(listen: str) -> str:
@@ -221,6 +240,12 @@ class ApiServer:
             log.warning(
                 "no authentication is configured (--token-auth-file, --client-ca-file), so every caller is "
                 "an admin: serving on %s, loopback only, not on %s", self.address, self.options.listen,
+            )
+        if self.options.plaintext_tokens_off_loopback:
+            log.warning(
+                "bearer tokens are taken in clear text on %s (%s): anyone who can see the traffic can read "
+                "and reuse them; serve TLS with --tls-cert-file and --tls-private-key-file",
+                self.address, ALLOW_PLAINTEXT_TOKENS_FLAG,
             )
         await server.start()
         self._server = server
