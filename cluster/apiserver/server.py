@@ -12,8 +12,9 @@ the roles of ``authorization_policy_file`` (or the built-in group bindings) say 
 (cluster/apiserver/auth). The files are loaded and checked when the options are built: a bad one is a
 ValueError naming the flag, the file and the line or entry. Without a token file or client CA nobody
 is authenticated, so the server serves loopback only and every caller is an admin. The health
-service stays open to everyone (load balancers); reflection needs an identity when authentication is
-on. ``loopback_token`` is an admin token only this process knows, for its own clients (controllers).
+service needs no identity (load balancers), though with a client CA every connection, its own too,
+needs a certificate from that CA (tls.py); reflection needs an identity when authentication is on.
+``loopback_token`` is an admin token only this process knows, for its own clients (controllers).
 
 With ``metrics_listen`` it also serves plain HTTP there, as kube-apiserver serves on its port:
 ``/metrics`` (metrics.py: requests, open watches, flow control, under kube-apiserver's names),

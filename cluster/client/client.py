@@ -9,7 +9,8 @@ streams without a deadline: keepalive pings notice a dead server, and a broken w
 caller (the informer re-watches), never silently restarted.
 
 `ClientCredentials` add a bearer token (metadata on every call) and TLS. A failed TLS handshake is a
-setting to fix, not a server to wait for: it is raised at once as `TlsError`, saying why.
+setting to fix, not a server to wait for: it is raised at once as `TlsError`, saying why; so is a server
+that completes the handshake and hangs up, as one does that refuses the client's certificate (handshake.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
 from cluster.api.addresses import is_loopback_host
 from cluster.api.kinds import KINDS, Kind, kind_by_name, unwrap, wrap
 from cluster.client.credentials import ClientCredentials, TlsError
+from cluster.client.handshake import CLOSED_AFTER_HANDSHAKE, refused_client
 from cluster.client.retry import DEFAULT_POLICY, RetryPolicy, is_retryable, is_server_timeout, retrying
 
 log = logging.getLogger(__name__)
@@ -412,7 +414,7 @@ class Client:
                     request, timeout=timeout, metadata=self._metadata
                 )
             except grpc.aio.AioRpcError as err:
-                self._raise_tls_failure(index, err)
+                await self._raise_tls_failure(index, err)
                 if err.code() == grpc.StatusCode.UNAVAILABLE or (
                     err.code() == grpc.StatusCode.DEADLINE_EXCEEDED and not is_server_timeout(err)
                 ):
@@ -453,7 +455,7 @@ class Client:
             try:
                 return call, await call.read()
             except grpc.aio.AioRpcError as err:
-                self._raise_tls_failure(index, err)
+                await self._raise_tls_failure(index, err)
                 if err.code() == grpc.StatusCode.UNAVAILABLE:
                     self._fail_over(index, err)
                 raise
@@ -466,12 +468,16 @@ class Client:
         except grpc.aio.AioRpcError as err:
             raise _watch_error(err) from err
 
-    def _raise_tls_failure(self, index: int, err: grpc.aio.AioRpcError) -> None:
-        """Raise `TlsError` saying why when ``err`` is a failed TLS handshake with server ``index``."""
+    async def _raise_tls_failure(self, index: int, err: grpc.aio.AioRpcError) -> None:
+        """Raise `TlsError` saying why when ``err`` is a failed TLS handshake with server ``index``, or a
+        TLS connection that the server closed because it refused this client (found out by a probe)."""
+        server = self._servers[index]
         why = _tls_failure(err, self.credentials)
         if why is not None:
-            server = self._servers[index]
             raise TlsError(f"TLS handshake with the API server at {server} failed: {why}") from err
+        refused = await refused_client(server, err, self.credentials)
+        if refused is not None:
+            raise TlsError(f"the API server at {server} {CLOSED_AFTER_HANDSHAKE}: {refused}") from err
 
     def _api_error(self, err: grpc.aio.AioRpcError) -> errors.ApiError:
         if err.code() == grpc.StatusCode.DEADLINE_EXCEEDED and not is_server_timeout(err):
