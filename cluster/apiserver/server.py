@@ -43,6 +43,7 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc
 from cluster.api.addresses import is_loopback_host
+from cluster.api.limits import MAX_REQUEST_BYTES
 from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.gate import RequestGate
 from cluster.apiserver.auth.security import SecurityConfig, load_security
@@ -64,8 +65,6 @@ log = logging.getLogger(__name__)
 SERVICE_NAME = apiserver_pb2.DESCRIPTOR.services_by_name["ApiServer"].full_name
 #: The flag that sets ``ApiServerOptions.allow_plaintext_tokens``, named in the refusal and the warning.
 ALLOW_PLAINTEXT_TOKENS_FLAG = "--insecure-allow-plaintext-tokens"
-#: The largest request the server reads (gRPC's default is 4 MiB).
-MAX_REQUEST_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
