@@ -161,7 +161,7 @@ def object_request_bytes(obj: Message) -> int:
 
 
 def _subject(request: Message) -> str:
-    """" for Pod default/web", for a request that carries an object."""
+    """The object a request carries, as ' for Pod default/web' ('' when it carries none)."""
     if "object" not in request.DESCRIPTOR.fields_by_name or not request.HasField("object"):
         return ""
     obj = unwrap(request.object)  # type: ignore[attr-defined]

@@ -1,7 +1,7 @@
 """Owner-only modes for the data directory and the files in it.
 
-The database holds the whole cluster (tokens of nobody, but every object), so as etcd does with its data
-directory the store keeps the directory 0700 and its files 0600. A directory or file that already exists
+The database holds every object of the cluster, so as etcd does with its data directory the store keeps
+the directory 0700 and its files 0600. A directory or file that already exists
 with looser modes is tightened, with a warning, rather than refused: etcd also warns and carries on, and
 the fix is the same either way. SQLite gives the ``-wal`` and ``-shm`` files the database file's mode, so
 creating the database file 0600 before SQLite opens it covers them as they appear.
@@ -50,13 +50,13 @@ def tighten_if_present(path: str) -> None:
 
 def _tighten(path: str, mode: int, what: str) -> None:
     current = stat.S_IMODE(os.stat(path).st_mode)
-    if not current & ~mode:
+    if not current & 0o077:  # nothing for the group or others (a setgid bit is no opening)
         return
     try:
         os.chmod(path, mode)
     except OSError as exc:
         raise StoreUnavailable(
-            f"sqlite: {what} {path} has mode {current:04o}, readable by other users, and cannot be "
+            f"sqlite: {what} {path} has mode {current:04o}, open to other users, and cannot be "
             f"changed to {mode:04o}: {exc.strerror}"
         ) from exc
     log.warning("%s %s had mode %04o, open to other users; changed it to %04o", what, path, current, mode)

@@ -193,15 +193,15 @@ class SqliteStore:
             self._lock.release()
 
 
-# ---- the write transactions (run on the writer thread) ---------------------------------------------
-
-
 def _private_files(data_dir: str, db_file: str) -> None:
     """The lock, the database and its side files: created 0600, or tightened to it."""
     tighten_if_present(os.path.join(data_dir, LOCK_FILE))
     private_file(db_file)
     for suffix in SIDE_FILE_SUFFIXES:
         tighten_if_present(db_file + suffix)
+
+
+# ---- the write transactions (run on the writer thread) ---------------------------------------------
 
 
 def _check_key(key: str) -> None:

@@ -93,6 +93,16 @@ def test_a_directory_that_cannot_be_tightened_is_refused_naming_it(
 
     # Someone else's directory: only its owner (or root) may change its mode.
     monkeypatch.setattr(os, "chmod", not_the_owner)
-    refused = rf"data directory {data} has mode 0755, readable by other users, and cannot be changed to 0700"
+    refused = rf"data directory {data} has mode 0755, open to other users, and cannot be changed to 0700"
     with pytest.raises(StoreUnavailable, match=refused + ": Operation not permitted"):
         private_dir(str(data))
+
+
+def test_a_setgid_bit_alone_is_no_opening(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    data.chmod(0o2700)  # what a directory inherits under a setgid parent
+    with caplog.at_level(logging.WARNING, logger="store.sqlite.filemodes"):
+        private_dir(str(data))
+    assert mode(data) == 0o2700
+    assert caplog.records == []
