@@ -18,7 +18,8 @@ names the limit and the value (issue 8).
   would see gRPC's "metadata size exceeds" instead of what was wrong.
 
 The other limits live with the data they bound: the object size (registry.MAX_OBJECT_BYTES), label
-and annotation sizes and counts (cluster.api.validation), the request size (server.MAX_REQUEST_BYTES).
+and annotation sizes and counts (cluster.api.validation), the request size (cluster.api.limits, shared
+with the client).
 """
 
 from __future__ import annotations

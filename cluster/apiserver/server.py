@@ -12,8 +12,9 @@ the roles of ``authorization_policy_file`` (or the built-in group bindings) say 
 (cluster/apiserver/auth). The files are loaded and checked when the options are built: a bad one is a
 ValueError naming the flag, the file and the line or entry. Without a token file or client CA nobody
 is authenticated, so the server serves loopback only and every caller is an admin. The health
-service stays open to everyone (load balancers); reflection needs an identity when authentication is
-on. ``loopback_token`` is an admin token only this process knows, for its own clients (controllers).
+service needs no identity (load balancers), though with a client CA every connection, its own too,
+needs a certificate from that CA (tls.py); reflection needs an identity when authentication is on.
+``loopback_token`` is an admin token only this process knows, for its own clients (controllers).
 
 With ``metrics_listen`` it also serves plain HTTP there, as kube-apiserver serves on its port:
 ``/metrics`` (metrics.py: requests, open watches, flow control, under kube-apiserver's names),
@@ -43,6 +44,7 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc
 from cluster.api.addresses import is_loopback_host
+from cluster.api.limits import MAX_REQUEST_BYTES
 from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.gate import RequestGate
 from cluster.apiserver.auth.security import SecurityConfig, load_security
@@ -63,8 +65,8 @@ from store.compactor import Compactor
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = apiserver_pb2.DESCRIPTOR.services_by_name["ApiServer"].full_name
-#: The largest request the server reads (gRPC's default is 4 MiB).
-MAX_REQUEST_BYTES = 16 * 1024 * 1024
+#: The flag that sets ``ApiServerOptions.allow_plaintext_tokens``, named in the refusal and the warning.
+ALLOW_PLAINTEXT_TOKENS_FLAG = "--insecure-allow-plaintext-tokens"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,9 @@ class ApiServerOptions:
     token_auth_file: str | None = None
     #: YAML roles and bindings (cluster/apiserver/auth/policy.py); the built-in bindings without one.
     authorization_policy_file: str | None = None
+    #: Take bearer tokens over plaintext on a non-loopback address (refused without it: anyone on the
+    #: network path could read and reuse them).
+    allow_plaintext_tokens: bool = False
     #: The files above, loaded and checked (at construction, so that a bad file stops the start).
     security: SecurityConfig = field(init=False, repr=False, compare=False)
     #: The concurrency limit and queues of flow control (cluster/apiserver/flowcontrol).
@@ -118,6 +123,20 @@ class ApiServerOptions:
             authorization_policy_file=self.authorization_policy_file,
         )
         object.__setattr__(self, "security", security)
+        if self.plaintext_tokens_off_loopback and not self.allow_plaintext_tokens:
+            raise ValueError(
+                f"--token-auth-file without TLS would take bearer tokens in clear text on {self.listen}, "
+                "where anyone on the network path can read and reuse them: serve TLS (--tls-cert-file and "
+                "--tls-private-key-file), listen on loopback (--listen 127.0.0.1:PORT), or accept the risk "
+                f"with {ALLOW_PLAINTEXT_TOKENS_FLAG}"
+            )
+
+    @property
+    def plaintext_tokens_off_loopback(self) -> bool:
+        """Whether bearer tokens would cross a network in clear text: a token file, no TLS, and a
+        listen address other than loopback."""
+        host, _, _ = self.listen.rpartition(":")
+        return self.security.tokens is not None and self.security.tls is None and not is_loopback_host(host)
 
 
 def _loopback_only(listen: str) -> str:
@@ -228,6 +247,12 @@ class ApiServer:
             log.warning(
                 "no authentication is configured (--token-auth-file, --client-ca-file), so every caller is "
                 "an admin: serving on %s, loopback only, not on %s", self.address, self.options.listen,
+            )
+        if self.options.plaintext_tokens_off_loopback:
+            log.warning(
+                "bearer tokens are taken in clear text on %s (%s): anyone who can see the traffic can read "
+                "and reuse them; serve TLS with --tls-cert-file and --tls-private-key-file",
+                self.address, ALLOW_PLAINTEXT_TOKENS_FLAG,
             )
         await server.start()
         self._server = server

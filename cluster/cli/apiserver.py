@@ -3,14 +3,17 @@
     podsched apiserver [--listen 127.0.0.1:7443] [--data-dir DIR | --etcd host:port,...]
                        [--compaction-interval 5m] [--controllers '*'] [--pod-gc-quarantine 40s]
                        [--tls-cert-file FILE --tls-private-key-file FILE] [--client-ca-file FILE]
-                       [--token-auth-file FILE] [--authorization-policy-file FILE]
+                       [--token-auth-file FILE [--insecure-allow-plaintext-tokens]]
+                       [--authorization-policy-file FILE]
                        [--etcd-cafile FILE --etcd-certfile FILE --etcd-keyfile FILE]
 
 The security flags are kube-apiserver's: TLS with a serving certificate, client certificates verified
 against ``--client-ca-file`` (CN = user, O = groups), bearer tokens from a static token file, roles from
 a policy file (cluster/apiserver/auth). Without ``--token-auth-file`` or ``--client-ca-file`` nobody is
-authenticated and the server serves loopback only. ``--etcd-*`` open etcd over TLS with a client
-certificate (etcd's client-cert auth). `podsched certs` writes every one of these files.
+authenticated and the server serves loopback only. A token file without TLS is refused on a non-loopback
+address unless ``--insecure-allow-plaintext-tokens`` accepts tokens in clear text. ``--etcd-*`` open
+etcd over TLS with a client certificate (etcd's client-cert auth). `podsched certs` writes every one of
+these files.
                        [--max-requests-inflight 60] [--max-mutating-requests-inflight 30]
                        [--request-timeout 1m] [--max-watches-per-user 100] [--max-page-size 5000]
                        [--metrics-addr 127.0.0.1:7444] [--enforce-leader-fencing]
@@ -73,7 +76,7 @@ from cluster.apiserver.limits import (
     DEFAULT_REQUEST_TIMEOUT_S,
     ApiLimits,
 )
-from cluster.apiserver.server import ApiServer, ApiServerOptions
+from cluster.apiserver.server import ALLOW_PLAINTEXT_TOKENS_FLAG, ApiServer, ApiServerOptions
 from cluster.cli.common import http_address, parse_duration, positive_duration, stop_signals
 from cluster.cli.controllers import CONTROLLERS, parse_controllers, run_controllers
 from cluster.cli.loopback import Loopback
@@ -186,6 +189,11 @@ def register(subparsers: Any) -> None:
         ("--etcd-keyfile", "PEM private key of --etcd-certfile"),
     ):
         security.add_argument(flag, metavar="FILE", default=None, help=text)
+    security.add_argument(
+        ALLOW_PLAINTEXT_TOKENS_FLAG, dest="allow_plaintext_tokens", action="store_true",
+        help="with --token-auth-file and no TLS, serve a non-loopback --listen address anyway, bearer "
+        "tokens in clear text (refused without it)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -280,6 +288,7 @@ def _options(args: argparse.Namespace) -> ApiServerOptions:
         client_ca_file=args.client_ca_file,
         token_auth_file=args.token_auth_file,
         authorization_policy_file=args.authorization_policy_file,
+        allow_plaintext_tokens=args.allow_plaintext_tokens,
         metrics_listen=args.metrics_addr,
         enforce_leader_fencing=args.enforce_leader_fencing,
     )

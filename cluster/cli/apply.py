@@ -1,7 +1,8 @@
 """`podsched apply -f FILE|DIR|-`: create what is absent, replace what changed, leave the rest alone.
 
 Nothing is half-applied: every manifest is parsed first (a parse error in any document stops
-everything), then the server checks every object in a dry run, and only when all pass are they written.
+everything, and so does a document too large to send: cluster.api.limits), then the server checks every
+object in a dry run, and only when all pass are they written.
 Objects go in dependency order — PriorityClasses, then Nodes, then the rest in file order — so a pod may
 name a priority class created by the same apply.
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from google.protobuf.message import Message
 
 from cluster.api import errors, kinds
+from cluster.api.limits import MAX_REQUEST_BYTES, MAX_REQUEST_SIZE
 from cluster.api.manifest import Manifest, ManifestError, load_paths
 from cluster.cli.common import (
     EXIT_ERROR,
@@ -32,7 +34,7 @@ from cluster.cli.common import (
     resource_ref,
     run_async,
 )
-from cluster.client import Client
+from cluster.client import Client, object_request_bytes
 
 # Kinds others refer to go first: pods name priority classes (admission resolves them at create).
 _ORDER = {kinds.PRIORITY_CLASS: 0, kinds.NODE: 1}
@@ -101,7 +103,22 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print_error(f"error: {exc}")
         return EXIT_ERROR
+    oversized = [problem for problem in map(_too_large, manifests) if problem is not None]
+    if oversized:
+        for problem in oversized:
+            print_error(f"error: {problem}")
+        print_error("error: nothing was applied")
+        return EXIT_ERROR
     return run_async(args, lambda: _apply(args, manifests))
+
+
+def _too_large(manifest: Manifest) -> str | None:
+    """Why ``manifest`` cannot be sent at all (its request would pass the size any API server reads)."""
+    size = object_request_bytes(manifest.obj)
+    if size <= MAX_REQUEST_BYTES:
+        return None
+    return (f"{_where(manifest)}: {manifest.kind.name} \"{manifest.obj.metadata.name}\" makes a request of "
+            f"{size} bytes, more than the {MAX_REQUEST_BYTES} bytes ({MAX_REQUEST_SIZE}) an API server reads")
 
 
 def _where(manifest: Manifest) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from cluster.api import errors
 from cluster.api.kinds import Kind, kind_by_name
-from cluster.client import Client, ClientCredentials, CredentialsError, TlsError
+from cluster.client import Client, ClientCredentials, CredentialsError, RequestTooLarge, TlsError
 from cluster.client.credentials import CA_FILE_ENV, CLIENT_CERT_ENV, CLIENT_KEY_ENV, TOKEN_ENV
 from cluster.healthserver import parse_address
 
@@ -173,7 +173,7 @@ async def _guarded(args: argparse.Namespace, body: Callable[[], Awaitable[int]])
     except UsageError as exc:
         print_error(f"error: {exc}")
         return EXIT_USAGE
-    except CredentialsError as exc:
+    except (CredentialsError, RequestTooLarge) as exc:
         print_error(f"error: {exc}")
         return EXIT_ERROR
     except errors.Unavailable as exc:

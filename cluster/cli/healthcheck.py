@@ -12,8 +12,10 @@ prints one line either way, which `docker inspect` keeps in the container's heal
 
 It checks exactly one server: a healthcheck answers for the container it runs in, and a list would
 hide which member is down. The health service needs no identity, but a server serving TLS needs a TLS
-client: ``--certificate-authority`` (and, under mutual TLS, a client certificate), or their
-PODSCHED_* variables, as for every client command.
+client: ``--certificate-authority``, or its PODSCHED_* variable, as for every client command. A server
+with ``--client-ca-file`` requires a client certificate from that CA on every connection, the health
+service's included (gRPC Python cannot ask for one without requiring it); without one the check fails
+saying so.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from cluster.cli.common import (
     positive_duration,
 )
 from cluster.client import ClientCredentials, CredentialsError
+from cluster.client.handshake import CLOSED_AFTER_HANDSHAKE, refused_client
 
 #: The health entry of the API alone (the server's "" entry covers the whole process).
 API_SERVICE = apiserver_pb2.DESCRIPTOR.services_by_name["ApiServer"].full_name
@@ -112,6 +115,9 @@ async def check(
         try:
             answer = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)
         except grpc.aio.AioRpcError as err:
+            refused = await refused_client(server, err, credentials)
+            if refused is not None:
+                return EXIT_ERROR, f"{what} {CLOSED_AFTER_HANDSHAKE}: {refused}"
             return EXIT_ERROR, _failure(what, err, timeout_s)
     status = health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status)
     serving = answer.status == health_pb2.HealthCheckResponse.SERVING

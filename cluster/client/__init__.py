@@ -16,7 +16,7 @@ from cluster.api.errors import (
     NotFound,
     Unavailable,
 )
-from cluster.client.client import Client, Fence, ObjectList, WatchEvent
+from cluster.client.client import Client, Fence, ObjectList, RequestTooLarge, WatchEvent, object_request_bytes
 from cluster.client.credentials import ClientCredentials, CredentialsError, TlsError
 from cluster.client.informer import Informer
 
@@ -36,7 +36,9 @@ __all__ = [
     "Invalid",
     "NotFound",
     "ObjectList",
+    "RequestTooLarge",
     "TlsError",
     "Unavailable",
     "WatchEvent",
+    "object_request_bytes",
 ]

@@ -9,7 +9,8 @@ streams without a deadline: keepalive pings notice a dead server, and a broken w
 caller (the informer re-watches), never silently restarted.
 
 `ClientCredentials` add a bearer token (metadata on every call) and TLS. A failed TLS handshake is a
-setting to fix, not a server to wait for: it is raised at once as `TlsError`, saying why.
+setting to fix, not a server to wait for: it is raised at once as `TlsError`, saying why; so is a server
+that completes the handshake and hangs up, as one does that refuses the client's certificate (handshake.py).
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ from google.protobuf.message import Message
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
 from cluster.api.addresses import is_loopback_host
-from cluster.api.kinds import KINDS, Kind, kind_by_name, unwrap, wrap
+from cluster.api.kinds import KINDS, Kind, kind_by_name, kind_of, unwrap, wrap
+from cluster.api.limits import MAX_REQUEST_BYTES, MAX_REQUEST_SIZE
 from cluster.client.credentials import ClientCredentials, TlsError
+from cluster.client.handshake import CLOSED_AFTER_HANDSHAKE, refused_client
 from cluster.client.retry import DEFAULT_POLICY, RetryPolicy, is_retryable, is_server_timeout, retrying
 
 log = logging.getLogger(__name__)
@@ -41,8 +44,6 @@ DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_PAGE_SIZE = 500
 
 _MIB = 1 << 20
-#: An object is at most 1.5 MiB (etcd's request limit); 8 MiB leaves room for the envelope with margin.
-MAX_SEND_BYTES = 8 * _MIB
 #: Unpaged lists of a 10,000-pod cluster run to tens of MiB; paged reads stay far below.
 MAX_RECEIVE_BYTES = 256 * _MIB
 #: Keepalive: ping after 20 s without traffic and give up on the connection when the ping is not answered
@@ -57,7 +58,8 @@ RECONNECT_BACKOFF_MIN_MS = 200
 RECONNECT_BACKOFF_MAX_MS = 3_000
 
 CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
-    ("grpc.max_send_message_length", MAX_SEND_BYTES),
+    # The server's own receive limit: a larger request is refused here, as RequestTooLarge.
+    ("grpc.max_send_message_length", MAX_REQUEST_BYTES),
     ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
     ("grpc.keepalive_time_ms", KEEPALIVE_TIME_MS),
     ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
@@ -139,6 +141,33 @@ def parse_servers(servers: str | Sequence[str]) -> tuple[str, ...]:
         if not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise ValueError(f'invalid API server address "{address}": expected host:port')
     return addresses
+
+
+class RequestTooLarge(ValueError):
+    """A request larger than any API server reads (cluster.api.limits): the client's own refusal, before
+    anything is sent."""
+
+    def __init__(self, method: str, request: Message) -> None:
+        super().__init__(
+            f"the {method} request{_subject(request)} is {request.ByteSize()} bytes, more than the "
+            f"{MAX_REQUEST_BYTES} bytes ({MAX_REQUEST_SIZE}) an API server reads; nothing was sent"
+        )
+
+
+def object_request_bytes(obj: Message) -> int:
+    """The size of the Create or Update request that carries ``obj`` (the two are laid out alike), to
+    check against MAX_REQUEST_BYTES before sending."""
+    return apiserver_pb2.UpdateRequest(object=wrap(obj), dry_run=True).ByteSize()
+
+
+def _subject(request: Message) -> str:
+    """The object a request carries, as ' for Pod default/web' ('' when it carries none)."""
+    if "object" not in request.DESCRIPTOR.fields_by_name or not request.HasField("object"):
+        return ""
+    obj = unwrap(request.object)  # type: ignore[attr-defined]
+    meta = obj.metadata  # type: ignore[attr-defined]
+    name = f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
+    return f" for {kind_of(obj).name} {name}"
 
 
 class Client:
@@ -418,7 +447,9 @@ class Client:
                     request, timeout=timeout, metadata=self._metadata
                 )
             except grpc.aio.AioRpcError as err:
-                self._raise_tls_failure(index, err)
+                if _sent_too_large(err):
+                    raise RequestTooLarge(method, request) from err
+                await self._raise_tls_failure(index, err)
                 if err.code() == grpc.StatusCode.UNAVAILABLE or (
                     err.code() == grpc.StatusCode.DEADLINE_EXCEEDED and not is_server_timeout(err)
                 ):
@@ -459,7 +490,7 @@ class Client:
             try:
                 return call, await call.read()
             except grpc.aio.AioRpcError as err:
-                self._raise_tls_failure(index, err)
+                await self._raise_tls_failure(index, err)
                 if err.code() == grpc.StatusCode.UNAVAILABLE:
                     self._fail_over(index, err)
                 raise
@@ -472,12 +503,16 @@ class Client:
         except grpc.aio.AioRpcError as err:
             raise _watch_error(err) from err
 
-    def _raise_tls_failure(self, index: int, err: grpc.aio.AioRpcError) -> None:
-        """Raise `TlsError` saying why when ``err`` is a failed TLS handshake with server ``index``."""
+    async def _raise_tls_failure(self, index: int, err: grpc.aio.AioRpcError) -> None:
+        """Raise `TlsError` saying why when ``err`` is a failed TLS handshake with server ``index``, or a
+        TLS connection that the server closed because it refused this client (found out by a probe)."""
+        server = self._servers[index]
         why = _tls_failure(err, self.credentials)
         if why is not None:
-            server = self._servers[index]
             raise TlsError(f"TLS handshake with the API server at {server} failed: {why}") from err
+        refused = await refused_client(server, err, self.credentials)
+        if refused is not None:
+            raise TlsError(f"the API server at {server} {CLOSED_AFTER_HANDSHAKE}: {refused}") from err
 
     def _api_error(self, err: grpc.aio.AioRpcError) -> errors.ApiError:
         if err.code() == grpc.StatusCode.DEADLINE_EXCEEDED and not is_server_timeout(err):
@@ -489,6 +524,13 @@ class Client:
         if isinstance(error, errors.Fenced) and self.on_fenced is not None:
             self.on_fenced(error)
         return error
+
+
+def _sent_too_large(err: grpc.aio.AioRpcError) -> bool:
+    """Whether gRPC refused to send the request for its size (the channel's max_send_message_length)."""
+    return err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "Sent message larger than max" in (
+        err.details() or ""
+    )
 
 
 #: What gRPC's handshake errors say (in the status details), and what that means for the user.
@@ -552,7 +594,9 @@ __all__ = [
     "Fence",
     "KindLike",
     "ObjectList",
+    "RequestTooLarge",
     "WatchEvent",
+    "object_request_bytes",
     "parse_servers",
     "resolve_kind",
 ]

@@ -237,7 +237,7 @@ class LocalCluster:
             self._temporary_data = True
         else:
             self._data_dir = config.data_dir
-            self._data_dir.mkdir(parents=True, exist_ok=True)
+            self._data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         if config.tls:
             self.bundle = self._certificates(config.certs_dir or self.data_dir / "pki")
         store_args = await self._store_args()

@@ -14,6 +14,7 @@ import fcntl
 import os
 
 from store.base import StoreError
+from store.sqlite.filemodes import FILE_MODE
 
 LOCK_FILE = "podsched.lock"
 
@@ -39,7 +40,7 @@ class DataDirLock:
     @classmethod
     def acquire(cls, data_dir: str) -> DataDirLock:
         path = os.path.join(data_dir, LOCK_FILE)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -27,11 +27,14 @@ from store.base import (
     check_list_arguments,
 )
 from store.sqlite.broadcast import DEFAULT_CAPACITY, Subscription
-from store.sqlite.datadir import DataDirLock
+from store.sqlite.datadir import LOCK_FILE, DataDirLock
 from store.sqlite.dialect import DuplicateSuccessor, Row
+from store.sqlite.filemodes import private_dir, private_file, tighten_if_present
 from store.sqlite.log import DEFAULT_COMPACT_BATCH, Log, LogTxn
 
 DB_FILE = "podsched.db"
+#: SQLite's side files of the database in WAL mode; they take the database file's mode when created.
+SIDE_FILE_SUFFIXES = ("-wal", "-shm", "-journal")
 
 #: Rows a catching-up watch reads per query. Bounds its memory and the time one read holds a snapshot.
 WATCH_PAGE = 512
@@ -63,14 +66,16 @@ class SqliteStore:
         acknowledged write lost (synchronous=NORMAL, see dialect.connect); True also survives power
         loss, at the cost of one disk flush per group commit. ``watch_buffer``: rows a watcher may lag
         behind live writes before it falls back to reading the log. ``compact_batch``: revisions per
-        compaction transaction.
+        compaction transaction. The directory is made (or tightened to) 0700 and its files 0600.
         """
         path = os.fspath(data_dir)
-        await asyncio.to_thread(os.makedirs, path, exist_ok=True)
+        await asyncio.to_thread(private_dir, path)
         lock = DataDirLock.acquire(path)
+        db_file = os.path.join(path, DB_FILE)
         try:
+            await asyncio.to_thread(_private_files, path, db_file)
             log = await Log.open(
-                os.path.join(path, DB_FILE),
+                db_file,
                 synchronous="FULL" if fsync_every_commit else "NORMAL",
                 watch_buffer=watch_buffer,
                 compact_batch=compact_batch,
@@ -187,6 +192,14 @@ class SqliteStore:
             await self._log.close()
         finally:
             self._lock.release()
+
+
+def _private_files(data_dir: str, db_file: str) -> None:
+    """The lock, the database and its side files: created 0600, or tightened to it."""
+    tighten_if_present(os.path.join(data_dir, LOCK_FILE))
+    private_file(db_file)
+    for suffix in SIDE_FILE_SUFFIXES:
+        tighten_if_present(db_file + suffix)
 
 
 # ---- the write transactions (run on the writer thread) ---------------------------------------------

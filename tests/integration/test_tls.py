@@ -95,7 +95,9 @@ def test_without_a_client_certificate_mutual_tls_refuses(mtls_server: ApiServerP
     result = run_cli(mtls_server.address, "get", "pods", "--certificate-authority", str(pki.ca_cert),
                      "--request-timeout", "1")
     assert result.code == 1
-    assert "if the server requires client certificates, give --client-certificate" in result.stderr
+    assert (f"the API server at {mtls_server.address} closed the connection right after the TLS handshake: "
+            "it most likely requires a client certificate (give --client-certificate and --client-key)"
+            ) in result.stderr
 
 
 def test_a_missing_ca_file_is_named_with_its_flag(mtls_server: ApiServerProcess, tmp_path: Path) -> None:

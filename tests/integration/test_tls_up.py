@@ -62,7 +62,10 @@ def test_up_tls_elects_and_binds_with_the_printed_environment(tmp_path: Path) ->
     finally:
         code, stderr = up.stop()
     assert code == 0, stderr
-    assert os.stat(data / "pki" / "users" / "admin.key").st_mode & 0o077 == 0
+    # The data directory and every secret in it are the user's alone.
+    assert os.stat(data).st_mode & 0o077 == 0
+    for secret in ("ca.key", "apiserver.key", "users/admin.key", "tokens.csv", "etcd/ca.key"):
+        assert os.stat(data / "pki" / secret).st_mode & 0o077 == 0, secret
 
     again = Up("--tls", "--replicas", "1", "--listen", "127.0.0.1:0", "--data-dir", str(data))
     try:

@@ -18,6 +18,7 @@ from google.protobuf.message import Message
 from cluster.api import apiserver_pb2_grpc, objects_pb2
 from cluster.cli.certs import Bundle, User, write_bundle
 from cluster.client import Client, ClientCredentials, CredentialsError, TlsError, Unavailable
+from cluster.client.handshake import closes_after_handshake, refused_client
 from tests.unit.test_client_fake_apiserver import FAST_RETRIES, FakeApiServer
 
 
@@ -271,3 +272,57 @@ async def test_plaintext_to_a_tls_server_suggests_a_ca(bundle: Bundle, serve: Se
     async with Client(fake.address, timeout_s=0.5, retry_policy=FAST_RETRIES) as api:
         with pytest.raises(Unavailable, match="if the server serves TLS, give --certificate-authority"):
             await api.list("pods")
+
+
+async def test_a_client_certificate_from_another_ca_is_refused_at_once_saying_why(
+    bundle: Bundle, other_bundle: Bundle, serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = await serve(bundle, client_ca=bundle.ca_cert.read_bytes())
+    examined: list[str] = []
+
+    async def counted(address: str, err: grpc.aio.AioRpcError, credentials: ClientCredentials) -> str | None:
+        examined.append(address)
+        return await refused_client(address, err, credentials)
+
+    monkeypatch.setattr("cluster.client.client.refused_client", counted)
+    foreign = ClientCredentials(ca_file=str(bundle.ca_cert), client_cert_file=cert(other_bundle),
+                                client_key_file=key(other_bundle))
+    # A long deadline: a retried failure would be examined again and again within it.
+    async with Client(fake.address, credentials=foreign, timeout_s=30.0, retry_policy=FAST_RETRIES) as api:
+        with pytest.raises(TlsError) as caught:
+            await api.list("pods")
+    assert caught.value.message == (
+        f"the API server at {fake.address} closed the connection right after the TLS handshake: it most "
+        f"likely refused the client certificate (--client-certificate {cert(other_bundle)}): is it signed by "
+        "the CA the server trusts (its --client-ca-file)?"
+    )
+    assert examined == [fake.address]  # one attempt, not retried
+
+
+async def test_the_probe_tells_a_refused_client_from_an_accepted_one(
+    bundle: Bundle, other_bundle: Bundle, serve: Serve
+) -> None:
+    fake = await serve(bundle, client_ca=bundle.ca_cert.read_bytes())
+    accepted = ClientCredentials(ca_file=str(bundle.ca_cert), client_cert_file=cert(bundle),
+                                 client_key_file=key(bundle))
+    foreign = ClientCredentials(ca_file=str(bundle.ca_cert), client_cert_file=cert(other_bundle),
+                                client_key_file=key(other_bundle))
+    assert not await closes_after_handshake(fake.address, accepted)
+    assert await closes_after_handshake(fake.address, foreign)
+    assert await closes_after_handshake(fake.address, ClientCredentials(ca_file=str(bundle.ca_cert)))
+
+
+async def test_a_connection_dropped_before_any_handshake_is_no_refused_certificate(bundle: Bundle) -> None:
+    # A load balancer without a backend accepts and drops connections: worth a retry, no certificate to fix.
+    async def drop(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    listener = await asyncio.start_server(drop, "127.0.0.1", 0)
+    try:
+        address = f"127.0.0.1:{listener.sockets[0].getsockname()[1]}"
+        credentials = ClientCredentials(ca_file=str(bundle.ca_cert), client_cert_file=cert(bundle),
+                                        client_key_file=key(bundle))
+        assert not await closes_after_handshake(address, credentials)
+    finally:
+        listener.close()
+        await listener.wait_closed()
