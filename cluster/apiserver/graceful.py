@@ -30,6 +30,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import objects_pb2, timeutil
 from cluster.api.kinds import POD
+from cluster.apiserver import quota
 from cluster.apiserver.defaults import DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
 from cluster.apiserver.registry import Registry
 from store.base import EventType, KeyValue, StoreUnavailable, TooOldRevision, WatchEvent
@@ -204,6 +205,17 @@ class DeletionFinisher:
             except TimeoutError:
                 pass
 
+    async def _release_quota(self, deleted: KeyValue | None) -> None:
+        if deleted is None:
+            return
+        pod = self._registry.decode_kv(POD, deleted)
+        try:
+            await quota.release(self._registry, pod)  # type: ignore[arg-type]
+        except StoreUnavailable as exc:
+            # Left counted: its quotas refuse one pod early rather than admit one too many.
+            name = f"{pod.metadata.namespace}/{pod.metadata.name}"
+            log.warning("deletion finisher: cannot release the quota usage of %s (%s)", name, exc)
+
     async def _finish(self, key: str, revision: int) -> None:
         try:
             result = await self._store.delete(key, revision)
@@ -215,6 +227,7 @@ class DeletionFinisher:
         if result.succeeded:
             log.info("deleted %s: its grace period ended", key)
             self._pending.pop(key, None)
+            await self._release_quota(result.current)
             return
         if result.current is None:
             self._pending.pop(key, None)

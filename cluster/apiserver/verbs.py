@@ -18,7 +18,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import errors, objects_pb2, timeutil, validation
 from cluster.api.kinds import POD, PRIORITY_CLASS, Kind, kind_by_name, kind_of
-from cluster.apiserver import admission, graceful, messages, strategy
+from cluster.apiserver import admission, graceful, messages, quota, strategy
 from cluster.apiserver.fencing import Fencing, LeaseFence
 from cluster.apiserver.registry import GuardSource, Registry, revision_of
 from store.base import Guard
@@ -90,13 +90,20 @@ class Verbs:
             strategy.prepare_for_create(kind, candidate, self.now(), self._rng)
             if isinstance(candidate, objects_pb2.Pod):
                 await admission.admit_pod_create(self.registry, candidate)
+            elif isinstance(candidate, objects_pb2.ResourceQuota):
+                await quota.status_for_create(self.registry, candidate)
             self._validate(kind, candidate)
             if isinstance(candidate, objects_pb2.PriorityClass):
                 await admission.admit_priority_class(self.registry, candidate, updating=False)
+            charged: tuple[str, ...] = ()
+            if isinstance(candidate, objects_pb2.Pod):
+                charged = await quota.charge(self.registry, candidate, dry_run=dry_run)
             try:
                 return await self.registry.create(kind, candidate, dry_run=dry_run)
-            except errors.AlreadyExists:
-                if not generated or attempt == GENERATE_NAME_ATTEMPTS:
+            except Exception as exc:
+                await quota.refund(self.registry, candidate.metadata.namespace, charged)
+                name_taken = isinstance(exc, errors.AlreadyExists)
+                if not (name_taken and generated and attempt < GENERATE_NAME_ATTEMPTS):
                     raise
                 attempt += 1
 
@@ -147,6 +154,8 @@ class Verbs:
             strategy.prepare_for_update(kind, updated, current)
             if isinstance(updated, objects_pb2.Pod):
                 admission.admit_pod_update(updated, current)
+            elif isinstance(updated, objects_pb2.ResourceQuota):
+                await quota.status_for_update(self.registry, updated)
             self._validate(kind, updated, current)
             if isinstance(updated, objects_pb2.PriorityClass):
                 await admission.admit_priority_class(self.registry, updated, updating=True)
@@ -221,6 +230,8 @@ class Verbs:
                 return current
             outcome = await self.registry.delete(kind, current, revision_of(current), extra)
             if outcome.succeeded:
+                if isinstance(current, objects_pb2.Pod):
+                    await quota.release(self.registry, current)
                 return current
             if outcome.obj is None:
                 raise messages.not_found(kind, name)
