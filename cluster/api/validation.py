@@ -251,7 +251,7 @@ def validate_update(old: Message, new: Message) -> list[str]:
     elif isinstance(new, objects_pb2.ResourceQuota) and isinstance(old, objects_pb2.ResourceQuota):
         # As Kubernetes: which pods a quota counts never changes, so its usage stays right.
         if list(new.spec.scopes) != list(old.spec.scopes):
-            problems.append(invalid("spec.scopes", list(new.spec.scopes), _IMMUTABLE))
+            problems.append(invalid("spec.scopes", f"[{' '.join(new.spec.scopes)}]", _IMMUTABLE))
         if new.spec.scope_selector != old.spec.scope_selector:
             shown = format_requirements(list(new.spec.scope_selector.match_expressions))
             problems.append(invalid("spec.scopeSelector", shown, _IMMUTABLE))
@@ -983,7 +983,7 @@ def _validate_scope_requirement(
     elif operator in ("Exists", "DoesNotExist"):
         if values:
             problems.append(invalid(
-                f"{path}.values", values,
+                f"{path}.values", f"[{' '.join(values)}]",
                 "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector",
             ))
     else:

@@ -1,6 +1,7 @@
 """Namespaces against a real `podsched apiserver` process with tokens: a `client` (the built-in
 `podsched:clients` group) runs pods in its own namespaces but can neither create nor delete pods in
-kube-system, and a policy file's binding that names namespaces holds only there."""
+kube-system, nor use system-node-critical (whose priority would preempt everyone else's pods) where no
+quota opens it; a policy file's binding that names namespaces holds only there."""
 
 from __future__ import annotations
 
@@ -105,3 +106,26 @@ async def test_a_policy_binding_naming_a_namespace_holds_only_there(
     assert refusal.details() == (
         'nodes is forbidden: User "tess" cannot list resource "nodes" at the cluster scope'
     )
+
+
+async def test_a_client_cannot_preempt_with_a_system_priority_class(
+    stub: apiserver_pb2_grpc.ApiServerStub,
+) -> None:
+    for priority_class in ("system-node-critical", "system-cluster-critical"):
+        refusal = await _refused(stub.Create(
+            apiserver_pb2.CreateRequest(object=_pod("team-x", "vip", priority_class)), metadata=_md(CLIENT)
+        ))
+        assert refusal.code() == grpc.StatusCode.FAILED_PRECONDITION  # admission's Forbidden
+        assert refusal.details() == (
+            'pods "vip" is forbidden: insufficient quota to match these scopes: '
+            "[{PriorityClass In [system-node-critical system-cluster-critical]}]"
+        )
+    refusal = await _refused(stub.Create(
+        apiserver_pb2.CreateRequest(object=_pod("kube-system", "vip", "system-node-critical")),
+        metadata=_md(CLIENT),
+    ))
+    assert refusal.details() == (
+        'pods is forbidden: User "cleo" cannot create resource "pods" in the namespace "kube-system"'
+    )
+    listed = await stub.List(apiserver_pb2.ListRequest(kind="pods"), metadata=_md(ADMIN))
+    assert not any(item.pod.metadata.name == "vip" for item in listed.items)
