@@ -195,3 +195,18 @@ def test_bad_quotas_are_refused_naming_the_field(cli: Cli, namespace: str, tmp_p
         "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector"
     ) in result.stderr, result.stderr
     assert "nothing was applied" in result.stderr
+
+
+def test_one_apply_may_bring_a_quota_and_the_system_pods_it_admits(
+    cli: Cli, namespace: str, tmp_path: Path
+) -> None:
+    path = write_yaml(
+        tmp_path / "critical.yaml",
+        pod_manifest("agent", namespace, priorityClassName="system-node-critical"),
+        quota_manifest("critical", namespace, {"pods": "1"}, "system-node-critical"),
+    )
+    result = cli("apply", "-f", path)
+    assert result.code == 0, result.stderr
+    assert result.stdout == "resourcequota/critical created\npod/agent created\n"
+    (row,) = parse_table(cli("get", "quota", "critical", "-n", namespace).stdout)
+    assert row["REQUEST"] == "pods: 1/1"
