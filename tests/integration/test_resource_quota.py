@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from cluster.api import errors, objects_pb2
+from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
 from tests.integration.helpers import CliResult, parse_table, pod_manifest, pod_object, write_yaml
 
@@ -115,6 +116,33 @@ async def test_concurrent_creates_never_pass_the_limit(client: Client, namespace
     assert sum(outcomes) == 5
     assert len((await client.list("Pod", namespace)).items) == 5
     assert await used(client, namespace, "five") == {"pods": "5"}
+
+
+@pytest.mark.etcd
+async def test_creates_through_two_api_servers_on_one_etcd_never_pass_the_limit(
+    etcd_endpoints: list[str], namespace: str
+) -> None:
+    store_args = ["--etcd", ",".join(etcd_endpoints)]
+    with ApiServerProcess(store_args) as first, ApiServerProcess(store_args) as second:
+        async with Client(first.address) as one, Client(second.address) as other:
+            quota = objects_pb2.ResourceQuota()
+            quota.metadata.name, quota.metadata.namespace = "seven", namespace
+            quota.spec.hard["pods"] = "7"
+            await one.create(quota)
+
+            async def create(client: Client, index: int) -> bool:
+                try:
+                    await client.create(classed_pod(f"p{index}", namespace))
+                except errors.Forbidden:
+                    return False
+                return True
+
+            outcomes = await asyncio.gather(
+                *(create(one if index % 2 else other, index) for index in range(30))
+            )
+            assert sum(outcomes) == 7
+            assert len((await other.list("Pod", namespace)).items) == 7
+            assert await used(one, namespace, "seven") == {"pods": "7"}
 
 
 async def test_deleting_a_pod_gives_its_usage_back(
