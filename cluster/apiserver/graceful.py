@@ -205,17 +205,6 @@ class DeletionFinisher:
             except TimeoutError:
                 pass
 
-    async def _release_quota(self, deleted: KeyValue | None) -> None:
-        if deleted is None:
-            return
-        pod = self._registry.decode_kv(POD, deleted)
-        try:
-            await quota.release(self._registry, pod)  # type: ignore[arg-type]
-        except StoreUnavailable as exc:
-            # Left counted: its quotas refuse one pod early rather than admit one too many.
-            name = f"{pod.metadata.namespace}/{pod.metadata.name}"
-            log.warning("deletion finisher: cannot release the quota usage of %s (%s)", name, exc)
-
     async def _finish(self, key: str, revision: int) -> None:
         try:
             result = await self._store.delete(key, revision)
@@ -227,7 +216,9 @@ class DeletionFinisher:
         if result.succeeded:
             log.info("deleted %s: its grace period ended", key)
             self._pending.pop(key, None)
-            await self._release_quota(result.current)
+            if result.current is not None:
+                deleted = self._registry.decode_kv(POD, result.current)
+                await quota.release(self._registry, deleted)  # type: ignore[arg-type]
             return
         if result.current is None:
             self._pending.pop(key, None)

@@ -29,6 +29,8 @@ The server creates such a quota in kube-system at start (bootstrap.py).
 
 from __future__ import annotations
 
+import logging
+
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import POD, RESOURCE_QUOTA
 from cluster.api.quota import (
@@ -45,6 +47,9 @@ from cluster.apiserver.admission import SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRI
 from cluster.apiserver.listing import list_objects
 from cluster.apiserver.registry import Registry, revision_of
 from cluster.apiserver.selection import Selection
+from store.base import StoreUnavailable
+
+log = logging.getLogger(__name__)
 
 #: The scopes only a quota may open (kube's limitedResources for pods, as its documentation sets it).
 LIMITED_SCOPES = (
@@ -142,10 +147,17 @@ async def refund(registry: Registry, namespace: str, names: tuple[str, ...]) -> 
 
 
 async def release(registry: Registry, pod: objects_pb2.Pod) -> None:
-    """Take a pod that is gone for good off every quota that counts it."""
-    for quota in await quotas_in(registry, pod.metadata.namespace):
-        if counts_pod(quota, pod) and quota.status.used:
-            await _take_one_off(registry, quota.metadata.namespace, quota.metadata.name)
+    """Take a pod that is gone for good off every quota that counts it. The pod is gone whatever happens
+    here, so a store outage is logged, not raised: the pod stays counted, on the safe side."""
+    try:
+        for quota in await quotas_in(registry, pod.metadata.namespace):
+            if counts_pod(quota, pod) and quota.status.used:
+                await _take_one_off(registry, quota.metadata.namespace, quota.metadata.name)
+    except StoreUnavailable as exc:
+        log.warning(
+            "cannot release the quota usage of pod %s/%s (%s): its quotas count it until they are recreated",
+            pod.metadata.namespace, pod.metadata.name, exc,
+        )
 
 
 async def _take_one_off(registry: Registry, namespace: str, name: str) -> None:
