@@ -44,10 +44,13 @@ POD_DISRUPTION_BUDGET = Kind(
     "PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", True, objects_pb2.PodDisruptionBudget,
     "pod_disruption_budget", ("pdb",),
 )
+RESOURCE_QUOTA = Kind(
+    "ResourceQuota", "v1", "resourcequotas", True, objects_pb2.ResourceQuota, "resource_quota", ("quota",)
+)
 LEASE = Kind("Lease", "coordination.k8s.io/v1", "leases", True, objects_pb2.Lease, "lease")
 EVENT = Kind("Event", "v1", "events", True, objects_pb2.Event, "event", ("ev",))
 
-KINDS: tuple[Kind, ...] = (POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, LEASE, EVENT)
+KINDS: tuple[Kind, ...] = (POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, RESOURCE_QUOTA, LEASE, EVENT)
 
 _BY_MESSAGE: dict[type[Message], Kind] = {kind.message: kind for kind in KINDS}
 _BY_ENVELOPE_FIELD: dict[str, Kind] = {kind.envelope_field: kind for kind in KINDS}

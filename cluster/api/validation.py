@@ -18,6 +18,7 @@ from google.protobuf.message import Message
 
 from cluster.api import errors, kinds, objects_pb2
 from cluster.api.quantity import parse_quantity
+from cluster.api.quota import format_requirements
 
 # ---------------------------------------------------------------------------------- field error texts
 
@@ -229,7 +230,7 @@ def validate_object(obj: Message) -> list[str]:
 def validate_update(old: Message, new: Message) -> list[str]:
     """The errors of changing ``old`` into ``new`` beyond ``validate_object(new)``: immutable metadata,
     Pod spec immutability (only container images change, tolerations may be added), PriorityClass value and
-    preemptionPolicy."""
+    preemptionPolicy, a ResourceQuota's scopes and scopeSelector."""
     problems = []
     for field_name, path in (
         ("name", "metadata.name"),
@@ -247,6 +248,13 @@ def validate_update(old: Message, new: Message) -> list[str]:
             problems.append(forbidden("value", "may not be changed in an update."))
         if new.preemption_policy != old.preemption_policy:
             problems.append(invalid("preemptionPolicy", new.preemption_policy, _IMMUTABLE))
+    elif isinstance(new, objects_pb2.ResourceQuota) and isinstance(old, objects_pb2.ResourceQuota):
+        # As Kubernetes: which pods a quota counts never changes, so its usage stays right.
+        if list(new.spec.scopes) != list(old.spec.scopes):
+            problems.append(invalid("spec.scopes", f"[{' '.join(new.spec.scopes)}]", _IMMUTABLE))
+        if new.spec.scope_selector != old.spec.scope_selector:
+            shown = format_requirements(list(new.spec.scope_selector.match_expressions))
+            problems.append(invalid("spec.scopeSelector", shown, _IMMUTABLE))
     return problems
 
 
@@ -931,6 +939,76 @@ def _validate_pdb(pdb: objects_pb2.PodDisruptionBudget) -> list[str]:
     return problems
 
 
+#: The resources a ResourceQuota may limit: podsched counts pods (Kubernetes' "pods" and its object-count
+#: twin "count/pods"), not compute resources.
+QUOTA_RESOURCES = ("pods", "count/pods")
+#: The quota scopes podsched evaluates (Kubernetes also has Terminating, BestEffort, ...).
+QUOTA_SCOPES = ("PriorityClass",)
+SCOPE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def _validate_quota_amounts(amounts: Mapping[str, str], path: str) -> list[str]:
+    problems = []
+    for name, text in amounts.items():
+        where = f"{path}[{name}]"
+        if name not in QUOTA_RESOURCES:
+            problems.append(not_supported(where, name, QUOTA_RESOURCES))
+            continue
+        try:
+            value = parse_quantity(text)
+        except ValueError as exc:
+            problems.append(invalid(where, text, str(exc).partition(": ")[2] or str(exc)))
+            continue
+        if value < 0:
+            problems.append(invalid(where, text, _NOT_NEGATIVE))
+        elif value.denominator != 1:
+            problems.append(invalid(where, text, "must be an integer"))
+    return problems
+
+
+def _validate_scope_requirement(
+    requirement: objects_pb2.ScopedResourceSelectorRequirement, path: str
+) -> list[str]:
+    """Kubernetes' ValidateScopedResourceSelectorRequirement, for the scopes podsched has."""
+    problems = []
+    if requirement.scope_name not in QUOTA_SCOPES:
+        problems.append(not_supported(f"{path}.scopeName", requirement.scope_name, QUOTA_SCOPES))
+    operator, values = requirement.operator, list(requirement.values)
+    if operator in ("In", "NotIn"):
+        if not values:
+            problems.append(required(
+                f"{path}.values",
+                "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector",
+            ))
+    elif operator in ("Exists", "DoesNotExist"):
+        if values:
+            problems.append(invalid(
+                f"{path}.values", f"[{' '.join(values)}]",
+                "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector",
+            ))
+    else:
+        problems.append(not_supported(f"{path}.operator", operator, SCOPE_SELECTOR_OPERATORS))
+    return problems
+
+
+def _validate_resource_quota(quota: objects_pb2.ResourceQuota) -> list[str]:
+    spec = quota.spec
+    problems = _validate_quota_amounts(spec.hard, "spec.hard")
+    seen: set[str] = set()
+    for index, scope in enumerate(spec.scopes):
+        where = f"spec.scopes[{index}]"
+        if scope not in QUOTA_SCOPES:
+            problems.append(not_supported(where, scope, QUOTA_SCOPES))
+        elif scope in seen:
+            problems.append(duplicate(where, scope))
+        seen.add(scope)
+    for index, requirement in enumerate(spec.scope_selector.match_expressions):
+        problems += _validate_scope_requirement(requirement, f"spec.scopeSelector.matchExpressions[{index}]")
+    problems += _validate_quota_amounts(quota.status.hard, "status.hard")
+    problems += _validate_quota_amounts(quota.status.used, "status.used")
+    return problems
+
+
 def _validate_lease(lease: objects_pb2.Lease) -> list[str]:
     spec = lease.spec
     problems = []
@@ -966,6 +1044,7 @@ _KIND_VALIDATORS: dict[str, Callable[[Any], list[str]]] = {
     kinds.NODE.name: _validate_node,
     kinds.PRIORITY_CLASS.name: _validate_priority_class,
     kinds.POD_DISRUPTION_BUDGET.name: _validate_pdb,
+    kinds.RESOURCE_QUOTA.name: _validate_resource_quota,
     kinds.LEASE.name: _validate_lease,
     kinds.EVENT.name: _validate_event,
 }

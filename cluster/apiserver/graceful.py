@@ -30,6 +30,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import objects_pb2, timeutil
 from cluster.api.kinds import POD
+from cluster.apiserver import quota
 from cluster.apiserver.defaults import DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
 from cluster.apiserver.registry import Registry
 from store.base import EventType, KeyValue, StoreUnavailable, TooOldRevision, WatchEvent
@@ -215,6 +216,9 @@ class DeletionFinisher:
         if result.succeeded:
             log.info("deleted %s: its grace period ended", key)
             self._pending.pop(key, None)
+            if result.current is not None:
+                deleted = self._registry.decode_kv(POD, result.current)
+                await quota.release(self._registry, deleted)  # type: ignore[arg-type]
             return
         if result.current is None:
             self._pending.pop(key, None)

@@ -48,7 +48,7 @@ from cluster.api.limits import MAX_REQUEST_BYTES
 from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.gate import RequestGate
 from cluster.apiserver.auth.security import SecurityConfig, load_security
-from cluster.apiserver.bootstrap import ensure_system_priority_classes
+from cluster.apiserver.bootstrap import ensure_system_priority_classes, ensure_system_quota
 from cluster.apiserver.flowcontrol import FlowControl, FlowControlConfig
 from cluster.apiserver.graceful import DeletionFinisher
 from cluster.apiserver.leadership import Leadership
@@ -186,6 +186,7 @@ class ApiServer:
             raise RuntimeError("the API server is already started")
         await self._store.current_revision()
         await ensure_system_priority_classes(self._verbs)
+        await ensure_system_quota(self._verbs)
 
         server = grpc.aio.server(interceptors=[RefuseMalformedRequests()], options=[
             # No SO_REUSEPORT (gRPC's default on Linux): a second server on a busy address must fail,

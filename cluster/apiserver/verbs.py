@@ -22,7 +22,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from cluster.api import errors, objects_pb2, timeutil, validation
 from cluster.api.fencing import WRITTEN_UNDER_FENCE_ANNOTATION
 from cluster.api.kinds import EVENT, LEASE, POD, PRIORITY_CLASS, Kind, kind_by_name, kind_of
-from cluster.apiserver import admission, graceful, messages, strategy
+from cluster.apiserver import admission, graceful, messages, quota, strategy
 from cluster.apiserver.fencing import Fencing, LeaseFence
 from cluster.apiserver.leadership import Leadership
 from cluster.apiserver.registry import GuardSource, Registry, revision_of
@@ -103,15 +103,22 @@ class Verbs:
             _stamp_fence(candidate, fence)
             if isinstance(candidate, objects_pb2.Pod):
                 await admission.admit_pod_create(self.registry, candidate)
+            elif isinstance(candidate, objects_pb2.ResourceQuota):
+                await quota.status_for_create(self.registry, candidate)
             self._validate(kind, candidate)
             if isinstance(candidate, objects_pb2.PriorityClass):
                 await admission.admit_priority_class(self.registry, candidate, updating=False)
             meta = candidate.metadata
             guards = _fence_guards(fence, "create", kind, meta.namespace, meta.name)
+            charged: tuple[str, ...] = ()
+            if isinstance(candidate, objects_pb2.Pod):
+                charged = await quota.charge(self.registry, candidate, dry_run=dry_run)
             try:
                 created = await self.registry.create(kind, candidate, dry_run=dry_run, guards=guards)
-            except errors.AlreadyExists:
-                if not generated or attempt == GENERATE_NAME_ATTEMPTS:
+            except Exception as exc:
+                await quota.refund(self.registry, meta.namespace, charged)
+                name_taken = isinstance(exc, errors.AlreadyExists)
+                if not (name_taken and generated and attempt < GENERATE_NAME_ATTEMPTS):
                     raise
                 attempt += 1
                 continue
@@ -175,6 +182,8 @@ class Verbs:
                 self.leadership.check_lease_update(current, updated, fence)  # type: ignore[arg-type]
             if isinstance(updated, objects_pb2.Pod):
                 admission.admit_pod_update(updated, current)
+            elif isinstance(updated, objects_pb2.ResourceQuota):
+                await quota.status_for_update(self.registry, updated)
             self._validate(kind, updated, current)
             if isinstance(updated, objects_pb2.PriorityClass):
                 await admission.admit_priority_class(self.registry, updated, updating=True)
@@ -263,6 +272,8 @@ class Verbs:
                 return current
             outcome = await self.registry.delete(kind, current, revision_of(current), extra)
             if outcome.succeeded:
+                if isinstance(current, objects_pb2.Pod):
+                    await quota.release(self.registry, current)
                 return current
             if outcome.obj is None:
                 raise messages.not_found(kind, name)

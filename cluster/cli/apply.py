@@ -3,8 +3,9 @@
 Nothing is half-applied: every manifest is parsed first (a parse error in any document stops
 everything, and so does a document too large to send: cluster.api.limits), then the server checks every
 object in a dry run, and only when all pass are they written.
-Objects go in dependency order — PriorityClasses, then Nodes, then the rest in file order — so a pod may
-name a priority class created by the same apply.
+Objects go in dependency order — PriorityClasses, then Nodes, then ResourceQuotas, then the rest in file
+order — so a pod may name a priority class created by the same apply, and a namespace's quota counts the
+pods the same apply creates there (and may open the system priority classes for them).
 
 Updates replace labels, annotations and spec with the manifest's, keeping what the server owns (the node
 a pod was bound to, the priority admission resolved, defaulted fields). A manifest that carries
@@ -16,7 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from google.protobuf.message import Message
 
@@ -36,9 +37,12 @@ from cluster.cli.common import (
 )
 from cluster.client import Client, object_request_bytes
 
-# Kinds others refer to go first: pods name priority classes (admission resolves them at create).
-_ORDER = {kinds.PRIORITY_CLASS: 0, kinds.NODE: 1}
-_LAST = 2
+# Kinds others refer to go first: pods name priority classes (admission resolves them at create), and
+# quotas admit pods.
+_ORDER = {kinds.PRIORITY_CLASS: 0, kinds.NODE: 1, kinds.RESOURCE_QUOTA: 2}
+_LAST = 3
+#: The system priority classes' reserved prefix: only a quota admits them.
+_SYSTEM_CLASS_PREFIX = "system-"
 
 # Fields the server fills in when a manifest leaves them out; an update keeps the stored value rather
 # than asking to clear it (kubectl's apply leaves fields it never set to their owners in the same way).
@@ -169,16 +173,16 @@ async def _apply(args: argparse.Namespace, manifests: list[Manifest]) -> int:
     async with connect(args) as client:
         steps: list[_Step] = []
         failures: list[str] = []
-        created_classes: set[str] = set()
+        created = _Created()
         for manifest in manifests:
             try:
-                step = await _plan(client, manifest, created_classes)
+                step = await _plan(client, manifest, created)
             except _Rejected as rejected:
                 failures.append(_failure(rejected.error, manifest, rejected.doing))
                 continue
             steps.append(step)
-            if manifest.kind is kinds.PRIORITY_CLASS and step.action == "created":
-                created_classes.add(manifest.obj.metadata.name)
+            if step.action == "created":
+                created.add(manifest)
         if failures:
             for line in failures:
                 print_error(line)
@@ -231,17 +235,17 @@ def _failure(exc: errors.ApiError, manifest: Manifest, doing: str) -> str:
     return f"{prefix}): error when {doing} {_where(manifest)}: {message}"
 
 
-async def _plan(client: Client, manifest: Manifest, created_classes: set[str]) -> _Step:
+async def _plan(client: Client, manifest: Manifest, created: _Created) -> _Step:
     """Decide what applying ``manifest`` means, and have the server check it without writing."""
     kind, obj = manifest.kind, manifest.obj
     current = await _current(client, kind, obj)
     if current is None:
         with _rejected_when("creating"):
-            await client.create(_checkable(obj, created_classes), dry_run=True)
+            await client.create(_checkable(obj, created), dry_run=True)
         return _Step(manifest, "created", obj, status=_carried_status(obj, None))
     desired = _desired_update(kind, obj, current)
     with _rejected_when("updating"):
-        would_be = await client.update(_checkable(desired, created_classes), dry_run=True)
+        would_be = await client.update(_checkable(desired, created), dry_run=True)
     status = _carried_status(obj, current)
     if _comparable(would_be) == _comparable(current):
         return _Step(manifest, "configured" if status is not None else "unchanged", None, status=status)
@@ -353,11 +357,32 @@ def _comparable(obj: Message) -> Message:
     return copy
 
 
-def _checkable(obj: Message, created_classes: set[str]) -> Message:
+@dataclass(slots=True)
+class _Created:
+    """What this apply creates before the documents after it, which their dry runs cannot see yet."""
+
+    classes: set[str] = field(default_factory=set)
+    quota_namespaces: set[str] = field(default_factory=set)
+
+    def add(self, manifest: Manifest) -> None:
+        if manifest.kind is kinds.PRIORITY_CLASS:
+            self.classes.add(manifest.obj.metadata.name)
+        elif manifest.kind is kinds.RESOURCE_QUOTA:
+            self.quota_namespaces.add(manifest.obj.metadata.namespace)
+
+
+def _checkable(obj: Message, created: _Created) -> Message:
     """The object as the dry run can judge it: a pod naming a priority class that this same apply
-    creates (and the dry run therefore cannot see yet) is checked without it; the class itself was
-    checked as its own document."""
-    if not isinstance(obj, kinds.POD.message) or obj.spec.priority_class_name not in created_classes:
+    creates, or a system class in a namespace where this apply creates a quota (which may be what admits
+    that class there), is checked without its class; the class and the quota were checked as their own
+    documents, and the pod's create is checked against both."""
+    if not isinstance(obj, kinds.POD.message):
+        return obj
+    class_name = obj.spec.priority_class_name
+    opened_by_new_quota = (
+        class_name.startswith(_SYSTEM_CLASS_PREFIX) and obj.metadata.namespace in created.quota_namespaces
+    )
+    if class_name not in created.classes and not opened_by_new_quota:
         return obj
     probe = _clone(obj)
     probe.spec.priority_class_name = ""

@@ -37,7 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Delete objects. Pods get their grace period: they show as Terminating until the "
         "API server removes them; the command waits for that unless --no-wait.",
     )
-    parser.add_argument("kind", help="pods, nodes, priorityclasses, poddisruptionbudgets, leases, events")
+    parser.add_argument(
+        "kind", help="pods, nodes, priorityclasses, poddisruptionbudgets, resourcequotas, leases, events"
+    )
     parser.add_argument("names", nargs="+", metavar="NAME")
     add_namespace_flag(parser)
     parser.add_argument(

@@ -12,6 +12,7 @@ from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import errors, kinds, objects_pb2, quantity, timeutil
+from cluster.api.quota import format_requirements
 from cluster.api.selectors import LabelSelector
 from cluster.cli import tables
 from cluster.cli.common import EXIT_OK, add_namespace_flag, add_server_flag, connect, parse_kind, run_async
@@ -30,7 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "describe", help="show one object in detail, with its events",
         description="Show one object as kubectl describe does, followed by the events about it.",
     )
-    parser.add_argument("kind", help="pod, node, priorityclass, poddisruptionbudget, lease, event")
+    parser.add_argument(
+        "kind", help="pod, node, priorityclass, poddisruptionbudget, resourcequota, lease, event"
+    )
     parser.add_argument("name")
     add_namespace_flag(parser)
     add_server_flag(parser)
@@ -379,6 +382,17 @@ async def _describe_pdb(client: Client, pdb: objects_pb2.PodDisruptionBudget, te
     text.field("Total", status.expected_pods, 2)
 
 
+async def _describe_quota(client: Client, quota: objects_pb2.ResourceQuota, text: _Text) -> None:
+    _meta(text, quota, namespaced=True)
+    if quota.spec.scopes:
+        text.field("Scopes", ", ".join(quota.spec.scopes))
+    if quota.spec.scope_selector.match_expressions:
+        text.field("Scope Selector", format_requirements(list(quota.spec.scope_selector.match_expressions)))
+    hard, used = quota.status.hard, quota.status.used
+    rows = [[name, used.get(name, "0"), hard[name]] for name in sorted(hard)]
+    text.table(["Resource", "Used", "Hard"], rows, level=0, underline=True)
+
+
 async def _describe_lease(client: Client, lease: objects_pb2.Lease, text: _Text) -> None:
     spec = lease.spec
     _meta(text, lease, namespaced=True)
@@ -411,6 +425,7 @@ _DESCRIBERS: dict[kinds.Kind, Callable[[Client, Any, _Text], Awaitable[None]]] =
     kinds.NODE: _describe_node,
     kinds.PRIORITY_CLASS: _describe_priority_class,
     kinds.POD_DISRUPTION_BUDGET: _describe_pdb,
+    kinds.RESOURCE_QUOTA: _describe_quota,
     kinds.LEASE: _describe_lease,
     kinds.EVENT: _describe_event,
 }

@@ -37,7 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="list objects, or show one",
         description="Print objects of a kind as a table (as kubectl does), or as YAML/JSON.",
     )
-    parser.add_argument("kind", help="pods, nodes, priorityclasses, poddisruptionbudgets, leases, events")
+    parser.add_argument(
+        "kind", help="pods, nodes, priorityclasses, poddisruptionbudgets, resourcequotas, leases, events"
+    )
     parser.add_argument("names", nargs="*", metavar="NAME", help="objects' names (default: all)")
     add_namespace_flag(parser)
     parser.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")

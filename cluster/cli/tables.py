@@ -192,6 +192,19 @@ def _pdb_row(pdb: objects_pb2.PodDisruptionBudget) -> list[str]:
     ]
 
 
+# ---------------------------------------------------------------------------------------- ResourceQuota
+
+
+def quota_usage(quota: objects_pb2.ResourceQuota) -> str:
+    """kubectl's REQUEST column: ``pods: 1/10`` per limited resource, sorted by name."""
+    hard, used = quota.status.hard, quota.status.used
+    return ", ".join(f"{name}: {used.get(name, '0')}/{hard[name]}" for name in sorted(hard))
+
+
+def _quota_row(quota: objects_pb2.ResourceQuota) -> list[str]:
+    return [quota.metadata.name, age(quota.metadata), quota_usage(quota)]
+
+
 # -------------------------------------------------------------------------------------------- Lease
 
 
@@ -235,6 +248,7 @@ COLUMNS: dict[kinds.Kind, Columns] = {
     kinds.POD_DISRUPTION_BUDGET: Columns(
         ("NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"), _pdb_row
     ),
+    kinds.RESOURCE_QUOTA: Columns(("NAME", "AGE", "REQUEST"), _quota_row),
     kinds.LEASE: Columns(("NAME", "HOLDER", "AGE"), _lease_row),
     kinds.EVENT: Columns(("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"), _event_row),
 }

@@ -24,12 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster.api import errors
+from cluster.apiserver.bootstrap import SYSTEM_NAMESPACE, system_critical_quota
+from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from cluster.client import Client
 from cluster.controllers import DisruptionController
 from cluster.simulate.controlplane import control_plane
 from cluster.simulate.driver import Driver, quiet_period
 from cluster.simulate.outcome import PodOutcome, PodTracker, outcomes_json
-from cluster.simulate.scenario import Scenario, ScenarioError
+from cluster.simulate.scenario import SYSTEM_PRIORITY_CLASSES, Scenario, ScenarioError
 from scheduler.config import SchedulerConfiguration
 from scheduler.framework.registry import Registry
 from scheduler.scheduler import Scheduler
@@ -138,9 +140,23 @@ async def _guard(name: str, work: Coroutine[Any, Any, None]) -> None:
     raise BackgroundTaskEnded(f"{name} ended unexpectedly")
 
 
+async def _open_system_classes(client: Client, scenario: Scenario) -> None:
+    """A scenario is about scheduling, not admission policy: every namespace whose pods use a system
+    priority class gets the quota the API server gives kube-system, which the API requires for them."""
+    namespaces = {
+        entry.obj.metadata.namespace or DEFAULT_NAMESPACE
+        for entry in scenario.pods if entry.obj.spec.priority_class_name in SYSTEM_PRIORITY_CLASSES
+    }
+    for namespace in sorted(namespaces - {SYSTEM_NAMESPACE}):
+        quota = system_critical_quota()
+        quota.metadata.namespace = namespace
+        await client.create(quota)
+
+
 async def _create(client: Client, scenario: Scenario) -> None:
     """Create the scenario's objects one at a time, in order; the API refusing one is the scenario's
     fault, reported at its document."""
+    await _open_system_classes(client, scenario)
     for entry in scenario.creation_order():
         try:
             await client.create(entry.obj)

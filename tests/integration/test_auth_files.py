@@ -26,6 +26,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "policy.yaml": "bindings:\n  - {role: admin, users: [alice]}\n",
         "unknown-role.yaml": "bindings:\n  - {role: root, users: [alice]}\n",
         "unknown-verb.yaml": "roles:\n  - {name: r, rules: [{verbs: [destroy], resources: [pods]}]}\n",
+        "bad-namespace.yaml": "bindings:\n  - {role: client, users: [bob], namespaces: [Team_A]}\n",
         "garbage.pem": "not PEM\n",
     }
     for name, text in contents.items():
@@ -53,6 +54,10 @@ CASES = {
     "unknown-verb": (
         ["--token-auth-file", "{tokens.csv}", "--authorization-policy-file", "{unknown-verb.yaml}"],
         "policy file {unknown-verb.yaml}: roles[0].rules[0].verbs[0]: unknown verb 'destroy'",
+    ),
+    "bad-binding-namespace": (
+        ["--token-auth-file", "{tokens.csv}", "--authorization-policy-file", "{bad-namespace.yaml}"],
+        "policy file {bad-namespace.yaml}: bindings[0].namespaces[0]: 'Team_A' is not a valid namespace name",
     ),
     "policy-without-authentication": (
         ["--authorization-policy-file", "{policy.yaml}"],

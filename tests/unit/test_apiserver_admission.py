@@ -19,6 +19,8 @@ DEFAULT = make_priority_class("fallback", 100, global_default=True)
 
 def _pod(priority_class: str = "", priority: int | None = None, policy: str | None = None) -> objects_pb2.Pod:
     pod = make_pod("web", priority_class_name=priority_class)
+    if priority_class.startswith("system-"):
+        pod.metadata.namespace = "kube-system"  # the one namespace whose quota opens the system classes
     if priority is not None:
         pod.spec.priority = priority
     if policy is not None:

@@ -121,3 +121,80 @@ def test_pods_does_not_grant_its_subresources_but_a_star_does() -> None:
     authorizer = Authorizer(policy)
     assert not authorizer.allows(UserInfo("p"), _request("create", "pods/binding"))
     assert authorizer.allows(UserInfo("e"), _request("create", "pods/binding"))
+
+
+CLIENT = UserInfo("cleo", groups=("podsched:clients", "system:authenticated"))
+
+
+@pytest.mark.parametrize("namespace", ["kube-system", "kube-public", "kube-node-lease"])
+@pytest.mark.parametrize("verb", ["create", "delete", "get", "list", "watch"])
+def test_the_builtin_client_role_has_no_pods_in_the_system_namespaces(verb: str, namespace: str) -> None:
+    authorizer = Authorizer(Policy())
+    assert not authorizer.allows(CLIENT, _request(verb, "pods", namespace=namespace, name="web"))
+    assert authorizer.allows(CLIENT, _request(verb, "pods", namespace="team-a", name="web"))
+
+
+def test_the_builtin_client_role_still_reads_nodes() -> None:
+    authorizer = Authorizer(Policy())
+    assert authorizer.allows(CLIENT, _request("list", "nodes", namespace=""))
+    assert authorizer.allows(CLIENT, _request("get", "nodes", namespace="", name="n1"))
+
+
+def test_a_client_refused_in_kube_system_is_told_so_in_kube_apiservers_words() -> None:
+    with pytest.raises(errors.PermissionDenied) as raised:
+        Authorizer(Policy()).authorize(CLIENT, _request("create", "pods", namespace="kube-system"))
+    assert raised.value.message == (
+        'pods is forbidden: User "cleo" cannot create resource "pods" in the namespace "kube-system"'
+    )
+
+
+NAMESPACED = parse_policy(
+    """
+roles:
+  - name: cluster-reader
+    rules:
+      - {verbs: [get, list], resources: [nodes, priorityclasses]}
+bindings:
+  - {role: client, users: [tess], namespaces: [team-a, team-b]}
+  - {role: cluster-reader, users: [tess], namespaces: [team-a]}
+  - {role: admin, groups: [ops], namespaces: [kube-system]}
+  - {role: readonly, users: [rita]}
+""",
+    "policy.yaml",
+)
+
+
+def test_a_namespaced_binding_grants_its_role_only_in_its_namespaces() -> None:
+    authorizer = Authorizer(NAMESPACED)
+    tess = UserInfo("tess")
+    for namespace in ("team-a", "team-b"):
+        assert authorizer.allows(tess, _request("create", "pods", namespace=namespace))
+        assert authorizer.allows(tess, _request("delete", "pods", namespace=namespace, name="web"))
+    for namespace in ("default", "kube-system", "team-c"):
+        assert not authorizer.allows(tess, _request("create", "pods", namespace=namespace))
+        assert not authorizer.allows(tess, _request("get", "pods", namespace=namespace, name="web"))
+    ops = UserInfo("olga", groups=("ops",))
+    assert authorizer.allows(ops, _request("create", "pods", namespace="kube-system"))
+    assert not authorizer.allows(ops, _request("create", "pods", namespace="default"))
+
+
+@pytest.mark.parametrize(
+    "request_info",
+    [
+        _request("get", "nodes", namespace="", name="n1"),
+        _request("list", "priorityclasses", namespace=""),
+        _request("list", "pods", namespace=""),
+        _request("watch", "pods", namespace=""),
+    ],
+    ids=["node", "priorityclasses", "pods-in-every-namespace", "watch-every-namespace"],
+)
+def test_a_namespaced_binding_never_grants_the_cluster_scope(request_info: RequestInfo) -> None:
+    authorizer = Authorizer(NAMESPACED)
+    assert not authorizer.allows(UserInfo("tess"), request_info)
+    assert not authorizer.allows(UserInfo("olga", groups=("ops",)), request_info)
+    assert authorizer.allows(UserInfo("rita"), request_info), "a binding without namespaces is cluster-wide"
+
+
+def test_a_policy_binding_without_namespaces_gives_clients_kube_system_back() -> None:
+    policy = parse_policy("bindings:\n  - {role: client, groups: [podsched:clients]}\n", "policy.yaml")
+    assert Authorizer(policy).allows(CLIENT, _request("create", "pods", namespace="kube-system"))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cluster.apiserver.auth.policy import PolicyFileError, load_policy_file, parse_policy
-from cluster.apiserver.auth.roles import BUILTIN_ROLES, Rule
+from cluster.apiserver.auth.roles import BUILTIN_ROLES, Grant, Rule
 
 GOOD = """
 roles:
@@ -32,10 +32,10 @@ def test_a_policy_adds_roles_and_bindings_to_the_builtin_ones() -> None:
     assert policy.roles["pod-reader"].rules == (
         Rule(frozenset({"get", "list", "watch"}), frozenset({"pods", "pods/status"}), frozenset({"web"})),
     )
-    assert policy.user_roles == {"alice": ("admin", "pod-reader")}
-    assert policy.group_roles["dev"] == ("pod-reader",)
-    assert policy.group_roles["system:masters"] == ("admin",)
-    assert policy.group_roles["podsched:schedulers"] == ("scheduler",)
+    assert policy.user_roles == {"alice": (Grant("admin"), Grant("pod-reader"))}
+    assert policy.group_roles["dev"] == (Grant("pod-reader"),)
+    assert policy.group_roles["system:masters"] == (Grant("admin"),)
+    assert policy.group_roles["podsched:schedulers"] == (Grant("scheduler"),)
 
 
 @pytest.mark.parametrize(
@@ -78,12 +78,34 @@ def test_a_policy_adds_roles_and_bindings_to_the_builtin_ones() -> None:
             "bindings[0]: users must be a non-empty list of strings",
         ),
         ("bindings:\n  - {role: admin, groups: ['']}\n", "bindings[0].groups[0]: must be a non-empty string"),
+        (
+            "bindings:\n  - {role: client, users: [a], namespaces: team-a}\n",
+            "bindings[0]: namespaces must be a non-empty list of strings, not str 'team-a'",
+        ),
+        (
+            "bindings:\n  - {role: client, users: [a], namespaces: []}\n",
+            "bindings[0]: namespaces must be a non-empty list of strings, not list []",
+        ),
+        (
+            "bindings:\n  - {role: client, users: [a], namespaces: [team-a, 7]}\n",
+            "bindings[0].namespaces[1]: must be a non-empty string, not int 7",
+        ),
+        (
+            "bindings:\n  - {role: client, users: [a], namespaces: [Team_A]}\n",
+            "bindings[0].namespaces[0]: 'Team_A' is not a valid namespace name: a lowercase RFC 1123 label",
+        ),
+        (
+            "bindings:\n  - {role: client, users: [a], namespace: [team-a]}\n",
+            "bindings[0]: unknown field 'namespace' (known: role, users, groups, namespaces)",
+        ),
     ],
     ids=[
         "bad-yaml", "empty", "not-a-mapping", "unknown-top-field", "roles-not-a-list", "role-without-name",
         "shadows-builtin", "defined-twice", "no-rules", "unknown-verb", "unknown-resource",
         "rule-without-resources",
         "unknown-rule-field", "unknown-role", "binds-nobody", "users-not-a-list", "blank-group",
+        "namespaces-not-a-list", "namespaces-empty", "namespace-not-a-string", "namespace-invalid-name",
+        "namespace-misspelt",
     ],
 )
 def test_a_bad_entry_is_an_error_naming_file_and_entry(text: str, message: str) -> None:

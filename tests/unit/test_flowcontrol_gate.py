@@ -15,6 +15,7 @@ from cluster.api import errors
 from cluster.apiserver.auth import ANONYMOUS, RequestInfo, UserInfo
 from cluster.apiserver.auth.authorizer import Authorizer
 from cluster.apiserver.auth.policy import Policy
+from cluster.apiserver.auth.roles import Grant
 from cluster.apiserver.flowcontrol import (
     EXEMPT,
     GLOBAL_DEFAULT,
@@ -73,7 +74,7 @@ def test_classification(user: UserInfo, request_info: RequestInfo, schema: str, 
 
 
 def test_a_user_the_policy_binds_to_the_scheduler_role_is_a_scheduler() -> None:
-    policy = Policy(user_roles={"sched-bot": ("scheduler",)})
+    policy = Policy(user_roles={"sched-bot": (Grant("scheduler"),)})
     schemas = FlowSchemas(Authorizer(policy).allows)
     bot = UserInfo("sched-bot", groups=("system:authenticated",))
     assert schemas.classify(bot, LEASE_UPDATE).priority_level == LEADER_ELECTION

@@ -1,5 +1,6 @@
 """The authorizer: may this user do what this request asks? Yes if any role bound to the user's name or
-to one of its groups has a rule that allows it (kube's RBAC: rules only add up); otherwise
+to one of its groups, by a binding whose scope covers the request's namespace, has a rule that allows it
+(kube's RBAC: rules only add up); otherwise
 PermissionDenied in kube-apiserver's words, minus the API group podsched does not have::
 
     pods "web" is forbidden: User "bob" cannot delete resource "pods" in the namespace "default"
@@ -18,11 +19,14 @@ class Authorizer:
         self._policy = policy
 
     def allows(self, user: UserInfo, request: RequestInfo) -> bool:
-        names = self._policy.user_roles.get(user.name, ())
+        grants = self._policy.user_roles.get(user.name, ())
         for group in user.groups:
-            names += self._policy.group_roles.get(group, ())
+            grants += self._policy.group_roles.get(group, ())
         resource = request.full_resource  # once, not once per rule
-        return any(self._policy.roles[name].allows(request, resource) for name in names)
+        return any(
+            grant.scope.covers(request.namespace) and self._policy.roles[grant.role].allows(request, resource)
+            for grant in grants
+        )
 
     def authorize(self, user: UserInfo, request: RequestInfo) -> None:
         """Return if ``user`` may make ``request``; else PermissionDenied naming the verb and resource."""

@@ -12,11 +12,15 @@ users and groups to roles, in YAML::
         users: [alice]
       - role: pod-reader
         groups: [dev]
+        namespaces: [team-a]            # optional: only in these namespaces (kube's RoleBinding)
 
-The built-in group bindings (roles.BUILTIN_GROUP_BINDINGS) hold with or without a file; a file adds to
-them. Every mistake — an unknown key, verb, resource or role, a role defined twice or shadowing a
-built-in one, a binding of nobody — is an error naming the file and the entry, and the server does
-not start: a half-understood policy would grant or deny what its author did not mean.
+A binding without namespaces holds in every namespace and at the cluster scope (a ClusterRoleBinding);
+one with namespaces holds only for requests addressed to them, never for cluster-scoped kinds or calls
+across all namespaces. The built-in group bindings (roles.BUILTIN_GROUP_BINDINGS) hold with or without a
+file; a file adds to them. Every mistake — an unknown key, verb, resource or role, a role defined twice
+or shadowing a built-in one, a binding of nobody, a namespace that is not a valid name — is an error
+naming the file and the entry, and the server does not start: a half-understood policy would grant or
+deny what its author did not mean.
 """
 
 from __future__ import annotations
@@ -26,9 +30,18 @@ from typing import Any, NoReturn
 
 import yaml
 
+from cluster.api.validation import is_dns1123_label
 from cluster.apiserver.auth import roles
 from cluster.apiserver.auth.flagfiles import read_flag_text
-from cluster.apiserver.auth.roles import BUILTIN_GROUP_BINDINGS, BUILTIN_ROLES, Role, Rule
+from cluster.apiserver.auth.roles import (
+    BUILTIN_GROUP_BINDINGS,
+    BUILTIN_ROLES,
+    CLUSTER_WIDE,
+    Grant,
+    Role,
+    Rule,
+    Scope,
+)
 
 
 class PolicyFileError(ValueError):
@@ -37,12 +50,12 @@ class PolicyFileError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """Who holds which roles: role names by user name and by group name, and the roles themselves."""
+    """Who holds which roles where: grants by user name and by group name, and the roles themselves."""
 
     roles: dict[str, Role] = field(default_factory=lambda: dict(BUILTIN_ROLES))
-    user_roles: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    group_roles: dict[str, tuple[str, ...]] = field(
-        default_factory=lambda: {group: (role,) for group, role in BUILTIN_GROUP_BINDINGS.items()}
+    user_roles: dict[str, tuple[Grant, ...]] = field(default_factory=dict)
+    group_roles: dict[str, tuple[Grant, ...]] = field(
+        default_factory=lambda: {group: (grant,) for group, grant in BUILTIN_GROUP_BINDINGS.items()}
     )
 
 
@@ -118,7 +131,7 @@ def parse_policy(text: str, path: str) -> Policy:
             entry.fail(f'role "{name}" has no rules')
         policy.roles[name] = Role(name, tuple(rules))
     for index, value in enumerate(top.items("bindings")):
-        entry = _Entry(path, f"bindings[{index}]", value, ("role", "users", "groups"))
+        entry = _Entry(path, f"bindings[{index}]", value, ("role", "users", "groups", "namespaces"))
         role = entry.string("role")
         if role not in policy.roles:
             entry.fail(f'unknown role "{role}" (known: {", ".join(policy.roles)})')
@@ -126,11 +139,27 @@ def parse_policy(text: str, path: str) -> Policy:
         groups = entry.strings("groups", required=False)
         if not users and not groups:
             entry.fail("binds nobody: give users, groups or both")
+        grant = Grant(role, _scope(entry))
         for user in users:
-            policy.user_roles[user] = (*policy.user_roles.get(user, ()), role)
+            policy.user_roles[user] = (*policy.user_roles.get(user, ()), grant)
         for group in groups:
-            policy.group_roles[group] = (*policy.group_roles.get(group, ()), role)
+            policy.group_roles[group] = (*policy.group_roles.get(group, ()), grant)
     return policy
+
+
+def _scope(entry: _Entry) -> Scope:
+    """A binding's namespaces: absent, cluster-wide; else a non-empty list of namespace names."""
+    if "namespaces" not in entry.value:
+        return CLUSTER_WIDE
+    namespaces = entry.strings("namespaces")
+    for index, namespace in enumerate(namespaces):
+        problems = is_dns1123_label(namespace)
+        if problems:
+            entry.fail(
+                f"{namespace!r} is not a valid namespace name: {'; '.join(problems)}",
+                f"{entry.where}.namespaces[{index}]",
+            )
+    return Scope(frozenset(namespaces))
 
 
 def _rule(path: str, where: str, value: Any) -> Rule:

@@ -1,5 +1,5 @@
 """Roles: what an identity may do, as RBAC rules (verbs, resources, optionally object names), and the four
-built-in roles with the groups they are bound to.
+built-in roles with the groups they are bound to; grants: a role held where a binding's scope says.
 
 A rule's resources name a kind's plural ("pods") or one of its subresources ("pods/status",
 "pods/binding"); "pods" does not grant its subresources (kube's RBAC), "*" grants every resource and
@@ -42,6 +42,39 @@ def rule(verbs: tuple[str, ...], resources: tuple[str, ...], names: tuple[str, .
 
 
 @dataclass(frozen=True, slots=True)
+class Scope:
+    """Where a binding grants its role (kube's RoleBinding versus ClusterRoleBinding).
+
+    ``namespaces`` None is cluster-wide: every namespace, the cluster-scoped kinds and calls across all
+    namespaces, except the namespaces in ``excluded``. A set of names is a RoleBinding in each of them: only
+    requests addressed to one of those namespaces, never a cluster-scoped kind or a list or watch across
+    every namespace (their namespace is "", which no binding names).
+    """
+
+    namespaces: frozenset[str] | None = None
+    excluded: frozenset[str] = frozenset()
+
+    def covers(self, namespace: str) -> bool:
+        """Whether the scope includes a request addressed to ``namespace`` ("" for the cluster scope)."""
+        if self.namespaces is None:
+            return namespace not in self.excluded
+        return namespace in self.namespaces
+
+
+CLUSTER_WIDE = Scope()
+#: Kubernetes' own namespaces, which the built-in `client` binding leaves to admins.
+SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease"})
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """A role held in a scope: what one binding gives a user or group."""
+
+    role: str
+    scope: Scope = CLUSTER_WIDE
+
+
+@dataclass(frozen=True, slots=True)
 class Role:
     name: str
     rules: tuple[Rule, ...]
@@ -73,11 +106,13 @@ READONLY = Role("readonly", (rule(READ_VERBS, (ALL,)),))
 BUILTIN_ROLES: dict[str, Role] = {role.name: role for role in (ADMIN, SCHEDULER, CLIENT, READONLY)}
 
 #: The groups bound to the built-in roles whatever the policy file says (`podsched certs` writes these
-#: as the O of its client certificates). system:masters is kube's group of unrestricted users.
+#: as the O of its client certificates). system:masters is kube's group of unrestricted users. Clients
+#: hold their role everywhere but in the system namespaces, so a workload user cannot create, delete or
+#: read pods in kube-system (nor preempt from there with its system priority classes).
 MASTERS_GROUP = "system:masters"
-BUILTIN_GROUP_BINDINGS: dict[str, str] = {
-    MASTERS_GROUP: ADMIN.name,
-    "podsched:schedulers": SCHEDULER.name,
-    "podsched:clients": CLIENT.name,
-    "podsched:readonly": READONLY.name,
+BUILTIN_GROUP_BINDINGS: dict[str, Grant] = {
+    MASTERS_GROUP: Grant(ADMIN.name),
+    "podsched:schedulers": Grant(SCHEDULER.name),
+    "podsched:clients": Grant(CLIENT.name, Scope(excluded=SYSTEM_NAMESPACES)),
+    "podsched:readonly": Grant(READONLY.name),
 }

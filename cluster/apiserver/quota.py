@@ -1,0 +1,209 @@
+"""ResourceQuota admission and usage for pods, as kube-apiserver's ResourceQuota admission plugin and the
+part of kube-controller-manager's quota controller that podsched needs.
+
+Charging: a pod create reads the quotas of its namespace (a handful of objects) and adds the pod's usage
+(1 of each of "pods" and "count/pods" the quota limits) to status.used of every quota that counts it
+(quota.py in cluster/api: namespace and scopes). If any would pass its status.hard, the create is
+Forbidden in kube-apiserver's words (`exceeded quota: NAME, requested: pods=1, used: pods=2, limited:
+pods=2`) and nothing is written. Otherwise each new status.used is written with a compare-and-swap on the
+quota's resourceVersion before the pod is stored, as upstream's admission writes it before admitting:
+concurrent creates, on one API server or several over one etcd, either see each other's charge or lose
+the swap and start again, so usage never passes a hard limit. A create that fails after its charge (its
+name taken) gives the charge back. A dry run checks and writes nothing.
+
+Releasing: a pod uses its quotas from its create until it is gone for good (Delete without grace, or the
+graceful deletion finisher at the end of the grace period); that removal takes its usage off every quota
+that counts it, by compare-and-swap again. So a create or a removal costs O(quotas in the namespace),
+never a recount of the namespace's pods. A quota's usage is counted from the pods only when the quota is
+created, or when its update adds a limit it had no count for, as the quota controller's first sync does.
+Errors are on the safe side: a server that dies between a charge and the pod write (or a removal and its
+release) leaves used one too high, which refuses early rather than admits past a limit. Kubernetes' quota
+controller would recount later; podsched has none, so such a quota stays high until it is recreated.
+
+Limited resources (kube's admission configuration `limitedResources`, which Kubernetes documents as
+"limit Priority Class consumption by default"): a pod of class system-node-critical or
+system-cluster-critical may be created only in a namespace with a quota that counts it through a
+PriorityClass scope; elsewhere it is Forbidden with `insufficient quota to match these scopes: [...]`.
+The server creates such a quota in kube-system at start (bootstrap.py).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from cluster.api import errors, objects_pb2
+from cluster.api.kinds import POD, RESOURCE_QUOTA
+from cluster.api.quota import (
+    PRIORITY_CLASS_SCOPE,
+    amounts,
+    counts_pod,
+    format_amounts,
+    format_requirements,
+    pod_meets,
+    scope_requirements,
+)
+from cluster.apiserver import messages
+from cluster.apiserver.admission import SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL
+from cluster.apiserver.listing import list_objects
+from cluster.apiserver.registry import Registry, revision_of
+from cluster.apiserver.selection import Selection
+from store.base import StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+#: The scopes only a quota may open (kube's limitedResources for pods, as its documentation sets it).
+LIMITED_SCOPES = (
+    objects_pb2.ScopedResourceSelectorRequirement(
+        scope_name=PRIORITY_CLASS_SCOPE, operator="In", values=[SYSTEM_NODE_CRITICAL, SYSTEM_CLUSTER_CRITICAL]
+    ),
+)
+_QUOTAS = Selection.parse(RESOURCE_QUOTA)
+_PODS = Selection.parse(POD)
+
+
+async def quotas_in(registry: Registry, namespace: str) -> list[objects_pb2.ResourceQuota]:
+    page = await list_objects(registry, _QUOTAS, namespace)
+    return page.items  # type: ignore[return-value]
+
+
+# ------------------------------------------------------------------------------------ pod create
+
+
+async def charge(registry: Registry, pod: objects_pb2.Pod, *, dry_run: bool = False) -> tuple[str, ...]:
+    """Admit ``pod`` against its namespace's quotas and charge them; return the names of the quotas
+    charged (for ``refund`` should the pod not be stored). Forbidden when a quota refuses it."""
+    namespace = pod.metadata.namespace
+    while True:
+        quotas = await quotas_in(registry, namespace)
+        _check_limited_scopes(pod, quotas)
+        charged = [
+            updated for quota in quotas if counts_pod(quota, pod)
+            if (updated := _with_pod_added(quota, pod)) is not None
+        ]
+        if dry_run or not charged:
+            return ()
+        written: list[str] = []
+        for updated in charged:
+            outcome = await registry.update(RESOURCE_QUOTA, updated, revision_of(updated))
+            if not outcome.succeeded:
+                break
+            written.append(updated.metadata.name)
+        else:
+            return tuple(written)
+        # Another create (or an edit of the quota) got there first: give back what we took, count again.
+        await refund(registry, namespace, tuple(written))
+
+
+def _check_limited_scopes(pod: objects_pb2.Pod, quotas: list[objects_pb2.ResourceQuota]) -> None:
+    limited = [scope for scope in LIMITED_SCOPES if pod_meets(scope, pod)]
+    if not limited:
+        return
+    covered = {
+        requirement.scope_name
+        for quota in quotas if counts_pod(quota, pod)
+        for requirement in scope_requirements(quota) if pod_meets(requirement, pod)
+    }
+    uncovered = [scope for scope in limited if scope.scope_name not in covered]
+    if uncovered:
+        raise messages.forbidden(
+            POD, pod.metadata.name,
+            f"insufficient quota to match these scopes: {format_requirements(uncovered)}",
+        )
+
+
+def _with_pod_added(
+    quota: objects_pb2.ResourceQuota, pod: objects_pb2.Pod
+) -> objects_pb2.ResourceQuota | None:
+    """``quota`` with one more pod in status.used; None if it limits nothing; Forbidden past a limit."""
+    hard = amounts(quota.status.hard)
+    if not hard:
+        return None
+    used = amounts(quota.status.used)
+    name = quota.metadata.name
+    if any(resource not in used for resource in hard):
+        raise messages.forbidden(POD, pod.metadata.name, f"status unknown for quota: {name}")
+    exceeded = sorted(resource for resource in hard if used[resource] + 1 > hard[resource])
+    if exceeded:
+        raise messages.forbidden(
+            POD, pod.metadata.name,
+            f"exceeded quota: {name}, requested: {format_amounts(dict.fromkeys(exceeded, 1))}, "
+            f"used: {format_amounts({r: used[r] for r in exceeded})}, "
+            f"limited: {format_amounts({r: hard[r] for r in exceeded})}",
+        )
+    updated = objects_pb2.ResourceQuota()
+    updated.CopyFrom(quota)
+    for resource in hard:
+        updated.status.used[resource] = str(used[resource] + 1)
+    return updated
+
+
+# ---------------------------------------------------------------------------------- pod removal
+
+
+async def refund(registry: Registry, namespace: str, names: tuple[str, ...]) -> None:
+    """Take one pod off each named quota (a charge whose pod was not stored)."""
+    for name in names:
+        await _take_one_off(registry, namespace, name)
+
+
+async def release(registry: Registry, pod: objects_pb2.Pod) -> None:
+    """Take a pod that is gone for good off every quota that counts it. The pod is gone whatever happens
+    here, so a store outage is logged, not raised: the pod stays counted, on the safe side."""
+    try:
+        for quota in await quotas_in(registry, pod.metadata.namespace):
+            if counts_pod(quota, pod) and quota.status.used:
+                await _take_one_off(registry, quota.metadata.namespace, quota.metadata.name)
+    except StoreUnavailable as exc:
+        log.warning(
+            "cannot release the quota usage of pod %s/%s (%s): its quotas count it until they are recreated",
+            pod.metadata.namespace, pod.metadata.name, exc,
+        )
+
+
+async def _take_one_off(registry: Registry, namespace: str, name: str) -> None:
+    async def decrement(current: objects_pb2.ResourceQuota) -> objects_pb2.ResourceQuota:
+        updated = objects_pb2.ResourceQuota()
+        updated.CopyFrom(current)
+        for resource, value in amounts(current.status.used).items():
+            updated.status.used[resource] = str(max(0, value - 1))
+        return updated
+
+    try:
+        await registry.guaranteed_update(RESOURCE_QUOTA, namespace, name, decrement)  # type: ignore[arg-type]
+    except errors.NotFound:
+        pass  # the quota is gone, and its count with it
+
+
+# ----------------------------------------------------------------------------- quota writes
+
+
+async def status_for_create(registry: Registry, quota: objects_pb2.ResourceQuota) -> None:
+    """Set a new quota's status: its hard limits, and its usage counted from the namespace's pods."""
+    quota.ClearField("status")
+    await _set_status(registry, quota, None)
+
+
+async def status_for_update(registry: Registry, quota: objects_pb2.ResourceQuota) -> None:
+    """Set an updated quota's status (``quota`` carries the stored status): the new hard limits, the usage
+    it has (its scopes are immutable, so its count holds), and a count for a limit that has none."""
+    known = set(amounts(quota.status.used).values())
+    await _set_status(registry, quota, known.pop() if len(known) == 1 else None)
+
+
+async def _set_status(registry: Registry, quota: objects_pb2.ResourceQuota, count: int | None) -> None:
+    hard = dict(quota.spec.hard)
+    quota.status.hard.clear()
+    quota.status.hard.update(hard)
+    used = dict(quota.status.used)
+    quota.status.used.clear()
+    if all(resource in used for resource in hard):
+        quota.status.used.update({resource: used[resource] for resource in hard})
+        return
+    if count is None:
+        count = await _count_pods(registry, quota)
+    quota.status.used.update(dict.fromkeys(hard, str(count)))
+
+
+async def _count_pods(registry: Registry, quota: objects_pb2.ResourceQuota) -> int:
+    page = await list_objects(registry, _PODS, quota.metadata.namespace)
+    return sum(1 for pod in page.items if counts_pod(quota, pod))  # type: ignore[arg-type]

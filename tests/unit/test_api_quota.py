@@ -1,0 +1,140 @@
+"""ResourceQuota: validation as kube-apiserver validates it (for the resources and scopes podsched
+counts), the immutable scopes, which pods a quota's PriorityClass scopes count (kube's pod evaluator),
+and how scopes and amounts are printed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+
+from cluster.api import objects_pb2
+from cluster.api.quota import counts_pod, format_amounts, format_requirements, scope_requirements
+from cluster.api.validation import validate_object, validate_update
+
+
+def quota(spec: dict[str, Any], status: dict[str, Any] | None = None) -> objects_pb2.ResourceQuota:
+    document = {"metadata": {"name": "q", "namespace": "team"}, "spec": spec, "status": status or {}}
+    return json_format.ParseDict(document, objects_pb2.ResourceQuota())
+
+
+def expression(operator: str, *values: str, scope: str = "PriorityClass") -> dict[str, Any]:
+    return {"scopeName": scope, "operator": operator, "values": list(values)}
+
+
+def selector(*expressions: dict[str, Any]) -> dict[str, Any]:
+    return {"scopeSelector": {"matchExpressions": list(expressions)}}
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"hard": {"pods": "10"}},
+        {"hard": {"pods": "0", "count/pods": "3"}},
+        {"hard": {"pods": "1k"}},
+        {"hard": {"pods": "5"}, "scopes": ["PriorityClass"]},
+        {"hard": {"pods": "5"}, **selector(expression("In", "high", "low"))},
+        {"hard": {"pods": "5"}, **selector(expression("NotIn", "high"), expression("Exists"))},
+        {"hard": {"pods": "5"}, **selector(expression("DoesNotExist"))},
+        {},
+    ],
+    ids=["pods", "zero-and-count", "suffix", "scopes", "in", "notin-and-exists", "does-not-exist", "empty"],
+)
+def test_valid_quotas(spec: dict[str, Any]) -> None:
+    assert validate_object(quota(spec)) == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "status", "expected"),
+    [
+        ({"hard": {"requests.cpu": "2"}}, None,
+         'spec.hard[requests.cpu]: Unsupported value: "requests.cpu": '
+         'supported values: "pods", "count/pods"'),
+        ({"hard": {"pods": "many"}}, None, 'spec.hard[pods]: Invalid value: "many": '),
+        ({"hard": {"pods": "-1"}}, None,
+         'spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0'),
+        ({"hard": {"pods": "1500m"}}, None, 'spec.hard[pods]: Invalid value: "1500m": must be an integer'),
+        ({"scopes": ["BestEffort"]}, None,
+         'spec.scopes[0]: Unsupported value: "BestEffort": supported values: "PriorityClass"'),
+        ({"scopes": ["PriorityClass", "PriorityClass"]}, None,
+         'spec.scopes[1]: Duplicate value: "PriorityClass"'),
+        (selector(expression("In", "high", scope="Terminating")), None,
+         'spec.scopeSelector.matchExpressions[0].scopeName: Unsupported value: "Terminating": '
+         'supported values: "PriorityClass"'),
+        (selector(expression("Equals", "high")), None,
+         'spec.scopeSelector.matchExpressions[0].operator: Unsupported value: "Equals": '
+         'supported values: "In", "NotIn", "Exists", "DoesNotExist"'),
+        (selector(expression("In")), None,
+         "spec.scopeSelector.matchExpressions[0].values: Required value: must be at least one value when "
+         "`operator` is 'In' or 'NotIn' for scope selector"),
+        (selector(expression("Exists"), expression("NotIn")), None,
+         "spec.scopeSelector.matchExpressions[1].values: Required value: must be at least one value when "),
+        (selector(expression("DoesNotExist", "high")), None,
+         "spec.scopeSelector.matchExpressions[0].values: Invalid value: \"[high]\": must be no value when "
+         "`operator` is 'Exist' or 'DoesNotExist' for scope selector"),
+        ({"hard": {"pods": "2"}}, {"used": {"pods": "-3"}},
+         'status.used[pods]: Invalid value: "-3": must be greater than or equal to 0'),
+        ({"hard": {"pods": "2"}}, {"hard": {"services": "2"}},
+         'status.hard[services]: Unsupported value: "services": supported values: "pods", "count/pods"'),
+    ],
+    ids=[
+        "compute-resource", "not-a-quantity", "negative", "fraction", "unsupported-scope", "duplicate-scope",
+        "selector-scope-name", "selector-operator", "in-without-values", "notin-without-values",
+        "does-not-exist-with-values", "negative-used", "unsupported-status-resource",
+    ],
+)
+def test_invalid_quotas(spec: dict[str, Any], status: dict[str, Any] | None, expected: str) -> None:
+    problems = validate_object(quota(spec, status))
+    assert any(problem.startswith(expected) for problem in problems), problems
+
+
+def test_scopes_and_scope_selector_are_immutable_and_hard_is_not() -> None:
+    old = quota({"hard": {"pods": "2"}, "scopes": ["PriorityClass"], **selector(expression("In", "high"))})
+    assert validate_update(old, quota({"hard": {"pods": "9"}, "scopes": ["PriorityClass"],
+                                       **selector(expression("In", "high"))})) == []
+    changed = quota({"hard": {"pods": "2"}, **selector(expression("In", "high", "low"))})
+    assert validate_update(old, changed) == [
+        'spec.scopes: Invalid value: "[]": field is immutable',
+        'spec.scopeSelector: Invalid value: "[{PriorityClass In [high low]}]": field is immutable',
+    ]
+
+
+def pod(priority_class: str = "", namespace: str = "team") -> objects_pb2.Pod:
+    made = objects_pb2.Pod()
+    made.metadata.name, made.metadata.namespace = "p", namespace
+    made.spec.priority_class_name = priority_class
+    return made
+
+
+@pytest.mark.parametrize(
+    ("spec", "counted"),
+    [
+        ({}, {"", "high", "low"}),
+        (selector(expression("In", "high", "mid")), {"high"}),
+        (selector(expression("NotIn", "high")), {"", "low"}),
+        (selector(expression("Exists")), {"high", "low"}),
+        ({"scopes": ["PriorityClass"]}, {"high", "low"}),
+        (selector(expression("DoesNotExist")), {""}),
+        (selector(expression("Exists"), expression("NotIn", "low")), {"high"}),
+    ],
+    ids=[
+        "no-scope", "in", "notin-counts-classless", "exists", "scopes-mean-exists", "does-not-exist", "all-of"
+    ],
+)
+def test_which_pods_a_priority_class_scope_counts(spec: dict[str, Any], counted: set[str]) -> None:
+    limiting = quota(spec)
+    assert {name for name in ("", "high", "low") if counts_pod(limiting, pod(name))} == counted
+
+
+def test_a_quota_counts_only_pods_of_its_namespace() -> None:
+    assert not counts_pod(quota({}), pod("high", namespace="other"))
+
+
+def test_scopes_and_amounts_print_as_kube_apiserver_prints_them() -> None:
+    limiting = quota({"scopes": ["PriorityClass"],
+                      **selector(expression("In", "system-node-critical", "system-cluster-critical"))})
+    assert format_requirements(scope_requirements(limiting)) == (
+        "[{PriorityClass Exists []} {PriorityClass In [system-node-critical system-cluster-critical]}]"
+    )
+    assert format_amounts({"pods": 1, "count/pods": 2}) == "count/pods=2,pods=1"
