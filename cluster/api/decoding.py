@@ -315,11 +315,7 @@ def decode(schema: type[Any], data: Any, path: str, findings: Findings) -> Any:
     for key, position in sorted(getattr(data, "duplicates", {}).items(), key=lambda item: str(item[0])):
         at = f"{position}: " if position is not None else ""
         findings.strictly(f"{path + ': ' if path else ''}{at}duplicate key {key!r}")
-    hints = typing.get_type_hints(schema)
-    fields = {
-        field.metadata.get(WIRE, _camel(field.name)): field
-        for field in dataclasses.fields(schema) if field.name != FIELD_PATH
-    }
+    hints, fields, keeps_path = _schema(schema)
     unsupported: Mapping[str, str] = getattr(schema, "UNSUPPORTED", {})
     values: dict[str, Any] = {}
     for key, value in data.items():
@@ -331,9 +327,18 @@ def decode(schema: type[Any], data: Any, path: str, findings: Findings) -> Any:
         else:
             field = fields[name]
             values[field.name] = _value(hints[field.name], value, join(path, name), findings)
-    if any(field.name == FIELD_PATH for field in dataclasses.fields(schema)):
+    if keeps_path:
         values[FIELD_PATH] = path
     return schema(**values)
+
+
+@functools.cache
+def _schema(schema: type[Any]) -> tuple[dict[str, Any], dict[str, dataclasses.Field[Any]], bool]:
+    """A schema's resolved annotations, its fields by wire name, and whether it keeps its field path."""
+    fields = dataclasses.fields(schema)
+    by_wire = {field.metadata.get(WIRE, _camel(field.name)): field
+               for field in fields if field.name != FIELD_PATH}
+    return typing.get_type_hints(schema), by_wire, any(field.name == FIELD_PATH for field in fields)
 
 
 def _value(annotation: Any, value: Any, path: str, findings: Findings) -> Any:
