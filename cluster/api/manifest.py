@@ -21,35 +21,48 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-import yaml
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import kinds
+from cluster.api.decoding import (
+    MAX_FLOW_NESTING,
+    MAX_VALUES_PER_DOCUMENT,
+    DecodeError,
+    Findings,
+    YamlMapping,
+    documents,
+    join,
+    json_type_name,
+    with_duplicates_of,
+)
+
+__all__ = [
+    "MAX_FLOW_NESTING",
+    "MAX_MANIFEST_CHARS",
+    "MAX_VALUES_PER_DOCUMENT",
+    "STDIN_SOURCE",
+    "Manifest",
+    "ManifestError",
+    "load_paths",
+    "load_text",
+    "parse_document",
+]
 
 #: How ``load_paths`` names standard input in messages (kubectl's word).
 STDIN_SOURCE = "STDIN"
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
-# YAML aliases let a short document expand into an enormous tree ("billion laughs"); no real manifest
-# comes near this many values, and the API server's 1.5 MiB object limit is far below it.
-MAX_VALUES_PER_DOCUMENT = 200_000
-# Flow collections ([ ] and { }, JSON's only kind) nest by recursion in libyaml's composer and in the json
-# module: a file of 100,000 "[" crashed the process with a segmentation fault. Real manifests nest a
-# dozen levels. Brackets inside quoted strings are counted too, which only ever errs by a level or two.
-MAX_FLOW_NESTING = 100
 # A file or stdin is read up to this many characters: far above any manifest of objects under the API
 # server's 1.5 MiB limit, and a bound on what `apply -f /dev/zero` holds in memory before it stops.
 MAX_MANIFEST_CHARS = 64 * 1024 * 1024
-_FLOW_BRACKETS = re.compile(r"[\[\]{}]")
 
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
@@ -65,12 +78,8 @@ _INT_RANGES = {
 _FLOATS = (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE)
 
 
-class ManifestError(Exception):
+class ManifestError(DecodeError):
     """A manifest cannot be loaded; ``problems`` lists every error, each naming file, document and field."""
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        super().__init__("\n".join(self.problems))
 
 
 @dataclass(slots=True)
@@ -82,102 +91,6 @@ class Manifest:
     kind: kinds.Kind
     obj: Message
     warnings: list[str] = field(default_factory=list)
-
-
-# ------------------------------------------------------------------------------------------ YAML
-
-
-class _Mapping(dict[Any, Any]):
-    """A YAML mapping that remembers which keys it saw more than once (YAML keeps the last)."""
-
-    duplicates: frozenset[Any] = frozenset()
-
-
-# libyaml's parser when PyYAML was built with it (several times faster on large scenario files); the
-# pure-Python one otherwise. Both resolve and construct through the same Python classes below.
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_SafeLoader):  # type: ignore[misc, valid-type]
-    """PyYAML's safe loader with two Kubernetes differences: timestamps stay strings (as sigs.k8s.io/yaml
-    leaves them, so RFC 3339 parsing happens in one place), and mappings record duplicate keys."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Iterator[_Mapping]:
-    data = _Mapping()
-    yield data
-    seen: set[Any] = set()
-    duplicates = set()
-    for key_node, _ in node.value:
-        if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
-            key = loader.construct_object(key_node)
-            if key in seen:
-                duplicates.add(key)
-            seen.add(key)
-    data.update(loader.construct_mapping(node))
-    if duplicates:
-        data.duplicates = frozenset(duplicates)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
-
-
-def _json_mapping(pairs: list[tuple[str, Any]]) -> _Mapping:
-    data = _Mapping(pairs)
-    if len(data) < len(pairs):
-        seen: set[str] = set()
-        data.duplicates = frozenset(key for key, _ in pairs if key in seen or seen.add(key))
-    return data
-
-
-def _check_flow_nesting(text: str, source: str) -> None:
-    depth = 0
-    for bracket in _FLOW_BRACKETS.finditer(text):
-        depth = depth + 1 if bracket.group() in "[{" else max(depth - 1, 0)
-        if depth > MAX_FLOW_NESTING:
-            line = text.count("\n", 0, bracket.start()) + 1
-            raise ManifestError([
-                f"{source}: line {line}: more than {MAX_FLOW_NESTING} levels of nested [ ] or {{ }} "
-                "(the limit): this is not a manifest"
-            ])
-
-
-def _documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
-    """(1-based number, data) of each non-empty document of a YAML or JSON text."""
-    _check_flow_nesting(text, source)
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        try:
-            data = json.loads(text, object_pairs_hook=_json_mapping)
-        except ValueError:  # JSONDecodeError, or an integer of more digits than Python converts
-            pass  # maybe YAML flow style; let the YAML parser judge (and report) it
-        else:
-            yield 1, data
-            return
-    number = 0
-    try:
-        for data in yaml.load_all(text, Loader=_Loader):  # a SafeLoader: no arbitrary objects
-            if data is None:
-                continue
-            number += 1
-            yield number, data
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ManifestError(
-            [f"{source}: document {number + 1}: {where}YAML syntax error: {problem}"]
-        ) from None
-    except (ValueError, RecursionError) as exc:
-        # A scalar no Python value holds (an integer of more than 4300 digits), or block nesting deeper
-        # than the pure-Python parser's recursion (without libyaml).
-        raise ManifestError([f"{source}: document {number + 1}: cannot be read: {exc}"]) from None
 
 
 # ---------------------------------------------------------------------------------------- loading
@@ -248,9 +161,9 @@ def load_text(text: str, *, source: str, strict: bool = False) -> list[Manifest]
     manifests: list[Manifest] = []
     problems: list[str] = []
     try:
-        for index, data in _documents(text, source):
+        for index, data in documents(text, source):
             problems.extend(_load_document(data, source, index, strict, manifests))
-    except ManifestError as exc:  # a YAML syntax error: the documents before it are reported too
+    except DecodeError as exc:  # a YAML syntax error: the documents before it are reported too
         problems.extend(exc.problems)
     if problems:
         raise ManifestError(problems)
@@ -261,14 +174,14 @@ def _load_document(data: Any, source: str, index: int, strict: bool, into: list[
     """Parse one document (a list expands to its items) into ``into``; return its problems."""
     items = _list_items(data)
     if items is None:
-        documents: list[tuple[Any, int | None]] = [(data, None)]
+        entries: list[tuple[Any, int | None]] = [(data, None)]
     elif isinstance(items, list):
-        documents = list(zip(items, range(len(items)), strict=True))
+        entries = list(zip(items, range(len(items)), strict=True))
     else:
-        return [f"{source}: document {index} ({data['kind']}): items: Invalid value: {_type_name(items)}: "
-                "expected an array of objects"]
+        return [f"{source}: document {index} ({data['kind']}): items: Invalid value: "
+                f"{json_type_name(items)}: expected an array of objects"]
     problems = []
-    for document, item in documents:
+    for document, item in entries:
         try:
             into.append(parse_document(document, source=source, index=index, strict=strict, item=item))
         except ManifestError as exc:
@@ -298,10 +211,9 @@ def _list_items(data: Any) -> Any:
 def _with_type_meta(item: Any, api_version: Any, kind_name: str) -> Any:
     if not isinstance(item, dict):
         return item
-    filled = _Mapping({"apiVersion": api_version, "kind": kind_name})
+    filled = YamlMapping({"apiVersion": api_version, "kind": kind_name})
     filled.update(item)
-    filled.duplicates = getattr(item, "duplicates", frozenset())
-    return filled
+    return with_duplicates_of(item, filled)
 
 
 def parse_document(
@@ -311,7 +223,7 @@ def parse_document(
     ``kind: List``'s ``items``, for messages. Raises ManifestError listing every problem."""
     where = f"{source}: document {index}" + (f", items[{item}]" if item is not None else "")
     if not isinstance(data, dict):
-        raise ManifestError([f"{where}: expected an object (a mapping), got {_type_name(data)}"])
+        raise ManifestError([f"{where}: expected an object (a mapping), got {json_type_name(data)}"])
     kind_name = data.get("kind")
     api_version = data.get("apiVersion")
     identity = _identity(kind_name, data)
@@ -321,13 +233,13 @@ def parse_document(
                         '(e.g. "kind: Pod")')
     elif not isinstance(kind_name, str):
         problems.append(f"{where}{identity}: kind: Invalid value: {_shown(kind_name)}: expected a string, "
-                        f"got {_type_name(kind_name)}")
+                        f"got {json_type_name(kind_name)}")
     if api_version is None or api_version == "":
         problems.append(f"{where}{identity}: apiVersion: Required value: every manifest names its "
                         'apiVersion (e.g. "apiVersion: v1")')
     elif not isinstance(api_version, str):
         problems.append(f"{where}{identity}: apiVersion: Invalid value: {_shown(api_version)}: expected a "
-                        f"string, got {_type_name(api_version)}")
+                        f"string, got {json_type_name(api_version)}")
     if problems:
         raise ManifestError(problems)
     kind = _served_kind(kind_name, api_version, f"{where}{identity}")
@@ -383,25 +295,7 @@ def _shown(value: Any) -> str:
         return str(value)
     if isinstance(value, str):
         return json.dumps(value) if len(value) <= 64 else json.dumps(value[:64] + "...")
-    return _type_name(value)
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    return json_type_name(value)
 
 
 # ------------------------------------------------------------------------------- descriptor walk
@@ -414,18 +308,17 @@ class _Walk:
     ``metadata.labels[app]``."""
 
     def __init__(self, strict: bool) -> None:
-        self.strict = strict
-        self.warnings: list[str] = []
-        self.errors: list[str] = []
+        self.findings = Findings(strict=strict)
+        self.warnings = self.findings.warnings
+        self.errors = self.findings.errors
         self._values = 0
 
     def _unknown(self, path: str) -> None:
-        message = f'unknown field "{path}"'
-        (self.errors if self.strict else self.warnings).append(message)
+        self.findings.strictly(f'unknown field "{path}"')
 
     def _wrong_type(self, path: str, value: Any, expected: str, hint: str = "") -> None:
         self.errors.append(
-            f"{path}: Invalid value: {_shown(value)}: expected {expected}, got {_type_name(value)}{hint}"
+            f"{path}: Invalid value: {_shown(value)}: expected {expected}, got {json_type_name(value)}{hint}"
         )
 
     def _count(self) -> bool:
@@ -439,16 +332,14 @@ class _Walk:
         if not isinstance(data, dict):
             self._wrong_type(path or "<document>", data, "an object")
             return {}
-        for key in sorted(getattr(data, "duplicates", ()), key=str):
-            child = _join(path, str(key))
-            message = f'duplicate field "{child}"'
-            (self.errors if self.strict else self.warnings).append(message)
+        for key in sorted(getattr(data, "duplicates", {}), key=str):
+            self.findings.strictly(f'duplicate field "{join(path, str(key))}"')
         fields = _json_fields(descriptor)
         out: dict[str, Any] = {}
         for key, value in data.items():
             if not self._count():
                 return out
-            child = _join(path, str(key))
+            child = join(path, str(key))
             field_descriptor = fields.get(key) if isinstance(key, str) else None
             if field_descriptor is None:
                 self._unknown(child)
@@ -540,10 +431,6 @@ class _Walk:
             )
             return ""
         return value
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
 
 
 _JSON_FIELDS: dict[str, dict[str, FieldDescriptor]] = {}

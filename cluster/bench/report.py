@@ -6,6 +6,7 @@ Files are written whole or not at all (a temporary file beside the target, renam
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -139,6 +140,15 @@ def format_table(results: Sequence[WorkloadResult], info: RunInfo) -> str:
     for r in results:
         lines.extend(f"{r.name}: {problem}" for problem in r.problems)
     return "\n".join(lines)
+
+
+#: How to get what ``write_plot`` needs: matplotlib is an optional extra, since only the plot uses it.
+PLOT_INSTALL = "pip install 'podsched[plot]'"
+
+
+def can_plot() -> bool:
+    """Whether matplotlib is installed (it is not imported until a plot is drawn)."""
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def write_plot(path: str, results: Sequence[WorkloadResult], info: RunInfo) -> None:

@@ -26,14 +26,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import sys
 import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from cluster.bench.report import RunInfo, check_writable, format_table, write_json, write_plot
+from cluster.bench.report import (
+    PLOT_INSTALL,
+    RunInfo,
+    can_plot,
+    check_writable,
+    format_table,
+    write_json,
+    write_plot,
+)
 from cluster.bench.runner import BenchError, WorkloadResult, run_workload
 from cluster.bench.storelimit import (
     DEFAULT_CONCURRENCY,
@@ -136,8 +143,8 @@ def run_workloads(args: argparse.Namespace) -> int:
                 check_writable(path)
             except OSError as exc:
                 return _fail(f"cannot write {flag} {path}: {exc}", EXIT_USAGE)
-    if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
-        return _fail("--plot needs matplotlib: pip install matplotlib", EXIT_FAILED)
+    if args.plot is not None and not can_plot():
+        return _fail(f"--plot needs matplotlib, an optional extra: {PLOT_INSTALL}", EXIT_FAILED)
     if store == "etcd":
         try:
             find_etcd_binary()

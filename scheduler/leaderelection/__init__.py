@@ -5,23 +5,23 @@ The modules behind this face promise nothing more.
 """
 
 from cluster.api.fencing import FENCING_TOKEN_ANNOTATION
-from scheduler.leaderelection.elector import (
-    DEFAULT_LEASE_DURATION_S,
-    DEFAULT_RENEW_DEADLINE_S,
-    DEFAULT_RETRY_PERIOD_S,
-    JITTER_FACTOR,
-    LeaderElectionTimings,
-    LeaderElector,
-    LeaseLost,
-    default_identity,
-    validate_timings,
-)
+from scheduler.leaderelection.elector import LeaderElector, LeaseLost, default_identity
 from scheduler.leaderelection.metrics import LeaderElectionCollector
 from scheduler.leaderelection.resourcelock import (
     LeaderElectionRecord,
     LeaseLock,
     LeaseSnapshot,
     Lock,
+)
+from scheduler.leaderelection.timings import (
+    DEFAULT_LEASE_DURATION_S,
+    DEFAULT_RENEW_DEADLINE_S,
+    DEFAULT_RETRY_PERIOD_S,
+    JITTER_FACTOR,
+    LeaderElectionTimings,
+    TimingViolation,
+    timing_violations,
+    validate_timings,
 )
 
 __all__ = [
@@ -38,6 +38,8 @@ __all__ = [
     "LeaseLost",
     "LeaseSnapshot",
     "Lock",
+    "TimingViolation",
     "default_identity",
+    "timing_violations",
     "validate_timings",
 ]

@@ -39,7 +39,7 @@ import random
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, NoReturn, TypeVar
 
@@ -47,66 +47,17 @@ from cluster.client import ApiError, Conflict, Fence, NotFound
 from scheduler.clock import Clock, SystemClock
 from scheduler.leaderelection.metrics import LeaderElectionCollector
 from scheduler.leaderelection.resourcelock import LeaderElectionRecord, LeaseSnapshot, Lock
+from scheduler.leaderelection.timings import JITTER_FACTOR, LeaderElectionTimings
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: client-go's JitterFactor: a candidate waits RetryPeriod * (1 + 1.2 * random()) between attempts, so
-#: that candidates started together drift apart.
-JITTER_FACTOR = 1.2
-#: kube-scheduler's defaults (--leader-elect-lease-duration, -renew-deadline, -retry-period).
-DEFAULT_LEASE_DURATION_S = 15.0
-DEFAULT_RENEW_DEADLINE_S = 10.0
-DEFAULT_RETRY_PERIOD_S = 2.0
 #: A standby attempts at the observed expiry plus a random spread of at most this share of RetryPeriod:
 #: enough for the standbys' writes not to collide, small against the failover bound.
 EXPIRY_SPREAD_FACTOR = 0.2
 #: The leaseDurationSeconds of a released lease (client-go's): it has no holder, so nobody waits on it.
 RELEASED_LEASE_DURATION_SECONDS = 1
-
-
-def validate_timings(lease_duration_s: float, renew_deadline_s: float, retry_period_s: float) -> list[str]:
-    """What client-go's NewLeaderElector would reject in these timings (empty when nothing), in its
-    words, naming the fields as the config file's leaderElection section does, with the values given."""
-    values = {"leaseDuration": lease_duration_s, "renewDeadline": renew_deadline_s,
-              "retryPeriod": retry_period_s}
-    problems = [f"{field} must be a finite number of seconds: got {field} {value}"
-                for field, value in values.items() if not math.isfinite(value)]
-    if problems:
-        return problems
-
-    def got(*fields: str) -> str:
-        return ", ".join(f"{field} {values[field]:g}s" for field in fields)
-
-    if not lease_duration_s > renew_deadline_s:
-        problems.append("leaseDuration must be greater than renewDeadline: got "
-                        + got("leaseDuration", "renewDeadline"))
-    if not renew_deadline_s > JITTER_FACTOR * retry_period_s:
-        problems.append(f"renewDeadline must be greater than retryPeriod*JitterFactor (JitterFactor "
-                        f"{JITTER_FACTOR:g}): got " + got("renewDeadline", "retryPeriod"))
-    problems += [f"{field} must be greater than zero: got {got(field)}"
-                 for field, value in values.items() if not value > 0]
-    return problems
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderElectionTimings:
-    """The three durations of an election, in seconds; validated as client-go validates them."""
-
-    #: How long a standby waits, after it last saw the record change, before it takes over (default
-    #: 15 s). Shorter means faster failover and less tolerance for a leader's slow renewals.
-    lease_duration_s: float = DEFAULT_LEASE_DURATION_S
-    #: How long, since its last successful renewal, a leader keeps trying to renew before it stops
-    #: leading (default 10 s). Must stay below lease_duration_s: the leader stops before anyone takes over.
-    renew_deadline_s: float = DEFAULT_RENEW_DEADLINE_S
-    #: The pause between attempts, for candidates and for the leader's renewals (default 2 s).
-    retry_period_s: float = DEFAULT_RETRY_PERIOD_S
-
-    def __post_init__(self) -> None:
-        problems = validate_timings(self.lease_duration_s, self.renew_deadline_s, self.retry_period_s)
-        if problems:
-            raise ValueError("; ".join(problems))
 
 
 class LeaseLost(Exception):

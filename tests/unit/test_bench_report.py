@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,14 @@ def test_a_missing_etcd_is_a_runtime_error(
     assert _run("--store", "etcd", "--json", str(tmp_path / "out.json")) == 1
     assert "ETCD_BIN=" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_plot_without_matplotlib_says_how_to_get_it_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+
+    assert _run("--store", "sqlite", "--topology", "inproc", "--plot", str(tmp_path / "out.png")) == 1
+    err = capsys.readouterr().err
+    assert "--plot needs matplotlib, an optional extra: pip install 'podsched[plot]'" in err
+    assert not (tmp_path / "out.png").exists()

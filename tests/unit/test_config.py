@@ -419,3 +419,77 @@ def test_go_durations(text: str, seconds: float) -> None:
 def test_bad_go_durations(text: str) -> None:
     with pytest.raises(ValueError, match="invalid duration"):
         parse_duration(text)
+
+
+def test_an_empty_file_is_an_empty_document_without_type_meta(tmp_path: Path) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_text("# nothing configured yet\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(str(path), registry())
+    assert caught.value.problems == [
+        f'{path}: apiVersion: Required value: must be "kubescheduler.config.k8s.io/v1"',
+        f'{path}: kind: Required value: must be "KubeSchedulerConfiguration"',
+    ]
+
+
+def test_a_file_of_two_documents_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "two.yaml"
+    path.write_text(HEADER + "---\n" + HEADER)
+    with pytest.raises(ConfigError) as caught:
+        load_config(str(path), registry())
+    assert caught.value.problems == [
+        f"{path}: holds 2 YAML documents; a KubeSchedulerConfiguration is one document"]
+
+
+def test_a_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(HEADER.encode() + b"profiles:\n  - schedulerName: \xe9t\xe9\n")
+    with pytest.raises(ConfigError, match=r"latin1\.yaml: cannot read: not UTF-8 text"):
+        load_config(str(path), registry())
+
+
+def test_a_key_given_twice_deep_in_the_file_is_named_by_field_path_and_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load(tmp_path, "profiles:\n  - schedulerName: a\n    schedulerName: b\n")
+    assert caught.value.problems == [
+        f"{tmp_path / 'sched.yaml'}: profiles[0]: line 5, column 5: duplicate key 'schedulerName'"]
+
+
+def test_a_null_list_entry_is_an_empty_entry(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load(tmp_path, "extenders:\n  - \n")
+    assert caught.value.problems == [f"{tmp_path / 'sched.yaml'}: extenders[0].urlPrefix: Required value"]
+
+
+@pytest.mark.parametrize(("lease", "renew", "retry"), [
+    (15, 10, 2), (10, 10, 2), (5, 10, 2), (15, 2.4, 2), (15, 2.5, 2), (15, 10, 0), (2, 1.5, 0.5),
+], ids=str)
+def test_the_config_file_and_the_elector_refuse_the_same_timings(
+    tmp_path: Path, lease: float, renew: float, retry: float
+) -> None:
+    from scheduler.leaderelection import LeaderElectionTimings
+
+    try:
+        LeaderElectionTimings(lease, renew, retry)
+    except ValueError:
+        elector_accepts = False
+    else:
+        elector_accepts = True
+    try:
+        load(tmp_path, f"leaderElection:\n  leaseDuration: {lease}s\n  renewDeadline: {renew}s\n"
+                       f"  retryPeriod: {retry}s\n")
+    except ConfigError:
+        config_accepts = False
+    else:
+        config_accepts = True
+    assert config_accepts == elector_accepts
+
+
+def test_the_schema_has_a_plugin_set_for_every_extension_point() -> None:
+    from dataclasses import fields
+
+    from scheduler.config import v1
+    from scheduler.framework.registry import EXTENSION_POINTS, MULTI_POINT
+
+    assert list(v1.POINT_ATTRIBUTES) == [MULTI_POINT, *EXTENSION_POINTS]
+    assert [f.name for f in fields(v1.Plugins)] == [*v1.POINT_ATTRIBUTES.values(), "field_path"]
