@@ -1,17 +1,18 @@
-"""The README's command blocks, run as written.
+"""The command blocks of the README and of docs/security.md, run as written.
 
-Sections are found by heading text (each section's own text, not its subsections'), so the README may
-be reorganised around them. Every ```sh block of "Using it" and "Running securely" runs command by
-command in bash, from a working directory laid out as the repository root (its top-level entries linked
-in, ``.venv`` the venv running this test), with ``podsched`` on PATH only once the README's own
-``. .venv/bin/activate`` has run and no PODSCHED_* variable set. ``.``, ``source`` and ``export`` change
-the environment of the commands after them, as in a shell. A command ending in ``&`` runs in the
-background until the block is done, then is stopped, the last started first; it must not have ended
-before. Every other command must exit 0 and, where the README promises something, show it: pods bound
-once the scheduler runs, the label selector finding only nodes that carry the label, the watch printing
-the pods until Ctrl-C, the refusal the README quotes. The commands use the README's defaults,
-127.0.0.1:7443 for the API server and 127.0.0.1:10259 for the scheduler's metrics; no other test listens
-on those ports. A command that names an address off this machine fails the test before anything runs.
+Sections are found by heading text (each section's own text, not its subsections'), so the documents may
+be reorganised around them. Every ```sh block of the README's "Using it" and of docs/security.md's
+"Running securely" runs command by command in bash, from a working directory laid out as the repository
+root (its top-level entries linked in, ``.venv`` the venv running this test), with ``podsched`` on PATH
+only once the README's own ``. .venv/bin/activate`` has run and no PODSCHED_* variable set. ``.``,
+``source`` and ``export`` change the environment of the commands after them, as in a shell. A command
+ending in ``&`` runs in the background until the block is done, then is stopped, the last started first;
+it must not have ended before. Every other command must exit 0 and, where the text promises something,
+show it: pods bound once the scheduler runs, the label selector finding only nodes that carry the label,
+the watch printing the pods until Ctrl-C, the refusal docs/security.md quotes. The commands use the
+documented defaults, 127.0.0.1:7443 for the API server and 127.0.0.1:10259 for the scheduler's metrics;
+no other test listens on those ports. A command that names an address off this machine fails the test
+before anything runs.
 
 The quick start block is `make demo` and `make test`: each command of it must be one this module knows
 to be covered (the demo by test_demo.py, `make test` by being the run these tests are part of), so a
@@ -43,6 +44,7 @@ from cluster.cli.scheduler import DEFAULT_METRICS_ADDRESS
 from tests.integration.helpers import REPO, parse_table
 
 README = REPO / "README.md"
+SECURITY = REPO / "docs" / "security.md"
 MAKEFILE = REPO / "Makefile"
 #: Repository entries the working directory does not link: the venv is linked on its own, the rest is
 #: version control, build output or state a run of the README would make.
@@ -63,9 +65,9 @@ HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 # ------------------------------------------------------------------------------------- the Markdown
 
 
-def section(markdown: str, title: str) -> str:
+def section(markdown: str, title: str, source: str = "README.md") -> str:
     """The text under the first heading that starts with ``title``, down to the next heading (its
-    subsections are theirs: the README's reference sections show commands that need files of your
+    subsections are theirs: the reference sections show commands that need files of your
     own); a line in a code block is never a heading."""
     lines = markdown.splitlines()
     in_code = False
@@ -81,7 +83,7 @@ def section(markdown: str, title: str) -> str:
             return "\n".join(lines[start:number])
         if heading[2].startswith(title):
             start = number + 1
-    assert start is not None, f"README.md has no section titled {title!r}"
+    assert start is not None, f"{source} has no section titled {title!r}"
     return "\n".join(lines[start:])
 
 
@@ -136,9 +138,10 @@ def off_this_machine(text: str) -> list[str]:
     return far
 
 
-def readme_commands(title: str) -> list[Command]:
-    blocks = sh_blocks(section(README.read_text(), title))
-    assert blocks, f"the README's {title!r} section has no ```sh block"
+def readme_commands(title: str, document: Path = README) -> list[Command]:
+    source = str(document.relative_to(REPO))
+    blocks = sh_blocks(section(document.read_text(), title, source))
+    assert blocks, f"{source}'s {title!r} section has no ```sh block"
     found = [command for block in blocks for command in commands(block)]
     # Checked before anything runs: this test sends nothing off the machine.
     for command in found:
@@ -391,11 +394,11 @@ def test_running_securely_runs_as_written(shell: Shell) -> None:
         if command.words[0] in (".", "source"):
             shell.source(command)
     session = Session(shell)
-    session.run_all(readme_commands("Running securely"))
-    # The refusal the README shows next: the client user applying the nodes.
-    shown = re.search(r"^```\n(Error from server \(Forbidden\).*?)^```", section(README.read_text(),
-                      "Running securely"), re.MULTILINE | re.DOTALL)
-    assert shown, "the README no longer shows the client user's refusal"
+    session.run_all(readme_commands("Running securely", SECURITY))
+    # The refusal the section shows next: the client user applying the nodes.
+    shown = re.search(r"^```\n(Error from server \(Forbidden\).*?)^```", section(SECURITY.read_text(),
+                      "Running securely", "docs/security.md"), re.MULTILINE | re.DOTALL)
+    assert shown, "docs/security.md no longer shows the client user's refusal"
     # Shown for a cluster without the nodes ("error when creating"): the admin removes them first.
     nodes = "examples/manifests/nodes.yaml"
     names = [doc["metadata"]["name"] for doc in yaml.safe_load_all((shell.cwd / nodes).read_text()) if doc]
