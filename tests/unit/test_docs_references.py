@@ -1,5 +1,5 @@
 """The repository is read on its own: no file points at documents kept outside it, every relative link of
-the Markdown files names a file of the repository, and the README's count of conformance scenarios is the
+the Markdown files names a file of the repository, and the manual's count of conformance scenarios is the
 number of cases."""
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ TEXT_SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".json", ".proto", ".cf
 OUTSIDE = ("../shared", "/work/shared", "SCENARIO_FORMAT", "DESIGN.md", "STYLE.md", "seed document")
 MARKDOWN_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 CONFORMANCE_CASES = REPO / "tests" / "conformance" / "cases"
+#: The README and the manual under docs/.
+MANUAL = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
 def _project_files() -> list[Path]:
@@ -51,12 +53,15 @@ def test_relative_markdown_links_name_files_of_the_repository() -> None:
     assert not broken, "links to nothing in the repository:\n" + "\n".join(broken)
 
 
-def test_the_readme_counts_the_conformance_cases_there_are() -> None:
+def test_the_manual_counts_the_conformance_cases_there_are() -> None:
     cases = [path for path in CONFORMANCE_CASES.glob("*.yaml") if not path.name.endswith(".config.yaml")]
-    readme = (REPO / "README.md").read_text()
-    claims = re.findall(r"`tests/conformance/` holds (\d+) scenarios", readme)
-    assert claims, "the README no longer says how many conformance scenarios there are: update this test"
-    for claim in claims:
+    claims = [
+        (page.relative_to(REPO), claim)
+        for page in MANUAL
+        for claim in re.findall(r"`tests/conformance/` holds (\d+) scenarios", page.read_text())
+    ]
+    assert claims, "no page of the manual says how many conformance scenarios there are: update this test"
+    for page, claim in claims:
         assert int(claim) == len(cases), (
-            f"README.md says tests/conformance/ holds {claim} scenarios; {CONFORMANCE_CASES} has "
-            f"{len(cases)}: correct the README")
+            f"{page} says tests/conformance/ holds {claim} scenarios; {CONFORMANCE_CASES} has "
+            f"{len(cases)}: correct {page}")
