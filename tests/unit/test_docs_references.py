@@ -15,6 +15,9 @@ TEXT_SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".json", ".proto", ".cf
 #: Names of documents that lived outside the repository when it was written.
 OUTSIDE = ("../shared", "/work/shared", "SCENARIO_FORMAT", "DESIGN.md", "STYLE.md", "seed document")
 MARKDOWN_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+#: A link to a heading: the page ("" for the same one) and the anchor.
+ANCHOR_LINK = re.compile(r"\]\(([^)#\s]*)#([^)\s]+)\)")
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 CONFORMANCE_CASES = REPO / "tests" / "conformance" / "cases"
 #: The README and the manual under docs/.
 MANUAL = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -51,6 +54,47 @@ def test_relative_markdown_links_name_files_of_the_repository() -> None:
             if not resolved.exists() or not resolved.is_relative_to(REPO):
                 broken.append(f"{path.relative_to(REPO)}: ({target})")
     assert not broken, "links to nothing in the repository:\n" + "\n".join(broken)
+
+
+def heading_anchors(markdown: str) -> set[str]:
+    """The anchors GitHub gives the headings of ``markdown``: lower case, punctuation but ``-`` and ``_``
+    dropped, spaces as ``-``, a repeated anchor numbered ``-1``, ``-2``, ...; a line in a code block is no
+    heading."""
+    anchors: set[str] = set()
+    in_code = False
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+            continue
+        heading = None if in_code else HEADING.match(line)
+        if heading is None:
+            continue
+        base = re.sub(r"[^\w\- ]", "", heading[1].strip().lower()).replace(" ", "-")
+        anchor, count = base, 0
+        while anchor in anchors:
+            count += 1
+            anchor = f"{base}-{count}"
+        anchors.add(anchor)
+    return anchors
+
+
+def test_heading_anchors_are_githubs() -> None:
+    markdown = "# Title\n## Several replicas: `podsched up`\n```\n# not a heading\n```\n## Title\n"
+    assert heading_anchors(markdown) == {"title", "several-replicas-podsched-up", "title-1"}
+
+
+def test_markdown_links_to_a_heading_name_one_that_exists() -> None:
+    broken = []
+    for path in _project_files():
+        if path.suffix != ".md":
+            continue
+        for target, anchor in ANCHOR_LINK.findall(path.read_text()):
+            if "://" in target:
+                continue
+            page = (path.parent / target).resolve() if target else path
+            if page.suffix == ".md" and page.is_file() and anchor not in heading_anchors(page.read_text()):
+                broken.append(f"{path.relative_to(REPO)}: ({target}#{anchor})")
+    assert not broken, "links to headings that do not exist:\n" + "\n".join(broken)
 
 
 def test_the_manual_counts_the_conformance_cases_there_are() -> None:
