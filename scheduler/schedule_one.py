@@ -11,7 +11,7 @@
 4. assume the pod on the chosen node in the cache, then Reserve and Permit;
 5. hand it to the binder (binding.py), which binds it in the background.
 
-When no node fits (a ``FitError``), PostFilter runs (preemption, a later issue, will nominate a node
+When no node fits (a ``FitError``), PostFilter runs (DefaultPreemption may nominate a node
 there) and the failure handler (``handle_failure``) records the ``FailedScheduling`` event with the
 FitError's message, puts the pod back in the queue with the plugins that rejected it (so that only
 events those plugins registered requeue it), and writes the pod's condition PodScheduled=False,

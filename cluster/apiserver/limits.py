@@ -1,5 +1,5 @@
 """The API server's limits on what one request or one caller may cost, each refused with an error that
-names the limit and the value (issue 8).
+names the limit and the value.
 
 * ``ApiLimits``: the configurable limits (``podsched apiserver`` flags), checked when built.
 * ``RequestDeadline``: a request gate that cuts a unary call at ``request_timeout_s`` with

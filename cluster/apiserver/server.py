@@ -5,7 +5,7 @@
 
 Besides the ``ApiServer`` service it serves the standard gRPC health service (SERVING once the store
 has answered and the system priority classes exist; NOT_SERVING while stopping) and server
-reflection, so grpcurl and load balancers work without our protos. Security (issue 8): with
+reflection, so grpcurl and load balancers work without our protos. Security: with
 ``tls_cert_file`` and ``tls_private_key_file`` it serves TLS (with ``client_ca_file``, mutual TLS);
 callers prove who they are with a bearer token from ``token_auth_file`` or a client certificate, and
 the roles of ``authorization_policy_file`` (or the built-in group bindings) say what they may do

@@ -10,8 +10,9 @@ the throughput of the measured pods (average, p50, p90, p99 of per-second sample
 takes them), the scheduling-attempt and end-to-end latencies, peak RSS, whether the placements were
 correct, and the throughput as a fraction of the limit: the rate of Bind-sized compare-and-swap writes
 the same kind of store sustains from podsched's store library, measured at the start of the same run.
-Defaults are the issue's targets: ``--scale full --store etcd --topology processes``. It exits 1 when a
-workload's placements are wrong or it cannot run, 2 on bad input.
+Defaults are the runs docs/performance.md compares with kube-scheduler's CI thresholds:
+``--scale full --store etcd --topology processes``. It exits 1 when a workload's placements are wrong or
+it cannot run, 2 on bad input.
 
 ``store`` measures, for each backend, what scheduling leans on: the rate of Bind-sized compare-and-swap
 writes (a ~1.5 KB serialized Pod updated with its expected revision, by C concurrent writers, each on a

@@ -48,7 +48,8 @@ from scheduler.leaderelection import JITTER_FACTOR, LeaderElectionTimings
 LEASE_S = 3.0
 RENEW_S = 2.0
 RETRY_S = 0.5
-#: The issue's bounds on a failover: a killed leader's lease must run out first; a released one not.
+#: The failover bounds the demo checks: a standby tries within one jittered retry period, plus a second of
+#: slack; after a kill the leader's lease must run out first, a released one not.
 KILL_BOUND_S = LEASE_S + RETRY_S * JITTER_FACTOR + 1.0
 TERM_BOUND_S = RETRY_S * JITTER_FACTOR + 1.0
 #: Each step (a command, a wait) gives up after this long: the demo must never hang.

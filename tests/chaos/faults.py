@@ -4,7 +4,7 @@ recover, and returns what it measured.
 The leader is whoever the store's lease names (as the recorder saw it), matched with a replica by the
 identity in its startup line. A failover is timed from the local monotonic time just before the signal
 to the arrival, at the recorder, of the first lease write naming another holder: the moment a new leader
-exists in the store, which is what the bound in the issue is about.
+exists in the store, which is what the failover bounds are about.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from tests.chaos.topology import LOAD_NAMESPACE, Topology, TopologySpec, running
 pytestmark = [pytest.mark.etcd, pytest.mark.timing, pytest.mark.timeout(420)]
 
 SPEC = TopologySpec()
-#: SIGKILLs of the leader in one run (the issue asks for at least ten).
+#: SIGKILLs of the leader in one run (docs/operations.md describes the suite with ten).
 LEADER_KILLS = 10
 #: The failover bounds: a standby that finds the lease unrenewed for leaseDuration tries within one
 #: jittered retryPeriod; a released lease is taken within one jittered retryPeriod. One second of slack

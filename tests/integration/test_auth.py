@@ -1,4 +1,4 @@
-"""Authentication and authorization of a real `podsched apiserver` process (issue 8), over real gRPC:
+"""Authentication and authorization of a real `podsched apiserver` process, over real gRPC:
 
 * no credentials, or a token the server does not know → UNAUTHENTICATED, for every RPC;
 * each built-in role can do exactly its job, and gets PERMISSION_DENIED naming the verb and resource

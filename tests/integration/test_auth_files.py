@@ -1,4 +1,4 @@
-"""`podsched apiserver` refuses to start on a bad security file (issue 8): exit code 1 and one line
+"""`podsched apiserver` refuses to start on a bad security file: exit code 1 and one line
 naming the flag or file and the line or entry that is wrong, before it serves anything."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A real `podsched scheduler` holding only the scheduler role (a podsched:schedulers token) elects
-itself and binds pods on an API server that authenticates and authorizes every call (issue 8); pods
+itself and binds pods on an API server that authenticates and authorizes every call; pods
 are submitted by a client-role user with `podsched apply --token`, as a user would."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Client certificates as identities on a real `podsched apiserver` serving mutual TLS (issue 8): the
+"""Client certificates as identities on a real `podsched apiserver` serving mutual TLS: the
 certificate's CN is the user and its O the groups; a token on the same connection names the caller
 instead; a certificate from another CA, none at all, or plaintext never get in, and the CLI says at once
 what is likely wrong; a certificate without a CN names nobody."""

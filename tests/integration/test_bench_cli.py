@@ -1,5 +1,5 @@
 """`podsched bench --scale small`, the real command, runs each scheduler workload once: every placement
-must be correct and the JSON must carry the issue's fields. Nothing here looks at how fast it went.
+must be correct and the JSON must carry every measured field. Nothing here looks at how fast it went.
 
 In-process topology on SQLite keeps the run short on a 2-core machine; `podsched bench`'s own default
 (separate etcd, API server and scheduler processes) is the same code path behind the client library.

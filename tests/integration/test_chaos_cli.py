@@ -215,7 +215,7 @@ async def test_sigterm_stops_the_command_and_thaws_a_stopped_leader(
 
 #: Short leader-election timings, so that a failover takes seconds (lease 3 s, renew 2 s, retry 0.5 s).
 LEASE_S, RENEW_S, RETRY_S = 3.0, 2.0, 0.5
-#: The issue's bound for a failover after SIGKILL: lease + 1.2 retry periods + 1 s.
+#: The failover bound after a SIGKILL: lease + 1.2 retry periods + 1 s.
 KILL_FAILOVER_BOUND_S = LEASE_S + 1.2 * RETRY_S + 1.0
 _HANDOVER = re.compile(r"^round \d+: SIG(?P<signal>\w+) to \S+ \((?P<name>[^)]+)\), leader (?P<old>\S+); "
                        r"the lease changed hands after (?P<seconds>[\d.]+)s \(new holder (?P<new>\S+)\)$")

@@ -19,7 +19,7 @@ from tests.integration.helpers import REPO
 pytestmark = pytest.mark.timing
 
 DEMO_TIMEOUT_S = 120.0
-# The bounds for the demo's timings (lease 3s, retry 0.5s, jitter 1.2).
+# The bounds the README's quick start gives for the demo's timings (lease 3s, retry 0.5s, jitter 1.2).
 KILL_BOUND_S = 3.0 + 0.5 * 1.2 + 1.0
 TERM_BOUND_S = 0.5 * 1.2 + 1.0
 

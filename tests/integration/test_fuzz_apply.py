@@ -1,4 +1,4 @@
-"""Nasty files through `podsched apply -f` as a process (issue 8): an alias bomb, deep nesting, binary data,
+"""Nasty files through `podsched apply -f` as a process: an alias bomb, deep nesting, binary data,
 an enormous integer, and an object past the server's size limit. Each is refused with exit code 1 and a
 message naming the file and what is wrong (never a crash or a signal), and nothing is applied."""
 

@@ -1,4 +1,4 @@
-"""Hostile input to a server with authentication on (issue 8): random requests under random credentials
+"""Hostile input to a server with authentication on: random requests under random credentials
 (a client's token, an admin's, unknown, empty, malformed, huge) end in a status a caller can act on —
 UNAUTHENTICATED and PERMISSION_DENIED among them — and a rejected one changes nothing. Afterwards the
 client's watch budget is whole: no refused or cancelled watch is still counted against it."""

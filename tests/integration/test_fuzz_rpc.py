@@ -1,4 +1,4 @@
-"""Hostile input to every RPC of a real `podsched apiserver` process, over a raw gRPC channel (issue 8):
+"""Hostile input to every RPC of a real `podsched apiserver` process, over a raw gRPC channel:
 random bytes as the request body, random well-typed requests (hostile strings, extreme numbers, broken
 timestamps, random selectors, resourceVersions, continue tokens and fences) and mutations of valid
 objects.

@@ -41,7 +41,8 @@ pytestmark = pytest.mark.timing
 LEASE_S, RENEW_S, RETRY_S = 2.0, 1.5, 0.5
 TIMINGS = LeaderElectionTimings(LEASE_S, RENEW_S, RETRY_S)
 LEASE_NAME = "kube-scheduler"
-#: The issue's bounds on failover.
+#: The failover bounds: one jittered retry period and a second after a release; after a kill, the lease
+#: duration first.
 GRACEFUL_BOUND_S = JITTER_FACTOR * RETRY_S + 1
 KILL_BOUND_S = LEASE_S + JITTER_FACTOR * RETRY_S + 1
 

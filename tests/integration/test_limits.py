@@ -1,4 +1,4 @@
-"""The API limits through a real `podsched apiserver` process (issue 8): each is refused with a status and a
+"""The API limits through a real `podsched apiserver` process: each is refused with a status and a
 message naming the limit and the value, and a refused write leaves nothing behind.
 
 Calls go over a raw gRPC channel with the bearer token as metadata, so that each answer is seen exactly

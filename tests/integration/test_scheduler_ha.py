@@ -27,7 +27,7 @@ pytestmark = pytest.mark.timing
 LEASE_S, RENEW_S, RETRY_S = 2.0, 1.5, 0.5
 TIMINGS = ["--leader-elect-lease-duration", f"{LEASE_S:g}s", "--leader-elect-renew-deadline", f"{RENEW_S:g}s",
            "--leader-elect-retry-period", f"{RETRY_S:g}s"]
-#: The issue's bounds: a killed leader is replaced within the lease plus one jittered retry and a
+#: The failover bounds: a killed leader is replaced within the lease plus one jittered retry and a
 #: second; a leader that releases the lease, within one jittered retry and a second.
 KILL_BOUND_S = LEASE_S + 1.2 * RETRY_S + 1.0
 RELEASE_BOUND_S = 1.2 * RETRY_S + 1.0

@@ -1,12 +1,15 @@
 """The repository is read on its own: no file points at documents kept outside it, every relative link of
-the Markdown files names a file of the repository, and the manual's count of conformance scenarios is the
-number of cases."""
+the Markdown files names a file of the repository (and a heading of it, when it names one), the code cites
+no issue of a tracker the reader cannot see, and the manual's count of conformance scenarios is the number
+of cases."""
 
 from __future__ import annotations
 
 import os
 import re
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 #: Generated, installed or version-control files: not the project's text.
@@ -54,6 +57,49 @@ def test_relative_markdown_links_name_files_of_the_repository() -> None:
             if not resolved.exists() or not resolved.is_relative_to(REPO):
                 broken.append(f"{path.relative_to(REPO)}: ({target})")
     assert not broken, "links to nothing in the repository:\n" + "\n".join(broken)
+
+
+#: Where the code lives: comments, docstrings and test names there give the reason for what they say.
+CODE_DIRS = ("cluster", "scheduler", "store", "tests")
+#: Projects whose public trackers the code may cite to explain a fact it carries over from them.
+UPSTREAM_PROJECTS = {"kubernetes", "kubernetes/kubernetes", "client-go", "kine", "k3s-io/kine", "etcd",
+                     "etcd-io/etcd", "grpc", "grpc/grpc", "python", "cpython", "hypothesis", "numpy"}
+#: "issue 8", "issues #12", with the word before it.
+ISSUE_CITATION = re.compile(r"(\S*?)[\s(\[{\"'`]+(issues?\s+#?\d+)", re.IGNORECASE)
+
+
+def uncited_issues(text: str) -> list[str]:
+    """The issue numbers ``text`` cites without naming an upstream project just before them, as in
+    "Kubernetes issue 137308". Any other "issue N" points at a tracker the reader of this repository
+    cannot see: the code should say the reason instead."""
+    return [
+        citation for word, citation in ISSUE_CITATION.findall(text)
+        if word.strip("([{\"'`").lower() not in UPSTREAM_PROJECTS
+    ]
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("a leader's stale cache (Kubernetes issue 137308) overcommitted nodes", []),
+    ("stale revisions (k3s-io/kine issue 213)", []),
+    ("the request gate of issue 8", ["issue 8"]),
+    ("limits (Issue #12)", ["Issue #12"]),
+    ('"""Hostile input\n(issues 3 and 4)', ["issues 3"]),
+    ("this issue is about the queue", []),
+])
+def test_uncited_issues_are_found(text: str, found: list[str]) -> None:
+    assert uncited_issues(text) == found
+
+
+def test_the_code_cites_no_issue_of_its_own_tracker() -> None:
+    this_file = Path(__file__).resolve()
+    found = [
+        f"{path.relative_to(REPO)}: {citation}"
+        for path in _project_files()
+        if path != this_file and path.relative_to(REPO).parts[0] in CODE_DIRS
+        for citation in uncited_issues(path.read_text(errors="replace"))
+    ]
+    assert not found, ("issues cited without the upstream project they belong to (say the reason "
+                       "instead):\n" + "\n".join(found))
 
 
 def heading_anchors(markdown: str) -> set[str]:

@@ -1,4 +1,4 @@
-"""Hostile YAML and JSON through the manifest loader (issue 8): whatever the text, loading returns objects
+"""Hostile YAML and JSON through the manifest loader: whatever the text, loading returns objects
 or raises one ManifestError whose every problem names the source, never another exception, and never
 takes the process down. Random data shaped like manifests (real kinds, random fields and values),
 valid manifests with random overlays, valid YAML text with characters changed, and arbitrary text.

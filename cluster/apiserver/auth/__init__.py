@@ -1,4 +1,4 @@
-"""Authentication, authorization and the identity of API calls (issue 8).
+"""Authentication, authorization and the identity of API calls.
 
 identity.py: UserInfo (who calls) and RequestInfo (what the call asks), shared by the
 authenticators, the authorizer and the request gates.

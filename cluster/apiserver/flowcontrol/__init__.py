@@ -1,4 +1,4 @@
-"""Flow control for the API server, in the spirit of Kubernetes' API Priority and Fairness (issue 8):
+"""Flow control for the API server, in the spirit of Kubernetes' API Priority and Fairness:
 each request is classified into a priority level (schemas.py), waits fairly for one of that level's
 seats (fairqueue.py) or is refused with TooManyRequests, and runs holding it (gate.py). Lease renewals
 and scheduler traffic have levels of their own, so client traffic never queues in front of them.
