@@ -17,8 +17,8 @@ that counts it, by compare-and-swap again. So a create or a removal costs O(quot
 never a recount of the namespace's pods. A quota's usage is counted from the pods only when the quota is
 created, or when its update adds a limit it had no count for, as the quota controller's first sync does.
 Errors are on the safe side: a server that dies between a charge and the pod write (or a removal and its
-release) leaves used one too high, which refuses early rather than admits past a limit. Kubernetes' quota
-controller would recount later; podsched has none, so such a quota stays high until it is recreated.
+release) leaves used one too high, which refuses early rather than admits past a limit, until the
+resourcequota controller (cluster/controllers/resourcequota.py) recounts it from the pods.
 
 Limited resources (kube's admission configuration `limitedResources`, which Kubernetes documents as
 "limit Priority Class consumption by default"): a pod of class system-node-critical or
@@ -155,7 +155,7 @@ async def release(registry: Registry, pod: objects_pb2.Pod) -> None:
                 await _take_one_off(registry, quota.metadata.namespace, quota.metadata.name)
     except StoreUnavailable as exc:
         log.warning(
-            "cannot release the quota usage of pod %s/%s (%s): its quotas count it until they are recreated",
+            "cannot release the quota usage of pod %s/%s (%s): its quotas count it until they are recounted",
             pod.metadata.namespace, pod.metadata.name, exc,
         )
 
