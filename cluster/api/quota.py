@@ -1,5 +1,6 @@
 """What a ResourceQuota means for pods, shared by the API server's admission and the CLI: which pods a
-quota counts (its scopes), and Kubernetes' way of printing scopes and amounts.
+quota counts (its scopes), when it refuses one more (its limits, and the limited scopes only a quota
+opens), and Kubernetes' way of printing scopes and amounts.
 
 A quota's scopes are its ``spec.scopes`` (each an Exists requirement) and its ``spec.scopeSelector``'s
 match expressions; a pod counts only if it meets every one. Scope PriorityClass looks at the pod's
@@ -10,7 +11,7 @@ NotIn needs it absent from them (a pod without a class meets it), Exists needs a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from cluster.api import objects_pb2
 from cluster.api.quantity import int_value
@@ -18,6 +19,15 @@ from cluster.api.quantity import int_value
 PRIORITY_CLASS_SCOPE = "PriorityClass"
 
 Requirement = objects_pb2.ScopedResourceSelectorRequirement
+
+#: The scopes only a quota may open (kube's limitedResources for pods, as its documentation sets it): pods
+#: of the system priority classes need a quota that counts them through a PriorityClass scope.
+LIMITED_SCOPES = (
+    Requirement(
+        scope_name=PRIORITY_CLASS_SCOPE, operator="In",
+        values=["system-node-critical", "system-cluster-critical"],
+    ),
+)
 
 
 def scope_requirements(quota: objects_pb2.ResourceQuota) -> list[Requirement]:
@@ -49,6 +59,36 @@ def counts_pod(quota: objects_pb2.ResourceQuota, pod: objects_pb2.Pod) -> bool:
     if quota.metadata.namespace != pod.metadata.namespace:
         return False
     return all(pod_meets(requirement, pod) for requirement in scope_requirements(quota))
+
+
+def limited_scopes_refusal(pod: objects_pb2.Pod, quotas: Iterable[objects_pb2.ResourceQuota]) -> str | None:
+    """Why ``pod`` may not be created beside ``quotas`` (its namespace's): a limited scope it falls in
+    that no quota counting it covers. None when it may."""
+    limited = [scope for scope in LIMITED_SCOPES if pod_meets(scope, pod)]
+    if not limited:
+        return None
+    covered = {
+        requirement.scope_name
+        for quota in quotas if counts_pod(quota, pod)
+        for requirement in scope_requirements(quota) if pod_meets(requirement, pod)
+    }
+    uncovered = [scope for scope in limited if scope.scope_name not in covered]
+    if not uncovered:
+        return None
+    return f"insufficient quota to match these scopes: {format_requirements(uncovered)}"
+
+
+def exceeded_refusal(quota_name: str, used: Mapping[str, int], hard: Mapping[str, int]) -> str | None:
+    """Why one more pod does not fit a quota with these ``used`` and ``hard`` amounts, in kube-apiserver's
+    words (``exceeded quota: high, requested: pods=1, used: pods=2, limited: pods=2``); None when it fits."""
+    exceeded = sorted(resource for resource in hard if used[resource] + 1 > hard[resource])
+    if not exceeded:
+        return None
+    return (
+        f"exceeded quota: {quota_name}, requested: {format_amounts(dict.fromkeys(exceeded, 1))}, "
+        f"used: {format_amounts({r: used[r] for r in exceeded})}, "
+        f"limited: {format_amounts({r: hard[r] for r in exceeded})}"
+    )
 
 
 def format_requirements(requirements: list[Requirement]) -> str:

@@ -33,17 +33,8 @@ import logging
 
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import POD, RESOURCE_QUOTA
-from cluster.api.quota import (
-    PRIORITY_CLASS_SCOPE,
-    amounts,
-    counts_pod,
-    format_amounts,
-    format_requirements,
-    pod_meets,
-    scope_requirements,
-)
+from cluster.api.quota import amounts, counts_pod, exceeded_refusal, limited_scopes_refusal
 from cluster.apiserver import messages
-from cluster.apiserver.admission import SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL
 from cluster.apiserver.listing import list_objects
 from cluster.apiserver.registry import Registry, revision_of
 from cluster.apiserver.selection import Selection
@@ -51,12 +42,6 @@ from store.base import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
-#: The scopes only a quota may open (kube's limitedResources for pods, as its documentation sets it).
-LIMITED_SCOPES = (
-    objects_pb2.ScopedResourceSelectorRequirement(
-        scope_name=PRIORITY_CLASS_SCOPE, operator="In", values=[SYSTEM_NODE_CRITICAL, SYSTEM_CLUSTER_CRITICAL]
-    ),
-)
 _QUOTAS = Selection.parse(RESOURCE_QUOTA)
 _PODS = Selection.parse(POD)
 
@@ -75,7 +60,9 @@ async def charge(registry: Registry, pod: objects_pb2.Pod, *, dry_run: bool = Fa
     namespace = pod.metadata.namespace
     while True:
         quotas = await quotas_in(registry, namespace)
-        _check_limited_scopes(pod, quotas)
+        refusal = limited_scopes_refusal(pod, quotas)
+        if refusal is not None:
+            raise messages.forbidden(POD, pod.metadata.name, refusal)
         charged = [
             updated for quota in quotas if counts_pod(quota, pod)
             if (updated := _with_pod_added(quota, pod)) is not None
@@ -94,23 +81,6 @@ async def charge(registry: Registry, pod: objects_pb2.Pod, *, dry_run: bool = Fa
         await refund(registry, namespace, tuple(written))
 
 
-def _check_limited_scopes(pod: objects_pb2.Pod, quotas: list[objects_pb2.ResourceQuota]) -> None:
-    limited = [scope for scope in LIMITED_SCOPES if pod_meets(scope, pod)]
-    if not limited:
-        return
-    covered = {
-        requirement.scope_name
-        for quota in quotas if counts_pod(quota, pod)
-        for requirement in scope_requirements(quota) if pod_meets(requirement, pod)
-    }
-    uncovered = [scope for scope in limited if scope.scope_name not in covered]
-    if uncovered:
-        raise messages.forbidden(
-            POD, pod.metadata.name,
-            f"insufficient quota to match these scopes: {format_requirements(uncovered)}",
-        )
-
-
 def _with_pod_added(
     quota: objects_pb2.ResourceQuota, pod: objects_pb2.Pod
 ) -> objects_pb2.ResourceQuota | None:
@@ -122,14 +92,9 @@ def _with_pod_added(
     name = quota.metadata.name
     if any(resource not in used for resource in hard):
         raise messages.forbidden(POD, pod.metadata.name, f"status unknown for quota: {name}")
-    exceeded = sorted(resource for resource in hard if used[resource] + 1 > hard[resource])
-    if exceeded:
-        raise messages.forbidden(
-            POD, pod.metadata.name,
-            f"exceeded quota: {name}, requested: {format_amounts(dict.fromkeys(exceeded, 1))}, "
-            f"used: {format_amounts({r: used[r] for r in exceeded})}, "
-            f"limited: {format_amounts({r: hard[r] for r in exceeded})}",
-        )
+    refusal = exceeded_refusal(name, used, hard)
+    if refusal is not None:
+        raise messages.forbidden(POD, pod.metadata.name, refusal)
     updated = objects_pb2.ResourceQuota()
     updated.CopyFrom(quota)
     for resource in hard:

@@ -10,8 +10,15 @@ import pytest
 from google.protobuf import json_format
 
 from cluster.api import objects_pb2
-from cluster.api.quota import counts_pod, format_amounts, format_requirements, scope_requirements
+from cluster.api.quota import (
+    LIMITED_SCOPES,
+    counts_pod,
+    format_amounts,
+    format_requirements,
+    scope_requirements,
+)
 from cluster.api.validation import validate_object, validate_update
+from cluster.apiserver.admission import SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL
 
 
 def quota(spec: dict[str, Any], status: dict[str, Any] | None = None) -> objects_pb2.ResourceQuota:
@@ -138,3 +145,9 @@ def test_scopes_and_amounts_print_as_kube_apiserver_prints_them() -> None:
         "[{PriorityClass Exists []} {PriorityClass In [system-node-critical system-cluster-critical]}]"
     )
     assert format_amounts({"pods": 1, "count/pods": 2}) == "count/pods=2,pods=1"
+
+
+def test_the_limited_scopes_name_the_servers_system_classes() -> None:
+    (scope,) = LIMITED_SCOPES
+    assert (scope.scope_name, scope.operator) == ("PriorityClass", "In")
+    assert set(scope.values) == {SYSTEM_NODE_CRITICAL, SYSTEM_CLUSTER_CRITICAL}
