@@ -11,7 +11,7 @@ NotIn needs it absent from them (a pod without a class meets it), Exists needs a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from cluster.api import objects_pb2
 from cluster.api.quantity import int_value
@@ -89,6 +89,33 @@ def exceeded_refusal(quota_name: str, used: Mapping[str, int], hard: Mapping[str
         f"used: {format_amounts({r: used[r] for r in exceeded})}, "
         f"limited: {format_amounts({r: hard[r] for r in exceeded})}"
     )
+
+
+def first_refused(
+    pods: Sequence[objects_pb2.Pod], quotas: Iterable[objects_pb2.ResourceQuota]
+) -> tuple[int, str] | None:
+    """Whether ``pods``, created one after the other against ``quotas`` as they stand, all get in: the
+    index of the first that would be refused and why (the words of ``limited_scopes_refusal`` or
+    ``exceeded_refusal``), or None. Each pod admitted counts towards the quotas that count it, as the
+    server's charge would; a quota whose usage is not known yet is left for the server to judge."""
+    quotas = list(quotas)
+    used = {id(quota): amounts(quota.status.used) for quota in quotas}
+    for index, pod in enumerate(pods):
+        refusal = limited_scopes_refusal(pod, quotas)
+        counting = [quota for quota in quotas if counts_pod(quota, pod)]
+        charged = []
+        for quota in counting:
+            hard, usage = amounts(quota.status.hard), used[id(quota)]
+            if not hard or any(resource not in usage for resource in hard):
+                continue
+            refusal = refusal or exceeded_refusal(quota.metadata.name, usage, hard)
+            charged.append((usage, hard))
+        if refusal is not None:
+            return index, refusal
+        for usage, hard in charged:
+            for resource in hard:
+                usage[resource] += 1
+    return None
 
 
 def format_requirements(requirements: list[Requirement]) -> str:
