@@ -7,6 +7,7 @@ match expressions; a pod counts only if it meets every one. Scope PriorityClass 
 ``spec.priorityClassName`` as kube's pod evaluator does, as a label selector over the one label
 ``PriorityClass=<class>`` that a pod without a class does not have: In needs the class among the values,
 NotIn needs it absent from them (a pod without a class meets it), Exists needs a class, DoesNotExist none.
+A pod that has finished (Succeeded or Failed) is counted by no quota, as kube's pod evaluator ignores it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from cluster.api import objects_pb2
 from cluster.api.quantity import int_value
 
 PRIORITY_CLASS_SCOPE = "PriorityClass"
+#: The phases of a pod that has finished, which no quota counts.
+FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
 
 Requirement = objects_pb2.ScopedResourceSelectorRequirement
 
@@ -54,11 +57,22 @@ def pod_meets(requirement: Requirement, pod: objects_pb2.Pod) -> bool:
     return False
 
 
-def counts_pod(quota: objects_pb2.ResourceQuota, pod: objects_pb2.Pod) -> bool:
-    """Whether ``quota`` counts ``pod``: the same namespace and every scope requirement met."""
+def in_scope(quota: objects_pb2.ResourceQuota, pod: objects_pb2.Pod) -> bool:
+    """Whether ``pod`` is in ``quota``'s scope: the same namespace and every scope requirement met."""
     if quota.metadata.namespace != pod.metadata.namespace:
         return False
     return all(pod_meets(requirement, pod) for requirement in scope_requirements(quota))
+
+
+def uses_quota(pod: objects_pb2.Pod) -> bool:
+    """Whether ``pod`` uses quota at all: until it has finished (kube's pod evaluator ignores Succeeded
+    and Failed pods; a terminating pod counts until it is gone)."""
+    return pod.status.phase not in FINISHED_PHASES
+
+
+def counts_pod(quota: objects_pb2.ResourceQuota, pod: objects_pb2.Pod) -> bool:
+    """Whether ``quota`` counts ``pod``: a pod that uses quota, in its scope."""
+    return uses_quota(pod) and in_scope(quota, pod)
 
 
 def limited_scopes_refusal(pod: objects_pb2.Pod, quotas: Iterable[objects_pb2.ResourceQuota]) -> str | None:
@@ -69,7 +83,7 @@ def limited_scopes_refusal(pod: objects_pb2.Pod, quotas: Iterable[objects_pb2.Re
         return None
     covered = {
         requirement.scope_name
-        for quota in quotas if counts_pod(quota, pod)
+        for quota in quotas if in_scope(quota, pod)
         for requirement in scope_requirements(quota) if pod_meets(requirement, pod)
     }
     uncovered = [scope for scope in limited if scope.scope_name not in covered]

@@ -11,14 +11,18 @@ concurrent creates, on one API server or several over one etcd, either see each 
 the swap and start again, so usage never passes a hard limit. A create that fails after its charge (its
 name taken) gives the charge back. A dry run checks and writes nothing.
 
-Releasing: a pod uses its quotas from its create until it is gone for good (Delete without grace, or the
-graceful deletion finisher at the end of the grace period); that removal takes its usage off every quota
-that counts it, by compare-and-swap again. So a create or a removal costs O(quotas in the namespace),
-never a recount of the namespace's pods. A quota's usage is counted from the pods only when the quota is
-created, or when its update adds a limit it had no count for, as the quota controller's first sync does.
-Errors are on the safe side: a server that dies between a charge and the pod write (or a removal and its
-release) leaves used one too high, which refuses early rather than admits past a limit, until the
-resourcequota controller (cluster/controllers/resourcequota.py) recounts it from the pods.
+Releasing: a pod uses its quotas from its create until it finishes (the status update that makes it
+Succeeded or Failed; kube's pod evaluator ignores finished pods) or, if it never does, until it is gone
+for good (Delete without grace, or the graceful deletion finisher at the end of the grace period: a
+terminating pod still counts). That update or removal takes its usage off every quota that counts it,
+by compare-and-swap again. A finished pod that a status update brings back to a running phase is not
+charged again here; the resourcequota controller's recount raises its quotas. So a create, a finish or
+a removal costs O(quotas in the namespace), never a recount of the namespace's pods. A quota's usage is
+counted from the pods only when the quota is created, or when its update adds a limit it had no count
+for, as the quota controller's first sync does. Errors are on the safe side: a server that dies between
+a charge and the pod write (or a finish or a removal and its release) leaves used one too high, which
+refuses early rather than admits past a limit, until the resourcequota controller
+(cluster/controllers/resourcequota.py) recounts it from the pods.
 
 Limited resources (kube's admission configuration `limitedResources`, which Kubernetes documents as
 "limit Priority Class consumption by default"): a pod of class system-node-critical or
@@ -33,7 +37,7 @@ import logging
 
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import POD, RESOURCE_QUOTA
-from cluster.api.quota import amounts, counts_pod, exceeded_refusal, limited_scopes_refusal
+from cluster.api.quota import amounts, counts_pod, exceeded_refusal, limited_scopes_refusal, uses_quota
 from cluster.apiserver import messages
 from cluster.apiserver.listing import list_objects
 from cluster.apiserver.registry import Registry, revision_of
@@ -123,6 +127,12 @@ async def release(registry: Registry, pod: objects_pb2.Pod) -> None:
             "cannot release the quota usage of pod %s/%s (%s): its quotas count it until they are recounted",
             pod.metadata.namespace, pod.metadata.name, exc,
         )
+
+
+async def release_finished(registry: Registry, before: objects_pb2.Pod, after: objects_pb2.Pod) -> None:
+    """Give back the usage of a pod that a status update (``before`` to ``after``) has just finished."""
+    if uses_quota(before) and not uses_quota(after):
+        await release(registry, before)
 
 
 async def _take_one_off(registry: Registry, namespace: str, name: str) -> None:

@@ -177,6 +177,31 @@ async def test_deleting_a_pod_gives_its_usage_back(
         await client.create(classed_pod(name, namespace))
 
 
+async def test_a_finished_pod_gives_its_usage_back_once(client: Client, namespace: str) -> None:
+    quota = objects_pb2.ResourceQuota()
+    quota.metadata.name, quota.metadata.namespace = "two", namespace
+    quota.spec.hard["pods"] = "2"
+    await client.create(quota)
+    done = await client.create(classed_pod("done", namespace))
+    await client.create(classed_pod("busy", namespace))
+    assert isinstance(done, objects_pb2.Pod)
+
+    done.status.phase = "Succeeded"
+    await client.update_status(done)
+    assert await used(client, namespace, "two") == {"pods": "1"}, "a finished pod uses no quota"
+    await client.create(classed_pod("next", namespace))
+    assert await used(client, namespace, "two") == {"pods": "2"}
+    fresh = objects_pb2.ResourceQuota()
+    fresh.metadata.name, fresh.metadata.namespace = "fresh", namespace
+    fresh.spec.hard["pods"] = "5"
+    await client.create(fresh)
+    assert await used(client, namespace, "fresh") == {"pods": "2"}, "a new quota does not count it either"
+
+    await client.delete("Pod", "done", namespace)
+    assert await used(client, namespace, "two") == {"pods": "2"}, "its deletion takes nothing more off"
+    assert await used(client, namespace, "fresh") == {"pods": "2"}
+
+
 async def test_system_classes_need_a_quota_and_kube_system_has_one(client: Client, namespace: str) -> None:
     system = await client.get("ResourceQuota", "system-critical-pods", "kube-system")
     selector = system.spec.scope_selector.match_expressions  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ from cluster.api.quota import (
     first_refused,
     format_amounts,
     format_requirements,
+    in_scope,
     scope_requirements,
 )
 from cluster.api.validation import validate_object, validate_update
@@ -205,3 +206,12 @@ def test_first_refused_counts_the_pods_in_order(
     before = [q.SerializeToString(deterministic=True) for q in quotas]
     assert first_refused(pods, quotas) == expected
     assert [q.SerializeToString(deterministic=True) for q in quotas] == before  # the quotas are not changed
+
+
+@pytest.mark.parametrize(("phase", "counted"), [("Pending", True), ("Running", True), ("Unknown", True),
+                                                ("Succeeded", False), ("Failed", False)])
+def test_a_finished_pod_is_counted_by_no_quota_but_stays_in_its_scope(phase: str, counted: bool) -> None:
+    finished = pod(CRITICAL)
+    finished.status.phase = phase
+    assert counts_pod(quota({}), finished) is counted
+    assert in_scope(quota({}), finished)
