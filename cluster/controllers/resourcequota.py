@@ -1,22 +1,22 @@
 """The resource quota controller: recounts every ResourceQuota's ``status.used`` from the pods it
 counts, as Kubernetes' pkg/controller/resourcequota does, so usage that a crash left wrong does not stay
-wrong. The API server charges a quota before it writes a pod and releases it after the pod is gone
-(cluster/apiserver/quota.py); a server that dies in between leaves ``used`` one too high, and only a
-recount repairs it.
+wrong. The API server charges a quota before it writes a pod and releases it after the pod has finished
+or is gone (cluster/apiserver/quota.py); a server that dies in between leaves ``used`` one too high, and
+only a recount repairs it.
 
 What counts: the pods stored in the quota's namespace that its scopes match and that have not finished
 (cluster/api/quota.py's counts_pod), the same pods the server charges for: a pod counts from its create
 until it is Succeeded or Failed, or else gone for good; a terminating pod (deletionTimestamp set) counts
-until it is gone, because the server releases its usage only when it is removed.
+until it is gone, as upstream's pod evaluator counts it, and the server releases its usage only then.
 
 How it works:
 - Two informers (all pods, indexed by namespace, and all quotas) keep a local copy. Each quota keeps the
   set of pods it counts; a pod event costs O(quotas in its namespace), and a quota that is added or whose
   spec changes is matched once against the pods of its namespace. A recount is the size of that set.
 - A quota is synced when it is added or its spec changes, when a pod it counts comes, finishes or goes
-  (a pod update is judged again, which costs O(quotas in its namespace)), and every
-  ``sync_period_s`` for all quotas (upstream's --resource-quota-sync-period, 5 minutes). A status-only
-  change (the server's own charges and releases) does not trigger a sync.
+  (each pod update is judged again), and every ``sync_period_s`` for all quotas (upstream's
+  --resource-quota-sync-period, 5 minutes). A status-only change of a quota (the server's own charges
+  and releases) does not trigger a sync.
 - The status is written with UpdateStatus at the resourceVersion read, only when it differs; a conflict
   sends the quota back to the queue with a backoff, and it is recounted from the newer version.
 - Raising ``used`` (or filling in a limit's missing count) is written at once: it is never unsafe. A
