@@ -10,8 +10,8 @@ import logging
 
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import PRIORITY_CLASS, RESOURCE_QUOTA
+from cluster.api.quota import LIMITED_SCOPES
 from cluster.apiserver.admission import SYSTEM_PRIORITY_CLASSES
-from cluster.apiserver.quota import LIMITED_SCOPES
 from cluster.apiserver.verbs import Verbs
 
 log = logging.getLogger(__name__)

@@ -11,14 +11,18 @@ concurrent creates, on one API server or several over one etcd, either see each 
 the swap and start again, so usage never passes a hard limit. A create that fails after its charge (its
 name taken) gives the charge back. A dry run checks and writes nothing.
 
-Releasing: a pod uses its quotas from its create until it is gone for good (Delete without grace, or the
-graceful deletion finisher at the end of the grace period); that removal takes its usage off every quota
-that counts it, by compare-and-swap again. So a create or a removal costs O(quotas in the namespace),
-never a recount of the namespace's pods. A quota's usage is counted from the pods only when the quota is
-created, or when its update adds a limit it had no count for, as the quota controller's first sync does.
-Errors are on the safe side: a server that dies between a charge and the pod write (or a removal and its
-release) leaves used one too high, which refuses early rather than admits past a limit. Kubernetes' quota
-controller would recount later; podsched has none, so such a quota stays high until it is recreated.
+Releasing: a pod uses its quotas from its create until it finishes (the status update that makes it
+Succeeded or Failed; kube's pod evaluator ignores finished pods) or, if it never does, until it is gone
+for good (Delete without grace, or the graceful deletion finisher at the end of the grace period: a
+terminating pod still counts). That update or removal takes its usage off every quota that counts it,
+by compare-and-swap again. A finished pod that a status update brings back to a running phase is not
+charged again here; the resourcequota controller's recount raises its quotas. So a create, a finish or
+a removal costs O(quotas in the namespace), never a recount of the namespace's pods. A quota's usage is
+counted from the pods only when the quota is created, or when its update adds a limit it had no count
+for, as the quota controller's first sync does. Errors are on the safe side: a server that dies between
+a charge and the pod write (or a finish or a removal and its release) leaves used one too high, which
+refuses early rather than admits past a limit, until the resourcequota controller
+(cluster/controllers/resourcequota.py) recounts it from the pods.
 
 Limited resources (kube's admission configuration `limitedResources`, which Kubernetes documents as
 "limit Priority Class consumption by default"): a pod of class system-node-critical or
@@ -33,17 +37,8 @@ import logging
 
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import POD, RESOURCE_QUOTA
-from cluster.api.quota import (
-    PRIORITY_CLASS_SCOPE,
-    amounts,
-    counts_pod,
-    format_amounts,
-    format_requirements,
-    pod_meets,
-    scope_requirements,
-)
+from cluster.api.quota import amounts, counts_pod, exceeded_refusal, limited_scopes_refusal, uses_quota
 from cluster.apiserver import messages
-from cluster.apiserver.admission import SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL
 from cluster.apiserver.listing import list_objects
 from cluster.apiserver.registry import Registry, revision_of
 from cluster.apiserver.selection import Selection
@@ -51,12 +46,6 @@ from store.base import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
-#: The scopes only a quota may open (kube's limitedResources for pods, as its documentation sets it).
-LIMITED_SCOPES = (
-    objects_pb2.ScopedResourceSelectorRequirement(
-        scope_name=PRIORITY_CLASS_SCOPE, operator="In", values=[SYSTEM_NODE_CRITICAL, SYSTEM_CLUSTER_CRITICAL]
-    ),
-)
 _QUOTAS = Selection.parse(RESOURCE_QUOTA)
 _PODS = Selection.parse(POD)
 
@@ -75,7 +64,9 @@ async def charge(registry: Registry, pod: objects_pb2.Pod, *, dry_run: bool = Fa
     namespace = pod.metadata.namespace
     while True:
         quotas = await quotas_in(registry, namespace)
-        _check_limited_scopes(pod, quotas)
+        refusal = limited_scopes_refusal(pod, quotas)
+        if refusal is not None:
+            raise messages.forbidden(POD, pod.metadata.name, refusal)
         charged = [
             updated for quota in quotas if counts_pod(quota, pod)
             if (updated := _with_pod_added(quota, pod)) is not None
@@ -94,23 +85,6 @@ async def charge(registry: Registry, pod: objects_pb2.Pod, *, dry_run: bool = Fa
         await refund(registry, namespace, tuple(written))
 
 
-def _check_limited_scopes(pod: objects_pb2.Pod, quotas: list[objects_pb2.ResourceQuota]) -> None:
-    limited = [scope for scope in LIMITED_SCOPES if pod_meets(scope, pod)]
-    if not limited:
-        return
-    covered = {
-        requirement.scope_name
-        for quota in quotas if counts_pod(quota, pod)
-        for requirement in scope_requirements(quota) if pod_meets(requirement, pod)
-    }
-    uncovered = [scope for scope in limited if scope.scope_name not in covered]
-    if uncovered:
-        raise messages.forbidden(
-            POD, pod.metadata.name,
-            f"insufficient quota to match these scopes: {format_requirements(uncovered)}",
-        )
-
-
 def _with_pod_added(
     quota: objects_pb2.ResourceQuota, pod: objects_pb2.Pod
 ) -> objects_pb2.ResourceQuota | None:
@@ -122,14 +96,9 @@ def _with_pod_added(
     name = quota.metadata.name
     if any(resource not in used for resource in hard):
         raise messages.forbidden(POD, pod.metadata.name, f"status unknown for quota: {name}")
-    exceeded = sorted(resource for resource in hard if used[resource] + 1 > hard[resource])
-    if exceeded:
-        raise messages.forbidden(
-            POD, pod.metadata.name,
-            f"exceeded quota: {name}, requested: {format_amounts(dict.fromkeys(exceeded, 1))}, "
-            f"used: {format_amounts({r: used[r] for r in exceeded})}, "
-            f"limited: {format_amounts({r: hard[r] for r in exceeded})}",
-        )
+    refusal = exceeded_refusal(name, used, hard)
+    if refusal is not None:
+        raise messages.forbidden(POD, pod.metadata.name, refusal)
     updated = objects_pb2.ResourceQuota()
     updated.CopyFrom(quota)
     for resource in hard:
@@ -155,9 +124,15 @@ async def release(registry: Registry, pod: objects_pb2.Pod) -> None:
                 await _take_one_off(registry, quota.metadata.namespace, quota.metadata.name)
     except StoreUnavailable as exc:
         log.warning(
-            "cannot release the quota usage of pod %s/%s (%s): its quotas count it until they are recreated",
+            "cannot release the quota usage of pod %s/%s (%s): its quotas count it until they are recounted",
             pod.metadata.namespace, pod.metadata.name, exc,
         )
+
+
+async def release_finished(registry: Registry, before: objects_pb2.Pod, after: objects_pb2.Pod) -> None:
+    """Give back the usage of a pod that a status update (``before`` to ``after``) has just finished."""
+    if uses_quota(before) and not uses_quota(after):
+        await release(registry, before)
 
 
 async def _take_one_off(registry: Registry, namespace: str, name: str) -> None:

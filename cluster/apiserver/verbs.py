@@ -210,6 +210,8 @@ class Verbs:
         kind, namespace, name = self._addressed(obj)
         precondition = obj.metadata.resource_version
         guards = _fence_guards(fence, "status update", kind, namespace, name)
+        #: The stored version the written update was made from (the last one ``mutate`` saw).
+        replaced: list[Message] = []
 
         async def mutate(current: Message) -> Message:
             if precondition and precondition != current.metadata.resource_version:
@@ -218,11 +220,15 @@ class Verbs:
             self._validate_status(updated)
             if nomination_check is not None and isinstance(updated, objects_pb2.Pod):
                 nomination_check(current, updated)  # type: ignore[arg-type]
+            replaced[:] = [current]
             return updated
 
-        return await self.registry.guaranteed_update(
+        updated = await self.registry.guaranteed_update(
             kind, namespace, name, mutate, dry_run=dry_run, guards=guards
         )
+        if isinstance(updated, objects_pb2.Pod) and replaced and not dry_run:
+            await quota.release_finished(self.registry, replaced[0], updated)  # type: ignore[arg-type]
+        return updated
 
     # ------------------------------------------------------------------------------------- delete
 

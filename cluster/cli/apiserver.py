@@ -2,6 +2,7 @@
 
     podsched apiserver [--listen 127.0.0.1:7443] [--data-dir DIR | --etcd host:port,...]
                        [--compaction-interval 5m] [--controllers '*'] [--pod-gc-quarantine 40s]
+                       [--resource-quota-sync-period 5m]
                        [--tls-cert-file FILE --tls-private-key-file FILE] [--client-ca-file FILE]
                        [--token-auth-file FILE [--insecure-allow-plaintext-tokens]]
                        [--authorization-policy-file FILE]
@@ -39,8 +40,9 @@ Once serving it prints one line to stderr, which scripts and tests wait for (wit
 
 Then it starts the controllers (``--controllers``, cluster/cli/controllers.py: ``*``, the default, is
 all of them; ``disruption`` keeps every PodDisruptionBudget's status current, ``podgc`` deletes the pods
-bound to a node that has been gone for ``--pod-gc-quarantine``) as clients of its own address, as
-kube-controller-manager is a client of kube-apiserver, with the server's loopback identity
+bound to a node that has been gone for ``--pod-gc-quarantine``, ``resourcequota`` recounts every
+ResourceQuota's usage from its pods, at least every ``--resource-quota-sync-period``) as clients of its
+own address, as kube-controller-manager is a client of kube-apiserver, with the server's loopback identity
 (cluster/cli/loopback.py); ``--controllers none`` runs the bare server.
 
 SIGTERM or SIGINT stops it cleanly (exit 0): first the controllers, while the server still answers,
@@ -81,7 +83,7 @@ from cluster.cli.common import http_address, parse_duration, positive_duration, 
 from cluster.cli.controllers import CONTROLLERS, parse_controllers, run_controllers
 from cluster.cli.loopback import Loopback
 from cluster.client import Client, ClientCredentials
-from cluster.controllers import DEFAULT_QUARANTINE_S
+from cluster.controllers import DEFAULT_QUARANTINE_S, DEFAULT_SYNC_PERIOD_S
 from store.base import Store, StoreError
 from store.factory import open_store
 
@@ -132,12 +134,18 @@ def register(subparsers: Any) -> None:
         help="controllers to run beside the server, as its clients, as a comma list: '*' for all, a "
         "name to turn one on, -name to turn one off ('*,-podgc'), or none. disruption keeps every "
         "PodDisruptionBudget's status current; podgc deletes the pods bound to a node that no longer "
-        "exists (default '*')",
+        "exists; resourcequota recounts every ResourceQuota's usage from its pods (default '*')",
     )
     parser.add_argument(
         "--pod-gc-quarantine", type=parse_duration, default=DEFAULT_QUARANTINE_S,
         metavar="DURATION", help="how long a node must stay gone before podgc reads it once more and, still "
         f"gone, deletes the pods bound to it (default {DEFAULT_QUARANTINE_S:g}s)",
+    )
+    parser.add_argument(
+        "--resource-quota-sync-period", type=positive_duration("resource quota sync period"),
+        default=DEFAULT_SYNC_PERIOD_S, metavar="DURATION",
+        help="how often resourcequota recounts every ResourceQuota's usage from its pods, besides the "
+        f"recounts that quota and pod changes cause (default {DEFAULT_SYNC_PERIOD_S / 60:g}m)",
     )
     # kube-apiserver's flags; as there with API Priority and Fairness, only their sum counts.
     parser.add_argument(
@@ -399,7 +407,10 @@ def _own_address(address: str) -> str:
 async def _run_controllers(address: str, credentials: ClientCredentials, args: argparse.Namespace) -> None:
     """The controllers, as clients of the server at ``address`` (never of its store): until cancelled."""
     async with Client(_own_address(address), credentials=credentials) as client:
-        await run_controllers(client, args.controllers, pod_gc_quarantine_s=args.pod_gc_quarantine)
+        await run_controllers(
+            client, args.controllers, pod_gc_quarantine_s=args.pod_gc_quarantine,
+            resource_quota_sync_period_s=args.resource_quota_sync_period,
+        )
 
 
 async def _stop_controllers(running: asyncio.Task[None] | None) -> str | None:

@@ -2,10 +2,19 @@
 
 Nothing is half-applied: every manifest is parsed first (a parse error in any document stops
 everything, and so does a document too large to send: cluster.api.limits), then the server checks every
-object in a dry run, and only when all pass are they written.
+object in a dry run, then the pods the apply creates are judged together against their namespaces'
+ResourceQuotas, and only when all pass are they written.
 Objects go in dependency order — PriorityClasses, then Nodes, then ResourceQuotas, then the rest in file
 order — so a pod may name a priority class created by the same apply, and a namespace's quota counts the
 pods the same apply creates there (and may open the system priority classes for them).
+
+The dry run judges each pod against the quotas as they stand, as if it were the only one. So before any
+write, the new pods (creates, not updates) are counted in file order against each namespace's quotas —
+the stored ones and those the apply creates or updates, as their dry runs answered — with
+cluster.api.quota's rules: the first pod that a quota would refuse once the pods before it are in (over a
+hard limit, or of a system priority class that no quota opens) refuses the whole apply, in the server's
+words, naming its document. A namespace whose quotas the caller may not list is left to the server's
+check of each pod as it is written.
 
 Updates replace labels, annotations and spec with the manifest's, keeping what the server owns (the node
 a pod was bound to, the priority admission resolved, defaulted fields). A manifest that carries
@@ -21,9 +30,10 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import Message
 
-from cluster.api import errors, kinds
+from cluster.api import errors, kinds, objects_pb2
 from cluster.api.limits import MAX_REQUEST_BYTES, MAX_REQUEST_SIZE
 from cluster.api.manifest import Manifest, ManifestError, load_paths
+from cluster.api.quota import first_refused
 from cluster.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -163,6 +173,8 @@ class _Step:
     desired: Message | None
     #: The status to write after the object, when the manifest carries one that differs.
     status: Message | None = None
+    #: The object as the server's dry run answered: as the write would store it.
+    checked: Message | None = None
 
     @property
     def ref(self) -> str:
@@ -183,6 +195,11 @@ async def _apply(args: argparse.Namespace, manifests: list[Manifest]) -> int:
             steps.append(step)
             if step.action == "created":
                 created.add(manifest)
+        if not failures:
+            refused = await _quota_refusal(client, steps)
+            if refused is not None:
+                step, error = refused
+                failures.append(_failure(error, step.manifest, "creating"))
         if failures:
             for line in failures:
                 print_error(line)
@@ -241,15 +258,58 @@ async def _plan(client: Client, manifest: Manifest, created: _Created) -> _Step:
     current = await _current(client, kind, obj)
     if current is None:
         with _rejected_when("creating"):
-            await client.create(_checkable(obj, created), dry_run=True)
-        return _Step(manifest, "created", obj, status=_carried_status(obj, None))
+            would_be = await client.create(_checkable(obj, created), dry_run=True)
+        return _Step(manifest, "created", obj, status=_carried_status(obj, None), checked=would_be)
     desired = _desired_update(kind, obj, current)
     with _rejected_when("updating"):
         would_be = await client.update(_checkable(desired, created), dry_run=True)
     status = _carried_status(obj, current)
     if _comparable(would_be) == _comparable(current):
-        return _Step(manifest, "configured" if status is not None else "unchanged", None, status=status)
-    return _Step(manifest, "configured", desired, status=status)
+        action = "configured" if status is not None else "unchanged"
+        return _Step(manifest, action, None, status=status, checked=would_be)
+    return _Step(manifest, "configured", desired, status=status, checked=would_be)
+
+
+async def _quota_refusal(client: Client, steps: list[_Step]) -> tuple[_Step, errors.Forbidden] | None:
+    """The first pod this apply creates that its namespace's quotas would refuse once the pods before it
+    are in, and the server's error for it; None when they all fit. The quotas are the stored ones and
+    those this apply creates or updates, as their dry runs answered (a new one counts the pods there
+    already). A namespace whose quotas the caller may not list is left to the server's check of each pod."""
+    creates = [step for step in steps if step.manifest.kind is kinds.POD and step.action == "created"]
+    if not creates:
+        return None
+    quotas: dict[tuple[str, str], Message] = {
+        (step.checked.metadata.namespace, step.checked.metadata.name): step.checked
+        for step in steps if step.manifest.kind is kinds.RESOURCE_QUOTA and step.checked is not None
+    }
+    judged: set[str] = set()
+    for namespace in sorted({step.manifest.obj.metadata.namespace for step in creates}):
+        try:
+            stored = (await client.list(kinds.RESOURCE_QUOTA, namespace)).items
+        except errors.PermissionDenied:
+            continue
+        judged.add(namespace)
+        for quota in stored:
+            quotas.setdefault((namespace, quota.metadata.name), quota)
+    creates = [step for step in creates if step.manifest.obj.metadata.namespace in judged]
+    pods = [_as_admitted(step) for step in creates]
+    refused = first_refused(pods, quotas.values())  # type: ignore[arg-type]
+    if refused is None:
+        return None
+    index, reason = refused
+    name = pods[index].metadata.name
+    return creates[index], errors.Forbidden(f'{kinds.POD.plural} "{name}" is forbidden: {reason}')
+
+
+def _as_admitted(step: _Step) -> objects_pb2.Pod:
+    """A pod as the server would store it: its dry run's answer, with the priority class the manifest
+    names (a dry run made without it, see ``_checkable``, answered without it)."""
+    pod = objects_pb2.Pod()
+    pod.CopyFrom(step.checked if step.checked is not None else step.manifest.obj)
+    named = step.manifest.obj.spec.priority_class_name  # type: ignore[attr-defined]
+    if named:
+        pod.spec.priority_class_name = named
+    return pod
 
 
 async def _current(client: Client, kind: kinds.Kind, obj: Message) -> Message | None:

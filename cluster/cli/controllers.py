@@ -13,12 +13,19 @@ import argparse
 import asyncio
 
 from cluster.client import Client
-from cluster.controllers import DisruptionController, PodGarbageCollector
+from cluster.controllers import (
+    DEFAULT_SYNC_PERIOD_S,
+    DisruptionController,
+    PodGarbageCollector,
+    ResourceQuotaController,
+)
 
 DISRUPTION = "disruption"
 PODGC = "podgc"
+RESOURCE_QUOTA = "resourcequota"
 #: Every controller, in the order they start; all are on by default.
-CONTROLLERS = (DISRUPTION, PODGC)
+CONTROLLERS = (DISRUPTION, PODGC, RESOURCE_QUOTA)
+Controller = DisruptionController | PodGarbageCollector | ResourceQuotaController
 ALL = "*"
 NONE = "none"
 
@@ -59,14 +66,19 @@ class ControllerFailed(Exception):
     """A controller's run ended with an error; the message names the controller."""
 
 
-async def run_controllers(client: Client, names: tuple[str, ...], *, pod_gc_quarantine_s: float) -> None:
+async def run_controllers(
+    client: Client, names: tuple[str, ...], *, pod_gc_quarantine_s: float,
+    resource_quota_sync_period_s: float = DEFAULT_SYNC_PERIOD_S,
+) -> None:
     """Run the controllers ``names`` as clients through ``client`` until cancelled; the first that
     fails stops the others and its error is raised, naming it."""
-    made: dict[str, DisruptionController | PodGarbageCollector] = {}
+    made: dict[str, Controller] = {}
     if DISRUPTION in names:
         made[DISRUPTION] = DisruptionController(client)
     if PODGC in names:
         made[PODGC] = PodGarbageCollector(client, quarantine_s=pod_gc_quarantine_s)
+    if RESOURCE_QUOTA in names:
+        made[RESOURCE_QUOTA] = ResourceQuotaController(client, sync_period_s=resource_quota_sync_period_s)
     try:
         async with asyncio.TaskGroup() as tasks:
             for name, controller in made.items():
@@ -75,7 +87,7 @@ async def run_controllers(client: Client, names: tuple[str, ...], *, pod_gc_quar
         raise group.exceptions[0] from None
 
 
-async def _run_named(name: str, controller: DisruptionController | PodGarbageCollector) -> None:
+async def _run_named(name: str, controller: Controller) -> None:
     try:
         await controller.run()
     except Exception as exc:

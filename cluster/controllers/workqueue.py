@@ -4,6 +4,7 @@
   about one object costs one sync. A key added while the worker processes it waits again and is
   processed once more afterwards, so no change is lost.
 - Keys come out in the order they were first added.
+- A key may be added after a delay (``add_after``), for a controller that must look again later.
 - A key whose sync failed comes back after a per-key exponential backoff (client-go's
   ItemExponentialFailureRateLimiter: 5 ms doubling up to a cap), reset by `forget` after a success.
 """
@@ -51,6 +52,12 @@ class WorkQueue:
         self._ready[key] = None
         self._wakeup.set()
 
+    def add_after(self, key: str, delay_s: float) -> None:
+        """Make ``key`` ready in ``delay_s`` seconds, unless it is ready or due sooner already."""
+        if key in self._ready:
+            return
+        self._delay(key, asyncio.get_running_loop().time() + delay_s)
+
     def retry_delay_s(self, failures: int) -> float:
         """How long a key waits after its ``failures``-th failure in a row."""
         return min(self._base_s * 2 ** (failures - 1), self._max_s)
@@ -61,12 +68,14 @@ class WorkQueue:
         self._failures[key] = failures
         delay = self.retry_delay_s(failures)
         if key not in self._ready:
-            due = asyncio.get_running_loop().time() + delay
-            if key not in self._due or due < self._due[key]:
-                self._due[key] = due
-                heapq.heappush(self._delayed, (due, key))
-                self._wakeup.set()
+            self._delay(key, asyncio.get_running_loop().time() + delay)
         return delay
+
+    def _delay(self, key: str, due: float) -> None:
+        if key not in self._due or due < self._due[key]:
+            self._due[key] = due
+            heapq.heappush(self._delayed, (due, key))
+            self._wakeup.set()
 
     def forget(self, key: str) -> None:
         """Reset ``key``'s backoff (its sync succeeded, or it is gone)."""

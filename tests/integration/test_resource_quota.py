@@ -177,6 +177,31 @@ async def test_deleting_a_pod_gives_its_usage_back(
         await client.create(classed_pod(name, namespace))
 
 
+async def test_a_finished_pod_gives_its_usage_back_once(client: Client, namespace: str) -> None:
+    quota = objects_pb2.ResourceQuota()
+    quota.metadata.name, quota.metadata.namespace = "two", namespace
+    quota.spec.hard["pods"] = "2"
+    await client.create(quota)
+    done = await client.create(classed_pod("done", namespace))
+    await client.create(classed_pod("busy", namespace))
+    assert isinstance(done, objects_pb2.Pod)
+
+    done.status.phase = "Succeeded"
+    await client.update_status(done)
+    assert await used(client, namespace, "two") == {"pods": "1"}, "a finished pod uses no quota"
+    await client.create(classed_pod("next", namespace))
+    assert await used(client, namespace, "two") == {"pods": "2"}
+    fresh = objects_pb2.ResourceQuota()
+    fresh.metadata.name, fresh.metadata.namespace = "fresh", namespace
+    fresh.spec.hard["pods"] = "5"
+    await client.create(fresh)
+    assert await used(client, namespace, "fresh") == {"pods": "2"}, "a new quota does not count it either"
+
+    await client.delete("Pod", "done", namespace)
+    assert await used(client, namespace, "two") == {"pods": "2"}, "its deletion takes nothing more off"
+    assert await used(client, namespace, "fresh") == {"pods": "2"}
+
+
 async def test_system_classes_need_a_quota_and_kube_system_has_one(client: Client, namespace: str) -> None:
     system = await client.get("ResourceQuota", "system-critical-pods", "kube-system")
     selector = system.spec.scope_selector.match_expressions  # type: ignore[attr-defined]
@@ -238,3 +263,61 @@ def test_one_apply_may_bring_a_quota_and_the_system_pods_it_admits(
     assert result.stdout == "resourcequota/critical created\npod/agent created\n"
     (row,) = parse_table(cli("get", "quota", "critical", "-n", namespace).stdout)
     assert row["REQUEST"] == "pods: 1/1"
+
+
+def test_an_apply_with_more_pods_than_its_quota_admits_writes_nothing(
+    cli: Cli, namespace: str, tmp_path: Path
+) -> None:
+    quota_path = write_yaml(tmp_path / "quota.yaml", quota_manifest("two", namespace, {"pods": "2"}))
+    created = cli("apply", "-f", quota_path)
+    assert created.code == 0, created.stderr
+    path = write_yaml(tmp_path / "pods.yaml", *(pod_manifest(name, namespace) for name in ("a", "b", "c")))
+    for dry_run in ("--dry-run=server", "--dry-run=none"):
+        result = cli("apply", "-f", path, dry_run)
+        assert result.code == 1, result.stdout
+        assert result.stdout == ""
+        assert result.stderr == (
+            f'Error from server (Forbidden): error when creating "{path}" (document 3): '
+            'pods "c" is forbidden: exceeded quota: two, requested: pods=1, used: pods=2, limited: pods=2\n'
+            "error: 1 of 3 objects were rejected; nothing was applied\n"
+        )
+    assert parse_table(cli("get", "pods", "-n", namespace).stdout) == []
+    (row,) = parse_table(cli("get", "quota", "two", "-n", namespace).stdout)
+    assert row["REQUEST"] == "pods: 0/2"
+
+
+def test_an_apply_whose_pods_overfill_the_quota_it_brings_writes_nothing(
+    cli: Cli, namespace: str, tmp_path: Path
+) -> None:
+    path = write_yaml(
+        tmp_path / "all.yaml",
+        pod_manifest("a", namespace, priorityClassName="system-node-critical"),
+        pod_manifest("b", namespace, priorityClassName="system-node-critical"),
+        quota_manifest("critical", namespace, {"pods": "1"}, "system-node-critical"),
+    )
+    result = cli("apply", "-f", path)
+    assert result.code == 1, result.stdout
+    assert (
+        f'error when creating "{path}" (document 2): pods "b" is forbidden: exceeded quota: critical, '
+        "requested: pods=1, used: pods=1, limited: pods=1\n"
+    ) in result.stderr
+    assert result.stdout == ""
+    assert parse_table(cli("get", "quota", "-n", namespace).stdout) == []
+    assert parse_table(cli("get", "pods", "-n", namespace).stdout) == []
+
+
+def test_an_apply_whose_new_quota_does_not_open_its_pods_class_writes_nothing(
+    cli: Cli, namespace: str, tmp_path: Path
+) -> None:
+    path = write_yaml(
+        tmp_path / "wrong-class.yaml",
+        quota_manifest("cluster-critical", namespace, {"pods": "5"}, "system-cluster-critical"),
+        pod_manifest("agent", namespace, priorityClassName="system-node-critical"),
+    )
+    result = cli("apply", "-f", path)
+    assert result.code == 1, result.stdout
+    assert (
+        f'error when creating "{path}" (document 2): pods "agent" is forbidden: {INSUFFICIENT}\n'
+    ) in result.stderr
+    assert result.stdout == ""
+    assert parse_table(cli("get", "quota", "-n", namespace).stdout) == []

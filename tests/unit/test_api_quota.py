@@ -10,8 +10,17 @@ import pytest
 from google.protobuf import json_format
 
 from cluster.api import objects_pb2
-from cluster.api.quota import counts_pod, format_amounts, format_requirements, scope_requirements
+from cluster.api.quota import (
+    LIMITED_SCOPES,
+    counts_pod,
+    first_refused,
+    format_amounts,
+    format_requirements,
+    in_scope,
+    scope_requirements,
+)
 from cluster.api.validation import validate_object, validate_update
+from cluster.apiserver.admission import SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL
 
 
 def quota(spec: dict[str, Any], status: dict[str, Any] | None = None) -> objects_pb2.ResourceQuota:
@@ -138,3 +147,71 @@ def test_scopes_and_amounts_print_as_kube_apiserver_prints_them() -> None:
         "[{PriorityClass Exists []} {PriorityClass In [system-node-critical system-cluster-critical]}]"
     )
     assert format_amounts({"pods": 1, "count/pods": 2}) == "count/pods=2,pods=1"
+
+
+def test_the_limited_scopes_name_the_servers_system_classes() -> None:
+    (scope,) = LIMITED_SCOPES
+    assert (scope.scope_name, scope.operator) == ("PriorityClass", "In")
+    assert set(scope.values) == {SYSTEM_NODE_CRITICAL, SYSTEM_CLUSTER_CRITICAL}
+
+
+def counted(
+    name: str, hard: int, used: int, *classes: str, namespace: str = "team"
+) -> objects_pb2.ResourceQuota:
+    """A quota as stored: ``hard`` pods, ``used`` counted, scoped to ``classes`` when given."""
+    made = quota(selector(expression("In", *classes)) if classes else {},
+                 {"hard": {"pods": str(hard)}, "used": {"pods": str(used)}})
+    made.metadata.name, made.metadata.namespace = name, namespace
+    made.spec.hard["pods"] = str(hard)
+    return made
+
+
+CRITICAL = "system-node-critical"
+EXCEEDED_TWO = "exceeded quota: two, requested: pods=1, used: pods=2, limited: pods=2"
+NOT_OPENED = (
+    "insufficient quota to match these scopes: "
+    "[{PriorityClass In [system-node-critical system-cluster-critical]}]"
+)
+
+
+@pytest.mark.parametrize(
+    ("pods", "quotas", "expected"),
+    [
+        ([pod(), pod()], [counted("two", 2, 0)], None),
+        ([pod(), pod(), pod()], [counted("two", 2, 0)], (2, EXCEEDED_TWO)),
+        ([pod(), pod()], [counted("two", 2, 1)], (1, EXCEEDED_TWO)),
+        # Pods of another namespace, or outside the quota's scopes, do not count.
+        ([pod(), pod(namespace="other"), pod()], [counted("two", 2, 0)], None),
+        ([pod("low"), pod("low"), pod("high")], [counted("one", 1, 0, "high")], None),
+        ([pod("high"), pod("high")], [counted("one", 1, 0, "high")],
+         (1, "exceeded quota: one, requested: pods=1, used: pods=1, limited: pods=1")),
+        # The first quota of several to refuse is named; a refused pod is charged to none.
+        ([pod(), pod()], [counted("two", 2, 0), counted("tight", 1, 0)],
+         (1, "exceeded quota: tight, requested: pods=1, used: pods=1, limited: pods=1")),
+        # A quota whose usage is unknown is left to the server.
+        ([pod(), pod()], [quota({"hard": {"pods": "1"}}, {"hard": {"pods": "1"}})], None),
+        # A system class needs a quota that opens it, in the pod's namespace.
+        ([pod(CRITICAL)], [counted("open", 5, 0, CRITICAL)], None),
+        ([pod(CRITICAL)], [counted("other", 5, 0, "system-cluster-critical")],
+         (0, NOT_OPENED)),
+        ([pod(), pod(CRITICAL)], [counted("open", 5, 0, CRITICAL, namespace="elsewhere")],
+         (1, NOT_OPENED)),
+    ],
+    ids=["fits", "third-over", "used-counts", "other-namespace", "out-of-scope", "in-scope", "two-quotas",
+         "unknown-usage", "system-class-opened", "system-class-not-opened", "system-class-opened-elsewhere"],
+)
+def test_first_refused_counts_the_pods_in_order(
+    pods: list[objects_pb2.Pod], quotas: list[objects_pb2.ResourceQuota], expected: tuple[int, str] | None
+) -> None:
+    before = [q.SerializeToString(deterministic=True) for q in quotas]
+    assert first_refused(pods, quotas) == expected
+    assert [q.SerializeToString(deterministic=True) for q in quotas] == before  # the quotas are not changed
+
+
+@pytest.mark.parametrize(("phase", "counted"), [("Pending", True), ("Running", True), ("Unknown", True),
+                                                ("Succeeded", False), ("Failed", False)])
+def test_a_finished_pod_is_counted_by_no_quota_but_stays_in_its_scope(phase: str, counted: bool) -> None:
+    finished = pod(CRITICAL)
+    finished.status.phase = phase
+    assert counts_pod(quota({}), finished) is counted
+    assert in_scope(quota({}), finished)

@@ -95,3 +95,16 @@ async def test_a_retry_of_a_ready_key_leaves_it_ready() -> None:
     queue.add("a")
     queue.retry("a")
     assert await drain(queue) == ["a"]
+
+
+async def test_add_after_makes_a_key_ready_later_unless_it_is_ready_already() -> None:
+    queue = WorkQueue()
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    queue.add_after("late", 0.05)
+    queue.add("now")
+    queue.add_after("now", 10.0)  # ready already: no second entry
+    assert await queue.get() == "now"
+    assert await queue.get() == "late"
+    assert loop.time() - start >= 0.05
+    assert len(queue) == 0

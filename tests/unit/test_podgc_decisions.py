@@ -123,13 +123,15 @@ def test_a_finished_pod_is_deleted_as_it_is(phase: str) -> None:
 @pytest.mark.parametrize(
     ("text", "enabled"),
     [
-        ("*", ("disruption", "podgc")),
+        ("*", ("disruption", "podgc", "resourcequota")),
         ("disruption", ("disruption",)),
         ("podgc", ("podgc",)),
         ("podgc,disruption", ("disruption", "podgc")),
-        ("*,-podgc", ("disruption",)),
-        ("-disruption,*", ("podgc",)),
-        ("*,podgc", ("disruption", "podgc")),
+        ("*,-podgc", ("disruption", "resourcequota")),
+        ("-disruption,*", ("podgc", "resourcequota")),
+        ("*,podgc", ("disruption", "podgc", "resourcequota")),
+        ("resourcequota", ("resourcequota",)),
+        ("*,-podgc,-disruption", ("resourcequota",)),
         (" disruption , podgc ", ("disruption", "podgc")),
         ("none", ()),
     ],
@@ -141,7 +143,7 @@ def test_controllers_list(text: str, enabled: tuple[str, ...]) -> None:
 @pytest.mark.parametrize(
     ("text", "error"),
     [
-        ("podgc,garbage", 'unknown controller "garbage" (known: disruption, podgc)'),
+        ("podgc,garbage", 'unknown controller "garbage" (known: disruption, podgc, resourcequota)'),
         ("-nodelifecycle", 'unknown controller "nodelifecycle"'),
         ("", "an empty name"),
         ("disruption,,podgc", "an empty name"),
@@ -165,24 +167,29 @@ def apiserver_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def test_the_flags_default_to_every_controller_and_a_40s_quarantine() -> None:
+def test_the_flags_default_to_every_controller_a_40s_quarantine_and_a_5m_quota_sync() -> None:
     args = apiserver_parser().parse_args(["apiserver"])
-    assert args.controllers == ("disruption", "podgc")
+    assert args.controllers == ("disruption", "podgc", "resourcequota")
     assert args.pod_gc_quarantine == 40.0
-    args = apiserver_parser().parse_args(["apiserver", "--controllers=-disruption,*",
-                                          "--pod-gc-quarantine", "1.5s"])
-    assert (args.controllers, args.pod_gc_quarantine) == (("podgc",), 1.5)
+    assert args.resource_quota_sync_period == 300.0
+    args = apiserver_parser().parse_args(["apiserver", "--controllers=-disruption,*", "--pod-gc-quarantine",
+                                          "1.5s", "--resource-quota-sync-period", "2m"])
+    assert (args.controllers, args.pod_gc_quarantine) == (("podgc", "resourcequota"), 1.5)
+    assert args.resource_quota_sync_period == 120.0
 
 
 @pytest.mark.parametrize(
     ("argv", "error"),
     [
-        (["--controllers", "podgc,bogus"], "argument --controllers: invalid --controllers 'podgc,bogus': "
-                                           'unknown controller "bogus" (known: disruption, podgc)'),
+        (["--controllers", "podgc,bogus"],
+         "argument --controllers: invalid --controllers 'podgc,bogus': "
+         'unknown controller "bogus" (known: disruption, podgc, resourcequota)'),
         (["--pod-gc-quarantine", "soon"], "invalid duration 'soon'"),
         (["--pod-gc-quarantine=-1s"], "invalid duration '-1s'"),
+        (["--resource-quota-sync-period", "often"], "invalid duration 'often'"),
+        (["--resource-quota-sync-period", "0s"], "invalid resource quota sync period '0s': must be positive"),
     ],
-    ids=["unknown-controller", "not-a-duration", "negative"],
+    ids=["unknown-controller", "not-a-duration", "negative", "sync-not-a-duration", "sync-zero"],
 )
 def test_bad_flags_are_usage_errors(argv: list[str], error: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:

@@ -1,0 +1,117 @@
+"""The ResourceQuotaController against a real in-process API server on a temporary SQLite store, through
+the real client, with no periodic resync in reach: usage left wrong (written here with UpdateStatus, as a
+crash would leave it) is recounted when a pod the quota counts finishes or goes, and when the quota's spec
+changes; a pod outside the quota's scope changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from cluster.api import objects_pb2
+from cluster.api.kinds import RESOURCE_QUOTA
+from cluster.client import Client
+from cluster.controllers import ResourceQuotaController
+from tests.unit.test_apiserver_server import Harness
+
+NS = "team"
+SETTLE_TIMEOUT_S = 10.0
+#: Far beyond any test: only events make the controller recount.
+NO_RESYNC_S = 3600.0
+
+
+def make_quota(pods: int, *classes: str) -> objects_pb2.ResourceQuota:
+    quota = objects_pb2.ResourceQuota(metadata=objects_pb2.ObjectMeta(name="q", namespace=NS))
+    quota.spec.hard["pods"] = str(pods)
+    if classes:
+        quota.spec.scope_selector.match_expressions.add(
+            scope_name="PriorityClass", operator="In", values=classes
+        )
+    return quota
+
+
+def make_pod(name: str, priority_class: str = "") -> objects_pb2.Pod:
+    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace=NS))
+    pod.spec.containers.add(name="app", image="nginx:1.25")
+    pod.spec.priority_class_name = priority_class
+    return pod
+
+
+async def used(client: Client) -> str:
+    quota = await client.get(RESOURCE_QUOTA, "q", NS)
+    return quota.status.used["pods"]  # type: ignore[attr-defined]
+
+
+async def write_used(client: Client, value: int) -> None:
+    quota = await client.get(RESOURCE_QUOTA, "q", NS)
+    quota.status.used["pods"] = str(value)  # type: ignore[attr-defined]
+    await client.update_status(quota)
+
+
+async def becomes(client: Client, expected: str) -> None:
+    last = None
+    try:
+        async with asyncio.timeout(SETTLE_TIMEOUT_S):
+            while True:
+                last = await used(client)
+                if last == expected:
+                    return
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        raise AssertionError(f"used is {last}, not {expected}") from None
+
+
+@pytest.fixture
+async def client(tmp_path: Path) -> AsyncIterator[Client]:
+    async with Harness(tmp_path) as api:
+        assert api.server is not None
+        async with Client(api.server.address) as client:
+            for name, value in (("low", 10), ("high", 20)):
+                await client.create(objects_pb2.PriorityClass(metadata=objects_pb2.ObjectMeta(name=name),
+                                                              value=value))
+            controller = ResourceQuotaController(client, sync_period_s=NO_RESYNC_S, settle_s=0.0)
+            running = asyncio.create_task(controller.run(), name="test-resourcequota-controller")
+            try:
+                await asyncio.wait_for(controller.wait_synced(), SETTLE_TIMEOUT_S)
+                yield client
+            finally:
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
+
+
+async def test_a_pod_that_finishes_has_its_quota_recounted(client: Client) -> None:
+    await client.create(make_quota(5))
+    done = await client.create(make_pod("done"))
+    await client.create(make_pod("busy"))
+    await write_used(client, 4)
+    assert isinstance(done, objects_pb2.Pod)
+    done.status.phase = "Failed"
+    await client.update_status(done)
+    await becomes(client, "1")
+
+
+async def test_a_pod_that_goes_has_its_quota_recounted(client: Client) -> None:
+    await client.create(make_quota(5))
+    for name in ("a", "b"):
+        await client.create(make_pod(name))
+    await write_used(client, 0)
+    await client.delete("Pod", "a", NS)
+    await becomes(client, "1")
+
+
+async def test_a_spec_change_recounts_and_a_pod_out_of_scope_does_not(client: Client) -> None:
+    await client.create(make_quota(5, "high"))
+    await client.create(make_pod("h", "high"))
+    await write_used(client, 3)
+    await client.create(make_pod("l", "low"))
+    await client.delete("Pod", "l", NS)
+    assert await used(client) == "3"  # nothing it counts came or went
+    quota = await client.get(RESOURCE_QUOTA, "q", NS)
+    quota.spec.hard["pods"] = "6"  # type: ignore[attr-defined]
+    await client.update(quota)
+    await becomes(client, "1")
