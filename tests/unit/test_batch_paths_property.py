@@ -1,10 +1,11 @@
 """Every batch path equals its plugin's reference (per-node) implementation, on generated nodes and pods:
 LeastAllocated and BalancedAllocation over the resource columns, NodeResourcesFit's and NodeAffinity's
 batch Filter over a snapshot's node data (a whole batch, a rotated window, a subset), and both again after
-the snapshot takes changed nodes in."""
+the snapshot takes changed nodes in; and every in-tree plugin's batch Filter on generated clusters."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,17 +14,30 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster.api import objects_pb2
-from scheduler.cache import Cache, Snapshot
+from scheduler.cache import Cache, Snapshot, snapshot_of
 from scheduler.clock import SystemClock
-from scheduler.framework import CycleState, NodeInfo, PodInfo, Resource, Status
+from scheduler.config import in_tree_registry
+from scheduler.framework import (
+    BatchFilterPlugin,
+    Code,
+    CycleState,
+    NodeInfo,
+    PodInfo,
+    PreFilterPlugin,
+    Resource,
+    Status,
+)
 from scheduler.framework.nodedata import NodeBatch, NodeTable
 from scheduler.framework.resource import CPU, MEMORY
+from scheduler.framework.runtime import FrameworkHandle
 from scheduler.plugins import nodeaffinity
 from scheduler.plugins.noderesources import fit
 from scheduler.plugins.noderesources.balanced_allocation import balanced_columns, balanced_score
 from scheduler.plugins.noderesources.fit import least_allocated_columns, least_allocated_scorer
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec, node_vectors
+from tests.unit.framework_fakes import Nominator
 from tests.unit.plugin_util import node, pod, requesting
+from tests.unit.test_filter_batch_property import default_framework, random_cluster, random_pod
 
 #: Zero allocatable and over-commitment included: both have their own branches.
 ALLOCATABLE_CPU = st.sampled_from([0, 1, 999, 4000, 64000]) | st.integers(0, 2**40)
@@ -128,7 +142,7 @@ def assert_batches_decide_as_node_by_node(plugin: Any, state: CycleState, pod_in
         rotated[0], rotated[-1]]
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)
 @given(clusters(), st.integers(0, 3000), st.integers(0, 3000), st.data())
 def test_fit_batch_filter_decides_as_filter(cluster: tuple[Cache, Snapshot, int], cpu: int, memory: int,
                                            data: st.DataObject) -> None:
@@ -145,7 +159,7 @@ def test_fit_batch_filter_decides_as_filter(cluster: tuple[Cache, Snapshot, int]
     assert_batches_decide_as_node_by_node(plugin, state, pod_info, snapshot, first)
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)
 @given(clusters(), st.lists(st.lists(EXPRESSION, min_size=1, max_size=2), min_size=1, max_size=2),
        st.data())
 def test_node_affinity_batch_filter_decides_as_filter(
@@ -162,3 +176,32 @@ def test_node_affinity_batch_filter_decides_as_filter(
     assert_batches_decide_as_node_by_node(plugin, state, pod_info, snapshot, first)
     changed(cache, snapshot, data, count)
     assert_batches_decide_as_node_by_node(plugin, state, pod_info, snapshot, first)
+
+
+# ------------------------------------------------------- every in-tree batch Filter, plugin by plugin
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_every_in_tree_batch_filter_decides_as_its_filter(seed: int) -> None:
+    rng = random.Random(seed)  # the cluster and pods of test_filter_batch_property, from a generated seed
+    nodes, placed = random_cluster(rng, 30)
+    snapshot = snapshot_of(nodes, placed)
+    handle = FrameworkHandle(nominator=Nominator(), snapshot=snapshot)
+    registry = in_tree_registry()
+    names = default_framework(snapshot, Nominator()).plugin_names("filter")
+    plugins = [registry.load(name).factory(None, handle) for name in names]
+    batch_plugins = [p for p in plugins if isinstance(p, BatchFilterPlugin)]
+    assert len(batch_plugins) == len(plugins)  # every in-tree Filter plugin has the batch form
+    for k in range(5):
+        pod_info = PodInfo(random_pod(rng, f"incoming-{k}"))
+        state = CycleState()
+        for plugin in batch_plugins:
+            if isinstance(plugin, PreFilterPlugin):
+                _, status = plugin.pre_filter(state, pod_info, snapshot.list())
+                if status is not None and status.code is not Code.SUCCESS:
+                    continue  # skipped or rejected everywhere: its Filter does not run
+            expected = verdicts([plugin.filter(state, pod_info, info) for info in snapshot.list()])
+            first = rng.randrange(len(nodes))
+            assert verdicts(plugin.filter_nodes(state, pod_info, snapshot.rotated(first))) == (
+                expected[first:] + expected[:first]), plugin.name
