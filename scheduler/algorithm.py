@@ -25,13 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scheduler.cache.snapshot import Snapshot
 from scheduler.extender.calls import ExtenderScores, extender_scores, find_nodes_that_pass_extenders
 from scheduler.extender.interface import Extender, ExtenderError
-from scheduler.framework.columns import NodeBatch
 from scheduler.framework.cycle_state import CycleState, NotFound
 from scheduler.framework.explanation import Explanation, explain
-from scheduler.framework.interface import NodeInfoLister, SharedLister
+from scheduler.framework.interface import NodeBatchLister, NodeInfoLister, SharedLister
+from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.runtime import PRE_FILTER_NARROWING_PLUGINS, Framework, ScoreResult
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import Diagnosis, FitError, NodeInfo, PodInfo
@@ -149,8 +148,8 @@ async def schedule_pod(
     to_find = num_feasible_nodes_to_find(len(nodes), percentage_of_nodes_to_score)
     if not framework.has_score_plugins and not any(e.is_prioritizer or e.is_filter for e in extenders):
         to_find = min(to_find, 1)  # nothing to compare them by, nobody to veto them: the first that fits
-    # The vector paths of the resource plugins need the nodes' rows in the snapshot's columns.
-    batches = lister if isinstance(lister, Snapshot) else None
+    # The batch plugins' vector paths need the nodes' rows in the snapshot's node data.
+    batches = lister if isinstance(lister, NodeBatchLister) else None
     feasible = _find_nodes_that_pass_filters(framework, state, pod_info, diagnosis, nodes, start, to_find,
                                              num_all, batches)
     evaluated = len(diagnosis.node_to_status) + len(feasible)
@@ -211,7 +210,7 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random)
 
 def _find_nodes_that_pass_filters(
     framework: Framework, state: CycleState, pod_info: PodInfo, diagnosis: Diagnosis,
-    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: Snapshot | None,
+    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: NodeBatchLister | None,
 ) -> list[NodeInfo]:
     """Filter ``nodes`` round robin from ``start`` until ``to_find`` fit, recording every failure. A
     Filter error ends the attempt; the nodes visited until then still count for the next start.
@@ -242,7 +241,7 @@ def _find_nodes_that_pass_filters(
 
 def _filter_in_batches(
     filter_batch: Callable[[Sequence[NodeInfo]], list[Status | None]], diagnosis: Diagnosis,
-    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: Snapshot | None,
+    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: NodeBatchLister | None,
 ) -> list[NodeInfo]:
     """``_find_nodes_that_pass_filters`` asking about as many nodes at a time as are still to find (at
     least MIN_FILTER_BATCH): the same nodes are recorded, in the same order, and the verdicts on nodes
@@ -293,7 +292,7 @@ def _filter_in_batches(
 def _with_rows(feasible: list[NodeInfo], ordered: Sequence[NodeInfo], positions: list[int]) -> list[NodeInfo]:
     """``feasible`` (the nodes at ``positions`` of ``ordered``) as a batch if ``ordered`` is one."""
     if isinstance(ordered, NodeBatch):
-        return NodeBatch(feasible, ordered.rows[np.asarray(positions, dtype=np.intp)], ordered.columns)
+        return NodeBatch(feasible, ordered.rows[np.asarray(positions, dtype=np.intp)], ordered.table)
     return feasible
 
 

@@ -7,9 +7,10 @@ a fresh copy (the old object is left as it was, so anything still holding it see
 stale, node), put in place in the node list and in the affinity lists it belongs to (added to or
 dropped from them, by bisection, when it starts or stops having pods with affinity terms).
 
-The snapshot also keeps its nodes' resources as columns (framework/columns.py), row i for the node at
-position i of the node list: a replaced node's row is rewritten, and the columns are rebuilt with the list.
-``batch`` hands the algorithm nodes together with their rows, for the plugins' vector paths.
+The snapshot also keeps a table of the plugins' derived node data (framework/nodedata.py), row i for
+the node at position i of the node list: a replaced node's row is rewritten, and the data is rebuilt with
+the list. ``batch`` and ``rotated`` hand the algorithm nodes together with their rows, for the plugins'
+batch Filter and Score (the framework's ``NodeBatchLister``).
 
 The node list is in the cache's NodeTree order (zones interleaved), the same from one cycle to the
 next until a node is added, removed or changes zone; the algorithm's round-robin start index relies on
@@ -25,19 +26,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from scheduler.framework import NodeInfo
-from scheduler.framework.columns import NodeBatch, NodeColumns
+from scheduler.framework.nodedata import NodeBatch, NodeTable
 
 
 class Snapshot:
-    """Implements the framework's ``SharedLister`` and ``NodeInfoLister``. Filled by ``Cache``, which is
-    the only writer of its underscored fields; plugins only read it."""
+    """Implements the framework's ``SharedLister``, ``NodeInfoLister`` and ``NodeBatchLister``. Filled
+    by ``Cache``, which is the only writer of its underscored fields; plugins only read it."""
 
     __slots__ = (
         "_anti_affinity_positions",
         "_by_name",
-        "_columns",
         "_index",
         "_list",
+        "_table",
         "_with_affinity",
         "_with_affinity_positions",
         "_with_required_anti_affinity",
@@ -56,7 +57,7 @@ class Snapshot:
         self._with_affinity_positions: list[int] = []
         self._with_required_anti_affinity: list[NodeInfo] = []
         self._anti_affinity_positions: list[int] = []
-        self._columns = NodeColumns()
+        self._table = NodeTable()
         #: The newest NodeInfo generation copied in: nodes of a later generation changed since.
         self.generation = 0
         #: The NodeTree version the node list was built from (-1: never built).
@@ -86,16 +87,16 @@ class Snapshot:
         return len(self._list)
 
     def batch(self, nodes: Sequence[NodeInfo]) -> NodeBatch:
-        """``nodes``, this snapshot's own NodeInfos, as a batch with their rows in its columns."""
+        """``nodes``, this snapshot's own NodeInfos, as a batch with their rows in its node data."""
         index = self._index
         rows = np.fromiter((index[info.name] for info in nodes), dtype=np.intp, count=len(nodes))
-        return NodeBatch(nodes, rows, self._columns)
+        return NodeBatch(nodes, rows, self._table)
 
     def rotated(self, first: int) -> NodeBatch:
         """The whole node list from position ``first`` round to the one before it, as a batch."""
-        rows = self._columns.positions
+        rows = self._table.positions
         return NodeBatch([*self._list[first:], *self._list[:first]],
-                         np.concatenate((rows[first:], rows[:first])), self._columns)
+                         np.concatenate((rows[first:], rows[:first])), self._table)
 
     def __repr__(self) -> str:
         return f"<Snapshot nodes={len(self._list)} generation={self.generation}>"
@@ -111,7 +112,7 @@ class Snapshot:
         if position is None:
             return  # not laid out yet: the rebuild that lays it out fills the affinity lists too
         self._list[position] = info
-        self._columns.set_row(position, info)
+        self._table.set_row(position, info)
         _place(self._with_affinity, self._with_affinity_positions, position, info,
                bool(info.pods_with_affinity))
         _place(self._with_required_anti_affinity, self._anti_affinity_positions, position, info,
@@ -121,7 +122,7 @@ class Snapshot:
         """Lay the nodes out in ``order`` (the NodeTree's), and the affinity lists with them."""
         self._list = [self._by_name[name] for name in order]
         self._index = {name: position for position, name in enumerate(order)}
-        self._columns.rebuild(self._list)
+        self._table.rebuild(self._list)
         self.tree_version = tree_version
         self._rebuild_affinity_lists()
 

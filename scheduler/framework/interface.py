@@ -1,10 +1,16 @@
 """The extension points: one small Protocol each, as kube-scheduler's framework/interface.go.
 
 A plugin is a class with a ``name`` and the methods of the extension points it implements; the
-framework finds them by Protocol. Plugins return ``None`` for success or a ``Status`` (see status.py);
-the framework stamps the plugin's name on it. The scheduling cycle (QueueSort through Permit) is
-synchronous and deterministic given the snapshot; only the binding cycle (PreBind, Bind) and PostFilter
-(which talks to the API for preemption) are async.
+framework finds them by Protocol. Filter and Score each have two forms: per node (``FilterPlugin``,
+``ScorePlugin``, as kube-scheduler's) and batch (``BatchFilterPlugin``, ``BatchScorePlugin``: many nodes
+in one call, for plugins with a vector path over their derived node data, framework/nodedata.py). A
+plugin implements either form or both; the framework calls the batch form when it has many nodes and
+the plugin has it, and the per-node form otherwise.
+
+Plugins return ``None`` for success or a ``Status`` (see status.py); the framework stamps the plugin's
+name on it. The scheduling cycle (QueueSort through Permit) is synchronous and deterministic given the
+snapshot; only the binding cycle (PreBind, Bind) and PostFilter (which talks to the API for preemption)
+are async.
 
 Plugins see a snapshot (``SharedLister``), never the network: Filter reads only the ``NodeInfo`` it is
 handed, because preemption passes modified copies.
@@ -19,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from cluster.api import objects_pb2
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.status import Status
 from scheduler.framework.types import (
     NodeInfo,
@@ -55,6 +62,22 @@ class NodeInfoLister(Protocol):
         ...
 
     def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
+        ...
+
+
+@runtime_checkable
+class NodeBatchLister(Protocol):
+    """A NodeInfoLister that also hands out its nodes with their rows in its derived node data, for the
+    batch Filter and Score plugins' vector paths (the scheduler's snapshot is one)."""
+
+    def list(self) -> Sequence[NodeInfo]: ...
+
+    def batch(self, nodes: Sequence[NodeInfo]) -> NodeBatch:
+        """``nodes``, this lister's own NodeInfos, as a batch."""
+        ...
+
+    def rotated(self, first: int) -> NodeBatch:
+        """Every node, from position ``first`` of ``list()`` round to the one before it, as a batch."""
         ...
 
 
@@ -202,9 +225,17 @@ class PreFilterPlugin(Plugin, Protocol):
 class FilterPlugin(Plugin, Protocol):
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         """None if the pod can run on the node; UNSCHEDULABLE if removing pods could change that,
-        UNSCHEDULABLE_AND_UNRESOLVABLE if not. A plugin may also offer ``filter_nodes(state, pod,
-        nodes) -> list[Status | None]``, ``filter`` of each node in one call (the framework then asks
-        about many nodes at once, when every Filter plugin of the cycle has it)."""
+        UNSCHEDULABLE_AND_UNRESOLVABLE if not."""
+        ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(Plugin, Protocol):
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        """``filter`` of each node, in one call, in the nodes' order. ``nodes`` is a ``NodeBatch`` when
+        they come from the snapshot (the plugin's node data then has their rows), any sequence
+        otherwise. The framework asks about many nodes at once when every Filter plugin of the cycle
+        has this form; raising makes it ask node by node."""
         ...
 
 
@@ -226,21 +257,35 @@ class PreScorePlugin(Plugin, Protocol):
 
 class ScoreExtensions(Protocol):
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
-        """Rewrite ``scores`` in place into MIN_NODE_SCORE..MAX_NODE_SCORE. An optional
-        ``normalize_scores(state, pod, scores: list[int])`` does the same on plain scores, in the
-        nodes' order, and is preferred (no NodeScore per node)."""
+        """Rewrite ``scores`` in place into MIN_NODE_SCORE..MAX_NODE_SCORE."""
+        ...
+
+
+@runtime_checkable
+class BatchNormalizeScore(Protocol):
+    """ScoreExtensions that also normalize plain scores, preferred by the framework (no NodeScore per
+    node)."""
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: list[int]) -> Status | None:
+        """``normalize_score`` of plain scores, in place, in the nodes' order."""
         ...
 
 
 @runtime_checkable
 class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
-        """The node's raw score (raises PluginError when it cannot score). An optional
-        ``score_nodes(state, pod, nodes) -> list[int]`` scores every node in one call, and is
-        preferred."""
+        """The node's raw score (raises PluginError when it cannot score)."""
         ...
 
     def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(Plugin, Protocol):
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """``score`` of every node, in one call, in the nodes' order (a ``NodeBatch`` when they come
+        from the snapshot); preferred by the framework over ``score``."""
+        ...
 
 
 @runtime_checkable

@@ -12,7 +12,11 @@ follow kube-scheduler's pkg/scheduler/framework/runtime/framework.go:
   once, UNSCHEDULABLE is remembered while the others still run (preemption needs their state).
 * Filter: stops at the first rejection and stamps the plugin; any other non-success is an ERROR.
   ``run_filter_with_nominated_pods`` is RunFilterPluginsWithNominatedPods' two passes.
-* Score: raw scores per plugin, NormalizeScore, a 0..100 check, times the weight, summed per node.
+  ``batch_node_filter`` asks each plugin about many nodes at once when every active Filter plugin has
+  the batch form (``BatchFilterPlugin``); a plugin with only the batch form is asked about one node
+  where the framework filters node by node.
+* Score: raw scores per plugin (the batch form, ``BatchScorePlugin``, if the plugin has it, else
+  ``score`` per node), NormalizeScore, a 0..100 check, times the weight, summed per node.
 * Reserve in order, Unreserve in reverse; Permit's WAIT parks the pod in the waiting pods until every
   waiting plugin allows it, one rejects it, or a plugin's timeout passes; Bind stops at the first
   plugin that does not SKIP; PostFilter stops at the first success and otherwise combines the reasons.
@@ -30,26 +34,31 @@ import logging
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from scheduler.clock import Clock, SystemClock
-from scheduler.framework.columns import subset
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     ActionType,
+    BatchFilterPlugin,
+    BatchNormalizeScore,
+    BatchScorePlugin,
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    FilterPlugin,
     Handle,
     Plugin,
     PluginError,
     PodNominator,
     PreFilterExtensions,
     ScoreExtensions,
+    ScorePlugin,
     SharedLister,
 )
+from scheduler.framework.nodedata import subset
 from scheduler.framework.registry import ALL_PLUGINS, EXTENSION_POINTS, PluginLoadError, PluginSet, Registry
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import (
@@ -77,6 +86,9 @@ ENTRY_METHODS: Mapping[str, str] = {
     "bind": "bind",
     "postBind": "post_bind",
 }
+
+#: The batch forms that also make a plugin an implementation of an extension point.
+_BATCH_FORMS: Mapping[str, type] = {"filter": BatchFilterPlugin, "score": BatchScorePlugin}
 
 #: Extension points whose plugins can reject a pod, and so must say which events may change their mind
 #: (kube-scheduler's shouldHaveEnqueueExtensions).
@@ -276,16 +288,16 @@ class Framework:
         self._less = queue_sort[0].less if queue_sort else None
         self._pre_filter = [(p.name, p.pre_filter, _extensions(p, "pre_filter_extensions"))
                             for p in points["preFilter"]]
-        self._filter = [(p.name, p.filter) for p in points["filter"]]
+        self._filter = [(p.name, _node_filter(p)) for p in points["filter"]]
         #: ``_active_filters`` by the set of plugins skipped: a cycle asks once per node it filters one
         #: at a time (preemption's dry run: five times per candidate node), and there are few such sets.
         self._filters_without: dict[frozenset[str], list[tuple[str, Callable[..., Status | None]]]] = {}
-        #: The Filter plugins that also filter many nodes in one call (``filter_nodes``), by name.
+        #: The Filter plugins with the batch form (``BatchFilterPlugin``), by name.
         self._filter_nodes = {p.name: p.filter_nodes for p in points["filter"]
-                              if callable(getattr(p, "filter_nodes", None))}
+                              if isinstance(p, BatchFilterPlugin)}
         self._post_filter = [(p.name, p.post_filter) for p in points["postFilter"]]
         self._pre_score = [(p.name, p.pre_score) for p in points["preScore"]]
-        self._score = [(p.name, _batch_scorer(p), _extensions(p, "score_extensions"), self._weights[p.name])
+        self._score = [(p.name, _batch_scorer(p), *_normalizers(p), self._weights[p.name])
                        for p in points["score"]]
         self._reserve = [(p.name, p.reserve, p.unreserve) for p in points["reserve"]]
         self._permit = [(p.name, p.permit) for p in points["permit"]]
@@ -421,8 +433,8 @@ class Framework:
         self, state: CycleState, pod: PodInfo
     ) -> Callable[[Sequence[NodeInfo]], list[Status | None]] | None:
         """``run_filter_with_nominated_pods`` for many nodes in one call, or None when a plugin that runs
-        this cycle has no ``filter_nodes`` (then each node must be filtered on its own, as that plugin
-        expects).
+        this cycle has only the per-node form (then each node must be filtered on its own, as that
+        plugin expects).
 
         Each plugin filters, in plugin order, the nodes every plugin before it accepted, so each node
         gets its first rejection as from ``run_filter``; nodes with nominated pods are filtered one at a
@@ -537,7 +549,7 @@ class Framework:
         per_plugin: dict[str, list[int]] = {}
         weights: dict[str, int] = {}
         plugins = [entry for entry in self._score if entry[0] not in skipped]
-        for name, score_nodes, _, weight in plugins:
+        for name, score_nodes, _, _, weight in plugins:
             try:
                 scores = list(score_nodes(state, pod, nodes))
                 if len(scores) != len(names):
@@ -546,12 +558,11 @@ class Framework:
                 return None, _error(f'running Score plugins: plugin "{name}" failed with', _raised(exc), name)
             per_plugin[name] = scores
             weights[name] = weight
-        for name, _, extensions, _ in plugins:
+        for name, _, extensions, normalize_values, _ in plugins:
             if extensions is None:
                 continue
             # NormalizeScore rewrites the scores in place: plain ints if the plugin takes them
-            # (normalize_scores), else NodeScores.
-            normalize_values = getattr(extensions, "normalize_scores", None)
+            # (BatchNormalizeScore), else NodeScores.
             values = per_plugin[name]
             try:
                 if normalize_values is not None:
@@ -770,13 +781,25 @@ def _extensions(plugin: Plugin, method: str) -> Any:
     return get() if get is not None else None
 
 
+def _node_filter(plugin: Plugin) -> Callable[[CycleState, PodInfo, NodeInfo], Status | None]:
+    """The plugin's per-node Filter: ``filter``, or its batch form asked about one node."""
+    if isinstance(plugin, FilterPlugin):
+        return plugin.filter
+    assert isinstance(plugin, BatchFilterPlugin), "build_framework places only Filter plugins at filter"
+    filter_nodes = plugin.filter_nodes
+
+    def one_node(state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        (status,) = filter_nodes(state, pod, (node_info,))
+        return status
+
+    return one_node
+
+
 def _batch_scorer(plugin: Plugin) -> Callable[[CycleState, PodInfo, Sequence[NodeInfo]], list[int]]:
-    """The plugin's ``score_nodes`` (every node's raw score in one call, a fast path some plugins
-    offer), or ``score`` called per node."""
-    score_nodes = getattr(plugin, "score_nodes", None)
-    if callable(score_nodes):
-        return score_nodes  # type: ignore[no-any-return]
-    score = plugin.score  # type: ignore[attr-defined]
+    """The plugin's batch Score (``score_nodes``), or its per-node ``score`` called for each node."""
+    if isinstance(plugin, BatchScorePlugin):
+        return plugin.score_nodes
+    score = cast(ScorePlugin, plugin).score
 
     def per_node(state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
         return [score(state, pod, node_info) for node_info in nodes]
@@ -784,8 +807,19 @@ def _batch_scorer(plugin: Plugin) -> Callable[[CycleState, PodInfo, Sequence[Nod
     return per_node
 
 
+def _normalizers(plugin: Plugin) -> tuple[ScoreExtensions | None, Callable[..., Status | None] | None]:
+    """The plugin's ScoreExtensions, and their ``normalize_scores`` if they have the batch form."""
+    extensions: ScoreExtensions | None = _extensions(plugin, "score_extensions")
+    if isinstance(extensions, BatchNormalizeScore):
+        return extensions, extensions.normalize_scores
+    return extensions, None
+
+
 def _implements(plugin: Plugin, point: str) -> bool:
-    return callable(getattr(plugin, ENTRY_METHODS[point], None))
+    if callable(getattr(plugin, ENTRY_METHODS[point], None)):
+        return True
+    batch_form = _BATCH_FORMS.get(point)
+    return batch_form is not None and isinstance(plugin, batch_form)
 
 
 # ---------------------------------------------------------------------------------------- building

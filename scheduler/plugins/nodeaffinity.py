@@ -6,6 +6,11 @@ applies to every pod of the profile, its preferred terms score every pod.
 
 PreFilter parses the pod's required affinity once for the whole cycle, and narrows the cycle to the
 nodes named by ``matchFields metadata.name In`` when every term names some.
+
+Batch Filter: when only labels decide (no matchFields), nodes with the same values of those labels get
+the same verdict. NodeAffinity's node data (``NodeLabelCodes``) codes each node's value of every label
+key asked about as a small integer, so that a batch's distinct combinations are found in a few vector
+operations and each is decided once (hostnames differ, zones and instance types repeat).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 import numpy as np
+import numpy.typing as npt
 from google.protobuf import json_format
 
 from cluster.api import objects_pb2
@@ -34,7 +40,7 @@ from scheduler.framework import (
     ScoreExtensions,
     Status,
 )
-from scheduler.framework.columns import NodeBatch
+from scheduler.framework.nodedata import NodeBatch, Rows
 from scheduler.plugins.helpers import (
     NODE_NAME_FIELD,
     NodeSelector,
@@ -56,6 +62,10 @@ ERR_REASON_CONFLICT = "pod affinity terms conflict"
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 _REQUIRED = "required_during_scheduling_ignored_during_execution"
+
+#: Label signatures combine the keys' value codes into one int64 while the product of the keys' value
+#: counts stays below this.
+SIGNATURE_LIMIT = 2**62
 
 
 @dataclass(frozen=True)
@@ -108,6 +118,45 @@ def _added_preferred(affinity: objects_pb2.NodeAffinity, path: str) -> Preferred
     )
 
 
+class NodeLabelCodes:
+    """NodeAffinity's node data: per label key asked about since the node list was laid out, each row's
+    value code (0: no such label), and the codes by value."""
+
+    __slots__ = ("_labels", "_nodes")
+
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        #: The snapshot's node list (it puts a changed node in place before telling the row).
+        self._nodes = nodes
+        self._labels: dict[str, tuple[npt.NDArray[np.int64], dict[str | None, int]]] = {}
+
+    def set_row(self, row: int, info: NodeInfo) -> None:
+        for key, (codes, code_of) in self._labels.items():
+            codes[row] = code_of.setdefault(info.labels.get(key), len(code_of))
+
+    def label_signatures(self, keys: Sequence[str], rows: Rows) -> npt.NDArray[np.int64] | None:
+        """For each of ``rows``, a number that is the same for two rows exactly when their nodes have the
+        same values of the labels ``keys``; None when the keys have too many values to combine."""
+        signature = np.zeros(len(rows), dtype=np.int64)
+        span = 1
+        for key in keys:
+            codes, code_of = self._label_column(key)
+            span *= len(code_of) + 1
+            if span >= SIGNATURE_LIMIT:
+                return None
+            signature = signature * (len(code_of) + 1) + codes[rows]
+        return signature
+
+    def _label_column(self, key: str) -> tuple[npt.NDArray[np.int64], dict[str | None, int]]:
+        column = self._labels.get(key)
+        if column is None:
+            code_of: dict[str | None, int] = {None: 0}
+            values = (info.labels.get(key) for info in self._nodes)
+            codes = np.fromiter((code_of.setdefault(value, len(code_of)) for value in values),
+                                dtype=np.int64, count=len(self._nodes))
+            column = self._labels[key] = (codes, code_of)
+        return column
+
+
 class NodeAffinity:
     def __init__(self, args: NodeAffinityArgs) -> None:
         added = args.added_affinity
@@ -158,37 +207,26 @@ class NodeAffinity:
         return self._status(self._required(state, pod), node_info.labels, node_info.name)
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
-        """``filter`` of each node, the pod's required affinity read (or parsed) once. When only some
-        labels decide (no matchFields), nodes with the same values of those labels share one verdict
-        (one Status object): hostnames differ, zones and instance types repeat."""
-        added = self._added_selector
+        """``filter`` of each node. For a batch of the snapshot's nodes, when only labels decide, each
+        distinct combination of those labels' values is decided once and its nodes share the verdict
+        (one Status object)."""
         required = self._required(state, pod)
         keys = required.label_keys()
+        added = self._added_selector
         if keys is not None and added is not None:
             added_keys = added.label_keys()
             keys = None if added_keys is None else keys + added_keys
-        if keys is None:
+        signatures = None
+        if keys is not None and isinstance(nodes, NodeBatch):
+            signatures = nodes.data(NodeLabelCodes).label_signatures(keys, nodes.rows)
+        if signatures is None:
             return [self._status(required, node_info.labels, node_info.name) for node_info in nodes]
-        if isinstance(nodes, NodeBatch):
-            signatures = nodes.columns.label_signatures(keys, nodes.rows)
-            if signatures is not None:
-                # The distinct combinations of values, each decided once on the first node that has it.
-                _, first, inverse = np.unique(signatures, return_index=True, return_inverse=True)
-                decided = [self._status(required, nodes[i].labels, nodes[i].name) for i in first.tolist()]
-                if decided.count(None) == len(decided):
-                    return [None] * len(nodes)
-                return [decided[j] for j in inverse.tolist()]
-        verdicts: dict[tuple[str | None, ...], Status | None] = {}
-        statuses: list[Status | None] = []
-        for node_info in nodes:
-            assert node_info.node is not None
-            signature = tuple(map(node_info.labels.get, keys))
-            try:
-                status = verdicts[signature]
-            except KeyError:
-                status = verdicts[signature] = self._status(required, node_info.labels, node_info.name)
-            statuses.append(status)
-        return statuses
+        # The distinct combinations of values, each decided once on the first node that has it.
+        _, first, inverse = np.unique(signatures, return_index=True, return_inverse=True)
+        decided = [self._status(required, nodes[i].labels, nodes[i].name) for i in first.tolist()]
+        if decided.count(None) == len(decided):
+            return [None] * len(nodes)
+        return [decided[j] for j in inverse.tolist()]
 
     @staticmethod
     def _required(state: CycleState, pod: PodInfo) -> RequiredNodeAffinity:

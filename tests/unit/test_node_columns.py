@@ -1,5 +1,5 @@
-"""A snapshot's node columns stay in step with its nodes (a changed node's row, labels included), and
-NodeAffinity decides a batch from them exactly as node by node."""
+"""A snapshot's node data stays in step with its nodes (a changed node's row: the resource columns and
+NodeAffinity's label codes), and NodeAffinity decides a batch from its data exactly as node by node."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import pytest
 from scheduler.cache import Cache, Snapshot
 from scheduler.clock import SystemClock
 from scheduler.framework import CycleState, PodInfo, Status
+from scheduler.framework.columns import ResourceColumns
 from scheduler.plugins import nodeaffinity
+from scheduler.plugins.nodeaffinity import NodeLabelCodes
 from tests.unit.plugin_util import node, pod, requesting
 
 ZONES = ("a", "b", "c", None)
@@ -77,15 +79,17 @@ def test_a_changed_node_rewrites_its_row() -> None:
     snapshot = Snapshot()
     cache.update_snapshot(snapshot)
     batch = snapshot.batch(snapshot.list())
-    columns, rows = batch.columns, batch.rows
-    before = columns.label_signatures(["zone"], rows)
+    rows = batch.rows
+    batch.data(ResourceColumns)  # registered before the change, as a plugin's first batch does
+    before = batch.data(NodeLabelCodes).label_signatures(["zone"], rows)
     assert before is not None and len(set(before.tolist())) == 1
 
     cache.update_node(labelled("n1", "a", "small"), labelled("n1", "b", "small", cpu="8"))
     cache.add_pod(requesting({"cpu": "500m", "memory": "1Gi"}, name="p", node_name="n2"))
     cache.update_snapshot(snapshot)
     position = {info.name: i for i, info in enumerate(snapshot.list())}
-    after = columns.label_signatures(["zone"], rows)
+    after = batch.data(NodeLabelCodes).label_signatures(["zone"], rows)
+    columns = batch.data(ResourceColumns)
     assert after is not None
     assert after[position["n1"]] != after[position["n0"]] == after[position["n2"]]
     assert columns.alloc_cpu[position["n1"]] == 8000

@@ -1,5 +1,6 @@
-"""The resource plugins' fast paths give exactly the per-node verdicts and scores, on random nodes: the
-batch loops, and the vector paths over a snapshot's columns (framework/columns.py)."""
+"""The resource plugins' batch paths give exactly the per-node verdicts and scores, on random nodes: the
+vector paths over a snapshot's resource columns (framework/columns.py), directly and through the
+plugins' batch Filter and Score."""
 
 from __future__ import annotations
 
@@ -10,20 +11,18 @@ import pytest
 
 from scheduler.cache import snapshot_of
 from scheduler.framework import CycleState, NodeInfo, PodInfo, Resource, Status
-from scheduler.framework.columns import EXACT_LIMIT, NodeBatch, NodeColumns, vector_batch
+from scheduler.framework.columns import EXACT_LIMIT, ResourceColumns, vector_batch
+from scheduler.framework.nodedata import NodeBatch, NodeTable
 from scheduler.framework.resource import CPU, MEMORY
-from scheduler.plugins.noderesources import fit
-from scheduler.plugins.noderesources.balanced_allocation import (
-    balanced_columns,
-    balanced_cpu_memory,
-    balanced_score,
-)
+from scheduler.plugins.noderesources import balanced_allocation, fit
+from scheduler.plugins.noderesources.balanced_allocation import balanced_columns, balanced_score
 from scheduler.plugins.noderesources.fit import (
+    NodeResourcesFitArgs,
+    ScoringStrategy,
     least_allocated_columns,
-    least_allocated_cpu_memory,
     least_allocated_scorer,
 )
-from scheduler.plugins.noderesources.resource_allocation import ResourceSpec, node_vectors
+from scheduler.plugins.noderesources.resource_allocation import ResourceSpec, node_vectors, pod_request_list
 from tests.unit.plugin_util import node, requesting
 
 
@@ -37,7 +36,11 @@ def random_node(rng: random.Random) -> NodeInfo:
 
 
 def as_batch(nodes: list[NodeInfo]) -> NodeBatch:
-    return NodeBatch(nodes, np.arange(len(nodes), dtype=np.intp), NodeColumns(nodes))
+    return NodeBatch(nodes, np.arange(len(nodes), dtype=np.intp), NodeTable(nodes))
+
+
+def random_pod(rng: random.Random) -> PodInfo:
+    return PodInfo(requesting({"cpu": f"{rng.randrange(0, 5000)}m", "memory": str(rng.randrange(0, 2**33))}))
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -47,9 +50,13 @@ def test_least_allocated_fast_path_equals_the_scorer(seed: int) -> None:
     resources = (ResourceSpec(CPU, weights[0]), ResourceSpec(MEMORY, weights[1]))
     scorer = least_allocated_scorer(resources)
     nodes = [random_node(rng) for _ in range(300)]
-    pod_request = (rng.randrange(0, 5000), rng.randrange(0, 2**33))
+    pod = random_pod(rng)
+    pod_request = pod_request_list(pod, resources, use_requested=False)
     expected = [scorer(*node_vectors(n, resources, pod_request, use_requested=False)) for n in nodes]
-    assert least_allocated_cpu_memory(nodes, pod_request, weights) == expected
+    plugin = fit.NodeResourcesFit(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(resources=resources)))
+    state = CycleState()
+    plugin.pre_score(state, pod, nodes)
+    assert plugin.score_nodes(state, pod, as_batch(nodes)) == expected
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -57,27 +64,35 @@ def test_balanced_fast_path_equals_balanced_score(seed: int) -> None:
     rng = random.Random(seed)
     resources = (ResourceSpec(CPU), ResourceSpec(MEMORY))
     nodes = [random_node(rng) for _ in range(300)]
-    pod_request = (rng.randrange(0, 5000), rng.randrange(0, 2**33))
+    pod = random_pod(rng)
+    pod_request = pod_request_list(pod, resources, use_requested=True)
     expected = [balanced_score(*node_vectors(n, resources, pod_request, use_requested=True)) for n in nodes]
-    assert balanced_cpu_memory(nodes, pod_request) == expected
+    plugin = balanced_allocation.new(None, None)  # type: ignore[arg-type]
+    state = CycleState()
+    plugin.pre_score(state, pod, nodes)
+    assert plugin.score_nodes(state, pod, as_batch(nodes)) == expected
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_least_allocated_columns_equal_the_scorer(seed: int) -> None:
     rng = random.Random(seed)
     weights = (rng.randrange(1, 101), rng.randrange(1, 101))
+    resources = (ResourceSpec(CPU, weights[0]), ResourceSpec(MEMORY, weights[1]))
+    scorer = least_allocated_scorer(resources)
     nodes = [random_node(rng) for _ in range(300)]
     pod_request = (rng.randrange(0, 5000), rng.randrange(0, 2**33))
     assert least_allocated_columns(as_batch(nodes), pod_request, weights) == (
-        least_allocated_cpu_memory(nodes, pod_request, weights))
+        [scorer(*node_vectors(n, resources, pod_request, use_requested=False)) for n in nodes])
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_balanced_columns_equal_balanced_score(seed: int) -> None:
     rng = random.Random(seed)
+    resources = (ResourceSpec(CPU), ResourceSpec(MEMORY))
     nodes = [random_node(rng) for _ in range(300)]
     pod_request = (rng.randrange(0, 5000), rng.randrange(0, 2**33))
-    assert balanced_columns(as_batch(nodes), pod_request) == balanced_cpu_memory(nodes, pod_request)
+    assert balanced_columns(as_batch(nodes), pod_request) == (
+        [balanced_score(*node_vectors(n, resources, pod_request, use_requested=True)) for n in nodes])
 
 
 def verdicts(statuses: list[Status | None]) -> list[tuple[str, tuple[str, ...]] | None]:
@@ -119,5 +134,5 @@ def test_a_value_too_large_for_exact_vector_arithmetic_turns_the_vector_paths_of
     batch = as_batch(nodes)
     assert vector_batch(batch) is None
     assert vector_batch(list(nodes)) is None
-    batch.columns.set_row(1, random_node(random.Random(1)))
+    batch.data(ResourceColumns).set_row(1, random_node(random.Random(1)))
     assert vector_batch(batch) is batch

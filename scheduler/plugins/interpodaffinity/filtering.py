@@ -23,14 +23,13 @@ from scheduler.framework import (
     CycleState,
     Handle,
     NodeInfo,
-    NotFound,
-    PluginError,
     PodInfo,
     PreFilterResult,
     Status,
 )
 from scheduler.framework.types import AffinityTerm
 from scheduler.plugins.nodeaggregate import AggregateCache, Contribution
+from scheduler.plugins.podcounts import PodCountingFilter, filter_state, require_node
 
 PRE_FILTER_STATE_KEY = "PreFilterInterPodAffinity"
 
@@ -132,8 +131,9 @@ class FilterState:
             self.matches_own_affinity,
         )
 
-    def update_with_pod(self, pod_info: PodInfo, node: objects_pb2.Node | None, sign: int) -> None:
-        """Account for ``pod_info`` being added to (+1) or removed from (-1) ``node``."""
+    def update_with_pod(self, pod_info: PodInfo, node_info: NodeInfo, sign: int) -> None:
+        """Account for ``pod_info`` being added to (+1) or removed from (-1) the node."""
+        node = node_info.node
         if node is None:
             return
         labels = node.metadata.labels
@@ -164,8 +164,10 @@ def _term_matches(term: AffinityTerm, namespace: str, labels: Mapping[str, str])
     return term.matches_namespace(namespace) and term.selector.matches(labels)
 
 
-class Filtering:
+class Filtering(PodCountingFilter):
     """The PreFilter / Filter half of the plugin, with its per-workload aggregates."""
+
+    state_key = PRE_FILTER_STATE_KEY
 
     def __init__(self, handle: Handle) -> None:
         self._handle = handle
@@ -220,13 +222,10 @@ class Filtering:
         return None, None
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        node = node_info.node
-        if node is None:
-            return Status.as_error("node not found")
-        try:
-            s: FilterState = state.read(PRE_FILTER_STATE_KEY)
-        except NotFound as exc:
-            return Status.as_error(exc)
+        s: FilterState
+        s, error = filter_state(state, PRE_FILTER_STATE_KEY, node_info)
+        if error is not None:
+            return error
         labels = node_info.labels
         if s.affinity_terms and not _satisfies_affinity(s, labels):
             # Evicting pods cannot bring in the pods this one wants to be near.
@@ -256,8 +255,7 @@ class Filtering:
         existing_anti_affinity = Status.unschedulable(REASON_EXISTING_ANTI_AFFINITY)
         statuses: list[Status | None] = []
         for node_info in nodes:
-            if node_info.node is None:
-                raise PluginError(f"node {node_info.name!r} not found")
+            require_node(node_info)
             labels = node_info.labels
             if s.affinity_terms and not _satisfies_affinity(s, labels):
                 statuses.append(no_affinity)
@@ -268,25 +266,6 @@ class Filtering:
             else:
                 statuses.append(None)
         return statuses
-
-    def add_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status | None:
-        return _update(state, pod_to_add, node_info, +1)
-
-    def remove_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
-    ) -> Status | None:
-        return _update(state, pod_to_remove, node_info, -1)
-
-
-def _update(state: CycleState, pod_info: PodInfo, node_info: NodeInfo, sign: int) -> Status | None:
-    try:
-        s: FilterState = state.read(PRE_FILTER_STATE_KEY)
-    except NotFound as exc:
-        return Status.as_error(exc)
-    s.update_with_pod(pod_info, node_info.node, sign)
-    return None
 
 
 def _any_pair(pairs: Iterable[tuple[str, Mapping[str, int]]], labels: Mapping[str, str]) -> bool:

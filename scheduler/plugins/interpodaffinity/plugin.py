@@ -8,18 +8,12 @@ from typing import Any, Self
 
 from cluster.api import objects_pb2
 from cluster.api.validation import invalid
-from scheduler.framework import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    EventResource,
-    Handle,
-    QueueingHint,
-)
+from scheduler.framework import ActionType, ClusterEventWithHint, Handle, QueueingHint
 from scheduler.framework.types import AffinityTerm, affinity_term
 from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.interpodaffinity.filtering import Filtering
 from scheduler.plugins.interpodaffinity.scoring import Scoring
+from scheduler.plugins.podcounts import pod_and_node_events
 from scheduler.plugins.split import SplitPlugin
 
 NAME = "InterPodAffinity"
@@ -81,28 +75,16 @@ class InterPodAffinity(SplitPlugin):
     # EnqueueExtensions --------------------------------------------------------------------------
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return [
-            # A placed pod that is added may be the one the pod's affinity waits for; one that is deleted
-            # may be the one its anti-affinity (or the deleted pod's own anti-affinity) refused; a label
-            # change may do either.
-            ClusterEventWithHint(
-                ClusterEvent(
-                    EventResource.ASSIGNED_POD,
-                    ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE,
-                ),
-                pod_change_hint,
-            ),
-            # A node that is added or relabelled may open a topology domain the pod can go to. Taint
-            # updates are listed too, as kube-scheduler does, for nodes that join tainted not-ready and
-            # become usable by losing the taint.
-            ClusterEventWithHint(
-                ClusterEvent(
-                    EventResource.NODE,
-                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT,
-                ),
-                node_change_hint,
-            ),
-        ]
+        # A placed pod that is added may be the one the pod's affinity waits for; one that is deleted may
+        # be the one its anti-affinity (or the deleted pod's own anti-affinity) refused; a label change
+        # may do either. A node that is added or relabelled may open a topology domain the pod can go
+        # to. Taint updates are listed too, as kube-scheduler does, for nodes that join tainted not-ready
+        # and become usable by losing the taint.
+        return pod_and_node_events(
+            pod_change_hint,
+            ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT,
+            node_change_hint,
+        )
 
 
 def new(args: Mapping[str, Any] | InterPodAffinityArgs | None, handle: Handle) -> InterPodAffinity:

@@ -21,13 +21,12 @@ from scheduler.framework import (
     Handle,
     NodeInfo,
     NodeScore,
-    NotFound,
-    PluginError,
     PodInfo,
     Status,
 )
 from scheduler.framework.types import AffinityTerm, WeightedAffinityTerm
 from scheduler.plugins.nodeaggregate import AggregateCache, Contribution
+from scheduler.plugins.podcounts import normalize_state, require_node, score_state
 
 PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
 
@@ -86,10 +85,8 @@ class Scoring:
         return None
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
-        s = _read(state)
-        node = node_info.node
-        if node is None:
-            raise PluginError(f"node {node_info.name!r} not found")
+        s: ScoreState = score_state(state, PRE_SCORE_STATE_KEY)
+        require_node(node_info)
         labels = node_info.labels
         total = 0
         for key, values in s.sources:
@@ -99,10 +96,9 @@ class Scoring:
         return total
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
-        try:
-            _read(state)
-        except PluginError as exc:
-            return Status.as_error(exc)
+        _, error = normalize_state(state, PRE_SCORE_STATE_KEY)
+        if error is not None:
+            return error
         if not scores:
             return None
         low = min(s.score for s in scores)
@@ -113,13 +109,6 @@ class Scoring:
             normalized = int(MAX_NODE_SCORE * ((entry.score - low) / spread)) if spread > 0 else 0
             scores[i] = NodeScore(entry.name, normalized)
         return None
-
-
-def _read(state: CycleState) -> ScoreState:
-    try:
-        return state.read(PRE_SCORE_STATE_KEY)
-    except NotFound as exc:
-        raise PluginError(f"reading {PRE_SCORE_STATE_KEY!r} from the cycle state: {exc}") from exc
 
 
 def _matches(term: AffinityTerm, namespace: str, labels: Mapping[str, str]) -> bool:

@@ -19,7 +19,8 @@ import numpy as np
 
 from cluster.api.validation import duplicate, invalid
 from scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, NotFound, PodInfo, Status
-from scheduler.framework.columns import EXACT_LIMIT, NodeBatch, vector_batch
+from scheduler.framework.columns import EXACT_LIMIT, ResourceColumns, vector_batch
+from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.resource import CPU, MEMORY
 from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.noderesources.resource_allocation import (
@@ -72,31 +73,12 @@ def balanced_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
     return int((1 - std) * MAX_NODE_SCORE)
 
 
-def balanced_cpu_memory(nodes: Sequence[NodeInfo], pod_request: Sequence[int]) -> list[int]:
-    """``balanced_score`` over (CPU, memory) with the real requests, for many nodes: the same float
-    arithmetic, without building the per-node vectors."""
-    pod_cpu, pod_memory = pod_request
-    scores = [MAX_NODE_SCORE] * len(nodes)  # one fraction or none: no spread
-    for i, node_info in enumerate(nodes):
-        allocatable = node_info.allocatable
-        cpu, memory = allocatable.milli_cpu, allocatable.memory
-        if cpu and memory:
-            requested = node_info.requested
-            # min(fraction, 1.0), without a builtin call per node.
-            cpu_fraction = (requested.milli_cpu + pod_cpu) / cpu
-            if cpu_fraction > 1.0:
-                cpu_fraction = 1.0
-            memory_fraction = (requested.memory + pod_memory) / memory
-            if memory_fraction > 1.0:
-                memory_fraction = 1.0
-            scores[i] = int((1 - abs(cpu_fraction - memory_fraction) / 2) * MAX_NODE_SCORE)
-    return scores
-
-
 def balanced_columns(batch: NodeBatch, pod_request: Sequence[int]) -> list[int]:
-    """``balanced_cpu_memory`` over the batch's columns: the same float64 operations in the same order
-    (every integer below EXACT_LIMIT converts exactly, so each division rounds as Python's does)."""
-    columns, rows = batch.columns, batch.rows
+    """``balanced_score`` over (CPU, memory) with the real requests, for a batch: the same float64
+    operations over the resource columns (every integer below EXACT_LIMIT converts exactly, so each
+    division rounds as Python's does; for two fractions the standard deviation is ``|f1 - f2| / 2``, and
+    with one or none there is no spread)."""
+    columns, rows = batch.data(ResourceColumns), batch.rows
     cpu, memory = columns.alloc_cpu[rows], columns.alloc_memory[rows]
     both = (cpu != 0) & (memory != 0)
     cpu_fraction = np.minimum((columns.requested_cpu[rows] + pod_request[0]) / np.where(both, cpu, 1), 1.0)
@@ -124,23 +106,32 @@ class NodeResourcesBalancedAllocation:
         return None
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
-        return self.score_nodes(state, pod, (node_info,))[0]
+        requests = self._requests(state, pod)
+        if requests is None:
+            return 0
+        return balanced_score(*node_vectors(node_info, self._resources, requests, use_requested=True))
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
-        """``score`` of every node, over CPU and memory (the default) without a call per node."""
+        """``score`` of every node; over CPU and memory (the default) over the resource columns for a
+        batch of the snapshot's nodes."""
+        requests = self._requests(state, pod)
+        if requests is None:
+            return [0] * len(nodes)
+        batch = vector_batch(nodes) if self._cpu_memory else None
+        if batch is not None and max(requests) < EXACT_LIMIT:
+            return balanced_columns(batch, requests)
+        return [balanced_score(*node_vectors(node_info, self._resources, requests, use_requested=True))
+                for node_info in nodes]
+
+    def _requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...] | None:
+        """The pod's requests PreScore left; None when it requests none of the resources (not scored)."""
         try:
             requests: tuple[int, ...] = state.read(_PRE_SCORE_KEY)
         except NotFound:
             requests = pod_request_list(pod, self._resources, use_requested=True)
             if not any(requests):
-                return [0] * len(nodes)
-        if self._cpu_memory:
-            batch = vector_batch(nodes)
-            if batch is not None and max(requests) < EXACT_LIMIT:
-                return balanced_columns(batch, requests)
-            return balanced_cpu_memory(nodes, requests)
-        return [balanced_score(*node_vectors(node_info, self._resources, requests, use_requested=True))
-                for node_info in nodes]
+                return None
+        return requests
 
     def score_extensions(self) -> None:
         # Scores are already 0..100.

@@ -49,7 +49,8 @@ from scheduler.framework import (
     Status,
     pod_requests,
 )
-from scheduler.framework.columns import EXACT_LIMIT, NodeBatch, vector_batch
+from scheduler.framework.columns import EXACT_LIMIT, ResourceColumns, vector_batch
+from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.resource import CPU, EPHEMERAL_STORAGE, MEMORY
 from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.noderesources.resource_allocation import (
@@ -261,40 +262,12 @@ def most_allocated_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
     return score
 
 
-def least_allocated_cpu_memory(
-    nodes: Sequence[NodeInfo], pod_request: Sequence[int], weights: tuple[int, int]
-) -> list[int]:
-    """``least_allocated_scorer`` over (CPU, memory) with the non-zero requests, for many nodes: the
-    same integer arithmetic, without building the per-node vectors."""
-    pod_cpu, pod_memory = pod_request
-    cpu_weight, memory_weight = weights
-    scores = []
-    for node_info in nodes:
-        allocatable = node_info.allocatable
-        requested = node_info.non_zero_requested
-        total = weight_sum = 0
-        alloc = allocatable.milli_cpu
-        if alloc:
-            req = requested.milli_cpu + pod_cpu
-            if req <= alloc:
-                total = (alloc - req) * MAX_NODE_SCORE // alloc * cpu_weight
-            weight_sum = cpu_weight
-        alloc = allocatable.memory
-        if alloc:
-            req = requested.memory + pod_memory
-            if req <= alloc:
-                total += (alloc - req) * MAX_NODE_SCORE // alloc * memory_weight
-            weight_sum += memory_weight
-        scores.append(total // weight_sum if weight_sum else 0)
-    return scores
-
-
 def least_allocated_columns(
     batch: NodeBatch, pod_request: Sequence[int], weights: tuple[int, int]
 ) -> list[int]:
-    """``least_allocated_cpu_memory`` over the batch's columns: the same integer arithmetic in int64
-    (exact, every value being below EXACT_LIMIT)."""
-    columns, rows = batch.columns, batch.rows
+    """``least_allocated_scorer`` over (CPU, memory) with the non-zero requests, for a batch: the same
+    integer arithmetic in int64 over the resource columns (exact, every value being below EXACT_LIMIT)."""
+    columns, rows = batch.data(ResourceColumns), batch.rows
     total = np.zeros(len(rows), dtype=np.int64)
     weight_sum = np.zeros(len(rows), dtype=np.int64)
     for allocatable, requested, pod, weight in (
@@ -371,7 +344,7 @@ _Check = tuple[str, int, str]
 @dataclass(frozen=True, slots=True)
 class _FitChecks:
     """What PreFilter leaves for Filter: the checks, and the pod's CPU and memory requests when those
-    are all it asks for (then Filter accepts a node that fits with three comparisons)."""
+    are all it asks for (then batch Filter decides over the resource columns)."""
 
     checks: tuple[_Check, ...]
     cpu_memory_only: bool
@@ -402,7 +375,7 @@ class NodeResourcesFit:
         self._resources = args.scoring_strategy.resources
         self._scorer = _scorer(args.scoring_strategy)
         #: The (CPU, memory) weights when the strategy is LeastAllocated over exactly those two, in that
-        #: order (the default): ``score_nodes`` then takes its fast path.
+        #: order (the default): ``score_nodes`` then takes its vector path.
         self._least_allocated_cpu_memory: tuple[int, int] | None = None
         names = tuple(spec.name for spec in self._resources)
         if args.scoring_strategy.type == LEAST_ALLOCATED and names == (CPU, MEMORY):
@@ -441,67 +414,36 @@ class NodeResourcesFit:
             fit: _FitChecks = state.read(_PRE_FILTER_KEY)
         except NotFound:
             return Status.as_error(f"reading {_PRE_FILTER_KEY!r} from the cycle state: PreFilter did not run")
-        allocatable, requested = node_info.allocatable, node_info.requested
-        if (
-            fit.cpu_memory_only
-            and len(node_info.pods) < allocatable.allowed_pod_number
-            and fit.cpu <= allocatable.milli_cpu - requested.milli_cpu
-            and fit.memory <= allocatable.memory - requested.memory
-        ):
-            return None  # the common case, decided without the general checks
         return _fit_status(fit, node_info)
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
         """``filter`` of each node, PreFilter's checks read once (a missing one raises, and the framework
-        then asks node by node)."""
+        then asks node by node). For a batch of the snapshot's nodes and a pod asking only for CPU and
+        memory, the comparisons run over the resource columns, and the nodes that fail the same ones
+        share one verdict, decided on the first of them (one Status object: a pod that fits nowhere, a
+        preemptor, would otherwise make thousands of equal ones, and their garbage collections)."""
         fit: _FitChecks = state.read(_PRE_FILTER_KEY)
-        # One Status per distinct verdict, shared by the nodes that get it: a pod that fits nowhere (a
-        # preemptor) would otherwise make thousands of equal ones, and their garbage collections.
-        verdicts: dict[tuple[tuple[str, ...], bool], Status] = {}
-
-        def status_of(node_info: NodeInfo) -> Status | None:
-            reasons, unresolvable = _insufficient(fit.checks, node_info.allocatable, node_info.requested,
-                                                  len(node_info.pods))
-            if not reasons:
-                return None
-            verdict = (tuple(reasons), unresolvable)
-            status = verdicts.get(verdict)
-            if status is None:
-                reject = Status.unresolvable if unresolvable else Status.unschedulable
-                status = verdicts[verdict] = reject(*reasons)
-            return status
-
-        if not fit.cpu_memory_only:
-            return [status_of(node_info) for node_info in nodes]
         cpu, memory = fit.cpu, fit.memory
-        # With CPU and memory the only checks, a node's verdict is a function of these five comparisons:
-        # worked out once per combination, not once per rejected node.
-        by_shortfall: dict[tuple[bool, bool, bool, bool, bool], Status | None] = {}
-
-        def cpu_memory_status(node_info: NodeInfo) -> Status | None:
-            allocatable, requested = node_info.allocatable, node_info.requested
-            full = len(node_info.pods) >= allocatable.allowed_pod_number
-            cpu_short = cpu > allocatable.milli_cpu - requested.milli_cpu
-            memory_short = memory > allocatable.memory - requested.memory
-            if not (full or cpu_short or memory_short):
-                return None
-            shortfall = (full, cpu_short, cpu > allocatable.milli_cpu, memory_short,
-                         memory > allocatable.memory)
-            if shortfall in by_shortfall:
-                return by_shortfall[shortfall]
-            return by_shortfall.setdefault(shortfall, status_of(node_info))
-
         batch = vector_batch(nodes)
-        if batch is None or max(cpu, memory) >= EXACT_LIMIT:
-            return [cpu_memory_status(node_info) for node_info in nodes]
-        # The same comparisons over the batch at once; only the nodes that fail get a Python step.
-        columns, rows = batch.columns, batch.rows
-        short = columns.pod_count[rows] >= columns.alloc_pods[rows]
-        short |= cpu > columns.alloc_cpu[rows] - columns.requested_cpu[rows]
-        short |= memory > columns.alloc_memory[rows] - columns.requested_memory[rows]
+        if batch is None or not fit.cpu_memory_only or max(cpu, memory) >= EXACT_LIMIT:
+            return [_fit_status(fit, node_info) for node_info in nodes]
+        columns, rows = batch.data(ResourceColumns), batch.rows
+        alloc_cpu, alloc_memory = columns.alloc_cpu[rows], columns.alloc_memory[rows]
+        full = columns.pod_count[rows] >= columns.alloc_pods[rows]
+        cpu_short = cpu > alloc_cpu - columns.requested_cpu[rows]
+        memory_short = memory > alloc_memory - columns.requested_memory[rows]
+        failing = np.flatnonzero(full | cpu_short | memory_short)
         statuses: list[Status | None] = [None] * len(batch)
-        for i in np.flatnonzero(short).tolist():
-            statuses[i] = cpu_memory_status(batch[i])
+        if not failing.size:
+            return statuses
+        # With CPU and memory the only checks, a node's verdict is a function of these five comparisons.
+        shortfall = (full.astype(np.int64) | cpu_short << 1 | (cpu > alloc_cpu) << 2 | memory_short << 3
+                     | (memory > alloc_memory) << 4)[failing]
+        _, first, inverse = np.unique(shortfall, return_index=True, return_inverse=True)
+        failing_rows = failing.tolist()
+        decided = [_fit_status(fit, batch[failing_rows[i]]) for i in first.tolist()]
+        for i, j in zip(failing_rows, inverse.tolist(), strict=True):
+            statuses[i] = decided[j]
         return statuses
 
     # ------------------------------------------------------------------------------------ scoring
@@ -516,16 +458,15 @@ class NodeResourcesFit:
         return self._scorer(requested, allocatable)
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
-        """``score`` of every node; the default strategy (LeastAllocated over CPU and memory) without a
-        call per node."""
+        """``score`` of every node; the default strategy (LeastAllocated over CPU and memory) over the
+        resource columns for a batch of the snapshot's nodes."""
         pod_request = self._pod_request(state, pod)
-        if self._least_allocated_cpu_memory is None:
-            return [self._scorer(*node_vectors(node_info, self._resources, pod_request, use_requested=False))
-                    for node_info in nodes]
-        batch = vector_batch(nodes)
-        if batch is not None and max(pod_request) < EXACT_LIMIT:
-            return least_allocated_columns(batch, pod_request, self._least_allocated_cpu_memory)
-        return least_allocated_cpu_memory(nodes, pod_request, self._least_allocated_cpu_memory)
+        weights = self._least_allocated_cpu_memory
+        batch = vector_batch(nodes) if weights is not None else None
+        if weights is not None and batch is not None and max(pod_request) < EXACT_LIMIT:
+            return least_allocated_columns(batch, pod_request, weights)
+        return [self._scorer(*node_vectors(node_info, self._resources, pod_request, use_requested=False))
+                for node_info in nodes]
 
     def _pod_request(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
         try:

@@ -19,13 +19,12 @@ from scheduler.framework import (
     CycleState,
     Handle,
     NodeInfo,
-    NotFound,
-    PluginError,
     PodInfo,
     PreFilterResult,
     Status,
 )
 from scheduler.plugins.nodeaggregate import AggregateCache
+from scheduler.plugins.podcounts import PodCountingFilter, filter_state, require_node
 from scheduler.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
     Constraint,
@@ -87,7 +86,7 @@ class FilterState:
             [Counter(c.values()) for c in self.counts],
         )
 
-    def update_with_pod(self, pod_info: PodInfo, node_info: NodeInfo, delta: int) -> None:
+    def update_with_pod(self, pod_info: PodInfo, node_info: NodeInfo, sign: int) -> None:
         """Account for ``pod_info`` being added to (+1) or removed from (-1) the node."""
         node = node_info.node
         metadata = pod_info.pod.metadata
@@ -102,7 +101,7 @@ class FilterState:
                 continue
             if not self.inclusion.admits(c, node):
                 continue
-            self._change(i, labels[c.topology_key], delta)
+            self._change(i, labels[c.topology_key], sign)
 
     def _change(self, i: int, value: str, delta: int) -> None:
         if self._histograms is None:
@@ -125,8 +124,10 @@ class FilterState:
             self.minimums[i] = new
 
 
-class Filtering:
+class Filtering(PodCountingFilter):
     """The PreFilter / Filter half of the plugin, with its per-workload aggregates."""
+
+    state_key = PRE_FILTER_STATE_KEY
 
     def __init__(self, handle: Handle) -> None:
         self._handle = handle
@@ -156,13 +157,10 @@ class Filtering:
         return None, None
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        node = node_info.node
-        if node is None:
-            return Status.as_error("node not found")
-        try:
-            s: FilterState = state.read(PRE_FILTER_STATE_KEY)
-        except NotFound as exc:
-            return Status.as_error(exc)
+        s: FilterState
+        s, error = filter_state(state, PRE_FILTER_STATE_KEY, node_info)
+        if error is not None:
+            return error
         labels = node_info.labels
         for i, c in enumerate(s.constraints):
             value = labels.get(c.topology_key)
@@ -189,8 +187,7 @@ class Filtering:
         skewed = Status.unschedulable(REASON_CONSTRAINTS_NOT_MATCH)
         statuses: list[Status | None] = []
         for node_info in nodes:
-            if node_info.node is None:
-                raise PluginError(f"node {node_info.name!r} not found")
+            require_node(node_info)
             labels = node_info.labels
             status = None
             for key, counts, allowed in checks:
@@ -203,22 +200,3 @@ class Filtering:
                     break
             statuses.append(status)
         return statuses
-
-    def add_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status | None:
-        return _update(state, pod_to_add, node_info, +1)
-
-    def remove_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
-    ) -> Status | None:
-        return _update(state, pod_to_remove, node_info, -1)
-
-
-def _update(state: CycleState, pod_info: PodInfo, node_info: NodeInfo, delta: int) -> Status | None:
-    try:
-        s: FilterState = state.read(PRE_FILTER_STATE_KEY)
-    except NotFound as exc:
-        return Status.as_error(exc)
-    s.update_with_pod(pod_info, node_info, delta)
-    return None

@@ -25,15 +25,9 @@ from cluster.api.validation import (
     not_supported,
     required,
 )
-from scheduler.framework import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    EventResource,
-    Handle,
-    QueueingHint,
-)
+from scheduler.framework import ActionType, ClusterEventWithHint, Handle, QueueingHint
 from scheduler.plugins.helpers import check_fields, resolve_args
+from scheduler.plugins.podcounts import pod_and_node_events
 from scheduler.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
@@ -145,26 +139,14 @@ class PodTopologySpread(SplitPlugin):
     # EnqueueExtensions --------------------------------------------------------------------------
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return [
-            # A placed pod added, relabelled or deleted changes the count of its domain, hence the skew.
-            ClusterEventWithHint(
-                ClusterEvent(
-                    EventResource.ASSIGNED_POD,
-                    ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE,
-                ),
-                pod_change_hint,
-            ),
-            # A node added, deleted, relabelled (it moves between domains, or gains the keys) or with
-            # new taints (nodeTaintsPolicy: Honor) changes the domains and hence the global minimum.
-            ClusterEventWithHint(
-                ClusterEvent(
-                    EventResource.NODE,
-                    ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
-                    | ActionType.UPDATE_NODE_TAINT,
-                ),
-                node_change_hint,
-            ),
-        ]
+        # A placed pod added, relabelled or deleted changes the count of its domain, hence the skew. A
+        # node added, deleted, relabelled (it moves between domains, or gains the keys) or with new
+        # taints (nodeTaintsPolicy: Honor) changes the domains and hence the global minimum.
+        return pod_and_node_events(
+            pod_change_hint,
+            ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT,
+            node_change_hint,
+        )
 
 
 def new(args: Mapping[str, Any] | PodTopologySpreadArgs | None, handle: Handle) -> PodTopologySpread:

@@ -23,12 +23,11 @@ from scheduler.framework import (
     Handle,
     NodeInfo,
     NodeScore,
-    NotFound,
-    PluginError,
     PodInfo,
     Status,
 )
 from scheduler.plugins.nodeaggregate import AggregateCache, NodeAggregate
+from scheduler.plugins.podcounts import normalize_state, require_node, score_state
 from scheduler.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     SCHEDULE_ANYWAY,
@@ -134,10 +133,8 @@ class Scoring:
         return None
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
-        s = _read(state)
-        node = node_info.node
-        if node is None:
-            raise PluginError(f"node {node_info.name!r} not found")
+        s: ScoreState = score_state(state, PRE_SCORE_STATE_KEY)
+        require_node(node_info)
         if node_info.name in s.ignored:
             return 0
         labels = node_info.labels
@@ -156,10 +153,10 @@ class Scoring:
         return math.floor(score + 0.5)
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
-        try:
-            s = _read(state)
-        except PluginError as exc:
-            return Status.as_error(exc)
+        s: ScoreState
+        s, error = normalize_state(state, PRE_SCORE_STATE_KEY)
+        if error is not None:
+            return error
         counted = [entry.score for entry in scores if entry.name not in s.ignored]
         lowest, highest = min(counted, default=0), max(counted, default=0)
         for i, entry in enumerate(scores):
@@ -171,10 +168,3 @@ class Scoring:
                 normalized = MAX_NODE_SCORE * (highest + lowest - entry.score) // highest
             scores[i] = NodeScore(entry.name, normalized)
         return None
-
-
-def _read(state: CycleState) -> ScoreState:
-    try:
-        return state.read(PRE_SCORE_STATE_KEY)
-    except NotFound as exc:
-        raise PluginError(f"reading {PRE_SCORE_STATE_KEY!r} from the cycle state: {exc}") from exc
