@@ -15,8 +15,9 @@ How it works:
   spec changes is matched once against the pods of its namespace. A recount is the size of that set.
 - A quota is synced when it is added or its spec changes, when a pod it counts comes, finishes or goes
   (each pod update is judged again), and every ``sync_period_s`` for all quotas (upstream's
-  --resource-quota-sync-period, 5 minutes). A status-only change of a quota (the server's own charges
-  and releases) does not trigger a sync.
+  --resource-quota-sync-period, 5 minutes). A change of a quota's usage alone (the server's own charges
+  and releases, or a wrong count written by hand) is judged too: the server releases a pod's usage as the
+  controller recounts it, and whichever lands last must not leave it taken off twice.
 - The status is written with UpdateStatus at the resourceVersion read, only when it differs; a conflict
   sends the quota back to the queue with a backoff, and it is recounted from the newer version.
 - Raising ``used`` (or filling in a limit's missing count) is written at once: it is never unsafe. A
@@ -207,6 +208,10 @@ class ResourceQuotaController:
         if tracked is None or new.spec != tracked.spec:
             self._untrack(key)
             self._track(key, new)
+            self._queue.add(key)
+        elif new.status.used != old.status.used:
+            # The server charges and releases usage too: a release that lands after this controller's
+            # recount already took the pod off leaves used one too low, which only a look at it corrects.
             self._queue.add(key)
 
     def _quota_deleted(self, quota: objects_pb2.ResourceQuota) -> None:
