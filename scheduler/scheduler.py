@@ -41,9 +41,10 @@ import logging
 import random
 import socket
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from cluster.api import kinds
+from cluster.api.objects_pb2 import PodDisruptionBudget
 from cluster.client import Client, Fence, Informer
 from cluster.healthserver import HealthServer
 from scheduler.binding import DEFAULT_MAX_BINDINGS, Binder
@@ -117,7 +118,8 @@ class Scheduler:
         def new_handle() -> FrameworkHandle:
             return FrameworkHandle(
                 snapshot=self.snapshot, nominator=plugged, client=client, event_recorder=self.recorder,
-                pod_disruption_budgets=lambda: [pdb for _, pdb in pdbs.items()], extenders=self.extenders,
+                pod_disruption_budgets=lambda: [cast(PodDisruptionBudget, pdb) for _, pdb in pdbs.items()],
+                extenders=self.extenders,
                 waiting_pods=waiting_pods, api_dispatcher=self.preemptions, rng=rng)
 
         try:

@@ -4,6 +4,7 @@ storage key prefix, its place in the ``Object`` envelope and the names the CLI a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 from google.protobuf.message import Message
 
@@ -74,6 +75,18 @@ def kind_of(obj: Message) -> Kind:
     return kind
 
 
+class _Object(Protocol):
+    """What every served kind has besides being a Message."""
+
+    @property
+    def metadata(self) -> objects_pb2.ObjectMeta: ...
+
+
+def metadata_of(obj: Message) -> objects_pb2.ObjectMeta:
+    """The metadata of an object of a served kind (every one has it)."""
+    return cast(_Object, obj).metadata
+
+
 def wrap(obj: Message) -> apiserver_pb2.Object:
     """Put an object in the ``Object`` envelope the RPCs carry."""
     envelope = apiserver_pb2.Object()
@@ -86,7 +99,8 @@ def unwrap(envelope: apiserver_pb2.Object) -> Message:
     field = envelope.WhichOneof("object")
     if field is None:
         raise Invalid("the request carries no object")
-    return getattr(envelope, field)
+    obj: Message = getattr(envelope, field)
+    return obj
 
 
 def envelope_kind(envelope: apiserver_pb2.Object) -> Kind:

@@ -25,7 +25,7 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import yaml
 from google.protobuf import json_format
@@ -132,7 +132,12 @@ def _json_mapping(pairs: list[tuple[str, Any]]) -> _Mapping:
     data = _Mapping(pairs)
     if len(data) < len(pairs):
         seen: set[str] = set()
-        data.duplicates = frozenset(key for key, _ in pairs if key in seen or seen.add(key))
+        duplicates: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                duplicates.add(key)
+            seen.add(key)
+        data.duplicates = frozenset(duplicates)
     return data
 
 
@@ -330,10 +335,12 @@ def parse_document(
                         f"string, got {_type_name(api_version)}")
     if problems:
         raise ManifestError(problems)
+    assert isinstance(kind_name, str) and isinstance(api_version, str), "checked above"
     kind = _served_kind(kind_name, api_version, f"{where}{identity}")
 
     walk = _Walk(strict)
-    cleaned = walk.message(data, kind.message.DESCRIPTOR, "")
+    # The stubs also allow upb's own descriptor class, which is what runs and has the same API.
+    cleaned = walk.message(data, cast(Descriptor, kind.message.DESCRIPTOR), "")
     problems = [f"{where}{identity}: {problem}" for problem in walk.errors]
     if problems:
         raise ManifestError(problems)
@@ -472,7 +479,7 @@ class _Walk:
         if not isinstance(value, dict):
             self._wrong_type(path, value, "an object")
             return {}
-        out = {}
+        out: dict[str, Any] = {}
         for key, item in value.items():
             if not self._count():
                 return out
@@ -491,6 +498,7 @@ class _Walk:
 
     def single(self, value: Any, fd: FieldDescriptor, path: str) -> Any:
         if fd.type == FieldDescriptor.TYPE_MESSAGE:
+            assert fd.message_type is not None, "a message field has a message type"
             full_name = fd.message_type.full_name
             if full_name == "google.protobuf.Timestamp":
                 return self.timestamp(value, path)

@@ -37,7 +37,7 @@ from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
 from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION
-from cluster.cli.process import cli_env
+from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, Informer
 from cluster.launcher.leadership import LeaderChange
 from cluster.launcher.localcluster import LocalCluster, UpConfig
@@ -237,7 +237,12 @@ class _Demo:
         said, self._said = self._said, asyncio.Event()
         said.set()
         print(f"    [up] {stamped(text)}", flush=True)
-        for child in (*self.cluster.replicas.values(), *self.cluster.apiservers.values()):
+        self._note_pids()
+
+    def _note_pids(self) -> None:
+        children: list[SchedulerProcess | ApiServerProcess] = [
+            *self.cluster.replicas.values(), *self.cluster.apiservers.values()]
+        for child in children:
             if child.process is not None:
                 self._pids.add(child.process.pid)
 
@@ -520,7 +525,5 @@ class _Demo:
         if self._client is not None:
             await self._client.close()
             self._client = None
-        for child in (*self.cluster.replicas.values(), *self.cluster.apiservers.values()):
-            if child.process is not None:
-                self._pids.add(child.process.pid)
+        self._note_pids()
         await self.cluster.stop()

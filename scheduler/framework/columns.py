@@ -37,6 +37,14 @@ SIGNATURE_LIMIT = 2**62
 
 class NodeColumns:
     __slots__ = ("_big_rows", "_labels", "_nodes", "positions", *COLUMNS)
+    alloc_cpu: npt.NDArray[np.int64]
+    alloc_memory: npt.NDArray[np.int64]
+    alloc_pods: npt.NDArray[np.int64]
+    non_zero_cpu: npt.NDArray[np.int64]
+    non_zero_memory: npt.NDArray[np.int64]
+    pod_count: npt.NDArray[np.int64]
+    requested_cpu: npt.NDArray[np.int64]
+    requested_memory: npt.NDArray[np.int64]
 
     def __init__(self, nodes: Sequence[NodeInfo] = ()) -> None:
         self.rebuild(nodes)

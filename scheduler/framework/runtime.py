@@ -30,7 +30,7 @@ import logging
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from scheduler.clock import Clock, SystemClock
 from scheduler.framework.columns import subset
@@ -40,13 +40,24 @@ from scheduler.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     ActionType,
+    BindPlugin,
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    FilterPlugin,
+    PermitPlugin,
     Plugin,
     PluginError,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
     PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
     ScoreExtensions,
+    ScorePlugin,
 )
 from scheduler.framework.registry import ALL_PLUGINS, EXTENSION_POINTS, PluginLoadError, PluginSet, Registry
 from scheduler.framework.status import Code, Status
@@ -165,28 +176,31 @@ class Framework:
         for point in EXTENSION_POINTS:
             for plugin in self._points[point]:
                 self._all.setdefault(plugin.name, plugin)
-        # Bound methods with their plugin names, looked up once: Filter and Score run per node.
+        # Bound methods with their plugin names, looked up once: Filter and Score run per node. Each
+        # point's plugins implement its interface: build_framework admits no other (``_implements``).
         points = self._points
-        queue_sort = points["queueSort"]
+        queue_sort = cast("list[QueueSortPlugin]", points["queueSort"])
         self._less = queue_sort[0].less if queue_sort else None
         self._pre_filter = [(p.name, p.pre_filter, _extensions(p, "pre_filter_extensions"))
-                            for p in points["preFilter"]]
-        self._filter = [(p.name, p.filter) for p in points["filter"]]
+                            for p in cast("list[PreFilterPlugin]", points["preFilter"])]
+        self._filter = [(p.name, p.filter) for p in cast("list[FilterPlugin]", points["filter"])]
         #: ``_active_filters`` by the set of plugins skipped: a cycle asks once per node it filters one
         #: at a time (preemption's dry run: five times per candidate node), and there are few such sets.
         self._filters_without: dict[frozenset[str], list[tuple[str, Callable[..., Status | None]]]] = {}
         #: The Filter plugins that also filter many nodes in one call (``filter_nodes``), by name.
-        self._filter_nodes = {p.name: p.filter_nodes for p in points["filter"]
-                              if callable(getattr(p, "filter_nodes", None))}
-        self._post_filter = [(p.name, p.post_filter) for p in points["postFilter"]]
-        self._pre_score = [(p.name, p.pre_score) for p in points["preScore"]]
+        self._filter_nodes = {p.name: filter_nodes for p in points["filter"]
+                              if callable(filter_nodes := getattr(p, "filter_nodes", None))}
+        self._post_filter = [(p.name, p.post_filter)
+                             for p in cast("list[PostFilterPlugin]", points["postFilter"])]
+        self._pre_score = [(p.name, p.pre_score) for p in cast("list[PreScorePlugin]", points["preScore"])]
         self._score = [(p.name, _batch_scorer(p), _extensions(p, "score_extensions"), self._weights[p.name])
-                       for p in points["score"]]
-        self._reserve = [(p.name, p.reserve, p.unreserve) for p in points["reserve"]]
-        self._permit = [(p.name, p.permit) for p in points["permit"]]
-        self._pre_bind = [(p.name, p.pre_bind) for p in points["preBind"]]
-        self._bind = [(p.name, p.bind) for p in points["bind"]]
-        self._post_bind = [(p.name, p.post_bind) for p in points["postBind"]]
+                       for p in cast("list[ScorePlugin]", points["score"])]
+        self._reserve = [(p.name, p.reserve, p.unreserve)
+                         for p in cast("list[ReservePlugin]", points["reserve"])]
+        self._permit = [(p.name, p.permit) for p in cast("list[PermitPlugin]", points["permit"])]
+        self._pre_bind = [(p.name, p.pre_bind) for p in cast("list[PreBindPlugin]", points["preBind"])]
+        self._bind = [(p.name, p.bind) for p in cast("list[BindPlugin]", points["bind"])]
+        self._post_bind = [(p.name, p.post_bind) for p in cast("list[PostBindPlugin]", points["postBind"])]
 
     # ------------------------------------------------------------------------------ introspection
 
@@ -665,13 +679,13 @@ def _extensions(plugin: Plugin, method: str) -> Any:
     return get() if get is not None else None
 
 
-def _batch_scorer(plugin: Plugin) -> Callable[[CycleState, PodInfo, Sequence[NodeInfo]], list[int]]:
+def _batch_scorer(plugin: ScorePlugin) -> Callable[[CycleState, PodInfo, Sequence[NodeInfo]], list[int]]:
     """The plugin's ``score_nodes`` (every node's raw score in one call, a fast path some plugins
     offer), or ``score`` called per node."""
     score_nodes = getattr(plugin, "score_nodes", None)
     if callable(score_nodes):
         return score_nodes  # type: ignore[no-any-return]
-    score = plugin.score  # type: ignore[attr-defined]
+    score = plugin.score
 
     def per_node(state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
         return [score(state, pod, node_info) for node_info in nodes]
