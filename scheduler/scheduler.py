@@ -41,10 +41,9 @@ import logging
 import random
 import socket
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from cluster.api import kinds
-from cluster.api.objects_pb2 import PodDisruptionBudget
 from cluster.client import Client, Fence, Informer
 from cluster.healthserver import HealthServer
 from scheduler.binding import DEFAULT_MAX_BINDINGS, Binder
@@ -118,7 +117,7 @@ class Scheduler:
         def new_handle() -> FrameworkHandle:
             return FrameworkHandle(
                 snapshot=self.snapshot, nominator=plugged, client=client, event_recorder=self.recorder,
-                pod_disruption_budgets=lambda: [cast(PodDisruptionBudget, pdb) for _, pdb in pdbs.items()],
+                pod_disruption_budgets=lambda: [pdb for _, pdb in pdbs.items()],
                 extenders=self.extenders,
                 waiting_pods=waiting_pods, api_dispatcher=self.preemptions, rng=rng)
 
@@ -168,7 +167,7 @@ class Scheduler:
             cache=self.cache,
             snapshot=self.snapshot,
             client=client,
-            pod_lister=pods.get,  # type: ignore[arg-type]
+            pod_lister=pods.get,
             binder=self.binder,
             recorder=self.recorder,
             metrics=self.metrics,

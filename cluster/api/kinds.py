@@ -4,21 +4,24 @@ storage key prefix, its place in the ``Object`` envelope and the names the CLI a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, cast
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from google.protobuf.message import Message
 
 from cluster.api import apiserver_pb2, objects_pb2
 from cluster.api.errors import Invalid
 
+#: The message class of a kind.
+M = TypeVar("M", bound=Message)
+
 
 @dataclass(frozen=True, slots=True)
-class Kind:
+class Kind(Generic[M]):
     name: str
     api_version: str
     plural: str
     namespaced: bool
-    message: type[Message]
+    message: type[M]
     #: The field of ``apiserver_pb2.Object``'s oneof that carries this kind.
     envelope_field: str
     short_names: tuple[str, ...] = ()
@@ -48,17 +51,17 @@ POD_DISRUPTION_BUDGET = Kind(
 LEASE = Kind("Lease", "coordination.k8s.io/v1", "leases", True, objects_pb2.Lease, "lease")
 EVENT = Kind("Event", "v1", "events", True, objects_pb2.Event, "event", ("ev",))
 
-KINDS: tuple[Kind, ...] = (POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, LEASE, EVENT)
+KINDS: tuple[Kind[Any], ...] = (POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, LEASE, EVENT)
 
-_BY_MESSAGE: dict[type[Message], Kind] = {kind.message: kind for kind in KINDS}
-_BY_ENVELOPE_FIELD: dict[str, Kind] = {kind.envelope_field: kind for kind in KINDS}
-_BY_ANY_NAME: dict[str, Kind] = {}
+_BY_MESSAGE: dict[type[Message], Kind[Any]] = {kind.message: kind for kind in KINDS}
+_BY_ENVELOPE_FIELD: dict[str, Kind[Any]] = {kind.envelope_field: kind for kind in KINDS}
+_BY_ANY_NAME: dict[str, Kind[Any]] = {}
 for _kind in KINDS:
     for _alias in (_kind.name, _kind.plural, _kind.name.lower(), *_kind.short_names):
         _BY_ANY_NAME[_alias.lower()] = _kind
 
 
-def kind_by_name(name: str) -> Kind:
+def kind_by_name(name: str) -> Kind[Any]:
     """The kind named ``name`` as a manifest, kubectl or the API would name it: "Pod", "pods", "po"."""
     kind = _BY_ANY_NAME.get(name.lower())
     if kind is None:
@@ -67,7 +70,7 @@ def kind_by_name(name: str) -> Kind:
     return kind
 
 
-def kind_of(obj: Message) -> Kind:
+def kind_of(obj: Message) -> Kind[Any]:
     """The kind of a protobuf object."""
     kind = _BY_MESSAGE.get(type(obj))
     if kind is None:
@@ -103,7 +106,7 @@ def unwrap(envelope: apiserver_pb2.Object) -> Message:
     return obj
 
 
-def envelope_kind(envelope: apiserver_pb2.Object) -> Kind:
+def envelope_kind(envelope: apiserver_pb2.Object) -> Kind[Any]:
     field = envelope.WhichOneof("object")
     if field is None:
         raise Invalid("the request carries no object")

@@ -79,7 +79,7 @@ class Manifest:
     source: str
     #: The 1-based number of the document in its source, as messages print it (empty documents not counted).
     index: int
-    kind: kinds.Kind
+    kind: kinds.Kind[Any]
     obj: Message
     warnings: list[str] = field(default_factory=list)
 
@@ -360,7 +360,7 @@ def _identity(kind_name: Any, data: dict[Any, Any]) -> str:
     return f" ({' '.join(parts)})" if parts else ""
 
 
-def _served_kind(kind_name: str, api_version: str, where: str) -> kinds.Kind:
+def _served_kind(kind_name: str, api_version: str, where: str) -> kinds.Kind[Any]:
     for kind in kinds.KINDS:
         if kind.name == kind_name:
             if kind.api_version != api_version:

@@ -273,7 +273,7 @@ def qualified_kind(obj: Message) -> str:
 # ------------------------------------------------------------------------------------------- meta
 
 
-def _validate_meta(meta: objects_pb2.ObjectMeta, kind: kinds.Kind) -> list[str]:
+def _validate_meta(meta: objects_pb2.ObjectMeta, kind: kinds.Kind[Any]) -> list[str]:
     problems = []
     if meta.name:
         problems += _check("metadata.name", meta.name, is_dns1123_subdomain)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from google.protobuf.message import Message
 
-from cluster.api import objects_pb2
+from cluster.api import kinds, objects_pb2
 from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, Informer
@@ -162,7 +162,7 @@ class _Pods:
         self.nominated: dict[str, str] = {}
         self.deleted: dict[str, float] = {}
         self._changed = asyncio.Event()
-        self._informer = Informer(client, "Pod")
+        self._informer = Informer(client, kinds.POD)
         self._informer.add_handler(on_add=self._seen, on_update=lambda _old, new: self._seen(new),
                                    on_delete=self._gone)
 
