@@ -78,16 +78,24 @@ def kind_of(obj: Message) -> Kind[Any]:
     return kind
 
 
-class _Object(Protocol):
-    """What every served kind has besides being a Message."""
+class ApiObject(Protocol):
+    """What every served kind has besides being a Message: its type meta and metadata."""
+
+    api_version: str
+    kind: str
 
     @property
     def metadata(self) -> objects_pb2.ObjectMeta: ...
 
 
+def as_api_object(obj: Message) -> ApiObject:
+    """An object of a served kind (``kind_of`` refuses any other message) as what every kind has."""
+    return cast(ApiObject, obj)
+
+
 def metadata_of(obj: Message) -> objects_pb2.ObjectMeta:
     """The metadata of an object of a served kind (every one has it)."""
-    return cast(_Object, obj).metadata
+    return as_api_object(obj).metadata
 
 
 def wrap(obj: Message) -> apiserver_pb2.Object:
