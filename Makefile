@@ -34,6 +34,7 @@ etcd:
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/mypy
 
 # Tests that assert wall-clock bounds (failover times) run alone first; the rest two at a time, each test
 # module on one worker (its module-scoped servers stay with it).

@@ -219,11 +219,17 @@ class EventHandlers:
         update = ClusterEvent(resource, ActionType.UPDATE, f"{resource.value}Update")
         delete = ClusterEvent(resource, ActionType.DELETE, f"{resource.value}Delete")
         move = self._queue.move_all_to_active_or_backoff
-        return {
-            "on_add": lambda obj: move(add, None, obj),
-            "on_update": lambda old, new: move(update, old, new),
-            "on_delete": lambda obj: move(delete, obj, None),
-        }
+
+        def on_add(obj: Any) -> None:
+            move(add, None, obj)
+
+        def on_update(old: Any, new: Any) -> None:
+            move(update, old, new)
+
+        def on_delete(obj: Any) -> None:
+            move(delete, obj, None)
+
+        return {"on_add": on_add, "on_update": on_update, "on_delete": on_delete}
 
     @staticmethod
     def _cache_call(method: Callable[..., None], *objs: Any) -> bool:

@@ -22,26 +22,32 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from cluster.api import objects_pb2
 from scheduler.background import TaskOwner
-from scheduler.framework import PodInfo, Status
-
-if TYPE_CHECKING:
-    from scheduler.queue import SchedulingQueue
+from scheduler.framework import BackgroundCalls, PodInfo, Status
 
 log = logging.getLogger(__name__)
 
-#: Evicts the victims of one preemption; calls its argument (``release``) before the last deletion.
-#: Returns None when done, an error Status when an API call failed.
-Evict = Callable[[Callable[[], None]], Awaitable[Status | None]]
+
+class HoldingQueue(Protocol):
+    """What the preemptions need of the scheduling queue (``SchedulingQueue`` or ``PluggedQueue``)."""
+
+    def hold(self, key: str) -> None: ...
+
+    def release(self, key: str) -> None: ...
+
+    def activate(self, key: str) -> bool: ...
+
+    def delete_nominated_pod_if_exists(self, pod: objects_pb2.Pod) -> None: ...
 
 
 class Preemptions:
-    """Runs preemptions' API calls in the background, holding each preemptor in the queue meanwhile."""
+    """The handle's ``APIDispatcher``: runs preemptions' API calls in the background, holding each
+    preemptor in the queue meanwhile."""
 
-    def __init__(self, queue: SchedulingQueue) -> None:
+    def __init__(self, queue: HoldingQueue) -> None:
         self._queue = queue
         self._tasks = TaskOwner("preemptions")
         self._in_flight = 0
@@ -61,7 +67,7 @@ class Preemptions:
         """Return once no preemption is in flight."""
         await self._idle.wait()
 
-    def start(self, preemptor: PodInfo, node_name: str, evict: Evict) -> None:
+    def start(self, preemptor: PodInfo, node_name: str, evict: BackgroundCalls) -> None:
         """Hold ``preemptor`` and run ``evict`` in the background."""
         if not self._tasks.running:
             raise RuntimeError("the preemptions are not running")
@@ -75,7 +81,7 @@ class Preemptions:
             self._finished(preemptor)
             raise
 
-    async def _preempt(self, preemptor: PodInfo, node_name: str, evict: Evict) -> None:
+    async def _preempt(self, preemptor: PodInfo, node_name: str, evict: BackgroundCalls) -> None:
         key = preemptor.key
         try:
             try:

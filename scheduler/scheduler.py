@@ -9,8 +9,9 @@ What it is made of:
 * one ``SchedulingQueue`` for every profile (sorted by the first profile's QueueSort; the config
   requires every profile to use the same one);
 * one ``Framework`` per profile (``profiles[].schedulerName``), built from the plugin registry (the
-  in-tree plugins plus the user's), with a handle giving plugins the snapshot, the nominator (the
-  queue) and the API client;
+  in-tree plugins plus the user's), each with its own ``FrameworkHandle`` giving its plugins the
+  snapshot, the nominator (the queue), the API client, the recorder, the PDBs, the extenders, the pods
+  waiting at Permit, the preemptions and its own profile's plugins to run;
 * the ``SchedulingLoop`` (schedule_one.py), the ``Binder`` (binding.py), the ``Preemptions`` whose API
   calls run in the background (preemptions.py), the ``EventRecorder`` (events.py) and the metrics
   (metrics.py);
@@ -53,13 +54,15 @@ from scheduler.eventhandlers import EventHandlers
 from scheduler.events import EventRecorder
 from scheduler.extender.build import build_extenders, ignoring_managed_resources
 from scheduler.extender.interface import Extender
-from scheduler.framework import ClusterEventWithHint, PodInfo
+from scheduler.framework import ClusterEventWithHint, WaitingPods
+from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.registry import Registry
-from scheduler.framework.runtime import Framework, FrameworkError, FrameworkHandle, build_framework
+from scheduler.framework.runtime import Framework, FrameworkError, build_framework
 from scheduler.leaderelection import LeaderElector, LeaseLost
 from scheduler.metrics import SchedulerMetrics
 from scheduler.preemptions import Preemptions
 from scheduler.queue import QueueClosed, SchedulingQueue
+from scheduler.queue.plugged import PluggedQueue
 from scheduler.schedule_one import SchedulingLoop
 
 log = logging.getLogger(__name__)
@@ -74,23 +77,6 @@ class SchedulerConfigError(Exception):
 
 class RootTaskEnded(Exception):
     """A root task that should run forever returned."""
-
-
-class _QueueNominator:
-    """The scheduling queue as the frameworks' nominator. The frameworks are built first (the queue is
-    sorted by their QueueSort and requeues by their plugins' events), so the queue is plugged in after."""
-
-    def __init__(self) -> None:
-        self.queue: SchedulingQueue | None = None
-
-    def plug(self, queue: SchedulingQueue) -> None:
-        self.queue = queue
-        # Filter asks once per node per cycle: hand out the queue's own method, one call less each time.
-        self.nominated_pods_for_node = queue.nominated_pods_for_node  # type: ignore[method-assign]
-
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        assert self.queue is not None, "the scheduling queue is plugged in before the first cycle"
-        return self.queue.nominated_pods_for_node(node_name)
 
 
 class Scheduler:
@@ -118,12 +104,28 @@ class Scheduler:
         self.cache = Cache(clock=self.clock)
         self.snapshot = Snapshot()
 
-        nominator = _QueueNominator()
-        handle = FrameworkHandle(nominator=nominator, client=client, snapshot=self.snapshot)
+        # One handle per profile (each runs its own profile's plugins), sharing the rest: the queue as
+        # nominator, the PDB informer, the recorder, the extenders, the pods waiting at Permit, the
+        # preemptions (a preemption's API calls run in the background, as kube-scheduler's async
+        # preemption does) and the seeded random source (so that a seeded run preempts alike).
+        plugged = PluggedQueue()
+        self.preemptions = Preemptions(plugged)
+        rng = random.Random(rng_seed)
+        pdbs = Informer(client, kinds.POD_DISRUPTION_BUDGET)
+        waiting_pods = WaitingPods()
+
+        def new_handle() -> FrameworkHandle:
+            return FrameworkHandle(
+                snapshot=self.snapshot, nominator=plugged, client=client, event_recorder=self.recorder,
+                pod_disruption_budgets=lambda: [pdb for _, pdb in pdbs.items()],
+                extenders=self.extenders,
+                waiting_pods=waiting_pods, api_dispatcher=self.preemptions, rng=rng)
+
         try:
             self.profiles: dict[str, Framework] = {
                 profile.scheduler_name: build_framework(
-                    ignoring_managed_resources(profile, config.extenders), registry, handle, clock=self.clock)
+                    ignoring_managed_resources(profile, config.extenders), registry, new_handle(),
+                    clock=self.clock)
                 for profile in config.profiles
             }
         except FrameworkError as err:
@@ -137,13 +139,13 @@ class Scheduler:
             pod_max_in_unschedulable_s=config.pod_max_in_unschedulable_pods_seconds,
             events_to_register=_merged_events(self.profiles.values()),
         )
-        nominator.plug(self.queue)
+        plugged.plug(self.queue)
 
         self.informers: dict[str, Informer] = {
             "pods": Informer(client, kinds.POD, field_selector=NON_TERMINAL_PODS),
             "nodes": Informer(client, kinds.NODE),
             "priorityclasses": Informer(client, kinds.PRIORITY_CLASS),
-            "poddisruptionbudgets": Informer(client, kinds.POD_DISRUPTION_BUDGET),
+            "poddisruptionbudgets": pdbs,
         }
         handlers = EventHandlers(self.cache, self.queue, self.profiles.keys())
         self.informers["pods"].add_handler(**handlers.pod_handlers())
@@ -159,14 +161,13 @@ class Scheduler:
             clock=self.clock, on_failure=lambda *failure: self.loop.handle_failure(*failure),
             max_in_flight=max_bindings, extenders=self.extenders,
         )
-        rng = random.Random(rng_seed)
         self.loop = SchedulingLoop(
             profiles=self.profiles,
             queue=self.queue,
             cache=self.cache,
             snapshot=self.snapshot,
             client=client,
-            pod_lister=pods.get,  # type: ignore[arg-type]
+            pod_lister=pods.get,
             binder=self.binder,
             recorder=self.recorder,
             metrics=self.metrics,
@@ -177,19 +178,6 @@ class Scheduler:
             },
             extenders=self.extenders,
         )
-        # What DefaultPreemption (PostFilter) reads from the shared handle when it runs: the profile that
-        # scheduled the pod (its dry run filters with that profile's plugins), the PDBs it must respect,
-        # where its Preempted events go, the seeded RNG (so that a seeded run preempts alike) and the
-        # extenders that may narrow its candidates.
-        pdbs = self.informers["poddisruptionbudgets"]
-        handle.frameworks = self.profiles  # type: ignore[attr-defined]
-        handle.pod_disruption_budgets = lambda: [pdb for _, pdb in pdbs.items()]  # type: ignore[attr-defined]
-        handle.event_recorder = self.recorder  # type: ignore[attr-defined]
-        handle.rng = rng  # type: ignore[attr-defined]
-        handle.extenders = self.extenders  # type: ignore[attr-defined]
-        # Victims are deleted in the background, as kube-scheduler's async preemption does.
-        self.preemptions = Preemptions(self.queue)
-        handle.preemptions = self.preemptions  # type: ignore[attr-defined]
         self.metrics.watch_state(
             pending_pods=self.queue.pending_counts,
             bindings_in_flight=lambda: self.binder.in_flight,

@@ -31,7 +31,7 @@ import asyncio
 import enum
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,5 +197,5 @@ async def get_many(store: Store, keys: Sequence[str]) -> list[KeyValue | None]:
     Only a class that defines ``get_many`` itself counts: a wrapper that forwards unknown attributes to
     the store it wraps and overrides ``get`` must see its ``get`` called, not bypassed."""
     if callable(getattr(type(store), "get_many", None)):
-        return await store.get_many(keys)  # type: ignore[attr-defined]
+        return await cast(BatchReader, store).get_many(keys)
     return list(await asyncio.gather(*(store.get(key) for key in keys)))

@@ -24,6 +24,7 @@ Three things etcd does not give directly:
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import ipaddress
 import logging
@@ -31,7 +32,7 @@ import random
 import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import grpc
 import grpc.aio
@@ -95,7 +96,7 @@ _FUTURE = "is a future revision"
 _TRANSIENT_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 T = TypeVar("T")
-_WatchCall = grpc.aio.StreamStreamCall  # of WatchRequest -> WatchResponse
+_WatchCall: TypeAlias = "grpc.aio.StreamStreamCall[WatchRequest, WatchResponse]"
 
 
 @dataclass(frozen=True)
@@ -436,7 +437,7 @@ class EtcdStore:
             try:
                 while True:
                     try:
-                        response = await call.read()
+                        response = await _next_response(call)
                     except asyncio.CancelledError:
                         if self._closed_under_us():
                             return
@@ -451,7 +452,7 @@ class EtcdStore:
                             next_revision,
                         )
                         break
-                    if response is grpc.aio.EOF:
+                    if response is None:
                         break
                     if response.canceled:
                         canceled = self._watch_canceled(response, next_revision, prefix)
@@ -514,13 +515,13 @@ class EtcdStore:
 
     def _preconditions(
         self, wire: bytes, expected_revision: int | None, guards: Sequence[Guard]
-    ) -> list[Compare]:
+    ) -> builtins.list[Compare]:
         compares = [_compare(wire, Compare.CREATE, Compare.GREATER, create_revision=0)]  # the key exists
         if expected_revision is not None:
             compares.append(_compare(wire, Compare.MOD, mod_revision=expected_revision))
         return compares + self._guard_compares(guards)
 
-    def _guard_compares(self, guards: Sequence[Guard]) -> list[Compare]:
+    def _guard_compares(self, guards: Sequence[Guard]) -> builtins.list[Compare]:
         compares = []
         for guard in guards:
             if guard.mod_revision == 0:
@@ -529,7 +530,7 @@ class EtcdStore:
                 compares.append(_compare(self._wire(guard.key), Compare.MOD, mod_revision=guard.mod_revision))
         return compares
 
-    def _failure_reads(self, wire: bytes, guards: Sequence[Guard]) -> list[RequestOp]:
+    def _failure_reads(self, wire: bytes, guards: Sequence[Guard]) -> builtins.list[RequestOp]:
         return [_range_op(wire), *(_range_op(self._wire(guard.key), keys_only=True) for guard in guards)]
 
     def _first(self, response: TxnResponse, index: int) -> KeyValue | None:
@@ -545,7 +546,11 @@ class EtcdStore:
         return WriteResult(False, int(response.header.revision), self._first(response, 0), tuple(failed))
 
     async def _txn(
-        self, *, compare: list[Compare], success: list[RequestOp], failure: list[RequestOp]
+        self,
+        *,
+        compare: builtins.list[Compare],
+        success: builtins.list[RequestOp],
+        failure: builtins.list[RequestOp],
     ) -> TxnResponse:
         request = TxnRequest(compare=compare, success=success, failure=failure)
         return await self._unary(self._kv.Txn, request, idempotent=False)
@@ -680,8 +685,8 @@ class EtcdStore:
                         key=start, range_end=range_end, start_revision=revision, prev_kv=True
                     )
                     await call.write(WatchRequest(create_request=create))
-                    created = await call.read()
-                    if created is grpc.aio.EOF:
+                    created = await _next_response(call)
+                    if created is None:
                         raise grpc.aio.AioRpcError(
                             grpc.StatusCode.UNAVAILABLE,
                             grpc.aio.Metadata(),
@@ -749,3 +754,9 @@ class _Watch:
             if call is not None:
                 call.cancel()
         await self._events.aclose()
+
+
+async def _next_response(call: _WatchCall) -> WatchResponse | None:
+    """The next response of a watch stream; None once the stream has ended (``grpc.aio.EOF``)."""
+    response = await call.read()
+    return None if response is grpc.aio.EOF else response

@@ -59,6 +59,7 @@ def _field(field: FieldDescriptor, value: Any) -> Any:
 
 def _single(field: FieldDescriptor, value: Any) -> Any:
     if field.type == FieldDescriptor.TYPE_MESSAGE:
+        assert field.message_type is not None, "a message field has a message type"
         full_name = field.message_type.full_name
         if full_name == _TIMESTAMP:
             return value.ToJsonString()
@@ -66,6 +67,7 @@ def _single(field: FieldDescriptor, value: Any) -> Any:
             return _integral_numbers(json_format.MessageToDict(value))
         return _message(value)
     if field.type == FieldDescriptor.TYPE_ENUM:
+        assert field.enum_type is not None, "an enum field has an enum type"
         enum_value = field.enum_type.values_by_number.get(value)
         return enum_value.name if enum_value is not None else value
     if field.type == FieldDescriptor.TYPE_BYTES:

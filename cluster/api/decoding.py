@@ -168,7 +168,12 @@ def _json_mapping(pairs: list[tuple[str, Any]]) -> YamlMapping:
     data = YamlMapping(pairs)
     if len(data) < len(pairs):
         seen: set[str] = set()
-        data.duplicates = {key: None for key, _ in pairs if key in seen or seen.add(key)}
+        duplicates: dict[Any, Position | None] = {}
+        for key, _ in pairs:
+            if key in seen:
+                duplicates[key] = None
+            seen.add(key)
+        data.duplicates = duplicates
     return data
 
 
@@ -332,9 +337,20 @@ def decode(schema: type[Any], data: Any, path: str, findings: Findings) -> Any:
     return schema(**values)
 
 
-@functools.cache
-def _schema(schema: type[Any]) -> tuple[dict[str, Any], dict[str, dataclasses.Field[Any]], bool]:
+_Schema = tuple[dict[str, Any], dict[str, dataclasses.Field[Any]], bool]
+#: ``_schema``'s answers: a schema's annotations are resolved once, not on every object decoded.
+_SCHEMAS: dict[type[Any], _Schema] = {}
+
+
+def _schema(schema: type[Any]) -> _Schema:
     """A schema's resolved annotations, its fields by wire name, and whether it keeps its field path."""
+    known = _SCHEMAS.get(schema)
+    if known is None:
+        known = _SCHEMAS[schema] = _resolve_schema(schema)
+    return known
+
+
+def _resolve_schema(schema: type[Any]) -> _Schema:
     fields = dataclasses.fields(schema)
     by_wire = {field.metadata.get(WIRE, _camel(field.name)): field
                for field in fields if field.name != FIELD_PATH}
@@ -362,7 +378,7 @@ def _value(annotation: Any, value: Any, path: str, findings: Findings) -> Any:
             findings.error(_wrong_kind(path, value, "a mapping"))
             return None
         return value
-    if dataclasses.is_dataclass(annotation) and annotation not in _SCALARS:
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation) and annotation not in _SCALARS:
         return decode(annotation, value, path, findings)
     if annotation is bytes:
         if not isinstance(value, str):

@@ -120,9 +120,10 @@ _BY_CODE: dict[grpc.StatusCode, type[ApiError]] = {
 # PermissionDenied shares admission's reason "Forbidden"; its own code finds it through _BY_CODE.
 # TooManyRequests only by its reason: gRPC itself says RESOURCE_EXHAUSTED of a message too large;
 # Timeout too: gRPC says DEADLINE_EXCEEDED when the client's own deadline passes.
+_WITH_REASONS: tuple[type[ApiError], ...] = (*_BY_CODE.values(), Fenced, TooManyRequests, Timeout)
 _BY_REASON: dict[str, type[ApiError]] = {
     cls.reason: cls
-    for cls in (*_BY_CODE.values(), Fenced, TooManyRequests, Timeout)
+    for cls in _WITH_REASONS
     if cls is not PermissionDenied
 }
 

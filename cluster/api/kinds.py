@@ -4,20 +4,24 @@ storage key prefix, its place in the ``Object`` envelope and the names the CLI a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from google.protobuf.message import Message
 
 from cluster.api import apiserver_pb2, objects_pb2
 from cluster.api.errors import Invalid
 
+#: The message class of a kind.
+M = TypeVar("M", bound=Message)
+
 
 @dataclass(frozen=True, slots=True)
-class Kind:
+class Kind(Generic[M]):
     name: str
     api_version: str
     plural: str
     namespaced: bool
-    message: type[Message]
+    message: type[M]
     #: The field of ``apiserver_pb2.Object``'s oneof that carries this kind.
     envelope_field: str
     short_names: tuple[str, ...] = ()
@@ -50,17 +54,19 @@ RESOURCE_QUOTA = Kind(
 LEASE = Kind("Lease", "coordination.k8s.io/v1", "leases", True, objects_pb2.Lease, "lease")
 EVENT = Kind("Event", "v1", "events", True, objects_pb2.Event, "event", ("ev",))
 
-KINDS: tuple[Kind, ...] = (POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, RESOURCE_QUOTA, LEASE, EVENT)
+KINDS: tuple[Kind[Any], ...] = (
+    POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, RESOURCE_QUOTA, LEASE, EVENT
+)
 
-_BY_MESSAGE: dict[type[Message], Kind] = {kind.message: kind for kind in KINDS}
-_BY_ENVELOPE_FIELD: dict[str, Kind] = {kind.envelope_field: kind for kind in KINDS}
-_BY_ANY_NAME: dict[str, Kind] = {}
+_BY_MESSAGE: dict[type[Message], Kind[Any]] = {kind.message: kind for kind in KINDS}
+_BY_ENVELOPE_FIELD: dict[str, Kind[Any]] = {kind.envelope_field: kind for kind in KINDS}
+_BY_ANY_NAME: dict[str, Kind[Any]] = {}
 for _kind in KINDS:
     for _alias in (_kind.name, _kind.plural, _kind.name.lower(), *_kind.short_names):
         _BY_ANY_NAME[_alias.lower()] = _kind
 
 
-def kind_by_name(name: str) -> Kind:
+def kind_by_name(name: str) -> Kind[Any]:
     """The kind named ``name`` as a manifest, kubectl or the API would name it: "Pod", "pods", "po"."""
     kind = _BY_ANY_NAME.get(name.lower())
     if kind is None:
@@ -69,12 +75,32 @@ def kind_by_name(name: str) -> Kind:
     return kind
 
 
-def kind_of(obj: Message) -> Kind:
+def kind_of(obj: Message) -> Kind[Any]:
     """The kind of a protobuf object."""
     kind = _BY_MESSAGE.get(type(obj))
     if kind is None:
         raise Invalid(f"{type(obj).__name__} is not a kind the API serves")
     return kind
+
+
+class ApiObject(Protocol):
+    """What every served kind has besides being a Message: its type meta and metadata."""
+
+    api_version: str
+    kind: str
+
+    @property
+    def metadata(self) -> objects_pb2.ObjectMeta: ...
+
+
+def as_api_object(obj: Message) -> ApiObject:
+    """An object of a served kind (``kind_of`` refuses any other message) as what every kind has."""
+    return cast(ApiObject, obj)
+
+
+def metadata_of(obj: Message) -> objects_pb2.ObjectMeta:
+    """The metadata of an object of a served kind (every one has it)."""
+    return as_api_object(obj).metadata
 
 
 def wrap(obj: Message) -> apiserver_pb2.Object:
@@ -89,10 +115,11 @@ def unwrap(envelope: apiserver_pb2.Object) -> Message:
     field = envelope.WhichOneof("object")
     if field is None:
         raise Invalid("the request carries no object")
-    return getattr(envelope, field)
+    obj: Message = getattr(envelope, field)
+    return obj
 
 
-def envelope_kind(envelope: apiserver_pb2.Object) -> Kind:
+def envelope_kind(envelope: apiserver_pb2.Object) -> Kind[Any]:
     field = envelope.WhichOneof("object")
     if field is None:
         raise Invalid("the request carries no object")

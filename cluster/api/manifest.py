@@ -24,7 +24,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -88,7 +88,7 @@ class Manifest:
     source: str
     #: The 1-based number of the document in its source, as messages print it (empty documents not counted).
     index: int
-    kind: kinds.Kind
+    kind: kinds.Kind[Any]
     obj: Message
     warnings: list[str] = field(default_factory=list)
 
@@ -242,10 +242,12 @@ def parse_document(
                         f"string, got {json_type_name(api_version)}")
     if problems:
         raise ManifestError(problems)
+    assert isinstance(kind_name, str) and isinstance(api_version, str), "checked above"
     kind = _served_kind(kind_name, api_version, f"{where}{identity}")
 
     walk = _Walk(strict)
-    cleaned = walk.message(data, kind.message.DESCRIPTOR, "")
+    # The stubs also allow upb's own descriptor class, which is what runs and has the same API.
+    cleaned = walk.message(data, cast(Descriptor, kind.message.DESCRIPTOR), "")
     problems = [f"{where}{identity}: {problem}" for problem in walk.errors]
     if problems:
         raise ManifestError(problems)
@@ -265,7 +267,7 @@ def _identity(kind_name: Any, data: dict[Any, Any]) -> str:
     return f" ({' '.join(parts)})" if parts else ""
 
 
-def _served_kind(kind_name: str, api_version: str, where: str) -> kinds.Kind:
+def _served_kind(kind_name: str, api_version: str, where: str) -> kinds.Kind[Any]:
     for kind in kinds.KINDS:
         if kind.name == kind_name:
             if kind.api_version != api_version:
@@ -363,7 +365,7 @@ class _Walk:
         if not isinstance(value, dict):
             self._wrong_type(path, value, "an object")
             return {}
-        out = {}
+        out: dict[str, Any] = {}
         for key, item in value.items():
             if not self._count():
                 return out
@@ -382,6 +384,7 @@ class _Walk:
 
     def single(self, value: Any, fd: FieldDescriptor, path: str) -> Any:
         if fd.type == FieldDescriptor.TYPE_MESSAGE:
+            assert fd.message_type is not None, "a message field has a message type"
             full_name = fd.message_type.full_name
             if full_name == "google.protobuf.Timestamp":
                 return self.timestamp(value, path)

@@ -352,7 +352,7 @@ class FieldSelector:
         self._field_names = tuple(dict.fromkeys(term.field for term in self._terms))
 
     @classmethod
-    def parse(cls, text: str, kind: kinds.Kind | None = None) -> FieldSelector:
+    def parse(cls, text: str, kind: kinds.Kind[Any] | None = None) -> FieldSelector:
         """Parse ``text``; with ``kind``, also check every field is one that kind supports. Raises
         ``errors.Invalid`` naming the selector and the bad term or field."""
         terms = []
@@ -373,7 +373,7 @@ class FieldSelector:
             selector.check_supported(kind)
         return selector
 
-    def check_supported(self, kind: kinds.Kind) -> None:
+    def check_supported(self, kind: kinds.Kind[Any]) -> None:
         """Raise ``errors.Invalid("field label not supported: <field>")`` for a field ``kind`` lacks."""
         supported = supported_fields(kind)
         for term in self._terms:
@@ -513,12 +513,12 @@ _FIELDS: dict[str, dict[str, _FieldGetter]] = {
 _DEFAULT_FIELDS = _meta_fields()
 
 
-def supported_fields(kind: kinds.Kind) -> frozenset[str]:
+def supported_fields(kind: kinds.Kind[Any]) -> frozenset[str]:
     """The field selector labels ``kind`` supports."""
     return frozenset(_FIELDS.get(kind.name, _DEFAULT_FIELDS))
 
 
-def object_fields(kind: kinds.Kind, obj: Any, names: Collection[str] | None = None) -> dict[str, str]:
+def object_fields(kind: kinds.Kind[Any], obj: Any, names: Collection[str] | None = None) -> dict[str, str]:
     """The selectable fields of ``obj`` (of ``kind``) and their values, for ``FieldSelector.matches``; only
     those of ``names`` when given (a selector's ``field_names``: a watch matches every event)."""
     getters = _FIELDS.get(kind.name, _DEFAULT_FIELDS)

@@ -222,7 +222,7 @@ _POD_UPDATE_FORBIDDEN = (
 def validate_object(obj: Message) -> list[str]:
     """Every field error of ``obj`` (an object of a served kind), in Kubernetes' words; empty when valid."""
     kind = kinds.kind_of(obj)
-    problems = _validate_meta(obj.metadata, kind)
+    problems = _validate_meta(kinds.metadata_of(obj), kind)
     problems += _KIND_VALIDATORS[kind.name](obj)
     return problems
 
@@ -237,7 +237,8 @@ def validate_update(old: Message, new: Message) -> list[str]:
         ("namespace", "metadata.namespace"),
         ("uid", "metadata.uid"),
     ):
-        before, after = getattr(old.metadata, field_name), getattr(new.metadata, field_name)
+        before = getattr(kinds.metadata_of(old), field_name)
+        after = getattr(kinds.metadata_of(new), field_name)
         # An update that leaves uid out means "the same object", as kubectl apply sends it.
         if before != after and not (field_name == "uid" and not after):
             problems.append(invalid(path, after, _IMMUTABLE))
@@ -267,7 +268,7 @@ def ensure_valid(obj: Message, problems: Sequence[str] | None = None) -> None:
     if not unique:
         return
     detail = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
-    raise errors.Invalid(f'{qualified_kind(obj)} "{obj.metadata.name}" is invalid: {detail}')
+    raise errors.Invalid(f'{qualified_kind(obj)} "{kinds.metadata_of(obj).name}" is invalid: {detail}')
 
 
 def qualified_kind(obj: Message) -> str:
@@ -280,7 +281,7 @@ def qualified_kind(obj: Message) -> str:
 # ------------------------------------------------------------------------------------------- meta
 
 
-def _validate_meta(meta: objects_pb2.ObjectMeta, kind: kinds.Kind) -> list[str]:
+def _validate_meta(meta: objects_pb2.ObjectMeta, kind: kinds.Kind[Any]) -> list[str]:
     problems = []
     if meta.name:
         problems += _check("metadata.name", meta.name, is_dns1123_subdomain)

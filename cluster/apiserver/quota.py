@@ -181,4 +181,4 @@ async def _set_status(registry: Registry, quota: objects_pb2.ResourceQuota, coun
 
 async def _count_pods(registry: Registry, quota: objects_pb2.ResourceQuota) -> int:
     page = await list_objects(registry, _PODS, quota.metadata.namespace)
-    return sum(1 for pod in page.items if counts_pod(quota, pod))  # type: ignore[arg-type]
+    return sum(1 for pod in page.items if isinstance(pod, objects_pb2.Pod) and counts_pod(quota, pod))

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
-from cluster.api.kinds import Kind
+from cluster.api.kinds import Kind, metadata_of
 from cluster.api.selectors import FieldSelector, LabelSelector, object_fields
 
 
@@ -26,7 +26,7 @@ class Selection:
         return self.labels.empty and self.fields.empty
 
     def matches(self, obj: Message) -> bool:
-        if not self.labels.matches(obj.metadata.labels):
+        if not self.labels.matches(metadata_of(obj).labels):
             return False
         fields = self.fields
         return fields.empty or fields.matches(object_fields(self.kind, obj, fields.field_names))

@@ -259,8 +259,8 @@ class ApiServer:
         self._server = server
         self._background = asyncio.create_task(self._run_background(), name="apiserver-background")
         self._background.add_done_callback(self._background_ended)
-        for service in ("", SERVICE_NAME):
-            await self._health.set(service, health_pb2.HealthCheckResponse.SERVING)
+        for name in ("", SERVICE_NAME):
+            await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
         log.info("serving on %s", self.address)
         return self.port
 

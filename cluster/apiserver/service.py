@@ -278,7 +278,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         return Selection.parse(kind, request.label_selector, request.field_selector), namespace
 
 
-class GuardedReflection(reflection.aio.ReflectionServicer):  # type: ignore[misc]
+class GuardedReflection(reflection.aio.ReflectionServicer):
     """Server reflection (grpcurl) for authenticated callers only, when authentication is on: the API's
     shape is no secret, but an open door to anyone is not what a secured server should show."""
 
@@ -286,7 +286,9 @@ class GuardedReflection(reflection.aio.ReflectionServicer):  # type: ignore[misc
         super().__init__(service_names)
         self._access = access
 
-    async def ServerReflectionInfo(
+    # The stubs of grpcio-reflection declare this method a coroutine returning an iterable; it is an
+    # async generator, as here.
+    async def ServerReflectionInfo(  # type: ignore[override]
         self,
         request_iterator: AsyncIterable[reflection_pb2.ServerReflectionRequest],
         context: grpc.aio.ServicerContext,
@@ -295,5 +297,6 @@ class GuardedReflection(reflection.aio.ReflectionServicer):  # type: ignore[misc
             self._access.authenticate(context)
         except errors.Unauthorized as exc:
             await _abort(context, exc)
-        async for response in super().ServerReflectionInfo(request_iterator, context):
+        async for response in super().ServerReflectionInfo(  # type: ignore[attr-defined]
+                request_iterator, context):
             yield response

@@ -22,7 +22,7 @@ from typing import TypeVar
 from google.protobuf.message import Message
 
 from cluster.api import apiserver_pb2, errors, kinds
-from cluster.api.kinds import Kind
+from cluster.api.kinds import Kind, metadata_of
 from cluster.apiserver import messages
 from cluster.apiserver.listing import list_objects
 from cluster.apiserver.registry import Registry
@@ -71,18 +71,19 @@ def convert_event(selection: Selection, event: WatchEvent) -> apiserver_pb2.Watc
 def _decode(kind: Kind, key: str, value: bytes, revision: int) -> apiserver_pb2.WatchEvent:
     """An API event (its type not yet set) holding the stored object: decoded in place, not copied in."""
     event = apiserver_pb2.WatchEvent()
-    obj = Registry.decode_into(_object_of(event, kind), kind, value, revision)
-    if not obj.metadata.name:
+    meta = metadata_of(Registry.decode_into(_object_of(event, kind), kind, value, revision))
+    if not meta.name:
         # A deletion whose previous value etcd no longer had: the key still says what was deleted.
         parts = key.rsplit("/", 2)
-        obj.metadata.name = parts[-1]
+        meta.name = parts[-1]
         if kind.namespaced:
-            obj.metadata.namespace = parts[-2]
+            meta.namespace = parts[-2]
     return event
 
 
 def _object_of(event: apiserver_pb2.WatchEvent, kind: Kind) -> Message:
-    return getattr(event.object, kind.envelope_field)  # type: ignore[no-any-return]
+    obj: Message = getattr(event.object, kind.envelope_field)
+    return obj
 
 
 def _typed(event: apiserver_pb2.WatchEvent, type_: apiserver_pb2.WatchEvent.Type) -> apiserver_pb2.WatchEvent:

@@ -111,13 +111,13 @@ def _over_allocatable(p: Placements) -> Iterable[str]:
         yield f"{len(by_node[name])} pods bound to {name}, which is no node"
 
 
-def _selected(labels: dict[str, str] | object, match_labels: dict[str, str] | object) -> bool:
-    return all(labels.get(k) == v for k, v in match_labels.items())  # type: ignore[attr-defined]
+def _selected(labels: Mapping[str, str], match_labels: Mapping[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in match_labels.items())
 
 
-def _term_matches(labels: dict[str, str] | object, term: objects_pb2.NodeSelectorTerm) -> bool:
+def _term_matches(labels: Mapping[str, str], term: objects_pb2.NodeSelectorTerm) -> bool:
     for requirement in term.match_expressions:
-        value = labels.get(requirement.key)  # type: ignore[attr-defined]
+        value = labels.get(requirement.key)
         operator = requirement.operator
         if operator == "In" and value not in requirement.values:
             return False

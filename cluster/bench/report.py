@@ -40,7 +40,7 @@ def check_writable(path: str) -> None:
         pass
 
 
-def _write_atomically(path: str, write: Callable[[str], None], suffix: str) -> None:
+def _write_atomically(path: str, write: Callable[[str], object], suffix: str) -> None:
     directory = Path(path).resolve().parent
     fd, scratch = tempfile.mkstemp(dir=directory, prefix=".podsched-bench-", suffix=suffix)
     os.close(fd)

@@ -314,10 +314,12 @@ async def _serve(args: argparse.Namespace, data_dir: str) -> int:
         if not endpoints:
             return _fail("--etcd needs at least one host:port")
         description = "etcd " + ",".join(endpoints) + (" (TLS)" if etcd_tls is not None else "")
-        tls = {} if etcd_tls is None else {
-            "ca_cert": etcd_tls.ca_cert, "cert_chain": etcd_tls.cert_chain, "cert_key": etcd_tls.cert_key,
-        }
-        opening = open_store(etcd_endpoints=endpoints, **tls)
+        opening = open_store(
+            etcd_endpoints=endpoints,
+            ca_cert=etcd_tls.ca_cert if etcd_tls is not None else None,
+            cert_chain=etcd_tls.cert_chain if etcd_tls is not None else None,
+            cert_key=etcd_tls.cert_key if etcd_tls is not None else None,
+        )
     else:
         description = f"sqlite {data_dir}"
         opening = open_store(data_dir=data_dir)

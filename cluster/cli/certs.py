@@ -86,6 +86,10 @@ class User:
         return ROLE_GROUPS[self.role]
 
 
+#: One user per role, named after it.
+DEFAULT_BUNDLE_USERS = tuple(User(role, role) for role in DEFAULT_USERS)
+
+
 @dataclass(frozen=True, slots=True)
 class Bundle:
     """Where `write_bundle` put each file a cluster's processes need (absolute paths)."""
@@ -136,7 +140,9 @@ class Bundle:
 
     def user_credentials(self, user: str) -> ClientCredentials:
         """``user``'s client certificate (mutual TLS) against the cluster CA, as a client presents it."""
-        return ClientCredentials(**self._user_files(user))
+        files = self._user_files(user)
+        return ClientCredentials(ca_file=files["ca_file"], client_cert_file=files["client_cert_file"],
+                                 client_key_file=files["client_key_file"])
 
     def _user_files(self, user: str) -> dict[str, str]:
         """``user``'s TLS files by ClientCredentials setting: what its flags and variables name."""
@@ -198,7 +204,7 @@ def write_bundle(
     *,
     hosts: Sequence[str] = (),
     days: int = DEFAULT_DAYS,
-    users: Sequence[User] = tuple(User(role, role) for role in DEFAULT_USERS),
+    users: Sequence[User] = DEFAULT_BUNDLE_USERS,
     force: bool = False,
 ) -> tuple[Bundle, list[str]]:
     """Issue every certificate, key and token into ``directory``; the bundle and a line per file pair

@@ -77,7 +77,7 @@ async def _delete(args: argparse.Namespace) -> int:
                 code = EXIT_ERROR
                 continue
             print(f'{resource_name(kind)} "{name}" deleted', flush=True)
-            if args.wait and timeutil.is_set(obj.metadata.deletion_timestamp):
+            if args.wait and timeutil.is_set(kinds.metadata_of(obj).deletion_timestamp):
                 if not await _wait_gone(client, kind, obj):
                     print_error(
                         f'error: timed out waiting for {resource_name(kind)} "{name}" to be deleted; '
@@ -90,9 +90,9 @@ async def _delete(args: argparse.Namespace) -> int:
 async def _wait_gone(client: Client, kind: kinds.Kind, obj: Message) -> bool:
     """Follow the object from the version the delete returned until a DELETED event; False when it
     outlives its grace period by more than WAIT_SLACK_S."""
-    grace = obj.metadata.deletion_grace_period_seconds if obj.metadata.HasField(
+    meta = kinds.metadata_of(obj)
+    grace = meta.deletion_grace_period_seconds if meta.HasField(
         "deletion_grace_period_seconds") else DEFAULT_GRACE_S
-    meta = obj.metadata
     try:
         async with asyncio.timeout(grace + WAIT_SLACK_S):
             resource_version = meta.resource_version
@@ -104,13 +104,13 @@ async def _wait_gone(client: Client, kind: kinds.Kind, obj: Message) -> bool:
                     ):
                         if event.type == "DELETED":
                             return True
-                        resource_version = event.object.metadata.resource_version
+                        resource_version = kinds.metadata_of(event.object).resource_version
                 except errors.Expired:
                     # History we wanted was compacted: read the present instead.
                     try:
                         current = await client.get(kind, meta.name, meta.namespace)
                     except errors.NotFound:
                         return True
-                    resource_version = current.metadata.resource_version
+                    resource_version = kinds.metadata_of(current).resource_version
     except TimeoutError:
         return False

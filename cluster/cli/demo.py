@@ -35,9 +35,9 @@ from pathlib import Path
 
 from google.protobuf.message import Message
 
-from cluster.api import objects_pb2
+from cluster.api import kinds, objects_pb2
 from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION
-from cluster.cli.process import cli_env
+from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, Informer
 from cluster.launcher.leadership import LeaderChange
 from cluster.launcher.localcluster import LocalCluster, UpConfig
@@ -163,7 +163,7 @@ class _Pods:
         self.nominated: dict[str, str] = {}
         self.deleted: dict[str, float] = {}
         self._changed = asyncio.Event()
-        self._informer = Informer(client, "Pod")
+        self._informer = Informer(client, kinds.POD)
         self._informer.add_handler(on_add=self._seen, on_update=lambda _old, new: self._seen(new),
                                    on_delete=self._gone)
 
@@ -238,7 +238,12 @@ class _Demo:
         said, self._said = self._said, asyncio.Event()
         said.set()
         print(f"    [up] {stamped(text)}", flush=True)
-        for child in (*self.cluster.replicas.values(), *self.cluster.apiservers.values()):
+        self._note_pids()
+
+    def _note_pids(self) -> None:
+        children: list[SchedulerProcess | ApiServerProcess] = [
+            *self.cluster.replicas.values(), *self.cluster.apiservers.values()]
+        for child in children:
             if child.process is not None:
                 self._pids.add(child.process.pid)
 
@@ -521,7 +526,5 @@ class _Demo:
         if self._client is not None:
             await self._client.close()
             self._client = None
-        for child in (*self.cluster.replicas.values(), *self.cluster.apiservers.values()):
-            if child.process is not None:
-                self._pids.add(child.process.pid)
+        self._note_pids()
         await self.cluster.stop()

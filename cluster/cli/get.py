@@ -203,6 +203,7 @@ class _Printer:
             for obj in objs:
                 self.change("ADDED", obj)
         else:
+            assert self._fmt is not None, "a listing that is no table has a format"
             _emit(output.render(objs, self._fmt, as_list=not single))
 
     def change(self, event_type: str, obj: Message) -> None:
@@ -221,6 +222,7 @@ class _Printer:
             data = {"type": event_type, "object": convert.to_dict(output.with_type_meta(obj))}
             self._document(output.dump_yaml(data) if self._fmt == "yaml" else output.dump_json(data))
         else:
+            assert self._fmt is not None, "a change that is no table row has a format"
             self._document(output.render_one(obj, self._fmt))
 
     def _document(self, text: str) -> None:

@@ -113,7 +113,9 @@ async def check(
     async with credentials.channel(server) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         try:
-            answer = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)
+            # The stubs of grpcio-health-checking leave out the methods HealthStub sets up when created.
+            answer = await stub.Check(  # type: ignore[attr-defined]
+                health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)
         except grpc.aio.AioRpcError as err:
             refused = await refused_client(server, err, credentials)
             if refused is not None:

@@ -9,7 +9,7 @@ import yaml
 from google.protobuf.message import Message
 
 from cluster.api import convert
-from cluster.api.kinds import kind_of
+from cluster.api.kinds import as_api_object, kind_of, metadata_of
 from cluster.cli.common import resource_ref
 
 FORMATS = ("wide", "yaml", "json", "name")
@@ -18,17 +18,19 @@ FORMATS = ("wide", "yaml", "json", "name")
 def with_type_meta(obj: Message) -> Message:
     """The object with apiVersion and kind filled in, as kubectl always prints them."""
     kind = kind_of(obj)
-    if obj.api_version and obj.kind:
+    given = as_api_object(obj)
+    if given.api_version and given.kind:
         return obj
     typed = type(obj)()
     typed.CopyFrom(obj)
-    typed.api_version = typed.api_version or kind.api_version
-    typed.kind = typed.kind or kind.name
+    filled = as_api_object(typed)
+    filled.api_version = filled.api_version or kind.api_version
+    filled.kind = filled.kind or kind.name
     return typed
 
 
 def name_line(obj: Message) -> str:
-    return resource_ref(kind_of(obj), obj.metadata.name)
+    return resource_ref(kind_of(obj), metadata_of(obj).name)
 
 
 class _KubectlDumper(yaml.SafeDumper):

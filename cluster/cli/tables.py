@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, Generic
 
 from google.protobuf import struct_pb2
 from google.protobuf.message import Message
 
 from cluster.api import kinds, objects_pb2, timeutil
+from cluster.api.kinds import M
 
 NONE = "<none>"
 
@@ -20,16 +22,16 @@ _PADDING = 3
 
 
 @dataclass(frozen=True, slots=True)
-class Columns:
+class Columns(Generic[M]):
     header: tuple[str, ...]
-    row: Callable[[Message], list[str]]
+    row: Callable[[M], list[str]]
     wide_header: tuple[str, ...] = ()
-    wide_row: Callable[[Message], list[str]] | None = None
+    wide_row: Callable[[M], list[str]] | None = None
 
     def headers(self, wide: bool) -> list[str]:
         return [*self.header, *(self.wide_header if wide else ())]
 
-    def cells(self, obj: Message, wide: bool) -> list[str]:
+    def cells(self, obj: M, wide: bool) -> list[str]:
         cells = self.row(obj)
         if wide and self.wide_row is not None:
             cells += self.wide_row(obj)
@@ -232,7 +234,8 @@ def _event_row(event: objects_pb2.Event) -> list[str]:
     return [event_last_seen(event), event.type, event.reason, involved_object(event), event.message]
 
 
-COLUMNS: dict[kinds.Kind, Columns] = {
+#: By kind, the columns of that kind's objects.
+COLUMNS: dict[kinds.Kind[Any], Columns[Any]] = {
     kinds.POD: Columns(
         ("NAME", "READY", "STATUS", "RESTARTS", "AGE"),
         _pod_row,
@@ -261,4 +264,4 @@ def header(kind: kinds.Kind, *, wide: bool, all_namespaces: bool) -> list[str]:
 
 def row(kind: kinds.Kind, obj: Message, *, wide: bool, all_namespaces: bool) -> list[str]:
     cells = COLUMNS[kind].cells(obj, wide)
-    return [obj.metadata.namespace, *cells] if all_namespaces else cells
+    return [kinds.metadata_of(obj).namespace, *cells] if all_namespaces else cells

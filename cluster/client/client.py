@@ -16,6 +16,7 @@ that completes the handshake and hangs up, as one does that refuses the client's
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import AsyncGenerator, Callable, Sequence
@@ -337,16 +338,17 @@ class Client:
         """Every matching object, read page by page at the first page's revision. Should a continue token
         expire midway (history compacted), the list is read again in one piece, as client-go's pager does."""
         kind = resolve_kind(kind)
-        query = {"label_selector": label_selector, "field_selector": field_selector}
-        first = await self.list(kind, namespace, limit=page_size, **query)
+        query = functools.partial(self.list, kind, namespace, label_selector=label_selector,
+                                  field_selector=field_selector)
+        first = await query(limit=page_size)
         items = list(first.items)
         token = first.continue_token
         while token:
             try:
-                page = await self.list(kind, namespace, limit=page_size, continue_token=token, **query)
+                page = await query(limit=page_size, continue_token=token)
             except errors.Expired:
                 log.info("continue token of a %s list expired; listing again in one piece", kind.plural)
-                return await self.list(kind, namespace, **query)
+                return await query()
             items.extend(page.items)
             token = page.continue_token
         return ObjectList(items=items, resource_version=first.resource_version)

@@ -25,7 +25,11 @@ from cluster.api import errors
 
 if TYPE_CHECKING:
     from cryptography import x509
-    from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes, PublicKeyTypes
+    from cryptography.hazmat.primitives.asymmetric.types import (
+        CertificatePublicKeyTypes,
+        PrivateKeyTypes,
+        PublicKeyTypes,
+    )
 
 TOKEN_ENV = "PODSCHED_TOKEN"
 CA_FILE_ENV = "PODSCHED_CA_FILE"
@@ -212,7 +216,7 @@ def _header_safe(token: str) -> bool:
     return all(0x21 <= ord(char) <= 0x7E for char in token)
 
 
-def _public_bytes(key: PublicKeyTypes | x509.CertificatePublicKeyTypes) -> bytes:
+def _public_bytes(key: PublicKeyTypes | CertificatePublicKeyTypes) -> bytes:
     from cryptography.hazmat.primitives import serialization
 
     return key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)

@@ -24,20 +24,20 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-
-from google.protobuf.message import Message
+from typing import Generic, cast
 
 from cluster.api import errors
-from cluster.client.client import DEFAULT_PAGE_SIZE, Client, KindLike, ObjectList, WatchEvent, resolve_kind
+from cluster.api.kinds import Kind, M, metadata_of
+from cluster.client.client import DEFAULT_PAGE_SIZE, Client, ObjectList, WatchEvent, resolve_kind
 from cluster.client.retry import REWATCH_POLICY, RetryPolicy
 
 log = logging.getLogger(__name__)
 
-OnAdd = Callable[[Message], None]
-OnUpdate = Callable[[Message, Message], None]
-OnDelete = Callable[[Message], None]
+OnAdd = Callable[[M], None]
+OnUpdate = Callable[[M, M], None]
+OnDelete = Callable[[M], None]
 #: An index function: the index values an object is filed under (e.g. a pod's node name).
-IndexFunc = Callable[[Message], Iterable[str]]
+IndexFunc = Callable[[M], Iterable[str]]
 
 #: Errors that no amount of re-listing fixes (a bad selector, a kind the server does not serve): they end
 #: ``run()`` instead of being retried forever.
@@ -45,25 +45,25 @@ _PERMANENT_ERRORS = (errors.Invalid, errors.Forbidden, errors.NotFound)
 
 
 @dataclass(frozen=True, slots=True)
-class _Handlers:
-    on_add: OnAdd | None
-    on_update: OnUpdate | None
-    on_delete: OnDelete | None
+class _Handlers(Generic[M]):
+    on_add: OnAdd[M] | None
+    on_update: OnUpdate[M] | None
+    on_delete: OnDelete[M] | None
 
 
-class Informer:
+class Informer(Generic[M]):
     """The objects of one kind (optionally one namespace, matching selectors), kept in sync with the
     API server while ``run()`` runs."""
 
     def __init__(
         self,
         client: Client,
-        kind: KindLike,
+        kind: Kind[M] | str,
         *,
         namespace: str = "",
         label_selector: str = "",
         field_selector: str = "",
-        indexers: Mapping[str, IndexFunc] | None = None,
+        indexers: Mapping[str, IndexFunc[M]] | None = None,
         page_size: int = DEFAULT_PAGE_SIZE,
         rewatch_policy: RetryPolicy = REWATCH_POLICY,
     ) -> None:
@@ -74,11 +74,11 @@ class Informer:
         self._field_selector = field_selector
         self._page_size = page_size
         self._rewatch_policy = rewatch_policy
-        self._indexers: dict[str, IndexFunc] = dict(indexers or {})
+        self._indexers: dict[str, IndexFunc[M]] = dict(indexers or {})
         #: index name -> index value -> keys of the objects filed under it.
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
-        self._objects: dict[str, Message] = {}
-        self._handlers: list[_Handlers] = []
+        self._objects: dict[str, M] = {}
+        self._handlers: list[_Handlers[M]] = []
         self._resource_version = ""
         #: Counts applied watch events, so that the re-watch backoff restarts once a watch has worked.
         self._events_applied = 0
@@ -110,22 +110,22 @@ class Informer:
         if self._failure is not None:
             raise self._failure
 
-    def key(self, obj: Message) -> str:
+    def key(self, obj: M) -> str:
         """The store key of an object: "namespace/name", or "name" for a cluster-scoped kind."""
-        meta = obj.metadata  # type: ignore[attr-defined]
+        meta = metadata_of(obj)
         return f"{meta.namespace}/{meta.name}" if self._kind.namespaced else meta.name
 
-    def get(self, key: str) -> Message | None:
+    def get(self, key: str) -> M | None:
         return self._objects.get(key)
 
-    def items(self) -> list[tuple[str, Message]]:
+    def items(self) -> list[tuple[str, M]]:
         """A snapshot of the store's (key, object) pairs."""
         return list(self._objects.items())
 
     def __len__(self) -> int:
         return len(self._objects)
 
-    def by_index(self, index_name: str, value: str) -> list[Message]:
+    def by_index(self, index_name: str, value: str) -> list[M]:
         """The objects the index ``index_name`` files under ``value``."""
         index = self._indices.get(index_name)
         if index is None:
@@ -137,9 +137,9 @@ class Informer:
 
     def add_handler(
         self,
-        on_add: OnAdd | None = None,
-        on_update: OnUpdate | None = None,
-        on_delete: OnDelete | None = None,
+        on_add: OnAdd[M] | None = None,
+        on_update: OnUpdate[M] | None = None,
+        on_delete: OnDelete[M] | None = None,
     ) -> None:
         """Register a set of handlers. Added after the first list, it first hears on_add for every object
         already in the store, so that it sees the same history as a handler registered before ``run()``."""
@@ -149,22 +149,22 @@ class Informer:
             for obj in list(self._objects.values()):
                 self._call(on_add, obj)
 
-    def _notify_add(self, obj: Message) -> None:
+    def _notify_add(self, obj: M) -> None:
         for handlers in self._handlers:
             if handlers.on_add is not None:
                 self._call(handlers.on_add, obj)
 
-    def _notify_update(self, old: Message, new: Message) -> None:
+    def _notify_update(self, old: M, new: M) -> None:
         for handlers in self._handlers:
             if handlers.on_update is not None:
                 self._call(handlers.on_update, old, new)
 
-    def _notify_delete(self, obj: Message) -> None:
+    def _notify_delete(self, obj: M) -> None:
         for handlers in self._handlers:
             if handlers.on_delete is not None:
                 self._call(handlers.on_delete, obj)
 
-    def _call(self, handler: Callable[..., None], *objs: Message) -> None:
+    def _call(self, handler: Callable[..., None], *objs: M) -> None:
         try:
             handler(*objs)
         except Exception:
@@ -173,7 +173,7 @@ class Informer:
 
     # ------------------------------------------------------------------------------------------- store
 
-    def _put(self, key: str, obj: Message) -> Message | None:
+    def _put(self, key: str, obj: M) -> M | None:
         """Store ``obj`` under ``key``, move its index entries, and return what it replaced."""
         old = self._objects.get(key)
         self._objects[key] = obj
@@ -187,7 +187,7 @@ class Informer:
                 index.setdefault(value, set()).add(key)
         return old
 
-    def _remove(self, key: str) -> Message | None:
+    def _remove(self, key: str) -> M | None:
         old = self._objects.pop(key, None)
         if old is not None:
             for name, index_func in self._indexers.items():
@@ -196,8 +196,9 @@ class Informer:
         return old
 
     def _apply(self, event: WatchEvent) -> None:
-        obj = event.object
-        if int(obj.metadata.resource_version) <= self._listed_through:  # type: ignore[attr-defined]
+        obj = cast(M, event.object)  # the server sends objects of the kind watched
+        meta = metadata_of(obj)
+        if int(meta.resource_version) <= self._listed_through:
             return
         key = self.key(obj)
         if event.type == "DELETED":
@@ -207,21 +208,21 @@ class Informer:
             old = self._put(key, obj)
             if old is None:
                 self._notify_add(obj)
-            elif old.metadata.resource_version != obj.metadata.resource_version:  # type: ignore[attr-defined]
+            elif metadata_of(old).resource_version != meta.resource_version:
                 self._notify_update(old, obj)
-        self._resource_version = obj.metadata.resource_version  # type: ignore[attr-defined]
+        self._resource_version = meta.resource_version
         self._events_applied += 1
 
-    def _replace(self, listed: Iterable[Message]) -> None:
+    def _replace(self, listed: ObjectList) -> None:
         """Make the store equal to a fresh list, telling the handlers what changed since the last one."""
         seen: set[str] = set()
-        for obj in listed:
+        for obj in cast(list[M], listed.items):  # the server lists objects of the kind asked for
             key = self.key(obj)
             seen.add(key)
             old = self._put(key, obj)
             if old is None:
                 self._notify_add(obj)
-            elif old.metadata.resource_version != obj.metadata.resource_version:  # type: ignore[attr-defined]
+            elif metadata_of(old).resource_version != metadata_of(obj).resource_version:
                 self._notify_update(old, obj)
         for key in [key for key in self._objects if key not in seen]:
             gone = self._remove(key)
@@ -279,7 +280,7 @@ class Informer:
 
     async def _list(self) -> None:
         listed = await self._list_all()
-        self._replace(listed.items)
+        self._replace(listed)
         self._resource_version = listed.resource_version
         if not self._synced.is_set():
             log.debug("%r: synced %d objects", self, len(self._objects))
@@ -298,7 +299,7 @@ class Informer:
         revision = int(listed.resource_version)
         if int(self._resource_version or 0) >= revision:
             return  # the watch delivered everything up to the list's revision while it was read
-        self._replace(listed.items)
+        self._replace(listed)
         self._resource_version = listed.resource_version
         self._listed_through = revision
 

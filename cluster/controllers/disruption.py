@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from google.protobuf.message import Message
 
 from cluster.api import errors, objects_pb2
-from cluster.api.kinds import POD, POD_DISRUPTION_BUDGET
+from cluster.api.kinds import POD, POD_DISRUPTION_BUDGET, metadata_of
 from cluster.api.selectors import LabelSelector
 from cluster.client import Client, Informer
 from cluster.controllers.budget import BudgetSpecError, budget_status, fail_safe_status, is_healthy
@@ -58,16 +58,16 @@ NAMESPACE_INDEX = "namespace"
 
 
 def _namespace_of(obj: Message) -> list[str]:
-    return [obj.metadata.namespace]  # type: ignore[attr-defined]
+    return [metadata_of(obj).namespace]
 
 
 def _key(obj: Message) -> str:
-    meta = obj.metadata  # type: ignore[attr-defined]
+    meta = metadata_of(obj)
     return f"{meta.namespace}/{meta.name}"
 
 
 def _version(obj: Message) -> int:
-    return int(obj.metadata.resource_version)  # type: ignore[attr-defined]
+    return int(metadata_of(obj).resource_version)
 
 
 def _selector_of(pdb: objects_pb2.PodDisruptionBudget) -> objects_pb2.LabelSelector | None:
@@ -230,7 +230,7 @@ class DisruptionController:
         self._budgets[key] = budget
         self._budgets_by_namespace.setdefault(namespace, {})[key] = budget
         for pod in self._pods.by_index(NAMESPACE_INDEX, namespace):
-            if selector.matches(pod.metadata.labels):  # type: ignore[attr-defined]
+            if selector.matches(pod.metadata.labels):
                 pod_key = _key(pod)
                 budget.members.add(pod_key)
                 self._budgets_of_pod.setdefault(pod_key, set()).add(key)
@@ -312,11 +312,13 @@ class DisruptionController:
                   status.current_healthy, status.desired_healthy, status.expected_pods,
                   status.disruptions_allowed)
 
-    def _newest(self, key: str, cached: Message) -> objects_pb2.PodDisruptionBudget:
+    def _newest(
+        self, key: str, cached: objects_pb2.PodDisruptionBudget
+    ) -> objects_pb2.PodDisruptionBudget:
         written = self._written.get(key)
         if written is not None and _version(written) > _version(cached):
             return written
-        return cached  # type: ignore[return-value]
+        return cached
 
     def _status(
         self, key: str, pdb: objects_pb2.PodDisruptionBudget, budget: _Budget
@@ -325,7 +327,7 @@ class DisruptionController:
         if problem is None:
             pods = (self._pods.get(pod_key) for pod_key in budget.members)
             try:
-                return budget_status(pdb, (pod for pod in pods if pod is not None))  # type: ignore[misc]
+                return budget_status(pdb, (pod for pod in pods if pod is not None))
             except BudgetSpecError as exc:
                 problem = str(exc)
         log.error("PodDisruptionBudget %s: %s; allowing no disruption", key, problem)

@@ -179,7 +179,7 @@ class PodGarbageCollector:
                 log.info("pod garbage collector synced: %d pods, %d nodes", len(self._pods), len(self._nodes))
                 self._synced.set()
                 # Before both informers synced a pod could name a node not listed yet; judge them now.
-                self._suspect(pod.spec.node_name for _, pod in self._pods.items())  # type: ignore[attr-defined]
+                self._suspect(pod.spec.node_name for _, pod in self._pods.items())
                 tasks.create_task(self._end_quarantines(), name="podgc-quarantine")
                 tasks.create_task(self._work(), name="podgc-worker")
         except BaseException as err:
@@ -262,7 +262,7 @@ class PodGarbageCollector:
         failure: errors.ApiError | None = None
         for pod in self._pods.by_index(NODE_INDEX, node):
             try:
-                deleted += await collect_pod(self._client, pod)  # type: ignore[arg-type]
+                deleted += await collect_pod(self._client, pod)
             except errors.ApiError as exc:
                 failure = failure or exc
         if deleted:

@@ -187,7 +187,7 @@ class ResourceQuotaController:
         pod_key = _key(pod)
         for quota_key, tracked in self._tracked_by_namespace.get(pod.metadata.namespace, {}).items():
             quota = self._quotas.get(quota_key)
-            counts = present and quota is not None and counts_pod(quota, pod)  # type: ignore[arg-type]
+            counts = present and quota is not None and counts_pod(quota, pod)
             if counts and pod_key not in tracked.members:
                 tracked.members.add(pod_key)
                 self._queue.add(quota_key)
@@ -227,7 +227,7 @@ class ResourceQuotaController:
         namespace = quota.metadata.namespace
         members = {
             _key(pod) for pod in self._pods.by_index(NAMESPACE_INDEX, namespace)
-            if counts_pod(quota, pod)  # type: ignore[arg-type]
+            if counts_pod(quota, pod)
         }
         tracked = _Quota(spec, members)
         self._tracked[key] = tracked

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from cluster.api import objects_pb2
+from cluster.api import kinds, objects_pb2
 from cluster.api.fencing import observed_tenure_token
 from cluster.client import Client, Informer
 from scheduler.config import LeaderElectionConfig
@@ -72,7 +72,7 @@ class LeadershipWatch:
         #: Since when nobody has been leading, as far as we know (None: unknown, or someone leads).
         self._leaderless_since: float | None = clock()
         self._informer = Informer(
-            client, "Lease", namespace=namespace, field_selector=f"metadata.name={name}"
+            client, kinds.LEASE, namespace=namespace, field_selector=f"metadata.name={name}"
         )
         self._informer.add_handler(on_add=self._seen, on_update=lambda _old, new: self._seen(new),
                                    on_delete=lambda _lease: self._change("", 0, 0, 0))

@@ -24,7 +24,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from cluster.api import errors, objects_pb2
+from cluster.api import errors, kinds, objects_pb2
 from cluster.api.quantity import parse_quantity
 from cluster.api.validation import is_dns1123_label, is_dns1123_subdomain
 from cluster.client import Client, Informer
@@ -157,7 +157,7 @@ class LoadGenerator:
         self.lost: set[str] = set()
         self._started_at: float | None = None
         self._changed = asyncio.Event()
-        self._informer = Informer(client, "Pod", namespace=spec.namespace, label_selector=spec.selector)
+        self._informer = Informer(client, kinds.POD, namespace=spec.namespace, label_selector=spec.selector)
         self._informer.add_handler(on_add=self._seen, on_update=lambda _old, new: self._seen(new),
                                    on_delete=self._deleted)
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Collection
+from typing import Any
 
 from cluster.api import errors, kinds
 from cluster.client import Client
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 
 #: The kinds the scheduler's informers follow, by the names ``Scheduler.informer_revisions`` uses
 #: (``DisruptionController.informer_revisions`` uses the same names for its pods and PDBs).
-INFORMER_KINDS = {
+INFORMER_KINDS: dict[str, kinds.Kind[Any]] = {
     "pods": kinds.POD,
     "nodes": kinds.NODE,
     "priorityclasses": kinds.PRIORITY_CLASS,

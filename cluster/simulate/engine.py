@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from cluster.api import errors
+from cluster.api import errors, objects_pb2
 from cluster.apiserver.bootstrap import SYSTEM_NAMESPACE, system_critical_quota
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from cluster.client import Client
@@ -143,9 +143,10 @@ async def _guard(name: str, work: Coroutine[Any, Any, None]) -> None:
 async def _open_system_classes(client: Client, scenario: Scenario) -> None:
     """A scenario is about scheduling, not admission policy: every namespace whose pods use a system
     priority class gets the quota the API server gives kube-system, which the API requires for them."""
+    pods = [entry.obj for entry in scenario.pods if isinstance(entry.obj, objects_pb2.Pod)]
     namespaces = {
-        entry.obj.metadata.namespace or DEFAULT_NAMESPACE
-        for entry in scenario.pods if entry.obj.spec.priority_class_name in SYSTEM_PRIORITY_CLASSES
+        pod.metadata.namespace or DEFAULT_NAMESPACE
+        for pod in pods if pod.spec.priority_class_name in SYSTEM_PRIORITY_CLASSES
     }
     for namespace in sorted(namespaces - {SYSTEM_NAMESPACE}):
         quota = system_critical_quota()

@@ -14,7 +14,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from cluster.api import objects_pb2
+from cluster.api import kinds, objects_pb2
 from cluster.client import Client, Informer
 
 POD_SCHEDULED = "PodScheduled"
@@ -74,7 +74,7 @@ class PodTracker:
     """Every pod of the simulation as last seen, including the deleted ones."""
 
     def __init__(self, client: Client) -> None:
-        self.informer = Informer(client, "pods")
+        self.informer = Informer(client, kinds.POD)
         self._deleted: dict[str, objects_pb2.Pod] = {}
         #: key -> deletionTimestamp (wall seconds) of the pods being deleted gracefully.
         self._terminating: dict[str, int] = {}
@@ -115,7 +115,7 @@ class PodTracker:
         return dict(self._terminating)
 
     def live_pods(self) -> list[objects_pb2.Pod]:
-        return [pod for _, pod in self.informer.items()]  # type: ignore[misc]
+        return [pod for _, pod in self.informer.items()]
 
     def outcomes(self) -> list[PodOutcome]:
         live = [PodOutcome.of(pod, deleted=False) for pod in self.live_pods()]

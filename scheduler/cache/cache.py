@@ -223,14 +223,14 @@ class Cache:
         """Drop the assumed pods whose binding finished more than the TTL ago without confirmation."""
         now = self._clock.now()
         expired = [
-            state for key in self._assumed
-            if (state := self._pods[key]).binding_finished and state.deadline is not None
-            and now > state.deadline
+            (state, deadline) for key in self._assumed
+            if (state := self._pods[key]).binding_finished and (deadline := state.deadline) is not None
+            and now > deadline
         ]
-        for state in expired:
+        for state, deadline in expired:
             log.warning("assumed pod %s expired: bound to node %s %.0fs ago and never confirmed by the "
                         "watch; its resources are released", state.pod_info.key, state.node_name,
-                        now - state.deadline + self._ttl_s)
+                        now - deadline + self._ttl_s)
             self._remove(state)
 
     async def run(self) -> None:

@@ -19,9 +19,10 @@ handed, because preemption passes modified copies.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+import random
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cluster.api import objects_pb2
 from scheduler.framework.cycle_state import CycleState
@@ -35,6 +36,11 @@ from scheduler.framework.types import (
     PreFilterResult,
     QueuedPodInfo,
 )
+from scheduler.framework.waiting_pods import WaitingPods
+
+if TYPE_CHECKING:
+    # The extenders' interface is built on the framework's types: imported for annotations only.
+    from scheduler.extender.interface import Extender
 
 #: Score range of a plugin after NormalizeScore (kube-scheduler's MinNodeScore / MaxNodeScore).
 MIN_NODE_SCORE = 0
@@ -92,9 +98,76 @@ class PodNominator(Protocol):
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]: ...
 
+    def delete_nominated_pod_if_exists(self, pod: objects_pb2.Pod) -> None:
+        """Forget the pod's nomination (preemption took the room it was promised)."""
+        ...
 
-class Handle(Protocol):
-    """What a plugin factory gets from the framework."""
+
+class PluginsRunner(Protocol):
+    """The plugins of the handle's own profile, run as the scheduling cycle runs them (kube-scheduler's
+    PluginsRunner and RunFilterPluginsWithNominatedPods): preemption's dry run filters with them."""
+
+    def run_filter_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+
+class APIClient(Protocol):
+    """The API calls plugins make (``cluster.client.Client`` has them). The framework names them here
+    rather than importing the client: plugins reach the network only through their handle."""
+
+    async def get(self, kind: str, name: str, namespace: str = "") -> Any: ...
+
+    async def update_status(self, obj: objects_pb2.Pod) -> objects_pb2.Pod: ...
+
+    async def delete(
+        self, kind: str, name: str, namespace: str = "", *, grace_period_seconds: int | None = None
+    ) -> Any: ...
+
+    async def bind(self, namespace: str, name: str, node_name: str) -> objects_pb2.Pod: ...
+
+
+class EventRecorder(Protocol):
+    """Where plugins file Kubernetes events (``scheduler.events.EventRecorder``); returns at once."""
+
+    def record(
+        self,
+        obj: objects_pb2.Pod,
+        type_: str,
+        reason: str,
+        action: str,
+        message: str,
+        *,
+        component: str,
+        annotations: Mapping[str, str] | None = None,
+    ) -> None: ...
+
+
+#: A plugin's API calls run in the background: called with ``release`` (which ends the preemptor's hold
+#: in the queue, before the call whose event should requeue it), returns None when done or an error
+#: Status when an API call failed.
+BackgroundCalls = Callable[[Callable[[], None]], Awaitable[Status | None]]
+
+
+class APIDispatcher(Protocol):
+    """Runs a preemption's API calls in the background, holding the preemptor in the queue meanwhile
+    (kube-scheduler's async preemption; ``scheduler.preemptions.Preemptions``)."""
+
+    def start(self, preemptor: PodInfo, node_name: str, evict: BackgroundCalls) -> None: ...
+
+
+class Handle(PluginsRunner, Protocol):
+    """What a plugin factory gets from the framework (kube-scheduler's framework.Handle): one handle per
+    profile, everything present. ``FrameworkHandle`` (handle.py) is the one implementation, the same in
+    the scheduler, ``podsched simulate`` and tests."""
 
     def snapshot(self) -> SharedLister:
         """The current cycle's snapshot."""
@@ -104,8 +177,33 @@ class Handle(Protocol):
     def nominator(self) -> PodNominator: ...
 
     @property
-    def client(self) -> Any:
-        """The API client (``cluster.client.Client``), for plugins that write: Bind, preemption."""
+    def client(self) -> APIClient:
+        """The API client, for plugins that write: Bind, preemption."""
+        ...
+
+    @property
+    def event_recorder(self) -> EventRecorder: ...
+
+    @property
+    def extenders(self) -> Sequence[Extender]:
+        """The scheduler's HTTP extenders, in the order they are asked."""
+        ...
+
+    def pod_disruption_budgets(self) -> Sequence[objects_pb2.PodDisruptionBudget]:
+        """The current PodDisruptionBudgets (the scheduler's informer)."""
+        ...
+
+    @property
+    def waiting_pods(self) -> WaitingPods:
+        """The pods waiting at Permit, of every profile."""
+        ...
+
+    @property
+    def api_dispatcher(self) -> APIDispatcher: ...
+
+    @property
+    def rng(self) -> random.Random:
+        """The scheduler's seeded random source: a seeded run makes the same random choices."""
         ...
 
 

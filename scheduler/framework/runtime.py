@@ -32,12 +32,13 @@ import asyncio
 import itertools
 import logging
 import operator
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from scheduler.clock import Clock, SystemClock
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -45,18 +46,24 @@ from scheduler.framework.interface import (
     BatchFilterPlugin,
     BatchNormalizeScore,
     BatchScorePlugin,
+    BindPlugin,
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
     FilterPlugin,
-    Handle,
+    PermitPlugin,
     Plugin,
     PluginError,
-    PodNominator,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
     PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
-    SharedLister,
 )
 from scheduler.framework.nodedata import subset
 from scheduler.framework.registry import ALL_PLUGINS, EXTENSION_POINTS, PluginLoadError, PluginSet, Registry
@@ -69,6 +76,7 @@ from scheduler.framework.types import (
     QueuedPodInfo,
     node_scores,
 )
+from scheduler.framework.waiting_pods import WaitingPod
 
 log = logging.getLogger(__name__)
 
@@ -140,110 +148,6 @@ class ScoreResult:
     weights: dict[str, int]
 
 
-# ------------------------------------------------------------------------------------- waiting pods
-
-
-class WaitingPod:
-    """A pod that Permit told to wait: it goes on to bind when every waiting plugin has allowed it, and
-    fails when one rejects it or one's timeout passes. The first decision wins."""
-
-    def __init__(self, pod_info: PodInfo, timeouts: Mapping[str, float], now: float) -> None:
-        self.pod_info = pod_info
-        self._timeouts = dict(timeouts)
-        self._deadlines = {plugin: now + timeout for plugin, timeout in timeouts.items()}
-        self._decided = False
-        self._status: Status | None = None
-        self._changed = asyncio.Event()
-
-    @property
-    def pod(self) -> Any:
-        return self.pod_info.pod
-
-    def pending_plugins(self) -> list[str]:
-        return list(self._deadlines)
-
-    def allow(self, plugin: str) -> None:
-        """``plugin`` no longer holds the pod; the pod goes on when no plugin does."""
-        self._deadlines.pop(plugin, None)
-        if not self._deadlines and not self._decided:
-            self._decided = True
-        self._changed.set()
-
-    def reject(self, plugin: str, message: str) -> None:
-        if not self._decided:
-            self._decided = True
-            self._status = Status(Code.UNSCHEDULABLE, (message,), plugin=plugin)
-        self._changed.set()
-
-    def _next_deadline(self) -> tuple[str, float]:
-        plugin = min(self._deadlines, key=self._deadlines.__getitem__)
-        return plugin, self._deadlines[plugin]
-
-
-class WaitingPods:
-    """The pods waiting at Permit, by pod key. One map serves every profile, as in kube-scheduler, so a
-    Permit plugin can see (and allow) pods of other profiles."""
-
-    def __init__(self) -> None:
-        self._pods: dict[str, WaitingPod] = {}
-
-    def get(self, key: str) -> WaitingPod | None:
-        return self._pods.get(key)
-
-    def reject(self, key: str, plugin: str = "", message: str = "removed") -> bool:
-        """Reject the pod if it is waiting (it was deleted, say); whether it was."""
-        waiting = self._pods.get(key)
-        if waiting is None:
-            return False
-        waiting.reject(plugin, message)
-        return True
-
-    def __iter__(self) -> Iterator[WaitingPod]:
-        return iter(list(self._pods.values()))
-
-    def __len__(self) -> int:
-        return len(self._pods)
-
-    def _add(self, waiting: WaitingPod) -> None:
-        self._pods[waiting.pod_info.key] = waiting
-
-    def _remove(self, key: str) -> None:
-        self._pods.pop(key, None)
-
-
-# ------------------------------------------------------------------------------------------ handle
-
-
-class FrameworkHandle:
-    """The ``Handle`` every plugin factory gets: the current cycle's snapshot, the nominator (the
-    scheduling queue) and the API client. The scheduler creates one, points it at its snapshot (the
-    cache refreshes that snapshot in place each cycle) and passes it to every profile's framework, which
-    then share its ``waiting_pods``."""
-
-    def __init__(self, *, nominator: PodNominator, client: Any = None,
-                 snapshot: SharedLister | None = None) -> None:
-        self._nominator = nominator
-        self._client = client
-        self._snapshot = snapshot
-        self.waiting_pods = WaitingPods()
-
-    def snapshot(self) -> SharedLister:
-        if self._snapshot is None:
-            raise RuntimeError("the framework handle has no snapshot yet (set_snapshot before a cycle)")
-        return self._snapshot
-
-    def set_snapshot(self, snapshot: SharedLister) -> None:
-        self._snapshot = snapshot
-
-    @property
-    def nominator(self) -> PodNominator:
-        return self._nominator
-
-    @property
-    def client(self) -> Any:
-        return self._client
-
-
 # --------------------------------------------------------------------------------------- framework
 
 
@@ -262,19 +166,19 @@ class Framework:
     def __init__(
         self,
         profile_name: str,
-        handle: Handle,
+        handle: FrameworkHandle,
         plugins: Mapping[str, Sequence[Plugin]],
         score_weights: Mapping[str, int],
         *,
         clock: Clock | None = None,
-        waiting_pods: WaitingPods | None = None,
         percentage_of_nodes_to_score: int | None = None,
     ) -> None:
         self.profile_name = profile_name
         self.handle = handle
+        handle.attach(self)
         #: This profile's percentageOfNodesToScore, None to use the global one.
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
-        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
+        self.waiting_pods = handle.waiting_pods
         self._clock = clock or SystemClock()
         self._points = {point: list(plugins.get(point, ())) for point in EXTENSION_POINTS}
         self._weights = dict(score_weights)
@@ -282,12 +186,13 @@ class Framework:
         for point in EXTENSION_POINTS:
             for plugin in self._points[point]:
                 self._all.setdefault(plugin.name, plugin)
-        # Bound methods with their plugin names, looked up once: Filter and Score run per node.
+        # Bound methods with their plugin names, looked up once: Filter and Score run per node. Each
+        # point's plugins implement its interface: build_framework admits no other (``_implements``).
         points = self._points
-        queue_sort = points["queueSort"]
+        queue_sort = cast("list[QueueSortPlugin]", points["queueSort"])
         self._less = queue_sort[0].less if queue_sort else None
         self._pre_filter = [(p.name, p.pre_filter, _extensions(p, "pre_filter_extensions"))
-                            for p in points["preFilter"]]
+                            for p in cast("list[PreFilterPlugin]", points["preFilter"])]
         self._filter = [(p.name, _node_filter(p)) for p in points["filter"]]
         #: ``_active_filters`` by the set of plugins skipped: a cycle asks once per node it filters one
         #: at a time (preemption's dry run: five times per candidate node), and there are few such sets.
@@ -295,15 +200,17 @@ class Framework:
         #: The Filter plugins with the batch form (``BatchFilterPlugin``), by name.
         self._filter_nodes = {p.name: p.filter_nodes for p in points["filter"]
                               if isinstance(p, BatchFilterPlugin)}
-        self._post_filter = [(p.name, p.post_filter) for p in points["postFilter"]]
-        self._pre_score = [(p.name, p.pre_score) for p in points["preScore"]]
+        self._post_filter = [(p.name, p.post_filter)
+                             for p in cast("list[PostFilterPlugin]", points["postFilter"])]
+        self._pre_score = [(p.name, p.pre_score) for p in cast("list[PreScorePlugin]", points["preScore"])]
         self._score = [(p.name, _batch_scorer(p), *_normalizers(p), self._weights[p.name])
                        for p in points["score"]]
-        self._reserve = [(p.name, p.reserve, p.unreserve) for p in points["reserve"]]
-        self._permit = [(p.name, p.permit) for p in points["permit"]]
-        self._pre_bind = [(p.name, p.pre_bind) for p in points["preBind"]]
-        self._bind = [(p.name, p.bind) for p in points["bind"]]
-        self._post_bind = [(p.name, p.post_bind) for p in points["postBind"]]
+        self._reserve = [(p.name, p.reserve, p.unreserve)
+                         for p in cast("list[ReservePlugin]", points["reserve"])]
+        self._permit = [(p.name, p.permit) for p in cast("list[PermitPlugin]", points["permit"])]
+        self._pre_bind = [(p.name, p.pre_bind) for p in cast("list[PreBindPlugin]", points["preBind"])]
+        self._bind = [(p.name, p.bind) for p in cast("list[BindPlugin]", points["bind"])]
+        self._post_bind = [(p.name, p.post_bind) for p in cast("list[PostBindPlugin]", points["postBind"])]
 
     # ------------------------------------------------------------------------------ introspection
 
@@ -828,7 +735,7 @@ def _implements(plugin: Plugin, point: str) -> bool:
 def build_framework(
     profile: ProfileSpec,
     registry: Registry | Mapping[str, Any],
-    handle: Handle,
+    handle: FrameworkHandle,
     *,
     clock: Clock | None = None,
 ) -> Framework:
@@ -873,7 +780,6 @@ def build_framework(
         if ref.name not in weights and _implements(instances[ref.name], "score"):
             weights[ref.name] = ref.weight or 1
     return Framework(name, handle, points, weights, clock=clock,
-                     waiting_pods=getattr(handle, "waiting_pods", None),
                      percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score)
 
 

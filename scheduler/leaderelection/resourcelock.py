@@ -197,14 +197,14 @@ class LeaseLock:
             self._client, LEASE, namespace=self._namespace, field_selector=f"metadata.name={self._name}"
         )
 
-        def changed(*objs: Message) -> None:
-            on_change(snapshot_of(objs[-1]))  # type: ignore[arg-type]
+        def changed(*objs: objects_pb2.Lease) -> None:
+            on_change(snapshot_of(objs[-1]))
 
-        def deleted(obj: Message) -> None:
+        def deleted(obj: objects_pb2.Lease) -> None:
             # A watched deletion carries the deletion's revision. One found by a relist carries the
             # object's last revision, which the elector already knows and ignores: its next read finds
             # the lease gone.
-            on_delete(int(obj.metadata.resource_version))  # type: ignore[attr-defined]
+            on_delete(int(obj.metadata.resource_version))
 
         informer.add_handler(on_add=changed, on_update=changed, on_delete=deleted)
         await informer.run()

@@ -231,7 +231,7 @@ class NodeAffinity:
     @staticmethod
     def _required(state: CycleState, pod: PodInfo) -> RequiredNodeAffinity:
         try:
-            return state.read(_PRE_FILTER_KEY)  # type: ignore[no-any-return]
+            return state.read(_PRE_FILTER_KEY)
         except NotFound:
             # PreFilter is disabled in this profile: parse here, as kube-scheduler falls back to.
             return RequiredNodeAffinity.from_pod(pod.pod)

@@ -20,6 +20,7 @@ freed space: the WAL is truncated and free pages go back to the file system.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import functools
 import logging
@@ -213,7 +214,7 @@ class Log:
 
         return await self._read(read)
 
-    async def after(self, prefix: str, revision: int, limit: int) -> tuple[int, list[Row]]:
+    async def after(self, prefix: str, revision: int, limit: int) -> tuple[int, builtins.list[Row]]:
         """Rows of keys with ``prefix`` at revision >= ``revision`` (at most ``limit``), in revision
         order, with the revision of the snapshot they were read from."""
         lo, hi = dialect.prefix_range(prefix)

@@ -153,8 +153,8 @@ class Writer(Generic[E]):
                 except Exception as exc:
                     conn.execute("ROLLBACK TO request")
                     conn.execute("RELEASE request")
-                    error = translate_error(exc) if isinstance(exc, sqlite3.Error) else exc
-                    outcomes.append((request.future, None, error))
+                    failure: Exception = translate_error(exc) if isinstance(exc, sqlite3.Error) else exc
+                    outcomes.append((request.future, None, failure))
                 else:
                     conn.execute("RELEASE request")
                     outcomes.append((request.future, result, None))

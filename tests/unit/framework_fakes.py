@@ -1,7 +1,9 @@
-"""Small fake plugins, snapshot and nominator for the framework and algorithm unit tests."""
+"""Small fake plugins, snapshot and nominator for the framework and algorithm unit tests, and
+``fake_handle``: the framework's own ``FrameworkHandle`` over test doubles."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -15,10 +17,13 @@ from scheduler.framework import (
     PodInfo,
     PreFilterResult,
     QueuedPodInfo,
+    SharedLister,
     Status,
+    WaitingPods,
 )
+from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.registry import PluginRef, PluginSet, PointPlugins, Registry
-from scheduler.framework.runtime import Framework, FrameworkHandle, build_framework
+from scheduler.framework.runtime import Framework, build_framework
 
 
 def node(name: str, labels: Mapping[str, str] | None = None) -> NodeInfo:
@@ -70,6 +75,66 @@ class Nominator:
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
         return self.by_node.get(node_name, [])
+
+    def delete_nominated_pod_if_exists(self, pod: objects_pb2.Pod) -> None:
+        for pods in self.by_node.values():
+            pods[:] = [p for p in pods if p.key != f"{pod.metadata.namespace}/{pod.metadata.name}"]
+
+
+class NoApiCalls:
+    """The API client of a handle whose plugins must make no API call: any call fails the test."""
+
+    def __getattr__(self, method: str) -> Any:
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError(f"unexpected API call {method}{args}")
+
+        return call
+
+
+class Events:
+    """An event recorder that keeps what it is told: (object name, type, reason, message, component)."""
+
+    def __init__(self) -> None:
+        self.recorded: list[tuple[str, str, str, str, str]] = []
+
+    def record(self, obj: Any, type_: str, reason: str, action: str, message: str, *, component: str,
+               annotations: Mapping[str, str] | None = None) -> None:
+        self.recorded.append((obj.metadata.name, type_, reason, message, component))
+
+
+class NoBackgroundCalls:
+    """The API dispatcher of a handle whose plugins must start no background API calls."""
+
+    def start(self, preemptor: PodInfo, node_name: str, evict: Any) -> None:
+        raise AssertionError(f"unexpected background API calls for {preemptor.key} on {node_name}")
+
+
+def fake_handle(
+    snapshot: SharedLister,
+    *,
+    nominator: Any = None,
+    client: Any = None,
+    event_recorder: Any = None,
+    pod_disruption_budgets: Callable[[], Sequence[objects_pb2.PodDisruptionBudget]] = list,
+    extenders: Sequence[Any] = (),
+    waiting_pods: WaitingPods | None = None,
+    api_dispatcher: Any = None,
+    rng: random.Random | None = None,
+) -> FrameworkHandle:
+    """The framework's ``FrameworkHandle`` as the scheduler builds it, with test doubles for what a test
+    does not give: no nominations, no API calls, a recording event recorder, no PDBs, no extenders, no
+    background calls, a random source seeded with 0."""
+    return FrameworkHandle(
+        snapshot=snapshot,
+        nominator=nominator if nominator is not None else Nominator(),
+        client=client if client is not None else NoApiCalls(),
+        event_recorder=event_recorder if event_recorder is not None else Events(),
+        pod_disruption_budgets=pod_disruption_budgets,
+        extenders=extenders,
+        waiting_pods=waiting_pods if waiting_pods is not None else WaitingPods(),
+        api_dispatcher=api_dispatcher if api_dispatcher is not None else NoBackgroundCalls(),
+        rng=rng if rng is not None else random.Random(0),
+    )
 
 
 class Sort:
@@ -230,5 +295,5 @@ def build(
                 for point, names in points.items()
             },
         )
-    handle = FrameworkHandle(nominator=nominator or Nominator(), snapshot=snapshot)
+    handle = fake_handle(snapshot if snapshot is not None else Snapshot([]), nominator=nominator)
     return build_framework(Profile("test", plugin_set, {}), registry, handle, clock=clock)

@@ -1,8 +1,10 @@
 """A small cluster for DefaultPreemption unit tests: the real default plugins through build_framework on a
-snapshot built as the scheduler builds it, a recording API client, a recording nominator and recorder."""
+snapshot built as the scheduler builds it, a recording API client, a recording nominator and recorder, and
+the scheduler's own preemptions over a real queue, to which the handle hands the API calls."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,10 +13,16 @@ from typing import Any
 from cluster.api import errors, objects_pb2
 from scheduler.algorithm import ScheduleFitError, schedule_pod
 from scheduler.cache import snapshot_of
+from scheduler.clock import FakeClock
 from scheduler.config import in_tree_registry, load_config
+from scheduler.extender.interface import Extender
 from scheduler.framework import CycleState, PodInfo, PostFilterResult, Status
-from scheduler.framework.runtime import Framework, FrameworkHandle, build_framework
+from scheduler.framework.runtime import Framework, build_framework
 from scheduler.plugins.defaultpreemption import DefaultPreemption, DefaultPreemptionArgs
+from scheduler.preemptions import Preemptions
+from scheduler.queue import SchedulingQueue
+from scheduler.queue.plugged import PluggedQueue
+from tests.unit.framework_fakes import fake_handle
 from tests.unit.plugin_util import container, node, pod
 
 PROFILE = "default-scheduler"
@@ -126,23 +134,31 @@ class Cluster:
     pods: list[objects_pb2.Pod] = field(default_factory=list)
     pdbs: list[objects_pb2.PodDisruptionBudget] = field(default_factory=list)
     nominated: Mapping[str, Sequence[objects_pb2.Pod]] = field(default_factory=dict)
-    recorder: bool = True
+    extenders: Sequence[Extender] = ()
 
     def __post_init__(self) -> None:
         self.snapshot = snapshot_of(self.nodes, self.pods)
         self.client = FakeClient(self.pods)
         self.nominator = Nominator(self.nominated)
-        self.handle = FrameworkHandle(nominator=self.nominator, client=self.client, snapshot=self.snapshot)
+        self.events = Recorder()
+        self.rng = random.Random(0)
+        plugged = PluggedQueue()
+        self.preemptions = Preemptions(plugged)
+        self.handle = fake_handle(
+            self.snapshot, nominator=self.nominator, client=self.client, event_recorder=self.events,
+            pod_disruption_budgets=lambda: self.pdbs, extenders=self.extenders,
+            api_dispatcher=self.preemptions, rng=self.rng,
+        )
         self.framework: Framework = build_framework(load_config(None).profiles[0], in_tree_registry(),
                                                     self.handle)
-        self.handle.frameworks = {PROFILE: self.framework}  # type: ignore[attr-defined]
-        self.handle.pod_disruption_budgets = lambda: self.pdbs  # type: ignore[attr-defined]
-        self.events = Recorder()
-        if self.recorder:
-            self.handle.event_recorder = self.events  # type: ignore[attr-defined]
+        self.queue = SchedulingQueue(self.framework.queue_sort_less, clock=FakeClock(),
+                                     events_to_register=self.framework.events_to_register())
+        plugged.plug(self.queue)
 
     def plugin(self, args: DefaultPreemptionArgs | None = None, seed: int = 0) -> DefaultPreemption:
-        return DefaultPreemption(args or DefaultPreemptionArgs(), self.handle, rng=random.Random(seed))
+        """The plugin on this cluster's handle, whose random source is reseeded with ``seed``."""
+        self.rng.seed(seed)
+        return DefaultPreemption(args or DefaultPreemptionArgs(), self.handle)
 
     async def fit_error(self, preemptor: PodInfo) -> tuple[CycleState, dict[str, Status]]:
         """Schedule ``preemptor`` as the scheduler does; it must not fit. The cycle state and the Filter
@@ -155,9 +171,24 @@ class Cluster:
             return state, err.diagnosis.node_to_status
         raise AssertionError(f"{preemptor.key} fits without preemption")
 
-    async def preempt(
+    async def post_filter(
         self, preemptor: objects_pb2.Pod, plugin: DefaultPreemption | None = None
     ) -> tuple[PostFilterResult | None, Status | None]:
+        """PostFilter after a failed cycle of ``preemptor``; the API calls of a preemption it starts are
+        left to ``preemptions`` (which must be running)."""
         info = PodInfo(preemptor)
         state, statuses = await self.fit_error(info)
         return await (plugin or self.plugin()).post_filter(state, info, statuses)
+
+    async def preempt(
+        self, preemptor: objects_pb2.Pod, plugin: DefaultPreemption | None = None
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """PostFilter, and the API calls of the preemption it starts, to the end."""
+        async with asyncio.TaskGroup() as group:
+            running = group.create_task(self.preemptions.run())
+            await asyncio.sleep(0)  # run() takes ownership of its task group
+            try:
+                return await self.post_filter(preemptor, plugin)
+            finally:
+                await self.preemptions.wait_idle()
+                running.cancel()

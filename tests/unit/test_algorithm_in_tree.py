@@ -12,8 +12,8 @@ from cluster.api import objects_pb2
 from scheduler.algorithm import ScheduleFitError, ScheduleResult, schedule_pod
 from scheduler.config import in_tree_registry, load_config
 from scheduler.framework import CycleState, NodeInfo, PodInfo
-from scheduler.framework.runtime import Framework, FrameworkHandle, build_framework
-from tests.unit.framework_fakes import Nominator, Snapshot
+from scheduler.framework.runtime import Framework, build_framework
+from tests.unit.framework_fakes import Snapshot, fake_handle
 
 
 def make_node(name: str, cpu: str, *, gpu_taint: bool = False) -> NodeInfo:
@@ -36,7 +36,7 @@ def make_pod(name: str, cpu: str) -> PodInfo:
 
 def default_framework(snapshot: Snapshot) -> Framework:
     config = load_config(None)
-    handle = FrameworkHandle(nominator=Nominator(), snapshot=snapshot)
+    handle = fake_handle(snapshot)
     return build_framework(config.profiles[0], in_tree_registry(), handle)
 
 

@@ -16,8 +16,8 @@ from scheduler.algorithm import ScheduleFitError, ScheduleResult, SchedulingErro
 from scheduler.cache import snapshot_of
 from scheduler.config import in_tree_registry, load_config
 from scheduler.framework import Code, CycleState, NodeInfo, PodInfo, Status
-from scheduler.framework.runtime import Framework, FrameworkHandle, build_framework
-from tests.unit.framework_fakes import Nominator
+from scheduler.framework.runtime import Framework, build_framework
+from tests.unit.framework_fakes import Nominator, Snapshot, fake_handle
 from tests.unit.plugin_util import container, node, pod
 
 ZONE = "topology.kubernetes.io/zone"
@@ -86,7 +86,7 @@ def random_cluster(rng: random.Random, count: int) -> tuple[list[objects_pb2.Nod
 
 
 def default_framework(snapshot: Any, nominator: Nominator) -> Framework:
-    handle = FrameworkHandle(nominator=nominator, snapshot=snapshot)
+    handle = fake_handle(snapshot, nominator=nominator)
     return build_framework(load_config(None).profiles[0], in_tree_registry(), handle)
 
 
@@ -184,7 +184,7 @@ def _call(filter_: Any, state: CycleState, pod_info: PodInfo, node_info: NodeInf
 @pytest.mark.parametrize("batch_raises", [True, False], ids=["batch-raises", "batch-answers"])
 def test_a_batch_that_raises_is_asked_again_node_by_node(batch_raises: bool) -> None:
     infos = [NodeInfo(node(f"n{i}")) for i in range(5)]
-    framework = Framework("p", FrameworkHandle(nominator=Nominator(), snapshot=None), {
+    framework = Framework("p", fake_handle(Snapshot([])), {
         "filter": [Fussy(batch_raises=batch_raises)]}, {})
     state, pod_info = CycleState(), PodInfo(pod(name="p"))
     batch = framework.batch_node_filter(state, pod_info)
@@ -200,6 +200,6 @@ class NodeByNodeOnly:
 
 
 def test_no_batch_when_a_filter_plugin_filters_only_node_by_node() -> None:
-    framework = Framework("p", FrameworkHandle(nominator=Nominator(), snapshot=None), {
+    framework = Framework("p", fake_handle(Snapshot([])), {
         "filter": [Fussy(batch_raises=False), NodeByNodeOnly()]}, {})
     assert framework.batch_node_filter(CycleState(), PodInfo(pod(name="p"))) is None

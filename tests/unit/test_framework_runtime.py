@@ -24,12 +24,12 @@ from scheduler.framework import (
     QueuedPodInfo,
     Status,
 )
+from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.registry import PluginRef, PluginSet, PointPlugins, Registry
 from scheduler.framework.runtime import (
     MAX_PERMIT_TIMEOUT_SECONDS,
     PRE_FILTER_NARROWING_PLUGINS,
     FrameworkError,
-    FrameworkHandle,
     build_framework,
 )
 from tests.unit.framework_fakes import (
@@ -42,6 +42,7 @@ from tests.unit.framework_fakes import (
     Snapshot,
     Sort,
     build,
+    fake_handle,
     node,
     pod,
 )
@@ -94,7 +95,7 @@ def registry_of(**factories: Any) -> Registry:
 
 
 def handle() -> FrameworkHandle:
-    return FrameworkHandle(nominator=Nominator(), snapshot=snapshot())
+    return fake_handle(snapshot())
 
 
 BASE = (PluginRef("Sort"), PluginRef("Binder"))
@@ -272,13 +273,22 @@ def test_queue_sort_and_events_to_register() -> None:
     assert fw.queue_sort_less(high, low) and not fw.queue_sort_less(low, high)
 
 
-def test_the_handle_serves_the_snapshot_it_was_given() -> None:
-    h = FrameworkHandle(nominator=Nominator(), client="client")
-    with pytest.raises(RuntimeError, match="no snapshot yet"):
-        h.snapshot()
-    snap = snapshot()
-    h.set_snapshot(snap)
-    assert h.snapshot() is snap and h.client == "client"
+def test_the_handle_serves_what_it_was_given_and_runs_its_own_profiles_filters() -> None:
+    snap, nominator = snapshot(), Nominator()
+    h = fake_handle(snap, nominator=nominator, client="client")
+    assert h.snapshot() is snap and h.nominator is nominator and h.client == "client"
+    with pytest.raises(RuntimeError, match="still being built"):
+        h.run_filter_with_nominated_pods(CycleState(), pod("p"), node("n1"))
+    profile = Profile("p", PluginSet(PointPlugins((*BASE, PluginRef("NotN1"))), {}), {})
+    registry = registry_of(NotN1=lambda a, h: NodeFilter("NotN1", {"n1": Status.unschedulable("no")}))
+    fw = build_framework(profile, registry, h)
+    assert fw.handle is h and fw.waiting_pods is h.waiting_pods
+    rejection = h.run_filter_with_nominated_pods(CycleState(), pod("p"), node("n1"))
+    assert rejection is not None and rejection.plugin == "NotN1"
+    assert h.run_filter_with_nominated_pods(CycleState(), pod("p"), node("n2")) is None
+    # A handle serves one profile: a second framework needs its own.
+    with pytest.raises(ValueError, match="each profile needs its own handle"):
+        build_framework(profile, registry, h)
 
 
 # ------------------------------------------------------------------------------------------ PreFilter

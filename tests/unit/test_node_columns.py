@@ -14,6 +14,7 @@ from scheduler.framework import CycleState, PodInfo, Status
 from scheduler.framework.columns import ResourceColumns
 from scheduler.plugins import nodeaffinity
 from scheduler.plugins.nodeaffinity import NodeLabelCodes
+from tests.unit.framework_fakes import fake_handle
 from tests.unit.plugin_util import node, pod, requesting
 
 ZONES = ("a", "b", "c", None)
@@ -47,7 +48,7 @@ def test_node_affinity_decides_a_batch_as_node_by_node(affinity: dict[str, Any],
         cache.add_node(labelled(f"n{i}", rng.choice(ZONES), rng.choice(TYPES)))
     snapshot = Snapshot()
     cache.update_snapshot(snapshot)
-    plugin = nodeaffinity.new(None, None)  # type: ignore[arg-type]
+    plugin = nodeaffinity.new(None, fake_handle(Snapshot()))
     spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [affinity]}}}}
     pod_info = PodInfo(pod(spec))

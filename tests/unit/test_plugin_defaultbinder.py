@@ -10,13 +10,14 @@ import pytest
 from cluster.api import errors
 from scheduler.framework import BindPlugin, CycleState, PodInfo
 from scheduler.plugins import defaultbinder
+from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import pod
 
 
 def binder(side_effect: Any = None) -> tuple[Any, mock.AsyncMock]:
     client = mock.Mock()
     client.bind = mock.AsyncMock(side_effect=side_effect)
-    handle = mock.Mock(client=client)
+    handle = fake_handle(Snapshot([]), client=client)
     return defaultbinder.new(None, handle), client.bind
 
 

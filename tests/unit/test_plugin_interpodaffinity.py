@@ -28,6 +28,7 @@ from scheduler.plugins.interpodaffinity import (
     REASON_ANTI_AFFINITY,
     REASON_EXISTING_ANTI_AFFINITY,
 )
+from tests.unit.framework_fakes import fake_handle
 from tests.unit.plugin_util import node, pod
 
 
@@ -51,16 +52,6 @@ class FakeSnapshot:
 
     def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
         return [info for info in self.infos if info.pods_with_required_anti_affinity]
-
-
-class FakeHandle:
-    def __init__(self, snapshot: FakeSnapshot) -> None:
-        self.current = snapshot
-        self.nominator = None
-        self.client = None
-
-    def snapshot(self) -> FakeSnapshot:
-        return self.current
 
 
 def term(key: str, operator: str, values: Sequence[str] = (), topology: str = "region", **extra: Any) -> dict:
@@ -103,7 +94,7 @@ def run_filter(
     incoming_pod: objects_pb2.Pod, nodes: Sequence[objects_pb2.Node], pods: Sequence[objects_pb2.Pod]
 ) -> tuple[Status | None, list[Status | None]]:
     snap = snapshot(nodes, pods)
-    plugin = interpodaffinity.new(None, FakeHandle(snap))
+    plugin = interpodaffinity.new(None, fake_handle(snap))
     state, pod_info = CycleState(), PodInfo(incoming_pod)
     _, status = plugin.pre_filter(state, pod_info, snap.list())
     if status is not None:
@@ -338,7 +329,7 @@ def prepared(
     incoming_pod: objects_pb2.Pod, pods: Sequence[objects_pb2.Pod]
 ) -> tuple[Any, CycleState, PodInfo, FakeSnapshot]:
     snap = snapshot(ZONES, pods)
-    plugin = interpodaffinity.new(None, FakeHandle(snap))
+    plugin = interpodaffinity.new(None, fake_handle(snap))
     state, pod_info = CycleState(), PodInfo(incoming_pod)
     _, status = plugin.pre_filter(state, pod_info, snap.list())
     assert status is None
@@ -403,7 +394,7 @@ def test_remove_pod_of_another_namespace_changes_nothing() -> None:
 
 
 def test_add_pod_without_pre_filter_state_is_an_error() -> None:
-    plugin = interpodaffinity.new(None, FakeHandle(snapshot(ZONES, [])))
+    plugin = interpodaffinity.new(None, fake_handle(snapshot(ZONES, [])))
     status = plugin.add_pod(CycleState(), PodInfo(incoming()), PodInfo(placed("nodeA")), NodeInfo(ZONES[0]))
     assert status is not None and status.code is Code.ERROR
 
@@ -422,25 +413,25 @@ def test_pre_filter_follows_snapshot_changes_between_cycles() -> None:
     removed one forgotten, an added one counted."""
     web = incoming({"app": "web"}, anti=[term("app", "In", ["db"], topology="zone")])
     snap = snapshot(ZONES, [placed("nodeA", {"app": "db"})])
-    handle = FakeHandle(snap)
+    handle = fake_handle(snap)
     plugin = interpodaffinity.new(None, handle)
 
     def cycle() -> list[Status | None]:
         state, pod_info = CycleState(), PodInfo(web)
-        _, status = plugin.pre_filter(state, pod_info, handle.current.list())
+        _, status = plugin.pre_filter(state, pod_info, snap.list())
         assert status is None
-        return filter_all(plugin, state, pod_info, handle.current)
+        return filter_all(plugin, state, pod_info, snap)
 
     assert cycle() == [ANTI, ANTI, None]
     # The db pod moves from nodeA to nodeC: two changed NodeInfos (new generations).
     node_a, node_b, node_c = (info.clone() for info in snap.list())
     node_a.remove_pod("default/" + next(iter(node_a.pods.values())).pod.metadata.name)
     node_c.add_pod(PodInfo(placed("nodeC", {"app": "db"})))
-    handle.current = FakeSnapshot([node_a, node_b, node_c])
+    snap.infos = [node_a, node_b, node_c]  # refreshed in place, as the scheduler's snapshot is
     assert cycle() == [None, None, ANTI]
     # nodeC leaves the cluster; a new zone-z1 node with a db pod joins.
     node_d = NodeInfo(node("nodeD", labels={"zone": "z1"}), [PodInfo(placed("nodeD", {"app": "db"}))])
-    handle.current = FakeSnapshot([node_a, node_b, node_d])
+    snap.infos = [node_a, node_b, node_d]
     assert cycle() == [ANTI, ANTI, ANTI]
 
 
@@ -448,7 +439,7 @@ def test_pre_filter_follows_snapshot_changes_between_cycles() -> None:
 
 
 def test_plugin_implements_its_extension_points() -> None:
-    plugin = interpodaffinity.new(None, FakeHandle(FakeSnapshot([])))
+    plugin = interpodaffinity.new(None, fake_handle(FakeSnapshot([])))
     for protocol in (PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
         assert isinstance(plugin, protocol), protocol
     assert plugin.name == interpodaffinity.NAME == "InterPodAffinity"

@@ -21,8 +21,9 @@ from scheduler.framework import (
 )
 from scheduler.plugins import interpodaffinity
 from scheduler.plugins.interpodaffinity import InterPodAffinityArgs, node_change_hint, pod_change_hint
+from tests.unit.framework_fakes import fake_handle
 from tests.unit.plugin_util import node, pod
-from tests.unit.test_plugin_interpodaffinity import FakeHandle, snapshot, term
+from tests.unit.test_plugin_interpodaffinity import snapshot, term
 
 
 def weighted(weight: int, key: str, operator: str, values: Sequence[str] = (), topology: str = "region",
@@ -109,7 +110,7 @@ CASES = [
 )
 def test_score(incoming: objects_pb2.Pod, pods: list, args: dict | None, want: Any) -> None:
     snap = snapshot(NODES, pods)
-    plugin = interpodaffinity.new(args, FakeHandle(snap))
+    plugin = interpodaffinity.new(args, fake_handle(snap))
     state, pod_info = CycleState(), PodInfo(incoming)
     status = plugin.pre_score(state, pod_info, snap.list())
     if want == SKIP:
@@ -127,7 +128,7 @@ def test_raw_scores_before_normalization() -> None:
         placed("n1", S1),
         placed("n2", preferred_anti=[weighted(3, "app", "In", ["web"])]),
     ])
-    plugin = interpodaffinity.new(None, FakeHandle(snap))
+    plugin = interpodaffinity.new(None, fake_handle(snap))
     state, pod_info = CycleState(), PodInfo(pod(spec(preferred=[weighted(5, "security", "In", ["S1"])]),
                                                   labels={"app": "web"}))
     assert plugin.pre_score(state, pod_info, snap.list()) is None
@@ -176,7 +177,7 @@ def test_bad_args(data: dict, message: str) -> None:
 
 
 def test_factory_takes_a_mapping_or_the_args_object() -> None:
-    handle = FakeHandle(snapshot([], []))
+    handle = fake_handle(snapshot([], []))
     assert interpodaffinity.new({"hardPodAffinityWeight": 7}, handle).args == InterPodAffinityArgs(7)
     assert interpodaffinity.new(InterPodAffinityArgs(3), handle).args == InterPodAffinityArgs(3)
     assert interpodaffinity.new(None, handle).args == InterPodAffinityArgs()
@@ -186,7 +187,7 @@ def test_factory_takes_a_mapping_or_the_args_object() -> None:
 
 
 def test_events_to_register() -> None:
-    events = interpodaffinity.new(None, FakeHandle(snapshot([], []))).events_to_register()
+    events = interpodaffinity.new(None, fake_handle(snapshot([], []))).events_to_register()
     registered = {(e.event.resource, e.event.action) for e in events}
     assert registered == {
         (EventResource.ASSIGNED_POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),

@@ -21,6 +21,7 @@ from scheduler.framework import (
     ScorePlugin,
 )
 from scheduler.plugins import nodeaffinity
+from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import node, node_info, pod, run_score
 
 POD_REASON = "node(s) didn't match Pod's node affinity/selector"
@@ -55,7 +56,7 @@ def preferred(*weighted: tuple[int, dict[str, Any]]) -> dict[str, Any]:
 
 
 def plugin(args: Any = None) -> Any:
-    return nodeaffinity.new(args, None)  # type: ignore[arg-type]
+    return nodeaffinity.new(args, fake_handle(Snapshot([])))
 
 
 def filter_status(

@@ -15,6 +15,7 @@ from scheduler.framework import (
     QueueingHint,
 )
 from scheduler.plugins import nodename
+from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import node, node_info, pod
 
 
@@ -25,7 +26,7 @@ from tests.unit.plugin_util import node, node_info, pod
     ids=["no-host-specified", "host-matches", "host-does-not-match"],
 )
 def test_filter(wanted: str, node_name: str, rejected: bool) -> None:
-    plugin = nodename.new(None, None)  # type: ignore[arg-type]
+    plugin = nodename.new(None, fake_handle(Snapshot([])))
     assert isinstance(plugin, FilterPlugin)
     status = plugin.filter(CycleState(), PodInfo(pod(node_name=wanted)), node_info(node(node_name)))
     if rejected:
@@ -37,7 +38,7 @@ def test_filter(wanted: str, node_name: str, rejected: bool) -> None:
 
 
 def test_only_the_named_node_arriving_requeues() -> None:
-    (registered,) = nodename.new(None, None).events_to_register()  # type: ignore[arg-type]
+    (registered,) = nodename.new(None, fake_handle(Snapshot([]))).events_to_register()
     assert ClusterEvent(EventResource.NODE, ActionType.ADD).matches(registered.event)
     assert registered.hint is not None
     assert registered.hint(pod(node_name="a"), None, node("a")) is QueueingHint.QUEUE

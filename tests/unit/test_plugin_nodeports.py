@@ -18,6 +18,7 @@ from scheduler.framework import (
     QueueingHint,
 )
 from scheduler.plugins import nodeports
+from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import container, node, node_info, pod
 
 Port = int | tuple[str, str, int]
@@ -62,7 +63,7 @@ def with_ports(*ports: Port, name: str = "pod", node_name: str = "") -> Any:
     ],
 )
 def test_filter(wanted: tuple[Port, ...], used: tuple[Port, ...], fits: bool) -> None:
-    plugin = nodeports.new(None, None)  # type: ignore[arg-type]
+    plugin = nodeports.new(None, fake_handle(Snapshot([])))
     assert isinstance(plugin, PreFilterPlugin) and isinstance(plugin, FilterPlugin)
     state = CycleState()
     pod_info = PodInfo(with_ports(*wanted))
@@ -84,7 +85,7 @@ def test_filter(wanted: tuple[Port, ...], used: tuple[Port, ...], fits: bool) ->
 
 
 def test_events() -> None:
-    events = nodeports.new(None, None).events_to_register()  # type: ignore[arg-type]
+    events = nodeports.new(None, fake_handle(Snapshot([]))).events_to_register()
     assert any(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE).matches(e.event) for e in events)
     assert any(ClusterEvent(EventResource.NODE, ActionType.ADD).matches(e.event) for e in events)
 
@@ -101,7 +102,7 @@ def test_events() -> None:
     ids=["bound-pod-with-same-port", "unbound-pod", "other-port", "no-ports"],
 )
 def test_pod_delete_hint(deleted: Any, expected: QueueingHint) -> None:
-    events = nodeports.new(None, None).events_to_register()  # type: ignore[arg-type]
+    events = nodeports.new(None, fake_handle(Snapshot([]))).events_to_register()
     (pod_event,) = [e for e in events if e.event.resource is EventResource.POD]
     assert pod_event.hint is not None
     assert pod_event.hint(with_ports(8080), deleted, None) is expected

@@ -9,6 +9,7 @@ import pytest
 from scheduler.framework import CycleState, PodInfo, PreScorePlugin, ScorePlugin
 from scheduler.plugins.noderesources import balanced_allocation
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec
+from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import node, node_info, pod, requesting, run_score
 
 BIG = {"cpu": "4", "memory": "8Gi", "pods": "110", "example.com/gpu": "4"}
@@ -17,7 +18,7 @@ WITH_GPU = {"resources": [{"name": "cpu"}, {"name": "memory"}, {"name": "example
 
 
 def plugin(args: Any = None) -> Any:
-    return balanced_allocation.new(args, None)  # type: ignore[arg-type]
+    return balanced_allocation.new(args, fake_handle(Snapshot([])))
 
 
 # Fractions include the pod and use the real requests: on a 4-CPU / 8Gi node running (1 CPU, 2Gi), a

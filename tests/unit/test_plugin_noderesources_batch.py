@@ -23,6 +23,7 @@ from scheduler.plugins.noderesources.fit import (
     least_allocated_scorer,
 )
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec, node_vectors, pod_request_list
+from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import node, requesting
 
 
@@ -110,7 +111,7 @@ def test_the_fit_filter_decides_a_snapshot_batch_as_node_by_node(seed: int) -> N
                         name=f"p{i}", node_name=f"n{rng.randrange(60)}")
              for i in range(80)]
     snapshot = snapshot_of(nodes, bound)
-    plugin = fit.new(None, None)  # type: ignore[arg-type]
+    plugin = fit.new(None, fake_handle(Snapshot([])))
     state = CycleState()
     pod = PodInfo(requesting({"cpu": f"{rng.randrange(1, 3000)}m", "memory": f"{rng.randrange(1, 3000)}Mi"}))
     plugin.pre_filter(state, pod, snapshot.list())

@@ -24,11 +24,12 @@ from scheduler.framework import (
 from scheduler.plugins.noderesources import fit
 from scheduler.plugins.noderesources.fit import broken_linear
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec
+from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import container, node, node_info, pod, requesting, run_score
 
 
 def plugin(args: Any = None) -> Any:
-    return fit.new(args, None)  # type: ignore[arg-type]
+    return fit.new(args, fake_handle(Snapshot([])))
 
 
 def with_init(requests: dict[str, str], *init: dict[str, str], overhead: dict[str, str] | None = None) -> Any:

@@ -20,6 +20,7 @@ from scheduler.framework import (
     QueueingHint,
 )
 from scheduler.plugins import nodeunschedulable
+from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import node, node_info, pod
 
 TOLERATES = {
@@ -48,7 +49,7 @@ TOLERATES = {
     ids=["cordoned", "schedulable", "tolerated", "tolerate-everything", "wrong-effect"],
 )
 def test_filter(spec: dict[str, Any], unschedulable: bool, rejected: bool) -> None:
-    plugin = nodeunschedulable.new(None, None)  # type: ignore[arg-type]
+    plugin = nodeunschedulable.new(None, fake_handle(Snapshot([])))
     assert isinstance(plugin, FilterPlugin)
     status = plugin.filter(CycleState(), PodInfo(pod(spec)), node_info(node(unschedulable=unschedulable)))
     if rejected:
@@ -60,14 +61,14 @@ def test_filter(spec: dict[str, Any], unschedulable: bool, rejected: bool) -> No
 
 
 def test_filter_without_the_node_object() -> None:
-    plugin = nodeunschedulable.new(None, None)  # type: ignore[arg-type]
+    plugin = nodeunschedulable.new(None, fake_handle(Snapshot([])))
     status = plugin.filter(CycleState(), PodInfo(pod()), NodeInfo())
     assert status is not None and status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert status.reasons == ("node(s) had unknown conditions",)
 
 
 def hint() -> Any:
-    plugin = nodeunschedulable.new(None, None)  # type: ignore[arg-type]
+    plugin = nodeunschedulable.new(None, fake_handle(Snapshot([])))
     assert isinstance(plugin, EnqueueExtensions)
     (registered,) = plugin.events_to_register()
     assert ClusterEvent(EventResource.NODE, ActionType.ADD).matches(registered.event)

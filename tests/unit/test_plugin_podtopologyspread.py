@@ -26,8 +26,8 @@ from scheduler.framework import (
 )
 from scheduler.plugins import podtopologyspread
 from scheduler.plugins.podtopologyspread import REASON_CONSTRAINTS_NOT_MATCH, REASON_NODE_LABEL_NOT_MATCH
+from tests.unit.framework_fakes import fake_handle
 from tests.unit.plugin_util import node, pod
-from tests.unit.test_plugin_interpodaffinity import FakeHandle
 
 FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
 
@@ -86,7 +86,7 @@ def run_filter(
     incoming_pod: objects_pb2.Pod, nodes: Sequence[objects_pb2.Node], pods: Sequence[objects_pb2.Pod]
 ) -> list[Status | None]:
     snap = snapshot_of(nodes, pods)
-    plugin = podtopologyspread.new(None, FakeHandle(snap))
+    plugin = podtopologyspread.new(None, fake_handle(snap))
     state, pod_info = CycleState(), PodInfo(incoming_pod)
     _, status = plugin.pre_filter(state, pod_info, snap.list())
     assert status is None
@@ -267,14 +267,14 @@ def test_terminating_pods_do_not_count() -> None:
 
 def test_pre_filter_skips_a_pod_without_hard_constraints() -> None:
     snap = snapshot_of(NODES)
-    plugin = podtopologyspread.new(None, FakeHandle(snap))
+    plugin = podtopologyspread.new(None, fake_handle(snap))
     for p in (incoming(), incoming(spread(1, "zone", "ScheduleAnyway"))):
         assert plugin.pre_filter(CycleState(), PodInfo(p), snap.list()) == (None, Status(Code.SKIP))
 
 
 def test_filter_without_node_object_or_state_is_an_error() -> None:
     snap = snapshot_of(NODES)
-    plugin = podtopologyspread.new(None, FakeHandle(snap))
+    plugin = podtopologyspread.new(None, fake_handle(snap))
     state, pod_info = CycleState(), PodInfo(incoming(spread(1, "zone")))
     status = plugin.filter(state, pod_info, snap.get("node-a"))
     assert status is not None and status.code is Code.ERROR
@@ -284,7 +284,7 @@ def test_filter_without_node_object_or_state_is_an_error() -> None:
 
 
 def test_plugin_implements_its_extension_points() -> None:
-    plugin = podtopologyspread.new(None, FakeHandle(snapshot_of([])))
+    plugin = podtopologyspread.new(None, fake_handle(snapshot_of([])))
     for protocol in (PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
         assert isinstance(plugin, protocol), protocol
     assert plugin.name == podtopologyspread.NAME == "PodTopologySpread"
@@ -299,7 +299,7 @@ def prepared(
     incoming_pod: objects_pb2.Pod, pods: Sequence[objects_pb2.Pod]
 ) -> tuple[Any, CycleState, PodInfo, Any]:
     snap = snapshot_of(NODES, pods)
-    plugin = podtopologyspread.new(None, FakeHandle(snap))
+    plugin = podtopologyspread.new(None, fake_handle(snap))
     state, pod_info = CycleState(), PodInfo(incoming_pod)
     assert plugin.pre_filter(state, pod_info, snap.list()) == (None, None)
     return plugin, state, pod_info, snap
@@ -342,7 +342,7 @@ def test_add_pod_that_does_not_count(other: objects_pb2.Pod) -> None:
 
 
 def test_add_pod_without_pre_filter_state_is_an_error() -> None:
-    plugin = podtopologyspread.new(None, FakeHandle(snapshot_of(NODES)))
+    plugin = podtopologyspread.new(None, fake_handle(snapshot_of(NODES)))
     status = plugin.add_pod(
         CycleState(), PodInfo(incoming()), PodInfo(placed("o", "node-a")), NodeInfo(NODES[0])
     )
@@ -357,7 +357,7 @@ def test_add_and_remove_pods_agree_with_pre_filter_on_the_changed_cluster() -> N
     the_pod = incoming(spread(1, "zone"), spread(2, "node", minDomains=3))
     pods = {f"p{i}": placed(f"p{i}", f"n{rng.randrange(7)}") for i in range(12)}
     snap = snapshot_of(nodes, pods.values())
-    plugin = podtopologyspread.new(None, FakeHandle(snap))
+    plugin = podtopologyspread.new(None, fake_handle(snap))
     state, pod_info = CycleState(), PodInfo(the_pod)
     plugin.pre_filter(state, pod_info, snap.list())
     state = state.clone()
@@ -371,7 +371,7 @@ def test_add_and_remove_pods_agree_with_pre_filter_on_the_changed_cluster() -> N
             pods[new.metadata.name] = new
             plugin.add_pod(state, pod_info, PodInfo(new), snap.get(new.spec.node_name))
         fresh_snap = snapshot_of(nodes, pods.values())
-        fresh = podtopologyspread.new(None, FakeHandle(fresh_snap))
+        fresh = podtopologyspread.new(None, fake_handle(fresh_snap))
         fresh_state = CycleState()
         fresh.pre_filter(fresh_state, pod_info, fresh_snap.list())
         assert filter_all(plugin, state, pod_info, snap) == filter_all(
@@ -392,7 +392,7 @@ def test_counts_follow_the_cluster_across_cycles() -> None:
         cache.add_node(n)
     pods: dict[str, objects_pb2.Pod] = {}
     snap = Snapshot()
-    handle = FakeHandle(snap)
+    handle = fake_handle(snap)
     plugin = podtopologyspread.new(None, handle)
     the_pod = PodInfo(incoming(spread(1, "zone"), spread(1, "node")))
     for step in range(80):

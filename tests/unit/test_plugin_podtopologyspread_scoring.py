@@ -21,8 +21,8 @@ from scheduler.framework import (
 )
 from scheduler.plugins import podtopologyspread
 from scheduler.plugins.podtopologyspread import PodTopologySpreadArgs, node_change_hint, pod_change_hint
+from tests.unit.framework_fakes import fake_handle
 from tests.unit.plugin_util import node, pod
-from tests.unit.test_plugin_interpodaffinity import FakeHandle
 from tests.unit.test_plugin_podtopologyspread import incoming, spread, spread_out
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -191,7 +191,7 @@ def test_score(
     incoming_pod: objects_pb2.Pod, nodes: list, pods: list, candidates: list | None, want: list
 ) -> None:
     snap = snapshot_of(nodes, pods)
-    plugin = podtopologyspread.new(None, FakeHandle(snap))
+    plugin = podtopologyspread.new(None, fake_handle(snap))
     filtered = [snap.get(name) for name in (candidates or [n.metadata.name for n in nodes])]
     state, pod_info = CycleState(), PodInfo(incoming_pod)
     assert plugin.pre_score(state, pod_info, filtered) is None
@@ -202,16 +202,16 @@ def test_score(
 
 def test_pre_score_skips_without_soft_constraints_or_nodes() -> None:
     snap = snapshot_of(FOUR_HOSTS)
-    plugin = podtopologyspread.new(None, FakeHandle(snap))
+    plugin = podtopologyspread.new(None, fake_handle(snap))
     assert plugin.pre_score(CycleState(), PodInfo(incoming(spread(1, "zone"))), snap.list()) == Status(
         Code.SKIP
     )
-    empty = podtopologyspread.new(None, FakeHandle(snapshot_of([])))
+    empty = podtopologyspread.new(None, fake_handle(snapshot_of([])))
     assert empty.pre_score(CycleState(), PodInfo(incoming(soft(1, "zone"))), []) == Status(Code.SKIP)
 
 
 def test_normalize_without_pre_score_state_is_an_error() -> None:
-    plugin = podtopologyspread.new(None, FakeHandle(snapshot_of([])))
+    plugin = podtopologyspread.new(None, fake_handle(snapshot_of([])))
     status = plugin.normalize_score(CycleState(), PodInfo(incoming()), [NodeScore("a", 1)])
     assert status is not None and status.code is Code.ERROR
 
@@ -248,7 +248,7 @@ def test_default_constraints_apply_to_no_pod() -> None:
         "defaultingType": "List",
         "defaultConstraints": [{"maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "DoNotSchedule"}],
     }
-    plugin = podtopologyspread.new(args, FakeHandle(snap))
+    plugin = podtopologyspread.new(args, fake_handle(snap))
     assert plugin.pre_filter(CycleState(), PodInfo(incoming()), snap.list()) == (None, Status(Code.SKIP))
 
 
@@ -322,7 +322,7 @@ def test_bad_args(data: dict, message: str) -> None:
 
 
 def test_events_to_register() -> None:
-    events = podtopologyspread.new(None, FakeHandle(snapshot_of([]))).events_to_register()
+    events = podtopologyspread.new(None, fake_handle(snapshot_of([]))).events_to_register()
     assert {(e.event.resource, e.event.action) for e in events} == {
         (EventResource.ASSIGNED_POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
         (

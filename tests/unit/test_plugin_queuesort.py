@@ -6,6 +6,7 @@ import pytest
 
 from scheduler.framework import PodInfo, QueuedPodInfo, QueueSortPlugin
 from scheduler.plugins import queuesort
+from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import pod
 
 
@@ -37,7 +38,7 @@ def queued(priority: int | None, timestamp: float) -> QueuedPodInfo:
     ],
 )
 def test_less(a: QueuedPodInfo, b: QueuedPodInfo, expected: bool) -> None:
-    plugin = queuesort.new(None, None)  # type: ignore[arg-type]
+    plugin = queuesort.new(None, fake_handle(Snapshot([])))
     assert isinstance(plugin, QueueSortPlugin)
     assert plugin.name == queuesort.NAME == "PrioritySort"
     assert plugin.less(a, b) is expected

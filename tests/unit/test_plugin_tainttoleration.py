@@ -19,6 +19,7 @@ from scheduler.framework import (
     ScorePlugin,
 )
 from scheduler.plugins import tainttoleration
+from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import node, node_info, pod, run_score
 
 
@@ -87,7 +88,7 @@ def with_tolerations(*tolerations: dict[str, str]) -> dict[str, Any]:
 def test_filter(
     tolerations: Sequence[dict[str, str]], taints: list[dict[str, str]], reason: str | None
 ) -> None:
-    plugin = tainttoleration.new(None, None)  # type: ignore[arg-type]
+    plugin = tainttoleration.new(None, fake_handle(Snapshot([])))
     assert isinstance(plugin, FilterPlugin)
     status = plugin.filter(
         CycleState(), PodInfo(pod(with_tolerations(*tolerations))), node_info(node(taints=taints))
@@ -149,7 +150,7 @@ SSD = taint("disk-type", "ssd", "PreferNoSchedule")
 def test_score(
     tolerations: Sequence[dict[str, str]], node_taints: list[list[dict[str, str]]], expected: list[int]
 ) -> None:
-    plugin = tainttoleration.new(None, None)  # type: ignore[arg-type]
+    plugin = tainttoleration.new(None, fake_handle(Snapshot([])))
     assert isinstance(plugin, ScorePlugin)
     infos = [node_info(node(f"node{i}", taints=taints)) for i, taints in enumerate(node_taints)]
     assert run_score(plugin, pod(with_tolerations(*tolerations)), infos) == expected
@@ -184,7 +185,7 @@ ACCEPT = node(taints=[taint("dedicated", "user2", "NoSchedule")])
     ],
 )
 def test_node_change_hint(old: Any, new: Any, expected: QueueingHint) -> None:
-    (registered,) = tainttoleration.new(None, None).events_to_register()  # type: ignore[arg-type]
+    (registered,) = tainttoleration.new(None, fake_handle(Snapshot([]))).events_to_register()
     assert ClusterEvent(EventResource.NODE, ActionType.ADD).matches(registered.event)
     assert ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_TAINT).matches(registered.event)
     assert registered.hint is not None

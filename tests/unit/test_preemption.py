@@ -7,8 +7,7 @@ import pytest
 
 from cluster.api import errors
 from scheduler.config import API_VERSION, KIND, ConfigError, parse_config
-from scheduler.framework import Code, PodInfo, PostFilterResult
-from scheduler.framework.runtime import WaitingPod
+from scheduler.framework import Code, PodInfo, PostFilterResult, WaitingPod
 from scheduler.plugins.defaultpreemption import (
     NOT_ELIGIBLE_NEVER,
     NOT_ELIGIBLE_TERMINATING,
@@ -209,24 +208,6 @@ async def test_a_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
     assert [e[0] for e in cluster.events.events] == ["waiting"]
 
 
-async def test_without_a_recorder_the_event_is_written_through_the_client() -> None:
-    cluster = Cluster([cpu_node("n1", "1")], [cpu_pod("low", "1", 0, node_name="n1")], recorder=False)
-    await cluster.preempt(cpu_pod("hi", "1", 100))
-    (event,) = cluster.client.created
-    assert (event.involved_object.kind, event.involved_object.name, event.reason, event.type) == (
-        "Pod", "low", "Preempted", "Normal")
-    assert event.message == "Preempted by pod uid-hi on node n1"
-
-
-async def test_a_failed_deletion_is_an_error_without_nomination() -> None:
-    cluster = Cluster([cpu_node("n1", "1")], [cpu_pod("low", "1", 0, node_name="n1")])
-    cluster.client.fail_delete = errors.ApiError("etcd is down")
-    result, status = await cluster.preempt(cpu_pod("hi", "1", 100))
-    assert result is None
-    assert status is not None and status.code is Code.ERROR
-    assert status.message() == "preemption: etcd is down"
-
-
 async def test_a_victim_deleted_meanwhile_is_not_an_error() -> None:
     cluster = Cluster([cpu_node("n1", "1")], [cpu_pod("low", "1", 0, node_name="n1")])
     cluster.client.fail_delete = errors.NotFound("pods default/low not found")
@@ -234,24 +215,16 @@ async def test_a_victim_deleted_meanwhile_is_not_an_error() -> None:
     assert status is None and result == PostFilterResult("n1")
 
 
-async def test_without_the_profile_framework_preemption_is_an_error() -> None:
-    cluster = Cluster([cpu_node("n1", "1")], [cpu_pod("low", "1", 0, node_name="n1")])
-    cluster.handle.frameworks = {}  # type: ignore[attr-defined]
-    result, status = await cluster.preempt(cpu_pod("hi", "1", 100))
-    assert result is None and status is not None and status.code is Code.ERROR
-    assert "handle.frameworks" in status.message()
-
-
 # ---------------------------------------------------------------------------------- extenders
 
 
 async def test_extenders_that_support_preemption_may_narrow_the_candidates() -> None:
+    only_n2 = FakeExtender(preempt=lambda victims: {n: v for n, v in victims.items() if n == "n2"})
     cluster = Cluster(
         [cpu_node("n1", "1"), cpu_node("n2", "1")],
         [cpu_pod("cheap", "1", 0, node_name="n1"), cpu_pod("dear", "1", 50, node_name="n2")],
+        extenders=[only_n2],
     )
-    only_n2 = FakeExtender(preempt=lambda victims: {n: v for n, v in victims.items() if n == "n2"})
-    cluster.handle.extenders = [only_n2]  # type: ignore[attr-defined]
     result, status = await cluster.preempt(cpu_pod("hi", "1", 100))
     assert only_n2.calls == [("preempt", ["n1", "n2"])]
     assert status is None and result == PostFilterResult("n2")
@@ -259,8 +232,8 @@ async def test_extenders_that_support_preemption_may_narrow_the_candidates() -> 
 
 
 async def test_no_candidate_is_left_when_the_extenders_keep_none() -> None:
-    cluster = Cluster([cpu_node("n1", "1")], [cpu_pod("cheap", "1", 0, node_name="n1")])
-    cluster.handle.extenders = [FakeExtender(preempt=lambda victims: {})]  # type: ignore[attr-defined]
+    cluster = Cluster([cpu_node("n1", "1")], [cpu_pod("cheap", "1", 0, node_name="n1")],
+                      extenders=[FakeExtender(preempt=lambda victims: {})])
     result, status = await cluster.preempt(cpu_pod("hi", "1", 100))
     assert result is None and status is not None
     assert status.message() == "preemption: no candidate node for preemption"
@@ -268,9 +241,8 @@ async def test_no_candidate_is_left_when_the_extenders_keep_none() -> None:
 
 
 async def test_a_failing_preemption_extender_fails_preemption() -> None:
-    cluster = Cluster([cpu_node("n1", "1")], [cpu_pod("cheap", "1", 0, node_name="n1")])
     broken = FakeExtender(name="http://x/ext", preempt=lambda victims: dict(victims), error="code 500")
-    cluster.handle.extenders = [broken]  # type: ignore[attr-defined]
+    cluster = Cluster([cpu_node("n1", "1")], [cpu_pod("cheap", "1", 0, node_name="n1")], extenders=[broken])
     result, status = await cluster.preempt(cpu_pod("hi", "1", 100))
     assert result is None and status is not None and status.code is Code.ERROR
     assert status.message() == "preemption: extender http://x/ext: preempt failed: code 500"

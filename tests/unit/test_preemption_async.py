@@ -11,10 +11,8 @@ from typing import Any
 import pytest
 
 from cluster.api import errors, objects_pb2
-from scheduler.clock import FakeClock
 from scheduler.framework import Code, PodInfo, PostFilterResult, Status
-from scheduler.preemptions import Preemptions
-from scheduler.queue import ACTIVE, UNSCHEDULABLE, SchedulingQueue
+from scheduler.queue import ACTIVE, UNSCHEDULABLE
 from tests.unit.preemption_util import Cluster, cpu_node, cpu_pod
 
 
@@ -23,10 +21,8 @@ class Rig:
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self.queue = SchedulingQueue(cluster.framework.queue_sort_less, clock=FakeClock(),
-                                     events_to_register=cluster.framework.events_to_register())
-        self.preemptions = Preemptions(self.queue)
-        cluster.handle.preemptions = self.preemptions  # type: ignore[attr-defined]
+        self.queue = cluster.queue
+        self.preemptions = cluster.preemptions
         #: For each delete call: the victim and whether the preemptor was held at that moment.
         self.deletes: list[tuple[str, bool]] = []
         delete = cluster.client.delete
@@ -43,7 +39,7 @@ class Rig:
         self.queue.add(preemptor)
         queued = await self.queue.pop()
         cycle = self.queue.scheduling_cycle
-        result, status = await self.cluster.preempt(preemptor)
+        result, status = await self.cluster.post_filter(preemptor)
         queued.unschedulable_plugins = {"NodeResourcesFit"}
         self.queue.add_unschedulable_if_not_present(queued, cycle)
         if result is not None:

@@ -19,12 +19,15 @@ from scheduler.cache import Cache, Snapshot
 from scheduler.clock import FakeClock
 from scheduler.config import API_VERSION, KIND, in_tree_registry, parse_config
 from scheduler.eventhandlers import ASSIGNED_POD_DELETE
-from scheduler.framework import PodInfo, pod_key
-from scheduler.framework.runtime import FrameworkHandle, build_framework
+from scheduler.framework import pod_key
+from scheduler.framework.runtime import build_framework
 from scheduler.metrics import SchedulerMetrics
+from scheduler.preemptions import Preemptions
 from scheduler.queue import SchedulingQueue
+from scheduler.queue.plugged import PluggedQueue
 from scheduler.schedule_one import SchedulingLoop
 from tests.unit.binder_util import bindings_done, running_binder
+from tests.unit.framework_fakes import fake_handle
 from tests.unit.preemption_util import cpu_node, cpu_pod
 
 #: The default profile with DefaultPreemption at PostFilter, as kube-scheduler's default profile has it.
@@ -78,22 +81,16 @@ class Rig:
         self.recorder = Recorder()
         self.cache = Cache(clock=self.clock)
         self.snapshot = Snapshot()
-        self.queue: SchedulingQueue | None = None
-        rig = self
-
-        class Nominator:
-            def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-                assert rig.queue is not None
-                return rig.queue.nominated_pods_for_node(node_name)
-
-        handle = FrameworkHandle(nominator=Nominator(), client=self.api, snapshot=self.snapshot)
+        plugged = PluggedQueue()
+        # A preemption's API calls run in the background, as in the scheduler.
+        self.preemptions = Preemptions(plugged)
+        handle = fake_handle(self.snapshot, nominator=plugged, client=self.api, event_recorder=self.recorder,
+                             api_dispatcher=self.preemptions)
         profile = parse_config(CONFIG).profiles[0]
         framework = build_framework(profile, in_tree_registry(), handle, clock=self.clock)
-        # The wiring DefaultPreemption expects from the scheduler (see its module docstring).
-        handle.frameworks = {"default-scheduler": framework}  # type: ignore[attr-defined]
-        handle.event_recorder = self.recorder  # type: ignore[attr-defined]
         self.queue = SchedulingQueue(framework.queue_sort_less, clock=self.clock,
                                      events_to_register=framework.events_to_register())
+        plugged.plug(self.queue)
         metrics = SchedulerMetrics()
         self.binder = Binder(cache=self.cache, queue=self.queue, recorder=self.recorder,  # type: ignore[arg-type]
                              metrics=metrics, clock=self.clock,
@@ -115,6 +112,11 @@ class Rig:
         assert self.queue is not None
         self.queue.add(pod)
 
+    async def schedule_one(self) -> None:
+        """One scheduling cycle, and the API calls of a preemption it started."""
+        await asyncio.wait_for(self.loop.schedule_one(), 5)
+        await asyncio.wait_for(self.preemptions.wait_idle(), 5)
+
     async def settle(self) -> None:
         await bindings_done(self.binder)
 
@@ -122,8 +124,11 @@ class Rig:
 @pytest.fixture
 async def rig() -> AsyncIterator[Rig]:
     rig = Rig()
-    async with running_binder(rig.binder):
+    async with running_binder(rig.binder), asyncio.TaskGroup() as group:
+        preemptions = group.create_task(rig.preemptions.run())
+        await asyncio.sleep(0)  # run() takes ownership of its task group
         yield rig
+        preemptions.cancel()
 
 
 async def test_a_preemptor_is_nominated_and_binds_once_its_victims_are_gone(rig: Rig) -> None:
@@ -134,7 +139,7 @@ async def test_a_preemptor_is_nominated_and_binds_once_its_victims_are_gone(rig:
     assert rig.queue is not None
 
     rig.submit(cpu_pod("hi", "2", 100))
-    await asyncio.wait_for(rig.loop.schedule_one(), 5)
+    await rig.schedule_one()
     # The lowest-priority victim's node; deleted with its own (default) grace period.
     assert rig.api.deleted == [("default/low-a", 30)]
     assert ("low-a", "Preempted", "Preempted by pod uid-hi on node node-a") in rig.recorder.events
@@ -149,13 +154,13 @@ async def test_a_preemptor_is_nominated_and_binds_once_its_victims_are_gone(rig:
     victim = rig.api.pods.pop("default/low-a")
     rig.cache.remove_pod(victim)
     rig.submit(cpu_pod("sneaky", "2", 0))
-    await asyncio.wait_for(rig.loop.schedule_one(), 5)
+    await rig.schedule_one()
     assert rig.api.bound == []
 
     # The deletion requeues the preemptor (after its backoff), which lands on its nominated node.
     rig.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, victim, None)
     rig.clock.advance(30.0)
     rig.queue.flush_backoff_completed()
-    await asyncio.wait_for(rig.loop.schedule_one(), 5)
+    await rig.schedule_one()
     await rig.settle()
     assert rig.api.bound == [("default/hi", "node-a")]

@@ -128,9 +128,9 @@ def test_the_dry_run_leaves_the_snapshot_and_state_alone() -> None:
     assert [(n.generation, sorted(n.pods)) for n in nodes] == before
 
 
-def test_the_offset_comes_from_the_handle_rng_when_the_scheduler_sets_one() -> None:
+def test_the_offset_comes_from_the_handle_rng() -> None:
     cluster = Cluster([cpu_node("n1")])
-    plugin = new(None, cluster.handle)  # built before the scheduler sets handle.rng
-    cluster.handle.rng = random.Random(7)  # type: ignore[attr-defined]
+    plugin = new(None, cluster.handle)
+    cluster.rng.seed(7)
     expected = random.Random(7).randrange(1000)
     assert plugin.offset_and_num_candidates(1000) == (expected, 100)

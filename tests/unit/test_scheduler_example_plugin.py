@@ -11,6 +11,7 @@ from cluster.api import objects_pb2
 from examples.plugins import node_cost
 from scheduler.config import ConfigError, in_tree_registry, load_config
 from scheduler.framework import CycleState, NodeInfo, NodeScore, PodInfo
+from tests.unit.framework_fakes import Snapshot, fake_handle
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_CONFIG = REPO / "examples" / "plugins" / "node-cost-scheduler.yaml"
@@ -24,7 +25,7 @@ def node(name: str, price: str | None) -> NodeInfo:
 
 
 def normalized(prices: dict[str, str | None]) -> dict[str, int]:
-    plugin = node_cost.new(None, handle=None)  # type: ignore[arg-type]
+    plugin = node_cost.new(None, handle=fake_handle(Snapshot([])))
     pod = PodInfo(objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name="p", namespace="default")))
     state = CycleState()
     scores = [NodeScore(name, plugin.score(state, pod, node(name, price))) for name, price in prices.items()]

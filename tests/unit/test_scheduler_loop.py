@@ -17,11 +17,13 @@ from scheduler.clock import FakeClock
 from scheduler.config import in_tree_registry, load_config
 from scheduler.framework import pod_key
 from scheduler.framework.explanation import Explanation
-from scheduler.framework.runtime import FrameworkHandle, build_framework
+from scheduler.framework.runtime import build_framework
 from scheduler.metrics import SchedulerMetrics
 from scheduler.queue import BACKOFF, UNSCHEDULABLE, SchedulingQueue
+from scheduler.queue.plugged import PluggedQueue
 from scheduler.schedule_one import SchedulingLoop
 from tests.unit.binder_util import bindings_done, running_binder
+from tests.unit.framework_fakes import fake_handle
 
 
 def make_node(name: str, cpu: str = "2") -> objects_pb2.Node:
@@ -100,19 +102,13 @@ class Rig:
         self.cache = Cache(clock=self.clock)
         self.snapshot = Snapshot()
         config = load_config(None)
-        queue_box: list[SchedulingQueue] = []
-
-        class Nominator:
-            def nominated_pods_for_node(self, node_name: str) -> list[Any]:
-                return queue_box[0].nominated_pods_for_node(node_name)
-
-        handle = FrameworkHandle(nominator=Nominator(), client=self.api, snapshot=self.snapshot)
+        plugged = PluggedQueue()
+        # No preemption here starts: no node's pods could make room for a pod of these tests.
+        handle = fake_handle(self.snapshot, nominator=plugged, client=self.api, event_recorder=self.recorder)
         framework = build_framework(config.profiles[0], in_tree_registry(), handle, clock=self.clock)
-        # The default profile's DefaultPreemption dry-runs with the pod's profile, as Scheduler wires it.
-        handle.frameworks = {"default-scheduler": framework}  # type: ignore[attr-defined]
         self.queue = SchedulingQueue(framework.queue_sort_less, clock=self.clock,
                                      events_to_register=framework.events_to_register())
-        queue_box.append(self.queue)
+        plugged.plug(self.queue)
         self.binder = Binder(cache=self.cache, queue=self.queue, recorder=self.recorder,  # type: ignore[arg-type]
                              metrics=self.metrics, clock=self.clock,
                              on_failure=lambda *failure: self.loop.handle_failure(*failure))

@@ -33,9 +33,9 @@ def test_extenders_are_asked_in_order_with_the_ignorable_ones_last() -> None:
     ]
     scheduler = Scheduler(client(), config, registry=in_tree_registry())
     assert [e.name for e in scheduler.extenders] == ["http://b/x", "http://c/x", "http://a/x"]
-    # DefaultPreemption finds them on the handle it shares with every plugin.
+    # DefaultPreemption finds them on its profile's handle.
     handle = scheduler.profiles["default-scheduler"].handle
-    assert handle.extenders is scheduler.extenders  # type: ignore[attr-defined]
+    assert handle.extenders is scheduler.extenders
 
 
 def test_an_extender_whose_tls_files_are_missing_is_a_config_error_naming_it(tmp_path: Path) -> None:
@@ -69,12 +69,14 @@ def test_one_framework_per_profile_sharing_one_queue() -> None:
     assert scheduler.profile_names == ["a", "b"]
     assert scheduler.profiles["a"] is not scheduler.profiles["b"]
     assert set(scheduler.informers) == {"pods", "nodes", "priorityclasses", "poddisruptionbudgets"}
-    # DefaultPreemption finds the pod's profile, the PDBs and the recorder through the shared handle.
-    handle = scheduler.profiles["a"].handle
-    assert handle is scheduler.profiles["b"].handle
-    assert handle.frameworks is scheduler.profiles  # type: ignore[attr-defined]
-    assert handle.event_recorder is scheduler.recorder  # type: ignore[attr-defined]
-    assert handle.pod_disruption_budgets() == []  # type: ignore[attr-defined]
+    # Each profile has its own handle, which runs that profile's plugins; what else DefaultPreemption
+    # uses (the PDBs, the recorder, the waiting pods, the background API calls) they share.
+    handle, other = scheduler.profiles["a"].handle, scheduler.profiles["b"].handle
+    assert handle is not other
+    assert handle.event_recorder is scheduler.recorder and other.event_recorder is scheduler.recorder
+    assert handle.pod_disruption_budgets() == []
+    assert handle.waiting_pods is other.waiting_pods is scheduler.profiles["a"].waiting_pods
+    assert handle.api_dispatcher is other.api_dispatcher is scheduler.preemptions
 
 
 def test_before_running_it_is_neither_healthy_nor_ready_nor_working() -> None:

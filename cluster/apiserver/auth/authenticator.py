@@ -55,7 +55,7 @@ class Authenticator:
                 raise errors.Unauthorized("Unauthorized")
             return user
         if self._client_certificates:
-            certificates = context.auth_context().get(_PEER_CERTIFICATE)
+            certificates = list(context.auth_context().get(_PEER_CERTIFICATE, ()))
             user = _authenticated_user_of_certificate(certificates[0]) if certificates else None
             if user is not None:
                 return user

@@ -19,30 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from cluster.api import errors, objects_pb2
 from cluster.api.selectors import LabelSelector
-from scheduler.framework import Code, CycleState, NodeInfo, PodInfo, Status
+from scheduler.framework import Code, CycleState, NodeInfo, PluginsRunner, PodInfo, Status
 
 #: A node where the preemptor could not fit even if every lower-priority pod left: nothing to evict.
 NO_VICTIMS = "No preemption victims found for incoming pod"
-
-
-class FilterRunner(Protocol):
-    """What the dry run needs of the profile's framework (``scheduler.framework.runtime.Framework``)."""
-
-    def run_filter_with_nominated_pods(
-        self, state: CycleState, pod: PodInfo, node_info: NodeInfo
-    ) -> Status | None: ...
-
-    def run_pre_filter_extension_add_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status | None: ...
-
-    def run_pre_filter_extension_remove_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
-    ) -> Status | None: ...
 
 
 @dataclass(slots=True)
@@ -135,7 +118,7 @@ class _Failed(Exception):
 
 
 def select_victims_on_node(
-    framework: FilterRunner,
+    framework: PluginsRunner,
     state: CycleState,
     pod: PodInfo,
     node_info: NodeInfo,
@@ -213,7 +196,7 @@ class DryRun:
 
 
 def dry_run_preemption(
-    framework: FilterRunner,
+    framework: PluginsRunner,
     state: CycleState,
     pod: PodInfo,
     potential_nodes: Sequence[NodeInfo],

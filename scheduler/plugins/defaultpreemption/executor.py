@@ -7,8 +7,8 @@ priority nominated to the same node lose their nomination (a status write, which
 into a queue update that sends them back to be scheduled elsewhere): the room they were promised may
 now be the preemptor's.
 
-``prepare_candidate`` does all this within the scheduling cycle; ``prepare_candidate_async`` is its
-background form (kube-scheduler's async preemption, scheduler/preemptions.py).
+``prepare_candidate_async`` does all this in the background, through the handle's API dispatcher
+(kube-scheduler's async preemption, scheduler/preemptions.py).
 
 Setting the preemptor's own status.nominatedNodeName is not done here: the scheduler's failure handler
 writes it with the PodScheduled=False condition, from the PostFilterResult.
@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from cluster.api import errors, objects_pb2, timeutil
-from scheduler.framework import PodInfo, Status
+from scheduler.framework import Handle, PodInfo, Status
 
 log = logging.getLogger(__name__)
 
@@ -48,25 +46,12 @@ def grace_period(pod: objects_pb2.Pod) -> int:
 
 
 class Executor:
-    """Deletes victims, records events and clears lower nominations through the framework handle's
-    API client (and, when the handle has them, its event recorder and waiting pods)."""
+    """Deletes (or, waiting at Permit, rejects) victims, records events and clears lower nominations
+    through the framework handle."""
 
-    def __init__(self, handle: Any, plugin_name: str) -> None:
+    def __init__(self, handle: Handle, plugin_name: str) -> None:
         self._handle = handle
         self._plugin_name = plugin_name
-
-    async def prepare_candidate(
-        self, preemptor: PodInfo, node_name: str, victims: Sequence[PodInfo], component: str
-    ) -> Status | None:
-        """Evict ``victims`` for ``preemptor`` on ``node_name``; an ERROR status if a deletion failed."""
-        for victim in victims:
-            if timeutil.is_set(victim.pod.metadata.deletion_timestamp):
-                continue  # graceful deletion already started: another call would change nothing
-            status = await self._preempt(preemptor, node_name, victim, component)
-            if status is not None:
-                return status
-        await self._clear_lower_nominations(preemptor, node_name)
-        return None
 
     async def prepare_candidate_async(
         self,
@@ -76,10 +61,11 @@ class Executor:
         component: str,
         release: Callable[[], None],
     ) -> Status | None:
-        """The same in the background (kube-scheduler's prepareCandidateAsync): lower nominations first
-        (their pods find another node sooner), then every victim but the last at once; ``release``
-        before the last, whose deletion event then requeues the preemptor. After a failure the last
-        victim is spared: the preemption cannot succeed any more."""
+        """Evict ``victims`` for ``preemptor`` on ``node_name``, run in the background by the handle's API
+        dispatcher (kube-scheduler's prepareCandidateAsync): lower nominations first (their pods find
+        another node sooner), then every victim but the last at once; ``release`` before the last, whose
+        deletion event then requeues the preemptor. An ERROR status if a deletion failed; the last victim
+        is then spared: the preemption cannot succeed any more."""
         await self._clear_lower_nominations(preemptor, node_name)
         pending = [v for v in victims if not timeutil.is_set(v.pod.metadata.deletion_timestamp)]
         if not pending:
@@ -98,8 +84,7 @@ class Executor:
         """Reject ``victim`` if it waits at Permit, else delete it; record the event. An ERROR status
         if the deletion failed (a victim already gone is not a failure)."""
         pod = victim.pod
-        waiting_pods = getattr(self._handle, "waiting_pods", None)
-        if waiting_pods is not None and waiting_pods.reject(victim.key, self._plugin_name, "preempted"):
+        if self._handle.waiting_pods.reject(victim.key, self._plugin_name, "preempted"):
             log.info("%s preempted waiting pod %s on %s", preemptor.key, victim.key, node_name)
         else:
             try:
@@ -112,20 +97,9 @@ class Executor:
                 log.error("could not preempt %s for %s: %s", victim.key, preemptor.key, err.message)
                 return Status.as_error(err)
             log.info("%s preempted %s on %s", preemptor.key, victim.key, node_name)
-        await self._record(pod, preempted_message(preemptor.pod, node_name), component)
+        self._handle.event_recorder.record(pod, NORMAL, REASON_PREEMPTED, ACTION_PREEMPTING,
+                                           preempted_message(preemptor.pod, node_name), component=component)
         return None
-
-    async def _record(self, victim: objects_pb2.Pod, message: str, component: str) -> None:
-        recorder = getattr(self._handle, "event_recorder", None)
-        if recorder is not None:
-            recorder.record(victim, NORMAL, REASON_PREEMPTED, ACTION_PREEMPTING, message, component=component)
-            return
-        # No recorder (a handle outside the scheduler): events are best effort, so write one directly.
-        try:
-            await self._handle.client.create(_event(victim, message, component))
-        except errors.ApiError as err:
-            log.warning("could not record the preemption of %s/%s: %s", victim.metadata.namespace,
-                        victim.metadata.name, err.message)
 
     async def _clear_lower_nominations(self, preemptor: PodInfo, node_name: str) -> None:
         """Lower-priority pods nominated to the node may no longer fit there: clear their nomination so
@@ -133,10 +107,8 @@ class Executor:
         Failures are logged, not returned: the preemption itself has happened."""
         nominator = self._handle.nominator
         lower = [p for p in nominator.nominated_pods_for_node(node_name) if p.priority < preemptor.priority]
-        forget = getattr(nominator, "delete_nominated_pod_if_exists", None)
         for pod_info in lower:
-            if callable(forget):
-                forget(pod_info.pod)
+            nominator.delete_nominated_pod_if_exists(pod_info.pod)
             if pod_info.pod.status.nominated_node_name:
                 await self._clear_nomination(pod_info)
 
@@ -164,27 +136,3 @@ class Executor:
                 return
         log.warning("gave up clearing the nominated node of %s: it keeps changing", pod_info.key)
 
-
-def _event(victim: objects_pb2.Pod, message: str, component: str) -> objects_pb2.Event:
-    now = timeutil.now()
-    meta = victim.metadata
-    event = objects_pb2.Event(
-        reason=REASON_PREEMPTED,
-        message=message,
-        type=NORMAL,
-        count=1,
-        action=ACTION_PREEMPTING,
-        reporting_component=component,
-        reporting_instance=component,
-    )
-    event.metadata.name = f"{meta.name}.{uuid.uuid4().hex[:16]}"
-    event.metadata.namespace = meta.namespace
-    event.involved_object.kind = "Pod"
-    event.involved_object.api_version = "v1"
-    event.involved_object.namespace = meta.namespace
-    event.involved_object.name = meta.name
-    event.involved_object.uid = meta.uid
-    event.source.component = component
-    event.first_timestamp.CopyFrom(now)
-    event.last_timestamp.CopyFrom(now)
-    return event

@@ -11,38 +11,21 @@ The steps, each in its own module:
 3. the dry run (candidates.py): the minimal victims on each of enough potential nodes;
 4. the extenders that support preemption may drop candidates or change their victims;
 5. the choice of one node (selection.py);
-6. the act (executor.py): delete the victims, record events, clear lower-priority nominations; in the
-   background when the handle has ``preemptions`` (kube-scheduler's async preemption), else before the
-   cycle goes on.
+6. the act (executor.py): delete the victims, record events, clear lower-priority nominations, in the
+   background through the handle's API dispatcher (kube-scheduler's async preemption).
 
 The PostFilterResult names the node; the scheduler's failure handler nominates the pod to it.
 
-What the plugin needs from the framework handle besides the snapshot, nominator and client, each an
-optional attribute the scheduler sets:
-
-* ``frameworks``: profile (schedulerName) -> that profile's ``Framework``. The dry run must run the
-  Filter and PreFilter extensions of the profile that scheduled the pod (kube-scheduler's plugins get
-  their framework as their handle; podsched's handle is shared by all profiles).
-* ``pod_disruption_budgets``: a callable returning the current PodDisruptionBudgets (the scheduler's
-  informer); without it no pod is protected by a PDB.
-* ``event_recorder``: the scheduler's event recorder for the ``Preempted`` events; without it the
-  events are written directly.
-* ``rng``: a ``random.Random`` for the dry run's starting offset (deterministic runs with a seed);
-  else the plugin's own;
-* ``extenders``: the scheduler's extenders (kube-scheduler's Handle.Extenders), in order; without it
-  no extender is asked;
-* ``preemptions``: where the API calls of a chosen preemption run in the background
-  (``scheduler.preemptions.Preemptions``: ``start(preemptor, node_name, evict)``); without it they run
-  within the cycle.
-
-All six are read when preemption runs, so the scheduler may set them after building the frameworks.
+Everything the plugin uses comes from its framework handle: the snapshot, the nominator, the client,
+the profile's own Filter and PreFilter extensions for the dry run, the PodDisruptionBudgets, the event
+recorder, the extenders, the waiting pods, the API dispatcher and the random source of the dry run's
+starting offset.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
@@ -65,7 +48,6 @@ from scheduler.framework import (
 )
 from scheduler.plugins.defaultpreemption.candidates import (
     Candidate,
-    FilterRunner,
     budgets,
     dry_run_preemption,
     num_candidates,
@@ -135,13 +117,9 @@ ARGS = DefaultPreemptionArgs
 class DefaultPreemption:
     """The PostFilter plugin. Stateless between cycles."""
 
-    def __init__(
-        self, args: DefaultPreemptionArgs, handle: Handle, *, rng: random.Random | None = None
-    ) -> None:
+    def __init__(self, args: DefaultPreemptionArgs, handle: Handle) -> None:
         self.args = args
         self._handle = handle
-        self._rng = rng
-        self._own_rng = random.Random()
         self._executor = Executor(handle, NAME)
 
     @property
@@ -164,12 +142,6 @@ class DefaultPreemption:
         if not eligible:
             # None keeps the pod's nomination as it is: it waits for the victims it already chose.
             return None, Status.unschedulable(why)
-        framework = self._framework_for(pod)
-        if framework is None:
-            return None, Status.as_error(
-                f'no framework for profile "{_scheduler_name(pod.pod)}": the scheduler must set '
-                "handle.frameworks for DefaultPreemption"
-            )
         all_nodes = lister.list()
         if not all_nodes:
             return None, Status.as_error("no nodes available")
@@ -177,7 +149,8 @@ class DefaultPreemption:
         if potential:
             offset, wanted = self.offset_and_num_candidates(len(potential))
             dry_run = dry_run_preemption(
-                framework, state, pod, potential, budgets(self._pdbs()), offset, wanted
+                self._handle, state, pod, potential, budgets(self._handle.pod_disruption_budgets()), offset,
+                wanted,
             )
             candidates, node_statuses = dry_run.candidates, dry_run.node_statuses
             if not candidates and dry_run.errors:
@@ -193,7 +166,7 @@ class DefaultPreemption:
             fit_error = FitError(pod.pod, len(all_nodes), Diagnosis(node_to_status=statuses))
             return PostFilterResult(""), Status.unschedulable(fit_error.message())
 
-        extenders = getattr(self._handle, "extenders", ())
+        extenders = self._handle.extenders
         if extenders:
             try:
                 candidates = await _ask_extenders(extenders, pod, candidates, lister)
@@ -204,14 +177,8 @@ class DefaultPreemption:
             return None, Status.unschedulable(NO_CANDIDATE_NODE)
         log.info("preempting %d pod(s) on %s for %s", len(best.victims), best.node_name, pod.key)
         component = _scheduler_name(pod.pod)
-        preemptions = getattr(self._handle, "preemptions", None)
-        if preemptions is not None:
-            preemptions.start(pod, best.node_name, functools.partial(
-                self._executor.prepare_candidate_async, pod, best.node_name, best.victims, component))
-            return PostFilterResult(best.node_name), None
-        status = await self._executor.prepare_candidate(pod, best.node_name, best.victims, component)
-        if status is not None:
-            return None, status
+        self._handle.api_dispatcher.start(pod, best.node_name, functools.partial(
+            self._executor.prepare_candidate_async, pod, best.node_name, best.victims, component))
         return PostFilterResult(best.node_name), None
 
     # ------------------------------------------------------------------------------------- steps
@@ -244,19 +211,7 @@ class DefaultPreemption:
         wanted = num_candidates(
             num_nodes, self.args.min_candidate_nodes_percentage, self.args.min_candidate_nodes_absolute
         )
-        # The handle's RNG is looked up per call: the scheduler may set it after building the frameworks.
-        rng = self._rng or getattr(self._handle, "rng", None) or self._own_rng
-        return rng.randrange(num_nodes), wanted
-
-    def _framework_for(self, pod: PodInfo) -> FilterRunner | None:
-        frameworks = getattr(self._handle, "frameworks", None)
-        if frameworks is None:
-            return None
-        return frameworks.get(_scheduler_name(pod.pod))
-
-    def _pdbs(self) -> list[objects_pb2.PodDisruptionBudget]:
-        source = getattr(self._handle, "pod_disruption_budgets", None)
-        return list(source()) if source is not None else []
+        return self._handle.rng.randrange(num_nodes), wanted
 
 
 async def _ask_extenders(

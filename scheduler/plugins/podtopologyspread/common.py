@@ -139,9 +139,9 @@ def spread_contribution(
         if node is None:
             return ()
         labels = node.metadata.labels
-        values = [labels.get(c.topology_key) for c in constraints]
-        if None in values:
+        if any(c.topology_key not in labels for c in constraints):
             return ()
+        values = [labels[c.topology_key] for c in constraints]
         counted: dict[LabelSelector, int] = {}
         out = []
         for i, c in enumerate(constraints):

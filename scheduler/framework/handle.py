@@ -1,0 +1,121 @@
+"""``FrameworkHandle``: the one implementation of ``Handle``, built alike by the scheduler, ``podsched
+simulate`` (which runs the scheduler) and tests.
+
+One handle per profile, as kube-scheduler gives each profile's framework its own: what it shares with the
+other profiles' handles (snapshot, nominator, client, recorder, PDBs, extenders, waiting pods, dispatcher,
+random source) it is given whole at construction; its plugins runner is the framework built with it,
+which attaches itself when it is made, since the plugins that framework runs are made with the handle.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from cluster.api import objects_pb2
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import (
+    APIClient,
+    APIDispatcher,
+    EventRecorder,
+    PluginsRunner,
+    PodNominator,
+    SharedLister,
+)
+from scheduler.framework.status import Status
+from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.framework.waiting_pods import WaitingPods
+
+if TYPE_CHECKING:
+    from scheduler.extender.interface import Extender
+
+
+class FrameworkHandle:
+    """What one profile's plugins may use; see ``Handle`` for each member."""
+
+    def __init__(
+        self,
+        *,
+        snapshot: SharedLister,
+        nominator: PodNominator,
+        client: APIClient,
+        event_recorder: EventRecorder,
+        pod_disruption_budgets: Callable[[], Sequence[objects_pb2.PodDisruptionBudget]],
+        extenders: Sequence[Extender],
+        waiting_pods: WaitingPods,
+        api_dispatcher: APIDispatcher,
+        rng: random.Random,
+    ) -> None:
+        self._snapshot = snapshot
+        self._nominator = nominator
+        self._client = client
+        self._event_recorder = event_recorder
+        self._pod_disruption_budgets = pod_disruption_budgets
+        self._extenders = extenders
+        self._waiting_pods = waiting_pods
+        self._api_dispatcher = api_dispatcher
+        self._rng = rng
+        self._runner: PluginsRunner | None = None
+
+    def attach(self, runner: PluginsRunner) -> None:
+        """Make ``runner`` (the framework being built with this handle) the plugins it runs."""
+        if self._runner is not None:
+            raise ValueError("this handle already serves a framework: each profile needs its own handle")
+        self._runner = runner
+
+    def snapshot(self) -> SharedLister:
+        return self._snapshot
+
+    @property
+    def nominator(self) -> PodNominator:
+        return self._nominator
+
+    @property
+    def client(self) -> APIClient:
+        return self._client
+
+    @property
+    def event_recorder(self) -> EventRecorder:
+        return self._event_recorder
+
+    @property
+    def extenders(self) -> Sequence[Extender]:
+        return self._extenders
+
+    def pod_disruption_budgets(self) -> Sequence[objects_pb2.PodDisruptionBudget]:
+        return self._pod_disruption_budgets()
+
+    @property
+    def waiting_pods(self) -> WaitingPods:
+        return self._waiting_pods
+
+    @property
+    def api_dispatcher(self) -> APIDispatcher:
+        return self._api_dispatcher
+
+    @property
+    def rng(self) -> random.Random:
+        return self._rng
+
+    # ------------------------------------------------------------------------ the profile's plugins
+
+    def run_filter_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._plugins().run_filter_with_nominated_pods(state, pod, node_info)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._plugins().run_pre_filter_extension_add_pod(state, pod, pod_to_add, node_info)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._plugins().run_pre_filter_extension_remove_pod(state, pod, pod_to_remove, node_info)
+
+    def _plugins(self) -> PluginsRunner:
+        if self._runner is None:
+            raise RuntimeError("the handle's framework is still being built: plugins run only after")
+        return self._runner
