@@ -12,7 +12,7 @@ from scheduler.cache import Cache, Snapshot
 from scheduler.clock import SystemClock
 from scheduler.framework import CycleState, PodInfo, Status
 from scheduler.plugins import nodeaffinity
-from tests.unit.plugin_util import node, pod, requesting
+from tests.builders import node, pod
 
 ZONES = ("a", "b", "c", None)
 TYPES = ("small", "large", None)
@@ -48,7 +48,7 @@ def test_node_affinity_decides_a_batch_as_node_by_node(affinity: dict[str, Any],
     plugin = nodeaffinity.new(None, None)  # type: ignore[arg-type]
     spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [affinity]}}}}
-    pod_info = PodInfo(pod(spec))
+    pod_info = PodInfo(pod(spec=spec))
     state = CycleState()
     plugin.pre_filter(state, pod_info, snapshot.list())
 
@@ -65,7 +65,7 @@ def test_node_affinity_decides_a_batch_as_node_by_node(affinity: dict[str, Any],
         old = snapshot.get(f"n{i}").node
         assert old is not None
         cache.update_node(old, labelled(f"n{i}", rng.choice(("a", "d", None)), rng.choice(("huge", None))))
-    cache.add_pod(requesting({"cpu": "1"}, name="bound", node_name="n5"))
+    cache.add_pod(pod(requests={"cpu": "1"}, name="bound", node_name="n5"))
     cache.update_snapshot(snapshot)
     both_ways()
 
@@ -82,7 +82,7 @@ def test_a_changed_node_rewrites_its_row() -> None:
     assert before is not None and len(set(before.tolist())) == 1
 
     cache.update_node(labelled("n1", "a", "small"), labelled("n1", "b", "small", cpu="8"))
-    cache.add_pod(requesting({"cpu": "500m", "memory": "1Gi"}, name="p", node_name="n2"))
+    cache.add_pod(pod(requests={"cpu": "500m", "memory": "1Gi"}, name="p", node_name="n2"))
     cache.update_snapshot(snapshot)
     position = {info.name: i for i, info in enumerate(snapshot.list())}
     after = columns.label_signatures(["zone"], rows)

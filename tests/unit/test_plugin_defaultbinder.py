@@ -10,7 +10,7 @@ import pytest
 from cluster.api import errors
 from scheduler.framework import BindPlugin, CycleState, PodInfo
 from scheduler.plugins import defaultbinder
-from tests.unit.plugin_util import pod
+from tests.builders import pod
 
 
 def binder(side_effect: Any = None) -> tuple[Any, mock.AsyncMock]:

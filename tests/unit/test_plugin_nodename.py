@@ -15,7 +15,7 @@ from scheduler.framework import (
     QueueingHint,
 )
 from scheduler.plugins import nodename
-from tests.unit.plugin_util import node, node_info, pod
+from tests.builders import node, node_info, pod
 
 
 # node_name_test.go's cases.

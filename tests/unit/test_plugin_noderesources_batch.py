@@ -24,7 +24,7 @@ from scheduler.plugins.noderesources.fit import (
     least_allocated_scorer,
 )
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec, node_vectors
-from tests.unit.plugin_util import node, requesting
+from tests.builders import node, pod
 
 
 def random_node(rng: random.Random) -> NodeInfo:
@@ -91,25 +91,25 @@ def test_the_fit_filter_decides_a_snapshot_batch_as_node_by_node(seed: int) -> N
                                         "memory": f"{rng.choice([0, 1, 4])}Gi",
                                         "pods": str(rng.choice([0, 1, 2, 110]))})
              for i in range(60)]
-    bound = [requesting({"cpu": f"{rng.randrange(0, 2000)}m", "memory": f"{rng.randrange(0, 2048)}Mi"},
+    bound = [pod(requests={"cpu": f"{rng.randrange(0, 2000)}m", "memory": f"{rng.randrange(0, 2048)}Mi"},
                         name=f"p{i}", node_name=f"n{rng.randrange(60)}")
              for i in range(80)]
     snapshot = snapshot_of(nodes, bound)
     plugin = fit.new(None, None)  # type: ignore[arg-type]
     state = CycleState()
-    pod = PodInfo(requesting({"cpu": f"{rng.randrange(1, 3000)}m", "memory": f"{rng.randrange(1, 3000)}Mi"}))
-    plugin.pre_filter(state, pod, snapshot.list())
+    pod_info = PodInfo(pod(cpu=f"{rng.randrange(1, 3000)}m", memory=f"{rng.randrange(1, 3000)}Mi"))
+    plugin.pre_filter(state, pod_info, snapshot.list())
     batch = snapshot.batch(snapshot.list())
     assert vector_batch(batch) is batch
-    expected = verdicts([plugin.filter(state, pod, info) for info in snapshot.list()])
+    expected = verdicts([plugin.filter(state, pod_info, info) for info in snapshot.list()])
     assert "Too many pods" in str(expected) and None in expected  # both paths are exercised
-    assert verdicts(plugin.filter_nodes(state, pod, batch)) == expected
+    assert verdicts(plugin.filter_nodes(state, pod_info, batch)) == expected
     # A rotated window, as the algorithm asks, and a subset, as the framework narrows one.
     rotated = snapshot.rotated(17).window(5, 50)
-    assert verdicts(plugin.filter_nodes(state, pod, rotated)) == (expected[17:] + expected[:17])[5:50]
-    assert verdicts(plugin.filter_nodes(state, pod, snapshot.batch(rotated))) == (
+    assert verdicts(plugin.filter_nodes(state, pod_info, rotated)) == (expected[17:] + expected[:17])[5:50]
+    assert verdicts(plugin.filter_nodes(state, pod_info, snapshot.batch(rotated))) == (
         expected[17:] + expected[:17])[5:50]
-    assert verdicts(plugin.filter_nodes(state, pod, batch.subset([3, 1, 40]))) == [
+    assert verdicts(plugin.filter_nodes(state, pod_info, batch.subset([3, 1, 40]))) == [
         expected[3], expected[1], expected[40]]
 
 

@@ -21,7 +21,7 @@ from scheduler.framework import (
 )
 from scheduler.plugins import podtopologyspread
 from scheduler.plugins.podtopologyspread import PodTopologySpreadArgs, node_change_hint, pod_change_hint
-from tests.unit.plugin_util import node, pod
+from tests.builders import node, pod
 from tests.unit.test_plugin_interpodaffinity import FakeHandle
 from tests.unit.test_plugin_podtopologyspread import incoming, spread, spread_out
 
