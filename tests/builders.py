@@ -21,8 +21,10 @@ from google.protobuf import json_format
 from cluster.api import objects_pb2
 from scheduler.framework import NodeInfo, PodInfo
 
-#: What a comfortably sized test node offers, for ``node(name, **ROOMY)``.
+#: What a comfortably sized test node offers: ``node(name, allocatable=ROOMY)``.
 ROOMY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+#: An image for pods sent to an API server, whose validation requires one: ``pod(name, ns, image=IMAGE)``.
+IMAGE = "busybox:1.36"
 
 
 def pod(
