@@ -21,7 +21,8 @@ import time
 
 import grpc
 
-from cluster.api import apiserver_pb2, apiserver_pb2_grpc, objects_pb2
+from cluster.api import apiserver_pb2, apiserver_pb2_grpc
+from tests.builders import IMAGE, pod
 
 #: The schedulerName of the flood's pods: no scheduler schedules them.
 NOBODYS_SCHEDULER = "flood-nobody"
@@ -42,12 +43,7 @@ class Tally:
 
 
 def flood_pod(namespace: str, name: str) -> apiserver_pb2.Object:
-    pod = objects_pb2.Pod()
-    pod.metadata.name = name
-    pod.metadata.namespace = namespace
-    pod.spec.scheduler_name = NOBODYS_SCHEDULER
-    pod.spec.containers.add(name="app", image="busybox:1.36")
-    return apiserver_pb2.Object(pod=pod)
+    return apiserver_pb2.Object(pod=pod(name, namespace, scheduler_name=NOBODYS_SCHEDULER, image=IMAGE))
 
 
 async def create_loop(

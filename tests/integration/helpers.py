@@ -12,7 +12,6 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from cluster.api import objects_pb2
 from cluster.cli.process import cli_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,24 +130,3 @@ def parse_table(text: str) -> list[dict[str, str]]:
             row[name] = line[start:end].strip()
         rows.append(row)
     return rows
-
-
-def pod_object(
-    name: str, namespace: str, *, cpu: str = "", memory: str = "", labels: dict[str, str] | None = None,
-    grace_period_s: int | None = None,
-) -> objects_pb2.Pod:
-    """A Pod with one container, requesting ``cpu`` and ``memory`` when given."""
-    result = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace, labels=labels))
-    container = result.spec.containers.add(name="app", image="busybox:1.36")
-    requests = {"cpu": cpu, "memory": memory}
-    container.resources.requests.update({key: value for key, value in requests.items() if value})
-    if grace_period_s is not None:
-        result.spec.termination_grace_period_seconds = grace_period_s
-    return result
-
-
-def node_object(name: str, *, cpu: str = "4", memory: str = "8Gi", pods: str = "110") -> objects_pb2.Node:
-    """A Node with this much allocatable."""
-    result = objects_pb2.Node(metadata=objects_pb2.ObjectMeta(name=name))
-    result.status.allocatable.update({"cpu": cpu, "memory": memory, "pods": pods})
-    return result

@@ -19,7 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds
 from cluster.cli.process import ApiServerProcess
 from cluster.client.credentials import ClientCredentials
-from tests.integration.helpers import REPO, node_object, run_cli
+from tests import builders
+from tests.integration.helpers import REPO, run_cli
 
 ADMIN_TOKEN = "metrics-admin-token"
 CLIENT_TOKEN = "metrics-client-token"
@@ -79,7 +80,8 @@ async def test_each_call_is_counted_with_its_verb_resource_and_code(server: ApiS
     async with grpc.aio.insecure_channel(server.address) as channel:
         stub = apiserver_pb2_grpc.ApiServerStub(channel)
         for token, node in ((CLIENT_TOKEN, "forbidden"), (ADMIN_TOKEN, "allowed")):
-            request = apiserver_pb2.CreateRequest(object=kinds.wrap(node_object(node)))
+            obj = builders.node(node, allocatable=builders.ROOMY)
+            request = apiserver_pb2.CreateRequest(object=kinds.wrap(obj))
             try:
                 await stub.Create(request, metadata=ClientCredentials(token=token).metadata())
             except grpc.aio.AioRpcError as exc:

@@ -12,9 +12,10 @@ import grpc
 import pytest
 import trustme
 
-from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds, objects_pb2
+from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds
 from cluster.cli.process import ApiServerProcess
 from cluster.client.credentials import ClientCredentials
+from tests.builders import pod
 from tests.integration.helpers import run_cli
 
 ADMIN_TOKEN = "tls-admin-token"
@@ -67,10 +68,8 @@ def mtls_server(pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 
 def _create_pod_dry_run() -> apiserver_pb2.CreateRequest:
-    pod = objects_pb2.Pod()
-    pod.metadata.namespace, pod.metadata.name = NAMESPACE, "web"
-    pod.spec.containers.add(name="c", image="busybox")
-    return apiserver_pb2.CreateRequest(object=kinds.wrap(pod), dry_run=True)
+    web = pod("web", NAMESPACE, image="busybox")
+    return apiserver_pb2.CreateRequest(object=kinds.wrap(web), dry_run=True)
 
 
 async def _call(

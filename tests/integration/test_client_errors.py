@@ -11,7 +11,7 @@ import pytest
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import POD
 from cluster.client import Client
-from tests.integration.helpers import pod_object
+from tests.builders import IMAGE, pod
 
 
 async def get_missing(client: Client, namespace: str) -> object:
@@ -19,12 +19,12 @@ async def get_missing(client: Client, namespace: str) -> object:
 
 
 async def create_twice(client: Client, namespace: str) -> object:
-    await client.create(pod_object("twice", namespace))
-    return await client.create(pod_object("twice", namespace))
+    await client.create(pod("twice", namespace, image=IMAGE))
+    return await client.create(pod("twice", namespace, image=IMAGE))
 
 
 async def update_stale(client: Client, namespace: str) -> object:
-    created = await client.create(pod_object("stale", namespace))
+    created = await client.create(pod("stale", namespace, image=IMAGE))
     fresh = objects_pb2.Pod()
     fresh.CopyFrom(created)
     fresh.metadata.labels["a"] = "1"
@@ -34,11 +34,11 @@ async def update_stale(client: Client, namespace: str) -> object:
 
 
 async def create_invalid_name(client: Client, namespace: str) -> object:
-    return await client.create(pod_object("Web", namespace))
+    return await client.create(pod("Web", namespace, image=IMAGE))
 
 
 async def create_with_unknown_priority_class(client: Client, namespace: str) -> object:
-    obj = pod_object("classy", namespace)
+    obj = pod("classy", namespace, image=IMAGE)
     obj.spec.priority_class_name = "no-such-class"
     return await client.create(obj)
 
@@ -47,13 +47,13 @@ async def bind_twice(client: Client, namespace: str) -> object:
     node = objects_pb2.Node()
     node.metadata.name = f"node-{namespace}"
     await client.create(node)
-    await client.create(pod_object("bound", namespace))
+    await client.create(pod("bound", namespace, image=IMAGE))
     await client.bind(namespace, "bound", node.metadata.name)
     return await client.bind(namespace, "bound", node.metadata.name)
 
 
 async def delete_with_stale_precondition(client: Client, namespace: str) -> object:
-    created = await client.create(pod_object("guarded", namespace))
+    created = await client.create(pod("guarded", namespace, image=IMAGE))
     created.metadata.labels["a"] = "1"
     await client.update(created)
     return await client.delete(

@@ -19,6 +19,7 @@ from cluster.api.kinds import POD
 from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, Expired, Informer
 from cluster.client.retry import RetryPolicy
+from tests import builders
 from tests.integration.conftest import own_apiserver
 
 #: Re-watch quickly once a cut connection is restored (the default backoff reaches 10 s).
@@ -105,20 +106,12 @@ async def assert_matches_server(client: Client, informer: Informer, namespace: s
 
 
 def pod(name: str, namespace: str, **labels: str) -> objects_pb2.Pod:
-    result = objects_pb2.Pod()
-    result.metadata.name = name
-    result.metadata.namespace = namespace
-    result.metadata.labels.update(labels)
-    result.spec.containers.add(name="app", image="busybox:1.36")
-    result.spec.termination_grace_period_seconds = 0
-    return result
+    return builders.pod(name, namespace, spec={"terminationGracePeriodSeconds": 0}, labels=labels,
+                        image=builders.IMAGE)
 
 
 def node(name: str) -> objects_pb2.Node:
-    result = objects_pb2.Node()
-    result.metadata.name = name
-    result.status.allocatable.update({"cpu": "4", "memory": "8Gi", "pods": "110"})
-    return result
+    return builders.node(name, allocatable=builders.ROOMY)
 
 
 def by_node(obj: Message) -> list[str]:

@@ -8,6 +8,7 @@ import asyncio
 from cluster.api import errors, kinds, objects_pb2
 from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
+from tests.builders import pod
 from tests.integration.helpers import MANIFESTS, run_cli
 
 NAMESPACE = "default"
@@ -27,10 +28,7 @@ async def _snapshot(client: Client) -> tuple[dict[str, bytes], int]:
 
 
 def _pod(name: str) -> objects_pb2.Pod:
-    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace=NAMESPACE))
-    pod.spec.containers.add(name="app", image="busybox")
-    pod.spec.termination_grace_period_seconds = 4
-    return pod
+    return pod(name, NAMESPACE, spec={"terminationGracePeriodSeconds": 4}, image="busybox")
 
 
 async def test_kill_9_and_restart_loses_nothing(fresh_apiserver: ApiServerProcess) -> None:

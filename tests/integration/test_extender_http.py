@@ -25,7 +25,7 @@ from scheduler.extender.httpextender import HTTPExtender
 from scheduler.extender.interface import ExtenderError, HostPriority, Victims
 from scheduler.framework import NodeInfo
 from scheduler.metrics import SchedulerMetrics
-from tests.unit.plugin_util import container, node, node_info, pod
+from tests.builders import container, node, node_info, pod
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: The ``extenders`` fixture: url, optional metrics and ExtenderConfig fields -> an HTTPExtender.
@@ -117,7 +117,7 @@ async def extenders() -> AsyncIterator[MakeExtender]:
 
 
 def web_pod() -> objects_pb2.Pod:
-    return pod({"containers": [container({"example.com/gpu": "1"})]}, name="web", namespace="prod",
+    return pod(spec={"containers": [container({"example.com/gpu": "1"})]}, name="web", namespace="prod",
                uid="u-web")
 
 

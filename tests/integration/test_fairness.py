@@ -29,8 +29,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from cluster.api import objects_pb2
 from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, ClientCredentials, NotFound
+from tests.builders import IMAGE, node, pod
 from tests.integration.conftest import own_apiserver
-from tests.integration.helpers import node_object, pod_object
 from tests.integration.test_scheduler import REPO, eventually
 from tests.integration.test_scheduler_ha import replicas
 
@@ -62,7 +62,7 @@ ALICE_PERIOD_S = 0.5
 
 
 def small_pod(name: str, namespace: str) -> objects_pb2.Pod:
-    return pod_object(name, namespace, cpu="10m", memory="16Mi")
+    return pod(name, namespace, image=IMAGE, cpu="10m", memory="16Mi")
 
 
 def token_file(tmp_path: Path) -> str:
@@ -147,7 +147,7 @@ async def test_a_flood_of_client_traffic_neither_deposes_the_leader_nor_stops_bi
 async def run_flood_scenario(server: ApiServerProcess) -> None:
     async with as_user(server.address, ADMIN_TOKEN) as admin, as_user(server.address, ALICE_TOKEN) as alice:
         for i in range(NODES):
-            await admin.create(node_object(f"node-{i}", cpu="64", memory="256Gi", pods="500"))
+            await admin.create(node(f"node-{i}", cpu="64", memory="256Gi", pods="500"))
         # The HA tests' replicas and short lease timings: a renewal slower than 1.5 s loses the lease.
         with replicas(server.address, REPLICAS, "--token", SCHEDULER_TOKEN) as processes:
             holder, transitions = await eventually(lambda: _held(admin), "a leader", within=20)

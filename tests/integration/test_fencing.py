@@ -18,6 +18,7 @@ from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, kinds, object
 from cluster.api.kinds import LEASE, POD
 from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, Fence
+from tests import builders
 
 # Failover and lease timings are asserted: never run beside other tests.
 pytestmark = pytest.mark.timing
@@ -39,15 +40,11 @@ def _lease(namespace: str, holder: str) -> objects_pb2.Lease:
 
 
 def _pod(name: str, namespace: str) -> objects_pb2.Pod:
-    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace))
-    pod.spec.containers.add(name="app", image="busybox:1.36")
-    return pod
+    return builders.pod(name, namespace, image=builders.IMAGE)
 
 
 async def _node(client: Client, name: str) -> None:
-    node = objects_pb2.Node(metadata=objects_pb2.ObjectMeta(name=name))
-    node.status.allocatable.update({"cpu": "4", "memory": "8Gi", "pods": "110"})
-    await client.create(node)
+    await client.create(builders.node(name, allocatable=builders.ROOMY))
 
 
 async def _renew(client: Client, namespace: str) -> objects_pb2.Lease:

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from cluster.api import apiserver_pb2, kinds, objects_pb2
 from cluster.apiserver import continuation
 from cluster.cli.process import ApiServerProcess
+from tests.builders import IMAGE, ROOMY, node, pod
 from tests.integration.conftest import own_apiserver
 from tests.integration.fuzzing import (
     REQUEST_TYPES,
@@ -37,20 +38,14 @@ from tests.integration.fuzzing import (
     messages,
     mutated,
 )
-from tests.integration.helpers import pod_object
 
 #: A call that takes longer is hung: nothing here is slow.
 CALL_TIMEOUT_S = 20.0
 
 
 def _node() -> objects_pb2.Node:
-    node = objects_pb2.Node()
-    node.metadata.name = "node-1"
-    node.metadata.labels["kubernetes.io/hostname"] = "node-1"
-    node.status.allocatable.update({"cpu": "4", "memory": "8Gi", "pods": "110"})
-    node.status.capacity.update({"cpu": "4", "memory": "8Gi", "pods": "110"})
-    node.status.conditions.add(type="Ready", status="True")
-    return node
+    return node("node-1", labels={"kubernetes.io/hostname": "node-1"}, allocatable=ROOMY, capacity=ROOMY,
+                ready="True")
 
 
 def _priority_class() -> objects_pb2.PriorityClass:
@@ -83,7 +78,8 @@ def _event() -> objects_pb2.Event:
 #: One valid object of each kind, named as the strategies' meaningful strings name things, so that random
 #: Gets, Updates, Deletes and Binds find them.
 SEEDS: tuple[Message, ...] = (
-    pod_object("web", "default", cpu="100m", labels={"app": "web"}, grace_period_s=0),
+    pod("web", "default", spec={"terminationGracePeriodSeconds": 0}, labels={"app": "web"}, image=IMAGE,
+        cpu="100m"),
     _node(), _priority_class(), _pdb(), _lease(), _event(),
 )
 
@@ -220,8 +216,9 @@ def test_the_server_is_healthy_and_serves_a_valid_request(server: ApiServerProce
     with grpc.insecure_channel(server.address) as channel:
         health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
     assert health.status == health_pb2.HealthCheckResponse.SERVING
-    pod = pod_object("after-the-fuzz", "default", cpu="100m", labels={"app": "web"}, grace_period_s=0)
-    created = api.unary("Create", apiserver_pb2.CreateRequest(object=kinds.wrap(pod)).SerializeToString())
+    after = pod("after-the-fuzz", "default", spec={"terminationGracePeriodSeconds": 0}, labels={"app": "web"},
+                image=IMAGE, cpu="100m")
+    created = api.unary("Create", apiserver_pb2.CreateRequest(object=kinds.wrap(after)).SerializeToString())
     assert created.code is grpc.StatusCode.OK, created
     listed = api.unary("List", apiserver_pb2.ListRequest(kind="Pod", namespace="default").SerializeToString())
     assert listed.code is grpc.StatusCode.OK, listed

@@ -34,6 +34,7 @@ from scheduler.leaderelection import (
     LeaseLost,
 )
 from scheduler.leaderelection.resourcelock import record_to_spec
+from tests import builders
 
 # Failover and lease timings are asserted: never run beside other tests.
 pytestmark = pytest.mark.timing
@@ -130,9 +131,7 @@ def tenure_token(lease: objects_pb2.Lease) -> int:
 async def bind_under(client: Client, namespace: str, node: str, fence: Fence) -> None:
     """Create a pod and bind it under ``fence`` (the pod stays unbound when the fence is refused)."""
     name = f"p-{uuid.uuid4().hex[:8]}"
-    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace))
-    pod.spec.containers.add(name="app", image="busybox:1.36")
-    await client.create(pod)
+    await client.create(builders.pod(name, namespace, image=builders.IMAGE))
     bound = await client.bind(namespace, name, node, fence=fence)
     assert bound.spec.node_name == node
 

@@ -20,7 +20,9 @@ from cluster.api import errors, objects_pb2
 from cluster.api.kinds import LEASE, POD
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, ClientCredentials, Fence
-from tests.integration.helpers import REPO, node_object, pod_object
+from tests import builders
+from tests.builders import IMAGE, pod
+from tests.integration.helpers import REPO
 
 # Lease timings are involved: never run beside other tests.
 pytestmark = pytest.mark.timing
@@ -120,9 +122,9 @@ async def test_unfenced_leader_writes_by_the_scheduler_identity_are_refused(
         _client(enforcing, SCHEDULER_TOKEN) as attacker,
         _client(enforcing, CLIENT_TOKEN) as user,
     ):
-        await admin.create(node_object(node))
+        await admin.create(builders.node(node, allocatable=builders.ROOMY))
         for name in ("web", "victim", "nominee"):
-            await admin.create(pod_object(name, namespace))
+            await admin.create(pod(name, namespace, image=IMAGE))
         await admin.bind(namespace, "victim", node)
 
         with pytest.raises(errors.PermissionDenied) as bind_refused:
@@ -158,12 +160,12 @@ async def test_the_lease_cannot_be_taken_from_a_live_leader_which_keeps_leading(
     node = unique("node")
     first, second, third = _scheduler(enforcing), _scheduler(enforcing), _scheduler(enforcing)
     async with _client(enforcing, ADMIN_TOKEN) as admin, _client(enforcing, SCHEDULER_TOKEN) as attacker:
-        await admin.create(node_object(node))
+        await admin.create(builders.node(node, allocatable=builders.ROOMY))
         first.start()
         try:
             await _until("the first scheduler's election",
                          lambda: _holds(admin, first.identity))
-            await admin.create(pod_object("before", namespace))
+            await admin.create(pod("before", namespace, image=IMAGE))
             await _bound(admin, namespace, "before")
 
             with pytest.raises(errors.Forbidden) as refused:
@@ -178,7 +180,7 @@ async def test_the_lease_cannot_be_taken_from_a_live_leader_which_keeps_leading(
             with pytest.raises(errors.Forbidden, match="cannot be released"):
                 await attacker.update(current)
             # The attacker's own fence names no tenure of the lease.
-            await admin.create(pod_object("stolen", namespace))
+            await admin.create(pod("stolen", namespace, image=IMAGE))
             own = Fence(LEASE_NAMESPACE, LEASE_NAME, "attacker", int(current.metadata.resource_version))
             with pytest.raises(errors.Fenced):
                 await attacker.bind(namespace, "stolen", node, fence=own)
@@ -197,7 +199,7 @@ async def test_the_lease_cannot_be_taken_from_a_live_leader_which_keeps_leading(
             second.start()
             first.kill()
             await _until("the takeover of the expired lease", lambda: _holds(admin, second.identity))
-            await admin.create(pod_object("after", namespace))
+            await admin.create(pod("after", namespace, image=IMAGE))
             await _bound(admin, namespace, "after")
             assert second.stop() == 0, second.log()
             assert (await _holder(admin)).spec.holder_identity == ""
@@ -226,9 +228,9 @@ async def test_without_the_flag_both_attacks_still_work(
     over the lease by its own clock."""
     node = unique("node")
     async with _client(permissive, ADMIN_TOKEN) as admin, _client(permissive, SCHEDULER_TOKEN) as attacker:
-        await admin.create(node_object(node))
-        await admin.create(pod_object("unfenced", namespace))
-        await admin.create(pod_object("stolen", namespace))
+        await admin.create(builders.node(node, allocatable=builders.ROOMY))
+        await admin.create(pod("unfenced", namespace, image=IMAGE))
+        await admin.create(pod("stolen", namespace, image=IMAGE))
         assert (await attacker.bind(namespace, "unfenced", node)).spec.node_name == node
 
         held = objects_pb2.Lease(

@@ -20,8 +20,8 @@ import pytest
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds, objects_pb2
 from cluster.cli.process import ApiServerProcess, ApiServerStartError
 from cluster.client.credentials import ClientCredentials
+from tests.builders import IMAGE, pod
 from tests.integration.conftest import own_apiserver
-from tests.integration.helpers import pod_object
 
 ADMIN_TOKEN = "admin-token"
 ALICE_TOKEN = "alice-token"
@@ -76,7 +76,7 @@ async def refused_create(
 async def test_an_object_past_the_size_limit_is_invalid_naming_its_size_and_the_limit(
     server: ApiServerProcess, namespace: str
 ) -> None:
-    big = pod_object("big", namespace)
+    big = pod("big", namespace, image=IMAGE)
     for i in range(30_000):
         big.spec.containers[0].env.add(name=f"VARIABLE_{i:05d}", value="x" * 40)
     async with stub(server) as api:
@@ -92,7 +92,7 @@ async def test_an_object_past_the_size_limit_is_invalid_naming_its_size_and_the_
 async def test_a_request_past_grpcs_receive_limit_is_resource_exhausted_naming_both_sizes(
     server: ApiServerProcess, namespace: str
 ) -> None:
-    huge = pod_object("huge", namespace)
+    huge = pod("huge", namespace, image=IMAGE)
     huge.metadata.annotations["blob"] = "x" * (17 * 1024 * 1024)
     async with stub(server) as api:
         error = await refused_create(api, huge)
@@ -116,7 +116,7 @@ async def test_label_and_annotation_limits_are_invalid_naming_the_limit(
     server: ApiServerProcess, namespace: str, labels: dict[str, str], annotations: dict[str, str],
     expected: str,
 ) -> None:
-    obj = pod_object("labelled", namespace)
+    obj = pod("labelled", namespace, image=IMAGE)
     obj.metadata.labels.update(labels)
     obj.metadata.annotations.update(annotations)
     async with stub(server) as api:
@@ -131,7 +131,7 @@ async def test_a_list_page_above_the_maximum_is_invalid_naming_it_and_paging_wit
 ) -> None:
     async with stub(server) as api:
         for i in range(MAX_PAGE_SIZE + 1):
-            request = apiserver_pb2.CreateRequest(object=kinds.wrap(pod_object(f"p{i}", namespace)))
+            request = apiserver_pb2.CreateRequest(object=kinds.wrap(pod(f"p{i}", namespace, image=IMAGE)))
             await api.Create(request, metadata=ADMIN, timeout=30)
         with pytest.raises(grpc.aio.AioRpcError) as raised:
             await api.List(
@@ -168,7 +168,7 @@ async def test_watches_past_the_per_user_limit_are_resource_exhausted_and_closin
 ) -> None:
     async with stub(server) as api:
         await api.Create(
-            apiserver_pb2.CreateRequest(object=kinds.wrap(pod_object("seen", namespace))),
+            apiserver_pb2.CreateRequest(object=kinds.wrap(pod("seen", namespace, image=IMAGE))),
             metadata=ADMIN, timeout=30,
         )
         request = apiserver_pb2.WatchRequest(kind="Pod", namespace=namespace)

@@ -27,6 +27,7 @@ from cluster.api.kinds import LEASE, POD, POD_DISRUPTION_BUDGET
 from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, Conflict, Expired, Fence, Fenced, Informer
 from cluster.client.retry import RetryPolicy
+from tests import builders
 from tests.conftest import running_cluster
 
 # Failover timings are asserted: never run beside other tests.
@@ -69,16 +70,11 @@ def namespace() -> str:
 
 
 def _pod(name: str, namespace: str, *, node: str = "", **labels: str) -> objects_pb2.Pod:
-    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace, labels=labels))
-    pod.spec.containers.add(name="app", image="busybox:1.36")
-    pod.spec.node_name = node
-    return pod
+    return builders.pod(name, namespace, labels=labels, image=builders.IMAGE, node_name=node)
 
 
 def _node(name: str) -> objects_pb2.Node:
-    node = objects_pb2.Node(metadata=objects_pb2.ObjectMeta(name=name))
-    node.status.allocatable.update({"cpu": "64", "memory": "64Gi", "pods": "500"})
-    return node
+    return builders.node(name, cpu="64", memory="64Gi", pods="500")
 
 
 def _copy(obj: Message) -> Message:

@@ -11,9 +11,10 @@ from pathlib import Path
 import grpc
 import pytest
 
-from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds, objects_pb2
+from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds
 from cluster.cli.process import ApiServerProcess
 from cluster.client.credentials import ClientCredentials
+from tests.builders import pod
 
 ADMIN, CLIENT, TEAM = "admin-token", "client-token", "team-token"
 TOKENS = f'{ADMIN},ada,1,"system:masters"\n{CLIENT},cleo,2,"podsched:clients"\n{TEAM},tess,3\n'
@@ -25,11 +26,7 @@ def _md(token: str) -> tuple[tuple[str, str], ...]:
 
 
 def _pod(namespace: str, name: str, priority_class: str = "") -> apiserver_pb2.Object:
-    pod = objects_pb2.Pod()
-    pod.metadata.namespace, pod.metadata.name = namespace, name
-    pod.spec.containers.add(name="c", image="busybox")
-    pod.spec.priority_class_name = priority_class
-    return kinds.wrap(pod)
+    return kinds.wrap(pod(name, namespace, image="busybox", priority_class=priority_class))
 
 
 @pytest.fixture(scope="module")

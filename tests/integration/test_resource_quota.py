@@ -16,7 +16,9 @@ import pytest
 from cluster.api import errors, objects_pb2
 from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
-from tests.integration.helpers import CliResult, parse_table, pod_manifest, pod_object, write_yaml
+from tests import builders
+from tests.builders import IMAGE, pod
+from tests.integration.helpers import CliResult, parse_table, pod_manifest, write_yaml
 
 Cli = Callable[..., CliResult]
 INSUFFICIENT = (
@@ -36,10 +38,7 @@ def quota_manifest(name: str, namespace: str, hard: dict[str, str], *classes: st
 
 
 def classed_pod(name: str, namespace: str, priority_class: str = "", node: str = "") -> objects_pb2.Pod:
-    pod = pod_object(name, namespace)
-    pod.spec.priority_class_name = priority_class
-    pod.spec.node_name = node
-    return pod
+    return pod(name, namespace, image=IMAGE, priority_class=priority_class, node_name=node)
 
 
 async def used(client: Client, namespace: str, name: str) -> dict[str, str]:
@@ -148,9 +147,7 @@ async def test_creates_through_two_api_servers_on_one_etcd_never_pass_the_limit(
 async def test_deleting_a_pod_gives_its_usage_back(
     client: Client, namespace: str, unique: Callable[[str], str]
 ) -> None:
-    node = objects_pb2.Node()
-    node.metadata.name = unique("node")
-    node.status.allocatable.update({"cpu": "4", "memory": "8Gi", "pods": "110"})
+    node = builders.node(unique("node"), allocatable=builders.ROOMY)
     await client.create(node)
     quota = objects_pb2.ResourceQuota()
     quota.metadata.name, quota.metadata.namespace = "two", namespace

@@ -18,7 +18,7 @@ import yaml
 from cluster.api import objects_pb2
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, NotFound
-from tests.integration.helpers import node_object, pod_object
+from tests.builders import IMAGE, node, pod
 from tests.integration.test_scheduler import REPO, eventually
 
 # Failover and lease timings are asserted: never run beside other tests.
@@ -85,7 +85,7 @@ POD_REQUESTS = {"cpu": "100m", "memory": "64Mi"}
 async def submit_and_wait_bound(
     client: Client, namespace: str, prefix: str, count: int
 ) -> list[objects_pb2.Pod]:
-    pods = [pod_object(f"{prefix}-{i}", namespace, **POD_REQUESTS) for i in range(count)]
+    pods = [pod(f"{prefix}-{i}", namespace, image=IMAGE, **POD_REQUESTS) for i in range(count)]
     await asyncio.gather(*(client.create(pod) for pod in pods))
 
     async def bound() -> list[objects_pb2.Pod] | None:
@@ -111,7 +111,7 @@ async def test_one_leader_binds_and_a_sigterm_hands_over_within_a_retry_period(
     fresh_apiserver: ApiServerProcess, namespace: str
 ) -> None:
     async with Client(fresh_apiserver.address) as client:
-        await client.create(node_object("node-1", cpu="8", memory="16Gi"))
+        await client.create(node("node-1", cpu="8", memory="16Gi", pods="110"))
         with replicas(fresh_apiserver.address, 3) as processes:
             first = await new_holder(client, processes, "", within=15)
             leader = leader_of(processes, first)
@@ -139,7 +139,7 @@ async def test_a_killed_leader_is_replaced_within_the_lease_and_tokens_grow(
     fresh_apiserver: ApiServerProcess, namespace: str
 ) -> None:
     async with Client(fresh_apiserver.address) as client:
-        await client.create(node_object("node-1", cpu="8", memory="16Gi"))
+        await client.create(node("node-1", cpu="8", memory="16Gi", pods="110"))
         with replicas(fresh_apiserver.address, 2) as processes:
             first = await new_holder(client, processes, "", within=15)
             before = await client.get("leases", "kube-scheduler", "kube-system")
@@ -162,7 +162,7 @@ async def test_a_leader_paused_past_its_lease_steps_down_without_landing_a_write
     fresh_apiserver: ApiServerProcess, namespace: str
 ) -> None:
     async with Client(fresh_apiserver.address) as client:
-        await client.create(node_object("node-1", cpu="8", memory="16Gi"))
+        await client.create(node("node-1", cpu="8", memory="16Gi", pods="110"))
         with replicas(fresh_apiserver.address, 2) as processes:
             first = await new_holder(client, processes, "", within=15)
             await submit_and_wait_bound(client, namespace, "warm", 3)
@@ -310,7 +310,7 @@ async def test_binds_delayed_past_the_takeover_are_refused_by_the_fence(
     relayed = await proxy.start()
     try:
         async with Client(fresh_apiserver.address) as client:
-            await client.create(node_object("node-1", cpu="8", memory="16Gi"))
+            await client.create(node("node-1", cpu="8", memory="16Gi", pods="110"))
             with replicas(relayed, 1) as (old,):
                 await new_holder(client, [old], "", within=15)
                 # The relay runs on this event loop: start the standby without blocking it.
@@ -319,7 +319,7 @@ async def test_binds_delayed_past_the_takeover_are_refused_by_the_fence(
                     await asyncio.to_thread(standby.start)
                     await asyncio.to_thread(standby.wait_ready)
                     proxy.hold()
-                    late = [pod_object(f"late-{i}", namespace, **POD_REQUESTS) for i in range(5)]
+                    late = [pod(f"late-{i}", namespace, image=IMAGE, **POD_REQUESTS) for i in range(5)]
                     await asyncio.gather(*(client.create(pod) for pod in late))
                     # The old leader hears of the pods (its watch still flows) and sends their binds,
                     # which the network holds; it dies before its renew deadline would stop it.

@@ -13,6 +13,7 @@ from pathlib import Path
 from cluster.api import errors, objects_pb2, timeutil
 from cluster.cli.process import ApiServerProcess, cli_env
 from cluster.client import Client
+from tests import builders
 from tests.integration.helpers import REPO, CliResult, node_manifest, parse_table, pod_manifest, write_yaml
 
 Cli = Callable[..., CliResult]
@@ -20,17 +21,14 @@ EVENT_TIMEOUT_S = 20.0
 
 
 def _pod(name: str, namespace: str, **spec: object) -> objects_pb2.Pod:
-    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace))
-    pod.spec.containers.add(name="app", image="busybox")
+    result = builders.pod(name, namespace, image="busybox")
     for field, value in spec.items():
-        setattr(pod.spec, field, value)
-    return pod
+        setattr(result.spec, field, value)
+    return result
 
 
 async def _node(client: Client, name: str) -> None:
-    node = objects_pb2.Node(metadata=objects_pb2.ObjectMeta(name=name))
-    node.status.allocatable.update({"cpu": "4", "memory": "8Gi", "pods": "110"})
-    await client.create(node)
+    await client.create(builders.node(name, allocatable=builders.ROOMY))
 
 
 async def _read_line(stream: asyncio.StreamReader) -> str:

@@ -24,26 +24,17 @@ from scheduler.framework import (
 from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.registry import PluginRef, PluginSet, PointPlugins, Registry
 from scheduler.framework.runtime import Framework, build_framework
+from tests import builders
 
 
 def node(name: str, labels: Mapping[str, str] | None = None) -> NodeInfo:
-    n = objects_pb2.Node()
-    n.metadata.name = name
-    n.metadata.labels.update(labels or {})
-    n.status.allocatable.update({"cpu": "4", "memory": "8Gi", "pods": "110"})
-    return NodeInfo(n)
+    return NodeInfo(builders.node(name, labels=labels, allocatable=builders.ROOMY))
 
 
 def pod(
     name: str, priority: int = 0, nominated: str = "", labels: Mapping[str, str] | None = None
 ) -> PodInfo:
-    p = objects_pb2.Pod()
-    p.metadata.name = name
-    p.metadata.namespace = "default"
-    p.metadata.labels.update(labels or {})
-    p.spec.priority = priority
-    p.status.nominated_node_name = nominated
-    return PodInfo(p)
+    return PodInfo(builders.pod(name, priority=priority, nominated=nominated, labels=labels))
 
 
 class Snapshot:

@@ -22,15 +22,15 @@ from scheduler.plugins.defaultpreemption import DefaultPreemption, DefaultPreemp
 from scheduler.preemptions import Preemptions
 from scheduler.queue import SchedulingQueue
 from scheduler.queue.plugged import PluggedQueue
+from tests.builders import ROOMY, node, pod
 from tests.unit.framework_fakes import fake_handle
-from tests.unit.plugin_util import container, node, pod
 
 PROFILE = "default-scheduler"
 
 
 def cpu_node(name: str, cpu: str = "4", *, taint: bool = False) -> objects_pb2.Node:
     taints = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}] if taint else []
-    return node(name, allocatable={"cpu": cpu, "memory": "8Gi", "pods": "110"}, taints=taints,
+    return node(name, allocatable={**ROOMY, "cpu": cpu}, taints=taints,
                 labels={"kubernetes.io/hostname": name})
 
 
@@ -49,18 +49,15 @@ def cpu_pod(
 ) -> objects_pb2.Pod:
     """A pod requesting ``cpu`` with ``priority``; bound to ``node_name`` when given; ``start`` is its
     status.startTime in Unix seconds (0: not started)."""
-    spec: dict[str, Any] = {"containers": [container({"cpu": cpu})], "priority": priority}
+    spec: dict[str, Any] = {}
     if grace is not None:
         spec["terminationGracePeriodSeconds"] = grace
     if never:
         spec["preemptionPolicy"] = "Never"
-    p = pod(spec, name=name, node_name=node_name, labels=labels)
+    p = pod(name, spec=spec, uid=f"uid-{name}", cpu=cpu, priority=priority, node_name=node_name,
+            labels=labels, nominated=nominated, deletion_timestamp=1_700_000_000 if terminating else None)
     if start:
         p.status.start_time.seconds = start
-    if nominated:
-        p.status.nominated_node_name = nominated
-    if terminating:
-        p.metadata.deletion_timestamp.seconds = 1_700_000_000
     return p
 
 

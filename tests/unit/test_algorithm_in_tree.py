@@ -8,30 +8,22 @@ import random
 
 import pytest
 
-from cluster.api import objects_pb2
 from scheduler.algorithm import ScheduleFitError, ScheduleResult, schedule_pod
 from scheduler.config import in_tree_registry, load_config
 from scheduler.framework import CycleState, NodeInfo, PodInfo
 from scheduler.framework.runtime import Framework, build_framework
+from tests.builders import ROOMY, node, pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
 
 
 def make_node(name: str, cpu: str, *, gpu_taint: bool = False) -> NodeInfo:
-    node = objects_pb2.Node()
-    node.metadata.name = name
-    node.metadata.labels["kubernetes.io/hostname"] = name
-    node.status.allocatable.update({"cpu": cpu, "memory": "8Gi", "pods": "110"})
-    if gpu_taint:
-        node.spec.taints.add(key="dedicated", value="gpu", effect="NoSchedule")
-    return NodeInfo(node)
+    taints = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}] if gpu_taint else []
+    return NodeInfo(node(name, labels={"kubernetes.io/hostname": name}, allocatable={**ROOMY, "cpu": cpu},
+                         taints=taints))
 
 
 def make_pod(name: str, cpu: str) -> PodInfo:
-    pod = objects_pb2.Pod()
-    pod.metadata.name = name
-    pod.metadata.namespace = "default"
-    pod.spec.containers.add(name="c").resources.requests["cpu"] = cpu
-    return PodInfo(pod)
+    return PodInfo(pod(name, cpu=cpu))
 
 
 def default_framework(snapshot: Snapshot) -> Framework:

@@ -21,6 +21,7 @@ from cluster.api.quota import (
 )
 from cluster.api.validation import validate_object, validate_update
 from cluster.apiserver.admission import SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL
+from tests import builders
 
 
 def quota(spec: dict[str, Any], status: dict[str, Any] | None = None) -> objects_pb2.ResourceQuota:
@@ -110,10 +111,7 @@ def test_scopes_and_scope_selector_are_immutable_and_hard_is_not() -> None:
 
 
 def pod(priority_class: str = "", namespace: str = "team") -> objects_pb2.Pod:
-    made = objects_pb2.Pod()
-    made.metadata.name, made.metadata.namespace = "p", namespace
-    made.spec.priority_class_name = priority_class
-    return made
+    return builders.pod("p", namespace, priority_class=priority_class)
 
 
 @pytest.mark.parametrize(

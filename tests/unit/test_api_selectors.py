@@ -2,6 +2,7 @@ import pytest
 
 from cluster.api import errors, kinds, objects_pb2
 from cluster.api.selectors import FieldSelector, LabelSelector, object_fields, supported_fields
+from tests.builders import pod
 
 WEB = {"app": "web", "tier": "frontend", "rank": "7"}
 DB = {"app": "db", "env": "prod"}
@@ -151,13 +152,7 @@ def test_from_proto_errors_name_the_requirement(selector: objects_pb2.LabelSelec
 
 def _pod(node: str = "", phase: str = "Pending", name: str = "web",
          namespace: str = "default") -> objects_pb2.Pod:
-    pod = objects_pb2.Pod()
-    pod.metadata.name = name
-    pod.metadata.namespace = namespace
-    pod.spec.node_name = node
-    pod.spec.scheduler_name = "default-scheduler"
-    pod.status.phase = phase
-    return pod
+    return pod(name, namespace, node_name=node, scheduler_name="default-scheduler", phase=phase)
 
 
 FIELD_MATCHES = [

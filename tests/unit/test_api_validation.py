@@ -14,6 +14,7 @@ from cluster.api.validation import (
     validate_object,
     validate_update,
 )
+from tests import builders
 
 # (check, value, a fragment of the expected problem, or None when valid)
 NAME_CHECKS = [
@@ -62,11 +63,8 @@ def test_name_checks(check, value: str, problem: str | None) -> None:
 
 
 def pod(**spec: object) -> objects_pb2.Pod:
-    data = {
-        "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
-        "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}], **spec},
-    }
-    return json_format.ParseDict(data, objects_pb2.Pod())
+    containers = [container(image="nginx:1.27")]
+    return builders.pod("web", spec={"containers": containers, **spec}, labels={"app": "web"})
 
 
 def container(**fields: object) -> dict[str, object]:

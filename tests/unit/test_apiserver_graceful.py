@@ -17,6 +17,7 @@ from cluster.apiserver.graceful import Action, DeletionFinisher, apply_plan, pla
 from cluster.apiserver.registry import Registry
 from store.base import EventType
 from store.sqlite import SqliteStore
+from tests import builders
 
 NOW = 1_700_000_000.25
 
@@ -29,13 +30,8 @@ def pod(
     deletion_at: int | None = None,
     deletion_grace: int | None = None,
 ) -> objects_pb2.Pod:
-    p = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name="web", namespace="default"))
-    p.spec.node_name = node
-    p.status.phase = phase
-    if termination_grace is not None:
-        p.spec.termination_grace_period_seconds = termination_grace
-    if deletion_at is not None:
-        p.metadata.deletion_timestamp.seconds = deletion_at
+    spec = {} if termination_grace is None else {"terminationGracePeriodSeconds": termination_grace}
+    p = builders.pod("web", spec=spec, node_name=node, phase=phase, deletion_timestamp=deletion_at)
     if deletion_grace is not None:
         p.metadata.deletion_grace_period_seconds = deletion_grace
     return p

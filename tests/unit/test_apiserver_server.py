@@ -23,6 +23,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, kinds, objects_pb2
 from cluster.apiserver import ApiServer, ApiServerOptions
 from store.sqlite import SqliteStore
+from tests import builders
 
 # Deadlines of a fraction of a second are asserted: never run beside other tests.
 pytestmark = pytest.mark.timing
@@ -31,18 +32,14 @@ pytestmark = pytest.mark.timing
 
 
 def make_pod(name: str = "web", namespace: str = "", **spec: Any) -> objects_pb2.Pod:
-    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace))
-    pod.spec.containers.add(name="app", image="nginx:1.25")
+    pod = builders.pod(name, namespace, image="nginx:1.25")
     for field, value in spec.items():
         setattr(pod.spec, field, value)
     return pod
 
 
 def make_node(name: str = "n1", **labels: str) -> objects_pb2.Node:
-    node = objects_pb2.Node(metadata=objects_pb2.ObjectMeta(name=name, labels=labels))
-    node.status.capacity["cpu"] = "4"
-    node.status.capacity["memory"] = "8Gi"
-    return node
+    return builders.node(name, labels=labels, capacity={"cpu": "4", "memory": "8Gi"})
 
 
 def make_priority_class(

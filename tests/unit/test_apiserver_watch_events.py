@@ -13,6 +13,7 @@ from cluster.api.kinds import NODE, POD
 from cluster.apiserver.selection import Selection
 from cluster.apiserver.watch import convert_event, parse_resource_version, until_stopped
 from store.base import EventType, WatchEvent
+from tests.builders import pod
 
 ADDED, MODIFIED, DELETED = (
     apiserver_pb2.WatchEvent.ADDED, apiserver_pb2.WatchEvent.MODIFIED, apiserver_pb2.WatchEvent.DELETED
@@ -21,9 +22,7 @@ KEY = "/registry/pods/default/web"
 
 
 def pod_bytes(*, app: str = "web", node: str = "") -> bytes:
-    p = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name="web", namespace="default", labels={"app": app}))
-    p.spec.node_name = node
-    return p.SerializeToString()
+    return pod("web", labels={"app": app}, node_name=node).SerializeToString()
 
 
 def put(value: bytes, revision: int, *, prev: bytes | None, created: int | None = None) -> WatchEvent:

@@ -12,7 +12,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, kinds, objects_pb2
+from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, kinds
 from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.authenticator import UNSECURED
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
@@ -22,6 +22,7 @@ from cluster.apiserver.service import ApiService
 from cluster.apiserver.verbs import Verbs
 from cluster.client.credentials import ClientCredentials
 from store.sqlite import SqliteStore
+from tests.builders import pod
 
 TOKENS = {
     "admin-token": UserInfo("ada", groups=("system:masters",)),
@@ -87,9 +88,7 @@ def _as(token: str) -> tuple[tuple[str, str], ...]:
 
 
 def _create(namespace: str) -> apiserver_pb2.CreateRequest:
-    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name="web", namespace=namespace))
-    pod.spec.containers.add(name="app", image="nginx:1.25")
-    return apiserver_pb2.CreateRequest(object=kinds.wrap(pod))
+    return apiserver_pb2.CreateRequest(object=kinds.wrap(pod("web", namespace, image="nginx:1.25")))
 
 
 async def test_a_unary_call_passes_the_gate_with_its_user_and_request(served: Served) -> None:

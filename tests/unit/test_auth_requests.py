@@ -8,22 +8,18 @@ from typing import Any
 import pytest
 from google.protobuf.message import Message
 
-from cluster.api import apiserver_pb2, errors, kinds, objects_pb2
+from cluster.api import apiserver_pb2, errors, kinds
 from cluster.apiserver.auth import requests
 from cluster.apiserver.auth.identity import RequestInfo
+from tests.builders import node, pod
 
 
 def _pod(namespace: str = "", name: str = "web") -> apiserver_pb2.Object:
-    pod = objects_pb2.Pod()
-    pod.metadata.namespace = namespace
-    pod.metadata.name = name
-    return kinds.wrap(pod)
+    return kinds.wrap(pod(name, namespace))
 
 
 def _node(name: str = "n1") -> apiserver_pb2.Object:
-    node = objects_pb2.Node()
-    node.metadata.name = name
-    return kinds.wrap(node)
+    return kinds.wrap(node(name))
 
 
 def _binding() -> apiserver_pb2.BindRequest:

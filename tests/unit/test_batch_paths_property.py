@@ -29,14 +29,13 @@ from scheduler.framework import (
 )
 from scheduler.framework.nodedata import NodeBatch, NodeTable
 from scheduler.framework.resource import CPU, MEMORY
-from scheduler.framework.runtime import FrameworkHandle
 from scheduler.plugins import nodeaffinity
 from scheduler.plugins.noderesources import fit
 from scheduler.plugins.noderesources.balanced_allocation import balanced_columns, balanced_score
 from scheduler.plugins.noderesources.fit import least_allocated_columns, least_allocated_scorer
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec, node_vectors
-from tests.unit.framework_fakes import Nominator
-from tests.unit.plugin_util import node, pod, requesting
+from tests.builders import node, pod
+from tests.unit.framework_fakes import Nominator, fake_handle
 from tests.unit.test_filter_batch_property import default_framework, random_cluster, random_pod
 
 #: Zero allocatable and over-commitment included: both have their own branches.
@@ -114,8 +113,8 @@ def clusters(draw: st.DrawFn) -> tuple[Cache, Snapshot, int]:
     for i, spec in enumerate(draw(st.lists(NODE, min_size=count, max_size=count))):
         cache.add_node(labelled(f"n{i}", spec))
     for j, (cpu, memory, where) in enumerate(draw(st.lists(BOUND, max_size=40))):
-        cache.add_pod(requesting({"cpu": f"{cpu}m", "memory": f"{memory}Mi"}, name=f"p{j}",
-                                 node_name=f"n{where % count}"))
+        cache.add_pod(pod(f"p{j}", requests={"cpu": f"{cpu}m", "memory": f"{memory}Mi"},
+                          node_name=f"n{where % count}"))
     snapshot = Snapshot()
     cache.update_snapshot(snapshot)
     return cache, snapshot, count
@@ -127,8 +126,8 @@ def changed(cache: Cache, snapshot: Snapshot, data: st.DataObject, count: int) -
         old = snapshot.get(f"n{i}").node
         assert old is not None
         cache.update_node(old, labelled(f"n{i}", data.draw(NODE)))
-    cache.add_pod(requesting({"cpu": "300m", "memory": "100Mi"}, name="late",
-                             node_name=f"n{data.draw(st.integers(0, count - 1))}"))
+    cache.add_pod(pod("late", requests={"cpu": "300m", "memory": "100Mi"},
+                      node_name=f"n{data.draw(st.integers(0, count - 1))}"))
     cache.update_snapshot(snapshot)
 
 
@@ -147,10 +146,10 @@ def assert_batches_decide_as_node_by_node(plugin: Any, state: CycleState, pod_in
 def test_fit_batch_filter_decides_as_filter(cluster: tuple[Cache, Snapshot, int], cpu: int, memory: int,
                                            data: st.DataObject) -> None:
     cache, snapshot, count = cluster
-    plugin = fit.new(None, None)  # type: ignore[arg-type]
+    plugin = fit.new(None, fake_handle(snapshot))
     amounts = (("cpu", cpu, f"{cpu}m"), ("memory", memory, f"{memory}Mi"))
     requests = {name: quantity for name, amount, quantity in amounts if amount}
-    pod_info = PodInfo(requesting(requests))
+    pod_info = PodInfo(pod(requests=requests))
     state = CycleState()
     plugin.pre_filter(state, pod_info, snapshot.list())
     first = data.draw(st.integers(0, count - 1))
@@ -166,10 +165,10 @@ def test_node_affinity_batch_filter_decides_as_filter(
     cluster: tuple[Cache, Snapshot, int], terms: list[list[dict[str, str]]], data: st.DataObject
 ) -> None:
     cache, snapshot, count = cluster
-    plugin = nodeaffinity.new(None, None)  # type: ignore[arg-type]
+    plugin = nodeaffinity.new(None, fake_handle(snapshot))
     selector_terms = [{"matchExpressions": [expression(raw) for raw in term]} for term in terms]
-    pod_info = PodInfo(pod({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": selector_terms}}}}))
+    node_affinity = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": selector_terms}}
+    pod_info = PodInfo(pod(spec={"affinity": {"nodeAffinity": node_affinity}}))
     state = CycleState()
     plugin.pre_filter(state, pod_info, snapshot.list())
     first = data.draw(st.integers(0, count - 1))
@@ -187,7 +186,7 @@ def test_every_in_tree_batch_filter_decides_as_its_filter(seed: int) -> None:
     rng = random.Random(seed)  # the cluster and pods of test_filter_batch_property, from a generated seed
     nodes, placed = random_cluster(rng, 30)
     snapshot = snapshot_of(nodes, placed)
-    handle = FrameworkHandle(nominator=Nominator(), snapshot=snapshot)
+    handle = fake_handle(snapshot, nominator=Nominator())
     registry = in_tree_registry()
     names = default_framework(snapshot, Nominator()).plugin_names("filter")
     plugins = [registry.load(name).factory(None, handle) for name in names]

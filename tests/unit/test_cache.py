@@ -11,26 +11,17 @@ from cluster.api import objects_pb2
 from scheduler.cache import CLEANUP_PERIOD_S, Cache, CacheError, Snapshot
 from scheduler.clock import FakeClock
 from scheduler.framework import PodInfo
+from tests.builders import ROOMY, node, pod
 
 TTL = 30.0
 
 
 def make_node(name: str, cpu: str = "4", labels: dict[str, str] | None = None) -> objects_pb2.Node:
-    node = objects_pb2.Node()
-    node.metadata.name = name
-    node.metadata.labels.update(labels or {})
-    node.status.allocatable.update({"cpu": cpu, "memory": "8Gi", "pods": "110"})
-    return node
+    return node(name, labels=labels, allocatable={**ROOMY, "cpu": cpu})
 
 
 def make_pod(name: str, node_name: str = "", cpu: str = "1", rv: str = "1") -> objects_pb2.Pod:
-    pod = objects_pb2.Pod()
-    pod.metadata.name = name
-    pod.metadata.namespace = "default"
-    pod.metadata.resource_version = rv
-    pod.spec.node_name = node_name
-    pod.spec.containers.add(name="c").resources.requests["cpu"] = cpu
-    return pod
+    return pod(name, resource_version=rv, node_name=node_name, cpu=cpu)
 
 
 def assumed(name: str, node_name: str, cpu: str = "1") -> PodInfo:

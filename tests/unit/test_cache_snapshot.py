@@ -11,27 +11,19 @@ from cluster.api import objects_pb2
 from scheduler.cache import Cache, Snapshot, snapshot_of, zone_key
 from scheduler.clock import FakeClock
 from scheduler.framework import NodeInfo, PodInfo
+from tests import builders
 
 ZONE = "topology.kubernetes.io/zone"
 
 
 def make_node(name: str, zone: str = "", labels: dict[str, str] | None = None) -> objects_pb2.Node:
-    node = objects_pb2.Node()
-    node.metadata.name = name
-    if zone:
-        node.metadata.labels[ZONE] = zone
-    node.metadata.labels.update(labels or {})
-    node.status.allocatable.update({"cpu": "4", "memory": "8Gi", "pods": "110"})
-    return node
+    zoned = {ZONE: zone} if zone else {}
+    return builders.node(name, labels={**zoned, **(labels or {})}, allocatable=builders.ROOMY)
 
 
 def make_pod(name: str, node_name: str, affinity: str = "") -> objects_pb2.Pod:
     """A bound pod; ``affinity`` "required"/"anti"/"preferred" gives it such a pod (anti-)affinity term."""
-    pod = objects_pb2.Pod()
-    pod.metadata.name = name
-    pod.metadata.namespace = "default"
-    pod.spec.node_name = node_name
-    pod.spec.containers.add(name="c").resources.requests["cpu"] = "100m"
+    pod = builders.pod(name, node_name=node_name, cpu="100m")
     if affinity == "required":
         term = pod.spec.affinity.pod_affinity.required_during_scheduling_ignored_during_execution.add()
     elif affinity == "anti":

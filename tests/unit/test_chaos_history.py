@@ -8,6 +8,7 @@ from google.protobuf.message import Message
 from cluster.api import objects_pb2
 from cluster.api.kinds import EVENT, LEASE, NODE, POD
 from store.base import EventType
+from tests import builders
 from tests.chaos import history
 from tests.chaos.history import Recorded
 
@@ -34,10 +35,7 @@ class History:
         return self.revision
 
     def node(self, name: str, *, cpu: str = "1", memory: str = "1Gi", pods: str = "10") -> int:
-        node = objects_pb2.Node()
-        node.metadata.name = name
-        node.status.allocatable.update({"cpu": cpu, "memory": memory, "pods": pods})
-        return self.put(NODE.key("", name), node)
+        return self.put(NODE.key("", name), builders.node(name, cpu=cpu, memory=memory, pods=pods))
 
     def pod(self, name: str, node: str = "", *, uid: str = "", cpu: str = "100m", memory: str = "",
             phase: str = "Pending", fence: str = "") -> int:
@@ -64,19 +62,9 @@ class History:
 
 def make_pod(name: str, node: str = "", *, uid: str = "", cpu: str = "100m", memory: str = "",
              phase: str = "Pending", fence: str = "") -> objects_pb2.Pod:
-    pod = objects_pb2.Pod()
-    pod.metadata.name = name
-    pod.metadata.namespace = "default"
-    pod.metadata.uid = uid or f"uid-{name}"
-    pod.spec.node_name = node
-    requests = pod.spec.containers.add(name="app").resources.requests
-    requests["cpu"] = cpu
-    if memory:
-        requests["memory"] = memory
-    pod.status.phase = phase
-    if fence:
-        pod.metadata.annotations[history.BOUND_UNDER_FENCE] = fence
-    return pod
+    annotations = {history.BOUND_UNDER_FENCE: fence} if fence else {}
+    return builders.pod(name, uid=uid or f"uid-{name}", annotations=annotations, node_name=node,
+                        cpu=cpu, memory=memory, phase=phase)
 
 
 def key(name: str) -> str:

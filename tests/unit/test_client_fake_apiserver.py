@@ -19,6 +19,7 @@ from google.protobuf.message import Message
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
 from cluster.api.kinds import Kind, envelope_kind, kind_by_name, unwrap, wrap
 from cluster.client.retry import RetryPolicy
+from tests import builders
 
 #: Retries that do not slow tests down (the defaults back off for seconds).
 FAST_RETRIES = RetryPolicy(initial_s=0.01, max_s=0.05)
@@ -275,13 +276,7 @@ def _key_of(envelope: apiserver_pb2.Object) -> str:
 
 
 def pod(name: str, namespace: str = "default", node: str = "", **labels: str) -> objects_pb2.Pod:
-    result = objects_pb2.Pod()
-    result.metadata.name = name
-    result.metadata.namespace = namespace
-    result.metadata.labels.update(labels)
-    result.spec.node_name = node
-    result.spec.containers.add(name="main", image="busybox")
-    return result
+    return builders.pod(name, namespace, labels=labels, node_name=node, image="busybox")
 
 
 @contextlib.asynccontextmanager

@@ -16,6 +16,7 @@ from cluster.controllers.budget import (
     is_healthy,
     scaled_value,
 )
+from tests.builders import pod
 
 
 def int_or_string(value: int | str | None) -> struct_pb2.Value:
@@ -39,15 +40,11 @@ def make_spec(min_available: int | str | None = None, max_unavailable: int | str
 def make_pod(
     *, node: str = "n1", phase: str = "Running", deleting: bool = False, ready: str | None = None
 ) -> objects_pb2.Pod:
-    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name="p", namespace="ns"))
-    pod.spec.node_name = node
-    pod.status.phase = phase
-    pod.status.conditions.add(type="PodScheduled", status="True")
+    conditions = [{"type": "PodScheduled", "status": "True"}]
     if ready is not None:
-        pod.status.conditions.add(type="Ready", status=ready)
-    if deleting:
-        pod.metadata.deletion_timestamp.seconds = 1_700_000_000
-    return pod
+        conditions.append({"type": "Ready", "status": ready})
+    return pod("p", "ns", node_name=node, phase=phase, status={"conditions": conditions},
+               deletion_timestamp=1_700_000_000 if deleting else None)
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from cluster.api import objects_pb2
 from cluster.api.kinds import POD_DISRUPTION_BUDGET
 from cluster.client import Client
 from cluster.controllers import DisruptionController
+from tests import builders
 from tests.unit.test_apiserver_server import Harness, make_node
 from tests.unit.test_disruption_budget import make_spec
 
@@ -54,10 +55,7 @@ def make_pdb(
 
 
 def make_pod(name: str, namespace: str = NS, *, node: str = "", **labels: str) -> objects_pb2.Pod:
-    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace, labels=labels))
-    pod.spec.containers.add(name="app", image="nginx:1.25")
-    pod.spec.node_name = node
-    return pod
+    return builders.pod(name, namespace, labels=labels, image="nginx:1.25", node_name=node)
 
 
 @dataclass

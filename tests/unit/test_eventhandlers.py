@@ -27,6 +27,7 @@ from scheduler.eventhandlers import (
     EventHandlers,
 )
 from scheduler.framework import ActionType, ClusterEvent, EventResource, PodInfo
+from tests.builders import ROOMY, node, pod
 
 OURS = "default-scheduler"
 
@@ -72,20 +73,10 @@ def make_pod(
     tolerations: int = 0,
     annotations: dict[str, str] | None = None,
 ) -> objects_pb2.Pod:
-    pod = objects_pb2.Pod()
-    pod.metadata.name = name
-    pod.metadata.namespace = "default"
-    pod.metadata.labels.update(labels or {})
-    pod.metadata.annotations.update(annotations or {})
-    if terminating:
-        pod.metadata.deletion_timestamp.seconds = 1
-    pod.spec.node_name = node_name
-    pod.spec.scheduler_name = scheduler
-    pod.spec.containers.add(name="c").resources.requests["cpu"] = cpu
-    for i in range(tolerations):
-        pod.spec.tolerations.add(key=f"k{i}", operator="Exists")
-    pod.status.nominated_node_name = nominated
-    return pod
+    spec = {"tolerations": [{"key": f"k{i}", "operator": "Exists"} for i in range(tolerations)]}
+    return pod(name, spec=spec, labels=labels, annotations=annotations, node_name=node_name,
+               scheduler_name=scheduler, cpu=cpu, nominated=nominated,
+               deletion_timestamp=1 if terminating else None)
 
 
 def make_node(
@@ -99,17 +90,11 @@ def make_node(
     heartbeat: int = 0,
     annotations: dict[str, str] | None = None,
 ) -> objects_pb2.Node:
-    node = objects_pb2.Node()
-    node.metadata.name = name
-    node.metadata.labels.update(labels or {})
-    node.metadata.annotations.update(annotations or {})
-    node.spec.unschedulable = unschedulable
-    for key in taints:
-        node.spec.taints.add(key=key, effect="NoSchedule")
-    node.status.allocatable.update({"cpu": cpu, "memory": "8Gi", "pods": "110"})
-    condition = node.status.conditions.add(type="Ready", status=ready)
-    condition.last_heartbeat_time.seconds = heartbeat
-    return node
+    result = node(name, labels=labels, annotations=annotations, allocatable={**ROOMY, "cpu": cpu},
+                  taints=[{"key": key, "effect": "NoSchedule"} for key in taints],
+                  unschedulable=unschedulable, ready=ready)
+    result.status.conditions[0].last_heartbeat_time.seconds = heartbeat
+    return result
 
 
 class World:

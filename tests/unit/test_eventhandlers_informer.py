@@ -13,15 +13,9 @@ from cluster.client import Client, Informer
 from scheduler.cache import Cache, Snapshot
 from scheduler.clock import FakeClock
 from scheduler.eventhandlers import ASSIGNED_POD_DELETE, NODE_ADD, EventHandlers
+from tests import builders
 from tests.unit.test_client_fake_apiserver import FakeApiServer, pod, until
 from tests.unit.test_eventhandlers import RecordingQueue
-
-
-def node(name: str) -> objects_pb2.Node:
-    result = objects_pb2.Node()
-    result.metadata.name = name
-    result.status.allocatable.update({"cpu": "4", "memory": "8Gi", "pods": "110"})
-    return result
 
 
 def scheduled_by(name: str, scheduler: str, node_name: str = "") -> objects_pb2.Pod:
@@ -61,7 +55,7 @@ async def test_informer_events_reach_cache_and_queue(fake: FakeApiServer) -> Non
             await nodes.wait_synced()
             await pods.wait_synced()
 
-            await fake.put(node("n1"))
+            await fake.put(builders.node("n1", allocatable=builders.ROOMY))
             await until(lambda: cache.node_count() == 1)
             await fake.put(scheduled_by("web", "default-scheduler"))
             await fake.put(scheduled_by("other", "other-scheduler"))

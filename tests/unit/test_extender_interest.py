@@ -13,7 +13,7 @@ from cluster.api import objects_pb2
 from scheduler.config import ExtenderConfig, ExtenderManagedResource, ExtenderTLSConfig
 from scheduler.extender.httpextender import HTTPExtender
 from scheduler.extender.interface import ExtenderError, HostPriority
-from tests.unit.plugin_util import node, node_info, pod
+from tests.builders import node, node_info, pod
 
 # Nothing listens here: a test that made a call would fail with a connection error.
 UNUSED_URL = "http://127.0.0.1:9/extender"
@@ -28,7 +28,7 @@ def extender(*managed: str, **config: Any) -> HTTPExtender:
 
 
 def with_resources(where: str, kind: str, resources: dict[str, str]) -> objects_pb2.Pod:
-    return pod({where: [{"name": "c", "resources": {kind: resources}}]})
+    return pod(spec={where: [{"name": "c", "resources": {kind: resources}}]})
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,7 @@ def with_resources(where: str, kind: str, resources: dict[str, str]) -> objects_
         (("example.com/gpu",),
          with_resources("containers", "requests", {"cpu": "1", "example.com/fpga": "1"}), False),
         (("example.com/fpga", "example.com/gpu"),
-         pod({"containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}},
+         pod(spec={"containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}},
                              {"name": "b", "resources": {"limits": {"example.com/gpu": "2"}}}]}), True),
     ],
     ids=[

@@ -12,7 +12,7 @@ from cluster.api import objects_pb2
 from scheduler.extender import wire
 from scheduler.extender.interface import HostPriority, Victims
 from scheduler.framework import PodInfo
-from tests.unit.plugin_util import container, node, pod
+from tests.builders import container, node, pod
 
 # Kubernetes JSON of the objects below, as kube-scheduler would embed them.
 POD_JSON = """{"metadata": {"name": "web", "namespace": "prod", "uid": "u-web", "labels": {"app": "web"}},
@@ -28,7 +28,7 @@ VICTIM_2_JSON = """{"metadata": {"name": "v2", "namespace": "prod", "uid": "u-v2
 
 
 def web_pod() -> objects_pb2.Pod:
-    return pod({"priority": 100, "containers": [container({"example.com/gpu": "1"})]},
+    return pod(spec={"priority": 100, "containers": [container({"example.com/gpu": "1"})]},
                name="web", namespace="prod", uid="u-web", labels={"app": "web"})
 
 

@@ -24,6 +24,7 @@ from cluster.apiserver.registry import Registry, revision_of
 from cluster.apiserver.verbs import Verbs
 from store.base import Guard
 from store.sqlite import SqliteStore
+from tests.builders import ROOMY, node, pod
 
 NOW = timeutil.from_seconds(1_700_000_000)
 
@@ -46,19 +47,6 @@ def fence(
     return apiserver_pb2.Fence(
         lease_namespace=namespace, lease_name=name, holder_identity=holder, token=token
     )
-
-
-def node(name: str) -> objects_pb2.Node:
-    obj = objects_pb2.Node(metadata=objects_pb2.ObjectMeta(name=name))
-    obj.status.allocatable.update({"cpu": "4", "memory": "8Gi", "pods": "110"})
-    return obj
-
-
-def pod(name: str, node_name: str = "") -> objects_pb2.Pod:
-    obj = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace="default"))
-    obj.spec.containers.add(name="app", image="busybox")
-    obj.spec.node_name = node_name
-    return obj
 
 
 def binding_of(name: str, node_name: str, annotations: dict[str, str] | None = None) -> objects_pb2.Binding:
@@ -218,7 +206,7 @@ def test_create_drops_the_server_annotations() -> None:
 
 
 def test_a_pod_update_keeps_the_stored_bound_under_fence_annotation() -> None:
-    old = pod("web", "n1")
+    old = pod("web", node_name="n1", image="busybox")
     old.metadata.resource_version = "8"
     old.metadata.annotations[BOUND_UNDER_FENCE_ANNOTATION] = "a@5"
     dropped = objects_pb2.Pod()
@@ -319,9 +307,9 @@ async def test_a_refusal_is_counted_and_logged_once_with_the_lease_holder_and_to
 
 
 async def test_a_fenced_bind_stamps_the_tenure_and_ignores_a_forged_stamp(verbs: Verbs) -> None:
-    await verbs.create(node("n1"))
-    await verbs.create(pod("fenced"))
-    await verbs.create(pod("plain"))
+    await verbs.create(node("n1", allocatable=ROOMY))
+    await verbs.create(pod("fenced", image="busybox"))
+    await verbs.create(pod("plain", image="busybox"))
     token = await _acquire(verbs, "a")
     checked = verbs.fencing.of(fence("a", token))
     bound = await binding.bind(
@@ -339,8 +327,8 @@ async def test_a_fenced_bind_stamps_the_tenure_and_ignores_a_forged_stamp(verbs:
 async def test_a_stale_fence_refuses_writes_that_would_change_nothing(verbs: Verbs) -> None:
     """A deposed writer hears that it was deposed even when its write is a no-op: a delete of a pod that
     is already terminating (KEEP), a status it already has."""
-    await verbs.create(node("n1"))
-    created = await verbs.create(pod("web", "n1"))
+    await verbs.create(node("n1", allocatable=ROOMY))
+    created = await verbs.create(pod("web", node_name="n1", image="busybox"))
     marked = await verbs.delete("Pod", "default", "web", grace_period_seconds=30)
     old = await _acquire(verbs, "a")
     await _acquire(verbs, "b")
@@ -359,8 +347,8 @@ async def test_a_stale_fence_refuses_writes_that_would_change_nothing(verbs: Ver
 async def test_a_write_that_failed_only_on_a_guard_is_retried_with_fresh_guards(verbs: Verbs) -> None:
     """The lease moves between the guard's read and the write (a renewal): the write fails on the guard
     alone, and guaranteed_update draws fresh guards and writes."""
-    await verbs.create(node("n1"))
-    await verbs.create(pod("web", "n1"))
+    await verbs.create(node("n1", allocatable=ROOMY))
+    await verbs.create(pod("web", node_name="n1", image="busybox"))
     await _acquire(verbs, "a")
     calls: list[int] = []
 

@@ -17,8 +17,8 @@ from scheduler.cache import snapshot_of
 from scheduler.config import in_tree_registry, load_config
 from scheduler.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from scheduler.framework.runtime import Framework, build_framework
+from tests.builders import container, node, pod
 from tests.unit.framework_fakes import Nominator, Snapshot, fake_handle
-from tests.unit.plugin_util import container, node, pod
 
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
@@ -76,7 +76,7 @@ def random_pod(rng: random.Random, name: str, node_name: str = "") -> objects_pb
         }]
     if not node_name and rng.random() < 0.05:
         node_name = f"n{rng.randrange(10)}"
-    return pod(spec, name=name, labels={"app": app}, node_name=node_name)
+    return pod(spec=spec, name=name, labels={"app": app}, node_name=node_name)
 
 
 def random_cluster(rng: random.Random, count: int) -> tuple[list[objects_pb2.Node], list[objects_pb2.Pod]]:

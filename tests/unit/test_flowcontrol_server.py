@@ -13,11 +13,12 @@ from pathlib import Path
 import grpc
 import pytest
 
-from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
+from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors
 from cluster.apiserver.flowcontrol import FlowControlConfig
 from cluster.apiserver.server import ApiServer, ApiServerOptions
 from cluster.client.credentials import ClientCredentials
 from store.sqlite import SqliteStore
+from tests.builders import IMAGE, pod
 
 TOKENS = """\
 admin-token,admin,u1,"system:masters"
@@ -35,11 +36,7 @@ def as_user(token: str) -> tuple[tuple[str, str], ...]:
 
 
 def create_request(name: str, namespace: str = "burst") -> apiserver_pb2.CreateRequest:
-    pod = objects_pb2.Pod()
-    pod.metadata.name = name
-    pod.metadata.namespace = namespace
-    pod.spec.containers.add(name="app", image="busybox:1.36")
-    return apiserver_pb2.CreateRequest(object=apiserver_pb2.Object(pod=pod))
+    return apiserver_pb2.CreateRequest(object=apiserver_pb2.Object(pod=pod(name, namespace, image=IMAGE)))
 
 
 async def serving(tmp_path: Path, **options: object) -> AsyncIterator[apiserver_pb2_grpc.ApiServerStub]:

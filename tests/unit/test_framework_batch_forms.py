@@ -23,9 +23,9 @@ from scheduler.framework import (
     Status,
 )
 from scheduler.framework.nodedata import NodeBatch
+from tests.builders import node
 from tests.unit import framework_fakes
 from tests.unit.framework_fakes import build, pod
-from tests.unit.plugin_util import node
 
 
 class BatchOnly:

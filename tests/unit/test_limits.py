@@ -8,7 +8,7 @@ import urllib.parse
 
 import pytest
 
-from cluster.api import errors, objects_pb2, validation
+from cluster.api import errors, validation
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.auth.roles import MASTERS_GROUP
 from cluster.apiserver.limits import (
@@ -20,6 +20,7 @@ from cluster.apiserver.limits import (
     status_message,
 )
 from cluster.apiserver.verbs import MAX_PATH_NAME_LENGTH, check_path_name
+from tests import builders
 
 ALICE = UserInfo("alice", groups=("podsched:clients",))
 BOB = UserInfo("bob", groups=("podsched:clients",))
@@ -150,9 +151,7 @@ def test_a_huge_status_message_is_cut_to_fit_the_trailer_and_says_so(unit: str) 
 
 
 def test_more_than_64_labels_are_refused_naming_the_count_and_the_limit() -> None:
-    pod = objects_pb2.Pod()
-    pod.metadata.name = "web"
-    pod.spec.containers.add(name="app", image="busybox")
+    pod = builders.pod("web", "", image="busybox")
     pod.metadata.labels.update({f"l{i}": "v" for i in range(64)})
     assert not [p for p in validation.validate_object(pod) if p.startswith("metadata.labels")]
     pod.metadata.labels["one-more"] = "v"
@@ -160,9 +159,7 @@ def test_more_than_64_labels_are_refused_naming_the_count_and_the_limit() -> Non
 
 
 def test_a_huge_bad_value_is_quoted_cut_in_a_field_error() -> None:
-    pod = objects_pb2.Pod()
-    pod.metadata.name = "a" * 100_000
-    pod.spec.containers.add(name="app", image="busybox")
+    pod = builders.pod("a" * 100_000, "", image="busybox")
     (problem,) = [p for p in validation.validate_object(pod) if p.startswith("metadata.name")]
     quoted = '"' + "a" * 256 + '..." (cut: 100000 characters in all)'
     assert problem.startswith(f"metadata.name: Invalid value: {quoted}")

@@ -14,8 +14,8 @@ from scheduler.framework import CycleState, PodInfo, Status
 from scheduler.framework.columns import ResourceColumns
 from scheduler.plugins import nodeaffinity
 from scheduler.plugins.nodeaffinity import NodeLabelCodes
+from tests.builders import node, pod
 from tests.unit.framework_fakes import fake_handle
-from tests.unit.plugin_util import node, pod, requesting
 
 ZONES = ("a", "b", "c", None)
 TYPES = ("small", "large", None)
@@ -51,7 +51,7 @@ def test_node_affinity_decides_a_batch_as_node_by_node(affinity: dict[str, Any],
     plugin = nodeaffinity.new(None, fake_handle(Snapshot()))
     spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [affinity]}}}}
-    pod_info = PodInfo(pod(spec))
+    pod_info = PodInfo(pod(spec=spec))
     state = CycleState()
     plugin.pre_filter(state, pod_info, snapshot.list())
 
@@ -68,7 +68,7 @@ def test_node_affinity_decides_a_batch_as_node_by_node(affinity: dict[str, Any],
         old = snapshot.get(f"n{i}").node
         assert old is not None
         cache.update_node(old, labelled(f"n{i}", rng.choice(("a", "d", None)), rng.choice(("huge", None))))
-    cache.add_pod(requesting({"cpu": "1"}, name="bound", node_name="n5"))
+    cache.add_pod(pod(requests={"cpu": "1"}, name="bound", node_name="n5"))
     cache.update_snapshot(snapshot)
     both_ways()
 
@@ -86,7 +86,7 @@ def test_a_changed_node_rewrites_its_row() -> None:
     assert before is not None and len(set(before.tolist())) == 1
 
     cache.update_node(labelled("n1", "a", "small"), labelled("n1", "b", "small", cpu="8"))
-    cache.add_pod(requesting({"cpu": "500m", "memory": "1Gi"}, name="p", node_name="n2"))
+    cache.add_pod(pod(requests={"cpu": "500m", "memory": "1Gi"}, name="p", node_name="n2"))
     cache.update_snapshot(snapshot)
     position = {info.name: i for i, info in enumerate(snapshot.list())}
     after = batch.data(NodeLabelCodes).label_signatures(["zone"], rows)

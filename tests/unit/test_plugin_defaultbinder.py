@@ -10,8 +10,8 @@ import pytest
 from cluster.api import errors
 from scheduler.framework import BindPlugin, CycleState, PodInfo
 from scheduler.plugins import defaultbinder
+from tests.builders import pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
-from tests.unit.plugin_util import pod
 
 
 def binder(side_effect: Any = None) -> tuple[Any, mock.AsyncMock]:

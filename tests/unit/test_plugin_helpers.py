@@ -24,7 +24,7 @@ from scheduler.plugins.helpers import (
     resolve_args,
     tolerates,
 )
-from tests.unit.plugin_util import node, pod
+from tests.builders import node, pod
 
 
 def toleration(**kw: Any) -> objects_pb2.Toleration:
@@ -255,7 +255,7 @@ def test_strict_node_selector_names_every_bad_field() -> None:
     ],
 )
 def test_pod_matches_node_selector_and_affinity(spec: dict[str, Any], expected: bool) -> None:
-    p = pod(spec)
+    p = pod(spec=spec)
     assert pod_matches_node_selector_and_affinity(p, NODE) is expected
     assert RequiredNodeAffinity.from_pod(p).matches(NODE) is expected
 

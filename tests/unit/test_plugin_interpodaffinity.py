@@ -28,8 +28,8 @@ from scheduler.plugins.interpodaffinity import (
     REASON_ANTI_AFFINITY,
     REASON_EXISTING_ANTI_AFFINITY,
 )
+from tests.builders import node, pod
 from tests.unit.framework_fakes import fake_handle
-from tests.unit.plugin_util import node, pod
 
 
 class FakeSnapshot:
@@ -72,12 +72,12 @@ def affinity_spec(required: Sequence[dict] = (), anti: Sequence[dict] = ()) -> d
 
 def incoming(labels: dict | None = None, *, required: Sequence[dict] = (), anti: Sequence[dict] = (),
              namespace: str = "default") -> objects_pb2.Pod:
-    return pod(affinity_spec(required, anti), name="incoming", namespace=namespace, labels=labels)
+    return pod(spec=affinity_spec(required, anti), name="incoming", namespace=namespace, labels=labels)
 
 
 def placed(node_name: str, labels: dict | None = None, *, name: str = "", required: Sequence[dict] = (),
            anti: Sequence[dict] = (), namespace: str = "default") -> objects_pb2.Pod:
-    return pod(affinity_spec(required, anti), name=name or f"p-{node_name}-{sorted((labels or {}).items())}",
+    return pod(name or f"p-{node_name}-{sorted((labels or {}).items())}", spec=affinity_spec(required, anti),
                namespace=namespace, labels=labels, node_name=node_name)
 
 

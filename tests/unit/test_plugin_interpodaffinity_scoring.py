@@ -21,8 +21,8 @@ from scheduler.framework import (
 )
 from scheduler.plugins import interpodaffinity
 from scheduler.plugins.interpodaffinity import InterPodAffinityArgs, node_change_hint, pod_change_hint
+from tests.builders import node, pod
 from tests.unit.framework_fakes import fake_handle
-from tests.unit.plugin_util import node, pod
 from tests.unit.test_plugin_interpodaffinity import snapshot, term
 
 
@@ -58,7 +58,7 @@ NODES = [
 def placed(
     node_name: str, labels: dict | None = None, namespace: str = "default", **terms: Any
 ) -> objects_pb2.Pod:
-    return pod(spec(**terms), name=f"p-{node_name}-{len(terms)}-{sorted((labels or {}).items())}",
+    return pod(spec=spec(**terms), name=f"p-{node_name}-{len(terms)}-{sorted((labels or {}).items())}",
                namespace=namespace, labels=labels, node_name=node_name)
 
 
@@ -66,13 +66,13 @@ SKIP = "skip"
 CASES = [
     ("no terms anywhere", pod(labels=S1), [placed("n1", S1)], None, SKIP),
     ("preferred affinity: every node of the matching pod's region",
-     pod(spec(preferred=[weighted(5, "security", "In", ["S1"])])), [placed("n1", S1)], None,
+     pod(spec=spec(preferred=[weighted(5, "security", "In", ["S1"])])), [placed("n1", S1)], None,
      [100, 100, 0, 0]),
     ("preferred anti-affinity: the other nodes win",
-     pod(spec(preferred_anti=[weighted(5, "security", "In", ["S1"])])), [placed("n1", S1)], None,
+     pod(spec=spec(preferred_anti=[weighted(5, "security", "In", ["S1"])])), [placed("n1", S1)], None,
      [0, 0, 100, 100]),
     ("weights add up per pair and the fraction is truncated (3 of 4 -> 75)",
-     pod(spec(preferred=[weighted(3, "security", "In", ["S1"]),
+     pod(spec=spec(preferred=[weighted(3, "security", "In", ["S1"]),
                          weighted(1, "security", "In", ["S1"], "az")])),
      [placed("n2", S1)], None, [75, 100, 0, 0]),
     ("symmetry: an existing pod's preferred affinity toward the pod",
@@ -86,21 +86,22 @@ CASES = [
      pod(labels=S1), [placed("n1", required=[term("security", "In", ["S1"])])],
      {"hardPodAffinityWeight": 0}, SKIP),
     ("hardPodAffinityWeight 10 against a preferred weight of 5",
-     pod(spec(preferred=[weighted(5, "app", "In", ["db"])]), labels=S1),
+     pod(spec=spec(preferred=[weighted(5, "app", "In", ["db"])]), labels=S1),
      [placed("n1", required=[term("security", "In", ["S1"])]), placed("n3", DB)],
      {"hardPodAffinityWeight": 10}, [100, 100, 50, 0]),
     ("ignorePreferredTermsOfExistingPods: a pod without preferred terms is not scored",
      pod(labels=S1), [placed("n3", preferred=[weighted(5, "security", "In", ["S1"])])],
      {"ignorePreferredTermsOfExistingPods": True}, SKIP),
     ("ignorePreferredTermsOfExistingPods: a pod with preferred terms still sees existing pods' terms",
-     pod(spec(preferred=[weighted(5, "app", "In", ["db"])]), labels=S1),
+     pod(spec=spec(preferred=[weighted(5, "app", "In", ["db"])]), labels=S1),
      [placed("n3", DB), placed("n1", preferred=[weighted(5, "security", "In", ["S1"])])],
      {"ignorePreferredTermsOfExistingPods": True}, [100, 100, 100, 0]),
     ("an existing pod's term limited to another namespace",
      pod(labels=S1), [placed("n3", preferred=[weighted(5, "security", "In", ["S1"], namespaces=["other"])])],
      None, SKIP),
     ("the pod's preferred term does not see pods of other namespaces",
-     pod(spec(preferred=[weighted(5, "security", "In", ["S1"])])), [placed("n1", S1, namespace="x")], None,
+     pod(spec=spec(preferred=[weighted(5, "security", "In", ["S1"])])), [placed("n1", S1, namespace="x")],
+     None,
      SKIP),
 ]
 
@@ -129,7 +130,7 @@ def test_raw_scores_before_normalization() -> None:
         placed("n2", preferred_anti=[weighted(3, "app", "In", ["web"])]),
     ])
     plugin = interpodaffinity.new(None, fake_handle(snap))
-    state, pod_info = CycleState(), PodInfo(pod(spec(preferred=[weighted(5, "security", "In", ["S1"])]),
+    state, pod_info = CycleState(), PodInfo(pod(spec=spec(preferred=[weighted(5, "security", "In", ["S1"])]),
                                                   labels={"app": "web"}))
     assert plugin.pre_score(state, pod_info, snap.list()) is None
     assert [plugin.score(state, pod_info, info) for info in snap.list()] == [2, 2, 0, 0]
@@ -197,16 +198,16 @@ def test_events_to_register() -> None:
 
 
 # A pending pod that wants to be near a cache and away from databases, in the same zone.
-PENDING = pod(spec(required=[term("app", "In", ["cache"], "zone")], anti=[term("app", "In", ["db"], "zone")]),
-              name="pending", labels={"app": "web"})
+PENDING = pod("pending", spec=spec(required=[term("app", "In", ["cache"], "zone")],
+                                   anti=[term("app", "In", ["db"], "zone")]), labels={"app": "web"})
 # A pending pod with self-affinity (its group's pods attract each other).
-SELF_AFFINE = pod(spec(required=[term("app", "In", ["web"], "zone")]), name="self", labels={"app": "web"})
+SELF_AFFINE = pod("self", spec=spec(required=[term("app", "In", ["web"], "zone")]), labels={"app": "web"})
 # A pending pod of tenant a, and a placed pod whose anti-affinity refuses web pods of its own tenant.
 TENANT_A = pod(name="tenant-a", labels={"app": "web", "tenant": "a"})
 
 
 def bound(labels: dict, node_name: str = "n1", **terms: Any) -> objects_pb2.Pod:
-    return pod(spec(**terms), name="other", labels=labels, node_name=node_name)
+    return pod(spec=spec(**terms), name="other", labels=labels, node_name=node_name)
 
 
 REFUSES_OWN_TENANT = {"anti": [term("app", "In", ["web"], "zone", matchLabelKeys=["tenant"])]}

@@ -21,8 +21,9 @@ from scheduler.framework import (
     ScorePlugin,
 )
 from scheduler.plugins import nodeaffinity
+from tests.builders import node, node_info, pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
-from tests.unit.plugin_util import node, node_info, pod, run_score
+from tests.unit.plugin_util import run_score
 
 POD_REASON = "node(s) didn't match Pod's node affinity/selector"
 ENFORCED_REASON = "node(s) didn't match scheduler-enforced node affinity"
@@ -65,7 +66,7 @@ def filter_status(
     """PreFilter then Filter, as the framework runs them; a PreFilter rejection or SKIP is returned as is."""
     p = plugin(args)
     state = CycleState()
-    pod_info = PodInfo(pod(spec))
+    pod_info = PodInfo(pod(spec=spec))
     info = node_info(node(name, labels=labels))
     result, status = p.pre_filter(state, pod_info, [info])
     if status is not None:
@@ -207,7 +208,7 @@ def test_pre_filter(spec: dict[str, Any], result: set[str] | None, code: Code | 
     p = plugin()
     assert isinstance(p, PreFilterPlugin) and isinstance(p, FilterPlugin)
     assert p.pre_filter_extensions() is None
-    got, status = p.pre_filter(CycleState(), PodInfo(pod(spec)), [])
+    got, status = p.pre_filter(CycleState(), PodInfo(pod(spec=spec)), [])
     assert got == (PreFilterResult(frozenset(result)) if result is not None else None)
     if code is None:
         assert status is None
@@ -220,8 +221,8 @@ def test_pre_filter(spec: dict[str, Any], result: set[str] | None, code: Code | 
 def test_filter_falls_back_when_pre_filter_did_not_run() -> None:
     p = plugin()
     info = node_info(node(labels={"foo": "bar"}))
-    assert p.filter(CycleState(), PodInfo(pod({"nodeSelector": {"foo": "bar"}})), info) is None
-    status = p.filter(CycleState(), PodInfo(pod({"nodeSelector": {"foo": "qux"}})), info)
+    assert p.filter(CycleState(), PodInfo(pod(spec={"nodeSelector": {"foo": "bar"}})), info) is None
+    status = p.filter(CycleState(), PodInfo(pod(spec={"nodeSelector": {"foo": "qux"}})), info)
     assert status is not None and status.reasons == (POD_REASON,)
 
 
@@ -311,11 +312,12 @@ def test_score(
     p = plugin(args)
     assert isinstance(p, ScorePlugin)
     infos = [node_info(node(f"node{i}", labels=labels)) for i, labels in enumerate(node_labels)]
-    assert run_score(p, pod(spec), infos) == expected
+    assert run_score(p, pod(spec=spec), infos) == expected
 
 
 def test_pre_score_skips_without_preferred_terms() -> None:
-    status = plugin().pre_score(CycleState(), PodInfo(pod(required(match(expr("foo", "In", "bar"))))), [])
+    the_pod = pod(spec=required(match(expr("foo", "In", "bar"))))
+    status = plugin().pre_score(CycleState(), PodInfo(the_pod), [])
     assert status is not None and status.is_skip
 
 
@@ -410,4 +412,4 @@ def node_hint(args: Any = None) -> Any:
 def test_node_change_hint(
     spec: dict[str, Any], old: Any, new: Any, args: Any, expected: QueueingHint
 ) -> None:
-    assert node_hint(args)(pod(spec), old, new) is expected
+    assert node_hint(args)(pod(spec=spec), old, new) is expected

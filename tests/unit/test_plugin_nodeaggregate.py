@@ -8,7 +8,7 @@ import pytest
 
 from scheduler.framework import NodeInfo, PodInfo
 from scheduler.plugins.nodeaggregate import Contribution, NodeAggregate
-from tests.unit.plugin_util import node, pod
+from tests.builders import node, pod
 
 
 def pod_count(node_info: NodeInfo) -> Contribution[str]:

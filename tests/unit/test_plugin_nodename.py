@@ -15,8 +15,8 @@ from scheduler.framework import (
     QueueingHint,
 )
 from scheduler.plugins import nodename
+from tests.builders import node, node_info, pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
-from tests.unit.plugin_util import node, node_info, pod
 
 
 # node_name_test.go's cases.

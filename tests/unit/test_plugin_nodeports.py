@@ -18,14 +18,14 @@ from scheduler.framework import (
     QueueingHint,
 )
 from scheduler.plugins import nodeports
+from tests.builders import container, node, node_info, pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
-from tests.unit.plugin_util import container, node, node_info, pod
 
 Port = int | tuple[str, str, int]
 
 
 def with_ports(*ports: Port, name: str = "pod", node_name: str = "") -> Any:
-    return pod({"containers": [container(host_ports=ports)]}, name=name, node_name=node_name)
+    return pod(spec={"containers": [container(host_ports=ports)]}, name=name, node_name=node_name)
 
 
 # node_ports_test.go's TestNodePorts cases.

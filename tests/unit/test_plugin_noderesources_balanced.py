@@ -9,8 +9,9 @@ import pytest
 from scheduler.framework import CycleState, PodInfo, PreScorePlugin, ScorePlugin
 from scheduler.plugins.noderesources import balanced_allocation
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec
+from tests.builders import node, node_info, pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
-from tests.unit.plugin_util import node, node_info, pod, requesting, run_score
+from tests.unit.plugin_util import run_score
 
 BIG = {"cpu": "4", "memory": "8Gi", "pods": "110", "example.com/gpu": "4"}
 USED = {"cpu": "1", "memory": "2Gi"}
@@ -27,25 +28,25 @@ def plugin(args: Any = None) -> Any:
     ("args", "the_pod", "used", "expected"),
     [
         # std = |0.5 - 0.375| / 2 = 0.0625 -> 93.75 -> 93
-        (None, requesting({"cpu": "1", "memory": "1Gi"}), USED, 93),
+        (None, pod(requests={"cpu": "1", "memory": "1Gi"}), USED, 93),
         # cpu capped at 1 (6/4): std = (1 - 0.375) / 2 = 0.3125 -> 68.75 -> 68
-        (None, requesting({"cpu": "5", "memory": "1Gi"}), USED, 68),
+        (None, pod(requests={"cpu": "5", "memory": "1Gi"}), USED, 68),
         # The pod asks for cpu only: memory stays 2/8 = 0.25; std = (0.5 - 0.25) / 2 -> 87.5 -> 87
-        (None, requesting({"cpu": "1"}), USED, 87),
+        (None, pod(requests={"cpu": "1"}), USED, 87),
         # Perfectly balanced: 0.5 and 0.5.
-        (None, requesting({"cpu": "1", "memory": "2Gi"}), USED, 100),
+        (None, pod(requests={"cpu": "1", "memory": "2Gi"}), USED, 100),
         # Three resources: 0.5, 0.375 and gpu 2/4 = 0.5; mean 0.4583, std = sqrt(0.0104167 / 3) = 0.0589
         # -> 94.1 -> 94
         (
             WITH_GPU,
-            requesting({"cpu": "1", "memory": "1Gi", "example.com/gpu": "1"}),
+            pod(requests={"cpu": "1", "memory": "1Gi", "example.com/gpu": "1"}),
             {**USED, "example.com/gpu": "1"},
             94,
         ),
         # The pod requests no gpu: the gpu is left out, back to two fractions.
-        (WITH_GPU, requesting({"cpu": "1", "memory": "1Gi"}), {**USED, "example.com/gpu": "1"}, 93),
+        (WITH_GPU, pod(requests={"cpu": "1", "memory": "1Gi"}), {**USED, "example.com/gpu": "1"}, 93),
         # Only one resource configured: std 0.
-        ({"resources": [{"name": "cpu"}]}, requesting({"cpu": "3"}), USED, 100),
+        ({"resources": [{"name": "cpu"}]}, pod(requests={"cpu": "3"}), USED, 100),
     ],
     ids=[
         "two-resources",
@@ -61,7 +62,7 @@ def test_score(args: Any, the_pod: Any, used: dict[str, str], expected: int) -> 
     p = plugin(args)
     assert isinstance(p, PreScorePlugin) and isinstance(p, ScorePlugin)
     assert p.score_extensions() is None
-    info = node_info(node("node", allocatable=BIG), [requesting(used, name="existing", node_name="node")])
+    info = node_info(node("node", allocatable=BIG), [pod(requests=used, name="existing", node_name="node")])
     assert run_score(p, the_pod, [info]) == [expected]
 
 

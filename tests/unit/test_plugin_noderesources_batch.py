@@ -23,8 +23,8 @@ from scheduler.plugins.noderesources.fit import (
     least_allocated_scorer,
 )
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec, node_vectors, pod_request_list
+from tests.builders import node, pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
-from tests.unit.plugin_util import node, requesting
 
 
 def random_node(rng: random.Random) -> NodeInfo:
@@ -41,7 +41,8 @@ def as_batch(nodes: list[NodeInfo]) -> NodeBatch:
 
 
 def random_pod(rng: random.Random) -> PodInfo:
-    return PodInfo(requesting({"cpu": f"{rng.randrange(0, 5000)}m", "memory": str(rng.randrange(0, 2**33))}))
+    requests = {"cpu": f"{rng.randrange(0, 5000)}m", "memory": str(rng.randrange(0, 2**33))}
+    return PodInfo(pod(requests=requests))
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -68,7 +69,7 @@ def test_balanced_fast_path_equals_balanced_score(seed: int) -> None:
     pod = random_pod(rng)
     pod_request = pod_request_list(pod, resources, use_requested=True)
     expected = [balanced_score(*node_vectors(n, resources, pod_request, use_requested=True)) for n in nodes]
-    plugin = balanced_allocation.new(None, None)  # type: ignore[arg-type]
+    plugin = balanced_allocation.new(None, fake_handle(Snapshot([])))
     state = CycleState()
     plugin.pre_score(state, pod, nodes)
     assert plugin.score_nodes(state, pod, as_batch(nodes)) == expected
@@ -107,25 +108,25 @@ def test_the_fit_filter_decides_a_snapshot_batch_as_node_by_node(seed: int) -> N
                                         "memory": f"{rng.choice([0, 1, 4])}Gi",
                                         "pods": str(rng.choice([0, 1, 2, 110]))})
              for i in range(60)]
-    bound = [requesting({"cpu": f"{rng.randrange(0, 2000)}m", "memory": f"{rng.randrange(0, 2048)}Mi"},
+    bound = [pod(requests={"cpu": f"{rng.randrange(0, 2000)}m", "memory": f"{rng.randrange(0, 2048)}Mi"},
                         name=f"p{i}", node_name=f"n{rng.randrange(60)}")
              for i in range(80)]
     snapshot = snapshot_of(nodes, bound)
     plugin = fit.new(None, fake_handle(Snapshot([])))
     state = CycleState()
-    pod = PodInfo(requesting({"cpu": f"{rng.randrange(1, 3000)}m", "memory": f"{rng.randrange(1, 3000)}Mi"}))
-    plugin.pre_filter(state, pod, snapshot.list())
+    pod_info = PodInfo(pod(cpu=f"{rng.randrange(1, 3000)}m", memory=f"{rng.randrange(1, 3000)}Mi"))
+    plugin.pre_filter(state, pod_info, snapshot.list())
     batch = snapshot.batch(snapshot.list())
     assert vector_batch(batch) is batch
-    expected = verdicts([plugin.filter(state, pod, info) for info in snapshot.list()])
+    expected = verdicts([plugin.filter(state, pod_info, info) for info in snapshot.list()])
     assert "Too many pods" in str(expected) and None in expected  # both paths are exercised
-    assert verdicts(plugin.filter_nodes(state, pod, batch)) == expected
+    assert verdicts(plugin.filter_nodes(state, pod_info, batch)) == expected
     # A rotated window, as the algorithm asks, and a subset, as the framework narrows one.
     rotated = snapshot.rotated(17).window(5, 50)
-    assert verdicts(plugin.filter_nodes(state, pod, rotated)) == (expected[17:] + expected[:17])[5:50]
-    assert verdicts(plugin.filter_nodes(state, pod, snapshot.batch(rotated))) == (
+    assert verdicts(plugin.filter_nodes(state, pod_info, rotated)) == (expected[17:] + expected[:17])[5:50]
+    assert verdicts(plugin.filter_nodes(state, pod_info, snapshot.batch(rotated))) == (
         expected[17:] + expected[:17])[5:50]
-    assert verdicts(plugin.filter_nodes(state, pod, batch.subset([3, 1, 40]))) == [
+    assert verdicts(plugin.filter_nodes(state, pod_info, batch.subset([3, 1, 40]))) == [
         expected[3], expected[1], expected[40]]
 
 

@@ -24,8 +24,9 @@ from scheduler.framework import (
 from scheduler.plugins.noderesources import fit
 from scheduler.plugins.noderesources.fit import broken_linear
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec
+from tests.builders import container, node, node_info, pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
-from tests.unit.plugin_util import container, node, node_info, pod, requesting, run_score
+from tests.unit.plugin_util import run_score
 
 
 def plugin(args: Any = None) -> Any:
@@ -39,7 +40,7 @@ def with_init(requests: dict[str, str], *init: dict[str, str], overhead: dict[st
     }
     if overhead:
         spec["overhead"] = overhead
-    return pod(spec)
+    return pod(spec=spec)
 
 
 # A small node in kube's fit_test.go units: 10 milli-CPU, 20 bytes of memory, 32 pods, 5 example.com/foo,
@@ -76,34 +77,40 @@ ALL_REASONS = (
     ("the_pod", "used", "args", "reasons", "code"),
     [
         (pod(), cm(10, 20), None, (), None),
-        (requesting(cm(1, 1)), cm(10, 20), None, ("Insufficient cpu", "Insufficient memory"), U),
+        (pod(requests=cm(1, 1)), cm(10, 20), None, ("Insufficient cpu", "Insufficient memory"), U),
         (with_init(cm(1, 1), cm(3, 1)), cm(8, 19), None, ("Insufficient cpu",), U),
         (with_init(cm(1, 1), cm(3, 1), cm(2, 1)), cm(8, 19), None, ("Insufficient cpu",), U),
         (with_init(cm(1, 1), cm(1, 3)), cm(9, 19), None, ("Insufficient memory",), U),
         (with_init(cm(1, 1), cm(1, 1), cm(1, 1)), cm(9, 19), None, (), None),
-        (requesting(cm(1, 1)), cm(5, 5), None, (), None),
-        (requesting(cm(2, 1)), cm(9, 5), None, ("Insufficient cpu",), U),
-        (requesting(cm(1, 2)), cm(5, 19), None, ("Insufficient memory",), U),
-        (requesting(cm(5, 1)), cm(5, 19), None, (), None),
-        (requesting({"example.com/foo": "1"}), cm(0, 0), None, (), None),
+        (pod(requests=cm(1, 1)), cm(5, 5), None, (), None),
+        (pod(requests=cm(2, 1)), cm(9, 5), None, ("Insufficient cpu",), U),
+        (pod(requests=cm(1, 2)), cm(5, 19), None, ("Insufficient memory",), U),
+        (pod(requests=cm(5, 1)), cm(5, 19), None, (), None),
+        (pod(requests={"example.com/foo": "1"}), cm(0, 0), None, (), None),
         (
-            requesting({"example.com/foo": "3"}),
+            pod(requests={"example.com/foo": "3"}),
             {"example.com/foo": "3"},
             None,
             ("Insufficient example.com/foo",),
             U,
         ),
-        (requesting({"example.com/bar": "1"}), cm(0, 0), None, ("Insufficient example.com/bar",), X),
-        (requesting({"example.com/bar": "1"}), cm(0, 0), {"ignoredResources": ["example.com/bar"]}, (), None),
+        (pod(requests={"example.com/bar": "1"}), cm(0, 0), None, ("Insufficient example.com/bar",), X),
         (
-            requesting({"example.com/bar": "1"}),
+            pod(requests={"example.com/bar": "1"}),
+            cm(0, 0),
+            {"ignoredResources": ["example.com/bar"]},
+            (),
+            None,
+        ),
+        (
+            pod(requests={"example.com/bar": "1"}),
             cm(0, 0),
             {"ignoredResourceGroups": ["example.com"]},
             (),
             None,
         ),
         (
-            requesting({"hugepages-2Mi": "30"}),
+            pod(requests={"hugepages-2Mi": "30"}),
             cm(0, 0),
             {"ignoredResources": ["hugepages-2Mi"]},
             ("Insufficient hugepages-2Mi",),
@@ -112,15 +119,15 @@ ALL_REASONS = (
         (with_init(cm(1, 1), overhead={"cpu": "4m"}), cm(5, 5), None, (), None),
         (with_init(cm(1, 1), overhead={"cpu": "5m"}), cm(5, 5), None, ("Insufficient cpu",), U),
         (
-            requesting({"ephemeral-storage": "10"}),
+            pod(requests={"ephemeral-storage": "10"}),
             {"ephemeral-storage": "15"},
             None,
             ("Insufficient ephemeral-storage",),
             U,
         ),
-        (requesting(ALL_SHORT), cm(0, 0), None, ALL_REASONS, X),
-        (requesting(cm(6, 0)), cm(5, 0), None, ("Insufficient cpu",), U),
-        (requesting(cm(11, 0)), cm(5, 0), None, ("Insufficient cpu",), X),
+        (pod(requests=ALL_SHORT), cm(0, 0), None, ALL_REASONS, X),
+        (pod(requests=cm(6, 0)), cm(5, 0), None, ("Insufficient cpu",), U),
+        (pod(requests=cm(11, 0)), cm(5, 0), None, ("Insufficient cpu",), X),
     ],
     ids=[
         "no-requests-always-fits",
@@ -152,7 +159,7 @@ def test_filter(
 ) -> None:
     p = plugin(args)
     assert isinstance(p, PreFilterPlugin) and isinstance(p, FilterPlugin)
-    info = node_info(node("node", allocatable=SMALL), [requesting(used, name="existing", node_name="node")])
+    info = node_info(node("node", allocatable=SMALL), [pod(requests=used, name="existing", node_name="node")])
     state = CycleState()
     pod_info = PodInfo(the_pod)
     assert p.pre_filter(state, pod_info, [info]) == (None, None)
@@ -170,7 +177,7 @@ def test_too_many_pods_comes_first_and_with_the_rest() -> None:
         node("node", allocatable={**SMALL, "pods": "1"}), [pod(name="existing", node_name="node")]
     )
     state = CycleState()
-    pod_info = PodInfo(requesting(cm(11, 1)))
+    pod_info = PodInfo(pod(requests=cm(11, 1)))
     p.pre_filter(state, pod_info, [info])
     status = p.filter(state, pod_info, info)
     assert status is not None and status.reasons == ("Too many pods", "Insufficient cpu")
@@ -195,7 +202,7 @@ def scores(args: Any, the_pod: Any, *nodes_used: tuple[dict[str, str], dict[str,
     """Score ``the_pod`` on nodes given as (allocatable, requests of the one pod already there)."""
     infos = []
     for i, (allocatable, used) in enumerate(nodes_used):
-        existing = [] if used is None else [requesting(used, name=f"existing{i}", node_name=f"node{i}")]
+        existing = [] if used is None else [pod(requests=used, name=f"existing{i}", node_name=f"node{i}")]
         infos.append(node_info(node(f"node{i}", allocatable=allocatable), existing))
     p = plugin(args)
     assert isinstance(p, PreScorePlugin) and isinstance(p, ScorePlugin)
@@ -203,7 +210,7 @@ def scores(args: Any, the_pod: Any, *nodes_used: tuple[dict[str, str], dict[str,
 
 
 USED = {"cpu": "1", "memory": "2Gi"}
-POD = requesting({"cpu": "1", "memory": "1Gi"})
+POD = pod(requests={"cpu": "1", "memory": "1Gi"})
 GPU = {"example.com/gpu": "1"}
 
 
@@ -227,7 +234,7 @@ def strategy(
     [
         (None, POD, USED, BIG, 56),  # (50 + 62) / 2
         (strategy("LeastAllocated", [{"name": "cpu", "weight": 3}, {"name": "memory"}]), POD, USED, BIG, 53),
-        (None, requesting({"cpu": "5", "memory": "1Gi"}), USED, BIG, 31),  # cpu over-committed: (0 + 62) / 2
+        (None, pod(cpu="5", memory="1Gi"), USED, BIG, 31),  # cpu over-committed: (0 + 62) / 2
         # No requests anywhere: 100m and 200Mi each count (non-zero defaults): cpu 3800*100/4000 = 95,
         # memory (8192-400)*100/8192 = 95.
         (None, pod(), {}, BIG, 95),
@@ -237,7 +244,7 @@ def strategy(
                 "LeastAllocated",
                 [{"name": "cpu"}, {"name": "memory"}, {"name": "example.com/gpu", "weight": 2}],
             ),
-            requesting({"cpu": "1", "memory": "1Gi", **GPU}),
+            pod(requests={"cpu": "1", "memory": "1Gi", **GPU}),
             {**USED, **GPU},
             BIG,
             53,
@@ -259,7 +266,7 @@ def strategy(
                 "LeastAllocated",
                 [{"name": "cpu"}, {"name": "memory"}, {"name": "example.com/gpu", "weight": 2}],
             ),
-            requesting({"cpu": "1", "memory": "1Gi", **GPU}),
+            pod(requests={"cpu": "1", "memory": "1Gi", **GPU}),
             USED,
             {"cpu": "4", "memory": "8Gi", "pods": "110"},
             56,
@@ -267,7 +274,7 @@ def strategy(
         (strategy("MostAllocated"), POD, USED, BIG, 43),  # (50 + 37) / 2
         (
             strategy("MostAllocated"),
-            requesting({"cpu": "5", "memory": "1Gi"}),
+            pod(requests={"cpu": "5", "memory": "1Gi"}),
             USED,
             BIG,
             68,
@@ -282,7 +289,7 @@ def strategy(
         # Memory utilization 0 on a 1Ti node scores 0 and is left out: cpu 2000/4000 -> 50 alone.
         (
             strategy("RequestedToCapacityRatio", shape=[(0, 0), (100, 10)]),
-            requesting({"cpu": "2"}),
+            pod(requests={"cpu": "2"}),
             None,
             {"cpu": "4", "memory": "1Ti", "pods": "110"},
             50,
@@ -291,7 +298,7 @@ def strategy(
         # memory f(37) = 37: (50 + 37) / 2 -> 44.
         (
             strategy("RequestedToCapacityRatio", shape=[(0, 0), (50, 5)]),
-            requesting({"cpu": "5", "memory": "1Gi"}),
+            pod(requests={"cpu": "5", "memory": "1Gi"}),
             USED,
             BIG,
             44,
@@ -490,14 +497,14 @@ def hints() -> dict[tuple[EventResource, ActionType], Any]:
     return found
 
 
-WAITING = requesting({"cpu": "2"}, name="waiting", uid="uid-waiting")
+WAITING = pod(requests={"cpu": "2"}, name="waiting", uid="uid-waiting")
 
 
 @pytest.mark.parametrize(
     ("deleted", "expected"),
     [
-        (requesting({"cpu": "1"}, name="gone", node_name="n"), QueueingHint.QUEUE),
-        (requesting({"cpu": "1"}, name="gone"), QueueingHint.SKIP),
+        (pod(requests={"cpu": "1"}, name="gone", node_name="n"), QueueingHint.QUEUE),
+        (pod(requests={"cpu": "1"}, name="gone"), QueueingHint.SKIP),
     ],
     ids=["assigned-pod-deleted", "unassigned-pod-deleted"],
 )
@@ -508,16 +515,16 @@ def test_pod_delete_hint(deleted: Any, expected: QueueingHint) -> None:
 @pytest.mark.parametrize(
     ("old", "new", "expected"),
     [
-        (WAITING, requesting({"cpu": "1"}, name="waiting", uid="uid-waiting"), QueueingHint.QUEUE),
-        (requesting({"cpu": "2"}, name="other"), requesting({"cpu": "1"}, name="other"), QueueingHint.SKIP),
+        (WAITING, pod(requests={"cpu": "1"}, name="waiting", uid="uid-waiting"), QueueingHint.QUEUE),
+        (pod("other", cpu="2"), pod("other", cpu="1"), QueueingHint.SKIP),
         (
-            requesting({"cpu": "2"}, name="other", node_name="n"),
-            requesting({"cpu": "1"}, name="other", node_name="n"),
+            pod(requests={"cpu": "2"}, name="other", node_name="n"),
+            pod(requests={"cpu": "1"}, name="other", node_name="n"),
             QueueingHint.QUEUE,
         ),
         (
-            requesting({"cpu": "1", "memory": "2Gi"}, name="other", node_name="n"),
-            requesting({"cpu": "1", "memory": "1Gi"}, name="other", node_name="n"),
+            pod(requests={"cpu": "1", "memory": "2Gi"}, name="other", node_name="n"),
+            pod(requests={"cpu": "1", "memory": "1Gi"}, name="other", node_name="n"),
             QueueingHint.SKIP,
         ),
     ],

@@ -20,8 +20,8 @@ from scheduler.framework import (
     QueueingHint,
 )
 from scheduler.plugins import nodeunschedulable
+from tests.builders import node, node_info, pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
-from tests.unit.plugin_util import node, node_info, pod
 
 TOLERATES = {
     "tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]
@@ -51,7 +51,8 @@ TOLERATES = {
 def test_filter(spec: dict[str, Any], unschedulable: bool, rejected: bool) -> None:
     plugin = nodeunschedulable.new(None, fake_handle(Snapshot([])))
     assert isinstance(plugin, FilterPlugin)
-    status = plugin.filter(CycleState(), PodInfo(pod(spec)), node_info(node(unschedulable=unschedulable)))
+    info = node_info(node(unschedulable=unschedulable))
+    status = plugin.filter(CycleState(), PodInfo(pod(spec=spec)), info)
     if rejected:
         assert status is not None
         assert status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -103,4 +104,4 @@ OPEN = node()
 def test_node_change_hint(
     spec: dict[str, Any], old: objects_pb2.Node | None, new: objects_pb2.Node, expected: QueueingHint
 ) -> None:
-    assert hint()(pod(spec), old, new) is expected
+    assert hint()(pod(spec=spec), old, new) is expected

@@ -26,8 +26,8 @@ from scheduler.framework import (
 )
 from scheduler.plugins import podtopologyspread
 from scheduler.plugins.podtopologyspread import REASON_CONSTRAINTS_NOT_MATCH, REASON_NODE_LABEL_NOT_MATCH
+from tests.builders import node, pod
 from tests.unit.framework_fakes import fake_handle
-from tests.unit.plugin_util import node, pod
 
 FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
 
@@ -45,7 +45,7 @@ def incoming(
     *constraints: dict, labels: dict | None = None, namespace: str = "default", **spec: Any
 ) -> objects_pb2.Pod:
     return pod(
-        {"topologySpreadConstraints": list(constraints), **spec},
+        spec={"topologySpreadConstraints": list(constraints), **spec},
         name="p",
         namespace=namespace,
         labels={"foo": ""} if labels is None else labels,

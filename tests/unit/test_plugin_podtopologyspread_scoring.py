@@ -21,8 +21,8 @@ from scheduler.framework import (
 )
 from scheduler.plugins import podtopologyspread
 from scheduler.plugins.podtopologyspread import PodTopologySpreadArgs, node_change_hint, pod_change_hint
+from tests.builders import node, pod
 from tests.unit.framework_fakes import fake_handle
-from tests.unit.plugin_util import node, pod
 from tests.unit.test_plugin_podtopologyspread import incoming, spread, spread_out
 
 HOSTNAME = "kubernetes.io/hostname"

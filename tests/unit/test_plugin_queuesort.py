@@ -6,13 +6,13 @@ import pytest
 
 from scheduler.framework import PodInfo, QueuedPodInfo, QueueSortPlugin
 from scheduler.plugins import queuesort
+from tests.builders import pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
-from tests.unit.plugin_util import pod
 
 
 def queued(priority: int | None, timestamp: float) -> QueuedPodInfo:
     spec = {} if priority is None else {"priority": priority}
-    return QueuedPodInfo(PodInfo(pod(spec, name=f"p{priority}-{timestamp}")), timestamp)
+    return QueuedPodInfo(PodInfo(pod(spec=spec, name=f"p{priority}-{timestamp}")), timestamp)
 
 
 # queue_sort_test.go's cases, plus the unset priority (0).

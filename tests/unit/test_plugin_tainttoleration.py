@@ -19,8 +19,9 @@ from scheduler.framework import (
     ScorePlugin,
 )
 from scheduler.plugins import tainttoleration
+from tests.builders import node, node_info, pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
-from tests.unit.plugin_util import node, node_info, pod, run_score
+from tests.unit.plugin_util import run_score
 
 
 def taint(key: str, value: str, effect: str) -> dict[str, str]:
@@ -91,7 +92,7 @@ def test_filter(
     plugin = tainttoleration.new(None, fake_handle(Snapshot([])))
     assert isinstance(plugin, FilterPlugin)
     status = plugin.filter(
-        CycleState(), PodInfo(pod(with_tolerations(*tolerations))), node_info(node(taints=taints))
+        CycleState(), PodInfo(pod(spec=with_tolerations(*tolerations))), node_info(node(taints=taints))
     )
     if reason is None:
         assert status is None
@@ -153,7 +154,7 @@ def test_score(
     plugin = tainttoleration.new(None, fake_handle(Snapshot([])))
     assert isinstance(plugin, ScorePlugin)
     infos = [node_info(node(f"node{i}", taints=taints)) for i, taints in enumerate(node_taints)]
-    assert run_score(plugin, pod(with_tolerations(*tolerations)), infos) == expected
+    assert run_score(plugin, pod(spec=with_tolerations(*tolerations)), infos) == expected
 
 
 REJECT_USER1 = node(taints=[taint("dedicated", "user1", "NoSchedule")])
@@ -189,5 +190,5 @@ def test_node_change_hint(old: Any, new: Any, expected: QueueingHint) -> None:
     assert ClusterEvent(EventResource.NODE, ActionType.ADD).matches(registered.event)
     assert ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_TAINT).matches(registered.event)
     assert registered.hint is not None
-    the_pod = pod(with_tolerations(tol("dedicated", "user2", "NoSchedule", "Equal")))
+    the_pod = pod(spec=with_tolerations(tol("dedicated", "user2", "NoSchedule", "Equal")))
     assert registered.hint(the_pod, old, new) is expected

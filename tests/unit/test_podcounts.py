@@ -24,7 +24,8 @@ from scheduler.plugins.podcounts import (
     require_node,
     score_state,
 )
-from tests.unit.plugin_util import node, pod
+from tests.builders import node, pod
+from tests.unit.framework_fakes import Snapshot, fake_handle
 
 KEY = "PreFilterCounting"
 
@@ -85,5 +86,5 @@ def test_both_plugins_register_assigned_pod_and_node_events() -> None:
         (EventResource.NODE, ActionType.ADD),
     ]
     for module in (interpodaffinity, podtopologyspread):
-        registered = module.new(None, None).events_to_register()  # type: ignore[arg-type]
+        registered = module.new(None, fake_handle(Snapshot([]))).events_to_register()
         assert [e.event.resource for e in registered] == [EventResource.ASSIGNED_POD, EventResource.NODE]

@@ -13,6 +13,7 @@ from cluster.api import objects_pb2
 from cluster.cli import apiserver as apiserver_cli
 from cluster.cli.controllers import parse_controllers
 from cluster.controllers.podgc import DEFAULT_QUARANTINE_S, NodeQuarantine, failed_for_gc
+from tests.builders import pod
 
 NOW = Timestamp(seconds=1_700_000_000)
 
@@ -75,12 +76,9 @@ def test_a_zero_quarantine_is_due_at_once_and_a_negative_one_is_refused() -> Non
 
 
 def running_pod(*conditions: objects_pb2.PodCondition) -> objects_pb2.Pod:
-    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name="web", namespace="shop", uid="u-1",
-                                                          resource_version="17"))
-    pod.spec.node_name = "f-1"
-    pod.status.phase = "Running"
-    pod.status.conditions.extend(conditions)
-    return pod
+    result = pod("web", "shop", uid="u-1", resource_version="17", node_name="f-1", phase="Running")
+    result.status.conditions.extend(conditions)
+    return result
 
 
 @pytest.mark.parametrize("terminating", [False, True], ids=["running", "terminating"])

@@ -18,6 +18,7 @@ from scheduler.framework import (
     QueuedPodInfo,
 )
 from scheduler.queue import ACTIVE, BACKOFF, UNSCHEDULABLE, QueueClosed, SchedulingQueue
+from tests.builders import pod
 
 FIT = "NodeResourcesFit"
 NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD, "NodeAdd")
@@ -27,17 +28,8 @@ EVENTS = {FIT: [ClusterEventWithHint(NODE_ADD)]}
 
 def make_pod(name: str, *, priority: int | None = None, labels: dict[str, str] | None = None,
              nominated: str = "", rv: str = "1") -> objects_pb2.Pod:
-    pod = objects_pb2.Pod()
-    pod.metadata.name = name
-    pod.metadata.namespace = "default"
-    pod.metadata.uid = f"uid-{name}"
-    pod.metadata.resource_version = rv
-    pod.metadata.labels.update(labels or {})
-    if priority is not None:
-        pod.spec.priority = priority
-    pod.spec.containers.add(name="c", image="nginx")
-    pod.status.nominated_node_name = nominated
-    return pod
+    return pod(name, uid=f"uid-{name}", resource_version=rv, labels=labels, priority=priority, image="nginx",
+               nominated=nominated)
 
 
 def changed(pod: objects_pb2.Pod, **labels: str) -> objects_pb2.Pod:

@@ -27,6 +27,7 @@ from scheduler.queue import (
     is_scheduling_relevant_update,
 )
 from scheduler.queue.requeue import RequeueRules, Strategy
+from tests import builders
 
 FIT = "NodeResourcesFit"
 TAINTS = "TaintToleration"
@@ -63,26 +64,12 @@ def big_node_hint(pod: objects_pb2.Pod, old: Any, new: objects_pb2.Node) -> Queu
 def make_pod(name: str, *, namespace: str = "default", labels: dict[str, str] | None = None,
              affinity_to: dict[str, str] | None = None, nominated: str = "", node: str = "",
              rv: str = "1") -> objects_pb2.Pod:
-    pod = objects_pb2.Pod()
-    pod.metadata.name = name
-    pod.metadata.namespace = namespace
-    pod.metadata.resource_version = rv
-    pod.metadata.labels.update(labels or {})
-    pod.spec.containers.add(name="c", image="nginx")
-    pod.spec.node_name = node
-    pod.status.nominated_node_name = nominated
+    spec: dict[str, Any] = {}
     if affinity_to:
-        term = pod.spec.affinity.pod_affinity.required_during_scheduling_ignored_during_execution.add()
-        term.topology_key = "zone"
-        term.label_selector.match_labels.update(affinity_to)
-    return pod
-
-
-def make_node(name: str, **labels: str) -> objects_pb2.Node:
-    node = objects_pb2.Node()
-    node.metadata.name = name
-    node.metadata.labels.update(labels)
-    return node
+        term = {"topologyKey": "zone", "labelSelector": {"matchLabels": affinity_to}}
+        spec["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return builders.pod(name, namespace, spec=spec, resource_version=rv, labels=labels, image="nginx",
+                        node_name=node, nominated=nominated)
 
 
 def fifo_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
@@ -117,8 +104,8 @@ def where(queue: SchedulingQueue, name: str, namespace: str = "default") -> str 
         ({FIT: [ClusterEventWithHint(NODE_ADD, skip_hint)]}, FIT, NODE_ADD, None, False),
         ({FIT: [ClusterEventWithHint(NODE_ADD, broken_hint)]}, FIT, NODE_ADD, None, True),
         ({FIT: [ClusterEventWithHint(NODE_ADD, big_node_hint)]},
-         FIT, NODE_ADD, make_node("n", size="big"), True),
-        ({FIT: [ClusterEventWithHint(NODE_ADD, big_node_hint)]}, FIT, NODE_ADD, make_node("n"), False),
+         FIT, NODE_ADD, builders.node("n", labels={"size": "big"}), True),
+        ({FIT: [ClusterEventWithHint(NODE_ADD, big_node_hint)]}, FIT, NODE_ADD, builders.node("n"), False),
         ({FIT: [ClusterEventWithHint(NODE_ADD)], TAINTS: [ClusterEventWithHint(NODE_TAINT)]},
          FIT, NODE_TAINT, None, False),
         ({FIT: [ClusterEventWithHint(NODE_ALLOCATABLE)]}, FIT, NODE_TAINT, None, False),

@@ -11,6 +11,7 @@ from cluster.api import objects_pb2
 from examples.plugins import node_cost
 from scheduler.config import ConfigError, in_tree_registry, load_config
 from scheduler.framework import CycleState, NodeInfo, NodeScore, PodInfo
+from tests import builders
 from tests.unit.framework_fakes import Snapshot, fake_handle
 
 REPO = Path(__file__).resolve().parents[2]
@@ -21,7 +22,7 @@ def node(name: str, price: str | None) -> NodeInfo:
     labels = {"kubernetes.io/hostname": name}
     if price is not None:
         labels[node_cost.DEFAULT_LABEL] = price
-    return NodeInfo(objects_pb2.Node(metadata=objects_pb2.ObjectMeta(name=name, labels=labels)))
+    return NodeInfo(builders.node(name, labels=labels))
 
 
 def normalized(prices: dict[str, str | None]) -> dict[str, int]:

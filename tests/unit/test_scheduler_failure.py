@@ -14,6 +14,7 @@ from scheduler.schedule_one import (
     failure_message,
     with_failure_status,
 )
+from tests import builders
 
 Condition = tuple[str, str, str, str]
 #: The condition the handler writes for the message "msg".
@@ -21,12 +22,8 @@ SAID = ("PodScheduled", "False", "Unschedulable", "msg")
 
 
 def pod(node_name: str = "", nominated: str = "", conditions: tuple[Condition, ...] = ()) -> objects_pb2.Pod:
-    result = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name="web", namespace="default"))
-    result.spec.node_name = node_name
-    result.status.nominated_node_name = nominated
-    for type_, status, reason, message in conditions:
-        result.status.conditions.add(type=type_, status=status, reason=reason, message=message)
-    return result
+    listed = [{"type": t, "status": s, "reason": r, "message": m} for t, s, r, m in conditions]
+    return builders.pod("web", node_name=node_name, nominated=nominated, status={"conditions": listed})
 
 
 def fit_error_status() -> Status:

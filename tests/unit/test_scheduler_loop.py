@@ -22,23 +22,17 @@ from scheduler.metrics import SchedulerMetrics
 from scheduler.queue import BACKOFF, UNSCHEDULABLE, SchedulingQueue
 from scheduler.queue.plugged import PluggedQueue
 from scheduler.schedule_one import SchedulingLoop
+from tests.builders import ROOMY, node, pod
 from tests.unit.binder_util import bindings_done, running_binder
 from tests.unit.framework_fakes import fake_handle
 
 
 def make_node(name: str, cpu: str = "2") -> objects_pb2.Node:
-    meta = objects_pb2.ObjectMeta(name=name, labels={"kubernetes.io/hostname": name})
-    node = objects_pb2.Node(metadata=meta)
-    node.status.allocatable.update({"cpu": cpu, "memory": "8Gi", "pods": "110"})
-    return node
+    return node(name, labels={"kubernetes.io/hostname": name}, allocatable={**ROOMY, "cpu": cpu})
 
 
 def make_pod(name: str, cpu: str) -> objects_pb2.Pod:
-    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace="default", uid=f"uid-{name}",
-                                                          resource_version="10"))
-    pod.spec.scheduler_name = "default-scheduler"
-    pod.spec.containers.add(name="app").resources.requests["cpu"] = cpu
-    return pod
+    return pod(name, uid=f"uid-{name}", resource_version="10", scheduler_name="default-scheduler", cpu=cpu)
 
 
 class Pods(dict[str, objects_pb2.Pod]):

@@ -15,15 +15,13 @@ from cluster.api import kinds, objects_pb2
 from cluster.simulate.controlplane import VIRTUAL_EPOCH, ControlPlane
 from cluster.simulate.driver import Driver, quiet_period
 from scheduler.clock import FakeClock
+from tests.builders import pod
 
 QUIET_S = quiet_period(300.0, 10.0)
 
 
 def make_pod(name: str, node: str = "", scheduler: str = "default-scheduler") -> objects_pb2.Pod:
-    pod = objects_pb2.Pod()
-    pod.metadata.namespace, pod.metadata.name = "default", name
-    pod.spec.scheduler_name, pod.spec.node_name = scheduler, node
-    return pod
+    return pod(name, node_name=node, scheduler_name=scheduler)
 
 
 class FakeTracker:

@@ -9,17 +9,13 @@ from cluster.api import kinds, objects_pb2
 from cluster.simulate import PodOutcome, outcomes_json
 from cluster.simulate.writes import WriteTrackingStore
 from store.base import BatchReader, KeyValue, WriteResult, get_many
+from tests import builders
 
 
 def pod(name: str, namespace: str = "default", node: str = "", nominated: str = "",
         conditions: tuple[tuple[str, str, str], ...] = ()) -> objects_pb2.Pod:
-    obj = objects_pb2.Pod()
-    obj.metadata.namespace, obj.metadata.name = namespace, name
-    obj.spec.node_name = node
-    obj.status.nominated_node_name = nominated
-    for type_, status, message in conditions:
-        obj.status.conditions.add(type=type_, status=status, message=message)
-    return obj
+    listed = [{"type": t, "status": s, "message": m} for t, s, m in conditions]
+    return builders.pod(name, namespace, node_name=node, nominated=nominated, status={"conditions": listed})
 
 
 @pytest.mark.parametrize(
