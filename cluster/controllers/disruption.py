@@ -274,19 +274,7 @@ class DisruptionController:
             key = await self._queue.get()
             self._syncing = True
             try:
-                await self._sync(key)
-            except errors.Conflict:
-                delay = self._queue.retry(key)
-                log.debug("status of PodDisruptionBudget %s changed meanwhile; again in %.3fs", key, delay)
-            except errors.ApiError as exc:
-                delay = self._queue.retry(key)
-                log.warning("cannot update the status of PodDisruptionBudget %s (%s: %s); again in %.3fs",
-                            key, type(exc).__name__, exc.message, delay)
-            except Exception:
-                delay = self._queue.retry(key)
-                log.exception("syncing PodDisruptionBudget %s failed; again in %.3fs", key, delay)
-            else:
-                self._queue.forget(key)
+                await self._queue.process(key, self._sync, f"PodDisruptionBudget {key}", log)
             finally:
                 self._syncing = False
 

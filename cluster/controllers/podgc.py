@@ -233,20 +233,7 @@ class PodGarbageCollector:
     async def _work(self) -> None:
         while True:
             node = await self._queue.get()
-            try:
-                await self.collect(node)
-            except errors.Conflict:
-                delay = self._queue.retry(node)
-                log.debug("a pod on the gone node %s changed meanwhile; again in %.3fs", node, delay)
-            except errors.ApiError as exc:
-                delay = self._queue.retry(node)
-                log.warning("cannot collect the pods of the gone node %s (%s: %s); again in %.3fs",
-                            node, type(exc).__name__, exc.message, delay)
-            except Exception:
-                delay = self._queue.retry(node)
-                log.exception("collecting the pods of the gone node %s failed; again in %.3fs", node, delay)
-            else:
-                self._queue.forget(node)
+            await self._queue.process(node, self.collect, f"the pods of the gone node {node}", log)
 
     async def collect(self, node: str) -> int:
         """Delete the pods bound to ``node`` if the node is gone, confirmed by a Get; how many this call

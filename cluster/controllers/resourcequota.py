@@ -253,20 +253,7 @@ class ResourceQuotaController:
     async def _work(self) -> None:
         while True:
             key = await self._queue.get()
-            try:
-                await self._sync(key)
-            except errors.Conflict:
-                delay = self._queue.retry(key)
-                log.debug("ResourceQuota %s changed meanwhile; recounting again in %.3fs", key, delay)
-            except errors.ApiError as exc:
-                delay = self._queue.retry(key)
-                log.warning("cannot update the status of ResourceQuota %s (%s: %s); again in %.3fs",
-                            key, type(exc).__name__, exc.message, delay)
-            except Exception:
-                delay = self._queue.retry(key)
-                log.exception("recounting ResourceQuota %s failed; again in %.3fs", key, delay)
-            else:
-                self._queue.forget(key)
+            await self._queue.process(key, self._sync, f"ResourceQuota {key}", log)
 
     async def _sync(self, key: str) -> None:
         quota = self._quotas.get(key)

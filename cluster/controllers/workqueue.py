@@ -14,6 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
+import logging
+from collections.abc import Awaitable, Callable
+
+from cluster.api import errors
 
 #: The first retry of a failed key waits this long; each further failure doubles it (client-go: 5 ms).
 BASE_RETRY_DELAY_S = 0.005
@@ -80,6 +84,25 @@ class WorkQueue:
     def forget(self, key: str) -> None:
         """Reset ``key``'s backoff (its sync succeeded, or it is gone)."""
         self._failures.pop(key, None)
+
+    async def process(
+        self, key: str, sync: Callable[[str], Awaitable[object]], what: str, log: logging.Logger
+    ) -> None:
+        """Run ``sync(key)`` once. On success ``key``'s backoff is reset; on a failure ``key`` comes back
+        after it, logged to ``log`` about ``what`` (the object, as the log names it): a Conflict quietly,
+        since the object only changed after it was read and the next sync reads it again; an API error as
+        a warning; anything else with its traceback."""
+        try:
+            await sync(key)
+        except errors.Conflict:
+            log.debug("%s changed meanwhile; again in %.3fs", what, self.retry(key))
+        except errors.ApiError as exc:
+            log.warning("cannot sync %s (%s: %s); again in %.3fs",
+                        what, type(exc).__name__, exc.message, self.retry(key))
+        except Exception:
+            log.exception("syncing %s failed; again in %.3fs", what, self.retry(key))
+        else:
+            self.forget(key)
 
     async def get(self) -> str:
         """The next ready key, waiting for one as long as it takes."""

@@ -1,12 +1,15 @@
 """The controllers' WorkQueue: each key waits once, keys come out in order, a key added while it is
-processed comes back, and failed keys come back after a per-key exponential backoff."""
+processed comes back, failed keys come back after a per-key exponential backoff, and `process` runs one
+sync with that policy, logging each kind of failure as the controllers need."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
+from cluster.api import errors
 from cluster.controllers.workqueue import WorkQueue
 
 
@@ -108,3 +111,39 @@ async def test_add_after_makes_a_key_ready_later_unless_it_is_ready_already() ->
     assert await queue.get() == "late"
     assert loop.time() - start >= 0.05
     assert len(queue) == 0
+
+
+async def _fails_with(error: BaseException | None) -> None:
+    if error is not None:
+        raise error
+
+
+@pytest.mark.parametrize(
+    ("error", "level", "logged"),
+    [
+        (errors.Conflict("the object has been modified"), logging.DEBUG,
+         "ResourceQuota ns/q changed meanwhile"),
+        (errors.Unavailable("no server"), logging.WARNING,
+         "cannot sync ResourceQuota ns/q (Unavailable: no server)"),
+        (RuntimeError("bug"), logging.ERROR, "syncing ResourceQuota ns/q failed"),
+    ],
+    ids=["conflict", "api-error", "unexpected"],
+)
+async def test_process_backs_off_a_failed_sync_and_logs_it_by_kind(
+    error: BaseException, level: int, logged: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    queue = WorkQueue(base_retry_delay_s=10.0, max_retry_delay_s=10.0)
+    log = logging.getLogger("test.workqueue")
+    with caplog.at_level(logging.DEBUG, logger="test.workqueue"):
+        await queue.process("ns/q", lambda _: _fails_with(error), "ResourceQuota ns/q", log)
+    assert [(r.levelno, r.getMessage().split(";")[0]) for r in caplog.records] == [(level, logged)]
+    assert len(queue) == 1 and await drain(queue) == []  # back, but only after its backoff
+    assert queue.retry("ns/q") == pytest.approx(10.0)
+
+
+async def test_process_resets_the_backoff_after_a_sync_that_succeeds() -> None:
+    queue = WorkQueue(base_retry_delay_s=0.05, max_retry_delay_s=1.0)
+    queue.retry("k")
+    queue.retry("k")
+    await queue.process("k", lambda _: _fails_with(None), "k", logging.getLogger("test.workqueue"))
+    assert queue.retry("k") == pytest.approx(0.05)  # the first failure after a success
