@@ -13,8 +13,8 @@ import pytest
 from cluster.api import errors, objects_pb2
 from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
+from tests.builders import IMAGE, pod
 from tests.integration.conftest import own_apiserver
-from tests.integration.helpers import pod_object
 from tests.integration.test_scheduler import eventually
 
 SYNC_PERIOD = "1s"
@@ -53,14 +53,14 @@ async def test_usage_left_too_high_is_recounted_and_admits_again(
     async with Client(quota_apiserver.address, timeout_s=30.0) as client:
         await client.create(quota("pods", namespace, 3))
         for name in ("a", "b"):
-            await client.create(pod_object(name, namespace))
+            await client.create(pod(name, namespace, image=IMAGE))
         await write_used(client, namespace, "pods", 3)  # one create's charge without its pod
         with pytest.raises(errors.Forbidden, match="exceeded quota: pods, requested: pods=1, used: pods=3"):
-            await client.create(pod_object("c", namespace))
+            await client.create(pod("c", namespace, image=IMAGE))
 
         await eventually(lambda: used_becomes(client, namespace, "pods", "2"), "used recounted to 2",
                          within=REPAIR_WITHIN_S)
-        await client.create(pod_object("c", namespace))
+        await client.create(pod("c", namespace, image=IMAGE))
         assert (await client.get("ResourceQuota", "pods", namespace)).status.used["pods"] == "3"  # type: ignore[attr-defined]
         assert "resource quota controller synced" in quota_apiserver.log()
 
@@ -69,7 +69,7 @@ async def test_usage_left_too_low_is_recounted(quota_apiserver: ApiServerProcess
     async with Client(quota_apiserver.address, timeout_s=30.0) as client:
         await client.create(quota("pods", namespace, 3))
         for name in ("a", "b"):
-            await client.create(pod_object(name, namespace))
+            await client.create(pod(name, namespace, image=IMAGE))
         await write_used(client, namespace, "pods", 0)
         await eventually(lambda: used_becomes(client, namespace, "pods", "2"), "used recounted to 2",
                          within=REPAIR_WITHIN_S)
