@@ -176,6 +176,7 @@ class ApiServer:
         self.metrics = ApiServerMetrics()
         self._endpoints: HealthServer | None = None
         self._server: grpc.aio.Server | None = None
+        self._service: ApiService | None = None
         self._background: asyncio.Task[None] | None = None
         self._stopper: asyncio.Task[None] | None = None
         self.port = 0
@@ -210,7 +211,7 @@ class ApiServer:
             )
             self.metrics.register_levels(flow_control.level_state)
             gates += (WatchLimit(limits.max_watches_per_user), flow_control)
-        service = ApiService(
+        service = self._service = ApiService(
             self._verbs, self._stopping, access=self._access, gates=gates, max_page_size=limits.max_page_size,
             metrics=self.metrics,
         )
@@ -321,6 +322,9 @@ class ApiServer:
             return
         self._stopping.set()
         await self._health.enter_graceful_shutdown()
+        if self._service is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._service.watches_ended(), grace_s)
         await self._server.stop(grace_s)
         if self._background is not None and not self._background.done():
             self._background.cancel()

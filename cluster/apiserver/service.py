@@ -144,6 +144,16 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         #: The largest List ``limit`` a caller may ask for (limits.py).
         self._max_page_size = max_page_size
         self._metrics = metrics or ApiServerMetrics()
+        #: Watch calls whose handler has not returned yet, and an event set while there are none.
+        self._open_watches = 0
+        self._no_open_watches = asyncio.Event()
+        self._no_open_watches.set()
+
+    async def watches_ended(self) -> None:
+        """Return once no Watch handler runs. A stopping server waits for this before gRPC stops: every
+        watch then ends its stream, or its caller has gone and its handler is being cancelled, and gRPC
+        would otherwise cancel a handler still on its way out (and log each as an unhandled error)."""
+        await self._no_open_watches.wait()
 
     def _observe(self, rpc: str, info: RequestInfo | None, code: grpc.StatusCode, start: float) -> None:
         """Count a call that ended with ``code``; one refused before it was described (``info`` None:
@@ -234,6 +244,8 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
     ) -> AsyncIterator[apiserver_pb2.WatchEvent]:
         start = time.perf_counter()
         info = None
+        self._open_watches += 1
+        self._no_open_watches.clear()
         try:
             user = self._access.authenticate(context)
             info = requests.watch(request)
@@ -257,6 +269,10 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         else:
             self._observe("Watch", info, grpc.StatusCode.OK, start)
             return
+        finally:
+            self._open_watches -= 1
+            if not self._open_watches:
+                self._no_open_watches.set()
         self._observe("Watch", info, error.code, start)
         await _abort(context, error)
 
