@@ -45,6 +45,7 @@ from cluster.api.kinds import POD, POD_DISRUPTION_BUDGET, metadata_of
 from cluster.api.selectors import LabelSelector
 from cluster.client import Client, Informer
 from cluster.controllers.budget import BudgetSpecError, budget_status, fail_safe_status, is_healthy
+from cluster.controllers.started import Started, sync_informers
 from cluster.controllers.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
@@ -122,8 +123,7 @@ class DisruptionController:
         #: The last status write of each budget, until the informer delivers it (or something newer):
         #: the next sync compares with it and writes on top of it, instead of conflicting.
         self._written: dict[str, objects_pb2.PodDisruptionBudget] = {}
-        self._synced = asyncio.Event()
-        self._failure: BaseException | None = None
+        self._synced = Started()
         #: A budget is being synced (taken from the queue, its write maybe not answered yet).
         self._syncing = False
 
@@ -131,17 +131,12 @@ class DisruptionController:
         """Return once both informers have synced and the worker runs; raise what ended ``run()`` if it
         failed first."""
         await self._synced.wait()
-        if self._failure is not None:
-            raise self._failure
 
     async def run(self) -> None:
         """Watch pods and budgets and keep the budgets' status current, until cancelled."""
         try:
             async with asyncio.TaskGroup() as tasks:
-                tasks.create_task(self._pods.run(), name="disruption-pod-informer")
-                tasks.create_task(self._pdbs.run(), name="disruption-pdb-informer")
-                await self._pods.wait_synced()
-                await self._pdbs.wait_synced()
+                await sync_informers(tasks, "disruption", {"pod": self._pods, "pdb": self._pdbs})
                 log.info("disruption controller synced: %d pods, %d budgets",
                          len(self._pods), len(self._pdbs))
                 tasks.create_task(self._work(), name="disruption-worker")
@@ -149,9 +144,7 @@ class DisruptionController:
                     tasks.create_task(self._resync(self._resync_period_s), name="disruption-resync")
                 self._synced.set()
         except BaseException as err:
-            if not self._synced.is_set() and not isinstance(err, asyncio.CancelledError):
-                self._failure = err
-                self._synced.set()
+            self._synced.ended(err)
             raise
 
     # ------------------------------------------------------------------------------------ pod events

@@ -37,6 +37,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from cluster.api import errors, objects_pb2, timeutil
 from cluster.api.kinds import NODE, POD
 from cluster.client import Client, Informer
+from cluster.controllers.started import Started, sync_informers
 from cluster.controllers.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
@@ -158,24 +159,18 @@ class PodGarbageCollector:
         #: Nodes out of quarantine, to be confirmed gone and have their pods collected.
         self._queue = WorkQueue()
         self._wakeup = asyncio.Event()
-        self._synced = asyncio.Event()
-        self._failure: BaseException | None = None
+        self._synced = Started()
 
     async def wait_synced(self) -> None:
         """Return once both informers have synced and the collector runs; raise what ended ``run()`` if
         it failed first."""
         await self._synced.wait()
-        if self._failure is not None:
-            raise self._failure
 
     async def run(self) -> None:
         """Watch pods and nodes and collect orphaned pods, until cancelled."""
         try:
             async with asyncio.TaskGroup() as tasks:
-                tasks.create_task(self._pods.run(), name="podgc-pod-informer")
-                tasks.create_task(self._nodes.run(), name="podgc-node-informer")
-                await self._pods.wait_synced()
-                await self._nodes.wait_synced()
+                await sync_informers(tasks, "podgc", {"pod": self._pods, "node": self._nodes})
                 log.info("pod garbage collector synced: %d pods, %d nodes", len(self._pods), len(self._nodes))
                 self._synced.set()
                 # Before both informers synced a pod could name a node not listed yet; judge them now.
@@ -183,9 +178,7 @@ class PodGarbageCollector:
                 tasks.create_task(self._end_quarantines(), name="podgc-quarantine")
                 tasks.create_task(self._work(), name="podgc-worker")
         except BaseException as err:
-            if not self._synced.is_set() and not isinstance(err, asyncio.CancelledError):
-                self._failure = err
-                self._synced.set()
+            self._synced.ended(err)
             raise
 
     # ---------------------------------------------------------------------------------------- events

@@ -42,6 +42,7 @@ from cluster.api import errors, objects_pb2
 from cluster.api.kinds import POD, RESOURCE_QUOTA
 from cluster.api.quota import amounts, counts_pod
 from cluster.client import Client, Informer
+from cluster.controllers.started import Started, sync_informers
 from cluster.controllers.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
@@ -141,33 +142,25 @@ class ResourceQuotaController:
         #: quota key -> (resourceVersion, monotonic time) when that version was first seen counting more
         #: than the recount.
         self._lower_since: dict[str, tuple[str, float]] = {}
-        self._synced = asyncio.Event()
-        self._failure: BaseException | None = None
+        self._synced = Started()
 
     async def wait_synced(self) -> None:
         """Return once both informers have synced and the worker runs; raise what ended ``run()`` if it
         failed first."""
         await self._synced.wait()
-        if self._failure is not None:
-            raise self._failure
 
     async def run(self) -> None:
         """Watch pods and quotas and keep the quotas' usage counted, until cancelled."""
         try:
             async with asyncio.TaskGroup() as tasks:
-                tasks.create_task(self._pods.run(), name="resourcequota-pod-informer")
-                tasks.create_task(self._quotas.run(), name="resourcequota-quota-informer")
-                await self._pods.wait_synced()
-                await self._quotas.wait_synced()
+                await sync_informers(tasks, "resourcequota", {"pod": self._pods, "quota": self._quotas})
                 log.info("resource quota controller synced: %d pods, %d quotas",
                          len(self._pods), len(self._quotas))
                 tasks.create_task(self._work(), name="resourcequota-worker")
                 tasks.create_task(self._resync(), name="resourcequota-resync")
                 self._synced.set()
         except BaseException as err:
-            if not self._synced.is_set() and not isinstance(err, asyncio.CancelledError):
-                self._failure = err
-                self._synced.set()
+            self._synced.ended(err)
             raise
 
     # ------------------------------------------------------------------------------------ pod events
