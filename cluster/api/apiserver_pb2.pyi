@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Object(_message.Message):
-    __slots__ = ("pod", "node", "priority_class", "pod_disruption_budget", "lease", "event", "resource_quota")
+    __slots__ = ("pod", "node", "priority_class", "pod_disruption_budget", "lease", "event", "resource_quota", "pod_group")
     POD_FIELD_NUMBER: _ClassVar[int]
     NODE_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_CLASS_FIELD_NUMBER: _ClassVar[int]
@@ -17,6 +17,7 @@ class Object(_message.Message):
     LEASE_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_QUOTA_FIELD_NUMBER: _ClassVar[int]
+    POD_GROUP_FIELD_NUMBER: _ClassVar[int]
     pod: _objects_pb2.Pod
     node: _objects_pb2.Node
     priority_class: _objects_pb2.PriorityClass
@@ -24,7 +25,8 @@ class Object(_message.Message):
     lease: _objects_pb2.Lease
     event: _objects_pb2.Event
     resource_quota: _objects_pb2.ResourceQuota
-    def __init__(self, pod: _Optional[_Union[_objects_pb2.Pod, _Mapping]] = ..., node: _Optional[_Union[_objects_pb2.Node, _Mapping]] = ..., priority_class: _Optional[_Union[_objects_pb2.PriorityClass, _Mapping]] = ..., pod_disruption_budget: _Optional[_Union[_objects_pb2.PodDisruptionBudget, _Mapping]] = ..., lease: _Optional[_Union[_objects_pb2.Lease, _Mapping]] = ..., event: _Optional[_Union[_objects_pb2.Event, _Mapping]] = ..., resource_quota: _Optional[_Union[_objects_pb2.ResourceQuota, _Mapping]] = ...) -> None: ...
+    pod_group: _objects_pb2.PodGroup
+    def __init__(self, pod: _Optional[_Union[_objects_pb2.Pod, _Mapping]] = ..., node: _Optional[_Union[_objects_pb2.Node, _Mapping]] = ..., priority_class: _Optional[_Union[_objects_pb2.PriorityClass, _Mapping]] = ..., pod_disruption_budget: _Optional[_Union[_objects_pb2.PodDisruptionBudget, _Mapping]] = ..., lease: _Optional[_Union[_objects_pb2.Lease, _Mapping]] = ..., event: _Optional[_Union[_objects_pb2.Event, _Mapping]] = ..., resource_quota: _Optional[_Union[_objects_pb2.ResourceQuota, _Mapping]] = ..., pod_group: _Optional[_Union[_objects_pb2.PodGroup, _Mapping]] = ...) -> None: ...
 
 class CreateRequest(_message.Message):
     __slots__ = ("object", "dry_run", "fence")
@@ -151,3 +153,17 @@ class BindRequest(_message.Message):
     binding: _objects_pb2.Binding
     fence: Fence
     def __init__(self, binding: _Optional[_Union[_objects_pb2.Binding, _Mapping]] = ..., fence: _Optional[_Union[Fence, _Mapping]] = ...) -> None: ...
+
+class BindGroupRequest(_message.Message):
+    __slots__ = ("bindings", "fence")
+    BINDINGS_FIELD_NUMBER: _ClassVar[int]
+    FENCE_FIELD_NUMBER: _ClassVar[int]
+    bindings: _containers.RepeatedCompositeFieldContainer[_objects_pb2.Binding]
+    fence: Fence
+    def __init__(self, bindings: _Optional[_Iterable[_Union[_objects_pb2.Binding, _Mapping]]] = ..., fence: _Optional[_Union[Fence, _Mapping]] = ...) -> None: ...
+
+class BindGroupResponse(_message.Message):
+    __slots__ = ("pods",)
+    PODS_FIELD_NUMBER: _ClassVar[int]
+    pods: _containers.RepeatedCompositeFieldContainer[_objects_pb2.Pod]
+    def __init__(self, pods: _Optional[_Iterable[_Union[_objects_pb2.Pod, _Mapping]]] = ...) -> None: ...

@@ -75,6 +75,11 @@ class ApiServerStub:
                 request_serializer=cluster_dot_api_dot_apiserver__pb2.BindRequest.SerializeToString,
                 response_deserializer=cluster_dot_api_dot_objects__pb2.Pod.FromString,
                 _registered_method=True)
+        self.BindGroup = channel.unary_unary(
+                '/podsched.v1.ApiServer/BindGroup',
+                request_serializer=cluster_dot_api_dot_apiserver__pb2.BindGroupRequest.SerializeToString,
+                response_deserializer=cluster_dot_api_dot_apiserver__pb2.BindGroupResponse.FromString,
+                _registered_method=True)
 
 
 class ApiServerServicer:
@@ -132,6 +137,12 @@ class ApiServerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BindGroup(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ApiServerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -174,6 +185,11 @@ def add_ApiServerServicer_to_server(servicer, server):
                     servicer.Bind,
                     request_deserializer=cluster_dot_api_dot_apiserver__pb2.BindRequest.FromString,
                     response_serializer=cluster_dot_api_dot_objects__pb2.Pod.SerializeToString,
+            ),
+            'BindGroup': grpc.unary_unary_rpc_method_handler(
+                    servicer.BindGroup,
+                    request_deserializer=cluster_dot_api_dot_apiserver__pb2.BindGroupRequest.FromString,
+                    response_serializer=cluster_dot_api_dot_apiserver__pb2.BindGroupResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -392,6 +408,33 @@ class ApiServer:
             '/podsched.v1.ApiServer/Bind',
             cluster_dot_api_dot_apiserver__pb2.BindRequest.SerializeToString,
             cluster_dot_api_dot_objects__pb2.Pod.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BindGroup(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/podsched.v1.ApiServer/BindGroup',
+            cluster_dot_api_dot_apiserver__pb2.BindGroupRequest.SerializeToString,
+            cluster_dot_api_dot_apiserver__pb2.BindGroupResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -25,6 +25,14 @@ class Kind(Generic[M]):
     #: The field of ``apiserver_pb2.Object``'s oneof that carries this kind.
     envelope_field: str
     short_names: tuple[str, ...] = ()
+    #: Other apiVersions whose manifests of this kind the API also takes; an object keeps the one it was
+    #: written in.
+    also_served: tuple[str, ...] = ()
+
+    @property
+    def api_versions(self) -> tuple[str, ...]:
+        """Every apiVersion served for this kind, the preferred one first."""
+        return (self.api_version, *self.also_served)
 
     def key_prefix(self, namespace: str = "") -> str:
         """The store prefix of every object of this kind (in ``namespace``, when given)."""
@@ -51,11 +59,16 @@ POD_DISRUPTION_BUDGET = Kind(
 RESOURCE_QUOTA = Kind(
     "ResourceQuota", "v1", "resourcequotas", True, objects_pb2.ResourceQuota, "resource_quota", ("quota",)
 )
+#: Upstream's PodGroup and scheduler-plugins' Coscheduling PodGroup: one kind, two spellings.
+POD_GROUP = Kind(
+    "PodGroup", "scheduling.k8s.io/v1alpha3", "podgroups", True, objects_pb2.PodGroup, "pod_group", ("pg",),
+    also_served=("scheduling.x-k8s.io/v1alpha1",),
+)
 LEASE = Kind("Lease", "coordination.k8s.io/v1", "leases", True, objects_pb2.Lease, "lease")
 EVENT = Kind("Event", "v1", "events", True, objects_pb2.Event, "event", ("ev",))
 
 KINDS: tuple[Kind[Any], ...] = (
-    POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, RESOURCE_QUOTA, LEASE, EVENT
+    POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, RESOURCE_QUOTA, POD_GROUP, LEASE, EVENT
 )
 
 _BY_MESSAGE: dict[type[Message], Kind[Any]] = {kind.message: kind for kind in KINDS}

@@ -284,7 +284,7 @@ class Container(_message.Message):
     def __init__(self, name: _Optional[str] = ..., image: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ..., args: _Optional[_Iterable[str]] = ..., env: _Optional[_Iterable[_Union[EnvVar, _Mapping]]] = ..., ports: _Optional[_Iterable[_Union[ContainerPort, _Mapping]]] = ..., resources: _Optional[_Union[ResourceRequirements, _Mapping]] = ..., image_pull_policy: _Optional[str] = ..., working_dir: _Optional[str] = ...) -> None: ...
 
 class PodSpec(_message.Message):
-    __slots__ = ("node_name", "scheduler_name", "priority", "priority_class_name", "preemption_policy", "node_selector", "affinity", "tolerations", "topology_spread_constraints", "containers", "init_containers", "termination_grace_period_seconds", "overhead", "restart_policy", "service_account_name")
+    __slots__ = ("node_name", "scheduler_name", "priority", "priority_class_name", "preemption_policy", "node_selector", "affinity", "tolerations", "topology_spread_constraints", "containers", "init_containers", "termination_grace_period_seconds", "overhead", "restart_policy", "service_account_name", "scheduling_group")
     class NodeSelectorEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -314,6 +314,7 @@ class PodSpec(_message.Message):
     OVERHEAD_FIELD_NUMBER: _ClassVar[int]
     RESTART_POLICY_FIELD_NUMBER: _ClassVar[int]
     SERVICE_ACCOUNT_NAME_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULING_GROUP_FIELD_NUMBER: _ClassVar[int]
     node_name: str
     scheduler_name: str
     priority: int
@@ -329,7 +330,14 @@ class PodSpec(_message.Message):
     overhead: _containers.ScalarMap[str, str]
     restart_policy: str
     service_account_name: str
-    def __init__(self, node_name: _Optional[str] = ..., scheduler_name: _Optional[str] = ..., priority: _Optional[int] = ..., priority_class_name: _Optional[str] = ..., preemption_policy: _Optional[str] = ..., node_selector: _Optional[_Mapping[str, str]] = ..., affinity: _Optional[_Union[Affinity, _Mapping]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., topology_spread_constraints: _Optional[_Iterable[_Union[TopologySpreadConstraint, _Mapping]]] = ..., containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., init_containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., termination_grace_period_seconds: _Optional[int] = ..., overhead: _Optional[_Mapping[str, str]] = ..., restart_policy: _Optional[str] = ..., service_account_name: _Optional[str] = ...) -> None: ...
+    scheduling_group: PodSchedulingGroup
+    def __init__(self, node_name: _Optional[str] = ..., scheduler_name: _Optional[str] = ..., priority: _Optional[int] = ..., priority_class_name: _Optional[str] = ..., preemption_policy: _Optional[str] = ..., node_selector: _Optional[_Mapping[str, str]] = ..., affinity: _Optional[_Union[Affinity, _Mapping]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., topology_spread_constraints: _Optional[_Iterable[_Union[TopologySpreadConstraint, _Mapping]]] = ..., containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., init_containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., termination_grace_period_seconds: _Optional[int] = ..., overhead: _Optional[_Mapping[str, str]] = ..., restart_policy: _Optional[str] = ..., service_account_name: _Optional[str] = ..., scheduling_group: _Optional[_Union[PodSchedulingGroup, _Mapping]] = ...) -> None: ...
+
+class PodSchedulingGroup(_message.Message):
+    __slots__ = ("pod_group_name",)
+    POD_GROUP_NAME_FIELD_NUMBER: _ClassVar[int]
+    pod_group_name: str
+    def __init__(self, pod_group_name: _Optional[str] = ...) -> None: ...
 
 class PodCondition(_message.Message):
     __slots__ = ("type", "status", "reason", "message", "last_probe_time", "last_transition_time")
@@ -488,6 +496,131 @@ class PriorityClass(_message.Message):
     description: str
     preemption_policy: str
     def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., value: _Optional[int] = ..., global_default: _Optional[bool] = ..., description: _Optional[str] = ..., preemption_policy: _Optional[str] = ...) -> None: ...
+
+class BasicSchedulingPolicy(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GangSchedulingPolicy(_message.Message):
+    __slots__ = ("min_count",)
+    MIN_COUNT_FIELD_NUMBER: _ClassVar[int]
+    min_count: int
+    def __init__(self, min_count: _Optional[int] = ...) -> None: ...
+
+class PodGroupSchedulingPolicy(_message.Message):
+    __slots__ = ("basic", "gang")
+    BASIC_FIELD_NUMBER: _ClassVar[int]
+    GANG_FIELD_NUMBER: _ClassVar[int]
+    basic: BasicSchedulingPolicy
+    gang: GangSchedulingPolicy
+    def __init__(self, basic: _Optional[_Union[BasicSchedulingPolicy, _Mapping]] = ..., gang: _Optional[_Union[GangSchedulingPolicy, _Mapping]] = ...) -> None: ...
+
+class WorkloadPodGroupTemplateReference(_message.Message):
+    __slots__ = ("workload_name", "pod_group_template_name")
+    WORKLOAD_NAME_FIELD_NUMBER: _ClassVar[int]
+    POD_GROUP_TEMPLATE_NAME_FIELD_NUMBER: _ClassVar[int]
+    workload_name: str
+    pod_group_template_name: str
+    def __init__(self, workload_name: _Optional[str] = ..., pod_group_template_name: _Optional[str] = ...) -> None: ...
+
+class PodGroupTemplateReference(_message.Message):
+    __slots__ = ("workload",)
+    WORKLOAD_FIELD_NUMBER: _ClassVar[int]
+    workload: WorkloadPodGroupTemplateReference
+    def __init__(self, workload: _Optional[_Union[WorkloadPodGroupTemplateReference, _Mapping]] = ...) -> None: ...
+
+class SingleDisruptionMode(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class AllDisruptionMode(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DisruptionMode(_message.Message):
+    __slots__ = ("single", "all")
+    SINGLE_FIELD_NUMBER: _ClassVar[int]
+    ALL_FIELD_NUMBER: _ClassVar[int]
+    single: SingleDisruptionMode
+    all: AllDisruptionMode
+    def __init__(self, single: _Optional[_Union[SingleDisruptionMode, _Mapping]] = ..., all: _Optional[_Union[AllDisruptionMode, _Mapping]] = ...) -> None: ...
+
+class PodGroupSpec(_message.Message):
+    __slots__ = ("pod_group_template_ref", "scheduling_policy", "disruption_mode", "priority_class_name", "priority", "min_member", "min_resources", "schedule_timeout_seconds")
+    class MinResourcesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    POD_GROUP_TEMPLATE_REF_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULING_POLICY_FIELD_NUMBER: _ClassVar[int]
+    DISRUPTION_MODE_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    MIN_MEMBER_FIELD_NUMBER: _ClassVar[int]
+    MIN_RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    pod_group_template_ref: PodGroupTemplateReference
+    scheduling_policy: PodGroupSchedulingPolicy
+    disruption_mode: DisruptionMode
+    priority_class_name: str
+    priority: int
+    min_member: int
+    min_resources: _containers.ScalarMap[str, str]
+    schedule_timeout_seconds: int
+    def __init__(self, pod_group_template_ref: _Optional[_Union[PodGroupTemplateReference, _Mapping]] = ..., scheduling_policy: _Optional[_Union[PodGroupSchedulingPolicy, _Mapping]] = ..., disruption_mode: _Optional[_Union[DisruptionMode, _Mapping]] = ..., priority_class_name: _Optional[str] = ..., priority: _Optional[int] = ..., min_member: _Optional[int] = ..., min_resources: _Optional[_Mapping[str, str]] = ..., schedule_timeout_seconds: _Optional[int] = ...) -> None: ...
+
+class Condition(_message.Message):
+    __slots__ = ("type", "status", "observed_generation", "last_transition_time", "reason", "message")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    OBSERVED_GENERATION_FIELD_NUMBER: _ClassVar[int]
+    LAST_TRANSITION_TIME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    status: str
+    observed_generation: int
+    last_transition_time: _timestamp_pb2.Timestamp
+    reason: str
+    message: str
+    def __init__(self, type: _Optional[str] = ..., status: _Optional[str] = ..., observed_generation: _Optional[int] = ..., last_transition_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
+class PodGroupStatus(_message.Message):
+    __slots__ = ("conditions", "phase", "occupied_by", "scheduled", "running", "succeeded", "failed", "schedule_start_time")
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    OCCUPIED_BY_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULED_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_START_TIME_FIELD_NUMBER: _ClassVar[int]
+    conditions: _containers.RepeatedCompositeFieldContainer[Condition]
+    phase: str
+    occupied_by: str
+    scheduled: int
+    running: int
+    succeeded: int
+    failed: int
+    schedule_start_time: _timestamp_pb2.Timestamp
+    def __init__(self, conditions: _Optional[_Iterable[_Union[Condition, _Mapping]]] = ..., phase: _Optional[str] = ..., occupied_by: _Optional[str] = ..., scheduled: _Optional[int] = ..., running: _Optional[int] = ..., succeeded: _Optional[int] = ..., failed: _Optional[int] = ..., schedule_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class PodGroup(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec", "status")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: PodGroupSpec
+    status: PodGroupStatus
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[PodGroupSpec, _Mapping]] = ..., status: _Optional[_Union[PodGroupStatus, _Mapping]] = ...) -> None: ...
 
 class ScopedResourceSelectorRequirement(_message.Message):
     __slots__ = ("scope_name", "operator", "values")
