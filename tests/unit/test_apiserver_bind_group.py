@@ -175,3 +175,55 @@ async def test_a_group_of_64_pods_is_one_read_and_one_write_of_the_store(tmp_pat
         assert {pod.metadata.annotations["podsched.io/bound-under-fence"] for pod in bound} == {stamp}
     finally:
         await store.close()
+
+
+class ChangedAfterRead:
+    """A real SqliteStore that, right after the first batch read, rewrites pod w-1 as a concurrent client
+    would between BindGroup's read and its write: labelled (still unbound), or bound to n2."""
+
+    def __init__(self, store: SqliteStore, *, bind: bool) -> None:
+        self._store = store
+        self._bind = bind
+        self.reads = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def get_many(self, keys: Sequence[str]) -> list[KeyValue | None]:
+        found = await self._store.get_many(keys)
+        self.reads += 1
+        if self.reads == 1:
+            registry = Registry(self._store)
+            pod = await registry.require(POD, "default", "w-1")
+            if self._bind:
+                pod.spec.node_name = "n2"
+            else:
+                pod.metadata.labels["touched"] = "yes"
+            assert (await registry.update(POD, pod, int(pod.metadata.resource_version))).succeeded
+        return found
+
+
+@pytest.mark.parametrize("bind", [False, True], ids=["changed", "bound"])
+async def test_a_pod_changed_between_read_and_write_is_read_again(tmp_path: Path, bind: bool) -> None:
+    store = await SqliteStore.open(tmp_path)
+    try:
+        setup = Registry(store)
+        await setup.create(NODE, make_node("n1"))
+        await setup.create(NODE, make_node("n2"))
+        for name in ("w-0", "w-1", "w-2"):
+            await setup.create(POD, make_pod(name, namespace="default"))
+        racing = ChangedAfterRead(store, bind=bind)
+        bindings = [_binding(name, "n1", "default") for name in ("w-0", "w-1", "w-2")]
+        if bind:
+            with pytest.raises(errors.Conflict, match=r'"w-1": pod w-1 is already assigned to node "n2"$'):
+                await bind_group(Registry(racing), bindings, timeutil.now())  # type: ignore[arg-type]
+            expected = ["", "n2", ""]
+        else:
+            bound = await bind_group(Registry(racing), bindings, timeutil.now())  # type: ignore[arg-type]
+            assert bound[1].metadata.labels["touched"] == "yes"
+            expected = ["n1", "n1", "n1"]
+        assert racing.reads == 2
+        stored = [await setup.require(POD, "default", name) for name in ("w-0", "w-1", "w-2")]
+        assert [pod.spec.node_name for pod in stored] == expected
+    finally:
+        await store.close()
