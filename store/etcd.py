@@ -14,7 +14,10 @@ Three things etcd does not give directly:
   short and list and watch refuse that revision by the record.
 * **Resuming a watch without gaps.** A response's header revision may be ahead of its last event (a
   watcher more than 1000 revisions behind gets its events in batches, each stamped with the current
-  revision), so a watch resumes from the last event it yielded plus one, never from a header.
+  revision), so a watch resumes from the last event it yielded plus one, never from a header. A
+  multi-key ``txn`` gives its events one revision; etcd never splits a revision's events over two
+  responses (without ``fragment``), and a broken stream is noticed only at the next read, after the
+  whole response was yielded, so a resume never starts in the middle of a revision.
 * **Knowing whether a failed write was applied.** Transient failures are retried with backoff only when
   the request provably did not take effect (no connection, or a member without a leader, which every
   request here asks etcd to report through the ``hasleader`` metadata); any other outage surfaces as
@@ -61,12 +64,18 @@ from store.base import (
     Guard,
     KeyValue,
     ListResult,
+    OpType,
     StoreError,
     StoreUnavailable,
     TooOldRevision,
+    TransactionTooLarge,
+    TxnOp,
+    TxnResult,
     WatchEvent,
     WriteResult,
     check_list_arguments,
+    check_txn,
+    op_holds,
 )
 
 log = logging.getLogger(__name__)
@@ -90,6 +99,8 @@ _CHANNEL_OPTIONS: list[tuple[str, int]] = [
 #: write may be sent again.
 _NOT_APPLIED_MARKERS = ("etcdserver: no leader", "failed to connect", "connection refused")
 _COMPACTED = "required revision has been compacted"
+#: etcd's refusals of a request beyond its --max-txn-ops or --max-request-bytes.
+_TOO_LARGE = ("too many operations in txn request", "request is too large")
 #: How long the compacted-revision probe (a watch etcd refuses) may take.
 PROBE_TIMEOUT_S = 2.0
 _FUTURE = "is a future revision"
@@ -354,6 +365,60 @@ class EtcdStore:
         previous = response.responses[0].response_delete_range.prev_kvs[0]
         return WriteResult(True, int(response.header.revision), self._key_value(previous))
 
+    async def txn(self, ops: Sequence[TxnOp], guards: Sequence[Guard] = ()) -> TxnResult:
+        """One etcd Txn: every op's comparison and every guard, then the writes in key order (etcd
+        numbers a revision's events in the order of its ops, so watchers get them in key order), each
+        returning the key's previous value; on failure, a read of each op's key and a keys-only read of
+        each guard's, which say which comparison failed.
+
+        etcd caps each of a Txn's lists at ``--max-txn-ops`` (128 by default): one comparison per op
+        (an expected revision implies the key exists), one per guard, one write per op."""
+        check_txn(ops)
+        ordered = sorted(range(len(ops)), key=lambda i: ops[i].key)
+        compare: builtins.list[Compare] = []
+        success: builtins.list[RequestOp] = []
+        for index in ordered:
+            op = ops[index]
+            wire = self._wire(op.key)
+            if op.type is OpType.CREATE:
+                compare.append(_compare(wire, Compare.CREATE, create_revision=0))
+            elif op.expected_revision:
+                compare.append(_compare(wire, Compare.MOD, mod_revision=op.expected_revision))
+            else:
+                compare += self._preconditions(wire, op.expected_revision, ())
+            if op.type is OpType.DELETE:
+                success.append(RequestOp(request_delete_range=DeleteRangeRequest(key=wire, prev_kv=True)))
+            else:
+                _check_value(op.value)
+                success.append(RequestOp(request_put=PutRequest(key=wire, value=op.value, prev_kv=True)))
+        compare += self._guard_compares(guards)
+        failure = [
+            *(_range_op(self._wire(op.key)) for op in ops),
+            *(_range_op(self._wire(guard.key), keys_only=True) for guard in guards),
+        ]
+        response = await self._txn(compare=compare, success=success, failure=failure)
+        revision = int(response.header.revision)
+        if not response.succeeded:
+            current = tuple(self._first(response, index) for index in range(len(ops)))
+            failed_ops = tuple(index for index, op in enumerate(ops) if not op_holds(op, current[index]))
+            failed_guards = []
+            for guard, read in zip(guards, response.responses[len(ops):], strict=True):
+                kvs = read.response_range.kvs
+                if (kvs[0].mod_revision if kvs else 0) != guard.mod_revision:
+                    failed_guards.append(guard)
+            return TxnResult(False, revision, current, failed_ops, tuple(failed_guards))
+        written: builtins.list[KeyValue | None] = [None] * len(ops)
+        for index, reply in zip(ordered, response.responses, strict=True):
+            op = ops[index]
+            if op.type is OpType.DELETE:
+                written[index] = self._key_value(reply.response_delete_range.prev_kvs[0])
+            else:
+                # An update keeps the key's create_revision; a create starts it at this revision.
+                put = reply.response_put
+                created = int(put.prev_kv.create_revision) if put.HasField("prev_kv") else revision
+                written[index] = KeyValue(op.key, op.value, created, revision)
+        return TxnResult(True, revision, tuple(written))
+
     async def compact(self, revision: int) -> None:
         """Compact etcd to ``revision``; ``TooOldRevision`` if it is already compacted that far."""
         if revision < 1:
@@ -613,6 +678,12 @@ class EtcdStore:
             return StoreUnavailable(f"etcd at {self._endpoints} is unavailable: {code.name}: {details}")
         if _COMPACTED in details:
             return TooOldRevision(revision, await self._compacted_since(revision))
+        if any(marker in details for marker in _TOO_LARGE):
+            return TransactionTooLarge(
+                f"etcd at {self._endpoints} refused the request as too large ({details}): it takes at "
+                "most --max-txn-ops comparisons or writes per transaction (128 by default) and "
+                "--max-request-bytes per request (1.5 MiB by default)"
+            )
         if _FUTURE in details:
             current = 0
             with contextlib.suppress(StoreError):

@@ -41,7 +41,7 @@ from cluster.apiserver.selection import Selection
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from cluster.apiserver.verbs import Verbs, check_path_name, request_namespace, resolve_kind
 from cluster.apiserver.watch import until_stopped, watch_events
-from store.base import FutureRevision, StoreUnavailable, TooOldRevision
+from store.base import FutureRevision, StoreUnavailable, TooOldRevision, TransactionTooLarge
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,8 @@ def _error_of(exc: Exception, rpc: str) -> errors.ApiError:
         return errors.Unavailable(f"the store is unavailable: {exc}")
     if isinstance(exc, TooOldRevision):
         return messages.too_old_resource_version(exc.requested, exc.compacted)
+    if isinstance(exc, TransactionTooLarge):
+        return errors.Invalid(f"{rpc}: the store cannot write this much in one transaction: {exc}")
     if isinstance(exc, FutureRevision):
         return messages.too_large_resource_version(exc.requested, exc.current)
     log.exception("%s failed", rpc)
@@ -75,7 +77,7 @@ async def _abort(context: grpc.aio.ServicerContext, error: errors.ApiError) -> N
 #: The verb label of the request metrics per RPC: kube-apiserver's (the HTTP method, LIST and WATCH apart).
 METRIC_VERBS = {
     "Create": "POST", "Get": "GET", "List": "LIST", "Update": "PUT", "UpdateStatus": "PUT",
-    "Delete": "DELETE", "Bind": "POST", "Watch": "WATCH",
+    "Delete": "DELETE", "Bind": "POST", "BindGroup": "POST", "Watch": "WATCH",
 }
 
 
@@ -239,6 +241,20 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         self._verbs.leadership.check_bind(user, meta.namespace or DEFAULT_NAMESPACE, meta.name, fence)
         return await binding.bind(self._registry, request.binding, self._verbs.now(), fence=fence)
 
+    @_unary(requests.bind_group)
+    async def BindGroup(
+        self, request: apiserver_pb2.BindGroupRequest, user: UserInfo
+    ) -> apiserver_pb2.BindGroupResponse:
+        fence = self._fence(request)
+        # The pipeline authorized the first binding; the group needs the same permission for each.
+        for info in requests.group_bindings(request)[1:]:
+            self._access.authorize(user, info)
+        if request.bindings:
+            meta = request.bindings[0].metadata
+            self._verbs.leadership.check_bind(user, meta.namespace or DEFAULT_NAMESPACE, meta.name, fence)
+        pods = await binding.bind_group(self._registry, request.bindings, self._verbs.now(), fence=fence)
+        return apiserver_pb2.BindGroupResponse(pods=pods)
+
     async def Watch(
         self, request: apiserver_pb2.WatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[apiserver_pb2.WatchEvent]:
@@ -279,7 +295,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
     def _fence(
         self,
         request: apiserver_pb2.CreateRequest | apiserver_pb2.UpdateRequest | apiserver_pb2.DeleteRequest
-        | apiserver_pb2.BindRequest,
+        | apiserver_pb2.BindRequest | apiserver_pb2.BindGroupRequest,
     ) -> LeaseFence | None:
         return self._verbs.fencing.of(request.fence) if request.HasField("fence") else None
 
