@@ -30,6 +30,7 @@ from cluster.cli.certs import write_bundle
 from cluster.cli.main import build_parser
 from cluster.cli.scheduler import leader_election_settings
 from cluster.client import ClientCredentials
+from cluster.launcher.etcd import MAX_TXN_OPS
 from scheduler.config import LeaderElectionConfig, load_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -160,6 +161,12 @@ def test_an_etcd_member_advertises_where_it_listens(name: str) -> None:
     listen_host, listen_port = url_host_port(flags["--listen-client-urls"])
     assert listen_host == "0.0.0.0"
     assert url_host_port(flags["--advertise-client-urls"]) == (name, listen_port)
+
+
+@pytest.mark.parametrize("name", ETCD)
+def test_an_etcd_member_takes_a_transaction_as_large_as_the_largest_group_bind(name: str) -> None:
+    # etcd's default (128 operations) refuses the one transaction of a gang of more than about 60 pods.
+    assert int(etcd_flags(name).get("--max-txn-ops", "128")) >= MAX_TXN_OPS
 
 
 @pytest.mark.parametrize("name", ETCD)
