@@ -86,13 +86,12 @@ class Role:
 
 ADMIN = Role("admin", (rule((ALL,), (ALL,)),))
 #: kube's system:kube-scheduler, cut to what podsched's scheduler calls: it reads everything (informers),
-#: binds, writes pod and pod group status (conditions, nominatedNodeName), deletes preemption victims,
-#: records events
+#: binds, writes pod status (conditions, nominatedNodeName), deletes preemption victims, records events
 #: (an event series is updated in place) and holds its Lease.
 SCHEDULER = Role("scheduler", (
     rule(READ_VERBS, (ALL,)),
     rule(("create",), ("pods/binding",)),
-    rule(("update",), ("pods/status", "podgroups/status")),
+    rule(("update",), ("pods/status",)),
     rule(("delete",), ("pods",)),
     rule(("create", "update"), ("events",)),
     rule(("get", "create", "update"), ("leases",)),
