@@ -18,26 +18,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cluster.api import objects_pb2
+from cluster.api.podgroups import group_name_of, is_coscheduling, min_count
 
-#: scheduler-plugins' Coscheduling label naming a pod's PodGroup.
-POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
-#: The apiVersion of scheduler-plugins' PodGroups (minMember, scheduleTimeoutSeconds).
-X_K8S_API_VERSION = "scheduling.x-k8s.io/v1alpha1"
 #: How long a gang may wait for its members' placements when its PodGroup does not say (Coscheduling's
 #: default scheduleTimeoutSeconds).
 DEFAULT_GANG_TIMEOUT_S = 300.0
 
 
-def pod_group_name(pod: objects_pb2.Pod) -> str:
-    """The name of the pod's PodGroup ("" for a pod of no group)."""
-    if pod.spec.HasField("scheduling_group") and pod.spec.scheduling_group.pod_group_name:
-        return pod.spec.scheduling_group.pod_group_name
-    return pod.metadata.labels.get(POD_GROUP_LABEL, "")
-
-
 def group_key_of(pod: objects_pb2.Pod) -> str:
     """"namespace/name" of the pod's PodGroup, "" for a pod of no group."""
-    name = pod_group_name(pod)
+    name = group_name_of(pod)
     return f"{pod.metadata.namespace}/{name}" if name else ""
 
 
@@ -63,13 +53,10 @@ def gang_policy(group: objects_pb2.PodGroup) -> GangPolicy | None:
     spec = group.spec
     timeout = float(spec.schedule_timeout_seconds) if spec.HasField("schedule_timeout_seconds") else 0.0
     timeout = timeout if timeout > 0 else DEFAULT_GANG_TIMEOUT_S
-    if group.api_version == X_K8S_API_VERSION:
-        if spec.min_member < 1:
-            return None
-        return GangPolicy(group_key(group), spec.min_member, timeout, "minMember")
-    if not spec.scheduling_policy.HasField("gang"):
+    count = min_count(group)
+    if count < 1:
         return None
-    return GangPolicy(group_key(group), max(spec.scheduling_policy.gang.min_count, 1), timeout, "minCount")
+    return GangPolicy(group_key(group), count, timeout, "minMember" if is_coscheduling(group) else "minCount")
 
 
 def is_terminating(pod: objects_pb2.Pod) -> bool:
