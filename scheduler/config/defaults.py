@@ -18,6 +18,10 @@ from scheduler.leaderelection.timings import (
 )
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+#: The name scheduler-plugins' chart gives its scheduler, which Kubeflow's training operator and KubeRay
+#: write into the pods of their gangs: a configuration that names no profile serves it too, so that
+#: their manifests schedule unchanged.
+SCHEDULER_PLUGINS_SCHEDULER_NAME = "scheduler-plugins-scheduler"
 
 #: kube-scheduler v1's default plugins (getDefaultPlugins), all through multiPoint and in its order,
 #: restricted to the plugins podsched has. Weights matter only for Score.
@@ -56,7 +60,10 @@ DEFAULT_LEADER_ELECTION = v1.LeaderElection(
 def set_defaults(config: v1.KubeSchedulerConfiguration) -> None:
     """SetDefaults_KubeSchedulerConfiguration: what was not written gets kube-scheduler v1's value."""
     if not config.profiles:
-        config.profiles = [v1.Profile(field_path="profiles[0]")]
+        config.profiles = [
+            v1.Profile(field_path="profiles[0]", scheduler_name=DEFAULT_SCHEDULER_NAME),
+            v1.Profile(field_path="profiles[1]", scheduler_name=SCHEDULER_PLUGINS_SCHEDULER_NAME),
+        ]
     if len(config.profiles) == 1 and config.profiles[0].scheduler_name is None:
         config.profiles[0].scheduler_name = DEFAULT_SCHEDULER_NAME  # only a single profile gets a name
     for profile in config.profiles:

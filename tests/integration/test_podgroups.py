@@ -292,15 +292,6 @@ def pytorchjob_manifests(namespace: str) -> list[dict[str, Any]]:
     return documents
 
 
-SCHEDULER_PLUGINS_PROFILE = """\
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-  - schedulerName: default-scheduler
-  - schedulerName: scheduler-plugins-scheduler
-"""
-
-
 async def test_a_kubeflow_worker_set_applies_unchanged_and_is_scheduled(
     cli: Cli, client: Client, apiserver: ApiServerProcess, namespace: str, tmp_path: Path,
     unique: Callable[[str], str],
@@ -319,9 +310,8 @@ async def test_a_kubeflow_worker_set_applies_unchanged_and_is_scheduled(
     assert read_back["spec"] == {"minMember": 3, "minResources": {"cpu": "750m", "memory": "192Mi"},
                                  "scheduleTimeoutSeconds": 120}
 
-    config = tmp_path / "scheduler.yaml"
-    config.write_text(SCHEDULER_PLUGINS_PROFILE)
-    with running_scheduler(apiserver.address, "--config", str(config)):
+    # A scheduler started with no configuration serves the name the operators write.
+    with running_scheduler(apiserver.address):
         async def all_running() -> bool | None:
             group = await client.get(POD_GROUP, "mnist", namespace)
             status = group.status  # type: ignore[attr-defined]

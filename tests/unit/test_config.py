@@ -70,7 +70,10 @@ def load(tmp_path: Path, body: str) -> Any:
 
 def test_no_file_gives_kube_scheduler_defaults() -> None:
     config = load_config(None, registry())
-    assert [p.scheduler_name for p in config.profiles] == ["default-scheduler"]
+    # scheduler-plugins' name too, with the same plugins: Kubeflow's and KubeRay's gang pods carry it.
+    assert [p.scheduler_name for p in config.profiles] == ["default-scheduler", "scheduler-plugins-scheduler"]
+    assert config.profiles[0].plugins == config.profiles[1].plugins
+    assert config.profiles[0].plugin_args == config.profiles[1].plugin_args
     profile = config.profiles[0]
     assert profile.plugins.multi_point.enabled == DEFAULT_MULTI_POINT
     assert [ref.name for ref in DEFAULT_MULTI_POINT] == [
