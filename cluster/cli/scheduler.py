@@ -16,8 +16,8 @@ $PODSCHED_CA_FILE, $PODSCHED_CLIENT_CERT, $PODSCHED_CLIENT_KEY); `podsched certs
 
 ``--config`` is a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); without it the scheduler
 runs kube-scheduler's default profile as ``default-scheduler`` and, with the same plugins, as
-``scheduler-plugins-scheduler`` (the name Kubeflow's and KubeRay's gang pods carry). ``--plugin`` registers a plugin written
-in Python under NAME (``my_plugins.gpu:new``, or ``my_plugins.gpu`` for a module with ``new``), so that
+``scheduler-plugins-scheduler`` (the name Kubeflow's and KubeRay's gang pods carry). ``--plugin``
+registers a plugin written in Python under NAME (``my_plugins.gpu:new``, or ``my_plugins.gpu`` for a module with ``new``), so that
 the config can enable it by that name like an in-tree plugin (see ``examples/plugins/``).
 
 Leader election is on by default, as in kube-scheduler: replicas race for the Lease
@@ -26,8 +26,8 @@ the holder schedules; the others keep their caches warm. The flags override the 
 ``leaderElection`` section. Once its informers and metrics server are up it prints one line on stderr,
 which scripts and tests wait for::
 
-    podsched scheduler started (profiles: default-scheduler, scheduler-plugins-scheduler; server 127.0.0.1:7443; \
-        metrics http://127.0.0.1:10259; identity host_5c0e...)
+    podsched scheduler started (profiles: default-scheduler, scheduler-plugins-scheduler; \
+        server 127.0.0.1:7443; metrics http://127.0.0.1:10259; identity host_5c0e...)
 
 and, with leader election, one line each time its leadership changes::
 
