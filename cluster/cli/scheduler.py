@@ -17,8 +17,9 @@ $PODSCHED_CA_FILE, $PODSCHED_CLIENT_CERT, $PODSCHED_CLIENT_KEY); `podsched certs
 ``--config`` is a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); without it the scheduler
 runs kube-scheduler's default profile as ``default-scheduler`` and, with the same plugins, as
 ``scheduler-plugins-scheduler`` (the name Kubeflow's and KubeRay's gang pods carry). ``--plugin``
-registers a plugin written in Python under NAME (``my_plugins.gpu:new``, or ``my_plugins.gpu`` for a module with ``new``), so that
-the config can enable it by that name like an in-tree plugin (see ``examples/plugins/``).
+registers a plugin written in Python under NAME (``my_plugins.gpu:new``, or ``my_plugins.gpu`` for a
+module with ``new``), so that the config can enable it by that name like an in-tree plugin (see
+``examples/plugins/``).
 
 Leader election is on by default, as in kube-scheduler: replicas race for the Lease
 ``--leader-elect-resource-namespace/--leader-elect-resource-name`` (kube-system/kube-scheduler), and only
