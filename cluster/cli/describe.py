@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -54,6 +55,8 @@ async def _describe(args: argparse.Namespace) -> int:
         if kind is not kinds.EVENT:
             events = await _events_about(client, kind, obj)
             hint = None
+            if kind is kinds.POD_GROUP:
+                _group_attempt(text, events)
             if kind is kinds.POD:
                 _scheduling_explanation(text, events)
                 if not obj.spec.node_name and not events:
@@ -544,6 +547,31 @@ def _scheduling_explanation(text: _Text, events: Iterable[objects_pb2.Event]) ->
     text.section("Scheduling explanation (last attempt)")
     for line in explanation.render().split("\n"):
         text.line(line, 1)
+
+
+def _group_attempt(text: _Text, events: Iterable[objects_pb2.Event]) -> None:
+    """Per member, where the scheduler's last whole-group attempt could place it or why it could place it
+    nowhere, from the annotation of the group's newest FailedScheduling event; nothing once a Scheduled
+    event is newer (the group was bound since)."""
+    attempts = [e for e in events if e.reason in SCHEDULING_REASONS]
+    if not attempts:
+        return
+    newest = max(attempts, key=lambda e: int(e.metadata.resource_version or 0))
+    carried = newest.metadata.annotations.get(EXPLANATION_ANNOTATION)
+    if newest.reason != "FailedScheduling" or carried is None:
+        return
+    try:
+        pods = json.loads(carried)["pods"]
+        rows = [
+            [name, f"could go to {verdict['node']}" if "node" in verdict else verdict["unschedulable"]]
+            for name, verdict in sorted(pods.items())
+        ]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        text.field("Last scheduling attempt", f"<unreadable: {exc}>")
+        return
+    text.section("Last scheduling attempt")
+    text.line(newest.message, 1)
+    text.table(["Pod", "Placement"], rows)
 
 
 async def _no_scheduler_hint(client: Client) -> str | None:

@@ -17,6 +17,7 @@ from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client
 from tests import builders
 from tests.integration.conftest import own_apiserver
+from tests.integration.helpers import run_cli
 from tests.integration.test_scheduler import (
     all_bound,
     eventually,
@@ -110,6 +111,17 @@ async def test_a_gang_that_does_not_fit_waits_whole_and_starts_whole_once_a_bloc
     # Four members took the four free nodes in the cycle; the fifth found every node full.
     assert condition.message.endswith(": 0/5 nodes are available: 5 Insufficient cpu.")
     await no_node_overcommitted(api)
+
+    # describe says, per member, where the last attempt could place it or why nowhere.
+    described = run_cli(cluster.address, "describe", "pg", "train", "-n", ns)
+    assert described.code == 0, described.stderr
+    attempt = described.stdout.split("Last scheduling attempt:")[1].split("Events:")[0]
+    placements = dict(line.split(None, 1) for line in attempt.strip().splitlines()[2:])
+    assert sorted(placements) == [f"w-{index}" for index in range(5)]
+    could_go = [p for p in placements.values() if p.startswith("could go to node-")]
+    assert len(could_go) == 4 and len(set(could_go)) == 4
+    assert [p for p in placements.values() if not p.startswith("could go to")] == [
+        "0/5 nodes are available: 5 Insufficient cpu."]
 
     await api.delete("pods", "blocker", ns, grace_period_seconds=0)
     pods = await eventually(lambda: all_bound(api, ns, 5), "the gang bound once the blocker went",
