@@ -3,7 +3,9 @@ has at least minCount (minMember) pods, as kube-scheduler's GangScheduling plugi
 
 A pod of no group, or of a group scheduled pod by pod (v1alpha3 ``basic``, x-k8s minMember 0), is never
 gated. A gated pod is asked again when its PodGroup is added or changed, or a pod joins its group (the
-scheduler's event handlers send these to the group's members only). The whole-group cycle that places
+scheduler's event handlers send these to the group's members only). A pod that passed the door while
+its PodGroup existed and finds it gone when it pops is rejected at PreFilter, for every node, until the
+PodGroup is created again: it must not be placed alone. The whole-group cycle that places
 an admitted gang at once is the scheduling loop's (scheduler/gang_cycle.py): it names this plugin among
 the rejecting ones of a gang that did not fit, so these events requeue the gang too.
 """
@@ -17,9 +19,12 @@ from scheduler.framework import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    CycleState,
     EventResource,
     Handle,
+    NodeInfo,
     PodInfo,
+    PreFilterResult,
     Status,
     group_key_of,
 )
@@ -44,8 +49,9 @@ class GangScheduling:
         key = group_key_of(pod.pod)
         if not key:
             return None
-        if self._groups.pod_group(key) is None:
-            return Status.unresolvable(f"waiting for PodGroup {key} to be created")
+        missing = self._missing_group(key)
+        if missing is not None:
+            return missing
         policy = self._groups.policy(key)
         if policy is None:
             return None
@@ -53,6 +59,20 @@ class GangScheduling:
         if members < policy.min_count:
             return Status.unresolvable(
                 f"pod group {key}: {members} pods, waiting for {policy.count_field} {policy.min_count}")
+        return None
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        key = group_key_of(pod.pod)
+        return None, (self._missing_group(key) if key else None)
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def _missing_group(self, key: str) -> Status | None:
+        if self._groups.pod_group(key) is None:
+            return Status.unresolvable(f"waiting for PodGroup {key} to be created")
         return None
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:

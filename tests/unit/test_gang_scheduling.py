@@ -276,6 +276,24 @@ async def test_a_pod_of_no_group_or_of_a_basic_group_is_never_gated(rig: Rig) ->
     assert rig.queue.pending_counts() == {ACTIVE: 2, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0}
 
 
+async def test_a_pod_whose_pod_group_is_deleted_after_it_was_queued_waits_for_it(rig: Rig) -> None:
+    group = pod_group("train", 2)
+    rig.add_group(group)
+    rig.gang("train", 2)
+    assert rig.queue.pending_counts()[ACTIVE] == 2
+    rig.handlers.pod_group_handlers()["on_delete"](group)
+    await rig.cycles()
+    assert rig.api.group_binds == [] and rig.api.bound == []  # never placed alone
+    condition = rig.pod_condition("train-0")
+    assert condition is not None and "waiting for PodGroup default/train to be created" in condition.message
+    rig.clock.advance(20)  # past the backoff
+    rig.add_group(group)  # back: the pair is asked again and placed together
+    assert {rig.where("train-0"), rig.where("train-1")} == {ACTIVE}
+    await rig.cycles()
+    (bindings,) = rig.api.group_binds
+    assert sorted(name for _, name, _ in bindings) == ["train-0", "train-1"]
+
+
 # ---------------------------------------------------------------------------------- whole group
 
 
