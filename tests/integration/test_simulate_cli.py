@@ -297,22 +297,25 @@ def test_pod_groups_are_reported_in_json_and_table(tmp_path: Path) -> None:
     result = simulate("-f", str(path), "-o", "json")
     assert result.code == 0, result.stderr
     document = json.loads(result.stdout)
+    # Same priority and (on the virtual clock) the same age: the queue takes the groups in name order, so
+    # job is placed whole and trainer then finds room for two of its three.
     nodes = {pod["name"]: pod["node"] for pod in document["pods"]}
-    assert nodes == {"trainer-0": "n1", "trainer-1": "n1", "trainer-2": "n1", "job-0": None, "job-1": None,
+    assert nodes == {"job-0": "n1", "job-1": "n1", "trainer-0": None, "trainer-1": None, "trainer-2": None,
                      "orphan": None}
     reasons = {pod["name"]: pod["reason"] for pod in document["pods"]}
     groups = {group["name"]: group for group in document["podGroups"]}
     assert set(groups) == {"job", "trainer"}
-    assert groups["trainer"] == {
-        "namespace": "default", "name": "trainer", "apiVersion": "scheduling.k8s.io/v1alpha3",
-        "minCount": 3, "members": 3, "bound": 3, "admitted": True, "reason": None,
+    assert groups["job"] == {
+        "namespace": "default", "name": "job", "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "minCount": 2, "members": 2, "bound": 2, "admitted": True, "reason": None,
     }
-    job = groups["job"]
-    assert (job["apiVersion"], job["minCount"], job["members"], job["bound"], job["admitted"]) == (
-        "scheduling.x-k8s.io/v1alpha1", 2, 2, 0, False)
+    trainer = groups["trainer"]
+    assert (trainer["apiVersion"], trainer["minCount"], trainer["members"], trainer["bound"],
+            trainer["admitted"]) == ("scheduling.k8s.io/v1alpha3", 3, 3, 0, False)
     # The group's reason, which each member carries too.
-    assert job["reason"].startswith("pod group default/job: 1/2 pods placeable, minMember 2: pod job-")
-    assert reasons["job-0"] == reasons["job-1"] == job["reason"]
+    assert trainer["reason"].startswith(
+        "pod group default/trainer: 2/3 pods placeable, minCount 3: pod trainer-")
+    assert reasons["trainer-0"] == reasons["trainer-1"] == reasons["trainer-2"] == trainer["reason"]
     assert reasons["orphan"] is None
 
     table = simulate("-f", str(path), "-o", "table")
@@ -323,5 +326,5 @@ def test_pod_groups_are_reported_in_json_and_table(tmp_path: Path) -> None:
     rows = parse_table(groups_table)
     columns = ("PODGROUP", "MIN COUNT", "MEMBERS", "BOUND", "ADMITTED")
     assert [tuple(row[column] for column in columns) for row in rows] == [
-        ("job", "2", "2", "0", "false"), ("trainer", "3", "3", "3", "true")]
-    assert rows[0]["REASON"] == job["reason"] and rows[1]["REASON"] == "<none>"
+        ("job", "2", "2", "2", "true"), ("trainer", "3", "3", "0", "false")]
+    assert rows[0]["REASON"] == "<none>" and rows[1]["REASON"] == trainer["reason"]
