@@ -32,15 +32,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from cluster.api import objects_pb2
+from cluster.api.podgroups import group_name_of, min_count
 from cluster.api.quantity import milli_value
-from cluster.bench.workloads import (
-    CHURN,
-    COSCHEDULING_API_VERSION,
-    COSCHEDULING_POD_GROUP_LABEL,
-    INIT,
-    MEASURED,
-    ROLE_LABEL,
-)
+from cluster.bench.workloads import CHURN, INIT, MEASURED, ROLE_LABEL
 
 #: At most this many problems of one kind are quoted.
 MAX_QUOTED = 5
@@ -235,20 +229,6 @@ def _preemption(p: Placements) -> Iterable[str]:
         yield f"{bound_arrivals} high-priority pods bound but only {victims} low-priority pods deleted"
 
 
-def _pod_group_of(pod: objects_pb2.Pod) -> str:
-    """The name of the pod's PodGroup ('' for none)."""
-    named = pod.spec.scheduling_group.pod_group_name
-    return named or pod.metadata.labels.get(COSCHEDULING_POD_GROUP_LABEL, "")
-
-
-def _gang_minimum(group: objects_pb2.PodGroup) -> int:
-    """How many members the group needs placed at once (0: no gang policy)."""
-    if group.api_version == COSCHEDULING_API_VERSION:
-        return group.spec.min_member
-    policy = group.spec.scheduling_policy
-    return policy.gang.min_count if policy.HasField("gang") else 0
-
-
 def _free(p: Placements) -> dict[str, list[int]]:
     """Each node's free CPU millicores, memory bytes and pod count."""
     free = {}
@@ -276,11 +256,11 @@ def _fits(pods: Sequence[objects_pb2.Pod], free: dict[str, list[int]]) -> bool:
 def _gangs(p: Placements) -> Iterable[str]:
     members: dict[tuple[str, str], list[objects_pb2.Pod]] = defaultdict(list)
     for pod in p.pods:
-        if group_name := _pod_group_of(pod):
+        if group_name := group_name_of(pod):
             members[(pod.metadata.namespace, group_name)].append(pod)
     free = _free(p)
     for group in sorted(p.pod_groups, key=lambda g: (g.metadata.namespace, g.metadata.name)):
-        minimum = _gang_minimum(group)
+        minimum = min_count(group)
         if minimum < 1:
             continue
         name = f"{group.metadata.namespace}/{group.metadata.name}"

@@ -32,6 +32,7 @@ from typing import Any
 from google.protobuf.json_format import ParseDict
 
 from cluster.api import objects_pb2
+from cluster.api.podgroups import COSCHEDULING_API_VERSION, POD_GROUP_LABEL, UPSTREAM_API_VERSION
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -46,9 +47,6 @@ INIT_NAMESPACE, MEASURED_NAMESPACE = "sched-0", "sched-1"
 HIGH_PRIORITY_CLASS = "bench-high-priority"
 HIGH_PRIORITY = 10
 SCALES = ("small", "full")
-#: The label by which a pod joins a scheduler-plugins Coscheduling PodGroup.
-COSCHEDULING_POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
-GANG_API_VERSION, COSCHEDULING_API_VERSION = "scheduling.k8s.io/v1alpha3", "scheduling.x-k8s.io/v1alpha1"
 
 PodTemplate = Callable[[str, str], objects_pb2.Pod]
 
@@ -104,7 +102,7 @@ class Gangs:
             groups.append((pod_group_coscheduling if coscheduling else pod_group_gang)(name, namespace, size))
             for pod in pods[start:start + size]:
                 if coscheduling:
-                    pod.metadata.labels[COSCHEDULING_POD_GROUP_LABEL] = name
+                    pod.metadata.labels[POD_GROUP_LABEL] = name
                 else:
                     pod.spec.scheduling_group.pod_group_name = name
             start += size
@@ -203,7 +201,7 @@ def pod_gang_member(name: str, namespace: str) -> objects_pb2.Pod:
 
 def pod_group_gang(name: str, namespace: str, min_count: int) -> objects_pb2.PodGroup:
     return _parse(objects_pb2.PodGroup(), {
-        "apiVersion": GANG_API_VERSION, "kind": "PodGroup",
+        "apiVersion": UPSTREAM_API_VERSION, "kind": "PodGroup",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
     })  # fmt: skip

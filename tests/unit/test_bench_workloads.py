@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from cluster.api import objects_pb2
+from cluster.api.podgroups import POD_GROUP_LABEL
 from cluster.bench import workloads as w
 from cluster.bench.checks import Placements, check
 
@@ -166,7 +167,7 @@ def test_gangs_are_formed_in_both_spellings_with_their_size_as_minimum() -> None
         assert group.metadata.namespace == "ns"
         if index % 4 == 3:
             assert (group.api_version, group.spec.min_member) == ("scheduling.x-k8s.io/v1alpha1", size)
-            joined = {p.metadata.labels[w.COSCHEDULING_POD_GROUP_LABEL] for p in members}
+            joined = {p.metadata.labels[POD_GROUP_LABEL] for p in members}
             assert joined == {group.metadata.name}
             assert not any(p.spec.HasField("scheduling_group") for p in members)
         else:
