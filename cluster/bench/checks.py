@@ -278,5 +278,5 @@ def _gangs(p: Placements) -> Iterable[str]:
             first = min(versions)
             if versions[first] < minimum:
                 yield (f"gang {name}: {versions[first]} members bound at its first resourceVersion {first}, "
-                       f"fewer than its minimum {minimum} (bound at {len(versions)} versions: "
-                       f"{', '.join(map(str, sorted(versions)))})")
+                       f"fewer than its minimum {minimum} (bound at {len(versions)} resourceVersions, "
+                       f"{first} to {max(versions)})")

@@ -230,7 +230,7 @@ def test_a_gang_bound_in_several_transactions_is_reported() -> None:
 
     assert problems == [
         "gangs: gang ns/gang-00000: 6 members bound at its first resourceVersion 7, fewer than its "
-        "minimum 10 (bound at 2 versions: 7, 9)"
+        "minimum 10 (bound at 2 resourceVersions, 7 to 9)"
     ]
     versions = {f"m{i}": "7" for i in range(10)}  # as the watch saw them bound, before later writes
     assert check(Placements([node], pods, pod_groups=[group], bound_versions=versions)) == []
