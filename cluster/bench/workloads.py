@@ -79,6 +79,12 @@ class Gangs:
     seed: int = 1
     coscheduling_every: int = 4
 
+    def __post_init__(self) -> None:
+        # Any remainder above max_size must split into two gangs of at least min_size.
+        if not 1 <= self.min_size or 2 * self.min_size > self.max_size + 1:
+            raise ValueError(f"gang sizes {self.min_size} to {self.max_size}: need 1 <= min_size and "
+                             "2 * min_size <= max_size + 1")
+
     def sizes(self, total: int) -> list[int]:
         if total < self.min_size:
             raise ValueError(f"{total} pods cannot form a gang of at least {self.min_size}")

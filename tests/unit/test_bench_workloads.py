@@ -153,6 +153,13 @@ def test_too_few_pods_for_a_gang_are_refused() -> None:
         w.Gangs().sizes(7)
 
 
+@pytest.mark.parametrize(("min_size", "max_size"), [(0, 64), (8, 14)])
+def test_gang_bounds_that_cannot_split_every_remainder_are_refused(min_size: int, max_size: int) -> None:
+    with pytest.raises(ValueError, match=f"gang sizes {min_size} to {max_size}: need 1 <= min_size"):
+        w.Gangs(min_size=min_size, max_size=max_size)
+    assert sum(w.Gangs(min_size=8, max_size=15).sizes(1000)) == 1000
+
+
 def test_gangs_are_formed_in_both_spellings_with_their_size_as_minimum() -> None:
     pods = [w.pod_gang_member(f"m{i}", "ns") for i in range(300)]
 
