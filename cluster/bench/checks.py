@@ -7,6 +7,19 @@ nodes), required pod anti-affinity (no two matching pods in one topology domain)
 topology spreading (skew within maxSkew). With churn (PreemptionAsync) also: every arriving
 high-priority pod bound, and at least one low-priority victim deleted for each.
 
+With gangs (GangScheduling), for each PodGroup with a gang policy (v1alpha3 gang.minCount, Coscheduling
+minMember) and its member pods (spec.schedulingGroup.podGroupName, else the pod-group label):
+* all or nothing: the members bound number 0 or at least the minimum;
+* no gang left waiting with room for it: a gang with members unbound must not fit, those members taken
+  largest first onto the first node with room for each, into what the bound pods leave of the nodes'
+  allocatable CPU, memory and pod count (a fit found that way is a fit; bench gangs have no other
+  constraint). Each gang is judged alone against the final placements, so of two gangs that competed for
+  room for one, the one placed has taken it and the other rightly waits;
+* bound in one transaction: at least the minimum of its members were bound at one resourceVersion, the
+  gang's first (the group bind writes them in one store transaction, which gives every key one revision;
+  each pod's version is the one it had when the bench's watch first saw it bound). For the bench's gangs,
+  whose minimum is their size, that is every member.
+
 Selectors are read as the workloads write them: ``matchLabels``, and node-selector terms with In, NotIn,
 Exists and DoesNotExist.
 """
@@ -19,6 +32,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from cluster.api import objects_pb2
+from cluster.api.podgroups import group_name_of, min_count
 from cluster.api.quantity import milli_value
 from cluster.bench.workloads import CHURN, INIT, MEASURED, ROLE_LABEL
 
@@ -36,13 +50,16 @@ class Placements:
     created: dict[str, set[str]] = field(default_factory=dict)
     #: Names of the pods seen bound at some point (preemption may have deleted some since).
     seen_bound: set[str] = field(default_factory=set)
+    pod_groups: Sequence[objects_pb2.PodGroup] = ()
+    #: The resourceVersion of each pod when first seen bound, by pod name (else its listed one counts).
+    bound_versions: Mapping[str, str] = field(default_factory=dict)
 
     @cached_property
     def by_node(self) -> dict[str, list[objects_pb2.Pod]]:
         """The pods bound and not being deleted, by node name (nodes or not)."""
         by_node: dict[str, list[objects_pb2.Pod]] = defaultdict(list)
         for pod in self.pods:
-            if pod.spec.node_name and not pod.metadata.HasField("deletion_timestamp"):
+            if _on_node(pod):
                 by_node[pod.spec.node_name].append(pod)
         return by_node
 
@@ -57,11 +74,15 @@ class Placements:
         return {node.metadata.name: node.metadata.labels for node in self.nodes}
 
 
+def _on_node(pod: objects_pb2.Pod) -> bool:
+    return bool(pod.spec.node_name) and not pod.metadata.HasField("deletion_timestamp")
+
+
 def check(placements: Placements) -> list[str]:
     """Every problem found; empty when the placements are correct."""
     problems: list[str] = []
     for find in (_unbound_measured, _over_allocatable, _node_affinity, _pod_anti_affinity, _spreading,
-                 _preemption):
+                 _preemption, _gangs):
         problems.extend(_quoted(find.__name__.strip("_").replace("_", " "), list(find(placements))))
     return problems
 
@@ -90,22 +111,27 @@ def _requests(pod: objects_pb2.Pod) -> tuple[int, int]:
     return cpu, memory
 
 
+def _allocatable(node: objects_pb2.Node) -> tuple[int, int, int]:
+    """(CPU millicores, memory bytes, pods) the node can hold."""
+    allocatable = node.status.allocatable
+    return (milli_value(allocatable.get("cpu", "0")), milli_value(allocatable.get("memory", "0")) // 1000,
+            milli_value(allocatable.get("pods", "0")) // 1000)
+
+
+def _used(pods: Sequence[objects_pb2.Pod]) -> tuple[int, int, int]:
+    """(CPU millicores, memory bytes, pods) that ``pods`` take of a node."""
+    requests = list(map(_requests, pods))
+    return sum(cpu for cpu, _ in requests), sum(memory for _, memory in requests), len(pods)
+
+
 def _over_allocatable(p: Placements) -> Iterable[str]:
     by_node = p.by_node
     for node in p.nodes:
-        pods = by_node.get(node.metadata.name, [])
-        allocatable = node.status.allocatable
-        requests = list(map(_requests, pods))
-        cpu = sum(cpu for cpu, _ in requests)
-        memory = sum(memory for _, memory in requests)
-        limits = (
-            ("cpu (m)", cpu, milli_value(allocatable.get("cpu", "0"))),
-            ("memory", memory, milli_value(allocatable.get("memory", "0")) // 1000),
-            ("pods", len(pods), milli_value(allocatable.get("pods", "0")) // 1000),
-        )
-        for resource, used, available in limits:
-            if used > available:
-                yield f"node {node.metadata.name}: {resource} {used} > allocatable {available}"
+        used = _used(by_node.get(node.metadata.name, []))
+        for resource, taken, available in zip(("cpu (m)", "memory", "pods"), used, _allocatable(node),
+                                              strict=True):
+            if taken > available:
+                yield f"node {node.metadata.name}: {resource} {taken} > allocatable {available}"
     known = {node.metadata.name for node in p.nodes}
     for name in sorted(by_node.keys() - known):
         yield f"{len(by_node[name])} pods bound to {name}, which is no node"
@@ -201,3 +227,56 @@ def _preemption(p: Placements) -> Iterable[str]:
     bound_arrivals = len(arrived & p.seen_bound)
     if victims < bound_arrivals:
         yield f"{bound_arrivals} high-priority pods bound but only {victims} low-priority pods deleted"
+
+
+def _free(p: Placements) -> dict[str, list[int]]:
+    """Each node's free CPU millicores, memory bytes and pod count."""
+    free = {}
+    for node in p.nodes:
+        used = _used(p.by_node.get(node.metadata.name, []))
+        free[node.metadata.name] = [have - took for have, took in zip(_allocatable(node), used, strict=True)]
+    return free
+
+
+def _fits(pods: Sequence[objects_pb2.Pod], free: dict[str, list[int]]) -> bool:
+    """Whether ``pods`` go, largest first, each onto the first node with room for it (``free``: each
+    node's free CPU, memory and pod count, used up as they go)."""
+    free = {name: list(room) for name, room in free.items()}
+    for pod in sorted(pods, key=_requests, reverse=True):
+        need = (*_requests(pod), 1)
+        room = next((room for room in free.values() if all(n <= r for n, r in zip(need, room, strict=True))),
+                    None)
+        if room is None:
+            return False
+        for i, n in enumerate(need):
+            room[i] -= n
+    return True
+
+
+def _gangs(p: Placements) -> Iterable[str]:
+    members: dict[tuple[str, str], list[objects_pb2.Pod]] = defaultdict(list)
+    for pod in p.pods:
+        if group_name := group_name_of(pod):
+            members[(pod.metadata.namespace, group_name)].append(pod)
+    free = _free(p)
+    for group in sorted(p.pod_groups, key=lambda g: (g.metadata.namespace, g.metadata.name)):
+        minimum = min_count(group)
+        if minimum < 1:
+            continue
+        name = f"{group.metadata.namespace}/{group.metadata.name}"
+        pods = members.get((group.metadata.namespace, group.metadata.name), [])
+        bound = [pod for pod in pods if _on_node(pod)]
+        waiting = [pod for pod in pods if not pod.spec.node_name]
+        of = f"of {len(pods)} members"
+        if 0 < len(bound) < minimum:
+            yield f"gang {name}: {len(bound)} {of} bound, fewer than its minimum {minimum}"
+        if waiting and len(bound) + len(waiting) >= minimum and _fits(waiting, free):
+            yield f"gang {name}: {len(waiting)} {of} unbound though the nodes have room for them"
+        versions = Counter(int(p.bound_versions.get(pod.metadata.name) or pod.metadata.resource_version)
+                           for pod in bound)
+        if versions and len(bound) >= minimum:
+            first = min(versions)
+            if versions[first] < minimum:
+                yield (f"gang {name}: {versions[first]} members bound at its first resourceVersion {first}, "
+                       f"fewer than its minimum {minimum} (bound at {len(versions)} resourceVersions, "
+                       f"{first} to {max(versions)})")

@@ -87,6 +87,7 @@ def as_json(results: Sequence[WorkloadResult], info: RunInfo) -> dict[str, Any]:
                 "peak_rss_bytes": r.peak_rss_bytes,
                 "measured_s": r.measured_s,
                 "churn_pods": r.churn_pods,
+                "gangs": r.gangs,
                 "placements_correct": r.passed,
                 "problems": r.problems,
                 "store": info.store,

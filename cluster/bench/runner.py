@@ -1,10 +1,14 @@
 """One workload from start to finish, as scheduler_perf runs one: a fresh system under test; the workload's
 priority classes and nodes; its initial pods, created and waited for until bound; then, measured, its
 measured pods created as fast as the API server takes them (with the churn of arriving pods alongside
-where the workload has one) until all are bound; finally the placements are read back and checked.
+where the workload has one) until all are bound; finally the placements are read back and checked. A
+gang workload's PodGroups are created, unmeasured, before its measured pods, as scheduler_perf's
+createPodGroups step comes before its measured createPods.
 
 Binds are seen by the bench's own informer on the pods it created (label ``podsched.io/bench-role``),
-which also stamps each bind's time for the throughput samples and the end-to-end latencies.
+which also stamps each bind's time for the throughput samples and the end-to-end latencies, and keeps
+the resourceVersion each pod had when first seen bound: its bind's (nothing writes a bench pod after its
+bind), by which the checks tell whether a gang was bound in one transaction.
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ class WorkloadResult:
     measured_s: float
     problems: list[str] = field(default_factory=list)
     churn_pods: int = 0
+    gangs: int = 0
 
     @property
     def passed(self) -> bool:
@@ -74,12 +79,14 @@ class _BindWatch:
 
     def __init__(self) -> None:
         self.bound_at: dict[str, float] = {}
+        self.bound_version: dict[str, str] = {}
         self._waiters: list[tuple[set[str], asyncio.Event]] = []
 
     def seen(self, pod: objects_pb2.Pod) -> None:
         name = pod.metadata.name
         if pod.spec.node_name and name not in self.bound_at:
             self.bound_at[name] = time.monotonic()
+            self.bound_version[name] = pod.metadata.resource_version
             for names, done in self._waiters:
                 names.discard(name)
                 if not names:
@@ -146,6 +153,8 @@ async def run_workload(workload: Workload, scale_name: str, sut: SystemUnderTest
             log.info("%s: %d nodes and %d initial pods in place", workload.name, scale.nodes, len(init))
 
             measured = _pods(workload.measured_template, MEASURED, MEASURED_NAMESPACE, scale.measured_pods)
+            pod_groups = workload.gangs.form(measured) if workload.gangs else []
+            await _create_all(client, pod_groups, {})
             churned: list[str] = []
             before = measure.parse_histogram(await sut.scheduler_metrics(), measure.ATTEMPT_DURATION)
             created_at: dict[str, float] = {}
@@ -168,6 +177,10 @@ async def run_workload(workload: Workload, scale_name: str, sut: SystemUnderTest
                     INIT: {p.metadata.name for p in init}, MEASURED: set(created_at), CHURN: set(churned)
                 },
                 seen_bound=set(binds.bound_at),
+                pod_groups=(
+                    (await client.list_all(kinds.POD_GROUP)).items if pod_groups else []  # type: ignore[arg-type]
+                ),
+                bound_versions=binds.bound_version,
             )
         finally:
             watching.cancel()
@@ -183,6 +196,7 @@ async def run_workload(workload: Workload, scale_name: str, sut: SystemUnderTest
         e2e_latency_s=measure.latency_summary(
             [max(0.0, binds.bound_at[name] - at) for name, at in created_at.items()]),
         peak_rss_bytes=rss, measured_s=measured_s, problems=check(placements), churn_pods=len(churned),
+        gangs=len(pod_groups),
     )  # fmt: skip
 
 

@@ -11,17 +11,28 @@ PreemptionAsync is scheduler_perf's (default_preemption/performance-config.yaml)
 with four 900m low-priority pods (3.6 of 4 CPUs), high-priority 3-CPU pods arrive every 200 ms, each of
 which must preempt, and the measured pods are plain 100m pods that always fit. Full: 5000 nodes, 20000
 low-priority pods, 5000 measured; small: its 500Nodes variant (500, 2000, 500).
+
+GangScheduling is scheduler_perf's (podgroup/gangscheduling/performance-config.yaml): PodGroups with a gang
+policy are created first, then their pods, which are the measured pods (100m, 100Mi, as its gang-pod
+template). Where scheduler_perf's gangs all have one size, here the measured pods form gangs of 8 to 64
+whose sizes are drawn from a seeded RNG, so every run forms the same gangs; every fourth gang is written
+in scheduler-plugins' Coscheduling spelling (``scheduling.x-k8s.io/v1alpha1``, minMember, the pod-group
+label), the others in ``scheduling.k8s.io/v1alpha3`` (gang.minCount, spec.schedulingGroup); a gang's
+minimum is its size. No initial pods, as scheduler_perf's; the 10000 measured pods of the full scale are
+SchedulingBasic's count.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf.json_format import ParseDict
 
 from cluster.api import objects_pb2
+from cluster.api.podgroups import COSCHEDULING_API_VERSION, POD_GROUP_LABEL, UPSTREAM_API_VERSION
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -57,18 +68,69 @@ class Churn:
 
 
 @dataclass(frozen=True)
+class Gangs:
+    """How a gang workload's measured pods form gangs: in the order they are created, each gang's size
+    drawn from ``random.Random(seed)`` within [min_size, max_size] (the last gang takes what remains,
+    also within it), so that every run of one scale forms the same gangs. Every ``coscheduling_every``-th
+    gang is written in the Coscheduling spelling, the others in scheduling.k8s.io/v1alpha3's."""
+
+    min_size: int = 8
+    max_size: int = 64
+    seed: int = 1
+    coscheduling_every: int = 4
+
+    def __post_init__(self) -> None:
+        # Any remainder above max_size must split into two gangs of at least min_size.
+        if not 1 <= self.min_size or 2 * self.min_size > self.max_size + 1:
+            raise ValueError(f"gang sizes {self.min_size} to {self.max_size}: need 1 <= min_size and "
+                             "2 * min_size <= max_size + 1")
+
+    def sizes(self, total: int) -> list[int]:
+        if total < self.min_size:
+            raise ValueError(f"{total} pods cannot form a gang of at least {self.min_size}")
+        rng = random.Random(self.seed)
+        sizes, remaining = [], total
+        while remaining > self.max_size:
+            # Never leave less than a whole gang behind.
+            size = rng.randint(self.min_size, min(self.max_size, remaining - self.min_size))
+            sizes.append(size)
+            remaining -= size
+        sizes.append(remaining)
+        return sizes
+
+    def form(self, pods: Sequence[objects_pb2.Pod]) -> list[objects_pb2.PodGroup]:
+        """One PodGroup per gang (its minimum the gang's size), each pod made a member of its gang."""
+        groups, start = [], 0
+        for index, size in enumerate(self.sizes(len(pods))):
+            name, namespace = f"gang-{index:05d}", pods[start].metadata.namespace
+            every = self.coscheduling_every
+            coscheduling = every > 0 and index % every == every - 1
+            groups.append((pod_group_coscheduling if coscheduling else pod_group_gang)(name, namespace, size))
+            for pod in pods[start:start + size]:
+                if coscheduling:
+                    pod.metadata.labels[POD_GROUP_LABEL] = name
+                else:
+                    pod.spec.scheduling_group.pod_group_name = name
+            start += size
+        return groups
+
+
+@dataclass(frozen=True)
 class Workload:
     name: str
     full: Scale
     small: Scale
-    #: kube-scheduler's CI threshold at full scale, in pods/s (average throughput of the measured pods).
-    threshold: float
+    #: kube-scheduler's CI threshold at full scale, in pods/s (average throughput of the measured pods);
+    #: None where scheduler_perf sets none.
+    threshold: float | None
     init_template: PodTemplate
     measured_template: PodTemplate
     #: Values of ``topology.kubernetes.io/zone`` given to the nodes round robin; empty: no zone label.
     zones: tuple[str, ...] = ()
     churn: Churn | None = None
     priority_classes: tuple[objects_pb2.PriorityClass, ...] = ()
+    #: The measured pods come in gangs, each with its PodGroup created before its pods.
+    gangs: Gangs | None = None
 
     def scale(self, name: str) -> Scale:
         if name not in SCALES:
@@ -96,9 +158,9 @@ def node_default(name: str, labels: dict[str, str]) -> objects_pb2.Node:
     })  # fmt: skip
 
 
-def _pod(name: str, namespace: str, *, cpu: str = "100m", labels: dict[str, str] | None = None,
-         **spec: Any) -> objects_pb2.Pod:
-    resources = {"cpu": cpu, "memory": "500Mi"}
+def _pod(name: str, namespace: str, *, cpu: str = "100m", memory: str = "500Mi",
+         labels: dict[str, str] | None = None, **spec: Any) -> objects_pb2.Pod:
+    resources = {"cpu": cpu, "memory": memory}
     container = {"name": "pause", "image": "registry.k8s.io/pause:3.10",
                  "ports": [{"containerPort": 80}], "resources": {"requests": resources, "limits": resources}}
     metadata: dict[str, Any] = {"name": name, "namespace": namespace}
@@ -139,6 +201,25 @@ def pod_with_topology_spreading(name: str, namespace: str) -> objects_pb2.Pod:
     return _pod(name, namespace, labels={"color": "blue"}, topologySpreadConstraints=[constraint])
 
 
+def pod_gang_member(name: str, namespace: str) -> objects_pb2.Pod:
+    return _pod(name, namespace, memory="100Mi")
+
+
+def pod_group_gang(name: str, namespace: str, min_count: int) -> objects_pb2.PodGroup:
+    return _parse(objects_pb2.PodGroup(), {
+        "apiVersion": UPSTREAM_API_VERSION, "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+    })  # fmt: skip
+
+
+def pod_group_coscheduling(name: str, namespace: str, min_member: int) -> objects_pb2.PodGroup:
+    return _parse(objects_pb2.PodGroup(), {
+        "apiVersion": COSCHEDULING_API_VERSION, "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace}, "spec": {"minMember": min_member},
+    })  # fmt: skip
+
+
 def high_priority_class() -> objects_pb2.PriorityClass:
     return _parse(objects_pb2.PriorityClass(), {
         "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
@@ -167,5 +248,7 @@ WORKLOADS: dict[str, Workload] = {
                  pod_with_pod_anti_affinity, pod_with_pod_anti_affinity),
         Workload("TopologySpreading", Scale(5000, 5000, 5000), Scale(500, 1000, 1000), 460,
                  pod_default, pod_with_topology_spreading, zones=("moon-1", "moon-2", "moon-3")),
+        Workload("GangScheduling", Scale(5000, 0, 10000), Scale(500, 0, 1000), None,
+                 pod_default, pod_gang_member, gangs=Gangs()),
     )
 }  # fmt: skip

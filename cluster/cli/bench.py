@@ -178,7 +178,9 @@ async def _run(
     for name in names:
         workload = WORKLOADS[name]
         size = workload.scale(scale)
-        _say(f"{name}: {size.nodes} nodes, {size.init_pods} initial pods, {size.measured_pods} measured")
+        gangs = f" in {len(workload.gangs.sizes(size.measured_pods))} gangs" if workload.gangs else ""
+        _say(f"{name}: {size.nodes} nodes, {size.init_pods} initial pods, {size.measured_pods} measured"
+             f"{gangs}")
         started = time.monotonic()
         async with bring_up(topology, store) as sut:
             result = await run_workload(workload, scale, sut)

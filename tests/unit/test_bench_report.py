@@ -44,6 +44,8 @@ def test_the_json_has_the_fields_the_issue_asks_for() -> None:
     assert workload["scheduling_attempt_latency_s"]["p99"] is None  # NaN is not JSON
     assert workload["placements_correct"] is True and workload["problems"] == []
     assert (workload["store"], workload["topology"], workload["scale"]) == ("etcd", "processes", "full")
+    assert workload["gangs"] == 0
+    assert as_json([_result(name="GangScheduling", gangs=26)], INFO)["workloads"][0]["gangs"] == 26
 
 
 def test_json_is_written_whole(tmp_path: Path) -> None:

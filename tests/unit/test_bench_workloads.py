@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from cluster.api import objects_pb2
+from cluster.api.podgroups import POD_GROUP_LABEL
 from cluster.bench import workloads as w
 from cluster.bench.checks import Placements, check
 
@@ -15,7 +18,7 @@ def _bound(pod: objects_pb2.Pod, node: objects_pb2.Node, role: str = w.MEASURED)
     return pod
 
 
-def test_the_five_workloads_have_scheduler_perfs_sizes_and_thresholds() -> None:
+def test_the_workloads_have_scheduler_perfs_sizes_and_thresholds() -> None:
     sizes = {name: (wl.full, wl.small.nodes, wl.threshold) for name, wl in w.WORKLOADS.items()}
 
     assert sizes == {
@@ -24,6 +27,7 @@ def test_the_five_workloads_have_scheduler_perfs_sizes_and_thresholds() -> None:
         "SchedulingNodeAffinity": (w.Scale(5000, 5000, 10000), 500, 220),
         "SchedulingPodAntiAffinity": (w.Scale(5000, 1000, 2000), 500, 60),
         "TopologySpreading": (w.Scale(5000, 5000, 5000), 500, 460),
+        "GangScheduling": (w.Scale(5000, 0, 10000), 500, None),
     }
 
 
@@ -127,3 +131,113 @@ def test_preemption_needs_every_arrival_bound_and_a_victim_for_each() -> None:
     assert check(Placements([node], [high, low], created, {"churn-0", "churn-1"}))[-1] == (
         "preemption: 2 high-priority pods bound but only 0 low-priority pods deleted"
     )
+
+
+# -- gangs ------------------------------------------------------------------------------------------
+
+
+def test_gang_sizes_are_seeded_within_bounds_and_add_up() -> None:
+    gangs = w.Gangs()
+
+    for total in (8, 64, 65, 1000, 10000):
+        sizes = gangs.sizes(total)
+        assert sum(sizes) == total
+        assert all(8 <= size <= 64 for size in sizes), sizes
+        assert gangs.sizes(total) == sizes
+    assert len(set(gangs.sizes(1000))) > 5
+    assert w.Gangs(seed=2).sizes(1000) != gangs.sizes(1000)
+
+
+def test_too_few_pods_for_a_gang_are_refused() -> None:
+    with pytest.raises(ValueError, match="7 pods cannot form a gang of at least 8"):
+        w.Gangs().sizes(7)
+
+
+@pytest.mark.parametrize(("min_size", "max_size"), [(0, 64), (8, 14)])
+def test_gang_bounds_that_cannot_split_every_remainder_are_refused(min_size: int, max_size: int) -> None:
+    with pytest.raises(ValueError, match=f"gang sizes {min_size} to {max_size}: need 1 <= min_size"):
+        w.Gangs(min_size=min_size, max_size=max_size)
+    assert sum(w.Gangs(min_size=8, max_size=15).sizes(1000)) == 1000
+
+
+def test_gangs_are_formed_in_both_spellings_with_their_size_as_minimum() -> None:
+    pods = [w.pod_gang_member(f"m{i}", "ns") for i in range(300)]
+
+    groups = w.Gangs().form(pods)
+
+    sizes = w.Gangs().sizes(300)
+    assert [g.metadata.name for g in groups] == [f"gang-{i:05d}" for i in range(len(sizes))]
+    start = 0
+    for index, (group, size) in enumerate(zip(groups, sizes, strict=True)):
+        members = pods[start:start + size]
+        start += size
+        assert group.metadata.namespace == "ns"
+        if index % 4 == 3:
+            assert (group.api_version, group.spec.min_member) == ("scheduling.x-k8s.io/v1alpha1", size)
+            joined = {p.metadata.labels[POD_GROUP_LABEL] for p in members}
+            assert joined == {group.metadata.name}
+            assert not any(p.spec.HasField("scheduling_group") for p in members)
+        else:
+            assert (group.api_version, group.spec.scheduling_policy.gang.min_count) == (
+                "scheduling.k8s.io/v1alpha3", size)
+            assert {p.spec.scheduling_group.pod_group_name for p in members} == {group.metadata.name}
+    assert dict(pods[0].spec.containers[0].resources.requests) == {"cpu": "100m", "memory": "100Mi"}
+
+
+def _gang(
+    size: int,
+    node_of: Callable[[int], objects_pb2.Node | None],
+    version_of: Callable[[int], int] = lambda _: 7,
+) -> tuple[objects_pb2.PodGroup, list[objects_pb2.Pod]]:
+    """A v1alpha3 gang of ``size`` measured pods, pod i on node_of(i) (None: unbound) at version_of(i)."""
+    pods = [w.pod_gang_member(f"m{i}", "ns") for i in range(size)]
+    group = w.Gangs(coscheduling_every=0).form(pods)[0]
+    for index, pod in enumerate(pods):
+        node = node_of(index)
+        pod.metadata.labels[w.ROLE_LABEL] = w.MEASURED
+        pod.metadata.resource_version = str(version_of(index))
+        if node is not None:
+            pod.spec.node_name = node.metadata.name
+    return group, pods
+
+
+def test_a_gang_bound_whole_in_one_transaction_passes() -> None:
+    nodes = [w.WORKLOADS["GangScheduling"].node(i) for i in range(2)]
+    group, pods = _gang(10, lambda i: nodes[i % 2])
+
+    assert check(Placements(nodes, pods, pod_groups=[group])) == []
+
+
+def test_a_gang_bound_below_its_minimum_is_reported() -> None:
+    node = w.WORKLOADS["GangScheduling"].node(0)
+    group, pods = _gang(10, lambda i: node if i < 3 else None)
+    node.status.allocatable["cpu"] = "300m"  # no room for the other seven
+
+    assert check(Placements([node], pods, pod_groups=[group])) == [
+        "gangs: gang ns/gang-00000: 3 of 10 members bound, fewer than its minimum 10"
+    ]
+
+
+def test_a_gang_left_waiting_with_room_for_it_is_reported() -> None:
+    nodes = [w.WORKLOADS["GangScheduling"].node(i) for i in range(2)]
+    group, pods = _gang(10, lambda _: None)
+
+    assert check(Placements(nodes, pods, pod_groups=[group])) == [
+        "gangs: gang ns/gang-00000: 10 of 10 members unbound though the nodes have room for them"
+    ]
+    nodes[0].status.allocatable["cpu"] = nodes[1].status.allocatable["cpu"] = "450m"  # room for 8 of 10
+    assert check(Placements(nodes, pods, pod_groups=[group])) == []
+
+
+def test_a_gang_bound_in_several_transactions_is_reported() -> None:
+    node = w.WORKLOADS["GangScheduling"].node(0)
+    group, pods = _gang(10, lambda _: node, lambda i: 7 if i < 6 else 9)
+
+    problems = check(Placements([node], pods, pod_groups=[group]))
+
+    assert problems == [
+        "gangs: gang ns/gang-00000: 6 members bound at its first resourceVersion 7, fewer than its "
+        "minimum 10 (bound at 2 resourceVersions, 7 to 9)"
+    ]
+    versions = {f"m{i}": "7" for i in range(10)}  # as the watch saw them bound, before later writes
+    assert check(Placements([node], pods, pod_groups=[group], bound_versions=versions)) == []
