@@ -270,13 +270,13 @@ def _identity(kind_name: Any, data: dict[Any, Any]) -> str:
 def _served_kind(kind_name: str, api_version: str, where: str) -> kinds.Kind[Any]:
     for kind in kinds.KINDS:
         if kind.name == kind_name:
-            if kind.api_version != api_version:
+            if api_version not in kind.api_versions:
                 raise ManifestError([
                     f'{where}: no matches for kind "{kind_name}" in version "{api_version}": '
-                    f"podsched serves {kind.name} in {kind.api_version}"
+                    f"podsched serves {kind.name} in {' and '.join(kind.api_versions)}"
                 ])
             return kind
-    served = ", ".join(f"{kind.name} ({kind.api_version})" for kind in kinds.KINDS)
+    served = ", ".join(f"{kind.name} ({', '.join(kind.api_versions)})" for kind in kinds.KINDS)
     raise ManifestError([
         f'{where}: no matches for kind "{kind_name}" in version "{api_version}": podsched serves {served}'
     ])

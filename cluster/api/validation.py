@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
+from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from cluster.api import errors, kinds, objects_pb2
+from cluster.api import errors, kinds, objects_pb2, podgroups
 from cluster.api.quantity import parse_quantity
 from cluster.api.quota import format_requirements
 
@@ -212,7 +214,7 @@ PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 EVENT_TYPES = ("Normal", "Warning")
 UNHEALTHY_POD_EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
 
-_IMMUTABLE = "field is immutable"
+IMMUTABLE = "field is immutable"
 _POD_UPDATE_FORBIDDEN = (
     "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
     "`spec.tolerations` (only additions to existing tolerations)"
@@ -230,7 +232,7 @@ def validate_object(obj: Message) -> list[str]:
 def validate_update(old: Message, new: Message) -> list[str]:
     """The errors of changing ``old`` into ``new`` beyond ``validate_object(new)``: immutable metadata,
     Pod spec immutability (only container images change, tolerations may be added), PriorityClass value and
-    preemptionPolicy, a ResourceQuota's scopes and scopeSelector."""
+    preemptionPolicy, a PodGroup's scheduling fields, a ResourceQuota's scopes and scopeSelector."""
     problems = []
     for field_name, path in (
         ("name", "metadata.name"),
@@ -241,21 +243,23 @@ def validate_update(old: Message, new: Message) -> list[str]:
         after = getattr(kinds.metadata_of(new), field_name)
         # An update that leaves uid out means "the same object", as kubectl apply sends it.
         if before != after and not (field_name == "uid" and not after):
-            problems.append(invalid(path, after, _IMMUTABLE))
+            problems.append(invalid(path, after, IMMUTABLE))
     if isinstance(new, objects_pb2.Pod) and isinstance(old, objects_pb2.Pod):
         problems += _validate_pod_spec_update(old.spec, new.spec)
     elif isinstance(new, objects_pb2.PriorityClass) and isinstance(old, objects_pb2.PriorityClass):
         if new.value != old.value:
             problems.append(forbidden("value", "may not be changed in an update."))
         if new.preemption_policy != old.preemption_policy:
-            problems.append(invalid("preemptionPolicy", new.preemption_policy, _IMMUTABLE))
+            problems.append(invalid("preemptionPolicy", new.preemption_policy, IMMUTABLE))
+    elif isinstance(new, objects_pb2.PodGroup) and isinstance(old, objects_pb2.PodGroup):
+        problems += _validate_pod_group_update(old, new)
     elif isinstance(new, objects_pb2.ResourceQuota) and isinstance(old, objects_pb2.ResourceQuota):
         # As Kubernetes: which pods a quota counts never changes, so its usage stays right.
         if list(new.spec.scopes) != list(old.spec.scopes):
-            problems.append(invalid("spec.scopes", f"[{' '.join(new.spec.scopes)}]", _IMMUTABLE))
+            problems.append(invalid("spec.scopes", f"[{' '.join(new.spec.scopes)}]", IMMUTABLE))
         if new.spec.scope_selector != old.spec.scope_selector:
             shown = format_requirements(list(new.spec.scope_selector.match_expressions))
-            problems.append(invalid("spec.scopeSelector", shown, _IMMUTABLE))
+            problems.append(invalid("spec.scopeSelector", shown, IMMUTABLE))
     return problems
 
 
@@ -274,7 +278,9 @@ def ensure_valid(obj: Message, problems: Sequence[str] | None = None) -> None:
 def qualified_kind(obj: Message) -> str:
     """The kind as Kubernetes names it in errors: Pod, PriorityClass.scheduling.k8s.io, ..."""
     kind = kinds.kind_of(obj)
-    group = kind.api_version.rpartition("/")[0]
+    # A kind served in several groups is named by the one the object is written in.
+    written = kinds.as_api_object(obj).api_version
+    group = (written if written in kind.api_versions else kind.api_version).rpartition("/")[0]
     return f"{kind.name}.{group}" if group else kind.name
 
 
@@ -475,6 +481,10 @@ def _validate_pod(pod: objects_pb2.Pod) -> list[str]:
         problems.append(not_supported("spec.restartPolicy", spec.restart_policy, RESTART_POLICIES))
     if spec.service_account_name:
         problems += _check("spec.serviceAccountName", spec.service_account_name, is_dns1123_subdomain)
+    if spec.scheduling_group.HasField("pod_group_name"):
+        problems += _check(
+            "spec.schedulingGroup.podGroupName", spec.scheduling_group.pod_group_name, is_dns1123_subdomain
+        )
     if spec.HasField("termination_grace_period_seconds") and spec.termination_grace_period_seconds < 0:
         problems.append(
             invalid(
@@ -788,6 +798,9 @@ def _validate_spread_constraints(
 def _validate_pod_spec_update(old: objects_pb2.PodSpec, new: objects_pb2.PodSpec) -> list[str]:
     """Kubernetes lets an update change container images and add tolerations; nothing else in spec."""
     problems = []
+    if new.scheduling_group != old.scheduling_group:
+        shown = new.scheduling_group.pod_group_name if new.scheduling_group.HasField("pod_group_name") else ""
+        problems.append(invalid("spec.schedulingGroup", shown, IMMUTABLE))
     old_tolerations = list(old.tolerations)
     for before in old_tolerations:
         # An existing toleration may stay anywhere in the list, with any tolerationSeconds.
@@ -805,6 +818,7 @@ def _validate_pod_spec_update(old: objects_pb2.PodSpec, new: objects_pb2.PodSpec
         for container in (*spec.containers, *spec.init_containers):
             container.image = ""
         spec.ClearField("tolerations")
+        spec.ClearField("scheduling_group")  # its own error above
     if masked_old != masked_new:
         changed = sorted(
             fd.json_name
@@ -1010,6 +1024,141 @@ def _validate_resource_quota(quota: objects_pb2.ResourceQuota) -> list[str]:
     return problems
 
 
+# ------------------------------------------------------------------------------------------ PodGroup
+
+#: The spec fields of each PodGroup spelling, as (proto field, manifest path); the other spelling's are
+#: refused.
+_UPSTREAM_GROUP_FIELDS = (
+    ("pod_group_template_ref", "spec.podGroupTemplateRef"),
+    ("scheduling_policy", "spec.schedulingPolicy"),
+    ("disruption_mode", "spec.disruptionMode"),
+    ("priority_class_name", "spec.priorityClassName"),
+    ("priority", "spec.priority"),
+)
+_COSCHEDULING_GROUP_FIELDS = (
+    ("min_member", "spec.minMember"),
+    ("min_resources", "spec.minResources"),
+    ("schedule_timeout_seconds", "spec.scheduleTimeoutSeconds"),
+)
+CONDITION_STATUSES = ("True", "False", "Unknown")
+
+
+def _is_set(message: Message, field_name: str) -> bool:
+    field = message.DESCRIPTOR.fields_by_name[field_name]
+    if field.has_presence:
+        return message.HasField(field_name)
+    return bool(getattr(message, field_name))  # scalars other than 0/"", non-empty maps
+
+
+def _exactly_one(message: Message, path: str, choices: tuple[str, ...]) -> list[str]:
+    """Upstream's one-of structs (schedulingPolicy, disruptionMode): exactly one member set (the members'
+    proto and JSON names are the same)."""
+    chosen = [name for name in choices if message.HasField(name)]
+    if len(chosen) == 1:
+        return []
+    wanted = ", ".join(f"`{name}`" for name in choices)
+    if not chosen:
+        return [required(path, f"must specify exactly one of: {wanted}")]
+    return [invalid(path, ", ".join(chosen), f"must specify exactly one of: {wanted}")]
+
+
+def _validate_upstream_pod_group(spec: objects_pb2.PodGroupSpec) -> list[str]:
+    problems = []
+    if not spec.HasField("scheduling_policy"):
+        problems.append(required("spec.schedulingPolicy", "must specify exactly one of: `basic`, `gang`"))
+    else:
+        policy = spec.scheduling_policy
+        problems += _exactly_one(policy, "spec.schedulingPolicy", ("basic", "gang"))
+        if policy.HasField("gang") and policy.gang.min_count < 1:
+            problems.append(invalid("spec.schedulingPolicy.gang.minCount", policy.gang.min_count,
+                                    "must be greater than zero"))
+    if spec.pod_group_template_ref.HasField("workload"):
+        workload, path = spec.pod_group_template_ref.workload, "spec.podGroupTemplateRef.workload"
+        if not workload.workload_name:
+            problems.append(required(f"{path}.workloadName"))
+        else:
+            problems += _check(f"{path}.workloadName", workload.workload_name, is_dns1123_subdomain)
+        if not workload.pod_group_template_name:
+            problems.append(required(f"{path}.podGroupTemplateName"))
+        else:
+            problems += _check(f"{path}.podGroupTemplateName", workload.pod_group_template_name,
+                               is_dns1123_label)
+    if spec.HasField("disruption_mode"):
+        problems += _exactly_one(spec.disruption_mode, "spec.disruptionMode", ("single", "all"))
+    if spec.priority_class_name:
+        problems += _check("spec.priorityClassName", spec.priority_class_name, is_dns1123_subdomain)
+    return problems
+
+
+def _validate_coscheduling_pod_group(spec: objects_pb2.PodGroupSpec) -> list[str]:
+    problems = []
+    if spec.min_member < 0:
+        problems.append(invalid("spec.minMember", spec.min_member, _NOT_NEGATIVE))
+    problems += _check_quantities(spec.min_resources, "spec.minResources", container=False)[0]
+    if spec.HasField("schedule_timeout_seconds") and spec.schedule_timeout_seconds < 0:
+        problems.append(invalid("spec.scheduleTimeoutSeconds", spec.schedule_timeout_seconds, _NOT_NEGATIVE))
+    return problems
+
+
+def _validate_pod_group_status(status: objects_pb2.PodGroupStatus) -> list[str]:
+    problems = []
+    for index, condition in enumerate(status.conditions):
+        where = f"status.conditions[{index}]"
+        if not condition.type:
+            problems.append(required(f"{where}.type"))
+        else:
+            problems += _check(f"{where}.type", condition.type, is_qualified_name)
+        if condition.status not in CONDITION_STATUSES:
+            problems.append(not_supported(f"{where}.status", condition.status, CONDITION_STATUSES))
+        if condition.observed_generation < 0:
+            problems.append(
+                invalid(f"{where}.observedGeneration", condition.observed_generation, _NOT_NEGATIVE)
+            )
+    if status.phase and status.phase not in podgroups.PHASES:
+        problems.append(not_supported("status.phase", status.phase, podgroups.PHASES))
+    for field_name, path in (("scheduled", "status.scheduled"), ("running", "status.running"),
+                             ("succeeded", "status.succeeded"), ("failed", "status.failed")):
+        value = getattr(status, field_name)
+        if value < 0:
+            problems.append(invalid(path, value, _NOT_NEGATIVE))
+    return problems
+
+
+def _validate_pod_group(group: objects_pb2.PodGroup) -> list[str]:
+    spec = group.spec
+    coscheduling = podgroups.is_coscheduling(group)
+    others = _UPSTREAM_GROUP_FIELDS if coscheduling else _COSCHEDULING_GROUP_FIELDS
+    version = group.api_version or kinds.POD_GROUP.api_version
+    problems = [
+        forbidden(path, f"not a field of {version} PodGroup")
+        for field_name, path in others if _is_set(spec, field_name)
+    ]
+    problems += _validate_coscheduling_pod_group(spec) if coscheduling else _validate_upstream_pod_group(spec)
+    problems += _validate_pod_group_status(group.status)
+    return problems
+
+
+def _validate_pod_group_update(old: objects_pb2.PodGroup, new: objects_pb2.PodGroup) -> list[str]:
+    """Upstream's PodGroup keeps its scheduling fields for life (a gang's size and priority are what the
+    scheduler admitted it with); Coscheduling's CRD has no such rule."""
+    if podgroups.is_coscheduling(new):
+        return []
+    problems = []
+    for field_name, path in _UPSTREAM_GROUP_FIELDS:
+        if field_name == "priority":
+            continue  # admission's, kept from the stored object
+        before, after = getattr(old.spec, field_name), getattr(new.spec, field_name)
+        if before != after:
+            shown = after if isinstance(after, str) else _short_text(after)
+            problems.append(invalid(path, shown, IMMUTABLE))
+    return problems
+
+
+def _short_text(message: Message) -> str:
+    """A struct as its JSON, for an error that shows the new value."""
+    return json.dumps(json_format.MessageToDict(message), separators=(",", ":"), sort_keys=True)
+
+
 def _validate_lease(lease: objects_pb2.Lease) -> list[str]:
     spec = lease.spec
     problems = []
@@ -1046,6 +1195,7 @@ _KIND_VALIDATORS: dict[str, Callable[[Any], list[str]]] = {
     kinds.PRIORITY_CLASS.name: _validate_priority_class,
     kinds.POD_DISRUPTION_BUDGET.name: _validate_pdb,
     kinds.RESOURCE_QUOTA.name: _validate_resource_quota,
+    kinds.POD_GROUP.name: _validate_pod_group,
     kinds.LEASE.name: _validate_lease,
     kinds.EVENT.name: _validate_event,
 }

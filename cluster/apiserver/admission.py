@@ -4,7 +4,8 @@ Pods (on create): the priority comes from the PriorityClass the pod names (an un
 Forbidden); a pod naming none gets the globalDefault class, if one exists (its name is written into the
 pod), else priority 0. A pod may carry spec.priority only if it equals the computed value, and
 spec.preemptionPolicy only if it equals the class's; an unset policy is copied from the class
-(PreemptLowerPriority without one). On update the stored priority and policy are kept.
+(PreemptLowerPriority without one). On update the stored priority and policy are kept. An upstream
+(scheduling.k8s.io) PodGroup gets its priority the same way; Coscheduling's PodGroup has none.
 
 PriorityClasses: the "system-" prefix is reserved for the two built-in classes, which the server
 creates at start (bootstrap.py) and never lets anyone delete; other classes may not exceed 1000000000;
@@ -13,8 +14,8 @@ at most one class may be the globalDefault. (Immutable value and preemptionPolic
 
 from __future__ import annotations
 
-from cluster.api import objects_pb2, validation
-from cluster.api.kinds import POD, PRIORITY_CLASS
+from cluster.api import errors, objects_pb2, podgroups, validation
+from cluster.api.kinds import POD, POD_GROUP, PRIORITY_CLASS, Kind
 from cluster.apiserver import messages
 from cluster.apiserver.defaults import DEFAULT_PREEMPTION_POLICY
 from cluster.apiserver.listing import list_objects
@@ -53,33 +54,40 @@ _SYSTEM_BY_NAME = {pc.metadata.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
 # ---------------------------------------------------------------------------------------------- pods
 
 
+async def _class_priority(
+    registry: Registry, kind: Kind, name: str, class_name: str
+) -> tuple[str, int, str | None]:
+    """What the Priority admission plugin gives an object naming ``class_name`` (maybe ""): the class name
+    to write (the globalDefault's when none is named), the priority, and the class's preemption policy
+    (None when the class sets none). An unknown class is Forbidden."""
+    if class_name:
+        pc = await registry.get(PRIORITY_CLASS, "", class_name)
+        if pc is None:
+            raise messages.forbidden(kind, name, f"no PriorityClass with name {class_name} was found")
+        return class_name, pc.value, pc.preemption_policy if pc.HasField("preemption_policy") else None
+    default_class = await global_default_class(registry)
+    if default_class is None:
+        return "", DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS, DEFAULT_PREEMPTION_POLICY
+    policy = default_class.preemption_policy if default_class.HasField("preemption_policy") else None
+    return default_class.metadata.name, default_class.value, policy
+
+
+def _computed_priority_problem(kind: Kind, name: str, given: int, priority: int) -> errors.Forbidden:
+    return messages.forbidden(
+        kind, name,
+        f"the integer value of priority ({given}) must not be provided in {kind.name.lower()} spec; "
+        f"priority admission controller computed {priority} from the given PriorityClass name",
+    )
+
+
 async def admit_pod_create(registry: Registry, pod: objects_pb2.Pod) -> None:
     """Resolve ``pod``'s priority and preemption policy from its class (see the module docstring)."""
     spec, name = pod.spec, pod.metadata.name
-    if spec.priority_class_name:
-        pc = await registry.get(PRIORITY_CLASS, "", spec.priority_class_name)
-        if pc is None:
-            raise messages.forbidden(
-                POD, name, f"no PriorityClass with name {spec.priority_class_name} was found"
-            )
-        priority = pc.value
-        policy = pc.preemption_policy if pc.HasField("preemption_policy") else None
-    else:
-        default_class = await global_default_class(registry)
-        if default_class is None:
-            priority, policy = DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS, DEFAULT_PREEMPTION_POLICY
-        else:
-            spec.priority_class_name = default_class.metadata.name
-            priority = default_class.value
-            policy = (
-                default_class.preemption_policy if default_class.HasField("preemption_policy") else None
-            )
+    spec.priority_class_name, priority, policy = await _class_priority(
+        registry, POD, name, spec.priority_class_name
+    )
     if spec.HasField("priority") and spec.priority != priority:
-        raise messages.forbidden(
-            POD, name,
-            f"the integer value of priority ({spec.priority}) must not be provided in pod spec; "
-            f"priority admission controller computed {priority} from the given PriorityClass name",
-        )
+        raise _computed_priority_problem(POD, name, spec.priority, priority)
     spec.priority = priority
     if policy is not None:
         if spec.HasField("preemption_policy") and spec.preemption_policy != policy:
@@ -99,6 +107,29 @@ def admit_pod_update(new: objects_pb2.Pod, old: objects_pb2.Pod) -> None:
         new.spec.priority = old.spec.priority
     if not new.spec.HasField("preemption_policy") and old.spec.HasField("preemption_policy"):
         new.spec.preemption_policy = old.spec.preemption_policy
+
+
+# ------------------------------------------------------------------------------------------ pod groups
+
+
+async def admit_pod_group_create(registry: Registry, group: objects_pb2.PodGroup) -> None:
+    """An upstream PodGroup's priority, as a pod's: from the class it names, else the globalDefault class
+    (written into it), else 0; spec.priority only if it equals that. Coscheduling's spelling has none."""
+    if podgroups.is_coscheduling(group):
+        return
+    spec, name = group.spec, group.metadata.name
+    spec.priority_class_name, priority, _ = await _class_priority(
+        registry, POD_GROUP, name, spec.priority_class_name
+    )
+    if spec.HasField("priority") and spec.priority != priority:
+        raise _computed_priority_problem(POD_GROUP, name, spec.priority, priority)
+    spec.priority = priority
+
+
+def admit_pod_group_update(new: objects_pb2.PodGroup, old: objects_pb2.PodGroup) -> None:
+    """An update keeps the priority admission set on create (validation keeps the class)."""
+    if old.spec.HasField("priority"):
+        new.spec.priority = old.spec.priority
 
 
 #: Every PriorityClass, parsed once: every pod create that names no class lists them (about 5 us a parse).

@@ -46,16 +46,21 @@ def generate_name(base: str, rng: random.Random) -> str:
     return base[:_MAX_GENERATE_NAME_BASE] + suffix
 
 
-def check_type_meta(kind: Kind, obj: Message) -> None:
-    """apiVersion and kind, when a request sets them, must be the kind's own."""
+def check_type_meta(kind: Kind, obj: Message, old: Message | None = None) -> None:
+    """apiVersion and kind, when a request sets them, must be the kind's own. An object keeps the
+    apiVersion it was written in (a kind served in several spells its fields differently): a create
+    without one gets the preferred version, an update without one keeps the stored object's, and an update
+    may not move the object to another version."""
     problems = []
-    if obj.api_version and obj.api_version != kind.api_version:
-        problems.append(validation.not_supported("apiVersion", obj.api_version, [kind.api_version]))
+    if obj.api_version and obj.api_version not in kind.api_versions:
+        problems.append(validation.not_supported("apiVersion", obj.api_version, list(kind.api_versions)))
+    elif old is not None and obj.api_version and old.api_version and obj.api_version != old.api_version:
+        problems.append(validation.invalid("apiVersion", obj.api_version, validation.IMMUTABLE))
     if obj.kind and obj.kind != kind.name:
         problems.append(validation.not_supported("kind", obj.kind, [kind.name]))
     if problems:
         validation.ensure_valid(obj, problems)
-    obj.api_version = kind.api_version
+    obj.api_version = obj.api_version or (old.api_version if old is not None else "") or kind.api_version
     obj.kind = kind.name
 
 
@@ -99,7 +104,7 @@ def _initial_pod_status(pod: objects_pb2.Pod, now: Timestamp) -> None:
 
 def prepare_for_update(kind: Kind, new: Message, old: Message) -> None:
     """Turn an Update request's object into the object to store over ``old``."""
-    check_type_meta(kind, new)
+    check_type_meta(kind, new, old)
     meta, old_meta = new.metadata, old.metadata
     # An update that leaves uid out means the object it names; a different uid fails validation.
     meta.uid = meta.uid or old_meta.uid

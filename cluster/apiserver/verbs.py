@@ -103,6 +103,8 @@ class Verbs:
             _stamp_fence(candidate, fence)
             if isinstance(candidate, objects_pb2.Pod):
                 await admission.admit_pod_create(self.registry, candidate)
+            elif isinstance(candidate, objects_pb2.PodGroup):
+                await admission.admit_pod_group_create(self.registry, candidate)
             elif isinstance(candidate, objects_pb2.ResourceQuota):
                 await quota.status_for_create(self.registry, candidate)
             self._validate(kind, candidate)
@@ -182,6 +184,8 @@ class Verbs:
                 self.leadership.check_lease_update(current, updated, fence)  # type: ignore[arg-type]
             if isinstance(updated, objects_pb2.Pod):
                 admission.admit_pod_update(updated, current)
+            elif isinstance(updated, objects_pb2.PodGroup):
+                admission.admit_pod_group_update(updated, current)
             elif isinstance(updated, objects_pb2.ResourceQuota):
                 await quota.status_for_update(self.registry, updated)
             self._validate(kind, updated, current)

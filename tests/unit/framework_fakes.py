@@ -7,13 +7,14 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from cluster.api import objects_pb2
+from cluster.api import errors, objects_pb2
 from scheduler.clock import Clock
 from scheduler.config import Profile
 from scheduler.framework import (
     CycleState,
     NodeInfo,
     NodeScore,
+    PodGroupIndex,
     PodInfo,
     PreFilterResult,
     QueuedPodInfo,
@@ -82,6 +83,44 @@ class NoApiCalls:
         return call
 
 
+class GroupBindingClient:
+    """An API client over a dict of pods (by "namespace/name") that binds as the API server does: ``bind``
+    one pod, ``bind_group`` all or nothing (a missing, terminating or bound pod raises NotFound or
+    Conflict and binds none). Every successful call is one new resourceVersion; ``calls`` records them."""
+
+    def __init__(self, pods: Sequence[objects_pb2.Pod] = ()) -> None:
+        self.pods = {f"{p.metadata.namespace or 'default'}/{p.metadata.name}": p for p in pods}
+        self.revision = 1
+        self.calls: list[tuple[str, list[tuple[str, str, str]]]] = []
+
+    async def bind(self, namespace: str, name: str, node_name: str) -> objects_pb2.Pod:
+        return (await self._bind("bind", [(namespace, name, node_name)]))[0]
+
+    async def bind_group(self, bindings: Sequence[tuple[str, str, str]]) -> list[objects_pb2.Pod]:
+        return await self._bind("bind_group", bindings)
+
+    async def _bind(self, call: str, bindings: Sequence[tuple[str, str, str]]) -> list[objects_pb2.Pod]:
+        self.calls.append((call, list(bindings)))
+        current = []
+        for namespace, name, _ in bindings:
+            pod = self.pods.get(f"{namespace}/{name}")
+            if pod is None:
+                raise errors.NotFound(f'pods "{name}" not found')
+            if pod.metadata.HasField("deletion_timestamp") or pod.spec.node_name:
+                raise errors.Conflict(f'Operation cannot be fulfilled on pods/binding "{name}": not bindable')
+            current.append(pod)
+        self.revision += 1
+        bound = []
+        for pod, (_, _, node_name) in zip(current, bindings, strict=True):
+            updated = objects_pb2.Pod()
+            updated.CopyFrom(pod)
+            updated.spec.node_name = node_name
+            updated.metadata.resource_version = str(self.revision)
+            self.pods[f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"] = updated
+            bound.append(updated)
+        return bound
+
+
 class Events:
     """An event recorder that keeps what it is told: (object name, type, reason, message, component)."""
 
@@ -111,10 +150,11 @@ def fake_handle(
     waiting_pods: WaitingPods | None = None,
     api_dispatcher: Any = None,
     rng: random.Random | None = None,
+    pod_groups: PodGroupIndex | None = None,
 ) -> FrameworkHandle:
     """The framework's ``FrameworkHandle`` as the scheduler builds it, with test doubles for what a test
     does not give: no nominations, no API calls, a recording event recorder, no PDBs, no extenders, no
-    background calls, a random source seeded with 0."""
+    background calls, a random source seeded with 0, no pod groups."""
     return FrameworkHandle(
         snapshot=snapshot,
         nominator=nominator if nominator is not None else Nominator(),
@@ -125,6 +165,7 @@ def fake_handle(
         waiting_pods=waiting_pods if waiting_pods is not None else WaitingPods(),
         api_dispatcher=api_dispatcher if api_dispatcher is not None else NoBackgroundCalls(),
         rng=rng if rng is not None else random.Random(0),
+        pod_groups=pod_groups if pod_groups is not None else PodGroupIndex(),
     )
 
 

@@ -22,11 +22,12 @@ ALLOWED = {
     "admin": {f"{verb} {resource}" for verb in VERBS for resource in RESOURCES},
     "scheduler": {
         *(f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES),
-        "create pods/binding", "update pods/status", "delete pods", "create events", "update events",
-        "create leases", "update leases",
+        "create pods/binding", "update pods/status", "update podgroups/status", "delete pods",
+        "create events", "update events", "create leases", "update leases",
     },
     "client": {
         "create pods", "get pods", "list pods", "watch pods", "delete pods",
+        "create podgroups", "get podgroups", "list podgroups", "watch podgroups", "delete podgroups",
         "get nodes", "list nodes", "watch nodes",
     },
     "readonly": {f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES},

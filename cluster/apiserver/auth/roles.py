@@ -17,7 +17,7 @@ from cluster.apiserver.auth.identity import RequestInfo
 VERBS = ("create", "get", "list", "watch", "update", "delete")
 READ_VERBS = ("get", "list", "watch")
 #: The resources a rule may name: every kind's plural and the subresources the API serves.
-RESOURCES = (*(kind.plural for kind in KINDS), "pods/status", "pods/binding")
+RESOURCES = (*(kind.plural for kind in KINDS), "pods/status", "pods/binding", "podgroups/status")
 ALL = "*"
 
 
@@ -86,19 +86,20 @@ class Role:
 
 ADMIN = Role("admin", (rule((ALL,), (ALL,)),))
 #: kube's system:kube-scheduler, cut to what podsched's scheduler calls: it reads everything (informers),
-#: binds, writes pod status (conditions, nominatedNodeName), deletes preemption victims, records events
-#: (an event series is updated in place) and holds its Lease.
+#: binds, writes pod status (conditions, nominatedNodeName) and PodGroup status (PodGroupScheduled),
+#: deletes preemption victims, records events (an event series is updated in place) and holds its Lease.
 SCHEDULER = Role("scheduler", (
     rule(READ_VERBS, (ALL,)),
     rule(("create",), ("pods/binding",)),
-    rule(("update",), ("pods/status",)),
+    rule(("update",), ("pods/status", "podgroups/status")),
     rule(("delete",), ("pods",)),
     rule(("create", "update"), ("events",)),
     rule(("get", "create", "update"), ("leases",)),
 ))
-#: A user who runs workloads: pods in full (except binding them and writing their status), nodes to read.
+#: A user who runs workloads: pods and their PodGroups in full (except binding them and writing their
+#: status), nodes to read.
 CLIENT = Role("client", (
-    rule(("create", "delete", *READ_VERBS), ("pods",)),
+    rule(("create", "delete", *READ_VERBS), ("pods", "podgroups")),
     rule(READ_VERBS, ("nodes",)),
 ))
 READONLY = Role("readonly", (rule(READ_VERBS, (ALL,)),))
