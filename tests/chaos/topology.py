@@ -70,7 +70,7 @@ class TopologySpec:
     #: in gangs, a dozen or so of which are submitted and bound while the leaders are killed.
     gang_fraction: float = 0.35
     gang_size: tuple[int, int] = (2, 8)
-    #: Seeds the load's gang draws (printed with the run's summary): a failing run can be replayed.
+    #: Seeds the load's gang draws (printed with the run's summary, to draw the same gangs again).
     seed: int = field(default_factory=new_seed)
     #: Pods per second of the final fill (the faults are over: only throughput matters).
     fill_rate: float = 25.0
