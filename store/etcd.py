@@ -14,7 +14,10 @@ Three things etcd does not give directly:
   short and list and watch refuse that revision by the record.
 * **Resuming a watch without gaps.** A response's header revision may be ahead of its last event (a
   watcher more than 1000 revisions behind gets its events in batches, each stamped with the current
-  revision), so a watch resumes from the last event it yielded plus one, never from a header.
+  revision), so a watch resumes from the last event it yielded plus one, never from a header. A
+  multi-key ``txn`` gives its events one revision; etcd never splits a revision's events over two
+  responses (without ``fragment``), and a broken stream is noticed only at the next read, after the
+  whole response was yielded, so a resume never starts in the middle of a revision.
 * **Knowing whether a failed write was applied.** Transient failures are retried with backoff only when
   the request provably did not take effect (no connection, or a member without a leader, which every
   request here asks etcd to report through the ``hasleader`` metadata); any other outage surfaces as
@@ -65,6 +68,7 @@ from store.base import (
     StoreError,
     StoreUnavailable,
     TooOldRevision,
+    TransactionTooLarge,
     TxnOp,
     TxnResult,
     WatchEvent,
@@ -95,6 +99,8 @@ _CHANNEL_OPTIONS: list[tuple[str, int]] = [
 #: write may be sent again.
 _NOT_APPLIED_MARKERS = ("etcdserver: no leader", "failed to connect", "connection refused")
 _COMPACTED = "required revision has been compacted"
+#: etcd's refusals of a request beyond its --max-txn-ops or --max-request-bytes.
+_TOO_LARGE = ("too many operations in txn request", "request is too large")
 #: How long the compacted-revision probe (a watch etcd refuses) may take.
 PROBE_TIMEOUT_S = 2.0
 _FUTURE = "is a future revision"
@@ -672,6 +678,12 @@ class EtcdStore:
             return StoreUnavailable(f"etcd at {self._endpoints} is unavailable: {code.name}: {details}")
         if _COMPACTED in details:
             return TooOldRevision(revision, await self._compacted_since(revision))
+        if any(marker in details for marker in _TOO_LARGE):
+            return TransactionTooLarge(
+                f"etcd at {self._endpoints} refused the request as too large ({details}): it takes at "
+                "most --max-txn-ops comparisons or writes per transaction (128 by default) and "
+                "--max-request-bytes per request (1.5 MiB by default)"
+            )
         if _FUTURE in details:
             current = 0
             with contextlib.suppress(StoreError):
