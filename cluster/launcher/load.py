@@ -3,9 +3,16 @@ scheduler has bound. `podsched load` runs it from the command line; the chaos te
 
 Every pod of one run carries the label ``podsched.io/load-run=<run id>`` and is named
 ``load-<run id>-<n>``, so a run's pods are told apart from everything else (and from other runs) by a
-label selector. An informer on that selector keeps the counts: a pod is *bound* once any version of it
-was seen with a node, *lost* if it was deleted before that (preempted or deleted by hand while
-pending), and *pending* otherwise.
+label selector. With a gang fraction, some submissions are gangs instead of single pods: a PodGroup
+named ``load-<run id>-gang-<k>`` whose minimum is its size, then its members, one right after the other
+(as a training operator creates them), in either spelling at random: upstream's scheduling.k8s.io
+PodGroup with the pods' ``spec.schedulingGroup``, or scheduler-plugins' scheduling.x-k8s.io one with
+the pods' ``scheduling.x-k8s.io/pod-group`` label. Which submissions are gangs, their sizes and their
+spelling are drawn from the spec's seed, so a run can be repeated.
+
+An informer on that selector keeps the counts: a pod is *bound* once any version of it was seen with a
+node, *lost* if it was deleted before that (preempted or deleted by hand while pending), and *pending*
+otherwise.
 
 Creating is not idempotent, but the names are: a create whose answer was lost (an API server killed
 after writing) is sent again, and AlreadyExists then means the first one landed. A create the server
@@ -18,9 +25,10 @@ import asyncio
 import contextlib
 import logging
 import math
+import random
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +41,11 @@ log = logging.getLogger(__name__)
 
 #: The label that ties a pod to the run that submitted it.
 RUN_LABEL = "podsched.io/load-run"
+#: scheduler-plugins' Coscheduling: its PodGroup's apiVersion, and the label its pods join a group by.
+COSCHEDULING_API_VERSION = "scheduling.x-k8s.io/v1alpha1"
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+#: The gang sizes drawn by default, smallest and largest.
+DEFAULT_GANG_SIZE = (2, 8)
 #: A run that fell behind (the API server away) catches up at most this much at full speed, then
 #: resumes its rate: a restarted server should not meet a burst of everything that was missed.
 MAX_CATCH_UP_S = 1.0
@@ -43,6 +56,10 @@ CREATE_RETRY_PAUSE_S = 0.5
 
 def new_run_id() -> str:
     return uuid.uuid4().hex[:6]
+
+
+def new_seed() -> int:
+    return random.SystemRandom().randrange(2**31)
 
 
 class LoadSpecError(ValueError):
@@ -69,6 +86,12 @@ class LoadSpec:
     memory: str = "128Mi"
     #: The pods' priorityClassName ("" for the cluster's default).
     priority_class: str = ""
+    #: The chance (0 to 1) that a submission is a gang rather than a single pod.
+    gang_fraction: float = 0.0
+    #: A gang's size (its pods, and its minimum) is drawn between these two, both included.
+    gang_size: tuple[int, int] = DEFAULT_GANG_SIZE
+    #: Seeds the draws: which submissions are gangs, their sizes and their spelling.
+    seed: int = field(default_factory=new_seed)
     run_id: str = field(default_factory=new_run_id)
 
     def __post_init__(self) -> None:
@@ -88,6 +111,12 @@ class LoadSpec:
         if self.priority_class and (problems := is_dns1123_subdomain(self.priority_class)):
             detail = "; ".join(problems)
             raise LoadSpecError("priority_class", f'"{self.priority_class}" is invalid: {detail}')
+        if not 0.0 <= self.gang_fraction <= 1.0:  # NaN fails too
+            raise LoadSpecError("gang_fraction", f"must be between 0 and 1, got {self.gang_fraction:g}")
+        smallest, largest = self.gang_size
+        if not 1 <= smallest <= largest:
+            raise LoadSpecError("gang_size",
+                                f"must be MIN-MAX with 1 <= MIN <= MAX, got {smallest}-{largest}")
 
     @property
     def selector(self) -> str:
@@ -108,6 +137,65 @@ class LoadSpec:
         container.resources.requests.update({"cpu": self.cpu, "memory": self.memory})
         return pod
 
+    def pod_group_name(self, number: int) -> str:
+        return f"load-{self.run_id}-gang-{number}"
+
+    def pod_group(self, number: int, size: int, *, coscheduling: bool) -> objects_pb2.PodGroup:
+        """Gang ``number`` of ``size`` pods, all of which must be placed together."""
+        group = objects_pb2.PodGroup(kind="PodGroup")
+        group.metadata.name = self.pod_group_name(number)
+        group.metadata.namespace = self.namespace
+        group.metadata.labels.update({"app": "podsched-load", RUN_LABEL: self.run_id})
+        if coscheduling:
+            group.api_version = COSCHEDULING_API_VERSION
+            group.spec.min_member = size
+        else:
+            group.api_version = kinds.POD_GROUP.api_version
+            group.spec.scheduling_policy.gang.min_count = size
+            if self.priority_class:
+                group.spec.priority_class_name = self.priority_class
+        return group
+
+    def member(self, index: int, group: objects_pb2.PodGroup) -> objects_pb2.Pod:
+        """Pod ``index``, joining ``group`` the way the group's spelling does."""
+        pod = self.pod(index)
+        if group.api_version == COSCHEDULING_API_VERSION:
+            pod.metadata.labels[POD_GROUP_LABEL] = group.metadata.name
+        else:
+            pod.spec.scheduling_group.pod_group_name = group.metadata.name
+        return pod
+
+    def submissions(self) -> Iterator[Submission]:
+        """What the run submits, in order: single pods and gangs, ``count`` pods in all (forever without
+        a count). A gang drawn larger than the pods left shrinks to them, or gives way to a single pod
+        when fewer than the smallest gang size are left."""
+        draw = random.Random(self.seed)
+        index = gangs = 0
+        while self.count is None or index < self.count:
+            left = self.count - index if self.count is not None else None
+            size = 0
+            if self.gang_fraction > 0 and draw.random() < self.gang_fraction:
+                size = draw.randint(*self.gang_size)
+                coscheduling = draw.random() < 0.5
+                if left is not None and size > left:
+                    size = left if left >= self.gang_size[0] else 0
+            if size == 0:
+                yield Submission(None, [self.pod(index)])
+                index += 1
+                continue
+            group = self.pod_group(gangs, size, coscheduling=coscheduling)
+            yield Submission(group, [self.member(i, group) for i in range(index, index + size)])
+            index += size
+            gangs += 1
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One step of a run: a single pod, or a gang's PodGroup and its pods."""
+
+    pod_group: objects_pb2.PodGroup | None
+    pods: list[objects_pb2.Pod]
+
 
 @dataclass(frozen=True)
 class Progress:
@@ -119,6 +207,8 @@ class Progress:
     lost: int
     #: Seconds since the run started submitting.
     elapsed_s: float
+    #: Gangs submitted (their pods are counted in ``submitted``).
+    gangs: int = 0
 
     @property
     def pending(self) -> int:
@@ -128,8 +218,9 @@ class Progress:
         target = f"/{count}" if count is not None else ""
         rate = self.submitted / self.elapsed_s if self.elapsed_s > 0 else 0.0
         lost = f", lost {self.lost} (deleted before bound)" if self.lost else ""
-        return (f"submitted {self.submitted}{target}, bound {self.bound}, pending {self.pending}{lost} "
-                f"({rate:.1f} pods/s)")
+        gangs = f" ({self.gangs} gangs)" if self.gangs else ""
+        return (f"submitted {self.submitted}{target}{gangs}, bound {self.bound}, pending {self.pending}"
+                f"{lost} ({rate:.1f} pods/s)")
 
 
 class LoadFailed(Exception):
@@ -151,15 +242,23 @@ class LoadGenerator:
         self._clock = clock
         #: Names of the pods created, in order.
         self.submitted: list[str] = []
+        #: Names of the gangs' PodGroups created, in order.
+        self.pod_groups: list[str] = []
         #: Pod name -> the node it was first seen bound to.
         self.bound: dict[str, str] = {}
         #: Names of pods deleted before they were seen bound.
         self.lost: set[str] = set()
         self._started_at: float | None = None
         self._changed = asyncio.Event()
+        self._stop_submitting = asyncio.Event()
         self._informer = Informer(client, kinds.POD, namespace=spec.namespace, label_selector=spec.selector)
         self._informer.add_handler(on_add=self._seen, on_update=lambda _old, new: self._seen(new),
                                    on_delete=self._deleted)
+
+    def stop(self) -> None:
+        """Submit nothing after the submission under way, a whole gang included: ``run()`` then returns
+        as if the count had been reached (it still waits for the binds with ``wait``)."""
+        self._stop_submitting.set()
 
     def progress(self) -> Progress:
         elapsed = self._clock() - self._started_at if self._started_at is not None else 0.0
@@ -169,6 +268,7 @@ class LoadGenerator:
             bound=len(submitted.intersection(self.bound)),
             lost=len(submitted.intersection(self.lost)),
             elapsed_s=elapsed,
+            gangs=len(self.pod_groups),
         )
 
     async def run(
@@ -211,30 +311,36 @@ class LoadGenerator:
         interval = 1.0 / self.spec.rate
         assert self._started_at is not None
         next_at = self._started_at
-        index = 0
-        while self.spec.count is None or index < self.spec.count:
+        for submission in self.spec.submissions():
             delay = next_at - self._clock()
             if delay > 0:
-                await asyncio.sleep(delay)
-            await self._create(index)
-            index += 1
-            next_at = max(next_at + interval, self._clock() - MAX_CATCH_UP_S)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(delay):
+                        await self._stop_submitting.wait()
+            if self._stop_submitting.is_set():
+                return
+            # A gang's pods go one right after the other; the pause after them keeps the average rate.
+            if submission.pod_group is not None:
+                await self._create(submission.pod_group)
+                self.pod_groups.append(submission.pod_group.metadata.name)
+            for pod in submission.pods:
+                await self._create(pod)
+                self.submitted.append(pod.metadata.name)
+                self._changed.set()
+            next_at = max(next_at + interval * len(submission.pods), self._clock() - MAX_CATCH_UP_S)
 
-    async def _create(self, index: int) -> None:
-        pod = self.spec.pod(index)
+    async def _create(self, obj: objects_pb2.Pod | objects_pb2.PodGroup) -> None:
         while True:
             try:
-                await self.client.create(pod)
-                break
+                await self.client.create(obj)
+                return
             except errors.AlreadyExists:
                 # Names are unique to this run: an earlier attempt whose answer was lost did land.
-                break
+                return
             except errors.Unavailable as exc:
-                log.warning("creating pod %s/%s: %s; trying again", self.spec.namespace, pod.metadata.name,
-                            exc.message)
+                log.warning("creating %s %s/%s: %s; trying again", obj.kind, self.spec.namespace,
+                            obj.metadata.name, exc.message)
                 await asyncio.sleep(CREATE_RETRY_PAUSE_S)
-        self.submitted.append(pod.metadata.name)
-        self._changed.set()
 
     async def _wait_bound(self, timeout_s: float | None) -> None:
         try:

@@ -10,6 +10,8 @@ The rules are checked from the store's own history, not from what any component 
 * ``check_bound_once``: every pod is bound exactly once and its nodeName never changes afterwards.
 * ``check_never_over_allocatable``: replaying every revision, the pods bound to a node and not finished
   never request more cpu, memory or pod slots than the node's allocatable.
+* ``check_gangs_never_partly_bound``: replaying every revision, no gang (a PodGroup with a gang policy)
+  ever has some of its pods bound but fewer than its minCount (minMember): all or nothing.
 * ``check_fenced_binds``: every bind carries the API server's ``bound-under-fence`` annotation, and the
   lease, as it stood at the bind's revision, was held by that holder in the tenure that token names.
 * ``check_fenced_events``: every event write carries the API server's ``written-under-fence``
@@ -18,15 +20,20 @@ The rules are checked from the store's own history, not from what any component 
 * ``check_no_writes_after``: a deposed holder wrote nothing (no bind, no event, no lease write) after a
   revision.
 
-The pod-request arithmetic is written out here rather than borrowed from the scheduler, so the scheduler
-is never judged by its own code.
+One store transaction can write several keys in one revision (a gang's pods are bound together), so the
+replaying checks apply every event of a revision before they judge the state it left: a revision is
+never seen half-applied (``revisions``).
+
+The pod-request arithmetic, and how a pod names its group and a PodGroup its minimum, are written out
+here rather than borrowed from the scheduler or the API, so the scheduler is never judged by its own code.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 
 from google.protobuf.message import Message
 
@@ -36,7 +43,7 @@ from cluster.api.fencing import (
     FENCING_TOKEN_ANNOTATION,
     WRITTEN_UNDER_FENCE_ANNOTATION,
 )
-from cluster.api.kinds import EVENT, LEASE, NODE, POD
+from cluster.api.kinds import EVENT, LEASE, NODE, POD, POD_GROUP
 from cluster.api.quantity import int_value, milli_value
 from store.base import EventType
 
@@ -56,6 +63,9 @@ PODS = "pods"
 PARSERS = {"cpu": milli_value, "memory": int_value, PODS: int_value}
 #: The resources a pod requests through its containers (a pod slot it takes by being there).
 REQUESTED = ("cpu", "memory")
+#: scheduler-plugins' Coscheduling: the label a pod names its PodGroup with, and that PodGroup's apiVersion.
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+COSCHEDULING_API_VERSION = "scheduling.x-k8s.io/v1alpha1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +91,12 @@ class LeaseRecord:
     holder: str
     #: The token of the tenure this write belongs to: the annotation when present, else the revision.
     token: int
+
+
+def revisions(events: Iterable[Recorded]) -> Iterator[tuple[int, list[Recorded]]]:
+    """The events grouped by revision, in order: each group is everything one store transaction wrote."""
+    for revision, group in groupby(events, key=lambda event: event.revision):
+        yield revision, list(group)
 
 
 # ------------------------------------------------------------------------------------------ leases
@@ -223,48 +239,153 @@ def pod_need(pod: objects_pb2.Pod) -> dict[str, int]:
 
 
 def check_never_over_allocatable(events: Sequence[Recorded]) -> list[str]:
-    """Replay the history: after every event, the node it touched holds pods (bound, not in a terminal
-    phase, not yet deleted) whose needs fit its allocatable cpu, memory and pods (a resource the node
-    does not list is 0, as the scheduler's fit check reads it). Pods bound to a node the store does not
-    hold are a problem too."""
+    """Replay the history: after every revision (all of its events applied), each node it touched holds
+    pods (bound, not in a terminal phase, not yet deleted) whose needs fit its allocatable cpu, memory
+    and pods (a resource the node does not list is 0, as the scheduler's fit check reads it). Pods bound
+    to a node the store does not hold are a problem too."""
     problems = []
     allocatable: dict[str, dict[str, int]] = {}
     #: pod key -> (node, need) for every pod holding room now.
     holding: dict[str, tuple[str, dict[str, int]]] = {}
     used: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(PARSERS, 0))
 
+    for revision, written in revisions(events):
+        #: The nodes this revision changed or placed pods on, in the order it first touched them.
+        touched: dict[str, None] = {}
+        for event in written:
+            if event.key.startswith(NODE.key_prefix()):
+                name = event.obj.metadata.name  # type: ignore[attr-defined]
+                touched[name] = None
+                if event.type is EventType.DELETE:
+                    allocatable.pop(name, None)
+                else:
+                    status = event.obj.status  # type: ignore[attr-defined]
+                    allocatable[name] = {r: _quantity(status.allocatable, r) for r in PARSERS}
+            elif event.key.startswith(POD.key_prefix()):
+                previous = holding.pop(event.key, None)
+                if previous is not None:
+                    for resource, amount in previous[1].items():
+                        used[previous[0]][resource] -= amount
+                pod = event.obj
+                assert isinstance(pod, objects_pb2.Pod)
+                holds = pod.spec.node_name and pod.status.phase not in TERMINAL_PHASES
+                if event.type is EventType.PUT and holds:
+                    node = pod.spec.node_name
+                    touched[node] = None
+                    holding[event.key] = (node, pod_need(pod))
+                    for resource, amount in holding[event.key][1].items():
+                        used[node][resource] += amount
+        for node in touched:
+            if used[node][PODS] == 0:
+                continue
+            limits = allocatable.get(node)
+            if limits is None:
+                problems.append(f"revision {revision}: pods are bound to node {node}, which the store does "
+                                f"not hold")
+                continue
+            for resource, limit in limits.items():
+                if used[node][resource] > limit:
+                    problems.append(f"revision {revision}: node {node} is over allocatable {resource}: "
+                                    f"{used[node][resource]} requested > {limit}")
+    return problems
+
+
+# ------------------------------------------------------------------------------------------- gangs
+
+
+def pod_group_of(pod: objects_pb2.Pod) -> str:
+    """The name of the PodGroup a pod belongs to (in its namespace), "" for none: its
+    spec.schedulingGroup.podGroupName, else its label scheduling.x-k8s.io/pod-group."""
+    return pod.spec.scheduling_group.pod_group_name or pod.metadata.labels.get(POD_GROUP_LABEL, "")
+
+
+def gang_min_count(group: objects_pb2.PodGroup) -> int | None:
+    """How many of a PodGroup's pods must be placed together, None when it is no gang:
+    scheduling.x-k8s.io's spec.minMember (a gang from 1 up); scheduling.k8s.io's
+    spec.schedulingPolicy.gang.minCount (a basic policy is no gang)."""
+    if group.api_version == COSCHEDULING_API_VERSION:
+        return group.spec.min_member if group.spec.min_member >= 1 else None
+    if group.spec.scheduling_policy.HasField("gang"):
+        return group.spec.scheduling_policy.gang.min_count
+    return None
+
+
+def gang_bindings(events: Iterable[Recorded]) -> dict[str, list[Binding]]:
+    """The binds of every pod that names a PodGroup, by "namespace/group", in order."""
+    group_of: dict[str, str] = {}
     for event in events:
-        touched: str | None = None
-        if event.key.startswith(NODE.key_prefix()):
-            touched = event.obj.metadata.name  # type: ignore[attr-defined]
-            if event.type is EventType.DELETE:
-                allocatable.pop(touched, None)
-            else:
-                status = event.obj.status  # type: ignore[attr-defined]
-                allocatable[touched] = {r: _quantity(status.allocatable, r) for r in PARSERS}
-        elif event.key.startswith(POD.key_prefix()):
-            previous = holding.pop(event.key, None)
-            if previous is not None:
-                for resource, amount in previous[1].items():
-                    used[previous[0]][resource] -= amount
+        if event.key.startswith(POD.key_prefix()) and event.type is EventType.PUT:
             pod = event.obj
             assert isinstance(pod, objects_pb2.Pod)
-            if event.type is EventType.PUT and pod.spec.node_name and pod.status.phase not in TERMINAL_PHASES:
-                touched = pod.spec.node_name
-                holding[event.key] = (touched, pod_need(pod))
-                for resource, amount in holding[event.key][1].items():
-                    used[touched][resource] += amount
-        if touched is None or used[touched][PODS] == 0:
-            continue
-        limits = allocatable.get(touched)
-        if limits is None:
-            problems.append(f"revision {event.revision}: pods are bound to node {touched}, which the store "
-                            f"does not hold")
-            continue
-        for resource, limit in limits.items():
-            if used[touched][resource] > limit:
-                problems.append(f"revision {event.revision}: node {touched} is over allocatable {resource}: "
-                                f"{used[touched][resource]} requested > {limit}")
+            if name := pod_group_of(pod):
+                group_of[event.key] = f"{pod.metadata.namespace}/{name}"
+    found: dict[str, list[Binding]] = defaultdict(list)
+    for binding in bindings(events):
+        if binding.key in group_of:
+            found[group_of[binding.key]].append(binding)
+    return dict(found)
+
+
+def check_gangs_never_partly_bound(events: Sequence[Recorded]) -> list[str]:
+    """Replay the history revision by revision: whenever a revision changes how many pods of a group
+    are bound (a bind, or a bound pod's deletion), a gang then has none of its pods bound or at least its
+    minCount (minMember), as its PodGroup stands at that revision. A pod bound at a revision where the
+    store holds no PodGroup of its name is a problem too (a gang's pods wait for their group).
+
+    "Bound" is a pod that exists with a node, so a gang whose members are deleted one by one, or partly
+    evicted, reads as partly bound as well."""
+    problems = []
+    #: "namespace/name" -> the PodGroup as it stands now.
+    groups: dict[str, objects_pb2.PodGroup] = {}
+    #: pod key -> "namespace/group" of every pod bound now that names a group.
+    bound_in: dict[str, str] = {}
+    #: "namespace/group" -> the names of its pods bound now.
+    bound: dict[str, set[str]] = defaultdict(set)
+
+    for revision, written in revisions(events):
+        #: group -> how many of its pods were bound before this revision, for the groups it changes.
+        before: dict[str, int] = {}
+        newly_bound: dict[str, list[str]] = defaultdict(list)
+        for event in written:
+            if event.key.startswith(POD_GROUP.key_prefix()):
+                meta = event.obj.metadata  # type: ignore[attr-defined]
+                name = f"{meta.namespace}/{meta.name}"
+                if event.type is EventType.DELETE:
+                    groups.pop(name, None)
+                else:
+                    assert isinstance(event.obj, objects_pb2.PodGroup)
+                    groups[name] = event.obj
+                continue
+            if not event.key.startswith(POD.key_prefix()):
+                continue
+            pod = event.obj
+            assert isinstance(pod, objects_pb2.Pod)
+            was = bound_in.pop(event.key, None)
+            if was is not None:
+                before.setdefault(was, len(bound[was]))
+                bound[was].discard(pod.metadata.name)
+            group_name = pod_group_of(pod)
+            if event.type is EventType.PUT and pod.spec.node_name and group_name:
+                group = f"{pod.metadata.namespace}/{group_name}"
+                before.setdefault(group, len(bound[group]))
+                if pod.metadata.name not in bound[group]:
+                    newly_bound[group].append(pod.metadata.name)
+                bound[group].add(pod.metadata.name)
+                bound_in[event.key] = group
+        for group, count_before in before.items():
+            count = len(bound[group])
+            if count == count_before:
+                continue
+            if group not in groups:
+                if newly_bound[group]:
+                    problems.append(f"revision {revision}: pods {', '.join(sorted(newly_bound[group]))} of "
+                                    f"group {group} were bound, but the store holds no PodGroup {group}")
+                continue
+            minimum = gang_min_count(groups[group])
+            if minimum is not None and 0 < count < minimum:
+                names = ", ".join(sorted(bound[group]))
+                problems.append(f"revision {revision}: gang {group} has {count} of its pods bound, fewer "
+                                f"than its minCount {minimum} (bound: {names})")
     return problems
 
 

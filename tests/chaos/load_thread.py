@@ -3,8 +3,8 @@ thread of its own, so that pods keep arriving at a steady rate while the test th
 and ``submit_all``, the same generator run to completion in the calling thread (the final fill).
 
 The generator resends a create whose answer was lost and counts AlreadyExists as its own, so the names
-it reports as submitted are exactly the pods the store must hold; a pod whose create was interrupted
-by ``stop()`` may exist without being reported, and the history checker judges it all the same.
+it reports as submitted are exactly the pods the store must hold. ``stop()`` lets the submission under
+way end first, so a gang is never left with fewer pods than its minimum (they would wait forever).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ class LoadThread:
         self._servers = servers
         self._generator: LoadGenerator | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[object] | None = None
         self._error: BaseException | None = None
         self._stopping = False
         self._finished = False
@@ -50,6 +49,11 @@ class LoadThread:
         self.check()
         return list(self._generator.submitted) if self._generator is not None else []
 
+    def pod_groups(self) -> list[str]:
+        """The names of the gangs' PodGroups created so far (in the spec's namespace), in order."""
+        self.check()
+        return list(self._generator.pod_groups) if self._generator is not None else []
+
     def check(self) -> None:
         """Raise LoadFailedError if the generator has stopped on its own."""
         if self._error is not None:
@@ -59,12 +63,13 @@ class LoadThread:
                                   f"stopped: the scenario outlasted it")
 
     def stop(self) -> None:
-        """Stop submitting; LoadFailedError if it had failed on its own."""
+        """Stop submitting once the submission under way (a whole gang) is made; LoadFailedError if it
+        had failed on its own."""
         self.check()
         self._stopping = True
-        if self._loop is not None and self._task is not None and self._thread.is_alive():
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing to cancel
-                self._loop.call_soon_threadsafe(self._task.cancel)
+        if self._loop is not None and self._generator is not None and self._thread.is_alive():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing to stop
+                self._loop.call_soon_threadsafe(self._generator.stop)
         self._thread.join(STOP_TIMEOUT_S)
         if self._thread.is_alive():
             raise LoadFailedError(f"the load generator did not stop within {STOP_TIMEOUT_S:g}s")
@@ -73,9 +78,6 @@ class LoadThread:
     def _main(self) -> None:
         try:
             asyncio.run(self._run())
-        except asyncio.CancelledError:
-            if not self._stopping:
-                self._error = LoadFailedError("the load generator was cancelled")
         except BaseException as exc:  # kept for the test thread
             self._error = exc
         finally:
@@ -83,7 +85,6 @@ class LoadThread:
 
     async def _run(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._task = asyncio.current_task()
         async with Client(self._servers, timeout_s=CALL_TIMEOUT_S) as client:
             self._generator = LoadGenerator(client, self.spec)
             self._ready.set()

@@ -25,7 +25,14 @@ from cluster.api.kinds import KINDS, Kind
 from cluster.apiserver.registry import Registry
 from store.base import WatchEvent
 from store.etcd import EtcdStore
-from tests.chaos.history import BOUND_UNDER_FENCE, FENCING_TOKEN, WRITTEN_UNDER_FENCE, Recorded
+from tests.chaos.history import (
+    BOUND_UNDER_FENCE,
+    FENCING_TOKEN,
+    WRITTEN_UNDER_FENCE,
+    Recorded,
+    gang_min_count,
+    pod_group_of,
+)
 
 #: Where the API server keeps every object (``Kind.key``).
 API_PREFIX = "/registry/"
@@ -58,12 +65,17 @@ def decode(event: WatchEvent, arrived: float) -> Recorded:
 
 def describe(event: Recorded, since: float) -> str:
     """One line for a post-mortem: revision, arrival (seconds after ``since``), type, key, and what the
-    checks read: a pod's node and fence, a lease's holder and token annotation, an event's fence."""
+    checks read: a pod's node, fence and group, a PodGroup's minCount, a lease's holder and token
+    annotation, an event's fence."""
     obj = event.obj
     detail = ""
     if isinstance(obj, objects_pb2.Pod):
         fence = obj.metadata.annotations.get(BOUND_UNDER_FENCE, "")
         detail = f"node={obj.spec.node_name or '-'} phase={obj.status.phase or '-'} fence={fence or '-'}"
+        if group := pod_group_of(obj):
+            detail += f" group={group}"
+    elif isinstance(obj, objects_pb2.PodGroup):
+        detail = f"{obj.api_version} minCount={gang_min_count(obj) or '-'}"
     elif isinstance(obj, objects_pb2.Lease):
         token = obj.metadata.annotations.get(FENCING_TOKEN, "")
         detail = f"holder={obj.spec.holder_identity or '-'} token-annotation={token or '-'}"
@@ -97,7 +109,7 @@ class Recorder:
         self._raise_if_failed()
 
     def events(self) -> list[Recorded]:
-        """A copy of every event recorded so far, in revision order."""
+        """A copy of every event recorded so far, in revision order, ending with a whole revision."""
         self._raise_if_failed()
         with self._lock:
             return list(self._events)
@@ -152,18 +164,29 @@ class Recorder:
             self._connected.set()  # never leave start() waiting on a recorder that died
 
     async def _record(self) -> None:
-        self._loop = asyncio.get_running_loop()
+        self._loop = loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
         store = await EtcdStore.connect(self._endpoints)
         try:
             # Registered before the first iteration; from revision 1, so nothing ever written is missed.
             watch = store.watch(API_PREFIX, from_revision=1)
             self._connected.set()
+            # The events of one revision (a transaction's writes: a gang bound together) come in one
+            # watch response, which the store yields without suspending in between; publishing from
+            # a callback that runs only once this task suspends publishes whole revisions, so no
+            # reader ever sees a revision half-applied.
+            arrived: list[Recorded] = []
+
+            def publish() -> None:
+                with self._lock:
+                    self._events.extend(arrived)
+                arrived.clear()
+
             try:
                 async for event in watch:
-                    recorded = decode(event, time.monotonic())
-                    with self._lock:
-                        self._events.append(recorded)
+                    if not arrived:
+                        loop.call_soon(publish)
+                    arrived.append(decode(event, time.monotonic()))
             except asyncio.CancelledError:
                 if self._stopping:
                     return

@@ -1,10 +1,11 @@
 """Chaos: the HA control plane under real faults, judged from the store's own history.
 
 One run (the module fixture ``chaos_run``) starts the topology of ``topology.py`` (3 etcd members, 2
-API servers, 3 scheduler replicas restarted when they exit, 8 nodes, pods submitted throughout) and
-injects, one after the other: ten SIGKILLs of the leader, a SIGSTOP of the leader past its lease (then
-SIGCONT), a SIGTERM of the leader, a SIGKILL and restart of an API server, and of the etcd leader. Then
-the load stops, more pods fill the nodes to the last place, and every pod must get bound. Each test
+API servers, 3 scheduler replicas restarted when they exit, 8 nodes, pods submitted throughout, about
+half of them in gangs that must be bound all or nothing) and injects, one after the other: ten SIGKILLs
+of the leader, a SIGSTOP of the leader past its lease (then SIGCONT), a SIGTERM of the leader, a SIGKILL
+and restart of an API server, and of the etcd leader. Then the load stops (never inside a gang), more
+single pods fill the nodes to the last place, and every pod, every gang whole, must get bound. Each test
 below judges one property of that run, from the recorder's history wherever the property is about the
 store. The run's directory keeps every scheduler process's log (schedulers/) and the recorded history
 (history.txt) for a post-mortem.
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from cluster.api.kinds import POD
+from cluster.api.kinds import POD, POD_GROUP
 from tests.chaos import history
 from tests.chaos.faults import (
     Failover,
@@ -59,6 +60,8 @@ class ChaosRun:
     events: list[Recorded]
     #: Store keys of the pods the load (and the final fill) was told it created.
     submitted: list[str]
+    #: Store keys of the gangs' PodGroups the load was told it created.
+    gangs: list[str]
     failovers: list[Failover]
     paused: Failover
     terminated: Failover
@@ -80,6 +83,11 @@ def _keys(names: list[str]) -> list[str]:
     return [POD.key(LOAD_NAMESPACE, name) for name in names]
 
 
+def _group(pod_group_key: str) -> str:
+    """A PodGroup's store key as ``gang_bindings`` names the group: "namespace/name"."""
+    return "/".join(pod_group_key.rsplit("/", 2)[-2:])
+
+
 def _scenario(topology: Topology) -> tuple[list[Failover], Failover, Failover, list[Outage]]:
     wait_bind_after(topology, 0)  # the first leader schedules
     kills = [leader_fault(topology, signal.SIGKILL, KILL_BOUND_S) for _ in range(LEADER_KILLS)]
@@ -98,15 +106,20 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
             kills, paused, terminated, outages = _scenario(topology)
             topology.load.stop()
             submitted = _keys(topology.load.submitted())
+            gangs = [POD_GROUP.key(LOAD_NAMESPACE, name) for name in topology.load.pod_groups()]
             topology.recorder.wait_for(lambda events: _pods(events).issuperset(submitted),
                                        "the recorder to see every pod the load created", DRAIN_TIMEOUT_S)
             # Fill the nodes to the last place (counting what the store holds: a create interrupted by
             # the load's stop may have landed unreported).
             fill = SPEC.fill(len(_pods(topology.recorder.events())))
             submitted += _keys(submit_all(topology.servers, fill))
-            # Pods still unbound after the timeout are named by the tests below, with the rest.
-            topology.recorder.wait_until(lambda events: not _unbound_pods(events), DRAIN_TIMEOUT_S)
-            run = ChaosRun(topology.recorder.events(), submitted, kills, paused, terminated, outages,
+            # Pods still unbound after the timeout are named by the tests below, with the rest; judged
+            # once the recorder holds every pod, or "all bound" could be said before the last arrived.
+            topology.recorder.wait_until(
+                lambda events: _pods(events).issuperset(submitted) and not _unbound_pods(events),
+                DRAIN_TIMEOUT_S,
+            )
+            run = ChaosRun(topology.recorder.events(), submitted, gangs, kills, paused, terminated, outages,
                            topology.replicas.lives(), time.monotonic() - started)
         finally:
             topology.recorder.write(root / "history.txt")
@@ -114,8 +127,8 @@ def chaos_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
         *failover_lines([*run.failovers, run.paused, run.terminated], BOUNDS),
         *(outage_line(outage) for outage in run.outages),
         step_down_line(run.lives),
-        f"{len(run.submitted)} pods submitted, {len(run.events)} store events, {len(run.lives)} scheduler "
-        f"processes, {run.seconds:.0f} s",
+        f"{len(run.submitted)} pods submitted ({len(run.gangs)} gangs, seed {SPEC.seed}), {len(run.events)} "
+        f"store events, {len(run.lives)} scheduler processes, {run.seconds:.0f} s",
     ]
     request.config.stash[SUMMARY_LINES] = lines
     print("\n" + "\n".join(lines))
@@ -136,6 +149,28 @@ def test_every_pod_is_bound_exactly_once_and_never_moves(chaos_run: ChaosRun) ->
 def test_no_node_is_ever_over_allocatable(chaos_run: ChaosRun) -> None:
     problems = history.check_never_over_allocatable(chaos_run.events)
     assert not problems, _shown(problems)
+
+
+def test_no_gang_is_ever_partly_bound(chaos_run: ChaosRun) -> None:
+    """At no revision of the run has a gang some but fewer than its minimum of pods bound, and each gang
+    the load submitted ends with all of its pods bound (its minimum is its size)."""
+    assert chaos_run.gangs, "the load submitted no gang"
+    problems = history.check_gangs_never_partly_bound(chaos_run.events)
+    assert not problems, _shown(problems)
+    minimum = {e.key: history.gang_min_count(e.obj) for e in chaos_run.events  # type: ignore[arg-type]
+               if e.key in chaos_run.gangs}
+    bound = history.gang_bindings(chaos_run.events)
+    short = [f"gang {key}: {len(bound.get(_group(key), []))} of its {minimum.get(key)} pods bound"
+             for key in chaos_run.gangs if len(bound.get(_group(key), [])) != minimum.get(key)]
+    assert not short, _shown(short)
+
+
+def test_gangs_were_bound_by_several_leaders(chaos_run: ChaosRun) -> None:
+    """The gangs were submitted and bound while the leaders were killed: their binds span the tenures of
+    several leaders (the fences they were bound under)."""
+    bound = history.gang_bindings(chaos_run.events)
+    tenures = {binding.fence for binds in bound.values() for binding in binds}
+    assert len(tenures) >= 3, f"every gang was bound under {sorted(tenures)}"
 
 
 def test_the_nodes_end_exactly_full(chaos_run: ChaosRun) -> None:

@@ -8,12 +8,16 @@ Started in this order, and stopped in the reverse one:
 4. the nodes, created through the API;
 5. three `podsched scheduler` replicas with leader election and short timings, each restarted when it
    exits, as a supervisor (or compose's ``restart: always``) would (``replicas.py``);
-6. the load: pods submitted at a steady rate through both API servers (``load_thread.py``).
+6. the load: pods submitted at a steady rate through both API servers (``load_thread.py``), some of
+   them in gangs (a PodGroup whose minimum is its size, then its pods, in either spelling).
 
 The load may submit as many pods as the nodes hold together and no more, so that a pod left pending at
 the end is the scheduler's fault and never the cluster's; the test fills the rest of that room at the
 end (``TopologySpec.fill``), leaving every node exactly full: a leader whose cache kept a phantom pod,
-or lost track of a real one, would leave a pod unbound or a node over allocatable.
+or lost track of a real one, would leave a pod unbound or a node over allocatable. Every pod requests
+the same and every node offers a whole number of them, so a gang fits whenever as many places are free
+as it has pods: with no more pods than places, every gang can be placed whole, however the others lie,
+and a gang still pending at the end is the scheduler's fault too.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cluster.api import objects_pb2
@@ -29,7 +33,7 @@ from cluster.api.quantity import int_value, milli_value
 from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
 from cluster.launcher.etcd import EtcdCluster
-from cluster.launcher.load import LoadSpec
+from cluster.launcher.load import LoadSpec, new_seed
 from tests.chaos.load_thread import LoadThread
 from tests.chaos.recorder import Recorder
 from tests.chaos.replicas import ReplicaSet
@@ -62,6 +66,12 @@ class TopologySpec:
     pod_memory: str = "128Mi"
     #: Pods per second while the faults go on.
     load_rate: float = 2.0
+    #: The share of the load's submissions that are gangs, and their sizes: about 70% of its pods come
+    #: in gangs, a dozen or so of which are submitted and bound while the leaders are killed.
+    gang_fraction: float = 0.35
+    gang_size: tuple[int, int] = (2, 8)
+    #: Seeds the load's gang draws (printed with the run's summary, to draw the same gangs again).
+    seed: int = field(default_factory=new_seed)
     #: Pods per second of the final fill (the faults are over: only throughput matters).
     fill_rate: float = 25.0
 
@@ -99,10 +109,11 @@ class TopologySpec:
     def load(self) -> LoadSpec:
         """The load during the faults: at most as many pods as the nodes hold."""
         return LoadSpec(rate=self.load_rate, count=self.capacity, namespace=LOAD_NAMESPACE,
-                        cpu=self.pod_cpu, memory=self.pod_memory)
+                        cpu=self.pod_cpu, memory=self.pod_memory, gang_fraction=self.gang_fraction,
+                        gang_size=self.gang_size, seed=self.seed)
 
     def fill(self, existing: int) -> LoadSpec:
-        """The final fill: as many more pods as room is left beside ``existing`` pods of the load."""
+        """The final fill: as many more single pods as room is left beside ``existing`` pods of the load."""
         if existing >= self.capacity:
             raise ValueError(f"{existing} pods already fill the {self.capacity} places of the nodes")
         return LoadSpec(rate=self.fill_rate, count=self.capacity - existing, namespace=LOAD_NAMESPACE,

@@ -17,7 +17,7 @@ import pytest
 from cluster.api import objects_pb2
 from cluster.cli.process import ApiServerProcess, cli_env
 from cluster.client import Client
-from cluster.launcher.load import RUN_LABEL
+from cluster.launcher.load import POD_GROUP_LABEL, RUN_LABEL
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import REPO, run_cli, run_cli_async
 from tests.unit.bind_loop import binding_every_pod
@@ -49,6 +49,19 @@ LOAD_TIMEOUT_S = 60.0
         pytest.param(["--progress-interval", "0s"], "error: --progress-interval must be positive",
                      id="progress-interval"),
         pytest.param(["--server", "nowhere"], 'invalid API server address "nowhere"', id="server"),
+        pytest.param(["--gang-fraction", "1.5"], "error: --gang-fraction: must be between 0 and 1, got 1.5",
+                     id="gang-fraction-range"),
+        pytest.param(["--gang-fraction", "some"], "argument --gang-fraction: invalid float value: 'some'",
+                     id="gang-fraction-word"),
+        pytest.param(["--gang-size", "2-x"], "argument --gang-size: expected MIN-MAX or N pods, like 2-8, "
+                     "got '2-x'", id="gang-size-word"),
+        pytest.param(["--gang-size", "8-2"], "error: --gang-size: must be MIN-MAX with 1 <= MIN <= MAX, "
+                     "got 8-2",
+                     id="gang-size-reversed"),
+        pytest.param(["--gang-size", "0"], "error: --gang-size: must be MIN-MAX with 1 <= MIN <= MAX, "
+                     "got 0-0",
+                     id="gang-size-zero"),
+        pytest.param(["--seed", "lucky"], "argument --seed: invalid int value: 'lucky'", id="seed-word"),
     ],
 )
 def test_bad_flags_exit_2_naming_the_flag(flags: list[str], message: str) -> None:
@@ -92,6 +105,30 @@ async def test_priority_class_is_given_to_every_pod(
     assert "load: done: submitted 3/3, bound 0, pending 3" in done.stdout
     pods = (await client.list_all("Pod", namespace)).items
     assert [(pod.spec.priority_class_name, pod.spec.priority) for pod in pods] == [(name, 42)] * 3
+
+
+async def test_gangs_come_with_their_pod_groups(
+    apiserver: ApiServerProcess, client: Client, namespace: str
+) -> None:
+    done = await run_cli_async(apiserver.address, "load", "--count", "40", "--rate", "200", "-n", namespace,
+                               "--gang-fraction", "0.5", "--gang-size", "3-5", "--seed", "4")
+    assert done.code == 0, done
+    start = re.search(r"load: run (\w+): submitting 40 pods .*, 50% of them gangs of 3-5 pods \(seed 4\)",
+                      done.stdout)
+    assert start, done.stdout
+    finished = re.search(r"load: done: submitted 40/40 \((\d+) gangs\), bound 0, pending 40", done.stdout)
+    assert finished, done.stdout
+    groups = (await client.list_all("PodGroup", namespace)).items
+    pods = (await client.list_all("Pod", namespace, label_selector=f"{RUN_LABEL}={start[1]}")).items
+    assert len(pods) == 40 and len(groups) == int(finished[1]) > 0
+    members: dict[str, int] = {}
+    for pod in pods:
+        group = pod.spec.scheduling_group.pod_group_name or pod.metadata.labels.get(POD_GROUP_LABEL, "")
+        if group:
+            members[group] = members.get(group, 0) + 1
+    minimum = {g.metadata.name: g.spec.min_member or g.spec.scheduling_policy.gang.min_count for g in groups}
+    assert members == minimum, "every gang has exactly its minimum of pods"
+    assert {g.api_version for g in groups} == {"scheduling.k8s.io/v1alpha3", "scheduling.x-k8s.io/v1alpha1"}
 
 
 def test_unknown_priority_class_is_an_error(apiserver: ApiServerProcess, namespace: str) -> None:

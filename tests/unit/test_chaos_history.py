@@ -3,10 +3,13 @@ holds on a clean history and reports the violation, naming what is wrong, on a v
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
-from cluster.api.kinds import EVENT, LEASE, NODE, POD
+from cluster.api.kinds import EVENT, LEASE, NODE, POD, POD_GROUP
 from store.base import EventType
 from tests import builders
 from tests.chaos import history
@@ -22,17 +25,33 @@ class History:
     def __init__(self) -> None:
         self.events: list[Recorded] = []
         self.revision = 1
+        self._in_transaction = False
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Every write inside shares one revision, as a store transaction's do."""
+        self.revision += 1
+        self._in_transaction = True
+        try:
+            yield
+        finally:
+            self._in_transaction = False
+
+    def _next_revision(self) -> int:
+        if not self._in_transaction:
+            self.revision += 1
+        return self.revision
 
     def put(self, key: str, obj: Message) -> int:
-        self.revision += 1
-        obj.metadata.resource_version = str(self.revision)  # type: ignore[attr-defined]
-        self.events.append(Recorded(self.revision, EventType.PUT, key, obj, float(self.revision)))
-        return self.revision
+        revision = self._next_revision()
+        obj.metadata.resource_version = str(revision)  # type: ignore[attr-defined]
+        self.events.append(Recorded(revision, EventType.PUT, key, obj, float(revision)))
+        return revision
 
     def delete(self, key: str, obj: Message) -> int:
-        self.revision += 1
-        self.events.append(Recorded(self.revision, EventType.DELETE, key, obj, float(self.revision)))
-        return self.revision
+        revision = self._next_revision()
+        self.events.append(Recorded(revision, EventType.DELETE, key, obj, float(revision)))
+        return revision
 
     def node(self, name: str, *, cpu: str = "1", memory: str = "1Gi", pods: str = "10") -> int:
         return self.put(NODE.key("", name), builders.node(name, cpu=cpu, memory=memory, pods=pods))
@@ -50,6 +69,15 @@ class History:
             event.metadata.annotations[history.WRITTEN_UNDER_FENCE] = fence
         return self.put(EVENT.key("default", name), event)
 
+    def pod_group(self, name: str, min_count: int | None, *, coscheduling: bool = False) -> int:
+        """A PodGroup: upstream's spelling (a gang policy with ``min_count``, a basic one for None), or with
+        ``coscheduling`` scheduler-plugins' (minMember ``min_count``, 0 for None)."""
+        return self.put(POD_GROUP.key("default", name), make_pod_group(name, min_count, coscheduling))
+
+    def member(self, name: str, group: str, node: str = "", *, label: bool = False, cpu: str = "100m") -> int:
+        """A pod of ``group``, naming it in spec.schedulingGroup or, with ``label``, by the label."""
+        return self.put(key(name), make_member(name, group, node, label=label, cpu=cpu))
+
     def lease(self, holder: str, token: int | None = None) -> int:
         lease = objects_pb2.Lease()
         lease.metadata.name = "kube-scheduler"
@@ -65,6 +93,32 @@ def make_pod(name: str, node: str = "", *, uid: str = "", cpu: str = "100m", mem
     annotations = {history.BOUND_UNDER_FENCE: fence} if fence else {}
     return builders.pod(name, uid=uid or f"uid-{name}", annotations=annotations, node_name=node,
                         cpu=cpu, memory=memory, phase=phase)
+
+
+def make_pod_group(name: str, min_count: int | None, coscheduling: bool = False) -> objects_pb2.PodGroup:
+    group = objects_pb2.PodGroup(kind="PodGroup")
+    group.metadata.name = name
+    group.metadata.namespace = "default"
+    if coscheduling:
+        group.api_version = "scheduling.x-k8s.io/v1alpha1"
+        group.spec.min_member = min_count or 0
+    else:
+        group.api_version = "scheduling.k8s.io/v1alpha3"
+        if min_count is None:
+            group.spec.scheduling_policy.basic.SetInParent()
+        else:
+            group.spec.scheduling_policy.gang.min_count = min_count
+    return group
+
+
+def make_member(name: str, group: str, node: str = "", *, label: bool = False,
+                cpu: str = "100m") -> objects_pb2.Pod:
+    pod = make_pod(name, node, cpu=cpu)
+    if label:
+        pod.metadata.labels[history.POD_GROUP_LABEL] = group
+    else:
+        pod.spec.scheduling_group.pod_group_name = group
+    return pod
 
 
 def key(name: str) -> str:
@@ -220,6 +274,162 @@ def test_allocatable_reports_pods_bound_to_an_unknown_node() -> None:
     assert history.check_never_over_allocatable(h.events) == [
         "revision 2: pods are bound to node nowhere, which the store does not hold"
     ]
+
+
+def test_allocatable_judges_a_revision_once_all_its_writes_apply() -> None:
+    """One transaction that deletes a pod and binds another in its place never overcommits the node,
+    whatever order its events are listed in; the node is judged once the whole revision applies."""
+    h = History()
+    h.node("n1", cpu="500m")
+    h.pod("a", "n1", cpu="400m")
+    h.pod("b")
+    with h.transaction():
+        h.pod("b", "n1", cpu="400m")
+        h.delete(key("a"), make_pod("a", "n1", cpu="400m"))
+    assert history.check_never_over_allocatable(h.events) == []
+
+
+def test_allocatable_reports_a_revision_that_overcommits_once_and_by_its_number() -> None:
+    h = History()
+    h.node("n1", cpu="500m")
+    for name in ("a", "b", "c"):
+        h.pod(name)
+    with h.transaction():
+        for name in ("a", "b", "c"):
+            h.pod(name, "n1", cpu="200m")
+    assert history.check_never_over_allocatable(h.events) == [
+        "revision 6: node n1 is over allocatable cpu: 600 requested > 500"
+    ]
+
+
+# ------------------------------------------------------------------------------------------- gangs
+
+
+def test_revisions_group_the_writes_of_one_transaction() -> None:
+    h = History()
+    h.pod("a")
+    with h.transaction():
+        h.pod("b")
+        h.pod("c")
+    h.pod("d")
+    assert [(revision, [e.key for e in written]) for revision, written in history.revisions(h.events)] == [
+        (2, [key("a")]), (3, [key("b"), key("c")]), (4, [key("d")]),
+    ]
+
+
+def test_gangs_hold_when_a_gang_is_bound_in_one_revision() -> None:
+    h = History()
+    h.node("n1", cpu="4")
+    h.pod_group("train", 3)
+    for name in ("w-0", "w-1", "w-2"):
+        h.member(name, "train")
+    with h.transaction():
+        for name in ("w-0", "w-1", "w-2"):
+            h.member(name, "train", "n1")
+    h.member("w-1", "train", "n1")  # a status update of a bound member changes nothing
+    assert history.check_gangs_never_partly_bound(h.events) == []
+    assert history.check_never_over_allocatable(h.events) == []
+
+
+def test_gangs_report_a_gang_partly_bound_at_one_revision() -> None:
+    h = History()
+    h.pod_group("train", 3)
+    for name in ("w-0", "w-1", "w-2"):
+        h.member(name, "train")
+    with h.transaction():
+        h.member("w-0", "train", "n1")
+        h.member("w-1", "train", "n1")
+    partly = h.revision
+    h.member("w-2", "train", "n1")
+    assert history.check_gangs_never_partly_bound(h.events) == [
+        f"revision {partly}: gang default/train has 2 of its pods bound, fewer than its minCount 3 "
+        "(bound: w-0, w-1)"
+    ]
+
+
+def test_gangs_report_pods_bound_one_by_one_at_each_partial_revision() -> None:
+    h = History()
+    h.pod_group("mpi", 3, coscheduling=True)
+    for name in ("l", "w"):
+        h.member(name, "mpi", label=True)
+    first = h.member("l", "mpi", "n1", label=True)
+    second = h.member("w", "mpi", "n2", label=True)
+    assert history.check_gangs_never_partly_bound(h.events) == [
+        f"revision {first}: gang default/mpi has 1 of its pods bound, fewer than its minCount 3 (bound: l)",
+        f"revision {second}: gang default/mpi has 2 of its pods bound, fewer than its minCount 3 "
+        "(bound: l, w)",
+    ]
+
+
+def test_gangs_allow_members_beyond_min_count_to_be_bound_later() -> None:
+    h = History()
+    h.pod_group("train", 2)
+    for name in ("w-0", "w-1", "w-2"):
+        h.member(name, "train")
+    with h.transaction():
+        h.member("w-0", "train", "n1")
+        h.member("w-1", "train", "n1")
+    h.member("w-2", "train", "n2")
+    assert history.check_gangs_never_partly_bound(h.events) == []
+
+
+def test_gangs_report_a_gang_partly_evicted() -> None:
+    h = History()
+    h.pod_group("train", 2)
+    with h.transaction():
+        h.member("w-0", "train", "n1")
+        h.member("w-1", "train", "n1")
+    evicted = h.delete(key("w-1"), make_member("w-1", "train", "n1"))
+    h.delete(key("w-0"), make_member("w-0", "train", "n1"))  # the rest goes: none bound is whole again
+    assert history.check_gangs_never_partly_bound(h.events) == [
+        f"revision {evicted}: gang default/train has 1 of its pods bound, fewer than its minCount 2 "
+        "(bound: w-0)"
+    ]
+
+
+def test_gangs_ignore_plain_pods_and_groups_that_are_no_gang() -> None:
+    h = History()
+    h.pod_group("basic", None)
+    h.pod_group("loose", None, coscheduling=True)  # minMember 0
+    h.pod("plain", "n1")
+    h.member("b-0", "basic", "n1")
+    h.member("l-0", "loose", "n1", label=True)
+    assert history.check_gangs_never_partly_bound(h.events) == []
+
+
+def test_gangs_read_the_min_count_as_the_group_stands_at_the_revision() -> None:
+    h = History()
+    h.pod_group("train", 1)
+    h.member("w-0", "train", "n1")
+    h.pod_group("train", 3)  # raised afterwards: judged when the bound count changes next
+    bound = h.member("w-1", "train", "n1")
+    assert history.check_gangs_never_partly_bound(h.events) == [
+        f"revision {bound}: gang default/train has 2 of its pods bound, fewer than its minCount 3 "
+        "(bound: w-0, w-1)"
+    ]
+
+
+def test_gangs_report_a_member_bound_while_its_group_does_not_exist() -> None:
+    h = History()
+    h.member("w-0", "ghost")
+    bound = h.member("w-0", "ghost", "n1")
+    assert history.check_gangs_never_partly_bound(h.events) == [
+        f"revision {bound}: pods w-0 of group default/ghost were bound, but the store holds no PodGroup "
+        "default/ghost"
+    ]
+
+
+def test_gang_bindings_list_each_groups_binds() -> None:
+    h = History()
+    h.pod_group("train", 2)
+    h.pod("plain", "n1")
+    with h.transaction():
+        h.member("w-0", "train", "n1")
+        h.member("w-1", "train", "n2", label=True)
+    found = history.gang_bindings(h.events)
+    assert {group: [(b.key, b.node, b.revision) for b in binds] for group, binds in found.items()} == {
+        "default/train": [(key("w-0"), "n1", h.revision), (key("w-1"), "n2", h.revision)],
+    }
 
 
 # ---------------------------------------------------------------------------------------- fencing

@@ -9,11 +9,20 @@ import time
 import grpc
 import pytest
 
-from cluster.api import errors
-from cluster.api.kinds import POD
+from cluster.api import errors, objects_pb2
+from cluster.api.kinds import POD, POD_GROUP, unwrap
 from cluster.client import Client
 from cluster.launcher import load
-from cluster.launcher.load import RUN_LABEL, LoadFailed, LoadGenerator, LoadSpec, LoadSpecError, Progress
+from cluster.launcher.load import (
+    COSCHEDULING_API_VERSION,
+    POD_GROUP_LABEL,
+    RUN_LABEL,
+    LoadFailed,
+    LoadGenerator,
+    LoadSpec,
+    LoadSpecError,
+    Progress,
+)
 from tests.unit.bind_loop import binding_every_pod
 from tests.unit.test_client_fake_apiserver import FakeApiServer, until
 
@@ -33,6 +42,13 @@ from tests.unit.test_client_fake_apiserver import FakeApiServer, until
         pytest.param({"namespace": "Load_NS"}, "namespace", '"Load_NS" is invalid', id="namespace"),
         pytest.param({"priority_class": "Gold!"}, "priority_class", '"Gold!" is invalid',
                      id="priority-class"),
+        pytest.param({"gang_fraction": -0.1}, "gang_fraction", "between 0 and 1, got -0.1",
+                     id="gang-fraction-negative"),
+        pytest.param({"gang_fraction": 1.5}, "gang_fraction", "between 0 and 1, got 1.5",
+                     id="gang-fraction-big"),
+        pytest.param({"gang_fraction": float("nan")}, "gang_fraction", "got nan", id="gang-fraction-nan"),
+        pytest.param({"gang_size": (0, 3)}, "gang_size", "1 <= MIN <= MAX, got 0-3", id="gang-size-zero"),
+        pytest.param({"gang_size": (5, 2)}, "gang_size", "1 <= MIN <= MAX, got 5-2", id="gang-size-reversed"),
     ],
 )
 def test_spec_refuses_what_the_server_would_refuse(fields: dict[str, object], field: str, words: str) -> None:
@@ -177,3 +193,99 @@ async def test_bad_run_arguments(client: Client) -> None:
         await LoadGenerator(client, LoadSpec(rate=1)).run(wait=True)
     with pytest.raises(ValueError, match="progress_every_s must be positive"):
         await LoadGenerator(client, LoadSpec(rate=1, count=1)).run(progress_every_s=0)
+
+
+# ------------------------------------------------------------------------------------------- gangs
+
+
+def _group_of(pod: objects_pb2.Pod) -> str:
+    return pod.spec.scheduling_group.pod_group_name or pod.metadata.labels.get(POD_GROUP_LABEL, "")
+
+
+def _minimum(group: objects_pb2.PodGroup) -> int:
+    if group.api_version == COSCHEDULING_API_VERSION:
+        return group.spec.min_member
+    return group.spec.scheduling_policy.gang.min_count
+
+
+def test_submissions_mix_gangs_of_both_spellings_with_single_pods_and_add_up_to_the_count() -> None:
+    spec = LoadSpec(rate=1, count=200, gang_fraction=0.3, gang_size=(2, 8), seed=7, run_id="abc123")
+    submissions = list(spec.submissions())
+    pods = [pod for s in submissions for pod in s.pods]
+    assert [pod.metadata.name for pod in pods] == [spec.pod_name(i) for i in range(200)]
+    gangs = [s for s in submissions if s.pod_group is not None]
+    singles = [s for s in submissions if s.pod_group is None]
+    assert gangs and singles
+    assert all(len(s.pods) == 1 and not _group_of(s.pods[0]) for s in singles)
+    assert [g.pod_group.metadata.name for g in gangs] == [spec.pod_group_name(k) for k in range(len(gangs))]
+    for gang in gangs:
+        group = gang.pod_group
+        assert group is not None
+        assert 2 <= len(gang.pods) <= 8
+        assert _minimum(group) == len(gang.pods), "a gang's minimum is its size: all or nothing"
+        assert {_group_of(pod) for pod in gang.pods} == {group.metadata.name}
+        assert group.metadata.labels[RUN_LABEL] == "abc123" and group.metadata.namespace == spec.namespace
+        if group.api_version == COSCHEDULING_API_VERSION:
+            assert group.spec.min_member and not group.spec.HasField("scheduling_policy")
+            assert all(not pod.spec.HasField("scheduling_group") for pod in gang.pods)
+        else:
+            assert group.api_version == POD_GROUP.api_version and not group.spec.min_member
+            assert all(POD_GROUP_LABEL not in pod.metadata.labels for pod in gang.pods)
+    assert {g.pod_group.api_version for g in gangs if g.pod_group} == {
+        COSCHEDULING_API_VERSION, POD_GROUP.api_version
+    }
+    # The same seed draws the same run; another seed another one.
+    again = [(s.pod_group, s.pods) for s in LoadSpec(rate=1, count=200, gang_fraction=0.3, seed=7,
+                                                       run_id="abc123").submissions()]
+    assert again == [(s.pod_group, s.pods) for s in submissions]
+    other = LoadSpec(rate=1, count=200, gang_fraction=0.3, seed=8, run_id="abc123").submissions()
+    assert [len(s.pods) for s in other] != [len(s.pods) for s in submissions]
+
+
+def test_submissions_shrink_the_last_gang_to_the_count_or_end_with_single_pods() -> None:
+    shrunk = list(LoadSpec(rate=1, count=3, gang_fraction=1.0, gang_size=(2, 2), seed=1).submissions())
+    assert [len(s.pods) for s in shrunk] == [2, 1] and shrunk[1].pod_group is None
+    gangs = list(LoadSpec(rate=1, count=5, gang_fraction=1.0, gang_size=(4, 4), seed=1).submissions())
+    assert [len(s.pods) for s in gangs] == [4, 1]
+    exact = list(LoadSpec(rate=1, count=7, gang_fraction=1.0, gang_size=(3, 5), seed=3).submissions())
+    assert sum(len(s.pods) for s in exact) == 7
+    assert all(s.pod_group is not None and _minimum(s.pod_group) == len(s.pods) for s in exact
+               if len(s.pods) >= 3)
+    assert all(s.pod_group is None for s in LoadSpec(rate=1, count=20).submissions())
+
+
+def test_spec_gives_upstream_gangs_the_priority_class() -> None:
+    spec = LoadSpec(rate=1, priority_class="low")
+    assert spec.pod_group(0, 3, coscheduling=False).spec.priority_class_name == "low"
+    assert spec.member(4, spec.pod_group(0, 3, coscheduling=False)).spec.priority_class_name == "low"
+
+
+async def test_creates_each_gangs_pod_group_before_its_pods(client: Client, fake: FakeApiServer) -> None:
+    spec = LoadSpec(rate=500, count=30, namespace="ns1", gang_fraction=0.5, gang_size=(2, 4), seed=11)
+    generator = LoadGenerator(client, spec)
+    async with binding_every_pod(client, "ns1"):
+        final = await generator.run(wait=True, wait_timeout_s=10)
+    assert final.submitted == final.bound == 30
+    created = [unwrap(request.object) for request in fake.calls_of("Create")]  # type: ignore[attr-defined]
+    groups_seen: set[str] = set()
+    for obj in created:
+        if isinstance(obj, objects_pb2.PodGroup):
+            groups_seen.add(obj.metadata.name)
+        elif group := _group_of(obj):
+            assert group in groups_seen, f"pod {obj.metadata.name} was created before its PodGroup {group}"
+    assert generator.pod_groups == sorted(groups_seen, key=lambda name: int(name.rsplit("-", 1)[1]))
+    assert final.gangs == len(generator.pod_groups) > 0
+    assert f"({final.gangs} gangs)" in final.line(30)
+
+
+async def test_stop_ends_the_run_after_the_gang_under_way(client: Client, fake: FakeApiServer) -> None:
+    fake.hangs["Create"] = 0.02
+    spec = LoadSpec(rate=1000, namespace="ns1", gang_fraction=1.0, gang_size=(4, 4), seed=5)
+    generator = LoadGenerator(client, spec)
+    running = asyncio.create_task(generator.run())
+    await until(lambda: len(generator.submitted) % 4 == 2)  # in the middle of a gang
+    generator.stop()
+    final = await asyncio.wait_for(running, 5)
+    assert final.submitted % 4 == 0 and final.submitted == 4 * len(generator.pod_groups)
+    pods = [unwrap(r.object) for r in fake.calls_of("Create")]  # type: ignore[attr-defined]
+    assert len([p for p in pods if isinstance(p, objects_pb2.Pod)]) == final.submitted
