@@ -18,13 +18,13 @@ import logging
 from collections.abc import Callable, Mapping
 
 from cluster.api import errors, objects_pb2, timeutil
+from cluster.api.podgroups import POD_GROUP_SCHEDULED
 from cluster.client import Client
 from scheduler.binding import EXPLANATION_ANNOTATION
 from scheduler.events import NORMAL, WARNING, EventRecorder
 
 log = logging.getLogger(__name__)
 
-POD_GROUP_SCHEDULED = "PodGroupScheduled"
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULED = "Scheduled"
 #: Attempts at writing a PodGroup's status when it keeps changing under us.
