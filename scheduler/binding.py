@@ -11,6 +11,14 @@ reservation is undone: Unreserve, the assumed pod is forgotten by the cache, the
 queue through the scheduling failure handler: a rejection (Permit) is Unschedulable, anything else an
 Error retried after backoff.
 
+A gang's placed members are bound by ONE group binding job (``submit_group``, from gang_cycle.py):
+WaitOnPermit of each, all bounded by the group's timeout (past it every member still waiting is
+rejected), PreBind of each, then ONE ``bind_group`` call through the profile's Handle client (the
+leader's fence applies) that binds all of them in one store transaction or none; then, per pod, the
+cache's finish_binding, the Scheduled event, the metrics and PostBind, and the PodGroup's condition.
+Bind plugins and binding extenders do not bind gang members. When any step fails every member is
+released as above, the group bind's failure (conflict, fenced, error) as an error (backoff).
+
 Concurrency: at most ``max_in_flight`` binding cycles run at once. ``submit`` waits for a free slot, so
 a scheduler whose API server is slow stops assuming pods instead of piling up assumptions it cannot
 write; otherwise it returns at once. Binding tasks belong to ``run()`` (a root task of the scheduler):
@@ -27,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cluster.api import objects_pb2
+from cluster.api.errors import ApiError
 from scheduler.background import TaskOwner
 from scheduler.cache import CacheError
 from scheduler.clock import Clock
@@ -40,12 +49,14 @@ from scheduler.framework import (
     Diagnosis,
     EventResource,
     FitError,
+    GangPolicy,
     PodInfo,
     QueuedPodInfo,
     Status,
     is_success,
 )
 from scheduler.metrics import SchedulerMetrics
+from scheduler.plugins.gangscheduling import NAME as GANG_SCHEDULING
 
 if TYPE_CHECKING:
     from scheduler.cache import Cache
@@ -64,6 +75,8 @@ ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE
 
 #: The scheduling failure handler: (framework, queued pod, status, scheduling cycle, attempt start).
 FailureHandler = Callable[["Framework", QueuedPodInfo, Status, int, float], Awaitable[None]]
+#: Told that a gang was bound: (group key, pods bound, profile name).
+GroupBound = Callable[[str, int, str], Awaitable[None]]
 
 
 @dataclass(slots=True)
@@ -85,6 +98,17 @@ class BindingJob:
     explanation: str
 
 
+@dataclass(slots=True)
+class GroupBindingJob:
+    """A gang's members assumed on their nodes by one group cycle, to be bound together."""
+
+    framework: Framework
+    policy: GangPolicy
+    members: list[BindingJob]
+    #: Clock time past which members still waiting at Permit are rejected, and all released.
+    deadline: float
+
+
 class Binder:
     """Runs binding cycles in the background, ``max_in_flight`` at most."""
 
@@ -99,6 +123,7 @@ class Binder:
         on_failure: FailureHandler,
         max_in_flight: int = DEFAULT_MAX_BINDINGS,
         extenders: Sequence[Extender] = (),
+        on_group_bound: GroupBound | None = None,
     ) -> None:
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
@@ -109,6 +134,7 @@ class Binder:
         self._clock = clock
         self._on_failure = on_failure
         self._extenders = tuple(extenders)
+        self._on_group_bound = on_group_bound
         self._slots = asyncio.Semaphore(max_in_flight)
         self._in_flight = 0
         self._tasks = TaskOwner("binder")
@@ -130,6 +156,18 @@ class Binder:
         self._in_flight += 1
         try:
             self._tasks.start(self._bind(job), name=f"bind {job.assumed.key} to {job.node_name}")
+        except BaseException:
+            self._release()
+            raise
+
+    async def submit_group(self, job: GroupBindingJob) -> None:
+        """Start binding a gang's members together in the background once a slot is free."""
+        if not self._tasks.running:
+            raise RuntimeError("the binder is not running")
+        await self._slots.acquire()
+        self._in_flight += 1
+        try:
+            self._tasks.start(self._bind_group(job), name=f"bind pod group {job.policy.group}")
         except BaseException:
             self._release()
             raise
@@ -170,6 +208,79 @@ class Binder:
         # Per pod, as kube-scheduler's V(2) "Successfully bound pod to node": at INFO, formatting and
         # writing this line cost the scheduler about 5% of its time under load.
         log.debug("bound %s to %s", assumed.key, node)
+        self._bound(job)
+        return None
+
+    async def _bind_group(self, job: GroupBindingJob) -> None:
+        try:
+            try:
+                status = await self._group_binding_cycle(job)
+            except Exception as err:
+                log.exception("binding cycle of pod group %s failed", job.policy.group)
+                status = Status.as_error(err)
+            if not is_success(status):
+                assert status is not None
+                await self._handle_group_error(job, status)
+        except Exception:
+            log.exception("handling the binding failure of pod group %s failed", job.policy.group)
+        finally:
+            self._release()
+
+    async def _group_binding_cycle(self, job: GroupBindingJob) -> Status | None:
+        framework = job.framework
+        status = await self._wait_on_permits(job)
+        if not is_success(status):
+            return status
+        for member in job.members:
+            status = await framework.run_pre_bind(member.state, member.assumed, member.node_name)
+            if not is_success(status):
+                return status
+        bindings = [(m.assumed.pod.metadata.namespace, m.assumed.pod.metadata.name, m.node_name)
+                    for m in job.members]
+        try:
+            await framework.handle.client.bind_group(bindings)
+        except ApiError as err:
+            return Status.as_error(err)
+        finally:
+            for member in job.members:
+                self._cache.finish_binding(member.assumed.pod)
+        for member in job.members:
+            self._bound(member)
+        log.info("bound pod group %s: %d pods", job.policy.group, len(job.members))
+        if self._on_group_bound is not None:
+            await self._on_group_bound(job.policy.group, len(job.members), framework.profile_name)
+        return None
+
+    async def _wait_on_permits(self, job: GroupBindingJob) -> Status | None:
+        """Every member's WaitOnPermit, at once; past the group's deadline every member still waiting
+        is rejected. The first refusal fails the group."""
+        framework = job.framework
+
+        async def reject_when_due() -> None:
+            await self._clock.sleep(job.deadline - self._clock.now())
+            for member in job.members:
+                framework.waiting_pods.reject(
+                    member.assumed.key, GANG_SCHEDULING,
+                    f"pod group {job.policy.group} was not allowed within its timeout "
+                    f"of {job.policy.timeout_s:g}s")
+
+        timer = asyncio.ensure_future(reject_when_due())
+        try:
+            statuses = await asyncio.gather(*(framework.wait_on_permit(m.assumed) for m in job.members))
+        finally:
+            timer.cancel()
+            await asyncio.gather(timer, return_exceptions=True)
+        for member, status in zip(job.members, statuses, strict=True):
+            if not is_success(status):
+                assert status is not None
+                if status.is_rejected:
+                    return _rejection_as_fit_error(status, member.assumed.pod, member.node_name)
+                return status
+        return None
+
+    def _bound(self, job: BindingJob) -> None:
+        """A member's binding succeeded: its event, metrics and PostBind, as for a pod bound alone."""
+        framework, assumed, node = job.framework, job.assumed, job.node_name
         self._recorder.record(
             assumed.pod, NORMAL, "Scheduled", "Binding",
             f"Successfully assigned {assumed.key} to {node}",
@@ -184,8 +295,24 @@ class Binder:
             queued.attempts,
             now - queued.initial_attempt_timestamp if queued.initial_attempt_timestamp is not None else None,
         )
-        framework.run_post_bind(state, assumed, node)
-        return None
+        framework.run_post_bind(job.state, assumed, node)
+
+    async def _handle_group_error(self, job: GroupBindingJob, status: Status) -> None:
+        log.info("binding pod group %s failed: %s", job.policy.group, status.message())
+        released = False
+        for member in job.members:
+            job.framework.run_unreserve(member.state, member.assumed, member.node_name)
+            job.framework.waiting_pods.discard(member.assumed.key)
+            try:
+                self._cache.forget_pod(member.assumed.pod)
+            except CacheError as err:
+                log.info("%s stays in the cache: %s", member.assumed.key, err)
+            else:
+                released = True
+        if released:
+            self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, job.members[0].assumed.pod, None)
+        for member in job.members:
+            await self._on_failure(job.framework, member.queued, status, member.cycle, member.start)
 
     async def _bind_pod(self, framework: Framework, state: CycleState, assumed: PodInfo,
                         node: str) -> Status | None:

@@ -22,6 +22,11 @@ NodeSchedulingPropertiesChange), no move when nothing relevant changed; delete �
 (current kube-scheduler does: PodTopologySpread registers it, a deleted node can change a spread's
 domains) and cache removal.
 
+Pod groups: every pod event keeps the index of pods by group (before the queue hears of the pod, whose
+PreEnqueue counts the group's pods); a pending pod of a group also asks its group's other queued pods
+again (PodGroupMemberAdd). PodGroups: add / update of the spec → the index and a move of the group's
+queued pods only; delete → out of the index.
+
 PodDisruptionBudgets and PriorityClasses only requeue pods: a move with their Add/Update/Delete event.
 The queue moves only pods rejected by plugins that registered the event, so with the default plugins
 (none registers PriorityClass events; PDBs matter to preemption) such a move costs next to nothing,
@@ -39,7 +44,18 @@ from typing import Any, Protocol
 
 from cluster.api import objects_pb2
 from scheduler.cache import Cache, CacheError
-from scheduler.framework import ActionType, ClusterEvent, EventResource, Resource, pod_key, pod_requests
+from scheduler.framework import (
+    ActionType,
+    ClusterEvent,
+    EventResource,
+    PodGroupIndex,
+    Resource,
+    group_key_of,
+    pod_key,
+    pod_requests,
+)
+from scheduler.framework.pod_groups import group_key
+from scheduler.plugins.gangscheduling import POD_GROUP_ADD, POD_GROUP_MEMBER_ADD, POD_GROUP_UPDATE
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +102,9 @@ class SchedulingQueueLike(Protocol):
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any) -> object: ...
 
+    def move_to_active_or_backoff(self, keys: Iterable[str], event: ClusterEvent, old: Any,
+                                  new: Any) -> object: ...
+
 
 Handlers = dict[str, Callable[..., None]]
 
@@ -99,11 +118,15 @@ class EventHandlers:
         queue: SchedulingQueueLike,
         scheduler_names: Iterable[str],
         on_pod_bound: Callable[[objects_pb2.Pod], None] | None = None,
+        pod_groups: PodGroupIndex | None = None,
     ) -> None:
         """``scheduler_names``: the profiles' schedulerNames (the pods this scheduler schedules).
-        ``on_pod_bound``: told of every pod the cache newly sees bound, after the cache has it."""
+        ``on_pod_bound``: told of every pod the cache newly sees bound, after the cache has it.
+        ``pod_groups``: the index of pods by group, kept here before the queue hears of a pod (its
+        PreEnqueue counts the group's pods)."""
         self._cache = cache
         self._queue = queue
+        self._pod_groups = pod_groups if pod_groups is not None else PodGroupIndex()
         self._scheduler_names = frozenset(scheduler_names)
         self._on_pod_bound = on_pod_bound
 
@@ -119,18 +142,43 @@ class EventHandlers:
     def priority_class_handlers(self) -> Handlers:
         return self._requeue_only(EventResource.PRIORITY_CLASS)
 
+    def pod_group_handlers(self) -> Handlers:
+        return {"on_add": self._add_pod_group, "on_update": self._update_pod_group,
+                "on_delete": self._pod_groups.remove_group}
+
+    # -------------------------------------------------------------------------------- pod groups
+
+    def _add_pod_group(self, group: objects_pb2.PodGroup) -> None:
+        self._pod_groups.set_group(group)
+        self._requeue_group(group_key(group), POD_GROUP_ADD, None, group)
+
+    def _update_pod_group(self, old: objects_pb2.PodGroup, new: objects_pb2.PodGroup) -> None:
+        self._pod_groups.set_group(new)
+        if old.spec != new.spec:  # the counts and phase a controller writes change nothing here
+            self._requeue_group(group_key(new), POD_GROUP_UPDATE, old, new)
+
+    def _requeue_group(self, key: str, event: ClusterEvent, old: Any, new: Any) -> None:
+        """Ask the group's gated or unschedulable pods again: O(group), not O(unschedulable pods)."""
+        keys = [pod_key(pod) for pod in self._pod_groups.members(key)]
+        if keys:
+            self._queue.move_to_active_or_backoff(keys, event, old, new)
+
     # -------------------------------------------------------------------------------------- pods
 
     def _responsible_for(self, pod: objects_pb2.Pod) -> bool:
         return pod.spec.scheduler_name in self._scheduler_names
 
     def _add_pod(self, pod: objects_pb2.Pod) -> None:
+        self._pod_groups.set_pod(pod)
         if pod.spec.node_name:
             self._add_bound_pod(pod)
         elif self._responsible_for(pod) and not _terminating(pod):
             self._queue.add(pod)
+            if group := group_key_of(pod):
+                self._requeue_group(group, POD_GROUP_MEMBER_ADD, None, pod)
 
     def _update_pod(self, old: objects_pb2.Pod, new: objects_pb2.Pod) -> None:
+        self._pod_groups.set_pod(new)
         if old.spec.node_name:
             self._update_bound_pod(old, new)
         elif new.spec.node_name:
@@ -142,6 +190,7 @@ class EventHandlers:
             self._update_pending_pod(old, new)
 
     def _delete_pod(self, pod: objects_pb2.Pod) -> None:
+        self._pod_groups.remove_pod(pod)
         if pod.spec.node_name:
             self._cache_call(self._cache.remove_pod, pod)
             self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)

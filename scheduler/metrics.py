@@ -19,8 +19,7 @@ SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
 ERROR = "error"
 
-#: The queues scheduler_pending_pods reports; "gated" pods (schedulingGates) do not exist in podsched
-#: and always count 0, but the series exists so that dashboards written for Kubernetes work.
+#: The queues scheduler_pending_pods reports; "gated": pods a PreEnqueue plugin keeps out of activeQ.
 PENDING_QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 #: The attempts label of the SLI histogram is capped (kube-scheduler: "15+") to bound cardinality.

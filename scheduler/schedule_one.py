@@ -18,6 +18,10 @@ events those plugins registered requeue it), and writes the pod's condition PodS
 reason Unschedulable. Other failures are errors: the same, with reason SchedulerError, and the pod is
 retried after backoff.
 
+A pod of a gang whose group is not admitted yet (fewer than minCount bound or being bound) is placed with
+its pending siblings in one whole-group cycle instead (gang_cycle.py); a pod of an admitted group is
+scheduled alone, as any pod.
+
 The cycle is deterministic given the snapshot, the RNG and the extenders' answers; it awaits only the
 extenders and, in the failure handler, the API (the status write), as kube-scheduler's does.
 """
@@ -50,12 +54,16 @@ from scheduler.framework import (
     CycleState,
     Diagnosis,
     FitError,
+    GangPolicy,
     PodInfo,
     QueuedPodInfo,
     Status,
+    group_key_of,
     is_success,
 )
+from scheduler.gang_cycle import GangCycle, GroupPostFilter
 from scheduler.metrics import SchedulerMetrics
+from scheduler.podgroup_status import PodGroupReporter
 
 if TYPE_CHECKING:
     from scheduler.cache import Cache, Snapshot
@@ -131,9 +139,11 @@ class SchedulingLoop:
         rng: random.Random,
         percentage_of_nodes_to_score: Mapping[str, int | None],
         extenders: Sequence[Extender] = (),
+        group_post_filter: GroupPostFilter | None = None,
     ) -> None:
         """``percentage_of_nodes_to_score``: by profile name (None: kube-scheduler's adaptive rule).
-        ``extenders``: asked after the Filter and Score plugins, in this order."""
+        ``extenders``: asked after the Filter and Score plugins, in this order. ``group_post_filter``:
+        runs after a gang's cycle that did not fit (gang preemption's place)."""
         self._profiles = profiles
         self._queue = queue
         self._cache = cache
@@ -151,6 +161,46 @@ class SchedulingLoop:
         self._next_start_index = 0
         #: True while a cycle runs (between pop and the binder taking over, or the failure handled).
         self.busy = False
+        self.pod_group_reporter = PodGroupReporter(client, recorder, self._pod_group)
+        self._gang_cycle = GangCycle(
+            queue=queue, cache=cache, snapshot=snapshot, binder=binder, clock=clock,
+            run_algorithm=self._run_algorithm, assumed_copy=_assumed_copy, on_failure=self.handle_failure,
+            reporter=self.pod_group_reporter, group_post_filter=group_post_filter,
+        )
+
+    def _pod_group(self, key: str) -> objects_pb2.PodGroup | None:
+        for framework in self._profiles.values():
+            return framework.handle.pod_groups.pod_group(key)
+        return None
+
+    async def _run_algorithm(self, framework: Framework, state: CycleState,
+                             pod_info: PodInfo) -> ScheduleResult:
+        """The algorithm for one pod of a gang, carrying the node round robin across its members."""
+        try:
+            result = await schedule_pod(
+                framework, state, pod_info, self._snapshot,
+                percentage_of_nodes_to_score=self._percentage.get(framework.profile_name),
+                rng=self._rng,
+                start_index=self._next_start_index,
+                extenders=self._extenders,
+            )
+        except (ScheduleFitError, SchedulingError) as err:
+            self._next_start_index = err.next_start_index
+            raise
+        self._next_start_index = result.next_start_index
+        return result
+
+    def _gang_of(self, framework: Framework, pod: objects_pb2.Pod) -> GangPolicy | None:
+        """The gang policy of the pod's group when the group is not admitted yet (fewer than minCount
+        bound or being bound): then the pod is placed in a whole-group cycle."""
+        key = group_key_of(pod)
+        if not key:
+            return None
+        groups = framework.handle.pod_groups
+        policy = groups.policy(key)
+        if policy is None or groups.bound_count(key) + groups.assumed_count(key) >= policy.min_count:
+            return None
+        return policy
 
     async def schedule_one(self) -> None:
         """Schedule the next pod (waiting for one)."""
@@ -181,6 +231,9 @@ class SchedulingLoop:
         if self._skip(framework, queued):
             return
         start = self._clock.now()
+        if (policy := self._gang_of(framework, pod)) is not None:
+            await self._gang_cycle.run(framework, queued, policy, cycle, start)
+            return
         state = CycleState()
         self._cache.update_snapshot(self._snapshot)
         try:
@@ -285,16 +338,22 @@ class SchedulingLoop:
         *,
         nominated_node: str | None = "",
         explanation: str = "",
+        plugins: set[str] | None = None,
+        message: str | None = None,
     ) -> None:
         """A failed attempt: metrics, requeue, nomination, event, pod condition (kube-scheduler's
         handleSchedulingFailure). ``nominated_node``: the node PostFilter nominated, "" to clear a
-        nomination, None to leave it."""
+        nomination, None to leave it. A gang's member that failed with its group gets the group's
+        rejecting ``plugins`` and ``message``."""
         duration = self._clock.now() - start
         if status.is_rejected:
             self._metrics.pod_unschedulable(framework.profile_name, duration)
         else:
             self._metrics.pod_schedule_error(framework.profile_name, duration)
-        if isinstance(status.error, FitError):
+        if plugins is not None:
+            queued.unschedulable_plugins = set(plugins)
+            queued.pending_plugins = set()
+        elif isinstance(status.error, FitError):
             # Only the events these plugins registered can requeue the pod.
             queued.unschedulable_plugins = set(status.error.diagnosis.unschedulable_plugins)
             queued.pending_plugins = set(status.error.diagnosis.pending_plugins)
@@ -302,7 +361,7 @@ class SchedulingLoop:
             queued.unschedulable_plugins = set()
             queued.pending_plugins = set()
 
-        message = failure_message(status)
+        message = message if message is not None else failure_message(status)
         current = self._pod_lister(queued.key)
         decision = decide_failure(status, current)
         if decision.requeue:

@@ -3,8 +3,9 @@ loop that schedules pods one at a time (kube-scheduler's scheduler.go).
 
 What it is made of:
 
-* ``Informer``s (``cluster.client``) for non-terminal Pods, Nodes, PriorityClasses and
-  PodDisruptionBudgets; ``EventHandlers`` turn their events into cache updates and queue moves;
+* ``Informer``s (``cluster.client``) for non-terminal Pods, Nodes, PriorityClasses,
+  PodDisruptionBudgets and PodGroups (the index of pods by group, ``PodGroupIndex``, beside them);
+  ``EventHandlers`` turn their events into cache updates and queue moves;
 * the ``Cache`` of nodes with their bound and assumed pods, and the ``Snapshot`` each cycle reads;
 * one ``SchedulingQueue`` for every profile (sorted by the first profile's QueueSort; the config
   requires every profile to use the same one);
@@ -19,7 +20,7 @@ What it is made of:
   ask in their turn.
 
 How it runs: ``run()`` is a TaskGroup of a few named root tasks
-that never end on their own: the four informers, the event writers, the binder, the preemptions, the
+that never end on their own: the five informers, the event writers, the binder, the preemptions, the
 queue's flush loops, the cache's cleanup loop, the scheduling loop and, in ``podsched scheduler``, the
 HTTP server. The scheduling loop first waits for every informer's first list, so that no pod is
 scheduled against a partial picture of the cluster. The first root task to fail (or to end) cancels the
@@ -54,7 +55,7 @@ from scheduler.eventhandlers import EventHandlers
 from scheduler.events import EventRecorder
 from scheduler.extender.build import build_extenders, ignoring_managed_resources
 from scheduler.extender.interface import Extender
-from scheduler.framework import ClusterEventWithHint, WaitingPods
+from scheduler.framework import ClusterEventWithHint, PodGroupIndex, PodInfo, Status, WaitingPods
 from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, FrameworkError, build_framework
@@ -63,7 +64,7 @@ from scheduler.metrics import SchedulerMetrics
 from scheduler.preemptions import Preemptions
 from scheduler.queue import QueueClosed, SchedulingQueue
 from scheduler.queue.plugged import PluggedQueue
-from scheduler.schedule_one import SchedulingLoop
+from scheduler.schedule_one import SchedulingLoop, scheduler_name
 
 log = logging.getLogger(__name__)
 
@@ -113,13 +114,15 @@ class Scheduler:
         rng = random.Random(rng_seed)
         pdbs = Informer(client, kinds.POD_DISRUPTION_BUDGET)
         waiting_pods = WaitingPods()
+        self.pod_groups = PodGroupIndex(self.cache.is_assumed)
 
         def new_handle() -> FrameworkHandle:
             return FrameworkHandle(
                 snapshot=self.snapshot, nominator=plugged, client=client, event_recorder=self.recorder,
                 pod_disruption_budgets=lambda: [pdb for _, pdb in pdbs.items()],
                 extenders=self.extenders,
-                waiting_pods=waiting_pods, api_dispatcher=self.preemptions, rng=rng)
+                waiting_pods=waiting_pods, api_dispatcher=self.preemptions, rng=rng,
+                pod_groups=self.pod_groups)
 
         try:
             self.profiles: dict[str, Framework] = {
@@ -138,6 +141,7 @@ class Scheduler:
             pod_max_backoff_s=config.pod_max_backoff_seconds,
             pod_max_in_unschedulable_s=config.pod_max_in_unschedulable_pods_seconds,
             events_to_register=_merged_events(self.profiles.values()),
+            pre_enqueue=self._run_pre_enqueue,
         )
         plugged.plug(self.queue)
 
@@ -146,12 +150,14 @@ class Scheduler:
             "nodes": Informer(client, kinds.NODE),
             "priorityclasses": Informer(client, kinds.PRIORITY_CLASS),
             "poddisruptionbudgets": pdbs,
+            "podgroups": Informer(client, kinds.POD_GROUP),
         }
-        handlers = EventHandlers(self.cache, self.queue, self.profiles.keys())
+        handlers = EventHandlers(self.cache, self.queue, self.profiles.keys(), pod_groups=self.pod_groups)
         self.informers["pods"].add_handler(**handlers.pod_handlers())
         self.informers["nodes"].add_handler(**handlers.node_handlers())
         self.informers["priorityclasses"].add_handler(**handlers.priority_class_handlers())
         self.informers["poddisruptionbudgets"].add_handler(**handlers.pod_disruption_budget_handlers())
+        self.informers["podgroups"].add_handler(**handlers.pod_group_handlers())
         pods = self.informers["pods"]
 
         # The binder hands failed bindings to the loop's failure handler; the loop hands pods to the
@@ -160,6 +166,8 @@ class Scheduler:
             cache=self.cache, queue=self.queue, recorder=self.recorder, metrics=self.metrics,
             clock=self.clock, on_failure=lambda *failure: self.loop.handle_failure(*failure),
             max_in_flight=max_bindings, extenders=self.extenders,
+            on_group_bound=lambda key, bound, profile: self.loop.pod_group_reporter.scheduled(
+                key, bound, component=profile),
         )
         self.loop = SchedulingLoop(
             profiles=self.profiles,
@@ -192,6 +200,11 @@ class Scheduler:
     @property
     def profile_names(self) -> list[str]:
         return list(self.profiles)
+
+    def _run_pre_enqueue(self, pod: PodInfo) -> Status | None:
+        """The PreEnqueue plugins of the pod's profile (the queue is every profile's)."""
+        framework = self.profiles.get(scheduler_name(pod.pod))
+        return framework.run_pre_enqueue(pod) if framework is not None else None
 
     # ------------------------------------------------------------------------------------------ run
 

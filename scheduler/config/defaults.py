@@ -34,6 +34,7 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("DefaultPreemption"),
     PluginRef("NodeResourcesBalancedAllocation", 1),
     PluginRef("DefaultBinder"),
+    PluginRef("GangScheduling"),
 )
 
 DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from cluster.api.decoding import Duration, wire
 from scheduler.framework.registry import EXTENSION_POINTS, MULTI_POINT
 
-_NO_POD_GROUPS = "podsched has no workload (pod group) scheduling"
+_NO_POD_GROUPS = "podsched schedules a pod group in its whole-group cycle, without placement plugins"
 
 
 @dataclass(slots=True)
@@ -38,7 +38,6 @@ class Plugins:
 
     #: Extension points kube-scheduler v1 has and podsched does not: a clear "not supported", not "unknown".
     UNSUPPORTED: ClassVar[dict[str, str]] = {
-        "preEnqueue": "podsched has no PreEnqueue plugins",
         "placementGenerate": _NO_POD_GROUPS,
         "placementScore": _NO_POD_GROUPS,
         "placementFeasible": _NO_POD_GROUPS,
@@ -46,6 +45,7 @@ class Plugins:
     }
 
     multi_point: PluginSet | None = None
+    pre_enqueue: PluginSet | None = None
     queue_sort: PluginSet | None = None
     pre_filter: PluginSet | None = None
     filter: PluginSet | None = None

@@ -26,10 +26,12 @@ from scheduler.framework.interface import (
     PluginError,
     PluginFactory,
     PluginsRunner,
+    PodGroupLister,
     PodNominator,
     PostBindPlugin,
     PostFilterPlugin,
     PreBindPlugin,
+    PreEnqueuePlugin,
     PreFilterExtensions,
     PreFilterPlugin,
     PreScorePlugin,
@@ -41,6 +43,7 @@ from scheduler.framework.interface import (
     ScorePlugin,
     SharedLister,
 )
+from scheduler.framework.pod_groups import GangPolicy, PodGroupIndex, group_key_of
 from scheduler.framework.resource import Resource, pod_non_zero_requests, pod_requests
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import (
@@ -82,6 +85,7 @@ __all__ = [
     "EventResource",
     "FilterPlugin",
     "FitError",
+    "GangPolicy",
     "Handle",
     "NodeBatchLister",
     "NodeInfo",
@@ -93,12 +97,15 @@ __all__ = [
     "PluginError",
     "PluginFactory",
     "PluginsRunner",
+    "PodGroupIndex",
+    "PodGroupLister",
     "PodInfo",
     "PodNominator",
     "PostBindPlugin",
     "PostFilterPlugin",
     "PostFilterResult",
     "PreBindPlugin",
+    "PreEnqueuePlugin",
     "PreFilterExtensions",
     "PreFilterPlugin",
     "PreFilterResult",
@@ -116,6 +123,7 @@ __all__ = [
     "WaitingPod",
     "WaitingPods",
     "WeightedAffinityTerm",
+    "group_key_of",
     "is_success",
     "next_generation",
     "node_scores",

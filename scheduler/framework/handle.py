@@ -3,8 +3,9 @@ simulate`` (which runs the scheduler) and tests.
 
 One handle per profile, as kube-scheduler gives each profile's framework its own: what it shares with the
 other profiles' handles (snapshot, nominator, client, recorder, PDBs, extenders, waiting pods, dispatcher,
-random source) it is given whole at construction; its plugins runner is the framework built with it,
-which attaches itself when it is made, since the plugins that framework runs are made with the handle.
+random source, pod groups) it is given whole at construction; its plugins runner is the framework built
+with it, which attaches itself when it is made, since the plugins that framework runs are made with the
+handle.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from scheduler.framework.interface import (
     APIDispatcher,
     EventRecorder,
     PluginsRunner,
+    PodGroupLister,
     PodNominator,
     SharedLister,
 )
@@ -46,6 +48,7 @@ class FrameworkHandle:
         waiting_pods: WaitingPods,
         api_dispatcher: APIDispatcher,
         rng: random.Random,
+        pod_groups: PodGroupLister,
     ) -> None:
         self._snapshot = snapshot
         self._nominator = nominator
@@ -56,6 +59,7 @@ class FrameworkHandle:
         self._waiting_pods = waiting_pods
         self._api_dispatcher = api_dispatcher
         self._rng = rng
+        self._pod_groups = pod_groups
         self._runner: PluginsRunner | None = None
 
     def attach(self, runner: PluginsRunner) -> None:
@@ -97,6 +101,10 @@ class FrameworkHandle:
     @property
     def rng(self) -> random.Random:
         return self._rng
+
+    @property
+    def pod_groups(self) -> PodGroupLister:
+        return self._pod_groups
 
     # ------------------------------------------------------------------------ the profile's plugins
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from cluster.api import objects_pb2
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.nodedata import NodeBatch
+from scheduler.framework.pod_groups import GangPolicy
 from scheduler.framework.status import Status
 from scheduler.framework.types import (
     NodeInfo,
@@ -134,13 +135,50 @@ class APIClient(Protocol):
 
     async def bind(self, namespace: str, name: str, node_name: str) -> objects_pb2.Pod: ...
 
+    async def bind_group(self, bindings: Sequence[tuple[str, str, str]]) -> list[objects_pb2.Pod]:
+        """Bind every (namespace, pod name, node name) in one transaction, or none (a gang)."""
+        ...
+
+
+class PodGroupLister(Protocol):
+    """The pod groups the scheduler knows (``scheduler.framework.pod_groups.PodGroupIndex``): each
+    group's key is "namespace/name"; a pod's is ``pod_groups.group_key_of(pod)``."""
+
+    def pod_group(self, key: str) -> objects_pb2.PodGroup | None:
+        """The PodGroup, None if it does not exist (yet)."""
+        ...
+
+    def policy(self, key: str) -> GangPolicy | None:
+        """The group's gang policy; None for a group scheduled pod by pod, or not known."""
+        ...
+
+    def members(self, key: str) -> Sequence[objects_pb2.Pod]:
+        """Every pod of the group: pending, assumed, bound, terminating."""
+        ...
+
+    def member_count(self, key: str) -> int:
+        """The group's pods that are not terminating."""
+        ...
+
+    def pending(self, key: str) -> list[objects_pb2.Pod]:
+        """The group's pods waiting for a node (not assumed, not terminating)."""
+        ...
+
+    def assumed_count(self, key: str) -> int:
+        """The group's pods with a binding in flight."""
+        ...
+
+    def bound_count(self, key: str) -> int:
+        """The group's pods bound to a node."""
+        ...
+
 
 class EventRecorder(Protocol):
     """Where plugins file Kubernetes events (``scheduler.events.EventRecorder``); returns at once."""
 
     def record(
         self,
-        obj: objects_pb2.Pod,
+        obj: objects_pb2.Pod | objects_pb2.PodGroup,
         type_: str,
         reason: str,
         action: str,
@@ -206,6 +244,11 @@ class Handle(PluginsRunner, Protocol):
         """The scheduler's seeded random source: a seeded run makes the same random choices."""
         ...
 
+    @property
+    def pod_groups(self) -> PodGroupLister:
+        """The PodGroups and their pods (the scheduler's informers)."""
+        ...
+
 
 # -------------------------------------------------------------------------------- cluster events
 
@@ -216,6 +259,7 @@ class EventResource(enum.Enum):
     UNSCHEDULED_POD = "UnscheduledPod"
     NODE = "Node"
     POD_DISRUPTION_BUDGET = "PodDisruptionBudget"
+    POD_GROUP = "PodGroup"
     PRIORITY_CLASS = "PriorityClass"
     WILDCARD = "*"
 
@@ -278,6 +322,14 @@ class ClusterEventWithHint:
 class Plugin(Protocol):
     @property
     def name(self) -> str: ...
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        """None to let the pod into activeQ; a rejection gates it (it waits, never popped, until an
+        event this plugin registered makes the queue ask again)."""
+        ...
 
 
 @runtime_checkable

@@ -29,6 +29,7 @@ from scheduler.framework.interface import PluginFactory
 #: The extension points a profile configures, in kube-scheduler's spelling (the keys of ``plugins`` in
 #: a KubeSchedulerConfiguration profile, besides ``multiPoint``).
 EXTENSION_POINTS: tuple[str, ...] = (
+    "preEnqueue",
     "queueSort",
     "preFilter",
     "filter",

@@ -57,6 +57,7 @@ from scheduler.framework.interface import (
     PostBindPlugin,
     PostFilterPlugin,
     PreBindPlugin,
+    PreEnqueuePlugin,
     PreFilterExtensions,
     PreFilterPlugin,
     PreScorePlugin,
@@ -82,6 +83,7 @@ log = logging.getLogger(__name__)
 
 #: The method that makes a plugin an implementation of each extension point.
 ENTRY_METHODS: Mapping[str, str] = {
+    "preEnqueue": "pre_enqueue",
     "queueSort": "less",
     "preFilter": "pre_filter",
     "filter": "filter",
@@ -100,7 +102,7 @@ _BATCH_FORMS: Mapping[str, type] = {"filter": BatchFilterPlugin, "score": BatchS
 
 #: Extension points whose plugins can reject a pod, and so must say which events may change their mind
 #: (kube-scheduler's shouldHaveEnqueueExtensions).
-_REJECTING_POINTS = ("preFilter", "filter", "reserve", "permit")
+_REJECTING_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
 
 #: A plugin that can reject pods but declares no events is requeued by every event (kube-scheduler's
 #: defaultEnqueueExtension): slower, never stranded.
@@ -189,6 +191,8 @@ class Framework:
         # Bound methods with their plugin names, looked up once: Filter and Score run per node. Each
         # point's plugins implement its interface: build_framework admits no other (``_implements``).
         points = self._points
+        self._pre_enqueue = [(p.name, p.pre_enqueue)
+                             for p in cast("list[PreEnqueuePlugin]", points["preEnqueue"])]
         queue_sort = cast("list[QueueSortPlugin]", points["queueSort"])
         self._less = queue_sort[0].less if queue_sort else None
         self._pre_filter = [(p.name, p.pre_filter, _extensions(p, "pre_filter_extensions"))
@@ -239,6 +243,21 @@ class Framework:
     def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         assert self._less is not None, "a framework built by build_framework has one QueueSort plugin"
         return self._less(a, b)
+
+    def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
+        """None if the pod may enter activeQ; else the first rejection, stamped with its plugin (the
+        queue gates the pod until an event that plugin registered)."""
+        for name, pre_enqueue in self._pre_enqueue:
+            try:
+                status = pre_enqueue(pod)
+            except Exception as exc:
+                status = _raised(exc)
+            if status is None or status.code is Code.SUCCESS:
+                continue
+            if status.is_rejected:
+                return status.with_plugin(name)
+            return _error(f'running PreEnqueue plugin "{name}"', status, name)
+        return None
 
     def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
         """Plugin name -> the cluster events that may make a pod it rejected schedulable."""

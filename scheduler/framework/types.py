@@ -336,6 +336,8 @@ class QueuedPodInfo:
     unschedulable_plugins: set[str] = field(default_factory=set)
     #: Plugins that returned PENDING in its last attempt.
     pending_plugins: set[str] = field(default_factory=set)
+    #: A PreEnqueue plugin (named in ``unschedulable_plugins``) keeps the pod out of activeQ.
+    gated: bool = False
 
     @property
     def pod(self) -> objects_pb2.Pod:

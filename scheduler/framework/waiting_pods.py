@@ -67,6 +67,12 @@ class WaitingPods:
         waiting.reject(plugin, message)
         return True
 
+    def discard(self, key: str) -> None:
+        """Reject the pod if it is waiting and forget it: no binding cycle will wait for it (a gang's
+        cycle released it before handing it to the binder)."""
+        self.reject(key, message="released")
+        self._pods.pop(key, None)
+
     def __iter__(self) -> Iterator[WaitingPod]:
         return iter(list(self._pods.values()))
 

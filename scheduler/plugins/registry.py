@@ -27,6 +27,7 @@ IN_TREE: Mapping[str, str] = MappingProxyType(
         "PodTopologySpread": "scheduler.plugins.podtopologyspread",
         "DefaultBinder": "scheduler.plugins.defaultbinder",
         "DefaultPreemption": "scheduler.plugins.defaultpreemption",
+        "GangScheduling": "scheduler.plugins.gangscheduling",
     }
 )
 

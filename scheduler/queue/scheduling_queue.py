@@ -24,6 +24,13 @@ Transitions:
 * backoff over → activeQ (``flush_backoff_completed``, every 1 s).
 * in unschedulablePods longer than ``pod_max_in_unschedulable_s`` (default 5 min) → podBackoffQ or
   activeQ (``flush_unschedulable_left_over``, every 30 s).
+* gated pods: whatever would send a pod to activeQ first asks the PreEnqueue plugins of its profile
+  (``pre_enqueue``); a pod one of them rejects waits in unschedulablePods flagged ``gated``, with that
+  plugin as its rejecting plugin, so the events it registered (and updates of the pod) ask again. Gated
+  pods are counted apart (``GATED``), as kube-scheduler's scheduler_pending_pods{queue="gated"}.
+* a gang's cycle takes the pending members of its group out of every structure at once (``take``);
+  group events requeue the unschedulable members of one group (``move_to_active_or_backoff``), in
+  O(group size).
 * held pods (``hold``: their preemption's API calls are running in the background, kube-scheduler's
   async preemption) never enter activeQ: whatever would send one there parks it in unschedulablePods
   instead (kube's PreEnqueue rejection), until ``release``; ``activate`` sends a pod from
@@ -64,6 +71,7 @@ from scheduler.framework import (
     EventResource,
     PodInfo,
     QueuedPodInfo,
+    Status,
     pod_key,
 )
 from scheduler.queue.active_queue import ActiveQueue
@@ -94,6 +102,7 @@ LEFTOVER_FLUSH_PERIOD_S = 30.0
 ACTIVE = "active"
 BACKOFF = "backoff"
 UNSCHEDULABLE = "unschedulable"
+GATED = "gated"
 
 #: A pod rejected by this plugin may fit once a pod lands in its namespace (a new domain count can
 #: change the skew), so assigned-pod events consider it as they do pods with matching affinity terms.
@@ -107,6 +116,8 @@ ASSIGNED_POD_UPDATE_LABEL = ClusterEvent(
 )
 
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+#: The PreEnqueue plugins of the pod's profile: None to admit the pod to activeQ, else the rejection.
+PreEnqueue = Callable[[PodInfo], Status | None]
 
 
 def is_scheduling_relevant_update(old: objects_pb2.Pod | None, new: objects_pb2.Pod) -> bool:
@@ -133,9 +144,10 @@ class SchedulingQueue:
         pod_max_backoff_s: float = DEFAULT_POD_MAX_BACKOFF_S,
         pod_max_in_unschedulable_s: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_S,
         events_to_register: Mapping[str, Sequence[ClusterEventWithHint]] = MappingProxyType({}),
+        pre_enqueue: PreEnqueue | None = None,
     ) -> None:
         """``less`` is the profile's QueueSort; ``events_to_register`` maps each plugin name to the
-        events (with hints) that can change its verdict."""
+        events (with hints) that can change its verdict; ``pre_enqueue`` gates pods (None: none is)."""
         if not pod_initial_backoff_s > 0:
             raise ValueError(f"pod_initial_backoff_s must be positive, not {pod_initial_backoff_s}")
         if not pod_max_backoff_s >= pod_initial_backoff_s:
@@ -152,6 +164,7 @@ class SchedulingQueue:
         self._nominator = Nominator()
         self._rules = RequeueRules(events_to_register)
         self._max_in_unschedulable_s = pod_max_in_unschedulable_s
+        self._pre_enqueue = pre_enqueue
         self._move_request_cycle = -1
         self._closed = asyncio.Event()
         #: Keys of the pods kept out of activeQ (``hold``).
@@ -237,6 +250,7 @@ class SchedulingQueue:
             return None
         # The backoff and the stay in unschedulablePods count from this failure.
         qpi.timestamp = self._clock.now()
+        qpi.gated = False
         failed_on_error = not qpi.unschedulable_plugins and not qpi.pending_plugins
         if self._move_request_cycle >= pod_scheduling_cycle or failed_on_error:
             self._backoff.add_or_update(qpi)
@@ -293,6 +307,27 @@ class SchedulingQueue:
             moved += 1
         self._move_request_cycle = self.scheduling_cycle
         return moved
+
+    def move_to_active_or_backoff(self, keys: Iterable[str], event: ClusterEvent, old: Any = None,
+                                  new: Any = None) -> int:
+        """Requeue the unschedulable pods among ``keys`` (one pod group's) that ``event`` may help;
+        returns how many moved. O(len(keys)), where ``move_all_to_active_or_backoff`` scans them all."""
+        hints = self._rules.for_event(event)
+        if hints is None:
+            return 0
+        candidates = [qpi for key in keys if (qpi := self._unschedulable.get(key)) is not None]
+        return self._move(candidates, hints, old, new)
+
+    def take(self, keys: Iterable[str]) -> list[QueuedPodInfo]:
+        """Take the pods with ``keys`` out of activeQ, podBackoffQ and unschedulablePods (a gang's cycle
+        schedules them together), gated or not; keys not queued are skipped."""
+        taken = []
+        for key in keys:
+            qpi = self._active.delete(key) or self._backoff.delete(key) or self._unschedulable.delete(key)
+            if qpi is not None:
+                qpi.gated = False
+                taken.append(qpi)
+        return taken
 
     # --------------------------------------------------------------------------- held pods
 
@@ -378,10 +413,12 @@ class SchedulingQueue:
     # -------------------------------------------------------------------------------- inspection
 
     def pending_counts(self) -> dict[str, int]:
+        gated = sum(1 for qpi in self._unschedulable if qpi.gated)
         return {
             ACTIVE: len(self._active),
             BACKOFF: len(self._backoff),
-            UNSCHEDULABLE: len(self._unschedulable),
+            UNSCHEDULABLE: len(self._unschedulable) - gated,
+            GATED: gated,
         }
 
     def is_empty_active(self) -> bool:
@@ -415,6 +452,16 @@ class SchedulingQueue:
             self._unschedulable.add_or_update(qpi)
             log.debug("%s -> %s (%s while held)", qpi.key, UNSCHEDULABLE, event)
             return
+        rejection = self._pre_enqueue(qpi.pod_info) if self._pre_enqueue is not None else None
+        if rejection is not None:
+            # Gated: only the events its PreEnqueue plugin registered (or an update) ask again.
+            qpi.gated = True
+            qpi.unschedulable_plugins = {rejection.plugin} if rejection.plugin else set()
+            qpi.pending_plugins = set()
+            self._unschedulable.add_or_update(qpi)
+            log.debug("%s -> %s (%s, gated: %s)", qpi.key, GATED, event, rejection.message())
+            return
+        qpi.gated = False
         self._active.add_or_update(qpi)
         log.debug("%s -> %s (%s)", qpi.key, ACTIVE, event)
 

@@ -14,6 +14,7 @@ from scheduler.framework import (
     CycleState,
     NodeInfo,
     NodeScore,
+    PodGroupIndex,
     PodInfo,
     PreFilterResult,
     QueuedPodInfo,
@@ -111,10 +112,11 @@ def fake_handle(
     waiting_pods: WaitingPods | None = None,
     api_dispatcher: Any = None,
     rng: random.Random | None = None,
+    pod_groups: PodGroupIndex | None = None,
 ) -> FrameworkHandle:
     """The framework's ``FrameworkHandle`` as the scheduler builds it, with test doubles for what a test
     does not give: no nominations, no API calls, a recording event recorder, no PDBs, no extenders, no
-    background calls, a random source seeded with 0."""
+    background calls, a random source seeded with 0, no pod groups."""
     return FrameworkHandle(
         snapshot=snapshot,
         nominator=nominator if nominator is not None else Nominator(),
@@ -125,6 +127,7 @@ def fake_handle(
         waiting_pods=waiting_pods if waiting_pods is not None else WaitingPods(),
         api_dispatcher=api_dispatcher if api_dispatcher is not None else NoBackgroundCalls(),
         rng=rng if rng is not None else random.Random(0),
+        pod_groups=pod_groups if pod_groups is not None else PodGroupIndex(),
     )
 
 

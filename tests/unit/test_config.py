@@ -76,7 +76,7 @@ def test_no_file_gives_kube_scheduler_defaults() -> None:
     assert [ref.name for ref in DEFAULT_MULTI_POINT] == [
         "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
         "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
-        "NodeResourcesBalancedAllocation", "DefaultBinder",
+        "NodeResourcesBalancedAllocation", "DefaultBinder", "GangScheduling",
     ]
     weights = {ref.name: ref.weight for ref in DEFAULT_MULTI_POINT if ref.weight}
     assert weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
@@ -266,8 +266,8 @@ ERROR_CASES = [
      "profiles:\n  - plugins:\n      score:\n        enabled: [{name: CustomScore, wieght: 2}]\n",
      'profiles[0].plugins.score.enabled[0]: unknown field "wieght"'),
     ("unsupported-extension-point",
-     "profiles:\n  - plugins:\n      preEnqueue:\n        disabled: [{name: SchedulingGates}]\n",
-     "profiles[0].plugins.preEnqueue: not supported by podsched"),
+     "profiles:\n  - plugins:\n      placementGenerate:\n        disabled: [{name: TopologyPlacement}]\n",
+     "profiles[0].plugins.placementGenerate: not supported by podsched"),
     ("two-queue-sort-plugins",
      "profiles:\n  - plugins:\n      queueSort:\n"
      "        enabled: [{name: PrioritySort}, {name: CustomSort}]\n",

@@ -17,7 +17,7 @@ from scheduler.framework import (
     EventResource,
     QueuedPodInfo,
 )
-from scheduler.queue import ACTIVE, BACKOFF, UNSCHEDULABLE, QueueClosed, SchedulingQueue
+from scheduler.queue import ACTIVE, BACKOFF, GATED, UNSCHEDULABLE, QueueClosed, SchedulingQueue
 from tests.builders import pod
 
 FIT = "NodeResourcesFit"
@@ -190,7 +190,7 @@ async def test_rejected_pod_without_a_move_request_goes_to_unschedulable() -> No
     assert fail(queue, qpi, cycle, FIT) == UNSCHEDULABLE
     assert where(queue, "web") == UNSCHEDULABLE
     assert qpi.timestamp == 3  # refreshed: the stay and the backoff count from the failure
-    assert queue.pending_counts() == {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 1}
+    assert queue.pending_counts() == {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 1, GATED: 0}
 
 
 @pytest.mark.parametrize(
@@ -246,7 +246,7 @@ async def test_failed_pod_already_queued_again_is_left_alone() -> None:
     found = queue.lookup("default/web")
     assert found is not None and found[1] is not qpi
     assert found[1].pod.metadata.labels["tier"] == "gold"
-    assert queue.pending_counts() == {ACTIVE: 1, BACKOFF: 0, UNSCHEDULABLE: 0}
+    assert queue.pending_counts() == {ACTIVE: 1, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0}
 
 
 # -------------------------------------------------------------------------------- backoff (seed §3)
@@ -411,7 +411,7 @@ async def test_add_queues_a_new_pod_and_takes_it_out_of_the_other_structures() -
     assert where(queue, "web") == UNSCHEDULABLE
     queue.add(pod)
     assert where(queue, "web") == ACTIVE
-    assert queue.pending_counts() == {ACTIVE: 1, BACKOFF: 0, UNSCHEDULABLE: 0}
+    assert queue.pending_counts() == {ACTIVE: 1, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0}
 
 
 async def test_update_in_active_replaces_the_pod_and_reorders() -> None:

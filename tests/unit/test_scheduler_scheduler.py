@@ -68,7 +68,8 @@ def test_one_framework_per_profile_sharing_one_queue() -> None:
     scheduler = Scheduler(client(), config, registry=in_tree_registry())
     assert scheduler.profile_names == ["a", "b"]
     assert scheduler.profiles["a"] is not scheduler.profiles["b"]
-    assert set(scheduler.informers) == {"pods", "nodes", "priorityclasses", "poddisruptionbudgets"}
+    assert set(scheduler.informers) == {
+        "pods", "nodes", "priorityclasses", "poddisruptionbudgets", "podgroups"}
     # Each profile has its own handle, which runs that profile's plugins; what else DefaultPreemption
     # uses (the PDBs, the recorder, the waiting pods, the background API calls) they share.
     handle, other = scheduler.profiles["a"].handle, scheduler.profiles["b"].handle
@@ -85,5 +86,5 @@ def test_before_running_it_is_neither_healthy_nor_ready_nor_working() -> None:
     assert scheduler.readyz() == "the scheduler is not running"
     assert not scheduler.working
     assert scheduler.informer_revisions() == {
-        "pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0}
+        "pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0, "podgroups": 0}
     assert "scheduler_pending_pods" in scheduler.metrics.exposition().decode()

@@ -1,0 +1,160 @@
+"""Pod groups as the scheduler sees them: which group a pod belongs to, the gang policy of a PodGroup,
+and ``PodGroupIndex``, the scheduler's index of pods by group beside the PodGroups themselves.
+
+A pod's group is ``spec.schedulingGroup.podGroupName`` (scheduling.k8s.io), else the label
+``scheduling.x-k8s.io/pod-group`` (scheduler-plugins' Coscheduling), in the pod's namespace; its key is
+"namespace/name". A PodGroup is a gang when its v1alpha3 ``schedulingPolicy.gang`` is set (minCount) or
+its x-k8s ``minMember`` is at least 1; a ``basic`` group, like a pod of no group, is scheduled pod by pod.
+
+The index is kept by the scheduler's informer handlers, O(1) per event; plugins read it through their
+Handle (``PodGroupLister``), the scheduling loop through the same object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from cluster.api import objects_pb2
+
+#: scheduler-plugins' Coscheduling label naming a pod's PodGroup.
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+#: The apiVersion of scheduler-plugins' PodGroups (minMember, scheduleTimeoutSeconds).
+X_K8S_API_VERSION = "scheduling.x-k8s.io/v1alpha1"
+#: How long a gang may wait for its members' placements when its PodGroup does not say (Coscheduling's
+#: default scheduleTimeoutSeconds).
+DEFAULT_GANG_TIMEOUT_S = 300.0
+
+
+def pod_group_name(pod: objects_pb2.Pod) -> str:
+    """The name of the pod's PodGroup ("" for a pod of no group)."""
+    if pod.spec.HasField("scheduling_group") and pod.spec.scheduling_group.pod_group_name:
+        return pod.spec.scheduling_group.pod_group_name
+    return pod.metadata.labels.get(POD_GROUP_LABEL, "")
+
+
+def group_key_of(pod: objects_pb2.Pod) -> str:
+    """"namespace/name" of the pod's PodGroup, "" for a pod of no group."""
+    name = pod_group_name(pod)
+    return f"{pod.metadata.namespace}/{name}" if name else ""
+
+
+def group_key(group: objects_pb2.PodGroup) -> str:
+    return f"{group.metadata.namespace}/{group.metadata.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class GangPolicy:
+    """All or nothing: no member is bound until ``min_count`` have a placement at once."""
+
+    #: "namespace/name" of the PodGroup.
+    group: str
+    min_count: int
+    #: How long the group's placements may wait at Permit before all are released.
+    timeout_s: float
+    #: The field the PodGroup's spelling calls min_count: "minCount" or "minMember", for messages.
+    count_field: str
+
+
+def gang_policy(group: objects_pb2.PodGroup) -> GangPolicy | None:
+    """The PodGroup's gang policy, or None for a group scheduled pod by pod (basic, minMember 0)."""
+    spec = group.spec
+    timeout = float(spec.schedule_timeout_seconds) if spec.HasField("schedule_timeout_seconds") else 0.0
+    timeout = timeout if timeout > 0 else DEFAULT_GANG_TIMEOUT_S
+    if group.api_version == X_K8S_API_VERSION:
+        if spec.min_member < 1:
+            return None
+        return GangPolicy(group_key(group), spec.min_member, timeout, "minMember")
+    if not spec.scheduling_policy.HasField("gang"):
+        return None
+    return GangPolicy(group_key(group), max(spec.scheduling_policy.gang.min_count, 1), timeout, "minCount")
+
+
+def is_terminating(pod: objects_pb2.Pod) -> bool:
+    return pod.metadata.HasField("deletion_timestamp")
+
+
+class PodGroupIndex:
+    """The pods of each group (pending and bound, as the pod informer has them) and the PodGroups (as
+    the PodGroup informer has them). ``is_assumed`` tells which pending pods the scheduler's cache has
+    assumed on a node (a binding in flight)."""
+
+    def __init__(self, is_assumed: Callable[[str], bool] = lambda key: False) -> None:
+        self._is_assumed = is_assumed
+        self._members: dict[str, dict[str, objects_pb2.Pod]] = {}
+        self._group_of_pod: dict[str, str] = {}
+        self._groups: dict[str, objects_pb2.PodGroup] = {}
+
+    def use_assumed(self, is_assumed: Callable[[str], bool]) -> None:
+        """Ask ``is_assumed`` (the cache's) which pending members have a binding in flight."""
+        self._is_assumed = is_assumed
+
+    # ------------------------------------------------------------------------- informer handlers
+
+    def set_pod(self, pod: objects_pb2.Pod) -> None:
+        """The pod was added or changed (its group label can change: it moves with it)."""
+        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        group = group_key_of(pod)
+        old_group = self._group_of_pod.get(key)
+        if old_group is not None and old_group != group:
+            self._discard(old_group, key)
+        if not group:
+            return
+        self._members.setdefault(group, {})[key] = pod
+        self._group_of_pod[key] = group
+
+    def remove_pod(self, pod: objects_pb2.Pod) -> None:
+        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        group = self._group_of_pod.get(key)
+        if group is not None:
+            self._discard(group, key)
+
+    def set_group(self, group: objects_pb2.PodGroup) -> None:
+        self._groups[group_key(group)] = group
+
+    def remove_group(self, group: objects_pb2.PodGroup) -> None:
+        self._groups.pop(group_key(group), None)
+
+    def _discard(self, group: str, key: str) -> None:
+        self._group_of_pod.pop(key, None)
+        members = self._members.get(group)
+        if members is not None:
+            members.pop(key, None)
+            if not members:
+                del self._members[group]
+
+    # ---------------------------------------------------------------------------------- reading
+
+    def pod_group(self, key: str) -> objects_pb2.PodGroup | None:
+        """The PodGroup with key "namespace/name", None if the scheduler has not seen it."""
+        return self._groups.get(key)
+
+    def policy(self, key: str) -> GangPolicy | None:
+        """The gang policy of group ``key``; None when it has none or is not known."""
+        group = self._groups.get(key)
+        return gang_policy(group) if group is not None else None
+
+    def members(self, key: str) -> Sequence[objects_pb2.Pod]:
+        """Every pod of the group the informer has (pending, assumed, bound, terminating)."""
+        return list(self._members.get(key, {}).values())
+
+    def member_count(self, key: str) -> int:
+        """The group's pods that are not terminating."""
+        return sum(1 for pod in self._members.get(key, {}).values() if not is_terminating(pod))
+
+    def pending(self, key: str) -> list[objects_pb2.Pod]:
+        """The group's pods that wait for a node: unbound, not assumed, not terminating."""
+        return [
+            pod for pod_key, pod in self._members.get(key, {}).items()
+            if not pod.spec.node_name and not is_terminating(pod) and not self._is_assumed(pod_key)
+        ]
+
+    def assumed_count(self, key: str) -> int:
+        """The group's pods with a binding in flight."""
+        return sum(1 for pod_key, pod in self._members.get(key, {}).items()
+                   if not pod.spec.node_name and self._is_assumed(pod_key))
+
+    def bound_count(self, key: str) -> int:
+        """The group's pods bound to a node (not terminating)."""
+        return sum(1 for pod in self._members.get(key, {}).values()
+                   if pod.spec.node_name and not is_terminating(pod))

@@ -1,0 +1,67 @@
+"""GangScheduling: a gang's pods wait at the queue's door (PreEnqueue) until their PodGroup exists and
+has at least minCount (minMember) pods, as kube-scheduler's GangScheduling plugin.
+
+A pod of no group, or of a group scheduled pod by pod (v1alpha3 ``basic``, x-k8s minMember 0), is never
+gated. A gated pod is asked again when its PodGroup is added or changed, or a pod joins its group (the
+scheduler's event handlers send these to the group's members only). The whole-group cycle that places
+an admitted gang at once is the scheduling loop's (scheduler/gang_cycle.py): it names this plugin among
+the rejecting ones of a gang that did not fit, so these events requeue the gang too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from scheduler.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    Handle,
+    PodInfo,
+    Status,
+    group_key_of,
+)
+
+NAME = "GangScheduling"
+
+POD_GROUP_ADD = ClusterEvent(EventResource.POD_GROUP, ActionType.ADD, "PodGroupAdd")
+POD_GROUP_UPDATE = ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE, "PodGroupUpdate")
+#: A pending pod joined a group: its siblings may now reach minCount.
+POD_GROUP_MEMBER_ADD = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD, "PodGroupMemberAdd")
+
+
+class GangScheduling:
+    def __init__(self, handle: Handle) -> None:
+        self._groups = handle.pod_groups
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        key = group_key_of(pod.pod)
+        if not key:
+            return None
+        if self._groups.pod_group(key) is None:
+            return Status.unresolvable(f"waiting for PodGroup {key} to be created")
+        policy = self._groups.policy(key)
+        if policy is None:
+            return None
+        members = self._groups.member_count(key)
+        if members < policy.min_count:
+            return Status.unresolvable(
+                f"pod group {key}: {members} pods, waiting for {policy.count_field} {policy.min_count}")
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return (
+            ClusterEventWithHint(POD_GROUP_ADD),
+            ClusterEventWithHint(POD_GROUP_UPDATE),
+            ClusterEventWithHint(POD_GROUP_MEMBER_ADD),
+        )
+
+
+def new(args: Mapping[str, Any] | None, handle: Handle) -> GangScheduling:
+    return GangScheduling(handle)

@@ -1,0 +1,107 @@
+"""What the scheduler tells about a gang: the PodGroup's PodGroupScheduled condition and the events on
+the PodGroup (``PodGroupReporter``).
+
+After a failed group cycle the condition is False, reason Unschedulable, with the group's message, and a
+``FailedScheduling`` event on the PodGroup carries the same message and, in its EXPLANATION_ANNOTATION,
+per member the node it could go to or why it could not (``podsched describe podgroup`` shows them).
+Once the group is bound the condition is True and a ``Scheduled`` event says how many pods were bound.
+
+The condition is written with UpdateStatus under the leader's fence (the scheduler's client attaches
+it), compare-and-swap on resourceVersion: a conflict re-reads the PodGroup and tries again, and every
+other status field (the counts and phase a controller keeps) is written back as read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+
+from cluster.api import errors, objects_pb2, timeutil
+from cluster.client import Client
+from scheduler.binding import EXPLANATION_ANNOTATION
+from scheduler.events import NORMAL, WARNING, EventRecorder
+
+log = logging.getLogger(__name__)
+
+POD_GROUP_SCHEDULED = "PodGroupScheduled"
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULED = "Scheduled"
+#: Attempts at writing a PodGroup's status when it keeps changing under us.
+STATUS_UPDATE_ATTEMPTS = 5
+
+#: The PodGroup with key "namespace/name" as the informer has it, None if unknown.
+PodGroupGetter = Callable[[str], "objects_pb2.PodGroup | None"]
+
+
+def with_condition(group: objects_pb2.PodGroup, status: str, reason: str,
+                   message: str) -> objects_pb2.PodGroup | None:
+    """A copy of ``group`` with PodGroupScheduled set so, or None if it says so already."""
+    updated = objects_pb2.PodGroup()
+    updated.CopyFrom(group)
+    condition = next((c for c in updated.status.conditions if c.type == POD_GROUP_SCHEDULED), None)
+    if condition is None:
+        condition = updated.status.conditions.add(type=POD_GROUP_SCHEDULED)
+    if (condition.status, condition.reason, condition.message) == (status, reason, message):
+        return None
+    if condition.status != status:
+        condition.last_transition_time.CopyFrom(timeutil.now())
+    condition.status, condition.reason, condition.message = status, reason, message
+    condition.observed_generation = group.metadata.generation
+    return updated
+
+
+class PodGroupReporter:
+    def __init__(self, client: Client, recorder: EventRecorder, pod_group: PodGroupGetter) -> None:
+        self._client = client
+        self._recorder = recorder
+        self._pod_group = pod_group
+
+    async def unschedulable(self, key: str, message: str, placements: Mapping[str, str],
+                            failures: Mapping[str, str], *, component: str) -> None:
+        """A failed group cycle: ``placements`` pod name -> the node it could go to, ``failures`` pod
+        name -> why it could not go anywhere."""
+        group = self._pod_group(key)
+        if group is None:
+            return
+        explanation = json.dumps({
+            "pods": {
+                **{name: {"node": node} for name, node in placements.items()},
+                **{name: {"unschedulable": why} for name, why in failures.items()},
+            },
+        }, sort_keys=True)
+        self._recorder.record(group, WARNING, "FailedScheduling", "Scheduling", message, component=component,
+                              annotations={EXPLANATION_ANNOTATION: explanation})
+        await self._write(key, "False", REASON_UNSCHEDULABLE, message)
+
+    async def scheduled(self, key: str, bound: int, *, component: str) -> None:
+        group = self._pod_group(key)
+        if group is None:
+            return
+        self._recorder.record(group, NORMAL, "Scheduled", "Binding", f"bound {bound} pods of the group",
+                              component=component)
+        await self._write(key, "True", REASON_SCHEDULED, f"bound {bound} pods of the group")
+
+    async def _write(self, key: str, status: str, reason: str, message: str) -> None:
+        group = self._pod_group(key)
+        namespace, _, name = key.partition("/")
+        for _ in range(STATUS_UPDATE_ATTEMPTS):
+            if group is None:
+                return
+            updated = with_condition(group, status, reason, message)
+            if updated is None:
+                return
+            try:
+                await self._client.update_status(updated)
+                return
+            except errors.Conflict:
+                try:
+                    group = await self._client.get("podgroups", name, namespace)
+                except errors.NotFound:
+                    return
+            except errors.NotFound:
+                return
+            except errors.ApiError as err:
+                log.warning("could not write the scheduling condition of pod group %s: %s", key, err.message)
+                return
+        log.warning("gave up writing the scheduling condition of pod group %s: it keeps changing", key)
