@@ -169,7 +169,7 @@ class EventRecorder:
 
     def record(
         self,
-        obj: objects_pb2.Pod,
+        obj: objects_pb2.Pod | objects_pb2.PodGroup,
         type_: str,
         reason: str,
         action: str,

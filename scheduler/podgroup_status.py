@@ -96,9 +96,10 @@ class PodGroupReporter:
                 return
             except errors.Conflict:
                 try:
-                    group = await self._client.get("podgroups", name, namespace)
+                    fetched = await self._client.get("podgroups", name, namespace)
                 except errors.NotFound:
                     return
+                group = fetched if isinstance(fetched, objects_pb2.PodGroup) else None
             except errors.NotFound:
                 return
             except errors.ApiError as err:

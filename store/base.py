@@ -13,11 +13,16 @@ Rules every backend keeps (the contract suite in tests/contract checks them agai
   is *not* an exception: the call returns a ``WriteResult`` with ``succeeded=False`` and what it
   found, so callers can retry without try/except around every write (kine's Update returns the same
   triple).
+* ``txn`` commits several creates, updates and deletes (each with its own comparison, as above) plus
+  extra guards all together or not at all, as ONE new revision: every key it writes gets that
+  mod_revision (as etcd's multi-op Txn does), and no read, list or watch ever sees some of its writes
+  without the others. A watch delivers its events with that one revision, in key order.
 * ``list`` reads one consistent revision. Paging passes back ``ListResult.continue_key`` together with
   ``ListResult.revision`` so that every page is read at the first page's revision.
 * ``watch(prefix, from_revision)`` yields every event on the prefix whose revision is >= from_revision,
-  in revision order, exactly once, as etcd does (``from_revision=0``: only events after the call).
-  When the backend loses its connection it resumes after the last event it yielded.
+  in revision order (a revision's events in key order), exactly once, as etcd does
+  (``from_revision=0``: only events after the call). When the backend loses its connection it resumes
+  after the last event it yielded, inside a revision too.
 * ``compact(revision)`` forgets the history before ``revision``: afterwards reading, listing or watching
   from a revision below it raises ``TooOldRevision``. The newest value of every key is always kept.
 
@@ -66,6 +71,78 @@ class WriteResult:
     revision: int
     current: KeyValue | None
     failed_guards: tuple[Guard, ...] = ()
+
+
+class OpType(enum.Enum):
+    CREATE = "CREATE"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+
+
+@dataclass(frozen=True, slots=True)
+class TxnOp:
+    """One write of a ``Store.txn``, with the comparison of the single-key write of the same name:
+    CREATE only if ``key`` does not exist; UPDATE and DELETE only if it exists and, when
+    ``expected_revision`` is given, its mod_revision equals it. Build them with ``create``, ``update``
+    and ``delete``."""
+
+    type: OpType
+    key: str
+    value: bytes = b""
+    expected_revision: int | None = None
+
+    @classmethod
+    def create(cls, key: str, value: bytes) -> TxnOp:
+        return cls(OpType.CREATE, key, value)
+
+    @classmethod
+    def update(cls, key: str, value: bytes, expected_revision: int | None) -> TxnOp:
+        return cls(OpType.UPDATE, key, value, expected_revision)
+
+    @classmethod
+    def delete(cls, key: str, expected_revision: int | None) -> TxnOp:
+        return cls(OpType.DELETE, key, b"", expected_revision)
+
+
+@dataclass(frozen=True, slots=True)
+class TxnResult:
+    """The outcome of a ``Store.txn``.
+
+    On success ``revision`` is the one new revision of every write, and ``current`` holds, per op in
+    the order given, the key as written (for a delete: the value it had). On failure nothing was
+    written: ``revision`` is the store's revision when the comparisons were made, ``current`` holds
+    each op's key as it is (None if absent), ``failed_ops`` the indexes of the ops whose own
+    comparison failed and ``failed_guards`` the guards that did not hold.
+    """
+
+    succeeded: bool
+    revision: int
+    current: tuple[KeyValue | None, ...]
+    failed_ops: tuple[int, ...] = ()
+    failed_guards: tuple[Guard, ...] = ()
+
+
+def check_txn(ops: Sequence[TxnOp]) -> None:
+    """Refuse a transaction no backend can commit, with the same words on every backend: none, an
+    empty key, or one key written twice (etcd refuses a Txn that puts one key twice)."""
+    if not ops:
+        raise ValueError("a store transaction needs at least one write")
+    seen: set[str] = set()
+    for op in ops:
+        if not op.key:
+            raise ValueError("store key must not be empty")
+        if op.key in seen:
+            raise ValueError(f"store key {op.key!r} is written twice in one transaction")
+        seen.add(op.key)
+
+
+def op_holds(op: TxnOp, current: KeyValue | None) -> bool:
+    """Whether ``op``'s comparison holds against its key as it is (``current``; None if absent)."""
+    if op.type is OpType.CREATE:
+        return current is None
+    if current is None:
+        return False
+    return op.expected_revision is None or current.mod_revision == op.expected_revision
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +235,11 @@ class Store(Protocol):
         self, key: str, expected_revision: int | None, guards: Sequence[Guard] = ()
     ) -> WriteResult:
         """Delete an existing ``key``; ``expected_revision=None`` skips the revision comparison."""
+        ...
+
+    async def txn(self, ops: Sequence[TxnOp], guards: Sequence[Guard] = ()) -> TxnResult:
+        """Commit every op of ``ops`` (distinct keys) and check every guard in one transaction, at one
+        new revision, or write nothing; see ``TxnResult``."""
         ...
 
     def watch(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent]:

@@ -61,12 +61,17 @@ from store.base import (
     Guard,
     KeyValue,
     ListResult,
+    OpType,
     StoreError,
     StoreUnavailable,
     TooOldRevision,
+    TxnOp,
+    TxnResult,
     WatchEvent,
     WriteResult,
     check_list_arguments,
+    check_txn,
+    op_holds,
 )
 
 log = logging.getLogger(__name__)
@@ -353,6 +358,60 @@ class EtcdStore:
             return self._failed(response, guards)
         previous = response.responses[0].response_delete_range.prev_kvs[0]
         return WriteResult(True, int(response.header.revision), self._key_value(previous))
+
+    async def txn(self, ops: Sequence[TxnOp], guards: Sequence[Guard] = ()) -> TxnResult:
+        """One etcd Txn: every op's comparison and every guard, then the writes in key order (etcd
+        numbers a revision's events in the order of its ops, so watchers get them in key order), each
+        returning the key's previous value; on failure, a read of each op's key and a keys-only read of
+        each guard's, which say which comparison failed.
+
+        etcd caps each of a Txn's lists at ``--max-txn-ops`` (128 by default): one comparison per op
+        (an expected revision implies the key exists), one per guard, one write per op."""
+        check_txn(ops)
+        ordered = sorted(range(len(ops)), key=lambda i: ops[i].key)
+        compare: builtins.list[Compare] = []
+        success: builtins.list[RequestOp] = []
+        for index in ordered:
+            op = ops[index]
+            wire = self._wire(op.key)
+            if op.type is OpType.CREATE:
+                compare.append(_compare(wire, Compare.CREATE, create_revision=0))
+            elif op.expected_revision:
+                compare.append(_compare(wire, Compare.MOD, mod_revision=op.expected_revision))
+            else:
+                compare += self._preconditions(wire, op.expected_revision, ())
+            if op.type is OpType.DELETE:
+                success.append(RequestOp(request_delete_range=DeleteRangeRequest(key=wire, prev_kv=True)))
+            else:
+                _check_value(op.value)
+                success.append(RequestOp(request_put=PutRequest(key=wire, value=op.value, prev_kv=True)))
+        compare += self._guard_compares(guards)
+        failure = [
+            *(_range_op(self._wire(op.key)) for op in ops),
+            *(_range_op(self._wire(guard.key), keys_only=True) for guard in guards),
+        ]
+        response = await self._txn(compare=compare, success=success, failure=failure)
+        revision = int(response.header.revision)
+        if not response.succeeded:
+            current = tuple(self._first(response, index) for index in range(len(ops)))
+            failed_ops = tuple(index for index, op in enumerate(ops) if not op_holds(op, current[index]))
+            failed_guards = []
+            for guard, read in zip(guards, response.responses[len(ops):], strict=True):
+                kvs = read.response_range.kvs
+                if (kvs[0].mod_revision if kvs else 0) != guard.mod_revision:
+                    failed_guards.append(guard)
+            return TxnResult(False, revision, current, failed_ops, tuple(failed_guards))
+        written: builtins.list[KeyValue | None] = [None] * len(ops)
+        for index, reply in zip(ordered, response.responses, strict=True):
+            op = ops[index]
+            if op.type is OpType.DELETE:
+                written[index] = self._key_value(reply.response_delete_range.prev_kvs[0])
+            else:
+                # An update keeps the key's create_revision; a create starts it at this revision.
+                put = reply.response_put
+                created = int(put.prev_kv.create_revision) if put.HasField("prev_kv") else revision
+                written[index] = KeyValue(op.key, op.value, created, revision)
+        return TxnResult(True, revision, tuple(written))
 
     async def compact(self, revision: int) -> None:
         """Compact etcd to ``revision``; ``TooOldRevision`` if it is already compacted that far."""

@@ -20,6 +20,12 @@ BOUND_UNDER_FENCE_ANNOTATION = "podsched.io/bound-under-fence"
 WRITTEN_UNDER_FENCE_ANNOTATION = "podsched.io/written-under-fence"
 
 
+def fence_stamp(holder_identity: str, token: int) -> str:
+    """The value of BOUND_UNDER_FENCE_ANNOTATION (and WRITTEN_UNDER_FENCE_ANNOTATION) for a write under
+    the fence of ``holder_identity``'s tenure ``token``."""
+    return f"{holder_identity}@{token}"
+
+
 def tenure_token(lease: objects_pb2.Lease) -> int:
     """The store revision at which the Lease's current tenure began; ValueError when the annotation holds
     something other than a revision (only the API server writes it, so it was written behind its back)."""

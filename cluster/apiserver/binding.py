@@ -11,9 +11,17 @@ attempt, and stamps the pod with annotation podsched.io/bound-under-fence = "<ho
 history shows which tenure placed it. The binding's own annotations cannot set that one.
 
 Since there is no kubelet, a bound pod is at once reported Running (kubelet.py).
+
+BindGroup (``bind_group``) binds several pods all together or not at all, for gang scheduling: the same
+checks for every pod (any failure refuses the whole request, naming the pod), every pod, node and the
+fence's Lease read in one store round trip, and every bound pod written in ONE store transaction guarded
+by each pod's revision, each node's revision and the fence. Every pod of the group then has the same
+resourceVersion, and no revision of the store shows some of them bound and not the others.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -26,19 +34,50 @@ from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from store.base import Guard
 
 BINDING_RESOURCE = "pods/binding"
+#: The most pods one BindGroup binds. A gang is rarely above a few hundred pods; the bound keeps one
+#: request's store transaction within what etcd accepts (its --max-txn-ops, its request size).
+MAX_GROUP_BINDINGS = 1000
+
+
+def _binding_problems(binding: objects_pb2.Binding, path: str = "") -> list[str]:
+    problems = []
+    if not binding.metadata.name:
+        problems.append(validation.required(f"{path}metadata.name"))
+    if binding.target.kind not in ("", NODE.name):
+        problems.append(
+            validation.not_supported(f"{path}target.kind", binding.target.kind, [NODE.name, "<empty>"])
+        )
+    if not binding.target.name:
+        problems.append(validation.required(f"{path}target.name"))
+    return problems
 
 
 def _check_binding(binding: objects_pb2.Binding) -> None:
-    problems = []
-    if not binding.metadata.name:
-        problems.append(validation.required("metadata.name"))
-    if binding.target.kind not in ("", NODE.name):
-        problems.append(validation.not_supported("target.kind", binding.target.kind, [NODE.name, "<empty>"]))
-    if not binding.target.name:
-        problems.append(validation.required("target.name"))
+    problems = _binding_problems(binding)
     if problems:
         name = binding.metadata.name
         raise errors.Invalid(f'Binding "{name}" is invalid: {_join(problems)}')
+
+
+def _check_group(bindings: Sequence[objects_pb2.Binding]) -> None:
+    """At least one binding, at most MAX_GROUP_BINDINGS, each naming a pod and a node, no pod twice."""
+    if not bindings:
+        problem = validation.required("bindings", "at least one binding")
+        raise errors.Invalid(f"BindGroup is invalid: {problem}")
+    if len(bindings) > MAX_GROUP_BINDINGS:
+        problem = validation.too_many("bindings", len(bindings), MAX_GROUP_BINDINGS)
+        raise errors.Invalid(f"BindGroup is invalid: {problem}")
+    problems: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for index, binding in enumerate(bindings):
+        path = f"bindings[{index}]."
+        problems += _binding_problems(binding, path)
+        pod = (binding.metadata.namespace or DEFAULT_NAMESPACE, binding.metadata.name)
+        if binding.metadata.name and pod in seen:
+            problems.append(validation.duplicate(f"{path}metadata.name", f"{pod[0]}/{pod[1]}"))
+        seen.add(pod)
+    if problems:
+        raise errors.Invalid(f"BindGroup is invalid: {_join(problems)}")
 
 
 def _join(problems: list[str]) -> str:
@@ -66,15 +105,7 @@ async def bind(
         _check_bindable(pod, binding)
         if node is None:
             raise messages.not_found(NODE, node_name)
-        bound = objects_pb2.Pod()
-        bound.CopyFrom(pod)
-        bound.spec.node_name = node_name
-        for key, value in binding.metadata.annotations.items():
-            if key not in SERVER_ANNOTATIONS:
-                bound.metadata.annotations[key] = value
-        if fence is not None:
-            bound.metadata.annotations[BOUND_UNDER_FENCE_ANNOTATION] = fence.stamp
-        kubelet.mark_running(bound, now)
+        bound = _bound(pod, binding, node_name, now, fence)
         guards.append(Guard(NODE.key("", node_name), revision_of(node)))
         outcome = await registry.update(POD, bound, revision_of(pod), guards)
         if outcome.succeeded:
@@ -83,6 +114,68 @@ async def bind(
             raise messages.not_found(POD, name)
         # The pod, the node or the lease changed between our read and the write: check again from
         # scratch (a renewed lease passes the fence again; a lost one does not).
+
+
+async def bind_group(
+    registry: Registry,
+    bindings: Sequence[objects_pb2.Binding],
+    now: Timestamp,
+    *,
+    fence: LeaseFence | None = None,
+) -> list[objects_pb2.Pod]:
+    """Bind each pod a binding names to its node, all in one store transaction under ``fence`` when
+    given; returns the bound pods in the order of ``bindings``. Raises (binding nothing) what Bind
+    would raise for the first pod that cannot be bound."""
+    _check_group(bindings)
+    pods = [(b.metadata.namespace or DEFAULT_NAMESPACE, b.metadata.name) for b in bindings]
+    node_names = list(dict.fromkeys(b.target.name for b in bindings))
+    reads = [*((POD, namespace, name) for namespace, name in pods), *((NODE, "", n) for n in node_names)]
+    if fence is not None:
+        reads.append(fence.lease_address)
+    while True:
+        # Every pod, every node and the fence's Lease in one store round trip.
+        found = await registry.get_many(reads)
+        current, nodes = found[: len(pods)], dict(zip(node_names, found[len(pods) :], strict=False))
+        guards = [] if fence is None else [fence.check(found[-1], "group bind", POD, *pods[0])]
+        updates: list[tuple[objects_pb2.Pod, int]] = []
+        for binding, (_, name), pod in zip(bindings, pods, current, strict=True):
+            if pod is None:
+                raise messages.not_found(POD, name)
+            _check_bindable(pod, binding)
+            node = nodes[binding.target.name]
+            if node is None:
+                raise messages.not_found(NODE, binding.target.name)
+            updates.append((_bound(pod, binding, binding.target.name, now, fence), revision_of(pod)))
+        guards += [Guard(NODE.key("", n), revision_of(node)) for n, node in nodes.items() if node is not None]
+        outcome = await registry.update_together(POD, updates, guards)
+        if outcome.succeeded:
+            return [bound for bound, _ in updates]
+        for index in outcome.failed:
+            if outcome.objs[index] is None:
+                raise messages.not_found(POD, pods[index][1])
+        # A pod, a node or the lease changed between our read and the write: check everything again
+        # (a pod bound meanwhile is a Conflict then; a renewed lease passes the fence again).
+
+
+def _bound(
+    pod: objects_pb2.Pod,
+    binding: objects_pb2.Binding,
+    node_name: str,
+    now: Timestamp,
+    fence: LeaseFence | None,
+) -> objects_pb2.Pod:
+    """``pod`` as bound to ``node_name``: the binding's annotations (not the server's), the fence's
+    stamp, and Running as a kubelet would report it."""
+    bound = objects_pb2.Pod()
+    bound.CopyFrom(pod)
+    bound.spec.node_name = node_name
+    for key, value in binding.metadata.annotations.items():
+        if key not in SERVER_ANNOTATIONS:
+            bound.metadata.annotations[key] = value
+    if fence is not None:
+        bound.metadata.annotations[BOUND_UNDER_FENCE_ANNOTATION] = fence.stamp
+    kubelet.mark_running(bound, now)
+    return bound
 
 
 def _check_bindable(pod: objects_pb2.Pod, binding: objects_pb2.Binding) -> None:

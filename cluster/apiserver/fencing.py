@@ -66,7 +66,7 @@ def refusal(lease: objects_pb2.Lease | None, fence: apiserver_pb2.Fence) -> str 
 
 def stamp(fence: apiserver_pb2.Fence) -> str:
     """The value of BOUND_UNDER_FENCE_ANNOTATION for a write under ``fence``."""
-    return f"{fence.holder_identity}@{fence.token}"
+    return leases.fence_stamp(fence.holder_identity, fence.token)
 
 
 def fence_problems(fence: apiserver_pb2.Fence) -> list[str]:

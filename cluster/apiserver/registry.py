@@ -23,7 +23,7 @@ from google.protobuf.message import DecodeError, Message
 from cluster.api import errors, validation
 from cluster.api.kinds import Kind
 from cluster.apiserver import messages
-from store.base import Guard, KeyValue, Store, get_many
+from store.base import Guard, KeyValue, Store, TxnOp, get_many
 
 #: etcd refuses requests above 1.5 MiB by default (--max-request-bytes); an object must fit in one.
 MAX_OBJECT_BYTES = 1536 * 1024
@@ -48,6 +48,20 @@ class WriteOutcome:
 
     succeeded: bool
     obj: Message | None
+    failed_guards: tuple[Guard, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GroupWriteOutcome:
+    """Several objects updated in one store transaction (``Registry.update_together``), in the API's
+    terms: on success ``objs`` are the objects as written, all at one resourceVersion; on failure
+    nothing was written, ``objs`` are the objects as the store holds them now (None when gone),
+    ``failed`` the indexes of the objects that changed and ``failed_guards`` the guards that did not
+    hold."""
+
+    succeeded: bool
+    objs: tuple[Message | None, ...]
+    failed: tuple[int, ...] = ()
     failed_guards: tuple[Guard, ...] = ()
 
 
@@ -167,6 +181,24 @@ class Registry:
             return WriteOutcome(True, obj)
         current = None if result.current is None else self.decode_kv(kind, result.current)
         return WriteOutcome(False, current, result.failed_guards)
+
+    async def update_together(
+        self, kind: Kind, updates: Sequence[tuple[Message, int]], guards: Sequence[Guard] = ()
+    ) -> GroupWriteOutcome:
+        """Write every (object, expected revision) of ``updates`` and check ``guards`` in ONE store
+        transaction: all written at one new resourceVersion, or none."""
+        ops = [
+            TxnOp.update(kind.key(meta.namespace, meta.name), self.encode(kind, obj), expected)
+            for obj, expected in updates
+            for meta in (obj.metadata,)
+        ]
+        result = await self.store.txn(ops, guards)
+        if result.succeeded:
+            for obj, _ in updates:
+                obj.metadata.resource_version = str(result.revision)
+            return GroupWriteOutcome(True, tuple(obj for obj, _ in updates))
+        current = tuple(None if kv is None else self.decode_kv(kind, kv) for kv in result.current)
+        return GroupWriteOutcome(False, current, result.failed_ops, result.failed_guards)
 
     async def delete(
         self, kind: Kind, obj: Message, expected_revision: int, guards: Sequence[Guard] = ()

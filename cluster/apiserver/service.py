@@ -75,7 +75,7 @@ async def _abort(context: grpc.aio.ServicerContext, error: errors.ApiError) -> N
 #: The verb label of the request metrics per RPC: kube-apiserver's (the HTTP method, LIST and WATCH apart).
 METRIC_VERBS = {
     "Create": "POST", "Get": "GET", "List": "LIST", "Update": "PUT", "UpdateStatus": "PUT",
-    "Delete": "DELETE", "Bind": "POST", "Watch": "WATCH",
+    "Delete": "DELETE", "Bind": "POST", "BindGroup": "POST", "Watch": "WATCH",
 }
 
 
@@ -239,6 +239,20 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         self._verbs.leadership.check_bind(user, meta.namespace or DEFAULT_NAMESPACE, meta.name, fence)
         return await binding.bind(self._registry, request.binding, self._verbs.now(), fence=fence)
 
+    @_unary(requests.bind_group)
+    async def BindGroup(
+        self, request: apiserver_pb2.BindGroupRequest, user: UserInfo
+    ) -> apiserver_pb2.BindGroupResponse:
+        fence = self._fence(request)
+        # The pipeline authorized the first binding; the group needs the same permission for each.
+        for info in requests.group_bindings(request)[1:]:
+            self._access.authorize(user, info)
+        if request.bindings:
+            meta = request.bindings[0].metadata
+            self._verbs.leadership.check_bind(user, meta.namespace or DEFAULT_NAMESPACE, meta.name, fence)
+        pods = await binding.bind_group(self._registry, request.bindings, self._verbs.now(), fence=fence)
+        return apiserver_pb2.BindGroupResponse(pods=pods)
+
     async def Watch(
         self, request: apiserver_pb2.WatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[apiserver_pb2.WatchEvent]:
@@ -279,7 +293,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
     def _fence(
         self,
         request: apiserver_pb2.CreateRequest | apiserver_pb2.UpdateRequest | apiserver_pb2.DeleteRequest
-        | apiserver_pb2.BindRequest,
+        | apiserver_pb2.BindRequest | apiserver_pb2.BindGroupRequest,
     ) -> LeaseFence | None:
         return self._verbs.fencing.of(request.fence) if request.HasField("fence") else None
 

@@ -28,6 +28,7 @@ from google.protobuf.message import Message
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
 from cluster.api.addresses import is_loopback_host
+from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION, fence_stamp
 from cluster.api.kinds import KINDS, Kind, kind_by_name, kind_of, unwrap, wrap
 from cluster.api.limits import MAX_REQUEST_BYTES, MAX_REQUEST_SIZE
 from cluster.client.credentials import ClientCredentials, TlsError
@@ -401,9 +402,68 @@ class Client:
         self._attach_fence(request, fence)
         return await self._unary("Bind", request, idempotent=False)
 
+    async def bind_group(
+        self, bindings: Sequence[tuple[str, str, str]], *, fence: Fence | None = None
+    ) -> list[objects_pb2.Pod]:
+        """Bind several unbound pods, each (namespace, pod name, node name), all in one store transaction:
+        every pod is bound, at one resourceVersion, or none is and this raises what `bind` would for the
+        first pod that cannot be (`errors.Conflict` if one is bound or terminating, `errors.NotFound`,
+        `errors.Fenced`, ...). Fenced by ``fence``, else by the client's `fence` when set. Returns the
+        bound pods in the order given.
+
+        Not idempotent: when an attempt failed UNAVAILABLE and a later one is refused with a Conflict,
+        the first may have landed after all (the server committed, then the connection broke), so the
+        pods are read back: if every one is bound to its node (under this fence's stamp, when fenced),
+        that is the group bind this call made, and they are returned."""
+        fence = fence or self.fence
+        request = apiserver_pb2.BindGroupRequest(
+            bindings=[
+                objects_pb2.Binding(
+                    api_version="v1",
+                    kind="Binding",
+                    metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace),
+                    target=objects_pb2.ObjectReference(kind="Node", name=node_name),
+                )
+                for namespace, name, node_name in bindings
+            ]
+        )
+        self._attach_fence(request, fence)
+        retried = False
+
+        def note_retry() -> None:
+            nonlocal retried
+            retried = True
+
+        try:
+            response = await self._unary("BindGroup", request, idempotent=False, on_retry=note_retry)
+        except errors.Conflict:
+            landed = await self._group_landed(bindings, fence) if retried else None
+            if landed is None:
+                raise
+            return landed
+        return list(response.pods)
+
+    async def _group_landed(
+        self, bindings: Sequence[tuple[str, str, str]], fence: Fence | None
+    ) -> list[objects_pb2.Pod] | None:
+        """The pods of ``bindings`` if every one is bound to its node (stamped with ``fence``'s tenure,
+        when fenced); else None."""
+        try:
+            read = await asyncio.gather(*(self.get("pods", name, ns) for ns, name, _ in bindings))
+        except errors.NotFound:
+            return None
+        pods: list[objects_pb2.Pod] = list(read)  # type: ignore[arg-type]
+        stamp = None if fence is None else fence_stamp(fence.holder_identity, fence.token)
+        for pod, (_, _, node_name) in zip(pods, bindings, strict=True):
+            stamped = pod.metadata.annotations.get(BOUND_UNDER_FENCE_ANNOTATION)
+            if pod.spec.node_name != node_name or (stamp is not None and stamped != stamp):
+                return None
+        return pods
+
     def _attach_fence(
         self,
-        request: apiserver_pb2.UpdateRequest | apiserver_pb2.DeleteRequest | apiserver_pb2.BindRequest,
+        request: apiserver_pb2.UpdateRequest | apiserver_pb2.DeleteRequest | apiserver_pb2.BindRequest
+        | apiserver_pb2.BindGroupRequest,
         fence: Fence | None,
     ) -> None:
         fence = fence or self.fence
@@ -433,7 +493,11 @@ class Client:
                 self._servers[index], err.code().name, err.details(), self._servers[self._current],
             )
 
-    async def _unary(self, method: str, request: Message, *, idempotent: bool) -> Any:
+    async def _unary(
+        self, method: str, request: Message, *, idempotent: bool, on_retry: Callable[[], None] | None = None
+    ) -> Any:
+        """Call ``method`` with the retry policy; ``on_retry`` is called once when a first attempt
+        failed and the call goes on to retry."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._timeout_s
         # A read gives each server a share of the deadline, so that a hung server (one that accepts
@@ -465,6 +529,8 @@ class Client:
                 if not is_retryable(err, idempotent=idempotent):
                     raise
                 failure: grpc.aio.AioRpcError | None = err
+            if on_retry is not None:
+                on_retry()
             # Nearly every call succeeds at once; only a failed one builds the (costly) tenacity loop.
             # Its first attempt replays the failure, so the waits are those of a loop that made the
             # first attempt itself, and its budget is what the first attempt left of the call's.

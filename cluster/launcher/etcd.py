@@ -55,6 +55,9 @@ LOG_TAIL_LINES = 30
 
 _ADDRESS_IN_USE = "address already in use"
 
+#: etcd's --max-txn-ops for the members started here: room for the largest BindGroup transaction.
+MAX_TXN_OPS = 2048
+
 
 @dataclass(frozen=True, slots=True)
 class EtcdTls:
@@ -356,6 +359,9 @@ class EtcdCluster:
             "--initial-cluster-state", "new",
             "--logger", "zap",
             "--log-outputs", "stderr",
+            # A BindGroup of up to 1000 pods is one Txn of a comparison per pod, per node and for the
+            # fence (etcd's default cap is 128 per list).
+            "--max-txn-ops", str(MAX_TXN_OPS),
             *(self.tls.flags() if self.tls is not None else []),
         ]  # fmt: skip
         with member.log_path.open("a") as log:

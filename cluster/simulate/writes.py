@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Sequence
 
 from cluster.api.kinds import Kind
-from store.base import Guard, KeyValue, ListResult, Store, WatchEvent, WriteResult, get_many
+from store.base import Guard, KeyValue, ListResult, Store, TxnOp, TxnResult, WatchEvent, WriteResult, get_many
 
 
 class WriteTrackingStore:
@@ -34,9 +34,12 @@ class WriteTrackingStore:
         finally:
             self.writes_in_flight -= 1
         if result.succeeded:
-            prefix = key[: key.index("/", len("/registry/")) + 1] if key.startswith("/registry/") else key
-            self._last[prefix] = max(self._last.get(prefix, 0), result.revision)
+            self._record(key, result.revision)
         return result
+
+    def _record(self, key: str, revision: int) -> None:
+        prefix = key[: key.index("/", len("/registry/")) + 1] if key.startswith("/registry/") else key
+        self._last[prefix] = max(self._last.get(prefix, 0), revision)
 
     async def get(self, key: str) -> KeyValue | None:
         return await self._store.get(key)
@@ -62,6 +65,17 @@ class WriteTrackingStore:
         self, key: str, expected_revision: int | None, guards: Sequence[Guard] = ()
     ) -> WriteResult:
         return await self._write(key, self._store.delete(key, expected_revision, guards))
+
+    async def txn(self, ops: Sequence[TxnOp], guards: Sequence[Guard] = ()) -> TxnResult:
+        self.writes_in_flight += 1
+        try:
+            result = await self._store.txn(ops, guards)
+        finally:
+            self.writes_in_flight -= 1
+        if result.succeeded:
+            for op in ops:
+                self._record(op.key, result.revision)
+        return result
 
     def watch(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent]:
         return self._store.watch(prefix, from_revision)

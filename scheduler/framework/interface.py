@@ -136,7 +136,7 @@ class APIClient(Protocol):
     async def bind(self, namespace: str, name: str, node_name: str) -> objects_pb2.Pod: ...
 
     async def bind_group(self, bindings: Sequence[tuple[str, str, str]]) -> list[objects_pb2.Pod]:
-        """Bind every (namespace, pod name, node name) in one transaction, or none (a gang)."""
+        """Bind every (namespace, pod, node) in one transaction: all bound, or none and it raises."""
         ...
 
 

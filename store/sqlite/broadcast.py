@@ -97,7 +97,7 @@ class Broadcaster:
         self._subscriptions.discard(subscription)
 
     def publish(self, rows: list[Row]) -> None:
-        self.revision = rows[-1].id
+        self.revision = rows[-1].revision
         for subscription in self._subscriptions:
             subscription.offer(rows)
 

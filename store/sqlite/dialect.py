@@ -4,15 +4,21 @@ This is the bottom layer of the embedded store (kine's driver layer). It knows t
 etcd: every function takes an open ``sqlite3.Connection`` and runs plain statements on it. The layers
 above decide which transaction a statement runs in.
 
-The data is one append-only table, ``log``. Every write appends a row whose AUTOINCREMENT ``id`` is the
-new revision; ``prev_revision`` points at the key's previous row (0 when there is none), a deletion
-appends a tombstone row (``deleted = 1``), and a row that starts a key's life has ``created = 1``.
-A key's value at revision R is its newest row with ``id <= R``. AUTOINCREMENT (rather than plain rowid)
-matters: SQLite then never reuses an id, even after compaction deleted the newest rows, so revisions
-never go backwards. ``sqlite_sequence`` holds the last id ever handed out, which is the current revision.
+The data is one append-only table, ``log``, with one row per (revision, key): a write transaction
+appends one row for each key it writes, all with the transaction's new ``revision`` (as etcd gives every
+key of a multi-op Txn one revision). ``prev_revision`` is the revision of the key's previous row (0 when
+there is none), a deletion appends a tombstone row (``deleted = 1``), and a row that starts a key's life
+has ``created = 1``. A key's value at revision R is its newest row with ``revision <= R``. The current
+revision is a counter in ``meta`` (``META_REVISION``), bumped once per transaction that writes; it never
+goes backwards, even after compaction deleted the newest rows.
+
+Schema version 1 keyed rows by an AUTOINCREMENT ``id`` that was the revision, one row per revision;
+``create_schema`` migrates such a file in place (``id`` becomes ``revision``, ``sqlite_sequence``'s
+counter becomes ``META_REVISION``).
 
 A row does not copy the value it replaced: an event's previous value is read by joining the row named
-by ``prev_revision``. Compaction keeps every row that such a join still needs (see ``compaction_victims``).
+by (``name``, ``prev_revision``). Compaction keeps every row that such a join still needs (see
+``compaction_victims``).
 """
 
 from __future__ import annotations
@@ -24,7 +30,12 @@ from typing import NamedTuple
 from store.base import StoreError, StoreUnavailable
 
 #: Bumped when the schema changes incompatibly; a newer file is refused rather than misread.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: The schema written before one revision could hold several rows; ``create_schema`` migrates it.
+_SCHEMA_VERSION_ONE_ROW_PER_REVISION = 1
+
+#: The meta key holding the newest revision handed out (0 or absent in a new store).
+META_REVISION = "revision"
 
 #: Where the compaction state lives in the ``meta`` table. ``compact_revision``: reads below it are
 #: refused. ``compacted_through``: rows superseded before it have been deleted. The first is written
@@ -45,7 +56,7 @@ BUSY_TIMEOUT_MS = 10_000
 _SCHEMA = (
     """
     CREATE TABLE IF NOT EXISTS log (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        revision INTEGER NOT NULL,
         name TEXT NOT NULL,
         created INTEGER NOT NULL,
         deleted INTEGER NOT NULL,
@@ -54,44 +65,49 @@ _SCHEMA = (
         value BLOB NOT NULL
     )
     """,
+    # A key is written at most once per revision; and history in revision order, a revision's keys in
+    # key order, is a walk of this index (watch catch-up, compaction).
+    "CREATE UNIQUE INDEX IF NOT EXISTS log_revision_name ON log (revision, name)",
     # Two writes that both read revision N of a key and append a successor of it collide here, so the
     # database, not the caller, decides which one lands (kine does the same).
     "CREATE UNIQUE INDEX IF NOT EXISTS log_name_prev_revision ON log (name, prev_revision)",
     # The newest row of a key at or below a revision, and key-ordered range scans for list.
-    "CREATE INDEX IF NOT EXISTS log_name_id ON log (name, id)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS log_name_revision ON log (name, revision)",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
 )
 
-_ROW_COLUMNS = "l.id, l.name, l.created, l.deleted, l.create_revision, l.prev_revision, l.value"
+_ROW_COLUMNS = "l.revision, l.name, l.created, l.deleted, l.create_revision, l.prev_revision, l.value"
 
 # The previous value of a row, for events: the row it replaced, unless it started the key's life.
 _WITH_PREV_VALUE = f"""
     SELECT {_ROW_COLUMNS}, p.value
-    FROM log AS l LEFT JOIN log AS p ON p.id = l.prev_revision AND l.created = 0
+    FROM log AS l LEFT JOIN log AS p ON p.name = l.name AND p.revision = l.prev_revision AND l.created = 0
 """
 
-_LATEST_SQL = f"SELECT {_ROW_COLUMNS}, NULL FROM log AS l WHERE l.name = ? ORDER BY l.id DESC LIMIT 1"
+_LATEST_SQL = f"SELECT {_ROW_COLUMNS}, NULL FROM log AS l WHERE l.name = ? ORDER BY l.revision DESC LIMIT 1"
 
 # The newest row of each key in [lo, hi) at or below :rev, in key order. The outer scan walks the
-# (name, id) index in key order and stops after :limit live keys, so a page costs O(page) index probes
+# (name, revision) index in key order and stops after :limit live keys, so a page costs O(page) index probes
 # (plus the superseded versions it steps over, which compaction keeps few), not O(range).
 _LIST_SQL = """
     SELECT {columns}, NULL
     FROM log AS l
-    WHERE l.name >= :lo {upper} AND l.id <= :rev AND l.deleted = 0
-      AND l.id = (SELECT MAX(m.id) FROM log AS m WHERE m.name = l.name AND m.id <= :rev)
+    WHERE l.name >= :lo {upper} AND l.revision <= :rev AND l.deleted = 0
+      AND l.revision = (SELECT MAX(m.revision) FROM log AS m WHERE m.name = l.name AND m.revision <= :rev)
     ORDER BY l.name
     LIMIT :limit
 """
 
+# Strictly after the position (:rev, :after) in (revision, key) order: :after "" starts at the first
+# key of :rev, since no key is empty.
 _AFTER_SQL = _WITH_PREV_VALUE + """
-    WHERE l.id >= :rev AND l.name >= :lo {upper}
-    ORDER BY l.id
+    WHERE (l.revision, l.name) > (:rev, :after) AND l.name >= :lo {upper}
+    ORDER BY l.revision, l.name
     LIMIT :limit
 """
 
 _INSERT_SQL = """
-    INSERT INTO log (id, name, created, deleted, create_revision, prev_revision, value)
+    INSERT INTO log (revision, name, created, deleted, create_revision, prev_revision, value)
     VALUES (?, ?, ?, ?, ?, ?, ?)
 """
 
@@ -99,7 +115,7 @@ _INSERT_SQL = """
 class Row(NamedTuple):
     """One row of the log, with the value of the row it replaced when the query asked for it."""
 
-    id: int
+    revision: int
     name: str
     created: bool
     deleted: bool
@@ -149,7 +165,8 @@ def connect(path: str, *, synchronous: str) -> sqlite3.Connection:
 
 
 def create_schema(conn: sqlite3.Connection) -> None:
-    """Create the tables on first use; refuse a file written by a newer, incompatible schema."""
+    """Create the tables on first use, migrate a file of the previous schema, and refuse a file written
+    by a newer, incompatible schema."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA_VERSION:
         raise StoreUnavailable(
@@ -157,6 +174,8 @@ def create_schema(conn: sqlite3.Connection) -> None:
         )
     conn.execute("BEGIN IMMEDIATE")
     try:
+        if version == _SCHEMA_VERSION_ONE_ROW_PER_REVISION:
+            _migrate_from_one_row_per_revision(conn)
         for statement in _SCHEMA:
             conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -164,6 +183,28 @@ def create_schema(conn: sqlite3.Connection) -> None:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def _migrate_from_one_row_per_revision(conn: sqlite3.Connection) -> None:
+    """Rewrite a schema-1 log (``id`` AUTOINCREMENT, the revision) into the current table, inside the
+    caller's transaction: every row keeps its revision, and the last revision handed out (which
+    compaction may have left without a row) moves from ``sqlite_sequence`` into ``meta``."""
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'log'").fetchone()
+    last = 0 if row is None else int(row[0])
+    conn.execute("DROP INDEX IF EXISTS log_name_prev_revision")
+    conn.execute("DROP INDEX IF EXISTS log_name_id")
+    conn.execute("ALTER TABLE log RENAME TO log_schema_1")
+    for statement in _SCHEMA:
+        conn.execute(statement)
+    conn.execute(
+        """
+        INSERT INTO log (revision, name, created, deleted, create_revision, prev_revision, value)
+        SELECT id, name, created, deleted, create_revision, prev_revision, value FROM log_schema_1
+        ORDER BY id
+        """
+    )
+    conn.execute("DROP TABLE log_schema_1")
+    set_meta(conn, META_REVISION, last)
 
 
 def prefix_range(prefix: str) -> tuple[str, str | None]:
@@ -198,9 +239,8 @@ def _rows(cursor: sqlite3.Cursor) -> list[Row]:
 
 
 def current_revision(conn: sqlite3.Connection) -> int:
-    """The last revision ever handed out (0 for a new store), whether or not its row still exists."""
-    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'log'").fetchone()
-    return 0 if row is None else int(row[0])
+    """The last revision ever handed out (0 for a new store), whether or not its rows still exist."""
+    return get_meta(conn, META_REVISION)
 
 
 def get_meta(conn: sqlite3.Connection, key: str) -> int:
@@ -232,7 +272,7 @@ def insert(
     prev_revision: int,
     value: bytes,
 ) -> None:
-    """Append one row with id ``revision``; raises DuplicateSuccessor if the key moved on meanwhile."""
+    """Append one row at ``revision``; raises DuplicateSuccessor if the key moved on meanwhile."""
     try:
         conn.execute(
             _INSERT_SQL, (revision, name, int(created), int(deleted), create_revision, prev_revision, value)
@@ -249,14 +289,19 @@ def list_latest(
     return _rows(conn.execute(sql, {"lo": lo, "hi": hi, "rev": revision, "limit": limit}))
 
 
-def after(conn: sqlite3.Connection, lo: str, hi: str | None, revision: int, limit: int) -> list[Row]:
-    """Rows of keys in [lo, hi) with id >= ``revision``, in revision order, with previous values."""
+def after(
+    conn: sqlite3.Connection, lo: str, hi: str | None, revision: int, after_key: str, limit: int
+) -> list[Row]:
+    """Rows of keys in [lo, hi) after the position (``revision``, ``after_key``) in (revision, key)
+    order (``after_key`` "": from the first key of ``revision`` on), with previous values."""
     sql = _AFTER_SQL.format(upper=_upper(hi))
-    return _rows(conn.execute(sql, {"lo": lo, "hi": hi, "rev": revision, "limit": limit}))
+    params = {"lo": lo, "hi": hi, "rev": revision, "after": after_key, "limit": limit}
+    return _rows(conn.execute(sql, params))
 
 
-def compaction_victims(conn: sqlite3.Connection, lo: int, hi: int) -> list[int]:
-    """Ids of the rows that rows with lo <= id < hi make obsolete, given that reads start at >= hi.
+def compaction_victims(conn: sqlite3.Connection, lo: int, hi: int) -> list[tuple[str, int]]:
+    """(key, revision) of the rows that rows with lo <= revision < hi make obsolete, given that reads
+    start at >= hi.
 
     A row is obsolete once a successor exists below hi: every read at or after hi sees the successor
     (or something newer) instead, and every event a watch from hi delivers is at or after hi, so no
@@ -266,17 +311,18 @@ def compaction_victims(conn: sqlite3.Connection, lo: int, hi: int) -> list[int]:
     """
     cursor = conn.execute(
         """
-        SELECT prev_revision FROM log WHERE id >= ? AND id < ? AND prev_revision != 0
+        SELECT name, prev_revision FROM log WHERE revision >= ? AND revision < ? AND prev_revision != 0
         UNION
-        SELECT id FROM log WHERE id >= ? AND id < ? AND deleted = 1
+        SELECT name, revision FROM log WHERE revision >= ? AND revision < ? AND deleted = 1
         """,
         (lo, hi, lo, hi),
     )
-    return [row[0] for row in cursor]
+    return [(name, revision) for name, revision in cursor]
 
 
-def delete_rows(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
-    conn.executemany("DELETE FROM log WHERE id = ?", ((id_,) for id_ in ids))
+def delete_rows(conn: sqlite3.Connection, rows: Iterable[tuple[str, int]]) -> None:
+    """Delete the rows named by (key, revision)."""
+    conn.executemany("DELETE FROM log WHERE name = ? AND revision = ?", rows)
 
 
 def checkpoint(conn: sqlite3.Connection) -> None:

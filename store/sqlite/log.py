@@ -42,7 +42,7 @@ T = TypeVar("T")
 
 #: Revisions whose superseded rows one compaction transaction deletes. Bounded so that catching up on a
 #: long-stalled compaction never holds the write lock for long (kine batches by 1000 too): at most twice
-#: this many rows go per transaction, a few milliseconds of work.
+#: as many rows as these revisions wrote go per transaction, a few milliseconds of work.
 DEFAULT_COMPACT_BATCH = 1000
 
 #: Free pages (4 KiB each) tolerated after a compaction before the file is shrunk. Below this, freed
@@ -58,11 +58,13 @@ READERS = 2
 
 
 class LogTxn:
-    """What a write transaction may do: look at the newest row of a key and append rows. Used only on
+    """What one write transaction may do: look at the newest row of a key and append rows. Every row
+    it appends gets the same new revision, the one after the store's current revision. Used only on
     the writer thread, inside the transaction Log.transact runs."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
+        self._revision = 0
         self.appended: list[Row] = []
 
     def current_revision(self) -> int:
@@ -82,11 +84,14 @@ class LogTxn:
         value: bytes,
         prev_value: bytes | None,
     ) -> Row:
-        """Append a row at the next revision (``create_revision`` 0: this row's own revision).
+        """Append a row at this transaction's revision (``create_revision`` 0: that revision).
 
         ``prev_value`` is what the row replaced; the log derives it from ``prev_revision`` when reading
         history, and publishing it with the row spares live watchers that join."""
-        revision = dialect.current_revision(self._conn) + 1
+        if not self._revision:
+            self._revision = dialect.current_revision(self._conn) + 1
+            dialect.set_meta(self._conn, dialect.META_REVISION, self._revision)
+        revision = self._revision
         create_revision = create_revision or revision
         dialect.insert(
             self._conn,
@@ -214,15 +219,19 @@ class Log:
 
         return await self._read(read)
 
-    async def after(self, prefix: str, revision: int, limit: int) -> tuple[int, builtins.list[Row]]:
-        """Rows of keys with ``prefix`` at revision >= ``revision`` (at most ``limit``), in revision
-        order, with the revision of the snapshot they were read from."""
+    async def after(
+        self, prefix: str, revision: int, after_key: str, limit: int
+    ) -> tuple[int, builtins.list[Row]]:
+        """Rows of keys with ``prefix`` after the position (``revision``, ``after_key``) in (revision,
+        key) order (``after_key`` "": from the start of ``revision``), at most ``limit``, with the
+        revision of the snapshot they were read from. A page may end inside a revision; the next one
+        continues from its last row's (revision, key)."""
         lo, hi = dialect.prefix_range(prefix)
 
         def read(conn: sqlite3.Connection) -> tuple[int, list[Row]]:
             current = dialect.current_revision(conn)
             _check_revision(conn, revision, current, resume=True)
-            return current, dialect.after(conn, lo, hi, revision, limit)
+            return current, dialect.after(conn, lo, hi, revision, after_key, limit)
 
         return await self._read(read)
 
@@ -313,7 +322,7 @@ class Log:
 
 
 def _compact_step(conn: sqlite3.Connection, *, lo: int, hi: int) -> tuple[int, Sequence[Row]]:
-    """One compaction transaction: delete what rows lo <= id < hi made obsolete, record progress."""
+    """One compaction transaction: delete what rows lo <= revision < hi made obsolete, record progress."""
     victims = dialect.compaction_victims(conn, lo, hi)
     dialect.delete_rows(conn, victims)
     dialect.set_meta(conn, dialect.META_COMPACTED_THROUGH, hi)

@@ -1,13 +1,16 @@
 """SqliteStore: etcd semantics on top of the log (kine's logstructured layer).
 
-Every write is one appended row that names the row it supersedes, decided inside one write transaction:
-the compare (expected revision, guards) and the append see the same state, so compare-and-swap needs no
-retry loop, and a failed comparison is a returned ``WriteResult``, never an exception.
+Every write is one appended row per key that names the row it supersedes, decided inside one write
+transaction: the compare (expected revisions, guards) and the append see the same state, so
+compare-and-swap needs no retry loop, and a failed comparison is a returned ``WriteResult`` (or
+``TxnResult``), never an exception. A multi-key ``txn`` appends its rows in key order, all at one revision.
 
 A watch subscribes to committed rows *before* it reads any history, then reads the log from its start
-revision, then switches to the rows its subscription buffered, skipping revisions it already delivered:
-every event is delivered once, in order, with no gap at the switch. When the subscription's bounded
-buffer overflows (the consumer is slow), the watch reads the log again from where it stands.
+revision, then switches to the rows its subscription buffered, skipping rows it already delivered: every
+event is delivered once, in order, with no gap at the switch. Its position is the (revision, key) of the
+last row it delivered, not a revision alone, so a log read whose page ends inside a many-key revision
+resumes with the rest of that revision. When the subscription's bounded buffer overflows (the consumer is
+slow), the watch reads the log again from where it stands.
 """
 
 from __future__ import annotations
@@ -21,10 +24,15 @@ from store.base import (
     Guard,
     KeyValue,
     ListResult,
+    OpType,
     StoreUnavailable,
+    TxnOp,
+    TxnResult,
     WatchEvent,
     WriteResult,
     check_list_arguments,
+    check_txn,
+    op_holds,
 )
 from store.sqlite.broadcast import DEFAULT_CAPACITY, Subscription
 from store.sqlite.datadir import LOCK_FILE, DataDirLock
@@ -134,6 +142,11 @@ class SqliteStore:
         guards = tuple(guards)
         return await self._log.transact(lambda txn: _delete(txn, key, expected_revision, guards))
 
+    async def txn(self, ops: Sequence[TxnOp], guards: Sequence[Guard] = ()) -> TxnResult:
+        check_txn(ops)
+        ordered, guards = tuple(ops), tuple(guards)
+        return await self._log.transact(lambda txn: _txn(txn, ordered, guards))
+
     async def compact(self, revision: int) -> None:
         if revision <= 0:
             raise ValueError(f"compact revision must be positive, got {revision}")
@@ -153,6 +166,9 @@ class SqliteStore:
     async def _follow(
         self, subscription: Subscription, prefix: str, next_revision: int, *, from_log: bool
     ) -> AsyncIterator[WatchEvent]:
+        # The position: every row at or before (revision, after_key) was delivered; after_key "" means
+        # nothing of ``revision`` yet (no key is empty).
+        revision, after_key = next_revision, ""
         try:
             while not subscription.closed:
                 if from_log or subscription.overflowed:
@@ -160,19 +176,21 @@ class SqliteStore:
                     # Whatever the buffer held is committed, so the log read below returns it.
                     subscription.reset()
                     while True:
-                        current, rows = await self._log.after(prefix, next_revision, WATCH_PAGE)
+                        current, rows = await self._log.after(prefix, revision, after_key, WATCH_PAGE)
                         for row in rows:
                             yield _event(row)
-                            next_revision = row.id + 1
+                            revision, after_key = row.revision, row.name
                         if len(rows) < WATCH_PAGE:
                             # Nothing else under the prefix up to this snapshot's revision.
-                            next_revision = max(next_revision, current + 1)
+                            if current + 1 > revision:
+                                revision, after_key = current + 1, ""
                             break
                     continue
                 for row in subscription.take():
-                    if row.id >= next_revision:  # rows the log read already delivered come again
+                    # Rows the log read already delivered come again.
+                    if (row.revision, row.name) > (revision, after_key):
                         yield _event(row)
-                        next_revision = row.id + 1
+                        revision, after_key = row.revision, row.name
                 if not subscription.overflowed:
                     await subscription.wait()
         except StoreUnavailable:
@@ -221,13 +239,13 @@ def _create(txn: LogTxn, key: str, value: bytes, guards: tuple[Guard, ...]) -> W
             created=True,
             deleted=False,
             create_revision=0,
-            prev_revision=0 if row is None else row.id,
+            prev_revision=0 if row is None else row.revision,
             value=value,
             prev_value=None,
         )
     except DuplicateSuccessor:
         return _lost_race(txn, key, guards)
-    return WriteResult(True, new.id, _key_value(new))
+    return WriteResult(True, new.revision, _key_value(new))
 
 
 def _update(
@@ -242,13 +260,13 @@ def _update(
             created=False,
             deleted=False,
             create_revision=row.create_revision,
-            prev_revision=row.id,
+            prev_revision=row.revision,
             value=value,
             prev_value=row.value,
         )
     except DuplicateSuccessor:
         return _lost_race(txn, key, guards)
-    return WriteResult(True, new.id, _key_value(new))
+    return WriteResult(True, new.revision, _key_value(new))
 
 
 def _delete(
@@ -264,13 +282,44 @@ def _delete(
             created=False,
             deleted=True,
             create_revision=row.create_revision,
-            prev_revision=row.id,
+            prev_revision=row.revision,
             value=b"",
             prev_value=row.value,
         )
     except DuplicateSuccessor:
         return _lost_race(txn, key, guards)
-    return WriteResult(True, new.id, _key_value(row))
+    return WriteResult(True, new.revision, _key_value(row))
+
+
+def _txn(txn: LogTxn, ops: tuple[TxnOp, ...], guards: tuple[Guard, ...]) -> TxnResult:
+    rows = [txn.latest(op.key) for op in ops]
+    current = tuple(_live(row) for row in rows)
+    failed_ops = tuple(index for index, op in enumerate(ops) if not op_holds(op, current[index]))
+    failed = tuple(guard for guard in guards if _mod_revision(txn, guard.key) != guard.mod_revision)
+    if failed_ops or failed:
+        return TxnResult(False, txn.current_revision(), current, failed_ops, failed)
+    written: list[KeyValue | None] = [None] * len(ops)
+    # Key order, so that watchers see the revision's events in key order (as the log reads them). The
+    # comparisons above and these appends run in one transaction on the only writer, so no other write
+    # can come between them; were the unique index to refuse a row all the same, the error undoes every
+    # row of this transaction (the writer's savepoint), never some of them.
+    for index in sorted(range(len(ops)), key=lambda i: ops[i].key):
+        op, row = ops[index], rows[index]
+        if op.type is OpType.CREATE:
+            new = txn.append(
+                op.key, created=True, deleted=False, create_revision=0,
+                prev_revision=0 if row is None else row.revision, value=op.value, prev_value=None,
+            )
+            written[index] = _key_value(new)
+        else:
+            assert row is not None
+            deleted = op.type is OpType.DELETE
+            new = txn.append(
+                op.key, created=False, deleted=deleted, create_revision=row.create_revision,
+                prev_revision=row.revision, value=b"" if deleted else op.value, prev_value=row.value,
+            )
+            written[index] = _key_value(row if deleted else new)
+    return TxnResult(True, new.revision, tuple(written))
 
 
 def _compare(
@@ -282,14 +331,14 @@ def _compare(
     if row is not None and row.deleted:
         row = None
     failed = tuple(guard for guard in guards if _mod_revision(txn, guard.key) != guard.mod_revision)
-    if row is None or failed or (expected_revision is not None and row.id != expected_revision):
+    if row is None or failed or (expected_revision is not None and row.revision != expected_revision):
         return row, failed
     return row, None
 
 
 def _mod_revision(txn: LogTxn, key: str) -> int:
     row = txn.latest(key)
-    return 0 if row is None or row.deleted else row.id
+    return 0 if row is None or row.deleted else row.revision
 
 
 def _lost_race(txn: LogTxn, key: str, guards: tuple[Guard, ...]) -> WriteResult:
@@ -305,18 +354,18 @@ def _live(row: Row | None) -> KeyValue | None:
 
 
 def _key_value(row: Row) -> KeyValue:
-    return KeyValue(row.name, row.value, row.create_revision, row.id)
+    return KeyValue(row.name, row.value, row.create_revision, row.revision)
 
 
 def _event(row: Row) -> WatchEvent:
     if row.deleted:
         value = row.prev_value if row.prev_value is not None else b""
-        return WatchEvent(EventType.DELETE, row.name, value, row.id, row.create_revision, value)
+        return WatchEvent(EventType.DELETE, row.name, value, row.revision, row.create_revision, value)
     return WatchEvent(
         EventType.PUT,
         row.name,
         row.value,
-        row.id,
+        row.revision,
         row.create_revision,
         None if row.created else row.prev_value,
     )

@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from cluster.api import objects_pb2
+from cluster.api import errors, objects_pb2
 from scheduler.clock import Clock
 from scheduler.config import Profile
 from scheduler.framework import (
@@ -81,6 +81,44 @@ class NoApiCalls:
             raise AssertionError(f"unexpected API call {method}{args}")
 
         return call
+
+
+class GroupBindingClient:
+    """An API client over a dict of pods (by "namespace/name") that binds as the API server does: ``bind``
+    one pod, ``bind_group`` all or nothing (a missing, terminating or bound pod raises NotFound or
+    Conflict and binds none). Every successful call is one new resourceVersion; ``calls`` records them."""
+
+    def __init__(self, pods: Sequence[objects_pb2.Pod] = ()) -> None:
+        self.pods = {f"{p.metadata.namespace or 'default'}/{p.metadata.name}": p for p in pods}
+        self.revision = 1
+        self.calls: list[tuple[str, list[tuple[str, str, str]]]] = []
+
+    async def bind(self, namespace: str, name: str, node_name: str) -> objects_pb2.Pod:
+        return (await self._bind("bind", [(namespace, name, node_name)]))[0]
+
+    async def bind_group(self, bindings: Sequence[tuple[str, str, str]]) -> list[objects_pb2.Pod]:
+        return await self._bind("bind_group", bindings)
+
+    async def _bind(self, call: str, bindings: Sequence[tuple[str, str, str]]) -> list[objects_pb2.Pod]:
+        self.calls.append((call, list(bindings)))
+        current = []
+        for namespace, name, _ in bindings:
+            pod = self.pods.get(f"{namespace}/{name}")
+            if pod is None:
+                raise errors.NotFound(f'pods "{name}" not found')
+            if pod.metadata.HasField("deletion_timestamp") or pod.spec.node_name:
+                raise errors.Conflict(f'Operation cannot be fulfilled on pods/binding "{name}": not bindable')
+            current.append(pod)
+        self.revision += 1
+        bound = []
+        for pod, (_, _, node_name) in zip(current, bindings, strict=True):
+            updated = objects_pb2.Pod()
+            updated.CopyFrom(pod)
+            updated.spec.node_name = node_name
+            updated.metadata.resource_version = str(self.revision)
+            self.pods[f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"] = updated
+            bound.append(updated)
+        return bound
 
 
 class Events:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from store.base import StoreUnavailable
 from store.sqlite import dialect
 from store.sqlite.dialect import DuplicateSuccessor
+from store.sqlite.log import LogTxn
 
 
 @pytest.fixture
@@ -84,7 +85,7 @@ def test_two_successors_of_one_revision_are_refused_by_the_database(conn: sqlite
     _insert(conn, 2, "/k", prev=1)
     with pytest.raises(DuplicateSuccessor):
         _insert(conn, 3, "/k", prev=1)
-    assert dialect.latest(conn, "/k").id == 2
+    assert dialect.latest(conn, "/k").revision == 2
 
 
 def test_other_driver_errors_are_unavailable() -> None:
@@ -105,9 +106,15 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 def test_revisions_never_go_back_after_the_newest_rows_are_deleted(conn: sqlite3.Connection) -> None:
-    _insert(conn, 1, "/k")
-    _insert(conn, 2, "/k", prev=1, deleted=True)
-    dialect.delete_rows(conn, [1, 2])
+    created = LogTxn(conn).append(
+        "/k", created=True, deleted=False, create_revision=0, prev_revision=0, value=b"v", prev_value=None
+    )
+    LogTxn(conn).append(
+        "/k", created=False, deleted=True, create_revision=created.revision,
+        prev_revision=created.revision, value=b"", prev_value=b"v",
+    )
+    dialect.delete_rows(conn, [("/k", 1), ("/k", 2)])
+    assert conn.execute("SELECT COUNT(*) FROM log").fetchone()[0] == 0
     assert dialect.current_revision(conn) == 2
 
 
@@ -157,5 +164,5 @@ def test_compaction_deletes_only_rows_no_read_at_or_after_the_revision_needs(
     # In batches of two revisions, as the log runs it.
     found: set[int] = set()
     for lo in range(0, compact_to, 2):
-        found |= set(dialect.compaction_victims(conn, lo, min(lo + 2, compact_to)))
+        found |= {revision for _, revision in dialect.compaction_victims(conn, lo, min(lo + 2, compact_to))}
     assert found == victims

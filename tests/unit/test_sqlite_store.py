@@ -157,7 +157,7 @@ class LosingTxn:
         self._raced = False
 
     def current_revision(self) -> int:
-        return self._winner.id
+        return self._winner.revision
 
     def latest(self, name: str) -> Row | None:
         return self._winner if self._raced else self._before

@@ -157,10 +157,10 @@ async def test_a_slow_watcher_falls_back_to_the_log_and_misses_nothing(
     log_reads = 0
     after = store._log.after
 
-    async def counting_after(prefix: str, revision: int, limit: int) -> tuple[int, list[Row]]:
+    async def counting_after(prefix: str, revision: int, after_key: str, limit: int) -> tuple[int, list[Row]]:
         nonlocal log_reads
         log_reads += 1
-        return await after(prefix, revision, limit)
+        return await after(prefix, revision, after_key, limit)
 
     monkeypatch.setattr(store._log, "after", counting_after)
     start = await store.current_revision() + 1

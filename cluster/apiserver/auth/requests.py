@@ -3,8 +3,9 @@ plural), the subresource and the object it addresses.
 
 Create names no object (kube authorizes a create on the collection, before a name may be generated);
 UpdateStatus is an update of the "status" subresource and Bind a create of "binding", as in
-kube-apiserver. A namespaced single-object call without a namespace addresses "default", as the verbs
-do; a List or Watch without one spans every namespace (namespace "").
+kube-apiserver; BindGroup is a create of "binding" of every pod it binds. A namespaced single-object
+call without a namespace addresses "default", as the verbs do; a List or Watch without one spans every
+namespace (namespace "").
 """
 
 from __future__ import annotations
@@ -47,6 +48,19 @@ def delete(request: apiserver_pb2.DeleteRequest) -> RequestInfo:
 def bind(request: apiserver_pb2.BindRequest) -> RequestInfo:
     meta = request.binding.metadata
     return _single("create", POD, meta.namespace, meta.name, "binding")
+
+
+def bind_group(request: apiserver_pb2.BindGroupRequest) -> RequestInfo:
+    """The first binding's pod; the service authorizes every other binding too (``group_bindings``)."""
+    first = request.bindings[0].metadata if request.bindings else None
+    return _single("create", POD, first.namespace if first else "", first.name if first else "", "binding")
+
+
+def group_bindings(request: apiserver_pb2.BindGroupRequest) -> list[RequestInfo]:
+    """What each binding of a BindGroup asks, as a Bind of that pod would."""
+    return [
+        _single("create", POD, b.metadata.namespace, b.metadata.name, "binding") for b in request.bindings
+    ]
 
 
 def _collection(verb: str, request: apiserver_pb2.ListRequest | apiserver_pb2.WatchRequest) -> RequestInfo:

@@ -1,0 +1,114 @@
+"""BindGroup against the real `podsched apiserver` process, on each backend, through `Client.bind_group`:
+a group lands whole at one resourceVersion, or not at all (a bound or terminating pod, a stale fence), and
+a watcher sees every pod of it with that one resourceVersion."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+
+from cluster.api import errors, objects_pb2
+from cluster.api.kinds import LEASE
+from cluster.client import Client, Fence
+from tests import builders
+
+GROUP = 8
+LEASE_NAME = "kube-scheduler"
+BOUND_ANNOTATION = "podsched.io/bound-under-fence"
+
+
+async def _setup(
+    client: Client, namespace: str, unique: Callable[[str], str], count: int = GROUP
+) -> list[str]:
+    """Two nodes and ``count`` pending pods w-0..; the nodes' names."""
+    nodes = [unique("node"), unique("node")]
+    for node in nodes:
+        await client.create(builders.node(node, allocatable=builders.ROOMY))
+    for index in range(count):
+        await client.create(builders.pod(f"w-{index}", namespace, image=builders.IMAGE))
+    return nodes
+
+
+def _bindings(namespace: str, nodes: list[str], count: int = GROUP) -> list[tuple[str, str, str]]:
+    return [(namespace, f"w-{index}", nodes[index % len(nodes)]) for index in range(count)]
+
+
+async def _nodes_of(client: Client, namespace: str, count: int = GROUP) -> list[str]:
+    pods = await asyncio.gather(*(client.get("pods", f"w-{i}", namespace) for i in range(count)))
+    return [pod.spec.node_name for pod in pods]  # type: ignore[attr-defined]
+
+
+async def test_a_group_lands_whole_at_one_resource_version_and_a_watcher_sees_it_so(
+    client: Client, namespace: str, unique: Callable[[str], str]
+) -> None:
+    nodes = await _setup(client, namespace, unique)
+    listed = await client.list("pods", namespace)
+    events = client.watch("pods", namespace, resource_version=listed.resource_version)
+    seen: list[tuple[str, str, str, str]] = []
+
+    async def follow() -> None:
+        async for event in events:
+            pod = event.object
+            seen.append((event.type, pod.metadata.name, pod.spec.node_name, pod.metadata.resource_version))
+            if len(seen) == GROUP:
+                return
+
+    following = asyncio.create_task(follow())
+    try:
+        bound = await client.bind_group(_bindings(namespace, nodes))
+        await asyncio.wait_for(following, 20)
+    finally:
+        following.cancel()
+        await events.aclose()
+
+    version = bound[0].metadata.resource_version
+    assert [(p.metadata.name, p.spec.node_name, p.metadata.resource_version) for p in bound] == [
+        (name, node, version) for _, name, node in _bindings(namespace, nodes)
+    ]
+    assert all(p.status.phase == "Running" for p in bound)
+    assert await _nodes_of(client, namespace) == [node for _, _, node in _bindings(namespace, nodes)]
+    # One revision, its events in key order (w-0 < w-1 < ...), every one MODIFIED.
+    assert seen == [("MODIFIED", name, node, version) for _, name, node in _bindings(namespace, nodes)]
+
+
+@pytest.mark.parametrize("spoiler", ["bound", "terminating"])
+async def test_one_pod_that_cannot_be_bound_leaves_the_whole_group_unbound(
+    client: Client, namespace: str, unique: Callable[[str], str], spoiler: str
+) -> None:
+    nodes = await _setup(client, namespace, unique, count=GROUP - 1)
+    await client.create(builders.pod(f"w-{GROUP - 1}", namespace, image=builders.IMAGE, node_name=nodes[0]))
+    if spoiler == "terminating":
+        await client.delete("pods", f"w-{GROUP - 1}", namespace, grace_period_seconds=30)
+
+    with pytest.raises(errors.Conflict, match=f'"w-{GROUP - 1}"'):
+        await client.bind_group(_bindings(namespace, [nodes[1]]))
+
+    assert await _nodes_of(client, namespace, GROUP - 1) == [""] * (GROUP - 1)
+
+
+async def test_a_stale_fence_is_refused_and_binds_nothing(
+    client: Client, namespace: str, unique: Callable[[str], str]
+) -> None:
+    nodes = await _setup(client, namespace, unique)
+    lease = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(name=LEASE_NAME, namespace=namespace))
+    lease.spec.holder_identity = "old-leader"
+    lease.spec.lease_duration_seconds = 15
+    created = await client.create(lease)
+    stale = Fence(namespace, LEASE_NAME, "old-leader", int(created.metadata.resource_version))
+    taken = objects_pb2.Lease()
+    taken.CopyFrom(created)
+    taken.spec.holder_identity = "new-leader"
+    taken = await client.update(taken)
+
+    with pytest.raises(errors.Fenced, match=r'is held by "new-leader"'):
+        await client.bind_group(_bindings(namespace, nodes), fence=stale)
+    assert await _nodes_of(client, namespace) == [""] * GROUP
+
+    current = Fence(namespace, LEASE_NAME, "new-leader", int(taken.metadata.resource_version))
+    bound = await client.bind_group(_bindings(namespace, nodes), fence=current)
+    assert {p.metadata.annotations[BOUND_ANNOTATION] for p in bound} == {
+        f"new-leader@{taken.metadata.resource_version}"
+    }
+    assert await client.get(LEASE, LEASE_NAME, namespace) == taken

@@ -1,0 +1,437 @@
+"""Gang scheduling with the real queue, cache, event handlers, default profile and binder, a fake clock
+and a stand-in API client: gating until minCount, the whole-group cycle (all bound with one bind_group
+call, or nothing and the whole group back in the queue), competing gangs, extra members, an admitted
+group's late pod, the Permit timeout, a failed group bind, and the queue's order."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from cluster.api import errors, objects_pb2, timeutil
+from scheduler.binding import EXPLANATION_ANNOTATION, Binder
+from scheduler.cache import Cache, Snapshot
+from scheduler.clock import FakeClock
+from scheduler.config import in_tree_registry, parse_config
+from scheduler.config.types import API_VERSION, KIND
+from scheduler.eventhandlers import EventHandlers
+from scheduler.framework import (
+    CycleState,
+    PodGroupIndex,
+    PodInfo,
+    QueuedPodInfo,
+    Status,
+    WaitingPods,
+    pod_key,
+)
+from scheduler.framework.runtime import build_framework
+from scheduler.metrics import SchedulerMetrics
+from scheduler.queue import ACTIVE, BACKOFF, GATED, UNSCHEDULABLE, SchedulingQueue
+from scheduler.queue.plugged import PluggedQueue
+from scheduler.schedule_one import SchedulingLoop
+from tests.builders import ROOMY, node, pod
+from tests.unit.binder_util import bindings_done, running_binder
+from tests.unit.framework_fakes import fake_handle
+
+
+def make_node(name: str, cpu: str = "1") -> objects_pb2.Node:
+    return node(name, labels={"kubernetes.io/hostname": name}, allocatable={**ROOMY, "cpu": cpu})
+
+
+def pod_group(name: str, min_count: int, *, x_k8s: bool = False, timeout_s: int | None = None,
+              created: int = 1_700_000_000) -> objects_pb2.PodGroup:
+    group = objects_pb2.PodGroup()
+    group.kind = "PodGroup"
+    group.metadata.name, group.metadata.namespace = name, "default"
+    group.metadata.resource_version = "1"
+    group.metadata.creation_timestamp.seconds = created
+    if x_k8s:
+        group.api_version = "scheduling.x-k8s.io/v1alpha1"
+        group.spec.min_member = min_count
+        if timeout_s is not None:
+            group.spec.schedule_timeout_seconds = timeout_s
+    else:
+        group.api_version = "scheduling.k8s.io/v1alpha3"
+        group.spec.scheduling_policy.gang.min_count = min_count
+    return group
+
+
+def member(name: str, group: str, cpu: str = "1", *, label: bool = False) -> objects_pb2.Pod:
+    created = pod(name, uid=f"uid-{name}", resource_version="10", scheduler_name="default-scheduler",
+                  cpu=cpu, labels={"scheduling.x-k8s.io/pod-group": group} if label else None)
+    if not label:
+        created.spec.scheduling_group.pod_group_name = group
+    return created
+
+
+@dataclass
+class FakeApi:
+    """The calls the scheduler makes: Bind, BindGroup, UpdateStatus (pods and PodGroups) and Get."""
+
+    pods: dict[str, objects_pb2.Pod] = field(default_factory=dict)
+    groups: dict[str, objects_pb2.PodGroup] = field(default_factory=dict)
+    bound: list[tuple[str, str]] = field(default_factory=list)
+    group_binds: list[list[tuple[str, str, str]]] = field(default_factory=list)
+    bind_group_error: errors.ApiError | None = None
+    group_status_writes: list[objects_pb2.PodGroup] = field(default_factory=list)
+    group_conflicts_left: int = 0
+
+    async def bind(self, namespace: str, name: str, node_name: str) -> objects_pb2.Pod:
+        self.bound.append((f"{namespace}/{name}", node_name))
+        return self.pods[f"{namespace}/{name}"]
+
+    async def bind_group(self, bindings: Sequence[tuple[str, str, str]]) -> list[objects_pb2.Pod]:
+        if self.bind_group_error is not None:
+            raise self.bind_group_error
+        self.group_binds.append(list(bindings))
+        return [self.pods[f"{namespace}/{name}"] for namespace, name, _ in bindings]
+
+    async def update_status(self, obj: Any) -> Any:
+        if isinstance(obj, objects_pb2.PodGroup):
+            key = f"{obj.metadata.namespace}/{obj.metadata.name}"
+            if self.group_conflicts_left:
+                self.group_conflicts_left -= 1
+                self.groups[key].metadata.resource_version = "7"  # a controller wrote the counts
+                self.groups[key].status.scheduled = 3
+                raise errors.Conflict("the object has been modified")
+            assert obj.metadata.resource_version == self.groups[key].metadata.resource_version
+            self.group_status_writes.append(obj)
+            self.groups[key] = obj
+        else:
+            self.pods[pod_key(obj)] = obj
+        return obj
+
+    async def get(self, kind: str, name: str, namespace: str) -> Any:
+        if kind == "podgroups":
+            copy = objects_pb2.PodGroup()
+            copy.CopyFrom(self.groups[f"{namespace}/{name}"])
+            return copy
+        copy = objects_pb2.Pod()
+        copy.CopyFrom(self.pods[f"{namespace}/{name}"])
+        return copy
+
+
+@dataclass
+class FakeRecorder:
+    events: list[tuple[str, str, str, str, dict[str, str]]] = field(default_factory=list)
+
+    def record(self, obj: Any, type_: str, reason: str, action: str, message: str, *, component: str,
+               annotations: dict[str, str] | None = None) -> None:
+        self.events.append((type(obj).__name__, obj.metadata.name, reason, message, dict(annotations or {})))
+
+    def about(self, kind: str, reason: str) -> list[tuple[str, str, dict[str, str]]]:
+        return [(name, message, notes)
+                for k, name, r, message, notes in self.events if (k, r) == (kind, reason)]
+
+
+class Waiter:
+    """A Permit plugin that holds every pod for ``timeout`` seconds and allows none."""
+
+    name = "Waiter"
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        return Status.wait(), self.timeout
+
+    def events_to_register(self) -> list[Any]:
+        return []
+
+
+class Rig:
+    def __init__(self, nodes: int = 4, *, permit_wait: float | None = None) -> None:
+        self.clock = FakeClock(1000.0)
+        self.api = FakeApi()
+        self.recorder = FakeRecorder()
+        self.cache = Cache(clock=self.clock)
+        self.snapshot = Snapshot()
+        self.groups = PodGroupIndex(self.cache.is_assumed)
+        registry = in_tree_registry()
+        document: dict[str, Any] = {"apiVersion": API_VERSION, "kind": KIND}
+        if permit_wait is not None:
+            registry.register("Waiter", lambda args, handle: Waiter(permit_wait))
+            document["profiles"] = [{"plugins": {"permit": {"enabled": [{"name": "Waiter"}]}}}]
+        config = parse_config(document, registry=registry)
+        plugged = PluggedQueue()
+        self.waiting = WaitingPods()
+        handle = fake_handle(self.snapshot, nominator=plugged, client=self.api, event_recorder=self.recorder,
+                             pod_groups=self.groups, waiting_pods=self.waiting)
+        self.framework = build_framework(config.profiles[0], registry, handle, clock=self.clock)
+        self.queue = SchedulingQueue(self.framework.queue_sort_less, clock=self.clock,
+                                     events_to_register=self.framework.events_to_register(),
+                                     pre_enqueue=self.framework.run_pre_enqueue)
+        plugged.plug(self.queue)
+        self.handlers = EventHandlers(self.cache, self.queue, ["default-scheduler"], pod_groups=self.groups)
+        self.binder = Binder(
+            cache=self.cache, queue=self.queue, recorder=self.recorder,  # type: ignore[arg-type]
+            metrics=SchedulerMetrics(), clock=self.clock,
+            on_failure=lambda *failure: self.loop.handle_failure(*failure),
+            on_group_bound=lambda key, n, profile: self.loop.pod_group_reporter.scheduled(
+                key, n, component=profile),
+        )
+        self.loop = SchedulingLoop(
+            profiles={"default-scheduler": self.framework}, queue=self.queue, cache=self.cache,
+            snapshot=self.snapshot, client=self.api, pod_lister=self.api.pods.get,  # type: ignore[arg-type]
+            binder=self.binder, recorder=self.recorder, metrics=SchedulerMetrics(),  # type: ignore[arg-type]
+            clock=self.clock, rng=random.Random(1), percentage_of_nodes_to_score={},
+        )
+        for index in range(nodes):
+            self.add_node(f"node-{index}")
+
+    def add_node(self, name: str, cpu: str = "1") -> None:
+        self.handlers.node_handlers()["on_add"](make_node(name, cpu))
+
+    def add_group(self, group: objects_pb2.PodGroup) -> None:
+        self.api.groups[f"default/{group.metadata.name}"] = group
+        self.handlers.pod_group_handlers()["on_add"](group)
+
+    def add_pods(self, *pods: objects_pb2.Pod) -> None:
+        for created in pods:
+            self.api.pods[pod_key(created)] = created
+            self.handlers.pod_handlers()["on_add"](created)
+
+    def gang(self, group: str, count: int, cpu: str = "1", *, label: bool = False) -> list[objects_pb2.Pod]:
+        pods = [member(f"{group}-{i}", group, cpu, label=label) for i in range(count)]
+        self.add_pods(*pods)
+        return pods
+
+    def confirm_bindings(self) -> None:
+        """The informer's updates for the pods the fake API bound."""
+        for bindings in self.api.group_binds:
+            for namespace, name, node_name in bindings:
+                self._confirm(f"{namespace}/{name}", node_name)
+        for key, node_name in self.api.bound:
+            self._confirm(key, node_name)
+
+    def _confirm(self, key: str, node_name: str) -> None:
+        old = self.api.pods[key]
+        if old.spec.node_name:
+            return
+        new = objects_pb2.Pod()
+        new.CopyFrom(old)
+        new.spec.node_name = node_name
+        self.api.pods[key] = new
+        self.handlers.pod_handlers()["on_update"](old, new)
+
+    async def cycles(self) -> int:
+        """Run cycles while activeQ has pods; how many ran."""
+        ran = 0
+        while not self.queue.is_empty_active():
+            await self.loop.schedule_one()
+            await bindings_done(self.binder)
+            ran += 1
+        return ran
+
+    def where(self, name: str) -> str | None:
+        found = self.queue.lookup(f"default/{name}")
+        return found[0] if found is not None else None
+
+    def queued(self, name: str) -> QueuedPodInfo:
+        found = self.queue.lookup(f"default/{name}")
+        assert found is not None, name
+        return found[1]
+
+    def pod_condition(self, name: str) -> objects_pb2.PodCondition | None:
+        return next((c for c in self.api.pods[f"default/{name}"].status.conditions), None)
+
+
+@pytest.fixture
+async def rig() -> AsyncIterator[Rig]:
+    rig = Rig()
+    async with running_binder(rig.binder):
+        yield rig
+
+
+def bound_pods(rig: Rig) -> set[str]:
+    return {name for bindings in rig.api.group_binds for _, name, _ in bindings} | {
+        key.partition("/")[2] for key, _ in rig.api.bound}
+
+
+# ------------------------------------------------------------------------------------------ gating
+
+
+async def test_a_gang_is_gated_until_its_pod_group_exists_and_has_min_count_pods(rig: Rig) -> None:
+    rig.gang("train", 2)
+    assert rig.queue.pending_counts() == {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 2}
+    rig.add_group(pod_group("train", 3))  # the group exists now, but has 2 of its 3 pods
+    assert rig.queue.pending_counts()[GATED] == 2
+    assert rig.queued("train-0").unschedulable_plugins == {"GangScheduling"}
+    rig.add_pods(member("train-2", "train"))  # the third pod ungates its siblings
+    assert rig.queue.pending_counts() == {ACTIVE: 3, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0}
+
+
+async def test_a_pod_of_no_group_or_of_a_basic_group_is_never_gated(rig: Rig) -> None:
+    basic = pod_group("solo", 0)
+    basic.spec.scheduling_policy.ClearField("gang")
+    basic.spec.scheduling_policy.basic.SetInParent()
+    rig.add_group(basic)
+    rig.add_pods(member("solo-0", "solo"), pod("plain", scheduler_name="default-scheduler", cpu="1"))
+    assert rig.queue.pending_counts() == {ACTIVE: 2, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0}
+
+
+# ---------------------------------------------------------------------------------- whole group
+
+
+async def test_a_gang_that_fits_is_bound_with_one_bind_group_call(rig: Rig) -> None:
+    rig.add_group(pod_group("train", 4))
+    rig.gang("train", 4)
+    assert await rig.cycles() == 1  # one cycle placed the whole group
+    (bindings,) = rig.api.group_binds
+    assert sorted(name for _, name, _ in bindings) == ["train-0", "train-1", "train-2", "train-3"]
+    assert sorted(node_name for _, _, node_name in bindings) == ["node-0", "node-1", "node-2", "node-3"]
+    assert rig.api.bound == []  # no per-pod Bind for a gang
+    assert len(rig.recorder.about("Pod", "Scheduled")) == 4
+    assert rig.recorder.about("PodGroup", "Scheduled") == [("train", "bound 4 pods of the group", {})]
+    (condition,) = rig.api.groups["default/train"].status.conditions
+    assert (condition.type, condition.status) == ("PodGroupScheduled", "True")
+
+
+async def test_a_gang_that_does_not_fit_binds_nothing_and_goes_back_together(rig: Rig) -> None:
+    rig.add_group(pod_group("train", 5, x_k8s=True))
+    rig.gang("train", 5, label=True)
+    await rig.cycles()
+    assert rig.api.group_binds == [] and rig.api.bound == []
+    assert rig.cache.pod_count() == 0  # every placement was undone
+    names = [f"train-{i}" for i in range(5)]
+    assert {rig.where(name) for name in names} == {UNSCHEDULABLE}
+    assert {rig.queued(name).attempts for name in names} == {1}
+    assert {frozenset(rig.queued(name).unschedulable_plugins) for name in names} == {
+        frozenset({"GangScheduling", "NodeResourcesFit"})}
+    ((group_name, event_message, notes),) = rig.recorder.about("PodGroup", "FailedScheduling")
+    per_pod = json.loads(notes[EXPLANATION_ANNOTATION])["pods"]
+    assert sorted(per_pod) == names
+    (unplaced,) = [name for name in names if "unschedulable" in per_pod[name]]
+    assert per_pod[unplaced] == {"unschedulable": "0/4 nodes are available: 4 Insufficient cpu."}
+    assert {per_pod[name]["node"] for name in names if name != unplaced} == {
+        "node-0", "node-1", "node-2", "node-3"}
+    message = (f"pod group default/train: 4/5 pods placeable, minMember 5: pod {unplaced}: "
+               "0/4 nodes are available: 4 Insufficient cpu.")
+    assert (group_name, event_message) == ("train", message)
+    for name in names:
+        condition = rig.pod_condition(name)
+        assert condition is not None
+        assert (condition.status, condition.reason, condition.message) == ("False", "Unschedulable", message)
+    (condition,) = rig.api.groups["default/train"].status.conditions
+    assert (condition.status, condition.reason, condition.message) == ("False", "Unschedulable", message)
+
+    # A new node is an event NodeResourcesFit registered: the whole group goes back and now fits.
+    rig.clock.advance(20)
+    rig.add_node("node-4")
+    assert {rig.where(name) for name in names} == {ACTIVE}
+    await rig.cycles()
+    (bindings,) = rig.api.group_binds
+    assert len(bindings) == 5
+
+
+async def test_the_pod_group_condition_write_keeps_the_controllers_counts_across_a_conflict(rig: Rig) -> None:
+    rig.api.group_conflicts_left = 1
+    rig.add_group(pod_group("train", 5))
+    rig.gang("train", 5)
+    await rig.cycles()
+    (written,) = rig.api.group_status_writes
+    assert written.metadata.resource_version == "7" and written.status.scheduled == 3
+    assert written.status.conditions[0].reason == "Unschedulable"
+
+
+async def test_two_gangs_competing_for_room_for_one_end_with_one_placed_and_one_waiting(rig: Rig) -> None:
+    rig.add_group(pod_group("a", 3, created=100))
+    rig.add_group(pod_group("b", 3, created=200))
+    rig.gang("a", 3)
+    rig.gang("b", 3)
+    await rig.cycles()
+    (bindings,) = rig.api.group_binds
+    assert sorted(name for _, name, _ in bindings) == ["a-0", "a-1", "a-2"]  # the older group first
+    rig.confirm_bindings()
+    assert {rig.where(f"b-{i}") for i in range(3)} == {UNSCHEDULABLE}
+    assert rig.cache.pod_count() == 3  # a's pods only: nothing of b is held
+
+
+async def test_members_beyond_min_count_are_bound_in_the_same_call_and_the_unplaced_wait_alone(
+    rig: Rig,
+) -> None:
+    rig.add_group(pod_group("train", 3))
+    rig.gang("train", 6)
+    await rig.cycles()
+    (bindings,) = rig.api.group_binds
+    assert len(bindings) == 4  # 4 nodes: minCount 3 and one extra, together
+    unplaced = {f"train-{i}" for i in range(6)} - {name for _, name, _ in bindings}
+    assert len(unplaced) == 2
+    for name in unplaced:
+        assert rig.where(name) == UNSCHEDULABLE
+        assert rig.queued(name).unschedulable_plugins == {"NodeResourcesFit"}
+        condition = rig.pod_condition(name)
+        assert condition is not None and condition.message == "0/4 nodes are available: 4 Insufficient cpu."
+
+
+async def test_a_pod_of_an_admitted_group_is_scheduled_alone(rig: Rig) -> None:
+    rig.add_group(pod_group("train", 2))
+    rig.gang("train", 2)
+    await rig.cycles()
+    rig.confirm_bindings()
+    rig.add_pods(member("train-late", "train"))
+    await rig.cycles()
+    assert len(rig.api.group_binds) == 1
+    ((key, _),) = rig.api.bound  # bound alone by DefaultBinder
+    assert key == "default/train-late"
+
+
+async def test_a_failed_group_bind_releases_every_member_as_an_error() -> None:
+    rig = Rig()
+    rig.api.bind_group_error = errors.Conflict('pod "train-2" is already bound')
+    async with running_binder(rig.binder):
+        rig.add_group(pod_group("train", 4))
+        rig.gang("train", 4)
+        await rig.cycles()
+    assert rig.api.group_binds == [] and rig.cache.pod_count() == 0
+    assert {rig.where(f"train-{i}") for i in range(4)} == {BACKOFF}
+    condition = rig.pod_condition("train-0")
+    assert condition is not None and condition.reason == "SchedulerError"
+
+
+async def test_a_gang_not_permitted_within_its_timeout_is_released_whole() -> None:
+    rig = Rig(permit_wait=600)  # the Waiter would hold each pod 10 minutes; the group allows 30 s
+    async with running_binder(rig.binder):
+        rig.add_group(pod_group("train", 2, x_k8s=True, timeout_s=30))
+        rig.gang("train", 2, label=True)
+        await rig.loop.schedule_one()
+        assert rig.cache.pod_count() == 2 and len(rig.waiting) == 2
+        await asyncio.sleep(0)
+        rig.clock.advance(31)
+        await bindings_done(rig.binder)
+    assert rig.api.group_binds == [] and rig.cache.pod_count() == 0 and len(rig.waiting) == 0
+    # Released like a single pod whose Permit timed out: the freed room is an event, so both back off.
+    assert {rig.where("train-0"), rig.where("train-1")} == {BACKOFF}
+    condition = rig.pod_condition("train-0")
+    assert condition is not None and "within its timeout of 30s" in condition.message
+
+
+# ------------------------------------------------------------------------------------------ order
+
+
+def test_the_queue_orders_groups_by_priority_then_age_then_name_and_keeps_members_adjacent(rig: Rig) -> None:
+    rig.add_group(pod_group("young", 1, created=300))
+    rig.add_group(pod_group("old", 1, created=100))
+    urgent = pod_group("urgent", 1, created=500)
+    urgent.spec.priority = 10
+    rig.add_group(urgent)
+    less = rig.framework.queue_sort_less
+
+    def queued(created: objects_pb2.Pod, timestamp: float) -> QueuedPodInfo:
+        return QueuedPodInfo(PodInfo(created), timestamp=timestamp)
+
+    young = queued(member("young-0", "young"), 1.0)
+    old = queued(member("old-0", "old"), 2.0)
+    urgent_pod = queued(member("urgent-0", "urgent"), 3.0)
+    assert less(old, young) and not less(young, old)  # the older group first, whatever the queue time
+    assert less(urgent_pod, old)  # the group's priority first
+    plain_early = queued(pod("p1", scheduler_name="default-scheduler"), 1.0)
+    plain_late = queued(pod("p2", scheduler_name="default-scheduler"), 2.0)
+    assert less(plain_early, plain_late) and not less(plain_late, plain_early)  # as before
+    assert timeutil.is_set(rig.groups.pod_group("default/old").metadata.creation_timestamp)  # type: ignore[union-attr]
