@@ -41,8 +41,9 @@ Once serving it prints one line to stderr, which scripts and tests wait for (wit
 Then it starts the controllers (``--controllers``, cluster/cli/controllers.py: ``*``, the default, is
 all of them; ``disruption`` keeps every PodDisruptionBudget's status current, ``podgc`` deletes the pods
 bound to a node that has been gone for ``--pod-gc-quarantine``, ``resourcequota`` recounts every
-ResourceQuota's usage from its pods, at least every ``--resource-quota-sync-period``) as clients of its
-own address, as kube-controller-manager is a client of kube-apiserver, with the server's loopback identity
+ResourceQuota's usage from its pods, at least every ``--resource-quota-sync-period``, ``podgroup`` keeps
+every PodGroup's status current from its pods) as clients of its own address, as
+kube-controller-manager is a client of kube-apiserver, with the server's loopback identity
 (cluster/cli/loopback.py); ``--controllers none`` runs the bare server.
 
 SIGTERM or SIGINT stops it cleanly (exit 0): first the controllers, while the server still answers,
@@ -134,7 +135,8 @@ def register(subparsers: Any) -> None:
         help="controllers to run beside the server, as its clients, as a comma list: '*' for all, a "
         "name to turn one on, -name to turn one off ('*,-podgc'), or none. disruption keeps every "
         "PodDisruptionBudget's status current; podgc deletes the pods bound to a node that no longer "
-        "exists; resourcequota recounts every ResourceQuota's usage from its pods (default '*')",
+        "exists; resourcequota recounts every ResourceQuota's usage from its pods; podgroup keeps every "
+        "PodGroup's status current from its pods (default '*')",
     )
     parser.add_argument(
         "--pod-gc-quarantine", type=parse_duration, default=DEFAULT_QUARANTINE_S,

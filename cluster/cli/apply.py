@@ -4,9 +4,10 @@ Nothing is half-applied: every manifest is parsed first (a parse error in any do
 everything, and so does a document too large to send: cluster.api.limits), then the server checks every
 object in a dry run, then the pods the apply creates are judged together against their namespaces'
 ResourceQuotas, and only when all pass are they written.
-Objects go in dependency order — PriorityClasses, then Nodes, then ResourceQuotas, then the rest in file
-order — so a pod may name a priority class created by the same apply, and a namespace's quota counts the
-pods the same apply creates there (and may open the system priority classes for them).
+Objects go in dependency order — PriorityClasses, then Nodes, then ResourceQuotas, then PodGroups, then
+the rest in file order — so a pod may name a priority class created by the same apply, a namespace's
+quota counts the pods the same apply creates there (and may open the system priority classes for them),
+and a gang's PodGroup exists before its pods.
 
 The dry run judges each pod against the quotas as they stand, as if it were the only one. So before any
 write, the new pods (creates, not updates) are counted in file order against each namespace's quotas —
@@ -47,10 +48,10 @@ from cluster.cli.common import (
 )
 from cluster.client import Client, object_request_bytes
 
-# Kinds others refer to go first: pods name priority classes (admission resolves them at create), and
-# quotas admit pods.
-_ORDER = {kinds.PRIORITY_CLASS: 0, kinds.NODE: 1, kinds.RESOURCE_QUOTA: 2}
-_LAST = 3
+# Kinds others refer to go first: pods name priority classes (admission resolves them at create), quotas
+# admit pods, and a gang's pods find their PodGroup there when they are queued.
+_ORDER = {kinds.PRIORITY_CLASS: 0, kinds.NODE: 1, kinds.RESOURCE_QUOTA: 2, kinds.POD_GROUP: 3}
+_LAST = 4
 #: The system priority classes' reserved prefix: only a quota admits them.
 _SYSTEM_CLASS_PREFIX = "system-"
 
@@ -69,6 +70,8 @@ _SERVER_OWNED: dict[kinds.Kind, tuple[str, ...]] = {
         "service_account_name",
     ),
     kinds.PRIORITY_CLASS: ("preemption_policy",),
+    # Admission's, as a pod's.
+    kinds.POD_GROUP: ("priority", "priority_class_name"),
 }
 
 # An update that loses a race with another writer is recomputed from a fresh read this many times.
@@ -370,7 +373,7 @@ def _desired_update(kind: kinds.Kind, obj: Message, current: Message) -> Message
     if not desired.metadata.resource_version:
         desired.metadata.resource_version = current.metadata.resource_version
     owned = _SERVER_OWNED.get(kind, ())
-    holder_name = "spec" if kind is kinds.POD else None
+    holder_name = "spec" if kind in (kinds.POD, kinds.POD_GROUP) else None
     source = getattr(current, holder_name) if holder_name else current
     target = getattr(desired, holder_name) if holder_name else desired
     for name in owned:

@@ -17,15 +17,17 @@ from cluster.controllers import (
     DEFAULT_SYNC_PERIOD_S,
     DisruptionController,
     PodGarbageCollector,
+    PodGroupController,
     ResourceQuotaController,
 )
 
 DISRUPTION = "disruption"
 PODGC = "podgc"
 RESOURCE_QUOTA = "resourcequota"
+POD_GROUP = "podgroup"
 #: Every controller, in the order they start; all are on by default.
-CONTROLLERS = (DISRUPTION, PODGC, RESOURCE_QUOTA)
-Controller = DisruptionController | PodGarbageCollector | ResourceQuotaController
+CONTROLLERS = (DISRUPTION, PODGC, RESOURCE_QUOTA, POD_GROUP)
+Controller = DisruptionController | PodGarbageCollector | ResourceQuotaController | PodGroupController
 ALL = "*"
 NONE = "none"
 
@@ -79,6 +81,8 @@ async def run_controllers(
         made[PODGC] = PodGarbageCollector(client, quarantine_s=pod_gc_quarantine_s)
     if RESOURCE_QUOTA in names:
         made[RESOURCE_QUOTA] = ResourceQuotaController(client, sync_period_s=resource_quota_sync_period_s)
+    if POD_GROUP in names:
+        made[POD_GROUP] = PodGroupController(client)
     try:
         async with asyncio.TaskGroup() as tasks:
             for name, controller in made.items():

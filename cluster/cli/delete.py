@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "API server removes them; the command waits for that unless --no-wait.",
     )
     parser.add_argument(
-        "kind", help="pods, nodes, priorityclasses, poddisruptionbudgets, resourcequotas, leases, events"
+        "kind",
+        help="pods, nodes, priorityclasses, poddisruptionbudgets, resourcequotas, podgroups, leases, events",
     )
     parser.add_argument("names", nargs="+", metavar="NAME")
     add_namespace_flag(parser)

@@ -11,7 +11,7 @@ from typing import Any
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from cluster.api import errors, kinds, objects_pb2, quantity, timeutil
+from cluster.api import errors, kinds, objects_pb2, podgroups, quantity, timeutil
 from cluster.api.quota import format_requirements
 from cluster.api.selectors import LabelSelector
 from cluster.cli import tables
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Show one object as kubectl describe does, followed by the events about it.",
     )
     parser.add_argument(
-        "kind", help="pod, node, priorityclass, poddisruptionbudget, resourcequota, lease, event"
+        "kind", help="pod, node, priorityclass, poddisruptionbudget, resourcequota, podgroup, lease, event"
     )
     parser.add_argument("name")
     add_namespace_flag(parser)
@@ -393,6 +393,74 @@ async def _describe_quota(client: Client, quota: objects_pb2.ResourceQuota, text
     text.table(["Resource", "Used", "Hard"], rows, level=0, underline=True)
 
 
+def _pod_group_policy(group: objects_pb2.PodGroup) -> list[tuple[str, object]]:
+    """The spec fields of the group's own spelling, as describe's labels and values."""
+    spec = group.spec
+    if podgroups.is_coscheduling(group):
+        fields: list[tuple[str, object]] = [("Min Member", spec.min_member)]
+        if spec.min_resources:
+            resources = spec.min_resources
+            fields.append(("Min Resources", ", ".join(f"{k}={resources[k]}" for k in sorted(resources))))
+        if spec.HasField("schedule_timeout_seconds"):
+            fields.append(("Schedule Timeout", f"{spec.schedule_timeout_seconds}s"))
+        return fields
+    policy = spec.scheduling_policy
+    shown = f"Gang (minCount {policy.gang.min_count})" if policy.HasField("gang") else "Basic"
+    fields = [("Scheduling Policy", shown)]
+    if spec.pod_group_template_ref.HasField("workload"):
+        ref = spec.pod_group_template_ref.workload
+        fields.append(("Template", f"{ref.workload_name}/{ref.pod_group_template_name}"))
+    if spec.HasField("disruption_mode"):
+        fields.append(("Disruption Mode", "All" if spec.disruption_mode.HasField("all") else "Single"))
+    fields.append(("Priority", spec.priority if spec.HasField("priority") else NONE))
+    if spec.priority_class_name:
+        fields.append(("Priority Class Name", spec.priority_class_name))
+    return fields
+
+
+def _member_state(pod: objects_pb2.Pod) -> tuple[str, str]:
+    """A member pod's node (or <none>) and, while unbound, why: its PodScheduled=False message."""
+    if pod.spec.node_name:
+        return pod.spec.node_name, pod.status.phase or "Unknown"
+    for condition in pod.status.conditions:
+        if condition.type == "PodScheduled" and condition.status == "False":
+            return NONE, condition.message or condition.reason or "Pending"
+    return NONE, pod.status.phase or "Pending"
+
+
+async def _describe_pod_group(client: Client, group: objects_pb2.PodGroup, text: _Text) -> None:
+    status = group.status
+    _meta(text, group, namespaced=True)
+    text.field("API Version", group.api_version or kinds.POD_GROUP.api_version)
+    text.mapping("Labels", group.metadata.labels)
+    text.mapping("Annotations", group.metadata.annotations, sep=": ")
+    for label, value in _pod_group_policy(group):
+        text.field(label, value)
+    text.section("Status")
+    text.field("Phase", status.phase or NONE, 1)
+    for label, value in (("Scheduled", status.scheduled), ("Running", status.running),
+                         ("Succeeded", status.succeeded), ("Failed", status.failed)):
+        text.field(label, value, 1)
+    if status.occupied_by:
+        text.field("Occupied By", status.occupied_by, 1)
+    if timeutil.is_set(status.schedule_start_time):
+        text.field("Schedule Start Time", _time(status.schedule_start_time), 1)
+    if status.conditions:
+        text.section("Conditions")
+        rows = [[c.type, c.status, c.reason, c.message] for c in status.conditions]
+        text.table(["Type", "Status", "Reason", "Message"], rows)
+    pods = (await client.list_all(kinds.POD, group.metadata.namespace)).items
+    members = sorted(
+        (pod for pod in pods if podgroups.group_name_of(pod) == group.metadata.name),
+        key=lambda pod: pod.metadata.name,
+    )
+    if not members:
+        text.field("Pods", NONE)
+        return
+    text.section("Pods")
+    text.table(["Name", "Node", "Status"], [[pod.metadata.name, *_member_state(pod)] for pod in members])
+
+
 async def _describe_lease(client: Client, lease: objects_pb2.Lease, text: _Text) -> None:
     spec = lease.spec
     _meta(text, lease, namespaced=True)
@@ -426,6 +494,7 @@ _DESCRIBERS: dict[kinds.Kind, Callable[[Client, Any, _Text], Awaitable[None]]] =
     kinds.PRIORITY_CLASS: _describe_priority_class,
     kinds.POD_DISRUPTION_BUDGET: _describe_pdb,
     kinds.RESOURCE_QUOTA: _describe_quota,
+    kinds.POD_GROUP: _describe_pod_group,
     kinds.LEASE: _describe_lease,
     kinds.EVENT: _describe_event,
 }

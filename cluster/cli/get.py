@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Print objects of a kind as a table (as kubectl does), or as YAML/JSON.",
     )
     parser.add_argument(
-        "kind", help="pods, nodes, priorityclasses, poddisruptionbudgets, resourcequotas, leases, events"
+        "kind",
+        help="pods, nodes, priorityclasses, poddisruptionbudgets, resourcequotas, podgroups, leases, events",
     )
     parser.add_argument("names", nargs="*", metavar="NAME", help="objects' names (default: all)")
     add_namespace_flag(parser)

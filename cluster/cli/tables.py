@@ -12,7 +12,7 @@ from typing import Any, Generic
 from google.protobuf import struct_pb2
 from google.protobuf.message import Message
 
-from cluster.api import kinds, objects_pb2, timeutil
+from cluster.api import kinds, objects_pb2, podgroups, timeutil
 from cluster.api.kinds import M
 
 NONE = "<none>"
@@ -207,6 +207,26 @@ def _quota_row(quota: objects_pb2.ResourceQuota) -> list[str]:
     return [quota.metadata.name, age(quota.metadata), quota_usage(quota)]
 
 
+# ------------------------------------------------------------------------------------------- PodGroup
+
+
+def _pod_group_row(group: objects_pb2.PodGroup) -> list[str]:
+    status = group.status
+    return [
+        group.metadata.name,
+        str(podgroups.min_count(group)),
+        str(status.scheduled),
+        str(status.running),
+        status.phase or NONE,
+        age(group.metadata),
+    ]
+
+
+def _pod_group_wide(group: objects_pb2.PodGroup) -> list[str]:
+    status = group.status
+    return [str(status.succeeded), str(status.failed), group.api_version or kinds.POD_GROUP.api_version]
+
+
 # -------------------------------------------------------------------------------------------- Lease
 
 
@@ -252,6 +272,12 @@ COLUMNS: dict[kinds.Kind[Any], Columns[Any]] = {
         ("NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"), _pdb_row
     ),
     kinds.RESOURCE_QUOTA: Columns(("NAME", "AGE", "REQUEST"), _quota_row),
+    kinds.POD_GROUP: Columns(
+        ("NAME", "MIN", "SCHEDULED", "RUNNING", "PHASE", "AGE"),
+        _pod_group_row,
+        ("SUCCEEDED", "FAILED", "API VERSION"),
+        _pod_group_wide,
+    ),
     kinds.LEASE: Columns(("NAME", "HOLDER", "AGE"), _lease_row),
     kinds.EVENT: Columns(("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"), _event_row),
 }

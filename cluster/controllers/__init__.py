@@ -5,10 +5,12 @@ the API server's code, so they run next to the API server (`podsched apiserver`)
 - `DisruptionController` keeps every PodDisruptionBudget's status current.
 - `PodGarbageCollector` deletes the pods bound to nodes that no longer exist.
 - `ResourceQuotaController` recounts every ResourceQuota's usage from its pods.
+- `PodGroupController` keeps every PodGroup's status current from its pods.
 """
 
 from cluster.controllers.disruption import DEFAULT_RESYNC_PERIOD_S, DisruptionController
 from cluster.controllers.podgc import DEFAULT_QUARANTINE_S, PodGarbageCollector
+from cluster.controllers.podgroup import PodGroupController
 from cluster.controllers.resourcequota import DEFAULT_SYNC_PERIOD_S, ResourceQuotaController
 
 __all__ = [
@@ -17,5 +19,6 @@ __all__ = [
     "DEFAULT_SYNC_PERIOD_S",
     "DisruptionController",
     "PodGarbageCollector",
+    "PodGroupController",
     "ResourceQuotaController",
 ]

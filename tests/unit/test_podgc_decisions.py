@@ -121,15 +121,16 @@ def test_a_finished_pod_is_deleted_as_it_is(phase: str) -> None:
 @pytest.mark.parametrize(
     ("text", "enabled"),
     [
-        ("*", ("disruption", "podgc", "resourcequota")),
+        ("*", ("disruption", "podgc", "resourcequota", "podgroup")),
         ("disruption", ("disruption",)),
         ("podgc", ("podgc",)),
         ("podgc,disruption", ("disruption", "podgc")),
-        ("*,-podgc", ("disruption", "resourcequota")),
-        ("-disruption,*", ("podgc", "resourcequota")),
-        ("*,podgc", ("disruption", "podgc", "resourcequota")),
+        ("*,-podgc", ("disruption", "resourcequota", "podgroup")),
+        ("-disruption,*", ("podgc", "resourcequota", "podgroup")),
+        ("*,podgc", ("disruption", "podgc", "resourcequota", "podgroup")),
         ("resourcequota", ("resourcequota",)),
-        ("*,-podgc,-disruption", ("resourcequota",)),
+        ("*,-podgc,-disruption", ("resourcequota", "podgroup")),
+        ("podgroup", ("podgroup",)),
         (" disruption , podgc ", ("disruption", "podgc")),
         ("none", ()),
     ],
@@ -141,7 +142,7 @@ def test_controllers_list(text: str, enabled: tuple[str, ...]) -> None:
 @pytest.mark.parametrize(
     ("text", "error"),
     [
-        ("podgc,garbage", 'unknown controller "garbage" (known: disruption, podgc, resourcequota)'),
+        ("podgc,garbage", 'unknown controller "garbage" (known: disruption, podgc, resourcequota, podgroup)'),
         ("-nodelifecycle", 'unknown controller "nodelifecycle"'),
         ("", "an empty name"),
         ("disruption,,podgc", "an empty name"),
@@ -167,12 +168,12 @@ def apiserver_parser() -> argparse.ArgumentParser:
 
 def test_the_flags_default_to_every_controller_a_40s_quarantine_and_a_5m_quota_sync() -> None:
     args = apiserver_parser().parse_args(["apiserver"])
-    assert args.controllers == ("disruption", "podgc", "resourcequota")
+    assert args.controllers == ("disruption", "podgc", "resourcequota", "podgroup")
     assert args.pod_gc_quarantine == 40.0
     assert args.resource_quota_sync_period == 300.0
     args = apiserver_parser().parse_args(["apiserver", "--controllers=-disruption,*", "--pod-gc-quarantine",
                                           "1.5s", "--resource-quota-sync-period", "2m"])
-    assert (args.controllers, args.pod_gc_quarantine) == (("podgc", "resourcequota"), 1.5)
+    assert (args.controllers, args.pod_gc_quarantine) == (("podgc", "resourcequota", "podgroup"), 1.5)
     assert args.resource_quota_sync_period == 120.0
 
 
@@ -181,7 +182,7 @@ def test_the_flags_default_to_every_controller_a_40s_quarantine_and_a_5m_quota_s
     [
         (["--controllers", "podgc,bogus"],
          "argument --controllers: invalid --controllers 'podgc,bogus': "
-         'unknown controller "bogus" (known: disruption, podgc, resourcequota)'),
+         'unknown controller "bogus" (known: disruption, podgc, resourcequota, podgroup)'),
         (["--pod-gc-quarantine", "soon"], "invalid duration 'soon'"),
         (["--pod-gc-quarantine=-1s"], "invalid duration '-1s'"),
         (["--resource-quota-sync-period", "often"], "invalid duration 'often'"),
