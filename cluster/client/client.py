@@ -368,6 +368,10 @@ class Client:
         Opening the watch retries and fails over like a read until the first event arrives (re-opening
         before any event is invisible to the caller). After that, a broken stream raises `errors.Unavailable`
         and a compacted ``resource_version`` raises `errors.Expired`; the caller decides what to do next.
+        Several objects may change at one resourceVersion (a group bind), so a caller that watches again
+        after a break should start from the version before its last event's and drop what it already
+        has of that version, as `Informer` does: watching from the last event's version loses the rest
+        of that version when the stream broke between two of its events.
         """
         request = apiserver_pb2.WatchRequest(
             kind=resolve_kind(kind).name,

@@ -5,8 +5,12 @@ How it stays exact:
 - ``run()`` lists every object at one store revision (page by page), makes the local store equal to that
   list, and then watches from the list's resourceVersion: the watch delivers every later change, in order,
   exactly once, and each event is applied to the store before the handlers hear of it.
-- A broken watch (the server went away, or a failover) is re-opened from the resourceVersion of the last
-  event applied, after a jittered, capped backoff, so no event is repeated or missed.
+- A broken watch (the server went away, or a failover) is re-opened after a jittered, capped backoff from
+  the revision *before* the last event applied, and the events of that last revision it already applied
+  are dropped (by object key: a key changes at most once per revision). Several objects may share one
+  revision (a BindGroup writes a whole gang at one), and a stream cut between two of its events must
+  not lose the rest; watching from the last event's own resourceVersion ("after it") would. So no event
+  is repeated or missed.
 - When that resourceVersion has been compacted away (`errors.Expired`, Kubernetes' 410 Gone) the informer
   lists again and reconciles: objects that vanished get on_delete, changed ones on_update, new ones on_add.
 
@@ -84,6 +88,10 @@ class Informer(Generic[M]):
         self._events_applied = 0
         #: Events at or below this revision are already in the store (a `resync` listed past them).
         self._listed_through = 0
+        #: The revision of the last watch event applied, and the keys applied at it: a re-watch starts
+        #: at that revision again and skips these (see the module docstring).
+        self._event_revision = 0
+        self._event_revision_keys: set[str] = set()
         self._synced = asyncio.Event()
         #: Why ``run()`` ended before the first list was delivered (``wait_synced`` raises it).
         self._failure: BaseException | None = None
@@ -198,9 +206,16 @@ class Informer(Generic[M]):
     def _apply(self, event: WatchEvent) -> None:
         obj = cast(M, event.object)  # the server sends objects of the kind watched
         meta = metadata_of(obj)
-        if int(meta.resource_version) <= self._listed_through:
+        revision = int(meta.resource_version)
+        if revision <= self._listed_through or revision < self._event_revision:
             return
         key = self.key(obj)
+        if revision == self._event_revision:
+            if key in self._event_revision_keys:
+                return  # replayed by a re-watch from the revision before
+        else:
+            self._event_revision, self._event_revision_keys = revision, set()
+        self._event_revision_keys.add(key)
         if event.type == "DELETED":
             if self._remove(key) is not None:
                 self._notify_delete(obj)
@@ -282,6 +297,7 @@ class Informer(Generic[M]):
         listed = await self._list_all()
         self._replace(listed)
         self._resource_version = listed.resource_version
+        self._event_revision, self._event_revision_keys = 0, set()
         if not self._synced.is_set():
             log.debug("%r: synced %d objects", self, len(self._objects))
             self._synced.set()
@@ -303,11 +319,19 @@ class Informer(Generic[M]):
         self._resource_version = listed.resource_version
         self._listed_through = revision
 
+    def _resume_version(self) -> str:
+        """Where a (re-)watch starts: after the revision before the last event applied, when that event
+        is still the newest thing applied (its revision may have more events to come); else after the
+        last list. (Never "0", which asks for a fresh list, not for revision 1's events.)"""
+        if self._event_revision > 1 and str(self._event_revision) == self._resource_version:
+            return str(self._event_revision - 1)
+        return self._resource_version
+
     async def _watch(self) -> None:
         events = self._client.watch(
             self._kind,
             self._namespace,
-            resource_version=self._resource_version,
+            resource_version=self._resume_version(),
             label_selector=self._label_selector,
             field_selector=self._field_selector,
         )

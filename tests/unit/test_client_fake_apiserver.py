@@ -59,6 +59,8 @@ class FakeApiServer(apiserver_pb2_grpc.ApiServerServicer):
     hangs: dict[str, float] = field(default_factory=dict)
     #: Called with each List request before it is served (to change the store between pages).
     before_list: Callable[[apiserver_pb2.ListRequest], Awaitable[None]] | None = None
+    #: When set, the next watch stream to send this many events ends UNAVAILABLE right after them (once).
+    cut_watch_after: int = 0
     port: int = 0
 
     def __post_init__(self) -> None:
@@ -111,6 +113,24 @@ class FakeApiServer(apiserver_pb2_grpc.ApiServerServicer):
         envelope = apiserver_pb2.Object()
         envelope.CopyFrom(self.objects.pop(key))
         return await self._write(key, envelope, apiserver_pb2.WatchEvent.DELETED)
+
+    async def put_together(self, *objs: Message) -> list[Message]:
+        """Create or replace several objects at ONE new revision, as a multi-key store transaction does."""
+        async with self._changed:
+            self.revision += 1
+            stored = []
+            for obj in objs:
+                envelope = wrap(obj)
+                meta = unwrap(envelope).metadata  # type: ignore[attr-defined]
+                key = envelope_kind(envelope).key(meta.namespace, meta.name)
+                event = (apiserver_pb2.WatchEvent.MODIFIED if key in self.objects
+                         else apiserver_pb2.WatchEvent.ADDED)
+                meta.resource_version = str(self.revision)
+                self.objects[key] = envelope
+                self.history.append(_LogEntry(self.revision, event, envelope))
+                stored.append(unwrap(envelope))
+            self._changed.notify_all()
+        return stored
 
     def compact(self) -> None:
         """Forget all history up to the current revision."""
@@ -196,6 +216,7 @@ class FakeApiServer(apiserver_pb2_grpc.ApiServerServicer):
                 yield apiserver_pb2.WatchEvent(type=apiserver_pb2.WatchEvent.ADDED, object=envelope)
         prefix = kind.key_prefix(request.namespace)
         self.open_watches += 1
+        sent = 0
         try:
             while True:
                 seen = after
@@ -208,7 +229,11 @@ class FakeApiServer(apiserver_pb2_grpc.ApiServerServicer):
                 for entry in [entry for entry in self.history if entry.revision > after]:
                     after = entry.revision
                     if _key_of(entry.envelope).startswith(prefix):
+                        if self.cut_watch_after and sent == self.cut_watch_after:
+                            self.cut_watch_after = 0
+                            await context.abort(grpc.StatusCode.UNAVAILABLE, "watch cut by the test")
                         yield apiserver_pb2.WatchEvent(type=entry.type, object=entry.envelope)
+                        sent += 1
         finally:
             self.open_watches -= 1
 

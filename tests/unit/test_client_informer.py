@@ -159,9 +159,35 @@ async def test_rewatches_from_the_last_event_without_repeating_or_missing_one(
     assert recorder.seen == [
         ("add", "a", "1"), ("add", "b", "2"), ("add", "c", "3"), ("delete", "a", "4"), ("add", "d", "5"),
     ]
-    assert [request.resource_version for request in fake.calls_of("Watch")] == ["0", "2"]
+    # From the revision before the last event applied (2), whose replayed event is dropped.
+    assert [request.resource_version for request in fake.calls_of("Watch")] == ["0", "1"]
     assert len(fake.calls_of("List")) == 1
     assert names(informer) == ["default/b", "default/c", "default/d"]
+
+
+async def test_a_watch_cut_inside_a_revision_loses_none_of_its_events(
+    client: Client, fake: FakeApiServer
+) -> None:
+    """Several objects at one revision (a group bind): the stream breaks after two of its four events,
+    and the re-watch delivers the other two, and the two already applied are not applied again."""
+    await fake.put(pod("before"))
+    informer = Informer(client, POD, rewatch_policy=FAST_RETRIES)
+    recorder = Recorder().register(informer)
+    async with running(informer):
+        fake.cut_watch_after = 2
+        await fake.put_together(pod("w-0"), pod("w-1"), pod("w-2"), pod("w-3"))
+        await until(lambda: len(recorder.seen) == 5)
+        await client.create(pod("after"))
+        await until(lambda: len(recorder.seen) == 6)
+        await asyncio.sleep(0.1)
+
+    assert recorder.seen == [
+        ("add", "before", "1"),
+        ("add", "w-0", "2"), ("add", "w-1", "2"), ("add", "w-2", "2"), ("add", "w-3", "2"),
+        ("add", "after", "3"),
+    ]
+    assert [request.resource_version for request in fake.calls_of("Watch")] == ["1", "1"]
+    assert len(fake.calls_of("List")) == 1
 
 
 async def test_retries_the_first_list_until_the_server_answers(
