@@ -9,15 +9,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cluster.api import objects_pb2
+from scheduler.clock import FakeClock
 from scheduler.config import in_tree_registry, load_config
 from scheduler.framework import PodGroupIndex, PodInfo, Status
 from scheduler.framework.runtime import Framework, build_framework
 from scheduler.plugins.defaultpreemption import DefaultPreemptionArgs, num_candidates
 from scheduler.plugins.defaultpreemption.candidates import budgets
 from scheduler.plugins.defaultpreemption.group import GroupPlan, select_group_victims
+from scheduler.preemptions import Preemptions
+from scheduler.queue import SchedulingQueue
+from scheduler.queue.plugged import PluggedQueue
 from tests import builders
 from tests.unit.framework_fakes import Snapshot, fake_handle
-from tests.unit.preemption_util import Nominator, cpu_node, cpu_pod
+from tests.unit.preemption_util import FakeClient, Nominator, Recorder, cpu_node, cpu_pod
 
 UPSTREAM = "scheduling.k8s.io/v1alpha3"
 X_K8S = "scheduling.x-k8s.io/v1alpha1"
@@ -58,6 +62,8 @@ class GangCluster:
     groups: list[objects_pb2.PodGroup] = field(default_factory=list)
     pdbs: list[objects_pb2.PodDisruptionBudget] = field(default_factory=list)
     nominated: Mapping[str, Sequence[objects_pb2.Pod]] = field(default_factory=dict)
+    #: The API client of the handle; a FakeClient of ``pods`` unless given.
+    client: FakeClient | None = None
 
     def __post_init__(self) -> None:
         on_node: dict[str, list[objects_pb2.Pod]] = {n.metadata.name: [] for n in self.nodes}
@@ -71,10 +77,19 @@ class GangCluster:
         for group in self.groups:
             self.index.set_group(group)
         self.nominator = Nominator(self.nominated)
+        if self.client is None:
+            self.client = FakeClient(self.pods)
+        self.events = Recorder()
+        plugged = PluggedQueue()
+        self.preemptions = Preemptions(plugged)
         self.handle = fake_handle(self.snapshot, nominator=self.nominator, pod_groups=self.index,
-                                  pod_disruption_budgets=lambda: self.pdbs)
+                                  pod_disruption_budgets=lambda: self.pdbs, client=self.client,
+                                  event_recorder=self.events, api_dispatcher=self.preemptions)
         self.framework: Framework = build_framework(load_config(None).profiles[0], in_tree_registry(),
                                                     self.handle)
+        self.queue = SchedulingQueue(self.framework.queue_sort_less, clock=FakeClock(),
+                                     events_to_register=self.framework.events_to_register())
+        plugged.plug(self.queue)
 
     def select(self, members: Sequence[objects_pb2.Pod], needed: int | None = None,
                offset: int = 0) -> tuple[GroupPlan | None, Status | None]:

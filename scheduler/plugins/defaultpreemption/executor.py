@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 from cluster.api import errors, objects_pb2, timeutil
 from scheduler.framework import Handle, PodInfo, Status
+from scheduler.plugins.defaultpreemption.group import Eviction
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,30 @@ class Executor:
             return failed
         release()
         return await self._preempt(preemptor, node_name, last, component)
+
+    async def prepare_group_async(
+        self,
+        placements: Sequence[tuple[PodInfo, str]],
+        evictions: Sequence[Eviction],
+        component: str,
+        release: Callable[[], None],
+    ) -> Status | None:
+        """Evict a gang's victims as ``prepare_candidate_async`` does one pod's: the lower nominations
+        on every member's node first, then every victim but the last at once (each event names the
+        member it makes room for, and that member's node); ``release`` before the last."""
+        for member, node_name in placements:
+            await self._clear_lower_nominations(member, node_name)
+        pending = [e for e in evictions if not timeutil.is_set(e.victim.pod.metadata.deletion_timestamp)]
+        if not pending:
+            return None
+        *first, last = pending
+        statuses = await asyncio.gather(
+            *(self._preempt(e.member, e.member_node, e.victim, component) for e in first))
+        failed = next((status for status in statuses if status is not None), None)
+        if failed is not None:
+            return failed
+        release()
+        return await self._preempt(last.member, last.member_node, last.victim, component)
 
     async def _preempt(
         self, preemptor: PodInfo, node_name: str, victim: PodInfo, component: str
