@@ -181,7 +181,8 @@ class _Step:
 
     @property
     def ref(self) -> str:
-        return resource_ref(self.manifest.kind, self.manifest.obj.metadata.name)
+        obj = self.manifest.obj
+        return resource_ref(self.manifest.kind, obj.metadata.name, obj.api_version)
 
 
 async def _apply(args: argparse.Namespace, manifests: list[Manifest]) -> int:

@@ -134,15 +134,17 @@ def parse_kind(text: str) -> Kind:
         raise UsageError(f'the server doesn\'t have a resource type "{text}" ({exc.message})') from exc
 
 
-def resource_name(kind: Kind) -> str:
-    """kubectl's name of a kind in output lines: "pod", "priorityclass.scheduling.k8s.io"."""
-    group = kind.api_version.rpartition("/")[0]
+def resource_name(kind: Kind, api_version: str = "") -> str:
+    """kubectl's name of a kind in output lines: "pod", "priorityclass.scheduling.k8s.io"; in the group of
+    ``api_version`` when it is one the kind is served in (a PodGroup written as scheduling.x-k8s.io's)."""
+    version = api_version if api_version in kind.api_versions else kind.api_version
+    group = version.rpartition("/")[0]
     return f"{kind.name.lower()}.{group}" if group else kind.name.lower()
 
 
-def resource_ref(kind: Kind, name: str) -> str:
+def resource_ref(kind: Kind, name: str, api_version: str = "") -> str:
     """`pod/web`, as kubectl's -o name and apply lines print an object."""
-    return f"{resource_name(kind)}/{name}"
+    return f"{resource_name(kind, api_version)}/{name}"
 
 
 def error_line(exc: errors.ApiError) -> str:

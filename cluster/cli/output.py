@@ -30,7 +30,7 @@ def with_type_meta(obj: Message) -> Message:
 
 
 def name_line(obj: Message) -> str:
-    return resource_ref(kind_of(obj), metadata_of(obj).name)
+    return resource_ref(kind_of(obj), metadata_of(obj).name, as_api_object(obj).api_version)
 
 
 class _KubectlDumper(yaml.SafeDumper):

@@ -1,6 +1,6 @@
 """`podsched simulate -f FILE [-f FILE ...] [-o json|table] [--seed N] [--config FILE]`: run a scenario
 (docs/scenario-format.md) through an in-process control plane until nothing more can happen, and
-print what became of every pod.
+print what became of every pod (and of every PodGroup, when the scenario has any).
 
 stdout holds only the result (JSON, or a table with ``-o table``); warnings (fields of the manifests
 that scheduling does not model), errors and, with ``-v``, logs go to stderr. The same files, config
@@ -41,20 +41,22 @@ EXIT_INVALID = 2
 #: The seed when none is given: a fixed one, so that a simulation is repeatable by default.
 DEFAULT_SEED = 0
 TABLE_HEADER = ("NAMESPACE", "NAME", "NODE", "NOMINATED NODE", "DELETED", "REASON")
+GROUP_TABLE_HEADER = ("NAMESPACE", "PODGROUP", "MIN COUNT", "MEMBERS", "BOUND", "ADMITTED", "REASON")
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "simulate",
         help="run a scenario through an in-process scheduler and print where every pod lands",
-        description="Create the scenario's PriorityClasses, Nodes, PodDisruptionBudgets, running pods and "
-        "pending pods (in file order) in an in-process control plane, schedule on a virtual clock until "
-        "nothing more can happen, and print every pod's outcome.",
+        description="Create the scenario's PriorityClasses, Nodes, PodDisruptionBudgets, PodGroups, running "
+        "pods and pending pods (in file order) in an in-process control plane, schedule on a virtual clock "
+        "until nothing more can happen, and print every pod's outcome and every PodGroup's.",
     )
     parser.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
                         help="a scenario file, a directory of them, or - for stdin (repeatable)")
     parser.add_argument("-o", "--output", choices=("json", "table"), default="json",
-                        help="json (default): the documented result; table: one aligned row per pod")
+                        help="json (default): the documented result; table: one aligned row per pod "
+                        "(then one per PodGroup)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
                         help=f"seed of the choice between equally good nodes (default {DEFAULT_SEED})")
     parser.add_argument(
@@ -119,7 +121,27 @@ def render_table(document: dict[str, Any]) -> str:
         ]
         for pod in document["pods"]
     ]
-    return "".join(line + "\n" for line in TableWriter(TABLE_HEADER).table(rows))
+    text = "".join(line + "\n" for line in TableWriter(TABLE_HEADER).table(rows))
+    if "podGroups" in document:
+        text += "\n" + _render_groups(document["podGroups"])
+    return text
+
+
+def _render_groups(groups: list[dict[str, Any]]) -> str:
+    """The podGroups section: one row per group, after a blank line."""
+    rows = [
+        [
+            group["namespace"],
+            group["name"],
+            NONE if group["minCount"] is None else str(group["minCount"]),
+            str(group["members"]),
+            str(group["bound"]),
+            NONE if group["admitted"] is None else str(group["admitted"]).lower(),
+            group["reason"] or NONE,
+        ]
+        for group in groups
+    ]
+    return "".join(line + "\n" for line in TableWriter(GROUP_TABLE_HEADER).table(rows))
 
 
 def _fail(message: str, code: int) -> int:

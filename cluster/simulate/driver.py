@@ -4,7 +4,7 @@ The driver, not the scheduler's own loop, decides when a scheduling cycle runs, 
 depends only on the scenario and the seed, never on how fast gRPC or SQLite answer:
 
 1. **Settle**: wait until every write has been answered and seen by every informer (the scheduler's
-   four, the disruption controller's two and the pod tracker: each one's resourceVersion has reached
+   five, the disruption controller's two and the pod tracker: each one's resourceVersion has reached
    the revision of the last write to its kind, ``WriteTrackingStore``), no scheduling cycle or binding
    is running, and the disruption controller is idle (every PDB status it owes is written, and by the
    first rule seen by the scheduler, whose preemption reads it). Only real time passes meanwhile; the
@@ -52,6 +52,7 @@ INFORMER_KINDS: dict[str, kinds.Kind[Any]] = {
     "nodes": kinds.NODE,
     "priorityclasses": kinds.PRIORITY_CLASS,
     "poddisruptionbudgets": kinds.POD_DISRUPTION_BUDGET,
+    "podgroups": kinds.POD_GROUP,
 }
 #: Passes of the event loop a settle makes before it sleeps in real time: most settles need none (the
 #: last cycle wrote nothing, or the woken flush loops only ran Python), so they cost no wall time.

@@ -23,14 +23,14 @@ from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from cluster.api import errors, objects_pb2
+from cluster.api import errors, kinds, objects_pb2
 from cluster.apiserver.bootstrap import SYSTEM_NAMESPACE, system_critical_quota
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from cluster.client import Client
 from cluster.controllers import DisruptionController
 from cluster.simulate.controlplane import control_plane
 from cluster.simulate.driver import Driver, quiet_period
-from cluster.simulate.outcome import PodOutcome, PodTracker, outcomes_json
+from cluster.simulate.outcome import PodGroupOutcome, PodOutcome, PodTracker, outcomes_json
 from cluster.simulate.scenario import SYSTEM_PRIORITY_CLASSES, Scenario, ScenarioError
 from scheduler.config import SchedulerConfiguration
 from scheduler.framework.registry import Registry
@@ -57,9 +57,12 @@ class SimulationResult:
     #: Scheduling cycles run, and virtual seconds elapsed, until quiescence.
     cycles: int
     virtual_seconds: float
+    #: Every PodGroup's outcome; None when the scenario has no PodGroup (the result then has no
+    #: podGroups section).
+    group_outcomes: list[PodGroupOutcome] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return outcomes_json(self.outcomes)
+        return outcomes_json(self.outcomes, self.group_outcomes)
 
 
 async def simulate(
@@ -90,6 +93,7 @@ async def simulate(
             async with asyncio.timeout(timeout_s), _background(scheduler, disruption, tracker):
                 await _create(plane.client, scenario)
                 await driver.run()
+                groups = await _group_outcomes(plane.client, scenario, tracker)
         except TimeoutError:
             raise SimulationTimeout(
                 f"the simulation did not become quiescent within {timeout_s:g}s of wall time "
@@ -97,7 +101,24 @@ async def simulate(
             ) from None
         finally:
             await scheduler.close()
-        return SimulationResult(tracker.outcomes(), driver.cycles, plane.clock.now())
+        return SimulationResult(tracker.outcomes(), driver.cycles, plane.clock.now(), groups)
+
+
+async def _group_outcomes(
+    client: Client, scenario: Scenario, tracker: PodTracker
+) -> list[PodGroupOutcome] | None:
+    """Each PodGroup of the scenario as the API server has it at the end (with the status the scheduler
+    wrote) and the live pods that name it; None for a scenario without PodGroups."""
+    if not scenario.pod_groups:
+        return None
+    pods = tracker.live_pods()
+    outcomes = []
+    for entry in scenario.pod_groups:
+        meta = entry.obj.metadata
+        group = await client.get(kinds.POD_GROUP, meta.name, meta.namespace)
+        assert isinstance(group, objects_pb2.PodGroup)
+        outcomes.append(PodGroupOutcome.of(group, pods))
+    return outcomes
 
 
 @contextlib.asynccontextmanager

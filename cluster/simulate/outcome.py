@@ -1,5 +1,6 @@
 """What happened to every pod of a simulation: the ``PodTracker`` follows pods through an informer, and
-``PodOutcome`` is one line of the result (docs/scenario-format.md's JSON).
+``PodOutcome`` is one line of the result (docs/scenario-format.md's JSON); ``PodGroupOutcome`` is one
+line of its ``podGroups`` section, made at the end from the PodGroup and the pods that name it.
 
 The tracker remembers pods after they are deleted (preemption's victims are reported with
 ``"deleted": true`` and the node they ran on), and knows which pods are terminating and until when,
@@ -14,7 +15,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from cluster.api import kinds, objects_pb2
+from cluster.api import kinds, objects_pb2, podgroups
 from cluster.client import Client, Informer
 
 POD_SCHEDULED = "PodScheduled"
@@ -64,10 +65,80 @@ def unschedulable_message(pod: objects_pb2.Pod) -> str | None:
     return None
 
 
-def outcomes_json(outcomes: Iterable[PodOutcome]) -> dict[str, Any]:
-    """The result document, pods sorted by namespace then name."""
+@dataclass(frozen=True, slots=True)
+class PodGroupOutcome:
+    namespace: str
+    name: str
+    #: The spelling the group was written in: scheduling.k8s.io/v1alpha3 or scheduling.x-k8s.io/v1alpha1.
+    api_version: str
+    #: schedulingPolicy.gang.minCount or minMember; None for a group that is no gang (basic, minMember 0).
+    min_count: int | None
+    #: The live pods that name the group, and how many of them are bound.
+    members: int
+    bound: int
+    #: For a gang not admitted, the message of the group's PodGroupScheduled=False condition, or None.
+    reason: str | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def admitted(self) -> bool | None:
+        """Whether the gang got its placement (at least minCount members bound); None for no gang, whose
+        pods are scheduled one by one."""
+        return None if self.min_count is None else self.bound >= self.min_count
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "namespace": self.namespace,
+            "name": self.name,
+            "apiVersion": self.api_version,
+            "minCount": self.min_count,
+            "members": self.members,
+            "bound": self.bound,
+            "admitted": self.admitted,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def of(cls, group: objects_pb2.PodGroup, pods: Iterable[objects_pb2.Pod]) -> PodGroupOutcome:
+        """``group``'s outcome among ``pods`` (the live pods of the simulation)."""
+        meta = group.metadata
+        members = [pod for pod in pods if pod.metadata.namespace == meta.namespace
+                   and podgroups.group_name_of(pod) == meta.name]
+        min_count = podgroups.min_count(group) or None
+        bound = sum(1 for pod in members if pod.spec.node_name)
+        admitted = min_count is None or bound >= min_count
+        return cls(
+            namespace=meta.namespace,
+            name=meta.name,
+            api_version=group.api_version,
+            min_count=min_count,
+            members=len(members),
+            bound=bound,
+            reason=None if admitted else not_scheduled_message(group),
+        )
+
+
+def not_scheduled_message(group: objects_pb2.PodGroup) -> str | None:
+    for condition in group.status.conditions:
+        if condition.type == podgroups.POD_GROUP_SCHEDULED and condition.status == "False":
+            return condition.message or None
+    return None
+
+
+def outcomes_json(
+    outcomes: Iterable[PodOutcome], groups: Iterable[PodGroupOutcome] | None = None
+) -> dict[str, Any]:
+    """The result document, pods sorted by namespace then name; with ``groups`` (a scenario that has
+    PodGroups), a ``podGroups`` section sorted the same way."""
     ordered = sorted(outcomes, key=lambda o: (o.namespace, o.name))
-    return {"pods": [outcome.to_json() for outcome in ordered]}
+    document: dict[str, Any] = {"pods": [outcome.to_json() for outcome in ordered]}
+    if groups is not None:
+        document["podGroups"] = [group.to_json()
+                                 for group in sorted(groups, key=lambda g: (g.namespace, g.name))]
+    return document
 
 
 class PodTracker:

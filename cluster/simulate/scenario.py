@@ -1,11 +1,14 @@
 """Scenario files (docs/scenario-format.md) into the objects a simulation creates, in creation order.
 
-A scenario is multi-document YAML of Nodes, Pods, PriorityClasses and PodDisruptionBudgets, read by the
-same loader as ``podsched apply`` (``cluster.api.manifest``): fields scheduling does not model are dropped
-with a warning, never a failure. Everything else that is wrong is found here, before anything runs, and
+A scenario is multi-document YAML of Nodes, Pods, PriorityClasses, PodDisruptionBudgets and PodGroups
+(both spellings: scheduling.k8s.io/v1alpha3 and scheduling.x-k8s.io/v1alpha1), read by the same loader
+as ``podsched apply`` (``cluster.api.manifest``): fields scheduling does not model are dropped with a
+warning, never a failure. Everything else that is wrong is found here, before anything runs, and
 reported as ``<file>: document <n> (<Kind> <name>): <field>: <problem>``: kinds a scenario cannot hold,
-missing or duplicate names, invalid quantities and the rest of the API's validation, pods on nodes the
-scenario does not define, unknown priority classes, priorities that contradict their class.
+missing or duplicate names, invalid quantities and the rest of the API's validation (a malformed PodGroup
+included), pods on nodes the scenario does not define, unknown priority classes, priorities that
+contradict their class. A pod that names a PodGroup the scenario lacks is no error: it waits for its
+group, as it would in a cluster.
 
 What the scenario leaves out is filled in as docs/scenario-format.md says: a node's
 ``kubernetes.io/hostname`` label is its name and its allocatable ``pods`` is 110 (allocatable defaults
@@ -36,7 +39,7 @@ from google.protobuf.message import Message
 from cluster.api import kinds, objects_pb2, validation
 from cluster.api.manifest import Manifest, ManifestError, load_paths
 
-SCENARIO_KINDS = (kinds.NODE, kinds.POD, kinds.PRIORITY_CLASS, kinds.POD_DISRUPTION_BUDGET)
+SCENARIO_KINDS = (kinds.NODE, kinds.POD, kinds.PRIORITY_CLASS, kinds.POD_DISRUPTION_BUDGET, kinds.POD_GROUP)
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 DEFAULT_MAX_PODS = "110"
 DEFAULT_NAMESPACE = "default"
@@ -82,6 +85,7 @@ class Scenario:
     priority_classes: list[Entry] = field(default_factory=list)
     nodes: list[Entry] = field(default_factory=list)
     pdbs: list[Entry] = field(default_factory=list)
+    pod_groups: list[Entry] = field(default_factory=list)
     #: Pods with spec.nodeName: already running on that node.
     running_pods: list[Entry] = field(default_factory=list)
     #: Pods to schedule, in file order.
@@ -90,8 +94,9 @@ class Scenario:
     warnings: list[str] = field(default_factory=list)
 
     def creation_order(self) -> list[Entry]:
-        """PriorityClasses, Nodes, PDBs, running pods, then pending pods in file order."""
-        return [*self.priority_classes, *self.nodes, *self.pdbs, *self.running_pods, *self.pending_pods]
+        """PriorityClasses, Nodes, PDBs, PodGroups, running pods, then pending pods in file order."""
+        return [*self.priority_classes, *self.nodes, *self.pdbs, *self.pod_groups, *self.running_pods,
+                *self.pending_pods]
 
     @property
     def pods(self) -> list[Entry]:
@@ -185,6 +190,8 @@ def _file(scenario: Scenario, entry: Entry) -> None:
         scenario.nodes.append(entry)
     elif isinstance(obj, objects_pb2.PodDisruptionBudget):
         scenario.pdbs.append(entry)
+    elif isinstance(obj, objects_pb2.PodGroup):
+        scenario.pod_groups.append(entry)
     elif obj.spec.node_name:
         scenario.running_pods.append(entry)
     else:
@@ -205,6 +212,11 @@ def _check_references(scenario: Scenario) -> list[str]:
     policies = {entry.obj.metadata.name: entry.obj.preemption_policy for entry in scenario.priority_classes
                 if entry.obj.HasField("preemption_policy")}
     nodes = {entry.obj.metadata.name for entry in scenario.nodes}
+    for entry in scenario.pod_groups:
+        name = entry.obj.spec.priority_class_name
+        if name and name not in classes:
+            problems.append(f"{entry.where}: spec.priorityClassName: Not found: \"{name}\": no PriorityClass "
+                            "with this name in the scenario")
     for entry in scenario.pods:
         spec = entry.obj.spec
         if spec.node_name and spec.node_name not in nodes:

@@ -1,11 +1,12 @@
 """Conformance: every scenario of ``cases/`` through the real ``podsched simulate`` command.
 
 A case is ``cases/NAME.yaml`` (the scenario, with a comment saying which documented Kubernetes
-behaviour it shows), ``cases/NAME.expect.json`` (docs/scenario-format.md's expectations: for each
-"namespace/name", the keys to check) and, optionally, ``cases/NAME.config.yaml`` (a
-KubeSchedulerConfiguration passed with ``--config``). Only the listed keys are checked; ``"node": null``
-also requires the pod not to be deleted. Each case runs as its own ``python -m cluster.cli simulate``
-process, as a user runs it; a failure prints the case, what was expected and what came out.
+behaviour it shows), ``cases/NAME.expect.json`` (docs/scenario-format.md's expectations: for each pod's
+"namespace/name", the keys to check, and under "podGroups" the same for PodGroups) and, optionally,
+``cases/NAME.config.yaml`` (a KubeSchedulerConfiguration passed with ``--config``). Only the listed keys
+are checked; ``"node": null`` also requires the pod not to be deleted. Each case runs as its own
+``python -m cluster.cli simulate`` process, as a user runs it; a failure prints the case, what was
+expected and what came out.
 """
 
 from __future__ import annotations
@@ -47,21 +48,36 @@ def _simulate(name: str) -> tuple[dict[str, Any], str]:
     return json.loads(done.stdout), done.stderr
 
 
+#: The key of an expectation file that holds PodGroup expectations (pod keys are "namespace/name").
+POD_GROUPS = "podGroups"
+
+
 def mismatches(expected: dict[str, dict[str, Any]], pods: list[dict[str, Any]]) -> list[str]:
-    """What differs between the expectations and the result, one line per difference."""
-    by_key = {f"{pod['namespace']}/{pod['name']}": pod for pod in pods}
+    """What differs between the pod expectations and the result's pods, one line per difference."""
+    checks = {}
+    for key, wanted in expected.items():
+        checks[key] = dict(wanted)
+        if "node" in wanted and wanted["node"] is None:
+            checks[key].setdefault("deleted", False)
+    return _differences(checks, pods, "")
+
+
+def group_mismatches(expected: dict[str, dict[str, Any]], groups: list[dict[str, Any]]) -> list[str]:
+    """What differs between the PodGroup expectations and the result's podGroups."""
+    return _differences(expected, groups, "podGroup ")
+
+
+def _differences(expected: dict[str, dict[str, Any]], actual: list[dict[str, Any]], what: str) -> list[str]:
+    by_key = {f"{item['namespace']}/{item['name']}": item for item in actual}
     problems = []
     for key, wanted in expected.items():
-        actual = by_key.get(key)
-        if actual is None:
-            problems.append(f"{key}: not in the result")
+        found = by_key.get(key)
+        if found is None:
+            problems.append(f"{what}{key}: not in the result")
             continue
-        checks = dict(wanted)
-        if "node" in wanted and wanted["node"] is None:
-            checks.setdefault("deleted", False)
-        for field, value in checks.items():
-            if actual.get(field) != value:
-                problems.append(f"{key}: {field} is {actual.get(field)!r}, expected {value!r}")
+        for field, value in wanted.items():
+            if found.get(field) != value:
+                problems.append(f"{what}{key}: {field} is {found.get(field)!r}, expected {value!r}")
     return problems
 
 
@@ -71,7 +87,9 @@ def test_case(name: str) -> None:
     assert expect_path.exists(), f"case {name} has no {expect_path.name}"
     expected = json.loads(expect_path.read_text())
     result, stderr = _simulate(name)
-    problems = mismatches(expected, result["pods"])
+    pods = {key: wanted for key, wanted in expected.items() if key != POD_GROUPS}
+    problems = mismatches(pods, result["pods"])
+    problems += group_mismatches(expected.get(POD_GROUPS, {}), result.get("podGroups", []))
     assert not problems, (
         f"case {name} ({CASES / name}.yaml):\n  " + "\n  ".join(problems)
         + f"\nexpected:\n{json.dumps(expected, indent=2)}\nactual:\n{json.dumps(result, indent=2)}"
@@ -98,3 +116,21 @@ def test_case(name: str) -> None:
 )
 def test_mismatches(expected: dict[str, Any], pods: list[dict[str, Any]], problems: list[str]) -> None:
     assert mismatches(expected, pods) == problems
+
+
+@pytest.mark.parametrize(
+    ("expected", "groups", "problems"),
+    [
+        ({"default/g": {"bound": 3, "admitted": True}},
+         [{"namespace": "default", "name": "g", "bound": 3, "admitted": True, "reason": None}], []),
+        ({"default/g": {"admitted": False, "reason": "x"}},
+         [{"namespace": "default", "name": "g", "admitted": False, "reason": "y"}],
+         ["podGroup default/g: reason is 'y', expected 'x'"]),
+        ({"default/h": {"bound": 0}}, [], ["podGroup default/h: not in the result"]),
+    ],
+    ids=["match", "reason", "missing-group"],
+)
+def test_group_mismatches(
+    expected: dict[str, Any], groups: list[dict[str, Any]], problems: list[str]
+) -> None:
+    assert group_mismatches(expected, groups) == problems

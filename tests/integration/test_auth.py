@@ -23,7 +23,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds, objects_pb2
-from cluster.api.kinds import KINDS, POD, Kind
+from cluster.api.kinds import KINDS, POD, POD_GROUP, Kind
 from cluster.apiserver.server import SERVICE_NAME
 from cluster.cli.process import ApiServerProcess, die_with_parent_prefix
 from cluster.client.credentials import ClientCredentials
@@ -54,10 +54,13 @@ ALLOWED: dict[str, set[str]] = {
     "admin": {"*"},
     "scheduler": {
         *(f"{verb} {resource}" for verb in READ for resource in ALL_RESOURCES),
-        "create pods/binding", "update pods/status", "delete pods", "create events", "update events",
-        "create leases", "update leases",
+        "create pods/binding", "update pods/status", "update podgroups/status", "delete pods",
+        "create events", "update events", "create leases", "update leases",
     },
-    "client": {"create pods", "delete pods", *(f"{verb} {r}" for verb in READ for r in ("pods", "nodes"))},
+    "client": {
+        "create pods", "delete pods", "create podgroups", "delete podgroups",
+        *(f"{verb} {r}" for verb in READ for r in ("pods", "nodes", "podgroups")),
+    },
     "readonly": {f"{verb} {resource}" for verb in READ for resource in ALL_RESOURCES},
     # Its role names only the lease kube-scheduler, and these calls address other objects.
     "lease-keeper": set(),
@@ -118,6 +121,9 @@ def _calls() -> dict[str, Call]:
         )
     calls["update pods/status"] = lambda s, md: s.UpdateStatus(
         apiserver_pb2.UpdateRequest(object=_object(POD, "missing"), dry_run=True), metadata=md
+    )
+    calls["update podgroups/status"] = lambda s, md: s.UpdateStatus(
+        apiserver_pb2.UpdateRequest(object=_object(POD_GROUP, "missing"), dry_run=True), metadata=md
     )
     binding = objects_pb2.Binding()
     binding.metadata.namespace, binding.metadata.name, binding.target.name = NAMESPACE, "missing", "n1"

@@ -1,4 +1,5 @@
-"""The programs in examples/, run as a user runs them (`podsched demo` has tests/integration/test_demo.py)."""
+"""The programs and manifests in examples/, run as a user runs them (`podsched demo` has
+tests/integration/test_demo.py)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,19 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
-from cluster.api import objects_pb2
+import pytest
+
+from cluster.api import kinds, objects_pb2
 from cluster.cli.process import ApiServerProcess, cli_env
 from cluster.client import Client
-from tests.integration.helpers import EXAMPLES, REPO
+from tests.integration.helpers import EXAMPLES, REPO, node_manifest, run_cli_async, write_yaml
+from tests.integration.test_scheduler import eventually, running_scheduler
 
 SUBMIT_TIMEOUT_S = 60.0
+#: How long the gang of a training job example may take to be bound by a running scheduler.
+GANG_TIMEOUT_S = 30.0
 
 
 async def _play_scheduler(client: Client, namespace: str, node: str) -> None:
@@ -58,3 +65,63 @@ def test_submit_pods_times_out_naming_unbound_pods(apiserver: ApiServerProcess, 
     )
     assert done.returncode == 1
     assert re.search(r"timed out after 1s; not bound: submit-\w+-0, submit-\w+-1", done.stderr)
+
+
+async def _bind_versions(client: Client, namespace: str, count: int) -> dict[str, str]:
+    """Per pod of ``namespace``, the resourceVersion of the change that bound it, once ``count`` are."""
+    seen: dict[str, str] = {}
+    async for event in client.watch(kinds.POD, namespace):
+        pod = event.object
+        if event.type != "DELETED" and pod.spec.node_name:
+            seen.setdefault(pod.metadata.name, pod.metadata.resource_version)
+            if len(seen) == count:
+                break
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("example", "group", "warning"),
+    [
+        ("training-job.yaml", "resnet-training", None),
+        ("training-job-coscheduling.yaml", "mnist-mpi", 'unknown field "metadata.ownerReferences"'),
+    ],
+    ids=["scheduling.k8s.io", "scheduling.x-k8s.io"],
+)
+async def test_training_job_gang_is_bound_whole_at_one_resource_version(
+    fresh_apiserver: ApiServerProcess, tmp_path: Path, example: str, group: str, warning: str | None
+) -> None:
+    """The example applies unchanged, and its launcher and eight workers are bound by a real scheduler
+    process in one group bind: all nine at the same resourceVersion."""
+    server = fresh_apiserver.address
+    nodes = write_yaml(tmp_path / "nodes.yaml", node_manifest("node-a", cpu="4", memory="8Gi"),
+                       node_manifest("node-b", cpu="4", memory="8Gi"))
+    assert (await run_cli_async(server, "apply", "-f", nodes)).code == 0
+
+    async with Client(server, timeout_s=30.0) as client:
+
+        async def scheduled_condition() -> list[tuple[str, str]] | None:
+            pod_group = await client.get(kinds.POD_GROUP, group, "default")
+            assert isinstance(pod_group, objects_pb2.PodGroup)
+            return [(c.type, c.status) for c in pod_group.status.conditions] or None
+
+        watcher = asyncio.create_task(_bind_versions(client, "default", 9))
+        try:
+            with running_scheduler(server):
+                applied = await run_cli_async(server, "apply", "-f", str(EXAMPLES / example))
+                assert applied.code == 0, applied.stderr
+                assert re.search(rf"^podgroup\S*/{group} created$", applied.stdout, re.MULTILINE)
+                if warning is not None:
+                    assert warning in applied.stderr
+                seen = await asyncio.wait_for(watcher, GANG_TIMEOUT_S)
+                # The scheduler writes the group's condition right after the bind.
+                condition = await eventually(scheduled_condition, "the PodGroupScheduled condition")
+        finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+        pods = (await client.list(kinds.POD, "default")).items
+    assert len(pods) == 9 and all(pod.spec.node_name for pod in pods)
+    assert sorted(seen) == sorted(pod.metadata.name for pod in pods)
+    assert sum(1 for name in seen if name.endswith("-launcher")) == 1
+    # One group bind: every pod of the gang bound by the same store transaction.
+    assert len(set(seen.values())) == 1, seen
+    assert condition == [("PodGroupScheduled", "True")]

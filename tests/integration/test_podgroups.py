@@ -175,6 +175,8 @@ async def test_the_cli_gets_describes_and_deletes_pod_groups(
     everywhere = parse_table(cli("get", "pg", "-A").stdout)
     assert {(r["NAMESPACE"], r["NAME"]) for r in everywhere} >= {(namespace, "train"), (namespace, "ray")}
 
+    named = cli("get", "pg", "ray", "-n", namespace, "-o", "name").stdout
+    assert named == "podgroup.scheduling.x-k8s.io/ray\n"
     as_yaml = yaml.safe_load(cli("get", "pg", "ray", "-n", namespace, "-o", "yaml").stdout)
     assert as_yaml["apiVersion"] == COSCHEDULING
     assert as_yaml["spec"] == {"minMember": 1, "scheduleTimeoutSeconds": 60}
@@ -307,7 +309,8 @@ async def test_a_kubeflow_worker_set_applies_unchanged_and_is_scheduled(
     assert cli("apply", "-f", write_yaml(tmp_path / "node.yaml", node_manifest(node))).code == 0
     applied = cli("apply", "-f", write_yaml(tmp_path / "mnist.yaml", *pytorchjob_manifests(namespace)))
     assert applied.code == 0, applied.stderr
-    assert applied.stdout.splitlines()[0] == "podgroup.scheduling.k8s.io/mnist created"  # before its pods
+    # Named in its own group, as kubectl names it, and created before its pods.
+    assert applied.stdout.splitlines()[0] == "podgroup.scheduling.x-k8s.io/mnist created"
 
     stored = await client.get(POD_GROUP, "mnist", namespace)
     assert stored.api_version == COSCHEDULING and stored.spec.min_member == 3  # type: ignore[attr-defined]

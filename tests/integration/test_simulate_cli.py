@@ -209,8 +209,15 @@ def test_table_output(realistic: str) -> None:
         ("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: huge}\nvalue: 2000000000\n",
          "document 1 (PriorityClass huge): PriorityClass.scheduling.k8s.io \"huge\" is invalid: value: "
          "Forbidden: maximum allowed value of a user defined priority is 1000000000"),
+        ("apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\nmetadata: {name: trainer}\n"
+         "spec: {schedulingPolicy: {gang: {minCount: 0}}}\n",
+         "document 1 (PodGroup trainer): spec.schedulingPolicy.gang.minCount: Invalid value: 0"),
+        ("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: job}\n"
+         "spec: {minMember: 2, schedulingPolicy: {basic: {}}}\n",
+         "document 1 (PodGroup job): spec.schedulingPolicy: Forbidden"),
     ],
-    ids=["unknown-node", "bad-quantity", "unknown-kind", "refused-by-the-api-server"],
+    ids=["unknown-node", "bad-quantity", "unknown-kind", "refused-by-the-api-server", "pod-group-min-count",
+         "pod-group-other-spelling"],
 )
 def test_bad_input_exits_2_naming_document_and_field(tmp_path: Path, document: str, message: str) -> None:
     path = tmp_path / "bad.yaml"
@@ -249,3 +256,75 @@ def test_the_example_of_docs_scenario_format_prints_what_it_shows(tmp_path: Path
     (tmp_path / "example.yaml").write_text(scenario)
     result = simulate("-f", str(tmp_path / "example.yaml"), "-o", "table")
     assert (result.code, result.stdout) == (0, shown), result.stderr
+
+
+def _member(name: str, *, group: str = "", label: str = "") -> str:
+    """A pending pod of 2 cpu that joins ``group`` by spec.schedulingGroup or ``label`` by the
+    Coscheduling label."""
+    labels = f"  labels: {{scheduling.x-k8s.io/pod-group: {label}}}\n" if label else ""
+    joins = f"  schedulingGroup: {{podGroupName: {group}}}\n" if group else ""
+    return (f"---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n{labels}spec:\n{joins}"
+            "  containers: [{name: a, image: b, resources: {requests: {cpu: '2'}}}]\n")
+
+
+#: Two gangs, one per spelling, competing for one node that holds four of their five pods, and a pod that
+#: names a PodGroup nobody created.
+GANGS = textwrap.dedent("""\
+    apiVersion: v1
+    kind: Node
+    metadata: {name: n1}
+    status: {allocatable: {cpu: "8", memory: 16Gi}}
+    ---
+    apiVersion: scheduling.k8s.io/v1alpha3
+    kind: PodGroup
+    metadata: {name: trainer}
+    spec: {schedulingPolicy: {gang: {minCount: 3}}}
+    ---
+    apiVersion: scheduling.x-k8s.io/v1alpha1
+    kind: PodGroup
+    metadata: {name: job}
+    spec: {minMember: 2, scheduleTimeoutSeconds: 60}
+    """) + "".join([
+    *(_member(f"trainer-{i}", group="trainer") for i in range(3)),
+    *(_member(f"job-{i}", label="job") for i in range(2)),
+    _member("orphan", label="nobody"),
+])
+
+
+def test_pod_groups_are_reported_in_json_and_table(tmp_path: Path) -> None:
+    path = tmp_path / "gangs.yaml"
+    path.write_text(GANGS)
+    result = simulate("-f", str(path), "-o", "json")
+    assert result.code == 0, result.stderr
+    document = json.loads(result.stdout)
+    # Same priority and (on the virtual clock) the same age: the queue takes the groups in name order, so
+    # job is placed whole and trainer then finds room for two of its three.
+    nodes = {pod["name"]: pod["node"] for pod in document["pods"]}
+    assert nodes == {"job-0": "n1", "job-1": "n1", "trainer-0": None, "trainer-1": None, "trainer-2": None,
+                     "orphan": None}
+    reasons = {pod["name"]: pod["reason"] for pod in document["pods"]}
+    groups = {group["name"]: group for group in document["podGroups"]}
+    assert set(groups) == {"job", "trainer"}
+    assert groups["job"] == {
+        "namespace": "default", "name": "job", "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "minCount": 2, "members": 2, "bound": 2, "admitted": True, "reason": None,
+    }
+    trainer = groups["trainer"]
+    assert (trainer["apiVersion"], trainer["minCount"], trainer["members"], trainer["bound"],
+            trainer["admitted"]) == ("scheduling.k8s.io/v1alpha3", 3, 3, 0, False)
+    # The group's reason, which each member carries too.
+    assert trainer["reason"].startswith(
+        "pod group default/trainer: 2/3 pods placeable, minCount 3: pod trainer-")
+    assert reasons["trainer-0"] == reasons["trainer-1"] == reasons["trainer-2"] == trainer["reason"]
+    assert reasons["orphan"] is None
+
+    table = simulate("-f", str(path), "-o", "table")
+    assert table.code == 0, table.stderr
+    pods_table, groups_table = table.stdout.split("\n\n")
+    assert [row["NAME"] for row in parse_table(pods_table)] == [
+        "job-0", "job-1", "orphan", "trainer-0", "trainer-1", "trainer-2"]
+    rows = parse_table(groups_table)
+    columns = ("PODGROUP", "MIN COUNT", "MEMBERS", "BOUND", "ADMITTED")
+    assert [tuple(row[column] for column in columns) for row in rows] == [
+        ("job", "2", "2", "2", "true"), ("trainer", "3", "3", "0", "false")]
+    assert rows[0]["REASON"] == "<none>" and rows[1]["REASON"] == trainer["reason"]

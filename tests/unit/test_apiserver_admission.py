@@ -209,3 +209,85 @@ async def test_user_classes_can_be_deleted(api: Harness) -> None:
     await api.delete("PriorityClass", "gold")
     with pytest.raises(errors.NotFound):
         await api.get("PriorityClass", "gold")
+
+
+# ------------------------------------------------------------------------------------------ pod groups
+
+
+def _group(priority_class: str = "", priority: int | None = None,
+           api_version: str = "scheduling.k8s.io/v1alpha3") -> objects_pb2.PodGroup:
+    group = objects_pb2.PodGroup(api_version=api_version)
+    group.metadata.name, group.metadata.namespace = "g", "default"
+    if api_version == "scheduling.k8s.io/v1alpha3":
+        group.spec.scheduling_policy.gang.min_count = 2
+        group.spec.priority_class_name = priority_class
+    else:
+        group.spec.min_member = 2
+    if priority is not None:
+        group.spec.priority = priority
+    return group
+
+
+@pytest.mark.parametrize(
+    ("classes", "group", "priority", "class_name"),
+    [
+        ((), _group(), 0, ""),
+        ((GOLD,), _group("gold"), 1000, "gold"),
+        ((GOLD, DEFAULT), _group(), 100, "fallback"),
+        ((GOLD,), _group("gold", priority=1000), 1000, "gold"),
+    ],
+    ids=["no-class-no-default", "named", "global-default", "matching-priority-given"],
+)
+async def test_pod_group_priority(
+    api: Harness, classes: tuple[objects_pb2.PriorityClass, ...], group: objects_pb2.PodGroup, priority: int,
+    class_name: str,
+) -> None:
+    for pc in classes:
+        await api.create(pc)
+    created = await api.create(group)
+    assert (created.spec.priority, created.spec.priority_class_name) == (priority, class_name)
+
+
+@pytest.mark.parametrize(
+    ("group", "message"),
+    [
+        (_group("gold"), r'^podgroups\.scheduling\.k8s\.io "g" is forbidden: no PriorityClass with name gold '
+                         r"was found$"),
+        (_group(priority=5), r'^podgroups\.scheduling\.k8s\.io "g" is forbidden: the integer value of '
+                             r"priority \(5\) must not be provided in podgroup spec; priority admission "
+                             r"controller computed 0 from the given PriorityClass name$"),
+    ],
+    ids=["unknown-class", "priority-given"],
+)
+async def test_pod_group_priority_refused(api: Harness, group: objects_pb2.PodGroup, message: str) -> None:
+    with pytest.raises(errors.Forbidden, match=message):
+        await api.create(group)
+
+
+async def test_a_coscheduling_group_has_no_priority_even_with_a_default_class(api: Harness) -> None:
+    await api.create(DEFAULT)
+    created = await api.create(_group(api_version="scheduling.x-k8s.io/v1alpha1"))
+    assert not created.spec.HasField("priority") and created.spec.priority_class_name == ""
+    assert created.api_version == "scheduling.x-k8s.io/v1alpha1"
+
+
+async def test_pod_group_updates_keep_the_admitted_priority_and_the_api_version(api: Harness) -> None:
+    await api.create(GOLD)
+    created = await api.create(_group("gold"))
+    change = objects_pb2.PodGroup()
+    change.CopyFrom(created)
+    change.spec.ClearField("priority")
+    change.api_version = ""
+    change.metadata.labels["a"] = "b"
+    updated = await api.update(change)
+    assert updated.spec.priority == 1000 and updated.api_version == "scheduling.k8s.io/v1alpha3"
+    change.CopyFrom(updated)
+    change.api_version = "scheduling.x-k8s.io/v1alpha1"
+    with pytest.raises(errors.Invalid, match=r'apiVersion: Invalid value: "scheduling\.x-k8s\.io/v1alpha1": '
+                                             r"field is immutable"):
+        await api.update(change)
+    change.api_version = "scheduling.k8s.io/v1beta1"
+    with pytest.raises(errors.Invalid, match=r'apiVersion: Unsupported value: "scheduling\.k8s\.io/v1beta1": '
+                                             r'supported values: "scheduling\.k8s\.io/v1alpha3", '
+                                             r'"scheduling\.x-k8s\.io/v1alpha1"'):
+        await api.update(change)

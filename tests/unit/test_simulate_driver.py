@@ -62,7 +62,8 @@ class FakeScheduler:
                                      pending_counts=lambda: {"active": len(self.active)})
         self.loop = SimpleNamespace(busy=False)
         self.binder = SimpleNamespace(in_flight=0)
-        self.revisions = {"pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0}
+        self.revisions = {"pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0,
+                          "podgroups": 0}
         self.tried: list[tuple[str, float]] = []
         self.clock: FakeClock | None = None
 
@@ -232,6 +233,7 @@ async def test_a_far_deletion_is_waited_for_beyond_the_quiet_period() -> None:
     ("lagging", "catch_up"),
     [
         ("scheduler informer", lambda s, d, t, store: s.revisions.__setitem__("pods", 7)),
+        ("scheduler podgroup informer", lambda s, d, t, store: s.revisions.__setitem__("podgroups", 5)),
         ("tracker informer", lambda s, d, t, store: setattr(t.informer, "resource_version", "7")),
         ("binding", lambda s, d, t, store: setattr(s.binder, "in_flight", 0)),
         ("write", lambda s, d, t, store: setattr(store, "writes_in_flight", 0)),
@@ -240,8 +242,8 @@ async def test_a_far_deletion_is_waited_for_beyond_the_quiet_period() -> None:
          lambda s, d, t, store: d.revisions.__setitem__("poddisruptionbudgets", 9)),
         ("disruption sync", lambda s, d, t, store: setattr(d, "busy", False)),
     ],
-    ids=["scheduler-informer", "tracker-informer", "binding", "write", "disruption-pod-informer",
-         "disruption-pdb-informer", "disruption-sync"],
+    ids=["scheduler-informer", "scheduler-podgroup-informer", "tracker-informer", "binding", "write",
+         "disruption-pod-informer", "disruption-pdb-informer", "disruption-sync"],
 )
 async def test_settle_waits_until_everything_is_seen(lagging: str, catch_up: Callable[..., None]) -> None:
     tracker = FakeTracker()
@@ -249,12 +251,17 @@ async def test_settle_waits_until_everything_is_seen(lagging: str, catch_up: Cal
     driver, _, store, scheduler, _ = build(tracker, disruption=disruption)
     store.last["pods"] = 7
     store.last["poddisruptionbudgets"] = 9
+    store.last["podgroups"] = 5
     scheduler.revisions["pods"] = 7
     scheduler.revisions["poddisruptionbudgets"] = 9
+    scheduler.revisions["podgroups"] = 5
     disruption.revisions = {"pods": 7, "poddisruptionbudgets": 9}
     tracker.informer.resource_version = "7"
     if lagging == "scheduler informer":
         scheduler.revisions["pods"] = 6
+    elif lagging == "scheduler podgroup informer":
+        # The scheduler's own PodGroupScheduled write (revision 5) is not back through its informer yet.
+        scheduler.revisions["podgroups"] = 4
     elif lagging == "tracker informer":
         tracker.informer.resource_version = "6"
     elif lagging == "binding":

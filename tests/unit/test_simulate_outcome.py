@@ -1,12 +1,13 @@
-"""What `podsched simulate` reports per pod (PodOutcome, the JSON document), and the store wrapper that
-tells the driver the revision of the last write of each kind."""
+"""What `podsched simulate` reports per pod (PodOutcome) and per PodGroup (PodGroupOutcome), the JSON
+document, and the store wrapper that tells the driver the revision of the last write of each kind."""
 
 from __future__ import annotations
 
 import pytest
+from google.protobuf import json_format
 
 from cluster.api import kinds, objects_pb2
-from cluster.simulate import PodOutcome, outcomes_json
+from cluster.simulate import PodGroupOutcome, PodOutcome, outcomes_json
 from cluster.simulate.writes import WriteTrackingStore
 from store.base import BatchReader, KeyValue, WriteResult, get_many
 from tests import builders
@@ -47,6 +48,72 @@ def test_result_is_sorted_by_namespace_then_name() -> None:
     assert [(p["namespace"], p["name"]) for p in outcomes_json(outcomes)["pods"]] == [
         ("a", "b"), ("a", "z"), ("b", "a"),
     ]
+
+
+def upstream_group(
+    name: str, policy: dict[str, object], conditions: tuple[tuple[str, str, str], ...] = ()
+) -> objects_pb2.PodGroup:
+    group = objects_pb2.PodGroup(api_version="scheduling.k8s.io/v1alpha3", kind="PodGroup",
+                                 metadata=objects_pb2.ObjectMeta(name=name, namespace="default"))
+    json_format.ParseDict({"schedulingPolicy": policy}, group.spec)
+    for kind, status, message in conditions:
+        group.status.conditions.add(type=kind, status=status, reason="Unschedulable", message=message)
+    return group
+
+
+def coscheduling_group(name: str, min_member: int) -> objects_pb2.PodGroup:
+    return objects_pb2.PodGroup(api_version="scheduling.x-k8s.io/v1alpha1", kind="PodGroup",
+                                metadata=objects_pb2.ObjectMeta(name=name, namespace="default"),
+                                spec=objects_pb2.PodGroupSpec(min_member=min_member))
+
+
+def member(name: str, group: str, node: str = "", namespace: str = "default") -> objects_pb2.Pod:
+    return builders.pod(name, namespace, node_name=node, spec={"schedulingGroup": {"podGroupName": group}})
+
+
+def labelled_member(name: str, group: str, node: str = "") -> objects_pb2.Pod:
+    return builders.pod(name, node_name=node, labels={"scheduling.x-k8s.io/pod-group": group})
+
+
+UNSCHEDULABLE = "pod group default/g: 1/3 pods placeable, minCount 3: ..."
+
+
+@pytest.mark.parametrize(
+    ("group", "pods", "expected"),
+    [
+        (upstream_group("g", {"gang": {"minCount": 2}}),
+         [member("a", "g", "n1"), member("b", "g", "n1"), member("c", "g"), member("x", "other", "n1"),
+          member("y", "g", "n1", namespace="elsewhere"), builders.pod("plain", node_name="n1")],
+         {"minCount": 2, "members": 3, "bound": 2, "admitted": True, "reason": None}),
+        (upstream_group("g", {"gang": {"minCount": 3}}, (("PodGroupScheduled", "False", UNSCHEDULABLE),)),
+         [member("a", "g"), member("b", "g"), member("c", "g")],
+         {"minCount": 3, "members": 3, "bound": 0, "admitted": False, "reason": UNSCHEDULABLE}),
+        # Gated (fewer members than minCount): the scheduler never tried it, so there is no reason.
+        (upstream_group("g", {"gang": {"minCount": 3}}), [member("a", "g")],
+         {"minCount": 3, "members": 1, "bound": 0, "admitted": False, "reason": None}),
+        (upstream_group("g", {"basic": {}}), [member("a", "g", "n1"), member("b", "g")],
+         {"minCount": None, "members": 2, "bound": 1, "admitted": None, "reason": None}),
+        (coscheduling_group("g", 2), [labelled_member("a", "g", "n1"), labelled_member("b", "g", "n1")],
+         {"minCount": 2, "members": 2, "bound": 2, "admitted": True, "reason": None}),
+        (coscheduling_group("g", 0), [labelled_member("a", "g")],
+         {"minCount": None, "members": 1, "bound": 0, "admitted": None, "reason": None}),
+    ],
+    ids=["admitted-gang", "unschedulable-gang", "gated-gang", "basic", "coscheduling", "min-member-zero"],
+)
+def test_pod_group_outcome(
+    group: objects_pb2.PodGroup, pods: list[objects_pb2.Pod], expected: dict[str, object]
+) -> None:
+    outcome = PodGroupOutcome.of(group, pods).to_json()
+    assert outcome == {"namespace": "default", "name": "g", "apiVersion": group.api_version, **expected}
+
+
+def test_pod_groups_section_only_for_a_scenario_with_groups() -> None:
+    pods = [PodOutcome.of(pod("a"), deleted=False)]
+    assert list(outcomes_json(pods)) == ["pods"]
+    groups = [PodGroupOutcome.of(coscheduling_group(name, 1), []) for name in ("z", "b")]
+    document = outcomes_json(pods, groups)
+    assert [group["name"] for group in document["podGroups"]] == ["b", "z"]
+    assert outcomes_json(pods, [])["podGroups"] == []
 
 
 class ScriptedStore:

@@ -46,6 +46,18 @@ def pod(name: str, **spec: str) -> str:
     return text
 
 
+def gang(name: str, min_count: int) -> str:
+    """An upstream (scheduling.k8s.io/v1alpha3) PodGroup with a gang policy."""
+    return (f"apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\nmetadata: {{name: {name}}}\n"
+            f"spec:\n  schedulingPolicy:\n    gang: {{minCount: {min_count}}}\n")
+
+
+def coscheduling(name: str, spec: str) -> str:
+    """A scheduler-plugins (scheduling.x-k8s.io/v1alpha1) PodGroup with ``spec``."""
+    return (f"apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {{name: {name}}}\n"
+            f"spec: {spec}\n")
+
+
 # ------------------------------------------------------------------------------------ valid input
 
 
@@ -74,6 +86,42 @@ def test_creation_order_and_file_order_of_pending_pods(tmp_path: Path) -> None:
     pdb = scenario.pdbs[0].obj
     assert pdb.metadata.namespace == "default"
     assert pdb.status.disruptions_allowed == 3
+
+
+def test_pod_groups_of_both_spellings_are_created_before_every_pod(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        NODE.format(name="n1"),
+        pod("running", nodeName="n1"),
+        pod("member", schedulingGroup="{podGroupName: trainer}"),
+        gang("trainer", 2),
+        POD.format(name="labelled").replace(
+            "  name: labelled\n", "  name: labelled\n  labels: {scheduling.x-k8s.io/pod-group: job}\n"),
+        coscheduling("job", "{minMember: 2, scheduleTimeoutSeconds: 60}"),
+    )
+    scenario = load_scenario([path])
+    order = [(entry.kind.name, entry.obj.metadata.name) for entry in scenario.creation_order()]
+    assert order == [
+        ("Node", "n1"),
+        ("PodGroup", "trainer"),
+        ("PodGroup", "job"),
+        ("Pod", "running"),
+        ("Pod", "member"),
+        ("Pod", "labelled"),
+    ]
+    trainer, job = (entry.obj for entry in scenario.pod_groups)
+    # Each keeps the apiVersion it was written in, in the default namespace.
+    assert (trainer.api_version, trainer.metadata.namespace) == ("scheduling.k8s.io/v1alpha3", "default")
+    assert trainer.spec.scheduling_policy.gang.min_count == 2
+    assert (job.api_version, job.spec.min_member) == ("scheduling.x-k8s.io/v1alpha1", 2)
+
+
+def test_a_pod_naming_a_group_the_scenario_lacks_is_no_error(tmp_path: Path) -> None:
+    # As in a cluster, where the pod waits for its group to be created.
+    path = write(tmp_path, NODE.format(name="n1"), pod("orphan", schedulingGroup="{podGroupName: nobody}"))
+    scenario = load_scenario([path])
+    assert [entry.obj.metadata.name for entry in scenario.pending_pods] == ["orphan"]
+    assert scenario.pod_groups == []
 
 
 def test_node_defaults(tmp_path: Path) -> None:
@@ -172,8 +220,39 @@ INVALID = [
     pytest.param(
         ["apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: lock}\n"],
         ["document 1 (Lease lock): kind: Unsupported value: Lease: a scenario holds Node, Pod, "
-         "PriorityClass, PodDisruptionBudget"],
+         "PriorityClass, PodDisruptionBudget, PodGroup"],
         id="served-kind-not-in-scenarios",
+    ),
+    pytest.param(
+        [gang("trainer", 0)],
+        ["document 1 (PodGroup trainer): spec.schedulingPolicy.gang.minCount: Invalid value: 0"],
+        id="gang-min-count-zero",
+    ),
+    pytest.param(
+        ["apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\nmetadata: {name: trainer}\n"
+         "spec: {schedulingPolicy: {}}\n"],
+        ["document 1 (PodGroup trainer): spec.schedulingPolicy: Required value"],
+        id="pod-group-without-policy",
+    ),
+    pytest.param(
+        [coscheduling("job", "{minMember: -1}")],
+        ["document 1 (PodGroup job): spec.minMember: Invalid value: -1"],
+        id="negative-min-member",
+    ),
+    pytest.param(
+        [coscheduling("job", "{minMember: 2, minResources: {cpu: lots}}")],
+        ['document 1 (PodGroup job): spec.minResources[cpu]: Invalid value: "lots"'],
+        id="invalid-min-resources",
+    ),
+    pytest.param(
+        [coscheduling("job", "{minMember: 2, schedulingPolicy: {gang: {minCount: 2}}}")],
+        ["document 1 (PodGroup job): spec.schedulingPolicy: Forbidden"],
+        id="field-of-the-other-spelling",
+    ),
+    pytest.param(
+        [gang("trainer", 2).replace("spec:\n", "spec:\n  priorityClassName: gold\n")],
+        ['document 1 (PodGroup trainer): spec.priorityClassName: Not found: "gold"'],
+        id="pod-group-unknown-priority-class",
     ),
     pytest.param(
         [NODE.format(name="n1"), pod("p", nodeName="n2")],
