@@ -157,6 +157,12 @@ class EventHandlers:
         if old.spec != new.spec:  # the counts and phase a controller writes change nothing here
             self._requeue_group(group_key(new), POD_GROUP_UPDATE, old, new)
 
+    def _reaches_min_count(self, key: str) -> bool:
+        """Whether the pod just added made its group's live pods reach minCount: the one add that can
+        ungate its siblings (each add changes the count by one), so the others cost O(1)."""
+        policy = self._pod_groups.policy(key)
+        return policy is not None and self._pod_groups.member_count(key) == policy.min_count
+
     def _requeue_group(self, key: str, event: ClusterEvent, old: Any, new: Any) -> None:
         """Ask the group's gated or unschedulable pods again: O(group), not O(unschedulable pods)."""
         keys = [pod_key(pod) for pod in self._pod_groups.members(key)]
@@ -174,7 +180,7 @@ class EventHandlers:
             self._add_bound_pod(pod)
         elif self._responsible_for(pod) and not _terminating(pod):
             self._queue.add(pod)
-            if group := group_key_of(pod):
+            if (group := group_key_of(pod)) and self._reaches_min_count(group):
                 self._requeue_group(group, POD_GROUP_MEMBER_ADD, None, pod)
 
     def _update_pod(self, old: objects_pb2.Pod, new: objects_pb2.Pod) -> None:

@@ -6,8 +6,10 @@ A pod's group is ``spec.schedulingGroup.podGroupName`` (scheduling.k8s.io), else
 "namespace/name". A PodGroup is a gang when its v1alpha3 ``schedulingPolicy.gang`` is set (minCount) or
 its x-k8s ``minMember`` is at least 1; a ``basic`` group, like a pod of no group, is scheduled pod by pod.
 
-The index is kept by the scheduler's informer handlers, O(1) per event; plugins read it through their
-Handle (``PodGroupLister``), the scheduling loop through the same object.
+The index is kept by the scheduler's informer handlers, O(1) per event, and counts each group's live
+pods as it goes (PreEnqueue asks for every pod); the lists of a group's pods cost O(group) and are read
+once per whole-group cycle. Plugins read it through their Handle (``PodGroupLister``), the scheduling
+loop through the same object.
 """
 
 from __future__ import annotations
@@ -83,11 +85,9 @@ class PodGroupIndex:
         self._is_assumed = is_assumed
         self._members: dict[str, dict[str, objects_pb2.Pod]] = {}
         self._group_of_pod: dict[str, str] = {}
+        #: Per group, its pods that are not terminating: PreEnqueue asks for every pod it admits.
+        self._live: dict[str, int] = {}
         self._groups: dict[str, objects_pb2.PodGroup] = {}
-
-    def use_assumed(self, is_assumed: Callable[[str], bool]) -> None:
-        """Ask ``is_assumed`` (the cache's) which pending members have a binding in flight."""
-        self._is_assumed = is_assumed
 
     # ------------------------------------------------------------------------- informer handlers
 
@@ -96,12 +96,14 @@ class PodGroupIndex:
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         group = group_key_of(pod)
         old_group = self._group_of_pod.get(key)
-        if old_group is not None and old_group != group:
+        if old_group is not None:
             self._discard(old_group, key)
         if not group:
             return
         self._members.setdefault(group, {})[key] = pod
         self._group_of_pod[key] = group
+        if not is_terminating(pod):
+            self._live[group] = self._live.get(group, 0) + 1
 
     def remove_pod(self, pod: objects_pb2.Pod) -> None:
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
@@ -118,10 +120,14 @@ class PodGroupIndex:
     def _discard(self, group: str, key: str) -> None:
         self._group_of_pod.pop(key, None)
         members = self._members.get(group)
-        if members is not None:
-            members.pop(key, None)
-            if not members:
-                del self._members[group]
+        if members is None:
+            return
+        pod = members.pop(key, None)
+        if pod is not None and not is_terminating(pod):
+            self._live[group] -= 1
+        if not members:
+            del self._members[group]
+            self._live.pop(group, None)
 
     # ---------------------------------------------------------------------------------- reading
 
@@ -139,8 +145,8 @@ class PodGroupIndex:
         return list(self._members.get(key, {}).values())
 
     def member_count(self, key: str) -> int:
-        """The group's pods that are not terminating."""
-        return sum(1 for pod in self._members.get(key, {}).values() if not is_terminating(pod))
+        """The group's pods that are not terminating, in O(1)."""
+        return self._live.get(key, 0)
 
     def pending(self, key: str) -> list[objects_pb2.Pod]:
         """The group's pods that wait for a node: unbound, not assumed, not terminating."""

@@ -6,6 +6,8 @@ implements, and checks what kube-scheduler's NewFramework checks (a plugin enabl
 implement it, exactly one QueueSort plugin, at least one Bind plugin). ``Framework``'s ``run_*`` methods
 follow kube-scheduler's pkg/scheduler/framework/runtime/framework.go:
 
+* PreEnqueue (``run_pre_enqueue``, asked by the queue before a pod enters activeQ): the first rejection
+  gates the pod, stamped with its plugin, whose registered events ask again.
 * PreFilter: SKIP puts the plugin in ``state.skip_filter_plugins`` (its Filter and PreFilterExtensions
   do not run); results are intersected, and an empty intersection rejects the pod everywhere
   ("node(s) didn't satisfy plugin(s) [A B] simultaneously"); UNSCHEDULABLE_AND_UNRESOLVABLE stops at

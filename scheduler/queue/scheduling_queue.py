@@ -320,12 +320,15 @@ class SchedulingQueue:
 
     def take(self, keys: Iterable[str]) -> list[QueuedPodInfo]:
         """Take the pods with ``keys`` out of activeQ, podBackoffQ and unschedulablePods (a gang's cycle
-        schedules them together), gated or not; keys not queued are skipped."""
+        schedules them together); keys not queued, and gated pods (a PreEnqueue plugin still holds
+        them), are left."""
         taken = []
         for key in keys:
+            unschedulable = self._unschedulable.get(key)
+            if unschedulable is not None and unschedulable.gated:
+                continue
             qpi = self._active.delete(key) or self._backoff.delete(key) or self._unschedulable.delete(key)
             if qpi is not None:
-                qpi.gated = False
                 taken.append(qpi)
         return taken
 

@@ -30,7 +30,7 @@ from scheduler.framework import (
     WaitingPods,
     pod_key,
 )
-from scheduler.framework.runtime import build_framework
+from scheduler.framework.runtime import FrameworkError, build_framework
 from scheduler.metrics import SchedulerMetrics
 from scheduler.queue import ACTIVE, BACKOFF, GATED, UNSCHEDULABLE, SchedulingQueue
 from scheduler.queue.plugged import PluggedQueue
@@ -435,3 +435,54 @@ def test_the_queue_orders_groups_by_priority_then_age_then_name_and_keeps_member
     plain_late = queued(pod("p2", scheduler_name="default-scheduler"), 2.0)
     assert less(plain_early, plain_late) and not less(plain_late, plain_early)  # as before
     assert timeutil.is_set(rig.groups.pod_group("default/old").metadata.creation_timestamp)  # type: ignore[union-attr]
+
+
+# ------------------------------------------------------------------------------------------ index
+
+
+def test_the_index_counts_live_members_through_adds_updates_terminations_and_deletes() -> None:
+    index = PodGroupIndex()
+    first, second = member("w-0", "train"), member("w-1", "train", label=True)
+    index.set_pod(first)
+    index.set_pod(second)
+    assert index.member_count("default/train") == 2
+    terminating = objects_pb2.Pod()
+    terminating.CopyFrom(first)
+    terminating.metadata.deletion_timestamp.seconds = 1
+    index.set_pod(terminating)
+    assert index.member_count("default/train") == 1
+    assert [p.metadata.name for p in index.pending("default/train")] == ["w-1"]
+    moved = objects_pb2.Pod()
+    moved.CopyFrom(second)
+    moved.metadata.labels["scheduling.x-k8s.io/pod-group"] = "other"
+    index.set_pod(moved)
+    assert (index.member_count("default/train"), index.member_count("default/other")) == (0, 1)
+    index.remove_pod(terminating)
+    index.remove_pod(moved)
+    assert index.members("default/train") == [] and index.member_count("default/other") == 0
+
+
+# ------------------------------------------------------------------------------- configuration
+
+
+def test_a_profile_configures_its_pre_enqueue_plugins() -> None:
+    document = {"apiVersion": API_VERSION, "kind": KIND,
+                "profiles": [{"plugins": {"preEnqueue": {"disabled": [{"name": "GangScheduling"}]}}}]}
+    config = parse_config(document)
+    framework = build_framework(config.profiles[0], in_tree_registry(), fake_handle(Snapshot()))
+    assert framework.plugin_names("preEnqueue") == []
+    assert framework.run_pre_enqueue(PodInfo(member("w-0", "missing"))) is None  # nothing gates it
+    default = build_framework(parse_config({"apiVersion": API_VERSION, "kind": KIND}).profiles[0],
+                              in_tree_registry(), fake_handle(Snapshot()))
+    assert default.plugin_names("preEnqueue") == ["GangScheduling"]
+    status = default.run_pre_enqueue(PodInfo(member("w-0", "missing")))
+    assert status is not None and status.plugin == "GangScheduling"
+    assert status.message() == "waiting for PodGroup default/missing to be created"
+
+
+def test_a_plugin_enabled_at_pre_enqueue_must_implement_it() -> None:
+    document = {"apiVersion": API_VERSION, "kind": KIND,
+                "profiles": [{"plugins": {"preEnqueue": {"enabled": [{"name": "NodeName"}]}}}]}
+    config = parse_config(document)
+    with pytest.raises(FrameworkError, match='"NodeName" is enabled at preEnqueue but does not implement it'):
+        build_framework(config.profiles[0], in_tree_registry(), fake_handle(Snapshot()))

@@ -15,7 +15,9 @@ from scheduler.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    PodInfo,
     QueuedPodInfo,
+    Status,
 )
 from scheduler.queue import ACTIVE, BACKOFF, GATED, UNSCHEDULABLE, QueueClosed, SchedulingQueue
 from tests.builders import pod
@@ -582,3 +584,57 @@ async def test_deleting_a_held_pod_forgets_the_hold() -> None:
     assert not queue.is_held("default/web")
     queue.add(make_pod("web"))  # a new pod of that name is not held
     assert where(queue, "web") == ACTIVE
+
+
+# ------------------------------------------------------------------------------------- gated pods
+
+GATE = "Gate"
+GATE_OPENED = ClusterEvent(EventResource.WILDCARD, ActionType.UPDATE, "GateOpened")
+
+
+class Gate:
+    """A PreEnqueue verdict: the pods named in ``closed`` are rejected by the plugin "Gate"."""
+
+    def __init__(self, *closed: str) -> None:
+        self.closed = set(closed)
+
+    def __call__(self, pod_info: PodInfo) -> Status | None:
+        if pod_info.pod.metadata.name in self.closed:
+            return Status.unresolvable("gated").with_plugin(GATE)
+        return None
+
+
+def gated_queue(clock: FakeClock, gate: Gate) -> SchedulingQueue:
+    return new_queue(clock, pre_enqueue=gate,
+                     events_to_register={**EVENTS, GATE: [ClusterEventWithHint(GATE_OPENED)]})
+
+
+async def test_a_gated_pod_is_never_popped_and_is_asked_again_on_its_plugins_events() -> None:
+    clock = FakeClock()
+    gate = Gate("held")
+    queue = gated_queue(clock, gate)
+    queue.add(make_pod("held"))
+    queue.add(make_pod("free"))
+    assert queue.pending_counts() == {ACTIVE: 1, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 1}
+    assert (await queue.pop()).key == "default/free"
+    assert queue.move_all_to_active_or_backoff(NODE_ADD) == 0  # not an event the gate registered
+    queue.update(make_pod("held"), status_changed(make_pod("held")))  # nothing that matters: still gated
+    assert where(queue, "held") == UNSCHEDULABLE and queue.pending_counts()[GATED] == 1
+    assert queue.move_all_to_active_or_backoff(GATE_OPENED) == 1  # asked again: still closed
+    assert queue.pending_counts()[GATED] == 1
+    gate.closed.clear()
+    assert queue.move_to_active_or_backoff(["default/held"], GATE_OPENED) == 1
+    assert queue.pending_counts() == {ACTIVE: 1, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0}
+
+
+def test_take_leaves_gated_pods_and_takes_the_others_from_every_structure() -> None:
+    clock = FakeClock()
+    queue = gated_queue(clock, Gate("gated"))
+    for name in ("active", "gated", "failed"):
+        queue.add(make_pod(name))
+    failed = queue.take(["default/failed"])[0]
+    failed.attempts = 1
+    fail(queue, failed, queue.scheduling_cycle, FIT)
+    taken = queue.take(["default/active", "default/gated", "default/failed", "default/unknown"])
+    assert [qpi.key for qpi in taken] == ["default/active", "default/failed"]
+    assert where(queue, "gated") == UNSCHEDULABLE and where(queue, "active") is None
