@@ -8,10 +8,13 @@ It runs what `podsched up` runs, on the embedded store in a temporary directory:
 1. nodes join and the example pods are bound, each under the leader's fencing token;
 2. a high-priority pod preempts a low-priority one on a full node (the victim is deleted, the preemptor
    bound);
-3. the leader is killed (SIGKILL): a standby takes over once the lease runs out and keeps scheduling, and
+3. a training job (examples/training-job.yaml: a launcher and eight workers in one PodGroup, a gang)
+   waits whole while low-priority batch pods keep the nodes busy, and once they are deleted all nine are
+   bound together, in one group bind (one resourceVersion);
+4. the leader is killed (SIGKILL): a standby takes over once the lease runs out and keeps scheduling, and
    the supervisor brings the killed replica back as a standby; the timeline and the failover time are
    printed (kill -> the new leader's lease write -> its first bind);
-4. the new leader is stopped with SIGTERM: it releases the lease and a standby takes over at once.
+5. the new leader is stopped with SIGTERM: it releases the lease and a standby takes over at once.
 
 Every step is checked; the demo exits 0 when all passed and 1 naming the first that did not. It ends by
 itself in well under a minute and stops every process it started, on success, failure and Ctrl-C.
@@ -35,7 +38,7 @@ from pathlib import Path
 
 from google.protobuf.message import Message
 
-from cluster.api import kinds, objects_pb2
+from cluster.api import kinds, objects_pb2, podgroups
 from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, Informer
@@ -56,6 +59,10 @@ TERM_BOUND_S = RETRY_S * JITTER_FACTOR + 1.0
 STEP_TIMEOUT_S = 30.0
 #: Pods the new leader schedules after the failover, with `podsched load`.
 LOAD_COUNT = 20
+#: The gang of the demo: examples/training-job.yaml's PodGroup and its launcher and eight workers.
+TRAINING_JOB = "training-job.yaml"
+GANG = "resnet-training"
+GANG_PODS = (f"{GANG}-launcher", *(f"{GANG}-worker-{i}" for i in range(8)))
 #: The annotation the API server puts on a pod bound under a fence: "<holder>@<token>".
 
 
@@ -86,7 +93,8 @@ def find_manifests() -> Path:
     makes), else of the current directory."""
     for root in (Path(__file__).resolve().parents[2], Path.cwd()):
         candidate = root / "examples" / "manifests"
-        if (candidate / "pods.yaml").is_file() and (candidate / "preemption").is_dir():
+        if ((candidate / "pods.yaml").is_file() and (candidate / "preemption").is_dir()
+                and (candidate / "gang").is_dir() and (candidate.parent / TRAINING_JOB).is_file()):
             return candidate
     raise DemoFailed(
         "podsched demo needs the examples/manifests folder of the podsched repository: "
@@ -147,11 +155,13 @@ def _shown(path: Path) -> str:
 
 @dataclass(frozen=True)
 class Bind:
-    """A pod seen bound: when (monotonic), where, and under which leader's fence."""
+    """A pod seen bound: when (monotonic), where, under which leader's fence, and at which
+    resourceVersion (the store revision of the write that bound it)."""
 
     seen_at: float
     node: str
     fence: str
+    resource_version: str
 
 
 class _Pods:
@@ -178,7 +188,7 @@ class _Pods:
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         if pod.spec.node_name and key not in self.binds:
             fence = pod.metadata.annotations.get(BOUND_UNDER_FENCE_ANNOTATION, "")
-            self.binds[key] = Bind(time.monotonic(), pod.spec.node_name, fence)
+            self.binds[key] = Bind(time.monotonic(), pod.spec.node_name, fence, pod.metadata.resource_version)
         if pod.status.nominated_node_name:
             self.nominated[key] = pod.status.nominated_node_name
         self._wake()
@@ -335,6 +345,7 @@ class _Demo:
         await self.start()
         await self.nodes_and_pods()
         await self.preemption()
+        await self.gang()
         await self.kill_the_leader()
         await self.handoff()
         self.finish()
@@ -417,9 +428,69 @@ class _Demo:
         await self.podsched("describe", "pod", "urgent",
                             check=lambda out: "Successfully assigned default/urgent to node-small" in out)
 
+    async def gang(self) -> None:
+        job = self.manifests.parent / TRAINING_JOB
+        self.chapter(
+            "4. A gang waits for room, then starts whole",
+            "A training job: an MPI launcher and eight workers that are useless apart, in one PodGroup "
+            "with gang.minCount 9. No pod of it is bound until all nine have a place at the same time. "
+            "Low-priority batch pods keep node-a and node-b busy first.",
+        )
+        pods = self.pods
+        assert pods is not None and self._client is not None
+        await self.podsched("apply", "-f", _shown(self.manifests / "gang" / "busy-nodes.yaml"),
+                            check=lambda out: "pod/busy-b created" in out)
+        await pods.wait_bound(["default/busy-a", "default/busy-b"])
+        await self.podsched("apply", "-f", _shown(job),
+                            check=lambda out: f"podgroup.scheduling.k8s.io/{GANG} created" in out)
+        reason = await self.wait_group_scheduled("False")
+        keys = [f"default/{name}" for name in GANG_PODS]
+        bound = [key for key in keys if key in pods.binds]
+        if bound:
+            raise DemoFailed(f"the gang could not fit, yet {', '.join(bound)} were bound")
+        self.say(f"The leader tried the whole group at once and put it back: 0/{len(keys)} bound, none "
+                 "holding room. The group's reason, in its PodGroupScheduled condition:")
+        print(f"  {reason}", flush=True)
+        await self.podsched("get", "podgroup", GANG, check=lambda out: GANG in out)
+        self.say("Now the batch pods are deleted, as if they had finished: the room they free is what the "
+                 "gang needs.")
+        await self.podsched("delete", "pod", "busy-a", "busy-b", "--grace-period", "0",
+                            check=lambda out: 'pod "busy-b" deleted' in out)
+        binds = await pods.wait_bound(keys)
+        versions = {bind.resource_version for bind in binds.values()}
+        if len(versions) != 1:
+            raise DemoFailed(f"the gang's pods were bound at several resourceVersions: {sorted(versions)}")
+        fences = {bind.fence for bind in binds.values()}
+        holder = self.cluster.leader
+        if len(fences) != 1 or not next(iter(fences)).startswith(f"{holder}@"):
+            raise DemoFailed(f"the gang's pods were not all bound under the leader's fence: {sorted(fences)}")
+        await self.wait_group_scheduled("True")
+        nodes = sorted({bind.node for bind in binds.values()})
+        self.say(f"All {len(keys)} bound at once, at resourceVersion {versions.pop()}: one store transaction "
+                 f"under the leader's fence, on {', '.join(nodes)}:")
+        await self.podsched("get", "pods", "-l", f"app={GANG}", "-o", "wide",
+                            check=lambda out: all(name in out for name in GANG_PODS))
+
+    async def wait_group_scheduled(self, status: str) -> str:
+        """Wait until the demo's PodGroup has PodGroupScheduled=``status``, written by the scheduler after
+        it tried the group; the condition's message."""
+        assert self._client is not None
+        try:
+            async with asyncio.timeout(STEP_TIMEOUT_S):
+                async for event in self._client.watch(kinds.POD_GROUP, "default"):
+                    group = event.object
+                    if event.type == "DELETED" or group.metadata.name != GANG:
+                        continue
+                    for condition in group.status.conditions:
+                        if condition.type == podgroups.POD_GROUP_SCHEDULED and condition.status == status:
+                            return condition.message
+        except TimeoutError:
+            pass
+        raise DemoFailed(f"PodGroup {GANG} did not get PodGroupScheduled={status} within {STEP_TIMEOUT_S:g}s")
+
     async def kill_the_leader(self) -> None:
         self.chapter(
-            "4. The leader is killed",
+            "5. The leader is killed",
             "kill -9 gives the leader no chance to hand over: the standbys must wait for its lease to run "
             "out (they judge that by their own clock, from when they last saw the Lease change). A pod "
             "created right after the kill waits for the new leader. The supervisor restarts the killed "
@@ -445,7 +516,7 @@ class _Demo:
 
     async def handoff(self) -> None:
         self.chapter(
-            "5. A graceful handoff",
+            "6. A graceful handoff",
             "SIGTERM, as a rolling update sends: the leader finishes what it is doing, releases the "
             "Lease (empty holder) and exits 0; a standby, watching the Lease, takes over at once.",
         )

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from cluster.api import apiserver_pb2, objects_pb2
 
 SERVICE = "/podsched.v1.ApiServer/"
-UNARY_METHODS = ("Create", "Get", "Update", "UpdateStatus", "Delete", "List", "Bind")
+UNARY_METHODS = ("Create", "Get", "Update", "UpdateStatus", "Delete", "List", "Bind", "BindGroup")
 REQUEST_TYPES: dict[str, type[Message]] = {
     "Create": apiserver_pb2.CreateRequest,
     "Get": apiserver_pb2.GetRequest,
@@ -42,6 +42,7 @@ REQUEST_TYPES: dict[str, type[Message]] = {
     "Delete": apiserver_pb2.DeleteRequest,
     "List": apiserver_pb2.ListRequest,
     "Bind": apiserver_pb2.BindRequest,
+    "BindGroup": apiserver_pb2.BindGroupRequest,
     "Watch": apiserver_pb2.WatchRequest,
 }
 

@@ -5,13 +5,15 @@ a watcher sees every pod of it with that one resourceVersion."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 
 import pytest
 
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import LEASE
-from cluster.client import Client, Fence
+from cluster.cli.process import ApiServerProcess
+from cluster.client import Client, Fence, Informer
 from tests import builders
 
 GROUP = 8
@@ -112,3 +114,35 @@ async def test_a_stale_fence_is_refused_and_binds_nothing(
         f"new-leader@{taken.metadata.resource_version}"
     }
     assert await client.get(LEASE, LEASE_NAME, namespace) == taken
+
+
+async def test_an_informer_keeps_every_pod_of_groups_bound_across_api_server_restarts(
+    fresh_apiserver: ApiServerProcess, namespace: str, unique: Callable[[str], str]
+) -> None:
+    async with Client(fresh_apiserver.address, timeout_s=30.0) as client:
+        nodes = await _setup(client, namespace, unique, count=3 * GROUP)
+        informer: Informer[objects_pb2.Pod] = Informer(client, "pods", namespace=namespace)
+        running = asyncio.create_task(informer.run())
+        try:
+            await asyncio.wait_for(informer.wait_synced(), 20)
+            for group in range(3):
+                bindings = [(namespace, f"w-{group * GROUP + i}", nodes[i % 2]) for i in range(GROUP)]
+                await client.bind_group(bindings)
+                # The server goes away while the informer may be anywhere in the group's events.
+                fresh_apiserver.restart()
+            expected = {f"{namespace}/w-{i}": nodes[(i % GROUP) % 2] for i in range(3 * GROUP)}
+
+            def held() -> dict[str, str]:
+                return {key: pod.spec.node_name for key, pod in informer.items()}
+
+            caught_up = asyncio.Event()
+            informer.add_handler(on_update=lambda old, new: caught_up.set() if held() == expected else None)
+            if held() != expected:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(caught_up.wait(), 30)
+            assert held() == expected
+            assert not running.done()
+        finally:
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running

@@ -1,5 +1,6 @@
 """`podsched demo` (what `make demo` runs), run as a user runs it: its exit code, the lines that carry its
-story and its measured failover times, its runtime, and no process left behind, also after Ctrl-C."""
+story (preemption, a gang waiting whole and then bound at once, the failovers) and its measured failover
+times, its runtime, and no process left behind, also after Ctrl-C."""
 
 from __future__ import annotations
 
@@ -50,6 +51,19 @@ def test_demo_tells_the_ha_story_and_passes_every_check() -> None:
     # Preemption: the filler evicted, urgent bound to the room it freed.
     assert re.search(r"Normal\s+Preempted\s+pod/filler\s+Preempted by pod \S+ on node node-small", out)
     assert "Successfully assigned default/urgent to node-small" in out
+    # A gang: nothing of it bound while the batch pods hold the room, all nine bound at once after.
+    assert "podgroup.scheduling.k8s.io/resnet-training created" in out
+    told = out.replace("\n# ", " ")
+    assert "put it back: 0/9 bound, none holding room. The group's reason" in told
+    waiting = re.search(r"^  pod group default/resnet-training: (\d)/9 pods placeable, minCount 9: pod "
+                        r"resnet-training-\S+: \d/\d nodes are available: ", out, re.MULTILINE)
+    assert waiting and int(waiting[1]) < 9, out[-6000:]
+    assert re.search(r"^resnet-training\s+9\s+0\s", out, re.MULTILINE), "get podgroup: 0 scheduled"
+    assert 'pod "busy-a" deleted' in out and 'pod "busy-b" deleted' in out
+    assert re.search(r"All 9 bound at once, at resourceVersion \d+: one store transaction under the leader's "
+                     r"fence, on node-", told), out[-6000:]
+    rows = re.findall(r"^resnet-training-(?:launcher|worker-\d)\s.*$", out, re.MULTILINE)
+    assert len(rows) == 9 and all("<none>" not in row.split()[6] for row in rows)
     # SIGKILL of the leader: restarted by the supervisor, a standby takes over within the bound.
     kill = re.search(r"^\$ kill -9 (\d+)    # (scheduler-\d), the leader$", out, re.MULTILINE)
     assert kill

@@ -212,6 +212,20 @@ def test_mutated_bindings_end_in_a_clear_status(
     call_checked(api, "Bind", request.SerializeToString())
 
 
+@fuzz_settings(max_examples=60)
+@given(
+    bindings=st.lists(mutated(_binding()), max_size=4),
+    fence=st.none() | messages(apiserver_pb2.Fence),
+)
+def test_mutated_group_bindings_end_in_a_clear_status(
+    api: RawApi, bindings: list[objects_pb2.Binding], fence: apiserver_pb2.Fence | None
+) -> None:
+    request = apiserver_pb2.BindGroupRequest(bindings=bindings)
+    if fence is not None:
+        request.fence.CopyFrom(fence)
+    call_checked(api, "BindGroup", request.SerializeToString())
+
+
 def test_the_server_is_healthy_and_serves_a_valid_request(server: ApiServerProcess, api: RawApi) -> None:
     with grpc.insecure_channel(server.address) as channel:
         health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)

@@ -247,3 +247,31 @@ async def test_without_the_flag_both_attacks_still_work(
         assert bound.metadata.annotations["podsched.io/bound-under-fence"] == (
             f"attacker@{taken.metadata.resource_version}"
         )
+
+
+async def test_a_group_bind_needs_the_bind_permission_and_under_enforcement_a_fence(
+    enforcing: ApiServerProcess, namespace: str, unique: Callable[[str], str]
+) -> None:
+    node = unique("node")
+    group = [(namespace, name, node) for name in ("w-0", "w-1")]
+    async with (
+        _client(enforcing, ADMIN_TOKEN) as admin,
+        _client(enforcing, SCHEDULER_TOKEN) as attacker,
+        _client(enforcing, CLIENT_TOKEN) as user,
+    ):
+        await admin.create(builders.node(node, allocatable=builders.ROOMY))
+        for _, name, _ in group:
+            await admin.create(pod(name, namespace, image=IMAGE))
+
+        with pytest.raises(errors.PermissionDenied, match=r"pods/binding"):
+            await user.bind_group(group)
+        with pytest.raises(errors.PermissionDenied) as refused:
+            await attacker.bind_group(group)
+        assert refused.value.message.startswith(
+            f'user "kube-scheduler" cannot bind pod {namespace}/w-0 without a fence: this API server '
+            "enforces leader fencing (--enforce-leader-fencing)"
+        )
+        assert [(await admin.get(POD, name, namespace)).spec.node_name for _, name, _ in group] == ["", ""]
+
+        bound = await admin.bind_group(group)
+        assert [p.spec.node_name for p in bound] == [node, node]

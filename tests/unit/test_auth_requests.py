@@ -30,6 +30,22 @@ def _binding() -> apiserver_pb2.BindRequest:
     return request
 
 
+def _group() -> apiserver_pb2.BindGroupRequest:
+    request = apiserver_pb2.BindGroupRequest()
+    for namespace, name in (("team", "web"), ("", "db"), ("other", "cache")):
+        binding = request.bindings.add()
+        binding.metadata.namespace, binding.metadata.name, binding.target.name = namespace, name, "n1"
+    return request
+
+
+def test_a_group_bind_asks_to_bind_each_of_its_pods() -> None:
+    assert requests.group_bindings(_group()) == [
+        RequestInfo("create", "pods", "binding", "team", "web"),
+        RequestInfo("create", "pods", "binding", "default", "db"),
+        RequestInfo("create", "pods", "binding", "other", "cache"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("describe", "request_message", "expected"),
     [
@@ -69,11 +85,14 @@ def _binding() -> apiserver_pb2.BindRequest:
             RequestInfo("watch", "events", "", "team"),
         ),
         (requests.bind, _binding(), RequestInfo("create", "pods", "binding", "team", "web")),
+        (requests.bind_group, _group(), RequestInfo("create", "pods", "binding", "team", "web")),
+        (requests.bind_group, apiserver_pb2.BindGroupRequest(),
+         RequestInfo("create", "pods", "binding", "default", "")),
     ],
     ids=[
         "create", "create-default-namespace", "create-cluster-scoped", "get", "update", "update-status",
         "delete",
-        "list-all-namespaces", "list-cluster-scoped", "watch", "bind",
+        "list-all-namespaces", "list-cluster-scoped", "watch", "bind", "bind-group", "bind-group-empty",
     ],
 )
 def test_each_rpc_maps_to_its_request_info(

@@ -11,8 +11,9 @@ import grpc
 import pytest
 
 from cluster.api import apiserver_pb2, errors, objects_pb2
+from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION
 from cluster.api.kinds import POD
-from cluster.client import Client, WatchEvent
+from cluster.client import Client, Fence, WatchEvent
 from cluster.client.client import SERVER_ENV, parse_servers
 from tests.unit.test_client_fake_apiserver import (
     FAST_RETRIES,
@@ -106,6 +107,55 @@ async def test_bind_sends_a_binding_to_the_node(client: Client, fake: FakeApiSer
     assert (binding.target.kind, binding.target.name) == ("Node", "node-1")
     with pytest.raises(errors.Conflict):
         await client.bind("default", "web", "node-2")
+
+
+async def test_bind_group_sends_every_binding_and_returns_the_pods_in_order(
+    client: Client, fake: FakeApiServer
+) -> None:
+    await fake.put(pod("w-0"))
+    await fake.put(pod("w-1"))
+    fence = Fence("kube-system", "kube-scheduler", "me", 7)
+    bound = await client.bind_group([("default", "w-1", "n1"), ("default", "w-0", "n2")], fence=fence)
+    assert [(p.metadata.name, p.spec.node_name, p.metadata.resource_version) for p in bound] == [
+        ("w-1", "n1", "3"), ("w-0", "n2", "3"),
+    ]
+    request = fake.calls_of("BindGroup")[0]
+    assert [(b.metadata.name, b.target.kind, b.target.name) for b in request.bindings] == [
+        ("w-1", "Node", "n1"), ("w-0", "Node", "n2"),
+    ]
+    assert (request.fence.holder_identity, request.fence.token) == ("me", 7)
+
+
+@pytest.mark.parametrize("fenced", [False, True])
+async def test_bind_group_whose_reply_was_lost_returns_the_pods_it_bound(
+    client: Client, fake: FakeApiServer, fenced: bool
+) -> None:
+    """The server bound the group and went away before answering; the retry is refused (the pods are
+    bound), and the client finds them bound as it asked: that was its own group bind."""
+    await fake.put(pod("w-0"))
+    await fake.put(pod("w-1"))
+    fake.lost_replies["BindGroup"] = 1
+    fence = Fence("kube-system", "kube-scheduler", "me", 7) if fenced else None
+    bound = await client.bind_group([("default", "w-0", "n1"), ("default", "w-1", "n2")], fence=fence)
+    assert [(p.metadata.name, p.spec.node_name) for p in bound] == [("w-0", "n1"), ("w-1", "n2")]
+    assert len(fake.calls_of("BindGroup")) == 2
+
+
+@pytest.mark.parametrize("spoiler", ["other-node", "other-fence", "no-retry"])
+async def test_bind_group_refused_with_conflict_raises_unless_a_lost_reply_explains_it(
+    client: Client, fake: FakeApiServer, spoiler: str
+) -> None:
+    fence = Fence("kube-system", "kube-scheduler", "me", 7)
+    await fake.put(pod("w-0"))
+    taken = pod("w-1", node="n1" if spoiler != "other-node" else "n9")
+    stamp = "someone-else@3" if spoiler == "other-fence" else "me@7"
+    taken.metadata.annotations[BOUND_UNDER_FENCE_ANNOTATION] = stamp
+    await fake.put(taken)
+    if spoiler != "no-retry":
+        fake.fail("BindGroup", grpc.StatusCode.UNAVAILABLE, "store down")
+    with pytest.raises(errors.Conflict):
+        await client.bind_group([("default", "w-0", "n1"), ("default", "w-1", "n1")], fence=fence)
+    assert (await client.get("pods", "w-0", "default")).spec.node_name == ""
 
 
 async def test_list_pages_and_list_all_follows_them_at_one_revision(

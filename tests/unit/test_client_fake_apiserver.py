@@ -17,6 +17,7 @@ import grpc
 from google.protobuf.message import Message
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
+from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION, fence_stamp
 from cluster.api.kinds import Kind, envelope_kind, kind_by_name, unwrap, wrap
 from cluster.client.retry import RetryPolicy
 from tests import builders
@@ -61,6 +62,9 @@ class FakeApiServer(apiserver_pb2_grpc.ApiServerServicer):
     before_list: Callable[[apiserver_pb2.ListRequest], Awaitable[None]] | None = None
     #: When set, the next watch stream to send this many events ends UNAVAILABLE right after them (once).
     cut_watch_after: int = 0
+    #: Per method, how many of the next calls are applied and then answered UNAVAILABLE (a server that
+    #: committed the write and went away before answering).
+    lost_replies: dict[str, int] = field(default_factory=dict)
     port: int = 0
 
     def __post_init__(self) -> None:
@@ -249,6 +253,29 @@ class FakeApiServer(apiserver_pb2_grpc.ApiServerServicer):
             await context.abort(grpc.StatusCode.ABORTED, f'pod {pod.metadata.name} is already assigned')
         pod.spec.node_name = binding.target.name
         return (await self._write(key, wrap(pod), apiserver_pb2.WatchEvent.MODIFIED, envelope_out=True)).pod
+
+    async def BindGroup(self, request, context):
+        await self._enter("BindGroup", request, context)
+        pods = []
+        for binding in request.bindings:
+            key = kind_by_name("Pod").key(binding.metadata.namespace, binding.metadata.name)
+            if key not in self.objects:
+                await context.abort(grpc.StatusCode.NOT_FOUND, f'pods "{binding.metadata.name}" not found')
+            pod = objects_pb2.Pod()
+            pod.CopyFrom(self.objects[key].pod)
+            if pod.spec.node_name:
+                await context.abort(grpc.StatusCode.ABORTED, f"pod {pod.metadata.name} is already assigned")
+            pod.spec.node_name = binding.target.name
+            if request.HasField("fence"):
+                pod.metadata.annotations[BOUND_UNDER_FENCE_ANNOTATION] = fence_stamp(
+                    request.fence.holder_identity, request.fence.token
+                )
+            pods.append(pod)
+        bound = await self.put_together(*pods)
+        if self.lost_replies.get("BindGroup", 0) > 0:
+            self.lost_replies["BindGroup"] -= 1
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the server went away before answering")
+        return apiserver_pb2.BindGroupResponse(pods=bound)
 
     # ------------------------------------------------------------------------------------------ helpers
 

@@ -3,13 +3,16 @@ document, and the store wrapper that tells the driver the revision of the last w
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from google.protobuf import json_format
 
 from cluster.api import kinds, objects_pb2
 from cluster.simulate import PodGroupOutcome, PodOutcome, outcomes_json
 from cluster.simulate.writes import WriteTrackingStore
-from store.base import BatchReader, KeyValue, WriteResult, get_many
+from store.base import BatchReader, KeyValue, TxnOp, WriteResult, get_many
+from store.sqlite import SqliteStore
 from tests import builders
 
 
@@ -169,3 +172,24 @@ async def test_get_many_is_one_read_of_the_wrapped_store() -> None:
     values = await get_many(store, ["/registry/pods/default/a", "/registry/nodes/missing"])  # type: ignore[arg-type]
     assert values == [KeyValue("/registry/pods/default/a", b"v", 1, 1), None]
     assert inner.batches == [["/registry/pods/default/a", "/registry/nodes/missing"]]
+
+
+async def test_a_transaction_counts_as_a_write_of_each_kind_it_touches(tmp_path: Path) -> None:
+    inner = await SqliteStore.open(tmp_path)
+    store = WriteTrackingStore(inner)
+    try:
+        await store.create("/registry/nodes/n1", b"")
+        result = await store.txn([
+            TxnOp.create("/registry/pods/default/a", b""), TxnOp.update("/registry/nodes/n1", b"x", None),
+        ])
+        assert result.succeeded
+        failed = await store.txn([
+            TxnOp.create("/registry/events/default/e", b""), TxnOp.delete("/nope", None),
+        ])
+        assert not failed.succeeded
+        assert store.last_write(kinds.POD) == result.revision
+        assert store.last_write(kinds.NODE) == result.revision
+        assert store.last_write(kinds.EVENT) == 0
+        assert store.writes_in_flight == 0
+    finally:
+        await store.close()
