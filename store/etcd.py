@@ -14,7 +14,10 @@ Three things etcd does not give directly:
   short and list and watch refuse that revision by the record.
 * **Resuming a watch without gaps.** A response's header revision may be ahead of its last event (a
   watcher more than 1000 revisions behind gets its events in batches, each stamped with the current
-  revision), so a watch resumes from the last event it yielded plus one, never from a header.
+  revision), so a watch resumes from the last event it yielded plus one, never from a header. A
+  multi-key ``txn`` gives its events one revision; etcd never splits a revision's events over two
+  responses (without ``fragment``), and a broken stream is noticed only at the next read, after the
+  whole response was yielded, so a resume never starts in the middle of a revision.
 * **Knowing whether a failed write was applied.** Transient failures are retried with backoff only when
   the request provably did not take effect (no connection, or a member without a leader, which every
   request here asks etcd to report through the ``hasleader`` metadata); any other outage surfaces as

@@ -135,7 +135,8 @@ async def bind_group(
     while True:
         # Every pod, every node and the fence's Lease in one store round trip.
         found = await registry.get_many(reads)
-        current, nodes = found[: len(pods)], dict(zip(node_names, found[len(pods) :], strict=False))
+        current = found[: len(pods)]
+        nodes = dict(zip(node_names, found[len(pods) : len(pods) + len(node_names)], strict=True))
         guards = [] if fence is None else [fence.check(found[-1], "group bind", POD, *pods[0])]
         updates: list[tuple[objects_pb2.Pod, int]] = []
         for binding, (_, name), pod in zip(bindings, pods, current, strict=True):

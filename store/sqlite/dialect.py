@@ -99,8 +99,10 @@ _LIST_SQL = """
 """
 
 # Strictly after the position (:rev, :after) in (revision, key) order: :after "" starts at the first
-# key of :rev, since no key is empty.
-_AFTER_SQL = _WITH_PREV_VALUE + """
+# key of :rev, since no key is empty. The (revision, name) index is named because the planner, without
+# statistics, prefers the key range and sorts all of a prefix's history; a watch catching up wants the
+# few rows after its position, in index order.
+_AFTER_SQL = _WITH_PREV_VALUE.replace("FROM log AS l", "FROM log AS l INDEXED BY log_revision_name") + """
     WHERE (l.revision, l.name) > (:rev, :after) AND l.name >= :lo {upper}
     ORDER BY l.revision, l.name
     LIMIT :limit

@@ -3,10 +3,19 @@ naming what is wrong."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from cluster.api import apiserver_pb2, errors, objects_pb2
-from cluster.apiserver.binding import MAX_GROUP_BINDINGS
+from cluster.api import apiserver_pb2, errors, objects_pb2, timeutil
+from cluster.api.kinds import LEASE, NODE, POD
+from cluster.apiserver.binding import MAX_GROUP_BINDINGS, bind_group
+from cluster.apiserver.fencing import Fencing
+from cluster.apiserver.registry import Registry
+from store.base import KeyValue
+from store.sqlite import SqliteStore
 from tests.unit.framework_fakes import GroupBindingClient
 from tests.unit.test_apiserver_server import Harness, api, make_node, make_pod
 
@@ -114,3 +123,107 @@ async def test_the_fake_client_binds_a_group_all_or_nothing() -> None:
     client.pods["default/w-2"] = make_pod("w-2")
     bound = await client.bind_group([("default", "w-0", "n1"), ("default", "w-2", "n2")])
     assert [(p.spec.node_name, p.metadata.resource_version) for p in bound] == [("n1", "2"), ("n2", "2")]
+
+
+class CountingStore:
+    """A real SqliteStore that counts the calls that reach it."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._store, name)
+        if not callable(attribute) or name in ("watch", "close"):
+            return attribute
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(name)
+            return await attribute(*args, **kwargs)
+
+        return counted
+
+    async def get_many(self, keys: Sequence[str]) -> list[KeyValue | None]:
+        self.calls.append("get_many")
+        return await self._store.get_many(keys)
+
+
+async def test_a_group_of_64_pods_is_one_read_and_one_write_of_the_store(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path)
+    try:
+        setup = Registry(store)
+        fence_lease = objects_pb2.Lease(
+            metadata=objects_pb2.ObjectMeta(name="kube-scheduler", namespace="kube-system")
+        )
+        fence_lease.spec.holder_identity = "leader"
+        lease = await setup.create(LEASE, fence_lease)
+        for index in range(8):
+            await setup.create(NODE, make_node(f"n{index}"))
+        for index in range(64):
+            await setup.create(POD, make_pod(f"w-{index}", namespace="default"))
+        counting = CountingStore(store)
+        registry = Registry(counting)  # type: ignore[arg-type]
+        fence = Fencing(registry).of(apiserver_pb2.Fence(
+            lease_namespace="kube-system", lease_name="kube-scheduler", holder_identity="leader",
+            token=int(lease.metadata.resource_version),
+        ))
+        bound = await bind_group(registry, [_binding(f"w-{i}", f"n{i % 8}", "default") for i in range(64)],
+                                 timeutil.now(), fence=fence)
+        assert counting.calls == ["get_many", "txn"]
+        assert len({pod.metadata.resource_version for pod in bound}) == 1
+        stamp = f"leader@{lease.metadata.resource_version}"
+        assert {pod.metadata.annotations["podsched.io/bound-under-fence"] for pod in bound} == {stamp}
+    finally:
+        await store.close()
+
+
+class ChangedAfterRead:
+    """A real SqliteStore that, right after the first batch read, rewrites pod w-1 as a concurrent client
+    would between BindGroup's read and its write: labelled (still unbound), or bound to n2."""
+
+    def __init__(self, store: SqliteStore, *, bind: bool) -> None:
+        self._store = store
+        self._bind = bind
+        self.reads = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def get_many(self, keys: Sequence[str]) -> list[KeyValue | None]:
+        found = await self._store.get_many(keys)
+        self.reads += 1
+        if self.reads == 1:
+            registry = Registry(self._store)
+            pod = await registry.require(POD, "default", "w-1")
+            if self._bind:
+                pod.spec.node_name = "n2"
+            else:
+                pod.metadata.labels["touched"] = "yes"
+            assert (await registry.update(POD, pod, int(pod.metadata.resource_version))).succeeded
+        return found
+
+
+@pytest.mark.parametrize("bind", [False, True], ids=["changed", "bound"])
+async def test_a_pod_changed_between_read_and_write_is_read_again(tmp_path: Path, bind: bool) -> None:
+    store = await SqliteStore.open(tmp_path)
+    try:
+        setup = Registry(store)
+        await setup.create(NODE, make_node("n1"))
+        await setup.create(NODE, make_node("n2"))
+        for name in ("w-0", "w-1", "w-2"):
+            await setup.create(POD, make_pod(name, namespace="default"))
+        racing = ChangedAfterRead(store, bind=bind)
+        bindings = [_binding(name, "n1", "default") for name in ("w-0", "w-1", "w-2")]
+        if bind:
+            with pytest.raises(errors.Conflict, match=r'"w-1": pod w-1 is already assigned to node "n2"$'):
+                await bind_group(Registry(racing), bindings, timeutil.now())  # type: ignore[arg-type]
+            expected = ["", "n2", ""]
+        else:
+            bound = await bind_group(Registry(racing), bindings, timeutil.now())  # type: ignore[arg-type]
+            assert bound[1].metadata.labels["touched"] == "yes"
+            expected = ["n1", "n1", "n1"]
+        assert racing.reads == 2
+        stored = [await setup.require(POD, "default", name) for name in ("w-0", "w-1", "w-2")]
+        assert [pod.spec.node_name for pod in stored] == expected
+    finally:
+        await store.close()
