@@ -77,11 +77,12 @@ async def _delete(args: argparse.Namespace) -> int:
                 print_error(error_line(exc))
                 code = EXIT_ERROR
                 continue
-            print(f'{resource_name(kind)} "{name}" deleted', flush=True)
+            shown = resource_name(kind, kinds.as_api_object(obj).api_version)
+            print(f'{shown} "{name}" deleted', flush=True)
             if args.wait and timeutil.is_set(kinds.metadata_of(obj).deletion_timestamp):
                 if not await _wait_gone(client, kind, obj):
                     print_error(
-                        f'error: timed out waiting for {resource_name(kind)} "{name}" to be deleted; '
+                        f'error: timed out waiting for {shown} "{name}" to be deleted; '
                         "it is still Terminating"
                     )
                     code = EXIT_ERROR

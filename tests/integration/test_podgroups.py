@@ -200,7 +200,7 @@ async def test_the_cli_gets_describes_and_deletes_pod_groups(
 
     deleted = cli("delete", "pg", "ray", "-n", namespace)
     assert deleted.code == 0, deleted.stderr
-    assert deleted.stdout == 'podgroup.scheduling.k8s.io "ray" deleted\n'
+    assert deleted.stdout == 'podgroup.scheduling.x-k8s.io "ray" deleted\n'
     missing = cli("get", "pg", "ray", "-n", namespace)
     assert missing.code != 0
     assert 'podgroups.scheduling.k8s.io "ray" not found' in missing.stderr
