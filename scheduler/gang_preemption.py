@@ -16,23 +16,19 @@ evicts them); without it in the profile a gang never preempts, as a pod would no
   released just before the last deletion, whose event requeues the group;
 * the PodGroup of each gang evicted whole gets the DisruptionTarget condition (True, reason
   PreemptionByScheduler), written with UpdateStatus under the leader's fence (the scheduler's client
-  carries it), compare-and-swap, before any of its pods is deleted.
+  carries it), compare-and-swap, before any of its pods is deleted (the executor's
+  ``mark_disruption_targets``).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from cluster.api import errors, objects_pb2, timeutil
-from cluster.api.podgroups import DISRUPTION_TARGET
-from cluster.client import Client
-from scheduler.framework import PodInfo, Status
 from scheduler.gang_cycle import GroupAttempt, GroupPostFilterResult
 from scheduler.plugins.defaultpreemption import NAME, DefaultPreemption
-from scheduler.plugins.defaultpreemption.group import GroupPlan
 from scheduler.plugins.defaultpreemption.plugin import MESSAGE_PREFIX
 from scheduler.preemptions import Preemptions
 
@@ -41,38 +37,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: The reason of a victim PodGroup's DisruptionTarget condition (upstream's PodGroupStatus).
-REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
-#: Attempts at writing a PodGroup's status when it keeps changing under us.
-STATUS_UPDATE_ATTEMPTS = 5
-
 
 def evicting_message(count: int) -> str:
     return f"{MESSAGE_PREFIX}evicting {count} lower-priority pod(s) to make room for the whole gang"
 
 
-def with_disruption_target(group: objects_pb2.PodGroup, message: str) -> objects_pb2.PodGroup | None:
-    """A copy of ``group`` with DisruptionTarget=True (PreemptionByScheduler), None if it says so."""
-    updated = objects_pb2.PodGroup()
-    updated.CopyFrom(group)
-    condition = next((c for c in updated.status.conditions if c.type == DISRUPTION_TARGET), None)
-    if condition is None:
-        condition = updated.status.conditions.add(type=DISRUPTION_TARGET)
-    if (condition.status, condition.reason) == ("True", REASON_PREEMPTION_BY_SCHEDULER):
-        return None
-    if condition.status != "True":
-        condition.last_transition_time.CopyFrom(timeutil.now())
-    condition.status, condition.reason, condition.message = "True", REASON_PREEMPTION_BY_SCHEDULER, message
-    condition.observed_generation = group.metadata.generation
-    return updated
-
-
 class GangPreemption:
-    def __init__(
-        self, *, preemptions: Preemptions, client: Client, refresh_snapshot: Callable[[], None]
-    ) -> None:
+    def __init__(self, *, preemptions: Preemptions, refresh_snapshot: Callable[[], None]) -> None:
         self._preemptions = preemptions
-        self._client = client
         self._refresh_snapshot = refresh_snapshot
 
     async def __call__(self, framework: Framework, attempt: GroupAttempt) -> GroupPostFilterResult:
@@ -99,38 +71,5 @@ class GangPreemption:
         log.info("preempting %d pod(s) on %d node(s) for pod group %s", len(plan.evictions),
                  len({e.node_name for e in plan.evictions}), group)
         self._preemptions.start_group(members, group, functools.partial(
-            self._evict, framework, plugin, plan, members, group))
+            plugin.evict_for_group, group, plan, members))
         return GroupPostFilterResult(evicting_message(len(plan.evictions)), nominations=dict(plan.placements))
-
-    async def _evict(self, framework: Framework, plugin: DefaultPreemption, plan: GroupPlan,
-                     members: Sequence[PodInfo], group: str, release: Callable[[], None]) -> Status | None:
-        message = f"{framework.profile_name}: preempting to accommodate pod group {group}"
-        for key in plan.victim_groups:
-            await self._mark_disrupted(framework, key, message)
-        return await plugin.evict_for_group(plan, members, release)
-
-    async def _mark_disrupted(self, framework: Framework, key: str, message: str) -> None:
-        """DisruptionTarget on the victim PodGroup ``key``; failures are logged: the eviction goes on."""
-        namespace, _, name = key.partition("/")
-        group = framework.handle.pod_groups.pod_group(key)
-        for _ in range(STATUS_UPDATE_ATTEMPTS):
-            if group is None:
-                return
-            updated = with_disruption_target(group, message)
-            if updated is None:
-                return
-            try:
-                await self._client.update_status(updated)
-                return
-            except errors.Conflict:
-                try:
-                    fetched = await self._client.get("podgroups", name, namespace)
-                except errors.NotFound:
-                    return
-                group = fetched if isinstance(fetched, objects_pb2.PodGroup) else None
-            except errors.NotFound:
-                return
-            except errors.ApiError as err:
-                log.warning("could not mark pod group %s as a disruption target: %s", key, err.message)
-                return
-        log.warning("gave up marking pod group %s as a disruption target: it keeps changing", key)

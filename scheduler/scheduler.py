@@ -187,7 +187,7 @@ class Scheduler:
             },
             extenders=self.extenders,
             group_post_filter=GangPreemption(
-                preemptions=self.preemptions, client=client,
+                preemptions=self.preemptions,
                 refresh_snapshot=lambda: self.cache.update_snapshot(self.snapshot)),
         )
         self.metrics.watch_state(

@@ -4,14 +4,19 @@ nominations and message it hands back, and the eviction it runs in the backgroun
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from cluster.api import objects_pb2
-from scheduler.framework import PodInfo, QueuedPodInfo, Status
+from scheduler.algorithm import ScheduleFitError, schedule_pod
+from scheduler.framework import CycleState, PodInfo, QueuedPodInfo, Status
 from scheduler.gang_cycle import GroupAttempt, GroupPostFilterResult, MemberRejection
-from scheduler.gang_preemption import REASON_PREEMPTION_BY_SCHEDULER, GangPreemption, evicting_message
-from scheduler.plugins.defaultpreemption import NOT_ELIGIBLE_NEVER, NOT_ELIGIBLE_TERMINATING
+from scheduler.gang_preemption import GangPreemption, evicting_message
+from scheduler.plugins.defaultpreemption import NAME, NOT_ELIGIBLE_NEVER, NOT_ELIGIBLE_TERMINATING
+from scheduler.plugins.defaultpreemption.executor import REASON_PREEMPTION_BY_SCHEDULER
 from scheduler.plugins.defaultpreemption.group import NOT_ENOUGH_ROOM
 from tests.unit.gang_preemption_util import GangCluster, fill, member, nodes, pod_group
 from tests.unit.preemption_util import FakeClient, cpu_pod
@@ -49,11 +54,12 @@ def failed_attempt(cluster: GangCluster, pods: Sequence[objects_pb2.Pod], admitt
     return attempt
 
 
-async def run(cluster: GangCluster, attempt: GroupAttempt) -> GroupPostFilterResult:
-    """The hook, and the evictions it starts, to the end."""
-    refreshed: list[bool] = []
-    preemption = GangPreemption(preemptions=cluster.preemptions, client=cluster.client,  # type: ignore[arg-type]
-                                refresh_snapshot=lambda: refreshed.append(True))
+async def run(cluster: GangCluster, attempt: GroupAttempt,
+              refreshed: list[bool] | None = None) -> GroupPostFilterResult:
+    """The hook, and the evictions it starts, to the end; each refresh of the snapshot appends to
+    ``refreshed``."""
+    seen = refreshed if refreshed is not None else []
+    preemption = GangPreemption(preemptions=cluster.preemptions, refresh_snapshot=lambda: seen.append(True))
     async with asyncio.TaskGroup() as group:
         running = group.create_task(cluster.preemptions.run())
         await asyncio.sleep(0)
@@ -80,8 +86,11 @@ async def test_the_gang_is_nominated_and_its_victims_evicted_in_the_background()
     client = OrderedClient([])
     cluster, members = full_cluster(client)
     client.pods = {(p.metadata.namespace, p.metadata.name): p for p in cluster.pods}
-    result = await run(cluster, failed_attempt(cluster, members))
+    refreshed: list[bool] = []
+    result = await run(cluster, failed_attempt(cluster, members), refreshed)
 
+    # The cycle's placements were just undone in the cache: the snapshot is brought up to date first.
+    assert refreshed == [True]
     assert result.message == evicting_message(6)
     assert result.nominations is not None
     assert sorted(result.nominations.values()) == ["a", "a", "b", "b"]
@@ -154,3 +163,51 @@ async def test_members_already_bound_count_toward_min_count():
     result = await run(cluster, failed_attempt(cluster, pending, admitted=2))
     assert result.nominations == {"default/w-0": "a", "default/w-1": "a"}
     assert sorted(name for _, _, name, _ in cluster.client.deleted) == [f"low-{i}" for i in range(4)]
+
+
+async def preempt_for_pod(cluster: GangCluster, preemptor: objects_pb2.Pod) -> str:
+    """A single pod's failed cycle and DefaultPreemption's PostFilter, its evictions run to the end: the
+    node it is nominated to."""
+    info = PodInfo(preemptor)
+    state = CycleState()
+    with pytest.raises(ScheduleFitError) as failed:
+        await schedule_pod(cluster.framework, state, info, cluster.snapshot,  # type: ignore[arg-type]
+                           percentage_of_nodes_to_score=None, rng=random.Random(0), start_index=0)
+    plugin = cluster.framework.plugin(NAME)
+    assert plugin is not None
+    async with asyncio.TaskGroup() as group:
+        running = group.create_task(cluster.preemptions.run())
+        await asyncio.sleep(0)
+        try:
+            result, status = await plugin.post_filter(  # type: ignore[attr-defined]
+                state, info, failed.value.diagnosis.node_to_status)
+        finally:
+            await cluster.preemptions.wait_idle()
+            running.cancel()
+    assert status is None and result is not None
+    return str(result.nominated_node_name)
+
+
+async def test_a_single_pods_preemption_evicts_a_running_gang_whole_too():
+    # The pod needs 2 CPUs on n1, held by batch-a, whose gang also runs batch-b on n2: both go, and the
+    # gang's PodGroup says why; the more important single pod of n2 stays.
+    batch = [member(f"batch-{n}", "batch", "2", 1, node_name=n) for n in ("a", "b")]
+    cluster = GangCluster(nodes("a", "b", cpu="2"), batch, [pod_group("batch", 2)])
+    cluster.client.pods = {(p.metadata.namespace, p.metadata.name): p for p in batch}
+    node = await preempt_for_pod(cluster, cpu_pod("urgent", "2", 100))
+    assert node in ("a", "b")
+    assert sorted(name for _, _, name, _ in cluster.client.deleted) == ["batch-a", "batch-b"]
+    (group,) = [obj for obj in cluster.client.status_updates if isinstance(obj, objects_pb2.PodGroup)]
+    assert group.metadata.name == "batch"
+    assert next(c for c in group.status.conditions if c.type == "DisruptionTarget").status == "True"
+
+
+async def test_a_single_pod_prefers_a_lone_victim_to_a_whole_gang_and_never_splits_one():
+    # n1 holds gang batch's pod (its other pod on n2, above the preemptor); n3 a lone pod of priority 50.
+    batch = [member("batch-a", "batch", "2", 1, node_name="a"),
+             member("batch-b", "batch", "2", 500, node_name="b")]
+    lone = cpu_pod("lone", "2", 50, node_name="c")
+    cluster = GangCluster(nodes("a", "b", "c", cpu="2"), [*batch, lone], [pod_group("batch", 2)])
+    node = await preempt_for_pod(cluster, cpu_pod("urgent", "2", 100))
+    assert node == "c"
+    assert [name for _, _, name, _ in cluster.client.deleted] == ["lone"]

@@ -163,6 +163,19 @@ class DisruptionUnits:
         return found if found is not None else PodInfo(pod)
 
 
+def widened(candidate: Candidate, units: DisruptionUnits, budgets_: Sequence[Budget]) -> Candidate:
+    """A single pod's candidate with every pod evicted with its victims (a running gang goes whole),
+    most important first and its PDB violations counted again; the candidate itself if none is added."""
+    pods: dict[str, PodInfo] = {}
+    for victim in candidate.victims:
+        for info, _ in units.unit(victim, candidate.node_name):
+            pods.setdefault(info.key, info)
+    if len(pods) == len(candidate.victims):
+        return candidate
+    victims = sorted(pods.values(), key=importance)
+    return Candidate(candidate.node_name, victims, len(split_by_pdb_violation(victims, budgets_)[0]))
+
+
 # -------------------------------------------------------------------------------------- simulation
 
 

@@ -8,7 +8,9 @@ The steps, each in its own module:
    node where a lower-priority pod is terminating waits for it instead of preempting again;
 2. the potential nodes (here): those Filter found Unschedulable; UnschedulableAndUnresolvable nodes
    (node selector, taints, ...), and nodes PreFilter left out, cannot be helped by evicting pods;
-3. the dry run (candidates.py): the minimal victims on each of enough potential nodes;
+3. the dry run (candidates.py): the minimal victims on each of enough potential nodes, each widened to
+   its disruption unit (group.py: a running gang is evicted whole, and only if all of it is of lower
+   priority, or not at all);
 4. the extenders that support preemption may drop candidates or change their victims;
 5. the choice of one node (selection.py);
 6. the act (executor.py): delete the victims, record events, clear lower-priority nominations, in the
@@ -53,7 +55,13 @@ from scheduler.plugins.defaultpreemption.candidates import (
     num_candidates,
 )
 from scheduler.plugins.defaultpreemption.executor import Executor
-from scheduler.plugins.defaultpreemption.group import GroupPlan, GroupRunner, select_group_victims
+from scheduler.plugins.defaultpreemption.group import (
+    DisruptionUnits,
+    GroupPlan,
+    GroupRunner,
+    select_group_victims,
+    widened,
+)
 from scheduler.plugins.defaultpreemption.selection import pick_one_node_for_preemption
 from scheduler.plugins.helpers import check_fields, resolve_args
 
@@ -147,13 +155,14 @@ class DefaultPreemption:
         if not all_nodes:
             return None, Status.as_error("no nodes available")
         potential = potential_nodes(all_nodes, node_to_status)
+        units = DisruptionUnits(lister, self._handle.pod_groups)
         if potential:
             offset, wanted = self.offset_and_num_candidates(len(potential))
-            dry_run = dry_run_preemption(
-                self._handle, state, pod, potential, budgets(self._handle.pod_disruption_budgets()), offset,
-                wanted,
-            )
-            candidates, node_statuses = dry_run.candidates, dry_run.node_statuses
+            pdbs = budgets(self._handle.pod_disruption_budgets())
+            dry_run = dry_run_preemption(self._handle, state, pod, potential, pdbs, offset, wanted,
+                                         units.evictable_for(pod.priority))
+            candidates = [widened(candidate, units, pdbs) for candidate in dry_run.candidates]
+            node_statuses = dry_run.node_statuses
             if not candidates and dry_run.errors:
                 first = dry_run.errors[0]
                 return None, Status(Code.ERROR, first.reasons, first.plugin, first.error)
@@ -178,8 +187,12 @@ class DefaultPreemption:
             return None, Status.unschedulable(NO_CANDIDATE_NODE)
         log.info("preempting %d pod(s) on %s for %s", len(best.victims), best.node_name, pod.key)
         component = _scheduler_name(pod.pod)
-        self._handle.api_dispatcher.start(pod, best.node_name, functools.partial(
-            self._executor.prepare_candidate_async, pod, best.node_name, best.victims, component))
+        evict = functools.partial(
+            self._executor.prepare_candidate_async, pod, best.node_name, best.victims, component)
+        victim_groups = sorted({group for v in best.victims if (group := units.group_of(v))})
+        if victim_groups:
+            evict = functools.partial(evict, victim_groups=victim_groups)
+        self._handle.api_dispatcher.start(pod, best.node_name, evict)
         return PostFilterResult(best.node_name), None
 
     # ------------------------------------------------------------------------------------- steps
@@ -237,14 +250,15 @@ class DefaultPreemption:
             budgets(handle.pod_disruption_budgets()), self.offset_and_num_candidates,
         )
 
-    async def evict_for_group(self, plan: GroupPlan, members: Sequence[PodInfo],
+    async def evict_for_group(self, group: str, plan: GroupPlan, members: Sequence[PodInfo],
                               release: Callable[[], None]) -> Status | None:
-        """Carry ``plan`` out (run in the background by the scheduler's preemptions): see
-        ``Executor.prepare_group_async``."""
+        """Carry out ``plan`` for gang ``group`` (run in the background by the scheduler's preemptions):
+        see ``Executor.prepare_group_async``."""
         component = _scheduler_name(members[0].pod) if members else DEFAULT_SCHEDULER_NAME
         by_key = {member.key: member for member in members}
         placements = [(by_key[key], node) for key, node in plan.placements.items() if key in by_key]
-        return await self._executor.prepare_group_async(placements, plan.evictions, component, release)
+        return await self._executor.prepare_group_async(group, placements, plan.evictions, plan.victim_groups,
+                                                        component, release)
 
     def offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
         """Where the dry run starts among the potential nodes (random, so that preemptions spread) and how
