@@ -194,6 +194,11 @@ class FutureRevision(StoreError):
         self.current = current
 
 
+class TransactionTooLarge(StoreError):
+    """The backend refuses a transaction this big (etcd's ``--max-txn-ops`` or ``--max-request-bytes``);
+    the same request fails again, so the caller must write less at once."""
+
+
 class StoreUnavailable(StoreError):
     """The backend cannot be reached right now; the operation may be retried."""
 

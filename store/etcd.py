@@ -68,6 +68,7 @@ from store.base import (
     StoreError,
     StoreUnavailable,
     TooOldRevision,
+    TransactionTooLarge,
     TxnOp,
     TxnResult,
     WatchEvent,
@@ -98,6 +99,8 @@ _CHANNEL_OPTIONS: list[tuple[str, int]] = [
 #: write may be sent again.
 _NOT_APPLIED_MARKERS = ("etcdserver: no leader", "failed to connect", "connection refused")
 _COMPACTED = "required revision has been compacted"
+#: etcd's refusals of a request beyond its --max-txn-ops or --max-request-bytes.
+_TOO_LARGE = ("too many operations in txn request", "request is too large")
 #: How long the compacted-revision probe (a watch etcd refuses) may take.
 PROBE_TIMEOUT_S = 2.0
 _FUTURE = "is a future revision"
@@ -675,6 +678,12 @@ class EtcdStore:
             return StoreUnavailable(f"etcd at {self._endpoints} is unavailable: {code.name}: {details}")
         if _COMPACTED in details:
             return TooOldRevision(revision, await self._compacted_since(revision))
+        if any(marker in details for marker in _TOO_LARGE):
+            return TransactionTooLarge(
+                f"etcd at {self._endpoints} refused the request as too large ({details}): it takes at "
+                "most --max-txn-ops comparisons or writes per transaction (128 by default) and "
+                "--max-request-bytes per request (1.5 MiB by default)"
+            )
         if _FUTURE in details:
             current = 0
             with contextlib.suppress(StoreError):

@@ -41,7 +41,7 @@ from cluster.apiserver.selection import Selection
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from cluster.apiserver.verbs import Verbs, check_path_name, request_namespace, resolve_kind
 from cluster.apiserver.watch import until_stopped, watch_events
-from store.base import FutureRevision, StoreUnavailable, TooOldRevision
+from store.base import FutureRevision, StoreUnavailable, TooOldRevision, TransactionTooLarge
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,8 @@ def _error_of(exc: Exception, rpc: str) -> errors.ApiError:
         return errors.Unavailable(f"the store is unavailable: {exc}")
     if isinstance(exc, TooOldRevision):
         return messages.too_old_resource_version(exc.requested, exc.compacted)
+    if isinstance(exc, TransactionTooLarge):
+        return errors.Invalid(f"{rpc}: the store cannot write this much in one transaction: {exc}")
     if isinstance(exc, FutureRevision):
         return messages.too_large_resource_version(exc.requested, exc.current)
     log.exception("%s failed", rpc)

@@ -479,6 +479,7 @@ class _Demo:
             async with asyncio.timeout(STEP_TIMEOUT_S):
                 async for event in self._client.watch(kinds.POD_GROUP, "default"):
                     group = event.object
+                    assert isinstance(group, objects_pb2.PodGroup)
                     if event.type == "DELETED" or group.metadata.name != GANG:
                         continue
                     for condition in group.status.conditions:

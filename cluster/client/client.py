@@ -16,6 +16,7 @@ that completes the handshake and hangs up, as one does that refuses the client's
 from __future__ import annotations
 
 import asyncio
+import builtins
 import functools
 import logging
 import os
@@ -408,7 +409,7 @@ class Client:
 
     async def bind_group(
         self, bindings: Sequence[tuple[str, str, str]], *, fence: Fence | None = None
-    ) -> list[objects_pb2.Pod]:
+    ) -> builtins.list[objects_pb2.Pod]:
         """Bind several unbound pods, each (namespace, pod name, node name), all in one store transaction:
         every pod is bound, at one resourceVersion, or none is and this raises what `bind` would for the
         first pod that cannot be (`errors.Conflict` if one is bound or terminating, `errors.NotFound`,
@@ -449,14 +450,14 @@ class Client:
 
     async def _group_landed(
         self, bindings: Sequence[tuple[str, str, str]], fence: Fence | None
-    ) -> list[objects_pb2.Pod] | None:
+    ) -> builtins.list[objects_pb2.Pod] | None:
         """The pods of ``bindings`` if every one is bound to its node (stamped with ``fence``'s tenure,
         when fenced); else None."""
         try:
             read = await asyncio.gather(*(self.get("pods", name, ns) for ns, name, _ in bindings))
         except errors.NotFound:
             return None
-        pods: list[objects_pb2.Pod] = list(read)  # type: ignore[arg-type]
+        pods: builtins.list[objects_pb2.Pod] = [*read]  # type: ignore[list-item]
         stamp = None if fence is None else fence_stamp(fence.holder_identity, fence.token)
         for pod, (_, _, node_name) in zip(pods, bindings, strict=True):
             stamped = pod.metadata.annotations.get(BOUND_UNDER_FENCE_ANNOTATION)

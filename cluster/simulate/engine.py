@@ -114,7 +114,7 @@ async def _group_outcomes(
     pods = tracker.live_pods()
     outcomes = []
     for entry in scenario.pod_groups:
-        meta = entry.obj.metadata
+        meta = kinds.metadata_of(entry.obj)
         group = await client.get(kinds.POD_GROUP, meta.name, meta.namespace)
         assert isinstance(group, objects_pb2.PodGroup)
         outcomes.append(PodGroupOutcome.of(group, pods))

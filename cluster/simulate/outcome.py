@@ -80,10 +80,6 @@ class PodGroupOutcome:
     reason: str | None
 
     @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    @property
     def admitted(self) -> bool | None:
         """Whether the gang got its placement (at least minCount members bound); None for no gang, whose
         pods are scheduled one by one."""
@@ -109,7 +105,7 @@ class PodGroupOutcome:
                    and podgroups.group_name_of(pod) == meta.name]
         min_count = podgroups.min_count(group) or None
         bound = sum(1 for pod in members if pod.spec.node_name)
-        admitted = min_count is None or bound >= min_count
+        waiting = min_count is not None and bound < min_count
         return cls(
             namespace=meta.namespace,
             name=meta.name,
@@ -117,7 +113,7 @@ class PodGroupOutcome:
             min_count=min_count,
             members=len(members),
             bound=bound,
-            reason=None if admitted else not_scheduled_message(group),
+            reason=not_scheduled_message(group) if waiting else None,
         )
 
 

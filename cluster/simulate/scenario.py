@@ -20,7 +20,9 @@ or, without a class, become 0. A scenario means "this pod runs at that priority"
 creates one hidden PriorityClass per distinct (value, preemptionPolicy) — ``simulate-priority-<value>``
 (``-minus-<n>`` for negative values, ``-never`` for preemptionPolicy Never) — and names it in the pod.
 Admission then resolves exactly the number the scenario gave. The ``simulate-priority-`` prefix is
-reserved; a value equal to a system class's (2000000000, 2000001000) uses that system class.
+reserved; a value equal to a system class's (2000000000, 2000001000) uses that system class. A
+scheduling.k8s.io PodGroup that gives ``spec.priority`` without a class gets the same treatment (its
+admission is a pod's), with the policy PreemptLowerPriority and at most a user priority.
 
 PodDisruptionBudget status: a PDB that gives ``status.disruptionsAllowed`` is *pinned*: the simulation
 keeps that status as given, and the disruption controller computes every other PDB's. The API types'
@@ -145,7 +147,8 @@ def build_scenario(manifests: Iterable[Manifest]) -> Scenario:
     problems += _check_references(scenario)
     if problems:
         raise ScenarioError(problems)
-    scenario.priority_classes += _hidden_priority_classes(scenario.pods)
+    hidden = _hidden_priority_classes(scenario.pods)
+    scenario.priority_classes += _hidden_group_classes(scenario.pod_groups, hidden)
     return scenario
 
 
@@ -213,10 +216,7 @@ def _check_references(scenario: Scenario) -> list[str]:
                 if entry.obj.HasField("preemption_policy")}
     nodes = {entry.obj.metadata.name for entry in scenario.nodes}
     for entry in scenario.pod_groups:
-        name = entry.obj.spec.priority_class_name
-        if name and name not in classes:
-            problems.append(f"{entry.where}: spec.priorityClassName: Not found: \"{name}\": no PriorityClass "
-                            "with this name in the scenario")
+        problems += _check_group_priority(entry, classes)
     for entry in scenario.pods:
         spec = entry.obj.spec
         if spec.node_name and spec.node_name not in nodes:
@@ -247,6 +247,25 @@ def _check_references(scenario: Scenario) -> list[str]:
     return problems
 
 
+def _check_group_priority(entry: Entry, classes: dict[str, int]) -> list[str]:
+    """A PodGroup's class must exist, and a priority it gives must be its class's (or, without a class,
+    a user priority: the simulator makes a class for it)."""
+    spec = entry.obj.spec
+    name = spec.priority_class_name
+    if not name:
+        if spec.HasField("priority") and spec.priority > HIGHEST_USER_PRIORITY:
+            return [f"{entry.where}: spec.priority: Invalid value: {spec.priority}: must be at most "
+                    f"{HIGHEST_USER_PRIORITY}"]
+        return []
+    if name not in classes:
+        return [f"{entry.where}: spec.priorityClassName: Not found: \"{name}\": no PriorityClass with this "
+                "name in the scenario"]
+    if spec.HasField("priority") and spec.priority != classes[name]:
+        return [f"{entry.where}: spec.priority: Invalid value: {spec.priority}: PriorityClass {name} has "
+                f"value {classes[name]}; give one or the other"]
+    return []
+
+
 def _policy(spec: objects_pb2.PodSpec) -> str:
     return spec.preemption_policy if spec.HasField("preemption_policy") else PREEMPT_LOWER_PRIORITY
 
@@ -254,6 +273,31 @@ def _policy(spec: objects_pb2.PodSpec) -> str:
 def hidden_class_name(value: int, policy: str) -> str:
     number = f"minus-{-value}" if value < 0 else str(value)
     return f"{HIDDEN_CLASS_PREFIX}{number}" + ("-never" if policy == NEVER else "")
+
+
+def _hidden_group_classes(groups: Sequence[Entry], created: list[Entry]) -> list[Entry]:
+    """As ``_hidden_priority_classes`` for the PodGroups that give spec.priority without a class (only
+    the scheduling.k8s.io spelling has one), adding to the classes ``created`` for pods; every class to
+    create."""
+    classes = {kinds.metadata_of(entry.obj).name: entry for entry in created}
+    for entry in groups:
+        spec = entry.obj.spec
+        if spec.priority_class_name or not spec.HasField("priority"):
+            continue
+        name = hidden_class_name(spec.priority, PREEMPT_LOWER_PRIORITY)
+        spec.priority_class_name = name
+        if name not in classes:
+            classes[name] = Entry(entry.source, entry.index, _hidden_class(name, spec.priority,
+                                                                           PREEMPT_LOWER_PRIORITY))
+    return list(classes.values())
+
+
+def _hidden_class(name: str, value: int, policy: str) -> objects_pb2.PriorityClass:
+    return objects_pb2.PriorityClass(
+        metadata=objects_pb2.ObjectMeta(name=name), value=value, preemption_policy=policy,
+        description=f"created by podsched simulate for the objects that give spec.priority {value} without "
+        "a class",
+    )
 
 
 def _hidden_priority_classes(pods: Sequence[Entry]) -> list[Entry]:
@@ -272,10 +316,5 @@ def _hidden_priority_classes(pods: Sequence[Entry]) -> list[Entry]:
         name = hidden_class_name(spec.priority, policy)
         spec.priority_class_name = name
         if name not in created:
-            pc = objects_pb2.PriorityClass(
-                metadata=objects_pb2.ObjectMeta(name=name), value=spec.priority, preemption_policy=policy,
-                description="created by podsched simulate for the pods that give spec.priority "
-                f"{spec.priority} without a class",
-            )
-            created[name] = Entry(entry.source, entry.index, pc)
+            created[name] = Entry(entry.source, entry.index, _hidden_class(name, spec.priority, policy))
     return list(created.values())

@@ -84,6 +84,11 @@ SERVER_CASES = {
         "unknown-priority-class.yaml", None,
         ("Error from server (Forbidden)", "no PriorityClass with name gold was found"),
     ),
+    "podgroup-other-spelling": BadManifest(
+        "podgroup-other-spelling.yaml", None,
+        ('PodGroup.scheduling.k8s.io "trainers" is invalid: spec.minMember: Forbidden: not a field of '
+         "scheduling.k8s.io/v1alpha3 PodGroup",),
+    ),
     "bad-label-value": BadManifest(
         None, _pod_with(metadata__labels={"app": "not a valid value!"}),
         ("metadata.labels", "not a valid value!"),

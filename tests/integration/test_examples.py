@@ -80,15 +80,19 @@ async def _bind_versions(client: Client, namespace: str, count: int) -> dict[str
 
 
 @pytest.mark.parametrize(
-    ("example", "group", "warning"),
+    ("example", "group", "scheduler_args", "warning"),
     [
-        ("training-job.yaml", "resnet-training", None),
-        ("training-job-coscheduling.yaml", "mnist-mpi", 'unknown field "metadata.ownerReferences"'),
+        ("training-job.yaml", "resnet-training", (), None),
+        # Kubeflow's pods name scheduler-plugins' scheduler: podsched's gets a profile of that name.
+        ("training-job-coscheduling.yaml", "mnist-mpi",
+         ("--config", str(EXAMPLES / "scheduler-plugins-profile.yaml")),
+         'unknown field "metadata.ownerReferences"'),
     ],
     ids=["scheduling.k8s.io", "scheduling.x-k8s.io"],
 )
 async def test_training_job_gang_is_bound_whole_at_one_resource_version(
-    fresh_apiserver: ApiServerProcess, tmp_path: Path, example: str, group: str, warning: str | None
+    fresh_apiserver: ApiServerProcess, tmp_path: Path, example: str, group: str,
+    scheduler_args: tuple[str, ...], warning: str | None,
 ) -> None:
     """The example applies unchanged, and its launcher and eight workers are bound by a real scheduler
     process in one group bind: all nine at the same resourceVersion."""
@@ -106,7 +110,7 @@ async def test_training_job_gang_is_bound_whole_at_one_resource_version(
 
         watcher = asyncio.create_task(_bind_versions(client, "default", 9))
         try:
-            with running_scheduler(server):
+            with running_scheduler(server, *scheduler_args):
                 applied = await run_cli_async(server, "apply", "-f", str(EXAMPLES / example))
                 assert applied.code == 0, applied.stderr
                 assert re.search(rf"^podgroup\S*/{group} created$", applied.stdout, re.MULTILINE)

@@ -1,7 +1,7 @@
 """`podsched simulate` as a user runs it: a new process on a realistic scenario file (with fields
 scheduling does not model), the JSON result alone on stdout, the same result for the same seed, a
-readable table, exit code 2 with a message naming file, document and field for bad input, and the
-example of docs/scenario-format.md printing what the document shows."""
+readable table, exit code 2 with a message naming file, document and field for bad input, PodGroups in
+the result, and the examples of docs/scenario-format.md printing what the document shows."""
 
 from __future__ import annotations
 
@@ -248,13 +248,20 @@ def test_wall_clock_timeout_is_a_clear_error(realistic: str) -> None:
     assert expected in result.stderr
 
 
-def test_the_example_of_docs_scenario_format_prints_what_it_shows(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("heading", "file_name"),
+    [("## An example\n", "example.yaml"), ("## An example with gangs\n", "gangs.yaml")],
+    ids=["preemption", "gangs"],
+)
+def test_the_examples_of_docs_scenario_format_print_what_they_show(
+    tmp_path: Path, heading: str, file_name: str
+) -> None:
     doc = (REPO / "docs" / "scenario-format.md").read_text()
-    example = doc[doc.index("## An example"):]
+    example = doc[doc.index(heading):]
     scenario = example.split("```yaml\n", 1)[1].split("```", 1)[0]
-    shown = example.split("$ podsched simulate -f example.yaml -o table\n", 1)[1].split("```", 1)[0]
-    (tmp_path / "example.yaml").write_text(scenario)
-    result = simulate("-f", str(tmp_path / "example.yaml"), "-o", "table")
+    shown = example.split(f"$ podsched simulate -f {file_name} -o table\n", 1)[1].split("```", 1)[0]
+    (tmp_path / file_name).write_text(scenario)
+    result = simulate("-f", str(tmp_path / file_name), "-o", "table")
     assert (result.code, result.stdout) == (0, shown), result.stderr
 
 

@@ -14,7 +14,8 @@ from cluster.api.kinds import LEASE, NODE, POD
 from cluster.apiserver.binding import MAX_GROUP_BINDINGS, bind_group
 from cluster.apiserver.fencing import Fencing
 from cluster.apiserver.registry import Registry
-from store.base import KeyValue
+from cluster.apiserver.service import _error_of
+from store.base import KeyValue, TransactionTooLarge
 from store.sqlite import SqliteStore
 from tests.unit.framework_fakes import GroupBindingClient
 from tests.unit.test_apiserver_server import Harness, api, make_node, make_pod
@@ -227,3 +228,12 @@ async def test_a_pod_changed_between_read_and_write_is_read_again(tmp_path: Path
         assert [pod.spec.node_name for pod in stored] == expected
     finally:
         await store.close()
+
+
+def test_a_transaction_too_large_for_the_store_is_invalid_and_says_so() -> None:
+    error = _error_of(TransactionTooLarge("etcd at e:1 refused the request as too large (...)"), "BindGroup")
+    assert isinstance(error, errors.Invalid)
+    assert error.message == (
+        "BindGroup: the store cannot write this much in one transaction: etcd at e:1 refused the request as "
+        "too large (...)"
+    )

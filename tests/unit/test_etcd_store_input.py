@@ -11,7 +11,7 @@ import grpc
 import grpc.aio
 import pytest
 
-from store.base import StoreError, StoreUnavailable
+from store.base import StoreError, StoreUnavailable, TransactionTooLarge, TxnOp
 from store.etcd import EtcdStore, EtcdTimeouts, _parse_endpoints, _resolve, _retriable
 
 
@@ -145,12 +145,24 @@ async def test_a_read_is_retried_within_the_budget_then_unavailable() -> None:
 
 
 async def test_a_rejected_request_is_a_store_error_with_etcds_words() -> None:
-    channel = FailingChannel(_rpc_error(grpc.StatusCode.INVALID_ARGUMENT, "etcdserver: request is too large"))
+    channel = FailingChannel(_rpc_error(grpc.StatusCode.INVALID_ARGUMENT, "etcdserver: key is not provided"))
 
     with pytest.raises(
-        StoreError, match="rejected the request: INVALID_ARGUMENT: etcdserver: request is too large"
+        StoreError, match="rejected the request: INVALID_ARGUMENT: etcdserver: key is not provided"
     ):
         await _store(channel).update("/a", b"v" * 10, None)
+
+
+@pytest.mark.parametrize(
+    "details", ["etcdserver: too many operations in txn request", "etcdserver: request is too large"]
+)
+async def test_a_transaction_too_large_for_etcd_says_which_limits_to_raise(details: str) -> None:
+    channel = FailingChannel(_rpc_error(grpc.StatusCode.INVALID_ARGUMENT, details))
+
+    limits = rf"too large \({details}\): .*--max-txn-ops.*--max-request-bytes"
+    with pytest.raises(TransactionTooLarge, match=limits):
+        await _store(channel).txn([TxnOp.create(f"/k{i}", b"v") for i in range(3)])
+    assert channel.attempts == 1
 
 
 async def test_a_closed_store_refuses_requests() -> None:

@@ -197,6 +197,21 @@ def test_hidden_class_name(value: int, policy: str, name: str) -> None:
     assert hidden_class_name(value, policy) == name
 
 
+def test_bare_priority_of_a_pod_group_gets_a_hidden_class(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        gang("trainer", 2).replace("spec:\n", "spec:\n  priority: 500\n"),
+        gang("other", 2).replace("spec:\n", "spec:\n  priority: 7\n"),
+        pod("a", priority="500"),
+    )
+    scenario = load_scenario([path])
+    classes = {entry.obj.metadata.name: entry.obj.value for entry in scenario.priority_classes}
+    # One class per value, shared by pods and groups.
+    assert classes == {"simulate-priority-500": 500, "simulate-priority-7": 7}
+    named = {entry.obj.metadata.name: entry.obj.spec.priority_class_name for entry in scenario.pod_groups}
+    assert named == {"trainer": "simulate-priority-500", "other": "simulate-priority-7"}
+
+
 def test_priority_agreeing_with_its_class_is_kept(tmp_path: Path) -> None:
     path = write(
         tmp_path,
@@ -253,6 +268,18 @@ INVALID = [
         [gang("trainer", 2).replace("spec:\n", "spec:\n  priorityClassName: gold\n")],
         ['document 1 (PodGroup trainer): spec.priorityClassName: Not found: "gold"'],
         id="pod-group-unknown-priority-class",
+    ),
+    pytest.param(
+        ["apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 100\n",
+         gang("trainer", 2).replace("spec:\n", "spec:\n  priorityClassName: high\n  priority: 5\n")],
+        ["document 2 (PodGroup trainer): spec.priority: Invalid value: 5: PriorityClass high has value 100"],
+        id="pod-group-priority-contradicts-class",
+    ),
+    pytest.param(
+        [gang("trainer", 2).replace("spec:\n", "spec:\n  priority: 2000000000\n")],
+        ["document 1 (PodGroup trainer): spec.priority: Invalid value: 2000000000: must be at most "
+         "1000000000"],
+        id="pod-group-priority-above-user-range",
     ),
     pytest.param(
         [NODE.format(name="n1"), pod("p", nodeName="n2")],

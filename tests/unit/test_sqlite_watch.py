@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from store.base import EventType, FutureRevision, TooOldRevision, WatchEvent
+from store.base import EventType, FutureRevision, TooOldRevision, TxnOp, WatchEvent
 from store.sqlite import SqliteStore
 from store.sqlite.dialect import Row
 
@@ -274,3 +274,26 @@ async def test_a_dropped_watch_releases_its_subscription(store: SqliteStore) -> 
     assert len(store._log._broadcaster._subscriptions) == 1
     await kept.aclose()
     assert len(store._log._broadcaster._subscriptions) == 0
+
+
+async def test_a_watcher_overflowed_inside_a_transaction_gets_each_of_its_events_once(tmp_path: Path) -> None:
+    """A buffer of 4 rows: the watcher stops after two events of a 3-key transaction, a 10-key one
+    overflows its buffer meanwhile, and it goes back to the log from the middle of the first."""
+    store = await SqliteStore.open(tmp_path, watch_buffer=4)
+    try:
+        events = store.watch("/t/")
+        first = await store.txn([TxnOp.create(f"/t/a{i}", b"a") for i in range(3)])
+        got = [await anext(events), await anext(events)]
+        second = await store.txn([TxnOp.create(f"/t/b{i:02d}", b"b") for i in range(10)])
+        sentinel = await store.create("/t/~", b"end")
+        async with asyncio.timeout(10):
+            while got[-1].key != "/t/~":
+                got.append(await anext(events))
+        await events.aclose()  # type: ignore[attr-defined]
+    finally:
+        await store.close()
+    assert [(e.key, e.revision) for e in got] == [
+        *((f"/t/a{i}", first.revision) for i in range(3)),
+        *((f"/t/b{i:02d}", second.revision) for i in range(10)),
+        ("/t/~", sentinel.revision),
+    ]
