@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -111,11 +111,21 @@ class GroupAttempt:
         return f"{head}: pod {first.queued.pod.metadata.name}: {_reason(first.status)}"
 
 
+@dataclass(frozen=True, slots=True)
+class GroupPostFilterResult:
+    """What the group post filter found: ``message`` ("preemption: ...") goes after the group's own;
+    ``nominations`` (member key -> node, "" or absent clears) is where the members are nominated, None
+    leaves their nominations as they are."""
+
+    message: str = ""
+    nominations: Mapping[str, str] | None = None
+
+
 class GroupPostFilter(Protocol):
     """Runs after a group cycle that did not fit, before the group goes back to the queue, with every
     placement already undone: where gang preemption (victims chosen for the whole group) plugs in."""
 
-    async def __call__(self, framework: Framework, attempt: GroupAttempt) -> None: ...
+    async def __call__(self, framework: Framework, attempt: GroupAttempt) -> GroupPostFilterResult: ...
 
 
 class GangCycle:
@@ -232,9 +242,12 @@ class GangCycle:
             framework.run_unreserve(placement.state, placement.assumed, placement.node_name)
             framework.waiting_pods.discard(placement.assumed.key)
             self._cache.forget_pod(placement.assumed.pod)
+        found = GroupPostFilterResult(nominations={})  # nothing can make room: old nominations are stale
         if self._group_post_filter is not None:
-            await self._group_post_filter(framework, attempt)
+            found = await self._group_post_filter(framework, attempt)
         message = attempt.message()
+        if found.message:
+            message = f"{message.rstrip('.')}. {found.message}"
         plugins = {GANG_SCHEDULING}
         for rejection in attempt.rejections:
             if isinstance(rejection.status.error, FitError):
@@ -246,8 +259,10 @@ class GangCycle:
         members: Sequence[QueuedPodInfo] = [
             *(p.queued for p in attempt.placements), *(r.queued for r in attempt.rejections)]
         for member in members:
+            nominated = None if found.nominations is None else found.nominations.get(member.key, "")
             await self._on_failure(framework, member, status, cycle, start, plugins=set(plugins),
-                                   message=message, explanation=explanations.get(member.key, ""))
+                                   message=message, explanation=explanations.get(member.key, ""),
+                                   nominated_node=nominated)
         await self._reporter.unschedulable(
             attempt.policy.group, message,
             {p.queued.pod.metadata.name: p.node_name for p in attempt.placements},

@@ -10,7 +10,8 @@ attempt before the victims are gone would find no room and preempt again elsewhe
 coroutine releases it just before it deletes the last victim, so that this deletion's event is the one
 that requeues the preemptor (released later, the event could come first and find it held, leaving it in
 unschedulablePods until the leftover flush). When the evicting fails, the preemptor loses its
-nomination (the room it was promised may never come) and goes straight to activeQ to try again.
+nomination (the room it was promised may never come) and goes straight to activeQ to try again. A
+gang's preemption (``start_group``, gang_preemption.py) holds and releases every pod of the gang alike.
 
 Concurrency: preemptions are not bounded in number (each is a few API calls, and at most one starts per
 scheduling cycle). Their tasks belong to ``run()``, a root task of the scheduler's leader term: losing
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import Protocol
 
 from cluster.api import objects_pb2
@@ -69,37 +71,49 @@ class Preemptions:
 
     def start(self, preemptor: PodInfo, node_name: str, evict: BackgroundCalls) -> None:
         """Hold ``preemptor`` and run ``evict`` in the background."""
+        self._start([preemptor], f"on {node_name} for {preemptor.key}", evict)
+
+    def start_group(self, members: Sequence[PodInfo], group: str, evict: BackgroundCalls) -> None:
+        """Hold every member of gang ``group`` and run ``evict`` in the background: the release before
+        the last victim's deletion releases them all, so that its event requeues the group (whose
+        first member to pop takes the others along)."""
+        self._start(members, f"for pod group {group}", evict)
+
+    def _start(self, preemptors: Sequence[PodInfo], what: str, evict: BackgroundCalls) -> None:
         if not self._tasks.running:
             raise RuntimeError("the preemptions are not running")
-        self._queue.hold(preemptor.key)
+        for preemptor in preemptors:
+            self._queue.hold(preemptor.key)
         self._in_flight += 1
         self._idle.clear()
         try:
-            self._tasks.start(self._preempt(preemptor, node_name, evict),
-                              name=f"preempt on {node_name} for {preemptor.key}")
+            self._tasks.start(self._preempt(preemptors, what, evict), name=f"preempt {what}")
         except BaseException:
-            self._finished(preemptor)
+            self._finished(preemptors)
             raise
 
-    async def _preempt(self, preemptor: PodInfo, node_name: str, evict: BackgroundCalls) -> None:
-        key = preemptor.key
+    async def _preempt(self, preemptors: Sequence[PodInfo], what: str, evict: BackgroundCalls) -> None:
         try:
             try:
-                status = await evict(lambda: self._queue.release(key))
+                status = await evict(lambda: self._release(preemptors))
             except Exception as err:  # a bug must not leave the preemptor held forever
-                log.exception("preempting on %s for %s failed", node_name, key)
+                log.exception("preempting %s failed", what)
                 status = Status.as_error(err)
             if status is not None:
-                log.warning("preempting on %s for %s failed: %s; retrying the pod", node_name, key,
-                            status.message())
-                self._queue.delete_nominated_pod_if_exists(preemptor.pod)
-                self._queue.release(key)
-                self._queue.activate(key)
+                log.warning("preempting %s failed: %s; retrying", what, status.message())
+                for preemptor in preemptors:
+                    self._queue.delete_nominated_pod_if_exists(preemptor.pod)
+                    self._queue.release(preemptor.key)
+                    self._queue.activate(preemptor.key)
         finally:
-            self._finished(preemptor)
+            self._finished(preemptors)
 
-    def _finished(self, preemptor: PodInfo) -> None:
-        self._queue.release(preemptor.key)
+    def _release(self, preemptors: Sequence[PodInfo]) -> None:
+        for preemptor in preemptors:
+            self._queue.release(preemptor.key)
+
+    def _finished(self, preemptors: Sequence[PodInfo]) -> None:
+        self._release(preemptors)
         self._in_flight -= 1
         if self._in_flight == 0:
             self._idle.set()

@@ -59,6 +59,7 @@ from scheduler.framework import ClusterEventWithHint, PodGroupIndex, PodInfo, St
 from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, FrameworkError, build_framework
+from scheduler.gang_preemption import GangPreemption
 from scheduler.leaderelection import LeaderElector, LeaseLost
 from scheduler.metrics import SchedulerMetrics
 from scheduler.preemptions import Preemptions
@@ -185,6 +186,9 @@ class Scheduler:
                 profile.scheduler_name: config.percentage_for(profile) for profile in config.profiles
             },
             extenders=self.extenders,
+            group_post_filter=GangPreemption(
+                preemptions=self.preemptions,
+                refresh_snapshot=lambda: self.cache.update_snapshot(self.snapshot)),
         )
         self.metrics.watch_state(
             pending_pods=self.queue.pending_counts,

@@ -22,7 +22,7 @@ import enum
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from cluster.api import objects_pb2
 from scheduler.framework.cycle_state import CycleState
@@ -121,13 +121,17 @@ class PluginsRunner(Protocol):
     ) -> Status | None: ...
 
 
+#: What plugins write the status of: a pod (its nomination), a PodGroup (preemption's DisruptionTarget).
+StatusObject = TypeVar("StatusObject", objects_pb2.Pod, objects_pb2.PodGroup)
+
+
 class APIClient(Protocol):
     """The API calls plugins make (``cluster.client.Client`` has them). The framework names them here
     rather than importing the client: plugins reach the network only through their handle."""
 
     async def get(self, kind: str, name: str, namespace: str = "") -> Any: ...
 
-    async def update_status(self, obj: objects_pb2.Pod) -> objects_pb2.Pod: ...
+    async def update_status(self, obj: StatusObject) -> StatusObject: ...
 
     async def delete(
         self, kind: str, name: str, namespace: str = "", *, grace_period_seconds: int | None = None

@@ -224,6 +224,10 @@ class Framework:
         """The plugins that run at ``point`` ("filter", "score", ...), in order."""
         return [plugin.name for plugin in self._points[point]]
 
+    def plugin(self, name: str) -> Plugin | None:
+        """The profile's instance of plugin ``name``, None if it runs at no extension point."""
+        return self._all.get(name)
+
     @property
     def score_weights(self) -> dict[str, int]:
         return dict(self._weights)

@@ -108,8 +108,10 @@ async def test_a_gang_that_does_not_fit_waits_whole_and_starts_whole_once_a_bloc
     gang = await eventually(reported, "every member's PodScheduled=False with the group's message")
     assert all(not p.spec.node_name for p in gang)
     condition = next(c for c in gang[0].status.conditions if c.type == "PodScheduled")
-    # Four members took the four free nodes in the cycle; the fifth found every node full.
-    assert condition.message.endswith(": 0/5 nodes are available: 5 Insufficient cpu.")
+    # Four members took the four free nodes in the cycle; the fifth found every node full, and the
+    # blocker, of the gang's own priority, is no victim for gang preemption.
+    assert condition.message.endswith(": 0/5 nodes are available: 5 Insufficient cpu. preemption: not enough "
+                                      "room for the whole gang even after evicting lower-priority pods")
     await no_node_overcommitted(api)
 
     # describe says, per member, where the last attempt could place it or why nowhere.

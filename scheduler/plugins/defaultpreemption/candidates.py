@@ -17,7 +17,7 @@ Nothing here writes to the API or mutates the snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from cluster.api import errors, objects_pb2
@@ -123,9 +123,12 @@ def select_victims_on_node(
     pod: PodInfo,
     node_info: NodeInfo,
     budgets_: Sequence[Budget],
+    evictable: Callable[[PodInfo], bool] | None = None,
 ) -> tuple[list[PodInfo], int, Status | None]:
     """The fewest pods to evict from ``node_info`` for ``pod`` to fit: (victims, PDB violations, None),
-    or ([], 0, why not). ``state`` and ``node_info`` must be copies: both are changed."""
+    or ([], 0, why not). ``state`` and ``node_info`` must be copies: both are changed. ``evictable``, if
+    given, further limits the lower-priority pods that may be victims (a gang's preemption leaves out
+    the pods of a group that cannot be evicted whole)."""
 
     def remove(victim: PodInfo) -> None:
         node_info.remove_pod(victim.key)
@@ -143,7 +146,8 @@ def select_victims_on_node(
         status = framework.run_filter_with_nominated_pods(state, pod, node_info)
         return None if status is None or status.is_success else status
 
-    potential = [other for other in node_info.pods.values() if other.priority < pod.priority]
+    potential = [other for other in node_info.pods.values()
+                 if other.priority < pod.priority and (evictable is None or evictable(other))]
     if not potential:
         return [], 0, Status.unresolvable(NO_VICTIMS)
     victims: list[PodInfo] = []
@@ -203,6 +207,7 @@ def dry_run_preemption(
     budgets_: Sequence[Budget],
     offset: int,
     wanted: int,
+    evictable: Callable[[PodInfo], bool] | None = None,
 ) -> DryRun:
     """Try the potential nodes from ``offset`` round robin, each on its own copies of the node and the
     state, until ``wanted`` candidates are found of which at least one violates no PDB (kube-scheduler's
@@ -214,7 +219,7 @@ def dry_run_preemption(
     for i in range(count):
         node_info = potential_nodes[(offset + i) % count]
         victims, violations, status = select_victims_on_node(
-            framework, state.clone(), pod, node_info.clone(), budgets_
+            framework, state.clone(), pod, node_info.clone(), budgets_, evictable
         )
         if status is None and victims:
             found = non_violating if violations == 0 else violating

@@ -21,7 +21,9 @@ import logging
 from collections.abc import Callable, Sequence
 
 from cluster.api import errors, objects_pb2, timeutil
+from cluster.api.podgroups import DISRUPTION_TARGET
 from scheduler.framework import Handle, PodInfo, Status
+from scheduler.plugins.defaultpreemption.group import Eviction
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +34,34 @@ ACTION_PREEMPTING = "Preempting"
 DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30
 #: Attempts at clearing a nomination when the pod keeps changing under us.
 STATUS_UPDATE_ATTEMPTS = 3
+#: The reason of a victim PodGroup's DisruptionTarget condition (upstream's PodGroupStatus).
+REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
 
 def preempted_message(preemptor: objects_pb2.Pod, node_name: str) -> str:
     """kube-scheduler's wording of the event on a victim."""
     return f"Preempted by pod {preemptor.metadata.uid} on node {node_name}"
+
+
+def disruption_message(component: str, preemptor: str) -> str:
+    """The message of a victim PodGroup's DisruptionTarget condition."""
+    return f"{component}: preempting to accommodate {preemptor}"
+
+
+def with_disruption_target(group: objects_pb2.PodGroup, message: str) -> objects_pb2.PodGroup | None:
+    """A copy of ``group`` with DisruptionTarget=True (PreemptionByScheduler), None if it says so."""
+    updated = objects_pb2.PodGroup()
+    updated.CopyFrom(group)
+    condition = next((c for c in updated.status.conditions if c.type == DISRUPTION_TARGET), None)
+    if condition is None:
+        condition = updated.status.conditions.add(type=DISRUPTION_TARGET)
+    if (condition.status, condition.reason) == ("True", REASON_PREEMPTION_BY_SCHEDULER):
+        return None
+    if condition.status != "True":
+        condition.last_transition_time.CopyFrom(timeutil.now())
+    condition.status, condition.reason, condition.message = "True", REASON_PREEMPTION_BY_SCHEDULER, message
+    condition.observed_generation = group.metadata.generation
+    return updated
 
 
 def grace_period(pod: objects_pb2.Pod) -> int:
@@ -60,13 +85,17 @@ class Executor:
         victims: Sequence[PodInfo],
         component: str,
         release: Callable[[], None],
+        victim_groups: Sequence[str] = (),
     ) -> Status | None:
         """Evict ``victims`` for ``preemptor`` on ``node_name``, run in the background by the handle's API
         dispatcher (kube-scheduler's prepareCandidateAsync): lower nominations first (their pods find
         another node sooner), then every victim but the last at once; ``release`` before the last, whose
         deletion event then requeues the preemptor. An ERROR status if a deletion failed; the last victim
-        is then spared: the preemption cannot succeed any more."""
+        is then spared: the preemption cannot succeed any more. ``victim_groups``: the PodGroups evicted
+        whole, marked DisruptionTarget before any pod is deleted."""
         await self._clear_lower_nominations(preemptor, node_name)
+        await self.mark_disruption_targets(victim_groups,
+                                           disruption_message(component, "a higher priority pod"))
         pending = [v for v in victims if not timeutil.is_set(v.pod.metadata.deletion_timestamp)]
         if not pending:
             return None
@@ -77,6 +106,34 @@ class Executor:
             return failed
         release()
         return await self._preempt(preemptor, node_name, last, component)
+
+    async def prepare_group_async(
+        self,
+        group: str,
+        placements: Sequence[tuple[PodInfo, str]],
+        evictions: Sequence[Eviction],
+        victim_groups: Sequence[str],
+        component: str,
+        release: Callable[[], None],
+    ) -> Status | None:
+        """Evict gang ``group``'s victims as ``prepare_candidate_async`` does one pod's: the lower
+        nominations on every member's node first, the PodGroups evicted whole marked, then every victim
+        but the last at once (each event names the member it makes room for, and that member's node);
+        ``release`` before the last."""
+        for member, node_name in placements:
+            await self._clear_lower_nominations(member, node_name)
+        await self.mark_disruption_targets(victim_groups, disruption_message(component, f"pod group {group}"))
+        pending = [e for e in evictions if not timeutil.is_set(e.victim.pod.metadata.deletion_timestamp)]
+        if not pending:
+            return None
+        *first, last = pending
+        statuses = await asyncio.gather(
+            *(self._preempt(e.member, e.member_node, e.victim, component) for e in first))
+        failed = next((status for status in statuses if status is not None), None)
+        if failed is not None:
+            return failed
+        release()
+        return await self._preempt(last.member, last.member_node, last.victim, component)
 
     async def _preempt(
         self, preemptor: PodInfo, node_name: str, victim: PodInfo, component: str
@@ -100,6 +157,39 @@ class Executor:
         self._handle.event_recorder.record(pod, NORMAL, REASON_PREEMPTED, ACTION_PREEMPTING,
                                            preempted_message(preemptor.pod, node_name), component=component)
         return None
+
+    async def mark_disruption_targets(self, keys: Sequence[str], message: str) -> None:
+        """Set DisruptionTarget=True (PreemptionByScheduler) on each PodGroup of ``keys`` ("namespace/
+        name"), compare-and-swap, again on a conflict. Failures are logged, not returned: the eviction
+        goes on."""
+        for key in keys:
+            await self._mark_disruption_target(key, message)
+
+    async def _mark_disruption_target(self, key: str, message: str) -> None:
+        client = self._handle.client
+        namespace, _, name = key.partition("/")
+        group = self._handle.pod_groups.pod_group(key)
+        for _ in range(STATUS_UPDATE_ATTEMPTS):
+            if group is None:
+                return
+            updated = with_disruption_target(group, message)
+            if updated is None:
+                return
+            try:
+                await client.update_status(updated)
+                return
+            except errors.Conflict:
+                try:
+                    fetched = await client.get("podgroups", name, namespace)
+                except errors.NotFound:
+                    return
+                group = fetched if isinstance(fetched, objects_pb2.PodGroup) else None
+            except errors.NotFound:
+                return
+            except errors.ApiError as err:
+                log.warning("could not mark pod group %s as a disruption target: %s", key, err.message)
+                return
+        log.warning("gave up marking pod group %s as a disruption target: it keeps changing", key)
 
     async def _clear_lower_nominations(self, preemptor: PodInfo, node_name: str) -> None:
         """Lower-priority pods nominated to the node may no longer fit there: clear their nomination so

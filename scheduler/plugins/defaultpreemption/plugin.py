@@ -8,7 +8,9 @@ The steps, each in its own module:
    node where a lower-priority pod is terminating waits for it instead of preempting again;
 2. the potential nodes (here): those Filter found Unschedulable; UnschedulableAndUnresolvable nodes
    (node selector, taints, ...), and nodes PreFilter left out, cannot be helped by evicting pods;
-3. the dry run (candidates.py): the minimal victims on each of enough potential nodes;
+3. the dry run (candidates.py): the minimal victims on each of enough potential nodes, each widened to
+   its disruption unit (group.py: a running gang is evicted whole, and only if all of it is of lower
+   priority, or not at all);
 4. the extenders that support preemption may drop candidates or change their victims;
 5. the choice of one node (selection.py);
 6. the act (executor.py): delete the victims, record events, clear lower-priority nominations, in the
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -53,6 +55,13 @@ from scheduler.plugins.defaultpreemption.candidates import (
     num_candidates,
 )
 from scheduler.plugins.defaultpreemption.executor import Executor
+from scheduler.plugins.defaultpreemption.group import (
+    DisruptionUnits,
+    GroupPlan,
+    GroupRunner,
+    select_group_victims,
+    widened,
+)
 from scheduler.plugins.defaultpreemption.selection import pick_one_node_for_preemption
 from scheduler.plugins.helpers import check_fields, resolve_args
 
@@ -146,13 +155,14 @@ class DefaultPreemption:
         if not all_nodes:
             return None, Status.as_error("no nodes available")
         potential = potential_nodes(all_nodes, node_to_status)
+        units = DisruptionUnits(lister, self._handle.pod_groups)
         if potential:
             offset, wanted = self.offset_and_num_candidates(len(potential))
-            dry_run = dry_run_preemption(
-                self._handle, state, pod, potential, budgets(self._handle.pod_disruption_budgets()), offset,
-                wanted,
-            )
-            candidates, node_statuses = dry_run.candidates, dry_run.node_statuses
+            pdbs = budgets(self._handle.pod_disruption_budgets())
+            dry_run = dry_run_preemption(self._handle, state, pod, potential, pdbs, offset, wanted,
+                                         units.evictable_for(pod.priority))
+            candidates = [widened(candidate, units, pdbs) for candidate in dry_run.candidates]
+            node_statuses = dry_run.node_statuses
             if not candidates and dry_run.errors:
                 first = dry_run.errors[0]
                 return None, Status(Code.ERROR, first.reasons, first.plugin, first.error)
@@ -177,8 +187,12 @@ class DefaultPreemption:
             return None, Status.unschedulable(NO_CANDIDATE_NODE)
         log.info("preempting %d pod(s) on %s for %s", len(best.victims), best.node_name, pod.key)
         component = _scheduler_name(pod.pod)
-        self._handle.api_dispatcher.start(pod, best.node_name, functools.partial(
-            self._executor.prepare_candidate_async, pod, best.node_name, best.victims, component))
+        evict = functools.partial(
+            self._executor.prepare_candidate_async, pod, best.node_name, best.victims, component)
+        victim_groups = sorted({group for v in best.victims if (group := units.group_of(v))})
+        if victim_groups:
+            evict = functools.partial(evict, victim_groups=victim_groups)
+        self._handle.api_dispatcher.start(pod, best.node_name, evict)
         return PostFilterResult(best.node_name), None
 
     # ------------------------------------------------------------------------------------- steps
@@ -196,14 +210,55 @@ class DefaultPreemption:
         status = node_to_status.get(nominated)
         if status is not None and status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
             return True, ""  # its nominated node can no longer take it: it may preempt elsewhere
+        if self._lower_pod_terminating(pod, nominated):
+            return False, NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def _lower_pod_terminating(self, pod: PodInfo, node_name: str) -> bool:
+        """Whether a pod of lower priority than ``pod`` is terminating on ``node_name`` (evicted for it)."""
         try:
-            node_info = self._handle.snapshot().node_infos().get(nominated)
+            node_info = self._handle.snapshot().node_infos().get(node_name)
         except KeyError:
-            return True, ""
-        for other in node_info.pods.values():
-            if other.priority < pod.priority and timeutil.is_set(other.pod.metadata.deletion_timestamp):
+            return False
+        return any(other.priority < pod.priority and timeutil.is_set(other.pod.metadata.deletion_timestamp)
+                   for other in node_info.pods.values())
+
+    # ------------------------------------------------------------------------------------- gangs
+
+    def group_eligible_to_preempt(self, members: Sequence[PodInfo]) -> tuple[bool, str]:
+        """Whether a gang may preempt, and why not: as ``pod_eligible_to_preempt_others`` for every
+        member (none says preemptionPolicy Never; none waits for a lower-priority pod terminating on
+        its nominated node, which an earlier preemption for the gang is evicting)."""
+        for member in members:
+            spec = member.pod.spec
+            if spec.HasField("preemption_policy") and spec.preemption_policy == PREEMPT_NEVER:
+                return False, NOT_ELIGIBLE_NEVER
+        for member in members:
+            nominated = member.pod.status.nominated_node_name
+            if nominated and self._lower_pod_terminating(member, nominated):
                 return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
+
+    def select_group_victims(
+        self, runner: GroupRunner, members: Sequence[PodInfo], needed: int
+    ) -> tuple[GroupPlan | None, Status | None]:
+        """The victims that let ``needed`` of the gang's ``members`` fit (group.py), with this profile's
+        candidate bounds, PDBs and random dry-run offsets."""
+        handle = self._handle
+        return select_group_victims(
+            runner, handle.snapshot().node_infos(), handle.nominator, handle.pod_groups, members, needed,
+            budgets(handle.pod_disruption_budgets()), self.offset_and_num_candidates,
+        )
+
+    async def evict_for_group(self, group: str, plan: GroupPlan, members: Sequence[PodInfo],
+                              release: Callable[[], None]) -> Status | None:
+        """Carry out ``plan`` for gang ``group`` (run in the background by the scheduler's preemptions):
+        see ``Executor.prepare_group_async``."""
+        component = _scheduler_name(members[0].pod) if members else DEFAULT_SCHEDULER_NAME
+        by_key = {member.key: member for member in members}
+        placements = [(by_key[key], node) for key, node in plan.placements.items() if key in by_key]
+        return await self._executor.prepare_group_async(group, placements, plan.evictions, plan.victim_groups,
+                                                        component, release)
 
     def offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
         """Where the dry run starts among the potential nodes (random, so that preemptions spread) and how
