@@ -173,12 +173,24 @@ class GangCycle:
             if member.initial_attempt_timestamp is None:
                 member.initial_attempt_timestamp = self._clock.now()
 
+        # The members are placed anew in this cycle: the nominations of their earlier attempts must not
+        # hold room against each other, nor a member against itself on another node. A released group
+        # gets them back (gang preemption then keeps or replaces them).
+        nominations = {
+            member.key: node for member in members
+            if (node := self._queue.nominated_node_of(member.key)) is not None
+        }
+        for member in members:
+            self._queue.delete_nominated_pod_if_exists(member.pod)
         attempt = GroupAttempt(policy, admitted)
         for member in members:
             await self._place(framework, member, attempt)
         if attempt.fits:
             await self._admit(framework, attempt, cycle, start)
         else:
+            for member in members:
+                if member.key in nominations:
+                    self._queue.add_nominated_pod(member.pod_info, nominations[member.key])
             await self._release(framework, attempt, cycle, start)
 
     async def _place(self, framework: Framework, member: QueuedPodInfo, attempt: GroupAttempt) -> None:
@@ -219,9 +231,6 @@ class GangCycle:
         attempt.placements.append(MemberPlacement(member, state, assumed, host, result.explanation.to_json()))
 
     async def _admit(self, framework: Framework, attempt: GroupAttempt, cycle: int, start: float) -> None:
-        for placement in attempt.placements:
-            # An assumed pod is no longer waiting for its nominated node.
-            self._queue.delete_nominated_pod_if_exists(placement.assumed.pod)
         # Members that found no place go back on their own: the group is admitted without them.
         for rejection in attempt.rejections:
             await self._on_failure(framework, rejection.queued, rejection.status, cycle, start,

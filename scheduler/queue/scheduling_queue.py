@@ -404,6 +404,10 @@ class SchedulingQueue:
         """Preemption nominated the pod to ``node_name`` (an empty name clears its nomination)."""
         self._nominator.add(pod_info, node_name)
 
+    def nominated_node_of(self, key: str) -> str | None:
+        """The node the pod ``key`` is nominated to, None when it is not."""
+        return self._nominator.node_of(key)
+
     def delete_nominated_pod_if_exists(self, pod: objects_pb2.Pod) -> None:
         self._nominator.delete(pod_key(pod))
 

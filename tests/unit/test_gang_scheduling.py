@@ -388,6 +388,28 @@ async def test_members_beyond_min_count_are_bound_in_the_same_call_and_the_unpla
         assert condition is not None and condition.message == "0/4 nodes are available: 4 Insufficient cpu."
 
 
+async def test_a_member_assumed_away_from_its_nomination_no_longer_holds_the_nominated_node() -> None:
+    rig = Rig(nodes=0)
+    # node-0 has the more free memory: LeastAllocated sends train-1 there unless node-0 looks taken.
+    for name, memory in (("node-0", "64Gi"), ("node-1", "8Gi")):
+        allocatable = {**ROOMY, "cpu": "1", "memory": memory}
+        rig.handlers.node_handlers()["on_add"](
+            node(name, labels={"kubernetes.io/hostname": name}, allocatable=allocatable))
+    async with running_binder(rig.binder):
+        rig.add_group(pod_group("train", 2))
+        # a may only go to node-1, yet still carries a nomination to node-0 from an earlier attempt.
+        a = member("train-0", "train")
+        a.spec.node_selector["kubernetes.io/hostname"] = "node-1"
+        a.status.nominated_node_name = "node-0"
+        rig.add_pods(a, member("train-1", "train"))
+        assert rig.queue.nominated_node_of("default/train-0") == "node-0"
+        await rig.cycles()
+        # Once a is assumed on node-1, node-0 is free for train-1: the gang fits.
+        (bindings,) = rig.api.group_binds
+        assert sorted((name, node_name) for _, name, node_name in bindings) == [
+            ("train-0", "node-1"), ("train-1", "node-0")]
+
+
 async def test_a_pod_of_an_admitted_group_is_scheduled_alone(rig: Rig) -> None:
     rig.add_group(pod_group("train", 2))
     rig.gang("train", 2)
