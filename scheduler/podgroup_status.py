@@ -17,38 +17,20 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 
-from cluster.api import errors, objects_pb2, timeutil
+from cluster.api import objects_pb2
 from cluster.api.podgroups import POD_GROUP_SCHEDULED
 from cluster.client import Client
 from scheduler.binding import EXPLANATION_ANNOTATION
 from scheduler.events import NORMAL, WARNING, EventRecorder
+from scheduler.framework.pod_groups import with_pod_group_condition, write_pod_group_status
 
 log = logging.getLogger(__name__)
 
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULED = "Scheduled"
-#: Attempts at writing a PodGroup's status when it keeps changing under us.
-STATUS_UPDATE_ATTEMPTS = 5
 
 #: The PodGroup with key "namespace/name" as the informer has it, None if unknown.
 PodGroupGetter = Callable[[str], "objects_pb2.PodGroup | None"]
-
-
-def with_condition(group: objects_pb2.PodGroup, status: str, reason: str,
-                   message: str) -> objects_pb2.PodGroup | None:
-    """A copy of ``group`` with PodGroupScheduled set so, or None if it says so already."""
-    updated = objects_pb2.PodGroup()
-    updated.CopyFrom(group)
-    condition = next((c for c in updated.status.conditions if c.type == POD_GROUP_SCHEDULED), None)
-    if condition is None:
-        condition = updated.status.conditions.add(type=POD_GROUP_SCHEDULED)
-    if (condition.status, condition.reason, condition.message) == (status, reason, message):
-        return None
-    if condition.status != status:
-        condition.last_transition_time.CopyFrom(timeutil.now())
-    condition.status, condition.reason, condition.message = status, reason, message
-    condition.observed_generation = group.metadata.generation
-    return updated
 
 
 class PodGroupReporter:
@@ -83,26 +65,8 @@ class PodGroupReporter:
         await self._write(key, "True", REASON_SCHEDULED, f"bound {bound} pods of the group")
 
     async def _write(self, key: str, status: str, reason: str, message: str) -> None:
-        group = self._pod_group(key)
-        namespace, _, name = key.partition("/")
-        for _ in range(STATUS_UPDATE_ATTEMPTS):
-            if group is None:
-                return
-            updated = with_condition(group, status, reason, message)
-            if updated is None:
-                return
-            try:
-                await self._client.update_status(updated)
-                return
-            except errors.Conflict:
-                try:
-                    fetched = await self._client.get("podgroups", name, namespace)
-                except errors.NotFound:
-                    return
-                group = fetched if isinstance(fetched, objects_pb2.PodGroup) else None
-            except errors.NotFound:
-                return
-            except errors.ApiError as err:
-                log.warning("could not write the scheduling condition of pod group %s: %s", key, err.message)
-                return
-        log.warning("gave up writing the scheduling condition of pod group %s: it keeps changing", key)
+        await write_pod_group_status(
+            self._client, self._pod_group(key),
+            lambda group: with_pod_group_condition(group, POD_GROUP_SCHEDULED, status, reason, message),
+            f"the scheduling condition of pod group {key}",
+        )

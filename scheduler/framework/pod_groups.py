@@ -14,15 +14,24 @@ loop through the same object.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from cluster.api import objects_pb2
+from cluster.api import errors, objects_pb2, timeutil
 from cluster.api.podgroups import group_name_of, is_coscheduling, min_count
+
+if TYPE_CHECKING:
+    from scheduler.framework.interface import APIClient
+
+log = logging.getLogger(__name__)
 
 #: How long a gang may wait for its members' placements when its PodGroup does not say (Coscheduling's
 #: default scheduleTimeoutSeconds).
 DEFAULT_GANG_TIMEOUT_S = 300.0
+#: Attempts at writing a PodGroup's status when it keeps changing under us.
+STATUS_UPDATE_ATTEMPTS = 5
 
 
 def group_key_of(pod: objects_pb2.Pod) -> str:
@@ -57,6 +66,57 @@ def gang_policy(group: objects_pb2.PodGroup) -> GangPolicy | None:
     if count < 1:
         return None
     return GangPolicy(group_key(group), count, timeout, "minMember" if is_coscheduling(group) else "minCount")
+
+
+def with_pod_group_condition(group: objects_pb2.PodGroup, type_: str, status: str, reason: str,
+                             message: str) -> objects_pb2.PodGroup | None:
+    """A copy of ``group`` with its condition ``type_`` set so (metav1.Condition: the transition time
+    moves only when the status does), or None if it says so already."""
+    updated = objects_pb2.PodGroup()
+    updated.CopyFrom(group)
+    condition = next((c for c in updated.status.conditions if c.type == type_), None)
+    if condition is None:
+        condition = updated.status.conditions.add(type=type_)
+    if (condition.status, condition.reason, condition.message) == (status, reason, message):
+        return None
+    if condition.status != status:
+        condition.last_transition_time.CopyFrom(timeutil.now())
+    condition.status, condition.reason, condition.message = status, reason, message
+    condition.observed_generation = group.metadata.generation
+    return updated
+
+
+async def write_pod_group_status(
+    client: APIClient,
+    group: objects_pb2.PodGroup | None,
+    change: Callable[[objects_pb2.PodGroup], objects_pb2.PodGroup | None],
+    what: str,
+) -> None:
+    """Write ``change(group)`` with UpdateStatus at the group's resourceVersion; on a conflict read the
+    group again and change that. Nothing when the group is gone or ``change`` finds nothing to do.
+    Other failures are logged (``what`` names the write), not raised: the status is a report, and the
+    scheduler's next attempt writes it again."""
+    for _ in range(STATUS_UPDATE_ATTEMPTS):
+        if group is None:
+            return
+        updated = change(group)
+        if updated is None:
+            return
+        try:
+            await client.update_status(updated)
+            return
+        except errors.Conflict:
+            try:
+                fetched = await client.get("podgroups", group.metadata.name, group.metadata.namespace)
+            except errors.NotFound:
+                return
+            group = fetched if isinstance(fetched, objects_pb2.PodGroup) else None
+        except errors.NotFound:
+            return
+        except errors.ApiError as err:
+            log.warning("could not write %s: %s", what, err.message)
+            return
+    log.warning("gave up writing %s: the pod group keeps changing", what)
 
 
 def is_terminating(pod: objects_pb2.Pod) -> bool:

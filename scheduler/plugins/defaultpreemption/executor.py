@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from cluster.api import errors, objects_pb2, timeutil
 from cluster.api.podgroups import DISRUPTION_TARGET
 from scheduler.framework import Handle, PodInfo, Status
+from scheduler.framework.pod_groups import with_pod_group_condition, write_pod_group_status
 from scheduler.plugins.defaultpreemption.group import Eviction
 
 log = logging.getLogger(__name__)
@@ -46,22 +47,6 @@ def preempted_message(preemptor: objects_pb2.Pod, node_name: str) -> str:
 def disruption_message(component: str, preemptor: str) -> str:
     """The message of a victim PodGroup's DisruptionTarget condition."""
     return f"{component}: preempting to accommodate {preemptor}"
-
-
-def with_disruption_target(group: objects_pb2.PodGroup, message: str) -> objects_pb2.PodGroup | None:
-    """A copy of ``group`` with DisruptionTarget=True (PreemptionByScheduler), None if it says so."""
-    updated = objects_pb2.PodGroup()
-    updated.CopyFrom(group)
-    condition = next((c for c in updated.status.conditions if c.type == DISRUPTION_TARGET), None)
-    if condition is None:
-        condition = updated.status.conditions.add(type=DISRUPTION_TARGET)
-    if (condition.status, condition.reason) == ("True", REASON_PREEMPTION_BY_SCHEDULER):
-        return None
-    if condition.status != "True":
-        condition.last_transition_time.CopyFrom(timeutil.now())
-    condition.status, condition.reason, condition.message = "True", REASON_PREEMPTION_BY_SCHEDULER, message
-    condition.observed_generation = group.metadata.generation
-    return updated
 
 
 def grace_period(pod: objects_pb2.Pod) -> int:
@@ -166,30 +151,12 @@ class Executor:
             await self._mark_disruption_target(key, message)
 
     async def _mark_disruption_target(self, key: str, message: str) -> None:
-        client = self._handle.client
-        namespace, _, name = key.partition("/")
-        group = self._handle.pod_groups.pod_group(key)
-        for _ in range(STATUS_UPDATE_ATTEMPTS):
-            if group is None:
-                return
-            updated = with_disruption_target(group, message)
-            if updated is None:
-                return
-            try:
-                await client.update_status(updated)
-                return
-            except errors.Conflict:
-                try:
-                    fetched = await client.get("podgroups", name, namespace)
-                except errors.NotFound:
-                    return
-                group = fetched if isinstance(fetched, objects_pb2.PodGroup) else None
-            except errors.NotFound:
-                return
-            except errors.ApiError as err:
-                log.warning("could not mark pod group %s as a disruption target: %s", key, err.message)
-                return
-        log.warning("gave up marking pod group %s as a disruption target: it keeps changing", key)
+        await write_pod_group_status(
+            self._handle.client, self._handle.pod_groups.pod_group(key),
+            lambda group: with_pod_group_condition(
+                group, DISRUPTION_TARGET, "True", REASON_PREEMPTION_BY_SCHEDULER, message),
+            f"pod group {key} as a disruption target",
+        )
 
     async def _clear_lower_nominations(self, preemptor: PodInfo, node_name: str) -> None:
         """Lower-priority pods nominated to the node may no longer fit there: clear their nomination so
