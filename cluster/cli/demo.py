@@ -9,8 +9,8 @@ It runs what `podsched up` runs, on the embedded store in a temporary directory:
 2. a high-priority pod preempts a low-priority one on a full node (the victim is deleted, the preemptor
    bound);
 3. a training job (examples/training-job.yaml: a launcher and eight workers in one PodGroup, a gang)
-   waits whole while low-priority batch pods keep the nodes busy, and once they are deleted all nine are
-   bound together, in one group bind (one resourceVersion);
+   waits whole while batch pods of a higher priority keep the nodes busy, and once they are deleted all
+   nine are bound together, in one group bind (one resourceVersion);
 4. the leader is killed (SIGKILL): a standby takes over once the lease runs out and keeps scheduling, and
    the supervisor brings the killed replica back as a standby; the timeline and the failover time are
    printed (kill -> the new leader's lease write -> its first bind);
@@ -434,7 +434,8 @@ class _Demo:
             "4. A gang waits for room, then starts whole",
             "A training job: an MPI launcher and eight workers that are useless apart, in one PodGroup "
             "with gang.minCount 9. No pod of it is bound until all nine have a place at the same time. "
-            "Low-priority batch pods keep node-a and node-b busy first.",
+            "Batch pods keep node-a and node-b busy first; their priority (1000) is above the gang's (0), "
+            "so the gang may not evict them.",
         )
         pods = self.pods
         assert pods is not None and self._client is not None
