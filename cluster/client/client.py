@@ -510,7 +510,12 @@ class Client:
         # since it cannot be retried after its deadline.
         share = self._timeout_s / min(len(self._servers), 3) if idempotent else self._timeout_s
 
+        # The last refusal a server answered with: when the call's deadline cuts a retry short, that
+        # answer (say, flow control's TooManyRequests) is what the caller should hear, not "no answer".
+        answered: grpc.aio.AioRpcError | None = None
+
         async def attempt() -> Any:
+            nonlocal answered
             index = self._current
             timeout = max(0.0, min(share, deadline - loop.time()))
             try:
@@ -518,6 +523,8 @@ class Client:
                     request, timeout=timeout, metadata=self._metadata
                 )
             except grpc.aio.AioRpcError as err:
+                if err.code() != grpc.StatusCode.DEADLINE_EXCEEDED or is_server_timeout(err):
+                    answered = err
                 if _sent_too_large(err):
                     raise RequestTooLarge(method, request) from err
                 await self._raise_tls_failure(index, err)
@@ -550,6 +557,8 @@ class Client:
             budget_s = deadline - loop.time()
             return await retrying(self._policy, budget_s=budget_s, idempotent=idempotent)(again)
         except grpc.aio.AioRpcError as err:
+            if answered is not None and answered is not err and loop.time() >= deadline:
+                raise self._api_error(answered) from err
             raise self._api_error(err) from err
 
     async def _open_watch(self, request: apiserver_pb2.WatchRequest) -> tuple[Any, Any]:

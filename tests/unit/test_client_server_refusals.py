@@ -32,6 +32,18 @@ async def test_refusals_past_the_budget_surface_as_too_many_requests(fake: FakeA
     assert len(fake.calls_of("Get")) > 1
 
 
+async def test_a_retry_cut_by_the_deadline_reports_the_servers_last_refusal(fake: FakeApiServer) -> None:
+    # Each answer takes 0.2 s, so the third attempt starts with less time left than an answer takes:
+    # the deadline ends it, and the caller hears the refusal the server kept giving, not "no answer".
+    fake.hangs["Get"] = 0.2
+    fake.fail("Get", grpc.StatusCode.RESOURCE_EXHAUSTED, TOO_MANY, times=1_000_000,
+              reason=errors.TooManyRequests.reason)
+    async with Client(fake.address, timeout_s=0.5, retry_policy=FAST_RETRIES) as client:
+        with pytest.raises(errors.TooManyRequests, match="Too many requests"):
+            await client.get("pods", "web", "default")
+    assert len(fake.calls_of("Get")) == 3
+
+
 async def test_resource_exhausted_without_the_reason_is_final(fake: FakeApiServer, client: Client) -> None:
     # gRPC itself says RESOURCE_EXHAUSTED of a message too large: another attempt cannot help.
     fake.fail("Create", grpc.StatusCode.RESOURCE_EXHAUSTED, "message larger than max", times=5)
