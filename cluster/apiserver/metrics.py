@@ -7,6 +7,11 @@ servers in one process, as in tests, never share counters).
   the API speaks gRPC, not HTTP. A call refused before it could be described (unauthenticated, malformed)
   has the RPC's name as its verb and no resource.
 * ``apiserver_longrunning_requests{verb="WATCH",resource}``: the watches open now.
+* ``apiserver_watch_events_total{resource}`` and ``apiserver_watch_events_sizes{resource}`` (bytes): the
+  events sent to watchers, as kube-apiserver counts them.
+* ``apiserver_storage_write_requests_total{operation}`` (create, update, delete, txn: the requests the
+  store served, a transaction of many keys counted once) and ``apiserver_storage_written_keys_total``
+  (the keys those requests wrote): what a pod costs the store.
 * Flow control (API Priority and Fairness): ``apiserver_flowcontrol_dispatched_requests_total``,
   ``apiserver_flowcontrol_rejected_requests_total{reason}`` (queue-full, time-out, cancelled) and
   ``apiserver_flowcontrol_request_wait_duration_seconds{execute}``, by ``priority_level`` and
@@ -17,11 +22,13 @@ servers in one process, as in tests, never share counters).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from store.observed import WriteOutcome
 
 #: kube-apiserver's buckets for apiserver_request_duration_seconds.
 REQUEST_DURATION_BUCKETS = (
@@ -30,6 +37,9 @@ REQUEST_DURATION_BUCKETS = (
 )
 #: kube-apiserver's buckets for apiserver_flowcontrol_request_wait_duration_seconds.
 WAIT_DURATION_BUCKETS = (0.0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0)
+
+#: kube-apiserver's buckets for apiserver_watch_events_sizes: 1 KiB doubling up to 128 KiB.
+WATCH_EVENT_SIZE_BUCKETS = tuple(1024.0 * 2**power for power in range(8))
 
 #: What the scrape-time collector reads of a priority level: seats, and requests holding or awaiting one.
 LevelState = Callable[[], Mapping[str, tuple[int, int, int]]]
@@ -91,6 +101,24 @@ class ApiServerMetrics:
             "in its queue", ["priority_level", "flow_schema", "execute"],
             buckets=WAIT_DURATION_BUCKETS, registry=self.registry,
         )
+        self._watch_events = Counter(
+            "apiserver_watch_events", "Number of events sent in watch clients", ["resource"],
+            registry=self.registry,
+        )
+        self._watch_event_sizes = Histogram(
+            "apiserver_watch_events_sizes", "Watch event size distribution in bytes", ["resource"],
+            buckets=WATCH_EVENT_SIZE_BUCKETS, registry=self.registry,
+        )
+        self._write_requests = Counter(
+            "apiserver_storage_write_requests", "Write requests the store served, by operation (a "
+            "transaction of many keys is one request).", ["operation"], registry=self.registry,
+        )
+        self._written_keys = Counter(
+            "apiserver_storage_written_keys", "Keys written by the store's successful write requests.",
+            registry=self.registry,
+        )
+        self._write_children: dict[str, Counter] = {}
+        self._watch_children: dict[str, tuple[Counter, Histogram]] = {}
         # Label lookups are the costly part of an update; every call makes two, so keep the children.
         self._request_children: dict[tuple[str, str, str, str], tuple[Counter, Histogram]] = {}
 
@@ -110,6 +138,28 @@ class ApiServerMetrics:
 
     def watch_closed(self, resource: str) -> None:
         self._watches.labels("WATCH", resource).dec()
+
+    def watch_event_sent(self, resource: str, size: int) -> None:
+        children = self._watch_children.get(resource)
+        if children is None:
+            children = self._watch_children[resource] = (
+                self._watch_events.labels(resource), self._watch_event_sizes.labels(resource),
+            )
+        children[0].inc()
+        children[1].observe(size)
+
+    # The store's write observer (store.observed.WriteObserver).
+
+    def write_started(self) -> None:
+        pass
+
+    def write_ended(self, operation: str, keys: Sequence[str], result: WriteOutcome) -> None:
+        counter = self._write_children.get(operation)
+        if counter is None:
+            counter = self._write_children[operation] = self._write_requests.labels(operation)
+        counter.inc()
+        if result is not None and result.succeeded:
+            self._written_keys.inc(len(keys))
 
     # The flow-control observer (flowcontrol.gate.FlowObserver).
 

@@ -61,6 +61,7 @@ from cluster.apiserver.verbs import Verbs
 from cluster.healthserver import HealthServer, parse_address
 from store.base import Store
 from store.compactor import Compactor
+from store.observed import ObservedStore
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +153,8 @@ class ApiServer:
         self, store: Store, options: ApiServerOptions | None = None, *, clock: Callable[[], float] = time.time
     ) -> None:
         self.options = options or ApiServerOptions()
+        self.metrics = ApiServerMetrics()
+        store = ObservedStore(store, self.metrics)
         self._store = store
         self._registry = Registry(store, max_object_bytes=self.options.max_object_bytes)
         #: An admin bearer token only this process knows, for its own clients (the controllers), as
@@ -173,7 +176,6 @@ class ApiServer:
         self._listen = self.options.listen
         if not self._access.enabled:
             self._listen = _loopback_only(self.options.listen)
-        self.metrics = ApiServerMetrics()
         self._endpoints: HealthServer | None = None
         self._server: grpc.aio.Server | None = None
         self._service: ApiService | None = None

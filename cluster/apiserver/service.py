@@ -274,6 +274,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
                 try:
                     async for event in until_stopped(events, self._stopping):
                         watch_started()  # its setup is done: flow control takes its seat back
+                        self._metrics.watch_event_sent(info.resource, event.ByteSize())
                         yield event
                 finally:
                     self._metrics.watch_closed(info.resource)

@@ -9,12 +9,18 @@
   within buckets as Prometheus's ``histogram_quantile`` does.
 * End-to-end pod latency: from the acknowledgement of a pod's create to the bench seeing it bound.
 * Peak RSS of a process: VmHWM in /proc/<pid>/status.
+* CPU per pod: each process's user and system time (/proc/<pid>/stat) spent while the measured pods were
+  scheduled, divided by the measured pods. Unlike pods/s, it hardly moves when the processes share the
+  cores with each other or with anything else.
+* Store writes and watch bytes per pod: the API server's counters of the write requests its store served,
+  the keys they wrote, and the bytes of the events it sent to watchers, over the same phase and pods.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,3 +181,96 @@ def peak_rss_bytes(pid: int | str = "self") -> int | None:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) * 1024
     return None
+
+
+# -- CPU ---------------------------------------------------------------------------------------------
+
+_CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int | str = "self") -> float | None:
+    """User plus system CPU seconds the process has used (its threads included; children not), None where
+    /proc does not tell (not Linux, gone)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may hold spaces: count fields after its end.
+    fields = text[text.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS_PER_S  # utime, stime: fields 14 and 15
+
+
+def cpu_ms_per_pod(
+    before: Mapping[str, float | None], after: Mapping[str, float | None], pods: int
+) -> dict[str, float]:
+    """Each process's CPU milliseconds per pod between two readings, and their ``total``; a process
+    unreadable at either reading is left out."""
+    spent = {
+        role: (after[role] - start) * 1000 / pods  # type: ignore[operator]
+        for role, start in before.items()
+        if start is not None and after.get(role) is not None and pods > 0
+    }
+    return {**spent, "total": sum(spent.values())}
+
+
+# -- counters ----------------------------------------------------------------------------------------
+
+
+def counter_total(exposition: str, name: str) -> float:
+    """The counter ``name`` (without ``_total``) from Prometheus text exposition, summed over its label
+    sets; for a histogram name, the sum of its observations."""
+    wanted = (f"{name}_total", f"{name}_sum")
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(exposition)
+        for sample in family.samples
+        if sample.name in wanted
+    )
+
+
+# -- what a pod costs --------------------------------------------------------------------------------
+
+WRITE_REQUESTS = "apiserver_storage_write_requests"
+WRITTEN_KEYS = "apiserver_storage_written_keys"
+WATCH_EVENT_SIZES = "apiserver_watch_events_sizes"
+WATCH_EVENTS = "apiserver_watch_events"
+
+
+@dataclass(frozen=True)
+class PodCost:
+    """What the measured phase cost per measured pod."""
+
+    #: CPU milliseconds by process role, and their ``total``.
+    cpu_ms: dict[str, float]
+    #: Write requests the store served (a transaction counted once), and the keys they wrote.
+    store_write_requests: float
+    store_written_keys: float
+    #: Events, and their bytes, the API server sent to all its watchers together.
+    watch_events: float
+    watch_bytes: float
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "cpu_ms_per_pod": self.cpu_ms,
+            "store_write_requests_per_pod": self.store_write_requests,
+            "store_written_keys_per_pod": self.store_written_keys,
+            "watch_events_per_pod": self.watch_events,
+            "watch_bytes_per_pod": self.watch_bytes,
+        }
+
+
+def pod_cost(
+    cpu_before: Mapping[str, float | None], cpu_after: Mapping[str, float | None],
+    apiserver_before: str, apiserver_after: str, pods: int,
+) -> PodCost:
+    """The cost per pod of a phase, from CPU readings and the API server's expositions at its ends."""
+
+    def per_pod(name: str) -> float:
+        spent = counter_total(apiserver_after, name) - counter_total(apiserver_before, name)
+        return spent / pods if pods > 0 else 0.0
+
+    return PodCost(
+        cpu_ms=cpu_ms_per_pod(cpu_before, cpu_after, pods),
+        store_write_requests=per_pod(WRITE_REQUESTS), store_written_keys=per_pod(WRITTEN_KEYS),
+        watch_events=per_pod(WATCH_EVENTS), watch_bytes=per_pod(WATCH_EVENT_SIZES),
+    )

@@ -1,4 +1,5 @@
-"""`podsched bench`'s output: a table for people, JSON for machines, a PNG of throughput over time.
+"""`podsched bench`'s output: tables for people (throughput, then what a pod costs: CPU by process,
+store writes, watch bytes), JSON for machines, a PNG of throughput over time and CPU per pod.
 
 Files are written whole or not at all (a temporary file beside the target, renamed over it), and
 ``check_writable`` finds an unwritable path before a long run rather than after it.
@@ -20,6 +21,13 @@ from cluster.bench.runner import WorkloadResult
 from cluster.cli.tables import TableWriter
 
 MIB = 1024 * 1024
+
+
+def cpu_budget_ms(threshold: float | None, cores: int | None = None) -> float | None:
+    """The CPU a pod may cost, all processes together, for the machine's cores to keep up with
+    ``threshold`` pods/s: 2 cores at 680 pods/s leave 2.9 ms."""
+    cores = cores or os.cpu_count() or 1
+    return None if not threshold else cores * 1000.0 / threshold
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,8 @@ def as_json(results: Sequence[WorkloadResult], info: RunInfo) -> dict[str, Any]:
                 "measured_s": r.measured_s,
                 "churn_pods": r.churn_pods,
                 "gangs": r.gangs,
+                **r.cost.as_dict(),
+                "cpu_budget_ms_per_pod": cpu_budget_ms(r.threshold),
                 "placements_correct": r.passed,
                 "problems": r.problems,
                 "store": info.store,
@@ -138,9 +148,32 @@ def format_table(results: Sequence[WorkloadResult], info: RunInfo) -> str:
         f"{info.limit_writes_per_s:.0f} Bind-sized compare-and-swap writes/s",
         *(line.rstrip() for line in TableWriter(header).table(rows)),  # PEAK RSS may be empty
     ]
+    lines.extend(("", *_cost_table(results)))
     for r in results:
         lines.extend(f"{r.name}: {problem}" for problem in r.problems)
     return "\n".join(lines)
+
+
+def _cost_table(results: Sequence[WorkloadResult]) -> list[str]:
+    """CPU ms per measured pod by process (and the budget), store writes and watch bytes per pod."""
+    roles = list(dict.fromkeys(role for r in results for role in r.cost.cpu_ms if role != "total"))
+    header = ("WORKLOAD", *(f"{role.split(' (')[0].upper()} MS" for role in roles), "TOTAL MS", "BUDGET MS",
+              "STORE WRITES", "KEYS WRITTEN", "WATCH EVENTS", "WATCH KB")
+    rows = [
+        (
+            r.name, *(_cpu(r.cost.cpu_ms.get(role)) for role in roles), _cpu(r.cost.cpu_ms.get("total")),
+            _cpu(cpu_budget_ms(r.threshold)), f"{r.cost.store_write_requests:.2f}",
+            f"{r.cost.store_written_keys:.2f}", f"{r.cost.watch_events:.1f}",
+            f"{r.cost.watch_bytes / 1024:.1f}",
+        )
+        for r in results
+    ]  # fmt: skip
+    return ["per measured pod: CPU ms by process, store write requests and keys, watch events and KiB sent",
+            *(line.rstrip() for line in TableWriter(header).table(rows))]
+
+
+def _cpu(ms: float | None) -> str:
+    return "-" if ms is None else f"{ms:.2f}"
 
 
 #: How to get what ``write_plot`` needs: matplotlib is an optional extra, since only the plot uses it.
@@ -159,7 +192,7 @@ def write_plot(path: str, results: Sequence[WorkloadResult], info: RunInfo) -> N
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    figure, axes = pyplot.subplots(figsize=(10, 5))
+    figure, (axes, costs) = pyplot.subplots(1, 2, figsize=(16, 5), gridspec_kw={"width_ratios": (3, 2)})
     for r in results:
         axes.plot(range(1, len(r.samples) + 1), r.samples, label=f"{r.name} ({r.nodes} nodes)")
     axes.set_xlabel("second of the measured phase")
@@ -167,6 +200,8 @@ def write_plot(path: str, results: Sequence[WorkloadResult], info: RunInfo) -> N
     axes.set_title(f"podsched bench: store {info.store}, topology {info.topology}, scale {info.scale}")
     axes.legend()
     axes.grid(alpha=0.3)
+    _plot_costs(costs, results)
+    figure.tight_layout()
 
     def save(scratch: str) -> None:
         figure.savefig(scratch, format="png", dpi=100)
@@ -175,3 +210,23 @@ def write_plot(path: str, results: Sequence[WorkloadResult], info: RunInfo) -> N
         _write_atomically(path, save, ".png")
     finally:
         pyplot.close(figure)
+
+
+def _plot_costs(axes: Any, results: Sequence[WorkloadResult]) -> None:
+    """CPU ms per pod as one stacked bar per workload (a segment per process), its budget as a tick."""
+    roles = list(dict.fromkeys(role for r in results for role in r.cost.cpu_ms if role != "total"))
+    positions = range(len(results))
+    bottoms = [0.0] * len(results)
+    for role in roles:
+        heights = [r.cost.cpu_ms.get(role, 0.0) for r in results]
+        axes.bar(positions, heights, bottom=bottoms, label=role)
+        bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
+    for position, r in zip(positions, results, strict=True):
+        budget = cpu_budget_ms(r.threshold)
+        if budget is not None:
+            axes.hlines(budget, position - 0.4, position + 0.4, colors="black", linestyles="dashed")
+    axes.set_xticks(list(positions), [r.name for r in results], rotation=30, ha="right")
+    axes.set_ylabel("CPU ms per measured pod (dashed: budget)")
+    axes.set_title("what a pod costs, by process")
+    axes.legend(fontsize="small")
+    axes.grid(alpha=0.3, axis="y")

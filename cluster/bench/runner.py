@@ -65,6 +65,7 @@ class WorkloadResult:
     e2e_latency_s: measure.Summary
     peak_rss_bytes: dict[str, int | None]
     measured_s: float
+    cost: measure.PodCost
     problems: list[str] = field(default_factory=list)
     churn_pods: int = 0
     gangs: int = 0
@@ -157,6 +158,8 @@ async def run_workload(workload: Workload, scale_name: str, sut: SystemUnderTest
             await _create_all(client, pod_groups, {})
             churned: list[str] = []
             before = measure.parse_histogram(await sut.scheduler_metrics(), measure.ATTEMPT_DURATION)
+            apiserver_before = await sut.apiserver_metrics()
+            cpu_before = sut.cpu_seconds()
             created_at: dict[str, float] = {}
             started = time.monotonic()
             async with asyncio.TaskGroup() as group:
@@ -166,6 +169,9 @@ async def run_workload(workload: Workload, scale_name: str, sut: SystemUnderTest
                 if churn is not None:
                     churn.cancel()
             measured_s = time.monotonic() - started
+            cpu_after = sut.cpu_seconds()  # before the scrape, which costs the API server CPU
+            cost = measure.pod_cost(
+                cpu_before, cpu_after, apiserver_before, await sut.apiserver_metrics(), scale.measured_pods)
             after = measure.parse_histogram(await sut.scheduler_metrics(), measure.ATTEMPT_DURATION)
             if churned:
                 await binds.all_bound(set(churned), "high-priority")
@@ -195,8 +201,8 @@ async def run_workload(workload: Workload, scale_name: str, sut: SystemUnderTest
         attempt_latency_s=measure.histogram_summary(after.minus(before)),
         e2e_latency_s=measure.latency_summary(
             [max(0.0, binds.bound_at[name] - at) for name, at in created_at.items()]),
-        peak_rss_bytes=rss, measured_s=measured_s, problems=check(placements), churn_pods=len(churned),
-        gangs=len(pod_groups),
+        peak_rss_bytes=rss, measured_s=measured_s, cost=cost, problems=check(placements),
+        churn_pods=len(churned), gangs=len(pod_groups),
     )  # fmt: skip
 
 

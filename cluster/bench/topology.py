@@ -2,10 +2,10 @@
 
 * ``inproc``: the API server (real gRPC on loopback, as cluster/simulate/controlplane.py starts it, but on
   the real clock) and the Scheduler (without leader election) run in the bench's own event loop; the
-  store is opened in the same process. Its peak RSS is the bench process's.
+  store is opened in the same process. Its peak RSS and CPU time are the bench process's (and etcd's).
 * ``processes``: what users run: a local single-member etcd (with ``--store etcd``), `podsched apiserver`
-  and `podsched scheduler --leader-elect=false`, each an OS process, with the scheduler's /metrics
-  scraped over HTTP.
+  and `podsched scheduler --leader-elect=false`, each an OS process, with the scheduler's and the API
+  server's /metrics scraped over HTTP; the bench process itself is then only the client.
 
 Either way the bench talks to the API server through the client library, as any other client would.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cluster.apiserver.server import ApiServer, ApiServerOptions
-from cluster.bench.measure import peak_rss_bytes
+from cluster.bench.measure import cpu_seconds, peak_rss_bytes
 from cluster.bench.storelimit import open_store
 from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client
@@ -41,8 +41,12 @@ class SystemUnderTest:
     address: str
     #: The scheduler's Prometheus exposition (text) as of now.
     scheduler_metrics: Callable[[], Awaitable[str]]
+    #: The API server's Prometheus exposition (text) as of now.
+    apiserver_metrics: Callable[[], Awaitable[str]]
     #: Peak RSS in bytes of each process that makes up the system, by role (None: unknown).
     peak_rss: Callable[[], dict[str, int | None]]
+    #: CPU seconds used so far by each process of the system and by the bench's client, by role.
+    cpu_seconds: Callable[[], dict[str, float | None]]
 
 
 def bring_up(topology: str, store: str) -> contextlib.AbstractAsyncContextManager[SystemUnderTest]:
@@ -55,28 +59,40 @@ def bring_up(topology: str, store: str) -> contextlib.AbstractAsyncContextManage
 
 @contextlib.asynccontextmanager
 async def _inproc(store_kind: str) -> AsyncIterator[SystemUnderTest]:
-    async with open_store(store_kind) as store:
-        server = ApiServer(store, ApiServerOptions(listen="127.0.0.1:0"))
-        await server.start()
-        try:
-            async with Client(server.address) as client:
-                registry = Registry(IN_TREE)
-                scheduler = Scheduler(client, load_config(None, registry=registry), registry=registry)
-                running = asyncio.create_task(scheduler.run(), name="bench scheduler")
-                try:
-                    await scheduler.wait_synced()
+    with tempfile.TemporaryDirectory(prefix="podsched-bench-") as scratch:
+        async with contextlib.AsyncExitStack() as stack:
+            pids: dict[str, int | str] = {"bench (api server, scheduler, client)": "self"}
+            endpoints = None
+            if store_kind == "etcd":
+                etcd = await stack.enter_async_context(
+                    EtcdCluster(1, Path(scratch) / "etcd", name_prefix="bench"))
+                endpoints = etcd.endpoints
+                pids["etcd"] = etcd.members[0].process.pid  # type: ignore[union-attr]
+            store = await stack.enter_async_context(open_store(store_kind, endpoints))
+            server = ApiServer(store, ApiServerOptions(listen="127.0.0.1:0"))
+            await server.start()
+            stack.push_async_callback(server.stop, STOP_GRACE_S)
+            client = await stack.enter_async_context(Client(server.address))
+            registry = Registry(IN_TREE)
+            scheduler = Scheduler(client, load_config(None, registry=registry), registry=registry)
+            running = asyncio.create_task(scheduler.run(), name="bench scheduler")
+            try:
+                await scheduler.wait_synced()
 
-                    async def metrics() -> str:
-                        return scheduler.metrics.exposition().decode()
+                async def scheduler_metrics() -> str:
+                    return scheduler.metrics.exposition().decode()
 
-                    yield SystemUnderTest(
-                        server.address, metrics, lambda: {"bench (api server + scheduler)": peak_rss_bytes()}
-                    )
-                finally:
-                    running.cancel()
-                    await asyncio.gather(running, return_exceptions=True)
-        finally:
-            await server.stop(STOP_GRACE_S)
+                async def apiserver_metrics() -> str:
+                    return server.metrics.exposition().decode()
+
+                yield SystemUnderTest(
+                    server.address, scheduler_metrics, apiserver_metrics,
+                    peak_rss=lambda: {role: peak_rss_bytes(pid) for role, pid in pids.items()},
+                    cpu_seconds=lambda: {role: cpu_seconds(pid) for role, pid in pids.items()},
+                )
+            finally:
+                running.cancel()
+                await asyncio.gather(running, return_exceptions=True)
 
 
 @contextlib.asynccontextmanager
@@ -95,7 +111,8 @@ async def _processes(store_kind: str) -> AsyncIterator[SystemUnderTest]:
                 store_args = ["--data-dir", str(Path(scratch) / "data")]
             # No controllers: scheduler_perf runs none, and no workload has a PodDisruptionBudget (the
             # disruption controller would be one more watcher of every pod).
-            apiserver = ApiServerProcess(store_args, extra_args=["--controllers", "none"])
+            apiserver = ApiServerProcess(
+                store_args, extra_args=["--controllers", "none", "--metrics-addr", "127.0.0.1:0"])
             apiserver.start()
             stops.callback(apiserver.stop)
             pids["apiserver"] = apiserver.pid
@@ -106,15 +123,25 @@ async def _processes(store_kind: str) -> AsyncIterator[SystemUnderTest]:
             pids["scheduler"] = scheduler.pid
             await asyncio.to_thread(scheduler.wait_ready)
 
-            async def metrics() -> str:
-                status, body = await asyncio.to_thread(scheduler.get, "/metrics")
-                if status != 200:
-                    raise RuntimeError(f"the scheduler's /metrics answered {status}: {body[:200]}")
-                return body
+            async def scheduler_metrics() -> str:
+                return await _scrape("scheduler", scheduler.get)
 
+            async def apiserver_metrics() -> str:
+                return await _scrape("API server", apiserver.get)
+
+            measured: dict[str, int | str] = {**pids, "bench client": "self"}
             try:
                 yield SystemUnderTest(
-                    apiserver.address, metrics, lambda: {role: peak_rss_bytes(p) for role, p in pids.items()}
+                    apiserver.address, scheduler_metrics, apiserver_metrics,
+                    peak_rss=lambda: {role: peak_rss_bytes(p) for role, p in pids.items()},
+                    cpu_seconds=lambda: {role: cpu_seconds(p) for role, p in measured.items()},
                 )
             finally:
                 stops.close()  # scheduler, then API server, before etcd goes
+
+
+async def _scrape(what: str, get: Callable[[str], tuple[int, str]]) -> str:
+    status, body = await asyncio.to_thread(get, "/metrics")
+    if status != 200:
+        raise RuntimeError(f"the {what}'s /metrics answered {status}: {body[:200]}")
+    return body

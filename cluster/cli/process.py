@@ -59,6 +59,15 @@ def die_with_parent_prefix() -> list[str]:
     return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
 
 
+def http_get(url: str) -> tuple[int, str]:
+    """(HTTP status, body) of a GET of ``url`` (a process's metrics or health endpoint)."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
 class ApiServerProcess:
     """One `podsched apiserver` child process on a fixed store.
 
@@ -104,6 +113,12 @@ class ApiServerProcess:
 
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
+
+    def get(self, path: str) -> tuple[int, str]:
+        """(HTTP status, body) of ``path`` on its metrics server (started with --metrics-addr)."""
+        if self.metrics_url is None:
+            raise RuntimeError("the API server was not started with --metrics-addr")
+        return http_get(self.metrics_url + path)
 
     def log(self) -> str:
         """The last lines the server wrote to stderr."""
@@ -321,11 +336,7 @@ class SchedulerProcess:
 
     def get(self, path: str) -> tuple[int, str]:
         """(HTTP status, body) of ``path`` on its metrics server: /metrics, /healthz, /readyz."""
-        try:
-            with urllib.request.urlopen(self.metrics_url + path, timeout=5) as response:
-                return response.status, response.read().decode()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read().decode()
+        return http_get(self.metrics_url + path)
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
         """Wait until /readyz answers ok: its informers have listed everything once."""

@@ -41,6 +41,7 @@ def test_every_small_workload_places_its_pods_correctly(tmp_path: Path) -> None:
         assert workload["placements_correct"] is True, workload["problems"]
         assert set(workload["throughput"]) == {"average", "p50", "p90", "p99"}
         assert workload["throughput"]["average"] > 0 and workload["limit_writes_per_s"] > 0
+        assert set(workload["cpu_ms_per_pod"]) == {"bench (api server, scheduler, client)", "total"}
     preemption = next(w for w in document["workloads"] if w["name"] == "PreemptionAsync")
     assert preemption["churn_pods"] > 0
     gangs = next(w for w in document["workloads"] if w["name"] == "GangScheduling")
@@ -74,3 +75,11 @@ def test_the_gang_workload_runs_on_etcd_in_separate_processes(tmp_path: Path) ->
     assert workload["placements_correct"] is True, workload["problems"]
     assert workload["gangs"] == _gangs_at_small_scale()
     assert set(workload["peak_rss_bytes"]) == {"etcd", "apiserver", "scheduler"}
+    cpu = workload["cpu_ms_per_pod"]
+    assert set(cpu) == {"etcd", "apiserver", "scheduler", "bench client", "total"}
+    assert all(ms > 0 for ms in cpu.values()) and cpu["total"] == pytest.approx(
+        sum(ms for role, ms in cpu.items() if role != "total"))
+    # Each measured pod is at least created and bound; every bound gang member is seen by two watchers
+    # (the scheduler's and the bench's informers), its create and its bind each.
+    assert workload["store_written_keys_per_pod"] >= 2
+    assert workload["watch_events_per_pod"] >= 4 and workload["watch_bytes_per_pod"] > 0

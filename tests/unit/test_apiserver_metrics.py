@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -15,6 +16,9 @@ from cluster.apiserver.auth.authorizer import Authorizer
 from cluster.apiserver.auth.policy import Policy
 from cluster.apiserver.flowcontrol import GLOBAL_DEFAULT, LEADER_ELECTION, FlowControl, FlowControlConfig
 from cluster.apiserver.metrics import ApiServerMetrics
+from store.base import TxnOp
+from store.observed import ObservedStore
+from store.sqlite import SqliteStore
 
 ALICE = UserInfo("alice", groups=("podsched:clients",))
 SCHEDULER = UserInfo("scheduler-1", groups=("podsched:schedulers",))
@@ -114,3 +118,31 @@ async def test_lease_renewals_are_counted_at_their_own_level() -> None:
     assert value(metrics, "apiserver_flowcontrol_dispatched_requests_total", priority_level=LEADER_ELECTION,
                  flow_schema="leader-election") == 1
     assert value(metrics, "apiserver_flowcontrol_nominal_limit_seats", priority_level=LEADER_ELECTION) == 1
+
+
+def test_watch_events_and_their_bytes_are_counted_by_resource() -> None:
+    metrics = ApiServerMetrics()
+    metrics.watch_event_sent("pods", 900)
+    metrics.watch_event_sent("pods", 3000)
+    metrics.watch_event_sent("nodes", 5000)
+    assert value(metrics, "apiserver_watch_events_total", resource="pods") == 2
+    assert value(metrics, "apiserver_watch_events_sizes_sum", resource="pods") == 3900
+    assert value(metrics, "apiserver_watch_events_sizes_bucket", resource="pods", le="1024.0") == 1
+    assert value(metrics, "apiserver_watch_events_sizes_count", resource="nodes") == 1
+
+
+async def test_store_write_requests_are_counted_by_operation_and_keys_by_success(tmp_path: Path) -> None:
+    metrics = ApiServerMetrics()
+    store = ObservedStore(await SqliteStore.open(tmp_path), metrics)
+    try:
+        await store.create("/registry/pods/default/a", b"a")
+        await store.create("/registry/pods/default/a", b"again")  # refused: exists
+        await store.txn([TxnOp.create("/registry/pods/default/b", b"b"),
+                         TxnOp.update("/registry/pods/default/a", b"a2", None)])
+        await store.delete("/registry/pods/default/b", None)
+    finally:
+        await store.close()
+    assert value(metrics, "apiserver_storage_write_requests_total", operation="create") == 2
+    assert value(metrics, "apiserver_storage_write_requests_total", operation="txn") == 1
+    assert value(metrics, "apiserver_storage_write_requests_total", operation="delete") == 1
+    assert value(metrics, "apiserver_storage_written_keys_total") == 4  # 1 + 0 + 2 + 1

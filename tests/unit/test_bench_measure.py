@@ -89,3 +89,50 @@ def test_peak_rss_of_this_process() -> None:
 
     assert rss is not None and rss > 1024 * 1024
     assert measure.peak_rss_bytes(2**31) is None
+
+
+def test_cpu_seconds_are_read_from_proc_and_grow_with_work() -> None:
+    before = measure.cpu_seconds()
+    assert before is not None and before > 0
+    deadline = measure.cpu_seconds()
+    while (measure.cpu_seconds() or 0) - (deadline or 0) < 0.05:  # spin until the kernel counts 50 ms
+        sum(range(10_000))
+    after = measure.cpu_seconds()
+    assert after is not None and after >= before + 0.05
+    assert measure.cpu_seconds(2**22 + 12345) is None  # no such process
+
+
+def test_cpu_ms_per_pod_by_process_and_in_total() -> None:
+    spent = measure.cpu_ms_per_pod({"etcd": 1.0, "apiserver": 2.0, "gone": None},
+                                   {"etcd": 3.0, "apiserver": 6.0, "gone": 9.0}, pods=1000)
+    assert spent == {"etcd": 2.0, "apiserver": 4.0, "total": 6.0}
+
+
+_API_BEFORE = """\
+apiserver_storage_write_requests_total{operation="create"} 10.0
+apiserver_storage_write_requests_total{operation="update"} 5.0
+apiserver_storage_written_keys_total 15.0
+apiserver_watch_events_total{resource="pods"} 40.0
+apiserver_watch_events_sizes_sum{resource="pods"} 40000.0
+apiserver_watch_events_sizes_count{resource="pods"} 40.0
+"""
+_API_AFTER = """\
+apiserver_storage_write_requests_total{operation="create"} 110.0
+apiserver_storage_write_requests_total{operation="update"} 105.0
+apiserver_storage_write_requests_total{operation="txn"} 10.0
+apiserver_storage_written_keys_total 315.0
+apiserver_watch_events_total{resource="pods"} 440.0
+apiserver_watch_events_total{resource="nodes"} 100.0
+apiserver_watch_events_sizes_sum{resource="pods"} 440000.0
+apiserver_watch_events_sizes_sum{resource="nodes"} 100000.0
+apiserver_watch_events_sizes_count{resource="pods"} 440.0
+"""
+
+
+def test_the_cost_per_pod_comes_from_the_api_servers_counters_over_the_phase() -> None:
+    cost = measure.pod_cost({"apiserver": 1.0}, {"apiserver": 1.5}, _API_BEFORE, _API_AFTER, pods=100)
+    assert cost.cpu_ms == {"apiserver": 5.0, "total": 5.0}
+    assert cost.store_write_requests == 2.1  # (100 + 100 + 10) / 100
+    assert cost.store_written_keys == 3.0
+    assert cost.watch_events == 5.0  # (400 + 100) / 100
+    assert cost.watch_bytes == 5000.0

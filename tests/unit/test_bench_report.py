@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cluster.bench import measure
-from cluster.bench.report import RunInfo, as_json, format_table, write_json, write_plot
+from cluster.bench.report import RunInfo, as_json, cpu_budget_ms, format_table, write_json, write_plot
 from cluster.bench.runner import WorkloadResult
 from cluster.cli import bench
 
@@ -27,6 +27,9 @@ def _result(**overrides: object) -> WorkloadResult:
         e2e_latency_s=measure.Summary(1.0, 0.9, 1.5, 2.0),
         peak_rss_bytes={"scheduler": 300 * 2**20, "etcd": None},
         measured_s=14.3,
+        cost=measure.PodCost(
+            cpu_ms={"etcd": 0.8, "apiserver": 1.2, "scheduler": 0.9, "bench client": 0.5, "total": 3.4},
+            store_write_requests=2.5, store_written_keys=3.0, watch_events=9.0, watch_bytes=12_288.0),
     )  # fmt: skip
     fields.update(overrides)
     return WorkloadResult(**fields)  # type: ignore[arg-type]
@@ -66,7 +69,35 @@ def test_the_table_shows_target_fraction_correctness_and_problems() -> None:
     assert lines[1].split()[:4] == ["WORKLOAD", "NODES", "PODS", "AVG/S"]
     assert lines[2].split()[:10] == ["SchedulingBasic", "5000", "10000", "700", "690", "750", "800", "35.0%",
                                      "680", "met"]
-    assert " NO " in lines[3] and lines[4] == "X: spreading: skew 9"
+    assert " NO " in lines[3] and lines[-1] == "X: spreading: skew 9"
+
+
+def test_the_cost_table_shows_cpu_by_process_against_the_budget_and_writes_and_bytes() -> None:
+    lines = format_table([_result(), _result(name="X", threshold=None)], INFO).splitlines()
+
+    header = lines.index(next(line for line in lines if line.startswith("per measured pod")))
+    assert lines[header + 1].split() == [
+        "WORKLOAD", "ETCD", "MS", "APISERVER", "MS", "SCHEDULER", "MS", "BENCH", "CLIENT", "MS",
+        "TOTAL", "MS", "BUDGET", "MS", "STORE", "WRITES", "KEYS", "WRITTEN", "WATCH", "EVENTS", "WATCH", "KB"]
+    budget = f"{cpu_budget_ms(680.0):.2f}"
+    assert lines[header + 2].split() == [
+        "SchedulingBasic", "0.80", "1.20", "0.90", "0.50", "3.40", budget, "2.50", "3.00", "9.0", "12.0"]
+    assert lines[header + 3].split()[6] == "-"  # no threshold, no budget
+
+
+def test_the_budget_is_the_cores_time_shared_by_the_threshold_rate() -> None:
+    assert cpu_budget_ms(680.0, cores=2) == pytest.approx(2.94, abs=0.01)
+    assert cpu_budget_ms(None, cores=2) is None
+
+
+def test_the_json_has_the_cost_per_pod() -> None:
+    workload = as_json([_result()], INFO)["workloads"][0]
+
+    assert workload["cpu_ms_per_pod"] == {
+        "etcd": 0.8, "apiserver": 1.2, "scheduler": 0.9, "bench client": 0.5, "total": 3.4}
+    assert workload["store_write_requests_per_pod"] == 2.5 and workload["store_written_keys_per_pod"] == 3.0
+    assert workload["watch_events_per_pod"] == 9.0 and workload["watch_bytes_per_pod"] == 12_288.0
+    assert workload["cpu_budget_ms_per_pod"] == cpu_budget_ms(680.0)
 
 
 def test_the_plot_is_a_png(tmp_path: Path) -> None:
