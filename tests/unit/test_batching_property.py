@@ -15,6 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster.api import objects_pb2
+from cluster.cli.common import EXIT_USAGE
+from cluster.cli.main import main
 from scheduler.algorithm import ScheduleFitError, ScheduleResult, SchedulingError, schedule_pod
 from scheduler.cache import Cache, Snapshot
 from scheduler.clock import SystemClock
@@ -178,3 +180,10 @@ def test_the_feature_gate_turns_batching_off() -> None:
     assert not config.opportunistic_batching
     apply_feature_gates(config, " SchedulerOpportunisticBatching = TRUE ")
     assert config.opportunistic_batching
+
+
+@pytest.mark.parametrize("command", [["scheduler"], ["simulate", "-f", "no-such-scenario.yaml"]])
+def test_the_commands_refuse_an_unknown_feature_gate(command: list[str],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*command, "--feature-gates", "NoSuchGate=true"]) == EXIT_USAGE
+    assert "unknown feature gate 'NoSuchGate'" in capsys.readouterr().err
