@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +35,9 @@ from scheduler.framework.types import NodeInfo
 MAX_SIGNATURES = 32
 
 Generations = npt.NDArray[np.int64]
+
+#: The raw scores a memo holds (int64); a plugin scoring beyond them is asked every time.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 class NodeGenerations:
@@ -52,20 +56,25 @@ class NodeGenerations:
 
 class _Column:
     """One kind of per-node value (the Filter verdict, or one plugin's raw score), by row, each with
-    the generation it was computed on (0: never)."""
+    the generation it was computed on (0: never). NumPy arrays, so that a window of rows is read in C."""
 
     __slots__ = ("generations", "values")
 
-    def __init__(self, size: int, empty: object) -> None:
+    def __init__(self, size: int, dtype: type) -> None:
         self.generations: Generations = np.zeros(size, dtype=np.int64)
-        self.values: list = [empty] * size
+        self.values: npt.NDArray[Any] = (np.full(size, None, dtype=object) if dtype is object
+                                         else np.zeros(size, dtype=dtype))
 
-    def known(self, rows: npt.NDArray[np.intp], generations: Generations) -> npt.NDArray[np.bool_]:
-        return self.generations[rows] == generations
+    def unknown(self, rows: npt.NDArray[np.intp], generations: Generations) -> npt.NDArray[np.bool_]:
+        return self.generations[rows] != generations
 
-    def remember(self, row: int, generation: int, value: object) -> None:
-        self.generations[row] = generation
-        self.values[row] = value
+    def remember(self, rows: npt.NDArray[np.intp], generations: Generations, values: Sequence[Any]) -> None:
+        self.generations[rows] = generations
+        if self.values.dtype == object:  # one by one: NumPy must not look into the objects
+            for row, value in zip(rows.tolist(), values, strict=True):
+                self.values[row] = value
+        else:
+            self.values[rows] = values
 
 
 class SignatureMemo:
@@ -75,7 +84,7 @@ class SignatureMemo:
 
     def __init__(self) -> None:
         self._layout: NodeGenerations | None = None
-        self._filter = _Column(0, None)
+        self._filter = _Column(0, object)
         self._scores: dict[str, _Column] = {}
         #: Node evaluations this memo answered, and those it had to have done (for tests and metrics).
         self.reused = 0
@@ -86,7 +95,7 @@ class SignatureMemo:
         layout = nodes.data(NodeGenerations)
         if layout is not self._layout:
             self._layout = layout
-            self._filter = _Column(len(layout.values), None)
+            self._filter = _Column(len(layout.values), object)
             self._scores = {}
         return layout.values[nodes.rows]
 
@@ -99,22 +108,25 @@ class SignatureMemo:
         remembered; nor is an ERROR."""
         generations = self._generations(nodes)
         column = self._filter
-        known = column.known(nodes.rows, generations)
-        if any(excluded):
-            known &= ~np.asarray(excluded, dtype=bool)
-        values = column.values
-        results: list[Status | None] = [values[row] for row in nodes.rows.tolist()]
-        unknown = np.flatnonzero(~known).tolist()
-        self.reused += len(results) - len(unknown)
-        if not unknown:
-            return results
-        self.evaluated += len(unknown)
-        fresh = evaluate(nodes.subset(unknown))
         rows = nodes.rows
-        for position, status in zip(unknown, fresh, strict=True):
+        unknown = column.unknown(rows, generations)
+        if any(excluded):
+            unknown |= np.asarray(excluded, dtype=bool)
+        positions = np.flatnonzero(unknown)
+        results: list[Status | None] = column.values[rows].tolist()
+        self.reused += len(results) - len(positions)
+        if not len(positions):
+            return results
+        self.evaluated += len(positions)
+        fresh = evaluate(nodes.subset(positions.tolist()))
+        kept = []
+        for i, (position, status) in enumerate(zip(positions.tolist(), fresh, strict=True)):
             results[position] = status
             if not excluded[position] and (status is None or status.code is not Code.ERROR):
-                column.remember(int(rows[position]), int(generations[position]), status)
+                kept.append(i)
+        if kept:
+            at = positions[kept]
+            column.remember(rows[at], generations[at], [fresh[i] for i in kept])
         return results
 
     def score(self, plugin: str, nodes: NodeBatch,
@@ -124,17 +136,17 @@ class SignatureMemo:
         generations = self._generations(nodes)
         column = self._scores.get(plugin)
         if column is None:
-            column = self._scores[plugin] = _Column(len(self._filter.values), 0)
+            column = self._scores[plugin] = _Column(len(self._filter.values), np.int64)
         rows = nodes.rows
-        unknown = np.flatnonzero(~column.known(rows, generations)).tolist()
-        if unknown:
-            fresh = list(evaluate(nodes.subset(unknown)))
-            if len(fresh) != len(unknown):
+        positions = np.flatnonzero(column.unknown(rows, generations))
+        if len(positions):
+            fresh = list(evaluate(nodes.subset(positions.tolist())))
+            if len(fresh) != len(positions):
                 return fresh  # the caller reports the wrong count
-            for position, score in zip(unknown, fresh, strict=True):
-                column.remember(int(rows[position]), int(generations[position]), score)
-        values = column.values
-        return [values[row] for row in rows.tolist()]
+            if not all(INT64_MIN <= score <= INT64_MAX for score in fresh):
+                return list(evaluate(nodes))  # beyond what the memo holds: not remembered
+            column.remember(rows[positions], generations[positions], fresh)
+        return column.values[rows].tolist()
 
 
 class BatchMemos:
