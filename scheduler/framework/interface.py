@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
@@ -98,6 +98,11 @@ class PodNominator(Protocol):
     """Pods nominated to nodes by preemption, waiting for their victims to go."""
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]: ...
+
+    def nominated_node_names(self) -> Collection[str]:
+        """The nodes that may have nominated pods (every node with one is in it), usually none: Filter
+        asks once per batch of nodes instead of once per node."""
+        ...
 
     def delete_nominated_pod_if_exists(self, pod: objects_pb2.Pod) -> None:
         """Forget the pod's nomination (preemption took the room it was promised)."""

@@ -429,17 +429,25 @@ class Framework:
         if any(name not in batch for name, _ in filters):
             return None
         entries = [(name, filter_, batch[name]) for name, filter_ in filters]
-        nominated_pods_for_node = self.handle.nominator.nominated_pods_for_node
+        nominator = self.handle.nominator
+
+        def nominations(nodes: Sequence[NodeInfo]) -> list[bool]:
+            """Which of the nodes have nominated pods: nearly always none, known from one call."""
+            names = nominator.nominated_node_names()
+            if not names:
+                return [False] * len(nodes)
+            return [name in names and bool(nominator.nominated_pods_for_node(name))
+                    for name in map(_name_of_node, nodes)]
 
         def check(nodes: Sequence[NodeInfo]) -> list[Status | None]:
-            nominated = list(map(bool, map(nominated_pods_for_node, map(_name_of_node, nodes))))
+            nominated = nominations(nodes)
             if memo is not None and isinstance(nodes, NodeBatch):
                 return memo.filter(nodes, nominated, evaluate)
             return evaluate(nodes, nominated)
 
         def evaluate(nodes: Sequence[NodeInfo], nominated: list[bool] | None = None) -> list[Status | None]:
             if nominated is None:
-                nominated = list(map(bool, map(nominated_pods_for_node, map(_name_of_node, nodes))))
+                nominated = nominations(nodes)
             if not any(nominated):
                 return _run_batch_filters(entries, state, pod, nodes)
             without = [i for i, has in enumerate(nominated) if not has]
