@@ -27,6 +27,7 @@ import numpy as np
 
 from scheduler.extender.calls import ExtenderScores, extender_scores, find_nodes_that_pass_extenders
 from scheduler.extender.interface import Extender, ExtenderError
+from scheduler.framework.batching import SignatureMemo
 from scheduler.framework.cycle_state import CycleState, NotFound
 from scheduler.framework.explanation import Explanation, explain
 from scheduler.framework.interface import NodeBatchLister, NodeInfoLister, SharedLister
@@ -116,6 +117,11 @@ async def schedule_pod(
     num_all = len(all_nodes)
     if num_all == 0:
         raise NoNodesAvailable()
+    # The batch plugins' vector paths need the nodes' rows in the snapshot's node data.
+    batches = lister if isinstance(lister, NodeBatchLister) else None
+    # Opportunistic batching reuses per-node work of earlier pods signed alike; the extenders' verdicts
+    # are nobody's signature, so a cycle that asks them is unbatched.
+    memo = framework.batch_memo(pod_info) if batches is not None and not extenders else None
     start = start_index % num_all  # the cluster may have shrunk since the index was computed
     diagnosis = Diagnosis()
 
@@ -148,10 +154,8 @@ async def schedule_pod(
     to_find = num_feasible_nodes_to_find(len(nodes), percentage_of_nodes_to_score)
     if not framework.has_score_plugins and not any(e.is_prioritizer or e.is_filter for e in extenders):
         to_find = min(to_find, 1)  # nothing to compare them by, nobody to veto them: the first that fits
-    # The batch plugins' vector paths need the nodes' rows in the snapshot's node data.
-    batches = lister if isinstance(lister, NodeBatchLister) else None
     feasible = _find_nodes_that_pass_filters(framework, state, pod_info, diagnosis, nodes, start, to_find,
-                                             num_all, batches)
+                                             num_all, batches, memo)
     evaluated = len(diagnosis.node_to_status) + len(feasible)
     next_start = (start + evaluated) % num_all
     if extenders:
@@ -172,7 +176,7 @@ async def schedule_pod(
 
     if batches is not None and not isinstance(feasible, NodeBatch):  # extenders chose, or filtered one by one
         feasible = batches.batch(feasible)
-    scores = _prioritize_nodes(framework, state, pod_info, feasible, next_start)
+    scores = _prioritize_nodes(framework, state, pod_info, feasible, next_start, memo)
     if extenders:
         _add_extender_scores(scores, await extender_scores(extenders, pod_info.pod, feasible))
     host = select_host(scores.names, scores.totals, rng)
@@ -211,14 +215,16 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random)
 def _find_nodes_that_pass_filters(
     framework: Framework, state: CycleState, pod_info: PodInfo, diagnosis: Diagnosis,
     nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: NodeBatchLister | None,
+    memo: SignatureMemo | None = None,
 ) -> list[NodeInfo]:
     """Filter ``nodes`` round robin from ``start`` until ``to_find`` fit, recording every failure. A
     Filter error ends the attempt; the nodes visited until then still count for the next start.
-    ``batches``: the snapshot ``nodes`` come from, to hand the plugins batches with their rows."""
+    ``batches``: the snapshot ``nodes`` come from, to hand the plugins batches with their rows;
+    ``memo``: the pod's signature's verdicts (framework/batching.py)."""
     count = len(nodes)
     if not framework.has_filter_plugins:
         return [nodes[(start + i) % count] for i in range(min(to_find, count))]
-    filter_batch = framework.batch_node_filter(state, pod_info)
+    filter_batch = framework.batch_node_filter(state, pod_info, memo)
     if filter_batch is not None:
         return _filter_in_batches(filter_batch, diagnosis, nodes, start, to_find, num_all, batches)
     feasible: list[NodeInfo] = []
@@ -324,11 +330,11 @@ async def _evaluate_nominated_node(
 
 
 def _prioritize_nodes(framework: Framework, state: CycleState, pod_info: PodInfo,
-                      feasible: list[NodeInfo], next_start: int) -> ScoreResult:
+                      feasible: list[NodeInfo], next_start: int, memo: SignatureMemo | None) -> ScoreResult:
     status = framework.run_pre_score(state, pod_info, feasible)
     if status is not None:
         raise SchedulingError(status, next_start)
-    result, status = framework.run_score(state, pod_info, feasible)
+    result, status = framework.run_score(state, pod_info, feasible, memo)
     if status is not None:
         raise SchedulingError(status, next_start)
     assert result is not None

@@ -76,6 +76,25 @@ class _StateCollector(Collector):
         )
 
 
+class BatchAttemptsCollector(Collector):
+    """scheduler_batch_attempts_total (kube-scheduler's, for opportunistic batching), read at scrape
+    time from each profile's framework: per profile, its cycles by outcome ("unsignable": some plugin
+    could not sign the pod; "new_signature": the first pod of its signature; "hit": a pod that reused
+    the work done for earlier pods of its signature)."""
+
+    def __init__(self, attempts: Callable[[], Mapping[str, Mapping[str, int]]]) -> None:
+        self._attempts = attempts
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily("scheduler_batch_attempts",
+                                     "Counts of results when we attempt to use batching.",
+                                     labels=["profile", "result"])
+        for profile, results in self._attempts().items():
+            for result, count in sorted(results.items()):
+                family.add_metric([profile, result], count)
+        yield family
+
+
 class SchedulerMetrics:
     """The metrics of one scheduler and the registry that exposes them."""
 

@@ -61,7 +61,7 @@ from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, FrameworkError, build_framework
 from scheduler.gang_preemption import GangPreemption
 from scheduler.leaderelection import LeaderElector, LeaseLost
-from scheduler.metrics import SchedulerMetrics
+from scheduler.metrics import BatchAttemptsCollector, SchedulerMetrics
 from scheduler.preemptions import Preemptions
 from scheduler.queue import QueueClosed, SchedulingQueue
 from scheduler.queue.plugged import PluggedQueue
@@ -129,7 +129,7 @@ class Scheduler:
             self.profiles: dict[str, Framework] = {
                 profile.scheduler_name: build_framework(
                     ignoring_managed_resources(profile, config.extenders), registry, new_handle(),
-                    clock=self.clock)
+                    clock=self.clock, batching=config.opportunistic_batching)
                 for profile in config.profiles
             }
         except FrameworkError as err:
@@ -195,6 +195,8 @@ class Scheduler:
             bindings_in_flight=lambda: self.binder.in_flight,
             events_dropped=lambda: self.recorder.dropped,
         )
+        self.metrics.register(BatchAttemptsCollector(
+            lambda: {name: framework.batch_attempts for name, framework in self.profiles.items()}))
         #: Set by ``run`` when this replica takes part in leader election.
         self.elector: LeaderElector | None = None
         self._running = False

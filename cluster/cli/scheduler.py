@@ -65,6 +65,7 @@ from cluster.cli.common import (
 )
 from cluster.client import Client, CredentialsError, Fence
 from scheduler.config import ConfigError, LeaderElectionConfig, load_config
+from scheduler.config.feature_gates import apply_feature_gates
 from scheduler.framework.registry import PluginLoadError, Registry
 from scheduler.leaderelection import (
     LeaderElectionTimings,
@@ -150,6 +151,11 @@ def register(subparsers: Any) -> None:
         help="how long a pod may wait for a cluster event before it is retried anyway, like 5m or 90s "
         "(default 5m)",
     )
+    parser.add_argument(
+        "--feature-gates", default="", metavar="NAME=BOOL,...",
+        help="kube-scheduler feature gates podsched has: SchedulerOpportunisticBatching (default true: pods "
+        "signed alike reuse each other's Filter and Score work; false schedules every pod on its own)",
+    )
     parser.add_argument("--seed", type=int, default=None,
                         help="seed of the random choice between equally good nodes (default: random)")
     parser.add_argument(
@@ -174,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
             # report at start, not when a config first enables it.
             registry.load(name)
         config = load_config(args.config, registry=registry)
+        apply_feature_gates(config, args.feature_gates)
     except (ConfigError, PluginLoadError, ValueError) as exc:
         return _fail(str(exc), EXIT_USAGE)
     try:

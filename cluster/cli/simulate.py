@@ -31,6 +31,7 @@ from cluster.simulate import (
     simulate,
 )
 from scheduler.config import ConfigError, load_config
+from scheduler.config.feature_gates import apply_feature_gates
 from scheduler.framework.registry import Registry
 from scheduler.plugins.registry import IN_TREE
 from scheduler.scheduler import SchedulerConfigError
@@ -63,6 +64,11 @@ def register(subparsers: Any) -> None:
         "--config", metavar="FILE",
         help="a KubeSchedulerConfiguration YAML file (default: kube-scheduler's default profile)",
     )
+    parser.add_argument(
+        "--feature-gates", default="", metavar="NAME=BOOL,...",
+        help="kube-scheduler feature gates podsched has: SchedulerOpportunisticBatching (default true: pods "
+        "signed alike reuse each other's Filter and Score work; false schedules every pod on its own)",
+    )
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                         help=f"give up after this much wall time (default {DEFAULT_TIMEOUT_S:g})")
     parser.add_argument("-v", "--verbose", action="store_true", help="log the control plane's work to stderr")
@@ -79,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     registry = Registry(IN_TREE)
     try:
         config = load_config(args.config, registry=registry)
+        apply_feature_gates(config, args.feature_gates)
     except (ConfigError, ValueError) as exc:
         return _fail(str(exc), EXIT_INVALID)
     try:

@@ -116,6 +116,9 @@ class SchedulerConfiguration:
     pod_max_in_unschedulable_pods_seconds: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_SECONDS
     leader_election: LeaderElectionConfig = LeaderElectionConfig()
     extenders: list[ExtenderConfig] = field(default_factory=list)
+    #: Opportunistic batching (kube-scheduler's SchedulerOpportunisticBatching feature gate, beta and on
+    #: by default in 1.35); set by ``--feature-gates``, not by the file.
+    opportunistic_batching: bool = True
     #: The file it was read from ("" for the defaults), for messages.
     source: str = ""
 

@@ -42,6 +42,8 @@ from scheduler.framework.interface import (
     ScoreExtensions,
     ScorePlugin,
     SharedLister,
+    Signature,
+    SignPlugin,
 )
 from scheduler.framework.pod_groups import GangPolicy, PodGroupIndex, group_key_of
 from scheduler.framework.resource import Resource, pod_non_zero_requests, pod_requests
@@ -119,6 +121,8 @@ __all__ = [
     "ScoreExtensions",
     "ScorePlugin",
     "SharedLister",
+    "SignPlugin",
+    "Signature",
     "Status",
     "WaitingPod",
     "WaitingPods",

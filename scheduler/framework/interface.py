@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
@@ -98,6 +98,11 @@ class PodNominator(Protocol):
     """Pods nominated to nodes by preemption, waiting for their victims to go."""
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]: ...
+
+    def nominated_node_names(self) -> Collection[str]:
+        """The nodes that may have nominated pods (every node with one is in it), usually none: Filter
+        asks once per batch of nodes instead of once per node."""
+        ...
 
     def delete_nominated_pod_if_exists(self, pod: objects_pb2.Pod) -> None:
         """Forget the pod's nomination (preemption took the room it was promised)."""
@@ -439,6 +444,22 @@ class BatchScorePlugin(Plugin, Protocol):
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
         """``score`` of every node, in one call, in the nodes' order (a ``NodeBatch`` when they come
         from the snapshot); preferred by the framework over ``score``."""
+        ...
+
+
+#: What a plugin makes of a pod for opportunistic batching: any hashable value, equal for two pods
+#: exactly when the plugin would treat them alike.
+Signature = Hashable
+
+
+@runtime_checkable
+class SignPlugin(Plugin, Protocol):
+    def sign(self, pod: PodInfo) -> Signature | None:
+        """The parts of the pod this plugin's PreFilter, Filter, PreScore and Score look at, or None
+        when it cannot promise what signing means: that, for pods with equal signatures, its Filter
+        verdict and raw Score of a node depend on that NodeInfo alone (never on other nodes, other
+        pods' placement elsewhere, or anything outside the snapshot). A None makes the pod unbatchable
+        (kube-scheduler's SignPlugin, KEP-5598)."""
         ...
 
 

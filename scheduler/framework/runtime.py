@@ -31,14 +31,17 @@ cycle, not the scheduler.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import operator
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from scheduler.clock import Clock, SystemClock
+from scheduler.framework.batching import BatchMemos, SignatureMemo
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.interface import (
@@ -67,8 +70,10 @@ from scheduler.framework.interface import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
+    Signature,
+    SignPlugin,
 )
-from scheduler.framework.nodedata import subset
+from scheduler.framework.nodedata import NodeBatch, subset
 from scheduler.framework.registry import ALL_PLUGINS, EXTENSION_POINTS, PluginLoadError, PluginSet, Registry
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import (
@@ -101,6 +106,10 @@ ENTRY_METHODS: Mapping[str, str] = {
 
 #: The batch forms that also make a plugin an implementation of an extension point.
 _BATCH_FORMS: Mapping[str, type] = {"filter": BatchFilterPlugin, "score": BatchScorePlugin}
+
+#: The extension points whose plugins must sign a pod for it to be batched: their work is what a
+#: signature's memo stands in for, and their state feeds it.
+_SIGNING_POINTS = ("preFilter", "filter", "preScore", "score")
 
 #: Extension points whose plugins can reject a pod, and so must say which events may change their mind
 #: (kube-scheduler's shouldHaveEnqueueExtensions).
@@ -176,6 +185,7 @@ class Framework:
         *,
         clock: Clock | None = None,
         percentage_of_nodes_to_score: int | None = None,
+        batching: bool = True,
     ) -> None:
         self.profile_name = profile_name
         self.handle = handle
@@ -217,6 +227,17 @@ class Framework:
         self._pre_bind = [(p.name, p.pre_bind) for p in cast("list[PreBindPlugin]", points["preBind"])]
         self._bind = [(p.name, p.bind) for p in cast("list[BindPlugin]", points["bind"])]
         self._post_bind = [(p.name, p.post_bind) for p in cast("list[PostBindPlugin]", points["postBind"])]
+        # Opportunistic batching: the plugins whose work a memo stands in for must all sign the pod.
+        signing = {p.name: p for point in _SIGNING_POINTS for p in points[point]}
+        #: Whether this profile batches (off: every pod is unbatchable, as with the feature gate off).
+        self.batching = batching and all(isinstance(p, SignPlugin) for p in signing.values())
+        self._signers = ([(name, cast(SignPlugin, p).sign) for name, p in signing.items()]
+                         if self.batching else [])
+        #: The memos of the signatures seen (framework/batching.py).
+        self.batch_memos = BatchMemos()
+        #: Cycles by batching outcome ("unsignable", "new_signature", "hit"): kube-scheduler's
+        #: scheduler_batch_attempts_total.
+        self.batch_attempts: Counter[str] = Counter()
 
     # ------------------------------------------------------------------------------ introspection
 
@@ -274,6 +295,34 @@ class Framework:
             declare = getattr(plugin, "events_to_register", None)
             events[name] = list(declare()) if callable(declare) else list(_ALL_EVENTS)
         return events
+
+    # -------------------------------------------------------------------------------------- batching
+
+    def sign(self, pod: PodInfo) -> tuple[tuple[str, Signature], ...] | None:
+        """The pod's signature: every signing plugin's, None if batching is off or one cannot sign."""
+        if not self.batching:
+            return None
+        signature = []
+        for name, sign in self._signers:
+            try:
+                part = sign(pod)
+            except Exception:
+                log.exception("plugin %s failed to sign pod %s: scheduling it unbatched", name, pod.key)
+                return None
+            if part is None:
+                return None
+            signature.append((name, part))
+        return tuple(signature)
+
+    def batch_memo(self, pod: PodInfo) -> SignatureMemo | None:
+        """The memo of the pod's signature (made on first use), None for an unbatchable pod."""
+        signature = self.sign(pod)
+        if signature is None:
+            self.batch_attempts["unsignable"] += 1
+            return None
+        memo, known = self.batch_memos.get(signature)
+        self.batch_attempts["hit" if known else "new_signature"] += 1
+        return memo
 
     # ----------------------------------------------------------------------------------- PreFilter
 
@@ -362,7 +411,7 @@ class Framework:
             return active
 
     def batch_node_filter(
-        self, state: CycleState, pod: PodInfo
+        self, state: CycleState, pod: PodInfo, memo: SignatureMemo | None = None
     ) -> Callable[[Sequence[NodeInfo]], list[Status | None]] | None:
         """``run_filter_with_nominated_pods`` for many nodes in one call, or None when a plugin that runs
         this cycle has only the per-node form (then each node must be filtered on its own, as that
@@ -372,16 +421,33 @@ class Framework:
         gets its first rejection as from ``run_filter``; nodes with nominated pods are filtered one at a
         time (``run_filter_with_nominated_pods``). A Filter is a function of the state, the pod and the
         node alone (kube-scheduler runs it on 16 goroutines in no set order), so the caller may ask
-        about more nodes than it keeps."""
+        about more nodes than it keeps. With ``memo`` (the pod's signature's), a node of the snapshot
+        whose NodeInfo has not changed since a pod of that signature was filtered there gets the same
+        verdict without asking the plugins."""
         filters = self._active_filters(state)
         batch = self._filter_nodes
         if any(name not in batch for name, _ in filters):
             return None
         entries = [(name, filter_, batch[name]) for name, filter_ in filters]
-        nominated_pods_for_node = self.handle.nominator.nominated_pods_for_node
+        nominator = self.handle.nominator
+
+        def nominations(nodes: Sequence[NodeInfo]) -> list[bool]:
+            """Which of the nodes have nominated pods: nearly always none, known from one call."""
+            names = nominator.nominated_node_names()
+            if not names:
+                return [False] * len(nodes)
+            return [name in names and bool(nominator.nominated_pods_for_node(name))
+                    for name in map(_name_of_node, nodes)]
 
         def check(nodes: Sequence[NodeInfo]) -> list[Status | None]:
-            nominated = list(map(bool, map(nominated_pods_for_node, map(_name_of_node, nodes))))
+            nominated = nominations(nodes)
+            if memo is not None and isinstance(nodes, NodeBatch):
+                return memo.filter(nodes, nominated, evaluate)
+            return evaluate(nodes, nominated)
+
+        def evaluate(nodes: Sequence[NodeInfo], nominated: list[bool] | None = None) -> list[Status | None]:
+            if nominated is None:
+                nominated = nominations(nodes)
             if not any(nominated):
                 return _run_batch_filters(entries, state, pod, nodes)
             without = [i for i, has in enumerate(nominated) if not has]
@@ -472,10 +538,13 @@ class Framework:
             state.skip_score_plugins = skipped
 
     def run_score(
-        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], memo: SignatureMemo | None = None,
     ) -> tuple[ScoreResult | None, Status | None]:
         """Score every node with every Score plugin that did not SKIP, normalize each plugin's scores,
-        check they are within MIN_NODE_SCORE..MAX_NODE_SCORE, weight and sum them per node."""
+        check they are within MIN_NODE_SCORE..MAX_NODE_SCORE, weight and sum them per node. With
+        ``memo`` (the pod's signature's), the raw scores of snapshot nodes unchanged since a pod of that
+        signature was scored there are reused."""
+        memoized = memo is not None and isinstance(nodes, NodeBatch)
         skipped = state.skip_score_plugins
         names = list(map(_name_of_node, nodes))
         per_plugin: dict[str, list[int]] = {}
@@ -483,7 +552,11 @@ class Framework:
         plugins = [entry for entry in self._score if entry[0] not in skipped]
         for name, score_nodes, _, _, weight in plugins:
             try:
-                scores = list(score_nodes(state, pod, nodes))
+                if memoized:
+                    assert memo is not None and isinstance(nodes, NodeBatch)
+                    scores = memo.score(name, nodes, functools.partial(score_nodes, state, pod))
+                else:
+                    scores = list(score_nodes(state, pod, nodes))
                 if len(scores) != len(names):
                     raise PluginError(f"{len(scores)} scores for {len(names)} nodes")
             except Exception as exc:
@@ -763,9 +836,11 @@ def build_framework(
     handle: FrameworkHandle,
     *,
     clock: Clock | None = None,
+    batching: bool = True,
 ) -> Framework:
     """Instantiate ``profile``'s plugins from ``registry`` and arrange them per extension point, as
-    kube-scheduler's NewFramework does. Raises FrameworkError naming the profile and the problem."""
+    kube-scheduler's NewFramework does. Raises FrameworkError naming the profile and the problem.
+    ``batching``: opportunistic batching (kube-scheduler's SchedulerOpportunisticBatching gate)."""
     if not isinstance(registry, Registry):
         registry = Registry(registry)
     name = profile.scheduler_name
@@ -805,7 +880,7 @@ def build_framework(
         if ref.name not in weights and _implements(instances[ref.name], "score"):
             weights[ref.name] = ref.weight or 1
     return Framework(name, handle, points, weights, clock=clock,
-                     percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score)
+                     percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score, batching=batching)
 
 
 def _expand(point: str, plugin_set: PluginSet, instances: Mapping[str, Plugin],

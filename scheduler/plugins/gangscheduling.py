@@ -25,6 +25,7 @@ from scheduler.framework import (
     NodeInfo,
     PodInfo,
     PreFilterResult,
+    Signature,
     Status,
     group_key_of,
 )
@@ -44,6 +45,11 @@ class GangScheduling:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign(self, pod: PodInfo) -> Signature:
+        """PreFilter only rejects a pod whose PodGroup is missing, and runs for every pod: it leaves no
+        state for Filter or Score, and so never stands in the way of batching."""
+        return ()
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         key = group_key_of(pod.pod)

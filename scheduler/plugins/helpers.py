@@ -13,6 +13,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import Any, Protocol, Self, TypeVar
 
+from google.protobuf.message import Message
+
 from cluster.api import objects_pb2
 from cluster.api.selectors import (
     DOES_NOT_EXIST,
@@ -38,6 +40,12 @@ DO_NOT_SCHEDULE_EFFECTS = frozenset({NO_SCHEDULE, NO_EXECUTE})
 #: The taint the node controller puts on a cordoned node; tolerating it also tolerates
 #: ``spec.unschedulable``.
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+
+
+def messages_signature(messages: Iterable[Message]) -> tuple[bytes, ...]:
+    """Protobuf messages as a hashable value, equal exactly when the messages are (deterministic
+    serialization): part of a plugin's signature of a pod."""
+    return tuple(message.SerializeToString(deterministic=True) for message in messages)
 
 
 def tolerates(toleration: objects_pb2.Toleration, taint: objects_pb2.Taint) -> bool:

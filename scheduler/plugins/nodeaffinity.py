@@ -38,6 +38,7 @@ from scheduler.framework import (
     PreFilterResult,
     QueueingHint,
     ScoreExtensions,
+    Signature,
     Status,
 )
 from scheduler.framework.nodedata import NodeBatch, Rows
@@ -166,6 +167,13 @@ class NodeAffinity:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign(self, pod: PodInfo) -> Signature:
+        """The nodeSelector and the node affinity (required and preferred); addedAffinity is the
+        profile's, the same for every pod."""
+        spec = pod.pod.spec
+        return (tuple(sorted(spec.node_selector.items())),
+                spec.affinity.node_affinity.SerializeToString(deterministic=True))
 
     # ---------------------------------------------------------------------------------- filtering
 

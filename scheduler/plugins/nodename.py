@@ -19,6 +19,7 @@ from scheduler.framework import (
     NodeInfo,
     PodInfo,
     QueueingHint,
+    Signature,
     Status,
 )
 
@@ -31,6 +32,9 @@ class NodeName:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign(self, pod: PodInfo) -> Signature:
+        return pod.pod.spec.node_name
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         wanted = pod.pod.spec.node_name

@@ -18,6 +18,7 @@ from scheduler.framework import (
     PodInfo,
     PreFilterResult,
     QueueingHint,
+    Signature,
     Status,
 )
 from scheduler.framework.types import HostPorts
@@ -31,6 +32,9 @@ class NodePorts:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign(self, pod: PodInfo) -> Signature:
+        return pod.host_ports
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

@@ -17,9 +17,15 @@ from scheduler.framework import (
     NodeInfo,
     PodInfo,
     QueueingHint,
+    Signature,
     Status,
 )
-from scheduler.plugins.helpers import NO_SCHEDULE, TAINT_NODE_UNSCHEDULABLE, tolerations_tolerate_taint
+from scheduler.plugins.helpers import (
+    NO_SCHEDULE,
+    TAINT_NODE_UNSCHEDULABLE,
+    messages_signature,
+    tolerations_tolerate_taint,
+)
 
 NAME = "NodeUnschedulable"
 
@@ -40,6 +46,10 @@ class NodeUnschedulable:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign(self, pod: PodInfo) -> Signature:
+        """Only the tolerations decide whether a cordoned node admits the pod."""
+        return messages_signature(pod.pod.spec.tolerations)
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         node = node_info.node

@@ -21,6 +21,7 @@ from scheduler.framework import (
     PodInfo,
     QueueingHint,
     ScoreExtensions,
+    Signature,
     Status,
 )
 from scheduler.framework.cycle_state import NotFound
@@ -30,6 +31,7 @@ from scheduler.plugins.helpers import (
     default_normalize_score,
     default_normalize_values,
     find_untolerated_taint,
+    messages_signature,
     tolerations_tolerate_taint,
 )
 
@@ -49,6 +51,10 @@ class TaintToleration:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign(self, pod: PodInfo) -> Signature:
+        """Filter and Score look at the pod's tolerations alone."""
+        return messages_signature(pod.pod.spec.tolerations)
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         assert node_info.node is not None

@@ -8,6 +8,8 @@ and grouped by node, so every operation is O(1); ``for_node`` returns the pods i
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from cluster.api import objects_pb2
 from scheduler.framework import PodInfo, pod_key
 
@@ -58,6 +60,10 @@ class Nominator:
         del pods[key]
         if not pods:
             del self._by_node[node_name]
+
+    def nodes(self) -> Collection[str]:
+        """The nodes with at least one nominated pod (a live view)."""
+        return self._by_node.keys()
 
     def for_node(self, node_name: str) -> list[PodInfo]:
         # Filter asks this for every node it checks, and nearly all have no nominated pods.

@@ -8,6 +8,8 @@ plugged into it once it exists, before the first scheduling cycle.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from cluster.api import objects_pb2
 from scheduler.framework import PodInfo
 from scheduler.queue.scheduling_queue import SchedulingQueue
@@ -31,6 +33,9 @@ class PluggedQueue:
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self.queue.nominated_pods_for_node(node_name)
+
+    def nominated_node_names(self) -> Collection[str]:
+        return self.queue.nominated_node_names()
 
     def delete_nominated_pod_if_exists(self, pod: objects_pb2.Pod) -> None:
         self.queue.delete_nominated_pod_if_exists(pod)

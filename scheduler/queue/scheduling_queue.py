@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -416,6 +416,9 @@ class SchedulingQueue:
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self._nominator.for_node(node_name)
+
+    def nominated_node_names(self) -> Collection[str]:
+        return self._nominator.nodes()
 
     # -------------------------------------------------------------------------------- inspection
 

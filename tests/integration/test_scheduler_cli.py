@@ -84,10 +84,12 @@ def test_an_unusable_config_exits_2_with_the_reason(
         (["--leader-elect=false", "--plugin", "NoTarget"], "use NAME=MODULE:FACTORY"),
         (["--leader-elect=false", "--server", "nonsense"], 'invalid API server address "nonsense"'),
         (["--leader-elect=false", "--pod-max-in-unschedulable-pods-duration", "5 min"], "invalid duration"),
+        (["--leader-elect=false", "--feature-gates", "SchedulerOpportunisticBatching=off"],
+         "SchedulerOpportunisticBatching must be true or false, got 'off'"),
     ],
     ids=["leader-elect-garbage", "lease-not-above-renew", "renew-not-above-jittered-retry", "zero-retry",
          "lease-without-unit", "empty-lease-name", "endpoints-lock", "metrics-addr", "plugin-flag", "server",
-         "duration"],
+         "duration", "feature-gate"],
 )
 def test_bad_flags_exit_2(flags: list[str], message: str) -> None:
     result = run_cli(unused_address(), "scheduler", "--metrics-addr", "127.0.0.1:0", *flags, timeout=20)

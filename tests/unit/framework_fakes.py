@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from cluster.api import errors, objects_pb2
@@ -67,6 +67,9 @@ class Nominator:
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
         return self.by_node.get(node_name, [])
+
+    def nominated_node_names(self) -> Collection[str]:
+        return self.by_node.keys()
 
     def delete_nominated_pod_if_exists(self, pod: objects_pb2.Pod) -> None:
         for pods in self.by_node.values():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,6 +120,9 @@ class Nominator:
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return list(self.by_node.get(node_name, []))
+
+    def nominated_node_names(self) -> Collection[str]:
+        return self.by_node.keys()
 
     def delete_nominated_pod_if_exists(self, p: objects_pb2.Pod) -> None:
         self.forgotten.append(p.metadata.name)

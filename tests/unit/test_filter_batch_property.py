@@ -142,7 +142,7 @@ def test_scheduling_attempts_decide_the_same_with_batch_filter_as_node_by_node(
     nominator = random_nominations(rng, count)
     batched = default_framework(snapshot, nominator)
     node_by_node = default_framework(snapshot, nominator)
-    monkeypatch.setattr(node_by_node, "batch_node_filter", lambda state, pod_info: None)
+    monkeypatch.setattr(node_by_node, "batch_node_filter", lambda state, pod_info, memo=None: None)
     for k in range(12):
         pod_info = PodInfo(random_pod(rng, f"incoming-{k}"))
         start, percentage = rng.randrange(2 * count), rng.choice([0, 1, 30, 70, 100])

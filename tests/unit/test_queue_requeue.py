@@ -267,6 +267,10 @@ async def test_pending_pods_nominated_in_their_status_are_tracked_per_node() -> 
     assert queue.nominated_pods_for_node("node-3") == []
     # The nominator hands out the queue's own PodInfo (parsed once).
     assert queue.nominated_pods_for_node("node-2")[0] is queue.lookup("default/c")[1].pod_info
+    # Filter asks once which nodes have nominated pods, rather than once per node.
+    assert sorted(queue.nominated_node_names()) == ["node-1", "node-2"]
+    queue.delete(make_pod("c", nominated="node-2"))
+    assert sorted(queue.nominated_node_names()) == ["node-1"]
 
 
 async def test_preemption_nomination_survives_updates_until_the_status_lands() -> None:

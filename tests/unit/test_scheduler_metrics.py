@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from scheduler.metrics import SchedulerMetrics, attempts_label, exponential_buckets
+from scheduler.metrics import BatchAttemptsCollector, SchedulerMetrics, attempts_label, exponential_buckets
 
 
 def samples(metrics: SchedulerMetrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -81,3 +81,10 @@ def test_attempts_label_is_capped(attempts: int, label: str) -> None:
 
 def test_exponential_buckets_as_client_golang() -> None:
     assert exponential_buckets(0.001, 2, 4) == [0.001, 0.002, 0.004, 0.008]
+
+
+def test_batch_attempts_by_profile_and_result(metrics: SchedulerMetrics) -> None:
+    metrics.register(BatchAttemptsCollector(lambda: {"default-scheduler": {"hit": 3, "unsignable": 1}}))
+    text = metrics.exposition().decode()
+    assert 'scheduler_batch_attempts_total{profile="default-scheduler",result="hit"} 3.0' in text
+    assert 'scheduler_batch_attempts_total{profile="default-scheduler",result="unsignable"} 1.0' in text

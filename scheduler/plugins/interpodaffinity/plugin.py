@@ -8,7 +8,7 @@ from typing import Any, Self
 
 from cluster.api import objects_pb2
 from cluster.api.validation import invalid
-from scheduler.framework import ActionType, ClusterEventWithHint, Handle, QueueingHint
+from scheduler.framework import ActionType, ClusterEventWithHint, Handle, PodInfo, QueueingHint, Signature
 from scheduler.framework.types import AffinityTerm, affinity_term
 from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.interpodaffinity.filtering import Filtering
@@ -63,6 +63,7 @@ class InterPodAffinity(SplitPlugin):
 
     def __init__(self, args: InterPodAffinityArgs, handle: Handle) -> None:
         self.args = args
+        self._handle = handle
         self._filtering = Filtering(handle)
         self._scoring = Scoring(
             handle, args.hard_pod_affinity_weight, args.ignore_preferred_terms_of_existing_pods
@@ -71,6 +72,18 @@ class InterPodAffinity(SplitPlugin):
     @property
     def name(self) -> str:
         return NAME
+
+    def sign(self, pod: PodInfo) -> Signature | None:
+        """Unsignable while anything pod-to-pod is at play: the pod's own terms, or placed pods with
+        terms (which may attract or refuse it). Then a node's verdict and score depend on the pods of
+        other nodes in its topology domain, not on its NodeInfo alone. Without either, Filter passes
+        and PreScore skips, whatever the pod."""
+        if pod.has_affinity:
+            return None
+        lister = self._handle.snapshot().node_infos()
+        if lister.have_pods_with_affinity() or lister.have_pods_with_required_anti_affinity():
+            return None
+        return ()
 
     # EnqueueExtensions --------------------------------------------------------------------------
 

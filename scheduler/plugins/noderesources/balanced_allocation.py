@@ -18,7 +18,16 @@ from typing import Any, Self
 import numpy as np
 
 from cluster.api.validation import duplicate, invalid
-from scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, NotFound, PodInfo, Status
+from scheduler.framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    NodeInfo,
+    NotFound,
+    PodInfo,
+    Signature,
+    Status,
+)
 from scheduler.framework.columns import EXACT_LIMIT, ResourceColumns, vector_batch
 from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.resource import CPU, MEMORY
@@ -29,6 +38,7 @@ from scheduler.plugins.noderesources.resource_allocation import (
     node_vectors,
     parse_resources,
     pod_request_list,
+    request_signature,
 )
 
 NAME = "NodeResourcesBalancedAllocation"
@@ -97,6 +107,10 @@ class NodeResourcesBalancedAllocation:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign(self, pod: PodInfo) -> Signature:
+        """Score reads the pod's requests alone."""
+        return request_signature(pod)
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = pod_request_list(pod, self._resources, use_requested=True)

@@ -46,6 +46,7 @@ from scheduler.framework import (
     PreFilterResult,
     QueueingHint,
     Resource,
+    Signature,
     Status,
     pod_requests,
 )
@@ -60,6 +61,7 @@ from scheduler.plugins.noderesources.resource_allocation import (
     node_vectors,
     parse_resources,
     pod_request_list,
+    request_signature,
 )
 
 NAME = "NodeResourcesFit"
@@ -385,6 +387,10 @@ class NodeResourcesFit:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign(self, pod: PodInfo) -> Signature:
+        """Filter and Score read the pod's requests alone."""
+        return request_signature(pod)
 
     # ---------------------------------------------------------------------------------- filtering
 

@@ -56,6 +56,13 @@ def parse_resources(raw: Any, path: str) -> tuple[ResourceSpec, ...]:
     return tuple(specs) or DEFAULT_RESOURCES
 
 
+def request_signature(pod: PodInfo) -> tuple[int | tuple[tuple[str, int], ...], ...]:
+    """Everything the resource plugins read of a pod: its requests and its non-zero CPU and memory."""
+    requests = pod.requests
+    return (requests.milli_cpu, requests.memory, requests.ephemeral_storage, requests.allowed_pod_number,
+            tuple(sorted(requests.scalar.items())), pod.non_zero_cpu, pod.non_zero_memory)
+
+
 def pod_request_list(
     pod: PodInfo, resources: Sequence[ResourceSpec], *, use_requested: bool
 ) -> tuple[int, ...]:

@@ -25,7 +25,7 @@ from cluster.api.validation import (
     not_supported,
     required,
 )
-from scheduler.framework import ActionType, ClusterEventWithHint, Handle, QueueingHint
+from scheduler.framework import ActionType, ClusterEventWithHint, Handle, PodInfo, QueueingHint, Signature
 from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.podcounts import pod_and_node_events
 from scheduler.plugins.podtopologyspread.common import (
@@ -135,6 +135,11 @@ class PodTopologySpread(SplitPlugin):
     @property
     def name(self) -> str:
         return NAME
+
+    def sign(self, pod: PodInfo) -> Signature | None:
+        """Unsignable with any spread constraint: skews count pods over whole topology domains, not
+        one node. Without constraints Filter and Score skip, whatever the pod."""
+        return None if pod.pod.spec.topology_spread_constraints else ()
 
     # EnqueueExtensions --------------------------------------------------------------------------
 

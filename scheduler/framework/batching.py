@@ -1,0 +1,176 @@
+"""Opportunistic batching (kube-scheduler's KEP-5598): pods that every Filter and Score plugin signs
+alike reuse each other's per-node work.
+
+Every plugin of the cycle signs the pod (``SignPlugin.sign``); the framework joins the signatures into
+the pod's, or finds none when one plugin cannot sign. For each signature seen, a ``SignatureMemo``
+keeps, per row of the snapshot's node table, the Filter verdict and each Score plugin's raw score
+(before NormalizeScore), with the generation of the NodeInfo they were computed on. A NodeInfo's
+generation changes with anything in it (framework/types.py), so a row whose generation is still the
+one remembered gives the same verdict and raw scores again: only rows whose node changed since (the
+last pod's node, nodes an event touched) are evaluated again. Everything else of the cycle runs as for
+any pod: PreFilter and PreScore, the round robin over nodes that stops at percentageOfNodesToScore,
+NormalizeScore over the nodes scored, the weighted totals, the seeded choice among equals and the
+explanation. The decisions are therefore those of the unbatched cycle, node for node.
+
+Nodes with nominated pods are filtered as the pods nominated there make them look (not a function of
+their NodeInfo alone): their verdicts are neither remembered nor reused.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.framework.interface import Signature
+from scheduler.framework.nodedata import NodeBatch
+from scheduler.framework.status import Code, Status
+from scheduler.framework.types import NodeInfo
+
+#: How many signatures keep memos; the least recently used one is dropped beyond this (each costs a few
+#: values per node).
+MAX_SIGNATURES = 32
+
+Generations = npt.NDArray[np.int64]
+
+#: The raw scores a memo holds (int64); a plugin scoring beyond them is asked every time.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+class NodeGenerations:
+    """Node data (framework/nodedata.py): the generation of the NodeInfo in each row. A rebuilt table
+    makes a new one, which is how a memo learns that rows now mean other nodes."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        self.values: Generations = np.fromiter((info.generation for info in nodes), dtype=np.int64,
+                                               count=len(nodes))
+
+    def set_row(self, row: int, info: NodeInfo) -> None:
+        self.values[row] = info.generation
+
+
+class _Column:
+    """One kind of per-node value (the Filter verdict, or one plugin's raw score), by row, each with
+    the generation it was computed on (0: never). NumPy arrays, so that a window of rows is read in C."""
+
+    __slots__ = ("generations", "values")
+
+    def __init__(self, size: int, dtype: type) -> None:
+        self.generations: Generations = np.zeros(size, dtype=np.int64)
+        self.values: npt.NDArray[Any] = (np.full(size, None, dtype=object) if dtype is object
+                                         else np.zeros(size, dtype=dtype))
+
+    def unknown(self, rows: npt.NDArray[np.intp], generations: Generations) -> npt.NDArray[np.bool_]:
+        return self.generations[rows] != generations
+
+    def remember(self, rows: npt.NDArray[np.intp], generations: Generations, values: Sequence[Any]) -> None:
+        self.generations[rows] = generations
+        if self.values.dtype == object:  # one by one: NumPy must not look into the objects
+            for row, value in zip(rows.tolist(), values, strict=True):
+                self.values[row] = value
+        else:
+            self.values[rows] = values
+
+
+class SignatureMemo:
+    """What Filter and Score made of each node for pods of one signature."""
+
+    __slots__ = ("_filter", "_layout", "_scores", "evaluated", "reused")
+
+    def __init__(self) -> None:
+        self._layout: NodeGenerations | None = None
+        self._filter = _Column(0, object)
+        self._scores: dict[str, _Column] = {}
+        #: Node evaluations this memo answered, and those it had to have done (for tests and metrics).
+        self.reused = 0
+        self.evaluated = 0
+
+    def _generations(self, nodes: NodeBatch) -> Generations:
+        """The generations of ``nodes``' NodeInfos, forgetting everything if the table was rebuilt."""
+        layout = nodes.data(NodeGenerations)
+        if layout is not self._layout:
+            self._layout = layout
+            self._filter = _Column(len(layout.values), object)
+            self._scores = {}
+        return layout.values[nodes.rows]
+
+    def filter(
+        self, nodes: NodeBatch, excluded: Sequence[bool],
+        evaluate: Callable[[Sequence[NodeInfo]], list[Status | None]],
+    ) -> list[Status | None]:
+        """The Filter verdict of each node: remembered ones reused, the others from ``evaluate`` (called
+        once, with those nodes). ``excluded`` nodes (with nominated pods) are always evaluated and never
+        remembered; nor is an ERROR."""
+        generations = self._generations(nodes)
+        column = self._filter
+        rows = nodes.rows
+        unknown = column.unknown(rows, generations)
+        if any(excluded):
+            unknown |= np.asarray(excluded, dtype=bool)
+        positions = np.flatnonzero(unknown)
+        results: list[Status | None] = column.values[rows].tolist()
+        self.reused += len(results) - len(positions)
+        if not len(positions):
+            return results
+        self.evaluated += len(positions)
+        fresh = evaluate(nodes.subset(positions.tolist()))
+        kept = []
+        for i, (position, status) in enumerate(zip(positions.tolist(), fresh, strict=True)):
+            results[position] = status
+            if not excluded[position] and (status is None or status.code is not Code.ERROR):
+                kept.append(i)
+        if kept:
+            at = positions[kept]
+            column.remember(rows[at], generations[at], [fresh[i] for i in kept])
+        return results
+
+    def score(self, plugin: str, nodes: NodeBatch,
+              evaluate: Callable[[Sequence[NodeInfo]], list[int]]) -> list[int]:
+        """Plugin ``plugin``'s raw score of each node: remembered ones reused, the others from
+        ``evaluate`` (called once, with those nodes; what it raises goes to the caller)."""
+        generations = self._generations(nodes)
+        column = self._scores.get(plugin)
+        if column is None:
+            column = self._scores[plugin] = _Column(len(self._filter.values), np.int64)
+        rows = nodes.rows
+        positions = np.flatnonzero(column.unknown(rows, generations))
+        if len(positions):
+            fresh = list(evaluate(nodes.subset(positions.tolist())))
+            if len(fresh) != len(positions):
+                return fresh  # the caller reports the wrong count
+            if not all(INT64_MIN <= score <= INT64_MAX for score in fresh):
+                return list(evaluate(nodes))  # beyond what the memo holds: not remembered
+            column.remember(rows[positions], generations[positions], fresh)
+        return column.values[rows].tolist()
+
+
+class BatchMemos:
+    """One profile's memos, by signature, the least recently used dropped beyond MAX_SIGNATURES."""
+
+    __slots__ = ("_memos",)
+
+    def __init__(self) -> None:
+        self._memos: OrderedDict[Signature, SignatureMemo] = OrderedDict()
+
+    def get(self, signature: Signature) -> tuple[SignatureMemo, bool]:
+        """The memo of ``signature``, and whether it existed already."""
+        memo = self._memos.get(signature)
+        if memo is not None:
+            self._memos.move_to_end(signature)
+            return memo, True
+        memo = self._memos[signature] = SignatureMemo()
+        if len(self._memos) > MAX_SIGNATURES:
+            self._memos.popitem(last=False)
+        return memo, False
+
+    def peek(self, signature: Signature) -> SignatureMemo | None:
+        """The memo of ``signature`` if there is one, leaving the order of use as it is."""
+        return self._memos.get(signature)
+
+    def __len__(self) -> int:
+        return len(self._memos)
