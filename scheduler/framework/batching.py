@@ -66,7 +66,8 @@ class _Column:
                                          else np.zeros(size, dtype=dtype))
 
     def unknown(self, rows: npt.NDArray[np.intp], generations: Generations) -> npt.NDArray[np.bool_]:
-        return self.generations[rows] != generations
+        changed: npt.NDArray[np.bool_] = self.generations[rows] != generations
+        return changed
 
     def remember(self, rows: npt.NDArray[np.intp], generations: Generations, values: Sequence[Any]) -> None:
         self.generations[rows] = generations
@@ -146,7 +147,8 @@ class SignatureMemo:
             if not all(INT64_MIN <= score <= INT64_MAX for score in fresh):
                 return list(evaluate(nodes))  # beyond what the memo holds: not remembered
             column.remember(rows[positions], generations[positions], fresh)
-        return column.values[rows].tolist()
+        remembered: list[int] = column.values[rows].tolist()
+        return remembered
 
 
 class BatchMemos:
