@@ -40,6 +40,7 @@ from cluster.apiserver.selection import Selection
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from cluster.apiserver.verbs import Verbs, check_path_name, request_namespace, resolve_kind
 from cluster.apiserver.watch import until_stopped
+from cluster.apiserver.watchcache import read_scope
 from store.base import FutureRevision, StoreUnavailable, TooOldRevision, TransactionTooLarge
 
 log = logging.getLogger(__name__)
@@ -102,11 +103,12 @@ def _unary(
                 user = self._access.authenticate(context)
                 info = describe(request)
                 self._access.authorize(user, info)
-                if not self._gates:
-                    response = await handler(self, request, user)
-                else:
-                    async with self._gated(user, info):
+                with read_scope():
+                    if not self._gates:
                         response = await handler(self, request, user)
+                    else:
+                        async with self._gated(user, info):
+                            response = await handler(self, request, user)
             except asyncio.CancelledError:
                 self._observe(rpc, info, grpc.StatusCode.CANCELLED, start)
                 raise

@@ -17,7 +17,7 @@ from cluster.api import apiserver_pb2, errors, kinds, objects_pb2
 from cluster.api.kinds import POD, PRIORITY_CLASS, Kind
 from cluster.apiserver.registry import Registry
 from cluster.apiserver.selection import Selection
-from cluster.apiserver.watchcache import Cacher, CacheSettings
+from cluster.apiserver.watchcache import Cacher, CacheSettings, read_scope
 from cluster.apiserver.watchcache.framing import watch_event_bytes
 from store.base import Store, StoreUnavailable, WatchEvent
 from store.sqlite import SqliteStore
@@ -37,12 +37,17 @@ class WatchedStore:
     def __init__(self, store: Store) -> None:
         self._store = store
         self.watches = 0
+        self.revision_reads = 0
         self.gate = asyncio.Event()
         self.gate.set()
         self._broken = False
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
+
+    async def current_revision(self) -> int:
+        self.revision_reads += 1
+        return await self._store.current_revision()
 
     def watch(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent]:
         self.watches += 1
@@ -343,3 +348,28 @@ async def test_a_broken_store_watch_ends_the_watchers_and_lists_again(store: Wat
         assert decoded((await fresh.take(1))[0])[:2] == (ADDED, "during")
         assert cacher.watchers(POD) == 1
 
+
+
+async def test_one_request_asks_the_store_for_its_revision_once(store: WatchedStore) -> None:
+    async with running(store) as (cacher, registry):
+        await registry.create(POD, pod("a"))
+        store.revision_reads = 0
+        await cacher.list(selection(PRIORITY_CLASS))
+        await cacher.get(POD, "default", "a")
+        assert store.revision_reads == 2  # no request: every read asks
+        store.revision_reads = 0
+        with read_scope():
+            await cacher.list(selection(PRIORITY_CLASS))
+            got = await cacher.get(POD, "default", "a")
+        assert store.revision_reads == 1
+        assert got is not None and got.metadata.name == "a"
+
+
+async def test_concurrent_reads_share_one_revision_probe(store: WatchedStore) -> None:
+    async with running(store) as (cacher, registry):
+        await registry.create(POD, pod("a"))
+        store.revision_reads = 0
+        pages = await asyncio.gather(*(cacher.list(selection()) for _ in range(10)))
+        assert all([p.metadata.name for p in page.items] == ["a"] for page in pages)
+        # The first probe starts at once; every later reader shares the one that starts after it.
+        assert store.revision_reads == 2

@@ -10,6 +10,6 @@ objects (decoded once) and a ring of recent events, each serialized once for eve
 * cacher.py: what the verbs ask: List, Get and Watch served from the cache, or from the store.
 """
 
-from cluster.apiserver.watchcache.cacher import Cacher, CacheSettings
+from cluster.apiserver.watchcache.cacher import Cacher, CacheSettings, read_scope
 
-__all__ = ["CacheSettings", "Cacher"]
+__all__ = ["CacheSettings", "Cacher", "read_scope"]

@@ -15,8 +15,10 @@ Objects handed out are the cache's own and shared: callers copy before they chan
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from google.protobuf.message import Message
@@ -35,6 +37,28 @@ from cluster.apiserver.watchcache.revisionprobe import RevisionProbe
 from cluster.apiserver.watchcache.watcher import CacheWatcher
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class _ReadScope:
+    #: The store revision the request's first consistent read learned (0: none yet).
+    revision: int = 0
+
+
+_READ_SCOPE: ContextVar[_ReadScope | None] = ContextVar("watch_cache_read_scope", default=None)
+
+
+@contextlib.contextmanager
+def read_scope() -> Iterator[None]:
+    """One request's reads. Its first consistent read asks the store for its revision; later ones in the
+    same request wait for that revision again instead of asking anew: it was read after the request
+    began, so it covers every write acknowledged before the request (a pod create reads PriorityClasses
+    and ResourceQuotas, one store round trip for both)."""
+    token = _READ_SCOPE.set(_ReadScope())
+    try:
+        yield
+    finally:
+        _READ_SCOPE.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +107,13 @@ class Cacher:
         cache = self._caches.get(kind)
         if cache is None or not self.reflector.ready:
             return None
-        revision = await self._probe.current()
+        scope = _READ_SCOPE.get()
+        if scope is not None and scope.revision:
+            revision = scope.revision
+        else:
+            revision = await self._probe.current()
+            if scope is not None:
+                scope.revision = revision
         if await self.reflector.wait_for(revision, self.settings.fresh_timeout_s):
             return cache
         log.info("the watch cache has not reached revision %d in %.1fs; reading from the store",
