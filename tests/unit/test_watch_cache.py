@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -311,6 +312,22 @@ async def test_a_consistent_read_the_cache_cannot_catch_up_on_goes_to_the_store(
         got = await cacher.get(POD, "default", "late")
         assert got is not None and got.metadata.resource_version == created.metadata.resource_version
         store.gate.set()
+
+
+async def test_a_revision_the_cache_never_sees_costs_one_wait(
+    store: WatchedStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with running(store, fresh_timeout_s=0.1) as (cacher, registry):
+        store.gate.clear()  # as a write outside the registry: the store's revision moves, no event comes
+        await registry.create(POD, pod("late"))
+        with caplog.at_level(logging.INFO, logger="cluster.apiserver.watchcache.cacher"):
+            for _ in range(4):
+                assert [p.metadata.name for p in (await cacher.list(selection())).items] == ["late"]
+        # Only the first read waited for it; the others went to the store at once.
+        assert len([r for r in caplog.records if "has not reached revision" in r.getMessage()]) == 1
+        store.gate.set()
+        await until(lambda: cacher.reflector.revision >= cacher.reflector.applied_revision > 0, STEP_S)
+        assert await cacher.fresh(POD) is not None
 
 
 async def test_list_pages_from_the_cache_continue_from_the_store(store: WatchedStore) -> None:

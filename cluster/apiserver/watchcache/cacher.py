@@ -92,6 +92,8 @@ class Cacher:
         }
         self.reflector = Reflector(registry.store, list(self._caches.values()), retry_s=settings.retry_s)
         self._probe = RevisionProbe(registry.store)
+        #: The last store revision a consistent read waited for in vain.
+        self._unreached = 0
 
     async def run(self) -> None:
         """Keep the cache in sync with the store until cancelled."""
@@ -114,8 +116,14 @@ class Cacher:
             revision = await self._probe.current()
             if scope is not None:
                 scope.revision = revision
+        if revision == self._unreached and self.reflector.revision < revision:
+            return None
         if await self.reflector.wait_for(revision, self.settings.fresh_timeout_s):
             return cache
+        # Not seen yet, or never to be seen: a write outside the registry (etcd's compaction record)
+        # advances the revision without an event. Later reads at that same revision go to the store at
+        # once rather than each waiting again.
+        self._unreached = revision
         log.info("the watch cache has not reached revision %d in %.1fs; reading from the store",
                  revision, self.settings.fresh_timeout_s)
         return None
