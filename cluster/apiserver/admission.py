@@ -14,6 +14,8 @@ at most one class may be the globalDefault. (Immutable value and preemptionPolic
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cluster.api import errors, objects_pb2, podgroups, validation
 from cluster.api.kinds import POD, POD_GROUP, PRIORITY_CLASS, Kind
 from cluster.apiserver import messages
@@ -21,6 +23,9 @@ from cluster.apiserver.defaults import DEFAULT_PREEMPTION_POLICY
 from cluster.apiserver.listing import list_objects
 from cluster.apiserver.registry import Registry
 from cluster.apiserver.selection import Selection
+
+if TYPE_CHECKING:
+    from cluster.apiserver.watchcache import Cacher
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY
@@ -55,17 +60,17 @@ _SYSTEM_BY_NAME = {pc.metadata.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
 
 
 async def _class_priority(
-    registry: Registry, kind: Kind, name: str, class_name: str
+    registry: Registry, kind: Kind, name: str, class_name: str, cache: Cacher | None
 ) -> tuple[str, int, str | None]:
     """What the Priority admission plugin gives an object naming ``class_name`` (maybe ""): the class name
     to write (the globalDefault's when none is named), the priority, and the class's preemption policy
     (None when the class sets none). An unknown class is Forbidden."""
     if class_name:
-        pc = await registry.get(PRIORITY_CLASS, "", class_name)
+        pc = await (registry.get if cache is None else cache.get)(PRIORITY_CLASS, "", class_name)
         if pc is None:
             raise messages.forbidden(kind, name, f"no PriorityClass with name {class_name} was found")
         return class_name, pc.value, pc.preemption_policy if pc.HasField("preemption_policy") else None
-    default_class = await global_default_class(registry)
+    default_class = await global_default_class(registry, cache)
     if default_class is None:
         return "", DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS, DEFAULT_PREEMPTION_POLICY
     policy = default_class.preemption_policy if default_class.HasField("preemption_policy") else None
@@ -80,11 +85,12 @@ def _computed_priority_problem(kind: Kind, name: str, given: int, priority: int)
     )
 
 
-async def admit_pod_create(registry: Registry, pod: objects_pb2.Pod) -> None:
-    """Resolve ``pod``'s priority and preemption policy from its class (see the module docstring)."""
+async def admit_pod_create(registry: Registry, pod: objects_pb2.Pod, cache: Cacher | None = None) -> None:
+    """Resolve ``pod``'s priority and preemption policy from its class (see the module docstring); the
+    classes are read from ``cache`` when given (a consistent read)."""
     spec, name = pod.spec, pod.metadata.name
     spec.priority_class_name, priority, policy = await _class_priority(
-        registry, POD, name, spec.priority_class_name
+        registry, POD, name, spec.priority_class_name, cache
     )
     if spec.HasField("priority") and spec.priority != priority:
         raise _computed_priority_problem(POD, name, spec.priority, priority)
@@ -112,14 +118,16 @@ def admit_pod_update(new: objects_pb2.Pod, old: objects_pb2.Pod) -> None:
 # ------------------------------------------------------------------------------------------ pod groups
 
 
-async def admit_pod_group_create(registry: Registry, group: objects_pb2.PodGroup) -> None:
+async def admit_pod_group_create(
+    registry: Registry, group: objects_pb2.PodGroup, cache: Cacher | None = None
+) -> None:
     """An upstream PodGroup's priority, as a pod's: from the class it names, else the globalDefault class
     (written into it), else 0; spec.priority only if it equals that. Coscheduling's spelling has none."""
     if podgroups.is_coscheduling(group):
         return
     spec, name = group.spec, group.metadata.name
     spec.priority_class_name, priority, _ = await _class_priority(
-        registry, POD_GROUP, name, spec.priority_class_name
+        registry, POD_GROUP, name, spec.priority_class_name, cache
     )
     if spec.HasField("priority") and spec.priority != priority:
         raise _computed_priority_problem(POD_GROUP, name, spec.priority, priority)
@@ -136,9 +144,15 @@ def admit_pod_group_update(new: objects_pb2.PodGroup, old: objects_pb2.PodGroup)
 _ALL_PRIORITY_CLASSES = Selection.parse(PRIORITY_CLASS)
 
 
-async def global_default_class(registry: Registry) -> objects_pb2.PriorityClass | None:
-    """The globalDefault class; if a race let two in, the lower value wins (as in Kubernetes)."""
-    classes = await list_objects(registry, _ALL_PRIORITY_CLASSES)
+async def global_default_class(
+    registry: Registry, cache: Cacher | None = None
+) -> objects_pb2.PriorityClass | None:
+    """The globalDefault class; if a race let two in, the lower value wins (as in Kubernetes). Read from
+    ``cache`` when given (a consistent read), instead of a List from the store on every pod create."""
+    if cache is None:
+        classes = await list_objects(registry, _ALL_PRIORITY_CLASSES)
+    else:
+        classes = await cache.list(_ALL_PRIORITY_CLASSES)
     defaults = [pc for pc in classes.items if pc.global_default]
     return min(defaults, key=lambda pc: pc.value, default=None)
 
@@ -179,12 +193,12 @@ def _system_class_mismatch(pc: objects_pb2.PriorityClass) -> str:
 
 
 async def admit_priority_class(
-    registry: Registry, pc: objects_pb2.PriorityClass, *, updating: bool
+    registry: Registry, pc: objects_pb2.PriorityClass, *, updating: bool, cache: Cacher | None = None
 ) -> None:
     """At most one globalDefault: a second one is Forbidden, naming the class that already is."""
     if not pc.global_default:
         return
-    current = await global_default_class(registry)
+    current = await global_default_class(registry, cache)
     if current is None:
         return
     if not updating or current.metadata.name != pc.metadata.name:

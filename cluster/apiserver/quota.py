@@ -34,6 +34,7 @@ The server creates such a quota in kube-system at start (bootstrap.py).
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import POD, RESOURCE_QUOTA
@@ -43,6 +44,9 @@ from cluster.apiserver.listing import list_objects
 from cluster.apiserver.registry import Registry, revision_of
 from cluster.apiserver.selection import Selection
 from store.base import StoreUnavailable
+
+if TYPE_CHECKING:
+    from cluster.apiserver.watchcache import Cacher
 
 log = logging.getLogger(__name__)
 
@@ -58,12 +62,21 @@ async def quotas_in(registry: Registry, namespace: str) -> list[objects_pb2.Reso
 # ------------------------------------------------------------------------------------ pod create
 
 
-async def charge(registry: Registry, pod: objects_pb2.Pod, *, dry_run: bool = False) -> tuple[str, ...]:
+async def charge(
+    registry: Registry, pod: objects_pb2.Pod, *, dry_run: bool = False, cache: Cacher | None = None
+) -> tuple[str, ...]:
     """Admit ``pod`` against its namespace's quotas and charge them; return the names of the quotas
-    charged (for ``refund`` should the pod not be stored). Forbidden when a quota refuses it."""
+    charged (for ``refund`` should the pod not be stored). Forbidden when a quota refuses it.
+
+    The first attempt reads the quotas from ``cache`` when given; after a lost compare-and-swap every
+    attempt reads them from the store, as kube-apiserver's quota admission falls back to a live lookup."""
     namespace = pod.metadata.namespace
     while True:
-        quotas = await quotas_in(registry, namespace)
+        if cache is None:
+            quotas = await quotas_in(registry, namespace)
+        else:
+            quotas = (await cache.list(_QUOTAS, namespace)).items  # type: ignore[assignment]
+            cache = None
         refusal = limited_scopes_refusal(pod, quotas)
         if refusal is not None:
             raise messages.forbidden(POD, pod.metadata.name, refusal)

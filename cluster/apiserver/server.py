@@ -42,7 +42,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
-from cluster.api import apiserver_pb2, apiserver_pb2_grpc
+from cluster.api import apiserver_pb2
 from cluster.api.addresses import is_loopback_host
 from cluster.api.limits import MAX_REQUEST_BYTES
 from cluster.apiserver.auth.access import Access
@@ -56,8 +56,9 @@ from cluster.apiserver.limits import ApiLimits, RequestDeadline, WatchLimit
 from cluster.apiserver.malformed import RefuseMalformedRequests
 from cluster.apiserver.metrics import ApiServerMetrics
 from cluster.apiserver.registry import MAX_OBJECT_BYTES, Registry
-from cluster.apiserver.service import ApiService, GuardedReflection
+from cluster.apiserver.service import ApiService, GuardedReflection, add_api_service
 from cluster.apiserver.verbs import Verbs
+from cluster.apiserver.watchcache import Cacher
 from cluster.healthserver import HealthServer, parse_address
 from store.base import Store
 from store.compactor import Compactor
@@ -164,7 +165,8 @@ class ApiServer:
         self._leadership = Leadership(
             enforced=self.options.enforce_leader_fencing, may=self._access.authorizer.allows
         )
-        self._verbs = Verbs(self._registry, clock=clock, leadership=self._leadership)
+        self._cache = Cacher(self._registry)
+        self._verbs = Verbs(self._registry, clock=clock, leadership=self._leadership, cache=self._cache)
         self._finisher = DeletionFinisher(self._registry, clock=clock)
         self._compactor = Compactor(
             store,
@@ -217,7 +219,7 @@ class ApiServer:
             self._verbs, self._stopping, access=self._access, gates=gates, max_page_size=limits.max_page_size,
             metrics=self.metrics,
         )
-        apiserver_pb2_grpc.add_ApiServerServicer_to_server(service, server)
+        add_api_service(service, server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         health_service = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
         reflected = (SERVICE_NAME, health_service, reflection.SERVICE_NAME)
@@ -291,6 +293,7 @@ class ApiServer:
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(self._finisher.run(), name="deletion-finisher")
             tasks.create_task(self._compactor.run(), name="compactor")
+            tasks.create_task(self._cache.run(), name="watch-cache")
             if self._leadership.enforced:
                 tasks.create_task(self._leadership.clock.run(self._registry), name="lease-clock")
             if self._endpoints is not None:

@@ -35,12 +35,12 @@ from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.fencing import LeaseFence
 from cluster.apiserver.flowcontrol import watch_started
 from cluster.apiserver.limits import DEFAULT_MAX_PAGE_SIZE, status_message
-from cluster.apiserver.listing import list_objects
 from cluster.apiserver.metrics import ApiServerMetrics
 from cluster.apiserver.selection import Selection
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from cluster.apiserver.verbs import Verbs, check_path_name, request_namespace, resolve_kind
-from cluster.apiserver.watch import until_stopped, watch_events
+from cluster.apiserver.watch import until_stopped
+from cluster.apiserver.watchcache import read_scope
 from store.base import FutureRevision, StoreUnavailable, TooOldRevision, TransactionTooLarge
 
 log = logging.getLogger(__name__)
@@ -103,11 +103,12 @@ def _unary(
                 user = self._access.authenticate(context)
                 info = describe(request)
                 self._access.authorize(user, info)
-                if not self._gates:
-                    response = await handler(self, request, user)
-                else:
-                    async with self._gated(user, info):
+                with read_scope():
+                    if not self._gates:
                         response = await handler(self, request, user)
+                    else:
+                        async with self._gated(user, info):
+                            response = await handler(self, request, user)
             except asyncio.CancelledError:
                 self._observe(rpc, info, grpc.StatusCode.CANCELLED, start)
                 raise
@@ -224,8 +225,8 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
     @_unary(requests.list_)
     async def List(self, request: apiserver_pb2.ListRequest, user: UserInfo) -> apiserver_pb2.ListResponse:
         selection, namespace = self._selection(request)
-        page = await list_objects(
-            self._registry, selection, namespace, limit=request.limit, continue_token=request.continue_token,
+        page = await self._verbs.cache.list(
+            selection, namespace, limit=request.limit, continue_token=request.continue_token,
             max_page_size=self._max_page_size,
         )
         return apiserver_pb2.ListResponse(
@@ -257,7 +258,9 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
 
     async def Watch(
         self, request: apiserver_pb2.WatchRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[apiserver_pb2.WatchEvent]:
+    ) -> AsyncIterator[bytes | apiserver_pb2.WatchEvent]:
+        """The events of the watch: from the watch cache, bytes serialized once for every watcher (see
+        ``add_api_service``), or WatchEvent messages from a store watch."""
         start = time.perf_counter()
         info = None
         self._open_watches += 1
@@ -269,7 +272,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
             # The gates hold for the whole stream: a gate may count a caller's open watches.
             async with self._gated(user, info):
                 selection, namespace = self._selection(request)
-                events = watch_events(self._registry, selection, namespace, request.resource_version)
+                events = self._verbs.cache.watch(selection, namespace, request.resource_version)
                 self._metrics.watch_opened(info.resource)
                 try:
                     async for event in until_stopped(events, self._stopping):
@@ -309,6 +312,38 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         if namespace:
             check_path_name("namespace", namespace)
         return Selection.parse(kind, request.label_selector, request.field_selector), namespace
+
+
+def _serialize_watch_event(event: bytes | apiserver_pb2.WatchEvent) -> bytes:
+    return event if isinstance(event, bytes) else event.SerializeToString()
+
+
+class _WatchBytesRegistration:
+    """A stand-in for the server while the generated code registers the service: it registers the same
+    handlers, except that Watch's response serializer passes bytes through (the cache sends each event's
+    bytes, serialized once, to every watcher) and serializes a WatchEvent message (a store watch)."""
+
+    def __init__(self, server: grpc.aio.Server) -> None:
+        self._server = server
+
+    def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
+        """Ignored: ``add_registered_method_handlers`` receives the same handlers, and adds both."""
+
+    def add_registered_method_handlers(
+        self, service: str, handlers: dict[str, grpc.RpcMethodHandler]
+    ) -> None:
+        handlers = dict(handlers)
+        handlers["Watch"] = handlers["Watch"]._replace(  # type: ignore[attr-defined]
+            response_serializer=_serialize_watch_event
+        )
+        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+        self._server.add_registered_method_handlers(service, handlers)
+
+
+def add_api_service(service: ApiService, server: grpc.aio.Server) -> None:
+    """Serve ``service`` on ``server`` as the generated ``add_ApiServerServicer_to_server`` does, with
+    Watch responses that may be pre-serialized bytes."""
+    apiserver_pb2_grpc.add_ApiServerServicer_to_server(service, _WatchBytesRegistration(server))
 
 
 class GuardedReflection(reflection.aio.ReflectionServicer):

@@ -26,6 +26,7 @@ from cluster.apiserver import admission, graceful, messages, quota, strategy
 from cluster.apiserver.fencing import Fencing, LeaseFence
 from cluster.apiserver.leadership import Leadership
 from cluster.apiserver.registry import GuardSource, Registry, revision_of
+from cluster.apiserver.watchcache import Cacher
 from store.base import Guard
 
 #: How many generated names a create tries before it gives up on collisions (as Kubernetes).
@@ -74,8 +75,12 @@ class Verbs:
         clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
         leadership: Leadership | None = None,
+        cache: Cacher | None = None,
     ) -> None:
         self.registry = registry
+        #: The watch cache Get, List, Watch and admission read from; one that is not run (the default)
+        #: is never in sync, and every read goes to the store.
+        self.cache = cache or Cacher(registry)
         #: Checks the fences of fenced writes and counts the ones it refuses.
         self.fencing = Fencing(registry)
         #: Server-enforced leadership (leadership.py): off unless the server was asked for it.
@@ -102,19 +107,21 @@ class Verbs:
             strategy.prepare_for_create(kind, candidate, self.now(), self._rng)
             _stamp_fence(candidate, fence)
             if isinstance(candidate, objects_pb2.Pod):
-                await admission.admit_pod_create(self.registry, candidate)
+                await admission.admit_pod_create(self.registry, candidate, self.cache)
             elif isinstance(candidate, objects_pb2.PodGroup):
-                await admission.admit_pod_group_create(self.registry, candidate)
+                await admission.admit_pod_group_create(self.registry, candidate, self.cache)
             elif isinstance(candidate, objects_pb2.ResourceQuota):
                 await quota.status_for_create(self.registry, candidate)
             self._validate(kind, candidate)
             if isinstance(candidate, objects_pb2.PriorityClass):
-                await admission.admit_priority_class(self.registry, candidate, updating=False)
+                await admission.admit_priority_class(
+                    self.registry, candidate, updating=False, cache=self.cache
+                )
             meta = candidate.metadata
             guards = _fence_guards(fence, "create", kind, meta.namespace, meta.name)
             charged: tuple[str, ...] = ()
             if isinstance(candidate, objects_pb2.Pod):
-                charged = await quota.charge(self.registry, candidate, dry_run=dry_run)
+                charged = await quota.charge(self.registry, candidate, dry_run=dry_run, cache=self.cache)
             try:
                 created = await self.registry.create(kind, candidate, dry_run=dry_run, guards=guards)
             except Exception as exc:
@@ -152,7 +159,10 @@ class Verbs:
         kind = resolve_kind(kind_name)
         namespace = request_namespace(kind, namespace)
         check_path_name("resource name", name)
-        return await self.registry.require(kind, namespace, name)
+        obj = await self.cache.get(kind, namespace, name)
+        if obj is None:
+            raise messages.not_found(kind, name)
+        return obj
 
     # ------------------------------------------------------------------------------------ updates
 
@@ -190,7 +200,7 @@ class Verbs:
                 await quota.status_for_update(self.registry, updated)
             self._validate(kind, updated, current)
             if isinstance(updated, objects_pb2.PriorityClass):
-                await admission.admit_priority_class(self.registry, updated, updating=True)
+                await admission.admit_priority_class(self.registry, updated, updating=True, cache=self.cache)
             return updated
 
         updated = await self.registry.guaranteed_update(

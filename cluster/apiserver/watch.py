@@ -46,25 +46,40 @@ def convert_event(selection: Selection, event: WatchEvent) -> apiserver_pb2.Watc
     """The API event a store event is for a watcher of ``selection``; None when it sees nothing."""
     kind = selection.kind
     current = _decode(kind, event.key, event.value, event.revision)
-    current_object = _object_of(current, kind)
-    if event.type is EventType.DELETE:
-        return _typed(current, DELETED) if selection.matches(current_object) else None
-
-    current_selected = selection.matches(current_object)
-    if event.create_revision == event.revision:
-        return _typed(current, ADDED) if current_selected else None
-    if selection.everything:
-        return _typed(current, MODIFIED)
-    # Without the previous state (etcd omits it once compacted) the object counts as not selected before.
-    previous = (
-        None if event.prev_value is None
-        else _decode(kind, event.key, event.prev_value, event.revision)
+    created = event.create_revision == event.revision
+    previous: apiserver_pb2.WatchEvent | None = None
+    transition = event.type is EventType.PUT and not created and not selection.everything
+    if transition and event.prev_value is not None:
+        previous = _decode(kind, event.key, event.prev_value, event.revision)
+    seen = seen_as(
+        selection, event.type is EventType.DELETE, created, _object_of(current, kind),
+        None if previous is None else _object_of(previous, kind),
     )
-    previous_selected = previous is not None and selection.matches(_object_of(previous, kind))
+    if seen is None:
+        return None
+    type_, as_previous = seen
+    return _typed(previous if as_previous and previous is not None else current, type_)
+
+
+def seen_as(
+    selection: Selection, deleted: bool, created: bool, current: Message, previous: Message | None
+) -> tuple[apiserver_pb2.WatchEvent.Type, bool] | None:
+    """How a watcher of ``selection`` sees one store event: the API event type, and whether it carries the
+    previous state (True) rather than the current one; None when it sees nothing. ``current`` is the
+    object as written (for a deletion, its last state); ``previous`` the object before the write, None
+    when unknown (etcd omits it once compacted: then it counts as not selected before)."""
+    current_selected = selection.matches(current)
+    if deleted:
+        return (DELETED, False) if current_selected else None
+    if created:
+        return (ADDED, False) if current_selected else None
+    if selection.everything:
+        return MODIFIED, False
+    previous_selected = previous is not None and selection.matches(previous)
     if current_selected:
-        return _typed(current, MODIFIED if previous_selected else ADDED)
-    if previous is not None and previous_selected:
-        return _typed(previous, DELETED)
+        return (MODIFIED if previous_selected else ADDED), False
+    if previous_selected:
+        return DELETED, True
     return None
 
 
