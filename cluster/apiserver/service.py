@@ -277,7 +277,8 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
                 try:
                     async for event in until_stopped(events, self._stopping):
                         watch_started()  # its setup is done: flow control takes its seat back
-                        self._metrics.watch_event_sent(info.resource, event.ByteSize())
+                        size = len(event) if isinstance(event, bytes) else event.ByteSize()
+                        self._metrics.watch_event_sent(info.resource, size)
                         yield event
                 finally:
                     self._metrics.watch_closed(info.resource)
