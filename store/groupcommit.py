@@ -48,8 +48,9 @@ from store.base import (
     get_many,
 )
 
-#: etcd's default --max-txn-ops: comparisons of a batch (one per write, two for a write without an
-#: expected revision, one per guard). Batches of this size already spread a request's cost thin.
+#: etcd's default --max-txn-ops, the most entries of each list of a Txn (comparisons: one per write, two
+#: for one without an expected revision, one per guard; writes: one per write, plus a read per update).
+#: Batches of this size already spread a request's cost thin.
 MAX_BATCH_OPS = 128
 #: Keys and values of a batch, in bytes: room below etcd's default request limit of 1.5 MiB for the
 #: comparisons and the framing.
@@ -62,9 +63,12 @@ class _Write:
     guards: tuple[Guard, ...]
     answer: asyncio.Future[WriteResult]
 
-    def comparisons(self) -> int:
+    def etcd_ops(self) -> int:
+        """What this write adds to the longest list of an etcd Txn (its comparisons, or its write and
+        the read of an update's create_revision)."""
         unconditional = self.op.type is not OpType.CREATE and not self.op.expected_revision
-        return (2 if unconditional else 1) + len(self.guards)
+        comparisons = (2 if unconditional else 1) + len(self.guards)
+        return max(comparisons, 2 if self.op.type is OpType.UPDATE else 1)
 
     def size(self) -> int:
         return len(self.op.key) + len(self.op.value)
@@ -128,7 +132,7 @@ class GroupCommitStore:
             if write.answer.done():  # the writer gave up before its write was sent
                 continue
             if batch and (
-                ops + write.comparisons() > self._max_ops or size + write.size() > self._max_bytes
+                ops + write.etcd_ops() > self._max_ops or size + write.size() > self._max_bytes
             ):
                 self._waiting.appendleft(write)
                 break
@@ -140,7 +144,7 @@ class GroupCommitStore:
             batch.append(write)
             keys.add(write.op.key)
             guarded.update((guard.key, guard.mod_revision) for guard in write.guards)
-            ops += write.comparisons()
+            ops += write.etcd_ops()
             size += write.size()
         self._waiting.extendleft(reversed(deferred))
         return batch
