@@ -127,6 +127,7 @@ class GroupCommitStore:
         guarded: dict[str, int] = {}
         ops = size = 0
         deferred: list[_Write] = []
+        held_back: set[str] = set()
         while self._waiting:
             write = self._waiting.popleft()
             if write.answer.done():  # the writer gave up before its write was sent
@@ -136,8 +137,9 @@ class GroupCommitStore:
             ):
                 self._waiting.appendleft(write)
                 break
-            if _collides(write, keys, guarded):
+            if write.op.key in held_back or _collides(write, keys, guarded):
                 deferred.append(write)
+                held_back.add(write.op.key)  # a later write of this key must not overtake it
                 if len(deferred) >= self._max_ops:  # a long run of writes to a few keys: scan no further
                     break
                 continue

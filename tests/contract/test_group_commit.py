@@ -160,3 +160,23 @@ async def test_watchers_see_a_batch_at_one_revision_in_key_order(store: Store) -
     assert [(event.type, event.key, event.revision) for event in seen] == [
         (EventType.PUT, f"/pods/{name}", results[0].revision) for name in "abc"
     ]
+
+
+async def test_a_write_held_back_for_the_next_batch_is_not_overtaken_on_its_key(store: Store) -> None:
+    fence = await store.create("/leases/fence", b"holder")
+    (kv,) = await _created(store, 1)
+    assert fence.current is not None
+    grouping, requests = grouped(store)
+
+    renewal, held, later = await asyncio.gather(
+        grouping.update("/leases/fence", b"renewed", fence.revision),
+        # Guarded on the key the renewal writes: it waits for the next batch...
+        grouping.update(kv.key, b"held", kv.mod_revision, [Guard("/leases/fence", fence.revision)]),
+        # ...and so does this write of the same key, which would otherwise go first.
+        grouping.update(kv.key, b"later", None),
+    )
+
+    assert renewal.succeeded
+    assert not held.succeeded and held.failed_guards == (Guard("/leases/fence", fence.revision),)
+    assert later.succeeded and (await store.get(kv.key)) == later.current
+    assert requests.sent == [("update", 1), ("update", 1), ("update", 1)]
