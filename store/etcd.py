@@ -367,12 +367,14 @@ class EtcdStore:
 
     async def txn(self, ops: Sequence[TxnOp], guards: Sequence[Guard] = ()) -> TxnResult:
         """One etcd Txn: every op's comparison and every guard, then the writes in key order (etcd
-        numbers a revision's events in the order of its ops, so watchers get them in key order), each
-        returning the key's previous value; on failure, a read of each op's key and a keys-only read of
-        each guard's, which say which comparison failed.
+        numbers a revision's events in the order of its ops, so watchers get them in key order), a
+        delete returning the value it deleted and an update followed by a keys-only read of its key (its
+        create_revision, without sending the previous value back); on failure, a read of each op's key
+        and a keys-only read of each guard's, which say which comparison failed.
 
         etcd caps each of a Txn's lists at ``--max-txn-ops`` (128 by default): one comparison per op
-        (an expected revision implies the key exists), one per guard, one write per op."""
+        (an expected revision implies the key exists), one per guard, one write per op and, after an
+        update's write, a keys-only read of its create_revision."""
         check_txn(ops)
         ordered = sorted(range(len(ops)), key=lambda i: ops[i].key)
         compare: builtins.list[Compare] = []
@@ -390,7 +392,10 @@ class EtcdStore:
                 success.append(RequestOp(request_delete_range=DeleteRangeRequest(key=wire, prev_kv=True)))
             else:
                 _check_value(op.value)
-                success.append(RequestOp(request_put=PutRequest(key=wire, value=op.value, prev_kv=True)))
+                success.append(RequestOp(request_put=PutRequest(key=wire, value=op.value)))
+                if op.type is OpType.UPDATE:
+                    # The key's create_revision without sending the previous value back (as update does).
+                    success.append(_range_op(wire, keys_only=True))
         compare += self._guard_compares(guards)
         failure = [
             *(_range_op(self._wire(op.key)) for op in ops),
@@ -408,15 +413,16 @@ class EtcdStore:
                     failed_guards.append(guard)
             return TxnResult(False, revision, current, failed_ops, tuple(failed_guards))
         written: builtins.list[KeyValue | None] = [None] * len(ops)
-        for index, reply in zip(ordered, response.responses, strict=True):
-            op = ops[index]
+        replies = iter(response.responses)
+        for index in ordered:
+            op, reply = ops[index], next(replies)
             if op.type is OpType.DELETE:
                 written[index] = self._key_value(reply.response_delete_range.prev_kvs[0])
-            else:
-                # An update keeps the key's create_revision; a create starts it at this revision.
-                put = reply.response_put
-                created = int(put.prev_kv.create_revision) if put.HasField("prev_kv") else revision
+            elif op.type is OpType.UPDATE:
+                created = int(next(replies).response_range.kvs[0].create_revision)
                 written[index] = KeyValue(op.key, op.value, created, revision)
+            else:
+                written[index] = KeyValue(op.key, op.value, revision, revision)
         return TxnResult(True, revision, tuple(written))
 
     async def compact(self, revision: int) -> None:

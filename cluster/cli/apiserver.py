@@ -80,6 +80,7 @@ from cluster.apiserver.limits import (
     ApiLimits,
 )
 from cluster.apiserver.server import ALLOW_PLAINTEXT_TOKENS_FLAG, ApiServer, ApiServerOptions
+from cluster.cli import eventloop
 from cluster.cli.common import http_address, parse_duration, positive_duration, stop_signals
 from cluster.cli.controllers import CONTROLLERS, parse_controllers, run_controllers
 from cluster.cli.loopback import Loopback
@@ -230,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
     # kube-apiserver's metrics have no "_created" series; prometheus-client adds them unless told not to.
     disable_created_metrics()
     data_dir = os.path.abspath(args.data_dir or default_data_dir())
-    return asyncio.run(_serve(args, data_dir))
+    return eventloop.run(_serve(args, data_dir))
 
 
 def _fail(message: str) -> int:

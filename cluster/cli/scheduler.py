@@ -54,6 +54,7 @@ from typing import Any
 
 from prometheus_client import disable_created_metrics
 
+from cluster.cli import eventloop
 from cluster.cli.common import (
     SERVER_ENV,
     add_credential_flags,
@@ -199,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
         client = Client(server_address(args), credentials=credentials)
     except ValueError as exc:  # a malformed --server or $PODSCHED_SERVER
         return _fail(str(exc), EXIT_USAGE)
-    return asyncio.run(_serve(client, args, config, registry))
+    return eventloop.run(_serve(client, args, config, registry))
 
 
 #: Flag → LeaderElectionConfig field, for the flags that override the config file.

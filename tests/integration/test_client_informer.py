@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import random
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -336,13 +337,19 @@ def compacting_apiserver(backend: str, tmp_path: Path) -> Iterator[ApiServerProc
         yield server
 
 
-async def write_filler(client: Client, count: int, batch: int = 50) -> None:
-    """``count`` writes the informer does not watch (Leases in a namespace of their own)."""
+async def write_filler(client: Client, revisions: int, batch: int = 50) -> None:
+    """Writes the informer does not watch (Leases in a namespace of their own) until the store is
+    ``revisions`` revisions further on; counted in revisions, since concurrent writes may share one."""
     namespace = f"filler-{random.getrandbits(32):08x}"
-    for start in range(0, count, batch):
-        await asyncio.gather(*(
-            client.create(lease(f"l-{index}", namespace)) for index in range(start, min(count, start + batch))
+    before: int | None = None
+    for start in itertools.count(0, batch):
+        written = await asyncio.gather(*(
+            client.create(lease(f"l-{index}", namespace)) for index in range(start, start + batch)
         ))
+        versions = [int(obj.metadata.resource_version) for obj in written]
+        before = min(versions) - 1 if before is None else before
+        if max(versions) - before >= revisions:
+            return
 
 
 def lease(name: str, namespace: str) -> objects_pb2.Lease:

@@ -248,14 +248,18 @@ async def test_background_work_of_two_servers_does_not_fight(
             assert logs.count(finished) == 1, f"{name} finished {logs.count(finished)} times"
 
         # Compactors: more than the retained revisions written, so both have something to compact.
+        # Counted in revisions, not writes: concurrent writes may share one (group commit).
         churn = await client.create(_pod("churn", namespace))
         early = churn.metadata.resource_version
+        beyond = int(early) + MIN_RETAINED_REVISIONS + 150
 
         async def write(worker: int) -> None:
             writer = client if worker % 2 else other
-            for _ in range(MIN_RETAINED_REVISIONS // 16 + 10):
+            while True:
                 latest = await writer.create(_pod(f"c-{uuid.uuid4().hex[:10]}", namespace))
                 await writer.delete(POD, latest.metadata.name, namespace)
+                if int(latest.metadata.resource_version) > beyond:
+                    return
 
         await asyncio.gather(*(write(worker) for worker in range(8)))
         async with asyncio.timeout(CATCH_UP_S):
