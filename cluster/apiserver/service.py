@@ -240,7 +240,8 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         fence = self._fence(request)
         meta = request.binding.metadata
         self._verbs.leadership.check_bind(user, meta.namespace or DEFAULT_NAMESPACE, meta.name, fence)
-        return await binding.bind(self._registry, request.binding, self._verbs.now(), fence=fence)
+        return await binding.bind(
+            self._registry, request.binding, self._verbs.now(), fence=fence, peek=self._verbs.cache.peek)
 
     @_unary(requests.bind_group)
     async def BindGroup(

@@ -130,6 +130,16 @@ class Cacher:
 
     # ---------------------------------------------------------------------------------------- reads
 
+    def peek(self, kind: Kind, namespace: str, name: str) -> Message | None:
+        """The cache's copy of an object as of now, without asking the store how far it is: it may be
+        behind (None also for an uncached kind or a cache not in sync). For a write's first attempt,
+        whose compare-and-swap finds out whether the copy was current, as kube-apiserver's updates
+        start from the cached object."""
+        cache = self._caches.get(kind)
+        if cache is None or not self.reflector.ready:
+            return None
+        return cache.get(kind.key(namespace, name))
+
     async def get(self, kind: Kind, namespace: str, name: str) -> Message | None:
         cache = await self.fresh(kind)
         if cache is None:
