@@ -37,10 +37,12 @@ lint: venv
 	$(VENV)/bin/mypy
 
 # Tests that assert wall-clock bounds (failover times) run alone first; the rest two at a time, each test
-# module on one worker (its module-scoped servers stay with it).
+# module on one worker (its module-scoped servers stay with it). Modules are handed out in collection order
+# (contract and integration, then the many short unit modules), not xdist's default of most tests first,
+# which leaves the few-test, long integration modules (bench, demo, README) for the end, one worker idle.
 test: venv etcd lint
 	$(VENV)/bin/pytest -q -p no:cacheprovider -m timing
-	$(VENV)/bin/pytest -q -p no:cacheprovider -m "not timing" -n 2 --dist loadfile
+	$(VENV)/bin/pytest -q -p no:cacheprovider -m "not timing" -n 2 --dist loadfile --no-loadscope-reorder
 
 # Regenerate the protobuf and gRPC code from protos/ (tests check that what is committed is fresh).
 protos: venv

@@ -46,7 +46,9 @@ def _store_args(backend: str, request: pytest.FixtureRequest, data_dir: Path) ->
 def apiserver(
     backend: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ApiServerProcess]:
-    server = ApiServerProcess(_store_args(backend, request, tmp_path_factory.mktemp("apiserver")))
+    # With its metrics, so that a test can wait for what the server holds open (watches) instead of sleeping.
+    server = ApiServerProcess(_store_args(backend, request, tmp_path_factory.mktemp("apiserver")),
+                              extra_args=["--metrics-addr", "127.0.0.1:0"])
     server.start()
     try:
         yield server

@@ -6,13 +6,15 @@ import asyncio
 import re
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
-from cluster.cli.process import cli_env
+from cluster.cli.process import ApiServerProcess, cli_env
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -130,3 +132,27 @@ def parse_table(text: str) -> list[dict[str, str]]:
             row[name] = line[start:end].strip()
         rows.append(row)
     return rows
+
+
+def scrape(server: ApiServerProcess) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """Every sample of the server's /metrics (it must run with --metrics-addr), by name and labels."""
+    assert server.metrics_url is not None
+    with urllib.request.urlopen(f"{server.metrics_url}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def requests_total(server: ApiServerProcess, verb: str, resource: str, code: str) -> float:
+    """How many calls the server answered with this verb, resource and code (needs --metrics-addr)."""
+    labels = frozenset({"verb": verb, "resource": resource, "subresource": "", "code": code}.items())
+    return scrape(server).get(("apiserver_request_total", labels), 0.0)
+
+
+def open_watches(server: ApiServerProcess) -> float:
+    """Watches of pods the server holds open (it must run with --metrics-addr)."""
+    labels = frozenset({"verb": "WATCH", "resource": "pods"}.items())
+    return scrape(server).get(("apiserver_longrunning_requests", labels), 0.0)

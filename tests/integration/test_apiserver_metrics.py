@@ -14,13 +14,12 @@ from pathlib import Path
 
 import grpc
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds
 from cluster.cli.process import ApiServerProcess
 from cluster.client.credentials import ClientCredentials
 from tests import builders
-from tests.integration.helpers import REPO, run_cli
+from tests.integration.helpers import REPO, open_watches, requests_total, run_cli, scrape
 
 ADMIN_TOKEN = "metrics-admin-token"
 CLIENT_TOKEN = "metrics-client-token"
@@ -39,27 +38,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProces
     )
     with process:
         yield process
-
-
-def scrape(server: ApiServerProcess) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-    assert server.metrics_url is not None
-    with urllib.request.urlopen(f"{server.metrics_url}/metrics", timeout=10) as response:
-        text = response.read().decode()
-    return {
-        (sample.name, frozenset(sample.labels.items())): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
-
-
-def requests_total(server: ApiServerProcess, verb: str, resource: str, code: str) -> float:
-    labels = frozenset({"verb": verb, "resource": resource, "subresource": "", "code": code}.items())
-    return scrape(server).get(("apiserver_request_total", labels), 0.0)
-
-
-def open_watches(server: ApiServerProcess) -> float:
-    labels = frozenset({"verb": "WATCH", "resource": "pods"}.items())
-    return scrape(server).get(("apiserver_longrunning_requests", labels), 0.0)
 
 
 def wait_for(check: object, timeout_s: float = 15.0) -> None:

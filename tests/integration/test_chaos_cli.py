@@ -27,9 +27,6 @@ from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import REPO, CliResult, run_cli_async
 from tests.unit.fake_docker_engine import FakeContainer, FakeDockerEngine
 
-# Failover and lease timings are asserted: never run beside other tests.
-pytestmark = pytest.mark.timing
-
 NAMESPACE, NAME = "kube-system", "kube-scheduler"
 IDS = ["3f2a9c1b7d4e" + "a" * 52, "9b8c7d6e5f40" + "b" * 52, "5e6f7a8b9c0d" + "c" * 52]
 IDENTITIES = [f"{cid[:12]}_6c1d2e3f-0000-4000-8000-00000000000{i}" for i, cid in enumerate(IDS)]
@@ -283,6 +280,7 @@ class Replicas:
                     await supervising
 
 
+@pytest.mark.timing
 async def test_kill_leader_against_real_replicas_fails_over_within_the_bound(
     server: ApiServerProcess, fresh_lease: None, tmp_path: Path
 ) -> None:
@@ -308,6 +306,7 @@ async def test_kill_leader_against_real_replicas_fails_over_within_the_bound(
     assert {signal_sent for _, signal_sent in engine.kills()} == {"SIGKILL"}
 
 
+@pytest.mark.timing
 async def test_a_stopped_leader_is_thawed_and_steps_down(
     server: ApiServerProcess, fresh_lease: None, tmp_path: Path
 ) -> None:

@@ -20,9 +20,6 @@ from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, Fence
 from tests import builders
 
-# Failover and lease timings are asserted: never run beside other tests.
-pytestmark = pytest.mark.timing
-
 LEASE_NAME = "kube-scheduler"
 TOKEN_ANNOTATION = "podsched.io/fencing-token"
 BOUND_ANNOTATION = "podsched.io/bound-under-fence"

@@ -24,9 +24,6 @@ from tests import builders
 from tests.builders import IMAGE, pod
 from tests.integration.helpers import REPO
 
-# Lease timings are involved: never run beside other tests.
-pytestmark = pytest.mark.timing
-
 ADMIN_TOKEN, SCHEDULER_TOKEN, CLIENT_TOKEN = "admin-token", "scheduler-token", "client-token"
 LEASE_NAMESPACE, LEASE_NAME = "kube-system", "kube-scheduler"
 #: The real scheduler's election timings: short, so that expiries happen within the test.
@@ -154,6 +151,8 @@ async def test_unfenced_leader_writes_by_the_scheduler_identity_are_refused(
         assert (await admin.bind(namespace, "web", node)).spec.node_name == node
 
 
+# The leader must renew its 4 s lease in time for 8 s: it runs alone, with the timing tests.
+@pytest.mark.timing
 async def test_the_lease_cannot_be_taken_from_a_live_leader_which_keeps_leading(
     enforcing: ApiServerProcess, namespace: str, unique: Callable[[str], str]
 ) -> None:

@@ -30,8 +30,7 @@ from cluster.client.retry import RetryPolicy
 from tests import builders
 from tests.conftest import running_cluster
 
-# Failover timings are asserted: never run beside other tests.
-pytestmark = [pytest.mark.etcd, pytest.mark.timing]
+pytestmark = pytest.mark.etcd
 
 #: Writes the writer makes: 4 creates, then updates round-robin; the first server dies after KILL_AFTER.
 UPDATES = 200

@@ -21,9 +21,6 @@ from cluster.client import Client, NotFound
 from tests.builders import IMAGE, node, pod
 from tests.integration.test_scheduler import REPO, eventually
 
-# Failover and lease timings are asserted: never run beside other tests.
-pytestmark = pytest.mark.timing
-
 LEASE_S, RENEW_S, RETRY_S = 2.0, 1.5, 0.5
 TIMINGS = ["--leader-elect-lease-duration", f"{LEASE_S:g}s", "--leader-elect-renew-deadline", f"{RENEW_S:g}s",
            "--leader-elect-retry-period", f"{RETRY_S:g}s"]
@@ -107,6 +104,7 @@ def metric(process: SchedulerProcess, name: str) -> str:
     return next(line for line in body.splitlines() if line.startswith(name))
 
 
+@pytest.mark.timing
 async def test_one_leader_binds_and_a_sigterm_hands_over_within_a_retry_period(
     fresh_apiserver: ApiServerProcess, namespace: str
 ) -> None:
@@ -135,6 +133,7 @@ async def test_one_leader_binds_and_a_sigterm_hands_over_within_a_retry_period(
             assert fenced_by(pods) == {second}
 
 
+@pytest.mark.timing
 async def test_a_killed_leader_is_replaced_within_the_lease_and_tokens_grow(
     fresh_apiserver: ApiServerProcess, namespace: str
 ) -> None:
@@ -158,6 +157,7 @@ async def test_a_killed_leader_is_replaced_within_the_lease_and_tokens_grow(
             assert token > int(before.metadata.resource_version)
 
 
+@pytest.mark.timing
 async def test_a_leader_paused_past_its_lease_steps_down_without_landing_a_write(
     fresh_apiserver: ApiServerProcess, namespace: str
 ) -> None:
@@ -300,6 +300,7 @@ class DelayingProxy:
             self._tasks.add(task)
 
 
+@pytest.mark.timing
 async def test_binds_delayed_past_the_takeover_are_refused_by_the_fence(
     fresh_apiserver: ApiServerProcess, namespace: str
 ) -> None:

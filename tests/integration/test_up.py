@@ -21,9 +21,6 @@ import yaml
 from cluster.launcher.supervisor import process_alive
 from tests.integration.helpers import REPO, parse_table, pod_manifest, run_cli
 
-# Failover and lease timings are asserted: never run beside other tests.
-pytestmark = pytest.mark.timing
-
 # The replicas' timings: short, so that a failover takes seconds.
 TIMINGS = ["--leader-elect-lease-duration", "2s", "--leader-elect-renew-deadline", "1.5s",
            "--leader-elect-retry-period", "0.5s"]
@@ -138,6 +135,7 @@ def _wait_bound(address: str, namespace: str, names: list[str]) -> dict[str, str
         time.sleep(0.3)
 
 
+@pytest.mark.timing
 def test_up_elects_schedules_fails_over_and_stops(tmp_path: Path) -> None:
     up = Up("--replicas", "3", "--nodes", "3", "--listen", "127.0.0.1:0", *TIMINGS)
     try:
@@ -202,6 +200,8 @@ def test_up_nodes_are_ready() -> None:
         up.kill()
 
 
+# Every process must stop within its grace period, the leader releasing its lease on the way out.
+@pytest.mark.timing
 @pytest.mark.etcd
 def test_up_on_a_local_etcd_cluster_with_two_api_servers() -> None:
     up = Up("--etcd-local", "3", "--apiservers", "2", "--replicas", "2", "--listen", "127.0.0.1:0",

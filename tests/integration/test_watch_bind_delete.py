@@ -7,14 +7,25 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+import pytest
 
 from cluster.api import errors, objects_pb2, timeutil
 from cluster.cli.process import ApiServerProcess, cli_env
 from cluster.client import Client
 from tests import builders
-from tests.integration.helpers import REPO, CliResult, node_manifest, parse_table, pod_manifest, write_yaml
+from tests.integration.helpers import (
+    REPO,
+    CliResult,
+    node_manifest,
+    parse_table,
+    pod_manifest,
+    requests_total,
+    write_yaml,
+)
+from tests.integration.test_scheduler import eventually
 
 Cli = Callable[..., CliResult]
 EVENT_TIMEOUT_S = 20.0
@@ -66,17 +77,30 @@ async def test_cli_watch_sees_added_modified_deleted(
     assert code == 0, (await process.stderr.read()).decode() if process.stderr else ""
 
 
+def _pod_lists(server: ApiServerProcess) -> float:
+    return requests_total(server, "LIST", "pods", "OK")
+
+
+def _listed(server: ApiServerProcess, before: float) -> Callable[[], Awaitable[bool | None]]:
+    async def probe() -> bool | None:
+        return True if _pod_lists(server) > before else None
+
+    return probe
+
+
 async def test_cli_watch_of_one_name_waits_for_it(
     apiserver: ApiServerProcess, client: Client, namespace: str
 ) -> None:
+    lists = _pod_lists(apiserver)
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "cluster.cli", "get", "pod", "solo", "-n", namespace, "-w", "-o", "name",
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(apiserver.address), cwd=REPO,
     )
     try:
         assert process.stdout is not None
-        # Nothing exists yet, so nothing is printed; give the command time to list and start watching.
-        await asyncio.sleep(1.5)
+        # Nothing exists yet, so nothing is printed. Once its list is answered, the watch the command opens
+        # starts at the list's version: what is created from then on reaches it through the watch.
+        await eventually(_listed(apiserver, lists), "the command's list of pods", EVENT_TIMEOUT_S)
         await client.create(_pod("other", namespace))
         await client.create(_pod("solo", namespace))
         assert await _read_line(process.stdout) == "pod/solo"
@@ -144,6 +168,8 @@ async def test_bind(client: Client, namespace: str, unique: Callable[[str], str]
         raise AssertionError("binding a pod that does not exist succeeded")
 
 
+# Wall-clock bounds: the wait lasts the grace period, and a pod with no node goes at once (within 10 s).
+@pytest.mark.timing
 async def test_graceful_delete(
     cli: Cli, client: Client, namespace: str, tmp_path: Path, unique: Callable[[str], str]
 ) -> None:

@@ -25,9 +25,6 @@ from cluster.apiserver import ApiServer, ApiServerOptions
 from store.sqlite import SqliteStore
 from tests import builders
 
-# Deadlines of a fraction of a second are asserted: never run beside other tests.
-pytestmark = pytest.mark.timing
-
 # ------------------------------------------------------------------------------------ object makers
 
 
@@ -216,6 +213,7 @@ async def test_restart_keeps_objects_and_resource_versions(api: Harness) -> None
     assert await api.get("PriorityClass", "system-node-critical") == system_class
 
 
+@pytest.mark.timing
 async def test_stop_ends_open_watches_cleanly(api: Harness) -> None:
     stream = api.watch("Pod")
     await api.create(make_pod("web"))

@@ -13,6 +13,7 @@ import pytest
 from cluster.bench import measure
 from cluster.bench.report import RunInfo, as_json, cpu_budget_ms, format_table, write_json, write_plot
 from cluster.bench.runner import WorkloadResult
+from cluster.bench.workloads import WORKLOADS
 from cluster.cli import bench
 
 INFO = RunInfo("etcd", "processes", "full", 2000.0)
@@ -121,6 +122,23 @@ def test_an_unknown_workload_is_named(capsys: pytest.CaptureFixture[str]) -> Non
 
     assert exited.value.code == 2
     assert "invalid choice: 'SchedulingEverything'" in capsys.readouterr().err
+
+
+def test_without_a_workload_flag_every_workload_runs_in_order(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asked: list[list[str]] = []
+
+    async def run(names: list[str], scale: str, *_: object) -> tuple[RunInfo, list[WorkloadResult]]:
+        asked.append(list(names))
+        return RunInfo("sqlite", "inproc", scale, 1000.0), [_result(name=name) for name in names]
+
+    monkeypatch.setattr(bench, "_run", run)
+
+    assert _run("--store", "sqlite", "--topology", "inproc", "--scale", "small") == 0
+    assert asked == [list(WORKLOADS)]
+    table = capsys.readouterr().out
+    assert [line.split()[0] for line in table.splitlines()[2:]] == list(WORKLOADS)
 
 
 @pytest.mark.parametrize(

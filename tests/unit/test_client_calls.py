@@ -24,9 +24,6 @@ from tests.unit.test_client_fake_apiserver import (
     until,
 )
 
-# Deadlines of a fraction of a second are asserted: never run beside other tests.
-pytestmark = pytest.mark.timing
-
 # ------------------------------------------------------------------------------------------------ verbs
 
 
@@ -243,6 +240,7 @@ async def test_unavailable_is_retried_until_the_server_answers(
     assert len(fake.calls_of(method)) == 4
 
 
+@pytest.mark.timing
 async def test_unavailable_until_the_deadline_raises_unavailable_within_it(fake: FakeApiServer) -> None:
     fake.fail("Get", grpc.StatusCode.UNAVAILABLE, "store down", times=1_000_000)
     async with Client(fake.address, timeout_s=0.5, retry_policy=FAST_RETRIES) as client:
@@ -288,6 +286,7 @@ async def test_every_server_down_raises_unavailable_naming_the_address() -> None
 # ---------------------------------------------------------------------------------------------- deadlines
 
 
+@pytest.mark.timing
 async def test_a_hung_server_fails_a_read_at_the_deadline(fake: FakeApiServer) -> None:
     fake.hangs["Get"] = 5.0
     async with Client(fake.address, timeout_s=0.3, retry_policy=FAST_RETRIES) as client:
@@ -305,6 +304,7 @@ async def test_a_write_that_timed_out_is_not_retried(fake: FakeApiServer) -> Non
     assert len(fake.calls_of("Create")) == 1
 
 
+@pytest.mark.timing
 async def test_a_read_moves_on_from_a_hung_server_within_its_deadline() -> None:
     async with running_fake() as hung, running_fake() as healthy:
         hung.hangs["Get"] = 10.0
