@@ -31,22 +31,18 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store.base import (
     Guard,
-    KeyValue,
-    ListResult,
     OpType,
     Store,
     StoreUnavailable,
     TxnOp,
-    TxnResult,
-    WatchEvent,
     WriteResult,
-    get_many,
 )
+from store.delegating import DelegatingStore
 
 #: etcd's default --max-txn-ops, the most entries of each list of a Txn (comparisons: one per write, two
 #: for one without an expected revision, one per guard; writes: one per write, plus a read per update).
@@ -74,14 +70,14 @@ class _Write:
         return len(self.op.key) + len(self.op.value)
 
 
-class GroupCommitStore:
+class GroupCommitStore(DelegatingStore):
     """Delegates to ``store``; creates, updates and deletes that arrive while another write is in flight
     are committed together in one transaction of ``store`` (see the module's docstring)."""
 
     def __init__(
         self, store: Store, *, max_batch_ops: int = MAX_BATCH_OPS, max_batch_bytes: int = MAX_BATCH_BYTES
     ) -> None:
-        self._store = store
+        super().__init__(store)
         self._max_ops = max_batch_ops
         self._max_bytes = max_batch_bytes
         self._waiting: deque[_Write] = deque()
@@ -202,33 +198,7 @@ class GroupCommitStore:
         else:
             _settle(write, result)
 
-    # -- everything else passes through -----------------------------------------------------------
-
-    async def txn(self, ops: Sequence[TxnOp], guards: Sequence[Guard] = ()) -> TxnResult:
-        return await self._store.txn(ops, guards)
-
-    async def get(self, key: str) -> KeyValue | None:
-        return await self._store.get(key)
-
-    async def get_many(self, keys: Sequence[str]) -> list[KeyValue | None]:
-        return await get_many(self._store, keys)
-
-    async def list(
-        self, prefix: str, limit: int = 0, continue_key: str | None = None, revision: int = 0
-    ) -> ListResult:
-        return await self._store.list(prefix, limit, continue_key, revision)
-
-    def watch(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent]:
-        return self._store.watch(prefix, from_revision)
-
-    async def compact(self, revision: int) -> None:
-        await self._store.compact(revision)
-
-    async def current_revision(self) -> int:
-        return await self._store.current_revision()
-
-    async def compacted_revision(self) -> int:
-        return await self._store.compacted_revision()
+    # -- everything else passes through (DelegatingStore) ---------------------------------------
 
     async def close(self) -> None:
         # The store underneath refuses what is still waiting once closed; each writer gets that answer.

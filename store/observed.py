@@ -7,10 +7,11 @@ Each is an observer of one ``ObservedStore`` instead of a wrapper of its own.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Protocol, TypeVar
 
-from store.base import Guard, KeyValue, ListResult, Store, TxnOp, TxnResult, WatchEvent, WriteResult, get_many
+from store.base import Guard, Store, TxnOp, TxnResult, WriteResult
+from store.delegating import DelegatingStore
 
 R = TypeVar("R", WriteResult, TxnResult)
 #: How a write request ended: its result, or None when it raised.
@@ -26,11 +27,11 @@ class WriteObserver(Protocol):
         (None: it raised)."""
 
 
-class ObservedStore:
+class ObservedStore(DelegatingStore):
     """Delegates to ``store``; ``observer`` sees each write request start and end."""
 
     def __init__(self, store: Store, observer: WriteObserver) -> None:
-        self._store = store
+        super().__init__(store)
         self._observer = observer
 
     async def _write(self, operation: str, keys: Sequence[str], pending: Awaitable[R]) -> R:
@@ -41,18 +42,6 @@ class ObservedStore:
             return result
         finally:
             self._observer.write_ended(operation, keys, result)
-
-    async def get(self, key: str) -> KeyValue | None:
-        return await self._store.get(key)
-
-    async def get_many(self, keys: Sequence[str]) -> list[KeyValue | None]:
-        # Passed through, so that a Bind's reads stay one round trip on the store underneath.
-        return await get_many(self._store, keys)
-
-    async def list(
-        self, prefix: str, limit: int = 0, continue_key: str | None = None, revision: int = 0
-    ) -> ListResult:
-        return await self._store.list(prefix, limit, continue_key, revision)
 
     async def create(self, key: str, value: bytes, guards: Sequence[Guard] = ()) -> WriteResult:
         return await self._write("create", (key,), self._store.create(key, value, guards))
@@ -69,18 +58,3 @@ class ObservedStore:
 
     async def txn(self, ops: Sequence[TxnOp], guards: Sequence[Guard] = ()) -> TxnResult:
         return await self._write("txn", [op.key for op in ops], self._store.txn(ops, guards))
-
-    def watch(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent]:
-        return self._store.watch(prefix, from_revision)
-
-    async def compact(self, revision: int) -> None:
-        await self._store.compact(revision)
-
-    async def current_revision(self) -> int:
-        return await self._store.current_revision()
-
-    async def compacted_revision(self) -> int:
-        return await self._store.compacted_revision()
-
-    async def close(self) -> None:
-        await self._store.close()
