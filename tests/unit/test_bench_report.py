@@ -137,8 +137,9 @@ def test_without_a_workload_flag_every_workload_runs_in_order(
 
     assert _run("--store", "sqlite", "--topology", "inproc", "--scale", "small") == 0
     assert asked == [list(WORKLOADS)]
-    table = capsys.readouterr().out
-    assert [line.split()[0] for line in table.splitlines()[2:]] == list(WORKLOADS)
+    throughput, costs = capsys.readouterr().out.split("\n\n")
+    assert [line.split()[0] for line in throughput.splitlines()[2:]] == list(WORKLOADS)
+    assert [line.split()[0] for line in costs.splitlines()[2:]] == list(WORKLOADS)
 
 
 @pytest.mark.parametrize(
