@@ -20,8 +20,6 @@ from cluster.api import errors, objects_pb2, podgroups, validation
 from cluster.api.kinds import POD, POD_GROUP, PRIORITY_CLASS, Kind
 from cluster.apiserver import messages
 from cluster.apiserver.defaults import DEFAULT_PREEMPTION_POLICY
-from cluster.apiserver.listing import list_objects
-from cluster.apiserver.registry import Registry
 from cluster.apiserver.selection import Selection
 
 if TYPE_CHECKING:
@@ -60,17 +58,17 @@ _SYSTEM_BY_NAME = {pc.metadata.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
 
 
 async def _class_priority(
-    registry: Registry, kind: Kind, name: str, class_name: str, cache: Cacher | None
+    cache: Cacher, kind: Kind, name: str, class_name: str
 ) -> tuple[str, int, str | None]:
     """What the Priority admission plugin gives an object naming ``class_name`` (maybe ""): the class name
     to write (the globalDefault's when none is named), the priority, and the class's preemption policy
     (None when the class sets none). An unknown class is Forbidden."""
     if class_name:
-        pc = await (registry.get if cache is None else cache.get)(PRIORITY_CLASS, "", class_name)
+        pc = await cache.get(PRIORITY_CLASS, "", class_name)
         if pc is None:
             raise messages.forbidden(kind, name, f"no PriorityClass with name {class_name} was found")
         return class_name, pc.value, pc.preemption_policy if pc.HasField("preemption_policy") else None
-    default_class = await global_default_class(registry, cache)
+    default_class = await global_default_class(cache)
     if default_class is None:
         return "", DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS, DEFAULT_PREEMPTION_POLICY
     policy = default_class.preemption_policy if default_class.HasField("preemption_policy") else None
@@ -85,12 +83,12 @@ def _computed_priority_problem(kind: Kind, name: str, given: int, priority: int)
     )
 
 
-async def admit_pod_create(registry: Registry, pod: objects_pb2.Pod, cache: Cacher | None = None) -> None:
+async def admit_pod_create(cache: Cacher, pod: objects_pb2.Pod) -> None:
     """Resolve ``pod``'s priority and preemption policy from its class (see the module docstring); the
-    classes are read from ``cache`` when given (a consistent read)."""
+    classes are consistent reads from the watch cache (which asks the store when it cannot answer)."""
     spec, name = pod.spec, pod.metadata.name
     spec.priority_class_name, priority, policy = await _class_priority(
-        registry, POD, name, spec.priority_class_name, cache
+        cache, POD, name, spec.priority_class_name
     )
     if spec.HasField("priority") and spec.priority != priority:
         raise _computed_priority_problem(POD, name, spec.priority, priority)
@@ -118,16 +116,14 @@ def admit_pod_update(new: objects_pb2.Pod, old: objects_pb2.Pod) -> None:
 # ------------------------------------------------------------------------------------------ pod groups
 
 
-async def admit_pod_group_create(
-    registry: Registry, group: objects_pb2.PodGroup, cache: Cacher | None = None
-) -> None:
+async def admit_pod_group_create(cache: Cacher, group: objects_pb2.PodGroup) -> None:
     """An upstream PodGroup's priority, as a pod's: from the class it names, else the globalDefault class
     (written into it), else 0; spec.priority only if it equals that. Coscheduling's spelling has none."""
     if podgroups.is_coscheduling(group):
         return
     spec, name = group.spec, group.metadata.name
     spec.priority_class_name, priority, _ = await _class_priority(
-        registry, POD_GROUP, name, spec.priority_class_name, cache
+        cache, POD_GROUP, name, spec.priority_class_name
     )
     if spec.HasField("priority") and spec.priority != priority:
         raise _computed_priority_problem(POD_GROUP, name, spec.priority, priority)
@@ -144,15 +140,10 @@ def admit_pod_group_update(new: objects_pb2.PodGroup, old: objects_pb2.PodGroup)
 _ALL_PRIORITY_CLASSES = Selection.parse(PRIORITY_CLASS)
 
 
-async def global_default_class(
-    registry: Registry, cache: Cacher | None = None
-) -> objects_pb2.PriorityClass | None:
-    """The globalDefault class; if a race let two in, the lower value wins (as in Kubernetes). Read from
-    ``cache`` when given (a consistent read), instead of a List from the store on every pod create."""
-    if cache is None:
-        classes = await list_objects(registry, _ALL_PRIORITY_CLASSES)
-    else:
-        classes = await cache.list(_ALL_PRIORITY_CLASSES)
+async def global_default_class(cache: Cacher) -> objects_pb2.PriorityClass | None:
+    """The globalDefault class; if a race let two in, the lower value wins (as in Kubernetes). A
+    consistent read from the watch cache, not a List from the store on every pod create."""
+    classes = await cache.list(_ALL_PRIORITY_CLASSES)
     defaults = [pc for pc in classes.items if pc.global_default]
     return min(defaults, key=lambda pc: pc.value, default=None)
 
@@ -193,12 +184,12 @@ def _system_class_mismatch(pc: objects_pb2.PriorityClass) -> str:
 
 
 async def admit_priority_class(
-    registry: Registry, pc: objects_pb2.PriorityClass, *, updating: bool, cache: Cacher | None = None
+    cache: Cacher, pc: objects_pb2.PriorityClass, *, updating: bool
 ) -> None:
     """At most one globalDefault: a second one is Forbidden, naming the class that already is."""
     if not pc.global_default:
         return
-    current = await global_default_class(registry, cache)
+    current = await global_default_class(cache)
     if current is None:
         return
     if not updating or current.metadata.name != pc.metadata.name:

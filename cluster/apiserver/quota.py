@@ -63,20 +63,22 @@ async def quotas_in(registry: Registry, namespace: str) -> list[objects_pb2.Reso
 
 
 async def charge(
-    registry: Registry, pod: objects_pb2.Pod, *, dry_run: bool = False, cache: Cacher | None = None
+    registry: Registry, pod: objects_pb2.Pod, *, cache: Cacher, dry_run: bool = False
 ) -> tuple[str, ...]:
     """Admit ``pod`` against its namespace's quotas and charge them; return the names of the quotas
     charged (for ``refund`` should the pod not be stored). Forbidden when a quota refuses it.
 
-    The first attempt reads the quotas from ``cache`` when given; after a lost compare-and-swap every
-    attempt reads them from the store, as kube-apiserver's quota admission falls back to a live lookup."""
+    The first attempt reads the quotas from the watch cache; after a lost compare-and-swap every attempt
+    reads them from the store, as kube-apiserver's quota admission falls back to a live lookup."""
     namespace = pod.metadata.namespace
+    from_cache = True
     while True:
-        if cache is None:
-            quotas = await quotas_in(registry, namespace)
-        else:
+        quotas: list[objects_pb2.ResourceQuota]
+        if from_cache:
             quotas = (await cache.list(_QUOTAS, namespace)).items  # type: ignore[assignment]
-            cache = None
+            from_cache = False
+        else:
+            quotas = await quotas_in(registry, namespace)
         refusal = limited_scopes_refusal(pod, quotas)
         if refusal is not None:
             raise messages.forbidden(POD, pod.metadata.name, refusal)

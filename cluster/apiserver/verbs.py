@@ -107,16 +107,14 @@ class Verbs:
             strategy.prepare_for_create(kind, candidate, self.now(), self._rng)
             _stamp_fence(candidate, fence)
             if isinstance(candidate, objects_pb2.Pod):
-                await admission.admit_pod_create(self.registry, candidate, self.cache)
+                await admission.admit_pod_create(self.cache, candidate)
             elif isinstance(candidate, objects_pb2.PodGroup):
-                await admission.admit_pod_group_create(self.registry, candidate, self.cache)
+                await admission.admit_pod_group_create(self.cache, candidate)
             elif isinstance(candidate, objects_pb2.ResourceQuota):
                 await quota.status_for_create(self.registry, candidate)
             self._validate(kind, candidate)
             if isinstance(candidate, objects_pb2.PriorityClass):
-                await admission.admit_priority_class(
-                    self.registry, candidate, updating=False, cache=self.cache
-                )
+                await admission.admit_priority_class(self.cache, candidate, updating=False)
             meta = candidate.metadata
             guards = _fence_guards(fence, "create", kind, meta.namespace, meta.name)
             charged: tuple[str, ...] = ()
@@ -200,7 +198,7 @@ class Verbs:
                 await quota.status_for_update(self.registry, updated)
             self._validate(kind, updated, current)
             if isinstance(updated, objects_pb2.PriorityClass):
-                await admission.admit_priority_class(self.registry, updated, updating=True, cache=self.cache)
+                await admission.admit_priority_class(self.cache, updated, updating=True)
             return updated
 
         updated = await self.registry.guaranteed_update(
