@@ -103,7 +103,6 @@ REAL_POD = textwrap.dedent("""\
 """)
 
 REAL_POD_UNKNOWN = [
-    'unknown field "metadata.ownerReferences"',
     'unknown field "metadata.finalizers"',
     'unknown field "spec.securityContext"',
     'unknown field "spec.volumes"',
