@@ -27,6 +27,9 @@ PreEnqueue counts the group's pods); a pending pod of a group also asks its grou
 again (PodGroupMemberAdd). PodGroups: add / update of the spec → the index and a move of the group's
 queued pods only; delete → out of the index.
 
+Namespaces: add / update / delete → the index of namespace labels (what namespaceSelectors match), then
+a move with Namespace/Add or Namespace/Update (InterPodAffinity registers both).
+
 PodDisruptionBudgets and PriorityClasses only requeue pods: a move with their Add/Update/Delete event.
 The queue moves only pods rejected by plugins that registered the event, so with the default plugins
 (none registers PriorityClass events; PDBs matter to preemption) such a move costs next to nothing,
@@ -48,6 +51,7 @@ from scheduler.framework import (
     ActionType,
     ClusterEvent,
     EventResource,
+    NamespaceIndex,
     PodGroupIndex,
     Resource,
     group_key_of,
@@ -119,14 +123,17 @@ class EventHandlers:
         scheduler_names: Iterable[str],
         on_pod_bound: Callable[[objects_pb2.Pod], None] | None = None,
         pod_groups: PodGroupIndex | None = None,
+        namespaces: NamespaceIndex | None = None,
     ) -> None:
         """``scheduler_names``: the profiles' schedulerNames (the pods this scheduler schedules).
         ``on_pod_bound``: told of every pod the cache newly sees bound, after the cache has it.
         ``pod_groups``: the index of pods by group, kept here before the queue hears of a pod (its
-        PreEnqueue counts the group's pods)."""
+        PreEnqueue counts the group's pods).
+        ``namespaces``: the namespaces' labels, kept here before the queue hears of a change."""
         self._cache = cache
         self._queue = queue
         self._pod_groups = pod_groups if pod_groups is not None else PodGroupIndex()
+        self._namespaces = namespaces if namespaces is not None else NamespaceIndex()
         self._scheduler_names = frozenset(scheduler_names)
         self._on_pod_bound = on_pod_bound
 
@@ -141,6 +148,23 @@ class EventHandlers:
 
     def priority_class_handlers(self) -> Handlers:
         return self._requeue_only(EventResource.PRIORITY_CLASS)
+
+    def namespace_handlers(self) -> Handlers:
+        requeue = self._requeue_only(EventResource.NAMESPACE)
+
+        def on_add(namespace: objects_pb2.Namespace) -> None:
+            self._namespaces.set(namespace)
+            requeue["on_add"](namespace)
+
+        def on_update(old: objects_pb2.Namespace, new: objects_pb2.Namespace) -> None:
+            self._namespaces.set(new)
+            requeue["on_update"](old, new)
+
+        def on_delete(namespace: objects_pb2.Namespace) -> None:
+            self._namespaces.remove(namespace)
+            requeue["on_delete"](namespace)
+
+        return {"on_add": on_add, "on_update": on_update, "on_delete": on_delete}
 
     def pod_group_handlers(self) -> Handlers:
         return {"on_add": self._add_pod_group, "on_update": self._update_pod_group,

@@ -4,7 +4,8 @@ loop that schedules pods one at a time (kube-scheduler's scheduler.go).
 What it is made of:
 
 * ``Informer``s (``cluster.client``) for non-terminal Pods, Nodes, PriorityClasses,
-  PodDisruptionBudgets and PodGroups (the index of pods by group, ``PodGroupIndex``, beside them);
+  PodDisruptionBudgets, PodGroups (the index of pods by group, ``PodGroupIndex``, beside them) and
+  Namespaces (their labels, ``NamespaceIndex``, for namespaceSelectors);
   ``EventHandlers`` turn their events into cache updates and queue moves;
 * the ``Cache`` of nodes with their bound and assumed pods, and the ``Snapshot`` each cycle reads;
 * one ``SchedulingQueue`` for every profile (sorted by the first profile's QueueSort; the config
@@ -55,7 +56,14 @@ from scheduler.eventhandlers import EventHandlers
 from scheduler.events import EventRecorder
 from scheduler.extender.build import build_extenders, ignoring_managed_resources
 from scheduler.extender.interface import Extender
-from scheduler.framework import ClusterEventWithHint, PodGroupIndex, PodInfo, Status, WaitingPods
+from scheduler.framework import (
+    ClusterEventWithHint,
+    NamespaceIndex,
+    PodGroupIndex,
+    PodInfo,
+    Status,
+    WaitingPods,
+)
 from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, FrameworkError, build_framework
@@ -116,6 +124,7 @@ class Scheduler:
         pdbs = Informer(client, kinds.POD_DISRUPTION_BUDGET)
         waiting_pods = WaitingPods()
         self.pod_groups = PodGroupIndex(self.cache.is_assumed)
+        self.namespaces = NamespaceIndex()
 
         def new_handle() -> FrameworkHandle:
             return FrameworkHandle(
@@ -123,7 +132,7 @@ class Scheduler:
                 pod_disruption_budgets=lambda: [pdb for _, pdb in pdbs.items()],
                 extenders=self.extenders,
                 waiting_pods=waiting_pods, api_dispatcher=self.preemptions, rng=rng,
-                pod_groups=self.pod_groups)
+                pod_groups=self.pod_groups, namespaces=self.namespaces)
 
         try:
             self.profiles: dict[str, Framework] = {
@@ -143,6 +152,7 @@ class Scheduler:
             pod_max_in_unschedulable_s=config.pod_max_in_unschedulable_pods_seconds,
             events_to_register=_merged_events(self.profiles.values()),
             pre_enqueue=self._run_pre_enqueue,
+            namespaces=self.namespaces,
         )
         plugged.plug(self.queue)
 
@@ -152,13 +162,16 @@ class Scheduler:
             "priorityclasses": Informer(client, kinds.PRIORITY_CLASS),
             "poddisruptionbudgets": pdbs,
             "podgroups": Informer(client, kinds.POD_GROUP),
+            "namespaces": Informer(client, kinds.NAMESPACE),
         }
-        handlers = EventHandlers(self.cache, self.queue, self.profiles.keys(), pod_groups=self.pod_groups)
+        handlers = EventHandlers(self.cache, self.queue, self.profiles.keys(), pod_groups=self.pod_groups,
+                                 namespaces=self.namespaces)
         self.informers["pods"].add_handler(**handlers.pod_handlers())
         self.informers["nodes"].add_handler(**handlers.node_handlers())
         self.informers["priorityclasses"].add_handler(**handlers.priority_class_handlers())
         self.informers["poddisruptionbudgets"].add_handler(**handlers.pod_disruption_budget_handlers())
         self.informers["podgroups"].add_handler(**handlers.pod_group_handlers())
+        self.informers["namespaces"].add_handler(**handlers.namespace_handlers())
         pods = self.informers["pods"]
 
         # The binder hands failed bindings to the loop's failure handler; the loop hands pods to the

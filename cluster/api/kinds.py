@@ -66,9 +66,13 @@ POD_GROUP = Kind(
 )
 LEASE = Kind("Lease", "coordination.k8s.io/v1", "leases", True, objects_pb2.Lease, "lease")
 EVENT = Kind("Event", "v1", "events", True, objects_pb2.Event, "event", ("ev",))
+NAMESPACE = Kind("Namespace", "v1", "namespaces", False, objects_pb2.Namespace, "namespace", ("ns",))
+#: The label every Namespace carries with its own name (the API server keeps it so).
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 KINDS: tuple[Kind[Any], ...] = (
-    POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, RESOURCE_QUOTA, POD_GROUP, LEASE, EVENT
+    POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, RESOURCE_QUOTA, POD_GROUP, LEASE, EVENT,
+    NAMESPACE,
 )
 
 _BY_MESSAGE: dict[type[Message], Kind[Any]] = {kind.message: kind for kind in KINDS}

@@ -1189,6 +1189,27 @@ def _validate_event(event: objects_pb2.Event) -> list[str]:
     return problems
 
 
+# ----------------------------------------------------------------------------------------- Namespace
+
+#: A Namespace's phases (the server sets Active on create; Terminating is its namespace controller's).
+NAMESPACE_PHASES = ("Active", "Terminating")
+
+
+def _validate_namespace(namespace: objects_pb2.Namespace) -> list[str]:
+    """Kubernetes' ValidateNamespace: the name is a DNS-1123 label (stricter than other kinds'
+    subdomain, checked by ``_validate_meta``, so only a valid subdomain is checked again), finalizers are
+    qualified names."""
+    meta = namespace.metadata
+    problems = []
+    if meta.name and not is_dns1123_subdomain(meta.name):
+        problems += _check("metadata.name", meta.name, is_dns1123_label)
+    for index, finalizer in enumerate(namespace.spec.finalizers):
+        problems += _check(f"spec.finalizers[{index}]", finalizer, is_qualified_name)
+    if namespace.status.phase and namespace.status.phase not in NAMESPACE_PHASES:
+        problems.append(not_supported("status.phase", namespace.status.phase, NAMESPACE_PHASES))
+    return problems
+
+
 _KIND_VALIDATORS: dict[str, Callable[[Any], list[str]]] = {
     kinds.POD.name: _validate_pod,
     kinds.NODE.name: _validate_node,
@@ -1198,4 +1219,5 @@ _KIND_VALIDATORS: dict[str, Callable[[Any], list[str]]] = {
     kinds.POD_GROUP.name: _validate_pod_group,
     kinds.LEASE.name: _validate_lease,
     kinds.EVENT.name: _validate_event,
+    kinds.NAMESPACE.name: _validate_namespace,
 }

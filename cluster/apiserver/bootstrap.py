@@ -1,6 +1,7 @@
-"""Objects the API server creates at start, as kube-apiserver's post-start hooks do: the two system
-priority classes, and the ResourceQuota that lets kube-system use them (quota.py: without a quota that
-covers them, pods of those classes are refused). Several servers may start at once on one etcd; whichever
+"""Objects the API server creates at start, as kube-apiserver's post-start hooks and system namespaces
+controller do: the system namespaces (namespaces.py), the two system priority classes, and the
+ResourceQuota that lets kube-system use them (quota.py: without a quota that covers them, pods of those
+classes are refused). Several servers may start at once on one etcd; whichever
 creates an object first wins and the others find it there. The quota is created only when missing: an
 operator may change or delete it, and a restart does not undo that."""
 
@@ -9,12 +10,26 @@ from __future__ import annotations
 import logging
 
 from cluster.api import errors, objects_pb2
-from cluster.api.kinds import PRIORITY_CLASS, RESOURCE_QUOTA
+from cluster.api.kinds import NAMESPACE, PRIORITY_CLASS, RESOURCE_QUOTA
 from cluster.api.quota import LIMITED_SCOPES
 from cluster.apiserver.admission import SYSTEM_PRIORITY_CLASSES
+from cluster.apiserver.namespaces import SYSTEM_NAMESPACES
 from cluster.apiserver.verbs import Verbs
 
 log = logging.getLogger(__name__)
+
+
+async def ensure_system_namespaces(verbs: Verbs) -> None:
+    for name in SYSTEM_NAMESPACES:
+        if await verbs.registry.get(NAMESPACE, "", name) is not None:
+            continue
+        namespace = objects_pb2.Namespace()
+        namespace.metadata.name = name
+        try:
+            await verbs.create(namespace)
+        except errors.AlreadyExists:
+            continue
+        log.info("created the system namespace %s", name)
 
 
 async def ensure_system_priority_classes(verbs: Verbs) -> None:

@@ -48,7 +48,11 @@ from cluster.api.limits import MAX_REQUEST_BYTES
 from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.gate import RequestGate
 from cluster.apiserver.auth.security import SecurityConfig, load_security
-from cluster.apiserver.bootstrap import ensure_system_priority_classes, ensure_system_quota
+from cluster.apiserver.bootstrap import (
+    ensure_system_namespaces,
+    ensure_system_priority_classes,
+    ensure_system_quota,
+)
 from cluster.apiserver.flowcontrol import FlowControl, FlowControlConfig
 from cluster.apiserver.graceful import DeletionFinisher
 from cluster.apiserver.leadership import Leadership
@@ -192,6 +196,7 @@ class ApiServer:
         if self._server is not None:
             raise RuntimeError("the API server is already started")
         await self._store.current_revision()
+        await ensure_system_namespaces(self._verbs)
         await ensure_system_priority_classes(self._verbs)
         await ensure_system_quota(self._verbs)
 

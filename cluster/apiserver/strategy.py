@@ -3,7 +3,9 @@ rest.BeforeCreate / rest.BeforeUpdate prepare it.
 
 Create: the server owns uid, creationTimestamp and generation (1), clears deletion fields, fills the
 namespace ("default" for namespaced kinds; none for cluster-scoped ones), turns generateName into a name,
-and applies defaults. A pod starts Pending, or Running when it names its node already (kubelet.py).
+and applies defaults. A pod starts Pending, or Running when it names its node already (kubelet.py). A
+Namespace starts Active and, on create and update, carries the label kubernetes.io/metadata.name = its
+name.
 Update replaces metadata and spec but keeps what the server owns and the stored status; generation
 moves when the desired state changes. UpdateStatus replaces the status and keeps everything else.
 
@@ -23,12 +25,13 @@ from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import errors, objects_pb2, validation
-from cluster.api.kinds import Kind
+from cluster.api.kinds import NAMESPACE_NAME_LABEL, Kind
 from cluster.apiserver import fencing, kubelet
 from cluster.apiserver.defaults import apply_defaults
 
 DEFAULT_NAMESPACE = "default"
 PENDING = "Pending"
+NAMESPACE_ACTIVE = "Active"
 
 #: apimachinery's alphabet for generated names: no vowels (no accidental words) and no 0/1/3
 #: (no look-alikes of o/l/e).
@@ -89,6 +92,10 @@ def prepare_for_create(kind: Kind, obj: Message, now: Timestamp, rng: random.Ran
     apply_defaults(obj)
     if isinstance(obj, objects_pb2.Pod):
         _initial_pod_status(obj, now)
+    elif isinstance(obj, objects_pb2.Namespace):
+        obj.ClearField("status")
+        obj.status.phase = NAMESPACE_ACTIVE
+        _label_namespace_name(obj)
 
 
 def _initial_pod_status(pod: objects_pb2.Pod, now: Timestamp) -> None:
@@ -123,10 +130,19 @@ def prepare_for_update(kind: Kind, new: Message, old: Message) -> None:
             meta.annotations[key] = old_meta.annotations[key]
     if isinstance(new, objects_pb2.Lease):
         _track_lease_tenure(new, old)
+    elif isinstance(new, objects_pb2.Namespace):
+        _label_namespace_name(new)
     apply_defaults(new)
     if "status" in kind.message.DESCRIPTOR.fields_by_name:
         new.status.CopyFrom(old.status)
     meta.generation = old_meta.generation + (1 if desired_state_changed(new, old) else 0)
+
+
+def _label_namespace_name(namespace: objects_pb2.Namespace) -> None:
+    """Every Namespace carries its own name as a label, whatever the request wrote there, so that a
+    namespaceSelector can pick namespaces by name (Kubernetes' namespace strategy does the same on create
+    and update)."""
+    namespace.metadata.labels[NAMESPACE_NAME_LABEL] = namespace.metadata.name
 
 
 def _track_lease_tenure(new: objects_pb2.Lease, old: objects_pb2.Lease) -> None:

@@ -21,8 +21,8 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import errors, objects_pb2, timeutil, validation
 from cluster.api.fencing import WRITTEN_UNDER_FENCE_ANNOTATION
-from cluster.api.kinds import EVENT, LEASE, POD, PRIORITY_CLASS, Kind, kind_by_name, kind_of
-from cluster.apiserver import admission, graceful, messages, quota, strategy
+from cluster.api.kinds import EVENT, LEASE, NAMESPACE, POD, PRIORITY_CLASS, Kind, kind_by_name, kind_of
+from cluster.apiserver import admission, graceful, messages, namespaces, quota, strategy
 from cluster.apiserver.fencing import Fencing, LeaseFence
 from cluster.apiserver.leadership import Leadership
 from cluster.apiserver.registry import GuardSource, Registry, revision_of
@@ -262,6 +262,8 @@ class Verbs:
         check_path_name("resource name", name)
         if kind is PRIORITY_CLASS:
             admission.check_priority_class_delete(name)
+        elif kind is NAMESPACE:
+            namespaces.check_namespace_delete(name)
         guards = _fence_guards(fence, "delete", kind, namespace, name)
         current: Message | None = None
         while True:

@@ -370,6 +370,13 @@ async def _describe_priority_class(
     text.mapping("Annotations", pc.metadata.annotations, sep=": ")
 
 
+async def _describe_namespace(client: Client, namespace: objects_pb2.Namespace, text: _Text) -> None:
+    _meta(text, namespace, namespaced=False)
+    text.mapping("Labels", namespace.metadata.labels)
+    text.mapping("Annotations", namespace.metadata.annotations, sep=": ")
+    text.field("Status", namespace.status.phase or NONE)
+
+
 async def _describe_pdb(client: Client, pdb: objects_pb2.PodDisruptionBudget, text: _Text) -> None:
     spec, status = pdb.spec, pdb.status
     _meta(text, pdb, namespaced=True)
@@ -500,6 +507,7 @@ _DESCRIBERS: dict[kinds.Kind, Callable[[Client, Any, _Text], Awaitable[None]]] =
     kinds.POD_GROUP: _describe_pod_group,
     kinds.LEASE: _describe_lease,
     kinds.EVENT: _describe_event,
+    kinds.NAMESPACE: _describe_namespace,
 }
 
 

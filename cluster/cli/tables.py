@@ -254,6 +254,13 @@ def _event_row(event: objects_pb2.Event) -> list[str]:
     return [event_last_seen(event), event.type, event.reason, involved_object(event), event.message]
 
 
+# ---------------------------------------------------------------------------------------- Namespace
+
+
+def _namespace_row(namespace: objects_pb2.Namespace) -> list[str]:
+    return [namespace.metadata.name, namespace.status.phase, age(namespace.metadata)]
+
+
 #: By kind, the columns of that kind's objects.
 COLUMNS: dict[kinds.Kind[Any], Columns[Any]] = {
     kinds.POD: Columns(
@@ -280,6 +287,7 @@ COLUMNS: dict[kinds.Kind[Any], Columns[Any]] = {
     ),
     kinds.LEASE: Columns(("NAME", "HOLDER", "AGE"), _lease_row),
     kinds.EVENT: Columns(("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"), _event_row),
+    kinds.NAMESPACE: Columns(("NAME", "STATUS", "AGE"), _namespace_row),
 }
 
 

@@ -53,6 +53,7 @@ INFORMER_KINDS: dict[str, kinds.Kind[Any]] = {
     "priorityclasses": kinds.PRIORITY_CLASS,
     "poddisruptionbudgets": kinds.POD_DISRUPTION_BUDGET,
     "podgroups": kinds.POD_GROUP,
+    "namespaces": kinds.NAMESPACE,
 }
 #: Passes of the event loop a settle makes before it sleeps in real time: most settles need none (the
 #: last cycle wrote nothing, or the woken flush loops only ran Python), so they cost no wall time.

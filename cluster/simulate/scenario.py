@@ -41,7 +41,8 @@ from google.protobuf.message import Message
 from cluster.api import kinds, objects_pb2, validation
 from cluster.api.manifest import Manifest, ManifestError, load_paths
 
-SCENARIO_KINDS = (kinds.NODE, kinds.POD, kinds.PRIORITY_CLASS, kinds.POD_DISRUPTION_BUDGET, kinds.POD_GROUP)
+SCENARIO_KINDS = (kinds.NODE, kinds.POD, kinds.PRIORITY_CLASS, kinds.POD_DISRUPTION_BUDGET, kinds.POD_GROUP,
+                  kinds.NAMESPACE)
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 DEFAULT_MAX_PODS = "110"
 DEFAULT_NAMESPACE = "default"
@@ -84,6 +85,8 @@ class Entry:
 
 @dataclass(slots=True)
 class Scenario:
+    #: Namespaces, created first (a system namespace the server made already is updated instead).
+    namespaces: list[Entry] = field(default_factory=list)
     priority_classes: list[Entry] = field(default_factory=list)
     nodes: list[Entry] = field(default_factory=list)
     pdbs: list[Entry] = field(default_factory=list)
@@ -96,8 +99,10 @@ class Scenario:
     warnings: list[str] = field(default_factory=list)
 
     def creation_order(self) -> list[Entry]:
-        """PriorityClasses, Nodes, PDBs, PodGroups, running pods, then pending pods in file order."""
-        return [*self.priority_classes, *self.nodes, *self.pdbs, *self.pod_groups, *self.running_pods,
+        """Namespaces, PriorityClasses, Nodes, PDBs, PodGroups, running pods, then pending pods in file
+        order."""
+        return [*self.namespaces,
+                *self.priority_classes, *self.nodes, *self.pdbs, *self.pod_groups, *self.running_pods,
                 *self.pending_pods]
 
     @property
@@ -195,6 +200,8 @@ def _file(scenario: Scenario, entry: Entry) -> None:
         scenario.pdbs.append(entry)
     elif isinstance(obj, objects_pb2.PodGroup):
         scenario.pod_groups.append(entry)
+    elif isinstance(obj, objects_pb2.Namespace):
+        scenario.namespaces.append(entry)
     elif obj.spec.node_name:
         scenario.running_pods.append(entry)
     else:

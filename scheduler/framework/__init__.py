@@ -19,6 +19,7 @@ from scheduler.framework.interface import (
     EventResource,
     FilterPlugin,
     Handle,
+    NamespaceLister,
     NodeBatchLister,
     NodeInfoLister,
     PermitPlugin,
@@ -45,6 +46,7 @@ from scheduler.framework.interface import (
     Signature,
     SignPlugin,
 )
+from scheduler.framework.namespaces import NamespaceIndex, NamespaceLabels
 from scheduler.framework.pod_groups import GangPolicy, PodGroupIndex, group_key_of
 from scheduler.framework.resource import Resource, pod_non_zero_requests, pod_requests
 from scheduler.framework.status import Code, Status, is_success
@@ -89,6 +91,9 @@ __all__ = [
     "FitError",
     "GangPolicy",
     "Handle",
+    "NamespaceIndex",
+    "NamespaceLabels",
+    "NamespaceLister",
     "NodeBatchLister",
     "NodeInfo",
     "NodeInfoLister",

@@ -3,9 +3,9 @@ simulate`` (which runs the scheduler) and tests.
 
 One handle per profile, as kube-scheduler gives each profile's framework its own: what it shares with the
 other profiles' handles (snapshot, nominator, client, recorder, PDBs, extenders, waiting pods, dispatcher,
-random source, pod groups) it is given whole at construction; its plugins runner is the framework built
-with it, which attaches itself when it is made, since the plugins that framework runs are made with the
-handle.
+random source, pod groups, namespaces) it is given whole at construction; its plugins runner is the
+framework built with it, which attaches itself when it is made, since the plugins that framework runs are
+made with the handle.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from scheduler.framework.interface import (
     APIClient,
     APIDispatcher,
     EventRecorder,
+    NamespaceLister,
     PluginsRunner,
     PodGroupLister,
     PodNominator,
@@ -49,6 +50,7 @@ class FrameworkHandle:
         api_dispatcher: APIDispatcher,
         rng: random.Random,
         pod_groups: PodGroupLister,
+        namespaces: NamespaceLister,
     ) -> None:
         self._snapshot = snapshot
         self._nominator = nominator
@@ -60,6 +62,7 @@ class FrameworkHandle:
         self._api_dispatcher = api_dispatcher
         self._rng = rng
         self._pod_groups = pod_groups
+        self._namespaces = namespaces
         self._runner: PluginsRunner | None = None
 
     def attach(self, runner: PluginsRunner) -> None:
@@ -105,6 +108,10 @@ class FrameworkHandle:
     @property
     def pod_groups(self) -> PodGroupLister:
         return self._pod_groups
+
+    @property
+    def namespaces(self) -> NamespaceLister:
+        return self._namespaces
 
     # ------------------------------------------------------------------------ the profile's plugins
 

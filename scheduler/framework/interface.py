@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from cluster.api import objects_pb2
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.namespaces import NamespaceLabels
 from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.pod_groups import GangPolicy
 from scheduler.framework.status import Status
@@ -149,6 +150,19 @@ class APIClient(Protocol):
         ...
 
 
+class NamespaceLister(Protocol):
+    """The namespaces the scheduler knows (``scheduler.framework.namespaces.NamespaceIndex``, fed by its
+    Namespace informer)."""
+
+    def labels(self, name: str) -> Mapping[str, str] | None:
+        """The labels of the Namespace object ``name``; None when there is none."""
+        ...
+
+    def snapshot(self) -> NamespaceLabels:
+        """Every namespace's labels as they are now; later events do not change what it returns."""
+        ...
+
+
 class PodGroupLister(Protocol):
     """The pod groups the scheduler knows (``scheduler.framework.pod_groups.PodGroupIndex``): each
     group's key is "namespace/name"; a pod's is ``pod_groups.group_key_of(pod)``."""
@@ -258,6 +272,11 @@ class Handle(PluginsRunner, Protocol):
         """The PodGroups and their pods (the scheduler's informers)."""
         ...
 
+    @property
+    def namespaces(self) -> NamespaceLister:
+        """The namespaces' labels (the scheduler's informer), for namespaceSelectors."""
+        ...
+
 
 # -------------------------------------------------------------------------------- cluster events
 
@@ -270,6 +289,7 @@ class EventResource(enum.Enum):
     POD_DISRUPTION_BUDGET = "PodDisruptionBudget"
     POD_GROUP = "PodGroup"
     PRIORITY_CLASS = "PriorityClass"
+    NAMESPACE = "Namespace"
     WILDCARD = "*"
 
 

@@ -17,12 +17,9 @@ from typing import NamedTuple
 
 from cluster.api import objects_pb2
 from cluster.api.selectors import IN, NOT_IN, LabelSelector, Requirement
+from scheduler.framework.namespaces import NamespaceLabels
 from scheduler.framework.resource import Resource, pod_non_zero_requests, pod_requests
 from scheduler.framework.status import Status
-
-#: Every namespace carries this label with its own name (Kubernetes sets it on every Namespace); podsched
-#: has no Namespace objects, so it is the only namespace label a namespaceSelector can match.
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 _generations = itertools.count(1)
 
@@ -47,16 +44,27 @@ class AffinityTerm:
     namespace_selector: LabelSelector | None
     topology_key: str
 
-    def matches_namespace(self, namespace: str) -> bool:
+    @property
+    def reads_namespace_labels(self) -> bool:
+        """Whether which namespaces the term covers depends on their labels (a non-empty selector)."""
+        return self.namespace_selector is not None and not self.namespace_selector.empty
+
+    def matches_namespace(self, namespace: str, labels: NamespaceLabels) -> bool:
+        """Whether the term covers ``namespace``: named in ``namespaces``, or selected by its labels as
+        ``labels`` has them (kube-scheduler's AffinityTerm.Matches; resolving the selector to names at
+        PreFilter, as mergeAffinityTermNamespacesIfNotEmpty does, gives the same answer)."""
         if namespace in self.namespaces:
             return True
-        return self.namespace_selector is not None and self.namespace_selector.matches(
-            {NAMESPACE_NAME_LABEL: namespace}
-        )
+        selector = self.namespace_selector
+        if selector is None:
+            return False
+        return selector.empty or selector.matches(labels.of(namespace))
 
-    def matches(self, pod: objects_pb2.Pod) -> bool:
+    def matches(self, pod: objects_pb2.Pod, labels: NamespaceLabels) -> bool:
         """Whether ``pod`` is one of the pods this term is about (namespace and labels)."""
-        return self.matches_namespace(pod.metadata.namespace) and self.selector.matches(pod.metadata.labels)
+        return self.matches_namespace(pod.metadata.namespace, labels) and self.selector.matches(
+            pod.metadata.labels
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,6 +69,8 @@ from scheduler.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    NamespaceIndex,
+    NamespaceLister,
     PodInfo,
     QueuedPodInfo,
     Status,
@@ -145,9 +147,12 @@ class SchedulingQueue:
         pod_max_in_unschedulable_s: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_S,
         events_to_register: Mapping[str, Sequence[ClusterEventWithHint]] = MappingProxyType({}),
         pre_enqueue: PreEnqueue | None = None,
+        namespaces: NamespaceLister | None = None,
     ) -> None:
         """``less`` is the profile's QueueSort; ``events_to_register`` maps each plugin name to the
-        events (with hints) that can change its verdict; ``pre_enqueue`` gates pods (None: none is)."""
+        events (with hints) that can change its verdict; ``pre_enqueue`` gates pods (None: none is);
+        ``namespaces`` gives the labels affinity terms' namespaceSelectors match (None: no Namespace
+        objects, every namespace carries only its name label)."""
         if not pod_initial_backoff_s > 0:
             raise ValueError(f"pod_initial_backoff_s must be positive, not {pod_initial_backoff_s}")
         if not pod_max_backoff_s >= pod_initial_backoff_s:
@@ -165,6 +170,7 @@ class SchedulingQueue:
         self._rules = RequeueRules(events_to_register)
         self._max_in_unschedulable_s = pod_max_in_unschedulable_s
         self._pre_enqueue = pre_enqueue
+        self._namespaces: NamespaceLister = namespaces if namespaces is not None else NamespaceIndex()
         self._move_request_cycle = -1
         self._closed = asyncio.Event()
         #: Keys of the pods kept out of activeQ (``hold``).
@@ -290,10 +296,11 @@ class SchedulingQueue:
         PodTopologySpread in ``pod``'s namespace (kube-scheduler's
         getUnschedulablePodsWithCrossTopologyTerm)."""
         namespace = pod.metadata.namespace
+        namespaces = self._namespaces.snapshot()
         return [
             qpi for qpi in self._unschedulable
             if (POD_TOPOLOGY_SPREAD in qpi.unschedulable_plugins and qpi.pod.metadata.namespace == namespace)
-            or any(term.matches(pod) for term in qpi.pod_info.required_affinity_terms)
+            or any(term.matches(pod, namespaces) for term in qpi.pod_info.required_affinity_terms)
         ]
 
     def _move(self, candidates: Iterable[QueuedPodInfo], hints: EventHints, old: Any, new: Any) -> int:

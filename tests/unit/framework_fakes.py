@@ -12,6 +12,8 @@ from scheduler.clock import Clock
 from scheduler.config import Profile
 from scheduler.framework import (
     CycleState,
+    NamespaceIndex,
+    NamespaceLister,
     NodeInfo,
     NodeScore,
     PodGroupIndex,
@@ -154,10 +156,11 @@ def fake_handle(
     api_dispatcher: Any = None,
     rng: random.Random | None = None,
     pod_groups: PodGroupIndex | None = None,
+    namespaces: NamespaceLister | None = None,
 ) -> FrameworkHandle:
     """The framework's ``FrameworkHandle`` as the scheduler builds it, with test doubles for what a test
     does not give: no nominations, no API calls, a recording event recorder, no PDBs, no extenders, no
-    background calls, a random source seeded with 0, no pod groups."""
+    background calls, a random source seeded with 0, no pod groups, no Namespace objects."""
     return FrameworkHandle(
         snapshot=snapshot,
         nominator=nominator if nominator is not None else Nominator(),
@@ -169,6 +172,7 @@ def fake_handle(
         api_dispatcher=api_dispatcher if api_dispatcher is not None else NoBackgroundCalls(),
         rng=rng if rng is not None else random.Random(0),
         pod_groups=pod_groups if pod_groups is not None else PodGroupIndex(),
+        namespaces=namespaces if namespaces is not None else NamespaceIndex(),
     )
 
 

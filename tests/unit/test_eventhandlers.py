@@ -26,7 +26,7 @@ from scheduler.eventhandlers import (
     NODE_TAINT_CHANGE,
     EventHandlers,
 )
-from scheduler.framework import ActionType, ClusterEvent, EventResource, PodInfo
+from scheduler.framework import ActionType, ClusterEvent, EventResource, NamespaceIndex, PodInfo
 from tests.builders import ROOMY, node, pod
 
 OURS = "default-scheduler"
@@ -351,3 +351,26 @@ def test_other_kinds_only_requeue(world: World, handlers: str, resource: EventRe
         (resource, ActionType.UPDATE, "x", "x"),
         (resource, ActionType.DELETE, "x", None),
     ]
+
+
+def test_namespaces_update_the_labels_before_requeueing() -> None:
+    """A pod requeued by a Namespace event must be judged by the namespace's new labels: the index is
+    updated first, then the queue moves pods."""
+    namespaces = NamespaceIndex()
+    seen: list[tuple[str, Any]] = []
+
+    class Queue(RecordingQueue):
+        def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any) -> None:
+            seen.append((event.label, namespaces.labels("team-a")))
+
+    handlers = EventHandlers(Cache(clock=FakeClock()), Queue(), {OURS}, namespaces=namespaces)
+    h = handlers.namespace_handlers()
+    old, new = objects_pb2.Namespace(), objects_pb2.Namespace()
+    old.metadata.name = new.metadata.name = "team-a"
+    old.metadata.labels["tier"] = "silver"
+    new.metadata.labels["tier"] = "gold"
+    h["on_add"](old)
+    h["on_update"](old, new)
+    h["on_delete"](new)
+    assert seen == [("NamespaceAdd", {"tier": "silver"}), ("NamespaceUpdate", {"tier": "gold"}),
+                    ("NamespaceDelete", None)]

@@ -15,13 +15,16 @@ from cluster.api import objects_pb2
 from scheduler.algorithm import ScheduleFitError, ScheduleResult, SchedulingError, schedule_pod
 from scheduler.cache import snapshot_of
 from scheduler.config import in_tree_registry, load_config
-from scheduler.framework import Code, CycleState, NodeInfo, PodInfo, Status
+from scheduler.framework import Code, CycleState, NamespaceIndex, NodeInfo, PodInfo, Status
 from scheduler.framework.runtime import Framework, build_framework
 from tests.builders import container, node, pod
 from tests.unit.framework_fakes import Nominator, Snapshot, fake_handle
 
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
+#: The Namespace objects of the random clusters; pods also land in "loose", which has none.
+NAMESPACES = {"default": {"tier": "gold"}, "team-a": {"tier": "gold"}, "team-b": {"tier": "silver"}}
+POD_NAMESPACES = ("default", "team-a", "team-b", "loose")
 
 
 def random_node(rng: random.Random, i: int) -> objects_pb2.Node:
@@ -62,7 +65,10 @@ def random_pod(rng: random.Random, name: str, node_name: str = "") -> objects_pb
             term["matchFields"] = [{"key": "metadata.name", "operator": "NotIn", "values": ["n3"]}]
         affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [term]}}
-    pod_term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": rng.choice([HOSTNAME, ZONE])}
+    pod_term: dict[str, Any] = {"labelSelector": {"matchLabels": {"app": app}},
+                                "topologyKey": rng.choice([HOSTNAME, ZONE])}
+    if rng.random() < 0.3:  # namespaces by their labels (NAMESPACES), or all of them
+        pod_term["namespaceSelector"] = rng.choice([{}, {"matchLabels": {"tier": "gold"}}])
     if rng.random() < 0.3:
         affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [pod_term]}
     if rng.random() < 0.15:
@@ -76,7 +82,8 @@ def random_pod(rng: random.Random, name: str, node_name: str = "") -> objects_pb
         }]
     if not node_name and rng.random() < 0.05:
         node_name = f"n{rng.randrange(10)}"
-    return pod(spec=spec, name=name, labels={"app": app}, node_name=node_name)
+    return pod(spec=spec, name=name, labels={"app": app}, node_name=node_name,
+               namespace=rng.choice(POD_NAMESPACES))
 
 
 def random_cluster(rng: random.Random, count: int) -> tuple[list[objects_pb2.Node], list[objects_pb2.Pod]]:
@@ -85,8 +92,19 @@ def random_cluster(rng: random.Random, count: int) -> tuple[list[objects_pb2.Nod
     return nodes, placed
 
 
+def namespaces() -> NamespaceIndex:
+    """NAMESPACES as the scheduler's informer would have them."""
+    index = NamespaceIndex()
+    for name, labels in NAMESPACES.items():
+        namespace = objects_pb2.Namespace()
+        namespace.metadata.name = name
+        namespace.metadata.labels.update({**labels, "kubernetes.io/metadata.name": name})
+        index.set(namespace)
+    return index
+
+
 def default_framework(snapshot: Any, nominator: Nominator) -> Framework:
-    handle = fake_handle(snapshot, nominator=nominator)
+    handle = fake_handle(snapshot, nominator=nominator, namespaces=namespaces())
     return build_framework(load_config(None).profiles[0], in_tree_registry(), handle)
 
 

@@ -14,6 +14,7 @@ from scheduler.framework import (
     Code,
     CycleState,
     EventResource,
+    NamespaceLabels,
     NodeScore,
     PodInfo,
     QueueingHint,
@@ -193,6 +194,8 @@ def test_events_to_register() -> None:
     assert registered == {
         (EventResource.ASSIGNED_POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
         (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),
+        # A namespace created or relabelled may come under a term's namespaceSelector.
+        (EventResource.NAMESPACE, ActionType.ADD | ActionType.UPDATE),
     }
     assert all(e.hint is not None for e in events)
 
@@ -241,7 +244,7 @@ POD_HINTS = [
     ("pending", "old", "new", "want"), [c[1:] for c in POD_HINTS], ids=[c[0] for c in POD_HINTS]
 )
 def test_pod_change_hint(pending: objects_pb2.Pod, old: Any, new: Any, want: QueueingHint) -> None:
-    assert pod_change_hint(pending, old, new) is want
+    assert pod_change_hint(pending, old, new, NamespaceLabels()) is want
 
 
 TAINTED = [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]

@@ -87,4 +87,7 @@ def test_both_plugins_register_assigned_pod_and_node_events() -> None:
     ]
     for module in (interpodaffinity, podtopologyspread):
         registered = module.new(None, fake_handle(Snapshot([]))).events_to_register()
-        assert [e.event.resource for e in registered] == [EventResource.ASSIGNED_POD, EventResource.NODE]
+        assert [e.event.resource for e in registered][:2] == [EventResource.ASSIGNED_POD, EventResource.NODE]
+    # InterPodAffinity also listens for namespaces (its namespaceSelectors).
+    registered = interpodaffinity.new(None, fake_handle(Snapshot([]))).events_to_register()
+    assert [e.event.resource for e in registered][2:] == [EventResource.NAMESPACE]

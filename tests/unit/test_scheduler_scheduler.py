@@ -69,7 +69,7 @@ def test_one_framework_per_profile_sharing_one_queue() -> None:
     assert scheduler.profile_names == ["a", "b"]
     assert scheduler.profiles["a"] is not scheduler.profiles["b"]
     assert set(scheduler.informers) == {
-        "pods", "nodes", "priorityclasses", "poddisruptionbudgets", "podgroups"}
+        "pods", "nodes", "priorityclasses", "poddisruptionbudgets", "podgroups", "namespaces"}
     # Each profile has its own handle, which runs that profile's plugins; what else DefaultPreemption
     # uses (the PDBs, the recorder, the waiting pods, the background API calls) they share.
     handle, other = scheduler.profiles["a"].handle, scheduler.profiles["b"].handle
@@ -86,5 +86,6 @@ def test_before_running_it_is_neither_healthy_nor_ready_nor_working() -> None:
     assert scheduler.readyz() == "the scheduler is not running"
     assert not scheduler.working
     assert scheduler.informer_revisions() == {
-        "pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0, "podgroups": 0}
+        "pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0, "podgroups": 0,
+        "namespaces": 0}
     assert "scheduler_pending_pods" in scheduler.metrics.exposition().decode()

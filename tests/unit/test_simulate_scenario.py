@@ -116,6 +116,15 @@ def test_pod_groups_of_both_spellings_are_created_before_every_pod(tmp_path: Pat
     assert (job.api_version, job.spec.min_member) == ("scheduling.x-k8s.io/v1alpha1", 2)
 
 
+def test_namespaces_are_created_before_everything(tmp_path: Path) -> None:
+    namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {name}\n  labels: {{team: a}}\n"
+    path = write(tmp_path, NODE.format(name="n1"), pod("p"), namespace.format(name="team-a"),
+                 namespace.format(name="default"))
+    scenario = load_scenario([path])
+    order = [(entry.kind.name, entry.obj.metadata.name) for entry in scenario.creation_order()]
+    assert order == [("Namespace", "team-a"), ("Namespace", "default"), ("Node", "n1"), ("Pod", "p")]
+
+
 def test_a_pod_naming_a_group_the_scenario_lacks_is_no_error(tmp_path: Path) -> None:
     # As in a cluster, where the pod waits for its group to be created.
     path = write(tmp_path, NODE.format(name="n1"), pod("orphan", schedulingGroup="{podGroupName: nobody}"))
@@ -357,6 +366,16 @@ INVALID = [
         ["apiVersion: v1\nkind: Node\nmetadata: {name: n1, namespace: prod}\n"],
         ["document 1 (Node n1): metadata.namespace: Forbidden: a Node is not namespaced"],
         id="namespaced-node",
+    ),
+    pytest.param(
+        ["apiVersion: v1\nkind: Namespace\nmetadata: {name: team.a}\n"],
+        ['document 1 (Namespace team.a): metadata.name: Invalid value: "team.a": must not contain dots'],
+        id="namespace-name-not-a-label",
+    ),
+    pytest.param(
+        ["apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, namespace: other}\n"],
+        ["document 1 (Namespace team-a): metadata.namespace: Forbidden: a Namespace is not namespaced"],
+        id="namespaced-namespace",
     ),
     pytest.param(
         ["apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {version: 1}\n"],

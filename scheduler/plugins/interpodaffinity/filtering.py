@@ -10,18 +10,24 @@ PreFilter counts, per topology pair (topology key, node label value), three thin
 * anti-affinity: existing pods that match each of the incoming pod's required anti-affinity terms.
 
 Filter then only looks the node's labels up in these counts. The counts come from ``NodeAggregate``s
-keyed by what they depend on (the pod's namespace and labels for the first, its terms for the others),
+keyed by what they depend on (the pod's namespace, its labels and the labels of its namespace for the
+first; its terms, and the namespaces' labels when a term's namespaceSelector reads them, for the others),
 so a cycle recomputes only the nodes that changed since a pod of the same kind was last scheduled.
+
+Namespace selectors are judged by the namespace labels PreFilter took from the Handle: the incoming
+pod's terms by the labels of each existing pod's namespace, existing pods' terms by the labels of the
+incoming pod's namespace (kube-scheduler's GetNamespaceLabelsSnapshot).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 
 from cluster.api import objects_pb2
 from scheduler.framework import (
     CycleState,
     Handle,
+    NamespaceLabels,
     NodeInfo,
     PodInfo,
     PreFilterResult,
@@ -98,6 +104,7 @@ class FilterState:
         "anti_affinity_terms",
         "existing_anti_affinity",
         "matches_own_affinity",
+        "namespaces",
         "pod",
     )
 
@@ -110,6 +117,7 @@ class FilterState:
         affinity: TopologyCounts,
         anti_affinity: TopologyCounts,
         matches_own_affinity: bool,
+        namespaces: NamespaceLabels,
     ) -> None:
         self.pod = pod
         self.affinity_terms = affinity_terms
@@ -119,6 +127,8 @@ class FilterState:
         self.anti_affinity = anti_affinity
         #: The pod matches all of its own required affinity terms (see ``_satisfies_affinity``).
         self.matches_own_affinity = matches_own_affinity
+        #: The namespace labels PreFilter judged by; AddPod / RemovePod judge by the same.
+        self.namespaces = namespaces
 
     def clone(self) -> FilterState:
         return FilterState(
@@ -129,6 +139,7 @@ class FilterState:
             self.affinity.clone(),
             self.anti_affinity.clone(),
             self.matches_own_affinity,
+            self.namespaces,
         )
 
     def update_with_pod(self, pod_info: PodInfo, node_info: NodeInfo, sign: int) -> None:
@@ -139,18 +150,19 @@ class FilterState:
         labels = node.metadata.labels
         incoming = self.pod
         incoming_labels = incoming.metadata.labels
+        namespaces = self.namespaces
         for term in pod_info.required_anti_affinity_terms:
-            if _term_matches(term, incoming.metadata.namespace, incoming_labels):
+            if _term_matches(term, incoming.metadata.namespace, incoming_labels, namespaces):
                 _add_pair(self.existing_anti_affinity, term.topology_key, labels, sign)
         other = pod_info.pod
         namespace, other_labels = other.metadata.namespace, other.metadata.labels
         if self.affinity_terms and all(
-            _term_matches(t, namespace, other_labels) for t in self.affinity_terms
+            _term_matches(t, namespace, other_labels, namespaces) for t in self.affinity_terms
         ):
             for term in self.affinity_terms:
                 _add_pair(self.affinity, term.topology_key, labels, sign)
         for term in self.anti_affinity_terms:
-            if _term_matches(term, namespace, other_labels):
+            if _term_matches(term, namespace, other_labels, namespaces):
                 _add_pair(self.anti_affinity, term.topology_key, labels, sign)
 
 
@@ -160,8 +172,16 @@ def _add_pair(counts: TopologyCounts, key: str, labels: Mapping[str, str], sign:
         counts.add(key, value, sign)
 
 
-def _term_matches(term: AffinityTerm, namespace: str, labels: Mapping[str, str]) -> bool:
-    return term.matches_namespace(namespace) and term.selector.matches(labels)
+def _term_matches(
+    term: AffinityTerm, namespace: str, labels: Mapping[str, str], namespaces: NamespaceLabels
+) -> bool:
+    return term.matches_namespace(namespace, namespaces) and term.selector.matches(labels)
+
+
+def namespaces_key(terms: Iterable[AffinityTerm], namespaces: NamespaceLabels) -> Hashable:
+    """What the terms' matches depend on besides the terms: the namespace labels, when a term's
+    namespaceSelector reads them."""
+    return namespaces.key if any(term.reads_namespace_labels for term in terms) else None
 
 
 class Filtering(PodCountingFilter):
@@ -184,12 +204,14 @@ class Filtering(PodCountingFilter):
             return None, Status.skip()
         incoming_labels = dict(pod.pod.metadata.labels)
         namespace = pod.pod.metadata.namespace
+        namespaces = self._handle.namespaces.snapshot()
         existing: dict[str, dict[str, int]] = {}
         if with_anti_affinity:
+            namespace_labels = namespaces.of(namespace)
             existing = self._existing_anti_affinity.refreshed(
-                (namespace, frozenset(incoming_labels.items())),
+                (namespace, frozenset(incoming_labels.items()), frozenset(namespace_labels.items())),
                 with_anti_affinity,
-                _existing_anti_affinity_contribution(namespace, incoming_labels),
+                _existing_anti_affinity_contribution(namespace, incoming_labels, namespaces),
             ).totals
         if not (existing or affinity_terms or anti_terms):
             # No existing pod refuses this one and it asks for nothing: Filter could only pass.
@@ -198,14 +220,14 @@ class Filtering(PodCountingFilter):
         anti: dict[str, dict[str, int]] = {}
         if affinity_terms or anti_terms:
             totals = self._incoming.refreshed(
-                (affinity_terms, anti_terms),
+                (affinity_terms, anti_terms, namespaces_key((*affinity_terms, *anti_terms), namespaces)),
                 lister.list(),
-                _incoming_contribution(affinity_terms, anti_terms),
+                _incoming_contribution(affinity_terms, anti_terms, namespaces),
             ).totals
             for (kind, key), values in totals.items():
                 (affinity if kind == _AFFINITY else anti)[key] = values
         matches_own = bool(affinity_terms) and all(
-            _term_matches(t, namespace, incoming_labels) for t in affinity_terms
+            _term_matches(t, namespace, incoming_labels, namespaces) for t in affinity_terms
         )
         state.write(
             PRE_FILTER_STATE_KEY,
@@ -217,6 +239,7 @@ class Filtering(PodCountingFilter):
                 TopologyCounts(affinity),
                 TopologyCounts(anti),
                 matches_own,
+                namespaces,
             ),
         )
         return None, None
@@ -295,7 +318,7 @@ def _satisfies_affinity(s: FilterState, labels: Mapping[str, str]) -> bool:
 
 
 def _existing_anti_affinity_contribution(
-    namespace: str, labels: Mapping[str, str]
+    namespace: str, labels: Mapping[str, str], namespaces: NamespaceLabels
 ) -> Callable[[NodeInfo], Contribution[str]]:
     """A node's pairs where an existing pod's required anti-affinity term matches the incoming pod."""
 
@@ -307,7 +330,7 @@ def _existing_anti_affinity_contribution(
         out = []
         for existing in node_info.pods_with_required_anti_affinity.values():
             for term in existing.required_anti_affinity_terms:
-                if _term_matches(term, namespace, labels):
+                if _term_matches(term, namespace, labels, namespaces):
                     value = node_labels.get(term.topology_key)
                     if value is not None:
                         out.append((term.topology_key, value, 1))
@@ -317,7 +340,9 @@ def _existing_anti_affinity_contribution(
 
 
 def _incoming_contribution(
-    affinity_terms: tuple[AffinityTerm, ...], anti_terms: tuple[AffinityTerm, ...]
+    affinity_terms: tuple[AffinityTerm, ...],
+    anti_terms: tuple[AffinityTerm, ...],
+    namespaces: NamespaceLabels,
 ) -> Callable[[NodeInfo], Contribution[tuple[str, str]]]:
     """A node's pairs where its pods match the incoming pod's required affinity (all terms) or each of its
     required anti-affinity terms."""
@@ -331,13 +356,15 @@ def _incoming_contribution(
         for existing in node_info.pods.values():
             metadata = existing.pod.metadata
             namespace, labels = metadata.namespace, metadata.labels
-            if affinity_terms and all(_term_matches(t, namespace, labels) for t in affinity_terms):
+            if affinity_terms and all(
+                _term_matches(t, namespace, labels, namespaces) for t in affinity_terms
+            ):
                 for term in affinity_terms:
                     value = node_labels.get(term.topology_key)
                     if value is not None:
                         out.append(((_AFFINITY, term.topology_key), value, 1))
             for term in anti_terms:
-                if _term_matches(term, namespace, labels):
+                if _term_matches(term, namespace, labels, namespaces):
                     value = node_labels.get(term.topology_key)
                     if value is not None:
                         out.append(((_ANTI_AFFINITY, term.topology_key), value, 1))

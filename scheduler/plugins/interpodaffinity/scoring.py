@@ -8,7 +8,8 @@ PreScore sums weights per topology pair (topology key, node label value):
   anti-affinity -weight, and their *required* affinity terms +``hardPodAffinityWeight``.
 
 Score adds up the sums of the node's own pairs; NormalizeScore maps the lowest score to 0 and the highest
-to 100. As in Filtering, both sums come from ``NodeAggregate``s, so only changed nodes are recomputed.
+to 100. As in Filtering, both sums come from ``NodeAggregate``s, so only changed nodes are recomputed, and
+namespace selectors are judged by the namespace labels PreScore took from the Handle.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from scheduler.framework import (
     MAX_NODE_SCORE,
     CycleState,
     Handle,
+    NamespaceLabels,
     NodeInfo,
     NodeScore,
     PodInfo,
     Status,
 )
 from scheduler.framework.types import AffinityTerm, WeightedAffinityTerm
+from scheduler.plugins.interpodaffinity.filtering import namespaces_key
 from scheduler.plugins.nodeaggregate import AggregateCache, Contribution
 from scheduler.plugins.podcounts import normalize_state, require_node, score_state
 
@@ -62,20 +65,25 @@ class Scoring:
         if self._ignore_existing_preferred and not has_preferred:
             return Status.skip()
         lister = self._handle.snapshot().node_infos()
+        namespaces = self._handle.namespaces.snapshot()
         sources: list[tuple[str, dict[str, int]]] = []
         if has_preferred:
+            terms = [weighted.term for weighted in (*preferred, *preferred_anti)]
             totals = self._incoming.refreshed(
-                (preferred, preferred_anti), lister.list(), _incoming_contribution(preferred, preferred_anti)
+                (preferred, preferred_anti, namespaces_key(terms, namespaces)),
+                lister.list(),
+                _incoming_contribution(preferred, preferred_anti, namespaces),
             ).totals
             sources += totals.items()
         with_affinity = lister.have_pods_with_affinity()
         if with_affinity:
             metadata = pod.pod.metadata
             labels = dict(metadata.labels)
+            namespace_labels = namespaces.of(metadata.namespace)
             totals = self._existing.refreshed(
-                (metadata.namespace, frozenset(labels.items())),
+                (metadata.namespace, frozenset(labels.items()), frozenset(namespace_labels.items())),
                 with_affinity,
-                _existing_contribution(metadata.namespace, labels, self._hard_weight),
+                _existing_contribution(metadata.namespace, labels, self._hard_weight, namespaces),
             ).totals
             sources += totals.items()
         if not sources:
@@ -111,12 +119,16 @@ class Scoring:
         return None
 
 
-def _matches(term: AffinityTerm, namespace: str, labels: Mapping[str, str]) -> bool:
-    return term.matches_namespace(namespace) and term.selector.matches(labels)
+def _matches(
+    term: AffinityTerm, namespace: str, labels: Mapping[str, str], namespaces: NamespaceLabels
+) -> bool:
+    return term.matches_namespace(namespace, namespaces) and term.selector.matches(labels)
 
 
 def _incoming_contribution(
-    preferred: tuple[WeightedAffinityTerm, ...], preferred_anti: tuple[WeightedAffinityTerm, ...]
+    preferred: tuple[WeightedAffinityTerm, ...],
+    preferred_anti: tuple[WeightedAffinityTerm, ...],
+    namespaces: NamespaceLabels,
 ) -> Callable[[NodeInfo], Contribution[str]]:
     """A node's weights from the incoming pod's preferred terms matching the pods on it."""
 
@@ -134,12 +146,12 @@ def _incoming_contribution(
             for weighted in preferred:
                 term = weighted.term
                 value = node_labels.get(term.topology_key)
-                if value is not None and _matches(term, namespace, labels):
+                if value is not None and _matches(term, namespace, labels, namespaces):
                     out.append((term.topology_key, value, weighted.weight))
             for weighted in preferred_anti:
                 term = weighted.term
                 value = node_labels.get(term.topology_key)
-                if value is not None and _matches(term, namespace, labels):
+                if value is not None and _matches(term, namespace, labels, namespaces):
                     out.append((term.topology_key, value, -weighted.weight))
         return tuple(out)
 
@@ -147,7 +159,7 @@ def _incoming_contribution(
 
 
 def _existing_contribution(
-    namespace: str, labels: Mapping[str, str], hard_weight: int
+    namespace: str, labels: Mapping[str, str], hard_weight: int, namespaces: NamespaceLabels
 ) -> Callable[[NodeInfo], Contribution[str]]:
     """A node's weights from its pods' terms that match the incoming pod (``namespace``, ``labels``)."""
 
@@ -167,7 +179,7 @@ def _existing_contribution(
             weighted_terms += ((w.term, -w.weight) for w in existing.preferred_anti_affinity_terms)
             for term, weight in weighted_terms:
                 value = node_labels.get(term.topology_key)
-                if value is not None and _matches(term, namespace, labels):
+                if value is not None and _matches(term, namespace, labels, namespaces):
                     out.append((term.topology_key, value, weight))
         return tuple(out)
 
