@@ -19,6 +19,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from cluster.api import errors, kinds, objects_pb2, podgroups
+from cluster.api.containers import SIDECAR_RESTART_POLICY
 from cluster.api.quantity import parse_quantity
 from cluster.api.quota import format_requirements
 
@@ -469,6 +470,7 @@ def _validate_pod(pod: objects_pb2.Pod) -> list[str]:
     for field_name, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
         for i, container in enumerate(containers):
             problems += _validate_container(container, f"spec.{field_name}[{i}]", seen_names, host_ports)
+    problems += _validate_container_restart_policies(spec)
     if spec.node_name:
         problems += _check("spec.nodeName", spec.node_name, is_dns1123_subdomain)
     if spec.scheduler_name:
@@ -501,6 +503,23 @@ def _validate_pod(pod: objects_pb2.Pod) -> list[str]:
     problems += _check_quantities(spec.overhead, "spec.overhead", container=False)[0]
     if pod.status.nominated_node_name:
         problems += _check("status.nominatedNodeName", pod.status.nominated_node_name, is_dns1123_subdomain)
+    return problems
+
+
+def _validate_container_restart_policies(spec: objects_pb2.PodSpec) -> list[str]:
+    """An init container may be a sidecar (restartPolicy Always) and nothing else; an app container
+    restarts as the pod's restartPolicy says and may not set its own (Kubernetes' GA rules)."""
+    problems = []
+    for i, container in enumerate(spec.init_containers):
+        if container.HasField("restart_policy") and container.restart_policy != SIDECAR_RESTART_POLICY:
+            problems.append(not_supported(
+                f"spec.initContainers[{i}].restartPolicy", container.restart_policy, (SIDECAR_RESTART_POLICY,)
+            ))
+    for i, container in enumerate(spec.containers):
+        if container.HasField("restart_policy"):
+            problems.append(forbidden(
+                f"spec.containers[{i}].restartPolicy", "may not be set for non-init containers"
+            ))
     return problems
 
 

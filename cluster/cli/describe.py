@@ -12,7 +12,7 @@ from typing import Any
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from cluster.api import errors, kinds, objects_pb2, podgroups, quantity, timeutil
+from cluster.api import containers, errors, kinds, objects_pb2, podgroups, quantity, timeutil
 from cluster.api.quota import format_requirements
 from cluster.api.selectors import LabelSelector
 from cluster.cli import tables
@@ -180,6 +180,9 @@ def _container(text: _Text, container: objects_pb2.Container) -> None:
     text.section(container.name, 1)
     text.field("Image", container.image, 2)
     text.field("Port", _ports(container), 2)
+    if container.HasField("restart_policy"):
+        # Only an init container has one, and only Always: a sidecar, running beside the app containers.
+        text.field("Restart Policy", container.restart_policy, 2)
     if container.command:
         text.field("Command", "\n".join(container.command), 2)
     if container.args:
@@ -239,22 +242,31 @@ async def _describe_pod(client: Client, pod: objects_pb2.Pod, text: _Text) -> No
 
 
 def pod_requests(pod: objects_pb2.Pod) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
-    """The pod's effective requests and limits, as the scheduler counts them: the larger of the sum over
-    its containers and any single init container, plus overhead."""
+    """The pod's effective requests and limits, as the scheduler counts them (``containers.pod_total``:
+    init containers one at a time, sidecars beside everything after them), plus overhead."""
     totals: list[dict[str, Fraction]] = []
     for field in ("requests", "limits"):
-        running: dict[str, Fraction] = {}
-        for container in pod.spec.containers:
-            for name, value in getattr(container.resources, field).items():
-                running[name] = running.get(name, Fraction(0)) + quantity.parse_quantity(value)
-        for container in pod.spec.init_containers:
-            for name, value in getattr(container.resources, field).items():
-                running[name] = max(running.get(name, Fraction(0)), quantity.parse_quantity(value))
+        running = containers.pod_total(
+            pod,
+            lambda container, field=field: {
+                name: quantity.parse_quantity(value)
+                for name, value in getattr(container.resources, field).items()
+            },
+            _sum_amounts, _max_amounts, {},
+        )
         for name, value in pod.spec.overhead.items():
             if field == "requests" or name in running:
                 running[name] = running.get(name, Fraction(0)) + quantity.parse_quantity(value)
         totals.append(running)
     return totals[0], totals[1]
+
+
+def _sum_amounts(a: dict[str, Fraction], b: dict[str, Fraction]) -> dict[str, Fraction]:
+    return {name: a.get(name, Fraction(0)) + b.get(name, Fraction(0)) for name in a.keys() | b.keys()}
+
+
+def _max_amounts(a: dict[str, Fraction], b: dict[str, Fraction]) -> dict[str, Fraction]:
+    return {name: max(a.get(name, Fraction(0)), b.get(name, Fraction(0))) for name in a.keys() | b.keys()}
 
 
 def format_quantity(name: str, value: Fraction) -> str:

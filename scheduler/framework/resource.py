@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from cluster.api import objects_pb2
+from cluster.api.containers import pod_total
 from cluster.api.quantity import int_value, milli_value
 
 CPU = "cpu"
@@ -103,22 +104,20 @@ class Resource:
 
 
 def pod_requests(pod: objects_pb2.Pod) -> Resource:
-    """What a pod needs on a node, as kube-scheduler computes it: the sum of its containers' requests,
-    raised to any init container's request that is larger (init containers run one at a time, before
-    the others), plus the pod overhead."""
-    total = Resource()
-    for container in pod.spec.containers:
-        total.add(Resource.from_quantities(container.resources.requests))
-    for container in pod.spec.init_containers:
-        total.set_max(Resource.from_quantities(container.resources.requests))
+    """What a pod needs on a node, as kube-scheduler computes it (``cluster.api.containers.pod_total``:
+    init containers one at a time, sidecars beside everything after them), plus the pod overhead."""
+    total = pod_total(
+        pod, lambda container: Resource.from_quantities(container.resources.requests), _plus, _larger,
+        Resource(),
+    )
     if pod.spec.overhead:
         total.add(Resource.from_quantities(pod.spec.overhead))
     return total
 
 
 def pod_non_zero_requests(pod: objects_pb2.Pod) -> tuple[int, int]:
-    """(milli-CPU, memory) for scoring, with DEFAULT_*_REQUEST standing in for a container's missing
-    request, under the same init-container and overhead rules as ``pod_requests``."""
+    """(milli-CPU, memory) for scoring, with DEFAULT_*_REQUEST standing in for each container's missing
+    request before the containers are added up as ``pod_requests`` adds them, overhead included."""
 
     def non_zero(container: objects_pb2.Container) -> tuple[int, int]:
         requests = container.resources.requests
@@ -126,18 +125,27 @@ def pod_non_zero_requests(pod: objects_pb2.Pod) -> tuple[int, int]:
         memory = int_value(requests[MEMORY]) if MEMORY in requests else DEFAULT_MEMORY_REQUEST
         return cpu, memory
 
-    cpu = memory = 0
-    for container in pod.spec.containers:
-        c, m = non_zero(container)
-        cpu += c
-        memory += m
-    for container in pod.spec.init_containers:
-        c, m = non_zero(container)
-        cpu = max(cpu, c)
-        memory = max(memory, m)
+    cpu, memory = pod_total(
+        pod, non_zero,
+        lambda a, b: (a[0] + b[0], a[1] + b[1]),
+        lambda a, b: (max(a[0], b[0]), max(a[1], b[1])),
+        (0, 0),
+    )
     overhead = pod.spec.overhead
     if CPU in overhead:
         cpu += milli_value(overhead[CPU])
     if MEMORY in overhead:
         memory += int_value(overhead[MEMORY])
     return cpu, memory
+
+
+def _plus(a: Resource, b: Resource) -> Resource:
+    total = a.clone()
+    total.add(b)
+    return total
+
+
+def _larger(a: Resource, b: Resource) -> Resource:
+    most = a.clone()
+    most.set_max(b)
+    return most

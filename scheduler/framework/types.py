@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from cluster.api import objects_pb2
+from cluster.api.containers import long_running_containers
 from cluster.api.selectors import IN, NOT_IN, LabelSelector, Requirement
 from scheduler.framework.namespaces import NamespaceLabels
 from scheduler.framework.resource import Resource, pod_non_zero_requests, pod_requests
@@ -103,6 +104,17 @@ def pod_start_time(pod: objects_pb2.Pod) -> float:
     return math.inf
 
 
+def pod_host_ports(pod: objects_pb2.Pod) -> tuple[tuple[str, str, int], ...]:
+    """The (address, protocol, port) host ports the pod holds on its node: those of the containers that
+    run as long as it does (sidecars and app containers), as kube-scheduler's GetHostPorts counts them."""
+    return tuple(
+        (port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port)
+        for container in long_running_containers(pod)
+        for port in container.ports
+        if port.host_port > 0
+    )
+
+
 class PodInfo:
     """A pod and what the scheduler derives from it once."""
 
@@ -132,12 +144,7 @@ class PodInfo:
         self.non_zero_cpu, self.non_zero_memory = pod_non_zero_requests(pod)
         #: Read once here: preemption sorts and compares every candidate victim by it.
         self.start_time = pod_start_time(pod)
-        self.host_ports: tuple[tuple[str, str, int], ...] = tuple(
-            (port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port)
-            for container in (*pod.spec.init_containers, *pod.spec.containers)
-            for port in container.ports
-            if port.host_port > 0
-        )
+        self.host_ports = pod_host_ports(pod)
         affinity = pod.spec.affinity
         pod_affinity = affinity.pod_affinity
         anti = affinity.pod_anti_affinity

@@ -21,7 +21,7 @@ from scheduler.framework import (
     Signature,
     Status,
 )
-from scheduler.framework.types import HostPorts
+from scheduler.framework.types import HostPorts, pod_host_ports
 
 NAME = "NodePorts"
 
@@ -73,24 +73,15 @@ class NodePorts:
         ]
 
 
-def _host_ports(pod: objects_pb2.Pod) -> list[tuple[str, str, int]]:
-    return [
-        (port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port)
-        for container in (*pod.spec.init_containers, *pod.spec.containers)
-        for port in container.ports
-        if port.host_port > 0
-    ]
-
-
 def _after_pod_delete(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
     deleted: objects_pb2.Pod = old
     # An unbound (and not nominated) pod held no port anywhere.
     if not deleted.spec.node_name and not deleted.status.nominated_node_name:
         return QueueingHint.SKIP
     freed = HostPorts()
-    for ip, protocol, port in _host_ports(deleted):
+    for ip, protocol, port in pod_host_ports(deleted):
         freed.add(ip, protocol, port)
-    if any(freed.conflicts(ip, protocol, port) for ip, protocol, port in _host_ports(pod)):
+    if any(freed.conflicts(ip, protocol, port) for ip, protocol, port in pod_host_ports(pod)):
         return QueueingHint.QUEUE
     return QueueingHint.SKIP
 

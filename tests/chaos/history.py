@@ -30,6 +30,7 @@ here rather than borrowed from the scheduler or the API, so the scheduler is nev
 
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from itertools import groupby
 
 from google.protobuf.message import Message
 
-from cluster.api import objects_pb2
+from cluster.api import containers, objects_pb2
 from cluster.api.fencing import (
     BOUND_UNDER_FENCE_ANNOTATION,
     FENCING_TOKEN_ANNOTATION,
@@ -225,14 +226,14 @@ def _quantity(quantities: Mapping[str, str], resource: str) -> int:
 
 
 def pod_need(pod: objects_pb2.Pod) -> dict[str, int]:
-    """What a pod holds on its node, as Kubernetes counts it: per resource the containers' sum, raised
-    to any larger init container's request (they run one at a time), plus the pod overhead; and one
-    pod slot."""
+    """What a pod holds on its node, as Kubernetes counts it (``containers.pod_total``: init containers
+    one at a time, sidecars beside everything after them), plus the pod overhead; and one pod slot."""
     need = {}
     for resource in REQUESTED:
-        total = sum(_quantity(c.resources.requests, resource) for c in pod.spec.containers)
-        for init in pod.spec.init_containers:
-            total = max(total, _quantity(init.resources.requests, resource))
+        total = containers.pod_total(
+            pod, lambda c, resource=resource: _quantity(c.resources.requests, resource),
+            operator.add, max, 0,
+        )
         need[resource] = total + _quantity(pod.spec.overhead, resource)
     need[PODS] = 1
     return need

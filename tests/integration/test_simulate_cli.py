@@ -65,7 +65,7 @@ REALISTIC = textwrap.dedent("""\
       namespace: shop
       labels: {app: checkout}
       ownerReferences:
-      - {apiVersion: apps/v1, kind: ReplicaSet, name: checkout-5d8f, uid: 0b3c7a4e-5f1d-4c2b-9e8a-7d6f5e4c3b2a}
+      - {apiVersion: apps/v1, kind: ReplicaSet, name: checkout-5d8f, uid: 0b3c7a4e-5f1d-4c2b-9e8a-7d6f5e4c}
     spec:
       priorityClassName: business-critical
       serviceAccountName: checkout

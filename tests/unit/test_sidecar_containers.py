@@ -1,0 +1,206 @@
+"""Sidecar containers (init containers with restartPolicy Always) and what init containers hold: the
+requests rule every reader shares (``cluster.api.containers``), the host ports NodePorts counts, the
+fit filter, validation and `podsched describe`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cluster.api import containers, validation
+from cluster.cli.describe import pod_requests as described_requests
+from scheduler.framework import Code, CycleState, PodInfo, pod_non_zero_requests, pod_requests
+from scheduler.framework.resource import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
+from scheduler.plugins import nodeports
+from scheduler.plugins.noderesources import fit
+from tests.builders import container, node, node_info, pod
+from tests.chaos.history import pod_need
+from tests.unit.framework_fakes import Snapshot, fake_handle
+
+
+def init(cpu: str | None = None, *, name: str, sidecar: bool = False, **extra: Any) -> dict[str, Any]:
+    out = container({"cpu": cpu} if cpu else None, name=name, **extra)
+    if sidecar:
+        out["restartPolicy"] = "Always"
+    return out
+
+
+def with_inits(app_cpu: list[str], *inits: dict[str, Any], overhead: str = "") -> Any:
+    spec: dict[str, Any] = {
+        "containers": [container({"cpu": cpu}, name=f"app{i}") for i, cpu in enumerate(app_cpu)],
+        "initContainers": list(inits),
+    }
+    if overhead:
+        spec["overhead"] = {"cpu": overhead}
+    return pod(spec=spec)
+
+
+# component-helpers' resource helpers_test.go (TestPodResourceRequests, the restartable init container
+# cases), in milli-CPU: app containers, init containers in order, expected pod request.
+REQUEST_ROWS = [
+    pytest.param(["1"], [init("1", name="r1", sidecar=True)], 2000, id="restartable-init-container"),
+    pytest.param(
+        ["1"], [init("1", name="r1", sidecar=True), init("2", name="r2", sidecar=True)], 4000,
+        id="multiple-restartable-init-containers",
+    ),
+    pytest.param(
+        ["1"],
+        [init("5", name="i1"), init("1", name="r1", sidecar=True), init("2", name="r2", sidecar=True),
+         init("5", name="i2")],
+        8000, id="restartable-and-regular-init-containers",
+    ),
+    pytest.param(
+        ["1"], [init("1", name="r1", sidecar=True), init("5", name="i1")], 6000,
+        id="restartable-init-then-regular-init",
+    ),
+    pytest.param(["1", "1"], [init("5", name="i1")], 5000, id="regular-init-larger-than-app-containers"),
+    pytest.param(["3"], [init("2", name="i1")], 3000, id="app-containers-larger-than-regular-init"),
+    pytest.param(
+        ["2"], [init("1", name="r1", sidecar=True), init("1", name="i1"), init("1", name="r2", sidecar=True)],
+        4000, id="sidecars-add-to-the-steady-state",
+    ),
+]
+
+
+@pytest.mark.parametrize(("app_cpu", "inits", "expected"), REQUEST_ROWS)
+def test_pod_requests_follow_the_sidecar_rule(app_cpu: list[str], inits: list[Any], expected: int) -> None:
+    subject = with_inits(app_cpu, *inits)
+    assert pod_requests(subject).milli_cpu == expected
+    # Every other reader of a pod's requests counts it the same way.
+    assert described_requests(subject)[0]["cpu"] * 1000 == expected
+    assert pod_need(subject)["cpu"] == expected
+    assert pod_non_zero_requests(subject)[0] == expected
+
+
+def test_overhead_comes_on_top_of_the_sidecar_rule() -> None:
+    subject = with_inits(["1"], init("1", name="r1", sidecar=True), init("5", name="i1"), overhead="250m")
+    assert pod_requests(subject).milli_cpu == 6250
+    assert pod_need(subject)["cpu"] == 6250
+
+
+def test_non_zero_requests_default_each_container_before_adding_them_up() -> None:
+    # A sidecar with no requests counts as the scheduler's defaults, beside the app container's.
+    subject = with_inits(["1"], init(name="r1", sidecar=True))
+    assert pod_non_zero_requests(subject) == (
+        1000 + DEFAULT_MILLI_CPU_REQUEST, DEFAULT_MEMORY_REQUEST + DEFAULT_MEMORY_REQUEST
+    )
+    # For fitting, a missing request is nothing.
+    assert pod_requests(subject).milli_cpu == 1000
+
+
+def test_long_running_containers_are_the_sidecars_then_the_app_containers() -> None:
+    subject = with_inits(["1"], init("1", name="i1"), init("1", name="r1", sidecar=True))
+    assert [c.name for c in containers.long_running_containers(subject)] == ["r1", "app0"]
+
+
+# ---------------------------------------------------------------------------------------- fit
+
+
+@pytest.mark.parametrize(
+    ("subject", "fits"),
+    [
+        # A classic init container of 2 CPUs has finished before the 1-CPU app runs: 2 CPUs at most.
+        pytest.param(with_inits(["1"], init("2", name="i1")), True, id="classic-init-fits"),
+        # The same container as a sidecar runs beside the app: 3 CPUs.
+        pytest.param(with_inits(["1"], init("2", name="r1", sidecar=True)), False, id="sidecar-does-not-fit"),
+    ],
+)
+def test_fit_counts_a_sidecar_beside_the_app_containers(subject: Any, fits: bool) -> None:
+    plugin = fit.new(None, fake_handle(Snapshot([])))
+    info = node_info(node(cpu="2500m", memory="1Gi", pods="10"))
+    state = CycleState()
+    pod_info = PodInfo(subject)
+    plugin.pre_filter(state, pod_info, [info])
+    status = plugin.filter(state, pod_info, info)
+    if fits:
+        assert status is None
+    else:
+        # More than the node's whole allocatable: evicting pods cannot help.
+        assert status is not None and status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        assert status.reasons == ("Insufficient cpu",)
+
+
+# -------------------------------------------------------------------------------------- host ports
+
+
+def ports_pod(*, on_init: bool, sidecar: bool, name: str = "pod", node_name: str = "") -> Any:
+    holder = init(name="holder", sidecar=sidecar, host_ports=(8080,))
+    spec: dict[str, Any] = {"containers": [container(name="app")]}
+    spec["initContainers" if on_init else "containers"] = (
+        [holder] if on_init else [container(name="app", host_ports=(8080,))]
+    )
+    return pod(spec=spec, name=name, node_name=node_name)
+
+
+def _filter_ports(incoming: Any, existing: Any) -> Any:
+    plugin = nodeports.new(None, fake_handle(Snapshot([])))
+    state = CycleState()
+    pod_info = PodInfo(incoming)
+    info = node_info(node(), [existing])
+    _, status = plugin.pre_filter(state, pod_info, [info])
+    if status is not None and status.is_skip:
+        return None
+    return plugin.filter(state, pod_info, info)
+
+
+TAKEN = ports_pod(on_init=False, sidecar=False, name="existing", node_name="node")
+
+
+# kube-scheduler's GetHostPorts (pkg/scheduler/util/utils.go): app containers and restartable init
+# containers hold host ports; a classic init container has exited before the pod runs.
+@pytest.mark.parametrize(
+    ("incoming", "existing", "fits"),
+    [
+        pytest.param(ports_pod(on_init=True, sidecar=False), TAKEN, True, id="classic-init-port-is-not-held"),
+        pytest.param(ports_pod(on_init=True, sidecar=True), TAKEN, False, id="sidecar-port-conflicts"),
+        pytest.param(
+            ports_pod(on_init=False, sidecar=False),
+            ports_pod(on_init=True, sidecar=False, name="existing", node_name="node"), True,
+            id="running-pods-classic-init-port-is-free",
+        ),
+        pytest.param(
+            ports_pod(on_init=False, sidecar=False),
+            ports_pod(on_init=True, sidecar=True, name="existing", node_name="node"), False,
+            id="running-pods-sidecar-port-is-taken",
+        ),
+    ],
+)
+def test_host_ports_are_those_of_long_running_containers(incoming: Any, existing: Any, fits: bool) -> None:
+    status = _filter_ports(incoming, existing)
+    if fits:
+        assert status is None
+    else:
+        assert status is not None and status.code is Code.UNSCHEDULABLE
+
+
+# ------------------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize(
+    ("inits", "apps", "problems"),
+    [
+        pytest.param([init(name="r", sidecar=True)], [container(name="a")], [], id="sidecar-valid"),
+        pytest.param(
+            [{**init(name="i"), "restartPolicy": "OnFailure"}], [container(name="a")],
+            ['spec.initContainers[0].restartPolicy: Unsupported value: "OnFailure": '
+             'supported values: "Always"'],
+            id="init-on-failure",
+        ),
+        pytest.param(
+            [{**init(name="i"), "restartPolicy": "Never"}], [container(name="a")],
+            ['spec.initContainers[0].restartPolicy: Unsupported value: "Never": supported values: "Always"'],
+            id="init-never",
+        ),
+        pytest.param(
+            [], [{**container(name="a"), "restartPolicy": "Always"}],
+            ["spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers"],
+            id="app-container",
+        ),
+    ],
+)
+def test_validation(inits: list[Any], apps: list[Any], problems: list[str]) -> None:
+    subject = pod(spec={"initContainers": inits, "containers": [{**c, "image": "busybox"} for c in apps]})
+    for c in subject.spec.init_containers:
+        c.image = "busybox"
+    assert [p for p in validation.validate_object(subject) if "restartPolicy" in p] == problems
