@@ -471,6 +471,7 @@ def _validate_pod(pod: objects_pb2.Pod) -> list[str]:
         for i, container in enumerate(containers):
             problems += _validate_container(container, f"spec.{field_name}[{i}]", seen_names, host_ports)
     problems += _validate_container_restart_policies(spec)
+    problems += _validate_scheduling_gates(spec)
     if spec.node_name:
         problems += _check("spec.nodeName", spec.node_name, is_dns1123_subdomain)
     if spec.scheduler_name:
@@ -503,6 +504,23 @@ def _validate_pod(pod: objects_pb2.Pod) -> list[str]:
     problems += _check_quantities(spec.overhead, "spec.overhead", container=False)[0]
     if pod.status.nominated_node_name:
         problems += _check("status.nominatedNodeName", pod.status.nominated_node_name, is_dns1123_subdomain)
+    return problems
+
+
+def _validate_scheduling_gates(spec: objects_pb2.PodSpec) -> list[str]:
+    """Gates are qualified names, each once; a pod is not created on a node while it has gates."""
+    problems = []
+    seen: set[str] = set()
+    for i, gate in enumerate(spec.scheduling_gates):
+        path = f"spec.schedulingGates[{i}]"
+        problems += _check(f"{path}.name", gate.name, is_qualified_name)
+        if gate.name in seen:
+            problems.append(duplicate(path, gate.name))
+        seen.add(gate.name)
+    if spec.scheduling_gates and spec.node_name:
+        problems.append(
+            forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared")
+        )
     return problems
 
 
@@ -830,6 +848,7 @@ def _validate_pod_spec_update(old: objects_pb2.PodSpec, new: objects_pb2.PodSpec
                 )
             )
             break
+    problems += _validate_gated_pod_update(old, new)
     masked_old, masked_new = objects_pb2.PodSpec(), objects_pb2.PodSpec()
     masked_old.CopyFrom(old)
     masked_new.CopyFrom(new)
@@ -838,6 +857,9 @@ def _validate_pod_spec_update(old: objects_pb2.PodSpec, new: objects_pb2.PodSpec
             container.image = ""
         spec.ClearField("tolerations")
         spec.ClearField("scheduling_group")  # its own error above
+        spec.ClearField("scheduling_gates")  # judged above
+        if old.scheduling_gates:
+            spec.ClearField("node_selector")  # a gated pod's may grow, judged above
     if masked_old != masked_new:
         changed = sorted(
             fd.json_name
@@ -849,6 +871,25 @@ def _validate_pod_spec_update(old: objects_pb2.PodSpec, new: objects_pb2.PodSpec
                 "spec", f"{_POD_UPDATE_FORBIDDEN}; changed: " + ", ".join(f"spec.{name}" for name in changed)
             )
         )
+    return problems
+
+
+def _validate_gated_pod_update(old: objects_pb2.PodSpec, new: objects_pb2.PodSpec) -> list[str]:
+    """Scheduling gates may only be removed. While the pod is gated, whoever holds the gate (Kueue, an
+    admission controller) may narrow where it runs by adding to its nodeSelector, as Kubernetes allows."""
+    problems = []
+    before = {gate.name for gate in old.scheduling_gates}
+    for i, gate in enumerate(new.scheduling_gates):
+        if gate.name not in before:
+            problems.append(forbidden(
+                f"spec.schedulingGates[{i}].name",
+                f"only deletion is allowed, but found new scheduling gate '{gate.name}'",
+            ))
+    kept = all(new.node_selector.get(key) == value for key, value in old.node_selector.items())
+    if old.scheduling_gates and not kept:
+        problems.append(forbidden(
+            "spec.nodeSelector", "only additions to spec.nodeSelector are allowed (no mutations or deletions)"
+        ))
     return problems
 
 

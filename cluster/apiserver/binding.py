@@ -240,3 +240,6 @@ def _check_bindable(pod: objects_pb2.Pod, binding: objects_pb2.Binding) -> None:
         raise messages.conflict(
             BINDING_RESOURCE, name, f'pod {name} is already assigned to node "{pod.spec.node_name}"'
         )
+    if pod.spec.scheduling_gates:
+        # As kube-apiserver's BindingREST: a gated pod is not scheduled, whoever asks.
+        raise messages.conflict(BINDING_RESOURCE, name, f"pod {name} has non-empty .spec.schedulingGates")

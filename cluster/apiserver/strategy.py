@@ -26,6 +26,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import errors, objects_pb2, validation
 from cluster.api.kinds import NAMESPACE_NAME_LABEL, Kind
+from cluster.api.schedulinggates import SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE
 from cluster.apiserver import fencing, kubelet
 from cluster.apiserver.defaults import apply_defaults
 
@@ -104,6 +105,12 @@ def _initial_pod_status(pod: objects_pb2.Pod, now: Timestamp) -> None:
     start_time.CopyFrom(pod.status.start_time)
     pod.ClearField("status")
     pod.status.phase = PENDING
+    if pod.spec.scheduling_gates:
+        # kube-apiserver says at once why the pod is not scheduled (and kubectl shows SchedulingGated).
+        pod.status.conditions.add(
+            type=kubelet.POD_SCHEDULED, status="False", reason=SCHEDULING_GATED,
+            message=SCHEDULING_GATED_MESSAGE, last_transition_time=now,
+        )
     if pod.spec.node_name:
         pod.status.start_time.CopyFrom(start_time)
         kubelet.mark_running(pod, now)

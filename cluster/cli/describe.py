@@ -236,6 +236,8 @@ async def _describe_pod(client: Client, pod: objects_pb2.Pod, text: _Text) -> No
     text.mapping("Node-Selectors", spec.node_selector)
     tolerations = [_toleration(t) for t in spec.tolerations]
     text.field("Tolerations", "\n".join(tolerations) if tolerations else NONE)
+    if spec.scheduling_gates:
+        text.field("Scheduling Gates", "\n".join(gate.name for gate in spec.scheduling_gates))
 
 
 # --------------------------------------------------------------------------------------------- Node

@@ -14,6 +14,7 @@ from google.protobuf.message import Message
 
 from cluster.api import kinds, objects_pb2, podgroups, timeutil
 from cluster.api.kinds import M
+from cluster.api.schedulinggates import SCHEDULING_GATED, is_reported_gated
 
 NONE = "<none>"
 
@@ -79,9 +80,12 @@ def or_none(text: str) -> str:
 
 
 def pod_status(pod: objects_pb2.Pod) -> str:
-    """kubectl's STATUS: Terminating once deletion began, else the reason if any, else the phase."""
+    """kubectl's STATUS: Terminating once deletion began, else SchedulingGated while the PodScheduled
+    condition says so, else the reason if any, else the phase."""
     if timeutil.is_set(pod.metadata.deletion_timestamp):
         return "Terminating"
+    if is_reported_gated(pod):
+        return SCHEDULING_GATED
     return pod.status.reason or pod.status.phase or "Unknown"
 
 

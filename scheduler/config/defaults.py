@@ -26,6 +26,7 @@ SCHEDULER_PLUGINS_SCHEDULER_NAME = "scheduler-plugins-scheduler"
 #: kube-scheduler v1's default plugins (getDefaultPlugins), all through multiPoint and in its order,
 #: restricted to the plugins podsched has. Weights matter only for Score.
 DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
+    PluginRef("SchedulingGates"),
     PluginRef("PrioritySort"),
     PluginRef("NodeUnschedulable"),
     PluginRef("NodeName"),

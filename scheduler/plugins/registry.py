@@ -15,6 +15,7 @@ from types import MappingProxyType, ModuleType
 
 IN_TREE: Mapping[str, str] = MappingProxyType(
     {
+        "SchedulingGates": "scheduler.plugins.schedulinggates",
         "PrioritySort": "scheduler.plugins.queuesort",
         "NodeUnschedulable": "scheduler.plugins.nodeunschedulable",
         "NodeName": "scheduler.plugins.nodename",

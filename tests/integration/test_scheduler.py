@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from cluster.api import objects_pb2, quantity
+from cluster.api import errors, objects_pb2, quantity
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client
 from tests.integration.conftest import own_apiserver
@@ -215,3 +215,44 @@ async def _nonempty(values: Awaitable[Sequence[T]]) -> Sequence[T] | None:
 async def _bound(api: Client, namespace: str, name: str) -> objects_pb2.Pod | None:
     pod = await api.get("pods", name, namespace)
     return pod if pod.spec.node_name else None  # type: ignore[attr-defined,return-value]
+
+
+def _gated_pods(scheduler: SchedulerProcess) -> float:
+    status, text = scheduler.get("/metrics")
+    assert status == 200
+    (line,) = [line for line in text.splitlines() if line.startswith('scheduler_pending_pods{queue="gated"}')]
+    return float(line.split()[-1])
+
+
+async def test_a_gated_pod_is_never_attempted_until_its_last_gate_is_removed(
+    cluster: ApiServerProcess, scheduler: SchedulerProcess, api: Client, ns: str, tmp_path: Path
+) -> None:
+    gates = [{"name": "example.com/quota"}, {"name": "example.com/capacity"}]
+    apply(cluster.address, tmp_path, pod_manifest("gated", ns, schedulingGates=gates))
+    listed = run_cli(cluster.address, "get", "pods", "-n", ns)
+    assert listed.code == 0, listed.stderr
+    assert listed.stdout.splitlines()[1].split()[:3] == ["gated", "0/1", "SchedulingGated"]
+    described = run_cli(cluster.address, "describe", "pod", "gated", "-n", ns).stdout
+    assert "Scheduling Gates:" in described and "example.com/capacity" in described
+    await eventually(lambda: asyncio.sleep(0, _gated_pods(scheduler) == 1 or None), "the gated pod queued")
+    # Nobody binds a gated pod, not even a caller who asks the API server directly.
+    with pytest.raises(errors.Conflict, match=r"non-empty \.spec\.schedulingGates"):
+        await api.bind(ns, "gated", "node-a")
+    # One gate of two removed (by whoever held it, with an update): still gated.
+    current = await api.get("pods", "gated", ns)
+    assert isinstance(current, objects_pb2.Pod)
+    del current.spec.scheduling_gates[0]
+    await api.update(current)
+    await asyncio.sleep(1.0)
+    assert not (await api.get("pods", "gated", ns)).spec.node_name  # type: ignore[attr-defined]
+    assert _gated_pods(scheduler) == 1
+    # The last one removed by applying the manifest without it, as a user would.
+    apply(cluster.address, tmp_path, pod_manifest("gated", ns))
+    try:
+        pod = await eventually(lambda: _bound(api, ns, "gated"), "the released pod bound")
+        assert pod.spec.node_name in ("node-a", "node-b")
+        reasons = [e.reason for e in await scheduling_events(api, ns, "gated")]
+        assert reasons == ["Scheduled"], reasons  # never attempted while gated: no FailedScheduling
+        assert _gated_pods(scheduler) == 0
+    finally:
+        await delete_namespace_pods(cluster.address, api, ns)

@@ -77,8 +77,8 @@ def test_no_file_gives_kube_scheduler_defaults() -> None:
     profile = config.profiles[0]
     assert profile.plugins.multi_point.enabled == DEFAULT_MULTI_POINT
     assert [ref.name for ref in DEFAULT_MULTI_POINT] == [
-        "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-        "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
+        "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
+        "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
         "NodeResourcesBalancedAllocation", "DefaultBinder", "GangScheduling",
     ]
     weights = {ref.name: ref.weight for ref in DEFAULT_MULTI_POINT if ref.weight}
@@ -222,7 +222,7 @@ def test_reconfiguring_a_default_replaces_it_in_place_with_its_weight(tmp_path: 
     """)
     refs = config.profiles[0].plugins.multi_point.enabled
     assert [r.name for r in refs] == [r.name for r in DEFAULT_MULTI_POINT]
-    assert refs[3] == PluginRef("TaintToleration", 9)
+    assert refs[4] == PluginRef("TaintToleration", 9)
 
 
 def test_disabled_star_at_a_point_is_kept_for_the_framework(tmp_path: Path) -> None:

@@ -510,11 +510,11 @@ def test_a_profile_configures_its_pre_enqueue_plugins() -> None:
                 "profiles": [{"plugins": {"preEnqueue": {"disabled": [{"name": "GangScheduling"}]}}}]}
     config = parse_config(document)
     framework = build_framework(config.profiles[0], in_tree_registry(), fake_handle(Snapshot()))
-    assert framework.plugin_names("preEnqueue") == []
+    assert framework.plugin_names("preEnqueue") == ["SchedulingGates"]
     assert framework.run_pre_enqueue(PodInfo(member("w-0", "missing"))) is None  # nothing gates it
     default = build_framework(parse_config({"apiVersion": API_VERSION, "kind": KIND}).profiles[0],
                               in_tree_registry(), fake_handle(Snapshot()))
-    assert default.plugin_names("preEnqueue") == ["GangScheduling"]
+    assert default.plugin_names("preEnqueue") == ["SchedulingGates", "GangScheduling"]
     status = default.run_pre_enqueue(PodInfo(member("w-0", "missing")))
     assert status is not None and status.plugin == "GangScheduling"
     assert status.message() == "waiting for PodGroup default/missing to be created"
