@@ -50,9 +50,10 @@ from cluster.client import Client, object_request_bytes
 
 # Kinds others refer to go first: pods name priority classes (admission resolves them at create), quotas
 # admit pods, and a gang's pods find their PodGroup there when they are queued. Namespaces go before
-# everything, as kubectl orders them (what is in a namespace may be selected by its labels).
+# everything, as kubectl orders them (what is in a namespace may be selected by its labels). Pods name
+# RuntimeClasses, which admission must find at their create.
 _ORDER = {kinds.PRIORITY_CLASS: 0, kinds.NODE: 1, kinds.RESOURCE_QUOTA: 2, kinds.POD_GROUP: 3,
-          kinds.NAMESPACE: -1}
+          kinds.NAMESPACE: -1, kinds.RUNTIME_CLASS: 0}
 _LAST = 4
 #: The system priority classes' reserved prefix: only a quota admits them.
 _SYSTEM_CLASS_PREFIX = "system-"
