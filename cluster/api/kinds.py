@@ -69,10 +69,13 @@ EVENT = Kind("Event", "v1", "events", True, objects_pb2.Event, "event", ("ev",))
 NAMESPACE = Kind("Namespace", "v1", "namespaces", False, objects_pb2.Namespace, "namespace", ("ns",))
 #: The label every Namespace carries with its own name (the API server keeps it so).
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+RUNTIME_CLASS = Kind(
+    "RuntimeClass", "node.k8s.io/v1", "runtimeclasses", False, objects_pb2.RuntimeClass, "runtime_class"
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, RESOURCE_QUOTA, POD_GROUP, LEASE, EVENT,
-    NAMESPACE,
+    NAMESPACE, RUNTIME_CLASS,
 )
 
 _BY_MESSAGE: dict[type[Message], Kind[Any]] = {kind.message: kind for kind in KINDS}

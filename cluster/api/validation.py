@@ -233,7 +233,8 @@ def validate_object(obj: Message) -> list[str]:
 def validate_update(old: Message, new: Message) -> list[str]:
     """The errors of changing ``old`` into ``new`` beyond ``validate_object(new)``: immutable metadata,
     Pod spec immutability (only container images change, tolerations may be added), PriorityClass value and
-    preemptionPolicy, a PodGroup's scheduling fields, a ResourceQuota's scopes and scopeSelector."""
+    preemptionPolicy, a PodGroup's scheduling fields, a ResourceQuota's scopes and scopeSelector, a
+    RuntimeClass's handler."""
     problems = []
     for field_name, path in (
         ("name", "metadata.name"),
@@ -254,6 +255,9 @@ def validate_update(old: Message, new: Message) -> list[str]:
             problems.append(invalid("preemptionPolicy", new.preemption_policy, IMMUTABLE))
     elif isinstance(new, objects_pb2.PodGroup) and isinstance(old, objects_pb2.PodGroup):
         problems += _validate_pod_group_update(old, new)
+    elif isinstance(new, objects_pb2.RuntimeClass) and isinstance(old, objects_pb2.RuntimeClass):
+        if new.handler != old.handler:
+            problems.append(invalid("handler", new.handler, IMMUTABLE))
     elif isinstance(new, objects_pb2.ResourceQuota) and isinstance(old, objects_pb2.ResourceQuota):
         # As Kubernetes: which pods a quota counts never changes, so its usage stays right.
         if list(new.spec.scopes) != list(old.spec.scopes):
@@ -1270,6 +1274,24 @@ def _validate_namespace(namespace: objects_pb2.Namespace) -> list[str]:
     return problems
 
 
+# -------------------------------------------------------------------------------------- RuntimeClass
+
+
+def _validate_runtime_class(runtime_class: objects_pb2.RuntimeClass) -> list[str]:
+    """Kubernetes' ValidateRuntimeClass: the handler is a DNS-1123 label, the overhead valid resource
+    quantities, the scheduling nodeSelector valid labels and its tolerations valid tolerations."""
+    problems = []
+    if not runtime_class.handler:
+        problems.append(required("handler"))
+    else:
+        problems += _check("handler", runtime_class.handler, is_dns1123_label)
+    problems += _check_quantities(runtime_class.overhead.pod_fixed, "overhead.podFixed", container=True)[0]
+    scheduling = runtime_class.scheduling
+    problems += validate_labels(scheduling.node_selector, "scheduling.nodeSelector")
+    problems += _validate_tolerations(scheduling.tolerations, "scheduling.tolerations")
+    return problems
+
+
 _KIND_VALIDATORS: dict[str, Callable[[Any], list[str]]] = {
     kinds.POD.name: _validate_pod,
     kinds.NODE.name: _validate_node,
@@ -1280,4 +1302,5 @@ _KIND_VALIDATORS: dict[str, Callable[[Any], list[str]]] = {
     kinds.LEASE.name: _validate_lease,
     kinds.EVENT.name: _validate_event,
     kinds.NAMESPACE.name: _validate_namespace,
+    kinds.RUNTIME_CLASS.name: _validate_runtime_class,
 }

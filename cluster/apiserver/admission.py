@@ -4,7 +4,9 @@ Pods (on create): the priority comes from the PriorityClass the pod names (an un
 Forbidden); a pod naming none gets the globalDefault class, if one exists (its name is written into the
 pod), else priority 0. A pod may carry spec.priority only if it equals the computed value, and
 spec.preemptionPolicy only if it equals the class's; an unset policy is copied from the class
-(PreemptLowerPriority without one). On update the stored priority and policy are kept. An upstream
+(PreemptLowerPriority without one). On update the stored priority and policy are kept. The RuntimeClass
+a pod names sets its overhead and adds its scheduling constraints (cluster/api/runtimeclass.py); an unknown
+class is Forbidden. An upstream
 (scheduling.k8s.io) PodGroup gets its priority the same way; Coscheduling's PodGroup has none.
 
 PriorityClasses: the "system-" prefix is reserved for the two built-in classes, which the server
@@ -16,8 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cluster.api import errors, objects_pb2, podgroups, validation
-from cluster.api.kinds import POD, POD_GROUP, PRIORITY_CLASS, Kind
+from cluster.api import errors, objects_pb2, podgroups, runtimeclass, validation
+from cluster.api.kinds import POD, POD_GROUP, PRIORITY_CLASS, RUNTIME_CLASS, Kind
 from cluster.apiserver import messages
 from cluster.apiserver.defaults import DEFAULT_PREEMPTION_POLICY
 from cluster.apiserver.selection import Selection
@@ -102,6 +104,21 @@ async def admit_pod_create(cache: Cacher, pod: objects_pb2.Pod) -> None:
                 "name",
             )
         spec.preemption_policy = policy
+    await _admit_runtime_class(cache, pod)
+
+
+async def _admit_runtime_class(cache: Cacher, pod: objects_pb2.Pod) -> None:
+    """RuntimeClass admission: the class named must exist; its overhead and scheduling go into the pod."""
+    spec = pod.spec
+    runtime_class = None
+    if spec.HasField("runtime_class_name"):
+        runtime_class = await cache.get(RUNTIME_CLASS, "", spec.runtime_class_name)
+        if runtime_class is None:
+            refusal = runtimeclass.not_found(spec.runtime_class_name)
+            raise messages.forbidden(POD, pod.metadata.name, refusal.message)
+    refused = runtimeclass.apply_runtime_class(pod, runtime_class)
+    if refused is not None:
+        raise messages.forbidden(POD, pod.metadata.name, refused.message)
 
 
 def admit_pod_update(new: objects_pb2.Pod, old: objects_pb2.Pod) -> None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import Message
 
-from cluster.api import errors, kinds, objects_pb2
+from cluster.api import errors, kinds, objects_pb2, runtimeclass
 from cluster.api.limits import MAX_REQUEST_BYTES, MAX_REQUEST_SIZE
 from cluster.api.manifest import Manifest, ManifestError, load_paths
 from cluster.api.quota import first_refused
@@ -50,9 +50,10 @@ from cluster.client import Client, object_request_bytes
 
 # Kinds others refer to go first: pods name priority classes (admission resolves them at create), quotas
 # admit pods, and a gang's pods find their PodGroup there when they are queued. Namespaces go before
-# everything, as kubectl orders them (what is in a namespace may be selected by its labels).
+# everything, as kubectl orders them (what is in a namespace may be selected by its labels). Pods name
+# RuntimeClasses, which admission must find at their create.
 _ORDER = {kinds.PRIORITY_CLASS: 0, kinds.NODE: 1, kinds.RESOURCE_QUOTA: 2, kinds.POD_GROUP: 3,
-          kinds.NAMESPACE: -1}
+          kinds.NAMESPACE: -1, kinds.RUNTIME_CLASS: 0}
 _LAST = 4
 #: The system priority classes' reserved prefix: only a quota admits them.
 _SYSTEM_CLASS_PREFIX = "system-"
@@ -382,10 +383,24 @@ def _desired_update(kind: kinds.Kind, obj: Message, current: Message) -> Message
     for name in owned:
         if not _is_set(target, name) and _is_set(source, name):
             setattr(target, name, getattr(source, name))
+    if isinstance(desired, objects_pb2.Pod) and isinstance(current, objects_pb2.Pod):
+        _keep_runtime_class_admission(desired.spec, current.spec)
     if _has_status(kind):
         # Status is not the update's business (the server keeps the stored one); it is written apart.
         desired.status.CopyFrom(current.status)
     return desired
+
+
+def _keep_runtime_class_admission(desired: objects_pb2.PodSpec, current: objects_pb2.PodSpec) -> None:
+    """What RuntimeClass admission wrote into a pod (its overhead, the class's nodeSelector entries and
+    tolerations) stays on a re-apply of a manifest that names the same class and never wrote them."""
+    if not current.HasField("runtime_class_name") or desired.runtime_class_name != current.runtime_class_name:
+        return
+    if not desired.overhead:
+        desired.overhead.update(current.overhead)
+    for key, value in current.node_selector.items():
+        desired.node_selector.setdefault(key, value)
+    desired.tolerations.extend(t for t in current.tolerations if t not in desired.tolerations)
 
 
 def _is_set(message: Message, name: str) -> bool:
@@ -429,12 +444,32 @@ class _Created:
 
     classes: set[str] = field(default_factory=set)
     quota_namespaces: set[str] = field(default_factory=set)
+    runtime_classes: dict[str, objects_pb2.RuntimeClass] = field(default_factory=dict)
 
     def add(self, manifest: Manifest) -> None:
         if manifest.kind is kinds.PRIORITY_CLASS:
             self.classes.add(manifest.obj.metadata.name)
+        elif manifest.kind is kinds.RUNTIME_CLASS:
+            self.runtime_classes[manifest.obj.metadata.name] = manifest.obj
         elif manifest.kind is kinds.RESOURCE_QUOTA:
             self.quota_namespaces.add(manifest.obj.metadata.namespace)
+
+
+def _with_new_runtime_class(pod: objects_pb2.Pod, created: _Created) -> objects_pb2.Pod:
+    """A pod naming a RuntimeClass this apply creates, as the dry run can judge it: with what the class
+    gives it (overhead, nodeSelector, tolerations) already merged here, and the class's name left out.
+    A pod the class's admission would refuse is refused here in the server's words."""
+    runtime_class = created.runtime_classes.get(pod.spec.runtime_class_name)
+    if not pod.spec.HasField("runtime_class_name") or runtime_class is None:
+        return pod
+    probe = objects_pb2.Pod()
+    probe.CopyFrom(pod)
+    refused = runtimeclass.apply_runtime_class(probe, runtime_class)
+    if refused is not None:
+        raise errors.Forbidden(f'{kinds.POD.plural} "{pod.metadata.name}" is forbidden: {refused.message}')
+    probe.spec.ClearField("runtime_class_name")
+    probe.spec.overhead.clear()
+    return probe
 
 
 def _checkable(obj: Message, created: _Created) -> Message:
@@ -444,6 +479,7 @@ def _checkable(obj: Message, created: _Created) -> Message:
     documents, and the pod's create is checked against both."""
     if not isinstance(obj, kinds.POD.message):
         return obj
+    obj = _with_new_runtime_class(obj, created)
     class_name = obj.spec.priority_class_name
     opened_by_new_quota = (
         class_name.startswith(_SYSTEM_CLASS_PREFIX) and obj.metadata.namespace in created.quota_namespaces

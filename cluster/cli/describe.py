@@ -391,6 +391,19 @@ async def _describe_namespace(client: Client, namespace: objects_pb2.Namespace, 
     text.field("Status", namespace.status.phase or NONE)
 
 
+async def _describe_runtime_class(
+    client: Client, runtime_class: objects_pb2.RuntimeClass, text: _Text
+) -> None:
+    _meta(text, runtime_class, namespaced=False)
+    text.mapping("Labels", runtime_class.metadata.labels)
+    text.mapping("Annotations", runtime_class.metadata.annotations, sep=": ")
+    text.field("Handler", runtime_class.handler)
+    text.mapping("Overhead", runtime_class.overhead.pod_fixed, sep=": ")
+    text.mapping("Node-Selectors", runtime_class.scheduling.node_selector)
+    tolerations = [_toleration(t) for t in runtime_class.scheduling.tolerations]
+    text.field("Tolerations", "\n".join(tolerations) if tolerations else NONE)
+
+
 async def _describe_pdb(client: Client, pdb: objects_pb2.PodDisruptionBudget, text: _Text) -> None:
     spec, status = pdb.spec, pdb.status
     _meta(text, pdb, namespaced=True)
@@ -522,6 +535,7 @@ _DESCRIBERS: dict[kinds.Kind, Callable[[Client, Any, _Text], Awaitable[None]]] =
     kinds.LEASE: _describe_lease,
     kinds.EVENT: _describe_event,
     kinds.NAMESPACE: _describe_namespace,
+    kinds.RUNTIME_CLASS: _describe_runtime_class,
 }
 
 

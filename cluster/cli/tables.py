@@ -265,6 +265,13 @@ def _namespace_row(namespace: objects_pb2.Namespace) -> list[str]:
     return [namespace.metadata.name, namespace.status.phase, age(namespace.metadata)]
 
 
+# ------------------------------------------------------------------------------------- RuntimeClass
+
+
+def _runtime_class_row(runtime_class: objects_pb2.RuntimeClass) -> list[str]:
+    return [runtime_class.metadata.name, runtime_class.handler, age(runtime_class.metadata)]
+
+
 #: By kind, the columns of that kind's objects.
 COLUMNS: dict[kinds.Kind[Any], Columns[Any]] = {
     kinds.POD: Columns(
@@ -292,6 +299,7 @@ COLUMNS: dict[kinds.Kind[Any], Columns[Any]] = {
     kinds.LEASE: Columns(("NAME", "HOLDER", "AGE"), _lease_row),
     kinds.EVENT: Columns(("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"), _event_row),
     kinds.NAMESPACE: Columns(("NAME", "STATUS", "AGE"), _namespace_row),
+    kinds.RUNTIME_CLASS: Columns(("NAME", "HANDLER", "AGE"), _runtime_class_row),
 }
 
 

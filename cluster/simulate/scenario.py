@@ -7,8 +7,9 @@ warning, never a failure. Everything else that is wrong is found here, before an
 reported as ``<file>: document <n> (<Kind> <name>): <field>: <problem>``: kinds a scenario cannot hold,
 missing or duplicate names, invalid quantities and the rest of the API's validation (a malformed PodGroup
 included), pods on nodes the scenario does not define, unknown priority classes, priorities that
-contradict their class. A pod that names a PodGroup the scenario lacks is no error: it waits for its
-group, as it would in a cluster.
+contradict their class, pods that RuntimeClass admission would refuse (a class the scenario lacks, an
+overhead that is not their class's). A pod that names a PodGroup the scenario lacks is no error: it
+waits for its group, as it would in a cluster.
 
 What the scenario leaves out is filled in as docs/scenario-format.md says: a node's
 ``kubernetes.io/hostname`` label is its name and its allocatable ``pods`` is 110 (allocatable defaults
@@ -38,11 +39,11 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import Message
 
-from cluster.api import kinds, objects_pb2, validation
+from cluster.api import kinds, objects_pb2, runtimeclass, validation
 from cluster.api.manifest import Manifest, ManifestError, load_paths
 
 SCENARIO_KINDS = (kinds.NODE, kinds.POD, kinds.PRIORITY_CLASS, kinds.POD_DISRUPTION_BUDGET, kinds.POD_GROUP,
-                  kinds.NAMESPACE)
+                  kinds.NAMESPACE, kinds.RUNTIME_CLASS)
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 DEFAULT_MAX_PODS = "110"
 DEFAULT_NAMESPACE = "default"
@@ -88,6 +89,8 @@ class Scenario:
     #: Namespaces, created first (a system namespace the server made already is updated instead).
     namespaces: list[Entry] = field(default_factory=list)
     priority_classes: list[Entry] = field(default_factory=list)
+    #: RuntimeClasses, created before any pod (admission reads the class a pod names).
+    runtime_classes: list[Entry] = field(default_factory=list)
     nodes: list[Entry] = field(default_factory=list)
     pdbs: list[Entry] = field(default_factory=list)
     pod_groups: list[Entry] = field(default_factory=list)
@@ -99,9 +102,9 @@ class Scenario:
     warnings: list[str] = field(default_factory=list)
 
     def creation_order(self) -> list[Entry]:
-        """Namespaces, PriorityClasses, Nodes, PDBs, PodGroups, running pods, then pending pods in file
-        order."""
-        return [*self.namespaces,
+        """Namespaces, RuntimeClasses, PriorityClasses, Nodes, PDBs, PodGroups, running pods, then pending
+        pods in file order."""
+        return [*self.namespaces, *self.runtime_classes,
                 *self.priority_classes, *self.nodes, *self.pdbs, *self.pod_groups, *self.running_pods,
                 *self.pending_pods]
 
@@ -202,6 +205,8 @@ def _file(scenario: Scenario, entry: Entry) -> None:
         scenario.pod_groups.append(entry)
     elif isinstance(obj, objects_pb2.Namespace):
         scenario.namespaces.append(entry)
+    elif isinstance(obj, objects_pb2.RuntimeClass):
+        scenario.runtime_classes.append(entry)
     elif obj.spec.node_name:
         scenario.running_pods.append(entry)
     else:
@@ -222,9 +227,11 @@ def _check_references(scenario: Scenario) -> list[str]:
     policies = {entry.obj.metadata.name: entry.obj.preemption_policy for entry in scenario.priority_classes
                 if entry.obj.HasField("preemption_policy")}
     nodes = {entry.obj.metadata.name for entry in scenario.nodes}
+    runtime_classes = {entry.obj.metadata.name: entry.obj for entry in scenario.runtime_classes}
     for entry in scenario.pod_groups:
         problems += _check_group_priority(entry, classes)
     for entry in scenario.pods:
+        problems += _check_runtime_class(entry, runtime_classes)
         spec = entry.obj.spec
         if spec.node_name and spec.node_name not in nodes:
             problems.append(f"{entry.where}: spec.nodeName: Not found: \"{spec.node_name}\": the scenario "
@@ -252,6 +259,24 @@ def _check_references(scenario: Scenario) -> list[str]:
                             f"{HIGHEST_USER_PRIORITY} (or, with preemptionPolicy {PREEMPT_LOWER_PRIORITY}, a "
                             "system class's value)")
     return problems
+
+
+def _check_runtime_class(entry: Entry, classes: dict[str, objects_pb2.RuntimeClass]) -> list[str]:
+    """What RuntimeClass admission would refuse about a pod: a class the scenario lacks, an overhead
+    other than its class's (or without one), a nodeSelector conflicting with its class's."""
+    spec = entry.obj.spec
+    runtime_class = None
+    if spec.HasField("runtime_class_name"):
+        runtime_class = classes.get(spec.runtime_class_name)
+        if runtime_class is None:
+            return [f"{entry.where}: spec.runtimeClassName: Not found: \"{spec.runtime_class_name}\": no "
+                    "RuntimeClass with this name in the scenario"]
+    trial = objects_pb2.Pod()
+    trial.CopyFrom(entry.obj)
+    refused = runtimeclass.apply_runtime_class(trial, runtime_class)
+    if refused is None:
+        return []
+    return [f"{entry.where}: {refused.field}: Forbidden: {refused.message}"]
 
 
 def _check_group_priority(entry: Entry, classes: dict[str, int]) -> list[str]:

@@ -59,7 +59,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "client": {
         "create pods", "delete pods", "create podgroups", "delete podgroups",
-        *(f"{verb} {r}" for verb in READ for r in ("pods", "nodes", "podgroups")),
+        *(f"{verb} {r}" for verb in READ for r in ("pods", "nodes", "podgroups", "runtimeclasses")),
     },
     "readonly": {f"{verb} {resource}" for verb in READ for resource in ALL_RESOURCES},
     # Its role names only the lease kube-scheduler, and these calls address other objects.

@@ -29,6 +29,7 @@ ALLOWED = {
         "create pods", "get pods", "list pods", "watch pods", "delete pods",
         "create podgroups", "get podgroups", "list podgroups", "watch podgroups", "delete podgroups",
         "get nodes", "list nodes", "watch nodes",
+        "get runtimeclasses", "list runtimeclasses", "watch runtimeclasses",
     },
     "readonly": {f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES},
 }
@@ -139,6 +140,12 @@ def test_the_builtin_client_role_still_reads_nodes() -> None:
     authorizer = Authorizer(Policy())
     assert authorizer.allows(CLIENT, _request("list", "nodes", namespace=""))
     assert authorizer.allows(CLIENT, _request("get", "nodes", namespace="", name="n1"))
+
+
+def test_the_builtin_client_role_reads_runtime_classes_its_pods_name() -> None:
+    authorizer = Authorizer(Policy())
+    assert authorizer.allows(CLIENT, _request("get", "runtimeclasses", namespace="", name="kata"))
+    assert not authorizer.allows(CLIENT, _request("create", "runtimeclasses", namespace=""))
 
 
 def test_a_client_refused_in_kube_system_is_told_so_in_kube_apiservers_words() -> None:

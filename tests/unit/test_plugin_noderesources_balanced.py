@@ -9,12 +9,14 @@ import pytest
 from scheduler.framework import CycleState, PodInfo, PreScorePlugin, ScorePlugin
 from scheduler.plugins.noderesources import balanced_allocation
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec
-from tests.builders import node, node_info, pod
+from tests.builders import container, node, node_info, pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import run_score
 
 BIG = {"cpu": "4", "memory": "8Gi", "pods": "110", "example.com/gpu": "4"}
 USED = {"cpu": "1", "memory": "2Gi"}
+HALF_PLUS_OVERHEAD = pod(spec={"containers": [container({"cpu": "500m", "memory": "512Mi"})],
+                              "overhead": {"cpu": "500m", "memory": "512Mi"}})
 WITH_GPU = {"resources": [{"name": "cpu"}, {"name": "memory"}, {"name": "example.com/gpu"}]}
 
 
@@ -47,6 +49,10 @@ def plugin(args: Any = None) -> Any:
         (WITH_GPU, pod(requests={"cpu": "1", "memory": "1Gi"}), {**USED, "example.com/gpu": "1"}, 93),
         # Only one resource configured: std 0.
         ({"resources": [{"name": "cpu"}]}, pod(requests={"cpu": "3"}), USED, 100),
+        # Pod overhead counts as requested: (500m, 512Mi) plus overhead (500m, 512Mi) is the first row's.
+        (None, HALF_PLUS_OVERHEAD, USED, 93),
+        # Overhead alone makes the fractions: cpu (1 + 1) / 4 = 0.5, memory (2Gi + 2Gi) / 8Gi = 0.5.
+        (None, pod(spec={"containers": [container()], "overhead": {"cpu": "1", "memory": "2Gi"}}), USED, 100),
     ],
     ids=[
         "two-resources",
@@ -56,6 +62,8 @@ def plugin(args: Any = None) -> Any:
         "three-resources",
         "extended-not-requested-left-out",
         "one-resource",
+        "overhead-counts",
+        "overhead-only",
     ],
 )
 def test_score(args: Any, the_pod: Any, used: dict[str, str], expected: int) -> None:

@@ -212,6 +212,8 @@ def scores(args: Any, the_pod: Any, *nodes_used: tuple[dict[str, str], dict[str,
 USED = {"cpu": "1", "memory": "2Gi"}
 POD = pod(requests={"cpu": "1", "memory": "1Gi"})
 GPU = {"example.com/gpu": "1"}
+HALF_PLUS_OVERHEAD = with_init({"cpu": "500m", "memory": "512Mi"},
+                               overhead={"cpu": "500m", "memory": "512Mi"})
 
 
 def strategy(
@@ -303,6 +305,14 @@ def strategy(
             BIG,
             44,
         ),
+        # Pod overhead counts as requested, in every strategy: containers (500m, 512Mi) plus overhead
+        # (500m, 512Mi) score as POD does (kube's resource helpers add spec.overhead to the requests).
+        (None, HALF_PLUS_OVERHEAD, USED, BIG, 56),
+        (strategy("MostAllocated"), HALF_PLUS_OVERHEAD, USED, BIG, 43),
+        (strategy("RequestedToCapacityRatio", shape=[(0, 0), (100, 10)]), HALF_PLUS_OVERHEAD, USED, BIG, 44),
+        # Overhead adds to the non-zero defaults: the pod's 100m + 100m and 200Mi + 200Mi, with the
+        # existing pod's defaults: cpu (4000-300)*100/4000 = 92, memory (8192-600)*100/8192 = 92.
+        (None, with_init({}, overhead={"cpu": "100m", "memory": "200Mi"}), {}, BIG, 92),
     ],
     ids=[
         "least-allocated",
@@ -319,6 +329,10 @@ def strategy(
         "ratio-decreasing-truncates",
         "ratio-zero-score-left-out",
         "ratio-over-capacity",
+        "least-allocated-overhead",
+        "most-allocated-overhead",
+        "ratio-overhead",
+        "least-allocated-non-zero-defaults-plus-overhead",
     ],
 )
 def test_score(

@@ -125,6 +125,20 @@ def test_namespaces_are_created_before_everything(tmp_path: Path) -> None:
     assert order == [("Namespace", "team-a"), ("Namespace", "default"), ("Node", "n1"), ("Pod", "p")]
 
 
+RUNTIME_CLASS = ("apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {{name: {name}}}\nhandler: kata\n"
+                 "overhead: {{podFixed: {{cpu: 250m}}}}\nscheduling: {{nodeSelector: {{runtime: kata}}}}\n")
+
+
+def test_runtime_classes_are_created_before_pods(tmp_path: Path) -> None:
+    path = write(tmp_path, NODE.format(name="n1"), pod("p", runtimeClassName="kata"),
+                 RUNTIME_CLASS.format(name="kata"))
+    scenario = load_scenario([path])
+    order = [(entry.kind.name, entry.obj.metadata.name) for entry in scenario.creation_order()]
+    assert order == [("RuntimeClass", "kata"), ("Node", "n1"), ("Pod", "p")]
+    # Admission sets the overhead when the pod is created; the scenario keeps the pod as written.
+    assert not scenario.pending_pods[0].obj.spec.overhead
+
+
 def test_a_pod_naming_a_group_the_scenario_lacks_is_no_error(tmp_path: Path) -> None:
     # As in a cluster, where the pod waits for its group to be created.
     path = write(tmp_path, NODE.format(name="n1"), pod("orphan", schedulingGroup="{podGroupName: nobody}"))
@@ -392,6 +406,42 @@ INVALID = [
                                         "spec:\n  taints: [{key: a, effect: Sometimes}]\nstatus:")],
         ['document 1 (Node n1): spec.taints[0].effect: Unsupported value: "Sometimes"'],
         id="api-validation",
+    ),
+    pytest.param(
+        [NODE.format(name="n1"), pod("p", runtimeClassName="gvisor")],
+        ['document 2 (Pod p): spec.runtimeClassName: Not found: "gvisor": no RuntimeClass with this name in '
+         "the scenario"],
+        id="unknown-runtime-class",
+    ),
+    pytest.param(
+        [RUNTIME_CLASS.format(name="kata"), pod("p", runtimeClassName="kata", overhead="{cpu: 300m}")],
+        ["document 2 (Pod p): spec.overhead: Forbidden: pod rejected: Pod's Overhead doesn't match "
+         "RuntimeClass's defined Overhead"],
+        id="overhead-not-the-class-overhead",
+    ),
+    pytest.param(
+        [pod("p", overhead="{cpu: 300m}")],
+        ["document 1 (Pod p): spec.overhead: Forbidden: pod rejected: Pod Overhead set without "
+         "corresponding RuntimeClass defined Overhead"],
+        id="overhead-without-runtime-class",
+    ),
+    pytest.param(
+        [RUNTIME_CLASS.format(name="kata"),
+         pod("p", runtimeClassName="kata", nodeSelector="{runtime: runc}")],
+        ["document 2 (Pod p): spec.nodeSelector: Forbidden: conflict: "
+         "runtimeClass.scheduling.nodeSelector[runtime] = kata; pod.spec.nodeSelector[runtime] = runc"],
+        id="node-selector-conflicts-with-runtime-class",
+    ),
+    pytest.param(
+        ["apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: kata}\nhandler: Kata\n"],
+        ['document 1 (RuntimeClass kata): handler: Invalid value: "Kata"'],
+        id="runtime-class-handler",
+    ),
+    pytest.param(
+        ["apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: kata, namespace: default}\n"
+         "handler: kata\n"],
+        ["document 1 (RuntimeClass kata): metadata.namespace: Forbidden: a RuntimeClass is not namespaced"],
+        id="runtime-class-namespaced",
     ),
 ]
 

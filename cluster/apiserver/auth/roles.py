@@ -97,10 +97,10 @@ SCHEDULER = Role("scheduler", (
     rule(("get", "create", "update"), ("leases",)),
 ))
 #: A user who runs workloads: pods and their PodGroups in full (except binding them and writing their
-#: status), nodes to read.
+#: status), nodes and RuntimeClasses (which its pods name) to read.
 CLIENT = Role("client", (
     rule(("create", "delete", *READ_VERBS), ("pods", "podgroups")),
-    rule(READ_VERBS, ("nodes",)),
+    rule(READ_VERBS, ("nodes", "runtimeclasses")),
 ))
 READONLY = Role("readonly", (rule(READ_VERBS, (ALL,)),))
 
