@@ -863,7 +863,11 @@ def _validate_pod_spec_update(old: objects_pb2.PodSpec, new: objects_pb2.PodSpec
         spec.ClearField("scheduling_group")  # its own error above
         spec.ClearField("scheduling_gates")  # judged above
         if old.scheduling_gates:
-            spec.ClearField("node_selector")  # a gated pod's may grow, judged above
+            # A gated pod's nodeSelector and node affinity may narrow, judged above.
+            spec.ClearField("node_selector")
+            spec.affinity.ClearField("node_affinity")
+            if not spec.affinity.ListFields():
+                spec.ClearField("affinity")  # set or not, an empty affinity is none
     if masked_old != masked_new:
         changed = sorted(
             fd.json_name
@@ -889,12 +893,50 @@ def _validate_gated_pod_update(old: objects_pb2.PodSpec, new: objects_pb2.PodSpe
                 f"spec.schedulingGates[{i}].name",
                 f"only deletion is allowed, but found new scheduling gate '{gate.name}'",
             ))
-    kept = all(new.node_selector.get(key) == value for key, value in old.node_selector.items())
-    if old.scheduling_gates and not kept:
+    if not old.scheduling_gates:
+        return problems
+    if not all(new.node_selector.get(key) == value for key, value in old.node_selector.items()):
         problems.append(forbidden(
             "spec.nodeSelector", "only additions to spec.nodeSelector are allowed (no mutations or deletions)"
         ))
-    return problems
+    return problems + _validate_gated_node_affinity_update(
+        old.affinity.node_affinity, new.affinity.node_affinity
+    )
+
+
+def _validate_gated_node_affinity_update(
+    old: objects_pb2.NodeAffinity, new: objects_pb2.NodeAffinity
+) -> list[str]:
+    """Required node affinity may be set where there was none (or no term); existing terms stay, as
+    many, each only gaining requirements at its end. Preferred terms may change freely."""
+    if not old.HasField("required_during_scheduling_ignored_during_execution"):
+        return []
+    old_terms = old.required_during_scheduling_ignored_during_execution.node_selector_terms
+    new_terms = new.required_during_scheduling_ignored_during_execution.node_selector_terms
+    if not old_terms:
+        return []
+    path = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+    if len(old_terms) != len(new_terms):
+        return [invalid(path, _shown_terms(new_terms),
+                        "no additions/deletions to non-empty NodeSelectorTerms list are allowed")]
+    return [
+        invalid(f"{path}[{i}]", _shown_terms([after]).strip("[]"),
+                "only additions are allowed (no mutations or deletions)")
+        for i, (before, after) in enumerate(zip(old_terms, new_terms, strict=True))
+        if not _only_additions(before, after)
+    ]
+
+
+def _only_additions(before: objects_pb2.NodeSelectorTerm, after: objects_pb2.NodeSelectorTerm) -> bool:
+    return all(
+        list(new_list[:len(old_list)]) == list(old_list)
+        for old_list, new_list in ((before.match_expressions, after.match_expressions),
+                                   (before.match_fields, after.match_fields))
+    )
+
+
+def _shown_terms(terms: Sequence[objects_pb2.NodeSelectorTerm]) -> str:
+    return json.dumps([json_format.MessageToDict(term) for term in terms], separators=(",", ":"))
 
 
 def _same_toleration(before: objects_pb2.Toleration, after: objects_pb2.Toleration) -> bool:

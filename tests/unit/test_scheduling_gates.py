@@ -39,6 +39,15 @@ def without_gates(current: objects_pb2.Pod, *kept: str) -> objects_pb2.Pod:
     return new
 
 
+REQUIRED_TERMS = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+
+
+def required_zone(zones: list[str], *more: dict[str, Any]) -> dict[str, Any]:
+    expressions = [{"key": "zone", "operator": "In", "values": zones}, *more]
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": expressions}]}}}
+
+
 # ------------------------------------------------------------------------------------- the plugin
 
 
@@ -154,10 +163,35 @@ def test_create_validation(subject: objects_pb2.Pod, problems: list[str]) -> Non
              "or deletions)"],
             id="gated-pod-node-selector-changed",
         ),
+        pytest.param(
+            gated("a"), gated("a", affinity=required_zone(["a"])), [], id="gated-pod-gains-affinity"
+        ),
+        pytest.param(
+            gated("a", affinity=required_zone(["a"])),
+            gated("a", affinity=required_zone(["a"], {"key": "gpu", "operator": "Exists"})), [],
+            id="gated-pods-term-gains-a-requirement",
+        ),
+        pytest.param(
+            gated("a", affinity=required_zone(["a"])), gated("a", affinity=required_zone(["b"])),
+            [f"{REQUIRED_TERMS}[0]: "
+             'Invalid value: "{\\"matchExpressions\\":[{\\"key\\":\\"zone\\",\\"operator\\":\\"In\\",'
+             '\\"values\\":[\\"b\\"]}]}": only additions are allowed (no mutations or deletions)'],
+            id="gated-pods-term-changed",
+        ),
     ],
 )
 def test_update_validation(old: objects_pb2.Pod, new: objects_pb2.Pod, problems: list[str]) -> None:
     assert validation.validate_update(old, new) == problems
+
+
+def test_a_gated_pods_required_terms_may_not_be_added_or_removed() -> None:
+    two_terms = required_zone(["a"])
+    two_terms["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"].append(
+        {"matchExpressions": [{"key": "gpu", "operator": "Exists"}]})
+    (problem,) = validation.validate_update(gated("a", affinity=required_zone(["a"])),
+                                            gated("a", affinity=two_terms))
+    assert problem.startswith(f"{REQUIRED_TERMS}: Invalid")
+    assert problem.endswith("no additions/deletions to non-empty NodeSelectorTerms list are allowed")
 
 
 def test_a_released_pods_node_selector_is_immutable_again() -> None:
