@@ -61,3 +61,15 @@ def pod_total(
             running = plus(own, sidecars)
         init_peak = larger(init_peak, running)
     return larger(steady, init_peak)
+
+
+def pair_total(
+    pod: objects_pb2.Pod, amount: Callable[[objects_pb2.Container], tuple[int, int]]
+) -> tuple[int, int]:
+    """``pod_total`` of two amounts kept side by side (milli-CPU and memory, say)."""
+    return pod_total(
+        pod, amount,
+        lambda a, b: (a[0] + b[0], a[1] + b[1]),
+        lambda a, b: (max(a[0], b[0]), max(a[1], b[1])),
+        (0, 0),
+    )

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from cluster.api import objects_pb2
+from cluster.api import containers, objects_pb2
 from cluster.api.podgroups import group_name_of, min_count
 from cluster.api.quantity import milli_value
 from cluster.bench.workloads import CHURN, INIT, MEASURED, ROLE_LABEL
@@ -102,13 +102,15 @@ def _unbound_measured(p: Placements) -> Iterable[str]:
 
 
 def _requests(pod: objects_pb2.Pod) -> tuple[int, int]:
-    """(CPU millicores, memory bytes) requested by the pod's containers."""
-    cpu = memory = 0
-    for container in pod.spec.containers:
-        requests = container.resources.requests
-        cpu += milli_value(requests.get("cpu", "0"))
-        memory += milli_value(requests.get("memory", "0")) // 1000
-    return cpu, memory
+    """(CPU millicores, memory bytes) the pod holds on its node, as Kubernetes counts it
+    (``containers.pair_total``: init containers one at a time, sidecars beside the rest), plus overhead."""
+
+    def amount(resources: Mapping[str, str]) -> tuple[int, int]:
+        return milli_value(resources.get("cpu", "0")), milli_value(resources.get("memory", "0")) // 1000
+
+    cpu, memory = containers.pair_total(pod, lambda container: amount(container.resources.requests))
+    overhead_cpu, overhead_memory = amount(pod.spec.overhead)
+    return cpu + overhead_cpu, memory + overhead_memory
 
 
 def _allocatable(node: objects_pb2.Node) -> tuple[int, int, int]:

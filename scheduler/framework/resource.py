@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from cluster.api import objects_pb2
-from cluster.api.containers import pod_total
+from cluster.api.containers import pair_total, pod_total
 from cluster.api.quantity import int_value, milli_value
 
 CPU = "cpu"
@@ -125,12 +125,7 @@ def pod_non_zero_requests(pod: objects_pb2.Pod) -> tuple[int, int]:
         memory = int_value(requests[MEMORY]) if MEMORY in requests else DEFAULT_MEMORY_REQUEST
         return cpu, memory
 
-    cpu, memory = pod_total(
-        pod, non_zero,
-        lambda a, b: (a[0] + b[0], a[1] + b[1]),
-        lambda a, b: (max(a[0], b[0]), max(a[1], b[1])),
-        (0, 0),
-    )
+    cpu, memory = pair_total(pod, non_zero)
     overhead = pod.spec.overhead
     if CPU in overhead:
         cpu += milli_value(overhead[CPU])

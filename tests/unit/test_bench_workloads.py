@@ -8,6 +8,7 @@ import pytest
 
 from cluster.api import objects_pb2
 from cluster.api.podgroups import POD_GROUP_LABEL
+from cluster.api.quantity import milli_value
 from cluster.bench import workloads as w
 from cluster.bench.checks import Placements, check
 
@@ -85,6 +86,22 @@ def test_a_node_over_its_allocatable_is_reported() -> None:
     assert check(Placements([node], pods)) == [
         "over allocatable: node scheduler-perf-00000: cpu (m) 6600 > allocatable 4000"
     ]
+
+
+def test_sidecars_and_overhead_count_against_the_allocatable_as_the_scheduler_counts_them() -> None:
+    node = w.WORKLOADS["PreemptionAsync"].node(0)  # 4 CPUs
+    fits = _bound(w.pod_low_priority("low", "ns"), node, w.INIT)
+    fits.spec.init_containers.add(name="migrate").resources.requests["cpu"] = "3"  # alone, before the app
+    assert check(Placements([node], [fits])) == []
+    sidecar = _bound(w.pod_low_priority("low", "ns"), node, w.INIT)
+    proxy = sidecar.spec.init_containers.add(name="proxy", restart_policy="Always")
+    proxy.resources.requests["cpu"] = "3"  # beside the app for the pod's whole life
+    sidecar.spec.overhead["cpu"] = "250m"
+    (problem,) = check(Placements([node], [sidecar]))
+    assert problem.startswith("over allocatable: node scheduler-perf-00000: cpu (m) ")
+    assert int(problem.split()[-4]) == 3000 + 250 + milli_value(
+        sidecar.spec.containers[0].resources.requests["cpu"]
+    )
 
 
 def test_a_pod_outside_its_node_affinity_is_reported() -> None:
