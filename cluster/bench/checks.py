@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from cluster.api import objects_pb2
+from cluster.api import containers, objects_pb2
 from cluster.api.podgroups import group_name_of, min_count
 from cluster.api.quantity import milli_value
 from cluster.bench.workloads import CHURN, INIT, MEASURED, ROLE_LABEL
@@ -102,13 +102,21 @@ def _unbound_measured(p: Placements) -> Iterable[str]:
 
 
 def _requests(pod: objects_pb2.Pod) -> tuple[int, int]:
-    """(CPU millicores, memory bytes) requested by the pod's containers."""
-    cpu = memory = 0
-    for container in pod.spec.containers:
-        requests = container.resources.requests
-        cpu += milli_value(requests.get("cpu", "0"))
-        memory += milli_value(requests.get("memory", "0")) // 1000
-    return cpu, memory
+    """(CPU millicores, memory bytes) the pod takes of its node, as Kubernetes counts them
+    (``containers.pod_total``: init containers one at a time, sidecars beside everything after them),
+    plus the pod overhead."""
+    cpu, memory = containers.pod_total(
+        pod, lambda container: _cpu_and_memory(container.resources.requests),
+        lambda a, b: (a[0] + b[0], a[1] + b[1]),
+        lambda a, b: (max(a[0], b[0]), max(a[1], b[1])),
+        (0, 0),
+    )
+    overhead_cpu, overhead_memory = _cpu_and_memory(pod.spec.overhead)
+    return cpu + overhead_cpu, memory + overhead_memory
+
+
+def _cpu_and_memory(quantities: Mapping[str, str]) -> tuple[int, int]:
+    return milli_value(quantities.get("cpu", "0")), milli_value(quantities.get("memory", "0")) // 1000
 
 
 def _allocatable(node: objects_pb2.Node) -> tuple[int, int, int]:

@@ -87,6 +87,34 @@ def test_a_node_over_its_allocatable_is_reported() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("restart_policy", "overhead", "over"),
+    [
+        # A classic init container has finished before the 3-CPU app container runs: 3 CPUs at most.
+        pytest.param(None, "", False, id="classic-init"),
+        # A sidecar runs beside it: 4.1 CPUs on a 4-CPU node.
+        pytest.param("Always", "", True, id="sidecar"),
+        # The pod overhead comes on top of the containers.
+        pytest.param(None, "1100m", True, id="overhead"),
+    ],
+)
+def test_a_node_over_its_allocatable_counts_sidecars_and_overhead(
+    restart_policy: str | None, overhead: str, over: bool
+) -> None:
+    node = w.WORKLOADS["PreemptionAsync"].node(0)
+    pod = _bound(w.pod_high_priority("high", "ns"), node)
+    init = pod.spec.init_containers.add(name="init")
+    init.resources.requests["cpu"] = "1100m"
+    if restart_policy:
+        init.restart_policy = restart_policy
+    if overhead:
+        pod.spec.overhead["cpu"] = overhead
+
+    assert check(Placements([node], [pod])) == (
+        ["over allocatable: node scheduler-perf-00000: cpu (m) 4100 > allocatable 4000"] if over else []
+    )
+
+
 def test_a_pod_outside_its_node_affinity_is_reported() -> None:
     node = w.WORKLOADS["SchedulingBasic"].node(0)  # no zone label
 
