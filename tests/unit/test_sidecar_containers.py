@@ -4,11 +4,13 @@ fit filter, validation and `podsched describe`."""
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import Any, cast
 
 import pytest
 
 from cluster.api import containers, validation
+from cluster.cli import describe
 from cluster.cli.describe import pod_requests as described_requests
 from scheduler.framework import Code, CycleState, PodInfo, pod_non_zero_requests, pod_requests
 from scheduler.framework.resource import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
@@ -275,3 +277,22 @@ def test_validation(inits: list[Any], apps: list[Any], problems: list[str]) -> N
     for c in subject.spec.init_containers:
         c.image = "busybox"
     assert [p for p in validation.validate_object(subject) if "restartPolicy" in p] == problems
+
+
+# --------------------------------------------------------------------------------------- describe
+
+
+def test_describe_lists_a_sidecar_under_init_containers_with_its_restart_policy() -> None:
+    subject = with_inits(["1"], init("1", name="migrate"), init("1", name="proxy", sidecar=True))
+    text = describe._Text()
+    # Describing a pod's spec reads nothing from the API server.
+    asyncio.run(describe._describe_pod(cast(Any, None), subject, text))
+    rendered = text.render()
+
+    init_block = rendered[rendered.index("Init Containers:"):rendered.index("\nContainers:")]
+    assert "  migrate:" in init_block and "  proxy:" in init_block
+    proxy = init_block[init_block.index("  proxy:"):]
+    migrate = init_block[init_block.index("  migrate:"):init_block.index("  proxy:")]
+    assert "Restart Policy:  Always" in proxy
+    # A classic init container has no restart policy of its own.
+    assert "Restart Policy" not in migrate
