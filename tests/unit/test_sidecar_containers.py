@@ -10,7 +10,7 @@ from typing import Any, cast
 import pytest
 
 from cluster.api import containers, validation
-from cluster.cli import describe
+from cluster.cli import describe, tables
 from cluster.cli.describe import pod_requests as described_requests
 from scheduler.framework import Code, CycleState, PodInfo, pod_non_zero_requests, pod_requests
 from scheduler.framework.resource import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
@@ -296,3 +296,26 @@ def test_describe_lists_a_sidecar_under_init_containers_with_its_restart_policy(
     assert "Restart Policy:  Always" in proxy
     # A classic init container has no restart policy of its own.
     assert "Restart Policy" not in migrate
+
+
+# ------------------------------------------------------------------------------------------ get pods
+
+
+@pytest.mark.parametrize(
+    ("subject", "ready"),
+    [
+        # kubectl's printPod (pkg/printers/internalversion/printers.go) counts sidecars among the
+        # containers of READY; a classic init container has finished and is not counted.
+        pytest.param(with_inits(["1"], init("1", name="migrate")), "1/1", id="classic-init"),
+        pytest.param(with_inits(["1"], init("1", name="proxy", sidecar=True)), "2/2", id="sidecar"),
+        pytest.param(
+            with_inits(["1", "1"], init("1", name="migrate"), init("1", name="proxy", sidecar=True)), "3/3",
+            id="both",
+        ),
+    ],
+)
+def test_get_pods_ready_counts_sidecars(subject: Any, ready: str) -> None:
+    subject.status.phase = "Running"
+    assert tables.pod_ready(subject) == ready
+    subject.status.phase = "Pending"
+    assert tables.pod_ready(subject) == "0/" + ready.split("/")[1]
