@@ -12,7 +12,7 @@ from typing import Any, Generic
 from google.protobuf import struct_pb2
 from google.protobuf.message import Message
 
-from cluster.api import kinds, objects_pb2, podgroups, timeutil
+from cluster.api import containers, kinds, objects_pb2, podgroups, timeutil
 from cluster.api.kinds import M
 from cluster.api.schedulinggates import SCHEDULING_GATED, is_reported_gated
 
@@ -90,10 +90,11 @@ def pod_status(pod: objects_pb2.Pod) -> str:
 
 
 def pod_ready(pod: objects_pb2.Pod) -> str:
-    """READY: containers ready / containers. podsched has no container statuses: the pod's Ready
-    condition decides, and without one a Running pod counts as ready (the API server stands in for a
-    kubelet whose containers start at once)."""
-    total = len(pod.spec.containers)
+    """READY: containers ready / containers, where the containers are the app containers and the
+    sidecars, as kubectl counts them. podsched has no container statuses: the pod's Ready condition
+    decides, and without one a Running pod counts as ready (the API server stands in for a kubelet
+    whose containers start at once)."""
+    total = sum(1 for _ in containers.long_running_containers(pod))
     condition = next((c for c in pod.status.conditions if c.type == "Ready"), None)
     ready = condition.status == "True" if condition is not None else pod.status.phase == "Running"
     return f"{total if ready else 0}/{total}"

@@ -20,6 +20,7 @@ import pytest
 from cluster.api import errors, objects_pb2, quantity
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client
+from tests.chaos.history import pod_need
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import REPO, node_manifest, pod_manifest, run_cli, write_yaml
 
@@ -89,9 +90,8 @@ async def no_node_overcommitted(client: Client) -> None:
     used: dict[str, int] = {}
     for pod in (await client.list("pods")).items:
         if pod.spec.node_name:  # type: ignore[attr-defined]
-            for container in pod.spec.containers:  # type: ignore[attr-defined]
-                milli = int(quantity.parse_quantity(container.resources.requests.get("cpu", "0")) * 1000)
-                used[pod.spec.node_name] = used.get(pod.spec.node_name, 0) + milli  # type: ignore[attr-defined]
+            milli = pod_need(pod)["cpu"]  # type: ignore[arg-type]
+            used[pod.spec.node_name] = used.get(pod.spec.node_name, 0) + milli  # type: ignore[attr-defined]
     for name, milli in used.items():
         allocatable = int(quantity.parse_quantity(nodes[name].status.allocatable["cpu"]) * 1000)
         assert milli <= allocatable, f"node {name} has {milli}m cpu requested of {allocatable}m"

@@ -8,7 +8,6 @@ import pytest
 
 from cluster.api import objects_pb2
 from cluster.api.podgroups import POD_GROUP_LABEL
-from cluster.api.quantity import milli_value
 from cluster.bench import workloads as w
 from cluster.bench.checks import Placements, check
 
@@ -88,19 +87,31 @@ def test_a_node_over_its_allocatable_is_reported() -> None:
     ]
 
 
-def test_sidecars_and_overhead_count_against_the_allocatable_as_the_scheduler_counts_them() -> None:
-    node = w.WORKLOADS["PreemptionAsync"].node(0)  # 4 CPUs
-    fits = _bound(w.pod_low_priority("low", "ns"), node, w.INIT)
-    fits.spec.init_containers.add(name="migrate").resources.requests["cpu"] = "3"  # alone, before the app
-    assert check(Placements([node], [fits])) == []
-    sidecar = _bound(w.pod_low_priority("low", "ns"), node, w.INIT)
-    proxy = sidecar.spec.init_containers.add(name="proxy", restart_policy="Always")
-    proxy.resources.requests["cpu"] = "3"  # beside the app for the pod's whole life
-    sidecar.spec.overhead["cpu"] = "250m"
-    (problem,) = check(Placements([node], [sidecar]))
-    assert problem.startswith("over allocatable: node scheduler-perf-00000: cpu (m) ")
-    assert int(problem.split()[-4]) == 3000 + 250 + milli_value(
-        sidecar.spec.containers[0].resources.requests["cpu"]
+@pytest.mark.parametrize(
+    ("restart_policy", "overhead", "over"),
+    [
+        # A classic init container has finished before the 3-CPU app container runs: 3 CPUs at most.
+        pytest.param(None, "", False, id="classic-init"),
+        # A sidecar runs beside it: 4.1 CPUs on a 4-CPU node.
+        pytest.param("Always", "", True, id="sidecar"),
+        # The pod overhead comes on top of the containers.
+        pytest.param(None, "1100m", True, id="overhead"),
+    ],
+)
+def test_a_node_over_its_allocatable_counts_sidecars_and_overhead(
+    restart_policy: str | None, overhead: str, over: bool
+) -> None:
+    node = w.WORKLOADS["PreemptionAsync"].node(0)
+    pod = _bound(w.pod_high_priority("high", "ns"), node)
+    init = pod.spec.init_containers.add(name="init")
+    init.resources.requests["cpu"] = "1100m"
+    if restart_policy:
+        init.restart_policy = restart_policy
+    if overhead:
+        pod.spec.overhead["cpu"] = overhead
+
+    assert check(Placements([node], [pod])) == (
+        ["over allocatable: node scheduler-perf-00000: cpu (m) 4100 > allocatable 4000"] if over else []
     )
 
 

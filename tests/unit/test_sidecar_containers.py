@@ -4,14 +4,17 @@ fit filter, validation and `podsched describe`."""
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import Any, cast
 
 import pytest
 
 from cluster.api import containers, validation
+from cluster.cli import describe, tables
 from cluster.cli.describe import pod_requests as described_requests
 from scheduler.framework import Code, CycleState, PodInfo, pod_non_zero_requests, pod_requests
 from scheduler.framework.resource import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
+from scheduler.framework.types import pod_host_ports
 from scheduler.plugins import nodeports
 from scheduler.plugins.noderesources import fit
 from tests.builders import container, node, node_info, pod
@@ -121,7 +124,77 @@ def test_fit_counts_a_sidecar_beside_the_app_containers(subject: Any, fits: bool
         assert status.reasons == ("Insufficient cpu",)
 
 
+# NodeResourcesFit's fit_test.go (TestRestartableInitContainers, sidecars enabled as they are at GA): a
+# node with 2m of CPU and room for one pod; one app container "regular" and one sidecar
+# "restartable-init", each with the CPU request given (or none).
+def _regular_and_sidecar(app_cpu: str | None, sidecar_cpu: str | None) -> Any:
+    return pod(spec={
+        "containers": [container({"cpu": app_cpu} if app_cpu else None, name="regular")],
+        "initContainers": [init(sidecar_cpu, name="restartable-init", sidecar=True)],
+    })
+
+
+@pytest.mark.parametrize(
+    ("subject", "reasons"),
+    [
+        pytest.param(pod(spec={"containers": [container(name="regular")]}), None,
+                     id="pod-without-restartable-init-containers"),
+        pytest.param(_regular_and_sidecar(None, None), None, id="pod-with-restartable-init-containers"),
+        pytest.param(_regular_and_sidecar("1m", "1m"), None,
+                     id="total-requests-do-not-exceed-allocatable"),
+        pytest.param(_regular_and_sidecar("1m", "2m"), ("Insufficient cpu",),
+                     id="total-requests-exceed-allocatable"),
+    ],
+)
+def test_fit_restartable_init_container_rows(subject: Any, reasons: tuple[str, ...] | None) -> None:
+    plugin = fit.new(None, fake_handle(Snapshot([])))
+    info = node_info(node(cpu="2m", pods="1"))
+    state = CycleState()
+    pod_info = PodInfo(subject)
+    plugin.pre_filter(state, pod_info, [info])
+    status = plugin.filter(state, pod_info, info)
+    if reasons is None:
+        assert status is None
+    else:
+        assert status is not None and status.reasons == reasons
+
+
 # -------------------------------------------------------------------------------------- host ports
+
+
+# kube-scheduler's utils_test.go (TestGetHostPorts): the host ports of app containers and of restartable
+# init containers, sidecars first, in container order; a classic init container's are left out, and so is
+# a container port without a host port.
+def _port(host_port: int, container_port: int = 80) -> dict[str, Any]:
+    return {"containerPort": container_port, "hostPort": host_port} if host_port else {
+        "containerPort": container_port
+    }
+
+
+@pytest.mark.parametrize(
+    ("inits", "apps", "expected"),
+    [
+        pytest.param([], [], [], id="no-containers"),
+        pytest.param(
+            [], [{"name": "a", "ports": [_port(8001), _port(8002)]}, {"name": "b", "ports": [_port(0)]}],
+            [8001, 8002], id="app-containers-only",
+        ),
+        pytest.param([{"name": "i", "ports": [_port(8003)]}], [{"name": "a", "ports": [_port(8001)]}],
+                     [8001], id="classic-init-container-left-out"),
+        pytest.param(
+            [{"name": "r", "restartPolicy": "Always", "ports": [_port(8003), _port(0, 81)]},
+             {"name": "i", "ports": [_port(8004)]}],
+            [{"name": "a", "ports": [_port(8001)]}],
+            [8003, 8001], id="restartable-init-container-included",
+        ),
+    ],
+)
+def test_host_ports_rows(inits: list[Any], apps: list[Any], expected: list[int]) -> None:
+    subject = pod(spec={"initContainers": inits, "containers": apps})
+    assert [port for _, _, port in pod_host_ports(subject)] == expected
+    assert [port for _, _, port in PodInfo(subject).host_ports] == expected
+
+
 
 
 def ports_pod(*, on_init: bool, sidecar: bool, name: str = "pod", node_name: str = "") -> Any:
@@ -204,3 +277,45 @@ def test_validation(inits: list[Any], apps: list[Any], problems: list[str]) -> N
     for c in subject.spec.init_containers:
         c.image = "busybox"
     assert [p for p in validation.validate_object(subject) if "restartPolicy" in p] == problems
+
+
+# --------------------------------------------------------------------------------------- describe
+
+
+def test_describe_lists_a_sidecar_under_init_containers_with_its_restart_policy() -> None:
+    subject = with_inits(["1"], init("1", name="migrate"), init("1", name="proxy", sidecar=True))
+    text = describe._Text()
+    # Describing a pod's spec reads nothing from the API server.
+    asyncio.run(describe._describe_pod(cast(Any, None), subject, text))
+    rendered = text.render()
+
+    init_block = rendered[rendered.index("Init Containers:"):rendered.index("\nContainers:")]
+    assert "  migrate:" in init_block and "  proxy:" in init_block
+    proxy = init_block[init_block.index("  proxy:"):]
+    migrate = init_block[init_block.index("  migrate:"):init_block.index("  proxy:")]
+    assert "Restart Policy:  Always" in proxy
+    # A classic init container has no restart policy of its own.
+    assert "Restart Policy" not in migrate
+
+
+# ------------------------------------------------------------------------------------------ get pods
+
+
+@pytest.mark.parametrize(
+    ("subject", "ready"),
+    [
+        # kubectl's printPod (pkg/printers/internalversion/printers.go) counts sidecars among the
+        # containers of READY; a classic init container has finished and is not counted.
+        pytest.param(with_inits(["1"], init("1", name="migrate")), "1/1", id="classic-init"),
+        pytest.param(with_inits(["1"], init("1", name="proxy", sidecar=True)), "2/2", id="sidecar"),
+        pytest.param(
+            with_inits(["1", "1"], init("1", name="migrate"), init("1", name="proxy", sidecar=True)), "3/3",
+            id="both",
+        ),
+    ],
+)
+def test_get_pods_ready_counts_sidecars(subject: Any, ready: str) -> None:
+    subject.status.phase = "Running"
+    assert tables.pod_ready(subject) == ready
+    subject.status.phase = "Pending"
+    assert tables.pod_ready(subject) == "0/" + ready.split("/")[1]
