@@ -126,9 +126,11 @@ def node(
     taints: Iterable[Mapping[str, str]] = (),
     unschedulable: bool = False,
     ready: str = "",
+    images: Iterable[tuple[Iterable[str], int]] = (),
 ) -> objects_pb2.Node:
     """A Node. ``cpu``, ``memory`` and ``pods`` set those keys of its allocatable; ``taints`` are manifest
-    dicts (key, value, effect); ``ready`` ("True", "False", "Unknown") adds a Ready condition."""
+    dicts (key, value, effect); ``ready`` ("True", "False", "Unknown") adds a Ready condition; ``images``
+    are its ``status.images`` as (names, sizeBytes)."""
     result = json_format.ParseDict(
         {"metadata": {"name": name}, "spec": {"taints": [dict(t) for t in taints]}, "status": {}},
         objects_pb2.Node(),
@@ -143,6 +145,8 @@ def node(
     result.status.capacity.update(capacity or {})
     if ready:
         result.status.conditions.add(type="Ready", status=ready)
+    for names, size_bytes in images:
+        result.status.images.add(names=list(names), size_bytes=size_bytes)
     return result
 
 

@@ -985,6 +985,24 @@ def _validate_node(node: objects_pb2.Node) -> list[str]:
         seen.add(pair)
     problems += _check_quantities(node.status.capacity, "status.capacity", container=False)[0]
     problems += _check_quantities(node.status.allocatable, "status.allocatable", container=False)[0]
+    problems += _validate_node_images(node.status.images)
+    return problems
+
+
+def _validate_node_images(images: Sequence[objects_pb2.ContainerImage]) -> list[str]:
+    """What a node reports of its images feeds ImageLocality's arithmetic: every image needs a name to
+    be matched by, and a size that is not negative."""
+    problems = []
+    for i, image in enumerate(images):
+        where = f"status.images[{i}]"
+        if not image.names:
+            problems.append(required(f"{where}.names"))
+        for j, name in enumerate(image.names):
+            if not name:
+                problems.append(required(f"{where}.names[{j}]"))
+        if image.size_bytes < 0:
+            problems.append(
+                invalid(f"{where}.sizeBytes", image.size_bytes, "must be greater than or equal to 0"))
     return problems
 
 

@@ -302,6 +302,26 @@ def _share(name: str, value: Fraction, allocatable: Mapping[str, str]) -> str:
     return f"{format_quantity(name, value)} ({percent}%)"
 
 
+#: How many of a node's images ``describe node`` lists (largest first); the count and total cover all.
+SHOWN_IMAGES = 5
+
+
+def _node_images(images: Sequence[objects_pb2.ContainerImage], text: _Text) -> None:
+    """The node's images briefly (kubectl shows none): how many and their total size, then the largest
+    few by their first name."""
+    if not images:
+        text.field("Images", NONE)
+        return
+    total = sum(image.size_bytes for image in images)
+    text.field("Images", f"{len(images)} ({format_quantity('memory', Fraction(total))})")
+    largest = sorted(images, key=lambda image: (-image.size_bytes, image.names[0] if image.names else ""))
+    for image in largest[:SHOWN_IMAGES]:
+        text.field(image.names[0] if image.names else NONE,
+                   format_quantity("memory", Fraction(image.size_bytes)), 1)
+    if len(images) > SHOWN_IMAGES:
+        text.line(f"... and {len(images) - SHOWN_IMAGES} more", 1)
+
+
 async def _describe_node(client: Client, node: objects_pb2.Node, text: _Text) -> None:
     _meta(text, node, namespaced=False)
     text.field("Roles", tables.node_roles(node))
@@ -328,6 +348,7 @@ async def _describe_node(client: Client, node: objects_pb2.Node, text: _Text) ->
         text.section(label)
         for key in sorted(values):
             text.field(key, values[key], 1)
+    _node_images(node.status.images, text)
 
     # The pods on the node, as the scheduler would count them: finished pods hold nothing.
     pods = await client.list_all(

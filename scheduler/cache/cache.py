@@ -46,7 +46,7 @@ from cluster.api import objects_pb2
 from scheduler.cache.node_tree import NodeTree
 from scheduler.cache.snapshot import Snapshot
 from scheduler.clock import Clock, SystemClock
-from scheduler.framework import NodeInfo, PodInfo, pod_key
+from scheduler.framework import ImageState, ImageStateSummary, NodeInfo, PodInfo, pod_key
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,9 @@ class Cache:
         #: NodeInfos by node name, least recently changed first (see the module docstring).
         self._nodes: OrderedDict[str, NodeInfo] = OrderedDict()
         self._tree = NodeTree()
+        #: Every image name some live node reports, with its size and those nodes (kube-scheduler's
+        #: imageStates), kept as nodes come, change and go: a snapshot never counts over the nodes.
+        self._images: dict[str, ImageState] = {}
         self._pods: dict[str, _PodState] = {}
         #: Keys of the assumed pods: the cleanup looks only at these.
         self._assumed: set[str] = set()
@@ -103,7 +106,10 @@ class Cache:
             self._tree.update_node(node)
         else:
             self._tree.add_node(node)
+        if info.node is not None:
+            self._remove_image_states(info.node)
         info.set_node(node)
+        info.image_states = self._add_image_states(node)
         self._touch(name)
 
     def update_node(self, old: objects_pb2.Node, new: objects_pb2.Node) -> None:
@@ -119,11 +125,42 @@ class Cache:
         if info is None:
             raise CacheError(f"node {name} is not in the scheduler cache, so it cannot be removed")
         self._tree.remove_node(name)
+        if info.node is not None:
+            self._remove_image_states(info.node)
         info.remove_node()
         if info.pods:
             self._touch(name)
         else:
             del self._nodes[name]
+
+    def image_states(self) -> dict[str, ImageState]:
+        """The images of the live nodes by name (read-only for callers; for tests and tools)."""
+        return self._images
+
+    def _add_image_states(self, node: objects_pb2.Node) -> dict[str, ImageState | ImageStateSummary]:
+        """Count ``node`` in the state of every image name it reports; its NodeInfo's image states."""
+        name = node.metadata.name
+        states: dict[str, ImageState | ImageStateSummary] = {}
+        for image in node.status.images:
+            for image_name in image.names:
+                state = self._images.get(image_name)
+                if state is None:
+                    state = self._images[image_name] = ImageState(image.size_bytes)
+                state.nodes.add(name)
+                states.setdefault(image_name, state)
+        return states
+
+    def _remove_image_states(self, node: objects_pb2.Node) -> None:
+        """Stop counting ``node`` for the images it reported; an image no node has any more is dropped."""
+        name = node.metadata.name
+        for image in node.status.images:
+            for image_name in image.names:
+                state = self._images.get(image_name)
+                if state is None:
+                    continue
+                state.nodes.discard(name)
+                if not state.nodes:
+                    del self._images[image_name]
 
     def node_count(self) -> int:
         """The live nodes (with a Node object): the nodes a snapshot has."""

@@ -38,6 +38,7 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("InterPodAffinity", 2),
     PluginRef("DefaultPreemption"),
     PluginRef("NodeResourcesBalancedAllocation", 1),
+    PluginRef("ImageLocality", 1),
     PluginRef("DefaultBinder"),
     PluginRef("GangScheduling"),
 )

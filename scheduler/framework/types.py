@@ -214,12 +214,40 @@ class HostPorts:
         return copy
 
 
+@dataclass(frozen=True, slots=True)
+class ImageStateSummary:
+    """An image a node reports, as a snapshot sees it: its size and how many nodes had it when this
+    node was last copied into the snapshot (kube-scheduler's ImageStateSummary)."""
+
+    size: int
+    num_nodes: int
+
+
+class ImageState:
+    """The cache's live record of an image name: the size the first node to report it gave, and the
+    nodes reporting it now. NodeInfos in the cache share these; copies freeze them into summaries."""
+
+    __slots__ = ("nodes", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.nodes: set[str] = set()
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.nodes)
+
+    def summary(self) -> ImageStateSummary:
+        return ImageStateSummary(self.size, len(self.nodes))
+
+
 class NodeInfo:
     """A node and the pods on it (bound, or assumed by this scheduler)."""
 
     __slots__ = (
         "allocatable",
         "generation",
+        "image_states",
         "labels",
         "name",
         "node",
@@ -245,6 +273,9 @@ class NodeInfo:
         #: reason (Filter and Score look at them on every node, and most nodes have none).
         self.taints: tuple[objects_pb2.Taint, ...] = ()
         self.unschedulable = False
+        #: Image name -> its state, for every name in the node's ``status.images``: set by the cache
+        #: (which counts the nodes per image), live ``ImageState``s there and frozen summaries in copies.
+        self.image_states: dict[str, ImageState | ImageStateSummary] = {}
         #: Pods by key ("namespace/name"), in the order they were added.
         self.pods: dict[str, PodInfo] = {}
         self.pods_with_affinity: dict[str, PodInfo] = {}
@@ -276,6 +307,7 @@ class NodeInfo:
         self.labels = {}
         self.taints = ()
         self.unschedulable = False
+        self.image_states = {}
         self.generation = next_generation()
 
     def add_pod(self, pod_info: PodInfo) -> None:
@@ -321,6 +353,11 @@ class NodeInfo:
         copy.labels = self.labels  # replaced with the node, never mutated
         copy.taints = self.taints
         copy.unschedulable = self.unschedulable
+        # Frozen: the copy's image counts stay those of now, as kube-scheduler's snapshot has them.
+        copy.image_states = {
+            name: state.summary() if isinstance(state, ImageState) else state
+            for name, state in self.image_states.items()
+        }
         copy.pods = dict(self.pods)
         copy.pods_with_affinity = dict(self.pods_with_affinity)
         copy.pods_with_required_anti_affinity = dict(self.pods_with_required_anti_affinity)

@@ -24,6 +24,7 @@ IN_TREE: Mapping[str, str] = MappingProxyType(
         "NodePorts": "scheduler.plugins.nodeports",
         "NodeResourcesFit": "scheduler.plugins.noderesources.fit",
         "NodeResourcesBalancedAllocation": "scheduler.plugins.noderesources.balanced_allocation",
+        "ImageLocality": "scheduler.plugins.imagelocality",
         "InterPodAffinity": "scheduler.plugins.interpodaffinity",
         "PodTopologySpread": "scheduler.plugins.podtopologyspread",
         "DefaultBinder": "scheduler.plugins.defaultbinder",

@@ -147,6 +147,39 @@ async def test_apply_node_status(
 
     described = cli("describe", "node", name).stdout
     assert "Allocatable:" in described and "Non-terminated Pods:" in described
+    assert "Images:" in described and "<none>" in described.split("Images:")[1].splitlines()[0]
+
+
+async def test_apply_node_images_and_describe_them(
+    cli: Cli, client: Client, tmp_path: Path, unique: Callable[[str], str]
+) -> None:
+    """status.images are kept, validated (nothing applied when one is wrong) and summed up by describe."""
+    name = unique("node")
+    path = tmp_path / "node.yaml"
+    manifest = node_manifest(name)
+    manifest["status"]["images"] = [
+        {"names": [f"registry.example/app{i}:v1"], "sizeBytes": (i + 1) * 1024 * 1024} for i in range(6)
+    ]
+    bad = node_manifest(unique("node"))
+    bad["status"]["images"] = [{"names": ["app:1"], "sizeBytes": -5}]
+    write_yaml(path, manifest, bad)
+    refused = cli("apply", "-f", str(path))
+    assert refused.code == 1
+    assert "status.images[0].sizeBytes: Invalid value: -5" in refused.stderr
+    assert [n.metadata.name for n in (await client.list("Node")).items if n.metadata.name == name] == []
+
+    write_yaml(path, manifest)
+    assert cli("apply", "-f", str(path)).stdout == f"node/{name} created\n"
+    node = await client.get("Node", name)
+    assert len(node.status.images) == 6
+    assert (list(node.status.images[0].names), node.status.images[0].size_bytes) == (
+        ["registry.example/app0:v1"], 1024 * 1024)
+    described = cli("describe", "node", name).stdout.splitlines()
+    (summary,) = [line for line in described if line.startswith("Images:")]
+    assert summary.split() == ["Images:", "6", "(21Mi)"]
+    assert any(line.split() == ["registry.example/app5:v1:", "6Mi"] for line in described)
+    assert not any("registry.example/app0:v1" in line for line in described)
+    assert any(line.strip() == "... and 1 more" for line in described)
 
 
 async def test_apply_real_manifests_warns_and_strict_rejects(

@@ -816,6 +816,17 @@ INVALID: list[tuple[str, Message, str]] = [
         ),
         'status.capacity[pods]: Invalid value: "1.5": must be an integer',
     ),
+    (
+        "image-size-negative",
+        builders.node("n", images=[(["app:1"], -1)]),
+        "status.images[0].sizeBytes: Invalid value: -1: must be greater than or equal to 0",
+    ),
+    ("image-without-names", builders.node("n", images=[([], 10)]), "status.images[0].names: Required value"),
+    (
+        "image-empty-name",
+        builders.node("n", images=[(["app:1", ""], 10)]),
+        "status.images[0].names[1]: Required value",
+    ),
     # PriorityClass
     (
         "priorityclass-policy",

@@ -6,6 +6,7 @@ the same per-plugin scores, and fail with the same fit errors."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import re
 from typing import Any
@@ -25,8 +26,9 @@ from scheduler.config.feature_gates import apply_feature_gates
 from scheduler.framework import CycleState, PodInfo
 from scheduler.framework.runtime import Framework, build_framework
 from tests.builders import container, pod
+from tests.builders import node as make_node
 from tests.unit.framework_fakes import Nominator, fake_handle
-from tests.unit.test_filter_batch_property import random_node, random_pod
+from tests.unit.test_filter_batch_property import POD_IMAGES, random_node, random_pod
 
 
 class World:
@@ -69,9 +71,10 @@ class World:
 
 
 def plain_pod(rng: random.Random, name: str) -> objects_pb2.Pod:
-    """A pod as SchedulingBasic makes them: requests only (few shapes, so that signatures repeat)."""
+    """A pod as SchedulingBasic makes them: requests and an image only (few shapes, so that signatures
+    repeat, and pods that differ by their image alone)."""
     requests = {"cpu": rng.choice(["100m", "900m"]), "memory": rng.choice(["100Mi", "500Mi"])}
-    return pod(name, spec={"containers": [container(requests)]})
+    return pod(name, spec={"containers": [container(requests, image=rng.choice(POD_IMAGES))]})
 
 
 def renamed(template: objects_pb2.Pod, name: str) -> objects_pb2.Pod:
@@ -94,7 +97,7 @@ def test_batched_and_unbatched_scheduling_decide_alike(seed: int, node_count: in
     nominator = Nominator({f"n{rng.randrange(node_count)}": [PodInfo(random_pod(rng, f"nominated-{k}"))]
                            for k in range(2)})
     worlds = [World(nodes, placed, nominator, batching=True), World(nodes, placed, nominator, batching=False)]
-    templates = [plain_pod(rng, f"plain-{i}") for i in range(3)]
+    templates = [plain_pod(rng, f"plain-{i}") for i in range(5)]
     templates += [random_pod(rng, f"t-{i}") for i in range(3)]
     added = 0
     for step in range(steps):
@@ -187,3 +190,23 @@ def test_the_commands_refuse_an_unknown_feature_gate(command: list[str],
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*command, "--feature-gates", "NoSuchGate=true"]) == EXIT_USAGE
     assert "unknown feature gate 'NoSuchGate'" in capsys.readouterr().err
+
+
+def test_pods_that_differ_by_their_images_alone_are_scored_for_their_own_images() -> None:
+    """ImageLocality signs the pod's images: a pod whose image only one node has is not given the raw
+    scores an earlier pod with the same requests but another image left in the memo."""
+    big = [(["registry.example/big:latest"], 2000 * 2**20)]
+    nodes = [make_node(f"n{i}", allocatable={"cpu": "4", "memory": "8Gi", "pods": "110"},
+                  images=big if i == 3 else []) for i in range(6)]
+    worlds = [World(nodes, [], Nominator(), batching=True), World(nodes, [], Nominator(), batching=False)]
+    small = pod("small", spec={"containers": [container({"cpu": "100m"}, image="busybox:1.36")]})
+    large = pod("large", spec={"containers": [container({"cpu": "100m"}, image="registry.example/big")]})
+    for incoming in (small, large):
+        outcomes = [world.attempt(incoming, percentage=100, seed=1) for world in worlds]
+        assert outcomes[0] == outcomes[1]
+    result, explanation = outcomes[0]
+    assert result.suggested_host == "n3"
+    # 2000Mi on one node of six counts 333Mi: 100 * (333Mi - 23Mi) / (1000Mi - 23Mi).
+    (chosen,) = [entry for entry in json.loads(explanation)["top"] if entry["node"] == "n3"]
+    assert chosen["scores"]["ImageLocality"] == 31
+    assert worlds[0].framework.batch_attempts == {"new_signature": 2}

@@ -79,11 +79,11 @@ def test_no_file_gives_kube_scheduler_defaults() -> None:
     assert [ref.name for ref in DEFAULT_MULTI_POINT] == [
         "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
         "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
-        "NodeResourcesBalancedAllocation", "DefaultBinder", "GangScheduling",
+        "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder", "GangScheduling",
     ]
     weights = {ref.name: ref.weight for ref in DEFAULT_MULTI_POINT if ref.weight}
     assert weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
-                       "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1}
+                       "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
     assert all(not profile.plugins.point(p).enabled for p in ("filter", "score", "bind"))
     # Default args are applied for every enabled plugin that takes args, as kube-scheduler appends them.
     assert profile.plugin_args == {"NodeResourcesFit": FitArgs("LeastAllocated")}

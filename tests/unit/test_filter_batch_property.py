@@ -25,6 +25,12 @@ HOSTNAME = "kubernetes.io/hostname"
 #: The Namespace objects of the random clusters; pods also land in "loose", which has none.
 NAMESPACES = {"default": {"tier": "gold"}, "team-a": {"tier": "gold"}, "team-b": {"tier": "silver"}}
 POD_NAMESPACES = ("default", "team-a", "team-b", "loose")
+#: Images nodes may report (names, size) and pods may run: ImageLocality scores between 0 and 100 with
+#: them, and "registry.example/app" (no tag) matches the node's ":latest" name.
+NODE_IMAGES = ((["registry.example/app:latest", "registry.example/app:v1"], 400 * 2**20),
+               (["registry.example/big:v2"], 2000 * 2**20), (["busybox:1.36"], 4 * 2**20))
+POD_IMAGES = ("registry.example/app", "registry.example/app:v1", "registry.example/big:v2", "busybox:1.36",
+              "nginx")
 
 
 def random_node(rng: random.Random, i: int) -> objects_pb2.Node:
@@ -41,8 +47,9 @@ def random_node(rng: random.Random, i: int) -> objects_pb2.Node:
                    "pods": rng.choice(["2", "4", "110"])}
     if rng.random() < 0.3:
         allocatable["example.com/gpu"] = "1"
+    images = [image for image in NODE_IMAGES if rng.random() < 0.4]
     return node(f"n{i}", labels=labels, taints=taints, unschedulable=rng.random() < 0.1,
-                allocatable=allocatable)
+                allocatable=allocatable, images=images)
 
 
 def random_pod(rng: random.Random, name: str, node_name: str = "") -> objects_pb2.Pod:
@@ -51,7 +58,8 @@ def random_pod(rng: random.Random, name: str, node_name: str = "") -> objects_pb
     if rng.random() < 0.15:
         requests["example.com/gpu"] = "1"
     ports = [8080] if rng.random() < 0.2 else []
-    spec: dict[str, Any] = {"containers": [container(requests, host_ports=ports)]}
+    image = rng.choice(POD_IMAGES)
+    spec: dict[str, Any] = {"containers": [container(requests, host_ports=ports, image=image)]}
     if rng.random() < 0.3:
         spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
     if rng.random() < 0.1:

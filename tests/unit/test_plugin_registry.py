@@ -17,6 +17,7 @@ DEFAULT_PROFILE = {
     "PodTopologySpread",
     "InterPodAffinity",
     "NodeResourcesBalancedAllocation",
+    "ImageLocality",
     "DefaultBinder",
     "DefaultPreemption",
 }

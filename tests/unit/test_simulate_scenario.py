@@ -320,6 +320,17 @@ INVALID = [
         id="invalid-node-quantity",
     ),
     pytest.param(
+        [NODE.format(name="n1") + "  images: [{names: [app:v1], sizeBytes: -1}]\n"],
+        ["document 1 (Node n1): status.images[0].sizeBytes: Invalid value: -1: "
+         "must be greater than or equal to 0"],
+        id="negative-image-size",
+    ),
+    pytest.param(
+        [NODE.format(name="n1") + "  images: [{sizeBytes: 10}]\n"],
+        ["document 1 (Node n1): status.images[0].names: Required value"],
+        id="image-without-names",
+    ),
+    pytest.param(
         [POD.format(name="p").replace("    image: busybox\n",
                                       "    image: busybox\n    resources: {requests: {memory: 1Gb}}\n")],
         ['document 1 (Pod p): spec.containers[0].resources.requests[memory]: Invalid value: "1Gb"'],
