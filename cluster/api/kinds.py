@@ -69,10 +69,23 @@ EVENT = Kind("Event", "v1", "events", True, objects_pb2.Event, "event", ("ev",))
 NAMESPACE = Kind("Namespace", "v1", "namespaces", False, objects_pb2.Namespace, "namespace", ("ns",))
 #: The label every Namespace carries with its own name (the API server keeps it so).
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+#: Workload kinds podsched keeps only for their selectors (PodTopologySpread's system default spreading).
+SERVICE = Kind("Service", "v1", "services", True, objects_pb2.Service, "service", ("svc",))
+REPLICA_SET = Kind(
+    "ReplicaSet", "apps/v1", "replicasets", True, objects_pb2.ReplicaSet, "replica_set", ("rs",)
+)
+STATEFUL_SET = Kind(
+    "StatefulSet", "apps/v1", "statefulsets", True, objects_pb2.StatefulSet, "stateful_set", ("sts",)
+)
+REPLICATION_CONTROLLER = Kind(
+    "ReplicationController", "v1", "replicationcontrollers", True, objects_pb2.ReplicationController,
+    "replication_controller", ("rc",),
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, RESOURCE_QUOTA, POD_GROUP, LEASE, EVENT,
     NAMESPACE,
+    SERVICE, REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER,
 )
 
 _BY_MESSAGE: dict[type[Message], Kind[Any]] = {kind.message: kind for kind in KINDS}
