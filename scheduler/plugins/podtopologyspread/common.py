@@ -55,10 +55,10 @@ def constraints_of(pod: objects_pb2.Pod, action: str) -> tuple[Constraint, ...]:
 #: kube-scheduler's system default constraints (defaultingType: System).
 SYSTEM_DEFAULT_CONSTRAINTS = (
     objects_pb2.TopologySpreadConstraint(
-        max_skew=3, topology_key=LABEL_ZONE, when_unsatisfiable=SCHEDULE_ANYWAY
+        max_skew=3, topology_key=LABEL_HOSTNAME, when_unsatisfiable=SCHEDULE_ANYWAY
     ),
     objects_pb2.TopologySpreadConstraint(
-        max_skew=5, topology_key=LABEL_HOSTNAME, when_unsatisfiable=SCHEDULE_ANYWAY
+        max_skew=5, topology_key=LABEL_ZONE, when_unsatisfiable=SCHEDULE_ANYWAY
     ),
 )
 
