@@ -32,6 +32,9 @@ def apply_defaults(obj: Message) -> None:
     elif isinstance(obj, objects_pb2.Service):
         if not obj.spec.type:
             obj.spec.type = DEFAULT_SERVICE_TYPE
+        for port in obj.spec.ports:
+            if not port.protocol:
+                port.protocol = DEFAULT_PROTOCOL
     elif isinstance(obj, (objects_pb2.ReplicaSet, objects_pb2.StatefulSet)):
         if not obj.spec.HasField("replicas"):
             obj.spec.replicas = 1

@@ -53,6 +53,10 @@ from cluster.client import Client, object_request_bytes
 # everything, as kubectl orders them (what is in a namespace may be selected by its labels).
 _ORDER = {kinds.PRIORITY_CLASS: 0, kinds.NODE: 1, kinds.RESOURCE_QUOTA: 2, kinds.POD_GROUP: 3,
           kinds.NAMESPACE: -1}
+# Services and workload controllers go before pods too: the scheduler spreads a pod by their selectors.
+_ORDER.update(
+    {kinds.SERVICE: 3, kinds.REPLICA_SET: 3, kinds.STATEFUL_SET: 3, kinds.REPLICATION_CONTROLLER: 3}
+)
 _LAST = 4
 #: The system priority classes' reserved prefix: only a quota admits them.
 _SYSTEM_CLASS_PREFIX = "system-"

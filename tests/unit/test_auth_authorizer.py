@@ -29,6 +29,8 @@ ALLOWED = {
         "create pods", "get pods", "list pods", "watch pods", "delete pods",
         "create podgroups", "get podgroups", "list podgroups", "watch podgroups", "delete podgroups",
         "get nodes", "list nodes", "watch nodes",
+        *(f"{verb} {resource}" for verb in ("create", "update", "delete", "get", "list", "watch")
+          for resource in ("services", "replicasets", "statefulsets", "replicationcontrollers")),
     },
     "readonly": {f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES},
 }
