@@ -30,6 +30,10 @@ queued pods only; delete → out of the index.
 Namespaces: add / update / delete → the index of namespace labels (what namespaceSelectors match), then
 a move with Namespace/Add or Namespace/Update (InterPodAffinity registers both).
 
+Services, ReplicaSets, StatefulSets and ReplicationControllers: add / update / delete → the index of
+their selectors (PodTopologySpread's default constraints), and no move: as in kube-scheduler, no plugin
+registers their events (the system default constraints only score).
+
 PodDisruptionBudgets and PriorityClasses only requeue pods: a move with their Add/Update/Delete event.
 The queue moves only pods rejected by plugins that registered the event, so with the default plugins
 (none registers PriorityClass events; PDBs matter to preemption) such a move costs next to nothing,
@@ -54,6 +58,7 @@ from scheduler.framework import (
     NamespaceIndex,
     PodGroupIndex,
     Resource,
+    WorkloadIndex,
     group_key_of,
     pod_key,
     pod_requests,
@@ -124,16 +129,19 @@ class EventHandlers:
         on_pod_bound: Callable[[objects_pb2.Pod], None] | None = None,
         pod_groups: PodGroupIndex | None = None,
         namespaces: NamespaceIndex | None = None,
+        workloads: WorkloadIndex | None = None,
     ) -> None:
         """``scheduler_names``: the profiles' schedulerNames (the pods this scheduler schedules).
         ``on_pod_bound``: told of every pod the cache newly sees bound, after the cache has it.
         ``pod_groups``: the index of pods by group, kept here before the queue hears of a pod (its
         PreEnqueue counts the group's pods).
-        ``namespaces``: the namespaces' labels, kept here before the queue hears of a change."""
+        ``namespaces``: the namespaces' labels, kept here before the queue hears of a change.
+        ``workloads``: the Services' and workload controllers' selectors."""
         self._cache = cache
         self._queue = queue
         self._pod_groups = pod_groups if pod_groups is not None else PodGroupIndex()
         self._namespaces = namespaces if namespaces is not None else NamespaceIndex()
+        self._workloads = workloads if workloads is not None else WorkloadIndex()
         self._scheduler_names = frozenset(scheduler_names)
         self._on_pod_bound = on_pod_bound
 
@@ -165,6 +173,17 @@ class EventHandlers:
             requeue["on_delete"](namespace)
 
         return {"on_add": on_add, "on_update": on_update, "on_delete": on_delete}
+
+    def service_handlers(self) -> Handlers:
+        return {"on_add": self._workloads.set_service,
+                "on_update": lambda old, new: self._workloads.set_service(new),
+                "on_delete": self._workloads.remove_service}
+
+    def controller_handlers(self) -> Handlers:
+        """For the ReplicaSet, StatefulSet and ReplicationController informers."""
+        return {"on_add": self._workloads.set_controller,
+                "on_update": lambda old, new: self._workloads.set_controller(new),
+                "on_delete": self._workloads.remove_controller}
 
     def pod_group_handlers(self) -> Handlers:
         return {"on_add": self._add_pod_group, "on_update": self._update_pod_group,

@@ -5,7 +5,8 @@ What it is made of:
 
 * ``Informer``s (``cluster.client``) for non-terminal Pods, Nodes, PriorityClasses,
   PodDisruptionBudgets, PodGroups (the index of pods by group, ``PodGroupIndex``, beside them) and
-  Namespaces (their labels, ``NamespaceIndex``, for namespaceSelectors);
+  Namespaces (their labels, ``NamespaceIndex``, for namespaceSelectors), Services, ReplicaSets,
+  StatefulSets and ReplicationControllers (their selectors, ``WorkloadIndex``, for default spreading);
   ``EventHandlers`` turn their events into cache updates and queue moves;
 * the ``Cache`` of nodes with their bound and assumed pods, and the ``Snapshot`` each cycle reads;
 * one ``SchedulingQueue`` for every profile (sorted by the first profile's QueueSort; the config
@@ -63,6 +64,7 @@ from scheduler.framework import (
     PodInfo,
     Status,
     WaitingPods,
+    WorkloadIndex,
 )
 from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.registry import Registry
@@ -125,6 +127,7 @@ class Scheduler:
         waiting_pods = WaitingPods()
         self.pod_groups = PodGroupIndex(self.cache.is_assumed)
         self.namespaces = NamespaceIndex()
+        self.workloads = WorkloadIndex()
 
         def new_handle() -> FrameworkHandle:
             return FrameworkHandle(
@@ -132,7 +135,7 @@ class Scheduler:
                 pod_disruption_budgets=lambda: [pdb for _, pdb in pdbs.items()],
                 extenders=self.extenders,
                 waiting_pods=waiting_pods, api_dispatcher=self.preemptions, rng=rng,
-                pod_groups=self.pod_groups, namespaces=self.namespaces)
+                pod_groups=self.pod_groups, namespaces=self.namespaces, workloads=self.workloads)
 
         try:
             self.profiles: dict[str, Framework] = {
@@ -163,15 +166,22 @@ class Scheduler:
             "poddisruptionbudgets": pdbs,
             "podgroups": Informer(client, kinds.POD_GROUP),
             "namespaces": Informer(client, kinds.NAMESPACE),
+            "services": Informer(client, kinds.SERVICE),
+            "replicasets": Informer(client, kinds.REPLICA_SET),
+            "statefulsets": Informer(client, kinds.STATEFUL_SET),
+            "replicationcontrollers": Informer(client, kinds.REPLICATION_CONTROLLER),
         }
         handlers = EventHandlers(self.cache, self.queue, self.profiles.keys(), pod_groups=self.pod_groups,
-                                 namespaces=self.namespaces)
+                                 namespaces=self.namespaces, workloads=self.workloads)
         self.informers["pods"].add_handler(**handlers.pod_handlers())
         self.informers["nodes"].add_handler(**handlers.node_handlers())
         self.informers["priorityclasses"].add_handler(**handlers.priority_class_handlers())
         self.informers["poddisruptionbudgets"].add_handler(**handlers.pod_disruption_budget_handlers())
         self.informers["podgroups"].add_handler(**handlers.pod_group_handlers())
         self.informers["namespaces"].add_handler(**handlers.namespace_handlers())
+        self.informers["services"].add_handler(**handlers.service_handlers())
+        for controllers in ("replicasets", "statefulsets", "replicationcontrollers"):
+            self.informers[controllers].add_handler(**handlers.controller_handlers())
         pods = self.informers["pods"]
 
         # The binder hands failed bindings to the loop's failure handler; the loop hands pods to the

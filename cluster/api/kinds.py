@@ -72,10 +72,23 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 RUNTIME_CLASS = Kind(
     "RuntimeClass", "node.k8s.io/v1", "runtimeclasses", False, objects_pb2.RuntimeClass, "runtime_class"
 )
+#: Workload kinds podsched keeps only for their selectors (PodTopologySpread's system default spreading).
+SERVICE = Kind("Service", "v1", "services", True, objects_pb2.Service, "service", ("svc",))
+REPLICA_SET = Kind(
+    "ReplicaSet", "apps/v1", "replicasets", True, objects_pb2.ReplicaSet, "replica_set", ("rs",)
+)
+STATEFUL_SET = Kind(
+    "StatefulSet", "apps/v1", "statefulsets", True, objects_pb2.StatefulSet, "stateful_set", ("sts",)
+)
+REPLICATION_CONTROLLER = Kind(
+    "ReplicationController", "v1", "replicationcontrollers", True, objects_pb2.ReplicationController,
+    "replication_controller", ("rc",),
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, RESOURCE_QUOTA, POD_GROUP, LEASE, EVENT,
     NAMESPACE, RUNTIME_CLASS,
+    SERVICE, REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER,
 )
 
 _BY_MESSAGE: dict[type[Message], Kind[Any]] = {kind.message: kind for kind in KINDS}

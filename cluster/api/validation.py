@@ -323,6 +323,36 @@ def _validate_meta(meta: objects_pb2.ObjectMeta, kind: kinds.Kind[Any]) -> list[
                 "must be greater than or equal to 0",
             )
         )
+    problems += _validate_owner_references(meta.owner_references)
+    return problems
+
+
+def _validate_owner_references(references: Sequence[objects_pb2.OwnerReference]) -> list[str]:
+    """apimachinery's ValidateOwnerReferences: apiVersion (with a version), kind, name and uid given; at
+    most one reference is the controller."""
+    problems = []
+    controller = ""
+    for i, ref in enumerate(references):
+        path = f"metadata.ownerReferences[{i}]"
+        group_version = ref.api_version.split("/")
+        if len(group_version) > 2 or not group_version[-1]:
+            problems.append(invalid(f"{path}.apiVersion", ref.api_version, "version must not be empty"))
+        if not ref.kind:
+            problems.append(invalid(f"{path}.kind", ref.kind, "kind must not be empty"))
+        if not ref.name:
+            problems.append(invalid(f"{path}.name", ref.name, "name must not be empty"))
+        if not ref.uid:
+            problems.append(invalid(f"{path}.uid", ref.uid, "uid must not be empty"))
+        if ref.controller:
+            name = f"{ref.kind}/{ref.name}"
+            if controller:
+                problems.append(invalid(
+                    "metadata.ownerReferences", f"{controller}, {name}",
+                    f'Only one reference can have Controller set to true. Found "true" in references for '
+                    f"{controller} and {name}",
+                ))
+            else:
+                controller = name
     return problems
 
 
@@ -1352,6 +1382,90 @@ def _validate_runtime_class(runtime_class: objects_pb2.RuntimeClass) -> list[str
     return problems
 
 
+# ------------------------------------------------------------- Service and the workload controllers
+
+SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
+POD_MANAGEMENT_POLICIES = ("OrderedReady", "Parallel")
+_SELECTOR_MISMATCH = "`selector` does not match template `labels`"
+
+
+def _validate_service(service: objects_pb2.Service) -> list[str]:
+    """The parts of ValidateService for what podsched keeps: the selector's labels, the type, the
+    ports' numbers."""
+    spec = service.spec
+    problems = validate_labels(spec.selector, "spec.selector")
+    if spec.type and spec.type not in SERVICE_TYPES:
+        problems.append(not_supported("spec.type", spec.type, SERVICE_TYPES))
+    in_range = "must be between 1 and 65535, inclusive"
+    for i, port in enumerate(spec.ports):
+        if not 1 <= port.port <= 65535:
+            problems.append(invalid(f"spec.ports[{i}].port", port.port, in_range))
+        if port.node_port and not 1 <= port.node_port <= 65535:
+            problems.append(invalid(f"spec.ports[{i}].nodePort", port.node_port, in_range))
+    return problems
+
+
+def _validate_replicas(spec: Any) -> list[str]:
+    problems = []
+    if spec.replicas < 0:
+        problems.append(invalid("spec.replicas", spec.replicas, "must be greater than or equal to 0"))
+    if spec.min_ready_seconds < 0:
+        problems.append(
+            invalid("spec.minReadySeconds", spec.min_ready_seconds, "must be greater than or equal to 0")
+        )
+    return problems
+
+
+def _validate_selected_template(spec: Any, kind_name: str) -> list[str]:
+    """ReplicaSet and StatefulSet (apps/v1): a non-empty selector that the template's labels match."""
+    problems = _validate_replicas(spec)
+    if not spec.HasField("selector"):
+        return [*problems, required("spec.selector")]
+    problems += validate_label_selector(spec.selector, "spec.selector")
+    if problems:
+        return problems
+    if not spec.selector.match_labels and not spec.selector.match_expressions:
+        return [invalid("spec.selector", "{}", f"empty selector is invalid for {kind_name}")]
+    # selectors imports this module's name checks, so it is imported when first needed.
+    from cluster.api.selectors import LabelSelector
+
+    labels = spec.template.metadata.labels
+    if not LabelSelector.from_proto(spec.selector).matches(labels):
+        problems.append(invalid("spec.template.metadata.labels", dict(labels), _SELECTOR_MISMATCH))
+    problems += validate_labels(labels, "spec.template.metadata.labels")
+    return problems
+
+
+def _validate_replica_set(rs: objects_pb2.ReplicaSet) -> list[str]:
+    return _validate_selected_template(rs.spec, "deployment")
+
+
+def _validate_stateful_set(sts: objects_pb2.StatefulSet) -> list[str]:
+    problems = _validate_selected_template(sts.spec, "statefulset")
+    policy = sts.spec.pod_management_policy
+    if policy and policy not in POD_MANAGEMENT_POLICIES:
+        problems.append(not_supported("spec.podManagementPolicy", policy, POD_MANAGEMENT_POLICIES))
+    return problems
+
+
+def _validate_replication_controller(rc: objects_pb2.ReplicationController) -> list[str]:
+    """ValidateReplicationControllerSpec: a selector (defaulted from the template's labels) that the
+    template's labels match."""
+    spec = rc.spec
+    problems = _validate_replicas(spec)
+    if not spec.selector:
+        problems.append(required("spec.selector"))
+    problems += validate_labels(spec.selector, "spec.selector")
+    if not spec.HasField("template"):
+        problems.append(required("spec.template"))
+    else:
+        labels = spec.template.metadata.labels
+        if spec.selector and any(labels.get(k) != v for k, v in spec.selector.items()):
+            problems.append(invalid("spec.template.metadata.labels", dict(labels), _SELECTOR_MISMATCH))
+        problems += validate_labels(labels, "spec.template.metadata.labels")
+    return problems
+
+
 _KIND_VALIDATORS: dict[str, Callable[[Any], list[str]]] = {
     kinds.POD.name: _validate_pod,
     kinds.NODE.name: _validate_node,
@@ -1363,4 +1477,8 @@ _KIND_VALIDATORS: dict[str, Callable[[Any], list[str]]] = {
     kinds.EVENT.name: _validate_event,
     kinds.NAMESPACE.name: _validate_namespace,
     kinds.RUNTIME_CLASS.name: _validate_runtime_class,
+    kinds.SERVICE.name: _validate_service,
+    kinds.REPLICA_SET.name: _validate_replica_set,
+    kinds.STATEFUL_SET.name: _validate_stateful_set,
+    kinds.REPLICATION_CONTROLLER.name: _validate_replication_controller,
 }

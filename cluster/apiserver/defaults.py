@@ -18,6 +18,7 @@ DEFAULT_RESTART_POLICY = "Always"
 DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30
 DEFAULT_PROTOCOL = "TCP"
 DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
+DEFAULT_SERVICE_TYPE = "ClusterIP"
 
 
 def apply_defaults(obj: Message) -> None:
@@ -28,6 +29,28 @@ def apply_defaults(obj: Message) -> None:
     elif isinstance(obj, objects_pb2.PriorityClass):
         if not obj.HasField("preemption_policy"):
             obj.preemption_policy = DEFAULT_PREEMPTION_POLICY
+    elif isinstance(obj, objects_pb2.Service):
+        if not obj.spec.type:
+            obj.spec.type = DEFAULT_SERVICE_TYPE
+        for port in obj.spec.ports:
+            if not port.protocol:
+                port.protocol = DEFAULT_PROTOCOL
+    elif isinstance(obj, (objects_pb2.ReplicaSet, objects_pb2.StatefulSet)):
+        if not obj.spec.HasField("replicas"):
+            obj.spec.replicas = 1
+    elif isinstance(obj, objects_pb2.ReplicationController):
+        default_replication_controller(obj)
+
+
+def default_replication_controller(rc: objects_pb2.ReplicationController) -> None:
+    """SetDefaults_ReplicationController: selector and labels from the template's labels, one replica."""
+    template_labels = rc.spec.template.metadata.labels
+    if not rc.spec.selector:
+        rc.spec.selector.update(template_labels)
+    if not rc.metadata.labels:
+        rc.metadata.labels.update(template_labels)
+    if not rc.spec.HasField("replicas"):
+        rc.spec.replicas = 1
 
 
 def default_pod_spec(spec: objects_pb2.PodSpec) -> None:

@@ -54,6 +54,10 @@ from cluster.client import Client, object_request_bytes
 # RuntimeClasses, which admission must find at their create.
 _ORDER = {kinds.PRIORITY_CLASS: 0, kinds.NODE: 1, kinds.RESOURCE_QUOTA: 2, kinds.POD_GROUP: 3,
           kinds.NAMESPACE: -1, kinds.RUNTIME_CLASS: 0}
+# Services and workload controllers go before pods too: the scheduler spreads a pod by their selectors.
+_ORDER.update(
+    {kinds.SERVICE: 3, kinds.REPLICA_SET: 3, kinds.STATEFUL_SET: 3, kinds.REPLICATION_CONTROLLER: 3}
+)
 _LAST = 4
 #: The system priority classes' reserved prefix: only a quota admits them.
 _SYSTEM_CLASS_PREFIX = "system-"

@@ -546,6 +546,58 @@ async def _describe_event(client: Client, event: objects_pb2.Event, text: _Text)
     text.field("Last Timestamp", _time(event.last_timestamp))
 
 
+async def _describe_service(client: Client, service: objects_pb2.Service, text: _Text) -> None:
+    spec = service.spec
+    _meta(text, service, namespaced=True)
+    text.mapping("Labels", service.metadata.labels)
+    text.mapping("Annotations", service.metadata.annotations, sep=": ")
+    selector = ",".join(f"{k}={spec.selector[k]}" for k in sorted(spec.selector))
+    text.field("Selector", selector or NONE)
+    text.field("Type", spec.type)
+    text.field("IP", spec.cluster_ip or NONE)
+    for port in spec.ports:
+        text.field("Port", f"{port.name or '<unset>'}  {port.port}/{port.protocol or 'TCP'}")
+        if port.node_port:
+            text.field("NodePort", f"{port.name or '<unset>'}  {port.node_port}/{port.protocol or 'TCP'}")
+    # podsched runs no endpoints controller: the pods the selector picks are what the Service would serve.
+    pods = await _selected_pods(client, service.metadata.namespace, selector) if selector else []
+    text.field("Selected pods", ", ".join(p.metadata.name for p in pods) or NONE)
+
+
+async def _selected_pods(client: Client, namespace: str, selector: str) -> list[Any]:
+    pods = (await client.list_all(kinds.POD, namespace, label_selector=selector)).items
+    return sorted(pods, key=lambda pod: pod.metadata.name)
+
+
+async def _describe_controller(
+    client: Client,
+    controller: objects_pb2.ReplicaSet | objects_pb2.StatefulSet | objects_pb2.ReplicationController,
+    text: _Text,
+) -> None:
+    spec = controller.spec
+    _meta(text, controller, namespaced=True)
+    if isinstance(spec.selector, objects_pb2.LabelSelector):
+        selector = _selector(spec.selector, spec.HasField("selector"))
+    else:
+        selector = ",".join(f"{k}={spec.selector[k]}" for k in sorted(spec.selector)) or NONE
+    text.field("Selector", selector)
+    text.mapping("Labels", controller.metadata.labels)
+    text.mapping("Annotations", controller.metadata.annotations, sep=": ")
+    # podsched creates no pods for it: the current replicas are the pods its selector picks.
+    pods = await _selected_pods(client, controller.metadata.namespace, selector) if selector != NONE else []
+    text.field("Replicas", f"{len(pods)} current / {spec.replicas} desired")
+    phases = [p.status.phase for p in pods]
+    text.field("Pods Status", " / ".join(
+        f"{phases.count(phase)} {label}" for phase, label in
+        (("Running", "Running"), ("Pending", "Waiting"), ("Succeeded", "Succeeded"), ("Failed", "Failed"))
+    ))
+    text.section("Pod Template")
+    text.mapping("Labels", spec.template.metadata.labels, 1)
+    for container in spec.template.spec.containers:
+        text.section("Containers", 1)
+        _container(text, container)
+
+
 _DESCRIBERS: dict[kinds.Kind, Callable[[Client, Any, _Text], Awaitable[None]]] = {
     kinds.POD: _describe_pod,
     kinds.NODE: _describe_node,
@@ -557,6 +609,10 @@ _DESCRIBERS: dict[kinds.Kind, Callable[[Client, Any, _Text], Awaitable[None]]] =
     kinds.EVENT: _describe_event,
     kinds.NAMESPACE: _describe_namespace,
     kinds.RUNTIME_CLASS: _describe_runtime_class,
+    kinds.SERVICE: _describe_service,
+    kinds.REPLICA_SET: _describe_controller,
+    kinds.STATEFUL_SET: _describe_controller,
+    kinds.REPLICATION_CONTROLLER: _describe_controller,
 }
 
 

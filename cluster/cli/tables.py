@@ -15,6 +15,7 @@ from google.protobuf.message import Message
 from cluster.api import containers, kinds, objects_pb2, podgroups, timeutil
 from cluster.api.kinds import M
 from cluster.api.schedulinggates import SCHEDULING_GATED, is_reported_gated
+from cluster.api.selectors import LabelSelector
 
 NONE = "<none>"
 
@@ -273,6 +274,55 @@ def _runtime_class_row(runtime_class: objects_pb2.RuntimeClass) -> list[str]:
     return [runtime_class.metadata.name, runtime_class.handler, age(runtime_class.metadata)]
 
 
+# ------------------------------------------------------------- Service and the workload controllers
+
+
+def _service_ports(service: objects_pb2.Service) -> str:
+    ports = [
+        f"{p.port}:{p.node_port}/{p.protocol or 'TCP'}" if p.node_port else f"{p.port}/{p.protocol or 'TCP'}"
+        for p in service.spec.ports
+    ]
+    return ",".join(ports) if ports else NONE
+
+
+def _service_row(service: objects_pb2.Service) -> list[str]:
+    spec = service.spec
+    # podsched provisions no load balancer: one asked for stays pending, as kubectl shows it.
+    external = "<pending>" if spec.type == "LoadBalancer" else NONE
+    return [service.metadata.name, spec.type, spec.cluster_ip or NONE, external, _service_ports(service),
+            age(service.metadata)]
+
+
+def _service_wide(service: objects_pb2.Service) -> list[str]:
+    selector = service.spec.selector
+    return [",".join(f"{k}={selector[k]}" for k in sorted(selector)) or NONE]
+
+
+def _controller_row(
+    controller: objects_pb2.ReplicaSet | objects_pb2.StatefulSet | objects_pb2.ReplicationController,
+) -> list[str]:
+    """podsched runs no controller, so there are no current or ready replicas to show: only the desired."""
+    return [controller.metadata.name, str(controller.spec.replicas), age(controller.metadata)]
+
+
+def _controller_wide(
+    controller: objects_pb2.ReplicaSet | objects_pb2.StatefulSet | objects_pb2.ReplicationController,
+) -> list[str]:
+    containers = controller.spec.template.spec.containers
+    selector = controller.spec.selector
+    if isinstance(selector, objects_pb2.LabelSelector):
+        text = str(LabelSelector.from_proto(selector))
+    else:
+        text = ",".join(f"{k}={selector[k]}" for k in sorted(selector))
+    return [",".join(c.name for c in containers) or NONE, ",".join(c.image for c in containers) or NONE,
+            text or NONE]
+
+
+_CONTROLLER_COLUMNS: Columns[Any] = Columns(
+    ("NAME", "DESIRED", "AGE"), _controller_row, ("CONTAINERS", "IMAGES", "SELECTOR"), _controller_wide
+)
+
+
 #: By kind, the columns of that kind's objects.
 COLUMNS: dict[kinds.Kind[Any], Columns[Any]] = {
     kinds.POD: Columns(
@@ -301,6 +351,13 @@ COLUMNS: dict[kinds.Kind[Any], Columns[Any]] = {
     kinds.EVENT: Columns(("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"), _event_row),
     kinds.NAMESPACE: Columns(("NAME", "STATUS", "AGE"), _namespace_row),
     kinds.RUNTIME_CLASS: Columns(("NAME", "HANDLER", "AGE"), _runtime_class_row),
+    kinds.SERVICE: Columns(
+        ("NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"), _service_row,
+        ("SELECTOR",), _service_wide,
+    ),
+    kinds.REPLICA_SET: _CONTROLLER_COLUMNS,
+    kinds.STATEFUL_SET: _CONTROLLER_COLUMNS,
+    kinds.REPLICATION_CONTROLLER: _CONTROLLER_COLUMNS,
 }
 
 

@@ -54,6 +54,10 @@ INFORMER_KINDS: dict[str, kinds.Kind[Any]] = {
     "poddisruptionbudgets": kinds.POD_DISRUPTION_BUDGET,
     "podgroups": kinds.POD_GROUP,
     "namespaces": kinds.NAMESPACE,
+    "services": kinds.SERVICE,
+    "replicasets": kinds.REPLICA_SET,
+    "statefulsets": kinds.STATEFUL_SET,
+    "replicationcontrollers": kinds.REPLICATION_CONTROLLER,
 }
 #: Passes of the event loop a settle makes before it sleeps in real time: most settles need none (the
 #: last cycle wrote nothing, or the woken flush loops only ran Python), so they cost no wall time.

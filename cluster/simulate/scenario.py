@@ -43,7 +43,8 @@ from cluster.api import kinds, objects_pb2, runtimeclass, validation
 from cluster.api.manifest import Manifest, ManifestError, load_paths
 
 SCENARIO_KINDS = (kinds.NODE, kinds.POD, kinds.PRIORITY_CLASS, kinds.POD_DISRUPTION_BUDGET, kinds.POD_GROUP,
-                  kinds.NAMESPACE, kinds.RUNTIME_CLASS)
+                  kinds.NAMESPACE, kinds.RUNTIME_CLASS,
+                  kinds.SERVICE, kinds.REPLICA_SET, kinds.STATEFUL_SET, kinds.REPLICATION_CONTROLLER)
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 DEFAULT_MAX_PODS = "110"
 DEFAULT_NAMESPACE = "default"
@@ -94,6 +95,8 @@ class Scenario:
     nodes: list[Entry] = field(default_factory=list)
     pdbs: list[Entry] = field(default_factory=list)
     pod_groups: list[Entry] = field(default_factory=list)
+    #: Services, ReplicaSets, StatefulSets and ReplicationControllers: their selectors spread pods.
+    workloads: list[Entry] = field(default_factory=list)
     #: Pods with spec.nodeName: already running on that node.
     running_pods: list[Entry] = field(default_factory=list)
     #: Pods to schedule, in file order.
@@ -102,11 +105,11 @@ class Scenario:
     warnings: list[str] = field(default_factory=list)
 
     def creation_order(self) -> list[Entry]:
-        """Namespaces, RuntimeClasses, PriorityClasses, Nodes, PDBs, PodGroups, running pods, then pending
-        pods in file order."""
+        """Namespaces, RuntimeClasses, PriorityClasses, Nodes, PDBs, PodGroups, Services and workload
+        controllers, running pods, then pending pods in file order."""
         return [*self.namespaces, *self.runtime_classes,
-                *self.priority_classes, *self.nodes, *self.pdbs, *self.pod_groups, *self.running_pods,
-                *self.pending_pods]
+                *self.priority_classes, *self.nodes, *self.pdbs, *self.pod_groups, *self.workloads,
+                *self.running_pods, *self.pending_pods]
 
     @property
     def pods(self) -> list[Entry]:
@@ -207,6 +210,9 @@ def _file(scenario: Scenario, entry: Entry) -> None:
         scenario.namespaces.append(entry)
     elif isinstance(obj, objects_pb2.RuntimeClass):
         scenario.runtime_classes.append(entry)
+    elif isinstance(obj, (objects_pb2.Service, objects_pb2.ReplicaSet, objects_pb2.StatefulSet,
+                          objects_pb2.ReplicationController)):
+        scenario.workloads.append(entry)
     elif obj.spec.node_name:
         scenario.running_pods.append(entry)
     else:

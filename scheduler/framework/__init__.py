@@ -45,6 +45,7 @@ from scheduler.framework.interface import (
     SharedLister,
     Signature,
     SignPlugin,
+    WorkloadLister,
 )
 from scheduler.framework.namespaces import NamespaceIndex, NamespaceLabels
 from scheduler.framework.pod_groups import GangPolicy, PodGroupIndex, group_key_of
@@ -68,6 +69,7 @@ from scheduler.framework.types import (
     pod_key,
 )
 from scheduler.framework.waiting_pods import WaitingPod, WaitingPods
+from scheduler.framework.workloads import WorkloadIndex
 
 __all__ = [
     "MAX_NODE_SCORE",
@@ -136,6 +138,8 @@ __all__ = [
     "WaitingPod",
     "WaitingPods",
     "WeightedAffinityTerm",
+    "WorkloadIndex",
+    "WorkloadLister",
     "group_key_of",
     "is_success",
     "next_generation",

@@ -3,7 +3,7 @@ simulate`` (which runs the scheduler) and tests.
 
 One handle per profile, as kube-scheduler gives each profile's framework its own: what it shares with the
 other profiles' handles (snapshot, nominator, client, recorder, PDBs, extenders, waiting pods, dispatcher,
-random source, pod groups, namespaces) it is given whole at construction; its plugins runner is the
+random source, pod groups, namespaces, workloads) it is given whole at construction; its plugins runner is the
 framework built with it, which attaches itself when it is made, since the plugins that framework runs are
 made with the handle.
 """
@@ -25,6 +25,7 @@ from scheduler.framework.interface import (
     PodGroupLister,
     PodNominator,
     SharedLister,
+    WorkloadLister,
 )
 from scheduler.framework.status import Status
 from scheduler.framework.types import NodeInfo, PodInfo
@@ -51,6 +52,7 @@ class FrameworkHandle:
         rng: random.Random,
         pod_groups: PodGroupLister,
         namespaces: NamespaceLister,
+        workloads: WorkloadLister,
     ) -> None:
         self._snapshot = snapshot
         self._nominator = nominator
@@ -63,6 +65,7 @@ class FrameworkHandle:
         self._rng = rng
         self._pod_groups = pod_groups
         self._namespaces = namespaces
+        self._workloads = workloads
         self._runner: PluginsRunner | None = None
 
     def attach(self, runner: PluginsRunner) -> None:
@@ -112,6 +115,10 @@ class FrameworkHandle:
     @property
     def namespaces(self) -> NamespaceLister:
         return self._namespaces
+
+    @property
+    def workloads(self) -> WorkloadLister:
+        return self._workloads
 
     # ------------------------------------------------------------------------ the profile's plugins
 

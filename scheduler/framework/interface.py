@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from cluster.api import objects_pb2
+from cluster.api.selectors import LabelSelector
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.namespaces import NamespaceLabels
 from scheduler.framework.nodedata import NodeBatch
@@ -163,6 +164,17 @@ class NamespaceLister(Protocol):
         ...
 
 
+class WorkloadLister(Protocol):
+    """The Services and workload controllers the scheduler knows (``scheduler.framework.workloads.
+    WorkloadIndex``, fed by its informers)."""
+
+    def default_selector(self, pod: objects_pb2.Pod) -> LabelSelector:
+        """kube-scheduler's DefaultSelector: the selectors of the pod's namespace's Services that select
+        it and of its existing ReplicationController, ReplicaSet or StatefulSet controller; empty when
+        none."""
+        ...
+
+
 class PodGroupLister(Protocol):
     """The pod groups the scheduler knows (``scheduler.framework.pod_groups.PodGroupIndex``): each
     group's key is "namespace/name"; a pod's is ``pod_groups.group_key_of(pod)``."""
@@ -275,6 +287,12 @@ class Handle(PluginsRunner, Protocol):
     @property
     def namespaces(self) -> NamespaceLister:
         """The namespaces' labels (the scheduler's informer), for namespaceSelectors."""
+        ...
+
+    @property
+    def workloads(self) -> WorkloadLister:
+        """The Services' and workload controllers' selectors (the scheduler's informers), for default
+        topology spreading."""
         ...
 
 

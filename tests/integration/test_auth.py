@@ -60,6 +60,8 @@ ALLOWED: dict[str, set[str]] = {
     "client": {
         "create pods", "delete pods", "create podgroups", "delete podgroups",
         *(f"{verb} {r}" for verb in READ for r in ("pods", "nodes", "podgroups", "runtimeclasses")),
+        *(f"{verb} {r}" for verb in ("create", "update", "delete", *READ)
+          for r in ("services", "replicasets", "statefulsets", "replicationcontrollers")),
     },
     "readonly": {f"{verb} {resource}" for verb in READ for resource in ALL_RESOURCES},
     # Its role names only the lease kube-scheduler, and these calls address other objects.

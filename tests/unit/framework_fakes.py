@@ -23,6 +23,8 @@ from scheduler.framework import (
     SharedLister,
     Status,
     WaitingPods,
+    WorkloadIndex,
+    WorkloadLister,
 )
 from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.registry import PluginRef, PluginSet, PointPlugins, Registry
@@ -157,10 +159,12 @@ def fake_handle(
     rng: random.Random | None = None,
     pod_groups: PodGroupIndex | None = None,
     namespaces: NamespaceLister | None = None,
+    workloads: WorkloadLister | None = None,
 ) -> FrameworkHandle:
     """The framework's ``FrameworkHandle`` as the scheduler builds it, with test doubles for what a test
     does not give: no nominations, no API calls, a recording event recorder, no PDBs, no extenders, no
-    background calls, a random source seeded with 0, no pod groups, no Namespace objects."""
+    background calls, a random source seeded with 0, no pod groups, no Namespace objects, no Services nor
+    workload controllers."""
     return FrameworkHandle(
         snapshot=snapshot,
         nominator=nominator if nominator is not None else Nominator(),
@@ -173,6 +177,7 @@ def fake_handle(
         rng=rng if rng is not None else random.Random(0),
         pod_groups=pod_groups if pod_groups is not None else PodGroupIndex(),
         namespaces=namespaces if namespaces is not None else NamespaceIndex(),
+        workloads=workloads if workloads is not None else WorkloadIndex(),
     )
 
 

@@ -30,6 +30,8 @@ ALLOWED = {
         "create podgroups", "get podgroups", "list podgroups", "watch podgroups", "delete podgroups",
         "get nodes", "list nodes", "watch nodes",
         "get runtimeclasses", "list runtimeclasses", "watch runtimeclasses",
+        *(f"{verb} {resource}" for verb in ("create", "update", "delete", "get", "list", "watch")
+          for resource in ("services", "replicasets", "statefulsets", "replicationcontrollers")),
     },
     "readonly": {f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES},
 }

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from cluster.api import objects_pb2
+from cluster.api.selectors import LabelSelector
 from scheduler.cache import Cache, Snapshot
 from scheduler.clock import FakeClock
 from scheduler.eventhandlers import (
@@ -26,7 +27,14 @@ from scheduler.eventhandlers import (
     NODE_TAINT_CHANGE,
     EventHandlers,
 )
-from scheduler.framework import ActionType, ClusterEvent, EventResource, NamespaceIndex, PodInfo
+from scheduler.framework import (
+    ActionType,
+    ClusterEvent,
+    EventResource,
+    NamespaceIndex,
+    PodInfo,
+    WorkloadIndex,
+)
 from tests.builders import ROOMY, node, pod
 
 OURS = "default-scheduler"
@@ -374,3 +382,30 @@ def test_namespaces_update_the_labels_before_requeueing() -> None:
     h["on_delete"](new)
     assert seen == [("NamespaceAdd", {"tier": "silver"}), ("NamespaceUpdate", {"tier": "gold"}),
                     ("NamespaceDelete", None)]
+
+
+def test_services_and_controllers_keep_the_workload_index_and_move_no_pod() -> None:
+    """As in kube-scheduler, no plugin registers Service or controller events: the handlers only keep
+    the selectors PodTopologySpread's default constraints read."""
+    workloads = WorkloadIndex()
+    queue = RecordingQueue()
+    handlers = EventHandlers(Cache(clock=FakeClock()), queue, {OURS}, workloads=workloads)
+    services, controllers = handlers.service_handlers(), handlers.controller_handlers()
+    svc, rs = objects_pb2.Service(), objects_pb2.ReplicaSet()
+    svc.metadata.name, svc.metadata.namespace = "web", "default"
+    svc.spec.selector["app"] = "web"
+    rs.metadata.name, rs.metadata.namespace = "api", "default"
+    rs.spec.selector.match_labels["tier"] = "api"
+    target = pod("p", labels={"app": "web"})
+    target.metadata.owner_references.add(api_version="apps/v1", kind="ReplicaSet", name="api", uid="u",
+                                         controller=True)
+    services["on_add"](svc)
+    controllers["on_add"](rs)
+    assert workloads.default_selector(target) == LabelSelector.parse("app=web,tier=api")
+    changed = objects_pb2.Service()
+    changed.CopyFrom(svc)
+    changed.spec.selector["app"] = "other"
+    services["on_update"](svc, changed)
+    controllers["on_delete"](rs)
+    assert workloads.default_selector(target).empty
+    assert queue.calls == []

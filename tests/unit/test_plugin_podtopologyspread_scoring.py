@@ -242,7 +242,8 @@ def test_args_defaults_and_a_list() -> None:
 
 
 def test_default_constraints_apply_to_no_pod() -> None:
-    """podsched has no Services / ReplicaSets / StatefulSets to build their selector from."""
+    """No Service nor controller selects the pod: the default constraints have no selector, so none
+    applies (test_plugin_podtopologyspread_defaults.py has the pods they do apply to)."""
     snap = snapshot_of(FOUR_HOSTS, spread_out({"node-a": 3}))
     args = {
         "defaultingType": "List",

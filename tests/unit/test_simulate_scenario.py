@@ -483,3 +483,14 @@ def test_several_files_are_one_scenario(tmp_path: Path) -> None:
     scenario = load_scenario([nodes, pods])
     assert [entry.obj.metadata.name for entry in scenario.running_pods] == ["p"]
     assert scenario.running_pods[0].source == pods
+
+
+def test_services_and_controllers_are_created_before_pods(tmp_path: Path) -> None:
+    service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n"
+    rs = ("apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: api\nspec:\n  selector:\n"
+          "    matchLabels: {app: api}\n  template:\n    metadata:\n      labels: {app: api}\n")
+    path = write(tmp_path, NODE.format(name="n1"), pod("p"), service, rs)
+    scenario = load_scenario([path])
+    order = [(entry.kind.name, entry.obj.metadata.name) for entry in scenario.creation_order()]
+    assert order == [("Node", "n1"), ("Service", "web"), ("ReplicaSet", "api"), ("Pod", "p")]
+    assert [entry.obj.metadata.namespace for entry in scenario.workloads] == ["default", "default"]

@@ -96,10 +96,13 @@ SCHEDULER = Role("scheduler", (
     rule(("create", "update"), ("events",)),
     rule(("get", "create", "update"), ("leases",)),
 ))
-#: A user who runs workloads: pods and their PodGroups in full (except binding them and writing their
-#: status), nodes and RuntimeClasses (which its pods name) to read.
+#: A user who runs workloads: pods, their PodGroups, and the Services and workload controllers that select
+#: them in full (except binding pods and writing status); nodes and RuntimeClasses (which its pods name) to
+#: read.
 CLIENT = Role("client", (
     rule(("create", "delete", *READ_VERBS), ("pods", "podgroups")),
+    rule(("create", "update", "delete", *READ_VERBS),
+         ("services", "replicasets", "statefulsets", "replicationcontrollers")),
     rule(READ_VERBS, ("nodes", "runtimeclasses")),
 ))
 READONLY = Role("readonly", (rule(READ_VERBS, (ALL,)),))

@@ -16,11 +16,11 @@ nodes that changed.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cluster.api import objects_pb2
 from cluster.api.selectors import IN, LabelSelector, Requirement
-from scheduler.framework import NodeInfo, PodInfo
+from scheduler.framework import NodeInfo, PodInfo, WorkloadLister
 from scheduler.plugins.helpers import DO_NOT_SCHEDULE_EFFECTS, RequiredNodeAffinity, find_untolerated_taint
 from scheduler.plugins.nodeaggregate import Contribution
 
@@ -30,6 +30,7 @@ HONOR = "Honor"
 IGNORE = "Ignore"
 #: Spreading over this key counts each node on its own; Score counts it from the node it is handed.
 LABEL_HOSTNAME = "kubernetes.io/hostname"
+LABEL_ZONE = "topology.kubernetes.io/zone"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +49,65 @@ class Constraint:
 def constraints_of(pod: objects_pb2.Pod, action: str) -> tuple[Constraint, ...]:
     """The pod's constraints whose whenUnsatisfiable is ``action`` (DoNotSchedule: Filter; ScheduleAnyway:
     Score)."""
-    labels = pod.metadata.labels
+    return _parsed(pod.spec.topology_spread_constraints, pod.metadata.labels, action)
+
+
+#: kube-scheduler's system default constraints (defaultingType: System).
+SYSTEM_DEFAULT_CONSTRAINTS = (
+    objects_pb2.TopologySpreadConstraint(
+        max_skew=3, topology_key=LABEL_HOSTNAME, when_unsatisfiable=SCHEDULE_ANYWAY
+    ),
+    objects_pb2.TopologySpreadConstraint(
+        max_skew=5, topology_key=LABEL_ZONE, when_unsatisfiable=SCHEDULE_ANYWAY
+    ),
+)
+
+
+class Constraints:
+    """What a pod is spread by: its own constraints, or, when it has none, the default constraints with
+    the selector of the Services and controller that select it (none when nothing does)."""
+
+    __slots__ = ("_defaults", "_workloads", "system_defaulted")
+
+    def __init__(
+        self,
+        defaults: Iterable[objects_pb2.TopologySpreadConstraint],
+        system_defaulted: bool,
+        workloads: WorkloadLister,
+    ) -> None:
+        self._defaults = tuple(defaults)
+        #: defaultingType System: Score then also weighs nodes that lack a default constraint's key.
+        self.system_defaulted = system_defaulted
+        self._workloads = workloads
+
+    def of(self, pod: objects_pb2.Pod, action: str) -> tuple[Constraint, ...]:
+        if pod.spec.topology_spread_constraints:
+            return constraints_of(pod, action)
+        if not any(c.when_unsatisfiable == action for c in self._defaults):
+            return ()
+        selector = self._workloads.default_selector(pod)
+        if selector.empty:
+            return ()
+        return tuple(
+            replace(c, selector=selector) for c in _parsed(self._defaults, pod.metadata.labels, action)
+        )
+
+    def spreads(self, pod: objects_pb2.Pod) -> bool:
+        """Whether some constraint, the pod's own or a default one, applies to the pod."""
+        if pod.spec.topology_spread_constraints:
+            return True
+        return bool(self._defaults) and not self._workloads.default_selector(pod).empty
+
+    def require_all_keys(self, pod: objects_pb2.Pod) -> bool:
+        """Whether a node must carry every topology key to be scored: always but for system defaults."""
+        return bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
+
+
+def _parsed(
+    constraints: Iterable[objects_pb2.TopologySpreadConstraint], labels: Mapping[str, str], action: str
+) -> tuple[Constraint, ...]:
     out = []
-    for c in pod.spec.topology_spread_constraints:
+    for c in constraints:
         if c.when_unsatisfiable != action:
             continue
         has_selector = c.HasField("label_selector")
@@ -111,7 +168,9 @@ class Inclusion:
         ) is not None)
 
 
-def aggregate_key(pod: objects_pb2.Pod, constraints: tuple[Constraint, ...]) -> Hashable:
+def aggregate_key(
+    pod: objects_pb2.Pod, constraints: tuple[Constraint, ...], require_all: bool = True
+) -> Hashable:
     """Everything a node's contribution depends on besides the node itself."""
     affinity: Hashable = None
     if any(c.honor_node_affinity for c in constraints):
@@ -125,32 +184,33 @@ def aggregate_key(pod: objects_pb2.Pod, constraints: tuple[Constraint, ...]) -> 
     tolerations: Hashable = None
     if any(c.honor_taints for c in constraints):
         tolerations = tuple(t.SerializeToString(deterministic=True) for t in pod.spec.tolerations)
-    return pod.metadata.namespace, constraints, affinity, tolerations
+    return pod.metadata.namespace, constraints, affinity, tolerations, require_all
 
 
 def spread_contribution(
-    namespace: str, constraints: tuple[Constraint, ...], inclusion: Inclusion
+    namespace: str, constraints: tuple[Constraint, ...], inclusion: Inclusion, require_all: bool = True
 ) -> Callable[[NodeInfo], Contribution[int]]:
     """A node's (constraint index, topology value, matching pods) for every constraint it is eligible for;
-    nothing when it lacks one of the topology keys. A zero count still makes the domain exist."""
+    nothing when it lacks one of the topology keys (with ``require_all`` False, nothing for the
+    constraints whose key it lacks). A zero count still makes the domain exist."""
 
     def contribution(node_info: NodeInfo) -> Contribution[int]:
         node = node_info.node
         if node is None:
             return ()
         labels = node.metadata.labels
-        if any(c.topology_key not in labels for c in constraints):
+        if require_all and any(c.topology_key not in labels for c in constraints):
             return ()
-        values = [labels[c.topology_key] for c in constraints]
         counted: dict[LabelSelector, int] = {}
         out = []
         for i, c in enumerate(constraints):
-            if not inclusion.admits(c, node):
+            value = labels.get(c.topology_key)
+            if value is None or not inclusion.admits(c, node):
                 continue
             count = counted.get(c.selector)
             if count is None:
                 count = counted[c.selector] = count_matching(node_info.pods.values(), c.selector, namespace)
-            out.append((i, values[i], count))
+            out.append((i, value, count))
         return tuple(out)
 
     return contribution

@@ -28,9 +28,9 @@ from scheduler.plugins.podcounts import PodCountingFilter, filter_state, require
 from scheduler.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
     Constraint,
+    Constraints,
     Inclusion,
     aggregate_key,
-    constraints_of,
     has_all_keys,
     spread_contribution,
 )
@@ -129,14 +129,15 @@ class Filtering(PodCountingFilter):
 
     state_key = PRE_FILTER_STATE_KEY
 
-    def __init__(self, handle: Handle) -> None:
+    def __init__(self, handle: Handle, constraints: Constraints) -> None:
         self._handle = handle
+        self._constraints = constraints
         self._aggregates: AggregateCache[int] = AggregateCache()
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        constraints = constraints_of(pod.pod, DO_NOT_SCHEDULE)
+        constraints = self._constraints.of(pod.pod, DO_NOT_SCHEDULE)
         if not constraints:
             return None, Status.skip()
         namespace = pod.pod.metadata.namespace

@@ -1,11 +1,9 @@
 """The PodTopologySpread plugin: its args, the plugin class, and the events that can change its verdict.
 
-Default constraints. kube-scheduler applies ``defaultConstraints`` (or, with ``defaultingType: System``,
-its built-in hostname/zone ScheduleAnyway pair) to pods that have no constraints of their own, with a
-selector built from the Services, ReplicationControllers, ReplicaSets and StatefulSets that select the
-pod, and applies nothing when none does. podsched has none of those objects, so the args are validated
-exactly as kube-scheduler validates them but no default constraint ever applies: only a pod's own
-``topologySpreadConstraints`` spread it.
+Default constraints. A pod with no constraints of its own is spread by ``defaultConstraints`` (or, with
+``defaultingType: System``, kube-scheduler's built-in zone/hostname ScheduleAnyway pair), with the
+selector of the Services and the ReplicationController, ReplicaSet or StatefulSet controller that select
+it (the Handle's ``workloads``); nothing applies when none does.
 """
 
 from __future__ import annotations
@@ -31,7 +29,9 @@ from scheduler.plugins.podcounts import pod_and_node_events
 from scheduler.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
     Constraint,
+    Constraints,
     constraints_of,
     has_all_keys,
 )
@@ -54,7 +54,7 @@ _CONSTRAINT_FIELDS = frozenset({
 @dataclass(frozen=True)
 class PodTopologySpreadArgs:
     """pluginConfig args (kubescheduler.config.k8s.io/v1 PodTopologySpreadArgs); see the module
-    docstring for why default constraints never apply in podsched."""
+    docstring for how default constraints apply."""
 
     default_constraints: tuple[objects_pb2.TopologySpreadConstraint, ...] = ()
     #: "System" (kube-scheduler's default: its built-in constraints) or "List" (``default_constraints``).
@@ -129,8 +129,12 @@ class PodTopologySpread(SplitPlugin):
 
     def __init__(self, args: PodTopologySpreadArgs, handle: Handle) -> None:
         self.args = args
-        self._filtering = Filtering(handle)
-        self._scoring = Scoring(handle)
+        system = args.defaulting_type == SYSTEM_DEFAULTING
+        self._constraints = Constraints(
+            SYSTEM_DEFAULT_CONSTRAINTS if system else args.default_constraints, system, handle.workloads
+        )
+        self._filtering = Filtering(handle, self._constraints)
+        self._scoring = Scoring(handle, self._constraints)
 
     @property
     def name(self) -> str:
@@ -139,7 +143,7 @@ class PodTopologySpread(SplitPlugin):
     def sign(self, pod: PodInfo) -> Signature | None:
         """Unsignable with any spread constraint: skews count pods over whole topology domains, not
         one node. Without constraints Filter and Score skip, whatever the pod."""
-        return None if pod.pod.spec.topology_spread_constraints else ()
+        return None if self._constraints.spreads(pod.pod) else ()
 
     # EnqueueExtensions --------------------------------------------------------------------------
 
@@ -147,10 +151,17 @@ class PodTopologySpread(SplitPlugin):
         # A placed pod added, relabelled or deleted changes the count of its domain, hence the skew. A
         # node added, deleted, relabelled (it moves between domains, or gains the keys) or with new
         # taints (nodeTaintsPolicy: Honor) changes the domains and hence the global minimum.
+        # The hints judge the constraints Filter judged: the pod's own, or the DoNotSchedule defaults.
+        def on_pod(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
+            return pod_change_hint(pod, old, new, self._constraints.of(pod, DO_NOT_SCHEDULE))
+
+        def on_node(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
+            return node_change_hint(pod, old, new, self._constraints.of(pod, DO_NOT_SCHEDULE))
+
         return pod_and_node_events(
-            pod_change_hint,
+            on_pod,
             ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT,
-            node_change_hint,
+            on_node,
         )
 
 
@@ -165,15 +176,19 @@ def _matches_any(constraints: Sequence[Constraint], labels: Mapping[str, str]) -
     return any(c.selector.matches(labels) for c in constraints)
 
 
-def pod_change_hint(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
-    """Whether a placed pod's add / label update / delete may change the pending pod's skews."""
+def pod_change_hint(
+    pod: objects_pb2.Pod, old: Any, new: Any, constraints: Sequence[Constraint] | None = None
+) -> QueueingHint:
+    """Whether a placed pod's add / label update / delete may change the pending pod's skews under
+    ``constraints`` (by default the pod's own DoNotSchedule ones)."""
     for other in (old, new):
         # Only placed pods of the pod's own namespace are counted.
         if other is None:
             continue
         if not other.spec.node_name or other.metadata.namespace != pod.metadata.namespace:
             return QueueingHint.SKIP
-    constraints = constraints_of(pod, DO_NOT_SCHEDULE)
+    if constraints is None:
+        constraints = constraints_of(pod, DO_NOT_SCHEDULE)
     if old is not None and new is not None:
         if old.metadata.labels == new.metadata.labels:
             return QueueingHint.SKIP
@@ -187,9 +202,13 @@ def pod_change_hint(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
     return QueueingHint.QUEUE if _matches_any(constraints, changed.metadata.labels) else QueueingHint.SKIP
 
 
-def node_change_hint(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
-    """Whether an added, deleted or updated node may change the pending pod's domains."""
-    constraints = constraints_of(pod, DO_NOT_SCHEDULE)
+def node_change_hint(
+    pod: objects_pb2.Pod, old: Any, new: Any, constraints: Sequence[Constraint] | None = None
+) -> QueueingHint:
+    """Whether an added, deleted or updated node may change the pending pod's domains under
+    ``constraints`` (by default the pod's own DoNotSchedule ones)."""
+    if constraints is None:
+        constraints = constraints_of(pod, DO_NOT_SCHEDULE)
     old_matches = old is not None and has_all_keys(old.metadata.labels, constraints)
     new_matches = new is not None and has_all_keys(new.metadata.labels, constraints)
     if old is not None and new is not None:

@@ -32,9 +32,9 @@ from scheduler.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     SCHEDULE_ANYWAY,
     Constraint,
+    Constraints,
     Inclusion,
     aggregate_key,
-    constraints_of,
     count_matching,
     has_all_keys,
     spread_contribution,
@@ -86,27 +86,30 @@ def topology_normalizing_weight(size: int) -> float:
 class Scoring:
     """The PreScore / Score half of the plugin, with its per-workload aggregates."""
 
-    def __init__(self, handle: Handle) -> None:
+    def __init__(self, handle: Handle, constraints: Constraints) -> None:
         self._handle = handle
+        self._constraints = constraints
         self._aggregates: AggregateCache[int] = AggregateCache()
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         all_nodes = self._handle.snapshot().node_infos().list()
         if not all_nodes:
             return Status.skip()
-        constraints = constraints_of(pod.pod, SCHEDULE_ANYWAY)
+        constraints = self._constraints.of(pod.pod, SCHEDULE_ANYWAY)
         if not constraints:
             return Status.skip()
+        require_all = self._constraints.require_all_keys(pod.pod)
         ignored: set[str] = set()
         domains: list[set[str]] = [set() for _ in constraints]
         for node_info in nodes:
             node = node_info.node
             labels = node.metadata.labels if node is not None else {}
-            if node is None or not has_all_keys(labels, constraints):
+            if node is None or (require_all and not has_all_keys(labels, constraints)):
                 ignored.add(node_info.name)
                 continue
             for i, c in enumerate(constraints):
-                domains[i].add(labels[c.topology_key])
+                # Without the key (system defaults only), the node is in the domain "" of that key.
+                domains[i].add(labels.get(c.topology_key, ""))
         weights = [
             topology_normalizing_weight(
                 len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(domains[i])
@@ -115,9 +118,9 @@ class Scoring:
         ]
         namespace = pod.pod.metadata.namespace
         aggregate = self._aggregates.refreshed(
-            aggregate_key(pod.pod, constraints),
+            aggregate_key(pod.pod, constraints, require_all),
             all_nodes,
-            spread_contribution(namespace, constraints, Inclusion(pod.pod, constraints)),
+            spread_contribution(namespace, constraints, Inclusion(pod.pod, constraints), require_all),
         )
         totals = aggregate.totals
         counts = []
