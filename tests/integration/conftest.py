@@ -18,13 +18,14 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
 from tests.conftest import running_cluster
-from tests.integration.helpers import CliResult, run_cli
+from tests.integration.helpers import CliResult, run_cli, write_yaml
 
 
 @pytest.fixture(
@@ -70,6 +71,18 @@ def own_apiserver(
         server = ApiServerProcess(store_args, extra_args=list(extra_args))
         stack.callback(server.stop)
         server.start()
+        yield server
+
+
+@contextlib.contextmanager
+def own_apiserver_with(
+    backend: str, tmp_path: Path, *documents: dict[str, Any]
+) -> Iterator[ApiServerProcess]:
+    """``own_apiserver`` with ``documents`` (the nodes and classes every test of a module shares) applied
+    first through `podsched apply`, as a user would."""
+    with own_apiserver(backend, tmp_path) as server:
+        result = run_cli(server.address, "apply", "-f", write_yaml(tmp_path / "cluster.yaml", *documents))
+        assert result.code == 0, result.stderr
         yield server
 
 

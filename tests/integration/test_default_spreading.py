@@ -12,7 +12,7 @@ import pytest
 
 from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client
-from tests.integration.conftest import own_apiserver
+from tests.integration.conftest import own_apiserver_with
 from tests.integration.helpers import node_manifest, parse_table, pod_manifest, run_cli, write_yaml
 from tests.integration.test_scheduler import _bound, apply, eventually, running_scheduler
 
@@ -21,14 +21,11 @@ ZONE = "topology.kubernetes.io/zone"
 
 @pytest.fixture(scope="module")
 def cluster(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProcess]:
-    with own_apiserver(backend, tmp_path_factory.mktemp("spreading-cluster")) as server:
-        nodes = [
-            node_manifest(name, cpu="4", labels={"kubernetes.io/hostname": name, ZONE: zone})
-            for name, zone in (("node-a", "zone-a"), ("node-b", "zone-b"))
-        ]
-        path = write_yaml(tmp_path_factory.mktemp("nodes") / "nodes.yaml", *nodes)
-        result = run_cli(server.address, "apply", "-f", path)
-        assert result.code == 0, result.stderr
+    nodes = [
+        node_manifest(name, cpu="4", labels={"kubernetes.io/hostname": name, ZONE: zone})
+        for name, zone in (("node-a", "zone-a"), ("node-b", "zone-b"))
+    ]
+    with own_apiserver_with(backend, tmp_path_factory.mktemp("spreading-cluster"), *nodes) as server:
         yield server
 
 

@@ -18,8 +18,8 @@ import pytest
 from cluster.api import objects_pb2
 from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client
-from tests.integration.conftest import own_apiserver
-from tests.integration.helpers import node_manifest, pod_manifest, run_cli, write_yaml
+from tests.integration.conftest import own_apiserver_with
+from tests.integration.helpers import node_manifest, pod_manifest
 from tests.integration.test_preemption import (
     GRACE_S,
     NODE_CPU,
@@ -58,11 +58,8 @@ def member(name: str, namespace: str, group: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def cluster(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProcess]:
-    with own_apiserver(backend, tmp_path_factory.mktemp("gang-preemption-cluster")) as server:
-        path = write_yaml(tmp_path_factory.mktemp("objects") / "cluster.yaml",
-                          *(node_manifest(name, cpu=NODE_CPU) for name in NODES), *CLASSES)
-        result = run_cli(server.address, "apply", "-f", path)
-        assert result.code == 0, result.stderr
+    objects = (*(node_manifest(name, cpu=NODE_CPU) for name in NODES), *CLASSES)
+    with own_apiserver_with(backend, tmp_path_factory.mktemp("gang-preemption-cluster"), *objects) as server:
         yield server
 
 

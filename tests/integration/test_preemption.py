@@ -24,8 +24,8 @@ import pytest
 from cluster.api import objects_pb2, quantity, timeutil
 from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client
-from tests.integration.conftest import own_apiserver
-from tests.integration.helpers import node_manifest, parse_table, pod_manifest, run_cli, write_yaml
+from tests.integration.conftest import own_apiserver_with
+from tests.integration.helpers import node_manifest, parse_table, pod_manifest, run_cli
 from tests.integration.test_scheduler import (
     apply,
     eventually,
@@ -202,11 +202,8 @@ async def all_running(client: Client, namespace: str, count: int) -> bool | None
 def cluster(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProcess]:
     """An API server (disruption controller included) on a store of its own: two 2-CPU nodes and the
     priority classes."""
-    with own_apiserver(backend, tmp_path_factory.mktemp("preemption-cluster")) as server:
-        path = write_yaml(tmp_path_factory.mktemp("objects") / "cluster.yaml",
-                          *(node_manifest(name, cpu=NODE_CPU) for name in NODES), *CLASSES)
-        result = run_cli(server.address, "apply", "-f", path)
-        assert result.code == 0, result.stderr
+    objects = (*(node_manifest(name, cpu=NODE_CPU) for name in NODES), *CLASSES)
+    with own_apiserver_with(backend, tmp_path_factory.mktemp("preemption-cluster"), *objects) as server:
         yield server
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client
-from tests.integration.conftest import own_apiserver
+from tests.integration.conftest import own_apiserver_with
 from tests.integration.helpers import node_manifest, parse_table, pod_manifest, run_cli, write_yaml
 from tests.integration.test_scheduler import (
     _bound,
@@ -29,14 +29,11 @@ TAINT = {"key": "runtime", "value": "kata", "effect": "NoSchedule"}
 
 @pytest.fixture(scope="module")
 def cluster(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProcess]:
-    with own_apiserver(backend, tmp_path_factory.mktemp("runtimeclass-cluster")) as server:
-        kata = node_manifest("kata-node", cpu="1", labels={"kubernetes.io/hostname": "kata-node",
-                                                           "runtime": "kata"})
-        kata["spec"] = {"taints": [TAINT]}
-        path = write_yaml(tmp_path_factory.mktemp("nodes") / "nodes.yaml", kata,
-                          node_manifest("plain-node", cpu="8"))
-        result = run_cli(server.address, "apply", "-f", path)
-        assert result.code == 0, result.stderr
+    kata = node_manifest("kata-node", cpu="1", labels={"kubernetes.io/hostname": "kata-node",
+                                                       "runtime": "kata"})
+    kata["spec"] = {"taints": [TAINT]}
+    with own_apiserver_with(backend, tmp_path_factory.mktemp("runtimeclass-cluster"), kata,
+                            node_manifest("plain-node", cpu="8")) as server:
         yield server
 
 

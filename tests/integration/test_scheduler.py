@@ -21,7 +21,7 @@ from cluster.api import errors, objects_pb2, quantity
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client
 from tests.chaos.history import pod_need
-from tests.integration.conftest import own_apiserver
+from tests.integration.conftest import own_apiserver_with
 from tests.integration.helpers import REPO, node_manifest, pod_manifest, run_cli, write_yaml
 
 T = TypeVar("T")
@@ -110,11 +110,8 @@ async def delete_namespace_pods(server: str, client: Client, namespace: str) -> 
 @pytest.fixture(scope="module")
 def cluster(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProcess]:
     """An API server on a store of its own, with two nodes of 2 CPUs."""
-    with own_apiserver(backend, tmp_path_factory.mktemp("scheduler-cluster")) as server:
-        path = write_yaml(tmp_path_factory.mktemp("nodes") / "nodes.yaml",
-                          node_manifest("node-a", cpu=NODE_CPU), node_manifest("node-b", cpu=NODE_CPU))
-        result = run_cli(server.address, "apply", "-f", path)
-        assert result.code == 0, result.stderr
+    nodes = (node_manifest("node-a", cpu=NODE_CPU), node_manifest("node-b", cpu=NODE_CPU))
+    with own_apiserver_with(backend, tmp_path_factory.mktemp("scheduler-cluster"), *nodes) as server:
         yield server
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client
-from tests.integration.conftest import own_apiserver
+from tests.integration.conftest import own_apiserver_with
 from tests.integration.helpers import node_manifest, pod_manifest, run_cli, write_yaml
 from tests.integration.test_scheduler import (
     _bound,
@@ -27,10 +27,8 @@ from tests.integration.test_scheduler import (
 
 @pytest.fixture(scope="module")
 def cluster(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProcess]:
-    with own_apiserver(backend, tmp_path_factory.mktemp("sidecars-cluster")) as server:
-        path = write_yaml(tmp_path_factory.mktemp("nodes") / "nodes.yaml", node_manifest("node-a", cpu="4"))
-        result = run_cli(server.address, "apply", "-f", path)
-        assert result.code == 0, result.stderr
+    node = node_manifest("node-a", cpu="4")
+    with own_apiserver_with(backend, tmp_path_factory.mktemp("sidecars-cluster"), node) as server:
         yield server
 
 
