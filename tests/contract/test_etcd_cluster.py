@@ -71,8 +71,11 @@ async def test_a_catching_up_watch_resumes_after_its_last_event_not_its_last_hea
     etcd_cluster_1: EtcdCluster,
 ) -> None:
     # More than 1000 revisions behind, etcd sends a watcher its events in batches stamped with the
-    # current revision; a watch resumed from that header would skip the rest of the backlog.
-    store = await EtcdStore.connect(etcd_cluster_1.endpoints)
+    # current revision; a watch resumed from that header would skip the rest of the backlog. The restarted
+    # member replays the 2500 writes before it answers promptly, which on a loaded machine outlasts the
+    # default 5 s budget of the sentinel's write: give it the watch's.
+    timeouts = EtcdTimeouts(retry_budget_s=30.0)
+    store = await EtcdStore.connect(etcd_cluster_1.endpoints, timeouts=timeouts)
     try:
         backlog = await _write(store, "/pods/", 2500, concurrency=16)
         events = store.watch("/pods/", from_revision=backlog[0].revision)
