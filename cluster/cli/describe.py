@@ -551,7 +551,7 @@ async def _describe_service(client: Client, service: objects_pb2.Service, text: 
     _meta(text, service, namespaced=True)
     text.mapping("Labels", service.metadata.labels)
     text.mapping("Annotations", service.metadata.annotations, sep=": ")
-    selector = ",".join(f"{k}={spec.selector[k]}" for k in sorted(spec.selector))
+    selector = tables.map_selector_text(spec.selector)
     text.field("Selector", selector or NONE)
     text.field("Type", spec.type)
     text.field("IP", spec.cluster_ip or NONE)
@@ -579,7 +579,7 @@ async def _describe_controller(
     if isinstance(spec.selector, objects_pb2.LabelSelector):
         selector = _selector(spec.selector, spec.HasField("selector"))
     else:
-        selector = ",".join(f"{k}={spec.selector[k]}" for k in sorted(spec.selector)) or NONE
+        selector = tables.map_selector_text(spec.selector) or NONE
     text.field("Selector", selector)
     text.mapping("Labels", controller.metadata.labels)
     text.mapping("Annotations", controller.metadata.annotations, sep=": ")

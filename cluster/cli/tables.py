@@ -5,7 +5,7 @@ Every column function reads one object and nothing else, so a table of 10,000 po
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic
 
@@ -293,9 +293,14 @@ def _service_row(service: objects_pb2.Service) -> list[str]:
             age(service.metadata)]
 
 
+def map_selector_text(selector: Mapping[str, str]) -> str:
+    """A label map as a selector (a Service's, a ReplicationController's): ``k=v`` pairs by key, joined
+    by commas; empty for an empty map."""
+    return ",".join(f"{key}={selector[key]}" for key in sorted(selector))
+
+
 def _service_wide(service: objects_pb2.Service) -> list[str]:
-    selector = service.spec.selector
-    return [",".join(f"{k}={selector[k]}" for k in sorted(selector)) or NONE]
+    return [map_selector_text(service.spec.selector) or NONE]
 
 
 def _controller_row(
@@ -313,7 +318,7 @@ def _controller_wide(
     if isinstance(selector, objects_pb2.LabelSelector):
         text = str(LabelSelector.from_proto(selector))
     else:
-        text = ",".join(f"{k}={selector[k]}" for k in sorted(selector))
+        text = map_selector_text(selector)
     return [",".join(c.name for c in containers) or NONE, ",".join(c.image for c in containers) or NONE,
             text or NONE]
 
