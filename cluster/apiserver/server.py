@@ -55,6 +55,7 @@ from cluster.apiserver.bootstrap import (
 )
 from cluster.apiserver.flowcontrol import FlowControl, FlowControlConfig
 from cluster.apiserver.graceful import DeletionFinisher
+from cluster.apiserver.inprocess import InProcessServer
 from cluster.apiserver.leadership import Leadership
 from cluster.apiserver.limits import ApiLimits, RequestDeadline, WatchLimit
 from cluster.apiserver.malformed import RefuseMalformedRequests
@@ -180,6 +181,8 @@ class ApiServer:
             min_retained_revisions=self.options.min_retained_revisions,
         )
         self._stopping = asyncio.Event()
+        #: The same API for callers in this process (``cluster.client.inprocess``), once started.
+        self.in_process = InProcessServer()
         self._health = health.aio.HealthServicer()
         self._listen = self.options.listen
         if not self._access.enabled:
@@ -227,6 +230,7 @@ class ApiServer:
             metrics=self.metrics,
         )
         add_api_service(service, server)
+        add_api_service(service, self.in_process)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         health_service = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
         reflected = (SERVICE_NAME, health_service, reflection.SERVICE_NAME)

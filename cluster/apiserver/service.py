@@ -34,6 +34,7 @@ from cluster.apiserver.auth.gate import RequestGate
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.fencing import LeaseFence
 from cluster.apiserver.flowcontrol import watch_started
+from cluster.apiserver.inprocess import InProcessServer
 from cluster.apiserver.limits import DEFAULT_MAX_PAGE_SIZE, status_message
 from cluster.apiserver.metrics import ApiServerMetrics
 from cluster.apiserver.selection import Selection
@@ -325,7 +326,7 @@ class _WatchBytesRegistration:
     handlers, except that Watch's response serializer passes bytes through (the cache sends each event's
     bytes, serialized once, to every watcher) and serializes a WatchEvent message (a store watch)."""
 
-    def __init__(self, server: grpc.aio.Server) -> None:
+    def __init__(self, server: grpc.aio.Server | InProcessServer) -> None:
         self._server = server
 
     def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
@@ -342,7 +343,7 @@ class _WatchBytesRegistration:
         self._server.add_registered_method_handlers(service, handlers)
 
 
-def add_api_service(service: ApiService, server: grpc.aio.Server) -> None:
+def add_api_service(service: ApiService, server: grpc.aio.Server | InProcessServer) -> None:
     """Serve ``service`` on ``server`` as the generated ``add_ApiServerServicer_to_server`` does, with
     Watch responses that may be pre-serialized bytes."""
     apiserver_pb2_grpc.add_ApiServerServicer_to_server(service, _WatchBytesRegistration(server))

@@ -184,7 +184,10 @@ class Client:
         credentials: ClientCredentials | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         retry_policy: RetryPolicy = DEFAULT_POLICY,
+        channel_factory: Callable[[str], Any] | None = None,
     ) -> None:
+        """``channel_factory``: makes the channel to a server address instead of gRPC (with the
+        credentials' TLS settings) — an ``InProcessChannel`` for a server in this process."""
         if not timeout_s > 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         self._servers = parse_servers(servers)
@@ -197,7 +200,8 @@ class Client:
                             "give a certificate authority to use TLS", ", ".join(exposed))
         self._timeout_s = timeout_s
         self._policy = retry_policy
-        self._channels: list[grpc.aio.Channel | None] = [None] * len(self._servers)
+        self._channel_factory = channel_factory
+        self._channels: list[Any] = [None] * len(self._servers)
         self._stubs: list[apiserver_pb2_grpc.ApiServerStub | None] = [None] * len(self._servers)
         #: The index of the server calls go to; moves on when that server fails to answer.
         self._current = 0
@@ -482,7 +486,11 @@ class Client:
             raise RuntimeError("the API client is closed")
         stub = self._stubs[index]
         if stub is None:
-            channel = self.credentials.channel(self._servers[index], options=CHANNEL_OPTIONS)
+            target = self._servers[index]
+            if self._channel_factory is not None:
+                channel = self._channel_factory(target)
+            else:
+                channel = self.credentials.channel(target, options=CHANNEL_OPTIONS)
             self._channels[index] = channel
             stub = self._stubs[index] = apiserver_pb2_grpc.ApiServerStub(channel)
         return stub

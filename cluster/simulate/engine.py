@@ -91,7 +91,8 @@ async def simulate(
                                         config.pod_max_backoff_seconds),
         )
         try:
-            async with asyncio.timeout(timeout_s), _background(scheduler, disruption, tracker):
+            async with asyncio.timeout(timeout_s), background(scheduler.background_roots(), scheduler,
+                                                              disruption, tracker):
                 await _create(plane.client, scenario)
                 await driver.run()
                 groups = await _group_outcomes(plane.client, scenario, tracker)
@@ -123,13 +124,14 @@ async def _group_outcomes(
 
 
 @contextlib.asynccontextmanager
-async def _background(
-    scheduler: Scheduler, disruption: DisruptionController, tracker: PodTracker
+async def background(
+    scheduler_roots: dict[str, Coroutine[Any, Any, None]], scheduler: Scheduler,
+    disruption: DisruptionController, tracker: PodTracker,
 ) -> AsyncIterator[None]:
-    """Run the scheduler's background work, the disruption controller and the tracker for the body's
-    duration, with every informer synced before the body starts. A task that fails or ends cancels the
-    body and is raised."""
-    roots = {f"scheduler {name}": work for name, work in scheduler.background_roots().items()}
+    """Run ``scheduler_roots`` (the scheduler's background work, or part of it), the disruption
+    controller and the tracker for the body's duration, with every informer synced before the body
+    starts. A task that fails or ends cancels the body and is raised."""
+    roots = {f"scheduler {name}": work for name, work in scheduler_roots.items()}
     roots["disruption controller"] = disruption.run()
     roots["pod tracker"] = tracker.informer.run()
     try:

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -444,6 +445,15 @@ class SchedulingQueue:
     def next_backoff_expiry(self) -> float | None:
         """When the earliest backoff in podBackoffQ ends (for a virtual clock to jump to)."""
         return self._backoff.next_expiry()
+
+    def next_unschedulable_timeout(self) -> float | None:
+        """The first instant at which the leftover flush would requeue a pod of unschedulablePods (for a
+        virtual clock to jump to), or None when it holds none."""
+        oldest = self._unschedulable.oldest()
+        if oldest is None:
+            return None
+        # The flush takes pods that stayed strictly longer than the limit.
+        return math.nextafter(oldest.timestamp + self._max_in_unschedulable_s, math.inf)
 
     def lookup(self, key: str) -> tuple[str, QueuedPodInfo] | None:
         """Which structure holds the pod with ``key`` ("namespace/name"), and its entry."""

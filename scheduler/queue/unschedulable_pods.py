@@ -39,6 +39,9 @@ class UnschedulablePods:
     def delete(self, key: str) -> QueuedPodInfo | None:
         return self._pods.pop(key, None)
 
+    def oldest(self) -> QueuedPodInfo | None:
+        return next(iter(self._pods.values()), None)
+
     def stayed_longer_than(self, now: float, max_stay_s: float) -> list[QueuedPodInfo]:
         """The pods that entered more than ``max_stay_s`` before ``now``, oldest first."""
         old: list[QueuedPodInfo] = []

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from cluster.simulate import BackgroundTaskEnded, ScenarioError
-from cluster.simulate.engine import _background
+from cluster.simulate.engine import background
 
 
 class Informer:
@@ -42,7 +42,7 @@ async def forever() -> None:
 
 
 class FakeScheduler:
-    """The part of Scheduler that ``_background`` uses: its background roots and its sync."""
+    """The part of Scheduler that ``background`` uses: its background roots and its sync."""
 
     def __init__(self, queue_run: Any, closed: list[str]) -> None:
         self.informers = {"pods": Informer(), "nodes": Informer()}
@@ -67,7 +67,7 @@ def fake(queue_run: Any = forever, disruption_fails: str | None = None) -> tuple
 async def test_body_runs_after_every_informer_synced_and_roots_stop_after_it() -> None:
     scheduler, disruption, tracker, closed = fake()
     synced = [*scheduler.informers.values(), disruption, tracker.informer]
-    async with _background(scheduler, disruption, tracker):
+    async with background(scheduler.background_roots(), scheduler, disruption, tracker):
         assert all(inf.synced.is_set() for inf in synced)
     assert all(inf.cancelled for inf in synced)
     assert closed == ["queue"]
@@ -76,7 +76,7 @@ async def test_body_runs_after_every_informer_synced_and_roots_stop_after_it() -
 async def test_a_failing_disruption_controller_ends_the_simulation() -> None:
     scheduler, disruption, tracker, closed = fake(disruption_fails="watch broke")
     with pytest.raises(BackgroundTaskEnded, match="disruption controller failed: RuntimeError: watch broke"):
-        async with _background(scheduler, disruption, tracker):
+        async with background(scheduler.background_roots(), scheduler, disruption, tracker):
             await asyncio.sleep(10)
     assert closed == ["queue"]
 
@@ -99,7 +99,7 @@ async def returns() -> None:
 async def test_a_root_that_stops_ends_the_simulation(queue_run: Any, message: str) -> None:
     scheduler, disruption, tracker, closed = fake(queue_run)
     with pytest.raises(BackgroundTaskEnded, match=message):
-        async with _background(scheduler, disruption, tracker):
+        async with background(scheduler.background_roots(), scheduler, disruption, tracker):
             await asyncio.sleep(10)
     assert closed == ["queue"]
 
@@ -107,5 +107,5 @@ async def test_a_root_that_stops_ends_the_simulation(queue_run: Any, message: st
 async def test_the_body_error_comes_out_unwrapped() -> None:
     scheduler, disruption, tracker, _ = fake()
     with pytest.raises(ScenarioError, match="bad document"):
-        async with _background(scheduler, disruption, tracker):
+        async with background(scheduler.background_roots(), scheduler, disruption, tracker):
             raise ScenarioError(["bad document"])

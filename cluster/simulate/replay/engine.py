@@ -1,0 +1,120 @@
+"""``replay``: one trace through an in-process control plane under one scheduler configuration.
+
+The pieces are the simulation's (cluster/simulate/engine.py): the control plane on a virtual clock, one
+``Scheduler`` sharing the clock, the disruption controller, and the pod tracker; the replay adds the
+``PodLedger`` (what became of every pod, and what the nodes hold) and its own lock-step driver
+(driver.py), which creates arrivals, ends runs and samples the cluster.
+
+The scheduler's background work runs as tasks, except what runs on a period of the clock (the queue's
+flushes and the cache's cleanup): the driver calls those itself at the instants they have work, so that
+the clock can skip the empty seconds of a long trace (see driver.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from google.protobuf.message import Message
+
+from cluster.api import errors, kinds, objects_pb2
+from cluster.apiserver.namespaces import SYSTEM_NAMESPACES
+from cluster.client import Client
+from cluster.controllers import DisruptionController
+from cluster.simulate.controlplane import control_plane
+from cluster.simulate.engine import background
+from cluster.simulate.outcome import PodTracker
+from cluster.simulate.replay.driver import Progress, ReplayDriver, WallTime
+from cluster.simulate.replay.ledger import NodeTable, PodLedger, PodRecord
+from cluster.simulate.replay.metrics import DEFAULT_SAMPLES, Sample, Workload
+from cluster.simulate.trace import Trace
+from scheduler.config import SchedulerConfiguration
+from scheduler.framework.registry import Registry
+from scheduler.scheduler import Scheduler
+
+#: The scheduler's roots that run on a period of the clock; the replay driver does their work itself.
+PERIODIC_ROOTS = ("queue flushes", "cache cleanup")
+
+
+class ReplayError(Exception):
+    """The API server refused an object of the trace (the loader's checks should have caught it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayRun:
+    """One configuration's replay of a trace."""
+
+    name: str
+    records: list[PodRecord]
+    samples: list[Sample]
+    preempted: int
+    completed: int
+    virtual_seconds: float
+    wall_seconds: float
+    wall: WallTime
+
+
+def default_sample_every(trace: Trace) -> float:
+    """Virtual seconds between samples: the span of the arrivals cut into ``DEFAULT_SAMPLES``."""
+    last = trace.pods[-1].arrival_s if trace.pods else 0.0
+    return max(last / DEFAULT_SAMPLES, 1.0)
+
+
+async def replay(
+    trace: Trace,
+    config: SchedulerConfiguration,
+    registry: Registry,
+    *,
+    name: str,
+    seed: int = 0,
+    sample_every: float | None = None,
+    progress: Callable[[Progress], None] | None = None,
+) -> ReplayRun:
+    """Replay ``trace`` to its end under ``config``. Raises ReplayError when the API refuses the trace."""
+    started = time.perf_counter()
+    every = sample_every if sample_every is not None else default_sample_every(trace)
+    workload = Workload([entry.pod for entry in trace.pods], trace.nodes)
+    async with control_plane() as plane:
+        scheduler = Scheduler(plane.client, config, registry=registry, clock=plane.clock, rng_seed=seed)
+        tracker = PodTracker(plane.client)
+        disruption = DisruptionController(plane.client, resync_period_s=None)
+        nodes = NodeTable(trace.nodes)
+        driver: ReplayDriver
+        ledger = PodLedger(tracker.informer, nodes, plane.clock.now,
+                           on_bound=lambda key, when: driver.bound(key, when))
+        driver = ReplayDriver(plane, scheduler, tracker, disruption, ledger, trace.pods, workload,
+                              sample_every=every, progress=progress)
+        roots = {name: work for name, work in scheduler.background_roots().items()}
+        for periodic in PERIODIC_ROOTS:
+            roots.pop(periodic).close()
+        try:
+            async with background(roots, scheduler, disruption, tracker):
+                await _create_cluster(plane.client, trace)
+                await driver.run()
+        finally:
+            await scheduler.close()
+        records = [ledger.records[key] for key in _trace_keys(trace) if key in ledger.records]
+        return ReplayRun(name, records, driver.samples, ledger.preempted, ledger.completed,
+                         plane.clock.now(), time.perf_counter() - started, driver.wall)
+
+
+def _trace_keys(trace: Trace) -> list[str]:
+    return [f"{entry.pod.metadata.namespace}/{entry.pod.metadata.name}" for entry in trace.pods]
+
+
+async def _create_cluster(client: Client, trace: Trace) -> None:
+    """The trace's cluster objects, then its nodes, at virtual time 0."""
+    for obj in [*trace.objects, *trace.nodes]:
+        await _create(client, obj)
+
+
+async def _create(client: Client, obj: Message) -> None:
+    try:
+        if isinstance(obj, objects_pb2.Namespace) and obj.metadata.name in SYSTEM_NAMESPACES:
+            await client.update(obj)  # the API server made it at start
+        else:
+            await client.create(obj)
+    except errors.ApiError as exc:
+        kind, name = kinds.kind_of(obj).name, kinds.metadata_of(obj).name
+        raise ReplayError(f"the API server refused {kind} {name}: {exc.message}") from None
