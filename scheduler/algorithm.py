@@ -29,7 +29,7 @@ from scheduler.extender.calls import ExtenderScores, extender_scores, find_nodes
 from scheduler.extender.interface import Extender, ExtenderError
 from scheduler.framework.batching import SignatureMemo
 from scheduler.framework.cycle_state import CycleState, NotFound
-from scheduler.framework.explanation import Explanation, explain
+from scheduler.framework.explanation import LazyExplanation, explain
 from scheduler.framework.interface import NodeBatchLister, NodeInfoLister, SharedLister
 from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.runtime import PRE_FILTER_NARROWING_PLUGINS, Framework, ScoreResult
@@ -72,7 +72,7 @@ class ScheduleFitError(FitError):
     where the next attempt starts filtering."""
 
     def __init__(self, pod_info: PodInfo, num_all_nodes: int, diagnosis: Diagnosis, *,
-                 next_start_index: int, explanation: Explanation) -> None:
+                 next_start_index: int, explanation: LazyExplanation) -> None:
         self.next_start_index = next_start_index
         self.explanation = explanation
         super().__init__(pod_info.pod, num_all_nodes, diagnosis)
@@ -85,7 +85,7 @@ class ScheduleResult:
     evaluated_nodes: int
     feasible_nodes: int
     next_start_index: int
-    explanation: Explanation
+    explanation: LazyExplanation
 
 
 def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int | None) -> int:
@@ -145,8 +145,9 @@ async def schedule_pod(
                                                 extenders)
         if chosen is not None:
             evaluated = 1 + len(diagnosis.node_to_status)
-            return ScheduleResult(chosen.name, evaluated, 1, start, explain(
-                num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=1, chosen_node=chosen.name))
+            return ScheduleResult(chosen.name, evaluated, 1, start, LazyExplanation(functools.partial(
+                explain, num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=1,
+                chosen_node=chosen.name)))
 
     nodes = all_nodes
     if pre_result is not None and pre_result.node_names is not None:
@@ -171,8 +172,8 @@ async def schedule_pod(
         raise _fit_error(pod_info, num_all, diagnosis, evaluated=evaluated, next_start_index=next_start)
     if len(feasible) == 1:
         host = feasible[0].name
-        return ScheduleResult(host, evaluated, 1, next_start, explain(
-            num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=1, chosen_node=host))
+        return ScheduleResult(host, evaluated, 1, next_start, LazyExplanation(functools.partial(
+            explain, num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=1, chosen_node=host)))
 
     if batches is not None and not isinstance(feasible, NodeBatch):  # extenders chose, or filtered one by one
         feasible = batches.batch(feasible)
@@ -180,10 +181,10 @@ async def schedule_pod(
     if extenders:
         _add_extender_scores(scores, await extender_scores(extenders, pod_info.pod, feasible))
     host = select_host(scores.names, scores.totals, rng)
-    return ScheduleResult(host, evaluated, len(feasible), next_start, explain(
-        num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=len(feasible), chosen_node=host,
-        node_names=scores.names, totals=scores.totals, per_plugin=scores.per_plugin,
-        score_weights=scores.weights))
+    return ScheduleResult(host, evaluated, len(feasible), next_start, LazyExplanation(functools.partial(
+        explain, num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=len(feasible),
+        chosen_node=host, node_names=scores.names, totals=scores.totals, per_plugin=scores.per_plugin,
+        score_weights=scores.weights)))
 
 
 def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random) -> str:
@@ -264,6 +265,8 @@ def _filter_in_batches(
     #: Where each feasible node is in ``ordered``: a batch's rows follow them to the Score plugins.
     positions: list[int] = []
     statuses = diagnosis.node_to_status
+    #: The statuses whose plugin is noted in the diagnosis already, by identity.
+    noted: dict[int, Status] = {}
     visited = 0
     while visited < len(ordered):
         stop = visited + max(to_find - len(feasible), MIN_FILTER_BATCH)
@@ -291,7 +294,9 @@ def _filter_in_batches(
                 raise SchedulingError(status, (start + len(statuses) + len(feasible)) % num_all)
             else:
                 statuses[node_info.name] = recorded = status
-                _add_plugin_status(diagnosis, status)
+                if id(status) not in noted:
+                    noted[id(status)] = status  # kept alive, so that its id is not reused
+                    _add_plugin_status(diagnosis, status)
     return _with_rows(feasible, ordered, positions)
 
 
@@ -392,6 +397,7 @@ def _add_plugin_status(diagnosis: Diagnosis, status: Status) -> None:
 
 def _fit_error(pod_info: PodInfo, num_all: int, diagnosis: Diagnosis, *, evaluated: int,
                next_start_index: int) -> ScheduleFitError:
-    explanation = explain(num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=0)
+    explanation = LazyExplanation(functools.partial(explain, num_all, diagnosis, evaluated_nodes=evaluated,
+                                                    feasible_nodes=0))
     return ScheduleFitError(pod_info, num_all, diagnosis, next_start_index=next_start_index,
                             explanation=explanation)

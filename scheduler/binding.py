@@ -55,6 +55,7 @@ from scheduler.framework import (
     Status,
     is_success,
 )
+from scheduler.framework.explanation import LazyExplanation
 from scheduler.metrics import SchedulerMetrics
 from scheduler.plugins.gangscheduling import NAME as GANG_SCHEDULING
 
@@ -70,6 +71,13 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_BINDINGS = 64
 #: The annotation of a scheduling event that carries the attempt's explanation (JSON).
 EXPLANATION_ANNOTATION = "podsched.io/explanation"
+
+
+def explanation_annotations(explanation: LazyExplanation | None) -> Callable[[], dict[str, str]] | None:
+    """The annotations of an event about an attempt: its explanation, made when the event is written."""
+    if explanation is None:
+        return None
+    return lambda: {EXPLANATION_ANNOTATION: explanation.to_json()}
 #: An assumed pod that is not bound after all frees its resources: the event the queue hears.
 ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete")
 
@@ -95,7 +103,7 @@ class BindingJob:
     #: Clock time the scheduling attempt started.
     start: float
     #: The attempt's explanation (JSON) for the Scheduled event; "" for none.
-    explanation: str
+    explanation: LazyExplanation | None
 
 
 @dataclass(slots=True)
@@ -285,7 +293,7 @@ class Binder:
             assumed.pod, NORMAL, "Scheduled", "Binding",
             f"Successfully assigned {assumed.key} to {node}",
             component=framework.profile_name,
-            annotations={EXPLANATION_ANNOTATION: job.explanation} if job.explanation else None,
+            annotations=explanation_annotations(job.explanation),
         )
         queued = job.queued
         now = self._clock.now()

@@ -29,7 +29,7 @@ import collections
 import itertools
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from cluster.api import errors, objects_pb2, timeutil
@@ -37,6 +37,9 @@ from cluster.client import Client, Fence
 from scheduler.clock import Clock, SystemClock
 
 log = logging.getLogger(__name__)
+
+#: An event's annotations, or a function that makes them (called when the event is written).
+Annotations = Mapping[str, str] | Callable[[], Mapping[str, str]]
 
 NORMAL = "Normal"
 WARNING = "Warning"
@@ -85,7 +88,8 @@ class _Pending:
     key: _Key
     #: Occurrences not yet written.
     count: int
-    annotations: dict[str, str]
+    #: The event's annotations, or what makes them when the event is written.
+    annotations: Annotations
     api_version: str
     #: The fence of the term it was recorded in (None without leader election).
     fence: Fence | None
@@ -120,7 +124,10 @@ class EventRecorder:
         correlation_window_s: float = DEFAULT_CORRELATION_WINDOW_S,
         workers: int = DEFAULT_WORKERS,
         host: str = "",
+        enabled: bool = True,
     ) -> None:
+        """``enabled=False``: a recorder that drops every event unseen (a replay, whose Events nobody
+        reads)."""
         if max_pending < 1 or correlation_cache_size < 1 or workers < 1:
             raise ValueError("max_pending, correlation_cache_size and workers must be at least 1")
         if not correlation_window_s > 0:
@@ -132,6 +139,7 @@ class EventRecorder:
         self._window_s = correlation_window_s
         self._workers = workers
         self._host = host
+        self.enabled = enabled
         #: Events waiting to be written, oldest first.
         self._pending: collections.OrderedDict[_Key, _Pending] = collections.OrderedDict()
         #: Keys being written right now.
@@ -176,9 +184,12 @@ class EventRecorder:
         message: str,
         *,
         component: str,
-        annotations: Mapping[str, str] | None = None,
+        annotations: Annotations | None = None,
     ) -> None:
-        """File an event about ``obj``; returns at once. ``component`` is the reporting scheduler's name."""
+        """File an event about ``obj``; returns at once. ``component`` is the reporting scheduler's name.
+        ``annotations`` may be a function that makes them: it is called when the event is written."""
+        if not self.enabled:
+            return
         if self._in_terms and self._term is None:
             self._stats.discarded += 1  # between terms: no term to write it under
             return
@@ -197,7 +208,7 @@ class EventRecorder:
         pending = self._pending.get(key)
         if pending is not None:
             pending.count += 1
-            pending.annotations = dict(annotations or {})
+            pending.annotations = annotations or {}
             return
         if len(self._pending) >= self._max_pending:
             self._stats.dropped += 1
@@ -205,7 +216,7 @@ class EventRecorder:
                 log.warning("event queue full (%d waiting): dropped %d events so far",
                             len(self._pending), self._stats.dropped)
             return
-        self._pending[key] = _Pending(key, 1, dict(annotations or {}), obj.api_version or "v1", self._term)
+        self._pending[key] = _Pending(key, 1, annotations or {}, obj.api_version or "v1", self._term)
         self._work.set()
 
     # ------------------------------------------------------------------------------------- status
@@ -295,7 +306,8 @@ class EventRecorder:
             api_version="v1",
             kind="Event",
             metadata=objects_pb2.ObjectMeta(
-                name=self._event_name(key.name), namespace=key.namespace, annotations=item.annotations
+                name=self._event_name(key.name), namespace=key.namespace,
+                annotations=made_annotations(item.annotations),
             ),
             involved_object=objects_pb2.ObjectReference(
                 kind=key.kind, namespace=key.namespace, name=key.name, uid=key.uid,
@@ -320,7 +332,7 @@ class EventRecorder:
         event.count += item.count
         event.last_timestamp.CopyFrom(timeutil.now())
         event.metadata.annotations.clear()
-        event.metadata.annotations.update(item.annotations)
+        event.metadata.annotations.update(made_annotations(item.annotations))
         try:
             return await self._client.update(event, fence=item.fence)
         except (errors.Conflict, errors.NotFound):
@@ -332,3 +344,8 @@ class EventRecorder:
         # the same nanosecond apart.
         suffix = f".{time.time_ns():x}{next(self._stats.names):x}"
         return object_name[: _NAME_LIMIT - len(suffix)] + suffix
+
+
+def made_annotations(annotations: Annotations) -> dict[str, str]:
+    """The annotations, made now if they were given as a function."""
+    return dict(annotations() if callable(annotations) else annotations)

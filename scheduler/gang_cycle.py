@@ -44,6 +44,7 @@ from scheduler.framework import (
     is_success,
     pod_key,
 )
+from scheduler.framework.explanation import LazyExplanation
 from scheduler.plugins.gangscheduling import NAME as GANG_SCHEDULING
 from scheduler.podgroup_status import PodGroupReporter
 
@@ -62,7 +63,8 @@ AssumedCopy = Callable[[PodInfo, str], PodInfo]
 
 class FailureHandler(Protocol):
     async def __call__(self, framework: Framework, queued: QueuedPodInfo, status: Status, cycle: int,
-                       start: float, *, nominated_node: str | None = "", explanation: str = "",
+                       start: float, *, nominated_node: str | None = "",
+                       explanation: LazyExplanation | None = None,
                        plugins: set[str] | None = None, message: str | None = None) -> None: ...
 
 
@@ -72,14 +74,14 @@ class MemberPlacement:
     state: CycleState
     assumed: PodInfo
     node_name: str
-    explanation: str
+    explanation: LazyExplanation | None
 
 
 @dataclass(slots=True)
 class MemberRejection:
     queued: QueuedPodInfo
     status: Status
-    explanation: str = ""
+    explanation: LazyExplanation | None = None
 
 
 @dataclass(slots=True)
@@ -200,7 +202,7 @@ class GangCycle:
             result = await self._run_algorithm(framework, state, member.pod_info)
         except ScheduleFitError as fit_error:
             attempt.rejections.append(MemberRejection(
-                member, Status(Code.UNSCHEDULABLE, error=fit_error), fit_error.explanation.to_json()))
+                member, Status(Code.UNSCHEDULABLE, error=fit_error), fit_error.explanation))
             return
         except NoNodesAvailable as err:
             attempt.rejections.append(MemberRejection(member, Status.unresolvable(str(err))))
@@ -228,7 +230,7 @@ class GangCycle:
             self._cache.forget_pod(assumed.pod)
             attempt.rejections.append(MemberRejection(member, _rejected_on(status, member, host)))
             return
-        attempt.placements.append(MemberPlacement(member, state, assumed, host, result.explanation.to_json()))
+        attempt.placements.append(MemberPlacement(member, state, assumed, host, result.explanation))
 
     async def _admit(self, framework: Framework, attempt: GroupAttempt, cycle: int, start: float) -> None:
         # Members that found no place go back on their own: the group is admitted without them.
@@ -270,7 +272,7 @@ class GangCycle:
         for member in members:
             nominated = None if found.nominations is None else found.nominations.get(member.key, "")
             await self._on_failure(framework, member, status, cycle, start, plugins=set(plugins),
-                                   message=message, explanation=explanations.get(member.key, ""),
+                                   message=message, explanation=explanations.get(member.key),
                                    nominated_node=nominated)
         await self._reporter.unschedulable(
             attempt.policy.group, message,

@@ -44,7 +44,7 @@ from scheduler.algorithm import (
     SchedulingError,
     schedule_pod,
 )
-from scheduler.binding import EXPLANATION_ANNOTATION, Binder, BindingJob
+from scheduler.binding import Binder, BindingJob, explanation_annotations
 from scheduler.cache import CacheError
 from scheduler.clock import Clock
 from scheduler.events import WARNING, EventRecorder, truncate_message
@@ -61,6 +61,7 @@ from scheduler.framework import (
     group_key_of,
     is_success,
 )
+from scheduler.framework.explanation import LazyExplanation
 from scheduler.gang_cycle import GangCycle, GroupPostFilter
 from scheduler.metrics import SchedulerMetrics
 from scheduler.podgroup_status import PodGroupReporter
@@ -249,7 +250,7 @@ class SchedulingLoop:
             self._metrics.scheduling_algorithm_duration.observe(self._clock.now() - start)
             status, nominated = await self._post_filter(framework, state, queued.pod_info, fit_error)
             await self.handle_failure(framework, queued, status, cycle, start, nominated_node=nominated,
-                                      explanation=fit_error.explanation.to_json())
+                                      explanation=fit_error.explanation)
             return
         except NoNodesAvailable as err:
             await self.handle_failure(framework, queued, Status.unresolvable(str(err)), cycle, start)
@@ -323,7 +324,7 @@ class SchedulingLoop:
             return
         await self._binder.submit(BindingJob(
             framework=framework, state=state, queued=queued, assumed=assumed, node_name=host,
-            cycle=cycle, start=start, explanation=result.explanation.to_json(),
+            cycle=cycle, start=start, explanation=result.explanation,
         ))
 
     # ------------------------------------------------------------------------------------ failures
@@ -337,7 +338,7 @@ class SchedulingLoop:
         start: float,
         *,
         nominated_node: str | None = "",
-        explanation: str = "",
+        explanation: LazyExplanation | None = None,
         plugins: set[str] | None = None,
         message: str | None = None,
     ) -> None:
@@ -378,7 +379,7 @@ class SchedulingLoop:
         self._recorder.record(
             queued.pod, WARNING, "FailedScheduling", "Scheduling", truncate_message(message),
             component=framework.profile_name,
-            annotations={EXPLANATION_ANNOTATION: explanation} if explanation else None,
+            annotations=explanation_annotations(explanation),
         )
         if decision.requeue:
             await self._write_condition(queued.key, decision.reason, message, nominated_node)

@@ -103,7 +103,9 @@ class Scheduler:
         clock: Clock | None = None,
         rng_seed: int | None = None,
         max_bindings: int = DEFAULT_MAX_BINDINGS,
+        record_events: bool = True,
     ) -> None:
+        """``record_events=False``: write no Events (nor the explanations they carry), for a replay."""
         self.config = config
         self.clock: Clock = clock or SystemClock()
         self.client = client
@@ -112,7 +114,8 @@ class Scheduler:
             self.extenders: list[Extender] = list(build_extenders(config.extenders, metrics=self.metrics))
         except ValueError as err:
             raise SchedulerConfigError(f"{config.source or 'the configuration'}: {err}") from err
-        self.recorder = EventRecorder(client, clock=self.clock, host=socket.gethostname())
+        self.recorder = EventRecorder(client, clock=self.clock, host=socket.gethostname(),
+                                      enabled=record_events)
         self.cache = Cache(clock=self.clock)
         self.snapshot = Snapshot()
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
@@ -150,6 +150,31 @@ class Explanation:
                 parts = ", ".join(f"{name} {score}" for name, score in node.plugins.items())
                 lines.append(f"{indent}{node.node:<{width}}  {node.total:>4}  ({parts})")
         return "\n".join(lines)
+
+
+class LazyExplanation:
+    """An attempt's explanation, summarized when first read: only the events written about an attempt
+    read it, after the cycle, and a recorder that writes none (``podsched replay``) never pays for it."""
+
+    __slots__ = ("_build", "_value")
+
+    def __init__(self, build: Callable[[], Explanation]) -> None:
+        self._build = build
+        self._value: Explanation | None = None
+
+    @property
+    def value(self) -> Explanation:
+        if self._value is None:
+            self._value = self._build()
+        return self._value
+
+    def to_json(self) -> str:
+        return self.value.to_json()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LazyExplanation) and self.value == other.value
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, which may change once built
 
 
 def explain(

@@ -174,7 +174,7 @@ def test_the_highest_total_wins() -> None:
     result = run(fw, snap)
     # n0: 10*2 + 60 = 80; n2: 90; n3: 50*2 = 100.
     assert result.suggested_host == "n3"
-    top = result.explanation.top_nodes
+    top = result.explanation.value.top_nodes
     assert [(n.node, n.total, dict(n.plugins)) for n in top[:2]] == [
         ("n3", 100, {"A": 100, "B": 0}),
         ("n2", 90, {"A": 0, "B": 90}),
@@ -222,7 +222,7 @@ def test_fit_error_reads_like_kube_scheduler() -> None:
     assert set(error.diagnosis.node_to_status) == {f"n{i}" for i in range(5)}
     assert error.diagnosis.node_to_status["n0"].plugin == "TaintToleration"
     assert error.next_start_index == 2  # every node was visited: a full turn
-    assert error.explanation.evaluated_nodes == 5 and error.explanation.feasible_nodes == 0
+    assert error.explanation.value.evaluated_nodes == 5 and error.explanation.value.feasible_nodes == 0
 
 
 def test_reasons_of_one_node_count_separately_and_sort_as_strings() -> None:
@@ -258,7 +258,7 @@ def test_a_pre_filter_rejection_marks_every_node() -> None:
         "n2": "InterPodAffinity",
     }
     assert error.diagnosis.unschedulable_plugins == {"InterPodAffinity"}
-    assert error.next_start_index == 1 and error.explanation.pre_filter_message == message
+    assert error.next_start_index == 1 and error.explanation.value.pre_filter_message == message
 
 
 def test_pre_filter_narrowing_filters_only_the_nodes_left() -> None:

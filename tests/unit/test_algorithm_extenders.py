@@ -65,7 +65,7 @@ async def test_the_fit_error_names_the_extender_and_keeps_unresolvable_nodes_apa
     assert statuses["n2"].code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert statuses["n2"].plugin == f"extender {URL}"
     # The explanation groups by who said no: the reason does not name the extender a second time.
-    groups = {(g.plugin, g.reason) for g in caught.value.explanation.filtered}
+    groups = {(g.plugin, g.reason) for g in caught.value.explanation.value.filtered}
     assert (f"extender {URL}", "node has no GPU") in groups
     # Only plugins' events requeue a pod; an extender registers none.
     assert caught.value.diagnosis.unschedulable_plugins == {"NodeFilter"}
@@ -102,10 +102,10 @@ async def test_extender_scores_are_scaled_weighted_and_added_to_the_plugins() ->
     result = await run(build(scorer, snapshot=snap), snap, [extender])
     assert result.suggested_host == "n2"
     assert extender.calls == [("prioritize", ["n0", "n1", "n2"])]
-    best = result.explanation.top_nodes[0]
+    best = result.explanation.value.top_nodes[0]
     assert (best.node, best.total) == ("n2", 80)
     assert best.plugins[f"extender {URL}"] == 80
-    assert result.explanation.score_weights[f"extender {URL}"] == 2
+    assert result.explanation.value.score_weights[f"extender {URL}"] == 2
 
 
 async def test_a_failing_prioritizer_is_ignored() -> None:

@@ -60,7 +60,7 @@ def test_the_default_profile_explains_a_failure_like_kube_scheduler() -> None:
         "0/5 nodes are available: 2 node(s) had untolerated taint {dedicated: gpu}, 3 Insufficient cpu."
     )
     assert caught.value.diagnosis.unschedulable_plugins == {"TaintToleration", "NodeResourcesFit"}
-    groups = {(g.plugin, g.reason): g.count for g in caught.value.explanation.filtered}
+    groups = {(g.plugin, g.reason): g.count for g in caught.value.explanation.value.filtered}
     assert groups == {
         ("TaintToleration", "node(s) had untolerated taint {dedicated: gpu}"): 2,
         ("NodeResourcesFit", "Insufficient cpu"): 3,

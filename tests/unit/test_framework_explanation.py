@@ -136,10 +136,10 @@ def big_cluster_attempt(count: int, *, fits: bool) -> Explanation:
         ))
 
     if fits:
-        return run().explanation
+        return run().explanation.value
     with pytest.raises(ScheduleFitError) as caught:
         run()
-    return caught.value.explanation
+    return caught.value.explanation.value
 
 
 @pytest.mark.parametrize("fits", [False, True], ids=["unschedulable", "scheduled"])

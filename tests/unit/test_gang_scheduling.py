@@ -21,6 +21,7 @@ from scheduler.clock import FakeClock
 from scheduler.config import in_tree_registry, parse_config
 from scheduler.config.types import API_VERSION, KIND
 from scheduler.eventhandlers import EventHandlers
+from scheduler.events import Annotations, made_annotations
 from scheduler.framework import (
     CycleState,
     PodGroupIndex,
@@ -122,8 +123,9 @@ class FakeRecorder:
     events: list[tuple[str, str, str, str, dict[str, str]]] = field(default_factory=list)
 
     def record(self, obj: Any, type_: str, reason: str, action: str, message: str, *, component: str,
-               annotations: dict[str, str] | None = None) -> None:
-        self.events.append((type(obj).__name__, obj.metadata.name, reason, message, dict(annotations or {})))
+               annotations: Annotations | None = None) -> None:
+        self.events.append((type(obj).__name__, obj.metadata.name, reason, message,
+                            made_annotations(annotations or {})))
 
     def about(self, kind: str, reason: str) -> list[tuple[str, str, dict[str, str]]]:
         return [(name, message, notes)

@@ -13,11 +13,16 @@ import pytest
 from cluster.api import objects_pb2
 from scheduler.binding import ASSIGNED_POD_DELETE, EXPLANATION_ANNOTATION, Binder, BindingJob
 from scheduler.clock import FakeClock
+from scheduler.events import Annotations, made_annotations
 from scheduler.framework import CycleState, FitError, PodInfo, QueuedPodInfo, Status
+from scheduler.framework.explanation import Explanation, LazyExplanation
 from scheduler.metrics import SchedulerMetrics
 from tests.unit.binder_util import bindings_done, running_binder
 from tests.unit.extender_fakes import FakeExtender
 
+#: What the cycle explained about the pod bound in these tests: its Scheduled event carries it.
+EXPLANATION = LazyExplanation(lambda: Explanation(num_all_nodes=2, evaluated_nodes=2, feasible_nodes=1,
+                                                  chosen_node="node-a"))
 
 @dataclass
 class FakeFramework:
@@ -83,8 +88,9 @@ class FakeRecorder:
     events: list[tuple[str, str, str, dict[str, str] | None]] = field(default_factory=list)
 
     def record(self, obj: objects_pb2.Pod, type_: str, reason: str, action: str, message: str, *,
-               component: str, annotations: dict[str, str] | None = None) -> None:
-        self.events.append((type_, reason, message, annotations))
+               component: str, annotations: Annotations | None = None) -> None:
+        made = None if annotations is None else made_annotations(annotations)
+        self.events.append((type_, reason, message, made))
 
 
 @dataclass
@@ -119,7 +125,7 @@ class Rig:
         assumed_pod.spec.node_name = node
         return BindingJob(
             framework=self.framework, state=CycleState(), queued=queued,  # type: ignore[arg-type]
-            assumed=PodInfo(assumed_pod), node_name=node, cycle=7, start=99.0, explanation='{"chosen": "a"}',
+            assumed=PodInfo(assumed_pod), node_name=node, cycle=7, start=99.0, explanation=EXPLANATION,
         )
 
     async def settle(self) -> None:
@@ -140,7 +146,7 @@ async def test_success_binds_records_and_measures(rig: Rig) -> None:
     assert rig.cache.calls == [("finish_binding", "node-a")]
     assert rig.recorder.events == [
         ("Normal", "Scheduled", "Successfully assigned default/web to node-a",
-         {EXPLANATION_ANNOTATION: '{"chosen": "a"}'})
+         {EXPLANATION_ANNOTATION: EXPLANATION.to_json()})
     ]
     assert rig.failures.seen == [] and rig.queue.moves == []
     samples = rig.metrics.exposition().decode()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 
@@ -277,3 +277,46 @@ async def test_without_terms_events_are_written_unfenced(running: EventRecorder,
     record_failed(running, pod())
     await settle(running)
     assert api.fences == [None]
+
+
+async def test_annotations_given_as_a_function_are_made_once_when_the_event_is_written(
+    running: EventRecorder, api: FakeEventsApi
+) -> None:
+    made: list[int] = []
+
+    def annotations(attempt: int) -> Callable[[], dict[str, str]]:
+        def make() -> dict[str, str]:
+            made.append(attempt)
+            return {"podsched.io/explanation": f'{{"attempt": {attempt}}}'}
+        return make
+
+    api.gate.clear()  # the first write waits, so the next two repeats coalesce before they are written
+    for attempt in range(3):
+        running.record(pod(), WARNING, "FailedScheduling", "Scheduling", "0/2 nodes are available",
+                       component="default-scheduler", annotations=annotations(attempt))
+        await asyncio.sleep(0)
+    assert made == [0]  # the first went out at once; the repeats wait
+    api.gate.set()
+    await settle(running)
+    (event,) = api.objects.values()
+    assert event.metadata.annotations["podsched.io/explanation"] == '{"attempt": 2}'
+    assert made == [0, 2]  # the coalesced repeat made only the latest annotations
+
+
+async def test_a_disabled_recorder_writes_nothing_and_makes_no_annotations(api: FakeEventsApi,
+                                                                           clock: FakeClock) -> None:
+    recorder = EventRecorder(api, clock=clock, enabled=False)  # type: ignore[arg-type]
+    task = asyncio.create_task(recorder.run())
+
+    def never() -> dict[str, str]:
+        raise AssertionError("a disabled recorder made the annotations of an event")
+
+    try:
+        recorder.record(pod(), WARNING, "FailedScheduling", "Scheduling", "0/2 nodes are available",
+                        component="default-scheduler", annotations=never)
+        await settle(recorder)
+        assert api.objects == {} and api.creates == 0
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task

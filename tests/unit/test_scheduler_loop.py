@@ -15,6 +15,7 @@ from scheduler.binding import EXPLANATION_ANNOTATION, Binder
 from scheduler.cache import Cache, Snapshot
 from scheduler.clock import FakeClock
 from scheduler.config import in_tree_registry, load_config
+from scheduler.events import Annotations, made_annotations
 from scheduler.framework import pod_key
 from scheduler.framework.explanation import Explanation
 from scheduler.framework.runtime import build_framework
@@ -83,8 +84,8 @@ class FakeRecorder:
     events: list[tuple[str, str, str, dict[str, str]]] = field(default_factory=list)
 
     def record(self, obj: Any, type_: str, reason: str, action: str, message: str, *, component: str,
-               annotations: dict[str, str] | None = None) -> None:
-        self.events.append((obj.metadata.name, reason, message, dict(annotations or {})))
+               annotations: Annotations | None = None) -> None:
+        self.events.append((obj.metadata.name, reason, message, made_annotations(annotations or {})))
 
 
 class Rig:

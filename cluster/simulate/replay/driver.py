@@ -60,6 +60,8 @@ class Progress:
     placed: int
     total: int
     wall_seconds: float
+    #: The replay is over (the last report).
+    finished: bool = False
 
 
 @dataclass(slots=True)
@@ -254,4 +256,4 @@ class ReplayDriver(Driver):
             return
         self._reported = elapsed
         self._progress(Progress(self._clock.now(), self._next_arrival, self._ledger.placed, len(self._pods),
-                                elapsed))
+                                elapsed, finished=force))

@@ -433,7 +433,7 @@ class NodeResourcesFit:
         cpu, memory = fit.cpu, fit.memory
         batch = vector_batch(nodes)
         if batch is None or not fit.cpu_memory_only or max(cpu, memory) >= EXACT_LIMIT:
-            return [_fit_status(fit, node_info) for node_info in nodes]
+            return _fit_statuses(fit, nodes)
         columns, rows = batch.data(ResourceColumns), batch.rows
         alloc_cpu, alloc_memory = columns.alloc_cpu[rows], columns.alloc_memory[rows]
         full = columns.pod_count[rows] >= columns.alloc_pods[rows]
@@ -526,6 +526,25 @@ def _fit_status(fit: _FitChecks, node_info: NodeInfo) -> Status | None:
     if not reasons:
         return None
     return Status.unresolvable(*reasons) if unresolvable else Status.unschedulable(*reasons)
+
+
+def _fit_statuses(fit: _FitChecks, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+    """``_fit_status`` of each node, the nodes that fail for the same reasons sharing one verdict."""
+    verdicts: dict[tuple[tuple[str, ...], bool], Status] = {}
+    statuses: list[Status | None] = []
+    for node_info in nodes:
+        reasons, unresolvable = _insufficient(fit.checks, node_info.allocatable, node_info.requested,
+                                              len(node_info.pods))
+        if not reasons:
+            statuses.append(None)
+            continue
+        key = (tuple(reasons), unresolvable)
+        verdict = verdicts.get(key)
+        if verdict is None:
+            verdict = verdicts[key] = (Status.unresolvable(*reasons) if unresolvable
+                                       else Status.unschedulable(*reasons))
+        statuses.append(verdict)
+    return statuses
 
 
 def _insufficient(

@@ -1,0 +1,185 @@
+"""`podsched replay --nodes FILE --pods FILE [--config FILE ...] [--json FILE] [--plot FILE.png]`: replay a
+cluster trace (docs/trace-format.md) on a virtual clock through an in-process control plane, once per
+scheduler configuration, and print the configurations' figures side by side (docs/replay.md).
+
+stdout holds only the table; progress (virtual time reached, pods placed, the rate), warnings and errors go
+to stderr. The same trace, configurations and seed always print the same figures, wall times aside.
+
+Exit codes: 0 done; 2 the trace, a configuration or the command line is invalid (the message names the
+file, line and column, or document and field); 1 the replay itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from cluster.bench.report import PLOT_INSTALL, can_plot, check_writable
+from cluster.cli.scheduler import parse_plugin
+from cluster.simulate import BackgroundTaskEnded
+from cluster.simulate.replay import Progress, ReplayError, ReplayRun, replay
+from cluster.simulate.replay.report import document, duration, table, write_plot
+from cluster.simulate.trace import Trace, TraceError, load_trace
+from scheduler.config import ConfigError, SchedulerConfiguration, load_config
+from scheduler.config.feature_gates import apply_feature_gates
+from scheduler.framework.registry import PluginLoadError, Registry
+from scheduler.plugins.registry import IN_TREE
+from scheduler.scheduler import SchedulerConfigError
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INVALID = 2
+DEFAULT_SEED = 0
+#: The column of a replay run without --config.
+DEFAULT_CONFIG_NAME = "default"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "replay",
+        help="replay a cluster trace on a virtual clock and compare scheduler configurations",
+        description="Replay a node list and a pod trace (openb CSV, or the native CSV or YAML format) "
+        "through an in-process API server and scheduler on a virtual clock: pods arrive at their time, run "
+        "for their duration from their bind, and leave. With several --config, replay the same trace under "
+        "each and print their figures side by side.",
+    )
+    parser.add_argument("--nodes", required=True, metavar="FILE", help="the node list (CSV or YAML)")
+    parser.add_argument("--pods", required=True, metavar="FILE", help="the pod trace (CSV or YAML)")
+    parser.add_argument(
+        "--config", action="append", default=[], metavar="FILE",
+        help="a KubeSchedulerConfiguration YAML file; repeat to compare (default: kube-scheduler's defaults)",
+    )
+    parser.add_argument(
+        "--plugin", type=parse_plugin, action="append", default=[], metavar="NAME=MODULE:FACTORY",
+        help="register a plugin written in Python under NAME, so that a --config can enable it (repeatable)",
+    )
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                        help=f"seed of the choice between equally good nodes (default {DEFAULT_SEED})")
+    parser.add_argument("--sample-every", type=float, default=None, metavar="SECONDS",
+                        help="virtual seconds between samples (default: the arrivals' span / 200)")
+    parser.add_argument("--json", metavar="FILE", help="also write every figure, sample and pod as JSON")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="also plot allocation, fragmentation and pending pods over time "
+                        "(needs matplotlib)")
+    parser.add_argument(
+        "--feature-gates", default="", metavar="NAME=BOOL,...",
+        help="kube-scheduler feature gates podsched has (SchedulerOpportunisticBatching), for every config",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log the control plane's work to stderr")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if args.sample_every is not None and not args.sample_every > 0:
+        return _fail(f"--sample-every must be positive, got {args.sample_every:g}", EXIT_INVALID)
+    for flag, path in (("--json", args.json), ("--plot", args.plot)):
+        if path is not None:
+            try:
+                check_writable(path)
+            except OSError as exc:
+                return _fail(f"cannot write {flag} {path}: {exc}", EXIT_INVALID)
+    if args.plot is not None and not can_plot():
+        return _fail(f"--plot needs matplotlib, an optional extra: {PLOT_INSTALL}", EXIT_FAILED)
+    try:
+        configs = [_load(path, args.plugin, args.feature_gates) for path in args.config or [None]]
+    except (ConfigError, PluginLoadError, ValueError) as exc:
+        return _fail(str(exc), EXIT_INVALID)
+    try:
+        trace = load_trace(args.nodes, args.pods)
+    except TraceError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        print("error: nothing was replayed", file=sys.stderr, flush=True)
+        return EXIT_INVALID
+    names = _column_names(args.config)
+    print(f"replaying {len(trace.pods)} pods on {len(trace.nodes)} nodes ({trace.format}) under "
+          f"{len(configs)} configuration(s)", file=sys.stderr, flush=True)
+    runs: list[ReplayRun] = []
+    for name, (config, registry) in zip(names, configs, strict=True):
+        try:
+            result = asyncio.run(replay(trace, config, registry, name=name, seed=args.seed,
+                                        sample_every=args.sample_every, progress=_progress_printer(name)))
+        except SchedulerConfigError as exc:
+            return _fail(f"{name}: {exc}", EXIT_INVALID)
+        except (ReplayError, BackgroundTaskEnded) as exc:
+            return _fail(f"{name}: {exc}", EXIT_FAILED)
+        except KeyboardInterrupt:
+            return 130
+        runs.append(result)
+    sys.stdout.write(table(runs))
+    sys.stdout.flush()
+    if args.json is not None:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(document(_trace_info(args, trace), runs), out, indent=1)
+            out.write("\n")
+    if args.plot is not None:
+        write_plot(args.plot, runs, f"podsched replay: {len(trace.pods)} pods on {len(trace.nodes)} nodes")
+    return EXIT_OK
+
+
+def _load(path: str | None, plugins: Sequence[tuple[str, str]], gates: str) -> tuple[SchedulerConfiguration,
+                                                                                       Registry]:
+    """One configuration with a registry of its own (each run builds its plugins afresh)."""
+    registry = Registry(IN_TREE)
+    for name, target in plugins:
+        registry.register(name, target)
+        registry.load(name)  # a plugin that cannot load is a mistake to report now, enabled or not
+    config = load_config(path, registry=registry)
+    apply_feature_gates(config, gates)
+    return config, registry
+
+
+def _column_names(paths: Sequence[str]) -> list[str]:
+    """A column per configuration: its file's name without extension, made unique."""
+    if not paths:
+        return [DEFAULT_CONFIG_NAME]
+    names: list[str] = []
+    for path in paths:
+        base = os.path.splitext(os.path.basename(path))[0] or path
+        name, n = base, 2
+        while name in names:
+            name, n = f"{base}#{n}", n + 1
+        names.append(name)
+    return names
+
+
+def _trace_info(args: argparse.Namespace, trace: Trace) -> dict[str, Any]:
+    return {
+        "nodes_file": args.nodes, "pods_file": args.pods, "format": trace.format, "nodes": len(trace.nodes),
+        "pods": len(trace.pods), "seed": args.seed, "configs": list(args.config),
+    }
+
+
+def _progress_printer(name: str) -> Any:
+    """Progress on stderr: rewritten in place on a terminal, a line every few reports otherwise."""
+    terminal = sys.stderr.isatty()
+    reports = 0
+
+    def show(progress: Progress) -> None:
+        nonlocal reports
+        reports += 1
+        rate = progress.placed / progress.wall_seconds if progress.wall_seconds > 0 else 0.0
+        line = (f"{name}: virtual {duration(progress.virtual_seconds)}, {progress.arrived}/{progress.total} "
+                f"pods arrived, {progress.placed} placed, {rate:.0f} pods/s, {progress.wall_seconds:.1f}s")
+        if terminal:
+            end = "\n" if progress.finished else ""
+            print(f"\r\033[K{line}", end=end, file=sys.stderr, flush=True)
+        elif progress.finished or reports % 10 == 1:
+            print(line, file=sys.stderr, flush=True)
+
+    return show
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"podsched replay: {message}", file=sys.stderr, flush=True)
+    return code
