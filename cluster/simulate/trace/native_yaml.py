@@ -86,7 +86,7 @@ def _timing(manifest: Manifest, problems: list[str]) -> tuple[float, float | Non
         if deletion < (arrival or 0.0):
             problems.append(f"{_where(manifest)}: " + validation.invalid(
                 _path(DELETION_ANNOTATION), annotations[DELETION_ANNOTATION],
-                f"must not be before {ARRIVAL_ANNOTATION} {arrival}"))
+                f"must not be before {ARRIVAL_ANNOTATION} {annotations.get(ARRIVAL_ANNOTATION, '0')}"))
         duration = deletion - (arrival or 0.0)
     return arrival or 0.0, duration
 

@@ -34,7 +34,7 @@ WAVES = 2
 #: The range searched for the time between arrivals, and how finely.
 MIN_SECONDS_PER_TICK = 0.01
 MAX_SECONDS_PER_TICK = 100_000.0
-BISECTION_STEPS = 30
+BISECTION_STEPS = 20
 
 
 @dataclass(frozen=True, slots=True)
