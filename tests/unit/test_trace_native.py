@@ -180,7 +180,7 @@ def test_formats_are_recognized_by_content_not_by_file_name(tmp_path: Path) -> N
     pods = write(tmp_path, "pods.data", [POD_HEADER, *PODS])
     assert load_trace(nodes, pods).format == "native-csv"
     yaml_nodes = tmp_path / "cluster.csv.txt"
-    yaml_nodes.write_text(NODE_YAML.format(name="n1"))
+    yaml_nodes.write_text("# a cluster, small\n" + NODE_YAML.format(name="n1"))
     yaml_pods = tmp_path / "pods.txt"
     yaml_pods.write_text(pod_yaml("p"))
     assert load_trace(str(yaml_nodes), str(yaml_pods)).format == "native-yaml"

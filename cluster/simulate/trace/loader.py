@@ -11,6 +11,8 @@ from cluster.simulate.trace import native_csv, native_yaml, openb
 from cluster.simulate.trace.model import Trace, TraceError, TracePod, capped, shifted_to_zero
 from cluster.simulate.trace.table import first_line, header_cells, read_text
 
+#: How a YAML file may begin that a CSV header would not: a comment, a document marker, flow style.
+_YAML_STARTS = ("#", "---", "{", "[")
 NODES = "nodes"
 PODS = "pods"
 _EXPECTED = {
@@ -62,7 +64,8 @@ def _recognize(path: str, role: str) -> tuple[str, str, list[str]]:
             return openb.FORMAT, text, []
         if native_csv.is_pod_header(header):
             return native_csv.FORMAT, text, []
-    if path.lower().endswith(".csv") or ("," in line and ":" not in line):
+    looks_csv = "," in line and ":" not in line and not line.startswith(_YAML_STARTS)
+    if path.lower().endswith(".csv") or looks_csv:
         return "", text, [f"{path}:1:1: header: Invalid value: {line!r}: not a {role} header; expected "
                           f"{_EXPECTED[role]}"]
     return native_yaml.FORMAT, text, []
