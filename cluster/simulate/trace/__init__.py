@@ -1,25 +1,10 @@
-"""Placeholder of the trace model until the trace formats land (replaced at merge)."""
+"""Cluster traces for ``podsched replay`` (docs/trace-format.md): a node file and a pod file, in the openb
+format (Alibaba's GPU cluster trace), podsched's native CSV or native YAML, read into validated API objects
+with each pod's arrival and run time. Nothing of a trace with a problem is returned: ``TraceError`` lists
+every problem, each naming its file and line and column or document.
+"""
 
-from __future__ import annotations
+from cluster.simulate.trace.loader import load_trace
+from cluster.simulate.trace.model import Trace, TraceError, TracePod
 
-from dataclasses import dataclass
-
-from google.protobuf.message import Message
-
-from cluster.api import objects_pb2
-
-
-@dataclass(frozen=True, slots=True)
-class TracePod:
-    pod: objects_pb2.Pod
-    arrival_s: float
-    duration_s: float | None
-    where: str
-
-
-@dataclass(slots=True)
-class Trace:
-    nodes: list[objects_pb2.Node]
-    pods: list[TracePod]
-    objects: list[Message]
-    format: str
+__all__ = ["Trace", "TraceError", "TracePod", "load_trace"]

@@ -1,0 +1,206 @@
+"""podsched's own CSV trace format (docs/trace-format.md): nodes and pods in Kubernetes quantities."""
+
+from __future__ import annotations
+
+from cluster.api import kinds, objects_pb2, validation
+from cluster.api.manifest import Manifest
+from cluster.api.quantity import parse_quantity
+from cluster.simulate.scenario import (
+    DEFAULT_MAX_PODS,
+    DEFAULT_NAMESPACE,
+    HIGHEST_USER_PRIORITY,
+    SYSTEM_PRIORITY_CLASSES,
+    ScenarioError,
+    build_scenario,
+)
+from cluster.simulate.trace.build import new_node, new_pod
+from cluster.simulate.trace.model import TracePod
+from cluster.simulate.trace.table import Row, check_header, report_duplicates, rows
+
+FORMAT = "native-csv"
+NODE_REQUIRED = ("name", "cpu", "memory")
+NODE_OPTIONAL = ("gpu", "pods", "labels", "taints")
+POD_REQUIRED = ("name",)
+POD_OPTIONAL = ("namespace", "arrival", "duration", "deletion", "cpu", "memory", "gpu", "priority",
+                "node_selector", "tolerations")
+LIST_SEPARATOR = ";"
+_INT32_MIN = -(2**31)
+
+_NODE_FIELDS = {"metadata.name": "name", "metadata.labels": "labels", "spec.taints": "taints",
+                "status.capacity[cpu]": "cpu", "status.allocatable[cpu]": "cpu",
+                "status.capacity[memory]": "memory", "status.allocatable[memory]": "memory"}
+_POD_FIELDS = {"metadata.name": "name", "metadata.namespace": "namespace",
+               "spec.nodeSelector": "node_selector", "spec.tolerations": "tolerations",
+               "spec.containers[0].resources.requests[cpu]": "cpu",
+               "spec.containers[0].resources.requests[memory]": "memory"}
+
+
+def is_node_header(header: list[str]) -> bool:
+    return "name" in header
+
+
+def is_pod_header(header: list[str]) -> bool:
+    return "name" in header
+
+
+def load_nodes(path: str, text: str, header: list[str]) -> tuple[list[objects_pb2.Node], list[str]]:
+    """The nodes of a native node list, in file order, and every problem found."""
+    problems = check_header(path, header, NODE_REQUIRED, NODE_OPTIONAL)
+    if problems:
+        return [], problems
+    table = list(rows(path, text, header, problems))
+    report_duplicates(table, "name", lambda row: row.text("name"))
+    nodes = []
+    for row in table:
+        node = _node(row)
+        if node is not None and not row.problems:
+            row.api_problems(validation.validate_object(node), _NODE_FIELDS)
+        problems += row.problems
+        if node is not None:
+            nodes.append(node)
+    return nodes, problems
+
+
+def _node(row: Row) -> objects_pb2.Node | None:
+    cpu, memory = _quantity(row, "cpu", required=True), _quantity(row, "memory", required=True)
+    gpus = row.integer("gpu", default=0)
+    max_pods = row.integer("pods", default=int(DEFAULT_MAX_PODS))
+    labels = _pairs(row, "labels")
+    taints = [_taint(row, item) for item in _items(row, "taints")]
+    if cpu is None or memory is None or gpus is None or max_pods is None or labels is None:
+        return None
+    node = new_node(row.text("name"), {"cpu": cpu, "memory": memory}, gpus, labels, str(max_pods))
+    node.spec.taints.extend(taint for taint in taints if taint is not None)
+    return node
+
+
+def load_pods(path: str, text: str,
+              header: list[str]) -> tuple[list[TracePod], list[objects_pb2.PriorityClass], list[str]]:
+    """The pods of a native pod list in file order, the hidden PriorityClasses their bare priorities
+    need (as ``podsched simulate`` makes them), and every problem found."""
+    problems = check_header(path, header, POD_REQUIRED, POD_OPTIONAL)
+    if problems:
+        return [], [], problems
+    table = list(rows(path, text, header, problems))
+    report_duplicates(table, "name", _identity)
+    pods = []
+    for row in table:
+        pod = _pod(row)
+        if pod is not None and not row.problems:
+            row.api_problems(validation.validate_object(pod.pod), _POD_FIELDS)
+        problems += row.problems
+        if pod is not None:
+            pods.append(pod)
+    if problems:
+        return pods, [], problems
+    manifests = [Manifest(path, index, kinds.POD, pod.pod) for index, pod in enumerate(pods, start=1)]
+    try:
+        scenario = build_scenario(manifests)
+    except ScenarioError as exc:
+        return pods, [], exc.problems
+    classes = [entry.obj for entry in scenario.priority_classes]
+    return pods, [c for c in classes if isinstance(c, objects_pb2.PriorityClass)], []
+
+
+def _identity(row: Row) -> tuple[str, str]:
+    return row.text("namespace") or DEFAULT_NAMESPACE, row.text("name")
+
+
+def _pod(row: Row) -> TracePod | None:
+    arrival = row.optional_seconds("arrival") or 0.0
+    duration, deletion = row.optional_seconds("duration"), row.optional_seconds("deletion")
+    if duration is not None and deletion is not None:
+        row.add("deletion", validation.forbidden("deletion", "give duration or deletion, not both"))
+    elif deletion is not None and deletion < arrival:
+        row.invalid("deletion", f"must not be before arrival {row.text('arrival') or 0}")
+    elif deletion is not None:
+        duration = deletion - arrival
+    requests = {name: _quantity(row, name, required=False) for name in ("cpu", "memory")}
+    gpus = row.integer("gpu", default=0)
+    priority = _priority(row)
+    selector = _pairs(row, "node_selector")
+    tolerations = [_toleration(row, item) for item in _items(row, "tolerations")]
+    if gpus is None or selector is None or row.problems:
+        return None
+    namespace = row.text("namespace") or DEFAULT_NAMESPACE
+    pod = new_pod(row.text("name"), namespace, {k: v for k, v in requests.items() if v}, gpus)
+    if priority is not None:
+        pod.spec.priority = priority
+    pod.spec.node_selector.update(selector)
+    pod.spec.tolerations.extend(toleration for toleration in tolerations if toleration is not None)
+    return TracePod(pod, arrival, duration, row.where)
+
+
+def _quantity(row: Row, column: str, *, required: bool) -> str | None:
+    text = row.text(column)
+    if not text:
+        if required:
+            row.add(column, validation.required(column))
+        return None
+    try:
+        value = parse_quantity(text)
+    except ValueError as exc:
+        row.invalid(column, str(exc).partition(": ")[2] or str(exc))
+        return None
+    if value < 0:
+        row.invalid(column, "must be greater than or equal to 0")
+        return None
+    return text
+
+
+def _priority(row: Row) -> int | None:
+    text = row.text("priority")
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        row.invalid("priority", "must be an integer")
+        return None
+    system = value in SYSTEM_PRIORITY_CLASSES.values()
+    if value < _INT32_MIN or (value > HIGHEST_USER_PRIORITY and not system):
+        row.invalid("priority", f"must be between {_INT32_MIN} and {HIGHEST_USER_PRIORITY} (or a system "
+                    "class's value)")
+        return None
+    return value
+
+
+def _items(row: Row, column: str) -> list[str]:
+    return [item.strip() for item in row.text(column).split(LIST_SEPARATOR) if item.strip()]
+
+
+def _pairs(row: Row, column: str) -> dict[str, str] | None:
+    """``k=v;k2=v2`` as a map; None after a problem."""
+    pairs: dict[str, str] = {}
+    for item in _items(row, column):
+        key, equals, value = item.partition("=")
+        if not equals:
+            row.add(column, validation.invalid(column, item, "must be key=value"))
+            return None
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def _taint(row: Row, item: str) -> objects_pb2.Taint | None:
+    """``key=value:Effect`` or ``key:Effect``."""
+    pair, colon, effect = item.rpartition(":")
+    if not colon:
+        row.add("taints", validation.invalid("taints", item, "must be key=value:Effect or key:Effect"))
+        return None
+    key, _, value = pair.partition("=")
+    return objects_pb2.Taint(key=key.strip(), value=value.strip(), effect=effect.strip())
+
+
+def _toleration(row: Row, item: str) -> objects_pb2.Toleration | None:
+    """``key=value:Effect`` (Equal), ``key:Effect`` (Exists), either without ``:Effect`` (every effect),
+    ``:Effect`` or ``*`` (every taint of that effect, of any effect)."""
+    pair, _, effect = item.rpartition(":") if ":" in item else (item, "", "")
+    key, equals, value = pair.partition("=")
+    key = key.strip()
+    if key == "*":
+        key = ""
+    if equals and not key:
+        row.add("tolerations", validation.invalid("tolerations", item, "a value needs a key"))
+        return None
+    operator = "Equal" if equals else "Exists"
+    return objects_pb2.Toleration(key=key, operator=operator, value=value.strip(), effect=effect.strip())

@@ -1,0 +1,165 @@
+"""CSV trace files: the header, the rows, and problems worded ``FILE:LINE:COLUMN: <column>: <problem>``."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from cluster.api import validation
+
+NOT_NON_NEGATIVE_INTEGER = "must be a non-negative integer"
+NOT_NON_NEGATIVE_SECONDS = "must be a non-negative number of seconds"
+
+
+def read_text(path: str) -> str:
+    """The file's text; raises OSError (the caller words it)."""
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        return handle.read()
+
+
+def first_line(text: str) -> str:
+    """The first line that is not blank, stripped ("" for an empty file)."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def header_cells(line: str) -> list[str]:
+    return [cell.strip() for cell in next(csv.reader([line]), [])]
+
+
+@dataclass(slots=True)
+class Row:
+    """One data row: its cells by column name, and the problems found in it."""
+
+    path: str
+    line: int
+    cells: dict[str, str]
+    #: 1-based column number of each column of the header.
+    columns: Mapping[str, int]
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def add(self, column: str, problem: str) -> None:
+        """A problem with the cell of ``column``; ``problem`` starts with the column's name."""
+        self.problems.append(f"{self.where}:{self.columns[column]}: {problem}")
+
+    def invalid(self, column: str, detail: str) -> None:
+        self.add(column, validation.invalid(column, self.text(column), detail))
+
+    def text(self, column: str) -> str:
+        """The cell's text, stripped; "" when the file has no such column."""
+        return self.cells.get(column, "").strip()
+
+    def integer(self, column: str, *, default: int | None = None) -> int | None:
+        """A non-negative integer; ``default`` when the cell is empty and a default is given."""
+        text = self.text(column)
+        if not text and default is not None:
+            return default
+        if not text.isascii() or not text.isdigit():
+            self.invalid(column, NOT_NON_NEGATIVE_INTEGER)
+            return None
+        return int(text)
+
+    def optional_integer(self, column: str) -> int | None:
+        """A non-negative integer, or None for an empty cell (no problem)."""
+        return self.integer(column) if self.text(column) else None
+
+    def optional_seconds(self, column: str) -> float | None:
+        """A non-negative finite number, or None for an empty cell."""
+        text = self.text(column)
+        if not text:
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0:
+            self.invalid(column, NOT_NON_NEGATIVE_SECONDS)
+            return None
+        return value
+
+    def api_problems(self, problems: Sequence[str], field_columns: Mapping[str, str]) -> None:
+        """The API validation's problems with the object built from this row: at the column the field
+        came from when ``field_columns`` (field path prefix -> column) knows it, else at the row."""
+        for problem in problems:
+            column = next((name for prefix, name in field_columns.items()
+                           if problem.startswith(prefix) and name in self.columns), None)
+            if column is None:
+                self.problems.append(f"{self.where}: {problem}")
+            else:
+                self.problems.append(f"{self.where}:{self.columns[column]}: {column}: {problem}")
+
+
+def rows(path: str, text: str, header: Sequence[str], problems: list[str]) -> Iterator[Row]:
+    """The data rows after the header line (blank lines skipped); a row with the wrong number of
+    fields is a problem and is not yielded."""
+    columns = {name: number for number, name in enumerate(header, start=1)}
+    reader = csv.reader(text.splitlines())
+    seen_header = False
+    for cells in reader:
+        line = reader.line_num
+        if not any(cell.strip() for cell in cells):
+            continue
+        if not seen_header:
+            seen_header = True
+            continue
+        if len(cells) < len(header):
+            missing = header[len(cells)]
+            problems.append(f"{path}:{line}:{len(cells) + 1}: {missing}: Required value: the row has "
+                            f"{len(cells)} fields, the header {len(header)}")
+            continue
+        if len(cells) > len(header):
+            problems.append(f"{path}:{line}:{len(header) + 1}: row: Too many: the row has {len(cells)} "
+                            f"fields, the header {len(header)}")
+            continue
+        yield Row(path, line, dict(zip(header, cells, strict=True)), columns)
+
+
+def check_header(path: str, header: Sequence[str], required: Sequence[str],
+                 optional: Sequence[str]) -> list[str]:
+    """Problems with a native header: unknown or repeated columns, required ones missing."""
+    problems = []
+    known = (*required, *optional)
+    seen: set[str] = set()
+    for number, name in enumerate(header, start=1):
+        if name not in known:
+            problems.append(f"{path}:1:{number}: {name or 'header'}: Unsupported value: {name!r}: the "
+                            f"columns are {','.join(known)}")
+        elif name in seen:
+            problems.append(f"{path}:1:{number}: {name}: Duplicate value: the column is given twice")
+        seen.add(name)
+    problems += [f"{path}:1:1: header: Required value: column {name} (required: {','.join(required)})"
+                 for name in required if name not in seen]
+    return problems
+
+
+def check_exact_header(path: str, header: Sequence[str], expected: Sequence[str]) -> list[str]:
+    """A header that must be exactly ``expected`` (openb's)."""
+    if list(header) == list(expected):
+        return []
+    for number, name in enumerate(expected, start=1):
+        found = header[number - 1] if number <= len(header) else ""
+        if found != name:
+            return [f"{path}:1:{number}: header: Invalid value: {found!r}: expected column {name} here; "
+                    f"the columns are {','.join(expected)}"]
+    return [f"{path}:1:{len(expected) + 1}: header: Too many: {len(header)} columns; the columns are "
+            f"{','.join(expected)}"]
+
+
+def report_duplicates(rows_: Sequence[Row], column: str, key: Callable[[Row], object]) -> None:
+    """Report, at ``column``, every row whose ``key`` repeats an earlier row's, naming where the first was."""
+    first: dict[object, Row] = {}
+    for row in rows_:
+        identity = key(row)
+        if identity in first:
+            row.add(column, validation.duplicate(column, row.text(column))
+                    + f": already defined at {first[identity].where}")
+        else:
+            first[identity] = row
