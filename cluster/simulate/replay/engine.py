@@ -51,6 +51,8 @@ class ReplayRun:
     preempted: int
     completed: int
     virtual_seconds: float
+    #: When the trace's last pod arrived: the summary's means and peaks are over the arrivals' span.
+    last_arrival: float
     wall_seconds: float
     wall: WallTime
 
@@ -97,8 +99,9 @@ async def replay(
         finally:
             await scheduler.close()
         records = [ledger.records[key] for key in _trace_keys(trace) if key in ledger.records]
+        last_arrival = trace.pods[-1].arrival_s if trace.pods else 0.0
         return ReplayRun(name, records, driver.samples, ledger.preempted, ledger.completed,
-                         plane.clock.now(), time.perf_counter() - started, driver.wall)
+                         plane.clock.now(), last_arrival, time.perf_counter() - started, driver.wall)
 
 
 def _trace_keys(trace: Trace) -> list[str]:

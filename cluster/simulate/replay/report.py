@@ -15,9 +15,11 @@ from cluster.simulate.replay.metrics import mean, percentile
 
 
 def summary(run: ReplayRun) -> dict[str, Any]:
-    """The run's figures (snake_case keys; shares are 0..1, times in seconds)."""
+    """The run's figures (snake_case keys; shares are 0..1, times in seconds). Means and peaks are over
+    the samples from the first arrival to the last."""
     delays = [record.delay for record in run.records if record.delay is not None]
-    samples = run.samples
+    # While pods arrive: the drain after the last arrival, however long its runs, would dilute the means.
+    samples = [s for s in run.samples if s.t <= run.last_arrival] or run.samples[:1]
     placed = len(delays)
     wall = run.wall
     return {
