@@ -15,7 +15,7 @@ from cluster.simulate.scenario import (
 )
 from cluster.simulate.trace.build import new_node, new_pod
 from cluster.simulate.trace.model import TracePod
-from cluster.simulate.trace.table import Row, check_header, report_duplicates, rows
+from cluster.simulate.trace.table import Row, check_header, load_rows
 
 FORMAT = "native-csv"
 NODE_REQUIRED = ("name", "cpu", "memory")
@@ -48,17 +48,8 @@ def load_nodes(path: str, text: str, header: list[str]) -> tuple[list[objects_pb
     problems = check_header(path, header, NODE_REQUIRED, NODE_OPTIONAL)
     if problems:
         return [], problems
-    table = list(rows(path, text, header, problems))
-    report_duplicates(table, "name", lambda row: row.text("name"))
-    nodes = []
-    for row in table:
-        node = _node(row)
-        if node is not None and not row.problems:
-            row.api_problems(validation.validate_object(node), _NODE_FIELDS)
-        problems += row.problems
-        if node is not None:
-            nodes.append(node)
-    return nodes, problems
+    return load_rows(path, text, header, key_column="name", key=lambda row: row.text("name"), build=_node,
+                     api_object=lambda node: node, field_columns=_NODE_FIELDS)
 
 
 def _node(row: Row) -> objects_pb2.Node | None:
@@ -81,16 +72,8 @@ def load_pods(path: str, text: str,
     problems = check_header(path, header, POD_REQUIRED, POD_OPTIONAL)
     if problems:
         return [], [], problems
-    table = list(rows(path, text, header, problems))
-    report_duplicates(table, "name", _identity)
-    pods = []
-    for row in table:
-        pod = _pod(row)
-        if pod is not None and not row.problems:
-            row.api_problems(validation.validate_object(pod.pod), _POD_FIELDS)
-        problems += row.problems
-        if pod is not None:
-            pods.append(pod)
+    pods, problems = load_rows(path, text, header, key_column="name", key=_identity, build=_pod,
+                               api_object=lambda pod: pod.pod, field_columns=_POD_FIELDS)
     if problems:
         return pods, [], problems
     manifests = [Manifest(path, index, kinds.POD, pod.pod) for index, pod in enumerate(pods, start=1)]

@@ -6,8 +6,13 @@ import csv
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+from google.protobuf.message import Message
 
 from cluster.api import validation
+
+T = TypeVar("T")
 
 NOT_NON_NEGATIVE_INTEGER = "must be a non-negative integer"
 NOT_NON_NEGATIVE_SECONDS = "must be a non-negative number of seconds"
@@ -97,9 +102,9 @@ class Row:
                 self.problems.append(f"{self.where}:{self.columns[column]}: {column}: {problem}")
 
 
-def rows(path: str, text: str, header: Sequence[str], problems: list[str]) -> Iterator[Row]:
+def rows(path: str, text: str, header: Sequence[str]) -> Iterator[Row]:
     """The data rows after the header line (blank lines skipped); a row with the wrong number of
-    fields is a problem and is not yielded."""
+    fields comes with that problem and no cells."""
     columns = {name: number for number, name in enumerate(header, start=1)}
     reader = csv.reader(text.splitlines())
     seen_header = False
@@ -112,14 +117,33 @@ def rows(path: str, text: str, header: Sequence[str], problems: list[str]) -> It
             continue
         if len(cells) < len(header):
             missing = header[len(cells)]
-            problems.append(f"{path}:{line}:{len(cells) + 1}: {missing}: Required value: the row has "
-                            f"{len(cells)} fields, the header {len(header)}")
-            continue
-        if len(cells) > len(header):
-            problems.append(f"{path}:{line}:{len(header) + 1}: row: Too many: the row has {len(cells)} "
-                            f"fields, the header {len(header)}")
-            continue
-        yield Row(path, line, dict(zip(header, cells, strict=True)), columns)
+            yield Row(path, line, {}, columns, [
+                f"{path}:{line}:{len(cells) + 1}: {missing}: Required value: the row has {len(cells)} "
+                f"fields, the header {len(header)}"])
+        elif len(cells) > len(header):
+            yield Row(path, line, {}, columns, [
+                f"{path}:{line}:{len(header) + 1}: row: Too many: the row has {len(cells)} fields, the "
+                f"header {len(header)}"])
+        else:
+            yield Row(path, line, dict(zip(header, cells, strict=True)), columns)
+
+
+def load_rows(path: str, text: str, header: Sequence[str], *, key_column: str, key: Callable[[Row], object],
+              build: Callable[[Row], T | None], api_object: Callable[[T], Message],
+              field_columns: Mapping[str, str]) -> tuple[list[T], list[str]]:
+    """What ``build`` makes of each row, and every problem in line order: the row's own, a repeated
+    ``key``, and the API validation's of the object built from a row that has no other."""
+    table = list(rows(path, text, header))
+    report_duplicates([row for row in table if row.cells], key_column, key)
+    built, problems = [], []
+    for row in table:
+        item = build(row) if row.cells else None
+        if item is not None and not row.problems:
+            row.api_problems(validation.validate_object(api_object(item)), field_columns)
+        problems += row.problems
+        if item is not None:
+            built.append(item)
+    return built, problems
 
 
 def check_header(path: str, header: Sequence[str], required: Sequence[str],
