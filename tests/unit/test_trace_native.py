@@ -300,3 +300,19 @@ def test_yaml_errors_are_those_of_podsched_simulate(tmp_path: Path) -> None:
 def test_yaml_without_nodes_or_pods(tmp_path: Path) -> None:
     assert problems_of(tmp_path, load_yaml, [PRIORITY_CLASS_YAML], [POD_GROUP_YAML]) == [
         "nodes.yaml: no Node in the file", "pods.yaml: no Pod in the file"]
+
+
+def test_the_native_yaml_sample_shows_what_the_docs_say() -> None:
+    sample = Path(__file__).resolve().parents[2] / "examples" / "replay" / "native"
+    trace = load_trace(str(sample / "nodes.yaml"), str(sample / "pods.yaml"))
+    assert trace.format == "native-yaml"
+    assert any(node.spec.taints for node in trace.nodes)
+    pods = {pod.pod.metadata.name: pod for pod in trace.pods}
+    assert pods["inference"].pod.spec.priority_class_name == "simulate-priority-500"
+    assert pods["inference"].pod.spec.node_selector
+    assert pods["etl"].pod.spec.tolerations and pods["etl"].duration_s == 1200.0
+    gang = [pod for pod in trace.pods
+            if pod.pod.metadata.labels.get("scheduling.x-k8s.io/pod-group") == "train"]
+    assert len(gang) == 4
+    [group] = [o for o in trace.objects if isinstance(o, objects_pb2.PodGroup)]
+    assert (group.metadata.name, group.spec.min_member) == ("train", 4)
