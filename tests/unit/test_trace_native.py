@@ -316,3 +316,11 @@ def test_the_native_yaml_sample_shows_what_the_docs_say() -> None:
     assert len(gang) == 4
     [group] = [o for o in trace.objects if isinstance(o, objects_pb2.PodGroup)]
     assert (group.metadata.name, group.spec.min_member) == ("train", 4)
+
+
+def test_blank_lines_before_the_header_count_in_line_numbers(tmp_path: Path) -> None:
+    nodes = write(tmp_path, "nodes.csv", ["", "", "name,cpu,memory,zone", "n,1,1Gi,a"])
+    with pytest.raises(TraceError) as caught:
+        load_trace(nodes, write(tmp_path, "pods.csv", [POD_HEADER, *PODS]))
+    assert caught.value.problems == [f"{nodes}:3:4: zone: Unsupported value: 'zone': the columns are "
+                                     "name,cpu,memory,gpu,pods,labels,taints"]

@@ -15,7 +15,7 @@ from cluster.simulate.scenario import (
 )
 from cluster.simulate.trace.build import new_node, new_pod
 from cluster.simulate.trace.model import TracePod
-from cluster.simulate.trace.table import Row, check_header, load_rows
+from cluster.simulate.trace.table import Header, Row, check_header, load_rows
 
 FORMAT = "native-csv"
 NODE_REQUIRED = ("name", "cpu", "memory")
@@ -43,7 +43,7 @@ def is_pod_header(header: list[str]) -> bool:
     return "name" in header
 
 
-def load_nodes(path: str, text: str, header: list[str]) -> tuple[list[objects_pb2.Node], list[str]]:
+def load_nodes(path: str, text: str, header: Header) -> tuple[list[objects_pb2.Node], list[str]]:
     """The nodes of a native node list, in file order, and every problem found."""
     problems = check_header(path, header, NODE_REQUIRED, NODE_OPTIONAL)
     if problems:
@@ -66,7 +66,7 @@ def _node(row: Row) -> objects_pb2.Node | None:
 
 
 def load_pods(path: str, text: str,
-              header: list[str]) -> tuple[list[TracePod], list[objects_pb2.PriorityClass], list[str]]:
+              header: Header) -> tuple[list[TracePod], list[objects_pb2.PriorityClass], list[str]]:
     """The pods of a native pod list in file order, the hidden PriorityClasses their bare priorities
     need (as ``podsched simulate`` makes them), and every problem found."""
     problems = check_header(path, header, POD_REQUIRED, POD_OPTIONAL)

@@ -13,7 +13,7 @@ from cluster.simulate.trace.model import (
     TRACE_PHASE_ANNOTATION,
     TracePod,
 )
-from cluster.simulate.trace.table import Row, check_exact_header, load_rows
+from cluster.simulate.trace.table import Header, Row, check_exact_header, load_rows
 
 FORMAT = "openb"
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
@@ -41,7 +41,7 @@ def is_pod_header(header: list[str]) -> bool:
     return "cpu_milli" in header
 
 
-def load_nodes(path: str, text: str, header: list[str]) -> tuple[list[objects_pb2.Node], list[str]]:
+def load_nodes(path: str, text: str, header: Header) -> tuple[list[objects_pb2.Node], list[str]]:
     """The nodes of an openb node list, in file order, and every problem found."""
     problems = check_exact_header(path, header, NODE_COLUMNS)
     if problems:
@@ -63,7 +63,7 @@ def _node(row: Row) -> objects_pb2.Node | None:
     return new_node(row.text("sn"), {"cpu": f"{cpu}m", "memory": f"{memory}Mi"}, gpus, labels)
 
 
-def load_pods(path: str, text: str, header: list[str]) -> tuple[list[TracePod], list[str]]:
+def load_pods(path: str, text: str, header: Header) -> tuple[list[TracePod], list[str]]:
     """The pods of an openb pod list with their arrival (creation_time, shifted so the earliest is 0)
     and run time, in file order, and every problem found."""
     problems = check_exact_header(path, header, POD_COLUMNS)
