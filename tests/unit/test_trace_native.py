@@ -137,6 +137,17 @@ def test_csv_bad_label_pair_and_taint(tmp_path: Path) -> None:
         'nodes.csv:2:7: taints: Invalid value: "dedicated": must be key=value:Effect or key:Effect']
 
 
+def test_csv_toleration_with_a_value_and_no_key(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, load_csv, pods=["p,,,,,,,,,,=batch:NoSchedule"]) == [
+        'pods.csv:2:11: tolerations: Invalid value: "=batch:NoSchedule": a value needs a key']
+
+
+def test_csv_tolerations_of_every_key(tmp_path: Path) -> None:
+    [pod] = load_csv(tmp_path, pods=["p,,,,,,,,,,*:NoSchedule;*"]).pods
+    assert [(t.key, t.operator, t.effect) for t in pod.pod.spec.tolerations] == [
+        ("", "Exists", "NoSchedule"), ("", "Exists", "")]
+
+
 def test_csv_api_validation_at_the_column(tmp_path: Path) -> None:
     [problem] = problems_of(tmp_path, load_csv, nodes=["n,4,8Gi,,,,dedicated=batch:Sometimes"])
     assert problem == ('nodes.csv:2:7: taints: spec.taints[0].effect: Unsupported value: "Sometimes": '

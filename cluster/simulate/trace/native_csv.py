@@ -175,8 +175,8 @@ def _taint(row: Row, item: str) -> objects_pb2.Taint | None:
 
 
 def _toleration(row: Row, item: str) -> objects_pb2.Toleration | None:
-    """``key=value:Effect`` (Equal), ``key:Effect`` (Exists), either without ``:Effect`` (every effect),
-    ``:Effect`` or ``*`` (every taint of that effect, of any effect)."""
+    """``key=value:Effect`` (operator Equal) or ``key:Effect`` (Exists); without ``:Effect`` it tolerates
+    every effect; an empty key or ``*`` tolerates every key."""
     pair, _, effect = item.rpartition(":") if ":" in item else (item, "", "")
     key, equals, value = pair.partition("=")
     key = key.strip()
