@@ -137,6 +137,17 @@ def test_csv_bad_label_pair_and_taint(tmp_path: Path) -> None:
         'nodes.csv:2:7: taints: Invalid value: "dedicated": must be key=value:Effect or key:Effect']
 
 
+def test_csv_toleration_with_a_value_and_no_key(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, load_csv, pods=["p,,,,,,,,,,=batch:NoSchedule"]) == [
+        'pods.csv:2:11: tolerations: Invalid value: "=batch:NoSchedule": a value needs a key']
+
+
+def test_csv_tolerations_of_every_key(tmp_path: Path) -> None:
+    [pod] = load_csv(tmp_path, pods=["p,,,,,,,,,,*:NoSchedule;*"]).pods
+    assert [(t.key, t.operator, t.effect) for t in pod.pod.spec.tolerations] == [
+        ("", "Exists", "NoSchedule"), ("", "Exists", "")]
+
+
 def test_csv_api_validation_at_the_column(tmp_path: Path) -> None:
     [problem] = problems_of(tmp_path, load_csv, nodes=["n,4,8Gi,,,,dedicated=batch:Sometimes"])
     assert problem == ('nodes.csv:2:7: taints: spec.taints[0].effect: Unsupported value: "Sometimes": '
@@ -300,3 +311,27 @@ def test_yaml_errors_are_those_of_podsched_simulate(tmp_path: Path) -> None:
 def test_yaml_without_nodes_or_pods(tmp_path: Path) -> None:
     assert problems_of(tmp_path, load_yaml, [PRIORITY_CLASS_YAML], [POD_GROUP_YAML]) == [
         "nodes.yaml: no Node in the file", "pods.yaml: no Pod in the file"]
+
+
+def test_the_native_yaml_sample_shows_what_the_docs_say() -> None:
+    sample = Path(__file__).resolve().parents[2] / "examples" / "replay" / "native"
+    trace = load_trace(str(sample / "nodes.yaml"), str(sample / "pods.yaml"))
+    assert trace.format == "native-yaml"
+    assert any(node.spec.taints for node in trace.nodes)
+    pods = {pod.pod.metadata.name: pod for pod in trace.pods}
+    assert pods["inference"].pod.spec.priority_class_name == "simulate-priority-500"
+    assert pods["inference"].pod.spec.node_selector
+    assert pods["etl"].pod.spec.tolerations and pods["etl"].duration_s == 1200.0
+    gang = [pod for pod in trace.pods
+            if pod.pod.metadata.labels.get("scheduling.x-k8s.io/pod-group") == "train"]
+    assert len(gang) == 4
+    [group] = [o for o in trace.objects if isinstance(o, objects_pb2.PodGroup)]
+    assert (group.metadata.name, group.spec.min_member) == ("train", 4)
+
+
+def test_blank_lines_before_the_header_count_in_line_numbers(tmp_path: Path) -> None:
+    nodes = write(tmp_path, "nodes.csv", ["", "", "name,cpu,memory,zone", "n,1,1Gi,a"])
+    with pytest.raises(TraceError) as caught:
+        load_trace(nodes, write(tmp_path, "pods.csv", [POD_HEADER, *PODS]))
+    assert caught.value.problems == [f"{nodes}:3:4: zone: Unsupported value: 'zone': the columns are "
+                                     "name,cpu,memory,gpu,pods,labels,taints"]

@@ -249,3 +249,12 @@ def test_every_problem_of_a_file_is_listed_up_to_a_cap(tmp_path: Path) -> None:
     assert found[MAX_PROBLEMS_PER_FILE - 1].startswith(f"nodes.csv:{MAX_PROBLEMS_PER_FILE + 1}:2: cpu_milli:")
     assert found[MAX_PROBLEMS_PER_FILE] == "... and 7 more"
     assert found[-1] == 'pods.csv:2:10: deletion_time: Invalid value: "x": must be a non-negative integer'
+
+
+def test_problems_are_listed_in_line_order(tmp_path: Path) -> None:
+    assert problems(tmp_path, nodes=["n1,x,1024,0,", "n2,1000", "n3,1000,1024,y,", "n4,1000", "n4,1000"]) == [
+        'nodes.csv:2:2: cpu_milli: Invalid value: "x": must be a non-negative integer',
+        "nodes.csv:3:3: memory_mib: Required value: the row has 2 fields, the header 5",
+        'nodes.csv:4:4: gpu: Invalid value: "y": must be a non-negative integer',
+        "nodes.csv:5:3: memory_mib: Required value: the row has 2 fields, the header 5",
+        "nodes.csv:6:3: memory_mib: Required value: the row has 2 fields, the header 5"]

@@ -104,3 +104,8 @@ def test_the_script_writes_both_files(tmp_path: Path) -> None:
     assert script.main(["--out", str(tmp_path / "out"), "--nodes", "5", "--pods", "20", "--seed", "4"]) == 0
     assert ((tmp_path / "out" / "nodes.csv").read_text(), (tmp_path / "out" / "pods.csv").read_text()) == (
         generate_openb(5, 20, seed=4))
+
+
+def test_the_committed_sample_loads() -> None:
+    trace = load_trace(str(SAMPLE / "nodes.csv"), str(SAMPLE / "pods.csv"))
+    assert (len(trace.nodes), len(trace.pods)) == (SAMPLE_ARGS["nodes"], SAMPLE_ARGS["pods"])

@@ -9,7 +9,7 @@ from google.protobuf.message import Message
 from cluster.api import objects_pb2
 from cluster.simulate.trace import native_csv, native_yaml, openb
 from cluster.simulate.trace.model import Trace, TraceError, TracePod, capped, shifted_to_zero
-from cluster.simulate.trace.table import first_line, header_cells, read_text
+from cluster.simulate.trace.table import Header, read_header, read_text
 
 #: How a YAML file may begin that a CSV header would not: a comment, a document marker, flow style.
 _YAML_STARTS = ("#", "---", "{", "[")
@@ -49,11 +49,11 @@ def _recognize(path: str, role: str) -> tuple[str, str, list[str]]:
         text = read_text(path)
     except OSError as exc:
         return "", "", [f"{path}: cannot read the {role} file: {exc.strerror or exc}"]
-    line = first_line(text)
-    if not line:
+    first = read_header(text)
+    if first is None:
         return "", text, [f"{path}:1:1: header: Required value: the file is empty; a {role} file starts with "
                           f"a CSV header ({_EXPECTED[role]}) or holds YAML documents"]
-    header = header_cells(line)
+    header, line = first.cells, first.text
     if role == NODES:
         if openb.is_node_header(header) or openb.is_pod_header(header):
             return openb.FORMAT, text, []
@@ -66,15 +66,14 @@ def _recognize(path: str, role: str) -> tuple[str, str, list[str]]:
             return native_csv.FORMAT, text, []
     looks_csv = "," in line and ":" not in line and not line.startswith(_YAML_STARTS)
     if path.lower().endswith(".csv") or looks_csv:
-        return "", text, [f"{path}:1:1: header: Invalid value: {line!r}: not a {role} header; expected "
-                          f"{_EXPECTED[role]}"]
+        return "", text, [f"{path}:{first.line}:1: header: Invalid value: {line!r}: not a {role} header; "
+                          f"expected {_EXPECTED[role]}"]
     return native_yaml.FORMAT, text, []
 
 
 def _load_csv(format_: str, nodes_path: str, node_text: str, pods_path: str,
               pod_text: str) -> tuple[Trace | None, list[str], list[str]]:
-    node_header = header_cells(first_line(node_text))
-    pod_header = header_cells(first_line(pod_text))
+    node_header, pod_header = _header(node_text), _header(pod_text)
     nodes: list[objects_pb2.Node]
     pods: list[TracePod]
     objects: Sequence[Message] = []
@@ -85,9 +84,17 @@ def _load_csv(format_: str, nodes_path: str, node_text: str, pods_path: str,
         nodes, node_problems = native_csv.load_nodes(nodes_path, node_text, node_header)
         pods, objects, pod_problems = native_csv.load_pods(pods_path, pod_text, pod_header)
     if not nodes and not node_problems:
-        node_problems.append(f"{nodes_path}:2:1: row: Required value: no node after the header")
+        node_problems.append(f"{nodes_path}:{node_header.line + 1}:1: row: Required value: no node after the "
+                             "header")
     if not pods and not pod_problems:
-        pod_problems.append(f"{pods_path}:2:1: row: Required value: no pod after the header")
+        pod_problems.append(f"{pods_path}:{pod_header.line + 1}:1: row: Required value: no pod after the "
+                            "header")
     if node_problems or pod_problems:
         return None, node_problems, pod_problems
     return Trace(nodes, shifted_to_zero(pods), list(objects), format_), [], []
+
+
+def _header(text: str) -> Header:
+    header = read_header(text)
+    assert header is not None, "an empty file is refused before its rows are read"
+    return header

@@ -15,7 +15,7 @@ from cluster.simulate.scenario import (
 )
 from cluster.simulate.trace.build import new_node, new_pod
 from cluster.simulate.trace.model import TracePod
-from cluster.simulate.trace.table import Row, check_header, report_duplicates, rows
+from cluster.simulate.trace.table import Header, Row, check_header, load_rows
 
 FORMAT = "native-csv"
 NODE_REQUIRED = ("name", "cpu", "memory")
@@ -43,22 +43,13 @@ def is_pod_header(header: list[str]) -> bool:
     return "name" in header
 
 
-def load_nodes(path: str, text: str, header: list[str]) -> tuple[list[objects_pb2.Node], list[str]]:
+def load_nodes(path: str, text: str, header: Header) -> tuple[list[objects_pb2.Node], list[str]]:
     """The nodes of a native node list, in file order, and every problem found."""
     problems = check_header(path, header, NODE_REQUIRED, NODE_OPTIONAL)
     if problems:
         return [], problems
-    table = list(rows(path, text, header, problems))
-    report_duplicates(table, "name", lambda row: row.text("name"))
-    nodes = []
-    for row in table:
-        node = _node(row)
-        if node is not None and not row.problems:
-            row.api_problems(validation.validate_object(node), _NODE_FIELDS)
-        problems += row.problems
-        if node is not None:
-            nodes.append(node)
-    return nodes, problems
+    return load_rows(path, text, header, key_column="name", key=lambda row: row.text("name"), build=_node,
+                     api_object=lambda node: node, field_columns=_NODE_FIELDS)
 
 
 def _node(row: Row) -> objects_pb2.Node | None:
@@ -75,22 +66,14 @@ def _node(row: Row) -> objects_pb2.Node | None:
 
 
 def load_pods(path: str, text: str,
-              header: list[str]) -> tuple[list[TracePod], list[objects_pb2.PriorityClass], list[str]]:
+              header: Header) -> tuple[list[TracePod], list[objects_pb2.PriorityClass], list[str]]:
     """The pods of a native pod list in file order, the hidden PriorityClasses their bare priorities
     need (as ``podsched simulate`` makes them), and every problem found."""
     problems = check_header(path, header, POD_REQUIRED, POD_OPTIONAL)
     if problems:
         return [], [], problems
-    table = list(rows(path, text, header, problems))
-    report_duplicates(table, "name", _identity)
-    pods = []
-    for row in table:
-        pod = _pod(row)
-        if pod is not None and not row.problems:
-            row.api_problems(validation.validate_object(pod.pod), _POD_FIELDS)
-        problems += row.problems
-        if pod is not None:
-            pods.append(pod)
+    pods, problems = load_rows(path, text, header, key_column="name", key=_identity, build=_pod,
+                               api_object=lambda pod: pod.pod, field_columns=_POD_FIELDS)
     if problems:
         return pods, [], problems
     manifests = [Manifest(path, index, kinds.POD, pod.pod) for index, pod in enumerate(pods, start=1)]
@@ -192,8 +175,8 @@ def _taint(row: Row, item: str) -> objects_pb2.Taint | None:
 
 
 def _toleration(row: Row, item: str) -> objects_pb2.Toleration | None:
-    """``key=value:Effect`` (Equal), ``key:Effect`` (Exists), either without ``:Effect`` (every effect),
-    ``:Effect`` or ``*`` (every taint of that effect, of any effect)."""
+    """``key=value:Effect`` (operator Equal) or ``key:Effect`` (Exists); without ``:Effect`` it tolerates
+    every effect; an empty key or ``*`` tolerates every key."""
     pair, _, effect = item.rpartition(":") if ":" in item else (item, "", "")
     key, equals, value = pair.partition("=")
     key = key.strip()

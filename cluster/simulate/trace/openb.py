@@ -13,7 +13,7 @@ from cluster.simulate.trace.model import (
     TRACE_PHASE_ANNOTATION,
     TracePod,
 )
-from cluster.simulate.trace.table import Row, check_exact_header, report_duplicates, rows
+from cluster.simulate.trace.table import Header, Row, check_exact_header, load_rows
 
 FORMAT = "openb"
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
@@ -41,22 +41,13 @@ def is_pod_header(header: list[str]) -> bool:
     return "cpu_milli" in header
 
 
-def load_nodes(path: str, text: str, header: list[str]) -> tuple[list[objects_pb2.Node], list[str]]:
+def load_nodes(path: str, text: str, header: Header) -> tuple[list[objects_pb2.Node], list[str]]:
     """The nodes of an openb node list, in file order, and every problem found."""
     problems = check_exact_header(path, header, NODE_COLUMNS)
     if problems:
         return [], problems
-    table = list(rows(path, text, header, problems))
-    report_duplicates(table, "sn", lambda row: row.text("sn"))
-    nodes = []
-    for row in table:
-        node = _node(row)
-        if node is not None and not row.problems:
-            row.api_problems(validation.validate_object(node), _NODE_FIELDS)
-        problems += row.problems
-        if node is not None:
-            nodes.append(node)
-    return nodes, problems
+    return load_rows(path, text, header, key_column="sn", key=lambda row: row.text("sn"), build=_node,
+                     api_object=lambda node: node, field_columns=_NODE_FIELDS)
 
 
 def _node(row: Row) -> objects_pb2.Node | None:
@@ -72,23 +63,14 @@ def _node(row: Row) -> objects_pb2.Node | None:
     return new_node(row.text("sn"), {"cpu": f"{cpu}m", "memory": f"{memory}Mi"}, gpus, labels)
 
 
-def load_pods(path: str, text: str, header: list[str]) -> tuple[list[TracePod], list[str]]:
+def load_pods(path: str, text: str, header: Header) -> tuple[list[TracePod], list[str]]:
     """The pods of an openb pod list with their arrival (creation_time, shifted so the earliest is 0)
     and run time, in file order, and every problem found."""
     problems = check_exact_header(path, header, POD_COLUMNS)
     if problems:
         return [], problems
-    table = list(rows(path, text, header, problems))
-    report_duplicates(table, "name", lambda row: row.text("name"))
-    pods = []
-    for row in table:
-        pod = _pod(row)
-        if pod is not None and not row.problems:
-            row.api_problems(validation.validate_object(pod.pod), _POD_FIELDS)
-        problems += row.problems
-        if pod is not None:
-            pods.append(pod)
-    return pods, problems
+    return load_rows(path, text, header, key_column="name", key=lambda row: row.text("name"), build=_pod,
+                     api_object=lambda pod: pod.pod, field_columns=_POD_FIELDS)
 
 
 def _pod(row: Row) -> TracePod | None:

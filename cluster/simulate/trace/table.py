@@ -6,8 +6,13 @@ import csv
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+from google.protobuf.message import Message
 
 from cluster.api import validation
+
+T = TypeVar("T")
 
 NOT_NON_NEGATIVE_INTEGER = "must be a non-negative integer"
 NOT_NON_NEGATIVE_SECONDS = "must be a non-negative number of seconds"
@@ -19,16 +24,26 @@ def read_text(path: str) -> str:
         return handle.read()
 
 
-def first_line(text: str) -> str:
-    """The first line that is not blank, stripped ("" for an empty file)."""
-    for line in text.splitlines():
+@dataclass(frozen=True, slots=True)
+class Header:
+    """A file's first line that is not blank: a CSV header, or the start of YAML."""
+
+    #: Its 1-based line number.
+    line: int
+    #: The line, stripped.
+    text: str
+
+    @property
+    def cells(self) -> list[str]:
+        return [cell.strip() for cell in next(csv.reader([self.text]), [])]
+
+
+def read_header(text: str) -> Header | None:
+    """The first line that is not blank; None for an empty file."""
+    for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
-            return line.strip()
-    return ""
-
-
-def header_cells(line: str) -> list[str]:
-    return [cell.strip() for cell in next(csv.reader([line]), [])]
+            return Header(number, line.strip())
+    return None
 
 
 @dataclass(slots=True)
@@ -97,59 +112,77 @@ class Row:
                 self.problems.append(f"{self.where}:{self.columns[column]}: {column}: {problem}")
 
 
-def rows(path: str, text: str, header: Sequence[str], problems: list[str]) -> Iterator[Row]:
+def rows(path: str, text: str, header_: Header) -> Iterator[Row]:
     """The data rows after the header line (blank lines skipped); a row with the wrong number of
-    fields is a problem and is not yielded."""
+    fields comes with that problem and no cells."""
+    header = header_.cells
     columns = {name: number for number, name in enumerate(header, start=1)}
     reader = csv.reader(text.splitlines())
-    seen_header = False
     for cells in reader:
         line = reader.line_num
-        if not any(cell.strip() for cell in cells):
-            continue
-        if not seen_header:
-            seen_header = True
+        if line <= header_.line or not any(cell.strip() for cell in cells):
             continue
         if len(cells) < len(header):
             missing = header[len(cells)]
-            problems.append(f"{path}:{line}:{len(cells) + 1}: {missing}: Required value: the row has "
-                            f"{len(cells)} fields, the header {len(header)}")
-            continue
-        if len(cells) > len(header):
-            problems.append(f"{path}:{line}:{len(header) + 1}: row: Too many: the row has {len(cells)} "
-                            f"fields, the header {len(header)}")
-            continue
-        yield Row(path, line, dict(zip(header, cells, strict=True)), columns)
+            yield Row(path, line, {}, columns, [
+                f"{path}:{line}:{len(cells) + 1}: {missing}: Required value: the row has {len(cells)} "
+                f"fields, the header {len(header)}"])
+        elif len(cells) > len(header):
+            yield Row(path, line, {}, columns, [
+                f"{path}:{line}:{len(header) + 1}: row: Too many: the row has {len(cells)} fields, the "
+                f"header {len(header)}"])
+        else:
+            yield Row(path, line, dict(zip(header, cells, strict=True)), columns)
 
 
-def check_header(path: str, header: Sequence[str], required: Sequence[str],
-                 optional: Sequence[str]) -> list[str]:
+def load_rows(path: str, text: str, header: Header, *, key_column: str, key: Callable[[Row], object],
+              build: Callable[[Row], T | None], api_object: Callable[[T], Message],
+              field_columns: Mapping[str, str]) -> tuple[list[T], list[str]]:
+    """What ``build`` makes of each row, and every problem in line order: the row's own, a repeated
+    ``key``, and the API validation's of the object built from a row that has no other."""
+    table = list(rows(path, text, header))
+    report_duplicates([row for row in table if row.cells], key_column, key)
+    built, problems = [], []
+    for row in table:
+        item = build(row) if row.cells else None
+        if item is not None and not row.problems:
+            row.api_problems(validation.validate_object(api_object(item)), field_columns)
+        problems += row.problems
+        if item is not None:
+            built.append(item)
+    return built, problems
+
+
+def check_header(path: str, header: Header, required: Sequence[str], optional: Sequence[str]) -> list[str]:
     """Problems with a native header: unknown or repeated columns, required ones missing."""
     problems = []
+    at = f"{path}:{header.line}"
     known = (*required, *optional)
     seen: set[str] = set()
-    for number, name in enumerate(header, start=1):
+    for number, name in enumerate(header.cells, start=1):
         if name not in known:
-            problems.append(f"{path}:1:{number}: {name or 'header'}: Unsupported value: {name!r}: the "
+            problems.append(f"{at}:{number}: {name or 'header'}: Unsupported value: {name!r}: the "
                             f"columns are {','.join(known)}")
         elif name in seen:
-            problems.append(f"{path}:1:{number}: {name}: Duplicate value: the column is given twice")
+            problems.append(f"{at}:{number}: {name}: Duplicate value: the column is given twice")
         seen.add(name)
-    problems += [f"{path}:1:1: header: Required value: column {name} (required: {','.join(required)})"
+    problems += [f"{at}:1: header: Required value: column {name} (required: {','.join(required)})"
                  for name in required if name not in seen]
     return problems
 
 
-def check_exact_header(path: str, header: Sequence[str], expected: Sequence[str]) -> list[str]:
+def check_exact_header(path: str, header_: Header, expected: Sequence[str]) -> list[str]:
     """A header that must be exactly ``expected`` (openb's)."""
-    if list(header) == list(expected):
+    header = header_.cells
+    if header == list(expected):
         return []
+    at = f"{path}:{header_.line}"
     for number, name in enumerate(expected, start=1):
         found = header[number - 1] if number <= len(header) else ""
         if found != name:
-            return [f"{path}:1:{number}: header: Invalid value: {found!r}: expected column {name} here; "
+            return [f"{at}:{number}: header: Invalid value: {found!r}: expected column {name} here; "
                     f"the columns are {','.join(expected)}"]
-    return [f"{path}:1:{len(expected) + 1}: header: Too many: {len(header)} columns; the columns are "
+    return [f"{at}:{len(expected) + 1}: header: Too many: {len(header)} columns; the columns are "
             f"{','.join(expected)}"]
 
 
