@@ -81,7 +81,8 @@ class MemoryState:
         #: The absolute index of the first event whose keys a compaction has not yet visited.
         self._unvisited = 0
         self._cursors: weakref.WeakSet[_Cursor] = weakref.WeakSet()
-        self._handles: weakref.WeakSet[MemoryStore] = weakref.WeakSet()
+        #: The handles with a watch waiting for the log to grow.
+        self.waiting: set[MemoryStore] = set()
 
     # ---- reads -------------------------------------------------------------------------------------
 
@@ -143,9 +144,11 @@ class MemoryState:
             versions.append((revision, written))
 
     def published(self) -> None:
-        """Wake the watches of every handle: the event log grew."""
-        for handle in self._handles:
-            handle.wake()
+        """Wake the waiting watches: the event log grew."""
+        if self.waiting:
+            waiting, self.waiting = self.waiting, set()
+            for handle in waiting:
+                handle.wake()
 
     # ---- compaction --------------------------------------------------------------------------------
 
@@ -195,12 +198,6 @@ class MemoryState:
     def release(self, cursor: _Cursor) -> None:
         self._cursors.discard(cursor)
 
-    def attach(self, handle: MemoryStore) -> None:
-        self._handles.add(handle)
-
-    def detach(self, handle: MemoryStore) -> None:
-        self._handles.discard(handle)
-
 
 class MemoryStore:
     """One handle on a ``MemoryState`` (a new, empty one unless given). Use it from one event loop."""
@@ -209,7 +206,6 @@ class MemoryStore:
         self.state = state if state is not None else MemoryState()
         self._closed = False
         self._waiters: list[asyncio.Future[None]] = []
-        self.state.attach(self)
 
     async def _open_state(self) -> MemoryState:
         # Every call of the other stores is a point where other tasks run; one turn of the event loop
@@ -368,6 +364,7 @@ class MemoryStore:
                             return
                 waiter = asyncio.get_running_loop().create_future()
                 self._waiters.append(waiter)
+                state.waiting.add(self)
                 await waiter
         finally:
             state.release(cursor)
@@ -385,7 +382,7 @@ class MemoryStore:
         if self._closed:
             return
         self._closed = True
-        self.state.detach(self)
+        self.state.waiting.discard(self)
         self.wake()
 
 
