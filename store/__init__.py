@@ -1,4 +1,5 @@
-"""Key-value stores with etcd's semantics: the embedded SQLite log and real etcd."""
+"""Key-value stores with etcd's semantics: the embedded SQLite log, real etcd, and the in-memory store of
+the in-process control planes (store.memory)."""
 
 from store.base import (
     BatchReader,

@@ -1,5 +1,8 @@
-"""The simulated cluster's API: a SQLite store in a temporary directory, the real API server on a
-loopback port of this process, and a client of it, all on virtual time.
+"""The simulated cluster's API: an in-memory store, the real API server in this process, and a client
+of it that calls the server's methods in process (``InProcessChannel``), all on virtual time.
+
+The store is a MemoryStore: the simulation's data lives only as long as the run, and a store call is
+then a few dictionary operations on the event loop instead of a hop to a SQLite thread.
 
 Time: one ``FakeClock`` is the simulation's clock. The scheduler reads it directly (backoff, flushes,
 assumed-pod expiry); the API server wants wall-clock seconds (creation and start timestamps, graceful
@@ -11,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -20,7 +22,7 @@ from cluster.client import Client
 from cluster.client.inprocess import InProcessChannel
 from cluster.simulate.writes import WriteTrackingStore
 from scheduler.clock import FakeClock
-from store.sqlite import SqliteStore
+from store.memory import MemoryStore
 
 log = logging.getLogger(__name__)
 
@@ -51,25 +53,23 @@ class ControlPlane:
 
 @contextlib.asynccontextmanager
 async def control_plane(*, in_process: bool = True) -> AsyncIterator[ControlPlane]:
-    """Start the store, the API server and a client; stop and delete everything on the way out.
-    ``in_process``: the client calls the server through an ``InProcessChannel`` (no HTTP/2: the same
-    answers, far cheaper); False: through gRPC on a loopback port, as any other client."""
+    """Start the store, the API server and a client; stop everything on the way out. ``in_process``: the
+    client calls the server through an ``InProcessChannel`` (no HTTP/2: the same answers, far cheaper);
+    False: through gRPC on a loopback port, as any other client."""
     clock = FakeClock()
-    with tempfile.TemporaryDirectory(prefix="podsched-simulate-") as data_dir:
-        store = WriteTrackingStore(await SqliteStore.open(data_dir))
+    store = WriteTrackingStore(MemoryStore())
+    try:
+        server = ApiServer(
+            store, ApiServerOptions(listen="127.0.0.1:0"), clock=lambda: VIRTUAL_EPOCH + clock.now()
+        )
+        await server.start()
         try:
-            server = ApiServer(
-                store, ApiServerOptions(listen="127.0.0.1:0"), clock=lambda: VIRTUAL_EPOCH + clock.now()
-            )
-            await server.start()
-            try:
-                channel = (lambda _: InProcessChannel(server.in_process.handler)) if in_process else None
-                async with Client(server.address, timeout_s=CLIENT_TIMEOUT_S,
-                                  channel_factory=channel) as client:
-                    yield ControlPlane(clock, store, server, client)
-            finally:
-                # The client is closed by now, so nothing waits for the grace period; stopping with none
-                # would end the client's last connection with an error that gRPC logs on stderr.
-                await server.stop(STOP_GRACE_S)
+            channel = (lambda _: InProcessChannel(server.in_process.handler)) if in_process else None
+            async with Client(server.address, timeout_s=CLIENT_TIMEOUT_S, channel_factory=channel) as client:
+                yield ControlPlane(clock, store, server, client)
         finally:
-            await store.close()
+            # The client is closed by now, so nothing waits for the grace period; stopping with none
+            # would end the client's last connection with an error that gRPC logs on stderr.
+            await server.stop(STOP_GRACE_S)
+    finally:
+        await store.close()

@@ -1,10 +1,12 @@
-"""One contract suite, every backend: each test here runs against the embedded SQLite store and a real etcd.
+"""One contract suite, every backend: each test here runs against the embedded SQLite store, a real etcd and
+the in-memory store of the in-process control planes.
 
 Fixtures:
-- ``store``: a fresh store; SQLite in a temp dir, or etcd (the session's shared member) under a key
-  prefix of its own.
+- ``store``: a fresh store; SQLite in a temp dir, etcd (the session's shared member) under a key
+  prefix of its own, or a MemoryStore on a state of its own.
 - ``backend``: how ``store`` was made; ``await backend.open()`` opens another store on the same data
-  (a reconnect, or a restart of the process that owned the SQLite file).
+  (a reconnect, a restart of the process that owned the SQLite file, or another MemoryStore handle on
+  the same MemoryState).
 - ``isolated_store`` / ``isolated_backend``: the same, except that etcd is a member of the test's own,
   so the test may compact it and count revisions from its start without disturbing anyone.
 """
@@ -20,10 +22,15 @@ import pytest
 from cluster.launcher.etcd import EtcdCluster
 from store.base import Store
 from store.etcd import EtcdStore
+from store.memory import MemoryState, MemoryStore
 from tests.conftest import running_cluster
 
 #: The etcd half carries the ``etcd`` marker, so a run without an etcd binary fails at collection.
-BACKENDS = [pytest.param("sqlite", id="sqlite"), pytest.param("etcd", id="etcd", marks=pytest.mark.etcd)]
+BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("etcd", id="etcd", marks=pytest.mark.etcd),
+    pytest.param("memory", id="memory"),
+]
 
 
 @dataclass
@@ -55,6 +62,15 @@ def _sqlite(data_dir: Path) -> Callable[[], Awaitable[Store]]:
     return open_sqlite
 
 
+def _memory() -> Callable[[], Awaitable[Store]]:
+    state = MemoryState()
+
+    async def open_memory() -> Store:
+        return MemoryStore(state)
+
+    return open_memory
+
+
 def _etcd(endpoints: list[str], key_prefix: str) -> Callable[[], Awaitable[Store]]:
     async def open_etcd() -> Store:
         return await EtcdStore.connect(endpoints, key_prefix=key_prefix)
@@ -66,6 +82,8 @@ def _etcd(endpoints: list[str], key_prefix: str) -> Callable[[], Awaitable[Store
 def backend(request: pytest.FixtureRequest, tmp_path: Path, unique_prefix: str) -> Backend:
     if request.param == "sqlite":
         return Backend("sqlite", _sqlite(tmp_path / "data"))
+    if request.param == "memory":
+        return Backend("memory", _memory())
     return Backend("etcd", _etcd(request.getfixturevalue("etcd_endpoints"), unique_prefix))
 
 
@@ -73,6 +91,9 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path, unique_prefix: str) 
 def isolated_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "sqlite":
         yield Backend("sqlite", _sqlite(tmp_path / "data"))
+        return
+    if request.param == "memory":
+        yield Backend("memory", _memory())
         return
     with running_cluster(1, tmp_path / "etcd", "isolated") as cluster:
         yield Backend("etcd", _etcd(cluster.endpoints, ""), cluster)

@@ -100,7 +100,7 @@ _ROWS: tuple[tuple[str, str, str], ...] = (
 def table(runs: Sequence[ReplayRun]) -> str:
     """One row per figure, one column per configuration."""
     summaries = [summary(run) for run in runs]
-    writer = TableWriter(("", *(run.name for run in runs)))
+    writer = TableWriter(("FIGURE", *(run.name for run in runs)))
     rows = [[label, *(_show(s[key], how) for s in summaries)] for label, key, how in _ROWS]
     return "".join(line + "\n" for line in writer.table(rows))
 

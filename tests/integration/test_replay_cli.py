@@ -1,0 +1,101 @@
+"""`podsched replay` as a user runs it: a new process on the shipped samples, two configurations side by
+side with the JSON and the plot, progress on stderr and the table alone on stdout, the same figures for the
+same seed, and exit code 2 naming what is wrong for bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.integration.helpers import REPO, parse_table, run_cli
+
+SAMPLE = REPO / "examples" / "replay" / "openb-sample"
+NATIVE = REPO / "examples" / "replay" / "native"
+MOST_ALLOCATED = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}, {name: nvidia.com/gpu, weight: 3}]
+"""
+#: Figures that measure the machine, not the policy: they differ from run to run.
+WALL_FIGURES = ("wall_seconds", "pods_per_second", "scheduling_seconds", "api_seconds", "other_seconds")
+
+
+def replay(*args: str) -> tuple[int, str, str]:
+    done = run_cli("127.0.0.1:1", "replay", *args, timeout=300)
+    return done.code, done.stdout, done.stderr
+
+
+def policy_figures(document: dict) -> list[dict]:  # type: ignore[type-arg]
+    return [{key: value for key, value in run["summary"].items() if key not in WALL_FIGURES}
+            | {"pods": run["pods"], "samples": run["samples"]} for run in document["runs"]]
+
+
+def test_two_configurations_side_by_side_with_json_and_plot(tmp_path: Path) -> None:
+    packed = tmp_path / "most-allocated.yaml"
+    packed.write_text(MOST_ALLOCATED)
+    out, plot = tmp_path / "replay.json", tmp_path / "replay.png"
+    code, stdout, stderr = replay("--nodes", str(SAMPLE / "nodes.csv"), "--pods", str(SAMPLE / "pods.csv"),
+                                  "--config", str(REPO / "examples" / "replay" / "least-allocated.yaml"),
+                                  "--config", str(packed), "--json", str(out), "--plot", str(plot))
+    assert code == 0, stderr
+    assert "replaying 400 pods on 40 nodes (openb) under 2 configuration(s)" in stderr
+    assert "least-allocated: virtual" in stderr and "most-allocated: virtual" in stderr  # progress
+    rows = {row["FIGURE"]: row for row in parse_table(stdout)}
+    assert rows["pods placed"]["least-allocated"] == rows["pods placed"]["most-allocated"] == "400"
+    for label in ("GPU allocation (mean)", "fragmented GPUs (mean)", "scheduling delay p99", "wall time",
+                  "pods placed per second", "scheduling", "API server and store"):
+        assert label in rows
+    document = json.loads(out.read_text())
+    assert [run["config"] for run in document["runs"]] == ["least-allocated", "most-allocated"]
+    assert document["trace"]["format"] == "openb" and document["trace"]["pods"] == 400
+    least, most = document["runs"]
+    assert len(least["pods"]) == len(most["pods"]) == 400
+    assert least["samples"] and set(least["samples"][0]) >= {"t", "gpu_allocation", "pending", "fragmentation"}
+    # Packing and spreading place differently.
+    assert [p["node"] for p in least["pods"]] != [p["node"] for p in most["pods"]]
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_same_trace_and_seed_give_the_same_figures(tmp_path: Path) -> None:
+    documents = []
+    for n in (1, 2):
+        out = tmp_path / f"run{n}.json"
+        code, _, stderr = replay("--nodes", str(NATIVE / "nodes.yaml"), "--pods", str(NATIVE / "pods.yaml"),
+                                 "--seed", "7", "--json", str(out))
+        assert code == 0, stderr
+        documents.append(json.loads(out.read_text()))
+    assert policy_figures(documents[0]) == policy_figures(documents[1])
+    assert documents[0]["trace"]["format"] == "native-yaml"
+
+
+def test_bad_trace_input_names_file_line_and_column_and_replays_nothing(tmp_path: Path) -> None:
+    pods = tmp_path / "pods.csv"
+    lines = (SAMPLE / "pods.csv").read_text().splitlines()
+    fields = lines[3].split(",")
+    fields[1] = "lots"  # cpu_milli
+    lines[3] = ",".join(fields)
+    pods.write_text("\n".join(lines) + "\n")
+    code, stdout, stderr = replay("--nodes", str(SAMPLE / "nodes.csv"), "--pods", str(pods))
+    assert code == 2 and stdout == ""
+    assert f"error: {pods}:4:2: cpu_milli:" in stderr
+    assert stderr.rstrip().endswith("error: nothing was replayed")
+
+
+def test_bad_configuration_and_unwritable_outputs_are_refused_before_replaying(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                      "profiles: [{schedulerName: x, plugins: {score: {enabled: [{name: NoSuchPlugin}]}}}]\n")
+    common = ("--nodes", str(SAMPLE / "nodes.csv"), "--pods", str(SAMPLE / "pods.csv"))
+    code, stdout, stderr = replay(*common, "--config", str(broken))
+    assert code == 2 and stdout == "" and "NoSuchPlugin" in stderr and str(broken) in stderr
+    code, stdout, stderr = replay(*common, "--json", str(tmp_path / "missing" / "out.json"))
+    assert code == 2 and stdout == "" and "cannot write --json" in stderr
+    code, stdout, stderr = replay(*common, "--sample-every", "0")
+    assert code == 2 and "--sample-every must be positive" in stderr
