@@ -477,19 +477,26 @@ class FitError(Exception):
         self.pod = pod
         self.num_all_nodes = num_all_nodes
         self.diagnosis = diagnosis
+        #: What the nodes said, once summarized: the diagnosis's node statuses do not change after the
+        #: attempt, only PostFilter's message is added.
+        self._filtered: str | None = None
         super().__init__(self.message())
 
     def message(self) -> str:
-        head = f"0/{self.num_all_nodes} nodes are available"
-        if self.diagnosis.pre_filter_message:
-            text = f"{head}: {self.diagnosis.pre_filter_message}."
-        else:
-            counts: Counter[str] = Counter()
-            for status, nodes, _ in self.diagnosis.distinct_statuses(examples=1):
-                for reason in status.reasons:
-                    counts[reason] += nodes
-            # kube-scheduler sorts the "<count> <reason>" strings as strings.
-            text = f"{head}: {', '.join(sorted(f'{n} {reason}' for reason, n in counts.items()))}."
+        text = self._filtered
+        if text is None:
+            text = self._filtered = self._summarize_filtered()
         if self.diagnosis.post_filter_message:
             text += " " + self.diagnosis.post_filter_message
         return text
+
+    def _summarize_filtered(self) -> str:
+        head = f"0/{self.num_all_nodes} nodes are available"
+        if self.diagnosis.pre_filter_message:
+            return f"{head}: {self.diagnosis.pre_filter_message}."
+        counts: Counter[str] = Counter()
+        for status, nodes, _ in self.diagnosis.distinct_statuses(examples=1):
+            for reason in status.reasons:
+                counts[reason] += nodes
+        # kube-scheduler sorts the "<count> <reason>" strings as strings.
+        return f"{head}: {', '.join(sorted(f'{n} {reason}' for reason, n in counts.items()))}."

@@ -57,7 +57,8 @@ def test_two_configurations_side_by_side_with_json_and_plot(tmp_path: Path) -> N
     assert document["trace"]["format"] == "openb" and document["trace"]["pods"] == 400
     least, most = document["runs"]
     assert len(least["pods"]) == len(most["pods"]) == 400
-    assert least["samples"] and set(least["samples"][0]) >= {"t", "gpu_allocation", "pending", "fragmentation"}
+    assert least["samples"]
+    assert set(least["samples"][0]) >= {"t", "gpu_allocation", "pending", "fragmentation"}
     # Packing and spreading place differently.
     assert [p["node"] for p in least["pods"]] != [p["node"] for p in most["pods"]]
     assert plot.read_bytes().startswith(b"\x89PNG")

@@ -31,7 +31,8 @@ async def run(t: Trace, *, seed: int = 0, sample_every: float | None = None) -> 
 
 
 def outcome(result: ReplayRun) -> dict[str, tuple[float | None, str | None, float | None, bool]]:
-    return {r.key.removeprefix("default/"): (r.bound_at, r.node, r.left_at, r.preempted) for r in result.records}
+    return {r.key.removeprefix("default/"): (r.bound_at, r.node, r.left_at, r.preempted)
+            for r in result.records}
 
 
 async def test_a_pod_runs_its_duration_from_its_bind_not_from_its_arrival(tmp_path: Path) -> None:

@@ -216,8 +216,15 @@ def dry_run_preemption(
     violating: list[Candidate] = []
     statuses: dict[str, Status] = {}
     count = len(potential_nodes)
+    no_victims: Status | None = None
     for i in range(count):
         node_info = potential_nodes[(offset + i) % count]
+        if not any(other.priority < pod.priority and (evictable is None or evictable(other))
+                   for other in node_info.pods.values()):
+            # What select_victims_on_node would say, without copying the node and the state first.
+            no_victims = no_victims or Status.unresolvable(NO_VICTIMS)
+            statuses[node_info.name] = no_victims
+            continue
         victims, violations, status = select_victims_on_node(
             framework, state.clone(), pod, node_info.clone(), budgets_, evictable
         )
