@@ -2,12 +2,11 @@
 store writes, watch bytes), JSON for machines, a PNG of throughput over time and CPU per pod.
 
 Files are written whole or not at all (a temporary file beside the target, renamed over it), and
-``check_writable`` finds an unwritable path before a long run rather than after it.
+``cluster.outputfiles.check_writable`` finds an unwritable path before a long run rather than after it.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -37,15 +36,6 @@ class RunInfo:
     scale: str
     #: The store's raw rate of Bind-sized compare-and-swap writes, measured in the same run.
     limit_writes_per_s: float
-
-
-def check_writable(path: str) -> None:
-    """OSError naming ``path`` when a file cannot be created there."""
-    directory = Path(path).resolve().parent
-    if Path(path).is_dir():
-        raise IsADirectoryError(f"{path} is a directory")
-    with tempfile.NamedTemporaryFile(dir=directory, prefix=".podsched-bench-", delete=True):
-        pass
 
 
 def _write_atomically(path: str, write: Callable[[str], object], suffix: str) -> None:
@@ -174,15 +164,6 @@ def _cost_table(results: Sequence[WorkloadResult]) -> list[str]:
 
 def _cpu(ms: float | None) -> str:
     return "-" if ms is None else f"{ms:.2f}"
-
-
-#: How to get what ``write_plot`` needs: matplotlib is an optional extra, since only the plot uses it.
-PLOT_INSTALL = "pip install 'podsched[plot]'"
-
-
-def can_plot() -> bool:
-    """Whether matplotlib is installed (it is not imported until a plot is drawn)."""
-    return importlib.util.find_spec("matplotlib") is not None
 
 
 def write_plot(path: str, results: Sequence[WorkloadResult], info: RunInfo) -> None:

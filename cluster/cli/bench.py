@@ -34,10 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cluster.bench.report import (
-    PLOT_INSTALL,
     RunInfo,
-    can_plot,
-    check_writable,
     format_table,
     write_json,
     write_plot,
@@ -56,6 +53,7 @@ from cluster.bench.topology import TOPOLOGIES, bring_up
 from cluster.bench.workloads import SCALES, WORKLOADS
 from cluster.cli.process import ApiServerStartError, SchedulerStartError
 from cluster.launcher.etcd import EtcdNotFound, EtcdStartError, find_etcd_binary
+from cluster.outputfiles import PLOT_INSTALL, can_plot, check_writable
 from store.base import StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2

@@ -20,8 +20,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from cluster.bench.report import PLOT_INSTALL, can_plot, check_writable
 from cluster.cli.scheduler import parse_plugin
+from cluster.outputfiles import PLOT_INSTALL, can_plot, check_writable
 from cluster.simulate import BackgroundTaskEnded
 from cluster.simulate.replay import Progress, ReplayError, ReplayRun, replay
 from cluster.simulate.replay.report import document, duration, table, write_plot

@@ -59,9 +59,12 @@ INFORMER_KINDS: dict[str, kinds.Kind[Any]] = {
     "statefulsets": kinds.STATEFUL_SET,
     "replicationcontrollers": kinds.REPLICATION_CONTROLLER,
 }
-#: Passes of the event loop a settle makes before it sleeps in real time: most settles need none (the
-#: last cycle wrote nothing, or the woken flush loops only ran Python), so they cost no wall time.
-_SPINS_BEFORE_SLEEPING = 8
+#: Passes of the event loop a settle makes before it sleeps in real time. The control plane is all in this
+#: process and on this loop (an in-memory store, an in-process channel), so a settle is waiting for
+#: callbacks, not for I/O: sleeping would only idle. Only an extender's HTTP call is I/O.
+_SPINS_BEFORE_SLEEPING = 1000
+#: Passes of the event loop that let timers woken by a jump of the clock run.
+TIMER_SPINS = 8
 #: The real sleep between checks once the loop is waiting on I/O (gRPC, the store's writer thread).
 _SETTLE_POLL_S = 0.0005
 
@@ -157,7 +160,7 @@ class Driver:
                 return
             self._clock.advance_to(next_at)
             # Let the woken timers run (they are ready at once) before asking whether all is quiet.
-            for _ in range(_SPINS_BEFORE_SLEEPING):
+            for _ in range(TIMER_SPINS):
                 await asyncio.sleep(0)
             await self.settle()
 

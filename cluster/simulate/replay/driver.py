@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from cluster.api import errors, kinds
 from cluster.controllers import DisruptionController
 from cluster.simulate.controlplane import ControlPlane
-from cluster.simulate.driver import Driver
+from cluster.simulate.driver import TIMER_SPINS, Driver
 from cluster.simulate.outcome import PodTracker
 from cluster.simulate.replay.ledger import PodLedger
 from cluster.simulate.replay.metrics import DEFAULT_SAMPLES, Sample, Workload, sample
@@ -43,8 +43,6 @@ from scheduler.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
-#: Passes of the event loop that let timers woken by a jump of the clock run.
-TIMER_SPINS = 8
 #: The most samples a run keeps (see ``_sample_until``).
 MAX_SAMPLES = 2 * DEFAULT_SAMPLES
 #: How often (wall seconds) the driver reports its progress.
