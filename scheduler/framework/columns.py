@@ -24,13 +24,15 @@ Column = npt.NDArray[np.int64]
 
 
 class ResourceColumns:
-    """Each node's allocatable, requested and non-zero requested CPU and memory, and its pod count."""
+    """Each node's allocatable, requested and non-zero requested CPU and memory, its pod count, and its
+    allocatable and requested extended resources (GPUs, ...) by name."""
 
-    __slots__ = ("_big_rows", "alloc_cpu", "alloc_memory", "alloc_pods", "non_zero_cpu", "non_zero_memory",
-                 "pod_count", "requested_cpu", "requested_memory")
+    __slots__ = ("_big_rows", "_size", "alloc_cpu", "alloc_memory", "alloc_pods", "non_zero_cpu",
+                 "non_zero_memory", "pod_count", "requested_cpu", "requested_memory", "scalar_alloc",
+                 "scalar_requested")
 
     def __init__(self, nodes: Sequence[NodeInfo]) -> None:
-        size = len(nodes)
+        size = self._size = len(nodes)
         self.alloc_cpu: Column = np.zeros(size, dtype=np.int64)
         self.alloc_memory: Column = np.zeros(size, dtype=np.int64)
         self.alloc_pods: Column = np.zeros(size, dtype=np.int64)
@@ -39,6 +41,9 @@ class ResourceColumns:
         self.pod_count: Column = np.zeros(size, dtype=np.int64)
         self.requested_cpu: Column = np.zeros(size, dtype=np.int64)
         self.requested_memory: Column = np.zeros(size, dtype=np.int64)
+        #: By resource name, for every name some node has or some pod on a node requests (0 elsewhere).
+        self.scalar_alloc: dict[str, Column] = {}
+        self.scalar_requested: dict[str, Column] = {}
         #: Rows holding a value the vector paths cannot compute with exactly.
         self._big_rows: set[int] = set()
         for row, info in enumerate(nodes):
@@ -48,7 +53,17 @@ class ResourceColumns:
         allocatable, requested, non_zero = info.allocatable, info.requested, info.non_zero_requested
         values = (allocatable.milli_cpu, allocatable.memory, allocatable.allowed_pod_number,
                   non_zero.milli_cpu, non_zero.memory, len(info.pods), requested.milli_cpu, requested.memory)
-        if all(0 <= value < EXACT_LIMIT for value in values):
+        for name in allocatable.scalar.keys() | requested.scalar.keys():
+            if name not in self.scalar_alloc:
+                self.scalar_alloc[name] = np.zeros(self._size, dtype=np.int64)
+                self.scalar_requested[name] = np.zeros(self._size, dtype=np.int64)
+        scalars = [(name, allocatable.scalar.get(name, 0), requested.scalar.get(name, 0))
+                   for name in self.scalar_alloc]
+        exact = all(0 <= value < EXACT_LIMIT for _, have, used in scalars for value in (have, used))
+        if exact and all(0 <= value < EXACT_LIMIT for value in values):
+            for name, have, used in scalars:
+                self.scalar_alloc[name][row] = have
+                self.scalar_requested[name][row] = used
             self._big_rows.discard(row)
             (self.alloc_cpu[row], self.alloc_memory[row], self.alloc_pods[row], self.non_zero_cpu[row],
              self.non_zero_memory[row], self.pod_count[row], self.requested_cpu[row],

@@ -46,7 +46,7 @@ def random_node(rng: random.Random, i: int) -> objects_pb2.Node:
     allocatable = {"cpu": rng.choice(["1", "2", "4"]), "memory": rng.choice(["1Gi", "4Gi"]),
                    "pods": rng.choice(["2", "4", "110"])}
     if rng.random() < 0.3:
-        allocatable["example.com/gpu"] = "1"
+        allocatable["example.com/gpu"] = rng.choice(["1", "2", "8"])
     images = [image for image in NODE_IMAGES if rng.random() < 0.4]
     return node(f"n{i}", labels=labels, taints=taints, unschedulable=rng.random() < 0.1,
                 allocatable=allocatable, images=images)
@@ -56,7 +56,7 @@ def random_pod(rng: random.Random, name: str, node_name: str = "") -> objects_pb
     app = rng.choice(["a", "b"])
     requests = {"cpu": rng.choice(["100m", "500m", "1500m"]), "memory": rng.choice(["100Mi", "1Gi"])}
     if rng.random() < 0.15:
-        requests["example.com/gpu"] = "1"
+        requests["example.com/gpu"] = rng.choice(["1", "2"])
     ports = [8080] if rng.random() < 0.2 else []
     image = rng.choice(POD_IMAGES)
     spec: dict[str, Any] = {"containers": [container(requests, host_ports=ports, image=image)]}

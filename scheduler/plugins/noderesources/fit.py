@@ -50,7 +50,7 @@ from scheduler.framework import (
     Status,
     pod_requests,
 )
-from scheduler.framework.columns import EXACT_LIMIT, ResourceColumns, vector_batch
+from scheduler.framework.columns import EXACT_LIMIT, Column, ResourceColumns, vector_batch
 from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.resource import CPU, EPHEMERAL_STORAGE, MEMORY
 from scheduler.plugins.helpers import check_fields, resolve_args
@@ -340,6 +340,8 @@ def _scorer(strategy: ScoringStrategy) -> Scorer:
 
 # -------------------------------------------------------------------------------------- plugin
 
+#: The most checks whose comparisons fit the bits of one int64 verdict key (two bits each, and one).
+MAX_COLUMNAR_CHECKS = 30
 #: (resource, the pod's request, the reason when it does not fit), precomputed in PreFilter.
 _Check = tuple[str, int, str]
 
@@ -350,14 +352,14 @@ class _FitChecks:
     are all it asks for (then batch Filter decides over the resource columns)."""
 
     checks: tuple[_Check, ...]
-    cpu_memory_only: bool
-    cpu: int
-    memory: int
+    #: Whether every check is of a resource the columns hold (CPU, memory, extended resources) with an
+    #: amount they compute with exactly.
+    columnar: bool
 
     @classmethod
     def of(cls, checks: tuple[_Check, ...]) -> _FitChecks:
-        amounts = {name: amount for name, amount, _ in checks}
-        return cls(checks, amounts.keys() <= {CPU, MEMORY}, amounts.get(CPU, 0), amounts.get(MEMORY, 0))
+        columnar = all(name != EPHEMERAL_STORAGE and amount < EXACT_LIMIT for name, amount, _ in checks)
+        return cls(checks, columnar)
 
 
 def _is_extended(name: str) -> bool:
@@ -425,27 +427,32 @@ class NodeResourcesFit:
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
         """``filter`` of each node, PreFilter's checks read once (a missing one raises, and the framework
-        then asks node by node). For a batch of the snapshot's nodes and a pod asking only for CPU and
-        memory, the comparisons run over the resource columns, and the nodes that fail the same ones
-        share one verdict, decided on the first of them (one Status object: a pod that fits nowhere, a
-        preemptor, would otherwise make thousands of equal ones, and their garbage collections)."""
+        then asks node by node). For a batch of the snapshot's nodes and a pod asking only for CPU,
+        memory and extended resources, the comparisons run over the resource columns, and the nodes that
+        fail the same ones share one verdict, decided on the first of them (one Status object: a pod that
+        fits nowhere, a preemptor, would otherwise make thousands of equal ones, and their garbage
+        collections)."""
         fit: _FitChecks = state.read(_PRE_FILTER_KEY)
-        cpu, memory = fit.cpu, fit.memory
         batch = vector_batch(nodes)
-        if batch is None or not fit.cpu_memory_only or max(cpu, memory) >= EXACT_LIMIT:
+        if batch is None or not fit.columnar or len(fit.checks) > MAX_COLUMNAR_CHECKS:
             return _fit_statuses(fit, nodes)
         columns, rows = batch.data(ResourceColumns), batch.rows
-        alloc_cpu, alloc_memory = columns.alloc_cpu[rows], columns.alloc_memory[rows]
         full = columns.pod_count[rows] >= columns.alloc_pods[rows]
-        cpu_short = cpu > alloc_cpu - columns.requested_cpu[rows]
-        memory_short = memory > alloc_memory - columns.requested_memory[rows]
-        failing = np.flatnonzero(full | cpu_short | memory_short)
+        failing_any = full.copy()
+        # A node's verdict is a function of these comparisons: the pod count, and per check whether the
+        # free amount falls short and whether the whole allocatable does.
+        shortfall = full.astype(np.int64)
+        for bit, (name, amount, _) in enumerate(fit.checks):
+            allocatable, requested = _columns_of(columns, name)
+            short = amount > allocatable[rows] - requested[rows]
+            failing_any |= short
+            over = amount > allocatable[rows]
+            shortfall |= short.astype(np.int64) << (2 * bit + 1) | over.astype(np.int64) << (2 * bit + 2)
+        failing = np.flatnonzero(failing_any)
         statuses: list[Status | None] = [None] * len(batch)
         if not failing.size:
             return statuses
-        # With CPU and memory the only checks, a node's verdict is a function of these five comparisons.
-        shortfall = (full.astype(np.int64) | cpu_short << 1 | (cpu > alloc_cpu) << 2 | memory_short << 3
-                     | (memory > alloc_memory) << 4)[failing]
+        shortfall = shortfall[failing]
         _, first, inverse = np.unique(shortfall, return_index=True, return_inverse=True)
         failing_rows = failing.tolist()
         decided = [_fit_status(fit, batch[failing_rows[i]]) for i in first.tolist()]
@@ -526,6 +533,19 @@ def _fit_status(fit: _FitChecks, node_info: NodeInfo) -> Status | None:
     if not reasons:
         return None
     return Status.unresolvable(*reasons) if unresolvable else Status.unschedulable(*reasons)
+
+
+def _columns_of(columns: ResourceColumns, name: str) -> tuple[Column, Column]:
+    """The allocatable and requested columns of resource ``name`` (zeros for one no node has)."""
+    if name == CPU:
+        return columns.alloc_cpu, columns.requested_cpu
+    if name == MEMORY:
+        return columns.alloc_memory, columns.requested_memory
+    allocatable = columns.scalar_alloc.get(name)
+    if allocatable is None:
+        none = np.zeros(len(columns.alloc_cpu), dtype=np.int64)
+        return none, none
+    return allocatable, columns.scalar_requested[name]
 
 
 def _fit_statuses(fit: _FitChecks, nodes: Sequence[NodeInfo]) -> list[Status | None]:
