@@ -90,14 +90,11 @@ class InProcessChannel:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
             # Awaiting the task itself (not asyncio.wait_for, which on Python 3.11 can swallow a
-            # cancellation that arrives as the task ends): cancelling the caller cancels the handler.
+            # cancellation that arrives as the task ends): cancelling the caller cancels the handler,
+            # and a call that closing the channel cancels raises CancelledError, as grpc.aio's does.
             try:
                 async with asyncio.timeout(timeout):
                     response = await task
-            except asyncio.CancelledError:
-                if self._closed:
-                    raise _rpc_error(grpc.StatusCode.CANCELLED, "Channel closed!") from None
-                raise
             except Exception as exc:
                 if isinstance(exc, TimeoutError) and task.cancelled():
                     raise _rpc_error(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded") from None
@@ -149,10 +146,14 @@ class _StreamCall:
         self._forget = forget
         self._done = False
         self._closing: asyncio.Task[None] | None = None
+        #: The task inside ``read`` now, if any, and whether ``cancel`` interrupted it there.
+        self._reader: asyncio.Task[Any] | None = None
+        self._interrupted = False
 
     async def read(self) -> Any:
         if self._done:
             return grpc.aio.EOF
+        reader = self._reader = asyncio.current_task()
         try:
             response = await anext(self._responses)
         except StopAsyncIteration:
@@ -164,14 +165,28 @@ class _StreamCall:
         except Exception as exc:
             self._finish()
             raise _failure(exc) from exc
+        finally:
+            self._reader = None
+            if self._interrupted and reader is not None:
+                # The CancelledError was the call's, not a cancellation of the reader's task.
+                self._interrupted = False
+                reader.uncancel()
         return self._deserializer(self._serializer(response))
 
     def cancel(self) -> bool:
-        """Stop the server's side of the stream (it sees its generator closed, as on a cancelled call)."""
+        """Stop the server's side of the stream (it sees its generator closed, as on a cancelled call);
+        a read waiting meanwhile raises CancelledError."""
         if self._done:
             return False
         self._finish()
-        self._closing = asyncio.get_running_loop().create_task(self._responses.aclose())
+        if self._reader is not None:
+            # A read waits inside the generator, which cannot be closed while it runs: end that read
+            # with CancelledError, as gRPC ends a pending read of a cancelled call; the generator
+            # closes as the error leaves it.
+            self._interrupted = True
+            self._reader.cancel()
+        else:
+            self._closing = asyncio.get_running_loop().create_task(self._responses.aclose())
         return True
 
     async def aclose(self) -> None:

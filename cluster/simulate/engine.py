@@ -73,10 +73,12 @@ async def simulate(
     *,
     seed: int = 0,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    in_process: bool = True,
 ) -> SimulationResult:
     """Run ``scenario`` to quiescence. Raises ScenarioError if the API refuses one of its objects,
-    SimulationTimeout past ``timeout_s`` of wall time."""
-    async with control_plane() as plane:
+    SimulationTimeout past ``timeout_s`` of wall time. ``in_process``: the client reaches the API
+    server in process (False: over gRPC on a loopback port, the reference the fast path must equal)."""
+    async with control_plane(in_process=in_process) as plane:
         scheduler = Scheduler(plane.client, config, registry=registry, clock=plane.clock, rng_seed=seed)
         tracker = PodTracker(plane.client)
         pinned = scenario.pinned_pdbs()

@@ -72,12 +72,15 @@ async def replay(
     seed: int = 0,
     sample_every: float | None = None,
     progress: Callable[[Progress], None] | None = None,
+    in_process: bool = True,
 ) -> ReplayRun:
-    """Replay ``trace`` to its end under ``config``. Raises ReplayError when the API refuses the trace."""
+    """Replay ``trace`` to its end under ``config``. Raises ReplayError when the API refuses the trace.
+    ``in_process``: the client reaches the API server in process (False: over gRPC on a loopback port,
+    the reference the fast path must equal)."""
     started = time.perf_counter()
     every = sample_every if sample_every is not None else default_sample_every(trace)
     workload = Workload([entry.pod for entry in trace.pods], trace.nodes)
-    async with control_plane() as plane:
+    async with control_plane(in_process=in_process) as plane:
         # No Events: nobody reads them in a replay, and they would be a quarter of its writes.
         scheduler = Scheduler(plane.client, config, registry=registry, clock=plane.clock, rng_seed=seed,
                               record_events=False)
