@@ -6,6 +6,9 @@ the config's ``labelNodePrepareStrategy`` sets them, given round robin here wher
 at random), then its initial pods (waited for until bound, not measured), then its measured pods, while
 the bench samples the scheduling throughput. Sizes are the configs' 5000-node performance variants
 (``full``) and their 500-node variants (``small``); ``threshold`` is the CI threshold of the full one.
+``tiny`` is a quarter of ``small`` (125 nodes, every pod count quartered), for checking placements
+quickly: still over the 100 nodes below which a scheduling cycle scores every node, so the cycles sample
+nodes as they do at the larger scales.
 
 PreemptionAsync is scheduler_perf's (default_preemption/performance-config.yaml): every node is filled
 with four 900m low-priority pods (3.6 of 4 CPUs), high-priority 3-CPU pods arrive every 200 ms, each of
@@ -46,7 +49,9 @@ INIT_NAMESPACE, MEASURED_NAMESPACE = "sched-0", "sched-1"
 #: Priority admission, like Kubernetes', takes a pod's priority from its class).
 HIGH_PRIORITY_CLASS = "bench-high-priority"
 HIGH_PRIORITY = 10
-SCALES = ("small", "full")
+SCALES = ("tiny", "small", "full")
+#: ``tiny`` divides each of ``small``'s counts by this.
+TINY_DIVISOR = 4
 
 PodTemplate = Callable[[str, str], objects_pb2.Pod]
 
@@ -135,6 +140,9 @@ class Workload:
     def scale(self, name: str) -> Scale:
         if name not in SCALES:
             raise ValueError(f"unknown scale {name!r}: use one of {', '.join(SCALES)}")
+        if name == "tiny":
+            return Scale(*(count // TINY_DIVISOR for count in
+                           (self.small.nodes, self.small.init_pods, self.small.measured_pods)))
         return self.full if name == "full" else self.small
 
     def node(self, index: int) -> objects_pb2.Node:

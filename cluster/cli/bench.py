@@ -1,6 +1,6 @@
 """`podsched bench`: kube-scheduler's scheduler_perf workloads against podsched, and the store beneath.
 
-    podsched bench [--workload NAME ...] [--scale small|full] [--store sqlite|etcd]
+    podsched bench [--workload NAME ...] [--scale tiny|small|full] [--store sqlite|etcd]
                    [--topology inproc|processes] [--json FILE] [--plot FILE.png]
     podsched bench store [--store sqlite|etcd|all] [--etcd HOST:PORT,...] [--writes N] [--concurrency C]
 
@@ -78,8 +78,8 @@ def register(subparsers: Any) -> None:
         help=f"a workload to run, repeatable (default all: {', '.join(WORKLOADS)})",
     )  # fmt: skip
     workloads.add_argument("--scale", choices=SCALES, default="full",
-                           help="full: 5000 nodes, as kube-scheduler's CI thresholds; small: 500 "
-                           "(default full)")
+                           help="full: 5000 nodes, as kube-scheduler's CI thresholds; small: 500; "
+                           "tiny: 125, a quarter of small's pods, to check placements quickly (default full)")
     workloads.add_argument(
         "--topology", choices=TOPOLOGIES, default="processes",
         help="processes: etcd, apiserver and scheduler as separate processes; inproc: API server and "

@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from scheduler.config import ExtenderConfig, Profile
-from scheduler.extender.httpextender import HTTPExtender
 from scheduler.metrics import SchedulerMetrics
 from scheduler.plugins.noderesources.fit import NAME as NODE_RESOURCES_FIT
 from scheduler.plugins.noderesources.fit import NodeResourcesFitArgs
+
+if TYPE_CHECKING:
+    from scheduler.extender.httpextender import HTTPExtender
 
 
 def build_extenders(configs: Sequence[ExtenderConfig], *, metrics: SchedulerMetrics) -> list[HTTPExtender]:
     """One extender per entry, in the configuration's order except that the ignorable ones go last: an
     extender whose failure may be skipped should not decide what the others see. Raises ValueError for
     an entry that cannot be set up (its TLS files)."""
+    if not configs:
+        return []
+    # Imported only here: its HTTP client (aiohttp) would cost every scheduler and `podsched simulate`
+    # process a quarter of a second at start, and most configurations name no extender.
+    from scheduler.extender.httpextender import HTTPExtender
+
     ordered = [c for c in configs if not c.ignorable] + [c for c in configs if c.ignorable]
     return [HTTPExtender(config, metrics=metrics) for config in ordered]
 

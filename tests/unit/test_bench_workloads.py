@@ -10,6 +10,7 @@ from cluster.api import objects_pb2
 from cluster.api.podgroups import POD_GROUP_LABEL
 from cluster.bench import workloads as w
 from cluster.bench.checks import Placements, check
+from scheduler.algorithm import MIN_FEASIBLE_NODES_TO_FIND
 
 
 def _bound(pod: objects_pb2.Pod, node: objects_pb2.Node, role: str = w.MEASURED) -> objects_pb2.Pod:
@@ -29,6 +30,24 @@ def test_the_workloads_have_scheduler_perfs_sizes_and_thresholds() -> None:
         "TopologySpreading": (w.Scale(5000, 5000, 5000), 500, 460),
         "GangScheduling": (w.Scale(5000, 0, 10000), 500, None),
     }
+
+
+def test_the_tiny_scale_is_a_quarter_of_small_above_the_nodes_every_cycle_scores() -> None:
+    for workload in w.WORKLOADS.values():
+        tiny, small = workload.scale("tiny"), workload.small
+        assert (tiny.nodes * 4, tiny.init_pods * 4, tiny.measured_pods * 4) == (
+            small.nodes, small.init_pods, small.measured_pods), workload.name
+        assert tiny.nodes > MIN_FEASIBLE_NODES_TO_FIND
+    # What each workload's shape needs still holds: PreemptionAsync fills every node with four pods, and
+    # every anti-affine pod finds a node of its own.
+    preemption, anti = w.WORKLOADS["PreemptionAsync"].scale("tiny"), w.WORKLOADS["SchedulingPodAntiAffinity"]
+    assert preemption.init_pods == 4 * preemption.nodes
+    assert anti.scale("tiny").init_pods + anti.scale("tiny").measured_pods <= anti.scale("tiny").nodes
+
+
+def test_an_unknown_scale_is_refused_naming_the_scales() -> None:
+    with pytest.raises(ValueError, match="unknown scale 'huge': use one of tiny, small, full"):
+        w.WORKLOADS["SchedulingBasic"].scale("huge")
 
 
 def test_nodes_are_node_default_with_zones_round_robin() -> None:
