@@ -4,12 +4,15 @@ through it must come out exactly as through real gRPC on a loopback port, the re
 Each comparison runs the same input twice in this process, ``in_process=True`` and ``in_process=False``,
 and asks for equal results: the conformance cases (tests/conformance/cases, with a case's config when it
 has one), the replay of examples/replay/openb-sample, and random small scenarios of nodes, priorities and
-pods (a hypothesis property).
+pods (a hypothesis property). Equal means the same result JSON, virtual seconds and scheduling cycles;
+the one case whose cycle count over gRPC varies from run to run (CYCLES_VARY_OVER_GRPC) is held to the
+rest.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +59,14 @@ async def _simulate(scenario: Scenario, config_path: str | None, *, in_process: 
     return Outcome(result.to_json(), result.cycles, result.virtual_seconds)
 
 
+#: Cases whose cycle count over gRPC depends on real time, with why; their results must still match.
+#: Here the victims' deletions, which the scheduler's asynchronous preemption sends during the gang's
+#: failed cycle, may reach the scheduler's informer before that cycle requeues the gang (as a move
+#: during the cycle, to backoff: one more cycle) or after it (to unschedulable, woken by the deletion),
+#: as in kube-scheduler; in process they always arrive after it.
+CYCLES_VARY_OVER_GRPC = {"gang_preemption_lowest_first": "asynchronous preemption races the requeue"}
+
+
 @pytest.mark.parametrize("name", _case_names())
 async def test_a_conformance_case_comes_out_the_same_through_both_transports(name: str) -> None:
     scenario = load_scenario([str(CASES / f"{name}.yaml")])
@@ -64,6 +75,8 @@ async def test_a_conformance_case_comes_out_the_same_through_both_transports(nam
     fast = await _simulate(scenario, config_path, in_process=True)
     reference = await _simulate(scenario, config_path, in_process=False)
     assert fast.result["pods"], f"case {name}: no pod in the result"
+    if name in CYCLES_VARY_OVER_GRPC:
+        reference = dataclasses.replace(reference, cycles=fast.cycles)
     assert fast == reference, f"case {name}: in process {fast}\nover gRPC {reference}"
 
 
