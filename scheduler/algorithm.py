@@ -265,8 +265,8 @@ def _filter_in_batches(
     #: Where each feasible node is in ``ordered``: a batch's rows follow them to the Score plugins.
     positions: list[int] = []
     statuses = diagnosis.node_to_status
-    #: The statuses whose plugin is noted in the diagnosis already, by identity.
-    noted: dict[int, Status] = {}
+    #: The (plugin, code) pairs of the statuses noted in the diagnosis already.
+    noted: set[tuple[str, Code]] = set()
     visited = 0
     while visited < len(ordered):
         stop = visited + max(to_find - len(feasible), MIN_FILTER_BATCH)
@@ -294,8 +294,9 @@ def _filter_in_batches(
                 raise SchedulingError(status, (start + len(statuses) + len(feasible)) % num_all)
             else:
                 statuses[node_info.name] = recorded = status
-                if id(status) not in noted:
-                    noted[id(status)] = status  # kept alive, so that its id is not reused
+                # What the diagnosis notes depends on the plugin and the code alone.
+                if (status.plugin, status.code) not in noted:
+                    noted.add((status.plugin, status.code))
                     _add_plugin_status(diagnosis, status)
     return _with_rows(feasible, ordered, positions)
 

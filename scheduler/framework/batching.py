@@ -81,11 +81,13 @@ class _Column:
 class SignatureMemo:
     """What Filter and Score made of each node for pods of one signature."""
 
-    __slots__ = ("_filter", "_layout", "_scores", "evaluated", "reused")
+    __slots__ = ("_filter", "_layout", "_scores", "_verdicts", "evaluated", "reused")
 
     def __init__(self) -> None:
         self._layout: NodeGenerations | None = None
         self._filter = _Column(0, object)
+        #: One object per distinct Filter verdict (code, reasons, plugin).
+        self._verdicts: dict[tuple[Code, tuple[str, ...], str], Status] = {}
         self._scores: dict[str, _Column] = {}
         #: Node evaluations this memo answered, and those it had to have done (for tests and metrics).
         self.reused = 0
@@ -119,7 +121,9 @@ class SignatureMemo:
         if not len(positions):
             return results
         self.evaluated += len(positions)
-        fresh = evaluate(nodes.subset(positions.tolist()))
+        # Verdicts are values: equal ones are kept as one object, so that the nodes that fail for the
+        # same reason share it across cycles too (a diagnosis then groups them by identity, cheaply).
+        fresh = [self._shared(status) for status in evaluate(nodes.subset(positions.tolist()))]
         kept = []
         for i, (position, status) in enumerate(zip(positions.tolist(), fresh, strict=True)):
             results[position] = status
@@ -129,6 +133,11 @@ class SignatureMemo:
             at = positions[kept]
             column.remember(rows[at], generations[at], [fresh[i] for i in kept])
         return results
+
+    def _shared(self, status: Status | None) -> Status | None:
+        if status is None or status.code is Code.ERROR or status.error is not None:
+            return status
+        return self._verdicts.setdefault((status.code, status.reasons, status.plugin), status)
 
     def score(self, plugin: str, nodes: NodeBatch,
               evaluate: Callable[[Sequence[NodeInfo]], list[int]]) -> list[int]:

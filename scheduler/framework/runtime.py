@@ -762,12 +762,17 @@ def _run_batch_filters(
             continue  # every node passed (the common case)
         kept_positions: list[int] = []
         kept: list[int] = []  # in ``remaining``
+        #: A plugin hands one verdict to many nodes: each is reported once, and shared as it came.
+        reported: dict[int, tuple[Status, Status]] = {}
         for i, (position, status) in enumerate(zip(positions, statuses, strict=True)):
             if status is None or status.code is Code.SUCCESS:
                 kept_positions.append(position)
                 kept.append(i)
-            else:
-                results[position] = _filter_failure(name, status)
+                continue
+            known = reported.get(id(status))
+            if known is None:
+                known = reported[id(status)] = (status, _filter_failure(name, status))
+            results[position] = known[1]
         positions, remaining = kept_positions, subset(remaining, kept)
     return results
 
