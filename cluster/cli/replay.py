@@ -17,7 +17,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cluster.cli.scheduler import parse_plugin
@@ -160,7 +160,7 @@ def _trace_info(args: argparse.Namespace, trace: Trace) -> dict[str, Any]:
     }
 
 
-def _progress_printer(name: str) -> Any:
+def _progress_printer(name: str) -> Callable[[Progress], None]:
     """Progress on stderr: rewritten in place on a terminal, a line every few reports otherwise."""
     terminal = sys.stderr.isatty()
     reports = 0

@@ -28,7 +28,7 @@ import asyncio
 import heapq
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from cluster.api import errors, kinds
@@ -39,6 +39,7 @@ from cluster.simulate.outcome import PodTracker
 from cluster.simulate.replay.ledger import PodLedger
 from cluster.simulate.replay.metrics import DEFAULT_SAMPLES, Sample, Workload, sample
 from cluster.simulate.trace import TracePod
+from scheduler.framework.types import pod_key
 from scheduler.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -112,8 +113,7 @@ class ReplayDriver(Driver):
         self._ledger = ledger
         self._pods = pods
         self._next_arrival = 0
-        self._durations = {f"{pod.pod.metadata.namespace}/{pod.pod.metadata.name}": pod.duration_s
-                           for pod in pods}
+        self._durations = {pod_key(entry.pod): entry.duration_s for entry in pods}
         self._departures = _Departures()
         self._workload = workload
         self._sample_every = sample_every
@@ -133,7 +133,7 @@ class ReplayDriver(Driver):
     # ----------------------------------------------------------------------------------------- run
 
     async def run(self) -> None:
-        await self._timed_settle()
+        await self._timed()
         queue = self._scheduler.queue
         while True:
             now = self._clock.now()
@@ -145,7 +145,7 @@ class ReplayDriver(Driver):
                 self.wall.scheduling_s += time.perf_counter() - started
                 self.wall.cycles += 1
                 self.cycles += 1
-                await self._timed_settle()
+                await self._timed()
                 self._report()
                 continue
             # kube-scheduler's periodic flushes and cache cleanup, at the instant they have work.
@@ -158,7 +158,7 @@ class ReplayDriver(Driver):
                 break
             self._sample_until(next_at)
             self._clock.advance_to(next_at)
-            await self._timed_settle(wake_timers=True)
+            await self._timed(wake_timers=True)
         self._sample_until(self._clock.now(), inclusive=True)
         self._report(force=True)
 
@@ -198,8 +198,7 @@ class ReplayDriver(Driver):
 
     async def _create(self, arriving: list[TracePod]) -> None:
         for entry in arriving:
-            meta = entry.pod.metadata
-            self._ledger.arrived(f"{meta.namespace}/{meta.name}")
+            self._ledger.arrived(pod_key(entry.pod))
             await self._client.create(entry.pod)
 
     async def _end_runs(self, keys: list[str]) -> None:
@@ -216,14 +215,11 @@ class ReplayDriver(Driver):
 
     # ------------------------------------------------------------------------------------ helpers
 
-    async def _timed(self, work: object) -> None:
+    async def _timed(self, work: Awaitable[None] | None = None, *, wake_timers: bool = False) -> None:
+        """Do ``work`` (API calls), then settle; the wall time counts as the API server's and store's."""
         started = time.perf_counter()
-        await work  # type: ignore[misc]
-        await self.settle()
-        self.wall.api_s += time.perf_counter() - started
-
-    async def _timed_settle(self, *, wake_timers: bool = False) -> None:
-        started = time.perf_counter()
+        if work is not None:
+            await work
         if wake_timers:
             # Let the woken timers run (they are ready at once) before asking whether all is quiet.
             for _ in range(TIMER_SPINS):

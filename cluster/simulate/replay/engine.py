@@ -31,6 +31,7 @@ from cluster.simulate.replay.metrics import DEFAULT_SAMPLES, Sample, Workload
 from cluster.simulate.trace import Trace
 from scheduler.config import SchedulerConfiguration
 from scheduler.framework.registry import Registry
+from scheduler.framework.types import pod_key
 from scheduler.scheduler import Scheduler
 
 #: The scheduler's roots that run on a period of the clock; the replay driver does their work itself.
@@ -92,7 +93,7 @@ async def replay(
                            on_bound=lambda key, when: driver.bound(key, when))
         driver = ReplayDriver(plane, scheduler, tracker, disruption, ledger, trace.pods, workload,
                               sample_every=every, progress=progress)
-        roots = {name: work for name, work in scheduler.background_roots().items()}
+        roots = scheduler.background_roots()
         for periodic in PERIODIC_ROOTS:
             roots.pop(periodic).close()
         try:
@@ -101,14 +102,11 @@ async def replay(
                 await driver.run()
         finally:
             await scheduler.close()
-        records = [ledger.records[key] for key in _trace_keys(trace) if key in ledger.records]
+        records = [ledger.records[key] for key in map(pod_key, (entry.pod for entry in trace.pods))
+                   if key in ledger.records]
         last_arrival = trace.pods[-1].arrival_s if trace.pods else 0.0
         return ReplayRun(name, records, driver.samples, ledger.preempted, ledger.completed,
                          plane.clock.now(), last_arrival, time.perf_counter() - started, driver.wall)
-
-
-def _trace_keys(trace: Trace) -> list[str]:
-    return [f"{entry.pod.metadata.namespace}/{entry.pod.metadata.name}" for entry in trace.pods]
 
 
 async def _create_cluster(client: Client, trace: Trace) -> None:

@@ -53,7 +53,8 @@ class Workload:
 
     def __init__(self, pods: Sequence[objects_pb2.Pod], nodes: Sequence[objects_pb2.Node]) -> None:
         kinds: Counter[bytes] = Counter()
-        example: dict[bytes, objects_pb2.Pod] = {}
+        #: A pod of each kind, and what it requests.
+        example: dict[bytes, tuple[objects_pb2.Pod, np.ndarray]] = {}
         for pod in pods:
             request = request_row(pod)
             if request[2] <= 0:
@@ -62,14 +63,14 @@ class Workload:
             placement.affinity.node_affinity.CopyFrom(pod.spec.affinity.node_affinity)
             kind = request.tobytes() + placement.SerializeToString(deterministic=True)
             kinds[kind] += 1
-            example.setdefault(kind, pod)
+            example.setdefault(kind, (pod, request))
         common = kinds.most_common(MAX_WORKLOAD_KINDS)
         total = sum(count for _, count in common)
         self.kinds = len(common)
         self.weights = np.array([count / total for _, count in common], dtype=np.float64)
-        self.requests = np.array([request_row(example[kind]) for kind, _ in common], dtype=np.int64)
+        self.requests = np.array([example[kind][1] for kind, _ in common], dtype=np.int64)
         self.requests = self.requests.reshape(len(common), 3)
-        affinities = [RequiredNodeAffinity.from_pod(example[kind]) for kind, _ in common]
+        affinities = [RequiredNodeAffinity.from_pod(example[kind][0]) for kind, _ in common]
         #: accepts[k, n]: pods of kind k may run on node n.
         self.accepts = np.array([[affinity.matches(node) for node in nodes] for affinity in affinities],
                                 dtype=bool).reshape(len(common), len(nodes))
