@@ -265,44 +265,34 @@ class MemoryStore:
     # ---- writes ------------------------------------------------------------------------------------
 
     async def create(self, key: str, value: bytes, guards: Sequence[Guard] = ()) -> WriteResult:
-        _check_key(key)
-        state = await self._open_state()
-        current = state.live.get(key)
-        failed = state.failed_guards(guards)
-        if current is not None or failed:
-            return WriteResult(False, state.revision, current, failed)
-        state.revision += 1
-        written = state.put(key, value, state.revision)
-        state.published()
-        return WriteResult(True, state.revision, written)
+        return await self._write(TxnOp.create(key, value), guards)
 
     async def update(
         self, key: str, value: bytes, expected_revision: int | None, guards: Sequence[Guard] = ()
     ) -> WriteResult:
-        _check_key(key)
-        state = await self._open_state()
-        current = state.live.get(key)
-        failed = state.failed_guards(guards)
-        if not op_holds(TxnOp.update(key, value, expected_revision), current) or failed:
-            return WriteResult(False, state.revision, current, failed)
-        state.revision += 1
-        written = state.put(key, value, state.revision)
-        state.published()
-        return WriteResult(True, state.revision, written)
+        return await self._write(TxnOp.update(key, value, expected_revision), guards)
 
     async def delete(
         self, key: str, expected_revision: int | None, guards: Sequence[Guard] = ()
     ) -> WriteResult:
-        _check_key(key)
+        return await self._write(TxnOp.delete(key, expected_revision), guards)
+
+    async def _write(self, op: TxnOp, guards: Sequence[Guard]) -> WriteResult:
+        """One key's compare-and-swap: ``op`` at a new revision if its comparison and ``guards`` hold. The
+        answer carries the key as written (for a delete, as it was), or as it is when nothing was."""
+        _check_key(op.key)
         state = await self._open_state()
-        current = state.live.get(key)
+        current = state.live.get(op.key)
         failed = state.failed_guards(guards)
-        if not op_holds(TxnOp.delete(key, expected_revision), current) or failed:
+        if not op_holds(op, current) or failed:
             return WriteResult(False, state.revision, current, failed)
         state.revision += 1
-        before = state.remove(key, state.revision)
+        if op.type is OpType.DELETE:
+            written = state.remove(op.key, state.revision)
+        else:
+            written = state.put(op.key, op.value, state.revision)
         state.published()
-        return WriteResult(True, state.revision, before)
+        return WriteResult(True, state.revision, written)
 
     async def txn(self, ops: Sequence[TxnOp], guards: Sequence[Guard] = ()) -> TxnResult:
         check_txn(ops)
