@@ -117,6 +117,13 @@ class _Failed(Exception):
         self.status = status
 
 
+def potential_victims(pod: PodInfo, node_info: NodeInfo,
+                      evictable: Callable[[PodInfo], bool] | None) -> list[PodInfo]:
+    """The pods of ``node_info`` that ``pod`` may evict: those of lower priority (and ``evictable``)."""
+    return [other for other in node_info.pods.values()
+            if other.priority < pod.priority and (evictable is None or evictable(other))]
+
+
 def select_victims_on_node(
     framework: PluginsRunner,
     state: CycleState,
@@ -146,8 +153,7 @@ def select_victims_on_node(
         status = framework.run_filter_with_nominated_pods(state, pod, node_info)
         return None if status is None or status.is_success else status
 
-    potential = [other for other in node_info.pods.values()
-                 if other.priority < pod.priority and (evictable is None or evictable(other))]
+    potential = potential_victims(pod, node_info, evictable)
     if not potential:
         return [], 0, Status.unresolvable(NO_VICTIMS)
     victims: list[PodInfo] = []
@@ -219,8 +225,7 @@ def dry_run_preemption(
     no_victims: Status | None = None
     for i in range(count):
         node_info = potential_nodes[(offset + i) % count]
-        if not any(other.priority < pod.priority and (evictable is None or evictable(other))
-                   for other in node_info.pods.values()):
+        if not potential_victims(pod, node_info, evictable):
             # What select_victims_on_node would say, without copying the node and the state first.
             no_victims = no_victims or Status.unresolvable(NO_VICTIMS)
             statuses[node_info.name] = no_victims
