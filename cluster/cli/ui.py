@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-from aiohttp import web
-
 from cluster.api import kinds
 from cluster.cli.common import (
     EXIT_ERROR,
@@ -52,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def _serve(args: argparse.Namespace) -> int:
     # Imported here: `podsched --help` and the other commands do not pay for aiohttp and the model.
+    from aiohttp import web
+
     from cluster.ui.server import UiServer
 
     host, port = args.listen
