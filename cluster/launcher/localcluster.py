@@ -283,14 +283,14 @@ class LocalCluster:
             name = f"scheduler-{index}"
             self.replicas[name] = SchedulerProcess(flags)
             self.supervisor.add(name, self.replicas[name], layer=_SCHEDULER_LAYER)
-        await self._start_children(list(self.replicas))
         if config.ui:
             ui_flags = ["--server", self.servers, "--listen", config.ui_listen]
             if self.bundle is not None:
                 ui_flags += self.bundle.user_flags("readonly")
             self.ui = UiProcess(ui_flags)
             self.supervisor.add("ui", self.ui, layer=_UI_LAYER)
-            await self._start_children(["ui"])
+        # The web view starts beside the replicas: it needs only the API servers.
+        await self._start_children([*self.replicas, *(["ui"] if self.ui is not None else [])])
         self._tasks.append(asyncio.create_task(self.supervisor.supervise(), name="supervise"))
 
     def _certificates(self, directory: Path) -> Bundle:
@@ -370,6 +370,7 @@ class LocalCluster:
             self._report(f"{name} {again}: pid {child.pid}, serving on {child.address} "
                          f"(metrics {child.metrics_url}/metrics)")
         elif isinstance(child, UiProcess):
+            self._report(f"{name} {again}: pid {child.process.pid if child.process else '?'}")
             self._report(f"ui: {child.url}")
 
     def _exited(self, name: str, child: Child, code: int) -> None:
