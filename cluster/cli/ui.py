@@ -4,6 +4,8 @@ default. It lists and watches as any client does, so the ``readonly`` role is al
 from __future__ import annotations
 
 import argparse
+import asyncio
+from typing import TYPE_CHECKING
 
 from cluster.api import kinds
 from cluster.cli.common import (
@@ -15,7 +17,12 @@ from cluster.cli.common import (
     run_async,
     server_address,
     stop_signals,
+    until_done_or_stopped,
 )
+from cluster.client import Client
+
+if TYPE_CHECKING:
+    from cluster.ui.server import UiServer
 from cluster.healthserver import parse_address
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
@@ -50,32 +57,47 @@ def run(args: argparse.Namespace) -> int:
 
 async def _serve(args: argparse.Namespace) -> int:
     # Imported here: `podsched --help` and the other commands do not pay for aiohttp and the model.
-    from aiohttp import web
-
     from cluster.ui.server import UiServer
 
-    host, port = args.listen
     server = server_address(args)
     with stop_signals() as stop:
         async with connect(args) as client:
-            # One read first: an unreachable server or a refused credential is an error now, not an
-            # informer retrying forever.
-            await client.list(kinds.NODE, limit=1)
             ui = UiServer(client, server)
-            await ui.start()
-            runner = web.AppRunner(ui.app(), handle_signals=False, shutdown_timeout=1.0)
-            await runner.setup()
+            # A signal while the first lists are read stops the command too.
+            starting = asyncio.create_task(_start(client, ui))
             try:
-                try:
-                    await web.TCPSite(runner, host, port).start()
-                except OSError as exc:
-                    print_error(f"error: cannot serve on --listen {host}:{port}: {exc.strerror or exc}")
-                    return EXIT_ERROR
-                bound_port = runner.addresses[0][1]
-                shown = f"[{host}]" if ":" in host else host
-                print(f"podsched ui: serving http://{shown}:{bound_port}/ (watching {server})", flush=True)
-                await stop.wait()
+                if await until_done_or_stopped(starting, stop):
+                    return EXIT_OK
+                starting.result()
+                return await _serve_http(ui, args.listen, server, stop)
             finally:
                 await ui.stop()
-                await runner.cleanup()
-    return EXIT_OK
+
+
+async def _serve_http(ui: UiServer, listen: tuple[str, int], server: str, stop: asyncio.Event) -> int:
+    """Serve the web view on ``listen`` until ``stop``; say where once it serves."""
+    from aiohttp import web
+
+    host, port = listen
+    runner = web.AppRunner(ui.app(), handle_signals=False, shutdown_timeout=1.0)
+    await runner.setup()
+    try:
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except OSError as exc:
+            print_error(f"error: cannot serve on --listen {host}:{port}: {exc.strerror or exc}")
+            return EXIT_ERROR
+        shown = f"[{host}]" if ":" in host else host
+        url = f"http://{shown}:{runner.addresses[0][1]}/"
+        print(f"podsched ui: serving {url} (watching {server})", flush=True)
+        await stop.wait()
+        return EXIT_OK
+    finally:
+        await runner.cleanup()
+
+
+async def _start(client: Client, ui: UiServer) -> None:
+    # One read first: an unreachable server or a refused credential is an error now, not an informer
+    # retrying forever.
+    await client.list(kinds.NODE, limit=1)
+    await ui.start()

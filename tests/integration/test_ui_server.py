@@ -1,12 +1,14 @@
 """`podsched ui` as a user runs it: a real process watching a real `podsched apiserver` with the
 ``readonly`` role's token, read over HTTP (the JSON state, the SSE stream, a pod's details) while the
-CLI applies nodes and pods; and its errors (a bad --listen, an unreachable server, a refused token).
+CLI applies nodes and pods; and its errors (a bad or busy --listen, an unreachable server, a refused
+token).
 
 One UI process for the module (each start lists every kind): the tests use names of their own."""
 
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -134,6 +136,17 @@ def test_bad_listen_is_a_usage_error(secured: ApiServerProcess) -> None:
     result = run_cli(secured.address, "ui", "--listen", "localhost")
     assert result.code == 2
     assert "--listen" in result.stderr and "expected host:port" in result.stderr
+
+
+def test_a_busy_listen_port_is_an_error(secured: ApiServerProcess) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_cli(secured.address, "ui", "--listen", f"127.0.0.1:{port}",
+                         "--token", TOKENS["readonly"][0])
+    assert result.code == 1
+    assert f"error: cannot serve on --listen 127.0.0.1:{port}" in result.stderr
 
 
 def test_unreachable_server_is_an_error() -> None:
