@@ -1,6 +1,7 @@
-"""`podsched apiserver` and `podsched scheduler` as child processes. The API server is started on a free
-port, found by the line it prints when it serves, killed (SIGKILL, as a crash) or stopped, and restarted
-on the same store and port; the scheduler is found by its startup line and stopped with SIGTERM.
+"""`podsched apiserver`, `podsched scheduler` and `podsched ui` as child processes. The API server is
+started on a free port, found by the line it prints when it serves, killed (SIGKILL, as a crash) or
+stopped, and restarted on the same store and port; the scheduler is found by its startup line and stopped
+with SIGTERM; so is the web view, by the line with its URL.
 
 `podsched demo` runs them this way, and so do the integration tests: real processes, as a user would
 start them.
