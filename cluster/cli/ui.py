@@ -93,6 +93,7 @@ async def _serve_http(ui: UiServer, listen: tuple[str, int], server: str, stop: 
         await stop.wait()
         return EXIT_OK
     finally:
+        ui.hub.close()  # the streams end now, instead of holding the shutdown for its timeout
         await runner.cleanup()
 
 

@@ -7,6 +7,7 @@ One UI process for the module (each start lists every kind): the tests use names
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from collections.abc import AsyncIterator, Iterator
@@ -165,8 +166,16 @@ def test_refused_credentials_are_an_error(secured: ApiServerProcess) -> None:
     assert "Forbidden" in unbound.stderr
 
 
-def test_sigterm_stops_it_cleanly(secured: ApiServerProcess) -> None:
+async def test_sigterm_ends_the_streams_and_exits_0(
+    secured: ApiServerProcess, http: aiohttp.ClientSession
+) -> None:
     process = UiProcess(["--listen", "127.0.0.1:0", "--token", TOKENS["readonly"][0]],
                         env=cli_env(secured.address))
     process.start()
-    assert process.stop() == 0
+    try:
+        async with http.get(process.url + "api/stream") as stream:
+            assert (await _next_event(stream.content))[0] == "snapshot"
+            assert await asyncio.to_thread(process.stop) == 0
+            assert await stream.content.read() == b"", "the stream ends with the server"
+    finally:
+        process.stop()
