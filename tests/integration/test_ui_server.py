@@ -1,7 +1,7 @@
 """`podsched ui` as a user runs it: a real process watching a real `podsched apiserver` with the
-``readonly`` role's token, read over HTTP (the JSON state, the SSE stream, a pod's details) while the
-CLI applies nodes and pods; and its errors (a bad or busy --listen, an unreachable server, a refused
-token).
+``readonly`` role's token, read over HTTP (the JSON state, the SSE stream, a pod's details with the
+explanation `podsched describe` shows) while the CLI applies nodes, pods and events; and its errors (a
+bad or busy --listen, an unreachable server, a refused token).
 
 One UI process for the module (each start lists every kind): the tests use names of their own."""
 
@@ -17,6 +17,7 @@ import aiohttp
 import pytest
 
 from cluster.cli.process import ApiServerProcess, UiProcess, cli_env
+from scheduler.framework.explanation import EXPLANATION_ANNOTATION, Explanation, ReasonGroup
 from tests.integration.helpers import CliResult, node_manifest, pod_manifest, run_cli, write_yaml
 
 TOKENS = {
@@ -116,6 +117,32 @@ async def test_state_stream_and_pod_details(
     assert details["pod"]["key"] == "ui-test/ui-web"
     assert details["containers"][0]["requests"] == {"cpu": 500, "memory": 256 << 20}
     assert details["explanation"] == ""
+
+    # A scheduling event carrying the scheduler's explanation: the details show what describe shows.
+    explanation = Explanation(num_all_nodes=1, evaluated_nodes=1, feasible_nodes=0, filtered=[
+        ReasonGroup("NodeResourcesFit", "Insufficient cpu", "Unschedulable", 1, ("ui-n1",))])
+    event = {
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "ui-web.1", "namespace": "ui-test",
+                     "annotations": {EXPLANATION_ANNOTATION: explanation.to_json()}},
+        "involvedObject": {"kind": "Pod", "namespace": "ui-test", "name": "ui-web"},
+        "reason": "FailedScheduling", "message": "0/1 nodes are available: 1 Insufficient cpu.",
+        "type": "Warning", "count": 1, "source": {"component": "default-scheduler"},
+    }
+    _admin(secured, "apply", "-f", write_yaml(tmp_path / "event.yaml", event))
+    described = _admin(secured, "describe", "pod", "ui-web", "-n", "ui-test").stdout
+    shown = described.split("Scheduling explanation (last attempt):\n", 1)[1].split("\nEvents:", 1)[0]
+    deadline = asyncio.get_running_loop().time() + 10
+    while True:
+        async with http.get(ui.url + "api/pods/ui-test/ui-web") as response:
+            details = await response.json()
+        if details["explanation"] or asyncio.get_running_loop().time() > deadline:
+            break
+        await asyncio.sleep(0.1)
+    assert [line.strip() for line in details["explanation"].splitlines()] == [
+        line.strip() for line in shown.splitlines()]
+    events = [(e["reason"], e["object"]) for e in details["events"]]
+    assert events == [("FailedScheduling", "Pod ui-test/ui-web")]
 
     async with http.get(ui.url + "api/pods/ui-test/nothing-here") as response:
         assert response.status == 404
