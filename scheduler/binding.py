@@ -55,7 +55,7 @@ from scheduler.framework import (
     Status,
     is_success,
 )
-from scheduler.framework.explanation import LazyExplanation
+from scheduler.framework.explanation import EXPLANATION_ANNOTATION, LazyExplanation
 from scheduler.metrics import SchedulerMetrics
 from scheduler.plugins.gangscheduling import NAME as GANG_SCHEDULING
 
@@ -69,8 +69,6 @@ log = logging.getLogger(__name__)
 #: Binding cycles in flight at most. Each is one or two API round trips; 64 keeps a loopback API server
 #: busy without letting the cache run far ahead of what the API has accepted.
 DEFAULT_MAX_BINDINGS = 64
-#: The annotation of a scheduling event that carries the attempt's explanation (JSON).
-EXPLANATION_ANNOTATION = "podsched.io/explanation"
 
 
 def explanation_annotations(explanation: LazyExplanation | None) -> Callable[[], dict[str, str]] | None:

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from cluster.api import objects_pb2
 from cluster.api.podgroups import POD_GROUP_SCHEDULED
 from cluster.client import Client
-from scheduler.binding import EXPLANATION_ANNOTATION
 from scheduler.events import NORMAL, WARNING, EventRecorder
+from scheduler.framework.explanation import EXPLANATION_ANNOTATION
 from scheduler.framework.pod_groups import with_pod_group_condition, write_pod_group_status
 
 log = logging.getLogger(__name__)

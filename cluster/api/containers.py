@@ -12,10 +12,12 @@ peaks; overhead, where a caller counts it, comes on top.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from fractions import Fraction
 from typing import TypeVar
 
 from cluster.api import objects_pb2
+from cluster.api.quantity import parse_quantity
 
 #: The only restartPolicy an init container may have: it makes the container a sidecar.
 SIDECAR_RESTART_POLICY = "Always"
@@ -73,3 +75,27 @@ def pair_total(
         lambda a, b: (max(a[0], b[0]), max(a[1], b[1])),
         (0, 0),
     )
+
+
+def requests_and_limits(pod: objects_pb2.Pod) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+    """The pod's effective requests and limits, as exact quantities: ``pod_total`` of its containers',
+    plus the overhead (on every request, and on the limits it names)."""
+    none: dict[str, Fraction] = {}
+    requests = pod_total(pod, lambda c: _exact(c.resources.requests), _sum, _max, none)
+    limits = pod_total(pod, lambda c: _exact(c.resources.limits), _sum, _max, none)
+    overhead = _exact(pod.spec.overhead)
+    requests = _sum(requests, overhead)
+    limits = _sum(limits, {name: value for name, value in overhead.items() if name in limits})
+    return requests, limits
+
+
+def _exact(quantities: Mapping[str, str]) -> dict[str, Fraction]:
+    return {name: parse_quantity(text) for name, text in quantities.items()}
+
+
+def _sum(a: dict[str, Fraction], b: dict[str, Fraction]) -> dict[str, Fraction]:
+    return {name: a.get(name, Fraction(0)) + b.get(name, Fraction(0)) for name in a.keys() | b.keys()}
+
+
+def _max(a: dict[str, Fraction], b: dict[str, Fraction]) -> dict[str, Fraction]:
+    return {name: max(a.get(name, Fraction(0)), b.get(name, Fraction(0))) for name in a.keys() | b.keys()}

@@ -40,7 +40,7 @@ from google.protobuf.message import Message
 
 from cluster.api import kinds, objects_pb2, podgroups
 from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION
-from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
+from cluster.cli.process import ApiServerProcess, SchedulerProcess, UiProcess, cli_env
 from cluster.client import Client, Informer
 from cluster.launcher.leadership import LeaderChange
 from cluster.launcher.localcluster import LocalCluster, UpConfig
@@ -226,6 +226,8 @@ class _Demo:
         self.workdir = workdir
         self.config = UpConfig(
             replicas=3, data_dir=workdir / "data", port=0,
+            # The web view on a free port: a busy 8080 must not fail the demo.
+            ui=True, ui_listen="127.0.0.1:0",
             timings=LeaderElectionTimings(LEASE_S, RENEW_S, RETRY_S),
             # A replica that exits comes back quickly (and every time: it is a short story).
             restart_policy=RestartPolicy(initial_s=0.5, max_s=2.0, reset_after_s=2.0),
@@ -251,8 +253,9 @@ class _Demo:
         self._note_pids()
 
     def _note_pids(self) -> None:
-        children: list[SchedulerProcess | ApiServerProcess] = [
-            *self.cluster.replicas.values(), *self.cluster.apiservers.values()]
+        children: list[SchedulerProcess | ApiServerProcess | UiProcess] = [
+            *self.cluster.replicas.values(), *self.cluster.apiservers.values(),
+            *([self.cluster.ui] if self.cluster.ui is not None else [])]
         for child in children:
             if child.process is not None:
                 self._pids.add(child.process.pid)
@@ -357,10 +360,12 @@ class _Demo:
             f"the demo: lease {LEASE_S:g}s, renew deadline {RENEW_S:g}s, retry period {RETRY_S:g}s.",
         )
         print(f"$ podsched up --replicas 3 --listen 127.0.0.1:0 --leader-elect-lease-duration {LEASE_S:g}s "
-              f"--leader-elect-renew-deadline {RENEW_S:g}s --leader-elect-retry-period {RETRY_S:g}s &",
-              flush=True)
+              f"--leader-elect-renew-deadline {RENEW_S:g}s --leader-elect-retry-period {RETRY_S:g}s "
+              "--ui --ui-listen 127.0.0.1:0 &", flush=True)
         await self.cluster.start()
         print(f"$ export PODSCHED_SERVER={self.cluster.servers}", flush=True)
+        if self.cluster.ui is not None:
+            self.say(f"Watch the story live in a browser: {self.cluster.ui.url} (podsched ui, read-only).")
         self._client = Client(self.cluster.servers, timeout_s=STEP_TIMEOUT_S)
         self.pods = _Pods(self._client)
         self._tasks.append(asyncio.create_task(self.pods.run(), name="pods"))

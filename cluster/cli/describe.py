@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -19,12 +18,9 @@ from cluster.cli import tables
 from cluster.cli.common import EXIT_OK, add_namespace_flag, add_server_flag, connect, parse_kind, run_async
 from cluster.cli.leasehint import no_scheduler_hint, read_scheduler_lease
 from cluster.client import Client
-from scheduler.binding import EXPLANATION_ANNOTATION
-from scheduler.framework.explanation import Explanation
+from scheduler.framework.explanation import group_attempt, last_attempt
 
 NONE = "<none>"
-#: The events of a scheduling attempt; the scheduler puts its explanation in their annotations.
-SCHEDULING_REASONS = ("Scheduled", "FailedScheduling")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -158,19 +154,6 @@ def _meta(text: _Text, obj: Message, *, namespaced: bool) -> None:
 # ---------------------------------------------------------------------------------------------- Pod
 
 
-def _toleration(t: objects_pb2.Toleration) -> str:
-    text = t.key
-    if t.value:
-        text += f"={t.value}"
-    if t.effect:
-        text += f":{t.effect}"
-    if t.operator == "Exists" and not t.value:
-        text += " op=Exists" if t.key else "op=Exists"
-    if t.HasField("toleration_seconds"):
-        text += f" for {t.toleration_seconds}s"
-    return text
-
-
 def _ports(container: objects_pb2.Container) -> str:
     ports = [f"{p.container_port}/{p.protocol or 'TCP'}" for p in container.ports]
     return ", ".join(ports) if ports else NONE
@@ -234,41 +217,13 @@ async def _describe_pod(client: Client, pod: objects_pb2.Pod, text: _Text) -> No
         text.section("Conditions")
         text.table(["Type", "Status"], [[c.type, c.status] for c in status.conditions])
     text.mapping("Node-Selectors", spec.node_selector)
-    tolerations = [_toleration(t) for t in spec.tolerations]
+    tolerations = [tables.toleration_text(t) for t in spec.tolerations]
     text.field("Tolerations", "\n".join(tolerations) if tolerations else NONE)
     if spec.scheduling_gates:
         text.field("Scheduling Gates", "\n".join(gate.name for gate in spec.scheduling_gates))
 
 
 # --------------------------------------------------------------------------------------------- Node
-
-
-def pod_requests(pod: objects_pb2.Pod) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
-    """The pod's effective requests and limits, as the scheduler counts them (``containers.pod_total``:
-    init containers one at a time, sidecars beside everything after them), plus overhead."""
-    totals: list[dict[str, Fraction]] = []
-    for field in ("requests", "limits"):
-        running = containers.pod_total(
-            pod,
-            lambda container, field=field: {
-                name: quantity.parse_quantity(value)
-                for name, value in getattr(container.resources, field).items()
-            },
-            _sum_amounts, _max_amounts, {},
-        )
-        for name, value in pod.spec.overhead.items():
-            if field == "requests" or name in running:
-                running[name] = running.get(name, Fraction(0)) + quantity.parse_quantity(value)
-        totals.append(running)
-    return totals[0], totals[1]
-
-
-def _sum_amounts(a: dict[str, Fraction], b: dict[str, Fraction]) -> dict[str, Fraction]:
-    return {name: a.get(name, Fraction(0)) + b.get(name, Fraction(0)) for name in a.keys() | b.keys()}
-
-
-def _max_amounts(a: dict[str, Fraction], b: dict[str, Fraction]) -> dict[str, Fraction]:
-    return {name: max(a.get(name, Fraction(0)), b.get(name, Fraction(0))) for name in a.keys() | b.keys()}
 
 
 def format_quantity(name: str, value: Fraction) -> str:
@@ -360,7 +315,7 @@ async def _describe_node(client: Client, node: objects_pb2.Node, text: _Text) ->
     total_limits: dict[str, Fraction] = {"cpu": Fraction(0), "memory": Fraction(0)}
     rows = []
     for pod in sorted(pods.items, key=lambda p: (p.metadata.namespace, p.metadata.name)):
-        requests, limits = pod_requests(pod)
+        requests, limits = containers.requests_and_limits(pod)
         for totals, values in ((total_requests, requests), (total_limits, limits)):
             for name, value in values.items():
                 totals[name] = totals.get(name, Fraction(0)) + value
@@ -421,7 +376,7 @@ async def _describe_runtime_class(
     text.field("Handler", runtime_class.handler)
     text.mapping("Overhead", runtime_class.overhead.pod_fixed, sep=": ")
     text.mapping("Node-Selectors", runtime_class.scheduling.node_selector)
-    tolerations = [_toleration(t) for t in runtime_class.scheduling.tolerations]
+    tolerations = [tables.toleration_text(t) for t in runtime_class.scheduling.tolerations]
     text.field("Tolerations", "\n".join(tolerations) if tolerations else NONE)
 
 
@@ -643,19 +598,13 @@ def _event_age(event: objects_pb2.Event) -> str:
 
 def _scheduling_explanation(text: _Text, events: Iterable[objects_pb2.Event]) -> None:
     """The scheduler's account of its last attempt at the pod (per-plugin filter verdicts, the best
-    nodes' per-plugin scores), from the newest scheduling event that carries one. Events are rewritten
-    when repeats are counted, so "newest" is the highest resourceVersion, not a timestamp."""
-    carrying = [
-        e for e in events
-        if e.reason in SCHEDULING_REASONS and EXPLANATION_ANNOTATION in e.metadata.annotations
-    ]
-    if not carrying:
-        return
-    newest = max(carrying, key=lambda e: int(e.metadata.resource_version or 0))
+    nodes' per-plugin scores), from the newest scheduling event that carries one."""
     try:
-        explanation = Explanation.from_json(newest.metadata.annotations[EXPLANATION_ANNOTATION])
+        explanation = last_attempt(events)
     except ValueError as exc:
         text.field("Scheduling explanation (last attempt)", f"<unreadable: {exc}>")
+        return
+    if explanation is None:
         return
     text.section("Scheduling explanation (last attempt)")
     for line in explanation.render().split("\n"):
@@ -664,27 +613,17 @@ def _scheduling_explanation(text: _Text, events: Iterable[objects_pb2.Event]) ->
 
 def _group_attempt(text: _Text, events: Iterable[objects_pb2.Event]) -> None:
     """Per member, where the scheduler's last whole-group attempt could place it or why it could place it
-    nowhere, from the annotation of the group's newest FailedScheduling event; nothing once a Scheduled
-    event is newer (the group was bound since)."""
-    attempts = [e for e in events if e.reason in SCHEDULING_REASONS]
-    if not attempts:
-        return
-    newest = max(attempts, key=lambda e: int(e.metadata.resource_version or 0))
-    carried = newest.metadata.annotations.get(EXPLANATION_ANNOTATION)
-    if newest.reason != "FailedScheduling" or carried is None:
-        return
+    nowhere (nothing once the group was bound since)."""
     try:
-        pods = json.loads(carried)["pods"]
-        rows = [
-            [name, f"could go to {verdict['node']}" if "node" in verdict else verdict["unschedulable"]]
-            for name, verdict in sorted(pods.items())
-        ]
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        attempt = group_attempt(events)
+    except ValueError as exc:
         text.field("Last scheduling attempt", f"<unreadable: {exc}>")
         return
+    if attempt is None:
+        return
     text.section("Last scheduling attempt")
-    text.line(newest.message, 1)
-    text.table(["Pod", "Placement"], rows)
+    text.line(attempt.message, 1)
+    text.table(["Pod", "Placement"], [list(row) for row in attempt.placements])
 
 
 async def _no_scheduler_hint(client: Client) -> str | None:

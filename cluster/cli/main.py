@@ -15,7 +15,7 @@ from collections.abc import Sequence
 #: The subcommands, in the order ``podsched --help`` lists them; each is the module cluster.cli.<name>.
 COMMANDS = (
     "apiserver", "apply", "get", "describe", "delete", "demo", "bench", "scheduler", "simulate", "replay",
-    "load", "healthcheck", "chaos", "up", "certs",
+    "load", "healthcheck", "chaos", "up", "certs", "ui",
 )
 
 

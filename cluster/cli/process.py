@@ -1,6 +1,7 @@
-"""`podsched apiserver` and `podsched scheduler` as child processes. The API server is started on a free
-port, found by the line it prints when it serves, killed (SIGKILL, as a crash) or stopped, and restarted
-on the same store and port; the scheduler is found by its startup line and stopped with SIGTERM.
+"""`podsched apiserver`, `podsched scheduler` and `podsched ui` as child processes. The API server is
+started on a free port, found by the line it prints when it serves, killed (SIGKILL, as a crash) or
+stopped, and restarted on the same store and port; the scheduler is found by its startup line and stopped
+with SIGTERM; so is the web view, by the line with its URL.
 
 `podsched demo` runs them this way, and so do the integration tests: real processes, as a user would
 start them.
@@ -361,6 +362,80 @@ class SchedulerProcess:
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(SCHEDULER_STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self._reader is not None:
+            self._reader.join(2)
+        return self.process.returncode
+
+
+# The line `podsched ui` prints on stdout once it serves.
+_UI_SERVING = re.compile(r"podsched ui: serving (?P<url>http://\S+) \(watching (?P<server>[^)]*)\)")
+# The web view lists every kind before it serves: a large cluster's first list takes a while.
+UI_START_TIMEOUT_S = 60.0
+
+
+class UiStartError(RuntimeError):
+    pass
+
+
+class UiProcess:
+    """One `podsched ui` child process with ``args``, found by the line it prints once it serves (its
+    ``url``), stopped with SIGTERM. Its stderr goes with its stdout into ``lines``."""
+
+    def __init__(self, args: Sequence[str], *, env: Mapping[str, str] | None = None) -> None:
+        self.command = [sys.executable, "-m", "cluster.cli", "ui", *args]
+        self.env = dict(env) if env is not None else None
+        self.process: subprocess.Popen[str] | None = None
+        self.lines: collections.deque[str] = collections.deque(maxlen=_LOG_LINES)
+        #: The page's URL ("http://127.0.0.1:PORT/"), once it serves.
+        self.url = ""
+        self._serving = threading.Event()
+        self._reader: threading.Thread | None = None
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log(self) -> str:
+        return "".join(self.lines)
+
+    def start(self, timeout_s: float = UI_START_TIMEOUT_S) -> None:
+        """Start it and return once it serves; UiStartError with its output if it does not."""
+        if self.running():
+            raise RuntimeError("the web view is already running")
+        self._serving.clear()
+        self.url = ""
+        self.process = subprocess.Popen(
+            [*die_with_parent_prefix(), *self.command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, env=self.env, process_group=OWN_PROCESS_GROUP,
+        )
+        self._reader = threading.Thread(target=self._read, args=(self.process,), daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._serving.wait(0.1):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise UiStartError(f"podsched ui did not start; its output:\n{self.log()}")
+
+    def _read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        with contextlib.suppress(ValueError, OSError):
+            for line in process.stdout:
+                self.lines.append(line)
+                match = _UI_SERVING.search(line)
+                if match and not self._serving.is_set():
+                    self.url = match["url"]
+                    self._serving.set()
+
+    def stop(self) -> int | None:
+        """SIGTERM and wait (SIGKILL if it does not stop); the exit code, None if never started."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(STOP_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()

@@ -149,6 +149,21 @@ def taint_text(taint: objects_pb2.Taint) -> str:
     return f"{text}:{taint.effect}" if taint.effect else text
 
 
+def toleration_text(toleration: objects_pb2.Toleration) -> str:
+    """A toleration as `podsched describe` prints it: `key=value:Effect`, with `op=Exists` for one that
+    matches any value and the seconds it lasts."""
+    text = toleration.key
+    if toleration.value:
+        text += f"={toleration.value}"
+    if toleration.effect:
+        text += f":{toleration.effect}"
+    if toleration.operator == "Exists" and not toleration.value:
+        text += " op=Exists" if toleration.key else "op=Exists"
+    if toleration.HasField("toleration_seconds"):
+        text += f" for {toleration.toleration_seconds}s"
+    return text
+
+
 def _node_row(node: objects_pb2.Node) -> list[str]:
     return [node.metadata.name, node_status(node), node_roles(node), age(node.metadata)]
 

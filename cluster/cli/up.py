@@ -3,7 +3,7 @@
     podsched up [--replicas 3] [--etcd ENDPOINTS | --etcd-local 3] [--apiservers K] [--nodes N]
                 [--data-dir DIR] [--listen 127.0.0.1:7443] [--leader-elect-lease-duration 15s]
                 [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]
-                [--tls [--certs-dir DIR]]
+                [--tls [--certs-dir DIR]] [--ui [--ui-listen 127.0.0.1:8080]]
 
 It starts the API server(s) (on the embedded store by default, on etcd when asked, a local etcd cluster
 included) and N `podsched scheduler` replicas electing a leader, creates N nodes if asked, and prints a
@@ -17,6 +17,9 @@ exits 1 with its output.
 DATA_DIR/pki, unless a CA is there already): API servers serve mutual TLS and tokens, a local etcd
 requires client certificates, replicas authenticate as the ``scheduler`` user. It prints the variables
 that make the CLI the ``admin`` user of the cluster.
+
+``--ui`` also runs the web view, `podsched ui` (as the ``readonly`` user with ``--tls``), restarted as
+the rest is, and prints its URL.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import sys
 from pathlib import Path
 
 from cluster.cli.common import parse_duration, stop_signals
-from cluster.launcher.localcluster import LocalCluster, UpConfig, UpConfigError, UpFailed
+from cluster.launcher.localcluster import DEFAULT_UI_LISTEN, LocalCluster, UpConfig, UpConfigError, UpFailed
 from cluster.launcher.supervisor import stamped
 from scheduler.leaderelection import (
     DEFAULT_LEASE_DURATION_S,
@@ -75,6 +78,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="TLS and authentication everywhere, with certificates made by podsched certs")
     parser.add_argument("--certs-dir", type=Path, default=None, metavar="DIR",
                         help="where the certificates are, made when absent (default: DATA_DIR/pki)")
+    parser.add_argument("--ui", action="store_true",
+                        help="also serve the read-only web view of the cluster (podsched ui)")
+    parser.add_argument("--ui-listen", default=None, metavar="HOST:PORT",
+                        help=f"where the web view serves, with --ui; port 0 picks a free one "
+                        f"(default {DEFAULT_UI_LISTEN})")
     parser.set_defaults(func=run)
 
 
@@ -94,10 +102,12 @@ def config_from(args: argparse.Namespace) -> UpConfig:
         )
     except ValueError as exc:
         raise UpConfigError("--leader-elect-*", str(exc)) from None
+    if args.ui_listen is not None and not args.ui:
+        raise UpConfigError("--ui-listen", "applies with --ui only")
     return UpConfig(
         replicas=args.replicas, apiservers=args.apiservers, etcd=endpoints, etcd_local=args.etcd_local,
         nodes=args.nodes, data_dir=args.data_dir, host=host, port=int(port), timings=timings,
-        tls=args.tls, certs_dir=args.certs_dir,
+        tls=args.tls, certs_dir=args.certs_dir, ui=args.ui, ui_listen=args.ui_listen or DEFAULT_UI_LISTEN,
     )
 
 

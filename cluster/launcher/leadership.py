@@ -59,11 +59,14 @@ class LeadershipWatch:
         namespace: str = DEFAULT_LEASE_NAMESPACE,
         name: str = DEFAULT_LEASE_NAME,
         on_change: Callable[[LeaderChange], None] | None = None,
+        on_lease: Callable[[objects_pb2.Lease | None], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``on_lease`` hears the Lease itself after every write seen (renewals too; None once deleted)."""
         self.namespace = namespace
         self.name = name
         self._on_change = on_change
+        self._on_lease = on_lease
         self._clock = clock
         #: The holder now ("" when nobody holds the lease, or before it exists).
         self.holder = ""
@@ -75,7 +78,7 @@ class LeadershipWatch:
             client, kinds.LEASE, namespace=namespace, field_selector=f"metadata.name={name}"
         )
         self._informer.add_handler(on_add=self._seen, on_update=lambda _old, new: self._seen(new),
-                                   on_delete=lambda _lease: self._change("", 0, 0, 0))
+                                   on_delete=self._deleted)
 
     async def run(self) -> None:
         """Follow the lease until cancelled."""
@@ -94,6 +97,13 @@ class LeadershipWatch:
         if holder != self.holder:
             token = observed_tenure_token(lease) if holder else 0
             self._change(holder, token, int(lease.metadata.resource_version), lease.spec.lease_transitions)
+        if self._on_lease is not None:
+            self._on_lease(lease)
+
+    def _deleted(self, _lease: objects_pb2.Lease) -> None:
+        self._change("", 0, 0, 0)
+        if self._on_lease is not None:
+            self._on_lease(None)
 
     def _change(self, holder: str, token: int, revision: int, transitions: int) -> None:
         if holder == self.holder:

@@ -8,6 +8,7 @@ what `podsched demo` tells its story with.
   again any of them that exits (a replica that loses its lease exits 1 and comes back as a standby);
 - optionally N Ready nodes of 8 cpu, 32Gi and 110 pods;
 - a `LeadershipWatch` on the Lease, whose changes are reported as they are seen;
+- optionally the web view, `podsched ui`, as one more supervised child (the ``readonly`` user with TLS);
 - with ``tls``: `podsched certs` files (made if absent) and every connection over TLS: API servers serving
   mutual TLS and tokens, a local etcd with client-cert auth, replicas presenting the ``scheduler``
   user's certificate, the cluster's own client the ``admin``'s (an external ``etcd`` is used as given).
@@ -28,8 +29,9 @@ from pathlib import Path
 
 from cluster.api import errors, objects_pb2, timeutil
 from cluster.cli.certs import Bundle, CertsError, write_bundle
-from cluster.cli.process import ApiServerProcess, SchedulerProcess
+from cluster.cli.process import ApiServerProcess, SchedulerProcess, UiProcess
 from cluster.client import Client, ClientCredentials
+from cluster.healthserver import parse_address
 from cluster.launcher.etcd import EtcdCluster
 from cluster.launcher.leadership import LeaderChange, LeadershipWatch
 from cluster.launcher.supervisor import Child, RestartPolicy, Supervisor
@@ -39,9 +41,13 @@ from scheduler.leaderelection import LeaderElectionTimings
 NODE_CPU = "8"
 NODE_MEMORY = "32Gi"
 NODE_PODS = "110"
-#: The layers the supervisor stops in reverse: replicas first, then the API servers they talk to.
+#: The layers the supervisor stops in reverse: the web view and the replicas first, then the API servers
+#: they talk to.
 _API_LAYER = 0
 _SCHEDULER_LAYER = 1
+_UI_LAYER = 2
+#: Where `podsched up --ui` serves the web view unless told otherwise: this machine only.
+DEFAULT_UI_LISTEN = "127.0.0.1:8080"
 
 
 class UpConfigError(ValueError):
@@ -81,6 +87,9 @@ class UpConfig:
     tls: bool = False
     #: Where the certificates are (made when absent); None: ``pki`` in the data directory.
     certs_dir: Path | None = None
+    #: Run the web view (`podsched ui`) too, serving on ``ui_listen`` (port 0: a free one).
+    ui: bool = False
+    ui_listen: str = DEFAULT_UI_LISTEN
 
     def __post_init__(self) -> None:
         if self.replicas < 1:
@@ -103,6 +112,10 @@ class UpConfig:
             raise UpConfigError("--listen", f"port {self.port} is out of range")
         if self.certs_dir is not None and not self.tls:
             raise UpConfigError("--certs-dir", "applies with --tls only")
+        try:
+            parse_address(self.ui_listen)
+        except ValueError as exc:
+            raise UpConfigError("--ui-listen", str(exc)) from None
 
     @property
     def on_etcd(self) -> bool:
@@ -134,6 +147,8 @@ class LocalCluster:
         )
         self.apiservers: dict[str, ApiServerProcess] = {}
         self.replicas: dict[str, SchedulerProcess] = {}
+        #: The web view, with ``ui``.
+        self.ui: UiProcess | None = None
         self.etcd: EtcdCluster | None = None
         self.leadership: LeadershipWatch | None = None
         self.client: Client | None = None
@@ -268,7 +283,14 @@ class LocalCluster:
             name = f"scheduler-{index}"
             self.replicas[name] = SchedulerProcess(flags)
             self.supervisor.add(name, self.replicas[name], layer=_SCHEDULER_LAYER)
-        await self._start_children(list(self.replicas))
+        if config.ui:
+            ui_flags = ["--server", self.servers, "--listen", config.ui_listen]
+            if self.bundle is not None:
+                ui_flags += self.bundle.user_flags("readonly")
+            self.ui = UiProcess(ui_flags)
+            self.supervisor.add("ui", self.ui, layer=_UI_LAYER)
+        # The web view starts beside the replicas: it needs only the API servers.
+        await self._start_children([*self.replicas, *(["ui"] if self.ui is not None else [])])
         self._tasks.append(asyncio.create_task(self.supervisor.supervise(), name="supervise"))
 
     def _certificates(self, directory: Path) -> Bundle:
@@ -347,6 +369,9 @@ class LocalCluster:
         elif isinstance(child, ApiServerProcess):
             self._report(f"{name} {again}: pid {child.pid}, serving on {child.address} "
                          f"(metrics {child.metrics_url}/metrics)")
+        elif isinstance(child, UiProcess):
+            self._report(f"{name} {again}: pid {child.process.pid if child.process else '?'}")
+            self._report(f"ui: {child.url}")
 
     def _exited(self, name: str, child: Child, code: int) -> None:
         if isinstance(child, SchedulerProcess) and self.leadership is not None:

@@ -12,7 +12,8 @@ bounded whatever the cluster size:
 * texts are cut at ``MAX_TEXT`` characters.
 
 It travels as JSON (``to_json`` / ``from_json``) in the scheduling event's annotation, and ``render``
-turns it into the text ``podsched describe pod`` prints.
+turns it into the text ``podsched describe pod`` prints. ``last_attempt`` and ``group_attempt`` read it
+back from a pod's or a PodGroup's events, for every reader that shows it (describe, the web view).
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from __future__ import annotations
 import itertools
 import json
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
 
+from cluster.api import objects_pb2
 from scheduler.framework.types import Diagnosis
 
 MAX_REASON_GROUPS = 16
@@ -33,6 +35,11 @@ MAX_TOP_NODES = 5
 MAX_TEXT = 256
 
 _VERSION = 1
+
+#: The annotation of a scheduling event that carries the attempt's explanation (JSON).
+EXPLANATION_ANNOTATION = "podsched.io/explanation"
+#: The events of a scheduling attempt; the scheduler puts its explanation in their annotations.
+SCHEDULING_REASONS = ("Scheduled", "FailedScheduling")
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +262,60 @@ def top_nodes(node_names: Sequence[str], totals: Sequence[int], chosen_node: str
     chosen = [position] if position >= 0 and totals[position] == cutoff else []
     others = itertools.islice((i for i in at_cutoff if i not in chosen), wanted)
     return above + [*chosen, *others][:wanted]
+
+
+# -------------------------------------------------------------------------- read back from events
+
+
+def last_attempt(events: Iterable[objects_pb2.Event]) -> Explanation | None:
+    """The explanation of the newest scheduling event about a pod that carries one (None without any);
+    ValueError when its annotation is unreadable. Events are rewritten when repeats are counted, so
+    "newest" is the highest resourceVersion, not a timestamp."""
+    carrying = [
+        e for e in events
+        if e.reason in SCHEDULING_REASONS and EXPLANATION_ANNOTATION in e.metadata.annotations
+    ]
+    if not carrying:
+        return None
+    newest = max(carrying, key=_revision)
+    return Explanation.from_json(newest.metadata.annotations[EXPLANATION_ANNOTATION])
+
+
+@dataclass(frozen=True, slots=True)
+class GroupAttempt:
+    """A PodGroup's last whole-group attempt: the event's message and, per member, where it could go
+    ("could go to NODE") or why it could go nowhere."""
+
+    message: str
+    #: (pod name, placement), by pod name.
+    placements: list[tuple[str, str]]
+
+
+def group_attempt(events: Iterable[objects_pb2.Event]) -> GroupAttempt | None:
+    """The last attempt at a PodGroup, from the annotation of its newest FailedScheduling event; None
+    without one, or once a Scheduled event is newer (the group was bound since). ValueError when the
+    annotation is unreadable."""
+    attempts = [e for e in events if e.reason in SCHEDULING_REASONS]
+    if not attempts:
+        return None
+    newest = max(attempts, key=_revision)
+    carried = newest.metadata.annotations.get(EXPLANATION_ANNOTATION)
+    if newest.reason != "FailedScheduling" or carried is None:
+        return None
+    try:
+        pods = json.loads(carried)["pods"]
+        placements = [
+            (str(name),
+             f"could go to {verdict['node']}" if "node" in verdict else str(verdict["unschedulable"]))
+            for name, verdict in sorted(pods.items())
+        ]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(str(exc)) from None
+    return GroupAttempt(newest.message, placements)
+
+
+def _revision(event: objects_pb2.Event) -> int:
+    return int(event.metadata.resource_version or 0)
 
 
 def _cut(text: str) -> str:

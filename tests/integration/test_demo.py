@@ -40,6 +40,9 @@ def test_demo_tells_the_ha_story_and_passes_every_check() -> None:
     assert re.search(r"\[up\] [\d:.]+ apiserver-1 started: pid \d+, serving on 127\.0\.0\.1:\d+", out)
     replicas = re.findall(r"\[up\] [\d:.]+ (scheduler-\d) started: pid \d+, identity (\S+)", out)
     assert sorted(name for name, _ in replicas) == ["scheduler-1", "scheduler-2", "scheduler-3"]
+    # The web view, on a free port, its URL told in the first chapter.
+    ui = re.search(r"\[up\] [\d:.]+ ui: (http://127\.0\.0\.1:\d+/)", out)
+    assert ui and f"Watch the story live in a browser: {ui[1]}" in out.split("=== 2.")[0]
     first = re.search(r"\[up\] [\d:.]+ leader is now (\S+) \((scheduler-\d), fencing token (\d+), after", out)
     assert first and (first[2], first[1]) in replicas
     assert re.search(rf"kube-scheduler\s+{first[1]}\s", out), "get lease shows the holder"

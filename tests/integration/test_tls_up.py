@@ -1,15 +1,18 @@
 """`podsched up --tls` as a real process: it makes the certificates, runs a local etcd with client-cert
 auth, an API server with mutual TLS and tokens, and replicas authenticating as the scheduler user; they
 elect a leader, and a pod applied with the environment it prints is bound. Without those variables the
-CLI is refused; a second `up` reuses the certificates; --certs-dir alone is a usage error."""
+CLI is refused; the web view watches as the readonly user; a second `up` reuses the certificates;
+--certs-dir alone is a usage error."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import yaml
@@ -39,7 +42,7 @@ def bound_node(env: dict[str, str], name: str, namespace: str) -> str:
 def test_up_tls_elects_and_binds_with_the_printed_environment(tmp_path: Path) -> None:
     data = tmp_path / "data"
     up = Up("--tls", "--replicas", "2", "--etcd-local", "1", "--nodes", "1", "--listen", "127.0.0.1:0",
-            "--data-dir", str(data))
+            "--data-dir", str(data), "--ui", "--ui-listen", "127.0.0.1:0")
     try:
         up.wait_for(rf"certificates: made a CA, server and user certificates and tokens in {data}/pki")
         up.wait_for(r"store: local etcd cluster of 1 \(TLS, client-cert auth\)")
@@ -55,6 +58,10 @@ def test_up_tls_elects_and_binds_with_the_printed_environment(tmp_path: Path) ->
         applied = run_cli(env["PODSCHED_SERVER"], "apply", "-f", "-", input=manifest, env=env)
         assert applied.code == 0, applied.stderr
         assert bound_node(env, "web", "tls-up") == "node-1", up.out
+        # The web view watches over TLS as the readonly user.
+        url = up.wait_for(r"ui: (http://\S+/)$")[1]
+        with urllib.request.urlopen(url + "api/state", timeout=10) as response:
+            assert "node-1" in json.loads(response.read())["nodes"]
 
         plain = run_cli(env["PODSCHED_SERVER"], "get", "pods", "--request-timeout", "1")
         assert plain.code == 1

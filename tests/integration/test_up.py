@@ -4,6 +4,7 @@ everything with exit 0; on a local 3-member etcd cluster with two API servers; b
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -186,14 +187,21 @@ def test_up_elects_schedules_fails_over_and_stops(tmp_path: Path) -> None:
         up.kill()
 
 
-def test_up_nodes_are_ready() -> None:
-    up = Up("--replicas", "1", "--nodes", "2", "--listen", "127.0.0.1:0", *TIMINGS)
+def test_up_nodes_are_ready_and_the_web_view_shows_them() -> None:
+    up = Up("--replicas", "1", "--nodes", "2", "--listen", "127.0.0.1:0",
+            "--ui", "--ui-listen", "127.0.0.1:0", *TIMINGS)
     try:
         server = up.wait_for(r"export PODSCHED_SERVER=(\S+)")[1]
         listed = run_cli(server, "get", "nodes")
         assert listed.code == 0, listed
         rows = [(row["NAME"], row["STATUS"]) for row in parse_table(listed.stdout)]
         assert rows == [("node-1", "Ready"), ("node-2", "Ready")], listed.stdout
+        url = up.wait_for(r"ui: (http://127\.0\.0\.1:\d+/)$")[1]
+        with urllib.request.urlopen(url + "api/state", timeout=10) as response:
+            state = json.loads(response.read())
+        assert state["server"] == server
+        ready = {name: node["ready"] for name, node in state["nodes"].items()}
+        assert ready == {"node-1": True, "node-2": True}
         code, err = up.stop(signal.SIGTERM)
         assert code == 0, err
     finally:
@@ -258,6 +266,9 @@ def test_up_on_a_local_etcd_cluster_with_two_api_servers() -> None:
         pytest.param(["--leader-elect-lease-duration", "1s"],
                      "leaseDuration must be greater than renewDeadline", id="lease-shorter-than-renew"),
         pytest.param(["--leader-elect-retry-period", "soon"], "invalid duration 'soon'", id="retry-word"),
+        pytest.param(["--ui", "--ui-listen", "8080"], '--ui-listen: invalid address "8080"', id="ui-listen"),
+        pytest.param(["--ui-listen", "127.0.0.1:0"], "--ui-listen: applies with --ui only",
+                     id="ui-listen-alone"),
     ],
 )
 def test_bad_flags_exit_2_with_a_clear_error(args: list[str], message: str) -> None:

@@ -316,6 +316,30 @@ def test_the_nodes_manifest_is_mounted_and_fits_the_load() -> None:
         assert SERVICES[name]["depends_on"][nodes] == {"condition": "service_completed_successfully"}
 
 
+# ------------------------------------------------------------------------------------------ web view
+
+
+def test_the_web_view_watches_every_api_server_and_is_published_on_loopback_only() -> None:
+    (name,) = by_role("ui")
+    service = SERVICES[name]
+    host, port = command(name).listen
+    assert host == "0.0.0.0", f"service {name}: --listen {host}:{port} is unreachable from the host"
+    assert sorted(host for host, _ in map(host_port, server_list(name))) == sorted(apiserver_ports())
+    (mapping,) = service["ports"]
+    host_ip, host_port_, container_port = mapping.split(":")
+    assert host_ip == "127.0.0.1", f"service {name}: the web view is published beyond this machine"
+    assert int(container_port) == port
+    published = [mapping.rpartition(":")[0]
+                 for other in apiserver_ports() for mapping in SERVICES[other].get("ports", [])]
+    assert host_port_ not in published, f"service {name}: host port {host_port_} is an API server's"
+    waits = service["depends_on"]
+    assert all(waits.get(api) == {"condition": "service_healthy"} for api in apiserver_ports())
+    # The page's files reach the image: `pip install .` installs them as package data.
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "static/*" in project["tool"]["setuptools"]["package-data"]["cluster.ui"]
+    assert (REPO / "cluster" / "ui" / "static" / "index.html").is_file()
+
+
 # --------------------------------------------------------------------------------------------- chaos
 
 
@@ -361,7 +385,7 @@ def test_the_dockerfile_builds_the_project_as_a_non_root_podsched_entrypoint() -
 #: Where the certs service writes `podsched certs` files, and the volume that carries them.
 PKI_DIR, PKI_VOLUME = "/pki", "pki"
 #: The user each client service acts as: the role its job needs (podsched certs names users after roles).
-USERS = {"scheduler": "scheduler", "nodes": "admin", "load": "client", "chaos": "readonly"}
+USERS = {"scheduler": "scheduler", "nodes": "admin", "load": "client", "ui": "readonly", "chaos": "readonly"}
 
 
 def pki_paths(value: Any) -> set[str]:

@@ -11,7 +11,6 @@ import pytest
 
 from cluster.api import containers, validation
 from cluster.cli import describe, tables
-from cluster.cli.describe import pod_requests as described_requests
 from scheduler.framework import Code, CycleState, PodInfo, pod_non_zero_requests, pod_requests
 from scheduler.framework.resource import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
 from scheduler.framework.types import pod_host_ports
@@ -71,7 +70,7 @@ def test_pod_requests_follow_the_sidecar_rule(app_cpu: list[str], inits: list[An
     subject = with_inits(app_cpu, *inits)
     assert pod_requests(subject).milli_cpu == expected
     # Every other reader of a pod's requests counts it the same way.
-    assert described_requests(subject)[0]["cpu"] * 1000 == expected
+    assert containers.requests_and_limits(subject)[0]["cpu"] * 1000 == expected
     assert pod_need(subject)["cpu"] == expected
     assert pod_non_zero_requests(subject)[0] == expected
 

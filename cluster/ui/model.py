@@ -1,0 +1,332 @@
+"""The web view's model: the contract's objects (docs/ui.md), kept current one change at a time by the
+informers' handlers, and what changed since the last delta.
+
+Every change costs what it touches, never the size of the cluster: a pod's change re-reads that pod and
+moves its requests between at most two nodes' sums (and its PodGroup's counts); the summary's counts and
+sums are kept the same way. Each collection keeps a dirty set of keys; ``take_delta`` turns them into
+upserts and removals (a node is upserted whole) and empties them, so a browser gets the whole model once
+and then only what changed.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+from typing import Any
+
+from google.protobuf.message import Message
+
+from cluster.api import objects_pb2
+from cluster.api.fencing import observed_tenure_token
+from cluster.api.kinds import metadata_of
+from cluster.launcher.leadership import DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE, LeaderChange
+from cluster.ui import serialize
+from cluster.ui.serialize import Amounts, Json
+
+#: The events the model keeps (the newest), and the page shows.
+EVENTS_KEPT = 200
+#: The leader changes the timeline keeps (the newest).
+TIMELINE_KEPT = 100
+#: Event reasons of pods pushed off their nodes: the page's preemptions panel. Only Preempted counts
+#: toward ``summary.preemptions``.
+PREEMPTED = "Preempted"
+
+NODES, PODS, PDBS, POD_GROUPS = "nodes", "pods", "pdbs", "podGroups"
+_COLLECTIONS = (NODES, PODS, PDBS, POD_GROUPS)
+
+
+class ViewModel:
+    """The view of one cluster; fed by ``on_*`` handlers, read by ``state`` and ``take_delta``."""
+
+    def __init__(
+        self,
+        server: str,
+        *,
+        lease_namespace: str = DEFAULT_LEASE_NAMESPACE,
+        lease_name: str = DEFAULT_LEASE_NAME,
+    ) -> None:
+        self.server = server
+        self.revision = 0
+        self._lease_key = f"{lease_namespace}/{lease_name}"
+        #: Each node's own fields (serialize.node_view), by name.
+        self._nodes: dict[str, Json] = {}
+        self._pods: dict[str, Json] = {}
+        self._pdbs: dict[str, Json] = {}
+        self._groups: dict[str, objects_pb2.PodGroup] = {}
+        #: Node name -> keys of the non-terminal pods bound to it, and what they request (known node or
+        #: not: a pod may be seen before its node).
+        self._node_pods: dict[str, set[str]] = {}
+        self._node_requested: dict[str, Amounts] = {}
+        #: Pod key -> (node, requests) of each pod counted on a node: bound and not terminal.
+        self._holds: dict[str, tuple[str, Amounts]] = {}
+        #: PodGroup key -> keys of the pods that name it.
+        self._group_pods: dict[str, set[str]] = {}
+        self._ready_nodes = 0
+        self._allocatable: Amounts = {}
+        self._requested: Amounts = {}
+        self._bound = 0
+        self._pending = 0
+        self._preemptions = 0
+        #: The newest events, oldest first, as ((time, revision), key) for ordering and by key.
+        self._event_order: list[tuple[tuple[str, int], str]] = []
+        self._events: dict[str, Json] = {}
+        self._lease: objects_pb2.Lease | None = None
+        self._timeline: list[Json] = []
+        self._replicas: list[str] = []
+        self._dirty: dict[str, set[str]] = {name: set() for name in _COLLECTIONS}
+        self._leadership_dirty = False
+        self._new_events: set[str] = set()
+
+    # ----------------------------------------------------------------------------------- handlers
+
+    def _seen(self, obj: Message) -> None:
+        version = metadata_of(obj).resource_version
+        if version:
+            self.revision = max(self.revision, int(version))
+
+    def on_node(self, node: objects_pb2.Node) -> None:
+        self._seen(node)
+        name = node.metadata.name
+        old = self._nodes.get(name)
+        new = serialize.node_view(node)
+        if old is not None:
+            self._node_gone(old)
+        self._nodes[name] = new
+        self._ready_nodes += new["ready"]
+        serialize.add_into(self._allocatable, new["allocatable"])
+        self._dirty[NODES].add(name)
+
+    def on_node_deleted(self, node: objects_pb2.Node) -> None:
+        self._seen(node)
+        old = self._nodes.pop(node.metadata.name, None)
+        if old is not None:
+            self._node_gone(old)
+            self._dirty[NODES].add(node.metadata.name)
+
+    def _node_gone(self, view: Json) -> None:
+        self._ready_nodes -= view["ready"]
+        serialize.add_into(self._allocatable, view["allocatable"], -1)
+
+    def on_pod(self, pod: objects_pb2.Pod) -> None:
+        self._seen(pod)
+        key = serialize.pod_key(pod)
+        self._set_pod(key, serialize.pod_view(pod), holds=not serialize.is_terminal(pod))
+
+    def on_pod_deleted(self, pod: objects_pb2.Pod) -> None:
+        self._seen(pod)
+        self._set_pod(serialize.pod_key(pod), None, holds=False)
+
+    def _set_pod(self, key: str, new: Json | None, *, holds: bool) -> None:
+        old = self._pods.pop(key, None)
+        old_hold = self._holds.pop(key, None)
+        new_hold = (new["node"], new["requests"]) if new is not None and new["node"] and holds else None
+        if new_hold is not None:
+            self._holds[key] = new_hold
+        if old_hold != new_hold:
+            if old_hold is not None:
+                self._release(key, *old_hold)
+            if new_hold is not None:
+                self._hold(key, *new_hold)
+        for view, sign in ((old, -1), (new, 1)):
+            if view is not None:
+                self._bound += sign * bool(view["node"])
+                self._pending += sign * view["pending"]
+        old_group, new_group = (view["podGroup"] if view else "" for view in (old, new))
+        if old_group != new_group:
+            if old_group:
+                _discard(self._group_pods, old_group, key)
+            if new_group:
+                self._group_pods.setdefault(new_group, set()).add(key)
+        for group in {old_group, new_group} - {""}:
+            if group in self._groups:
+                self._dirty[POD_GROUPS].add(group)
+        if new is not None:
+            self._pods[key] = new
+        self._dirty[PODS].add(key)
+
+    def _hold(self, key: str, node: str, requests: Amounts) -> None:
+        self._node_pods.setdefault(node, set()).add(key)
+        one = {**requests, "pods": requests.get("pods", 0) + 1}
+        serialize.add_into(self._node_requested.setdefault(node, {}), one)
+        serialize.add_into(self._requested, one)
+        self._dirty[NODES].add(node)
+
+    def _release(self, key: str, node: str, requests: Amounts) -> None:
+        _discard(self._node_pods, node, key)
+        one = {**requests, "pods": requests.get("pods", 0) + 1}
+        requested = self._node_requested.get(node, {})
+        serialize.add_into(requested, one, -1)
+        if not requested:
+            self._node_requested.pop(node, None)
+        serialize.add_into(self._requested, one, -1)
+        self._dirty[NODES].add(node)
+
+    def on_pdb(self, pdb: objects_pb2.PodDisruptionBudget) -> None:
+        self._seen(pdb)
+        view = serialize.pdb_view(pdb)
+        self._pdbs[view["key"]] = view
+        self._dirty[PDBS].add(view["key"])
+
+    def on_pdb_deleted(self, pdb: objects_pb2.PodDisruptionBudget) -> None:
+        self._seen(pdb)
+        key = f"{pdb.metadata.namespace}/{pdb.metadata.name}"
+        self._pdbs.pop(key, None)
+        self._dirty[PDBS].add(key)
+
+    def on_pod_group(self, group: objects_pb2.PodGroup) -> None:
+        self._seen(group)
+        key = f"{group.metadata.namespace}/{group.metadata.name}"
+        self._groups[key] = group
+        self._dirty[POD_GROUPS].add(key)
+
+    def on_pod_group_deleted(self, group: objects_pb2.PodGroup) -> None:
+        self._seen(group)
+        key = f"{group.metadata.namespace}/{group.metadata.name}"
+        self._groups.pop(key, None)
+        self._dirty[POD_GROUPS].add(key)
+
+    def on_event(self, event: objects_pb2.Event, *, new: bool = True) -> None:
+        """An event written (``new``) or updated (a repeat counted): it takes its place by time among the
+        newest. A deleted event stays in the stream: it happened."""
+        self._seen(event)
+        view = serialize.event_view(event)
+        key = view["key"]
+        if key in self._events:
+            self._event_order.remove(next(entry for entry in self._event_order if entry[1] == key))
+            del self._events[key]
+        if new and event.reason == PREEMPTED:
+            self._preemptions += 1
+        entry = ((view["time"] or "", int(event.metadata.resource_version or 0)), key)
+        bisect.insort(self._event_order, entry)
+        self._events[key] = view
+        self._new_events.add(key)
+        if len(self._event_order) > EVENTS_KEPT:
+            _, oldest = self._event_order.pop(0)
+            del self._events[oldest]
+            self._new_events.discard(oldest)
+
+    def on_lease(self, lease: objects_pb2.Lease | None) -> None:
+        """The scheduler's Lease as it is now (None once deleted): renewals and holders."""
+        if lease is not None:
+            self._seen(lease)
+        self._lease = lease
+        holder = lease.spec.holder_identity if lease is not None else ""
+        if holder and holder not in self._replicas:
+            self._replicas.append(holder)
+        self._leadership_dirty = True
+
+    def on_leader_change(self, change: LeaderChange) -> None:
+        """A change of holder, as LeadershipWatch reports it (with how long nobody led)."""
+        self._timeline.append({
+            "holder": change.holder,
+            "previous": change.previous,
+            "token": change.token,
+            "at": serialize.iso_datetime(change.seen_wall),
+            "leaderlessSeconds": (
+                round(change.leaderless_s, 3) if change.leaderless_s is not None else None
+            ),
+        })
+        del self._timeline[:-TIMELINE_KEPT]
+        if change.holder and change.holder not in self._replicas:
+            self._replicas.append(change.holder)
+        self._leadership_dirty = True
+
+    # ------------------------------------------------------------------------------------ reading
+
+    def node(self, name: str) -> Json:
+        """The contract's NODE: its own fields, what its pods request, and their keys sorted."""
+        return {
+            **self._nodes[name],
+            "requested": dict(self._node_requested.get(name, {})),
+            "pods": sorted(self._node_pods.get(name, ())),
+        }
+
+    def pod(self, key: str) -> Json | None:
+        return self._pods.get(key)
+
+    def pod_group(self, key: str) -> Json:
+        members = [self._pods[pod] for pod in self._group_pods.get(key, ())]
+        return serialize.group_view(
+            self._groups[key],
+            members=len(members),
+            scheduled=sum(1 for pod in members if pod["node"]),
+            running=sum(1 for pod in members if pod["phase"] == "Running"),
+        )
+
+    def leadership(self) -> Json:
+        lease = self._lease
+        token = observed_tenure_token(lease) if lease is not None else 0
+        return {
+            "lease": self._lease_key,
+            **serialize.lease_view(lease, token),
+            "timeline": list(self._timeline),
+            "replicas": list(self._replicas),
+        }
+
+    def events(self) -> list[Json]:
+        return [self._events[key] for _, key in self._event_order]
+
+    def summary(self) -> Json:
+        return {
+            "nodes": len(self._nodes),
+            "readyNodes": self._ready_nodes,
+            "pods": len(self._pods),
+            "bound": self._bound,
+            "pending": self._pending,
+            "preemptions": self._preemptions,
+            "allocatable": dict(self._allocatable),
+            "requested": dict(self._requested),
+        }
+
+    def state(self) -> Json:
+        """The whole model (the contract's snapshot)."""
+        return {
+            "revision": self.revision,
+            "server": self.server,
+            NODES: {name: self.node(name) for name in self._nodes},
+            PODS: dict(self._pods),
+            "leadership": self.leadership(),
+            PDBS: dict(self._pdbs),
+            POD_GROUPS: {key: self.pod_group(key) for key in self._groups},
+            "events": self.events(),
+            "summary": self.summary(),
+        }
+
+    def take_delta(self) -> Json | None:
+        """What changed since the last call (None when nothing did), and forget it."""
+        if not (self._leadership_dirty or self._new_events or any(self._dirty.values())):
+            return None
+        readers: dict[str, Callable[[str], Any]] = {
+            NODES: self.node, PODS: self._pods.__getitem__,
+            PDBS: self._pdbs.__getitem__, POD_GROUPS: self.pod_group,
+        }
+        present: dict[str, Callable[[str], bool]] = {
+            NODES: self._nodes.__contains__, PODS: self._pods.__contains__,
+            PDBS: self._pdbs.__contains__, POD_GROUPS: self._groups.__contains__,
+        }
+        delta: Json = {"revision": self.revision}
+        for name in _COLLECTIONS:
+            keys = self._dirty[name]
+            if not keys:
+                continue
+            delta[name] = {
+                "upsert": {key: readers[name](key) for key in sorted(keys) if present[name](key)},
+                "remove": sorted(key for key in keys if not present[name](key)),
+            }
+            keys.clear()
+        if self._leadership_dirty:
+            delta["leadership"] = self.leadership()
+            self._leadership_dirty = False
+        if self._new_events:
+            delta["events"] = [self._events[key] for _, key in self._event_order if key in self._new_events]
+            self._new_events.clear()
+        delta["summary"] = self.summary()
+        return delta
+
+
+def _discard(index: dict[str, set[str]], value: str, key: str) -> None:
+    keys = index.get(value)
+    if keys is not None:
+        keys.discard(key)
+        if not keys:
+            del index[value]
