@@ -61,6 +61,10 @@ def browser() -> Iterator[WebDriver]:
     ):
         options.add_argument(argument)
     driver = webdriver.Chrome(options=options, service=Service(executable_path=chromedriver))
+    # The window's frame takes part of it even headless: grow the window until the page itself (and so
+    # each screenshot) is 1400x900.
+    frame = driver.execute_script("return outerHeight - innerHeight")
+    driver.set_window_size(WINDOW[0], WINDOW[1] + int(frame))
     try:
         yield driver
     finally:

@@ -157,6 +157,43 @@ def test_a_delta_adds_nodes_and_pods_without_a_reload(
     )
 
 
+def test_pdbs_podgroups_and_preemptions_follow_the_deltas(
+    browser: WebDriver, fixture_server: FixtureServer
+) -> None:
+    state = small_state()
+    bare = view_model(list(state["nodes"].values()), list(state["pods"].values()))
+    open_page(browser, fixture_server, bare)
+    assert not browser.find_elements(By.CSS_SELECTOR, "#pdbs li, #podgroups li, #preemptions li, #events li")
+    assert browser.find_element(By.ID, "preemptions-empty").is_displayed()
+
+    group = {**state["podGroups"]["default/train"], "scheduled": 4, "running": 4, "phase": "Running"}
+    preempted = event(
+        "default/web-2.7", "Preempted", "Pod default/web-2", "Preempted by default/big", "Warning"
+    )
+    fixture_server.push(
+        {
+            "revision": 2,
+            "pdbs": {"upsert": state["pdbs"]},
+            "podGroups": {"upsert": {"default/train": group}},
+            "events": [preempted],
+            "summary": summary(state["nodes"], state["pods"], preemptions=1),
+        }
+    )
+
+    wait_text(browser, '#podgroups [data-podgroup="default/train"]', "4/4 scheduled")
+    wait_text(browser, "#preemptions li", "Preempted by default/big")
+    assert browser.find_element(By.CSS_SELECTOR, '#pdbs [data-pdb="default/web-pdb"]').is_displayed()
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#events li")) == 1
+    assert browser.find_element(By.ID, "sum-preemptions").text == "1"
+    assert not browser.find_element(By.ID, "preemptions-empty").is_displayed()
+
+    fixture_server.push({"revision": 3, "pdbs": {"remove": ["default/web-pdb"]}, "summary": state["summary"]})
+    WebDriverWait(browser, 10).until(
+        lambda d: not d.find_elements(By.CSS_SELECTOR, "#pdbs li"), "the removed PDB stayed on the page"
+    )
+    assert browser.find_element(By.ID, "pdbs-empty").is_displayed()
+
+
 def test_a_pending_pod_shows_the_schedulers_reason(browser: WebDriver, fixture_server: FixtureServer) -> None:
     state = small_state()
     open_page(browser, fixture_server, state)

@@ -105,8 +105,9 @@ function setText(id, text) {
 function fmtQuantity(resource, value) {
   if (value === undefined || value === null) return "0";
   if (resource === "cpu") {
-    const cores = value / 1000;
-    return cores >= 10 || Number.isInteger(cores) ? `${Math.round(cores * 10) / 10}` : cores.toFixed(2).replace(/0$/, "");
+    if (value % 1000 === 0) return String(value / 1000);
+    if (value < 1000) return `${value}m`;
+    return String(Math.round(value / 10) / 100);
   }
   if (resource === "memory" || resource === "ephemeral-storage" || resource.startsWith("hugepages-")) {
     return fmtBytes(value);
@@ -540,7 +541,7 @@ function renderPdbs() {
       h("span", { class: "muted", text: `${rule} · healthy ${pdb.currentHealthy}/${pdb.expectedPods}, desired ${pdb.desiredHealthy}` }));
   });
   $("pdbs").replaceChildren(...rows);
-  if (!rows.length) $("pdbs").append(h("li", { class: "empty muted", text: "none" }));
+  $("pdbs-empty").hidden = rows.length > 0;
 }
 
 function renderPodGroups() {
@@ -555,11 +556,11 @@ function renderPodGroups() {
       g.message ? h("span", { class: "reason", text: g.message }) : null);
   });
   $("podgroups").replaceChildren(...rows);
-  if (!rows.length) $("podgroups").append(h("li", { class: "empty muted", text: "none" }));
+  $("podgroups-empty").hidden = rows.length > 0;
 }
 
 function eventRow(e) {
-  return h("li", { class: e.type === "Warning" ? "event warning" : "event" },
+  return h("li", { class: e.type === "Warning" ? "event warning" : "event", "data-event": e.key },
     h("time", { class: "muted", text: fmtTime(e.time), title: e.time || "" }),
     h("span", { class: "event-reason", text: e.reason }),
     h("span", { class: "mono event-object", text: e.object }),
@@ -583,11 +584,11 @@ function renderEvents(added, reset) {
 function renderPreemptions() {
   const preemptions = state.events.filter((e) => PREEMPTION_REASONS.has(e.reason)).slice(-MAX_PREEMPTIONS).reverse();
   $("preemptions").replaceChildren(...preemptions.map((e) =>
-    h("li", null,
+    h("li", { "data-event": e.key },
       h("span", { class: "row-title" }, h("time", { class: "muted", text: fmtTime(e.time) }),
         h("span", { class: "badge warn", text: e.reason }), h("span", { class: "mono", text: e.object })),
       h("span", { class: "reason", text: e.message }))));
-  if (!preemptions.length) $("preemptions").append(h("li", { class: "empty muted", text: "none yet" }));
+  $("preemptions-empty").hidden = preemptions.length > 0;
 }
 
 function renderLegend() {
