@@ -60,6 +60,10 @@ class FixtureServer:
         """Serve ``state`` (and ``details``) from now on, accepting streams; open streams end."""
         self._call(self._reset(copy.deepcopy(state), dict(details or {})))
 
+    def set_details(self, key: str, answer: dict[str, Any]) -> None:
+        """What /api/pods/{ns}/{name} answers for ``key`` from now on (besides the pod itself)."""
+        self._call(self._set_details(key, copy.deepcopy(answer)))
+
     def drop_streams(self, refuse: bool = False) -> None:
         """End every open stream; with ``refuse``, answer 503 to new ones until ``accept_streams``."""
         self._call(self._drop(refuse))
@@ -105,6 +109,9 @@ class FixtureServer:
         self.state = state
         self.details = details
         await self._drop(refuse=False)
+
+    async def _set_details(self, key: str, answer: dict[str, Any]) -> None:
+        self.details[key] = answer
 
     async def _drop(self, refuse: bool) -> None:
         self.refusing = refuse

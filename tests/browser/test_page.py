@@ -274,6 +274,16 @@ def test_clicking_a_pod_shows_its_scheduling_explanation(
     assert "FailedScheduling" in panel.text
     screenshot("details")
 
+    # Open details follow the pod: a delta that changes it fetches them again.
+    fixture_server.set_details(
+        "default/big", {"explanation": "node-4: would fit after preempting batch/low-1"}
+    )
+    big = pod("default/big", priority=500, reason="Unschedulable", message="nominated")
+    fixture_server.push(
+        {"revision": 2, "pods": {"upsert": {"default/big": big}}, "summary": small_state()["summary"]}
+    )
+    wait_text(browser, "#pod-explanation", "would fit after preempting batch/low-1")
+
     browser.find_element(By.ID, "details-close").click()
     assert not panel.is_displayed()
 
