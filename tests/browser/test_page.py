@@ -215,6 +215,26 @@ def test_a_pending_pod_shows_the_schedulers_reason(browser: WebDriver, fixture_s
     assert browser.find_element(By.ID, "sum-pending").text == "2"
 
 
+def test_long_lists_are_capped(browser: WebDriver, fixture_server: FixtureServer) -> None:
+    crowded = [f"default/crowd-{i:02d}" for i in range(60)]
+    waiting = [pod(f"default/wait-{i:03d}", message="0/1 nodes are available") for i in range(250)]
+    state = view_model([node("node-1", crowded)], [*(pod(k, "node-1") for k in crowded), *waiting])
+    open_page(browser, fixture_server, state)
+
+    assert len(browser.find_elements(By.CSS_SELECTOR, '[data-node="node-1"] [data-pod]')) == 40
+    assert "+20 more" in browser.find_element(By.CSS_SELECTOR, '[data-node="node-1"]').text
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#pending [data-pending]")) == 200
+    assert browser.find_element(By.ID, "pending-more").text == "and 50 more"
+
+    # An event seen again (its count went up) replaces its row.
+    first = event("default/wait-000.1", "FailedScheduling", "Pod default/wait-000", "0/1 nodes", "Warning")
+    fixture_server.push({"revision": 2, "events": [first], "summary": state["summary"]})
+    wait_text(browser, "#events", "0/1 nodes")
+    fixture_server.push({"revision": 3, "events": [{**first, "count": 3}], "summary": state["summary"]})
+    wait_text(browser, "#events", "\u00d73")  # the count badge
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#events li")) == 1
+
+
 def test_a_leadership_change_updates_the_holder_and_the_timeline(
     browser: WebDriver, fixture_server: FixtureServer, screenshot: Callable[[str], Path]
 ) -> None:

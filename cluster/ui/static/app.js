@@ -248,6 +248,12 @@ function applyDelta(delta) {
     dirty.leadership = true;
   }
   if (delta.events && delta.events.length) {
+    // An event seen again (its count went up) moves to the end instead of showing twice.
+    const again = new Set(delta.events.map((e) => e.key));
+    if (state.events.some((e) => again.has(e.key))) {
+      state.events = state.events.filter((e) => !again.has(e.key));
+      dirty.eventsReset = true;
+    }
     state.events.push(...delta.events);
     if (state.events.length > MAX_EVENTS) state.events.splice(0, state.events.length - MAX_EVENTS);
     dirty.events += delta.events.length;
@@ -317,13 +323,14 @@ function render() {
   if (all || dirty.pdbs) renderPdbs();
   if (all || dirty.podGroups) renderPodGroups();
   if (all || dirty.events) {
-    renderEvents(all ? state.events.length : dirty.events, all);
+    renderEvents(dirty.events, all || dirty.eventsReset);
     renderPreemptions();
   }
   if (details.stale) refreshDetails();
   dirty.all = false;
   dirty.summary = dirty.nodeOrder = dirty.pending = dirty.leadership = dirty.pdbs = dirty.podGroups = false;
   dirty.events = 0;
+  dirty.eventsReset = false;
   dirty.nodes.clear();
 }
 
@@ -603,7 +610,7 @@ function podSummary(pod) {
   return [
     pod.key,
     `priority ${pod.priority ?? 0}${pod.priorityClassName ? ` (${pod.priorityClassName})` : ""}`,
-    `${pod.phase}${pod.terminating ? ", terminating" : ""}${pod.node ? ` on ${pod.node}` : ""}`,
+    `${pod.phase || "no phase"}${pod.terminating ? ", terminating" : ""}${pod.node ? ` on ${pod.node}` : ""}`,
     requests ? `requests ${requests}` : "no requests",
     pod.podGroup ? `group ${pod.podGroup}` : "",
   ].filter(Boolean).join("\n");
@@ -675,7 +682,7 @@ function detailsBody(data) {
   const pod = data.pod;
   const section = (title, ...content) => h("section", null, h("h3", { text: title }), ...content);
   const facts = h("dl", { class: "kv" },
-    h("dt", { text: "Phase" }), h("dd", { text: `${pod.phase}${pod.terminating ? " (terminating)" : ""}` }),
+    h("dt", { text: "Phase" }), h("dd", { text: `${pod.phase || "–"}${pod.terminating ? " (terminating)" : ""}` }),
     h("dt", { text: "Node" }), h("dd", { class: "mono", text: pod.node || "not bound" }),
     h("dt", { text: "Priority" }), h("dd", { text: `${pod.priority ?? 0}${pod.priorityClassName ? ` (${pod.priorityClassName})` : ""}` }),
     h("dt", { text: "Requests" }), h("dd", { text: quantities(pod.requests) }),
