@@ -116,6 +116,7 @@ def test_the_page_goes_live_and_shows_the_snapshot(
     assert "GPU" in browser.find_element(By.CSS_SELECTOR, '[data-node="node-1"]').text
     assert browser.find_element(By.ID, "sum-nodes").text == "3/3"
     assert browser.find_element(By.ID, "sum-pods").text == "3/4"
+    assert browser.find_element(By.ID, "sum-extended").text.startswith("2 / 4")
     assert browser.find_element(By.ID, "leader-holder").text == "sched-a"
     assert (
         "1 disruptions allowed" in browser.find_element(By.CSS_SELECTOR, '[data-pdb="default/web-pdb"]').text
@@ -225,6 +226,7 @@ def test_long_lists_are_capped(browser: WebDriver, fixture_server: FixtureServer
     assert "+20 more" in browser.find_element(By.CSS_SELECTOR, '[data-node="node-1"]').text
     assert len(browser.find_elements(By.CSS_SELECTOR, "#pending [data-pending]")) == 200
     assert browser.find_element(By.ID, "pending-more").text == "and 50 more"
+    assert not browser.find_element(By.ID, "sum-extended").is_displayed()  # no GPUs, no GPU total
 
     # An event seen again (its count went up) replaces its row.
     first = event("default/wait-000.1", "FailedScheduling", "Pod default/wait-000", "0/1 nodes", "Warning")

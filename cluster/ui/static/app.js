@@ -232,13 +232,16 @@ function applyDelta(delta) {
     state.pods,
     delta.pods,
     (key, pod) => {
+      if (pod.pending || pendingKeys.has(key)) dirty.pending = true;
       indexPod(key, pod);
       if (pod.node) dirty.nodes.add(pod.node);   // chip colours and tooltips follow the pod
     },
-    (key) => indexPod(key, null),
+    (key) => {
+      if (pendingKeys.has(key)) dirty.pending = true;
+      indexPod(key, null);
+    },
   );
   if (podsChanged) {
-    dirty.pending = true;
     if (details.key && changedKeys(delta.pods).has(details.key)) details.stale = true;
   }
   if (applyCollection(state.pdbs, delta.pdbs, () => {}, () => {})) dirty.pdbs = true;
@@ -361,6 +364,7 @@ function renderSummary() {
 
 // --- the node grid -----------------------------------------------------------------------------------------
 
+const byNaturalOrder = new Intl.Collator(undefined, { numeric: true });   // node-2 before node-10
 const cards = new Map();      // node name -> card element, only the ones in the DOM
 let filterText = "";
 let filterChanged = false;
@@ -372,7 +376,7 @@ function recomputeNodeOrder() {
   for (const name of state.nodes.keys()) {
     if (!filterText || nodeSearchText.get(name).includes(filterText)) names.push(name);
   }
-  names.sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  names.sort(byNaturalOrder.compare);
   nodeOrder = names;
   lastRange = "";
   setText("node-count", filterText ? `(${names.length} of ${state.nodes.size})` : `(${state.nodes.size})`);
