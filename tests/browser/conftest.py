@@ -30,6 +30,14 @@ INSTALL_HINT = (
 )
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test under tests/browser carries the ``browser`` marker (``-m "not browser"`` skips them)."""
+    here = Path(__file__).resolve().parent
+    for item in items:
+        if here in item.path.resolve().parents:
+            item.add_marker(pytest.mark.browser)
+
+
 def find_executable(env: str, names: tuple[str, ...]) -> str:
     """The executable ``env`` names, else the first of ``names`` on PATH or in /usr/bin; fails if none."""
     configured = os.environ.get(env)

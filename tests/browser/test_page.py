@@ -6,7 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -23,8 +22,6 @@ from tests.browser.viewmodel import (
     summary,
     view_model,
 )
-
-pytestmark = pytest.mark.browser
 
 PENDING_MESSAGE = "0/3 nodes are available: 3 Insufficient cpu."
 EXPLANATION = "node-1: Insufficient cpu (requested 64000m, free 7000m)\nnode-2: Insufficient cpu"
