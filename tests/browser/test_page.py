@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -83,8 +84,13 @@ def open_page(
     wait_text(browser, "#status", "live")
 
 
+def waiting(browser: WebDriver, timeout: float) -> WebDriverWait[WebDriver]:
+    """A wait that looks again when the page re-rendered an element between finding and reading it."""
+    return WebDriverWait(browser, timeout, ignored_exceptions=(StaleElementReferenceException,))
+
+
 def wait_for(browser: WebDriver, css: str, timeout: float = 10) -> Any:
-    return WebDriverWait(browser, timeout).until(
+    return waiting(browser, timeout).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, css), f"no {css} appeared"
     )[0]
 
@@ -94,7 +100,7 @@ def wait_text(browser: WebDriver, css: str, text: str, timeout: float = 10) -> N
         found = d.find_elements(By.CSS_SELECTOR, css)
         return bool(found) and text in found[0].text
 
-    WebDriverWait(browser, timeout).until(shows, f"{css} never showed {text!r}")
+    waiting(browser, timeout).until(shows, f"{css} never showed {text!r}")
 
 
 def test_the_page_goes_live_and_shows_the_snapshot(
@@ -149,7 +155,7 @@ def test_a_delta_adds_nodes_and_pods_without_a_reload(
     assert browser.execute_script("return window.sameDocument") is True
 
     fixture_server.push({"revision": 3, "nodes": {"remove": ["node-3"]}, "summary": summary(nodes, pods)})
-    WebDriverWait(browser, 10).until(
+    waiting(browser, 10).until(
         lambda d: not d.find_elements(By.CSS_SELECTOR, '[data-node="node-3"]'),
         "node-3 stayed on the page after its removal",
     )
@@ -186,7 +192,7 @@ def test_pdbs_podgroups_and_preemptions_follow_the_deltas(
     assert not browser.find_element(By.ID, "preemptions-empty").is_displayed()
 
     fixture_server.push({"revision": 3, "pdbs": {"remove": ["default/web-pdb"]}, "summary": state["summary"]})
-    WebDriverWait(browser, 10).until(
+    waiting(browser, 10).until(
         lambda d: not d.find_elements(By.CSS_SELECTOR, "#pdbs li"), "the removed PDB stayed on the page"
     )
     assert browser.find_element(By.ID, "pdbs-empty").is_displayed()
