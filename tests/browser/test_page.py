@@ -89,13 +89,13 @@ def waiting(browser: WebDriver, timeout: float) -> WebDriverWait[WebDriver]:
     return WebDriverWait(browser, timeout, ignored_exceptions=(StaleElementReferenceException,))
 
 
-def wait_for(browser: WebDriver, css: str, timeout: float = 10) -> Any:
+def wait_for(browser: WebDriver, css: str, timeout: float = 20) -> Any:
     return waiting(browser, timeout).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, css), f"no {css} appeared"
     )[0]
 
 
-def wait_text(browser: WebDriver, css: str, text: str, timeout: float = 10) -> None:
+def wait_text(browser: WebDriver, css: str, text: str, timeout: float = 20) -> None:
     def shows(d: WebDriver) -> bool:
         found = d.find_elements(By.CSS_SELECTOR, css)
         return bool(found) and text in found[0].text
@@ -155,7 +155,7 @@ def test_a_delta_adds_nodes_and_pods_without_a_reload(
     assert browser.execute_script("return window.sameDocument") is True
 
     fixture_server.push({"revision": 3, "nodes": {"remove": ["node-3"]}, "summary": summary(nodes, pods)})
-    waiting(browser, 10).until(
+    waiting(browser, 20).until(
         lambda d: not d.find_elements(By.CSS_SELECTOR, '[data-node="node-3"]'),
         "node-3 stayed on the page after its removal",
     )
@@ -192,7 +192,7 @@ def test_pdbs_podgroups_and_preemptions_follow_the_deltas(
     assert not browser.find_element(By.ID, "preemptions-empty").is_displayed()
 
     fixture_server.push({"revision": 3, "pdbs": {"remove": ["default/web-pdb"]}, "summary": state["summary"]})
-    waiting(browser, 10).until(
+    waiting(browser, 20).until(
         lambda d: not d.find_elements(By.CSS_SELECTOR, "#pdbs li"), "the removed PDB stayed on the page"
     )
     assert browser.find_element(By.ID, "pdbs-empty").is_displayed()
@@ -331,7 +331,7 @@ def test_the_stream_lost_shows_reconnecting_then_live_with_a_fresh_snapshot(
     )
     fixture_server.accept_streams()
 
-    wait_text(browser, "#status", "live", timeout=15)
+    wait_text(browser, "#status", "live")
     wait_for(browser, '[data-node="node-9"]')
 
 
