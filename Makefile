@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PROTO_OUT ?= .
 PROTO_SRC := $(wildcard protos/cluster/api/*.proto)
 
-.PHONY: venv demo test lint protos gen-protos etcd clean
+.PHONY: venv demo test lint protos gen-protos etcd browser clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,23 @@ etcd:
 	fi
 	@$${ETCD_BIN:-etcd} --version | head -1
 
+# Chromium and its chromedriver for the web view's browser tests (tests/browser): Debian's chromium and
+# chromium-driver when they are not on PATH and CHROMIUM_BIN/CHROMEDRIVER_BIN are unset. Anywhere else,
+# install a Chromium and the chromedriver of the same version yourself and set both variables.
+browser:
+	@for var in CHROMIUM_BIN CHROMEDRIVER_BIN; do \
+		eval path=\$$$$var; \
+		if [ -n "$$path" ] && [ ! -x "$$path" ]; then echo "$$var=$$path is not an executable" >&2; exit 1; fi; \
+	done
+	@if { [ -z "$$CHROMIUM_BIN" ] && ! command -v chromium >/dev/null 2>&1; } || \
+	    { [ -z "$$CHROMEDRIVER_BIN" ] && ! command -v chromedriver >/dev/null 2>&1; }; then \
+		echo "chromium or chromedriver not found: installing Debian's chromium and chromium-driver"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null \
+			|| { echo "could not install chromium and chromium-driver; install them and set CHROMIUM_BIN and CHROMEDRIVER_BIN" >&2; exit 1; }; \
+	fi
+	@$${CHROMEDRIVER_BIN:-chromedriver} --version | head -1
+
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
@@ -41,7 +58,7 @@ lint: venv
 # (contract and integration, then the many short unit modules), not xdist's default of most tests first,
 # which leaves the few-test, long integration modules (bench, demo, README) for the end, one worker idle.
 # Each run ends with its slowest tests, to see where the suite's time goes.
-test: venv etcd lint
+test: venv etcd browser lint
 	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=10 -m timing
 	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=25 -m "not timing" -n 2 --dist loadfile --no-loadscope-reorder
 

@@ -1,0 +1,371 @@
+"""The live view's page (cluster/ui/static) in headless Chromium, against the fixture server's stream."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.browser.fixture_server import FixtureServer
+from tests.browser.viewmodel import (
+    change,
+    event,
+    large_view_model,
+    leadership,
+    node,
+    pod,
+    summary,
+    view_model,
+)
+
+PENDING_MESSAGE = "0/3 nodes are available: 3 Insufficient cpu."
+EXPLANATION = "node-1: Insufficient cpu (requested 64000m, free 7000m)\nnode-2: Insufficient cpu"
+
+
+def small_state() -> dict[str, Any]:
+    pods = [
+        pod("default/web-1", "node-1", priority=1000),
+        pod("default/web-2", "node-2"),
+        pod("batch/low-1", "node-1", priority=-10),
+        pod("default/big", priority=500, reason="Unschedulable", message=PENDING_MESSAGE),
+    ]
+    nodes = [
+        node("node-1", ["default/web-1", "batch/low-1"], gpus=4),
+        node("node-2", ["default/web-2"], taints=["dedicated=gpu:NoSchedule"]),
+        node("node-3", [], unschedulable=True),
+    ]
+    lead = leadership("sched-a", 1, [change("sched-a", "", 1, None)], ["sched-a", "sched-b"])
+    pdb = {
+        "key": "default/web-pdb",
+        "minAvailable": "1",
+        "maxUnavailable": None,
+        "currentHealthy": 2,
+        "desiredHealthy": 1,
+        "expectedPods": 2,
+        "disruptionsAllowed": 1,
+    }
+    group = {
+        "key": "default/train",
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "minCount": 4,
+        "members": 4,
+        "scheduled": 1,
+        "running": 1,
+        "phase": "Scheduling",
+        "message": "1/4 pods placeable, minCount 4",
+    }
+    events = [
+        event("default/web-1.1", "Scheduled", "Pod default/web-1", "Successfully assigned to node-1"),
+        event(
+            "default/old.2",
+            "Preempted",
+            "Pod default/old",
+            "Preempted by default/web-1 on node node-1",
+            "Warning",
+        ),
+    ]
+    return view_model(nodes, pods, lead=lead, pdbs=[pdb], groups=[group], events=events)
+
+
+def open_page(
+    browser: WebDriver,
+    server: FixtureServer,
+    state: dict[str, Any],
+    details: dict[str, dict[str, Any]] | None = None,
+) -> None:
+    server.reset(state, details)
+    browser.get(server.url)
+    wait_text(browser, "#status", "live")
+
+
+def waiting(browser: WebDriver, timeout: float) -> WebDriverWait[WebDriver]:
+    """A wait that looks again when the page re-rendered an element between finding and reading it."""
+    return WebDriverWait(browser, timeout, ignored_exceptions=(StaleElementReferenceException,))
+
+
+def wait_for(browser: WebDriver, css: str, timeout: float = 20) -> Any:
+    return waiting(browser, timeout).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, css), f"no {css} appeared"
+    )[0]
+
+
+def wait_text(browser: WebDriver, css: str, text: str, timeout: float = 20) -> None:
+    def shows(d: WebDriver) -> bool:
+        found = d.find_elements(By.CSS_SELECTOR, css)
+        return bool(found) and text in found[0].text
+
+    waiting(browser, timeout).until(shows, f"{css} never showed {text!r}")
+
+
+def test_the_page_goes_live_and_shows_the_snapshot(
+    browser: WebDriver, fixture_server: FixtureServer, screenshot: Callable[[str], Path]
+) -> None:
+    open_page(browser, fixture_server, small_state())
+
+    assert {e.get_attribute("data-node") for e in browser.find_elements(By.CSS_SELECTOR, "[data-node]")} == {
+        "node-1",
+        "node-2",
+        "node-3",
+    }
+    chips = browser.find_elements(By.CSS_SELECTOR, '[data-node="node-1"] [data-pod]')
+    assert {c.get_attribute("data-pod") for c in chips} == {"default/web-1", "batch/low-1"}
+    assert all(c.tag_name == "button" for c in chips)
+    assert "GPU" in browser.find_element(By.CSS_SELECTOR, '[data-node="node-1"]').text
+    assert browser.find_element(By.ID, "sum-nodes").text == "3/3"
+    assert browser.find_element(By.ID, "sum-pods").text == "3/4"
+    assert browser.find_element(By.ID, "sum-extended").text.startswith("2 / 4")
+    assert browser.find_element(By.ID, "leader-holder").text == "sched-a"
+    assert (
+        "1 disruptions allowed" in browser.find_element(By.CSS_SELECTOR, '[data-pdb="default/web-pdb"]').text
+    )
+    assert "1/4 scheduled" in browser.find_element(By.CSS_SELECTOR, '[data-podgroup="default/train"]').text
+    assert "Preempted by default/web-1" in browser.find_element(By.ID, "preemptions").text
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#events li")) == 2
+    screenshot("overview")
+
+
+def test_a_delta_adds_nodes_and_pods_without_a_reload(
+    browser: WebDriver, fixture_server: FixtureServer
+) -> None:
+    state = small_state()
+    open_page(browser, fixture_server, state)
+    browser.execute_script("window.sameDocument = true")
+
+    new_pod = pod("default/api-1", "node-4", priority=2000000000)
+    new_node = node("node-4", ["default/api-1"])
+    nodes = {**state["nodes"], "node-4": new_node}
+    pods = {**state["pods"], "default/api-1": new_pod}
+    fixture_server.push(
+        {
+            "revision": 2,
+            "nodes": {"upsert": {"node-4": new_node}},
+            "pods": {"upsert": {"default/api-1": new_pod}},
+            "summary": summary(nodes, pods),
+        }
+    )
+
+    wait_for(browser, '[data-node="node-4"] [data-pod="default/api-1"]')
+    wait_text(browser, "#sum-nodes", "4/4")
+    assert browser.execute_script("return window.sameDocument") is True
+
+    fixture_server.push({"revision": 3, "nodes": {"remove": ["node-3"]}, "summary": summary(nodes, pods)})
+    waiting(browser, 20).until(
+        lambda d: not d.find_elements(By.CSS_SELECTOR, '[data-node="node-3"]'),
+        "node-3 stayed on the page after its removal",
+    )
+
+
+def test_pdbs_podgroups_and_preemptions_follow_the_deltas(
+    browser: WebDriver, fixture_server: FixtureServer
+) -> None:
+    state = small_state()
+    bare = view_model(list(state["nodes"].values()), list(state["pods"].values()))
+    open_page(browser, fixture_server, bare)
+    assert not browser.find_elements(By.CSS_SELECTOR, "#pdbs li, #podgroups li, #preemptions li, #events li")
+    assert browser.find_element(By.ID, "preemptions-empty").is_displayed()
+
+    group = {**state["podGroups"]["default/train"], "scheduled": 4, "running": 4, "phase": "Running"}
+    preempted = event(
+        "default/web-2.7", "Preempted", "Pod default/web-2", "Preempted by default/big", "Warning"
+    )
+    fixture_server.push(
+        {
+            "revision": 2,
+            "pdbs": {"upsert": state["pdbs"]},
+            "podGroups": {"upsert": {"default/train": group}},
+            "events": [preempted],
+            "summary": summary(state["nodes"], state["pods"], preemptions=1),
+        }
+    )
+
+    wait_text(browser, '#podgroups [data-podgroup="default/train"]', "4/4 scheduled")
+    wait_text(browser, "#preemptions li", "Preempted by default/big")
+    assert browser.find_element(By.CSS_SELECTOR, '#pdbs [data-pdb="default/web-pdb"]').is_displayed()
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#events li")) == 1
+    assert browser.find_element(By.ID, "sum-preemptions").text == "1"
+    assert not browser.find_element(By.ID, "preemptions-empty").is_displayed()
+
+    fixture_server.push({"revision": 3, "pdbs": {"remove": ["default/web-pdb"]}, "summary": state["summary"]})
+    waiting(browser, 20).until(
+        lambda d: not d.find_elements(By.CSS_SELECTOR, "#pdbs li"), "the removed PDB stayed on the page"
+    )
+    assert browser.find_element(By.ID, "pdbs-empty").is_displayed()
+
+
+def test_a_pending_pod_shows_the_schedulers_reason(browser: WebDriver, fixture_server: FixtureServer) -> None:
+    state = small_state()
+    open_page(browser, fixture_server, state)
+    wait_text(browser, '#pending [data-pending="default/big"]', PENDING_MESSAGE)
+
+    message = (
+        "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient memory."
+    )
+    stuck = pod("default/stuck", reason="Unschedulable", message=message)
+    fixture_server.push(
+        {
+            "revision": 2,
+            "pods": {"upsert": {"default/stuck": stuck}},
+            "summary": summary(state["nodes"], {**state["pods"], "default/stuck": stuck}),
+        }
+    )
+
+    wait_text(browser, '#pending [data-pending="default/stuck"]', message)
+    assert browser.find_element(By.ID, "sum-pending").text == "2"
+
+
+def test_long_lists_are_capped(browser: WebDriver, fixture_server: FixtureServer) -> None:
+    crowded = [f"default/crowd-{i:02d}" for i in range(60)]
+    waiting = [pod(f"default/wait-{i:03d}", message="0/1 nodes are available") for i in range(250)]
+    state = view_model([node("node-1", crowded)], [*(pod(k, "node-1") for k in crowded), *waiting])
+    open_page(browser, fixture_server, state)
+
+    assert len(browser.find_elements(By.CSS_SELECTOR, '[data-node="node-1"] [data-pod]')) == 40
+    assert "+20 more" in browser.find_element(By.CSS_SELECTOR, '[data-node="node-1"]').text
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#pending [data-pending]")) == 200
+    assert browser.find_element(By.ID, "pending-more").text == "and 50 more"
+    assert not browser.find_element(By.ID, "sum-extended").is_displayed()  # no GPUs, no GPU total
+
+    # An event seen again (its count went up) replaces its row.
+    first = event("default/wait-000.1", "FailedScheduling", "Pod default/wait-000", "0/1 nodes", "Warning")
+    fixture_server.push({"revision": 2, "events": [first], "summary": state["summary"]})
+    wait_text(browser, "#events", "0/1 nodes")
+    fixture_server.push({"revision": 3, "events": [{**first, "count": 3}], "summary": state["summary"]})
+    wait_text(browser, "#events", "\u00d73")  # the count badge
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#events li")) == 1
+
+
+def test_a_leadership_change_updates_the_holder_and_the_timeline(
+    browser: WebDriver, fixture_server: FixtureServer, screenshot: Callable[[str], Path]
+) -> None:
+    open_page(browser, fixture_server, small_state())
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#leader-timeline li")) == 1
+
+    timeline = [change("sched-a", "", 1, None), change("sched-b", "sched-a", 2, 2.7)]
+    state = small_state()
+    fixture_server.push(
+        {
+            "revision": 2,
+            "leadership": leadership("sched-b", 2, timeline, ["sched-a", "sched-b"]),
+            "summary": state["summary"],
+        }
+    )
+
+    wait_text(browser, "#leader-holder", "sched-b")
+    assert browser.find_element(By.ID, "leader-token").text == "2"
+    rows = browser.find_elements(By.CSS_SELECTOR, "#leader-timeline li")
+    assert len(rows) == 2
+    assert "2.7s leaderless" in rows[0].text
+    screenshot("failover")
+
+    fixture_server.push(
+        {
+            "revision": 3,
+            "leadership": leadership("", 2, timeline, ["sched-a", "sched-b"]),
+            "summary": state["summary"],
+        }
+    )
+    wait_text(browser, "#leader-holder", "none")
+
+
+def test_clicking_a_pod_shows_its_scheduling_explanation(
+    browser: WebDriver, fixture_server: FixtureServer, screenshot: Callable[[str], Path]
+) -> None:
+    details = {
+        "default/big": {
+            "labels": {"app": "big"},
+            "explanation": EXPLANATION,
+            "events": [
+                event("default/big.1", "FailedScheduling", "Pod default/big", PENDING_MESSAGE, "Warning")
+            ],
+        },
+        "default/web-1": {"labels": {"app": "web"}, "explanation": "bound to node-1 by sched-a"},
+    }
+    open_page(browser, fixture_server, small_state(), details)
+
+    browser.find_element(By.CSS_SELECTOR, '[data-pod="default/web-1"]').click()
+    wait_text(browser, "#pod-explanation", "bound to node-1 by sched-a")
+    panel = browser.find_element(By.ID, "pod-details")
+    assert panel.is_displayed()
+    assert "app=web" in panel.text
+
+    browser.find_element(By.CSS_SELECTOR, '[data-pending="default/big"]').click()
+    wait_text(browser, "#pod-explanation", "Insufficient cpu (requested 64000m, free 7000m)")
+    assert "FailedScheduling" in panel.text
+    screenshot("details")
+
+    # Open details follow the pod: a delta that changes it fetches them again.
+    fixture_server.set_details(
+        "default/big", {"explanation": "node-4: would fit after preempting batch/low-1"}
+    )
+    big = pod("default/big", priority=500, reason="Unschedulable", message="nominated")
+    fixture_server.push(
+        {"revision": 2, "pods": {"upsert": {"default/big": big}}, "summary": small_state()["summary"]}
+    )
+    wait_text(browser, "#pod-explanation", "would fit after preempting batch/low-1")
+
+    browser.find_element(By.ID, "details-close").click()
+    assert not panel.is_displayed()
+
+
+def test_the_stream_lost_shows_reconnecting_then_live_with_a_fresh_snapshot(
+    browser: WebDriver, fixture_server: FixtureServer
+) -> None:
+    state = small_state()
+    open_page(browser, fixture_server, state)
+
+    fixture_server.drop_streams(refuse=True)
+    wait_text(browser, "#status", "reconnecting")
+    # What changed while the page was away arrives with the next snapshot.
+    fixture_server.push(
+        {
+            "revision": 9,
+            "nodes": {"upsert": {"node-9": node("node-9")}},
+            "summary": summary({**state["nodes"], "node-9": node("node-9")}, state["pods"]),
+        }
+    )
+    fixture_server.accept_streams()
+
+    wait_text(browser, "#status", "live")
+    wait_for(browser, '[data-node="node-9"]')
+
+
+def test_five_thousand_nodes_keep_the_dom_small_and_the_page_responsive(
+    browser: WebDriver, fixture_server: FixtureServer, screenshot: Callable[[str], Path]
+) -> None:
+    open_page(browser, fixture_server, large_view_model(5000, 10000))
+    wait_for(browser, '[data-node="node-00000"]')
+
+    cards = len(browser.find_elements(By.CSS_SELECTOR, "[data-node]"))
+    assert 0 < cards < 500
+    assert browser.execute_script("return 1 + 1") == 2
+    assert browser.find_element(By.ID, "sum-nodes").text == "5000/5000"
+    screenshot("5000-nodes")
+
+    # Scrolled to the end, the last nodes are in the DOM and the first ones are not.
+    browser.execute_script("const s = document.getElementById('nodes'); s.scrollTop = s.scrollHeight")
+    wait_for(browser, '[data-node="node-04999"]')
+    assert not browser.find_elements(By.CSS_SELECTOR, '[data-node="node-00000"]')
+    assert len(browser.find_elements(By.CSS_SELECTOR, "[data-node]")) < 500
+
+    # The filter brings any node into view, by name or by label.
+    browser.execute_script("const s = document.getElementById('nodes'); s.scrollTop = 0")
+    search = browser.find_element(By.ID, "node-filter")
+    search.send_keys("node-02500")
+    wait_for(browser, '[data-node="node-02500"] [data-pod]')
+    assert len(browser.find_elements(By.CSS_SELECTOR, "[data-node]")) == 1
+    search.send_keys(Keys.CONTROL, "a")
+    search.send_keys("zone-2")
+    wait_text(browser, "#node-count", "1666 of 5000")
+
+    # A delta on a 10000-pod state is still applied.
+    fixture_server.push(
+        {"revision": 2, "nodes": {"upsert": {"node-02": node("node-02", labels={"zone": "zone-2"})}}}
+    )
+    wait_text(browser, "#node-count", "1667 of 5001")
+    assert browser.execute_script("return 1 + 1") == 2
