@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
+from datetime import UTC
 from typing import Any
 
 from google.protobuf.message import Message
 
-from cluster.api import objects_pb2
+from cluster.api import objects_pb2, timeutil
 from cluster.api.fencing import observed_tenure_token
 from cluster.api.kinds import metadata_of
 from cluster.launcher.leadership import DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE, LeaderChange
@@ -216,15 +217,27 @@ class ViewModel:
         self._leadership_dirty = True
 
     def on_leader_change(self, change: LeaderChange) -> None:
-        """A change of holder, as LeadershipWatch reports it (with how long nobody led)."""
+        """A change of holder, as LeadershipWatch reports it (with how long nobody led).
+
+        The first holder seen was there before this process watched: how long nobody led before it is
+        unknown. A holder killed without releasing the lease is not seen to go, so its successor has no
+        measured leaderless time; the time since the predecessor's last renewal bounds it from above
+        (the predecessor may have led until just before it was killed)."""
+        previous = self._lease
+        since_renewal = None
+        if (change.holder and previous is not None and change.previous
+                and previous.spec.holder_identity == change.previous
+                and timeutil.is_set(previous.spec.renew_time)):
+            renewed = timeutil.to_datetime(previous.spec.renew_time)
+            since_renewal = round(max(0.0, (change.seen_wall.astimezone(UTC) - renewed).total_seconds()), 3)
+        measured = change.leaderless_s if self._timeline else None
         self._timeline.append({
             "holder": change.holder,
             "previous": change.previous,
             "token": change.token,
             "at": serialize.iso_datetime(change.seen_wall),
-            "leaderlessSeconds": (
-                round(change.leaderless_s, 3) if change.leaderless_s is not None else None
-            ),
+            "leaderlessSeconds": round(measured, 3) if measured is not None else None,
+            "sinceLastRenewalSeconds": since_renewal,
         })
         del self._timeline[:-TIMELINE_KEPT]
         if change.holder and change.holder not in self._replicas:

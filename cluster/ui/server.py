@@ -22,7 +22,7 @@ from aiohttp import web
 
 from cluster.api import kinds, objects_pb2
 from cluster.client import Client, Informer
-from cluster.launcher.leadership import LeadershipWatch
+from cluster.launcher.leadership import LeaderChange, LeadershipWatch
 from cluster.ui.details import pod_details
 from cluster.ui.model import ViewModel
 
@@ -167,9 +167,9 @@ class UiServer:
             client, kinds.EVENT, indexers={INVOLVED_INDEX: _involved}
         )
         self.events.add_handler(model.on_event, lambda _old, new: model.on_event(new, new=False))
-        self.leadership = LeadershipWatch(
-            client, on_change=model.on_leader_change, on_lease=model.on_lease
-        )
+        self.leadership = LeadershipWatch(client, on_change=self._leader_changed, on_lease=model.on_lease)
+        #: Set when a delta should go out now rather than at the next tick.
+        self._urgent = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
     # -------------------------------------------------------------------------------------- running
@@ -198,9 +198,17 @@ class UiServer:
                 await task
         self._tasks = []
 
+    def _leader_changed(self, change: LeaderChange) -> None:
+        """A new holder is what a failover's watchers wait for: it goes out at once, not at the next tick
+        (changes of holder are rare, so this adds no load)."""
+        self.model.on_leader_change(change)
+        self._urgent.set()
+
     async def _flush_forever(self) -> None:
         while True:
-            await asyncio.sleep(self._flush_interval_s)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._urgent.wait(), self._flush_interval_s)
+            self._urgent.clear()
             self.hub.flush()
 
     # ------------------------------------------------------------------------------------------ web

@@ -6,11 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.browser.fixture_server import FixtureServer
 from tests.browser.viewmodel import (
@@ -23,6 +21,7 @@ from tests.browser.viewmodel import (
     summary,
     view_model,
 )
+from tests.browser.waits import wait_for, wait_text, waiting
 
 PENDING_MESSAGE = "0/3 nodes are available: 3 Insufficient cpu."
 EXPLANATION = "node-1: Insufficient cpu (requested 64000m, free 7000m)\nnode-2: Insufficient cpu"
@@ -82,25 +81,6 @@ def open_page(
     server.reset(state, details)
     browser.get(server.url)
     wait_text(browser, "#status", "live")
-
-
-def waiting(browser: WebDriver, timeout: float) -> WebDriverWait[WebDriver]:
-    """A wait that looks again when the page re-rendered an element between finding and reading it."""
-    return WebDriverWait(browser, timeout, ignored_exceptions=(StaleElementReferenceException,))
-
-
-def wait_for(browser: WebDriver, css: str, timeout: float = 20) -> Any:
-    return waiting(browser, timeout).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, css), f"no {css} appeared"
-    )[0]
-
-
-def wait_text(browser: WebDriver, css: str, text: str, timeout: float = 20) -> None:
-    def shows(d: WebDriver) -> bool:
-        found = d.find_elements(By.CSS_SELECTOR, css)
-        return bool(found) and text in found[0].text
-
-    waiting(browser, timeout).until(shows, f"{css} never showed {text!r}")
 
 
 def test_the_page_goes_live_and_shows_the_snapshot(
@@ -271,6 +251,18 @@ def test_a_leadership_change_updates_the_holder_and_the_timeline(
         }
     )
     wait_text(browser, "#leader-holder", "none")
+
+    # A holder killed without releasing the lease: only the time since its last renewal bounds the gap.
+    timeline = [*timeline, change("sched-c", "sched-b", 3, None, 3.4)]
+    fixture_server.push(
+        {
+            "revision": 4,
+            "leadership": leadership("sched-c", 3, timeline, ["sched-a", "sched-b", "sched-c"]),
+            "summary": state["summary"],
+        }
+    )
+    wait_text(browser, "#leader-holder", "sched-c")
+    assert "≤ 3.4s leaderless" in browser.find_elements(By.CSS_SELECTOR, "#leader-timeline li")[0].text
 
 
 def test_clicking_a_pod_shows_its_scheduling_explanation(

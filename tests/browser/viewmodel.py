@@ -80,8 +80,10 @@ def leadership(
     }
 
 
-def change(holder: str, previous: str, token: int, leaderless: float | None) -> dict[str, Any]:
-    return {"holder": holder, "previous": previous, "token": token, "at": AT, "leaderlessSeconds": leaderless}
+def change(holder: str, previous: str, token: int, leaderless: float | None,
+           since_last_renewal: float | None = None) -> dict[str, Any]:
+    return {"holder": holder, "previous": previous, "token": token, "at": AT, "leaderlessSeconds": leaderless,
+            "sinceLastRenewalSeconds": since_last_renewal}
 
 
 def event(key: str, reason: str, obj: str, message: str, type_: str = "Normal") -> dict[str, Any]:

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from tests.integration.helpers import REPO, pod_manifest, run_cli
-from tests.integration.test_up import STEP_TIMEOUT_S, Up
+from tests.integration.upprocess import STEP_TIMEOUT_S, Up
 
 EXPORT = re.compile(r"export (PODSCHED_[A-Z_]+)=(\S+)")
 

@@ -211,7 +211,8 @@ def _lease(holder: str, version: int, token: int | None = None) -> objects_pb2.L
     lease.spec.holder_identity = holder
     lease.spec.lease_duration_seconds = 15
     lease.spec.lease_transitions = 1
-    lease.spec.renew_time.seconds = 1_800_000_000
+    # 1.5 s before the changes of holder are seen (_change's seen_wall).
+    lease.spec.renew_time.FromDatetime(datetime(2026, 11, 27, 5, 1, 0, 500_000, tzinfo=UTC))
     if token is not None:
         lease.metadata.annotations[FENCING_TOKEN_ANNOTATION] = str(token)
     return lease
@@ -225,20 +226,24 @@ def _change(holder: str, previous: str, token: int, leaderless: float | None) ->
 
 def test_leadership_shows_the_holder_its_token_and_the_changes():
     model = _model()
+    # LeadershipWatch reports a change of holder before the Lease that carries it.
+    model.on_leader_change(_change("host_1_a", "", 40, 0.5))
     model.on_lease(_lease("host_1_a", 40))
-    model.on_leader_change(_change("host_1_a", "", 40, None))
     model.take_delta()
-    model.on_lease(_lease("host_2_b", 57, token=57))
     model.on_leader_change(_change("host_2_b", "host_1_a", 57, 2.7))
+    model.on_lease(_lease("host_2_b", 57, token=57))
     delta = model.take_delta()
     assert delta is not None
     leadership = delta["leadership"]
     assert leadership["lease"] == "kube-system/kube-scheduler"
     assert (leadership["holder"], leadership["token"]) == ("host_2_b", 57)
-    assert leadership["renewTime"] == "2027-01-15T08:00:00Z"
+    assert leadership["renewTime"] == "2026-11-27T05:01:00Z"
     assert leadership["leaseDurationSeconds"] == 15
     assert leadership["timeline"][-1] == {"holder": "host_2_b", "previous": "host_1_a", "token": 57,
-                                          "at": "2026-11-27T05:01:02Z", "leaderlessSeconds": 2.7}
+                                          "at": "2026-11-27T05:01:02Z", "leaderlessSeconds": 2.7,
+                                          "sinceLastRenewalSeconds": 1.5}
+    # The first holder seen led before the watch began: how long nobody led before it is unknown.
+    assert leadership["timeline"][0]["leaderlessSeconds"] is None
     assert leadership["replicas"] == ["host_1_a", "host_2_b"]
     # A renewal alone changes the leadership object (renewTime), nothing else.
     model.on_lease(_lease("host_2_b", 60, token=57))

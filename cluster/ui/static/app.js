@@ -532,9 +532,24 @@ function renderLeadership() {
       h("span", { class: "mono", text: change.holder || "none" }),
       h("span", { class: "badge", text: `token ${change.token}` }),
       change.previous ? h("span", { class: "muted", text: ` from ${change.previous}` }) : null,
-      change.leaderlessSeconds !== null && change.leaderlessSeconds !== undefined
-        ? h("span", { class: "badge warn", text: `${Number(change.leaderlessSeconds).toFixed(1)}s leaderless` })
-        : null)));
+      leaderlessBadge(change))));
+}
+
+// Measured when the watch saw the lease released; otherwise bounded by the time since the previous
+// holder's last renewal (a killed holder is not seen to go).
+function leaderlessBadge(change) {
+  const known = (value) => value !== null && value !== undefined;
+  if (known(change.leaderlessSeconds)) {
+    return h("span", { class: "badge warn", text: `${Number(change.leaderlessSeconds).toFixed(1)}s leaderless` });
+  }
+  if (known(change.sinceLastRenewalSeconds)) {
+    return h("span", {
+      class: "badge warn",
+      text: `≤ ${Number(change.sinceLastRenewalSeconds).toFixed(1)}s leaderless`,
+      title: "time since the previous holder's last renewal: it led for part of it",
+    });
+  }
+  return null;
 }
 
 function renderRenewAge() {
