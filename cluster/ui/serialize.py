@@ -93,13 +93,16 @@ def is_terminal(pod: objects_pb2.Pod) -> bool:
 def node_view(node: objects_pb2.Node) -> Json:
     """A node's own fields; the model adds what its pods request and their keys."""
     ready = next((c for c in node.status.conditions if c.type == "Ready"), None)
+    readiness = "Unknown" if ready is None else "Ready" if ready.status == "True" else "NotReady"
     return {
         "name": node.metadata.name,
         "labels": dict(node.metadata.labels),
         "taints": [taint_text(t) for t in node.spec.taints],
         "unschedulable": node.spec.unschedulable,
-        # podsched's nodes need no kubelet: one without a Ready condition takes pods, as a ready one does.
-        "ready": ready is None or ready.status == "True",
+        "ready": readiness == "Ready",
+        # As `podsched get nodes` says it; the scheduler does not look at it (a node without the
+        # condition, having no kubelet, still takes pods).
+        "readiness": readiness,
         "allocatable": amounts(node.status.allocatable),
     }
 

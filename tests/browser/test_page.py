@@ -37,8 +37,9 @@ def small_state() -> dict[str, Any]:
     nodes = [
         node("node-1", ["default/web-1", "batch/low-1"], gpus=4),
         node("node-2", ["default/web-2"], taints=["dedicated=gpu:NoSchedule"]),
-        node("node-3", [], unschedulable=True),
+        node("node-3", [], unschedulable=True, ready=False),
     ]
+    nodes[2]["readiness"] = "Unknown"  # no Ready condition: not counted ready, but no alarm either
     lead = leadership("sched-a", 1, [change("sched-a", "", 1, None)], ["sched-a", "sched-b"])
     pdb = {
         "key": "default/web-pdb",
@@ -97,7 +98,10 @@ def test_the_page_goes_live_and_shows_the_snapshot(
     assert {c.get_attribute("data-pod") for c in chips} == {"default/web-1", "batch/low-1"}
     assert all(c.tag_name == "button" for c in chips)
     assert "GPU" in browser.find_element(By.CSS_SELECTOR, '[data-node="node-1"]').text
-    assert browser.find_element(By.ID, "sum-nodes").text == "3/3"
+    badges = {name: browser.find_element(By.CSS_SELECTOR, f'[data-node="{name}"] .badges').text.split("\n")[0]
+              for name in ("node-1", "node-3")}
+    assert badges == {"node-1": "Ready", "node-3": "Unknown"}
+    assert browser.find_element(By.ID, "sum-nodes").text == "2/3"
     assert browser.find_element(By.ID, "sum-pods").text == "3/4"
     assert browser.find_element(By.ID, "sum-extended").text.startswith("2 / 4")
     assert browser.find_element(By.ID, "leader-holder").text == "sched-a"
@@ -131,7 +135,7 @@ def test_a_delta_adds_nodes_and_pods_without_a_reload(
     )
 
     wait_for(browser, '[data-node="node-4"] [data-pod="default/api-1"]')
-    wait_text(browser, "#sum-nodes", "4/4")
+    wait_text(browser, "#sum-nodes", "3/4")
     assert browser.execute_script("return window.sameDocument") is True
 
     fixture_server.push({"revision": 3, "nodes": {"remove": ["node-3"]}, "summary": summary(nodes, pods)})

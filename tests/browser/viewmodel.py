@@ -35,6 +35,7 @@ def node(
         "taints": taints or [],
         "unschedulable": unschedulable,
         "ready": ready,
+        "readiness": "Ready" if ready else "NotReady",
         "allocatable": allocatable,
         "requested": requested,
         "pods": keys,

@@ -42,7 +42,8 @@ def _event(name: str, reason: str, *, seconds: int, version: int, kind: str = "P
 
 def test_node_sums_its_pods_requests_as_the_scheduler_counts_them():
     model = _model()
-    model.on_node(_rv(node("n1", cpu="8", memory="32Gi", pods="110", allocatable={"nvidia.com/gpu": "4"}), 3))
+    model.on_node(_rv(node("n1", cpu="8", memory="32Gi", pods="110", allocatable={"nvidia.com/gpu": "4"},
+                           ready="True"), 3))
     model.on_pod(_rv(pod("web-1", node_name="n1", cpu="500m", memory="256Mi", phase="Running"), 4))
     # A sidecar runs beside the app container; a classic init container only before it; overhead on top.
     sidecar = {**container({"cpu": "250m"}, name="proxy"), "restartPolicy": "Always"}
@@ -62,7 +63,7 @@ def test_node_sums_its_pods_requests_as_the_scheduler_counts_them():
     # web-2: max(init 2000m + nothing, app 1000m + sidecar 250m) + overhead 100m = 2100m.
     assert n1["requested"] == {"cpu": 500 + 2100, "memory": 256 * MI + GI, "nvidia.com/gpu": 1, "pods": 2}
     assert n1["pods"] == ["default/web-1", "default/web-2"]
-    assert n1["ready"] is True
+    assert (n1["ready"], n1["readiness"]) == (True, "Ready")
     assert state["pods"]["default/web-2"]["requests"] == {"cpu": 2100, "memory": GI, "nvidia.com/gpu": 1}
     assert state["revision"] == 7
     assert state["summary"] == {
@@ -70,6 +71,18 @@ def test_node_sums_its_pods_requests_as_the_scheduler_counts_them():
         "allocatable": n1["allocatable"], "requested": n1["requested"],
     }
     json.dumps(state)  # all of it is JSON
+
+
+def test_readiness_is_what_get_nodes_says():
+    model = _model()
+    model.on_node(node("ready", cpu="1", ready="True"))
+    model.on_node(node("not-ready", cpu="1", ready="False"))
+    model.on_node(node("bare", cpu="1"))
+    nodes = model.state()["nodes"]
+    assert {name: (view["ready"], view["readiness"]) for name, view in nodes.items()} == {
+        "ready": (True, "Ready"), "not-ready": (False, "NotReady"), "bare": (False, "Unknown"),
+    }
+    assert model.state()["summary"]["readyNodes"] == 1
 
 
 def test_pending_pod_carries_the_unschedulable_condition():

@@ -443,8 +443,12 @@ function placeCard(name, index, columns, cellWidth) {
 
 function nodeCard(node) {
   const badges = h("span", { class: "badges" });
-  if (node.ready) badges.append(h("span", { class: "badge ok", text: "Ready" }));
-  else badges.append(h("span", { class: "badge bad", text: "NotReady" }));
+  const readiness = node.readiness || (node.ready ? "Ready" : "NotReady");
+  const readinessClass = { Ready: "ok", NotReady: "bad" }[readiness] || "muted";
+  badges.append(h("span", {
+    class: `badge ${readinessClass}`, text: readiness,
+    title: readiness === "Unknown" ? "no Ready condition: the scheduler places pods here all the same" : "",
+  }));
   if (node.unschedulable) badges.append(h("span", { class: "badge warn", text: "Cordoned", title: "unschedulable" }));
   if (node.taints && node.taints.length) {
     badges.append(h("span", {
@@ -471,7 +475,7 @@ function nodeCard(node) {
   for (const key of podKeys.slice(0, MAX_CHIPS)) chips.append(podChip(key));
   if (podKeys.length > MAX_CHIPS) chips.append(h("span", { class: "more", text: `+${podKeys.length - MAX_CHIPS} more` }));
   const cls = ["node-card"];
-  if (!node.ready) cls.push("not-ready");
+  if (node.readiness === "NotReady") cls.push("not-ready");
   if (node.unschedulable) cls.push("cordoned");
   return h("article", { class: cls.join(" "), "data-node": node.name, "aria-label": `node ${node.name}` },
     h("header", { class: "card-head" }, h("span", { class: "node-name mono", text: node.name, title: node.name }), badges),
