@@ -356,18 +356,7 @@ class SchedulerProcess:
 
     def stop(self) -> int | None:
         """SIGTERM and wait (SIGKILL if it does not stop); the exit code, None if never started."""
-        if self.process is None:
-            return None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(SCHEDULER_STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self._reader is not None:
-            self._reader.join(2)
-        return self.process.returncode
+        return terminate(self.process, self._reader, SCHEDULER_STOP_TIMEOUT_S)
 
 
 # The line `podsched ui` prints on stdout once it serves.
@@ -430,15 +419,22 @@ class UiProcess:
 
     def stop(self) -> int | None:
         """SIGTERM and wait (SIGKILL if it does not stop); the exit code, None if never started."""
-        if self.process is None:
-            return None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self._reader is not None:
-            self._reader.join(2)
-        return self.process.returncode
+        return terminate(self.process, self._reader, STOP_TIMEOUT_S)
+
+
+def terminate(process: subprocess.Popen[str] | None, reader: threading.Thread | None,
+              timeout_s: float) -> int | None:
+    """SIGTERM ``process`` and wait (SIGKILL after ``timeout_s``), then let its output ``reader`` finish;
+    the exit code, None if it never started."""
+    if process is None:
+        return None
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    if reader is not None:
+        reader.join(2)
+    return process.returncode

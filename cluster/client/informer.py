@@ -190,7 +190,7 @@ class Informer(Generic[M]):
             old_values = set(index_func(old)) if old is not None else set()
             new_values = set(index_func(obj))
             for value in old_values - new_values:
-                _discard(index, value, key)
+                discard_indexed(index, value, key)
             for value in new_values - old_values:
                 index.setdefault(value, set()).add(key)
         return old
@@ -200,7 +200,7 @@ class Informer(Generic[M]):
         if old is not None:
             for name, index_func in self._indexers.items():
                 for value in set(index_func(old)):
-                    _discard(self._indices[name], value, key)
+                    discard_indexed(self._indices[name], value, key)
         return old
 
     def _apply(self, event: WatchEvent) -> None:
@@ -340,7 +340,8 @@ class Informer(Generic[M]):
                 self._apply(event)
 
 
-def _discard(index: dict[str, set[str]], value: str, key: str) -> None:
+def discard_indexed(index: dict[str, set[str]], value: str, key: str) -> None:
+    """Take ``key`` out of ``index[value]``, and the value out of the index once it has no key left."""
     keys = index.get(value)
     if keys is not None:
         keys.discard(key)

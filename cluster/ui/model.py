@@ -20,6 +20,7 @@ from google.protobuf.message import Message
 from cluster.api import objects_pb2, timeutil
 from cluster.api.fencing import observed_tenure_token
 from cluster.api.kinds import metadata_of
+from cluster.client.informer import discard_indexed
 from cluster.launcher.leadership import DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE, LeaderChange
 from cluster.ui import serialize
 from cluster.ui.serialize import Amounts, Json
@@ -135,7 +136,7 @@ class ViewModel:
         old_group, new_group = (view["podGroup"] if view else "" for view in (old, new))
         if old_group != new_group:
             if old_group:
-                _discard(self._group_pods, old_group, key)
+                discard_indexed(self._group_pods, old_group, key)
             if new_group:
                 self._group_pods.setdefault(new_group, set()).add(key)
         for group in {old_group, new_group} - {""}:
@@ -153,7 +154,7 @@ class ViewModel:
         self._dirty[NODES].add(node)
 
     def _release(self, key: str, node: str, requests: Amounts) -> None:
-        _discard(self._node_pods, node, key)
+        discard_indexed(self._node_pods, node, key)
         one = {**requests, "pods": requests.get("pods", 0) + 1}
         requested = self._node_requested.get(node, {})
         serialize.add_into(requested, one, -1)
@@ -336,10 +337,3 @@ class ViewModel:
         delta["summary"] = self.summary()
         return delta
 
-
-def _discard(index: dict[str, set[str]], value: str, key: str) -> None:
-    keys = index.get(value)
-    if keys is not None:
-        keys.discard(key)
-        if not keys:
-            del index[value]
