@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from google.protobuf.message import Message
@@ -77,6 +77,9 @@ class ViewModel:
         self._replicas: list[str] = []
         self._dirty: dict[str, set[str]] = {name: set() for name in _COLLECTIONS}
         self._leadership_dirty = False
+        #: Whether the API server answers the web view, and since when (wall time) it does or does not.
+        self._api_server: Json = {"reachable": True, "since": None, "error": ""}
+        self._api_server_dirty = False
         self._new_events: set[str] = set()
 
     # ----------------------------------------------------------------------------------- handlers
@@ -245,6 +248,15 @@ class ViewModel:
             self._replicas.append(change.holder)
         self._leadership_dirty = True
 
+    def on_api_server(self, reachable: bool, error: str, now: datetime) -> bool:
+        """What the last probe of the API server found; True when that is news (it changed)."""
+        if reachable == self._api_server["reachable"]:
+            return False
+        self._api_server = {"reachable": reachable, "since": serialize.iso_datetime(now),
+                            "error": "" if reachable else error}
+        self._api_server_dirty = True
+        return True
+
     # ------------------------------------------------------------------------------------ reading
 
     def node(self, name: str) -> Json:
@@ -300,6 +312,7 @@ class ViewModel:
             NODES: {name: self.node(name) for name in self._nodes},
             PODS: dict(self._pods),
             "leadership": self.leadership(),
+            "apiServer": dict(self._api_server),
             PDBS: dict(self._pdbs),
             POD_GROUPS: {key: self.pod_group(key) for key in self._groups},
             "events": self.events(),
@@ -308,7 +321,8 @@ class ViewModel:
 
     def take_delta(self) -> Json | None:
         """What changed since the last call (None when nothing did), and forget it."""
-        if not (self._leadership_dirty or self._new_events or any(self._dirty.values())):
+        if not (self._leadership_dirty or self._api_server_dirty or self._new_events
+                or any(self._dirty.values())):
             return None
         readers: dict[str, Callable[[str], Any]] = {
             NODES: self.node, PODS: self._pods.__getitem__,
@@ -331,6 +345,9 @@ class ViewModel:
         if self._leadership_dirty:
             delta["leadership"] = self.leadership()
             self._leadership_dirty = False
+        if self._api_server_dirty:
+            delta["apiServer"] = dict(self._api_server)
+            self._api_server_dirty = False
         if self._new_events:
             delta["events"] = [self._events[key] for _, key in self._event_order if key in self._new_events]
             self._new_events.clear()

@@ -15,12 +15,13 @@ import json
 import logging
 from collections import deque
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-from cluster.api import kinds, objects_pb2
+from cluster.api import errors, kinds, objects_pb2
 from cluster.client import Client, Informer
 from cluster.launcher.leadership import LeaderChange, LeadershipWatch
 from cluster.ui.details import pod_details
@@ -35,6 +36,8 @@ STATIC_FILES = ("app.js", "app.css")
 #: The contract's pace: one delta at most this often, a keepalive comment after this long without one.
 FLUSH_INTERVAL_S = 0.5
 KEEPALIVE_S = 15.0
+#: How often the API server's reachability is checked (one small read).
+PROBE_INTERVAL_S = 2.0
 #: How far behind a browser may fall before it is dropped: a few whole snapshots of a large cluster.
 MAX_PENDING_BYTES = 64 << 20
 
@@ -147,8 +150,11 @@ class UiServer:
         flush_interval_s: float = FLUSH_INTERVAL_S,
         keepalive_s: float = KEEPALIVE_S,
         max_pending_bytes: int = MAX_PENDING_BYTES,
+        probe_interval_s: float = PROBE_INTERVAL_S,
     ) -> None:
         self.model = ViewModel(server)
+        self._client = client
+        self._probe_interval_s = probe_interval_s
         self.hub = Hub(self.model, max_pending_bytes=max_pending_bytes)
         self._flush_interval_s = flush_interval_s
         self._keepalive_s = keepalive_s
@@ -188,6 +194,7 @@ class UiServer:
             await self.stop()
             raise
         self._tasks.append(asyncio.create_task(self._flush_forever()))
+        self._tasks.append(asyncio.create_task(self._probe_forever()))
 
     async def stop(self) -> None:
         self.hub.close()
@@ -203,6 +210,23 @@ class UiServer:
         (changes of holder are rare, so this adds no load)."""
         self.model.on_leader_change(change)
         self._urgent.set()
+
+    async def _probe_forever(self) -> None:
+        """Ask the API server(s) for the scheduler's Lease now and then: informers wait quietly for a
+        server that is gone, and a page that only says "live" would hide it. Any answer, a refusal or a
+        NotFound included, means a server is there; only no answer means none is."""
+        watch = self.leadership
+        while True:
+            reachable, error = True, ""
+            try:
+                await self._client.get(kinds.LEASE, watch.name, watch.namespace)
+            except (errors.Unavailable, errors.Timeout) as err:
+                reachable, error = False, err.message
+            except errors.ApiError:
+                pass
+            if self.model.on_api_server(reachable, error, datetime.now(UTC)):
+                self._urgent.set()
+            await asyncio.sleep(self._probe_interval_s)
 
     async def _flush_forever(self) -> None:
         while True:

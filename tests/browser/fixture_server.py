@@ -191,8 +191,9 @@ def apply_delta(state: ViewModel, delta: Mapping[str, Any]) -> None:
         for key in change.get("remove", []):
             state[collection].pop(key, None)
         state[collection].update(change.get("upsert", {}))
-    if "leadership" in delta:
-        state["leadership"] = delta["leadership"]
+    for whole in ("leadership", "apiServer"):
+        if whole in delta:
+            state[whole] = delta[whole]
     state["events"] = (state["events"] + list(delta.get("events", [])))[-MAX_EVENTS:]
     if "summary" in delta:
         state["summary"] = delta["summary"]

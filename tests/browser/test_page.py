@@ -331,6 +331,30 @@ def test_the_stream_lost_shows_reconnecting_then_live_with_a_fresh_snapshot(
     wait_for(browser, '[data-node="node-9"]')
 
 
+def test_an_api_server_the_view_cannot_reach_is_said_and_then_cleared(
+    browser: WebDriver, fixture_server: FixtureServer, screenshot: Callable[[str], Path]
+) -> None:
+    state = small_state()
+    open_page(browser, fixture_server, state)
+    badge = browser.find_element(By.ID, "api-server")
+    assert not badge.is_displayed()
+
+    gone = {"reachable": False, "since": "2026-11-27T05:01:02Z", "error": "connection refused"}
+    fixture_server.push({"revision": 2, "apiServer": gone, "summary": state["summary"]})
+    waiting(browser, 20).until(lambda d: d.find_element(By.ID, "api-server").is_displayed(),
+                               "the page never said the API server is unreachable")
+    assert badge.text.startswith("API server unreachable since")
+    assert badge.get_attribute("title") == "connection refused"
+    # The page's own stream is still live: the two are different things.
+    assert browser.find_element(By.ID, "status").text == "live"
+    screenshot("api-server-unreachable")
+
+    back = {"reachable": True, "since": "2026-11-27T05:01:09Z", "error": ""}
+    fixture_server.push({"revision": 3, "apiServer": back, "summary": state["summary"]})
+    waiting(browser, 20).until(lambda d: not d.find_element(By.ID, "api-server").is_displayed(),
+                               "the page kept saying the API server is unreachable")
+
+
 def test_five_thousand_nodes_keep_the_dom_small_and_the_page_responsive(
     browser: WebDriver, fixture_server: FixtureServer, screenshot: Callable[[str], Path]
 ) -> None:

@@ -141,6 +141,7 @@ def view_model(
         "nodes": by_name,
         "pods": by_key,
         "leadership": lead or leadership("", 0, [], []),
+        "apiServer": {"reachable": True, "since": None, "error": ""},
         "pdbs": {p["key"]: p for p in pdbs or []},
         "podGroups": {g["key"]: g for g in groups or []},
         "events": events or [],

@@ -42,8 +42,11 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerProce
 
 @pytest.fixture(scope="module")
 def ui(secured: ApiServerProcess) -> Iterator[UiProcess]:
-    process = UiProcess(["--listen", "127.0.0.1:0", "--token", TOKENS["readonly"][0]],
-                        env=cli_env(secured.address))
+    # A server that stops answering shows within the request timeout: short here, to keep the test short.
+    process = UiProcess(
+        ["--listen", "127.0.0.1:0", "--token", TOKENS["readonly"][0], "--request-timeout", "2"],
+        env=cli_env(secured.address),
+    )
     process.start()
     try:
         yield process
@@ -206,3 +209,26 @@ async def test_sigterm_ends_the_streams_and_exits_0(
             assert await stream.content.read() == b"", "the stream ends with the server"
     finally:
         process.stop()
+
+
+async def test_an_api_server_gone_and_back_is_on_the_stream(
+    secured: ApiServerProcess, ui: UiProcess, http: aiohttp.ClientSession
+) -> None:
+    async with http.get(ui.url + "api/stream") as stream:
+        name, snapshot = await _next_event(stream.content)
+        assert name == "snapshot" and snapshot["apiServer"]["reachable"] is True
+
+        async def api_server_news() -> dict:
+            while True:
+                _, delta = await _next_event(stream.content)
+                if "apiServer" in delta:
+                    return delta["apiServer"]
+
+        await asyncio.to_thread(secured.stop)
+        try:
+            gone = await asyncio.wait_for(api_server_news(), 30)
+        finally:
+            await asyncio.to_thread(secured.start)
+        assert gone["reachable"] is False and gone["since"] and gone["error"]
+        back = await asyncio.wait_for(api_server_news(), 30)
+        assert back["reachable"] is True and back["error"] == ""

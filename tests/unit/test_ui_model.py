@@ -304,3 +304,20 @@ def test_pod_details_carry_the_explanation_describe_shows():
     unreadable = pod_details(subject, view, events[:1])
     assert unreadable["explanation"].startswith("<unreadable:")
     assert pod_details(subject, view, [])["explanation"] == ""
+
+
+def test_the_api_server_reachability_is_news_only_when_it_changes():
+    model = _model()
+    assert model.state()["apiServer"] == {"reachable": True, "since": None, "error": ""}
+    model.take_delta()
+    at = datetime(2026, 11, 27, 5, 1, 2, tzinfo=UTC)
+    assert model.on_api_server(False, "connection refused", at) is True
+    delta = model.take_delta()
+    assert delta is not None
+    assert delta["apiServer"] == {
+        "reachable": False, "since": "2026-11-27T05:01:02Z", "error": "connection refused",
+    }
+    assert model.on_api_server(False, "connection refused", at) is False
+    assert model.take_delta() is None
+    assert model.on_api_server(True, "", at) is True
+    assert model.take_delta()["apiServer"]["reachable"] is True

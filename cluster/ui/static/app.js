@@ -46,6 +46,7 @@ const state = {
   pdbs: new Map(),
   podGroups: new Map(),
   leadership: null,
+  apiServer: null,
   events: [],
   summary: null,
 };
@@ -188,6 +189,7 @@ function applySnapshot(snapshot) {
   state.pdbs = new Map(Object.entries(snapshot.pdbs || {}));
   state.podGroups = new Map(Object.entries(snapshot.podGroups || {}));
   state.leadership = snapshot.leadership || null;
+  state.apiServer = snapshot.apiServer || null;
   state.events = (snapshot.events || []).slice(-MAX_EVENTS);
   state.summary = snapshot.summary || null;
   nodeSearchText.clear();
@@ -249,6 +251,10 @@ function applyDelta(delta) {
   if (delta.leadership) {
     state.leadership = delta.leadership;
     dirty.leadership = true;
+  }
+  if (delta.apiServer) {
+    state.apiServer = delta.apiServer;
+    dirty.summary = true;
   }
   if (delta.events && delta.events.length) {
     // An event seen again (its count went up) moves to the end instead of showing twice.
@@ -337,10 +343,22 @@ function render() {
   dirty.nodes.clear();
 }
 
+// The page's own stream can be live while the view's server has lost the API server: say so, or the
+// numbers on the page would look current while they are not.
+function renderApiServer() {
+  const api = state.apiServer;
+  const el = $("api-server");
+  const down = Boolean(api && api.reachable === false);
+  el.hidden = !down;
+  el.textContent = down ? `API server unreachable since ${fmtTime(api.since)}` : "";
+  el.title = down ? api.error || "" : "";
+}
+
 function renderSummary() {
   const s = state.summary;
   setText("server", state.server ? `watching ${state.server}` : "");
   setText("revision", `rev ${state.revision}`);
+  renderApiServer();
   if (!s) return;
   setText("sum-nodes", `${s.readyNodes}/${s.nodes}`);
   setText("sum-pods", `${s.bound}/${s.pods}`);
