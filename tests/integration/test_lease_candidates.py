@@ -18,6 +18,7 @@ from cluster.api import objects_pb2
 from cluster.api.kinds import LEASE_CANDIDATE
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, NotFound
+from cluster.controllers import LeaseCandidateGarbageCollector
 from scheduler.leaderelection import Candidacy
 from tests.integration.helpers import REPO
 
@@ -139,3 +140,28 @@ async def test_a_failed_write_is_logged_not_raised(
         assert await candidacy.renew() is False
     assert f"failed to write lease candidate {namespace}/vm bad name (for lease {LEASE_NAME})" in caplog.text
     assert "a valid config key must consist of alphanumeric characters" in caplog.text
+
+
+async def test_the_garbage_collector_deletes_only_candidates_unrenewed_for_thirty_minutes(
+    apiserver: ApiServerProcess, client: Client, namespace: str
+) -> None:
+    now = datetime.now(UTC)
+    for name, renewed in (("vm_gone", now - timedelta(minutes=31)), ("vm_here", now - timedelta(minutes=29))):
+        candidate = objects_pb2.LeaseCandidate(
+            metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace),
+            spec=objects_pb2.LeaseCandidateSpec(lease_name=LEASE_NAME, binary_version="0.1.0",
+                                                strategy="OldestEmulationVersion", emulation_version="0.1.0"),
+        )
+        candidate.spec.renew_time.FromDatetime(renewed)
+        await client.create(candidate)
+    collector = LeaseCandidateGarbageCollector(client, now=lambda: now)
+
+    async def both_listed() -> bool:
+        listed = await client.list(LEASE_CANDIDATE, namespace)
+        return len(listed.items) == 2
+
+    await _until("both candidates listed", both_listed)
+    deleted = await collector.collect()
+    assert f"{namespace}/vm_gone" in deleted and f"{namespace}/vm_here" not in deleted
+    assert await _candidate(client, namespace, "vm_gone") is None
+    assert await _candidate(client, namespace, "vm_here") is not None
