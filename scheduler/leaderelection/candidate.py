@@ -39,17 +39,12 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _renewed(candidate: objects_pb2.LeaseCandidate) -> float:
-    renew = candidate.spec.renew_time
-    return renew.seconds + renew.nanos / 1e9
-
-
 def pinged(candidate: objects_pb2.LeaseCandidate) -> bool:
     """Whether someone asked ``candidate`` to renew: a pingTime newer than its renewTime."""
-    ping = candidate.spec.ping_time
-    if not candidate.spec.HasField("ping_time"):
+    spec = candidate.spec
+    if not spec.HasField("ping_time"):
         return False
-    return ping.seconds + ping.nanos / 1e9 > _renewed(candidate)
+    return (spec.ping_time.seconds, spec.ping_time.nanos) > (spec.renew_time.seconds, spec.renew_time.nanos)
 
 
 class Candidacy:
