@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Object(_message.Message):
-    __slots__ = ("pod", "node", "priority_class", "pod_disruption_budget", "lease", "event", "resource_quota", "pod_group", "namespace", "runtime_class", "service", "replica_set", "stateful_set", "replication_controller")
+    __slots__ = ("pod", "node", "priority_class", "pod_disruption_budget", "lease", "event", "resource_quota", "pod_group", "namespace", "runtime_class", "service", "replica_set", "stateful_set", "replication_controller", "lease_candidate")
     POD_FIELD_NUMBER: _ClassVar[int]
     NODE_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_CLASS_FIELD_NUMBER: _ClassVar[int]
@@ -24,6 +24,7 @@ class Object(_message.Message):
     REPLICA_SET_FIELD_NUMBER: _ClassVar[int]
     STATEFUL_SET_FIELD_NUMBER: _ClassVar[int]
     REPLICATION_CONTROLLER_FIELD_NUMBER: _ClassVar[int]
+    LEASE_CANDIDATE_FIELD_NUMBER: _ClassVar[int]
     pod: _objects_pb2.Pod
     node: _objects_pb2.Node
     priority_class: _objects_pb2.PriorityClass
@@ -38,7 +39,8 @@ class Object(_message.Message):
     replica_set: _objects_pb2.ReplicaSet
     stateful_set: _objects_pb2.StatefulSet
     replication_controller: _objects_pb2.ReplicationController
-    def __init__(self, pod: _Optional[_Union[_objects_pb2.Pod, _Mapping]] = ..., node: _Optional[_Union[_objects_pb2.Node, _Mapping]] = ..., priority_class: _Optional[_Union[_objects_pb2.PriorityClass, _Mapping]] = ..., pod_disruption_budget: _Optional[_Union[_objects_pb2.PodDisruptionBudget, _Mapping]] = ..., lease: _Optional[_Union[_objects_pb2.Lease, _Mapping]] = ..., event: _Optional[_Union[_objects_pb2.Event, _Mapping]] = ..., resource_quota: _Optional[_Union[_objects_pb2.ResourceQuota, _Mapping]] = ..., pod_group: _Optional[_Union[_objects_pb2.PodGroup, _Mapping]] = ..., namespace: _Optional[_Union[_objects_pb2.Namespace, _Mapping]] = ..., runtime_class: _Optional[_Union[_objects_pb2.RuntimeClass, _Mapping]] = ..., service: _Optional[_Union[_objects_pb2.Service, _Mapping]] = ..., replica_set: _Optional[_Union[_objects_pb2.ReplicaSet, _Mapping]] = ..., stateful_set: _Optional[_Union[_objects_pb2.StatefulSet, _Mapping]] = ..., replication_controller: _Optional[_Union[_objects_pb2.ReplicationController, _Mapping]] = ...) -> None: ...
+    lease_candidate: _objects_pb2.LeaseCandidate
+    def __init__(self, pod: _Optional[_Union[_objects_pb2.Pod, _Mapping]] = ..., node: _Optional[_Union[_objects_pb2.Node, _Mapping]] = ..., priority_class: _Optional[_Union[_objects_pb2.PriorityClass, _Mapping]] = ..., pod_disruption_budget: _Optional[_Union[_objects_pb2.PodDisruptionBudget, _Mapping]] = ..., lease: _Optional[_Union[_objects_pb2.Lease, _Mapping]] = ..., event: _Optional[_Union[_objects_pb2.Event, _Mapping]] = ..., resource_quota: _Optional[_Union[_objects_pb2.ResourceQuota, _Mapping]] = ..., pod_group: _Optional[_Union[_objects_pb2.PodGroup, _Mapping]] = ..., namespace: _Optional[_Union[_objects_pb2.Namespace, _Mapping]] = ..., runtime_class: _Optional[_Union[_objects_pb2.RuntimeClass, _Mapping]] = ..., service: _Optional[_Union[_objects_pb2.Service, _Mapping]] = ..., replica_set: _Optional[_Union[_objects_pb2.ReplicaSet, _Mapping]] = ..., stateful_set: _Optional[_Union[_objects_pb2.StatefulSet, _Mapping]] = ..., replication_controller: _Optional[_Union[_objects_pb2.ReplicationController, _Mapping]] = ..., lease_candidate: _Optional[_Union[_objects_pb2.LeaseCandidate, _Mapping]] = ...) -> None: ...
 
 class CreateRequest(_message.Message):
     __slots__ = ("object", "dry_run", "fence")

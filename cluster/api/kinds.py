@@ -65,6 +65,11 @@ POD_GROUP = Kind(
     also_served=("scheduling.x-k8s.io/v1alpha1",),
 )
 LEASE = Kind("Lease", "coordination.k8s.io/v1", "leases", True, objects_pb2.Lease, "lease")
+#: A contender for a Lease (coordinated leader election's); podsched's scheduler replicas each keep one.
+LEASE_CANDIDATE = Kind(
+    "LeaseCandidate", "coordination.k8s.io/v1beta1", "leasecandidates", True, objects_pb2.LeaseCandidate,
+    "lease_candidate",
+)
 EVENT = Kind("Event", "v1", "events", True, objects_pb2.Event, "event", ("ev",))
 NAMESPACE = Kind("Namespace", "v1", "namespaces", False, objects_pb2.Namespace, "namespace", ("ns",))
 #: The label every Namespace carries with its own name (the API server keeps it so).
@@ -88,7 +93,7 @@ REPLICATION_CONTROLLER = Kind(
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, RESOURCE_QUOTA, POD_GROUP, LEASE, EVENT,
     NAMESPACE, RUNTIME_CLASS,
-    SERVICE, REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER,
+    SERVICE, REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER, LEASE_CANDIDATE,
 )
 
 _BY_MESSAGE: dict[type[Message], Kind[Any]] = {kind.message: kind for kind in KINDS}

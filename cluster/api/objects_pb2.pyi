@@ -806,6 +806,34 @@ class Lease(_message.Message):
     spec: LeaseSpec
     def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[LeaseSpec, _Mapping]] = ...) -> None: ...
 
+class LeaseCandidateSpec(_message.Message):
+    __slots__ = ("lease_name", "ping_time", "renew_time", "binary_version", "emulation_version", "strategy")
+    LEASE_NAME_FIELD_NUMBER: _ClassVar[int]
+    PING_TIME_FIELD_NUMBER: _ClassVar[int]
+    RENEW_TIME_FIELD_NUMBER: _ClassVar[int]
+    BINARY_VERSION_FIELD_NUMBER: _ClassVar[int]
+    EMULATION_VERSION_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    lease_name: str
+    ping_time: _timestamp_pb2.Timestamp
+    renew_time: _timestamp_pb2.Timestamp
+    binary_version: str
+    emulation_version: str
+    strategy: str
+    def __init__(self, lease_name: _Optional[str] = ..., ping_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., renew_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., binary_version: _Optional[str] = ..., emulation_version: _Optional[str] = ..., strategy: _Optional[str] = ...) -> None: ...
+
+class LeaseCandidate(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: LeaseCandidateSpec
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[LeaseCandidateSpec, _Mapping]] = ...) -> None: ...
+
 class EventSource(_message.Message):
     __slots__ = ("component", "host")
     COMPONENT_FIELD_NUMBER: _ClassVar[int]

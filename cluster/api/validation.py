@@ -18,7 +18,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from cluster.api import errors, kinds, objects_pb2, podgroups
+from cluster.api import errors, kinds, objects_pb2, podgroups, semver
 from cluster.api.containers import SIDECAR_RESTART_POLICY
 from cluster.api.quantity import parse_quantity
 from cluster.api.quota import format_requirements
@@ -178,6 +178,29 @@ def is_qualified_name(value: str) -> list[str]:
     return problems
 
 
+_CONFIG_MAP_KEY_FMT = r"[-._a-zA-Z0-9]+"
+_CONFIG_MAP_KEY = re.compile(_CONFIG_MAP_KEY_FMT, re.ASCII)
+
+
+def is_config_map_key(value: str) -> list[str]:
+    """Kubernetes' IsConfigMapKey, which also names LeaseCandidates (so "host_uuid" identities fit)."""
+    problems = []
+    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+        problems.append(_max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
+    if not _CONFIG_MAP_KEY.fullmatch(value):
+        problems.append(_regex_error(
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+            _CONFIG_MAP_KEY_FMT, "key.name", "KEY_NAME", "key-name",
+        ))
+    if value == ".":
+        problems.append("must not be '.'")
+    elif value == "..":
+        problems.append("must not be '..'")
+    elif value.startswith(".."):
+        problems.append("must not start with '..'")
+    return problems
+
+
 def is_valid_label_value(value: str) -> list[str]:
     problems = []
     if len(value) > LABEL_VALUE_MAX_LENGTH:
@@ -234,7 +257,7 @@ def validate_update(old: Message, new: Message) -> list[str]:
     """The errors of changing ``old`` into ``new`` beyond ``validate_object(new)``: immutable metadata,
     Pod spec immutability (only container images change, tolerations may be added), PriorityClass value and
     preemptionPolicy, a PodGroup's scheduling fields, a ResourceQuota's scopes and scopeSelector, a
-    RuntimeClass's handler."""
+    RuntimeClass's handler, a LeaseCandidate's leaseName."""
     problems = []
     for field_name, path in (
         ("name", "metadata.name"),
@@ -258,6 +281,9 @@ def validate_update(old: Message, new: Message) -> list[str]:
     elif isinstance(new, objects_pb2.RuntimeClass) and isinstance(old, objects_pb2.RuntimeClass):
         if new.handler != old.handler:
             problems.append(invalid("handler", new.handler, IMMUTABLE))
+    elif isinstance(new, objects_pb2.LeaseCandidate) and isinstance(old, objects_pb2.LeaseCandidate):
+        if new.spec.lease_name != old.spec.lease_name:
+            problems.append(invalid("spec.leaseName", new.spec.lease_name, IMMUTABLE))
     elif isinstance(new, objects_pb2.ResourceQuota) and isinstance(old, objects_pb2.ResourceQuota):
         # As Kubernetes: which pods a quota counts never changes, so its usage stays right.
         if list(new.spec.scopes) != list(old.spec.scopes):
@@ -294,15 +320,16 @@ def qualified_kind(obj: Message) -> str:
 
 def _validate_meta(meta: objects_pb2.ObjectMeta, kind: kinds.Kind[Any]) -> list[str]:
     problems = []
+    name_check = is_config_map_key if kind is kinds.LEASE_CANDIDATE else is_dns1123_subdomain
     if meta.name:
-        problems += _check("metadata.name", meta.name, is_dns1123_subdomain)
+        problems += _check("metadata.name", meta.name, name_check)
     elif not meta.generate_name:
         problems.append(required("metadata.name", "name or generateName is required"))
     if meta.generate_name:
         # A generated name is the prefix plus random characters, so a trailing '-' is fine.
         prefix = meta.generate_name[:-1] if meta.generate_name.endswith("-") else meta.generate_name
         problems += [
-            invalid("metadata.generateName", meta.generate_name, p) for p in is_dns1123_subdomain(prefix)
+            invalid("metadata.generateName", meta.generate_name, p) for p in name_check(prefix)
         ]
     if kind.namespaced:
         if meta.namespace:
@@ -1325,6 +1352,44 @@ def _validate_lease(lease: objects_pb2.Lease) -> list[str]:
     return problems
 
 
+#: The coordinated leader election strategy Kubernetes defines; others are qualified names ("x.io/mine").
+OLDEST_EMULATION_VERSION = "OldestEmulationVersion"
+_SEMVER_ERROR = "must be a valid semantic version"
+
+
+def _validate_lease_candidate(candidate: objects_pb2.LeaseCandidate) -> list[str]:
+    """ValidateLeaseCandidateSpec: leaseName and binaryVersion required, versions semantic with the binary
+    not older than the emulated one, a strategy Kubernetes defines or a qualified name (OldestEmulationVersion
+    needs an emulationVersion). pingTime and renewTime are MicroTimes with nothing more to check."""
+    spec = candidate.spec
+    problems = []
+    if not spec.lease_name:
+        problems.append(required("spec.leaseName"))
+    emulation = semver.parse(spec.emulation_version) if spec.emulation_version else None
+    if spec.emulation_version and emulation is None:
+        problems.append(invalid("spec.emulationVersion", spec.emulation_version, _SEMVER_ERROR))
+    binary = semver.parse(spec.binary_version) if spec.binary_version else None
+    if not spec.binary_version:
+        problems.append(required("spec.binaryVersion"))
+    elif binary is None:
+        problems.append(invalid("spec.binaryVersion", spec.binary_version, _SEMVER_ERROR))
+    if binary is not None and emulation is not None and binary < emulation:
+        problems.append(invalid("spec.binaryVersion", spec.binary_version,
+                                "must be greater than or equal to `emulationVersion`"))
+    if not spec.strategy:
+        problems.append(required("spec.strategy"))
+        return problems
+    if spec.strategy == OLDEST_EMULATION_VERSION and emulation is None:
+        problems.append(required("spec.emulationVersion",
+                                 f"must be specified when `strategy` is '{OLDEST_EMULATION_VERSION}'"))
+    if "/" not in spec.strategy:
+        if spec.strategy != OLDEST_EMULATION_VERSION:
+            problems.append(not_supported("spec.strategy", spec.strategy, [OLDEST_EMULATION_VERSION]))
+    else:
+        problems += _check("spec.strategy", spec.strategy, is_qualified_name)
+    return problems
+
+
 def _validate_event(event: objects_pb2.Event) -> list[str]:
     involved = event.involved_object
     problems = []
@@ -1474,6 +1539,7 @@ _KIND_VALIDATORS: dict[str, Callable[[Any], list[str]]] = {
     kinds.RESOURCE_QUOTA.name: _validate_resource_quota,
     kinds.POD_GROUP.name: _validate_pod_group,
     kinds.LEASE.name: _validate_lease,
+    kinds.LEASE_CANDIDATE.name: _validate_lease_candidate,
     kinds.EVENT.name: _validate_event,
     kinds.NAMESPACE.name: _validate_namespace,
     kinds.RUNTIME_CLASS.name: _validate_runtime_class,

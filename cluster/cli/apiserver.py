@@ -42,7 +42,8 @@ Then it starts the controllers (``--controllers``, cluster/cli/controllers.py: `
 all of them; ``disruption`` keeps every PodDisruptionBudget's status current, ``podgc`` deletes the pods
 bound to a node that has been gone for ``--pod-gc-quarantine``, ``resourcequota`` recounts every
 ResourceQuota's usage from its pods, at least every ``--resource-quota-sync-period``, ``podgroup`` keeps
-every PodGroup's status current from its pods) as clients of its own address, as
+every PodGroup's status current from its pods, ``leasecandidategc`` deletes the LeaseCandidates nobody
+renewed for 30 minutes) as clients of its own address, as
 kube-controller-manager is a client of kube-apiserver, with the server's loopback identity
 (cluster/cli/loopback.py); ``--controllers none`` runs the bare server.
 
@@ -137,7 +138,8 @@ def register(subparsers: Any) -> None:
         "name to turn one on, -name to turn one off ('*,-podgc'), or none. disruption keeps every "
         "PodDisruptionBudget's status current; podgc deletes the pods bound to a node that no longer "
         "exists; resourcequota recounts every ResourceQuota's usage from its pods; podgroup keeps every "
-        "PodGroup's status current from its pods (default '*')",
+        "PodGroup's status current from its pods; leasecandidategc deletes the LeaseCandidates nobody "
+        "renewed for 30 minutes (default '*')",
     )
     parser.add_argument(
         "--pod-gc-quarantine", type=parse_duration, default=DEFAULT_QUARANTINE_S,

@@ -16,6 +16,7 @@ from cluster.client import Client
 from cluster.controllers import (
     DEFAULT_SYNC_PERIOD_S,
     DisruptionController,
+    LeaseCandidateGarbageCollector,
     PodGarbageCollector,
     PodGroupController,
     ResourceQuotaController,
@@ -25,9 +26,11 @@ DISRUPTION = "disruption"
 PODGC = "podgc"
 RESOURCE_QUOTA = "resourcequota"
 POD_GROUP = "podgroup"
+LEASE_CANDIDATE_GC = "leasecandidategc"
 #: Every controller, in the order they start; all are on by default.
-CONTROLLERS = (DISRUPTION, PODGC, RESOURCE_QUOTA, POD_GROUP)
-Controller = DisruptionController | PodGarbageCollector | ResourceQuotaController | PodGroupController
+CONTROLLERS = (DISRUPTION, PODGC, RESOURCE_QUOTA, POD_GROUP, LEASE_CANDIDATE_GC)
+Controller = (DisruptionController | PodGarbageCollector | ResourceQuotaController | PodGroupController
+              | LeaseCandidateGarbageCollector)
 ALL = "*"
 NONE = "none"
 
@@ -83,6 +86,8 @@ async def run_controllers(
         made[RESOURCE_QUOTA] = ResourceQuotaController(client, sync_period_s=resource_quota_sync_period_s)
     if POD_GROUP in names:
         made[POD_GROUP] = PodGroupController(client)
+    if LEASE_CANDIDATE_GC in names:
+        made[LEASE_CANDIDATE_GC] = LeaseCandidateGarbageCollector(client)
     try:
         async with asyncio.TaskGroup() as tasks:
             for name, controller in made.items():

@@ -29,7 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Show one object as kubectl describe does, followed by the events about it.",
     )
     parser.add_argument(
-        "kind", help="pod, node, priorityclass, poddisruptionbudget, resourcequota, podgroup, lease, event"
+        "kind",
+        help="pod, node, priorityclass, poddisruptionbudget, resourcequota, podgroup, lease, leasecandidate, "
+             "event",
     )
     parser.add_argument("name")
     add_namespace_flag(parser)
@@ -489,6 +491,22 @@ async def _describe_lease(client: Client, lease: objects_pb2.Lease, text: _Text)
     text.field("Lease Transitions", transitions, 1)
 
 
+async def _describe_lease_candidate(
+    client: Client, candidate: objects_pb2.LeaseCandidate, text: _Text
+) -> None:
+    spec = candidate.spec
+    _meta(text, candidate, namespaced=True)
+    text.mapping("Labels", candidate.metadata.labels)
+    text.mapping("Annotations", candidate.metadata.annotations, sep=": ")
+    text.section("Spec")
+    text.field("Lease Name", spec.lease_name, 1)
+    text.field("Binary Version", spec.binary_version, 1)
+    text.field("Emulation Version", spec.emulation_version or NONE, 1)
+    text.field("Strategy", spec.strategy, 1)
+    text.field("Renew Time", _time(spec.renew_time), 1)
+    text.field("Ping Time", _time(spec.ping_time), 1)
+
+
 async def _describe_event(client: Client, event: objects_pb2.Event, text: _Text) -> None:
     _meta(text, event, namespaced=True)
     text.field("Type", event.type)
@@ -561,6 +579,7 @@ _DESCRIBERS: dict[kinds.Kind, Callable[[Client, Any, _Text], Awaitable[None]]] =
     kinds.RESOURCE_QUOTA: _describe_quota,
     kinds.POD_GROUP: _describe_pod_group,
     kinds.LEASE: _describe_lease,
+    kinds.LEASE_CANDIDATE: _describe_lease_candidate,
     kinds.EVENT: _describe_event,
     kinds.NAMESPACE: _describe_namespace,
     kinds.RUNTIME_CLASS: _describe_runtime_class,

@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import importlib.metadata
 import logging
 import sys
 from typing import Any
@@ -65,10 +66,12 @@ from cluster.cli.common import (
     stop_signals,
 )
 from cluster.client import Client, CredentialsError, Fence
+from cluster.healthserver import HealthServer
 from scheduler.config import ConfigError, LeaderElectionConfig, load_config
 from scheduler.config.feature_gates import apply_feature_gates
 from scheduler.framework.registry import PluginLoadError, Registry
 from scheduler.leaderelection import (
+    Candidacy,
     LeaderElectionTimings,
     LeaderElector,
     LeaseLock,
@@ -87,6 +90,8 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 #: How long the scheduler's tasks get to finish once told to stop, before the process exits anyway.
 STOP_GRACE_S = 10.0
+#: The binaryVersion (and emulationVersion) of each replica's LeaseCandidate.
+PODSCHED_VERSION = importlib.metadata.version("podsched")
 #: Go's strconv.ParseBool, which kube-scheduler's boolean flags use.
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")
@@ -198,9 +203,12 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc), EXIT_FAILED)
     try:
         client = Client(server_address(args), credentials=credentials)
+        # The LeaseCandidate's own connection: the leader's fence, which the scheduler's client attaches to
+        # its deletes, must not ride on the candidate's delete at a graceful stop.
+        candidate_client = Client(server_address(args), credentials=credentials)
     except ValueError as exc:  # a malformed --server or $PODSCHED_SERVER
         return _fail(str(exc), EXIT_USAGE)
-    return eventloop.run(_serve(client, args, config, registry))
+    return eventloop.run(_serve(client, candidate_client, args, config, registry))
 
 
 #: Flag → LeaderElectionConfig field, for the flags that override the config file.
@@ -240,9 +248,11 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-async def _serve(client: Client, args: argparse.Namespace, config: Any, registry: Registry) -> int:
+async def _serve(
+    client: Client, candidate_client: Client, args: argparse.Namespace, config: Any, registry: Registry
+) -> int:
     with stop_signals() as signalled:
-        async with client:
+        async with client, candidate_client:
             try:
                 scheduler = Scheduler(client, config, registry=registry, rng_seed=args.seed)
             except (SchedulerConfigError, ConfigError) as exc:
@@ -250,6 +260,7 @@ async def _serve(client: Client, args: argparse.Namespace, config: Any, registry
             settings = config.leader_election
             identity = default_identity()
             elector = None
+            candidacy = None
             if settings.leader_elect:
                 elector = LeaderElector(
                     LeaseLock(client, settings.resource_namespace, settings.resource_name, identity),
@@ -257,6 +268,10 @@ async def _serve(client: Client, args: argparse.Namespace, config: Any, registry
                                           settings.retry_period_seconds),
                 )
                 scheduler.metrics.register(elector.collector())
+                candidacy = Candidacy(
+                    candidate_client, settings.resource_namespace, settings.resource_name, identity,
+                    interval_s=settings.lease_duration_seconds, binary_version=PODSCHED_VERSION,
+                )
             health = scheduler.health_server(args.metrics_addr)
             try:
                 await health.start()
@@ -267,31 +282,47 @@ async def _serve(client: Client, args: argparse.Namespace, config: Any, registry
                 f"podsched scheduler started (profiles: {profiles}; server {','.join(client.servers)}; "
                 f"metrics {health.url}; identity {identity})", file=sys.stderr, flush=True,
             )
-            running = asyncio.create_task(
-                scheduler.run(health=health, elector=elector, on_leading=_say_leading), name="scheduler")
-            stop = asyncio.create_task(signalled.wait(), name="scheduler-signal")
+            # Its own task: writing the candidate never delays acquiring or renewing the Lease.
+            candidate = asyncio.create_task(candidacy.run(), name="lease candidate") if candidacy else None
             try:
-                await asyncio.wait((running, stop), return_when=asyncio.FIRST_COMPLETED)
+                return await _run(scheduler, elector, health, signalled, settings)
             finally:
-                stop.cancel()
-            if not running.done():
-                running.cancel()
-                done, _ = await asyncio.wait((running,), timeout=STOP_GRACE_S)
-                if not done:
-                    return _fail(f"did not stop within {STOP_GRACE_S:g}s: {scheduler.describe_tasks()}",
-                                 EXIT_FAILED)
-                if elector is not None and elector.released:
-                    _say(f"released the lease {settings.resource_namespace}/{settings.resource_name}")
-                print("podsched scheduler stopped", file=sys.stderr, flush=True)
-                return EXIT_OK
-            error = running.exception()
-            causes = error.exceptions if isinstance(error, BaseExceptionGroup) else [error]
-            for cause in causes:
-                if isinstance(cause, LeaseLost):
-                    _fail(f"leader election lost: {cause}", EXIT_FAILED)
-                else:
-                    _fail(f"stopped: {type(cause).__name__}: {cause}", EXIT_FAILED)
-            return EXIT_FAILED
+                if candidate is not None:
+                    # Deleted whenever the process ends on its own; a killed replica's goes stale.
+                    candidate.cancel()
+                    await asyncio.wait((candidate,))
+
+
+async def _run(
+    scheduler: Scheduler, elector: LeaderElector | None, health: HealthServer, signalled: asyncio.Event,
+    settings: LeaderElectionConfig,
+) -> int:
+    """Schedule until a signal (exit 0 after a clean stop) or a failure (exit 1)."""
+    running = asyncio.create_task(
+        scheduler.run(health=health, elector=elector, on_leading=_say_leading), name="scheduler")
+    stop = asyncio.create_task(signalled.wait(), name="scheduler-signal")
+    try:
+        await asyncio.wait((running, stop), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if not running.done():
+        running.cancel()
+        done, _ = await asyncio.wait((running,), timeout=STOP_GRACE_S)
+        if not done:
+            return _fail(f"did not stop within {STOP_GRACE_S:g}s: {scheduler.describe_tasks()}",
+                         EXIT_FAILED)
+        if elector is not None and elector.released:
+            _say(f"released the lease {settings.resource_namespace}/{settings.resource_name}")
+        print("podsched scheduler stopped", file=sys.stderr, flush=True)
+        return EXIT_OK
+    error = running.exception()
+    causes = error.exceptions if isinstance(error, BaseExceptionGroup) else [error]
+    for cause in causes:
+        if isinstance(cause, LeaseLost):
+            _fail(f"leader election lost: {cause}", EXIT_FAILED)
+        else:
+            _fail(f"stopped: {type(cause).__name__}: {cause}", EXIT_FAILED)
+    return EXIT_FAILED
 
 
 def _say_leading(fence: Fence) -> None:

@@ -256,6 +256,12 @@ def _lease_row(lease: objects_pb2.Lease) -> list[str]:
     return [lease.metadata.name, holder, age(lease.metadata)]
 
 
+def _lease_candidate_row(candidate: objects_pb2.LeaseCandidate) -> list[str]:
+    spec = candidate.spec
+    renewed = timeutil.age(spec.renew_time) if timeutil.is_set(spec.renew_time) else NONE
+    return [candidate.metadata.name, spec.lease_name, spec.binary_version, renewed, age(candidate.metadata)]
+
+
 # -------------------------------------------------------------------------------------------- Event
 
 
@@ -368,6 +374,8 @@ COLUMNS: dict[kinds.Kind[Any], Columns[Any]] = {
         _pod_group_wide,
     ),
     kinds.LEASE: Columns(("NAME", "HOLDER", "AGE"), _lease_row),
+    kinds.LEASE_CANDIDATE: Columns(("NAME", "LEASENAME", "BINARYVERSION", "RENEWTIME", "AGE"),
+                                   _lease_candidate_row),
     kinds.EVENT: Columns(("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"), _event_row),
     kinds.NAMESPACE: Columns(("NAME", "STATUS", "AGE"), _namespace_row),
     kinds.RUNTIME_CLASS: Columns(("NAME", "HANDLER", "AGE"), _runtime_class_row),

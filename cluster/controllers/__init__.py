@@ -6,9 +6,11 @@ the API server's code, so they run next to the API server (`podsched apiserver`)
 - `PodGarbageCollector` deletes the pods bound to nodes that no longer exist.
 - `ResourceQuotaController` recounts every ResourceQuota's usage from its pods.
 - `PodGroupController` keeps every PodGroup's status current from its pods.
+- `LeaseCandidateGarbageCollector` deletes the LeaseCandidates nobody renewed for 30 minutes.
 """
 
 from cluster.controllers.disruption import DEFAULT_RESYNC_PERIOD_S, DisruptionController
+from cluster.controllers.leasecandidategc import LeaseCandidateGarbageCollector
 from cluster.controllers.podgc import DEFAULT_QUARANTINE_S, PodGarbageCollector
 from cluster.controllers.podgroup import PodGroupController
 from cluster.controllers.resourcequota import DEFAULT_SYNC_PERIOD_S, ResourceQuotaController
@@ -18,6 +20,7 @@ __all__ = [
     "DEFAULT_RESYNC_PERIOD_S",
     "DEFAULT_SYNC_PERIOD_S",
     "DisruptionController",
+    "LeaseCandidateGarbageCollector",
     "PodGarbageCollector",
     "PodGroupController",
     "ResourceQuotaController",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from google.protobuf.message import Message
@@ -33,8 +33,15 @@ TIMELINE_KEPT = 100
 #: toward ``summary.preemptions``.
 PREEMPTED = "Preempted"
 
+#: The lease duration liveness is judged by until the Lease says its own (kube-scheduler's default).
+DEFAULT_LEASE_DURATION_S = 15
+
 NODES, PODS, PDBS, POD_GROUPS = "nodes", "pods", "pdbs", "podGroups"
 _COLLECTIONS = (NODES, PODS, PDBS, POD_GROUPS)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class ViewModel:
@@ -46,10 +53,13 @@ class ViewModel:
         *,
         lease_namespace: str = DEFAULT_LEASE_NAMESPACE,
         lease_name: str = DEFAULT_LEASE_NAME,
+        now: Callable[[], datetime] = _utc_now,
     ) -> None:
         self.server = server
         self.revision = 0
         self._lease_key = f"{lease_namespace}/{lease_name}"
+        self._lease_namespace, self._lease_name = lease_namespace, lease_name
+        self._now = now
         #: Each node's own fields (serialize.node_view), by name.
         self._nodes: dict[str, Json] = {}
         self._pods: dict[str, Json] = {}
@@ -74,7 +84,11 @@ class ViewModel:
         self._events: dict[str, Json] = {}
         self._lease: objects_pb2.Lease | None = None
         self._timeline: list[Json] = []
-        self._replicas: list[str] = []
+        #: The LeaseCandidates of the watched Lease, by name, and the live ones as last sent.
+        self._candidates: dict[str, objects_pb2.LeaseCandidate] = {}
+        self._live: frozenset[str] = frozenset()
+        #: The leaseDurationSeconds of the last held version of the Lease (a released one says 1).
+        self._lease_duration_s = DEFAULT_LEASE_DURATION_S
         self._dirty: dict[str, set[str]] = {name: set() for name in _COLLECTIONS}
         self._leadership_dirty = False
         #: Whether the API server answers the web view, and since when (wall time) it does or does not.
@@ -215,10 +229,40 @@ class ViewModel:
         if lease is not None:
             self._seen(lease)
         self._lease = lease
-        holder = lease.spec.holder_identity if lease is not None else ""
-        if holder and holder not in self._replicas:
-            self._replicas.append(holder)
+        if lease is not None and lease.spec.holder_identity and lease.spec.HasField("lease_duration_seconds"):
+            self._lease_duration_s = lease.spec.lease_duration_seconds
         self._leadership_dirty = True
+
+    def on_lease_candidate(self, candidate: objects_pb2.LeaseCandidate) -> None:
+        """A replica's LeaseCandidate, created or renewed; those of other Leases are not ours."""
+        if (candidate.metadata.namespace != self._lease_namespace
+                or candidate.spec.lease_name != self._lease_name):
+            return
+        self._seen(candidate)
+        self._candidates[candidate.metadata.name] = candidate
+        self._leadership_dirty = True
+
+    def on_lease_candidate_deleted(self, candidate: objects_pb2.LeaseCandidate) -> None:
+        if self._candidates.pop(candidate.metadata.name, None) is not None:
+            self._leadership_dirty = True
+
+    def mark_stale_candidates(self) -> bool:
+        """Re-judge each candidate's liveness by the clock; True when one changed (the leadership object is
+        then part of the next delta). Called on a timer: a replica that stops renewing writes nothing."""
+        if self._live_candidates() == self._live:
+            return False
+        self._leadership_dirty = True
+        return True
+
+    def _live_candidates(self) -> frozenset[str]:
+        """The candidates renewed within twice the lease duration and a second of now: a live replica
+        renews once per lease duration."""
+        oldest = self._now() - timedelta(seconds=2 * self._lease_duration_s + 1)
+        return frozenset(
+            name for name, candidate in self._candidates.items()
+            if timeutil.is_set(candidate.spec.renew_time)
+            and timeutil.to_datetime(candidate.spec.renew_time) >= oldest
+        )
 
     def on_leader_change(self, change: LeaderChange) -> None:
         """A change of holder, as LeadershipWatch reports it (with how long nobody led).
@@ -244,8 +288,6 @@ class ViewModel:
             "sinceLastRenewalSeconds": since_renewal,
         })
         del self._timeline[:-TIMELINE_KEPT]
-        if change.holder and change.holder not in self._replicas:
-            self._replicas.append(change.holder)
         self._leadership_dirty = True
 
     def on_api_server(self, reachable: bool, error: str, now: datetime) -> bool:
@@ -282,11 +324,19 @@ class ViewModel:
     def leadership(self) -> Json:
         lease = self._lease
         token = observed_tenure_token(lease) if lease is not None else 0
+        view = serialize.lease_view(lease, token)
+        live = self._live_candidates()
+        candidates = [serialize.candidate_view(self._candidates[name], live=name in live)
+                      for name in sorted(self._candidates)]
+        replicas = sorted({candidate["identity"] for candidate in candidates if candidate["live"]})
+        if view["holder"] and view["holder"] not in replicas:
+            replicas.append(view["holder"])
         return {
             "lease": self._lease_key,
-            **serialize.lease_view(lease, token),
+            **view,
             "timeline": list(self._timeline),
-            "replicas": list(self._replicas),
+            "candidates": candidates,
+            "replicas": replicas,
         }
 
     def events(self) -> list[Json]:
@@ -343,6 +393,7 @@ class ViewModel:
             }
             keys.clear()
         if self._leadership_dirty:
+            self._live = self._live_candidates()
             delta["leadership"] = self.leadership()
             self._leadership_dirty = False
         if self._api_server_dirty:

@@ -205,6 +205,16 @@ def lease_view(lease: objects_pb2.Lease | None, token: int) -> Json:
     }
 
 
+def candidate_view(candidate: objects_pb2.LeaseCandidate, *, live: bool) -> Json:
+    """One replica's LeaseCandidate: named by the replica's identity (docs/ha-and-fencing.md)."""
+    return {
+        "name": candidate.metadata.name,
+        "identity": candidate.metadata.name,
+        "renewTime": iso_time(candidate.spec.renew_time),
+        "live": live,
+    }
+
+
 def pod_spec_details(pod: objects_pb2.Pod) -> Json:
     """The parts of a pod the details panel shows beside its POD object."""
     return {

@@ -174,6 +174,13 @@ class UiServer:
         )
         self.events.add_handler(model.on_event, lambda _old, new: model.on_event(new, new=False))
         self.leadership = LeadershipWatch(client, on_change=self._leader_changed, on_lease=model.on_lease)
+        self.lease_candidates: Informer[objects_pb2.LeaseCandidate] = Informer(
+            client, kinds.LEASE_CANDIDATE, namespace=self.leadership.namespace
+        )
+        self.lease_candidates.add_handler(
+            model.on_lease_candidate, lambda _old, new: model.on_lease_candidate(new),
+            model.on_lease_candidate_deleted,
+        )
         #: Set when a delta should go out now rather than at the next tick.
         self._urgent = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -183,7 +190,9 @@ class UiServer:
     async def start(self) -> None:
         """Start every watch and return once each has listed (raising what ended one that could not:
         a kind the credential may not read, say); then start sending deltas."""
-        informers: list[Informer[Any]] = [self.nodes, self.pods, self.pdbs, self.pod_groups, self.events]
+        informers: list[Informer[Any]] = [
+            self.nodes, self.pods, self.pdbs, self.pod_groups, self.events, self.lease_candidates
+        ]
         self._tasks = [asyncio.create_task(informer.run()) for informer in informers]
         self._tasks.append(asyncio.create_task(self.leadership.run()))
         try:
@@ -233,6 +242,8 @@ class UiServer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._urgent.wait(), self._flush_interval_s)
             self._urgent.clear()
+            # A replica that stops renewing its candidate writes nothing: the clock finds it stale.
+            self.model.mark_stale_candidates()
             self.hub.flush()
 
     # ------------------------------------------------------------------------------------------ web

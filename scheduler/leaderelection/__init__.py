@@ -1,10 +1,12 @@
 """Leader election for scheduler replicas: a `LeaderElector` on a `LeaseLock` (a coordination.k8s.io/v1
-Lease through the API server). Only the leader schedules, under the fencing token its term carries.
+Lease through the API server). Only the leader schedules, under the fencing token its term carries. Every
+replica keeps a `Candidacy` (its coordination.k8s.io/v1beta1 LeaseCandidate), so that standbys are seen.
 
 The modules behind this face promise nothing more.
 """
 
 from cluster.api.fencing import FENCING_TOKEN_ANNOTATION
+from scheduler.leaderelection.candidate import Candidacy
 from scheduler.leaderelection.elector import LeaderElector, LeaseLost, default_identity
 from scheduler.leaderelection.metrics import LeaderElectionCollector
 from scheduler.leaderelection.resourcelock import (
@@ -30,6 +32,7 @@ __all__ = [
     "DEFAULT_RETRY_PERIOD_S",
     "FENCING_TOKEN_ANNOTATION",
     "JITTER_FACTOR",
+    "Candidacy",
     "LeaderElectionCollector",
     "LeaderElectionRecord",
     "LeaderElectionTimings",

@@ -99,6 +99,13 @@ def test_the_holder_changes_on_the_page_within_the_lease_duration_and_a_second_a
     identity = leaders[-1][0]
     assert holder == identity, (holder, cluster.up.out)
     pid = int(re.findall(rf"pid (\d+), identity {re.escape(identity)}", cluster.up.out)[-1])
+    # Every replica keeps its LeaseCandidate: the standbys, which never led, are on the page too.
+    waiting(browser, 30).until(
+        lambda d: len(_replica_states(d)) == 3, "the page never listed the three replicas"
+    )
+    states = _replica_states(browser)
+    assert states[identity] == "leader", states
+    assert sorted(states.values()) == ["leader", "standby", "standby"], states
     timeline_before = len(browser.find_elements(By.CSS_SELECTOR, "#leader-timeline li"))
     screenshot("before-kill")
 
@@ -122,3 +129,8 @@ def test_the_holder_changes_on_the_page_within_the_lease_duration_and_a_second_a
     assert len(rows) == timeline_before + 1
     assert new_holder in rows[0].text and "leaderless" in rows[0].text
     assert took <= HOLDER_ON_PAGE_BOUND_S, f"the page showed the new holder {took:.2f}s after the SIGKILL"
+
+
+def _replica_states(browser: WebDriver) -> dict[str, str | None]:
+    return {row.get_attribute("data-replica") or "": row.get_attribute("data-state")
+            for row in browser.find_elements(By.CSS_SELECTOR, "#leader-replicas [data-replica]")}

@@ -12,6 +12,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.browser.fixture_server import FixtureServer
 from tests.browser.viewmodel import (
+    candidate,
     change,
     event,
     large_view_model,
@@ -229,6 +230,7 @@ def test_a_leadership_change_updates_the_holder_and_the_timeline(
 ) -> None:
     open_page(browser, fixture_server, small_state())
     assert len(browser.find_elements(By.CSS_SELECTOR, "#leader-timeline li")) == 1
+    assert replica_states(browser) == {"sched-a": "leader", "sched-b": "standby"}
 
     timeline = [change("sched-a", "", 1, None), change("sched-b", "sched-a", 2, 2.7)]
     state = small_state()
@@ -261,12 +263,24 @@ def test_a_leadership_change_updates_the_holder_and_the_timeline(
     fixture_server.push(
         {
             "revision": 4,
-            "leadership": leadership("sched-c", 3, timeline, ["sched-a", "sched-b", "sched-c"]),
+            "leadership": leadership(
+                "sched-c", 3, timeline, ["sched-c", "sched-d"],
+                [candidate("sched-b", live=False), candidate("sched-c"), candidate("sched-d")],
+            ),
             "summary": state["summary"],
         }
     )
     wait_text(browser, "#leader-holder", "sched-c")
     assert "≤ 3.4s leaderless" in browser.find_elements(By.CSS_SELECTOR, "#leader-timeline li")[0].text
+    # The killed holder's candidate went unrenewed: stale.
+    assert replica_states(browser) == {"sched-c": "leader", "sched-d": "standby", "sched-b": "stale"}
+    stale = browser.find_element(By.CSS_SELECTOR, '#leader-replicas [data-replica="sched-b"]')
+    assert stale.find_element(By.CSS_SELECTOR, ".replica-badge").text == "stale"
+
+
+def replica_states(browser: WebDriver) -> dict[str, str | None]:
+    return {row.get_attribute("data-replica") or "": row.get_attribute("data-state")
+            for row in browser.find_elements(By.CSS_SELECTOR, "#leader-replicas [data-replica]")}
 
 
 def test_clicking_a_pod_shows_its_scheduling_explanation(

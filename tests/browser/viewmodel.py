@@ -65,9 +65,15 @@ def pod(
     }
 
 
+def candidate(identity: str, *, live: bool = True) -> dict[str, Any]:
+    return {"name": identity, "identity": identity, "renewTime": AT, "live": live}
+
+
 def leadership(
-    holder: str, token: int, timeline: list[dict[str, Any]], replicas: list[str]
+    holder: str, token: int, timeline: list[dict[str, Any]], replicas: list[str],
+    candidates: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """The LEADERSHIP object; ``candidates`` default to a live one per replica."""
     return {
         "lease": "kube-system/kube-scheduler",
         "holder": holder,
@@ -77,6 +83,7 @@ def leadership(
         "leaseDurationSeconds": 15,
         "transitions": max(0, len(timeline) - 1),
         "timeline": timeline,
+        "candidates": candidates if candidates is not None else [candidate(id_) for id_ in replicas],
         "replicas": replicas,
     }
 

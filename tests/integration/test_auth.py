@@ -56,6 +56,7 @@ ALLOWED: dict[str, set[str]] = {
         *(f"{verb} {resource}" for verb in READ for resource in ALL_RESOURCES),
         "create pods/binding", "update pods/status", "update podgroups/status", "delete pods",
         "create events", "update events", "create leases", "update leases",
+        "create leasecandidates", "update leasecandidates", "delete leasecandidates",
     },
     "client": {
         "create pods", "delete pods", "create podgroups", "delete podgroups",

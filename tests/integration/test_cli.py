@@ -361,3 +361,29 @@ def test_server_flag_overrides_environment(apiserver: ApiServerProcess) -> None:
     result = run_cli("127.0.0.1:1", "get", "priorityclasses", "--server", apiserver.address)
     assert result.code == 0, result.stderr
     assert "system-node-critical" in result.stdout
+
+
+def test_lease_candidates_apply_get_describe_delete(cli: Cli, namespace: str, tmp_path: Path) -> None:
+    candidate = {
+        "apiVersion": "coordination.k8s.io/v1beta1", "kind": "LeaseCandidate",
+        "metadata": {"name": "vm_0c1d", "namespace": namespace},
+        "spec": {"leaseName": "kube-scheduler", "binaryVersion": "1.33.0", "emulationVersion": "1.33.0",
+                 "strategy": "OldestEmulationVersion", "renewTime": "2026-01-02T03:04:05.123456Z"},
+    }
+    assert cli("apply", "-f", write_yaml(tmp_path / "candidate.yaml", candidate)).code == 0
+    (row,) = parse_table(cli("get", "leasecandidates", "-n", namespace).stdout)
+    assert list(row) == ["NAME", "LEASENAME", "BINARYVERSION", "RENEWTIME", "AGE"]
+    assert (row["NAME"], row["LEASENAME"], row["BINARYVERSION"]) == ("vm_0c1d", "kube-scheduler", "1.33.0")
+    described = cli("describe", "leasecandidate", "vm_0c1d", "-n", namespace).stdout
+    lines = [line.split() for line in described.splitlines()]
+    assert ["Lease", "Name:", "kube-scheduler"] in lines
+    assert ["Strategy:", "OldestEmulationVersion"] in lines
+    assert ["Renew", "Time:", "Fri,", "02", "Jan", "2026", "03:04:05", "+0000"] in lines
+
+    candidate["spec"]["binaryVersion"] = "v1.33.0"
+    refused = cli("apply", "-f", write_yaml(tmp_path / "bad.yaml", candidate))
+    assert refused.code != 0
+    assert 'spec.binaryVersion: Invalid value: "v1.33.0": must be a valid semantic version' in refused.stderr
+
+    assert cli("delete", "leasecandidate", "vm_0c1d", "-n", namespace).code == 0
+    assert parse_table(cli("get", "leasecandidates", "-n", namespace).stdout) == []

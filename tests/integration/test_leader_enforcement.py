@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cluster.api import errors, objects_pb2
-from cluster.api.kinds import LEASE, POD
+from cluster.api.kinds import LEASE, LEASE_CANDIDATE, POD
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, ClientCredentials, Fence
 from tests import builders
@@ -149,6 +149,27 @@ async def test_unfenced_leader_writes_by_the_scheduler_identity_are_refused(
         assert (await attacker.update_status(nominated)).status.message == "waiting"
         await user.delete(POD, "nominee", namespace, grace_period_seconds=0)
         assert (await admin.bind(namespace, "web", node)).spec.node_name == node
+
+
+async def test_a_standby_keeps_its_lease_candidate_without_a_fence(
+    enforcing: ApiServerProcess, namespace: str
+) -> None:
+    """A candidate's writes are not a leader's: any replica, leading or not, makes them unfenced."""
+    async with _client(enforcing, SCHEDULER_TOKEN) as standby, _client(enforcing, CLIENT_TOKEN) as user:
+        candidate = objects_pb2.LeaseCandidate(
+            metadata=objects_pb2.ObjectMeta(name="vm_standby", namespace=namespace),
+            spec=objects_pb2.LeaseCandidateSpec(lease_name=LEASE_NAME, binary_version="0.1.0",
+                                                emulation_version="0.1.0", strategy="OldestEmulationVersion"),
+        )
+        candidate.spec.renew_time.FromSeconds(1_700_000_000)
+        created = await standby.create(candidate)
+        created.spec.renew_time.FromSeconds(1_700_000_015)
+        assert (await standby.update(created)).spec.renew_time.seconds == 1_700_000_015
+        with pytest.raises(errors.PermissionDenied, match='cannot create resource "leasecandidates"'):
+            await user.create(candidate)
+        await standby.delete(LEASE_CANDIDATE, "vm_standby", namespace)
+        with pytest.raises(errors.NotFound):
+            await standby.get(LEASE_CANDIDATE, "vm_standby", namespace)
 
 
 # The leader must renew its 4 s lease in time for 8 s: it runs alone, with the timing tests.

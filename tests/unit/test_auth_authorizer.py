@@ -24,6 +24,7 @@ ALLOWED = {
         *(f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES),
         "create pods/binding", "update pods/status", "update podgroups/status", "delete pods",
         "create events", "update events", "create leases", "update leases",
+        "create leasecandidates", "update leasecandidates", "delete leasecandidates",
     },
     "client": {
         "create pods", "get pods", "list pods", "watch pods", "delete pods",

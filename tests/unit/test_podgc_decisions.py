@@ -121,16 +121,18 @@ def test_a_finished_pod_is_deleted_as_it_is(phase: str) -> None:
 @pytest.mark.parametrize(
     ("text", "enabled"),
     [
-        ("*", ("disruption", "podgc", "resourcequota", "podgroup")),
+        ("*", ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc")),
         ("disruption", ("disruption",)),
         ("podgc", ("podgc",)),
         ("podgc,disruption", ("disruption", "podgc")),
-        ("*,-podgc", ("disruption", "resourcequota", "podgroup")),
-        ("-disruption,*", ("podgc", "resourcequota", "podgroup")),
-        ("*,podgc", ("disruption", "podgc", "resourcequota", "podgroup")),
+        ("*,-podgc", ("disruption", "resourcequota", "podgroup", "leasecandidategc")),
+        ("-disruption,*", ("podgc", "resourcequota", "podgroup", "leasecandidategc")),
+        ("*,podgc", ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc")),
         ("resourcequota", ("resourcequota",)),
-        ("*,-podgc,-disruption", ("resourcequota", "podgroup")),
+        ("*,-podgc,-disruption", ("resourcequota", "podgroup", "leasecandidategc")),
         ("podgroup", ("podgroup",)),
+        ("*,-leasecandidategc", ("disruption", "podgc", "resourcequota", "podgroup")),
+        ("leasecandidategc", ("leasecandidategc",)),
         (" disruption , podgc ", ("disruption", "podgc")),
         ("none", ()),
     ],
@@ -142,7 +144,8 @@ def test_controllers_list(text: str, enabled: tuple[str, ...]) -> None:
 @pytest.mark.parametrize(
     ("text", "error"),
     [
-        ("podgc,garbage", 'unknown controller "garbage" (known: disruption, podgc, resourcequota, podgroup)'),
+        ("podgc,garbage", 'unknown controller "garbage" (known: disruption, podgc, resourcequota, podgroup, '
+                          'leasecandidategc)'),
         ("-nodelifecycle", 'unknown controller "nodelifecycle"'),
         ("", "an empty name"),
         ("disruption,,podgc", "an empty name"),
@@ -168,12 +171,13 @@ def apiserver_parser() -> argparse.ArgumentParser:
 
 def test_the_flags_default_to_every_controller_a_40s_quarantine_and_a_5m_quota_sync() -> None:
     args = apiserver_parser().parse_args(["apiserver"])
-    assert args.controllers == ("disruption", "podgc", "resourcequota", "podgroup")
+    assert args.controllers == ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc")
     assert args.pod_gc_quarantine == 40.0
     assert args.resource_quota_sync_period == 300.0
     args = apiserver_parser().parse_args(["apiserver", "--controllers=-disruption,*", "--pod-gc-quarantine",
                                           "1.5s", "--resource-quota-sync-period", "2m"])
-    assert (args.controllers, args.pod_gc_quarantine) == (("podgc", "resourcequota", "podgroup"), 1.5)
+    assert args.controllers == ("podgc", "resourcequota", "podgroup", "leasecandidategc")
+    assert args.pod_gc_quarantine == 1.5
     assert args.resource_quota_sync_period == 120.0
 
 
@@ -182,7 +186,8 @@ def test_the_flags_default_to_every_controller_a_40s_quarantine_and_a_5m_quota_s
     [
         (["--controllers", "podgc,bogus"],
          "argument --controllers: invalid --controllers 'podgc,bogus': "
-         'unknown controller "bogus" (known: disruption, podgc, resourcequota, podgroup)'),
+         'unknown controller "bogus" (known: disruption, podgc, resourcequota, podgroup, '
+                          'leasecandidategc)'),
         (["--pod-gc-quarantine", "soon"], "invalid duration 'soon'"),
         (["--pod-gc-quarantine=-1s"], "invalid duration '-1s'"),
         (["--resource-quota-sync-period", "often"], "invalid duration 'often'"),

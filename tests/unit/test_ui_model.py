@@ -257,13 +257,69 @@ def test_leadership_shows_the_holder_its_token_and_the_changes():
                                           "sinceLastRenewalSeconds": 1.5}
     # The first holder seen led before the watch began: how long nobody led before it is unknown.
     assert leadership["timeline"][0]["leaderlessSeconds"] is None
-    assert leadership["replicas"] == ["host_1_a", "host_2_b"]
+    # Without LeaseCandidates the holder is the only replica known; the one before it is not.
+    assert leadership["replicas"] == ["host_2_b"] and leadership["candidates"] == []
     # A renewal alone changes the leadership object (renewTime), nothing else.
     model.on_lease(_lease("host_2_b", 60, token=57))
     delta = model.take_delta()
     assert delta is not None and set(delta) == {"revision", "leadership", "summary"}
     model.on_lease(None)
     assert model.leadership()["holder"] == "" and model.leadership()["token"] == 0
+
+
+def _candidate(name: str, version: int, renewed: datetime, lease_name: str = "kube-scheduler",
+               namespace: str = "kube-system") -> objects_pb2.LeaseCandidate:
+    candidate = objects_pb2.LeaseCandidate(
+        metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace, resource_version=str(version)),
+        spec=objects_pb2.LeaseCandidateSpec(lease_name=lease_name, binary_version="0.1.0",
+                                            strategy="OldestEmulationVersion"),
+    )
+    candidate.spec.renew_time.FromDatetime(renewed)
+    return candidate
+
+
+def test_replicas_are_the_live_candidates_and_the_holder_and_a_stale_one_is_marked_by_the_clock():
+    now = [datetime(2026, 11, 27, 5, 1, 10, tzinfo=UTC)]
+    model = ViewModel("127.0.0.1:7443", now=lambda: now[0])
+    model.on_lease(_lease("host_1_a", 40))  # leaseDurationSeconds 15: live for 31 s after a renewal
+    renewed = datetime(2026, 11, 27, 5, 1, 0, tzinfo=UTC)
+    model.on_lease_candidate(_candidate("host_1_a", 41, renewed))
+    model.on_lease_candidate(_candidate("host_2_b", 42, renewed))
+    model.on_lease_candidate(_candidate("host_3_c", 43, datetime(2026, 11, 27, 5, 0, 29, tzinfo=UTC)))
+    model.on_lease_candidate(_candidate("other", 44, renewed, lease_name="kube-controller-manager"))
+    model.on_lease_candidate(_candidate("elsewhere", 45, renewed, namespace="default"))
+    delta = model.take_delta()
+    assert delta is not None
+    leadership = delta["leadership"]
+    assert leadership["candidates"] == [
+        {"name": "host_1_a", "identity": "host_1_a", "renewTime": "2026-11-27T05:01:00Z", "live": True},
+        {"name": "host_2_b", "identity": "host_2_b", "renewTime": "2026-11-27T05:01:00Z", "live": True},
+        {"name": "host_3_c", "identity": "host_3_c", "renewTime": "2026-11-27T05:00:29Z", "live": False},
+    ]
+    assert leadership["replicas"] == ["host_1_a", "host_2_b"]
+    assert model.revision == 43  # the other leases' candidates are not this view's
+
+    # Nothing is written while host_2_b is gone: the clock alone makes it stale, once.
+    assert not model.mark_stale_candidates()
+    now[0] = datetime(2026, 11, 27, 5, 1, 31, tzinfo=UTC)
+    assert not model.mark_stale_candidates()
+    assert model.take_delta() is None
+    model.on_lease_candidate(_candidate("host_1_a", 46, datetime(2026, 11, 27, 5, 1, 30, tzinfo=UTC)))
+    model.take_delta()
+    now[0] = datetime(2026, 11, 27, 5, 1, 32, tzinfo=UTC)
+    assert model.mark_stale_candidates()
+    delta = model.take_delta()
+    assert delta is not None
+    assert [c["live"] for c in delta["leadership"]["candidates"]] == [True, False, False]
+    assert delta["leadership"]["replicas"] == ["host_1_a"]
+    assert not model.mark_stale_candidates()
+
+    # A holder without a candidate is still a replica; a deleted candidate is gone.
+    model.on_lease(_lease("host_9_z", 47))
+    model.on_lease_candidate_deleted(_candidate("host_3_c", 48, renewed))
+    leadership = model.leadership()
+    assert [c["name"] for c in leadership["candidates"]] == ["host_1_a", "host_2_b"]
+    assert leadership["replicas"] == ["host_1_a", "host_9_z"]
 
 
 def test_pod_details_carry_the_explanation_describe_shows():

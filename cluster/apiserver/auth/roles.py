@@ -87,7 +87,8 @@ class Role:
 ADMIN = Role("admin", (rule((ALL,), (ALL,)),))
 #: kube's system:kube-scheduler, cut to what podsched's scheduler calls: it reads everything (informers),
 #: binds, writes pod status (conditions, nominatedNodeName) and PodGroup status (PodGroupScheduled),
-#: deletes preemption victims, records events (an event series is updated in place) and holds its Lease.
+#: deletes preemption victims, records events (an event series is updated in place), holds its Lease and
+#: keeps its LeaseCandidate.
 SCHEDULER = Role("scheduler", (
     rule(READ_VERBS, (ALL,)),
     rule(("create",), ("pods/binding",)),
@@ -95,6 +96,7 @@ SCHEDULER = Role("scheduler", (
     rule(("delete",), ("pods",)),
     rule(("create", "update"), ("events",)),
     rule(("get", "create", "update"), ("leases",)),
+    rule(("create", "update", "delete", *READ_VERBS), ("leasecandidates",)),
 ))
 #: A user who runs workloads: pods, their PodGroups, and the Services and workload controllers that select
 #: them in full (except binding pods and writing status); nodes and RuntimeClasses (which its pods name) to

@@ -543,9 +543,10 @@ function renderLeadership() {
   setText("leader-token", l && l.holder !== undefined ? String(l.token ?? "–") : "–");
   setText("leader-lease", l ? `${l.lease} (${l.leaseDurationSeconds ?? "?"}s, ${l.transitions ?? 0} transitions)` : "–");
   renderRenewAge();
-  const replicas = (l && l.replicas) || [];
-  $("leader-replicas").replaceChildren(...replicas.map((id) =>
-    h("li", { class: id === l.holder ? "replica leader" : "replica", text: id, title: id === l.holder ? "leader" : "replica" })));
+  $("leader-replicas").replaceChildren(...replicaStates(l).map(([id, st]) =>
+    h("li", { class: `replica ${st}`, "data-replica": id, "data-state": st, title: `${id}: ${st}` },
+      h("span", { class: "mono", text: id }),
+      h("span", { class: `badge replica-badge ${st}`, text: st }))));
   const timeline = [...((l && l.timeline) || [])].reverse();
   $("leader-timeline").replaceChildren(...timeline.map((change) =>
     h("li", null,
@@ -555,6 +556,17 @@ function renderLeadership() {
       h("span", { class: "badge", text: `token ${change.token}` }),
       change.previous ? h("span", { class: "muted", text: ` from ${change.previous}` }) : null,
       leaderlessBadge(change))));
+}
+
+// Every replica the page knows of, the leader first: the holder, the replicas whose LeaseCandidate is
+// renewed (standby), and those whose candidate has gone unrenewed (stale, e.g. killed).
+function replicaStates(l) {
+  if (!l) return [];
+  const states = new Map();
+  if (l.holder) states.set(l.holder, "leader");
+  for (const id of l.replicas || []) if (!states.has(id)) states.set(id, "standby");
+  for (const c of l.candidates || []) if (!states.has(c.identity)) states.set(c.identity, c.live ? "standby" : "stale");
+  return [...states];
 }
 
 // Measured when the watch saw the lease released; otherwise bounded by the time since the previous

@@ -1,0 +1,89 @@
+"""The LeaseCandidate garbage collector, as kube-controller-manager's leasecandidategc: deletes the
+LeaseCandidates nobody has renewed for ``expiry_s`` (30 minutes, upstream's), checking every
+``check_period_s``. A scheduler replica deletes its own candidate when it stops on purpose; this is for the
+ones killed or lost.
+
+The age is judged by this controller's wall clock against the renewTime a replica wrote with its own; the
+30 minutes dwarf any sane clock skew. Each delete carries the resourceVersion of the version judged, so a
+candidate renewed meanwhile is kept (the conflict is logged and judged again at the next check).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from cluster.api import errors, objects_pb2, timeutil
+from cluster.api.kinds import LEASE_CANDIDATE
+from cluster.client import Client
+
+log = logging.getLogger(__name__)
+
+#: How long a candidate may go unrenewed before it is deleted, and how often that is checked.
+DEFAULT_EXPIRY_S = 30 * 60.0
+DEFAULT_CHECK_PERIOD_S = 30 * 60.0
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class LeaseCandidateGarbageCollector:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        expiry_s: float = DEFAULT_EXPIRY_S,
+        check_period_s: float = DEFAULT_CHECK_PERIOD_S,
+        now: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        if not expiry_s > 0 or not check_period_s > 0:
+            raise ValueError(
+                f"expiry_s and check_period_s must be positive, got {expiry_s} and {check_period_s}"
+            )
+        self._client = client
+        self.expiry_s = expiry_s
+        self.check_period_s = check_period_s
+        self._now = now
+
+    async def run(self) -> None:
+        """Check every period, the first one a period after the start, as nothing is urgent about it."""
+        while True:
+            await asyncio.sleep(self.check_period_s)
+            try:
+                await self.collect()
+            except errors.ApiError as err:
+                log.warning("lease candidate gc: listing failed (%s); next check in %gs", err,
+                            self.check_period_s)
+
+    def expired(self, candidate: objects_pb2.LeaseCandidate) -> bool:
+        renew = candidate.spec.renew_time
+        if not timeutil.is_set(renew):
+            return False
+        return timeutil.to_datetime(renew) < self._now() - timedelta(seconds=self.expiry_s)
+
+    async def collect(self) -> list[str]:
+        """Delete every expired candidate; the "namespace/name" of each one deleted."""
+        listed = await self._client.list_all(LEASE_CANDIDATE)
+        deleted = []
+        for candidate in listed.items:
+            assert isinstance(candidate, objects_pb2.LeaseCandidate)
+            if not self.expired(candidate):
+                continue
+            meta = candidate.metadata
+            try:
+                await self._client.delete(LEASE_CANDIDATE, meta.name, meta.namespace,
+                                          resource_version=meta.resource_version)
+            except (errors.NotFound, errors.Conflict) as err:
+                log.info("lease candidate gc: %s/%s changed meanwhile (%s); kept", meta.namespace, meta.name,
+                         err)
+                continue
+            except errors.ApiError as err:
+                log.warning("lease candidate gc: deleting %s/%s failed: %s", meta.namespace, meta.name, err)
+                continue
+            log.info("lease candidate gc: deleted %s/%s, not renewed since %s", meta.namespace, meta.name,
+                     timeutil.to_datetime(candidate.spec.renew_time).isoformat())
+            deleted.append(f"{meta.namespace}/{meta.name}")
+        return deleted
