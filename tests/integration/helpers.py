@@ -6,8 +6,9 @@ import asyncio
 import re
 import subprocess
 import sys
+import time
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -156,3 +157,18 @@ def open_watches(server: ApiServerProcess) -> float:
     """Watches of pods the server holds open (it must run with --metrics-addr)."""
     labels = frozenset({"verb": "WATCH", "resource": "pods"}.items())
     return scrape(server).get(("apiserver_longrunning_requests", labels), 0.0)
+
+
+#: How long a process's start, a renewal or a takeover may take on a loaded 2-core box.
+SETTLE_TIMEOUT_S = 30.0
+
+
+async def settle(
+    what: str, probe: Callable[[], Awaitable[bool]], timeout_s: float = SETTLE_TIMEOUT_S
+) -> None:
+    """Wait until ``probe`` says yes (asked every 0.1 s); fail naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not await probe():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout_s:g}s")
+        await asyncio.sleep(0.1)

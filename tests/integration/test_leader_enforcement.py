@@ -10,8 +10,7 @@ Without the flag both attacks work as before (compatibility with plain kube-sche
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,14 +21,12 @@ from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, ClientCredentials, Fence
 from tests import builders
 from tests.builders import IMAGE, pod
-from tests.integration.helpers import REPO
+from tests.integration.helpers import REPO, settle
 
 ADMIN_TOKEN, SCHEDULER_TOKEN, CLIENT_TOKEN = "admin-token", "scheduler-token", "client-token"
 LEASE_NAMESPACE, LEASE_NAME = "kube-system", "kube-scheduler"
 #: The real scheduler's election timings: short, so that expiries happen within the test.
 LEASE_S, RENEW_S, RETRY_S = 4, 3, 0.5
-#: How long electing, binding or a failover may take on a loaded 2-core box.
-SETTLE_TIMEOUT_S = 30.0
 
 
 def _server(directory: Path, *, enforce: bool) -> ApiServerProcess:
@@ -70,14 +67,6 @@ def _scheduler(server: ApiServerProcess) -> SchedulerProcess:
     )
 
 
-async def _until(what: str, probe: Callable[[], Awaitable[bool]]) -> None:
-    deadline = time.monotonic() + SETTLE_TIMEOUT_S
-    while not await probe():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {SETTLE_TIMEOUT_S:g}s")
-        await asyncio.sleep(0.1)
-
-
 async def _holder(admin: Client) -> objects_pb2.Lease:
     lease = await admin.get(LEASE, LEASE_NAME, LEASE_NAMESPACE)
     assert isinstance(lease, objects_pb2.Lease)
@@ -106,7 +95,7 @@ async def _bound(admin: Client, namespace: str, name: str) -> objects_pb2.Pod:
         pod.CopyFrom(await admin.get(POD, name, namespace))
         return bool(pod.spec.node_name)
 
-    await _until(f"the binding of pod {namespace}/{name}", bound)
+    await settle(f"the binding of pod {namespace}/{name}", bound)
     return pod
 
 
@@ -183,7 +172,7 @@ async def test_the_lease_cannot_be_taken_from_a_live_leader_which_keeps_leading(
         await admin.create(builders.node(node, allocatable=builders.ROOMY))
         first.start()
         try:
-            await _until("the first scheduler's election",
+            await settle("the first scheduler's election",
                          lambda: _holds(admin, first.identity))
             await admin.create(pod("before", namespace, image=IMAGE))
             await _bound(admin, namespace, "before")
@@ -218,13 +207,13 @@ async def test_the_lease_cannot_be_taken_from_a_live_leader_which_keeps_leading(
             # killed leader's lease has expired by the server's clock, and releases it on SIGTERM.
             second.start()
             first.kill()
-            await _until("the takeover of the expired lease", lambda: _holds(admin, second.identity))
+            await settle("the takeover of the expired lease", lambda: _holds(admin, second.identity))
             await admin.create(pod("after", namespace, image=IMAGE))
             await _bound(admin, namespace, "after")
             assert second.stop() == 0, second.log()
             assert (await _holder(admin)).spec.holder_identity == ""
             third.start()
-            await _until("the takeover of the released lease", lambda: _holds(admin, third.identity))
+            await settle("the takeover of the released lease", lambda: _holds(admin, third.identity))
         finally:
             for scheduler in (first, second, third):
                 scheduler.stop()

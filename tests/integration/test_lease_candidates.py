@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -20,21 +18,11 @@ from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, NotFound
 from cluster.controllers import LeaseCandidateGarbageCollector
 from scheduler.leaderelection import Candidacy
-from tests.integration.helpers import REPO
+from tests.integration.helpers import REPO, settle
 
 LEASE_NAME = "kube-scheduler"
 #: The replicas' election timings; the candidate is renewed every lease duration.
 LEASE_S, RENEW_S, RETRY_S = 2, 1.5, 0.5
-#: How long a start, a renewal or a stop may take on a loaded 2-core box.
-SETTLE_TIMEOUT_S = 30.0
-
-
-async def _until(what: str, probe: Callable[[], Awaitable[bool]]) -> None:
-    deadline = time.monotonic() + SETTLE_TIMEOUT_S
-    while not await probe():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {SETTLE_TIMEOUT_S:g}s")
-        await asyncio.sleep(0.1)
 
 
 async def _candidate(client: Client, namespace: str, name: str) -> objects_pb2.LeaseCandidate | None:
@@ -76,7 +64,7 @@ async def test_every_replica_keeps_its_candidate_and_deletes_it_on_sigterm(
                     seen.setdefault(replica.identity, found)
             return len(seen) == 2
 
-        await _until("both replicas' candidates", both_written)
+        await settle("both replicas' candidates", both_written)
         for replica in (leader, standby):
             first = seen[replica.identity]
             assert first.api_version == "coordination.k8s.io/v1beta1"
@@ -90,7 +78,7 @@ async def test_every_replica_keeps_its_candidate_and_deletes_it_on_sigterm(
                 now = await _candidate(client, namespace, replica.identity)
                 return now is not None and _renewal(now) > _renewal(first)
 
-            await _until(f"a renewal of {replica.identity}'s candidate", renewed)
+            await settle(f"a renewal of {replica.identity}'s candidate", renewed)
 
         assert standby.stop() == 0
         assert await _candidate(client, namespace, standby.identity) is None
@@ -109,7 +97,7 @@ async def test_a_ping_is_answered_at_once_and_the_candidate_deleted_on_cancel(
     candidacy = Candidacy(client, namespace, LEASE_NAME, "vm_pinged", interval_s=3600, binary_version="0.1.0")
     keeping = asyncio.create_task(candidacy.run())
     try:
-        await _until("the candidate", lambda: _exists(client, namespace, "vm_pinged"))
+        await settle("the candidate", lambda: _exists(client, namespace, "vm_pinged"))
         created = await _candidate(client, namespace, "vm_pinged")
         assert created is not None
         ping = datetime.now(UTC) + timedelta(seconds=1)
@@ -120,7 +108,7 @@ async def test_a_ping_is_answered_at_once_and_the_candidate_deleted_on_cancel(
             now = await _candidate(client, namespace, "vm_pinged")
             return now is not None and _renewal(now) >= ping - timedelta(seconds=1)
 
-        await _until("the answer to the ping", answered)
+        await settle("the answer to the ping", answered)
     finally:
         keeping.cancel()
         await asyncio.wait((keeping,))
@@ -160,7 +148,7 @@ async def test_the_garbage_collector_deletes_only_candidates_unrenewed_for_thirt
         listed = await client.list(LEASE_CANDIDATE, namespace)
         return len(listed.items) == 2
 
-    await _until("both candidates listed", both_listed)
+    await settle("both candidates listed", both_listed)
     deleted = await collector.collect()
     assert f"{namespace}/vm_gone" in deleted and f"{namespace}/vm_here" not in deleted
     assert await _candidate(client, namespace, "vm_gone") is None
