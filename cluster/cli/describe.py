@@ -602,10 +602,8 @@ async def _events_about(client: Client, kind: kinds.Kind, obj: Message) -> list[
 
 
 def _event_time(event: objects_pb2.Event) -> tuple[int, int]:
-    for ts in (event.last_timestamp, event.first_timestamp, event.metadata.creation_timestamp):
-        if timeutil.is_set(ts):
-            return (ts.seconds, ts.nanos)
-    return (0, 0)
+    ts = tables.event_time(event)
+    return (ts.seconds, ts.nanos)
 
 
 def _event_age(event: objects_pb2.Event) -> str:

@@ -11,6 +11,7 @@ from typing import Any, Generic
 
 from google.protobuf import struct_pb2
 from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import containers, kinds, objects_pb2, podgroups, timeutil
 from cluster.api.kinds import M
@@ -265,11 +266,18 @@ def _lease_candidate_row(candidate: objects_pb2.LeaseCandidate) -> list[str]:
 # -------------------------------------------------------------------------------------------- Event
 
 
-def event_last_seen(event: objects_pb2.Event) -> str:
+def event_time(event: objects_pb2.Event) -> Timestamp:
+    """When the event last happened: its lastTimestamp, else its first, else its creation (unset when
+    it has none of them)."""
     for ts in (event.last_timestamp, event.first_timestamp, event.metadata.creation_timestamp):
         if timeutil.is_set(ts):
-            return timeutil.age(ts)
-    return "<unknown>"
+            return ts
+    return event.last_timestamp
+
+
+def event_last_seen(event: objects_pb2.Event) -> str:
+    ts = event_time(event)
+    return timeutil.age(ts) if timeutil.is_set(ts) else "<unknown>"
 
 
 def involved_object(event: objects_pb2.Event) -> str:

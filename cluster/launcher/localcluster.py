@@ -30,6 +30,7 @@ from pathlib import Path
 from cluster.api import errors, objects_pb2, timeutil
 from cluster.cli.certs import Bundle, CertsError, write_bundle
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, UiProcess
+from cluster.cli.ui import DEFAULT_LISTEN as DEFAULT_UI_LISTEN
 from cluster.client import Client, ClientCredentials
 from cluster.healthserver import parse_address
 from cluster.launcher.etcd import EtcdCluster
@@ -46,8 +47,6 @@ NODE_PODS = "110"
 _API_LAYER = 0
 _SCHEDULER_LAYER = 1
 _UI_LAYER = 2
-#: Where `podsched up --ui` serves the web view unless told otherwise: this machine only.
-DEFAULT_UI_LISTEN = "127.0.0.1:8080"
 
 
 class UpConfigError(ValueError):

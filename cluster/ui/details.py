@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from cluster.api import objects_pb2
+from cluster.cli.tables import event_time
 from cluster.ui import serialize
 from cluster.ui.serialize import Json
 from scheduler.framework.explanation import group_attempt, last_attempt
@@ -42,5 +43,5 @@ def pod_details(
 
 
 def _when(event: objects_pb2.Event) -> tuple[int, int, int]:
-    ts = serialize.event_time(event)
+    ts = event_time(event)
     return ts.seconds, ts.nanos, int(event.metadata.resource_version or 0)

@@ -57,7 +57,6 @@ class ViewModel:
     ) -> None:
         self.server = server
         self.revision = 0
-        self._lease_key = f"{lease_namespace}/{lease_name}"
         self._lease_namespace, self._lease_name = lease_namespace, lease_name
         self._now = now
         #: Each node's own fields (serialize.node_view), by name.
@@ -332,7 +331,7 @@ class ViewModel:
         if view["holder"] and view["holder"] not in replicas:
             replicas.append(view["holder"])
         return {
-            "lease": self._lease_key,
+            "lease": f"{self._lease_namespace}/{self._lease_name}",
             **view,
             "timeline": list(self._timeline),
             "candidates": candidates,

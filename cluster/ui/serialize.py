@@ -14,7 +14,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import containers, objects_pb2, podgroups, timeutil
 from cluster.api.quantity import parse_quantity
-from cluster.cli.tables import int_or_string, taint_text, toleration_text
+from cluster.cli.tables import event_time, int_or_string, taint_text, toleration_text
 
 #: An amount of resources as the view carries it: resource name -> number.
 Amounts = dict[str, int | float]
@@ -161,14 +161,6 @@ def group_view(group: objects_pb2.PodGroup, members: int, scheduled: int, runnin
         "phase": phase,
         "message": condition.message if condition is not None else "",
     }
-
-
-def event_time(event: objects_pb2.Event) -> Timestamp:
-    """When the event last happened: its lastTimestamp, else its first, else its creation."""
-    for ts in (event.last_timestamp, event.first_timestamp, event.metadata.creation_timestamp):
-        if timeutil.is_set(ts):
-            return ts
-    return event.last_timestamp
 
 
 def event_view(event: objects_pb2.Event) -> Json:
