@@ -20,8 +20,9 @@ import itertools
 import logging
 import operator
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -35,6 +36,9 @@ from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.runtime import PRE_FILTER_NARROWING_PLUGINS, Framework, ScoreResult
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import Diagnosis, FitError, NodeInfo, PodInfo
+
+_name_of_node = operator.attrgetter("name")
+_NONES = itertools.repeat(None)
 
 #: Below this many nodes every node is filtered; above it, at least this many feasible nodes are sought
 #: (kube-scheduler's minFeasibleNodesToFind).
@@ -268,37 +272,50 @@ def _filter_in_batches(
     #: The (plugin, code) pairs of the statuses noted in the diagnosis already.
     noted: set[tuple[str, Code]] = set()
     visited = 0
-    while visited < len(ordered):
+    while visited < len(ordered) and len(feasible) < to_find:
         stop = visited + max(to_find - len(feasible), MIN_FILTER_BATCH)
         batch = ordered.window(visited, stop) if isinstance(ordered, NodeBatch) else ordered[visited:stop]
         offset = visited
         visited += len(batch)
         results = filter_batch(batch)
-        if results.count(None) == len(results):  # every node fits (the common case)
-            kept = batch[:to_find - len(feasible)]
-            feasible.extend(kept)
-            positions.extend(range(offset, offset + len(kept)))
-            if len(feasible) >= to_find:
-                break
+        needed = to_find - len(feasible)
+        if all(map(operator.is_, results, _NONES)):  # every node fits (the common case)
+            feasible.extend(batch[:needed])
+            positions.extend(range(offset, offset + min(needed, len(batch))))
             continue
-        recorded = None  # the last status recorded: plugins hand one object to many nodes
-        for i, (node_info, status) in enumerate(zip(batch, results, strict=True)):
-            if status is None:
-                feasible.append(node_info)
-                positions.append(offset + i)
-                if len(feasible) >= to_find:
-                    return _with_rows(feasible, ordered, positions)
-            elif status is recorded:
-                statuses[node_info.name] = status
-            elif status.code is Code.ERROR:
-                raise SchedulingError(status, (start + len(statuses) + len(feasible)) % num_all)
-            else:
-                statuses[node_info.name] = recorded = status
-                # What the diagnosis notes depends on the plugin and the code alone.
-                if (status.plugin, status.code) not in noted:
-                    noted.add((status.plugin, status.code))
-                    _add_plugin_status(diagnosis, status)
+        # Whole-batch operations in C rather than a Python loop per node: at thousands of nodes a pod
+        # that fits few of them spends most of its Filter time here.
+        fitting = list(itertools.compress(itertools.count(), map(operator.is_, results, _NONES)))
+        if len(fitting) >= needed:
+            fitting = fitting[:needed]
+            results = results[:fitting[-1] + 1]  # the verdicts past the last node needed are dropped
+        distinct = _distinct_failures(results)
+        error = next((status for status in distinct if status.code is Code.ERROR), None)
+        if error is not None:  # the first ERROR ends the attempt: what came before it still counts
+            error_at = next(i for i, status in enumerate(results) if status is error)
+            fitting = [i for i in fitting if i < error_at]
+            results = results[:error_at]
+            distinct = _distinct_failures(results)
+        # ``results`` may be a prefix of ``batch``: the names zip to it; the Nones are left out.
+        named = cast("Iterator[tuple[str, Status]]", zip(map(_name_of_node, batch), results, strict=False))
+        statuses.update(itertools.compress(named, map(operator.is_not, results, _NONES)))
+        for status in distinct:
+            # What the diagnosis notes depends on the plugin and the code alone.
+            if (status.plugin, status.code) not in noted:
+                noted.add((status.plugin, status.code))
+                _add_plugin_status(diagnosis, status)
+        feasible.extend(batch[i] for i in fitting)
+        positions.extend(offset + i for i in fitting)
+        if error is not None:
+            raise SchedulingError(error, (start + len(statuses) + len(feasible)) % num_all)
     return _with_rows(feasible, ordered, positions)
+
+
+def _distinct_failures(results: Sequence[Status | None]) -> list[Status]:
+    """Each distinct failed verdict of ``results``, first seen first (plugins hand one object to many
+    nodes, so there are a handful)."""
+    by_identity = dict(zip(map(id, results), results, strict=True))
+    return [status for status in by_identity.values() if status is not None]
 
 
 def _with_rows(feasible: list[NodeInfo], ordered: Sequence[NodeInfo], positions: list[int]) -> list[NodeInfo]:

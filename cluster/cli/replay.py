@@ -12,7 +12,6 @@ file, line and column, or document and field); 1 the replay itself failed.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import os
@@ -20,6 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from cluster.cli import eventloop
 from cluster.cli.scheduler import parse_plugin
 from cluster.outputfiles import PLOT_INSTALL, can_plot, check_writable
 from cluster.simulate import BackgroundTaskEnded
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     runs: list[ReplayRun] = []
     for name, (config, registry) in zip(names, configs, strict=True):
         try:
-            result = asyncio.run(replay(trace, config, registry, name=name, seed=args.seed,
+            result = eventloop.run(replay(trace, config, registry, name=name, seed=args.seed,
                                         sample_every=args.sample_every, progress=_progress_printer(name)))
         except SchedulerConfigError as exc:
             return _fail(f"{name}: {exc}", EXIT_INVALID)

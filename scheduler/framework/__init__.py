@@ -67,6 +67,7 @@ from scheduler.framework.types import (
     next_generation,
     node_scores,
     pod_key,
+    summarize_statuses,
 )
 from scheduler.framework.waiting_pods import WaitingPod, WaitingPods
 from scheduler.framework.workloads import WorkloadIndex
@@ -147,4 +148,5 @@ __all__ = [
     "pod_key",
     "pod_non_zero_requests",
     "pod_requests",
+    "summarize_statuses",
 ]

@@ -18,7 +18,7 @@ their NodeInfo alone): their verdicts are neither remembered nor reused.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -123,12 +123,20 @@ class SignatureMemo:
         self.evaluated += len(positions)
         # Verdicts are values: equal ones are kept as one object, so that the nodes that fail for the
         # same reason share it across cycles too (a diagnosis then groups them by identity, cheaply).
-        fresh = [self._shared(status) for status in evaluate(nodes.subset(positions.tolist()))]
-        kept = []
-        for i, (position, status) in enumerate(zip(positions.tolist(), fresh, strict=True)):
-            results[position] = status
-            if not excluded[position] and (status is None or status.code is not Code.ERROR):
-                kept.append(i)
+        # Plugins hand one object to many nodes: each distinct one is looked up once.
+        answers = evaluate(nodes.subset(positions.tolist()))
+        idents = list(map(id, answers))
+        shared = {ident: self._shared(status)
+                  for ident, status in dict(zip(idents, answers, strict=True)).items()}
+        fresh = list(map(shared.__getitem__, idents))
+        placed = positions.tolist()
+        deque(map(results.__setitem__, placed, fresh), maxlen=0)  # results[placed[i]] = fresh[i], in C
+        if not any(excluded) and all(status is None or status.code is not Code.ERROR
+                                     for status in shared.values()):
+            column.remember(rows[positions], generations[positions], fresh)  # the usual case: all
+            return results
+        kept = [i for i, (position, status) in enumerate(zip(placed, fresh, strict=True))
+                if not excluded[position] and (status is None or status.code is not Code.ERROR)]
         if kept:
             at = positions[kept]
             column.remember(rows[at], generations[at], [fresh[i] for i in kept])
@@ -153,7 +161,7 @@ class SignatureMemo:
             fresh = list(evaluate(nodes.subset(positions.tolist())))
             if len(fresh) != len(positions):
                 return fresh  # the caller reports the wrong count
-            if not all(INT64_MIN <= score <= INT64_MAX for score in fresh):
+            if min(fresh) < INT64_MIN or max(fresh) > INT64_MAX:
                 return list(evaluate(nodes))  # beyond what the memo holds: not remembered
             column.remember(rows[positions], generations[positions], fresh)
         remembered: list[int] = column.values[rows].tolist()

@@ -93,12 +93,12 @@ class NodeBatch(list[NodeInfo]):
 
     def subset(self, positions: Sequence[int]) -> NodeBatch:
         """The nodes at ``positions`` of this batch, with their rows."""
-        return NodeBatch([self[i] for i in positions], self.rows[np.asarray(positions, dtype=np.intp)],
-                         self.table)
+        rows = self.rows[np.asarray(positions, dtype=np.intp)]
+        return NodeBatch(list(map(self.__getitem__, positions)), rows, self.table)
 
 
 def subset(nodes: Sequence[NodeInfo], positions: Sequence[int]) -> Sequence[NodeInfo]:
     """The nodes at ``positions`` of ``nodes``, still a batch if ``nodes`` is one."""
     if isinstance(nodes, NodeBatch):
         return nodes.subset(positions)
-    return [nodes[i] for i in positions]
+    return list(map(nodes.__getitem__, positions))

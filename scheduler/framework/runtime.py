@@ -737,6 +737,7 @@ def _filter_failure(name: str, status: Status) -> Status:
 #: A NodeScore's score (its second field) and a NodeInfo's name, read in C.
 _score_of = operator.itemgetter(1)
 _name_of_node = operator.attrgetter("name")
+_NONES = itertools.repeat(None)
 
 
 def _run_batch_filters(
@@ -758,22 +759,21 @@ def _run_batch_filters(
             # Which node failed is unknown: ask node by node, so that the error lands on the node (and
             # reads) as the per-node Filter reports it.
             statuses = [_call_filter(filter_, state, pod, node_info) for node_info in remaining]
-        if statuses.count(None) == len(statuses):
+        # Identity, not list.count(None): that calls Status.__eq__ on every failed verdict.
+        if all(map(operator.is_, statuses, _NONES)):
             continue  # every node passed (the common case)
-        kept_positions: list[int] = []
-        kept: list[int] = []  # in ``remaining``
-        #: A plugin hands one verdict to many nodes: each is reported once, and shared as it came.
-        reported: dict[int, tuple[Status, Status]] = {}
-        for i, (position, status) in enumerate(zip(positions, statuses, strict=True)):
-            if status is None or status.code is Code.SUCCESS:
-                kept_positions.append(position)
-                kept.append(i)
-                continue
-            known = reported.get(id(status))
-            if known is None:
-                known = reported[id(status)] = (status, _filter_failure(name, status))
-            results[position] = known[1]
-        positions, remaining = kept_positions, subset(remaining, kept)
+        # A plugin hands one verdict to many nodes: each distinct one is reported once, and the report
+        # shared as the verdict was. Whole-list operations in C, not a Python loop per node.
+        idents = list(map(id, statuses))
+        distinct = dict(zip(idents, statuses, strict=True))
+        reports = {ident: _filter_failure(name, status) for ident, status in distinct.items()
+                   if status is not None and status.code is not Code.SUCCESS}
+        reported = list(map(reports.get, idents))
+        for position, report in itertools.compress(zip(positions, reported, strict=True),
+                                                   map(operator.is_not, reported, _NONES)):
+            results[position] = report
+        kept = list(itertools.compress(itertools.count(), map(operator.is_, reported, _NONES)))
+        positions, remaining = [positions[i] for i in kept], subset(remaining, kept)
     return results
 
 

@@ -491,12 +491,19 @@ class FitError(Exception):
         return text
 
     def _summarize_filtered(self) -> str:
-        head = f"0/{self.num_all_nodes} nodes are available"
         if self.diagnosis.pre_filter_message:
-            return f"{head}: {self.diagnosis.pre_filter_message}."
-        counts: Counter[str] = Counter()
-        for status, nodes, _ in self.diagnosis.distinct_statuses(examples=1):
-            for reason in status.reasons:
-                counts[reason] += nodes
-        # kube-scheduler sorts the "<count> <reason>" strings as strings.
-        return f"{head}: {', '.join(sorted(f'{n} {reason}' for reason, n in counts.items()))}."
+            return f"0/{self.num_all_nodes} nodes are available: {self.diagnosis.pre_filter_message}."
+        counted = ((status, nodes) for status, nodes, _ in self.diagnosis.distinct_statuses(examples=1))
+        return summarize_statuses(self.num_all_nodes, counted)
+
+
+def summarize_statuses(num_all_nodes: int, counted: Iterable[tuple[Status, int]]) -> str:
+    """What a FitError says of the nodes: ``0/N nodes are available: <count> <reason>, ...``, from each
+    distinct status and how many nodes have it."""
+    counts: Counter[str] = Counter()
+    for status, nodes in counted:
+        for reason in status.reasons:
+            counts[reason] += nodes
+    # kube-scheduler sorts the "<count> <reason>" strings as strings.
+    listed = ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items()))
+    return f"0/{num_all_nodes} nodes are available: {listed}."

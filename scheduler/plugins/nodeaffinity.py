@@ -234,7 +234,7 @@ class NodeAffinity:
         decided = [self._status(required, nodes[i].labels, nodes[i].name) for i in first.tolist()]
         if decided.count(None) == len(decided):
             return [None] * len(nodes)
-        return [decided[j] for j in inverse.tolist()]
+        return list(map(decided.__getitem__, inverse.tolist()))
 
     @staticmethod
     def _required(state: CycleState, pod: PodInfo) -> RequiredNodeAffinity:

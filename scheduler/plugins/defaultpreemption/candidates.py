@@ -17,12 +17,16 @@ Nothing here writes to the API or mutates the snapshot.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from cluster.api import errors, objects_pb2
 from cluster.api.selectors import LabelSelector
 from scheduler.framework import Code, CycleState, NodeInfo, PluginsRunner, PodInfo, Status
+
+_name_of_node = operator.attrgetter("name")
 
 #: A node where the preemptor could not fit even if every lower-priority pod left: nothing to evict.
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -202,7 +206,12 @@ class DryRun:
 
     @property
     def errors(self) -> list[Status]:
-        return [status for status in self.node_statuses.values() if status.code is Code.ERROR]
+        statuses = list(self.node_statuses.values())
+        # Nodes share status objects: look at each distinct one first, as nearly always none is an error.
+        if all(status.code is not Code.ERROR for status in dict(zip(map(id, statuses), statuses,
+                                                                    strict=True)).values()):
+            return []
+        return [status for status in statuses if status.code is Code.ERROR]
 
 
 def dry_run_preemption(
@@ -214,20 +223,29 @@ def dry_run_preemption(
     offset: int,
     wanted: int,
     evictable: Callable[[PodInfo], bool] | None = None,
+    lower: Sequence[bool] | None = None,
 ) -> DryRun:
     """Try the potential nodes from ``offset`` round robin, each on its own copies of the node and the
     state, until ``wanted`` candidates are found of which at least one violates no PDB (kube-scheduler's
-    DryRunPreemption, sequential: each list keeps at most ``wanted`` candidates)."""
+    DryRunPreemption, sequential: each list keeps at most ``wanted`` candidates). ``lower``, if given,
+    says for each potential node whether it may hold a pod of lower priority than ``pod``: the nodes it
+    rules out are recorded as having no victims without looking at their pods."""
     non_violating: list[Candidate] = []
     violating: list[Candidate] = []
     statuses: dict[str, Status] = {}
-    count = len(potential_nodes)
-    no_victims: Status | None = None
-    for i in range(count):
-        node_info = potential_nodes[(offset + i) % count]
+    rotated = [*potential_nodes[offset:], *potential_nodes[:offset]]
+    names = list(map(_name_of_node, rotated))
+    looked_at: Iterable[int] = range(len(rotated))
+    if lower is not None:
+        looked_at = itertools.compress(looked_at, [*lower[offset:], *lower[:offset]])
+    no_victims = Status.unresolvable(NO_VICTIMS)
+    settled = 0  # the rotated nodes before this one have a status or are candidates
+    for at in looked_at:
+        statuses.update(zip(names[settled:at], itertools.repeat(no_victims)))  # ruled out by ``lower``
+        settled = at + 1
+        node_info = rotated[at]
         if not potential_victims(pod, node_info, evictable):
             # What select_victims_on_node would say, without copying the node and the state first.
-            no_victims = no_victims or Status.unresolvable(NO_VICTIMS)
             statuses[node_info.name] = no_victims
             continue
         victims, violations, status = select_victims_on_node(
@@ -238,9 +256,10 @@ def dry_run_preemption(
             if len(found) < wanted:
                 found.append(Candidate(node_info.name, victims, violations))
             if non_violating and len(non_violating) + len(violating) >= wanted:
-                break
+                return DryRun(non_violating + violating, statuses)
             continue
         if status is None:
             status = Status.as_error(f'expected at least one victim pod on node "{node_info.name}"')
         statuses[node_info.name] = status
+    statuses.update(zip(names[settled:], itertools.repeat(no_victims)))
     return DryRun(non_violating + violating, statuses)

@@ -8,7 +8,8 @@ The steps, each in its own module:
    node where a lower-priority pod is terminating waits for it instead of preempting again;
 2. the potential nodes (here): those Filter found Unschedulable; UnschedulableAndUnresolvable nodes
    (node selector, taints, ...), and nodes PreFilter left out, cannot be helped by evicting pods;
-3. the dry run (candidates.py): the minimal victims on each of enough potential nodes, each widened to
+3. the dry run (candidates.py): the minimal victims on each of enough potential nodes (lowest.py rules
+   out, in one comparison, the nodes without a pod of lower priority), each widened to
    its disruption unit (group.py: a running gang is evicted whole, and only if all of it is of lower
    priority, or not at all);
 4. the extenders that support preemption may drop candidates or change their victims;
@@ -27,10 +28,16 @@ starting offset.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
+import operator
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
+
+import numpy as np
+import numpy.typing as npt
 
 from cluster.api import objects_pb2, timeutil
 from cluster.api.validation import invalid
@@ -39,16 +46,17 @@ from scheduler.extender.interface import Extender, ExtenderError, Victims
 from scheduler.framework import (
     Code,
     CycleState,
-    Diagnosis,
-    FitError,
     Handle,
+    NodeBatchLister,
     NodeInfo,
     NodeInfoLister,
     PodInfo,
     PostFilterResult,
     Status,
+    summarize_statuses,
 )
 from scheduler.plugins.defaultpreemption.candidates import (
+    NO_VICTIMS,
     Candidate,
     budgets,
     dry_run_preemption,
@@ -62,10 +70,13 @@ from scheduler.plugins.defaultpreemption.group import (
     select_group_victims,
     widened,
 )
+from scheduler.plugins.defaultpreemption.lowest import LowestPodPriority
 from scheduler.plugins.defaultpreemption.selection import pick_one_node_for_preemption
 from scheduler.plugins.helpers import check_fields, resolve_args
 
 log = logging.getLogger(__name__)
+
+_name_of_node = operator.attrgetter("name")
 
 NAME = "DefaultPreemption"
 
@@ -154,13 +165,44 @@ class DefaultPreemption:
         all_nodes = lister.list()
         if not all_nodes:
             return None, Status.as_error("no nodes available")
-        potential = potential_nodes(all_nodes, node_to_status)
+        below = _below(lister, pod.priority)
+        if below is not None and not below.any():
+            return self._nothing_to_evict(len(all_nodes), node_to_status)
+        return await self._preempt_with_dry_run(state, pod, lister, all_nodes, node_to_status, below)
+
+    def _nothing_to_evict(
+        self, num_all_nodes: int, node_to_status: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """What ``_preempt_with_dry_run`` finds when no node holds a pod of lower priority than the
+        preemptor (nearly always, in a cluster of one priority), counted instead of looked for: no
+        candidate, each node where preemption might help saying there are no victims. Their number sizes
+        the dry run's random offset, which is drawn all the same."""
+        given = list(node_to_status.values())
+        distinct = dict(zip(map(id, given), given, strict=True))
+        counts = Counter(map(id, given))
+        helpful = sum(counts[ident] for ident, status in distinct.items()
+                      if status.code is Code.UNSCHEDULABLE)
+        if not helpful:
+            return _no_candidate(num_all_nodes, [], 0)
+        self.offset_and_num_candidates(helpful)
+        return _no_candidate(num_all_nodes, [(Status.unresolvable(NO_VICTIMS), helpful)], helpful)
+
+    async def _preempt_with_dry_run(
+        self, state: CycleState, pod: PodInfo, lister: NodeInfoLister, all_nodes: Sequence[NodeInfo],
+        node_to_status: Mapping[str, Status], below: npt.NDArray[np.bool_] | None,
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """Preemption proper: the dry run over the nodes where it might help, the extenders, the choice
+        of a node and the eviction. ``below``: which of ``all_nodes`` hold a pod of lower priority than
+        the preemptor, if known."""
+        helpful = _unschedulable(all_nodes, node_to_status)
+        potential = list(itertools.compress(all_nodes, helpful))
         units = DisruptionUnits(lister, self._handle.pod_groups)
         if potential:
             offset, wanted = self.offset_and_num_candidates(len(potential))
             pdbs = budgets(self._handle.pod_disruption_budgets())
+            lower = None if below is None else list(itertools.compress(below.tolist(), helpful))
             dry_run = dry_run_preemption(self._handle, state, pod, potential, pdbs, offset, wanted,
-                                         units.evictable_for(pod.priority))
+                                         units.evictable_for(pod.priority), lower)
             candidates = [widened(candidate, units, pdbs) for candidate in dry_run.candidates]
             node_statuses = dry_run.node_statuses
             if not candidates and dry_run.errors:
@@ -169,12 +211,11 @@ class DefaultPreemption:
         else:
             candidates, node_statuses = [], {}
         if not candidates:
-            # Every node the dry run did not look at counts as one preemption cannot help; the empty
-            # nomination clears one the pod may have from an earlier preemption.
-            not_helpful = Status.unresolvable(NOT_HELPFUL)
-            statuses = {node.name: node_statuses.get(node.name, not_helpful) for node in all_nodes}
-            fit_error = FitError(pod.pod, len(all_nodes), Diagnosis(node_to_status=statuses))
-            return PostFilterResult(""), Status.unschedulable(fit_error.message())
+            # Counted by distinct status object, as a FitError counts its diagnosis.
+            looked = list(node_statuses.values())
+            distinct = dict(zip(map(id, looked), looked, strict=True))
+            counted = [(distinct[ident], nodes) for ident, nodes in Counter(map(id, looked)).items()]
+            return _no_candidate(len(all_nodes), counted, len(node_statuses))
 
         extenders = self._handle.extenders
         if extenders:
@@ -278,16 +319,40 @@ async def _ask_extenders(
     return [Candidate(name, list(v.pods), v.num_pdb_violations) for name, v in kept.items()]
 
 
-def potential_nodes(all_nodes: Sequence[NodeInfo], node_to_status: Mapping[str, Status]) -> list[NodeInfo]:
-    """The nodes where evicting pods might help: those Filter found Unschedulable, in the snapshot's
-    order. A node without a status was not filtered (PreFilter left it out), which kube-scheduler counts
-    as UnschedulableAndUnresolvable."""
-    out = []
-    for node_info in all_nodes:
-        status = node_to_status.get(node_info.name)
-        if status is not None and status.code is Code.UNSCHEDULABLE:
-            out.append(node_info)
-    return out
+def _below(lister: NodeInfoLister, priority: int) -> npt.NDArray[np.bool_] | None:
+    """Which of the lister's nodes (in its order) hold a pod of priority below ``priority``, read from
+    the snapshot's node data; None for a lister without any."""
+    if not isinstance(lister, NodeBatchLister):
+        return None
+    every = lister.rotated(0)
+    below: npt.NDArray[np.bool_] = every.data(LowestPodPriority).values[every.rows] < priority
+    return below
+
+
+def _no_candidate(num_all_nodes: int, counted: list[tuple[Status, int]],
+                  looked: int) -> tuple[PostFilterResult, Status]:
+    """Preemption found no candidate among the ``looked`` nodes whose statuses are ``counted``: every
+    other node counts as one preemption cannot help, and the empty nomination clears one the pod may
+    have from an earlier preemption."""
+    if num_all_nodes > looked:
+        counted = [*counted, (Status.unresolvable(NOT_HELPFUL), num_all_nodes - looked)]
+    return PostFilterResult(""), Status.unschedulable(summarize_statuses(num_all_nodes, counted))
+
+
+def _unschedulable(all_nodes: Sequence[NodeInfo], node_to_status: Mapping[str, Status]) -> list[bool]:
+    """For each node, whether evicting pods there might help: whether Filter found it Unschedulable. A
+    node without a status was not filtered (PreFilter left it out), which kube-scheduler counts as
+    UnschedulableAndUnresolvable. Whole-list operations, each distinct status looked at once."""
+    given = list(node_to_status.values())
+    codes = {status.code for status in dict(zip(map(id, given), given, strict=True)).values()}
+    if Code.UNSCHEDULABLE not in codes:
+        return [False] * len(all_nodes)
+    if codes == {Code.UNSCHEDULABLE} and len(node_to_status) == len(all_nodes):
+        return [True] * len(all_nodes)  # every node has a status (they are of these nodes), all helpful
+    statuses = list(map(node_to_status.get, map(_name_of_node, all_nodes)))
+    helpful = {ident for ident, status in dict(zip(map(id, statuses), statuses, strict=True)).items()
+               if status is not None and status.code is Code.UNSCHEDULABLE}
+    return list(map(helpful.__contains__, map(id, statuses)))
 
 
 def _scheduler_name(pod: objects_pb2.Pod) -> str:
