@@ -30,9 +30,14 @@ from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import NodeInfo
 
-#: How many signatures keep memos; the least recently used one is dropped beyond this (each costs a few
-#: values per node).
-MAX_SIGNATURES = 32
+#: The memory one profile's memos may take. A memo holds a value and a generation (16 bytes) per node for
+#: the Filter verdict and for each Score plugin; how many signatures keep memos follows from this and the
+#: cluster's size (``signatures_within_budget``), the least recently used memo dropped beyond. Pods of
+#: many shapes (a trace of GPU jobs has hundreds) are scheduled with their memo only while it is kept.
+MEMO_BUDGET_BYTES = 32 * 2**20
+MEMO_BYTES_PER_VALUE = 16
+#: The signatures kept whatever the cluster's size.
+MIN_SIGNATURES, MAX_SIGNATURES = 32, 1024
 
 Generations = npt.NDArray[np.int64]
 
@@ -168,22 +173,29 @@ class SignatureMemo:
         return remembered
 
 
+def signatures_within_budget(num_nodes: int, columns: int) -> int:
+    """How many memos of ``columns`` per-node columns (the Filter verdict and the Score plugins') fit in
+    MEMO_BUDGET_BYTES at ``num_nodes`` nodes, within MIN_SIGNATURES..MAX_SIGNATURES."""
+    per_memo = max(num_nodes, 1) * max(columns, 1) * MEMO_BYTES_PER_VALUE
+    return min(max(MEMO_BUDGET_BYTES // per_memo, MIN_SIGNATURES), MAX_SIGNATURES)
+
+
 class BatchMemos:
-    """One profile's memos, by signature, the least recently used dropped beyond MAX_SIGNATURES."""
+    """One profile's memos, by signature, the least recently used dropped beyond the number asked for."""
 
     __slots__ = ("_memos",)
 
     def __init__(self) -> None:
         self._memos: OrderedDict[Signature, SignatureMemo] = OrderedDict()
 
-    def get(self, signature: Signature) -> tuple[SignatureMemo, bool]:
-        """The memo of ``signature``, and whether it existed already."""
+    def get(self, signature: Signature, keep: int = MIN_SIGNATURES) -> tuple[SignatureMemo, bool]:
+        """The memo of ``signature``, and whether it existed already; at most ``keep`` memos stay."""
         memo = self._memos.get(signature)
         if memo is not None:
             self._memos.move_to_end(signature)
             return memo, True
         memo = self._memos[signature] = SignatureMemo()
-        if len(self._memos) > MAX_SIGNATURES:
+        while len(self._memos) > max(keep, 1):
             self._memos.popitem(last=False)
         return memo, False
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from scheduler.clock import Clock, SystemClock
-from scheduler.framework.batching import BatchMemos, SignatureMemo
+from scheduler.framework.batching import BatchMemos, SignatureMemo, signatures_within_budget
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.interface import (
@@ -320,7 +320,8 @@ class Framework:
         if signature is None:
             self.batch_attempts["unsignable"] += 1
             return None
-        memo, known = self.batch_memos.get(signature)
+        keep = signatures_within_budget(len(self.handle.snapshot().node_infos().list()), 1 + len(self._score))
+        memo, known = self.batch_memos.get(signature, keep)
         self.batch_attempts["hit" if known else "new_signature"] += 1
         return memo
 
