@@ -13,6 +13,11 @@ from datetime import UTC, datetime
 from google.protobuf.timestamp_pb2 import Timestamp
 
 
+def utc_now() -> datetime:
+    """The wall clock as an aware datetime in UTC (the default clock of what compares lease times)."""
+    return datetime.now(UTC)
+
+
 def now() -> Timestamp:
     """The wall clock, truncated to whole seconds."""
     return Timestamp(seconds=int(time.time()))

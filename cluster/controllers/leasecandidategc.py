@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from cluster.api import errors, objects_pb2, timeutil
 from cluster.api.kinds import LEASE_CANDIDATE
@@ -26,10 +26,6 @@ DEFAULT_EXPIRY_S = 30 * 60.0
 DEFAULT_CHECK_PERIOD_S = 30 * 60.0
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class LeaseCandidateGarbageCollector:
     def __init__(
         self,
@@ -37,7 +33,7 @@ class LeaseCandidateGarbageCollector:
         *,
         expiry_s: float = DEFAULT_EXPIRY_S,
         check_period_s: float = DEFAULT_CHECK_PERIOD_S,
-        now: Callable[[], datetime] = _utc_now,
+        now: Callable[[], datetime] = timeutil.utc_now,
     ) -> None:
         if not expiry_s > 0 or not check_period_s > 0:
             raise ValueError(

@@ -40,10 +40,6 @@ NODES, PODS, PDBS, POD_GROUPS = "nodes", "pods", "pdbs", "podGroups"
 _COLLECTIONS = (NODES, PODS, PDBS, POD_GROUPS)
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class ViewModel:
     """The view of one cluster; fed by ``on_*`` handlers, read by ``state`` and ``take_delta``."""
 
@@ -53,7 +49,7 @@ class ViewModel:
         *,
         lease_namespace: str = DEFAULT_LEASE_NAMESPACE,
         lease_name: str = DEFAULT_LEASE_NAME,
-        now: Callable[[], datetime] = _utc_now,
+        now: Callable[[], datetime] = timeutil.utc_now,
     ) -> None:
         self.server = server
         self.revision = 0

@@ -19,10 +19,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import NoReturn
 
-from cluster.api import objects_pb2
+from cluster.api import objects_pb2, timeutil
 from cluster.api.kinds import LEASE_CANDIDATE
 from cluster.client import AlreadyExists, ApiError, Client, Conflict, Informer, NotFound
 from scheduler.clock import Clock, SystemClock
@@ -33,10 +33,6 @@ log = logging.getLogger(__name__)
 OLDEST_EMULATION_VERSION = "OldestEmulationVersion"
 #: How long a graceful stop waits for the delete of the candidate.
 DELETE_TIMEOUT_S = 2.0
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def pinged(candidate: objects_pb2.LeaseCandidate) -> bool:
@@ -61,7 +57,7 @@ class Candidacy:
         binary_version: str,
         emulation_version: str = "",
         clock: Clock | None = None,
-        wall_clock: Callable[[], datetime] = _utc_now,
+        wall_clock: Callable[[], datetime] = timeutil.utc_now,
     ) -> None:
         if interval_s <= 0:
             raise ValueError(f"a lease candidate's renew interval must be positive, not {interval_s}")

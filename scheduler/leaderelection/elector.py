@@ -40,9 +40,10 @@ import socket
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, NoReturn, TypeVar
 
+from cluster.api import timeutil
 from cluster.client import ApiError, Conflict, Fence, NotFound
 from scheduler.clock import Clock, SystemClock
 from scheduler.leaderelection.metrics import LeaderElectionCollector
@@ -74,10 +75,6 @@ def default_identity() -> str:
     return f"{socket.gethostname()}_{uuid.uuid4()}"
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class LeaderElector:
     """One candidate for the lease ``lock`` names. ``run(lead)`` waits to acquire it, then runs
     ``lead(fence)`` while renewing, and ends only by an exception (see ``run``)."""
@@ -90,7 +87,7 @@ class LeaderElector:
         release_on_cancel: bool = True,
         on_new_leader: Callable[[str], None] | None = None,
         clock: Clock | None = None,
-        wall_clock: Callable[[], datetime] = _utc_now,
+        wall_clock: Callable[[], datetime] = timeutil.utc_now,
         rng: random.Random | None = None,
     ) -> None:
         if not lock.identity:
