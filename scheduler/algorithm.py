@@ -34,7 +34,7 @@ from scheduler.framework.explanation import LazyExplanation, explain
 from scheduler.framework.interface import NodeBatchLister, NodeInfoLister, SharedLister
 from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.runtime import PRE_FILTER_NARROWING_PLUGINS, Framework, ScoreResult
-from scheduler.framework.status import Code, Status
+from scheduler.framework.status import Code, Status, by_identity
 from scheduler.framework.types import Diagnosis, FitError, NodeInfo, PodInfo
 
 _name_of_node = operator.attrgetter("name")
@@ -314,8 +314,7 @@ def _filter_in_batches(
 def _distinct_failures(results: Sequence[Status | None]) -> list[Status]:
     """Each distinct failed verdict of ``results``, first seen first (plugins hand one object to many
     nodes, so there are a handful)."""
-    by_identity = dict(zip(map(id, results), results, strict=True))
-    return [status for status in by_identity.values() if status is not None]
+    return [status for status in by_identity(results).values() if status is not None]
 
 
 def _with_rows(feasible: list[NodeInfo], ordered: Sequence[NodeInfo], positions: list[int]) -> list[NodeInfo]:

@@ -50,7 +50,7 @@ from scheduler.framework.interface import (
 from scheduler.framework.namespaces import NamespaceIndex, NamespaceLabels
 from scheduler.framework.pod_groups import GangPolicy, PodGroupIndex, group_key_of
 from scheduler.framework.resource import Resource, pod_non_zero_requests, pod_requests
-from scheduler.framework.status import Code, Status, is_success
+from scheduler.framework.status import Code, Status, by_identity, counted_by_identity, is_success
 from scheduler.framework.types import (
     AffinityTerm,
     Diagnosis,
@@ -141,6 +141,8 @@ __all__ = [
     "WeightedAffinityTerm",
     "WorkloadIndex",
     "WorkloadLister",
+    "by_identity",
+    "counted_by_identity",
     "group_key_of",
     "is_success",
     "next_generation",

@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from scheduler.framework.interface import Signature
 from scheduler.framework.nodedata import NodeBatch
-from scheduler.framework.status import Code, Status
+from scheduler.framework.status import Code, Status, by_identity
 from scheduler.framework.types import NodeInfo
 
 #: The memory one profile's memos may take. A memo holds a value and a generation (16 bytes) per node for
@@ -130,10 +130,8 @@ class SignatureMemo:
         # same reason share it across cycles too (a diagnosis then groups them by identity, cheaply).
         # Plugins hand one object to many nodes: each distinct one is looked up once.
         answers = evaluate(nodes.subset(positions.tolist()))
-        idents = list(map(id, answers))
-        shared = {ident: self._shared(status)
-                  for ident, status in dict(zip(idents, answers, strict=True)).items()}
-        fresh = list(map(shared.__getitem__, idents))
+        shared = {ident: self._shared(status) for ident, status in by_identity(answers).items()}
+        fresh = list(map(shared.__getitem__, map(id, answers)))
         placed = positions.tolist()
         deque(map(results.__setitem__, placed, fresh), maxlen=0)  # results[placed[i]] = fresh[i], in C
         if not any(excluded) and all(status is None or status.code is not Code.ERROR

@@ -75,7 +75,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.nodedata import NodeBatch, subset
 from scheduler.framework.registry import ALL_PLUGINS, EXTENSION_POINTS, PluginLoadError, PluginSet, Registry
-from scheduler.framework.status import Code, Status
+from scheduler.framework.status import Code, Status, by_identity
 from scheduler.framework.types import (
     NodeInfo,
     PodInfo,
@@ -765,11 +765,9 @@ def _run_batch_filters(
             continue  # every node passed (the common case)
         # A plugin hands one verdict to many nodes: each distinct one is reported once, and the report
         # shared as the verdict was. Whole-list operations in C, not a Python loop per node.
-        idents = list(map(id, statuses))
-        distinct = dict(zip(idents, statuses, strict=True))
-        reports = {ident: _filter_failure(name, status) for ident, status in distinct.items()
+        reports = {ident: _filter_failure(name, status) for ident, status in by_identity(statuses).items()
                    if status is not None and status.code is not Code.SUCCESS}
-        reported = list(map(reports.get, idents))
+        reported = list(map(reports.get, map(id, statuses)))
         for position, report in itertools.compress(zip(positions, reported, strict=True),
                                                    map(operator.is_not, reported, _NONES)):
             results[position] = report

@@ -17,7 +17,10 @@ the plugin that returned it. The codes, and what the scheduler does with each:
 from __future__ import annotations
 
 import enum
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 
 class Code(enum.Enum):
@@ -98,3 +101,19 @@ class Status:
 def is_success(status: Status | None) -> bool:
     """``None`` (what plugins return on success) or a SUCCESS status."""
     return status is None or status.code is Code.SUCCESS
+
+
+S = TypeVar("S", Status, Status | None)
+
+
+def by_identity(statuses: Sequence[S]) -> dict[int, S]:
+    """Each distinct object of ``statuses`` under its id, first seen first. Plugins hand one Status
+    object to every node with the same verdict, so a list over thousands of nodes holds a handful:
+    callers look at those instead of at every node."""
+    return dict(zip(map(id, statuses), statuses, strict=True))
+
+
+def counted_by_identity(statuses: Sequence[Status]) -> list[tuple[Status, int]]:
+    """Each distinct Status object of ``statuses``, first seen first, with how many times it occurs."""
+    distinct = by_identity(statuses)
+    return [(distinct[ident], times) for ident, times in Counter(map(id, statuses)).items()]

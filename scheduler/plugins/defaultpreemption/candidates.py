@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from cluster.api import errors, objects_pb2
 from cluster.api.selectors import LabelSelector
-from scheduler.framework import Code, CycleState, NodeInfo, PluginsRunner, PodInfo, Status
+from scheduler.framework import Code, CycleState, NodeInfo, PluginsRunner, PodInfo, Status, by_identity
 
 _name_of_node = operator.attrgetter("name")
 
@@ -208,8 +208,7 @@ class DryRun:
     def errors(self) -> list[Status]:
         statuses = list(self.node_statuses.values())
         # Nodes share status objects: look at each distinct one first, as nearly always none is an error.
-        if all(status.code is not Code.ERROR for status in dict(zip(map(id, statuses), statuses,
-                                                                    strict=True)).values()):
+        if all(status.code is not Code.ERROR for status in by_identity(statuses).values()):
             return []
         return [status for status in statuses if status.code is Code.ERROR]
 

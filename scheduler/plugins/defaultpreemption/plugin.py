@@ -31,7 +31,6 @@ import functools
 import itertools
 import logging
 import operator
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
@@ -53,6 +52,8 @@ from scheduler.framework import (
     PodInfo,
     PostFilterResult,
     Status,
+    by_identity,
+    counted_by_identity,
     summarize_statuses,
 )
 from scheduler.plugins.defaultpreemption.candidates import (
@@ -177,10 +178,7 @@ class DefaultPreemption:
         preemptor (nearly always, in a cluster of one priority), counted instead of looked for: no
         candidate, each node where preemption might help saying there are no victims. Their number sizes
         the dry run's random offset, which is drawn all the same."""
-        given = list(node_to_status.values())
-        distinct = dict(zip(map(id, given), given, strict=True))
-        counts = Counter(map(id, given))
-        helpful = sum(counts[ident] for ident, status in distinct.items()
+        helpful = sum(times for status, times in counted_by_identity(list(node_to_status.values()))
                       if status.code is Code.UNSCHEDULABLE)
         if not helpful:
             return _no_candidate(num_all_nodes, [], 0)
@@ -212,9 +210,7 @@ class DefaultPreemption:
             candidates, node_statuses = [], {}
         if not candidates:
             # Counted by distinct status object, as a FitError counts its diagnosis.
-            looked = list(node_statuses.values())
-            distinct = dict(zip(map(id, looked), looked, strict=True))
-            counted = [(distinct[ident], nodes) for ident, nodes in Counter(map(id, looked)).items()]
+            counted = counted_by_identity(list(node_statuses.values()))
             return _no_candidate(len(all_nodes), counted, len(node_statuses))
 
         extenders = self._handle.extenders
@@ -343,14 +339,13 @@ def _unschedulable(all_nodes: Sequence[NodeInfo], node_to_status: Mapping[str, S
     """For each node, whether evicting pods there might help: whether Filter found it Unschedulable. A
     node without a status was not filtered (PreFilter left it out), which kube-scheduler counts as
     UnschedulableAndUnresolvable. Whole-list operations, each distinct status looked at once."""
-    given = list(node_to_status.values())
-    codes = {status.code for status in dict(zip(map(id, given), given, strict=True)).values()}
+    codes = {status.code for status in by_identity(list(node_to_status.values())).values()}
     if Code.UNSCHEDULABLE not in codes:
         return [False] * len(all_nodes)
     if codes == {Code.UNSCHEDULABLE} and len(node_to_status) == len(all_nodes):
         return [True] * len(all_nodes)  # every node has a status (they are of these nodes), all helpful
     statuses = list(map(node_to_status.get, map(_name_of_node, all_nodes)))
-    helpful = {ident for ident, status in dict(zip(map(id, statuses), statuses, strict=True)).items()
+    helpful = {ident for ident, status in by_identity(statuses).items()
                if status is not None and status.code is Code.UNSCHEDULABLE}
     return list(map(helpful.__contains__, map(id, statuses)))
 
