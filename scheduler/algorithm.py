@@ -20,9 +20,8 @@ import itertools
 import logging
 import operator
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 
@@ -296,9 +295,8 @@ def _filter_in_batches(
             fitting = [i for i in fitting if i < error_at]
             results = results[:error_at]
             distinct = _distinct_failures(results)
-        # ``results`` may be a prefix of ``batch``: the names zip to it; the Nones are left out.
-        named = cast("Iterator[tuple[str, Status]]", zip(map(_name_of_node, batch), results, strict=False))
-        statuses.update(itertools.compress(named, map(operator.is_not, results, _NONES)))
+        # ``results`` may be a prefix of ``batch``: the nodes past its end are not recorded.
+        statuses.record(batch, results, len(results) - len(fitting), distinct)
         for status in distinct:
             # What the diagnosis notes depends on the plugin and the code alone.
             if (status.plugin, status.code) not in noted:

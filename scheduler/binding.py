@@ -34,7 +34,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cluster.api import objects_pb2
 from cluster.api.errors import ApiError
 from scheduler.background import TaskOwner
 from scheduler.cache import CacheError
@@ -46,14 +45,13 @@ from scheduler.framework import (
     ActionType,
     ClusterEvent,
     CycleState,
-    Diagnosis,
     EventResource,
-    FitError,
     GangPolicy,
     PodInfo,
     QueuedPodInfo,
     Status,
     is_success,
+    rejected_on_node,
 )
 from scheduler.framework.explanation import EXPLANATION_ANNOTATION, LazyExplanation
 from scheduler.metrics import SchedulerMetrics
@@ -202,7 +200,7 @@ class Binder:
         status = await framework.wait_on_permit(assumed)
         if not is_success(status):
             assert status is not None
-            return _rejection_as_fit_error(status, assumed.pod, node) if status.is_rejected else status
+            return rejected_on_node(status, assumed.pod, node) if status.is_rejected else status
         status = await framework.run_pre_bind(state, assumed, node)
         if not is_success(status):
             return status
@@ -280,7 +278,7 @@ class Binder:
             if not is_success(status):
                 assert status is not None
                 if status.is_rejected:
-                    return _rejection_as_fit_error(status, member.assumed.pod, member.node_name)
+                    return rejected_on_node(status, member.assumed.pod, member.node_name)
                 return status
         return None
 
@@ -343,11 +341,3 @@ class Binder:
             # waiting for those resources may fit now.
             self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed.pod, None)
         await self._on_failure(framework, job.queued, status, job.cycle, job.start)
-
-
-def _rejection_as_fit_error(status: Status, pod: objects_pb2.Pod, node_name: str) -> Status:
-    """A Permit plugin turned the pod down on its node: report it as a FitError over that one node, so
-    that the pod waits for the events that plugin registered (kube-scheduler does the same)."""
-    diagnosis = Diagnosis(node_to_status={node_name: status}, unschedulable_plugins={status.plugin})
-    fit_error = FitError(pod, 1, diagnosis)
-    return Status(status.code, (fit_error.message(),), status.plugin, error=fit_error)

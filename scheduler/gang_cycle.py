@@ -35,7 +35,6 @@ from scheduler.clock import Clock
 from scheduler.framework import (
     Code,
     CycleState,
-    Diagnosis,
     FitError,
     GangPolicy,
     PodInfo,
@@ -43,6 +42,7 @@ from scheduler.framework import (
     Status,
     is_success,
     pod_key,
+    rejected_on_node,
 )
 from scheduler.framework.explanation import LazyExplanation
 from scheduler.plugins.gangscheduling import NAME as GANG_SCHEDULING
@@ -228,7 +228,9 @@ class GangCycle:
             framework.run_unreserve(state, assumed, host)
             framework.waiting_pods.discard(assumed.key)
             self._cache.forget_pod(assumed.pod)
-            attempt.rejections.append(MemberRejection(member, _rejected_on(status, member, host)))
+            if status.is_rejected:
+                status = rejected_on_node(status, member.pod, host)
+            attempt.rejections.append(MemberRejection(member, status))
             return
         attempt.placements.append(MemberPlacement(member, state, assumed, host, result.explanation))
 
@@ -286,12 +288,3 @@ def _reason(status: Status) -> str:
     if isinstance(status.error, FitError):
         return status.error.message()
     return status.message() or str(status.error or status.code.value)
-
-
-def _rejected_on(status: Status, member: QueuedPodInfo, node_name: str) -> Status:
-    """Reserve or Permit turned the member down on its node: a FitError over that one node."""
-    if not status.is_rejected:
-        return status
-    diagnosis = Diagnosis(node_to_status={node_name: status}, unschedulable_plugins={status.plugin})
-    fit_error = FitError(member.pod, 1, diagnosis)
-    return Status(status.code, (fit_error.message(),), status.plugin, error=fit_error)

@@ -52,7 +52,6 @@ from scheduler.extender.interface import Extender
 from scheduler.framework import (
     Code,
     CycleState,
-    Diagnosis,
     FitError,
     GangPolicy,
     PodInfo,
@@ -60,6 +59,7 @@ from scheduler.framework import (
     Status,
     group_key_of,
     is_success,
+    rejected_on_node,
 )
 from scheduler.framework.explanation import LazyExplanation
 from scheduler.gang_cycle import GangCycle, GroupPostFilter
@@ -319,7 +319,7 @@ class SchedulingLoop:
             framework.run_unreserve(state, assumed, host)
             self._cache.forget_pod(assumed.pod)
             if status.is_rejected:
-                status = _rejected_on(status, queued.pod, host)
+                status = rejected_on_node(status, queued.pod, host)
             await self.handle_failure(framework, queued, status, cycle, start, nominated_node="")
             return
         await self._binder.submit(BindingJob(
@@ -423,14 +423,6 @@ def _assumed_copy(pod_info: PodInfo, node_name: str) -> PodInfo:
     assumed = copy.copy(pod_info)
     assumed.pod = pod
     return assumed
-
-
-def _rejected_on(status: Status, pod: objects_pb2.Pod, node_name: str) -> Status:
-    """Reserve or Permit rejected the pod on its node: a FitError over that one node (kube-scheduler)."""
-    diagnosis = Diagnosis(node_to_status={node_name: status}, unschedulable_plugins={status.plugin})
-    fit_error = FitError(pod, 1, diagnosis)
-    return Status(status.code, (fit_error.message(),), status.plugin, error=fit_error)
-
 
 def with_failure_status(
     pod: objects_pb2.Pod, reason: str, message: str, nominated_node: str | None

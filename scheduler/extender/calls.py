@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 
 from cluster.api import objects_pb2
@@ -47,7 +47,7 @@ def reason_from(extender: Extender, message: str) -> str:
 
 async def find_nodes_that_pass_extenders(
     extenders: Sequence[Extender], pod: objects_pb2.Pod, feasible: list[NodeInfo],
-    statuses: dict[str, Status],
+    statuses: MutableMapping[str, Status],
 ) -> list[NodeInfo]:
     """The nodes of ``feasible`` that every interested filtering extender accepts; each node an extender
     turns down gets its status in ``statuses``. A node one extender drops is not sent to the next."""
@@ -68,7 +68,9 @@ async def find_nodes_that_pass_extenders(
     return feasible
 
 
-def _record_failures(extender: Extender, outcome: FilterOutcome, statuses: dict[str, Status]) -> None:
+def _record_failures(
+    extender: Extender, outcome: FilterOutcome, statuses: MutableMapping[str, Status]
+) -> None:
     """Unresolvable failures win over plain ones; a node that already has a status (an extender named a
     node it was not sent) keeps its reasons and gets this one too."""
     plugin = display_name(extender)

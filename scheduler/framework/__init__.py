@@ -48,6 +48,7 @@ from scheduler.framework.interface import (
     WorkloadLister,
 )
 from scheduler.framework.namespaces import NamespaceIndex, NamespaceLabels
+from scheduler.framework.node_to_status import NodeToStatus, count_statuses
 from scheduler.framework.pod_groups import GangPolicy, PodGroupIndex, group_key_of
 from scheduler.framework.resource import Resource, pod_non_zero_requests, pod_requests
 from scheduler.framework.status import Code, Status, by_identity, counted_by_identity, is_success
@@ -67,6 +68,7 @@ from scheduler.framework.types import (
     next_generation,
     node_scores,
     pod_key,
+    rejected_on_node,
     summarize_statuses,
 )
 from scheduler.framework.waiting_pods import WaitingPod, WaitingPods
@@ -105,6 +107,7 @@ __all__ = [
     "NodeInfo",
     "NodeInfoLister",
     "NodeScore",
+    "NodeToStatus",
     "NotFound",
     "PermitPlugin",
     "Plugin",
@@ -142,6 +145,7 @@ __all__ = [
     "WorkloadIndex",
     "WorkloadLister",
     "by_identity",
+    "count_statuses",
     "counted_by_identity",
     "group_key_of",
     "is_success",
@@ -150,5 +154,6 @@ __all__ = [
     "pod_key",
     "pod_non_zero_requests",
     "pod_requests",
+    "rejected_on_node",
     "summarize_statuses",
 ]

@@ -19,6 +19,7 @@ from cluster.api import objects_pb2
 from cluster.api.containers import long_running_containers
 from cluster.api.selectors import IN, NOT_IN, LabelSelector, Requirement
 from scheduler.framework.namespaces import NamespaceLabels
+from scheduler.framework.node_to_status import NodeToStatus
 from scheduler.framework.resource import Resource, pod_non_zero_requests, pod_requests
 from scheduler.framework.status import Status
 
@@ -438,7 +439,7 @@ class PostFilterResult:
 class Diagnosis:
     """Why a pod fits nowhere: the status of every node that was filtered out, and which plugins said no."""
 
-    node_to_status: dict[str, Status] = field(default_factory=dict)
+    node_to_status: NodeToStatus = field(default_factory=NodeToStatus)
     unschedulable_plugins: set[str] = field(default_factory=set)
     pending_plugins: set[str] = field(default_factory=set)
     #: Set when PreFilter rejected the pod before any node was looked at.
@@ -493,8 +494,15 @@ class FitError(Exception):
     def _summarize_filtered(self) -> str:
         if self.diagnosis.pre_filter_message:
             return f"0/{self.num_all_nodes} nodes are available: {self.diagnosis.pre_filter_message}."
-        counted = ((status, nodes) for status, nodes, _ in self.diagnosis.distinct_statuses(examples=1))
-        return summarize_statuses(self.num_all_nodes, counted)
+        return summarize_statuses(self.num_all_nodes, self.diagnosis.node_to_status.counted())
+
+
+def rejected_on_node(status: Status, pod: objects_pb2.Pod, node_name: str) -> Status:
+    """Reserve or Permit turned ``pod`` down on its node: ``status`` carrying a FitError over that one
+    node, so that the pod waits for the events the rejecting plugin registered (as kube-scheduler)."""
+    diagnosis = Diagnosis(NodeToStatus({node_name: status}), unschedulable_plugins={status.plugin})
+    fit_error = FitError(pod, 1, diagnosis)
+    return Status(status.code, (fit_error.message(),), status.plugin, error=fit_error)
 
 
 def summarize_statuses(num_all_nodes: int, counted: Iterable[tuple[Status, int]]) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cluster.api import objects_pb2
-from scheduler.framework import Diagnosis, FitError, Status
+from scheduler.framework import Diagnosis, FitError, NodeToStatus, Status
 from scheduler.schedule_one import (
     REASON_SCHEDULER_ERROR,
     REASON_UNSCHEDULABLE,
@@ -28,7 +28,7 @@ def pod(node_name: str = "", nominated: str = "", conditions: tuple[Condition, .
 
 def fit_error_status() -> Status:
     diagnosis = Diagnosis(
-        node_to_status={name: Status.unschedulable("Insufficient cpu") for name in ("a", "b")},
+        node_to_status=NodeToStatus({name: Status.unschedulable("Insufficient cpu") for name in ("a", "b")}),
         unschedulable_plugins={"NodeResourcesFit"},
     )
     fit_error = FitError(pod(), 2, diagnosis)

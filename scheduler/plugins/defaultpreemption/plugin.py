@@ -53,7 +53,7 @@ from scheduler.framework import (
     PostFilterResult,
     Status,
     by_identity,
-    counted_by_identity,
+    count_statuses,
     summarize_statuses,
 )
 from scheduler.plugins.defaultpreemption.candidates import (
@@ -178,7 +178,7 @@ class DefaultPreemption:
         preemptor (nearly always, in a cluster of one priority), counted instead of looked for: no
         candidate, each node where preemption might help saying there are no victims. Their number sizes
         the dry run's random offset, which is drawn all the same."""
-        helpful = sum(times for status, times in counted_by_identity(list(node_to_status.values()))
+        helpful = sum(times for status, times in count_statuses(node_to_status)
                       if status.code is Code.UNSCHEDULABLE)
         if not helpful:
             return _no_candidate(num_all_nodes, [], 0)
@@ -210,7 +210,7 @@ class DefaultPreemption:
             candidates, node_statuses = [], {}
         if not candidates:
             # Counted by distinct status object, as a FitError counts its diagnosis.
-            counted = counted_by_identity(list(node_statuses.values()))
+            counted = count_statuses(node_statuses)
             return _no_candidate(len(all_nodes), counted, len(node_statuses))
 
         extenders = self._handle.extenders
@@ -339,7 +339,7 @@ def _unschedulable(all_nodes: Sequence[NodeInfo], node_to_status: Mapping[str, S
     """For each node, whether evicting pods there might help: whether Filter found it Unschedulable. A
     node without a status was not filtered (PreFilter left it out), which kube-scheduler counts as
     UnschedulableAndUnresolvable. Whole-list operations, each distinct status looked at once."""
-    codes = {status.code for status in by_identity(list(node_to_status.values())).values()}
+    codes = {status.code for status, _ in count_statuses(node_to_status)}
     if Code.UNSCHEDULABLE not in codes:
         return [False] * len(all_nodes)
     if codes == {Code.UNSCHEDULABLE} and len(node_to_status) == len(all_nodes):
