@@ -33,8 +33,9 @@ from scheduler.framework.explanation import LazyExplanation, explain
 from scheduler.framework.interface import NodeBatchLister, NodeInfoLister, SharedLister
 from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.runtime import PRE_FILTER_NARROWING_PLUGINS, Framework, ScoreResult
-from scheduler.framework.status import Code, Status, by_identity
+from scheduler.framework.status import Code, Status
 from scheduler.framework.types import Diagnosis, FitError, NodeInfo, PodInfo
+from scheduler.framework.verdicts import counted_failures, fitting_positions
 
 _name_of_node = operator.attrgetter("name")
 _NONES = itertools.repeat(None)
@@ -284,20 +285,20 @@ def _filter_in_batches(
             continue
         # Whole-batch operations in C rather than a Python loop per node: at thousands of nodes a pod
         # that fits few of them spends most of its Filter time here.
-        fitting = list(itertools.compress(itertools.count(), map(operator.is_, results, _NONES)))
+        fitting = fitting_positions(results)
+        end = len(results)
         if len(fitting) >= needed:
             fitting = fitting[:needed]
-            results = results[:fitting[-1] + 1]  # the verdicts past the last node needed are dropped
-        distinct = _distinct_failures(results)
-        error = next((status for status in distinct if status.code is Code.ERROR), None)
+            end = fitting[-1] + 1  # the verdicts past the last node needed are dropped
+        counted = counted_failures(results, end)
+        error = next((status for status, _ in counted if status.code is Code.ERROR), None)
         if error is not None:  # the first ERROR ends the attempt: what came before it still counts
-            error_at = next(i for i, status in enumerate(results) if status is error)
-            fitting = [i for i in fitting if i < error_at]
-            results = results[:error_at]
-            distinct = _distinct_failures(results)
-        # ``results`` may be a prefix of ``batch``: the nodes past its end are not recorded.
-        statuses.record(batch, results, len(results) - len(fitting), distinct)
-        for status in distinct:
+            end = next(i for i, status in enumerate(results) if status is error)
+            fitting = [i for i in fitting if i < end]
+            counted = counted_failures(results, end)
+        # Only the first ``end`` nodes of the batch are recorded.
+        statuses.record(batch, results if end == len(results) else results[:end], counted)
+        for status, _ in counted:
             # What the diagnosis notes depends on the plugin and the code alone.
             if (status.plugin, status.code) not in noted:
                 noted.add((status.plugin, status.code))
@@ -307,12 +308,6 @@ def _filter_in_batches(
         if error is not None:
             raise SchedulingError(error, (start + len(statuses) + len(feasible)) % num_all)
     return _with_rows(feasible, ordered, positions)
-
-
-def _distinct_failures(results: Sequence[Status | None]) -> list[Status]:
-    """Each distinct failed verdict of ``results``, first seen first (plugins hand one object to many
-    nodes, so there are a handful)."""
-    return [status for status in by_identity(results).values() if status is not None]
 
 
 def _with_rows(feasible: list[NodeInfo], ordered: Sequence[NodeInfo], positions: list[int]) -> list[NodeInfo]:

@@ -18,7 +18,7 @@ their NodeInfo alone): their verdicts are neither remembered nor reused.
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +29,7 @@ from scheduler.framework.interface import Signature
 from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.status import Code, Status, by_identity
 from scheduler.framework.types import NodeInfo
+from scheduler.framework.verdicts import FITS, UNLISTED, CodedVerdicts, Codes
 
 #: The memory one profile's memos may take. A memo holds a value and a generation (16 bytes) per node for
 #: the Filter verdict and for each Score plugin; how many signatures keep memos follows from this and the
@@ -60,39 +61,39 @@ class NodeGenerations:
 
 
 class _Column:
-    """One kind of per-node value (the Filter verdict, or one plugin's raw score), by row, each with
-    the generation it was computed on (0: never). NumPy arrays, so that a window of rows is read in C."""
+    """One kind of per-node value (the index of the Filter verdict, or one plugin's raw score), by row,
+    each with the generation it was computed on (0: never). NumPy arrays, so that a window of rows is
+    read in C."""
 
     __slots__ = ("generations", "values")
 
     def __init__(self, size: int, dtype: type) -> None:
         self.generations: Generations = np.zeros(size, dtype=np.int64)
-        self.values: npt.NDArray[Any] = (np.full(size, None, dtype=object) if dtype is object
-                                         else np.zeros(size, dtype=dtype))
+        self.values: npt.NDArray[Any] = np.zeros(size, dtype=dtype)
 
     def unknown(self, rows: npt.NDArray[np.intp], generations: Generations) -> npt.NDArray[np.bool_]:
         changed: npt.NDArray[np.bool_] = self.generations[rows] != generations
         return changed
 
-    def remember(self, rows: npt.NDArray[np.intp], generations: Generations, values: Sequence[Any]) -> None:
+    def remember(self, rows: npt.NDArray[np.intp], generations: Generations, values: Any) -> None:
         self.generations[rows] = generations
-        if self.values.dtype == object:  # one by one: NumPy must not look into the objects
-            for row, value in zip(rows.tolist(), values, strict=True):
-                self.values[row] = value
-        else:
-            self.values[rows] = values
+        self.values[rows] = values
 
 
 class SignatureMemo:
     """What Filter and Score made of each node for pods of one signature."""
 
-    __slots__ = ("_filter", "_layout", "_scores", "_verdicts", "evaluated", "reused")
+    __slots__ = ("_filter", "_layout", "_objects", "_scores", "_table", "_verdicts", "evaluated", "reused")
 
     def __init__(self) -> None:
         self._layout: NodeGenerations | None = None
-        self._filter = _Column(0, object)
-        #: One object per distinct Filter verdict (code, reasons, plugin).
-        self._verdicts: dict[tuple[Code, tuple[str, ...], str], Status] = {}
+        #: Per row, the index of the node's Filter verdict in ``_table`` (FITS: it fits).
+        self._filter = _Column(0, np.int32)
+        #: Each distinct Filter verdict (code, reasons, plugin) once, as one object, and its index.
+        self._table: list[Status] = []
+        self._verdicts: dict[tuple[Code, tuple[str, ...], str], int] = {}
+        #: The verdict of each index, shifted by two: [UNLISTED, FITS, *table].
+        self._objects: npt.NDArray[np.object_] = _object_array([None, None])
         self._scores: dict[str, _Column] = {}
         #: Node evaluations this memo answered, and those it had to have done (for tests and metrics).
         self.reused = 0
@@ -103,52 +104,61 @@ class SignatureMemo:
         layout = nodes.data(NodeGenerations)
         if layout is not self._layout:
             self._layout = layout
-            self._filter = _Column(len(layout.values), object)
+            self._filter = _Column(len(layout.values), np.int32)
             self._scores = {}
         return layout.values[nodes.rows]
 
     def filter(
         self, nodes: NodeBatch, excluded: Sequence[bool],
         evaluate: Callable[[Sequence[NodeInfo]], list[Status | None]],
-    ) -> list[Status | None]:
+    ) -> CodedVerdicts:
         """The Filter verdict of each node: remembered ones reused, the others from ``evaluate`` (called
-        once, with those nodes). ``excluded`` nodes (with nominated pods) are always evaluated and never
-        remembered; nor is an ERROR."""
+        once, with those nodes), with the index of each in the memo's table of verdicts. ``excluded``
+        nodes (with nominated pods) are always evaluated and never remembered; nor is an ERROR."""
         generations = self._generations(nodes)
         column = self._filter
         rows = nodes.rows
         unknown = column.unknown(rows, generations)
-        if any(excluded):
+        any_excluded = any(excluded)
+        if any_excluded:
             unknown |= np.asarray(excluded, dtype=bool)
         positions = np.flatnonzero(unknown)
-        results: list[Status | None] = column.values[rows].tolist()
-        self.reused += len(results) - len(positions)
+        codes: Codes = column.values[rows]
+        self.reused += len(rows) - len(positions)
         if not len(positions):
-            return results
+            return CodedVerdicts(self._objects[codes + 2].tolist(), codes, self._table)
         self.evaluated += len(positions)
         # Verdicts are values: equal ones are kept as one object, so that the nodes that fail for the
-        # same reason share it across cycles too (a diagnosis then groups them by identity, cheaply).
-        # Plugins hand one object to many nodes: each distinct one is looked up once.
+        # same reason share it across cycles too, and are told apart by their index. Plugins hand one
+        # object to many nodes: each distinct one is looked up once.
         answers = evaluate(nodes.subset(positions.tolist()))
-        shared = {ident: self._shared(status) for ident, status in by_identity(answers).items()}
-        fresh = list(map(shared.__getitem__, map(id, answers)))
-        placed = positions.tolist()
-        deque(map(results.__setitem__, placed, fresh), maxlen=0)  # results[placed[i]] = fresh[i], in C
-        if not any(excluded) and all(status is None or status.code is not Code.ERROR
-                                     for status in shared.values()):
-            column.remember(rows[positions], generations[positions], fresh)  # the usual case: all
-            return results
-        kept = [i for i, (position, status) in enumerate(zip(placed, fresh, strict=True))
-                if not excluded[position] and (status is None or status.code is not Code.ERROR)]
-        if kept:
-            at = positions[kept]
-            column.remember(rows[at], generations[at], [fresh[i] for i in kept])
-        return results
+        code_of = {ident: self._code(status) for ident, status in by_identity(answers).items()}
+        fresh = np.fromiter(map(code_of.__getitem__, map(id, answers)), dtype=np.int32, count=len(answers))
+        codes[positions] = fresh
+        kept = fresh != UNLISTED
+        if any_excluded:
+            kept &= ~np.asarray(excluded, dtype=bool)[positions]
+        at = positions[kept]
+        column.remember(rows[at], generations[at], fresh[kept])
+        verdicts = CodedVerdicts(self._objects[codes + 2].tolist(), codes, self._table)
+        if not kept.all():  # an ERROR is nobody's verdict but its own node's
+            for i in np.flatnonzero(fresh == UNLISTED).tolist():
+                verdicts[positions[i]] = answers[i]
+        return verdicts
 
-    def _shared(self, status: Status | None) -> Status | None:
-        if status is None or status.code is Code.ERROR or status.error is not None:
-            return status
-        return self._verdicts.setdefault((status.code, status.reasons, status.plugin), status)
+    def _code(self, status: Status | None) -> int:
+        """The index of ``status`` in the table, added if new; FITS for None, UNLISTED for an error."""
+        if status is None:
+            return FITS
+        if status.code is Code.ERROR or status.error is not None:
+            return UNLISTED
+        key = (status.code, status.reasons, status.plugin)
+        code = self._verdicts.get(key)
+        if code is None:
+            code = self._verdicts[key] = len(self._table)
+            self._table.append(status)
+            self._objects = _object_array([None, None, *self._table])
+        return code
 
     def score(self, plugin: str, nodes: NodeBatch,
               evaluate: Callable[[Sequence[NodeInfo]], list[int]]) -> list[int]:
@@ -176,6 +186,12 @@ def signatures_within_budget(num_nodes: int, columns: int) -> int:
     MEMO_BUDGET_BYTES at ``num_nodes`` nodes, within MIN_SIGNATURES..MAX_SIGNATURES."""
     per_memo = max(num_nodes, 1) * max(columns, 1) * MEMO_BYTES_PER_VALUE
     return min(max(MEMO_BUDGET_BYTES // per_memo, MIN_SIGNATURES), MAX_SIGNATURES)
+
+
+def _object_array(items: Sequence[Any]) -> npt.NDArray[np.object_]:
+    array = np.empty(len(items), dtype=object)
+    array[:] = items
+    return array
 
 
 class BatchMemos:

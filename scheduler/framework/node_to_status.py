@@ -30,18 +30,16 @@ _name_of = operator.attrgetter("name")
 
 
 class _Batch:
-    """Verdicts on ``nodes`` (None: the node fits), the ``failures`` among them and their ``distinct``
-    Status objects. ``verdicts`` may be shorter than ``nodes``: the nodes past its end were not
-    recorded."""
+    """Verdicts on ``nodes`` (None: the node fits) and each distinct Status among them with its count.
+    ``verdicts`` may be shorter than ``nodes``: the nodes past its end were not recorded."""
 
-    __slots__ = ("distinct", "failures", "nodes", "verdicts")
+    __slots__ = ("counted", "nodes", "verdicts")
 
-    def __init__(self, nodes: Sequence[Named], verdicts: Sequence[Status | None], failures: int,
-                 distinct: Sequence[Status]) -> None:
+    def __init__(self, nodes: Sequence[Named], verdicts: Sequence[Status | None],
+                 counted: list[tuple[Status, int]]) -> None:
         self.nodes = nodes
         self.verdicts = verdicts
-        self.failures = failures
-        self.distinct = distinct
+        self.counted = counted
 
 
 class NodeToStatus(MutableMapping[str, Status]):
@@ -56,15 +54,16 @@ class NodeToStatus(MutableMapping[str, Status]):
         self._size = len(self._entries)
         self._counted: list[tuple[Status, int]] | None = None
 
-    def record(self, nodes: Sequence[Named], verdicts: Sequence[Status | None], failures: int,
-               distinct: Sequence[Status]) -> None:
+    def record(self, nodes: Sequence[Named], verdicts: Sequence[Status | None],
+               counted: list[tuple[Status, int]]) -> None:
         """The verdict of each node of ``nodes`` (None where it fits; a shorter list leaves the rest
-        unrecorded): ``failures`` of them are Statuses, which are the objects ``distinct``. The nodes
-        must be new to this mapping."""
+        unrecorded), whose distinct Status objects and their counts are ``counted``. The nodes must be
+        new to this mapping."""
+        failures = sum(times for _, times in counted)
         if not failures:
             return
         self._counted = None
-        batch = _Batch(nodes, verdicts, failures, distinct)
+        batch = _Batch(nodes, verdicts, counted)
         if self._entries:  # the mapping is a dict already: keep to it
             self._write(batch)
             self._size = len(self._entries)
@@ -73,17 +72,21 @@ class NodeToStatus(MutableMapping[str, Status]):
             self._size += failures
 
     def counted(self) -> list[tuple[Status, int]]:
-        """Each distinct Status object, first recorded first, with how many nodes have it."""
+        """Each distinct Status object with how many nodes have it, in no particular order."""
         counted = self._counted
         if counted is not None:
             return counted
         if self._entries:
             counted = counted_by_identity(list(self._entries.values()))
+        elif len(self._batches) == 1:
+            counted = self._batches[0].counted
         else:
-            objects = {id(status): status for batch in self._batches for status in batch.distinct}
+            objects: dict[int, Status] = {}
             times: Counter[int] = Counter()
             for batch in self._batches:
-                times.update(map(id, batch.verdicts))
+                for status, count in batch.counted:
+                    objects.setdefault(id(status), status)
+                    times[id(status)] += count
             counted = [(status, times[ident]) for ident, status in objects.items()]
         self._counted = counted
         return counted
@@ -147,8 +150,8 @@ class NodeToStatus(MutableMapping[str, Status]):
 
 
 def count_statuses(node_to_status: Mapping[str, Status]) -> list[tuple[Status, int]]:
-    """Each distinct Status object of ``node_to_status``, first seen first, with how many nodes have
-    it: ``NodeToStatus.counted`` when it is one, else counted here."""
+    """Each distinct Status object of ``node_to_status`` with how many nodes have it, in no particular
+    order: ``NodeToStatus.counted`` when it is one, else counted here."""
     if isinstance(node_to_status, NodeToStatus):
         return node_to_status.counted()
     return counted_by_identity(list(node_to_status.values()))
