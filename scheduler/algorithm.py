@@ -37,7 +37,6 @@ from scheduler.framework.status import Code, Status
 from scheduler.framework.types import Diagnosis, FitError, NodeInfo, PodInfo
 from scheduler.framework.verdicts import counted_failures, fitting_positions
 
-_name_of_node = operator.attrgetter("name")
 _NONES = itertools.repeat(None)
 
 #: Below this many nodes every node is filtered; above it, at least this many feasible nodes are sought
