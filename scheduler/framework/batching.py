@@ -3,8 +3,9 @@ alike reuse each other's per-node work.
 
 Every plugin of the cycle signs the pod (``SignPlugin.sign``); the framework joins the signatures into
 the pod's, or finds none when one plugin cannot sign. For each signature seen, a ``SignatureMemo``
-keeps, per row of the snapshot's node table, the Filter verdict and each Score plugin's raw score
-(before NormalizeScore), with the generation of the NodeInfo they were computed on. A NodeInfo's
+keeps, per row of the snapshot's node table, the Filter verdict (as its index in the memo's table of
+distinct verdicts) and each Score plugin's raw score (before NormalizeScore), with the generation of
+the NodeInfo they were computed on. A NodeInfo's
 generation changes with anything in it (framework/types.py), so a row whose generation is still the
 one remembered gives the same verdict and raw scores again: only rows whose node changed since (the
 last pod's node, nodes an event touched) are evaluated again. Everything else of the cycle runs as for
@@ -31,10 +32,11 @@ from scheduler.framework.status import Code, Status, by_identity
 from scheduler.framework.types import NodeInfo
 from scheduler.framework.verdicts import FITS, UNLISTED, CodedVerdicts, Codes
 
-#: The memory one profile's memos may take. A memo holds a value and a generation (16 bytes) per node for
-#: the Filter verdict and for each Score plugin; how many signatures keep memos follows from this and the
-#: cluster's size (``signatures_within_budget``), the least recently used memo dropped beyond. Pods of
-#: many shapes (a trace of GPU jobs has hundreds) are scheduled with their memo only while it is kept.
+#: The memory one profile's memos may take. A memo holds a value and a generation (at most 16 bytes) per
+#: node for the Filter verdict and for each Score plugin; how many signatures keep memos follows from
+#: this and the cluster's size (``signatures_within_budget``), the least recently used memo dropped
+#: beyond. Pods of many shapes (a trace of GPU jobs has hundreds) are scheduled with their memo only
+#: while it is kept.
 MEMO_BUDGET_BYTES = 32 * 2**20
 MEMO_BYTES_PER_VALUE = 16
 #: The signatures kept whatever the cluster's size.
