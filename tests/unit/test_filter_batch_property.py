@@ -16,7 +16,7 @@ from scheduler.algorithm import ScheduleFitError, ScheduleResult, SchedulingErro
 from scheduler.cache import snapshot_of
 from scheduler.config import in_tree_registry, load_config
 from scheduler.framework import Code, CycleState, NamespaceIndex, NodeInfo, PodInfo, Status
-from scheduler.framework.runtime import Framework, build_framework
+from scheduler.framework.runtime import NODE_BY_NODE_BELOW, Framework, build_framework
 from tests.builders import container, node, pod
 from tests.unit.framework_fakes import Nominator, Snapshot, fake_handle
 
@@ -139,7 +139,9 @@ def test_batch_filter_gives_each_node_the_status_filter_gives_it(seed: int) -> N
         one = functools.partial(framework.run_filter_with_nominated_pods, state, pod_info)
         infos = list(snapshot.list())
         rng.shuffle(infos)
-        assert batch(infos) == [one(info) for info in infos]
+        # A whole batch, and fewer nodes than the batch form is asked about (asked node by node).
+        for size in (len(infos), NODE_BY_NODE_BELOW - 1, 1):
+            assert batch(infos[:size]) == [one(info) for info in infos[:size]]
         compared += 1
     assert compared > 10
 
@@ -209,13 +211,45 @@ def _call(filter_: Any, state: CycleState, pod_info: PodInfo, node_info: NodeInf
 
 @pytest.mark.parametrize("batch_raises", [True, False], ids=["batch-raises", "batch-answers"])
 def test_a_batch_that_raises_is_asked_again_node_by_node(batch_raises: bool) -> None:
-    infos = [NodeInfo(node(f"n{i}")) for i in range(5)]
+    infos = [NodeInfo(node(f"n{i}")) for i in range(NODE_BY_NODE_BELOW + 3)]
     framework = Framework("p", fake_handle(Snapshot([])), {
         "filter": [Fussy(batch_raises=batch_raises)]}, {})
     state, pod_info = CycleState(), PodInfo(pod(name="p"))
     batch = framework.batch_node_filter(state, pod_info)
     assert batch is not None
     assert batch(infos) == [framework.run_filter(state, pod_info, info) for info in infos]
+
+
+class Counting:
+    """Accepts every node, counting its per-node and its batch calls."""
+
+    name = "Counting"
+
+    def __init__(self) -> None:
+        self.node_calls = 0
+        self.batch_calls = 0
+
+    def filter(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+        self.node_calls += 1
+        return None
+
+    def filter_nodes(self, state: CycleState, pod_info: PodInfo,
+                     nodes: list[NodeInfo]) -> list[Status | None]:
+        self.batch_calls += 1
+        return [None] * len(nodes)
+
+
+def test_a_few_nodes_are_filtered_node_by_node_and_more_in_one_batch_call() -> None:
+    plugin = Counting()
+    framework = Framework("p", fake_handle(Snapshot([])), {"filter": [plugin]}, {})
+    batch = framework.batch_node_filter(CycleState(), PodInfo(pod(name="p")))
+    assert batch is not None
+    few = [NodeInfo(node(f"n{i}")) for i in range(NODE_BY_NODE_BELOW - 1)]
+    assert batch(few) == [None] * len(few)
+    assert (plugin.node_calls, plugin.batch_calls) == (len(few), 0)
+    many = [NodeInfo(node(f"m{i}")) for i in range(NODE_BY_NODE_BELOW)]
+    assert batch(many) == [None] * len(many)
+    assert (plugin.node_calls, plugin.batch_calls) == (len(few), 1)
 
 
 class NodeByNodeOnly:
