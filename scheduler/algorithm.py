@@ -230,7 +230,8 @@ def _find_nodes_that_pass_filters(
         return [nodes[(start + i) % count] for i in range(min(to_find, count))]
     filter_batch = framework.batch_node_filter(state, pod_info, memo)
     if filter_batch is not None:
-        return _filter_in_batches(filter_batch, diagnosis, nodes, start, to_find, num_all, batches)
+        return _filter_in_batches(filter_batch, diagnosis, nodes, start, to_find, num_all, batches,
+                                  remembered=memo is not None)
     feasible: list[NodeInfo] = []
     statuses = diagnosis.node_to_status
     run_filter = functools.partial(framework.run_filter_with_nominated_pods, state, pod_info)
@@ -252,10 +253,14 @@ def _find_nodes_that_pass_filters(
 def _filter_in_batches(
     filter_batch: Callable[[Sequence[NodeInfo]], list[Status | None]], diagnosis: Diagnosis,
     nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: NodeBatchLister | None,
+    *, remembered: bool = False,
 ) -> list[NodeInfo]:
     """``_find_nodes_that_pass_filters`` asking about as many nodes at a time as are still to find (at
     least MIN_FILTER_BATCH): the same nodes are recorded, in the same order, and the verdicts on nodes
-    past the last one needed are dropped unrecorded, as if never asked for."""
+    past the last one needed are dropped unrecorded, as if never asked for. ``remembered``: a memo
+    answers for the nodes unchanged since it looked, so a verdict not needed costs little, and after the
+    first batch the rest of the nodes are asked about at once (a pod that fits few nodes, or none, asks
+    twice, not once per batch)."""
     first = start % len(nodes)  # PreFilter may have left fewer nodes than the start index
     ordered: Sequence[NodeInfo]
     if batches is None:
@@ -272,7 +277,8 @@ def _filter_in_batches(
     noted: set[tuple[str, Code]] = set()
     visited = 0
     while visited < len(ordered) and len(feasible) < to_find:
-        stop = visited + max(to_find - len(feasible), MIN_FILTER_BATCH)
+        wanted = max(to_find - len(feasible), MIN_FILTER_BATCH)
+        stop = len(ordered) if visited and remembered else visited + wanted
         batch = ordered.window(visited, stop) if isinstance(ordered, NodeBatch) else ordered[visited:stop]
         offset = visited
         visited += len(batch)
