@@ -20,6 +20,7 @@ from cluster.api.containers import long_running_containers
 from cluster.api.selectors import IN, NOT_IN, LabelSelector, Requirement
 from scheduler.framework.namespaces import NamespaceLabels
 from scheduler.framework.node_to_status import NodeToStatus
+from scheduler.framework.pod_groups import group_key_of
 from scheduler.framework.resource import Resource, pod_non_zero_requests, pod_requests
 from scheduler.framework.status import Status
 
@@ -120,6 +121,7 @@ class PodInfo:
     """A pod and what the scheduler derives from it once."""
 
     __slots__ = (
+        "group_key",
         "host_ports",
         "key",
         "non_zero_cpu",
@@ -140,6 +142,8 @@ class PodInfo:
     def update(self, pod: objects_pb2.Pod) -> None:
         self.pod = pod
         self.key = pod_key(pod)
+        #: Read once here: the queue's order compares it at every move of the heap.
+        self.group_key = group_key_of(pod)
         self.priority = pod.spec.priority if pod.spec.HasField("priority") else 0
         self.requests = pod_requests(pod)
         self.non_zero_cpu, self.non_zero_memory = pod_non_zero_requests(pod)

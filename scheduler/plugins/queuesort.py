@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cluster.api import timeutil
-from scheduler.framework import Handle, PodGroupLister, QueuedPodInfo, group_key_of
+from scheduler.framework import Handle, PodGroupLister, QueuedPodInfo
 
 NAME = "PrioritySort"
 
@@ -27,7 +27,7 @@ class PrioritySort:
         return NAME
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        ga, gb = group_key_of(a.pod), group_key_of(b.pod)
+        ga, gb = a.pod_info.group_key, b.pod_info.group_key
         pa, pb = self._priority(a, ga), self._priority(b, gb)
         if pa != pb:
             return pa > pb
