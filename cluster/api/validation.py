@@ -253,6 +253,12 @@ def validate_object(obj: Message) -> list[str]:
     return problems
 
 
+def validate_status(obj: Message) -> list[str]:
+    """The errors of ``obj``'s status: those of ``validate_object(obj)`` whose field is under status."""
+    validator = _STATUS_VALIDATORS.get(kinds.kind_of(obj).name)
+    return validator(obj) if validator is not None else []
+
+
 def validate_update(old: Message, new: Message) -> list[str]:
     """The errors of changing ``old`` into ``new`` beyond ``validate_object(new)``: immutable metadata,
     Pod spec immutability (only container images change, tolerations may be added), PriorityClass value and
@@ -563,9 +569,14 @@ def _validate_pod(pod: objects_pb2.Pod) -> list[str]:
         spec.topology_spread_constraints, "spec.topologySpreadConstraints"
     )
     problems += _check_quantities(spec.overhead, "spec.overhead", container=False)[0]
-    if pod.status.nominated_node_name:
-        problems += _check("status.nominatedNodeName", pod.status.nominated_node_name, is_dns1123_subdomain)
+    problems += _validate_pod_status(pod)
     return problems
+
+
+def _validate_pod_status(pod: objects_pb2.Pod) -> list[str]:
+    if pod.status.nominated_node_name:
+        return _check("status.nominatedNodeName", pod.status.nominated_node_name, is_dns1123_subdomain)
+    return []
 
 
 def _validate_scheduling_gates(spec: objects_pb2.PodSpec) -> list[str]:
@@ -1040,7 +1051,12 @@ def _validate_node(node: objects_pb2.Node) -> list[str]:
                 + ": taints must be unique by key and effect pair"
             )
         seen.add(pair)
-    problems += _check_quantities(node.status.capacity, "status.capacity", container=False)[0]
+    problems += _validate_node_status(node)
+    return problems
+
+
+def _validate_node_status(node: objects_pb2.Node) -> list[str]:
+    problems = _check_quantities(node.status.capacity, "status.capacity", container=False)[0]
     problems += _check_quantities(node.status.allocatable, "status.allocatable", container=False)[0]
     problems += _validate_node_images(node.status.images)
     return problems
@@ -1200,9 +1216,13 @@ def _validate_resource_quota(quota: objects_pb2.ResourceQuota) -> list[str]:
         seen.add(scope)
     for index, requirement in enumerate(spec.scope_selector.match_expressions):
         problems += _validate_scope_requirement(requirement, f"spec.scopeSelector.matchExpressions[{index}]")
-    problems += _validate_quota_amounts(quota.status.hard, "status.hard")
-    problems += _validate_quota_amounts(quota.status.used, "status.used")
+    problems += _validate_resource_quota_status(quota)
     return problems
+
+
+def _validate_resource_quota_status(quota: objects_pb2.ResourceQuota) -> list[str]:
+    return _validate_quota_amounts(quota.status.hard, "status.hard") + _validate_quota_amounts(
+        quota.status.used, "status.used")
 
 
 # ------------------------------------------------------------------------------------------ PodGroup
@@ -1281,7 +1301,8 @@ def _validate_coscheduling_pod_group(spec: objects_pb2.PodGroupSpec) -> list[str
     return problems
 
 
-def _validate_pod_group_status(status: objects_pb2.PodGroupStatus) -> list[str]:
+def _validate_pod_group_status(group: objects_pb2.PodGroup) -> list[str]:
+    status = group.status
     problems = []
     for index, condition in enumerate(status.conditions):
         where = f"status.conditions[{index}]"
@@ -1315,7 +1336,7 @@ def _validate_pod_group(group: objects_pb2.PodGroup) -> list[str]:
         for field_name, path in others if _is_set(spec, field_name)
     ]
     problems += _validate_coscheduling_pod_group(spec) if coscheduling else _validate_upstream_pod_group(spec)
-    problems += _validate_pod_group_status(group.status)
+    problems += _validate_pod_group_status(group)
     return problems
 
 
@@ -1424,9 +1445,14 @@ def _validate_namespace(namespace: objects_pb2.Namespace) -> list[str]:
         problems += _check("metadata.name", meta.name, is_dns1123_label)
     for index, finalizer in enumerate(namespace.spec.finalizers):
         problems += _check(f"spec.finalizers[{index}]", finalizer, is_qualified_name)
-    if namespace.status.phase and namespace.status.phase not in NAMESPACE_PHASES:
-        problems.append(not_supported("status.phase", namespace.status.phase, NAMESPACE_PHASES))
+    problems += _validate_namespace_status(namespace)
     return problems
+
+
+def _validate_namespace_status(namespace: objects_pb2.Namespace) -> list[str]:
+    if namespace.status.phase and namespace.status.phase not in NAMESPACE_PHASES:
+        return [not_supported("status.phase", namespace.status.phase, NAMESPACE_PHASES)]
+    return []
 
 
 # -------------------------------------------------------------------------------------- RuntimeClass
@@ -1547,4 +1573,13 @@ _KIND_VALIDATORS: dict[str, Callable[[Any], list[str]]] = {
     kinds.REPLICA_SET.name: _validate_replica_set,
     kinds.STATEFUL_SET.name: _validate_stateful_set,
     kinds.REPLICATION_CONTROLLER.name: _validate_replication_controller,
+}
+
+#: The part of each kind's validation that is about its status (the kinds without are not listed).
+_STATUS_VALIDATORS: dict[str, Callable[[Any], list[str]]] = {
+    kinds.POD.name: _validate_pod_status,
+    kinds.NODE.name: _validate_node_status,
+    kinds.RESOURCE_QUOTA.name: _validate_resource_quota_status,
+    kinds.POD_GROUP.name: _validate_pod_group_status,
+    kinds.NAMESPACE.name: _validate_namespace_status,
 }

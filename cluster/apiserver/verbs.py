@@ -147,7 +147,7 @@ class Verbs:
         """A status update is judged by its status alone, as Kubernetes' status strategies do: metadata
         and spec are kept as stored, so a problem there (an object stored before a rule existed) must
         not stop its controller from reporting on it."""
-        problems = [problem for problem in validation.validate_object(obj) if problem.startswith("status")]
+        problems = validation.validate_status(obj)
         if problems:
             validation.ensure_valid(obj, problems)
 

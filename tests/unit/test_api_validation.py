@@ -12,6 +12,7 @@ from cluster.api.validation import (
     is_qualified_name,
     is_valid_label_value,
     validate_object,
+    validate_status,
     validate_update,
 )
 from tests import builders
@@ -1135,3 +1136,33 @@ UPDATES: list[tuple[str, Message, Callable[[Message], None], list[str]]] = [
 @pytest.mark.parametrize(("old", "change", "expected"), [c[1:] for c in UPDATES], ids=[c[0] for c in UPDATES])
 def test_validate_update(old: Message, change: Callable[[Message], None], expected: list[str]) -> None:
     assert validate_update(old, _changed(old, change)) == expected
+
+
+# Objects wrong both in their spec (or metadata) and in their status, one per kind with status rules,
+# and one kind without any.
+WRONG_SPEC_AND_STATUS = [
+    (objects_pb2.Pod, {"metadata": {"name": "Bad_Name"}, "spec": {"containers": []},
+                       "status": {"nominatedNodeName": "Not_A_Node"}}),
+    (objects_pb2.Node, {"metadata": {"name": "n"}, "spec": {"taints": [{"key": "", "effect": "Sometimes"}]},
+                        "status": {"capacity": {"cpu": "lots"}, "allocatable": {"memory": "-1"},
+                                   "images": [{"names": []}]}}),
+    (objects_pb2.ResourceQuota, {"metadata": {"name": "q", "namespace": "default"},
+                                 "spec": {"scopes": ["Nowhere"]},
+                                 "status": {"hard": {"cpu": "x"}, "used": {"pods": "y"}}}),
+    (objects_pb2.PodGroup, {"metadata": {"name": "Bad_Name", "namespace": "default"},
+                            "status": {"phase": "Bogus"}}),
+    (objects_pb2.Namespace, {"metadata": {"name": "Bad_Name"}, "status": {"phase": "Bogus"}}),
+    (objects_pb2.PodDisruptionBudget, {"metadata": {"name": "Bad_Name", "namespace": "default"}}),
+]
+
+
+@pytest.mark.parametrize(("message", "fields"), WRONG_SPEC_AND_STATUS,
+                         ids=[message.__name__ for message, _ in WRONG_SPEC_AND_STATUS])
+def test_a_status_is_judged_by_the_status_rules_of_the_full_validation(
+    message: Callable[[], Message], fields: dict[str, object]
+) -> None:
+    obj = json_format.ParseDict(fields, message())
+    problems = validate_object(obj)
+    assert [problem for problem in problems if not problem.startswith("status")]  # the rest is wrong too
+    assert validate_status(obj) == [problem for problem in problems if problem.startswith("status")]
+    assert bool(validate_status(obj)) == ("status" in fields)
