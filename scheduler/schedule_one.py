@@ -57,7 +57,6 @@ from scheduler.framework import (
     PodInfo,
     QueuedPodInfo,
     Status,
-    group_key_of,
     is_success,
     rejected_on_node,
 )
@@ -191,10 +190,10 @@ class SchedulingLoop:
         self._next_start_index = result.next_start_index
         return result
 
-    def _gang_of(self, framework: Framework, pod: objects_pb2.Pod) -> GangPolicy | None:
+    def _gang_of(self, framework: Framework, pod_info: PodInfo) -> GangPolicy | None:
         """The gang policy of the pod's group when the group is not admitted yet (fewer than minCount
         bound or being bound): then the pod is placed in a whole-group cycle."""
-        key = group_key_of(pod)
+        key = pod_info.group_key
         if not key:
             return None
         groups = framework.handle.pod_groups
@@ -232,7 +231,7 @@ class SchedulingLoop:
         if self._skip(framework, queued):
             return
         start = self._clock.now()
-        if (policy := self._gang_of(framework, pod)) is not None:
+        if (policy := self._gang_of(framework, queued.pod_info)) is not None:
             await self._gang_cycle.run(framework, queued, policy, cycle, start)
             return
         state = CycleState()
@@ -423,6 +422,7 @@ def _assumed_copy(pod_info: PodInfo, node_name: str) -> PodInfo:
     assumed = copy.copy(pod_info)
     assumed.pod = pod
     return assumed
+
 
 def with_failure_status(
     pod: objects_pb2.Pod, reason: str, message: str, nominated_node: str | None

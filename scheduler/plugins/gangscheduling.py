@@ -27,7 +27,6 @@ from scheduler.framework import (
     PreFilterResult,
     Signature,
     Status,
-    group_key_of,
 )
 
 NAME = "GangScheduling"
@@ -52,7 +51,7 @@ class GangScheduling:
         return ()
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
-        key = group_key_of(pod.pod)
+        key = pod.group_key
         if not key:
             return None
         missing = self._missing_group(key)
@@ -70,7 +69,7 @@ class GangScheduling:
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        key = group_key_of(pod.pod)
+        key = pod.group_key
         return None, (self._missing_group(key) if key else None)
 
     def pre_filter_extensions(self) -> None:

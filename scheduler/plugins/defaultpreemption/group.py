@@ -57,7 +57,6 @@ from scheduler.framework import (
     PodNominator,
     PreFilterResult,
     Status,
-    group_key_of,
     pod_key,
 )
 from scheduler.framework.pod_groups import gang_policy
@@ -121,7 +120,7 @@ class DisruptionUnits:
 
     def group_of(self, pod_info: PodInfo) -> str:
         """The key of the group ``pod_info`` is evicted with as a whole, "" if it goes alone."""
-        key = group_key_of(pod_info.pod)
+        key = pod_info.group_key
         if not key:
             return ""
         group = self._groups.pod_group(key)
