@@ -1221,8 +1221,9 @@ def _validate_resource_quota(quota: objects_pb2.ResourceQuota) -> list[str]:
 
 
 def _validate_resource_quota_status(quota: objects_pb2.ResourceQuota) -> list[str]:
-    return _validate_quota_amounts(quota.status.hard, "status.hard") + _validate_quota_amounts(
-        quota.status.used, "status.used")
+    problems = _validate_quota_amounts(quota.status.hard, "status.hard")
+    problems += _validate_quota_amounts(quota.status.used, "status.used")
+    return problems
 
 
 # ------------------------------------------------------------------------------------------ PodGroup

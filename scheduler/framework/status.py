@@ -113,7 +113,7 @@ def by_identity(statuses: Sequence[S]) -> dict[int, S]:
     return dict(zip(map(id, statuses), statuses, strict=True))
 
 
-def counted_by_identity(statuses: Sequence[Status]) -> list[tuple[Status, int]]:
-    """Each distinct Status object of ``statuses``, first seen first, with how many times it occurs."""
+def counted_by_identity(statuses: Sequence[S]) -> list[tuple[S, int]]:
+    """Each distinct object of ``statuses``, first seen first, with how many times it occurs."""
     distinct = by_identity(statuses)
     return [(distinct[ident], times) for ident, times in Counter(map(id, statuses)).items()]

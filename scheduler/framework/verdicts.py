@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.framework.status import Status, by_identity
+from scheduler.framework.status import Status, counted_by_identity
 
 _NONES = itertools.repeat(None)
 
@@ -59,9 +58,7 @@ def counted_failures(verdicts: Sequence[Status | None], stop: int | None = None)
         if not (codes == UNLISTED).any():
             return _counted_codes(codes, verdicts.table)
     prefix = verdicts if stop is None else verdicts[:stop]
-    objects = by_identity(prefix)
-    times = Counter(map(id, prefix))
-    return [(status, times[ident]) for ident, status in objects.items() if status is not None]
+    return [(status, times) for status, times in counted_by_identity(prefix) if status is not None]
 
 
 def _counted_codes(codes: Codes, table: Sequence[Status]) -> list[tuple[Status, int]]:
