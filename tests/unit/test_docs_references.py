@@ -1,4 +1,5 @@
-"""The repository is read on its own: no file points at documents kept outside it, every relative link of
+"""The repository is read on its own: no file points at documents kept outside it (no path leads out of
+the repository, every Markdown file named is one of its own), every relative link of
 the Markdown files names a file of the repository (and a heading of it, when it names one), the code cites
 no issue of a tracker the reader cannot see, and the manual's count of conformance scenarios is the number
 of cases."""
@@ -15,8 +16,9 @@ REPO = Path(__file__).resolve().parents[2]
 #: Generated, installed or version-control files: not the project's text.
 SKIPPED_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis", "build"}
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".json", ".proto", ".cfg", ".txt", ""}
-#: Names of documents that lived outside the repository when it was written.
-OUTSIDE = ("../shared", "/work/shared", "SCENARIO_FORMAT", "DESIGN.md", "STYLE.md", "seed document")
+#: A relative path that climbs to a parent directory ("../x"), and a Markdown file's name.
+PARENT_PATH = re.compile(r"(?<![\w.])((?:\.\./)+[\w.-]+)")
+MARKDOWN_NAME = re.compile(r"[\w.-]+\.md\b")
 MARKDOWN_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 #: A link to a heading: the page ("" for the same one) and the anchor.
 ANCHOR_LINK = re.compile(r"\]\(([^)#\s]*)#([^)\s]+)\)")
@@ -34,15 +36,48 @@ def _project_files() -> list[Path]:
     return files
 
 
-def test_no_file_refers_to_documents_outside_the_repository() -> None:
-    this_file = Path(__file__).resolve()
-    found = [
+def _leads_outside(path: Path, target: str) -> bool:
+    """Whether ``target``, a relative path written in the file at ``path``, leads out of the repository
+    or into a top-level directory it does not have."""
+    resolved = (path.parent / target).resolve()
+    if not resolved.is_relative_to(REPO):
+        return True
+    parts = resolved.relative_to(REPO).parts
+    return bool(parts) and not (REPO / parts[0]).exists()
+
+
+def outside_references(path: Path, text: str, markdown_names: set[str]) -> list[str]:
+    """The lines of ``text`` (the file at ``path``) with a path that leads outside the repository, or
+    naming a Markdown file the repository does not have."""
+    return [
         f"{path.relative_to(REPO)}:{number}: {line.strip()}"
-        for path in _project_files() if path != this_file
-        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
-        if any(name in line for name in OUTSIDE)
+        for number, line in enumerate(text.splitlines(), 1)
+        if any(_leads_outside(path, target) for target in PARENT_PATH.findall(line))
+        or any(name not in markdown_names for name in MARKDOWN_NAME.findall(line))
     ]
+
+
+def test_no_file_refers_to_documents_outside_the_repository() -> None:
+    files = _project_files()
+    markdown_names = {path.name for path in files if path.suffix == ".md"}
+    this_file = Path(__file__).resolve()  # its examples below are made up
+    found = [line for path in files if path != this_file
+             for line in outside_references(path, path.read_text(errors="replace"), markdown_names)]
     assert not found, "references to documents outside the repository:\n" + "\n".join(found)
+
+
+def test_paths_out_of_the_repository_and_unknown_documents_are_found() -> None:
+    readme, guide = REPO / "README.md", REPO / "docs" / "guide.md"
+    names = {"README.md", "guide.md"}
+    assert outside_references(readme, "see ../elsewhere/NOTES.md", names) == [
+        "README.md:1: see ../elsewhere/NOTES.md"]
+    assert outside_references(guide, "one\nas ../../notes/plan says", names) == [
+        "docs/guide.md:2: as ../../notes/plan says"]
+    assert outside_references(guide, "read NOTES.md", names) == ["docs/guide.md:1: read NOTES.md"]
+    assert outside_references(guide, "as ../elsewhere says", names) == [  # no such top-level directory
+        "docs/guide.md:1: as ../elsewhere says"]
+    # Inside the repository, and documents it has: nothing to report.
+    assert outside_references(guide, "[home](../README.md), guide.md, ../examples/x.yaml", names) == []
 
 
 def test_relative_markdown_links_name_files_of_the_repository() -> None:
