@@ -23,6 +23,10 @@ Rules every backend keeps (the contract suite in tests/contract checks them agai
   in revision order (a revision's events in key order), exactly once, as etcd does
   (``from_revision=0``: only events after the call). When the backend loses its connection it resumes
   after the last event it yielded, inside a revision too.
+* ``watch_progress(prefix, from_revision)`` is ``watch`` that also yields a ``ProgressMark(revision)``
+  once every event on the prefix up to ``revision`` has been yielded, soon after ``request_progress()``
+  (etcd may send marks of its own too): how a watcher learns that the store's revision moved on by
+  writes outside its prefix, which no event tells it (etcd's watch progress notifications).
 * ``compact(revision)`` forgets the history before ``revision``: afterwards reading, listing or watching
   from a revision below it raises ``TooOldRevision``. The newest value of every key is always kept.
 
@@ -172,6 +176,14 @@ class WatchEvent:
     prev_value: bytes | None
 
 
+@dataclass(frozen=True, slots=True)
+class ProgressMark:
+    """Yielded by ``Store.watch_progress``: every event of the watch up to and including ``revision``
+    has been yielded before it (later marks never go back)."""
+
+    revision: int
+
+
 class StoreError(Exception):
     """Base class of the store's errors."""
 
@@ -249,6 +261,17 @@ class Store(Protocol):
 
     def watch(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent]:
         """Every event on ``prefix`` at revision >= ``from_revision``, in order, exactly once."""
+        ...
+
+    def watch_progress(
+        self, prefix: str, from_revision: int = 0
+    ) -> AsyncIterator[WatchEvent | ProgressMark]:
+        """``watch``'s events, with a ``ProgressMark`` between them soon after each ``request_progress``."""
+        ...
+
+    async def request_progress(self) -> None:
+        """Ask every ``watch_progress`` of this store to yield a mark of the store's current revision as
+        soon as it has yielded every event up to it (several requests may share one mark)."""
         ...
 
     async def compact(self, revision: int) -> None:

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-from store.base import Guard, KeyValue, ListResult, Store, TxnOp, TxnResult, WatchEvent, WriteResult, get_many
+from store.base import (
+    Guard,
+    KeyValue,
+    ListResult,
+    ProgressMark,
+    Store,
+    TxnOp,
+    TxnResult,
+    WatchEvent,
+    WriteResult,
+    get_many,
+)
 
 
 class DelegatingStore:
@@ -44,6 +55,14 @@ class DelegatingStore:
 
     def watch(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent]:
         return self._store.watch(prefix, from_revision)
+
+    def watch_progress(
+        self, prefix: str, from_revision: int = 0
+    ) -> AsyncIterator[WatchEvent | ProgressMark]:
+        return self._store.watch_progress(prefix, from_revision)
+
+    async def request_progress(self) -> None:
+        await self._store.request_progress()
 
     async def compact(self, revision: int) -> None:
         await self._store.compact(revision)

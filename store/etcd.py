@@ -35,7 +35,7 @@ import random
 import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar, cast
 
 import grpc
 import grpc.aio
@@ -44,9 +44,11 @@ from etcd3aio._protobuf import (
     Compare,
     DeleteRangeRequest,
     KVStub,
+    MaintenanceStub,
     PutRequest,
     RangeRequest,
     RequestOp,
+    StatusRequest,
     TxnRequest,
     TxnResponse,
     WatchCreateRequest,
@@ -65,6 +67,7 @@ from store.base import (
     KeyValue,
     ListResult,
     OpType,
+    ProgressMark,
     StoreError,
     StoreUnavailable,
     TooOldRevision,
@@ -105,6 +108,10 @@ _TOO_LARGE = ("too many operations in txn request", "request is too large")
 PROBE_TIMEOUT_S = 2.0
 _FUTURE = "is a future revision"
 _TRANSIENT_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+#: The first etcd releases whose requested progress notifications follow the watch's events: before them
+#: a notification may overtake events of its revision, so a mark from it could hide a write (the
+#: versions kube-apiserver requires for its consistent reads from cache).
+_ORDERED_PROGRESS_SINCE = {(3, 4): 31, (3, 5): 13}
 
 T = TypeVar("T")
 _WatchCall: TypeAlias = "grpc.aio.StreamStreamCall[WatchRequest, WatchResponse]"
@@ -212,6 +219,11 @@ class EtcdStore:
         #: The newest revision any etcd response has shown this store; "now" for watch(from_revision=0).
         self._revision_seen = 0
         self._watch_calls: set[_WatchCall] = set()
+        #: The streams of the progress watches, and whether etcd orders a requested notification after
+        #: the events before it (learned at connect; if not, marks come only on etcd's own schedule).
+        self._progress_calls: set[_WatchCall] = set()
+        self._progress_requests_ordered = False
+        self._progress_writing = asyncio.Lock()
         #: Watches being registered with etcd; requests made after watch() wait for them.
         self._registering: set[asyncio.Task[tuple[_WatchCall | None, int]]] = set()
 
@@ -243,6 +255,8 @@ class EtcdStore:
         store = cls(channel, key_prefix=key_prefix, endpoints=",".join(named), timeouts=timeouts)
         try:
             await store.current_revision()
+            status = await store._unary(MaintenanceStub(channel).Status, StatusRequest(), idempotent=True)
+            store._progress_requests_ordered = _orders_requested_progress(status.version)
         except BaseException:
             await store.close()
             raise
@@ -466,15 +480,43 @@ class EtcdStore:
         The stream is registered with etcd right away, not at the first iteration, and requests
         made through this store after the call wait until it is. Iterate the result or
         ``aclose()`` it; ``close()`` of the store ends it too."""
+        # Without progress_notify etcd sends no notification, so it yields events only.
+        return cast(AsyncIterator[WatchEvent], self._watch(prefix, from_revision, marks=False))
+
+    def watch_progress(
+        self, prefix: str, from_revision: int = 0
+    ) -> AsyncIterator[WatchEvent | ProgressMark]:
+        """``watch`` with etcd's progress notifications as marks: those etcd sends on its own schedule
+        (``--experimental-watch-progress-notify-interval``, to a watch with no events in that time, always
+        after the events they cover) and, from etcd 3.4.31 and 3.5.13 on, those ``request_progress`` asks
+        for (an older etcd may send a requested one ahead of events, so none is asked of it)."""
+        return self._watch(prefix, from_revision, marks=True)
+
+    async def request_progress(self) -> None:
+        if not self._progress_requests_ordered:
+            return
+        request = WatchRequest()
+        request.progress_request.SetInParent()
+        async with self._progress_writing:  # one write at a time per stream
+            for call in list(self._progress_calls):
+                # A broken stream is its watch's to notice and reopen; this request is then moot.
+                with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                    await call.write(request)
+
+    def _watch(
+        self, prefix: str, from_revision: int, *, marks: bool
+    ) -> AsyncIterator[WatchEvent | ProgressMark]:
         if from_revision < 0:
             raise ValueError(f"watch from_revision must be >= 0, got {from_revision}")
         start, range_end = self._key_range(prefix)
         from_now = from_revision == 0
         first = from_revision or self._revision_seen + 1
-        opening = asyncio.get_running_loop().create_task(self._open_watch(start, range_end, first, from_now))
+        opening = asyncio.get_running_loop().create_task(
+            self._open_watch(start, range_end, first, from_now, marks)
+        )
         self._registering.add(opening)
         opening.add_done_callback(self._registering.discard)
-        return _Watch(opening, self._follow(prefix, start, range_end, opening, from_now))
+        return _Watch(opening, self._follow(prefix, start, range_end, opening, from_now, marks))
 
     async def _follow(
         self,
@@ -483,7 +525,8 @@ class EtcdStore:
         range_end: bytes,
         opening: asyncio.Task[tuple[_WatchCall | None, int]] | None,
         from_now: bool,
-    ) -> AsyncGenerator[WatchEvent, None]:
+        marks: bool,
+    ) -> AsyncGenerator[WatchEvent | ProgressMark, None]:
         # What a reconnection asks for: one past the last event yielded.
         next_revision = 0
         while True:
@@ -492,7 +535,9 @@ class EtcdStore:
                     call, next_revision = await opening
                     opening = None
                 else:
-                    call, next_revision = await self._open_watch(start, range_end, next_revision, from_now)
+                    call, next_revision = await self._open_watch(
+                        start, range_end, next_revision, from_now, marks
+                    )
             except asyncio.CancelledError:
                 if self._closed_under_us():
                     return
@@ -505,6 +550,8 @@ class EtcdStore:
                 raise
             if call is None:
                 return
+            if marks:
+                self._progress_calls.add(call)
             try:
                 while True:
                     try:
@@ -538,7 +585,11 @@ class EtcdStore:
                             continue
                         yield self._event(raw)
                         next_revision, from_now = int(raw.kv.mod_revision) + 1, False
+                    if marks and not response.events and not response.created:
+                        # A progress notification: its header is the revision every event before it covers.
+                        yield ProgressMark(int(response.header.revision))
             finally:
+                self._progress_calls.discard(call)
                 call.cancel()
 
     async def close(self) -> None:
@@ -721,7 +772,7 @@ class EtcdStore:
         return recorded
 
     async def _open_watch(
-        self, start: bytes, range_end: bytes, revision: int, from_now: bool
+        self, start: bytes, range_end: bytes, revision: int, from_now: bool, progress_notify: bool
     ) -> tuple[_WatchCall | None, int]:
         """A watch stream that etcd has registered from ``revision``, and that revision; reconnects
         with backoff for up to ``watch_reconnect_budget_s``. (None, revision) once the store is closed.
@@ -759,7 +810,8 @@ class EtcdStore:
                 call.add_done_callback(self._watch_calls.discard)
                 try:
                     create = WatchCreateRequest(
-                        key=start, range_end=range_end, start_revision=revision, prev_kv=True
+                        key=start, range_end=range_end, start_revision=revision, prev_kv=True,
+                        progress_notify=progress_notify,
                     )
                     await call.write(WatchRequest(create_request=create))
                     created = await _next_response(call)
@@ -803,6 +855,18 @@ def _check_value(value: bytes) -> None:
         raise TypeError(f"store values must be bytes, got {type(value).__name__}")
 
 
+def _orders_requested_progress(version: str) -> bool:
+    """Whether etcd ``version`` ("3.5.17") sends a requested progress notification after the events
+    before it."""
+    try:
+        major, minor, patch = (int(part) for part in version.split("-")[0].split(".")[:3])
+    except ValueError:
+        return False
+    if (major, minor) in _ORDERED_PROGRESS_SINCE:
+        return patch >= _ORDERED_PROGRESS_SINCE[(major, minor)]
+    return (major, minor) > max(_ORDERED_PROGRESS_SINCE)
+
+
 def _compact_record(kvs: Sequence[Any]) -> tuple[int, int]:
     """(version, recorded target) of compact_rev_key; (0, 0) before the first compaction."""
     return (int(kvs[0].version), int(kvs[0].value)) if kvs else (0, 0)
@@ -813,7 +877,9 @@ class _Watch:
     which ``aclose()`` undoes even if iteration never started."""
 
     def __init__(
-        self, opening: asyncio.Task[tuple[_WatchCall | None, int]], events: AsyncGenerator[WatchEvent, None]
+        self,
+        opening: asyncio.Task[tuple[_WatchCall | None, int]],
+        events: AsyncGenerator[WatchEvent | ProgressMark, None],
     ) -> None:
         self._opening = opening
         self._events = events
@@ -821,7 +887,7 @@ class _Watch:
     def __aiter__(self) -> _Watch:
         return self
 
-    async def __anext__(self) -> WatchEvent:
+    async def __anext__(self) -> WatchEvent | ProgressMark:
         return await anext(self._events)
 
     async def aclose(self) -> None:

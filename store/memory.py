@@ -32,6 +32,7 @@ import asyncio
 import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import AsyncIterator, Sequence
+from typing import cast
 
 from store.base import (
     EventType,
@@ -40,6 +41,7 @@ from store.base import (
     KeyValue,
     ListResult,
     OpType,
+    ProgressMark,
     StoreError,
     StoreUnavailable,
     TooOldRevision,
@@ -63,6 +65,15 @@ class _Cursor:
 
     def __init__(self, position: int) -> None:
         self.position = position
+
+
+class _MarkRequest:
+    """Whether a progress watch owes a ``ProgressMark`` (held weakly: it goes with its watch)."""
+
+    __slots__ = ("__weakref__", "requested")
+
+    def __init__(self) -> None:
+        self.requested = False
 
 
 class MemoryState:
@@ -206,6 +217,7 @@ class MemoryStore:
         self.state = state if state is not None else MemoryState()
         self._closed = False
         self._waiters: list[asyncio.Future[None]] = []
+        self._mark_requests: weakref.WeakSet[_MarkRequest] = weakref.WeakSet()
 
     async def _open_state(self) -> MemoryState:
         # Every call of the other stores is a point where other tasks run; one turn of the event loop
@@ -322,6 +334,25 @@ class MemoryStore:
     # ---- watch -------------------------------------------------------------------------------------
 
     def watch(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent]:
+        # Without a mark request it yields events only.
+        return cast(AsyncIterator[WatchEvent], self._watch(prefix, from_revision, None))
+
+    def watch_progress(
+        self, prefix: str, from_revision: int = 0
+    ) -> AsyncIterator[WatchEvent | ProgressMark]:
+        marks = _MarkRequest()
+        self._mark_requests.add(marks)
+        return self._watch(prefix, from_revision, marks)
+
+    async def request_progress(self) -> None:
+        await self._open_state()
+        for marks in self._mark_requests:
+            marks.requested = True
+        self.wake()
+
+    def _watch(
+        self, prefix: str, from_revision: int, marks: _MarkRequest | None
+    ) -> AsyncIterator[WatchEvent | ProgressMark]:
         if from_revision < 0:
             raise ValueError(f"watch from_revision must be >= 0, got {from_revision}")
         state = self.state
@@ -334,11 +365,11 @@ class MemoryStore:
         # this call, and a compaction before the first iteration keeps what this watch owes. A closed
         # handle's watch ends at once, as a closed SQLite store's does.
         cursor = None if refused else state.cursor_at(from_revision or state.revision + 1)
-        return self._follow(prefix, cursor, refused)
+        return self._follow(prefix, cursor, refused, marks)
 
     async def _follow(
-        self, prefix: str, cursor: _Cursor | None, refused: StoreError | None
-    ) -> AsyncIterator[WatchEvent]:
+        self, prefix: str, cursor: _Cursor | None, refused: StoreError | None, marks: _MarkRequest | None
+    ) -> AsyncIterator[WatchEvent | ProgressMark]:
         if refused is not None:
             raise refused
         assert cursor is not None
@@ -352,6 +383,11 @@ class MemoryStore:
                         yield event
                         if self._closed:
                             return
+                if marks is not None and marks.requested:
+                    # The log is read to its end: every event up to the store's revision is out.
+                    marks.requested = False
+                    yield ProgressMark(state.revision)
+                    continue
                 waiter = asyncio.get_running_loop().create_future()
                 self._waiters.append(waiter)
                 state.waiting.add(self)

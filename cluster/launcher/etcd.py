@@ -362,6 +362,10 @@ class EtcdCluster:
             # A BindGroup of up to 1000 pods is one Txn of a comparison per pod, per node and for the
             # fence (etcd's default cap is 128 per list).
             "--max-txn-ops", str(MAX_TXN_OPS),
+            # A watch that asked for progress notifications (the API server's watch cache) learns within
+            # 100 ms that writes outside its prefix moved the revision on, on an etcd too old for it to
+            # ask (etcd's default is 10 minutes); a watch with events in that time gets none.
+            "--experimental-watch-progress-notify-interval", "100ms",
             *(self.tls.flags() if self.tls is not None else []),
         ]  # fmt: skip
         with member.log_path.open("a") as log:

@@ -32,6 +32,8 @@ class Subscription:
         self.capacity = capacity
         self.overflowed = False
         self.closed = False
+        #: A progress mark is owed (SqliteStore.watch_progress).
+        self.progress_requested = False
         self._rows: deque[Row] = deque()
         self._wakeup = asyncio.Event()
 
@@ -45,6 +47,11 @@ class Subscription:
         else:
             self._rows.extend(matched)
         self._wakeup.set()
+
+    @property
+    def buffered(self) -> bool:
+        """Whether rows wait in the buffer."""
+        return bool(self._rows)
 
     def take(self) -> list[Row]:
         """The buffered rows, oldest first; the buffer is empty afterwards."""
@@ -62,6 +69,10 @@ class Subscription:
         """Until rows arrive, the buffer overflows, or the subscription is closed."""
         await self._wakeup.wait()
         self._wakeup.clear()
+
+    def request_progress(self) -> None:
+        self.progress_requested = True
+        self._wakeup.set()
 
     def close(self) -> None:
         self.closed = True

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import weakref
 from collections.abc import AsyncIterator, Sequence
+from typing import cast
 
 from store.base import (
     EventType,
@@ -25,6 +27,7 @@ from store.base import (
     KeyValue,
     ListResult,
     OpType,
+    ProgressMark,
     StoreUnavailable,
     TxnOp,
     TxnResult,
@@ -58,6 +61,8 @@ class SqliteStore:
         self._log = log
         self._lock = lock
         self._closed = False
+        #: The subscriptions of the progress watches (each goes with its watch).
+        self._progress: weakref.WeakSet[Subscription] = weakref.WeakSet()
 
     @classmethod
     async def open(
@@ -155,17 +160,34 @@ class SqliteStore:
     # ---- watch -------------------------------------------------------------------------------------
 
     def watch(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent]:
+        # Its subscription is never asked for a mark, so it yields events only.
+        return cast(AsyncIterator[WatchEvent], self._watch(prefix, from_revision, progress=False))
+
+    def watch_progress(
+        self, prefix: str, from_revision: int = 0
+    ) -> AsyncIterator[WatchEvent | ProgressMark]:
+        return self._watch(prefix, from_revision, progress=True)
+
+    async def request_progress(self) -> None:
+        for subscription in list(self._progress):
+            subscription.request_progress()
+
+    def _watch(
+        self, prefix: str, from_revision: int, *, progress: bool
+    ) -> AsyncIterator[WatchEvent | ProgressMark]:
         if from_revision < 0:
             raise ValueError(f"watch from_revision must be >= 0, got {from_revision}")
         # Subscribe now, not at the first iteration, so "events after the call" means after this call.
         subscription = self._log.subscribe(prefix)
+        if progress:
+            self._progress.add(subscription)
         if from_revision == 0:
             return self._follow(subscription, prefix, self._log.published_revision + 1, from_log=False)
         return self._follow(subscription, prefix, from_revision, from_log=True)
 
     async def _follow(
         self, subscription: Subscription, prefix: str, next_revision: int, *, from_log: bool
-    ) -> AsyncIterator[WatchEvent]:
+    ) -> AsyncIterator[WatchEvent | ProgressMark]:
         # The position: every row at or before (revision, after_key) was delivered; after_key "" means
         # nothing of ``revision`` yet (no key is empty).
         revision, after_key = next_revision, ""
@@ -191,8 +213,14 @@ class SqliteStore:
                     if (row.revision, row.name) > (revision, after_key):
                         yield _event(row)
                         revision, after_key = row.revision, row.name
-                if not subscription.overflowed:
-                    await subscription.wait()
+                if subscription.overflowed:
+                    continue
+                if subscription.progress_requested and not subscription.buffered:
+                    # Every row published so far was offered to this subscription and is now out.
+                    subscription.progress_requested = False
+                    yield ProgressMark(self._log.published_revision)
+                    continue
+                await subscription.wait()
         except StoreUnavailable:
             if self._closed:  # close() during a log read ends the watch like any other close
                 return

@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from store.base import EventType, FutureRevision, Store, WatchEvent
+from store.base import EventType, FutureRevision, ProgressMark, Store, WatchEvent
 from tests.contract.conftest import Backend
-from tests.contract.watching import close, summary, take, take_until_sentinel
+from tests.contract.watching import EVENT_TIMEOUT_S, close, summary, take, take_until_sentinel
 
 
 async def _write_history(store: Store, prefix: str, writes: int, seed: int = 1) -> list[WatchEvent]:
@@ -234,3 +234,28 @@ async def test_a_watch_from_the_next_revision_waits_for_it(store: Store) -> None
         await close(events)
 
     assert summary(got) == [("PUT", "/pods/b", written.revision)]
+
+
+async def test_a_progress_mark_follows_the_events_it_covers(store: Store) -> None:
+    watch = store.watch_progress("/watched/")
+    try:
+        inside = await store.create("/watched/a", b"1")
+        outside = await store.create("/elsewhere/b", b"2")  # moves the revision on, no event here
+        items: list[WatchEvent | ProgressMark] = []
+        await store.request_progress()
+        async with asyncio.timeout(EVENT_TIMEOUT_S):
+            while True:
+                item = await anext(watch)
+                items.append(item)
+                if isinstance(item, ProgressMark):
+                    if item.revision >= outside.revision:
+                        break
+                    await store.request_progress()  # an earlier mark: ask again
+        events = [item for item in items if isinstance(item, WatchEvent)]
+        assert summary(events) == [("PUT", "/watched/a", inside.revision)]
+        marks = [(index, item.revision) for index, item in enumerate(items) if isinstance(item, ProgressMark)]
+        assert [revision for _, revision in marks] == sorted(revision for _, revision in marks)
+        # A mark that covers the event comes after it.
+        assert all(index > items.index(events[0]) for index, revision in marks if revision >= inside.revision)
+    finally:
+        await close(watch)
