@@ -13,6 +13,7 @@ from tests.unit.test_client_fake_apiserver import until
 from tests.unit.test_watch_cache import (
     ADDED,
     MODIFIED,
+    STEP_S,
     Stream,
     WatchedStore,
     decoded,
@@ -65,3 +66,21 @@ async def test_a_broken_store_watch_lists_again(store: Store) -> None:
         await until(lambda: cacher.reflector.watches_opened == 2 and cacher.reflector.ready, 10.0)
         got = await cacher.get(POD, "default", "during")
         assert got is not None
+
+
+async def test_writes_outside_the_registry_reach_the_cache_without_an_event(isolated_store: Store) -> None:
+    # A long timeout: a read the cache answers was answered because the cache learned the revision.
+    watched = WatchedStore(isolated_store)
+    async with running(watched, fresh_timeout_s=STEP_S) as (cacher, registry):
+        await registry.create(POD, pod("a"))
+        created = await isolated_store.create("/outside/the/registry", b"foreign")
+        assert created.succeeded
+        page = await cacher.list(selection())
+        assert [p.metadata.name for p in page.items] == ["a"]
+        assert cacher.reflector.revision >= created.revision and page.revision >= created.revision
+        # etcd's compaction record is such a write too.
+        await isolated_store.compact(created.revision)
+        revision = await isolated_store.current_revision()
+        assert await cacher.get(POD, "default", "a") is not None
+        assert cacher.reflector.revision >= revision
+        assert cacher.unreached_waits == 0  # no read waited in vain and went to the store

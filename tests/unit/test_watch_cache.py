@@ -10,7 +10,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -20,7 +20,7 @@ from cluster.apiserver.registry import Registry
 from cluster.apiserver.selection import Selection
 from cluster.apiserver.watchcache import Cacher, CacheSettings, read_scope
 from cluster.apiserver.watchcache.framing import watch_event_bytes
-from store.base import Store, StoreUnavailable, WatchEvent
+from store.base import ProgressMark, Store, StoreUnavailable, WatchEvent
 from store.sqlite import SqliteStore
 from tests import builders
 from tests.unit.test_client_fake_apiserver import until
@@ -29,11 +29,12 @@ ADDED, MODIFIED, DELETED = (
     apiserver_pb2.WatchEvent.ADDED, apiserver_pb2.WatchEvent.MODIFIED, apiserver_pb2.WatchEvent.DELETED
 )
 STEP_S = 5.0
+T = TypeVar("T")
 
 
 class WatchedStore:
-    """The store it wraps, with its watches counted, their events held back while ``gate`` is clear,
-    and a way to break them (as an etcd restart would)."""
+    """The store it wraps, with its watches counted, their events (and progress marks) held back while
+    ``gate`` is clear, and a way to break them (as an etcd restart would)."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -54,7 +55,11 @@ class WatchedStore:
         self.watches += 1
         return self._watch(self._store.watch(prefix, from_revision))
 
-    async def _watch(self, events: AsyncIterator[WatchEvent]) -> AsyncIterator[WatchEvent]:
+    def watch_progress(self, prefix: str, from_revision: int = 0) -> AsyncIterator[WatchEvent | ProgressMark]:
+        self.watches += 1
+        return self._watch(self._store.watch_progress(prefix, from_revision))
+
+    async def _watch(self, events: AsyncIterator[T]) -> AsyncIterator[T]:
         try:
             async for event in events:
                 await self.gate.wait()

@@ -5,8 +5,9 @@
   ring, or compacted in the store; an uncached kind; a cache that is not in sync) the store watch of
   watch.py, which answers "too old resource version" when the store has compacted the revision.
 * List and Get of the latest state (the API has no other): consistent reads from cache, as KEP-2340
-  serves them: the store's current revision is read (cheap), the cache waits until it has seen it, and
-  answers; after ``fresh_timeout_s``, or while it is not in sync, the store answers. A List's later pages
+  serves them: the store's current revision is read (cheap), the cache waits until it has seen it (an
+  event of it, or a progress mark the reflector asks the store for when none comes), and answers; after
+  ``fresh_timeout_s``, or while it is not in sync, the store answers. A List's later pages
   (continue tokens) are read from the store at the first page's revision, as before.
 * Admission reads (PriorityClasses, ResourceQuotas) are consistent reads too.
 
@@ -73,6 +74,9 @@ class CacheSettings:
     #: How long a consistent read waits for the cache to reach the store's revision before it asks the
     #: store; kube-apiserver waits up to 3 s, but a read here never needs the cache to answer.
     fresh_timeout_s: float = 1.0
+    #: How long a consistent read waits for events before the cache asks the store for a progress mark,
+    #: and between such requests while reads wait (kube-apiserver asks every 100 ms).
+    progress_after_s: float = 0.05
     #: Seconds between attempts to list and watch again after the store watch broke.
     retry_s: float = 1.0
     #: Kinds served from the store only: Events, as kube-apiserver does by default (many writes, few
@@ -90,10 +94,15 @@ class Cacher:
             )
             for kind in KINDS if kind not in settings.uncached
         }
-        self.reflector = Reflector(registry.store, list(self._caches.values()), retry_s=settings.retry_s)
+        self.reflector = Reflector(
+            registry.store, list(self._caches.values()), retry_s=settings.retry_s,
+            progress_after_s=settings.progress_after_s,
+        )
         self._probe = RevisionProbe(registry.store)
         #: The last store revision a consistent read waited for in vain.
         self._unreached = 0
+        #: Consistent reads that waited ``fresh_timeout_s`` in vain and went to the store.
+        self.unreached_waits = 0
 
     async def run(self) -> None:
         """Keep the cache in sync with the store until cancelled."""
@@ -120,10 +129,10 @@ class Cacher:
             return None
         if await self.reflector.wait_for(revision, self.settings.fresh_timeout_s):
             return cache
-        # Not seen yet, or never to be seen: a write outside the registry (etcd's compaction record)
-        # advances the revision without an event. Later reads at that same revision go to the store at
-        # once rather than each waiting again.
+        # Not seen yet, or never to be seen (a store whose watch sent no progress mark in time). Later
+        # reads at that same revision go to the store at once rather than each waiting again.
         self._unreached = revision
+        self.unreached_waits += 1
         log.info("the watch cache has not reached revision %d in %.1fs; reading from the store",
                  revision, self.settings.fresh_timeout_s)
         return None

@@ -2,9 +2,12 @@
 registry from the revision after it, each event handed to its kind's cache.
 
 One watch for every kind, rather than one per kind, because a consistent read waits until the cache has
-seen the store's current revision, and any write of any kind advances it: a watch of one kind's prefix
-never learns that a write of another kind was made (kube-apiserver asks etcd for progress notifications
-instead; the Store protocol has none). Events of kinds that are not cached are skipped undecoded.
+seen the store's current revision, and any write of any kind advances it. Writes outside the registry
+(etcd's compaction record, other users' keys) advance it too without an event: while a read waits, the
+reflector asks the store for a progress mark (``Store.request_progress``, etcd's watch progress requests,
+as kube-apiserver's cacher does), which says that the watch has yielded every event up to the store's
+revision then, and records that revision as seen. Events of kinds that are not cached are skipped
+undecoded.
 
 When the watch breaks (etcd restarted or compacted past it, the store closed) every watcher of the cache
 is closed, so its client watches again from its last resourceVersion, and the reflector lists again."""
@@ -17,7 +20,7 @@ import itertools
 import logging
 
 from cluster.apiserver.watchcache.kindcache import KindCache
-from store.base import KeyValue, Store
+from store.base import KeyValue, ProgressMark, Store
 
 log = logging.getLogger(__name__)
 
@@ -28,10 +31,14 @@ LIST_PAGE_SIZE = 500
 
 
 class Reflector:
-    def __init__(self, store: Store, caches: list[KindCache], *, retry_s: float = 1.0) -> None:
+    def __init__(
+        self, store: Store, caches: list[KindCache], *, retry_s: float = 1.0, progress_after_s: float = 0.05
+    ) -> None:
         self._store = store
         self._caches = {cache.kind.plural: cache for cache in caches}
         self._retry_s = retry_s
+        self._progress_after_s = progress_after_s
+        self._requesting: asyncio.Task[None] | None = None
         #: Whether the cache holds the store's state as of ``revision`` (a List and an unbroken watch).
         self.ready = False
         #: Every store event up to and including this revision is in the cache.
@@ -67,7 +74,7 @@ class Reflector:
         revision = await self._store.current_revision()
         for kind_cache in self._caches.values():
             kind_cache.reset(await self._list(kind_cache.kind.key_prefix(), revision), revision)
-        events = self._store.watch(REGISTRY_PREFIX, revision + 1)
+        events = self._store.watch_progress(REGISTRY_PREFIX, revision + 1)
         self.watches_opened += 1
         self._applied = revision
         self.ready = True
@@ -75,11 +82,15 @@ class Reflector:
         log.info("the watch cache is in sync at revision %d", revision)
         try:
             async for event in events:
-                plural = event.key[len(REGISTRY_PREFIX):].partition("/")[0]
-                cache = self._caches.get(plural)
-                if cache is not None:
-                    cache.apply(event)
-                self._applied = event.revision
+                if isinstance(event, ProgressMark):
+                    # No event of the registry up to it remains: the cache is the store as of it.
+                    self._applied = max(self._applied, event.revision)
+                else:
+                    plural = event.key[len(REGISTRY_PREFIX):].partition("/")[0]
+                    cache = self._caches.get(plural)
+                    if cache is not None:
+                        cache.apply(event)
+                    self._applied = event.revision
                 if not self._publishing:
                     # A revision's events (a transaction's) arrive together: publish once they are all in.
                     self._publishing = True
@@ -119,6 +130,22 @@ class Reflector:
                 future.set_result(False)
         self._waiters.clear()
 
+    async def _request_progress(self) -> None:
+        """While reads wait, ask the store for a progress mark every ``progress_after_s``: the events they
+        wait for usually come sooner, and then nothing is asked."""
+        try:
+            while True:
+                await asyncio.sleep(self._progress_after_s)
+                if not any(not future.done() for _, _, future in self._waiters):
+                    return
+                try:
+                    await self._store.request_progress()
+                except Exception as exc:  # the read falls back to the store after its timeout
+                    log.info("the watch cache could not ask the store for progress (%s: %s)",
+                             type(exc).__name__, exc)
+        finally:
+            self._requesting = None
+
     async def wait_for(self, revision: int, timeout_s: float) -> bool:
         """Whether the cache has seen ``revision`` within ``timeout_s`` (False at once when not ready)."""
         if not self.ready:
@@ -127,6 +154,10 @@ class Reflector:
             return True
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         heapq.heappush(self._waiters, (revision, next(self._order), future))
+        if self._requesting is None:
+            self._requesting = asyncio.get_running_loop().create_task(
+                self._request_progress(), name="watch-cache-progress-requests"
+            )
         try:
             return await asyncio.wait_for(asyncio.shield(future), timeout_s)
         except TimeoutError:
