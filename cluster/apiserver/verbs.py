@@ -120,6 +120,8 @@ class Verbs:
             charged: tuple[str, ...] = ()
             if isinstance(candidate, objects_pb2.Pod):
                 charged = await quota.charge(self.registry, candidate, dry_run=dry_run, cache=self.cache)
+            elif isinstance(candidate, objects_pb2.PodGroup):
+                await quota.admit_pod_group(self.cache, candidate)
             try:
                 created = await self.registry.create(kind, candidate, dry_run=dry_run, guards=guards)
             except Exception as exc:
