@@ -15,8 +15,8 @@ Releasing: a pod uses its quotas from its create until it finishes (the status u
 Succeeded or Failed; kube's pod evaluator ignores finished pods) or, if it never does, until it is gone
 for good (Delete without grace, or the graceful deletion finisher at the end of the grace period: a
 terminating pod still counts). That update or removal takes its usage off every quota that counts it,
-by compare-and-swap again. A finished pod that a status update brings back to a running phase is not
-charged again here; the resourcequota controller's recount raises its quotas. So a create, a finish or
+by compare-and-swap again. A finished pod is never charged again: validation refuses a status update
+that takes it out of its terminal phase (validate_status_update). So a create, a finish or
 a removal costs O(quotas in the namespace), never a recount of the namespace's pods. A quota's usage is
 counted from the pods only when the quota is created, or when its update adds a limit it had no count
 for, as the quota controller's first sync does. Errors are on the safe side: a server that dies between

@@ -184,8 +184,18 @@ async def test_a_finished_pod_gives_its_usage_back_once(client: Client, namespac
     assert isinstance(done, objects_pb2.Pod)
 
     done.status.phase = "Succeeded"
-    await client.update_status(done)
+    done = await client.update_status(done)
     assert await used(client, namespace, "two") == {"pods": "1"}, "a finished pod uses no quota"
+    # Nor may it come back to run again, uncounted.
+    assert isinstance(done, objects_pb2.Pod)
+    done.status.phase = "Running"
+    with pytest.raises(errors.Invalid) as refused:
+        await client.update_status(done)
+    assert refused.value.message == (
+        'Pod "done" is invalid: status.phase: Forbidden: may not be transitioned from terminal phase '
+        '"Succeeded" to "Running"'
+    )
+    assert (await client.get("Pod", "done", namespace)).status.phase == "Succeeded"  # type: ignore[attr-defined]
     await client.create(classed_pod("next", namespace))
     assert await used(client, namespace, "two") == {"pods": "2"}
     fresh = objects_pb2.ResourceQuota()
