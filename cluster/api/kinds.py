@@ -34,6 +34,18 @@ class Kind(Generic[M]):
         """Every apiVersion served for this kind, the preferred one first."""
         return (self.api_version, *self.also_served)
 
+    @property
+    def group(self) -> str:
+        """The API group: "" for the core group ("v1"), else the part of apiVersion before the version."""
+        head, _, _ = self.api_version.rpartition("/")
+        return head
+
+    @property
+    def resource(self) -> str:
+        """The group-qualified resource name Kubernetes prints in messages: "pods",
+        "priorityclasses.scheduling.k8s.io"."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
     def key_prefix(self, namespace: str = "") -> str:
         """The store prefix of every object of this kind (in ``namespace``, when given)."""
         if self.namespaced and namespace:

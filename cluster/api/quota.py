@@ -8,6 +8,9 @@ match expressions; a pod counts only if it meets every one. Scope PriorityClass 
 ``PriorityClass=<class>`` that a pod without a class does not have: In needs the class among the values,
 NotIn needs it absent from them (a pod without a class meets it), Exists needs a class, DoesNotExist none.
 A pod that has finished (Succeeded or Failed) is counted by no quota, as kube's pod evaluator ignores it.
+
+A PodGroup is counted by no quota (quotas count pods), but its priority orders the queue as a pod's does,
+so the limited scopes hold for it as for a pod: a group of a system class needs a quota that opens it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ PRIORITY_CLASS_SCOPE = "PriorityClass"
 FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
 
 Requirement = objects_pb2.ScopedResourceSelectorRequirement
+#: What a PriorityClass scope looks at: an object with a spec.priorityClassName.
+Classed = objects_pb2.Pod | objects_pb2.PodGroup
 
 #: The scopes only a quota may open (kube's limitedResources for pods, as its documentation sets it): pods
 #: of the system priority classes need a quota that counts them through a PriorityClass scope.
@@ -40,11 +45,11 @@ def scope_requirements(quota: objects_pb2.ResourceQuota) -> list[Requirement]:
     return requirements
 
 
-def pod_meets(requirement: Requirement, pod: objects_pb2.Pod) -> bool:
-    """Whether ``pod`` meets one scope requirement (validation admits only the PriorityClass scope)."""
+def meets(requirement: Requirement, obj: Classed) -> bool:
+    """Whether ``obj`` meets one scope requirement (validation admits only the PriorityClass scope)."""
     if requirement.scope_name != PRIORITY_CLASS_SCOPE:
         return False
-    class_name = pod.spec.priority_class_name
+    class_name = obj.spec.priority_class_name
     operator = requirement.operator
     if operator == "Exists":
         return bool(class_name)
@@ -57,11 +62,11 @@ def pod_meets(requirement: Requirement, pod: objects_pb2.Pod) -> bool:
     return False
 
 
-def in_scope(quota: objects_pb2.ResourceQuota, pod: objects_pb2.Pod) -> bool:
-    """Whether ``pod`` is in ``quota``'s scope: the same namespace and every scope requirement met."""
-    if quota.metadata.namespace != pod.metadata.namespace:
+def in_scope(quota: objects_pb2.ResourceQuota, obj: Classed) -> bool:
+    """Whether ``obj`` is in ``quota``'s scope: the same namespace and every scope requirement met."""
+    if quota.metadata.namespace != obj.metadata.namespace:
         return False
-    return all(pod_meets(requirement, pod) for requirement in scope_requirements(quota))
+    return all(meets(requirement, obj) for requirement in scope_requirements(quota))
 
 
 def uses_quota(pod: objects_pb2.Pod) -> bool:
@@ -75,16 +80,16 @@ def counts_pod(quota: objects_pb2.ResourceQuota, pod: objects_pb2.Pod) -> bool:
     return uses_quota(pod) and in_scope(quota, pod)
 
 
-def limited_scopes_refusal(pod: objects_pb2.Pod, quotas: Iterable[objects_pb2.ResourceQuota]) -> str | None:
-    """Why ``pod`` may not be created beside ``quotas`` (its namespace's): a limited scope it falls in
-    that no quota counting it covers. None when it may."""
-    limited = [scope for scope in LIMITED_SCOPES if pod_meets(scope, pod)]
+def limited_scopes_refusal(obj: Classed, quotas: Iterable[objects_pb2.ResourceQuota]) -> str | None:
+    """Why ``obj`` (a pod or a PodGroup) may not be created beside ``quotas`` (its namespace's): a limited
+    scope it falls in that no quota whose scope it is in covers. None when it may."""
+    limited = [scope for scope in LIMITED_SCOPES if meets(scope, obj)]
     if not limited:
         return None
     covered = {
         requirement.scope_name
-        for quota in quotas if in_scope(quota, pod)
-        for requirement in scope_requirements(quota) if pod_meets(requirement, pod)
+        for quota in quotas if in_scope(quota, obj)
+        for requirement in scope_requirements(quota) if meets(requirement, obj)
     }
     uncovered = [scope for scope in limited if scope.scope_name not in covered]
     if not uncovered:
@@ -106,17 +111,20 @@ def exceeded_refusal(quota_name: str, used: Mapping[str, int], hard: Mapping[str
 
 
 def first_refused(
-    pods: Sequence[objects_pb2.Pod], quotas: Iterable[objects_pb2.ResourceQuota]
+    objs: Sequence[Classed], quotas: Iterable[objects_pb2.ResourceQuota]
 ) -> tuple[int, str] | None:
-    """Whether ``pods``, created one after the other against ``quotas`` as they stand, all get in: the
-    index of the first that would be refused and why (the words of ``limited_scopes_refusal`` or
-    ``exceeded_refusal``), or None. Each pod admitted counts towards the quotas that count it, as the
-    server's charge would; a quota whose usage is not known yet is left for the server to judge."""
+    """Whether ``objs`` (pods and PodGroups), created one after the other against ``quotas`` as they
+    stand, all get in: the index of the first that would be refused and why (the words of
+    ``limited_scopes_refusal`` or ``exceeded_refusal``), or None. Each pod admitted counts towards the
+    quotas that count it, as the server's charge would (a group towards none); a quota whose usage is not
+    known yet is left for the server to judge."""
     quotas = list(quotas)
     used = {id(quota): amounts(quota.status.used) for quota in quotas}
-    for index, pod in enumerate(pods):
-        refusal = limited_scopes_refusal(pod, quotas)
-        counting = [quota for quota in quotas if counts_pod(quota, pod)]
+    for index, obj in enumerate(objs):
+        refusal = limited_scopes_refusal(obj, quotas)
+        counting = [
+            quota for quota in quotas if isinstance(obj, objects_pb2.Pod) and counts_pod(quota, obj)
+        ]
         charged = []
         for quota in counting:
             hard, usage = amounts(quota.status.hard), used[id(quota)]

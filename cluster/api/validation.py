@@ -21,7 +21,7 @@ from google.protobuf.message import Message
 from cluster.api import errors, kinds, objects_pb2, podgroups, semver
 from cluster.api.containers import SIDECAR_RESTART_POLICY
 from cluster.api.quantity import parse_quantity
-from cluster.api.quota import format_requirements
+from cluster.api.quota import FINISHED_PHASES, format_requirements
 
 # ---------------------------------------------------------------------------------- field error texts
 
@@ -257,6 +257,18 @@ def validate_status(obj: Message) -> list[str]:
     """The errors of ``obj``'s status: those of ``validate_object(obj)`` whose field is under status."""
     validator = _STATUS_VALIDATORS.get(kinds.kind_of(obj).name)
     return validator(obj) if validator is not None else []
+
+
+def validate_status_update(old: Message, new: Message) -> list[str]:
+    """The errors of changing ``old``'s status into ``new``'s beyond ``validate_status(new)``: a pod that
+    has finished (Succeeded or Failed) stays in its phase, as a kubelet keeps it (a pod brought back to
+    a running phase would run again, counted by no quota)."""
+    if isinstance(new, objects_pb2.Pod) and isinstance(old, objects_pb2.Pod):
+        before, after = old.status.phase, new.status.phase
+        if before in FINISHED_PHASES and after != before:
+            detail = f"may not be transitioned from terminal phase {_quote(before)} to {_quote(after)}"
+            return [forbidden("status.phase", detail)]
+    return []
 
 
 def validate_update(old: Message, new: Message) -> list[str]:

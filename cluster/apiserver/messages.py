@@ -1,8 +1,8 @@
 """The API server's error messages, worded as kube-apiserver words them, so that what a user reads from
 podsched matches what they would read from kubectl.
 
-Kubernetes names a resource in messages by its group-qualified plural ("pods",
-"priorityclasses.scheduling.k8s.io"); ``resource`` builds that name from a Kind.
+Kubernetes names a resource in messages by its group-qualified plural (``Kind.resource``: "pods",
+"priorityclasses.scheduling.k8s.io").
 """
 
 from __future__ import annotations
@@ -11,29 +11,17 @@ from cluster.api import errors
 from cluster.api.kinds import Kind
 
 
-def group(kind: Kind) -> str:
-    """The API group of a kind: "" for the core group ("v1"), else the part before the version."""
-    head, _, _ = kind.api_version.rpartition("/")
-    return head
-
-
-def resource(kind: Kind) -> str:
-    """The group-qualified resource name Kubernetes prints: "pods", "leases.coordination.k8s.io"."""
-    kind_group = group(kind)
-    return f"{kind.plural}.{kind_group}" if kind_group else kind.plural
-
-
 def not_found(kind: Kind, name: str) -> errors.NotFound:
-    return errors.NotFound(f'{resource(kind)} "{name}" not found')
+    return errors.NotFound(f'{kind.resource} "{name}" not found')
 
 
 def already_exists(kind: Kind, name: str) -> errors.AlreadyExists:
-    return errors.AlreadyExists(f'{resource(kind)} "{name}" already exists')
+    return errors.AlreadyExists(f'{kind.resource} "{name}" already exists')
 
 
 def conflict(kind: Kind | str, name: str, reason: str = errors.CONFLICT_MESSAGE) -> errors.Conflict:
     """``kind`` may be a subresource spelled out ("pods/binding"), as Bind's conflicts name it."""
-    what = kind if isinstance(kind, str) else resource(kind)
+    what = kind if isinstance(kind, str) else kind.resource
     return errors.Conflict(f'Operation cannot be fulfilled on {what} "{name}": {reason}')
 
 
@@ -48,8 +36,8 @@ def stale_precondition(kind: Kind, name: str, expected: str, actual: str) -> err
 
 def forbidden(kind: Kind, name: str, reason: str) -> errors.Forbidden:
     if name:
-        return errors.Forbidden(f'{resource(kind)} "{name}" is forbidden: {reason}')
-    return errors.Forbidden(f"{resource(kind)} is forbidden: {reason}")
+        return errors.Forbidden(f'{kind.resource} "{name}" is forbidden: {reason}')
+    return errors.Forbidden(f"{kind.resource} is forbidden: {reason}")
 
 
 def too_old_resource_version(requested: int, compacted: int) -> errors.Expired:

@@ -15,8 +15,8 @@ Releasing: a pod uses its quotas from its create until it finishes (the status u
 Succeeded or Failed; kube's pod evaluator ignores finished pods) or, if it never does, until it is gone
 for good (Delete without grace, or the graceful deletion finisher at the end of the grace period: a
 terminating pod still counts). That update or removal takes its usage off every quota that counts it,
-by compare-and-swap again. A finished pod that a status update brings back to a running phase is not
-charged again here; the resourcequota controller's recount raises its quotas. So a create, a finish or
+by compare-and-swap again. A finished pod is never charged again: validation refuses a status update
+that takes it out of its terminal phase (validate_status_update). So a create, a finish or
 a removal costs O(quotas in the namespace), never a recount of the namespace's pods. A quota's usage is
 counted from the pods only when the quota is created, or when its update adds a limit it had no count
 for, as the quota controller's first sync does. Errors are on the safe side: a server that dies between
@@ -28,7 +28,9 @@ Limited resources (kube's admission configuration `limitedResources`, which Kube
 "limit Priority Class consumption by default"): a pod of class system-node-critical or
 system-cluster-critical may be created only in a namespace with a quota that counts it through a
 PriorityClass scope; elsewhere it is Forbidden with `insufficient quota to match these scopes: [...]`.
-The server creates such a quota in kube-system at start (bootstrap.py).
+The server creates such a quota in kube-system at start (bootstrap.py). A PodGroup uses no quota, but
+its priority orders the scheduling queue as a pod's does, so its create meets the same rule
+(``admit_pod_group``).
 """
 
 from __future__ import annotations
@@ -37,8 +39,15 @@ import logging
 from typing import TYPE_CHECKING
 
 from cluster.api import errors, objects_pb2
-from cluster.api.kinds import POD, RESOURCE_QUOTA
-from cluster.api.quota import amounts, counts_pod, exceeded_refusal, limited_scopes_refusal, uses_quota
+from cluster.api.kinds import POD, POD_GROUP, RESOURCE_QUOTA, Kind
+from cluster.api.quota import (
+    Classed,
+    amounts,
+    counts_pod,
+    exceeded_refusal,
+    limited_scopes_refusal,
+    uses_quota,
+)
 from cluster.apiserver import messages
 from cluster.apiserver.listing import list_objects
 from cluster.apiserver.registry import Registry, revision_of
@@ -79,9 +88,7 @@ async def charge(
             from_cache = False
         else:
             quotas = await quotas_in(registry, namespace)
-        refusal = limited_scopes_refusal(pod, quotas)
-        if refusal is not None:
-            raise messages.forbidden(POD, pod.metadata.name, refusal)
+        _check_limited_scopes(POD, pod, quotas)
         charged = [
             updated for quota in quotas if counts_pod(quota, pod)
             if (updated := _with_pod_added(quota, pod)) is not None
@@ -98,6 +105,19 @@ async def charge(
             return tuple(written)
         # Another create (or an edit of the quota) got there first: give back what we took, count again.
         await refund(registry, namespace, tuple(written))
+
+
+async def admit_pod_group(cache: Cacher, group: objects_pb2.PodGroup) -> None:
+    """Refuse a PodGroup of a limited class (a system one) in a namespace with no quota that opens it,
+    as a pod of that class is refused there. The group is charged to no quota."""
+    quotas = (await cache.list(_QUOTAS, group.metadata.namespace)).items
+    _check_limited_scopes(POD_GROUP, group, quotas)  # type: ignore[arg-type]
+
+
+def _check_limited_scopes(kind: Kind, obj: Classed, quotas: list[objects_pb2.ResourceQuota]) -> None:
+    refusal = limited_scopes_refusal(obj, quotas)
+    if refusal is not None:
+        raise messages.forbidden(kind, obj.metadata.name, refusal)
 
 
 def _with_pod_added(

@@ -120,6 +120,8 @@ class Verbs:
             charged: tuple[str, ...] = ()
             if isinstance(candidate, objects_pb2.Pod):
                 charged = await quota.charge(self.registry, candidate, dry_run=dry_run, cache=self.cache)
+            elif isinstance(candidate, objects_pb2.PodGroup):
+                await quota.admit_pod_group(self.cache, candidate)
             try:
                 created = await self.registry.create(kind, candidate, dry_run=dry_run, guards=guards)
             except Exception as exc:
@@ -143,11 +145,11 @@ class Verbs:
             validation.ensure_valid(obj, problems)
 
     @staticmethod
-    def _validate_status(obj: Message) -> None:
-        """A status update is judged by its status alone, as Kubernetes' status strategies do: metadata
-        and spec are kept as stored, so a problem there (an object stored before a rule existed) must
-        not stop its controller from reporting on it."""
-        problems = validation.validate_status(obj)
+    def _validate_status(obj: Message, old: Message) -> None:
+        """A status update is judged by its status alone (and its change from ``old``'s), as Kubernetes'
+        status strategies do: metadata and spec are kept as stored, so a problem there (an object stored
+        before a rule existed) must not stop its controller from reporting on it."""
+        problems = validation.validate_status(obj) + validation.validate_status_update(old, obj)
         if problems:
             validation.ensure_valid(obj, problems)
 
@@ -229,7 +231,7 @@ class Verbs:
             if precondition and precondition != current.metadata.resource_version:
                 raise messages.conflict(kind, name)
             updated = strategy.prepare_for_status_update(kind, obj, current)
-            self._validate_status(updated)
+            self._validate_status(updated, current)
             if nomination_check is not None and isinstance(updated, objects_pb2.Pod):
                 nomination_check(current, updated)  # type: ignore[arg-type]
             replaced[:] = [current]

@@ -14,7 +14,8 @@ write, the new pods (creates, not updates) are counted in file order against eac
 the stored ones and those the apply creates or updates, as their dry runs answered — with
 cluster.api.quota's rules: the first pod that a quota would refuse once the pods before it are in (over a
 hard limit, or of a system priority class that no quota opens) refuses the whole apply, in the server's
-words, naming its document. A namespace whose quotas the caller may not list is left to the server's
+words, naming its document. New PodGroups are judged among them by the same rule for system classes
+(a group uses no quota). A namespace whose quotas the caller may not list is left to the server's
 check of each pod as it is written.
 
 Updates replace labels, annotations and spec with the manifest's, keeping what the server owns (the node
@@ -282,11 +283,15 @@ async def _plan(client: Client, manifest: Manifest, created: _Created) -> _Step:
 
 
 async def _quota_refusal(client: Client, steps: list[_Step]) -> tuple[_Step, errors.Forbidden] | None:
-    """The first pod this apply creates that its namespace's quotas would refuse once the pods before it
-    are in, and the server's error for it; None when they all fit. The quotas are the stored ones and
-    those this apply creates or updates, as their dry runs answered (a new one counts the pods there
-    already). A namespace whose quotas the caller may not list is left to the server's check of each pod."""
-    creates = [step for step in steps if step.manifest.kind is kinds.POD and step.action == "created"]
+    """The first pod or PodGroup this apply creates that its namespace's quotas would refuse once the
+    ones before it are in, and the server's error for it; None when they all fit. The quotas are the
+    stored ones and those this apply creates or updates, as their dry runs answered (a new one counts the
+    pods there already). A namespace whose quotas the caller may not list is left to the server's check
+    of each object."""
+    creates = [
+        step for step in steps
+        if step.manifest.kind in (kinds.POD, kinds.POD_GROUP) and step.action == "created"
+    ]
     if not creates:
         return None
     quotas: dict[tuple[str, str], Message] = {
@@ -303,24 +308,24 @@ async def _quota_refusal(client: Client, steps: list[_Step]) -> tuple[_Step, err
         for quota in stored:
             quotas.setdefault((namespace, quota.metadata.name), quota)
     creates = [step for step in creates if step.manifest.obj.metadata.namespace in judged]
-    pods = [_as_admitted(step) for step in creates]
-    refused = first_refused(pods, quotas.values())  # type: ignore[arg-type]
+    admitted = [_as_admitted(step) for step in creates]
+    refused = first_refused(admitted, quotas.values())  # type: ignore[arg-type]
     if refused is None:
         return None
     index, reason = refused
-    name = pods[index].metadata.name
-    return creates[index], errors.Forbidden(f'{kinds.POD.plural} "{name}" is forbidden: {reason}')
+    step = creates[index]
+    name = admitted[index].metadata.name
+    return step, errors.Forbidden(f'{step.manifest.kind.resource} "{name}" is forbidden: {reason}')
 
 
-def _as_admitted(step: _Step) -> objects_pb2.Pod:
-    """A pod as the server would store it: its dry run's answer, with the priority class the manifest
-    names (a dry run made without it, see ``_checkable``, answered without it)."""
-    pod = objects_pb2.Pod()
-    pod.CopyFrom(step.checked if step.checked is not None else step.manifest.obj)
+def _as_admitted(step: _Step) -> objects_pb2.Pod | objects_pb2.PodGroup:
+    """A pod or PodGroup as the server would store it: its dry run's answer, with the priority class the
+    manifest names (a dry run made without it, see ``_checkable``, answered without it)."""
+    admitted = _clone(step.checked if step.checked is not None else step.manifest.obj)
     named = step.manifest.obj.spec.priority_class_name  # type: ignore[attr-defined]
     if named:
-        pod.spec.priority_class_name = named
-    return pod
+        admitted.spec.priority_class_name = named  # type: ignore[attr-defined]
+    return admitted  # type: ignore[return-value]
 
 
 async def _current(client: Client, kind: kinds.Kind, obj: Message) -> Message | None:
@@ -477,13 +482,14 @@ def _with_new_runtime_class(pod: objects_pb2.Pod, created: _Created) -> objects_
 
 
 def _checkable(obj: Message, created: _Created) -> Message:
-    """The object as the dry run can judge it: a pod naming a priority class that this same apply
-    creates, or a system class in a namespace where this apply creates a quota (which may be what admits
-    that class there), is checked without its class; the class and the quota were checked as their own
-    documents, and the pod's create is checked against both."""
-    if not isinstance(obj, kinds.POD.message):
+    """The object as the dry run can judge it: a pod or PodGroup naming a priority class that this same
+    apply creates, or a system class in a namespace where this apply creates a quota (which may be what
+    admits that class there), is checked without its class; the class and the quota were checked as their
+    own documents, and the object's create is checked against both."""
+    if isinstance(obj, kinds.POD.message):
+        obj = _with_new_runtime_class(obj, created)
+    elif not isinstance(obj, kinds.POD_GROUP.message):
         return obj
-    obj = _with_new_runtime_class(obj, created)
     class_name = obj.spec.priority_class_name
     opened_by_new_quota = (
         class_name.startswith(_SYSTEM_CLASS_PREFIX) and obj.metadata.namespace in created.quota_namespaces
@@ -491,6 +497,6 @@ def _checkable(obj: Message, created: _Created) -> Message:
     if class_name not in created.classes and not opened_by_new_quota:
         return obj
     probe = _clone(obj)
-    probe.spec.priority_class_name = ""
-    probe.spec.ClearField("priority")
+    probe.spec.priority_class_name = ""  # type: ignore[attr-defined]
+    probe.spec.ClearField("priority")  # type: ignore[attr-defined]
     return probe

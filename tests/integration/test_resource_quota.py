@@ -184,8 +184,18 @@ async def test_a_finished_pod_gives_its_usage_back_once(client: Client, namespac
     assert isinstance(done, objects_pb2.Pod)
 
     done.status.phase = "Succeeded"
-    await client.update_status(done)
+    done = await client.update_status(done)
     assert await used(client, namespace, "two") == {"pods": "1"}, "a finished pod uses no quota"
+    # Nor may it come back to run again, uncounted.
+    assert isinstance(done, objects_pb2.Pod)
+    done.status.phase = "Running"
+    with pytest.raises(errors.Invalid) as refused:
+        await client.update_status(done)
+    assert refused.value.message == (
+        'Pod "done" is invalid: status.phase: Forbidden: may not be transitioned from terminal phase '
+        '"Succeeded" to "Running"'
+    )
+    assert (await client.get("Pod", "done", namespace)).status.phase == "Succeeded"  # type: ignore[attr-defined]
     await client.create(classed_pod("next", namespace))
     assert await used(client, namespace, "two") == {"pods": "2"}
     fresh = objects_pb2.ResourceQuota()
@@ -318,3 +328,36 @@ def test_an_apply_whose_new_quota_does_not_open_its_pods_class_writes_nothing(
     ) in result.stderr
     assert result.stdout == ""
     assert parse_table(cli("get", "quota", "-n", namespace).stdout) == []
+
+
+def group_manifest(name: str, namespace: str, priority_class: str) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}, "priorityClassName": priority_class}}
+
+
+def test_a_system_class_pod_group_is_refused_where_its_pods_would_be(
+    cli: Cli, namespace: str, tmp_path: Path
+) -> None:
+    path = write_yaml(tmp_path / "gang.yaml", group_manifest("gang", namespace, "system-node-critical"))
+    result = cli("apply", "-f", path)
+    assert result.code == 1, result.stdout
+    assert result.stderr == (
+        f'Error from server (Forbidden): error when creating "{path}" (document 1): '
+        f'podgroups.scheduling.k8s.io "gang" is forbidden: {INSUFFICIENT}\n'
+        "error: 1 of 1 objects were rejected; nothing was applied\n"
+    )
+    assert parse_table(cli("get", "pg", "-n", namespace).stdout) == []
+
+    # As for pods, a quota in the same apply may open the class, for the group and its pods.
+    path = write_yaml(
+        tmp_path / "opened.yaml",
+        group_manifest("gang", namespace, "system-node-critical"),
+        quota_manifest("critical", namespace, {"pods": "1"}, "system-node-critical"),
+        pod_manifest("agent", namespace, priorityClassName="system-node-critical"),
+    )
+    result = cli("apply", "-f", path)
+    assert result.code == 0, result.stderr
+    assert result.stdout == (
+        "resourcequota/critical created\npodgroup.scheduling.k8s.io/gang created\npod/agent created\n"
+    )

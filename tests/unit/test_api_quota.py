@@ -114,6 +114,13 @@ def pod(priority_class: str = "", namespace: str = "team") -> objects_pb2.Pod:
     return builders.pod("p", namespace, priority_class=priority_class)
 
 
+def group(priority_class: str = "", namespace: str = "team") -> objects_pb2.PodGroup:
+    made = objects_pb2.PodGroup(api_version="scheduling.k8s.io/v1alpha3")
+    made.metadata.name, made.metadata.namespace = "g", namespace
+    made.spec.priority_class_name = priority_class
+    return made
+
+
 @pytest.mark.parametrize(
     ("spec", "counted"),
     [
@@ -194,12 +201,21 @@ NOT_OPENED = (
          (0, NOT_OPENED)),
         ([pod(), pod(CRITICAL)], [counted("open", 5, 0, CRITICAL, namespace="elsewhere")],
          (1, NOT_OPENED)),
+        # A PodGroup uses no quota, but its system class needs a quota that opens it, as a pod's does.
+        ([group(), group(), pod()], [counted("one", 1, 0)], None),
+        ([group(CRITICAL), pod(CRITICAL)], [counted("open", 1, 0, CRITICAL)], None),
+        ([group(CRITICAL)], [counted("other", 5, 0, "system-cluster-critical")], (0, NOT_OPENED)),
+        ([pod(), group(CRITICAL)], [counted("open", 5, 0, CRITICAL, namespace="elsewhere")],
+         (1, NOT_OPENED)),
     ],
     ids=["fits", "third-over", "used-counts", "other-namespace", "out-of-scope", "in-scope", "two-quotas",
-         "unknown-usage", "system-class-opened", "system-class-not-opened", "system-class-opened-elsewhere"],
+         "unknown-usage", "system-class-opened", "system-class-not-opened", "system-class-opened-elsewhere",
+         "groups-not-charged", "group-system-class-opened", "group-system-class-not-opened",
+         "group-system-class-opened-elsewhere"],
 )
 def test_first_refused_counts_the_pods_in_order(
-    pods: list[objects_pb2.Pod], quotas: list[objects_pb2.ResourceQuota], expected: tuple[int, str] | None
+    pods: list[objects_pb2.Pod | objects_pb2.PodGroup], quotas: list[objects_pb2.ResourceQuota],
+    expected: tuple[int, str] | None,
 ) -> None:
     before = [q.SerializeToString(deterministic=True) for q in quotas]
     assert first_refused(pods, quotas) == expected

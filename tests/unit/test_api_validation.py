@@ -13,6 +13,7 @@ from cluster.api.validation import (
     is_valid_label_value,
     validate_object,
     validate_status,
+    validate_status_update,
     validate_update,
 )
 from tests import builders
@@ -1166,3 +1167,21 @@ def test_a_status_is_judged_by_the_status_rules_of_the_full_validation(
     assert [problem for problem in problems if not problem.startswith("status")]  # the rest is wrong too
     assert validate_status(obj) == [problem for problem in problems if problem.startswith("status")]
     assert bool(validate_status(obj)) == ("status" in fields)
+
+
+POD_PHASES = ("", "Pending", "Running", "Succeeded", "Failed", "Unknown")
+
+
+@pytest.mark.parametrize("after", POD_PHASES)
+@pytest.mark.parametrize("before", POD_PHASES)
+def test_a_finished_pod_keeps_its_phase(before: str, after: str) -> None:
+    """Succeeded and Failed are terminal: a status update may not take a pod out of them (no quota
+    would count it again), into another phase or none; every other transition is the status's own."""
+    old, new = builders.pod("web", phase=before), builders.pod("web", phase=after)
+    expected = []
+    if before in ("Succeeded", "Failed") and after != before:
+        expected = [
+            f'status.phase: Forbidden: may not be transitioned from terminal phase "{before}" to "{after}"'
+        ]
+    assert validate_status_update(old, new) == expected
+    assert validate_status_update(builders.node("n"), builders.node("n")) == []

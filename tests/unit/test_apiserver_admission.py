@@ -221,6 +221,8 @@ def _group(priority_class: str = "", priority: int | None = None,
     if api_version == "scheduling.k8s.io/v1alpha3":
         group.spec.scheduling_policy.gang.min_count = 2
         group.spec.priority_class_name = priority_class
+        if priority_class.startswith("system-"):
+            group.metadata.namespace = "kube-system"  # as a pod of that class: only a quota opens it
     else:
         group.spec.min_member = 2
     if priority is not None:
@@ -228,15 +230,23 @@ def _group(priority_class: str = "", priority: int | None = None,
     return group
 
 
+# The pod table's cases, for a group (which has no preemption policy).
 @pytest.mark.parametrize(
     ("classes", "group", "priority", "class_name"),
     [
         ((), _group(), 0, ""),
         ((GOLD,), _group("gold"), 1000, "gold"),
+        ((NEVER,), _group("never"), 500, "never"),
         ((GOLD, DEFAULT), _group(), 100, "fallback"),
+        ((GOLD, DEFAULT), _group("gold"), 1000, "gold"),
+        ((), _group("system-node-critical"), 2_000_001_000, "system-node-critical"),
         ((GOLD,), _group("gold", priority=1000), 1000, "gold"),
+        ((), _group(priority=0), 0, ""),
     ],
-    ids=["no-class-no-default", "named", "global-default", "matching-priority-given"],
+    ids=[
+        "no-class-no-default", "named", "class-policy", "global-default", "named-beats-default",
+        "system-class", "matching-priority-given", "matching-zero-given",
+    ],
 )
 async def test_pod_group_priority(
     api: Harness, classes: tuple[objects_pb2.PriorityClass, ...], group: objects_pb2.PodGroup, priority: int,
@@ -249,19 +259,77 @@ async def test_pod_group_priority(
 
 
 @pytest.mark.parametrize(
-    ("group", "message"),
+    ("classes", "group", "message"),
     [
-        (_group("gold"), r'^podgroups\.scheduling\.k8s\.io "g" is forbidden: no PriorityClass with name gold '
-                         r"was found$"),
-        (_group(priority=5), r'^podgroups\.scheduling\.k8s\.io "g" is forbidden: the integer value of '
-                             r"priority \(5\) must not be provided in podgroup spec; priority admission "
-                             r"controller computed 0 from the given PriorityClass name$"),
+        ((), _group("gold"), r'^podgroups\.scheduling\.k8s\.io "g" is forbidden: no PriorityClass with name '
+                             r"gold was found$"),
+        (
+            (GOLD,), _group("gold", priority=7),
+            r'^podgroups\.scheduling\.k8s\.io "g" is forbidden: the integer value of priority \(7\) must '
+            r"not be provided in podgroup spec; priority admission controller computed 1000 from the given "
+            r"PriorityClass name$",
+        ),
+        (
+            (), _group(priority=5),
+            r'^podgroups\.scheduling\.k8s\.io "g" is forbidden: the integer value of priority \(5\) must '
+            r"not be provided in podgroup spec; priority admission controller computed 0 from the given "
+            r"PriorityClass name$",
+        ),
     ],
-    ids=["unknown-class", "priority-given"],
+    ids=["unknown-class", "wrong-priority", "priority-without-class"],
 )
-async def test_pod_group_priority_refused(api: Harness, group: objects_pb2.PodGroup, message: str) -> None:
+async def test_pod_group_priority_refused(
+    api: Harness, classes: tuple[objects_pb2.PriorityClass, ...], group: objects_pb2.PodGroup, message: str
+) -> None:
+    for pc in classes:
+        await api.create(pc)
     with pytest.raises(errors.Forbidden, match=message):
         await api.create(group)
+    with pytest.raises(errors.NotFound):
+        await api.get("PodGroup", "g", namespace=group.metadata.namespace)
+
+
+NOT_OPENED = (
+    r"insufficient quota to match these scopes: "
+    r"\[\{PriorityClass In \[system-node-critical system-cluster-critical\]\}\]$"
+)
+
+
+def _quota_opening(namespace: str, priority_class: str) -> objects_pb2.ResourceQuota:
+    quota = objects_pb2.ResourceQuota(metadata=objects_pb2.ObjectMeta(name="critical", namespace=namespace))
+    quota.spec.hard["pods"] = "5"
+    quota.spec.scope_selector.match_expressions.add(
+        scope_name="PriorityClass", operator="In", values=[priority_class]
+    )
+    return quota
+
+
+@pytest.mark.parametrize("priority_class", ["system-node-critical", "system-cluster-critical"])
+@pytest.mark.parametrize(
+    ("make", "refused_as"),
+    [(_pod, r'^pods "web" is forbidden: '), (_group, r'^podgroups\.scheduling\.k8s\.io "g" is forbidden: ')],
+    ids=["pod", "pod-group"],
+)
+async def test_system_classes_only_where_a_quota_opens_them(
+    api: Harness, make: Any, refused_as: str, priority_class: str
+) -> None:
+    """A group's priority orders the queue as a pod's does, so a system class is refused to a group
+    exactly where it is refused to a pod: in a namespace without a quota that opens it."""
+    obj = make(priority_class)
+    assert obj.metadata.namespace == "kube-system"  # whose quota, made at start, opens both classes
+    assert (await api.create(obj, dry_run=True)).spec.priority >= 2_000_000_000
+    obj.metadata.namespace = "team"
+    for dry_run in (True, False):
+        with pytest.raises(errors.Forbidden, match=refused_as + NOT_OPENED):
+            await api.create(obj, dry_run=dry_run)
+    # A quota that opens the other system class does not open this one; one that opens this one does.
+    other = "system-cluster-critical" if priority_class == "system-node-critical" else "system-node-critical"
+    await api.create(_quota_opening("team", other))
+    with pytest.raises(errors.Forbidden, match=refused_as + NOT_OPENED):
+        await api.create(obj)
+    await api.delete("ResourceQuota", "critical", namespace="team")
+    await api.create(_quota_opening("team", priority_class))
+    assert (await api.create(obj)).spec.priority_class_name == priority_class
 
 
 async def test_a_coscheduling_group_has_no_priority_even_with_a_default_class(api: Harness) -> None:
