@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from cluster.api import errors, objects_pb2
 from cluster.api.fencing import observed_tenure_token
-from cluster.api.kinds import LEASE
+from cluster.api.kinds import LEASE, POD, Kind
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.auth.roles import MASTERS_GROUP
 from cluster.apiserver.fencing import LeaseFence
@@ -142,10 +142,11 @@ class Leadership:
             raise _unfenced(user, f"bind pod {namespace}/{name}")
 
     def check_delete(
-        self, user: UserInfo, kind_name: str, namespace: str, name: str, fence: LeaseFence | None
+        self, user: UserInfo, kind: Kind, namespace: str, name: str, fence: LeaseFence | None
     ) -> None:
-        """A pod delete by a caller that may bind pods (a scheduler evicting a preemption victim)."""
-        if kind_name != "Pod" or not self._needs_fence(user, fence):
+        """A pod delete by a caller that may bind pods (a scheduler evicting a preemption victim); ``kind``
+        as the request pipeline resolved it, whatever name the caller gave it."""
+        if kind is not POD or not self._needs_fence(user, fence):
             return
         if self._may(user, RequestInfo("create", "pods", "binding", namespace, name)):
             raise _unfenced(user, f"delete pod {namespace}/{name} (a caller that may bind pods deletes "

@@ -13,9 +13,10 @@ import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import grpc
 import pytest
 
-from cluster.api import errors, objects_pb2
+from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
 from cluster.api.kinds import LEASE, LEASE_CANDIDATE, POD
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, ClientCredentials, Fence
@@ -138,6 +139,28 @@ async def test_unfenced_leader_writes_by_the_scheduler_identity_are_refused(
         assert (await attacker.update_status(nominated)).status.message == "waiting"
         await user.delete(POD, "nominee", namespace, grace_period_seconds=0)
         assert (await admin.bind(namespace, "web", node)).spec.node_name == node
+
+
+async def test_an_unfenced_pod_delete_is_refused_whatever_the_kind_is_called(
+    enforcing: ApiServerProcess, namespace: str, unique: Callable[[str], str]
+) -> None:
+    """The kind as the wire carries it: the client library always sends "Pod", an attacker need not."""
+    node = unique("node")
+    async with _client(enforcing, ADMIN_TOKEN) as admin:
+        await admin.create(builders.node(node, allocatable=builders.ROOMY))
+        await admin.create(pod("victim", namespace, image=IMAGE))
+        await admin.bind(namespace, "victim", node)
+        async with grpc.aio.insecure_channel(enforcing.address) as channel:
+            stub = apiserver_pb2_grpc.ApiServerStub(channel)
+            for alias in ("Pod", "pods", "po", "pod", "POD"):
+                request = apiserver_pb2.DeleteRequest(
+                    kind=alias, namespace=namespace, name="victim", grace_period_seconds=0)
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await stub.Delete(request, metadata=ClientCredentials(token=SCHEDULER_TOKEN).metadata())
+                assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED, alias
+                assert f"cannot delete pod {namespace}/victim (a caller that may bind pods" in (
+                    refused.value.details()), alias
+        assert (await admin.get(POD, "victim", namespace)).spec.node_name == node
 
 
 async def test_a_standby_keeps_its_lease_candidate_without_a_fence(

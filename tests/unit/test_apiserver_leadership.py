@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cluster.api import apiserver_pb2, errors, objects_pb2
+from cluster.api.kinds import EVENT, POD
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.fencing import Fencing, LeaseFence
 from cluster.apiserver.leadership import Leadership, LeaseClock
@@ -134,7 +135,7 @@ def test_without_enforcement_any_write_goes(clock: FakeClock) -> None:
     off = Leadership(enforced=False, may=may_bind, clock=LeaseClock(clock=clock))
     off.check_lease_update(lease("real", 10), lease("attacker", 10), None)
     off.check_bind(SCHEDULER, "default", "web", None)
-    off.check_delete(SCHEDULER, "Pod", "default", "web", None)
+    off.check_delete(SCHEDULER, POD, "default", "web", None)
     assert off.nomination_check(SCHEDULER, None) is None
 
 
@@ -152,11 +153,11 @@ def test_a_non_admin_binds_only_under_a_fence(rules: Leadership) -> None:
 
 def test_a_pod_delete_needs_a_fence_only_from_a_caller_that_may_bind(rules: Leadership) -> None:
     with pytest.raises(errors.PermissionDenied, match=r"cannot delete pod default/victim \(a caller that"):
-        rules.check_delete(SCHEDULER, "Pod", "default", "victim", None)
-    rules.check_delete(SCHEDULER, "Pod", "default", "victim", fence("real", 10))
-    rules.check_delete(CLIENT, "Pod", "default", "mine", None)
-    rules.check_delete(ADMIN, "Pod", "default", "any", None)
-    rules.check_delete(SCHEDULER, "Event", "default", "web.1", None)
+        rules.check_delete(SCHEDULER, POD, "default", "victim", None)
+    rules.check_delete(SCHEDULER, POD, "default", "victim", fence("real", 10))
+    rules.check_delete(CLIENT, POD, "default", "mine", None)
+    rules.check_delete(ADMIN, POD, "default", "any", None)
+    rules.check_delete(SCHEDULER, EVENT, "default", "web.1", None)
 
 
 def test_a_nomination_change_needs_a_fence(rules: Leadership) -> None:
