@@ -8,9 +8,9 @@ from what went wrong to a gRPC status.
 * anything else is a bug: INTERNAL, and the traceback goes to the log, not to the client.
 
 Every call goes through one pipeline, in kube-apiserver's order: authenticate (UNAUTHENTICATED) →
-describe the request (auth/requests.py) → authorize (PERMISSION_DENIED naming verb and resource) →
-enter the request gates (auth/gate.py), held around the whole unary call or the whole Watch stream →
-the handler.
+describe the request, its kind resolved once for every step after (auth/requests.py) → authorize
+(PERMISSION_DENIED naming verb and resource) → enter the request gates (auth/gate.py), held around the
+whole unary call or the whole Watch stream → the handler.
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         self, request: apiserver_pb2.CreateRequest, user: UserInfo, described: requests.Described
     ) -> apiserver_pb2.Object:
         created = await self._verbs.create(
-            kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request)
+            kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request, user)
         )
         return kinds.wrap(created)
 
@@ -204,7 +204,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         self, request: apiserver_pb2.UpdateRequest, user: UserInfo, described: requests.Described
     ) -> apiserver_pb2.Object:
         updated = await self._verbs.update(
-            kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request)
+            kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request, user)
         )
         return kinds.wrap(updated)
 
@@ -212,7 +212,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
     async def UpdateStatus(
         self, request: apiserver_pb2.UpdateRequest, user: UserInfo, described: requests.Described
     ) -> apiserver_pb2.Object:
-        fence = self._fence(request)
+        fence = self._fence(request, user)
         updated = await self._verbs.update_status(
             kinds.unwrap(request.object), dry_run=request.dry_run, fence=fence,
             nomination_check=self._verbs.leadership.nomination_check(user, fence),
@@ -224,7 +224,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         self, request: apiserver_pb2.DeleteRequest, user: UserInfo, described: requests.Described
     ) -> apiserver_pb2.Object:
         grace = request.grace_period_seconds if request.HasField("grace_period_seconds") else None
-        fence = self._fence(request)
+        fence = self._fence(request, user)
         kind, namespace = described.kind, described.info.namespace
         self._verbs.leadership.check_delete(user, kind, namespace, request.name, fence)
         deleted = await self._verbs.delete(
@@ -253,7 +253,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
     async def Bind(
         self, request: apiserver_pb2.BindRequest, user: UserInfo, described: requests.Described
     ) -> objects_pb2.Pod:
-        fence = self._fence(request)
+        fence = self._fence(request, user)
         meta = request.binding.metadata
         self._verbs.leadership.check_bind(user, meta.namespace or DEFAULT_NAMESPACE, meta.name, fence)
         return await binding.bind(
@@ -263,7 +263,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
     async def BindGroup(
         self, request: apiserver_pb2.BindGroupRequest, user: UserInfo, described: requests.Described
     ) -> apiserver_pb2.BindGroupResponse:
-        fence = self._fence(request)
+        fence = self._fence(request, user)
         # The pipeline authorized the first binding; the group needs the same permission for each.
         for info in requests.group_bindings(request)[1:]:
             self._access.authorize(user, info)
@@ -319,8 +319,14 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         self,
         request: apiserver_pb2.CreateRequest | apiserver_pb2.UpdateRequest | apiserver_pb2.DeleteRequest
         | apiserver_pb2.BindRequest | apiserver_pb2.BindGroupRequest,
+        user: UserInfo,
     ) -> LeaseFence | None:
-        return self._verbs.fencing.of(request.fence) if request.HasField("fence") else None
+        """The request's fence, checked as a fence and for the Lease it names; None without one."""
+        if not request.HasField("fence"):
+            return None
+        fence = self._verbs.fencing.of(request.fence)
+        self._verbs.leadership.check_fence(user, fence)
+        return fence
 
     @staticmethod
     def _selection(

@@ -4,7 +4,7 @@ attacker, and what it sends is what a caller on the wire could send, kind names 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import grpc
@@ -61,9 +61,9 @@ def _as(token: str) -> tuple[tuple[str, str], ...]:
     return ClientCredentials(token=token).metadata()
 
 
-async def _refused(call: object) -> grpc.aio.AioRpcError:
+async def _refused(call: Awaitable[object]) -> grpc.aio.AioRpcError:
     with pytest.raises(grpc.aio.AioRpcError) as refused:
-        await call  # type: ignore[misc]
+        await call
     return refused.value
 
 
@@ -110,3 +110,66 @@ async def test_an_unfenced_nomination_is_refused_whatever_kind_the_object_names(
         refused.details()
     )
     assert (await served.admin.get(POD, "nominee", NAMESPACE)).status.nominated_node_name == ""
+
+
+# ------------------------------------------------------------------------------- which lease a fence names
+
+ROGUE = "rogue"
+ROGUE_REFUSAL = (
+    'user "kube-scheduler" cannot write under a fence of lease kube-system/rogue: this API server enforces '
+    "leader fencing (--enforce-leader-fencing) and takes fences only of the lease kube-system/kube-scheduler "
+    "(--fenced-lease)"
+)
+
+
+async def _rogue_fence(served: Served) -> apiserver_pb2.Fence:
+    """The scheduler's credential creates a Lease of its own, which it holds: a fence that names it would
+    hold against it."""
+    lease = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(name=ROGUE, namespace="kube-system"))
+    lease.spec.holder_identity = "attacker"
+    lease.spec.lease_duration_seconds = 15
+    created = await served.stub.Create(apiserver_pb2.CreateRequest(object=kinds.wrap(lease)),
+                                       metadata=_as(SCHEDULER_TOKEN))
+    return apiserver_pb2.Fence(lease_namespace="kube-system", lease_name=ROGUE, holder_identity="attacker",
+                               token=int(created.lease.metadata.resource_version))
+
+
+def _binding(name: str) -> objects_pb2.Binding:
+    binding = objects_pb2.Binding(metadata=objects_pb2.ObjectMeta(name=name, namespace=NAMESPACE))
+    binding.target.name = NODE
+    return binding
+
+
+async def test_every_write_under_a_fence_of_a_lease_the_server_does_not_take_is_refused(
+    served: Served,
+) -> None:
+    fence = await _rogue_fence(served)
+    for name in ("web", "w-0", "w-1", "nominee", "victim"):
+        await served.admin.create(pod(name, NAMESPACE, image=IMAGE))
+    await served.admin.bind(NAMESPACE, "victim", NODE)
+    nominated = await served.admin.get(POD, "nominee", NAMESPACE)
+    nominated.status.nominated_node_name = NODE
+    event = objects_pb2.Event(metadata=objects_pb2.ObjectMeta(name="web.1", namespace=NAMESPACE),
+                              reason="Scheduled", message="bound")
+    event.involved_object.kind, event.involved_object.name = "Pod", "web"
+    stub, attacker = served.stub, _as(SCHEDULER_TOKEN)
+    victim = apiserver_pb2.DeleteRequest(kind="Pod", namespace=NAMESPACE, name="victim", fence=fence)
+    group = apiserver_pb2.BindGroupRequest(bindings=[_binding("w-0"), _binding("w-1")], fence=fence)
+    calls: dict[str, Callable[[], Awaitable[object]]] = {
+        "Bind": lambda: stub.Bind(apiserver_pb2.BindRequest(binding=_binding("web"), fence=fence),
+                                  metadata=attacker),
+        "BindGroup": lambda: stub.BindGroup(group, metadata=attacker),
+        "nomination": lambda: stub.UpdateStatus(
+            apiserver_pb2.UpdateRequest(object=kinds.wrap(nominated), fence=fence), metadata=attacker),
+        "Delete": lambda: stub.Delete(victim, metadata=attacker),
+        "Event": lambda: stub.Create(
+            apiserver_pb2.CreateRequest(object=kinds.wrap(event), fence=fence), metadata=attacker),
+    }
+    for verb, call in calls.items():
+        refused = await _refused(call())
+        assert (refused.code(), refused.details()) == (grpc.StatusCode.PERMISSION_DENIED, ROGUE_REFUSAL), verb
+    for name in ("web", "w-0", "w-1"):
+        assert (await served.admin.get(POD, name, NAMESPACE)).spec.node_name == ""
+    assert (await served.admin.get(POD, "nominee", NAMESPACE)).status.nominated_node_name == ""
+    assert (await served.admin.get(POD, "victim", NAMESPACE)).spec.node_name == NODE
+    assert list((await served.admin.list(kinds.EVENT, NAMESPACE)).items) == []
