@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from cluster.api import objects_pb2
+from cluster.api.fencing import LeaseRef
 from cluster.api.manifest import load_paths
 from cluster.api.quantity import parse_quantity
 from cluster.apiserver.server import ApiServerOptions
@@ -278,6 +279,16 @@ def leader_election(name: str) -> LeaderElectionConfig:
         return leader_election_settings(configured, args)
     except ValueError as exc:
         pytest.fail(f"service {name}: {exc}")
+
+
+@pytest.mark.parametrize("name", by_role("scheduler"))
+def test_every_api_server_takes_the_fences_of_the_schedulers_lease(name: str) -> None:
+    """An enforcing server refuses a fence of any other Lease: tuning the schedulers' lease means tuning
+    the servers' --fenced-lease with it."""
+    settings = leader_election(name)
+    lease = LeaseRef(settings.resource_namespace, settings.resource_name)
+    for server in by_role("apiserver"):
+        assert lease in command(server).fenced_leases, f"service {server}: --fenced-lease {lease} is not set"
 
 
 @pytest.mark.parametrize("name", by_role("scheduler"))
