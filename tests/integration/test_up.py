@@ -188,6 +188,11 @@ def test_up_on_a_local_etcd_cluster_with_two_api_servers() -> None:
         pytest.param(["--ui", "--ui-listen", "8080"], '--ui-listen: invalid address "8080"', id="ui-listen"),
         pytest.param(["--ui-listen", "127.0.0.1:0"], "--ui-listen: applies with --ui only",
                      id="ui-listen-alone"),
+        pytest.param(["--ui-allowed-host", "ui.example"], "--ui-allowed-host: applies with --ui only",
+                     id="ui-allowed-host-alone"),
+        pytest.param(["--ui", "--ui-allowed-host", "ui.example:http"],
+                     "--ui-allowed-host: expected NAME or NAME:PORT, got 'ui.example:http'",
+                     id="ui-allowed-host"),
     ],
 )
 def test_bad_flags_exit_2_with_a_clear_error(args: list[str], message: str) -> None:
