@@ -28,10 +28,10 @@ from cluster.api.quantity import parse_quantity
 from cluster.apiserver.server import ApiServerOptions
 from cluster.cli.certs import write_bundle
 from cluster.cli.main import build_parser
-from cluster.ui.hosts import HostCheck
 from cluster.cli.scheduler import leader_election_settings
 from cluster.client import ClientCredentials
 from cluster.launcher.etcd import MAX_TXN_OPS
+from cluster.ui.hosts import HostCheck
 from scheduler.config import LeaderElectionConfig, load_config
 
 REPO = Path(__file__).resolve().parents[2]
