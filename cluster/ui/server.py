@@ -249,7 +249,8 @@ class UiServer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._urgent.wait(), self._flush_interval_s)
             self._urgent.clear()
-            # A replica that stops renewing its candidate writes nothing: the clock finds it stale.
+            # A replica that stops renewing writes nothing: the clock finds it late, then stale.
+            self.model.mark_late_renewals()
             self.model.mark_stale_candidates()
             self.hub.flush()
 
