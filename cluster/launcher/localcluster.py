@@ -286,7 +286,8 @@ class LocalCluster:
             flags += self.bundle.user_flags("scheduler")
         for index in range(1, config.replicas + 1):
             name = f"scheduler-{index}"
-            self.replicas[name] = SchedulerProcess(flags)
+            # Named in its identity, with its pid: the Lease, the web view and this log tell replicas apart.
+            self.replicas[name] = SchedulerProcess([*flags, "--replica-name", name])
             self.supervisor.add(name, self.replicas[name], layer=_SCHEDULER_LAYER)
         if config.ui:
             ui_flags = ["--server", self.servers, "--listen", config.ui_listen]

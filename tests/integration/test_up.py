@@ -66,6 +66,8 @@ def test_up_elects_schedules_fails_over_and_stops(tmp_path: Path) -> None:
         leader = up.wait_for(LEADER)
         identity, name = leader[1], leader[2]
         assert re.search(rf"{name} started: pid \d+, identity {re.escape(identity)}$", up.out, re.MULTILINE)
+        # Each replica is named in its identity, with its pid.
+        assert identity.startswith(f"{name}_pid{replicas[name]}_"), identity
 
         lease = run_cli(server, "get", "lease", "-n", "kube-system")
         assert lease.code == 0, lease
@@ -82,6 +84,7 @@ def test_up_elects_schedules_fails_over_and_stops(tmp_path: Path) -> None:
         subprocess.run(["kill", "-9", str(pid)], check=True)
         up.wait_for(rf"{name} \(pid {pid}\) exited with signal SIGKILL; restarting in \d", after=mark)
         restarted = up.wait_for(rf"{name} restarted: pid (\d+), identity (\S+)", after=mark)
+        assert restarted[2].startswith(f"{name}_pid{restarted[1]}_"), "a restarted replica has its new pid"
         new = up.wait_for(LEADER, after=mark)
         took = time.monotonic() - killed
         assert new[1] != identity and new[1] != restarted[2], "a standby, not the restarted replica, leads"
