@@ -809,7 +809,8 @@ def test_a_replica_name_that_cannot_start_an_identity_is_a_usage_error(
 ) -> None:
     from cluster.cli.main import build_parser
 
-    assert build_parser().parse_args(["scheduler", "--replica-name", "scheduler-2"]).replica_name == "scheduler-2"
+    named = build_parser().parse_args(["scheduler", "--replica-name", "scheduler-2"])
+    assert named.replica_name == "scheduler-2"
     with pytest.raises(SystemExit) as exited:
         build_parser().parse_args(["scheduler", "--replica-name", "bad name"])
     assert exited.value.code == 2
