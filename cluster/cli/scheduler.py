@@ -4,7 +4,7 @@
                        [--leader-elect=true] [--leader-elect-lease-duration 15s]
                        [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]
                        [--leader-elect-resource-name kube-scheduler]
-                       [--leader-elect-resource-namespace kube-system]
+                       [--leader-elect-resource-namespace kube-system] [--replica-name NAME]
                        [--metrics-addr 127.0.0.1:10259] [--pod-max-in-unschedulable-pods-duration 5m]
                        [--seed N] [--plugin NAME=MODULE:FACTORY ...]
                        [--token T] [--certificate-authority FILE]
@@ -50,11 +50,13 @@ import asyncio
 import dataclasses
 import importlib.metadata
 import logging
+import os
 import sys
 from typing import Any
 
 from prometheus_client import disable_created_metrics
 
+from cluster.api.validation import is_config_map_key
 from cluster.cli import eventloop
 from cluster.cli.common import (
     SERVER_ENV,
@@ -77,6 +79,7 @@ from scheduler.leaderelection import (
     LeaseLock,
     LeaseLost,
     default_identity,
+    replica_identity,
     validate_timings,
 )
 from scheduler.plugins.registry import IN_TREE
@@ -95,6 +98,15 @@ PODSCHED_VERSION = importlib.metadata.version("podsched")
 #: Go's strconv.ParseBool, which kube-scheduler's boolean flags use.
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def replica_name(text: str) -> str:
+    """An argparse type: a name an identity (and so a LeaseCandidate's name) may start with."""
+    problems = is_config_map_key(replica_identity(text, 0))
+    if not text or problems:
+        why = "; ".join(problems or ["empty"])
+        raise argparse.ArgumentTypeError(f"invalid replica name {text!r}: {why}")
+    return text
 
 
 def parse_bool(text: str) -> bool:
@@ -147,6 +159,11 @@ def register(subparsers: Any) -> None:
                         help="the Lease's namespace (default kube-system)")
     parser.add_argument("--leader-elect-resource-lock", default=None, choices=["leases"],
                         help="the kind of lock object: only leases, as in current Kubernetes")
+    parser.add_argument(
+        "--replica-name", type=replica_name, default=None, metavar="NAME",
+        help="name this replica in its leader-election identity, NAME_pid<PID>_<8 hex> (as podsched up "
+        "names its replicas scheduler-1..N); default: kube-scheduler's <hostname>_<uuid>",
+    )
     parser.add_argument(
         "--metrics-addr", type=http_address, default=DEFAULT_METRICS_ADDRESS, metavar="HOST:PORT",
         help="where to serve /metrics, /healthz and /readyz; port 0 picks one "
@@ -258,7 +275,8 @@ async def _serve(
             except (SchedulerConfigError, ConfigError) as exc:
                 return _fail(str(exc), EXIT_USAGE)
             settings = config.leader_election
-            identity = default_identity()
+            identity = (replica_identity(args.replica_name, os.getpid()) if args.replica_name
+                        else default_identity())
             elector = None
             candidacy = None
             if settings.leader_elect:
