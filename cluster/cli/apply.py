@@ -47,7 +47,7 @@ from cluster.cli.common import (
     resource_ref,
     run_async,
 )
-from cluster.client import Client, object_request_bytes
+from cluster.client import FAIL_FAST_POLICY, Client, object_request_bytes
 
 # Kinds others refer to go first: pods name priority classes (admission resolves them at create), quotas
 # admit pods, and a gang's pods find their PodGroup there when they are queued. Namespaces go before
@@ -194,7 +194,7 @@ class _Step:
 
 
 async def _apply(args: argparse.Namespace, manifests: list[Manifest]) -> int:
-    async with connect(args) as client:
+    async with connect(args, retry_policy=FAIL_FAST_POLICY) as client:
         steps: list[_Step] = []
         failures: list[str] = []
         created = _Created()

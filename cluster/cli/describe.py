@@ -17,7 +17,7 @@ from cluster.api.selectors import LabelSelector
 from cluster.cli import tables
 from cluster.cli.common import EXIT_OK, add_namespace_flag, add_server_flag, connect, parse_kind, run_async
 from cluster.cli.leasehint import no_scheduler_hint, read_scheduler_lease
-from cluster.client import Client
+from cluster.client import FAIL_FAST_POLICY, Client
 from scheduler.framework.explanation import group_attempt, last_attempt
 
 NONE = "<none>"
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 async def _describe(args: argparse.Namespace) -> int:
     kind = parse_kind(args.kind)
     namespace = args.namespace if kind.namespaced else ""
-    async with connect(args) as client:
+    async with connect(args, retry_policy=FAIL_FAST_POLICY) as client:
         obj = await client.get(kind, args.name, namespace)
         text = _Text()
         await _DESCRIBERS[kind](client, obj, text)

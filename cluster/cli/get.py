@@ -28,7 +28,7 @@ from cluster.cli.common import (
     print_error,
     run_async,
 )
-from cluster.client import Client
+from cluster.client import FAIL_FAST_POLICY, Client
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -79,7 +79,7 @@ async def _get(args: argparse.Namespace) -> int:
     printer = _Printer(
         kind, args.output, all_namespaces=all_namespaces, watch=args.watch, events=args.output_watch_events
     )
-    async with connect(args) as client:
+    async with connect(args, retry_policy=FAIL_FAST_POLICY) as client:
         if args.names and not args.watch:
             found, code = [], EXIT_OK
             for name in args.names:

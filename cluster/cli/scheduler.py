@@ -67,7 +67,7 @@ from cluster.cli.common import (
     server_address,
     stop_signals,
 )
-from cluster.client import Client, CredentialsError, Fence
+from cluster.client import FAIL_FAST_POLICY, Client, CredentialsError, Fence
 from cluster.healthserver import HealthServer
 from scheduler.config import ConfigError, LeaderElectionConfig, load_config
 from scheduler.config.feature_gates import apply_feature_gates
@@ -303,7 +303,8 @@ async def _serve(
             # Its own task: writing the candidate never delays acquiring or renewing the Lease.
             candidate = asyncio.create_task(candidacy.run(), name="lease candidate") if candidacy else None
             try:
-                return await _run(scheduler, elector, health, signalled, settings)
+                return await _run(scheduler, elector, health, signalled, settings,
+                                  clients=(client, candidate_client))
             finally:
                 if candidate is not None:
                     # Deleted whenever the process ends on its own; a killed replica's goes stale.
@@ -313,9 +314,10 @@ async def _serve(
 
 async def _run(
     scheduler: Scheduler, elector: LeaderElector | None, health: HealthServer, signalled: asyncio.Event,
-    settings: LeaderElectionConfig,
+    settings: LeaderElectionConfig, *, clients: tuple[Client, ...],
 ) -> int:
-    """Schedule until a signal (exit 0 after a clean stop) or a failure (exit 1)."""
+    """Schedule until a signal (exit 0 after a clean stop) or a failure (exit 1). ``clients``: the
+    scheduler's, which stop waiting for unreachable servers once it is told to stop."""
     running = asyncio.create_task(
         scheduler.run(health=health, elector=elector, on_leading=_say_leading), name="scheduler")
     stop = asyncio.create_task(signalled.wait(), name="scheduler-signal")
@@ -324,6 +326,12 @@ async def _run(
     finally:
         stop.cancel()
     if not running.done():
+        # The last writes (the lease's release, the LeaseCandidate's delete) may go to an API server
+        # stopped along with this process (`kill %1 %2`): one that refuses the connection is given up on at
+        # once, as client-go's release does, not retried for the renew deadline. A standby takes over when
+        # the lease runs out.
+        for client in clients:
+            client.retry_policy = FAIL_FAST_POLICY
         running.cancel()
         done, _ = await asyncio.wait((running,), timeout=STOP_GRACE_S)
         if not done:

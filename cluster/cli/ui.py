@@ -19,7 +19,7 @@ from cluster.cli.common import (
     stop_signals,
     until_done_or_stopped,
 )
-from cluster.client import Client
+from cluster.client import DEFAULT_POLICY, Client
 
 if TYPE_CHECKING:
     from cluster.ui.server import UiServer
@@ -77,7 +77,7 @@ async def _serve(args: argparse.Namespace) -> int:
 
     server = server_address(args)
     with stop_signals() as stop:
-        async with connect(args) as client:
+        async with connect(args, retry_policy=DEFAULT_POLICY) as client:
             ui = UiServer(client, server, host_check=HostCheck(args.listen[0], args.allowed_hosts))
             # A signal while the first lists are read stops the command too.
             starting = asyncio.create_task(_start(client, ui))

@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import yaml
 
 from cluster.api import errors, objects_pb2
@@ -21,6 +22,7 @@ from tests.integration.helpers import (
     run_cli,
     write_yaml,
 )
+from tests.integration.test_scheduler_cli import unused_address
 
 Cli = Callable[..., CliResult]
 
@@ -354,7 +356,25 @@ def test_usage_and_connection_errors() -> None:
 
     unreachable = run_cli("127.0.0.1:1", "get", "pods", "--request-timeout=1")
     assert unreachable.code == 1
-    assert "Unable to connect to the server at 127.0.0.1:1" in unreachable.stderr
+    assert "error: cannot reach the API server at 127.0.0.1:1: connection refused" in unreachable.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("get", "pods"), ("describe", "pod", "web"), ("delete", "pod", "web"),
+     ("apply", "-f", "examples/manifests/nodes.yaml")],
+    ids=["get", "describe", "delete", "apply"],
+)
+def test_a_one_shot_command_reports_a_refused_server_as_kubectl_does(command: tuple[str, ...]) -> None:
+    # No retries until --request-timeout: nothing listens there, so there is no restart to wait out.
+    server = unused_address()
+    result = run_cli("127.0.0.1:1", *command, "--server", server)
+    assert result.code == 1
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[-1] == (
+        f"error: cannot reach the API server at {server}: connection refused "
+        "(is `podsched apiserver` running there? set --server or $PODSCHED_SERVER)"
+    )
 
 
 def test_server_flag_overrides_environment(apiserver: ApiServerProcess) -> None:
