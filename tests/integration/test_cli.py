@@ -3,6 +3,7 @@ apply's created/unchanged/configured, real manifests with unknown fields, confli
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -431,3 +432,15 @@ def test_kubectl_output_habits(cli: Cli, namespace: str, tmp_path: Path) -> None
         "apiVersion": "v1", "items": [], "kind": "List", "metadata": {"resourceVersion": ""}
     }
     assert yaml.safe_load(cli("get", "pods", "-n", f"{namespace}-none", "-o", "yaml").stdout)["items"] == []
+
+
+def test_version_of_the_client_and_the_server(apiserver: ApiServerProcess) -> None:
+    release = importlib.metadata.version("podsched")
+    both = run_cli(apiserver.address, "version")
+    assert both.code == 0, both.stderr
+    assert both.stdout == f"Client Version: {release}\nServer Version: {release}\n"
+    assert run_cli(apiserver.address, "version", "--client").stdout == f"Client Version: {release}\n"
+    assert run_cli(apiserver.address, "--version").stdout == f"podsched {release}\n"
+    unreachable = run_cli("127.0.0.1:1", "version", "--request-timeout=1")
+    assert (unreachable.code, unreachable.stdout) == (1, f"Client Version: {release}\n")
+    assert "Unable to connect to the server at 127.0.0.1:1" in unreachable.stderr
