@@ -369,21 +369,14 @@ class Template:
         return "".join(out)
 
     def find(self, data: Any) -> list[Any]:
-        """Every value the template's actions find in ``data`` (missing fields find nothing), for
-        custom-columns; a template of text alone finds its text."""
-        found: list[Any] = []
+        """Every value the template's actions find in ``data`` (a missing field finds nothing), for a
+        column of custom-columns, whose template is one action."""
         run = _Run(allow_missing=True)
         try:
-            for node in self._nodes:
-                if isinstance(node, _Text):
-                    found.append(node.text)
-                elif isinstance(node, _Action):
-                    found.extend(run.path(node.steps, [data]))
-                else:
-                    raise JsonPathError("range is not allowed in a column")
+            return [found for node in self._nodes if isinstance(node, _Action)
+                    for found in run.path(node.steps, [data])]
         except JsonPathError as exc:
             raise self._error("executing", str(exc)) from None
-        return found
 
 
 # ----------------------------------------------------------------------------------------- execution
