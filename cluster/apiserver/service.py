@@ -28,6 +28,7 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, kinds, objects_pb2
 from cluster.api.kinds import Kind
+from cluster.api.version import PODSCHED_VERSION
 from cluster.apiserver import binding, messages
 from cluster.apiserver.auth import requests
 from cluster.apiserver.auth.access import Access
@@ -272,6 +273,13 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
             self._verbs.leadership.check_bind(user, meta.namespace or DEFAULT_NAMESPACE, meta.name, fence)
         pods = await binding.bind_group(self._registry, request.bindings, self._verbs.now(), fence=fence)
         return apiserver_pb2.BindGroupResponse(pods=pods)
+
+    async def Version(
+        self, request: apiserver_pb2.VersionRequest, context: grpc.aio.ServicerContext
+    ) -> apiserver_pb2.VersionInfo:
+        """The release, to anyone: kube-apiserver's /version is public (system:public-info-viewer), and
+        `podsched version` asks it before it knows whether its credentials are any good."""
+        return apiserver_pb2.VersionInfo(version=PODSCHED_VERSION)
 
     async def Watch(
         self, request: apiserver_pb2.WatchRequest, context: grpc.aio.ServicerContext

@@ -48,7 +48,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import importlib.metadata
 import logging
 import os
 import sys
@@ -57,6 +56,7 @@ from typing import Any
 from prometheus_client import disable_created_metrics
 
 from cluster.api.validation import is_config_map_key
+from cluster.api.version import PODSCHED_VERSION
 from cluster.cli import eventloop
 from cluster.cli.common import (
     SERVER_ENV,
@@ -93,8 +93,6 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 #: How long the scheduler's tasks get to finish once told to stop, before the process exits anyway.
 STOP_GRACE_S = 10.0
-#: The binaryVersion (and emulationVersion) of each replica's LeaseCandidate.
-PODSCHED_VERSION = importlib.metadata.version("podsched")
 #: Go's strconv.ParseBool, which kube-scheduler's boolean flags use.
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")

@@ -424,6 +424,11 @@ class Client:
         self._attach_fence(request, fence)
         return await self._unary("Bind", request, idempotent=False)
 
+    async def version(self) -> str:
+        """The server's release (its Version call, public as kube-apiserver's /version)."""
+        info = await self._unary("Version", apiserver_pb2.VersionRequest(), idempotent=True)
+        return str(info.version)
+
     async def bind_group(
         self, bindings: Sequence[tuple[str, str, str]], *, fence: Fence | None = None
     ) -> builtins.list[objects_pb2.Pod]:
