@@ -317,9 +317,8 @@ def decode(schema: type[Any], data: Any, path: str, findings: Findings) -> Any:
     if not isinstance(data, Mapping):
         findings.error(_wrong_kind(path or "<document>", data, "a mapping"))
         data = {}
-    for key, position in sorted(getattr(data, "duplicates", {}).items(), key=lambda item: str(item[0])):
-        at = f"{position}: " if position is not None else ""
-        findings.strictly(f"{path + ': ' if path else ''}{at}duplicate key {key!r}")
+    for problem in duplicate_keys(data, path):
+        findings.strictly(problem)
     hints, fields, keeps_path = _schema(schema)
     unsupported: Mapping[str, str] = getattr(schema, "UNSUPPORTED", {})
     values: dict[str, Any] = {}
@@ -335,6 +334,16 @@ def decode(schema: type[Any], data: Any, path: str, findings: Findings) -> Any:
     if keeps_path:
         values[FIELD_PATH] = path
     return schema(**values)
+
+
+def duplicate_keys(data: Mapping[Any, Any], path: str) -> list[str]:
+    """A problem for each key a decoded mapping was given more than once, with where the repeat stands
+    (``roles[0]: line 4, column 5: duplicate key 'name'``); none for a mapping not read by ``documents``."""
+    problems = []
+    for key, position in sorted(getattr(data, "duplicates", {}).items(), key=lambda item: str(item[0])):
+        at = f"{position}: " if position is not None else ""
+        problems.append(f"{path + ': ' if path else ''}{at}duplicate key {key!r}")
+    return problems
 
 
 _Schema = tuple[dict[str, Any], dict[str, dataclasses.Field[Any]], bool]

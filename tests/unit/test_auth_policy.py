@@ -119,3 +119,32 @@ def test_an_unreadable_file_is_an_error_naming_the_flag_and_file(tmp_path: Path)
     missing = tmp_path / "policy.yaml"
     with pytest.raises(PolicyFileError, match=f"--authorization-policy-file {missing}: cannot read it"):
         load_policy_file(str(missing))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "bindings:\n  - role: admin\n    users: [alice]\n    role: client\n",
+            "policy file policy.yaml: bindings[0]: line 4, column 5: duplicate key 'role'",
+        ),
+        (
+            "roles:\n  - {name: r, rules: [{verbs: [get], resources: [pods], verbs: [list]}]}\n"
+            "bindings:\n  - {role: r, users: [a]}\n",
+            "policy file policy.yaml: roles[0].rules[0]: line 2, column 57: duplicate key 'verbs'",
+        ),
+        ("bindings: []\nbindings:\n  - {role: admin, users: [a]}\n",
+         "policy file policy.yaml: top level: line 2, column 1: duplicate key 'bindings'"),
+    ],
+    ids=["in-a-binding", "in-a-rule", "at-the-top"],
+)
+def test_a_key_given_twice_is_an_error_naming_its_position(text: str, message: str) -> None:
+    # YAML itself keeps the last value silently: the policy would grant what its author did not read.
+    with pytest.raises(PolicyFileError) as raised:
+        parse_policy(text, "policy.yaml")
+    assert str(raised.value) == message
+
+
+def test_a_policy_file_is_one_document() -> None:
+    with pytest.raises(PolicyFileError, match=r"policy file policy\.yaml: holds 2 YAML documents"):
+        parse_policy("bindings: [{role: admin, users: [a]}]\n---\nbindings: []\n", "policy.yaml")

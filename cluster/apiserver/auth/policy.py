@@ -17,10 +17,12 @@ users and groups to roles, in YAML::
 A binding without namespaces holds in every namespace and at the cluster scope (a ClusterRoleBinding);
 one with namespaces holds only for requests addressed to them, never for cluster-scoped kinds or calls
 across all namespaces. The built-in group bindings (roles.BUILTIN_GROUP_BINDINGS) hold with or without a
-file; a file adds to them. Every mistake — an unknown key, verb, resource or role, a role defined twice
-or shadowing a built-in one, a binding of nobody, a namespace that is not a valid name — is an error
-naming the file and the entry, and the server does not start: a half-understood policy would grant or
-deny what its author did not mean.
+file; a file adds to them. The text is read by ``cluster.api.decoding.documents`` (the reader of manifests
+and the scheduler's configuration), so a key given twice, which YAML would resolve silently to the last
+value, is caught with its line and column. Every mistake — an unknown or repeated key, an unknown verb,
+resource or role, a role defined twice or shadowing a built-in one, a binding of nobody, a namespace
+that is not a valid name — is an error naming the file and the entry, and the server does not start: a
+half-understood policy would grant or deny what its author did not mean.
 """
 
 from __future__ import annotations
@@ -28,8 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-import yaml
-
+from cluster.api.decoding import DecodeError, documents, duplicate_keys
 from cluster.api.validation import is_dns1123_label
 from cluster.apiserver.auth import roles
 from cluster.apiserver.auth.flagfiles import read_flag_text
@@ -67,6 +68,9 @@ class _Entry:
         self.where = where
         if not isinstance(value, dict):
             self.fail(f"must be a mapping, not {_describe(value)}")
+        repeated = duplicate_keys(value, "")
+        if repeated:
+            self.fail(repeated[0])
         unknown = sorted(str(key) for key in value if key not in keys)
         if unknown:
             self.fail(f"unknown field {unknown[0]!r} (known: {', '.join(keys)})")
@@ -105,17 +109,25 @@ class _Entry:
 
 
 def _describe(value: Any) -> str:
-    return "nothing" if value is None else f"{type(value).__name__} {value!r}"[:80]
+    if value is None:
+        return "nothing"
+    # A mapping from the decoder is a dict that remembers its duplicate keys: to the author, a dict.
+    kind = "dict" if isinstance(value, dict) else type(value).__name__
+    return f"{kind} {dict(value) if isinstance(value, dict) else value!r}"[:80]
 
 
 def parse_policy(text: str, path: str) -> Policy:
     """The policy a policy file's ``text`` describes; ``path`` names the file in errors."""
     try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise PolicyFileError(f"policy file {path}: not valid YAML: {exc}") from exc
-    if document is None:
+        found = [data for _, data in documents(text, path, numbered=False)]
+    except DecodeError as exc:
+        problem = exc.problems[0].removeprefix(f"{path}: ")
+        raise PolicyFileError(f"policy file {path}: not valid YAML: {problem}") from None
+    if not found:
         raise PolicyFileError(f"policy file {path}: is empty; it needs bindings (and may define roles)")
+    if len(found) > 1:
+        raise PolicyFileError(f"policy file {path}: holds {len(found)} YAML documents; a policy is one")
+    document = found[0]
     top = _Entry(path, "top level", document, ("roles", "bindings"))
     policy = Policy()
     for index, value in enumerate(top.items("roles")):
