@@ -1,5 +1,6 @@
 """Strict decoding of YAML and JSON text into typed values: the one layer under the manifest loader
-(``cluster.api.manifest``) and the scheduler configuration (``scheduler.config``).
+(``cluster.api.manifest``), the scheduler configuration with its plugins' args (``scheduler.config``)
+and the authorization policy file.
 
 What it does, for both:
 
@@ -12,9 +13,15 @@ What it does, for both:
 * decides, in one place (``Findings``), whether an unknown or repeated field is an error or a warning:
   kube-scheduler's config decoding and ``apply --validate=strict`` are strict, kubectl's default is not.
 
-The scheduler configuration is decoded into dataclasses (its versioned, wire-shaped schema) by ``decode``;
-manifests are decoded against protobuf descriptors by the manifest loader's walk and then parsed by
-protobuf's JSON mapping, because their schema already exists as the API's messages.
+The scheduler configuration is decoded into dataclasses (its versioned, wire-shaped schema) by ``decode``,
+and so is each in-tree plugin's ``pluginConfig`` args, into its own schema once the entry names the
+plugin (``scheduler.config.v1args``), its paths continuing the entry's
+(``profiles[0].pluginConfig[1].args.scoringStrategy.type``); the configuration package then defaults,
+converts and validates them as kube-scheduler does, so plugins receive typed values and read no mapping.
+Manifests are decoded against protobuf descriptors by the manifest loader's walk and then parsed by
+protobuf's JSON mapping, because their schema already exists as the API's messages. The authorization
+policy file (``cluster.apiserver.auth.policy``) is read by ``documents`` and refuses repeated keys with
+``duplicate_keys``; its own reader keeps the field checks and the messages its users know.
 
 Why dataclasses and this small decoder rather than pydantic or cattrs: the configuration's schema is a
 few dozen fields of six scalar kinds, decoding is one recursive function, and the error texts are fixed
@@ -296,6 +303,16 @@ def wire(name: str) -> dict[str, str]:
     return {WIRE: name}
 
 
+#: A schema field's metadata key: the words for a scalar of the wrong type, where not the usual ones.
+WRONG_TYPE = "wrong_type"
+
+
+def wrong_type(words: str) -> dict[str, str]:
+    """Metadata for a scalar field whose users have been told otherwise of a wrong type ("must be a
+    boolean" where the rest of a configuration says "must be true or false")."""
+    return {WRONG_TYPE: words}
+
+
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
@@ -330,7 +347,8 @@ def decode(schema: type[Any], data: Any, path: str, findings: Findings) -> Any:
             findings.strictly(f'{path or "<document>"}: unknown field "{name}"')
         else:
             field = fields[name]
-            values[field.name] = _value(hints[field.name], value, join(path, name), findings)
+            words = field.metadata.get(WRONG_TYPE)
+            values[field.name] = _value(hints[field.name], value, join(path, name), findings, words)
     if keeps_path:
         values[FIELD_PATH] = path
     return schema(**values)
@@ -366,12 +384,12 @@ def _resolve_schema(schema: type[Any]) -> _Schema:
     return typing.get_type_hints(schema), by_wire, any(field.name == FIELD_PATH for field in fields)
 
 
-def _value(annotation: Any, value: Any, path: str, findings: Findings) -> Any:
+def _value(annotation: Any, value: Any, path: str, findings: Findings, words: str | None = None) -> Any:
     if value is None or annotation is Any:
         return value
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         (annotation,) = (arg for arg in typing.get_args(annotation) if arg is not type(None))
-        return _value(annotation, value, path, findings)
+        return _value(annotation, value, path, findings, words)
     origin = typing.get_origin(annotation)
     if origin is list:
         if not isinstance(value, list):
@@ -403,7 +421,7 @@ def _value(annotation: Any, value: Any, path: str, findings: Findings) -> Any:
     accepted, problem = check
     result = accepted(value)
     if result is None:
-        findings.error(invalid(path, value, problem))
+        findings.error(invalid(path, value, words or problem))
     return result
 
 

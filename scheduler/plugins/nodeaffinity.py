@@ -16,14 +16,13 @@ operations and each is decided once (hostnames differ, zones and instance types 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from google.protobuf import json_format
 
 from cluster.api import objects_pb2
+from scheduler.config.argtypes import NodeAffinityArgs
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -47,7 +46,6 @@ from scheduler.plugins.helpers import (
     NodeSelector,
     PreferredSchedulingTerms,
     RequiredNodeAffinity,
-    check_fields,
     default_normalize_score,
     default_normalize_values,
     resolve_args,
@@ -69,36 +67,7 @@ _REQUIRED = "required_during_scheduling_ignored_during_execution"
 SIGNATURE_LIMIT = 2**62
 
 
-@dataclass(frozen=True)
-class NodeAffinityArgs:
-    #: Node affinity every pod of the profile gets on top of its own (kube's NodeAffinityArgs); None: none.
-    added_affinity: objects_pb2.NodeAffinity | None = None
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        check_fields(data, {"addedAffinity"}, "NodeAffinityArgs", kind="NodeAffinityArgs")
-        raw = data.get("addedAffinity")
-        if raw is None:
-            return cls()
-        path = "NodeAffinityArgs.addedAffinity"
-        check_fields(
-            raw,
-            {
-                "requiredDuringSchedulingIgnoredDuringExecution",
-                "preferredDuringSchedulingIgnoredDuringExecution",
-            },
-            path,
-        )
-        try:
-            affinity = json_format.ParseDict(raw, objects_pb2.NodeAffinity())
-        except json_format.ParseError as exc:
-            raise ValueError(f"{path}: {exc}") from None
-        # Parse strictly now, so that a bad expression fails the config, not every cycle.
-        _added_selector(affinity, path)
-        _added_preferred(affinity, path)
-        return cls(affinity)
-
-
+#: kube-scheduler's NodeAffinityArgs, decoded, defaulted and validated by scheduler.config.
 ARGS = NodeAffinityArgs
 
 
