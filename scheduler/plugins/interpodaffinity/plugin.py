@@ -1,4 +1,4 @@
-"""The InterPodAffinity plugin: its args, the plugin class, and the events that can change its verdict."""
+"""The InterPodAffinity plugin: the plugin class and the events that can change its verdict."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The PodTopologySpread plugin: its args, the plugin class, and the events that can change its verdict.
+"""The PodTopologySpread plugin: the plugin class and the events that can change its verdict.
 
 Default constraints. A pod with no constraints of its own is spread by ``defaultConstraints`` (or, with
 ``defaultingType: System``, kube-scheduler's built-in zone/hostname ScheduleAnyway pair), with the
