@@ -181,3 +181,13 @@ class BindGroupResponse(_message.Message):
     PODS_FIELD_NUMBER: _ClassVar[int]
     pods: _containers.RepeatedCompositeFieldContainer[_objects_pb2.Pod]
     def __init__(self, pods: _Optional[_Iterable[_Union[_objects_pb2.Pod, _Mapping]]] = ...) -> None: ...
+
+class VersionRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class VersionInfo(_message.Message):
+    __slots__ = ("version",)
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    version: str
+    def __init__(self, version: _Optional[str] = ...) -> None: ...

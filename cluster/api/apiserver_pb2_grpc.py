@@ -80,6 +80,11 @@ class ApiServerStub:
                 request_serializer=cluster_dot_api_dot_apiserver__pb2.BindGroupRequest.SerializeToString,
                 response_deserializer=cluster_dot_api_dot_apiserver__pb2.BindGroupResponse.FromString,
                 _registered_method=True)
+        self.Version = channel.unary_unary(
+                '/podsched.v1.ApiServer/Version',
+                request_serializer=cluster_dot_api_dot_apiserver__pb2.VersionRequest.SerializeToString,
+                response_deserializer=cluster_dot_api_dot_apiserver__pb2.VersionInfo.FromString,
+                _registered_method=True)
 
 
 class ApiServerServicer:
@@ -143,6 +148,13 @@ class ApiServerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Version(self, request, context):
+        """Public, as kube-apiserver's /version: no credentials are asked for it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ApiServerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -190,6 +202,11 @@ def add_ApiServerServicer_to_server(servicer, server):
                     servicer.BindGroup,
                     request_deserializer=cluster_dot_api_dot_apiserver__pb2.BindGroupRequest.FromString,
                     response_serializer=cluster_dot_api_dot_apiserver__pb2.BindGroupResponse.SerializeToString,
+            ),
+            'Version': grpc.unary_unary_rpc_method_handler(
+                    servicer.Version,
+                    request_deserializer=cluster_dot_api_dot_apiserver__pb2.VersionRequest.FromString,
+                    response_serializer=cluster_dot_api_dot_apiserver__pb2.VersionInfo.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -435,6 +452,33 @@ class ApiServer:
             '/podsched.v1.ApiServer/BindGroup',
             cluster_dot_api_dot_apiserver__pb2.BindGroupRequest.SerializeToString,
             cluster_dot_api_dot_apiserver__pb2.BindGroupResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Version(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/podsched.v1.ApiServer/Version',
+            cluster_dot_api_dot_apiserver__pb2.VersionRequest.SerializeToString,
+            cluster_dot_api_dot_apiserver__pb2.VersionInfo.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,5 +1,5 @@
-"""The fencing vocabulary that the API server, the scheduler and the tools read alike: the annotations the
-API server writes, and the rule that gives a Lease's fencing token.
+"""The fencing vocabulary that the API server, the scheduler and the tools read alike: the scheduler's
+Lease, the annotations the API server writes, and the rule that gives a Lease's fencing token.
 
 A Lease's tenure is one holder's unbroken hold of it; its token is the store revision of the write that
 began it. The API server records the token in FENCING_TOKEN_ANNOTATION once the tenure has outlived that
@@ -9,7 +9,38 @@ else the Lease's own resourceVersion.
 
 from __future__ import annotations
 
-from cluster.api import objects_pb2
+from dataclasses import dataclass
+
+from cluster.api import objects_pb2, validation
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class LeaseRef:
+    """A Lease by namespace and name, written ``NAMESPACE/NAME``."""
+
+    namespace: str
+    name: str
+
+    @classmethod
+    def parse(cls, text: str) -> LeaseRef:
+        """``NAMESPACE/NAME``; ValueError naming what is wrong."""
+        namespace, sep, name = text.partition("/")
+        if not sep or not namespace or not name or "/" in name:
+            raise ValueError(f"invalid lease {text!r}: expected NAMESPACE/NAME, like {SCHEDULER_LEASE}")
+        problems = [f"namespace {problem}" for problem in validation.is_dns1123_label(namespace)]
+        problems += [f"name {problem}" for problem in validation.is_dns1123_subdomain(name)]
+        if problems:
+            raise ValueError(f"invalid lease {text!r}: {'; '.join(problems)}")
+        return cls(namespace, name)
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+#: kube-scheduler's Lease (its --leader-elect-resource-namespace and --leader-elect-resource-name
+#: defaults): where the scheduler replicas elect their leader unless told otherwise, and the Lease whose
+#: fences an API server that enforces leader fencing takes unless told otherwise.
+SCHEDULER_LEASE = LeaseRef("kube-system", "kube-scheduler")
 
 #: On a Lease: the token of the current tenure, when the tenure has outlived the write that began it.
 FENCING_TOKEN_ANNOTATION = "podsched.io/fencing-token"

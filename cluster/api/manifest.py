@@ -2,9 +2,12 @@
 
 Real manifests must load unedited, so the loader behaves like kubectl with its default field validation:
 
-- a field podsched does not model (``livenessProbe``, ``volumeMounts``, ``ownerReferences``, ...) is
-  dropped with the warning ``unknown field "spec.containers[0].livenessProbe"``; a key given twice in one
-  mapping warns ``duplicate field "..."``; ``strict=True`` makes both errors (``--validate=strict``);
+- a field its message lacks is dropped with a warning. A real Kubernetes field podsched does not model
+  (``cluster.api.unmodelled``) is worded ``spec.dnsPolicy: a Kubernetes field podsched does not model
+  (ignored)``; any other is a mistake, worded ``spec.nodeSelecter: unknown field (did you mean
+  "nodeSelector"?)`` with the nearest field the message knows. A key given twice in one mapping warns
+  ``duplicate field "..."``. ``strict=True`` (``--validate=strict``) makes all of these errors, as
+  kubectl's fieldValidation=Strict fails on any field that would be dropped from the object;
 - a value of the wrong type is an error, as the API server's decoder makes it one: ``version: 1`` under
   ``labels`` or ``gpu: true`` under ``nodeSelector`` is a number or a boolean where a string is required
   (YAML reads them so; quote them). YAML timestamps stay strings and must be RFC 3339;
@@ -19,6 +22,7 @@ Loading is all or nothing: any error anywhere raises one ``ManifestError`` listi
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import sys
@@ -43,6 +47,7 @@ from cluster.api.decoding import (
     json_type_name,
     with_duplicates_of,
 )
+from cluster.api.unmodelled import NOT_MODELLED
 
 __all__ = [
     "MAX_FLOW_NESTING",
@@ -315,8 +320,17 @@ class _Walk:
         self.errors = self.findings.errors
         self._values = 0
 
-    def _unknown(self, path: str) -> None:
-        self.findings.strictly(f'unknown field "{path}"')
+    def _unknown(self, path: str, name: str, descriptor: Descriptor) -> None:
+        """A field ``descriptor`` lacks: a real one podsched drops on purpose, or a mistake, for which the
+        nearest field the message knows is suggested."""
+        not_modelled = NOT_MODELLED.get(descriptor.name, frozenset())
+        if name in not_modelled:
+            dropped = ", so strict validation rejects it" if self.findings.strict else " (ignored)"
+            self.findings.strictly(f"{path}: a Kubernetes field podsched does not model{dropped}")
+            return
+        nearest = difflib.get_close_matches(name, [*_json_fields(descriptor), *sorted(not_modelled)], n=1)
+        hint = f' (did you mean "{nearest[0]}"?)' if nearest else ""
+        self.findings.strictly(f"{path}: unknown field{hint}")
 
     def _wrong_type(self, path: str, value: Any, expected: str, hint: str = "") -> None:
         self.errors.append(
@@ -344,7 +358,7 @@ class _Walk:
             child = join(path, str(key))
             field_descriptor = fields.get(key) if isinstance(key, str) else None
             if field_descriptor is None:
-                self._unknown(child)
+                self._unknown(child, str(key), descriptor)
                 continue
             if value is None:  # null means unset, as in Kubernetes' JSON
                 continue

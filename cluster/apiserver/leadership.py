@@ -13,6 +13,9 @@ itself and bind under its own fence. With enforcement on:
   lands only when the stored Lease is released (no holder) or has expired by this server's own clock.
   A holder releases its Lease (holder emptied) under the fence of its tenure, which the update carries;
   a release without it waits for the expiry like any takeover. Refused with FailedPrecondition.
+* A fence must name a Lease the server takes fences of (``--fenced-lease``; by default the scheduler's,
+  kube-system/kube-scheduler): anyone who may create a Lease holds it, so a fence that named one of the
+  caller's own would hold against it. Refused with PermissionDenied, before any check of the fence.
 
 Expiry follows client-go's rule of trusting only local observation: ``LeaseClock`` watches the Leases in
 the store and notes, on this server's monotonic clock, when it first saw each version. A Lease expires
@@ -32,8 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cluster.api import errors, objects_pb2
-from cluster.api.fencing import observed_tenure_token
-from cluster.api.kinds import LEASE
+from cluster.api.fencing import SCHEDULER_LEASE, LeaseRef, observed_tenure_token
+from cluster.api.kinds import LEASE, POD, Kind
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.auth.roles import MASTERS_GROUP
 from cluster.apiserver.fencing import LeaseFence
@@ -46,6 +49,8 @@ log = logging.getLogger(__name__)
 RETRY_DELAY_S = 1.0
 #: The flag that turns enforcement on, as refusals name it.
 FLAG = "--enforce-leader-fencing"
+#: The flag that names the Leases whose fences the server takes, as refusals name it.
+FENCED_LEASE_FLAG = "--fenced-lease"
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,12 +130,35 @@ class Leadership:
     """The rules above, for one API server; ``enforced`` False leaves every write as it was."""
 
     def __init__(
-        self, *, enforced: bool, may: Callable[[UserInfo, RequestInfo], bool], clock: LeaseClock | None = None
+        self,
+        *,
+        enforced: bool,
+        may: Callable[[UserInfo, RequestInfo], bool],
+        clock: LeaseClock | None = None,
+        fenced_leases: tuple[LeaseRef, ...] = (SCHEDULER_LEASE,),
     ) -> None:
+        if enforced and not fenced_leases:
+            raise ValueError(f"{FLAG} needs at least one lease to take fences of ({FENCED_LEASE_FLAG})")
         self.enforced = enforced
         #: Whether a caller is allowed a request (the authorizer's answer).
         self._may = may
         self.clock = clock or LeaseClock()
+        #: The Leases whose fences the server takes (under enforcement; any Lease's without it).
+        self.fenced_leases = frozenset(fenced_leases)
+
+    # ----------------------------------------------------------------------------- the fence's lease
+
+    def check_fence(self, user: UserInfo, fence: LeaseFence) -> None:
+        """A fence must name a Lease the server takes fences of."""
+        named = LeaseRef(fence.fence.lease_namespace, fence.fence.lease_name)
+        if not self.enforced or named in self.fenced_leases:
+            return
+        taken = ", ".join(str(lease) for lease in sorted(self.fenced_leases))
+        which = f"the lease {taken}" if len(self.fenced_leases) == 1 else f"the leases {taken}"
+        raise errors.PermissionDenied(
+            f'user "{user.name}" cannot write under a fence of lease {named}: this API server enforces '
+            f"leader fencing ({FLAG}) and takes fences only of {which} ({FENCED_LEASE_FLAG})"
+        )
 
     # ------------------------------------------------------------------------------ unfenced writes
 
@@ -142,10 +170,11 @@ class Leadership:
             raise _unfenced(user, f"bind pod {namespace}/{name}")
 
     def check_delete(
-        self, user: UserInfo, kind_name: str, namespace: str, name: str, fence: LeaseFence | None
+        self, user: UserInfo, kind: Kind, namespace: str, name: str, fence: LeaseFence | None
     ) -> None:
-        """A pod delete by a caller that may bind pods (a scheduler evicting a preemption victim)."""
-        if kind_name != "Pod" or not self._needs_fence(user, fence):
+        """A pod delete by a caller that may bind pods (a scheduler evicting a preemption victim); ``kind``
+        as the request pipeline resolved it, whatever name the caller gave it."""
+        if kind is not POD or not self._needs_fence(user, fence):
             return
         if self._may(user, RequestInfo("create", "pods", "binding", namespace, name)):
             raise _unfenced(user, f"delete pod {namespace}/{name} (a caller that may bind pods deletes "

@@ -44,6 +44,7 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from cluster.api import apiserver_pb2
 from cluster.api.addresses import is_loopback_host
+from cluster.api.fencing import SCHEDULER_LEASE, LeaseRef
 from cluster.api.limits import MAX_REQUEST_BYTES
 from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.gate import RequestGate
@@ -109,6 +110,8 @@ class ApiServerOptions:
     metrics_listen: str | None = None
     #: Server-enforced leadership (leadership.py): unfenced leader writes refused, Leases arbitrated.
     enforce_leader_fencing: bool = False
+    #: Under enforcement, the Leases whose fences the server takes: the schedulers' (--fenced-lease).
+    fenced_leases: tuple[LeaseRef, ...] = (SCHEDULER_LEASE,)
 
     def __post_init__(self) -> None:
         if not self.listen or ":" not in self.listen:
@@ -170,7 +173,8 @@ class ApiServer:
         self.loopback_token = secrets.token_urlsafe(32)
         self._access = Access.of(self.options.security, self.loopback_token)
         self._leadership = Leadership(
-            enforced=self.options.enforce_leader_fencing, may=self._access.authorizer.allows
+            enforced=self.options.enforce_leader_fencing, may=self._access.authorizer.allows,
+            fenced_leases=self.options.fenced_leases,
         )
         self._cache = Cacher(self._registry)
         self._verbs = Verbs(self._registry, clock=clock, leadership=self._leadership, cache=self._cache)

@@ -8,9 +8,9 @@ from what went wrong to a gRPC status.
 * anything else is a bug: INTERNAL, and the traceback goes to the log, not to the client.
 
 Every call goes through one pipeline, in kube-apiserver's order: authenticate (UNAUTHENTICATED) →
-describe the request (auth/requests.py) → authorize (PERMISSION_DENIED naming verb and resource) →
-enter the request gates (auth/gate.py), held around the whole unary call or the whole Watch stream →
-the handler.
+describe the request, its kind resolved once for every step after (auth/requests.py) → authorize
+(PERMISSION_DENIED naming verb and resource) → enter the request gates (auth/gate.py), held around the
+whole unary call or the whole Watch stream → the handler.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ import grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, kinds, objects_pb2
+from cluster.api.kinds import Kind
+from cluster.api.version import PODSCHED_VERSION
 from cluster.apiserver import binding, messages
 from cluster.apiserver.auth import requests
 from cluster.apiserver.auth.access import Access
@@ -39,7 +41,7 @@ from cluster.apiserver.limits import DEFAULT_MAX_PAGE_SIZE, status_message
 from cluster.apiserver.metrics import ApiServerMetrics
 from cluster.apiserver.selection import Selection
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
-from cluster.apiserver.verbs import Verbs, check_path_name, request_namespace, resolve_kind
+from cluster.apiserver.verbs import Verbs, check_path_name
 from cluster.apiserver.watch import until_stopped
 from cluster.apiserver.watchcache import read_scope
 from store.base import FutureRevision, StoreUnavailable, TooOldRevision, TransactionTooLarge
@@ -83,16 +85,17 @@ METRIC_VERBS = {
 
 
 def _unary(
-    describe: Callable[[Request], RequestInfo],
+    describe: Callable[[Request], requests.Described],
 ) -> Callable[
-    [Callable[[Any, Request, UserInfo], Awaitable[Response]]],
+    [Callable[[Any, Request, UserInfo, requests.Described], Awaitable[Response]]],
     Callable[[Any, Request, grpc.aio.ServicerContext], Awaitable[Response]],
 ]:
-    """Serve the decorated handler through the pipeline; ``describe`` says what its request asks. The
-    handler is given the request and the authenticated caller."""
+    """Serve the decorated handler through the pipeline; ``describe`` says what its request asks, its
+    kind resolved once. The handler is given the request, the authenticated caller and that description,
+    and takes the kind from it (never from the request's string)."""
 
     def decorate(
-        handler: Callable[[Any, Request, UserInfo], Awaitable[Response]],
+        handler: Callable[[Any, Request, UserInfo, requests.Described], Awaitable[Response]],
     ) -> Callable[[Any, Request, grpc.aio.ServicerContext], Awaitable[Response]]:
         rpc = handler.__name__
 
@@ -102,14 +105,15 @@ def _unary(
             info = None
             try:
                 user = self._access.authenticate(context)
-                info = describe(request)
+                described = describe(request)
+                info = described.info
                 self._access.authorize(user, info)
                 with read_scope():
                     if not self._gates:
-                        response = await handler(self, request, user)
+                        response = await handler(self, request, user, described)
                     else:
                         async with self._gated(user, info):
-                            response = await handler(self, request, user)
+                            response = await handler(self, request, user, described)
             except asyncio.CancelledError:
                 self._observe(rpc, info, grpc.StatusCode.CANCELLED, start)
                 raise
@@ -182,28 +186,34 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
             yield
 
     @_unary(requests.create)
-    async def Create(self, request: apiserver_pb2.CreateRequest, user: UserInfo) -> apiserver_pb2.Object:
+    async def Create(
+        self, request: apiserver_pb2.CreateRequest, user: UserInfo, described: requests.Described
+    ) -> apiserver_pb2.Object:
         created = await self._verbs.create(
-            kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request)
+            kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request, user)
         )
         return kinds.wrap(created)
 
     @_unary(requests.get)
-    async def Get(self, request: apiserver_pb2.GetRequest, user: UserInfo) -> apiserver_pb2.Object:
-        return kinds.wrap(await self._verbs.get(request.kind, request.namespace, request.name))
+    async def Get(
+        self, request: apiserver_pb2.GetRequest, user: UserInfo, described: requests.Described
+    ) -> apiserver_pb2.Object:
+        return kinds.wrap(await self._verbs.get(described.kind, described.info.namespace, request.name))
 
     @_unary(requests.update)
-    async def Update(self, request: apiserver_pb2.UpdateRequest, user: UserInfo) -> apiserver_pb2.Object:
+    async def Update(
+        self, request: apiserver_pb2.UpdateRequest, user: UserInfo, described: requests.Described
+    ) -> apiserver_pb2.Object:
         updated = await self._verbs.update(
-            kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request)
+            kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request, user)
         )
         return kinds.wrap(updated)
 
     @_unary(requests.update_status)
     async def UpdateStatus(
-        self, request: apiserver_pb2.UpdateRequest, user: UserInfo
+        self, request: apiserver_pb2.UpdateRequest, user: UserInfo, described: requests.Described
     ) -> apiserver_pb2.Object:
-        fence = self._fence(request)
+        fence = self._fence(request, user)
         updated = await self._verbs.update_status(
             kinds.unwrap(request.object), dry_run=request.dry_run, fence=fence,
             nomination_check=self._verbs.leadership.nomination_check(user, fence),
@@ -211,21 +221,25 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         return kinds.wrap(updated)
 
     @_unary(requests.delete)
-    async def Delete(self, request: apiserver_pb2.DeleteRequest, user: UserInfo) -> apiserver_pb2.Object:
+    async def Delete(
+        self, request: apiserver_pb2.DeleteRequest, user: UserInfo, described: requests.Described
+    ) -> apiserver_pb2.Object:
         grace = request.grace_period_seconds if request.HasField("grace_period_seconds") else None
-        fence = self._fence(request)
-        namespace = request_namespace(resolve_kind(request.kind), request.namespace)
-        self._verbs.leadership.check_delete(user, request.kind, namespace, request.name, fence)
+        fence = self._fence(request, user)
+        kind, namespace = described.kind, described.info.namespace
+        self._verbs.leadership.check_delete(user, kind, namespace, request.name, fence)
         deleted = await self._verbs.delete(
-            request.kind, request.namespace, request.name,
+            kind, namespace, request.name,
             grace_period_seconds=grace, resource_version=request.resource_version, dry_run=request.dry_run,
             fence=fence,
         )
         return kinds.wrap(deleted)
 
     @_unary(requests.list_)
-    async def List(self, request: apiserver_pb2.ListRequest, user: UserInfo) -> apiserver_pb2.ListResponse:
-        selection, namespace = self._selection(request)
+    async def List(
+        self, request: apiserver_pb2.ListRequest, user: UserInfo, described: requests.Described
+    ) -> apiserver_pb2.ListResponse:
+        selection, namespace = self._selection(request, described.kind)
         page = await self._verbs.cache.list(
             selection, namespace, limit=request.limit, continue_token=request.continue_token,
             max_page_size=self._max_page_size,
@@ -237,8 +251,10 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         )
 
     @_unary(requests.bind)
-    async def Bind(self, request: apiserver_pb2.BindRequest, user: UserInfo) -> objects_pb2.Pod:
-        fence = self._fence(request)
+    async def Bind(
+        self, request: apiserver_pb2.BindRequest, user: UserInfo, described: requests.Described
+    ) -> objects_pb2.Pod:
+        fence = self._fence(request, user)
         meta = request.binding.metadata
         self._verbs.leadership.check_bind(user, meta.namespace or DEFAULT_NAMESPACE, meta.name, fence)
         return await binding.bind(
@@ -246,9 +262,9 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
 
     @_unary(requests.bind_group)
     async def BindGroup(
-        self, request: apiserver_pb2.BindGroupRequest, user: UserInfo
+        self, request: apiserver_pb2.BindGroupRequest, user: UserInfo, described: requests.Described
     ) -> apiserver_pb2.BindGroupResponse:
-        fence = self._fence(request)
+        fence = self._fence(request, user)
         # The pipeline authorized the first binding; the group needs the same permission for each.
         for info in requests.group_bindings(request)[1:]:
             self._access.authorize(user, info)
@@ -257,6 +273,13 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
             self._verbs.leadership.check_bind(user, meta.namespace or DEFAULT_NAMESPACE, meta.name, fence)
         pods = await binding.bind_group(self._registry, request.bindings, self._verbs.now(), fence=fence)
         return apiserver_pb2.BindGroupResponse(pods=pods)
+
+    async def Version(
+        self, request: apiserver_pb2.VersionRequest, context: grpc.aio.ServicerContext
+    ) -> apiserver_pb2.VersionInfo:
+        """The release, to anyone: kube-apiserver's /version is public (system:public-info-viewer), and
+        `podsched version` asks it before it knows whether its credentials are any good."""
+        return apiserver_pb2.VersionInfo(version=PODSCHED_VERSION)
 
     async def Watch(
         self, request: apiserver_pb2.WatchRequest, context: grpc.aio.ServicerContext
@@ -269,11 +292,12 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         self._no_open_watches.clear()
         try:
             user = self._access.authenticate(context)
-            info = requests.watch(request)
+            described = requests.watch(request)
+            info = described.info
             self._access.authorize(user, info)
             # The gates hold for the whole stream: a gate may count a caller's open watches.
             async with self._gated(user, info):
-                selection, namespace = self._selection(request)
+                selection, namespace = self._selection(request, described.kind)
                 events = self._verbs.cache.watch(selection, namespace, request.resource_version)
                 self._metrics.watch_opened(info.resource)
                 try:
@@ -303,14 +327,19 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         self,
         request: apiserver_pb2.CreateRequest | apiserver_pb2.UpdateRequest | apiserver_pb2.DeleteRequest
         | apiserver_pb2.BindRequest | apiserver_pb2.BindGroupRequest,
+        user: UserInfo,
     ) -> LeaseFence | None:
-        return self._verbs.fencing.of(request.fence) if request.HasField("fence") else None
+        """The request's fence, checked as a fence and for the Lease it names; None without one."""
+        if not request.HasField("fence"):
+            return None
+        fence = self._verbs.fencing.of(request.fence)
+        self._verbs.leadership.check_fence(user, fence)
+        return fence
 
     @staticmethod
     def _selection(
-        request: apiserver_pb2.ListRequest | apiserver_pb2.WatchRequest,
+        request: apiserver_pb2.ListRequest | apiserver_pb2.WatchRequest, kind: Kind
     ) -> tuple[Selection, str]:
-        kind = resolve_kind(request.kind)
         namespace = request.namespace if kind.namespaced else ""
         if namespace:
             check_path_name("namespace", namespace)

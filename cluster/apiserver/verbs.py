@@ -155,8 +155,7 @@ class Verbs:
 
     # -------------------------------------------------------------------------------------- reads
 
-    async def get(self, kind_name: str, namespace: str, name: str) -> Message:
-        kind = resolve_kind(kind_name)
+    async def get(self, kind: Kind, namespace: str, name: str) -> Message:
         namespace = request_namespace(kind, namespace)
         check_path_name("resource name", name)
         obj = await self.cache.get(kind, namespace, name)
@@ -248,7 +247,7 @@ class Verbs:
 
     async def delete(
         self,
-        kind_name: str,
+        kind: Kind,
         namespace: str,
         name: str,
         *,
@@ -259,7 +258,6 @@ class Verbs:
     ) -> Message:
         """Delete an object, or for a pod with a grace period, mark it (graceful.py); under ``fence`` when
         given. Returns the object as deleted or as marked."""
-        kind = resolve_kind(kind_name)
         namespace = request_namespace(kind, namespace)
         check_path_name("resource name", name)
         if kind is PRIORITY_CLASS:

@@ -24,11 +24,12 @@ from typing import Any, Protocol, TypeVar
 from google.protobuf.message import Message
 
 from cluster.api import errors, objects_pb2
+from cluster.api.fencing import SCHEDULER_LEASE, LeaseRef
 from cluster.chaos.docker import Container, DockerEngine, DockerError
 from cluster.client import WatchEvent
 
 #: kube-scheduler's lock: --leader-elect-resource-namespace / --leader-elect-resource-name defaults.
-DEFAULT_LEASE = "kube-system/kube-scheduler"
+DEFAULT_LEASE = str(SCHEDULER_LEASE)
 #: The signals a round may send, by the name the flag takes.
 SIGNALS = ("KILL", "TERM", "STOP")
 #: Pause before watching again after the watch broke (an API server restarting, failing over).
@@ -49,23 +50,6 @@ class LeaseApi(Protocol):
 
 class Skipped(Exception):
     """A round that killed nothing; the message says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class LeaseRef:
-    namespace: str
-    name: str
-
-    @classmethod
-    def parse(cls, text: str) -> LeaseRef:
-        """``NAMESPACE/NAME``; ValueError naming what is wrong."""
-        namespace, sep, name = text.partition("/")
-        if not sep or not namespace or not name or "/" in name:
-            raise ValueError(f"invalid lease {text!r}: expected NAMESPACE/NAME, like {DEFAULT_LEASE}")
-        return cls(namespace, name)
-
-    def __str__(self) -> str:
-        return f"{self.namespace}/{self.name}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,8 @@ etcd over TLS with a client certificate (etcd's client-cert auth). `podsched cer
 these files.
                        [--max-requests-inflight 60] [--max-mutating-requests-inflight 30]
                        [--request-timeout 1m] [--max-watches-per-user 100] [--max-page-size 5000]
-                       [--metrics-addr 127.0.0.1:7444] [--enforce-leader-fencing]
+                       [--metrics-addr 127.0.0.1:7444]
+                       [--enforce-leader-fencing [--fenced-lease kube-system/kube-scheduler ...]]
 
 The limits (cluster/apiserver/limits.py) each refuse with an error naming the limit: a unary call
 running past ``--request-timeout`` (kube-apiserver's flag) ends DEADLINE_EXCEEDED, a user's watch past
@@ -27,7 +28,10 @@ running past ``--request-timeout`` (kube-apiserver's flag) ends DEADLINE_EXCEEDE
 ``--enforce-leader-fencing`` (off by default, so that plain kube-scheduler clients work; on in
 `podsched up`) makes the server enforce leadership (cluster/apiserver/leadership.py): a non-admin's
 Bind, change of a pod's nominatedNodeName, and pod delete by a caller that may bind pods need a fence,
-and a Lease changes holder only once released or expired by the server's own clock.
+and a Lease changes holder only once released or expired by the server's own clock. A fence must then
+name a Lease the schedulers elect their leader in: ``--fenced-lease NAMESPACE/NAME``, once per Lease
+(default kube-system/kube-scheduler, kube-scheduler's), for schedulers run with another
+``--leader-elect-resource-namespace/--leader-elect-resource-name``.
 
 ``--metrics-addr`` serves plain HTTP there: ``/metrics`` (kube-apiserver's request, watch and flow-control
 metrics), ``/livez``, ``/healthz`` and ``/readyz``; without it there is no HTTP endpoint.
@@ -68,12 +72,14 @@ from typing import Any
 
 from prometheus_client import disable_created_metrics
 
+from cluster.api.fencing import SCHEDULER_LEASE, LeaseRef
 from cluster.apiserver.auth.flagfiles import read_flag_file
 from cluster.apiserver.flowcontrol import FlowControlConfig
 from cluster.apiserver.flowcontrol.config import (
     DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
     DEFAULT_MAX_REQUESTS_INFLIGHT,
 )
+from cluster.apiserver.leadership import FENCED_LEASE_FLAG
 from cluster.apiserver.limits import (
     DEFAULT_MAX_PAGE_SIZE,
     DEFAULT_MAX_WATCHES_PER_USER,
@@ -190,6 +196,13 @@ def register(subparsers: Any) -> None:
         "by a caller that may bind pods, and let a Lease change holder only once it is released or has "
         "expired by this server's clock (default: off, as kube-apiserver)",
     )
+    parser.add_argument(
+        FENCED_LEASE_FLAG, dest="fenced_leases", action="append", type=_lease, default=None,
+        metavar="NAMESPACE/NAME",
+        help="with --enforce-leader-fencing, a Lease whose fences the server takes: the one the schedulers "
+        "elect their leader in; repeat it for several (default: "
+        f"{SCHEDULER_LEASE}, kube-scheduler's)",
+    )
     security = parser.add_argument_group("security (kube-apiserver's flags)")
     for flag, text in (
         ("--tls-cert-file", "PEM certificate (chain) to serve TLS with"),
@@ -224,6 +237,14 @@ def _at_least_one(flag: str) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def _lease(text: str) -> LeaseRef:
+    """An argparse type: ``NAMESPACE/NAME``."""
+    try:
+        return LeaseRef.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -283,6 +304,8 @@ def etcd_tls_files(args: argparse.Namespace) -> EtcdTlsFiles | None:
 
 
 def _options(args: argparse.Namespace) -> ApiServerOptions:
+    if args.fenced_leases and not args.enforce_leader_fencing:
+        raise ValueError(f"{FENCED_LEASE_FLAG} applies with --enforce-leader-fencing only")
     flow_control = FlowControlConfig(
         max_requests_inflight=args.max_requests_inflight,
         max_mutating_requests_inflight=args.max_mutating_requests_inflight,
@@ -304,6 +327,7 @@ def _options(args: argparse.Namespace) -> ApiServerOptions:
         allow_plaintext_tokens=args.allow_plaintext_tokens,
         metrics_listen=args.metrics_addr,
         enforce_leader_fencing=args.enforce_leader_fencing,
+        fenced_leases=tuple(args.fenced_leases or (SCHEDULER_LEASE,)),
     )
 
 

@@ -47,7 +47,7 @@ from cluster.cli.common import (
     resource_ref,
     run_async,
 )
-from cluster.client import Client, object_request_bytes
+from cluster.client import FAIL_FAST_POLICY, Client, object_request_bytes
 
 # Kinds others refer to go first: pods name priority classes (admission resolves them at create), quotas
 # admit pods, and a gang's pods find their PodGroup there when they are queued. Namespaces go before
@@ -60,6 +60,9 @@ _ORDER.update(
     {kinds.SERVICE: 3, kinds.REPLICA_SET: 3, kinds.STATEFUL_SET: 3, kinds.REPLICATION_CONTROLLER: 3}
 )
 _LAST = 4
+#: Workload controllers podsched stores (the scheduler spreads pods by their selectors) but never runs:
+#: applying one creates no pods, which a user coming from Kubernetes would not expect.
+_CONTROLLERS_NOT_RUN = (kinds.REPLICA_SET, kinds.STATEFUL_SET, kinds.REPLICATION_CONTROLLER)
 #: The system priority classes' reserved prefix: only a quota admits them.
 _SYSTEM_CLASS_PREFIX = "system-"
 
@@ -123,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
     for manifest in manifests:
         for warning in manifest.warnings:
             print_error(f"Warning: {warning}")
+    for warning in controller_warnings(manifests):
+        print_error(f"Warning: {warning}")
     try:
         manifests = _prepare(manifests, args.namespace)
     except UsageError as exc:
@@ -135,6 +140,16 @@ def run(args: argparse.Namespace) -> int:
         print_error("error: nothing was applied")
         return EXIT_ERROR
     return run_async(args, lambda: _apply(args, manifests))
+
+
+def controller_warnings(manifests: list[Manifest]) -> list[str]:
+    """One warning per workload controller in ``manifests``: it is stored, and no pod will come of it."""
+    return [
+        f"{resource_ref(manifest.kind, manifest.obj.metadata.name)}: podsched runs no workload controllers; "
+        "no pods will be created for it"
+        for manifest in manifests
+        if manifest.kind in _CONTROLLERS_NOT_RUN
+    ]
 
 
 def _too_large(manifest: Manifest) -> str | None:
@@ -194,7 +209,7 @@ class _Step:
 
 
 async def _apply(args: argparse.Namespace, manifests: list[Manifest]) -> int:
-    async with connect(args) as client:
+    async with connect(args, retry_policy=FAIL_FAST_POLICY) as client:
         steps: list[_Step] = []
         failures: list[str] = []
         created = _Created()

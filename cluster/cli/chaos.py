@@ -49,6 +49,7 @@ from cluster.cli.common import (
     stop_signals,
     until_done_or_stopped,
 )
+from cluster.client import DEFAULT_POLICY
 
 #: How long a round waits for a new leader. kube-scheduler's failover after a SIGKILL takes up to the
 #: lease duration (15 s) plus a retry period; 60 s leaves room for slow starts without hiding a hang.
@@ -185,7 +186,7 @@ async def _kill_leader(args: argparse.Namespace) -> int:
     except DockerError as exc:
         print_error(f"error: {exc}")
         return EXIT_ERROR
-    async with connect(args) as client:
+    async with connect(args, retry_policy=DEFAULT_POLICY) as client:
         killer = LeaderKiller(
             client, docker, lease=args.lease, signal=args.signal, handover_timeout_s=args.handover_timeout
         )

@@ -5,6 +5,10 @@ PODSCHED_* environment variable), kubectl's error lines and exit codes, and the 
 
 Exit codes follow kubectl: 0 success, 1 an error (from the server, the server unreachable, a credential
 file that cannot be used), 2 a usage error (argparse's own code for bad flags).
+
+Each command says how long it waits for a server nobody serves (``connect``'s retry policy): a one-shot
+command (get, describe, apply, delete) gives up at once, as kubectl does; a long-running one (ui, load,
+chaos) waits out a restart within its --request-timeout.
 """
 
 from __future__ import annotations
@@ -21,7 +25,15 @@ from typing import Any
 
 from cluster.api import errors
 from cluster.api.kinds import Kind, kind_by_name
-from cluster.client import Client, ClientCredentials, CredentialsError, RequestTooLarge, TlsError
+from cluster.client import (
+    Client,
+    ClientCredentials,
+    CredentialsError,
+    RequestTooLarge,
+    RetryPolicy,
+    ServerUnreachable,
+    TlsError,
+)
 from cluster.client.credentials import CA_FILE_ENV, CLIENT_CERT_ENV, CLIENT_KEY_ENV, TOKEN_ENV
 from cluster.healthserver import parse_address
 
@@ -116,12 +128,15 @@ def server_address(args: argparse.Namespace) -> str:
     return args.server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER
 
 
-def connect(args: argparse.Namespace) -> Client:
+def connect(args: argparse.Namespace, *, retry_policy: RetryPolicy) -> Client:
+    """The client of the servers the flags name, retrying as ``retry_policy`` says: FAIL_FAST_POLICY for
+    a one-shot command, DEFAULT_POLICY for one that runs until stopped."""
     if not args.request_timeout > 0:
         raise UsageError(f"--request-timeout must be positive, got {args.request_timeout:g}")
     credentials = credentials_from(args)
     try:
-        return Client(server_address(args), credentials=credentials, timeout_s=args.request_timeout)
+        return Client(server_address(args), credentials=credentials, timeout_s=args.request_timeout,
+                      retry_policy=retry_policy)
     except ValueError as exc:
         # A malformed --server or $PODSCHED_SERVER is the user's input, not a crash.
         raise UsageError(str(exc)) from exc
@@ -178,18 +193,21 @@ async def _guarded(args: argparse.Namespace, body: Callable[[], Awaitable[int]])
     except (CredentialsError, RequestTooLarge) as exc:
         print_error(f"error: {exc}")
         return EXIT_ERROR
+    except ServerUnreachable as exc:
+        print_error(f"error: {exc.message}{_NOT_RUNNING_HINT}")
+        return EXIT_ERROR
     except errors.Unavailable as exc:
         # A TLS failure names its own fix, and a connection closed during its handshake carries the
         # client's TLS hint: neither gets the hint that the server may not be running.
-        hint = "" if isinstance(exc, TlsError) or "Socket closed" in exc.message else (
-            f" (is `podsched apiserver` running there? set --server or ${SERVER_ENV})"
-        )
+        hint = "" if isinstance(exc, TlsError) or "Socket closed" in exc.message else _NOT_RUNNING_HINT
         print_error(f"Unable to connect to the server at {server_address(args)}: {exc.message}{hint}")
         return EXIT_ERROR
     except errors.ApiError as exc:
         print_error(error_line(exc))
         return EXIT_ERROR
 
+
+_NOT_RUNNING_HINT = f" (is `podsched apiserver` running there? set --server or ${SERVER_ENV})"
 
 #: The signals that stop a long-running command cleanly (Ctrl-C, and a supervisor's or Docker's stop).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

@@ -22,7 +22,7 @@ from cluster.cli.common import (
     resource_name,
     run_async,
 )
-from cluster.client import Client
+from cluster.client import FAIL_FAST_POLICY, Client
 
 # How long past the grace period to wait for a pod to disappear before giving up: the API server
 # finishes graceful deletions itself, so this only covers its timer's slack and a restart of it.
@@ -66,7 +66,7 @@ async def _delete(args: argparse.Namespace) -> int:
     grace = None if args.grace_period == -1 else args.grace_period
     namespace = args.namespace if kind.namespaced else ""
     code = EXIT_OK
-    async with connect(args) as client:
+    async with connect(args, retry_policy=FAIL_FAST_POLICY) as client:
         for name in args.names:
             try:
                 obj = await client.delete(kind, name, namespace, grace_period_seconds=grace)

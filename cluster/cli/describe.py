@@ -17,10 +17,12 @@ from cluster.api.selectors import LabelSelector
 from cluster.cli import tables
 from cluster.cli.common import EXIT_OK, add_namespace_flag, add_server_flag, connect, parse_kind, run_async
 from cluster.cli.leasehint import no_scheduler_hint, read_scheduler_lease
-from cluster.client import Client
+from cluster.client import FAIL_FAST_POLICY, Client
 from scheduler.framework.explanation import group_attempt, last_attempt
 
 NONE = "<none>"
+#: How many pods a line naming several (a reason they share) lists by name.
+NAMES_SHOWN = 3
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 async def _describe(args: argparse.Namespace) -> int:
     kind = parse_kind(args.kind)
     namespace = args.namespace if kind.namespaced else ""
-    async with connect(args) as client:
+    async with connect(args, retry_policy=FAIL_FAST_POLICY) as client:
         obj = await client.get(kind, args.name, namespace)
         text = _Text()
         await _DESCRIBERS[kind](client, obj, text)
@@ -433,14 +435,30 @@ def _pod_group_policy(group: objects_pb2.PodGroup) -> list[tuple[str, object]]:
     return fields
 
 
-def _member_state(pod: objects_pb2.Pod) -> tuple[str, str]:
-    """A member pod's node (or <none>) and, while unbound, why: its PodScheduled=False message."""
-    if pod.spec.node_name:
-        return pod.spec.node_name, pod.status.phase or "Unknown"
+def _why_unbound(pod: objects_pb2.Pod) -> str:
+    """Why an unbound pod waits: its PodScheduled=False message ("" without one)."""
     for condition in pod.status.conditions:
         if condition.type == "PodScheduled" and condition.status == "False":
-            return NONE, condition.message or condition.reason or "Pending"
-    return NONE, pod.status.phase or "Pending"
+            return condition.message or condition.reason
+    return ""
+
+
+def _pods_named(names: Sequence[str]) -> str:
+    """``w-1`` for one pod; ``5 pods: w-1, w-2, w-3 and 2 more`` for several."""
+    if len(names) == 1:
+        return names[0]
+    shown = ", ".join(names[:NAMES_SHOWN])
+    more = f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else ""
+    return f"{len(names)} pods: {shown}{more}"
+
+
+def _by_text(rows: Iterable[tuple[str, str]]) -> list[tuple[list[str], str]]:
+    """(names, text) rows grouped by text, in the order each text first appears: a gang's members
+    usually wait for one reason, which is then printed once."""
+    grouped: dict[str, list[str]] = {}
+    for name, text in rows:
+        grouped.setdefault(text, []).append(name)
+    return [(names, text) for text, names in grouped.items()]
 
 
 async def _describe_pod_group(client: Client, group: objects_pb2.PodGroup, text: _Text) -> None:
@@ -473,7 +491,18 @@ async def _describe_pod_group(client: Client, group: objects_pb2.PodGroup, text:
         text.field("Pods", NONE)
         return
     text.section("Pods")
-    text.table(["Name", "Node", "Status"], [[pod.metadata.name, *_member_state(pod)] for pod in members])
+    text.table(["Name", "Node", "Status"], [
+        [pod.metadata.name, pod.spec.node_name or NONE,
+         pod.status.phase or ("Unknown" if pod.spec.node_name else "Pending")]
+        for pod in members
+    ])
+    waiting = [(pod.metadata.name, why) for pod in members
+               if not pod.spec.node_name and (why := _why_unbound(pod))]
+    if waiting:
+        text.section("Waiting")
+        for names, why in _by_text(waiting):
+            count = "1 pod: " if len(names) == 1 else ""
+            text.line(f"{count}{_pods_named(names)}: {why}", 1)
 
 
 async def _describe_lease(client: Client, lease: objects_pb2.Lease, text: _Text) -> None:
@@ -640,7 +669,8 @@ def _group_attempt(text: _Text, events: Iterable[objects_pb2.Event]) -> None:
         return
     text.section("Last scheduling attempt")
     text.line(attempt.message, 1)
-    text.table(["Pod", "Placement"], [list(row) for row in attempt.placements])
+    text.table(["Pod", "Placement"], [[_pods_named(names), placement]
+                                      for names, placement in _by_text(attempt.placements)])
 
 
 async def _no_scheduler_hint(client: Client) -> str | None:

@@ -1,5 +1,5 @@
-"""`podsched get KIND [NAME]`: kubectl's tables, -o wide|yaml|json|name, selectors, and -w to follow
-changes live."""
+"""`podsched get KIND [NAME]`: kubectl's tables, -o wide|yaml|json|name|jsonpath=...|custom-columns=...,
+selectors, and -w to follow changes live."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from cluster.api import convert, errors
+from cluster.api import errors
 from cluster.api.kinds import Kind
 from cluster.cli import output, tables
 from cluster.cli.common import (
@@ -28,7 +28,8 @@ from cluster.cli.common import (
     print_error,
     run_async,
 )
-from cluster.client import Client
+from cluster.cli.jsonpath import JsonPathError
+from cluster.client import FAIL_FAST_POLICY, Client
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,7 +45,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("names", nargs="*", metavar="NAME", help="objects' names (default: all)")
     add_namespace_flag(parser)
     parser.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")
-    parser.add_argument("-o", "--output", choices=output.FORMATS, help="wide, yaml, json or name")
+    parser.add_argument(
+        "-o", "--output", type=output.parse_format, metavar="FORMAT",
+        help="wide, yaml, json, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,... (as kubectl's)",
+    )
     parser.add_argument("-l", "--selector", default="", help="label selector, e.g. app=web,tier!=db")
     parser.add_argument("--field-selector", default="", help="field selector, e.g. spec.nodeName=node-1")
     parser.add_argument("-w", "--watch", action="store_true", help="after listing, print each change")
@@ -76,10 +80,19 @@ async def _get(args: argparse.Namespace) -> int:
         # exists, as with kubectl.
         field_selector = ",".join(s for s in (field_selector, f"metadata.name={args.names[0]}") if s)
 
-    printer = _Printer(
-        kind, args.output, all_namespaces=all_namespaces, watch=args.watch, events=args.output_watch_events
-    )
-    async with connect(args) as client:
+    try:
+        printer = _Printer(kind, args.output, all_namespaces=all_namespaces, watch=args.watch,
+                           events=args.output_watch_events)
+        return await _print(args, kind, namespace, field_selector, printer)
+    except JsonPathError as exc:
+        print_error(f"error: {exc}")
+        return EXIT_ERROR
+
+
+async def _print(
+    args: argparse.Namespace, kind: Kind, namespace: str, field_selector: str, printer: _Printer
+) -> int:
+    async with connect(args, retry_policy=FAIL_FAST_POLICY) as client:
         if args.names and not args.watch:
             found, code = [], EXIT_OK
             for name in args.names:
@@ -95,7 +108,7 @@ async def _get(args: argparse.Namespace) -> int:
         listed = await client.list_all(
             kind, namespace, label_selector=args.selector, field_selector=field_selector
         )
-        if not listed.items and not args.watch:
+        if not listed.items and not args.watch and printer.human_readable:
             print(_nothing_found(kind, namespace), file=sys.stderr)
             return EXIT_OK
         printer.initial(listed.items, single=False)
@@ -167,36 +180,48 @@ def _nothing_found(kind: Kind, namespace: str) -> str:
 
 
 class _Printer:
-    """Prints the first listing and then, for a watch, one entry per change in the same format."""
+    """Prints the first listing and then, for a watch, one entry per change in the same format. Makes
+    the format's renderer first: a template that does not parse is refused before the server is asked."""
 
     def __init__(
-        self, kind: Kind, fmt: str | None, *, all_namespaces: bool, watch: bool, events: bool
+        self, kind: Kind, fmt: output.OutputFormat | None, *, all_namespaces: bool, watch: bool, events: bool
     ) -> None:
         self._kind = kind
         self._watch = watch
-        self._fmt = fmt
         self._all_namespaces = all_namespaces
         self._events = events
-        self._wide = fmt == "wide"
+        self._wide = fmt is not None and fmt.name == "wide"
+        self._renderer = output.Renderer(fmt) if fmt is not None and not self._wide else None
+        self._columns = self._renderer.columns if self._renderer is not None else None
         self._table: tables.TableWriter | None = None
         self._documents = 0
 
     @property
+    def human_readable(self) -> bool:
+        """kubectl's own tables (default and wide): only they say "No resources found"."""
+        return self._renderer is None
+
+    @property
     def _tabular(self) -> bool:
-        return self._fmt in (None, "wide")
+        return self._renderer is None or self._columns is not None
 
     def _cells(self, obj: Message) -> list[str]:
+        if self._columns is not None:
+            return self._columns.cells(obj)
         return tables.row(self._kind, obj, wide=self._wide, all_namespaces=self._all_namespaces)
 
     def _writer(self) -> tables.TableWriter:
         if self._table is None:
-            header = tables.header(self._kind, wide=self._wide, all_namespaces=self._all_namespaces)
+            header = self._columns.headers if self._columns is not None else tables.header(
+                self._kind, wide=self._wide, all_namespaces=self._all_namespaces
+            )
             self._table = tables.TableWriter(["EVENT", *header] if self._events else header)
         return self._table
 
     def initial(self, objs: list[Message], *, single: bool) -> None:
         if self._tabular:
-            if objs:
+            # Custom columns print their header even over no objects, as kubectl's do.
+            if objs or self._columns is not None:
                 prefix = ["ADDED"] if self._events else []
                 lines = self._writer().table([prefix + self._cells(obj) for obj in objs])
                 _emit("\n".join(lines) + "\n")
@@ -204,8 +229,8 @@ class _Printer:
             for obj in objs:
                 self.change("ADDED", obj)
         else:
-            assert self._fmt is not None, "a listing that is no table has a format"
-            _emit(output.render(objs, self._fmt, as_list=not single))
+            assert self._renderer is not None, "a listing that is no table has a renderer"
+            _emit(self._renderer.one(objs[0]) if single else self._renderer.listing(objs))
 
     def change(self, event_type: str, obj: Message) -> None:
         if self._tabular:
@@ -216,18 +241,21 @@ class _Printer:
                 # The first row after an empty listing brings the header with it.
                 _emit(self._writer().table([cells])[0] + "\n")
             _emit(self._writer().row(cells) + "\n")
-        elif self._fmt == "name":
-            _emit(output.name_line(obj) + "\n")
+            return
+        assert self._renderer is not None, "a change that is no table row has a renderer"
+        fmt = self._renderer.fmt.name
+        if fmt in ("name", "jsonpath"):
+            _emit(self._renderer.one(obj))
         elif self._events:
             # kubectl's --output-watch-events shape: {"type": ..., "object": ...}.
-            data = {"type": event_type, "object": convert.to_dict(output.with_type_meta(obj))}
-            self._document(output.dump_yaml(data) if self._fmt == "yaml" else output.dump_json(data))
+            data = {"type": event_type, "object": output.object_data(obj)}
+            self._document(output.dump_yaml(data) if fmt == "yaml" else output.dump_json(data))
         else:
-            assert self._fmt is not None, "a change that is no table row has a format"
-            self._document(output.render_one(obj, self._fmt))
+            self._document(self._renderer.one(obj))
 
     def _document(self, text: str) -> None:
-        if self._fmt == "yaml" and self._documents:
+        assert self._renderer is not None, "a document has a renderer"
+        if self._renderer.fmt.name == "yaml" and self._documents:
             text = "---\n" + text
         _emit(text)
         self._documents += 1

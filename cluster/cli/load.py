@@ -35,6 +35,7 @@ from cluster.cli.common import (
     stop_signals,
     until_done_or_stopped,
 )
+from cluster.client import DEFAULT_POLICY
 from cluster.launcher.load import DEFAULT_GANG_SIZE, LoadFailed, LoadGenerator, LoadSpec, LoadSpecError
 
 DEFAULT_RATE = 10.0
@@ -120,7 +121,7 @@ async def _load(args: argparse.Namespace) -> int:
 
 async def _submit(args: argparse.Namespace, stop: asyncio.Event) -> int:
     spec = _spec(args)
-    async with connect(args) as client:
+    async with connect(args, retry_policy=DEFAULT_POLICY) as client:
         if spec.priority_class:
             try:
                 await client.get("PriorityClass", spec.priority_class)

@@ -12,10 +12,12 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from cluster.api.version import PODSCHED_VERSION
+
 #: The subcommands, in the order ``podsched --help`` lists them; each is the module cluster.cli.<name>.
 COMMANDS = (
     "apiserver", "apply", "get", "describe", "delete", "demo", "bench", "scheduler", "simulate", "replay",
-    "load", "healthcheck", "chaos", "up", "certs", "ui",
+    "load", "healthcheck", "chaos", "up", "certs", "ui", "version",
 )
 
 
@@ -25,6 +27,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="podsched",
         description="podsched: a Kubernetes-compatible pod-scheduling control plane.",
     )
+    parser.add_argument("--version", action="version", version=f"podsched {PODSCHED_VERSION}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in (command,) if command in COMMANDS else COMMANDS:
         importlib.import_module(f"cluster.cli.{name}").register(subparsers)

@@ -4,7 +4,7 @@
                        [--leader-elect=true] [--leader-elect-lease-duration 15s]
                        [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]
                        [--leader-elect-resource-name kube-scheduler]
-                       [--leader-elect-resource-namespace kube-system]
+                       [--leader-elect-resource-namespace kube-system] [--replica-name NAME]
                        [--metrics-addr 127.0.0.1:10259] [--pod-max-in-unschedulable-pods-duration 5m]
                        [--seed N] [--plugin NAME=MODULE:FACTORY ...]
                        [--token T] [--certificate-authority FILE]
@@ -48,13 +48,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import importlib.metadata
 import logging
+import os
 import sys
 from typing import Any
 
 from prometheus_client import disable_created_metrics
 
+from cluster.api.validation import is_config_map_key
+from cluster.api.version import PODSCHED_VERSION
 from cluster.cli import eventloop
 from cluster.cli.common import (
     SERVER_ENV,
@@ -65,7 +67,7 @@ from cluster.cli.common import (
     server_address,
     stop_signals,
 )
-from cluster.client import Client, CredentialsError, Fence
+from cluster.client import FAIL_FAST_POLICY, Client, CredentialsError, Fence
 from cluster.healthserver import HealthServer
 from scheduler.config import ConfigError, LeaderElectionConfig, load_config
 from scheduler.config.feature_gates import apply_feature_gates
@@ -77,6 +79,7 @@ from scheduler.leaderelection import (
     LeaseLock,
     LeaseLost,
     default_identity,
+    replica_identity,
     validate_timings,
 )
 from scheduler.plugins.registry import IN_TREE
@@ -90,11 +93,18 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 #: How long the scheduler's tasks get to finish once told to stop, before the process exits anyway.
 STOP_GRACE_S = 10.0
-#: The binaryVersion (and emulationVersion) of each replica's LeaseCandidate.
-PODSCHED_VERSION = importlib.metadata.version("podsched")
 #: Go's strconv.ParseBool, which kube-scheduler's boolean flags use.
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def replica_name(text: str) -> str:
+    """An argparse type: a name an identity (and so a LeaseCandidate's name) may start with."""
+    problems = is_config_map_key(replica_identity(text, 0))
+    if not text or problems:
+        why = "; ".join(problems or ["empty"])
+        raise argparse.ArgumentTypeError(f"invalid replica name {text!r}: {why}")
+    return text
 
 
 def parse_bool(text: str) -> bool:
@@ -147,6 +157,11 @@ def register(subparsers: Any) -> None:
                         help="the Lease's namespace (default kube-system)")
     parser.add_argument("--leader-elect-resource-lock", default=None, choices=["leases"],
                         help="the kind of lock object: only leases, as in current Kubernetes")
+    parser.add_argument(
+        "--replica-name", type=replica_name, default=None, metavar="NAME",
+        help="name this replica in its leader-election identity, NAME_pid<PID>_<8 hex> (as podsched up "
+        "names its replicas scheduler-1..N); default: kube-scheduler's <hostname>_<uuid>",
+    )
     parser.add_argument(
         "--metrics-addr", type=http_address, default=DEFAULT_METRICS_ADDRESS, metavar="HOST:PORT",
         help="where to serve /metrics, /healthz and /readyz; port 0 picks one "
@@ -258,7 +273,8 @@ async def _serve(
             except (SchedulerConfigError, ConfigError) as exc:
                 return _fail(str(exc), EXIT_USAGE)
             settings = config.leader_election
-            identity = default_identity()
+            identity = (replica_identity(args.replica_name, os.getpid()) if args.replica_name
+                        else default_identity())
             elector = None
             candidacy = None
             if settings.leader_elect:
@@ -285,7 +301,8 @@ async def _serve(
             # Its own task: writing the candidate never delays acquiring or renewing the Lease.
             candidate = asyncio.create_task(candidacy.run(), name="lease candidate") if candidacy else None
             try:
-                return await _run(scheduler, elector, health, signalled, settings)
+                return await _run(scheduler, elector, health, signalled, settings,
+                                  clients=(client, candidate_client))
             finally:
                 if candidate is not None:
                     # Deleted whenever the process ends on its own; a killed replica's goes stale.
@@ -295,9 +312,10 @@ async def _serve(
 
 async def _run(
     scheduler: Scheduler, elector: LeaderElector | None, health: HealthServer, signalled: asyncio.Event,
-    settings: LeaderElectionConfig,
+    settings: LeaderElectionConfig, *, clients: tuple[Client, ...],
 ) -> int:
-    """Schedule until a signal (exit 0 after a clean stop) or a failure (exit 1)."""
+    """Schedule until a signal (exit 0 after a clean stop) or a failure (exit 1). ``clients``: the
+    scheduler's, which stop waiting for unreachable servers once it is told to stop."""
     running = asyncio.create_task(
         scheduler.run(health=health, elector=elector, on_leading=_say_leading), name="scheduler")
     stop = asyncio.create_task(signalled.wait(), name="scheduler-signal")
@@ -306,6 +324,12 @@ async def _run(
     finally:
         stop.cancel()
     if not running.done():
+        # The last writes (the lease's release, the LeaseCandidate's delete) may go to an API server
+        # stopped along with this process (`kill %1 %2`): one that refuses the connection is given up on at
+        # once, as client-go's release does, not retried for the renew deadline. A standby takes over when
+        # the lease runs out.
+        for client in clients:
+            client.retry_policy = FAIL_FAST_POLICY
         running.cancel()
         done, _ = await asyncio.wait((running,), timeout=STOP_GRACE_S)
         if not done:

@@ -19,11 +19,12 @@ from cluster.cli.common import (
     stop_signals,
     until_done_or_stopped,
 )
-from cluster.client import Client
+from cluster.client import DEFAULT_POLICY, Client
 
 if TYPE_CHECKING:
     from cluster.ui.server import UiServer
 from cluster.healthserver import parse_address
+from cluster.ui.hosts import HostCheck, split_host
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
 
@@ -41,6 +42,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"address to serve the page on (default {DEFAULT_LISTEN}: this machine only; port 0 picks a "
         "free port)",
     )
+    parser.add_argument(
+        "--allowed-host", dest="allowed_hosts", action="append", default=[], type=allowed_host,
+        metavar="NAME[:PORT]",
+        help="a name the page is reached by besides the --listen address (and, on loopback, localhost): "
+        "the Host a browser or proxy sends; any port unless given; repeatable. Other names are refused "
+        "(421) against DNS rebinding",
+    )
     parser.set_defaults(func=run)
 
 
@@ -49,6 +57,14 @@ def _listen_address(text: str) -> tuple[str, int]:
         return parse_address(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def allowed_host(text: str) -> tuple[str, int | None]:
+    """An argparse type: ``NAME`` or ``NAME:PORT`` (``[V6]`` in brackets) as (name, port or None)."""
+    parsed = split_host(text)
+    if parsed is None:
+        raise argparse.ArgumentTypeError(f"expected NAME or NAME:PORT, got {text!r}")
+    return parsed
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,8 +77,8 @@ async def _serve(args: argparse.Namespace) -> int:
 
     server = server_address(args)
     with stop_signals() as stop:
-        async with connect(args) as client:
-            ui = UiServer(client, server)
+        async with connect(args, retry_policy=DEFAULT_POLICY) as client:
+            ui = UiServer(client, server, host_check=HostCheck(args.listen[0], args.allowed_hosts))
             # A signal while the first lists are read stops the command too.
             starting = asyncio.create_task(_start(client, ui))
             try:

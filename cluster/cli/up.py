@@ -3,7 +3,7 @@
     podsched up [--replicas 3] [--etcd ENDPOINTS | --etcd-local 3] [--apiservers K] [--nodes N]
                 [--data-dir DIR] [--listen 127.0.0.1:7443] [--leader-elect-lease-duration 15s]
                 [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]
-                [--tls [--certs-dir DIR]] [--ui [--ui-listen 127.0.0.1:8080]]
+                [--tls [--certs-dir DIR]] [--ui [--ui-listen 127.0.0.1:8080] [--ui-allowed-host NAME]...]
 
 It starts the API server(s) (on the embedded store by default, on etcd when asked, a local etcd cluster
 included) and N `podsched scheduler` replicas electing a leader, creates N nodes if asked, and prints a
@@ -83,6 +83,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--ui-listen", default=None, metavar="HOST:PORT",
                         help=f"where the web view serves, with --ui; port 0 picks a free one "
                         f"(default {DEFAULT_UI_LISTEN})")
+    parser.add_argument("--ui-allowed-host", dest="ui_allowed_hosts", action="append", default=[],
+                        metavar="NAME[:PORT]",
+                        help="with --ui: a name the web view answers besides its address (its "
+                        "--allowed-host); repeatable")
     parser.set_defaults(func=run)
 
 
@@ -104,10 +108,13 @@ def config_from(args: argparse.Namespace) -> UpConfig:
         raise UpConfigError("--leader-elect-*", str(exc)) from None
     if args.ui_listen is not None and not args.ui:
         raise UpConfigError("--ui-listen", "applies with --ui only")
+    if args.ui_allowed_hosts and not args.ui:
+        raise UpConfigError("--ui-allowed-host", "applies with --ui only")
     return UpConfig(
         replicas=args.replicas, apiservers=args.apiservers, etcd=endpoints, etcd_local=args.etcd_local,
         nodes=args.nodes, data_dir=args.data_dir, host=host, port=int(port), timings=timings,
         tls=args.tls, certs_dir=args.certs_dir, ui=args.ui, ui_listen=args.ui_listen or DEFAULT_UI_LISTEN,
+        ui_allowed_hosts=tuple(args.ui_allowed_hosts),
     )
 
 

@@ -19,8 +19,11 @@ from cluster.api.errors import (
 from cluster.client.client import Client, Fence, ObjectList, RequestTooLarge, WatchEvent, object_request_bytes
 from cluster.client.credentials import ClientCredentials, CredentialsError, TlsError
 from cluster.client.informer import Informer
+from cluster.client.retry import DEFAULT_POLICY, FAIL_FAST_POLICY, RetryPolicy, ServerUnreachable
 
 __all__ = [
+    "DEFAULT_POLICY",
+    "FAIL_FAST_POLICY",
     "AlreadyExists",
     "ApiError",
     "Client",
@@ -37,6 +40,8 @@ __all__ = [
     "NotFound",
     "ObjectList",
     "RequestTooLarge",
+    "RetryPolicy",
+    "ServerUnreachable",
     "TlsError",
     "Unavailable",
     "WatchEvent",

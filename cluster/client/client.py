@@ -4,7 +4,9 @@
 A client holds one lazily opened grpc.aio channel per API server address and sends each call to its
 *current* server. When that server does not answer (UNAVAILABLE, or a read's attempt deadline passing) the
 client moves on to the next address of the list and retries under `retry.RetryPolicy`, within the call's
-own deadline; every other status is the server's answer and is raised at once. Watches are long-lived
+own deadline; every other status is the server's answer and is raised at once. The caller chooses the
+policy: a one-shot command gives `FAIL_FAST_POLICY`, and gets `ServerUnreachable` as soon as every server
+has refused the connection. Watches are long-lived
 streams without a deadline: keepalive pings notice a dead server, and a broken watch is raised to the
 caller (the informer re-watches), never silently restarted.
 
@@ -34,7 +36,14 @@ from cluster.api.kinds import KINDS, Kind, kind_by_name, kind_of, unwrap, wrap
 from cluster.api.limits import MAX_REQUEST_BYTES, MAX_REQUEST_SIZE
 from cluster.client.credentials import ClientCredentials, TlsError
 from cluster.client.handshake import CLOSED_AFTER_HANDSHAKE, refused_client
-from cluster.client.retry import DEFAULT_POLICY, RetryPolicy, is_retryable, is_server_timeout, retrying
+from cluster.client.retry import (
+    DEFAULT_POLICY,
+    RetryPolicy,
+    UnreachableRun,
+    is_retryable,
+    is_server_timeout,
+    retrying,
+)
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +208,9 @@ class Client:
                 log.warning("sending a bearer token without TLS to %s: anyone on the path can read it; "
                             "give a certificate authority to use TLS", ", ".join(exposed))
         self._timeout_s = timeout_s
-        self._policy = retry_policy
+        #: The policy of every call from now on, and of the retries still to come of those running (a
+        #: component that is stopping may turn to `FAIL_FAST_POLICY`: it has no restart to wait out).
+        self.retry_policy = retry_policy
         self._channel_factory = channel_factory
         self._channels: list[Any] = [None] * len(self._servers)
         self._stubs: list[apiserver_pb2_grpc.ApiServerStub | None] = [None] * len(self._servers)
@@ -219,6 +230,7 @@ class Client:
         *,
         credentials: ClientCredentials | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        retry_policy: RetryPolicy = DEFAULT_POLICY,
     ) -> Client:
         """A client of ``server`` (a --server flag's value), else of $PODSCHED_SERVER, else of the default;
         with ``credentials``, else those of the environment ($PODSCHED_TOKEN, $PODSCHED_CA_FILE, ...)."""
@@ -226,6 +238,7 @@ class Client:
             server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER,
             credentials=credentials or ClientCredentials.from_env_and_flags(),
             timeout_s=timeout_s,
+            retry_policy=retry_policy,
         )
 
     @property
@@ -411,6 +424,11 @@ class Client:
         self._attach_fence(request, fence)
         return await self._unary("Bind", request, idempotent=False)
 
+    async def version(self) -> str:
+        """The server's release (its Version call, public as kube-apiserver's /version)."""
+        info = await self._unary("Version", apiserver_pb2.VersionRequest(), idempotent=True)
+        return str(info.version)
+
     async def bind_group(
         self, bindings: Sequence[tuple[str, str, str]], *, fence: Fence | None = None
     ) -> builtins.list[objects_pb2.Pod]:
@@ -521,6 +539,7 @@ class Client:
         # The last refusal a server answered with: when the call's deadline cuts a retry short, that
         # answer (say, flow control's TooManyRequests) is what the caller should hear, not "no answer".
         answered: grpc.aio.AioRpcError | None = None
+        unreachable = UnreachableRun()
 
         async def attempt() -> Any:
             nonlocal answered
@@ -540,6 +559,7 @@ class Client:
                     err.code() == grpc.StatusCode.DEADLINE_EXCEEDED and not is_server_timeout(err)
                 ):
                     self._fail_over(index, err)
+                unreachable.note(self._servers[index], err, self.retry_policy, len(self._servers))
                 raise
 
         try:
@@ -563,7 +583,7 @@ class Client:
                 return await attempt()
 
             budget_s = deadline - loop.time()
-            return await retrying(self._policy, budget_s=budget_s, idempotent=idempotent)(again)
+            return await retrying(self.retry_policy, budget_s=budget_s, idempotent=idempotent)(again)
         except grpc.aio.AioRpcError as err:
             if answered is not None and answered is not err and loop.time() >= deadline:
                 raise self._api_error(answered) from err
@@ -573,6 +593,7 @@ class Client:
         """Start a Watch call and wait for its first event (or its end), retrying on the next server
         while the budget lasts. The first event may take forever on a quiet watch; the budget bounds only
         the starting of new attempts."""
+        unreachable = UnreachableRun()
 
         async def attempt() -> tuple[Any, Any]:
             index = self._current
@@ -583,13 +604,14 @@ class Client:
                 await self._raise_tls_failure(index, err)
                 if err.code() == grpc.StatusCode.UNAVAILABLE:
                     self._fail_over(index, err)
+                unreachable.note(self._servers[index], err, self.retry_policy, len(self._servers))
                 raise
             except BaseException:
                 call.cancel()
                 raise
 
         try:
-            return await retrying(self._policy, budget_s=self._timeout_s, idempotent=False)(attempt)
+            return await retrying(self.retry_policy, budget_s=self._timeout_s, idempotent=False)(attempt)
         except grpc.aio.AioRpcError as err:
             raise _watch_error(err) from err
 

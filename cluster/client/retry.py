@@ -9,6 +9,11 @@ the call before running it. Every other status is the server's answer and is fin
 request Timeout included (it answered: the call ran too long there). The waits are exponential with full
 jitter, so that the clients of a restarted API server do not return all at once, and the whole sequence
 stays within the call's own deadline.
+
+How long to wait for a server that nobody serves is the caller's choice. A long-running component (the
+scheduler, the controllers, the web view, informers) keeps trying until the call's deadline: its server
+may be restarting. A one-shot command takes FAIL_FAST_POLICY, as kubectl does: once every server has
+refused the connection (or its name did not resolve), the call raises `ServerUnreachable` at once.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ class RetryPolicy:
     initial_s: float = INITIAL_BACKOFF_S
     #: Cap on the width of any backoff window, in seconds (default 2 s).
     max_s: float = MAX_BACKOFF_S
+    #: How many times in a row each server may be found unreachable (`unreachable_reason`) before a call
+    #: gives up; None: keep trying until the call's deadline.
+    unreachable_attempts: int | None = None
 
     def __post_init__(self) -> None:
         if not 0 < self.initial_s <= self.max_s:
@@ -45,6 +53,14 @@ class RetryPolicy:
                 f"retry policy needs 0 < initial_s <= max_s, "
                 f"got initial_s={self.initial_s} max_s={self.max_s}"
             )
+        if self.unreachable_attempts is not None and self.unreachable_attempts < 1:
+            raise ValueError(f"retry policy needs unreachable_attempts >= 1 or None, "
+                             f"got {self.unreachable_attempts}")
+
+    def gives_up_unreachable(self, failures: int, servers: int) -> bool:
+        """Whether a call that found a server unreachable ``failures`` times in a row, going round
+        ``servers`` servers, stops trying."""
+        return self.unreachable_attempts is not None and failures >= self.unreachable_attempts * servers
 
     def tenacity_wait(self) -> tenacity.wait.wait_base:
         return tenacity.wait_random_exponential(multiplier=self.initial_s, max=self.max_s)
@@ -57,6 +73,58 @@ class RetryPolicy:
 
 DEFAULT_POLICY = RetryPolicy()
 REWATCH_POLICY = RetryPolicy(initial_s=0.2, max_s=MAX_REWATCH_BACKOFF_S)
+#: One-shot commands' policy: each server is tried once when none can be reached.
+FAIL_FAST_POLICY = RetryPolicy(unreachable_attempts=1)
+
+
+class ServerUnreachable(errors.Unavailable):
+    """No server of the list could be reached, and the retry policy says not to wait for one."""
+
+    def __init__(self, reasons: dict[str, str]) -> None:
+        """``reasons``: why each server could not be reached, by address, in the order tried."""
+        if len(set(reasons.values())) == 1:
+            where = f"{', '.join(reasons)}: {next(iter(reasons.values()))}"
+        else:
+            where = ", ".join(f"{server} ({why})" for server, why in reasons.items())
+        super().__init__(f"cannot reach the API server at {where}")
+        self.reasons = reasons
+
+
+class UnreachableRun:
+    """The attempts of one call that found their server unreachable, the latest in a row."""
+
+    def __init__(self) -> None:
+        self.reasons: dict[str, str] = {}
+        self.failures = 0
+
+    def note(self, server: str, err: grpc.aio.AioRpcError, policy: RetryPolicy, servers: int) -> None:
+        """Take in the failure of an attempt on ``server``; raise `ServerUnreachable` when it makes
+        ``policy`` give up."""
+        reason = unreachable_reason(err)
+        if reason is None:
+            self.reasons.clear()
+            self.failures = 0
+            return
+        self.reasons[server] = reason
+        self.failures += 1
+        if policy.gives_up_unreachable(self.failures, servers):
+            raise ServerUnreachable(dict(self.reasons)) from err
+
+
+def unreachable_reason(err: grpc.aio.AioRpcError) -> str | None:
+    """Why the call never reached its server, in gRPC's last words ("connection refused", "domain name
+    not found"); None when it may have (a server's own UNAVAILABLE, a connection closed during its
+    handshake, which a restarting or TLS-refusing server also causes)."""
+    details = err.details() or ""
+    if err.code() != grpc.StatusCode.UNAVAILABLE or "Socket closed" in details:
+        return None
+    if not any(marker in details for marker in _UNREACHABLE_MARKERS):
+        return None
+    return details.rpartition(": ")[2].strip(" []").lower() or "no connection"
+
+
+#: What gRPC's status details say when no connection could be made, or the address did not resolve.
+_UNREACHABLE_MARKERS = ("failed to connect to all addresses", "errors resolving", "DNS resolution failed")
 
 
 def is_retryable(err: BaseException, *, idempotent: bool) -> bool:

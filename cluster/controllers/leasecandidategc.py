@@ -4,8 +4,10 @@ LeaseCandidates nobody has renewed for ``expiry_s`` (30 minutes, upstream's), ch
 ones killed or lost.
 
 The age is judged by this controller's wall clock against the renewTime a replica wrote with its own; the
-30 minutes dwarf any sane clock skew. Each delete carries the resourceVersion of the version judged, so a
-candidate renewed meanwhile is kept (the conflict is logged and judged again at the next check).
+30 minutes dwarf any sane clock skew. As upstream, a candidate without a renewTime has expired. One renewed
+"in the future" (a clock far ahead) counts as renewed when this controller first saw that version of it, so
+a replica that dies with its clock ahead still goes. Each delete carries the resourceVersion of the version
+judged, so a candidate renewed meanwhile is kept (the conflict is logged and judged again at the next check).
 """
 
 from __future__ import annotations
@@ -43,29 +45,47 @@ class LeaseCandidateGarbageCollector:
         self.expiry_s = expiry_s
         self.check_period_s = check_period_s
         self._now = now
+        #: "namespace/name" -> (resourceVersion, when first seen) of each candidate renewed in the future.
+        self._future_seen: dict[str, tuple[str, datetime]] = {}
 
     async def run(self) -> None:
-        """Check every period, the first one a period after the start, as nothing is urgent about it."""
+        """Check at the start, then every period: a process restarted more often than the period must
+        still collect."""
         while True:
-            await asyncio.sleep(self.check_period_s)
             try:
                 await self.collect()
             except errors.ApiError as err:
                 log.warning("lease candidate gc: listing failed (%s); next check in %gs", err,
                             self.check_period_s)
+            await asyncio.sleep(self.check_period_s)
 
     def expired(self, candidate: objects_pb2.LeaseCandidate) -> bool:
         renew = candidate.spec.renew_time
         if not timeutil.is_set(renew):
-            return False
-        return timeutil.to_datetime(renew) < self._now() - timedelta(seconds=self.expiry_s)
+            return True
+        now = self._now()
+        renewed = timeutil.to_datetime(renew)
+        meta = candidate.metadata
+        key = f"{meta.namespace}/{meta.name}"
+        if renewed <= now:
+            self._future_seen.pop(key, None)
+        else:
+            version, renewed = self._future_seen.get(key, ("", now))
+            if version != meta.resource_version:
+                renewed = now
+                self._future_seen[key] = (meta.resource_version, now)
+        return renewed < now - timedelta(seconds=self.expiry_s)
 
     async def collect(self) -> list[str]:
         """Delete every expired candidate; the "namespace/name" of each one deleted."""
         listed = await self._client.list_all(LEASE_CANDIDATE)
+        candidates = [c for c in listed.items if isinstance(c, objects_pb2.LeaseCandidate)]
+        # Forget the future-dated candidates that are gone.
+        listed_keys = {f"{c.metadata.namespace}/{c.metadata.name}" for c in candidates}
+        for key in self._future_seen.keys() - listed_keys:
+            del self._future_seen[key]
         deleted = []
-        for candidate in listed.items:
-            assert isinstance(candidate, objects_pb2.LeaseCandidate)
+        for candidate in candidates:
             if not self.expired(candidate):
                 continue
             meta = candidate.metadata
@@ -79,7 +99,8 @@ class LeaseCandidateGarbageCollector:
             except errors.ApiError as err:
                 log.warning("lease candidate gc: deleting %s/%s failed: %s", meta.namespace, meta.name, err)
                 continue
+            renew = candidate.spec.renew_time
             log.info("lease candidate gc: deleted %s/%s, not renewed since %s", meta.namespace, meta.name,
-                     timeutil.to_datetime(candidate.spec.renew_time).isoformat())
+                     timeutil.to_datetime(renew).isoformat() if timeutil.is_set(renew) else "ever")
             deleted.append(f"{meta.namespace}/{meta.name}")
         return deleted

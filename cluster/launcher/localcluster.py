@@ -36,6 +36,7 @@ from cluster.healthserver import parse_address
 from cluster.launcher.etcd import EtcdCluster
 from cluster.launcher.leadership import LeaderChange, LeadershipWatch
 from cluster.launcher.supervisor import Child, RestartPolicy, Supervisor
+from cluster.ui.hosts import split_host
 from scheduler.leaderelection import LeaderElectionTimings
 
 #: What each node `--nodes` creates can hold (a common cloud machine; kubelet's default pod limit).
@@ -86,9 +87,11 @@ class UpConfig:
     tls: bool = False
     #: Where the certificates are (made when absent); None: ``pki`` in the data directory.
     certs_dir: Path | None = None
-    #: Run the web view (`podsched ui`) too, serving on ``ui_listen`` (port 0: a free one).
+    #: Run the web view (`podsched ui`) too, serving on ``ui_listen`` (port 0: a free one) and answering
+    #: the names ``ui_allowed_hosts`` too (its --allowed-host).
     ui: bool = False
     ui_listen: str = DEFAULT_UI_LISTEN
+    ui_allowed_hosts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.replicas < 1:
@@ -115,6 +118,9 @@ class UpConfig:
             parse_address(self.ui_listen)
         except ValueError as exc:
             raise UpConfigError("--ui-listen", str(exc)) from None
+        for name in self.ui_allowed_hosts:
+            if split_host(name) is None:
+                raise UpConfigError("--ui-allowed-host", f"expected NAME or NAME:PORT, got {name!r}")
 
     @property
     def on_etcd(self) -> bool:
@@ -280,10 +286,13 @@ class LocalCluster:
             flags += self.bundle.user_flags("scheduler")
         for index in range(1, config.replicas + 1):
             name = f"scheduler-{index}"
-            self.replicas[name] = SchedulerProcess(flags)
+            # Named in its identity, with its pid: the Lease, the web view and this log tell replicas apart.
+            self.replicas[name] = SchedulerProcess([*flags, "--replica-name", name])
             self.supervisor.add(name, self.replicas[name], layer=_SCHEDULER_LAYER)
         if config.ui:
             ui_flags = ["--server", self.servers, "--listen", config.ui_listen]
+            for name in config.ui_allowed_hosts:
+                ui_flags += ["--allowed-host", name]
             if self.bundle is not None:
                 ui_flags += self.bundle.user_flags("readonly")
             self.ui = UiProcess(ui_flags)

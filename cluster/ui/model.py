@@ -35,6 +35,14 @@ PREEMPTED = "Preempted"
 
 #: The lease duration liveness is judged by until the Lease says its own (kube-scheduler's default).
 DEFAULT_LEASE_DURATION_S = 15
+#: A holder renews every retry period, which the Lease does not carry: its cadence is the gap between its
+#: last two renewals seen. It is late after this many of those gaps and RENEW_SLACK_S without a renewal
+#: (or once the lease duration has passed, before a gap is seen).
+LATE_RENEWAL_GAPS = 2
+RENEW_SLACK_S = 1.0
+#: A replica renews its LeaseCandidate once per lease duration: late after this many durations and
+#: RENEW_SLACK_S (and stale, no longer a replica, after twice the duration and a second).
+LATE_CANDIDATE_DURATIONS = 1.1
 
 NODES, PODS, PDBS, POD_GROUPS = "nodes", "pods", "pdbs", "podGroups"
 _COLLECTIONS = (NODES, PODS, PDBS, POD_GROUPS)
@@ -82,6 +90,11 @@ class ViewModel:
         #: The LeaseCandidates of the watched Lease, by name, and the live ones as last sent.
         self._candidates: dict[str, objects_pb2.LeaseCandidate] = {}
         self._live: frozenset[str] = frozenset()
+        #: The holder's last renewal seen, the gap before it (None until two of one holder are seen), and
+        #: what was last sent of who renews late (the holder first, by its Lease; then the candidates).
+        self._holder_renewal: tuple[str, datetime] | None = None
+        self._holder_gap_s: float | None = None
+        self._late: tuple[bool, frozenset[str]] = (False, frozenset())
         #: The leaseDurationSeconds of the last held version of the Lease (a released one says 1).
         self._lease_duration_s = DEFAULT_LEASE_DURATION_S
         self._dirty: dict[str, set[str]] = {name: set() for name in _COLLECTIONS}
@@ -226,7 +239,21 @@ class ViewModel:
         self._lease = lease
         if lease is not None and lease.spec.holder_identity and lease.spec.HasField("lease_duration_seconds"):
             self._lease_duration_s = lease.spec.lease_duration_seconds
+        self._observe_holder_renewal(lease)
         self._leadership_dirty = True
+
+    def _observe_holder_renewal(self, lease: objects_pb2.Lease | None) -> None:
+        """Learn the holder's cadence from two of its renewals in a row; a new holder starts again."""
+        if lease is None or not lease.spec.holder_identity or not timeutil.is_set(lease.spec.renew_time):
+            self._holder_renewal, self._holder_gap_s = None, None
+            return
+        holder, renewed = lease.spec.holder_identity, timeutil.to_datetime(lease.spec.renew_time)
+        previous = self._holder_renewal
+        if previous is None or previous[0] != holder:
+            self._holder_gap_s = None
+        elif renewed > previous[1]:
+            self._holder_gap_s = (renewed - previous[1]).total_seconds()
+        self._holder_renewal = (holder, renewed)
 
     def on_lease_candidate(self, candidate: objects_pb2.LeaseCandidate) -> None:
         """A replica's LeaseCandidate, created or renewed; those of other Leases are not ours."""
@@ -248,6 +275,31 @@ class ViewModel:
             return False
         self._leadership_dirty = True
         return True
+
+    def mark_late_renewals(self) -> bool:
+        """Re-judge by the clock who renews late; True when that changed (the leadership object is then
+        part of the next delta). Called on a timer: a replica killed writes nothing."""
+        if self._late_renewals() == self._late:
+            return False
+        self._leadership_dirty = True
+        return True
+
+    def _late_renewals(self) -> tuple[bool, frozenset[str]]:
+        """Whether the holder is late renewing the Lease, and the candidates late renewing themselves."""
+        now = self._now()
+        holder_late = False
+        if self._holder_renewal is not None:
+            expected: float = self._lease_duration_s
+            if self._holder_gap_s is not None:
+                expected = min(expected, LATE_RENEWAL_GAPS * self._holder_gap_s + RENEW_SLACK_S)
+            holder_late = now - self._holder_renewal[1] > timedelta(seconds=expected)
+        oldest = now - timedelta(seconds=LATE_CANDIDATE_DURATIONS * self._lease_duration_s + RENEW_SLACK_S)
+        late = frozenset(
+            name for name, candidate in self._candidates.items()
+            if not timeutil.is_set(candidate.spec.renew_time)
+            or timeutil.to_datetime(candidate.spec.renew_time) < oldest
+        )
+        return holder_late, late
 
     def _live_candidates(self) -> frozenset[str]:
         """The candidates renewed within twice the lease duration and a second of now: a live replica
@@ -321,7 +373,9 @@ class ViewModel:
         token = observed_tenure_token(lease) if lease is not None else 0
         view = serialize.lease_view(lease, token)
         live = self._live_candidates()
-        candidates = [serialize.candidate_view(self._candidates[name], live=name in live)
+        holder_late, late = self._late_renewals()
+        candidates = [serialize.candidate_view(self._candidates[name], live=name in live,
+                                               renewing=name not in late)
                       for name in sorted(self._candidates)]
         replicas = sorted({candidate["identity"] for candidate in candidates if candidate["live"]})
         if view["holder"] and view["holder"] not in replicas:
@@ -329,6 +383,7 @@ class ViewModel:
         return {
             "lease": f"{self._lease_namespace}/{self._lease_name}",
             **view,
+            "holderRenewing": not holder_late,
             "timeline": list(self._timeline),
             "candidates": candidates,
             "replicas": replicas,
@@ -389,6 +444,7 @@ class ViewModel:
             keys.clear()
         if self._leadership_dirty:
             self._live = self._live_candidates()
+            self._late = self._late_renewals()
             delta["leadership"] = self.leadership()
             self._leadership_dirty = False
         if self._api_server_dirty:

@@ -160,6 +160,8 @@ def group_view(group: objects_pb2.PodGroup, members: int, scheduled: int, runnin
         "running": running,
         "phase": phase,
         "message": condition.message if condition is not None else "",
+        # Whether the message tells of a success (True: the group was bound) or of why it waits.
+        "scheduledCondition": condition.status if condition is not None else "",
     }
 
 
@@ -197,13 +199,14 @@ def lease_view(lease: objects_pb2.Lease | None, token: int) -> Json:
     }
 
 
-def candidate_view(candidate: objects_pb2.LeaseCandidate, *, live: bool) -> Json:
+def candidate_view(candidate: objects_pb2.LeaseCandidate, *, live: bool, renewing: bool) -> Json:
     """One replica's LeaseCandidate: named by the replica's identity (docs/ha-and-fencing.md)."""
     return {
         "name": candidate.metadata.name,
         "identity": candidate.metadata.name,
         "renewTime": iso_time(candidate.spec.renew_time),
         "live": live,
+        "renewing": renewing,
     }
 
 

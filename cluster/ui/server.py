@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 
 from cluster.api import errors, kinds, objects_pb2
 from cluster.client import Client, Informer
 from cluster.launcher.leadership import LeaderChange, LeadershipWatch
 from cluster.ui.details import pod_details
+from cluster.ui.hosts import HostCheck
 from cluster.ui.model import ViewModel
 
 log = logging.getLogger(__name__)
@@ -40,6 +42,9 @@ KEEPALIVE_S = 15.0
 PROBE_INTERVAL_S = 2.0
 #: How far behind a browser may fall before it is dropped: a few whole snapshots of a large cluster.
 MAX_PENDING_BYTES = 64 << 20
+
+#: The status of a refused Host: the request reached a server that is not the one it names.
+MISDIRECTED = 421
 
 #: The index of events by the object they are about: "Kind/namespace/name".
 INVOLVED_INDEX = "involved"
@@ -147,6 +152,7 @@ class UiServer:
         client: Client,
         server: str,
         *,
+        host_check: HostCheck,
         flush_interval_s: float = FLUSH_INTERVAL_S,
         keepalive_s: float = KEEPALIVE_S,
         max_pending_bytes: int = MAX_PENDING_BYTES,
@@ -154,6 +160,7 @@ class UiServer:
     ) -> None:
         self.model = ViewModel(server)
         self._client = client
+        self._host_check = host_check
         self._probe_interval_s = probe_interval_s
         self.hub = Hub(self.model, max_pending_bytes=max_pending_bytes)
         self._flush_interval_s = flush_interval_s
@@ -242,14 +249,15 @@ class UiServer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._urgent.wait(), self._flush_interval_s)
             self._urgent.clear()
-            # A replica that stops renewing its candidate writes nothing: the clock finds it stale.
+            # A replica that stops renewing writes nothing: the clock finds it late, then stale.
+            self.model.mark_late_renewals()
             self.model.mark_stale_candidates()
             self.hub.flush()
 
     # ------------------------------------------------------------------------------------------ web
 
     def app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(middlewares=[host_check_middleware(self._host_check)])
         app.router.add_get("/", self._index)
         app.router.add_get("/static/{name}", self._static)
         app.router.add_get("/api/state", self._state)
@@ -308,6 +316,21 @@ class UiServer:
         finally:
             self.hub.unsubscribe(subscriber)
         return response
+
+
+def host_check_middleware(check: HostCheck) -> Middleware:
+    """An aiohttp middleware refusing, on every route, a request whose Host ``check`` does not answer."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        sockname = request.transport.get_extra_info("sockname") if request.transport is not None else None
+        local = (str(sockname[0]), int(sockname[1])) if sockname else None
+        reason = check.refusal(request.headers.get("Host"), local)
+        if reason is not None:
+            return web.Response(status=MISDIRECTED, text=reason + "\n")
+        return await handler(request)
+
+    return middleware
 
 
 def _json_response(data: Any, status: int = 200) -> web.Response:

@@ -8,6 +8,7 @@ Defaulting judges nothing: a value out of range stays as written for validation 
 from __future__ import annotations
 
 from cluster.api.decoding import Duration
+from cluster.api.fencing import SCHEDULER_LEASE
 from scheduler.config import v1
 from scheduler.config.types import DEFAULT_EXTENDER_HTTP_TIMEOUT_SECONDS
 from scheduler.framework.registry import ALL_PLUGINS, MULTI_POINT, PluginRef
@@ -55,8 +56,8 @@ DEFAULT_LEADER_ELECTION = v1.LeaderElection(
     renew_deadline=Duration(f"{DEFAULT_RENEW_DEADLINE_S:g}s", DEFAULT_RENEW_DEADLINE_S),
     retry_period=Duration(f"{DEFAULT_RETRY_PERIOD_S:g}s", DEFAULT_RETRY_PERIOD_S),
     resource_lock="leases",
-    resource_name="kube-scheduler",
-    resource_namespace="kube-system",
+    resource_name=SCHEDULER_LEASE.name,
+    resource_namespace=SCHEDULER_LEASE.namespace,
 )
 
 def set_defaults(config: v1.KubeSchedulerConfiguration) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cluster.api.decoding import DecodeError
+from cluster.api.fencing import SCHEDULER_LEASE
 from scheduler.framework.registry import PluginSet
 from scheduler.leaderelection.timings import (
     DEFAULT_LEASE_DURATION_S,
@@ -48,8 +49,8 @@ class LeaderElectionConfig:
     #: Pause between acquire / renew attempts (2 s).
     retry_period_seconds: float = DEFAULT_RETRY_PERIOD_S
     resource_lock: str = "leases"
-    resource_name: str = "kube-scheduler"
-    resource_namespace: str = "kube-system"
+    resource_name: str = SCHEDULER_LEASE.name
+    resource_namespace: str = SCHEDULER_LEASE.namespace
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ The modules behind this face promise nothing more.
 
 from cluster.api.fencing import FENCING_TOKEN_ANNOTATION
 from scheduler.leaderelection.candidate import Candidacy
-from scheduler.leaderelection.elector import LeaderElector, LeaseLost, default_identity
+from scheduler.leaderelection.elector import LeaderElector, LeaseLost, default_identity, replica_identity
 from scheduler.leaderelection.metrics import LeaderElectionCollector
 from scheduler.leaderelection.resourcelock import (
     LeaderElectionRecord,
@@ -43,6 +43,7 @@ __all__ = [
     "Lock",
     "TimingViolation",
     "default_identity",
+    "replica_identity",
     "timing_violations",
     "validate_timings",
 ]

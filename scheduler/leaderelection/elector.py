@@ -75,6 +75,14 @@ def default_identity() -> str:
     return f"{socket.gethostname()}_{uuid.uuid4()}"
 
 
+def replica_identity(name: str, pid: int) -> str:
+    """A named replica's identity, "<name>_pid<pid>_<8 hex>" (`podsched up` names its replicas
+    scheduler-1..N), so that people tell the replicas apart and see a restarted one come back under a new
+    pid. Still unique per process: a new process must never pass for a holder that is gone, pid reused
+    or not."""
+    return f"{name}_pid{pid}_{uuid.uuid4().hex[:8]}"
+
+
 class LeaderElector:
     """One candidate for the lease ``lock`` names. ``run(lead)`` waits to acquire it, then runs
     ``lead(fence)`` while renewing, and ends only by an exception (see ``run``)."""

@@ -106,6 +106,9 @@ def test_the_holder_changes_on_the_page_within_the_lease_duration_and_a_second_a
     states = _replica_states(browser)
     assert states[identity] == "leader", states
     assert sorted(states.values()) == ["leader", "standby", "standby"], states
+    # `podsched up` names each replica, with its pid, in its identity.
+    assert all(re.fullmatch(r"scheduler-[1-3]_pid\d+_[0-9a-f]{8}", name) for name in states), states
+    assert f"_pid{pid}_" in identity, identity
     timeline_before = len(browser.find_elements(By.CSS_SELECTOR, "#leader-timeline li"))
     screenshot("before-kill")
 
@@ -129,6 +132,9 @@ def test_the_holder_changes_on_the_page_within_the_lease_duration_and_a_second_a
     assert len(rows) == timeline_before + 1
     assert new_holder in rows[0].text and "leaderless" in rows[0].text
     assert took <= HOLDER_ON_PAGE_BOUND_S, f"the page showed the new holder {took:.2f}s after the SIGKILL"
+    # The killed replica's candidate is no longer renewed: the page says since when.
+    killed = f'#leader-replicas [data-replica="{identity}"]'
+    wait_text(browser, f'{killed}[data-renewing="false"]', "not renewing since", timeout=3 * LEASE_DURATION_S)
 
 
 def _replica_states(browser: WebDriver) -> dict[str, str | None]:

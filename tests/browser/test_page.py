@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,7 @@ def small_state() -> dict[str, Any]:
         "running": 1,
         "phase": "Scheduling",
         "message": "1/4 pods placeable, minCount 4",
+        "scheduledCondition": "False",
     }
     events = [
         event("default/web-1.1", "Scheduled", "Pod default/web-1", "Successfully assigned to node-1"),
@@ -155,7 +158,8 @@ def test_pdbs_podgroups_and_preemptions_follow_the_deltas(
     assert not browser.find_elements(By.CSS_SELECTOR, "#pdbs li, #podgroups li, #preemptions li, #events li")
     assert browser.find_element(By.ID, "preemptions-empty").is_displayed()
 
-    group = {**state["podGroups"]["default/train"], "scheduled": 4, "running": 4, "phase": "Running"}
+    group = {**state["podGroups"]["default/train"], "scheduled": 4, "running": 4, "phase": "Running",
+             "message": "bound 4 pods of the group", "scheduledCondition": "True"}
     preempted = event(
         "default/web-2.7", "Preempted", "Pod default/web-2", "Preempted by default/big", "Warning"
     )
@@ -170,6 +174,12 @@ def test_pdbs_podgroups_and_preemptions_follow_the_deltas(
     )
 
     wait_text(browser, '#podgroups [data-podgroup="default/train"]', "4/4 scheduled")
+    # Bound: the condition's message is a success, drawn in the success colour, not in the reasons' red.
+    row = browser.find_element(By.CSS_SELECTOR, '#podgroups [data-podgroup="default/train"]')
+    message = row.find_element(By.XPATH, ".//*[text()='bound 4 pods of the group']")
+    assert colour(browser, message) == colour(browser, browser.find_element(By.CSS_SELECTOR, "#status"))
+    assert colour(browser, message) != colour(browser, browser.find_element(
+        By.CSS_SELECTOR, '#pending [data-pending="default/big"] .reason'))
     wait_text(browser, "#preemptions li", "Preempted by default/big")
     assert browser.find_element(By.CSS_SELECTOR, '#pdbs [data-pdb="default/web-pdb"]').is_displayed()
     assert len(browser.find_elements(By.CSS_SELECTOR, "#events li")) == 1
@@ -202,6 +212,46 @@ def test_a_pending_pod_shows_the_schedulers_reason(browser: WebDriver, fixture_s
 
     wait_text(browser, '#pending [data-pending="default/stuck"]', message)
     assert browser.find_element(By.ID, "sum-pending").text == "2"
+
+
+def grid_order(browser: WebDriver) -> list[str]:
+    """The node cards in the DOM, in their places in the grid."""
+    cards = browser.find_elements(By.CSS_SELECTOR, "[data-node]")
+    placed = sorted((int(c.get_attribute("data-index") or 0), c.get_attribute("data-node") or "")
+                    for c in cards)
+    return [name for _, name in placed]
+
+
+def test_nodes_that_need_a_look_or_hold_pods_come_before_empty_ones(
+    browser: WebDriver, fixture_server: FixtureServer, screenshot: Callable[[str], Path]
+) -> None:
+    names = [f"node-{i:02d}" for i in range(1, 41)]
+    nodes = {name: node(name) for name in names}
+    nodes["node-33"] = node("node-33", ["default/web-1"])
+    nodes["node-36"] = node("node-36", ready=False)
+    waiting_pod = {**pod("default/big", priority=500, reason="Unschedulable", message=PENDING_MESSAGE),
+                   "nominatedNode": "node-39"}
+    pods = [pod("default/web-1", "node-33"), waiting_pod]
+    state = view_model(list(nodes.values()), pods)
+    open_page(browser, fixture_server, state)
+    # NotReady, and the nominated node of a pending pod, then the node with pods, then the empty ones.
+    assert grid_order(browser)[:5] == ["node-36", "node-39", "node-33", "node-01", "node-02"]
+    screenshot("node-order")
+
+    # The pending pod is bound where it was nominated: its node now holds a pod, no longer waits for one.
+    bound = pod("default/big", "node-39", priority=500)
+    nodes["node-39"] = node("node-39", ["default/big"])
+    fixture_server.push({"revision": 2, "nodes": {"upsert": {"node-39": nodes["node-39"]}},
+                         "pods": {"upsert": {"default/big": bound}},
+                         "summary": summary(nodes, {"default/web-1": pods[0], "default/big": bound})})
+    waiting(browser, 20).until(lambda d: grid_order(d)[:4] == ["node-36", "node-33", "node-39", "node-01"],
+                               "node-39 did not move among the nodes with pods")
+    # A node emptied goes back among the empty ones, by name.
+    nodes["node-33"] = node("node-33")
+    fixture_server.push({"revision": 3, "nodes": {"upsert": {"node-33": nodes["node-33"]}},
+                         "summary": summary(nodes, {"default/big": bound})})
+    waiting(browser, 20).until(lambda d: grid_order(d)[:3] == ["node-36", "node-39", "node-01"],
+                               "node-33 stayed before the empty nodes")
 
 
 def test_long_lists_are_capped(browser: WebDriver, fixture_server: FixtureServer) -> None:
@@ -276,6 +326,47 @@ def test_a_leadership_change_updates_the_holder_and_the_timeline(
     assert replica_states(browser) == {"sched-c": "leader", "sched-d": "standby", "sched-b": "stale"}
     stale = browser.find_element(By.CSS_SELECTOR, '#leader-replicas [data-replica="sched-b"]')
     assert stale.find_element(By.CSS_SELECTOR, ".replica-badge").text == "stale"
+
+
+def test_replicas_that_stopped_renewing_say_so_at_once(
+    browser: WebDriver, fixture_server: FixtureServer, screenshot: Callable[[str], Path]
+) -> None:
+    state = small_state()
+    open_page(browser, fixture_server, state)
+    assert not browser.find_elements(By.CSS_SELECTOR, "#leader-replicas .not-renewing")
+
+    # SIGKILLed: the holder's lease and a standby's candidate are no longer renewed, though the lease has
+    # not expired and the candidate is not stale yet.
+    silent_since = (datetime.now(UTC) - timedelta(seconds=40)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    lead = leadership(
+        "scheduler-1_pid41_ab12cd34", 1, [change("scheduler-1_pid41_ab12cd34", "", 1, None)],
+        ["scheduler-1_pid41_ab12cd34", "scheduler-2_pid42_cd34ef56", "scheduler-3_pid43_ef56ab12"],
+        [candidate("scheduler-1_pid41_ab12cd34"),
+         candidate("scheduler-2_pid42_cd34ef56", renewing=False, renew_time=silent_since),
+         candidate("scheduler-3_pid43_ef56ab12")],
+        holder_renewing=False, renew_time=silent_since,
+    )
+    fixture_server.push({"revision": 2, "leadership": lead, "summary": state["summary"]})
+    wait_text(browser, '#leader-replicas [data-replica="scheduler-1_pid41_ab12cd34"]', "not renewing since")
+
+    rows = {row.get_attribute("data-replica"): row
+            for row in browser.find_elements(By.CSS_SELECTOR, "#leader-replicas [data-replica]")}
+    assert {name: row.get_attribute("data-renewing") for name, row in rows.items()} == {
+        "scheduler-1_pid41_ab12cd34": "false", "scheduler-2_pid42_cd34ef56": "false",
+        "scheduler-3_pid43_ef56ab12": "true",
+    }
+    assert replica_states(browser)["scheduler-1_pid41_ab12cd34"] == "leader"
+    assert replica_states(browser)["scheduler-2_pid42_cd34ef56"] == "standby"
+    for name in ("scheduler-1_pid41_ab12cd34", "scheduler-2_pid42_cd34ef56"):
+        badge = rows[name].find_element(By.CSS_SELECTOR, ".not-renewing").text
+        assert re.fullmatch(r"not renewing since (\d+)s", badge), badge
+        assert 35 <= int(badge.split()[-1][:-1]) <= 120, badge
+    assert not rows["scheduler-3_pid43_ef56ab12"].find_elements(By.CSS_SELECTOR, ".not-renewing")
+    screenshot("not-renewing")
+
+
+def colour(browser: WebDriver, element: Any) -> str:
+    return str(browser.execute_script("return getComputedStyle(arguments[0]).color", element))
 
 
 def replica_states(browser: WebDriver) -> dict[str, str | None]:

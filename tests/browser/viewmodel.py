@@ -65,20 +65,24 @@ def pod(
     }
 
 
-def candidate(identity: str, *, live: bool = True) -> dict[str, Any]:
-    return {"name": identity, "identity": identity, "renewTime": AT, "live": live}
+def candidate(identity: str, *, live: bool = True, renewing: bool | None = None,
+              renew_time: str = AT) -> dict[str, Any]:
+    """A CANDIDATE; a stale one (not ``live``) is not renewing unless told."""
+    return {"name": identity, "identity": identity, "renewTime": renew_time, "live": live,
+            "renewing": live if renewing is None else renewing}
 
 
 def leadership(
     holder: str, token: int, timeline: list[dict[str, Any]], replicas: list[str],
-    candidates: list[dict[str, Any]] | None = None,
+    candidates: list[dict[str, Any]] | None = None, *, holder_renewing: bool = True, renew_time: str = AT,
 ) -> dict[str, Any]:
     """The LEADERSHIP object; ``candidates`` default to a live one per replica."""
     return {
         "lease": "kube-system/kube-scheduler",
         "holder": holder,
+        "holderRenewing": holder_renewing,
         "token": token,
-        "renewTime": AT,
+        "renewTime": renew_time,
         "acquireTime": AT,
         "leaseDurationSeconds": 15,
         "transitions": max(0, len(timeline) - 1),

@@ -33,7 +33,7 @@ async def test_a_candidate_is_created_renewed_listed_and_deleted(store: Store) -
     verbs = Verbs(Registry(store))
     created = await verbs.create(candidate())
     assert created.metadata.name == IDENTITY
-    assert await verbs.get("leasecandidates", NS, IDENTITY) == created
+    assert await verbs.get(LEASE_CANDIDATE, NS, IDENTITY) == created
 
     created.spec.renew_time.FromSeconds(1_700_000_015)
     renewed = await verbs.update(created)
@@ -44,9 +44,9 @@ async def test_a_candidate_is_created_renewed_listed_and_deleted(store: Store) -
     page = await list_objects(verbs.registry, Selection.parse(LEASE_CANDIDATE), NS)
     assert [obj.metadata.name for obj in page.items] == ["other_host_1", IDENTITY]
 
-    await verbs.delete("LeaseCandidate", NS, IDENTITY)
+    await verbs.delete(LEASE_CANDIDATE, NS, IDENTITY)
     with pytest.raises(errors.NotFound):
-        await verbs.get("leasecandidates", NS, IDENTITY)
+        await verbs.get(LEASE_CANDIDATE, NS, IDENTITY)
 
 
 async def test_invalid_candidates_and_a_new_lease_name_are_refused(store: Store) -> None:
@@ -58,7 +58,7 @@ async def test_invalid_candidates_and_a_new_lease_name_are_refused(store: Store)
         '"v0.1.0": must be a valid semantic version'
     )
     with pytest.raises(errors.NotFound):
-        await verbs.get("leasecandidates", NS, IDENTITY)
+        await verbs.get(LEASE_CANDIDATE, NS, IDENTITY)
 
     created = await verbs.create(candidate())
     created.spec.lease_name = "kube-controller-manager"
@@ -67,4 +67,4 @@ async def test_invalid_candidates_and_a_new_lease_name_are_refused(store: Store)
     assert immutable.value.message.endswith(
         'spec.leaseName: Invalid value: "kube-controller-manager": field is immutable'
     )
-    assert (await verbs.get("leasecandidates", NS, IDENTITY)).spec.lease_name == "kube-scheduler"
+    assert (await verbs.get(LEASE_CANDIDATE, NS, IDENTITY)).spec.lease_name == "kube-scheduler"

@@ -71,7 +71,7 @@ async def test_a_system_namespace_may_not_be_deleted(store: Store, name: str) ->
     verbs = verbs_on(store)
     await ensure_system_namespaces(verbs)
     with pytest.raises(errors.Forbidden, match=f'namespaces "{name}" is forbidden: this namespace may not'):
-        await verbs.delete("namespaces", "", name)
+        await verbs.delete(NAMESPACE, "", name)
     assert await verbs.registry.get(NAMESPACE, "", name) is not None
 
 
@@ -79,8 +79,8 @@ async def test_other_namespaces_are_deleted_alone(store: Store) -> None:
     verbs = verbs_on(store)
     await ensure_system_namespaces(verbs)
     await verbs.create(namespace("team-a"))
-    await verbs.delete("namespaces", "", "team-a")
-    await verbs.delete("namespaces", "", "kube-node-lease")
+    await verbs.delete(NAMESPACE, "", "team-a")
+    await verbs.delete(NAMESPACE, "", "kube-node-lease")
     assert await verbs.registry.get(NAMESPACE, "", "team-a") is None
     assert await verbs.registry.get(NAMESPACE, "", "kube-node-lease") is None
 

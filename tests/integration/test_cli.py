@@ -3,10 +3,12 @@ apply's created/unchanged/configured, real manifests with unknown fields, confli
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import yaml
 
 from cluster.api import errors, objects_pb2
@@ -21,6 +23,7 @@ from tests.integration.helpers import (
     run_cli,
     write_yaml,
 )
+from tests.integration.test_scheduler_cli import unused_address
 
 Cli = Callable[..., CliResult]
 
@@ -191,13 +194,15 @@ async def test_apply_real_manifests_warns_and_strict_rejects(
 
     strict = cli("apply", "-n", namespace, "--validate=strict", "-f", classes, "-f", pods)
     assert strict.code == 1
-    assert 'unknown field "spec.containers[0].livenessProbe"' in strict.stderr
+    assert ("spec.containers[0].livenessProbe: a Kubernetes field podsched does not model, so strict "
+            "validation rejects it") in strict.stderr
     assert (await client.list("Pod", namespace)).items == []
 
     applied = cli("apply", "-n", namespace, "-f", classes, "-f", pods)
     assert applied.code == 0, applied.stderr
-    assert 'Warning: unknown field "spec.containers[0].livenessProbe"' in applied.stderr.splitlines()
-    assert 'Warning: unknown field "spec.volumes"' in applied.stderr.splitlines()
+    not_modelled = "a Kubernetes field podsched does not model (ignored)"
+    assert f"Warning: spec.containers[0].livenessProbe: {not_modelled}" in applied.stderr.splitlines()
+    assert f"Warning: spec.volumes: {not_modelled}" in applied.stderr.splitlines()
     for name in ("web", "cache", "report", "trainer"):
         assert f"pod/{name} created" in applied.stdout.splitlines()
     web = await client.get("Pod", "web", namespace)
@@ -354,7 +359,25 @@ def test_usage_and_connection_errors() -> None:
 
     unreachable = run_cli("127.0.0.1:1", "get", "pods", "--request-timeout=1")
     assert unreachable.code == 1
-    assert "Unable to connect to the server at 127.0.0.1:1" in unreachable.stderr
+    assert "error: cannot reach the API server at 127.0.0.1:1: connection refused" in unreachable.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("get", "pods"), ("describe", "pod", "web"), ("delete", "pod", "web"),
+     ("apply", "-f", "examples/manifests/nodes.yaml")],
+    ids=["get", "describe", "delete", "apply"],
+)
+def test_a_one_shot_command_reports_a_refused_server_as_kubectl_does(command: tuple[str, ...]) -> None:
+    # No retries until --request-timeout: nothing listens there, so there is no restart to wait out.
+    server = unused_address()
+    result = run_cli("127.0.0.1:1", *command, "--server", server)
+    assert result.code == 1
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[-1] == (
+        f"error: cannot reach the API server at {server}: connection refused "
+        "(is `podsched apiserver` running there? set --server or $PODSCHED_SERVER)"
+    )
 
 
 def test_server_flag_overrides_environment(apiserver: ApiServerProcess) -> None:
@@ -387,3 +410,57 @@ def test_lease_candidates_apply_get_describe_delete(cli: Cli, namespace: str, tm
 
     assert cli("delete", "leasecandidate", "vm_0c1d", "-n", namespace).code == 0
     assert parse_table(cli("get", "leasecandidates", "-n", namespace).stdout) == []
+
+
+def test_kubectl_output_habits(cli: Cli, namespace: str, tmp_path: Path) -> None:
+    """What kubernetes.io's pages type: -o jsonpath and custom-columns, an empty list for scripts, and
+    apply's words for a typo and for a controller that will make no pods."""
+    replica_set = {
+        "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web", "namespace": namespace},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": []}}},
+    }
+    path = write_yaml(
+        tmp_path / "gated.yaml",
+        pod_manifest("test-pod", namespace, schedulingGates=[{"name": "example.com/foo"}],
+                     nodeSelector={"zone": "a", "disk": "ssd"}, nodeSelecter={"disk": "hdd"}),
+        replica_set,
+    )
+    applied = cli("apply", "-f", path)
+    assert applied.code == 0, applied.stderr
+    warnings = applied.stderr.splitlines()
+    assert 'Warning: spec.nodeSelecter: unknown field (did you mean "nodeSelector"?)' in warnings
+    assert ("Warning: replicaset.apps/web: podsched runs no workload controllers; no pods will be created "
+            "for it") in warnings
+
+    gates = cli("get", "pod", "test-pod", "-n", namespace, "-o", "jsonpath={.spec.schedulingGates}")
+    assert (gates.code, gates.stdout) == (0, '[{"name":"example.com/foo"}]'), gates.stderr
+    selector = cli("get", "pod", "test-pod", "-n", namespace, "-o=jsonpath={.spec.nodeSelector}")
+    assert (selector.code, selector.stdout) == (0, '{"disk":"ssd","zone":"a"}'), selector.stderr
+    each_name = 'jsonpath={range .items[*]}{.metadata.name}{"\\n"}{end}'
+    assert cli("get", "pods", "-n", namespace, "-o", each_name).stdout == "test-pod\n"
+    columns = cli("get", "pods", "-n", namespace, "-o=custom-columns=NAME:.metadata.name,NODE:.spec.nodeName")
+    assert columns.stdout.splitlines() == ["NAME       NODE", "test-pod   <none>"]
+
+    bad = cli("get", "pods", "-n", namespace, "-o", "jsonpath={.items[0}")
+    assert bad.code == 1
+    assert bad.stderr == 'error: error parsing jsonpath "{.items[0}": unterminated array at position 8\n'
+
+    empty = cli("get", "pods", "-n", f"{namespace}-none", "-o", "json")
+    assert (empty.code, empty.stderr) == (0, "")
+    assert json.loads(empty.stdout) == {
+        "apiVersion": "v1", "items": [], "kind": "List", "metadata": {"resourceVersion": ""}
+    }
+    assert yaml.safe_load(cli("get", "pods", "-n", f"{namespace}-none", "-o", "yaml").stdout)["items"] == []
+
+
+def test_version_of_the_client_and_the_server(apiserver: ApiServerProcess) -> None:
+    release = importlib.metadata.version("podsched")
+    both = run_cli(apiserver.address, "version")
+    assert both.code == 0, both.stderr
+    assert both.stdout == f"Client Version: {release}\nServer Version: {release}\n"
+    assert run_cli(apiserver.address, "version", "--client").stdout == f"Client Version: {release}\n"
+    assert run_cli(apiserver.address, "--version").stdout == f"podsched {release}\n"
+    unreachable = run_cli("127.0.0.1:1", "version", "--request-timeout=1")
+    assert (unreachable.code, unreachable.stdout) == (1, f"Client Version: {release}\n")
+    assert "Unable to connect to the server at 127.0.0.1:1" in unreachable.stderr

@@ -113,6 +113,7 @@ async def test_training_job_gang_is_bound_whole_at_one_resource_version(
                 assert re.search(rf"^podgroup\S*/{group} created$", applied.stdout, re.MULTILINE)
                 # Every field of both examples (owner references included) is one podsched keeps.
                 assert "unknown field" not in applied.stderr, applied.stderr
+                assert "does not model" not in applied.stderr, applied.stderr
                 seen = await asyncio.wait_for(watcher, GANG_TIMEOUT_S)
                 # The scheduler writes the group's condition right after the bind.
                 condition = await eventually(scheduled_condition, "the PodGroupScheduled condition")

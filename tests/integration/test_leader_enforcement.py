@@ -13,9 +13,10 @@ import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import grpc
 import pytest
 
-from cluster.api import errors, objects_pb2
+from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
 from cluster.api.kinds import LEASE, LEASE_CANDIDATE, POD
 from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, ClientCredentials, Fence
@@ -85,7 +86,7 @@ async def _take_over(attacker: Client, holder: str) -> objects_pb2.Lease:
 
 def _fence_of(lease: objects_pb2.Lease) -> Fence:
     token = int(lease.metadata.resource_version)
-    return Fence(LEASE_NAMESPACE, LEASE_NAME, lease.spec.holder_identity, token)
+    return Fence(lease.metadata.namespace, lease.metadata.name, lease.spec.holder_identity, token)
 
 
 async def _bound(admin: Client, namespace: str, name: str) -> objects_pb2.Pod:
@@ -138,6 +139,68 @@ async def test_unfenced_leader_writes_by_the_scheduler_identity_are_refused(
         assert (await attacker.update_status(nominated)).status.message == "waiting"
         await user.delete(POD, "nominee", namespace, grace_period_seconds=0)
         assert (await admin.bind(namespace, "web", node)).spec.node_name == node
+
+
+async def test_an_unfenced_pod_delete_is_refused_whatever_the_kind_is_called(
+    enforcing: ApiServerProcess, namespace: str, unique: Callable[[str], str]
+) -> None:
+    """The kind as the wire carries it: the client library always sends "Pod", an attacker need not."""
+    node = unique("node")
+    async with _client(enforcing, ADMIN_TOKEN) as admin:
+        await admin.create(builders.node(node, allocatable=builders.ROOMY))
+        await admin.create(pod("victim", namespace, image=IMAGE))
+        await admin.bind(namespace, "victim", node)
+        async with grpc.aio.insecure_channel(enforcing.address) as channel:
+            stub = apiserver_pb2_grpc.ApiServerStub(channel)
+            for alias in ("Pod", "pods", "po", "pod", "POD"):
+                request = apiserver_pb2.DeleteRequest(
+                    kind=alias, namespace=namespace, name="victim", grace_period_seconds=0)
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await stub.Delete(request, metadata=ClientCredentials(token=SCHEDULER_TOKEN).metadata())
+                assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED, alias
+                assert f"cannot delete pod {namespace}/victim (a caller that may bind pods" in (
+                    refused.value.details()), alias
+        assert (await admin.get(POD, "victim", namespace)).spec.node_name == node
+
+
+async def test_no_write_lands_under_a_fence_of_a_lease_the_scheduler_credential_created(
+    enforcing: ApiServerProcess, namespace: str, unique: Callable[[str], str]
+) -> None:
+    """The credential may create a Lease and hold it: its fence would hold, but the server takes fences
+    only of the scheduler's Lease."""
+    node, rogue = unique("node"), unique("rogue")
+    async with _client(enforcing, ADMIN_TOKEN) as admin, _client(enforcing, SCHEDULER_TOKEN) as attacker:
+        await admin.create(builders.node(node, allocatable=builders.ROOMY))
+        for name in ("web", "w-0", "w-1", "nominee", "victim"):
+            await admin.create(pod(name, namespace, image=IMAGE))
+        await admin.bind(namespace, "victim", node)
+        held = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(name=rogue, namespace=LEASE_NAMESPACE))
+        held.spec.holder_identity = "attacker"
+        held.spec.lease_duration_seconds = 3600
+        fence = _fence_of(await attacker.create(held))
+        nominated = await attacker.get(POD, "nominee", namespace)
+        nominated.status.nominated_node_name = node
+
+        refusal = (
+            f'user "kube-scheduler" cannot write under a fence of lease {LEASE_NAMESPACE}/{rogue}: this API '
+            "server enforces leader fencing (--enforce-leader-fencing) and takes fences only of the lease "
+            f"{LEASE_NAMESPACE}/{LEASE_NAME} (--fenced-lease)"
+        )
+        writes = {
+            "Bind": lambda: attacker.bind(namespace, "web", node, fence=fence),
+            "BindGroup": lambda: attacker.bind_group(
+                [(namespace, "w-0", node), (namespace, "w-1", node)], fence=fence),
+            "nomination": lambda: attacker.update_status(nominated, fence=fence),
+            "Delete": lambda: attacker.delete(POD, "victim", namespace, grace_period_seconds=0, fence=fence),
+        }
+        for verb, write in writes.items():
+            with pytest.raises(errors.PermissionDenied) as refused:
+                await write()
+            assert refused.value.message == refusal, verb
+        assert [(await admin.get(POD, name, namespace)).spec.node_name for name in ("web", "w-0", "w-1")] == [
+            "", "", ""]
+        assert (await admin.get(POD, "nominee", namespace)).status.nominated_node_name == ""
+        assert (await admin.get(POD, "victim", namespace)).spec.node_name == node
 
 
 async def test_a_standby_keeps_its_lease_candidate_without_a_fence(

@@ -9,10 +9,11 @@ only once the README's own ``. .venv/bin/activate`` has run and no PODSCHED_* va
 ending in ``&`` runs in the background until the block is done, then is stopped, the last started first;
 it must not have ended before. Every other command must exit 0 and, where the text promises something,
 show it: pods bound once the scheduler runs, the label selector finding only nodes that carry the label,
-the watch printing the pods until Ctrl-C, the refusal docs/security.md quotes. The commands use the
-documented defaults, 127.0.0.1:7443 for the API server and 127.0.0.1:10259 for the scheduler's metrics;
-no other test listens on those ports. A command that names an address off this machine fails the test
-before anything runs.
+the watch printing the pods until Ctrl-C, the refusal docs/security.md quotes. The README's "From
+Python" program runs too, as a script with the venv's python while the servers run, and must print its
+pod created and then bound. The commands use the documented defaults, 127.0.0.1:7443 for the API server
+and 127.0.0.1:10259 for the scheduler's metrics; no other test listens on those ports. A command that
+names an address off this machine fails the test before anything runs.
 
 The quick start block is `make demo` and `make test`: each command of it must be one this module knows
 to be covered (the demo by test_demo.py, `make test` by being the run these tests are part of), so a
@@ -90,6 +91,11 @@ def section(markdown: str, title: str, source: str = "README.md") -> str:
 def sh_blocks(text: str) -> list[str]:
     """The contents of the ```sh blocks of ``text``."""
     return re.findall(r"^```sh\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+
+
+def python_blocks(text: str) -> list[str]:
+    """The contents of the ```python blocks of ``text``."""
+    return re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -314,6 +320,21 @@ class Session:
                 self.check(command)
         assert self.pods, "the block applies no pods"
 
+    def run_python(self, title: str) -> None:
+        """The Python block of the README's section ``title``, saved as a program and run with the venv's
+        python while the servers run: it creates its pod, prints it, and prints the pod's changes until
+        the scheduler has bound it."""
+        (block,) = python_blocks(section(README.read_text(), title))
+        far = off_this_machine(block)
+        assert not far, f"the {title!r} program names {', '.join(far)}, off this machine"
+        (self.shell.cwd / "snippet.py").write_text(block)
+        done = self.shell.run(Command("python snippet.py", ("python", "snippet.py"), False), timeout=WAIT_S)
+        assert done.returncode == 0, f"the {title!r} program: exit {done.returncode}\n{done.stderr}"
+        lines = done.stdout.splitlines()
+        created = re.fullmatch(r"created (\S+)", lines[0]) if lines else None
+        assert created, done.stdout
+        assert re.fullmatch(rf"MODIFIED {re.escape(created[1])} \S+", lines[-1]), done.stdout
+
     def stop(self) -> None:
         """Stop the background commands, which must still be running."""
         died = self.shell.stop_background()
@@ -385,6 +406,7 @@ class Session:
 def test_using_it_runs_as_written(shell: Shell) -> None:
     session = Session(shell)
     session.run_all(readme_commands("Using it"))
+    session.run_python("From Python")
     session.stop()
 
 

@@ -164,8 +164,10 @@ def test_realistic_manifests_print_only_json_on_stdout(realistic: str) -> None:
                    "for scheduling."},
     ]}
     # The unmodelled fields were dropped with a warning naming each, on stderr.
-    for warning in ('document 4 (Pod checkout): unknown field "spec.securityContext"',
-                    'document 2 (Node worker-a): unknown field "status.nodeInfo"'):
+    for warning in ("document 4 (Pod checkout): spec.securityContext: a Kubernetes field podsched does not "
+                    "model (ignored)",
+                    "document 2 (Node worker-a): status.nodeInfo: a Kubernetes field podsched does not model "
+                    "(ignored)"):
         assert f"Warning: {realistic}: {warning}" in result.stderr
 
 

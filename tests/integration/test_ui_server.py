@@ -163,6 +163,25 @@ async def test_page_and_health(ui: UiProcess, http: aiohttp.ClientSession) -> No
         assert response.status == 404
 
 
+async def test_a_foreign_host_header_is_refused_on_every_route(
+    ui: UiProcess, http: aiohttp.ClientSession
+) -> None:
+    port = ui.url.rstrip("/").rpartition(":")[2]
+    for path in ("", "api/state", "api/stream", "api/pods/ui-test/ui-web", "healthz"):
+        async with http.get(ui.url + path, headers={"Host": f"rebound.example:{port}"}) as response:
+            assert response.status == 421, path
+            assert "rebound.example" in await response.text()
+    # The loopback listen's own names are answered.
+    async with http.get(ui.url + "api/state", headers={"Host": f"localhost:{port}"}) as response:
+        assert response.status == 200
+
+
+def test_bad_allowed_host_is_a_usage_error(secured: ApiServerProcess) -> None:
+    result = run_cli(secured.address, "ui", "--allowed-host", "name:port")
+    assert result.code == 2
+    assert "--allowed-host" in result.stderr and "expected NAME or NAME:PORT" in result.stderr
+
+
 def test_bad_listen_is_a_usage_error(secured: ApiServerProcess) -> None:
     result = run_cli(secured.address, "ui", "--listen", "localhost")
     assert result.code == 2

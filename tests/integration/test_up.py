@@ -66,6 +66,8 @@ def test_up_elects_schedules_fails_over_and_stops(tmp_path: Path) -> None:
         leader = up.wait_for(LEADER)
         identity, name = leader[1], leader[2]
         assert re.search(rf"{name} started: pid \d+, identity {re.escape(identity)}$", up.out, re.MULTILINE)
+        # Each replica is named in its identity, with its pid.
+        assert identity.startswith(f"{name}_pid{replicas[name]}_"), identity
 
         lease = run_cli(server, "get", "lease", "-n", "kube-system")
         assert lease.code == 0, lease
@@ -82,6 +84,7 @@ def test_up_elects_schedules_fails_over_and_stops(tmp_path: Path) -> None:
         subprocess.run(["kill", "-9", str(pid)], check=True)
         up.wait_for(rf"{name} \(pid {pid}\) exited with signal SIGKILL; restarting in \d", after=mark)
         restarted = up.wait_for(rf"{name} restarted: pid (\d+), identity (\S+)", after=mark)
+        assert restarted[2].startswith(f"{name}_pid{restarted[1]}_"), "a restarted replica has its new pid"
         new = up.wait_for(LEADER, after=mark)
         took = time.monotonic() - killed
         assert new[1] != identity and new[1] != restarted[2], "a standby, not the restarted replica, leads"
@@ -188,6 +191,11 @@ def test_up_on_a_local_etcd_cluster_with_two_api_servers() -> None:
         pytest.param(["--ui", "--ui-listen", "8080"], '--ui-listen: invalid address "8080"', id="ui-listen"),
         pytest.param(["--ui-listen", "127.0.0.1:0"], "--ui-listen: applies with --ui only",
                      id="ui-listen-alone"),
+        pytest.param(["--ui-allowed-host", "ui.example"], "--ui-allowed-host: applies with --ui only",
+                     id="ui-allowed-host-alone"),
+        pytest.param(["--ui", "--ui-allowed-host", "ui.example:http"],
+                     "--ui-allowed-host: expected NAME or NAME:PORT, got 'ui.example:http'",
+                     id="ui-allowed-host"),
     ],
 )
 def test_bad_flags_exit_2_with_a_clear_error(args: list[str], message: str) -> None:

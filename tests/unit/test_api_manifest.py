@@ -8,6 +8,7 @@ import yaml
 
 from cluster.api import kinds, objects_pb2
 from cluster.api.manifest import ManifestError, load_paths, load_text, parse_document
+from cluster.api.unmodelled import NOT_MODELLED as NOT_MODELLED_FIELDS
 
 #: How the YAML parser words a mis-indented key: libyaml's words (kubectl prints the same) when PyYAML
 #: has it, the pure-Python parser's otherwise.
@@ -103,15 +104,18 @@ REAL_POD = textwrap.dedent("""\
 """)
 
 REAL_POD_UNKNOWN = [
-    'unknown field "metadata.finalizers"',
-    'unknown field "spec.securityContext"',
-    'unknown field "spec.volumes"',
-    'unknown field "spec.containers[0].env[1].valueFrom"',
-    'unknown field "spec.containers[0].livenessProbe"',
-    'unknown field "spec.containers[0].readinessProbe"',
-    'unknown field "spec.containers[0].volumeMounts"',
-    'unknown field "spec.containers[0].securityContext"',
-    'unknown field "spec.containers[1].startupProbe"',
+    f"{path}: a Kubernetes field podsched does not model (ignored)"
+    for path in (
+        "metadata.finalizers",
+        "spec.securityContext",
+        "spec.volumes",
+        "spec.containers[0].env[1].valueFrom",
+        "spec.containers[0].livenessProbe",
+        "spec.containers[0].readinessProbe",
+        "spec.containers[0].volumeMounts",
+        "spec.containers[0].securityContext",
+        "spec.containers[1].startupProbe",
+    )
 ]
 
 
@@ -144,10 +148,11 @@ def test_strict_turns_each_unknown_field_into_an_error() -> None:
         load_text(REAL_POD, source="web.yaml", strict=True)
     assert len(raised.value.problems) == len(REAL_POD_UNKNOWN)
     for problem in raised.value.problems:
-        assert problem.startswith("web.yaml: document 1 (Pod web-7d4b9c6f5-x2k8p): unknown field ")
-    assert 'web.yaml: document 1 (Pod web-7d4b9c6f5-x2k8p): unknown field "spec.volumes"' in (
-        raised.value.problems
-    )
+        assert problem.startswith("web.yaml: document 1 (Pod web-7d4b9c6f5-x2k8p): ")
+        assert problem.endswith(": a Kubernetes field podsched does not model, so strict validation rejects "
+                                "it")
+    assert ("web.yaml: document 1 (Pod web-7d4b9c6f5-x2k8p): spec.volumes: a Kubernetes field podsched does "
+            "not model, so strict validation rejects it") in raised.value.problems
 
 
 MULTI = textwrap.dedent("""\
@@ -247,7 +252,7 @@ def test_kind_list_expands_its_items() -> None:
     assert [m.obj.metadata.name for m in manifests] == ["a", "b"]
     assert [m.index for m in manifests] == [1, 1]
     assert manifests[1].obj.spec.unschedulable
-    assert manifests[1].warnings == ['unknown field "spec.configSource"']
+    assert manifests[1].warnings == [f"spec.configSource: {NOT_MODELLED}"]
 
 
 def test_typed_list_items_take_the_list_kind() -> None:
@@ -262,7 +267,7 @@ def test_json_manifest() -> None:
             "spec": {"containers": [{"name": "c", "image": "nginx"}], "hostNetwork": True}}
     (manifest,) = load_text(json.dumps(data, indent=2), source="pod.json")
     assert manifest.obj.spec.containers[0].image == "nginx"
-    assert manifest.warnings == ['unknown field "spec.hostNetwork"']
+    assert manifest.warnings == ["spec.hostNetwork: a Kubernetes field podsched does not model (ignored)"]
 
 
 def test_yaml_flow_mapping_that_is_not_json() -> None:
@@ -286,7 +291,7 @@ def test_snake_case_names_are_unknown_fields() -> None:
     text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  node_name: n1\n"
     (manifest,) = load_text(text, source="p.yaml")
     assert manifest.obj.spec.node_name == ""
-    assert manifest.warnings == ['unknown field "spec.node_name"']
+    assert manifest.warnings == ['spec.node_name: unknown field (did you mean "nodeName"?)']
 
 
 def test_null_means_unset() -> None:
@@ -418,8 +423,8 @@ def test_parse_document_directly() -> None:
     data = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "extra": 1}
     manifest = parse_document(data, source="api", index=3, strict=False)
     assert manifest.obj.metadata.name == "n"
-    assert (manifest.index, manifest.warnings) == (3, ['unknown field "extra"'])
-    with pytest.raises(ManifestError, match=r'^api: document 3 \(Node n\): unknown field "extra"$'):
+    assert (manifest.index, manifest.warnings) == (3, ["extra: unknown field"])
+    with pytest.raises(ManifestError, match=r"^api: document 3 \(Node n\): extra: unknown field$"):
         parse_document(data, source="api", index=3, strict=True)
 
 
@@ -484,3 +489,60 @@ def test_an_endless_source_is_refused_at_the_limit(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr("sys.stdin", io.StringIO("# padding\n" * 200))
     with pytest.raises(ManifestError, match="STDIN: longer than 1000 characters"):
         load_paths(["-"])
+
+
+NOT_MODELLED = "a Kubernetes field podsched does not model (ignored)"
+
+
+@pytest.mark.parametrize(("kind", "body", "warning"), [
+    # Real fields podsched drops on purpose are named so, wherever they stand.
+    ("Pod", "spec: {dnsPolicy: ClusterFirst}", f"spec.dnsPolicy: {NOT_MODELLED}"),
+    ("Pod", "spec: {volumes: []}", f"spec.volumes: {NOT_MODELLED}"),
+    ("Pod", "spec: {securityContext: {}}", f"spec.securityContext: {NOT_MODELLED}"),
+    ("Pod", "metadata: {name: x, managedFields: []}", f"metadata.managedFields: {NOT_MODELLED}"),
+    ("Pod", "spec: {containers: [{name: c, livenessProbe: {}}]}",
+     f"spec.containers[0].livenessProbe: {NOT_MODELLED}"),
+    ("Pod", "spec: {containers: [{name: c, env: [{name: e, valueFrom: {}}]}]}",
+     f"spec.containers[0].env[0].valueFrom: {NOT_MODELLED}"),
+    ("Pod", "status: {podIPs: [{ip: 10.0.0.1}]}", f"status.podIPs: {NOT_MODELLED}"),
+    ("Node", "status: {nodeInfo: {}}", f"status.nodeInfo: {NOT_MODELLED}"),
+    ("Node", "spec: {podCIDRs: [10.0.0.0/24]}", f"spec.podCIDRs: {NOT_MODELLED}"),
+    # Anything else is a mistake: the nearest field the message has is suggested, in its JSON name.
+    ("Pod", "spec: {nodeSelecter: {disk: ssd}}",
+     'spec.nodeSelecter: unknown field (did you mean "nodeSelector"?)'),
+    ("Pod", "spec: {node_name: n1}", 'spec.node_name: unknown field (did you mean "nodeName"?)'),
+    ("Pod", "spec: {tolerations: [{key: k, efect: NoSchedule}]}",
+     'spec.tolerations[0].efect: unknown field (did you mean "effect"?)'),
+    ("Pod", "spec: {containers: [{name: c, imagePullPolcy: Always}]}",
+     'spec.containers[0].imagePullPolcy: unknown field (did you mean "imagePullPolicy"?)'),
+    ("Pod", "spec: {containers: [{name: c, volumeMount: []}]}",
+     'spec.containers[0].volumeMount: unknown field (did you mean "volumeMounts"?)'),
+    ("Pod", "metadata: {name: x, label: {a: b}}", 'metadata.label: unknown field (did you mean "labels"?)'),
+    ("Pod", "spec: {colour: red}", "spec.colour: unknown field"),
+    ("Node", "extra: 1", "extra: unknown field"),
+])
+def test_unknown_field_wordings(kind: str, body: str, warning: str) -> None:
+    text = f"apiVersion: v1\nkind: {kind}\nmetadata: {{name: x}}\n{body}\n"
+    if body.startswith("metadata:"):
+        text = f"apiVersion: v1\nkind: {kind}\n{body}\n"
+    (manifest,) = load_text(text, source="x.yaml")
+    assert manifest.warnings == [warning]
+
+
+@pytest.mark.parametrize(("body", "problem"), [
+    ("spec: {dnsPolicy: ClusterFirst}",
+     "spec.dnsPolicy: a Kubernetes field podsched does not model, so strict validation rejects it"),
+    ("spec: {nodeSelecter: {disk: ssd}}", 'spec.nodeSelecter: unknown field (did you mean "nodeSelector"?)'),
+])
+def test_strict_rejects_both_kinds_of_unknown_field(body: str, problem: str) -> None:
+    text = f"apiVersion: v1\nkind: Pod\nmetadata: {{name: x}}\n{body}\n"
+    with pytest.raises(ManifestError) as raised:
+        load_text(text, source="x.yaml", strict=True)
+    assert raised.value.problems == [f"x.yaml: document 1 (Pod x): {problem}"]
+
+
+def test_not_modelled_fields_are_of_real_messages_and_none_is_modelled() -> None:
+    """The table of real fields podsched drops names only messages it has, and none of their fields."""
+    for name, fields in NOT_MODELLED_FIELDS.items():
+        descriptor = objects_pb2.DESCRIPTOR.message_types_by_name[name]
+        assert not fields & {field.json_name for field in descriptor.fields}, name

@@ -16,6 +16,7 @@ import grpc
 import pytest
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc
+from cluster.api.fencing import SCHEDULER_LEASE, LeaseRef
 from cluster.cli import apiserver as apiserver_cli
 
 LAUNCHER = """
@@ -157,3 +158,34 @@ async def test_a_bad_flag_is_a_usage_error(spawn: Spawn) -> None:
     code, output = await process.finish()
     assert code == 2
     assert "invalid duration 'soon'" in output
+
+
+def _parsed(*flags: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="podsched")
+    apiserver_cli.register(parser.add_subparsers())
+    return parser.parse_args(["apiserver", *flags])
+
+
+def test_the_fenced_leases_are_the_schedulers_unless_named_once_each() -> None:
+    enforcing = "--enforce-leader-fencing"
+    assert apiserver_cli._options(_parsed(enforcing)).fenced_leases == (SCHEDULER_LEASE,)
+    named = _parsed(enforcing, "--fenced-lease", "sched/a", "--fenced-lease", "kube-system/kube-scheduler")
+    assert apiserver_cli._options(named).fenced_leases == (LeaseRef("sched", "a"), SCHEDULER_LEASE)
+    with pytest.raises(ValueError, match=r"^--fenced-lease applies with --enforce-leader-fencing only$"):
+        apiserver_cli._options(_parsed("--fenced-lease", "sched/a"))
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [("kube-scheduler", "expected NAMESPACE/NAME, like kube-system/kube-scheduler"),
+     ("a/b/c", "expected NAMESPACE/NAME"), ("Kube/x", "namespace a lowercase RFC 1123 label must consist"),
+     ("kube-system/Rogue", "name a lowercase RFC 1123 subdomain must consist")],
+    ids=["no-namespace", "three-parts", "bad-namespace", "bad-name"],
+)
+def test_a_bad_fenced_lease_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], value: str, why: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        _parsed("--enforce-leader-fencing", "--fenced-lease", value)
+    assert exited.value.code == 2
+    assert f"argument --fenced-lease: invalid lease {value!r}: {why}" in capsys.readouterr().err

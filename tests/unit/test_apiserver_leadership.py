@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cluster.api import apiserver_pb2, errors, objects_pb2
+from cluster.api.fencing import LeaseRef
+from cluster.api.kinds import EVENT, POD
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.fencing import Fencing, LeaseFence
 from cluster.apiserver.leadership import Leadership, LeaseClock
@@ -134,7 +136,7 @@ def test_without_enforcement_any_write_goes(clock: FakeClock) -> None:
     off = Leadership(enforced=False, may=may_bind, clock=LeaseClock(clock=clock))
     off.check_lease_update(lease("real", 10), lease("attacker", 10), None)
     off.check_bind(SCHEDULER, "default", "web", None)
-    off.check_delete(SCHEDULER, "Pod", "default", "web", None)
+    off.check_delete(SCHEDULER, POD, "default", "web", None)
     assert off.nomination_check(SCHEDULER, None) is None
 
 
@@ -152,11 +154,11 @@ def test_a_non_admin_binds_only_under_a_fence(rules: Leadership) -> None:
 
 def test_a_pod_delete_needs_a_fence_only_from_a_caller_that_may_bind(rules: Leadership) -> None:
     with pytest.raises(errors.PermissionDenied, match=r"cannot delete pod default/victim \(a caller that"):
-        rules.check_delete(SCHEDULER, "Pod", "default", "victim", None)
-    rules.check_delete(SCHEDULER, "Pod", "default", "victim", fence("real", 10))
-    rules.check_delete(CLIENT, "Pod", "default", "mine", None)
-    rules.check_delete(ADMIN, "Pod", "default", "any", None)
-    rules.check_delete(SCHEDULER, "Event", "default", "web.1", None)
+        rules.check_delete(SCHEDULER, POD, "default", "victim", None)
+    rules.check_delete(SCHEDULER, POD, "default", "victim", fence("real", 10))
+    rules.check_delete(CLIENT, POD, "default", "mine", None)
+    rules.check_delete(ADMIN, POD, "default", "any", None)
+    rules.check_delete(SCHEDULER, EVENT, "default", "web.1", None)
 
 
 def test_a_nomination_change_needs_a_fence(rules: Leadership) -> None:
@@ -176,3 +178,45 @@ def test_a_nomination_change_needs_a_fence(rules: Leadership) -> None:
     check(stored, conditions)
     assert rules.nomination_check(SCHEDULER, fence("real", 10)) is None
     assert rules.nomination_check(ADMIN, None) is None
+
+
+def fence_of(namespace: str, name: str) -> LeaseFence:
+    return Fencing(Registry(None)).of(apiserver_pb2.Fence(  # type: ignore[arg-type]
+        lease_namespace=namespace, lease_name=name, holder_identity="attacker", token=10))
+
+
+@pytest.mark.parametrize(
+    ("fenced", "lease", "refusal"),
+    [
+        (None, ("kube-system", "kube-scheduler"), None),
+        (None, ("kube-system", "rogue"), "takes fences only of the lease kube-system/kube-scheduler"),
+        (None, ("default", "kube-scheduler"), "takes fences only of the lease kube-system/kube-scheduler"),
+        ((LeaseRef("sched", "a"), LeaseRef("sched", "b")), ("sched", "b"), None),
+        ((LeaseRef("sched", "a"), LeaseRef("sched", "b")), ("kube-system", "kube-scheduler"),
+         "takes fences only of the leases sched/a, sched/b"),
+    ],
+    ids=["the-schedulers", "rogue", "another-namespace", "configured", "not-configured"],
+)
+def test_a_fence_names_a_lease_the_server_takes_fences_of(
+    rules: Leadership, fenced: tuple[LeaseRef, ...] | None, lease: tuple[str, str], refusal: str | None
+) -> None:
+    """``fenced`` None: the server's default, the scheduler's lease."""
+    if fenced is not None:
+        rules = Leadership(enforced=True, may=may_bind, fenced_leases=fenced)
+    for user in (SCHEDULER, ADMIN):
+        if refusal is None:
+            rules.check_fence(user, fence_of(*lease))
+            continue
+        with pytest.raises(errors.PermissionDenied) as refused:
+            rules.check_fence(user, fence_of(*lease))
+        assert refused.value.message == (
+            f'user "{user.name}" cannot write under a fence of lease {lease[0]}/{lease[1]}: this API server '
+            f"enforces leader fencing (--enforce-leader-fencing) and {refusal} (--fenced-lease)"
+        )
+    # Without enforcement a fence may name any Lease, as before.
+    Leadership(enforced=False, may=may_bind).check_fence(SCHEDULER, fence_of(*lease))
+
+
+def test_enforcement_needs_a_lease_to_take_fences_of() -> None:
+    with pytest.raises(ValueError, match=r"--enforce-leader-fencing needs at least one lease .*\(--fenced-"):
+        Leadership(enforced=True, may=may_bind, fenced_leases=())

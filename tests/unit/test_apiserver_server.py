@@ -8,6 +8,7 @@ Also home of ``Harness``, which the other test_apiserver_* modules use: a real `
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -264,3 +265,8 @@ async def test_a_second_server_on_the_same_address_fails_clearly(api: Harness, t
 def test_options_refuse_nonsense(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         ApiServerOptions(**options)
+
+
+async def test_version_tells_the_release(api: Harness) -> None:
+    info = await api.stub.Version(apiserver_pb2.VersionRequest())
+    assert info.version == importlib.metadata.version("podsched")

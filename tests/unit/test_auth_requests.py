@@ -96,9 +96,11 @@ def test_a_group_bind_asks_to_bind_each_of_its_pods() -> None:
     ],
 )
 def test_each_rpc_maps_to_its_request_info(
-    describe: Callable[[Any], RequestInfo], request_message: Message, expected: RequestInfo
+    describe: Callable[[Any], requests.Described], request_message: Message, expected: RequestInfo
 ) -> None:
-    assert describe(request_message) == expected
+    described = describe(request_message)
+    assert described.info == expected
+    assert described.kind.plural == expected.resource
 
 
 @pytest.mark.parametrize(
@@ -112,7 +114,7 @@ def test_each_rpc_maps_to_its_request_info(
     ids=["no-object", "unknown-kind", "no-kind", "bad-namespace"],
 )
 def test_a_request_that_cannot_be_described_is_invalid(
-    describe: Callable[[Any], RequestInfo], request_message: Message, message: str
+    describe: Callable[[Any], requests.Described], request_message: Message, message: str
 ) -> None:
     with pytest.raises(errors.Invalid, match=message):
         describe(request_message)

@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from cluster.api import objects_pb2
+from cluster.api.fencing import LeaseRef
 from cluster.api.manifest import load_paths
 from cluster.api.quantity import parse_quantity
 from cluster.apiserver.server import ApiServerOptions
@@ -31,6 +32,7 @@ from cluster.cli.main import build_parser
 from cluster.cli.scheduler import leader_election_settings
 from cluster.client import ClientCredentials
 from cluster.launcher.etcd import MAX_TXN_OPS
+from cluster.ui.hosts import HostCheck
 from scheduler.config import LeaderElectionConfig, load_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -281,6 +283,16 @@ def leader_election(name: str) -> LeaderElectionConfig:
 
 
 @pytest.mark.parametrize("name", by_role("scheduler"))
+def test_every_api_server_takes_the_fences_of_the_schedulers_lease(name: str) -> None:
+    """An enforcing server refuses a fence of any other Lease: tuning the schedulers' lease means tuning
+    the servers' --fenced-lease with it."""
+    settings = leader_election(name)
+    lease = LeaseRef(settings.resource_namespace, settings.resource_name)
+    for server in by_role("apiserver"):
+        assert lease in command(server).fenced_leases, f"service {server}: --fenced-lease {lease} is not set"
+
+
+@pytest.mark.parametrize("name", by_role("scheduler"))
 def test_schedulers_elect_a_leader_and_are_restarted(name: str) -> None:
     args = command(name)
     assert args.leader_elect is True, f"service {name}: pass --leader-elect=true (explicitly)"
@@ -334,6 +346,12 @@ def test_the_web_view_watches_every_api_server_and_is_published_on_loopback_only
     assert host_port_ not in published, f"service {name}: host port {host_port_} is an API server's"
     waits = service["depends_on"]
     assert all(waits.get(api) == {"condition": "service_healthy"} for api in apiserver_ports())
+    # A browser on the host names the published port's loopback address; the container's own address
+    # is all the view knows of itself, so it must be told those names (any other is refused).
+    check = HostCheck(host, command(name).allowed_hosts)
+    for name_ in ("localhost", "127.0.0.1"):
+        assert check.refusal(f"{name_}:{host_port_}", ("172.18.0.5", port)) is None, (
+            f"service {name}: a browser at http://{name_}:{host_port_}/ is refused")
     # The page's files reach the image: `pip install .` installs them as package data.
     project = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert "static/*" in project["tool"]["setuptools"]["package-data"]["cluster.ui"]

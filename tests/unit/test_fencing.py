@@ -329,12 +329,12 @@ async def test_a_stale_fence_refuses_writes_that_would_change_nothing(verbs: Ver
     is already terminating (KEEP), a status it already has."""
     await verbs.create(node("n1", allocatable=ROOMY))
     created = await verbs.create(pod("web", node_name="n1", image="busybox"))
-    marked = await verbs.delete("Pod", "default", "web", grace_period_seconds=30)
+    marked = await verbs.delete(POD, "default", "web", grace_period_seconds=30)
     old = await _acquire(verbs, "a")
     await _acquire(verbs, "b")
     stale = verbs.fencing.of(fence("a", old))
     with pytest.raises(errors.Fenced):
-        await verbs.delete("Pod", "default", "web", grace_period_seconds=30, fence=stale)
+        await verbs.delete(POD, "default", "web", grace_period_seconds=30, fence=stale)
     with pytest.raises(errors.Fenced):
         await verbs.update_status(marked, fence=stale)
     with pytest.raises(errors.Fenced):

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import itertools
 import random
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -30,6 +31,7 @@ from scheduler.leaderelection import (
     LeaseLost,
     LeaseSnapshot,
     default_identity,
+    replica_identity,
     validate_timings,
 )
 from scheduler.leaderelection.elector import EXPIRY_SPREAD_FACTOR
@@ -705,6 +707,13 @@ def test_default_identity_is_hostname_and_a_uuid() -> None:
     assert host == socket.gethostname() and len(unique) == 36 and first != second
 
 
+def test_a_named_replicas_identity_carries_its_name_and_pid() -> None:
+    first, second = replica_identity("scheduler-1", 4242), replica_identity("scheduler-1", 4242)
+    assert re.fullmatch(r"scheduler-1_pid4242_[0-9a-f]{8}", first), first
+    # Unique per process even were a pid used again: the suffix is random.
+    assert first != second
+
+
 async def test_a_fractional_lease_duration_is_rounded_up_in_the_record(rig: Rig) -> None:
     a = rig.elector("a", timings=LeaderElectionTimings(2.5, 2, 1))
     async with running(a, Leader(rig.store)):
@@ -793,3 +802,16 @@ async def test_lease_lock_update_before_any_read_is_refused() -> None:
     assert lock.describe() == "kube-system/kube-scheduler"
     with pytest.raises(RuntimeError, match="call get or create first"):
         await lock.update(LeaderElectionRecord("a", 15))
+
+
+def test_a_replica_name_that_cannot_start_an_identity_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from cluster.cli.main import build_parser
+
+    named = build_parser().parse_args(["scheduler", "--replica-name", "scheduler-2"])
+    assert named.replica_name == "scheduler-2"
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["scheduler", "--replica-name", "bad name"])
+    assert exited.value.code == 2
+    assert "argument --replica-name: invalid replica name 'bad name'" in capsys.readouterr().err

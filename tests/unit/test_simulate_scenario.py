@@ -175,8 +175,9 @@ def test_unmodelled_fields_are_warnings_with_their_location(tmp_path: Path) -> N
     scenario = load_scenario([path])
     assert [entry.obj.metadata.name for entry in scenario.pending_pods] == ["web"]
     assert sorted(scenario.warnings) == [
-        f'{path}: document 2 (Pod web): unknown field "spec.containers[0].livenessProbe"',
-        f'{path}: document 2 (Pod web): unknown field "spec.volumes"',
+        f"{path}: document 2 (Pod web): spec.containers[0].livenessProbe: a Kubernetes field podsched does "
+        "not model (ignored)",
+        f"{path}: document 2 (Pod web): spec.volumes: a Kubernetes field podsched does not model (ignored)",
     ]
 
 

@@ -4,7 +4,7 @@ current one change at a time, and the deltas a browser gets after its snapshot."
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from cluster.api import objects_pb2
 from cluster.api.fencing import FENCING_TOKEN_ANNOTATION
@@ -180,6 +180,7 @@ def test_pod_groups_count_their_members_and_show_their_phase():
     assert model.state()["podGroups"]["default/train"] == {
         "key": "default/train", "apiVersion": "scheduling.k8s.io/v1alpha3", "minCount": 3, "members": 3,
         "scheduled": 2, "running": 1, "phase": "Unschedulable", "message": "2/3 pods placeable, minCount 3",
+        "scheduledCondition": "False",
     }
     model.take_delta()
     model.on_pod_deleted(pod("w-2", labels=labels))
@@ -198,6 +199,18 @@ def test_pod_groups_count_their_members_and_show_their_phase():
     assert delta["podGroups"]["remove"] == ["default/train"]
     assert delta["podGroups"]["upsert"]["ml/g"]["phase"] == "Scheduling"
     assert delta["podGroups"]["upsert"]["ml/g"]["minCount"] == 2
+    assert delta["podGroups"]["upsert"]["ml/g"]["scheduledCondition"] == ""
+
+
+def test_a_bound_groups_message_is_told_apart_from_a_failures():
+    model = _model()
+    group = objects_pb2.PodGroup(metadata=objects_pb2.ObjectMeta(name="train", namespace="default"))
+    group.spec.scheduling_policy.gang.min_count = 3
+    group.status.conditions.add(type="PodGroupScheduled", status="True", reason="Scheduled",
+                                message="bound 3 pods of the group")
+    model.on_pod_group(group)
+    view = model.state()["podGroups"]["default/train"]
+    assert (view["scheduledCondition"], view["message"]) == ("True", "bound 3 pods of the group")
 
 
 def test_pdbs_show_their_budget():
@@ -292,9 +305,12 @@ def test_replicas_are_the_live_candidates_and_the_holder_and_a_stale_one_is_mark
     assert delta is not None
     leadership = delta["leadership"]
     assert leadership["candidates"] == [
-        {"name": "host_1_a", "identity": "host_1_a", "renewTime": "2026-11-27T05:01:00Z", "live": True},
-        {"name": "host_2_b", "identity": "host_2_b", "renewTime": "2026-11-27T05:01:00Z", "live": True},
-        {"name": "host_3_c", "identity": "host_3_c", "renewTime": "2026-11-27T05:00:29Z", "live": False},
+        {"name": "host_1_a", "identity": "host_1_a", "renewTime": "2026-11-27T05:01:00Z", "live": True,
+         "renewing": True},
+        {"name": "host_2_b", "identity": "host_2_b", "renewTime": "2026-11-27T05:01:00Z", "live": True,
+         "renewing": True},
+        {"name": "host_3_c", "identity": "host_3_c", "renewTime": "2026-11-27T05:00:29Z", "live": False,
+         "renewing": False},
     ]
     assert leadership["replicas"] == ["host_1_a", "host_2_b"]
     assert model.revision == 43  # the other leases' candidates are not this view's
@@ -377,3 +393,58 @@ def test_the_api_server_reachability_is_news_only_when_it_changes():
     assert model.take_delta() is None
     assert model.on_api_server(True, "", at) is True
     assert model.take_delta()["apiServer"]["reachable"] is True
+
+
+def _renewed_lease(holder: str, version: int, renewed: datetime) -> objects_pb2.Lease:
+    lease = _lease(holder, version)
+    lease.spec.renew_time.FromDatetime(renewed)
+    return lease
+
+
+def test_a_holder_that_stops_renewing_is_marked_at_once_by_its_own_cadence():
+    t0 = datetime(2026, 11, 27, 5, 1, 0, tzinfo=UTC)
+    now = [t0]
+    model = ViewModel("127.0.0.1:7443", now=lambda: now[0])
+    model.on_lease(_renewed_lease("scheduler-1_pid10_a", 40, t0))
+    model.on_lease(_renewed_lease("scheduler-1_pid10_a", 41, t0 + timedelta(seconds=2)))
+    model.take_delta()
+    assert model.leadership()["holderRenewing"] is True
+    # It renews every 2 s: 2 x 2 s + 1 s without a renewal and it is late, long before its 15 s lease
+    # expires; the clock alone says so, once.
+    now[0] = t0 + timedelta(seconds=6.9)
+    assert not model.mark_late_renewals()
+    now[0] = t0 + timedelta(seconds=7.1)
+    assert model.mark_late_renewals()
+    delta = model.take_delta()
+    assert delta is not None and delta["leadership"]["holderRenewing"] is False
+    assert delta["leadership"]["holder"] == "scheduler-1_pid10_a"
+    assert not model.mark_late_renewals()
+    # A renewal puts it right; a new holder's cadence is not yet known: its lease duration bounds it.
+    model.on_lease(_renewed_lease("scheduler-1_pid10_a", 42, now[0]))
+    assert model.leadership()["holderRenewing"] is True
+    model.on_lease(_renewed_lease("scheduler-2_pid11_b", 43, now[0]))
+    now[0] += timedelta(seconds=14)
+    assert model.leadership()["holderRenewing"] is True
+    now[0] += timedelta(seconds=2)
+    assert model.leadership()["holderRenewing"] is False
+
+
+def test_a_standby_that_misses_its_renewal_is_not_renewing_before_it_is_stale():
+    t0 = datetime(2026, 11, 27, 5, 1, 0, tzinfo=UTC)
+    now = [t0]
+    model = ViewModel("127.0.0.1:7443", now=lambda: now[0])
+    model.on_lease(_renewed_lease("scheduler-1_pid10_a", 40, t0))  # candidates renew every 15 s
+    model.on_lease_candidate(_candidate("scheduler-2_pid11_b", 41, t0))
+    model.take_delta()
+    now[0] = t0 + timedelta(seconds=17)
+    model.on_lease(_renewed_lease("scheduler-1_pid10_a", 42, now[0]))  # the holder renews on
+    model.take_delta()
+    assert not model.mark_late_renewals()
+    now[0] = t0 + timedelta(seconds=18)
+    assert model.mark_late_renewals()
+    delta = model.take_delta()
+    assert delta is not None
+    (standby,) = delta["leadership"]["candidates"]
+    assert (standby["live"], standby["renewing"]) == (True, False)
+    model.on_lease_candidate(_candidate("scheduler-2_pid11_b", 42, now[0]))
+    assert model.leadership()["candidates"][0]["renewing"] is True

@@ -11,9 +11,10 @@
 //   into view.
 // - A card shows at most MAX_CHIPS pod chips, then "+k more"; the pending list at most MAX_PENDING rows,
 //   then "and k more"; the event stream keeps the last MAX_EVENTS events and appends only new rows.
-// - The pending set and the per-node filter text are kept up to date incrementally, per upserted object,
-//   never by scanning every pod on each delta; only the filtered node order is re-sorted, and only when
-//   nodes are added or removed or the filter changes.
+// - The pending set, the per-node filter text and each node's rank in the grid (needs a look, has pods,
+//   empty) are kept up to date incrementally, per upserted object, never by scanning every pod on each
+//   delta; only the filtered node order is re-sorted, and only when nodes are added or removed, a node's
+//   rank changes or the filter changes.
 // - One tooltip element and one click handler serve every chip (event delegation).
 
 const CARD_W = 292;          // the narrowest card plus gap, px; columns stretch to fill the width
@@ -55,6 +56,14 @@ const state = {
 const pendingKeys = new Set();
 const nodeSearchText = new Map();   // node name -> lowercase "name\nk=v\n..." for #node-filter
 let nodeOrder = [];                 // filtered, sorted node names (the grid's rows)
+// The grid shows first the nodes that need a look (NotReady, or a pending pod nominated to them), then
+// those with pods, then the empty ones, each by name: a node moves only when its rank changes.
+const RANK_ATTENTION = 0;
+const RANK_PODS = 1;
+const RANK_EMPTY = 2;
+const nodeRank = new Map();         // node name -> its rank
+const nominatedTo = new Map();      // node name -> how many pending pods are nominated to it
+const podNomination = new Map();    // pending pod key -> the node it is nominated to
 
 // What changed since the last frame.
 const dirty = {
@@ -148,13 +157,19 @@ function fmtTime(iso) {
 }
 
 function fmtAge(iso) {
+  const span = fmtSpan(iso);
+  return span === "0s" ? "just now" : span && `${span} ago`;
+}
+
+// How long ago `iso` was, by this browser's clock: "12s", "5m", "3h" ("" when unknown).
+function fmtSpan(iso) {
   if (!iso) return "";
   const seconds = Math.round((Date.now() - new Date(iso).getTime()) / 1000);
   if (Number.isNaN(seconds)) return "";
-  if (seconds < 0) return "just now";
-  if (seconds < 120) return `${seconds}s ago`;
-  if (seconds < 7200) return `${Math.round(seconds / 60)}m ago`;
-  return `${Math.round(seconds / 3600)}h ago`;
+  if (seconds <= 0) return "0s";
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)}m`;
+  return `${Math.round(seconds / 3600)}h`;
 }
 
 function priorityBand(priority) {
@@ -179,6 +194,36 @@ function indexNode(name, node) {
 function indexPod(key, pod) {
   if (pod && pod.pending) pendingKeys.add(key);
   else pendingKeys.delete(key);
+  const nominated = pod && pod.pending && pod.nominatedNode ? pod.nominatedNode : "";
+  const before = podNomination.get(key) || "";
+  if (nominated === before) return;
+  if (before) {
+    const left = nominatedTo.get(before) - 1;
+    if (left > 0) nominatedTo.set(before, left);
+    else nominatedTo.delete(before);
+    rankNode(before);
+  }
+  if (nominated) {
+    podNomination.set(key, nominated);
+    nominatedTo.set(nominated, (nominatedTo.get(nominated) || 0) + 1);
+    rankNode(nominated);
+  } else {
+    podNomination.delete(key);
+  }
+}
+
+function rankNode(name) {
+  const node = state.nodes.get(name);
+  if (!node) {
+    nodeRank.delete(name);
+    return;
+  }
+  let rank = RANK_EMPTY;
+  if (node.readiness === "NotReady" || nominatedTo.has(name)) rank = RANK_ATTENTION;
+  else if (node.pods && node.pods.length) rank = RANK_PODS;
+  if (nodeRank.get(name) === rank) return;
+  nodeRank.set(name, rank);
+  dirty.nodeOrder = true;
 }
 
 function applySnapshot(snapshot) {
@@ -195,7 +240,11 @@ function applySnapshot(snapshot) {
   nodeSearchText.clear();
   for (const [name, node] of state.nodes) indexNode(name, node);
   pendingKeys.clear();
+  nodeRank.clear();
+  nominatedTo.clear();
+  podNomination.clear();
   for (const [key, pod] of state.pods) indexPod(key, pod);
+  for (const name of state.nodes.keys()) rankNode(name);
   dirty.all = true;
   scheduleRender();
 }
@@ -222,10 +271,12 @@ function applyDelta(delta) {
       const known = nodeSearchText.get(name);
       indexNode(name, node);
       if (known !== nodeSearchText.get(name)) dirty.nodeOrder = true;
+      rankNode(name);
       dirty.nodes.add(name);
     },
     (name) => {
       nodeSearchText.delete(name);
+      nodeRank.delete(name);
       dirty.nodeOrder = true;
       dirty.nodes.add(name);
     },
@@ -394,7 +445,7 @@ function recomputeNodeOrder() {
   for (const name of state.nodes.keys()) {
     if (!filterText || nodeSearchText.get(name).includes(filterText)) names.push(name);
   }
-  names.sort(byNaturalOrder.compare);
+  names.sort((a, b) => (nodeRank.get(a) ?? RANK_EMPTY) - (nodeRank.get(b) ?? RANK_EMPTY) || byNaturalOrder.compare(a, b));
   nodeOrder = names;
   lastRange = "";
   setText("node-count", filterText ? `(${names.length} of ${state.nodes.size})` : `(${state.nodes.size})`);
@@ -543,10 +594,14 @@ function renderLeadership() {
   setText("leader-token", l && l.holder !== undefined ? String(l.token ?? "–") : "–");
   setText("leader-lease", l ? `${l.lease} (${l.leaseDurationSeconds ?? "?"}s, ${l.transitions ?? 0} transitions)` : "–");
   renderRenewAge();
-  $("leader-replicas").replaceChildren(...replicaStates(l).map(([id, st]) =>
-    h("li", { class: `replica ${st}`, "data-replica": id, "data-state": st, title: `${id}: ${st}` },
+  $("leader-replicas").replaceChildren(...replicaStates(l).map(([id, st, lateSince]) =>
+    h("li", {
+      class: `replica ${st}`, "data-replica": id, "data-state": st, "data-renewing": lateSince ? "false" : "true",
+      title: `${id}: ${st}${lateSince ? `, last renewed ${lateSince}` : ""}`,
+    },
       h("span", { class: "mono", text: id }),
-      h("span", { class: `badge replica-badge ${st}`, text: st }))));
+      h("span", { class: `badge replica-badge ${st}`, text: st }),
+      lateSince ? h("span", { class: "badge warn not-renewing", "data-since": lateSince, text: notRenewing(lateSince) }) : null)));
   const timeline = [...((l && l.timeline) || [])].reverse();
   $("leader-timeline").replaceChildren(...timeline.map((change) =>
     h("li", null,
@@ -559,14 +614,22 @@ function renderLeadership() {
 }
 
 // Every replica the page knows of, the leader first: the holder, the replicas whose LeaseCandidate is
-// renewed (standby), and those whose candidate has gone unrenewed (stale, e.g. killed).
+// renewed (standby), and those whose candidate has gone unrenewed (stale, e.g. killed); each as
+// [identity, state, the renewTime it has not renewed since when it is late, else ""]. The holder is judged
+// by the Lease it renews, the others by their candidates.
 function replicaStates(l) {
   if (!l) return [];
   const states = new Map();
-  if (l.holder) states.set(l.holder, "leader");
-  for (const id of l.replicas || []) if (!states.has(id)) states.set(id, "standby");
-  for (const c of l.candidates || []) if (!states.has(c.identity)) states.set(c.identity, c.live ? "standby" : "stale");
-  return [...states];
+  const candidates = new Map((l.candidates || []).map((c) => [c.identity, c]));
+  const late = (c) => (c && c.renewing === false ? c.renewTime || "" : "");
+  if (l.holder) states.set(l.holder, ["leader", l.holderRenewing === false ? l.renewTime || "" : ""]);
+  for (const id of l.replicas || []) if (!states.has(id)) states.set(id, ["standby", late(candidates.get(id))]);
+  for (const c of candidates.values()) if (!states.has(c.identity)) states.set(c.identity, [c.live ? "standby" : "stale", late(c)]);
+  return [...states].map(([id, [st, lateSince]]) => [id, st, lateSince]);
+}
+
+function notRenewing(since) {
+  return `not renewing since ${fmtSpan(since) || "?"}`;
 }
 
 // Measured when the watch saw the lease released; otherwise bounded by the time since the previous
@@ -589,6 +652,9 @@ function leaderlessBadge(change) {
 function renderRenewAge() {
   const l = state.leadership;
   setText("leader-renew", l && l.renewTime ? `${fmtTime(l.renewTime)} (${fmtAge(l.renewTime)})` : "–");
+  for (const badge of document.querySelectorAll("#leader-replicas .not-renewing")) {
+    badge.textContent = notRenewing(badge.dataset.since);
+  }
 }
 
 function renderPdbs() {
@@ -613,7 +679,8 @@ function renderPodGroups() {
       h("span", { class: "bar wide", role: "progressbar", "aria-label": `${g.key} scheduled of minCount`, "aria-valuemin": "0", "aria-valuemax": String(g.minCount), "aria-valuenow": String(g.scheduled) },
         h("span", { class: `fill ${g.scheduled >= g.minCount ? "done" : ""}`, style: `width:${p.toFixed(1)}%` })),
       h("span", { class: "muted", text: `${g.scheduled}/${g.minCount} scheduled (minCount), ${g.running} running, ${g.members} members` }),
-      g.message ? h("span", { class: "reason", text: g.message }) : null);
+      // The condition's message tells of a success once the group is bound: drawn as one, not as a reason.
+      g.message ? h("span", { class: g.scheduledCondition === "True" ? "message ok" : "reason", text: g.message }) : null);
   });
   $("podgroups").replaceChildren(...rows);
   $("podgroups-empty").hidden = rows.length > 0;
