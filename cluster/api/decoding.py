@@ -303,16 +303,6 @@ def wire(name: str) -> dict[str, str]:
     return {WIRE: name}
 
 
-#: A schema field's metadata key: the words for a scalar of the wrong type, where not the usual ones.
-WRONG_TYPE = "wrong_type"
-
-
-def wrong_type(words: str) -> dict[str, str]:
-    """Metadata for a scalar field whose users have been told otherwise of a wrong type ("must be a
-    boolean" where the rest of a configuration says "must be true or false")."""
-    return {WRONG_TYPE: words}
-
-
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
@@ -347,8 +337,7 @@ def decode(schema: type[Any], data: Any, path: str, findings: Findings) -> Any:
             findings.strictly(f'{path or "<document>"}: unknown field "{name}"')
         else:
             field = fields[name]
-            words = field.metadata.get(WRONG_TYPE)
-            values[field.name] = _value(hints[field.name], value, join(path, name), findings, words)
+            values[field.name] = _value(hints[field.name], value, join(path, name), findings)
     if keeps_path:
         values[FIELD_PATH] = path
     return schema(**values)
@@ -384,12 +373,12 @@ def _resolve_schema(schema: type[Any]) -> _Schema:
     return typing.get_type_hints(schema), by_wire, any(field.name == FIELD_PATH for field in fields)
 
 
-def _value(annotation: Any, value: Any, path: str, findings: Findings, words: str | None = None) -> Any:
+def _value(annotation: Any, value: Any, path: str, findings: Findings) -> Any:
     if value is None or annotation is Any:
         return value
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         (annotation,) = (arg for arg in typing.get_args(annotation) if arg is not type(None))
-        return _value(annotation, value, path, findings, words)
+        return _value(annotation, value, path, findings)
     origin = typing.get_origin(annotation)
     if origin is list:
         if not isinstance(value, list):
@@ -421,7 +410,7 @@ def _value(annotation: Any, value: Any, path: str, findings: Findings, words: st
     accepted, problem = check
     result = accepted(value)
     if result is None:
-        findings.error(invalid(path, value, words or problem))
+        findings.error(invalid(path, value, problem))
     return result
 
 

@@ -4,19 +4,16 @@
 A ``pluginConfig`` entry's ``args`` is decoded into its versioned schema (``v1args``), defaulted
 (``argdefaults``), converted into one of these (``convert``) and validated (``argvalidation``);
 ``pluginargs`` runs those steps. A plugin module names its type as ``ARGS`` and its factory takes an
-instance (None: the defaults). ``from_dict`` runs the same steps on a mapping for whoever builds a plugin
-without a configuration file, its field paths starting at the kind (``NodeResourcesFitArgs.scoringStrategy``).
+instance; each type's own defaults are kube-scheduler's, so ``XArgs()`` is what an entry without args gives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Self
 
 from cluster.api import objects_pb2
-from cluster.api.validation import invalid
 from scheduler.framework.resource import CPU, MEMORY
+from scheduler.plugins.helpers import NodeSelector, PreferredSchedulingTerms
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
@@ -40,29 +37,6 @@ DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 #: kube-scheduler's defaults for DefaultPreemptionArgs.
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
-
-
-class PluginArgs:
-    """What every in-tree args type shares: building it from a mapping as a pluginConfig entry is."""
-
-    __slots__ = ()
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """``data`` decoded, defaulted and validated; ValueError naming every bad field. The
-        framework's contract for a plugin's ``ARGS`` (out-of-tree plugins bring their own)."""
-        # pluginargs reads these types: imported here, when first used, to keep the import one-way.
-        from scheduler.config.pluginargs import decode_in_tree_args, without_type_meta
-
-        kind = cls.__name__
-        if isinstance(data, Mapping):
-            data, given_kind, _ = without_type_meta(data)
-            if given_kind is not None and given_kind != kind:
-                raise ValueError(invalid(f"{kind}.kind", given_kind, f"must be {kind}"))
-        args, problems = decode_in_tree_args(cls, data, kind)
-        if args is None:
-            raise ValueError("; ".join(problems))
-        return args
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +66,7 @@ class ScoringStrategy:
 
 
 @dataclass(frozen=True, slots=True)
-class NodeResourcesFitArgs(PluginArgs):
+class NodeResourcesFitArgs:
     #: Extended resources the fit check ignores.
     ignored_resources: tuple[str, ...] = ()
     #: Extended-resource groups (the part before "/") the fit check ignores.
@@ -101,12 +75,12 @@ class NodeResourcesFitArgs(PluginArgs):
 
 
 @dataclass(frozen=True, slots=True)
-class NodeResourcesBalancedAllocationArgs(PluginArgs):
+class NodeResourcesBalancedAllocationArgs:
     resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
 
 
 @dataclass(frozen=True, slots=True)
-class InterPodAffinityArgs(PluginArgs):
+class InterPodAffinityArgs:
     #: Score given, per existing pod, for each of its *required* affinity terms that the incoming pod
     #: matches (symmetry of hard affinity). kube-scheduler's default 1; 0 turns it off.
     hard_pod_affinity_weight: int = DEFAULT_HARD_POD_AFFINITY_WEIGHT
@@ -116,7 +90,7 @@ class InterPodAffinityArgs(PluginArgs):
 
 
 @dataclass(frozen=True, slots=True)
-class DefaultPreemptionArgs(PluginArgs):
+class DefaultPreemptionArgs:
     #: The dry run stops after finding candidates on this percentage of the potential nodes ...
     min_candidate_nodes_percentage: int = DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE
     #: ... but no fewer than this many (all of them when there are fewer potential nodes). Finding more
@@ -125,13 +99,18 @@ class DefaultPreemptionArgs(PluginArgs):
 
 
 @dataclass(frozen=True, slots=True)
-class NodeAffinityArgs(PluginArgs):
-    #: Node affinity every pod of the profile gets on top of its own; None: none.
-    added_affinity: objects_pb2.NodeAffinity | None = None
+class NodeAffinityArgs:
+    """Node affinity every pod of the profile gets on top of its own (``addedAffinity``), parsed once by
+    the conversion, so that a bad expression fails the configuration and the plugin parses nothing."""
+
+    #: Its required part; None: none.
+    added_required: NodeSelector | None = None
+    #: Its preferred terms; None: none given.
+    added_preferred: PreferredSchedulingTerms | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class PodTopologySpreadArgs(PluginArgs):
+class PodTopologySpreadArgs:
     """How default constraints apply: see scheduler.plugins.podtopologyspread.plugin."""
 
     default_constraints: tuple[objects_pb2.TopologySpreadConstraint, ...] = ()

@@ -30,7 +30,6 @@ from scheduler.config.argtypes import (
     SCORING_STRATEGY_TYPES,
     SYSTEM_DEFAULTING,
 )
-from scheduler.plugins.helpers import NodeSelector, PreferredSchedulingTerms
 
 
 def validate_default_preemption_args(args: argtypes.DefaultPreemptionArgs, path: str) -> list[str]:
@@ -110,28 +109,6 @@ def validate_node_resources_balanced_allocation_args(
         # Balance is about the spread of fractions: a weight would mean nothing here.
         if spec.weight != 1:
             problems.append(invalid(f"{path}.resources[{index}].weight", spec.weight, "must be 1"))
-    return problems
-
-
-def validate_node_affinity_args(args: argtypes.NodeAffinityArgs, path: str) -> list[str]:
-    """The added affinity must parse as a pod's would (so that a bad expression fails the configuration,
-    not every cycle)."""
-    affinity = args.added_affinity
-    if affinity is None:
-        return []
-    where = f"{path}.addedAffinity"
-    problems = []
-    try:
-        if affinity.HasField("required_during_scheduling_ignored_during_execution"):
-            NodeSelector.from_proto(affinity.required_during_scheduling_ignored_during_execution,
-                                    f"{where}.requiredDuringSchedulingIgnoredDuringExecution", strict=True)
-    except ValueError as exc:
-        problems.append(str(exc))
-    try:
-        PreferredSchedulingTerms.from_proto(affinity.preferred_during_scheduling_ignored_during_execution,
-                                            f"{where}.preferredDuringSchedulingIgnoredDuringExecution")
-    except ValueError as exc:
-        problems.append(str(exc))
     return problems
 
 

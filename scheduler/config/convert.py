@@ -23,6 +23,7 @@ from scheduler.config.types import (
     SchedulerConfiguration,
 )
 from scheduler.framework.registry import MULTI_POINT, PluginRef, PluginSet, PointPlugins
+from scheduler.plugins.helpers import NodeSelector, PreferredSchedulingTerms
 
 
 def configuration(
@@ -149,9 +150,11 @@ def default_preemption_args(args: v1args.DefaultPreemptionArgs) -> argtypes.Defa
 def node_affinity_args(
     args: v1args.NodeAffinityArgs, path: str, problems: list[str]
 ) -> argtypes.NodeAffinityArgs:
+    """The added affinity parsed as a pod's would be, every expression that does not parse a problem."""
     given = args.added_affinity
     if given is None:
         return argtypes.NodeAffinityArgs()
+    where = f"{path}.addedAffinity"
     data: dict[str, Any] = {}
     if given.required_during_scheduling_ignored_during_execution is not None:
         data["requiredDuringSchedulingIgnoredDuringExecution"] = (
@@ -159,8 +162,23 @@ def node_affinity_args(
     if given.preferred_during_scheduling_ignored_during_execution is not None:
         data["preferredDuringSchedulingIgnoredDuringExecution"] = (
             given.preferred_during_scheduling_ignored_during_execution)
-    affinity = _message(data, objects_pb2.NodeAffinity(), f"{path}.addedAffinity", problems)
-    return argtypes.NodeAffinityArgs(affinity)
+    affinity = _message(data, objects_pb2.NodeAffinity(), where, problems)
+    required = preferred = None
+    try:
+        if affinity.HasField("required_during_scheduling_ignored_during_execution"):
+            required = NodeSelector.from_proto(
+                affinity.required_during_scheduling_ignored_during_execution,
+                f"{where}.requiredDuringSchedulingIgnoredDuringExecution", strict=True)
+    except ValueError as exc:
+        problems.append(str(exc))
+    terms = affinity.preferred_during_scheduling_ignored_during_execution
+    try:
+        if terms:
+            preferred = PreferredSchedulingTerms.from_proto(
+                terms, f"{where}.preferredDuringSchedulingIgnoredDuringExecution")
+    except ValueError as exc:
+        problems.append(str(exc))
+    return argtypes.NodeAffinityArgs(required, preferred)
 
 
 def pod_topology_spread_args(

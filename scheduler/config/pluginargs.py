@@ -5,8 +5,9 @@ plugins without an entry.
 An in-tree plugin's args (an ``argtypes`` type) are decoded strictly into their ``v1args`` schema by
 ``cluster.api.decoding.decode``, defaulted (``argdefaults``), converted (``convert``) and validated
 (``argvalidation``), every problem named by its field path under the entry
-(``profiles[0].pluginConfig[1].args.scoringStrategy.type``). An out-of-tree plugin's ``ARGS`` reads its
-own mapping with ``from_dict`` (the framework registry's contract), its ValueError reported at the entry.
+(``profiles[0].pluginConfig[1].args.scoringStrategy.type``). An out-of-tree plugin's ``ARGS`` is a
+dataclass decoded by the same ``decode``, as strictly; a ValueError its ``__post_init__`` raises (its own
+checks) is reported at the entry.
 """
 
 from __future__ import annotations
@@ -84,11 +85,17 @@ def _args(registry: Registry, name: str, data: dict[str, Any] | None, path: str,
         args, found = decode_in_tree_args(entry.args_type, raw, path)
         problems += found
         return _MISSING if args is None else args
+    findings = Findings(strict=True)
     try:
-        return entry.args_type.from_dict(raw)
-    except ValueError as exc:
-        problems.append(f"{path}: {exc}")
-        return _MISSING
+        value = decode(entry.args_type, raw, path, findings)
+    except Exception as exc:  # the plugin's own code (its __post_init__): report whatever it raised
+        # Its own checks, or a field decode cannot fill (no default, a type it cannot read); a field of
+        # the wrong type (left None, which its checks may trip on) is the better message, when there is one.
+        value = _MISSING
+        if not findings.errors:
+            problems.append(f"{path}: {exc}")
+    problems += findings.errors
+    return _MISSING if findings.errors else value
 
 
 def without_type_meta(data: Mapping[str, Any] | None) -> tuple[YamlMapping, Any, Any]:
@@ -109,7 +116,7 @@ class _Steps(Generic[W, A]):
     schema: type[W]
     set_defaults: Callable[[W], None] | None
     convert: Callable[[W, str, list[str]], A]
-    validate: Callable[[A, str], list[str]]
+    validate: Callable[[A, str], list[str]] | None
 
 
 #: Every in-tree args type, by the ``argtypes`` class a plugin module names as ``ARGS``.
@@ -132,7 +139,7 @@ IN_TREE_ARGS: Mapping[type, _Steps[Any, Any]] = {
         lambda wire, path, problems: convert.default_preemption_args(wire),
         argvalidation.validate_default_preemption_args),
     argtypes.NodeAffinityArgs: _Steps(
-        v1args.NodeAffinityArgs, None, convert.node_affinity_args, argvalidation.validate_node_affinity_args),
+        v1args.NodeAffinityArgs, None, convert.node_affinity_args, None),
     argtypes.PodTopologySpreadArgs: _Steps(
         v1args.PodTopologySpreadArgs, argdefaults.set_defaults_pod_topology_spread_args,
         convert.pod_topology_spread_args, argvalidation.validate_pod_topology_spread_args),
@@ -153,5 +160,6 @@ def decode_in_tree_args(args_type: type[A], data: Mapping[str, Any], path: str) 
     args = steps.convert(wire, path, problems)
     if problems:  # an embedded API object that does not parse: nothing to validate
         return None, problems
-    problems = steps.validate(args, path)
+    if steps.validate is not None:
+        problems = steps.validate(args, path)
     return (None if problems else args), problems

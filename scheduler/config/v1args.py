@@ -8,10 +8,8 @@ their nested selectors stay mappings, which ``convert`` reads with the API's own
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-
-from cluster.api.decoding import wrong_type
 
 
 @dataclass(slots=True)
@@ -54,9 +52,7 @@ class NodeResourcesBalancedAllocationArgs:
 @dataclass(slots=True)
 class InterPodAffinityArgs:
     hard_pod_affinity_weight: int | None = None
-    # The plugin's own words before its args were decoded here; tests and users know them.
-    ignore_preferred_terms_of_existing_pods: bool | None = field(
-        default=None, metadata=wrong_type("must be a boolean"))
+    ignore_preferred_terms_of_existing_pods: bool | None = None
 
 
 @dataclass(slots=True)

@@ -43,12 +43,10 @@ from scheduler.framework import (
 from scheduler.framework.nodedata import NodeBatch, Rows
 from scheduler.plugins.helpers import (
     NODE_NAME_FIELD,
-    NodeSelector,
     PreferredSchedulingTerms,
     RequiredNodeAffinity,
     default_normalize_score,
     default_normalize_values,
-    resolve_args,
 )
 
 NAME = "NodeAffinity"
@@ -67,25 +65,8 @@ _REQUIRED = "required_during_scheduling_ignored_during_execution"
 SIGNATURE_LIMIT = 2**62
 
 
-#: kube-scheduler's NodeAffinityArgs, decoded, defaulted and validated by scheduler.config.
+#: kube-scheduler's NodeAffinityArgs, decoded and parsed by scheduler.config.
 ARGS = NodeAffinityArgs
-
-
-def _added_selector(affinity: objects_pb2.NodeAffinity, path: str) -> NodeSelector | None:
-    if not affinity.HasField(_REQUIRED):
-        return None
-    return NodeSelector.from_proto(
-        getattr(affinity, _REQUIRED), f"{path}.requiredDuringSchedulingIgnoredDuringExecution", strict=True
-    )
-
-
-def _added_preferred(affinity: objects_pb2.NodeAffinity, path: str) -> PreferredSchedulingTerms | None:
-    terms = affinity.preferred_during_scheduling_ignored_during_execution
-    if not terms:
-        return None
-    return PreferredSchedulingTerms.from_proto(
-        terms, f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
-    )
 
 
 class NodeLabelCodes:
@@ -129,9 +110,8 @@ class NodeLabelCodes:
 
 class NodeAffinity:
     def __init__(self, args: NodeAffinityArgs) -> None:
-        added = args.added_affinity
-        self._added_selector = _added_selector(added, "addedAffinity") if added is not None else None
-        self._added_preferred = _added_preferred(added, "addedAffinity") if added is not None else None
+        self._added_selector = args.added_required
+        self._added_preferred = args.added_preferred
 
     @property
     def name(self) -> str:
@@ -285,5 +265,6 @@ def _pod_preferred(pod: objects_pb2.Pod) -> PreferredSchedulingTerms | None:
     return PreferredSchedulingTerms.from_proto(terms) if terms else None
 
 
-def new(args: NodeAffinityArgs | Mapping[str, Any] | None, handle: Handle) -> NodeAffinity:
-    return NodeAffinity(resolve_args(NodeAffinityArgs, args))
+def new(args: NodeAffinityArgs | None, handle: Handle) -> NodeAffinity:
+    """None (a framework built without a configuration): the defaults."""
+    return NodeAffinity(NodeAffinityArgs() if args is None else args)

@@ -79,7 +79,7 @@ def problems(*entries: tuple[str, Any]) -> list[str]:
         ("DefaultPreemption", {}, DefaultPreemptionArgs(10, 100)),
         ("DefaultPreemption", {"minCandidateNodesPercentage": 50, "minCandidateNodesAbsolute": 500},
          DefaultPreemptionArgs(50, 500)),
-        ("NodeAffinity", {}, NodeAffinityArgs(None)),
+        ("NodeAffinity", {}, NodeAffinityArgs(None, None)),
     ],
     ids=[
         "InterPodAffinity-empty", "InterPodAffinity-explicit-0", "InterPodAffinity-null",
@@ -104,8 +104,9 @@ def test_enabled_plugins_without_an_entry_get_default_args() -> None:
 def test_embedded_api_types_are_read_into_the_api_messages() -> None:
     added = args_of("NodeAffinity", {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}})
-    terms = added.added_affinity.required_during_scheduling_ignored_during_execution.node_selector_terms
-    assert terms[0].match_expressions[0].values == ["a"]
+    # Read into the API message, then parsed once, as a pod's selector is.
+    (term,) = added.added_required.terms
+    assert [(r.key, r.operator, r.values) for r in term.labels.requirements] == [("zone", "in", {"a"})]
     spread = args_of("PodTopologySpread", {"defaultingType": "List", "defaultConstraints": [ZONE]})
     (constraint,) = spread.default_constraints
     assert (constraint.max_skew, constraint.when_unsatisfiable) == (1, "ScheduleAnyway")

@@ -32,7 +32,6 @@ import itertools
 import logging
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -72,7 +71,6 @@ from scheduler.plugins.defaultpreemption.group import (
 )
 from scheduler.plugins.defaultpreemption.lowest import LowestPodPriority
 from scheduler.plugins.defaultpreemption.selection import pick_one_node_for_preemption
-from scheduler.plugins.helpers import resolve_args
 
 log = logging.getLogger(__name__)
 
@@ -314,5 +312,6 @@ def _scheduler_name(pod: objects_pb2.Pod) -> str:
     return pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
 
 
-def new(args: DefaultPreemptionArgs | Mapping[str, Any] | None, handle: Handle) -> DefaultPreemption:
-    return DefaultPreemption(resolve_args(DefaultPreemptionArgs, args), handle)
+def new(args: DefaultPreemptionArgs | None, handle: Handle) -> DefaultPreemption:
+    """None (a framework built without a configuration): the defaults."""
+    return DefaultPreemption(DefaultPreemptionArgs() if args is None else args, handle)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from cluster.api import objects_pb2
@@ -20,7 +20,6 @@ from scheduler.framework import (
     Signature,
 )
 from scheduler.framework.types import AffinityTerm, affinity_term
-from scheduler.plugins.helpers import resolve_args
 from scheduler.plugins.interpodaffinity.filtering import Filtering
 from scheduler.plugins.interpodaffinity.scoring import Scoring
 from scheduler.plugins.podcounts import pod_and_node_events
@@ -87,8 +86,9 @@ class InterPodAffinity(SplitPlugin):
         ]
 
 
-def new(args: Mapping[str, Any] | InterPodAffinityArgs | None, handle: Handle) -> InterPodAffinity:
-    return InterPodAffinity(resolve_args(InterPodAffinityArgs, args), handle)
+def new(args: InterPodAffinityArgs | None, handle: Handle) -> InterPodAffinity:
+    """None (a framework built without a configuration): the defaults."""
+    return InterPodAffinity(InterPodAffinityArgs() if args is None else args, handle)
 
 
 # ----------------------------------------------------------------------------------------- hints

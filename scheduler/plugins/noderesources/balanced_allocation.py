@@ -11,8 +11,7 @@ scored at all (PreScore returns SKIP), so that such pods do not all pile onto th
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -30,7 +29,6 @@ from scheduler.framework import (
 from scheduler.framework.columns import EXACT_LIMIT, ResourceColumns, vector_batch
 from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.resource import CPU, MEMORY
-from scheduler.plugins.helpers import resolve_args
 from scheduler.plugins.noderesources.resource_allocation import (
     node_vectors,
     pod_request_list,
@@ -127,7 +125,6 @@ class NodeResourcesBalancedAllocation:
         return None
 
 
-def new(
-    args: NodeResourcesBalancedAllocationArgs | Mapping[str, Any] | None, handle: Handle
-) -> NodeResourcesBalancedAllocation:
-    return NodeResourcesBalancedAllocation(resolve_args(NodeResourcesBalancedAllocationArgs, args))
+def new(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle) -> NodeResourcesBalancedAllocation:
+    """None (a framework built without a configuration): the defaults."""
+    return NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs() if args is None else args)

@@ -24,7 +24,7 @@ for a container without a request).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,7 +64,6 @@ from scheduler.framework import (
 from scheduler.framework.columns import EXACT_LIMIT, Column, ResourceColumns, vector_batch
 from scheduler.framework.nodedata import NodeBatch
 from scheduler.framework.resource import CPU, EPHEMERAL_STORAGE, MEMORY
-from scheduler.plugins.helpers import resolve_args
 from scheduler.plugins.noderesources.resource_allocation import (
     node_vectors,
     pod_request_list,
@@ -463,5 +462,6 @@ def _after_pod_scale_down(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingH
     return QueueingHint.SKIP
 
 
-def new(args: NodeResourcesFitArgs | Mapping[str, Any] | None, handle: Handle) -> NodeResourcesFit:
-    return NodeResourcesFit(resolve_args(NodeResourcesFitArgs, args))
+def new(args: NodeResourcesFitArgs | None, handle: Handle) -> NodeResourcesFit:
+    """None (a framework built without a configuration): the defaults."""
+    return NodeResourcesFit(NodeResourcesFitArgs() if args is None else args)

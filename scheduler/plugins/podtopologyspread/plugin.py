@@ -14,7 +14,6 @@ from typing import Any
 from cluster.api import objects_pb2
 from scheduler.config.argtypes import SYSTEM_DEFAULTING, PodTopologySpreadArgs
 from scheduler.framework import ActionType, ClusterEventWithHint, Handle, PodInfo, QueueingHint, Signature
-from scheduler.plugins.helpers import resolve_args
 from scheduler.plugins.podcounts import pod_and_node_events
 from scheduler.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
@@ -75,8 +74,9 @@ class PodTopologySpread(SplitPlugin):
         )
 
 
-def new(args: Mapping[str, Any] | PodTopologySpreadArgs | None, handle: Handle) -> PodTopologySpread:
-    return PodTopologySpread(resolve_args(PodTopologySpreadArgs, args), handle)
+def new(args: PodTopologySpreadArgs | None, handle: Handle) -> PodTopologySpread:
+    """None (a framework built without a configuration): the defaults."""
+    return PodTopologySpread(PodTopologySpreadArgs() if args is None else args, handle)
 
 
 # ----------------------------------------------------------------------------------------- hints
