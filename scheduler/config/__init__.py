@@ -8,7 +8,7 @@
 3. decode each enabled plugin's args (``pluginargs``): an in-tree plugin's strictly into its versioned
    schema (``v1args``), defaulted (``argdefaults``: SetDefaults_*Args), converted into the type the
    plugin receives (``argtypes``) and validated (``argvalidation``: ValidateXArgs); an out-of-tree
-   plugin's with its own ``ARGS.from_dict``;
+   plugin's strictly into its own ``ARGS`` dataclass;
 4. validate (``validation``: validation/validation.go, plus podsched's rule that every plugin named
    must be in the plugin registry);
 5. convert to the values the scheduler runs with (``convert`` into ``types``).
