@@ -18,10 +18,11 @@ and so is each in-tree plugin's ``pluginConfig`` args, into its own schema once 
 plugin (``scheduler.config.v1args``), its paths continuing the entry's
 (``profiles[0].pluginConfig[1].args.scoringStrategy.type``); the configuration package then defaults,
 converts and validates them as kube-scheduler does, so plugins receive typed values and read no mapping.
-Manifests are decoded against protobuf descriptors by the manifest loader's walk and then parsed by
-protobuf's JSON mapping, because their schema already exists as the API's messages. The authorization
-policy file (``cluster.apiserver.auth.policy``) is read by ``documents`` and refuses repeated keys with
-``duplicate_keys``; its own reader keeps the field checks and the messages its users know.
+An out-of-tree plugin's args are decoded the same way into its own ``ARGS`` dataclass, and the
+authorization policy file (``cluster.apiserver.auth.policy``) into its schema, which then keeps only the
+policy's own rules (known verbs and roles, valid namespaces). Manifests are decoded against protobuf
+descriptors by the manifest loader's walk and then parsed by protobuf's JSON mapping, because their
+schema already exists as the API's messages.
 
 Why dataclasses and this small decoder rather than pydantic or cattrs: the configuration's schema is a
 few dozen fields of six scalar kinds, decoding is one recursive function, and the error texts are fixed
@@ -324,7 +325,7 @@ def decode(schema: type[Any], data: Any, path: str, findings: Findings) -> Any:
     if not isinstance(data, Mapping):
         findings.error(_wrong_kind(path or "<document>", data, "a mapping"))
         data = {}
-    for problem in duplicate_keys(data, path):
+    for problem in _duplicate_keys(data, path):
         findings.strictly(problem)
     hints, fields, keeps_path = _schema(schema)
     unsupported: Mapping[str, str] = getattr(schema, "UNSUPPORTED", {})
@@ -343,7 +344,7 @@ def decode(schema: type[Any], data: Any, path: str, findings: Findings) -> Any:
     return schema(**values)
 
 
-def duplicate_keys(data: Mapping[Any, Any], path: str) -> list[str]:
+def _duplicate_keys(data: Mapping[Any, Any], path: str) -> list[str]:
     """A problem for each key a decoded mapping was given more than once, with where the repeat stands
     (``roles[0]: line 4, column 5: duplicate key 'name'``); none for a mapping not read by ``documents``."""
     problems = []
