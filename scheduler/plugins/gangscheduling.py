@@ -12,8 +12,7 @@ the rejecting ones of a gang that did not fit, so these events requeue the gang 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from scheduler.framework import (
     ActionType,
@@ -88,5 +87,5 @@ class GangScheduling:
         )
 
 
-def new(args: Mapping[str, Any] | None, handle: Handle) -> GangScheduling:
+def new(args: None, handle: Handle) -> GangScheduling:
     return GangScheduling(handle)
