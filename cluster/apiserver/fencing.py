@@ -30,7 +30,7 @@ from cluster.api.fencing import (
     WRITTEN_UNDER_FENCE_ANNOTATION,
 )
 from cluster.api.kinds import LEASE, Kind
-from cluster.apiserver.registry import Registry, revision_of
+from cluster.apiserver.storage import Storage, revision_of
 from store.base import Guard
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ def fence_problems(fence: apiserver_pb2.Fence) -> list[str]:
 class Fencing:
     """The API server's fence checker; ``refused`` counts the fenced writes it has refused."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Storage) -> None:
         self._registry = registry
         self.refused = 0
 

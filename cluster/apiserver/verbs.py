@@ -25,7 +25,7 @@ from cluster.api.kinds import EVENT, LEASE, NAMESPACE, POD, PRIORITY_CLASS, Kind
 from cluster.apiserver import admission, graceful, messages, namespaces, quota, strategy
 from cluster.apiserver.fencing import Fencing, LeaseFence
 from cluster.apiserver.leadership import Leadership
-from cluster.apiserver.registry import GuardSource, Registry, revision_of
+from cluster.apiserver.storage import GuardSource, Storage, revision_of
 from cluster.apiserver.watchcache import Cacher
 from store.base import Guard
 
@@ -70,7 +70,7 @@ def request_namespace(kind: Kind, namespace: str) -> str:
 class Verbs:
     def __init__(
         self,
-        registry: Registry,
+        registry: Storage,
         *,
         clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
