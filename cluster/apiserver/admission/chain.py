@@ -27,7 +27,7 @@ class Chain:
         self.plugins = tuple(plugins)
         self._by_kind: dict[Kind[Any], KindAdmission] = {
             kind: KindAdmission(**{
-                phase: tuple(p for p in self.plugins if kind in p.kinds and p.takes_part_in(phase))
+                phase: tuple(p for p in self.plugins if kind in p.handles.get(phase, ()))
                 for phase in PHASES
             })
             for kind in KINDS

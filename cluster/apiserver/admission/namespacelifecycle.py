@@ -21,7 +21,7 @@ IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 
 class NamespaceLifecycle(AdmissionPlugin):
     name = "NamespaceLifecycle"
-    kinds = frozenset({NAMESPACE})
+    handles = {"validate_delete": frozenset({NAMESPACE})}
 
     def validate_delete(self, kind: Kind[Any], name: str) -> None:
         if name in IMMORTAL_NAMESPACES:

@@ -1,6 +1,7 @@
 """An admission plugin, as kube-apiserver's admission.Interface: a named step of a write that may change
 the object (mutating) or refuse it (validating), for the kinds it handles. A plugin implements only the
-phases it takes part in; the Chain (chain.py) calls it only for those.
+phases it takes part in and names, per phase, the kinds it handles there; the Chain (chain.py) calls it
+only for those.
 
 Mutating phases run after the kind's strategy and before validation, validating ones after validation.
 A validating create may charge something the object's write must keep (a quota's usage): it returns how
@@ -9,7 +10,7 @@ to give it back, which the verbs call when the write does not happen.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar
 
 from google.protobuf.message import Message
@@ -27,8 +28,8 @@ PHASES = ("mutate_create", "validate_create", "mutate_update", "validate_update"
 class AdmissionPlugin:
     #: The name kube-apiserver's --enable-admission-plugins knows it by.
     name: ClassVar[str]
-    #: The kinds it handles.
-    kinds: ClassVar[frozenset[Kind[Any]]]
+    #: By phase (a name in PHASES), the kinds it handles in that phase.
+    handles: ClassVar[Mapping[str, frozenset[Kind[Any]]]]
 
     async def mutate_create(self, ctx: Context, obj: Message) -> None:
         raise NotImplementedError
@@ -45,6 +46,7 @@ class AdmissionPlugin:
     def validate_delete(self, kind: Kind[Any], name: str) -> None:
         raise NotImplementedError
 
-    def takes_part_in(self, phase: str) -> bool:
-        """Whether this plugin implements ``phase`` (overrides the base's method)."""
-        return getattr(type(self), phase) is not getattr(AdmissionPlugin, phase)
+    @property
+    def kinds(self) -> frozenset[Kind[Any]]:
+        """Every kind it handles in some phase."""
+        return frozenset().union(*self.handles.values())

@@ -146,7 +146,12 @@ async def admit_priority_class(
 
 class Priority(AdmissionPlugin):
     name = "Priority"
-    kinds = frozenset({POD, POD_GROUP, PRIORITY_CLASS})
+    handles = {
+        "mutate_create": frozenset({POD, POD_GROUP}),
+        "mutate_update": frozenset({POD, POD_GROUP}),
+        "validate_create": frozenset({PRIORITY_CLASS}),
+        "validate_update": frozenset({PRIORITY_CLASS}),
+    }
 
     async def mutate_create(self, ctx: Context, obj: Any) -> None:
         if isinstance(obj, objects_pb2.Pod):

@@ -16,7 +16,11 @@ from cluster.apiserver.context import Context
 
 class ResourceQuota(AdmissionPlugin):
     name = "ResourceQuota"
-    kinds = frozenset({POD, POD_GROUP, RESOURCE_QUOTA})
+    handles = {
+        "mutate_create": frozenset({RESOURCE_QUOTA}),
+        "mutate_update": frozenset({RESOURCE_QUOTA}),
+        "validate_create": frozenset({POD, POD_GROUP}),
+    }
 
     async def mutate_create(self, ctx: Context, obj: Any) -> None:
         if isinstance(obj, objects_pb2.ResourceQuota):

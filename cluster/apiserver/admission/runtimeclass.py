@@ -14,7 +14,7 @@ from cluster.apiserver.context import Context
 
 class RuntimeClass(AdmissionPlugin):
     name = "RuntimeClass"
-    kinds = frozenset({POD})
+    handles = {"mutate_create": frozenset({POD})}
 
     async def mutate_create(self, ctx: Context, obj: Any) -> None:
         pod: objects_pb2.Pod = obj
