@@ -1,7 +1,7 @@
-"""What a client prints of one kind: its table columns (`podsched get`, the web view, and Table responses)
-and its describe sections (`podsched describe`), as kubectl's printers.go and describe.go hold them per
-kind. Each kind's module in this package declares one ``Printer``; catalog.py indexes them, and the API
-server's registry entry of the kind refers to the same one."""
+"""What a client prints of one kind: its table columns (`podsched get`) and its describe sections
+(`podsched describe`), as kubectl's printers.go and describe.go hold them per kind. Each kind's module in
+this package declares one ``Printer``; catalog.py indexes them, and the API server's registry entry of the
+kind refers to the same one."""
 
 from __future__ import annotations
 

@@ -30,8 +30,8 @@ UPDATE = "Update"
 @dataclass(frozen=True, slots=True)
 class KindStrategy(Generic[M]):
     kind: Kind[M]
-    #: How clients print it (cluster/printers): `podsched get`'s columns, the web view's, describe's
-    #: sections. The server's Table responses use the same columns.
+    #: How clients print it (cluster/printers): `podsched get`'s columns and describe's sections, one
+    #: definition for every client and for the server.
     printer: Printer[M]
     #: Its validation (cluster/api/validation, by API group): object, update, status, status update.
     validation: KindValidation[M]
