@@ -2,9 +2,10 @@
 
 A tenure is one holder's unbroken hold of a Lease. Its token is the store revision of the write that began
 it: the Create of the Lease, or the Update that changed holderIdentity. The server records it on the Lease
-(strategy.py, and registry/leases.py on an Update): an Update that keeps the same non-empty holder stores annotation ``podsched.io/fencing-token``
-= the tenure's token; a Create or a change of holder removes it. So for any stored Lease the tenure token is
-that annotation when present, else the Lease's own resourceVersion (``tenure_token``).
+(strategy.py, and registry/leases.py on an Update): an Update that keeps the same non-empty holder stores
+annotation ``podsched.io/fencing-token`` = the tenure's token; a Create or a change of holder removes it. So
+for any stored Lease the tenure token is that annotation when present, else the Lease's own resourceVersion
+(``tenure_token``).
 
 ``Fencing.of(fence)`` checks the request's Fence and gives a ``LeaseFence``; before each attempt of a write,
 ``LeaseFence.guard`` reads the Lease and either refuses (``errors.Fenced``, logged and counted) or returns a
