@@ -1,5 +1,6 @@
-"""The one set of builders for the Pods and Nodes tests need, in the spirit of kube-scheduler's
-``st.MakePod()`` / ``st.MakeNode()`` wrappers.
+"""The one set of builders for the API objects tests need (Pods and Nodes above all, and Leases,
+LeaseCandidates, Namespaces, PriorityClasses, ResourceQuotas, PodDisruptionBudgets, RuntimeClasses,
+Events), in the spirit of kube-scheduler's ``st.MakePod()`` / ``st.MakeNode()`` wrappers.
 
 Keyword functions rather than fluent wrappers: Go chains setters because it has no keyword arguments;
 in Python ``pod("web", cpu="1", node_name="n1", priority=10)`` names every field at the call site in
@@ -18,11 +19,15 @@ configuration does, its ConfigError naming each problem under ``PLUGIN_ARGS_PATH
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from datetime import datetime
+from typing import Any, TypeVar
 
 from google.protobuf import json_format
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
 
-from cluster.api import objects_pb2
+from cluster.api import kinds, objects_pb2
+from cluster.api.fencing import FENCING_TOKEN_ANNOTATION
 from scheduler.config import API_VERSION, KIND, in_tree_registry, parse_config
 from scheduler.framework import NodeInfo, PodInfo
 from scheduler.framework.registry import Registry
@@ -31,6 +36,25 @@ from scheduler.framework.registry import Registry
 ROOMY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
 #: An image for pods sent to an API server, whose validation requires one: ``pod(name, ns, image=IMAGE)``.
 IMAGE = "busybox:1.36"
+
+M = TypeVar("M", bound=Message)
+#: A point in time as a builder takes it: a datetime, or a Timestamp where the nanoseconds matter.
+When = datetime | Timestamp
+
+
+def typed(obj: M) -> M:
+    """``obj`` with the apiVersion and kind of its kind set, as the API server hands objects out."""
+    kind = kinds.kind_of(obj)
+    obj.api_version = kind.api_version  # type: ignore[attr-defined]
+    obj.kind = kind.name  # type: ignore[attr-defined]
+    return obj
+
+
+def _stamp(target: Timestamp, when: When) -> None:
+    if isinstance(when, datetime):
+        target.FromDatetime(when)
+    else:
+        target.CopyFrom(when)
 
 
 def pod(
@@ -153,6 +177,177 @@ def node(
         result.status.conditions.add(type="Ready", status=ready)
     for names, size_bytes in images:
         result.status.images.add(names=list(names), size_bytes=size_bytes)
+    return result
+
+
+def namespace(
+    name: str = "", *, labels: Mapping[str, str] | None = None, generate_name: str = ""
+) -> objects_pb2.Namespace:
+    """A Namespace (the API server adds the label ``kubernetes.io/metadata.name``; a test wanting it
+    as stored passes it in ``labels``)."""
+    result = objects_pb2.Namespace()
+    result.metadata.name = name
+    result.metadata.generate_name = generate_name
+    result.metadata.labels.update(labels or {})
+    return result
+
+
+def lease(
+    name: str = "kube-scheduler",
+    namespace: str = "kube-system",
+    *,
+    holder: str | None = None,
+    duration: int | None = None,
+    transitions: int | None = None,
+    renewed: When | None = None,
+    token: int | str | None = None,
+    resource_version: str = "",
+) -> objects_pb2.Lease:
+    """A Lease, the scheduler's unless named. A spec field left None stays absent (a Lease's fields
+    are optional, and absent reads differently from zero); ``token`` is its fencing-token annotation."""
+    result = objects_pb2.Lease(
+        metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace, resource_version=resource_version)
+    )
+    if token is not None:
+        result.metadata.annotations[FENCING_TOKEN_ANNOTATION] = str(token)
+    if holder is not None:
+        result.spec.holder_identity = holder
+    if duration is not None:
+        result.spec.lease_duration_seconds = duration
+    if transitions is not None:
+        result.spec.lease_transitions = transitions
+    if renewed is not None:
+        _stamp(result.spec.renew_time, renewed)
+    return result
+
+
+def lease_candidate(
+    name: str,
+    namespace: str = "kube-system",
+    *,
+    lease_name: str = "kube-scheduler",
+    binary_version: str = "",
+    emulation_version: str = "",
+    strategy: str = "",
+    renewed: When | None = None,
+    created: When | None = None,
+    resource_version: str = "",
+) -> objects_pb2.LeaseCandidate:
+    """A LeaseCandidate: a scheduler replica standing for the Lease ``lease_name``."""
+    result = objects_pb2.LeaseCandidate(
+        metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace, resource_version=resource_version),
+        spec=objects_pb2.LeaseCandidateSpec(lease_name=lease_name, binary_version=binary_version,
+                                            emulation_version=emulation_version, strategy=strategy),
+    )
+    if created is not None:
+        _stamp(result.metadata.creation_timestamp, created)
+    if renewed is not None:
+        _stamp(result.spec.renew_time, renewed)
+    return result
+
+
+def priority_class(
+    name: str, value: int = 0, *, global_default: bool = False, preemption_policy: str | None = None
+) -> objects_pb2.PriorityClass:
+    """A PriorityClass; ``preemption_policy`` None leaves it absent (the API server defaults it)."""
+    result = objects_pb2.PriorityClass(
+        metadata=objects_pb2.ObjectMeta(name=name), value=value, global_default=global_default
+    )
+    if preemption_policy is not None:
+        result.preemption_policy = preemption_policy
+    return result
+
+
+def resource_quota(
+    name: str = "q",
+    namespace: str = "default",
+    *,
+    spec: Mapping[str, Any] | None = None,
+    status: Mapping[str, Any] | None = None,
+    hard: Mapping[str, str] | None = None,
+    priority_classes: Iterable[str] = (),
+) -> objects_pb2.ResourceQuota:
+    """A ResourceQuota: ``hard`` limits, scoped to pods of ``priority_classes`` when any are given (a
+    PriorityClass In scope selector); ``spec`` / ``status`` are manifest dicts the keywords apply on."""
+    spec_data = dict(spec or {})
+    if hard:
+        spec_data["hard"] = {**spec_data.get("hard", {}), **hard}
+    classes = list(priority_classes)
+    if classes:
+        spec_data["scopeSelector"] = {
+            "matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": classes}]
+        }
+    data: dict[str, Any] = {"metadata": {"name": name, "namespace": namespace}, "spec": spec_data}
+    if status is not None:
+        data["status"] = dict(status)
+    return json_format.ParseDict(data, objects_pb2.ResourceQuota())
+
+
+def pdb(
+    name: str = "pdb",
+    namespace: str = "default",
+    *,
+    spec: Mapping[str, Any] | None = None,
+    min_available: int | str | None = None,
+    max_unavailable: int | str | None = None,
+    selector: Mapping[str, Any] | None = None,
+) -> objects_pb2.PodDisruptionBudget:
+    """A PodDisruptionBudget; ``spec`` and ``selector`` (a LabelSelector) are manifest dicts, and
+    ``min_available`` / ``max_unavailable`` a count or a percentage string."""
+    spec_data = dict(spec or {})
+    for key, value in (("minAvailable", min_available), ("maxUnavailable", max_unavailable)):
+        if value is not None:
+            spec_data[key] = value
+    if selector is not None:
+        spec_data["selector"] = dict(selector)
+    data = {"metadata": {"name": name, "namespace": namespace}, "spec": spec_data}
+    return json_format.ParseDict(data, objects_pb2.PodDisruptionBudget())
+
+
+def runtime_class(
+    name: str = "kata",
+    handler: str = "kata",
+    *,
+    overhead: Mapping[str, str] | None = None,
+    node_selector: Mapping[str, str] | None = None,
+    tolerations: Iterable[Mapping[str, Any]] = (),
+) -> objects_pb2.RuntimeClass:
+    """A RuntimeClass; ``overhead`` is its pods' fixed overhead, ``tolerations`` are manifest dicts."""
+    result = objects_pb2.RuntimeClass(metadata=objects_pb2.ObjectMeta(name=name), handler=handler)
+    result.overhead.pod_fixed.update(overhead or {})
+    result.scheduling.node_selector.update(node_selector or {})
+    for toleration in tolerations:
+        json_format.ParseDict(toleration, result.scheduling.tolerations.add())
+    return result
+
+
+def event(
+    name: str,
+    namespace: str = "default",
+    *,
+    about: Mapping[str, str] | None = None,
+    reason: str = "",
+    message: str = "",
+    type_: str = "Normal",
+    count: int = 0,
+    component: str = "",
+    last_seen: int | None = None,
+    resource_version: str = "",
+    annotations: Mapping[str, str] | None = None,
+) -> objects_pb2.Event:
+    """An Event about ``about`` (an ObjectReference as a manifest dict: kind, namespace, name), from
+    ``component`` when given; ``last_seen`` is its lastTimestamp in Unix seconds."""
+    result = objects_pb2.Event(
+        metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace, resource_version=resource_version),
+        reason=reason, message=message, type=type_, count=count,
+    )
+    result.metadata.annotations.update(annotations or {})
+    if about is not None:
+        json_format.ParseDict(dict(about), result.involved_object)
+    if component:
+        result.source.component = component
+    if last_seen is not None:
+        result.last_timestamp.seconds = last_seen
     return result
 
 

@@ -5,6 +5,7 @@ listed and deleted; an invalid one and a change of its leaseName are refused wit
 from __future__ import annotations
 
 import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import LEASE_CANDIDATE
@@ -13,20 +14,17 @@ from cluster.apiserver.selection import Selection
 from cluster.apiserver.storage import Storage
 from cluster.apiserver.verbs import Verbs
 from store.base import Store
+from tests import builders
+from tests.builders import typed
 
 NS = "kube-system"
 IDENTITY = "vm_5c0e0b1a-6a0e-4d2f-9a3e-2f0c5d1e7b4a"
 
 
 def candidate(name: str = IDENTITY, binary_version: str = "0.1.0") -> objects_pb2.LeaseCandidate:
-    made = objects_pb2.LeaseCandidate(
-        api_version=LEASE_CANDIDATE.api_version, kind=LEASE_CANDIDATE.name,
-        metadata=objects_pb2.ObjectMeta(name=name, namespace=NS),
-        spec=objects_pb2.LeaseCandidateSpec(lease_name="kube-scheduler", binary_version=binary_version,
-                                            emulation_version="0.1.0", strategy="OldestEmulationVersion"),
-    )
-    made.spec.renew_time.FromSeconds(1_700_000_000)
-    return made
+    return typed(builders.lease_candidate(name, NS, binary_version=binary_version, emulation_version="0.1.0",
+                                          strategy="OldestEmulationVersion",
+                                          renewed=Timestamp(seconds=1_700_000_000)))
 
 
 async def test_a_candidate_is_created_renewed_listed_and_deleted(store: Store) -> None:

@@ -344,20 +344,13 @@ async def write_filler(client: Client, revisions: int, batch: int = 50) -> None:
     before: int | None = None
     for start in itertools.count(0, batch):
         written = await asyncio.gather(*(
-            client.create(lease(f"l-{index}", namespace)) for index in range(start, start + batch)
+            client.create(builders.lease(f"l-{index}", namespace, holder="filler"))
+            for index in range(start, start + batch)
         ))
         versions = [int(obj.metadata.resource_version) for obj in written]
         before = min(versions) - 1 if before is None else before
         if max(versions) - before >= revisions:
             return
-
-
-def lease(name: str, namespace: str) -> objects_pb2.Lease:
-    result = objects_pb2.Lease()
-    result.metadata.name = name
-    result.metadata.namespace = namespace
-    result.spec.holder_identity = "filler"
-    return result
 
 
 async def wait_until_compacted_past(client: Client, namespace: str, resource_version: str) -> None:

@@ -29,11 +29,7 @@ LOG_WAIT_S = 10.0
 
 
 def _lease(namespace: str, holder: str) -> objects_pb2.Lease:
-    lease = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(name=LEASE_NAME, namespace=namespace))
-    lease.spec.holder_identity = holder
-    lease.spec.lease_duration_seconds = 15
-    lease.spec.lease_transitions = 0
-    return lease
+    return builders.lease(LEASE_NAME, namespace, holder=holder, duration=15, transitions=0)
 
 
 def _pod(name: str, namespace: str) -> objects_pb2.Pod:

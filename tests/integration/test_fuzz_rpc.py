@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from cluster.api import apiserver_pb2, kinds, objects_pb2
 from cluster.apiserver import continuation
 from cluster.launcher.process import ApiServerProcess
-from tests.builders import IMAGE, ROOMY, node, pod
+from tests.builders import IMAGE, ROOMY, event, lease, node, pdb, pod, priority_class
 from tests.integration.conftest import own_apiserver
 from tests.integration.fuzzing import (
     REQUEST_TYPES,
@@ -48,39 +48,16 @@ def _node() -> objects_pb2.Node:
                 ready="True")
 
 
-def _priority_class() -> objects_pb2.PriorityClass:
-    return objects_pb2.PriorityClass(metadata=objects_pb2.ObjectMeta(name="fuzz"), value=1000)
-
-
-def _pdb() -> objects_pb2.PodDisruptionBudget:
-    pdb = objects_pb2.PodDisruptionBudget(metadata=objects_pb2.ObjectMeta(name="web", namespace="default"))
-    pdb.spec.min_available.number_value = 1
-    pdb.spec.selector.match_labels["app"] = "web"
-    return pdb
-
-
-def _lease() -> objects_pb2.Lease:
-    lease = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(name="kube-scheduler", namespace="kube-system"))
-    lease.spec.holder_identity = "fuzz"
-    lease.spec.lease_duration_seconds = 15
-    return lease
-
-
-def _event() -> objects_pb2.Event:
-    event = objects_pb2.Event(metadata=objects_pb2.ObjectMeta(name="web", namespace="default"))
-    event.involved_object.kind = "Pod"
-    event.involved_object.name = "web"
-    event.reason = "Fuzzed"
-    event.type = "Normal"
-    return event
-
-
 #: One valid object of each kind, named as the strategies' meaningful strings name things, so that random
 #: Gets, Updates, Deletes and Binds find them.
 SEEDS: tuple[Message, ...] = (
     pod("web", "default", spec={"terminationGracePeriodSeconds": 0}, labels={"app": "web"}, image=IMAGE,
         cpu="100m"),
-    _node(), _priority_class(), _pdb(), _lease(), _event(),
+    _node(),
+    priority_class("fuzz", 1000),
+    pdb("web", min_available=1, selector={"matchLabels": {"app": "web"}}),
+    lease(holder="fuzz", duration=15),
+    event("web", about={"kind": "Pod", "name": "web"}, reason="Fuzzed"),
 )
 
 

@@ -6,21 +6,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import objects_pb2, semver
 from cluster.api.validation import validate_object, validate_update
+from tests import builders
+from tests.builders import typed
 
 
 def candidate(name: str = "vm_0c1d", **spec: str) -> objects_pb2.LeaseCandidate:
-    fields = {"lease_name": "kube-scheduler", "binary_version": "1.33.0", "emulation_version": "1.33.0",
-              "strategy": "OldestEmulationVersion", **spec}
-    made = objects_pb2.LeaseCandidate(
-        api_version="coordination.k8s.io/v1beta1", kind="LeaseCandidate",
-        metadata=objects_pb2.ObjectMeta(name=name, namespace="kube-system"),
-        spec=objects_pb2.LeaseCandidateSpec(**fields),
-    )
-    made.spec.renew_time.FromSeconds(1_700_000_000)
-    return made
+    fields = {"binary_version": "1.33.0", "emulation_version": "1.33.0", "strategy": "OldestEmulationVersion",
+              **spec}
+    return typed(builders.lease_candidate(name, renewed=Timestamp(seconds=1_700_000_000), **fields))
 
 
 @pytest.mark.parametrize("obj", [

@@ -12,6 +12,7 @@ from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.fencing import Fencing, LeaseFence
 from cluster.apiserver.leadership import Leadership, LeaseClock
 from cluster.apiserver.storage import Storage
+from tests import builders
 
 ADMIN = UserInfo("ada", groups=("system:masters",))
 SCHEDULER = UserInfo("kube-scheduler", groups=("podsched:schedulers",))
@@ -27,13 +28,7 @@ class FakeClock:
 
 
 def lease(holder: str, revision: int, *, duration: int = 15, token: int | None = None) -> objects_pb2.Lease:
-    result = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(
-        name="kube-scheduler", namespace="kube-system", resource_version=str(revision)))
-    result.spec.holder_identity = holder
-    result.spec.lease_duration_seconds = duration
-    if token is not None:
-        result.metadata.annotations["podsched.io/fencing-token"] = str(token)
-    return result
+    return builders.lease(holder=holder, duration=duration, token=token, resource_version=str(revision))
 
 
 def fence(holder: str, token: int) -> LeaseFence:

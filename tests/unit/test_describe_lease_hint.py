@@ -9,6 +9,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from cluster.api import objects_pb2
 from cluster.cli.leasehint import no_scheduler_hint
 from cluster.printers.describe import DescribeText, events_section
+from tests import builders
 
 NOW_S = 1_800_000_000.0
 QUESTION = 'is "podsched scheduler" running?'
@@ -16,14 +17,9 @@ QUESTION = 'is "podsched scheduler" running?'
 
 def _lease(holder: str = "vm_1", renewed_s_ago: float | None = 3.0, duration_s: int | None = 15
            ) -> objects_pb2.Lease:
-    lease = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(name="kube-scheduler", namespace="kube-system"))
-    lease.spec.holder_identity = holder
-    if duration_s is not None:
-        lease.spec.lease_duration_seconds = duration_s
-    if renewed_s_ago is not None:
-        renewed = NOW_S - renewed_s_ago
-        lease.spec.renew_time.CopyFrom(Timestamp(seconds=int(renewed), nanos=int(renewed % 1 * 1e9)))
-    return lease
+    renewed = None if renewed_s_ago is None else NOW_S - renewed_s_ago
+    stamp = None if renewed is None else Timestamp(seconds=int(renewed), nanos=int(renewed % 1 * 1e9))
+    return builders.lease(holder=holder, duration=duration_s, renewed=stamp)
 
 
 def test_no_lease_means_no_scheduler_ever_led() -> None:

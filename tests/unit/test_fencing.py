@@ -24,21 +24,14 @@ from cluster.apiserver.storage import Storage, revision_of
 from cluster.apiserver.verbs import Verbs
 from store.base import Guard
 from store.sqlite import SqliteStore
+from tests import builders
 from tests.builders import ROOMY, node, pod
 
 NOW = timeutil.from_seconds(1_700_000_000)
 
 
 def lease(holder: str | None, *, rv: str = "", token: str | None = None) -> objects_pb2.Lease:
-    obj = objects_pb2.Lease(
-        metadata=objects_pb2.ObjectMeta(name="kube-scheduler", namespace="kube-system", resource_version=rv)
-    )
-    if holder is not None:
-        obj.spec.holder_identity = holder
-    obj.spec.lease_duration_seconds = 15
-    if token is not None:
-        obj.metadata.annotations[FENCING_TOKEN_ANNOTATION] = token
-    return obj
+    return builders.lease(holder=holder, duration=15, token=token, resource_version=rv)
 
 
 def fence(

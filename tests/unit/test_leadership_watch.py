@@ -10,9 +10,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from cluster.api import objects_pb2
-from cluster.api.fencing import FENCING_TOKEN_ANNOTATION, observed_tenure_token
+from cluster.api.fencing import observed_tenure_token
 from cluster.api.kinds import LEASE
 from cluster.client import Client, LeaderChange, LeadershipWatch
+from tests import builders
+from tests.builders import typed
 from tests.unit.test_client_fake_apiserver import FAST_RETRIES, FakeApiServer, until
 
 
@@ -25,15 +27,7 @@ class Clock:
 
 
 def lease(holder: str, *, transitions: int = 0, token: str = "") -> objects_pb2.Lease:
-    result = objects_pb2.Lease(api_version="coordination.k8s.io/v1", kind="Lease")
-    result.metadata.name = "kube-scheduler"
-    result.metadata.namespace = "kube-system"
-    if token:
-        result.metadata.annotations[FENCING_TOKEN_ANNOTATION] = token
-    result.spec.holder_identity = holder
-    result.spec.lease_duration_seconds = 15
-    result.spec.lease_transitions = transitions
-    return result
+    return typed(builders.lease(holder=holder, duration=15, transitions=transitions, token=token or None))
 
 
 @contextlib.asynccontextmanager

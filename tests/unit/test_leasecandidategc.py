@@ -11,6 +11,7 @@ import pytest
 from cluster.api import objects_pb2
 from cluster.client import ObjectList
 from cluster.controllers import LeaseCandidateGarbageCollector
+from tests import builders
 
 START = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
 
@@ -40,14 +41,7 @@ class _Candidates:
 
 def _candidate(name: str, *, renewed: datetime | None, created: datetime = START,
                version: str = "1") -> objects_pb2.LeaseCandidate:
-    candidate = objects_pb2.LeaseCandidate(
-        metadata=objects_pb2.ObjectMeta(name=name, namespace="kube-system", resource_version=version),
-        spec=objects_pb2.LeaseCandidateSpec(lease_name="kube-scheduler"),
-    )
-    candidate.metadata.creation_timestamp.FromDatetime(created)
-    if renewed is not None:
-        candidate.spec.renew_time.FromDatetime(renewed)
-    return candidate
+    return builders.lease_candidate(name, renewed=renewed, created=created, resource_version=version)
 
 
 def _collector(client: _Candidates, clock: _Clock, **kwargs) -> LeaseCandidateGarbageCollector:

@@ -7,11 +7,11 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from cluster.api import objects_pb2
-from cluster.api.fencing import FENCING_TOKEN_ANNOTATION
 from cluster.client import LeaderChange
 from cluster.ui.details import pod_details
 from cluster.ui.model import EVENTS_KEPT, ViewModel
 from scheduler.framework.explanation import EXPLANATION_ANNOTATION, Explanation, ReasonGroup
+from tests import builders
 from tests.builders import container, node, pod
 
 GI = 1 << 30
@@ -29,15 +29,9 @@ def _rv(obj, version: int):
 
 def _event(name: str, reason: str, *, seconds: int, version: int, kind: str = "Pod", about: str = "web-1",
            annotations: dict[str, str] | None = None, message: str = "") -> objects_pb2.Event:
-    event = objects_pb2.Event(
-        metadata=objects_pb2.ObjectMeta(name=name, namespace="default", resource_version=str(version)),
-        involved_object=objects_pb2.ObjectReference(kind=kind, namespace="default", name=about),
-        reason=reason, message=message or reason, type="Normal", count=1,
-        source=objects_pb2.EventSource(component="default-scheduler"),
-    )
-    event.last_timestamp.seconds = seconds
-    event.metadata.annotations.update(annotations or {})
-    return event
+    return builders.event(name, about={"kind": kind, "namespace": "default", "name": about}, reason=reason,
+                          message=message or reason, count=1, component="default-scheduler",
+                          last_seen=seconds, resource_version=str(version), annotations=annotations)
 
 
 def test_node_sums_its_pods_requests_as_the_scheduler_counts_them():
@@ -232,16 +226,10 @@ def test_pdbs_show_their_budget():
 
 
 def _lease(holder: str, version: int, token: int | None = None) -> objects_pb2.Lease:
-    lease = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(
-        name="kube-scheduler", namespace="kube-system", resource_version=str(version)))
-    lease.spec.holder_identity = holder
-    lease.spec.lease_duration_seconds = 15
-    lease.spec.lease_transitions = 1
-    # 1.5 s before the changes of holder are seen (_change's seen_wall).
-    lease.spec.renew_time.FromDatetime(datetime(2026, 11, 27, 5, 1, 0, 500_000, tzinfo=UTC))
-    if token is not None:
-        lease.metadata.annotations[FENCING_TOKEN_ANNOTATION] = str(token)
-    return lease
+    # Renewed 1.5 s before the changes of holder are seen (_change's seen_wall).
+    renewed = datetime(2026, 11, 27, 5, 1, 0, 500_000, tzinfo=UTC)
+    return builders.lease(holder=holder, duration=15, transitions=1, renewed=renewed, token=token,
+                          resource_version=str(version))
 
 
 def _change(holder: str, previous: str, token: int, leaderless: float | None) -> LeaderChange:
@@ -282,13 +270,9 @@ def test_leadership_shows_the_holder_its_token_and_the_changes():
 
 def _candidate(name: str, version: int, renewed: datetime, lease_name: str = "kube-scheduler",
                namespace: str = "kube-system") -> objects_pb2.LeaseCandidate:
-    candidate = objects_pb2.LeaseCandidate(
-        metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace, resource_version=str(version)),
-        spec=objects_pb2.LeaseCandidateSpec(lease_name=lease_name, binary_version="0.1.0",
-                                            strategy="OldestEmulationVersion"),
-    )
-    candidate.spec.renew_time.FromDatetime(renewed)
-    return candidate
+    return builders.lease_candidate(name, namespace, lease_name=lease_name, binary_version="0.1.0",
+                                    strategy="OldestEmulationVersion", renewed=renewed,
+                                    resource_version=str(version))
 
 
 def test_replicas_are_the_live_candidates_and_the_holder_and_a_stale_one_is_marked_by_the_clock():
