@@ -13,7 +13,7 @@ import pytest
 from cluster.api import errors, objects_pb2
 from cluster.client import Client
 from cluster.launcher.process import ApiServerProcess
-from tests.builders import IMAGE, pod
+from tests.builders import IMAGE, pod, resource_quota
 from tests.integration.conftest import own_apiserver
 from tests.integration.test_scheduler import eventually
 
@@ -27,12 +27,6 @@ def quota_apiserver(backend: str, tmp_path: Path) -> Iterator[ApiServerProcess]:
     with own_apiserver(backend, tmp_path, name_prefix="quotactl",
                        extra_args=["--resource-quota-sync-period", SYNC_PERIOD]) as server:
         yield server
-
-
-def quota(name: str, namespace: str, pods: int) -> objects_pb2.ResourceQuota:
-    made = objects_pb2.ResourceQuota(metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace))
-    made.spec.hard["pods"] = str(pods)
-    return made
 
 
 async def write_used(client: Client, namespace: str, name: str, used: int) -> None:
@@ -51,7 +45,7 @@ async def test_usage_left_too_high_is_recounted_and_admits_again(
     quota_apiserver: ApiServerProcess, namespace: str
 ) -> None:
     async with Client(quota_apiserver.address, timeout_s=30.0) as client:
-        await client.create(quota("pods", namespace, 3))
+        await client.create(resource_quota("pods", namespace, hard={"pods": "3"}))
         for name in ("a", "b"):
             await client.create(pod(name, namespace, image=IMAGE))
         await write_used(client, namespace, "pods", 3)  # one create's charge without its pod
@@ -67,7 +61,7 @@ async def test_usage_left_too_high_is_recounted_and_admits_again(
 
 async def test_usage_left_too_low_is_recounted(quota_apiserver: ApiServerProcess, namespace: str) -> None:
     async with Client(quota_apiserver.address, timeout_s=30.0) as client:
-        await client.create(quota("pods", namespace, 3))
+        await client.create(resource_quota("pods", namespace, hard={"pods": "3"}))
         for name in ("a", "b"):
             await client.create(pod(name, namespace, image=IMAGE))
         await write_used(client, namespace, "pods", 0)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from google.protobuf import json_format
 
 from cluster.api import objects_pb2
 from cluster.api.quota import (
@@ -25,8 +24,7 @@ from tests import builders
 
 
 def quota(spec: dict[str, Any], status: dict[str, Any] | None = None) -> objects_pb2.ResourceQuota:
-    document = {"metadata": {"name": "q", "namespace": "team"}, "spec": spec, "status": status or {}}
-    return json_format.ParseDict(document, objects_pb2.ResourceQuota())
+    return builders.resource_quota("q", "team", spec=spec, status=status or {})
 
 
 def expression(operator: str, *values: str, scope: str = "PriorityClass") -> dict[str, Any]:

@@ -83,9 +83,7 @@ def with_meta(obj: Message, **meta: object) -> Message:
 
 
 def pdb(**spec: object) -> objects_pb2.PodDisruptionBudget:
-    return json_format.ParseDict(
-        {"metadata": {"name": "b", "namespace": "default"}, "spec": spec}, objects_pb2.PodDisruptionBudget()
-    )
+    return builders.pdb("b", spec=spec)
 
 
 def node_affinity_term(*expressions: dict, fields: tuple[dict, ...] = ()) -> dict:

@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 
 from cluster.api import errors, objects_pb2
-from tests.unit.test_apiserver_server import Harness, api, make_pod, make_priority_class
+from tests.builders import priority_class, resource_quota
+from tests.unit.test_apiserver_server import Harness, api, make_pod
 
 __all__ = ["api"]
 
-GOLD = make_priority_class("gold", 1000)
-NEVER = make_priority_class("never", 500, preemption_policy="Never")
-DEFAULT = make_priority_class("fallback", 100, global_default=True)
+GOLD = priority_class("gold", 1000)
+NEVER = priority_class("never", 500, preemption_policy="Never")
+DEFAULT = priority_class("fallback", 100, global_default=True)
 
 
 def _pod(priority_class: str = "", priority: int | None = None, policy: str | None = None) -> objects_pb2.Pod:
@@ -122,35 +123,31 @@ async def test_updates_keep_the_admitted_priority(api: Harness) -> None:
         await api.update(change)
 
 
-def _pc(name: str, value: int, **fields: Any) -> objects_pb2.PriorityClass:
-    return make_priority_class(name, value, **fields)
-
-
 @pytest.mark.parametrize(
     ("pc", "error", "message"),
     [
         (
-            _pc("huge", 1_000_000_001), errors.Invalid,
+            priority_class("huge", 1_000_000_001), errors.Invalid,
             r'^PriorityClass.scheduling.k8s.io "huge" is invalid: value: Forbidden: maximum allowed value '
             r"of a user defined priority is 1000000000$",
         ),
         (
-            _pc("system-mine", 10), errors.Invalid,
+            priority_class("system-mine", 10), errors.Invalid,
             r'^PriorityClass.scheduling.k8s.io "system-mine" is invalid: metadata.name: Forbidden: '
             r"priority class names with 'system-' prefix are reserved for system use only. error: "
             r"system-mine is not a known system priority class$",
         ),
         (
-            _pc("system-node-critical", 10), errors.Invalid,
+            priority_class("system-node-critical", 10), errors.Invalid,
             r"reserved for system use only. error: value of system-node-critical PriorityClass must be "
             r"2000001000$",
         ),
         (
-            _pc("system-cluster-critical", 2_000_000_000), errors.AlreadyExists,
+            priority_class("system-cluster-critical", 2_000_000_000), errors.AlreadyExists,
             r'^priorityclasses.scheduling.k8s.io "system-cluster-critical" already exists$',
         ),
         (
-            _pc("odd", 10, preemption_policy="Sometimes"), errors.Invalid,
+            priority_class("odd", 10, preemption_policy="Sometimes"), errors.Invalid,
             r'preemptionPolicy: Unsupported value: "Sometimes"',
         ),
     ],
@@ -164,7 +161,7 @@ async def test_priority_class_rules(
 
 
 async def test_the_user_ceiling_itself_is_allowed(api: Harness) -> None:
-    created = await api.create(_pc("top", 1_000_000_000))
+    created = await api.create(priority_class("top", 1_000_000_000))
     assert created.value == 1_000_000_000 and created.preemption_policy == "PreemptLowerPriority"
 
 
@@ -175,9 +172,9 @@ async def test_only_one_global_default(api: Harness) -> None:
         r"as default. Only one default can exist$"
     )
     with pytest.raises(errors.Forbidden, match=message):
-        await api.create(_pc("other", 5, global_default=True))
+        await api.create(priority_class("other", 5, global_default=True))
     # Marking an existing class as default is refused the same way; re-saving the default is fine.
-    other = await api.create(_pc("other", 5))
+    other = await api.create(priority_class("other", 5))
     other.global_default = True
     with pytest.raises(errors.Forbidden, match=message):
         await api.update(other)
@@ -295,15 +292,6 @@ NOT_OPENED = (
 )
 
 
-def _quota_opening(namespace: str, priority_class: str) -> objects_pb2.ResourceQuota:
-    quota = objects_pb2.ResourceQuota(metadata=objects_pb2.ObjectMeta(name="critical", namespace=namespace))
-    quota.spec.hard["pods"] = "5"
-    quota.spec.scope_selector.match_expressions.add(
-        scope_name="PriorityClass", operator="In", values=[priority_class]
-    )
-    return quota
-
-
 @pytest.mark.parametrize("priority_class", ["system-node-critical", "system-cluster-critical"])
 @pytest.mark.parametrize(
     ("make", "refused_as"),
@@ -324,11 +312,12 @@ async def test_system_classes_only_where_a_quota_opens_them(
             await api.create(obj, dry_run=dry_run)
     # A quota that opens the other system class does not open this one; one that opens this one does.
     other = "system-cluster-critical" if priority_class == "system-node-critical" else "system-node-critical"
-    await api.create(_quota_opening("team", other))
+    await api.create(resource_quota("critical", "team", hard={"pods": "5"}, priority_classes=[other]))
     with pytest.raises(errors.Forbidden, match=refused_as + NOT_OPENED):
         await api.create(obj)
     await api.delete("ResourceQuota", "critical", namespace="team")
-    await api.create(_quota_opening("team", priority_class))
+    opening = resource_quota("critical", "team", hard={"pods": "5"}, priority_classes=[priority_class])
+    await api.create(opening)
     assert (await api.create(obj)).spec.priority_class_name == priority_class
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from cluster.api import apiserver_pb2, errors, objects_pb2
 from cluster.apiserver import strategy
-from tests.unit.test_apiserver_server import Harness, api, make_node, make_pod, make_priority_class
+from tests.builders import priority_class
+from tests.unit.test_apiserver_server import Harness, api, make_node, make_pod
 
 __all__ = ["api"]
 
@@ -214,7 +215,7 @@ async def test_update_with_another_uid_is_invalid(api: Harness) -> None:
 
 
 async def test_update_status_of_a_kind_without_status_is_invalid(api: Harness) -> None:
-    pc = await api.create(make_priority_class("gold", 1000))
+    pc = await api.create(priority_class("gold", 1000))
     with pytest.raises(errors.Invalid, match=r"^PriorityClass has no status: use Update to change it$"):
         await api.update_status(pc)
 

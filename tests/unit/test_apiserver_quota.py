@@ -8,16 +8,14 @@ from __future__ import annotations
 import pytest
 
 from cluster.api import errors, objects_pb2
+from tests.builders import resource_quota
 from tests.unit.test_apiserver_server import Harness, api, make_pod
 
 __all__ = ["api"]
 
 
 def limit(pods: str, namespace: str = "default") -> objects_pb2.ResourceQuota:
-    quota = objects_pb2.ResourceQuota()
-    quota.metadata.name, quota.metadata.namespace = "q", namespace
-    quota.spec.hard["pods"] = pods
-    return quota
+    return resource_quota(namespace=namespace, hard={"pods": pods})
 
 
 async def used(api: Harness) -> dict[str, str]:

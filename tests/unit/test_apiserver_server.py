@@ -40,17 +40,6 @@ def make_node(name: str = "n1", **labels: str) -> objects_pb2.Node:
     return builders.node(name, labels=labels, capacity={"cpu": "4", "memory": "8Gi"})
 
 
-def make_priority_class(
-    name: str, value: int, *, global_default: bool = False, preemption_policy: str | None = None
-) -> objects_pb2.PriorityClass:
-    pc = objects_pb2.PriorityClass(
-        metadata=objects_pb2.ObjectMeta(name=name), value=value, global_default=global_default
-    )
-    if preemption_policy is not None:
-        pc.preemption_policy = preemption_policy
-    return pc
-
-
 # ------------------------------------------------------------------------------------------ harness
 
 

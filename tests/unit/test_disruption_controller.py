@@ -19,7 +19,6 @@ from cluster.client import Client
 from cluster.controllers import DisruptionController
 from tests import builders
 from tests.unit.test_apiserver_server import Harness, make_node
-from tests.unit.test_disruption_budget import make_spec
 
 NS = "shop"
 SETTLE_TIMEOUT_S = 10.0
@@ -42,16 +41,10 @@ def make_pdb(
     expressions: list[tuple[str, str, list[str]]] | None = None,
     selector: bool = True,
 ) -> objects_pb2.PodDisruptionBudget:
-    pdb = objects_pb2.PodDisruptionBudget(
-        metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace),
-        spec=make_spec(min_available=min_available, max_unavailable=max_unavailable),
-    )
-    if selector:
-        pdb.spec.selector.SetInParent()
-        pdb.spec.selector.match_labels.update(match_labels or {})
-        for key, operator, values in expressions or []:
-            pdb.spec.selector.match_expressions.add(key=key, operator=operator, values=values)
-    return pdb
+    terms = [{"key": key, "operator": op, "values": values} for key, op, values in expressions or []]
+    label_selector = {"matchLabels": match_labels or {}, "matchExpressions": terms} if selector else None
+    return builders.pdb(name, namespace, min_available=min_available, max_unavailable=max_unavailable,
+                        selector=label_selector)
 
 
 def make_pod(name: str, namespace: str = NS, *, node: str = "", **labels: str) -> objects_pb2.Pod:

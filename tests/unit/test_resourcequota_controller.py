@@ -17,6 +17,7 @@ from cluster.api import errors, objects_pb2
 from cluster.api.kinds import RESOURCE_QUOTA
 from cluster.client import Client
 from cluster.controllers import ResourceQuotaController
+from tests.builders import container, pod, resource_quota
 from tests.unit.test_apiserver_server import Harness
 
 NS = "team"
@@ -28,21 +29,9 @@ STAYS_CHECKS = 5
 STAYS_INTERVAL_S = 0.05
 
 
-def make_quota(pods: int, *classes: str) -> objects_pb2.ResourceQuota:
-    quota = objects_pb2.ResourceQuota(metadata=objects_pb2.ObjectMeta(name="q", namespace=NS))
-    quota.spec.hard["pods"] = str(pods)
-    if classes:
-        quota.spec.scope_selector.match_expressions.add(
-            scope_name="PriorityClass", operator="In", values=classes
-        )
-    return quota
-
-
 def make_pod(name: str, priority_class: str = "") -> objects_pb2.Pod:
-    pod = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace=NS))
-    pod.spec.containers.add(name="app", image="nginx:1.25")
-    pod.spec.priority_class_name = priority_class
-    return pod
+    app = container(name="app", image="nginx:1.25")
+    return pod(name, NS, spec={"containers": [app]}, priority_class=priority_class)
 
 
 async def used(client: Client) -> str:
@@ -103,7 +92,7 @@ async def client(tmp_path: Path) -> AsyncIterator[Client]:
 
 
 async def test_usage_written_too_high_is_lowered(client: Client) -> None:
-    await client.create(make_quota(5))
+    await client.create(resource_quota(namespace=NS, hard={"pods": "5"}))
     for name in ("a", "b"):
         await client.create(make_pod(name))
     await write_used(client, 4)
@@ -111,7 +100,7 @@ async def test_usage_written_too_high_is_lowered(client: Client) -> None:
 
 
 async def test_usage_written_too_low_is_raised(client: Client) -> None:
-    await client.create(make_quota(5))
+    await client.create(resource_quota(namespace=NS, hard={"pods": "5"}))
     for name in ("a", "b"):
         await client.create(make_pod(name))
     await write_used(client, 0)
@@ -122,7 +111,7 @@ async def test_usage_written_too_low_is_raised(client: Client) -> None:
 async def test_a_pod_that_finishes_is_given_back_once(client: Client, attempt: int) -> None:
     # The server releases the finished pod's usage and the controller recounts it: whichever lands last,
     # the pod is taken off once.
-    await client.create(make_quota(5))
+    await client.create(resource_quota(namespace=NS, hard={"pods": "5"}))
     done = await client.create(make_pod("done"))
     await client.create(make_pod("busy"))
     assert isinstance(done, objects_pb2.Pod)
@@ -132,7 +121,7 @@ async def test_a_pod_that_finishes_is_given_back_once(client: Client, attempt: i
 
 
 async def test_a_pod_that_goes_is_given_back_once(client: Client) -> None:
-    await client.create(make_quota(5))
+    await client.create(resource_quota(namespace=NS, hard={"pods": "5"}))
     for name in ("a", "b"):
         await client.create(make_pod(name))
     await client.delete("Pod", "a", NS)
@@ -140,7 +129,7 @@ async def test_a_pod_that_goes_is_given_back_once(client: Client) -> None:
 
 
 async def test_a_spec_change_recounts_and_a_pod_out_of_scope_is_not_counted(client: Client) -> None:
-    await client.create(make_quota(5, "high"))
+    await client.create(resource_quota(namespace=NS, hard={"pods": "5"}, priority_classes=["high"]))
     await client.create(make_pod("h", "high"))
     await client.create(make_pod("l", "low"))
     await stays(client, "1")
