@@ -316,8 +316,8 @@ def runtime_class(
     result = objects_pb2.RuntimeClass(metadata=objects_pb2.ObjectMeta(name=name), handler=handler)
     result.overhead.pod_fixed.update(overhead or {})
     result.scheduling.node_selector.update(node_selector or {})
-    for toleration in tolerations:
-        json_format.ParseDict(toleration, result.scheduling.tolerations.add())
+    parsed = (json_format.ParseDict(t, objects_pb2.Toleration()) for t in tolerations)
+    result.scheduling.tolerations.extend(parsed)
     return result
 
 

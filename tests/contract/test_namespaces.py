@@ -11,6 +11,7 @@ from cluster.apiserver.bootstrap import ensure_system_namespaces
 from cluster.apiserver.storage import Storage
 from cluster.apiserver.verbs import Verbs
 from store.base import Store
+from tests.builders import namespace
 
 NAME_LABEL = "kubernetes.io/metadata.name"
 
@@ -19,19 +20,9 @@ def verbs_on(store: Store) -> Verbs:
     return Verbs(Storage(store))
 
 
-def namespace(
-    name: str = "", labels: dict[str, str] | None = None, generate_name: str = ""
-) -> objects_pb2.Namespace:
-    ns = objects_pb2.Namespace()
-    ns.metadata.name = name
-    ns.metadata.generate_name = generate_name
-    ns.metadata.labels.update(labels or {})
-    return ns
-
-
 async def test_create_labels_the_namespace_with_its_name_and_makes_it_active(store: Store) -> None:
     verbs = verbs_on(store)
-    created = await verbs.create(namespace("team-a", {"team": "a", NAME_LABEL: "someone-else"}))
+    created = await verbs.create(namespace("team-a", labels={"team": "a", NAME_LABEL: "someone-else"}))
     assert dict(created.metadata.labels) == {"team": "a", NAME_LABEL: "team-a"}
     assert created.status.phase == "Active"
     stored = await verbs.registry.get(NAMESPACE, "", "team-a")
@@ -47,9 +38,9 @@ async def test_a_generated_name_is_the_label(store: Store) -> None:
 async def test_update_keeps_the_name_label_whatever_the_request_says(store: Store) -> None:
     verbs = verbs_on(store)
     await verbs.create(namespace("team-a"))
-    updated = await verbs.update(namespace("team-a", {"team": "b"}))
+    updated = await verbs.update(namespace("team-a", labels={"team": "b"}))
     assert dict(updated.metadata.labels) == {"team": "b", NAME_LABEL: "team-a"}
-    again = await verbs.update(namespace("team-a", {NAME_LABEL: "other"}))
+    again = await verbs.update(namespace("team-a", labels={NAME_LABEL: "other"}))
     assert dict(again.metadata.labels) == {NAME_LABEL: "team-a"}
     assert again.status.phase == "Active"
 
@@ -57,7 +48,7 @@ async def test_update_keeps_the_name_label_whatever_the_request_says(store: Stor
 async def test_system_namespaces_are_created_once(store: Store) -> None:
     verbs = verbs_on(store)
     await ensure_system_namespaces(verbs)
-    await verbs.update(namespace("default", {"env": "prod"}))
+    await verbs.update(namespace("default", labels={"env": "prod"}))
     await ensure_system_namespaces(verbs)
     for name in ("default", "kube-system", "kube-public", "kube-node-lease"):
         created = await verbs.registry.get(NAMESPACE, "", name)

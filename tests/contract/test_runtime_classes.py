@@ -13,6 +13,8 @@ from cluster.api.kinds import POD
 from cluster.apiserver.storage import Storage
 from cluster.apiserver.verbs import Verbs
 from store.base import Store
+from tests import builders
+from tests.builders import runtime_class
 
 NS = "default"
 
@@ -21,27 +23,14 @@ def verbs_on(store: Store) -> Verbs:
     return Verbs(Storage(store))
 
 
-def runtime_class(name: str = "kata", handler: str = "kata", *, overhead: dict[str, str] | None = None,
-                  node_selector: dict[str, str] | None = None,
-                  tolerations: list[dict[str, Any]] | None = None) -> objects_pb2.RuntimeClass:
-    made = objects_pb2.RuntimeClass(metadata=objects_pb2.ObjectMeta(name=name), handler=handler)
-    made.overhead.pod_fixed.update(overhead or {})
-    made.scheduling.node_selector.update(node_selector or {})
-    made.scheduling.tolerations.extend(objects_pb2.Toleration(**t) for t in tolerations or [])
-    return made
-
-
 def pod(name: str = "p", class_name: str | None = "kata", *, overhead: dict[str, str] | None = None,
         node_selector: dict[str, str] | None = None,
         tolerations: list[dict[str, Any]] | None = None) -> objects_pb2.Pod:
-    made = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name=name, namespace=NS))
-    made.spec.containers.add(name="c", image="busybox")
+    spec: dict[str, Any] = {"overhead": overhead or {}, "nodeSelector": node_selector or {},
+                            "tolerations": tolerations or []}
     if class_name is not None:
-        made.spec.runtime_class_name = class_name
-    made.spec.overhead.update(overhead or {})
-    made.spec.node_selector.update(node_selector or {})
-    made.spec.tolerations.extend(objects_pb2.Toleration(**t) for t in tolerations or [])
-    return made
+        spec["runtimeClassName"] = class_name
+    return builders.pod(name, NS, spec=spec, image="busybox")
 
 
 TAINT_OK = {"key": "runtime", "operator": "Equal", "value": "kata", "effect": "NoSchedule"}

@@ -182,12 +182,9 @@ async def test_after_a_takeover_the_old_token_is_fenced_and_changes_nothing(
 
 
 def _event(namespace: str, name: str) -> objects_pb2.Event:
-    return objects_pb2.Event(
-        metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace),
-        involved_object=objects_pb2.ObjectReference(kind="Pod", namespace=namespace, name="web"),
-        reason="FailedScheduling", message="0/1 nodes are available", type="Warning", count=1,
-        source=objects_pb2.EventSource(component="default-scheduler"),
-    )
+    return builders.event(name, namespace, about={"kind": "Pod", "namespace": namespace, "name": "web"},
+                          reason="FailedScheduling", message="0/1 nodes are available", type_="Warning",
+                          count=1, component="default-scheduler")
 
 
 async def test_events_under_a_deposed_terms_fence_are_refused_and_stamped_under_the_current(

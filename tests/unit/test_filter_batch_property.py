@@ -21,6 +21,7 @@ from scheduler.config import in_tree_registry, load_config
 from scheduler.framework import Code, CycleState, NamespaceIndex, NodeInfo, NodeSet, PodInfo, Status
 from scheduler.framework.batching import SignatureMemo
 from scheduler.framework.runtime import NODE_BY_NODE_BELOW, Framework, build_framework
+from tests import builders
 from tests.builders import container, node, pod
 from tests.unit.framework_fakes import Nominator, Snapshot, fake_handle
 
@@ -108,10 +109,7 @@ def namespaces() -> NamespaceIndex:
     """NAMESPACES as the scheduler's informer would have them."""
     index = NamespaceIndex()
     for name, labels in NAMESPACES.items():
-        namespace = objects_pb2.Namespace()
-        namespace.metadata.name = name
-        namespace.metadata.labels.update({**labels, "kubernetes.io/metadata.name": name})
-        index.set(namespace)
+        index.set(builders.namespace(name, labels={**labels, "kubernetes.io/metadata.name": name}))
     return index
 
 

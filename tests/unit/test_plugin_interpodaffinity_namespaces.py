@@ -24,6 +24,7 @@ from scheduler.framework import (
 from scheduler.framework.types import affinity_term
 from scheduler.plugins import interpodaffinity
 from scheduler.plugins.interpodaffinity import namespace_change_hint, pod_change_hint
+from tests import builders
 from tests.builders import node, pod
 from tests.unit.framework_fakes import fake_handle
 from tests.unit.plugin_util import run_score
@@ -48,10 +49,7 @@ NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 def namespace(name: str, labels: Mapping[str, str]) -> objects_pb2.Namespace:
-    ns = objects_pb2.Namespace()
-    ns.metadata.name = name
-    ns.metadata.labels.update({**labels, NAME_LABEL: name})
-    return ns
+    return builders.namespace(name, labels={**labels, NAME_LABEL: name})
 
 
 def index(*namespaces: objects_pb2.Namespace) -> NamespaceIndex:

@@ -16,6 +16,7 @@ from cluster.api.runtimeclass import (
     apply_runtime_class,
     merge_tolerations,
 )
+from tests import builders
 
 OVERHEAD = {"cpu": "100m", "memory": "1"}
 GUARANTEED = {"cpu": "1", "memory": "10"}
@@ -24,24 +25,18 @@ GUARANTEED = {"cpu": "1", "memory": "10"}
 def pod(*, overhead: dict[str, str] | None = None, requests: dict[str, str] | None = None,
         node_selector: dict[str, str] | None = None,
         tolerations: list[dict[str, Any]] | None = None) -> objects_pb2.Pod:
-    made = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name="p", namespace="test"))
-    made.spec.runtime_class_name = "foo"
-    container = made.spec.containers.add(name="foo-0", image="foo:V0")
-    container.resources.requests.update(requests or {})
-    container.resources.limits.update(requests or {})
-    made.spec.overhead.update(overhead or {})
-    made.spec.node_selector.update(node_selector or {})
-    made.spec.tolerations.extend(objects_pb2.Toleration(**t) for t in tolerations or [])
-    return made
+    app: dict[str, Any] = {"name": "foo-0", "image": "foo:V0"}
+    if requests:
+        app["resources"] = {"requests": requests, "limits": requests}
+    spec = {"runtimeClassName": "foo", "containers": [app], "overhead": overhead or {},
+            "nodeSelector": node_selector or {}, "tolerations": tolerations or []}
+    return builders.pod("p", "test", spec=spec)
 
 
 def runtime_class(*, overhead: dict[str, str] | None = None, node_selector: dict[str, str] | None = None,
                   tolerations: list[dict[str, Any]] | None = None) -> objects_pb2.RuntimeClass:
-    made = objects_pb2.RuntimeClass(metadata=objects_pb2.ObjectMeta(name="foo"), handler="bar")
-    made.overhead.pod_fixed.update(overhead or {})
-    made.scheduling.node_selector.update(node_selector or {})
-    made.scheduling.tolerations.extend(objects_pb2.Toleration(**t) for t in tolerations or [])
-    return made
+    return builders.runtime_class("foo", "bar", overhead=overhead, node_selector=node_selector,
+                                  tolerations=tolerations or ())
 
 
 FOO_BAR = {"key": "foo", "operator": "Equal", "value": "bar", "effect": "NoSchedule"}
