@@ -19,7 +19,7 @@ reason Unschedulable. Other failures are errors: the same, with reason Scheduler
 retried after backoff.
 
 A pod of a gang whose group is not admitted yet (fewer than minCount bound or being bound) is placed with
-its pending siblings in one whole-group cycle instead (gang_cycle.py); a pod of an admitted group is
+its pending siblings in one whole-group cycle instead (gang/cycle.py); a pod of an admitted group is
 scheduled alone, as any pod.
 
 The cycle is deterministic given the snapshot, the RNG and the extenders' answers; it awaits only the
@@ -61,9 +61,9 @@ from scheduler.framework import (
     rejected_on_node,
 )
 from scheduler.framework.explanation import LazyExplanation
-from scheduler.gang_cycle import GangCycle, GroupPostFilter
+from scheduler.gang.cycle import GangCycle
+from scheduler.gang.status import PodGroupReporter
 from scheduler.metrics import SchedulerMetrics
-from scheduler.podgroup_status import PodGroupReporter
 
 if TYPE_CHECKING:
     from scheduler.cache import Cache, Snapshot
@@ -139,11 +139,9 @@ class SchedulingLoop:
         rng: random.Random,
         percentage_of_nodes_to_score: Mapping[str, int | None],
         extenders: Sequence[Extender] = (),
-        group_post_filter: GroupPostFilter | None = None,
     ) -> None:
         """``percentage_of_nodes_to_score``: by profile name (None: kube-scheduler's adaptive rule).
-        ``extenders``: asked after the Filter and Score plugins, in this order. ``group_post_filter``:
-        runs after a gang's cycle that did not fit (gang preemption's place)."""
+        ``extenders``: asked after the Filter and Score plugins, in this order."""
         self._profiles = profiles
         self._queue = queue
         self._cache = cache
@@ -165,7 +163,7 @@ class SchedulingLoop:
         self._gang_cycle = GangCycle(
             queue=queue, cache=cache, snapshot=snapshot, binder=binder, clock=clock,
             run_algorithm=self._run_algorithm, assumed_copy=_assumed_copy, on_failure=self.handle_failure,
-            reporter=self.pod_group_reporter, group_post_filter=group_post_filter,
+            reporter=self.pod_group_reporter,
         )
 
     def _pod_group(self, key: str) -> objects_pb2.PodGroup | None:
