@@ -53,7 +53,6 @@ from scheduler.framework import (
     Code,
     CycleState,
     FitError,
-    GangPolicy,
     PodInfo,
     QueuedPodInfo,
     Status,
@@ -188,18 +187,6 @@ class SchedulingLoop:
         self._next_start_index = result.next_start_index
         return result
 
-    def _gang_of(self, framework: Framework, pod_info: PodInfo) -> GangPolicy | None:
-        """The gang policy of the pod's group when the group is not admitted yet (fewer than minCount
-        bound or being bound): then the pod is placed in a whole-group cycle."""
-        key = pod_info.group_key
-        if not key:
-            return None
-        groups = framework.handle.pod_groups
-        policy = groups.policy(key)
-        if policy is None or groups.bound_count(key) + groups.assumed_count(key) >= policy.min_count:
-            return None
-        return policy
-
     async def schedule_one(self) -> None:
         """Schedule the next pod (waiting for one)."""
         queued = await self._queue.pop()
@@ -229,7 +216,7 @@ class SchedulingLoop:
         if self._skip(framework, queued):
             return
         start = self._clock.now()
-        if (policy := self._gang_of(framework, queued.pod_info)) is not None:
+        if (policy := self._gang_cycle.gang_to_place(framework, queued.pod_info)) is not None:
             await self._gang_cycle.run(framework, queued, policy, cycle, start)
             return
         state = CycleState()

@@ -138,6 +138,19 @@ class GangCycle:
         self._on_failure = on_failure
         self._reporter = reporter
 
+    @staticmethod
+    def gang_to_place(framework: Framework, pod_info: PodInfo) -> GangPolicy | None:
+        """The gang policy of the pod's group when the group is not admitted yet (fewer than minCount
+        bound or being bound): then the pod is placed in a whole-group cycle."""
+        key = pod_info.group_key
+        if not key:
+            return None
+        groups = framework.handle.pod_groups
+        policy = groups.policy(key)
+        if policy is None or groups.bound_count(key) + groups.assumed_count(key) >= policy.min_count:
+            return None
+        return policy
+
     async def run(self, framework: Framework, leader: QueuedPodInfo, policy: GangPolicy, cycle: int,
                   start: float) -> None:
         groups = framework.handle.pod_groups
