@@ -20,24 +20,19 @@ import itertools
 import logging
 import operator
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 from scheduler.extender.calls import ExtenderScores, extender_scores, find_nodes_that_pass_extenders
 from scheduler.extender.interface import Extender, ExtenderError
 from scheduler.framework.batching import SignatureMemo
 from scheduler.framework.cycle_state import CycleState, NotFound
 from scheduler.framework.explanation import LazyExplanation, explain
-from scheduler.framework.interface import NodeBatchLister, NodeInfoLister, SharedLister
-from scheduler.framework.nodedata import NodeBatch
+from scheduler.framework.interface import NodeInfoLister, NodeTableLister, SharedLister
+from scheduler.framework.nodedata import NodeSet
 from scheduler.framework.runtime import PRE_FILTER_NARROWING_PLUGINS, Framework, ScoreResult
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import Diagnosis, FitError, NodeInfo, PodInfo
-from scheduler.framework.verdicts import counted_failures, fitting_positions
-
-_NONES = itertools.repeat(None)
 
 #: Below this many nodes every node is filtered; above it, at least this many feasible nodes are sought
 #: (kube-scheduler's minFeasibleNodesToFind).
@@ -121,10 +116,10 @@ async def schedule_pod(
     if num_all == 0:
         raise NoNodesAvailable()
     # The batch plugins' vector paths need the nodes' rows in the snapshot's node data.
-    batches = lister if isinstance(lister, NodeBatchLister) else None
+    tables = lister if isinstance(lister, NodeTableLister) else None
     # Opportunistic batching reuses per-node work of earlier pods signed alike; the extenders' verdicts
     # are nobody's signature, so a cycle that asks them is unbatched.
-    memo = framework.batch_memo(pod_info) if batches is not None and not extenders else None
+    memo = framework.batch_memo(pod_info) if tables is not None and not extenders else None
     start = start_index % num_all  # the cluster may have shrunk since the index was computed
     diagnosis = Diagnosis()
 
@@ -159,15 +154,16 @@ async def schedule_pod(
     if not framework.has_score_plugins and not any(e.is_prioritizer or e.is_filter for e in extenders):
         to_find = min(to_find, 1)  # nothing to compare them by, nobody to veto them: the first that fits
     feasible = _find_nodes_that_pass_filters(framework, state, pod_info, diagnosis, nodes, start, to_find,
-                                             num_all, batches, memo)
+                                             num_all, tables, memo)
     evaluated = len(diagnosis.node_to_status) + len(feasible)
     next_start = (start + evaluated) % num_all
     if extenders:
         try:
-            feasible = await find_nodes_that_pass_extenders(extenders, pod_info.pod, feasible,
-                                                            diagnosis.node_to_status)
+            passed = await find_nodes_that_pass_extenders(extenders, pod_info.pod, feasible.nodes,
+                                                          diagnosis.node_to_status)
         except ExtenderError as err:
             raise SchedulingError(Status.as_error(err), next_start) from err
+        feasible = NodeSet(passed) if tables is None else tables.node_set(passed)
 
     if not feasible:
         if nodes is not all_nodes:
@@ -178,11 +174,9 @@ async def schedule_pod(
         return ScheduleResult(host, evaluated, 1, next_start, LazyExplanation(functools.partial(
             explain, num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=1, chosen_node=host)))
 
-    if batches is not None and not isinstance(feasible, NodeBatch):  # extenders chose, or filtered one by one
-        feasible = batches.batch(feasible)
     scores = _prioritize_nodes(framework, state, pod_info, feasible, next_start, memo)
     if extenders:
-        _add_extender_scores(scores, await extender_scores(extenders, pod_info.pod, feasible))
+        _add_extender_scores(scores, await extender_scores(extenders, pod_info.pod, feasible.nodes))
     host = select_host(scores.names, scores.totals, rng)
     return ScheduleResult(host, evaluated, len(feasible), next_start, LazyExplanation(functools.partial(
         explain, num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=len(feasible),
@@ -218,89 +212,52 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random)
 
 def _find_nodes_that_pass_filters(
     framework: Framework, state: CycleState, pod_info: PodInfo, diagnosis: Diagnosis,
-    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: NodeBatchLister | None,
+    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, tables: NodeTableLister | None,
     memo: SignatureMemo | None = None,
-) -> list[NodeInfo]:
-    """Filter ``nodes`` round robin from ``start`` until ``to_find`` fit, recording every failure. A
-    Filter error ends the attempt; the nodes visited until then still count for the next start.
-    ``batches``: the snapshot ``nodes`` come from, to hand the plugins batches with their rows;
-    ``memo``: the pod's signature's verdicts (framework/batching.py)."""
-    count = len(nodes)
+) -> NodeSet:
+    """Filter ``nodes`` round robin from ``start`` until ``to_find`` fit, recording every failure, asking
+    the framework about as many nodes at a time as are still to find (at least MIN_FILTER_BATCH): the
+    same nodes are recorded, in the same order, as if asked one by one, and the verdicts on nodes past
+    the last one needed are dropped unrecorded, as if never asked for. A Filter error ends the attempt;
+    the nodes visited until then still count for the next start. ``tables``: the snapshot ``nodes``
+    come from, to hand the plugins their rows; ``memo``: the pod's signature's verdicts
+    (framework/batching.py), which answer for the nodes unchanged since it looked, so a verdict not
+    needed costs little, and after the first batch the rest of the nodes are asked about at once (a pod
+    that fits few nodes, or none, asks twice, not once per batch)."""
+    first = start % len(nodes) if nodes else 0  # PreFilter may have left fewer nodes than the start index
+    ordered = _rotated(nodes, first, tables)
     if not framework.has_filter_plugins:
-        return [nodes[(start + i) % count] for i in range(min(to_find, count))]
-    filter_batch = framework.batch_node_filter(state, pod_info, memo)
-    if filter_batch is not None:
-        return _filter_in_batches(filter_batch, diagnosis, nodes, start, to_find, num_all, batches,
-                                  remembered=memo is not None)
-    feasible: list[NodeInfo] = []
-    statuses = diagnosis.node_to_status
-    run_filter = functools.partial(framework.run_filter_with_nominated_pods, state, pod_info)
-    for i in range(count):
-        node_info = nodes[(start + i) % count]
-        status = run_filter(node_info)
-        if status is None or status.code is Code.SUCCESS:
-            feasible.append(node_info)
-            if len(feasible) >= to_find:
-                break
-        elif status.code is Code.ERROR:
-            raise SchedulingError(status, (start + len(statuses) + len(feasible)) % num_all)
-        else:
-            statuses[node_info.name] = status
-            _add_plugin_status(diagnosis, status)
-    return feasible
-
-
-def _filter_in_batches(
-    filter_batch: Callable[[Sequence[NodeInfo]], list[Status | None]], diagnosis: Diagnosis,
-    nodes: Sequence[NodeInfo], start: int, to_find: int, num_all: int, batches: NodeBatchLister | None,
-    *, remembered: bool = False,
-) -> list[NodeInfo]:
-    """``_find_nodes_that_pass_filters`` asking about as many nodes at a time as are still to find (at
-    least MIN_FILTER_BATCH): the same nodes are recorded, in the same order, and the verdicts on nodes
-    past the last one needed are dropped unrecorded, as if never asked for. ``remembered``: a memo
-    answers for the nodes unchanged since it looked, so a verdict not needed costs little, and after the
-    first batch the rest of the nodes are asked about at once (a pod that fits few nodes, or none, asks
-    twice, not once per batch)."""
-    first = start % len(nodes)  # PreFilter may have left fewer nodes than the start index
-    ordered: Sequence[NodeInfo]
-    if batches is None:
-        ordered = [*nodes[first:], *nodes[:first]]
-    elif nodes is batches.list():
-        ordered = batches.rotated(first)
-    else:
-        ordered = batches.batch([*nodes[first:], *nodes[:first]])
-    feasible: list[NodeInfo] = []
-    #: Where each feasible node is in ``ordered``: a batch's rows follow them to the Score plugins.
+        return ordered.window(0, to_find)
+    #: Where each feasible node is in ``ordered``: their rows follow them to the Score plugins.
     positions: list[int] = []
     statuses = diagnosis.node_to_status
     #: The (plugin, code) pairs of the statuses noted in the diagnosis already.
     noted: set[tuple[str, Code]] = set()
     visited = 0
-    while visited < len(ordered) and len(feasible) < to_find:
-        wanted = max(to_find - len(feasible), MIN_FILTER_BATCH)
-        stop = len(ordered) if visited and remembered else visited + wanted
-        batch = ordered.window(visited, stop) if isinstance(ordered, NodeBatch) else ordered[visited:stop]
+    while visited < len(ordered) and len(positions) < to_find:
+        needed = to_find - len(positions)
+        stop = len(ordered) if visited and memo is not None else visited + max(needed, MIN_FILTER_BATCH)
+        batch = ordered.window(visited, stop)
         offset = visited
-        visited += len(batch)
-        results = filter_batch(batch)
-        needed = to_find - len(feasible)
-        if all(map(operator.is_, results, _NONES)):  # every node fits (the common case)
-            feasible.extend(batch[:needed])
-            positions.extend(range(offset, offset + min(needed, len(batch))))
+        verdicts = framework.run_filter_nodes(state, pod_info, batch, wanted=needed, memo=memo)
+        visited += len(verdicts)  # node by node, the framework stops once enough fit
+        if verdicts.all_fit():  # every node fits (the common case)
+            positions.extend(range(offset, offset + min(needed, len(verdicts))))
             continue
         # Whole-batch operations in C rather than a Python loop per node: at thousands of nodes a pod
         # that fits few of them spends most of its Filter time here.
-        fitting = fitting_positions(results)
-        end = len(results)
+        fitting = verdicts.fitting_positions()
+        end = len(verdicts)
         if len(fitting) >= needed:
             fitting = fitting[:needed]
             end = fitting[-1] + 1  # the verdicts past the last node needed are dropped
-        counted = counted_failures(results, end)
+        counted = verdicts.counted_failures(end)
         error = next((status for status, _ in counted if status.code is Code.ERROR), None)
+        results = verdicts.statuses
         if error is not None:  # the first ERROR ends the attempt: what came before it still counts
             end = next(i for i, status in enumerate(results) if status is error)
             fitting = [i for i in fitting if i < end]
-            counted = counted_failures(results, end)
+            counted = verdicts.counted_failures(end)
         # Only the first ``end`` nodes of the batch are recorded.
         statuses.record(batch, results if end == len(results) else results[:end], counted)
         for status, _ in counted:
@@ -308,18 +265,20 @@ def _filter_in_batches(
             if (status.plugin, status.code) not in noted:
                 noted.add((status.plugin, status.code))
                 _add_plugin_status(diagnosis, status)
-        feasible.extend(batch[i] for i in fitting)
         positions.extend(offset + i for i in fitting)
         if error is not None:
-            raise SchedulingError(error, (start + len(statuses) + len(feasible)) % num_all)
-    return _with_rows(feasible, ordered, positions)
+            raise SchedulingError(error, (start + len(statuses) + len(positions)) % num_all)
+    return ordered.subset(positions)
 
 
-def _with_rows(feasible: list[NodeInfo], ordered: Sequence[NodeInfo], positions: list[int]) -> list[NodeInfo]:
-    """``feasible`` (the nodes at ``positions`` of ``ordered``) as a batch if ``ordered`` is one."""
-    if isinstance(ordered, NodeBatch):
-        return NodeBatch(feasible, ordered.rows[np.asarray(positions, dtype=np.intp)], ordered.table)
-    return feasible
+def _rotated(nodes: Sequence[NodeInfo], first: int, tables: NodeTableLister | None) -> NodeSet:
+    """``nodes`` from position ``first`` round to the one before it, with their rows if ``tables`` has
+    them."""
+    if tables is None:
+        return NodeSet([*nodes[first:], *nodes[:first]])
+    if nodes is tables.list():
+        return tables.rotated(first)
+    return tables.node_set([*nodes[first:], *nodes[:first]])
 
 
 async def _evaluate_nominated_node(
@@ -350,7 +309,7 @@ async def _evaluate_nominated_node(
 
 
 def _prioritize_nodes(framework: Framework, state: CycleState, pod_info: PodInfo,
-                      feasible: list[NodeInfo], next_start: int, memo: SignatureMemo | None) -> ScoreResult:
+                      feasible: NodeSet, next_start: int, memo: SignatureMemo | None) -> ScoreResult:
     status = framework.run_pre_score(state, pod_info, feasible)
     if status is not None:
         raise SchedulingError(status, next_start)

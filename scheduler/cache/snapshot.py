@@ -10,7 +10,7 @@ dropped from them, by bisection, when it starts or stops having pods with affini
 The snapshot also keeps a table of the plugins' derived node data (framework/nodedata.py), row i for
 the node at position i of the node list: a replaced node's row is rewritten, and the data is rebuilt with
 the list. ``batch`` and ``rotated`` hand the algorithm nodes together with their rows, for the plugins'
-batch Filter and Score (the framework's ``NodeBatchLister``).
+batch Filter and Score (the framework's ``NodeTableLister``).
 
 The node list is in the cache's NodeTree order (zones interleaved), the same from one cycle to the
 next until a node is added, removed or changes zone; the algorithm's round-robin start index relies on
@@ -26,11 +26,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from scheduler.framework import NodeInfo
-from scheduler.framework.nodedata import NodeBatch, NodeTable
+from scheduler.framework.nodedata import NodeSet, NodeTable
 
 
 class Snapshot:
-    """Implements the framework's ``SharedLister``, ``NodeInfoLister`` and ``NodeBatchLister``. Filled
+    """Implements the framework's ``SharedLister``, ``NodeInfoLister`` and ``NodeTableLister``. Filled
     by ``Cache``, which is the only writer of its underscored fields; plugins only read it."""
 
     __slots__ = (
@@ -86,17 +86,17 @@ class Snapshot:
     def num_nodes(self) -> int:
         return len(self._list)
 
-    def batch(self, nodes: Sequence[NodeInfo]) -> NodeBatch:
-        """``nodes``, this snapshot's own NodeInfos, as a batch with their rows in its node data."""
+    def node_set(self, nodes: Sequence[NodeInfo]) -> NodeSet:
+        """``nodes``, this snapshot's own NodeInfos, with their rows in its node data."""
         index = self._index
         rows = np.fromiter((index[info.name] for info in nodes), dtype=np.intp, count=len(nodes))
-        return NodeBatch(nodes, rows, self._table)
+        return NodeSet(list(nodes), rows, self._table)
 
-    def rotated(self, first: int) -> NodeBatch:
-        """The whole node list from position ``first`` round to the one before it, as a batch."""
+    def rotated(self, first: int) -> NodeSet:
+        """The whole node list from position ``first`` round to the one before it, with their rows."""
         rows = self._table.positions
-        return NodeBatch([*self._list[first:], *self._list[:first]],
-                         np.concatenate((rows[first:], rows[:first])), self._table)
+        return NodeSet([*self._list[first:], *self._list[:first]],
+                       np.concatenate((rows[first:], rows[:first])), self._table)
 
     def __repr__(self) -> str:
         return f"<Snapshot nodes={len(self._list)} generation={self.generation}>"

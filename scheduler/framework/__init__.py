@@ -24,8 +24,8 @@ from scheduler.framework.interface import (
     FilterPlugin,
     Handle,
     NamespaceLister,
-    NodeBatchLister,
     NodeInfoLister,
+    NodeTableLister,
     PermitPlugin,
     Plugin,
     PluginError,
@@ -55,6 +55,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.namespaces import NamespaceIndex, NamespaceLabels
 from scheduler.framework.node_to_status import NodeToStatus, count_statuses
+from scheduler.framework.nodedata import NodeSet
 from scheduler.framework.pod_groups import GangPolicy, PodGroupIndex, group_key_of
 from scheduler.framework.resource import Resource, pod_non_zero_requests, pod_requests
 from scheduler.framework.status import Code, Status, by_identity, counted_by_identity, is_success
@@ -113,10 +114,11 @@ __all__ = [
     "NamespaceIndex",
     "NamespaceLabels",
     "NamespaceLister",
-    "NodeBatchLister",
     "NodeInfo",
     "NodeInfoLister",
     "NodeScore",
+    "NodeSet",
+    "NodeTableLister",
     "NodeToStatus",
     "NotFound",
     "PermitPlugin",

@@ -27,10 +27,10 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.framework.interface import Signature
-from scheduler.framework.nodedata import NodeBatch
+from scheduler.framework.nodedata import NodeSet, Rows
 from scheduler.framework.status import Code, Status, by_identity
 from scheduler.framework.types import NodeInfo
-from scheduler.framework.verdicts import FITS, UNLISTED, CodedVerdicts, Codes
+from scheduler.framework.verdicts import FITS, UNLISTED, Codes, Verdicts
 
 #: The memory one profile's memos may take. A memo holds a value and a generation (at most 16 bytes) per
 #: node for the Filter verdict and for each Score plugin; how many signatures keep memos follows from
@@ -101,25 +101,28 @@ class SignatureMemo:
         self.reused = 0
         self.evaluated = 0
 
-    def _generations(self, nodes: NodeBatch) -> Generations:
-        """The generations of ``nodes``' NodeInfos, forgetting everything if the table was rebuilt."""
-        layout = nodes.data(NodeGenerations)
+    def _generations(self, nodes: NodeSet) -> tuple[Rows, Generations]:
+        """The rows of ``nodes`` and the generations of their NodeInfos, forgetting everything if the
+        table was rebuilt. ``nodes`` must have rows (the framework asks a memo about no others)."""
+        found = nodes.node_data(NodeGenerations)
+        if found is None:
+            raise ValueError("a signature's memo answers for the snapshot's nodes only (nodes with rows)")
+        layout, rows = found
         if layout is not self._layout:
             self._layout = layout
             self._filter = _Column(len(layout.values), np.int32)
             self._scores = {}
-        return layout.values[nodes.rows]
+        return rows, layout.values[rows]
 
     def filter(
-        self, nodes: NodeBatch, excluded: Sequence[bool],
-        evaluate: Callable[[Sequence[NodeInfo]], list[Status | None]],
-    ) -> CodedVerdicts:
+        self, nodes: NodeSet, excluded: Sequence[bool],
+        evaluate: Callable[[NodeSet], list[Status | None]],
+    ) -> Verdicts:
         """The Filter verdict of each node: remembered ones reused, the others from ``evaluate`` (called
         once, with those nodes), with the index of each in the memo's table of verdicts. ``excluded``
         nodes (with nominated pods) are always evaluated and never remembered; nor is an ERROR."""
-        generations = self._generations(nodes)
+        rows, generations = self._generations(nodes)
         column = self._filter
-        rows = nodes.rows
         unknown = column.unknown(rows, generations)
         any_excluded = any(excluded)
         if any_excluded:
@@ -128,7 +131,7 @@ class SignatureMemo:
         codes: Codes = column.values[rows]
         self.reused += len(rows) - len(positions)
         if not len(positions):
-            return CodedVerdicts(self._objects[codes + 2].tolist(), codes, self._table)
+            return Verdicts(self._objects[codes + 2].tolist(), codes, self._table)
         self.evaluated += len(positions)
         # Verdicts are values: equal ones are kept as one object, so that the nodes that fail for the
         # same reason share it across cycles too, and are told apart by their index. Plugins hand one
@@ -142,11 +145,11 @@ class SignatureMemo:
             kept &= ~np.asarray(excluded, dtype=bool)[positions]
         at = positions[kept]
         column.remember(rows[at], generations[at], fresh[kept])
-        verdicts = CodedVerdicts(self._objects[codes + 2].tolist(), codes, self._table)
+        statuses: list[Status | None] = self._objects[codes + 2].tolist()
         if not kept.all():  # an ERROR is nobody's verdict but its own node's
             for i in np.flatnonzero(fresh == UNLISTED).tolist():
-                verdicts[positions[i]] = answers[i]
-        return verdicts
+                statuses[positions[i]] = answers[i]
+        return Verdicts(statuses, codes, self._table)
 
     def _code(self, status: Status | None) -> int:
         """The index of ``status`` in the table, added if new; FITS for None, UNLISTED for an error."""
@@ -162,15 +165,13 @@ class SignatureMemo:
             self._objects = _object_array([None, None, *self._table])
         return code
 
-    def score(self, plugin: str, nodes: NodeBatch,
-              evaluate: Callable[[Sequence[NodeInfo]], list[int]]) -> list[int]:
+    def score(self, plugin: str, nodes: NodeSet, evaluate: Callable[[NodeSet], list[int]]) -> list[int]:
         """Plugin ``plugin``'s raw score of each node: remembered ones reused, the others from
         ``evaluate`` (called once, with those nodes; what it raises goes to the caller)."""
-        generations = self._generations(nodes)
+        rows, generations = self._generations(nodes)
         column = self._scores.get(plugin)
         if column is None:
             column = self._scores[plugin] = _Column(len(self._filter.values), np.int64)
-        rows = nodes.rows
         positions = np.flatnonzero(column.unknown(rows, generations))
         if len(positions):
             fresh = list(evaluate(nodes.subset(positions.tolist())))

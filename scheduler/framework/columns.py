@@ -1,7 +1,7 @@
 """The resource columns: what NodeResourcesFit and NodeResourcesBalancedAllocation read of every node, as
 int64 NumPy arrays, one row per node of a snapshot. They are node data (framework/nodedata.py) the
 framework offers because two plugins read them; each plugin asks for them with
-``vector_batch``.
+``exact_columns``.
 
 The vector paths compute on them only while every value is below 2**53, where int64 and float64
 arithmetic give exactly what Python's integers and floats give.
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.framework.nodedata import NodeBatch
+from scheduler.framework.nodedata import NodeSet, Rows
 from scheduler.framework.types import NodeInfo
 
 #: Exact as an int64 product with a score (<= 100) and as a float64: the vector paths need both.
@@ -77,8 +77,10 @@ class ResourceColumns:
         return not self._big_rows
 
 
-def vector_batch(nodes: Sequence[NodeInfo]) -> NodeBatch | None:
-    """``nodes`` as a batch whose resource columns the vector paths may compute on, or None."""
-    if isinstance(nodes, NodeBatch) and nodes.data(ResourceColumns).exact:
-        return nodes
+def exact_columns(nodes: NodeSet) -> tuple[ResourceColumns, Rows] | None:
+    """The resource columns of ``nodes`` and their rows in them, if the vector paths may compute on
+    them; else None (nodes without rows, or a value beyond EXACT_LIMIT)."""
+    found = nodes.node_data(ResourceColumns)
+    if found is not None and found[0].exact:
+        return found
     return None

@@ -29,7 +29,7 @@ from cluster.api import objects_pb2
 from cluster.api.selectors import LabelSelector
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.namespaces import NamespaceLabels
-from scheduler.framework.nodedata import NodeBatch
+from scheduler.framework.nodedata import NodeSet
 from scheduler.framework.pod_groups import GangPolicy
 from scheduler.framework.status import Status
 from scheduler.framework.types import (
@@ -76,18 +76,18 @@ class NodeInfoLister(Protocol):
 
 
 @runtime_checkable
-class NodeBatchLister(Protocol):
-    """A NodeInfoLister that also hands out its nodes with their rows in its derived node data, for the
-    batch Filter and Score plugins' vector paths (the scheduler's snapshot is one)."""
+class NodeTableLister(Protocol):
+    """A NodeInfoLister that also hands out its nodes with their rows in its node table (its derived
+    node data), for the batch Filter and Score plugins' vector paths (the scheduler's snapshot is one)."""
 
     def list(self) -> Sequence[NodeInfo]: ...
 
-    def batch(self, nodes: Sequence[NodeInfo]) -> NodeBatch:
-        """``nodes``, this lister's own NodeInfos, as a batch."""
+    def node_set(self, nodes: Sequence[NodeInfo]) -> NodeSet:
+        """``nodes``, this lister's own NodeInfos, with their rows."""
         ...
 
-    def rotated(self, first: int) -> NodeBatch:
-        """Every node, from position ``first`` of ``list()`` round to the one before it, as a batch."""
+    def rotated(self, first: int) -> NodeSet:
+        """Every node, from position ``first`` of ``list()`` round to the one before it, with their rows."""
         ...
 
 
@@ -446,9 +446,9 @@ class FilterPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class BatchFilterPlugin(Plugin, Protocol):
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
-        """``filter`` of each node, in one call, in the nodes' order. ``nodes`` is a ``NodeBatch`` when
-        they come from the snapshot (the plugin's node data then has their rows), any sequence
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[Status | None]:
+        """``filter`` of each node, in one call, in the nodes' order. ``nodes`` has rows when they are
+        the snapshot's own (``nodes.node_data`` then answers with the plugin's node data), none
         otherwise. The framework asks about many nodes at once when every Filter plugin of the cycle
         has this form; raising makes it ask node by node."""
         ...
@@ -534,9 +534,9 @@ class ScorePlugin(Plugin, Protocol):
 
 @runtime_checkable
 class BatchScorePlugin(Plugin, Protocol):
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
-        """``score`` of every node, in one call, in the nodes' order (a ``NodeBatch`` when they come
-        from the snapshot); preferred by the framework over ``score``."""
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[int]:
+        """``score`` of every node, in one call, in the nodes' order (with rows when they are the
+        snapshot's own); preferred by the framework over ``score``."""
         ...
 
 

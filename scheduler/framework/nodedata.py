@@ -5,20 +5,21 @@ per pod).
 
 A plugin's node data is a class of its own: built from the snapshot's node list (one row per node, in
 the list's order) and told when the node of a row changes (``NodeData``). The snapshot keeps a
-``NodeTable``, a registry of such data by class: a plugin asks a ``NodeBatch`` for its data with
-``batch.data(ItsClass)``, the table builds it the first time, and from then on rewrites a row when the
-snapshot puts a changed node in place and rebuilds the data with the node list. The snapshot knows no
+``NodeTable``, a registry of such data by class: a plugin asks a ``NodeSet`` for its data and the
+nodes' rows in it with ``nodes.node_data(ItsClass)``, the table builds it the first time, and from then
+on rewrites a row when the snapshot puts a changed node in place and rebuilds the data with the node
+list. The snapshot knows no
 plugin's data; several plugins may share one class (the resource columns, framework/columns.py).
 
-A ``NodeBatch`` is a list of the snapshot's own NodeInfos that also carries their rows. Plugins take
-their vector paths only for one: any other sequence (such as the modified copies preemption filters)
-goes the per-node way.
+A ``NodeSet`` is what Filter and Score are handed: nodes, and their rows when they are the snapshot's
+own NodeInfos. Plugins take their vector paths only where it has rows: other nodes (such as the
+modified copies preemption filters) go the per-node way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol, TypeVar, cast
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol, TypeVar, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -73,32 +74,48 @@ class NodeTable:
         return cast(D, data)
 
 
-class NodeBatch(list[NodeInfo]):
-    """Nodes of a snapshot with their rows in its table (``rows[i]`` is ``self[i]``'s)."""
+class NodeSet(Sequence[NodeInfo]):
+    """Nodes handed to Filter and Score, in order, with their rows in a snapshot's node table when they
+    are the snapshot's own NodeInfos (``rows[i]`` is ``nodes[i]``'s), and without (``rows`` None) when
+    they are not (the modified copies preemption filters, a lister without a table): plugins take their
+    vector paths only where ``node_data`` answers."""
 
-    __slots__ = ("rows", "table")
+    __slots__ = ("nodes", "rows", "table")
 
-    def __init__(self, nodes: Iterable[NodeInfo], rows: Rows, table: NodeTable) -> None:
-        super().__init__(nodes)
+    def __init__(self, nodes: list[NodeInfo], rows: Rows | None = None,
+                 table: NodeTable | None = None) -> None:
+        self.nodes = nodes
         self.rows = rows
         self.table = table
 
-    def data(self, build: NodeDataBuilder[D]) -> D:
-        """The snapshot's ``build`` data (index it with ``rows``)."""
-        return self.table.data(build)
+    def __len__(self) -> int:
+        return len(self.nodes)
 
-    def window(self, start: int, stop: int) -> NodeBatch:
-        """``self[start:stop]`` with its rows (a plain slice of a list is a plain list)."""
-        return NodeBatch(self[start:stop], self.rows[start:stop], self.table)
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self.nodes)
 
-    def subset(self, positions: Sequence[int]) -> NodeBatch:
-        """The nodes at ``positions`` of this batch, with their rows."""
-        rows = self.rows[np.asarray(positions, dtype=np.intp)]
-        return NodeBatch(list(map(self.__getitem__, positions)), rows, self.table)
+    @overload
+    def __getitem__(self, index: int) -> NodeInfo: ...
 
+    @overload
+    def __getitem__(self, index: slice) -> list[NodeInfo]: ...
 
-def subset(nodes: Sequence[NodeInfo], positions: Sequence[int]) -> Sequence[NodeInfo]:
-    """The nodes at ``positions`` of ``nodes``, still a batch if ``nodes`` is one."""
-    if isinstance(nodes, NodeBatch):
-        return nodes.subset(positions)
-    return list(map(nodes.__getitem__, positions))
+    def __getitem__(self, index: int | slice) -> NodeInfo | list[NodeInfo]:
+        return self.nodes[index]
+
+    def node_data(self, build: NodeDataBuilder[D]) -> tuple[D, Rows] | None:
+        """The table's ``build`` data and these nodes' rows in it; None for nodes without rows."""
+        if self.table is None or self.rows is None:
+            return None
+        return self.table.data(build), self.rows
+
+    def window(self, start: int, stop: int) -> NodeSet:
+        """The nodes from ``start`` to ``stop``, with their rows."""
+        rows = self.rows
+        return NodeSet(self.nodes[start:stop], None if rows is None else rows[start:stop], self.table)
+
+    def subset(self, positions: Sequence[int]) -> NodeSet:
+        """The nodes at ``positions``, in that order, with their rows."""
+        rows = self.rows
+        return NodeSet(list(map(self.nodes.__getitem__, positions)),
+                       None if rows is None else rows[np.asarray(positions, dtype=np.intp)], self.table)

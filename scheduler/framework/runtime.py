@@ -14,8 +14,9 @@ follow kube-scheduler's pkg/scheduler/framework/runtime/framework.go:
   once, UNSCHEDULABLE is remembered while the others still run (preemption needs their state).
 * Filter: stops at the first rejection and stamps the plugin; any other non-success is an ERROR.
   ``run_filter_with_nominated_pods`` is RunFilterPluginsWithNominatedPods' two passes.
-  ``batch_node_filter`` asks each plugin about many nodes at once when every active Filter plugin has
-  the batch form (``BatchFilterPlugin``); a plugin with only the batch form is asked about one node
+  ``run_filter_nodes`` filters a ``NodeSet`` for the scheduling cycle, choosing the route: a signature's
+  memo, each plugin asked about many nodes at once when every active Filter plugin has the batch form
+  (``BatchFilterPlugin``), or node by node; a plugin with only the batch form is asked about one node
   where the framework filters node by node.
 * Score: raw scores per plugin (the batch form, ``BatchScorePlugin``, if the plugin has it, else
   ``score`` per node), NormalizeScore, a 0..100 check, times the weight, summed per node.
@@ -78,7 +79,7 @@ from scheduler.framework.interface import (
     Signature,
     SignPlugin,
 )
-from scheduler.framework.nodedata import NodeBatch, subset
+from scheduler.framework.nodedata import NodeSet
 from scheduler.framework.registry import ALL_PLUGINS, EXTENSION_POINTS, PluginLoadError, PluginSet, Registry
 from scheduler.framework.status import Code, Status, by_identity
 from scheduler.framework.types import (
@@ -89,6 +90,7 @@ from scheduler.framework.types import (
     QueuedPodInfo,
     node_scores,
 )
+from scheduler.framework.verdicts import Verdicts
 from scheduler.framework.waiting_pods import WaitingPod
 
 log = logging.getLogger(__name__)
@@ -216,9 +218,10 @@ class Framework:
         self._pre_filter = [(p.name, p.pre_filter, _extensions(p, "pre_filter_extensions"))
                             for p in cast("list[PreFilterPlugin]", points["preFilter"])]
         self._filter = [(p.name, _node_filter(p)) for p in points["filter"]]
-        #: ``_active_filters`` by the set of plugins skipped: a cycle asks once per node it filters one
-        #: at a time (preemption's dry run: five times per candidate node), and there are few such sets.
-        self._filters_without: dict[frozenset[str], list[tuple[str, Callable[..., Status | None]]]] = {}
+        #: The Filter plugins that run, and how to ask them, by the set of plugins skipped: a cycle asks
+        #: once per node it filters one at a time (preemption's dry run: five times per candidate node),
+        #: and there are few such sets.
+        self._filter_plans: dict[frozenset[str], _FilterPlan] = {}
         #: The Filter plugins with the batch form (``BatchFilterPlugin``), by name.
         self._filter_nodes = {p.name: p.filter_nodes for p in points["filter"]
                               if isinstance(p, BatchFilterPlugin)}
@@ -423,72 +426,103 @@ class Framework:
         return _run_filters(self._active_filters(state), state, pod, node_info)
 
     def _active_filters(self, state: CycleState) -> list[tuple[str, Callable[..., Status | None]]]:
-        skipped = state.skip_filter_plugins
-        if not skipped:
+        if not state.skip_filter_plugins:
             return self._filter
-        key = frozenset(skipped)
+        return self._filter_plan(state).per_node
+
+    def _filter_plan(self, state: CycleState) -> _FilterPlan:
+        key = frozenset(state.skip_filter_plugins)
         try:
-            return self._filters_without[key]
+            return self._filter_plans[key]
         except KeyError:
-            active = self._filters_without[key] = [entry for entry in self._filter if entry[0] not in key]
-            return active
+            plan = self._filter_plans[key] = self._plan_filters(key)
+            return plan
 
-    def batch_node_filter(
-        self, state: CycleState, pod: PodInfo, memo: SignatureMemo | None = None
-    ) -> Callable[[Sequence[NodeInfo]], list[Status | None]] | None:
-        """``run_filter_with_nominated_pods`` for many nodes in one call, or None when a plugin that runs
-        this cycle has only the per-node form (then each node must be filtered on its own, as that
-        plugin expects).
-
-        Each plugin filters, in plugin order, the nodes every plugin before it accepted, so each node
-        gets its first rejection as from ``run_filter``; nodes with nominated pods are filtered one at a
-        time (``run_filter_with_nominated_pods``). A Filter is a function of the state, the pod and the
-        node alone (kube-scheduler runs it on 16 goroutines in no set order), so the caller may ask
-        about more nodes than it keeps. With ``memo`` (the pod's signature's), a node of the snapshot
-        whose NodeInfo has not changed since a pod of that signature was filtered there gets the same
-        verdict without asking the plugins."""
-        filters = self._active_filters(state)
+    def _plan_filters(self, skipped: frozenset[str]) -> _FilterPlan:
+        active = [entry for entry in self._filter if entry[0] not in skipped]
         batch = self._filter_nodes
-        if any(name not in batch for name, _ in filters):
-            return None
-        entries = [(name, filter_, batch[name]) for name, filter_ in filters]
-        nominator = self.handle.nominator
-
+        if any(name not in batch for name, _ in active):
+            return _FilterPlan(active, None, 0)
         # A batch call costs tens of microseconds whatever its size: the few nodes a memo has to ask
         # about (those changed since a pod of its signature last looked) are cheaper one by one, where
         # every plugin has its own per-node form.
-        by_node_below = NODE_BY_NODE_BELOW if all(name in self._node_filters for name, _ in filters) else 0
+        by_node_below = NODE_BY_NODE_BELOW if all(name in self._node_filters for name, _ in active) else 0
+        return _FilterPlan(active, [(name, filter_, batch[name]) for name, filter_ in active], by_node_below)
 
-        def run(nodes: Sequence[NodeInfo]) -> list[Status | None]:
-            if len(nodes) < by_node_below:
-                return [_run_filters(filters, state, pod, node_info) for node_info in nodes]
-            return _run_batch_filters(entries, state, pod, nodes)
+    def run_filter_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: NodeSet, *, wanted: int | None = None,
+        memo: SignatureMemo | None = None,
+    ) -> Verdicts:
+        """Filter's verdict on each of ``nodes``, in order, each as ``run_filter_with_nominated_pods``
+        gives it: the scheduling cycle's one way to filter many nodes. It takes one of three routes,
+        which decide alike (property tests hold them equal):
 
-        def nominations(nodes: Sequence[NodeInfo]) -> list[bool]:
-            """Which of the nodes have nominated pods: nearly always none, known from one call."""
-            names = nominator.nominated_node_names()
-            if not names:
-                return [False] * len(nodes)
-            return [name in names and bool(nominator.nominated_pods_for_node(name))
-                    for name in map(_name_of_node, nodes)]
+        * memo: with ``memo`` (the pod's signature's) and nodes with rows, a node whose NodeInfo has not
+          changed since a pod of that signature was filtered there gets the same verdict without asking
+          the plugins; the others go the batch route. The verdicts are coded (``Verdicts.codes``).
+        * batch: when every Filter plugin that runs this cycle has the batch form, each plugin filters,
+          in plugin order, the nodes every plugin before it accepted, in one call (node by node below
+          NODE_BY_NODE_BELOW nodes); nodes with nominated pods are filtered one at a time.
+        * per node: a plugin that runs this cycle has only the per-node form: node by node, as that
+          plugin expects, stopping after the ``wanted``-th node that fits or at the first ERROR (the
+          verdicts are then of the first nodes only; the rest were not asked about).
 
-        def check(nodes: Sequence[NodeInfo]) -> list[Status | None]:
-            nominated = nominations(nodes)
-            if memo is not None and isinstance(nodes, NodeBatch):
-                return memo.filter(nodes, nominated, evaluate)
-            return evaluate(nodes, nominated)
+        A Filter is a function of the state, the pod and the node alone (kube-scheduler runs it on 16
+        goroutines in no set order), so the caller may ask about more nodes than it keeps."""
+        plan = self._filter_plan(state)
+        if plan.batch is None:
+            return Verdicts(self._filter_node_by_node(state, pod, nodes, wanted))
+        if memo is not None and nodes.rows is not None:
+            return memo.filter(nodes, self._nominations(nodes),
+                               functools.partial(self._filter_batch, plan, state, pod))
+        return Verdicts(self._filter_batch(plan, state, pod, nodes))
 
-        def evaluate(nodes: Sequence[NodeInfo], nominated: list[bool] | None = None) -> list[Status | None]:
-            if nominated is None:
-                nominated = nominations(nodes)
-            if not any(nominated):
-                return run(nodes)
-            without = [i for i, has in enumerate(nominated) if not has]
-            plain = iter(run(subset(nodes, without)))
-            return [self.run_filter_with_nominated_pods(state, pod, node_info) if has else next(plain)
-                    for node_info, has in zip(nodes, nominated, strict=True)]
+    def _filter_node_by_node(self, state: CycleState, pod: PodInfo, nodes: NodeSet,
+                             wanted: int | None) -> list[Status | None]:
+        if wanted is None:
+            wanted = len(nodes)
+        verdicts: list[Status | None] = []
+        fitting = 0
+        run_filter = functools.partial(self.run_filter_with_nominated_pods, state, pod)
+        for node_info in nodes:
+            status = run_filter(node_info)
+            verdicts.append(status)
+            if status is None:
+                fitting += 1
+                if fitting >= wanted:
+                    break
+            elif status.code is Code.ERROR:
+                break
+        return verdicts
 
-        return check
+    def _nominations(self, nodes: NodeSet) -> list[bool]:
+        """Which of the nodes have nominated pods: nearly always none, known from one call."""
+        nominator = self.handle.nominator
+        names = nominator.nominated_node_names()
+        if not names:
+            return [False] * len(nodes)
+        return [name in names and bool(nominator.nominated_pods_for_node(name))
+                for name in map(_name_of_node, nodes)]
+
+    def _filter_batch(self, plan: _FilterPlan, state: CycleState, pod: PodInfo, nodes: NodeSet,
+                      nominated: list[bool] | None = None) -> list[Status | None]:
+        """The batch route: the plugins' batch forms over the nodes without nominated pods, the others
+        one at a time."""
+        if nominated is None:
+            nominated = self._nominations(nodes)
+        if not any(nominated):
+            return self._run_batch(plan, state, pod, nodes)
+        without = [i for i, has in enumerate(nominated) if not has]
+        plain = iter(self._run_batch(plan, state, pod, nodes.subset(without)))
+        return [self.run_filter_with_nominated_pods(state, pod, node_info) if has else next(plain)
+                for node_info, has in zip(nodes, nominated, strict=True)]
+
+    @staticmethod
+    def _run_batch(plan: _FilterPlan, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[Status | None]:
+        assert plan.batch is not None
+        if len(nodes) < plan.by_node_below:
+            return [_run_filters(plan.per_node, state, pod, node_info) for node_info in nodes]
+        return _run_batch_filters(plan.batch, state, pod, nodes)
 
     def run_filter_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo
@@ -594,13 +628,13 @@ class Framework:
             state.skip_score_plugins = skipped
 
     def run_score(
-        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], memo: SignatureMemo | None = None,
+        self, state: CycleState, pod: PodInfo, nodes: NodeSet, memo: SignatureMemo | None = None,
     ) -> tuple[ScoreResult | None, Status | None]:
         """Score every node with every Score plugin that did not SKIP, normalize each plugin's scores,
         check they are within MIN_NODE_SCORE..MAX_NODE_SCORE, weight and sum them per node. With
         ``memo`` (the pod's signature's), the raw scores of snapshot nodes unchanged since a pod of that
         signature was scored there are reused."""
-        memoized = memo is not None and isinstance(nodes, NodeBatch)
+        memoized = memo is not None and nodes.rows is not None
         skipped = state.skip_score_plugins
         names = list(map(_name_of_node, nodes))
         per_plugin: dict[str, list[int]] = {}
@@ -609,7 +643,7 @@ class Framework:
         for name, score_nodes, _, _, weight in plugins:
             try:
                 if memoized:
-                    assert memo is not None and isinstance(nodes, NodeBatch)
+                    assert memo is not None
                     scores = memo.score(name, nodes, functools.partial(score_nodes, state, pod))
                 else:
                     scores = list(score_nodes(state, pod, nodes))
@@ -800,9 +834,21 @@ _name_of_node = operator.attrgetter("name")
 _NONES = itertools.repeat(None)
 
 
+@dataclass(frozen=True, slots=True)
+class _FilterPlan:
+    """The Filter plugins that run when some SKIPped in PreFilter, and how to ask them."""
+
+    #: Each plugin's per-node Filter, in order.
+    per_node: list[tuple[str, Callable[..., Status | None]]]
+    #: Each plugin's per-node and batch Filter, or None when one has only the per-node form.
+    batch: list[tuple[str, Callable[..., Status | None], Callable[..., list[Status | None]]]] | None
+    #: Below this many nodes the batch route asks node by node (0: never).
+    by_node_below: int
+
+
 def _run_batch_filters(
     filters: Sequence[tuple[str, Callable[..., Status | None], Callable[..., list[Status | None]]]],
-    state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo],
+    state: CycleState, pod: PodInfo, nodes: NodeSet,
 ) -> list[Status | None]:
     """``_run_filters`` of every node, one ``filter_nodes`` call per plugin over the nodes still in."""
     results: list[Status | None] = [None] * len(nodes)
@@ -831,7 +877,7 @@ def _run_batch_filters(
                                                    map(operator.is_not, reported, _NONES)):
             results[position] = report
         kept = list(itertools.compress(itertools.count(), map(operator.is_, reported, _NONES)))
-        positions, remaining = [positions[i] for i in kept], subset(remaining, kept)
+        positions, remaining = [positions[i] for i in kept], remaining.subset(kept)
     return results
 
 
@@ -857,19 +903,19 @@ def _node_filter(plugin: Plugin) -> Callable[[CycleState, PodInfo, NodeInfo], St
     filter_nodes = plugin.filter_nodes
 
     def one_node(state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        (status,) = filter_nodes(state, pod, (node_info,))
+        (status,) = filter_nodes(state, pod, NodeSet([node_info]))
         return status
 
     return one_node
 
 
-def _batch_scorer(plugin: Plugin) -> Callable[[CycleState, PodInfo, Sequence[NodeInfo]], list[int]]:
+def _batch_scorer(plugin: Plugin) -> Callable[[CycleState, PodInfo, NodeSet], list[int]]:
     """The plugin's batch Score (``score_nodes``), or its per-node ``score`` called for each node."""
     if isinstance(plugin, BatchScorePlugin):
         return plugin.score_nodes
     score = cast(ScorePlugin, plugin).score
 
-    def per_node(state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+    def per_node(state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[int]:
         return [score(state, pod, node_info) for node_info in nodes]
 
     return per_node

@@ -1,19 +1,20 @@
-"""Tallying Filter's verdicts on a batch of nodes: which nodes fit, and each distinct failed Status with
-the number of nodes that have it.
+"""Filter's verdicts on a set of nodes, and their tally: which nodes fit, and each distinct failed Status
+with the number of nodes that have it.
 
-A verdict list holds None for a node that fits and a Status for one that does not; plugins hand one
-Status object to every node with the same verdict, so thousands of verdicts are a handful of objects,
-told apart by identity. ``fitting_positions`` and ``counted_failures`` answer with passes over the
-list. A signature's memo (framework/batching.py) returns ``CodedVerdicts`` instead, which also carry,
-per node, the index of its verdict in the memo's table of distinct verdicts: the same answers then come
-from NumPy over those indices, without looking at the objects (a property test holds the two equal).
+``Verdicts.statuses`` holds None for a node that fits and a Status for one that does not; plugins hand
+one Status object to every node with the same verdict, so thousands of verdicts are a handful of
+objects, told apart by identity. ``fitting_positions`` and ``counted_failures`` answer with passes over
+that list. A signature's memo (framework/batching.py) makes coded verdicts, which also carry, per node,
+the index of its verdict in the memo's table of distinct verdicts (``codes``): the same answers then
+come from NumPy over those indices, without looking at the objects (a property test holds the two
+equal).
 """
 
 from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -22,7 +23,7 @@ from scheduler.framework.status import Status, counted_by_identity
 
 _NONES = itertools.repeat(None)
 
-#: A CodedVerdicts index meaning "fits" (the verdict is None) ...
+#: A coded verdict's index meaning "fits" (the verdict is None) ...
 FITS = -1
 #: ... and one meaning "a verdict not in the table" (an error, kept out of the memo's table).
 UNLISTED = -2
@@ -30,35 +31,46 @@ UNLISTED = -2
 Codes = npt.NDArray[np.int32]
 
 
-class CodedVerdicts(list[Status | None]):
-    """Verdicts that also know the index of each in ``table`` (FITS for None, UNLISTED for a Status the
-    table does not hold): ``self[i] is table[codes[i]]`` wherever ``codes[i] >= 0``."""
+class Verdicts:
+    """Per node, None where it fits and the Status where it does not; coded verdicts also know the index
+    of each in ``table`` (FITS for None, UNLISTED for a Status the table does not hold):
+    ``statuses[i] is table[codes[i]]`` wherever ``codes[i] >= 0``."""
 
-    __slots__ = ("codes", "table")
+    __slots__ = ("codes", "statuses", "table")
 
-    def __init__(self, verdicts: Iterable[Status | None], codes: Codes, table: Sequence[Status]) -> None:
-        super().__init__(verdicts)
+    def __init__(self, statuses: list[Status | None], codes: Codes | None = None,
+                 table: Sequence[Status] = ()) -> None:
+        self.statuses = statuses
         self.codes = codes
         self.table = table
 
+    def __len__(self) -> int:
+        return len(self.statuses)
 
-def fitting_positions(verdicts: Sequence[Status | None]) -> list[int]:
-    """The positions of the nodes that fit (their verdict is None), in order."""
-    if isinstance(verdicts, CodedVerdicts):
-        positions: list[int] = np.flatnonzero(verdicts.codes == FITS).tolist()
-        return positions
-    return list(itertools.compress(itertools.count(), map(operator.is_, verdicts, _NONES)))
+    def all_fit(self) -> bool:
+        """Whether every node fits (the common case)."""
+        if self.codes is not None:
+            return bool((self.codes == FITS).all())
+        # Identity, not list.count(None): that calls Status.__eq__ on every failed verdict.
+        return all(map(operator.is_, self.statuses, _NONES))
 
+    def fitting_positions(self) -> list[int]:
+        """The positions of the nodes that fit (their verdict is None), in order."""
+        if self.codes is not None:
+            positions: list[int] = np.flatnonzero(self.codes == FITS).tolist()
+            return positions
+        return list(itertools.compress(itertools.count(), map(operator.is_, self.statuses, _NONES)))
 
-def counted_failures(verdicts: Sequence[Status | None], stop: int | None = None) -> list[tuple[Status, int]]:
-    """Each distinct failed Status object among the first ``stop`` verdicts (all by default), with how
-    many of them it is, in no particular order (what reads them sums or sorts)."""
-    if isinstance(verdicts, CodedVerdicts):
-        codes = verdicts.codes[:stop]
-        if not (codes == UNLISTED).any():
-            return _counted_codes(codes, verdicts.table)
-    prefix = verdicts if stop is None else verdicts[:stop]
-    return [(status, times) for status, times in counted_by_identity(prefix) if status is not None]
+    def counted_failures(self, stop: int | None = None) -> list[tuple[Status, int]]:
+        """Each distinct failed Status object among the first ``stop`` verdicts (all by default), with how
+        many of them it is, in no particular order (what reads them sums or sorts)."""
+        if self.codes is not None:
+            codes = self.codes[:stop]
+            if not (codes == UNLISTED).any():
+                return _counted_codes(codes, self.table)
+        statuses = self.statuses
+        prefix = statuses if stop is None else statuses[:stop]
+        return [(status, times) for status, times in counted_by_identity(prefix) if status is not None]
 
 
 def _counted_codes(codes: Codes, table: Sequence[Status]) -> list[tuple[Status, int]]:

@@ -41,7 +41,7 @@ from scheduler.framework import (
     Signature,
     Status,
 )
-from scheduler.framework.nodedata import NodeBatch, Rows
+from scheduler.framework.nodedata import NodeSet, Rows
 from scheduler.plugins.helpers import (
     NODE_NAME_FIELD,
     NodeSelector,
@@ -214,7 +214,7 @@ class NodeAffinity:
         assert node_info.node is not None
         return self._status(self._required(state, pod), node_info.labels, node_info.name)
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[Status | None]:
         """``filter`` of each node. For a batch of the snapshot's nodes, when only labels decide, each
         distinct combination of those labels' values is decided once and its nodes share the verdict
         (one Status object)."""
@@ -225,13 +225,16 @@ class NodeAffinity:
             added_keys = added.label_keys()
             keys = None if added_keys is None else keys + added_keys
         signatures = None
-        if keys is not None and isinstance(nodes, NodeBatch):
-            signatures = nodes.data(NodeLabelCodes).label_signatures(keys, nodes.rows)
+        found = nodes.node_data(NodeLabelCodes) if keys is not None else None
+        if keys is not None and found is not None:
+            codes, rows = found
+            signatures = codes.label_signatures(keys, rows)
         if signatures is None:
             return [self._status(required, node_info.labels, node_info.name) for node_info in nodes]
         # The distinct combinations of values, each decided once on the first node that has it.
         _, first, inverse = np.unique(signatures, return_index=True, return_inverse=True)
-        decided = [self._status(required, nodes[i].labels, nodes[i].name) for i in first.tolist()]
+        listed = nodes.nodes
+        decided = [self._status(required, listed[i].labels, listed[i].name) for i in first.tolist()]
         if decided.count(None) == len(decided):
             return [None] * len(nodes)
         return list(map(decided.__getitem__, inverse.tolist()))

@@ -100,3 +100,18 @@ def test_bad_configuration_and_unwritable_outputs_are_refused_before_replaying(t
     assert code == 2 and stdout == "" and "cannot write --json" in stderr
     code, stdout, stderr = replay(*common, "--sample-every", "0")
     assert code == 2 and "--sample-every must be positive" in stderr
+
+
+def test_numbers_past_what_a_replay_holds_exit_2_without_a_traceback(tmp_path: Path) -> None:
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("name,cpu,memory\nn1," + "1" * 30 + ",16Gi\n")
+    pods = tmp_path / "pods.csv"
+    pods.write_text("name,arrival,cpu\np1,0,1\np2,1e308,1\n")
+    code, stdout, stderr = replay("--nodes", str(nodes), "--pods", str(pods))
+    assert code == 2 and stdout == ""
+    assert f'error: {nodes}:2:2: cpu: Invalid value: "{"1" * 30}": must be at most 9223372036854775806m' \
+        in stderr
+    assert f'error: {pods}:3:2: arrival: Invalid value: "1e308": must be at most 100000000000 seconds' \
+        in stderr
+    assert "Traceback" not in stderr
+    assert stderr.rstrip().endswith("error: nothing was replayed")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from scheduler.algorithm import (
     schedule_pod,
     select_host,
 )
-from scheduler.framework import Code, CycleState, FitError, PreFilterResult, Status
+from scheduler.framework import Code, CycleState, FitError, NodeInfo, PodInfo, PreFilterResult, Status
 from tests.unit.framework_fakes import NodeFilter, Nominator, Scorer, Snapshot, build, node, pod
 
 TAINT = "node(s) had untolerated taint {dedicated: gpu}"
@@ -283,6 +284,23 @@ def test_nodes_left_out_by_pre_filter_are_unresolvable_in_the_fit_error() -> Non
     )
     assert error.diagnosis.node_to_status["n0"].code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert error.diagnosis.unschedulable_plugins == {"NodeAffinity"}
+
+
+class BatchNodeFilter(NodeFilter):
+    """A NodeFilter that also filters many nodes in one call."""
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        return [self.filter(state, pod, node_info) for node_info in nodes]
+
+
+@pytest.mark.parametrize("plugin", [NodeFilter, BatchNodeFilter], ids=["node-by-node", "batch"])
+def test_pre_filter_leaving_only_nodes_the_snapshot_lacks_fails_every_node(plugin: type[NodeFilter]) -> None:
+    snap = cluster(3)
+    narrow = plugin("NodeName", result=PreFilterResult(frozenset({"ghost"})))
+    with pytest.raises(ScheduleFitError) as caught:
+        run(build(narrow, snapshot=snap), snap, start=2)
+    assert caught.value.message() == "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeName]."
+    assert narrow.filtered == []
 
 
 def test_pending_plugins_are_recorded() -> None:

@@ -27,7 +27,8 @@ from scheduler.framework import (
     Resource,
     Status,
 )
-from scheduler.framework.nodedata import NodeBatch, NodeTable
+from scheduler.framework.columns import ResourceColumns
+from scheduler.framework.nodedata import NodeSet, NodeTable, Rows
 from scheduler.framework.resource import CPU, MEMORY
 from scheduler.plugins import nodeaffinity
 from scheduler.plugins.noderesources import fit
@@ -53,8 +54,14 @@ def node_infos(draw: st.DrawFn) -> NodeInfo:
     return info
 
 
-def as_batch(nodes: Sequence[NodeInfo]) -> NodeBatch:
-    return NodeBatch(nodes, np.arange(len(nodes), dtype=np.intp), NodeTable(nodes))
+def as_batch(nodes: Sequence[NodeInfo]) -> NodeSet:
+    return NodeSet(list(nodes), np.arange(len(nodes), dtype=np.intp), NodeTable(nodes))
+
+def columns_of(nodes: Sequence[NodeInfo]) -> tuple[ResourceColumns, Rows]:
+    """The resource columns of ``nodes`` in a table of their own, and their rows in it."""
+    found = as_batch(nodes).node_data(ResourceColumns)
+    assert found is not None
+    return found
 
 
 def verdicts(statuses: Sequence[Status | None]) -> list[tuple[str, tuple[str, ...]] | None]:
@@ -69,7 +76,7 @@ def test_least_allocated_columns_equal_the_reference_scorer(
     resources = (ResourceSpec(CPU, weights[0]), ResourceSpec(MEMORY, weights[1]))
     scorer = least_allocated_scorer(resources)
     expected = [scorer(*node_vectors(n, resources, pod_request, use_requested=False)) for n in nodes]
-    assert least_allocated_columns(as_batch(nodes), pod_request, weights) == expected
+    assert least_allocated_columns(*columns_of(nodes), pod_request, weights) == expected
 
 
 @given(st.lists(node_infos(), max_size=40), st.tuples(st.integers(0, 2**40), st.integers(0, 2**50)))
@@ -78,7 +85,7 @@ def test_balanced_columns_equal_the_reference_score(
 ) -> None:
     resources = (ResourceSpec(CPU), ResourceSpec(MEMORY))
     expected = [balanced_score(*node_vectors(n, resources, pod_request, use_requested=True)) for n in nodes]
-    assert balanced_columns(as_batch(nodes), pod_request) == expected
+    assert balanced_columns(*columns_of(nodes), pod_request) == expected
 
 
 # ------------------------------------------------------------------ batch Filter over a snapshot's data
@@ -134,7 +141,7 @@ def changed(cache: Cache, snapshot: Snapshot, data: st.DataObject, count: int) -
 def assert_batches_decide_as_node_by_node(plugin: Any, state: CycleState, pod_info: PodInfo,
                                           snapshot: Snapshot, first: int) -> None:
     expected = verdicts([plugin.filter(state, pod_info, info) for info in snapshot.list()])
-    assert verdicts(plugin.filter_nodes(state, pod_info, snapshot.batch(snapshot.list()))) == expected
+    assert verdicts(plugin.filter_nodes(state, pod_info, snapshot.node_set(snapshot.list()))) == expected
     rotated = expected[first:] + expected[:first]
     assert verdicts(plugin.filter_nodes(state, pod_info, snapshot.rotated(first))) == rotated
     assert verdicts(plugin.filter_nodes(state, pod_info, snapshot.rotated(first).subset([0, -1]))) == [

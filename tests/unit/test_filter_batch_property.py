@@ -1,6 +1,7 @@
-"""Filter over many nodes in one call per plugin (``filter_nodes``, ``Framework.batch_node_filter``) decides
+"""Filter over many nodes in one call per plugin (``filter_nodes``, ``Framework.run_filter_nodes``) decides
 exactly as Filter node by node: on random clusters and pods through the default profile's in-tree plugins,
-node by node and through whole scheduling attempts."""
+node by node, through the framework's three routes (a signature's memo, batch, node by node) and through
+whole scheduling attempts."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cluster.api import objects_pb2
 from scheduler.algorithm import ScheduleFitError, ScheduleResult, SchedulingError, schedule_pod
 from scheduler.cache import snapshot_of
 from scheduler.config import in_tree_registry, load_config
-from scheduler.framework import Code, CycleState, NamespaceIndex, NodeInfo, PodInfo, Status
+from scheduler.framework import Code, CycleState, NamespaceIndex, NodeInfo, NodeSet, PodInfo, Status
+from scheduler.framework.batching import SignatureMemo
 from scheduler.framework.runtime import NODE_BY_NODE_BELOW, Framework, build_framework
 from tests.builders import container, node, pod
 from tests.unit.framework_fakes import Nominator, Snapshot, fake_handle
@@ -116,6 +120,12 @@ def default_framework(snapshot: Any, nominator: Nominator) -> Framework:
     return build_framework(load_config(None).profiles[0], in_tree_registry(), handle)
 
 
+def node_by_node(framework: Framework, monkeypatch: pytest.MonkeyPatch) -> Framework:
+    """``framework`` as if no Filter plugin had the batch form: it filters node by node."""
+    monkeypatch.setattr(framework, "_filter_nodes", {})
+    return framework
+
+
 def random_nominations(rng: random.Random, count: int) -> Nominator:
     return Nominator({f"n{rng.randrange(count)}": [PodInfo(random_pod(rng, f"nominated-{k}"))]
                       for k in range(3)})
@@ -134,14 +144,13 @@ def test_batch_filter_gives_each_node_the_status_filter_gives_it(seed: int) -> N
         _, status = framework.run_pre_filter(state, pod_info)
         if status is not None:
             continue
-        batch = framework.batch_node_filter(state, pod_info)
-        assert batch is not None  # every in-tree Filter plugin has filter_nodes
         one = functools.partial(framework.run_filter_with_nominated_pods, state, pod_info)
         infos = list(snapshot.list())
         rng.shuffle(infos)
         # A whole batch, and fewer nodes than the batch form is asked about (asked node by node).
         for size in (len(infos), NODE_BY_NODE_BELOW - 1, 1):
-            assert batch(infos[:size]) == [one(info) for info in infos[:size]]
+            verdicts = framework.run_filter_nodes(state, pod_info, NodeSet(infos[:size]))
+            assert verdicts.statuses == [one(info) for info in infos[:size]]
         compared += 1
     assert compared > 10
 
@@ -169,13 +178,57 @@ def test_scheduling_attempts_decide_the_same_with_batch_filter_as_node_by_node(
     snapshot = snapshot_of(nodes, placed)
     nominator = random_nominations(rng, count)
     batched = default_framework(snapshot, nominator)
-    node_by_node = default_framework(snapshot, nominator)
-    monkeypatch.setattr(node_by_node, "batch_node_filter", lambda state, pod_info, memo=None: None)
+    one_by_one = node_by_node(default_framework(snapshot, nominator), monkeypatch)
     for k in range(12):
         pod_info = PodInfo(random_pod(rng, f"incoming-{k}"))
         start, percentage = rng.randrange(2 * count), rng.choice([0, 1, 30, 70, 100])
-        expected = attempt(node_by_node, snapshot, pod_info, start=start, percentage=percentage, seed=k)
+        expected = attempt(one_by_one, snapshot, pod_info, start=start, percentage=percentage, seed=k)
         assert attempt(batched, snapshot, pod_info, start=start, percentage=percentage, seed=k) == expected
+
+
+def reported(statuses: list[Status | None]) -> list[tuple[str, str, tuple[str, ...]] | None]:
+    return [None if s is None else (s.plugin, s.code.name, s.reasons) for s in statuses]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.data())
+def test_the_three_routes_of_run_filter_nodes_give_the_same_verdicts(seed: int, data: st.DataObject) -> None:
+    rng = random.Random(seed)  # the clusters and pods above, from a generated seed
+    count = 40
+    nodes, placed = random_cluster(rng, count)
+    snapshot = snapshot_of(nodes, placed)
+    nominator = random_nominations(rng, count)
+    framework = default_framework(snapshot, nominator)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        one_by_one = node_by_node(default_framework(snapshot, nominator), monkeypatch)
+        for k in range(4):
+            pod_info = PodInfo(random_pod(rng, f"incoming-{k}"))
+            state = CycleState()
+            _, status = framework.run_pre_filter(state, pod_info)
+            if status is not None:
+                continue
+            node_state = CycleState()
+            one_by_one.run_pre_filter(node_state, pod_info)
+            first = data.draw(st.integers(0, count - 1))
+            start = data.draw(st.integers(0, count))
+            window = snapshot.rotated(first).window(start, data.draw(st.integers(start, count)))
+            reference = [framework.run_filter_with_nominated_pods(state, pod_info, info) for info in window]
+            batch = framework.run_filter_nodes(state, pod_info, window)
+            assert batch.codes is None and batch.statuses == reference
+            memo = SignatureMemo()
+            for _ in range(2):  # verdicts computed, then remembered
+                memoized = framework.run_filter_nodes(state, pod_info, window, memo=memo)
+                assert memoized.codes is not None and reported(memoized.statuses) == reported(reference)
+            assert reported(one_by_one.run_filter_nodes(node_state, pod_info, window).statuses) == (
+                reported(reference))
+            # Node by node stops after the wanted-th node that fits, or at the first error.
+            wanted = data.draw(st.integers(1, 5))
+            stopped = one_by_one.run_filter_nodes(node_state, pod_info, window, wanted=wanted).statuses
+            fitting = [i for i, verdict in enumerate(reference) if verdict is None]
+            errors = [i for i, verdict in enumerate(reference) if verdict is not None
+                      and verdict.code is Code.ERROR]
+            end = min([len(reference) - 1, *fitting[wanted - 1:wanted], *errors[:1]]) + 1 if reference else 0
+            assert reported(stopped) == reported(reference[:end])
 
 
 class Fussy:
@@ -215,9 +268,8 @@ def test_a_batch_that_raises_is_asked_again_node_by_node(batch_raises: bool) -> 
     framework = Framework("p", fake_handle(Snapshot([])), {
         "filter": [Fussy(batch_raises=batch_raises)]}, {})
     state, pod_info = CycleState(), PodInfo(pod(name="p"))
-    batch = framework.batch_node_filter(state, pod_info)
-    assert batch is not None
-    assert batch(infos) == [framework.run_filter(state, pod_info, info) for info in infos]
+    verdicts = framework.run_filter_nodes(state, pod_info, NodeSet(infos))
+    assert verdicts.statuses == [framework.run_filter(state, pod_info, info) for info in infos]
 
 
 class Counting:
@@ -242,13 +294,12 @@ class Counting:
 def test_a_few_nodes_are_filtered_node_by_node_and_more_in_one_batch_call() -> None:
     plugin = Counting()
     framework = Framework("p", fake_handle(Snapshot([])), {"filter": [plugin]}, {})
-    batch = framework.batch_node_filter(CycleState(), PodInfo(pod(name="p")))
-    assert batch is not None
+    state, pod_info = CycleState(), PodInfo(pod(name="p"))
     few = [NodeInfo(node(f"n{i}")) for i in range(NODE_BY_NODE_BELOW - 1)]
-    assert batch(few) == [None] * len(few)
+    assert framework.run_filter_nodes(state, pod_info, NodeSet(few)).statuses == [None] * len(few)
     assert (plugin.node_calls, plugin.batch_calls) == (len(few), 0)
     many = [NodeInfo(node(f"m{i}")) for i in range(NODE_BY_NODE_BELOW)]
-    assert batch(many) == [None] * len(many)
+    assert framework.run_filter_nodes(state, pod_info, NodeSet(many)).statuses == [None] * len(many)
     assert (plugin.node_calls, plugin.batch_calls) == (len(few), 1)
 
 
@@ -260,6 +311,10 @@ class NodeByNodeOnly:
 
 
 def test_no_batch_when_a_filter_plugin_filters_only_node_by_node() -> None:
-    framework = Framework("p", fake_handle(Snapshot([])), {
-        "filter": [Fussy(batch_raises=False), NodeByNodeOnly()]}, {})
-    assert framework.batch_node_filter(CycleState(), PodInfo(pod(name="p"))) is None
+    plugin = Counting()
+    framework = Framework("p", fake_handle(Snapshot([])), {"filter": [plugin, NodeByNodeOnly()]}, {})
+    many = [NodeInfo(node(f"m{i}")) for i in range(3 * NODE_BY_NODE_BELOW)]
+    # Node by node, as that plugin expects, and no further than the nodes wanted.
+    verdicts = framework.run_filter_nodes(CycleState(), PodInfo(pod(name="p")), NodeSet(many), wanted=5)
+    assert verdicts.statuses == [None] * 5
+    assert (plugin.node_calls, plugin.batch_calls) == (5, 0)

@@ -1,7 +1,7 @@
 """Batch Filter and batch Score are declared extension interfaces: a plugin with only the batch form is a
 Filter and a Score plugin, asked node by node where the framework filters one node at a time; the
-algorithm hands batches to any lister that declares ``NodeBatchLister``; a plugin's own node data in the
-snapshot follows the snapshot's changes."""
+algorithm hands the nodes' rows to any lister that declares ``NodeTableLister``; a plugin's own node
+data in the snapshot follows the snapshot's changes."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from scheduler.framework import (
     BatchFilterPlugin,
     BatchScorePlugin,
     CycleState,
-    NodeBatchLister,
     NodeInfo,
+    NodeSet,
+    NodeTableLister,
     PodInfo,
     Status,
 )
-from scheduler.framework.nodedata import NodeBatch
 from tests.builders import node
 from tests.unit import framework_fakes
 from tests.unit.framework_fakes import build, pod
@@ -34,13 +34,13 @@ class BatchOnly:
     name = "BatchOnly"
 
     def __init__(self) -> None:
-        self.batches: list[Sequence[NodeInfo]] = []
+        self.batches: list[NodeSet] = []
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[Status | None]:
         self.batches.append(nodes)
         return [Status.unschedulable("n2 is out") if n.name == "n2" else None for n in nodes]
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[int]:
         self.batches.append(nodes)
         return [int(n.name[1:]) for n in nodes]
 
@@ -59,16 +59,15 @@ def test_a_plugin_with_only_the_batch_forms_filters_and_scores() -> None:
     assert framework.run_filter(state, pod_info, NODES[0]) is None
     rejected = framework.run_filter(state, pod_info, NODES[1])
     assert rejected is not None and rejected.plugin == "BatchOnly" and rejected.reasons == ("n2 is out",)
-    filter_batch = framework.batch_node_filter(state, pod_info)
-    assert filter_batch is not None
-    assert [s is None for s in filter_batch(NODES)] == [True, False, True, True]
-    result, status = framework.run_score(state, pod_info, NODES)
+    verdicts = framework.run_filter_nodes(state, pod_info, NodeSet(NODES))
+    assert [s is None for s in verdicts.statuses] == [True, False, True, True]
+    result, status = framework.run_score(state, pod_info, NodeSet(NODES))
     assert status is None and result is not None
     assert result.per_plugin["BatchOnly"] == [1, 2, 3, 4]
 
 
 class Lister:
-    """Not the scheduler's Snapshot, but a SharedLister that declares NodeBatchLister (by delegating)."""
+    """Not the scheduler's Snapshot, but a SharedLister that declares NodeTableLister (by delegating)."""
 
     def __init__(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
@@ -82,23 +81,23 @@ class Lister:
     def list(self) -> Sequence[NodeInfo]:
         return self._snapshot.list()
 
-    def batch(self, nodes: Sequence[NodeInfo]) -> NodeBatch:
-        return self._snapshot.batch(nodes)
+    def node_set(self, nodes: Sequence[NodeInfo]) -> NodeSet:
+        return self._snapshot.node_set(nodes)
 
-    def rotated(self, first: int) -> NodeBatch:
+    def rotated(self, first: int) -> NodeSet:
         return self._snapshot.rotated(first)
 
 
-def test_the_algorithm_hands_batches_to_any_lister_that_declares_them() -> None:
+def test_the_algorithm_hands_rows_to_any_lister_that_declares_them() -> None:
     nodes = [node(f"n{i}", allocatable={"cpu": "4", "pods": "110"}) for i in range(1, 5)]
     lister = Lister(snapshot_of(nodes))
-    assert isinstance(lister, NodeBatchLister)
+    assert isinstance(lister, NodeTableLister)
     plugin = BatchOnly()
     framework = build(plugin, snapshot=lister)  # type: ignore[arg-type]
     result = asyncio.run(schedule_pod(framework, CycleState(), pod("p"), lister,  # type: ignore[arg-type]
                                       percentage_of_nodes_to_score=None, rng=random.Random(0), start_index=0))
     assert result.suggested_host == "n4"
-    assert plugin.batches and all(isinstance(nodes, NodeBatch) for nodes in plugin.batches)
+    assert plugin.batches and all(nodes.rows is not None for nodes in plugin.batches)
 
 
 class AllocatableCpu:
@@ -123,9 +122,10 @@ def test_the_snapshot_keeps_a_plugins_node_data_current() -> None:
     AllocatableCpu.builds = 0
 
     def cpu_by_name() -> dict[str, int]:
-        batch = snapshot.batch(snapshot.list())
-        data = batch.data(AllocatableCpu)
-        return {info.name: data.cpu[row] for info, row in zip(batch, batch.rows.tolist(), strict=True)}
+        found = snapshot.node_set(snapshot.list()).node_data(AllocatableCpu)
+        assert found is not None
+        data, rows = found
+        return {info.name: data.cpu[row] for info, row in zip(snapshot.list(), rows.tolist(), strict=True)}
 
     assert cpu_by_name() == {"n0": 1000, "n1": 2000, "n2": 3000}
     # A changed node rewrites its row in the data built before, without building it again.

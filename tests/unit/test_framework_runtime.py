@@ -18,6 +18,7 @@ from scheduler.framework import (
     CycleState,
     EventResource,
     NodeScore,
+    NodeSet,
     PodInfo,
     PostFilterResult,
     PreFilterResult,
@@ -517,7 +518,7 @@ def test_scores_are_normalized_weighted_and_summed() -> None:
     )
     state = CycleState()
     assert fw.run_pre_score(state, pod("p"), NODES) is None
-    result, status = fw.run_score(state, pod("p"), NODES)
+    result, status = fw.run_score(state, pod("p"), NodeSet(NODES))
     assert status is None and result is not None
     assert result.names == ["n1", "n2", "n3"]
     assert result.totals == [10 * 2 + 100 * 3, 50 * 2 + 50 * 3, 100 * 2]
@@ -536,7 +537,7 @@ class PlainScaler(Scorer):
 
 def test_plain_int_normalize_is_preferred_and_means_the_same() -> None:
     fw = build(PlainScaler("Scaled", {"n1": 4, "n2": 2, "n3": 0}, normalize=lambda s: Status.as_error("no")))
-    result, status = fw.run_score(CycleState(), pod("p"), NODES)
+    result, status = fw.run_score(CycleState(), pod("p"), NodeSet(NODES))
     assert status is None and result is not None
     assert result.per_plugin["Scaled"] == result.totals == [100, 50, 0]
 
@@ -547,7 +548,7 @@ def test_pre_score_skip_leaves_the_plugin_out_of_scoring() -> None:
     state = CycleState()
     assert fw.run_pre_score(state, pod("p"), NODES) is None
     assert state.skip_score_plugins == {"Skipped"}
-    result, _ = fw.run_score(state, pod("p"), NODES[:1])
+    result, _ = fw.run_score(state, pod("p"), NodeSet(NODES[:1]))
     assert result is not None and (result.names, result.totals) == (["n1"], [7]) and skipped.scored == []
 
 
@@ -589,7 +590,7 @@ SCORE_ERRORS = [
     ("plugin", "message"), [c[1:] for c in SCORE_ERRORS], ids=[c[0] for c in SCORE_ERRORS]
 )
 def test_score_errors(plugin: Scorer, message: str) -> None:
-    result, status = build(plugin).run_score(CycleState(), pod("p"), NODES)
+    result, status = build(plugin).run_score(CycleState(), pod("p"), NodeSet(NODES))
     assert result is None and status is not None
     assert (status.code, status.plugin, status.message()) == (Code.ERROR, "Big", message)
 

@@ -57,7 +57,7 @@ def test_node_affinity_decides_a_batch_as_node_by_node(affinity: dict[str, Any],
 
     def both_ways() -> None:
         expected = verdicts([plugin.filter(state, pod_info, info) for info in snapshot.list()])
-        assert verdicts(plugin.filter_nodes(state, pod_info, snapshot.batch(snapshot.list()))) == expected
+        assert verdicts(plugin.filter_nodes(state, pod_info, snapshot.node_set(snapshot.list()))) == expected
         rotated = snapshot.rotated(37).window(10, 150)
         rotated_expected = (expected[37:] + expected[:37])[10:150]
         assert verdicts(plugin.filter_nodes(state, pod_info, rotated)) == rotated_expected
@@ -79,18 +79,19 @@ def test_a_changed_node_rewrites_its_row() -> None:
         cache.add_node(labelled(f"n{i}", "a", "small"))
     snapshot = Snapshot()
     cache.update_snapshot(snapshot)
-    batch = snapshot.batch(snapshot.list())
+    batch = snapshot.node_set(snapshot.list())
     rows = batch.rows
-    batch.data(ResourceColumns)  # registered before the change, as a plugin's first batch does
-    before = batch.data(NodeLabelCodes).label_signatures(["zone"], rows)
+    assert batch.table is not None and rows is not None
+    batch.table.data(ResourceColumns)  # registered before the change, as a plugin's first batch does
+    before = batch.table.data(NodeLabelCodes).label_signatures(["zone"], rows)
     assert before is not None and len(set(before.tolist())) == 1
 
     cache.update_node(labelled("n1", "a", "small"), labelled("n1", "b", "small", cpu="8"))
     cache.add_pod(pod(requests={"cpu": "500m", "memory": "1Gi"}, name="p", node_name="n2"))
     cache.update_snapshot(snapshot)
     position = {info.name: i for i, info in enumerate(snapshot.list())}
-    after = batch.data(NodeLabelCodes).label_signatures(["zone"], rows)
-    columns = batch.data(ResourceColumns)
+    after = batch.table.data(NodeLabelCodes).label_signatures(["zone"], rows)
+    columns = batch.table.data(ResourceColumns)
     assert after is not None
     assert after[position["n1"]] != after[position["n0"]] == after[position["n2"]]
     assert columns.alloc_cpu[position["n1"]] == 8000

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scheduler.framework import NodeToStatus, Status, count_statuses, counted_by_identity
-from scheduler.framework.verdicts import counted_failures
+from scheduler.framework.verdicts import Verdicts
 
 #: Two equal statuses that are distinct objects: counts go by object, as plugins share one per verdict.
 STATUSES = [Status.unschedulable("Insufficient cpu"), Status.unschedulable("Insufficient cpu"),
@@ -29,7 +29,7 @@ def identities(counted: list[tuple[Status, int]]) -> list[tuple[int, int]]:
 
 
 def _record(mapping: NodeToStatus, nodes: list[Node], verdicts: list[Status | None]) -> None:
-    mapping.record(nodes, verdicts, counted_failures(verdicts))
+    mapping.record(nodes, verdicts, Verdicts(verdicts).counted_failures())
 
 
 verdict = st.one_of(st.none(), st.sampled_from(range(len(STATUSES))))

@@ -5,14 +5,15 @@ plugins' batch Filter and Score."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
 
 from scheduler.cache import snapshot_of
 from scheduler.framework import CycleState, NodeInfo, PodInfo, Resource, Status
-from scheduler.framework.columns import EXACT_LIMIT, ResourceColumns, vector_batch
-from scheduler.framework.nodedata import NodeBatch, NodeTable
+from scheduler.framework.columns import EXACT_LIMIT, ResourceColumns, exact_columns
+from scheduler.framework.nodedata import NodeSet, NodeTable, Rows
 from scheduler.framework.resource import CPU, MEMORY
 from scheduler.plugins.noderesources import balanced_allocation, fit
 from scheduler.plugins.noderesources.balanced_allocation import balanced_columns, balanced_score
@@ -36,8 +37,14 @@ def random_node(rng: random.Random) -> NodeInfo:
     return info
 
 
-def as_batch(nodes: list[NodeInfo]) -> NodeBatch:
-    return NodeBatch(nodes, np.arange(len(nodes), dtype=np.intp), NodeTable(nodes))
+def as_batch(nodes: Sequence[NodeInfo]) -> NodeSet:
+    return NodeSet(list(nodes), np.arange(len(nodes), dtype=np.intp), NodeTable(nodes))
+
+def columns_of(nodes: Sequence[NodeInfo]) -> tuple[ResourceColumns, Rows]:
+    """The resource columns of ``nodes`` in a table of their own, and their rows in it."""
+    found = as_batch(nodes).node_data(ResourceColumns)
+    assert found is not None
+    return found
 
 
 def random_pod(rng: random.Random) -> PodInfo:
@@ -88,7 +95,7 @@ def test_least_allocated_columns_equal_the_scorer(seed: int) -> None:
     scorer = least_allocated_scorer(resources)
     nodes = [random_node(rng) for _ in range(300)]
     pod_request = (rng.randrange(0, 5000), rng.randrange(0, 2**33))
-    assert least_allocated_columns(as_batch(nodes), pod_request, weights) == (
+    assert least_allocated_columns(*columns_of(nodes), pod_request, weights) == (
         [scorer(*node_vectors(n, resources, pod_request, use_requested=False)) for n in nodes])
 
 
@@ -98,7 +105,7 @@ def test_balanced_columns_equal_balanced_score(seed: int) -> None:
     resources = (ResourceSpec(CPU), ResourceSpec(MEMORY))
     nodes = [random_node(rng) for _ in range(300)]
     pod_request = (rng.randrange(0, 5000), rng.randrange(0, 2**33))
-    assert balanced_columns(as_batch(nodes), pod_request) == (
+    assert balanced_columns(*columns_of(nodes), pod_request) == (
         [balanced_score(*node_vectors(n, resources, pod_request, use_requested=True)) for n in nodes])
 
 
@@ -121,15 +128,15 @@ def test_the_fit_filter_decides_a_snapshot_batch_as_node_by_node(seed: int) -> N
     state = CycleState()
     pod_info = PodInfo(pod(cpu=f"{rng.randrange(1, 3000)}m", memory=f"{rng.randrange(1, 3000)}Mi"))
     plugin.pre_filter(state, pod_info, snapshot.list())
-    batch = snapshot.batch(snapshot.list())
-    assert vector_batch(batch) is batch
+    batch = snapshot.node_set(snapshot.list())
+    assert exact_columns(batch) is not None
     expected = verdicts([plugin.filter(state, pod_info, info) for info in snapshot.list()])
     assert "Too many pods" in str(expected) and None in expected  # both paths are exercised
     assert verdicts(plugin.filter_nodes(state, pod_info, batch)) == expected
     # A rotated window, as the algorithm asks, and a subset, as the framework narrows one.
     rotated = snapshot.rotated(17).window(5, 50)
     assert verdicts(plugin.filter_nodes(state, pod_info, rotated)) == (expected[17:] + expected[:17])[5:50]
-    assert verdicts(plugin.filter_nodes(state, pod_info, snapshot.batch(rotated))) == (
+    assert verdicts(plugin.filter_nodes(state, pod_info, snapshot.node_set(rotated))) == (
         expected[17:] + expected[:17])[5:50]
     assert verdicts(plugin.filter_nodes(state, pod_info, batch.subset([3, 1, 40]))) == [
         expected[3], expected[1], expected[40]]
@@ -139,7 +146,8 @@ def test_a_value_too_large_for_exact_vector_arithmetic_turns_the_vector_paths_of
     nodes = [random_node(random.Random(0)) for _ in range(3)]
     nodes[1].allocatable.memory = EXACT_LIMIT
     batch = as_batch(nodes)
-    assert vector_batch(batch) is None
-    assert vector_batch(list(nodes)) is None
-    batch.data(ResourceColumns).set_row(1, random_node(random.Random(1)))
-    assert vector_batch(batch) is batch
+    assert exact_columns(batch) is None
+    assert exact_columns(NodeSet(nodes)) is None  # nodes without rows
+    assert batch.table is not None
+    batch.table.data(ResourceColumns).set_row(1, random_node(random.Random(1)))
+    assert exact_columns(batch) is not None

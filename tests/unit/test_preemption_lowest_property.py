@@ -40,8 +40,10 @@ def test_ruling_out_nodes_without_lower_priority_pods_changes_nothing(
         return  # it fits: no dry run
     potential = list(cluster.snapshot.list())
     offset %= len(potential)
-    every = cluster.snapshot.rotated(0)
-    lower = (every.data(LowestPodPriority).values[every.rows] < info.priority).tolist()
+    found = cluster.snapshot.rotated(0).node_data(LowestPodPriority)
+    assert found is not None
+    lowest, rows = found
+    lower = (lowest.values[rows] < info.priority).tolist()
     pdbs = budgets(cluster.pdbs)
     looked = dry_run_preemption(cluster.framework, state, info, potential, pdbs, offset, wanted)
     told = dry_run_preemption(cluster.framework, state, info, potential, pdbs, offset, wanted, lower=lower)

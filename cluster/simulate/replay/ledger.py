@@ -24,9 +24,8 @@ from google.protobuf.message import Message
 from cluster.api import objects_pb2
 from cluster.client import Informer
 from cluster.simulate.outcome import unschedulable_message
-from scheduler.framework.resource import CPU, MEMORY, Resource, pod_requests
-
-GPU = "nvidia.com/gpu"
+from cluster.simulate.trace.bounds import counted
+from scheduler.framework.resource import Resource, pod_requests
 
 
 @dataclass(slots=True)
@@ -55,7 +54,7 @@ class NodeTable:
         self.rows = {name: row for row, name in enumerate(self.names)}
         allocatable = [Resource.from_quantities(node.status.allocatable or node.status.capacity)
                        for node in nodes]
-        self.allocatable = np.array([_triple(resource) for resource in allocatable], dtype=np.int64)
+        self.allocatable = np.array([counted(resource) for resource in allocatable], dtype=np.int64)
         self.allocatable = self.allocatable.reshape(len(nodes), 3)
         self.requested = np.zeros_like(self.allocatable)
         self.capacity = self.allocatable.sum(axis=0)
@@ -77,13 +76,9 @@ class NodeTable:
         return self.allocatable - self.requested
 
 
-def _triple(resource: Resource) -> tuple[int, int, int]:
-    return resource.get(CPU), resource.get(MEMORY), resource.get(GPU)
-
-
 def request_row(pod: objects_pb2.Pod) -> np.ndarray:
     """What ``pod`` takes of a node: CPU, memory and GPUs, as the scheduler counts them."""
-    return np.array(_triple(pod_requests(pod)), dtype=np.int64)
+    return np.array(counted(pod_requests(pod)), dtype=np.int64)
 
 
 class PodLedger:

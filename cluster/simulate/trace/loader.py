@@ -9,7 +9,7 @@ from google.protobuf.message import Message
 from cluster.api import objects_pb2
 from cluster.simulate.trace import native_csv, native_yaml, openb
 from cluster.simulate.trace.model import Trace, TraceError, TracePod, capped, shifted_to_zero
-from cluster.simulate.trace.table import Header, read_header, read_text
+from cluster.simulate.trace.table import Header, NotText, read_header, read_text
 
 #: How a YAML file may begin that a CSV header would not: a comment, a document marker, flow style.
 _YAML_STARTS = ("#", "---", "{", "[")
@@ -49,6 +49,8 @@ def _recognize(path: str, role: str) -> tuple[str, str, list[str]]:
         text = read_text(path)
     except OSError as exc:
         return "", "", [f"{path}: cannot read the {role} file: {exc.strerror or exc}"]
+    except NotText as exc:
+        return "", "", [str(exc)]
     first = read_header(text)
     if first is None:
         return "", text, [f"{path}:1:1: header: Required value: the file is empty; a {role} file starts with "

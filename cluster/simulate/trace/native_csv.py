@@ -13,9 +13,11 @@ from cluster.simulate.scenario import (
     ScenarioError,
     build_scenario,
 )
+from cluster.simulate.trace.bounds import LARGEST, ClusterTotals, quantity_problem
 from cluster.simulate.trace.build import new_node, new_pod
-from cluster.simulate.trace.model import TracePod
+from cluster.simulate.trace.model import GPU_RESOURCE, TracePod
 from cluster.simulate.trace.table import Header, Row, check_header, load_rows
+from scheduler.framework.resource import CPU, MEMORY
 
 FORMAT = "native-csv"
 NODE_REQUIRED = ("name", "cpu", "memory")
@@ -25,6 +27,7 @@ POD_OPTIONAL = ("namespace", "arrival", "duration", "deletion", "cpu", "memory",
                 "node_selector", "tolerations")
 LIST_SEPARATOR = ";"
 _INT32_MIN = -(2**31)
+_NODE_COLUMNS = {CPU: "cpu", MEMORY: "memory", GPU_RESOURCE: "gpu"}
 
 _NODE_FIELDS = {"metadata.name": "name", "metadata.labels": "labels", "spec.taints": "taints",
                 "status.capacity[cpu]": "cpu", "status.allocatable[cpu]": "cpu",
@@ -48,20 +51,23 @@ def load_nodes(path: str, text: str, header: Header) -> tuple[list[objects_pb2.N
     problems = check_header(path, header, NODE_REQUIRED, NODE_OPTIONAL)
     if problems:
         return [], problems
-    return load_rows(path, text, header, key_column="name", key=lambda row: row.text("name"), build=_node,
-                     api_object=lambda node: node, field_columns=_NODE_FIELDS)
+    totals = ClusterTotals()
+    return load_rows(path, text, header, key_column="name", key=lambda row: row.text("name"),
+                     build=lambda row: _node(row, totals), api_object=lambda node: node,
+                     field_columns=_NODE_FIELDS)
 
 
-def _node(row: Row) -> objects_pb2.Node | None:
+def _node(row: Row, totals: ClusterTotals) -> objects_pb2.Node | None:
     cpu, memory = _quantity(row, "cpu", required=True), _quantity(row, "memory", required=True)
-    gpus = row.integer("gpu", default=0)
-    max_pods = row.integer("pods", default=int(DEFAULT_MAX_PODS))
+    gpus = row.integer("gpu", LARGEST, default=0)
+    max_pods = row.integer("pods", LARGEST, default=int(DEFAULT_MAX_PODS))
     labels = _pairs(row, "labels")
     taints = [_taint(row, item) for item in _items(row, "taints")]
     if cpu is None or memory is None or gpus is None or max_pods is None or labels is None:
         return None
     node = new_node(row.text("name"), {"cpu": cpu, "memory": memory}, gpus, labels, str(max_pods))
     node.spec.taints.extend(taint for taint in taints if taint is not None)
+    row.count_node(totals, node, _NODE_COLUMNS)
     return node
 
 
@@ -99,7 +105,7 @@ def _pod(row: Row) -> TracePod | None:
     elif deletion is not None:
         duration = deletion - arrival
     requests = {name: _quantity(row, name, required=False) for name in ("cpu", "memory")}
-    gpus = row.integer("gpu", default=0)
+    gpus = row.integer("gpu", LARGEST, default=0)
     priority = _priority(row)
     selector = _pairs(row, "node_selector")
     tolerations = [_toleration(row, item) for item in _items(row, "tolerations")]
@@ -127,6 +133,10 @@ def _quantity(row: Row, column: str, *, required: bool) -> str | None:
         return None
     if value < 0:
         row.invalid(column, "must be greater than or equal to 0")
+        return None
+    too_large = quantity_problem(column, text)
+    if too_large is not None:
+        row.invalid(column, too_large)
         return None
     return text
 

@@ -3,13 +3,12 @@ by their ``replay.podsched.io/`` annotations."""
 
 from __future__ import annotations
 
-import math
-
 from google.protobuf.message import Message
 
 from cluster.api import kinds, objects_pb2, validation
 from cluster.api.manifest import Manifest, ManifestError, load_paths
 from cluster.simulate.scenario import Entry, ScenarioError, build_scenario
+from cluster.simulate.trace import bounds
 from cluster.simulate.trace.model import (
     ARRIVAL_ANNOTATION,
     DELETION_ANNOTATION,
@@ -22,7 +21,6 @@ from cluster.simulate.trace.model import (
 FORMAT = "native-yaml"
 #: What the pods file may hold; the nodes file holds every other kind a scenario may.
 POD_FILE_KINDS = (kinds.POD, kinds.POD_GROUP)
-NOT_SECONDS = "must be a non-negative number of seconds"
 
 
 def load(nodes_path: str, pods_path: str) -> tuple[Trace | None, list[str], list[str]]:
@@ -52,14 +50,28 @@ def load(nodes_path: str, pods_path: str) -> tuple[Trace | None, list[str], list
             p for p in exc.problems if p.startswith(f"{pods_path}:")]
     refused = [f"{entry.where}: spec.nodeName: Forbidden: a trace pod arrives pending; the replay's "
                "scheduler binds it" for entry in scenario.running_pods]
-    if refused:
-        return None, [], refused
+    node_problems, pod_problems = _too_large(scenario.nodes), _too_large(scenario.pods)
+    if refused or node_problems or pod_problems:
+        return None, node_problems, [*refused, *pod_problems]
     pods = [_trace_pod(entry, *timing[id(entry.obj)]) for entry in scenario.pending_pods]
     objects: list[Message] = [entry.obj for entry in (
         *scenario.namespaces, *scenario.runtime_classes, *scenario.priority_classes, *scenario.pdbs,
         *scenario.pod_groups, *scenario.workloads)]
     nodes = [entry.obj for entry in scenario.nodes if isinstance(entry.obj, objects_pb2.Node)]
     return Trace(nodes, shifted_to_zero(pods), objects, FORMAT), [], []
+
+
+def _too_large(entries: list[Entry]) -> list[str]:
+    """The amounts of nodes or pods the replay cannot hold, the nodes' totals included."""
+    problems, totals = [], bounds.ClusterTotals()
+    for entry in entries:
+        own = bounds.object_problems(entry.obj)
+        problems += [f"{entry.where}: {problem}" for problem in own]
+        if isinstance(entry.obj, objects_pb2.Node) and not own:
+            problems += [
+                f"{entry.where}: " + bounds.too_much_in_all(f"status.allocatable[{resource}]", resource)
+                for resource in totals.add(entry.obj.status.allocatable)]
+    return problems
 
 
 def _manifests(path: str) -> tuple[list[Manifest], list[str]]:
@@ -95,13 +107,9 @@ def _seconds(manifest: Manifest, annotation: str, problems: list[str]) -> float 
     text = kinds.metadata_of(manifest.obj).annotations.get(annotation)
     if text is None:
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        problems.append(f"{_where(manifest)}: " + validation.invalid(_path(annotation), text, NOT_SECONDS))
-        return None
+    value, problem = bounds.seconds(text)
+    if problem is not None:
+        problems.append(f"{_where(manifest)}: " + validation.invalid(_path(annotation), text, problem))
     return value
 
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 from cluster.api import objects_pb2, validation
 from cluster.simulate.scenario import DEFAULT_NAMESPACE
+from cluster.simulate.trace.bounds import LARGEST, MAX_SECONDS, MEBIBYTE, TOO_MANY_SECONDS, ClusterTotals
 from cluster.simulate.trace.build import new_node, new_pod, require_node_label_in
 from cluster.simulate.trace.model import (
     GPU_MILLI_ANNOTATION,
     GPU_PRODUCT_LABEL,
+    GPU_RESOURCE,
     QOS_LABEL,
     TRACE_PHASE_ANNOTATION,
     TracePod,
 )
 from cluster.simulate.trace.table import Header, Row, check_exact_header, load_rows
+from scheduler.framework.resource import CPU, MEMORY
 
 FORMAT = "openb"
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
@@ -24,6 +27,9 @@ MAX_GPUS_PER_POD = 8
 WHOLE_GPU_MILLI = 1000
 #: What the trace writes for a CPU node's model (pandas' missing value included).
 NO_MODEL = ("", "nan")
+#: The most memory_mib whose bytes the replay holds.
+MAX_MEMORY_MIB = LARGEST // MEBIBYTE
+_NODE_COLUMNS = {CPU: "cpu_milli", MEMORY: "memory_mib", GPU_RESOURCE: "gpu"}
 
 _NODE_FIELDS = {"metadata.name": "sn", "metadata.labels": "model", "status.capacity[cpu]": "cpu_milli",
                 "status.allocatable[cpu]": "cpu_milli", "status.capacity[memory]": "memory_mib",
@@ -46,12 +52,15 @@ def load_nodes(path: str, text: str, header: Header) -> tuple[list[objects_pb2.N
     problems = check_exact_header(path, header, NODE_COLUMNS)
     if problems:
         return [], problems
-    return load_rows(path, text, header, key_column="sn", key=lambda row: row.text("sn"), build=_node,
-                     api_object=lambda node: node, field_columns=_NODE_FIELDS)
+    totals = ClusterTotals()
+    return load_rows(path, text, header, key_column="sn", key=lambda row: row.text("sn"),
+                     build=lambda row: _node(row, totals), api_object=lambda node: node,
+                     field_columns=_NODE_FIELDS)
 
 
-def _node(row: Row) -> objects_pb2.Node | None:
-    cpu, memory, gpus = row.integer("cpu_milli"), row.integer("memory_mib"), row.integer("gpu")
+def _node(row: Row, totals: ClusterTotals) -> objects_pb2.Node | None:
+    cpu, memory = row.integer("cpu_milli", LARGEST), row.integer("memory_mib", MAX_MEMORY_MIB)
+    gpus = row.integer("gpu", LARGEST)
     model = row.text("model")
     labels = {}
     if model.lower() not in NO_MODEL:
@@ -60,7 +69,9 @@ def _node(row: Row) -> objects_pb2.Node | None:
         labels[GPU_PRODUCT_LABEL] = model
     if cpu is None or memory is None or gpus is None:
         return None
-    return new_node(row.text("sn"), {"cpu": f"{cpu}m", "memory": f"{memory}Mi"}, gpus, labels)
+    node = new_node(row.text("sn"), {"cpu": f"{cpu}m", "memory": f"{memory}Mi"}, gpus, labels)
+    row.count_node(totals, node, _NODE_COLUMNS)
+    return node
 
 
 def load_pods(path: str, text: str, header: Header) -> tuple[list[TracePod], list[str]]:
@@ -74,10 +85,11 @@ def load_pods(path: str, text: str, header: Header) -> tuple[list[TracePod], lis
 
 
 def _pod(row: Row) -> TracePod | None:
-    cpu, memory = row.integer("cpu_milli"), row.integer("memory_mib")
-    gpus, milli = row.integer("num_gpu"), row.integer("gpu_milli")
-    created, deleted = row.integer("creation_time"), row.optional_integer("deletion_time")
-    scheduled = row.optional_integer("scheduled_time")
+    cpu, memory = row.integer("cpu_milli", LARGEST), row.integer("memory_mib", MAX_MEMORY_MIB)
+    gpus, milli = row.integer("num_gpu", LARGEST), row.integer("gpu_milli", LARGEST)
+    created = row.integer("creation_time", MAX_SECONDS, too_large=TOO_MANY_SECONDS)
+    deleted = row.optional_integer("deletion_time", MAX_SECONDS, too_large=TOO_MANY_SECONDS)
+    scheduled = row.optional_integer("scheduled_time", MAX_SECONDS, too_large=TOO_MANY_SECONDS)
     if gpus is not None and milli is not None:
         _check_gpus(row, gpus, milli)
     if created is not None:

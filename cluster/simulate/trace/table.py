@@ -2,26 +2,40 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from google.protobuf.message import Message
 
-from cluster.api import validation
+from cluster.api import objects_pb2, validation
+from cluster.simulate.trace import bounds
 
 T = TypeVar("T")
 
 NOT_NON_NEGATIVE_INTEGER = "must be a non-negative integer"
-NOT_NON_NEGATIVE_SECONDS = "must be a non-negative number of seconds"
+
+
+class NotText(Exception):
+    """The file is not UTF-8 text; the message names where the first byte that is not is."""
 
 
 def read_text(path: str) -> str:
-    """The file's text; raises OSError (the caller words it)."""
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        return handle.read()
+    """The file's text, a UTF-8 byte order mark dropped; raises OSError (the caller words it) or NotText."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return data[start:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = start + exc.start
+        line_start = data.rfind(b"\n", 0, at) + 1
+        column = len(data[max(line_start, start):at].decode("utf-8")) + 1
+        line = data.count(b"\n", 0, at) + 1
+        raise NotText(f"{path}:{line}: not UTF-8 text (byte 0x{data[at]:02x} at character {column} of the "
+                      "line)") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +79,13 @@ class Row:
         """A problem with the cell of ``column``; ``problem`` starts with the column's name."""
         self.problems.append(f"{self.where}:{self.columns[column]}: {problem}")
 
+    def count_node(self, totals: bounds.ClusterTotals, node: objects_pb2.Node,
+                   columns: Mapping[str, str]) -> None:
+        """Add the node built from this row to ``totals``; a problem at the column (``columns``: resource ->
+        column) of each resource whose total it takes past what the replay holds."""
+        for resource in totals.add(node.status.allocatable):
+            self.add(columns[resource], bounds.too_much_in_all(columns[resource], resource))
+
     def invalid(self, column: str, detail: str) -> None:
         self.add(column, validation.invalid(column, self.text(column), detail))
 
@@ -72,32 +93,35 @@ class Row:
         """The cell's text, stripped; "" when the file has no such column."""
         return self.cells.get(column, "").strip()
 
-    def integer(self, column: str, *, default: int | None = None) -> int | None:
-        """A non-negative integer; ``default`` when the cell is empty and a default is given."""
+    def integer(self, column: str, maximum: int, *, default: int | None = None,
+                too_large: str = "") -> int | None:
+        """A non-negative integer up to ``maximum`` (above it, the problem ``too_large``, by default
+        the replay's books'); ``default`` when the cell is empty and a default is given."""
         text = self.text(column)
         if not text and default is not None:
             return default
         if not text.isascii() or not text.isdigit():
             self.invalid(column, NOT_NON_NEGATIVE_INTEGER)
             return None
-        return int(text)
+        # Compared by length first: Python refuses int() of more than 4300 digits.
+        digits = text.lstrip("0") or "0"
+        if len(digits) > len(str(maximum)) or int(digits) > maximum:
+            self.invalid(column, too_large or bounds.too_large(maximum))
+            return None
+        return int(digits)
 
-    def optional_integer(self, column: str) -> int | None:
-        """A non-negative integer, or None for an empty cell (no problem)."""
-        return self.integer(column) if self.text(column) else None
+    def optional_integer(self, column: str, maximum: int, *, too_large: str = "") -> int | None:
+        """``integer``, or None for an empty cell (no problem)."""
+        return self.integer(column, maximum, too_large=too_large) if self.text(column) else None
 
     def optional_seconds(self, column: str) -> float | None:
-        """A non-negative finite number, or None for an empty cell."""
+        """A number of seconds (``bounds.seconds``), or None for an empty cell."""
         text = self.text(column)
         if not text:
             return None
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or value < 0:
-            self.invalid(column, NOT_NON_NEGATIVE_SECONDS)
-            return None
+        value, problem = bounds.seconds(text)
+        if problem is not None:
+            self.invalid(column, problem)
         return value
 
     def api_problems(self, problems: Sequence[str], field_columns: Mapping[str, str]) -> None:
@@ -118,21 +142,27 @@ def rows(path: str, text: str, header_: Header) -> Iterator[Row]:
     header = header_.cells
     columns = {name: number for number, name in enumerate(header, start=1)}
     reader = csv.reader(text.splitlines())
-    for cells in reader:
-        line = reader.line_num
-        if line <= header_.line or not any(cell.strip() for cell in cells):
-            continue
-        if len(cells) < len(header):
-            missing = header[len(cells)]
-            yield Row(path, line, {}, columns, [
-                f"{path}:{line}:{len(cells) + 1}: {missing}: Required value: the row has {len(cells)} "
-                f"fields, the header {len(header)}"])
-        elif len(cells) > len(header):
-            yield Row(path, line, {}, columns, [
-                f"{path}:{line}:{len(header) + 1}: row: Too many: the row has {len(cells)} fields, the "
-                f"header {len(header)}"])
-        else:
-            yield Row(path, line, dict(zip(header, cells, strict=True)), columns)
+    try:
+        for cells in reader:
+            line = reader.line_num
+            if line <= header_.line or not any(cell.strip() for cell in cells):
+                continue
+            if len(cells) < len(header):
+                missing = header[len(cells)]
+                yield Row(path, line, {}, columns, [
+                    f"{path}:{line}:{len(cells) + 1}: {missing}: Required value: the row has {len(cells)} "
+                    f"fields, the header {len(header)}"])
+            elif len(cells) > len(header):
+                yield Row(path, line, {}, columns, [
+                    f"{path}:{line}:{len(header) + 1}: row: Too many: the row has {len(cells)} fields, the "
+                    f"header {len(header)}"])
+            else:
+                yield Row(path, line, dict(zip(header, cells, strict=True)), columns)
+    except csv.Error:
+        # The reader's one error for text: a field longer than its limit. Nothing after it is read.
+        yield Row(path, reader.line_num, {}, columns, [
+            f"{path}:{reader.line_num}: row: Too long: a field has more than {csv.field_size_limit()} "
+            "characters"])
 
 
 def load_rows(path: str, text: str, header: Header, *, key_column: str, key: Callable[[Row], object],

@@ -51,9 +51,9 @@ from scheduler.framework import (
     CycleState,
     FailedPodGroup,
     Handle,
-    NodeBatchLister,
     NodeInfo,
     NodeInfoLister,
+    NodeTableLister,
     PodGroupPostFilterResult,
     PodInfo,
     PostFilterResult,
@@ -347,10 +347,13 @@ async def _ask_extenders(
 def _below(lister: NodeInfoLister, priority: int) -> npt.NDArray[np.bool_] | None:
     """Which of the lister's nodes (in its order) hold a pod of priority below ``priority``, read from
     the snapshot's node data; None for a lister without any."""
-    if not isinstance(lister, NodeBatchLister):
+    if not isinstance(lister, NodeTableLister):
         return None
-    every = lister.rotated(0)
-    below: npt.NDArray[np.bool_] = every.data(LowestPodPriority).values[every.rows] < priority
+    found = lister.rotated(0).node_data(LowestPodPriority)
+    if found is None:
+        return None
+    lowest, rows = found
+    below: npt.NDArray[np.bool_] = lowest.values[rows] < priority
     return below
 
 

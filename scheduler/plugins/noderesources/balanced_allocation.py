@@ -28,8 +28,8 @@ from scheduler.framework import (
     Signature,
     Status,
 )
-from scheduler.framework.columns import EXACT_LIMIT, ResourceColumns, vector_batch
-from scheduler.framework.nodedata import NodeBatch
+from scheduler.framework.columns import EXACT_LIMIT, ResourceColumns, exact_columns
+from scheduler.framework.nodedata import NodeSet, Rows
 from scheduler.framework.resource import CPU, MEMORY
 from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.noderesources.resource_allocation import (
@@ -83,12 +83,11 @@ def balanced_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
     return int((1 - std) * MAX_NODE_SCORE)
 
 
-def balanced_columns(batch: NodeBatch, pod_request: Sequence[int]) -> list[int]:
+def balanced_columns(columns: ResourceColumns, rows: Rows, pod_request: Sequence[int]) -> list[int]:
     """``balanced_score`` over (CPU, memory) with the real requests, for a batch: the same float64
     operations over the resource columns (every integer below EXACT_LIMIT converts exactly, so each
     division rounds as Python's does; for two fractions the standard deviation is ``|f1 - f2| / 2``, and
     with one or none there is no spread)."""
-    columns, rows = batch.data(ResourceColumns), batch.rows
     cpu, memory = columns.alloc_cpu[rows], columns.alloc_memory[rows]
     both = (cpu != 0) & (memory != 0)
     cpu_fraction = np.minimum((columns.requested_cpu[rows] + pod_request[0]) / np.where(both, cpu, 1), 1.0)
@@ -125,15 +124,15 @@ class NodeResourcesBalancedAllocation:
             return 0
         return balanced_score(*node_vectors(node_info, self._resources, requests, use_requested=True))
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[int]:
         """``score`` of every node; over CPU and memory (the default) over the resource columns for a
         batch of the snapshot's nodes."""
         requests = self._requests(state, pod)
         if requests is None:
             return [0] * len(nodes)
-        batch = vector_batch(nodes) if self._cpu_memory else None
-        if batch is not None and max(requests) < EXACT_LIMIT:
-            return balanced_columns(batch, requests)
+        found = exact_columns(nodes) if self._cpu_memory else None
+        if found is not None and max(requests) < EXACT_LIMIT:
+            return balanced_columns(*found, requests)
         return [balanced_score(*node_vectors(node_info, self._resources, requests, use_requested=True))
                 for node_info in nodes]
 

@@ -50,8 +50,8 @@ from scheduler.framework import (
     Status,
     pod_requests,
 )
-from scheduler.framework.columns import EXACT_LIMIT, Column, ResourceColumns, vector_batch
-from scheduler.framework.nodedata import NodeBatch
+from scheduler.framework.columns import EXACT_LIMIT, Column, ResourceColumns, exact_columns
+from scheduler.framework.nodedata import NodeSet, Rows
 from scheduler.framework.resource import CPU, EPHEMERAL_STORAGE, MEMORY
 from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.noderesources.resource_allocation import (
@@ -266,11 +266,10 @@ def most_allocated_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
 
 
 def least_allocated_columns(
-    batch: NodeBatch, pod_request: Sequence[int], weights: tuple[int, int]
+    columns: ResourceColumns, rows: Rows, pod_request: Sequence[int], weights: tuple[int, int]
 ) -> list[int]:
     """``least_allocated_scorer`` over (CPU, memory) with the non-zero requests, for a batch: the same
     integer arithmetic in int64 over the resource columns (exact, every value being below EXACT_LIMIT)."""
-    columns, rows = batch.data(ResourceColumns), batch.rows
     total = np.zeros(len(rows), dtype=np.int64)
     weight_sum = np.zeros(len(rows), dtype=np.int64)
     for allocatable, requested, pod, weight in (
@@ -425,7 +424,7 @@ class NodeResourcesFit:
             return Status.as_error(f"reading {_PRE_FILTER_KEY!r} from the cycle state: PreFilter did not run")
         return _fit_status(fit, node_info)
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[Status | None]:
         """``filter`` of each node, PreFilter's checks read once (a missing one raises, and the framework
         then asks node by node). For a batch of the snapshot's nodes and a pod asking only for CPU,
         memory and extended resources, the comparisons run over the resource columns, and the nodes that
@@ -433,10 +432,10 @@ class NodeResourcesFit:
         fits nowhere, a preemptor, would otherwise make thousands of equal ones, and their garbage
         collections)."""
         fit: _FitChecks = state.read(_PRE_FILTER_KEY)
-        batch = vector_batch(nodes)
-        if batch is None or not fit.columnar or len(fit.checks) > MAX_COLUMNAR_CHECKS:
+        found = exact_columns(nodes)
+        if found is None or not fit.columnar or len(fit.checks) > MAX_COLUMNAR_CHECKS:
             return _fit_statuses(fit, nodes)
-        columns, rows = batch.data(ResourceColumns), batch.rows
+        columns, rows = found
         full = columns.pod_count[rows] >= columns.alloc_pods[rows]
         failing_any = full.copy()
         # A node's verdict is a function of these comparisons: the pod count, and per check whether the
@@ -449,13 +448,14 @@ class NodeResourcesFit:
             over = amount > allocatable[rows]
             shortfall |= short.astype(np.int64) << (2 * bit + 1) | over.astype(np.int64) << (2 * bit + 2)
         failing = np.flatnonzero(failing_any)
-        statuses: list[Status | None] = [None] * len(batch)
+        statuses: list[Status | None] = [None] * len(rows)
         if not failing.size:
             return statuses
         shortfall = shortfall[failing]
         _, first, inverse = np.unique(shortfall, return_index=True, return_inverse=True)
         failing_rows = failing.tolist()
-        decided = [_fit_status(fit, batch[failing_rows[i]]) for i in first.tolist()]
+        listed = nodes.nodes
+        decided = [_fit_status(fit, listed[failing_rows[i]]) for i in first.tolist()]
         for i, j in zip(failing_rows, inverse.tolist(), strict=True):
             statuses[i] = decided[j]
         return statuses
@@ -471,14 +471,14 @@ class NodeResourcesFit:
         requested, allocatable = node_vectors(node_info, self._resources, pod_request, use_requested=False)
         return self._scorer(requested, allocatable)
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[int]:
         """``score`` of every node; the default strategy (LeastAllocated over CPU and memory) over the
         resource columns for a batch of the snapshot's nodes."""
         pod_request = self._pod_request(state, pod)
         weights = self._least_allocated_cpu_memory
-        batch = vector_batch(nodes) if weights is not None else None
-        if weights is not None and batch is not None and max(pod_request) < EXACT_LIMIT:
-            return least_allocated_columns(batch, pod_request, weights)
+        found = exact_columns(nodes) if weights is not None else None
+        if weights is not None and found is not None and max(pod_request) < EXACT_LIMIT:
+            return least_allocated_columns(*found, pod_request, weights)
         return [self._scorer(*node_vectors(node_info, self._resources, pod_request, use_requested=False))
                 for node_info in nodes]
 
