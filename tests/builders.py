@@ -9,6 +9,10 @@ container (the least a pod has), no uid and no image, so a test states every inp
 The rarer parts of a spec (affinity, tolerations, topology spread constraints, ports) are given as
 ``spec=`` / ``status=`` dicts in the camelCase shape of a Kubernetes manifest, the way they read in
 YAML; keyword fields are applied on top of them.
+
+A plugin's args are built as a configuration file gives them: ``plugin_args("NodeResourcesFit",
+{"scoringStrategy": {"type": "MostAllocated"}})`` decodes, defaults and validates them as the
+configuration does, its ConfigError naming each problem under ``PLUGIN_ARGS_PATH``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from typing import Any
 from google.protobuf import json_format
 
 from cluster.api import objects_pb2
+from scheduler.config import API_VERSION, KIND, in_tree_registry, parse_config
 from scheduler.framework import NodeInfo, PodInfo
+from scheduler.framework.registry import Registry
 
 #: What a comfortably sized test node offers: ``node(name, allocatable=ROOMY)``.
 ROOMY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
@@ -153,3 +159,19 @@ def node(
 def node_info(n: objects_pb2.Node, pods: Iterable[objects_pb2.Pod] = ()) -> NodeInfo:
     """The scheduler's view of ``n`` with ``pods`` on it."""
     return NodeInfo(n, [PodInfo(p) for p in pods])
+
+
+#: Where ``plugin_args`` puts the args: every problem it reports names a field below this.
+PLUGIN_ARGS_PATH = "profiles[0].pluginConfig[0].args"
+
+
+def plugin_args(name: str, args: Mapping[str, Any] | None = None, registry: Registry | None = None) -> Any:
+    """Plugin ``name``'s args from a pluginConfig entry of ``args`` (None: no entry), read by the
+    configuration (``scheduler.config.parse_config``) of a profile enabling the plugin; ``registry``
+    defaults to the in-tree plugins."""
+    profile: dict[str, Any] = {"plugins": {"multiPoint": {"enabled": [{"name": name}]}}}
+    if args is not None:
+        profile["pluginConfig"] = [{"name": name, "args": dict(args)}]
+    config = {"apiVersion": API_VERSION, "kind": KIND, "profiles": [profile]}
+    parsed = parse_config(config, source="", registry=registry or in_tree_registry())
+    return parsed.profiles[0].plugin_args[name]

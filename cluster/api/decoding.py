@@ -1,5 +1,6 @@
 """Strict decoding of YAML and JSON text into typed values: the one layer under the manifest loader
-(``cluster.api.manifest``) and the scheduler configuration (``scheduler.config``).
+(``cluster.api.manifest``), the scheduler configuration with its plugins' args (``scheduler.config``)
+and the authorization policy file.
 
 What it does, for both:
 
@@ -12,9 +13,16 @@ What it does, for both:
 * decides, in one place (``Findings``), whether an unknown or repeated field is an error or a warning:
   kube-scheduler's config decoding and ``apply --validate=strict`` are strict, kubectl's default is not.
 
-The scheduler configuration is decoded into dataclasses (its versioned, wire-shaped schema) by ``decode``;
-manifests are decoded against protobuf descriptors by the manifest loader's walk and then parsed by
-protobuf's JSON mapping, because their schema already exists as the API's messages.
+The scheduler configuration is decoded into dataclasses (its versioned, wire-shaped schema) by ``decode``,
+and so is each in-tree plugin's ``pluginConfig`` args, into its own schema once the entry names the
+plugin (``scheduler.config.v1args``), its paths continuing the entry's
+(``profiles[0].pluginConfig[1].args.scoringStrategy.type``); the configuration package then defaults,
+converts and validates them as kube-scheduler does, so plugins receive typed values and read no mapping.
+An out-of-tree plugin's args are decoded the same way into its own ``ARGS`` dataclass, and the
+authorization policy file (``cluster.apiserver.auth.policy``) into its schema, which then keeps only the
+policy's own rules (known verbs and roles, valid namespaces). Manifests are decoded against protobuf
+descriptors by the manifest loader's walk and then parsed by protobuf's JSON mapping, because their
+schema already exists as the API's messages.
 
 Why dataclasses and this small decoder rather than pydantic or cattrs: the configuration's schema is a
 few dozen fields of six scalar kinds, decoding is one recursive function, and the error texts are fixed
@@ -317,9 +325,8 @@ def decode(schema: type[Any], data: Any, path: str, findings: Findings) -> Any:
     if not isinstance(data, Mapping):
         findings.error(_wrong_kind(path or "<document>", data, "a mapping"))
         data = {}
-    for key, position in sorted(getattr(data, "duplicates", {}).items(), key=lambda item: str(item[0])):
-        at = f"{position}: " if position is not None else ""
-        findings.strictly(f"{path + ': ' if path else ''}{at}duplicate key {key!r}")
+    for problem in _duplicate_keys(data, path):
+        findings.strictly(problem)
     hints, fields, keeps_path = _schema(schema)
     unsupported: Mapping[str, str] = getattr(schema, "UNSUPPORTED", {})
     values: dict[str, Any] = {}
@@ -335,6 +342,16 @@ def decode(schema: type[Any], data: Any, path: str, findings: Findings) -> Any:
     if keeps_path:
         values[FIELD_PATH] = path
     return schema(**values)
+
+
+def _duplicate_keys(data: Mapping[Any, Any], path: str) -> list[str]:
+    """A problem for each key a decoded mapping was given more than once, with where the repeat stands
+    (``roles[0]: line 4, column 5: duplicate key 'name'``); none for a mapping not read by ``documents``."""
+    problems = []
+    for key, position in sorted(getattr(data, "duplicates", {}).items(), key=lambda item: str(item[0])):
+        at = f"{position}: " if position is not None else ""
+        problems.append(f"{path + ': ' if path else ''}{at}duplicate key {key!r}")
+    return problems
 
 
 _Schema = tuple[dict[str, Any], dict[str, dataclasses.Field[Any]], bool]

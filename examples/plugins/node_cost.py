@@ -12,9 +12,11 @@ same recipe):
 * a class with a ``name`` property and the methods of the extension points it implements, here
   ``score`` and ``score_extensions`` (Score) with ``normalize_score`` (``scheduler/framework/interface.py``
   lists every extension point and what its return values mean);
-* ``ARGS``, a class whose ``from_dict`` reads the plugin's ``pluginConfig`` args, applies defaults and
-  raises ``ValueError`` naming the bad field (the scheduler refuses to start with that message);
-* ``new(args, handle)``, the factory: ``args`` is what ``ARGS.from_dict`` returned.
+* ``ARGS``, a dataclass the configuration decodes the plugin's ``pluginConfig`` args into, as strictly as
+  its own (a field unknown, given twice or of the wrong type is refused); every field has a default, and
+  ``__post_init__`` may raise ``ValueError`` for what the types alone do not say (the scheduler refuses
+  to start with that message, under the entry's path);
+* ``new(args, handle)``, the factory: ``args`` is that ``ARGS`` instance.
 
 Run it (the module must be importable: here from the repository root)::
 
@@ -29,9 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Self
 
 from scheduler.framework import (
     MAX_NODE_SCORE,
@@ -57,15 +57,9 @@ class NodeCostArgs:
     #: The node label holding the price (any non-negative decimal number).
     label: str = DEFAULT_LABEL
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        unknown = set(data) - {"label"}
-        if unknown:
-            raise ValueError(f"NodeCostArgs.{sorted(unknown)[0]}: unknown field")
-        label = data.get("label", DEFAULT_LABEL)
-        if not isinstance(label, str) or not label:
-            raise ValueError(f"NodeCostArgs.label: must be a non-empty string, got {label!r}")
-        return cls(label=label)
+    def __post_init__(self) -> None:
+        if not self.label:
+            raise ValueError(f"label: must be a non-empty string, got {self.label!r}")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -116,5 +110,5 @@ class NodeCost:
 ARGS = NodeCostArgs
 
 
-def new(args: NodeCostArgs | None, handle: Handle) -> NodeCost:
-    return NodeCost(args or NodeCostArgs())
+def new(args: NodeCostArgs, handle: Handle) -> NodeCost:
+    return NodeCost(args)

@@ -5,7 +5,10 @@
 1. decode, strictly (``cluster.api.decoding``), into the versioned schema ``v1``: an unknown field, a
    key given twice or a value of the wrong type is an error (kube-scheduler decodes strictly too);
 2. default (``defaults``: pkg/scheduler/apis/config/v1/defaults.go, default_plugins.go);
-3. decode each enabled plugin's args with the plugin's own ``ARGS.from_dict`` (``pluginargs``);
+3. decode each enabled plugin's args (``pluginargs``): an in-tree plugin's strictly into its versioned
+   schema (``v1args``), defaulted (``argdefaults``: SetDefaults_*Args), converted into the type the
+   plugin receives (``argtypes``) and validated (``argvalidation``: ValidateXArgs); an out-of-tree
+   plugin's strictly into its own ``ARGS`` dataclass;
 4. validate (``validation``: validation/validation.go, plus podsched's rule that every plugin named
    must be in the plugin registry);
 5. convert to the values the scheduler runs with (``convert`` into ``types``).
@@ -18,8 +21,8 @@ What is read, and what each part becomes:
 * ``profiles[]``: one ``Profile`` each. ``plugins`` per extension point and ``multiPoint``
   (``enabled`` / ``disabled`` lists of ``{name, weight}``, ``"*"`` in ``disabled`` dropping every
   default there) is merged into kube-scheduler's default plugins exactly as mergePluginSet does;
-  ``pluginConfig[] {name, args}`` goes through the plugin module's ``ARGS.from_dict`` (defaults applied,
-  also for enabled plugins that have no pluginConfig entry, as kube-scheduler appends default args).
+  ``pluginConfig[] {name, args}`` becomes the plugin's args object (defaults applied, also for enabled
+  plugins that have no pluginConfig entry, as kube-scheduler appends default args).
 * ``percentageOfNodesToScore`` (global and per profile), ``podInitialBackoffSeconds``,
   ``podMaxBackoffSeconds``, ``leaderElection`` and ``extenders`` (KEP-1819's webhooks: validated here,
   called by scheduler/extender/).

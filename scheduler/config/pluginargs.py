@@ -1,15 +1,24 @@
-"""Each enabled plugin's arguments: its ``pluginConfig`` entry's ``args`` (or nothing) through the
-plugin's own ``ARGS.from_dict``, which applies the plugin's defaults and rejects what it cannot use, as
-kube-scheduler decodes each plugin's typed args and appends defaults for enabled plugins without an entry.
+"""Each enabled plugin's arguments: its ``pluginConfig`` entry's ``args`` (or nothing) as the object the
+plugin is built with, as kube-scheduler decodes each plugin's typed args and appends defaults for enabled
+plugins without an entry.
+
+An in-tree plugin's args (an ``argtypes`` type) are decoded strictly into their ``v1args`` schema by
+``cluster.api.decoding.decode``, defaulted (``argdefaults``), converted (``convert``) and validated
+(``argvalidation``), every problem named by its field path under the entry
+(``profiles[0].pluginConfig[1].args.scoringStrategy.type``). An out-of-tree plugin's ``ARGS`` is a
+dataclass decoded by the same ``decode``, as strictly; a ValueError its ``__post_init__`` raises (its own
+checks) is reported at the entry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
+from cluster.api.decoding import Findings, YamlMapping, decode, with_duplicates_of
 from cluster.api.validation import invalid, not_supported
-from scheduler.config import v1
+from scheduler.config import argdefaults, argtypes, argvalidation, convert, v1, v1args
 from scheduler.config.types import API_VERSION
 from scheduler.framework.registry import ALL_PLUGINS, PluginLoadError, Registry
 
@@ -63,10 +72,7 @@ def _args(registry: Registry, name: str, data: dict[str, Any] | None, path: str,
     except PluginLoadError as exc:
         problems.append(f"{path}: {exc}")
         return _MISSING
-    raw = dict(data or {})
-    # Args may carry their own type meta, as kube-scheduler's decoder allows.
-    kind = raw.pop("kind", None)
-    api_version = raw.pop("apiVersion", None)
+    raw, kind, api_version = without_type_meta(data)
     if kind is not None and kind != f"{name}Args":
         problems.append(not_supported(f"{path}.kind", kind, [f"{name}Args"]))
     if api_version is not None and api_version != API_VERSION:
@@ -75,8 +81,85 @@ def _args(registry: Registry, name: str, data: dict[str, Any] | None, path: str,
         if raw:
             problems.append(invalid(path, ", ".join(sorted(map(str, raw))), f"plugin {name} takes no args"))
         return _MISSING
+    if entry.args_type in IN_TREE_ARGS:
+        args, found = decode_in_tree_args(entry.args_type, raw, path)
+        problems += found
+        return _MISSING if args is None else args
+    findings = Findings(strict=True)
     try:
-        return entry.args_type.from_dict(raw)
-    except ValueError as exc:
-        problems.append(f"{path}: {exc}")
-        return _MISSING
+        value = decode(entry.args_type, raw, path, findings)
+    except Exception as exc:  # the plugin's own code (its __post_init__): report whatever it raised
+        # Its own checks, or a field decode cannot fill (no default, a type it cannot read); a field of
+        # the wrong type (left None, which its checks may trip on) is the better message, when there is one.
+        value = _MISSING
+        if not findings.errors:
+            problems.append(f"{path}: {exc}")
+    problems += findings.errors
+    return _MISSING if findings.errors else value
+
+
+def without_type_meta(data: Mapping[str, Any] | None) -> tuple[YamlMapping, Any, Any]:
+    """Args without the type meta they may carry, as kube-scheduler's decoder allows (and its kind and
+    apiVersion, None when not given); the keys given twice are remembered."""
+    raw = with_duplicates_of(data, YamlMapping(data or {}))
+    return raw, raw.pop("kind", None), raw.pop("apiVersion", None)
+
+
+W = TypeVar("W")
+A = TypeVar("A")
+
+
+@dataclass(frozen=True, slots=True)
+class _Steps(Generic[W, A]):
+    """How one in-tree args type is read: its wire schema, SetDefaults, conversion, validation."""
+
+    schema: type[W]
+    set_defaults: Callable[[W], None] | None
+    convert: Callable[[W, str, list[str]], A]
+    validate: Callable[[A, str], list[str]] | None
+
+
+#: Every in-tree args type, by the ``argtypes`` class a plugin module names as ``ARGS``.
+IN_TREE_ARGS: Mapping[type, _Steps[Any, Any]] = {
+    argtypes.NodeResourcesFitArgs: _Steps(
+        v1args.NodeResourcesFitArgs, argdefaults.set_defaults_node_resources_fit_args,
+        lambda wire, path, problems: convert.node_resources_fit_args(wire),
+        argvalidation.validate_node_resources_fit_args),
+    argtypes.NodeResourcesBalancedAllocationArgs: _Steps(
+        v1args.NodeResourcesBalancedAllocationArgs,
+        argdefaults.set_defaults_node_resources_balanced_allocation_args,
+        lambda wire, path, problems: convert.node_resources_balanced_allocation_args(wire),
+        argvalidation.validate_node_resources_balanced_allocation_args),
+    argtypes.InterPodAffinityArgs: _Steps(
+        v1args.InterPodAffinityArgs, argdefaults.set_defaults_inter_pod_affinity_args,
+        lambda wire, path, problems: convert.inter_pod_affinity_args(wire),
+        argvalidation.validate_inter_pod_affinity_args),
+    argtypes.DefaultPreemptionArgs: _Steps(
+        v1args.DefaultPreemptionArgs, argdefaults.set_defaults_default_preemption_args,
+        lambda wire, path, problems: convert.default_preemption_args(wire),
+        argvalidation.validate_default_preemption_args),
+    argtypes.NodeAffinityArgs: _Steps(
+        v1args.NodeAffinityArgs, None, convert.node_affinity_args, None),
+    argtypes.PodTopologySpreadArgs: _Steps(
+        v1args.PodTopologySpreadArgs, argdefaults.set_defaults_pod_topology_spread_args,
+        convert.pod_topology_spread_args, argvalidation.validate_pod_topology_spread_args),
+}
+
+
+def decode_in_tree_args(args_type: type[A], data: Mapping[str, Any], path: str) -> tuple[A | None, list[str]]:
+    """``data`` (without type meta) as ``args_type``: decoded strictly, defaulted, converted and
+    validated; None and every problem when it cannot be used."""
+    steps = IN_TREE_ARGS[args_type]
+    findings = Findings(strict=True)
+    wire = decode(steps.schema, data, path, findings)
+    if findings.errors:
+        return None, findings.errors
+    if steps.set_defaults is not None:
+        steps.set_defaults(wire)
+    problems: list[str] = []
+    args = steps.convert(wire, path, problems)
+    if problems:  # an embedded API object that does not parse: nothing to validate
+        return None, problems
+    if steps.validate is not None:
+        problems = steps.validate(args, path)
+    return (None if problems else args), problems

@@ -95,8 +95,8 @@ class Profile:
     scheduler_name: str
     #: The plugins after kube-scheduler's defaulting; ``runtime.build_framework`` expands multiPoint.
     plugins: PluginSet
-    #: Plugin name -> its args object (``ARGS.from_dict``, defaults applied) for every enabled plugin
-    #: that takes arguments.
+    #: Plugin name -> its args object (``argtypes`` for in-tree plugins; defaults applied) for every
+    #: enabled plugin that takes arguments.
     plugin_args: Mapping[str, Any] = field(default_factory=dict)
     #: Overrides the global percentage for this profile when set (0 = kube-scheduler's adaptive rule).
     percentage_of_nodes_to_score: int | None = None

@@ -75,7 +75,7 @@ POINT_ATTRIBUTES: dict[str, str] = {
 @dataclass(slots=True)
 class PluginConfig:
     name: str | None = None
-    #: Decoded by the plugin's own ``ARGS.from_dict``: only the plugin knows their schema.
+    #: Decoded by ``pluginargs`` once the plugin is known: its schema depends on the plugin.
     args: dict[str, Any] | None = None
     field_path: str = ""
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from scheduler.config import ExtenderConfig, Profile
+from scheduler.config.argtypes import NodeResourcesFitArgs
 from scheduler.metrics import SchedulerMetrics
 from scheduler.plugins.noderesources.fit import NAME as NODE_RESOURCES_FIT
-from scheduler.plugins.noderesources.fit import NodeResourcesFitArgs
 
 if TYPE_CHECKING:
     from scheduler.extender.httpextender import HTTPExtender

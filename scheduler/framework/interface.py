@@ -589,6 +589,7 @@ class PostBindPlugin(Plugin, Protocol):
     def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
 
 
-#: A plugin factory: the plugin's args from pluginConfig (already defaulted and validated, or None) and
-#: the framework handle.
-PluginFactory = Callable[[Mapping[str, Any] | None, Handle], Plugin]
+#: A plugin factory: the plugin's args from pluginConfig (an instance of its ``ARGS``, already defaulted
+#: and validated; None when it takes none) and the framework handle. The args are Any here because each
+#: plugin has its own type, which the framework does not know.
+PluginFactory = Callable[[Any, Handle], Plugin]

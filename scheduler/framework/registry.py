@@ -3,7 +3,8 @@
 A ``Registry`` maps a plugin name to an import target, loaded only when a profile needs it:
 
 * ``"package.module"``: a plugin module, as the in-tree ones are: a ``new(args, handle)`` factory and,
-  when the plugin takes arguments, ``ARGS`` (a class whose ``from_dict`` applies defaults and validates);
+  when the plugin takes arguments, ``ARGS``: the dataclass the configuration decodes its ``pluginConfig``
+  args into, the instance the factory is given;
 * ``"package.module:attribute"``: a factory (a function, or the plugin class itself) inside a module;
   its own ``ARGS`` attribute, if any, plays the same part. This is how a user plugin is enabled.
 
@@ -18,6 +19,7 @@ implements, which only the built plugins can tell: ``runtime.build_framework`` d
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -60,9 +62,8 @@ class PluginEntry:
 
     name: str
     factory: PluginFactory
-    #: A class with ``from_dict(mapping) -> args`` (defaults applied, ValueError naming the bad field),
-    #: or None when the plugin takes no arguments.
-    args_type: Any | None
+    #: The dataclass of its arguments, or None when the plugin takes none.
+    args_type: type[Any] | None
     #: Where it came from, for messages ("scheduler.plugins.nodename", "my.mod:new").
     source: str
 
@@ -155,8 +156,8 @@ def _load(name: str, target: Target) -> PluginEntry:
         args_type = getattr(target, "ARGS", None)
     else:
         raise PluginLoadError(f'plugin "{name}": {source} is not callable')
-    if args_type is not None and not callable(getattr(args_type, "from_dict", None)):
-        raise PluginLoadError(f'plugin "{name}": its ARGS has no from_dict(mapping)')
+    if args_type is not None and not (isinstance(args_type, type) and dataclasses.is_dataclass(args_type)):
+        raise PluginLoadError(f'plugin "{name}": its ARGS is not a dataclass')
     return PluginEntry(name, factory, args_type, source)
 
 

@@ -5,9 +5,6 @@ ERROR status: the scheduler forgets the assumed pod and the queue decides what h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from cluster.api import errors
 from scheduler.framework import CycleState, Handle, PodInfo, Status
 
@@ -31,5 +28,5 @@ class DefaultBinder:
         return None
 
 
-def new(args: Mapping[str, Any] | None, handle: Handle) -> DefaultBinder:
+def new(args: None, handle: Handle) -> DefaultBinder:
     return DefaultBinder(handle)

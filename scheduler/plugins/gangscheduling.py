@@ -13,8 +13,7 @@ requeue the gang too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from scheduler.framework import (
     POD_GROUP_ADD,
@@ -84,5 +83,5 @@ class GangScheduling:
         )
 
 
-def new(args: Mapping[str, Any] | None, handle: Handle) -> GangScheduling:
+def new(args: None, handle: Handle) -> GangScheduling:
     return GangScheduling(handle)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import repeat
-from typing import Any, Protocol, Self, TypeVar
+from typing import Self
 
 from google.protobuf.message import Message
 
@@ -390,43 +390,3 @@ def default_normalize_values(
         values[:] = [max_score - max_score * value // highest for value in values]
     else:
         values[:] = [max_score * value // highest for value in values]
-
-
-# ------------------------------------------------------------------------------------------- args
-
-
-class _Args(Protocol):
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self: ...
-
-
-A = TypeVar("A", bound=_Args)
-
-
-def resolve_args(cls: type[A], args: Any) -> A:
-    """A plugin's args as its args dataclass: the config hands the factory either the dataclass (already
-    defaulted and validated), the raw pluginConfig mapping, or None (defaults)."""
-    if isinstance(args, cls):
-        return args
-    if args is None:
-        return cls.from_dict({})
-    if isinstance(args, Mapping):
-        return cls.from_dict(args)
-    raise TypeError(f"{cls.__name__}: args must be a mapping or {cls.__name__}, not {type(args).__name__}")
-
-
-def check_fields(data: Any, allowed: Collection[str], path: str, *, kind: str = "") -> Mapping[str, Any]:
-    """``data`` as a mapping whose keys are all in ``allowed``; raises ValueError naming the first
-    unknown field (``NodeResourcesFitArgs.scoringStrategy: unknown field "foo"``), or the path when
-    ``data`` is not a mapping. With ``kind`` (the top of an args object) the ``apiVersion`` and ``kind``
-    that a typed pluginConfig entry may carry are accepted too, and ``kind`` must be that kind."""
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{path}: Invalid value: must be an object")
-    for key in data:
-        if kind and key in ("apiVersion", "kind"):
-            continue
-        if key not in allowed:
-            raise ValueError(f'{path}: unknown field "{key}"')
-    if kind and data.get("kind", kind) != kind:
-        raise ValueError(invalid(f"{path}.kind", data["kind"], f"must be {kind}"))
-    return data

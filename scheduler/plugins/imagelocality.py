@@ -11,8 +11,7 @@ scheduler/cache/cache.py); the total is the snapshot's number of nodes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from scheduler.framework import (
     MAX_NODE_SCORE,
@@ -105,5 +104,5 @@ class ImageLocality:
         return None
 
 
-def new(args: Mapping[str, Any] | None, handle: Handle) -> ImageLocality:
+def new(args: None, handle: Handle) -> ImageLocality:
     return ImageLocality(handle)

@@ -16,14 +16,13 @@ operations and each is decided once (hostnames differ, zones and instance types 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from google.protobuf import json_format
 
 from cluster.api import objects_pb2
+from scheduler.config.argtypes import NodeAffinityArgs
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -44,13 +43,10 @@ from scheduler.framework import (
 from scheduler.framework.nodedata import NodeSet, Rows
 from scheduler.plugins.helpers import (
     NODE_NAME_FIELD,
-    NodeSelector,
     PreferredSchedulingTerms,
     RequiredNodeAffinity,
-    check_fields,
     default_normalize_score,
     default_normalize_values,
-    resolve_args,
 )
 
 NAME = "NodeAffinity"
@@ -69,54 +65,8 @@ _REQUIRED = "required_during_scheduling_ignored_during_execution"
 SIGNATURE_LIMIT = 2**62
 
 
-@dataclass(frozen=True)
-class NodeAffinityArgs:
-    #: Node affinity every pod of the profile gets on top of its own (kube's NodeAffinityArgs); None: none.
-    added_affinity: objects_pb2.NodeAffinity | None = None
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        check_fields(data, {"addedAffinity"}, "NodeAffinityArgs", kind="NodeAffinityArgs")
-        raw = data.get("addedAffinity")
-        if raw is None:
-            return cls()
-        path = "NodeAffinityArgs.addedAffinity"
-        check_fields(
-            raw,
-            {
-                "requiredDuringSchedulingIgnoredDuringExecution",
-                "preferredDuringSchedulingIgnoredDuringExecution",
-            },
-            path,
-        )
-        try:
-            affinity = json_format.ParseDict(raw, objects_pb2.NodeAffinity())
-        except json_format.ParseError as exc:
-            raise ValueError(f"{path}: {exc}") from None
-        # Parse strictly now, so that a bad expression fails the config, not every cycle.
-        _added_selector(affinity, path)
-        _added_preferred(affinity, path)
-        return cls(affinity)
-
-
+#: kube-scheduler's NodeAffinityArgs, decoded and parsed by scheduler.config.
 ARGS = NodeAffinityArgs
-
-
-def _added_selector(affinity: objects_pb2.NodeAffinity, path: str) -> NodeSelector | None:
-    if not affinity.HasField(_REQUIRED):
-        return None
-    return NodeSelector.from_proto(
-        getattr(affinity, _REQUIRED), f"{path}.requiredDuringSchedulingIgnoredDuringExecution", strict=True
-    )
-
-
-def _added_preferred(affinity: objects_pb2.NodeAffinity, path: str) -> PreferredSchedulingTerms | None:
-    terms = affinity.preferred_during_scheduling_ignored_during_execution
-    if not terms:
-        return None
-    return PreferredSchedulingTerms.from_proto(
-        terms, f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
-    )
 
 
 class NodeLabelCodes:
@@ -160,9 +110,8 @@ class NodeLabelCodes:
 
 class NodeAffinity:
     def __init__(self, args: NodeAffinityArgs) -> None:
-        added = args.added_affinity
-        self._added_selector = _added_selector(added, "addedAffinity") if added is not None else None
-        self._added_preferred = _added_preferred(added, "addedAffinity") if added is not None else None
+        self._added_selector = args.added_required
+        self._added_preferred = args.added_preferred
 
     @property
     def name(self) -> str:
@@ -319,5 +268,6 @@ def _pod_preferred(pod: objects_pb2.Pod) -> PreferredSchedulingTerms | None:
     return PreferredSchedulingTerms.from_proto(terms) if terms else None
 
 
-def new(args: NodeAffinityArgs | Mapping[str, Any] | None, handle: Handle) -> NodeAffinity:
-    return NodeAffinity(resolve_args(NodeAffinityArgs, args))
+def new(args: NodeAffinityArgs | None, handle: Handle) -> NodeAffinity:
+    """None (a framework built without a configuration): the defaults."""
+    return NodeAffinity(NodeAffinityArgs() if args is None else args)

@@ -5,7 +5,7 @@ scheduler), so neither has this plugin."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from cluster.api import objects_pb2
@@ -63,5 +63,5 @@ def _after_node_add(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
     return QueueingHint.QUEUE if not wanted or wanted == new.metadata.name else QueueingHint.SKIP
 
 
-def new(args: Mapping[str, Any] | None, handle: Handle) -> NodeName:
+def new(args: None, handle: Handle) -> NodeName:
     return NodeName()

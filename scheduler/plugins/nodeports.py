@@ -3,7 +3,7 @@ port on every address, so it conflicts with any use of the same protocol and por
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from cluster.api import objects_pb2
@@ -86,5 +86,5 @@ def _after_pod_delete(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
     return QueueingHint.SKIP
 
 
-def new(args: Mapping[str, Any] | None, handle: Handle) -> NodePorts:
+def new(args: None, handle: Handle) -> NodePorts:
     return NodePorts()

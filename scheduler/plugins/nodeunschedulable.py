@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from cluster.api import objects_pb2
@@ -96,5 +96,5 @@ def _after_node_change(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint
     return QueueingHint.SKIP
 
 
-def new(args: Mapping[str, Any] | None, handle: Handle) -> NodeUnschedulable:
+def new(args: None, handle: Handle) -> NodeUnschedulable:
     return NodeUnschedulable()

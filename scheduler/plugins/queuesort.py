@@ -9,9 +9,6 @@ a pod of a group beside one of none, by priority and queue time as any two pods.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from cluster.api import timeutil
 from scheduler.framework import Handle, PodGroupLister, QueuedPodInfo
 
@@ -52,5 +49,5 @@ class PrioritySort:
         return pod_group.metadata.creation_timestamp.ToNanoseconds() / 1e9
 
 
-def new(args: Mapping[str, Any] | None, handle: Handle) -> PrioritySort:
+def new(args: None, handle: Handle) -> PrioritySort:
     return PrioritySort(handle.pod_groups)

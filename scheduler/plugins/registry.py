@@ -3,8 +3,8 @@
 Each name maps to the module that implements it; a module is imported only when a profile asks for its
 plugin (``load``), so a name can be listed before its module exists and a profile that does not use a
 plugin never pays for importing it. Every plugin module exposes ``NAME``, a factory
-``new(args, handle)`` and, when it takes args, ``ARGS`` (the dataclass whose ``from_dict`` applies
-kube-scheduler's defaults and validation).
+``new(args, handle)`` and, when it takes args, ``ARGS``: its type in ``scheduler.config.argtypes``,
+which the configuration decodes, defaults and validates as kube-scheduler does.
 """
 
 from __future__ import annotations

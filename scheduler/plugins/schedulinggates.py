@@ -10,9 +10,6 @@ cluster event of its own.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from scheduler.framework import Handle, PodInfo, Status
 
 NAME = "SchedulingGates"
@@ -31,5 +28,5 @@ class SchedulingGates:
         return Status.unresolvable(f"waiting for scheduling gates: [{' '.join(gate.name for gate in gates)}]")
 
 
-def new(args: Mapping[str, Any] | None, handle: Handle) -> SchedulingGates:
+def new(args: None, handle: Handle) -> SchedulingGates:
     return SchedulingGates()

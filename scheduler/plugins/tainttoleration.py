@@ -4,7 +4,7 @@ by NormalizeScore so that the node with the most such taints scores 0)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from cluster.api import objects_pb2
@@ -141,5 +141,5 @@ def _after_node_change(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint
     return QueueingHint.SKIP
 
 
-def new(args: Mapping[str, Any] | None, handle: Handle) -> TaintToleration:
+def new(args: None, handle: Handle) -> TaintToleration:
     return TaintToleration()

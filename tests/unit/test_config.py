@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import textwrap
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,20 +26,21 @@ HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfigu
 
 
 @dataclass(frozen=True)
+class Strategy:
+    type: str = "LeastAllocated"
+
+
+@dataclass(frozen=True)
 class FitArgs:
-    """A stand-in for NodeResourcesFit's args: kube-scheduler's default strategy, strict fields."""
+    """A stand-in for NodeResourcesFit's args, declared as an out-of-tree plugin declares its own: a
+    dataclass the configuration decodes (strictly), kube-scheduler's default strategy, a check of its own."""
 
-    strategy: str = "LeastAllocated"
+    scoring_strategy: Strategy = Strategy()
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> FitArgs:
-        unknown = set(data) - {"scoringStrategy"}
-        if unknown:
-            raise ValueError(f"NodeResourcesFitArgs: unknown field {sorted(unknown)[0]!r}")
-        strategy = dict(data.get("scoringStrategy") or {}).get("type", "LeastAllocated")
+    def __post_init__(self) -> None:
+        strategy = self.scoring_strategy.type
         if strategy not in ("LeastAllocated", "MostAllocated"):
             raise ValueError(f'NodeResourcesFitArgs.scoringStrategy.type: Unsupported value: "{strategy}"')
-        return cls(strategy)
 
 
 def _factory(args: Any, handle: Any) -> Any:
@@ -86,7 +86,7 @@ def test_no_file_gives_kube_scheduler_defaults() -> None:
                        "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
     assert all(not profile.plugins.point(p).enabled for p in ("filter", "score", "bind"))
     # Default args are applied for every enabled plugin that takes args, as kube-scheduler appends them.
-    assert profile.plugin_args == {"NodeResourcesFit": FitArgs("LeastAllocated")}
+    assert profile.plugin_args == {"NodeResourcesFit": FitArgs(Strategy("LeastAllocated"))}
     assert config.percentage_of_nodes_to_score is None
     assert (config.pod_initial_backoff_seconds, config.pod_max_backoff_seconds) == (1.0, 10.0)
     assert config.pod_max_in_unschedulable_pods_seconds == 300.0
@@ -155,8 +155,8 @@ def test_a_full_configuration_is_read(tmp_path: Path) -> None:
     assert config.percentage_for(default) == 70
     assert config.percentage_for(packer) == 30
     assert packer.plugins.point("score").enabled == (PluginRef("CustomScore", 7),)
-    assert packer.plugin_args["NodeResourcesFit"] == FitArgs("MostAllocated")
-    assert default.plugin_args["NodeResourcesFit"] == FitArgs("LeastAllocated")
+    assert packer.plugin_args["NodeResourcesFit"] == FitArgs(Strategy("MostAllocated"))
+    assert default.plugin_args["NodeResourcesFit"] == FitArgs(Strategy("LeastAllocated"))
     (extender,) = config.extenders
     assert extender.url_prefix == "https://127.0.0.1:12346/scheduler"
     assert (extender.filter_verb, extender.prioritize_verb, extender.bind_verb, extender.preempt_verb) == (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -12,10 +13,9 @@ import pytest
 from scheduler.framework.registry import PluginLoadError, PluginRef, PluginSet, PointPlugins, Registry
 
 
+@dataclass(frozen=True)
 class Args:
-    @classmethod
-    def from_dict(cls, data: Any) -> Args:
-        return cls()
+    size: int = 1
 
 
 def new(args: Any, handle: Any) -> str:
@@ -99,12 +99,13 @@ def test_load_errors_name_the_plugin_and_target(plugin_module: str, target: str,
         registry.load("P")
 
 
-def test_args_without_from_dict_are_refused() -> None:
+@pytest.mark.parametrize("args", [object, Args()], ids=["a class", "an instance"])
+def test_args_that_are_not_a_dataclass_are_refused(args: Any) -> None:
     def factory(args: Any, handle: Any) -> None:
         return None
 
-    factory.ARGS = object  # type: ignore[attr-defined]
-    with pytest.raises(PluginLoadError, match="its ARGS has no from_dict"):
+    factory.ARGS = args  # type: ignore[attr-defined]
+    with pytest.raises(PluginLoadError, match='plugin "P": its ARGS is not a dataclass'):
         Registry({"P": factory}).load("P")
 
 

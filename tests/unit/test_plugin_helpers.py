@@ -1,9 +1,8 @@
-"""Shared plugin helpers: toleration matching, node selectors and affinity, score normalization, args."""
+"""Shared plugin helpers: toleration matching, node selectors and affinity, score normalization."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any
 
 import pytest
 from google.protobuf import json_format
@@ -15,13 +14,11 @@ from scheduler.plugins.helpers import (
     NodeSelector,
     PreferredSchedulingTerms,
     RequiredNodeAffinity,
-    check_fields,
     default_normalize_score,
     default_normalize_values,
     find_untolerated_taint,
     node_matches_selector_terms,
     pod_matches_node_selector_and_affinity,
-    resolve_args,
     tolerates,
 )
 from tests.builders import node, pod
@@ -310,24 +307,3 @@ def test_default_normalize_score(raw: list[int], reverse: bool, expected: list[i
     values = list(raw)
     default_normalize_values(values, reverse=reverse)
     assert values == expected
-
-
-@dataclass
-class _Args:
-    size: int = 1
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Self:
-        check_fields(data, {"size"}, "_Args")
-        return cls(**data)
-
-
-def test_resolve_args_accepts_the_dataclass_a_mapping_or_none() -> None:
-    assert resolve_args(_Args, None) == _Args()
-    assert resolve_args(_Args, {"size": 3}) == _Args(3)
-    given = _Args(5)
-    assert resolve_args(_Args, given) is given
-    with pytest.raises(ValueError, match='_Args: unknown field "colour"'):
-        resolve_args(_Args, {"colour": "red"})
-    with pytest.raises(TypeError):
-        resolve_args(_Args, 3)

@@ -3,12 +3,14 @@ its args, and its queueing hints."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from cluster.api import objects_pb2
+from scheduler.config import ConfigError
 from scheduler.framework import (
     ActionType,
     Code,
@@ -22,7 +24,7 @@ from scheduler.framework import (
 )
 from scheduler.plugins import interpodaffinity
 from scheduler.plugins.interpodaffinity import InterPodAffinityArgs, node_change_hint, pod_change_hint
-from tests.builders import node, pod
+from tests.builders import PLUGIN_ARGS_PATH, node, plugin_args, pod
 from tests.unit.framework_fakes import fake_handle
 from tests.unit.test_plugin_interpodaffinity import snapshot, term
 
@@ -112,7 +114,7 @@ CASES = [
 )
 def test_score(incoming: objects_pb2.Pod, pods: list, args: dict | None, want: Any) -> None:
     snap = snapshot(NODES, pods)
-    plugin = interpodaffinity.new(args, fake_handle(snap))
+    plugin = interpodaffinity.new(plugin_args(interpodaffinity.NAME, args), fake_handle(snap))
     state, pod_info = CycleState(), PodInfo(incoming)
     status = plugin.pre_score(state, pod_info, snap.list())
     if want == SKIP:
@@ -153,7 +155,7 @@ def test_raw_scores_before_normalization() -> None:
     ids=["defaults", "weight 0", "all set", "with type meta"],
 )
 def test_args(data: dict, want: InterPodAffinityArgs) -> None:
-    assert InterPodAffinityArgs.from_dict(data) == want
+    assert plugin_args(interpodaffinity.NAME, data) == want
     assert interpodaffinity.ARGS is InterPodAffinityArgs
 
 
@@ -161,26 +163,28 @@ def test_args(data: dict, want: InterPodAffinityArgs) -> None:
     ("data", "message"),
     [
         ({"hardPodAffinityWeight": 101},
-         "InterPodAffinityArgs.hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"),
+         f"{PLUGIN_ARGS_PATH}.hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"),
         ({"hardPodAffinityWeight": -1},
-         "InterPodAffinityArgs.hardPodAffinityWeight: Invalid value: -1: not in valid range [0, 100]"),
+         f"{PLUGIN_ARGS_PATH}.hardPodAffinityWeight: Invalid value: -1: not in valid range [0, 100]"),
         ({"hardPodAffinityWeight": "5"},
-         'InterPodAffinityArgs.hardPodAffinityWeight: Invalid value: "5": must be an integer'),
+         f'{PLUGIN_ARGS_PATH}.hardPodAffinityWeight: Invalid value: "5": must be an integer'),
         ({"ignorePreferredTermsOfExistingPods": "yes"},
-         'InterPodAffinityArgs.ignorePreferredTermsOfExistingPods: Invalid value: "yes": must be a boolean'),
-        ({"hardPodAffinityWeigth": 1}, 'InterPodAffinityArgs: unknown field "hardPodAffinityWeigth"'),
-        ({"kind": "PodTopologySpreadArgs"}, "InterPodAffinityArgs.kind"),
+         f'{PLUGIN_ARGS_PATH}.ignorePreferredTermsOfExistingPods: Invalid value: "yes": '
+         "must be true or false"),
+        ({"hardPodAffinityWeigth": 1}, f'{PLUGIN_ARGS_PATH}: unknown field "hardPodAffinityWeigth"'),
+        ({"kind": "PodTopologySpreadArgs"}, f"{PLUGIN_ARGS_PATH}.kind"),
     ],
     ids=["too big", "negative", "string", "not a boolean", "misspelt", "wrong kind"],
 )
 def test_bad_args(data: dict, message: str) -> None:
-    with pytest.raises(ValueError, match="^" + message.replace("[", r"\[").replace("]", r"\]")):
-        InterPodAffinityArgs.from_dict(data)
+    with pytest.raises(ConfigError, match="^" + re.escape(message)):
+        plugin_args(interpodaffinity.NAME, data)
 
 
-def test_factory_takes_a_mapping_or_the_args_object() -> None:
+def test_factory_takes_the_args_object_or_none() -> None:
     handle = fake_handle(snapshot([], []))
-    assert interpodaffinity.new({"hardPodAffinityWeight": 7}, handle).args == InterPodAffinityArgs(7)
+    configured = plugin_args(interpodaffinity.NAME, {"hardPodAffinityWeight": 7})
+    assert interpodaffinity.new(configured, handle).args == InterPodAffinityArgs(7)
     assert interpodaffinity.new(InterPodAffinityArgs(3), handle).args == InterPodAffinityArgs(3)
     assert interpodaffinity.new(None, handle).args == InterPodAffinityArgs()
 

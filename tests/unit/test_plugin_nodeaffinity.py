@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
+from scheduler.config import ConfigError
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -21,7 +23,7 @@ from scheduler.framework import (
     ScorePlugin,
 )
 from scheduler.plugins import nodeaffinity
-from tests.builders import node, node_info, pod
+from tests.builders import PLUGIN_ARGS_PATH, node, node_info, plugin_args, pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import run_score
 
@@ -56,8 +58,8 @@ def preferred(*weighted: tuple[int, dict[str, Any]]) -> dict[str, Any]:
     return {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": terms}}}
 
 
-def plugin(args: Any = None) -> Any:
-    return nodeaffinity.new(args, fake_handle(Snapshot([])))
+def plugin(args: Mapping[str, Any] | None = None) -> Any:
+    return nodeaffinity.new(plugin_args(nodeaffinity.NAME, args), fake_handle(Snapshot([])))
 
 
 def filter_status(
@@ -324,8 +326,8 @@ def test_pre_score_skips_without_preferred_terms() -> None:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"addedAffinity": {"bogus": {}}}, 'NodeAffinityArgs.addedAffinity: unknown field "bogus"'),
-        ({"colour": "red"}, 'NodeAffinityArgs: unknown field "colour"'),
+        ({"addedAffinity": {"bogus": {}}}, f'{PLUGIN_ARGS_PATH}.addedAffinity: unknown field "bogus"'),
+        ({"colour": "red"}, f'{PLUGIN_ARGS_PATH}: unknown field "colour"'),
         (
             {
                 "addedAffinity": {
@@ -334,7 +336,7 @@ def test_pre_score_skips_without_preferred_terms() -> None:
                     }
                 }
             },
-            "NodeAffinityArgs.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+            f"{PLUGIN_ARGS_PATH}.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
             '.matchExpressions[0].operator: Unsupported value: "Near"',
         ),
         (
@@ -345,28 +347,34 @@ def test_pre_score_skips_without_preferred_terms() -> None:
                     ]
                 }
             },
-            "NodeAffinityArgs.addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference"
+            f"{PLUGIN_ARGS_PATH}.addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference"
             '.matchExpressions[0].values[0]: Invalid value: "x"',
         ),
-        ({"kind": "NodeResourcesFitArgs"}, 'NodeAffinityArgs.kind: Invalid value: "NodeResourcesFitArgs"'),
+        (
+            {"kind": "NodeResourcesFitArgs"},
+            f'{PLUGIN_ARGS_PATH}.kind: Unsupported value: "NodeResourcesFitArgs": '
+            'supported values: "NodeAffinityArgs"',
+        ),
     ],
     ids=["unknown-nested-field", "unknown-field", "bad-operator", "bad-gt-value", "wrong-kind"],
 )
 def test_args_validation(data: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError) as info:
-        nodeaffinity.ARGS.from_dict(data)
+    with pytest.raises(ConfigError) as info:
+        plugin_args(nodeaffinity.NAME, data)
     assert message in str(info.value)
 
 
 def test_args_defaults_and_typed_kind() -> None:
-    assert nodeaffinity.ARGS.from_dict({}).added_affinity is None
-    args = nodeaffinity.ARGS.from_dict(
-        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "NodeAffinityArgs", **ADDED_ZONE}
+    none = plugin_args(nodeaffinity.NAME, {})
+    assert none.added_required is None and none.added_preferred is None
+    args = plugin_args(
+        nodeaffinity.NAME,
+        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "NodeAffinityArgs", **ADDED_ZONE},
     )
-    assert args.added_affinity is not None
-    assert (
-        len(args.added_affinity.required_during_scheduling_ignored_during_execution.node_selector_terms) == 1
-    )
+    assert args.added_required is not None
+    assert len(args.added_required.terms) == 1
+    assert args.added_required.matches_labels({"zone": "foo"}, "n1")
+    assert not args.added_required.matches_labels({"zone": "bar"}, "n1")
 
 
 def node_hint(args: Any = None) -> Any:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
+from scheduler.config import ConfigError
 from scheduler.framework import CycleState, PodInfo, PreScorePlugin, ScorePlugin
 from scheduler.plugins.noderesources import balanced_allocation
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec
-from tests.builders import container, node, node_info, pod
+from tests.builders import PLUGIN_ARGS_PATH, container, node, node_info, plugin_args, pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import run_score
 
@@ -20,8 +22,8 @@ HALF_PLUS_OVERHEAD = pod(spec={"containers": [container({"cpu": "500m", "memory"
 WITH_GPU = {"resources": [{"name": "cpu"}, {"name": "memory"}, {"name": "example.com/gpu"}]}
 
 
-def plugin(args: Any = None) -> Any:
-    return balanced_allocation.new(args, fake_handle(Snapshot([])))
+def plugin(args: Mapping[str, Any] | None = None) -> Any:
+    return balanced_allocation.new(plugin_args(balanced_allocation.NAME, args), fake_handle(Snapshot([])))
 
 
 # Fractions include the pod and use the real requests: on a 4-CPU / 8Gi node running (1 CPU, 2Gi), a
@@ -82,17 +84,17 @@ def test_a_best_effort_pod_is_not_scored() -> None:
 
 
 def test_args() -> None:
-    assert balanced_allocation.ARGS.from_dict({}).resources == (
+    assert plugin_args(balanced_allocation.NAME, {}).resources == (
         ResourceSpec("cpu", 1),
         ResourceSpec("memory", 1),
     )
-    args = balanced_allocation.ARGS.from_dict(
-        {"resources": [{"name": "cpu", "weight": 0}, {"name": "example.com/gpu"}]}
+    args = plugin_args(
+        balanced_allocation.NAME, {"resources": [{"name": "cpu", "weight": 0}, {"name": "example.com/gpu"}]}
     )
     assert args.resources == (ResourceSpec("cpu", 1), ResourceSpec("example.com/gpu", 1))
 
 
-A = "NodeResourcesBalancedAllocationArgs"
+A = PLUGIN_ARGS_PATH
 
 
 @pytest.mark.parametrize(
@@ -109,6 +111,6 @@ A = "NodeResourcesBalancedAllocationArgs"
     ids=["weight-not-one", "duplicate", "unknown-resource-field", "unknown-field"],
 )
 def test_args_validation(data: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError) as info:
-        balanced_allocation.ARGS.from_dict(data)
+    with pytest.raises(ConfigError) as info:
+        plugin_args(balanced_allocation.NAME, data)
     assert message in str(info.value)

@@ -3,10 +3,12 @@ defaults and validation, and the queueing hints."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
+from scheduler.config import ConfigError
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -24,13 +26,13 @@ from scheduler.framework import (
 from scheduler.plugins.noderesources import fit
 from scheduler.plugins.noderesources.fit import broken_linear
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec
-from tests.builders import container, node, node_info, pod
+from tests.builders import PLUGIN_ARGS_PATH, container, node, node_info, plugin_args, pod
 from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.plugin_util import run_score
 
 
-def plugin(args: Any = None) -> Any:
-    return fit.new(args, fake_handle(Snapshot([])))
+def plugin(args: Mapping[str, Any] | None = None) -> Any:
+    return fit.new(plugin_args(fit.NAME, args), fake_handle(Snapshot([])))
 
 
 def with_init(requests: dict[str, str], *init: dict[str, str], overhead: dict[str, str] | None = None) -> Any:
@@ -367,26 +369,26 @@ def test_broken_linear(shape: list[tuple[int, int]], points: dict[int, int]) -> 
 
 
 def test_args_defaults() -> None:
-    args = fit.ARGS.from_dict({})
+    args = plugin_args(fit.NAME, {})
     assert args.scoring_strategy.type == "LeastAllocated"
     assert args.scoring_strategy.resources == (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
     assert args.scoring_strategy.shape is None
     assert args.ignored_resources == () and args.ignored_resource_groups == ()
-    most = fit.ARGS.from_dict({"scoringStrategy": {"type": "MostAllocated"}})
+    most = plugin_args(fit.NAME, {"scoringStrategy": {"type": "MostAllocated"}})
     assert most.scoring_strategy.resources == (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
-    weights = fit.ARGS.from_dict(
-        strategy("LeastAllocated", [{"name": "cpu"}, {"name": "memory", "weight": 0}])
+    weights = plugin_args(
+        fit.NAME, strategy("LeastAllocated", [{"name": "cpu"}, {"name": "memory", "weight": 0}])
     )
     assert weights.scoring_strategy.resources == (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
-    ratio = fit.ARGS.from_dict(strategy("RequestedToCapacityRatio", shape=[(0, 10), (100, 0)]))
+    ratio = plugin_args(fit.NAME, strategy("RequestedToCapacityRatio", shape=[(0, 10), (100, 0)]))
     assert [(p.utilization, p.score) for p in ratio.scoring_strategy.shape or ()] == [(0, 10), (100, 0)]
-    typed = fit.ARGS.from_dict(
-        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "NodeResourcesFitArgs"}
+    typed = plugin_args(
+        fit.NAME, {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "NodeResourcesFitArgs"}
     )
     assert typed == args
 
 
-S = "NodeResourcesFitArgs.scoringStrategy"
+S = f"{PLUGIN_ARGS_PATH}.scoringStrategy"
 
 
 @pytest.mark.parametrize(
@@ -437,14 +439,14 @@ S = "NodeResourcesFitArgs.scoringStrategy"
         ),
         (
             {"ignoredResources": ["example.com/"]},
-            'NodeResourcesFitArgs.ignoredResources[0]: Invalid value: "example.com/"',
+            f'{PLUGIN_ARGS_PATH}.ignoredResources[0]: Invalid value: "example.com/"',
         ),
         (
             {"ignoredResourceGroups": ["example.com/foo"]},
-            'NodeResourcesFitArgs.ignoredResourceGroups[0]: Invalid value: "example.com/foo": resource '
+            f'{PLUGIN_ARGS_PATH}.ignoredResourceGroups[0]: Invalid value: "example.com/foo": resource '
             "group name can't contain '/'",
         ),
-        ({"ignoredResources": "example.com/foo"}, "NodeResourcesFitArgs.ignoredResources: Invalid value"),
+        ({"ignoredResources": "example.com/foo"}, f"{PLUGIN_ARGS_PATH}.ignoredResources: Invalid value"),
         ({"scoringStrategy": {"type": "MostAllocated", "shape": []}}, f'{S}: unknown field "shape"'),
         (
             {"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": "high"}]}},
@@ -454,7 +456,7 @@ S = "NodeResourcesFitArgs.scoringStrategy"
             {"scoringStrategy": {"type": "MostAllocated", "resources": [{"weight": 1}]}},
             f"{S}.resources[0].name: Required value",
         ),
-        ({"ignoredResource": []}, 'NodeResourcesFitArgs: unknown field "ignoredResource"'),
+        ({"ignoredResource": []}, f'{PLUGIN_ARGS_PATH}: unknown field "ignoredResource"'),
     ],
     ids=[
         "unknown-type",
@@ -477,15 +479,15 @@ S = "NodeResourcesFitArgs.scoringStrategy"
     ],
 )
 def test_args_validation(data: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError) as info:
-        fit.ARGS.from_dict(data)
+    with pytest.raises(ConfigError) as info:
+        plugin_args(fit.NAME, data)
     assert message in str(info.value)
 
 
 def test_args_report_every_problem() -> None:
-    with pytest.raises(ValueError) as info:
-        fit.ARGS.from_dict(
-            {"ignoredResourceGroups": ["a/b"], **strategy("Foo", [{"name": "cpu", "weight": 500}])}
+    with pytest.raises(ConfigError) as info:
+        plugin_args(
+            fit.NAME, {"ignoredResourceGroups": ["a/b"], **strategy("Foo", [{"name": "cpu", "weight": 500}])}
         )
     message = str(info.value)
     assert "ignoredResourceGroups[0]" in message and ".type:" in message and ".resources[0].weight" in message

@@ -14,7 +14,7 @@ from cluster.api.selectors import LabelSelector
 from scheduler.cache import snapshot_of
 from scheduler.framework import Code, CycleState, NodeScore, PodInfo, QueueingHint, Status, WorkloadIndex
 from scheduler.plugins import podtopologyspread
-from tests.builders import node, pod
+from tests.builders import node, plugin_args, pod
 from tests.unit.framework_fakes import fake_handle
 from tests.unit.test_plugin_podtopologyspread import spread, spread_out
 
@@ -258,10 +258,10 @@ def test_system_defaults_never_filter() -> None:
     assert plugin.sign(PodInfo(incoming_pod)) is None
 
 
-LIST_HARD = {
+LIST_HARD = plugin_args(podtopologyspread.NAME, {
     "defaultingType": "List",
     "defaultConstraints": [{"maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "DoNotSchedule"}],
-}
+})
 
 
 def test_list_defaults_filter_pods_of_a_replica_set() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from cluster.api import objects_pb2
 from scheduler.cache import snapshot_of
+from scheduler.config import ConfigError
 from scheduler.framework import (
     ActionType,
     Code,
@@ -21,7 +22,7 @@ from scheduler.framework import (
 )
 from scheduler.plugins import podtopologyspread
 from scheduler.plugins.podtopologyspread import PodTopologySpreadArgs, node_change_hint, pod_change_hint
-from tests.builders import node, pod
+from tests.builders import PLUGIN_ARGS_PATH, node, plugin_args, pod
 from tests.unit.framework_fakes import fake_handle
 from tests.unit.test_plugin_podtopologyspread import incoming, spread, spread_out
 
@@ -220,8 +221,9 @@ def test_normalize_without_pre_score_state_is_an_error() -> None:
 
 
 def test_args_defaults_and_a_list() -> None:
-    assert PodTopologySpreadArgs.from_dict({}) == PodTopologySpreadArgs((), "System")
-    args = PodTopologySpreadArgs.from_dict(
+    assert plugin_args(podtopologyspread.NAME, {}) == PodTopologySpreadArgs((), "System")
+    args = plugin_args(
+        podtopologyspread.NAME,
         {
             "kind": "PodTopologySpreadArgs",
             "defaultingType": "List",
@@ -249,13 +251,13 @@ def test_default_constraints_apply_to_no_pod() -> None:
         "defaultingType": "List",
         "defaultConstraints": [{"maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "DoNotSchedule"}],
     }
-    plugin = podtopologyspread.new(args, fake_handle(snap))
+    plugin = podtopologyspread.new(plugin_args(podtopologyspread.NAME, args), fake_handle(snap))
     assert plugin.pre_filter(CycleState(), PodInfo(incoming()), snap.list()) == (None, Status(Code.SKIP))
 
 
 LIST = {"defaultingType": "List"}
 ZONE = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
-WHERE = "PodTopologySpreadArgs"
+WHERE = PLUGIN_ARGS_PATH
 
 
 @pytest.mark.parametrize(
@@ -314,8 +316,8 @@ WHERE = "PodTopologySpreadArgs"
     ],
 )
 def test_bad_args(data: dict, message: str) -> None:
-    with pytest.raises(ValueError) as raised:
-        PodTopologySpreadArgs.from_dict(data)
+    with pytest.raises(ConfigError) as raised:
+        plugin_args(podtopologyspread.NAME, data)
     assert str(raised.value).startswith(message)
 
 

@@ -14,6 +14,7 @@ from scheduler.plugins.defaultpreemption import (
     DefaultPreemptionArgs,
     new,
 )
+from tests.builders import PLUGIN_ARGS_PATH, plugin_args
 from tests.unit.extender_fakes import FakeExtender
 from tests.unit.preemption_util import Cluster, cpu_node, cpu_pod, pdb
 
@@ -262,35 +263,35 @@ async def test_a_failing_preemption_extender_fails_preemption() -> None:
     ids=["defaults", "absolute-only", "percentage-only"],
 )
 def test_args_defaults(data: dict[str, int], expected: DefaultPreemptionArgs) -> None:
-    assert DefaultPreemptionArgs.from_dict(data) == expected
+    assert plugin_args("DefaultPreemption", data) == expected
 
 
 @pytest.mark.parametrize(
     ("data", "message"),
     [
         ({"minCandidateNodesPercentage": 101},
-         "DefaultPreemptionArgs.minCandidateNodesPercentage: Invalid value: 101: "
-         "not in valid range [0, 100]"),
+         f"{PLUGIN_ARGS_PATH}.minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]"),
         ({"minCandidateNodesAbsolute": -1},
-         "DefaultPreemptionArgs.minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)"),
+         f"{PLUGIN_ARGS_PATH}.minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)"),
         ({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
-         "DefaultPreemptionArgs.minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same "
-         "time as minCandidateNodesAbsolute; DefaultPreemptionArgs.minCandidateNodesAbsolute: Invalid value: "
+         f"{PLUGIN_ARGS_PATH}.minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same "
+         f"time as minCandidateNodesAbsolute\n{PLUGIN_ARGS_PATH}.minCandidateNodesAbsolute: Invalid value: "
          "0: cannot be zero at the same time as minCandidateNodesPercentage"),
         ({"minCandidateNodesPercentage": "10"}, "minCandidateNodesPercentage: Invalid value"),
-        ({"minCandidateNodes": 1}, 'DefaultPreemptionArgs: unknown field "minCandidateNodes"'),
+        ({"minCandidateNodes": 1}, f'{PLUGIN_ARGS_PATH}: unknown field "minCandidateNodes"'),
     ],
     ids=["percentage-over-100", "negative-absolute", "both-zero", "not-an-integer", "unknown-field"],
 )
 def test_args_validation(data: dict[str, object], message: str) -> None:
-    with pytest.raises(ValueError) as caught:
-        DefaultPreemptionArgs.from_dict(data)
+    with pytest.raises(ConfigError) as caught:
+        plugin_args("DefaultPreemption", data)
     assert message in str(caught.value)
 
 
-def test_the_factory_takes_a_mapping_or_args() -> None:
+def test_the_factory_takes_its_args_or_none() -> None:
     cluster = Cluster([cpu_node("n1")])
-    assert new({"minCandidateNodesAbsolute": 3}, cluster.handle).args == DefaultPreemptionArgs(10, 3)
+    configured = plugin_args("DefaultPreemption", {"minCandidateNodesAbsolute": 3})
+    assert new(configured, cluster.handle).args == DefaultPreemptionArgs(10, 3)
     assert new(None, cluster.handle).name == "DefaultPreemption"
 
 

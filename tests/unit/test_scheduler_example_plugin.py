@@ -12,6 +12,7 @@ from examples.plugins import node_cost
 from scheduler.config import ConfigError, in_tree_registry, load_config
 from scheduler.framework import CycleState, NodeInfo, NodeScore, PodInfo
 from tests import builders
+from tests.builders import PLUGIN_ARGS_PATH, plugin_args
 from tests.unit.framework_fakes import Snapshot, fake_handle
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,7 +27,7 @@ def node(name: str, price: str | None) -> NodeInfo:
 
 
 def normalized(prices: dict[str, str | None]) -> dict[str, int]:
-    plugin = node_cost.new(None, handle=fake_handle(Snapshot([])))
+    plugin = node_cost.new(node_cost.NodeCostArgs(), handle=fake_handle(Snapshot([])))
     pod = PodInfo(objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name="p", namespace="default")))
     state = CycleState()
     scores = [NodeScore(name, plugin.score(state, pod, node(name, price))) for name, price in prices.items()]
@@ -51,12 +52,25 @@ def test_cheaper_nodes_score_higher(prices: dict[str, str | None], expected: dic
 
 @pytest.mark.parametrize(
     ("data", "error"),
-    [({"label": ""}, "NodeCostArgs.label"), ({"labels": "x"}, "NodeCostArgs.labels: unknown field")],
-    ids=["empty-label", "unknown-field"],
+    [
+        ({"label": ""}, f"{PLUGIN_ARGS_PATH}: label: must be a non-empty string, got ''"),
+        ({"labels": "x"}, f'{PLUGIN_ARGS_PATH}: unknown field "labels"'),
+        ({"label": 5}, f"{PLUGIN_ARGS_PATH}.label: Invalid value: 5: must be a string"),
+    ],
+    ids=["empty-label", "unknown-field", "not-a-string"],
 )
 def test_bad_args_name_the_field(data: dict, error: str) -> None:
-    with pytest.raises(ValueError, match=error):
-        node_cost.ARGS.from_dict(data)
+    registry = in_tree_registry()
+    registry.register(node_cost.NAME, "examples.plugins.node_cost")
+    with pytest.raises(ConfigError) as raised:
+        plugin_args(node_cost.NAME, data, registry)
+    assert raised.value.problems == [error]
+
+
+def test_args_default_to_the_price_label() -> None:
+    registry = in_tree_registry()
+    registry.register(node_cost.NAME, "examples.plugins.node_cost")
+    assert plugin_args(node_cost.NAME, None, registry) == node_cost.NodeCostArgs(node_cost.DEFAULT_LABEL)
 
 
 def test_the_example_config_enables_it_by_name() -> None:

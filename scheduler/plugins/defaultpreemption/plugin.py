@@ -36,14 +36,12 @@ import itertools
 import logging
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
 
 from cluster.api import objects_pb2, timeutil
-from cluster.api.validation import invalid
+from scheduler.config.argtypes import DefaultPreemptionArgs
 from scheduler.extender.calls import preempt_with_extenders
 from scheduler.extender.interface import Extender, ExtenderError, Victims
 from scheduler.framework import (
@@ -78,7 +76,6 @@ from scheduler.plugins.defaultpreemption.group import (
 )
 from scheduler.plugins.defaultpreemption.lowest import LowestPodPriority
 from scheduler.plugins.defaultpreemption.selection import pick_one_node_for_preemption
-from scheduler.plugins.helpers import check_fields, resolve_args
 
 log = logging.getLogger(__name__)
 
@@ -98,46 +95,7 @@ PREEMPT_NEVER = "Never"
 #: The profile of pods that name no scheduler.
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
-#: kube-scheduler's defaults for DefaultPreemptionArgs.
-DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
-DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
-
-
-@dataclass(frozen=True)
-class DefaultPreemptionArgs:
-    #: The dry run stops after finding candidates on this percentage of the potential nodes ...
-    min_candidate_nodes_percentage: int = DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE
-    #: ... but no fewer than this many (all of them when there are fewer potential nodes). Finding more
-    #: candidates gives a better choice at a higher cost per preemption.
-    min_candidate_nodes_absolute: int = DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """Defaults applied, kube-scheduler's validation (ValidateDefaultPreemptionArgs); ValueError
-        names the bad field."""
-        where = "DefaultPreemptionArgs"
-        check_fields(data, {"minCandidateNodesPercentage", "minCandidateNodesAbsolute"}, where, kind=where)
-        percentage = data.get("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE)
-        absolute = data.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
-        percentage_path = f"{where}.minCandidateNodesPercentage"
-        absolute_path = f"{where}.minCandidateNodesAbsolute"
-        problems = []
-        for path, value in ((percentage_path, percentage), (absolute_path, absolute)):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise ValueError(invalid(path, value, "must be an integer"))
-        if not 0 <= percentage <= 100:
-            problems.append(invalid(percentage_path, percentage, "not in valid range [0, 100]"))
-        if absolute < 0:
-            problems.append(invalid(absolute_path, absolute, "not in valid range [0, inf)"))
-        if percentage == 0 and absolute == 0:
-            detail = "cannot be zero at the same time as "
-            problems.append(invalid(percentage_path, 0, detail + "minCandidateNodesAbsolute"))
-            problems.append(invalid(absolute_path, 0, detail + "minCandidateNodesPercentage"))
-        if problems:
-            raise ValueError("; ".join(problems))
-        return cls(percentage, absolute)
-
-
+#: kube-scheduler's DefaultPreemptionArgs, decoded, defaulted and validated by scheduler.config.
 ARGS = DefaultPreemptionArgs
 
 class DefaultPreemption:
@@ -386,5 +344,6 @@ def _scheduler_name(pod: objects_pb2.Pod) -> str:
     return pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
 
 
-def new(args: DefaultPreemptionArgs | Mapping[str, Any] | None, handle: Handle) -> DefaultPreemption:
-    return DefaultPreemption(resolve_args(DefaultPreemptionArgs, args), handle)
+def new(args: DefaultPreemptionArgs | None, handle: Handle) -> DefaultPreemption:
+    """None (a framework built without a configuration): the defaults."""
+    return DefaultPreemption(DefaultPreemptionArgs() if args is None else args, handle)

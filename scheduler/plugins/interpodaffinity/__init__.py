@@ -1,7 +1,7 @@
 """InterPodAffinity: required and preferred pod affinity / anti-affinity, as kube-scheduler's plugin.
 
 ``filtering`` (PreFilter, Filter, AddPod/RemovePod), ``scoring`` (PreScore, Score, NormalizeScore) and
-``plugin`` (args, the plugin class, queueing hints).
+``plugin`` (the plugin class, queueing hints).
 """
 
 from scheduler.plugins.interpodaffinity.filtering import (

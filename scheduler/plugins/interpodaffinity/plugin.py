@@ -1,14 +1,13 @@
-"""The InterPodAffinity plugin: its args, the plugin class, and the events that can change its verdict."""
+"""The InterPodAffinity plugin: the plugin class and the events that can change its verdict."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Self
+from collections.abc import Sequence
+from typing import Any
 
 from cluster.api import objects_pb2
 from cluster.api.kinds import NAMESPACE_NAME_LABEL
-from cluster.api.validation import invalid
+from scheduler.config.argtypes import InterPodAffinityArgs
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -21,7 +20,6 @@ from scheduler.framework import (
     Signature,
 )
 from scheduler.framework.types import AffinityTerm, affinity_term
-from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.interpodaffinity.filtering import Filtering
 from scheduler.plugins.interpodaffinity.scoring import Scoring
 from scheduler.plugins.podcounts import pod_and_node_events
@@ -29,43 +27,7 @@ from scheduler.plugins.split import SplitPlugin
 
 NAME = "InterPodAffinity"
 
-#: kube-scheduler's bounds for hardPodAffinityWeight.
-MIN_HARD_POD_AFFINITY_WEIGHT = 0
-MAX_HARD_POD_AFFINITY_WEIGHT = 100
-
-
-@dataclass(frozen=True, slots=True)
-class InterPodAffinityArgs:
-    """pluginConfig args (kubescheduler.config.k8s.io/v1 InterPodAffinityArgs)."""
-
-    #: Score given, per existing pod, for each of its *required* affinity terms that the incoming pod
-    #: matches (symmetry of hard affinity). kube-scheduler's default 1; 0 turns it off.
-    hard_pod_affinity_weight: int = 1
-    #: When the incoming pod has no preferred terms, skip scoring by existing pods' terms altogether (a
-    #: speed-up that kube-scheduler offers; off by default).
-    ignore_preferred_terms_of_existing_pods: bool = False
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """Defaults applied, kube-scheduler's validation; ValueError names the bad field."""
-        where = "InterPodAffinityArgs"
-        check_fields(data, {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"}, where, kind=where)
-        weight = data.get("hardPodAffinityWeight", 1)
-        ignore = data.get("ignorePreferredTermsOfExistingPods", False)
-        if not isinstance(weight, int) or isinstance(weight, bool):
-            raise ValueError(invalid(f"{where}.hardPodAffinityWeight", weight, "must be an integer"))
-        if not MIN_HARD_POD_AFFINITY_WEIGHT <= weight <= MAX_HARD_POD_AFFINITY_WEIGHT:
-            raise ValueError(invalid(
-                f"{where}.hardPodAffinityWeight", weight,
-                f"not in valid range [{MIN_HARD_POD_AFFINITY_WEIGHT}, {MAX_HARD_POD_AFFINITY_WEIGHT}]",
-            ))
-        if not isinstance(ignore, bool):
-            raise ValueError(
-                invalid(f"{where}.ignorePreferredTermsOfExistingPods", ignore, "must be a boolean")
-            )
-        return cls(hard_pod_affinity_weight=weight, ignore_preferred_terms_of_existing_pods=ignore)
-
-
+#: kube-scheduler's InterPodAffinityArgs, decoded, defaulted and validated by scheduler.config.
 ARGS = InterPodAffinityArgs
 
 
@@ -124,8 +86,9 @@ class InterPodAffinity(SplitPlugin):
         ]
 
 
-def new(args: Mapping[str, Any] | InterPodAffinityArgs | None, handle: Handle) -> InterPodAffinity:
-    return InterPodAffinity(resolve_args(InterPodAffinityArgs, args), handle)
+def new(args: InterPodAffinityArgs | None, handle: Handle) -> InterPodAffinity:
+    """None (a framework built without a configuration): the defaults."""
+    return InterPodAffinity(InterPodAffinityArgs() if args is None else args, handle)
 
 
 # ----------------------------------------------------------------------------------------- hints

@@ -11,13 +11,11 @@ scored at all (PreScore returns SKIP), so that such pods do not all pile onto th
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Self
+from collections.abc import Sequence
 
 import numpy as np
 
-from cluster.api.validation import duplicate, invalid
+from scheduler.config.argtypes import NodeResourcesBalancedAllocationArgs
 from scheduler.framework import (
     MAX_NODE_SCORE,
     CycleState,
@@ -31,12 +29,8 @@ from scheduler.framework import (
 from scheduler.framework.columns import EXACT_LIMIT, ResourceColumns, exact_columns
 from scheduler.framework.nodedata import NodeSet, Rows
 from scheduler.framework.resource import CPU, MEMORY
-from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.noderesources.resource_allocation import (
-    DEFAULT_RESOURCES,
-    ResourceSpec,
     node_vectors,
-    parse_resources,
     pod_request_list,
     request_signature,
 )
@@ -46,29 +40,8 @@ NAME = "NodeResourcesBalancedAllocation"
 _PRE_SCORE_KEY = "PreScore" + NAME
 
 
-@dataclass(frozen=True)
-class NodeResourcesBalancedAllocationArgs:
-    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        path = "NodeResourcesBalancedAllocationArgs"
-        check_fields(data, {"resources"}, path, kind=path)
-        resources = parse_resources(data.get("resources"), f"{path}.resources")
-        problems = []
-        seen: set[str] = set()
-        for i, spec in enumerate(resources):
-            if spec.name in seen:
-                problems.append(duplicate(f"{path}.resources[{i}].name", spec.name))
-            seen.add(spec.name)
-            # Balance is about the spread of fractions: a weight would mean nothing here.
-            if spec.weight != 1:
-                problems.append(invalid(f"{path}.resources[{i}].weight", spec.weight, "must be 1"))
-        if problems:
-            raise ValueError("; ".join(problems))
-        return cls(resources)
-
-
+#: kube-scheduler's NodeResourcesBalancedAllocationArgs, decoded, defaulted and validated by
+#: scheduler.config.
 ARGS = NodeResourcesBalancedAllocationArgs
 
 
@@ -151,7 +124,6 @@ class NodeResourcesBalancedAllocation:
         return None
 
 
-def new(
-    args: NodeResourcesBalancedAllocationArgs | Mapping[str, Any] | None, handle: Handle
-) -> NodeResourcesBalancedAllocation:
-    return NodeResourcesBalancedAllocation(resolve_args(NodeResourcesBalancedAllocationArgs, args))
+def new(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle) -> NodeResourcesBalancedAllocation:
+    """None (a framework built without a configuration): the defaults."""
+    return NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs() if args is None else args)

@@ -24,14 +24,25 @@ for a container without a request).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Self
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from cluster.api import objects_pb2
-from cluster.api.validation import forbidden, invalid, is_qualified_name, not_supported, required
+from cluster.api.validation import is_qualified_name
+from scheduler.config.argtypes import (
+    LEAST_ALLOCATED,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MAX_UTILIZATION,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    NodeResourcesFitArgs,
+    ResourceSpec,
+    ScoringStrategy,
+    UtilizationShapePoint,
+)
 from scheduler.framework import (
     MAX_NODE_SCORE,
     ActionType,
@@ -53,13 +64,8 @@ from scheduler.framework import (
 from scheduler.framework.columns import EXACT_LIMIT, Column, ResourceColumns, exact_columns
 from scheduler.framework.nodedata import NodeSet, Rows
 from scheduler.framework.resource import CPU, EPHEMERAL_STORAGE, MEMORY
-from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.noderesources.resource_allocation import (
-    DEFAULT_RESOURCES,
-    ResourceSpec,
-    integer,
     node_vectors,
-    parse_resources,
     pod_request_list,
     request_signature,
 )
@@ -72,16 +78,6 @@ ERR_REASON_INSUFFICIENT_CPU = "Insufficient cpu"
 ERR_REASON_INSUFFICIENT_MEMORY = "Insufficient memory"
 ERR_REASON_INSUFFICIENT_EPHEMERAL_STORAGE = "Insufficient ephemeral-storage"
 
-LEAST_ALLOCATED = "LeastAllocated"
-MOST_ALLOCATED = "MostAllocated"
-REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
-SCORING_STRATEGY_TYPES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
-
-#: The shape's scores are 0..MAX_CUSTOM_PRIORITY_SCORE; kube-scheduler scales them to MAX_NODE_SCORE.
-MAX_CUSTOM_PRIORITY_SCORE = 10
-MAX_UTILIZATION = 100
-MAX_RESOURCE_WEIGHT = 100
-
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 
@@ -92,143 +88,8 @@ _STANDARD += ((EPHEMERAL_STORAGE, ERR_REASON_INSUFFICIENT_EPHEMERAL_STORAGE),)
 
 # ------------------------------------------------------------------------------------------- args
 
-
-@dataclass(frozen=True)
-class UtilizationShapePoint:
-    #: Percent, 0..100.
-    utilization: int
-    #: 0..10 (scaled by 10 when scoring).
-    score: int
-
-
-@dataclass(frozen=True)
-class ScoringStrategy:
-    type: str = LEAST_ALLOCATED
-    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
-    #: The RequestedToCapacityRatio shape; None for the other strategies.
-    shape: tuple[UtilizationShapePoint, ...] | None = None
-
-
-@dataclass(frozen=True)
-class NodeResourcesFitArgs:
-    #: Extended resources the fit check ignores.
-    ignored_resources: tuple[str, ...] = ()
-    #: Extended-resource groups (the part before "/") the fit check ignores.
-    ignored_resource_groups: tuple[str, ...] = ()
-    scoring_strategy: ScoringStrategy = field(default_factory=ScoringStrategy)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        path = "NodeResourcesFitArgs"
-        fields = {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"}
-        check_fields(data, fields, path, kind="NodeResourcesFitArgs")
-        problems: list[str] = []
-        ignored = _strings(data.get("ignoredResources"), f"{path}.ignoredResources")
-        for i, name in enumerate(ignored):
-            problems += [invalid(f"{path}.ignoredResources[{i}]", name, p) for p in is_qualified_name(name)]
-        groups = _strings(data.get("ignoredResourceGroups"), f"{path}.ignoredResourceGroups")
-        for i, group in enumerate(groups):
-            where = f"{path}.ignoredResourceGroups[{i}]"
-            if "/" in group:
-                problems.append(invalid(where, group, "resource group name can't contain '/'"))
-            problems += [invalid(where, group, p) for p in is_qualified_name(group)]
-        raw_strategy = data.get("scoringStrategy")
-        strategy = ScoringStrategy() if raw_strategy is None else _strategy(raw_strategy, problems)
-        if problems:
-            raise ValueError("; ".join(problems))
-        return cls(ignored, groups, strategy)
-
-
+#: kube-scheduler's NodeResourcesFitArgs, decoded, defaulted and validated by scheduler.config.
 ARGS = NodeResourcesFitArgs
-
-
-def _strings(raw: Any, path: str) -> tuple[str, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
-        raise ValueError(invalid(path, raw, "must be a list of strings"))
-    return tuple(raw)
-
-
-def _strategy(raw: Any, problems: list[str]) -> ScoringStrategy:
-    path = "NodeResourcesFitArgs.scoringStrategy"
-    check_fields(raw, {"type", "resources", "requestedToCapacityRatio"}, path)
-    kind = raw.get("type", "")
-    if kind not in SCORING_STRATEGY_TYPES:
-        problems.append(not_supported(f"{path}.type", kind, SCORING_STRATEGY_TYPES))
-    resources = parse_resources(raw.get("resources"), f"{path}.resources")
-    for i, spec in enumerate(resources):
-        if not 0 < spec.weight <= MAX_RESOURCE_WEIGHT:
-            problems.append(
-                invalid(
-                    f"{path}.resources[{i}].weight",
-                    spec.weight,
-                    f"resource weight of {spec.name} not in valid range (0, {MAX_RESOURCE_WEIGHT}]",
-                )
-            )
-    ratio = raw.get("requestedToCapacityRatio")
-    shape = None
-    if kind == REQUESTED_TO_CAPACITY_RATIO:
-        if ratio is None:
-            problems.append(
-                required(
-                    f"{path}.requestedToCapacityRatio",
-                    "must be specified when type is RequestedToCapacityRatio",
-                )
-            )
-        else:
-            check_fields(ratio, {"shape"}, f"{path}.requestedToCapacityRatio")
-            shape = _shape(ratio.get("shape"), f"{path}.requestedToCapacityRatio.shape", problems)
-    elif ratio is not None:
-        problems.append(
-            forbidden(
-                f"{path}.requestedToCapacityRatio", "must be nil when type is not RequestedToCapacityRatio"
-            )
-        )
-    return ScoringStrategy(kind, resources, shape)
-
-
-def _shape(raw: Any, path: str, problems: list[str]) -> tuple[UtilizationShapePoint, ...]:
-    if raw is None or raw == []:
-        problems.append(required(path, "at least one point must be specified"))
-        return ()
-    if not isinstance(raw, list):
-        raise ValueError(invalid(path, raw, "must be a list"))
-    points = []
-    for i, item in enumerate(raw):
-        check_fields(item, {"utilization", "score"}, f"{path}[{i}]")
-        points.append(
-            UtilizationShapePoint(
-                integer(item.get("utilization", 0), f"{path}[{i}].utilization"),
-                integer(item.get("score", 0), f"{path}[{i}].score"),
-            )
-        )
-    for i in range(1, len(points)):
-        if points[i - 1].utilization >= points[i].utilization:
-            problems.append(
-                invalid(
-                    f"{path}[{i}].utilization",
-                    points[i].utilization,
-                    "values must be sorted in increasing order",
-                )
-            )
-            break
-    for i, point in enumerate(points):
-        if not 0 <= point.utilization <= MAX_UTILIZATION:
-            problems.append(
-                invalid(
-                    f"{path}[{i}].utilization",
-                    point.utilization,
-                    f"not in valid range [0, {MAX_UTILIZATION}]",
-                )
-            )
-        if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
-            problems.append(
-                invalid(
-                    f"{path}[{i}].score", point.score, f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"
-                )
-            )
-    return tuple(points)
 
 
 # ------------------------------------------------------------------------------------- scoring
@@ -601,5 +462,6 @@ def _after_pod_scale_down(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingH
     return QueueingHint.SKIP
 
 
-def new(args: NodeResourcesFitArgs | Mapping[str, Any] | None, handle: Handle) -> NodeResourcesFit:
-    return NodeResourcesFit(resolve_args(NodeResourcesFitArgs, args))
+def new(args: NodeResourcesFitArgs | None, handle: Handle) -> NodeResourcesFit:
+    """None (a framework built without a configuration): the defaults."""
+    return NodeResourcesFit(NodeResourcesFitArgs() if args is None else args)

@@ -11,49 +11,10 @@ does not request, is left out of the score: both come back as (0, 0).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
-from cluster.api.validation import invalid, required
+from scheduler.config.argtypes import ResourceSpec
 from scheduler.framework import NodeInfo, PodInfo
 from scheduler.framework.resource import CPU, EPHEMERAL_STORAGE, MEMORY
-from scheduler.plugins.helpers import check_fields
-
-
-@dataclass(frozen=True)
-class ResourceSpec:
-    name: str
-    weight: int = 1
-
-
-#: kube-scheduler's defaultResourceSpec: CPU and memory, weight 1 each.
-DEFAULT_RESOURCES = (ResourceSpec(CPU, 1), ResourceSpec(MEMORY, 1))
-
-
-def integer(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(invalid(path, value, "must be an integer"))
-    return value
-
-
-def parse_resources(raw: Any, path: str) -> tuple[ResourceSpec, ...]:
-    """A ``resources: [{name, weight}]`` list with kube-scheduler's defaults: no list (or an empty one)
-    means DEFAULT_RESOURCES, a missing or zero weight means 1. Types are checked here; ranges by the
-    caller, whose rules differ."""
-    if raw is None:
-        return DEFAULT_RESOURCES
-    if not isinstance(raw, list):
-        raise ValueError(invalid(path, raw, "must be a list"))
-    specs = []
-    for i, item in enumerate(raw):
-        where = f"{path}[{i}]"
-        check_fields(item, {"name", "weight"}, where)
-        name = item.get("name")
-        if not isinstance(name, str) or not name:
-            raise ValueError(required(f"{where}.name", "a resource name"))
-        weight = integer(item.get("weight", 0), f"{where}.weight")
-        specs.append(ResourceSpec(name, weight or 1))
-    return tuple(specs) or DEFAULT_RESOURCES
 
 
 def request_signature(pod: PodInfo) -> tuple[int | tuple[tuple[str, int], ...], ...]:

@@ -2,7 +2,7 @@
 
 ``common`` (constraints, eligible nodes, per-node counts), ``filtering`` (PreFilter, Filter,
 AddPod/RemovePod: DoNotSchedule constraints), ``scoring`` (PreScore, Score, NormalizeScore:
-ScheduleAnyway constraints) and ``plugin`` (args, the plugin class, queueing hints).
+ScheduleAnyway constraints) and ``plugin`` (the plugin class, queueing hints).
 """
 
 from scheduler.plugins.podtopologyspread.filtering import (

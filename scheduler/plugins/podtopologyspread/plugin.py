@@ -1,4 +1,4 @@
-"""The PodTopologySpread plugin: its args, the plugin class, and the events that can change its verdict.
+"""The PodTopologySpread plugin: the plugin class and the events that can change its verdict.
 
 Default constraints. A pod with no constraints of its own is spread by ``defaultConstraints`` (or, with
 ``defaultingType: System``, kube-scheduler's built-in zone/hostname ScheduleAnyway pair), with the
@@ -9,26 +9,14 @@ it (the Handle's ``workloads``); nothing applies when none does.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Self
-
-from google.protobuf import json_format
+from typing import Any
 
 from cluster.api import objects_pb2
-from cluster.api.validation import (
-    duplicate,
-    forbidden,
-    invalid,
-    is_qualified_name,
-    not_supported,
-    required,
-)
+from scheduler.config.argtypes import SYSTEM_DEFAULTING, PodTopologySpreadArgs
 from scheduler.framework import ActionType, ClusterEventWithHint, Handle, PodInfo, QueueingHint, Signature
-from scheduler.plugins.helpers import check_fields, resolve_args
 from scheduler.plugins.podcounts import pod_and_node_events
 from scheduler.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
-    SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
     Constraint,
     Constraints,
@@ -41,87 +29,8 @@ from scheduler.plugins.split import SplitPlugin
 
 NAME = "PodTopologySpread"
 
-SYSTEM_DEFAULTING = "System"
-LIST_DEFAULTING = "List"
-_DEFAULTING_TYPES = (SYSTEM_DEFAULTING, LIST_DEFAULTING)
-_WHEN_UNSATISFIABLE = (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
-_CONSTRAINT_FIELDS = frozenset({
-    "maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains", "nodeAffinityPolicy",
-    "nodeTaintsPolicy", "matchLabelKeys",
-})
-
-
-@dataclass(frozen=True)
-class PodTopologySpreadArgs:
-    """pluginConfig args (kubescheduler.config.k8s.io/v1 PodTopologySpreadArgs); see the module
-    docstring for how default constraints apply."""
-
-    default_constraints: tuple[objects_pb2.TopologySpreadConstraint, ...] = ()
-    #: "System" (kube-scheduler's default: its built-in constraints) or "List" (``default_constraints``).
-    defaulting_type: str = SYSTEM_DEFAULTING
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """Defaults applied, kube-scheduler's validation; ValueError lists every bad field."""
-        where = "PodTopologySpreadArgs"
-        check_fields(data, {"defaultConstraints", "defaultingType"}, where, kind=where)
-        defaulting = data.get("defaultingType", SYSTEM_DEFAULTING)
-        raw = data.get("defaultConstraints") or []
-        if not isinstance(raw, list):
-            raise ValueError(invalid(f"{where}.defaultConstraints", raw, "must be a list"))
-        problems: list[str] = []
-        if defaulting not in _DEFAULTING_TYPES:
-            problems.append(not_supported(f"{where}.defaultingType", defaulting, _DEFAULTING_TYPES))
-        elif defaulting == SYSTEM_DEFAULTING and raw:
-            problems.append(
-                invalid(f"{where}.defaultingType", defaulting, "when .defaultConstraints are not empty")
-            )
-        constraints: list[objects_pb2.TopologySpreadConstraint] = []
-        for i, item in enumerate(raw):
-            path = f"{where}.defaultConstraints[{i}]"
-            check_fields(item, _CONSTRAINT_FIELDS, path)
-            try:
-                constraint = json_format.ParseDict(item, objects_pb2.TopologySpreadConstraint())
-            except json_format.ParseError as exc:
-                raise ValueError(f"{path}: {exc}") from None
-            problems += _default_constraint_problems(constraint, path, constraints)
-            constraints.append(constraint)
-        if problems:
-            raise ValueError("; ".join(problems))
-        return cls(tuple(constraints), defaulting)
-
-
+#: kube-scheduler's PodTopologySpreadArgs, decoded, defaulted and validated by scheduler.config.
 ARGS = PodTopologySpreadArgs
-
-
-def _default_constraint_problems(
-    c: objects_pb2.TopologySpreadConstraint,
-    path: str,
-    earlier: Sequence[objects_pb2.TopologySpreadConstraint],
-) -> list[str]:
-    """kube-scheduler's ValidatePodTopologySpreadArgs for one default constraint."""
-    problems = []
-    if c.max_skew <= 0:
-        problems.append(invalid(f"{path}.maxSkew", c.max_skew, "not in valid range (0, inf)"))
-    if not c.topology_key:
-        problems.append(required(f"{path}.topologyKey", "can not be empty"))
-    else:
-        problems += [
-            invalid(f"{path}.topologyKey", c.topology_key, p) for p in is_qualified_name(c.topology_key)
-        ]
-    if not c.when_unsatisfiable:
-        problems.append(required(f"{path}.whenUnsatisfiable", "can not be empty"))
-    elif c.when_unsatisfiable not in _WHEN_UNSATISFIABLE:
-        problems.append(
-            not_supported(f"{path}.whenUnsatisfiable", c.when_unsatisfiable, _WHEN_UNSATISFIABLE)
-        )
-    if c.HasField("label_selector"):
-        problems.append(forbidden(
-            f"{path}.labelSelector", "constraint must not define a selector, as they deduced for each pod"
-        ))
-    if any((o.topology_key, o.when_unsatisfiable) == (c.topology_key, c.when_unsatisfiable) for o in earlier):
-        problems.append(duplicate(path, f"{{{c.topology_key}, {c.when_unsatisfiable}}}"))
-    return problems
 
 
 class PodTopologySpread(SplitPlugin):
@@ -165,8 +74,9 @@ class PodTopologySpread(SplitPlugin):
         )
 
 
-def new(args: Mapping[str, Any] | PodTopologySpreadArgs | None, handle: Handle) -> PodTopologySpread:
-    return PodTopologySpread(resolve_args(PodTopologySpreadArgs, args), handle)
+def new(args: PodTopologySpreadArgs | None, handle: Handle) -> PodTopologySpread:
+    """None (a framework built without a configuration): the defaults."""
+    return PodTopologySpread(PodTopologySpreadArgs() if args is None else args, handle)
 
 
 # ----------------------------------------------------------------------------------------- hints
