@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster.api import errors, kinds, objects_pb2
-from cluster.api.validation import is_qualified_name, is_valid_label_value
+from cluster.api.names import is_qualified_name, is_valid_label_value
 
 # Label selector operators, named as apimachinery's selection.Operator values.
 IN = "in"

@@ -36,7 +36,7 @@ from cluster.api import errors, objects_pb2, validation
 from cluster.api.kinds import NODE, POD, Kind
 from cluster.apiserver import kubelet, messages
 from cluster.apiserver.fencing import BOUND_UNDER_FENCE_ANNOTATION, SERVER_ANNOTATIONS, LeaseFence, refusal
-from cluster.apiserver.registry import Registry, revision_of
+from cluster.apiserver.storage import Storage, revision_of
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from store.base import Guard
 
@@ -95,7 +95,7 @@ def _join(problems: list[str]) -> str:
 
 
 async def bind(
-    registry: Registry,
+    registry: Storage,
     binding: objects_pb2.Binding,
     now: Timestamp,
     *,
@@ -136,7 +136,7 @@ async def bind(
 
 
 async def _bind_from_cache(
-    registry: Registry, peek: Peek, binding: objects_pb2.Binding, now: Timestamp, fence: LeaseFence | None
+    registry: Storage, peek: Peek, binding: objects_pb2.Binding, now: Timestamp, fence: LeaseFence | None
 ) -> objects_pb2.Pod | None:
     """The bound pod if the cached copies allow the bind and were current; None: ask the store."""
     pod = peek(POD, binding.metadata.namespace or DEFAULT_NAMESPACE, binding.metadata.name)
@@ -160,7 +160,7 @@ async def _bind_from_cache(
 
 
 async def bind_group(
-    registry: Registry,
+    registry: Storage,
     bindings: Sequence[objects_pb2.Binding],
     now: Timestamp,
     *,

@@ -12,8 +12,8 @@ import logging
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import NAMESPACE, PRIORITY_CLASS, RESOURCE_QUOTA
 from cluster.api.quota import LIMITED_SCOPES
-from cluster.apiserver.admission import SYSTEM_PRIORITY_CLASSES
-from cluster.apiserver.namespaces import SYSTEM_NAMESPACES
+from cluster.apiserver.admission.namespacelifecycle import SYSTEM_NAMESPACES
+from cluster.apiserver.registry.priorityclasses import SYSTEM_PRIORITY_CLASSES
 from cluster.apiserver.verbs import Verbs
 
 log = logging.getLogger(__name__)

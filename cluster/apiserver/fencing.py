@@ -2,9 +2,10 @@
 
 A tenure is one holder's unbroken hold of a Lease. Its token is the store revision of the write that began
 it: the Create of the Lease, or the Update that changed holderIdentity. The server records it on the Lease
-(strategy.py): an Update that keeps the same non-empty holder stores annotation ``podsched.io/fencing-token``
-= the tenure's token; a Create or a change of holder removes it. So for any stored Lease the tenure token is
-that annotation when present, else the Lease's own resourceVersion (``tenure_token``).
+(strategy.py, and registry/leases.py on an Update): an Update that keeps the same non-empty holder stores
+annotation ``podsched.io/fencing-token`` = the tenure's token; a Create or a change of holder removes it. So
+for any stored Lease the tenure token is that annotation when present, else the Lease's own resourceVersion
+(``tenure_token``).
 
 ``Fencing.of(fence)`` checks the request's Fence and gives a ``LeaseFence``; before each attempt of a write,
 ``LeaseFence.guard`` reads the Lease and either refuses (``errors.Fenced``, logged and counted) or returns a
@@ -30,7 +31,7 @@ from cluster.api.fencing import (
     WRITTEN_UNDER_FENCE_ANNOTATION,
 )
 from cluster.api.kinds import LEASE, Kind
-from cluster.apiserver.registry import Registry, revision_of
+from cluster.apiserver.storage import Storage, revision_of
 from store.base import Guard
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ def fence_problems(fence: apiserver_pb2.Fence) -> list[str]:
 class Fencing:
     """The API server's fence checker; ``refused`` counts the fenced writes it has refused."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Storage) -> None:
         self._registry = registry
         self.refused = 0
 

@@ -32,7 +32,7 @@ from cluster.api import objects_pb2, timeutil
 from cluster.api.kinds import POD
 from cluster.apiserver import quota
 from cluster.apiserver.defaults import DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
-from cluster.apiserver.registry import Registry
+from cluster.apiserver.storage import Storage
 from store.base import EventType, KeyValue, StoreUnavailable, TooOldRevision, WatchEvent
 
 log = logging.getLogger(__name__)
@@ -110,7 +110,7 @@ class DeletionFinisher:
     entry is stale and skipped. ``_changed`` wakes the timer loop when a sooner deadline arrives.
     """
 
-    def __init__(self, registry: Registry, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, registry: Storage, *, clock: Callable[[], float] = time.time) -> None:
         self._registry = registry
         self._store = registry.store
         self._clock = clock

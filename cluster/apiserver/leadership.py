@@ -40,7 +40,7 @@ from cluster.api.kinds import LEASE, POD, Kind
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.auth.roles import MASTERS_GROUP
 from cluster.apiserver.fencing import LeaseFence
-from cluster.apiserver.registry import Registry
+from cluster.apiserver.storage import Storage
 from store.base import EventType, StoreUnavailable, TooOldRevision
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ class LeaseClock:
         seen = self._seen[LEASE.key(lease.metadata.namespace, lease.metadata.name)]
         return max(0.0, seen.at + seen.duration_s - self._clock()), seen.duration_s
 
-    async def run(self, registry: Registry) -> None:
+    async def run(self, registry: Storage) -> None:
         """Follow every Lease in the store until cancelled."""
         prefix = LEASE.key_prefix()
         while True:

@@ -16,8 +16,8 @@ from google.protobuf.message import Message
 from cluster.api import errors
 from cluster.apiserver import continuation, messages
 from cluster.apiserver.limits import DEFAULT_MAX_PAGE_SIZE, check_page_size
-from cluster.apiserver.registry import Registry
 from cluster.apiserver.selection import Selection
+from cluster.apiserver.storage import Storage
 from store.base import FutureRevision, TooOldRevision
 
 #: Objects per store read when the caller sets no limit or selectors filter: large enough that a
@@ -35,7 +35,7 @@ class ObjectPage:
 
 
 async def list_objects(
-    registry: Registry,
+    registry: Storage,
     selection: Selection,
     namespace: str = "",
     *,

@@ -50,8 +50,8 @@ from cluster.api.quota import (
 )
 from cluster.apiserver import messages
 from cluster.apiserver.listing import list_objects
-from cluster.apiserver.registry import Registry, revision_of
 from cluster.apiserver.selection import Selection
+from cluster.apiserver.storage import Storage, revision_of
 from store.base import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ _QUOTAS = Selection.parse(RESOURCE_QUOTA)
 _PODS = Selection.parse(POD)
 
 
-async def quotas_in(registry: Registry, namespace: str) -> list[objects_pb2.ResourceQuota]:
+async def quotas_in(registry: Storage, namespace: str) -> list[objects_pb2.ResourceQuota]:
     page = await list_objects(registry, _QUOTAS, namespace)
     return page.items  # type: ignore[return-value]
 
@@ -72,7 +72,7 @@ async def quotas_in(registry: Registry, namespace: str) -> list[objects_pb2.Reso
 
 
 async def charge(
-    registry: Registry, pod: objects_pb2.Pod, *, cache: Cacher, dry_run: bool = False
+    registry: Storage, pod: objects_pb2.Pod, *, cache: Cacher, dry_run: bool = False
 ) -> tuple[str, ...]:
     """Admit ``pod`` against its namespace's quotas and charge them; return the names of the quotas
     charged (for ``refund`` should the pod not be stored). Forbidden when a quota refuses it.
@@ -144,13 +144,13 @@ def _with_pod_added(
 # ---------------------------------------------------------------------------------- pod removal
 
 
-async def refund(registry: Registry, namespace: str, names: tuple[str, ...]) -> None:
+async def refund(registry: Storage, namespace: str, names: tuple[str, ...]) -> None:
     """Take one pod off each named quota (a charge whose pod was not stored)."""
     for name in names:
         await _take_one_off(registry, namespace, name)
 
 
-async def release(registry: Registry, pod: objects_pb2.Pod) -> None:
+async def release(registry: Storage, pod: objects_pb2.Pod) -> None:
     """Take a pod that is gone for good off every quota that counts it. The pod is gone whatever happens
     here, so a store outage is logged, not raised: the pod stays counted, on the safe side."""
     try:
@@ -164,13 +164,13 @@ async def release(registry: Registry, pod: objects_pb2.Pod) -> None:
         )
 
 
-async def release_finished(registry: Registry, before: objects_pb2.Pod, after: objects_pb2.Pod) -> None:
+async def release_finished(registry: Storage, before: objects_pb2.Pod, after: objects_pb2.Pod) -> None:
     """Give back the usage of a pod that a status update (``before`` to ``after``) has just finished."""
     if uses_quota(before) and not uses_quota(after):
         await release(registry, before)
 
 
-async def _take_one_off(registry: Registry, namespace: str, name: str) -> None:
+async def _take_one_off(registry: Storage, namespace: str, name: str) -> None:
     async def decrement(current: objects_pb2.ResourceQuota) -> objects_pb2.ResourceQuota:
         updated = objects_pb2.ResourceQuota()
         updated.CopyFrom(current)
@@ -187,20 +187,20 @@ async def _take_one_off(registry: Registry, namespace: str, name: str) -> None:
 # ----------------------------------------------------------------------------- quota writes
 
 
-async def status_for_create(registry: Registry, quota: objects_pb2.ResourceQuota) -> None:
+async def status_for_create(registry: Storage, quota: objects_pb2.ResourceQuota) -> None:
     """Set a new quota's status: its hard limits, and its usage counted from the namespace's pods."""
     quota.ClearField("status")
     await _set_status(registry, quota, None)
 
 
-async def status_for_update(registry: Registry, quota: objects_pb2.ResourceQuota) -> None:
+async def status_for_update(registry: Storage, quota: objects_pb2.ResourceQuota) -> None:
     """Set an updated quota's status (``quota`` carries the stored status): the new hard limits, the usage
     it has (its scopes are immutable, so its count holds), and a count for a limit that has none."""
     known = set(amounts(quota.status.used).values())
     await _set_status(registry, quota, known.pop() if len(known) == 1 else None)
 
 
-async def _set_status(registry: Registry, quota: objects_pb2.ResourceQuota, count: int | None) -> None:
+async def _set_status(registry: Storage, quota: objects_pb2.ResourceQuota, count: int | None) -> None:
     hard = dict(quota.spec.hard)
     quota.status.hard.clear()
     quota.status.hard.update(hard)
@@ -214,6 +214,6 @@ async def _set_status(registry: Registry, quota: objects_pb2.ResourceQuota, coun
     quota.status.used.update(dict.fromkeys(hard, str(count)))
 
 
-async def _count_pods(registry: Registry, quota: objects_pb2.ResourceQuota) -> int:
+async def _count_pods(registry: Storage, quota: objects_pb2.ResourceQuota) -> int:
     page = await list_objects(registry, _PODS, quota.metadata.namespace)
     return sum(1 for pod in page.items if isinstance(pod, objects_pb2.Pod) and counts_pod(quota, pod))

@@ -61,8 +61,8 @@ from cluster.apiserver.leadership import Leadership
 from cluster.apiserver.limits import ApiLimits, RequestDeadline, WatchLimit
 from cluster.apiserver.malformed import RefuseMalformedRequests
 from cluster.apiserver.metrics import ApiServerMetrics
-from cluster.apiserver.registry import MAX_OBJECT_BYTES, Registry
 from cluster.apiserver.service import ApiService, GuardedReflection, add_api_service
+from cluster.apiserver.storage import MAX_OBJECT_BYTES, Storage
 from cluster.apiserver.verbs import Verbs
 from cluster.apiserver.watchcache import Cacher
 from cluster.healthserver import HealthServer, parse_address
@@ -167,7 +167,7 @@ class ApiServer:
         store = ObservedStore(store, self.metrics)
         self._store = store
         # Concurrent writes share store requests; the metrics above count the requests actually sent.
-        self._registry = Registry(GroupCommitStore(store), max_object_bytes=self.options.max_object_bytes)
+        self._registry = Storage(GroupCommitStore(store), max_object_bytes=self.options.max_object_bytes)
         #: An admin bearer token only this process knows, for its own clients (the controllers), as
         #: kube-apiserver's loopback client token; accepted whenever authentication is on.
         self.loopback_token = secrets.token_urlsafe(32)

@@ -3,17 +3,13 @@ rest.BeforeCreate / rest.BeforeUpdate prepare it.
 
 Create: the server owns uid, creationTimestamp and generation (1), clears deletion fields, fills the
 namespace ("default" for namespaced kinds; none for cluster-scoped ones), turns generateName into a name,
-and applies defaults. A pod starts Pending, or Running when it names its node already (kubelet.py). A
-Namespace starts Active and, on create and update, carries the label kubernetes.io/metadata.name = its
-name.
+and applies the kind's defaults, then the kind's own PrepareForCreate (a pod's initial status, a
+Namespace's label: each kind's registry module, cluster/apiserver/registry).
 Update replaces metadata and spec but keeps what the server owns and the stored status; generation
 moves when the desired state changes. UpdateStatus replaces the status and keeps everything else.
 
 The annotations in fencing.SERVER_ANNOTATIONS are the server's: a create drops them and an update keeps
-the stored values, whatever the request says. One of them records a Lease's tenure (fencing.py): an update
-that keeps the same non-empty holderIdentity stores the tenure's token (the old Lease's, which is its
-annotation or else its resourceVersion); any other update, and every create, starts a tenure whose token
-is the write's own revision, so the annotation goes.
+the stored values, whatever the request says (a Lease's registry module then decides its tenure's).
 """
 
 from __future__ import annotations
@@ -24,15 +20,12 @@ import uuid
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from cluster.api import errors, objects_pb2, validation
-from cluster.api.kinds import NAMESPACE_NAME_LABEL, Kind
-from cluster.api.schedulinggates import SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE
-from cluster.apiserver import fencing, kubelet
-from cluster.apiserver.defaults import apply_defaults
+from cluster.api import errors, validation
+from cluster.api.kinds import Kind
+from cluster.apiserver import fencing
+from cluster.apiserver.registry import strategy_of
 
 DEFAULT_NAMESPACE = "default"
-PENDING = "Pending"
-NAMESPACE_ACTIVE = "Active"
 
 #: apimachinery's alphabet for generated names: no vowels (no accidental words) and no 0/1/3
 #: (no look-alikes of o/l/e).
@@ -90,30 +83,11 @@ def prepare_for_create(kind: Kind, obj: Message, now: Timestamp, rng: random.Ran
     meta.ClearField("deletion_grace_period_seconds")
     for key in fencing.SERVER_ANNOTATIONS:
         _drop_annotation(obj, key)
-    apply_defaults(obj)
-    if isinstance(obj, objects_pb2.Pod):
-        _initial_pod_status(obj, now)
-    elif isinstance(obj, objects_pb2.Namespace):
-        obj.ClearField("status")
-        obj.status.phase = NAMESPACE_ACTIVE
-        _label_namespace_name(obj)
-
-
-def _initial_pod_status(pod: objects_pb2.Pod, now: Timestamp) -> None:
-    """Status is the server's on create: a new pod is Pending, unless it is created on a node."""
-    start_time = Timestamp()
-    start_time.CopyFrom(pod.status.start_time)
-    pod.ClearField("status")
-    pod.status.phase = PENDING
-    if pod.spec.scheduling_gates:
-        # kube-apiserver says at once why the pod is not scheduled (and kubectl shows SchedulingGated).
-        pod.status.conditions.add(
-            type=kubelet.POD_SCHEDULED, status="False", reason=SCHEDULING_GATED,
-            message=SCHEDULING_GATED_MESSAGE, last_transition_time=now,
-        )
-    if pod.spec.node_name:
-        pod.status.start_time.CopyFrom(start_time)
-        kubelet.mark_running(pod, now)
+    kind_strategy = strategy_of(kind)
+    if kind_strategy.defaults is not None:
+        kind_strategy.defaults(obj)
+    if kind_strategy.prepare_for_create is not None:
+        kind_strategy.prepare_for_create(obj, now)
 
 
 def prepare_for_update(kind: Kind, new: Message, old: Message) -> None:
@@ -135,30 +109,14 @@ def prepare_for_update(kind: Kind, new: Message, old: Message) -> None:
         _drop_annotation(new, key)
         if key in old_meta.annotations:
             meta.annotations[key] = old_meta.annotations[key]
-    if isinstance(new, objects_pb2.Lease):
-        _track_lease_tenure(new, old)
-    elif isinstance(new, objects_pb2.Namespace):
-        _label_namespace_name(new)
-    apply_defaults(new)
+    kind_strategy = strategy_of(kind)
+    if kind_strategy.prepare_for_update is not None:
+        kind_strategy.prepare_for_update(new, old)
+    if kind_strategy.defaults is not None:
+        kind_strategy.defaults(new)
     if "status" in kind.message.DESCRIPTOR.fields_by_name:
         new.status.CopyFrom(old.status)
     meta.generation = old_meta.generation + (1 if desired_state_changed(new, old) else 0)
-
-
-def _label_namespace_name(namespace: objects_pb2.Namespace) -> None:
-    """Every Namespace carries its own name as a label, whatever the request wrote there, so that a
-    namespaceSelector can pick namespaces by name (Kubernetes' namespace strategy does the same on create
-    and update)."""
-    namespace.metadata.labels[NAMESPACE_NAME_LABEL] = namespace.metadata.name
-
-
-def _track_lease_tenure(new: objects_pb2.Lease, old: objects_pb2.Lease) -> None:
-    holder = new.spec.holder_identity
-    if holder and holder == old.spec.holder_identity:
-        new.metadata.annotations[fencing.FENCING_TOKEN_ANNOTATION] = str(fencing.tenure_token(old))
-    else:
-        # A new tenure (or none, when released): its token is this write's revision.
-        _drop_annotation(new, fencing.FENCING_TOKEN_ANNOTATION)
 
 
 def _drop_annotation(obj: Message, key: str) -> None:

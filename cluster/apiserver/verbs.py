@@ -1,13 +1,16 @@
-"""The write and read verbs of the API over the registry, in kube-apiserver's order:
+"""The write and read verbs of the API over the storage, in kube-apiserver's order:
 strategy (server-owned fields, defaults) → mutating admission → validation → validating admission →
 the size limit and the compare-and-swap write. A dry run goes through every step but the write.
 
-UpdateStatus and Delete may be fenced (fencing.py), and so may the Create and Update of an Event (a
-scheduler's events belong to its term) and the Update of a Lease (a leader's release): then every attempt
-first checks the fence against the Lease and carries the Guard it gives, even an attempt that ends up
-writing nothing (a delete of a pod already terminating, a status already so), so a deposed writer always
-hears that it was deposed. An Event stores the fence it was written under in annotation
-podsched.io/written-under-fence; an unfenced write of it drops that annotation.
+Nothing here is about one kind: what a kind adds to a verb is its registry module's hooks
+(cluster/apiserver/registry), and what admission adds is the admission chain's plugins
+(cluster/apiserver/admission); each request looks both up once, by kind.
+
+UpdateStatus and Delete may be fenced (fencing.py), and so may the writes of the verbs a kind's
+registration names (an Event's Create and Update: a scheduler's events belong to its term; a Lease's
+Update: a leader's release): then every attempt first checks the fence against the Lease and carries the
+Guard it gives, even an attempt that ends up writing nothing (a delete of a pod already terminating, a
+status already so), so a deposed writer always hears that it was deposed.
 """
 
 from __future__ import annotations
@@ -15,17 +18,21 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from typing import Any
 
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from cluster.api import errors, objects_pb2, timeutil, validation
-from cluster.api.fencing import WRITTEN_UNDER_FENCE_ANNOTATION
-from cluster.api.kinds import EVENT, LEASE, NAMESPACE, POD, PRIORITY_CLASS, Kind, kind_by_name, kind_of
-from cluster.apiserver import admission, graceful, messages, namespaces, quota, strategy
+from cluster.api import errors, timeutil, validation
+from cluster.api.kinds import Kind, kind_by_name, kind_of
+from cluster.apiserver import graceful, messages, strategy
+from cluster.apiserver.admission import Chain, Rollback, default_chain
+from cluster.apiserver.context import Context
 from cluster.apiserver.fencing import Fencing, LeaseFence
 from cluster.apiserver.leadership import Leadership
-from cluster.apiserver.registry import GuardSource, Registry, revision_of
+from cluster.apiserver.registry import fenced_kinds, strategy_of
+from cluster.apiserver.registry.kind import CREATE, UPDATE, KindStrategy
+from cluster.apiserver.storage import GuardSource, Storage, revision_of
 from cluster.apiserver.watchcache import Cacher
 from store.base import Guard
 
@@ -70,12 +77,13 @@ def request_namespace(kind: Kind, namespace: str) -> str:
 class Verbs:
     def __init__(
         self,
-        registry: Registry,
+        registry: Storage,
         *,
         clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
         leadership: Leadership | None = None,
         cache: Cacher | None = None,
+        admission: Chain | None = None,
     ) -> None:
         self.registry = registry
         #: The watch cache Get, List, Watch and admission read from; one that is not run (the default)
@@ -85,6 +93,10 @@ class Verbs:
         self.fencing = Fencing(registry)
         #: Server-enforced leadership (leadership.py): off unless the server was asked for it.
         self.leadership = leadership or Leadership(enforced=False, may=lambda user, request: True)
+        #: The admission plugins every write passes, in order.
+        self.admission = admission or default_chain()
+        #: What kinds' hooks and admission plugins reach.
+        self.context = Context(registry, self.cache, self.leadership)
         self._clock = clock
         self._rng = rng or random.Random()
 
@@ -96,60 +108,61 @@ class Verbs:
     async def create(
         self, obj: Message, *, dry_run: bool = False, fence: LeaseFence | None = None
     ) -> Message:
-        """Create an object; an Event under ``fence`` when given."""
+        """Create an object; under ``fence`` when its kind's Create takes one."""
         kind = kind_of(obj)
-        _check_fenced_kind(fence, "Create", kind, (EVENT,))
+        kind_strategy = strategy_of(kind)
+        admission = self.admission.of(kind)
+        ctx = self.context
+        _check_fenced_kind(fence, CREATE, kind_strategy)
         generated = not obj.metadata.name and bool(obj.metadata.generate_name)
         attempt = 1
         while True:
             candidate = kind.message()
             candidate.CopyFrom(obj)
             strategy.prepare_for_create(kind, candidate, self.now(), self._rng)
-            _stamp_fence(candidate, fence)
-            if isinstance(candidate, objects_pb2.Pod):
-                await admission.admit_pod_create(self.cache, candidate)
-            elif isinstance(candidate, objects_pb2.PodGroup):
-                await admission.admit_pod_group_create(self.cache, candidate)
-            elif isinstance(candidate, objects_pb2.ResourceQuota):
-                await quota.status_for_create(self.registry, candidate)
-            self._validate(kind, candidate)
-            if isinstance(candidate, objects_pb2.PriorityClass):
-                await admission.admit_priority_class(self.cache, candidate, updating=False)
+            if kind_strategy.record_fence is not None:
+                kind_strategy.record_fence(candidate, fence)
+            for plugin in admission.mutate_create:
+                await plugin.mutate_create(ctx, candidate)
+            self._validate(kind_strategy, candidate)
             meta = candidate.metadata
             guards = _fence_guards(fence, "create", kind, meta.namespace, meta.name)
-            charged: tuple[str, ...] = ()
-            if isinstance(candidate, objects_pb2.Pod):
-                charged = await quota.charge(self.registry, candidate, dry_run=dry_run, cache=self.cache)
-            elif isinstance(candidate, objects_pb2.PodGroup):
-                await quota.admit_pod_group(self.cache, candidate)
+            rollbacks: list[Rollback] = []
             try:
+                for plugin in admission.validate_create:
+                    rollback = await plugin.validate_create(ctx, candidate, dry_run)
+                    if rollback is not None:
+                        rollbacks.append(rollback)
                 created = await self.registry.create(kind, candidate, dry_run=dry_run, guards=guards)
             except Exception as exc:
-                await quota.refund(self.registry, meta.namespace, charged)
+                for rollback in reversed(rollbacks):
+                    await rollback()
                 name_taken = isinstance(exc, errors.AlreadyExists)
                 if not (name_taken and generated and attempt < GENERATE_NAME_ATTEMPTS):
                     raise
                 attempt += 1
                 continue
-            if isinstance(created, objects_pb2.Lease) and not dry_run:
-                self.leadership.clock.observe(created)
+            if kind_strategy.after_write is not None and not dry_run:
+                kind_strategy.after_write(ctx, created)
             return created
 
-    def _validate(self, kind: Kind, obj: Message, old: Message | None = None) -> None:
-        problems = validation.validate_object(obj)
+    @staticmethod
+    def _validate(kind_strategy: KindStrategy, obj: Message, old: Message | None = None) -> None:
+        rules = kind_strategy.validation
+        problems = validation.object_problems(rules, obj)
         if old is not None:
-            problems += validation.validate_update(old, obj)
-        if kind is PRIORITY_CLASS:
-            problems += admission.priority_class_problems(obj)
+            problems += validation.update_problems(rules, old, obj)
+        if kind_strategy.server_validation is not None:
+            problems += kind_strategy.server_validation(obj)
         if problems:
             validation.ensure_valid(obj, problems)
 
     @staticmethod
-    def _validate_status(obj: Message, old: Message) -> None:
+    def _validate_status(kind_strategy: KindStrategy, obj: Message, old: Message) -> None:
         """A status update is judged by its status alone (and its change from ``old``'s), as Kubernetes'
         status strategies do: metadata and spec are kept as stored, so a problem there (an object stored
         before a rule existed) must not stop its controller from reporting on it."""
-        problems = validation.validate_status(obj) + validation.validate_status_update(old, obj)
+        problems = validation.status_problems(kind_strategy.validation, old, obj)
         if problems:
             validation.ensure_valid(obj, problems)
 
@@ -174,10 +187,13 @@ class Verbs:
     async def update(
         self, obj: Message, *, dry_run: bool = False, fence: LeaseFence | None = None
     ) -> Message:
-        """Replace metadata and spec (status is kept). An empty resourceVersion is unconditional. An
-        Event or a Lease under ``fence`` when given."""
+        """Replace metadata and spec (status is kept). An empty resourceVersion is unconditional. Under
+        ``fence`` when the kind's Update takes one."""
         kind, namespace, name = self._addressed(obj)
-        _check_fenced_kind(fence, "Update", kind, (EVENT, LEASE))
+        kind_strategy = strategy_of(kind)
+        admission = self.admission.of(kind)
+        ctx = self.context
+        _check_fenced_kind(fence, UPDATE, kind_strategy)
         precondition = obj.metadata.resource_version
         guards = _fence_guards(fence, "update", kind, namespace, name)
 
@@ -187,26 +203,22 @@ class Verbs:
             updated = kind.message()
             updated.CopyFrom(obj)
             strategy.prepare_for_update(kind, updated, current)
-            if kind is EVENT:
-                _stamp_fence(updated, fence)
-            if isinstance(updated, objects_pb2.Lease):
-                self.leadership.check_lease_update(current, updated, fence)  # type: ignore[arg-type]
-            if isinstance(updated, objects_pb2.Pod):
-                admission.admit_pod_update(updated, current)
-            elif isinstance(updated, objects_pb2.PodGroup):
-                admission.admit_pod_group_update(updated, current)
-            elif isinstance(updated, objects_pb2.ResourceQuota):
-                await quota.status_for_update(self.registry, updated)
-            self._validate(kind, updated, current)
-            if isinstance(updated, objects_pb2.PriorityClass):
-                await admission.admit_priority_class(self.cache, updated, updating=True)
+            if kind_strategy.record_fence is not None:
+                kind_strategy.record_fence(updated, fence)
+            if kind_strategy.check_update is not None:
+                kind_strategy.check_update(ctx, current, updated, fence)
+            for plugin in admission.mutate_update:
+                await plugin.mutate_update(ctx, updated, current)
+            self._validate(kind_strategy, updated, current)
+            for plugin in admission.validate_update:
+                await plugin.validate_update(ctx, updated, current)
             return updated
 
         updated = await self.registry.guaranteed_update(
             kind, namespace, name, mutate, dry_run=dry_run, guards=guards
         )
-        if isinstance(updated, objects_pb2.Lease) and not dry_run:
-            self.leadership.clock.observe(updated)
+        if kind_strategy.after_write is not None and not dry_run:
+            kind_strategy.after_write(ctx, updated)
         return updated
 
     async def update_status(
@@ -215,12 +227,15 @@ class Verbs:
         *,
         dry_run: bool = False,
         fence: LeaseFence | None = None,
-        nomination_check: Callable[[objects_pb2.Pod, objects_pb2.Pod], None] | None = None,
+        nomination_check: Callable[[Any, Any], None] | None = None,
     ) -> Message:
-        """Replace the status (metadata and spec are kept); under ``fence`` when given. A pod's
-        ``nomination_check``, when given, is called with the stored pod and the updated one and may
-        refuse."""
+        """Replace the status (metadata and spec are kept); under ``fence`` when given. The caller's
+        ``nomination_check``, when given and the kind's status nominates (a pod's), is called with the
+        stored object and the updated one and may refuse."""
         kind, namespace, name = self._addressed(obj)
+        kind_strategy = strategy_of(kind)
+        if not kind_strategy.nominates:
+            nomination_check = None
         precondition = obj.metadata.resource_version
         guards = _fence_guards(fence, "status update", kind, namespace, name)
         #: The stored version the written update was made from (the last one ``mutate`` saw).
@@ -230,17 +245,17 @@ class Verbs:
             if precondition and precondition != current.metadata.resource_version:
                 raise messages.conflict(kind, name)
             updated = strategy.prepare_for_status_update(kind, obj, current)
-            self._validate_status(updated, current)
-            if nomination_check is not None and isinstance(updated, objects_pb2.Pod):
-                nomination_check(current, updated)  # type: ignore[arg-type]
+            self._validate_status(kind_strategy, updated, current)
+            if nomination_check is not None:
+                nomination_check(current, updated)
             replaced[:] = [current]
             return updated
 
         updated = await self.registry.guaranteed_update(
             kind, namespace, name, mutate, dry_run=dry_run, guards=guards
         )
-        if isinstance(updated, objects_pb2.Pod) and replaced and not dry_run:
-            await quota.release_finished(self.registry, replaced[0], updated)  # type: ignore[arg-type]
+        if kind_strategy.after_status_update is not None and replaced and not dry_run:
+            await kind_strategy.after_status_update(self.context, replaced[0], updated)
         return updated
 
     # ------------------------------------------------------------------------------------- delete
@@ -260,10 +275,11 @@ class Verbs:
         given. Returns the object as deleted or as marked."""
         namespace = request_namespace(kind, namespace)
         check_path_name("resource name", name)
-        if kind is PRIORITY_CLASS:
-            admission.check_priority_class_delete(name)
-        elif kind is NAMESPACE:
-            namespaces.check_namespace_delete(name)
+        kind_strategy = strategy_of(kind)
+        if kind_strategy.check_delete is not None:
+            kind_strategy.check_delete(name)
+        for plugin in self.admission.of(kind).validate_delete:
+            plugin.validate_delete(kind, name)
         guards = _fence_guards(fence, "delete", kind, namespace, name)
         current: Message | None = None
         while True:
@@ -273,8 +289,8 @@ class Verbs:
             actual = current.metadata.resource_version
             if resource_version and resource_version != actual:
                 raise messages.stale_precondition(kind, name, resource_version, actual)
-            if kind is POD:
-                plan = graceful.plan_pod_deletion(current, grace_period_seconds, self._clock())
+            if kind_strategy.graceful_delete is not None:
+                plan = kind_strategy.graceful_delete(current, grace_period_seconds, self._clock())
                 if plan.action is graceful.Action.KEEP:
                     return current
                 if plan.action is graceful.Action.MARK:
@@ -292,31 +308,20 @@ class Verbs:
                 return current
             outcome = await self.registry.delete(kind, current, revision_of(current), extra)
             if outcome.succeeded:
-                if isinstance(current, objects_pb2.Pod):
-                    await quota.release(self.registry, current)
+                if kind_strategy.after_delete is not None:
+                    await kind_strategy.after_delete(self.context, current)
                 return current
             if outcome.obj is None:
                 raise messages.not_found(kind, name)
             current = outcome.obj
 
 
-def _check_fenced_kind(fence: LeaseFence | None, verb: str, kind: Kind, fenced: tuple[Kind, ...]) -> None:
+def _check_fenced_kind(fence: LeaseFence | None, verb: str, kind_strategy: KindStrategy) -> None:
     """A fence on a write of a kind that verb does not fence is refused: ignoring it would let the caller
     believe the write was fenced."""
-    if fence is not None and kind not in fenced:
-        names = " and ".join(f"{k.name}s" for k in fenced)
-        raise errors.Invalid(f"{verb} takes a fence only for {names}, not for a {kind.name}")
-
-
-def _stamp_fence(obj: Message, fence: LeaseFence | None) -> None:
-    """Record on an Event the fence of the write that stores this version of it (none: no record)."""
-    if not isinstance(obj, objects_pb2.Event):
-        return
-    annotations = obj.metadata.annotations
-    if fence is not None:
-        annotations[WRITTEN_UNDER_FENCE_ANNOTATION] = fence.stamp
-    elif WRITTEN_UNDER_FENCE_ANNOTATION in annotations:
-        del annotations[WRITTEN_UNDER_FENCE_ANNOTATION]
+    if fence is not None and verb not in kind_strategy.fenced_verbs:
+        names = " and ".join(f"{k.name}s" for k in fenced_kinds(verb))
+        raise errors.Invalid(f"{verb} takes a fence only for {names}, not for a {kind_strategy.kind.name}")
 
 
 def _fence_guards(

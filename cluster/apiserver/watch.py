@@ -25,8 +25,8 @@ from cluster.api import apiserver_pb2, errors, kinds
 from cluster.api.kinds import Kind, metadata_of
 from cluster.apiserver import messages
 from cluster.apiserver.listing import list_objects
-from cluster.apiserver.registry import Registry
 from cluster.apiserver.selection import Selection
+from cluster.apiserver.storage import Storage
 from store.base import EventType, FutureRevision, TooOldRevision, WatchEvent
 
 T = TypeVar("T")
@@ -86,7 +86,7 @@ def seen_as(
 def _decode(kind: Kind, key: str, value: bytes, revision: int) -> apiserver_pb2.WatchEvent:
     """An API event (its type not yet set) holding the stored object: decoded in place, not copied in."""
     event = apiserver_pb2.WatchEvent()
-    meta = metadata_of(Registry.decode_into(_object_of(event, kind), kind, value, revision))
+    meta = metadata_of(Storage.decode_into(_object_of(event, kind), kind, value, revision))
     if not meta.name:
         # A deletion whose previous value etcd no longer had: the key still says what was deleted.
         parts = key.rsplit("/", 2)
@@ -116,7 +116,7 @@ def parse_resource_version(text: str) -> int:
 
 
 async def watch_events(
-    registry: Registry, selection: Selection, namespace: str = "", resource_version: str = ""
+    registry: Storage, selection: Selection, namespace: str = "", resource_version: str = ""
 ) -> AsyncIterator[apiserver_pb2.WatchEvent]:
     """The events of a Watch request, forever (the caller stops iterating to end it)."""
     after = parse_resource_version(resource_version)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster.bench.runner import WorkloadResult
-from cluster.cli.tables import TableWriter
+from cluster.printers.table import TableWriter
 
 MIB = 1024 * 1024
 

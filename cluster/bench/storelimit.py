@@ -21,8 +21,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from cluster.api import objects_pb2
-from cluster.cli.tables import TableWriter
 from cluster.launcher.etcd import EtcdCluster
+from cluster.printers.table import TableWriter
 from store.base import Store, StoreError
 
 STORES = ("sqlite", "etcd")

@@ -22,9 +22,9 @@ from pathlib import Path
 from cluster.apiserver.server import ApiServer, ApiServerOptions
 from cluster.bench.measure import cpu_seconds, peak_rss_bytes
 from cluster.bench.storelimit import open_store
-from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client
 from cluster.launcher.etcd import EtcdCluster
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess
 from scheduler.config import load_config
 from scheduler.framework.registry import Registry
 from scheduler.plugins.registry import IN_TREE

@@ -92,7 +92,7 @@ from cluster.cli.common import http_address, parse_duration, positive_duration, 
 from cluster.cli.controllers import CONTROLLERS, parse_controllers, run_controllers
 from cluster.cli.loopback import Loopback
 from cluster.client import Client, ClientCredentials
-from cluster.controllers import DEFAULT_QUARANTINE_S, DEFAULT_SYNC_PERIOD_S
+from cluster.controllers import DEFAULT_QUARANTINE_S, DEFAULT_SYNC_PERIOD_S, ControllerSettings
 from store.base import Store, StoreError
 from store.factory import open_store
 
@@ -438,10 +438,9 @@ def _own_address(address: str) -> str:
 async def _run_controllers(address: str, credentials: ClientCredentials, args: argparse.Namespace) -> None:
     """The controllers, as clients of the server at ``address`` (never of its store): until cancelled."""
     async with Client(_own_address(address), credentials=credentials) as client:
-        await run_controllers(
-            client, args.controllers, pod_gc_quarantine_s=args.pod_gc_quarantine,
-            resource_quota_sync_period_s=args.resource_quota_sync_period,
-        )
+        settings = ControllerSettings(pod_gc_quarantine_s=args.pod_gc_quarantine,
+                                      resource_quota_sync_period_s=args.resource_quota_sync_period)
+        await run_controllers(client, args.controllers, settings)
 
 
 async def _stop_controllers(running: asyncio.Task[None] | None) -> str | None:

@@ -51,8 +51,8 @@ from cluster.bench.storelimit import (
 from cluster.bench.storelimit import format_table as format_store_table
 from cluster.bench.topology import TOPOLOGIES, bring_up
 from cluster.bench.workloads import SCALES, WORKLOADS
-from cluster.cli.process import ApiServerStartError, SchedulerStartError
 from cluster.launcher.etcd import EtcdNotFound, EtcdStartError, find_etcd_binary
+from cluster.launcher.process import ApiServerStartError, SchedulerStartError
 from cluster.outputfiles import PLOT_INSTALL, can_plot, check_writable
 from store.base import StoreError
 

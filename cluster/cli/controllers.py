@@ -13,24 +13,10 @@ import argparse
 import asyncio
 
 from cluster.client import Client
-from cluster.controllers import (
-    DEFAULT_SYNC_PERIOD_S,
-    DisruptionController,
-    LeaseCandidateGarbageCollector,
-    PodGarbageCollector,
-    PodGroupController,
-    ResourceQuotaController,
-)
+from cluster.controllers import FACTORIES, Controller, ControllerSettings
 
-DISRUPTION = "disruption"
-PODGC = "podgc"
-RESOURCE_QUOTA = "resourcequota"
-POD_GROUP = "podgroup"
-LEASE_CANDIDATE_GC = "leasecandidategc"
 #: Every controller, in the order they start; all are on by default.
-CONTROLLERS = (DISRUPTION, PODGC, RESOURCE_QUOTA, POD_GROUP, LEASE_CANDIDATE_GC)
-Controller = (DisruptionController | PodGarbageCollector | ResourceQuotaController | PodGroupController
-              | LeaseCandidateGarbageCollector)
+CONTROLLERS = tuple(FACTORIES)
 ALL = "*"
 NONE = "none"
 
@@ -71,33 +57,20 @@ class ControllerFailed(Exception):
     """A controller's run ended with an error; the message names the controller."""
 
 
-async def run_controllers(
-    client: Client, names: tuple[str, ...], *, pod_gc_quarantine_s: float,
-    resource_quota_sync_period_s: float = DEFAULT_SYNC_PERIOD_S,
-) -> None:
+async def run_controllers(client: Client, names: tuple[str, ...], settings: ControllerSettings) -> None:
     """Run the controllers ``names`` as clients through ``client`` until cancelled; the first that
     fails stops the others and its error is raised, naming it."""
-    made: dict[str, Controller] = {}
-    if DISRUPTION in names:
-        made[DISRUPTION] = DisruptionController(client)
-    if PODGC in names:
-        made[PODGC] = PodGarbageCollector(client, quarantine_s=pod_gc_quarantine_s)
-    if RESOURCE_QUOTA in names:
-        made[RESOURCE_QUOTA] = ResourceQuotaController(client, sync_period_s=resource_quota_sync_period_s)
-    if POD_GROUP in names:
-        made[POD_GROUP] = PodGroupController(client)
-    if LEASE_CANDIDATE_GC in names:
-        made[LEASE_CANDIDATE_GC] = LeaseCandidateGarbageCollector(client)
+    made = [make(client, settings) for name, make in FACTORIES.items() if name in names]
     try:
         async with asyncio.TaskGroup() as tasks:
-            for name, controller in made.items():
-                tasks.create_task(_run_named(name, controller), name=f"controller-{name}")
+            for controller in made:
+                tasks.create_task(_run_named(controller), name=f"controller-{controller.name}")
     except ExceptionGroup as group:
         raise group.exceptions[0] from None
 
 
-async def _run_named(name: str, controller: Controller) -> None:
+async def _run_named(controller: Controller) -> None:
     try:
         await controller.run()
     except Exception as exc:
-        raise ControllerFailed(f"the {name} controller: {type(exc).__name__}: {exc}") from exc
+        raise ControllerFailed(f"the {controller.name} controller: {type(exc).__name__}: {exc}") from exc

@@ -40,10 +40,9 @@ from google.protobuf.message import Message
 
 from cluster.api import kinds, objects_pb2, podgroups
 from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION
-from cluster.cli.process import ApiServerProcess, SchedulerProcess, UiProcess, cli_env
-from cluster.client import Client, Informer
-from cluster.launcher.leadership import LeaderChange
+from cluster.client import Client, Informer, LeaderChange
 from cluster.launcher.localcluster import LocalCluster, UpConfig
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess, UiProcess, cli_env
 from cluster.launcher.supervisor import RestartPolicy, process_alive, stamped
 from scheduler.leaderelection import JITTER_FACTOR, LeaderElectionTimings
 

@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 
 from cluster.api import errors
 from cluster.api.kinds import Kind
-from cluster.cli import output, tables
+from cluster.cli import output
 from cluster.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -30,6 +30,8 @@ from cluster.cli.common import (
 )
 from cluster.cli.jsonpath import JsonPathError
 from cluster.client import FAIL_FAST_POLICY, Client
+from cluster.printers import catalog
+from cluster.printers.table import TableWriter
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -193,7 +195,7 @@ class _Printer:
         self._wide = fmt is not None and fmt.name == "wide"
         self._renderer = output.Renderer(fmt) if fmt is not None and not self._wide else None
         self._columns = self._renderer.columns if self._renderer is not None else None
-        self._table: tables.TableWriter | None = None
+        self._table: TableWriter | None = None
         self._documents = 0
 
     @property
@@ -208,14 +210,14 @@ class _Printer:
     def _cells(self, obj: Message) -> list[str]:
         if self._columns is not None:
             return self._columns.cells(obj)
-        return tables.row(self._kind, obj, wide=self._wide, all_namespaces=self._all_namespaces)
+        return catalog.row(self._kind, obj, wide=self._wide, all_namespaces=self._all_namespaces)
 
-    def _writer(self) -> tables.TableWriter:
+    def _writer(self) -> TableWriter:
         if self._table is None:
-            header = self._columns.headers if self._columns is not None else tables.header(
+            header = self._columns.headers if self._columns is not None else catalog.header(
                 self._kind, wide=self._wide, all_namespaces=self._all_namespaces
             )
-            self._table = tables.TableWriter(["EVENT", *header] if self._events else header)
+            self._table = TableWriter(["EVENT", *header] if self._events else header)
         return self._table
 
     def initial(self, objs: list[Message], *, single: bool) -> None:

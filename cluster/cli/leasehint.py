@@ -11,8 +11,8 @@ than a verdict.
 from __future__ import annotations
 
 from cluster.api import errors, kinds, objects_pb2, timeutil
+from cluster.api.fencing import SCHEDULER_LEASE
 from cluster.client import Client
-from cluster.launcher.leadership import DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE
 
 QUESTION = 'is "podsched scheduler" running?'
 
@@ -21,7 +21,7 @@ async def read_scheduler_lease(client: Client) -> objects_pb2.Lease | None:
     """The default scheduler Lease, or None when there is none; a caller who may not read leases gets
     PermissionDenied."""
     try:
-        lease = await client.get(kinds.LEASE, DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE)
+        lease = await client.get(kinds.LEASE, SCHEDULER_LEASE.name, SCHEDULER_LEASE.namespace)
     except errors.NotFound:
         return None
     assert isinstance(lease, objects_pb2.Lease)
@@ -31,7 +31,7 @@ async def read_scheduler_lease(client: Client) -> objects_pb2.Lease | None:
 def no_scheduler_hint(lease: objects_pb2.Lease | None, now_s: float) -> str | None:
     """What to say about the scheduler Lease ``lease`` (None: it does not exist) at ``now_s`` (the local
     Unix time), or None when a holder renewed it within its duration, or when that cannot be judged."""
-    ref = f"{DEFAULT_LEASE_NAMESPACE}/{DEFAULT_LEASE_NAME}"
+    ref = str(SCHEDULER_LEASE)
     if lease is None:
         return f"no scheduler holds the lease {ref} (there is no such lease): {QUESTION}"
     spec = lease.spec

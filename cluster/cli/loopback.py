@@ -23,8 +23,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from cluster.apiserver.server import ApiServerOptions
-from cluster.cli.certs import BACKDATE, Issuer
 from cluster.client import ClientCredentials
+from cluster.launcher.certs import BACKDATE, Issuer
 
 #: kube-apiserver's name for its loopback client, in the group that makes it an admin.
 LOOPBACK_USER = "system:apiserver"

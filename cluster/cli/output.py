@@ -18,7 +18,8 @@ from cluster.api import convert
 from cluster.api.kinds import as_api_object, kind_of, metadata_of
 from cluster.cli import jsonpath
 from cluster.cli.common import resource_ref
-from cluster.cli.tables import NONE, TableWriter
+from cluster.printers.table import TableWriter
+from cluster.printers.values import NONE
 
 #: The formats that take no template, and those that need one (``-o jsonpath=TEMPLATE``).
 FORMATS = ("wide", "yaml", "json", "name")

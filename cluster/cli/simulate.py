@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from cluster.api import errors
-from cluster.cli.tables import NONE, TableWriter
+from cluster.printers.table import TableWriter
+from cluster.printers.values import NONE
 from cluster.simulate import (
     DEFAULT_TIMEOUT_S,
     BackgroundTaskEnded,

@@ -24,9 +24,7 @@ from cluster.client import DEFAULT_POLICY, Client
 if TYPE_CHECKING:
     from cluster.ui.server import UiServer
 from cluster.healthserver import parse_address
-from cluster.ui.hosts import HostCheck, split_host
-
-DEFAULT_LISTEN = "127.0.0.1:8080"
+from cluster.ui.hosts import DEFAULT_LISTEN, HostCheck, split_host
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

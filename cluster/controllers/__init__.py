@@ -7,9 +7,14 @@ the API server's code, so they run next to the API server (`podsched apiserver`)
 - `ResourceQuotaController` recounts every ResourceQuota's usage from its pods.
 - `PodGroupController` keeps every PodGroup's status current from its pods.
 - `LeaseCandidateGarbageCollector` deletes the LeaseCandidates nobody renewed for 30 minutes.
+
+Each is a `Controller` (a name and a ``run()``); ``FACTORIES`` makes each by its name. The first four
+follow informers and sync one key at a time from a work queue: `InformerController` is that skeleton.
 """
 
+from cluster.controllers.controller import Controller, InformerController
 from cluster.controllers.disruption import DEFAULT_RESYNC_PERIOD_S, DisruptionController
+from cluster.controllers.factories import FACTORIES, ControllerFactory, ControllerSettings
 from cluster.controllers.leasecandidategc import LeaseCandidateGarbageCollector
 from cluster.controllers.podgc import DEFAULT_QUARANTINE_S, PodGarbageCollector
 from cluster.controllers.podgroup import PodGroupController
@@ -19,7 +24,12 @@ __all__ = [
     "DEFAULT_QUARANTINE_S",
     "DEFAULT_RESYNC_PERIOD_S",
     "DEFAULT_SYNC_PERIOD_S",
+    "FACTORIES",
+    "Controller",
+    "ControllerFactory",
+    "ControllerSettings",
     "DisruptionController",
+    "InformerController",
     "LeaseCandidateGarbageCollector",
     "PodGarbageCollector",
     "PodGroupController",

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from google.protobuf.message import Message
 
@@ -45,8 +46,7 @@ from cluster.api.kinds import POD, POD_DISRUPTION_BUDGET, metadata_of
 from cluster.api.selectors import LabelSelector
 from cluster.client import Client, Informer
 from cluster.controllers.budget import BudgetSpecError, budget_status, fail_safe_status, is_healthy
-from cluster.controllers.started import Started, sync_informers
-from cluster.controllers.workqueue import WorkQueue
+from cluster.controllers.controller import InformerController
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +94,10 @@ class _Budget:
     members: set[str] = field(default_factory=set)
 
 
-class DisruptionController:
+class DisruptionController(InformerController):
     """Keeps the status of every PodDisruptionBudget current while ``run()`` runs."""
+
+    name = "disruption"
 
     def __init__(
         self,
@@ -108,14 +110,13 @@ class DisruptionController:
         budget whose status the controller must never write (by default it writes every budget's)."""
         if resync_period_s is not None and not resync_period_s > 0:
             raise ValueError(f"resync_period_s must be positive, got {resync_period_s}")
-        self._client = client
+        super().__init__(client)
         self._resync_period_s = resync_period_s
         self._leave_alone = leave_alone
         self._pods = Informer(client, POD, indexers={NAMESPACE_INDEX: _namespace_of})
         self._pdbs = Informer(client, POD_DISRUPTION_BUDGET)
         self._pods.add_handler(self._pod_added, self._pod_updated, self._pod_deleted)
         self._pdbs.add_handler(self._budget_added, self._budget_updated, self._budget_deleted)
-        self._queue = WorkQueue()
         self._budgets: dict[str, _Budget] = {}
         self._budgets_by_namespace: dict[str, dict[str, _Budget]] = {}
         #: pod key -> keys of the budgets whose selector matches it.
@@ -123,29 +124,16 @@ class DisruptionController:
         #: The last status write of each budget, until the informer delivers it (or something newer):
         #: the next sync compares with it and writes on top of it, instead of conflicting.
         self._written: dict[str, objects_pb2.PodDisruptionBudget] = {}
-        self._synced = Started()
         #: A budget is being synced (taken from the queue, its write maybe not answered yet).
         self._syncing = False
 
-    async def wait_synced(self) -> None:
-        """Return once both informers have synced and the worker runs; raise what ended ``run()`` if it
-        failed first."""
-        await self._synced.wait()
+    def _informers(self) -> Mapping[str, Informer[Any]]:
+        return {"pod": self._pods, "pdb": self._pdbs}
 
-    async def run(self) -> None:
-        """Watch pods and budgets and keep the budgets' status current, until cancelled."""
-        try:
-            async with asyncio.TaskGroup() as tasks:
-                await sync_informers(tasks, "disruption", {"pod": self._pods, "pdb": self._pdbs})
-                log.info("disruption controller synced: %d pods, %d budgets",
-                         len(self._pods), len(self._pdbs))
-                tasks.create_task(self._work(), name="disruption-worker")
-                if self._resync_period_s is not None:
-                    tasks.create_task(self._resync(self._resync_period_s), name="disruption-resync")
-                self._synced.set()
-        except BaseException as err:
-            self._synced.ended(err)
-            raise
+    def _after_sync(self, tasks: asyncio.TaskGroup) -> None:
+        log.info("disruption controller synced: %d pods, %d budgets", len(self._pods), len(self._pdbs))
+        if self._resync_period_s is not None:
+            tasks.create_task(self._resync(self._resync_period_s), name="disruption-resync")
 
     # ------------------------------------------------------------------------------------ pod events
 
@@ -262,14 +250,15 @@ class DisruptionController:
             await asyncio.sleep(period_s)
             self._mark(key for key, _ in self._pdbs.items())
 
-    async def _work(self) -> None:
-        while True:
-            key = await self._queue.get()
-            self._syncing = True
-            try:
-                await self._queue.process(key, self._sync, f"PodDisruptionBudget {key}", log)
-            finally:
-                self._syncing = False
+    async def _process(self, key: str) -> None:
+        self._syncing = True
+        try:
+            await super()._process(key)
+        finally:
+            self._syncing = False
+
+    def _what(self, key: str) -> str:
+        return f"PodDisruptionBudget {key}"
 
     async def _sync(self, key: str) -> None:
         cached = self._pdbs.get(key)

@@ -29,6 +29,8 @@ DEFAULT_CHECK_PERIOD_S = 30 * 60.0
 
 
 class LeaseCandidateGarbageCollector:
+    name = "leasecandidategc"
+
     def __init__(
         self,
         client: Client,

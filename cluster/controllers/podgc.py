@@ -29,7 +29,8 @@ import contextlib
 import heapq
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -37,8 +38,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from cluster.api import errors, objects_pb2, timeutil
 from cluster.api.kinds import NODE, POD
 from cluster.client import Client, Informer
-from cluster.controllers.started import Started, sync_informers
-from cluster.controllers.workqueue import WorkQueue
+from cluster.controllers.controller import InformerController
 
 log = logging.getLogger(__name__)
 
@@ -143,43 +143,32 @@ def _node_of(pod: Message) -> list[str]:
     return [node] if node else []
 
 
-class PodGarbageCollector:
+class PodGarbageCollector(InformerController):
     """Deletes the pods bound to nodes that no longer exist while ``run()`` runs."""
+
+    name = "podgc"
 
     def __init__(self, client: Client, *, quarantine_s: float = DEFAULT_QUARANTINE_S) -> None:
         """``quarantine_s``: how long a node must stay missing before its pods go (0: at once, after the
         direct Get that confirms it is gone)."""
-        self._client = client
+        super().__init__(client)
         self._quarantine_s = quarantine_s
         self._quarantine = NodeQuarantine(quarantine_s)
         self._pods = Informer(client, POD, indexers={NODE_INDEX: _node_of})
         self._nodes = Informer(client, NODE)
         self._pods.add_handler(self._pod_added, self._pod_updated)
         self._nodes.add_handler(self._node_added, None, self._node_deleted)
-        #: Nodes out of quarantine, to be confirmed gone and have their pods collected.
-        self._queue = WorkQueue()
+        # The queue holds nodes out of quarantine, to be confirmed gone and have their pods collected.
         self._wakeup = asyncio.Event()
-        self._synced = Started()
 
-    async def wait_synced(self) -> None:
-        """Return once both informers have synced and the collector runs; raise what ended ``run()`` if
-        it failed first."""
-        await self._synced.wait()
+    def _informers(self) -> Mapping[str, Informer[Any]]:
+        return {"pod": self._pods, "node": self._nodes}
 
-    async def run(self) -> None:
-        """Watch pods and nodes and collect orphaned pods, until cancelled."""
-        try:
-            async with asyncio.TaskGroup() as tasks:
-                await sync_informers(tasks, "podgc", {"pod": self._pods, "node": self._nodes})
-                log.info("pod garbage collector synced: %d pods, %d nodes", len(self._pods), len(self._nodes))
-                self._synced.set()
-                # Before both informers synced a pod could name a node not listed yet; judge them now.
-                self._suspect(pod.spec.node_name for _, pod in self._pods.items())
-                tasks.create_task(self._end_quarantines(), name="podgc-quarantine")
-                tasks.create_task(self._work(), name="podgc-worker")
-        except BaseException as err:
-            self._synced.ended(err)
-            raise
+    def _after_sync(self, tasks: asyncio.TaskGroup) -> None:
+        log.info("pod garbage collector synced: %d pods, %d nodes", len(self._pods), len(self._nodes))
+        # Before both informers synced a pod could name a node not listed yet; judge them now.
+        self._suspect(pod.spec.node_name for _, pod in self._pods.items())
+        tasks.create_task(self._end_quarantines(), name="podgc-quarantine")
 
     # ---------------------------------------------------------------------------------------- events
 
@@ -223,10 +212,11 @@ class PodGarbageCollector:
                 async with asyncio.timeout(timeout):
                     await self._wakeup.wait()
 
-    async def _work(self) -> None:
-        while True:
-            node = await self._queue.get()
-            await self._queue.process(node, self.collect, f"the pods of the gone node {node}", log)
+    async def _sync(self, key: str) -> None:
+        await self.collect(key)
+
+    def _what(self, key: str) -> str:
+        return f"the pods of the gone node {key}"
 
     async def collect(self, node: str) -> int:
         """Delete the pods bound to ``node`` if the node is gone, confirmed by a Get; how many this call

@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from google.protobuf.message import Message
 
 from cluster.api import errors, objects_pb2, podgroups, timeutil
 from cluster.api.kinds import POD, POD_GROUP
 from cluster.client import Client, Informer
+from cluster.controllers.controller import InformerController
 from cluster.controllers.groupstatus import group_status
-from cluster.controllers.started import Started, sync_informers
-from cluster.controllers.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -47,34 +48,23 @@ def _group_of(pod: objects_pb2.Pod) -> list[str]:
     return [key] if key else []
 
 
-class PodGroupController:
+class PodGroupController(InformerController):
     """Keeps every PodGroup's status current from its pods while ``run()`` runs."""
 
+    name = "podgroup"
+
     def __init__(self, client: Client) -> None:
-        self._client = client
+        super().__init__(client)
         self._pods = Informer(client, POD, indexers={GROUP_INDEX: _group_of})
         self._groups = Informer(client, POD_GROUP)
         self._pods.add_handler(self._pod_added, self._pod_updated, self._pod_deleted)
         self._groups.add_handler(self._group_added, self._group_updated, self._group_deleted)
-        self._queue = WorkQueue()
-        self._synced = Started()
 
-    async def wait_synced(self) -> None:
-        """Return once both informers have synced and the worker runs; raise what ended ``run()`` if it
-        failed first."""
-        await self._synced.wait()
+    def _informers(self) -> Mapping[str, Informer[Any]]:
+        return {"pod": self._pods, "podgroup": self._groups}
 
-    async def run(self) -> None:
-        """Watch pods and PodGroups and keep the groups' status current, until cancelled."""
-        try:
-            async with asyncio.TaskGroup() as tasks:
-                await sync_informers(tasks, "podgroup", {"pod": self._pods, "podgroup": self._groups})
-                log.info("podgroup controller synced: %d pods, %d groups", len(self._pods), len(self._groups))
-                tasks.create_task(self._work(), name="podgroup-worker")
-                self._synced.set()
-        except BaseException as err:
-            self._synced.ended(err)
-            raise
+    def _after_sync(self, tasks: asyncio.TaskGroup) -> None:
+        log.info("podgroup controller synced: %d pods, %d groups", len(self._pods), len(self._groups))
 
     # ----------------------------------------------------------------------------------------- events
 
@@ -105,10 +95,8 @@ class PodGroupController:
 
     # ------------------------------------------------------------------------------------------- work
 
-    async def _work(self) -> None:
-        while True:
-            key = await self._queue.get()
-            await self._queue.process(key, self._sync, f"PodGroup {key}", log)
+    def _what(self, key: str) -> str:
+        return f"PodGroup {key}"
 
     async def _sync(self, key: str) -> None:
         group = self._groups.get(key)

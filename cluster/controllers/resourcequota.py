@@ -34,7 +34,9 @@ import asyncio
 import enum
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from google.protobuf.message import Message
 
@@ -42,8 +44,7 @@ from cluster.api import errors, objects_pb2
 from cluster.api.kinds import POD, RESOURCE_QUOTA
 from cluster.api.quota import amounts, counts_pod
 from cluster.client import Client, Informer
-from cluster.controllers.started import Started, sync_informers
-from cluster.controllers.workqueue import WorkQueue
+from cluster.controllers.controller import InformerController
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +114,10 @@ class _Quota:
     members: set[str] = field(default_factory=set)
 
 
-class ResourceQuotaController:
+class ResourceQuotaController(InformerController):
     """Keeps every ResourceQuota's ``status.used`` equal to a count of its pods while ``run()`` runs."""
+
+    name = "resourcequota"
 
     def __init__(
         self,
@@ -129,39 +132,25 @@ class ResourceQuotaController:
             raise ValueError(f"sync_period_s must be positive, got {sync_period_s}")
         if not settle_s >= 0:
             raise ValueError(f"settle_s must be 0 or more, got {settle_s}")
-        self._client = client
+        super().__init__(client)
         self._sync_period_s = sync_period_s
         self._settle_s = min(settle_s, sync_period_s)
         self._pods = Informer(client, POD, indexers={NAMESPACE_INDEX: _namespace_of})
         self._quotas = Informer(client, RESOURCE_QUOTA)
         self._pods.add_handler(self._pod_added, self._pod_updated, self._pod_deleted)
         self._quotas.add_handler(self._quota_added, self._quota_updated, self._quota_deleted)
-        self._queue = WorkQueue()
         self._tracked: dict[str, _Quota] = {}
         self._tracked_by_namespace: dict[str, dict[str, _Quota]] = {}
         #: quota key -> (resourceVersion, monotonic time) when that version was first seen counting more
         #: than the recount.
         self._lower_since: dict[str, tuple[str, float]] = {}
-        self._synced = Started()
 
-    async def wait_synced(self) -> None:
-        """Return once both informers have synced and the worker runs; raise what ended ``run()`` if it
-        failed first."""
-        await self._synced.wait()
+    def _informers(self) -> Mapping[str, Informer[Any]]:
+        return {"pod": self._pods, "quota": self._quotas}
 
-    async def run(self) -> None:
-        """Watch pods and quotas and keep the quotas' usage counted, until cancelled."""
-        try:
-            async with asyncio.TaskGroup() as tasks:
-                await sync_informers(tasks, "resourcequota", {"pod": self._pods, "quota": self._quotas})
-                log.info("resource quota controller synced: %d pods, %d quotas",
-                         len(self._pods), len(self._quotas))
-                tasks.create_task(self._work(), name="resourcequota-worker")
-                tasks.create_task(self._resync(), name="resourcequota-resync")
-                self._synced.set()
-        except BaseException as err:
-            self._synced.ended(err)
-            raise
+    def _after_sync(self, tasks: asyncio.TaskGroup) -> None:
+        log.info("resource quota controller synced: %d pods, %d quotas", len(self._pods), len(self._quotas))
+        tasks.create_task(self._resync(), name="resourcequota-resync")
 
     # ------------------------------------------------------------------------------------ pod events
 
@@ -243,10 +232,8 @@ class ResourceQuotaController:
             for key, _ in self._quotas.items():
                 self._queue.add(key)
 
-    async def _work(self) -> None:
-        while True:
-            key = await self._queue.get()
-            await self._queue.process(key, self._sync, f"ResourceQuota {key}", log)
+    def _what(self, key: str) -> str:
+        return f"ResourceQuota {key}"
 
     async def _sync(self, key: str) -> None:
         quota = self._quotas.get(key)

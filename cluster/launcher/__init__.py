@@ -1,5 +1,5 @@
 """Processes podsched starts on its own machine: etcd members, and `podsched up`'s API servers and scheduler
-replicas under a supervisor (``supervisor``, ``localcluster``, ``leadership``, ``load``)."""
+replicas under a supervisor (``supervisor``, ``localcluster``, ``process``, ``certs``, ``load``)."""
 
 from cluster.launcher.etcd import EtcdCluster, EtcdNotFound, EtcdStartError, find_etcd_binary
 

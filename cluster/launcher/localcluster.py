@@ -28,14 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cluster.api import errors, objects_pb2, timeutil
-from cluster.cli.certs import Bundle, CertsError, write_bundle
-from cluster.cli.process import ApiServerProcess, SchedulerProcess, UiProcess
-from cluster.cli.ui import DEFAULT_LISTEN as DEFAULT_UI_LISTEN
-from cluster.client import Client, ClientCredentials
+from cluster.client import Client, ClientCredentials, LeaderChange, LeadershipWatch
 from cluster.healthserver import parse_address
+from cluster.launcher.certs import Bundle, CertsError, write_bundle
 from cluster.launcher.etcd import EtcdCluster
-from cluster.launcher.leadership import LeaderChange, LeadershipWatch
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess, UiProcess
 from cluster.launcher.supervisor import Child, RestartPolicy, Supervisor
+from cluster.ui.hosts import DEFAULT_LISTEN as DEFAULT_UI_LISTEN
 from cluster.ui.hosts import split_host
 from scheduler.leaderelection import LeaderElectionTimings
 

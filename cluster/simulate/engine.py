@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster.api import errors, kinds, objects_pb2
+from cluster.apiserver.admission.namespacelifecycle import SYSTEM_NAMESPACES
 from cluster.apiserver.bootstrap import SYSTEM_NAMESPACE, system_critical_quota
-from cluster.apiserver.namespaces import SYSTEM_NAMESPACES
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from cluster.client import Client
 from cluster.controllers import DisruptionController

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from cluster.api import objects_pb2
-from cluster.cli.tables import event_time
+from cluster.printers.values import event_time
 from cluster.ui import serialize
 from cluster.ui.serialize import Json
 from scheduler.framework.explanation import group_attempt, last_attempt

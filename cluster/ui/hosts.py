@@ -13,6 +13,8 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 
+#: Where the web view serves unless told otherwise: this machine only.
+DEFAULT_LISTEN = "127.0.0.1:8080"
 #: The names a loopback listen is reached by.
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 HTTP_PORT = 80

@@ -18,10 +18,10 @@ from typing import Any
 from google.protobuf.message import Message
 
 from cluster.api import objects_pb2, timeutil
-from cluster.api.fencing import observed_tenure_token
+from cluster.api.fencing import SCHEDULER_LEASE, observed_tenure_token
 from cluster.api.kinds import metadata_of
+from cluster.client import LeaderChange
 from cluster.client.informer import discard_indexed
-from cluster.launcher.leadership import DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE, LeaderChange
 from cluster.ui import serialize
 from cluster.ui.serialize import Amounts, Json
 
@@ -55,8 +55,8 @@ class ViewModel:
         self,
         server: str,
         *,
-        lease_namespace: str = DEFAULT_LEASE_NAMESPACE,
-        lease_name: str = DEFAULT_LEASE_NAME,
+        lease_namespace: str = SCHEDULER_LEASE.namespace,
+        lease_name: str = SCHEDULER_LEASE.name,
         now: Callable[[], datetime] = timeutil.utc_now,
     ) -> None:
         self.server = server

@@ -14,7 +14,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import containers, objects_pb2, podgroups, timeutil
 from cluster.api.quantity import parse_quantity
-from cluster.cli.tables import event_time, int_or_string, taint_text, toleration_text
+from cluster.printers.values import event_time, int_or_string, taint_text, toleration_text
 
 #: An amount of resources as the view carries it: resource name -> number.
 Amounts = dict[str, int | float]

@@ -23,8 +23,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from cluster.api import errors, kinds, objects_pb2
-from cluster.client import Client, Informer
-from cluster.launcher.leadership import LeaderChange, LeadershipWatch
+from cluster.client import Client, Informer, LeaderChange, LeadershipWatch
 from cluster.ui.details import pod_details
 from cluster.ui.hosts import HostCheck
 from cluster.ui.model import ViewModel

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from cluster.api import objects_pb2
 from cluster.api.kinds import KINDS, Kind
-from cluster.apiserver.registry import Registry
+from cluster.apiserver.storage import Storage
 from store.base import WatchEvent
 from store.etcd import EtcdStore
 from tests.chaos.history import (
@@ -59,7 +59,7 @@ def decode(event: WatchEvent, arrived: float) -> Recorded:
                               f"stored under {API_PREFIX}{plural}/")
     # A DELETE carries the value the key had; its resourceVersion is the revision of that last write,
     # which etcd does not send, so the deletion's own revision stands in.
-    obj = Registry.decode(kind, event.value, event.revision)
+    obj = Storage.decode(kind, event.value, event.revision)
     return Recorded(event.revision, event.type, event.key, obj, arrived)
 
 

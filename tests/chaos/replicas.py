@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cluster.cli.process import SchedulerProcess, cli_env
+from cluster.launcher.process import SchedulerProcess, cli_env
 from cluster.launcher.supervisor import Child, RestartPolicy, Supervisor
 from tests.integration.helpers import REPO
 

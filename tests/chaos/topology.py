@@ -30,10 +30,10 @@ from pathlib import Path
 
 from cluster.api import objects_pb2
 from cluster.api.quantity import int_value, milli_value
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
 from cluster.launcher.etcd import EtcdCluster
 from cluster.launcher.load import LoadSpec, new_seed
+from cluster.launcher.process import ApiServerProcess
 from tests.chaos.load_thread import LoadThread
 from tests.chaos.recorder import Recorder
 from tests.chaos.replicas import ReplicaSet

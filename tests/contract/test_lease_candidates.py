@@ -9,8 +9,8 @@ import pytest
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import LEASE_CANDIDATE
 from cluster.apiserver.listing import list_objects
-from cluster.apiserver.registry import Registry
 from cluster.apiserver.selection import Selection
+from cluster.apiserver.storage import Storage
 from cluster.apiserver.verbs import Verbs
 from store.base import Store
 
@@ -30,7 +30,7 @@ def candidate(name: str = IDENTITY, binary_version: str = "0.1.0") -> objects_pb
 
 
 async def test_a_candidate_is_created_renewed_listed_and_deleted(store: Store) -> None:
-    verbs = Verbs(Registry(store))
+    verbs = Verbs(Storage(store))
     created = await verbs.create(candidate())
     assert created.metadata.name == IDENTITY
     assert await verbs.get(LEASE_CANDIDATE, NS, IDENTITY) == created
@@ -50,7 +50,7 @@ async def test_a_candidate_is_created_renewed_listed_and_deleted(store: Store) -
 
 
 async def test_invalid_candidates_and_a_new_lease_name_are_refused(store: Store) -> None:
-    verbs = Verbs(Registry(store))
+    verbs = Verbs(Storage(store))
     with pytest.raises(errors.Invalid) as refused:
         await verbs.create(candidate(binary_version="v0.1.0"))
     assert refused.value.message == (

@@ -8,7 +8,7 @@ import pytest
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import NAMESPACE
 from cluster.apiserver.bootstrap import ensure_system_namespaces
-from cluster.apiserver.registry import Registry
+from cluster.apiserver.storage import Storage
 from cluster.apiserver.verbs import Verbs
 from store.base import Store
 
@@ -16,7 +16,7 @@ NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 def verbs_on(store: Store) -> Verbs:
-    return Verbs(Registry(store))
+    return Verbs(Storage(store))
 
 
 def namespace(

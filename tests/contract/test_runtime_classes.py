@@ -10,7 +10,7 @@ import pytest
 
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import POD
-from cluster.apiserver.registry import Registry
+from cluster.apiserver.storage import Storage
 from cluster.apiserver.verbs import Verbs
 from store.base import Store
 
@@ -18,7 +18,7 @@ NS = "default"
 
 
 def verbs_on(store: Store) -> Verbs:
-    return Verbs(Registry(store))
+    return Verbs(Storage(store))
 
 
 def runtime_class(name: str = "kata", handler: str = "kata", *, overhead: dict[str, str] | None = None,

@@ -8,7 +8,7 @@
   single-member etcd), for tests that need a clean store: cluster-wide defaults, crash comparisons.
 - ``cli`` runs ``python -m cluster.cli ...`` against the module's server (``helpers.run_cli``: any address).
 
-Servers are ``cluster.cli.process.ApiServerProcess``: ``.address``, ``.process``, ``.kill()`` (SIGKILL),
+Servers are ``cluster.launcher.process.ApiServerProcess``: ``.address``, ``.process``, ``.kill()`` (SIGKILL),
 ``.restart()`` (same store, same port), ``.stop()``; always stopped at teardown.
 """
 
@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess
 from tests.conftest import running_cluster
 from tests.integration.helpers import CliResult, run_cli, write_yaml
 

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from cluster.cli.process import ApiServerProcess, cli_env
+from cluster.launcher.process import ApiServerProcess, cli_env
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"

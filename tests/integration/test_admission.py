@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from cluster.api import errors
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess
 from tests.integration.helpers import CliResult, parse_table, pod_manifest, run_cli, write_yaml
 
 Cli = Callable[..., CliResult]

@@ -16,8 +16,8 @@ import grpc
 import pytest
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds
-from cluster.cli.process import ApiServerProcess
 from cluster.client.credentials import ClientCredentials
+from cluster.launcher.process import ApiServerProcess
 from tests import builders
 from tests.integration.helpers import REPO, open_watches, requests_total, run_cli, scrape
 

@@ -16,8 +16,8 @@ import yaml
 
 from cluster.api.limits import MAX_REQUEST_BYTES
 from cluster.api.manifest import load_text
-from cluster.cli.process import ApiServerProcess
 from cluster.client import object_request_bytes
+from cluster.launcher.process import ApiServerProcess
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import pod_manifest, run_cli
 

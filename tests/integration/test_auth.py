@@ -25,8 +25,8 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds, objects_pb2
 from cluster.api.kinds import KINDS, POD, POD_GROUP, Kind
 from cluster.apiserver.server import SERVICE_NAME
-from cluster.cli.process import ApiServerProcess, die_with_parent_prefix
 from cluster.client.credentials import ClientCredentials
+from cluster.launcher.process import ApiServerProcess, die_with_parent_prefix
 from tests.integration.helpers import REPO
 
 #: One token per built-in role (by the group bound to it), one for a user of the policy file's own role,

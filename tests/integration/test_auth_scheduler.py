@@ -13,8 +13,8 @@ import pytest
 
 from cluster.api import objects_pb2
 from cluster.api.kinds import LEASE, POD
-from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, ClientCredentials
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess, cli_env
 from tests.integration.helpers import REPO, node_manifest, pod_manifest, run_cli, write_yaml
 
 ADMIN_TOKEN, SCHEDULER_TOKEN, CLIENT_TOKEN = "admin-token", "scheduler-token", "client-token"

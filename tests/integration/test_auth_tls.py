@@ -13,8 +13,8 @@ import pytest
 import trustme
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds
-from cluster.cli.process import ApiServerProcess
 from cluster.client.credentials import ClientCredentials
+from cluster.launcher.process import ApiServerProcess
 from tests.builders import pod
 from tests.integration.helpers import run_cli
 

@@ -12,8 +12,8 @@ import pytest
 
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import LEASE
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, Fence, Informer
+from cluster.launcher.process import ApiServerProcess
 from tests import builders
 
 GROUP = 8

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from cluster.api import objects_pb2
-from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, NotFound
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.launcher.supervisor import Supervisor
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import REPO, CliResult, run_cli_async

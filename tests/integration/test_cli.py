@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from cluster.api import errors, objects_pb2
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess
 from tests.integration.helpers import (
     MANIFESTS,
     CliResult,

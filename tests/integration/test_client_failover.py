@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pytest
 
 from cluster.api.kinds import POD
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, Informer
 from cluster.client.retry import RetryPolicy
+from cluster.launcher.process import ApiServerProcess
 from tests.integration.test_client_informer import EventLog, assert_matches_server, pod, running, versions
 
 pytestmark = pytest.mark.etcd

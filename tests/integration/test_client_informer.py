@@ -17,9 +17,9 @@ from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
 from cluster.api.kinds import POD
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, Expired, Informer
 from cluster.client.retry import RetryPolicy
+from cluster.launcher.process import ApiServerProcess
 from tests import builders
 from tests.integration.conftest import own_apiserver
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster.cli.process import ApiServerProcess
+from cluster.launcher.process import ApiServerProcess
 from tests.integration.helpers import pod_manifest, run_cli, write_yaml
 
 STORE_FILES = ("podsched.db", "podsched.db-shm", "podsched.db-wal", "podsched.lock")

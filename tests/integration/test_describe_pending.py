@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster.cli.process import ApiServerProcess
+from cluster.launcher.process import ApiServerProcess
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import node_manifest, pod_manifest, run_cli, write_yaml
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import CliResult, node_manifest, parse_table, pod_manifest, run_cli, write_yaml
 

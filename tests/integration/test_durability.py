@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from cluster.api import errors, kinds, objects_pb2
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess
 from tests.builders import pod
 from tests.integration.helpers import MANIFESTS, run_cli
 

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from cluster.cli.certs import Bundle, User, write_bundle
-from cluster.cli.process import ApiServerProcess
+from cluster.launcher.certs import Bundle, User, write_bundle
 from cluster.launcher.etcd import EtcdCluster
+from cluster.launcher.process import ApiServerProcess
 from store.base import StoreUnavailable
 from store.factory import open_store
 from tests.conftest import _run

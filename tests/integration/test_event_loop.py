@@ -8,8 +8,8 @@ import asyncio
 import time
 from pathlib import Path
 
-from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client.client import Client
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess, cli_env
 from tests import builders
 from tests.integration.helpers import REPO
 

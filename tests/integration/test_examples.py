@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from cluster.api import kinds, objects_pb2
-from cluster.cli.process import ApiServerProcess, cli_env
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess, cli_env
 from tests.integration.helpers import EXAMPLES, REPO, node_manifest, run_cli_async, write_yaml
 from tests.integration.test_scheduler import eventually, running_scheduler
 

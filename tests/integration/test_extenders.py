@@ -27,8 +27,13 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from cluster.api import objects_pb2
-from cluster.cli.process import OWN_PROCESS_GROUP, ApiServerProcess, SchedulerProcess, die_with_parent_prefix
 from cluster.client import Client
+from cluster.launcher.process import (
+    OWN_PROCESS_GROUP,
+    ApiServerProcess,
+    SchedulerProcess,
+    die_with_parent_prefix,
+)
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import EXAMPLES, REPO, node_manifest, pod_manifest, run_cli, write_yaml
 from tests.integration.test_scheduler import (

@@ -27,8 +27,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from cluster.api import objects_pb2
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, ClientCredentials, NotFound
+from cluster.launcher.process import ApiServerProcess
 from tests.builders import IMAGE, node, pod
 from tests.integration.conftest import own_apiserver
 from tests.integration.test_scheduler import REPO, eventually

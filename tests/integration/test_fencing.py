@@ -16,8 +16,8 @@ from google.protobuf.message import Message
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, kinds, objects_pb2
 from cluster.api.kinds import LEASE, POD
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, Fence
+from cluster.launcher.process import ApiServerProcess
 from tests import builders
 
 LEASE_NAME = "kube-scheduler"

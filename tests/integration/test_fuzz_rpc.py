@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from cluster.api import apiserver_pb2, kinds, objects_pb2
 from cluster.apiserver import continuation
-from cluster.cli.process import ApiServerProcess
+from cluster.launcher.process import ApiServerProcess
 from tests.builders import IMAGE, ROOMY, node, pod
 from tests.integration.conftest import own_apiserver
 from tests.integration.fuzzing import (

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 from cluster.api import objects_pb2
-from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess
 from tests import builders
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import run_cli

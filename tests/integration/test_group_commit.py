@@ -13,8 +13,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from cluster.api import errors
-from cluster.cli.process import ApiServerProcess
 from cluster.client.client import Client
+from cluster.launcher.process import ApiServerProcess
 from tests import builders
 from tests.integration.conftest import own_apiserver
 

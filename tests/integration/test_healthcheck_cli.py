@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cluster.cli.healthcheck import API_SERVICE
-from cluster.cli.process import ApiServerProcess
+from cluster.launcher.process import ApiServerProcess
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import run_cli
 

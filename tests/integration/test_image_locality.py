@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import node_manifest, pod_manifest
 from tests.integration.test_scheduler import all_bound, apply, eventually, running_scheduler

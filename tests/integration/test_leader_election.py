@@ -22,8 +22,8 @@ import pytest
 
 from cluster.api import objects_pb2
 from cluster.api.kinds import LEASE
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, Fence, Fenced
+from cluster.launcher.process import ApiServerProcess
 from scheduler.leaderelection import (
     FENCING_TOKEN_ANNOTATION,
     JITTER_FACTOR,

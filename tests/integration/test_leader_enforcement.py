@@ -18,8 +18,8 @@ import pytest
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
 from cluster.api.kinds import LEASE, LEASE_CANDIDATE, POD
-from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, ClientCredentials, Fence
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess, cli_env
 from tests import builders
 from tests.builders import IMAGE, pod
 from tests.integration.helpers import REPO, settle

@@ -14,9 +14,9 @@ import pytest
 
 from cluster.api import objects_pb2
 from cluster.api.kinds import LEASE_CANDIDATE
-from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, NotFound
 from cluster.controllers import LeaseCandidateGarbageCollector
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess, cli_env
 from scheduler.leaderelection import Candidacy
 from tests.integration.helpers import REPO, settle
 

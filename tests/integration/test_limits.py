@@ -18,8 +18,8 @@ import grpc
 import pytest
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds, objects_pb2
-from cluster.cli.process import ApiServerProcess, ApiServerStartError
 from cluster.client.credentials import ClientCredentials
+from cluster.launcher.process import ApiServerProcess, ApiServerStartError
 from tests.builders import IMAGE, pod
 from tests.integration.conftest import own_apiserver
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from cluster.api import objects_pb2
-from cluster.cli.process import ApiServerProcess, cli_env
 from cluster.client import Client
 from cluster.launcher.load import POD_GROUP_LABEL, RUN_LABEL
+from cluster.launcher.process import ApiServerProcess, cli_env
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import REPO, run_cli, run_cli_async
 from tests.unit.bind_loop import binding_every_pod

@@ -24,9 +24,9 @@ from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
 from cluster.api.kinds import LEASE, POD, POD_DISRUPTION_BUDGET
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, Conflict, Expired, Fence, Fenced, Informer
 from cluster.client.retry import RetryPolicy
+from cluster.launcher.process import ApiServerProcess
 from tests import builders
 from tests.conftest import running_cluster
 

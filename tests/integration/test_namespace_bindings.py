@@ -12,8 +12,8 @@ import grpc
 import pytest
 
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds
-from cluster.cli.process import ApiServerProcess
 from cluster.client.credentials import ClientCredentials
+from cluster.launcher.process import ApiServerProcess
 from tests.builders import pod
 
 ADMIN, CLIENT, TEAM = "admin-token", "client-token", "team-token"

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cluster.cli.process import ApiServerProcess, die_with_parent_prefix
+from cluster.launcher.process import ApiServerProcess, die_with_parent_prefix
 from tests.integration.helpers import REPO, run_cli
 
 TOKEN = "admin-token"

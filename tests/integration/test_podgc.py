@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from cluster.api import objects_pb2
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import REPO, node_manifest, pod_manifest, run_cli
 from tests.integration.test_scheduler import all_bound, apply, eventually, pods_in, running_scheduler

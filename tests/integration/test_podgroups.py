@@ -17,8 +17,8 @@ import yaml
 
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import POD_GROUP
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess
 from tests.integration.helpers import CliResult, node_manifest, parse_table, pod_manifest, write_yaml
 from tests.integration.test_scheduler import eventually, running_scheduler
 

@@ -34,8 +34,8 @@ import pytest
 import yaml
 
 from cluster.api import errors, kinds, objects_pb2
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client, Informer
+from cluster.launcher.process import ApiServerProcess
 from cluster.simulate.outcome import unschedulable_message
 from cluster.simulate.replay import PodRecord, replay
 from cluster.simulate.trace import Trace, TracePod

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from cluster.api import errors, objects_pb2
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess
 from tests import builders
 from tests.builders import IMAGE, pod
 from tests.integration.helpers import CliResult, parse_table, pod_manifest, write_yaml

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from cluster.api import errors, objects_pb2
-from cluster.cli.process import ApiServerProcess
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess
 from tests.builders import IMAGE, pod
 from tests.integration.conftest import own_apiserver
 from tests.integration.test_scheduler import eventually

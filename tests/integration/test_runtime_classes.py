@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess
 from tests.integration.conftest import own_apiserver_with
 from tests.integration.helpers import node_manifest, parse_table, pod_manifest, run_cli, write_yaml
 from tests.integration.test_scheduler import (

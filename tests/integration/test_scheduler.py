@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 import pytest
 
 from cluster.api import errors, objects_pb2, quantity
-from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess, cli_env
 from tests.chaos.history import pod_need
 from tests.integration.conftest import own_apiserver_with
 from tests.integration.helpers import REPO, node_manifest, pod_manifest, run_cli, write_yaml

@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from cluster.api import objects_pb2
-from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, NotFound
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess, cli_env
 from tests.builders import IMAGE, node, pod
 from tests.integration.test_scheduler import REPO, eventually
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import node_manifest, pod_manifest, run_cli, write_yaml
 from tests.integration.test_scheduler import (

@@ -13,8 +13,8 @@ import pytest
 
 from cluster.api import objects_pb2
 from cluster.api.kinds import LEASE_CANDIDATE
-from cluster.cli.process import ApiServerProcess, SchedulerProcess, cli_env
 from cluster.client import Client, NotFound
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess, cli_env
 from tests.integration.conftest import own_apiserver
 from tests.integration.test_scheduler import REPO, eventually
 from tests.integration.test_scheduler_ha import holder

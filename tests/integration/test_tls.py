@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cluster.cli.certs import Bundle, User, write_bundle
-from cluster.cli.process import ApiServerProcess, SchedulerProcess
 from cluster.client import Client, ClientCredentials
+from cluster.launcher.certs import Bundle, User, write_bundle
+from cluster.launcher.process import ApiServerProcess, SchedulerProcess
 from tests.integration.helpers import REPO, pod_manifest, run_cli
 
 SETTLE_TIMEOUT_S = 30.0

@@ -16,7 +16,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from cluster.cli.process import ApiServerProcess, UiProcess, cli_env
+from cluster.launcher.process import ApiServerProcess, UiProcess, cli_env
 from scheduler.framework.explanation import EXPLANATION_ANNOTATION, Explanation, ReasonGroup
 from tests.integration.helpers import CliResult, node_manifest, pod_manifest, run_cli, write_yaml
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from cluster.api import errors, objects_pb2, timeutil
-from cluster.cli.process import ApiServerProcess, cli_env
 from cluster.client import Client
+from cluster.launcher.process import ApiServerProcess, cli_env
 from tests import builders
 from tests.integration.helpers import (
     REPO,

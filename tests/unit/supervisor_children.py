@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-from cluster.cli.process import die_with_parent_prefix
+from cluster.launcher.process import die_with_parent_prefix
 
 START_TIMEOUT_S = 10.0
 

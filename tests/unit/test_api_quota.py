@@ -20,7 +20,7 @@ from cluster.api.quota import (
     scope_requirements,
 )
 from cluster.api.validation import validate_object, validate_update
-from cluster.apiserver.admission import SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL
+from cluster.apiserver.registry.priorityclasses import SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL
 from tests import builders
 
 

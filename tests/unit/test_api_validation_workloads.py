@@ -11,9 +11,18 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
+from cluster.api.kinds import kind_of
 from cluster.api.validation import validate_object
-from cluster.apiserver.defaults import apply_defaults
+from cluster.apiserver.registry import strategy_of
 from tests import builders
+
+
+def apply_defaults(obj: Message) -> None:
+    """The defaults of ``obj``'s kind, as its registry module declares them."""
+    defaults = strategy_of(kind_of(obj)).defaults
+    if defaults is not None:
+        defaults(obj)
+
 
 TEMPLATE = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
 SELECTOR = {"matchLabels": {"app": "web"}}

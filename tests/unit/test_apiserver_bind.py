@@ -10,7 +10,7 @@ import pytest
 from cluster.api import apiserver_pb2, errors, objects_pb2, timeutil
 from cluster.api.kinds import NODE, POD
 from cluster.apiserver.binding import bind
-from cluster.apiserver.registry import Registry
+from cluster.apiserver.storage import Storage
 from store.base import KeyValue
 from store.sqlite import SqliteStore
 from tests.unit.test_apiserver_server import Harness, api, make_node, make_pod
@@ -145,12 +145,12 @@ class NodeDeletedAfterRead:
 async def test_a_node_deleted_during_bind_fails_it_through_the_guard(tmp_path: Path) -> None:
     store = await SqliteStore.open(tmp_path)
     try:
-        setup = Registry(store)
+        setup = Storage(store)
         await setup.create(NODE, make_node("n1"))
         pod = make_pod("web", namespace="default")
         await setup.create(POD, pod)
         racing = NodeDeletedAfterRead(store)
-        registry = Registry(racing)  # type: ignore[arg-type]
+        registry = Storage(racing)  # type: ignore[arg-type]
         binding = objects_pb2.Binding(
             metadata=objects_pb2.ObjectMeta(name="web", namespace="default"),
             target=objects_pb2.ObjectReference(name="n1"),

@@ -13,7 +13,7 @@ from cluster.api import apiserver_pb2, errors, objects_pb2, timeutil
 from cluster.api.kinds import LEASE, NODE, POD, Kind
 from cluster.apiserver.binding import bind
 from cluster.apiserver.fencing import Fencing, LeaseFence
-from cluster.apiserver.registry import Registry
+from cluster.apiserver.storage import Storage
 from store.base import KeyValue
 from store.sqlite import SqliteStore
 from tests.unit.test_apiserver_server import make_node, make_pod
@@ -65,7 +65,7 @@ def _binding(name: str, node: str) -> objects_pb2.Binding:
     )
 
 
-async def _cluster(registry: Registry, copies: Copies) -> tuple[objects_pb2.Pod, objects_pb2.Node]:
+async def _cluster(registry: Storage, copies: Copies) -> tuple[objects_pb2.Pod, objects_pb2.Node]:
     node = await registry.create(NODE, make_node("n1"))
     pod = await registry.create(POD, make_pod("web", namespace="default"))
     copies.put(NODE, node)
@@ -74,7 +74,7 @@ async def _cluster(registry: Registry, copies: Copies) -> tuple[objects_pb2.Pod,
 
 
 async def test_current_copies_bind_without_a_store_read(store: ReadCountingStore) -> None:
-    registry, copies = Registry(store), Copies()  # type: ignore[arg-type]
+    registry, copies = Storage(store), Copies()  # type: ignore[arg-type]
     await _cluster(registry, copies)
 
     bound = await bind(registry, _binding("web", "n1"), timeutil.now(), peek=copies.peek)
@@ -85,7 +85,7 @@ async def test_current_copies_bind_without_a_store_read(store: ReadCountingStore
 
 
 async def test_a_pod_bound_since_the_copy_conflicts_as_the_store_says(store: ReadCountingStore) -> None:
-    registry, copies = Registry(store), Copies()  # type: ignore[arg-type]
+    registry, copies = Storage(store), Copies()  # type: ignore[arg-type]
     await _cluster(registry, copies)
     await registry.create(NODE, make_node("n2"))
     await bind(registry, _binding("web", "n2"), timeutil.now())  # the copy still shows it unbound
@@ -96,7 +96,7 @@ async def test_a_pod_bound_since_the_copy_conflicts_as_the_store_says(store: Rea
 
 
 async def test_a_changed_node_is_read_again_and_the_bind_lands(store: ReadCountingStore) -> None:
-    registry, copies = Registry(store), Copies()  # type: ignore[arg-type]
+    registry, copies = Storage(store), Copies()  # type: ignore[arg-type]
     _, node = await _cluster(registry, copies)
     node.metadata.labels["zone"] = "b"
     await registry.update(NODE, node, int(node.metadata.resource_version))  # the copy is behind
@@ -108,7 +108,7 @@ async def test_a_changed_node_is_read_again_and_the_bind_lands(store: ReadCounti
 
 @pytest.mark.parametrize("missing", [POD, NODE])
 async def test_what_the_copies_lack_is_read_from_the_store(store: ReadCountingStore, missing: Kind) -> None:
-    registry, copies = Registry(store), Copies()  # type: ignore[arg-type]
+    registry, copies = Storage(store), Copies()  # type: ignore[arg-type]
     await _cluster(registry, copies)
     del copies.objects[next(key for key in copies.objects if key[0] == missing.name)]
 
@@ -117,13 +117,13 @@ async def test_what_the_copies_lack_is_read_from_the_store(store: ReadCountingSt
     assert store.reads == 1 and bound.spec.node_name == "n1"
 
 
-async def _lease(registry: Registry, holder: str) -> objects_pb2.Lease:
+async def _lease(registry: Storage, holder: str) -> objects_pb2.Lease:
     lease = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(name="kube-scheduler", namespace="kube-system"))
     lease.spec.holder_identity = holder
     return await registry.create(LEASE, lease)  # type: ignore[return-value]
 
 
-def _fence(registry: Registry, lease: objects_pb2.Lease) -> LeaseFence:
+def _fence(registry: Storage, lease: objects_pb2.Lease) -> LeaseFence:
     return Fencing(registry).of(apiserver_pb2.Fence(
         lease_namespace="kube-system", lease_name="kube-scheduler",
         holder_identity=lease.spec.holder_identity, token=int(lease.metadata.resource_version),
@@ -131,7 +131,7 @@ def _fence(registry: Registry, lease: objects_pb2.Lease) -> LeaseFence:
 
 
 async def test_a_stale_lease_copy_never_refuses_the_new_leaders_bind(store: ReadCountingStore) -> None:
-    registry, copies = Registry(store), Copies()  # type: ignore[arg-type]
+    registry, copies = Storage(store), Copies()  # type: ignore[arg-type]
     await _cluster(registry, copies)
     old = await _lease(registry, "old-leader")
     copies.put(LEASE, old)
@@ -150,7 +150,7 @@ async def test_a_stale_lease_copy_never_refuses_the_new_leaders_bind(store: Read
 async def test_a_deposed_leaders_bind_is_refused_though_its_copy_of_the_lease_is_current_to_it(
     store: ReadCountingStore,
 ) -> None:
-    registry, copies = Registry(store), Copies()  # type: ignore[arg-type]
+    registry, copies = Storage(store), Copies()  # type: ignore[arg-type]
     await _cluster(registry, copies)
     old = await _lease(registry, "old-leader")
     copies.put(LEASE, old)  # the copy still shows the old leader holding

@@ -13,8 +13,8 @@ from cluster.api import apiserver_pb2, errors, objects_pb2, timeutil
 from cluster.api.kinds import LEASE, NODE, POD
 from cluster.apiserver.binding import MAX_GROUP_BINDINGS, bind_group
 from cluster.apiserver.fencing import Fencing
-from cluster.apiserver.registry import Registry
 from cluster.apiserver.service import _error_of
+from cluster.apiserver.storage import Storage
 from store.base import KeyValue, TransactionTooLarge
 from store.sqlite import SqliteStore
 from tests.unit.framework_fakes import GroupBindingClient
@@ -152,7 +152,7 @@ class CountingStore:
 async def test_a_group_of_64_pods_is_one_read_and_one_write_of_the_store(tmp_path: Path) -> None:
     store = await SqliteStore.open(tmp_path)
     try:
-        setup = Registry(store)
+        setup = Storage(store)
         fence_lease = objects_pb2.Lease(
             metadata=objects_pb2.ObjectMeta(name="kube-scheduler", namespace="kube-system")
         )
@@ -163,7 +163,7 @@ async def test_a_group_of_64_pods_is_one_read_and_one_write_of_the_store(tmp_pat
         for index in range(64):
             await setup.create(POD, make_pod(f"w-{index}", namespace="default"))
         counting = CountingStore(store)
-        registry = Registry(counting)  # type: ignore[arg-type]
+        registry = Storage(counting)  # type: ignore[arg-type]
         fence = Fencing(registry).of(apiserver_pb2.Fence(
             lease_namespace="kube-system", lease_name="kube-scheduler", holder_identity="leader",
             token=int(lease.metadata.resource_version),
@@ -194,7 +194,7 @@ class ChangedAfterRead:
         found = await self._store.get_many(keys)
         self.reads += 1
         if self.reads == 1:
-            registry = Registry(self._store)
+            registry = Storage(self._store)
             pod = await registry.require(POD, "default", "w-1")
             if self._bind:
                 pod.spec.node_name = "n2"
@@ -208,7 +208,7 @@ class ChangedAfterRead:
 async def test_a_pod_changed_between_read_and_write_is_read_again(tmp_path: Path, bind: bool) -> None:
     store = await SqliteStore.open(tmp_path)
     try:
-        setup = Registry(store)
+        setup = Storage(store)
         await setup.create(NODE, make_node("n1"))
         await setup.create(NODE, make_node("n2"))
         for name in ("w-0", "w-1", "w-2"):
@@ -217,10 +217,10 @@ async def test_a_pod_changed_between_read_and_write_is_read_again(tmp_path: Path
         bindings = [_binding(name, "n1", "default") for name in ("w-0", "w-1", "w-2")]
         if bind:
             with pytest.raises(errors.Conflict, match=r'"w-1": pod w-1 is already assigned to node "n2"$'):
-                await bind_group(Registry(racing), bindings, timeutil.now())  # type: ignore[arg-type]
+                await bind_group(Storage(racing), bindings, timeutil.now())  # type: ignore[arg-type]
             expected = ["", "n2", ""]
         else:
-            bound = await bind_group(Registry(racing), bindings, timeutil.now())  # type: ignore[arg-type]
+            bound = await bind_group(Storage(racing), bindings, timeutil.now())  # type: ignore[arg-type]
             assert bound[1].metadata.labels["touched"] == "yes"
             expected = ["n1", "n1", "n1"]
         assert racing.reads == 2

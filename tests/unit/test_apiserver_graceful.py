@@ -14,7 +14,7 @@ import pytest
 from cluster.api import objects_pb2
 from cluster.api.kinds import POD
 from cluster.apiserver.graceful import Action, DeletionFinisher, apply_plan, plan_pod_deletion
-from cluster.apiserver.registry import Registry
+from cluster.apiserver.storage import Storage
 from store.base import EventType
 from store.sqlite import SqliteStore
 from tests import builders
@@ -89,7 +89,7 @@ def test_plan(
 # second or two away, so each test takes about that long.
 
 
-async def _store_pod(registry: Registry, name: str, *, deletion_at: float | None) -> None:
+async def _store_pod(registry: Storage, name: str, *, deletion_at: float | None) -> None:
     if deletion_at is None:
         p = pod()
     else:
@@ -98,11 +98,11 @@ async def _store_pod(registry: Registry, name: str, *, deletion_at: float | None
     await registry.create(POD, p)
 
 
-async def _exists(registry: Registry, name: str) -> bool:
+async def _exists(registry: Storage, name: str) -> bool:
     return await registry.get(POD, "default", name) is not None
 
 
-async def _wait_gone(registry: Registry, name: str) -> float:
+async def _wait_gone(registry: Storage, name: str) -> float:
     """Wait until the pod is deleted; return the wall time its deletion was seen."""
     key = POD.key("default", name)
     kv = await registry.store.get(key)
@@ -114,15 +114,15 @@ async def _wait_gone(registry: Registry, name: str) -> float:
 
 
 @pytest.fixture
-async def registry(tmp_path: Path) -> AsyncIterator[Registry]:
+async def registry(tmp_path: Path) -> AsyncIterator[Storage]:
     store = await SqliteStore.open(tmp_path)
     try:
-        yield Registry(store)
+        yield Storage(store)
     finally:
         await store.close()
 
 
-async def test_finisher_deletes_pods_when_their_deadline_passes(registry: Registry) -> None:
+async def test_finisher_deletes_pods_when_their_deadline_passes(registry: Storage) -> None:
     start = time.time()
     await _store_pod(registry, "overdue", deletion_at=start - 10)
     await _store_pod(registry, "soon", deletion_at=start + 1)
@@ -141,7 +141,7 @@ async def test_finisher_deletes_pods_when_their_deadline_passes(registry: Regist
         running.cancel()
 
 
-async def test_finisher_goes_by_the_stored_pod_when_it_changed(registry: Registry) -> None:
+async def test_finisher_goes_by_the_stored_pod_when_it_changed(registry: Storage) -> None:
     await _store_pod(registry, "web", deletion_at=time.time() + 1)
     async with asyncio.TaskGroup() as tasks:
         running = tasks.create_task(DeletionFinisher(registry).run())
@@ -156,7 +156,7 @@ async def test_finisher_goes_by_the_stored_pod_when_it_changed(registry: Registr
         running.cancel()
 
 
-async def test_finisher_shortened_grace_moves_the_deadline_earlier(registry: Registry) -> None:
+async def test_finisher_shortened_grace_moves_the_deadline_earlier(registry: Storage) -> None:
     await _store_pod(registry, "web", deletion_at=time.time() + 60)
     async with asyncio.TaskGroup() as tasks:
         running = tasks.create_task(DeletionFinisher(registry).run())

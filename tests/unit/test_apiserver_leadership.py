@@ -11,7 +11,7 @@ from cluster.api.kinds import EVENT, POD
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.fencing import Fencing, LeaseFence
 from cluster.apiserver.leadership import Leadership, LeaseClock
-from cluster.apiserver.registry import Registry
+from cluster.apiserver.storage import Storage
 
 ADMIN = UserInfo("ada", groups=("system:masters",))
 SCHEDULER = UserInfo("kube-scheduler", groups=("podsched:schedulers",))
@@ -37,7 +37,7 @@ def lease(holder: str, revision: int, *, duration: int = 15, token: int | None =
 
 
 def fence(holder: str, token: int) -> LeaseFence:
-    return Fencing(Registry(None)).of(apiserver_pb2.Fence(  # type: ignore[arg-type]
+    return Fencing(Storage(None)).of(apiserver_pb2.Fence(  # type: ignore[arg-type]
         lease_namespace="kube-system", lease_name="kube-scheduler", holder_identity=holder, token=token))
 
 
@@ -181,7 +181,7 @@ def test_a_nomination_change_needs_a_fence(rules: Leadership) -> None:
 
 
 def fence_of(namespace: str, name: str) -> LeaseFence:
-    return Fencing(Registry(None)).of(apiserver_pb2.Fence(  # type: ignore[arg-type]
+    return Fencing(Storage(None)).of(apiserver_pb2.Fence(  # type: ignore[arg-type]
         lease_namespace=namespace, lease_name=name, holder_identity="attacker", token=10))
 
 

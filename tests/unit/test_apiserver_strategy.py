@@ -5,11 +5,21 @@ from __future__ import annotations
 import random
 
 import pytest
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import errors, objects_pb2
-from cluster.api.kinds import LEASE, NODE, POD, PRIORITY_CLASS
+from cluster.api.kinds import LEASE, NODE, POD, PRIORITY_CLASS, kind_of
 from cluster.apiserver import defaults, strategy
+from cluster.apiserver.registry import strategy_of
+
+
+def apply_defaults(obj: Message) -> None:
+    """The defaults of ``obj``'s kind, as its registry module declares them."""
+    defaults = strategy_of(kind_of(obj)).defaults
+    if defaults is not None:
+        defaults(obj)
+
 
 NOW = Timestamp(seconds=1_700_000_000)
 
@@ -63,19 +73,19 @@ def test_pod_spec_defaults_keep_given_values() -> None:
 def test_node_allocatable_defaults_to_capacity_only_when_absent() -> None:
     node = objects_pb2.Node()
     node.status.capacity.update({"cpu": "4", "pods": "110"})
-    defaults.apply_defaults(node)
+    apply_defaults(node)
     assert dict(node.status.allocatable) == {"cpu": "4", "pods": "110"}
     node.status.allocatable["cpu"] = "3500m"
-    defaults.apply_defaults(node)
+    apply_defaults(node)
     assert node.status.allocatable["cpu"] == "3500m"
 
 
 def test_priority_class_preemption_policy_default() -> None:
     pc = objects_pb2.PriorityClass()
-    defaults.apply_defaults(pc)
+    apply_defaults(pc)
     assert pc.preemption_policy == "PreemptLowerPriority"
     never = objects_pb2.PriorityClass(preemption_policy="Never")
-    defaults.apply_defaults(never)
+    apply_defaults(never)
     assert never.preemption_policy == "Never"
 
 
@@ -128,7 +138,7 @@ def test_update_keeps_server_owned_metadata() -> None:
     old.metadata.deletion_timestamp.seconds = NOW.seconds + 30
     old.metadata.deletion_grace_period_seconds = 30
     old.status.phase = "Running"
-    defaults.apply_defaults(old)  # as stored
+    apply_defaults(old)  # as stored
     new = objects_pb2.Pod(metadata=objects_pb2.ObjectMeta(name="web", namespace="", generation=9))
     new.metadata.creation_timestamp.seconds = 1
     new.status.phase = "Failed"

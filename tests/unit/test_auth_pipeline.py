@@ -17,8 +17,8 @@ from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.authenticator import UNSECURED
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.auth.security import SecurityConfig
-from cluster.apiserver.registry import Registry
 from cluster.apiserver.service import ApiService
+from cluster.apiserver.storage import Storage
 from cluster.apiserver.verbs import Verbs
 from cluster.client.credentials import ClientCredentials
 from store.sqlite import SqliteStore
@@ -65,7 +65,7 @@ class Served:
 @pytest.fixture
 async def served(tmp_path: Path) -> AsyncIterator[Served]:
     store = await SqliteStore.open(tmp_path)
-    registry = Registry(store)
+    registry = Storage(store)
     gate = RecordingGate()
     access = Access.of(SecurityConfig(tokens=dict(TOKENS)), loopback_token="loopback")
     server = grpc.aio.server()

@@ -15,9 +15,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from cluster.cli.certs import ROLE_GROUPS, Bundle, new_token
 from cluster.cli.main import main
 from cluster.client import ClientCredentials
+from cluster.launcher.certs import ROLE_GROUPS, Bundle, new_token
 
 
 def load(path: Path) -> x509.Certificate:

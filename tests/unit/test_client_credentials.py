@@ -16,9 +16,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from google.protobuf.message import Message
 
 from cluster.api import apiserver_pb2_grpc, objects_pb2
-from cluster.cli.certs import Bundle, User, write_bundle
 from cluster.client import Client, ClientCredentials, CredentialsError, TlsError, Unavailable
 from cluster.client.handshake import closes_after_handshake, refused_client
+from cluster.launcher.certs import Bundle, User, write_bundle
 from tests.unit.test_client_fake_apiserver import FAST_RETRIES, FakeApiServer
 
 

@@ -27,10 +27,10 @@ from cluster.api.fencing import LeaseRef
 from cluster.api.manifest import load_paths
 from cluster.api.quantity import parse_quantity
 from cluster.apiserver.server import ApiServerOptions
-from cluster.cli.certs import write_bundle
 from cluster.cli.main import build_parser
 from cluster.cli.scheduler import leader_election_settings
 from cluster.client import ClientCredentials
+from cluster.launcher.certs import write_bundle
 from cluster.launcher.etcd import MAX_TXN_OPS
 from cluster.ui.hosts import HostCheck
 from scheduler.config import LeaderElectionConfig, load_config

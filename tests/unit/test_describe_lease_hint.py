@@ -7,8 +7,8 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import objects_pb2
-from cluster.cli import describe
 from cluster.cli.leasehint import no_scheduler_hint
+from cluster.printers.describe import DescribeText, events_section
 
 NOW_S = 1_800_000_000.0
 QUESTION = 'is "podsched scheduler" running?'
@@ -55,14 +55,14 @@ def test_a_held_lease_that_cannot_be_judged_gives_no_hint(lease: objects_pb2.Lea
 
 
 def test_the_hint_follows_none_under_events() -> None:
-    text = describe._Text()
+    text = DescribeText()
     text.field("Tolerations", "<none>")
-    describe._events(text, [], "no scheduler holds the lease kube-system/kube-scheduler (released): ...")
+    events_section(text, [], "no scheduler holds the lease kube-system/kube-scheduler (released): ...")
     assert text.render().splitlines()[-1] == (
         "Events:       <none>  (no scheduler holds the lease kube-system/kube-scheduler (released): ...)")
 
 
 def test_no_hint_leaves_events_none() -> None:
-    text = describe._Text()
-    describe._events(text, [], None)
+    text = DescribeText()
+    events_section(text, [], None)
     assert text.render() == "Events:  <none>\n"

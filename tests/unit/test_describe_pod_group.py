@@ -1,5 +1,5 @@
-"""`podsched describe pg` (cluster/cli/describe.py): a reason several members share is printed once, with
-how many pods and which, not once per pod."""
+"""`podsched describe pg` (cluster/printers/podgroups.py, cluster/cli/describe.py): a reason several
+members share is printed once, with how many pods and which, not once per pod."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import json
 from cluster.api import objects_pb2
 from cluster.cli import describe
 from cluster.client import ObjectList
+from cluster.printers import podgroups as pod_group_printer
+from cluster.printers.describe import DescribeText
 from scheduler.framework.explanation import EXPLANATION_ANNOTATION
 from tests.builders import pod
 
@@ -41,8 +43,8 @@ def _group() -> objects_pb2.PodGroup:
 async def test_members_waiting_for_the_same_reason_share_one_line() -> None:
     members = [_member("w-0", node="n1"), *(_member(f"w-{i}", message=REASON) for i in range(1, 6)),
                _member("w-6", message="0/40 nodes are available: 40 Insufficient memory.")]
-    text = describe._Text()
-    await describe._describe_pod_group(_Pods(members), _group(), text)  # type: ignore[arg-type]
+    text = DescribeText()
+    await pod_group_printer.PRINTER.describe(_Pods(members), _group(), text)  # type: ignore[arg-type]
     out = text.render()
     assert out.count(REASON) == 1, out
     assert f"5 pods: w-1, w-2, w-3 and 2 more: {REASON}" in out
@@ -59,7 +61,7 @@ def test_a_group_attempt_prints_a_shared_placement_once() -> None:
     event = objects_pb2.Event(reason="FailedScheduling", message="5/6 pods placeable, minCount 6")
     event.metadata.resource_version = "7"
     event.metadata.annotations[EXPLANATION_ANNOTATION] = json.dumps({"pods": verdicts})
-    text = describe._Text()
+    text = DescribeText()
     describe._group_attempt(text, [event])
     out = text.render()
     assert out.count(REASON) == 1, out

@@ -13,7 +13,7 @@ import pytest
 from cluster.cli import apiserver as apiserver_cli
 from cluster.cli.controllers import ControllerFailed, run_controllers
 from cluster.client import Client
-from cluster.controllers import DisruptionController, PodGarbageCollector
+from cluster.controllers import ControllerSettings, DisruptionController, PodGarbageCollector
 
 
 @pytest.mark.parametrize(
@@ -85,7 +85,8 @@ async def test_a_failing_controller_stops_the_others_and_is_named(monkeypatch: p
 
     monkeypatch.setattr(DisruptionController, "run", forever)
     monkeypatch.setattr(PodGarbageCollector, "run", failing)
+    settings = ControllerSettings(pod_gc_quarantine_s=40.0)
     async with Client("127.0.0.1:1") as client:
         with pytest.raises(ControllerFailed, match=r"^the podgc controller: RuntimeError: informer broke$"):
-            await run_controllers(client, ("disruption", "podgc"), pod_gc_quarantine_s=40.0)
+            await run_controllers(client, ("disruption", "podgc"), settings)
     assert cancelled.is_set()

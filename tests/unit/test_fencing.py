@@ -20,7 +20,7 @@ from cluster.apiserver.fencing import (
     refusal,
     tenure_token,
 )
-from cluster.apiserver.registry import Registry, revision_of
+from cluster.apiserver.storage import Storage, revision_of
 from cluster.apiserver.verbs import Verbs
 from store.base import Guard
 from store.sqlite import SqliteStore
@@ -136,14 +136,14 @@ def test_refusal(stored: objects_pb2.Lease | None, expected: str | None) -> None
     ],
 )
 async def test_a_bad_fence_is_invalid_naming_the_field(
-    registry: Registry, bad: apiserver_pb2.Fence, expected: str
+    registry: Storage, bad: apiserver_pb2.Fence, expected: str
 ) -> None:
     with pytest.raises(errors.Invalid) as raised:
         Fencing(registry).of(bad)
     assert raised.value.message.startswith(f"the fence is invalid: {expected}")
 
 
-async def test_every_bad_field_of_a_fence_is_named(registry: Registry) -> None:
+async def test_every_bad_field_of_a_fence_is_named(registry: Storage) -> None:
     with pytest.raises(
         errors.Invalid,
         match=r"^the fence is invalid: \[fence.leaseName: Required value, fence.holderIdentity: Required "
@@ -225,16 +225,16 @@ def test_a_pod_update_keeps_the_stored_bound_under_fence_annotation() -> None:
 
 
 @pytest.fixture
-async def registry(tmp_path: Path) -> AsyncIterator[Registry]:
+async def registry(tmp_path: Path) -> AsyncIterator[Storage]:
     store = await SqliteStore.open(tmp_path)
     try:
-        yield Registry(store)
+        yield Storage(store)
     finally:
         await store.close()
 
 
 @pytest.fixture
-def verbs(registry: Registry) -> Verbs:
+def verbs(registry: Storage) -> Verbs:
     return Verbs(registry, rng=random.Random(0))
 
 

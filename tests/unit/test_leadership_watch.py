@@ -12,8 +12,7 @@ import pytest
 from cluster.api import objects_pb2
 from cluster.api.fencing import FENCING_TOKEN_ANNOTATION, observed_tenure_token
 from cluster.api.kinds import LEASE
-from cluster.client import Client
-from cluster.launcher.leadership import LeaderChange, LeadershipWatch
+from cluster.client import Client, LeaderChange, LeadershipWatch
 from tests.unit.test_client_fake_apiserver import FAST_RETRIES, FakeApiServer, until
 
 

@@ -8,9 +8,9 @@ from google.protobuf import json_format
 
 from cluster.api import objects_pb2, timeutil
 from cluster.api.kinds import POD_GROUP
-from cluster.cli import tables
 from cluster.controllers.groupstatus import group_status
 from cluster.controllers.podgroup import group_key
+from cluster.printers import catalog
 from tests import builders
 
 NOW = timeutil.from_seconds(1_800_000_000)
@@ -85,14 +85,14 @@ def test_upstream_groups_use_min_count() -> None:
 def test_the_table_shows_min_counts_and_phase() -> None:
     group = cosched(4, "Scheduling")
     group.status.scheduled, group.status.running = 3, 2
-    header = tables.header(POD_GROUP, wide=True, all_namespaces=True)
+    header = catalog.header(POD_GROUP, wide=True, all_namespaces=True)
     assert header == ["NAMESPACE", "NAME", "MIN", "SCHEDULED", "RUNNING", "PHASE", "AGE", "SUCCEEDED",
                       "FAILED", "API VERSION"]
-    row = tables.row(POD_GROUP, group, wide=True, all_namespaces=True)
+    row = catalog.row(POD_GROUP, group, wide=True, all_namespaces=True)
     assert row[:6] == ["default", "g", "4", "3", "2", "Scheduling"]
     assert row[7:] == ["0", "0", "scheduling.x-k8s.io/v1alpha1"]
     upstream = json_format.ParseDict(
         {"metadata": {"name": "u"}, "spec": {"schedulingPolicy": {"basic": {}}}}, objects_pb2.PodGroup()
     )
-    shown = tables.row(POD_GROUP, upstream, wide=False, all_namespaces=False)
+    shown = catalog.row(POD_GROUP, upstream, wide=False, all_namespaces=False)
     assert shown[:5] == ["u", "0", "0", "0", "<none>"]

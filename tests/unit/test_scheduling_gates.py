@@ -14,7 +14,7 @@ from cluster.api import objects_pb2, validation
 from cluster.api.kinds import POD
 from cluster.api.schedulinggates import SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE
 from cluster.apiserver import strategy
-from cluster.cli.tables import pod_status
+from cluster.printers.pods import pod_status
 from scheduler.clock import FakeClock
 from scheduler.framework import Code, PodInfo
 from scheduler.plugins import schedulinggates

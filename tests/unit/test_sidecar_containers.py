@@ -10,7 +10,8 @@ from typing import Any, cast
 import pytest
 
 from cluster.api import containers, validation
-from cluster.cli import describe, tables
+from cluster.printers import pods as pod_printer
+from cluster.printers.describe import DescribeText
 from scheduler.framework import Code, CycleState, PodInfo, pod_non_zero_requests, pod_requests
 from scheduler.framework.resource import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
 from scheduler.framework.types import pod_host_ports
@@ -283,9 +284,9 @@ def test_validation(inits: list[Any], apps: list[Any], problems: list[str]) -> N
 
 def test_describe_lists_a_sidecar_under_init_containers_with_its_restart_policy() -> None:
     subject = with_inits(["1"], init("1", name="migrate"), init("1", name="proxy", sidecar=True))
-    text = describe._Text()
+    text = DescribeText()
     # Describing a pod's spec reads nothing from the API server.
-    asyncio.run(describe._describe_pod(cast(Any, None), subject, text))
+    asyncio.run(pod_printer.PRINTER.describe(cast(Any, None), subject, text))
     rendered = text.render()
 
     init_block = rendered[rendered.index("Init Containers:"):rendered.index("\nContainers:")]
@@ -315,6 +316,6 @@ def test_describe_lists_a_sidecar_under_init_containers_with_its_restart_policy(
 )
 def test_get_pods_ready_counts_sidecars(subject: Any, ready: str) -> None:
     subject.status.phase = "Running"
-    assert tables.pod_ready(subject) == ready
+    assert pod_printer.pod_ready(subject) == ready
     subject.status.phase = "Pending"
-    assert tables.pod_ready(subject) == "0/" + ready.split("/")[1]
+    assert pod_printer.pod_ready(subject) == "0/" + ready.split("/")[1]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from cluster.api import objects_pb2
 from cluster.api.fencing import FENCING_TOKEN_ANNOTATION
-from cluster.launcher.leadership import LeaderChange
+from cluster.client import LeaderChange
 from cluster.ui.details import pod_details
 from cluster.ui.model import EVENTS_KEPT, ViewModel
 from scheduler.framework.explanation import EXPLANATION_ANNOTATION, Explanation, ReasonGroup

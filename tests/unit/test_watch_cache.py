@@ -16,8 +16,8 @@ import pytest
 
 from cluster.api import apiserver_pb2, errors, kinds, objects_pb2
 from cluster.api.kinds import POD, PRIORITY_CLASS, Kind
-from cluster.apiserver.registry import Registry
 from cluster.apiserver.selection import Selection
+from cluster.apiserver.storage import Storage
 from cluster.apiserver.watchcache import Cacher, CacheSettings, read_scope
 from cluster.apiserver.watchcache.framing import watch_event_bytes
 from store.base import ProgressMark, Store, StoreUnavailable, WatchEvent
@@ -85,8 +85,8 @@ async def store(tmp_path: Path) -> AsyncIterator[WatchedStore]:
 
 
 @contextlib.asynccontextmanager
-async def running(store: WatchedStore, **settings: Any) -> AsyncIterator[tuple[Cacher, Registry]]:
-    registry = Registry(store)  # type: ignore[arg-type]
+async def running(store: WatchedStore, **settings: Any) -> AsyncIterator[tuple[Cacher, Storage]]:
+    registry = Storage(store)  # type: ignore[arg-type]
     cacher = Cacher(registry, CacheSettings(retry_s=0.05, **settings))
     task = asyncio.create_task(cacher.run())
     try:
@@ -102,7 +102,7 @@ def pod(name: str, *, app: str = "web", node: str = "") -> objects_pb2.Pod:
     return builders.pod(name, labels={"app": app}, node_name=node)
 
 
-async def relabel(registry: Registry, name: str, app: str) -> objects_pb2.Pod:
+async def relabel(registry: Storage, name: str, app: str) -> objects_pb2.Pod:
     current = await registry.require(POD, "default", name)
     updated = objects_pb2.Pod()
     updated.CopyFrom(current)
@@ -237,7 +237,7 @@ async def test_selector_transitions(store: WatchedStore) -> None:
 
 
 async def test_snapshot_then_changes(store: WatchedStore) -> None:
-    registry = Registry(store)  # type: ignore[arg-type]
+    registry = Storage(store)  # type: ignore[arg-type]
     await registry.create(POD, pod("a"))
     await registry.create(POD, pod("b", app="db"))
     async with running(store) as (cacher, registry):

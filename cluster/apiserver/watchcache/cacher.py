@@ -29,8 +29,8 @@ from cluster.api.kinds import EVENT, KINDS, Kind
 from cluster.apiserver import continuation
 from cluster.apiserver.limits import DEFAULT_MAX_PAGE_SIZE, check_page_size
 from cluster.apiserver.listing import ObjectPage, list_objects
-from cluster.apiserver.registry import Registry
 from cluster.apiserver.selection import Selection
+from cluster.apiserver.storage import Storage
 from cluster.apiserver.watch import parse_resource_version, watch_events
 from cluster.apiserver.watchcache.kindcache import KindCache
 from cluster.apiserver.watchcache.reflector import Reflector
@@ -85,7 +85,7 @@ class CacheSettings:
 
 
 class Cacher:
-    def __init__(self, registry: Registry, settings: CacheSettings | None = None) -> None:
+    def __init__(self, registry: Storage, settings: CacheSettings | None = None) -> None:
         self._registry = registry
         self.settings = settings = settings or CacheSettings()
         self._caches = {

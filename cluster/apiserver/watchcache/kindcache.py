@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from google.protobuf.message import Message
 
 from cluster.api.kinds import Kind
-from cluster.apiserver.registry import Registry
 from cluster.apiserver.selection import Selection
+from cluster.apiserver.storage import Storage
 from cluster.apiserver.watchcache.ring import CachedEvent, EventRing, added_frame
 from cluster.apiserver.watchcache.watcher import CacheWatcher
 from store.base import EventType, KeyValue, WatchEvent
@@ -28,7 +28,7 @@ class KindCache:
 
     def reset(self, items: Iterable[KeyValue], revision: int) -> None:
         """Start over from a List at ``revision``: the ring is empty and complete after it."""
-        self._objects = {kv.key: Registry.decode(self.kind, kv.value, kv.mod_revision) for kv in items}
+        self._objects = {kv.key: Storage.decode(self.kind, kv.value, kv.mod_revision) for kv in items}
         self._ring = EventRing(self._ring_capacity, revision)
 
     def apply(self, event: WatchEvent) -> None:
@@ -41,7 +41,7 @@ class KindCache:
             obj.CopyFrom(previous)
             obj.metadata.resource_version = str(event.revision)
         else:
-            obj = Registry.decode(self.kind, event.value, event.revision)
+            obj = Storage.decode(self.kind, event.value, event.revision)
         if not deleted:
             self._objects[event.key] = obj
         cached = CachedEvent(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from google.protobuf.message import Message
 
 from cluster.api import errors, kinds, objects_pb2
-from cluster.apiserver.namespaces import SYSTEM_NAMESPACES
+from cluster.apiserver.admission.namespacelifecycle import SYSTEM_NAMESPACES
 from cluster.client import Client
 from cluster.controllers import DisruptionController
 from cluster.simulate.controlplane import control_plane

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from cluster.cli.tables import TableWriter
+from cluster.printers.table import TableWriter
 from cluster.simulate.replay.engine import ReplayRun
 from cluster.simulate.replay.metrics import mean, percentile
 

@@ -1,5 +1,5 @@
-"""Objects of every kind kept in a Store: where they live, how they are encoded, and what a store
-outcome means in the API's terms.
+"""Objects of every kind kept in a Store (the storage behind every kind, as kube-apiserver's generic
+registry store): where they live, how they are encoded, and what a store outcome means in the API's terms.
 
 Layout (shared with every other reader of the store): ``Kind.key(namespace, name)``; the value is the
 object's protobuf binary with ``metadata.resourceVersion`` cleared, because the version is the key's
@@ -53,7 +53,7 @@ class WriteOutcome:
 
 @dataclass(frozen=True, slots=True)
 class GroupWriteOutcome:
-    """Several objects updated in one store transaction (``Registry.update_together``), in the API's
+    """Several objects updated in one store transaction (``Storage.update_together``), in the API's
     terms: on success ``objs`` are the objects as written, all at one resourceVersion; on failure
     nothing was written, ``objs`` are the objects as the store holds them now (None when gone),
     ``failed`` the indexes of the objects that changed and ``failed_guards`` the guards that did not
@@ -76,7 +76,7 @@ def revision_of(obj: Message) -> int:
     return int(obj.metadata.resource_version)
 
 
-class Registry:
+class Storage:
     def __init__(self, store: Store, *, max_object_bytes: int = MAX_OBJECT_BYTES) -> None:
         self.store = store
         self.max_object_bytes = max_object_bytes
@@ -101,7 +101,7 @@ class Registry:
 
     @staticmethod
     def decode(kind: Kind, value: bytes, revision: int) -> Message:
-        return Registry.decode_into(kind.message(), kind, value, revision)
+        return Storage.decode_into(kind.message(), kind, value, revision)
 
     @staticmethod
     def decode_into(obj: Message, kind: Kind, value: bytes, revision: int) -> Message:

@@ -20,13 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cluster.api import kinds, objects_pb2
-from cluster.api.fencing import observed_tenure_token
-from cluster.client import Client, Informer
-from scheduler.config import LeaderElectionConfig
-
-#: kube-scheduler's lease, where `podsched scheduler` elects its leader by default.
-DEFAULT_LEASE_NAMESPACE = LeaderElectionConfig().resource_namespace
-DEFAULT_LEASE_NAME = LeaderElectionConfig().resource_name
+from cluster.api.fencing import SCHEDULER_LEASE, observed_tenure_token
+from cluster.client.client import Client
+from cluster.client.informer import Informer
 
 
 @dataclass(frozen=True)
@@ -56,8 +52,8 @@ class LeadershipWatch:
         self,
         client: Client,
         *,
-        namespace: str = DEFAULT_LEASE_NAMESPACE,
-        name: str = DEFAULT_LEASE_NAME,
+        namespace: str = SCHEDULER_LEASE.namespace,
+        name: str = SCHEDULER_LEASE.name,
         on_change: Callable[[LeaderChange], None] | None = None,
         on_lease: Callable[[objects_pb2.Lease | None], None] | None = None,
         clock: Callable[[], float] = time.monotonic,

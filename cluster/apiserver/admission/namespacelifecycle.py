@@ -7,8 +7,11 @@ created in a namespace that has no Namespace object, and deleting a Namespace re
 
 from __future__ import annotations
 
-from cluster.api.kinds import NAMESPACE
+from typing import Any
+
+from cluster.api.kinds import NAMESPACE, Kind
 from cluster.apiserver import messages
+from cluster.apiserver.admission.plugin import AdmissionPlugin
 
 #: The namespaces kube-apiserver creates when they are missing.
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -16,6 +19,10 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 
 
-def check_namespace_delete(name: str) -> None:
-    if name in IMMORTAL_NAMESPACES:
-        raise messages.forbidden(NAMESPACE, name, "this namespace may not be deleted")
+class NamespaceLifecycle(AdmissionPlugin):
+    name = "NamespaceLifecycle"
+    handles = {"validate_delete": frozenset({NAMESPACE})}
+
+    def validate_delete(self, kind: Kind[Any], name: str) -> None:
+        if name in IMMORTAL_NAMESPACES:
+            raise messages.forbidden(NAMESPACE, name, "this namespace may not be deleted")

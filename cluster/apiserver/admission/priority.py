@@ -4,56 +4,31 @@ Pods (on create): the priority comes from the PriorityClass the pod names (an un
 Forbidden); a pod naming none gets the globalDefault class, if one exists (its name is written into the
 pod), else priority 0. A pod may carry spec.priority only if it equals the computed value, and
 spec.preemptionPolicy only if it equals the class's; an unset policy is copied from the class
-(PreemptLowerPriority without one). On update the stored priority and policy are kept. The RuntimeClass
-a pod names sets its overhead and adds its scheduling constraints (cluster/api/runtimeclass.py); an unknown
-class is Forbidden. An upstream
+(PreemptLowerPriority without one). On update the stored priority and policy are kept. An upstream
 (scheduling.k8s.io) PodGroup gets its priority the same way; Coscheduling's PodGroup has none.
 
-PriorityClasses: the "system-" prefix is reserved for the two built-in classes, which the server
-creates at start (bootstrap.py) and never lets anyone delete; other classes may not exceed 1000000000;
-at most one class may be the globalDefault. (Immutable value and preemptionPolicy are validation.py's.)
+PriorityClasses: at most one class may be the globalDefault. (The reserved "system-" names and the
+highest user value are the PriorityClass registry's, cluster/apiserver/registry/priorityclasses.py;
+immutable value and preemptionPolicy are validation's.)
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from cluster.api import errors, objects_pb2, podgroups, runtimeclass, validation
-from cluster.api.kinds import POD, POD_GROUP, PRIORITY_CLASS, RUNTIME_CLASS, Kind
+from cluster.api import errors, objects_pb2, podgroups
+from cluster.api.kinds import POD, POD_GROUP, PRIORITY_CLASS, Kind
 from cluster.apiserver import messages
-from cluster.apiserver.defaults import DEFAULT_PREEMPTION_POLICY
+from cluster.apiserver.admission.plugin import AdmissionPlugin, Rollback
+from cluster.apiserver.context import Context
+from cluster.apiserver.registry.priorityclasses import DEFAULT_PREEMPTION_POLICY
 from cluster.apiserver.selection import Selection
 
 if TYPE_CHECKING:
     from cluster.apiserver.watchcache import Cacher
 
-HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
-SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY
-SYSTEM_PRIORITY_CLASS_PREFIX = "system-"
-SYSTEM_CLUSTER_CRITICAL = "system-cluster-critical"
-SYSTEM_NODE_CRITICAL = "system-node-critical"
 #: A pod's priority when it names no class and no class is the globalDefault.
 DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS = 0
-
-
-def _system_class(name: str, value: int, description: str) -> objects_pb2.PriorityClass:
-    return objects_pb2.PriorityClass(
-        metadata=objects_pb2.ObjectMeta(name=name), value=value, description=description
-    )
-
-
-SYSTEM_PRIORITY_CLASSES: tuple[objects_pb2.PriorityClass, ...] = (
-    _system_class(
-        SYSTEM_NODE_CRITICAL, SYSTEM_CRITICAL_PRIORITY + 1000,
-        "Used for system critical pods that must not be moved from their current node.",
-    ),
-    _system_class(
-        SYSTEM_CLUSTER_CRITICAL, SYSTEM_CRITICAL_PRIORITY,
-        "Used for system critical pods that must run in the cluster, but can be moved to another node "
-        "if necessary.",
-    ),
-)
-_SYSTEM_BY_NAME = {pc.metadata.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
 
 
 # ---------------------------------------------------------------------------------------------- pods
@@ -104,21 +79,6 @@ async def admit_pod_create(cache: Cacher, pod: objects_pb2.Pod) -> None:
                 "name",
             )
         spec.preemption_policy = policy
-    await _admit_runtime_class(cache, pod)
-
-
-async def _admit_runtime_class(cache: Cacher, pod: objects_pb2.Pod) -> None:
-    """RuntimeClass admission: the class named must exist; its overhead and scheduling go into the pod."""
-    spec = pod.spec
-    runtime_class = None
-    if spec.HasField("runtime_class_name"):
-        runtime_class = await cache.get(RUNTIME_CLASS, "", spec.runtime_class_name)
-        if runtime_class is None:
-            refusal = runtimeclass.not_found(spec.runtime_class_name)
-            raise messages.forbidden(POD, pod.metadata.name, refusal.message)
-    refused = runtimeclass.apply_runtime_class(pod, runtime_class)
-    if refused is not None:
-        raise messages.forbidden(POD, pod.metadata.name, refused.message)
 
 
 def admit_pod_update(new: objects_pb2.Pod, old: objects_pb2.Pod) -> None:
@@ -168,38 +128,6 @@ async def global_default_class(cache: Cacher) -> objects_pb2.PriorityClass | Non
 # ------------------------------------------------------------------------------- priority classes
 
 
-def priority_class_problems(pc: objects_pb2.PriorityClass) -> list[str]:
-    """Field errors of a PriorityClass's reserved names and values (Kubernetes' ValidatePriorityClass)."""
-    name = pc.metadata.name
-    if name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX):
-        reason = _system_class_mismatch(pc)
-        if reason:
-            return [validation.forbidden(
-                "metadata.name",
-                f"priority class names with '{SYSTEM_PRIORITY_CLASS_PREFIX}' prefix are reserved for system "
-                f"use only. error: {reason}",
-            )]
-    elif pc.value > HIGHEST_USER_DEFINABLE_PRIORITY:
-        return [validation.forbidden(
-            "value", f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}"
-        )]
-    return []
-
-
-def _system_class_mismatch(pc: objects_pb2.PriorityClass) -> str:
-    system = _SYSTEM_BY_NAME.get(pc.metadata.name)
-    if system is None:
-        return f"{pc.metadata.name} is not a known system priority class"
-    if system.value != pc.value:
-        return f"value of {system.metadata.name} PriorityClass must be {system.value}"
-    if system.global_default != pc.global_default:
-        return (
-            f"globalDefault of {system.metadata.name} PriorityClass must be "
-            f"{str(system.global_default).lower()}"
-        )
-    return ""
-
-
 async def admit_priority_class(
     cache: Cacher, pc: objects_pb2.PriorityClass, *, updating: bool
 ) -> None:
@@ -216,8 +144,32 @@ async def admit_priority_class(
         )
 
 
-def check_priority_class_delete(name: str) -> None:
-    if name in _SYSTEM_BY_NAME:
-        raise messages.forbidden(
-            PRIORITY_CLASS, name, "this is a system priority class and cannot be deleted"
-        )
+class Priority(AdmissionPlugin):
+    name = "Priority"
+    handles = {
+        "mutate_create": frozenset({POD, POD_GROUP}),
+        "mutate_update": frozenset({POD, POD_GROUP}),
+        "validate_create": frozenset({PRIORITY_CLASS}),
+        "validate_update": frozenset({PRIORITY_CLASS}),
+    }
+
+    async def mutate_create(self, ctx: Context, obj: Any) -> None:
+        if isinstance(obj, objects_pb2.Pod):
+            await admit_pod_create(ctx.cache, obj)
+        elif isinstance(obj, objects_pb2.PodGroup):
+            await admit_pod_group_create(ctx.cache, obj)
+
+    async def mutate_update(self, ctx: Context, new: Any, old: Any) -> None:
+        if isinstance(new, objects_pb2.Pod):
+            admit_pod_update(new, old)
+        elif isinstance(new, objects_pb2.PodGroup):
+            admit_pod_group_update(new, old)
+
+    async def validate_create(self, ctx: Context, obj: Any, dry_run: bool) -> Rollback | None:
+        if isinstance(obj, objects_pb2.PriorityClass):
+            await admit_priority_class(ctx.cache, obj, updating=False)
+        return None
+
+    async def validate_update(self, ctx: Context, new: Any, old: Any) -> None:
+        if isinstance(new, objects_pb2.PriorityClass):
+            await admit_priority_class(ctx.cache, new, updating=True)

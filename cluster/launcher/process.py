@@ -3,8 +3,8 @@ started on a free port, found by the line it prints when it serves, killed (SIGK
 stopped, and restarted on the same store and port; the scheduler is found by its startup line and stopped
 with SIGTERM; so is the web view, by the line with its URL.
 
-`podsched demo` runs them this way, and so do the integration tests: real processes, as a user would
-start them.
+`podsched up` and `podsched demo` run them this way, and so do the integration tests: real processes, as a
+user would start them.
 """
 
 from __future__ import annotations

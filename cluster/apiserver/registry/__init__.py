@@ -1,0 +1,46 @@
+"""The registry of kinds: one module per kind declares everything the API server does with it (a
+``KindStrategy``, kind.py), as kube-apiserver's pkg/registry/<group>/<kind>. The verbs look a kind's
+strategy up here, once per request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cluster.api.kinds import Kind
+from cluster.apiserver.registry import (
+    events,
+    leasecandidates,
+    leases,
+    namespaces,
+    nodes,
+    poddisruptionbudgets,
+    podgroups,
+    pods,
+    priorityclasses,
+    replicasets,
+    replicationcontrollers,
+    resourcequotas,
+    runtimeclasses,
+    services,
+    statefulsets,
+)
+from cluster.apiserver.registry.kind import KindStrategy
+
+STRATEGIES: dict[Kind[Any], KindStrategy[Any]] = {
+    module.STRATEGY.kind: module.STRATEGY
+    for module in (
+        pods, nodes, priorityclasses, poddisruptionbudgets, resourcequotas, podgroups, leases,
+        leasecandidates, events, namespaces, runtimeclasses, services, replicasets, statefulsets,
+        replicationcontrollers,
+    )
+}
+
+
+def strategy_of(kind: Kind[Any]) -> KindStrategy[Any]:
+    return STRATEGIES[kind]
+
+
+def fenced_kinds(verb: str) -> tuple[Kind[Any], ...]:
+    """The kinds whose writes by ``verb`` may carry a fence, by name."""
+    fenced = (s.kind for s in STRATEGIES.values() if verb in s.fenced_verbs)
+    return tuple(sorted(fenced, key=lambda kind: kind.name))

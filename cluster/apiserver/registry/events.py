@@ -1,0 +1,42 @@
+"""Event (v1). Events are written under a fence by a scheduler (its events belong to its term): an Event
+stores the fence it was written under in annotation podsched.io/written-under-fence; an unfenced write of it
+drops that annotation."""
+
+from __future__ import annotations
+
+from cluster.api import objects_pb2
+from cluster.api.fencing import WRITTEN_UNDER_FENCE_ANNOTATION
+from cluster.api.kinds import EVENT
+from cluster.api.validation import core
+from cluster.apiserver.fencing import LeaseFence
+from cluster.apiserver.registry.kind import CREATE, UPDATE, KindStrategy
+from cluster.printers import events
+
+
+def _record_fence(event: objects_pb2.Event, fence: LeaseFence | None) -> None:
+    """Record the fence of the write that stores this version of the event (none: no record)."""
+    annotations = event.metadata.annotations
+    if fence is not None:
+        annotations[WRITTEN_UNDER_FENCE_ANNOTATION] = fence.stamp
+    elif WRITTEN_UNDER_FENCE_ANNOTATION in annotations:
+        del annotations[WRITTEN_UNDER_FENCE_ANNOTATION]
+
+
+STRATEGY = KindStrategy(
+    kind=EVENT,
+    printer=events.PRINTER,
+    validation=core.EVENT,
+    defaults=None,
+    prepare_for_create=None,
+    prepare_for_update=None,
+    server_validation=None,
+    fenced_verbs=frozenset({CREATE, UPDATE}),
+    record_fence=_record_fence,
+    check_update=None,
+    nominates=False,
+    graceful_delete=None,
+    check_delete=None,
+    after_write=None,
+    after_status_update=None,
+    after_delete=None,
+)

@@ -1,0 +1,113 @@
+"""How clients print PodGroup objects: the columns of `podsched get` and the sections of
+`podsched describe`."""
+
+from __future__ import annotations
+
+from cluster.api import kinds, objects_pb2, podgroups, timeutil
+from cluster.printers.describe import DescribeText, Reader, by_text, name_fields, pods_named, time_text
+from cluster.printers.printer import Explained, Printer
+from cluster.printers.table import Columns
+from cluster.printers.values import NONE, age
+
+
+def _pod_group_row(group: objects_pb2.PodGroup) -> list[str]:
+    status = group.status
+    return [
+        group.metadata.name,
+        str(podgroups.min_count(group)),
+        str(status.scheduled),
+        str(status.running),
+        status.phase or NONE,
+        age(group.metadata),
+    ]
+
+
+def _pod_group_wide(group: objects_pb2.PodGroup) -> list[str]:
+    status = group.status
+    return [str(status.succeeded), str(status.failed), group.api_version or kinds.POD_GROUP.api_version]
+
+
+def _pod_group_policy(group: objects_pb2.PodGroup) -> list[tuple[str, object]]:
+    """The spec fields of the group's own spelling, as describe's labels and values."""
+    spec = group.spec
+    if podgroups.is_coscheduling(group):
+        fields: list[tuple[str, object]] = [("Min Member", spec.min_member)]
+        if spec.min_resources:
+            resources = spec.min_resources
+            fields.append(("Min Resources", ", ".join(f"{k}={resources[k]}" for k in sorted(resources))))
+        if spec.HasField("schedule_timeout_seconds"):
+            fields.append(("Schedule Timeout", f"{spec.schedule_timeout_seconds}s"))
+        return fields
+    policy = spec.scheduling_policy
+    shown = f"Gang (minCount {policy.gang.min_count})" if policy.HasField("gang") else "Basic"
+    fields = [("Scheduling Policy", shown)]
+    if spec.pod_group_template_ref.HasField("workload"):
+        ref = spec.pod_group_template_ref.workload
+        fields.append(("Template", f"{ref.workload_name}/{ref.pod_group_template_name}"))
+    if spec.HasField("disruption_mode"):
+        fields.append(("Disruption Mode", "All" if spec.disruption_mode.HasField("all") else "Single"))
+    fields.append(("Priority", spec.priority if spec.HasField("priority") else NONE))
+    if spec.priority_class_name:
+        fields.append(("Priority Class Name", spec.priority_class_name))
+    return fields
+
+
+def _why_unbound(pod: objects_pb2.Pod) -> str:
+    """Why an unbound pod waits: its PodScheduled=False message ("" without one)."""
+    for condition in pod.status.conditions:
+        if condition.type == "PodScheduled" and condition.status == "False":
+            return condition.message or condition.reason
+    return ""
+
+
+async def _describe_pod_group(reader: Reader, group: objects_pb2.PodGroup, text: DescribeText) -> None:
+    status = group.status
+    name_fields(text, group, namespaced=True)
+    text.field("API Version", group.api_version or kinds.POD_GROUP.api_version)
+    text.mapping("Labels", group.metadata.labels)
+    text.mapping("Annotations", group.metadata.annotations, sep=": ")
+    for label, value in _pod_group_policy(group):
+        text.field(label, value)
+    text.section("Status")
+    text.field("Phase", status.phase or NONE, 1)
+    for label, value in (("Scheduled", status.scheduled), ("Running", status.running),
+                         ("Succeeded", status.succeeded), ("Failed", status.failed)):
+        text.field(label, value, 1)
+    if status.occupied_by:
+        text.field("Occupied By", status.occupied_by, 1)
+    if timeutil.is_set(status.schedule_start_time):
+        text.field("Schedule Start Time", time_text(status.schedule_start_time), 1)
+    if status.conditions:
+        text.section("Conditions")
+        rows = [[c.type, c.status, c.reason, c.message] for c in status.conditions]
+        text.table(["Type", "Status", "Reason", "Message"], rows)
+    pods = (await reader.list_all(kinds.POD, group.metadata.namespace)).items
+    members = sorted(
+        (pod for pod in pods if podgroups.group_name_of(pod) == group.metadata.name),
+        key=lambda pod: pod.metadata.name,
+    )
+    if not members:
+        text.field("Pods", NONE)
+        return
+    text.section("Pods")
+    text.table(["Name", "Node", "Status"], [
+        [pod.metadata.name, pod.spec.node_name or NONE,
+         pod.status.phase or ("Unknown" if pod.spec.node_name else "Pending")]
+        for pod in members
+    ])
+    waiting = [(pod.metadata.name, why) for pod in members
+               if not pod.spec.node_name and (why := _why_unbound(pod))]
+    if waiting:
+        text.section("Waiting")
+        for names, why in by_text(waiting):
+            count = "1 pod: " if len(names) == 1 else ""
+            text.line(f"{count}{pods_named(names)}: {why}", 1)
+
+
+PRINTER = Printer(
+    kinds.POD_GROUP,
+    Columns(("NAME", "MIN", "SCHEDULED", "RUNNING", "PHASE", "AGE"), _pod_group_row,
+            ("SUCCEEDED", "FAILED", "API VERSION"), _pod_group_wide),
+    _describe_pod_group,
+    explained=Explained.GROUP_ATTEMPT,
+)

@@ -1,0 +1,99 @@
+"""How clients print Pod objects: the columns of `podsched get` and the sections of
+`podsched describe`."""
+
+from __future__ import annotations
+
+from cluster.api import containers, kinds, objects_pb2, timeutil
+from cluster.api.schedulinggates import SCHEDULING_GATED, is_reported_gated
+from cluster.printers.describe import DescribeText, Reader, container_section, name_fields, time_text
+from cluster.printers.printer import Explained, Printer
+from cluster.printers.table import Columns
+from cluster.printers.values import NONE, age, or_none, toleration_text
+
+
+def pod_status(pod: objects_pb2.Pod) -> str:
+    """kubectl's STATUS: Terminating once deletion began, else SchedulingGated while the PodScheduled
+    condition says so, else the reason if any, else the phase."""
+    if timeutil.is_set(pod.metadata.deletion_timestamp):
+        return "Terminating"
+    if is_reported_gated(pod):
+        return SCHEDULING_GATED
+    return pod.status.reason or pod.status.phase or "Unknown"
+
+
+def pod_ready(pod: objects_pb2.Pod) -> str:
+    """READY: containers ready / containers, where the containers are the app containers and the
+    sidecars, as kubectl counts them. podsched has no container statuses: the pod's Ready condition
+    decides, and without one a Running pod counts as ready (the API server stands in for a kubelet
+    whose containers start at once)."""
+    total = sum(1 for _ in containers.long_running_containers(pod))
+    condition = next((c for c in pod.status.conditions if c.type == "Ready"), None)
+    ready = condition.status == "True" if condition is not None else pod.status.phase == "Running"
+    return f"{total if ready else 0}/{total}"
+
+
+def _pod_row(pod: objects_pb2.Pod) -> list[str]:
+    return [pod.metadata.name, pod_ready(pod), pod_status(pod), "0", age(pod.metadata)]
+
+
+def _pod_wide(pod: objects_pb2.Pod) -> list[str]:
+    priority = str(pod.spec.priority) if pod.spec.HasField("priority") else NONE
+    return [
+        or_none(pod.status.pod_ip),
+        or_none(pod.spec.node_name),
+        or_none(pod.status.nominated_node_name),
+        priority,
+    ]
+
+
+async def _describe_pod(reader: Reader, pod: objects_pb2.Pod, text: DescribeText) -> None:
+    spec, status = pod.spec, pod.status
+    name_fields(text, pod, namespaced=True)
+    text.field("Priority", spec.priority if spec.HasField("priority") else NONE)
+    if spec.priority_class_name:
+        text.field("Priority Class Name", spec.priority_class_name)
+    if spec.HasField("preemption_policy"):
+        text.field("Preemption Policy", spec.preemption_policy)
+    text.field("Scheduler", spec.scheduler_name or NONE)
+    node = spec.node_name + (f"/{status.host_ip}" if status.host_ip else "") if spec.node_name else NONE
+    text.field("Node", node)
+    text.field("Start Time", time_text(status.start_time))
+    text.mapping("Labels", pod.metadata.labels)
+    text.mapping("Annotations", pod.metadata.annotations, sep=": ")
+    if timeutil.is_set(pod.metadata.deletion_timestamp):
+        # deletionTimestamp is when the grace period ends and the server removes the pod.
+        text.field("Status", "Terminating")
+        text.field("Termination Grace Period", f"{pod.metadata.deletion_grace_period_seconds}s")
+        text.field("Deletion Time", time_text(pod.metadata.deletion_timestamp))
+    else:
+        text.field("Status", status.phase or "Unknown")
+    if status.reason:
+        text.field("Reason", status.reason)
+    if status.message:
+        text.field("Message", status.message)
+    text.field("IP", status.pod_ip)
+    text.field("Nominated Node", status.nominated_node_name or NONE)
+    if spec.init_containers:
+        text.section("Init Containers")
+        for container in spec.init_containers:
+            container_section(text, container)
+    text.section("Containers")
+    for container in spec.containers:
+        container_section(text, container)
+    if status.conditions:
+        text.section("Conditions")
+        text.table(["Type", "Status"], [[c.type, c.status] for c in status.conditions])
+    text.mapping("Node-Selectors", spec.node_selector)
+    tolerations = [toleration_text(t) for t in spec.tolerations]
+    text.field("Tolerations", "\n".join(tolerations) if tolerations else NONE)
+    if spec.scheduling_gates:
+        text.field("Scheduling Gates", "\n".join(gate.name for gate in spec.scheduling_gates))
+
+
+PRINTER = Printer(
+    kinds.POD,
+    Columns(("NAME", "READY", "STATUS", "RESTARTS", "AGE"), _pod_row,
+            ("IP", "NODE", "NOMINATED NODE", "PRIORITY"), _pod_wide),
+    _describe_pod,
+    explained=Explained.POD_ATTEMPT,
+)
