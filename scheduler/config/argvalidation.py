@@ -10,7 +10,6 @@ from collections.abc import Sequence
 
 from cluster.api import objects_pb2
 from cluster.api.validation import (
-    WHEN_UNSATISFIABLE,
     duplicate,
     forbidden,
     invalid,
@@ -18,6 +17,7 @@ from cluster.api.validation import (
     not_supported,
     required,
 )
+from cluster.api.validation.podspec import WHEN_UNSATISFIABLE
 from scheduler.config import argtypes
 from scheduler.config.argtypes import (
     DEFAULTING_TYPES,
