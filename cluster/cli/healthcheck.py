@@ -1,6 +1,6 @@
 """`podsched healthcheck`: ask one API server's standard gRPC health service whether it serves.
 
-    podsched healthcheck [--server HOST:PORT] [--service NAME] [--timeout 3s]
+    podsched healthcheck [--server HOST:PORT] [--service NAME] [--timeout 3s] [--wait DURATION]
                          [--certificate-authority FILE [--client-certificate FILE --client-key FILE]]
 
 Exit 0 when the answer is SERVING, 1 otherwise (NOT_SERVING, an unknown service, no answer), 2 for a
@@ -9,6 +9,10 @@ prints one line either way, which `docker inspect` keeps in the container's heal
 
     podsched healthcheck: 127.0.0.1:7443 is SERVING
     podsched healthcheck: cannot reach 127.0.0.1:7444: failed to connect to all addresses; ...
+
+With ``--wait`` it asks again until the answer is SERVING or the duration has passed, for a script that
+has just started a server in the background and goes on once it serves (one-shot client commands fail at
+once on a refused connection, as kubectl does, rather than wait for a server to come up).
 
 It checks exactly one server: a healthcheck answers for the container it runs in, and a list would
 hide which member is down. The health service needs no identity, but a server serving TLS needs a TLS
@@ -48,6 +52,8 @@ API_SERVICE = apiserver_pb2.DESCRIPTOR.services_by_name["ApiServer"].full_name
 #: One deadline for connecting and asking. A server that answers at all answers health checks in
 #: milliseconds; 3 s leaves room for a loaded machine and stays under Docker's default 30 s timeout.
 DEFAULT_TIMEOUT_S = 3.0
+#: How long ``--wait`` leaves between two checks: a server starting up binds its port within a second.
+WAIT_INTERVAL_S = 0.2
 
 
 def _single_address(text: str) -> str:
@@ -82,6 +88,10 @@ def register(subparsers: Any) -> None:
         "--timeout", type=positive_duration("timeout"), default=DEFAULT_TIMEOUT_S, metavar="DURATION",
         help=f"give up after this long, connecting included (default {DEFAULT_TIMEOUT_S:g}s)",
     )
+    parser.add_argument(
+        "--wait", type=positive_duration("wait"), default=None, metavar="DURATION",
+        help="ask again until the server is SERVING or this long has passed (default: ask once)",
+    )
     add_tls_flags(parser)
     parser.set_defaults(func=run)
 
@@ -99,9 +109,23 @@ def run(args: argparse.Namespace) -> int:
     except CredentialsError as exc:
         print(f"podsched healthcheck: {exc}", file=sys.stderr, flush=True)
         return EXIT_ERROR
-    code, line = asyncio.run(check(server, args.service, args.timeout, credentials))
+    code, line = asyncio.run(check_until_serving(server, args.service, args.timeout, args.wait, credentials))
     print(f"podsched healthcheck: {line}", file=sys.stdout if code == EXIT_OK else sys.stderr, flush=True)
     return code
+
+
+async def check_until_serving(
+    server: str, service: str, timeout_s: float, wait_s: float | None, credentials: ClientCredentials | None
+) -> tuple[int, str]:
+    """``check`` once, or with ``wait_s`` again every WAIT_INTERVAL_S until SERVING or ``wait_s`` has
+    passed (each check still bounded by ``timeout_s``): the last answer."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + (wait_s or 0.0)
+    while True:
+        code, line = await check(server, service, timeout_s, credentials)
+        if code == EXIT_OK or loop.time() + WAIT_INTERVAL_S > deadline:
+            return code, line
+        await asyncio.sleep(WAIT_INTERVAL_S)
 
 
 async def check(

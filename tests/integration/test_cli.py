@@ -463,4 +463,4 @@ def test_version_of_the_client_and_the_server(apiserver: ApiServerProcess) -> No
     assert run_cli(apiserver.address, "--version").stdout == f"podsched {release}\n"
     unreachable = run_cli("127.0.0.1:1", "version", "--request-timeout=1")
     assert (unreachable.code, unreachable.stdout) == (1, f"Client Version: {release}\n")
-    assert "Unable to connect to the server at 127.0.0.1:1" in unreachable.stderr
+    assert "error: cannot reach the API server at 127.0.0.1:1: connection refused" in unreachable.stderr

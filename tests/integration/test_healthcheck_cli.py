@@ -5,6 +5,8 @@ command line."""
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,3 +113,31 @@ def test_a_bad_command_line_exits_2(args: list[str], env_server: str, message: s
     result = run_cli(env_server, "healthcheck", *args)
     assert result.code == 2
     assert message in result.stderr
+
+
+def test_wait_goes_on_once_a_server_starting_after_it_serves(tmp_path: Path) -> None:
+    address = unused_address()
+    # Nothing listens yet: without --wait the check fails at once, as the one-shot commands do.
+    assert run_cli("", "healthcheck", "--server", address).code == 1
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "cluster.cli", "healthcheck", "--server", address, "--wait", "60s"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    server = ApiServerProcess(["--data-dir", str(tmp_path / "data")], port=int(address.rpartition(":")[2]))
+    try:
+        server.start()
+        out, err = waiting.communicate(timeout=60)
+    finally:
+        waiting.kill()
+        server.stop()
+    assert waiting.returncode == 0, err
+    assert out.strip() == f"podsched healthcheck: {address} is SERVING"
+
+
+def test_wait_gives_up_with_the_last_answer() -> None:
+    address = unused_address()
+    result = run_cli("", "healthcheck", "--server", address, "--wait", "0.5s")
+    assert result.code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"podsched healthcheck: cannot reach {address}: ")
