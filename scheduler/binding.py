@@ -11,7 +11,7 @@ reservation is undone: Unreserve, the assumed pod is forgotten by the cache, the
 queue through the scheduling failure handler: a rejection (Permit) is Unschedulable, anything else an
 Error retried after backoff.
 
-A gang's placed members are bound by ONE group binding job (``submit_group``, from gang_cycle.py):
+A gang's placed members are bound by ONE group binding job (``submit_group``, from gang/cycle.py):
 WaitOnPermit of each, all bounded by the group's timeout (past it every member still waiting is
 rejected), PreBind of each, then ONE ``bind_group`` call through the profile's Handle client (the
 leader's fence applies) that binds all of them in one store transaction or none; then, per pod, the
@@ -55,7 +55,6 @@ from scheduler.framework import (
 )
 from scheduler.framework.explanation import EXPLANATION_ANNOTATION, LazyExplanation
 from scheduler.metrics import SchedulerMetrics
-from scheduler.plugins.gangscheduling import NAME as GANG_SCHEDULING
 
 if TYPE_CHECKING:
     from scheduler.cache import Cache
@@ -262,9 +261,11 @@ class Binder:
 
         async def reject_when_due() -> None:
             await self._clock.sleep(job.deadline - self._clock.now())
+            # Refused in the name of the plugins that gate gangs: a change of the PodGroup may help.
+            plugin = next(iter(framework.pod_group_plugins), "")
             for member in job.members:
                 framework.waiting_pods.reject(
-                    member.assumed.key, GANG_SCHEDULING,
+                    member.assumed.key, plugin,
                     f"pod group {job.policy.group} was not allowed within its timeout "
                     f"of {job.policy.timeout_s:g}s")
 

@@ -52,6 +52,9 @@ from typing import Any, Protocol
 from cluster.api import objects_pb2
 from scheduler.cache import Cache, CacheError
 from scheduler.framework import (
+    POD_GROUP_ADD,
+    POD_GROUP_MEMBER_ADD,
+    POD_GROUP_UPDATE,
     ActionType,
     ClusterEvent,
     EventResource,
@@ -64,7 +67,6 @@ from scheduler.framework import (
     pod_requests,
 )
 from scheduler.framework.pod_groups import group_key
-from scheduler.plugins.gangscheduling import POD_GROUP_ADD, POD_GROUP_MEMBER_ADD, POD_GROUP_UPDATE
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,8 @@ coroutine releases it just before it deletes the last victim, so that this delet
 that requeues the preemptor (released later, the event could come first and find it held, leaving it in
 unschedulablePods until the leftover flush). When the evicting fails, the preemptor loses its
 nomination (the room it was promised may never come) and goes straight to activeQ to try again. A
-gang's preemption (``start_group``, gang_preemption.py) holds and releases every pod of the gang alike.
+gang's preemption (``start_group``, from DefaultPreemption's PodGroupPostFilter) holds and releases
+every pod of the gang alike.
 
 Concurrency: preemptions are not bounded in number (each is a few API calls, and at most one starts per
 scheduling cycle). Their tasks belong to ``run()``, a root task of the scheduler's leader term: losing

@@ -19,7 +19,7 @@ reason Unschedulable. Other failures are errors: the same, with reason Scheduler
 retried after backoff.
 
 A pod of a gang whose group is not admitted yet (fewer than minCount bound or being bound) is placed with
-its pending siblings in one whole-group cycle instead (gang_cycle.py); a pod of an admitted group is
+its pending siblings in one whole-group cycle instead (gang/cycle.py); a pod of an admitted group is
 scheduled alone, as any pod.
 
 The cycle is deterministic given the snapshot, the RNG and the extenders' answers; it awaits only the
@@ -53,7 +53,6 @@ from scheduler.framework import (
     Code,
     CycleState,
     FitError,
-    GangPolicy,
     PodInfo,
     QueuedPodInfo,
     Status,
@@ -61,9 +60,9 @@ from scheduler.framework import (
     rejected_on_node,
 )
 from scheduler.framework.explanation import LazyExplanation
-from scheduler.gang_cycle import GangCycle, GroupPostFilter
+from scheduler.gang.cycle import GangCycle
+from scheduler.gang.status import PodGroupReporter
 from scheduler.metrics import SchedulerMetrics
-from scheduler.podgroup_status import PodGroupReporter
 
 if TYPE_CHECKING:
     from scheduler.cache import Cache, Snapshot
@@ -139,11 +138,9 @@ class SchedulingLoop:
         rng: random.Random,
         percentage_of_nodes_to_score: Mapping[str, int | None],
         extenders: Sequence[Extender] = (),
-        group_post_filter: GroupPostFilter | None = None,
     ) -> None:
         """``percentage_of_nodes_to_score``: by profile name (None: kube-scheduler's adaptive rule).
-        ``extenders``: asked after the Filter and Score plugins, in this order. ``group_post_filter``:
-        runs after a gang's cycle that did not fit (gang preemption's place)."""
+        ``extenders``: asked after the Filter and Score plugins, in this order."""
         self._profiles = profiles
         self._queue = queue
         self._cache = cache
@@ -165,7 +162,7 @@ class SchedulingLoop:
         self._gang_cycle = GangCycle(
             queue=queue, cache=cache, snapshot=snapshot, binder=binder, clock=clock,
             run_algorithm=self._run_algorithm, assumed_copy=_assumed_copy, on_failure=self.handle_failure,
-            reporter=self.pod_group_reporter, group_post_filter=group_post_filter,
+            reporter=self.pod_group_reporter,
         )
 
     def _pod_group(self, key: str) -> objects_pb2.PodGroup | None:
@@ -189,18 +186,6 @@ class SchedulingLoop:
             raise
         self._next_start_index = result.next_start_index
         return result
-
-    def _gang_of(self, framework: Framework, pod_info: PodInfo) -> GangPolicy | None:
-        """The gang policy of the pod's group when the group is not admitted yet (fewer than minCount
-        bound or being bound): then the pod is placed in a whole-group cycle."""
-        key = pod_info.group_key
-        if not key:
-            return None
-        groups = framework.handle.pod_groups
-        policy = groups.policy(key)
-        if policy is None or groups.bound_count(key) + groups.assumed_count(key) >= policy.min_count:
-            return None
-        return policy
 
     async def schedule_one(self) -> None:
         """Schedule the next pod (waiting for one)."""
@@ -231,7 +216,7 @@ class SchedulingLoop:
         if self._skip(framework, queued):
             return
         start = self._clock.now()
-        if (policy := self._gang_of(framework, queued.pod_info)) is not None:
+        if (policy := self._gang_cycle.gang_to_place(framework, queued.pod_info)) is not None:
             await self._gang_cycle.run(framework, queued, policy, cycle, start)
             return
         state = CycleState()

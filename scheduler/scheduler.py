@@ -69,7 +69,6 @@ from scheduler.framework import (
 from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, FrameworkError, build_framework
-from scheduler.gang_preemption import GangPreemption
 from scheduler.leaderelection import LeaderElector, LeaseLost
 from scheduler.metrics import BatchAttemptsCollector, SchedulerMetrics
 from scheduler.preemptions import Preemptions
@@ -212,9 +211,6 @@ class Scheduler:
                 profile.scheduler_name: config.percentage_for(profile) for profile in config.profiles
             },
             extenders=self.extenders,
-            group_post_filter=GangPreemption(
-                preemptions=self.preemptions,
-                refresh_snapshot=lambda: self.cache.update_snapshot(self.snapshot)),
         )
         self.metrics.watch_state(
             pending_pods=self.queue.pending_counts,

@@ -41,7 +41,6 @@ class Plugins:
         "placementGenerate": _NO_POD_GROUPS,
         "placementScore": _NO_POD_GROUPS,
         "placementFeasible": _NO_POD_GROUPS,
-        "podGroupPostFilter": _NO_POD_GROUPS,
     }
 
     multi_point: PluginSet | None = None
@@ -50,6 +49,7 @@ class Plugins:
     pre_filter: PluginSet | None = None
     filter: PluginSet | None = None
     post_filter: PluginSet | None = None
+    pod_group_post_filter: PluginSet | None = None
     pre_score: PluginSet | None = None
     score: PluginSet | None = None
     reserve: PluginSet | None = None

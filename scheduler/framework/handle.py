@@ -28,7 +28,7 @@ from scheduler.framework.interface import (
     WorkloadLister,
 )
 from scheduler.framework.status import Status
-from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.framework.types import NodeInfo, PodInfo, PreFilterResult
 from scheduler.framework.waiting_pods import WaitingPods
 
 if TYPE_CHECKING:
@@ -136,6 +136,12 @@ class FrameworkHandle:
         self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status | None:
         return self._plugins().run_pre_filter_extension_remove_pod(state, pod, pod_to_remove, node_info)
+
+    def run_pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        return self._plugins().run_pre_filter(state, pod)
+
+    def run_filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        return self._plugins().run_filter(state, pod, node_info)
 
     def _plugins(self) -> PluginsRunner:
         if self._runner is None:

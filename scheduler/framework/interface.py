@@ -10,7 +10,8 @@ the plugin has it, and the per-node form otherwise.
 Plugins return ``None`` for success or a ``Status`` (see status.py); the framework stamps the plugin's
 name on it. The scheduling cycle (QueueSort through Permit) is synchronous and deterministic given the
 snapshot; only the binding cycle (PreBind, Bind) and PostFilter (which talks to the API for preemption)
-are async.
+are async. ``PodGroupPostFilterPlugin`` is the one extension point of a whole gang: it runs after a pod
+group's cycle that did not fit (workload-aware preemption, KEP-5710).
 
 Plugins see a snapshot (``SharedLister``), never the network: Filter reads only the ``NodeInfo`` it is
 handed, because preemption passes modified copies.
@@ -127,6 +128,12 @@ class PluginsRunner(Protocol):
         self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status | None: ...
 
+    def run_pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        """PreFilter as the cycle runs it: a gang's preemption simulates its members' placements."""
+        ...
+
+    def run_filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None: ...
+
 
 #: What plugins write the status of: a pod (its nomination), a PodGroup (preemption's DisruptionTarget).
 StatusObject = TypeVar("StatusObject", objects_pb2.Pod, objects_pb2.PodGroup)
@@ -235,6 +242,10 @@ class APIDispatcher(Protocol):
     (kube-scheduler's async preemption; ``scheduler.preemptions.Preemptions``)."""
 
     def start(self, preemptor: PodInfo, node_name: str, evict: BackgroundCalls) -> None: ...
+
+    def start_group(self, members: Sequence[PodInfo], group: str, evict: BackgroundCalls) -> None:
+        """As ``start`` for every member of gang ``group`` at once: all are held, all released together."""
+        ...
 
 
 class Handle(PluginsRunner, Protocol):
@@ -362,6 +373,13 @@ class ClusterEventWithHint:
     hint: QueueingHintFn | None = None
 
 
+# The PodGroup events: the scheduler's event handlers send them to the group's own pods only.
+POD_GROUP_ADD = ClusterEvent(EventResource.POD_GROUP, ActionType.ADD, "PodGroupAdd")
+POD_GROUP_UPDATE = ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE, "PodGroupUpdate")
+#: A pending pod joined a group and its group's pods reached minCount.
+POD_GROUP_MEMBER_ADD = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD, "PodGroupMemberAdd")
+
+
 # ----------------------------------------------------------------------------------- extension points
 
 
@@ -442,6 +460,43 @@ class PostFilterPlugin(Plugin, Protocol):
         self, state: CycleState, pod: PodInfo, node_to_status: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status | None]:
         """Runs when no node fits (preemption). Success with a nominated node ends PostFilter."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FailedPodGroup:
+    """A gang whose whole-group cycle did not fit, every placement of it already undone (and the
+    snapshot showing that): what PodGroupPostFilter looks at."""
+
+    policy: GangPolicy
+    #: Members bound or being bound before the cycle.
+    admitted: int
+    #: The members the cycle tried, in the order it tried them.
+    members: Sequence[PodInfo]
+
+    @property
+    def needed(self) -> int:
+        """How many of ``members`` must find a node for the gang to reach its minimum."""
+        return self.policy.min_count - self.admitted
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupPostFilterResult:
+    """Where the gang's members are nominated (member key -> node; "" or absent clears a nomination),
+    and what to add to the group's message ("preemption: ...")."""
+
+    nominations: Mapping[str, str]
+    message: str = ""
+
+
+@runtime_checkable
+class PodGroupPostFilterPlugin(Plugin, Protocol):
+    def pod_group_post_filter(
+        self, group: FailedPodGroup
+    ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+        """Runs when a gang's whole-group cycle did not fit (kube-scheduler's PodGroupPostFilter,
+        workload-aware preemption). Success with a result ends PodGroupPostFilter; an UNSCHEDULABLE
+        status's reasons go after the group's message; a None result leaves the members' nominations."""
         ...
 
 

@@ -36,6 +36,7 @@ EXTENSION_POINTS: tuple[str, ...] = (
     "preFilter",
     "filter",
     "postFilter",
+    "podGroupPostFilter",
     "preScore",
     "score",
     "reserve",

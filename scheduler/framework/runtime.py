@@ -23,6 +23,8 @@ follow kube-scheduler's pkg/scheduler/framework/runtime/framework.go:
 * Reserve in order, Unreserve in reverse; Permit's WAIT parks the pod in the waiting pods until every
   waiting plugin allows it, one rejects it, or a plugin's timeout passes; Bind stops at the first
   plugin that does not SKIP; PostFilter stops at the first success and otherwise combines the reasons.
+* PodGroupPostFilter (``run_pod_group_post_filter``, after a gang's whole-group cycle that did not fit)
+  runs as PostFilter does, for the group.
 
 Every returned non-success Status carries the plugin's name; an exception raised by a plugin becomes an
 ERROR status of that plugin (the exception is kept in ``Status.error``), so a buggy plugin fails the
@@ -56,10 +58,13 @@ from scheduler.framework.interface import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    FailedPodGroup,
     FilterPlugin,
     PermitPlugin,
     Plugin,
     PluginError,
+    PodGroupPostFilterPlugin,
+    PodGroupPostFilterResult,
     PostBindPlugin,
     PostFilterPlugin,
     PreBindPlugin,
@@ -97,6 +102,7 @@ ENTRY_METHODS: Mapping[str, str] = {
     "preFilter": "pre_filter",
     "filter": "filter",
     "postFilter": "post_filter",
+    "podGroupPostFilter": "pod_group_post_filter",
     "preScore": "pre_score",
     "score": "score",
     "reserve": "reserve",
@@ -223,6 +229,9 @@ class Framework:
         self._node_filters = frozenset(p.name for p in points["filter"] if isinstance(p, FilterPlugin))
         self._post_filter = [(p.name, p.post_filter)
                              for p in cast("list[PostFilterPlugin]", points["postFilter"])]
+        self._pod_group_post_filter = [
+            (p.name, p.pod_group_post_filter)
+            for p in cast("list[PodGroupPostFilterPlugin]", points["podGroupPostFilter"])]
         self._pre_score = [(p.name, p.pre_score) for p in cast("list[PreScorePlugin]", points["preScore"])]
         self._score = [(p.name, _batch_scorer(p), *_normalizers(p), self._weights[p.name])
                        for p in points["score"]]
@@ -269,6 +278,17 @@ class Framework:
     @property
     def has_post_filter_plugins(self) -> bool:
         return bool(self._post_filter)
+
+    @property
+    def has_pod_group_post_filter_plugins(self) -> bool:
+        return bool(self._pod_group_post_filter)
+
+    @functools.cached_property
+    def pod_group_plugins(self) -> tuple[str, ...]:
+        """The plugins that registered PodGroup events (GangScheduling in the default profile): a gang
+        that failed as a whole is failed in their name, so that its PodGroup's changes requeue it."""
+        return tuple(name for name, events in self.events_to_register().items()
+                     if any(e.event.resource is EventResource.POD_GROUP for e in events))
 
     # ------------------------------------------------------------------------------------ queueing
 
@@ -556,6 +576,29 @@ class Framework:
                 return None, _error(f'running PostFilter plugin "{name}"', status, name)
             # A result, even an empty nomination, overrides an earlier one (kube's ModeOverride): "" is
             # how preemption says the pod's old nomination is stale. None leaves it as it is (ModeNoop).
+            if plugin_result is not None:
+                result = plugin_result
+            reasons.extend(status.reasons)
+            rejector = rejector or name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), plugin=rejector)
+
+    def run_pod_group_post_filter(
+        self, group: FailedPodGroup
+    ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+        """Run PodGroupPostFilter plugins as ``run_post_filter`` runs PostFilter's, except that an
+        error is returned as the plugin gave it (its message goes after the group's)."""
+        result: PodGroupPostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for name, post_filter in self._pod_group_post_filter:
+            try:
+                plugin_result, status = post_filter(group)
+            except Exception as exc:
+                plugin_result, status = None, _raised(exc)
+            if status is None or status.code is Code.SUCCESS:
+                return plugin_result, None
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE or not status.is_rejected:
+                return plugin_result, status.with_plugin(name)
             if plugin_result is not None:
                 result = plugin_result
             reasons.extend(status.reasons)

@@ -6,8 +6,9 @@ gated. A gated pod is asked again when its PodGroup is added or changed, or a po
 scheduler's event handlers send these to the group's members only). A pod that passed the door while
 its PodGroup existed and finds it gone when it pops is rejected at PreFilter, for every node, until the
 PodGroup is created again: it must not be placed alone. The whole-group cycle that places
-an admitted gang at once is the scheduling loop's (scheduler/gang_cycle.py): it names this plugin among
-the rejecting ones of a gang that did not fit, so these events requeue the gang too.
+an admitted gang at once is the scheduling loop's (scheduler/gang/cycle.py): it names the plugins that
+registered PodGroup events, this one, among the rejecting ones of a gang that did not fit, so these events
+requeue the gang too.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scheduler.framework import (
-    ActionType,
-    ClusterEvent,
+    POD_GROUP_ADD,
+    POD_GROUP_MEMBER_ADD,
+    POD_GROUP_UPDATE,
     ClusterEventWithHint,
     CycleState,
-    EventResource,
     Handle,
     NodeInfo,
     PodInfo,
@@ -29,11 +30,6 @@ from scheduler.framework import (
 )
 
 NAME = "GangScheduling"
-
-POD_GROUP_ADD = ClusterEvent(EventResource.POD_GROUP, ActionType.ADD, "PodGroupAdd")
-POD_GROUP_UPDATE = ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE, "PodGroupUpdate")
-#: A pending pod joined a group: its siblings may now reach minCount.
-POD_GROUP_MEMBER_ADD = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD, "PodGroupMemberAdd")
 
 
 class GangScheduling:

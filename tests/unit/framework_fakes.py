@@ -145,6 +145,9 @@ class NoBackgroundCalls:
     def start(self, preemptor: PodInfo, node_name: str, evict: Any) -> None:
         raise AssertionError(f"unexpected background API calls for {preemptor.key} on {node_name}")
 
+    def start_group(self, members: Sequence[PodInfo], group: str, evict: Any) -> None:
+        raise AssertionError(f"unexpected background API calls for pod group {group}")
+
 
 def fake_handle(
     snapshot: SharedLister,

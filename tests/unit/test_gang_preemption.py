@@ -1,5 +1,6 @@
-"""Gang preemption after a failed whole-group cycle (scheduler/gang_preemption.py): eligibility, the
-nominations and message it hands back, and the eviction it runs in the background."""
+"""Gang preemption after a failed whole-group cycle (DefaultPreemption's PodGroupPostFilter, run by the
+framework): eligibility, the nominations and message it hands back, and the eviction it runs in the
+background."""
 
 from __future__ import annotations
 
@@ -12,12 +13,11 @@ import pytest
 
 from cluster.api import objects_pb2
 from scheduler.algorithm import ScheduleFitError, schedule_pod
-from scheduler.framework import CycleState, PodInfo, QueuedPodInfo, Status
-from scheduler.gang_cycle import GroupAttempt, GroupPostFilterResult, MemberRejection
-from scheduler.gang_preemption import GangPreemption, evicting_message
+from scheduler.framework import CycleState, FailedPodGroup, PodGroupPostFilterResult, PodInfo, Status
 from scheduler.plugins.defaultpreemption import NAME, NOT_ELIGIBLE_NEVER, NOT_ELIGIBLE_TERMINATING
 from scheduler.plugins.defaultpreemption.executor import REASON_PREEMPTION_BY_SCHEDULER
 from scheduler.plugins.defaultpreemption.group import NOT_ENOUGH_ROOM
+from scheduler.plugins.defaultpreemption.plugin import evicting_message
 from tests.unit.gang_preemption_util import GangCluster, fill, member, nodes, pod_group
 from tests.unit.preemption_util import FakeClient, cpu_pod
 
@@ -43,28 +43,21 @@ def gang_members(count: int, **kwargs: Any) -> list[objects_pb2.Pod]:
     return [member(f"w-{i}", "train", "2", 100, **kwargs) for i in range(count)]
 
 
-def failed_attempt(cluster: GangCluster, pods: Sequence[objects_pb2.Pod], admitted: int = 0) -> GroupAttempt:
-    """The attempt of a group cycle in which no member found a node."""
+def failed_group(cluster: GangCluster, pods: Sequence[objects_pb2.Pod], admitted: int = 0) -> FailedPodGroup:
+    """The gang "train" after a group cycle in which no member found a node."""
     policy = cluster.index.policy("default/train")
     assert policy is not None
-    attempt = GroupAttempt(policy, admitted)
-    for pod in pods:
-        attempt.rejections.append(
-            MemberRejection(QueuedPodInfo(PodInfo(pod), 0.0), Status.unschedulable("Insufficient cpu")))
-    return attempt
+    return FailedPodGroup(policy, admitted, [PodInfo(pod) for pod in pods])
 
 
-async def run(cluster: GangCluster, attempt: GroupAttempt,
-              refreshed: list[bool] | None = None) -> GroupPostFilterResult:
-    """The hook, and the evictions it starts, to the end; each refresh of the snapshot appends to
-    ``refreshed``."""
-    seen = refreshed if refreshed is not None else []
-    preemption = GangPreemption(preemptions=cluster.preemptions, refresh_snapshot=lambda: seen.append(True))
-    async with asyncio.TaskGroup() as group:
-        running = group.create_task(cluster.preemptions.run())
+async def run(cluster: GangCluster,
+              group: FailedPodGroup) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+    """The profile's PodGroupPostFilter, and the evictions it starts, to the end."""
+    async with asyncio.TaskGroup() as tasks:
+        running = tasks.create_task(cluster.preemptions.run())
         await asyncio.sleep(0)
         try:
-            return await preemption(cluster.framework, attempt)
+            return cluster.framework.run_pod_group_post_filter(group)
         finally:
             await cluster.preemptions.wait_idle()
             running.cancel()
@@ -86,13 +79,10 @@ async def test_the_gang_is_nominated_and_its_victims_evicted_in_the_background()
     client = OrderedClient([])
     cluster, members = full_cluster(client)
     client.pods = {(p.metadata.namespace, p.metadata.name): p for p in cluster.pods}
-    refreshed: list[bool] = []
-    result = await run(cluster, failed_attempt(cluster, members), refreshed)
+    result, status = await run(cluster, failed_group(cluster, members))
 
-    # The cycle's placements were just undone in the cache: the snapshot is brought up to date first.
-    assert refreshed == [True]
+    assert status is None and result is not None
     assert result.message == evicting_message(6)
-    assert result.nominations is not None
     assert sorted(result.nominations.values()) == ["a", "a", "b", "b"]
     assert set(result.nominations) == {f"default/w-{i}" for i in range(4)}
     deleted = sorted(name for _, _, name, _ in client.deleted)
@@ -119,7 +109,7 @@ async def test_the_members_are_held_until_the_last_victim_is_deleted():
         return await delete(*args, **kwargs)
 
     cluster.client.delete = watching_delete  # type: ignore[method-assign]
-    await run(cluster, failed_attempt(cluster, members))
+    await run(cluster, failed_group(cluster, members))
     # Held while all but the last victim go; released just before the last deletion.
     assert held_at_deletes == [True] * 5 + [False]
 
@@ -127,9 +117,9 @@ async def test_the_members_are_held_until_the_last_victim_is_deleted():
 async def test_preemption_policy_never_on_a_member_means_no_preemption():
     cluster, members = full_cluster()
     members[2].spec.preemption_policy = "Never"
-    result = await run(cluster, failed_attempt(cluster, members))
-    assert result.message == "preemption: " + NOT_ELIGIBLE_NEVER
-    assert result.nominations is None
+    result, status = await run(cluster, failed_group(cluster, members))
+    assert status is not None and status.message() == "preemption: " + NOT_ELIGIBLE_NEVER
+    assert result is None  # the nominations stay
     assert cluster.client.deleted == [] and cluster.client.status_updates == []
 
 
@@ -138,9 +128,9 @@ async def test_a_member_waiting_for_its_victims_keeps_its_nomination_and_preempt
     members = gang_members(2, nominated="a")
     cluster = GangCluster(nodes("a"), [terminating, *fill("a", "low", 2, "1", 1), *members],
                           [pod_group("train", 2)])
-    result = await run(cluster, failed_attempt(cluster, members))
-    assert result.message == "preemption: " + NOT_ELIGIBLE_TERMINATING
-    assert result.nominations is None
+    result, status = await run(cluster, failed_group(cluster, members))
+    assert status is not None and status.message() == "preemption: " + NOT_ELIGIBLE_TERMINATING
+    assert result is None  # the nominations stay
     assert cluster.client.deleted == []
 
 
@@ -148,9 +138,9 @@ async def test_nothing_is_evicted_when_the_whole_gang_cannot_fit_and_nominations
     cluster, members = full_cluster()
     five = [*members, member("w-4", "train", "2", 100)]
     cluster.index.set_group(pod_group("train", 5))
-    result = await run(cluster, failed_attempt(cluster, five))
-    assert result.message == "preemption: " + NOT_ENOUGH_ROOM
-    assert result.nominations == {}
+    result, status = await run(cluster, failed_group(cluster, five))
+    assert status is not None and status.message() == "preemption: " + NOT_ENOUGH_ROOM
+    assert result is not None and result.nominations == {}
     assert cluster.client.deleted == [] and cluster.client.status_updates == []
 
 
@@ -160,7 +150,8 @@ async def test_members_already_bound_count_toward_min_count():
     pending = gang_members(2)
     cluster = GangCluster(nodes("a", "b"), [*fill("a", "low", 4, "1", 1), *bound, *pending],
                           [pod_group("train", 4)])
-    result = await run(cluster, failed_attempt(cluster, pending, admitted=2))
+    result, status = await run(cluster, failed_group(cluster, pending, admitted=2))
+    assert status is None and result is not None
     assert result.nominations == {"default/w-0": "a", "default/w-1": "a"}
     assert sorted(name for _, _, name, _ in cluster.client.deleted) == [f"low-{i}" for i in range(4)]
 

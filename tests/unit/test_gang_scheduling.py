@@ -24,7 +24,10 @@ from scheduler.eventhandlers import EventHandlers
 from scheduler.events import Annotations, made_annotations
 from scheduler.framework import (
     CycleState,
+    FailedPodGroup,
+    Handle,
     PodGroupIndex,
+    PodGroupPostFilterResult,
     PodInfo,
     QueuedPodInfo,
     Status,
@@ -147,8 +150,28 @@ class Waiter:
         return []
 
 
+class GroupRecorder:
+    """A PodGroupPostFilter plugin that notes what it is shown (the group, and how many pods the snapshot
+    holds then) and nominates ``nominations``."""
+
+    name = "GroupRecorder"
+
+    def __init__(self, handle: Handle, nominations: dict[str, str]) -> None:
+        self.handle = handle
+        self.nominations = nominations
+        self.seen: list[tuple[FailedPodGroup, int]] = []
+
+    def pod_group_post_filter(
+        self, group: FailedPodGroup
+    ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+        pods = sum(len(info.pods) for info in self.handle.snapshot().node_infos().list())
+        self.seen.append((group, pods))
+        return PodGroupPostFilterResult(self.nominations, "preemption: made room"), None
+
+
 class Rig:
-    def __init__(self, nodes: int = 4, *, permit_wait: float | None = None) -> None:
+    def __init__(self, nodes: int = 4, *, permit_wait: float | None = None,
+                 group_recorder: dict[str, str] | None = None) -> None:
         self.clock = FakeClock(1000.0)
         self.api = FakeApi()
         self.recorder = FakeRecorder()
@@ -156,10 +179,22 @@ class Rig:
         self.snapshot = Snapshot()
         self.groups = PodGroupIndex(self.cache.is_assumed)
         registry = in_tree_registry()
-        document: dict[str, Any] = {"apiVersion": API_VERSION, "kind": KIND}
+        # The whole-group cycle without gang preemption (test_gang_preemption.py has that).
+        plugins: dict[str, Any] = {"podGroupPostFilter": {"disabled": [{"name": "*"}]}}
         if permit_wait is not None:
             registry.register("Waiter", lambda args, handle: Waiter(permit_wait))
-            document["profiles"] = [{"plugins": {"permit": {"enabled": [{"name": "Waiter"}]}}}]
+            plugins["permit"] = {"enabled": [{"name": "Waiter"}]}
+        self.group_recorder: GroupRecorder | None = None
+        if group_recorder is not None:
+
+            def new_group_recorder(args: Any, handle: Handle) -> GroupRecorder:
+                self.group_recorder = GroupRecorder(handle, group_recorder)
+                return self.group_recorder
+
+            registry.register("GroupRecorder", new_group_recorder)
+            plugins["podGroupPostFilter"]["enabled"] = [{"name": "GroupRecorder"}]
+        document: dict[str, Any] = {"apiVersion": API_VERSION, "kind": KIND,
+                                    "profiles": [{"plugins": plugins}]}
         config = parse_config(document, registry=registry)
         plugged = PluggedQueue()
         self.waiting = WaitingPods()
@@ -348,6 +383,25 @@ async def test_a_gang_that_does_not_fit_binds_nothing_and_goes_back_together(rig
     await rig.cycles()
     (bindings,) = rig.api.group_binds
     assert len(bindings) == 5
+
+
+async def test_a_gang_that_does_not_fit_is_shown_to_the_pod_group_post_filter_plugins() -> None:
+    rig = Rig(group_recorder={"default/train-1": "node-2"})
+    async with running_binder(rig.binder):
+        rig.add_group(pod_group("train", 5))
+        rig.gang("train", 5)
+        await rig.cycles()
+    assert rig.group_recorder is not None
+    ((group, snapshot_pods),) = rig.group_recorder.seen
+    assert (group.policy.group, group.admitted, group.needed) == ("default/train", 0, 5)
+    assert sorted(member.key for member in group.members) == [f"default/train-{i}" for i in range(5)]
+    # The cycle's placements were undone in the cache, and the snapshot the plugins read shows it.
+    assert snapshot_pods == 0
+    # The plugin's nominations replace the members' own, and its message ends the group's.
+    assert rig.queue.nominated_node_of("default/train-1") == "node-2"
+    assert [rig.queue.nominated_node_of(f"default/train-{i}") for i in (0, 2, 3, 4)] == [None] * 4
+    ((_, event_message, _),) = rig.recorder.about("PodGroup", "FailedScheduling")
+    assert event_message.endswith("0/4 nodes are available: 4 Insufficient cpu. preemption: made room")
 
 
 async def test_the_pod_group_condition_write_keeps_the_controllers_counts_across_a_conflict(rig: Rig) -> None:

@@ -1,8 +1,8 @@
-"""DefaultPreemption: preemption as kube-scheduler's PostFilter plugin.
+"""DefaultPreemption: preemption as kube-scheduler's PostFilter and PodGroupPostFilter plugin.
 
-``plugin`` (args, eligibility, the PostFilter that ties the steps together), ``candidates`` (the dry
-run: victims per node), ``selection`` (which node), ``executor`` (deleting victims, events, clearing
-lower nominations).
+``plugin`` (args, eligibility, the PostFilter and PodGroupPostFilter that tie the steps together),
+``candidates`` (the dry run: victims per node), ``group`` (a gang's victims, and the disruption units),
+``selection`` (which node), ``executor`` (deleting victims, events, clearing lower nominations).
 """
 
 from scheduler.plugins.defaultpreemption.candidates import (

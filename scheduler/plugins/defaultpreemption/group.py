@@ -43,7 +43,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from cluster.api import objects_pb2
 from scheduler.framework import (
@@ -71,15 +70,6 @@ from scheduler.plugins.defaultpreemption.selection import pick_one_node_for_pree
 
 #: The gang does not fit even with every lower-priority pod it may evict gone.
 NOT_ENOUGH_ROOM = "not enough room for the whole gang even after evicting lower-priority pods"
-
-
-class GroupRunner(PluginsRunner, Protocol):
-    """What the simulation needs of the profile's framework (``scheduler.framework.runtime.Framework``)."""
-
-    def run_pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
-        ...
-
-    def run_filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +219,7 @@ class _WithoutOwnNominations:
     (priority >= the pod's, as the scheduling cycle does) except the gang's own: where its members go
     is what the simulation decides, and counting their old nominations too would count them twice."""
 
-    def __init__(self, runner: GroupRunner, nominator: PodNominator, own: frozenset[str]) -> None:
+    def __init__(self, runner: PluginsRunner, nominator: PodNominator, own: frozenset[str]) -> None:
         self._runner = runner
         self._nominator = nominator
         self._own = own
@@ -262,6 +252,12 @@ class _WithoutOwnNominations:
     ) -> Status | None:
         return self._runner.run_pre_filter_extension_remove_pod(state, pod, pod_to_remove, node_info)
 
+    def run_pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        return self._runner.run_pre_filter(state, pod)
+
+    def run_filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        return self._runner.run_filter(state, pod, node_info)
+
 
 # ---------------------------------------------------------------------------------- the selection
 
@@ -289,7 +285,7 @@ def budgets_after(budgets_: Sequence[Budget], evicted: Sequence[PodInfo]) -> lis
 
 @dataclass(slots=True)
 class _Planner:
-    runner: GroupRunner
+    runner: PluginsRunner
     filters: _WithoutOwnNominations
     units: DisruptionUnits
     budgets: Sequence[Budget]
@@ -389,7 +385,7 @@ class _Planner:
 
 
 def select_group_victims(
-    runner: GroupRunner,
+    runner: PluginsRunner,
     nodes: NodeInfoLister,
     nominator: PodNominator,
     groups: PodGroupLister,

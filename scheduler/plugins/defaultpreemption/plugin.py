@@ -19,6 +19,10 @@ The steps, each in its own module:
 
 The PostFilterResult names the node; the scheduler's failure handler nominates the pod to it.
 
+For a gang that did not fit in its whole-group cycle, the plugin is a PodGroupPostFilter too
+(``pod_group_post_filter``): the victims that let the whole gang fit (group.py), evicted in the
+background through the API dispatcher's ``start_group``.
+
 Everything the plugin uses comes from its framework handle: the snapshot, the nominator, the client,
 the profile's own Filter and PreFilter extensions for the dry run, the PodDisruptionBudgets, the event
 recorder, the extenders, the waiting pods, the API dispatcher and the random source of the dry run's
@@ -43,10 +47,12 @@ from scheduler.extender.interface import Extender, ExtenderError, Victims
 from scheduler.framework import (
     Code,
     CycleState,
+    FailedPodGroup,
     Handle,
     NodeInfo,
     NodeInfoLister,
     NodeTableLister,
+    PodGroupPostFilterResult,
     PodInfo,
     PostFilterResult,
     Status,
@@ -65,7 +71,6 @@ from scheduler.plugins.defaultpreemption.executor import Executor
 from scheduler.plugins.defaultpreemption.group import (
     DisruptionUnits,
     GroupPlan,
-    GroupRunner,
     select_group_victims,
     widened,
 )
@@ -220,7 +225,37 @@ class DefaultPreemption:
 
     # ------------------------------------------------------------------------------------- gangs
 
-    def group_eligible_to_preempt(self, members: Sequence[PodInfo]) -> tuple[bool, str]:
+    def pod_group_post_filter(
+        self, group: FailedPodGroup
+    ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+        """Preemption for a gang whose whole-group cycle did not fit (KEP-5710's workload-aware
+        preemption): the victims that let the WHOLE gang fit (group.py), evicted in the background
+        through the API dispatcher, which holds every member meanwhile. Nothing is evicted unless every
+        needed member gets a node; then each placed member is nominated to its node."""
+        members = group.members
+        eligible, why = self._group_eligible_to_preempt(members)
+        if not eligible:
+            return None, Status.unschedulable(MESSAGE_PREFIX + why)  # None: the nominations stay
+        handle = self._handle
+        plan, status = select_group_victims(
+            handle, handle.snapshot().node_infos(), handle.nominator, handle.pod_groups, members,
+            group.needed, budgets(handle.pod_disruption_budgets()), self.offset_and_num_candidates,
+        )
+        if plan is None:
+            assert status is not None
+            prefixed = Status(status.code, (MESSAGE_PREFIX + status.message(),), error=status.error)
+            return (None if status.is_error else PodGroupPostFilterResult({})), prefixed
+        placements = dict(plan.placements)
+        if not plan.evictions:
+            return PodGroupPostFilterResult(placements), None
+        key = group.policy.group
+        log.info("preempting %d pod(s) on %d node(s) for pod group %s", len(plan.evictions),
+                 len({e.node_name for e in plan.evictions}), key)
+        handle.api_dispatcher.start_group(members, key, functools.partial(
+            self._evict_for_group, key, plan, members))
+        return PodGroupPostFilterResult(placements, evicting_message(len(plan.evictions))), None
+
+    def _group_eligible_to_preempt(self, members: Sequence[PodInfo]) -> tuple[bool, str]:
         """Whether a gang may preempt, and why not: as ``pod_eligible_to_preempt_others`` for every
         member (none says preemptionPolicy Never; none waits for a lower-priority pod terminating on
         its nominated node, which an earlier preemption for the gang is evicting)."""
@@ -234,21 +269,10 @@ class DefaultPreemption:
                 return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
 
-    def select_group_victims(
-        self, runner: GroupRunner, members: Sequence[PodInfo], needed: int
-    ) -> tuple[GroupPlan | None, Status | None]:
-        """The victims that let ``needed`` of the gang's ``members`` fit (group.py), with this profile's
-        candidate bounds, PDBs and random dry-run offsets."""
-        handle = self._handle
-        return select_group_victims(
-            runner, handle.snapshot().node_infos(), handle.nominator, handle.pod_groups, members, needed,
-            budgets(handle.pod_disruption_budgets()), self.offset_and_num_candidates,
-        )
-
-    async def evict_for_group(self, group: str, plan: GroupPlan, members: Sequence[PodInfo],
-                              release: Callable[[], None]) -> Status | None:
-        """Carry out ``plan`` for gang ``group`` (run in the background by the scheduler's preemptions):
-        see ``Executor.prepare_group_async``."""
+    async def _evict_for_group(self, group: str, plan: GroupPlan, members: Sequence[PodInfo],
+                               release: Callable[[], None]) -> Status | None:
+        """Carry out ``plan`` for gang ``group`` (run in the background by the API dispatcher): see
+        ``Executor.prepare_group_async``."""
         component = _scheduler_name(members[0].pod) if members else DEFAULT_SCHEDULER_NAME
         by_key = {member.key: member for member in members}
         placements = [(by_key[key], node) for key, node in plan.placements.items() if key in by_key]
@@ -262,6 +286,11 @@ class DefaultPreemption:
             num_nodes, self.args.min_candidate_nodes_percentage, self.args.min_candidate_nodes_absolute
         )
         return self._handle.rng.randrange(num_nodes), wanted
+
+
+def evicting_message(count: int) -> str:
+    """The end of a gang's message when its preemption is under way."""
+    return f"{MESSAGE_PREFIX}evicting {count} lower-priority pod(s) to make room for the whole gang"
 
 
 async def _ask_extenders(

@@ -8,12 +8,13 @@ node that changed) so the next sees it, each through Reserve and Permit. Then:
 
 * placed + already admitted >= minCount: ONE group binding job (``Binder.submit_group``) binds every
   placed member together; members that found no place go back to the queue on their own.
-* fewer: every placement is undone (Unreserve, the cache forgets the pod), the seam for gang preemption
-  (``GroupPostFilter``) runs, and the whole group goes back to the queue together: the same attempts and
-  backoff for all, unschedulable with the union of the plugins that rejected any member (and
-  GangScheduling's own events), so that any event that could help one member requeues them all. Each
-  member's PodScheduled=False condition and FailedScheduling event carry the group's reason, and the
-  PodGroup's condition and events say it too (podgroup_status.py).
+* fewer: every placement is undone (Unreserve, the cache forgets the pod), the profile's
+  PodGroupPostFilter plugins run (gang preemption: DefaultPreemption), and the whole group goes back to
+  the queue together: the same attempts and backoff for all, unschedulable with the union of the plugins
+  that rejected any member and the plugins that registered PodGroup events (``pod_group_plugins``), so
+  that any event that could help one member requeues them all. Each member's PodScheduled=False
+  condition and FailedScheduling event carry the group's reason, and the PodGroup's condition and events
+  say it too (status.py).
 
 Why one cycle for the group: two gangs that each hold part of the room while they wait for the rest
 would deadlock, and reservations held across cycles would keep room from everybody else. Placing a gang
@@ -35,6 +36,7 @@ from scheduler.clock import Clock
 from scheduler.framework import (
     Code,
     CycleState,
+    FailedPodGroup,
     FitError,
     GangPolicy,
     PodInfo,
@@ -45,8 +47,7 @@ from scheduler.framework import (
     rejected_on_node,
 )
 from scheduler.framework.explanation import LazyExplanation
-from scheduler.plugins.gangscheduling import NAME as GANG_SCHEDULING
-from scheduler.podgroup_status import PodGroupReporter
+from scheduler.gang.status import PodGroupReporter
 
 if TYPE_CHECKING:
     from scheduler.cache import Cache, Snapshot
@@ -113,23 +114,6 @@ class GroupAttempt:
         return f"{head}: pod {first.queued.pod.metadata.name}: {_reason(first.status)}"
 
 
-@dataclass(frozen=True, slots=True)
-class GroupPostFilterResult:
-    """What the group post filter found: ``message`` ("preemption: ...") goes after the group's own;
-    ``nominations`` (member key -> node, "" or absent clears) is where the members are nominated, None
-    leaves their nominations as they are."""
-
-    message: str = ""
-    nominations: Mapping[str, str] | None = None
-
-
-class GroupPostFilter(Protocol):
-    """Runs after a group cycle that did not fit, before the group goes back to the queue, with every
-    placement already undone: where gang preemption (victims chosen for the whole group) plugs in."""
-
-    async def __call__(self, framework: Framework, attempt: GroupAttempt) -> GroupPostFilterResult: ...
-
-
 class GangCycle:
     def __init__(
         self,
@@ -143,7 +127,6 @@ class GangCycle:
         assumed_copy: AssumedCopy,
         on_failure: FailureHandler,
         reporter: PodGroupReporter,
-        group_post_filter: GroupPostFilter | None = None,
     ) -> None:
         self._queue = queue
         self._cache = cache
@@ -154,7 +137,19 @@ class GangCycle:
         self._assumed_copy = assumed_copy
         self._on_failure = on_failure
         self._reporter = reporter
-        self._group_post_filter = group_post_filter
+
+    @staticmethod
+    def gang_to_place(framework: Framework, pod_info: PodInfo) -> GangPolicy | None:
+        """The gang policy of the pod's group when the group is not admitted yet (fewer than minCount
+        bound or being bound): then the pod is placed in a whole-group cycle."""
+        key = pod_info.group_key
+        if not key:
+            return None
+        groups = framework.handle.pod_groups
+        policy = groups.policy(key)
+        if policy is None or groups.bound_count(key) + groups.assumed_count(key) >= policy.min_count:
+            return None
+        return policy
 
     async def run(self, framework: Framework, leader: QueuedPodInfo, policy: GangPolicy, cycle: int,
                   start: float) -> None:
@@ -255,24 +250,22 @@ class GangCycle:
             framework.run_unreserve(placement.state, placement.assumed, placement.node_name)
             framework.waiting_pods.discard(placement.assumed.key)
             self._cache.forget_pod(placement.assumed.pod)
-        found = GroupPostFilterResult(nominations={})  # nothing can make room: old nominations are stale
-        if self._group_post_filter is not None:
-            found = await self._group_post_filter(framework, attempt)
+        nominations, found = self._post_filter(framework, attempt)
         message = attempt.message()
-        if found.message:
-            message = f"{message.rstrip('.')}. {found.message}"
-        plugins = {GANG_SCHEDULING}
+        if found:
+            message = f"{message.rstrip('.')}. {found}"
+        plugins = set(framework.pod_group_plugins)
         for rejection in attempt.rejections:
             if isinstance(rejection.status.error, FitError):
                 plugins |= rejection.status.error.diagnosis.unschedulable_plugins
                 plugins |= rejection.status.error.diagnosis.pending_plugins
         log.info("%s", message)
-        status = Status(Code.UNSCHEDULABLE, (message,), GANG_SCHEDULING)
+        status = Status(Code.UNSCHEDULABLE, (message,), next(iter(framework.pod_group_plugins), ""))
         explanations = {r.queued.key: r.explanation for r in attempt.rejections}
         members: Sequence[QueuedPodInfo] = [
             *(p.queued for p in attempt.placements), *(r.queued for r in attempt.rejections)]
         for member in members:
-            nominated = None if found.nominations is None else found.nominations.get(member.key, "")
+            nominated = None if nominations is None else nominations.get(member.key, "")
             await self._on_failure(framework, member, status, cycle, start, plugins=set(plugins),
                                    message=message, explanation=explanations.get(member.key),
                                    nominated_node=nominated)
@@ -282,6 +275,25 @@ class GangCycle:
             {r.queued.pod.metadata.name: _reason(r.status) for r in attempt.rejections},
             component=framework.profile_name,
         )
+
+    def _post_filter(self, framework: Framework,
+                     attempt: GroupAttempt) -> tuple[Mapping[str, str] | None, str]:
+        """The profile's PodGroupPostFilter plugins on the failed group: where its members are nominated
+        (None leaves their nominations) and what to add to the group's message."""
+        if not framework.has_pod_group_post_filter_plugins:
+            return {}, ""  # nothing can make room: old nominations are stale
+        # The cycle's placements were just undone in the cache: the plugins see the snapshot without them.
+        self._cache.update_snapshot(self._snapshot)
+        members = [*(p.queued.pod_info for p in attempt.placements),
+                   *(r.queued.pod_info for r in attempt.rejections)]
+        group = FailedPodGroup(attempt.policy, attempt.admitted, members)
+        result, status = framework.run_pod_group_post_filter(group)
+        if status is not None and status.code is Code.ERROR:
+            log.error("PodGroupPostFilter of pod group %s failed: %s", group.policy.group, status.message())
+        nominations = None if result is None else result.nominations
+        if status is not None:
+            return nominations, status.message()
+        return nominations, "" if result is None else result.message
 
 
 def _reason(status: Status) -> str:
