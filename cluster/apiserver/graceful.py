@@ -30,6 +30,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import objects_pb2, timeutil
 from cluster.api.kinds import POD
+from cluster.api.quota import FINISHED_PHASES
 from cluster.apiserver import quota
 from cluster.apiserver.defaults import DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
 from cluster.apiserver.storage import Storage
@@ -41,7 +42,6 @@ log = logging.getLogger(__name__)
 RETRY_DELAY_S = 1.0
 #: Pages of the finisher's list of every pod (the same size List uses).
 _LIST_PAGE_SIZE = 500
-_TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
 
 
 class Action(enum.Enum):
@@ -82,7 +82,7 @@ def plan_pod_deletion(pod: objects_pb2.Pod, requested_grace: int | None, now_s: 
         period = pod.spec.termination_grace_period_seconds
     else:
         period = DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
-    if not pod.spec.node_name or pod.status.phase in _TERMINATED_PHASES:
+    if not pod.spec.node_name or pod.status.phase in FINISHED_PHASES:
         period = 0
     if period < 0:
         period = 1

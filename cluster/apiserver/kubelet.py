@@ -11,6 +11,7 @@ from __future__ import annotations
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import objects_pb2, timeutil
+from cluster.api.quota import FINISHED_PHASES
 
 POD_SCHEDULED = "PodScheduled"
 RUNNING = "Running"
@@ -19,8 +20,10 @@ RUNNING = "Running"
 def mark_running(pod: objects_pb2.Pod, now: Timestamp) -> None:
     """Phase Running, a start time (kept when already set: simulation scenarios give one), the
     PodScheduled condition True, and no nominated node any more: the pod is where it was going (recent
-    kube-apiservers clear status.nominatedNodeName on binding too)."""
-    pod.status.phase = RUNNING
+    kube-apiservers clear status.nominatedNodeName on binding too). A pod that has finished keeps its
+    phase: a kubelet does not start it again (and kube-apiserver's binding does not look at the phase)."""
+    if pod.status.phase not in FINISHED_PHASES:
+        pod.status.phase = RUNNING
     if not timeutil.is_set(pod.status.start_time):
         pod.status.start_time.CopyFrom(now)
     pod.status.nominated_node_name = ""

@@ -37,6 +37,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import errors, objects_pb2, timeutil
 from cluster.api.kinds import NODE, POD
+from cluster.api.quota import FINISHED_PHASES
 from cluster.client import Client, Informer
 from cluster.controllers.controller import InformerController
 
@@ -48,7 +49,6 @@ NODE_INDEX = "node"
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_DELETION_BY_POD_GC = "DeletionByPodGC"
 FAILED = "Failed"
-_FINISHED_PHASES = frozenset({"Succeeded", FAILED})
 
 
 class NodeQuarantine:
@@ -101,7 +101,7 @@ def failed_for_gc(pod: objects_pb2.Pod, node: str, now: Timestamp) -> objects_pb
     """``pod`` as the collector marks it before deleting it: phase Failed and a DisruptionTarget
     condition saying its node is gone, at ``pod``'s resourceVersion; None when the pod has finished
     already (Succeeded or Failed), which upstream leaves as it is."""
-    if pod.status.phase in _FINISHED_PHASES:
+    if pod.status.phase in FINISHED_PHASES:
         return None
     marked = objects_pb2.Pod()
     marked.CopyFrom(pod)

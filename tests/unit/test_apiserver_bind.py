@@ -31,6 +31,18 @@ async def test_bind_sets_the_node_and_reports_the_pod_running(api: Harness) -> N
     assert await api.get("Pod", "web") == bound
 
 
+@pytest.mark.parametrize("phase", ["Succeeded", "Failed"])
+async def test_binding_a_finished_pod_does_not_run_it_again(api: Harness, phase: str) -> None:
+    # A kubelet does not start a pod that has finished: the bind places it, its phase stays.
+    await api.create(make_node("n1"))
+    created = await api.create(make_pod("done"))
+    created.status.phase = phase
+    await api.update_status(created)
+    bound = await api.bind("done", "n1")
+    assert (bound.spec.node_name, bound.status.phase) == ("n1", phase)
+    assert [(c.type, c.status) for c in bound.status.conditions] == [("PodScheduled", "True")]
+
+
 async def test_bind_of_a_bound_pod_conflicts(api: Harness) -> None:
     await api.create(make_node("n1"))
     await api.create(make_node("n2"))
