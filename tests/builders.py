@@ -1,6 +1,6 @@
 """The one set of builders for the API objects tests need (Pods and Nodes above all, and Leases,
 LeaseCandidates, Namespaces, PriorityClasses, ResourceQuotas, PodDisruptionBudgets, RuntimeClasses,
-Events), in the spirit of kube-scheduler's ``st.MakePod()`` / ``st.MakeNode()`` wrappers.
+Events, PodGroups), in the spirit of kube-scheduler's ``st.MakePod()`` / ``st.MakeNode()`` wrappers.
 
 Keyword functions rather than fluent wrappers: Go chains setters because it has no keyword arguments;
 in Python ``pod("web", cpu="1", node_name="n1", priority=10)`` names every field at the call site in
@@ -34,6 +34,9 @@ from scheduler.framework.registry import Registry
 
 #: What a comfortably sized test node offers: ``node(name, allocatable=ROOMY)``.
 ROOMY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+#: The two spellings of a PodGroup: ``pod_group(name, api_version=COSCHEDULING)``.
+UPSTREAM = "scheduling.k8s.io/v1alpha3"
+COSCHEDULING = "scheduling.x-k8s.io/v1alpha1"
 #: An image for pods sent to an API server, whose validation requires one: ``pod(name, ns, image=IMAGE)``.
 IMAGE = "busybox:1.36"
 
@@ -110,6 +113,56 @@ def pod(
         result.spec.scheduler_name = scheduler_name
     if nominated:
         result.status.nominated_node_name = nominated
+    if phase:
+        result.status.phase = phase
+    return result
+
+
+def pod_group(
+    name: str = "g",
+    namespace: str = "default",
+    *,
+    api_version: str = UPSTREAM,
+    kind: str = "",
+    spec: Mapping[str, Any] | None = None,
+    status: Mapping[str, Any] | None = None,
+    resource_version: str = "",
+    created: int | None = None,
+    min_count: int | None = None,
+    basic: bool = False,
+    min_member: int | None = None,
+    timeout: int | None = None,
+    priority_class: str = "",
+    priority: int | None = None,
+    phase: str = "",
+) -> objects_pb2.PodGroup:
+    """A PodGroup in the ``api_version`` spelling (``kind`` stays empty unless given, as a message
+    built in code has it). Upstream: ``min_count`` makes a gang policy, ``basic`` a basic one;
+    Coscheduling: ``min_member``, ``timeout`` (scheduleTimeoutSeconds) and ``phase``. ``spec`` /
+    ``status`` are manifest dicts the keywords apply on; ``created`` is in Unix seconds."""
+    data: dict[str, Any] = {"apiVersion": api_version, "metadata": {"name": name, "namespace": namespace}}
+    if kind:
+        data["kind"] = kind
+    if spec is not None:
+        data["spec"] = dict(spec)
+    if status is not None:
+        data["status"] = dict(status)
+    result = json_format.ParseDict(data, objects_pb2.PodGroup())
+    result.metadata.resource_version = resource_version
+    if created is not None:
+        result.metadata.creation_timestamp.seconds = created
+    if min_count is not None:
+        result.spec.scheduling_policy.gang.min_count = min_count
+    if basic:
+        result.spec.scheduling_policy.basic.SetInParent()
+    if min_member is not None:
+        result.spec.min_member = min_member
+    if timeout is not None:
+        result.spec.schedule_timeout_seconds = timeout
+    if priority_class:
+        result.spec.priority_class_name = priority_class
+    if priority is not None:
+        result.spec.priority = priority
     if phase:
         result.status.phase = phase
     return result

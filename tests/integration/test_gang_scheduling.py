@@ -50,13 +50,6 @@ async def nodes(api: Client, scheduler: SchedulerProcess) -> None:
             await api.create(node)
 
 
-def gang_pod_group(name: str, namespace: str, min_count: int) -> objects_pb2.PodGroup:
-    group = objects_pb2.PodGroup(api_version="scheduling.k8s.io/v1alpha3", kind="PodGroup")
-    group.metadata.name, group.metadata.namespace = name, namespace
-    group.spec.scheduling_policy.gang.min_count = min_count
-    return group
-
-
 def gang_member(name: str, namespace: str, group: str) -> objects_pb2.Pod:
     created = builders.pod(name, namespace, cpu="1", image=builders.IMAGE)
     created.spec.scheduling_group.pod_group_name = group
@@ -72,7 +65,7 @@ async def test_a_gang_that_fits_is_bound_whole_at_one_resource_version(
     cluster: ApiServerProcess, api: Client, ns: str, nodes: None
 ) -> None:
     await place_blocker(api, ns)
-    await api.create(gang_pod_group("train", ns, 4))
+    await api.create(builders.pod_group("train", ns, kind="PodGroup", min_count=4))
     for index in range(4):
         await api.create(gang_member(f"w-{index}", ns, "train"))
     pods = await eventually(lambda: all_bound(api, ns, 5), "the gang bound")
@@ -93,7 +86,7 @@ async def test_a_gang_that_does_not_fit_waits_whole_and_starts_whole_once_a_bloc
     cluster: ApiServerProcess, api: Client, ns: str, nodes: None
 ) -> None:
     await place_blocker(api, ns)
-    await api.create(gang_pod_group("train", ns, 5))
+    await api.create(builders.pod_group("train", ns, kind="PodGroup", min_count=5))
     for index in range(5):
         await api.create(gang_member(f"w-{index}", ns, "train"))
     message_head = f"pod group {ns}/train: 4/5 pods placeable, minCount 5: pod "

@@ -20,29 +20,20 @@ from scheduler.preemptions import Preemptions
 from scheduler.queue import SchedulingQueue
 from scheduler.queue.plugged import PluggedQueue
 from tests import builders
+from tests.builders import COSCHEDULING as X_K8S
+from tests.builders import UPSTREAM
 from tests.unit.framework_fakes import Snapshot, fake_handle
 from tests.unit.preemption_util import FakeClient, Nominator, Recorder, cpu_node, cpu_pod
-
-UPSTREAM = "scheduling.k8s.io/v1alpha3"
-X_K8S = "scheduling.x-k8s.io/v1alpha1"
 
 
 def pod_group(name: str, min_count: int, *, single: bool = False, all_: bool = False,
               api_version: str = UPSTREAM, namespace: str = "default") -> objects_pb2.PodGroup:
     """A gang PodGroup (minCount, or minMember in the x-k8s spelling); ``single`` / ``all_`` set its
     disruptionMode explicitly."""
-    group = objects_pb2.PodGroup(api_version=api_version, kind="PodGroup")
-    group.metadata.name = name
-    group.metadata.namespace = namespace
-    if api_version == X_K8S:
-        group.spec.min_member = min_count
-    else:
-        group.spec.scheduling_policy.gang.min_count = min_count
-    if single:
-        group.spec.disruption_mode.single.SetInParent()
-    if all_:
-        group.spec.disruption_mode.all.SetInParent()
-    return group
+    modes = {mode: {} for mode, wanted in (("single", single), ("all", all_)) if wanted}
+    counts = {"min_member": min_count} if api_version == X_K8S else {"min_count": min_count}
+    return builders.pod_group(name, namespace, api_version=api_version, kind="PodGroup",
+                              spec={"disruptionMode": modes} if modes else None, **counts)
 
 
 def member(name: str, group: str, cpu: str, priority: int, *, node_name: str = "", start: int = 0,

@@ -113,10 +113,7 @@ def pod(priority_class: str = "", namespace: str = "team") -> objects_pb2.Pod:
 
 
 def group(priority_class: str = "", namespace: str = "team") -> objects_pb2.PodGroup:
-    made = objects_pb2.PodGroup(api_version="scheduling.k8s.io/v1alpha3")
-    made.metadata.name, made.metadata.namespace = "g", namespace
-    made.spec.priority_class_name = priority_class
-    return made
+    return builders.pod_group("g", namespace, spec={}, priority_class=priority_class)
 
 
 @pytest.mark.parametrize(

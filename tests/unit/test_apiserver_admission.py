@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from cluster.api import errors, objects_pb2
+from tests import builders
 from tests.builders import priority_class, resource_quota
 from tests.unit.test_apiserver_server import Harness, api, make_pod
 
@@ -213,18 +214,11 @@ async def test_user_classes_can_be_deleted(api: Harness) -> None:
 
 def _group(priority_class: str = "", priority: int | None = None,
            api_version: str = "scheduling.k8s.io/v1alpha3") -> objects_pb2.PodGroup:
-    group = objects_pb2.PodGroup(api_version=api_version)
-    group.metadata.name, group.metadata.namespace = "g", "default"
-    if api_version == "scheduling.k8s.io/v1alpha3":
-        group.spec.scheduling_policy.gang.min_count = 2
-        group.spec.priority_class_name = priority_class
-        if priority_class.startswith("system-"):
-            group.metadata.namespace = "kube-system"  # as a pod of that class: only a quota opens it
-    else:
-        group.spec.min_member = 2
-    if priority is not None:
-        group.spec.priority = priority
-    return group
+    if api_version != builders.UPSTREAM:
+        return builders.pod_group(api_version=api_version, min_member=2, priority=priority)
+    # As a pod of a system class: only a quota opens kube-system.
+    namespace = "kube-system" if priority_class.startswith("system-") else "default"
+    return builders.pod_group("g", namespace, min_count=2, priority_class=priority_class, priority=priority)
 
 
 # The pod table's cases, for a group (which has no preemption policy).

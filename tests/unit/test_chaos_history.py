@@ -96,19 +96,10 @@ def make_pod(name: str, node: str = "", *, uid: str = "", cpu: str = "100m", mem
 
 
 def make_pod_group(name: str, min_count: int | None, coscheduling: bool = False) -> objects_pb2.PodGroup:
-    group = objects_pb2.PodGroup(kind="PodGroup")
-    group.metadata.name = name
-    group.metadata.namespace = "default"
     if coscheduling:
-        group.api_version = "scheduling.x-k8s.io/v1alpha1"
-        group.spec.min_member = min_count or 0
-    else:
-        group.api_version = "scheduling.k8s.io/v1alpha3"
-        if min_count is None:
-            group.spec.scheduling_policy.basic.SetInParent()
-        else:
-            group.spec.scheduling_policy.gang.min_count = min_count
-    return group
+        return builders.pod_group(name, api_version=builders.COSCHEDULING, kind="PodGroup",
+                                  min_member=min_count or 0)
+    return builders.pod_group(name, kind="PodGroup", min_count=min_count, basic=min_count is None)
 
 
 def make_member(name: str, group: str, node: str = "", *, label: bool = False,

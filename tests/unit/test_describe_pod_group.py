@@ -11,6 +11,7 @@ from cluster.client import ObjectList
 from cluster.printers import podgroups as pod_group_printer
 from cluster.printers.describe import DescribeText
 from scheduler.framework.explanation import EXPLANATION_ANNOTATION
+from tests import builders
 from tests.builders import pod
 
 REASON = "3/8 pods placeable, minCount 8: pod w-3: 0/40 nodes are available: " + "x" * 240
@@ -35,9 +36,7 @@ def _member(name: str, *, node: str = "", message: str = "") -> objects_pb2.Pod:
 
 
 def _group() -> objects_pb2.PodGroup:
-    group = objects_pb2.PodGroup(metadata=objects_pb2.ObjectMeta(name="train", namespace="ml"))
-    group.spec.scheduling_policy.gang.min_count = 8
-    return group
+    return builders.pod_group("train", "ml", api_version="", min_count=8)
 
 
 async def test_members_waiting_for_the_same_reason_share_one_line() -> None:

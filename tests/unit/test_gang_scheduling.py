@@ -39,6 +39,7 @@ from scheduler.metrics import SchedulerMetrics
 from scheduler.queue import ACTIVE, BACKOFF, GATED, UNSCHEDULABLE, SchedulingQueue
 from scheduler.queue.plugged import PluggedQueue
 from scheduler.schedule_one import SchedulingLoop
+from tests import builders
 from tests.builders import ROOMY, node, pod
 from tests.unit.binder_util import bindings_done, running_binder
 from tests.unit.framework_fakes import fake_handle
@@ -50,20 +51,12 @@ def make_node(name: str, cpu: str = "1") -> objects_pb2.Node:
 
 def pod_group(name: str, min_count: int, *, x_k8s: bool = False, timeout_s: int | None = None,
               created: int = 1_700_000_000) -> objects_pb2.PodGroup:
-    group = objects_pb2.PodGroup()
-    group.kind = "PodGroup"
-    group.metadata.name, group.metadata.namespace = name, "default"
-    group.metadata.resource_version = "1"
-    group.metadata.creation_timestamp.seconds = created
     if x_k8s:
-        group.api_version = "scheduling.x-k8s.io/v1alpha1"
-        group.spec.min_member = min_count
-        if timeout_s is not None:
-            group.spec.schedule_timeout_seconds = timeout_s
-    else:
-        group.api_version = "scheduling.k8s.io/v1alpha3"
-        group.spec.scheduling_policy.gang.min_count = min_count
-    return group
+        return builders.pod_group(name, api_version=builders.COSCHEDULING, kind="PodGroup",
+                                  resource_version="1", created=created, min_member=min_count,
+                                  timeout=timeout_s)
+    return builders.pod_group(name, kind="PodGroup", resource_version="1", created=created,
+                              min_count=min_count)
 
 
 def member(name: str, group: str, cpu: str = "1", *, label: bool = False) -> objects_pb2.Pod:

@@ -14,19 +14,13 @@ from cluster.api import errors, kinds, objects_pb2, podgroups
 from cluster.api.manifest import ManifestError, load_text
 from cluster.api.validation import ensure_valid, validate_object, validate_update
 from tests import builders
-
-UPSTREAM = "scheduling.k8s.io/v1alpha3"
-COSCHEDULING = "scheduling.x-k8s.io/v1alpha1"
+from tests.builders import COSCHEDULING, UPSTREAM
 
 
 def group(api_version: str = UPSTREAM, **spec: Any) -> objects_pb2.PodGroup:
     if api_version == UPSTREAM and not spec:
         spec = {"schedulingPolicy": {"gang": {"minCount": 2}}}
-    return json_format.ParseDict(
-        {"apiVersion": api_version, "kind": "PodGroup", "metadata": {"name": "g", "namespace": "default"},
-         "spec": spec},
-        objects_pb2.PodGroup(),
-    )
+    return builders.pod_group(api_version=api_version, kind="PodGroup", spec=spec)
 
 
 def with_status(obj: objects_pb2.PodGroup, **status: Any) -> objects_pb2.PodGroup:

@@ -17,11 +17,8 @@ NOW = timeutil.from_seconds(1_800_000_000)
 
 
 def cosched(min_member: int, phase: str = "") -> objects_pb2.PodGroup:
-    group = objects_pb2.PodGroup(api_version="scheduling.x-k8s.io/v1alpha1")
-    group.metadata.name, group.metadata.namespace = "g", "default"
-    group.spec.min_member = min_member
-    group.status.phase = phase
-    return group
+    return builders.pod_group(api_version=builders.COSCHEDULING, status={}, min_member=min_member,
+                              phase=phase)
 
 
 def member(name: str, node: str = "", phase: str = "Pending") -> objects_pb2.Pod:

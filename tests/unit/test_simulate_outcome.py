@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from google.protobuf import json_format
 
 from cluster.api import kinds, objects_pb2
 from cluster.simulate import PodGroupOutcome, PodOutcome, outcomes_json
@@ -56,18 +55,13 @@ def test_result_is_sorted_by_namespace_then_name() -> None:
 def upstream_group(
     name: str, policy: dict[str, object], conditions: tuple[tuple[str, str, str], ...] = ()
 ) -> objects_pb2.PodGroup:
-    group = objects_pb2.PodGroup(api_version="scheduling.k8s.io/v1alpha3", kind="PodGroup",
-                                 metadata=objects_pb2.ObjectMeta(name=name, namespace="default"))
-    json_format.ParseDict({"schedulingPolicy": policy}, group.spec)
-    for kind, status, message in conditions:
-        group.status.conditions.add(type=kind, status=status, reason="Unschedulable", message=message)
-    return group
+    status = {"conditions": [{"type": kind, "status": status, "reason": "Unschedulable", "message": message}
+                             for kind, status, message in conditions]} if conditions else None
+    return builders.pod_group(name, kind="PodGroup", spec={"schedulingPolicy": policy}, status=status)
 
 
 def coscheduling_group(name: str, min_member: int) -> objects_pb2.PodGroup:
-    return objects_pb2.PodGroup(api_version="scheduling.x-k8s.io/v1alpha1", kind="PodGroup",
-                                metadata=objects_pb2.ObjectMeta(name=name, namespace="default"),
-                                spec=objects_pb2.PodGroupSpec(min_member=min_member))
+    return builders.pod_group(name, api_version=builders.COSCHEDULING, kind="PodGroup", min_member=min_member)
 
 
 def member(name: str, group: str, node: str = "", namespace: str = "default") -> objects_pb2.Pod:
