@@ -7,6 +7,8 @@ import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from cluster.api import errors, objects_pb2
 from scheduler.clock import Clock
 from scheduler.config import Profile
@@ -26,7 +28,9 @@ from scheduler.framework import (
     WorkloadIndex,
     WorkloadLister,
 )
+from scheduler.framework.columns import ResourceColumns
 from scheduler.framework.handle import FrameworkHandle
+from scheduler.framework.nodedata import NodeSet, NodeTable, Rows
 from scheduler.framework.registry import PluginRef, PluginSet, PointPlugins, Registry
 from scheduler.framework.runtime import Framework, build_framework
 from tests import builders
@@ -344,3 +348,15 @@ def build(
         )
     handle = fake_handle(snapshot if snapshot is not None else Snapshot([]), nominator=nominator)
     return build_framework(Profile("test", plugin_set, {}), registry, handle, clock=clock)
+
+
+def node_set(nodes: Sequence[NodeInfo]) -> NodeSet:
+    """``nodes`` as a NodeSet with a node table of their own, as a snapshot hands its nodes to plugins."""
+    return NodeSet(list(nodes), np.arange(len(nodes), dtype=np.intp), NodeTable(nodes))
+
+
+def resource_columns(nodes: Sequence[NodeInfo]) -> tuple[ResourceColumns, Rows]:
+    """The resource columns of ``nodes`` in a table of their own, and their rows in it."""
+    found = node_set(nodes).node_data(ResourceColumns)
+    assert found is not None
+    return found

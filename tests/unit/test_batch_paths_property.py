@@ -9,7 +9,6 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,8 +26,6 @@ from scheduler.framework import (
     Resource,
     Status,
 )
-from scheduler.framework.columns import ResourceColumns
-from scheduler.framework.nodedata import NodeSet, NodeTable, Rows
 from scheduler.framework.resource import CPU, MEMORY
 from scheduler.plugins import nodeaffinity
 from scheduler.plugins.noderesources import fit
@@ -36,7 +33,7 @@ from scheduler.plugins.noderesources.balanced_allocation import balanced_columns
 from scheduler.plugins.noderesources.fit import least_allocated_columns, least_allocated_scorer
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec, node_vectors
 from tests.builders import node, pod
-from tests.unit.framework_fakes import Nominator, fake_handle
+from tests.unit.framework_fakes import Nominator, fake_handle, resource_columns
 from tests.unit.test_filter_batch_property import default_framework, random_cluster, random_pod
 
 #: Zero allocatable and over-commitment included: both have their own branches.
@@ -54,14 +51,6 @@ def node_infos(draw: st.DrawFn) -> NodeInfo:
     return info
 
 
-def as_batch(nodes: Sequence[NodeInfo]) -> NodeSet:
-    return NodeSet(list(nodes), np.arange(len(nodes), dtype=np.intp), NodeTable(nodes))
-
-def columns_of(nodes: Sequence[NodeInfo]) -> tuple[ResourceColumns, Rows]:
-    """The resource columns of ``nodes`` in a table of their own, and their rows in it."""
-    found = as_batch(nodes).node_data(ResourceColumns)
-    assert found is not None
-    return found
 
 
 def verdicts(statuses: Sequence[Status | None]) -> list[tuple[str, tuple[str, ...]] | None]:
@@ -76,7 +65,7 @@ def test_least_allocated_columns_equal_the_reference_scorer(
     resources = (ResourceSpec(CPU, weights[0]), ResourceSpec(MEMORY, weights[1]))
     scorer = least_allocated_scorer(resources)
     expected = [scorer(*node_vectors(n, resources, pod_request, use_requested=False)) for n in nodes]
-    assert least_allocated_columns(*columns_of(nodes), pod_request, weights) == expected
+    assert least_allocated_columns(*resource_columns(nodes), pod_request, weights) == expected
 
 
 @given(st.lists(node_infos(), max_size=40), st.tuples(st.integers(0, 2**40), st.integers(0, 2**50)))
@@ -85,7 +74,7 @@ def test_balanced_columns_equal_the_reference_score(
 ) -> None:
     resources = (ResourceSpec(CPU), ResourceSpec(MEMORY))
     expected = [balanced_score(*node_vectors(n, resources, pod_request, use_requested=True)) for n in nodes]
-    assert balanced_columns(*columns_of(nodes), pod_request) == expected
+    assert balanced_columns(*resource_columns(nodes), pod_request) == expected
 
 
 # ------------------------------------------------------------------ batch Filter over a snapshot's data

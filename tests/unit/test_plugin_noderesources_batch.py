@@ -5,15 +5,13 @@ plugins' batch Filter and Score."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 
-import numpy as np
 import pytest
 
 from scheduler.cache import snapshot_of
 from scheduler.framework import CycleState, NodeInfo, PodInfo, Resource, Status
 from scheduler.framework.columns import EXACT_LIMIT, ResourceColumns, exact_columns
-from scheduler.framework.nodedata import NodeSet, NodeTable, Rows
+from scheduler.framework.nodedata import NodeSet
 from scheduler.framework.resource import CPU, MEMORY
 from scheduler.plugins.noderesources import balanced_allocation, fit
 from scheduler.plugins.noderesources.balanced_allocation import balanced_columns, balanced_score
@@ -25,7 +23,7 @@ from scheduler.plugins.noderesources.fit import (
 )
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec, node_vectors, pod_request_list
 from tests.builders import node, pod
-from tests.unit.framework_fakes import Snapshot, fake_handle
+from tests.unit.framework_fakes import Snapshot, fake_handle, node_set, resource_columns
 
 
 def random_node(rng: random.Random) -> NodeInfo:
@@ -37,14 +35,6 @@ def random_node(rng: random.Random) -> NodeInfo:
     return info
 
 
-def as_batch(nodes: Sequence[NodeInfo]) -> NodeSet:
-    return NodeSet(list(nodes), np.arange(len(nodes), dtype=np.intp), NodeTable(nodes))
-
-def columns_of(nodes: Sequence[NodeInfo]) -> tuple[ResourceColumns, Rows]:
-    """The resource columns of ``nodes`` in a table of their own, and their rows in it."""
-    found = as_batch(nodes).node_data(ResourceColumns)
-    assert found is not None
-    return found
 
 
 def random_pod(rng: random.Random) -> PodInfo:
@@ -70,7 +60,7 @@ def test_least_allocated_fast_path_equals_the_scorer(seed: int) -> None:
     plugin = fit.NodeResourcesFit(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(resources=resources)))
     state = CycleState()
     plugin.pre_score(state, pod, nodes)
-    assert plugin.score_nodes(state, pod, as_batch(nodes)) == expected
+    assert plugin.score_nodes(state, pod, node_set(nodes)) == expected
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -84,7 +74,7 @@ def test_balanced_fast_path_equals_balanced_score(seed: int) -> None:
     plugin = balanced_allocation.new(None, fake_handle(Snapshot([])))
     state = CycleState()
     plugin.pre_score(state, pod, nodes)
-    assert plugin.score_nodes(state, pod, as_batch(nodes)) == expected
+    assert plugin.score_nodes(state, pod, node_set(nodes)) == expected
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -95,7 +85,7 @@ def test_least_allocated_columns_equal_the_scorer(seed: int) -> None:
     scorer = least_allocated_scorer(resources)
     nodes = [random_node(rng) for _ in range(300)]
     pod_request = (rng.randrange(0, 5000), rng.randrange(0, 2**33))
-    assert least_allocated_columns(*columns_of(nodes), pod_request, weights) == (
+    assert least_allocated_columns(*resource_columns(nodes), pod_request, weights) == (
         [scorer(*node_vectors(n, resources, pod_request, use_requested=False)) for n in nodes])
 
 
@@ -105,7 +95,7 @@ def test_balanced_columns_equal_balanced_score(seed: int) -> None:
     resources = (ResourceSpec(CPU), ResourceSpec(MEMORY))
     nodes = [random_node(rng) for _ in range(300)]
     pod_request = (rng.randrange(0, 5000), rng.randrange(0, 2**33))
-    assert balanced_columns(*columns_of(nodes), pod_request) == (
+    assert balanced_columns(*resource_columns(nodes), pod_request) == (
         [balanced_score(*node_vectors(n, resources, pod_request, use_requested=True)) for n in nodes])
 
 
@@ -145,7 +135,7 @@ def test_the_fit_filter_decides_a_snapshot_batch_as_node_by_node(seed: int) -> N
 def test_a_value_too_large_for_exact_vector_arithmetic_turns_the_vector_paths_off() -> None:
     nodes = [random_node(random.Random(0)) for _ in range(3)]
     nodes[1].allocatable.memory = EXACT_LIMIT
-    batch = as_batch(nodes)
+    batch = node_set(nodes)
     assert exact_columns(batch) is None
     assert exact_columns(NodeSet(nodes)) is None  # nodes without rows
     assert batch.table is not None
