@@ -8,7 +8,6 @@ from typing import Any
 
 from cluster.api import kinds, objects_pb2
 from cluster.api.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
-from cluster.api.quantity import parse_quantity
 from cluster.api.quota import FINISHED_PHASES, format_requirements
 from cluster.api.validation.field import (
     IMMUTABLE,
@@ -35,7 +34,7 @@ from cluster.api.validation.podspec import (
     validate_tolerations,
 )
 from cluster.api.validation.replicas import SELECTOR_MISMATCH, validate_replicas
-from cluster.api.validation.resources import check_quantities
+from cluster.api.validation.resources import check_amount, check_quantities
 from cluster.api.validation.rules import KindValidation
 
 EVENT_TYPES = ("Normal", "Warning")
@@ -163,15 +162,7 @@ def _validate_quota_amounts(amounts: Mapping[str, str], path: str) -> list[str]:
         if name not in QUOTA_RESOURCES:
             problems.append(not_supported(where, name, QUOTA_RESOURCES))
             continue
-        try:
-            value = parse_quantity(text)
-        except ValueError as exc:
-            problems.append(invalid(where, text, str(exc).partition(": ")[2] or str(exc)))
-            continue
-        if value < 0:
-            problems.append(invalid(where, text, NOT_NEGATIVE))
-        elif value.denominator != 1:
-            problems.append(invalid(where, text, "must be an integer"))
+        problems += check_amount(where, text, whole=True)[1]
     return problems
 
 

@@ -45,6 +45,20 @@ def _resource_name_problems(name: str, container: bool) -> tuple[str, ...]:
     return tuple(problems)
 
 
+def check_amount(where: str, text: str, *, whole: bool) -> tuple[Fraction | None, list[str]]:
+    """One quantity of a resource map: its value (None when it does not parse) and its problems; it may
+    not be negative, nor a fraction where ``whole``."""
+    try:
+        value = parse_quantity(text)
+    except ValueError as exc:
+        return None, [invalid(where, text, str(exc).partition(": ")[2] or str(exc))]
+    if value < 0:
+        return value, [invalid(where, text, NOT_NEGATIVE)]
+    if whole and value.denominator != 1:
+        return value, [invalid(where, text, "must be an integer")]
+    return value, []
+
+
 def check_quantities(
     resources: Mapping[str, str], path: str, *, container: bool
 ) -> tuple[list[str], dict[str, Fraction]]:
@@ -54,16 +68,10 @@ def check_quantities(
     for name, text in resources.items():
         where = f"{path}[{name}]"
         problems += [invalid(where, name, detail) for detail in _resource_name_problems(name, container)]
-        try:
-            value = parse_quantity(text)
-        except ValueError as exc:
-            problems.append(invalid(where, text, str(exc).partition(": ")[2] or str(exc)))
-            continue
-        if value < 0:
-            problems.append(invalid(where, text, NOT_NEGATIVE))
-        elif (_is_extended(name) or name == "pods") and value.denominator != 1:
-            problems.append(invalid(where, text, "must be an integer"))
-        values[name] = value
+        value, amount_problems = check_amount(where, text, whole=_is_extended(name) or name == "pods")
+        problems += amount_problems
+        if value is not None:
+            values[name] = value
     return problems, values
 
 
