@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cluster.api import errors, objects_pb2, podgroups
+from cluster.api import objects_pb2, podgroups
 from cluster.api.kinds import POD, POD_GROUP, PRIORITY_CLASS, Kind
 from cluster.apiserver import messages
 from cluster.apiserver.admission.plugin import AdmissionPlugin, Rollback
@@ -52,24 +52,29 @@ async def _class_priority(
     return default_class.metadata.name, default_class.value, policy
 
 
-def _computed_priority_problem(kind: Kind, name: str, given: int, priority: int) -> errors.Forbidden:
-    return messages.forbidden(
-        kind, name,
-        f"the integer value of priority ({given}) must not be provided in {kind.name.lower()} spec; "
-        f"priority admission controller computed {priority} from the given PriorityClass name",
+async def _admit_priority(
+    cache: Cacher, kind: Kind, name: str, spec: objects_pb2.PodSpec | objects_pb2.PodGroupSpec
+) -> str | None:
+    """Write the class (the globalDefault's when none is named) and its priority into ``spec``, refusing a
+    given spec.priority that differs; the class's preemption policy (None when it sets none)."""
+    spec.priority_class_name, priority, policy = await _class_priority(
+        cache, kind, name, spec.priority_class_name
     )
+    if spec.HasField("priority") and spec.priority != priority:
+        raise messages.forbidden(
+            kind, name,
+            f"the integer value of priority ({spec.priority}) must not be provided in {kind.name.lower()} "
+            f"spec; priority admission controller computed {priority} from the given PriorityClass name",
+        )
+    spec.priority = priority
+    return policy
 
 
 async def admit_pod_create(cache: Cacher, pod: objects_pb2.Pod) -> None:
     """Resolve ``pod``'s priority and preemption policy from its class (see the module docstring); the
     classes are consistent reads from the watch cache (which asks the store when it cannot answer)."""
     spec, name = pod.spec, pod.metadata.name
-    spec.priority_class_name, priority, policy = await _class_priority(
-        cache, POD, name, spec.priority_class_name
-    )
-    if spec.HasField("priority") and spec.priority != priority:
-        raise _computed_priority_problem(POD, name, spec.priority, priority)
-    spec.priority = priority
+    policy = await _admit_priority(cache, POD, name, spec)
     if policy is not None:
         if spec.HasField("preemption_policy") and spec.preemption_policy != policy:
             raise messages.forbidden(
@@ -98,13 +103,7 @@ async def admit_pod_group_create(cache: Cacher, group: objects_pb2.PodGroup) -> 
     (written into it), else 0; spec.priority only if it equals that. Coscheduling's spelling has none."""
     if podgroups.is_coscheduling(group):
         return
-    spec, name = group.spec, group.metadata.name
-    spec.priority_class_name, priority, _ = await _class_priority(
-        cache, POD_GROUP, name, spec.priority_class_name
-    )
-    if spec.HasField("priority") and spec.priority != priority:
-        raise _computed_priority_problem(POD_GROUP, name, spec.priority, priority)
-    spec.priority = priority
+    await _admit_priority(cache, POD_GROUP, group.metadata.name, group.spec)
 
 
 def admit_pod_group_update(new: objects_pb2.PodGroup, old: objects_pb2.PodGroup) -> None:
