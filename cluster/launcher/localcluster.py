@@ -192,11 +192,16 @@ class LocalCluster:
 
     def replica_of(self, identity: str) -> str | None:
         """The replica whose process ran (or runs) as ``identity``."""
-        # A replica's identity is known from its startup line, which may be read just before the
-        # supervisor reports its start: look at the running processes too.
+        # A replica's identity is known from its startup line, which may be read after the lease watch
+        # has seen it lead: look at the running processes too, whose identities start with their name
+        # and pid.
         if not identity:
             return None
-        running = (name for name, replica in self.replicas.items() if replica.identity == identity)
+        running = (
+            name for name, replica in self.replicas.items()
+            if replica.identity == identity
+            or (replica.running() and identity.startswith(f"{name}_pid{replica.pid}_"))
+        )
         return self._replica_of.get(identity) or next(running, None)
 
     @property
