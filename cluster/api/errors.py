@@ -4,30 +4,60 @@ and a Kubernetes-style message (`pods "web" not found`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import grpc
 
 #: The trailing-metadata key that carries an error's reason (Kubernetes' StatusReason) over gRPC.
 REASON_KEY = "podsched-reason"
 
 
+@dataclass(frozen=True, slots=True)
+class StatusCause:
+    """One cause of an error, as metav1.StatusCause: a field error (type ``FieldValueInvalid``, field
+    ``spec.containers[0].image``), a disruption budget that refuses an eviction, a field manager's
+    conflict. kubectl prints each as ``field: message``."""
+
+    type: str
+    message: str
+    field: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StatusDetails:
+    """What an error is about, as metav1.StatusDetails: the object, and the causes."""
+
+    name: str = ""
+    group: str = ""
+    kind: str = ""
+    causes: tuple[StatusCause, ...] = ()
+    #: Seconds a client should wait before it tries again (429's Retry-After); 0 says nothing.
+    retry_after_seconds: int = 0
+
+
 class ApiError(Exception):
     code: grpc.StatusCode = grpc.StatusCode.UNKNOWN
     #: Kubernetes' StatusReason; sent beside the code so that two errors sharing a code stay apart.
     reason: str = "Unknown"
+    #: The HTTP status of Kubernetes' metav1.Status for this reason.
+    http_code: int = 500
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, details: StatusDetails | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.details = details
 
 
 class NotFound(ApiError):
     code = grpc.StatusCode.NOT_FOUND
     reason = "NotFound"
+    http_code = 404
 
 
 class AlreadyExists(ApiError):
     code = grpc.StatusCode.ALREADY_EXISTS
     reason = "AlreadyExists"
+    http_code = 409
 
 
 class Conflict(ApiError):
@@ -35,6 +65,7 @@ class Conflict(ApiError):
 
     code = grpc.StatusCode.ABORTED
     reason = "Conflict"
+    http_code = 409
 
 
 class Invalid(ApiError):
@@ -42,6 +73,7 @@ class Invalid(ApiError):
 
     code = grpc.StatusCode.INVALID_ARGUMENT
     reason = "Invalid"
+    http_code = 422
 
 
 class Forbidden(ApiError):
@@ -49,6 +81,7 @@ class Forbidden(ApiError):
 
     code = grpc.StatusCode.FAILED_PRECONDITION
     reason = "Forbidden"
+    http_code = 403
 
 
 class Unauthorized(ApiError):
@@ -57,6 +90,7 @@ class Unauthorized(ApiError):
 
     code = grpc.StatusCode.UNAUTHENTICATED
     reason = "Unauthorized"
+    http_code = 401
 
 
 class PermissionDenied(ApiError):
@@ -65,6 +99,7 @@ class PermissionDenied(ApiError):
 
     code = grpc.StatusCode.PERMISSION_DENIED
     reason = "Forbidden"
+    http_code = 403
 
 
 class Expired(ApiError):
@@ -72,6 +107,7 @@ class Expired(ApiError):
 
     code = grpc.StatusCode.OUT_OF_RANGE
     reason = "Expired"
+    http_code = 410
 
 
 class Unavailable(ApiError):
@@ -79,6 +115,7 @@ class Unavailable(ApiError):
 
     code = grpc.StatusCode.UNAVAILABLE
     reason = "ServiceUnavailable"
+    http_code = 503
 
 
 class Fenced(ApiError):
@@ -87,6 +124,7 @@ class Fenced(ApiError):
 
     code = grpc.StatusCode.FAILED_PRECONDITION
     reason = "Fenced"
+    http_code = 409
 
 
 class TooManyRequests(ApiError):
@@ -95,6 +133,7 @@ class TooManyRequests(ApiError):
 
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
     reason = "TooManyRequests"
+    http_code = 429
 
 
 class Timeout(ApiError):
@@ -103,11 +142,47 @@ class Timeout(ApiError):
 
     code = grpc.StatusCode.DEADLINE_EXCEEDED
     reason = "Timeout"
+    http_code = 504
+
+
+class BadRequest(ApiError):
+    """The request itself is malformed (Kubernetes' 400): a body that is not JSON, a patch that cannot be
+    read, a query parameter of the wrong form."""
+
+    code = grpc.StatusCode.INVALID_ARGUMENT
+    reason = "BadRequest"
+    http_code = 400
+
+
+class UnsupportedMediaType(ApiError):
+    """The body's Content-Type is not one the verb takes (Kubernetes' 415), e.g. a patch type it does not
+    know."""
+
+    code = grpc.StatusCode.INVALID_ARGUMENT
+    reason = "UnsupportedMediaType"
+    http_code = 415
+
+
+class MethodNotSupported(ApiError):
+    """The resource does not serve this verb (Kubernetes' 405)."""
+
+    code = grpc.StatusCode.UNIMPLEMENTED
+    reason = "MethodNotAllowed"
+    http_code = 405
+
+
+class NotAcceptable(ApiError):
+    """None of the media types the client accepts can be served (Kubernetes' 406)."""
+
+    code = grpc.StatusCode.INVALID_ARGUMENT
+    reason = "NotAcceptable"
+    http_code = 406
 
 
 class InternalError(ApiError):
     code = grpc.StatusCode.INTERNAL
     reason = "InternalError"
+    http_code = 500
 
 
 _BY_CODE: dict[grpc.StatusCode, type[ApiError]] = {

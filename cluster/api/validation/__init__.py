@@ -126,7 +126,36 @@ def ensure_valid(obj: Message, problems: Sequence[str] | None = None) -> None:
     if not unique:
         return
     detail = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
-    raise errors.Invalid(f'{qualified_kind(obj)} "{kinds.metadata_of(obj).name}" is invalid: {detail}')
+    qualified = qualified_kind(obj)
+    name = kinds.metadata_of(obj).name
+    kind_name, _, group = qualified.partition(".")
+    details = errors.StatusDetails(
+        name=name, group=group, kind=kind_name, causes=tuple(cause_of(problem) for problem in unique))
+    raise errors.Invalid(f'{qualified} "{name}" is invalid: {detail}', details)
+
+
+#: apimachinery's field.ErrorType by the words its errors print, as metav1.StatusCause types.
+_CAUSE_TYPES = {
+    "Required value": "FieldValueRequired",
+    "Invalid value": "FieldValueInvalid",
+    "Unsupported value": "FieldValueNotSupported",
+    "Duplicate value": "FieldValueDuplicate",
+    "Forbidden": "FieldValueForbidden",
+    "Too long": "FieldValueTooLong",
+    "Too many": "FieldValueTooMany",
+    "Not found": "FieldValueNotFound",
+    "Internal error": "InternalError",
+}
+
+
+def cause_of(problem: str) -> errors.StatusCause:
+    """A field error (``spec.priority: Invalid value: 1.5: ...``) as the StatusCause kube-apiserver sends
+    for it: the field apart, the rest its message, the type from the error's words."""
+    field, _, body = problem.partition(": ")
+    if not body:
+        return errors.StatusCause("FieldValueInvalid", problem)
+    words = body.split(":", 1)[0]
+    return errors.StatusCause(_CAUSE_TYPES.get(words, "FieldValueInvalid"), body, field)
 
 
 def qualified_kind(obj: Message) -> str:
