@@ -179,6 +179,14 @@ class NotAcceptable(ApiError):
     http_code = 406
 
 
+class RequestEntityTooLarge(ApiError):
+    """The request's body is larger than the server reads (Kubernetes' 413)."""
+
+    code = grpc.StatusCode.INVALID_ARGUMENT
+    reason = "RequestEntityTooLarge"
+    http_code = 413
+
+
 class InternalError(ApiError):
     code = grpc.StatusCode.INTERNAL
     reason = "InternalError"

@@ -264,6 +264,32 @@ def parse_document(
     return Manifest(source, index, kind, obj, walk.warnings)
 
 
+@dataclass(slots=True)
+class DecodedObject:
+    """An object decoded from an API request's body, and the field paths dropped from it, apart: what
+    the request's field validation (Strict, Warn, Ignore) then makes errors or warnings of."""
+
+    obj: Message
+    #: Type errors: the body cannot be this kind at all, whatever the field validation.
+    errors: list[str]
+    unknown: list[str]
+    not_modelled: list[str]
+    duplicates: list[str]
+
+
+def decode_object(data: dict[str, Any], kind: kinds.Kind[Any]) -> DecodedObject:
+    """``data`` (a request body, its type meta already checked) as an object of ``kind``."""
+    walk = _Walk(strict=False)
+    cleaned = walk.message(data, cast(Descriptor, kind.message.DESCRIPTOR), "")
+    obj = kind.message()
+    if not walk.errors:
+        try:
+            json_format.ParseDict(cleaned, obj)
+        except json_format.ParseError as exc:  # the walk checks what ParseDict checks; this is a backstop
+            walk.errors.append(str(exc))
+    return DecodedObject(obj, walk.errors, walk.unknown, walk.not_modelled, walk.duplicates)
+
+
 def _identity(kind_name: Any, data: dict[Any, Any]) -> str:
     """What the document is, as far as it says, for messages: ' (Pod web)'."""
     metadata = data.get("metadata")
@@ -318,12 +344,17 @@ class _Walk:
         self.findings = Findings(strict=strict)
         self.warnings = self.findings.warnings
         self.errors = self.findings.errors
+        #: The paths of the fields dropped, apart: mistakes, real fields not modelled, fields given twice.
+        self.unknown: list[str] = []
+        self.not_modelled: list[str] = []
+        self.duplicates: list[str] = []
         self._values = 0
 
     def _unknown(self, path: str, name: str, descriptor: Descriptor) -> None:
         """A field ``descriptor`` lacks: a real one podsched drops on purpose, or a mistake, for which the
         nearest field the message knows is suggested."""
         not_modelled = NOT_MODELLED.get(descriptor.name, frozenset())
+        (self.not_modelled if name in not_modelled else self.unknown).append(path)
         if name in not_modelled:
             dropped = ", so strict validation rejects it" if self.findings.strict else " (ignored)"
             self.findings.strictly(f"{path}: a Kubernetes field podsched does not model{dropped}")
@@ -349,6 +380,7 @@ class _Walk:
             self._wrong_type(path or "<document>", data, "an object")
             return {}
         for key in sorted(getattr(data, "duplicates", {}), key=str):
+            self.duplicates.append(join(path, str(key)))
             self.findings.strictly(f'duplicate field "{join(path, str(key))}"')
         fields = _json_fields(descriptor)
         out: dict[str, Any] = {}

@@ -16,6 +16,10 @@ service needs no identity (load balancers), though with a client CA every connec
 needs a certificate from that CA (tls.py); reflection needs an identity when authentication is on.
 ``loopback_token`` is an admin token only this process knows, for its own clients (controllers).
 
+With ``http_listen`` it also serves the Kubernetes HTTP API there (cluster/apiserver/http): the same
+verbs, cache, access control, gates and metrics; HTTPS with the same certificate when it has one, and
+plain HTTP only where gRPC serves plaintext (loopback, or ``allow_plaintext_tokens``).
+
 With ``metrics_listen`` it also serves plain HTTP there, as kube-apiserver serves on its port:
 ``/metrics`` (metrics.py: requests, open watches, flow control, under kube-apiserver's names),
 ``/livez`` and ``/healthz`` (the server's background work runs) and ``/readyz`` (it serves and is not
@@ -56,6 +60,8 @@ from cluster.apiserver.bootstrap import (
 )
 from cluster.apiserver.flowcontrol import FlowControl, FlowControlConfig
 from cluster.apiserver.graceful import DeletionFinisher
+from cluster.apiserver.http.app import HttpApi
+from cluster.apiserver.http.server import HttpServer, server_ssl_context
 from cluster.apiserver.inprocess import InProcessServer
 from cluster.apiserver.leadership import Leadership
 from cluster.apiserver.limits import ApiLimits, RequestDeadline, WatchLimit
@@ -108,6 +114,8 @@ class ApiServerOptions:
     limits: ApiLimits = field(default_factory=ApiLimits)
     #: host:port of the HTTP endpoints (/metrics, /livez, /healthz, /readyz); None serves none.
     metrics_listen: str | None = None
+    #: host:port of the Kubernetes HTTP API; None serves only gRPC.
+    http_listen: str | None = None
     #: Server-enforced leadership (leadership.py): unfenced leader writes refused, Leases arbitrated.
     enforce_leader_fencing: bool = False
     #: Under enforcement, the Leases whose fences the server takes: the schedulers' (--fenced-lease).
@@ -118,6 +126,8 @@ class ApiServerOptions:
             raise ValueError(f"listen address must be host:port, got {self.listen!r}")
         if self.metrics_listen is not None:
             parse_address(self.metrics_listen)
+        if self.http_listen is not None:
+            parse_address(self.http_listen)
         if self.compaction_interval_s <= 0:
             raise ValueError(f"compaction interval must be positive, got {self.compaction_interval_s}s")
         if self.min_retained_revisions < 0:
@@ -145,9 +155,11 @@ class ApiServerOptions:
     @property
     def plaintext_tokens_off_loopback(self) -> bool:
         """Whether bearer tokens would cross a network in clear text: a token file, no TLS, and a
-        listen address other than loopback."""
-        host, _, _ = self.listen.rpartition(":")
-        return self.security.tokens is not None and self.security.tls is None and not is_loopback_host(host)
+        listen address (gRPC's or HTTP's) other than loopback."""
+        if self.security.tokens is None or self.security.tls is not None:
+            return False
+        return any(not is_loopback_host(address.rpartition(":")[0])
+                   for address in (self.listen, self.http_listen) if address is not None)
 
 
 def _loopback_only(listen: str) -> str:
@@ -189,8 +201,12 @@ class ApiServer:
         self.in_process = InProcessServer()
         self._health = health.aio.HealthServicer()
         self._listen = self.options.listen
+        self._http_listen = self.options.http_listen
         if not self._access.enabled:
             self._listen = _loopback_only(self.options.listen)
+            if self._http_listen is not None:
+                self._http_listen = _loopback_only(self._http_listen)
+        self._http: HttpServer | None = None
         self._endpoints: HealthServer | None = None
         self._server: grpc.aio.Server | None = None
         self._service: ApiService | None = None
@@ -254,6 +270,8 @@ class ApiServer:
             await server.stop(None)
             raise OSError(f"cannot listen on {self._listen}: the address is in use or not local")
         self.port = port
+        if self._http_listen is not None:
+            self._http = await self._start_http(gates, limits.max_page_size, server)
         if self.options.metrics_listen is not None:
             endpoints = HealthServer(self.options.metrics_listen, metrics=self.metrics.exposition, checks={
                 "/livez": self._livez, "/healthz": self._livez, "/readyz": self._readyz,
@@ -262,6 +280,8 @@ class ApiServer:
                 await endpoints.start()
             except OSError as exc:
                 await server.stop(None)
+                if self._http is not None:
+                    await self._http.stop()
                 raise OSError(f"cannot serve metrics on {self.options.metrics_listen}: {exc}") from exc
             self._endpoints = endpoints
         if self._listen != self.options.listen:
@@ -283,6 +303,34 @@ class ApiServer:
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
         log.info("serving on %s", self.address)
         return self.port
+
+    async def _start_http(
+        self, gates: tuple[RequestGate, ...], max_page_size: int, grpc_server: grpc.aio.Server
+    ) -> HttpServer:
+        assert self._http_listen is not None, "called only with an HTTP address"
+        api = HttpApi(self._verbs, self._stopping, access=self._access, gates=gates,
+                      max_page_size=max_page_size, metrics=self.metrics,
+                      checks={"/livez": self._livez, "/healthz": self._livez, "/readyz": self._readyz})
+        options = self.options
+        tls = None
+        if options.tls_cert_file is not None and options.tls_private_key_file is not None:
+            tls = server_ssl_context(
+                options.tls_cert_file, options.tls_private_key_file, options.client_ca_file)
+        http = HttpServer(api, self._http_listen, tls)
+        try:
+            await http.start()
+        except OSError:
+            await grpc_server.stop(None)
+            raise
+        return http
+
+    @property
+    def http_url(self) -> str | None:
+        """Where the HTTP API is served (with the port picked), None without it."""
+        if self._http is None or self._http_listen is None:
+            return None
+        host, _, _ = self._http_listen.rpartition(":")
+        return f"{self._http.scheme}://{host}:{self._http.port}"
 
     @property
     def address(self) -> str:
@@ -345,6 +393,8 @@ class ApiServer:
         if self._service is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._service.watches_ended(), grace_s)
+        if self._http is not None:
+            await self._http.stop()
         await self._server.stop(grace_s)
         if self._background is not None and not self._background.done():
             self._background.cancel()

@@ -1,11 +1,6 @@
-"""The gRPC face of the API: unwraps requests, calls the verbs, wraps answers, and owns the one mapping
-from what went wrong to a gRPC status.
-
-* ``errors.ApiError`` → its own code and message (Kubernetes' wording, built where it is raised), and its
-  reason in the trailing metadata;
-* the store is unreachable → UNAVAILABLE (clients retry, and fail over to another server);
-* a compacted or future revision that escaped a more specific handler → OUT_OF_RANGE / INVALID_ARGUMENT;
-* anything else is a bug: INTERNAL, and the traceback goes to the log, not to the client.
+"""The gRPC face of the API: unwraps requests, calls the verbs, wraps answers. What went wrong becomes
+an API error in failures.py (for both wires), and here its gRPC status: its code and message, and its
+reason in the trailing metadata.
 
 Every call goes through one pipeline, in kube-apiserver's order: authenticate (UNAUTHENTICATED) →
 describe the request, its kind resolved once for every step after (auth/requests.py) → authorize
@@ -29,11 +24,12 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2
 from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, kinds, objects_pb2
 from cluster.api.kinds import Kind
 from cluster.api.version import PODSCHED_VERSION
-from cluster.apiserver import binding, messages
+from cluster.apiserver import binding
 from cluster.apiserver.auth import requests
 from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.gate import RequestGate
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
+from cluster.apiserver.failures import error_of
 from cluster.apiserver.fencing import LeaseFence
 from cluster.apiserver.flowcontrol import watch_started
 from cluster.apiserver.inprocess import InProcessServer
@@ -44,30 +40,11 @@ from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from cluster.apiserver.verbs import Verbs, check_path_name
 from cluster.apiserver.watch import until_stopped
 from cluster.apiserver.watchcache import read_scope
-from store.base import FutureRevision, StoreUnavailable, TooOldRevision, TransactionTooLarge
 
 log = logging.getLogger(__name__)
 
 Request = TypeVar("Request")
 Response = TypeVar("Response")
-
-
-def _error_of(exc: Exception, rpc: str) -> errors.ApiError:
-    if isinstance(exc, errors.ApiError):
-        if isinstance(exc, errors.InternalError):
-            log.error("%s failed: %s", rpc, exc.message)
-        return exc
-    if isinstance(exc, StoreUnavailable):
-        log.warning("%s: the store is unavailable: %s", rpc, exc)
-        return errors.Unavailable(f"the store is unavailable: {exc}")
-    if isinstance(exc, TooOldRevision):
-        return messages.too_old_resource_version(exc.requested, exc.compacted)
-    if isinstance(exc, TransactionTooLarge):
-        return errors.Invalid(f"{rpc}: the store cannot write this much in one transaction: {exc}")
-    if isinstance(exc, FutureRevision):
-        return messages.too_large_resource_version(exc.requested, exc.current)
-    log.exception("%s failed", rpc)
-    return errors.InternalError(f"internal error in {rpc}: {type(exc).__name__}: {exc}")
 
 
 async def _abort(context: grpc.aio.ServicerContext, error: errors.ApiError) -> None:
@@ -117,8 +94,8 @@ def _unary(
             except asyncio.CancelledError:
                 self._observe(rpc, info, grpc.StatusCode.CANCELLED, start)
                 raise
-            except Exception as exc:  # every failure becomes a status: see _error_of
-                error = _error_of(exc, rpc)
+            except Exception as exc:  # every failure becomes a status: see error_of
+                error = error_of(exc, rpc)
             else:
                 self._observe(rpc, info, grpc.StatusCode.OK, start)
                 return response
@@ -311,8 +288,8 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         except (asyncio.CancelledError, GeneratorExit):  # the caller went away
             self._observe("Watch", info, grpc.StatusCode.CANCELLED, start)
             raise
-        except Exception as exc:  # every failure becomes a status: see _error_of
-            error = _error_of(exc, "Watch")
+        except Exception as exc:  # every failure becomes a status: see error_of
+            error = error_of(exc, "Watch")
         else:
             self._observe("Watch", info, grpc.StatusCode.OK, start)
             return

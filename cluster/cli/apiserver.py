@@ -17,7 +17,7 @@ etcd over TLS with a client certificate (etcd's client-cert auth). `podsched cer
 these files.
                        [--max-requests-inflight 60] [--max-mutating-requests-inflight 30]
                        [--request-timeout 1m] [--max-watches-per-user 100] [--max-page-size 5000]
-                       [--metrics-addr 127.0.0.1:7444]
+                       [--metrics-addr 127.0.0.1:7444] [--http-listen 127.0.0.1:6443]
                        [--enforce-leader-fencing [--fenced-lease kube-system/kube-scheduler ...]]
 
 The limits (cluster/apiserver/limits.py) each refuse with an error naming the limit: a unary call
@@ -35,6 +35,12 @@ name a Lease the schedulers elect their leader in: ``--fenced-lease NAMESPACE/NA
 
 ``--metrics-addr`` serves plain HTTP there: ``/metrics`` (kube-apiserver's request, watch and flow-control
 metrics), ``/livez``, ``/healthz`` and ``/readyz``; without it there is no HTTP endpoint.
+
+``--http-listen`` serves the Kubernetes HTTP API (JSON) there beside gRPC, for kubectl and the official
+clients (cluster/apiserver/http): HTTPS with the TLS flags' certificate, client CA and tokens, plain HTTP
+where gRPC serves plaintext. Its line comes before the serving line::
+
+    podsched apiserver: Kubernetes HTTP API on https://127.0.0.1:6443
 
 Once serving it prints one line to stderr, which scripts and tests wait for (with ``--listen
 127.0.0.1:0`` it names the port picked), after the HTTP endpoints' line when there are some::
@@ -173,6 +179,11 @@ def register(subparsers: Any) -> None:
         "--metrics-addr", type=http_address, default=None, metavar="HOST:PORT",
         help="serve /metrics, /livez, /healthz and /readyz over plain HTTP there, e.g. "
         f"{EXAMPLE_METRICS_ADDRESS}; port 0 picks a free port (default: none)",
+    )
+    parser.add_argument(
+        "--http-listen", type=http_address, default=None, metavar="HOST:PORT",
+        help="serve the Kubernetes HTTP API there too (kubectl, client-go, the Python client), with the "
+        "same TLS, tokens and roles as gRPC; port 0 picks a free port (default: none)",
     )
     limits = parser.add_argument_group("limits (cluster/apiserver/limits.py)")
     limits.add_argument(
@@ -326,6 +337,7 @@ def _options(args: argparse.Namespace) -> ApiServerOptions:
         authorization_policy_file=args.authorization_policy_file,
         allow_plaintext_tokens=args.allow_plaintext_tokens,
         metrics_listen=args.metrics_addr,
+        http_listen=args.http_listen,
         enforce_leader_fencing=args.enforce_leader_fencing,
         fenced_leases=tuple(args.fenced_leases or (SCHEDULER_LEASE,)),
     )
@@ -396,6 +408,8 @@ async def _serve_on(
         return _fail(str(exc))
     if server.metrics_url is not None:
         print(f"podsched apiserver: metrics and health on {server.metrics_url}", file=sys.stderr, flush=True)
+    if server.http_url is not None:
+        print(f"podsched apiserver: Kubernetes HTTP API on {server.http_url}", file=sys.stderr, flush=True)
     print(
         f"podsched apiserver serving on {server.address} (store: {description})", file=sys.stderr, flush=True
     )

@@ -23,15 +23,18 @@ ALLOWED = {
     "scheduler": {
         *(f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES),
         "create pods/binding", "update pods/status", "update podgroups/status", "delete pods",
-        "create events", "update events", "create leases", "update leases",
-        "create leasecandidates", "update leasecandidates", "delete leasecandidates",
+        "patch pods/status", "patch podgroups/status",
+        "create events", "update events", "patch events", "create leases", "update leases", "patch leases",
+        "create leasecandidates", "update leasecandidates", "patch leasecandidates", "delete leasecandidates",
     },
     "client": {
-        "create pods", "get pods", "list pods", "watch pods", "delete pods",
+        "create pods", "get pods", "list pods", "watch pods", "delete pods", "deletecollection pods",
         "create podgroups", "get podgroups", "list podgroups", "watch podgroups", "delete podgroups",
+        "deletecollection podgroups", "create pods/eviction",
         "get nodes", "list nodes", "watch nodes",
         "get runtimeclasses", "list runtimeclasses", "watch runtimeclasses",
-        *(f"{verb} {resource}" for verb in ("create", "update", "delete", "get", "list", "watch")
+        *(f"{verb} {resource}"
+          for verb in ("create", "update", "patch", "delete", "deletecollection", "get", "list", "watch")
           for resource in ("services", "replicasets", "statefulsets", "replicationcontrollers")),
     },
     "readonly": {f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES},

@@ -57,7 +57,7 @@ def test_a_policy_adds_roles_and_bindings_to_the_builtin_ones() -> None:
         (
             "roles:\n  - {name: r, rules: [{verbs: [get, destroy], resources: [pods]}]}\n",
             "roles[0].rules[0].verbs[1]: unknown verb 'destroy' "
-            "(known: create, get, list, watch, update, delete, *)",
+            "(known: create, get, list, watch, update, patch, delete, deletecollection, *)",
         ),
         (
             "roles:\n  - {name: r, rules: [{verbs: [get], resources: [secrets]}]}\n",

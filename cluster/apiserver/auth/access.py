@@ -47,6 +47,9 @@ class Access:
     def authenticate(self, context: grpc.aio.ServicerContext) -> UserInfo:
         return self.authenticator.authenticate(context)
 
+    def authenticate_credentials(self, token: str | None, certificate_pem: bytes | None) -> UserInfo:
+        return self.authenticator.authenticate_credentials(token, certificate_pem)
+
     def authorize(self, user: UserInfo, request: RequestInfo) -> None:
         # Without authentication every caller is UNSECURED, in system:masters, which the built-in bindings
         # make an admin (a policy file without an authenticator is refused at start): nothing to ask.

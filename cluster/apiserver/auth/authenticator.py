@@ -45,21 +45,38 @@ class Authenticator:
         return self._tokens is not None or self._client_certificates
 
     def authenticate(self, context: grpc.aio.ServicerContext) -> UserInfo:
-        """The caller of this call; Unauthorized if it presents no credentials the server accepts."""
+        """The caller of this gRPC call; Unauthorized if it presents no credentials the server accepts."""
         if not self.enabled:
             return UNSECURED
-        token = _bearer_token(context.invocation_metadata())
+        certificates = (
+            list(context.auth_context().get(_PEER_CERTIFICATE, ())) if self._client_certificates else []
+        )
+        return self.authenticate_credentials(
+            _bearer_token(context.invocation_metadata()), certificates[0] if certificates else None)
+
+    def authenticate_credentials(self, token: str | None, certificate_pem: bytes | None) -> UserInfo:
+        """The caller presenting ``token`` (from ``Authorization: Bearer``) and the verified client
+        certificate ``certificate_pem``, either None when absent: what every wire hands over."""
+        if not self.enabled:
+            return UNSECURED
         if token is not None:
             user = self._tokens.user_of(token) if self._tokens is not None else None
             if user is None:
                 raise errors.Unauthorized("Unauthorized")
             return user
-        if self._client_certificates:
-            certificates = list(context.auth_context().get(_PEER_CERTIFICATE, ()))
-            user = _authenticated_user_of_certificate(certificates[0]) if certificates else None
+        if self._client_certificates and certificate_pem is not None:
+            user = _authenticated_user_of_certificate(certificate_pem)
             if user is not None:
                 return user
         raise errors.Unauthorized("Unauthorized")
+
+
+def bearer_token_of(header: str) -> str | None:
+    """The token of an ``Authorization`` value ``Bearer <token>``, or None for any other value."""
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() == _BEARER and token.strip():
+        return token.strip()
+    return None
 
 
 def _bearer_token(metadata: object) -> str | None:
@@ -67,10 +84,9 @@ def _bearer_token(metadata: object) -> str | None:
     for key, value in metadata or ():  # type: ignore[attr-defined]
         if key != AUTHORIZATION_METADATA:
             continue
-        text = value.decode(errors="replace") if isinstance(value, bytes) else str(value)
-        scheme, _, token = text.strip().partition(" ")
-        if scheme.lower() == _BEARER and token.strip():
-            return token.strip()
+        token = bearer_token_of(value.decode(errors="replace") if isinstance(value, bytes) else str(value))
+        if token is not None:
+            return token
     return None
 
 

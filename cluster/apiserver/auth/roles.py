@@ -14,10 +14,13 @@ from cluster.api.kinds import KINDS
 from cluster.apiserver.auth.identity import RequestInfo
 
 #: The verbs a rule may name (Kubernetes' verbs for the calls the API serves).
-VERBS = ("create", "get", "list", "watch", "update", "delete")
+VERBS = ("create", "get", "list", "watch", "update", "patch", "delete", "deletecollection")
 READ_VERBS = ("get", "list", "watch")
 #: The resources a rule may name: every kind's plural and the subresources the API serves.
-RESOURCES = (*(kind.plural for kind in KINDS), "pods/status", "pods/binding", "podgroups/status")
+RESOURCES = (
+    *(kind.plural for kind in KINDS), "pods/status", "pods/binding", "pods/eviction", "podgroups/status",
+    "nodes/status", "namespaces/status", "resourcequotas/status", "poddisruptionbudgets/status",
+)
 ALL = "*"
 
 
@@ -92,18 +95,19 @@ ADMIN = Role("admin", (rule((ALL,), (ALL,)),))
 SCHEDULER = Role("scheduler", (
     rule(READ_VERBS, (ALL,)),
     rule(("create",), ("pods/binding",)),
-    rule(("update",), ("pods/status", "podgroups/status")),
+    rule(("update", "patch"), ("pods/status", "podgroups/status")),
     rule(("delete",), ("pods",)),
-    rule(("create", "update"), ("events",)),
-    rule(("get", "create", "update"), ("leases",)),
-    rule(("create", "update", "delete", *READ_VERBS), ("leasecandidates",)),
+    rule(("create", "update", "patch"), ("events",)),
+    rule(("get", "create", "update", "patch"), ("leases",)),
+    rule(("create", "update", "patch", "delete", *READ_VERBS), ("leasecandidates",)),
 ))
 #: A user who runs workloads: pods, their PodGroups, and the Services and workload controllers that select
-#: them in full (except binding pods and writing status); nodes and RuntimeClasses (which its pods name) to
-#: read.
+#: them in full (except binding pods and writing status), evicting its pods; nodes and RuntimeClasses
+#: (which its pods name) to read.
 CLIENT = Role("client", (
-    rule(("create", "delete", *READ_VERBS), ("pods", "podgroups")),
-    rule(("create", "update", "delete", *READ_VERBS),
+    rule(("create", "delete", "deletecollection", *READ_VERBS), ("pods", "podgroups")),
+    rule(("create",), ("pods/eviction",)),
+    rule(("create", "update", "patch", "delete", "deletecollection", *READ_VERBS),
          ("services", "replicasets", "statefulsets", "replicationcontrollers")),
     rule(READ_VERBS, ("nodes", "runtimeclasses")),
 ))

@@ -1,0 +1,213 @@
+"""The HTTP API's request pipeline, the same as gRPC's, in kube-apiserver's order: authenticate (a
+bearer token, else the verified client certificate) → read the URL into what it asks (RequestInfo: verb,
+resource, subresource, namespace, name) → authorize → enter the request gates (deadline, watch limit,
+flow control), held for the whole call or the whole watch stream → the verb. Every failure is answered
+as a metav1.Status (status.py) with its HTTP code, a 429 with Retry-After.
+
+The verbs are kube-apiserver's from the method: GET of a name is get, of a collection list (watch with
+``watch=true`` or the ``/watch/`` prefix), POST create, PUT update, PATCH patch, DELETE of a name delete
+and of a collection deletecollection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
+
+from aiohttp import web
+
+from cluster.api import errors
+from cluster.api.version import PODSCHED_VERSION, kubernetes_version_info
+from cluster.apiserver.auth.access import Access
+from cluster.apiserver.auth.authenticator import bearer_token_of
+from cluster.apiserver.auth.gate import RequestGate
+from cluster.apiserver.auth.identity import RequestInfo, UserInfo
+from cluster.apiserver.failures import error_of
+from cluster.apiserver.http import collections, objects, paths, watching
+from cluster.apiserver.http.call import JSON, Call, add_warnings
+from cluster.apiserver.http.codec import dumps, encode
+from cluster.apiserver.http.paths import Target
+from cluster.apiserver.http.status import retry_after, status_of
+from cluster.apiserver.metrics import ApiServerMetrics
+from cluster.apiserver.verbs import Verbs, request_namespace
+from cluster.apiserver.watchcache import read_scope
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Call], Awaitable[web.StreamResponse]]
+#: Public paths (kube-apiserver's system:public-info-viewer): health and version, to anyone.
+Check = Callable[[], str | None]
+
+
+def verb_of(method: str, target: Target, watch_param: bool) -> str:
+    """kube-apiserver's verb for an HTTP method on a target."""
+    if method == "GET":
+        if target.name and not target.watch_prefix:
+            return "get"
+        return "watch" if watch_param or target.watch_prefix else "list"
+    if method == "POST":
+        return "create"
+    if method == "PUT":
+        return "update"
+    if method == "PATCH":
+        return "patch"
+    if method == "DELETE":
+        return "delete" if target.name else "deletecollection"
+    raise errors.MethodNotSupported(
+        f"the server does not allow this method on the requested resource: {method}")
+
+
+class HttpApi:
+    def __init__(
+        self,
+        verbs: Verbs,
+        stopping: asyncio.Event,
+        *,
+        access: Access,
+        gates: Sequence[RequestGate],
+        max_page_size: int,
+        metrics: ApiServerMetrics,
+        checks: dict[str, Check],
+    ) -> None:
+        self._verbs = verbs
+        self._stopping = stopping
+        self._access = access
+        self._gates = tuple(gates)
+        self._max_page_size = max_page_size
+        self._metrics = metrics
+        self._checks = checks
+
+    def application(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app["max_page_size"] = self._max_page_size
+        app.router.add_get("/version", self._version)
+        for path in self._checks:
+            app.router.add_get(path, self._check(path))
+        app.router.add_route("*", "/api/{tail:.+}", self._resource)
+        app.router.add_route("*", "/apis/{tail:.+}", self._resource)
+        return app
+
+    # ------------------------------------------------------------------------------- public paths
+
+    async def _version(self, request: web.Request) -> web.Response:
+        return web.Response(body=dumps(kubernetes_version_info(PODSCHED_VERSION)), content_type=JSON)
+
+    def _check(self, path: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+        check = self._checks[path]
+
+        async def answer(request: web.Request) -> web.Response:
+            problem = check()
+            if problem is None:
+                return web.Response(text="ok")
+            return web.Response(status=500, text=f"{path.strip('/')} check failed: {problem}")
+
+        return answer
+
+    # ---------------------------------------------------------------------------------- resources
+
+    def _user_of(self, request: web.Request) -> UserInfo:
+        header = request.headers.get("Authorization")
+        token = bearer_token_of(header) if header else None
+        certificate = None
+        ssl_object = request.transport.get_extra_info("ssl_object") if request.transport else None
+        if isinstance(ssl_object, ssl.SSLObject):
+            der = ssl_object.getpeercert(binary_form=True)
+            if der:
+                certificate = ssl.DER_cert_to_PEM_cert(der).encode()
+        return self._access.authenticate_credentials(token, certificate)
+
+    async def _resource(self, request: web.Request) -> web.StreamResponse:
+        start = time.perf_counter()
+        info: RequestInfo | None = None
+        target: Target | None = None
+        verb = request.method
+        try:
+            user = self._user_of(request)
+            target = paths.parse(request.path)
+            verb = verb_of(request.method, target, request.query.get("watch", "").lower() in ("true", "1"))
+            kind = target.resource.kind
+            namespace = request_namespace(kind, target.namespace) if target.name else target.namespace
+            info = RequestInfo(verb, kind.plural, target.subresource, namespace, target.name)
+            self._access.authorize(user, info)
+            handler = self._handler(verb, target)
+            call = Call(request, self._verbs, user, target, info)
+            with read_scope():
+                async with self._gated(user, info):
+                    if verb == "watch":
+                        self._metrics.watch_opened(kind.plural)
+                        try:
+                            response = await handler(call)
+                        finally:
+                            self._metrics.watch_closed(kind.plural)
+                    else:
+                        response = await handler(call)
+        except asyncio.CancelledError:
+            self._observe(verb, info, "499", start)
+            raise
+        except Exception as exc:  # every failure becomes a Status: see error_of
+            error = error_of(exc, f"{request.method} {request.path}")
+            self._observe(verb, info, str(error.http_code), start)
+            return self._failure(error, target)
+        self._observe(verb, info, str(response.status), start)
+        return response
+
+    def _handler(self, verb: str, target: Target) -> Handler:
+        subresource = target.subresource
+        if verb == "watch":
+            return lambda call: watching.watch(call, self._stopping, self._shape(call))
+        if verb == "list":
+            return collections.list_
+        if verb == "deletecollection":
+            return collections.delete_collection
+        if verb == "get" and subresource in ("", "status"):
+            return objects.get
+        if verb == "update" and subresource in ("", "status"):
+            return objects.update
+        if verb == "delete" and not subresource:
+            return objects.delete
+        if verb == "create" and target.bindings:
+            return objects.bind
+        if verb == "create" and not target.name:
+            return objects.create
+        if verb == "create" and subresource == "binding":
+            return objects.bind
+        raise errors.MethodNotSupported(
+            f"the server does not allow this method on the requested resource: {verb} "
+            f"{target.resource.kind.plural}{'/' + subresource if subresource else ''}")
+
+    @staticmethod
+    def _shape(call: Call) -> Callable[[Any], dict[str, Any]]:
+        resource = call.target.resource
+        return lambda obj: encode(obj, resource)
+
+    def _failure(self, error: errors.ApiError, target: Target | None) -> web.Response:
+        name = target.name if target is not None else ""
+        kind = target.resource.kind.plural if target is not None else ""
+        group = target.resource.group if target is not None else ""
+        body = status_of(error, name=name, group=group, kind=kind)
+        response = web.Response(body=dumps(body), status=error.http_code, content_type=JSON)
+        seconds = retry_after(error)
+        if seconds is not None:
+            response.headers["Retry-After"] = str(seconds)
+        add_warnings(response, [])
+        return response
+
+    def _observe(self, verb: str, info: RequestInfo | None, code: str, start: float) -> None:
+        resource, subresource = (info.resource, info.subresource) if info is not None else ("", "")
+        self._metrics.observe_request(verb.upper(), resource, subresource, code, time.perf_counter() - start)
+
+    def _gated(self, user: UserInfo, info: RequestInfo) -> contextlib.AbstractAsyncContextManager[None]:
+        return _all_gates(self._gates, user, info)
+
+
+@contextlib.asynccontextmanager
+async def _all_gates(gates: Sequence[RequestGate], user: UserInfo, info: RequestInfo) -> AsyncIterator[None]:
+    async with contextlib.AsyncExitStack() as stack:
+        for gate in gates:
+            await stack.enter_async_context(gate.admit(user, info))
+        yield

@@ -1,0 +1,76 @@
+"""One HTTP API request after the pipeline has authenticated, described and authorized it: what its
+handler is given."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from cluster.api import errors
+from cluster.apiserver.auth.identity import RequestInfo, UserInfo
+from cluster.apiserver.http import codec
+from cluster.apiserver.http.paths import Target
+from cluster.apiserver.verbs import Verbs
+
+JSON = "application/json"
+
+
+@dataclass(slots=True)
+class Call:
+    request: web.Request
+    verbs: Verbs
+    user: UserInfo
+    target: Target
+    info: RequestInfo
+    #: Texts for ``Warning`` headers of the answer (kube's "299 - ..." warnings).
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def query(self) -> Any:
+        return self.request.query
+
+    def flag(self, name: str) -> bool:
+        """A boolean query parameter as kube reads one: "true"/"1" (and bare) are true."""
+        value = self.request.query.get(name)
+        return value is not None and value.lower() in ("", "true", "1")
+
+    def integer(self, name: str) -> int | None:
+        value = self.request.query.get(name)
+        if value is None or value == "":
+            return None
+        try:
+            return int(value)
+        except ValueError:
+            raise errors.BadRequest(f'{name}: Invalid value: "{value}": must be an integer') from None
+
+    @property
+    def dry_run(self) -> bool:
+        """``dryRun=All`` (the only value kube takes); any other value is refused as kube refuses it."""
+        values = self.request.query.getall("dryRun", [])
+        for value in values:
+            if value != "All":
+                raise errors.BadRequest(f'dryRun: Unsupported value: "{value}": supported values: "All"')
+        return bool(values)
+
+    async def body(self) -> Any:
+        raw = await self.request.read()
+        if len(raw) > codec.MAX_BODY_BYTES:
+            raise errors.RequestEntityTooLarge(
+                f"the request body is {len(raw)} bytes: the limit is {codec.MAX_BODY_BYTES}")
+        if not raw:
+            raise errors.BadRequest("the request carries no body")
+        return codec.read_body(raw)
+
+    def respond(self, data: Any, status: int = 200) -> web.Response:
+        response = web.Response(body=codec.dumps(data), status=status, content_type=JSON)
+        add_warnings(response, self.warnings)
+        return response
+
+
+def add_warnings(response: web.StreamResponse, warnings: list[str]) -> None:
+    """Each warning as kube-apiserver sends it: ``Warning: 299 - "text"`` (RFC 7234's warn-code 299)."""
+    for text in dict.fromkeys(warnings):
+        response.headers.add("Warning", f"299 - {json.dumps(text)}")

@@ -1,0 +1,93 @@
+"""Objects to and from the Kubernetes JSON of the HTTP API.
+
+Out: each object as kube-apiserver's JSON carries it (``convert.to_wire_dict``), in the group/version of
+the URL it was asked at. In: a request body (JSON, or YAML where the verb takes it) decoded against the
+kind's message by the manifest loader's walk, its type meta filled in from the URL when absent and checked
+when given. What the walk drops is judged by the request's ``fieldValidation``, as kube-apiserver judges
+it: Strict refuses an unknown or repeated field (400, ``strict decoding error: unknown field
+"spec.foo"``), Warn (the default) sends one ``Warning`` header per field, Ignore drops them silently. The
+real Kubernetes fields podsched does not model are warned of under Strict and Warn alike, never refused:
+real manifests must apply unedited.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from google.protobuf.message import Message
+
+from cluster.api import errors
+from cluster.api.convert import to_wire_dict
+from cluster.api.decoding import DecodeError, documents
+from cluster.api.manifest import decode_object
+from cluster.apiserver.http.paths import Resource
+
+FIELD_VALIDATIONS = ("Strict", "Warn", "Ignore")
+#: The largest body the server reads (kube-apiserver's limit for a write is 3 MiB).
+MAX_BODY_BYTES = 3 * 1024 * 1024
+
+
+def encode(
+    obj: Message, resource: Resource, convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """``obj`` as JSON in ``resource``'s group/version; ``convert`` reshapes it for a view of another
+    shape (events.k8s.io/v1)."""
+    data = to_wire_dict(obj)
+    data["apiVersion"] = resource.group_version
+    return convert(data) if convert is not None else data
+
+
+def dumps(data: Any) -> bytes:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def read_body(body: bytes) -> Any:
+    """The one document of a JSON body (or YAML, which server-side apply takes), its mappings
+    remembering keys given twice; BadRequest naming what is wrong when it cannot be read."""
+    try:
+        docs = [data for _, data in documents(body.decode(), "the request body", numbered=False)]
+    except (UnicodeDecodeError, DecodeError) as exc:
+        raise errors.BadRequest(f"the body of the request could not be decoded: {exc}") from None
+    if len(docs) != 1:
+        raise errors.BadRequest(f"the body of the request must hold one object, not {len(docs)} documents")
+    return docs[0]
+
+
+def field_validation_of(value: str | None) -> str:
+    if value is None or value == "":
+        return "Warn"
+    if value not in FIELD_VALIDATIONS:
+        raise errors.BadRequest(
+            f'fieldValidation must be one of "Ignore", "Warn" or "Strict", not "{value}"')
+    return value
+
+
+def decode(data: Any, resource: Resource, field_validation: str) -> tuple[Message, list[str]]:
+    """The object a request body carries, and the warnings to send with the answer."""
+    kind = resource.kind
+    handled = f'{kind.name} in version "{resource.version}" cannot be handled as a {kind.name}'
+    if not isinstance(data, dict):
+        raise errors.BadRequest(f"{handled}: the body is not a JSON object")
+    api_version = data.setdefault("apiVersion", resource.group_version)
+    kind_name = data.setdefault("kind", kind.name)
+    if api_version != resource.group_version:
+        raise errors.BadRequest(
+            f"the API version in the data ({api_version}) does not match the expected API version "
+            f"({resource.group_version})")
+    if kind_name != kind.name:
+        raise errors.BadRequest(f"the kind in the data ({kind_name}) does not match the expected kind "
+                                f"({kind.name})")
+    decoded = decode_object(data, kind)
+    if decoded.errors:
+        raise errors.BadRequest(f"{handled}: {'; '.join(decoded.errors)}")
+    dropped = [f'unknown field "{path}"' for path in decoded.unknown]
+    dropped += [f'duplicate field "{path}"' for path in decoded.duplicates]
+    if field_validation == "Strict" and dropped:
+        raise errors.BadRequest(f"{handled}: strict decoding error: {', '.join(dropped)}")
+    if field_validation == "Ignore":
+        return decoded.obj, []
+    modelled = [f"{path}: a Kubernetes field podsched does not model (ignored)"
+                for path in decoded.not_modelled]
+    return decoded.obj, dropped + modelled

@@ -1,0 +1,153 @@
+"""The single-object verbs of the HTTP API: get, create, update (and the status subresource), delete,
+and pods/binding; each the same verb the gRPC API calls, with kube-apiserver's HTTP answers (201 for a
+create, the object for a delete, metav1.Status for a binding)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+from google.protobuf.message import Message
+
+from cluster.api import errors, kinds, objects_pb2
+from cluster.apiserver import binding
+from cluster.apiserver.http import codec
+from cluster.apiserver.http.call import Call
+from cluster.apiserver.strategy import DEFAULT_NAMESPACE
+
+
+async def get(call: Call) -> web.Response:
+    target = call.target
+    obj = await call.verbs.get(target.resource.kind, call.info.namespace, target.name)
+    return call.respond(codec.encode(obj, target.resource))
+
+
+def _check_identity(obj: Message, call: Call, *, name_required: bool) -> None:
+    """The body's namespace and name against the URL's, as kube-apiserver checks them."""
+    meta = kinds.metadata_of(obj)
+    kind = call.target.resource.kind
+    if kind.namespaced:
+        if meta.namespace and meta.namespace != call.info.namespace:
+            raise errors.BadRequest(
+                "the namespace of the provided object does not match the namespace sent on the request")
+        meta.namespace = call.info.namespace
+    elif meta.namespace:
+        meta.namespace = ""
+    if name_required and meta.name != call.target.name:
+        if not meta.name:
+            meta.name = call.target.name
+        else:
+            raise errors.BadRequest(
+                f"the name of the object ({meta.name}) does not match the name on the URL "
+                f"({call.target.name})")
+
+
+async def decoded_body(call: Call) -> Message:
+    obj, warnings = codec.decode(
+        await call.body(), call.target.resource, codec.field_validation_of(call.query.get("fieldValidation")))
+    call.warnings.extend(warnings)
+    return obj
+
+
+async def create(call: Call) -> web.Response:
+    obj = await decoded_body(call)
+    _check_identity(obj, call, name_required=False)
+    created = await call.verbs.create(obj, dry_run=call.dry_run)
+    return call.respond(codec.encode(created, call.target.resource), 201)
+
+
+async def update(call: Call) -> web.Response:
+    obj = await decoded_body(call)
+    _check_identity(obj, call, name_required=True)
+    return await write(call, obj)
+
+
+async def write(call: Call, obj: Message) -> web.Response:
+    """Replace the object (or its status, at the status subresource) with ``obj``."""
+    verbs = call.verbs
+    if call.target.subresource == "status":
+        updated = await verbs.update_status(
+            obj, dry_run=call.dry_run, nomination_check=verbs.leadership.nomination_check(call.user, None))
+    else:
+        updated = await verbs.update(obj, dry_run=call.dry_run)
+    return call.respond(codec.encode(updated, call.target.resource))
+
+
+async def delete(call: Call) -> web.Response:
+    options = await _delete_options(call)
+    target = call.target
+    kind, namespace = target.resource.kind, call.info.namespace
+    call.verbs.leadership.check_delete(call.user, kind, namespace, target.name, None)
+    precondition_uid = options.get("uid", "")
+    if precondition_uid:
+        current = await call.verbs.get(kind, namespace, target.name)
+        actual = kinds.metadata_of(current).uid
+        if actual != precondition_uid:
+            raise errors.Conflict(
+                f'Operation cannot be fulfilled on {kind.resource} "{target.name}": Precondition failed: '
+                f"UID in precondition: {precondition_uid}, UID in object meta: {actual}")
+    deleted = await call.verbs.delete(
+        kind, namespace, target.name, grace_period_seconds=options.get("grace"),
+        resource_version=options.get("resourceVersion", ""), dry_run=options["dry_run"],
+    )
+    return call.respond(codec.encode(deleted, target.resource))
+
+
+async def _delete_options(call: Call) -> dict[str, Any]:
+    """DeleteOptions from the body (kubectl sends them there) and the query (the Python client's)."""
+    raw = await call.request.read()
+    body: Any = codec.read_body(raw) if raw.strip() else {}
+    if not isinstance(body, dict):
+        raise errors.BadRequest("the body of a delete must be a DeleteOptions object")
+    options: dict[str, Any] = {"dry_run": call.dry_run or body.get("dryRun") == ["All"]}
+    grace = body.get("gracePeriodSeconds", call.integer("gracePeriodSeconds"))
+    if grace is not None:
+        if isinstance(grace, bool) or not isinstance(grace, int):
+            raise errors.BadRequest(f"gracePeriodSeconds: Invalid value: {grace!r}: must be an integer")
+        options["grace"] = grace
+    preconditions = body.get("preconditions") or {}
+    if not isinstance(preconditions, dict):
+        raise errors.BadRequest("preconditions: must be an object")
+    for key in ("uid", "resourceVersion"):
+        value = preconditions.get(key)
+        if value:
+            options[key] = str(value)
+    return options
+
+
+async def bind(call: Call) -> web.Response:
+    """pods/binding: a v1 Binding naming the node; refused for a non-admin under enforced leadership
+    exactly as an unfenced gRPC Bind is (an HTTP bind carries no fence)."""
+    data = await call.body()
+    if not isinstance(data, dict):
+        raise errors.BadRequest("the body of a binding must be a Binding object")
+    request = objects_pb2.Binding()
+    meta = data.get("metadata") or {}
+    target = data.get("target") or {}
+    if not isinstance(meta, dict) or not isinstance(target, dict):
+        raise errors.BadRequest("a Binding's metadata and target must be objects")
+    request.metadata.name = str(meta.get("name") or call.target.name)
+    request.metadata.namespace = call.info.namespace or DEFAULT_NAMESPACE
+    if call.target.bindings:
+        if not request.metadata.name:
+            raise errors.Invalid('Binding "" is invalid: metadata.name: Required value: name is required')
+    elif request.metadata.name != call.target.name:
+        raise errors.BadRequest(
+            f"the name of the object ({request.metadata.name}) does not match the name on the URL "
+            f"({call.target.name})")
+    if meta.get("uid"):
+        request.metadata.uid = str(meta["uid"])
+    if meta.get("resourceVersion"):
+        request.metadata.resource_version = str(meta["resourceVersion"])
+    request.target.kind = str(target.get("kind") or "Node")
+    request.target.name = str(target.get("name") or "")
+    if call.dry_run:
+        raise errors.BadRequest("dryRun is not supported for pods/binding")
+    verbs = call.verbs
+    verbs.leadership.check_bind(call.user, request.metadata.namespace, request.metadata.name, None)
+    await binding.bind(verbs.registry, request, verbs.now(), peek=verbs.cache.peek)
+    return call.respond(success_status(), 201)
+
+
+def success_status() -> dict[str, Any]:
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
