@@ -41,6 +41,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -60,8 +61,6 @@ from cluster.apiserver.bootstrap import (
 )
 from cluster.apiserver.flowcontrol import FlowControl, FlowControlConfig
 from cluster.apiserver.graceful import DeletionFinisher
-from cluster.apiserver.http.app import HttpApi
-from cluster.apiserver.http.server import HttpServer, server_ssl_context
 from cluster.apiserver.inprocess import InProcessServer
 from cluster.apiserver.leadership import Leadership
 from cluster.apiserver.limits import ApiLimits, RequestDeadline, WatchLimit
@@ -76,6 +75,9 @@ from store.base import Store
 from store.compactor import Compactor
 from store.groupcommit import GroupCommitStore
 from store.observed import ObservedStore
+
+if TYPE_CHECKING:
+    from cluster.apiserver.http.server import HttpServer
 
 log = logging.getLogger(__name__)
 
@@ -307,6 +309,10 @@ class ApiServer:
     async def _start_http(
         self, gates: tuple[RequestGate, ...], max_page_size: int, grpc_server: grpc.aio.Server
     ) -> HttpServer:
+        # Imported only when asked for: aiohttp costs every in-process server (simulate, replay) ~0.2 s.
+        from cluster.apiserver.http.app import HttpApi
+        from cluster.apiserver.http.server import HttpServer, server_ssl_context
+
         assert self._http_listen is not None, "called only with an HTTP address"
         api = HttpApi(self._verbs, self._stopping, access=self._access, gates=gates,
                       max_page_size=max_page_size, metrics=self.metrics,

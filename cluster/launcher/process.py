@@ -27,6 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 _SERVING = re.compile(r"podsched apiserver serving on (?P<host>[^\s:]+):(?P<port>\d+)")
 # The line before it with --metrics-addr.
 _ENDPOINTS = re.compile(r"podsched apiserver: metrics and health on (?P<url>http://\S+)")
+# The line before it with --http-listen.
+_HTTP_API = re.compile(r"podsched apiserver: Kubernetes HTTP API on (?P<url>https?://\S+)")
 # Opening a store (SQLite recovery, an etcd connection) plus gRPC startup; generous for a loaded CI box.
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
@@ -95,6 +97,8 @@ class ApiServerProcess:
         self._drain: threading.Thread | None = None
         #: The HTTP endpoints' URL once started with --metrics-addr, else None.
         self.metrics_url: str | None = None
+        #: The Kubernetes HTTP API's URL, when started with --http-listen.
+        self.http_url: str | None = None
 
     @property
     def address(self) -> str:
@@ -173,6 +177,9 @@ class ApiServerProcess:
                 endpoints = _ENDPOINTS.search(line)
                 if endpoints:
                     self.metrics_url = endpoints["url"]
+                http_api = _HTTP_API.search(line)
+                if http_api:
+                    self.http_url = http_api["url"]
                 match = _SERVING.search(line)
                 if match:
                     found.append(int(match["port"]))

@@ -12,8 +12,8 @@ import pytest
 from cluster.api import apiserver_pb2, errors, objects_pb2, timeutil
 from cluster.api.kinds import LEASE, NODE, POD
 from cluster.apiserver.binding import MAX_GROUP_BINDINGS, bind_group
+from cluster.apiserver.failures import error_of
 from cluster.apiserver.fencing import Fencing
-from cluster.apiserver.service import _error_of
 from cluster.apiserver.storage import Storage
 from store.base import KeyValue, TransactionTooLarge
 from store.sqlite import SqliteStore
@@ -231,7 +231,7 @@ async def test_a_pod_changed_between_read_and_write_is_read_again(tmp_path: Path
 
 
 def test_a_transaction_too_large_for_the_store_is_invalid_and_says_so() -> None:
-    error = _error_of(TransactionTooLarge("etcd at e:1 refused the request as too large (...)"), "BindGroup")
+    error = error_of(TransactionTooLarge("etcd at e:1 refused the request as too large (...)"), "BindGroup")
     assert isinstance(error, errors.Invalid)
     assert error.message == (
         "BindGroup: the store cannot write this much in one transaction: etcd at e:1 refused the request as "
