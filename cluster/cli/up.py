@@ -1,15 +1,19 @@
 """`podsched up`: a highly available control plane on this machine, as separate OS processes.
 
     podsched up [--replicas 3] [--etcd ENDPOINTS | --etcd-local 3] [--apiservers K] [--nodes N]
-                [--data-dir DIR] [--listen 127.0.0.1:7443] [--leader-elect-lease-duration 15s]
-                [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]
+                [--data-dir DIR] [--listen 127.0.0.1:7443] [--http-listen 127.0.0.1:7444]
+                [--leader-elect-lease-duration 15s] [--leader-elect-renew-deadline 10s]
+                [--leader-elect-retry-period 2s]
                 [--tls [--certs-dir DIR]] [--ui [--ui-listen 127.0.0.1:8080] [--ui-allowed-host NAME]...]
 
 It starts the API server(s) (on the embedded store by default, on etcd when asked, a local etcd cluster
 included) and N `podsched scheduler` replicas electing a leader, creates N nodes if asked, and prints a
 timestamped line for each thing that happens: each process started (with its pid, and a replica's
 identity), each change of leader (with its fencing token and how long there was none), each exit and
-restart. A replica that exits (killed, or deposed) is started again, as a standby. Ctrl-C (SIGINT) or
+restart. Each API server serves the Kubernetes HTTP API beside gRPC (the first on ``--http-listen``,
+by default the port after ``--listen``'s; the others on free ports), and a kubeconfig for the first's,
+DATA_DIR/kubeconfig, is written for kubectl: up prints the ``export KUBECONFIG=`` line that uses it.
+A replica that exits (killed, or deposed) is started again, as a standby. Ctrl-C (SIGINT) or
 SIGTERM stops everything, replicas first, and exits 0. Bad flags exit 2; a part that does not start
 exits 1 with its output.
 
@@ -67,6 +71,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
                         help="the first API server's address; port 0 picks a free one "
                         f"(default {DEFAULT_LISTEN})")
+    parser.add_argument("--http-listen", default="", metavar="HOST:PORT",
+                        help="where the first API server serves the Kubernetes HTTP API; port 0 picks a "
+                        "free one (default: --listen's host, the port after its port)")
     for flag, default, what in (
         ("lease-duration", DEFAULT_LEASE_DURATION_S, "how long a standby waits for a silent leader"),
         ("renew-deadline", DEFAULT_RENEW_DEADLINE_S, "how long the leader retries renewing before it stops"),
@@ -112,7 +119,8 @@ def config_from(args: argparse.Namespace) -> UpConfig:
         raise UpConfigError("--ui-allowed-host", "applies with --ui only")
     return UpConfig(
         replicas=args.replicas, apiservers=args.apiservers, etcd=endpoints, etcd_local=args.etcd_local,
-        nodes=args.nodes, data_dir=args.data_dir, host=host, port=int(port), timings=timings,
+        nodes=args.nodes, data_dir=args.data_dir, host=host, port=int(port), http_listen=args.http_listen,
+        timings=timings,
         tls=args.tls, certs_dir=args.certs_dir, ui=args.ui, ui_listen=args.ui_listen or DEFAULT_UI_LISTEN,
         ui_allowed_hosts=tuple(args.ui_allowed_hosts),
     )
@@ -158,6 +166,7 @@ async def _run(config: UpConfig, stop: asyncio.Event) -> int:
         say(f"up: {apiservers} and {config.replicas} scheduler replicas; Ctrl-C stops everything")
         for name, value in cluster.client_env().items():
             say(f"export {name}={value}")
+        say(f"export KUBECONFIG={cluster.kubeconfig}")
         await stopping
         say("stopping: the scheduler replicas, then the API servers")
         await cluster.stop()

@@ -114,10 +114,12 @@ class ClientCredentials:
         client_cert_file: str | None = None,
         client_key_file: str | None = None,
         tls_server_name: str = "",
+        token_source: str = "",
         environ: Mapping[str, str] | None = None,
     ) -> ClientCredentials:
         """Each setting from its flag (not None), else from its environment variable; CredentialsError
-        naming the flag or variable and the file when one cannot be used."""
+        naming the flag or variable and the file when one cannot be used. ``token_source`` names where a
+        ``token`` came from when not from --token (``--token-file FILE``)."""
         env = os.environ if environ is None else environ
         given = {"token": token, "ca_file": ca_file, "client_cert_file": client_cert_file,
                  "client_key_file": client_key_file}
@@ -127,6 +129,8 @@ class ClientCredentials:
             flag, variable = FLAGS[setting]
             if flag_value is not None:
                 values[setting], sources[setting] = flag_value, flag
+                if setting == "token" and token_source:
+                    sources[setting] = token_source
             elif env.get(variable):
                 values[setting], sources[setting] = env[variable], f"${variable}"
         return cls(**values, tls_server_name=tls_server_name, sources=sources)

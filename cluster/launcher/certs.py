@@ -26,7 +26,6 @@ import csv
 import datetime
 import io
 import ipaddress
-import os
 import secrets
 import uuid
 from collections.abc import Sequence
@@ -40,6 +39,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from cluster.client.credentials import FLAGS, ClientCredentials
 from cluster.launcher.etcd import EtcdTls
+from cluster.outputfiles import write_with_mode
 
 #: kubeadm's validity of a leaf certificate: one year; its CA: ten years.
 DEFAULT_DAYS = 365
@@ -235,11 +235,11 @@ def write_bundle(
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         for stem, cert_pem, key_pem, what in files:
-            _write(bundle.path(f"{stem}.crt"), cert_pem, 0o644)
+            write_with_mode(bundle.path(f"{stem}.crt"), cert_pem, 0o644)
             assert key_pem is not None
-            _write(bundle.path(f"{stem}.key"), key_pem, 0o600)
+            write_with_mode(bundle.path(f"{stem}.key"), key_pem, 0o600)
             lines.append(f"  {stem}.crt, {stem}.key: {what}")
-        _write(bundle.token_file, _token_file(users), 0o600)
+        write_with_mode(bundle.token_file, _token_file(users), 0o600)
     except OSError as exc:
         raise CertsError(f"cannot write into {directory}: {exc}") from exc
     lines.append(f"  {TOKEN_FILE}: a bearer token for each of {', '.join(user.name for user in users)}")
@@ -359,12 +359,3 @@ def new_token() -> str:
     """256 random bits in hex: a token never starts with '-', which argparse would take for an option
     (``--token -x...`` fails), and needs no quoting in a shell or the CSV file."""
     return secrets.token_hex(32)
-
-
-def _write(path: Path, data: bytes, mode: int) -> None:
-    """Write ``data`` with ``mode`` from the first byte (a key is never readable by others, even briefly)."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path.unlink(missing_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    with os.fdopen(fd, "wb") as file:
-        file.write(data)

@@ -23,7 +23,6 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,8 @@ import grpc.aio
 from etcd3aio._protobuf import StatusResponse
 from etcd3aio.errors import EtcdError
 from etcd3aio.maintenance import MaintenanceService
+
+from cluster.launcher.ports import free_port
 
 #: How long a cluster (or a restarted member) may take to elect a leader. etcd's default election
 #: timeout is 1 s; a loaded 2-core machine running several clusters needs a generous margin.
@@ -109,12 +110,6 @@ def find_etcd_binary() -> str:
             "or `make etcd`) or set ETCD_BIN to the etcd 3.4+ executable"
         )
     return found
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _die_with_parent_prefix() -> list[str]:
@@ -317,8 +312,8 @@ class EtcdCluster:
             self.members.append(
                 EtcdMember(
                     name=name,
-                    client_port=_free_port(),
-                    peer_port=_free_port(),
+                    client_port=free_port(),
+                    peer_port=free_port(),
                     data_dir=self.data_root / name,
                     log_path=self.data_root / f"{name}.log",
                     scheme=self._scheme,

@@ -3,7 +3,8 @@ what `podsched demo` tells its story with.
 
 - the store: the embedded SQLite store in the data directory (the default), an etcd cluster given by
   its endpoints, or a local etcd cluster of N members started from the etcd binary;
-- K API servers (one on the embedded store: SQLite is one process's file) and N scheduler replicas
+- K API servers (one on the embedded store: SQLite is one process's file), each serving the Kubernetes
+  HTTP API beside gRPC, and a kubeconfig for the first's in the data directory; N scheduler replicas
   electing a leader on the kube-system/kube-scheduler Lease, all under one `Supervisor`, which starts
   again any of them that exits (a replica that loses its lease exits 1 and comes back as a standby);
 - optionally N Ready nodes of 8 cpu, 32Gi and 110 pods;
@@ -26,9 +27,11 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cluster.api import errors, objects_pb2, timeutil
 from cluster.client import Client, ClientCredentials, LeaderChange, LeadershipWatch
+from cluster.client.kubeconfig import kubeconfig, write_kubeconfig
 from cluster.healthserver import parse_address
 from cluster.launcher.certs import Bundle, CertsError, write_bundle
 from cluster.launcher.etcd import EtcdCluster
@@ -42,6 +45,8 @@ from scheduler.leaderelection import LeaderElectionTimings
 NODE_CPU = "8"
 NODE_MEMORY = "32Gi"
 NODE_PODS = "110"
+#: The kubeconfig `podsched up` writes into its data directory.
+KUBECONFIG_FILE = "kubeconfig"
 #: The layers the supervisor stops in reverse: the web view and the replicas first, then the API servers
 #: they talk to.
 _API_LAYER = 0
@@ -76,6 +81,10 @@ class UpConfig:
     #: The first API server's address (port 0: a free one); the others take free ports on that host.
     host: str = "127.0.0.1"
     port: int = 7443
+    #: Where the first API server serves the Kubernetes HTTP API (its --http-listen, host:port); "": on
+    #: ``host``, the port beside ``port`` (port + 1; a free one when ``port`` is 0). The others serve it
+    #: on free ports of the same host.
+    http_listen: str = ""
     #: The replicas' leader-election timings.
     timings: LeaderElectionTimings = field(default_factory=LeaderElectionTimings)
     #: More flags for every `podsched scheduler` replica.
@@ -111,6 +120,16 @@ class UpConfig:
             raise UpConfigError("--nodes", f"must be 0 or more, got {self.nodes}")
         if not 0 <= self.port < 65536:
             raise UpConfigError("--listen", f"port {self.port} is out of range")
+        if self.http_listen:
+            try:
+                parse_address(self.http_listen)
+            except ValueError as exc:
+                raise UpConfigError("--http-listen", str(exc)) from None
+            if self.http_listen == f"{self.host}:{self.port}" and self.port:
+                raise UpConfigError("--http-listen", f"{self.http_listen} is --listen's address too")
+        elif self.port == 65535:
+            raise UpConfigError("--listen", "port 65535 leaves no port beside it for the HTTP API: "
+                                "give --http-listen")
         if self.certs_dir is not None and not self.tls:
             raise UpConfigError("--certs-dir", "applies with --tls only")
         try:
@@ -120,6 +139,14 @@ class UpConfig:
         for name in self.ui_allowed_hosts:
             if split_host(name) is None:
                 raise UpConfigError("--ui-allowed-host", f"expected NAME or NAME:PORT, got {name!r}")
+
+    def apiserver_http_listen(self, index: int) -> str:
+        """The --http-listen of the ``index``-th API server (from 1); port 0: a free one."""
+        if index == 1 and self.http_listen:
+            return self.http_listen
+        host = parse_address(self.http_listen)[0] if self.http_listen else self.host.strip("[]")
+        port = self.port + 1 if index == 1 and self.port else 0
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
     @property
     def on_etcd(self) -> bool:
@@ -158,6 +185,8 @@ class LocalCluster:
         self.client: Client | None = None
         #: The certificates and tokens, with ``tls``.
         self.bundle: Bundle | None = None
+        #: The kubeconfig written into the data directory once the API servers serve.
+        self.kubeconfig: Path | None = None
         #: identity -> replica name, for every replica process started so far.
         self._replica_of: dict[str, str] = {}
         self._data_dir: Path | None = None
@@ -265,19 +294,13 @@ class LocalCluster:
         if config.tls:
             self.bundle = self._certificates(config.certs_dir or self.data_dir / "pki")
         store_args = await self._store_args()
-        security = self.bundle.apiserver_flags() if self.bundle is not None else []
-
         for index in range(1, config.apiservers + 1):
             name = f"apiserver-{index}"
-            port = config.port if index == 1 else 0
-            self.apiservers[name] = ApiServerProcess(
-                store_args, host=config.host, port=port,
-                # The schedulers here are podsched's own, which fence every leader's write.
-                extra_args=[*security, "--metrics-addr", f"{config.host}:0", "--enforce-leader-fencing"],
-            )
+            self.apiservers[name] = self.apiserver_process(index, store_args)
             self.supervisor.add(name, self.apiservers[name], layer=_API_LAYER)
         await self._start_children(list(self.apiservers))
         self.client = Client(self.servers, credentials=self.credentials)
+        self.kubeconfig = self._write_kubeconfig()
         if config.nodes:
             await self._create_nodes()
 
@@ -304,6 +327,35 @@ class LocalCluster:
         # The web view starts beside the replicas: it needs only the API servers.
         await self._start_children([*self.replicas, *(["ui"] if self.ui is not None else [])])
         self._tasks.append(asyncio.create_task(self.supervisor.supervise(), name="supervise"))
+
+    def apiserver_process(self, index: int, store_args: list[str]) -> ApiServerProcess:
+        """The ``index``-th API server (from 1), not started: on the first's address or a free port, with
+        the Kubernetes HTTP API beside gRPC, TLS and authentication with ``tls``."""
+        config = self.config
+        security = self.bundle.apiserver_flags() if self.bundle is not None else []
+        return ApiServerProcess(
+            store_args, host=config.host, port=config.port if index == 1 else 0,
+            http_listen=config.apiserver_http_listen(index),
+            # The schedulers here are podsched's own, which fence every leader's write.
+            extra_args=[*security, "--metrics-addr", f"{config.host}:0", "--enforce-leader-fencing"],
+        )
+
+    def admin_kubeconfig(self) -> dict[str, Any]:
+        """The kubeconfig of the first API server's HTTP API, as the cluster's own client connects: the
+        admin user's certificate with TLS, else plaintext."""
+        first = self.apiservers["apiserver-1"]
+        if first.http_address is None:
+            raise RuntimeError("the API servers have not been made")
+        return kubeconfig(first.http_address, self.credentials)
+
+    def _write_kubeconfig(self) -> Path:
+        path = self.data_dir / KUBECONFIG_FILE
+        try:
+            write_kubeconfig(path, self.admin_kubeconfig())
+        except OSError as exc:
+            raise UpFailed(f"cannot write the kubeconfig {path}: {exc}") from exc
+        self._report(f"kubeconfig: {path} (for kubectl, on the HTTP API of apiserver-1)")
+        return path
 
     def _certificates(self, directory: Path) -> Bundle:
         """The bundle in ``directory``, written there first when it holds no CA."""
@@ -380,7 +432,7 @@ class LocalCluster:
             self._report(f"{name} {again}: pid {child.pid}, identity {child.identity or '(none)'}")
         elif isinstance(child, ApiServerProcess):
             self._report(f"{name} {again}: pid {child.pid}, serving on {child.address} "
-                         f"(metrics {child.metrics_url}/metrics)")
+                         f"(metrics {child.metrics_url}/metrics), HTTP API on {child.http_address}")
         elif isinstance(child, UiProcess):
             self._report(f"{name} {again}: pid {child.process.pid if child.process else '?'}")
             self._report(f"ui: {child.url}")

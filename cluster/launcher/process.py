@@ -23,6 +23,9 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 
+from cluster.healthserver import parse_address
+from cluster.launcher.ports import free_port
+
 # The line `podsched apiserver` prints on stderr once it accepts connections.
 _SERVING = re.compile(r"podsched apiserver serving on (?P<host>[^\s:]+):(?P<port>\d+)")
 # The line before it with --metrics-addr.
@@ -53,6 +56,14 @@ class SchedulerStartError(RuntimeError):
     pass
 
 
+def _with_free_port(address: str) -> str:
+    """``host:port``, a free port in place of port 0."""
+    host, port = parse_address(address)
+    if port:
+        return address
+    return f"[{host}]:{free_port(host)}" if ":" in host else f"{host}:{free_port(host)}"
+
+
 def die_with_parent_prefix() -> list[str]:
     """A command prefix that has Linux SIGKILL the child when its parent dies, so no server outlives a
     killed demo or test run (util-linux's setpriv; nothing where it is missing). Not a preexec_fn:
@@ -75,7 +86,9 @@ class ApiServerProcess:
     """One `podsched apiserver` child process on a fixed store.
 
     ``store_args`` selects the store: ``["--data-dir", DIR]`` or ``["--etcd", "host:port,..."]``.
-    ``port`` 0 picks a free one on the first start; a restart keeps the port.
+    ``port`` 0 picks a free one on the first start; a restart keeps the port. ``http_listen``
+    (``host:port``) serves the Kubernetes HTTP API there too (its ``--http-listen``; port 0: a free one,
+    chosen now and kept across restarts).
     """
 
     def __init__(
@@ -84,6 +97,7 @@ class ApiServerProcess:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
+        http_listen: str | None = None,
         extra_args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
     ) -> None:
@@ -91,6 +105,8 @@ class ApiServerProcess:
         self.extra_args = list(extra_args)
         self._host = host
         self._port = port
+        #: Where it serves the Kubernetes HTTP API (its --http-listen), or None when it does not.
+        self.http_address = None if http_listen is None else _with_free_port(http_listen)
         self._env = dict(env) if env is not None else None
         self._process: subprocess.Popen[str] | None = None
         self._log: collections.deque[str] = collections.deque(maxlen=_LOG_LINES)
@@ -105,6 +121,14 @@ class ApiServerProcess:
         if not self._port:
             raise RuntimeError("the API server has not started")
         return f"{self._host}:{self._port}"
+
+    def command(self) -> list[str]:
+        """Its `podsched apiserver` argv (after the interpreter), on the port it has now."""
+        http = [] if self.http_address is None else ["--http-listen", self.http_address]
+        return [
+            "-m", "cluster.cli", "apiserver", "--listen", f"{self._host}:{self._port}", *http,
+            *self.store_args, *self.extra_args,
+        ]
 
     @property
     def process(self) -> subprocess.Popen[str]:
@@ -145,10 +169,7 @@ class ApiServerProcess:
                 time.sleep(_RESTART_PAUSE_S)
 
     def _start_once(self) -> None:
-        command = [
-            *die_with_parent_prefix(), sys.executable, "-m", "cluster.cli", "apiserver",
-            "--listen", f"{self._host}:{self._port}", *self.store_args, *self.extra_args,
-        ]
+        command = [*die_with_parent_prefix(), sys.executable, *self.command()]
         self._log.clear()
         process = subprocess.Popen(
             command,

@@ -103,6 +103,17 @@ def apiserver_ports() -> dict[str, int]:
     return ports
 
 
+def apiserver_http_ports() -> dict[str, int]:
+    """Each API server service and the port it serves the Kubernetes HTTP API on, on every interface."""
+    ports = {}
+    for name in by_role("apiserver"):
+        assert command(name).http_listen, f"service {name}: no --http-listen, kubectl cannot reach it"
+        host, port = host_port(command(name).http_listen)
+        assert host == "0.0.0.0", f"service {name}: --http-listen {host}:{port} is unreachable from elsewhere"
+        ports[name] = port
+    return ports
+
+
 def server_list(name: str) -> list[str]:
     """The API servers a client service talks to: --server, else $PODSCHED_SERVER."""
     args = command(name)
@@ -232,11 +243,20 @@ def test_an_api_server_healthcheck_is_podsched_healthcheck_on_its_port(name: str
 def test_the_published_ports_are_the_api_servers_own() -> None:
     published = []
     for name, port in apiserver_ports().items():
+        own = {port, apiserver_http_ports()[name]}
         for mapping in SERVICES[name].get("ports", []):
             host_side, _, container_side = mapping.rpartition(":")
-            assert int(container_side) == port, f"{name} publishes {container_side}, listens on {port}"
+            assert int(container_side) in own, f"{name} publishes {container_side}, listens on {sorted(own)}"
             published.append(host_side)
     assert len(published) == len(set(published)), f"two services publish one host port: {published}"
+
+
+@pytest.mark.parametrize("name", by_role("apiserver"))
+def test_an_api_server_publishes_the_http_api_beside_grpc(name: str) -> None:
+    grpc_port, http_port = apiserver_ports()[name], apiserver_http_ports()[name]
+    assert http_port != grpc_port, f"service {name}: gRPC and the HTTP API on one port"
+    container_ports = sorted(int(mapping.rpartition(":")[2]) for mapping in SERVICES[name].get("ports", []))
+    assert container_ports == sorted((grpc_port, http_port)), f"service {name} publishes {container_ports}"
 
 
 # ------------------------------------------------------------------------------------------ ordering
