@@ -431,6 +431,42 @@ class Binding(_message.Message):
     target: ObjectReference
     def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., target: _Optional[_Union[ObjectReference, _Mapping]] = ...) -> None: ...
 
+class Preconditions(_message.Message):
+    __slots__ = ("uid", "resource_version")
+    UID_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    uid: str
+    resource_version: str
+    def __init__(self, uid: _Optional[str] = ..., resource_version: _Optional[str] = ...) -> None: ...
+
+class DeleteOptions(_message.Message):
+    __slots__ = ("api_version", "kind", "grace_period_seconds", "preconditions", "propagation_policy", "dry_run")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    GRACE_PERIOD_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    PRECONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    PROPAGATION_POLICY_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    grace_period_seconds: int
+    preconditions: Preconditions
+    propagation_policy: str
+    dry_run: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., grace_period_seconds: _Optional[int] = ..., preconditions: _Optional[_Union[Preconditions, _Mapping]] = ..., propagation_policy: _Optional[str] = ..., dry_run: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Eviction(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "delete_options")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    DELETE_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    delete_options: DeleteOptions
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., delete_options: _Optional[_Union[DeleteOptions, _Mapping]] = ...) -> None: ...
+
 class Taint(_message.Message):
     __slots__ = ("key", "value", "effect", "time_added")
     KEY_FIELD_NUMBER: _ClassVar[int]

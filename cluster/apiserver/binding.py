@@ -226,10 +226,7 @@ def _check_bindable(pod: objects_pb2.Pod, binding: objects_pb2.Binding) -> None:
     name = pod.metadata.name
     uid, version = binding.metadata.uid, binding.metadata.resource_version
     if uid and uid != pod.metadata.uid:
-        raise messages.conflict(
-            POD, name,
-            f"Precondition failed: UID in precondition: {uid}, UID in object meta: {pod.metadata.uid}",
-        )
+        raise messages.stale_uid(POD, name, uid, pod.metadata.uid)
     if version and version != pod.metadata.resource_version:
         raise messages.stale_precondition(POD, name, version, pod.metadata.resource_version)
     if pod.metadata.HasField("deletion_timestamp"):

@@ -34,6 +34,13 @@ def stale_precondition(kind: Kind, name: str, expected: str, actual: str) -> err
     )
 
 
+def stale_uid(kind: Kind, name: str, expected: str, actual: str) -> errors.Conflict:
+    """A precondition on uid that no longer holds: the object was deleted and made again."""
+    return conflict(
+        kind, name, f"Precondition failed: UID in precondition: {expected}, UID in object meta: {actual}"
+    )
+
+
 def forbidden(kind: Kind, name: str, reason: str) -> errors.Forbidden:
     if name:
         return errors.Forbidden(f'{kind.resource} "{name}" is forbidden: {reason}')

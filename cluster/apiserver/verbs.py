@@ -268,11 +268,13 @@ class Verbs:
         *,
         grace_period_seconds: int | None = None,
         resource_version: str = "",
+        uid: str = "",
         dry_run: bool = False,
         fence: LeaseFence | None = None,
     ) -> Message:
         """Delete an object, or for a pod with a grace period, mark it (graceful.py); under ``fence`` when
-        given. Returns the object as deleted or as marked."""
+        given. ``uid`` and ``resource_version``, when given, are preconditions the object must still meet
+        (metav1.Preconditions). Returns the object as deleted or as marked."""
         namespace = request_namespace(kind, namespace)
         check_path_name("resource name", name)
         kind_strategy = strategy_of(kind)
@@ -286,6 +288,8 @@ class Verbs:
             extra = await guards() if guards is not None else ()
             if current is None:
                 current = await self.registry.require(kind, namespace, name)
+            if uid and uid != current.metadata.uid:
+                raise messages.stale_uid(kind, name, uid, current.metadata.uid)
             actual = current.metadata.resource_version
             if resource_version and resource_version != actual:
                 raise messages.stale_precondition(kind, name, resource_version, actual)

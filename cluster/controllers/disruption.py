@@ -21,6 +21,9 @@ How it works:
 - Every ``resync_period_s`` all budgets are marked dirty, which repairs a status someone else
   overwrote without an event reaching us; it writes nothing when all is current. None turns it off
   (``podsched simulate``: nothing else writes there, and a real-time timer has no place on its clock).
+- A budget whose disruptedPods keeps an entry in force (an eviction's, see `budget`) is looked at again
+  when the entry runs out, so that its pod counts again if it was not deleted after all, as Kubernetes'
+  recheck queue does.
 - Budgets the ``leave_alone`` predicate picks keep whatever status they have: the controller never
   writes them (``podsched simulate`` pins the status a scenario gives this way).
 - ``idle()`` and ``informer_revisions()`` tell a caller that drives the cluster in lock step
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,7 +49,13 @@ from cluster.api import errors, objects_pb2
 from cluster.api.kinds import POD, POD_DISRUPTION_BUDGET, metadata_of
 from cluster.api.selectors import LabelSelector
 from cluster.client import Client, Informer
-from cluster.controllers.budget import BudgetSpecError, budget_status, fail_safe_status, is_healthy
+from cluster.controllers.budget import (
+    BudgetSpecError,
+    budget_status,
+    fail_safe_status,
+    is_healthy,
+    next_expiry,
+)
 from cluster.controllers.controller import InformerController
 
 log = logging.getLogger(__name__)
@@ -105,14 +115,17 @@ class DisruptionController(InformerController):
         *,
         resync_period_s: float | None = DEFAULT_RESYNC_PERIOD_S,
         leave_alone: Callable[[objects_pb2.PodDisruptionBudget], bool] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         """``resync_period_s``: seconds between resyncs, None for none. ``leave_alone``: True for a
-        budget whose status the controller must never write (by default it writes every budget's)."""
+        budget whose status the controller must never write (by default it writes every budget's).
+        ``clock``: Unix seconds, against which disruptedPods entries expire."""
         if resync_period_s is not None and not resync_period_s > 0:
             raise ValueError(f"resync_period_s must be positive, got {resync_period_s}")
         super().__init__(client)
         self._resync_period_s = resync_period_s
         self._leave_alone = leave_alone
+        self._clock = clock
         self._pods = Informer(client, POD, indexers={NAMESPACE_INDEX: _namespace_of})
         self._pdbs = Informer(client, POD_DISRUPTION_BUDGET)
         self._pods.add_handler(self._pod_added, self._pod_updated, self._pod_deleted)
@@ -268,7 +281,11 @@ class DisruptionController(InformerController):
         pdb = self._newest(key, cached)
         if self._leave_alone is not None and self._leave_alone(pdb):
             return
-        status = self._status(key, pdb, budget)
+        now = self._clock()
+        status = self._status(key, pdb, budget, now)
+        expiry = next_expiry(status)
+        if expiry is not None:
+            self._queue.add_after(key, max(0.0, expiry - now))
         if status == pdb.status:
             return
         updated = objects_pb2.PodDisruptionBudget()
@@ -291,13 +308,13 @@ class DisruptionController(InformerController):
         return cached
 
     def _status(
-        self, key: str, pdb: objects_pb2.PodDisruptionBudget, budget: _Budget
+        self, key: str, pdb: objects_pb2.PodDisruptionBudget, budget: _Budget, now: float
     ) -> objects_pb2.PodDisruptionBudgetStatus:
         problem = budget.selector_error
         if problem is None:
             pods = (self._pods.get(pod_key) for pod_key in budget.members)
             try:
-                return budget_status(pdb, (pod for pod in pods if pod is not None))
+                return budget_status(pdb, (pod for pod in pods if pod is not None), now=now)
             except BudgetSpecError as exc:
                 problem = str(exc)
         log.error("PodDisruptionBudget %s: %s; allowing no disruption", key, problem)

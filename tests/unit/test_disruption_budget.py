@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import pytest
 from google.protobuf import struct_pb2
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import objects_pb2
 from cluster.controllers.budget import (
+    DELETION_TIMEOUT_S,
     BudgetSpecError,
     budget_status,
     expected_and_desired,
     fail_safe_status,
     is_healthy,
+    next_expiry,
     scaled_value,
 )
 from tests.builders import pod
@@ -38,12 +41,13 @@ def make_spec(min_available: int | str | None = None, max_unavailable: int | str
 
 
 def make_pod(
-    *, node: str = "n1", phase: str = "Running", deleting: bool = False, ready: str | None = None
+    name: str = "p", *, node: str = "n1", phase: str = "Running", deleting: bool = False,
+    ready: str | None = None,
 ) -> objects_pb2.Pod:
     conditions = [{"type": "PodScheduled", "status": "True"}]
     if ready is not None:
         conditions.append({"type": "Ready", "status": ready})
-    return pod("p", "ns", node_name=node, phase=phase, status={"conditions": conditions},
+    return pod(name, "ns", node_name=node, phase=phase, status={"conditions": conditions},
                deletion_timestamp=1_700_000_000 if deleting else None)
 
 
@@ -138,6 +142,9 @@ def test_is_healthy(pod: objects_pb2.Pod, healthy: bool) -> None:
     assert is_healthy(pod) is healthy
 
 
+NOW = 1_700_000_000.0
+
+
 def _pdb(spec: objects_pb2.PodDisruptionBudgetSpec, generation: int = 3) -> objects_pb2.PodDisruptionBudget:
     pdb = objects_pb2.PodDisruptionBudget(spec=spec)
     pdb.metadata.name = "budget"
@@ -173,7 +180,7 @@ def test_budget_status(
     spec: objects_pb2.PodDisruptionBudgetSpec, pods: list[objects_pb2.Pod], status: tuple[int, int, int, int]
 ) -> None:
     expected, current, desired, allowed = status
-    assert budget_status(_pdb(spec), pods) == objects_pb2.PodDisruptionBudgetStatus(
+    assert budget_status(_pdb(spec), pods, now=NOW) == objects_pb2.PodDisruptionBudgetStatus(
         observed_generation=3,
         expected_pods=expected,
         current_healthy=current,
@@ -184,7 +191,44 @@ def test_budget_status(
 
 def test_budget_status_raises_on_an_unusable_spec() -> None:
     with pytest.raises(BudgetSpecError, match=r"^spec\.minAvailable: 10000000000 is not an integer"):
-        budget_status(_pdb(make_spec(min_available=10_000_000_000)), [HEALTHY])
+        budget_status(_pdb(make_spec(min_available=10_000_000_000)), [HEALTHY], now=NOW)
+
+
+def _at(seconds: float) -> Timestamp:
+    return Timestamp(seconds=int(seconds))
+
+
+def test_disrupted_pods_are_not_healthy_until_gone_or_expired() -> None:
+    # Kubernetes' TestUpdateDisruptedPods: an entry stays while its pod is there, not terminating, and
+    # was evicted less than DeletionTimeout ago; only then does it keep its pod out of currentHealthy.
+    pdb = _pdb(make_spec(min_available=1))
+    pdb.status.disrupted_pods["p1"].CopyFrom(_at(NOW))
+    pdb.status.disrupted_pods["p2"].CopyFrom(_at(NOW - 180))
+    pdb.status.disrupted_pods["p3"].CopyFrom(_at(NOW - 60))
+    pdb.status.disrupted_pods["notthere"].CopyFrom(_at(NOW))
+    pods = [make_pod("p1", deleting=True), make_pod("p2"), make_pod("p3")]
+    status = budget_status(pdb, pods, now=NOW)
+    assert (status.disruptions_allowed, status.current_healthy, status.desired_healthy,
+            status.expected_pods) == (0, 1, 1, 3)
+    assert dict(status.disrupted_pods) == {"p3": _at(NOW - 60)}
+    assert next_expiry(status) == NOW + 60
+
+
+@pytest.mark.parametrize(
+    ("evicted_ago", "kept", "healthy"),
+    [(0, True, 0), (DELETION_TIMEOUT_S - 1, True, 0), (DELETION_TIMEOUT_S, True, 1),
+     (DELETION_TIMEOUT_S + 1, False, 1)],
+    ids=["just-evicted", "about-to-expire", "expiring-now", "expired"],
+)
+def test_a_disrupted_pod_entry_expires_after_the_deletion_timeout(
+    evicted_ago: float, kept: bool, healthy: int
+) -> None:
+    pdb = _pdb(make_spec(min_available=0))
+    pdb.status.disrupted_pods["p"].CopyFrom(_at(NOW - evicted_ago))
+    status = budget_status(pdb, [make_pod("p")], now=NOW)
+    assert ("p" in status.disrupted_pods) is kept
+    assert status.current_healthy == healthy
+    assert next_expiry(status) == (NOW - evicted_ago + DELETION_TIMEOUT_S if kept else None)
 
 
 def test_fail_safe_status_keeps_the_numbers_but_allows_nothing() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from cluster.api import objects_pb2
 from cluster.api.kinds import POD_DISRUPTION_BUDGET
 from cluster.client import Client
 from cluster.controllers import DisruptionController
+from cluster.controllers.budget import DELETION_TIMEOUT_S
 from tests import builders
 from tests.unit.test_apiserver_server import Harness, make_node
 
@@ -73,6 +75,18 @@ class Cluster:
                     await asyncio.sleep(0.01)
         except TimeoutError:
             raise AssertionError(f"budget {namespace}/{name} shows {last}, not {expected}") from None
+
+    async def settled_with_no_disrupted_pods(self, name: str) -> objects_pb2.PodDisruptionBudget:
+        """Wait until the budget's disruptedPods is empty; the budget then."""
+        try:
+            async with asyncio.timeout(SETTLE_TIMEOUT_S):
+                while True:
+                    pdb = await self.client.get(POD_DISRUPTION_BUDGET, name, NS)
+                    if not pdb.status.disrupted_pods:  # type: ignore[attr-defined]
+                        return pdb  # type: ignore[return-value]
+                    await asyncio.sleep(0.01)
+        except TimeoutError:
+            raise AssertionError(f"budget {NS}/{name} keeps its disruptedPods") from None
 
     async def writes_during(self, action: Callable[[], Awaitable[object]]) -> list[str]:
         """The budgets (namespace/name) whose status is written while ``action`` runs and the controller
@@ -241,6 +255,56 @@ async def test_a_pod_matching_two_budgets_counts_in_both(cluster: Cluster) -> No
     await client.delete("Pod", "web", NS, grace_period_seconds=0)
     await cluster.settled("by-app", (0, 0, 0, 0))
     await cluster.settled("everything", (1, 1, 1, 0))
+
+
+async def _evicted(cluster: Cluster, budget: str, pod: str, at: float) -> None:
+    """Record ``pod`` in ``budget``'s disruptedPods as evicted at ``at``, as pods/eviction does."""
+    pdb = await cluster.client.get(POD_DISRUPTION_BUDGET, budget, NS)
+    pdb.status.disrupted_pods[pod].seconds = int(at)  # type: ignore[attr-defined]
+    await cluster.client.update_status(pdb)
+
+
+async def test_a_disrupted_pod_is_not_healthy_until_it_terminates(cluster: Cluster) -> None:
+    client = cluster.client
+    await client.create(make_pdb("web", min_available=1, match_labels={"app": "web"}))
+    await client.create(make_pod("a", node="n1", app="web"))
+    await client.create(make_pod("b", node="n1", app="web"))
+    await cluster.settled("web", (2, 2, 1, 1))
+
+    await _evicted(cluster, "web", "a", time.time())
+    pdb = await cluster.settled("web", (2, 1, 1, 0))
+    assert list(pdb.status.disrupted_pods) == ["a"]
+
+    # The eviction's deletion marks the pod: it is no longer healthy on its own, and the entry goes.
+    await client.delete("Pod", "a", NS, grace_period_seconds=60)
+    await cluster.settled("web", (2, 1, 1, 0))
+    pdb = await cluster.settled_with_no_disrupted_pods("web")
+    assert counts(pdb.status) == (2, 1, 1, 0)
+
+
+async def test_a_disrupted_pod_entry_of_a_pod_that_is_gone_is_dropped(cluster: Cluster) -> None:
+    client = cluster.client
+    await client.create(make_pdb("web", min_available=1, match_labels={"app": "web"}))
+    await client.create(make_pod("a", node="n1", app="web"))
+    await cluster.settled("web", (1, 1, 1, 0))
+    await _evicted(cluster, "web", "gone", time.time())
+    pdb = await cluster.settled_with_no_disrupted_pods("web")
+    assert counts(pdb.status) == (1, 1, 1, 0)
+
+
+async def test_a_disrupted_pod_counts_again_once_its_entry_expires(cluster: Cluster) -> None:
+    client = cluster.client
+    await client.create(make_pdb("web", min_available=1, match_labels={"app": "web"}))
+    await client.create(make_pod("a", node="n1", app="web"))
+    await client.create(make_pod("b", node="n1", app="web"))
+    await cluster.settled("web", (2, 2, 1, 1))
+    # Evicted long enough ago that the entry runs out a second from now, and nothing else happens:
+    # the controller must look at the budget again by itself then.
+    await _evicted(cluster, "web", "a", time.time() - DELETION_TIMEOUT_S + 1)
+    pdb = await cluster.settled("web", (2, 1, 1, 0))
+    assert list(pdb.status.disrupted_pods) == ["a"]
+    pdb = await cluster.settled_with_no_disrupted_pods("web")
+    assert counts(pdb.status) == (2, 2, 1, 1)
 
 
 # ------------------------------------------------------------------------------------- budget events
