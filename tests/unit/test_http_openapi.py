@@ -112,6 +112,14 @@ def test_apimachinery_scalars_are_upstreams(openapi: OpenAPI) -> None:
     }
 
 
+def test_a_type_shared_by_kinds_of_two_groups_keeps_its_upstream_package(openapi: OpenAPI) -> None:
+    replica_set_spec = _v3_schema(openapi, "apis/apps/v1", "io.k8s.api.apps.v1.ReplicaSetSpec")
+    assert replica_set_spec["properties"]["template"] == _v3_ref(f"{CORE}.PodTemplateSpec")
+    assert replica_set_spec["properties"]["selector"] == _v3_ref(f"{META}.LabelSelector")
+    scheduling = _v3_schema(openapi, "apis/node.k8s.io/v1", "io.k8s.api.node.v1.Scheduling")
+    assert scheduling["properties"]["tolerations"]["items"] == _v3_ref(f"{CORE}.Toleration")
+
+
 def test_pod_group_is_described_in_each_of_its_groups(openapi: OpenAPI) -> None:
     upstream = _v3_schema(
         openapi, "apis/scheduling.k8s.io/v1alpha3", "io.k8s.api.scheduling.v1alpha3.PodGroup"
