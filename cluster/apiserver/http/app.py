@@ -31,6 +31,9 @@ from cluster.apiserver.failures import error_of
 from cluster.apiserver.http import collections, objects, paths, watching
 from cluster.apiserver.http.call import JSON, Call, add_warnings
 from cluster.apiserver.http.codec import dumps, encode
+from cluster.apiserver.http.discovery import Discovery
+from cluster.apiserver.http.documents import Document
+from cluster.apiserver.http.openapi import OpenAPI
 from cluster.apiserver.http.paths import Target
 from cluster.apiserver.http.status import retry_after, status_of
 from cluster.apiserver.metrics import ApiServerMetrics
@@ -81,16 +84,48 @@ class HttpApi:
         self._max_page_size = max_page_size
         self._metrics = metrics
         self._checks = checks
+        self._discovery = Discovery("")
+        self._openapi_documents: OpenAPI | None = None
 
-    def application(self) -> web.Application:
+    def application(self, server_address: str) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app["max_page_size"] = self._max_page_size
+        self._discovery = Discovery(server_address)
         app.router.add_get("/version", self._version)
         for path in self._checks:
             app.router.add_get(path, self._check(path))
+        app.router.add_get("/openapi/{tail:.*}", self._openapi)
+        app.router.add_get("/api", self._resource)
+        app.router.add_get("/apis", self._resource)
         app.router.add_route("*", "/api/{tail:.+}", self._resource)
         app.router.add_route("*", "/apis/{tail:.+}", self._resource)
         return app
+
+    # ------------------------------------------------------------------------ discovery, OpenAPI
+
+    def _document(self, request: web.Request, document: Document, vary: bool) -> web.Response:
+        """A document that does not change while the server runs, revalidated by its ETag."""
+        headers = {"ETag": document.etag, "Cache-Control": "no-cache, private"}
+        if vary:
+            headers["Vary"] = "Accept"
+        if request.headers.get("If-None-Match") == document.etag:
+            return web.Response(status=304, headers=headers)
+        return web.Response(body=document.body, headers={**headers, "Content-Type": document.content_type})
+
+    async def _openapi(self, request: web.Request) -> web.Response:
+        try:
+            self._user_of(request)
+            if self._openapi_documents is None:
+                # Built on first use: a server nobody asks for its schema never pays for it.
+                self._openapi_documents = OpenAPI()
+            if request.path == "/openapi/v2" and "json" not in request.headers.get("Accept", "json"):
+                raise errors.NotAcceptable("only application/json is served at /openapi/v2")
+            document = self._openapi_documents.document(request.path.rstrip("/"))
+            if document is None:
+                raise paths.page_not_found()
+        except errors.ApiError as error:
+            return self._failure(error, None)
+        return self._document(request, document, vary=False)
 
     # ------------------------------------------------------------------------------- public paths
 
@@ -128,6 +163,9 @@ class HttpApi:
         verb = request.method
         try:
             user = self._user_of(request)
+            document = self._discovery.document(request.path.rstrip("/"), request.headers.get("Accept", ""))
+            if document is not None:
+                return self._document(request, document, vary=True)
             target = paths.parse(request.path)
             verb = verb_of(request.method, target, request.query.get("watch", "").lower() in ("true", "1"))
             kind = target.resource.kind
@@ -176,6 +214,8 @@ class HttpApi:
             return objects.create
         if verb == "create" and subresource == "binding":
             return objects.bind
+        if verb == "create" and subresource == "eviction":
+            return objects.evict
         raise errors.MethodNotSupported(
             f"the server does not allow this method on the requested resource: {verb} "
             f"{target.resource.kind.plural}{'/' + subresource if subresource else ''}")

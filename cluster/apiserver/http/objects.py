@@ -7,10 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from cluster.api import errors, kinds, objects_pb2
 from cluster.apiserver import binding
+from cluster.apiserver import eviction as eviction_rest
 from cluster.apiserver.http import codec
 from cluster.apiserver.http.call import Call
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
@@ -146,6 +148,22 @@ async def bind(call: Call) -> web.Response:
     verbs = call.verbs
     verbs.leadership.check_bind(call.user, request.metadata.namespace, request.metadata.name, None)
     await binding.bind(verbs.registry, request, verbs.now(), peek=verbs.cache.peek)
+    return call.respond(success_status(), 201)
+
+
+async def evict(call: Call) -> web.Response:
+    """pods/eviction: a policy/v1 Eviction, the pod deleted only if its PodDisruptionBudget allows
+    (eviction.py); kubectl drain's way to delete."""
+    data = await call.body()
+    if not isinstance(data, dict):
+        raise errors.BadRequest("the body of an eviction must be an Eviction object")
+    eviction = objects_pb2.Eviction()
+    try:
+        json_format.ParseDict(data, eviction, ignore_unknown_fields=True)
+    except json_format.ParseError as exc:
+        raise errors.BadRequest(f"the Eviction cannot be read: {exc}") from None
+    await eviction_rest.evict(
+        call.verbs, call.info.namespace, call.target.name, eviction, dry_run=call.dry_run)
     return call.respond(success_status(), 201)
 
 

@@ -4,8 +4,8 @@
 ``/watch/`` prefix after the version. ``/api/v1/namespaces/NS`` is the namespace itself (and
 ``.../NS/status`` its status); anything longer after ``namespaces/NS`` addresses a namespaced resource.
 
-Every kind is served at each of its apiVersions; events are also served as events.k8s.io/v1 (one
-storage, another shape). Which subresources a kind has is declared here, once.
+What is served at which group/version, with which subresources, is served.py's table, the one
+discovery and OpenAPI describe.
 """
 
 from __future__ import annotations
@@ -14,21 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from cluster.api import errors, kinds
+from cluster.api import errors
 from cluster.api.kinds import Kind
-
-#: The group/version events are also served in, converted from and to the core/v1 Event stored.
-EVENTS_V1 = "events.k8s.io/v1"
-
-#: The subresources each kind serves, by plural (kube-apiserver's for these kinds).
-SUBRESOURCES: dict[str, tuple[str, ...]] = {
-    "pods": ("status", "binding", "eviction"),
-    "nodes": ("status",),
-    "namespaces": ("status",),
-    "resourcequotas": ("status",),
-    "poddisruptionbudgets": ("status",),
-    "podgroups": ("status",),
-}
+from cluster.apiserver.http import served
+from cluster.apiserver.http.served import EVENTS_V1
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +27,7 @@ class Resource:
     kind: Kind[Any]
     #: The group/version of the URL ("v1", "apps/v1"): the apiVersion objects are shown in.
     group_version: str
+    subresources: frozenset[str] = frozenset()
 
     @property
     def group(self) -> str:
@@ -53,20 +43,16 @@ class Resource:
 
 
 def _served() -> dict[tuple[str, str], Resource]:
-    served: dict[tuple[str, str], Resource] = {}
-    for kind in kinds.KINDS:
-        for api_version in kind.api_versions:
-            served[(api_version, kind.plural)] = Resource(kind, api_version)
-    served[(EVENTS_V1, kinds.EVENT.plural)] = Resource(kinds.EVENT, EVENTS_V1)
-    return served
+    return {
+        (version.name, resource.plural): Resource(
+            resource.stored_as, version.name, frozenset(sub.name for sub in resource.subresources))
+        for version in served.group_versions()
+        for resource in version.resources
+    }
 
 
-#: Every resource served, by (group/version, plural).
+#: Every resource served, by (group/version, plural): discovery's table (served.py).
 SERVED: dict[tuple[str, str], Resource] = _served()
-#: Every group/version served, each with its resources in kinds' order.
-GROUP_VERSIONS: dict[str, list[Resource]] = {}
-for _resource in SERVED.values():
-    GROUP_VERSIONS.setdefault(_resource.group_version, []).append(_resource)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +101,6 @@ def parse(path: str) -> Target:
         raise page_not_found()
     name = rest[1] if len(rest) > 1 else ""
     subresource = rest[2] if len(rest) > 2 else ""
-    if subresource and subresource not in SUBRESOURCES.get(resource.kind.plural, ()):
+    if subresource and subresource not in resource.subresources:
         raise page_not_found()
     return Target(resource, namespace, name, subresource, watch_prefix)

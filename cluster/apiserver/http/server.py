@@ -38,7 +38,7 @@ class HttpServer:
 
     async def start(self) -> int:
         host, _, port = self._listen.rpartition(":")
-        runner = web.AppRunner(self._api.application(), access_log=None,
+        runner = web.AppRunner(self._api.application(self._listen), access_log=None,
                                shutdown_timeout=SHUTDOWN_TIMEOUT_S, handle_signals=False)
         await runner.setup()
         site = web.TCPSite(runner, host.strip("[]"), int(port), ssl_context=self._tls, reuse_port=False)
