@@ -73,6 +73,8 @@ class WorkloadResult:
     problems: list[str] = field(default_factory=list)
     churn_pods: int = 0
     gangs: int = 0
+    #: When the bench's informer first saw each pod bound (monotonic seconds), by name.
+    bound_at: dict[str, float] = field(default_factory=dict, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -207,7 +209,7 @@ async def run_workload(workload: Workload, scale_name: str, sut: SystemUnderTest
         e2e_latency_s=measure.latency_summary(
             [max(0.0, binds.bound_at[name] - at) for name, at in created_at.items()]),
         peak_rss_bytes=rss, measured_s=measured_s, cost=cost, problems=check(placements),
-        churn_pods=len(churned), gangs=len(pod_groups),
+        churn_pods=len(churned), gangs=len(pod_groups), bound_at=binds.bound_at,
     )  # fmt: skip
 
 

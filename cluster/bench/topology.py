@@ -8,6 +8,8 @@
   server's /metrics scraped over HTTP; the bench process itself is then only the client.
 
 Either way the bench talks to the API server through the client library, as any other client would.
+With ``http=True`` the API server also serves the Kubernetes HTTP API on a free loopback port
+(`podsched bench http` measures it beside gRPC).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from scheduler.scheduler import Scheduler
 TOPOLOGIES = ("inproc", "processes")
 #: The API server's stop grace: the bench's own calls have all finished by then.
 STOP_GRACE_S = 1.0
+#: Where the API server serves the HTTP API when asked to: loopback, a free port.
+HTTP_LISTEN = "127.0.0.1:0"
 
 
 @dataclass
@@ -47,18 +51,22 @@ class SystemUnderTest:
     peak_rss: Callable[[], dict[str, int | None]]
     #: CPU seconds used so far by each process of the system and by the bench's client, by role.
     cpu_seconds: Callable[[], dict[str, float | None]]
+    #: The Kubernetes HTTP API's URL, when brought up with ``http``.
+    http_url: str | None = None
 
 
-def bring_up(topology: str, store: str) -> contextlib.AbstractAsyncContextManager[SystemUnderTest]:
+def bring_up(
+    topology: str, store: str, *, http: bool = False
+) -> contextlib.AbstractAsyncContextManager[SystemUnderTest]:
     if topology == "inproc":
-        return _inproc(store)
+        return _inproc(store, http)
     if topology == "processes":
-        return _processes(store)
+        return _processes(store, http)
     raise ValueError(f"unknown topology {topology!r}: use one of {', '.join(TOPOLOGIES)}")
 
 
 @contextlib.asynccontextmanager
-async def _inproc(store_kind: str) -> AsyncIterator[SystemUnderTest]:
+async def _inproc(store_kind: str, http: bool) -> AsyncIterator[SystemUnderTest]:
     with tempfile.TemporaryDirectory(prefix="podsched-bench-") as scratch:
         async with contextlib.AsyncExitStack() as stack:
             pids: dict[str, int | str] = {"bench (api server, scheduler, client)": "self"}
@@ -69,7 +77,8 @@ async def _inproc(store_kind: str) -> AsyncIterator[SystemUnderTest]:
                 endpoints = etcd.endpoints
                 pids["etcd"] = etcd.members[0].process.pid  # type: ignore[union-attr]
             store = await stack.enter_async_context(open_store(store_kind, endpoints))
-            server = ApiServer(store, ApiServerOptions(listen="127.0.0.1:0"))
+            server = ApiServer(store, ApiServerOptions(
+                listen="127.0.0.1:0", http_listen=HTTP_LISTEN if http else None))
             await server.start()
             stack.push_async_callback(server.stop, STOP_GRACE_S)
             client = await stack.enter_async_context(Client(server.address))
@@ -89,6 +98,7 @@ async def _inproc(store_kind: str) -> AsyncIterator[SystemUnderTest]:
                     server.address, scheduler_metrics, apiserver_metrics,
                     peak_rss=lambda: {role: peak_rss_bytes(pid) for role, pid in pids.items()},
                     cpu_seconds=lambda: {role: cpu_seconds(pid) for role, pid in pids.items()},
+                    http_url=server.http_url,
                 )
             finally:
                 running.cancel()
@@ -96,7 +106,7 @@ async def _inproc(store_kind: str) -> AsyncIterator[SystemUnderTest]:
 
 
 @contextlib.asynccontextmanager
-async def _processes(store_kind: str) -> AsyncIterator[SystemUnderTest]:
+async def _processes(store_kind: str, http: bool) -> AsyncIterator[SystemUnderTest]:
     # The children are started from this (the main) thread on purpose: they die with the thread that
     # started them (process.die_with_parent_prefix), and the main thread outlives the whole run.
     with tempfile.TemporaryDirectory(prefix="podsched-bench-") as scratch, contextlib.ExitStack() as stops:
@@ -112,7 +122,8 @@ async def _processes(store_kind: str) -> AsyncIterator[SystemUnderTest]:
             # No controllers: scheduler_perf runs none, and no workload has a PodDisruptionBudget (the
             # disruption controller would be one more watcher of every pod).
             apiserver = ApiServerProcess(
-                store_args, extra_args=["--controllers", "none", "--metrics-addr", "127.0.0.1:0"])
+                store_args, http_listen=HTTP_LISTEN if http else None,
+                extra_args=["--controllers", "none", "--metrics-addr", "127.0.0.1:0"])
             apiserver.start()
             stops.callback(apiserver.stop)
             pids["apiserver"] = apiserver.pid
@@ -135,6 +146,7 @@ async def _processes(store_kind: str) -> AsyncIterator[SystemUnderTest]:
                     apiserver.address, scheduler_metrics, apiserver_metrics,
                     peak_rss=lambda: {role: peak_rss_bytes(p) for role, p in pids.items()},
                     cpu_seconds=lambda: {role: cpu_seconds(p) for role, p in measured.items()},
+                    http_url=apiserver.http_url,
                 )
             finally:
                 stops.close()  # scheduler, then API server, before etcd goes

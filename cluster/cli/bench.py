@@ -3,6 +3,7 @@
     podsched bench [--workload NAME ...] [--scale tiny|small|full] [--store sqlite|etcd]
                    [--topology inproc|processes] [--json FILE] [--plot FILE.png]
     podsched bench store [--store sqlite|etcd|all] [--etcd HOST:PORT,...] [--writes N] [--concurrency C]
+    podsched bench http [--scale tiny|small|full] [--store sqlite|etcd] [--topology inproc|processes]
 
 Without a target it runs the scheduler workloads (all of them unless ``--workload`` names some; see
 cluster/bench/workloads.py), each on a fresh store, API server and scheduler, and prints per workload
@@ -21,6 +22,10 @@ lag (from a write's acknowledgement to its event reaching a watcher in the same 
 under that full write load, so it includes the client's own queueing), p50 and p99. Without ``--etcd``
 it starts a local single-member etcd in a temporary directory and stops it afterwards; the SQLite
 store lives in a temporary directory. Keys go under a unique prefix, removed at the end.
+
+``http`` measures the Kubernetes HTTP API beside gRPC on the workloads' topology and store
+(cluster/bench/httpapi.py): the create rate of each wire, ``kubectl get pods`` of the pods created, and
+a watch over HTTP keeping up with SchedulingBasic's binds.
 """
 
 from __future__ import annotations
@@ -57,17 +62,19 @@ from cluster.outputfiles import PLOT_INSTALL, can_plot, check_writable
 from store.base import StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-TARGETS = ("store",)
+TARGETS = ("store", "http")
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "bench",
-        help="run scheduler_perf's workloads against podsched, or measure the stores",
-        description="Run kube-scheduler's scheduler_perf workloads end to end (no target), or measure "
-        "the stores' writes/s and watch lag (store).",
+        help="run scheduler_perf's workloads against podsched, or measure the stores or the HTTP API",
+        description="Run kube-scheduler's scheduler_perf workloads end to end (no target), measure "
+        "the stores' writes/s and watch lag (store), or the HTTP API beside gRPC (http).",
     )
-    parser.add_argument("target", nargs="?", choices=TARGETS, help="store: measure the stores only")
+    parser.add_argument("target", nargs="?", choices=TARGETS,
+                        help="store: measure the stores only; http: the HTTP API's creates, kubectl get "
+                        "and watch beside gRPC")
     parser.add_argument(
         "--store", choices=[*STORES, "all"], default=None,
         help="backend: for the workloads sqlite or etcd (default etcd); for store also all (the default)",
@@ -106,6 +113,8 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.target == "store":
         return run_store(args)
+    if args.target == "http":
+        return run_http(args)
     return run_workloads(args)
 
 
@@ -130,12 +139,48 @@ def run_store(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run_workloads(args: argparse.Namespace) -> int:
+def run_http(args: argparse.Namespace) -> int:
+    for flag, value in (("--workload", args.workload), ("--json", args.json), ("--plot", args.plot)):
+        if value:
+            return _fail(f"{flag} applies to the scheduler workloads, not to bench http", EXIT_USAGE)
+    store, problem = _workload_store(args)
+    if problem is not None:
+        return problem
+    # Imported here: aiohttp would cost every other podsched command its import time.
+    import aiohttp
+
+    from cluster.bench.httpapi import bench_http, format_report
+
+    _say(f"HTTP API beside gRPC: {args.topology} on {store}, scale {args.scale}")
+    try:
+        result = asyncio.run(bench_http(store, args.topology, args.scale))
+    except (BenchError, StoreError, EtcdStartError, ApiServerStartError, SchedulerStartError,
+            aiohttp.ClientError) as exc:
+        return _fail(str(exc), EXIT_FAILED)
+    print(format_report(result))
+    return EXIT_OK if result.watch.workload.passed and not result.watch.missing else EXIT_FAILED
+
+
+def _workload_store(args: argparse.Namespace) -> tuple[str, int | None]:
+    """The store the workloads (or bench http) run on, or the exit code of why they cannot."""
     store = args.store or "etcd"
     if store == "all":
-        return _fail("the workloads run on one store: use --store sqlite or --store etcd", EXIT_USAGE)
+        return store, _fail("the workloads run on one store: use --store sqlite or --store etcd", EXIT_USAGE)
     if args.etcd is not None:
-        return _fail("--etcd applies to bench store; the workloads start an etcd of their own", EXIT_USAGE)
+        return store, _fail("--etcd applies to bench store; the workloads start an etcd of their own",
+                            EXIT_USAGE)
+    if store == "etcd":
+        try:
+            find_etcd_binary()
+        except EtcdNotFound as exc:
+            return store, _fail(str(exc), EXIT_FAILED)
+    return store, None
+
+
+def run_workloads(args: argparse.Namespace) -> int:
+    store, problem = _workload_store(args)
+    if problem is not None:
+        return problem
     for flag, path in (("--json", args.json), ("--plot", args.plot)):
         if path is not None:
             try:
@@ -144,11 +189,6 @@ def run_workloads(args: argparse.Namespace) -> int:
                 return _fail(f"cannot write {flag} {path}: {exc}", EXIT_USAGE)
     if args.plot is not None and not can_plot():
         return _fail(f"--plot needs matplotlib, an optional extra: {PLOT_INSTALL}", EXIT_FAILED)
-    if store == "etcd":
-        try:
-            find_etcd_binary()
-        except EtcdNotFound as exc:
-            return _fail(str(exc), EXIT_FAILED)
     names = args.workload or list(WORKLOADS)
     try:
         info, results = asyncio.run(

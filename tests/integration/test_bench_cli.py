@@ -93,3 +93,32 @@ def test_the_gang_workload_runs_on_etcd_in_separate_processes(tmp_path: Path) ->
     assert workload["store_write_requests_per_pod"] < workload["store_written_keys_per_pod"]
     assert workload["watch_events_per_pod"] >= 4 and workload["watch_bytes_per_pod"] > 0
     assert "GangScheduling" in finished.stdout
+
+
+def test_bench_http_prints_the_creates_kubectl_and_the_watch() -> None:
+    """`podsched bench http` at the tiny scale: each wire's creates, kubectl listing every pod created,
+    and the HTTP watch seeing every bind SchedulingBasic made (how fast is not looked at)."""
+    finished = subprocess.run(
+        [sys.executable, "-m", "cluster.cli", "bench", "http", "--scale", "tiny", "--store", "sqlite",
+         "--topology", "inproc"],
+        capture_output=True, text=True, timeout=BENCH_TIMEOUT_S, check=False,
+    )  # fmt: skip
+
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    lines = finished.stdout.splitlines()
+    assert lines[0] == "store sqlite, topology inproc, scale tiny; the Kubernetes HTTP API beside gRPC"
+    basic = WORKLOADS["SchedulingBasic"].scale("tiny")
+    per_wire = basic.measured_pods // 2
+    rows = {line.split()[0]: line.split() for line in lines[3:5]}
+    assert lines[2].split()[:5] == ["WIRE", "PODS", "CONCURRENCY", "CREATES/S", "OF"]
+    assert sorted(rows) == ["grpc", "http"]
+    for row in rows.values():
+        assert row[1:3] == [str(per_wire), "32"] and float(row[3]) > 0
+    assert rows["grpc"][4] == "100.0%"
+    kubectl = next(line for line in lines if line.startswith("kubectl get pods"))
+    assert kubectl.startswith(f"kubectl get pods ({2 * per_wire} pods): ")
+    assert kubectl.endswith(f", {2 * per_wire} rows"), kubectl
+    bound = basic.init_pods + basic.measured_pods
+    assert any(line.startswith("watch over HTTP during SchedulingBasic") and "placements correct" in line
+               for line in lines)
+    assert any(line.strip().startswith(f"binds seen {bound} of {bound}, ") for line in lines), lines
