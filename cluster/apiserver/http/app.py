@@ -36,6 +36,7 @@ from cluster.apiserver.http.documents import Document
 from cluster.apiserver.http.openapi import OpenAPI
 from cluster.apiserver.http.paths import Target
 from cluster.apiserver.http.status import retry_after, status_of
+from cluster.apiserver.http.table import check_include_object, table_of_object
 from cluster.apiserver.metrics import ApiServerMetrics
 from cluster.apiserver.verbs import Verbs, request_namespace
 from cluster.apiserver.watchcache import read_scope
@@ -222,8 +223,22 @@ class HttpApi:
 
     @staticmethod
     def _shape(call: Call) -> Callable[[Any], dict[str, Any]]:
+        """What each watch event carries: the object, or (kubectl get -w) a Table of its one row, the
+        columns only in the first, as kube-apiserver sends them."""
         resource = call.target.resource
-        return lambda obj: encode(obj, resource)
+        if not call.table:
+            return lambda obj: encode(obj, resource)
+        include = call.query.get("includeObject", "")
+        check_include_object(include)
+        sent: list[bool] = []
+
+        def table(obj: Any) -> dict[str, Any]:
+            row = table_of_object(resource.kind, obj, include_object=include, now=time.time(),
+                                  to_dict=lambda one: encode(one, resource), no_headers=bool(sent))
+            sent.append(True)
+            return row
+
+        return table
 
     def _failure(self, error: errors.ApiError, target: Target | None) -> web.Response:
         name = target.name if target is not None else ""

@@ -4,6 +4,7 @@ create, the object for a delete, metav1.Status for a binding)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from aiohttp import web
@@ -15,13 +16,19 @@ from cluster.apiserver import binding
 from cluster.apiserver import eviction as eviction_rest
 from cluster.apiserver.http import codec
 from cluster.apiserver.http.call import Call
+from cluster.apiserver.http.table import check_include_object, table_of_object
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 
 
 async def get(call: Call) -> web.Response:
-    target = call.target
-    obj = await call.verbs.get(target.resource.kind, call.info.namespace, target.name)
-    return call.respond(codec.encode(obj, target.resource))
+    resource = call.target.resource
+    obj = await call.verbs.get(resource.kind, call.info.namespace, call.target.name)
+    if call.table:
+        include = call.query.get("includeObject", "")
+        check_include_object(include)
+        return call.respond(table_of_object(resource.kind, obj, include_object=include, now=time.time(),
+                                            to_dict=lambda one: codec.encode(one, resource)))
+    return call.respond(codec.encode(obj, resource))
 
 
 def _check_identity(obj: Message, call: Call, *, name_required: bool) -> None:

@@ -60,6 +60,7 @@ LISTS: Mapping[str, Mapping[str, ListSchema]] = {
         "preferredDuringSchedulingIgnoredDuringExecution": ATOMIC,
     },
     "TopologySpreadConstraint": {"matchLabelKeys": ATOMIC},
+    "DeleteOptions": {"dryRun": ATOMIC},
     "Container": {
         "command": ATOMIC,
         "args": ATOMIC,
