@@ -169,3 +169,17 @@ def test_another_kind_is_invalid_for_json_and_merge_patches_and_dropped_by_strat
     assert [c.field for c in raised.value.details.causes] == ["patch"]
     assert _apply(STRATEGIC_MERGE_PATCH, {"kind": "Node", "apiVersion": "v2"})["kind"] == "Pod"
     assert _apply(MERGE_PATCH, {"kind": None, "apiVersion": None})["apiVersion"] == "v1"
+
+
+@pytest.mark.parametrize("content_type", sorted(PATCH_TYPES))
+@pytest.mark.parametrize("depth", [900, 5000])
+def test_a_patch_nested_too_deeply_is_a_400(content_type: str, depth: int) -> None:
+    nested = '{"a":' * depth + "1" + "}" * depth
+    body = (
+        f'[{{"op":"add","path":"/spec/x","value":{nested}}}]'
+        if content_type == JSON_PATCH
+        else f'{{"spec":{{"x":{nested}}}}}'
+    )
+    with pytest.raises(errors.BadRequest) as raised:
+        _apply(content_type, body.encode())
+    assert raised.value.message == "invalid JSON patch: nested too deeply"

@@ -276,3 +276,25 @@ def test_an_unknown_field_that_both_hold_as_objects_is_apimachinerys_error() -> 
     with pytest.raises(errors.ApiError) as raised:
         _apply(original, {"spec": {"bogus": {"y": 2}}}, _POD)
     assert raised.value.message == 'unable to find api field in struct PodSpec for the json field "bogus"'
+
+
+def test_deleting_from_an_empty_ordered_list() -> None:
+    patch = {
+        "$setElementOrder/mergingList": [{"name": "a"}],
+        "mergingList": [{"name": "a"}, {"name": "b", "$patch": "delete"}],
+    }
+    assert _apply({"mergingList": []}, patch, MERGE_ITEM) == {"mergingList": [{"name": "a"}]}
+
+
+def test_long_lists_merge_in_linear_time() -> None:
+    # apimachinery scans lists for every item; a patch of many items must not hold the server for long.
+    count = 20000
+    original = {"mergingList": [{"name": str(i)} for i in range(count)], "mergingIntList": list(range(count))}
+    patch = {
+        "$setElementOrder/mergingList": [{"name": str(i)} for i in reversed(range(count))],
+        "mergingList": [{"name": str(i), "value": "x"} for i in reversed(range(0, count, 2))],
+        "mergingIntList": list(range(count // 2, count + count // 2)),
+    }
+    patched = _apply(original, patch, MERGE_ITEM)
+    assert [item["name"] for item in patched["mergingList"]] == [str(i) for i in reversed(range(count))]
+    assert patched["mergingIntList"][:2] == [0, 1] and len(patched["mergingIntList"]) == count + count // 2

@@ -54,13 +54,17 @@ def apply_patch(
     kind = patch_type(content_type)
     if kind not in PATCH_TYPES:
         raise unsupported_patch_type()
-    body = _decode(patch)
-    if kind == JSON_PATCH:
-        patched = apply_json_patch(original, body)
-    elif kind == MERGE_PATCH:
-        patched = _merge(original, body)
-    else:
-        patched = _strategic(original, body, message)
+    try:
+        body = _decode(patch)
+        if kind == JSON_PATCH:
+            patched = apply_json_patch(original, body)
+        elif kind == MERGE_PATCH:
+            patched = _merge(original, body)
+        else:
+            patched = _strategic(original, body, message)
+    except RecursionError as exc:
+        # Far deeper than any object; Python's stack, not the patch's content, sets the bound.
+        raise errors.BadRequest("invalid JSON patch: nested too deeply") from exc
     if not isinstance(patched, dict):
         raise _undecodable(
             patched,
