@@ -441,7 +441,7 @@ def _deduplicate(items: list[Any]) -> list[Any]:
     places every item by the patch's or the object's order, which know them all: the first occurrences
     serve as well."""
     seen = _Positions()
-    unique = []
+    unique: list[Any] = []
     for item in items:
         if item not in seen:
             seen.add(len(unique), item)
