@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -109,15 +110,8 @@ def message_schema(message: Descriptor) -> PatchSchema:
     return _MessageSchema(message)
 
 
-#: Messages whose JSON form is a single value (a timestamp string, an IntOrString), not an object.
-_SCALAR_MESSAGES = frozenset(
-    {
-        "google.protobuf.Timestamp",
-        "google.protobuf.Value",
-        "google.protobuf.Struct",
-        "google.protobuf.ListValue",
-    }
-)
+#: Messages whose JSON form is a single value: a timestamp's string, an IntOrString's number or string.
+_SCALAR_MESSAGES = frozenset({"google.protobuf.Timestamp", "google.protobuf.Value"})
 
 
 def _field_schema(message: Descriptor, field: FieldDescriptor) -> FieldSchema:
@@ -225,8 +219,6 @@ class _Positions:
 
     def __init__(self, values: Iterable[tuple[int, Any]] = ()) -> None:
         self._first: dict[tuple[type, Any], int] = {}
-        # Objects and lists cannot be hashed; no scalar equals them, so they are looked up apart.
-        self._unhashable: list[tuple[int, Any]] = []
         for i, value in values:
             self.add(i, value)
 
@@ -243,16 +235,18 @@ class _Positions:
             if isinstance(item, dict) and merge_key in item
         )
 
-    def add(self, i: int, value: Any) -> None:
+    @staticmethod
+    def _key(value: Any) -> tuple[type, Any]:
+        # Objects and lists cannot be hashed: their canonical JSON stands for them.
         if isinstance(value, dict | list):
-            self._unhashable.append((i, value))
-        else:
-            self._first.setdefault((type(value), value), i)
+            return type(value), json.dumps(value, sort_keys=True)
+        return type(value), value
+
+    def add(self, i: int, value: Any) -> None:
+        self._first.setdefault(self._key(value), i)
 
     def get(self, value: Any) -> int:
-        if isinstance(value, dict | list):
-            return next((i for i, item in self._unhashable if _same(item, value)), -1)
-        return self._first.get((type(value), value), -1)
+        return self._first.get(self._key(value), -1)
 
     def __contains__(self, value: Any) -> bool:
         return self.get(value) >= 0
