@@ -28,7 +28,7 @@ from cluster.apiserver.auth.authenticator import bearer_token_of
 from cluster.apiserver.auth.gate import RequestGate
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.failures import error_of
-from cluster.apiserver.http import collections, objects, paths, watching
+from cluster.apiserver.http import collections, objects, patching, paths, watching
 from cluster.apiserver.http.call import JSON, Call, add_warnings
 from cluster.apiserver.http.codec import dumps, encode
 from cluster.apiserver.http.discovery import Discovery
@@ -207,6 +207,8 @@ class HttpApi:
             return objects.get
         if verb == "update" and subresource in ("", "status"):
             return objects.update
+        if verb == "patch" and subresource in ("", "status"):
+            return patching.patch
         if verb == "delete" and not subresource:
             return objects.delete
         if verb == "create" and target.bindings:

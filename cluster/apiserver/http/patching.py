@@ -1,0 +1,53 @@
+"""PATCH, as kube-apiserver's patcher: read the live object, apply the patch to its JSON (JSON patch, merge
+patch, strategic merge patch: patch/patcher.py), decode the result with the request's field validation,
+and write it as an update (of the status subresource, when addressed) at the live object's
+resourceVersion. A write that loses that compare-and-swap to a concurrent one reads again and re-applies
+the patch, as upstream does, unless the patch itself names the resourceVersion it expects (then the
+conflict is the caller's to see)."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from aiohttp import web
+from google.protobuf.descriptor import Descriptor
+
+from cluster.api import errors, kinds
+from cluster.apiserver.http import codec
+from cluster.apiserver.http.call import Call
+from cluster.apiserver.http.objects import write
+from cluster.apiserver.http.patch.patcher import PATCH_TYPES, apply_patch, patch_type, unsupported_patch_type
+
+#: Attempts of a patch whose write keeps losing to concurrent writes (kube-apiserver's patcher retries
+#: its GuaranteedUpdate likewise until the request's deadline).
+MAX_ATTEMPTS = 8
+
+
+async def patch(call: Call) -> web.Response:
+    content_type = patch_type(call.request.headers.get("Content-Type", ""))
+    if content_type not in PATCH_TYPES:
+        raise unsupported_patch_type()
+    body = await call.request.read()
+    if len(body) > codec.MAX_BODY_BYTES:
+        raise errors.RequestEntityTooLarge(
+            f"the request body is {len(body)} bytes: the limit is {codec.MAX_BODY_BYTES}")
+    field_validation = codec.field_validation_of(call.query.get("fieldValidation"))
+    resource = call.target.resource
+    descriptor = cast(Descriptor, resource.kind.message.DESCRIPTOR)
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        live = await call.verbs.get(resource.kind, call.info.namespace, call.target.name)
+        original = codec.encode(live, resource)
+        patched = apply_patch(content_type, original, body, descriptor)
+        obj, warnings = codec.decode(patched, resource, field_validation)
+        live_version = kinds.metadata_of(live).resource_version
+        meta = kinds.metadata_of(obj)
+        asked_version = meta.resource_version != live_version and bool(meta.resource_version)
+        if not meta.resource_version:
+            meta.resource_version = live_version
+        call.warnings.extend(warnings)  # repeated by a retry, sent once (add_warnings)
+        try:
+            return await write(call, obj)
+        except errors.Conflict:
+            if asked_version or attempt == MAX_ATTEMPTS:
+                raise
+    raise AssertionError("the loop returns or raises")
