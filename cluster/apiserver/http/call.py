@@ -16,6 +16,8 @@ from cluster.apiserver.http.paths import Target
 from cluster.apiserver.verbs import Verbs
 
 JSON = "application/json"
+#: The largest List ``limit`` a caller may ask for (limits.py), in the application's config.
+MAX_PAGE_SIZE = web.AppKey("max_page_size", int)
 
 
 @dataclass(slots=True)

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from cluster.api import errors, kinds
 from cluster.apiserver.http import codec
-from cluster.apiserver.http.call import Call
+from cluster.apiserver.http.call import MAX_PAGE_SIZE, Call
 from cluster.apiserver.http.eventsv1 import core_field_selector
 from cluster.apiserver.http.table import check_include_object, table_of_list
 from cluster.apiserver.listing import ObjectPage
@@ -53,7 +53,7 @@ async def read_page(call: Call) -> ObjectPage:
     limit = call.integer("limit") or 0
     page = await call.verbs.cache.list(
         selection_of(call), collection_namespace(call), limit=limit, continue_token=continue_token,
-        max_page_size=call.request.app["max_page_size"],
+        max_page_size=call.request.app[MAX_PAGE_SIZE],
     )
     if resource_version and resource_version != "0":
         try:
