@@ -64,7 +64,8 @@ async def test_a_table_has_kubectls_columns(http: TestClient) -> None:
     await http.post(PODS, json=_pod("web"))
     table = await _json(await http.get(PODS, headers={"Accept": TABLE}))
     assert table["kind"] == "Table"
-    assert [c["name"] for c in table["columnDefinitions"]][:5] == ["Name", "Ready", "Status", "Restarts", "Age"]
+    columns = [c["name"] for c in table["columnDefinitions"]]
+    assert columns[:5] == ["Name", "Ready", "Status", "Restarts", "Age"]
     assert table["rows"][0]["cells"][:3] == ["web", "0/1", "Pending"]
     assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
     one = await _json(await http.get(f"{PODS}/web", headers={"Accept": TABLE}))
@@ -101,7 +102,8 @@ async def test_strict_field_validation_refuses_and_warn_warns(http: TestClient) 
 
 
 @pytest.mark.parametrize(("content_type", "patch", "labels"), [
-    ("application/merge-patch+json", {"metadata": {"labels": {"tier": "front", "app": None}}}, {"tier": "front"}),
+    ("application/merge-patch+json", {"metadata": {"labels": {"tier": "front", "app": None}}},
+     {"tier": "front"}),
     ("application/strategic-merge-patch+json", {"metadata": {"labels": {"tier": "front"}}},
      {"app": "web", "tier": "front"}),
     ("application/json-patch+json", [{"op": "add", "path": "/metadata/labels/tier", "value": "front"}],
@@ -180,13 +182,15 @@ async def test_eviction_is_refused_while_the_budget_allows_none(http: TestClient
     body = await _json(refused)
     assert refused.status == 429 and body["reason"] == "TooManyRequests"
     assert body["details"]["causes"][0] == {
-        "reason": "DisruptionBudget", "message": "The disruption budget keep needs 1 healthy pods and has 1 currently"}
+        "reason": "DisruptionBudget",
+        "message": "The disruption budget keep needs 1 healthy pods and has 1 currently"}
 
 
 async def test_delete_with_a_uid_precondition(http: TestClient) -> None:
     await http.post(PODS, json=_pod("web"))
     wrong = await http.delete(f"{PODS}/web", json={"preconditions": {"uid": "not-it"}})
-    assert wrong.status == 409 and "Precondition failed: UID in precondition: not-it" in (await _json(wrong))["message"]
+    assert wrong.status == 409
+    assert "Precondition failed: UID in precondition: not-it" in (await _json(wrong))["message"]
     assert (await http.delete(f"{PODS}/web", params={"gracePeriodSeconds": "0"})).status == 200
     assert (await http.get(f"{PODS}/web")).status == 404
 
@@ -270,7 +274,8 @@ async def test_discovery_is_revalidated_by_its_etag(http: TestClient) -> None:
 
 
 async def test_openapi_v2_is_json_only(http: TestClient) -> None:
-    refused = await http.get("/openapi/v2", headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
+    protobuf = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+    refused = await http.get("/openapi/v2", headers={"Accept": protobuf})
     assert refused.status == 406
     served = await _json(await http.get("/openapi/v2", headers={"Accept": "application/json"}))
     assert "io.k8s.api.core.v1.Pod" in served["definitions"]
