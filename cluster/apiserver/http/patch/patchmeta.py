@@ -1,0 +1,159 @@
+"""The list and map schema of every served kind's messages, as the tags of Kubernetes' types.go declare it
+(k8s.io/api, k8s.io/apimachinery's metav1): how a repeated field merges (``+listType``, ``+listMapKey``,
+``patchStrategy``, ``patchMergeKey``), which maps and structs are atomic (``+mapType=atomic``,
+``+structType=atomic``), and the few singular fields with a patch strategy of their own.
+
+Strategic merge patch reads ``patch_strategy`` and ``merge_key`` (a list without a strategy is replaced
+whole, whatever its listType); server-side apply reads ``list_type``, ``map_keys`` and atomicity. Every
+repeated field of objects.proto is declared here, so a new one is a decision, not a silent default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+
+from cluster.api import objects_pb2
+
+
+@dataclass(frozen=True, slots=True)
+class ListSchema:
+    """How one repeated field merges."""
+
+    list_type: str  # "atomic" | "set" | "map"
+    map_keys: tuple[str, ...] = ()
+    patch_strategy: str = ""  # "" | "merge" | "replace" | "retainKeys" | "merge,retainKeys"
+    merge_key: str = ""
+
+
+ATOMIC = ListSchema("atomic")
+
+
+def _merged_map(*keys: str) -> ListSchema:
+    """A list map whose strategic merge key is its first map key, as upstream's conditions, containers
+    and ports are."""
+    return ListSchema("map", keys, "merge", keys[0])
+
+
+_BY_NAME = _merged_map("name")
+_BY_TYPE = _merged_map("type")
+
+#: message name → repeated field's JSON name → its schema.
+LISTS: Mapping[str, Mapping[str, ListSchema]] = {
+    "ObjectMeta": {"ownerReferences": _merged_map("uid")},
+    "LabelSelectorRequirement": {"values": ATOMIC},
+    "LabelSelector": {"matchExpressions": ATOMIC},
+    "NodeSelectorRequirement": {"values": ATOMIC},
+    "NodeSelectorTerm": {"matchExpressions": ATOMIC, "matchFields": ATOMIC},
+    "NodeSelector": {"nodeSelectorTerms": ATOMIC},
+    "NodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": ATOMIC},
+    "PodAffinityTerm": {"namespaces": ATOMIC, "matchLabelKeys": ATOMIC, "mismatchLabelKeys": ATOMIC},
+    "PodAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": ATOMIC,
+        "preferredDuringSchedulingIgnoredDuringExecution": ATOMIC,
+    },
+    "PodAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": ATOMIC,
+        "preferredDuringSchedulingIgnoredDuringExecution": ATOMIC,
+    },
+    "TopologySpreadConstraint": {"matchLabelKeys": ATOMIC},
+    "Container": {
+        "command": ATOMIC,
+        "args": ATOMIC,
+        "env": _BY_NAME,
+        "ports": _merged_map("containerPort", "protocol"),
+    },
+    "PodSpec": {
+        "tolerations": ATOMIC,
+        "topologySpreadConstraints": _merged_map("topologyKey", "whenUnsatisfiable"),
+        "containers": _BY_NAME,
+        "initContainers": _BY_NAME,
+        "schedulingGates": _BY_NAME,
+    },
+    "PodStatus": {"conditions": _BY_TYPE},
+    "NodeSpec": {"taints": ATOMIC},
+    "NodeStatus": {"conditions": _BY_TYPE, "images": ATOMIC},
+    "ContainerImage": {"names": ATOMIC},
+    "PodGroupStatus": {"conditions": _BY_TYPE},
+    "ScopedResourceSelectorRequirement": {"values": ATOMIC},
+    "ScopeSelector": {"matchExpressions": ATOMIC},
+    "ResourceQuotaSpec": {"scopes": ATOMIC},
+    "NamespaceSpec": {"finalizers": ATOMIC},
+    "RuntimeClassScheduling": {"tolerations": ATOMIC},
+    "ServiceSpec": {"ports": _merged_map("port", "protocol"), "clusterIPs": ATOMIC},
+}
+
+#: Maps that server-side apply replaces whole (``+mapType=atomic``); every other map merges key by key.
+ATOMIC_MAPS: Mapping[str, frozenset[str]] = {
+    "PodSpec": frozenset({"nodeSelector"}),
+    "RuntimeClassScheduling": frozenset({"nodeSelector"}),
+    "ServiceSpec": frozenset({"selector"}),
+    "ReplicationControllerSpec": frozenset({"selector"}),
+}
+
+#: Messages that server-side apply treats as one value (``+structType=atomic``).
+ATOMIC_STRUCTS = frozenset(
+    {
+        "LabelSelector",
+        "NodeSelector",
+        "NodeSelectorTerm",
+        "ScopeSelector",
+        "ObjectReference",
+        "OwnerReference",
+    }
+)
+
+#: Singular (struct) fields with a strategic patch strategy of their own: a PodDisruptionBudget's selector
+#: is replaced whole by a strategic merge patch.
+FIELD_STRATEGIES: Mapping[str, Mapping[str, str]] = {
+    "PodDisruptionBudgetSpec": {"selector": "replace"},
+}
+
+_PACKAGE = objects_pb2.DESCRIPTOR.package
+
+
+def _own(message: Descriptor) -> str | None:
+    """The message's name in the tables above, or None for a message of another package."""
+    if message.file.package != _PACKAGE:
+        return None
+    return message.name
+
+
+def list_schema(message: Descriptor, json_name: str) -> ListSchema:
+    """The schema of the repeated field ``json_name`` of ``message``; atomic when nothing is declared."""
+    name = _own(message)
+    if name is None:
+        return ATOMIC
+    return LISTS.get(name, {}).get(json_name, ATOMIC)
+
+
+def is_atomic_map(message: Descriptor, json_name: str) -> bool:
+    """Whether the map field ``json_name`` of ``message`` is ``+mapType=atomic``."""
+    name = _own(message)
+    return name is not None and json_name in ATOMIC_MAPS.get(name, frozenset())
+
+
+def is_atomic_struct(message: Descriptor) -> bool:
+    """Whether ``message`` is ``+structType=atomic``."""
+    return _own(message) in ATOMIC_STRUCTS
+
+
+def field_patch_strategy(message: Descriptor, json_name: str) -> str:
+    """The strategic patch strategy of the singular field ``json_name`` of ``message`` ("" for none)."""
+    name = _own(message)
+    if name is None:
+        return ""
+    return FIELD_STRATEGIES.get(name, {}).get(json_name, "")
+
+
+def field_by_json_name(message: Descriptor, json_name: str) -> FieldDescriptor | None:
+    """The field of ``message`` that Kubernetes JSON calls ``json_name``, or None."""
+    return _fields_by_json_name(message).get(json_name)
+
+
+@cache
+def _fields_by_json_name(message: Descriptor) -> dict[str, FieldDescriptor]:
+    return {field.json_name: field for field in message.fields}
