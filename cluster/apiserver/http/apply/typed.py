@@ -256,10 +256,11 @@ def merge(lhs: Any, rhs: Any, t: Type) -> Any:
 def _merge(lhs: Any, rhs: Any, t: Type, path: Path) -> Any:
     if rhs is _MISSING:
         return lhs
-    if lhs is _MISSING or not (_container(t, lhs) and _container(t, rhs)):
-        if _container(t, rhs) and t.kind == _LIST:
-            _unique(_indexed(t, rhs, path), path)
+    if not _container(t, rhs):
         return rhs
+    if lhs is _MISSING or not _container(t, lhs):
+        # walked all the same, so that an applied list's duplicate keys are found at any depth
+        lhs = [] if t.kind == _LIST else {}
     if t.kind == _LIST:
         return _merge_items(lhs, rhs, t, path)
     out = dict(lhs)
