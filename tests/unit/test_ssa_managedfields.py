@@ -333,3 +333,10 @@ def test_apply_to_a_node_owns_its_taints_whole() -> None:
                "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}}
     out = server_side_apply(node, applied, "kubectl", False, "v1", objects_pb2.Node.DESCRIPTOR, T1)
     assert owners(out) == {("kubectl", "Apply"): {"f:spec": {"f:taints": {}}}}
+
+
+def test_apply_drops_live_managed_fields_it_cannot_read() -> None:
+    live = pod(nodeName="n")
+    live["metadata"]["managedFields"] = [{"manager": "x", "operation": "Bogus"}]
+    out = apply(live, pod(nodeName="n"))
+    assert owners(out) == {("kubectl", "Apply"): {"f:spec": {"f:nodeName": {}}}}

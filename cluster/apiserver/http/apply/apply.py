@@ -109,10 +109,9 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], mana
     _check_type(applied, api_version, kinds.kind_by_name(message.name).name)
     if isinstance((applied.get("metadata") or {}).get("managedFields"), list):
         raise errors.BadRequest("metadata.managedFields must be nil")
-    try:
-        managed = managedfields.decode(managedfields.entries_of(live) or [])
-    except (ValueError, TypeError, AttributeError) as err:
-        raise errors.InternalError(f"failed to decode managed fields: {err}") from None
+    # kube-apiserver fails an apply on live managedFields it cannot decode, which it never stores; a gRPC
+    # write stores what it is given, so here they are dropped as an HTTP update drops them.
+    managed = managedfields.decoded_or_empty(managedfields.entries_of(live))
     before = managedfields.without_managed_fields(live)
     manager_id = managedfields.identifier(manager, APPLY, "", "")
     try:

@@ -213,7 +213,8 @@ def _is_reset(entries: Any) -> bool:
     return isinstance(entries, list) and (entries == [] or entries == [{}])
 
 
-def _decoded_or_empty(entries: Any) -> Managed:
+def decoded_or_empty(entries: Any) -> Managed:
+    """The entries decoded, or none when they are malformed."""
     try:
         return decode(entries or [])
     except (ValueError, TypeError, AttributeError):
@@ -225,7 +226,7 @@ def live_or_new(live: dict[str, Any] | None, new: dict[str, Any], subresource: s
     keeps the live object's; otherwise the new object's own when it sets valid ones, none when it asks
     for a reset, else the live object's (a client that does not know managedFields never loses them)."""
     if subresource:
-        return _decoded_or_empty(entries_of(live))
+        return decoded_or_empty(entries_of(live))
     requested = entries_of(new)
     if _is_reset(requested):
         return Managed()
@@ -234,7 +235,7 @@ def live_or_new(live: dict[str, Any] | None, new: dict[str, Any], subresource: s
     except (ValueError, TypeError, AttributeError):
         managed = Managed()
     if not managed.fields:
-        return _decoded_or_empty(entries_of(live))
+        return decoded_or_empty(entries_of(live))
     return managed
 
 
@@ -268,7 +269,7 @@ def record_update(live: dict[str, Any] | None, new: dict[str, Any], manager: str
         managed.fields = updater.update(before, after, schema, api_version, managed.fields,
                                         _CURRENT_OPERATION)
     except typed.SchemaError:
-        return with_managed_fields(new, _decoded_or_empty(entries_of(live)))
+        return with_managed_fields(new, decoded_or_empty(entries_of(live)))
     strip_never_owned(managed, _CURRENT_OPERATION)
     current = managed.fields.pop(_CURRENT_OPERATION, None)
     if current is not None:
