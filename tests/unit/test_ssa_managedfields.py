@@ -77,7 +77,8 @@ def test_a_create_records_an_update_entry_of_the_fields_it_set() -> None:
     owned = entry["fieldsV1"]
     assert owned["f:metadata"] == {"f:labels": {".": {}, "f:app": {}}}
     assert owned["f:spec"]["f:schedulerName"] == {}
-    assert owned["f:spec"]["f:containers"]['k:{"name":"c"}'] == {".": {}, "f:name": {}}
+    # an empty Go Pod has its containers list (null), so the create adds its items, not the list
+    assert owned["f:spec"]["f:containers"] == {'k:{"name":"c"}': {".": {}, "f:name": {}}}
     assert created["spec"] == new["spec"]
 
 
@@ -340,3 +341,17 @@ def test_apply_drops_live_managed_fields_it_cannot_read() -> None:
     live["metadata"]["managedFields"] = [{"manager": "x", "operation": "Bogus"}]
     out = apply(live, pod(nodeName="n"))
     assert owners(out) == {("kubectl", "Apply"): {"f:spec": {"f:nodeName": {}}}}
+
+
+def test_a_replica_set_create_owns_its_template_as_kube_records_a_deployment_s() -> None:
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "default"},
+          "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                   "template": {"metadata": {"labels": {"app": "web"}},
+                                "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}}}
+    created = record_update(None, rs, "kubectl-create", "apps/v1", "", T0)
+    nginx = {".": {}, "f:image": {}, "f:name": {}}
+    assert owners(created) == {("kubectl-create", "Update"): {"f:spec": {
+        "f:replicas": {}, "f:selector": {},
+        "f:template": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                       "f:spec": {"f:containers": {'k:{"name":"nginx"}': nginx}}},
+    }}}

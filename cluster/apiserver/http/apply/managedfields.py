@@ -10,6 +10,7 @@ is never owned."""
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -246,12 +247,25 @@ def type_of(obj: dict[str, Any], message: Descriptor | None) -> typed.Type:
     return typed.of_message(message)
 
 
+_POD_TEMPLATE = {"metadata": {}, "spec": {"containers": None}}
+#: The fields of a kind's empty Go object that its JSON holds beyond metadata, spec and status: the
+#: structs, and the lists and pointers without omitempty (null), that a create then changes rather than adds.
+_ZERO_FIELDS: dict[str, dict[str, Any]] = {
+    "Pod": {"spec": {"containers": None}},
+    "ReplicaSet": {"spec": {"selector": None, "template": _POD_TEMPLATE}},
+    "StatefulSet": {"spec": {"selector": None, "template": _POD_TEMPLATE}},
+    "Event": {"involvedObject": {}, "source": {}},
+}
+
+
 def _zero_object(schema: typed.Type) -> dict[str, Any]:
     """What a create is compared with: upstream's new, empty object of the kind, whose metadata, spec and
-    status structs are there, empty (so a create owns ``f:spec``'s fields, not ``f:spec`` itself)."""
+    status structs are there, empty (so a create owns ``f:spec``'s fields, not ``f:spec`` itself), as are
+    its other fields without omitempty."""
     assert schema.message is not None, "an object's schema is its message's"
-    return {name: {} for name in ("metadata", "spec", "status")
-            if typed.field_type(schema.message, name).kind == "struct"}
+    zero: dict[str, Any] = {name: {} for name in ("metadata", "spec", "status")
+                            if typed.field_type(schema.message, name).kind == "struct"}
+    return {**zero, **copy.deepcopy(_ZERO_FIELDS.get(schema.message.name, {}))}
 
 
 def record_update(live: dict[str, Any] | None, new: dict[str, Any], manager: str, api_version: str,

@@ -188,12 +188,13 @@ def compare(lhs: Any, rhs: Any, t: Type) -> Comparison:
 
 
 def _empty(value: Any) -> bool:
-    return value is _MISSING or value in ({}, [])
+    return value is _MISSING or value is None or value in ({}, [])
 
 
 def _compare(lhs: Any, rhs: Any, t: Type, path: Path, out: Comparison) -> None:
-    walk_l = lhs is _MISSING or _container(t, lhs)
-    walk_r = rhs is _MISSING or _container(t, rhs)
+    # A null struct, map or list is there but empty, as a Go object's field without omitempty.
+    walk_l = lhs is _MISSING or lhs is None or _container(t, lhs)
+    walk_r = rhs is _MISSING or rhs is None or _container(t, rhs)
     if t.is_leaf() or not (walk_l and walk_r) or (_empty(lhs) and _empty(rhs)):
         if lhs is _MISSING:
             out.added.insert(path)
@@ -205,8 +206,8 @@ def _compare(lhs: Any, rhs: Any, t: Type, path: Path, out: Comparison) -> None:
     if t.kind == _LIST:
         _compare_items(lhs, rhs, t, path, out)
     else:
-        left = {} if lhs is _MISSING else lhs
-        right = {} if rhs is _MISSING else rhs
+        left = {} if lhs is _MISSING or lhs is None else lhs
+        right = {} if rhs is _MISSING or rhs is None else rhs
         for key in [*left, *(k for k in right if k not in left)]:
             child_t, _ = _child_type(t, key)
             _compare(left.get(key, _MISSING), right.get(key, _MISSING), child_t,
@@ -220,9 +221,9 @@ def _compare(lhs: Any, rhs: Any, t: Type, path: Path, out: Comparison) -> None:
 def _compare_items(lhs: Any, rhs: Any, t: Type, path: Path, out: Comparison) -> None:
     left: dict[PathElement, list[Any]] = {}
     right: dict[PathElement, list[Any]] = {}
-    for element, item in _indexed(t, [] if lhs is _MISSING else lhs, path):
+    for element, item in _indexed(t, [] if lhs is _MISSING or lhs is None else lhs, path):
         left.setdefault(element, []).append(item)
-    for element, item in _indexed(t, [] if rhs is _MISSING else rhs, path):
+    for element, item in _indexed(t, [] if rhs is _MISSING or rhs is None else rhs, path):
         right.setdefault(element, []).append(item)
     element_t = t.element or _LEAF
     for element in [*left, *(e for e in right if e not in left)]:
