@@ -146,3 +146,8 @@ def test_paths_iterate_members_before_children_in_element_order() -> None:
 ])
 def test_path_strings_as_conflicts_name_them(path: tuple[PathElement, ...], text: str) -> None:
     assert path_string(path) == text
+
+
+def test_recursive_difference_removes_what_is_below_a_member_too() -> None:
+    s1 = _set((A,), (B,), (B, C), (C, A), (C, B, A))
+    assert s1.recursive_difference(_set((B,), (C, B))) == _set((A,), (C, A))

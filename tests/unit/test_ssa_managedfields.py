@@ -12,7 +12,8 @@ from google.protobuf import json_format
 
 from cluster.api import convert, errors, objects_pb2
 from cluster.apiserver.http.apply import managedfields
-from cluster.apiserver.http.apply.apply import manager_of, server_side_apply
+from cluster.apiserver.http.apply.apply import conflict_error, manager_of, server_side_apply
+from cluster.apiserver.http.apply.fieldpath import PathElement
 from cluster.apiserver.http.apply.managedfields import record_update
 from tests import builders
 
@@ -241,10 +242,27 @@ def test_several_conflicts_are_listed_by_manager() -> None:
 
 
 def test_a_conflict_names_a_subresource_manager_so() -> None:
+    manager = managedfields.identifier("kubelet", "Update", "v1", "status")
+    error = conflict_error([(manager, (PathElement.field("status"), PathElement.field("phase")))])
+    assert error.message == (
+        'Apply failed with 1 conflict: conflict with "kubelet" with subresource "status" using v1: '
+        ".status.phase")
+
+
+def test_an_apply_owns_no_status_and_leaves_the_status_manager_alone() -> None:
     live = record_update(None, pod(), "a", "v1", "", T0)
     live = update(live, "kubelet", T1, "status", status={"phase": "Running"})
-    with pytest.raises(errors.Conflict, match='conflict with "kubelet" with subresource "status" using v1'):
-        apply(live, {**pod(), "status": {"phase": "Failed"}})
+    applied = {key: value for key, value in pod().items() if key != "spec"}
+    out = apply(live, {**applied, "status": {"phase": "Failed"}})
+    assert owners(out)[("kubelet", "Update")] == {"f:status": {".": {}, "f:phase": {}}}
+    assert ("kubectl", "Apply") not in owners(out)
+
+
+def test_writes_own_nothing_their_strategy_resets() -> None:
+    created = record_update(None, {**pod(nodeName="n"), "status": {"phase": "Pending"}}, "a", "v1", "", T0)
+    assert owners(created) == {("a", "Update"): {"f:spec": {"f:nodeName": {}}}}
+    status = update(created, "kubelet", T1, "status", spec={"nodeName": "other"}, status={"phase": "Running"})
+    assert owners(status)[("kubelet", "Update")] == {"f:status": {"f:phase": {}}}
 
 
 def test_forced_apply_takes_the_field_over() -> None:

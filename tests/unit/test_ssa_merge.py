@@ -232,3 +232,48 @@ def test_compare_marks_new_containers_as_added_themselves() -> None:
     diff = typed.compare(spec(priority=1, nodeName="a"), spec(priority=2), POD)
     assert to_fields_v1(diff.modified) == spec_fields("priority")
     assert to_fields_v1(diff.removed) == spec_fields("nodeName")
+
+
+def _names(*names: str) -> dict[str, Any]:
+    return _containers(*({"name": name} for name in names))
+
+
+def _owned_items(*names: str, fields: tuple[str, ...] = ("name",)) -> dict[str, Any]:
+    return {"f:spec": {"f:containers": {
+        f'k:{{"name":"{name}"}}': {".": {}, **{f"f:{f}": {} for f in fields}} for name in names}}}
+
+
+@pytest.mark.parametrize(("ops", "live", "owned"), [
+    pytest.param(
+        [("apply-one", _names("a", "b")), ("apply-two", _names("c")), ("apply-one", _names("a"))],
+        _names("a", "c"),
+        {"apply-one": _owned_items("a"), "apply-two": _owned_items("c")},
+        id="remove_one"),
+    pytest.param(
+        [("apply-one", _containers({"name": "a", "image": "0"})),
+         ("apply-two", _containers({"name": "a", "image": "0"}))],
+        _containers({"name": "a", "image": "0"}),
+        {"apply-one": _owned_items("a", fields=("image", "name")),
+         "apply-two": _owned_items("a", fields=("image", "name"))},
+        id="same_value_no_conflict"),
+    pytest.param(
+        [("apply-one", _names("a", "b", "c")), ("apply-two", _names("c", "d")), ("apply-one", _names("a"))],
+        _names("a", "c", "d"),
+        {"apply-one": _owned_items("a"), "apply-two": _owned_items("c", "d")},
+        id="remove_one_keep_one"),
+])
+def test_multiple_appliers_set(ops: list[tuple[str, dict[str, Any]]], live: dict[str, Any],
+                               owned: dict[str, Any]) -> None:
+    state = State()
+    for manager, config in ops:
+        state.apply(manager, config)
+    assert state.live == live
+    assert state.owned() == owned
+
+
+def test_multiple_appliers_change_value_yes_conflict() -> None:
+    state = State()
+    state.apply("apply-one", _containers({"name": "a", "image": "0"}))
+    assert conflicts_of(state, "apply-two", _containers({"name": "a", "image": "1"})) == [
+        ("apply-one", '.spec.containers[name="a"].image')]
+    assert state.live == _containers({"name": "a", "image": "0"})

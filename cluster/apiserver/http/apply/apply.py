@@ -114,9 +114,11 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], mana
     managed = managedfields.decoded_or_empty(managedfields.entries_of(live))
     before = managedfields.without_managed_fields(live)
     manager_id = managedfields.identifier(manager, APPLY, "", "")
+    schema = typed.of_message(message)
     try:
         merged, managed.fields, changed = updater.apply(
-            before, applied, typed.of_message(message), api_version, managed.fields, manager_id, force)
+            before, applied, schema, api_version, managed.fields, manager_id, force,
+            managedfields.reset_fields(schema, ""))
     except updater.Conflicts as conflicts:
         raise conflict_error(conflicts.conflicts) from None
     except typed.SchemaError as err:

@@ -220,6 +220,19 @@ class FieldSet:
                 out.children[element] = rest
         return out
 
+    def recursive_difference(self, other: FieldSet) -> FieldSet:
+        """The paths of this set neither in ``other`` nor below one of its members."""
+        out = FieldSet()
+        out.members = self.members - other.members
+        for element, mine in self.children.items():
+            if element in other.members:
+                continue
+            theirs = other.children.get(element)
+            rest = mine.recursive_difference(theirs) if theirs is not None else mine
+            if not rest.empty():
+                out.children[element] = rest
+        return out
+
     def paths(self) -> Iterator[Path]:
         """Every path, as upstream iterates them: this level's members in order, then each child's."""
         for element in sorted(self.members, key=PathElement.order):

@@ -258,6 +258,18 @@ _ZERO_FIELDS: dict[str, dict[str, Any]] = {
 }
 
 
+def reset_fields(schema: typed.Type, subresource: str) -> FieldSet:
+    """The fields a write's strategy resets, which no manager gains by it (upstream's GetResetFields): the
+    status of a write to the object itself, the spec of a write to its status (and, for a pod, its
+    deletionTimestamp and ownerReferences)."""
+    assert schema.message is not None, "an object's schema is its message's"
+    reset = {"": "status", "status": "spec"}.get(subresource)
+    paths = [_path(reset)] if reset and typed.field_type(schema.message, reset).kind == "struct" else []
+    if subresource == "status" and schema.message.name == "Pod":
+        paths += [_path("metadata", "deletionTimestamp"), _path("metadata", "ownerReferences")]
+    return FieldSet.of(*paths)
+
+
 def _zero_object(schema: typed.Type) -> dict[str, Any]:
     """What a create is compared with: upstream's new, empty object of the kind, whose metadata, spec and
     status structs are there, empty (so a create owns ``f:spec``'s fields, not ``f:spec`` itself), as are
@@ -281,7 +293,7 @@ def record_update(live: dict[str, Any] | None, new: dict[str, Any], manager: str
     after = without_managed_fields(new)
     try:
         managed.fields = updater.update(before, after, schema, api_version, managed.fields,
-                                        _CURRENT_OPERATION)
+                                        _CURRENT_OPERATION, reset_fields(schema, subresource))
     except typed.SchemaError:
         return with_managed_fields(new, decoded_or_empty(entries_of(live)))
     strip_never_owned(managed, _CURRENT_OPERATION)

@@ -44,11 +44,13 @@ class Conflicts(Exception):
 
 
 def _update(live: Any, new: Any, t: Type, version: str, managers: Managers, workflow: str,
-            force: bool) -> tuple[Managers, FieldSet, FieldSet]:
+            force: bool, ignored: FieldSet) -> tuple[Managers, FieldSet, FieldSet]:
     """Take what ``new`` changes of ``live`` from every manager but ``workflow`` (or raise Conflicts
-    unless ``force``), drop what it removes from them; the removed and the changed fields."""
+    unless ``force``), drop what it removes from them; the removed and the changed fields. Changes at or
+    below ``ignored`` (the fields the write's strategy resets) count for no one."""
     diff = compare(live, new, t)
-    changed = diff.modified.union(diff.added)
+    removed = diff.removed.recursive_difference(ignored)
+    changed = diff.modified.union(diff.added).recursive_difference(ignored)
     conflicts: dict[str, FieldSet] = {}
     out = dict(managers)
     for manager, owned in managers.items():
@@ -63,17 +65,18 @@ def _update(live: Any, new: Any, t: Type, version: str, managers: Managers, work
     for manager, owned in managers.items():
         kept = owned.fields
         if manager != workflow:
-            kept = kept.difference(conflicts.get(manager, FieldSet())).difference(diff.removed)
+            kept = kept.difference(conflicts.get(manager, FieldSet())).difference(removed)
         if kept.empty():
             del out[manager]
         elif kept is not owned.fields:
             out[manager] = VersionedSet(kept, owned.api_version, owned.applied)
-    return out, diff.removed, changed
+    return out, removed, changed
 
 
-def update(live: Any, new: Any, t: Type, version: str, managers: Managers, manager: str) -> Managers:
+def update(live: Any, new: Any, t: Type, version: str, managers: Managers, manager: str,
+           ignored: FieldSet | None = None) -> Managers:
     """The managers after an update by ``manager`` turned ``live`` into ``new`` (Updater.Update)."""
-    out, removed, changed = _update(live, new, t, version, managers, manager, force=True)
+    out, removed, changed = _update(live, new, t, version, managers, manager, True, ignored or FieldSet())
     previous = out.get(manager)
     owned = (previous.fields if previous is not None else FieldSet()).difference(removed).union(changed)
     if owned.empty():
@@ -84,15 +87,18 @@ def update(live: Any, new: Any, t: Type, version: str, managers: Managers, manag
 
 
 def apply(live: Any, config: Any, t: Type, version: str, managers: Managers, manager: str,
-          force: bool) -> tuple[Any, Managers, bool]:
+          force: bool, ignored: FieldSet | None = None) -> tuple[Any, Managers, bool]:
     """The object and managers after ``manager`` applied ``config`` to ``live`` (Updater.Apply), and
-    whether the object changed; raises Conflicts unless ``force``."""
+    whether the object changed; raises Conflicts unless ``force``. The applier owns nothing at or below
+    ``ignored``."""
+    ignored = ignored or FieldSet()
     merged = merge(live, config, t)
     last = managers.get(manager)
-    managers = {**managers, manager: VersionedSet(to_field_set(config, t), version, applied=True)}
+    applied = to_field_set(config, t).recursive_difference(ignored)
+    managers = {**managers, manager: VersionedSet(applied, version, applied=True)}
     if last is not None and not last.fields.empty():
         merged = _prune(merged, managers, last.fields, t)
-    out, _, _ = _update(live, merged, t, version, managers, manager, force)
+    out, _, _ = _update(live, merged, t, version, managers, manager, force, ignored)
     return merged, out, merged != live
 
 
