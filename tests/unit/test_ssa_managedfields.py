@@ -305,7 +305,7 @@ def test_apply_refuses_a_missing_field_manager() -> None:
 
 
 def test_apply_refuses_a_field_manager_too_long() -> None:
-    with pytest.raises(errors.Invalid, match="fieldManager: Too long: may not be more than 128 bytes"):
+    with pytest.raises(errors.Invalid, match="fieldManager: Too long: must have at most 128 bytes"):
         apply(None, pod(), manager="m" * 129)
 
 

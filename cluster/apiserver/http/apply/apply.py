@@ -8,19 +8,16 @@ removed, unless another manager owns it. Changing a field another manager owns i
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from google.protobuf.descriptor import Descriptor
 
 from cluster.api import errors, kinds
 from cluster.api.validation import cause_of
+from cluster.api.validation.meta import validate_field_manager
 from cluster.apiserver.http.apply import managedfields, typed, updater
 from cluster.apiserver.http.apply.fieldpath import path_string
 from cluster.apiserver.http.apply.managedfields import APPLY, Managed
-
-#: The longest fieldManager the API takes (apimachinery's FieldManagerMaxLength).
-FIELD_MANAGER_MAX_LENGTH = 128
 
 
 def manager_of(field_manager_param: str | None, user_agent: str) -> str:
@@ -31,21 +28,9 @@ def manager_of(field_manager_param: str | None, user_agent: str) -> str:
     return user_agent.split("/")[0]
 
 
-def field_manager_problems(field_manager: str) -> list[str]:
-    """The field errors of a ``fieldManager`` parameter (apimachinery's ValidateFieldManager)."""
-    problems = []
-    if len(field_manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
-        problems.append(f"fieldManager: Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes")
-    for index, char in enumerate(field_manager):
-        if not char.isprintable() and char != " ":
-            problems.append(f"fieldManager[{index}]: Invalid value: {json.dumps(field_manager)}: "
-                            f"invalid character U+{ord(char):04X}")
-    return problems
-
-
 def _check_apply_manager(manager: str) -> None:
     problems = [] if manager else ["fieldManager: Required value: is required for apply patch"]
-    problems += field_manager_problems(manager)
+    problems += validate_field_manager(manager, "fieldManager")
     if problems:
         detail = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
         raise errors.Invalid(
