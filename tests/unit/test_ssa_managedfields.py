@@ -373,3 +373,19 @@ def test_a_replica_set_create_owns_its_template_as_kube_records_a_deployment_s()
         "f:template": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}},
                        "f:spec": {"f:containers": {'k:{"name":"nginx"}': nginx}}},
     }}}
+
+
+def test_an_apply_to_the_status_owns_the_status_under_its_subresource() -> None:
+    live = record_update(None, pod(nodeName="n"), "a", "v1", "", T0)
+    applied = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}, "spec": {"nodeName": "x"},
+               "status": {"phase": "Running"}}
+    out = server_side_apply(live, applied, "kubelet", False, "v1", POD, T1, subresource="status")
+    [status_entry] = [e for e in entries(out) if e["manager"] == "kubelet"]
+    assert status_entry["subresource"] == "status"
+    assert status_entry["fieldsV1"] == {"f:status": {"f:phase": {}}}
+
+
+@pytest.mark.parametrize("body", [["a"], "text", 3])
+def test_an_applied_body_that_is_no_object_is_a_bad_request(body: Any) -> None:
+    with pytest.raises(errors.BadRequest, match="error decoding YAML"):
+        server_side_apply(None, body, "kubectl", False, "v1", POD, T1)

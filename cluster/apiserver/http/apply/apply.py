@@ -83,13 +83,17 @@ def conflict_error(conflicts: list[tuple[str, Any]]) -> errors.Conflict:
 
 def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], manager: str, force: bool,
                       api_version: str, message: Descriptor, now: str, *, name: str = "",
-                      namespace: str = "") -> dict[str, Any]:
+                      namespace: str = "", subresource: str = "") -> dict[str, Any]:
     """The object after ``manager`` applied ``applied`` (the request's body as a dict) to ``live`` (None
     when the object does not exist: the apply creates it), with its managedFields; ``now`` (RFC 3339) is
     the manager's time when the object changed. ``name`` and ``namespace`` are the URL's (the live
-    object's name by default). Raises ``errors.Conflict`` for fields other managers own (unless
-    ``force``), ``errors.Invalid`` without a fieldManager, ``errors.BadRequest`` for an applied object of
-    another apiVersion or kind, with managedFields, or naming another object."""
+    object's name by default); ``subresource`` is "status" for an apply to it. Raises
+    ``errors.Conflict`` for fields other managers own (unless ``force``), ``errors.Invalid`` without a
+    fieldManager, ``errors.BadRequest`` for a body that is no object, an applied object of another
+    apiVersion or kind, with managedFields, or naming another object."""
+    if not isinstance(applied, dict):
+        raise errors.BadRequest(
+            f"error decoding YAML: cannot unmarshal {type(applied).__name__} into an object")
     _check_apply_manager(manager)
     _check_type(applied, api_version, kinds.kind_by_name(message.name).name)
     if isinstance((applied.get("metadata") or {}).get("managedFields"), list):
@@ -98,12 +102,12 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], mana
     # write stores what it is given, so here they are dropped as an HTTP update drops them.
     managed = managedfields.decoded_or_empty(managedfields.entries_of(live))
     before = managedfields.without_managed_fields(live)
-    manager_id = managedfields.identifier(manager, APPLY, "", "")
+    manager_id = managedfields.identifier(manager, APPLY, "", subresource)
     schema = typed.of_message(message)
     try:
         merged, managed.fields, changed = updater.apply(
             before, applied, schema, api_version, managed.fields, manager_id, force,
-            managedfields.reset_fields(schema, ""))
+            managedfields.reset_fields(schema, subresource))
     except updater.Conflicts as conflicts:
         raise conflict_error(conflicts.conflicts) from None
     except typed.SchemaError as err:
