@@ -109,7 +109,7 @@ def _container(t: Type, value: Any) -> bool:
     return False
 
 
-def item_element(t: Type, item: Any, index: int) -> PathElement:
+def _item_element(t: Type, item: Any, index: int) -> PathElement:
     """The path element naming a list's item: its keys in a list map, its value in a set."""
     schema = t.list_schema
     if schema is None or schema.list_type == "atomic":
@@ -136,7 +136,7 @@ def _indexed(t: Type, items: list[Any], path: Path) -> list[tuple[PathElement, A
     out = []
     for index, item in enumerate(items):
         try:
-            out.append((item_element(t, item, index), item))
+            out.append((_item_element(t, item, index), item))
         except SchemaError as err:
             where = "".join(str(element) for element in path)
             raise SchemaError(f"{where}: {err}") from None
@@ -155,8 +155,6 @@ def to_field_set(value: Any, t: Type) -> FieldSet:
 
 def _collect(value: Any, t: Type, path: Path, out: FieldSet) -> None:
     if not _container(t, value):
-        if t.kind == _LIST and not t.atomic and value is not None:
-            return  # a granular list that is not a list sets nothing of its own
         out.insert(path)
         return
     if t.kind == _LIST:

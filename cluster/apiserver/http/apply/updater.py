@@ -43,8 +43,8 @@ class Conflicts(Exception):
         self.conflicts = conflicts
 
 
-def _update(live: Any, new: Any, t: Type, version: str, managers: Managers, workflow: str,
-            force: bool, ignored: FieldSet) -> tuple[Managers, FieldSet, FieldSet]:
+def _update(live: Any, new: Any, t: Type, managers: Managers, workflow: str, force: bool,
+            ignored: FieldSet) -> tuple[Managers, FieldSet, FieldSet]:
     """Take what ``new`` changes of ``live`` from every manager but ``workflow`` (or raise Conflicts
     unless ``force``), drop what it removes from them; the removed and the changed fields. Changes at or
     below ``ignored`` (the fields the write's strategy resets) count for no one."""
@@ -76,9 +76,11 @@ def _update(live: Any, new: Any, t: Type, version: str, managers: Managers, work
 def update(live: Any, new: Any, t: Type, version: str, managers: Managers, manager: str,
            ignored: FieldSet | None = None) -> Managers:
     """The managers after an update by ``manager`` turned ``live`` into ``new`` (Updater.Update)."""
-    out, removed, changed = _update(live, new, t, version, managers, manager, True, ignored or FieldSet())
+    ignored = ignored or FieldSet()
+    out, removed, changed = _update(live, new, t, managers, manager, True, ignored)
     previous = out.get(manager)
     owned = (previous.fields if previous is not None else FieldSet()).difference(removed).union(changed)
+    owned = owned.recursive_difference(ignored)
     if owned.empty():
         out.pop(manager, None)
     else:
@@ -94,11 +96,11 @@ def apply(live: Any, config: Any, t: Type, version: str, managers: Managers, man
     ignored = ignored or FieldSet()
     merged = merge(live, config, t)
     last = managers.get(manager)
-    applied = to_field_set(config, t).recursive_difference(ignored)
-    managers = {**managers, manager: VersionedSet(applied, version, applied=True)}
+    owned = to_field_set(config, t).recursive_difference(ignored)
+    managers = {**managers, manager: VersionedSet(owned, version, applied=True)}
     if last is not None and not last.fields.empty():
         merged = _prune(merged, managers, last.fields, t)
-    out, _, _ = _update(live, merged, t, version, managers, manager, force, ignored)
+    out, _, _ = _update(live, merged, t, managers, manager, force, ignored)
     return merged, out, merged != live
 
 
