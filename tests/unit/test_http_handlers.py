@@ -304,3 +304,39 @@ async def test_bad_requests(http: TestClient, method: str, path: str, code: int)
 async def test_a_body_that_is_not_json_is_a_bad_request(http: TestClient) -> None:
     response = await http.post(PODS, data=b"{nope", headers={"Content-Type": "application/json"})
     assert response.status == 400 and (await _json(response))["reason"] == "BadRequest"
+
+
+async def test_server_side_apply_creates_then_conflicts_with_another_manager(http: TestClient) -> None:
+    applied = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  schedulerName: mine\n"
+               "  containers:\n  - name: c\n    image: nginx\n")
+    apply = {"Content-Type": "application/apply-patch+yaml"}
+    created = await http.patch(f"{PODS}/web", data=applied, headers=apply,
+                               params={"fieldManager": "alice", "force": "false"})
+    assert created.status == 201, await created.text()
+    entries = (await _json(created))["metadata"]["managedFields"]
+    assert [(e["manager"], e["operation"]) for e in entries] == [("alice", "Apply")]
+    other = applied.replace("schedulerName: mine", "schedulerName: theirs")
+    conflict = await http.patch(f"{PODS}/web", data=other, headers=apply, params={"fieldManager": "bob"})
+    status = await _json(conflict)
+    assert conflict.status == 409
+    assert status["message"] == 'Apply failed with 1 conflict: conflict with "alice": .spec.schedulerName'
+    forced = await http.patch(f"{PODS}/web", data=other, headers=apply,
+                              params={"fieldManager": "bob", "force": "true"})
+    assert (await _json(forced))["spec"]["schedulerName"] == "theirs"
+
+
+async def test_server_side_apply_needs_a_field_manager(http: TestClient) -> None:
+    response = await http.patch(f"{PODS}/web", data="kind: Pod\napiVersion: v1\nmetadata: {name: web}\n",
+                                headers={"Content-Type": "application/apply-patch+yaml"})
+    assert response.status == 422
+    assert "fieldManager: Required value" in (await _json(response))["message"]
+
+
+async def test_every_write_records_its_field_manager(http: TestClient) -> None:
+    created = await _json(await http.post(PODS, json=_pod("web"), headers={"User-Agent": "kubectl/v1.37.1"}))
+    assert [e["manager"] for e in created["metadata"]["managedFields"]] == ["kubectl"]
+    patched = await http.patch(f"{PODS}/web", data='{"metadata":{"labels":{"x":"y"}}}',
+                               params={"fieldManager": "labeller"},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    managers = {e["manager"] for e in (await _json(patched))["metadata"]["managedFields"]}
+    assert managers == {"kubectl", "labeller"}
