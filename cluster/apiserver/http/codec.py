@@ -13,15 +13,16 @@ real manifests must apply unedited.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
+from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from cluster.api import errors
 from cluster.api.convert import to_wire_dict
 from cluster.api.decoding import DecodeError, documents
-from cluster.api.manifest import decode_object
+from cluster.api.manifest import clean_object, object_of
+from cluster.apiserver.http.eventsv1 import from_events_v1, to_events_v1
 from cluster.apiserver.http.paths import Resource
 
 FIELD_VALIDATIONS = ("Strict", "Warn", "Ignore")
@@ -29,14 +30,13 @@ FIELD_VALIDATIONS = ("Strict", "Warn", "Ignore")
 MAX_BODY_BYTES = 3 * 1024 * 1024
 
 
-def encode(
-    obj: Message, resource: Resource, convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    """``obj`` as JSON in ``resource``'s group/version; ``convert`` reshapes it for a view of another
-    shape (events.k8s.io/v1)."""
+def encode(obj: Message, resource: Resource) -> dict[str, Any]:
+    """``obj`` as JSON in ``resource``'s group/version (events.k8s.io/v1 reshapes a core Event)."""
     data = to_wire_dict(obj)
+    if resource.is_events_v1:
+        return to_events_v1(data)
     data["apiVersion"] = resource.group_version
-    return convert(data) if convert is not None else data
+    return data
 
 
 def dumps(data: Any) -> bytes:
@@ -64,8 +64,9 @@ def field_validation_of(value: str | None) -> str:
     return value
 
 
-def decode(data: Any, resource: Resource, field_validation: str) -> tuple[Message, list[str]]:
-    """The object a request body carries, and the warnings to send with the answer."""
+def clean(data: Any, resource: Resource, field_validation: str) -> tuple[dict[str, Any], list[str]]:
+    """A request body's JSON as the resource's kind takes it (every field it lacks removed; the
+    events.k8s.io view in the core shape), and the warnings to send with the answer."""
     kind = resource.kind
     handled = f'{kind.name} in version "{resource.version}" cannot be handled as a {kind.name}'
     if not isinstance(data, dict):
@@ -79,15 +80,31 @@ def decode(data: Any, resource: Resource, field_validation: str) -> tuple[Messag
     if kind_name != kind.name:
         raise errors.BadRequest(f"the kind in the data ({kind_name}) does not match the expected kind "
                                 f"({kind.name})")
-    decoded = decode_object(data, kind)
-    if decoded.errors:
-        raise errors.BadRequest(f"{handled}: {'; '.join(decoded.errors)}")
-    dropped = [f'unknown field "{path}"' for path in decoded.unknown]
-    dropped += [f'duplicate field "{path}"' for path in decoded.duplicates]
+    if resource.is_events_v1:
+        data = from_events_v1(data)
+    cleaned = clean_object(data, kind)
+    if cleaned.errors:
+        raise errors.BadRequest(f"{handled}: {'; '.join(cleaned.errors)}")
+    dropped = [f'unknown field "{path}"' for path in cleaned.unknown]
+    dropped += [f'duplicate field "{path}"' for path in cleaned.duplicates]
     if field_validation == "Strict" and dropped:
         raise errors.BadRequest(f"{handled}: strict decoding error: {', '.join(dropped)}")
     if field_validation == "Ignore":
-        return decoded.obj, []
+        return cleaned.data, []
     modelled = [f"{path}: a Kubernetes field podsched does not model (ignored)"
-                for path in decoded.not_modelled]
-    return decoded.obj, dropped + modelled
+                for path in cleaned.not_modelled]
+    return cleaned.data, dropped + modelled
+
+
+def to_object(cleaned: dict[str, Any], resource: Resource) -> Message:
+    """``clean``'s data as the object to write."""
+    try:
+        return object_of(cleaned, resource.kind)
+    except json_format.ParseError as exc:  # clean() checks what ParseDict checks; this is a backstop
+        raise errors.BadRequest(str(exc)) from None
+
+
+def decode(data: Any, resource: Resource, field_validation: str) -> tuple[Message, list[str]]:
+    """The object a request body carries, and the warnings to send with the answer."""
+    cleaned, warnings = clean(data, resource, field_validation)
+    return to_object(cleaned, resource), warnings
