@@ -389,3 +389,19 @@ def test_an_apply_to_the_status_owns_the_status_under_its_subresource() -> None:
 def test_an_applied_body_that_is_no_object_is_a_bad_request(body: Any) -> None:
     with pytest.raises(errors.BadRequest, match="error decoding YAML"):
         server_side_apply(None, body, "kubectl", False, "v1", POD, T1)
+
+
+def test_entries_fill_their_messages_as_json_format_would() -> None:
+    created = record_update(None, pod(containers=[{"name": "app", "image": "nginx"}]), "kubectl", "v1", "",
+                            T0)
+    scaled = update(created, "kubectl-edit", T1, spec={"containers": [{"name": "app", "image": "nginx:2"}]})
+    bound = update(scaled, "kubelet", T2, "status", status={"phase": "Running"})
+    written = entries(bound)
+    assert {e.get("subresource", "") for e in written} == {"", "status"}
+
+    for entry in written:
+        filled, parsed = objects_pb2.ManagedFieldsEntry(), objects_pb2.ManagedFieldsEntry()
+        managedfields.fill_entry(entry, filled)
+        json_format.ParseDict(entry, parsed)
+        assert filled == parsed
+        assert convert.to_dict(filled) == entry

@@ -18,7 +18,7 @@ from cluster.apiserver import binding
 from cluster.apiserver import eviction as eviction_rest
 from cluster.apiserver.http import codec
 from cluster.apiserver.http.apply.apply import manager_of
-from cluster.apiserver.http.apply.managedfields import record_update
+from cluster.apiserver.http.apply.managedfields import fill_entry, record_update
 from cluster.apiserver.http.call import Call
 from cluster.apiserver.http.table import check_include_object, table_of_object
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
@@ -76,7 +76,7 @@ def with_managed_fields(call: Call, live: dict[str, Any] | None, cleaned: dict[s
     meta = kinds.metadata_of(obj)
     del meta.managed_fields[:]
     for entry in recorded.get("metadata", {}).get("managedFields", ()):
-        json_format.ParseDict(entry, meta.managed_fields.add())
+        fill_entry(entry, meta.managed_fields.add())
     return obj
 
 

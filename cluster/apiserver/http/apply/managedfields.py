@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from google.protobuf.descriptor import Descriptor
+from google.protobuf.message import Message
 
 from cluster.api import kinds
 from cluster.apiserver.http.apply import typed, updater
@@ -133,6 +134,21 @@ def encode(managed: Managed) -> list[dict[str, Any]]:
     entries.sort(key=lambda e: (e["operation"], _seconds(e.get("time")), e.get("manager", ""),
                                 e["apiVersion"], e.get("subresource", "")))
     return entries
+
+
+def fill_entry(entry: dict[str, Any], target: Message) -> None:
+    """Set a ManagedFieldsEntry message from one of ``encode``'s entries. What json_format.ParseDict
+    does, at a third of its cost, which every write through the HTTP API pays: the field set goes in
+    by Struct.update, the rest field by field."""
+    fields = target.DESCRIPTOR.fields_by_camelcase_name
+    for key, value in entry.items():
+        name = fields[key].name
+        if key == "fieldsV1":
+            getattr(target, name).update(value)
+        elif key == "time":
+            getattr(target, name).FromJsonString(value)
+        else:
+            setattr(target, name, value)
 
 
 def strip_never_owned(managed: Managed, manager_id: str) -> None:
