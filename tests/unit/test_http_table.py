@@ -8,7 +8,7 @@ from google.protobuf import json_format
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import errors, kinds, objects_pb2
-from cluster.api.convert import to_dict
+from cluster.api.convert import to_dict, to_wire_dict
 from cluster.apiserver.http.table import table_of_list, table_of_object
 from cluster.printers.catalog import PRINTERS
 from tests.builders import event, node, pdb, pod, priority_class, resource_quota, typed
@@ -272,3 +272,19 @@ def test_controller_columns_are_kubectls() -> None:
 def test_lease_candidate_columns_are_kubectls() -> None:
     assert _header(kinds.LEASE_CANDIDATE, False) == ["NAME", "LEASENAME", "BINARYVERSION", "EMULATIONVERSION",
                                                      "AGE"]
+
+
+def test_a_row_s_metadata_is_the_object_s_as_the_wire_carries_it() -> None:
+    web = _created(typed(pod("web", node_name="n1", labels={"app": "web"})), 300, "7")
+    web.metadata.creation_timestamp.nanos = 123_456_789
+    web.metadata.deletion_timestamp.seconds = int(NOW)
+    web.metadata.owner_references.add(api_version="apps/v1", kind="ReplicaSet", name="web-1", uid="u1",
+                                      controller=True)
+    json_format.ParseDict({"manager": "kubectl", "operation": "Update", "fieldsType": "FieldsV1",
+                           "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}}}}},
+                          web.metadata.managed_fields.add())
+
+    table = table_of_list(kinds.POD, [web], include_object="Metadata", resource_version="9",
+                          continue_token="", remaining=None, now=NOW, to_dict=to_wire_dict)
+
+    assert table["rows"][0]["object"]["metadata"] == to_wire_dict(web)["metadata"]

@@ -15,6 +15,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from cluster.api import errors
+from cluster.api.convert import to_wire_dict
 from cluster.api.kinds import Kind, metadata_of
 from cluster.printers.catalog import PRINTERS
 from cluster.printers.table import Columns
@@ -26,7 +27,7 @@ NONE = "None"
 METADATA = "Metadata"
 OBJECT = "Object"
 
-#: The whole object as Kubernetes JSON (the codec's), for includeObject=Object and for the metadata.
+#: The whole object as Kubernetes JSON (the codec's), for includeObject=Object.
 ToDict = Callable[[Message], dict[str, Any]]
 
 
@@ -110,6 +111,7 @@ def _row(
     elif include_object == OBJECT:
         embedded = to_dict(obj)
     else:
+        # The metadata alone, not the whole object's JSON cut down to it: a row costs a third as much.
         embedded = {"kind": "PartialObjectMetadata", "apiVersion": API_VERSION,
-                    "metadata": to_dict(obj).get("metadata", {})}
+                    "metadata": to_wire_dict(metadata_of(obj))}
     return {"cells": columns.row(obj, now), "object": embedded}
