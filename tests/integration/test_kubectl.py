@@ -182,9 +182,12 @@ def test_apply_twice_is_unchanged_then_configured_then_server_side(kube: Kubectl
 
     assert kube.apply(relabelled, flags=("--server-side",)) == "pod/web serverside-applied\n"
     managers = json.loads(kube.ok("get", "pod", "web", "-n", ns, "-o", "json", "--show-managed-fields"))
-    applied = [entry for entry in managers["metadata"]["managedFields"] if entry["operation"] == "Apply"]
-    assert [entry["manager"] for entry in applied] == ["kubectl"]
-    assert applied[0]["fieldsV1"]["f:metadata"]["f:labels"] == {"f:app": {}, "f:tier": {}}
+    applied = {entry["manager"]: entry for entry in managers["metadata"]["managedFields"]
+               if entry["operation"] == "Apply"}
+    # kubectl applies the last-applied annotation first under a manager of its own, so that the switch to
+    # server-side apply does not orphan it.
+    assert sorted(applied) == ["kubectl", "kubectl-last-applied"]
+    assert applied["kubectl"]["fieldsV1"]["f:metadata"]["f:labels"] == {"f:app": {}, "f:tier": {}}
 
 
 def test_get_in_every_output_with_selectors(kube: Kubectl, ns: str) -> None:
@@ -216,7 +219,7 @@ def test_get_in_every_output_with_selectors(kube: Kubectl, ns: str) -> None:
     assert set(rows) == {"a", "b"}
     for name, row in rows.items():
         assert (row["READY"], row["STATUS"], row["RESTARTS"], row["IP"], row["NODE"], row["NOMINATED NODE"],
-                row["READINESS GATES"]) == ("0/1", "Running", "0", "<none>", nodes[name], "<none>", "<none>")
+                row["READINESS GATES"]) == ("1/1", "Running", "0", "<none>", nodes[name], "<none>", "<none>")
     node_rows = {row["NAME"]: row for row in parse_table(kube.ok("get", "nodes"))}
     assert lines(kube.ok("get", "nodes"))[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
     assert (node_rows["node-a"]["STATUS"], node_rows["node-a"]["ROLES"]) == ("Ready", "<none>")
@@ -466,19 +469,25 @@ def test_kubectl_apply_stores_what_podsched_apply_stores(
     applied = run_cli(cluster.address, "apply", "-f", str(path))
     assert applied.code == 0, applied.stderr
 
-    def stored(kind: str, namespace: str) -> dict[str, Any]:
-        shown = run_cli(cluster.address, "get", kind, "app", "-n", namespace, "-o", "json")
+    def stored(kind: str) -> dict[str, dict[str, Any]]:
+        """Each namespace's object of ``kind``, as `podsched get -A -o json` shows it (one call)."""
+        shown = run_cli(cluster.address, "get", kind, "-A", "-o", "json")
         assert shown.code == 0, shown.stderr
-        return _comparable(json.loads(shown.stdout))
+        listed = json.loads(shown.stdout)
+        return {item["metadata"]["namespace"]: _comparable(item) for item in listed["items"]
+                if item["metadata"]["namespace"] in (by_kubectl, by_podsched)}
 
     try:
-        for kind in ("pod", "pdb"):
-            # The disruption controller writes each budget's status in its own time.
-            def same(kind: str = kind) -> str | None:
-                return "same" if stored(kind, by_kubectl) == stored(kind, by_podsched) else None
+        # The disruption controller writes each budget's status in its own time: wait for both.
+        def observed(namespace: str) -> Callable[[], str | None]:
+            return lambda: kube.ok("get", "pdb", "app", "-n", namespace, "-o",
+                                   "jsonpath={.status.observedGeneration}") or None
 
-            eventually(same, f"the two {kind}s to match")
-            assert stored(kind, by_kubectl) == stored(kind, by_podsched)
+        for namespace in (by_kubectl, by_podsched):
+            eventually(observed(namespace), "the budget's status")
+        for kind in ("pods", "pdb"):
+            objects = stored(kind)
+            assert objects[by_kubectl] == objects[by_podsched], kind
     finally:
         for namespace in (by_kubectl, by_podsched):
             kube.ok("delete", "pod", "app", "-n", namespace, "--grace-period=0", "--force")
