@@ -228,8 +228,8 @@ def test_get_in_every_output_with_selectors(kube: Kubectl, ns: str) -> None:
 def test_get_watch_prints_the_listed_pods_then_each_change(kube: Kubectl, ns: str) -> None:
     kube.apply(small_pod("first", ns))
     first_node = node_of(kube, ns, "first")
-    watch = kube.popen("get", "pods", "-n", ns, "-w", "--request-timeout=30s",
-                       "-o", "custom-columns=NAME:.metadata.name,NODE:.spec.nodeName")
+    watch = kube.popen("get", "pods", "-n", ns, "-w", "-o", "wide", "--request-timeout=30s")
+    #: Each line kubectl printed, split into its cells.
     seen: list[list[str]] = []
     changed = threading.Condition()
 
@@ -243,24 +243,35 @@ def test_get_watch_prints_the_listed_pods_then_each_change(kube: Kubectl, ns: st
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
 
-    def wait_for(row: list[str]) -> None:
+    def row(name: str, ready: str, status: str, node: str) -> list[str]:
+        """The row kubectl prints (after the age column) for a pod in that state."""
+        return [name, ready, status, "0", "<none>", node, "<none>", "<none>"]
+
+    def printed() -> list[list[str]]:
+        return [cells[:4] + cells[5:] for cells in seen[1:]]  # without the header and the ages
+
+    def wait_for(expected: list[str]) -> None:
         with changed:
-            assert changed.wait_for(lambda: row in seen, SETTLE_TIMEOUT_S), f"no row {row}; saw {seen}"
+            assert changed.wait_for(lambda: expected in printed(), SETTLE_TIMEOUT_S), (
+                f"no row {expected}; saw {seen}")
 
     try:
         # The listed pod first: from then on the watch follows from the list's resourceVersion.
-        wait_for(["first", first_node])
+        wait_for(row("first", "1/1", "Running", first_node))
         kube.apply(small_pod("second", ns))
         second_node = node_of(kube, ns, "second")
-        wait_for(["second", second_node])
+        wait_for(row("second", "1/1", "Running", second_node))
     finally:
         watch.kill()
         watch.wait()
         reader.join(5)
-    assert seen[0] == ["NAME", "NODE"]
-    assert seen[1] == ["first", first_node]
+    assert seen[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED", "NODE",
+                       "READINESS", "GATES"]
+    assert printed()[0] == row("first", "1/1", "Running", first_node)
     # Created unbound, then bound by the scheduler: kubectl printed each as the watch delivered it.
-    assert seen.index(["second", "<none>"]) < seen.index(["second", second_node])
+    rows = printed()
+    assert rows.index(row("second", "0/1", "Pending", "<none>")) < rows.index(
+        row("second", "1/1", "Running", second_node)), seen
 
 
 def test_describe_pod_shows_the_scheduled_event_and_describe_node_its_pods(kube: Kubectl, ns: str) -> None:
