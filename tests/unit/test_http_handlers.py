@@ -307,7 +307,7 @@ async def test_a_body_that_is_not_json_is_a_bad_request(http: TestClient) -> Non
 
 
 async def test_server_side_apply_creates_then_conflicts_with_another_manager(http: TestClient) -> None:
-    applied = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  schedulerName: mine\n"
+    applied = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  labels:\n    tier: mine\nspec:\n"
                "  containers:\n  - name: c\n    image: nginx\n")
     apply = {"Content-Type": "application/apply-patch+yaml"}
     created = await http.patch(f"{PODS}/web", data=applied, headers=apply,
@@ -315,14 +315,14 @@ async def test_server_side_apply_creates_then_conflicts_with_another_manager(htt
     assert created.status == 201, await created.text()
     entries = (await _json(created))["metadata"]["managedFields"]
     assert [(e["manager"], e["operation"]) for e in entries] == [("alice", "Apply")]
-    other = applied.replace("schedulerName: mine", "schedulerName: theirs")
+    other = applied.replace("tier: mine", "tier: theirs")
     conflict = await http.patch(f"{PODS}/web", data=other, headers=apply, params={"fieldManager": "bob"})
     status = await _json(conflict)
     assert conflict.status == 409
-    assert status["message"] == 'Apply failed with 1 conflict: conflict with "alice": .spec.schedulerName'
+    assert status["message"] == 'Apply failed with 1 conflict: conflict with "alice": .metadata.labels.tier'
     forced = await http.patch(f"{PODS}/web", data=other, headers=apply,
                               params={"fieldManager": "bob", "force": "true"})
-    assert (await _json(forced))["spec"]["schedulerName"] == "theirs"
+    assert (await _json(forced))["metadata"]["labels"] == {"tier": "theirs"}
 
 
 async def test_server_side_apply_needs_a_field_manager(http: TestClient) -> None:
