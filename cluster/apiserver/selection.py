@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
+from cluster.api import errors
 from cluster.api.kinds import Kind, metadata_of
 from cluster.api.selectors import FieldSelector, LabelSelector, object_fields
 
@@ -18,8 +19,12 @@ class Selection:
 
     @classmethod
     def parse(cls, kind: Kind, label_selector: str = "", field_selector: str = "") -> Selection:
-        """Parse both selectors; a syntax error or a field the kind does not support is Invalid."""
-        return cls(kind, LabelSelector.parse(label_selector), FieldSelector.parse(field_selector, kind))
+        """Parse both selectors; a syntax error or a field the kind does not support is BadRequest, as
+        kube-apiserver answers a request's query it cannot read (not a field of an object: not Invalid)."""
+        try:
+            return cls(kind, LabelSelector.parse(label_selector), FieldSelector.parse(field_selector, kind))
+        except errors.Invalid as exc:
+            raise errors.BadRequest(exc.message) from None
 
     @property
     def everything(self) -> bool:
