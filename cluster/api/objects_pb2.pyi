@@ -879,7 +879,7 @@ class EventSource(_message.Message):
     def __init__(self, component: _Optional[str] = ..., host: _Optional[str] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("api_version", "kind", "metadata", "involved_object", "reason", "message", "source", "first_timestamp", "last_timestamp", "count", "type", "reporting_component", "reporting_instance", "action")
+    __slots__ = ("api_version", "kind", "metadata", "involved_object", "reason", "message", "source", "first_timestamp", "last_timestamp", "count", "type", "reporting_component", "reporting_instance", "action", "event_time", "series", "related")
     API_VERSION_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
@@ -894,6 +894,9 @@ class Event(_message.Message):
     REPORTING_COMPONENT_FIELD_NUMBER: _ClassVar[int]
     REPORTING_INSTANCE_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TIME_FIELD_NUMBER: _ClassVar[int]
+    SERIES_FIELD_NUMBER: _ClassVar[int]
+    RELATED_FIELD_NUMBER: _ClassVar[int]
     api_version: str
     kind: str
     metadata: ObjectMeta
@@ -908,7 +911,18 @@ class Event(_message.Message):
     reporting_component: str
     reporting_instance: str
     action: str
-    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., involved_object: _Optional[_Union[ObjectReference, _Mapping]] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ..., source: _Optional[_Union[EventSource, _Mapping]] = ..., first_timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., count: _Optional[int] = ..., type: _Optional[str] = ..., reporting_component: _Optional[str] = ..., reporting_instance: _Optional[str] = ..., action: _Optional[str] = ...) -> None: ...
+    event_time: _timestamp_pb2.Timestamp
+    series: EventSeries
+    related: ObjectReference
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., involved_object: _Optional[_Union[ObjectReference, _Mapping]] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ..., source: _Optional[_Union[EventSource, _Mapping]] = ..., first_timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., count: _Optional[int] = ..., type: _Optional[str] = ..., reporting_component: _Optional[str] = ..., reporting_instance: _Optional[str] = ..., action: _Optional[str] = ..., event_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., series: _Optional[_Union[EventSeries, _Mapping]] = ..., related: _Optional[_Union[ObjectReference, _Mapping]] = ...) -> None: ...
+
+class EventSeries(_message.Message):
+    __slots__ = ("count", "last_observed_time")
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    LAST_OBSERVED_TIME_FIELD_NUMBER: _ClassVar[int]
+    count: int
+    last_observed_time: _timestamp_pb2.Timestamp
+    def __init__(self, count: _Optional[int] = ..., last_observed_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class NamespaceSpec(_message.Message):
     __slots__ = ("finalizers",)

@@ -16,7 +16,7 @@ values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,11 +101,12 @@ class LabelSelector:
 
     @classmethod
     def parse(cls, text: str) -> LabelSelector:
-        """Parse kubectl's ``-l`` syntax; raises ``errors.Invalid`` quoting ``text`` and the problem."""
+        """Parse kubectl's ``-l`` syntax; raises ``errors.BadRequest`` (a request's malformed parameter, as
+        Kubernetes answers it) quoting ``text`` and the problem."""
         try:
             return cls(tuple(_LabelParser(text).parse()))
         except _SelectorSyntaxError as exc:
-            raise errors.Invalid(f'invalid label selector "{text}": {exc}') from None
+            raise errors.BadRequest(f'invalid label selector "{text}": {exc}') from None
 
     @classmethod
     def from_proto(cls, selector: objects_pb2.LabelSelector | None) -> LabelSelector:
@@ -334,51 +335,53 @@ class FieldTerm:
     #: True for ``!=``.
     negated: bool = False
 
-    def matches(self, fields: Mapping[str, str]) -> bool:
-        return (fields.get(self.field, "") == self.value) != self.negated
-
     def __str__(self) -> str:
         escaped = self.value.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
         return f"{self.field}{'!=' if self.negated else '='}{escaped}"
 
 
 class FieldSelector:
-    """An AND of ``field=value`` / ``field!=value`` terms over ``object_fields`` of one object."""
+    """An AND of ``field=value`` / ``field!=value`` terms over the selectable fields of one kind's objects
+    (cluster/apiserver/selection.py matches them)."""
 
-    __slots__ = ("_field_names", "_terms")
+    __slots__ = ("_terms",)
 
     def __init__(self, terms: tuple[FieldTerm, ...] = ()) -> None:
         self._terms = tuple(sorted(terms, key=lambda t: (t.field, t.negated, t.value)))
-        self._field_names = tuple(dict.fromkeys(term.field for term in self._terms))
 
     @classmethod
     def parse(cls, text: str, kind: kinds.Kind[Any] | None = None) -> FieldSelector:
-        """Parse ``text``; with ``kind``, also check every field is one that kind supports. Raises
-        ``errors.Invalid`` naming the selector and the bad term or field."""
+        """Parse ``text`` as apimachinery's fields.ParseSelector does (``=``, ``==``, ``!=`` terms joined by
+        commas, which AND); with ``kind``, also check every field is one that kind supports, spelling an
+        old alias (a pod's ``spec.host``) as its field. Raises ``errors.BadRequest`` with Kubernetes'
+        message: a request's malformed parameter."""
         terms = []
-        for part in _split_unescaped(text, ","):
+        # Sorted as apimachinery checks them, so that the first bad part is the one it names.
+        for part in sorted(_split_unescaped(text, ",")):
             if not part:
                 continue
             term = _split_term(part)
             if term is None:
-                raise errors.Invalid(f"invalid selector: '{text}'; can't understand '{part}'")
+                raise errors.BadRequest(f"invalid selector: '{text}'; can't understand '{part}'")
             field, operator, raw_value = term
             try:
                 value = _unescape(raw_value)
             except ValueError as exc:
-                raise errors.Invalid(f"invalid field selector \"{text}\": {exc}") from None
+                raise errors.BadRequest(f"invalid field selector: {exc}") from None
             terms.append(FieldTerm(field, value, operator == "!="))
-        selector = cls(tuple(terms))
-        if kind is not None:
-            selector.check_supported(kind)
+        if kind is None:
+            return cls(tuple(terms))
+        aliases = _ALIASES.get(kind.name, {})
+        selector = cls(tuple(FieldTerm(aliases.get(t.field, t.field), t.value, t.negated) for t in terms))
+        selector.check_supported(kind)
         return selector
 
     def check_supported(self, kind: kinds.Kind[Any]) -> None:
-        """Raise ``errors.Invalid("field label not supported: <field>")`` for a field ``kind`` lacks."""
+        """Raise ``errors.BadRequest("field label not supported: <field>")`` for a field ``kind`` lacks."""
         supported = supported_fields(kind)
         for term in self._terms:
             if term.field not in supported:
-                raise errors.Invalid(f"field label not supported: {term.field}")
+                raise errors.BadRequest(f"field label not supported: {term.field}")
 
     @property
     def empty(self) -> bool:
@@ -388,20 +391,12 @@ class FieldSelector:
     def terms(self) -> tuple[FieldTerm, ...]:
         return self._terms
 
-    @property
-    def field_names(self) -> tuple[str, ...]:
-        """The fields the terms compare, each once: all ``object_fields`` needs to read for ``matches``."""
-        return self._field_names
-
     def requires_exact(self, field: str) -> str | None:
         """The value ``field`` must equal, when the selector pins it (lets a server use an index)."""
         for term in self._terms:
             if term.field == field and not term.negated:
                 return term.value
         return None
-
-    def matches(self, fields: Mapping[str, str]) -> bool:
-        return all(term.matches(fields) for term in self._terms)
 
     def __str__(self) -> str:
         return ",".join(str(term) for term in self._terms)
@@ -446,6 +441,8 @@ _ESCAPABLE = frozenset("\\,=")
 
 
 def _unescape(value: str) -> str:
+    """apimachinery's fields.UnescapeValue, with its messages (an unescaped character is named by its code
+    point, as Go prints a rune)."""
     if not any(ch in value for ch in "\\,="):
         return value
     out, i = [], 0
@@ -453,16 +450,15 @@ def _unescape(value: str) -> str:
         ch = value[i]
         if ch == "\\":
             if i + 1 >= len(value):
-                raise ValueError(f"unterminated escape sequence in value \"{value}\"")
+                raise ValueError("invalid escape sequence: \\")
             escaped = value[i + 1]
             if escaped not in _ESCAPABLE:
-                raise ValueError(f"invalid escape sequence \"\\{escaped}\" in value \"{value}\"")
+                raise ValueError(f"invalid escape sequence: \\{escaped}")
             out.append(escaped)
             i += 2
             continue
         if ch in ",=":
-            # An unescaped separator inside a value: apimachinery rejects it too.
-            raise ValueError(f"invalid selector value \"{value}\": '{ch}' must be escaped")
+            raise ValueError(f"unescaped character in value: {ord(ch)}")
         out.append(ch)
         i += 1
     return "".join(out)
@@ -470,17 +466,18 @@ def _unescape(value: str) -> str:
 
 # ------------------------------------------------------------------------- fields of each kind
 
-_FieldGetter = Callable[[Any], str]
+#: One selectable field's value of an object.
+FieldGetter = Callable[[Any], str]
 
 
-def _meta_fields() -> dict[str, _FieldGetter]:
+def _meta_fields() -> dict[str, FieldGetter]:
     return {
         "metadata.name": lambda obj: obj.metadata.name,
         "metadata.namespace": lambda obj: obj.metadata.namespace,
     }
 
 
-_FIELDS: dict[str, dict[str, _FieldGetter]] = {
+_FIELDS: dict[str, dict[str, FieldGetter]] = {
     kinds.POD.name: {
         **_meta_fields(),
         "spec.nodeName": lambda pod: pod.spec.node_name,
@@ -491,9 +488,20 @@ _FIELDS: dict[str, dict[str, _FieldGetter]] = {
         "status.nominatedNodeName": lambda pod: pod.status.nominated_node_name,
         "status.podIP": lambda pod: pod.status.pod_ip,
     },
+    # Kubernetes' field label conversions (pkg/apis/core/v1/conversion.go) spell out the fields of these
+    # cluster-scoped kinds: metadata.namespace is not among them.
     kinds.NODE.name: {
-        **_meta_fields(),
+        "metadata.name": lambda node: node.metadata.name,
         "spec.unschedulable": lambda node: "true" if node.spec.unschedulable else "false",
+    },
+    kinds.NAMESPACE.name: {
+        "metadata.name": lambda namespace: namespace.metadata.name,
+        "status.phase": lambda namespace: namespace.status.phase,
+    },
+    kinds.SERVICE.name: {
+        **_meta_fields(),
+        "spec.clusterIP": lambda service: service.spec.cluster_ip,
+        "spec.type": lambda service: service.spec.type,
     },
     kinds.EVENT.name: {
         **_meta_fields(),
@@ -506,11 +514,13 @@ _FIELDS: dict[str, dict[str, _FieldGetter]] = {
         "involvedObject.fieldPath": lambda ev: ev.involved_object.field_path,
         "reason": lambda ev: ev.reason,
         "reportingComponent": lambda ev: ev.reporting_component,
-        "source": lambda ev: ev.source.component,
+        "source": lambda ev: ev.source.component or ev.reporting_component,
         "type": lambda ev: ev.type,
     },
 }
 _DEFAULT_FIELDS = _meta_fields()
+#: Old names Kubernetes still takes for a field: ``spec.host`` from v1 clients of long ago.
+_ALIASES: dict[str, dict[str, str]] = {kinds.POD.name: {"spec.host": "spec.nodeName"}}
 
 
 def supported_fields(kind: kinds.Kind[Any]) -> frozenset[str]:
@@ -518,10 +528,7 @@ def supported_fields(kind: kinds.Kind[Any]) -> frozenset[str]:
     return frozenset(_FIELDS.get(kind.name, _DEFAULT_FIELDS))
 
 
-def object_fields(kind: kinds.Kind[Any], obj: Any, names: Collection[str] | None = None) -> dict[str, str]:
-    """The selectable fields of ``obj`` (of ``kind``) and their values, for ``FieldSelector.matches``; only
-    those of ``names`` when given (a selector's ``field_names``: a watch matches every event)."""
-    getters = _FIELDS.get(kind.name, _DEFAULT_FIELDS)
-    if names is None:
-        return {field: getter(obj) for field, getter in getters.items()}
-    return {field: getters[field](obj) for field in names if field in getters}
+def field_getter(kind: kinds.Kind[Any], field: str) -> FieldGetter:
+    """How to read ``field`` (one ``kind`` supports) of an object."""
+    return _FIELDS.get(kind.name, _DEFAULT_FIELDS)[field]
+

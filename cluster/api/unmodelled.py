@@ -41,7 +41,6 @@ NOT_MODELLED: dict[str, frozenset[str]] = {
     }),
     "PodDisruptionBudgetStatus": frozenset({"conditions"}),
     "NamespaceStatus": frozenset({"conditions"}),
-    "Event": frozenset({"eventTime", "series", "related"}),
     "LeaseSpec": frozenset({"strategy", "preferredHolder"}),
     "ServiceSpec": frozenset({
         "externalIPs", "loadBalancerIP", "loadBalancerSourceRanges",

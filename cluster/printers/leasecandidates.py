@@ -3,17 +3,17 @@
 
 from __future__ import annotations
 
-from cluster.api import kinds, objects_pb2, timeutil
+from cluster.api import kinds, objects_pb2
 from cluster.printers.describe import DescribeText, Reader, name_fields, time_text
 from cluster.printers.printer import Printer
-from cluster.printers.table import Columns
+from cluster.printers.table import AGE, NAME, Cell, Column, Columns
 from cluster.printers.values import NONE, age
 
 
-def _lease_candidate_row(candidate: objects_pb2.LeaseCandidate) -> list[str]:
+def _lease_candidate_row(candidate: objects_pb2.LeaseCandidate, now: float) -> list[Cell]:
     spec = candidate.spec
-    renewed = timeutil.age(spec.renew_time) if timeutil.is_set(spec.renew_time) else NONE
-    return [candidate.metadata.name, spec.lease_name, spec.binary_version, renewed, age(candidate.metadata)]
+    return [candidate.metadata.name, spec.lease_name, spec.binary_version, spec.emulation_version,
+            age(candidate.metadata, now)]
 
 
 async def _describe_lease_candidate(
@@ -34,6 +34,12 @@ async def _describe_lease_candidate(
 
 PRINTER = Printer(
     kinds.LEASE_CANDIDATE,
-    Columns(("NAME", "LEASENAME", "BINARYVERSION", "RENEWTIME", "AGE"), _lease_candidate_row),
+    Columns((
+        NAME,
+        Column("LeaseName", "LeaseName is the name of the lease for which this candidate is contending."),
+        Column("BinaryVersion", "BinaryVersion is the binary version."),
+        Column("EmulationVersion", "EmulationVersion is the emulation version."),
+        AGE,
+    ), _lease_candidate_row),
     _describe_lease_candidate,
 )

@@ -6,13 +6,13 @@ from __future__ import annotations
 from cluster.api import kinds, objects_pb2
 from cluster.printers.describe import DescribeText, Reader, name_fields, time_text
 from cluster.printers.printer import Printer
-from cluster.printers.table import Columns
+from cluster.printers.table import AGE, NAME, Cell, Column, Columns
 from cluster.printers.values import NONE, age
 
 
-def _lease_row(lease: objects_pb2.Lease) -> list[str]:
+def _lease_row(lease: objects_pb2.Lease, now: float) -> list[Cell]:
     holder = lease.spec.holder_identity if lease.spec.HasField("holder_identity") else ""
-    return [lease.metadata.name, holder, age(lease.metadata)]
+    return [lease.metadata.name, holder, age(lease.metadata, now)]
 
 
 async def _describe_lease(reader: Reader, lease: objects_pb2.Lease, text: DescribeText) -> None:
@@ -30,4 +30,9 @@ async def _describe_lease(reader: Reader, lease: objects_pb2.Lease, text: Descri
     text.field("Lease Transitions", transitions, 1)
 
 
-PRINTER = Printer(kinds.LEASE, Columns(("NAME", "HOLDER", "AGE"), _lease_row), _describe_lease)
+PRINTER = Printer(
+    kinds.LEASE,
+    Columns((NAME, Column("Holder", "holderIdentity contains the identity of the holder of a current lease."),
+             AGE), _lease_row),
+    _describe_lease,
+)

@@ -6,12 +6,12 @@ from __future__ import annotations
 from cluster.api import kinds, objects_pb2
 from cluster.printers.describe import DescribeText, Reader, name_fields
 from cluster.printers.printer import Printer
-from cluster.printers.table import Columns
+from cluster.printers.table import AGE, NAME, Cell, Column, Columns
 from cluster.printers.values import NONE, age
 
 
-def _namespace_row(namespace: objects_pb2.Namespace) -> list[str]:
-    return [namespace.metadata.name, namespace.status.phase, age(namespace.metadata)]
+def _namespace_row(namespace: objects_pb2.Namespace, now: float) -> list[Cell]:
+    return [namespace.metadata.name, namespace.status.phase, age(namespace.metadata, now)]
 
 
 async def _describe_namespace(reader: Reader, namespace: objects_pb2.Namespace, text: DescribeText) -> None:
@@ -21,4 +21,8 @@ async def _describe_namespace(reader: Reader, namespace: objects_pb2.Namespace, 
     text.field("Status", namespace.status.phase or NONE)
 
 
-PRINTER = Printer(kinds.NAMESPACE, Columns(("NAME", "STATUS", "AGE"), _namespace_row), _describe_namespace)
+PRINTER = Printer(
+    kinds.NAMESPACE,
+    Columns((NAME, Column("Status", "The status of the namespace"), AGE), _namespace_row),
+    _describe_namespace,
+)

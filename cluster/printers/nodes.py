@@ -9,8 +9,10 @@ from fractions import Fraction
 from cluster.api import containers, kinds, objects_pb2, quantity, timeutil
 from cluster.printers.describe import DescribeText, Reader, name_fields, time_text
 from cluster.printers.printer import Printer
-from cluster.printers.table import Columns
-from cluster.printers.values import NONE, age, format_quantity, taint_text
+from cluster.printers.table import AGE, NAME, Cell, Column, Columns, wide
+from cluster.printers.values import NONE, UNKNOWN, age, format_quantity, taint_text
+
+_ADDRESSES = "List of addresses reachable to the node."
 
 
 def node_status(node: objects_pb2.Node) -> str:
@@ -26,30 +28,23 @@ def node_status(node: objects_pb2.Node) -> str:
 
 
 def node_roles(node: objects_pb2.Node) -> str:
-    """ROLES from the node-role.kubernetes.io/<role> labels (and the older kubernetes.io/role)."""
-    roles = sorted(
+    """ROLES from the node-role.kubernetes.io/<role> labels and the older kubernetes.io/role, sorted."""
+    labels = node.metadata.labels
+    roles = {
         key.removeprefix("node-role.kubernetes.io/")
-        for key in node.metadata.labels
+        for key in labels
         if key.startswith("node-role.kubernetes.io/") and key != "node-role.kubernetes.io/"
-    )
-    legacy = node.metadata.labels.get("kubernetes.io/role")
-    if legacy and legacy not in roles:
-        roles.append(legacy)
-    return ",".join(roles) or NONE
+    }
+    if labels.get("kubernetes.io/role"):
+        roles.add(labels["kubernetes.io/role"])
+    return ",".join(sorted(roles)) or NONE
 
 
-def _node_row(node: objects_pb2.Node) -> list[str]:
-    return [node.metadata.name, node_status(node), node_roles(node), age(node.metadata)]
-
-
-def _node_wide(node: objects_pb2.Node) -> list[str]:
-    allocatable = node.status.allocatable
-    return [
-        allocatable.get("cpu", NONE),
-        allocatable.get("memory", NONE),
-        allocatable.get("pods", NONE),
-        ",".join(taint_text(t) for t in node.spec.taints) or NONE,
-    ]
+def _node_row(node: objects_pb2.Node, now: float) -> list[Cell]:
+    # podsched models no node info or addresses: no version, and the wide columns are what kubectl shows
+    # for a node that reports none.
+    return [node.metadata.name, node_status(node), node_roles(node), age(node.metadata, now), "",
+            NONE, NONE, UNKNOWN, UNKNOWN, UNKNOWN]
 
 
 def _share(name: str, value: Fraction, allocatable: Mapping[str, str]) -> str:
@@ -153,6 +148,20 @@ async def _describe_node(reader: Reader, node: objects_pb2.Node, text: DescribeT
 
 PRINTER = Printer(
     kinds.NODE,
-    Columns(("NAME", "STATUS", "ROLES", "AGE"), _node_row, ("CPU", "MEMORY", "PODS", "TAINTS"), _node_wide),
+    Columns((
+        NAME,
+        Column("Status", "The status of the node"),
+        Column("Roles", "The roles of the node"),
+        AGE,
+        Column("Version", "Kubelet Version reported by the node."),
+        wide(Column("Internal-IP", _ADDRESSES)),
+        wide(Column("External-IP", _ADDRESSES)),
+        wide(Column("OS-Image", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 "
+                                "(wheezy)).")),
+        wide(Column("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. "
+                                      "3.16.0-0.bpo.4-amd64).")),
+        wide(Column("Container-Runtime", "ContainerRuntime Version reported by the node through runtime "
+                                         "remote API (e.g. containerd://1.4.2).")),
+    ), _node_row),
     _describe_node,
 )

@@ -6,18 +6,18 @@ from __future__ import annotations
 from cluster.api import kinds, objects_pb2
 from cluster.printers.describe import DescribeText, Reader, name_fields, selector_text
 from cluster.printers.printer import Printer
-from cluster.printers.table import Columns
+from cluster.printers.table import AGE, NAME, Cell, Column, Columns
 from cluster.printers.values import age, int_or_string
 
 
-def _pdb_row(pdb: objects_pb2.PodDisruptionBudget) -> list[str]:
+def _pdb_row(pdb: objects_pb2.PodDisruptionBudget, now: float) -> list[Cell]:
     spec = pdb.spec
     return [
         pdb.metadata.name,
         int_or_string(spec.min_available) if spec.HasField("min_available") else "N/A",
         int_or_string(spec.max_unavailable) if spec.HasField("max_unavailable") else "N/A",
-        str(pdb.status.disruptions_allowed),
-        age(pdb.metadata),
+        pdb.status.disruptions_allowed,
+        age(pdb.metadata, now),
     ]
 
 
@@ -38,6 +38,13 @@ async def _describe_pdb(reader: Reader, pdb: objects_pb2.PodDisruptionBudget, te
 
 PRINTER = Printer(
     kinds.POD_DISRUPTION_BUDGET,
-    Columns(("NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"), _pdb_row),
+    Columns((
+        NAME,
+        Column("Min Available", "The minimum number of pods that must be available."),
+        Column("Max Unavailable", "The maximum number of pods that may be unavailable."),
+        Column("Allowed Disruptions", "Calculated number of pods that may be disrupted at this time.",
+               "integer"),
+        AGE,
+    ), _pdb_row),
     _describe_pdb,
 )

@@ -6,25 +6,17 @@ from __future__ import annotations
 from cluster.api import kinds, objects_pb2, podgroups, timeutil
 from cluster.printers.describe import DescribeText, Reader, by_text, name_fields, pods_named, time_text
 from cluster.printers.printer import Explained, Printer
-from cluster.printers.table import Columns
+from cluster.printers.table import AGE, NAME, Cell, Column, Columns, wide
 from cluster.printers.values import NONE, age
 
 
-def _pod_group_row(group: objects_pb2.PodGroup) -> list[str]:
+def _pod_group_row(group: objects_pb2.PodGroup, now: float) -> list[Cell]:
     status = group.status
     return [
-        group.metadata.name,
-        str(podgroups.min_count(group)),
-        str(status.scheduled),
-        str(status.running),
-        status.phase or NONE,
-        age(group.metadata),
+        group.metadata.name, podgroups.min_count(group), status.scheduled, status.running,
+        status.phase or NONE, age(group.metadata, now), status.succeeded, status.failed,
+        group.api_version or kinds.POD_GROUP.api_version,
     ]
-
-
-def _pod_group_wide(group: objects_pb2.PodGroup) -> list[str]:
-    status = group.status
-    return [str(status.succeeded), str(status.failed), group.api_version or kinds.POD_GROUP.api_version]
 
 
 def _pod_group_policy(group: objects_pb2.PodGroup) -> list[tuple[str, object]]:
@@ -106,8 +98,17 @@ async def _describe_pod_group(reader: Reader, group: objects_pb2.PodGroup, text:
 
 PRINTER = Printer(
     kinds.POD_GROUP,
-    Columns(("NAME", "MIN", "SCHEDULED", "RUNNING", "PHASE", "AGE"), _pod_group_row,
-            ("SUCCEEDED", "FAILED", "API VERSION"), _pod_group_wide),
+    Columns((
+        NAME,
+        Column("Min", "The fewest members the group schedules together.", "integer"),
+        Column("Scheduled", "The members bound to a node.", "integer"),
+        Column("Running", "The members running.", "integer"),
+        Column("Phase", "The group's phase."),
+        AGE,
+        wide(Column("Succeeded", "The members that succeeded.", "integer")),
+        wide(Column("Failed", "The members that failed.", "integer")),
+        wide(Column("API Version", "The API version the group was written in.")),
+    ), _pod_group_row),
     _describe_pod_group,
     explained=Explained.GROUP_ATTEMPT,
 )

@@ -7,7 +7,7 @@ from cluster.api import containers, kinds, objects_pb2, timeutil
 from cluster.api.schedulinggates import SCHEDULING_GATED, is_reported_gated
 from cluster.printers.describe import DescribeText, Reader, container_section, name_fields, time_text
 from cluster.printers.printer import Explained, Printer
-from cluster.printers.table import Columns
+from cluster.printers.table import AGE, NAME, Cell, Column, Columns, wide
 from cluster.printers.values import NONE, age, or_none, toleration_text
 
 
@@ -32,17 +32,12 @@ def pod_ready(pod: objects_pb2.Pod) -> str:
     return f"{total if ready else 0}/{total}"
 
 
-def _pod_row(pod: objects_pb2.Pod) -> list[str]:
-    return [pod.metadata.name, pod_ready(pod), pod_status(pod), "0", age(pod.metadata)]
-
-
-def _pod_wide(pod: objects_pb2.Pod) -> list[str]:
-    priority = str(pod.spec.priority) if pod.spec.HasField("priority") else NONE
+def _pod_row(pod: objects_pb2.Pod, now: float) -> list[Cell]:
+    # podsched models no container statuses, so no restarts, and no readiness gates.
     return [
-        or_none(pod.status.pod_ip),
-        or_none(pod.spec.node_name),
-        or_none(pod.status.nominated_node_name),
-        priority,
+        pod.metadata.name, pod_ready(pod), pod_status(pod), "0", age(pod.metadata, now),
+        or_none(pod.status.pod_ip), or_none(pod.spec.node_name), or_none(pod.status.nominated_node_name),
+        NONE,
     ]
 
 
@@ -92,8 +87,22 @@ async def _describe_pod(reader: Reader, pod: objects_pb2.Pod, text: DescribeText
 
 PRINTER = Printer(
     kinds.POD,
-    Columns(("NAME", "READY", "STATUS", "RESTARTS", "AGE"), _pod_row,
-            ("IP", "NODE", "NOMINATED NODE", "PRIORITY"), _pod_wide),
+    Columns((
+        NAME,
+        Column("Ready", "The aggregate readiness state of this pod for accepting traffic."),
+        Column("Status", "The aggregate status of the containers in this pod."),
+        Column("Restarts", "The number of times the containers in this pod have been restarted and when the "
+                           "last container in this pod has restarted."),
+        AGE,
+        wide(Column("IP", "podIP address allocated to the pod. Routable at least within the cluster. Empty "
+                          "if not yet allocated.")),
+        wide(Column("Node", "NodeName indicates in which node this pod is scheduled.")),
+        wide(Column("Nominated Node", "nominatedNodeName is set only when this pod preempts other pods on "
+                                      "the node, but it cannot be scheduled right away as preemption victims "
+                                      "receive their graceful termination periods.")),
+        wide(Column("Readiness Gates", "If specified, all readiness gates will be evaluated for pod "
+                                       "readiness.")),
+    ), _pod_row),
     _describe_pod,
     explained=Explained.POD_ATTEMPT,
 )

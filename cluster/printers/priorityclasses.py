@@ -6,16 +6,16 @@ from __future__ import annotations
 from cluster.api import kinds, objects_pb2
 from cluster.printers.describe import DescribeText, Reader, name_fields
 from cluster.printers.printer import Printer
-from cluster.printers.table import Columns
+from cluster.printers.table import AGE, NAME, Cell, Column, Columns
 from cluster.printers.values import NONE, age
 
 
-def _priority_class_row(pc: objects_pb2.PriorityClass) -> list[str]:
+def _priority_class_row(pc: objects_pb2.PriorityClass, now: float) -> list[Cell]:
     return [
         pc.metadata.name,
-        str(pc.value),
-        "true" if pc.global_default else "false",
-        age(pc.metadata),
+        pc.value,
+        pc.global_default,
+        age(pc.metadata, now),
         pc.preemption_policy if pc.HasField("preemption_policy") else NONE,
     ]
 
@@ -33,6 +33,14 @@ async def _describe_priority_class(
 
 PRINTER = Printer(
     kinds.PRIORITY_CLASS,
-    Columns(("NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"), _priority_class_row),
+    Columns((
+        NAME,
+        Column("Value", "value represents the integer value of this priority class.", "integer"),
+        Column("Global-Default", "globalDefault specifies whether this PriorityClass should be considered as "
+                                 "the default priority for pods that do not have any priority class.",
+               "boolean"),
+        AGE,
+        Column("PreemptionPolicy", "preemptionPolicy is the Policy for preempting pods with lower priority."),
+    ), _priority_class_row),
     _describe_priority_class,
 )

@@ -7,18 +7,24 @@ from cluster.api import kinds, objects_pb2
 from cluster.api.quota import format_requirements
 from cluster.printers.describe import DescribeText, Reader, name_fields
 from cluster.printers.printer import Printer
-from cluster.printers.table import Columns
+from cluster.printers.table import AGE, NAME, Cell, Column, Columns
 from cluster.printers.values import age
 
 
-def quota_usage(quota: objects_pb2.ResourceQuota) -> str:
-    """kubectl's REQUEST column: ``pods: 1/10`` per limited resource, sorted by name."""
+def quota_usage(quota: objects_pb2.ResourceQuota) -> tuple[str, str]:
+    """kubectl's REQUEST and LIMIT columns: ``pods: 1/10`` per limited resource, sorted by name; the
+    ``limits.*`` resources in the second."""
     hard, used = quota.status.hard, quota.status.used
-    return ", ".join(f"{name}: {used.get(name, '0')}/{hard[name]}" for name in sorted(hard))
+    requests: list[str] = []
+    limits: list[str] = []
+    for name in sorted(hard):
+        (limits if name.startswith("limits.") else requests).append(
+            f"{name}: {used.get(name, '0')}/{hard[name]}")
+    return ", ".join(requests), ", ".join(limits)
 
 
-def _quota_row(quota: objects_pb2.ResourceQuota) -> list[str]:
-    return [quota.metadata.name, age(quota.metadata), quota_usage(quota)]
+def _quota_row(quota: objects_pb2.ResourceQuota, now: float) -> list[Cell]:
+    return [quota.metadata.name, age(quota.metadata, now), *quota_usage(quota)]
 
 
 async def _describe_quota(reader: Reader, quota: objects_pb2.ResourceQuota, text: DescribeText) -> None:
@@ -32,4 +38,14 @@ async def _describe_quota(reader: Reader, quota: objects_pb2.ResourceQuota, text
     text.table(["Resource", "Used", "Hard"], rows, level=0, underline=True)
 
 
-PRINTER = Printer(kinds.RESOURCE_QUOTA, Columns(("NAME", "AGE", "REQUEST"), _quota_row), _describe_quota)
+PRINTER = Printer(
+    kinds.RESOURCE_QUOTA,
+    Columns((
+        NAME,
+        AGE,
+        Column("Request", "Request represents a minimum amount of cpu/memory that a container may consume."),
+        Column("Limit", "Limits control the maximum amount of cpu/memory that a container may use "
+                        "independent of contention on the node."),
+    ), _quota_row),
+    _describe_quota,
+)

@@ -6,12 +6,12 @@ from __future__ import annotations
 from cluster.api import kinds, objects_pb2
 from cluster.printers.describe import DescribeText, Reader, name_fields
 from cluster.printers.printer import Printer
-from cluster.printers.table import Columns
+from cluster.printers.table import AGE, NAME, Cell, Column, Columns
 from cluster.printers.values import NONE, age, toleration_text
 
 
-def _runtime_class_row(runtime_class: objects_pb2.RuntimeClass) -> list[str]:
-    return [runtime_class.metadata.name, runtime_class.handler, age(runtime_class.metadata)]
+def _runtime_class_row(runtime_class: objects_pb2.RuntimeClass, now: float) -> list[Cell]:
+    return [runtime_class.metadata.name, runtime_class.handler, age(runtime_class.metadata, now)]
 
 
 async def _describe_runtime_class(
@@ -28,5 +28,9 @@ async def _describe_runtime_class(
 
 
 PRINTER = Printer(
-    kinds.RUNTIME_CLASS, Columns(("NAME", "HANDLER", "AGE"), _runtime_class_row), _describe_runtime_class
+    kinds.RUNTIME_CLASS,
+    Columns((NAME, Column("Handler", "handler specifies the underlying runtime and configuration that the "
+                                     "CRI implementation will use to handle pods of this class."), AGE),
+            _runtime_class_row),
+    _describe_runtime_class,
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from cluster.api import kinds, objects_pb2
 from cluster.printers.describe import DescribeText, Reader, name_fields, selected_pods
 from cluster.printers.printer import Printer
-from cluster.printers.table import Columns
+from cluster.printers.table import AGE, NAME, Cell, Column, Columns, wide
 from cluster.printers.values import NONE, age, map_selector_text
 
 
@@ -18,16 +18,12 @@ def _service_ports(service: objects_pb2.Service) -> str:
     return ",".join(ports) if ports else NONE
 
 
-def _service_row(service: objects_pb2.Service) -> list[str]:
+def _service_row(service: objects_pb2.Service, now: float) -> list[Cell]:
     spec = service.spec
     # podsched provisions no load balancer: one asked for stays pending, as kubectl shows it.
     external = "<pending>" if spec.type == "LoadBalancer" else NONE
     return [service.metadata.name, spec.type, spec.cluster_ip or NONE, external, _service_ports(service),
-            age(service.metadata)]
-
-
-def _service_wide(service: objects_pb2.Service) -> list[str]:
-    return [map_selector_text(service.spec.selector) or NONE]
+            age(service.metadata, now), map_selector_text(spec.selector) or NONE]
 
 
 async def _describe_service(reader: Reader, service: objects_pb2.Service, text: DescribeText) -> None:
@@ -50,7 +46,16 @@ async def _describe_service(reader: Reader, service: objects_pb2.Service, text: 
 
 PRINTER = Printer(
     kinds.SERVICE,
-    Columns(("NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"), _service_row, ("SELECTOR",),
-            _service_wide),
+    Columns((
+        NAME,
+        Column("Type", "type determines how the Service is exposed."),
+        Column("Cluster-IP", "clusterIP is the IP address of the service and is usually assigned randomly."),
+        Column("External-IP", "externalIPs is a list of IP addresses for which nodes in the cluster will "
+                              "also accept traffic for this service."),
+        Column("Port(s)", "The list of ports that are exposed by this service."),
+        AGE,
+        wide(Column("Selector", "Route service traffic to pods with label keys and values matching this "
+                                "selector.")),
+    ), _service_row),
     _describe_service,
 )

@@ -12,10 +12,19 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from cluster.api import objects_pb2, timeutil
 
 NONE = "<none>"
+UNKNOWN = "<unknown>"
 
 
-def age(meta: objects_pb2.ObjectMeta) -> str:
-    return timeutil.age(meta.creation_timestamp)
+def since(ts: Timestamp, now: float) -> str:
+    """How long before ``now`` (seconds since the epoch) ``ts`` was, as kubectl prints it; "<unknown>" for
+    an unset timestamp."""
+    if not timeutil.is_set(ts):
+        return UNKNOWN
+    return timeutil.human_duration(now - (ts.seconds + ts.nanos / 1e9))
+
+
+def age(meta: objects_pb2.ObjectMeta, now: float) -> str:
+    return since(meta.creation_timestamp, now)
 
 
 def or_none(text: str) -> str:
@@ -64,12 +73,13 @@ def event_time(event: objects_pb2.Event) -> Timestamp:
 
 def event_last_seen(event: objects_pb2.Event) -> str:
     ts = event_time(event)
-    return timeutil.age(ts) if timeutil.is_set(ts) else "<unknown>"
+    return timeutil.age(ts) if timeutil.is_set(ts) else UNKNOWN
 
 
 def involved_object(event: objects_pb2.Event) -> str:
+    """``kind/name`` of the event's object, the kind in lower case; the kind alone when it has no name."""
     ref = event.involved_object
-    return f"{ref.kind.lower()}/{ref.name}" if ref.kind else ref.name
+    return f"{ref.kind.lower()}/{ref.name}" if ref.name else ref.kind.lower()
 
 
 def map_selector_text(selector: Mapping[str, str]) -> str:

@@ -16,40 +16,59 @@ from cluster.printers.describe import (
     selector_text,
 )
 from cluster.printers.printer import Printer
-from cluster.printers.table import Columns
+from cluster.printers.table import AGE, NAME, Cell, Column, Columns, wide
 from cluster.printers.values import NONE, age, map_selector_text
 
-
-def _controller_row(
-    controller: objects_pb2.ReplicaSet | objects_pb2.StatefulSet | objects_pb2.ReplicationController,
-) -> list[str]:
-    """podsched runs no controller, so there are no current or ready replicas to show: only the desired."""
-    return [controller.metadata.name, str(controller.spec.replicas), age(controller.metadata)]
+_Replicated = objects_pb2.ReplicaSet | objects_pb2.ReplicationController
+_Controller = _Replicated | objects_pb2.StatefulSet
 
 
-def _controller_wide(
-    controller: objects_pb2.ReplicaSet | objects_pb2.StatefulSet | objects_pb2.ReplicationController,
-) -> list[str]:
+def _template_cells(controller: _Controller) -> list[Cell]:
+    """The CONTAINERS and IMAGES of the pod template."""
     containers = controller.spec.template.spec.containers
+    return [",".join(c.name for c in containers) or NONE, ",".join(c.image for c in containers) or NONE]
+
+
+def _selector_text(controller: _Replicated) -> str:
     selector = controller.spec.selector
     if isinstance(selector, objects_pb2.LabelSelector):
         text = str(LabelSelector.from_proto(selector))
     else:
         text = map_selector_text(selector)
-    return [",".join(c.name for c in containers) or NONE, ",".join(c.image for c in containers) or NONE,
-            text or NONE]
+    return text or NONE
 
 
-_CONTROLLER_COLUMNS: Columns[Any] = Columns(
-    ("NAME", "DESIRED", "AGE"), _controller_row, ("CONTAINERS", "IMAGES", "SELECTOR"), _controller_wide
-)
+def _replicas_row(controller: _Replicated, now: float) -> list[Cell]:
+    """podsched runs no controller, so no replicas are current or ready: only the desired."""
+    return [controller.metadata.name, controller.spec.replicas, 0, 0, age(controller.metadata, now),
+            *_template_cells(controller), _selector_text(controller)]
 
 
-async def _describe_controller(
-    reader: Reader,
-    controller: objects_pb2.ReplicaSet | objects_pb2.StatefulSet | objects_pb2.ReplicationController,
-    text: DescribeText,
-) -> None:
+def _stateful_set_row(stateful_set: objects_pb2.StatefulSet, now: float) -> list[Cell]:
+    return [stateful_set.metadata.name, f"0/{stateful_set.spec.replicas}", age(stateful_set.metadata, now),
+            *_template_cells(stateful_set)]
+
+
+_CONTAINERS = wide(Column("Containers", "Names of each container in the template."))
+_IMAGES = wide(Column("Images", "Images referenced by each container in the template."))
+
+_REPLICAS_COLUMNS: Columns[Any] = Columns((
+    NAME,
+    Column("Desired", "Replicas is the number of desired pods.", "integer"),
+    Column("Current", "Replicas is the most recently observed number of replicas.", "integer"),
+    Column("Ready", "The number of pods targeted by this controller with a Ready Condition.", "integer"),
+    AGE,
+    _CONTAINERS,
+    _IMAGES,
+    wide(Column("Selector", "Selector is a label query over pods that should match the replica count.")),
+), _replicas_row)
+
+_STATEFUL_SET_COLUMNS: Columns[Any] = Columns((
+    NAME, Column("Ready", "Number of the pod with ready state"), AGE, _CONTAINERS, _IMAGES,
+), _stateful_set_row)
+
+
+async def _describe_controller(reader: Reader, controller: _Controller, text: DescribeText) -> None:
     spec = controller.spec
     name_fields(text, controller, namespaced=True)
     if isinstance(spec.selector, objects_pb2.LabelSelector):
@@ -74,6 +93,6 @@ async def _describe_controller(
         container_section(text, container)
 
 
-REPLICA_SET = Printer(kinds.REPLICA_SET, _CONTROLLER_COLUMNS, _describe_controller)
-STATEFUL_SET = Printer(kinds.STATEFUL_SET, _CONTROLLER_COLUMNS, _describe_controller)
-REPLICATION_CONTROLLER = Printer(kinds.REPLICATION_CONTROLLER, _CONTROLLER_COLUMNS, _describe_controller)
+REPLICA_SET = Printer(kinds.REPLICA_SET, _REPLICAS_COLUMNS, _describe_controller)
+STATEFUL_SET = Printer(kinds.STATEFUL_SET, _STATEFUL_SET_COLUMNS, _describe_controller)
+REPLICATION_CONTROLLER = Printer(kinds.REPLICATION_CONTROLLER, _REPLICAS_COLUMNS, _describe_controller)

@@ -41,7 +41,8 @@ async def test_class_resolves_priority_and_policy(
     assert applied.stdout == f"priorityclass.scheduling.k8s.io/{name} created\npod/job created\n"
     pod = await client.get("Pod", "job", namespace)
     assert (pod.spec.priority, pod.spec.preemption_policy) == (5000, "Never")
-    (row,) = parse_table(cli("get", "pods", "-n", namespace, "-o", "wide").stdout)
+    priorities = cli("get", "pods", "-n", namespace, "-o", "custom-columns=PRIORITY:.spec.priority").stdout
+    (row,) = parse_table(priorities)
     assert row["PRIORITY"] == "5000"
 
 

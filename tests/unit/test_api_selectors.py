@@ -1,7 +1,8 @@
 import pytest
 
 from cluster.api import errors, kinds, objects_pb2
-from cluster.api.selectors import FieldSelector, LabelSelector, object_fields, supported_fields
+from cluster.api.selectors import FieldSelector, LabelSelector, supported_fields
+from cluster.apiserver.selection import Selection
 from tests.builders import pod
 
 WEB = {"app": "web", "tier": "frontend", "rank": "7"}
@@ -76,7 +77,7 @@ LABEL_ERRORS = [
 @pytest.mark.parametrize(("text", "problem"), [(t, p) for _, t, p in LABEL_ERRORS],
                          ids=[i for i, _, _ in LABEL_ERRORS])
 def test_label_selector_errors_name_the_selector(text: str, problem: str) -> None:
-    with pytest.raises(errors.Invalid) as raised:
+    with pytest.raises(errors.BadRequest) as raised:
         LabelSelector.parse(text)
     assert f'invalid label selector "{text}"' in raised.value.message
     assert problem in raised.value.message
@@ -155,6 +156,10 @@ def _pod(node: str = "", phase: str = "Pending", name: str = "web",
     return pod(name, namespace, node_name=node, scheduler_name="default-scheduler", phase=phase)
 
 
+def _selects(kind: kinds.Kind, text: str, obj: object) -> bool:
+    return Selection.parse(kind, field_selector=text).matches(obj)  # type: ignore[arg-type]
+
+
 FIELD_MATCHES = [
     ("", _pod(), True),
     ("spec.nodeName=n1", _pod("n1"), True),
@@ -168,43 +173,55 @@ FIELD_MATCHES = [
     ("metadata.name=web,metadata.namespace=default", _pod(), True),
     ("spec.schedulerName=default-scheduler", _pod(), True),
     ("status.nominatedNodeName=", _pod(), True),
+    # v1 clients of long ago name spec.nodeName spec.host; Kubernetes still takes it.
+    ("spec.host=n1", _pod("n1"), True),
+    ("spec.host=n1", _pod("n2"), False),
 ]
 
 
 @pytest.mark.parametrize(("text", "pod", "expected"), FIELD_MATCHES,
                          ids=[c[0] or "empty" for c in FIELD_MATCHES])
 def test_field_selector_matches_pods(text: str, pod: objects_pb2.Pod, expected: bool) -> None:
-    selector = FieldSelector.parse(text, kinds.POD)
-    assert selector.matches(object_fields(kinds.POD, pod)) is expected
+    assert _selects(kinds.POD, text, pod) is expected
 
 
 def test_field_selector_escapes() -> None:
     selector = FieldSelector.parse(r"metadata.name=a\,b\=c\\d!")
     assert selector.terms[0].value == "a,b=c\\d!"
-    assert selector.matches({"metadata.name": "a,b=c\\d!"})
     assert FieldSelector.parse(str(selector)) == selector
+    assert _selects(kinds.POD, r"metadata.name=a\,b\=c\\d!", _pod(name="a,b=c\\d!"))
 
 
+def test_pod_spec_host_is_spelled_as_node_name() -> None:
+    assert FieldSelector.parse("spec.host=n1", kinds.POD).requires_exact("spec.nodeName") == "n1"
+
+
+# Kubernetes' own messages (apimachinery fields.ParseSelector, the field label conversions), each a
+# BadRequest: the request's parameter is malformed.
 FIELD_ERRORS = [
-    ("no-operator", "spec.nodeName", "can't understand 'spec.nodeName'"),
-    ("bad-escape", r"metadata.name=a\x", "invalid escape sequence"),
-    ("unterminated-escape", "metadata.name=a\\", "unterminated escape sequence"),
-    ("unescaped-equals", "metadata.name==a=b", "'=' must be escaped"),
+    ("no-operator", "spec.nodeName", "invalid selector: 'spec.nodeName'; can't understand 'spec.nodeName'"),
+    ("bad-escape", r"metadata.name=a\x", r"invalid field selector: invalid escape sequence: \x"),
+    ("unterminated-escape", "metadata.name=a\\", "invalid field selector: invalid escape sequence: \\"),
+    ("unescaped-equals", "metadata.name==a=b", "invalid field selector: unescaped character in value: 61"),
+    ("unescaped-comma-is-a-term", "metadata.name=a,b",
+     "invalid selector: 'metadata.name=a,b'; can't understand 'b'"),
     ("unsupported-field", "spec.foo=bar", "field label not supported: spec.foo"),
     ("node-field-on-pod", "spec.unschedulable=true", "field label not supported: spec.unschedulable"),
+    ("first-sorted-part", "z,a", "invalid selector: 'z,a'; can't understand 'a'"),
 ]
 
 
 @pytest.mark.parametrize(("text", "problem"), [c[1:] for c in FIELD_ERRORS], ids=[c[0] for c in FIELD_ERRORS])
 def test_field_selector_errors(text: str, problem: str) -> None:
-    with pytest.raises(errors.Invalid) as raised:
+    with pytest.raises(errors.BadRequest) as raised:
         FieldSelector.parse(text, kinds.POD)
-    assert problem in raised.value.message
+    assert raised.value.message == problem
+    assert raised.value.http_code == 400
 
 
 def test_field_selector_without_kind_defers_the_field_check() -> None:
     selector = FieldSelector.parse("spec.foo=bar")
-    with pytest.raises(errors.Invalid, match=r"field label not supported: spec\.foo"):
+    with pytest.raises(errors.BadRequest, match=r"^field label not supported: spec\.foo$"):
         selector.check_supported(kinds.NODE)
 
 
@@ -215,44 +232,89 @@ def test_requires_exact() -> None:
     assert FieldSelector.parse("").empty
 
 
-def test_object_fields_of_each_kind() -> None:
+# Each kind's selectable fields, as Kubernetes' field label conversions (pkg/apis/core/v1/conversion.go)
+# and strategies' ToSelectableFields list them.
+SUPPORTED = [
+    (kinds.POD, {"metadata.name", "metadata.namespace", "spec.nodeName", "spec.restartPolicy",
+                 "spec.schedulerName", "spec.serviceAccountName", "status.phase", "status.podIP",
+                 "status.nominatedNodeName"}),
+    (kinds.NODE, {"metadata.name", "spec.unschedulable"}),
+    (kinds.NAMESPACE, {"metadata.name", "status.phase"}),
+    (kinds.SERVICE, {"metadata.name", "metadata.namespace", "spec.clusterIP", "spec.type"}),
+    (kinds.EVENT, {"metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
+                   "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion",
+                   "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
+                   "reportingComponent", "source", "type"}),
+    (kinds.PRIORITY_CLASS, {"metadata.name", "metadata.namespace"}),
+    (kinds.LEASE, {"metadata.name", "metadata.namespace"}),
+]
+
+
+@pytest.mark.parametrize(("kind", "fields"), SUPPORTED, ids=[c[0].name for c in SUPPORTED])
+def test_supported_fields_of_each_kind(kind: kinds.Kind, fields: set[str]) -> None:
+    assert supported_fields(kind) == fields
+
+
+def test_node_has_no_namespace_field() -> None:
+    with pytest.raises(errors.BadRequest, match=r"^field label not supported: metadata\.namespace$"):
+        Selection.parse(kinds.NODE, field_selector="metadata.namespace=default")
+
+
+def _event() -> objects_pb2.Event:
+    event = objects_pb2.Event(reason="Scheduled", type="Normal", reporting_component="default-scheduler")
+    ref = event.involved_object
+    ref.kind, ref.name, ref.namespace, ref.uid = "Pod", "web", "default", "u1"
+    ref.api_version, ref.resource_version, ref.field_path = "v1", "7", "spec.containers{app}"
+    event.metadata.name, event.metadata.namespace = "web.1", "default"
+    return event
+
+
+EVENT_MATCHES = [
+    ("involvedObject.kind=Pod,involvedObject.name=web,involvedObject.namespace=default", True),
+    ("involvedObject.uid=u1,involvedObject.apiVersion=v1,involvedObject.resourceVersion=7", True),
+    ("involvedObject.fieldPath=spec.containers{app}", True),
+    ("involvedObject.name=other", False),
+    ("reason=Scheduled,type=Normal", True),
+    ("type!=Normal", False),
+    ("reportingComponent=default-scheduler", True),
+    # Without a source.component, source is the reporting controller (event strategy's ToSelectableFields).
+    ("source=default-scheduler", True),
+    ("metadata.name=web.1,metadata.namespace=default", True),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), EVENT_MATCHES, ids=[c[0] for c in EVENT_MATCHES])
+def test_event_field_selectors(text: str, expected: bool) -> None:
+    assert _selects(kinds.EVENT, text, _event()) is expected
+
+
+def test_event_source_prefers_the_source_component() -> None:
+    event = _event()
+    event.source.component = "kubelet"
+    assert _selects(kinds.EVENT, "source=kubelet", event)
+    assert not _selects(kinds.EVENT, "source=default-scheduler", event)
+
+
+NODE_MATCHES = [
+    ("spec.unschedulable=true", True, True),
+    ("spec.unschedulable=true", False, False),
+    ("spec.unschedulable=false", False, True),
+    ("spec.unschedulable!=true,metadata.name=n1", False, True),
+]
+
+
+@pytest.mark.parametrize(("text", "cordoned", "expected"), NODE_MATCHES, ids=[c[0] for c in NODE_MATCHES])
+def test_node_field_selectors(text: str, cordoned: bool, expected: bool) -> None:
     node = objects_pb2.Node()
-    node.metadata.name = "n1"
-    node.spec.unschedulable = True
-    assert object_fields(kinds.NODE, node) == {
-        "metadata.name": "n1", "metadata.namespace": "", "spec.unschedulable": "true",
-    }
-    event = objects_pb2.Event(reason="Scheduled", type="Normal")
-    event.involved_object.kind = "Pod"
-    event.involved_object.name = "web"
-    event.involved_object.namespace = "default"
-    event.involved_object.uid = "u1"
-    fields = object_fields(kinds.EVENT, event)
-    assert fields["involvedObject.kind"] == "Pod"
-    assert fields["involvedObject.name"] == "web"
-    assert fields["involvedObject.namespace"] == "default"
-    assert fields["involvedObject.uid"] == "u1"
-    assert fields["reason"] == "Scheduled"
-    assert fields["type"] == "Normal"
-    lease = objects_pb2.Lease()
-    lease.metadata.name = "sched"
-    lease.metadata.namespace = "kube-system"
-    assert object_fields(kinds.LEASE, lease) == {
-        "metadata.name": "sched", "metadata.namespace": "kube-system",
-    }
-    assert supported_fields(kinds.PRIORITY_CLASS) == {"metadata.name", "metadata.namespace"}
-    assert {"spec.nodeName", "spec.schedulerName", "status.phase", "status.nominatedNodeName"} <= (
-        supported_fields(kinds.POD)
-    )
+    node.metadata.name, node.spec.unschedulable = "n1", cordoned
+    assert _selects(kinds.NODE, text, node) is expected
 
 
-def test_object_fields_reads_only_the_named_fields() -> None:
-    pod = objects_pb2.Pod()
-    pod.metadata.name, pod.status.phase = "web", "Running"
-    selector = FieldSelector.parse(
-        "status.phase!=Failed,status.phase!=Succeeded,metadata.name=web", kinds.POD
-    )
-    assert selector.field_names == ("metadata.name", "status.phase")
-    fields = object_fields(kinds.POD, pod, selector.field_names)
-    assert fields == {"metadata.name": "web", "status.phase": "Running"}
-    assert selector.matches(object_fields(kinds.POD, pod, selector.field_names))
+def test_namespace_and_service_field_selectors() -> None:
+    namespace = objects_pb2.Namespace()
+    namespace.metadata.name, namespace.status.phase = "team", "Active"
+    assert _selects(kinds.NAMESPACE, "status.phase=Active,metadata.name=team", namespace)
+    service = objects_pb2.Service()
+    service.metadata.name, service.spec.type, service.spec.cluster_ip = "web", "ClusterIP", "10.0.0.1"
+    assert _selects(kinds.SERVICE, "spec.type=ClusterIP,spec.clusterIP=10.0.0.1", service)
+    assert not _selects(kinds.SERVICE, "spec.type=NodePort", service)
