@@ -571,3 +571,19 @@ def test_the_schedulers_lease_cannot_be_taken_while_it_is_renewed(
     assert f'lease {namespace}/{name} is held by "{scheduler.identity}"' in status["message"]
     assert "--enforce-leader-fencing" in status["message"]
     assert coordination.read_namespaced_lease(name, namespace).spec.holder_identity == scheduler.identity
+
+
+# --------------------------------------------------------------------------------- version, discovery
+
+
+def test_version_and_the_group_lists_at_the_clients_paths(k8s: ModuleType, api_client: Any) -> None:
+    # The client asks for /version/, /api/ and /apis/ (with the slash), which kube-apiserver serves.
+    m = k8s.client
+    version = m.VersionApi(api_client).get_code()
+    assert (version.major, version.minor) == ("1", "37") and version.git_version.startswith("v1.37.")
+    assert m.CoreApi(api_client).get_api_versions().versions == ["v1"]
+    groups = {group.name: group for group in m.ApisApi(api_client).get_api_versions().groups}
+    assert groups["apps"].preferred_version.group_version == "apps/v1"
+    assert "events.k8s.io" in groups and "coordination.k8s.io" in groups
+    resources = {r.name for r in m.CoreV1Api(api_client).get_api_resources().resources}
+    assert {"pods", "pods/binding", "pods/eviction", "pods/status", "nodes", "events"} <= resources
