@@ -55,6 +55,7 @@ def to_yaml(obj: Message) -> str:
 MICRO_TIME_FIELDS = frozenset({
     ("LeaseSpec", "acquireTime"), ("LeaseSpec", "renewTime"), ("Event", "eventTime"),
     ("LeaseCandidateSpec", "pingTime"), ("LeaseCandidateSpec", "renewTime"),
+    ("EventSeries", "lastObservedTime"),
 })
 #: Fields Kubernetes' JSON always carries (no omitempty), by message name, with their zero value.
 ALWAYS_PRESENT: dict[str, tuple[tuple[str, Any], ...]] = {

@@ -154,6 +154,15 @@ class BadRequest(ApiError):
     http_code = 400
 
 
+class RequestEntityTooLarge(ApiError):
+    """The request is larger, or asks for more work, than the server takes in one (Kubernetes' 413): a
+    body over the limit, a JSON patch of more operations than its bound."""
+
+    code = grpc.StatusCode.INVALID_ARGUMENT
+    reason = "RequestEntityTooLarge"
+    http_code = 413
+
+
 class UnsupportedMediaType(ApiError):
     """The body's Content-Type is not one the verb takes (Kubernetes' 415), e.g. a patch type it does not
     know."""
@@ -177,14 +186,6 @@ class NotAcceptable(ApiError):
     code = grpc.StatusCode.INVALID_ARGUMENT
     reason = "NotAcceptable"
     http_code = 406
-
-
-class RequestEntityTooLarge(ApiError):
-    """The request's body is larger than the server reads (Kubernetes' 413)."""
-
-    code = grpc.StatusCode.INVALID_ARGUMENT
-    reason = "RequestEntityTooLarge"
-    http_code = 413
 
 
 class InternalError(ApiError):

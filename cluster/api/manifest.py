@@ -434,6 +434,12 @@ class _Walk:
             full_name = fd.message_type.full_name
             if full_name == "google.protobuf.Timestamp":
                 return self.timestamp(value, path)
+            if full_name == "google.protobuf.Struct":
+                # Free-form JSON (a managedFields entry's fieldsV1): any object.
+                if not isinstance(value, dict):
+                    self._wrong_type(path, value, "an object")
+                    return {}
+                return value
             if full_name == "google.protobuf.Value":
                 # Our one use is Kubernetes' IntOrString: an integer or a string.
                 if isinstance(value, bool) or not isinstance(value, int | str):

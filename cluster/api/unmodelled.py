@@ -14,7 +14,7 @@ _STATUS = frozenset({"status"})
 
 #: JSON names of the real fields of each message (by its protobuf name) that podsched does not model.
 NOT_MODELLED: dict[str, frozenset[str]] = {
-    "ObjectMeta": frozenset({"selfLink", "finalizers", "managedFields"}),
+    "ObjectMeta": frozenset({"selfLink", "finalizers"}),
     "PodSpec": frozenset({
         "volumes", "ephemeralContainers", "activeDeadlineSeconds", "dnsPolicy", "dnsConfig",
         "serviceAccount", "automountServiceAccountToken", "hostNetwork", "hostPID", "hostIPC",

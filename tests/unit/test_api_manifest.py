@@ -499,7 +499,7 @@ NOT_MODELLED = "a Kubernetes field podsched does not model (ignored)"
     ("Pod", "spec: {dnsPolicy: ClusterFirst}", f"spec.dnsPolicy: {NOT_MODELLED}"),
     ("Pod", "spec: {volumes: []}", f"spec.volumes: {NOT_MODELLED}"),
     ("Pod", "spec: {securityContext: {}}", f"spec.securityContext: {NOT_MODELLED}"),
-    ("Pod", "metadata: {name: x, managedFields: []}", f"metadata.managedFields: {NOT_MODELLED}"),
+    ("Pod", "metadata: {name: x, selfLink: /api/v1/x}", f"metadata.selfLink: {NOT_MODELLED}"),
     ("Pod", "spec: {containers: [{name: c, livenessProbe: {}}]}",
      f"spec.containers[0].livenessProbe: {NOT_MODELLED}"),
     ("Pod", "spec: {containers: [{name: c, env: [{name: e, valueFrom: {}}]}]}",

@@ -99,6 +99,9 @@ def node_affinity_term(*expressions: dict, fields: tuple[dict, ...] = ()) -> dic
 REQ = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
 
 VALID = [
+    ("managed-fields", with_meta(pod(), managedFields=[
+        {"manager": "kubectl", "operation": "Apply", "apiVersion": "v1", "time": "2026-01-01T00:00:00Z",
+         "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:nodeName": {}}}}])),
     ("pod", pod()),
     (
         "pod-generate-name",
@@ -276,6 +279,26 @@ INVALID: list[tuple[str, Message, str]] = [
         "annotations-too-big",
         with_meta(pod(), annotations={"big": "x" * (256 * 1024)}),
         "metadata.annotations: Too long: must have at most 262144 bytes",
+    ),
+    (
+        "managed-fields-operation",
+        with_meta(pod(), managedFields=[{"manager": "m", "operation": "Patch", "apiVersion": "v1"}]),
+        'metadata.managedFields[0].operation: Invalid value: "Patch": must be `Apply` or `Update`',
+    ),
+    (
+        "managed-fields-type",
+        with_meta(pod(), managedFields=[{"manager": "m", "operation": "Apply", "fieldsType": "FieldsV2"}]),
+        'metadata.managedFields[0].fieldsType: Invalid value: "FieldsV2": must be `FieldsV1`',
+    ),
+    (
+        "managed-fields-manager-too-long",
+        with_meta(pod(), managedFields=[{"manager": "m" * 129, "operation": "Update"}]),
+        "metadata.managedFields[0].manager: Too long: must have at most 128 bytes",
+    ),
+    (
+        "managed-fields-manager-unprintable",
+        with_meta(pod(), managedFields=[{"manager": "a\tb", "operation": "Update"}]),
+        'metadata.managedFields[0].manager[1]: Invalid value: "a\\tb": invalid character U+0009',
     ),
     # containers
     ("no-containers", pod(containers=[]), "spec.containers: Required value"),

@@ -21,7 +21,9 @@ def quote(value: object) -> str:
     if len(text) > MAX_QUOTED_VALUE:
         omitted = f" (cut: {len(text)} characters in all)"
         text = text[:MAX_QUOTED_VALUE] + "..."
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"' + omitted
+    escaped = (text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+               .replace("\r", "\\r"))
+    return '"' + escaped + '"' + omitted
 
 
 def invalid(path: str, value: object, detail: str) -> str:

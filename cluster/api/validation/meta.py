@@ -18,6 +18,11 @@ from cluster.api.validation.field import check, forbidden, invalid, required, to
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 
 
+#: apimachinery's FieldManagerMaxLength and MaxSubresourceNameLength.
+FIELD_MANAGER_MAX_LENGTH = 128
+MAX_SUBRESOURCE_NAME_LENGTH = 256
+MANAGED_FIELDS_OPERATIONS = ("Apply", "Update")
+
 #: Labels per object. Kubernetes sets no number, but every label is indexed by every selector match and
 #: copied into every watch event; 64 is far above what workloads use (a handful) and keeps both bounded.
 MAX_LABELS = 64
@@ -58,6 +63,37 @@ def validate_meta(
             )
         )
     problems += _validate_owner_references(meta.owner_references)
+    problems += _validate_managed_fields(meta.managed_fields)
+    return problems
+
+
+def _validate_managed_fields(entries: Sequence[objects_pb2.ManagedFieldsEntry]) -> list[str]:
+    """apimachinery's ValidateManagedFields: each entry's operation, fieldsType, manager and
+    subresource."""
+    problems = []
+    for i, entry in enumerate(entries):
+        path = f"metadata.managedFields[{i}]"
+        if entry.operation not in MANAGED_FIELDS_OPERATIONS:
+            problems.append(invalid(f"{path}.operation", entry.operation, "must be `Apply` or `Update`"))
+        if entry.fields_type and entry.fields_type != "FieldsV1":
+            problems.append(invalid(f"{path}.fieldsType", entry.fields_type, "must be `FieldsV1`"))
+        problems += validate_field_manager(entry.manager, f"{path}.manager")
+        if len(entry.subresource) > MAX_SUBRESOURCE_NAME_LENGTH:
+            problems.append(too_long(f"{path}.subresource", MAX_SUBRESOURCE_NAME_LENGTH))
+    return problems
+
+
+def validate_field_manager(manager: str, path: str) -> list[str]:
+    """apimachinery's ValidateFieldManager: at most 128 bytes, every character printable (each bad one
+    named by its byte offset, as Go ranges over a string)."""
+    problems = []
+    if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
+        problems.append(too_long(path, FIELD_MANAGER_MAX_LENGTH))
+    offset = 0
+    for char in manager:
+        if not char.isprintable():
+            problems.append(invalid(f"{path}[{offset}]", manager, f"invalid character U+{ord(char):04X}"))
+        offset += len(char.encode())
     return problems
 
 

@@ -28,14 +28,15 @@ from cluster.apiserver.auth.authenticator import bearer_token_of
 from cluster.apiserver.auth.gate import RequestGate
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.failures import error_of
-from cluster.apiserver.http import collections, objects, paths, watching
-from cluster.apiserver.http.call import JSON, Call, add_warnings
+from cluster.apiserver.http import collections, objects, patching, paths, watching
+from cluster.apiserver.http.call import JSON, MAX_PAGE_SIZE, Call, add_warnings
 from cluster.apiserver.http.codec import dumps, encode
 from cluster.apiserver.http.discovery import Discovery
 from cluster.apiserver.http.documents import Document
 from cluster.apiserver.http.openapi import OpenAPI
 from cluster.apiserver.http.paths import Target
 from cluster.apiserver.http.status import retry_after, status_of
+from cluster.apiserver.http.table import check_include_object, table_of_object
 from cluster.apiserver.metrics import ApiServerMetrics
 from cluster.apiserver.verbs import Verbs, request_namespace
 from cluster.apiserver.watchcache import read_scope
@@ -89,7 +90,7 @@ class HttpApi:
 
     def application(self, server_address: str) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
-        app["max_page_size"] = self._max_page_size
+        app[MAX_PAGE_SIZE] = self._max_page_size
         self._discovery = Discovery(server_address)
         # Each also with the trailing slash the official clients send (go-restful serves both).
         app.router.add_get("/version", self._version)
@@ -199,35 +200,51 @@ class HttpApi:
         return response
 
     def _handler(self, verb: str, target: Target) -> Handler:
-        subresource = target.subresource
+        """The handler of ``verb`` on ``target``; 405 for what the resource does not serve (an update of
+        a collection, a create of a status)."""
+        subresource, named = target.subresource, bool(target.name)
         if verb == "watch":
             return lambda call: watching.watch(call, self._stopping, self._shape(call))
-        if verb == "list":
-            return collections.list_
-        if verb == "deletecollection":
-            return collections.delete_collection
-        if verb == "get" and subresource in ("", "status"):
-            return objects.get
-        if verb == "update" and subresource in ("", "status"):
-            return objects.update
-        if verb == "delete" and not subresource:
-            return objects.delete
-        if verb == "create" and target.bindings:
-            return objects.bind
-        if verb == "create" and not target.name:
-            return objects.create
-        if verb == "create" and subresource == "binding":
-            return objects.bind
-        if verb == "create" and subresource == "eviction":
-            return objects.evict
-        raise errors.MethodNotSupported(
-            f"the server does not allow this method on the requested resource: {verb} "
-            f"{target.resource.kind.plural}{'/' + subresource if subresource else ''}")
+        handlers: dict[tuple[str, bool, str], Handler] = {
+            ("list", False, ""): collections.list_,
+            ("deletecollection", False, ""): collections.delete_collection,
+            ("get", True, ""): objects.get,
+            ("get", True, "status"): objects.get,
+            ("update", True, ""): objects.update,
+            ("update", True, "status"): objects.update,
+            ("patch", True, ""): patching.patch,
+            ("patch", True, "status"): patching.patch,
+            ("delete", True, ""): objects.delete,
+            ("create", False, ""): objects.create,
+            ("create", False, "binding"): objects.bind,  # the bindings collection
+            ("create", True, "binding"): objects.bind,
+            ("create", True, "eviction"): objects.evict,
+        }
+        handler = handlers.get((verb, named, subresource))
+        if handler is None:
+            raise errors.MethodNotSupported(
+                f"the server does not allow this method on the requested resource: {verb} "
+                f"{target.resource.kind.plural}{'/' + subresource if subresource else ''}")
+        return handler
 
     @staticmethod
     def _shape(call: Call) -> Callable[[Any], dict[str, Any]]:
+        """What each watch event carries: the object, or (kubectl get -w) a Table of its one row, the
+        columns only in the first, as kube-apiserver sends them."""
         resource = call.target.resource
-        return lambda obj: encode(obj, resource)
+        if not call.table:
+            return lambda obj: encode(obj, resource)
+        include = call.query.get("includeObject", "")
+        check_include_object(include)
+        sent: list[bool] = []
+
+        def table(obj: Any) -> dict[str, Any]:
+            row = table_of_object(resource.kind, obj, include_object=include, now=time.time(),
+                                  to_dict=lambda one: encode(one, resource), no_headers=bool(sent))
+            sent.append(True)
+            return row
+
+        return table
 
     def _failure(self, error: errors.ApiError, target: Target | None) -> web.Response:
         name = target.name if target is not None else ""

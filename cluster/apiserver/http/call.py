@@ -16,6 +16,8 @@ from cluster.apiserver.http.paths import Target
 from cluster.apiserver.verbs import Verbs
 
 JSON = "application/json"
+#: The largest List ``limit`` a caller may ask for (limits.py), in the application's config.
+MAX_PAGE_SIZE = web.AppKey("max_page_size", int)
 
 
 @dataclass(slots=True)
@@ -47,6 +49,19 @@ class Call:
             raise errors.BadRequest(f'{name}: Invalid value: "{value}": must be an integer') from None
 
     @property
+    def table(self) -> bool:
+        """Whether the client asks for a server-side Table (``Accept: application/json;as=Table;v=v1;
+        g=meta.k8s.io``, kubectl's get) before any plain media type."""
+        for media in self.request.headers.get("Accept", "").split(","):
+            params = dict(_parameter(part) for part in media.split(";")[1:])
+            if params.get("as") == "Table":
+                if params.get("v") == "v1" and params.get("g") == "meta.k8s.io":
+                    return True
+                continue  # a Table of another version: the next choice
+            return False
+        return False
+
+    @property
     def dry_run(self) -> bool:
         """``dryRun=All`` (the only value kube takes); any other value is refused as kube refuses it."""
         values = self.request.query.getall("dryRun", [])
@@ -68,6 +83,11 @@ class Call:
         response = web.Response(body=codec.dumps(data), status=status, content_type=JSON)
         add_warnings(response, self.warnings)
         return response
+
+
+def _parameter(text: str) -> tuple[str, str]:
+    key, _, value = text.strip().partition("=")
+    return key.strip(), value.strip()
 
 
 def add_warnings(response: web.StreamResponse, warnings: list[str]) -> None:

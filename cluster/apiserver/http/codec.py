@@ -13,7 +13,6 @@ real manifests must apply unedited.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from google.protobuf.message import Message
@@ -22,6 +21,7 @@ from cluster.api import errors
 from cluster.api.convert import to_wire_dict
 from cluster.api.decoding import DecodeError, documents
 from cluster.api.manifest import decode_object
+from cluster.apiserver.http.eventsv1 import from_events_v1, to_events_v1
 from cluster.apiserver.http.paths import Resource
 
 FIELD_VALIDATIONS = ("Strict", "Warn", "Ignore")
@@ -29,14 +29,13 @@ FIELD_VALIDATIONS = ("Strict", "Warn", "Ignore")
 MAX_BODY_BYTES = 3 * 1024 * 1024
 
 
-def encode(
-    obj: Message, resource: Resource, convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    """``obj`` as JSON in ``resource``'s group/version; ``convert`` reshapes it for a view of another
-    shape (events.k8s.io/v1)."""
+def encode(obj: Message, resource: Resource) -> dict[str, Any]:
+    """``obj`` as JSON in ``resource``'s group/version (events.k8s.io/v1 reshapes a core Event)."""
     data = to_wire_dict(obj)
+    if resource.is_events_v1:
+        return to_events_v1(data)
     data["apiVersion"] = resource.group_version
-    return convert(data) if convert is not None else data
+    return data
 
 
 def dumps(data: Any) -> bytes:
@@ -79,6 +78,8 @@ def decode(data: Any, resource: Resource, field_validation: str) -> tuple[Messag
     if kind_name != kind.name:
         raise errors.BadRequest(f"the kind in the data ({kind_name}) does not match the expected kind "
                                 f"({kind.name})")
+    if resource.is_events_v1:
+        data = from_events_v1(data)
     decoded = decode_object(data, kind)
     if decoded.errors:
         raise errors.BadRequest(f"{handled}: {'; '.join(decoded.errors)}")

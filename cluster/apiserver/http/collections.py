@@ -3,13 +3,16 @@ semantics) and deletecollection."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from aiohttp import web
 
 from cluster.api import errors, kinds
 from cluster.apiserver.http import codec
-from cluster.apiserver.http.call import Call
+from cluster.apiserver.http.call import MAX_PAGE_SIZE, Call
+from cluster.apiserver.http.eventsv1 import core_field_selector
+from cluster.apiserver.http.table import check_include_object, table_of_list
 from cluster.apiserver.listing import ObjectPage
 from cluster.apiserver.selection import Selection
 from cluster.apiserver.verbs import check_path_name
@@ -18,8 +21,11 @@ RESOURCE_VERSION_MATCHES = ("", "NotOlderThan", "Exact")
 
 
 def selection_of(call: Call) -> Selection:
-    kind = call.target.resource.kind
-    return Selection.parse(kind, call.query.get("labelSelector", ""), call.query.get("fieldSelector", ""))
+    resource = call.target.resource
+    fields = call.query.get("fieldSelector", "")
+    if resource.is_events_v1 and fields:
+        fields = core_field_selector(fields)
+    return Selection.parse(resource.kind, call.query.get("labelSelector", ""), fields)
 
 
 def collection_namespace(call: Call) -> str:
@@ -47,7 +53,7 @@ async def read_page(call: Call) -> ObjectPage:
     limit = call.integer("limit") or 0
     page = await call.verbs.cache.list(
         selection_of(call), collection_namespace(call), limit=limit, continue_token=continue_token,
-        max_page_size=call.request.app["max_page_size"],
+        max_page_size=call.request.app[MAX_PAGE_SIZE],
     )
     if resource_version and resource_version != "0":
         try:
@@ -74,8 +80,16 @@ def list_body(call: Call, page: ObjectPage, items: list[dict[str, Any]]) -> dict
 
 
 async def list_(call: Call) -> web.Response:
-    page = await read_page(call)
     resource = call.target.resource
+    if call.table:
+        include = call.query.get("includeObject", "")
+        check_include_object(include)
+        page = await read_page(call)
+        return call.respond(table_of_list(
+            resource.kind, page.items, include_object=include, resource_version=str(page.revision),
+            continue_token=page.continue_token, remaining=None, now=time.time(),
+            to_dict=lambda obj: codec.encode(obj, resource)))
+    page = await read_page(call)
     return call.respond(list_body(call, page, [codec.encode(obj, resource) for obj in page.items]))
 
 

@@ -4,24 +4,35 @@ create, the object for a delete, metav1.Status for a binding)."""
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from datetime import UTC, datetime
+from typing import Any, cast
 
 from aiohttp import web
 from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 
 from cluster.api import errors, kinds, objects_pb2
 from cluster.apiserver import binding
 from cluster.apiserver import eviction as eviction_rest
 from cluster.apiserver.http import codec
+from cluster.apiserver.http.apply.apply import manager_of
+from cluster.apiserver.http.apply.managedfields import record_update
 from cluster.apiserver.http.call import Call
+from cluster.apiserver.http.table import check_include_object, table_of_object
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 
 
 async def get(call: Call) -> web.Response:
-    target = call.target
-    obj = await call.verbs.get(target.resource.kind, call.info.namespace, target.name)
-    return call.respond(codec.encode(obj, target.resource))
+    resource = call.target.resource
+    obj = await call.verbs.get(resource.kind, call.info.namespace, call.target.name)
+    if call.table:
+        include = call.query.get("includeObject", "")
+        check_include_object(include)
+        return call.respond(table_of_object(resource.kind, obj, include_object=include, now=time.time(),
+                                            to_dict=lambda one: codec.encode(one, resource)))
+    return call.respond(codec.encode(obj, resource))
 
 
 def _check_identity(obj: Message, call: Call, *, name_required: bool) -> None:
@@ -44,22 +55,49 @@ def _check_identity(obj: Message, call: Call, *, name_required: bool) -> None:
                 f"({call.target.name})")
 
 
-async def decoded_body(call: Call) -> Message:
+def with_managed_fields(call: Call, live: dict[str, Any] | None, new: Any) -> Any:
+    """``new`` (the JSON a create, update or patch writes) with its managedFields recording the write's
+    field manager (``fieldManager``, else the client's User-Agent), as every write of kube-apiserver's
+    does. The events.k8s.io view is another shape than its stored message: its writes record none."""
+    resource = call.target.resource
+    if resource.is_events_v1 or not isinstance(new, dict):
+        return new
+    manager = manager_of(call.query.get("fieldManager"), call.request.headers.get("User-Agent", ""))
+    return record_update(live, new, manager, resource.group_version, call.target.subresource, rfc3339_now(),
+                         message=descriptor_of(call))
+
+
+def descriptor_of(call: Call) -> Descriptor:
+    return cast(Descriptor, call.target.resource.kind.message.DESCRIPTOR)
+
+
+def rfc3339_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def decode(call: Call, data: Any) -> Message:
     obj, warnings = codec.decode(
-        await call.body(), call.target.resource, codec.field_validation_of(call.query.get("fieldValidation")))
+        data, call.target.resource, codec.field_validation_of(call.query.get("fieldValidation")))
     call.warnings.extend(warnings)
     return obj
 
 
 async def create(call: Call) -> web.Response:
-    obj = await decoded_body(call)
+    obj = decode(call, with_managed_fields(call, None, await call.body()))
     _check_identity(obj, call, name_required=False)
     created = await call.verbs.create(obj, dry_run=call.dry_run)
     return call.respond(codec.encode(created, call.target.resource), 201)
 
 
 async def update(call: Call) -> web.Response:
-    obj = await decoded_body(call)
+    body = await call.body()
+    resource = call.target.resource
+    try:
+        live: dict[str, Any] | None = codec.encode(
+            await call.verbs.get(resource.kind, call.info.namespace, call.target.name), resource)
+    except errors.NotFound:
+        live = None  # the update answers NotFound itself
+    obj = decode(call, with_managed_fields(call, live, body))
     _check_identity(obj, call, name_required=True)
     return await write(call, obj)
 

@@ -43,7 +43,7 @@ _BY_TYPE = _merged_map("type")
 
 #: message name → repeated field's JSON name → its schema.
 LISTS: Mapping[str, Mapping[str, ListSchema]] = {
-    "ObjectMeta": {"ownerReferences": _merged_map("uid")},
+    "ObjectMeta": {"ownerReferences": _merged_map("uid"), "managedFields": ATOMIC},
     "LabelSelectorRequirement": {"values": ATOMIC},
     "LabelSelector": {"matchExpressions": ATOMIC},
     "NodeSelectorRequirement": {"values": ATOMIC},
@@ -60,6 +60,7 @@ LISTS: Mapping[str, Mapping[str, ListSchema]] = {
         "preferredDuringSchedulingIgnoredDuringExecution": ATOMIC,
     },
     "TopologySpreadConstraint": {"matchLabelKeys": ATOMIC},
+    "DeleteOptions": {"dryRun": ATOMIC},
     "Container": {
         "command": ATOMIC,
         "args": ATOMIC,
