@@ -243,7 +243,7 @@ def test_server_side_apply_with_a_field_manager(
                                       _content_type="application/apply-patch+yaml")
     # The client sends the dict as JSON, which is YAML too.
     assert content_types.sent[-1] == "application/apply-patch+yaml"
-    assert applied.metadata.labels == {"app": "web"}
+    assert applied.metadata.namespace == ns and applied.metadata.labels == {"app": "web"}
     managers = {(entry.manager, entry.operation) for entry in applied.metadata.managed_fields}
     assert ("python-client", "Apply") in managers, managers
 
