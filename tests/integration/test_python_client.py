@@ -259,22 +259,23 @@ def test_server_side_apply_with_a_field_manager(
 
 def test_delete_with_a_grace_period(k8s: ModuleType, v1: Any, ns: str) -> None:
     v1.create_namespaced_pod(ns, a_pod(k8s, "leaving"))
-    bound_pod(v1, ns, "leaving")
+    before = bound_pod(v1, ns, "leaving").metadata.resource_version
     deleting = v1.delete_namespaced_pod("leaving", ns, grace_period_seconds=2)
-    # The pod is marked, not gone: the API server stands in for the kubelet and removes it after its grace.
+    # A bound pod is marked, not gone: the API server stands in for the kubelet and removes it after its
+    # grace; a watch sees the mark, then the deletion.
     assert deleting.metadata.deletion_timestamp is not None
     assert deleting.metadata.deletion_grace_period_seconds == 2
     assert v1.read_namespaced_pod("leaving", ns).metadata.deletion_timestamp is not None
-
-    def gone() -> bool | None:
-        try:
-            v1.read_namespaced_pod("leaving", ns)
-        except k8s.client.ApiException as exc:
-            assert exc.status == 404
-            return True
-        return None
-
-    eventually(gone, "the pod to go after its grace period")
+    seen: list[tuple[str, bool]] = []
+    watcher = k8s.watch.Watch()
+    for event in watcher.stream(v1.list_namespaced_pod, ns, resource_version=before,
+                                timeout_seconds=int(SETTLE_TIMEOUT_S)):
+        seen.append((event["type"], event["object"].metadata.deletion_timestamp is not None))
+        if event["type"] == "DELETED":
+            watcher.stop()
+    assert seen[0] == ("MODIFIED", True) and seen[-1][0] == "DELETED", seen
+    error, status = api_exception(k8s, lambda: v1.read_namespaced_pod("leaving", ns))
+    assert error.status == 404, status
 
 
 def test_watch_sees_the_create_then_the_schedulers_bind_and_resumes(
