@@ -265,11 +265,12 @@ def parse_document(
 
 
 @dataclass(slots=True)
-class DecodedObject:
-    """An object decoded from an API request's body, and the field paths dropped from it, apart: what
-    the request's field validation (Strict, Warn, Ignore) then makes errors or warnings of."""
+class CleanedObject:
+    """An API request's body as its kind's message takes it: the data with every field the message
+    lacks removed, and the field paths removed, apart: what the request's field validation (Strict, Warn,
+    Ignore) then makes errors or warnings of."""
 
-    obj: Message
+    data: dict[str, Any]
     #: Type errors: the body cannot be this kind at all, whatever the field validation.
     errors: list[str]
     unknown: list[str]
@@ -277,17 +278,18 @@ class DecodedObject:
     duplicates: list[str]
 
 
-def decode_object(data: dict[str, Any], kind: kinds.Kind[Any]) -> DecodedObject:
-    """``data`` (a request body, its type meta already checked) as an object of ``kind``."""
+def clean_object(data: dict[str, Any], kind: kinds.Kind[Any]) -> CleanedObject:
+    """``data`` (a request body, its type meta already checked) walked against ``kind``'s message."""
     walk = _Walk(strict=False)
     cleaned = walk.message(data, cast(Descriptor, kind.message.DESCRIPTOR), "")
-    obj = kind.message()
-    if not walk.errors:
-        try:
-            json_format.ParseDict(cleaned, obj)
-        except json_format.ParseError as exc:  # the walk checks what ParseDict checks; this is a backstop
-            walk.errors.append(str(exc))
-    return DecodedObject(obj, walk.errors, walk.unknown, walk.not_modelled, walk.duplicates)
+    return CleanedObject(cleaned, walk.errors, walk.unknown, walk.not_modelled, walk.duplicates)
+
+
+def object_of(cleaned: dict[str, Any], kind: kinds.Kind[Any]) -> Message:
+    """A cleaned body (``clean_object``'s data, without errors) as an object of ``kind``."""
+    obj: Message = kind.message()
+    json_format.ParseDict(cleaned, obj)
+    return obj
 
 
 def _identity(kind_name: Any, data: dict[Any, Any]) -> str:

@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from cluster.api import errors
 from cluster.api.convert import to_wire_dict
 from cluster.api.decoding import DecodeError, documents
-from cluster.api.manifest import decode_object
+from cluster.api.manifest import clean_object, object_of
 from cluster.apiserver.http.eventsv1 import from_events_v1, to_events_v1
 from cluster.apiserver.http.paths import Resource
 
@@ -63,8 +64,9 @@ def field_validation_of(value: str | None) -> str:
     return value
 
 
-def decode(data: Any, resource: Resource, field_validation: str) -> tuple[Message, list[str]]:
-    """The object a request body carries, and the warnings to send with the answer."""
+def clean(data: Any, resource: Resource, field_validation: str) -> tuple[dict[str, Any], list[str]]:
+    """A request body's JSON as the resource's kind takes it (every field it lacks removed; the
+    events.k8s.io view in the core shape), and the warnings to send with the answer."""
     kind = resource.kind
     handled = f'{kind.name} in version "{resource.version}" cannot be handled as a {kind.name}'
     if not isinstance(data, dict):
@@ -80,15 +82,29 @@ def decode(data: Any, resource: Resource, field_validation: str) -> tuple[Messag
                                 f"({kind.name})")
     if resource.is_events_v1:
         data = from_events_v1(data)
-    decoded = decode_object(data, kind)
-    if decoded.errors:
-        raise errors.BadRequest(f"{handled}: {'; '.join(decoded.errors)}")
-    dropped = [f'unknown field "{path}"' for path in decoded.unknown]
-    dropped += [f'duplicate field "{path}"' for path in decoded.duplicates]
+    cleaned = clean_object(data, kind)
+    if cleaned.errors:
+        raise errors.BadRequest(f"{handled}: {'; '.join(cleaned.errors)}")
+    dropped = [f'unknown field "{path}"' for path in cleaned.unknown]
+    dropped += [f'duplicate field "{path}"' for path in cleaned.duplicates]
     if field_validation == "Strict" and dropped:
         raise errors.BadRequest(f"{handled}: strict decoding error: {', '.join(dropped)}")
     if field_validation == "Ignore":
-        return decoded.obj, []
+        return cleaned.data, []
     modelled = [f"{path}: a Kubernetes field podsched does not model (ignored)"
-                for path in decoded.not_modelled]
-    return decoded.obj, dropped + modelled
+                for path in cleaned.not_modelled]
+    return cleaned.data, dropped + modelled
+
+
+def to_object(cleaned: dict[str, Any], resource: Resource) -> Message:
+    """``clean``'s data as the object to write."""
+    try:
+        return object_of(cleaned, resource.kind)
+    except json_format.ParseError as exc:  # clean() checks what ParseDict checks; this is a backstop
+        raise errors.BadRequest(str(exc)) from None
+
+
+def decode(data: Any, resource: Resource, field_validation: str) -> tuple[Message, list[str]]:
+    """The object a request body carries, and the warnings to send with the answer."""
+    cleaned, warnings = clean(data, resource, field_validation)
+    return to_object(cleaned, resource), warnings

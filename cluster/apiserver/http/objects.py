@@ -55,16 +55,29 @@ def _check_identity(obj: Message, call: Call, *, name_required: bool) -> None:
                 f"({call.target.name})")
 
 
-def with_managed_fields(call: Call, live: dict[str, Any] | None, new: Any) -> Any:
-    """``new`` (the JSON a create, update or patch writes) with its managedFields recording the write's
-    field manager (``fieldManager``, else the client's User-Agent), as every write of kube-apiserver's
-    does. The events.k8s.io view is another shape than its stored message: its writes record none."""
+def with_managed_fields(call: Call, live: dict[str, Any] | None, cleaned: dict[str, Any]) -> Message:
+    """The object a create, update or patch writes (``cleaned``: its body as the kind takes it), its
+    managedFields recording the write's field manager (``fieldManager``, else the client's User-Agent)
+    as every write of kube-apiserver's does. As there, the change is judged on the object as it will be
+    read back (decoded, so a field set to its zero value is no field), and a body's own managedFields
+    (``[]`` resets them) are taken as given. The events.k8s.io view is another shape than its stored
+    message: its writes record none."""
     resource = call.target.resource
-    if resource.is_events_v1 or not isinstance(new, dict):
-        return new
+    obj = codec.to_object(cleaned, resource)
+    if resource.is_events_v1:
+        return obj
+    new = codec.encode(obj, resource)
+    given = cleaned.get("metadata")
+    if isinstance(given, dict) and "managedFields" in given:
+        new.setdefault("metadata", {})["managedFields"] = given["managedFields"]
     manager = manager_of(call.query.get("fieldManager"), call.request.headers.get("User-Agent", ""))
-    return record_update(live, new, manager, resource.group_version, call.target.subresource, rfc3339_now(),
-                         message=descriptor_of(call))
+    recorded = record_update(live, new, manager, resource.group_version, call.target.subresource,
+                             rfc3339_now(), message=descriptor_of(call))
+    meta = kinds.metadata_of(obj)
+    del meta.managed_fields[:]
+    for entry in recorded.get("metadata", {}).get("managedFields", ()):
+        json_format.ParseDict(entry, meta.managed_fields.add())
+    return obj
 
 
 def descriptor_of(call: Call) -> Descriptor:
@@ -75,18 +88,21 @@ def rfc3339_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def decode(call: Call, data: Any) -> Message:
-    obj, warnings = codec.decode(
+def cleaned(call: Call, data: Any) -> dict[str, Any]:
+    """The body as the kind takes it (codec.clean), its warnings kept for the answer. Field managers
+    are recorded on this, so that nobody is made the owner of a field podsched drops."""
+    data, warnings = codec.clean(
         data, call.target.resource, codec.field_validation_of(call.query.get("fieldValidation")))
     call.warnings.extend(warnings)
-    return obj
+    return data
 
 
 async def create(call: Call) -> web.Response:
-    obj = decode(call, with_managed_fields(call, None, await call.body()))
+    resource = call.target.resource
+    obj = with_managed_fields(call, None, cleaned(call, await call.body()))
     _check_identity(obj, call, name_required=False)
     created = await call.verbs.create(obj, dry_run=call.dry_run)
-    return call.respond(codec.encode(created, call.target.resource), 201)
+    return call.respond(codec.encode(created, resource), 201)
 
 
 async def update(call: Call) -> web.Response:
@@ -97,7 +113,7 @@ async def update(call: Call) -> web.Response:
             await call.verbs.get(resource.kind, call.info.namespace, call.target.name), resource)
     except errors.NotFound:
         live = None  # the update answers NotFound itself
-    obj = decode(call, with_managed_fields(call, live, body))
+    obj = with_managed_fields(call, live, cleaned(call, body))
     _check_identity(obj, call, name_required=True)
     return await write(call, obj)
 

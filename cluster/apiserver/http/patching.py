@@ -45,8 +45,9 @@ async def patch(call: Call) -> web.Response:
     for attempt in range(1, MAX_ATTEMPTS + 1):
         live = await call.verbs.get(resource.kind, call.info.namespace, call.target.name)
         original = codec.encode(live, resource)
-        patched = with_managed_fields(call, original, apply_patch(content_type, original, body, descriptor))
-        obj, warnings = codec.decode(patched, resource, field_validation)
+        patched, warnings = codec.clean(apply_patch(content_type, original, body, descriptor), resource,
+                                        field_validation)
+        obj = with_managed_fields(call, original, patched)
         live_version = kinds.metadata_of(live).resource_version
         meta = kinds.metadata_of(obj)
         asked_version = meta.resource_version != live_version and bool(meta.resource_version)
@@ -67,7 +68,12 @@ async def server_side_apply_patch(call: Call, applied: Any) -> web.Response:
     other managers' fields are 409 unless ``force``. A write that loses to a concurrent one is merged
     again into the object read afresh."""
     resource = call.target.resource
-    field_validation = codec.field_validation_of(call.query.get("fieldValidation"))
+    configuration = applied
+    if isinstance(applied, dict):
+        # What podsched drops is never applied (nor owned): the configuration as the kind takes it.
+        configuration, warnings = codec.clean(
+            applied, resource, codec.field_validation_of(call.query.get("fieldValidation")))
+        call.warnings.extend(warnings)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         try:
             live = await call.verbs.get(resource.kind, call.info.namespace, call.target.name)
@@ -76,12 +82,11 @@ async def server_side_apply_patch(call: Call, applied: Any) -> web.Response:
                 raise
             live = None
         merged = server_side_apply(
-            codec.encode(live, resource) if live is not None else None, applied,
+            codec.encode(live, resource) if live is not None else None, configuration,
             call.query.get("fieldManager", ""), call.flag("force"), resource.group_version,
             descriptor_of(call), rfc3339_now(), name=call.target.name, namespace=call.info.namespace,
             subresource=call.target.subresource)
-        obj, warnings = codec.decode(merged, resource, field_validation)
-        call.warnings.extend(warnings)
+        obj = codec.to_object(merged, resource)
         try:
             if live is None:
                 if resource.kind.namespaced:
