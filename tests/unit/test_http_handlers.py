@@ -325,6 +325,19 @@ async def test_server_side_apply_creates_then_conflicts_with_another_manager(htt
     assert (await _json(forced))["metadata"]["labels"] == {"tier": "theirs"}
 
 
+async def test_server_side_apply_creates_in_the_urls_namespace(http: TestClient) -> None:
+    # The applied configuration names no namespace (as the Python client's and kubectl's need not).
+    applied = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n"
+               "  containers:\n  - {name: c, image: nginx}\n")
+    pods = "/api/v1/namespaces/team/pods"
+    created = await http.patch(f"{pods}/web", data=applied, params={"fieldManager": "alice"},
+                               headers={"Content-Type": "application/apply-patch+yaml"})
+    assert created.status == 201, await created.text()
+    assert (await _json(created))["metadata"]["namespace"] == "team"
+    assert (await http.get(f"{pods}/web")).status == 200
+    assert (await http.get(f"{PODS}/web")).status == 404
+
+
 async def test_server_side_apply_needs_a_field_manager(http: TestClient) -> None:
     response = await http.patch(f"{PODS}/web", data="kind: Pod\napiVersion: v1\nmetadata: {name: web}\n",
                                 headers={"Content-Type": "application/apply-patch+yaml"})
