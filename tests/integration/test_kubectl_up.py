@@ -72,10 +72,9 @@ def test_kubectl_with_the_kubeconfig_of_up_tls_gets_nodes_and_applies_a_bound_po
         assert (listed.code, listed.stdout) == (0, "pod/web\n"), listed
         refused = reader("delete", "pod", "web", "-n", "kubectl-up")
         assert refused.code == 1
-        # In kube-apiserver's words, minus the API group (as podsched's authorizer words every refusal).
         assert refused.stderr == (
             'Error from server (Forbidden): pods "web" is forbidden: User "readonly" cannot delete resource '
-            '"pods" in the namespace "kubectl-up"\n')
+            '"pods" in API group "" in the namespace "kubectl-up"\n')
     finally:
         code, stderr = up.stop()
     assert code == 0, stderr
