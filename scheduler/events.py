@@ -318,6 +318,8 @@ class EventRecorder:
             source=objects_pb2.EventSource(component=key.component, host=self._host),
             first_timestamp=stamp,
             last_timestamp=stamp,
+            # events.k8s.io/v1 requires eventTime (kube-scheduler records there): the same instant.
+            event_time=stamp,
             count=item.count,
             type=key.type,
             reporting_component=key.component,

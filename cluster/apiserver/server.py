@@ -147,8 +147,9 @@ class ApiServerOptions:
         )
         object.__setattr__(self, "security", security)
         if self.plaintext_tokens_off_loopback and not self.allow_plaintext_tokens:
+            exposed = self.listen if not _is_loopback_address(self.listen) else self.http_listen
             raise ValueError(
-                f"--token-auth-file without TLS would take bearer tokens in clear text on {self.listen}, "
+                f"--token-auth-file without TLS would take bearer tokens in clear text on {exposed}, "
                 "where anyone on the network path can read and reuse them: serve TLS (--tls-cert-file and "
                 "--tls-private-key-file), listen on loopback (--listen 127.0.0.1:PORT), or accept the risk "
                 f"with {ALLOW_PLAINTEXT_TOKENS_FLAG}"
@@ -160,8 +161,12 @@ class ApiServerOptions:
         listen address (gRPC's or HTTP's) other than loopback."""
         if self.security.tokens is None or self.security.tls is not None:
             return False
-        return any(not is_loopback_host(address.rpartition(":")[0])
+        return any(not _is_loopback_address(address)
                    for address in (self.listen, self.http_listen) if address is not None)
+
+
+def _is_loopback_address(address: str) -> bool:
+    return is_loopback_host(address.rpartition(":")[0])
 
 
 def _loopback_only(listen: str) -> str:

@@ -59,16 +59,18 @@ def apiserver(
 
 @contextlib.contextmanager
 def own_apiserver(
-    backend: str, tmp_path: Path, *, name_prefix: str = "fresh", extra_args: Sequence[str] = ()
+    backend: str, tmp_path: Path, *, name_prefix: str = "fresh", extra_args: Sequence[str] = (),
+    http_listen: str | None = None,
 ) -> Iterator[ApiServerProcess]:
-    """An API server process on a store nobody else uses: a new data dir, or a new one-member etcd."""
+    """An API server process on a store nobody else uses: a new data dir, or a new one-member etcd;
+    with ``http_listen`` (e.g. "127.0.0.1:0") it serves the Kubernetes HTTP API there too."""
     with contextlib.ExitStack() as stack:
         if backend == "sqlite":
             store_args = ["--data-dir", str(tmp_path / "data")]
         else:
             etcd = stack.enter_context(running_cluster(1, tmp_path / "etcd", name_prefix))
             store_args = ["--etcd", ",".join(etcd.endpoints)]
-        server = ApiServerProcess(store_args, extra_args=list(extra_args))
+        server = ApiServerProcess(store_args, http_listen=http_listen, extra_args=list(extra_args))
         stack.callback(server.stop)
         server.start()
         yield server
@@ -76,11 +78,11 @@ def own_apiserver(
 
 @contextlib.contextmanager
 def own_apiserver_with(
-    backend: str, tmp_path: Path, *documents: dict[str, Any]
+    backend: str, tmp_path: Path, *documents: dict[str, Any], http_listen: str | None = None
 ) -> Iterator[ApiServerProcess]:
     """``own_apiserver`` with ``documents`` (the nodes and classes every test of a module shares) applied
     first through `podsched apply`, as a user would."""
-    with own_apiserver(backend, tmp_path) as server:
+    with own_apiserver(backend, tmp_path, http_listen=http_listen) as server:
         result = run_cli(server.address, "apply", "-f", write_yaml(tmp_path / "cluster.yaml", *documents))
         assert result.code == 0, result.stderr
         yield server

@@ -227,13 +227,13 @@ async def test_a_denial_reads_as_kube_apiserver_words_it(stub: apiserver_pb2_grp
     assert refusal is not None
     assert refusal.details() == (
         f'pods "missing" is forbidden: User "rae" cannot delete resource "pods" '
-        f'in the namespace "{NAMESPACE}"'
+        f'in API group "" in the namespace "{NAMESPACE}"'
     )
     refusal = await _outcome(CALLS["create pods/binding"], stub, TOKENS["client"][0])
     assert refusal is not None
     assert refusal.details() == (
         f'pods "missing" is forbidden: User "cleo" cannot create resource "pods/binding" '
-        f'in the namespace "{NAMESPACE}"'
+        f'in API group "" in the namespace "{NAMESPACE}"'
     )
 
 

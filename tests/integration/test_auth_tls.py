@@ -112,7 +112,8 @@ async def test_a_client_certificate_names_the_user_and_its_groups(
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await apiserver_pb2_grpc.ApiServerStub(channel).Create(_create_pod_dry_run())
     assert refused.value.details() == (
-        f'pods is forbidden: User "alice" cannot create resource "pods" in the namespace "{NAMESPACE}"'
+        f'pods is forbidden: User "alice" cannot create resource "pods" '
+        f'in API group "" in the namespace "{NAMESPACE}"'
     )
 
 

@@ -73,7 +73,8 @@ async def test_a_client_runs_pods_in_its_namespace_but_not_in_kube_system(
     )
     assert refusal.code() == grpc.StatusCode.PERMISSION_DENIED
     assert refusal.details() == (
-        'pods is forbidden: User "cleo" cannot create resource "pods" in the namespace "kube-system"'
+        'pods is forbidden: User "cleo" cannot create resource "pods" '
+        'in API group "" in the namespace "kube-system"'
     )
 
     await stub.Create(apiserver_pb2.CreateRequest(object=_pod("kube-system", "dns")), metadata=_md(ADMIN))
@@ -82,7 +83,8 @@ async def test_a_client_runs_pods_in_its_namespace_but_not_in_kube_system(
     ))
     assert refusal.code() == grpc.StatusCode.PERMISSION_DENIED
     assert refusal.details() == (
-        'pods "dns" is forbidden: User "cleo" cannot delete resource "pods" in the namespace "kube-system"'
+        'pods "dns" is forbidden: User "cleo" cannot delete resource "pods" '
+        'in API group "" in the namespace "kube-system"'
     )
     still = await stub.Get(apiserver_pb2.GetRequest(kind="pods", namespace="kube-system", name="dns"),
                            metadata=_md(ADMIN))
@@ -97,11 +99,12 @@ async def test_a_policy_binding_naming_a_namespace_holds_only_there(
         stub.Create(apiserver_pb2.CreateRequest(object=_pod("default", "app")), metadata=_md(TEAM))
     )
     assert refusal.details() == (
-        'pods is forbidden: User "tess" cannot create resource "pods" in the namespace "default"'
+        'pods is forbidden: User "tess" cannot create resource "pods" '
+        'in API group "" in the namespace "default"'
     )
     refusal = await _refused(stub.List(apiserver_pb2.ListRequest(kind="nodes"), metadata=_md(TEAM)))
     assert refusal.details() == (
-        'nodes is forbidden: User "tess" cannot list resource "nodes" at the cluster scope'
+        'nodes is forbidden: User "tess" cannot list resource "nodes" in API group "" at the cluster scope'
     )
 
 
@@ -122,7 +125,8 @@ async def test_a_client_cannot_preempt_with_a_system_priority_class(
         metadata=_md(CLIENT),
     ))
     assert refusal.details() == (
-        'pods is forbidden: User "cleo" cannot create resource "pods" in the namespace "kube-system"'
+        'pods is forbidden: User "cleo" cannot create resource "pods" '
+        'in API group "" in the namespace "kube-system"'
     )
     listed = await stub.List(apiserver_pb2.ListRequest(kind="pods"), metadata=_md(ADMIN))
     assert not any(item.pod.metadata.name == "vip" for item in listed.items)

@@ -240,5 +240,5 @@ def test_kubectls_words_for_no_credentials_and_a_denial(token_server: ApiServerP
     assert denied.code == 1
     assert denied.stderr.strip() == (
         'Error from server (Forbidden): pods "x" is forbidden: User "readonly" cannot delete resource "pods" '
-        'in the namespace "default"'
+        'in API group "" in the namespace "default"'
     )

@@ -51,3 +51,11 @@ def test_tls_carries_tokens_on_any_address(tokens: str, tmp_path: Path) -> None:
 def test_without_tokens_nothing_is_refused() -> None:
     # The server moves itself to loopback instead (nobody is authenticated, so everyone is an admin).
     assert not ApiServerOptions(listen="0.0.0.0:7443").plaintext_tokens_off_loopback
+
+
+def test_the_http_api_off_loopback_is_refused_like_grpc(tokens: str) -> None:
+    refused = r"in clear text on 0\.0\.0\.0:6443, .* with --insecure-allow-plaintext-tokens$"
+    with pytest.raises(ValueError, match=refused):
+        ApiServerOptions(listen="127.0.0.1:7443", http_listen="0.0.0.0:6443", token_auth_file=tokens)
+    assert not ApiServerOptions(listen="127.0.0.1:7443", http_listen="127.0.0.1:6443",
+                                token_auth_file=tokens).plaintext_tokens_off_loopback

@@ -68,23 +68,30 @@ def test_a_user_in_no_bound_group_may_do_nothing() -> None:
     [
         (
             _request("delete", "pods", name="web"),
-            'pods "web" is forbidden: User "bob" cannot delete resource "pods" in the namespace "default"',
+            'pods "web" is forbidden: User "bob" cannot delete resource "pods" '
+            'in API group "" in the namespace "default"',
         ),
         (
             _request("list", "pods", namespace=""),
-            'pods is forbidden: User "bob" cannot list resource "pods" at the cluster scope',
+            'pods is forbidden: User "bob" cannot list resource "pods" in API group "" at the cluster scope',
         ),
         (
             _request("create", "pods/binding", name="web"),
             'pods "web" is forbidden: User "bob" cannot create resource "pods/binding" '
-            'in the namespace "default"',
+            'in API group "" in the namespace "default"',
         ),
         (
             _request("update", "nodes", namespace="", name="n1"),
-            'nodes "n1" is forbidden: User "bob" cannot update resource "nodes" at the cluster scope',
+            'nodes "n1" is forbidden: User "bob" cannot update resource "nodes" '
+            'in API group "" at the cluster scope',
+        ),
+        (
+            _request("create", "priorityclasses", namespace="", name="high"),
+            'priorityclasses.scheduling.k8s.io "high" is forbidden: User "bob" cannot create resource '
+            '"priorityclasses" in API group "scheduling.k8s.io" at the cluster scope',
         ),
     ],
-    ids=["named", "cluster-wide-list", "subresource", "cluster-scoped-kind"],
+    ids=["named", "cluster-wide-list", "subresource", "cluster-scoped-kind", "other-group"],
 )
 def test_a_denial_names_the_user_verb_resource_and_scope(request_info: RequestInfo, message: str) -> None:
     with pytest.raises(errors.PermissionDenied) as raised:
@@ -158,7 +165,8 @@ def test_a_client_refused_in_kube_system_is_told_so_in_kube_apiservers_words() -
     with pytest.raises(errors.PermissionDenied) as raised:
         Authorizer(Policy()).authorize(CLIENT, _request("create", "pods", namespace="kube-system"))
     assert raised.value.message == (
-        'pods is forbidden: User "cleo" cannot create resource "pods" in the namespace "kube-system"'
+        'pods is forbidden: User "cleo" cannot create resource "pods" '
+        'in API group "" in the namespace "kube-system"'
     )
 
 

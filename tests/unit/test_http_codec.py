@@ -136,6 +136,15 @@ def test_too_many_requests_says_when_to_retry() -> None:
     assert retry_after(errors.Conflict("x")) is None
 
 
+def test_an_eviction_refused_by_its_budget_says_no_retry_after() -> None:
+    # kube-apiserver sends no Retry-After here: client-go would otherwise retry the eviction itself, ten
+    # times, before kubectl drain heard of the refusal and printed it.
+    cause = errors.StatusCause("DisruptionBudget", "The disruption budget web needs 1 healthy pods")
+    budget = errors.TooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.",
+                                    errors.StatusDetails(causes=(cause,)))
+    assert retry_after(budget) is None
+
+
 def test_version_is_kubernetes_with_podsched_as_build_metadata() -> None:
     info = kubernetes_version_info("0.1.0")
     assert info["gitVersion"] == "v1.37.0+podsched.0.1.0"

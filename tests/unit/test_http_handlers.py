@@ -325,6 +325,19 @@ async def test_server_side_apply_creates_then_conflicts_with_another_manager(htt
     assert (await _json(forced))["metadata"]["labels"] == {"tier": "theirs"}
 
 
+async def test_server_side_apply_creates_in_the_urls_namespace(http: TestClient) -> None:
+    # The applied configuration names no namespace (as the Python client's and kubectl's need not).
+    applied = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n"
+               "  containers:\n  - {name: c, image: nginx}\n")
+    pods = "/api/v1/namespaces/team/pods"
+    created = await http.patch(f"{pods}/web", data=applied, params={"fieldManager": "alice"},
+                               headers={"Content-Type": "application/apply-patch+yaml"})
+    assert created.status == 201, await created.text()
+    assert (await _json(created))["metadata"]["namespace"] == "team"
+    assert (await http.get(f"{pods}/web")).status == 200
+    assert (await http.get(f"{PODS}/web")).status == 404
+
+
 async def test_server_side_apply_needs_a_field_manager(http: TestClient) -> None:
     response = await http.patch(f"{PODS}/web", data="kind: Pod\napiVersion: v1\nmetadata: {name: web}\n",
                                 headers={"Content-Type": "application/apply-patch+yaml"})
@@ -340,3 +353,16 @@ async def test_every_write_records_its_field_manager(http: TestClient) -> None:
                                headers={"Content-Type": "application/merge-patch+json"})
     managers = {e["manager"] for e in (await _json(patched))["metadata"]["managedFields"]}
     assert managers == {"kubectl", "labeller"}
+
+
+@pytest.mark.parametrize("media_type", ["application/vnd.kubernetes.protobuf", "application/cbor"])
+async def test_a_body_in_a_binary_encoding_is_refused_with_415(http: TestClient, media_type: str) -> None:
+    # What kubectl's typed clients send (`kubectl create namespace`): the k8s protobuf envelope.
+    body = b"k8s\x00\n\x0f\n\x02v1\x12\tNamespace\x12\x08\n\x06\n\x04team\x1a\x00\"\x00"
+    refused = await http.post("/api/v1/namespaces", data=body, headers={"Content-Type": media_type})
+    assert refused.status == 415
+    assert await _json(refused) == {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "the body of the request was in an unknown format - accepted media types include: "
+                   "application/json, application/yaml",
+        "reason": "UnsupportedMediaType", "code": 415, "details": {"kind": "namespaces"}}

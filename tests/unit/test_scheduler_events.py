@@ -113,6 +113,17 @@ async def test_an_event_is_written_with_kubernetes_fields(running: EventRecorder
     assert event.metadata.annotations["podsched.io/explanation"] == "{}"
 
 
+async def test_an_event_carries_its_event_time_for_events_k8s_io(
+    running: EventRecorder, api: FakeEventsApi
+) -> None:
+    # kube-scheduler records through events.k8s.io, whose eventTime is required: the Python client's
+    # EventsV1Event refuses an Event without one.
+    record_failed(running, pod())
+    await settle(running)
+    (event,) = api.objects.values()
+    assert event.HasField("event_time") and event.event_time == event.first_timestamp
+
+
 async def test_repeats_update_one_event_with_the_latest_annotations(
     running: EventRecorder, api: FakeEventsApi
 ) -> None:

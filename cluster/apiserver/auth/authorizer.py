@@ -1,15 +1,18 @@
 """The authorizer: may this user do what this request asks? Yes if any role bound to the user's name or
 to one of its groups, by a binding whose scope covers the request's namespace, has a rule that allows it
 (kube's RBAC: rules only add up); otherwise
-PermissionDenied in kube-apiserver's words, minus the API group podsched does not have::
+PermissionDenied in kube-apiserver's words::
 
-    pods "web" is forbidden: User "bob" cannot delete resource "pods" in the namespace "default"
-    nodes is forbidden: User "bob" cannot list resource "nodes" at the cluster scope
+    pods "web" is forbidden: User "bob" cannot delete resource "pods"
+    in API group "" in the namespace "default"
+    priorityclasses.scheduling.k8s.io is forbidden: User "bob" cannot create resource "priorityclasses"
+    in API group "scheduling.k8s.io" at the cluster scope
 """
 
 from __future__ import annotations
 
 from cluster.api import errors
+from cluster.api.kinds import KINDS
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.auth.policy import Policy
 
@@ -34,8 +37,15 @@ class Authorizer:
             raise errors.PermissionDenied(forbidden_message(user, request))
 
 
+#: The API group of each resource, by plural (a kind served in two groups is named by its first).
+_GROUPS = {kind.plural: kind.group for kind in reversed(KINDS)}
+
+
 def forbidden_message(user: UserInfo, request: RequestInfo) -> str:
-    subject = f'{request.resource} "{request.name}"' if request.name else request.resource
+    group = _GROUPS.get(request.resource, "")
+    qualified = f"{request.resource}.{group}" if group else request.resource
+    subject = f'{qualified} "{request.name}"' if request.name else qualified
     scope = f'in the namespace "{request.namespace}"' if request.namespace else "at the cluster scope"
     resource = request.full_resource
-    return f'{subject} is forbidden: User "{user.name}" cannot {request.verb} resource "{resource}" {scope}'
+    return (f'{subject} is forbidden: User "{user.name}" cannot {request.verb} resource "{resource}" '
+            f'in API group "{group}" {scope}')

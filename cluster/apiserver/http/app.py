@@ -92,12 +92,16 @@ class HttpApi:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app[MAX_PAGE_SIZE] = self._max_page_size
         self._discovery = Discovery(server_address)
+        # Each also with the trailing slash the official clients send (go-restful serves both).
         app.router.add_get("/version", self._version)
+        app.router.add_get("/version/", self._version)
         for path in self._checks:
             app.router.add_get(path, self._check(path))
         app.router.add_get("/openapi/{tail:.*}", self._openapi)
         app.router.add_get("/api", self._resource)
+        app.router.add_get("/api/", self._resource)
         app.router.add_get("/apis", self._resource)
+        app.router.add_get("/apis/", self._resource)
         app.router.add_route("*", "/api/{tail:.+}", self._resource)
         app.router.add_route("*", "/apis/{tail:.+}", self._resource)
         return app

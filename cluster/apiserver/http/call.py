@@ -16,6 +16,8 @@ from cluster.apiserver.http.paths import Target
 from cluster.apiserver.verbs import Verbs
 
 JSON = "application/json"
+#: Kubernetes' binary encodings, which the HTTP API does not decode (it answers in JSON alone).
+BINARY_MEDIA_TYPES = frozenset({"application/vnd.kubernetes.protobuf", "application/cbor"})
 #: The largest List ``limit`` a caller may ask for (limits.py), in the application's config.
 MAX_PAGE_SIZE = web.AppKey("max_page_size", int)
 
@@ -71,6 +73,11 @@ class Call:
         return bool(values)
 
     async def body(self) -> Any:
+        if self.request.content_type in BINARY_MEDIA_TYPES:
+            # kubectl's typed clients send protobuf; read as text it would be a baffling YAML error.
+            raise errors.UnsupportedMediaType(
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json, application/yaml")
         raw = await self.request.read()
         if len(raw) > codec.MAX_BODY_BYTES:
             raise errors.RequestEntityTooLarge(

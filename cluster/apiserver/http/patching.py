@@ -89,6 +89,9 @@ async def server_side_apply_patch(call: Call, applied: Any) -> web.Response:
         obj = codec.to_object(merged, resource)
         try:
             if live is None:
+                if resource.kind.namespaced:
+                    # The applied configuration need not name it (_check_name refused another): the URL's.
+                    kinds.metadata_of(obj).namespace = call.info.namespace
                 created = await call.verbs.create(obj, dry_run=call.dry_run)
                 return call.respond(codec.encode(created, resource), 201)
             kinds.metadata_of(obj).resource_version = kinds.metadata_of(live).resource_version

@@ -44,8 +44,11 @@ def status_of(error: errors.ApiError, *, name: str = "", group: str = "", kind: 
 
 
 def retry_after(error: errors.ApiError) -> int | None:
-    """Seconds for a Retry-After header: a 429's (1 unless it says), else None."""
+    """Seconds for a Retry-After header: a 429's own; 1 for one without details (flow control's and the
+    watch limit's, as kube's filters send them); None otherwise. A 429 with details and no seconds (an
+    eviction its budget refuses) has none, as in kube: client-go would retry it on its own, unseen."""
     if error.http_code != 429:
         return None
-    seconds = error.details.retry_after_seconds if error.details is not None else 0
-    return seconds or 1
+    if error.details is None:
+        return 1
+    return error.details.retry_after_seconds or None
