@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
-from google.protobuf.struct_pb2 import Value
+from google.protobuf.struct_pb2 import Struct, Value
 from google.protobuf.timestamp_pb2 import Timestamp
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -177,9 +177,22 @@ def values() -> st.SearchStrategy[Value]:
     return st.recursive(leaves, nest, max_leaves=6)
 
 
+def structs() -> st.SearchStrategy[Struct]:
+    """google.protobuf.Struct (a managedFields entry's fieldsV1): objects of any values, nested."""
+
+    def as_struct(fields: dict[str, Value]) -> Struct:
+        struct = Struct()
+        for key, item in fields.items():
+            struct.fields[key].CopyFrom(item)
+        return struct
+
+    return st.dictionaries(st.text(max_size=8), values(), max_size=3).map(as_struct)
+
+
 _WELL_KNOWN: dict[str, Callable[[], st.SearchStrategy[Message]]] = {
     Timestamp.DESCRIPTOR.full_name: timestamps,
     Value.DESCRIPTOR.full_name: values,
+    Struct.DESCRIPTOR.full_name: structs,
 }
 
 
