@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from cluster.api import errors
 from cluster.apiserver.auth.access import Access
 from cluster.apiserver.http.app import HttpApi
 from cluster.apiserver.metrics import ApiServerMetrics
@@ -366,3 +367,19 @@ async def test_a_body_in_a_binary_encoding_is_refused_with_415(http: TestClient,
         "message": "the body of the request was in an unknown format - accepted media types include: "
                    "application/json, application/yaml",
         "reason": "UnsupportedMediaType", "code": 415, "details": {"kind": "namespaces"}}
+
+
+class _Refusing:
+    """A request gate that refuses every call as flow control refuses one whose queue is full."""
+
+    def admit(self, user: Any, request: Any) -> Any:
+        raise errors.TooManyRequests("too many requests, please try again later")
+
+
+async def test_a_request_refused_by_flow_control_is_429_with_retry_after() -> None:
+    api = HttpApi(Verbs(Storage(MemoryStore())), asyncio.Event(), access=Access.unsecured(),
+                  gates=(_Refusing(),), max_page_size=500, metrics=ApiServerMetrics(), checks={})
+    async with TestClient(TestServer(api.application("127.0.0.1:0"))) as client:
+        response = await client.get(PODS)
+        assert response.status == 429 and response.headers["Retry-After"] == "1"
+        assert (await _json(response))["reason"] == "TooManyRequests"
