@@ -63,6 +63,16 @@ def api_group_list() -> dict[str, Any]:
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_api_group(g) for g in _named_groups()]}
 
 
+def _names(resource: Resource) -> dict[str, list[str]]:
+    """The short names and categories of a resource's discovery entry, each only when it has some."""
+    names: dict[str, list[str]] = {}
+    if resource.short_names:
+        names["shortNames"] = list(resource.short_names)
+    if resource.categories:
+        names["categories"] = list(resource.categories)
+    return names
+
+
 def _api_resource(resource: Resource) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "name": resource.plural,
@@ -70,11 +80,8 @@ def _api_resource(resource: Resource) -> dict[str, Any]:
         "namespaced": resource.namespaced,
         "kind": resource.kind,
         "verbs": list(RESOURCE_VERBS),
+        **_names(resource),
     }
-    if resource.short_names:
-        entry["shortNames"] = list(resource.short_names)
-    if resource.categories:
-        entry["categories"] = list(resource.categories)
     # The hash names the version objects are stored in: every version of a kind shares it.
     stored = resource.stored_as
     stored_version = stored.api_version.rpartition("/")[2]
@@ -115,11 +122,8 @@ def _aggregated_resource(resource: Resource) -> dict[str, Any]:
         "scope": "Namespaced" if resource.namespaced else "Cluster",
         "singularResource": resource.singular,
         "verbs": list(RESOURCE_VERBS),
+        **_names(resource),
     }
-    if resource.short_names:
-        entry["shortNames"] = list(resource.short_names)
-    if resource.categories:
-        entry["categories"] = list(resource.categories)
     if resource.subresources:
         entry["subresources"] = [
             {
