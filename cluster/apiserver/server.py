@@ -53,13 +53,14 @@ from cluster.api.fencing import SCHEDULER_LEASE, LeaseRef
 from cluster.api.limits import MAX_REQUEST_BYTES
 from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.gate import RequestGate
+from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.auth.security import SecurityConfig, load_security
 from cluster.apiserver.bootstrap import (
     ensure_system_namespaces,
     ensure_system_priority_classes,
     ensure_system_quota,
 )
-from cluster.apiserver.flowcontrol import FlowControl, FlowControlConfig
+from cluster.apiserver.flowcontrol import Classification, FlowControl, FlowControlConfig
 from cluster.apiserver.graceful import DeletionFinisher
 from cluster.apiserver.inprocess import InProcessServer
 from cluster.apiserver.leadership import Leadership
@@ -246,12 +247,14 @@ class ApiServer:
         # authentication every caller is an admin, whom the watch limit and flow control exempt.
         limits = self.options.limits
         gates: tuple[RequestGate, ...] = (RequestDeadline(limits.request_timeout_s),)
+        classify: Callable[[UserInfo, RequestInfo], Classification] | None = None
         if self._access.enabled:
             flow_control = FlowControl(
                 self.options.flow_control, allows=self._access.authorizer.allows, observer=self.metrics
             )
             self.metrics.register_levels(flow_control.level_state)
             gates += (WatchLimit(limits.max_watches_per_user), flow_control)
+            classify = flow_control.classify
         service = self._service = ApiService(
             self._verbs, self._stopping, access=self._access, gates=gates, max_page_size=limits.max_page_size,
             metrics=self.metrics,
@@ -278,7 +281,7 @@ class ApiServer:
             raise OSError(f"cannot listen on {self._listen}: the address is in use or not local")
         self.port = port
         if self._http_listen is not None:
-            self._http = await self._start_http(gates, limits.max_page_size, server)
+            self._http = await self._start_http(gates, limits.max_page_size, server, classify)
         if self.options.metrics_listen is not None:
             endpoints = HealthServer(self.options.metrics_listen, metrics=self.metrics.exposition, checks={
                 "/livez": self._livez, "/healthz": self._livez, "/readyz": self._readyz,
@@ -312,7 +315,8 @@ class ApiServer:
         return self.port
 
     async def _start_http(
-        self, gates: tuple[RequestGate, ...], max_page_size: int, grpc_server: grpc.aio.Server
+        self, gates: tuple[RequestGate, ...], max_page_size: int, grpc_server: grpc.aio.Server,
+        classify: Callable[[UserInfo, RequestInfo], Classification] | None,
     ) -> HttpServer:
         # Imported only when asked for: aiohttp costs every in-process server (simulate, replay) ~0.2 s.
         from cluster.apiserver.http.app import HttpApi
@@ -321,7 +325,8 @@ class ApiServer:
         assert self._http_listen is not None, "called only with an HTTP address"
         api = HttpApi(self._verbs, self._stopping, access=self._access, gates=gates,
                       max_page_size=max_page_size, metrics=self.metrics,
-                      checks={"/livez": self._livez, "/healthz": self._livez, "/readyz": self._readyz})
+                      checks={"/livez": self._livez, "/healthz": self._livez, "/readyz": self._readyz},
+                      classify=classify)
         options = self.options
         tls = None
         if options.tls_cert_file is not None and options.tls_private_key_file is not None:

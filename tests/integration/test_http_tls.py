@@ -67,7 +67,10 @@ def test_an_admin_token_writes_over_https(kubernetes_module: Any, server: ApiSer
     api = _api(kubernetes_module, server, ca, ADMIN_TOKEN, tmp_path)
     created = api.create_namespaced_pod("default", _pod(kubernetes_module, "by-admin"))
     assert created.metadata.name == "by-admin"
-    assert "by-admin" in [p.metadata.name for p in api.list_namespaced_pod("default").items]
+    listed, _, headers = api.list_namespaced_pod_with_http_info("default")
+    assert "by-admin" in [p.metadata.name for p in listed.items]
+    # Flow control is on (the server authenticates): answers name its flow schema and priority level.
+    assert headers["X-Kubernetes-PF-FlowSchema-UID"] and headers["X-Kubernetes-PF-PriorityLevel-UID"]
 
 
 def test_a_readonly_token_reads_and_is_forbidden_to_write(

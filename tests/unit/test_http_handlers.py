@@ -13,7 +13,10 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from cluster.api import errors
 from cluster.apiserver.auth.access import Access
-from cluster.apiserver.http.app import HttpApi
+from cluster.apiserver.auth.authenticator import UNSECURED
+from cluster.apiserver.auth.identity import RequestInfo
+from cluster.apiserver.flowcontrol import FlowSchemas
+from cluster.apiserver.http.app import FLOW_SCHEMA_HEADER, PRIORITY_LEVEL_HEADER, HttpApi, flow_headers
 from cluster.apiserver.metrics import ApiServerMetrics
 from cluster.apiserver.storage import Storage
 from cluster.apiserver.verbs import Verbs
@@ -383,3 +386,23 @@ async def test_a_request_refused_by_flow_control_is_429_with_retry_after() -> No
         response = await client.get(PODS)
         assert response.status == 429 and response.headers["Retry-After"] == "1"
         assert (await _json(response))["reason"] == "TooManyRequests"
+
+
+async def test_answers_name_their_flow_schema_and_priority_level_as_kube_apiserver() -> None:
+    schemas = FlowSchemas(lambda user, request: False)
+    api = HttpApi(Verbs(Storage(MemoryStore())), asyncio.Event(), access=Access.unsecured(), gates=(),
+                  max_page_size=500, metrics=ApiServerMetrics(), checks={}, classify=schemas.classify)
+    async with TestClient(TestServer(api.application("127.0.0.1:0"))) as client:
+        listed = await client.get(PODS)
+        missing = await client.get(f"{PODS}/nope")
+        watched = await client.get(PODS, params={"watch": "1", "timeoutSeconds": "1"})
+        await watched.read()
+    expected = flow_headers(schemas.classify(UNSECURED, RequestInfo("list", "pods", namespace="default")))
+    for response in (listed, missing, watched):
+        assert response.headers[FLOW_SCHEMA_HEADER] == expected[FLOW_SCHEMA_HEADER]
+        assert response.headers[PRIORITY_LEVEL_HEADER] == expected[PRIORITY_LEVEL_HEADER]
+
+
+async def test_without_flow_control_no_flow_headers(http: TestClient) -> None:
+    response = await http.get(PODS)
+    assert FLOW_SCHEMA_HEADER not in response.headers

@@ -151,6 +151,11 @@ class FlowControl:
             for name, seats in nominal_seats(config).items()
         }
 
+    def classify(self, user: UserInfo, request: RequestInfo) -> Classification:
+        """The flow schema and priority level ``request`` falls in (what the HTTP API names in its
+        X-Kubernetes-PF-* headers)."""
+        return self._schemas.classify(user, request)
+
     def admit(self, user: UserInfo, request: RequestInfo) -> contextlib.AbstractAsyncContextManager[None]:
         classification = self._schemas.classify(user, request)
         if classification.priority_level == EXEMPT:

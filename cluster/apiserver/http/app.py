@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import ssl
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
@@ -28,6 +30,7 @@ from cluster.apiserver.auth.authenticator import bearer_token_of
 from cluster.apiserver.auth.gate import RequestGate
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.failures import error_of
+from cluster.apiserver.flowcontrol import Classification
 from cluster.apiserver.http import collections, objects, patching, paths, watching
 from cluster.apiserver.http.call import JSON, MAX_PAGE_SIZE, Call, add_warnings
 from cluster.apiserver.http.codec import dumps, encode
@@ -44,6 +47,7 @@ from cluster.apiserver.watchcache import read_scope
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Call], Awaitable[web.StreamResponse]]
+Classify = Callable[[UserInfo, RequestInfo], Classification]
 #: Public paths (kube-apiserver's system:public-info-viewer): health and version, to anyone.
 Check = Callable[[], str | None]
 
@@ -77,6 +81,7 @@ class HttpApi:
         max_page_size: int,
         metrics: ApiServerMetrics,
         checks: dict[str, Check],
+        classify: Classify | None = None,
     ) -> None:
         self._verbs = verbs
         self._stopping = stopping
@@ -85,6 +90,8 @@ class HttpApi:
         self._max_page_size = max_page_size
         self._metrics = metrics
         self._checks = checks
+        #: Flow control's classification, for the headers naming it; None when there is no flow control.
+        self._classify = classify
         self._discovery = Discovery("")
         self._openapi_documents: OpenAPI | None = None
 
@@ -166,6 +173,7 @@ class HttpApi:
         info: RequestInfo | None = None
         target: Target | None = None
         verb = request.method
+        headers: dict[str, str] = {}
         try:
             user = self._user_of(request)
             document = self._discovery.document(request.path.rstrip("/"), request.headers.get("Accept", ""))
@@ -177,8 +185,10 @@ class HttpApi:
             namespace = request_namespace(kind, target.namespace) if target.name else target.namespace
             info = RequestInfo(verb, kind.plural, target.subresource, namespace, target.name)
             self._access.authorize(user, info)
+            if self._classify is not None:
+                headers = flow_headers(self._classify(user, info))
             handler = self._handler(verb, target)
-            call = Call(request, self._verbs, user, target, info)
+            call = Call(request, self._verbs, user, target, info, headers=headers)
             with read_scope():
                 async with self._gated(user, info):
                     if verb == "watch":
@@ -195,7 +205,7 @@ class HttpApi:
         except Exception as exc:  # every failure becomes a Status: see error_of
             error = error_of(exc, f"{request.method} {request.path}")
             self._observe(verb, info, str(error.http_code), start)
-            return self._failure(error, target)
+            return self._failure(error, target, headers)
         self._observe(verb, info, str(response.status), start)
         return response
 
@@ -246,12 +256,14 @@ class HttpApi:
 
         return table
 
-    def _failure(self, error: errors.ApiError, target: Target | None) -> web.Response:
+    def _failure(
+        self, error: errors.ApiError, target: Target | None, headers: dict[str, str] | None = None
+    ) -> web.Response:
         name = target.name if target is not None else ""
         kind = target.resource.kind.plural if target is not None else ""
         group = target.resource.group if target is not None else ""
         body = status_of(error, name=name, group=group, kind=kind)
-        response = web.Response(body=dumps(body), status=error.http_code, content_type=JSON)
+        response = web.Response(body=dumps(body), status=error.http_code, content_type=JSON, headers=headers)
         seconds = retry_after(error)
         if seconds is not None:
             response.headers["Retry-After"] = str(seconds)
@@ -264,6 +276,30 @@ class HttpApi:
 
     def _gated(self, user: UserInfo, info: RequestInfo) -> contextlib.AbstractAsyncContextManager[None]:
         return _all_gates(self._gates, user, info)
+
+
+#: kube-apiserver's headers naming the FlowSchema and the PriorityLevelConfiguration of a request.
+FLOW_SCHEMA_HEADER = "X-Kubernetes-PF-FlowSchema-UID"
+PRIORITY_LEVEL_HEADER = "X-Kubernetes-PF-PriorityLevel-UID"
+
+
+def flow_headers(classification: Classification) -> dict[str, str]:
+    """The headers kube-apiserver's flow control puts on every answer it classified: the UIDs of its
+    FlowSchema and PriorityLevelConfiguration objects. podsched's levels are built in, not objects: each
+    UID is derived from the name, so every server gives the same one. Clients such as controller-runtime
+    read their presence as "the server has priority and fairness" and drop their own rate limits."""
+    return {
+        FLOW_SCHEMA_HEADER: _uid(f"flowschema/{classification.flow_schema}"),
+        PRIORITY_LEVEL_HEADER: _uid(f"prioritylevel/{classification.priority_level}"),
+    }
+
+
+_UID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "flowcontrol.podsched")
+
+
+@functools.cache
+def _uid(name: str) -> str:
+    return str(uuid.uuid5(_UID_NAMESPACE, name))
 
 
 @contextlib.asynccontextmanager

@@ -31,6 +31,8 @@ class Call:
     info: RequestInfo
     #: Texts for ``Warning`` headers of the answer (kube's "299 - ..." warnings).
     warnings: list[str] = field(default_factory=list)
+    #: Headers every answer to the request carries (flow control's X-Kubernetes-PF-*).
+    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def query(self) -> Any:
@@ -87,7 +89,8 @@ class Call:
         return codec.read_body(raw)
 
     def respond(self, data: Any, status: int = 200) -> web.Response:
-        response = web.Response(body=codec.dumps(data), status=status, content_type=JSON)
+        response = web.Response(body=codec.dumps(data), status=status, content_type=JSON,
+                                headers=self.headers)
         add_warnings(response, self.warnings)
         return response
 

@@ -84,7 +84,8 @@ async def watch(call: Call, stopping: asyncio.Event, shape: ObjectShape) -> web.
     timeout = call.integer("timeoutSeconds")
     deadline = time.monotonic() + (timeout if timeout is not None and timeout > 0 else DEFAULT_TIMEOUT_S)
     resource_version = query.get("resourceVersion", "")
-    response = web.StreamResponse(headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
+    response = web.StreamResponse(
+        headers={"Content-Type": JSON, "Cache-Control": "no-cache, private", **call.headers})
     response.enable_chunked_encoding()
     cache = call.verbs.cache
     initial: list[bytes] = []
