@@ -13,6 +13,7 @@ from cluster.api import errors
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.http import codec
 from cluster.apiserver.http.paths import Target
+from cluster.apiserver.http.table import check_include_object
 from cluster.apiserver.verbs import Verbs
 
 JSON = "application/json"
@@ -74,7 +75,20 @@ class Call:
                 raise errors.BadRequest(f'dryRun: Unsupported value: "{value}": supported values: "All"')
         return bool(values)
 
-    async def body(self) -> Any:
+    @property
+    def field_validation(self) -> str:
+        """The request's ``fieldValidation`` (Warn when absent); BadRequest for an unknown one."""
+        return codec.field_validation_of(self.request.query.get("fieldValidation"))
+
+    @property
+    def include_object(self) -> str:
+        """A Table's ``includeObject`` (Metadata when absent); BadRequest for an unknown one."""
+        include = self.request.query.get("includeObject", "")
+        check_include_object(include)
+        return include
+
+    async def raw_body(self) -> bytes:
+        """The body's bytes, refused when in a binary encoding or over the size limit."""
         if self.request.content_type in BINARY_MEDIA_TYPES:
             # kubectl's typed clients send protobuf; read as text it would be a baffling YAML error.
             raise errors.UnsupportedMediaType(
@@ -84,6 +98,10 @@ class Call:
         if len(raw) > codec.MAX_BODY_BYTES:
             raise errors.RequestEntityTooLarge(
                 f"the request body is {len(raw)} bytes: the limit is {codec.MAX_BODY_BYTES}")
+        return raw
+
+    async def body(self) -> Any:
+        raw = await self.raw_body()
         if not raw:
             raise errors.BadRequest("the request carries no body")
         return codec.read_body(raw)

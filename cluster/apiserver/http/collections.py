@@ -12,7 +12,7 @@ from cluster.api import errors, kinds
 from cluster.apiserver.http import codec
 from cluster.apiserver.http.call import MAX_PAGE_SIZE, Call
 from cluster.apiserver.http.eventsv1 import core_field_selector
-from cluster.apiserver.http.table import check_include_object, table_of_list
+from cluster.apiserver.http.table import table_of_list
 from cluster.apiserver.listing import ObjectPage
 from cluster.apiserver.selection import Selection
 from cluster.apiserver.verbs import check_path_name
@@ -82,8 +82,7 @@ def list_body(call: Call, page: ObjectPage, items: list[dict[str, Any]]) -> dict
 async def list_(call: Call) -> web.Response:
     resource = call.target.resource
     if call.table:
-        include = call.query.get("includeObject", "")
-        check_include_object(include)
+        include = call.include_object
         page = await read_page(call)
         return call.respond(table_of_list(
             resource.kind, page.items, include_object=include, resource_version=str(page.revision),

@@ -20,7 +20,7 @@ from cluster.apiserver.http import codec
 from cluster.apiserver.http.apply.apply import manager_of
 from cluster.apiserver.http.apply.managedfields import fill_entry, record_update
 from cluster.apiserver.http.call import Call
-from cluster.apiserver.http.table import check_include_object, table_of_object
+from cluster.apiserver.http.table import table_of_object
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 
 
@@ -28,10 +28,8 @@ async def get(call: Call) -> web.Response:
     resource = call.target.resource
     obj = await call.verbs.get(resource.kind, call.info.namespace, call.target.name)
     if call.table:
-        include = call.query.get("includeObject", "")
-        check_include_object(include)
-        return call.respond(table_of_object(resource.kind, obj, include_object=include, now=time.time(),
-                                            to_dict=lambda one: codec.encode(one, resource)))
+        return call.respond(table_of_object(resource.kind, obj, include_object=call.include_object,
+                                            now=time.time(), to_dict=lambda one: codec.encode(one, resource)))
     return call.respond(codec.encode(obj, resource))
 
 
@@ -91,8 +89,7 @@ def rfc3339_now() -> str:
 def cleaned(call: Call, data: Any) -> dict[str, Any]:
     """The body as the kind takes it (codec.clean), its warnings kept for the answer. Field managers
     are recorded on this, so that nobody is made the owner of a field podsched drops."""
-    data, warnings = codec.clean(
-        data, call.target.resource, codec.field_validation_of(call.query.get("fieldValidation")))
+    data, warnings = codec.clean(data, call.target.resource, call.field_validation)
     call.warnings.extend(warnings)
     return data
 
@@ -134,24 +131,17 @@ async def delete(call: Call) -> web.Response:
     target = call.target
     kind, namespace = target.resource.kind, call.info.namespace
     call.verbs.leadership.check_delete(call.user, kind, namespace, target.name, None)
-    precondition_uid = options.get("uid", "")
-    if precondition_uid:
-        current = await call.verbs.get(kind, namespace, target.name)
-        actual = kinds.metadata_of(current).uid
-        if actual != precondition_uid:
-            raise errors.Conflict(
-                f'Operation cannot be fulfilled on {kind.resource} "{target.name}": Precondition failed: '
-                f"UID in precondition: {precondition_uid}, UID in object meta: {actual}")
     deleted = await call.verbs.delete(
         kind, namespace, target.name, grace_period_seconds=options.get("grace"),
-        resource_version=options.get("resourceVersion", ""), dry_run=options["dry_run"],
+        resource_version=options.get("resourceVersion", ""), uid=options.get("uid", ""),
+        dry_run=options["dry_run"],
     )
     return call.respond(codec.encode(deleted, target.resource))
 
 
 async def _delete_options(call: Call) -> dict[str, Any]:
     """DeleteOptions from the body (kubectl sends them there) and the query (the Python client's)."""
-    raw = await call.request.read()
+    raw = await call.raw_body()
     body: Any = codec.read_body(raw) if raw.strip() else {}
     if not isinstance(body, dict):
         raise errors.BadRequest("the body of a delete must be a DeleteOptions object")

@@ -15,7 +15,7 @@ from cluster.api import errors, kinds
 from cluster.apiserver.http import codec
 from cluster.apiserver.http.apply.apply import server_side_apply
 from cluster.apiserver.http.call import Call
-from cluster.apiserver.http.objects import descriptor_of, rfc3339_now, with_managed_fields, write
+from cluster.apiserver.http.objects import cleaned, descriptor_of, rfc3339_now, with_managed_fields, write
 from cluster.apiserver.http.patch.patcher import (
     APPLY_PATCH,
     PATCH_TYPES,
@@ -33,27 +33,22 @@ async def patch(call: Call) -> web.Response:
     content_type = patch_type(call.request.headers.get("Content-Type", ""))
     if content_type != APPLY_PATCH and content_type not in PATCH_TYPES:
         raise unsupported_patch_type()
-    body = await call.request.read()
-    if len(body) > codec.MAX_BODY_BYTES:
-        raise errors.RequestEntityTooLarge(
-            f"the request body is {len(body)} bytes: the limit is {codec.MAX_BODY_BYTES}")
+    body = await call.raw_body()
     if content_type == APPLY_PATCH:
         return await server_side_apply_patch(call, codec.read_body(body))
-    field_validation = codec.field_validation_of(call.query.get("fieldValidation"))
     resource = call.target.resource
     descriptor = descriptor_of(call)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         live = await call.verbs.get(resource.kind, call.info.namespace, call.target.name)
         original = codec.encode(live, resource)
-        patched, warnings = codec.clean(apply_patch(content_type, original, body, descriptor), resource,
-                                        field_validation)
-        obj = with_managed_fields(call, original, patched)
+        # Warnings repeated by a retry are sent once (add_warnings).
+        obj = with_managed_fields(call, original, cleaned(call, apply_patch(content_type, original, body,
+                                                                           descriptor)))
         live_version = kinds.metadata_of(live).resource_version
         meta = kinds.metadata_of(obj)
         asked_version = meta.resource_version != live_version and bool(meta.resource_version)
         if not meta.resource_version:
             meta.resource_version = live_version
-        call.warnings.extend(warnings)  # repeated by a retry, sent once (add_warnings)
         try:
             return await write(call, obj)
         except errors.Conflict:
@@ -71,9 +66,7 @@ async def server_side_apply_patch(call: Call, applied: Any) -> web.Response:
     configuration = applied
     if isinstance(applied, dict):
         # What podsched drops is never applied (nor owned): the configuration as the kind takes it.
-        configuration, warnings = codec.clean(
-            applied, resource, codec.field_validation_of(call.query.get("fieldValidation")))
-        call.warnings.extend(warnings)
+        configuration = cleaned(call, applied)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         try:
             live = await call.verbs.get(resource.kind, call.info.namespace, call.target.name)
