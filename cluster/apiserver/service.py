@@ -11,7 +11,6 @@ whole unary call or the whole Watch stream → the handler.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import time
@@ -27,7 +26,7 @@ from cluster.api.version import PODSCHED_VERSION
 from cluster.apiserver import binding
 from cluster.apiserver.auth import requests
 from cluster.apiserver.auth.access import Access
-from cluster.apiserver.auth.gate import RequestGate
+from cluster.apiserver.auth.gate import RequestGate, gated
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.failures import error_of
 from cluster.apiserver.fencing import LeaseFence
@@ -89,7 +88,7 @@ def _unary(
                     if not self._gates:
                         response = await handler(self, request, user, described)
                     else:
-                        async with self._gated(user, info):
+                        async with gated(self._gates, user, info):
                             response = await handler(self, request, user, described)
             except asyncio.CancelledError:
                 self._observe(rpc, info, grpc.StatusCode.CANCELLED, start)
@@ -146,21 +145,6 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
         resource, subresource = (info.resource, info.subresource) if info is not None else ("", "")
         self._metrics.observe_request(METRIC_VERBS[rpc], resource, subresource, code.name,
                                       time.perf_counter() - start)
-
-    def _gated(self, user: UserInfo, info: RequestInfo) -> contextlib.AbstractAsyncContextManager[None]:
-        """Inside every gate. A lone gate (the request deadline of a server without authentication) is
-        entered as it is: no exit stack and no generator around it on every call."""
-        if len(self._gates) == 1:
-            return self._gates[0].admit(user, info)
-        return self._all_gates(user, info)
-
-    @contextlib.asynccontextmanager
-    async def _all_gates(self, user: UserInfo, info: RequestInfo) -> AsyncIterator[None]:
-        """Inside every gate, entered in order (a gate that refuses leaves the ones entered before)."""
-        async with contextlib.AsyncExitStack() as stack:
-            for gate in self._gates:
-                await stack.enter_async_context(gate.admit(user, info))
-            yield
 
     @_unary(requests.create)
     async def Create(
@@ -273,7 +257,7 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
             info = described.info
             self._access.authorize(user, info)
             # The gates hold for the whole stream: a gate may count a caller's open watches.
-            async with self._gated(user, info):
+            async with gated(self._gates, user, info):
                 selection, namespace = self._selection(request, described.kind)
                 events = self._verbs.cache.watch(selection, namespace, request.resource_version)
                 self._metrics.watch_opened(info.resource)

@@ -8,6 +8,7 @@ count what is in flight (concurrent calls, open watches) per identity. It refuse
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
@@ -15,3 +16,24 @@ from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 
 class RequestGate(Protocol):
     def admit(self, user: UserInfo, request: RequestInfo) -> contextlib.AbstractAsyncContextManager[None]: ...
+
+
+def gated(
+    gates: Sequence[RequestGate], user: UserInfo, request: RequestInfo
+) -> contextlib.AbstractAsyncContextManager[None]:
+    """Inside every gate, for both wires. A lone gate (the request deadline of a server without
+    authentication) is entered as it is: no exit stack and no generator around it on every call."""
+    if len(gates) == 1:
+        return gates[0].admit(user, request)
+    return _all_gates(gates, user, request)
+
+
+@contextlib.asynccontextmanager
+async def _all_gates(
+    gates: Sequence[RequestGate], user: UserInfo, request: RequestInfo
+) -> AsyncIterator[None]:
+    """Inside every gate, entered in order (a gate that refuses leaves the ones entered before)."""
+    async with contextlib.AsyncExitStack() as stack:
+        for gate in gates:
+            await stack.enter_async_context(gate.admit(user, request))
+        yield

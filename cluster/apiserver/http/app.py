@@ -12,13 +12,12 @@ and of a collection deletecollection.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import ssl
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from aiohttp import web
@@ -27,7 +26,7 @@ from cluster.api import errors
 from cluster.api.version import PODSCHED_VERSION, kubernetes_version_info
 from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.authenticator import bearer_token_of
-from cluster.apiserver.auth.gate import RequestGate
+from cluster.apiserver.auth.gate import RequestGate, gated
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
 from cluster.apiserver.failures import error_of
 from cluster.apiserver.flowcontrol import Classification
@@ -48,8 +47,27 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[Call], Awaitable[web.StreamResponse]]
 Classify = Callable[[UserInfo, RequestInfo], Classification]
-#: Public paths (kube-apiserver's system:public-info-viewer): health and version, to anyone.
+#: A health check (/livez, /readyz): None when healthy, else what is wrong. Health and version are
+#: public, as kube-apiserver's system:public-info-viewer makes them.
 Check = Callable[[], str | None]
+
+
+#: The handler of each (verb, whether the URL names an object, subresource) served; watch is apart.
+_HANDLERS: dict[tuple[str, bool, str], Handler] = {
+    ("list", False, ""): collections.list_,
+    ("deletecollection", False, ""): collections.delete_collection,
+    ("get", True, ""): objects.get,
+    ("get", True, "status"): objects.get,
+    ("update", True, ""): objects.update,
+    ("update", True, "status"): objects.update,
+    ("patch", True, ""): patching.patch,
+    ("patch", True, "status"): patching.patch,
+    ("delete", True, ""): objects.delete,
+    ("create", False, ""): objects.create,
+    ("create", False, "binding"): objects.bind,  # the bindings collection
+    ("create", True, "binding"): objects.bind,
+    ("create", True, "eviction"): objects.evict,
+}
 
 
 def verb_of(method: str, target: Target, watch_param: bool) -> str:
@@ -190,7 +208,7 @@ class HttpApi:
             handler = self._handler(verb, target)
             call = Call(request, self._verbs, user, target, info, headers=headers)
             with read_scope():
-                async with self._gated(user, info):
+                async with gated(self._gates, user, info):
                     if verb == "watch":
                         self._metrics.watch_opened(kind.plural)
                         try:
@@ -212,25 +230,10 @@ class HttpApi:
     def _handler(self, verb: str, target: Target) -> Handler:
         """The handler of ``verb`` on ``target``; 405 for what the resource does not serve (an update of
         a collection, a create of a status)."""
-        subresource, named = target.subresource, bool(target.name)
         if verb == "watch":
             return lambda call: watching.watch(call, self._stopping, self._shape(call))
-        handlers: dict[tuple[str, bool, str], Handler] = {
-            ("list", False, ""): collections.list_,
-            ("deletecollection", False, ""): collections.delete_collection,
-            ("get", True, ""): objects.get,
-            ("get", True, "status"): objects.get,
-            ("update", True, ""): objects.update,
-            ("update", True, "status"): objects.update,
-            ("patch", True, ""): patching.patch,
-            ("patch", True, "status"): patching.patch,
-            ("delete", True, ""): objects.delete,
-            ("create", False, ""): objects.create,
-            ("create", False, "binding"): objects.bind,  # the bindings collection
-            ("create", True, "binding"): objects.bind,
-            ("create", True, "eviction"): objects.evict,
-        }
-        handler = handlers.get((verb, named, subresource))
+        subresource = target.subresource
+        handler = _HANDLERS.get((verb, bool(target.name), subresource))
         if handler is None:
             raise errors.MethodNotSupported(
                 f"the server does not allow this method on the requested resource: {verb} "
@@ -274,9 +277,6 @@ class HttpApi:
         resource, subresource = (info.resource, info.subresource) if info is not None else ("", "")
         self._metrics.observe_request(verb.upper(), resource, subresource, code, time.perf_counter() - start)
 
-    def _gated(self, user: UserInfo, info: RequestInfo) -> contextlib.AbstractAsyncContextManager[None]:
-        return _all_gates(self._gates, user, info)
-
 
 #: kube-apiserver's headers naming the FlowSchema and the PriorityLevelConfiguration of a request.
 FLOW_SCHEMA_HEADER = "X-Kubernetes-PF-FlowSchema-UID"
@@ -301,10 +301,3 @@ _UID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "flowcontrol.podsched")
 def _uid(name: str) -> str:
     return str(uuid.uuid5(_UID_NAMESPACE, name))
 
-
-@contextlib.asynccontextmanager
-async def _all_gates(gates: Sequence[RequestGate], user: UserInfo, info: RequestInfo) -> AsyncIterator[None]:
-    async with contextlib.AsyncExitStack() as stack:
-        for gate in gates:
-            await stack.enter_async_context(gate.admit(user, info))
-        yield
