@@ -101,11 +101,29 @@ REPLICATION_CONTROLLER = Kind(
     "ReplicationController", "v1", "replicationcontrollers", True, objects_pb2.ReplicationController,
     "replication_controller", ("rc",),
 )
+#: Dynamic Resource Allocation (resource.k8s.io/v1): the devices drivers publish, the classes that name
+#: kinds of them, and the claims pods make for them.
+DEVICE_CLASS = Kind(
+    "DeviceClass", "resource.k8s.io/v1", "deviceclasses", False, objects_pb2.DeviceClass, "device_class"
+)
+RESOURCE_SLICE = Kind(
+    "ResourceSlice", "resource.k8s.io/v1", "resourceslices", False, objects_pb2.ResourceSlice,
+    "resource_slice",
+)
+RESOURCE_CLAIM = Kind(
+    "ResourceClaim", "resource.k8s.io/v1", "resourceclaims", True, objects_pb2.ResourceClaim,
+    "resource_claim",
+)
+RESOURCE_CLAIM_TEMPLATE = Kind(
+    "ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", True,
+    objects_pb2.ResourceClaimTemplate, "resource_claim_template",
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, RESOURCE_QUOTA, POD_GROUP, LEASE, EVENT,
     NAMESPACE, RUNTIME_CLASS,
     SERVICE, REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER, LEASE_CANDIDATE,
+    DEVICE_CLASS, RESOURCE_SLICE, RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE,
 )
 
 _BY_MESSAGE: dict[type[Message], Kind[Any]] = {kind.message: kind for kind in KINDS}

@@ -256,7 +256,7 @@ class TopologySpreadConstraint(_message.Message):
     def __init__(self, max_skew: _Optional[int] = ..., topology_key: _Optional[str] = ..., when_unsatisfiable: _Optional[str] = ..., label_selector: _Optional[_Union[LabelSelector, _Mapping]] = ..., min_domains: _Optional[int] = ..., node_affinity_policy: _Optional[str] = ..., node_taints_policy: _Optional[str] = ..., match_label_keys: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ResourceRequirements(_message.Message):
-    __slots__ = ("requests", "limits")
+    __slots__ = ("requests", "limits", "claims")
     class RequestsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -273,9 +273,19 @@ class ResourceRequirements(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
+    CLAIMS_FIELD_NUMBER: _ClassVar[int]
     requests: _containers.ScalarMap[str, str]
     limits: _containers.ScalarMap[str, str]
-    def __init__(self, requests: _Optional[_Mapping[str, str]] = ..., limits: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    claims: _containers.RepeatedCompositeFieldContainer[ContainerResourceClaim]
+    def __init__(self, requests: _Optional[_Mapping[str, str]] = ..., limits: _Optional[_Mapping[str, str]] = ..., claims: _Optional[_Iterable[_Union[ContainerResourceClaim, _Mapping]]] = ...) -> None: ...
+
+class ContainerResourceClaim(_message.Message):
+    __slots__ = ("name", "request")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    request: str
+    def __init__(self, name: _Optional[str] = ..., request: _Optional[str] = ...) -> None: ...
 
 class ContainerPort(_message.Message):
     __slots__ = ("name", "host_port", "container_port", "protocol", "host_ip")
@@ -324,7 +334,7 @@ class Container(_message.Message):
     def __init__(self, name: _Optional[str] = ..., image: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ..., args: _Optional[_Iterable[str]] = ..., env: _Optional[_Iterable[_Union[EnvVar, _Mapping]]] = ..., ports: _Optional[_Iterable[_Union[ContainerPort, _Mapping]]] = ..., resources: _Optional[_Union[ResourceRequirements, _Mapping]] = ..., image_pull_policy: _Optional[str] = ..., working_dir: _Optional[str] = ..., restart_policy: _Optional[str] = ...) -> None: ...
 
 class PodSpec(_message.Message):
-    __slots__ = ("node_name", "scheduler_name", "priority", "priority_class_name", "preemption_policy", "node_selector", "affinity", "tolerations", "topology_spread_constraints", "containers", "init_containers", "termination_grace_period_seconds", "overhead", "restart_policy", "service_account_name", "scheduling_group", "runtime_class_name", "scheduling_gates")
+    __slots__ = ("node_name", "scheduler_name", "priority", "priority_class_name", "preemption_policy", "node_selector", "affinity", "tolerations", "topology_spread_constraints", "containers", "init_containers", "termination_grace_period_seconds", "overhead", "restart_policy", "service_account_name", "scheduling_group", "runtime_class_name", "scheduling_gates", "resource_claims")
     class NodeSelectorEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -357,6 +367,7 @@ class PodSpec(_message.Message):
     SCHEDULING_GROUP_FIELD_NUMBER: _ClassVar[int]
     RUNTIME_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
     SCHEDULING_GATES_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_CLAIMS_FIELD_NUMBER: _ClassVar[int]
     node_name: str
     scheduler_name: str
     priority: int
@@ -375,7 +386,44 @@ class PodSpec(_message.Message):
     scheduling_group: PodSchedulingGroup
     runtime_class_name: str
     scheduling_gates: _containers.RepeatedCompositeFieldContainer[PodSchedulingGate]
-    def __init__(self, node_name: _Optional[str] = ..., scheduler_name: _Optional[str] = ..., priority: _Optional[int] = ..., priority_class_name: _Optional[str] = ..., preemption_policy: _Optional[str] = ..., node_selector: _Optional[_Mapping[str, str]] = ..., affinity: _Optional[_Union[Affinity, _Mapping]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., topology_spread_constraints: _Optional[_Iterable[_Union[TopologySpreadConstraint, _Mapping]]] = ..., containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., init_containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., termination_grace_period_seconds: _Optional[int] = ..., overhead: _Optional[_Mapping[str, str]] = ..., restart_policy: _Optional[str] = ..., service_account_name: _Optional[str] = ..., scheduling_group: _Optional[_Union[PodSchedulingGroup, _Mapping]] = ..., runtime_class_name: _Optional[str] = ..., scheduling_gates: _Optional[_Iterable[_Union[PodSchedulingGate, _Mapping]]] = ...) -> None: ...
+    resource_claims: _containers.RepeatedCompositeFieldContainer[PodResourceClaim]
+    def __init__(self, node_name: _Optional[str] = ..., scheduler_name: _Optional[str] = ..., priority: _Optional[int] = ..., priority_class_name: _Optional[str] = ..., preemption_policy: _Optional[str] = ..., node_selector: _Optional[_Mapping[str, str]] = ..., affinity: _Optional[_Union[Affinity, _Mapping]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., topology_spread_constraints: _Optional[_Iterable[_Union[TopologySpreadConstraint, _Mapping]]] = ..., containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., init_containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., termination_grace_period_seconds: _Optional[int] = ..., overhead: _Optional[_Mapping[str, str]] = ..., restart_policy: _Optional[str] = ..., service_account_name: _Optional[str] = ..., scheduling_group: _Optional[_Union[PodSchedulingGroup, _Mapping]] = ..., runtime_class_name: _Optional[str] = ..., scheduling_gates: _Optional[_Iterable[_Union[PodSchedulingGate, _Mapping]]] = ..., resource_claims: _Optional[_Iterable[_Union[PodResourceClaim, _Mapping]]] = ...) -> None: ...
+
+class PodResourceClaim(_message.Message):
+    __slots__ = ("name", "resource_claim_name", "resource_claim_template_name")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_CLAIM_NAME_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_CLAIM_TEMPLATE_NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    resource_claim_name: str
+    resource_claim_template_name: str
+    def __init__(self, name: _Optional[str] = ..., resource_claim_name: _Optional[str] = ..., resource_claim_template_name: _Optional[str] = ...) -> None: ...
+
+class PodResourceClaimStatus(_message.Message):
+    __slots__ = ("name", "resource_claim_name")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_CLAIM_NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    resource_claim_name: str
+    def __init__(self, name: _Optional[str] = ..., resource_claim_name: _Optional[str] = ...) -> None: ...
+
+class ContainerExtendedResourceRequest(_message.Message):
+    __slots__ = ("container_name", "resource_name", "request_name")
+    CONTAINER_NAME_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_NAME_FIELD_NUMBER: _ClassVar[int]
+    container_name: str
+    resource_name: str
+    request_name: str
+    def __init__(self, container_name: _Optional[str] = ..., resource_name: _Optional[str] = ..., request_name: _Optional[str] = ...) -> None: ...
+
+class PodExtendedResourceClaimStatus(_message.Message):
+    __slots__ = ("request_mappings", "resource_claim_name")
+    REQUEST_MAPPINGS_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_CLAIM_NAME_FIELD_NUMBER: _ClassVar[int]
+    request_mappings: _containers.RepeatedCompositeFieldContainer[ContainerExtendedResourceRequest]
+    resource_claim_name: str
+    def __init__(self, request_mappings: _Optional[_Iterable[_Union[ContainerExtendedResourceRequest, _Mapping]]] = ..., resource_claim_name: _Optional[str] = ...) -> None: ...
 
 class PodSchedulingGate(_message.Message):
     __slots__ = ("name",)
@@ -406,7 +454,7 @@ class PodCondition(_message.Message):
     def __init__(self, type: _Optional[str] = ..., status: _Optional[str] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ..., last_probe_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_transition_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class PodStatus(_message.Message):
-    __slots__ = ("phase", "conditions", "nominated_node_name", "start_time", "message", "reason", "host_ip", "pod_ip")
+    __slots__ = ("phase", "conditions", "nominated_node_name", "start_time", "message", "reason", "host_ip", "pod_ip", "resource_claim_statuses", "extended_resource_claim_status")
     PHASE_FIELD_NUMBER: _ClassVar[int]
     CONDITIONS_FIELD_NUMBER: _ClassVar[int]
     NOMINATED_NODE_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -415,6 +463,8 @@ class PodStatus(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     HOST_IP_FIELD_NUMBER: _ClassVar[int]
     POD_IP_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_CLAIM_STATUSES_FIELD_NUMBER: _ClassVar[int]
+    EXTENDED_RESOURCE_CLAIM_STATUS_FIELD_NUMBER: _ClassVar[int]
     phase: str
     conditions: _containers.RepeatedCompositeFieldContainer[PodCondition]
     nominated_node_name: str
@@ -423,7 +473,9 @@ class PodStatus(_message.Message):
     reason: str
     host_ip: str
     pod_ip: str
-    def __init__(self, phase: _Optional[str] = ..., conditions: _Optional[_Iterable[_Union[PodCondition, _Mapping]]] = ..., nominated_node_name: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., reason: _Optional[str] = ..., host_ip: _Optional[str] = ..., pod_ip: _Optional[str] = ...) -> None: ...
+    resource_claim_statuses: _containers.RepeatedCompositeFieldContainer[PodResourceClaimStatus]
+    extended_resource_claim_status: PodExtendedResourceClaimStatus
+    def __init__(self, phase: _Optional[str] = ..., conditions: _Optional[_Iterable[_Union[PodCondition, _Mapping]]] = ..., nominated_node_name: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., reason: _Optional[str] = ..., host_ip: _Optional[str] = ..., pod_ip: _Optional[str] = ..., resource_claim_statuses: _Optional[_Iterable[_Union[PodResourceClaimStatus, _Mapping]]] = ..., extended_resource_claim_status: _Optional[_Union[PodExtendedResourceClaimStatus, _Mapping]] = ...) -> None: ...
 
 class Pod(_message.Message):
     __slots__ = ("api_version", "kind", "metadata", "spec", "status")
@@ -1155,3 +1207,522 @@ class ReplicationController(_message.Message):
     metadata: ObjectMeta
     spec: ReplicationControllerSpec
     def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[ReplicationControllerSpec, _Mapping]] = ...) -> None: ...
+
+class CELDeviceSelector(_message.Message):
+    __slots__ = ("expression",)
+    EXPRESSION_FIELD_NUMBER: _ClassVar[int]
+    expression: str
+    def __init__(self, expression: _Optional[str] = ...) -> None: ...
+
+class DeviceSelector(_message.Message):
+    __slots__ = ("cel",)
+    CEL_FIELD_NUMBER: _ClassVar[int]
+    cel: CELDeviceSelector
+    def __init__(self, cel: _Optional[_Union[CELDeviceSelector, _Mapping]] = ...) -> None: ...
+
+class OpaqueDeviceConfiguration(_message.Message):
+    __slots__ = ("driver", "parameters")
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    driver: str
+    parameters: _struct_pb2.Struct
+    def __init__(self, driver: _Optional[str] = ..., parameters: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class DeviceClassConfiguration(_message.Message):
+    __slots__ = ("opaque",)
+    OPAQUE_FIELD_NUMBER: _ClassVar[int]
+    opaque: OpaqueDeviceConfiguration
+    def __init__(self, opaque: _Optional[_Union[OpaqueDeviceConfiguration, _Mapping]] = ...) -> None: ...
+
+class DeviceClassSpec(_message.Message):
+    __slots__ = ("selectors", "config", "extended_resource_name")
+    SELECTORS_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    EXTENDED_RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+    selectors: _containers.RepeatedCompositeFieldContainer[DeviceSelector]
+    config: _containers.RepeatedCompositeFieldContainer[DeviceClassConfiguration]
+    extended_resource_name: str
+    def __init__(self, selectors: _Optional[_Iterable[_Union[DeviceSelector, _Mapping]]] = ..., config: _Optional[_Iterable[_Union[DeviceClassConfiguration, _Mapping]]] = ..., extended_resource_name: _Optional[str] = ...) -> None: ...
+
+class DeviceClass(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: DeviceClassSpec
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[DeviceClassSpec, _Mapping]] = ...) -> None: ...
+
+class ResourcePool(_message.Message):
+    __slots__ = ("name", "generation", "resource_slice_count")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_SLICE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    generation: int
+    resource_slice_count: int
+    def __init__(self, name: _Optional[str] = ..., generation: _Optional[int] = ..., resource_slice_count: _Optional[int] = ...) -> None: ...
+
+class DeviceAttribute(_message.Message):
+    __slots__ = ("int_value", "bool_value", "string_value", "version_value", "int_values", "bool_values", "string_values", "version_values")
+    INT_VALUE_FIELD_NUMBER: _ClassVar[int]
+    BOOL_VALUE_FIELD_NUMBER: _ClassVar[int]
+    STRING_VALUE_FIELD_NUMBER: _ClassVar[int]
+    VERSION_VALUE_FIELD_NUMBER: _ClassVar[int]
+    INT_VALUES_FIELD_NUMBER: _ClassVar[int]
+    BOOL_VALUES_FIELD_NUMBER: _ClassVar[int]
+    STRING_VALUES_FIELD_NUMBER: _ClassVar[int]
+    VERSION_VALUES_FIELD_NUMBER: _ClassVar[int]
+    int_value: int
+    bool_value: bool
+    string_value: str
+    version_value: str
+    int_values: _containers.RepeatedScalarFieldContainer[int]
+    bool_values: _containers.RepeatedScalarFieldContainer[bool]
+    string_values: _containers.RepeatedScalarFieldContainer[str]
+    version_values: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, int_value: _Optional[int] = ..., bool_value: _Optional[bool] = ..., string_value: _Optional[str] = ..., version_value: _Optional[str] = ..., int_values: _Optional[_Iterable[int]] = ..., bool_values: _Optional[_Iterable[bool]] = ..., string_values: _Optional[_Iterable[str]] = ..., version_values: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CapacityRequestPolicyRange(_message.Message):
+    __slots__ = ("min", "max", "step")
+    MIN_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    min: str
+    max: str
+    step: str
+    def __init__(self, min: _Optional[str] = ..., max: _Optional[str] = ..., step: _Optional[str] = ...) -> None: ...
+
+class CapacityRequestPolicy(_message.Message):
+    __slots__ = ("default", "valid_values", "valid_range")
+    DEFAULT_FIELD_NUMBER: _ClassVar[int]
+    VALID_VALUES_FIELD_NUMBER: _ClassVar[int]
+    VALID_RANGE_FIELD_NUMBER: _ClassVar[int]
+    default: str
+    valid_values: _containers.RepeatedScalarFieldContainer[str]
+    valid_range: CapacityRequestPolicyRange
+    def __init__(self, default: _Optional[str] = ..., valid_values: _Optional[_Iterable[str]] = ..., valid_range: _Optional[_Union[CapacityRequestPolicyRange, _Mapping]] = ...) -> None: ...
+
+class DeviceCapacity(_message.Message):
+    __slots__ = ("value", "request_policy")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_POLICY_FIELD_NUMBER: _ClassVar[int]
+    value: str
+    request_policy: CapacityRequestPolicy
+    def __init__(self, value: _Optional[str] = ..., request_policy: _Optional[_Union[CapacityRequestPolicy, _Mapping]] = ...) -> None: ...
+
+class Counter(_message.Message):
+    __slots__ = ("value",)
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    value: str
+    def __init__(self, value: _Optional[str] = ...) -> None: ...
+
+class CounterSet(_message.Message):
+    __slots__ = ("name", "counters")
+    class CountersEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: Counter
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[Counter, _Mapping]] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    COUNTERS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    counters: _containers.MessageMap[str, Counter]
+    def __init__(self, name: _Optional[str] = ..., counters: _Optional[_Mapping[str, Counter]] = ...) -> None: ...
+
+class DeviceCounterConsumption(_message.Message):
+    __slots__ = ("counter_set", "counters")
+    class CountersEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: Counter
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[Counter, _Mapping]] = ...) -> None: ...
+    COUNTER_SET_FIELD_NUMBER: _ClassVar[int]
+    COUNTERS_FIELD_NUMBER: _ClassVar[int]
+    counter_set: str
+    counters: _containers.MessageMap[str, Counter]
+    def __init__(self, counter_set: _Optional[str] = ..., counters: _Optional[_Mapping[str, Counter]] = ...) -> None: ...
+
+class DeviceTaint(_message.Message):
+    __slots__ = ("key", "value", "effect", "time_added")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    EFFECT_FIELD_NUMBER: _ClassVar[int]
+    TIME_ADDED_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value: str
+    effect: str
+    time_added: _timestamp_pb2.Timestamp
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ..., effect: _Optional[str] = ..., time_added: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class NodeAllocatableMapping(_message.Message):
+    __slots__ = ("capacity_key", "capacity_multiplier", "device_multiplier")
+    CAPACITY_KEY_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_MULTIPLIER_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_MULTIPLIER_FIELD_NUMBER: _ClassVar[int]
+    capacity_key: str
+    capacity_multiplier: str
+    device_multiplier: str
+    def __init__(self, capacity_key: _Optional[str] = ..., capacity_multiplier: _Optional[str] = ..., device_multiplier: _Optional[str] = ...) -> None: ...
+
+class NodeAllocatableOverhead(_message.Message):
+    __slots__ = ("per_pod", "per_container")
+    PER_POD_FIELD_NUMBER: _ClassVar[int]
+    PER_CONTAINER_FIELD_NUMBER: _ClassVar[int]
+    per_pod: str
+    per_container: str
+    def __init__(self, per_pod: _Optional[str] = ..., per_container: _Optional[str] = ...) -> None: ...
+
+class NodeAllocatableResource(_message.Message):
+    __slots__ = ("mapping", "overhead")
+    MAPPING_FIELD_NUMBER: _ClassVar[int]
+    OVERHEAD_FIELD_NUMBER: _ClassVar[int]
+    mapping: NodeAllocatableMapping
+    overhead: NodeAllocatableOverhead
+    def __init__(self, mapping: _Optional[_Union[NodeAllocatableMapping, _Mapping]] = ..., overhead: _Optional[_Union[NodeAllocatableOverhead, _Mapping]] = ...) -> None: ...
+
+class Device(_message.Message):
+    __slots__ = ("name", "attributes", "capacity", "consumes_counters", "node_name", "node_selector", "all_nodes", "taints", "binds_to_node", "binding_conditions", "binding_failure_conditions", "allow_multiple_allocations", "node_allocatable_resources")
+    class AttributesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: DeviceAttribute
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[DeviceAttribute, _Mapping]] = ...) -> None: ...
+    class CapacityEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: DeviceCapacity
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[DeviceCapacity, _Mapping]] = ...) -> None: ...
+    class NodeAllocatableResourcesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: NodeAllocatableResource
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[NodeAllocatableResource, _Mapping]] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    CONSUMES_COUNTERS_FIELD_NUMBER: _ClassVar[int]
+    NODE_NAME_FIELD_NUMBER: _ClassVar[int]
+    NODE_SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    ALL_NODES_FIELD_NUMBER: _ClassVar[int]
+    TAINTS_FIELD_NUMBER: _ClassVar[int]
+    BINDS_TO_NODE_FIELD_NUMBER: _ClassVar[int]
+    BINDING_CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    BINDING_FAILURE_CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_MULTIPLE_ALLOCATIONS_FIELD_NUMBER: _ClassVar[int]
+    NODE_ALLOCATABLE_RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    attributes: _containers.MessageMap[str, DeviceAttribute]
+    capacity: _containers.MessageMap[str, DeviceCapacity]
+    consumes_counters: _containers.RepeatedCompositeFieldContainer[DeviceCounterConsumption]
+    node_name: str
+    node_selector: NodeSelector
+    all_nodes: bool
+    taints: _containers.RepeatedCompositeFieldContainer[DeviceTaint]
+    binds_to_node: bool
+    binding_conditions: _containers.RepeatedScalarFieldContainer[str]
+    binding_failure_conditions: _containers.RepeatedScalarFieldContainer[str]
+    allow_multiple_allocations: bool
+    node_allocatable_resources: _containers.MessageMap[str, NodeAllocatableResource]
+    def __init__(self, name: _Optional[str] = ..., attributes: _Optional[_Mapping[str, DeviceAttribute]] = ..., capacity: _Optional[_Mapping[str, DeviceCapacity]] = ..., consumes_counters: _Optional[_Iterable[_Union[DeviceCounterConsumption, _Mapping]]] = ..., node_name: _Optional[str] = ..., node_selector: _Optional[_Union[NodeSelector, _Mapping]] = ..., all_nodes: _Optional[bool] = ..., taints: _Optional[_Iterable[_Union[DeviceTaint, _Mapping]]] = ..., binds_to_node: _Optional[bool] = ..., binding_conditions: _Optional[_Iterable[str]] = ..., binding_failure_conditions: _Optional[_Iterable[str]] = ..., allow_multiple_allocations: _Optional[bool] = ..., node_allocatable_resources: _Optional[_Mapping[str, NodeAllocatableResource]] = ...) -> None: ...
+
+class ResourceSliceSpec(_message.Message):
+    __slots__ = ("driver", "pool", "node_name", "node_selector", "all_nodes", "devices", "per_device_node_selection", "shared_counters", "partition_type_attribute", "skip_node_operations")
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    NODE_NAME_FIELD_NUMBER: _ClassVar[int]
+    NODE_SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    ALL_NODES_FIELD_NUMBER: _ClassVar[int]
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    PER_DEVICE_NODE_SELECTION_FIELD_NUMBER: _ClassVar[int]
+    SHARED_COUNTERS_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_TYPE_ATTRIBUTE_FIELD_NUMBER: _ClassVar[int]
+    SKIP_NODE_OPERATIONS_FIELD_NUMBER: _ClassVar[int]
+    driver: str
+    pool: ResourcePool
+    node_name: str
+    node_selector: NodeSelector
+    all_nodes: bool
+    devices: _containers.RepeatedCompositeFieldContainer[Device]
+    per_device_node_selection: bool
+    shared_counters: _containers.RepeatedCompositeFieldContainer[CounterSet]
+    partition_type_attribute: str
+    skip_node_operations: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, driver: _Optional[str] = ..., pool: _Optional[_Union[ResourcePool, _Mapping]] = ..., node_name: _Optional[str] = ..., node_selector: _Optional[_Union[NodeSelector, _Mapping]] = ..., all_nodes: _Optional[bool] = ..., devices: _Optional[_Iterable[_Union[Device, _Mapping]]] = ..., per_device_node_selection: _Optional[bool] = ..., shared_counters: _Optional[_Iterable[_Union[CounterSet, _Mapping]]] = ..., partition_type_attribute: _Optional[str] = ..., skip_node_operations: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ResourceSlice(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: ResourceSliceSpec
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[ResourceSliceSpec, _Mapping]] = ...) -> None: ...
+
+class DeviceToleration(_message.Message):
+    __slots__ = ("key", "operator", "value", "effect", "toleration_seconds")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    OPERATOR_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    EFFECT_FIELD_NUMBER: _ClassVar[int]
+    TOLERATION_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    operator: str
+    value: str
+    effect: str
+    toleration_seconds: int
+    def __init__(self, key: _Optional[str] = ..., operator: _Optional[str] = ..., value: _Optional[str] = ..., effect: _Optional[str] = ..., toleration_seconds: _Optional[int] = ...) -> None: ...
+
+class CapacityRequirements(_message.Message):
+    __slots__ = ("requests",)
+    class RequestsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    requests: _containers.ScalarMap[str, str]
+    def __init__(self, requests: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ExactDeviceRequest(_message.Message):
+    __slots__ = ("device_class_name", "selectors", "allocation_mode", "count", "admin_access", "tolerations", "capacity")
+    DEVICE_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    SELECTORS_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATION_MODE_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    ADMIN_ACCESS_FIELD_NUMBER: _ClassVar[int]
+    TOLERATIONS_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    device_class_name: str
+    selectors: _containers.RepeatedCompositeFieldContainer[DeviceSelector]
+    allocation_mode: str
+    count: int
+    admin_access: bool
+    tolerations: _containers.RepeatedCompositeFieldContainer[DeviceToleration]
+    capacity: CapacityRequirements
+    def __init__(self, device_class_name: _Optional[str] = ..., selectors: _Optional[_Iterable[_Union[DeviceSelector, _Mapping]]] = ..., allocation_mode: _Optional[str] = ..., count: _Optional[int] = ..., admin_access: _Optional[bool] = ..., tolerations: _Optional[_Iterable[_Union[DeviceToleration, _Mapping]]] = ..., capacity: _Optional[_Union[CapacityRequirements, _Mapping]] = ...) -> None: ...
+
+class DeviceSubRequest(_message.Message):
+    __slots__ = ("name", "device_class_name", "selectors", "allocation_mode", "count", "tolerations", "capacity")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    SELECTORS_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATION_MODE_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    TOLERATIONS_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    device_class_name: str
+    selectors: _containers.RepeatedCompositeFieldContainer[DeviceSelector]
+    allocation_mode: str
+    count: int
+    tolerations: _containers.RepeatedCompositeFieldContainer[DeviceToleration]
+    capacity: CapacityRequirements
+    def __init__(self, name: _Optional[str] = ..., device_class_name: _Optional[str] = ..., selectors: _Optional[_Iterable[_Union[DeviceSelector, _Mapping]]] = ..., allocation_mode: _Optional[str] = ..., count: _Optional[int] = ..., tolerations: _Optional[_Iterable[_Union[DeviceToleration, _Mapping]]] = ..., capacity: _Optional[_Union[CapacityRequirements, _Mapping]] = ...) -> None: ...
+
+class DeviceRequest(_message.Message):
+    __slots__ = ("name", "exactly", "first_available")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    EXACTLY_FIELD_NUMBER: _ClassVar[int]
+    FIRST_AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    exactly: ExactDeviceRequest
+    first_available: _containers.RepeatedCompositeFieldContainer[DeviceSubRequest]
+    def __init__(self, name: _Optional[str] = ..., exactly: _Optional[_Union[ExactDeviceRequest, _Mapping]] = ..., first_available: _Optional[_Iterable[_Union[DeviceSubRequest, _Mapping]]] = ...) -> None: ...
+
+class DeviceConstraint(_message.Message):
+    __slots__ = ("requests", "match_attribute", "distinct_attribute")
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    MATCH_ATTRIBUTE_FIELD_NUMBER: _ClassVar[int]
+    DISTINCT_ATTRIBUTE_FIELD_NUMBER: _ClassVar[int]
+    requests: _containers.RepeatedScalarFieldContainer[str]
+    match_attribute: str
+    distinct_attribute: str
+    def __init__(self, requests: _Optional[_Iterable[str]] = ..., match_attribute: _Optional[str] = ..., distinct_attribute: _Optional[str] = ...) -> None: ...
+
+class DeviceClaimConfiguration(_message.Message):
+    __slots__ = ("requests", "opaque")
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    OPAQUE_FIELD_NUMBER: _ClassVar[int]
+    requests: _containers.RepeatedScalarFieldContainer[str]
+    opaque: OpaqueDeviceConfiguration
+    def __init__(self, requests: _Optional[_Iterable[str]] = ..., opaque: _Optional[_Union[OpaqueDeviceConfiguration, _Mapping]] = ...) -> None: ...
+
+class DeviceClaim(_message.Message):
+    __slots__ = ("requests", "constraints", "config")
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    requests: _containers.RepeatedCompositeFieldContainer[DeviceRequest]
+    constraints: _containers.RepeatedCompositeFieldContainer[DeviceConstraint]
+    config: _containers.RepeatedCompositeFieldContainer[DeviceClaimConfiguration]
+    def __init__(self, requests: _Optional[_Iterable[_Union[DeviceRequest, _Mapping]]] = ..., constraints: _Optional[_Iterable[_Union[DeviceConstraint, _Mapping]]] = ..., config: _Optional[_Iterable[_Union[DeviceClaimConfiguration, _Mapping]]] = ...) -> None: ...
+
+class ResourceClaimSpec(_message.Message):
+    __slots__ = ("devices",)
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    devices: DeviceClaim
+    def __init__(self, devices: _Optional[_Union[DeviceClaim, _Mapping]] = ...) -> None: ...
+
+class ResourceClaimConsumerReference(_message.Message):
+    __slots__ = ("api_group", "resource", "name", "uid")
+    API_GROUP_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    api_group: str
+    resource: str
+    name: str
+    uid: str
+    def __init__(self, api_group: _Optional[str] = ..., resource: _Optional[str] = ..., name: _Optional[str] = ..., uid: _Optional[str] = ...) -> None: ...
+
+class DeviceRequestAllocationResult(_message.Message):
+    __slots__ = ("request", "driver", "pool", "device", "admin_access", "tolerations", "binding_conditions", "binding_failure_conditions", "share_id", "consumed_capacity", "skip_node_operations")
+    class ConsumedCapacityEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    ADMIN_ACCESS_FIELD_NUMBER: _ClassVar[int]
+    TOLERATIONS_FIELD_NUMBER: _ClassVar[int]
+    BINDING_CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    BINDING_FAILURE_CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    SHARE_ID_FIELD_NUMBER: _ClassVar[int]
+    CONSUMED_CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    SKIP_NODE_OPERATIONS_FIELD_NUMBER: _ClassVar[int]
+    request: str
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool
+    tolerations: _containers.RepeatedCompositeFieldContainer[DeviceToleration]
+    binding_conditions: _containers.RepeatedScalarFieldContainer[str]
+    binding_failure_conditions: _containers.RepeatedScalarFieldContainer[str]
+    share_id: str
+    consumed_capacity: _containers.ScalarMap[str, str]
+    skip_node_operations: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, request: _Optional[str] = ..., driver: _Optional[str] = ..., pool: _Optional[str] = ..., device: _Optional[str] = ..., admin_access: _Optional[bool] = ..., tolerations: _Optional[_Iterable[_Union[DeviceToleration, _Mapping]]] = ..., binding_conditions: _Optional[_Iterable[str]] = ..., binding_failure_conditions: _Optional[_Iterable[str]] = ..., share_id: _Optional[str] = ..., consumed_capacity: _Optional[_Mapping[str, str]] = ..., skip_node_operations: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DeviceAllocationConfiguration(_message.Message):
+    __slots__ = ("source", "requests", "opaque")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    OPAQUE_FIELD_NUMBER: _ClassVar[int]
+    source: str
+    requests: _containers.RepeatedScalarFieldContainer[str]
+    opaque: OpaqueDeviceConfiguration
+    def __init__(self, source: _Optional[str] = ..., requests: _Optional[_Iterable[str]] = ..., opaque: _Optional[_Union[OpaqueDeviceConfiguration, _Mapping]] = ...) -> None: ...
+
+class DeviceAllocationResult(_message.Message):
+    __slots__ = ("results", "config")
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[DeviceRequestAllocationResult]
+    config: _containers.RepeatedCompositeFieldContainer[DeviceAllocationConfiguration]
+    def __init__(self, results: _Optional[_Iterable[_Union[DeviceRequestAllocationResult, _Mapping]]] = ..., config: _Optional[_Iterable[_Union[DeviceAllocationConfiguration, _Mapping]]] = ...) -> None: ...
+
+class AllocationResult(_message.Message):
+    __slots__ = ("devices", "node_selector", "allocation_timestamp")
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    NODE_SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATION_TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    devices: DeviceAllocationResult
+    node_selector: NodeSelector
+    allocation_timestamp: _timestamp_pb2.Timestamp
+    def __init__(self, devices: _Optional[_Union[DeviceAllocationResult, _Mapping]] = ..., node_selector: _Optional[_Union[NodeSelector, _Mapping]] = ..., allocation_timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class NetworkDeviceData(_message.Message):
+    __slots__ = ("interface_name", "ips", "hardware_address")
+    INTERFACE_NAME_FIELD_NUMBER: _ClassVar[int]
+    IPS_FIELD_NUMBER: _ClassVar[int]
+    HARDWARE_ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    interface_name: str
+    ips: _containers.RepeatedScalarFieldContainer[str]
+    hardware_address: str
+    def __init__(self, interface_name: _Optional[str] = ..., ips: _Optional[_Iterable[str]] = ..., hardware_address: _Optional[str] = ...) -> None: ...
+
+class AllocatedDeviceStatus(_message.Message):
+    __slots__ = ("driver", "pool", "device", "share_id", "conditions", "data", "network_data")
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    SHARE_ID_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    NETWORK_DATA_FIELD_NUMBER: _ClassVar[int]
+    driver: str
+    pool: str
+    device: str
+    share_id: str
+    conditions: _containers.RepeatedCompositeFieldContainer[Condition]
+    data: _struct_pb2.Struct
+    network_data: NetworkDeviceData
+    def __init__(self, driver: _Optional[str] = ..., pool: _Optional[str] = ..., device: _Optional[str] = ..., share_id: _Optional[str] = ..., conditions: _Optional[_Iterable[_Union[Condition, _Mapping]]] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., network_data: _Optional[_Union[NetworkDeviceData, _Mapping]] = ...) -> None: ...
+
+class ResourceClaimStatus(_message.Message):
+    __slots__ = ("allocation", "reserved_for", "devices")
+    ALLOCATION_FIELD_NUMBER: _ClassVar[int]
+    RESERVED_FOR_FIELD_NUMBER: _ClassVar[int]
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    allocation: AllocationResult
+    reserved_for: _containers.RepeatedCompositeFieldContainer[ResourceClaimConsumerReference]
+    devices: _containers.RepeatedCompositeFieldContainer[AllocatedDeviceStatus]
+    def __init__(self, allocation: _Optional[_Union[AllocationResult, _Mapping]] = ..., reserved_for: _Optional[_Iterable[_Union[ResourceClaimConsumerReference, _Mapping]]] = ..., devices: _Optional[_Iterable[_Union[AllocatedDeviceStatus, _Mapping]]] = ...) -> None: ...
+
+class ResourceClaim(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec", "status")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: ResourceClaimSpec
+    status: ResourceClaimStatus
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[ResourceClaimSpec, _Mapping]] = ..., status: _Optional[_Union[ResourceClaimStatus, _Mapping]] = ...) -> None: ...
+
+class ResourceClaimTemplateSpec(_message.Message):
+    __slots__ = ("metadata", "spec")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    metadata: ObjectMeta
+    spec: ResourceClaimSpec
+    def __init__(self, metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[ResourceClaimSpec, _Mapping]] = ...) -> None: ...
+
+class ResourceClaimTemplate(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: ResourceClaimTemplateSpec
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[ResourceClaimTemplateSpec, _Mapping]] = ...) -> None: ...

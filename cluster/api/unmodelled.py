@@ -20,7 +20,7 @@ NOT_MODELLED: dict[str, frozenset[str]] = {
         "serviceAccount", "automountServiceAccountToken", "hostNetwork", "hostPID", "hostIPC",
         "shareProcessNamespace", "securityContext", "imagePullSecrets", "hostname", "subdomain",
         "hostAliases", "readinessGates", "enableServiceLinks", "setHostnameAsFQDN", "os", "hostUsers",
-        "resourceClaims", "resources",
+        "resources",
     }),
     "Container": frozenset({
         "envFrom", "resizePolicy", "volumeMounts", "volumeDevices", "livenessProbe", "readinessProbe",
@@ -28,10 +28,9 @@ NOT_MODELLED: dict[str, frozenset[str]] = {
         "securityContext", "stdin", "stdinOnce", "tty",
     }),
     "EnvVar": frozenset({"valueFrom"}),
-    "ResourceRequirements": frozenset({"claims"}),
     "PodStatus": frozenset({
         "hostIPs", "podIPs", "initContainerStatuses", "containerStatuses",
-        "ephemeralContainerStatuses", "qosClass", "resize", "resourceClaimStatuses", "observedGeneration",
+        "ephemeralContainerStatuses", "qosClass", "resize", "observedGeneration",
     }),
     "PodCondition": frozenset({"observedGeneration"}),
     "NodeSpec": frozenset({"podCIDRs", "configSource", "externalID"}),
