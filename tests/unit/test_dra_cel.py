@@ -12,6 +12,7 @@ from cluster.api import objects_pb2
 from cluster.api.dra.cel import (
     MAX_COST,
     MAX_LENGTH,
+    MAX_LIST_VALUES,
     SelectorCompileError,
     SelectorRuntimeError,
     compile_device_selector,
@@ -166,6 +167,68 @@ CASES: dict[str, tuple[str, str, objects_pb2.Device, Any]] = {
         DRIVER,
         device({"names": {"ints": [1, 2, 3]}}),
         True,
+    ),
+    "macro-exists-on-int": (
+        'device.attributes["dra.example.com"].name.exists(x, x > 0)',
+        DRIVER,
+        device({"name": {"int": 1}}),
+        ("runtime", "expected iterable type"),
+    ),
+    "macro-exists-on-bool": (
+        'device.attributes["dra.example.com"].name.exists(x, x == true)',
+        DRIVER,
+        device({"name": {"bool": True}}),
+        ("runtime", "expected iterable type"),
+    ),
+    "macro-exists-on-string": (
+        'device.attributes["dra.example.com"].name.exists(x, x == "fish")',
+        DRIVER,
+        device({"name": {"string": "fish"}}),
+        ("runtime", "expected iterable type"),
+    ),
+    "macro-exists-on-version": (
+        'device.attributes["dra.example.com"].name.exists(x, x.isGreaterThan(semver("0.0.1")))',
+        DRIVER,
+        device({"name": {"version": "1.0.0"}}),
+        ("runtime", "expected iterable type"),
+    ),
+    **{
+        f"includes-function-on-{kind}-{shape}-{'positive' if expected else 'negative'}": (
+            f'device.attributes["dra.example.com"].name.includes({argument})',
+            DRIVER,
+            device({"name": attribute}),
+            expected,
+        )
+        for kind, shape, attribute, argument, expected in [
+            ("bool", "scalar", {"bool": True}, "true", True),
+            ("bool", "scalar", {"bool": False}, "true", False),
+            ("bool", "list", {"bools": [True, False]}, "true", True),
+            ("bool", "list", {"bools": [True, True]}, "false", False),
+            ("int", "scalar", {"int": 1}, "1", True),
+            ("int", "scalar", {"int": 2}, "1", False),
+            ("int", "list", {"ints": [1, 2]}, "1", True),
+            ("int", "list", {"ints": [1, 2]}, "3", False),
+            ("string", "scalar", {"string": "fish"}, '"fish"', True),
+            ("string", "scalar", {"string": "fish"}, '"bird"', False),
+            ("string", "list", {"strings": ["fish", "bird"]}, '"fish"', True),
+            ("string", "list", {"strings": ["fish", "bird"]}, '"cat"', False),
+            ("semver", "scalar", {"version": "1.0.0"}, 'semver("1.0.0")', True),
+            ("semver", "scalar", {"version": "1.0.0"}, 'semver("2.0.0")', False),
+            ("semver", "list", {"versions": ["1.0.0", "2.0.0"]}, 'semver("1.0.0")', True),
+            ("semver", "list", {"versions": ["1.0.0", "2.0.0"]}, 'semver("3.0.0")', False),
+        ]
+    },
+    "includes-function-on-very-long-list-positive": (
+        f'device.attributes["dra.example.com"].name.includes("value-{MAX_LIST_VALUES}")',
+        DRIVER,
+        device({"name": {"strings": _strings(MAX_LIST_VALUES)}}),
+        False,
+    ),
+    "includes-function-on-very-long-list-runtime-error": (
+        f'device.attributes["dra.example.com"].name.includes("value-{MAX_LIST_VALUES + 1}")',
+        DRIVER,
+        device({"name": {"strings": _strings(MAX_LIST_VALUES + 1)}}),
+        ("runtime", f"'includes' function cannot be applied to lists longer than {MAX_LIST_VALUES} values"),
     ),
     "version": (
         'device.attributes["dra.example.com"].name.isGreaterThan(semver("0.0.1"))',

@@ -30,7 +30,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message, message_fa
 
 from cluster.api import objects_pb2
 from cluster.api.dra import semver
-from cluster.api.dra.selector_ast import SelectorAnalysis, analyze
+from cluster.api.dra.selector_ast import MAX_LIST_VALUES, Reads, SelectorAnalysis, analyze
 from cluster.api.quantity import parse_quantity
 
 #: resource.k8s.io/v1 CELSelectorExpressionMaxCost and CELSelectorExpressionMaxLength.
@@ -85,6 +85,7 @@ def _value_of(quantity: Any) -> Fraction:
     return Fraction(int(quantity.value), _NANO)
 
 
+# The messages are shared between callers: nothing modifies one once it is made.
 @functools.lru_cache(maxsize=4096)
 def _quantity_from_text(text: str) -> Any:
     return _quantity_of(parse_quantity(text))
@@ -164,7 +165,7 @@ def _functions() -> list[Any]:
     q, v, b, i, s = _QUANTITY, _SEMVER, cel.Type.BOOL, cel.Type.INT, cel.Type.STRING
     qv = _value_of
     decls: dict[str, list[Any]] = {
-        "quantity": [_overload("string_to_quantity", q, [s], lambda t: _quantity_of(parse_quantity(t)))],
+        "quantity": [_overload("string_to_quantity", q, [s], _quantity_from_text)],
         "isQuantity": [_overload("is_quantity_string", b, [s], _is_quantity)],
         "sign": [_overload("quantity_sign", i, [q], _sign, member=True)],
         "asInteger": [_overload("quantity_get_int", i, [q], _as_integer, member=True)],
@@ -205,8 +206,29 @@ def _functions() -> list[Any]:
             _overload("quantity_compare_to", i, [q, q], _ordering, member=True),
             _overload("semver_compare_to", i, [v, v], None, member=True),
         ],
+        # An attribute, single value or list, includes a value: one overload per kind the runtime tells apart.
+        "includes": [
+            _overload(f"{name}{suffix}_includes", b, [receiver, element], _includes, member=True)
+            for element, name in ((i, "int"), (b, "bool"), (s, "string"), (v, "semver"))
+            for receiver, suffix in ((element, ""), (cel.Type.List(element), "_list"))
+        ],
     }
     return [cel.FunctionDecl(name, overloads) for name, overloads in decls.items()]
+
+
+def _includes(attribute: Any, value: Any) -> bool:
+    if isinstance(attribute, list):
+        if len(attribute) > MAX_LIST_VALUES:
+            raise ValueError(
+                f"'includes' function cannot be applied to lists longer than {MAX_LIST_VALUES} values"
+            )
+        return any(_same(item, value) for item in attribute)
+    return _same(attribute, value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    # Python's True == 1: the types must agree too.
+    return type(a) is type(b) and bool(a == b)
 
 
 def _approximate(value: Fraction) -> float:
@@ -233,40 +255,35 @@ _ENV = cel.NewEnv(
 )
 
 _MISSING_KEY = re.compile(r'^Key not found in map : "(.*)"$')
+# A macro (exists, all, ...) over a value that is neither a list nor a map.
+_NOT_ITERABLE = "No matching overloads found : <iter_range>"
 
 
 class DeviceSelectorProgram:
     """One compiled selector; ``matches`` evaluates it on a device of a driver."""
 
-    __slots__ = ("_analysis", "_expression", "expression")
+    __slots__ = ("_attributes", "_capacity", "_expression", "expression", "max_cost")
 
     def __init__(self, expression: str, compiled: Any, analysis: SelectorAnalysis) -> None:
         self.expression = expression
         self._expression = compiled
-        self._analysis = analysis
-
-    @property
-    def max_cost(self) -> int:
-        """The estimated worst-case cost of one evaluation."""
-        return self._analysis.max_cost
+        #: The estimated worst-case cost of one evaluation.
+        self.max_cost = analysis.max_cost
+        self._attributes = _Reader(analysis.attributes, _attribute_value, "attribute")
+        self._capacity = _Reader(analysis.capacity, _capacity_value, "capacity")
 
     def matches(self, driver: str, device: objects_pb2.Device) -> bool:
         """Whether ``device`` of ``driver`` satisfies the selector; raises SelectorRuntimeError."""
-        if self._analysis.max_cost > MAX_COST:
+        if self.max_cost > MAX_COST:
             # The runtime cannot be interrupted: a selector that may run too long is not started.
             raise SelectorRuntimeError(
-                f"cost limit exceeded: estimated cost {self._analysis.max_cost} exceeds limit {MAX_COST}"
+                f"cost limit exceeded: estimated cost {self.max_cost} exceeds limit {MAX_COST}"
             )
-        analysis = self._analysis
         result = self._expression.eval(
             data={
                 "device.driver": driver,
-                "device.attributes": _by_domain(
-                    device.attributes, driver, analysis.attribute_domains, _attribute_value, "attribute"
-                ),
-                "device.capacity": _by_domain(
-                    device.capacity, driver, analysis.capacity_domains, _capacity_value, "capacity"
-                ),
+                "device.attributes": self._attributes.read(device.attributes, driver),
+                "device.capacity": self._capacity.read(device.capacity, driver),
                 "device.allowMultipleAllocations": device.allow_multiple_allocations,
             }
         )
@@ -280,32 +297,59 @@ class DeviceSelectorProgram:
         return value
 
 
-def _by_domain(
-    entries: Mapping[str, Any],
-    driver: str,
-    wanted: frozenset[str] | None,
-    convert: Callable[[Any], Any],
-    what: str,
-) -> dict[str, dict[str, Any]]:
-    """A device's attributes or capacity as domain -> id -> CEL value: of the ``wanted`` domains only (all
-    when None), each of them present (a domain the device lacks reads as an empty map, as in Kubernetes)."""
-    if wanted is None:
+class _Reader:
+    """Converts what one selector reads of a device's attributes or capacity into domain -> id -> CEL value:
+    the named attributes of the named domains only (each named domain present: one the device lacks is an
+    empty map, as in Kubernetes), or all of a domain or of the map when the selector uses it whole."""
+
+    __slots__ = ("_convert", "_domains", "_everything", "_what")
+
+    def __init__(self, reads: Reads, convert: Callable[[Any], Any], what: str) -> None:
+        self._convert = convert
+        self._what = what
+        self._everything = reads is None
+        # (domain, ((id, "domain/id"), ...) or None for all of the domain)
+        self._domains = tuple(
+            (domain, None if ids is None else tuple((id_, f"{domain}/{id_}") for id_ in sorted(ids)))
+            for domain, ids in (reads or {}).items()
+        )
+
+    def read(self, entries: Mapping[str, Any], driver: str) -> dict[str, dict[str, Any]]:
+        if self._everything:
+            return self._whole(entries, driver, None)
         result: dict[str, dict[str, Any]] = {}
-    elif not wanted:
-        return {}
-    else:
-        result = {domain: {} for domain in wanted}
-    for name, entry in entries.items():
-        domain, _, id_ = name.rpartition("/")
-        domain = domain or driver
-        if wanted is not None and domain not in wanted:
-            continue
+        for domain, ids in self._domains:
+            if ids is None:
+                result[domain] = self._whole(entries, driver, domain).get(domain, {})
+                continue
+            values: dict[str, Any] = {}
+            for id_, qualified in ids:
+                name = (
+                    qualified
+                    if qualified in entries
+                    else id_
+                    if domain == driver and id_ in entries
+                    else None
+                )
+                if name is not None:
+                    values[id_] = self._converted(name, entries[name])
+            result[domain] = values
+        return result
+
+    def _whole(self, entries: Mapping[str, Any], driver: str, only: str | None) -> dict[str, dict[str, Any]]:
+        result: dict[str, dict[str, Any]] = {}
+        for name, entry in entries.items():
+            domain, _, id_ = name.rpartition("/")
+            domain = domain or driver
+            if only is None or domain == only:
+                result.setdefault(domain, {})[id_] = self._converted(name, entry)
+        return result
+
+    def _converted(self, name: str, entry: Any) -> Any:
         try:
-            value = convert(entry)
+            return self._convert(entry)
         except ValueError as err:
-            raise SelectorRuntimeError(f"{what} {name}: {err}") from None
-        result.setdefault(domain, {})[id_] = value
-    return result
+            raise SelectorRuntimeError(f"{self._what} {name}: {err}") from None
 
 
 def _capacity_value(capacity: objects_pb2.DeviceCapacity) -> Any:
@@ -345,6 +389,8 @@ def _runtime_message(detail: str) -> str:
     missing = _MISSING_KEY.match(message_text)
     if missing is not None:
         return f"no such key: {missing[1]}"
+    if message_text == _NOT_ITERABLE:
+        return "got a value that is neither a list nor a map, expected iterable type"
     return message_text
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
@@ -31,6 +32,8 @@ CAPACITY = "device.capacity"
 MAX_ENTRIES = 32
 #: max(DeviceAttributeMaxValueLength, ResourceSliceMaxAttributeValuesPerDevice): an attribute's size.
 MAX_ATTRIBUTE_SIZE = 64
+#: resource.k8s.io/v1 ResourceSliceMaxAttributeValuesPerDevice: what ``includes`` may search.
+MAX_LIST_VALUES = 48
 #: Elements assumed of a list nothing bounds (a string's split, a list built by map()).
 UNKNOWN_SIZE = 64
 
@@ -69,7 +72,7 @@ _STRING_FUNCTIONS = frozenset(
 )
 
 
-def _ast_classes() -> tuple[Any, Any]:
+def _ast_classes() -> Any:
     pool = descriptor_pool.DescriptorPool()
     file = descriptor_pb2.FileDescriptorProto(
         name="podsched_cel_ast.proto", package="cel.expr", syntax="proto3"
@@ -96,13 +99,10 @@ def _ast_classes() -> tuple[Any, Any]:
         field_type.TYPE_BOOL,
     )
     expr = ".cel.expr.Expr"
-    message(
-        file.message_type,
-        "Constant",
-        ("bool_value", 2, bool_, None, False),
-        ("int64_value", 3, int64, None, False),
-        ("string_value", 6, string, None, False),
-    )
+    # Of the constants, the strings: the names of domains and attributes.
+    constant = message(file.message_type, "Constant", ("string_value", 6, string, None, False))
+    constant.oneof_decl.add(name="constant_kind")
+    constant.field[0].oneof_index = 0
     node = message(
         file.message_type,
         "Expr",
@@ -154,21 +154,21 @@ def _ast_classes() -> tuple[Any, Any]:
     )
     message(file.message_type, "CheckedExpr", ("expr", 4, msg, expr, False))
     pool.Add(file)
-    return (
-        message_factory.GetMessageClass(pool.FindMessageTypeByName("cel.expr.CheckedExpr")),
-        message_factory.GetMessageClass(pool.FindMessageTypeByName("cel.expr.Expr")),
-    )
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("cel.expr.CheckedExpr"))
 
 
-_CheckedExpr, _Expr = _ast_classes()
+_CheckedExpr = _ast_classes()
+
+#: Of one map of the device: domain -> the ids read (None: the whole domain); None for the whole map.
+Reads = Mapping[str, frozenset[str] | None] | None
 
 
 @dataclasses.dataclass(frozen=True)
 class SelectorAnalysis:
-    """What one selector reads of a device (None: the whole map) and its worst-case cost."""
+    """What one selector reads of a device's attributes and capacity, and its worst-case cost."""
 
-    attribute_domains: frozenset[str] | None
-    capacity_domains: frozenset[str] | None
+    attributes: Reads
+    capacity: Reads
     max_cost: int
 
 
@@ -180,21 +180,26 @@ def analyze(serialized: bytes) -> SelectorAnalysis:
     checked.ParseFromString(wrapper.value)
     walk = _Walk()
     cost = walk.cost(checked.expr)
-    return SelectorAnalysis(
-        attribute_domains=None if walk.whole[ATTRIBUTES] else frozenset(walk.domains[ATTRIBUTES]),
-        capacity_domains=None if walk.whole[CAPACITY] else frozenset(walk.domains[CAPACITY]),
-        max_cost=cost,
-    )
+    return SelectorAnalysis(attributes=walk.reads(ATTRIBUTES), capacity=walk.reads(CAPACITY), max_cost=cost)
 
 
 @dataclasses.dataclass
 class _Walk:
-    domains: dict[str, set[str]] = dataclasses.field(
-        default_factory=lambda: {ATTRIBUTES: set(), CAPACITY: set()}
+    # Per map of the device: domain -> ids read, None for a domain used whole.
+    domains: dict[str, dict[str, set[str] | None]] = dataclasses.field(
+        default_factory=lambda: {ATTRIBUTES: {}, CAPACITY: {}}
     )
     whole: dict[str, bool] = dataclasses.field(default_factory=lambda: {ATTRIBUTES: False, CAPACITY: False})
     # Sizes of the comprehension variables in scope.
     scope: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def reads(self, device_map: str) -> Reads:
+        if self.whole[device_map]:
+            return None
+        return {
+            domain: None if ids is None else frozenset(ids)
+            for domain, ids in self.domains[device_map].items()
+        }
 
     def cost(self, node: Any) -> int:
         kind = node.WhichOneof("expr_kind")
@@ -205,15 +210,9 @@ class _Walk:
                 self.whole[node.ident_expr.name] = True
             return 1
         if kind == "select_expr":
-            operand = node.select_expr.operand
-            device_map = self._device_map(operand)
-            # has(device.attributes.domain) asks whether the device has the domain: that needs the real map.
-            if device_map is not None and not node.select_expr.test_only:
-                self.domains[device_map].add(node.select_expr.field)
-                return 2
-            return 1 + self.cost(operand)
+            return self._select_cost(node)
         if kind == "call_expr":
-            return self._call_cost(node.call_expr)
+            return self._call_cost(node)
         if kind == "list_expr":
             return _LIST_CREATE_COST + sum(self.cost(element) for element in node.list_expr.elements)
         if kind == "struct_expr":
@@ -222,19 +221,37 @@ class _Walk:
             )
         return self._comprehension_cost(node.comprehension_expr)
 
-    def _device_map(self, node: Any) -> str | None:
-        """``device.attributes`` or ``device.capacity`` when ``node`` is that variable itself."""
-        if node.WhichOneof("expr_kind") == "ident_expr" and node.ident_expr.name in self.whole:
-            return str(node.ident_expr.name)
-        return None
+    def _select_cost(self, node: Any) -> int:
+        select = node.select_expr
+        domain = self._domain(select.operand)
+        if domain is not None:
+            # domain.id, or has(domain.id): one attribute read.
+            self._read(domain, select.field)
+            return 3
+        domain = self._domain(node)
+        if domain is not None:
+            # The domain itself, used whole (iterated, sized, bound to a name).
+            self.domains[domain[0]][domain[1]] = None
+            return 2
+        return 1 + self.cost(select.operand)
 
-    def _call_cost(self, call: Any) -> int:
+    def _call_cost(self, node: Any) -> int:
+        call = node.call_expr
         args = list(call.args)
         if call.function == "_[_]" and len(args) == 2:
-            device_map = self._device_map(args[0])
-            if device_map is not None and args[1].WhichOneof("expr_kind") == "const_expr":
-                self.domains[device_map].add(args[1].const_expr.string_value)
+            domain = self._domain(args[0])
+            if domain is not None and _string_constant(args[1]) is not None:
+                self._read(domain, _string_constant(args[1]) or "")
+                return 3
+            domain = self._domain(node)
+            if domain is not None:
+                self.domains[domain[0]][domain[1]] = None
                 return 2
+        if call.function == "@in" and len(args) == 2:
+            domain = self._domain(args[1])
+            if domain is not None and _string_constant(args[0]) is not None:
+                self._read(domain, _string_constant(args[0]) or "")
+                return 3
         children = [self.cost(call.target)] if call.HasField("target") else []
         children += [self.cost(arg) for arg in args]
         if call.function == "_?_:_" and len(children) == 3:
@@ -245,7 +262,32 @@ class _Walk:
             own += math.ceil(_STRING_FACTOR * sum(self.size(operand) for operand in operands))
         elif call.function == "@in" and len(args) == 2:
             own += self.size(args[1])
+        elif call.function == "includes":
+            own += MAX_LIST_VALUES
         return own + sum(children)
+
+    def _read(self, domain: tuple[str, str], id_: str) -> None:
+        ids = self.domains[domain[0]].setdefault(domain[1], set())
+        if ids is not None:
+            ids.add(id_)
+
+    def _domain(self, node: Any) -> tuple[str, str] | None:
+        """(map, domain) when ``node`` is ``device.attributes["domain"]`` or ``device.capacity.domain``."""
+        kind = node.WhichOneof("expr_kind")
+        if kind == "select_expr" and not node.select_expr.test_only:
+            device_map = self._device_map(node.select_expr.operand)
+            return None if device_map is None else (device_map, node.select_expr.field)
+        if kind == "call_expr" and node.call_expr.function == "_[_]" and len(node.call_expr.args) == 2:
+            device_map = self._device_map(node.call_expr.args[0])
+            name = _string_constant(node.call_expr.args[1])
+            return None if device_map is None or name is None else (device_map, name)
+        return None
+
+    def _device_map(self, node: Any) -> str | None:
+        """``device.attributes`` or ``device.capacity`` when ``node`` is that variable itself."""
+        if node.WhichOneof("expr_kind") == "ident_expr" and node.ident_expr.name in self.whole:
+            return str(node.ident_expr.name)
+        return None
 
     def _comprehension_cost(self, loop: Any) -> int:
         size = self.size(loop.iter_range)
@@ -269,10 +311,14 @@ class _Walk:
             return len(node.const_expr.string_value)
         if kind == "ident_expr":
             name = node.ident_expr.name
-            return _VARIABLE_SIZES.get(name) or self.scope.get(name, MAX_ATTRIBUTE_SIZE)
+            if name in _VARIABLE_SIZES:
+                return _VARIABLE_SIZES[name]
+            return self.scope.get(name, MAX_ATTRIBUTE_SIZE)
+        if self._domain(node) is not None:
+            return MAX_ENTRIES
         if kind == "select_expr" or (kind == "call_expr" and node.call_expr.function == "_[_]"):
-            # A domain's map, an attribute's value, or an element of a bound variable.
-            return MAX_ENTRIES if self._is_domain(node) else MAX_ATTRIBUTE_SIZE
+            # An attribute's value, or an element of a bound variable.
+            return MAX_ATTRIBUTE_SIZE
         if kind == "comprehension_expr":
             return self.size(node.comprehension_expr.iter_range)
         return UNKNOWN_SIZE
@@ -280,8 +326,11 @@ class _Walk:
     def _element_size(self, node: Any) -> int:
         return MAX_ENTRIES if self._device_map(node) is not None else MAX_ATTRIBUTE_SIZE
 
-    def _is_domain(self, node: Any) -> bool:
-        if node.WhichOneof("expr_kind") == "select_expr":
-            return self._device_map(node.select_expr.operand) is not None
-        args = node.call_expr.args
-        return len(args) == 2 and self._device_map(args[0]) is not None
+
+def _string_constant(node: Any) -> str | None:
+    if (
+        node.WhichOneof("expr_kind") == "const_expr"
+        and node.const_expr.WhichOneof("constant_kind") == "string_value"
+    ):
+        return str(node.const_expr.string_value)
+    return None
