@@ -255,6 +255,7 @@ _ENV = cel.NewEnv(
 )
 
 _MISSING_KEY = re.compile(r'^Key not found in map : "(.*)"$')
+_UNKNOWN_DEVICE_FIELD = re.compile(r"undeclared reference to 'device\.([^']*)' \(in container ''\)")
 # A macro (exists, all, ...) over a value that is neither a list nor a map.
 _NOT_ITERABLE = "No matching overloads found : <iter_range>"
 
@@ -416,8 +417,9 @@ def compile_device_selector(expression: str) -> DeviceSelectorProgram:
 
 def _compile_message(detail: str) -> str:
     # "INVALID_ARGUMENT: ERROR: <input>:1:1: ... [INVALID_ARGUMENT]" -> cel-go's "ERROR: <input>:1:1: ...".
-    detail = detail.removeprefix("INVALID_ARGUMENT: ")
-    return re.sub(r"\s*\[INVALID_ARGUMENT\]$", "", detail).replace(" (in container '')", "")
+    detail = re.sub(r"\s*\[INVALID_ARGUMENT\]$", "", detail.removeprefix("INVALID_ARGUMENT: "))
+    # `device`'s fields are variables here: a missing one reads as in Kubernetes, where `device` is an object.
+    return _UNKNOWN_DEVICE_FIELD.sub(r"undefined field '\1'", detail)
 
 
 def validate_device_selector(expression: str) -> str | None:
