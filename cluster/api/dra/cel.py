@@ -125,13 +125,18 @@ def _sign(quantity: Any) -> int:
 
 @functools.lru_cache(maxsize=4096)
 def _semver_from_text(text: str) -> Any:
-    return _Semver(value=str(semver.parse(text)))
+    return _semver_of(semver.parse(text))
 
 
 def _semver_normalized(text: str, normalize: bool) -> Any:
     if normalize:
-        return _Semver(value=str(semver.parse_tolerant(text)))
+        return _semver_of(semver.parse_tolerant(text))
     return _semver_from_text(text)
+
+
+def _semver_of(version: semver.Version) -> Any:
+    # Without the build metadata, which does not count in comparisons: == then agrees with compareTo.
+    return _Semver(value=str(version._replace(build=())))
 
 
 def _is_semver(text: str, normalize: bool = False) -> bool:
