@@ -573,3 +573,7 @@ def test_validation_reports_what_is_wrong() -> None:
     )
     long = "true" + " && true" * (MAX_LENGTH // 8)
     assert validate_device_selector(long) == f"Too long: may not be more than {MAX_LENGTH} bytes"
+    # The limit counts bytes, not characters.
+    accented = 'device.driver == "' + "é" * (MAX_LENGTH // 2) + '"'
+    assert len(accented) < MAX_LENGTH
+    assert validate_device_selector(accented) == f"Too long: may not be more than {MAX_LENGTH} bytes"

@@ -285,14 +285,16 @@ class DeviceSelectorProgram:
             raise SelectorRuntimeError(
                 f"cost limit exceeded: estimated cost {self.max_cost} exceeds limit {MAX_COST}"
             )
-        result = self._expression.eval(
-            data={
-                "device.driver": driver,
-                "device.attributes": self._attributes.read(device.attributes, driver),
-                "device.capacity": self._capacity.read(device.capacity, driver),
-                "device.allowMultipleAllocations": device.allow_multiple_allocations,
-            }
-        )
+        data = {
+            "device.driver": driver,
+            "device.attributes": self._attributes.read(device.attributes, driver),
+            "device.capacity": self._capacity.read(device.capacity, driver),
+            "device.allowMultipleAllocations": device.allow_multiple_allocations,
+        }
+        try:
+            result = self._expression.eval(data=data)
+        except RuntimeError as err:
+            raise SelectorRuntimeError(_runtime_message(str(err))) from None
         if result.type() == cel.Type.ERROR:
             raise SelectorRuntimeError(_runtime_message(result.value()))
         value = result.value()
@@ -330,15 +332,10 @@ class _Reader:
                 continue
             values: dict[str, Any] = {}
             for id_, qualified in ids:
-                name = (
-                    qualified
-                    if qualified in entries
-                    else id_
-                    if domain == driver and id_ in entries
-                    else None
-                )
-                if name is not None:
-                    values[id_] = self._converted(name, entries[name])
+                if qualified in entries:
+                    values[id_] = self._converted(qualified, entries[qualified])
+                elif domain == driver and id_ in entries:
+                    values[id_] = self._converted(id_, entries[id_])
             result[domain] = values
         return result
 
@@ -390,7 +387,8 @@ def _semver_value(text: str) -> Any:
 
 
 def _runtime_message(detail: str) -> str:
-    # The runtime's "STATUS: message" reads as cel-go's message does.
+    # The runtime's "STATUS: message [STATUS]" reads as cel-go's message does.
+    detail = re.sub(r"\s*\[[A-Z_]+\]$", "", detail)
     message_text = detail.split(": ", 1)[1] if ": " in detail else detail
     missing = _MISSING_KEY.match(message_text)
     if missing is not None:
@@ -430,7 +428,7 @@ def _compile_message(detail: str) -> str:
 def validate_device_selector(expression: str) -> str | None:
     """What validation reports of ``expression`` (too long, does not compile, wrong type, may cost too much),
     None when fine."""
-    if len(expression) > MAX_LENGTH:
+    if len(expression.encode()) > MAX_LENGTH:
         return f"Too long: may not be more than {MAX_LENGTH} bytes"
     try:
         program = compile_device_selector(expression)
