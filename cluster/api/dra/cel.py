@@ -172,7 +172,8 @@ def _functions() -> list[Any]:
     decls: dict[str, list[Any]] = {
         "quantity": [_overload("string_to_quantity", q, [s], _quantity_from_text)],
         "isQuantity": [_overload("is_quantity_string", b, [s], _is_quantity)],
-        "sign": [_overload("quantity_sign", i, [q], _sign, member=True)],
+        # sign(q), not q.sign(): so Kubernetes declares it.
+        "sign": [_overload("quantity_sign", i, [q], _sign)],
         "asInteger": [_overload("quantity_get_int", i, [q], _as_integer, member=True)],
         "isInteger": [_overload("quantity_is_integer", b, [q], _is_integer, member=True)],
         "asApproximateFloat": [
