@@ -73,9 +73,11 @@ def test_api_group_list_prefers_the_stable_version() -> None:
     }
     assert groups["coordination.k8s.io"]["preferredVersion"]["version"] == "v1"
     assert set(groups) == {
-        "apps", "coordination.k8s.io", "events.k8s.io", "node.k8s.io", "policy", "scheduling.k8s.io",
-        "scheduling.x-k8s.io",
+        "apps", "coordination.k8s.io", "events.k8s.io", "node.k8s.io", "policy", "resource.k8s.io",
+        "scheduling.k8s.io", "scheduling.x-k8s.io",
     }
+    assert groups["resource.k8s.io"]["preferredVersion"] == {
+        "groupVersion": "resource.k8s.io/v1", "version": "v1"}
 
 
 def test_versions_sort_as_kubernetes_prefers_them() -> None:
