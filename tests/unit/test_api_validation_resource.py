@@ -125,6 +125,23 @@ ROWS: list[tuple[str, dict[str, Any], list[str]]] = [
         device_class(selectors=[{"cel": {"expression": "x" * (10 * 1024 + 1)}}]),
         ["spec.selectors[0].cel.expression: Too long: must have at most 10240 bytes"],
     ),
+    (
+        "class-selector-not-bool",
+        device_class(selectors=[{"cel": {"expression": "device.driver"}}]),
+        [
+            'spec.selectors[0].cel.expression: Invalid value: "device.driver": must evaluate to bool or the '
+            "unknown type, not string"
+        ],
+    ),
+    (
+        "claim-selector-does-not-compile",
+        claim([{"name": "gpu", "exactly": exactly(selectors=[{"cel": {"expression": "device.driver =="}}])}]),
+        ["spec.devices.requests[0].exactly.selectors[0].cel.expression: Invalid value: \"device.driver ==\": "
+         "compilation failed: ERROR: <input>:1:17: Syntax error: mismatched input '<EOF>' expecting "
+         "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, "
+         "IDENTIFIER}"
+         "\n | device.driver ==\n | ................^"],
+    ),
     ("class-config-without-opaque", device_class(config=[{}]), ["spec.config[0].opaque: Required value"]),
     (
         "class-config-without-parameters",
