@@ -138,8 +138,8 @@ ROWS: list[tuple[str, dict[str, Any], list[str]]] = [
         claim([{"name": "gpu", "exactly": exactly(selectors=[{"cel": {"expression": "device.driver =="}}])}]),
         ["spec.devices.requests[0].exactly.selectors[0].cel.expression: Invalid value: \"device.driver ==\": "
          "compilation failed: ERROR: <input>:1:17: Syntax error: mismatched input '<EOF>' expecting "
-         "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, "
-         "IDENTIFIER}"
+         "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, "
+         "BYTES, IDENTIFIER}"
          "\n | device.driver ==\n | ................^"],
     ),
     ("class-config-without-opaque", device_class(config=[{}]), ["spec.config[0].opaque: Required value"]),
