@@ -15,7 +15,9 @@ from google.protobuf import json_format
 
 from cluster.api import apiserver_pb2, errors, objects_pb2
 from cluster.api.kinds import LEASE, RESOURCE_CLAIM
+from cluster.apiserver.auth.identity import UserInfo
 from cluster.apiserver.fencing import tenure_token
+from cluster.apiserver.leadership import Leadership
 from cluster.apiserver.storage import Storage, revision_of
 from cluster.apiserver.verbs import Verbs
 from store.sqlite import SqliteStore
@@ -131,3 +133,13 @@ async def test_the_schedulers_status_write_is_fenced(verbs: Verbs) -> None:
     current = verbs.fencing.of(_fence("b", new))
     allocated = await verbs.update_status(_with_status(created, _allocation()), fence=current)
     assert allocated.status.reserved_for[0].uid == "u1"
+
+
+async def test_under_enforced_leadership_an_unfenced_allocation_is_refused(verbs: Verbs) -> None:
+    created = await verbs.create(_claim())
+    scheduler = UserInfo("kube-scheduler", groups=("podsched:schedulers",))
+    unfenced = Leadership(enforced=True, may=lambda user, request: False).nomination_check(scheduler, None)
+    with pytest.raises(errors.PermissionDenied, match=r"cannot set status.allocation of resourceclaim "
+                                                      r"default/gpu without a fence"):
+        await verbs.update_status(_with_status(created, _allocation()), nomination_check=unfenced)
+    assert await verbs.registry.require(RESOURCE_CLAIM, "default", "gpu") == created
