@@ -143,3 +143,27 @@ async def test_under_enforced_leadership_an_unfenced_allocation_is_refused(verbs
                                                       r"default/gpu without a fence"):
         await verbs.update_status(_with_status(created, _allocation()), nomination_check=unfenced)
     assert await verbs.registry.require(RESOURCE_CLAIM, "default", "gpu") == created
+
+
+def _tainted_slice(*taints: dict[str, Any]) -> objects_pb2.ResourceSlice:
+    return json_format.ParseDict({
+        "metadata": {"name": "node-1-gpus"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "node-1",
+                 "pool": {"name": "node-1", "resourceSliceCount": 1},
+                 "devices": [{"name": "gpu-0", "taints": list(taints)}]},
+    }, objects_pb2.ResourceSlice())
+
+
+async def test_a_device_taint_gets_the_time_it_was_first_stored(verbs: Verbs) -> None:
+    written = {"key": "example.com/given", "effect": "NoSchedule", "timeAdded": "2026-01-02T03:04:05Z"}
+    broken = {"key": "example.com/broken", "effect": "NoExecute"}
+    created = await verbs.create(_tainted_slice(written, broken))
+    taints = created.spec.devices[0].taints
+    assert taints[0].time_added.ToJsonString() == "2026-01-02T03:04:05Z"
+    assert taints[1].time_added == type(taints[1].time_added)(seconds=created.metadata.creation_timestamp.seconds)
+    republished = _tainted_slice(broken, {"key": "example.com/hot", "effect": "NoSchedule"})
+    republished.metadata.resource_version = created.metadata.resource_version
+    updated = await verbs.update(republished)
+    kept, added = updated.spec.devices[0].taints
+    assert kept.time_added == taints[1].time_added
+    assert added.time_added.seconds >= taints[1].time_added.seconds
