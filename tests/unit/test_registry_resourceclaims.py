@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from google.protobuf import json_format
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import apiserver_pb2, errors, objects_pb2
 from cluster.api.kinds import LEASE, RESOURCE_CLAIM
@@ -160,7 +161,7 @@ async def test_a_device_taint_gets_the_time_it_was_first_stored(verbs: Verbs) ->
     created = await verbs.create(_tainted_slice(written, broken))
     taints = created.spec.devices[0].taints
     assert taints[0].time_added.ToJsonString() == "2026-01-02T03:04:05Z"
-    assert taints[1].time_added == type(taints[1].time_added)(seconds=created.metadata.creation_timestamp.seconds)
+    assert taints[1].time_added == Timestamp(seconds=created.metadata.creation_timestamp.seconds)
     republished = _tainted_slice(broken, {"key": "example.com/hot", "effect": "NoSchedule"})
     republished.metadata.resource_version = created.metadata.resource_version
     updated = await verbs.update(republished)
