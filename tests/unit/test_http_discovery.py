@@ -112,6 +112,9 @@ def test_pods_entry_is_upstreams() -> None:
                                "verbs": ["get", "patch", "update"]}),
         ("v1", "nodes/status", {"name": "nodes/status", "singularName": "", "namespaced": False,
                                 "kind": "Node", "verbs": ["get", "patch", "update"]}),
+        ("resource.k8s.io/v1", "resourceclaims/status", {
+            "name": "resourceclaims/status", "singularName": "", "namespaced": True, "kind": "ResourceClaim",
+            "verbs": ["get", "patch", "update"]}),
     ],
 )
 def test_subresource_entries_are_upstreams(group_version: str, name: str, entry: dict[str, Any]) -> None:
@@ -132,6 +135,20 @@ def test_every_kind_is_served_in_each_of_its_versions_with_its_status_subresourc
     assert _entry("policy/v1", "poddisruptionbudgets/status")["kind"] == "PodDisruptionBudget"
     leases = _resource_list("coordination.k8s.io/v1")["resources"]
     assert "leases/status" not in {entry["name"] for entry in leases}
+
+
+def test_resource_k8s_io_serves_the_dra_kinds_with_upstreams_scope() -> None:
+    entries = {entry["name"]: entry for entry in _resource_list("resource.k8s.io/v1")["resources"]}
+    assert set(entries) == {
+        "deviceclasses", "resourceslices", "resourceclaims", "resourceclaims/status",
+        "resourceclaimtemplates",
+    }
+    assert {name: entries[name]["namespaced"] for name in entries if "/" not in name} == {
+        "deviceclasses": False, "resourceslices": False, "resourceclaims": True,
+        "resourceclaimtemplates": True,
+    }
+    assert entries["resourceclaims"]["kind"] == "ResourceClaim"
+    assert entries["resourceclaims"]["singularName"] == "resourceclaim"
 
 
 def test_events_are_served_in_events_k8s_io_stored_as_core_events() -> None:
