@@ -4,9 +4,10 @@ Nothing is half-applied: every manifest is parsed first (a parse error in any do
 everything, and so does a document too large to send: cluster.api.limits), then the server checks every
 object in a dry run, then the pods the apply creates are judged together against their namespaces'
 ResourceQuotas, and only when all pass are they written.
-Objects go in dependency order — PriorityClasses, then Nodes, then ResourceQuotas, then PodGroups, then
-the rest in file order — so a pod may name a priority class created by the same apply, a namespace's
-quota counts the pods the same apply creates there (and may open the system priority classes for them),
+Objects go in dependency order — PriorityClasses, then Nodes and DeviceClasses, then ResourceQuotas and
+ResourceSlices, then PodGroups, ResourceClaims and their templates, then the rest in file order — so a
+pod may name a priority class created by the same apply, a namespace's quota counts the pods the same
+apply creates there (and may open the system priority classes for them), a pod's claims exist before it,
 and a gang's PodGroup exists before its pods.
 
 The dry run judges each pod against the quotas as they stand, as if it were the only one. So before any
@@ -59,6 +60,10 @@ _ORDER = {kinds.PRIORITY_CLASS: 0, kinds.NODE: 1, kinds.RESOURCE_QUOTA: 2, kinds
 _ORDER.update(
     {kinds.SERVICE: 3, kinds.REPLICA_SET: 3, kinds.STATEFUL_SET: 3, kinds.REPLICATION_CONTROLLER: 3}
 )
+# A pod's claims, the templates they are made from and the devices and classes they are allocated from
+# go before it: the scheduler queues a pod only once its claims exist.
+_ORDER.update({kinds.DEVICE_CLASS: 1, kinds.RESOURCE_SLICE: 2, kinds.RESOURCE_CLAIM_TEMPLATE: 3,
+               kinds.RESOURCE_CLAIM: 3})
 _LAST = 4
 #: Workload controllers podsched stores (the scheduler spreads pods by their selectors) but never runs:
 #: applying one creates no pods, which a user coming from Kubernetes would not expect.
