@@ -94,12 +94,12 @@ def _device_selection(device: objects_pb2.Device) -> _NodeSelection:
 
 class SliceDevice:
     """One device of a slice, with what the allocator reads of it parsed once per Allocator (its
-    selector results are remembered here too, per request)."""
+    selector results are remembered here too)."""
 
     __slots__ = (
+        "_capacity",
+        "_consumes",
         "allow_multiple",
-        "capacity",
-        "consumes",
         "id",
         "matches",
         "proto",
@@ -112,24 +112,39 @@ class SliceDevice:
         self.slice = slice_
         self.id = DeviceID(slice_.driver, slice_.pool, device.name)
         self.allow_multiple = device.allow_multiple_allocations
-        where = f"ResourceSlice {slice_.name}, device {device.name}"
-        self.consumes: list[tuple[str, dict[str, Fraction]]] = [
-            (
-                consumption.counter_set,
-                {
-                    name: quantity(counter.value, f"{where}: consumesCounters {consumption.counter_set}")
-                    for name, counter in sorted(consumption.counters.items())
-                },
-            )
-            for consumption in device.consumes_counters
-        ]
-        self.capacity = {
-            name: quantity(capacity.value, f"{where}: capacity {name}")
-            for name, capacity in sorted(device.capacity.items())
-        }
         self.selection = _device_selection(device) if slice_.per_device else None
-        #: Whether the device satisfies a request's class and request selectors, by request key.
-        self.matches: dict[tuple[int, int, int], bool] = {}
+        #: Whether the device satisfies selectors: a class's by its name, a request's by its key.
+        self.matches: dict[str | tuple[int, int, int], bool] = {}
+        self._capacity: dict[str, Fraction] | None = None
+        self._consumes: list[tuple[str, dict[str, Fraction]]] | None = None
+
+    @property
+    def capacity(self) -> dict[str, Fraction]:
+        """The device's capacities by name."""
+        if self._capacity is None:
+            where = f"ResourceSlice {self.slice.name}, device {self.proto.name}"
+            self._capacity = {
+                name: quantity(capacity.value, f"{where}: capacity {name}")
+                for name, capacity in self.proto.capacity.items()
+            }
+        return self._capacity
+
+    @property
+    def consumes(self) -> list[tuple[str, dict[str, Fraction]]]:
+        """The counters the device consumes, by counter set."""
+        if self._consumes is None:
+            where = f"ResourceSlice {self.slice.name}, device {self.proto.name}"
+            self._consumes = [
+                (
+                    consumption.counter_set,
+                    {
+                        name: quantity(counter.value, f"{where}: consumesCounters {consumption.counter_set}")
+                        for name, counter in consumption.counters.items()
+                    },
+                )
+                for consumption in self.proto.consumes_counters
+            ]
+        return self._consumes
 
     def on_node(self, node: objects_pb2.Node) -> bool:
         """Whether the device is reachable from ``node`` (always, unless its slice selects per device)."""

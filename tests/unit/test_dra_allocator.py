@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster.api import objects_pb2
+from cluster.api.dra.cel import compile_device_selector
 from cluster.api.quantity import parse_quantity
 from scheduler.dra import (
     AllocatedState,
@@ -67,7 +68,6 @@ TOLERATION_NO_SCHEDULE_KEY1 = {"operator": "Exists", "key": "key1", "effect": "N
 
 def node_in(name: str, region: str) -> objects_pb2.Node:
     return node(name, labels={"region": region, "planet": "earth"})
-
 
 
 def cls(name: str, driver: str) -> objects_pb2.DeviceClass:
@@ -3525,3 +3525,28 @@ def test_no_device_is_allocated_twice(
     ]
     assert len(exclusive) == len(set(exclusive)) == len(state.devices)
     assert all(value <= 4 for consumed in state.consumed_capacity.values() for value in consumed.values())
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    wanted=st.sampled_from([DRIVER_A, DRIVER_B, "gpu.example.com"]),
+    spelling=st.sampled_from(['device.driver == "{}"', ' device.driver=="{}"\n', 'device.driver == "{}" ']),
+    drivers=st.lists(st.sampled_from([DRIVER_A, DRIVER_B, "gpu.example.com"]), min_size=1, max_size=4),
+)
+def test_driver_selector_selects_as_cel_does(wanted: str, spelling: str, drivers: list[str]) -> None:
+    """A class selecting by driver name picks exactly the devices the CEL expression itself accepts."""
+    expression = spelling.format(wanted)
+    slices = [
+        slice_(f"slice-{i}", ALL, f"pool-{i}", driver, dev(DEVICE1)) for i, driver in enumerate(drivers)
+    ]
+    allocator = Allocator(
+        [claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        AllocatedState(),
+        {CLASS_A: device_class(CLASS_A, expression)}.get,
+        slices,
+    )
+    results = allocator.allocate(N1)
+    program = compile_device_selector(expression)
+    accepted = {s.spec.pool.name for s in slices if program.matches(s.spec.driver, s.spec.devices[0])}
+    chosen = {r.pool for r in results[0].devices.results} if results else set()
+    assert chosen == accepted
