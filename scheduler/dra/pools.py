@@ -249,7 +249,15 @@ class Pool:
     order devices are tried in), the pool's other slices (whose allocated devices still consume the
     pool's counters) and its counter sets."""
 
-    __slots__ = ("counter_sets", "id", "incomplete", "invalid_reason", "other_slices", "slices")
+    __slots__ = (
+        "counter_sets",
+        "has_binding_conditions",
+        "id",
+        "incomplete",
+        "invalid_reason",
+        "other_slices",
+        "slices",
+    )
 
     def __init__(
         self,
@@ -267,14 +275,14 @@ class Pool:
         self.slices = list(slices)
         self.other_slices = list(other_slices)
         self.counter_sets: CounterSets = counter_sets or {}
+        #: Devices of the pool need binding conditions: the allocator tries such pools last.
+        self.has_binding_conditions = any(
+            device.binding_conditions for entry in self.slices for device in entry.proto.spec.devices
+        )
 
     @property
     def invalid(self) -> bool:
         return bool(self.invalid_reason)
-
-    @property
-    def has_binding_conditions(self) -> bool:
-        return any(device.binding_conditions for entry in self.slices for device in entry.proto.spec.devices)
 
     def __repr__(self) -> str:
         state = (
