@@ -99,6 +99,7 @@ class SliceDevice:
     __slots__ = (
         "_capacity",
         "_consumes",
+        "_unsupported_attribute",
         "allow_multiple",
         "id",
         "matches",
@@ -117,6 +118,17 @@ class SliceDevice:
         self.matches: dict[str | tuple[int, int, int], bool] = {}
         self._capacity: dict[str, Fraction] | None = None
         self._consumes: list[tuple[str, dict[str, Fraction]]] | None = None
+        self._unsupported_attribute: str | None = None
+
+    @property
+    def unsupported_attribute(self) -> str:
+        """The first attribute (by name) that has no value, which CEL cannot convert; empty if none."""
+        if self._unsupported_attribute is None:
+            attributes = self.proto.attributes
+            self._unsupported_attribute = next(
+                (name for name in sorted(attributes) if not attributes[name].ListFields()), ""
+            )
+        return self._unsupported_attribute
 
     @property
     def capacity(self) -> dict[str, Fraction]:

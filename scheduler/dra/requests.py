@@ -39,18 +39,14 @@ _DRIVER_IS = re.compile(r'\s*device\.driver\s*==\s*"([^"\\]*)"\s*')
 
 class _DriverIs:
     """``device.driver == "NAME"``, answered without the CEL runtime: every device of a node is checked
-    against its class's selectors, and this is the one most classes have. A device with an attribute
-    without a value goes to CEL after all, for the runtime error CEL reports about it."""
+    against its class's selectors, and this is the one most classes have."""
 
-    __slots__ = ("driver", "expression")
+    __slots__ = ("driver",)
 
-    def __init__(self, expression: str, driver: str) -> None:
-        self.expression = expression
+    def __init__(self, driver: str) -> None:
         self.driver = driver
 
     def matches(self, driver: str, device: objects_pb2.Device) -> bool:
-        if not all(attribute.ListFields() for attribute in device.attributes.values()):
-            return compile_device_selector(self.expression).matches(driver, device)
         return driver == self.driver
 
 
@@ -68,7 +64,7 @@ class Selectors:
             expression = selector.cel.expression
             driver_is = _DRIVER_IS.fullmatch(expression)
             if driver_is is not None:
-                self.programs.append(_DriverIs(expression, driver_is[1]))
+                self.programs.append(_DriverIs(driver_is[1]))
                 continue
             try:
                 self.programs.append(compile_device_selector(expression))
@@ -76,6 +72,13 @@ class Selectors:
                 self.programs.append(err)
 
     def match(self, device: SliceDevice) -> bool:
+        if self.programs and device.unsupported_attribute:
+            # Kubernetes hands CEL every attribute of the device, so one without a value fails any
+            # selector; podsched's CEL converts only the attributes a selector names.
+            raise AllocationError(
+                f"{self.owner}: selector #0: CEL runtime error: "
+                f"attribute {device.unsupported_attribute}: unsupported attribute value"
+            )
         for index, program in enumerate(self.programs):
             if isinstance(program, SelectorCompileError):
                 raise AllocationError(f"{self.owner}: selector #{index}: CEL compile error: {program}")
