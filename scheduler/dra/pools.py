@@ -124,10 +124,13 @@ class SliceDevice:
     def unsupported_attribute(self) -> str:
         """The first attribute (by name) that has no value, which CEL cannot convert; empty if none."""
         if self._unsupported_attribute is None:
+            # An attribute with a value (an empty list is none) serializes to at least a field's tag.
             attributes = self.proto.attributes
-            self._unsupported_attribute = next(
-                (name for name in sorted(attributes) if not attributes[name].ListFields()), ""
-            )
+            self._unsupported_attribute = ""
+            if not all(attribute.ByteSize() for attribute in attributes.values()):
+                self._unsupported_attribute = min(
+                    name for name, value in attributes.items() if not value.ByteSize()
+                )
         return self._unsupported_attribute
 
     @property
