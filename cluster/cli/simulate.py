@@ -44,6 +44,7 @@ EXIT_INVALID = 2
 DEFAULT_SEED = 0
 TABLE_HEADER = ("NAMESPACE", "NAME", "NODE", "NOMINATED NODE", "DELETED", "REASON")
 GROUP_TABLE_HEADER = ("NAMESPACE", "PODGROUP", "MIN COUNT", "MEMBERS", "BOUND", "ADMITTED", "REASON")
+CLAIM_TABLE_HEADER = ("NAMESPACE", "POD", "CLAIM", "RESOURCECLAIM", "DEVICES")
 
 
 def register(subparsers: Any) -> None:
@@ -132,7 +133,31 @@ def render_table(document: dict[str, Any]) -> str:
     text = "".join(line + "\n" for line in TableWriter(TABLE_HEADER).table(rows))
     if "podGroups" in document:
         text += "\n" + _render_groups(document["podGroups"])
+    if any("claims" in pod for pod in document["pods"]):
+        text += "\n" + _render_claims(document["pods"])
     return text
+
+
+def _render_claims(pods: list[dict[str, Any]]) -> str:
+    """The claims section: one row per resource claim of a pod, with its devices as
+    driver/pool/device (and the share of a shared device), after a blank line."""
+    rows = [
+        [
+            pod["namespace"],
+            pod["name"],
+            claim["name"],
+            claim["resourceClaim"] or NONE,
+            ",".join(_device(device) for device in claim["devices"]) or NONE,
+        ]
+        for pod in pods
+        for claim in pod.get("claims", ())
+    ]
+    return "".join(line + "\n" for line in TableWriter(CLAIM_TABLE_HEADER).table(rows))
+
+
+def _device(device: dict[str, Any]) -> str:
+    name = f"{device['driver']}/{device['pool']}/{device['device']}"
+    return name if device["shareID"] is None else f"{name} (share {device['shareID']})"
 
 
 def _render_groups(groups: list[dict[str, Any]]) -> str:
