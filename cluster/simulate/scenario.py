@@ -44,6 +44,7 @@ from google.protobuf.message import Message
 
 from cluster.api import kinds, objects_pb2, runtimeclass, validation
 from cluster.api.manifest import Manifest, ManifestError, load_paths
+from cluster.apiserver.registry import strategy_of
 
 #: Dynamic Resource Allocation's kinds, in the order they are created: a claim's class and the devices
 #: it may get exist before the claim, and claims and templates before the pods that name them.
@@ -188,7 +189,7 @@ def _normalize(entry: Entry) -> list[str]:
         return [validation.forbidden("metadata.namespace", f"a {kind.name} is not namespaced")]
     if isinstance(obj, objects_pb2.Node):
         _default_node(obj)
-    problems = validation.validate_object(obj)
+    problems = validation.validate_object(_defaulted(kind, obj))
     if isinstance(obj, objects_pb2.PriorityClass) and obj.metadata.name.startswith(HIDDEN_CLASS_PREFIX):
         problems.append(validation.forbidden(
             "metadata.name", f"the prefix '{HIDDEN_CLASS_PREFIX}' is reserved for the classes the simulator "
@@ -197,6 +198,19 @@ def _normalize(entry: Entry) -> list[str]:
         problems.append(validation.forbidden(
             "metadata.name", "system priority classes exist from the start; do not define them"))
     return problems
+
+
+def _defaulted(kind: kinds.Kind, obj: Message) -> Message:
+    """A copy of ``obj`` with the defaults the API server gives its kind before validating it (a claim's
+    allocationMode ExactCount, ...); the scenario creates the object as written, and the server defaults
+    it again."""
+    defaults = strategy_of(kind).defaults
+    if defaults is None:
+        return obj
+    copy = type(obj)()
+    copy.CopyFrom(obj)
+    defaults(copy)
+    return copy
 
 
 def _default_node(node: objects_pb2.Node) -> None:
