@@ -70,7 +70,8 @@ def test_one_framework_per_profile_sharing_one_queue() -> None:
     assert scheduler.profiles["a"] is not scheduler.profiles["b"]
     assert set(scheduler.informers) == {
         "pods", "nodes", "priorityclasses", "poddisruptionbudgets", "podgroups", "namespaces", "services",
-        "replicasets", "statefulsets", "replicationcontrollers"}
+        "replicasets", "statefulsets", "replicationcontrollers", "resourceclaims", "resourceslices",
+        "deviceclasses"}
     # Each profile has its own handle, which runs that profile's plugins; what else DefaultPreemption
     # uses (the PDBs, the recorder, the waiting pods, the background API calls) they share.
     handle, other = scheduler.profiles["a"].handle, scheduler.profiles["b"].handle
@@ -78,6 +79,7 @@ def test_one_framework_per_profile_sharing_one_queue() -> None:
     assert handle.event_recorder is scheduler.recorder and other.event_recorder is scheduler.recorder
     assert handle.pod_disruption_budgets() == []
     assert handle.waiting_pods is other.waiting_pods is scheduler.profiles["a"].waiting_pods
+    assert handle.dra_manager is other.dra_manager is scheduler.dra_manager
     assert handle.api_dispatcher is other.api_dispatcher is scheduler.preemptions
 
 
