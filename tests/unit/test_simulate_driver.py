@@ -295,8 +295,9 @@ async def test_settle_waits_for_the_other_controllers(lagging: str) -> None:
     informers at the last write of its kind (by the plural it reports)."""
     tracker = FakeTracker()
     claims = FakeDisruption()
-    driver, _, store, _, _ = build(tracker, controllers=(claims,))
+    driver, _, store, scheduler, _ = build(tracker, controllers=(claims,))
     store.last.update({"resourceclaims": 4, "resourceclaimtemplates": 3})
+    scheduler.revisions["resourceclaims"] = 4
     claims.revisions = {"pods": 0, "resourceclaims": 4, "resourceclaimtemplates": 3}
     assert driver.settled()
     if lagging == "claim informer":
