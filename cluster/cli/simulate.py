@@ -51,9 +51,11 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "simulate",
         help="run a scenario through an in-process scheduler and print where every pod lands",
-        description="Create the scenario's PriorityClasses, Nodes, PodDisruptionBudgets, PodGroups, running "
-        "pods and pending pods (in file order) in an in-process control plane, schedule on a virtual clock "
-        "until nothing more can happen, and print every pod's outcome and every PodGroup's.",
+        description="Create the scenario's PriorityClasses, Nodes, PodDisruptionBudgets, PodGroups, DRA "
+        "objects (DeviceClasses, ResourceSlices, ResourceClaimTemplates, ResourceClaims), running pods and "
+        "pending pods (in file order) in an in-process control plane, schedule on a virtual clock until "
+        "nothing more can happen, and print every pod's outcome (with its claims' devices) and every "
+        "PodGroup's.",
     )
     parser.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
                         help="a scenario file, a directory of them, or - for stdin (repeatable)")
