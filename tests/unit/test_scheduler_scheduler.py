@@ -90,5 +90,6 @@ def test_before_running_it_is_neither_healthy_nor_ready_nor_working() -> None:
     assert not scheduler.working
     assert scheduler.informer_revisions() == {
         "pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0, "podgroups": 0,
-        "namespaces": 0, "services": 0, "replicasets": 0, "statefulsets": 0, "replicationcontrollers": 0}
+        "namespaces": 0, "services": 0, "replicasets": 0, "statefulsets": 0, "replicationcontrollers": 0,
+        "resourceclaims": 0, "resourceslices": 0, "deviceclasses": 0}
     assert "scheduler_pending_pods" in scheduler.metrics.exposition().decode()
