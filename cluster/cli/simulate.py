@@ -4,7 +4,7 @@ print what became of every pod (and of every PodGroup, when the scenario has any
 
 stdout holds only the result (JSON, or a table with ``-o table``); warnings (fields of the manifests
 that scheduling does not model), errors and, with ``-v``, logs go to stderr. The same files, config
-and seed always print the same result.
+and seed always print the same result (but for the random shareID of a shared device's allocation).
 
 Exit codes: 0 done; 2 the scenario, the config or the command line is invalid (the message names the
 file, document, object and field); 1 the simulation itself failed (it timed out, or a component broke).
