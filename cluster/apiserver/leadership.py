@@ -6,7 +6,8 @@ with the scheduler's credentials could still bind with no fence at all, or rewri
 itself and bind under its own fence. With enforcement on:
 
 * Writes only a leader makes need a fence when the caller is not an admin (not in system:masters):
-  a Bind; a pod status update that changes ``status.nominatedNodeName``; and a pod delete by a caller
+  a Bind; a pod status update that changes ``status.nominatedNodeName``; a ResourceClaim status update
+  that sets an allocation or adds a consumer to ``status.reservedFor``; and a pod delete by a caller
   allowed to bind pods (the scheduler's role), which is how preemption evicts its victims. Refused
   with PermissionDenied.
 * The server arbitrates every Lease, whoever writes it: an update that changes ``spec.holderIdentity``
@@ -33,6 +34,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from cluster.api import errors, objects_pb2
 from cluster.api.fencing import SCHEDULER_LEASE, LeaseRef, observed_tenure_token
@@ -182,15 +184,20 @@ class Leadership:
 
     def nomination_check(
         self, user: UserInfo, fence: LeaseFence | None
-    ) -> Callable[[objects_pb2.Pod, objects_pb2.Pod], None] | None:
-        """What a pod status update must pass, given the stored pod and the updated one: None when
-        nothing (an admin's, a fenced one, or enforcement off)."""
+    ) -> Callable[[Any, Any], None] | None:
+        """What a status update of a kind whose status holds the leader's decisions must pass, given the
+        stored object and the updated one: None when nothing (an admin's, a fenced one, or enforcement
+        off)."""
         if not self._needs_fence(user, fence):
             return None
 
-        def check(current: objects_pb2.Pod, updated: objects_pb2.Pod) -> None:
-            if updated.status.nominated_node_name != current.status.nominated_node_name:
-                meta = current.metadata
+        def check(current: Any, updated: Any) -> None:
+            meta = current.metadata
+            if isinstance(current, objects_pb2.ResourceClaim):
+                change = _claim_decision(current, updated)
+                if change:
+                    raise _unfenced(user, f"{change} of resourceclaim {meta.namespace}/{meta.name}")
+            elif updated.status.nominated_node_name != current.status.nominated_node_name:
                 raise _unfenced(user, f"change status.nominatedNodeName of pod {meta.namespace}/{meta.name}")
 
         return check
@@ -223,6 +230,17 @@ class Leadership:
             f"server's clock only in {left:.1f}s ({duration}s after the server last saw it renewed); only a "
             f"released or expired lease changes holder ({FLAG}){hint}"
         )
+
+
+def _claim_decision(current: objects_pb2.ResourceClaim, updated: objects_pb2.ResourceClaim) -> str:
+    """What a claim status update decides that only the scheduler decides ("" for nothing): an
+    allocation set, or a consumer added. Clearing them is the resourceclaim controller's part."""
+    if updated.status.HasField("allocation") and updated.status.allocation != current.status.allocation:
+        return "set status.allocation"
+    reserved = {consumer.uid for consumer in current.status.reserved_for}
+    if any(consumer.uid not in reserved for consumer in updated.status.reserved_for):
+        return "add to status.reservedFor"
+    return ""
 
 
 def _unfenced(user: UserInfo, what: str) -> errors.PermissionDenied:

@@ -1,6 +1,8 @@
-"""A claim's constraints across its requests: matchAttribute (every device has the attribute, with one
-value) and distinctAttribute (every device has the attribute, each with a value of its own). Both are
-monotonic: a device refused now stays refused as more are added, so the search can stop early."""
+"""A claim's constraints across its requests: matchAttribute (every device has the attribute, and some
+value is common to all of them) and distinctAttribute (every device has the attribute, and no value is
+shared by two of them). An attribute is a value or a list of values of one type; a single value counts
+as a list of one. Both constraints are monotonic: a device refused now stays refused as more are added,
+so the search can stop early."""
 
 from __future__ import annotations
 
@@ -10,14 +12,14 @@ from collections.abc import Collection
 from cluster.api import objects_pb2
 from scheduler.dra.pools import SliceDevice
 
-#: An attribute's value, typed: ("string", "a"), ("int", 1), ...; None for a kind the constraints
-#: cannot compare (lists).
-AttributeValue = tuple[str, object] | None
+#: An attribute's values with their type: ("string", {"a", "b"}), ("int", {1}), ...; None for an attribute
+#: without a value the constraints can compare.
+AttributeValues = tuple[str, frozenset[object]] | None
 
 
-def attribute_value(device: SliceDevice, name: str) -> tuple[bool, AttributeValue]:
+def attribute_values(device: SliceDevice, name: str) -> tuple[bool, AttributeValues]:
     """Whether ``device`` has the fully qualified attribute ``name`` (an attribute of the device's own
-    driver may be given without its domain), and its value."""
+    driver may be given without its domain), and its values."""
     attributes = device.proto.attributes
     attribute = attributes.get(name)
     if attribute is None:
@@ -30,87 +32,84 @@ def attribute_value(device: SliceDevice, name: str) -> tuple[bool, AttributeValu
     return True, _typed(attribute)
 
 
-def _typed(attribute: objects_pb2.DeviceAttribute) -> AttributeValue:
+def _typed(attribute: objects_pb2.DeviceAttribute) -> AttributeValues:
+    # Semantic versions are minimal (no leading zeros), so equal versions are equal strings.
     if attribute.HasField("string_value"):
-        return ("string", attribute.string_value)
+        return ("string", frozenset({attribute.string_value}))
     if attribute.HasField("int_value"):
-        return ("int", attribute.int_value)
+        return ("int", frozenset({attribute.int_value}))
     if attribute.HasField("bool_value"):
-        return ("bool", attribute.bool_value)
+        return ("bool", frozenset({attribute.bool_value}))
     if attribute.HasField("version_value"):
-        # Semantic versions are minimal (no leading zeros), so equal versions are equal strings.
-        return ("version", attribute.version_value)
+        return ("version", frozenset({attribute.version_value}))
+    for kind, values in (
+        ("string", attribute.string_values),
+        ("int", attribute.int_values),
+        ("bool", attribute.bool_values),
+        ("version", attribute.version_values),
+    ):
+        if values:
+            return (kind, frozenset(values))
     return None
 
 
 class Constraint(ABC):
-    """The constraint's requests (none: every request of the claim) and the attribute it compares."""
+    """The constraint's requests (none: every request of the claim), the attribute it compares and the
+    values of the devices counted in so far, one entry per device."""
 
-    __slots__ = ("attribute", "requests")
+    __slots__ = ("attribute", "requests", "values")
 
     def __init__(self, requests: Collection[str], attribute: str) -> None:
         self.requests = frozenset(requests)
         self.attribute = attribute
+        self.values: list[AttributeValues] = []
 
     def applies(self, request: str, sub_request: str) -> bool:
         if not self.requests:
             return True
         return request in self.requests or (bool(sub_request) and f"{request}/{sub_request}" in self.requests)
 
-    @abstractmethod
     def add(self, request: str, sub_request: str, device: SliceDevice) -> bool:
         """Whether ``device`` may join; if so it is counted in (``remove`` takes it out again)."""
+        if not self.applies(request, sub_request):
+            return True
+        found, values = attribute_values(device, self.attribute)
+        if not found or (self.values and not self.admits(values)):
+            return False
+        self.values.append(values)
+        return True
 
-    @abstractmethod
     def remove(self, request: str, sub_request: str, device: SliceDevice) -> None:
         """Takes out a device ``add`` let in, with the same arguments."""
+        if self.applies(request, sub_request):
+            self.values.remove(attribute_values(device, self.attribute)[1])
+
+    @abstractmethod
+    def admits(self, values: AttributeValues) -> bool:
+        """Whether a device with ``values`` may join the devices counted in (at least one)."""
 
 
 class MatchAttribute(Constraint):
-    __slots__ = ("count", "value")
+    __slots__ = ()
 
-    def __init__(self, requests: Collection[str], attribute: str) -> None:
-        super().__init__(requests, attribute)
-        self.value: AttributeValue = None
-        self.count = 0
-
-    def add(self, request: str, sub_request: str, device: SliceDevice) -> bool:
-        if not self.applies(request, sub_request):
-            return True
-        found, value = attribute_value(device, self.attribute)
-        if not found:
+    def admits(self, values: AttributeValues) -> bool:
+        if values is None:
             return False
-        if self.count == 0:
-            self.value = value
-        elif value is None or value != self.value:
-            return False
-        self.count += 1
+        kind, common = values
+        for other in self.values:
+            if other is None or other[0] != kind:
+                return False
+            common = common & other[1]
+            if not common:
+                return False
         return True
-
-    def remove(self, request: str, sub_request: str, device: SliceDevice) -> None:
-        if self.applies(request, sub_request):
-            self.count -= 1
 
 
 class DistinctAttribute(Constraint):
-    __slots__ = ("values",)
+    __slots__ = ()
 
-    def __init__(self, requests: Collection[str], attribute: str) -> None:
-        super().__init__(requests, attribute)
-        #: The values of the devices counted in, one entry per device.
-        self.values: list[AttributeValue] = []
-
-    def add(self, request: str, sub_request: str, device: SliceDevice) -> bool:
-        if not self.applies(request, sub_request):
-            return True
-        found, value = attribute_value(device, self.attribute)
-        if not found:
+    def admits(self, values: AttributeValues) -> bool:
+        if values is None:
             return False
-        if self.values and (value is None or value in self.values):
-            return False
-        self.values.append(value)
-        return True
-
-    def remove(self, request: str, sub_request: str, device: SliceDevice) -> None:
-        if self.applies(request, sub_request):
-            self.values.remove(attribute_value(device, self.attribute)[1])
+        kind, mine = values
+        return all(other is not None and (other[0] != kind or not (mine & other[1])) for other in self.values)

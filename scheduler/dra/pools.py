@@ -94,12 +94,13 @@ def _device_selection(device: objects_pb2.Device) -> _NodeSelection:
 
 class SliceDevice:
     """One device of a slice, with what the allocator reads of it parsed once per Allocator (its
-    selector results are remembered here too, per request)."""
+    selector results are remembered here too)."""
 
     __slots__ = (
+        "_capacity",
+        "_consumes",
+        "_unsupported_attribute",
         "allow_multiple",
-        "capacity",
-        "consumes",
         "id",
         "matches",
         "proto",
@@ -112,24 +113,53 @@ class SliceDevice:
         self.slice = slice_
         self.id = DeviceID(slice_.driver, slice_.pool, device.name)
         self.allow_multiple = device.allow_multiple_allocations
-        where = f"ResourceSlice {slice_.name}, device {device.name}"
-        self.consumes: list[tuple[str, dict[str, Fraction]]] = [
-            (
-                consumption.counter_set,
-                {
-                    name: quantity(counter.value, f"{where}: consumesCounters {consumption.counter_set}")
-                    for name, counter in sorted(consumption.counters.items())
-                },
-            )
-            for consumption in device.consumes_counters
-        ]
-        self.capacity = {
-            name: quantity(capacity.value, f"{where}: capacity {name}")
-            for name, capacity in sorted(device.capacity.items())
-        }
         self.selection = _device_selection(device) if slice_.per_device else None
-        #: Whether the device satisfies a request's class and request selectors, by request key.
-        self.matches: dict[tuple[int, int, int], bool] = {}
+        #: Whether the device satisfies selectors: a class's by its name, a request's by its key.
+        self.matches: dict[str | tuple[int, int, int], bool] = {}
+        self._capacity: dict[str, Fraction] | None = None
+        self._consumes: list[tuple[str, dict[str, Fraction]]] | None = None
+        self._unsupported_attribute: str | None = None
+
+    @property
+    def unsupported_attribute(self) -> str:
+        """The first attribute (by name) that has no value, which CEL cannot convert; empty if none."""
+        if self._unsupported_attribute is None:
+            # An attribute with a value (an empty list is none) serializes to at least a field's tag.
+            attributes = self.proto.attributes
+            self._unsupported_attribute = ""
+            if not all(attribute.ByteSize() for attribute in attributes.values()):
+                self._unsupported_attribute = min(
+                    name for name, value in attributes.items() if not value.ByteSize()
+                )
+        return self._unsupported_attribute
+
+    @property
+    def capacity(self) -> dict[str, Fraction]:
+        """The device's capacities by name."""
+        if self._capacity is None:
+            where = f"ResourceSlice {self.slice.name}, device {self.proto.name}"
+            self._capacity = {
+                name: quantity(capacity.value, f"{where}: capacity {name}")
+                for name, capacity in self.proto.capacity.items()
+            }
+        return self._capacity
+
+    @property
+    def consumes(self) -> list[tuple[str, dict[str, Fraction]]]:
+        """The counters the device consumes, by counter set."""
+        if self._consumes is None:
+            where = f"ResourceSlice {self.slice.name}, device {self.proto.name}"
+            self._consumes = [
+                (
+                    consumption.counter_set,
+                    {
+                        name: quantity(counter.value, f"{where}: consumesCounters {consumption.counter_set}")
+                        for name, counter in consumption.counters.items()
+                    },
+                )
+                for consumption in self.proto.consumes_counters
+            ]
+        return self._consumes
 
     def on_node(self, node: objects_pb2.Node) -> bool:
         """Whether the device is reachable from ``node`` (always, unless its slice selects per device)."""
@@ -234,7 +264,15 @@ class Pool:
     order devices are tried in), the pool's other slices (whose allocated devices still consume the
     pool's counters) and its counter sets."""
 
-    __slots__ = ("counter_sets", "id", "incomplete", "invalid_reason", "other_slices", "slices")
+    __slots__ = (
+        "counter_sets",
+        "has_binding_conditions",
+        "id",
+        "incomplete",
+        "invalid_reason",
+        "other_slices",
+        "slices",
+    )
 
     def __init__(
         self,
@@ -252,14 +290,14 @@ class Pool:
         self.slices = list(slices)
         self.other_slices = list(other_slices)
         self.counter_sets: CounterSets = counter_sets or {}
+        #: Devices of the pool need binding conditions: the allocator tries such pools last.
+        self.has_binding_conditions = any(
+            device.binding_conditions for entry in self.slices for device in entry.proto.spec.devices
+        )
 
     @property
     def invalid(self) -> bool:
         return bool(self.invalid_reason)
-
-    @property
-    def has_binding_conditions(self) -> bool:
-        return any(device.binding_conditions for entry in self.slices for device in entry.proto.spec.devices)
 
     def __repr__(self) -> str:
         state = (

@@ -5,6 +5,7 @@ mode) are kept on the request and raised in upstream's order when allocation rea
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from cluster.api import objects_pb2
@@ -32,6 +33,23 @@ def object_name(claim: objects_pb2.ResourceClaim) -> str:
     return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
 
 
+#: The selector most DeviceClasses have: the driver's name compared with a plain string literal.
+_DRIVER_IS = re.compile(r'\s*device\.driver\s*==\s*"([^"\\]*)"\s*')
+
+
+class _DriverIs:
+    """``device.driver == "NAME"``, answered without the CEL runtime: every device of a node is checked
+    against its class's selectors, and this is the one most classes have."""
+
+    __slots__ = ("driver",)
+
+    def __init__(self, driver: str) -> None:
+        self.driver = driver
+
+    def matches(self, driver: str, device: objects_pb2.Device) -> bool:
+        return driver == self.driver
+
+
 class Selectors:
     """A class's or request's CEL selectors, compiled once; a compile error is raised (as upstream
     does) only when a device is checked against them."""
@@ -41,14 +59,26 @@ class Selectors:
     def __init__(self, owner: str, selectors: Sequence[objects_pb2.DeviceSelector]) -> None:
         #: "class NAME" or "claim NAMESPACE/NAME", as errors name them.
         self.owner = owner
-        self.programs: list[DeviceSelectorProgram | SelectorCompileError] = []
+        self.programs: list[DeviceSelectorProgram | _DriverIs | SelectorCompileError] = []
         for selector in selectors:
+            expression = selector.cel.expression
+            driver_is = _DRIVER_IS.fullmatch(expression)
+            if driver_is is not None:
+                self.programs.append(_DriverIs(driver_is[1]))
+                continue
             try:
-                self.programs.append(compile_device_selector(selector.cel.expression))
+                self.programs.append(compile_device_selector(expression))
             except SelectorCompileError as err:
                 self.programs.append(err)
 
     def match(self, device: SliceDevice) -> bool:
+        if self.programs and device.unsupported_attribute:
+            # Kubernetes hands CEL every attribute of the device, so one without a value fails any
+            # selector; podsched's CEL converts only the attributes a selector names.
+            raise AllocationError(
+                f"{self.owner}: selector #0: CEL runtime error: "
+                f"attribute {device.unsupported_attribute}: unsupported attribute value"
+            )
         for index, program in enumerate(self.programs):
             if isinstance(program, SelectorCompileError):
                 raise AllocationError(f"{self.owner}: selector #{index}: CEL compile error: {program}")
@@ -133,13 +163,20 @@ class Request:
         return ""
 
     def selects(self, device: SliceDevice) -> bool:
-        """Whether ``device`` satisfies the class's and the request's selectors (remembered per device)."""
-        matched = device.matches.get(self.key)
+        """Whether ``device`` satisfies the class's and the request's selectors (remembered per device: a
+        class's for every request of that class)."""
+        matches = device.matches
+        matched = matches.get(self.key)
         if matched is None:
-            matched = (
-                self.class_selectors is None or self.class_selectors.match(device)
-            ) and self.selectors.match(device)
-            device.matches[self.key] = matched
+            class_selectors = self.class_selectors
+            if class_selectors is not None:
+                class_matched = matches.get(class_selectors.owner)
+                if class_matched is None:
+                    class_matched = matches[class_selectors.owner] = class_selectors.match(device)
+                matched = class_matched and self.selectors.match(device)
+            else:
+                matched = self.selectors.match(device)
+            matches[self.key] = matched
         return matched
 
 

@@ -175,6 +175,28 @@ def test_a_nomination_change_needs_a_fence(rules: Leadership) -> None:
     assert rules.nomination_check(ADMIN, None) is None
 
 
+def test_allocating_or_reserving_a_claim_needs_a_fence(rules: Leadership) -> None:
+    """A claim's allocation and its consumers are the scheduler's decisions, as a nomination; taking
+    consumers off or clearing the allocation (the resourceclaim controller's part) is not."""
+    stored = objects_pb2.ResourceClaim(metadata=objects_pb2.ObjectMeta(name="gpu", namespace="default"))
+    allocated = objects_pb2.ResourceClaim()
+    allocated.CopyFrom(stored)
+    allocated.status.allocation.devices.results.add(request="r", driver="d.example.com", pool="p", device="x")
+    reserved = objects_pb2.ResourceClaim()
+    reserved.CopyFrom(allocated)
+    reserved.status.reserved_for.add(resource="pods", name="web", uid="u1")
+    check = rules.nomination_check(SCHEDULER, None)
+    assert check is not None
+    with pytest.raises(errors.PermissionDenied, match=r"cannot set status.allocation of resourceclaim "
+                                                      r"default/gpu without a fence"):
+        check(stored, allocated)
+    with pytest.raises(errors.PermissionDenied, match=r"cannot add to status.reservedFor of resourceclaim"):
+        check(allocated, reserved)
+    check(reserved, allocated)
+    check(allocated, stored)
+    assert rules.nomination_check(SCHEDULER, fence("real", 10)) is None
+
+
 def fence_of(namespace: str, name: str) -> LeaseFence:
     return Fencing(Storage(None)).of(apiserver_pb2.Fence(  # type: ignore[arg-type]
         lease_namespace=namespace, lease_name=name, holder_identity="attacker", token=10))

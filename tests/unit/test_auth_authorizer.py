@@ -23,7 +23,8 @@ ALLOWED = {
     "scheduler": {
         *(f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES),
         "create pods/binding", "update pods/status", "update podgroups/status", "delete pods",
-        "patch pods/status", "patch podgroups/status",
+        "patch pods/status", "patch podgroups/status", "update resourceclaims/status",
+        "patch resourceclaims/status",
         "create events", "update events", "patch events", "create leases", "update leases", "patch leases",
         "create leasecandidates", "update leasecandidates", "patch leasecandidates", "delete leasecandidates",
     },
@@ -35,7 +36,10 @@ ALLOWED = {
         "get runtimeclasses", "list runtimeclasses", "watch runtimeclasses",
         *(f"{verb} {resource}"
           for verb in ("create", "update", "patch", "delete", "deletecollection", "get", "list", "watch")
-          for resource in ("services", "replicasets", "statefulsets", "replicationcontrollers")),
+          for resource in ("services", "replicasets", "statefulsets", "replicationcontrollers",
+                           "resourceclaims", "resourceclaimtemplates")),
+        *(f"{verb} {resource}" for verb in ("get", "list", "watch")
+          for resource in ("deviceclasses", "resourceslices")),
     },
     "readonly": {f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES},
 }

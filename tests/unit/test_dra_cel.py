@@ -10,7 +10,9 @@ from google.protobuf import json_format
 
 from cluster.api import objects_pb2
 from cluster.api.dra.cel import (
+    MAX_COST,
     MAX_LENGTH,
+    MAX_LIST_VALUES,
     SelectorCompileError,
     SelectorRuntimeError,
     compile_device_selector,
@@ -165,6 +167,68 @@ CASES: dict[str, tuple[str, str, objects_pb2.Device, Any]] = {
         DRIVER,
         device({"names": {"ints": [1, 2, 3]}}),
         True,
+    ),
+    "macro-exists-on-int": (
+        'device.attributes["dra.example.com"].name.exists(x, x > 0)',
+        DRIVER,
+        device({"name": {"int": 1}}),
+        ("runtime", "expected iterable type"),
+    ),
+    "macro-exists-on-bool": (
+        'device.attributes["dra.example.com"].name.exists(x, x == true)',
+        DRIVER,
+        device({"name": {"bool": True}}),
+        ("runtime", "expected iterable type"),
+    ),
+    "macro-exists-on-string": (
+        'device.attributes["dra.example.com"].name.exists(x, x == "fish")',
+        DRIVER,
+        device({"name": {"string": "fish"}}),
+        ("runtime", "expected iterable type"),
+    ),
+    "macro-exists-on-version": (
+        'device.attributes["dra.example.com"].name.exists(x, x.isGreaterThan(semver("0.0.1")))',
+        DRIVER,
+        device({"name": {"version": "1.0.0"}}),
+        ("runtime", "expected iterable type"),
+    ),
+    **{
+        f"includes-function-on-{kind}-{shape}-{'positive' if expected else 'negative'}": (
+            f'device.attributes["dra.example.com"].name.includes({argument})',
+            DRIVER,
+            device({"name": attribute}),
+            expected,
+        )
+        for kind, shape, attribute, argument, expected in [
+            ("bool", "scalar", {"bool": True}, "true", True),
+            ("bool", "scalar", {"bool": False}, "true", False),
+            ("bool", "list", {"bools": [True, False]}, "true", True),
+            ("bool", "list", {"bools": [True, True]}, "false", False),
+            ("int", "scalar", {"int": 1}, "1", True),
+            ("int", "scalar", {"int": 2}, "1", False),
+            ("int", "list", {"ints": [1, 2]}, "1", True),
+            ("int", "list", {"ints": [1, 2]}, "3", False),
+            ("string", "scalar", {"string": "fish"}, '"fish"', True),
+            ("string", "scalar", {"string": "fish"}, '"bird"', False),
+            ("string", "list", {"strings": ["fish", "bird"]}, '"fish"', True),
+            ("string", "list", {"strings": ["fish", "bird"]}, '"cat"', False),
+            ("semver", "scalar", {"version": "1.0.0"}, 'semver("1.0.0")', True),
+            ("semver", "scalar", {"version": "1.0.0"}, 'semver("2.0.0")', False),
+            ("semver", "list", {"versions": ["1.0.0", "2.0.0"]}, 'semver("1.0.0")', True),
+            ("semver", "list", {"versions": ["1.0.0", "2.0.0"]}, 'semver("3.0.0")', False),
+        ]
+    },
+    "includes-function-on-very-long-list-positive": (
+        f'device.attributes["dra.example.com"].name.includes("value-{MAX_LIST_VALUES}")',
+        DRIVER,
+        device({"name": {"strings": _strings(MAX_LIST_VALUES)}}),
+        False,
+    ),
+    "includes-function-on-very-long-list-runtime-error": (
+        f'device.attributes["dra.example.com"].name.includes("value-{MAX_LIST_VALUES + 1}")',
+        DRIVER,
+        device({"name": {"strings": _strings(MAX_LIST_VALUES + 1)}}),
+        ("runtime", f"'includes' function cannot be applied to lists longer than {MAX_LIST_VALUES} values"),
     ),
     "version": (
         'device.attributes["dra.example.com"].name.isGreaterThan(semver("0.0.1"))',
@@ -335,9 +399,11 @@ QUANTITY_CASES: list[tuple[str, Any]] = [
     ('quantity("9999999999999999999999999999999999999G").isInteger()', False),
     ('quantity("50").isInteger()', True),
     ('quantity("50.703k").asApproximateFloat()', 50703.0),
-    ('quantity("-5").sign()', -1),
-    ('quantity("0").sign()', 0),
-    ('quantity("5m").sign()', 1),
+    ('sign(quantity("-5"))', -1),
+    ('sign(quantity("0"))', 0),
+    ('sign(quantity("5m"))', 1),
+    # sign is a function of Kubernetes' library, not a method.
+    ('quantity("5m").sign()', ("compile", "'sign'")),
 ]
 
 # Kubernetes' semver library.
@@ -357,6 +423,28 @@ SEMVER_CASES: list[tuple[str, Any]] = [
     ('semver("1.0.0-rc.1").isGreaterThan(semver("1.0.0-beta.11"))', True),
     ('semver("1.0.0-2").isLessThan(semver("1.0.0-11"))', True),
     ('semver("1.0.0+build1").compareTo(semver("1.0.0+build2"))', 0),
+    ('semver("1.0.0+build1") == semver("1.0.0+build2")', True),
+    ('semver("1.0.0").isLessThan(semver("1.0.0"))', False),
+    ('semver("1.0.0").isGreaterThan(semver("1.0.0"))', False),
+    ('isSemver("1.2.3-beta.1+build.1")', True),
+    ('isSemver("")', False),
+    ('isSemver("v1.0.0")', False),
+    ('isSemver(" 1.0.0")', False),
+    ('isSemver("1. 0.0")', False),
+    ('isSemver("1.0.0 ")', False),
+    ('isSemver("01.01.01")', False),
+    ('isSemver("1")', False),
+    ('isSemver("1.1")', False),
+    ('isSemver("", true)', False),
+    ('isSemver(" 1.0.0", true)', False),
+    ('isSemver("1. 0.0", true)', False),
+    ('isSemver("1.0.0 ", true)', False),
+    ('isSemver("v1.0.0", true)', True),
+    ('isSemver("1", true)', True),
+    ('isSemver("1.1", true)', True),
+    ("isSemver([1, 2, 3])", ("compile", "found no matching overload for 'isSemver' applied to")),
+    ('semver("v01.01", true) == semver("1.1.0")', True),
+    ('semver("v1.0")', ("runtime", "No Major.Minor.Patch elements found")),
     ('isSemver("1.0.0")', True),
     ('isSemver("hello")', False),
     ('isSemver("v1.0")', False),
@@ -397,9 +485,16 @@ def test_the_same_expression_compiles_once() -> None:
 
 
 def test_compile_errors_are_value_errors_with_the_source_position() -> None:
-    with pytest.raises(ValueError, match=r"undeclared reference to 'nosuchvar'") as info:
+    with pytest.raises(ValueError) as info:
         compile_device_selector("nosuchvar == 1")
-    assert "compilation failed: ERROR: <input>:1:1:" in str(info.value)
+    assert str(info.value).startswith(
+        "compilation failed: ERROR: <input>:1:1: undeclared reference to 'nosuchvar' (in container '')"
+    )
+
+
+def test_a_field_the_device_lacks_is_an_undefined_field() -> None:
+    message = validate_device_selector('device.nosuch == "x"') or ""
+    assert "undefined field 'nosuch'" in message
 
 
 def test_unqualified_names_belong_to_the_devices_driver() -> None:
@@ -416,7 +511,60 @@ def test_unqualified_names_belong_to_the_devices_driver() -> None:
 def test_a_bad_version_attribute_is_a_runtime_error_naming_it() -> None:
     dev = device({"fw": {"version": "1.0"}})
     with pytest.raises(SelectorRuntimeError, match="attribute fw: parse semantic version"):
-        compile_device_selector("true").matches(DRIVER, dev)
+        compile_device_selector('device.attributes["dra.example.com"].size() > 0').matches(DRIVER, dev)
+
+
+def test_only_the_domains_an_expression_reads_are_converted() -> None:
+    # The other domain's broken version is never read, so it cannot fail the match.
+    dev = device({"model": {"string": "a"}, "other.example.com/fw": {"version": "1.0"}}, {"memory": "1Gi"})
+    assert compile_device_selector('device.attributes["dra.example.com"].model == "a"').matches(DRIVER, dev)
+    assert compile_device_selector("device.attributes.size() == 2").matches(
+        DRIVER, device({"a": {"int": 1}, "x.io/b": {"int": 2}})
+    )
+
+
+def test_a_domain_the_device_lacks_is_an_empty_map() -> None:
+    program = compile_device_selector(
+        'device.capacity["other.example.com"].size() == 0 && '
+        '!("memory" in device.capacity["other.example.com"])'
+    )
+    assert program.matches(DRIVER, device(capacity={"memory": "1Gi"})) is True
+    with pytest.raises(SelectorRuntimeError, match="no such key: memory"):
+        compile_device_selector('sign(device.capacity["x.io"].memory) == 1').matches(DRIVER, device())
+
+
+def test_has_and_in_on_a_domain_ask_whether_the_device_has_it() -> None:
+    for guarded in (
+        "has(device.attributes.example) && device.attributes.example.a == 1",
+        '"example" in device.attributes && device.attributes["example"].a == 1',
+    ):
+        program = compile_device_selector(guarded)
+        assert program.matches(DRIVER, device()) is False
+        assert program.matches(DRIVER, device({"example/a": {"int": 1}})) is True
+
+
+# Seven nested loops of ten: about 10^7 evaluations (Kubernetes' own example of a too expensive selector).
+EXPENSIVE = (
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(y, "
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z2, "
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z3, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z4, "
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z5, '1'.matches('[0-9]*'))))))))"
+)
+
+
+def test_an_expression_over_the_cost_limit_is_refused() -> None:
+    program = compile_device_selector(EXPENSIVE)
+    assert program.max_cost > MAX_COST
+    assert validate_device_selector(EXPENSIVE) == "too complex, exceeds cost limit"
+    with pytest.raises(SelectorRuntimeError, match="cost limit exceeded"):
+        program.matches(DRIVER, device())
+
+
+@pytest.mark.parametrize(
+    "name", sorted(name for name, case in CASES.items() if not isinstance(case[3], tuple))
+)
+def test_the_tables_selectors_are_well_under_the_cost_limit(name: str) -> None:
+    assert compile_device_selector(CASES[name][0]).max_cost < MAX_COST // 100
 
 
 def test_validation_reports_what_is_wrong() -> None:
@@ -427,3 +575,7 @@ def test_validation_reports_what_is_wrong() -> None:
     )
     long = "true" + " && true" * (MAX_LENGTH // 8)
     assert validate_device_selector(long) == f"Too long: may not be more than {MAX_LENGTH} bytes"
+    # The limit counts bytes, not characters.
+    accented = 'device.driver == "' + "é" * (MAX_LENGTH // 2) + '"'
+    assert len(accented) < MAX_LENGTH
+    assert validate_device_selector(accented) == f"Too long: may not be more than {MAX_LENGTH} bytes"

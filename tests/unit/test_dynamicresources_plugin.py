@@ -20,6 +20,7 @@ from scheduler.framework import (
     DRAManager,
     EventResource,
     NodeInfo,
+    NodeScore,
     PodInfo,
     QueueingHint,
     Status,
@@ -27,7 +28,11 @@ from scheduler.framework import (
 from scheduler.plugins import dynamicresources
 from scheduler.plugins.dynamicresources import CANNOT_ALLOCATE, IN_USE, NOT_AVAILABLE, DynamicResources
 from tests import builders
+from tests.unit.binder_util import running_binder
 from tests.unit.framework_fakes import Snapshot, fake_handle
+from tests.unit.test_gang_scheduling import Rig
+from tests.unit.test_gang_scheduling import member as gang_member
+from tests.unit.test_gang_scheduling import pod_group as gang_pod_group
 
 NAMESPACE = "default"
 POD_NAME = "my-pod"
@@ -492,3 +497,70 @@ def test_pods_without_claims_cost_a_check() -> None:
     assert w.plugin.sign(pod) == ()
     assert w.plugin.sign(PodInfo(POD_WITH_CLAIM_NAME)) is None
     assert w.plugin.reserve(state, pod, WORKER) is None
+
+
+# -------------------------------------------------------------------------------------------- gangs
+
+
+async def test_a_gangs_claims_are_written_before_its_one_group_bind() -> None:
+    """Each member's PreBind writes its claim's allocation and reservation, then the group is bound in
+    one call; the members' devices are distinct and on the only nodes that have them."""
+    manager = DRAManager()
+    manager.device_classes.set(make_class())
+    for name in ("node-0", "node-1"):
+        manager.resource_slices.set(make_slice(name))
+    rig = Rig(dra_manager=manager)
+    rig.add_group(gang_pod_group("train", 2))
+    members = []
+    for index in range(2):
+        claim = make_claim(f"train-{index}-gpu")
+        manager.resource_claims.on_add(claim)
+        rig.api.claims[claim.metadata.name] = claim
+        created = gang_member(f"train-{index}", "train", cpu="100m")
+        created.spec.resource_claims.add(name="gpu", resource_claim_name=claim.metadata.name)
+        members.append(created)
+    async with running_binder(rig.binder):
+        rig.add_pods(*members)
+        await rig.cycles()
+    (bindings,) = rig.api.group_binds
+    assert sorted(node_name for _, _, node_name in bindings) == ["node-0", "node-1"]
+    assert sorted(rig.api.writes[:2]) == [("claim", "train-0-gpu"), ("claim", "train-1-gpu")]
+    assert rig.api.writes[2:] == [("bind_group", ["train-0", "train-1"])]
+    placed = {name: node_name for _, name, node_name in bindings}
+    for index in range(2):
+        written = rig.api.claims[f"train-{index}-gpu"]
+        (result,) = written.status.allocation.devices.results
+        assert result.pool == placed[f"train-{index}"]
+        assert [c.uid for c in written.status.reserved_for] == [f"uid-train-{index}"]
+
+
+# -------------------------------------------------------------------------------------------- Score
+
+
+def test_nodes_that_give_an_earlier_subrequest_score_higher() -> None:
+    """A firstAvailable request prefers its first subrequest (upstream's computeScore): the node that has
+    a big device scores above the node that only has a small one; a pod without such a request skips."""
+    sized = [builders.device_class(size, f'device.attributes["{DRIVER}"].size == "{size}"')
+             for size in ("big", "small")]
+    slices = [builders.resource_slice(f"{name}-{DRIVER}", DRIVER, name,
+                                      {"name": "d", "attributes": {"size": {"string": size}}}, node_name=name)
+              for name, size in ((WORKER, "big"), ("worker-2", "small"))]
+    subrequests = [{"name": size, "deviceClassName": size, "allocationMode": "ExactCount", "count": 1}
+                   for size in ("big", "small")]
+    claim = builders.resource_claim(CLAIM_NAME, {"name": "req-1", "firstAvailable": subrequests},
+                                    namespace=NAMESPACE)
+    claim.metadata.uid = "uid-claim"
+    w = world([claim], sized, slices, nodes=(WORKER, "worker-2"))
+    pod, state = PodInfo(POD_WITH_CLAIM_NAME), CycleState()
+    w.plugin.pre_filter(state, pod, w.nodes)
+    assert [w.plugin.filter(state, pod, node) for node in w.nodes] == [None, None]
+    assert w.plugin.pre_score(state, pod, w.nodes) is None
+    scores = [NodeScore(node.name, w.plugin.score(state, pod, node)) for node in w.nodes]
+    assert [s.score for s in scores] == [8, 7]
+    w.plugin.normalize_score(state, pod, scores)
+    assert [s.score for s in scores] == [100, 87]
+
+    plain = world([PENDING_CLAIM], *ONE_DEVICE)
+    state = CycleState()
+    plain.plugin.pre_filter(state, pod, plain.nodes)
+    assert verdict(plain.plugin.pre_score(state, pod, plain.nodes)) == (SKIP, "")

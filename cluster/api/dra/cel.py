@@ -4,8 +4,10 @@ An expression sees one variable, ``device``: ``driver``, ``allowMultipleAllocati
 -> attribute id -> int, bool, string, semver version, or a list of one of those) and ``capacity`` (domain ->
 capacity id -> quantity). A device's attribute or capacity names without a domain belong to its driver's
 domain. Looking up a domain the device has nothing in gives an empty map (so ``.attr`` then fails with "no
-such key"), as in Kubernetes. The functions are CEL's standard ones, the strings extension, ``cel.bind``,
-and Kubernetes' quantity and semver libraries.
+such key"), as in Kubernetes (selector_ast.py says when it cannot). The functions are CEL's standard ones,
+the strings extension, ``cel.bind``, and Kubernetes' quantity and semver libraries. A selector whose
+estimated worst-case cost is over the API's limit is refused, by validation and at evaluation (the runtime
+cannot stop an evaluation midway).
 
 The runtime is Google's CEL C++ implementation (cel-expr-python): it type-checks at compile time like
 cel-go, so compile errors read as Kubernetes' do, and it evaluates a selector in a few microseconds.
@@ -18,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -28,6 +30,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message, message_fa
 
 from cluster.api import objects_pb2
 from cluster.api.dra import semver
+from cluster.api.dra.selector_ast import MAX_LIST_VALUES, Reads, SelectorAnalysis, analyze
 from cluster.api.quantity import parse_quantity
 
 #: resource.k8s.io/v1 CELSelectorExpressionMaxCost and CELSelectorExpressionMaxLength.
@@ -82,6 +85,7 @@ def _value_of(quantity: Any) -> Fraction:
     return Fraction(int(quantity.value), _NANO)
 
 
+# The messages are shared between callers: nothing modifies one once it is made.
 @functools.lru_cache(maxsize=4096)
 def _quantity_from_text(text: str) -> Any:
     return _quantity_of(parse_quantity(text))
@@ -121,13 +125,18 @@ def _sign(quantity: Any) -> int:
 
 @functools.lru_cache(maxsize=4096)
 def _semver_from_text(text: str) -> Any:
-    return _Semver(value=str(semver.parse(text)))
+    return _semver_of(semver.parse(text))
 
 
 def _semver_normalized(text: str, normalize: bool) -> Any:
     if normalize:
-        return _Semver(value=str(semver.parse_tolerant(text)))
+        return _semver_of(semver.parse_tolerant(text))
     return _semver_from_text(text)
+
+
+def _semver_of(version: semver.Version) -> Any:
+    # Without the build metadata, which does not count in comparisons: == then agrees with compareTo.
+    return _Semver(value=str(version._replace(build=())))
 
 
 def _is_semver(text: str, normalize: bool = False) -> bool:
@@ -161,9 +170,10 @@ def _functions() -> list[Any]:
     q, v, b, i, s = _QUANTITY, _SEMVER, cel.Type.BOOL, cel.Type.INT, cel.Type.STRING
     qv = _value_of
     decls: dict[str, list[Any]] = {
-        "quantity": [_overload("string_to_quantity", q, [s], lambda t: _quantity_of(parse_quantity(t)))],
+        "quantity": [_overload("string_to_quantity", q, [s], _quantity_from_text)],
         "isQuantity": [_overload("is_quantity_string", b, [s], _is_quantity)],
-        "sign": [_overload("quantity_sign", i, [q], _sign, member=True)],
+        # sign(q), not q.sign(): so Kubernetes declares it.
+        "sign": [_overload("quantity_sign", i, [q], _sign)],
         "asInteger": [_overload("quantity_get_int", i, [q], _as_integer, member=True)],
         "isInteger": [_overload("quantity_is_integer", b, [q], _is_integer, member=True)],
         "asApproximateFloat": [
@@ -202,8 +212,29 @@ def _functions() -> list[Any]:
             _overload("quantity_compare_to", i, [q, q], _ordering, member=True),
             _overload("semver_compare_to", i, [v, v], None, member=True),
         ],
+        # An attribute, single value or list, includes a value: one overload per kind the runtime tells apart.
+        "includes": [
+            _overload(f"{name}{suffix}_includes", b, [receiver, element], _includes, member=True)
+            for element, name in ((i, "int"), (b, "bool"), (s, "string"), (v, "semver"))
+            for receiver, suffix in ((element, ""), (cel.Type.List(element), "_list"))
+        ],
     }
     return [cel.FunctionDecl(name, overloads) for name, overloads in decls.items()]
+
+
+def _includes(attribute: Any, value: Any) -> bool:
+    if isinstance(attribute, list):
+        if len(attribute) > MAX_LIST_VALUES:
+            raise ValueError(
+                f"'includes' function cannot be applied to lists longer than {MAX_LIST_VALUES} values"
+            )
+        return any(_same(item, value) for item in attribute)
+    return _same(attribute, value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    # Python's True == 1: the types must agree too.
+    return type(a) is type(b) and bool(a == b)
 
 
 def _approximate(value: Fraction) -> float:
@@ -229,34 +260,42 @@ _ENV = cel.NewEnv(
     functions=_functions(),
 )
 
-# A lookup `device.attributes["<domain>"]` or `device.capacity["<domain>"]` of a domain the device lacks gives
-# an empty map: the domains an expression names are found once, at compile time, and filled in per device.
-_DOMAIN_LOOKUP = re.compile(
-    r"""device\s*\.\s*(attributes|capacity)\s*\[\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*\]"""
-)
 _MISSING_KEY = re.compile(r'^Key not found in map : "(.*)"$')
+_UNKNOWN_DEVICE_FIELD = re.compile(r"undeclared reference to 'device\.([^']*)' \(in container ''\)")
+# A macro (exists, all, ...) over a value that is neither a list nor a map.
+_NOT_ITERABLE = "No matching overloads found : <iter_range>"
 
 
 class DeviceSelectorProgram:
     """One compiled selector; ``matches`` evaluates it on a device of a driver."""
 
-    __slots__ = ("_attribute_domains", "_capacity_domains", "_expression", "expression")
+    __slots__ = ("_attributes", "_capacity", "_expression", "expression", "max_cost")
 
-    def __init__(
-        self,
-        expression: str,
-        compiled: Any,
-        attribute_domains: frozenset[str],
-        capacity_domains: frozenset[str],
-    ) -> None:
+    def __init__(self, expression: str, compiled: Any, analysis: SelectorAnalysis) -> None:
         self.expression = expression
         self._expression = compiled
-        self._attribute_domains = attribute_domains
-        self._capacity_domains = capacity_domains
+        #: The estimated worst-case cost of one evaluation.
+        self.max_cost = analysis.max_cost
+        self._attributes = _Reader(analysis.attributes, _attribute_value, "attribute")
+        self._capacity = _Reader(analysis.capacity, _capacity_value, "capacity")
 
     def matches(self, driver: str, device: objects_pb2.Device) -> bool:
         """Whether ``device`` of ``driver`` satisfies the selector; raises SelectorRuntimeError."""
-        result = self._expression.eval(data=self._variables(driver, device))
+        if self.max_cost > MAX_COST:
+            # The runtime cannot be interrupted: a selector that may run too long is not started.
+            raise SelectorRuntimeError(
+                f"cost limit exceeded: estimated cost {self.max_cost} exceeds limit {MAX_COST}"
+            )
+        data = {
+            "device.driver": driver,
+            "device.attributes": self._attributes.read(device.attributes, driver),
+            "device.capacity": self._capacity.read(device.capacity, driver),
+            "device.allowMultipleAllocations": device.allow_multiple_allocations,
+        }
+        try:
+            result = self._expression.eval(data=data)
+        except RuntimeError as err:
+            raise SelectorRuntimeError(_runtime_message(str(err))) from None
         if result.type() == cel.Type.ERROR:
             raise SelectorRuntimeError(_runtime_message(result.value()))
         value = result.value()
@@ -266,29 +305,59 @@ class DeviceSelectorProgram:
             )
         return value
 
-    def _variables(self, driver: str, device: objects_pb2.Device) -> dict[str, Any]:
-        attributes: dict[str, dict[str, Any]] = {domain: {} for domain in self._attribute_domains}
-        for name, attribute in device.attributes.items():
+
+class _Reader:
+    """Converts what one selector reads of a device's attributes or capacity into domain -> id -> CEL value:
+    the named attributes of the named domains only (each named domain present: one the device lacks is an
+    empty map, as in Kubernetes), or all of a domain or of the map when the selector uses it whole."""
+
+    __slots__ = ("_convert", "_domains", "_everything", "_what")
+
+    def __init__(self, reads: Reads, convert: Callable[[Any], Any], what: str) -> None:
+        self._convert = convert
+        self._what = what
+        self._everything = reads is None
+        # (domain, ((id, "domain/id"), ...) or None for all of the domain)
+        self._domains = tuple(
+            (domain, None if ids is None else tuple((id_, f"{domain}/{id_}") for id_ in sorted(ids)))
+            for domain, ids in (reads or {}).items()
+        )
+
+    def read(self, entries: Mapping[str, Any], driver: str) -> dict[str, dict[str, Any]]:
+        if self._everything:
+            return self._whole(entries, driver, None)
+        result: dict[str, dict[str, Any]] = {}
+        for domain, ids in self._domains:
+            if ids is None:
+                result[domain] = self._whole(entries, driver, domain).get(domain, {})
+                continue
+            values: dict[str, Any] = {}
+            for id_, qualified in ids:
+                if qualified in entries:
+                    values[id_] = self._converted(qualified, entries[qualified])
+                elif domain == driver and id_ in entries:
+                    values[id_] = self._converted(id_, entries[id_])
+            result[domain] = values
+        return result
+
+    def _whole(self, entries: Mapping[str, Any], driver: str, only: str | None) -> dict[str, dict[str, Any]]:
+        result: dict[str, dict[str, Any]] = {}
+        for name, entry in entries.items():
             domain, _, id_ = name.rpartition("/")
-            try:
-                value = _attribute_value(attribute)
-            except ValueError as err:
-                raise SelectorRuntimeError(f"attribute {name}: {err}") from None
-            attributes.setdefault(domain or driver, {})[id_] = value
-        capacity: dict[str, dict[str, Any]] = {domain: {} for domain in self._capacity_domains}
-        for name, entry in device.capacity.items():
-            domain, _, id_ = name.rpartition("/")
-            try:
-                value = _quantity_from_text(entry.value)
-            except ValueError as err:
-                raise SelectorRuntimeError(f"capacity {name}: {err}") from None
-            capacity.setdefault(domain or driver, {})[id_] = value
-        return {
-            "device.driver": driver,
-            "device.attributes": attributes,
-            "device.capacity": capacity,
-            "device.allowMultipleAllocations": device.allow_multiple_allocations,
-        }
+            domain = domain or driver
+            if only is None or domain == only:
+                result.setdefault(domain, {})[id_] = self._converted(name, entry)
+        return result
+
+    def _converted(self, name: str, entry: Any) -> Any:
+        try:
+            return self._convert(entry)
+        except ValueError as err:
+            raise SelectorRuntimeError(f"{self._what} {name}: {err}") from None
+
+
+def _capacity_value(capacity: objects_pb2.DeviceCapacity) -> Any:
+    return _quantity_from_text(capacity.value)
 
 
 def _attribute_value(attribute: objects_pb2.DeviceAttribute) -> Any:
@@ -319,11 +388,14 @@ def _semver_value(text: str) -> Any:
 
 
 def _runtime_message(detail: str) -> str:
-    # The runtime's "STATUS: message" reads as cel-go's message does.
+    # The runtime's "STATUS: message [STATUS]" reads as cel-go's message does.
+    detail = re.sub(r"\s*\[[A-Z_]+\]$", "", detail)
     message_text = detail.split(": ", 1)[1] if ": " in detail else detail
     missing = _MISSING_KEY.match(message_text)
     if missing is not None:
         return f"no such key: {missing[1]}"
+    if message_text == _NOT_ITERABLE:
+        return "got a value that is neither a list nor a map, expected iterable type"
     return message_text
 
 
@@ -344,28 +416,25 @@ def compile_device_selector(expression: str) -> DeviceSelectorProgram:
         raise SelectorCompileError(
             f"must evaluate to bool or the unknown type, not {_type_name(result_type)}"
         )
-    attribute_domains: set[str] = set()
-    capacity_domains: set[str] = set()
-    for match in _DOMAIN_LOOKUP.finditer(expression):
-        domain = match[2] if match[2] is not None else match[3]
-        (attribute_domains if match[1] == "attributes" else capacity_domains).add(domain)
-    return DeviceSelectorProgram(
-        expression, compiled, frozenset(attribute_domains), frozenset(capacity_domains)
-    )
+    return DeviceSelectorProgram(expression, compiled, analyze(compiled.serialize()))
 
 
 def _compile_message(detail: str) -> str:
     # "INVALID_ARGUMENT: ERROR: <input>:1:1: ... [INVALID_ARGUMENT]" -> cel-go's "ERROR: <input>:1:1: ...".
-    detail = detail.removeprefix("INVALID_ARGUMENT: ")
-    return re.sub(r"\s*\[INVALID_ARGUMENT\]$", "", detail).replace(" (in container '')", "")
+    detail = re.sub(r"\s*\[INVALID_ARGUMENT\]$", "", detail.removeprefix("INVALID_ARGUMENT: "))
+    # `device`'s fields are variables here: a missing one reads as in Kubernetes, where `device` is an object.
+    return _UNKNOWN_DEVICE_FIELD.sub(r"undefined field '\1'", detail)
 
 
 def validate_device_selector(expression: str) -> str | None:
-    """What validation reports of ``expression`` (too long, does not compile, wrong type), None when fine."""
-    if len(expression) > MAX_LENGTH:
+    """What validation reports of ``expression`` (too long, does not compile, wrong type, may cost too much),
+    None when fine."""
+    if len(expression.encode()) > MAX_LENGTH:
         return f"Too long: may not be more than {MAX_LENGTH} bytes"
     try:
-        compile_device_selector(expression)
+        program = compile_device_selector(expression)
     except SelectorCompileError as err:
         return str(err)
+    if program.max_cost > MAX_COST:
+        return "too complex, exceeds cost limit"
     return None

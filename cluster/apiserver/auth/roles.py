@@ -20,6 +20,7 @@ READ_VERBS = ("get", "list", "watch")
 RESOURCES = (
     *(kind.plural for kind in KINDS), "pods/status", "pods/binding", "pods/eviction", "podgroups/status",
     "nodes/status", "namespaces/status", "resourcequotas/status", "poddisruptionbudgets/status",
+    "resourceclaims/status",
 )
 ALL = "*"
 
@@ -89,27 +90,30 @@ class Role:
 
 ADMIN = Role("admin", (rule((ALL,), (ALL,)),))
 #: kube's system:kube-scheduler, cut to what podsched's scheduler calls: it reads everything (informers),
-#: binds, writes pod status (conditions, nominatedNodeName) and PodGroup status (PodGroupScheduled),
+#: binds, writes pod status (conditions, nominatedNodeName), PodGroup status (PodGroupScheduled) and
+#: ResourceClaim status (the devices it allocated, the pods it reserved them for),
 #: deletes preemption victims, records events (an event series is updated in place), holds its Lease and
 #: keeps its LeaseCandidate.
 SCHEDULER = Role("scheduler", (
     rule(READ_VERBS, (ALL,)),
     rule(("create",), ("pods/binding",)),
-    rule(("update", "patch"), ("pods/status", "podgroups/status")),
+    rule(("update", "patch"), ("pods/status", "podgroups/status", "resourceclaims/status")),
     rule(("delete",), ("pods",)),
     rule(("create", "update", "patch"), ("events",)),
     rule(("get", "create", "update", "patch"), ("leases",)),
     rule(("create", "update", "patch", "delete", *READ_VERBS), ("leasecandidates",)),
 ))
 #: A user who runs workloads: pods, their PodGroups, and the Services and workload controllers that select
-#: them in full (except binding pods and writing status), evicting its pods; nodes and RuntimeClasses
-#: (which its pods name) to read.
+#: them in full (except binding pods and writing status), the ResourceClaims and templates its pods name,
+#: evicting its pods; nodes, RuntimeClasses, DeviceClasses and ResourceSlices (what its pods and claims
+#: name or may get) to read.
 CLIENT = Role("client", (
     rule(("create", "delete", "deletecollection", *READ_VERBS), ("pods", "podgroups")),
     rule(("create",), ("pods/eviction",)),
     rule(("create", "update", "patch", "delete", "deletecollection", *READ_VERBS),
-         ("services", "replicasets", "statefulsets", "replicationcontrollers")),
-    rule(READ_VERBS, ("nodes", "runtimeclasses")),
+         ("services", "replicasets", "statefulsets", "replicationcontrollers", "resourceclaims",
+          "resourceclaimtemplates")),
+    rule(READ_VERBS, ("nodes", "runtimeclasses", "deviceclasses", "resourceslices")),
 ))
 READONLY = Role("readonly", (rule(READ_VERBS, (ALL,)),))
 

@@ -53,7 +53,7 @@ class KindStrategy(Generic[M]):
     #: given the request's fence.
     check_update: Callable[[Context, M, M, LeaseFence | None], None] | None
     #: Whether a status update is also checked by the caller's nomination rule (leadership.py): the
-    #: kind's status names a nominated node.
+    #: kind's status holds what only the leader decides (a pod's nominated node, a claim's allocation).
     nominates: bool
     #: Graceful deletion (RESTGracefulDeleteStrategy): what a delete with a grace period (None: the
     #: object's own) does to the stored object at a time; None: every delete removes it at once.

@@ -1,7 +1,8 @@
 """ResourceClaim (resource.k8s.io/v1). Its spec is fixed at creation; its status (the allocation and the
 consumers it is reserved for) is written by UpdateStatus only, by the scheduler under its leadership fence
-(a fence every UpdateStatus takes, fencing.py). A created claim starts with no status, as upstream's
-strategy resets it."""
+(a fence every UpdateStatus takes, fencing.py); under enforced leadership an allocation or a consumer
+added without a fence is refused, as a nomination is (leadership.py). A created claim starts with no
+status, as upstream's strategy resets it."""
 
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ STRATEGY = KindStrategy(
     fenced_verbs=frozenset(),
     record_fence=None,
     check_update=None,
-    nominates=False,
+    nominates=True,
     graceful_delete=None,
     check_delete=None,
     after_write=None,

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cluster.api import errors, kinds, objects_pb2, timeutil
-from cluster.api.dra.podclaims import consumer_reference, is_reserved_for
+from cluster.api.dra.podclaims import can_be_reserved, consumer_reference, is_reserved_for
 from scheduler.dra import AllocatedState, AllocationError, Allocator, NodeAllocationError
 from scheduler.framework import (
     ActionType,
@@ -29,6 +29,7 @@ from scheduler.framework import (
     EventResource,
     Handle,
     NodeInfo,
+    NodeScore,
     NotFound,
     PodInfo,
     PostFilterResult,
@@ -39,14 +40,15 @@ from scheduler.framework import (
 from scheduler.plugins.dynamicresources.claims import ClaimProblem, pod_claims
 from scheduler.plugins.dynamicresources.hints import after_claim_change, after_pod_change
 from scheduler.plugins.dynamicresources.state import NOTHING_ALLOCATED, STATE_KEY, ClaimsState
-from scheduler.plugins.helpers import NodeSelector
+from scheduler.plugins.helpers import NodeSelector, default_normalize_score
 
 NAME = "DynamicResources"
 
-#: How many consumers a claim's status.reservedFor may list (the API's limit).
-RESERVED_FOR_MAX_SIZE = 256
 #: Status updates of one claim in PreBind before a conflict is an error (client-go's DefaultRetry).
 WRITE_ATTEMPTS = 5
+
+#: How many subrequests a firstAvailable list may have (the API's limit).
+FIRST_AVAILABLE_MAX_SIZE = 8
 
 CANNOT_ALLOCATE = "cannot allocate all claims"
 NOT_AVAILABLE = "resourceclaim not available on the node"
@@ -97,8 +99,7 @@ class DynamicResources:
         to_allocate: list[int] = []
         for index, claim in enumerate(claims):
             if claim.status.HasField("allocation"):
-                full = len(claim.status.reserved_for) >= RESERVED_FOR_MAX_SIZE
-                if full and not is_reserved_for(claim, pod.pod):
+                if not can_be_reserved(claim) and not is_reserved_for(claim, pod.pod):
                     return None, Status.unresolvable(IN_USE)
                 allocation = claim.status.allocation
                 available_on.append(NodeSelector.from_proto(allocation.node_selector)
@@ -197,6 +198,30 @@ class DynamicResources:
         if allocations is None:
             return Status.unschedulable(CANNOT_ALLOCATE)
         claims_state.node_allocations[node.metadata.name] = allocations
+        return None
+
+    # ---------------------------------------------------------------------------------------- Score
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Only a firstAvailable request gives nodes different scores: skip Score without one."""
+        claims_state = _state(state, pod)
+        if claims_state is None or not any(request.first_available for claim in claims_state.claims
+                                           for request in claim.spec.devices.requests):
+            return Status.skip()
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
+        claims_state = _state(state, pod)
+        if claims_state is None:
+            return 0
+        allocations = claims_state.node_allocations.get(node_info.name)
+        return 0 if allocations is None else prioritized_list_score(claims_state, allocations)
+
+    def score_extensions(self) -> DynamicResources:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(scores)
         return None
 
     # --------------------------------------------------------------------------------- PostFilter
@@ -352,6 +377,23 @@ class DynamicResources:
 
 class _BindError(Exception):
     """PreBind could not write a claim (upstream's messages)."""
+
+
+def prioritized_list_score(
+    claims_state: ClaimsState, allocations: Sequence[objects_pb2.AllocationResult]
+) -> int:
+    """Upstream's computeScore: each firstAvailable request scores more the earlier the subrequest its
+    allocation picked (8 for the first, the most a list may have, 7 for the second, ...)."""
+    score = 0
+    fresh = iter(allocations)
+    for claim in claims_state.claims:
+        allocation = claim.status.allocation if claim.status.HasField("allocation") else next(fresh)
+        picked = {result.request for result in allocation.devices.results if "/" in result.request}
+        for request in claim.spec.devices.requests:
+            for position, sub in enumerate(request.first_available):
+                if f"{request.name}/{sub.name}" in picked:
+                    score += FIRST_AVAILABLE_MAX_SIZE - position
+    return score
 
 
 def _ref(claim: objects_pb2.ResourceClaim) -> str:
