@@ -299,12 +299,6 @@ class Pool:
     def invalid(self) -> bool:
         return bool(self.invalid_reason)
 
-    def __repr__(self) -> str:
-        state = (
-            "incomplete" if self.incomplete else f"invalid: {self.invalid_reason}" if self.invalid else "ok"
-        )
-        return f"Pool({self.id}, {state}, slices={[s.name for s in self.slices]})"
-
 
 def _duplicate_device(slices: Sequence[SliceEntry]) -> str:
     seen: set[str] = set()

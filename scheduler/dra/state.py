@@ -25,9 +25,6 @@ class SharedDeviceID(NamedTuple):
     device: DeviceID
     share_id: str
 
-    def __str__(self) -> str:
-        return f"{self.device}/{self.share_id}"
-
 
 @dataclass
 class AllocatedState:

@@ -3550,3 +3550,40 @@ def test_driver_selector_selects_as_cel_does(wanted: str, spelling: str, drivers
     accepted = {s.spec.pool.name for s in slices if program.matches(s.spec.driver, s.spec.devices[0])}
     chosen = {r.pool for r in results[0].devices.results} if results else set()
     assert chosen == accepted
+
+
+# Where podsched's allocator knowingly does better than upstream's.
+
+
+def test_distinct_attribute_within_one_request() -> None:
+    """Every device of the request counts, not only the last one chosen for it."""
+    case = Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 3), constraints=[distinct(INT_ATTRIBUTE)])],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                *(dev(f"device-{i}", None, _attrs(numa=numa)) for i, numa in enumerate((1, 2, 1, 3))),
+            )
+        ],
+    )
+    (allocated,) = _allocate(case) or []
+    assert [r.device for r in allocated.devices.results] == ["device-0", "device-1", "device-3"]
+
+
+def test_counters_of_a_refused_device_are_given_back() -> None:
+    """A device whose counters were counted in but whose taint is not tolerated leaves them to others."""
+    case = Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A))],
+        classes=[A],
+        slices=_counter_pool_slices(
+            dev(DEVICE1, consumes=[_MEM6], taints=[TAINT_NO_SCHEDULE]),
+            dev(DEVICE2, consumes=[_MEM4]),
+            sets=[_SET1_8GI],
+        ),
+    )
+    (allocated,) = _allocate(case) or []
+    assert [r.device for r in allocated.devices.results] == [DEVICE2]
