@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import secrets
 import time
 from collections.abc import Callable
@@ -180,8 +181,11 @@ def _loopback_only(listen: str) -> str:
 
 class ApiServer:
     def __init__(
-        self, store: Store, options: ApiServerOptions | None = None, *, clock: Callable[[], float] = time.time
+        self, store: Store, options: ApiServerOptions | None = None, *,
+        clock: Callable[[], float] = time.time, rng: random.Random | None = None,
     ) -> None:
+        """``rng``: the source of generated names' suffixes (a seeded one makes them repeatable, as a
+        simulation's result must be); a fresh one by default."""
         self.options = options or ApiServerOptions()
         self.metrics = ApiServerMetrics()
         store = ObservedStore(store, self.metrics)
@@ -197,7 +201,8 @@ class ApiServer:
             fenced_leases=self.options.fenced_leases,
         )
         self._cache = Cacher(self._registry)
-        self._verbs = Verbs(self._registry, clock=clock, leadership=self._leadership, cache=self._cache)
+        self._verbs = Verbs(self._registry, clock=clock, leadership=self._leadership, cache=self._cache,
+                            rng=rng)
         self._finisher = DeletionFinisher(self._registry, clock=clock)
         self._compactor = Compactor(
             store,

@@ -4,7 +4,7 @@ print what became of every pod (and of every PodGroup, when the scenario has any
 
 stdout holds only the result (JSON, or a table with ``-o table``); warnings (fields of the manifests
 that scheduling does not model), errors and, with ``-v``, logs go to stderr. The same files, config
-and seed always print the same result.
+and seed always print the same result (but for the random shareID of a shared device's allocation).
 
 Exit codes: 0 done; 2 the scenario, the config or the command line is invalid (the message names the
 file, document, object and field); 1 the simulation itself failed (it timed out, or a component broke).
@@ -44,15 +44,18 @@ EXIT_INVALID = 2
 DEFAULT_SEED = 0
 TABLE_HEADER = ("NAMESPACE", "NAME", "NODE", "NOMINATED NODE", "DELETED", "REASON")
 GROUP_TABLE_HEADER = ("NAMESPACE", "PODGROUP", "MIN COUNT", "MEMBERS", "BOUND", "ADMITTED", "REASON")
+CLAIM_TABLE_HEADER = ("NAMESPACE", "POD", "CLAIM", "RESOURCECLAIM", "DEVICES")
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "simulate",
         help="run a scenario through an in-process scheduler and print where every pod lands",
-        description="Create the scenario's PriorityClasses, Nodes, PodDisruptionBudgets, PodGroups, running "
-        "pods and pending pods (in file order) in an in-process control plane, schedule on a virtual clock "
-        "until nothing more can happen, and print every pod's outcome and every PodGroup's.",
+        description="Create the scenario's PriorityClasses, Nodes, PodDisruptionBudgets, PodGroups, DRA "
+        "objects (DeviceClasses, ResourceSlices, ResourceClaimTemplates, ResourceClaims), running pods and "
+        "pending pods (in file order) in an in-process control plane, schedule on a virtual clock until "
+        "nothing more can happen, and print every pod's outcome (with its claims' devices) and every "
+        "PodGroup's.",
     )
     parser.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
                         help="a scenario file, a directory of them, or - for stdin (repeatable)")
@@ -132,7 +135,31 @@ def render_table(document: dict[str, Any]) -> str:
     text = "".join(line + "\n" for line in TableWriter(TABLE_HEADER).table(rows))
     if "podGroups" in document:
         text += "\n" + _render_groups(document["podGroups"])
+    if any("claims" in pod for pod in document["pods"]):
+        text += "\n" + _render_claims(document["pods"])
     return text
+
+
+def _render_claims(pods: list[dict[str, Any]]) -> str:
+    """The claims section: one row per resource claim of a pod, with its devices as
+    driver/pool/device (and the share of a shared device), after a blank line."""
+    rows = [
+        [
+            pod["namespace"],
+            pod["name"],
+            claim["name"],
+            claim["resourceClaim"] or NONE,
+            ",".join(_device(device) for device in claim["devices"]) or NONE,
+        ]
+        for pod in pods
+        for claim in pod.get("claims", ())
+    ]
+    return "".join(line + "\n" for line in TableWriter(CLAIM_TABLE_HEADER).table(rows))
+
+
+def _device(device: dict[str, Any]) -> str:
+    name = f"{device['driver']}/{device['pool']}/{device['device']}"
+    return name if device["shareID"] is None else f"{name} (share {device['shareID']})"
 
 
 def _render_groups(groups: list[dict[str, Any]]) -> str:

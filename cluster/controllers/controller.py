@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from cluster.api.kinds import kind_by_name
 from cluster.client import Client, Informer
 from cluster.controllers.workqueue import WorkQueue
 
@@ -61,6 +62,8 @@ class InformerController(ABC):
         self._queue = WorkQueue()
         self._synced = Started()
         self._log = logging.getLogger(type(self).__module__)
+        #: Whether the worker is syncing a key right now.
+        self._syncing = False
 
     @abstractmethod
     def _informers(self) -> Mapping[str, Informer[Any]]:
@@ -105,4 +108,20 @@ class InformerController(ABC):
             await self._process(await self._queue.get())
 
     async def _process(self, key: str) -> None:
-        await self._queue.process(key, self._sync, self._what(key), self._log)
+        self._syncing = True
+        try:
+            await self._queue.process(key, self._sync, self._what(key), self._log)
+        finally:
+            self._syncing = False
+
+    def idle(self) -> bool:
+        """No key ready to be synced and none being synced: what a simulation waits for before it goes on.
+        A key waiting out a failure's backoff does not count: its sync failed on what the controller saw
+        (a missing template, say) and fails again until that changes, which marks it ready."""
+        return not self._syncing and not self._queue.has_ready()
+
+    def informer_revisions(self) -> dict[str, int]:
+        """The resourceVersion each informer has applied (0 before its first list), by the plural of the
+        kind it watches."""
+        return {kind_by_name(kind).plural: int(informer.resource_version or 0)
+                for kind, informer in self._informers().items()}

@@ -137,8 +137,6 @@ class DisruptionController(InformerController):
         #: The last status write of each budget, until the informer delivers it (or something newer):
         #: the next sync compares with it and writes on top of it, instead of conflicting.
         self._written: dict[str, objects_pb2.PodDisruptionBudget] = {}
-        #: A budget is being synced (taken from the queue, its write maybe not answered yet).
-        self._syncing = False
 
     def _informers(self) -> Mapping[str, Informer[Any]]:
         return {"pod": self._pods, "pdb": self._pdbs}
@@ -253,22 +251,10 @@ class DisruptionController(InformerController):
         """No budget waits to be synced (a retry included) and none is being synced."""
         return not self._syncing and len(self._queue) == 0
 
-    def informer_revisions(self) -> dict[str, int]:
-        """The resourceVersion each informer has applied (0 before its first list), by kind plural."""
-        return {POD.plural: int(self._pods.resource_version or 0),
-                POD_DISRUPTION_BUDGET.plural: int(self._pdbs.resource_version or 0)}
-
     async def _resync(self, period_s: float) -> None:
         while True:
             await asyncio.sleep(period_s)
             self._mark(key for key, _ in self._pdbs.items())
-
-    async def _process(self, key: str) -> None:
-        self._syncing = True
-        try:
-            await super()._process(key)
-        finally:
-            self._syncing = False
 
     def _what(self, key: str) -> str:
         return f"PodDisruptionBudget {key}"

@@ -50,6 +50,10 @@ class WorkQueue:
         """Keys waiting, ready or delayed."""
         return len(self._ready.keys() | self._due.keys())
 
+    def has_ready(self) -> bool:
+        """Whether a key is ready now (keys waiting out a retry's backoff are not)."""
+        return bool(self._ready)
+
     def add(self, key: str) -> None:
         """Make ``key`` ready (a no-op when it is ready already)."""
         self._due.pop(key, None)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -52,15 +53,17 @@ class ControlPlane:
 
 
 @contextlib.asynccontextmanager
-async def control_plane(*, in_process: bool = True) -> AsyncIterator[ControlPlane]:
+async def control_plane(*, in_process: bool = True, seed: int = 0) -> AsyncIterator[ControlPlane]:
     """Start the store, the API server and a client; stop everything on the way out. ``in_process``: the
     client calls the server through an ``InProcessChannel`` (no HTTP/2: the same answers, far cheaper);
-    False: through gRPC on a loopback port, as any other client."""
+    False: through gRPC on a loopback port, as any other client. ``seed`` seeds the suffixes of generated
+    names (the claims the resourceclaim controller makes from templates), so that a run repeats."""
     clock = FakeClock()
     store = WriteTrackingStore(MemoryStore())
     try:
         server = ApiServer(
-            store, ApiServerOptions(listen="127.0.0.1:0"), clock=lambda: VIRTUAL_EPOCH + clock.now()
+            store, ApiServerOptions(listen="127.0.0.1:0"), clock=lambda: VIRTUAL_EPOCH + clock.now(),
+            rng=random.Random(seed),
         )
         await server.start()
         try:

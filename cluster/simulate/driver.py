@@ -3,12 +3,13 @@
 The driver, not the scheduler's own loop, decides when a scheduling cycle runs, so that the outcome
 depends only on the scenario and the seed, never on how fast gRPC or SQLite answer:
 
-1. **Settle**: wait until every write has been answered and seen by every informer (the scheduler's
-   five, the disruption controller's two and the pod tracker: each one's resourceVersion has reached
-   the revision of the last write to its kind, ``WriteTrackingStore``), no scheduling cycle or binding
-   is running, and the disruption controller is idle (every PDB status it owes is written, and by the
-   first rule seen by the scheduler, whose preemption reads it). Only real time passes meanwhile; the
-   virtual clock stands still.
+1. **Settle**: wait until every write has been answered and seen by every informer (the scheduler's,
+   the controllers' and the pod tracker's: each one's resourceVersion has reached the revision of the
+   last write to its kind, ``WriteTrackingStore``), no scheduling cycle or binding is running, and every
+   controller is idle: the disruption controller has written every PDB status it owes, the resourceclaim
+   controller every claim it owes a pod's template (and by the first rule the scheduler has seen them:
+   its preemption reads the one, its DynamicResources plugin waits for the other). Only real time passes
+   meanwhile; the virtual clock stands still.
 2. If activeQ holds a pod, run one scheduling cycle (``Scheduler.schedule_one``) and settle again: its
    binding, the watch events it causes and the queue moves they trigger all land before the next cycle.
 3. Else, if a graceful deletion is due (its deadline has passed on the virtual clock), finish it as a
@@ -32,8 +33,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Collection, Sequence
+from typing import Any, Protocol
 
 from cluster.api import errors, kinds
 from cluster.client import Client
@@ -58,6 +59,9 @@ INFORMER_KINDS: dict[str, kinds.Kind[Any]] = {
     "replicasets": kinds.REPLICA_SET,
     "statefulsets": kinds.STATEFUL_SET,
     "replicationcontrollers": kinds.REPLICATION_CONTROLLER,
+    "resourceclaims": kinds.RESOURCE_CLAIM,
+    "resourceslices": kinds.RESOURCE_SLICE,
+    "deviceclasses": kinds.DEVICE_CLASS,
 }
 #: Passes of the event loop a settle makes before it sleeps in real time. The control plane is all in this
 #: process and on this loop (an in-memory store, an in-process channel), so a settle is waiting for
@@ -67,6 +71,16 @@ _SPINS_BEFORE_SLEEPING = 1000
 TIMER_SPINS = 8
 #: The real sleep between checks once the loop is waiting on I/O (gRPC, the store's writer thread).
 _SETTLE_POLL_S = 0.0005
+
+
+class SettlingController(Protocol):
+    """A controller as the driver waits for it."""
+
+    def idle(self) -> bool:
+        """Nothing to sync, owed or running."""
+
+    def informer_revisions(self) -> dict[str, int]:
+        """The resourceVersion each of its informers has applied, by kind plural."""
 
 
 def quiet_period(config_unschedulable_s: float, max_backoff_s: float) -> float:
@@ -84,14 +98,16 @@ class Driver:
         *,
         scheduler_names: Collection[str],
         quiet_period_s: float,
+        controllers: Sequence[SettlingController] = (),
     ) -> None:
+        """``controllers``: the ones besides ``disruption`` that the settle waits for."""
         self._plane = plane
         self._clock = plane.clock
         self._store = plane.store
         self._client: Client = plane.client
         self._scheduler = scheduler
         self._tracker = tracker
-        self._disruption = disruption
+        self._controllers: tuple[SettlingController, ...] = (disruption, *controllers)
         self._names = frozenset(scheduler_names)
         self._quiet_period_s = quiet_period_s
         self.cycles = 0
@@ -99,17 +115,20 @@ class Driver:
     # ------------------------------------------------------------------------------------ settling
 
     def settled(self) -> bool:
-        """Every write answered and seen by every informer; no cycle, no binding and no PDB status
-        update running or owed."""
-        if self._store.writes_in_flight or self._scheduler.working or not self._disruption.idle():
+        """Every write answered and seen by every informer; no cycle, no binding and no controller's
+        write (a PDB status, a claim) running or owed."""
+        if self._store.writes_in_flight or self._scheduler.working:
+            return False
+        if not all(controller.idle() for controller in self._controllers):
             return False
         revisions = self._scheduler.informer_revisions()
         for name, kind in INFORMER_KINDS.items():
             if revisions[name] < self._store.last_write(kind):
                 return False
-        for name, revision in self._disruption.informer_revisions().items():
-            if revision < self._store.last_write(INFORMER_KINDS[name]):
-                return False
+        for controller in self._controllers:
+            for name, revision in controller.informer_revisions().items():
+                if revision < self._store.last_write(kinds.kind_by_name(name)):
+                    return False
         tracked = int(self._tracker.informer.resource_version or 0)
         return tracked >= self._store.last_write(kinds.POD)
 

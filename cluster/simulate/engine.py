@@ -3,7 +3,8 @@
 The pieces: the control plane (controlplane.py: store, API server, client on the virtual clock), one
 ``scheduler.scheduler.Scheduler`` sharing that clock, the ``DisruptionController`` that ``podsched
 apiserver`` runs (keeping the status of every PDB whose status the scenario does not pin, see
-scenario.py; without a resync, which would run on real time), a ``PodTracker`` that records what becomes
+scenario.py; without a resync, which would run on real time), its ``ResourceClaimController`` (making
+the claims of pods' claim templates), a ``PodTracker`` that records what becomes
 of every pod, and the lock-step ``Driver`` (driver.py).
 
 The scheduler's background work (its informers, event writers, binder, queue flushes and cache
@@ -19,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,8 @@ from cluster.apiserver.admission.namespacelifecycle import SYSTEM_NAMESPACES
 from cluster.apiserver.bootstrap import SYSTEM_NAMESPACE, system_critical_quota
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from cluster.client import Client
-from cluster.controllers import DisruptionController
+from cluster.controllers import DisruptionController, InformerController
+from cluster.controllers.resourceclaim import ResourceClaimController
 from cluster.simulate.controlplane import control_plane
 from cluster.simulate.driver import Driver, quiet_period
 from cluster.simulate.outcome import PodGroupOutcome, PodOutcome, PodTracker, outcomes_json
@@ -78,7 +80,7 @@ async def simulate(
     """Run ``scenario`` to quiescence. Raises ScenarioError if the API refuses one of its objects,
     SimulationTimeout past ``timeout_s`` of wall time. ``in_process``: the client reaches the API
     server in process (False: over gRPC on a loopback port, the reference the fast path must equal)."""
-    async with control_plane(in_process=in_process) as plane:
+    async with control_plane(in_process=in_process, seed=seed) as plane:
         scheduler = Scheduler(plane.client, config, registry=registry, clock=plane.clock, rng_seed=seed)
         tracker = PodTracker(plane.client)
         pinned = scenario.pinned_pdbs()
@@ -86,18 +88,21 @@ async def simulate(
             plane.client, resync_period_s=None,
             leave_alone=lambda pdb: f"{pdb.metadata.namespace}/{pdb.metadata.name}" in pinned,
         )
+        claims = ResourceClaimController(plane.client)
         driver = Driver(
             plane, scheduler, tracker, disruption,
             scheduler_names=scheduler.profile_names,
             quiet_period_s=quiet_period(config.pod_max_in_unschedulable_pods_seconds,
                                         config.pod_max_backoff_seconds),
+            controllers=[claims],
         )
         try:
             async with asyncio.timeout(timeout_s), background(scheduler.background_roots(), scheduler,
-                                                              disruption, tracker):
+                                                              disruption, tracker, [claims]):
                 await _create(plane.client, scenario)
                 await driver.run()
                 groups = await _group_outcomes(plane.client, scenario, tracker)
+                allocated = await _claims(plane.client) if tracker.uses_claims() else None
         except TimeoutError:
             raise SimulationTimeout(
                 f"the simulation did not become quiescent within {timeout_s:g}s of wall time "
@@ -105,7 +110,17 @@ async def simulate(
             ) from None
         finally:
             await scheduler.close()
-        return SimulationResult(tracker.outcomes(), driver.cycles, plane.clock.now(), groups)
+        return SimulationResult(tracker.outcomes(allocated), driver.cycles, plane.clock.now(), groups)
+
+
+async def _claims(client: Client) -> dict[tuple[str, str], objects_pb2.ResourceClaim]:
+    """Every ResourceClaim at the end, by namespace and name."""
+    listed = await client.list_all(kinds.RESOURCE_CLAIM)
+    claims = {}
+    for claim in listed.items:
+        assert isinstance(claim, objects_pb2.ResourceClaim)
+        claims[(claim.metadata.namespace, claim.metadata.name)] = claim
+    return claims
 
 
 async def _group_outcomes(
@@ -128,19 +143,21 @@ async def _group_outcomes(
 @contextlib.asynccontextmanager
 async def background(
     scheduler_roots: dict[str, Coroutine[Any, Any, None]], scheduler: Scheduler,
-    disruption: DisruptionController, tracker: PodTracker,
+    disruption: DisruptionController, tracker: PodTracker, controllers: Sequence[InformerController] = (),
 ) -> AsyncIterator[None]:
     """Run ``scheduler_roots`` (the scheduler's background work, or part of it), the disruption
-    controller and the tracker for the body's duration, with every informer synced before the body
-    starts. A task that fails or ends cancels the body and is raised."""
+    controller, the other ``controllers`` and the tracker for the body's duration, with every informer
+    synced before the body starts. A task that fails or ends cancels the body and is raised."""
     roots = {f"scheduler {name}": work for name, work in scheduler_roots.items()}
     roots["disruption controller"] = disruption.run()
+    roots |= {f"{controller.name} controller": controller.run() for controller in controllers}
     roots["pod tracker"] = tracker.informer.run()
     try:
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(_guard(name, work), name=name) for name, work in roots.items()]
             try:
                 await asyncio.gather(scheduler.wait_synced(), disruption.wait_synced(),
+                                     *(controller.wait_synced() for controller in controllers),
                                      tracker.informer.wait_synced())
                 yield
             finally:

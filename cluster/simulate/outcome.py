@@ -1,6 +1,7 @@
 """What happened to every pod of a simulation: the ``PodTracker`` follows pods through an informer, and
 ``PodOutcome`` is one line of the result (docs/scenario-format.md's JSON); ``PodGroupOutcome`` is one
-line of its ``podGroups`` section, made at the end from the PodGroup and the pods that name it.
+line of its ``podGroups`` section, made at the end from the PodGroup and the pods that name it. A pod
+with resource claims also gets what its claims were allocated (claims.py).
 
 The tracker remembers pods after they are deleted (preemption's victims are reported with
 ``"deleted": true`` and the node they ran on), and knows which pods are terminating and until when,
@@ -9,7 +10,7 @@ because the simulator finishes graceful deletions itself on the virtual clock (s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ from google.protobuf.message import Message
 
 from cluster.api import kinds, objects_pb2, podgroups
 from cluster.client import Client, Informer
+from cluster.simulate.claims import ClaimOutcome, claim_outcomes
 
 POD_SCHEDULED = "PodScheduled"
 
@@ -31,13 +33,16 @@ class PodOutcome:
     deleted: bool
     #: The message of a PodScheduled=False condition (the scheduler's FitError), or None.
     reason: str | None
+    #: Each of spec.resourceClaims with its devices; None for a pod without resource claims (whose line
+    #: then has no "claims" key, as before claims existed).
+    claims: tuple[ClaimOutcome, ...] | None = None
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        document: dict[str, Any] = {
             "namespace": self.namespace,
             "name": self.name,
             "node": self.node,
@@ -45,9 +50,17 @@ class PodOutcome:
             "deleted": self.deleted,
             "reason": self.reason,
         }
+        if self.claims is not None:
+            document["claims"] = [claim.to_json() for claim in self.claims]
+        return document
 
     @classmethod
-    def of(cls, pod: objects_pb2.Pod, *, deleted: bool) -> PodOutcome:
+    def of(
+        cls, pod: objects_pb2.Pod, *, deleted: bool,
+        claims: Mapping[tuple[str, str], objects_pb2.ResourceClaim] | None = None,
+    ) -> PodOutcome:
+        """``pod``'s outcome; ``claims``: the ResourceClaims at the end by namespace and name (None: the
+        simulation has none)."""
         return cls(
             namespace=pod.metadata.namespace,
             name=pod.metadata.name,
@@ -55,6 +68,7 @@ class PodOutcome:
             nominated_node=pod.status.nominated_node_name or None,
             deleted=deleted,
             reason=unschedulable_message(pod),
+            claims=claim_outcomes(pod, claims or {}) if pod.spec.resource_claims else None,
         )
 
 
@@ -184,7 +198,14 @@ class PodTracker:
     def live_pods(self) -> list[objects_pb2.Pod]:
         return [pod for _, pod in self.informer.items()]
 
-    def outcomes(self) -> list[PodOutcome]:
-        live = [PodOutcome.of(pod, deleted=False) for pod in self.live_pods()]
-        gone = [PodOutcome.of(pod, deleted=True) for pod in self._deleted.values()]
+    def uses_claims(self) -> bool:
+        """Whether any pod, live or deleted, has resource claims."""
+        return any(pod.spec.resource_claims for pod in [*self.live_pods(), *self._deleted.values()])
+
+    def outcomes(
+        self, claims: Mapping[tuple[str, str], objects_pb2.ResourceClaim] | None = None
+    ) -> list[PodOutcome]:
+        """Every pod's outcome; ``claims`` as ``PodOutcome.of`` takes them."""
+        live = [PodOutcome.of(pod, deleted=False, claims=claims) for pod in self.live_pods()]
+        gone = [PodOutcome.of(pod, deleted=True, claims=claims) for pod in self._deleted.values()]
         return live + gone

@@ -1,15 +1,18 @@
 """Scenario files (docs/scenario-format.md) into the objects a simulation creates, in creation order.
 
-A scenario is multi-document YAML of Nodes, Pods, PriorityClasses, PodDisruptionBudgets and PodGroups
-(both spellings: scheduling.k8s.io/v1alpha3 and scheduling.x-k8s.io/v1alpha1), read by the same loader
-as ``podsched apply`` (``cluster.api.manifest``): fields scheduling does not model are dropped with a
-warning, never a failure. Everything else that is wrong is found here, before anything runs, and
-reported as ``<file>: document <n> (<Kind> <name>): <field>: <problem>``: kinds a scenario cannot hold,
-missing or duplicate names, invalid quantities and the rest of the API's validation (a malformed PodGroup
-included), pods on nodes the scenario does not define, unknown priority classes, priorities that
-contradict their class, pods that RuntimeClass admission would refuse (a class the scenario lacks, an
-overhead that is not their class's). A pod that names a PodGroup the scenario lacks is no error: it
-waits for its group, as it would in a cluster.
+A scenario is multi-document YAML of Nodes, Pods, PriorityClasses, PodDisruptionBudgets, PodGroups
+(both spellings: scheduling.k8s.io/v1alpha3 and scheduling.x-k8s.io/v1alpha1) and the objects of
+Dynamic Resource Allocation (DeviceClasses, ResourceSlices, ResourceClaimTemplates, ResourceClaims),
+read by the same loader as ``podsched apply`` (``cluster.api.manifest``): fields scheduling does not
+model are dropped with a warning, never a failure. Everything else that is wrong is found here, before
+anything runs, and reported as ``<file>: document <n> (<Kind> <name>): <field>: <problem>``: kinds a
+scenario cannot hold, missing or duplicate names, invalid quantities and the rest of the API's validation
+(a malformed PodGroup included), pods on nodes the scenario does not define, unknown priority classes,
+priorities that contradict their class, pods that RuntimeClass admission would refuse (a class the
+scenario lacks, an overhead that is not their class's). A pod that names a PodGroup the scenario lacks
+is no error: it waits for its group, as it would in a cluster. Nor is a claim that names a missing
+DeviceClass, or a pod that names a missing ResourceClaim or template: the scheduler reports them on the
+pod, as in a cluster.
 
 What the scenario leaves out is filled in as docs/scenario-format.md says: a node's
 ``kubernetes.io/hostname`` label is its name and its allocatable ``pods`` is 110 (allocatable defaults
@@ -41,10 +44,15 @@ from google.protobuf.message import Message
 
 from cluster.api import kinds, objects_pb2, runtimeclass, validation
 from cluster.api.manifest import Manifest, ManifestError, load_paths
+from cluster.apiserver.registry import strategy_of
 
+#: Dynamic Resource Allocation's kinds, in the order they are created: a claim's class and the devices
+#: it may get exist before the claim, and claims and templates before the pods that name them.
+DRA_KINDS = (kinds.DEVICE_CLASS, kinds.RESOURCE_SLICE, kinds.RESOURCE_CLAIM_TEMPLATE, kinds.RESOURCE_CLAIM)
 SCENARIO_KINDS = (kinds.NODE, kinds.POD, kinds.PRIORITY_CLASS, kinds.POD_DISRUPTION_BUDGET, kinds.POD_GROUP,
                   kinds.NAMESPACE, kinds.RUNTIME_CLASS,
-                  kinds.SERVICE, kinds.REPLICA_SET, kinds.STATEFUL_SET, kinds.REPLICATION_CONTROLLER)
+                  kinds.SERVICE, kinds.REPLICA_SET, kinds.STATEFUL_SET, kinds.REPLICATION_CONTROLLER,
+                  *DRA_KINDS)
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 DEFAULT_MAX_PODS = "110"
 DEFAULT_NAMESPACE = "default"
@@ -97,6 +105,9 @@ class Scenario:
     pod_groups: list[Entry] = field(default_factory=list)
     #: Services, ReplicaSets, StatefulSets and ReplicationControllers: their selectors spread pods.
     workloads: list[Entry] = field(default_factory=list)
+    #: DeviceClasses, ResourceSlices, ResourceClaimTemplates and ResourceClaims, in file order
+    #: (``creation_order`` puts them in DRA_KINDS' order).
+    resources: list[Entry] = field(default_factory=list)
     #: Pods with spec.nodeName: already running on that node.
     running_pods: list[Entry] = field(default_factory=list)
     #: Pods to schedule, in file order.
@@ -106,10 +117,12 @@ class Scenario:
 
     def creation_order(self) -> list[Entry]:
         """Namespaces, RuntimeClasses, PriorityClasses, Nodes, PDBs, PodGroups, Services and workload
-        controllers, running pods, then pending pods in file order."""
+        controllers, DeviceClasses, ResourceSlices, ResourceClaimTemplates, ResourceClaims, running pods,
+        then pending pods in file order."""
+        resources = sorted(self.resources, key=lambda entry: DRA_KINDS.index(entry.kind))
         return [*self.namespaces, *self.runtime_classes,
                 *self.priority_classes, *self.nodes, *self.pdbs, *self.pod_groups, *self.workloads,
-                *self.running_pods, *self.pending_pods]
+                *resources, *self.running_pods, *self.pending_pods]
 
     @property
     def pods(self) -> list[Entry]:
@@ -176,7 +189,7 @@ def _normalize(entry: Entry) -> list[str]:
         return [validation.forbidden("metadata.namespace", f"a {kind.name} is not namespaced")]
     if isinstance(obj, objects_pb2.Node):
         _default_node(obj)
-    problems = validation.validate_object(obj)
+    problems = validation.validate_object(_defaulted(kind, obj))
     if isinstance(obj, objects_pb2.PriorityClass) and obj.metadata.name.startswith(HIDDEN_CLASS_PREFIX):
         problems.append(validation.forbidden(
             "metadata.name", f"the prefix '{HIDDEN_CLASS_PREFIX}' is reserved for the classes the simulator "
@@ -185,6 +198,19 @@ def _normalize(entry: Entry) -> list[str]:
         problems.append(validation.forbidden(
             "metadata.name", "system priority classes exist from the start; do not define them"))
     return problems
+
+
+def _defaulted(kind: kinds.Kind, obj: Message) -> Message:
+    """A copy of ``obj`` with the defaults the API server gives its kind before validating it (a claim's
+    allocationMode ExactCount, ...); the scenario creates the object as written, and the server defaults
+    it again."""
+    defaults = strategy_of(kind).defaults
+    if defaults is None:
+        return obj
+    copy = type(obj)()
+    copy.CopyFrom(obj)
+    defaults(copy)
+    return copy
 
 
 def _default_node(node: objects_pb2.Node) -> None:
@@ -213,6 +239,8 @@ def _file(scenario: Scenario, entry: Entry) -> None:
     elif isinstance(obj, (objects_pb2.Service, objects_pb2.ReplicaSet, objects_pb2.StatefulSet,
                           objects_pb2.ReplicationController)):
         scenario.workloads.append(entry)
+    elif entry.kind in DRA_KINDS:
+        scenario.resources.append(entry)
     elif obj.spec.node_name:
         scenario.running_pods.append(entry)
     else:

@@ -23,6 +23,7 @@ from cluster.api.kinds import metadata_of
 from cluster.client import LeaderChange
 from cluster.client.informer import discard_indexed
 from cluster.ui import serialize
+from cluster.ui.devices import DeviceIndex
 from cluster.ui.serialize import Amounts, Json
 
 #: The events the model keeps (the newest), and the page shows.
@@ -76,6 +77,8 @@ class ViewModel:
         self._holds: dict[str, tuple[str, Amounts]] = {}
         #: PodGroup key -> keys of the pods that name it.
         self._group_pods: dict[str, set[str]] = {}
+        #: Each node's devices (ResourceSlices) and who holds them (ResourceClaims).
+        self._devices = DeviceIndex()
         self._ready_nodes = 0
         self._allocatable: Amounts = {}
         self._requested: Amounts = {}
@@ -211,6 +214,24 @@ class ViewModel:
         key = f"{group.metadata.namespace}/{group.metadata.name}"
         self._groups.pop(key, None)
         self._dirty[POD_GROUPS].add(key)
+
+    def on_resource_slice(self, resource_slice: objects_pb2.ResourceSlice) -> None:
+        self._seen(resource_slice)
+        self._dirty[NODES] |= self._devices.on_slice(resource_slice, resource_slice.metadata.name)
+
+    def on_resource_slice_deleted(self, resource_slice: objects_pb2.ResourceSlice) -> None:
+        self._seen(resource_slice)
+        self._dirty[NODES] |= self._devices.on_slice(None, resource_slice.metadata.name)
+
+    def on_resource_claim(self, claim: objects_pb2.ResourceClaim) -> None:
+        self._seen(claim)
+        key = f"{claim.metadata.namespace}/{claim.metadata.name}"
+        self._dirty[NODES] |= self._devices.on_claim(claim, key)
+
+    def on_resource_claim_deleted(self, claim: objects_pb2.ResourceClaim) -> None:
+        self._seen(claim)
+        key = f"{claim.metadata.namespace}/{claim.metadata.name}"
+        self._dirty[NODES] |= self._devices.on_claim(None, key)
 
     def on_event(self, event: objects_pb2.Event, *, new: bool = True) -> None:
         """An event written (``new``) or updated (a repeat counted): it takes its place by time among the
@@ -349,11 +370,13 @@ class ViewModel:
     # ------------------------------------------------------------------------------------ reading
 
     def node(self, name: str) -> Json:
-        """The contract's NODE: its own fields, what its pods request, and their keys sorted."""
+        """The contract's NODE: its own fields, what its pods request, their keys sorted, and its
+        devices."""
         return {
             **self._nodes[name],
             "requested": dict(self._node_requested.get(name, {})),
             "pods": sorted(self._node_pods.get(name, ())),
+            "devices": self._devices.devices_of(name),
         }
 
     def pod(self, key: str) -> Json | None:

@@ -187,6 +187,16 @@ class UiServer:
             model.on_lease_candidate, lambda _old, new: model.on_lease_candidate(new),
             model.on_lease_candidate_deleted,
         )
+        self.resource_slices: Informer[objects_pb2.ResourceSlice] = Informer(client, kinds.RESOURCE_SLICE)
+        self.resource_slices.add_handler(
+            model.on_resource_slice, lambda _old, new: model.on_resource_slice(new),
+            model.on_resource_slice_deleted,
+        )
+        self.resource_claims: Informer[objects_pb2.ResourceClaim] = Informer(client, kinds.RESOURCE_CLAIM)
+        self.resource_claims.add_handler(
+            model.on_resource_claim, lambda _old, new: model.on_resource_claim(new),
+            model.on_resource_claim_deleted,
+        )
         #: Set when a delta should go out now rather than at the next tick.
         self._urgent = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -197,7 +207,8 @@ class UiServer:
         """Start every watch and return once each has listed (raising what ended one that could not:
         a kind the credential may not read, say); then start sending deltas."""
         informers: list[Informer[Any]] = [
-            self.nodes, self.pods, self.pdbs, self.pod_groups, self.events, self.lease_candidates
+            self.nodes, self.pods, self.pdbs, self.pod_groups, self.events, self.lease_candidates,
+            self.resource_slices, self.resource_claims,
         ]
         self._tasks = [asyncio.create_task(informer.run()) for informer in informers]
         self._tasks.append(asyncio.create_task(self.leadership.run()))

@@ -18,7 +18,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.browser.waits import wait_for, wait_text, waiting
-from tests.integration.helpers import pod_manifest, run_cli
+from tests.integration.helpers import EXAMPLES, pod_manifest, run_cli
 from tests.integration.upprocess import LEADER, TIMINGS, Up
 
 # The failover's bound is a wall-clock one: `make test` runs this module in its serial phase.
@@ -87,6 +87,28 @@ def test_nodes_and_pods_appear_as_they_are_applied_and_a_pending_pod_says_why(
     assert "node-1" in browser.find_element(By.ID, "pod-explanation").text
     screenshot("pending-details")
     browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+
+
+def test_devices_of_the_dra_example_show_the_pods_holding_them(
+    cluster: LiveCluster, browser: WebDriver
+) -> None:
+    """examples/dra's class, slices and whole-GPU pods applied to `podsched up`'s own nodes: the cards of
+    node-1 and node-2 show their GPUs, node-1's held by the trainers' claims."""
+    example = EXAMPLES / "dra"
+    done = run_cli(cluster.server, "apply", *(arg for name in ("deviceclass", "resourceslices", "whole-gpu")
+                                              for arg in ("-f", str(example / f"{name}.yaml"))))
+    assert done.code == 0, done
+    browser.get(cluster.url)
+    wait_text(browser, "#status", "live")
+    held = '[data-node="node-1"] [data-device^="gpu.example.com/node-1/gpu-"]'
+    waiting(browser, 30).until(
+        lambda d: sorted(tag.get_attribute("data-holders") for tag in d.find_elements(By.CSS_SELECTOR, held))
+        == ["default/trainer-0", "default/trainer-1"],
+        "node-1's GPUs not shown held by the two trainers",
+    )
+    shared = wait_for(browser, '[data-node="node-2"] [data-device="gpu.example.com/node-2/gpu-0"]')
+    assert (shared.text, shared.get_attribute("data-holders")) == ("gpu-0", "")
+    assert shared.get_attribute("title").split("\n") == ["gpu.example.com/node-2/gpu-0 (shared)", "free"]
 
 
 def test_the_holder_changes_on_the_page_within_the_lease_duration_and_a_second_after_sigkill(

@@ -16,6 +16,7 @@ from tests.browser.fixture_server import FixtureServer
 from tests.browser.viewmodel import (
     candidate,
     change,
+    device,
     event,
     large_view_model,
     leadership,
@@ -146,6 +147,44 @@ def test_a_delta_adds_nodes_and_pods_without_a_reload(
     waiting(browser, 20).until(
         lambda d: not d.find_elements(By.CSS_SELECTOR, '[data-node="node-3"]'),
         "node-3 stayed on the page after its removal",
+    )
+
+
+def test_nodes_show_their_devices_and_who_holds_them(
+    browser: WebDriver, fixture_server: FixtureServer
+) -> None:
+    state = small_state()
+    trainer = device("gpu-0", "node-1", ("default/trainer-gpu-x7k2p", None, "default/web-1"))
+    shared = device("gpu-0", "node-2", ("default/infer-a-gpu-q9z4r", "s-1", "default/web-2"),
+                    ("default/infer-b-gpu-m2n8v", "s-2", "default/web-2"), shared=True)
+    state["nodes"]["node-1"]["devices"] = [trainer, device("gpu-1", "node-1")]
+    state["nodes"]["node-2"]["devices"] = [shared]
+    open_page(browser, fixture_server, state)
+
+    tags = {tag.get_attribute("data-device"): tag
+            for tag in browser.find_elements(By.CSS_SELECTOR, "[data-device]")}
+    assert set(tags) == {"gpu.example.com/node-1/gpu-0", "gpu.example.com/node-1/gpu-1",
+                         "gpu.example.com/node-2/gpu-0"}
+    held, free, sharing = (tags[f"gpu.example.com/{key}"]
+                           for key in ("node-1/gpu-0", "node-1/gpu-1", "node-2/gpu-0"))
+    # A shared device counts its consumers.
+    assert (held.text, free.text, sharing.text) == ("gpu-0", "gpu-1", "gpu-0 (2)")
+    assert held.get_attribute("title") == (
+        "gpu.example.com/node-1/gpu-0\ndefault/trainer-gpu-x7k2p for default/web-1")
+    assert free.get_attribute("title") == "gpu.example.com/node-1/gpu-1\nfree"
+    assert sharing.get_attribute("title").split("\n") == [
+        "gpu.example.com/node-2/gpu-0 (shared)",
+        "default/infer-a-gpu-q9z4r (share s-1) for default/web-2",
+        "default/infer-b-gpu-m2n8v (share s-2) for default/web-2",
+    ]
+    # The tags sit in their node's card, and a claim released frees its device without a reload.
+    assert browser.find_element(By.CSS_SELECTOR, '[data-node="node-1"] [data-device$="/gpu-1"]') == free
+    node_1 = {**state["nodes"]["node-1"], "devices": [device("gpu-0", "node-1"), device("gpu-1", "node-1")]}
+    fixture_server.push({"revision": 2, "nodes": {"upsert": {"node-1": node_1}}, "summary": state["summary"]})
+    waiting(browser, 20).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, '[data-device="gpu.example.com/node-1/gpu-0"]')
+        .get_attribute("title").endswith("\nfree"),
+        "node-1's gpu-0 still held after its claim was released",
     )
 
 

@@ -18,6 +18,7 @@ def node(
     unschedulable: bool = False,
     taints: list[str] | None = None,
     requested_cpu: int = 0,
+    devices: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     keys = sorted(pods or [])
     allocatable: dict[str, int] = {"cpu": 8000, "memory": 32 * GIB, "pods": 110}
@@ -39,6 +40,18 @@ def node(
         "allocatable": allocatable,
         "requested": requested,
         "pods": keys,
+        "devices": devices or [],
+    }
+
+
+def device(
+    name: str, pool: str, *holders: tuple[str, str | None, str], shared: bool = False
+) -> dict[str, Any]:
+    """A device of gpu.example.com's ``pool``, held by ``holders`` (claim key, shareID, pod key)."""
+    return {
+        "driver": "gpu.example.com", "pool": pool, "name": name, "shared": shared,
+        "holders": [{"claim": claim, "request": "gpu", "shareID": share, "pods": [pod_key]}
+                    for claim, share, pod_key in holders],
     }
 
 

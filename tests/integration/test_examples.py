@@ -4,6 +4,7 @@ tests/integration/test_demo.py)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import subprocess
 import sys
@@ -127,3 +128,71 @@ async def test_training_job_gang_is_bound_whole_at_one_resource_version(
     # One group bind: every pod of the gang bound by the same store transaction.
     assert len(set(seen.values())) == 1, seen
     assert condition == [("PodGroupScheduled", "True")]
+
+
+DRA_EXAMPLE = EXAMPLES / "dra"
+#: examples/dra/: the trainers get node-1's two GPUs whole, the inference pods 30Gi shares of node-2's.
+DRA_PLACEMENT = {"trainer-0": "node-1", "trainer-1": "node-1",
+                 "inference-0": "node-2", "inference-1": "node-2"}
+
+
+def _check_dra_allocations(devices: dict[str, list[tuple[str, str, str | None, dict[str, str]]]]) -> None:
+    """``devices``: per pod, each device its claim got as (pool, device, shareID, consumedCapacity)."""
+    trainers = [devices[f"trainer-{i}"] for i in range(2)]
+    assert all(len(got) == 1 and got[0][0] == "node-1" and got[0][2] is None for got in trainers), trainers
+    assert {got[0][1] for got in trainers} == {"gpu-0", "gpu-1"}
+    shares = [devices[f"inference-{i}"] for i in range(2)]
+    assert all(len(got) == 1 and got[0][:2] == ("node-2", "gpu-0") for got in shares), shares
+    assert all(got[0][3] == {"memory": "30Gi"} for got in shares), shares
+    share_ids = {got[0][2] for got in shares}
+    assert None not in share_ids and len(share_ids) == 2, shares
+
+
+def test_dra_example_simulates() -> None:
+    """`podsched simulate -f examples/dra/`: every pod placed where its device is, the shared GPU's
+    consumers each with their own share."""
+    done = subprocess.run(
+        [sys.executable, "-m", "cluster.cli", "simulate", "-f", str(DRA_EXAMPLE), "-o", "json"],
+        capture_output=True, text=True, cwd=REPO, timeout=SUBMIT_TIMEOUT_S, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr, done.stderr
+    pods = json.loads(done.stdout)["pods"]
+    assert {pod["name"]: pod["node"] for pod in pods} == DRA_PLACEMENT
+    _check_dra_allocations({
+        pod["name"]: [(d["pool"], d["device"], d["shareID"], d["consumedCapacity"])
+                      for claim in pod["claims"] for d in claim["devices"]]
+        for pod in pods
+    })
+
+
+async def test_dra_example_applies_and_a_scheduler_places_it(
+    fresh_apiserver: ApiServerProcess, tmp_path: Path
+) -> None:
+    """`podsched apply -f examples/dra/` against a control plane whose two nodes are `podsched up --nodes
+    2`'s: the API server's resourceclaim controller makes the claims, a scheduler process allocates them."""
+    server = fresh_apiserver.address
+    async with Client(server, timeout_s=30.0) as client:
+        with running_scheduler(server):
+            applied = await run_cli_async(server, "apply", "-f", str(DRA_EXAMPLE))
+            assert applied.code == 0, applied.stderr
+            assert "unknown field" not in applied.stderr and "does not model" not in applied.stderr
+
+            async def all_bound() -> list[objects_pb2.Pod] | None:
+                pods = (await client.list(kinds.POD, "default")).items
+                done = len(pods) == len(DRA_PLACEMENT) and all(pod.spec.node_name for pod in pods)
+                return pods if done else None  # type: ignore[return-value]
+
+            pods = await eventually(all_bound, "the example's pods to be bound", within=GANG_TIMEOUT_S)
+        listed = (await client.list(kinds.RESOURCE_CLAIM, "default")).items
+    claims = {claim.metadata.name: claim for claim in listed}
+    assert {pod.metadata.name: pod.spec.node_name for pod in pods} == DRA_PLACEMENT
+    devices = {}
+    for pod in pods:
+        (status,) = pod.status.resource_claim_statuses
+        claim = claims[status.resource_claim_name]
+        assert [consumer.name for consumer in claim.status.reserved_for] == [pod.metadata.name]
+        devices[pod.metadata.name] = [
+            (r.pool, r.device, r.share_id if r.HasField("share_id") else None, dict(r.consumed_capacity))
+            for r in claim.status.allocation.devices.results]
+    _check_dra_allocations(devices)

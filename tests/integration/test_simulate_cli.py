@@ -252,8 +252,9 @@ def test_wall_clock_timeout_is_a_clear_error(realistic: str) -> None:
 
 @pytest.mark.parametrize(
     ("heading", "file_name"),
-    [("## An example\n", "example.yaml"), ("## An example with gangs\n", "gangs.yaml")],
-    ids=["preemption", "gangs"],
+    [("## An example\n", "example.yaml"), ("## An example with gangs\n", "gangs.yaml"),
+     ("## An example with devices\n", "devices.yaml")],
+    ids=["preemption", "gangs", "devices"],
 )
 def test_the_examples_of_docs_scenario_format_print_what_they_show(
     tmp_path: Path, heading: str, file_name: str

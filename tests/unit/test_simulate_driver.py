@@ -64,7 +64,8 @@ class FakeScheduler:
         self.binder = SimpleNamespace(in_flight=0)
         self.revisions = {"pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0,
                           "podgroups": 0, "namespaces": 0, "services": 0, "replicasets": 0,
-                          "statefulsets": 0, "replicationcontrollers": 0}
+                          "statefulsets": 0, "replicationcontrollers": 0, "resourceclaims": 0,
+                          "resourceslices": 0, "deviceclasses": 0}
         self.tried: list[tuple[str, float]] = []
         self.clock: FakeClock | None = None
 
@@ -118,6 +119,7 @@ def build(
     tracker: FakeTracker,
     placement: Callable[[str], str | None] = lambda name: None,
     disruption: FakeDisruption | None = None,
+    controllers: tuple[FakeDisruption, ...] = (),
 ):
     clock = FakeClock()
     store = FakeStore()
@@ -127,7 +129,8 @@ def build(
     client.clock = clock
     plane = ControlPlane(clock, store, server=None, client=client)  # type: ignore[arg-type]
     driver = Driver(plane, scheduler, tracker, disruption or FakeDisruption(),  # type: ignore[arg-type]
-                    scheduler_names={"default-scheduler"}, quiet_period_s=QUIET_S)
+                    scheduler_names={"default-scheduler"}, quiet_period_s=QUIET_S,
+                    controllers=controllers)  # type: ignore[arg-type]
     return driver, clock, store, scheduler, client
 
 
@@ -282,6 +285,34 @@ async def test_settle_waits_until_everything_is_seen(lagging: str, catch_up: Cal
     await asyncio.sleep(0.01)
     assert not settling.done()
     catch_up(scheduler, disruption, tracker, store)
+    await asyncio.wait_for(settling, 1)
+    assert driver.settled()
+
+
+@pytest.mark.parametrize("lagging", ["claim informer", "template informer", "claim sync"])
+async def test_settle_waits_for_the_other_controllers(lagging: str) -> None:
+    """The resourceclaim controller is waited for as the disruption controller is: idle, and each of its
+    informers at the last write of its kind (by the plural it reports)."""
+    tracker = FakeTracker()
+    claims = FakeDisruption()
+    driver, _, store, scheduler, _ = build(tracker, controllers=(claims,))
+    store.last.update({"resourceclaims": 4, "resourceclaimtemplates": 3})
+    scheduler.revisions["resourceclaims"] = 4
+    claims.revisions = {"pods": 0, "resourceclaims": 4, "resourceclaimtemplates": 3}
+    assert driver.settled()
+    if lagging == "claim informer":
+        # The claim it generated (revision 4) is not back through its informer yet.
+        claims.revisions["resourceclaims"] = 3
+    elif lagging == "template informer":
+        claims.revisions["resourceclaimtemplates"] = 2
+    else:
+        claims.busy = True
+    assert not driver.settled()
+    settling = asyncio.create_task(driver.settle())
+    await asyncio.sleep(0.01)
+    assert not settling.done()
+    claims.revisions = {"pods": 0, "resourceclaims": 4, "resourceclaimtemplates": 3}
+    claims.busy = False
     await asyncio.wait_for(settling, 1)
     assert driver.settled()
 

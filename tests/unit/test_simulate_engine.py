@@ -81,6 +81,26 @@ async def test_a_failing_disruption_controller_ends_the_simulation() -> None:
     assert closed == ["queue"]
 
 
+class Named(Informer):
+    """A controller besides the disruption controller (the resourceclaim controller): named, synced first."""
+
+    name = "resourceclaim"
+
+
+async def test_the_other_controllers_sync_before_the_body_and_a_failing_one_ends_the_simulation() -> None:
+    scheduler, disruption, tracker, _ = fake()
+    claims = Named()
+    async with background(scheduler.background_roots(), scheduler, disruption, tracker, [claims]):
+        assert claims.synced.is_set()
+    assert claims.cancelled
+    scheduler, disruption, tracker, _ = fake()
+    failed = "resourceclaim controller failed: RuntimeError: list broke"
+    with pytest.raises(BackgroundTaskEnded, match=failed):
+        async with background(scheduler.background_roots(), scheduler, disruption, tracker,
+                              [Named("list broke")]):
+            await asyncio.sleep(10)
+
+
 async def boom() -> None:
     await asyncio.sleep(0)
     raise RuntimeError("flush failed")

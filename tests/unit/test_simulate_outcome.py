@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
 
 from cluster.api import kinds, objects_pb2
 from cluster.simulate import PodGroupOutcome, PodOutcome, outcomes_json
@@ -187,3 +188,41 @@ async def test_a_transaction_counts_as_a_write_of_each_kind_it_touches(tmp_path:
         assert store.writes_in_flight == 0
     finally:
         await store.close()
+
+
+# ------------------------------------------------------------------------------------ resource claims
+
+
+def claim(name: str, *results: dict[str, object]) -> objects_pb2.ResourceClaim:
+    """A claim of namespace default allocated ``results`` (none: not allocated)."""
+    data: dict[str, object] = {"metadata": {"name": name, "namespace": "default"}}
+    if results:
+        data["status"] = {"allocation": {"devices": {"results": list(results)}}}
+    return json_format.ParseDict(data, objects_pb2.ResourceClaim())
+
+
+def test_claims_of_a_pod_with_their_devices() -> None:
+    gpu = {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}
+    share = {"request": "mem", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-1",
+             "shareID": "9a1f", "consumedCapacity": {"memory": "10Gi"}}
+    user = builders.pod("user", spec={"resourceClaims": [
+        {"name": "whole", "resourceClaimTemplateName": "one-gpu"},
+        {"name": "shared", "resourceClaimName": "slice-of-gpu"},
+        {"name": "later", "resourceClaimTemplateName": "one-gpu"},
+        {"name": "missing", "resourceClaimName": "nowhere"},
+    ]}, status={"resourceClaimStatuses": [{"name": "whole", "resourceClaimName": "user-whole-x7k2p"}]})
+    claims = {("default", c.metadata.name): c
+              for c in (claim("user-whole-x7k2p", gpu), claim("slice-of-gpu", share))}
+    document = PodOutcome.of(user, deleted=False, claims=claims).to_json()
+    assert document["claims"] == [
+        {"name": "whole", "resourceClaim": "user-whole-x7k2p",
+         "devices": [{**gpu, "shareID": None, "consumedCapacity": {}}]},
+        {"name": "shared", "resourceClaim": "slice-of-gpu", "devices": [share]},
+        {"name": "later", "resourceClaim": None, "devices": []},
+        {"name": "missing", "resourceClaim": "nowhere", "devices": []},
+    ]
+
+
+def test_a_pod_without_claims_has_no_claims_key() -> None:
+    document = PodOutcome.of(pod("plain", node="n1"), deleted=False, claims={}).to_json()
+    assert "claims" not in document

@@ -495,3 +495,62 @@ def test_services_and_controllers_are_created_before_pods(tmp_path: Path) -> Non
     order = [(entry.kind.name, entry.obj.metadata.name) for entry in scenario.creation_order()]
     assert order == [("Node", "n1"), ("Service", "web"), ("ReplicaSet", "api"), ("Pod", "p")]
     assert [entry.obj.metadata.namespace for entry in scenario.workloads] == ["default", "default"]
+
+
+CLASS = ("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
+         "spec:\n  selectors:\n  - cel: {expression: \"device.driver == 'gpu.example.com'\"}\n")
+SLICE = ("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: n1-gpus}\n"
+         "spec:\n  driver: gpu.example.com\n  nodeName: n1\n"
+         "  pool: {name: n1, generation: 1, resourceSliceCount: 1}\n"
+         "  devices:\n  - {name: gpu-0}\n")
+
+
+def claim_spec(kind: str, name: str, device_class: str) -> str:
+    """A ResourceClaim or ResourceClaimTemplate asking for one device of ``device_class``."""
+    devices = f"devices:\n  requests:\n  - name: gpu\n    exactly: {{deviceClassName: {device_class}}}\n"
+    indent = "    " if kind == "ResourceClaimTemplate" else "  "
+    body = textwrap.indent(devices, indent)
+    spec = f"spec:\n  spec:\n{body}" if kind == "ResourceClaimTemplate" else f"spec:\n{body}"
+    return f"apiVersion: resource.k8s.io/v1\nkind: {kind}\nmetadata: {{name: {name}}}\n{spec}"
+
+
+def test_dra_objects_are_created_after_nodes_and_before_pods_classes_first(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        pod("p"),
+        claim_spec("ResourceClaim", "shared", "gpu.example.com"),
+        SLICE,
+        claim_spec("ResourceClaimTemplate", "one-gpu", "gpu.example.com"),
+        NODE.format(name="n1"),
+        CLASS,
+    )
+    scenario = load_scenario([path])
+    order = [(entry.kind.name, entry.obj.metadata.name) for entry in scenario.creation_order()]
+    assert order == [("Node", "n1"), ("DeviceClass", "gpu.example.com"), ("ResourceSlice", "n1-gpus"),
+                     ("ResourceClaimTemplate", "one-gpu"), ("ResourceClaim", "shared"), ("Pod", "p")]
+    # Validated with the API's defaults (allocationMode ExactCount), created as written.
+    claim = scenario.resources[0].obj
+    assert claim.spec.devices.requests[0].exactly.allocation_mode == ""
+
+
+def test_references_the_scheduler_reports_are_no_scenario_error(tmp_path: Path) -> None:
+    """A claim naming a class the scenario lacks, a pod naming a claim or template it lacks: the pod
+    waits, and the scheduler says why, as in a cluster."""
+    user = pod("p").replace("spec:\n", "spec:\n  resourceClaims:\n  - {name: a, resourceClaimName: nowhere}\n"
+                            "  - {name: b, resourceClaimTemplateName: nothing}\n", 1)
+    orphan = claim_spec("ResourceClaim", "orphan", "no-such-class")
+    path = write(tmp_path, NODE.format(name="n1"), orphan, user)
+    scenario = load_scenario([path])
+    assert [entry.obj.metadata.name for entry in scenario.pending_pods] == ["p"]
+
+
+def test_an_invalid_claim_is_refused_naming_document_and_field(tmp_path: Path) -> None:
+    bad = claim_spec("ResourceClaim", "bad", "gpu.example.com").replace(
+        "exactly: {deviceClassName: gpu.example.com}",
+        "exactly: {deviceClassName: gpu.example.com, allocationMode: Some}")
+    path = write(tmp_path, NODE.format(name="n1"), bad)
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario([path])
+    assert refused.value.problems == [
+        f"{path}: document 2 (ResourceClaim bad): spec.devices.requests[0].exactly.allocationMode: "
+        'Unsupported value: "Some": supported values: "All", "ExactCount"']

@@ -432,3 +432,68 @@ def test_a_standby_that_misses_its_renewal_is_not_renewing_before_it_is_stale():
     assert (standby["live"], standby["renewing"]) == (True, False)
     model.on_lease_candidate(_candidate("scheduler-2_pid11_b", 42, now[0]))
     assert model.leadership()["candidates"][0]["renewing"] is True
+
+
+def _slice(name: str, node_name: str, *devices: tuple[str, bool], version: int) -> objects_pb2.ResourceSlice:
+    published = objects_pb2.ResourceSlice(
+        metadata=objects_pb2.ObjectMeta(name=name, resource_version=str(version)))
+    published.spec.driver, published.spec.node_name = "gpu.example.com", node_name
+    published.spec.pool.name = node_name
+    for device, shared in devices:
+        published.spec.devices.add(name=device, allow_multiple_allocations=shared)
+    return published
+
+
+def _claim(name: str, *holds: tuple[str, str, str | None], pods: tuple[str, ...] = (),
+           version: int) -> objects_pb2.ResourceClaim:
+    """A claim allocated ``holds`` (pool, device, shareID) and reserved for ``pods``."""
+    claim = objects_pb2.ResourceClaim(metadata=objects_pb2.ObjectMeta(
+        name=name, namespace="default", resource_version=str(version)))
+    if holds:
+        results = claim.status.allocation.devices.results
+        for pool, device, share in holds:
+            result = results.add(request="gpu", driver="gpu.example.com", pool=pool, device=device)
+            if share is not None:
+                result.share_id = share
+    for pod_name in pods:
+        claim.status.reserved_for.add(resource="pods", name=pod_name, uid=f"uid-{pod_name}")
+    return claim
+
+
+def test_devices_of_a_node_show_who_holds_them_and_changes_touch_only_their_node():
+    model = _model()
+    for name in ("n1", "n2"):
+        model.on_node(_rv(node(name, cpu="8", memory="32Gi", pods="110", ready="True"), 1))
+    model.on_resource_slice(_slice("n1-gpus", "n1", ("gpu-0", False), ("gpu-1", False), version=2))
+    model.on_resource_slice(_slice("n2-gpus", "n2", ("gpu-0", True), version=3))
+    # A claim reserved for its pod, a shared device with two consumers, an unallocated claim.
+    model.on_resource_claim(_claim("train-gpu", ("n1", "gpu-1", None), pods=("train",), version=4))
+    model.on_resource_claim(_claim("infer-a", ("n2", "gpu-0", "s1"), pods=("infer-a",), version=5))
+    model.on_resource_claim(_claim("infer-b", ("n2", "gpu-0", "s2"), pods=("infer-b",), version=6))
+    model.on_resource_claim(_claim("waiting", version=7))
+    state = model.state()
+    assert state["revision"] == 7
+    assert state["nodes"]["n1"]["devices"] == [
+        {"driver": "gpu.example.com", "pool": "n1", "name": "gpu-0", "shared": False, "holders": []},
+        {"driver": "gpu.example.com", "pool": "n1", "name": "gpu-1", "shared": False, "holders": [
+            {"claim": "default/train-gpu", "request": "gpu", "shareID": None, "pods": ["default/train"]}]},
+    ]
+    assert state["nodes"]["n2"]["devices"][0]["holders"] == [
+        {"claim": "default/infer-a", "request": "gpu", "shareID": "s1", "pods": ["default/infer-a"]},
+        {"claim": "default/infer-b", "request": "gpu", "shareID": "s2", "pods": ["default/infer-b"]},
+    ]
+    model.take_delta()
+
+    # A consumer gone: only its device's node is upserted.
+    model.on_resource_claim_deleted(_claim("infer-a", version=8))
+    delta = model.take_delta()
+    assert delta is not None and list(delta["nodes"]["upsert"]) == ["n2"]
+    assert [holder["claim"] for holder in delta["nodes"]["upsert"]["n2"]["devices"][0]["holders"]] == [
+        "default/infer-b"]
+    # A claim changing nothing the view shows (not allocated before or after) touches no node.
+    model.on_resource_claim(_claim("waiting", version=9))
+    assert "nodes" not in (model.take_delta() or {})
+    # A slice deleted takes its devices off its node.
+    model.on_resource_slice_deleted(_slice("n1-gpus", "n1", version=10))
+    delta = model.take_delta()
+    assert delta is not None and delta["nodes"]["upsert"]["n1"]["devices"] == []

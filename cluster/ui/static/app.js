@@ -22,6 +22,7 @@ const CARD_H = 182;          // card height plus gap, px (.node-card in app.css 
 const CARD_GAP = 12;
 const ROW_MARGIN = 2;        // rows rendered above and below the visible ones
 const MAX_CHIPS = 40;
+const MAX_DEVICES = 12;       // device tags per card, then "+k more"
 const MAX_PENDING = 200;
 const MAX_EVENTS = 200;
 const MAX_PREEMPTIONS = 50;
@@ -539,6 +540,7 @@ function nodeCard(node) {
         h("span", { class: `fill ${p >= 90 ? "hot" : p >= 70 ? "warm" : ""}`, style: `width:${p.toFixed(1)}%` })),
       h("span", { class: "bar-value", text: `${fmtQuantity(r, used)}/${fmtQuantity(r, total)}` })));
   }
+  const devices = deviceTags(node.devices || []);
   const chips = h("div", { class: "chips" });
   const podKeys = node.pods || [];
   for (const key of podKeys.slice(0, MAX_CHIPS)) chips.append(podChip(key));
@@ -548,7 +550,32 @@ function nodeCard(node) {
   if (node.unschedulable) cls.push("cordoned");
   return h("article", { class: cls.join(" "), "data-node": node.name, "aria-label": `node ${node.name}` },
     h("header", { class: "card-head" }, h("span", { class: "node-name mono", text: node.name, title: node.name }), badges),
-    bars, chips);
+    bars, devices, chips);
+}
+
+// A node's devices (its ResourceSlices'): one tag each, free, held (by a claim and its pods) or shared by
+// several claims at once; the tooltip names every holder.
+function deviceTags(devices) {
+  if (!devices.length) return null;
+  const row = h("div", { class: "devices" });
+  for (const device of devices.slice(0, MAX_DEVICES)) {
+    const holders = device.holders || [];
+    const id = `${device.driver}/${device.pool}/${device.name}`;
+    const state = !holders.length ? "free" : device.shared ? "shared" : "held";
+    const lines = holders.map((holder) => {
+      const share = holder.shareID ? ` (share ${holder.shareID})` : "";
+      const pods = holder.pods.length ? ` for ${holder.pods.join(", ")}` : "";
+      return `${holder.claim}${share}${pods}`;
+    });
+    const title = [id + (device.shared ? " (shared)" : ""), ...(lines.length ? lines : ["free"])].join("\n");
+    const text = device.shared && holders.length ? `${device.name} (${holders.length})` : device.name;
+    row.append(h("span", {
+      class: `device ${state}`, text, title, "data-device": id,
+      "data-holders": holders.map((holder) => holder.pods.join(" ")).join(" ").trim(),
+    }));
+  }
+  if (devices.length > MAX_DEVICES) row.append(h("span", { class: "more", text: `+${devices.length - MAX_DEVICES} more` }));
+  return row;
 }
 
 function podChip(key) {
