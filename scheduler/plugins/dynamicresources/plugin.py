@@ -30,6 +30,7 @@ from scheduler.framework import (
     Handle,
     NodeInfo,
     NodeScore,
+    NodeSet,
     NotFound,
     PodInfo,
     PostFilterResult,
@@ -199,6 +200,11 @@ class DynamicResources:
             return Status.unschedulable(CANNOT_ALLOCATE)
         claims_state.node_allocations[node.metadata.name] = allocations
         return None
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[Status | None]:
+        """``filter`` of each node: allocation is a search per node, with no vector form; having this
+        form keeps the framework on its batch path for the other plugins."""
+        return [self.filter(state, pod, node_info) for node_info in nodes]
 
     # ---------------------------------------------------------------------------------------- Score
 
