@@ -24,6 +24,8 @@ ALLOWED = {
         *(f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES),
         "create pods/binding", "update pods/status", "update podgroups/status", "delete pods",
         "patch pods/status", "patch podgroups/status",
+        # DynamicResources writes the allocation and reservedFor of the claims it allocates.
+        "update resourceclaims/status", "patch resourceclaims/status",
         "create events", "update events", "patch events", "create leases", "update leases", "patch leases",
         "create leasecandidates", "update leasecandidates", "patch leasecandidates", "delete leasecandidates",
     },

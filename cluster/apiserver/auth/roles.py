@@ -20,6 +20,7 @@ READ_VERBS = ("get", "list", "watch")
 RESOURCES = (
     *(kind.plural for kind in KINDS), "pods/status", "pods/binding", "pods/eviction", "podgroups/status",
     "nodes/status", "namespaces/status", "resourcequotas/status", "poddisruptionbudgets/status",
+    "resourceclaims/status",
 )
 ALL = "*"
 
@@ -89,13 +90,14 @@ class Role:
 
 ADMIN = Role("admin", (rule((ALL,), (ALL,)),))
 #: kube's system:kube-scheduler, cut to what podsched's scheduler calls: it reads everything (informers),
-#: binds, writes pod status (conditions, nominatedNodeName) and PodGroup status (PodGroupScheduled),
+#: binds, writes pod status (conditions, nominatedNodeName), PodGroup status (PodGroupScheduled) and
+#: ResourceClaim status (DynamicResources' allocation and reservedFor),
 #: deletes preemption victims, records events (an event series is updated in place), holds its Lease and
 #: keeps its LeaseCandidate.
 SCHEDULER = Role("scheduler", (
     rule(READ_VERBS, (ALL,)),
     rule(("create",), ("pods/binding",)),
-    rule(("update", "patch"), ("pods/status", "podgroups/status")),
+    rule(("update", "patch"), ("pods/status", "podgroups/status", "resourceclaims/status")),
     rule(("delete",), ("pods",)),
     rule(("create", "update", "patch"), ("events",)),
     rule(("get", "create", "update", "patch"), ("leases",)),
