@@ -34,6 +34,7 @@ from scheduler.plugins.dynamicresources import CANNOT_ALLOCATE, IN_USE, NOT_AVAI
 from tests import builders
 from tests.unit.binder_util import running_binder
 from tests.unit.framework_fakes import Snapshot, fake_handle, node_set
+from tests.unit.preemption_util import Cluster, cpu_node
 from tests.unit.test_gang_scheduling import Rig
 from tests.unit.test_gang_scheduling import member as gang_member
 from tests.unit.test_gang_scheduling import pod_group as gang_pod_group
@@ -606,3 +607,25 @@ def test_claims_that_fit_alone_but_not_together_are_named_together() -> None:
     status = w.plugin.filter(state, pod, w.nodes[0])
     assert verdict(status) == (UNSCHEDULABLE, CANNOT_ALLOCATE)
     assert status is not None and status.detail == f"claims {NAMESPACE}/one, {NAMESPACE}/two together"
+
+
+async def test_default_preemption_evicts_the_pod_whose_claim_holds_the_device() -> None:
+    """The whole default profile: the only device is held by a lower-priority pod's claim reserved for
+    it alone; DefaultPreemption's dry run counts it free without that pod, so the pod is the victim and
+    the preemptor is nominated to its node."""
+    victim = make_pod("victim", "uid-victim", claim_name="victim-claim")
+    victim.spec.node_name, victim.spec.priority = "n1", 0
+    cluster = Cluster([cpu_node("n1"), cpu_node("n2")], [victim])
+    for obj in (make_claim("victim-claim", device="instance-1", node_name="n1",
+                           reserved_for=[("victim", "uid-victim")]), PENDING_CLAIM):
+        cluster.dra.resource_claims.on_add(obj)
+    cluster.dra.device_classes.set(make_class())
+    cluster.dra.resource_slices.set(make_slice("n1"))
+    preemptor = make_pod()
+    preemptor.spec.priority = 100
+    _, statuses = await cluster.fit_error(PodInfo(preemptor))
+    assert {name: verdict(status) for name, status in statuses.items()} == {
+        "n1": (UNSCHEDULABLE, CANNOT_ALLOCATE), "n2": (UNSCHEDULABLE, CANNOT_ALLOCATE)}
+    result, status = await cluster.preempt(preemptor)
+    assert status is None and result is not None and result.nominated_node_name == "n1"
+    assert [(namespace, name) for _, namespace, name, _ in cluster.client.deleted] == [(NAMESPACE, "victim")]
