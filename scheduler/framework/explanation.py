@@ -5,8 +5,8 @@ kube-scheduler-simulator shows them, which plugin said so and on which nodes, an
 scored plugin by plugin. At 5,000 nodes the full per-node detail would be megabytes, so the record is
 bounded whatever the cluster size:
 
-* filter verdicts are grouped by (plugin, reason, code) with a node count and at most
-  ``MAX_EXAMPLE_NODES`` example node names each; at most ``MAX_REASON_GROUPS`` groups (the largest)
+* filter verdicts are grouped by (plugin, reason with the status's detail, code) with a node count and
+  at most ``MAX_EXAMPLE_NODES`` example node names each; at most ``MAX_REASON_GROUPS`` groups (the largest)
   are kept, the rest summed into ``other_filtered``;
 * scores are kept for the ``MAX_TOP_NODES`` best nodes only (the chosen one first), per plugin weighted;
 * texts are cut at ``MAX_TEXT`` characters.
@@ -206,7 +206,10 @@ def explain(
     for status, nodes, positions in diagnosis.distinct_statuses(examples=MAX_EXAMPLE_NODES):
         for reason in status.reasons or ("",):
             # An extender's reason ends with its name for the event; the group names it already.
-            key = (status.plugin, reason.removesuffix(f" ({status.plugin})"), status.code.value)
+            shown = reason.removesuffix(f" ({status.plugin})")
+            if status.detail:
+                shown = f"{shown}: {status.detail}"
+            key = (status.plugin, shown, status.code.value)
             group = groups.get(key)
             if group is None:
                 groups[key] = [nodes, list(positions)]

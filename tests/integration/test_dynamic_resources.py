@@ -1,6 +1,7 @@
 """DynamicResources in a real `podsched scheduler` process, against a real API server on etcd: a pod with a
 ResourceClaim goes to the node whose ResourceSlice has a device its class selects, and the claim's
-status shows the allocation and the pod in reservedFor."""
+status shows the allocation and the pod in reservedFor; a claim the resourceclaim controller makes from
+a template is allocated the same way, once it exists."""
 
 from __future__ import annotations
 
@@ -61,3 +62,34 @@ async def test_a_pod_with_a_claim_goes_where_the_device_is(
     assert allocation.HasField("allocation_timestamp")
     assert [(c.resource, c.name, c.uid) for c in written.status.reserved_for] == [
         ("pods", "trainer", bound.metadata.uid)]
+
+
+async def test_a_pods_claim_made_from_a_template_is_allocated_where_a_device_is_free(
+    cluster: ApiServerProcess, scheduler: SchedulerProcess, api: Client, namespace: str, tmp_path: Path
+) -> None:
+    """The resourceclaim controller makes the claim and records it in the pod's status; the scheduler,
+    which kept the pod waiting until then, allocates a free device (the other test's is taken)."""
+    apply(cluster.address, tmp_path, node_manifest("gpu-node-2"))
+    await api.create(builders.device_class("any-gpu", f'device.driver == "{DRIVER}"'))
+    await api.create(builders.resource_slice("gpu-node-2-gpus", DRIVER, "gpu-node-2", "gpu-1",
+                                             node_name="gpu-node-2"))
+    template = {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "one-gpu", "namespace": namespace},
+        "spec": {"spec": {"devices": {"requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": "any-gpu"}}]}}},
+    }
+    pod = {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "worker", "namespace": namespace},
+        "spec": {"containers": [{"name": "c", "image": "worker", "resources": {"claims": [{"name": "gpu"}]}}],
+                 "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]},
+    }
+    apply(cluster.address, tmp_path, template, pod)
+
+    (bound,) = await eventually(lambda: all_bound(api, namespace, 1), "worker bound")
+    assert bound.spec.node_name == "gpu-node-2"
+    (status,) = bound.status.resource_claim_statuses
+    written: objects_pb2.ResourceClaim = await api.get(
+        "resourceclaims", status.resource_claim_name, namespace)
+    assert [r.device for r in written.status.allocation.devices.results] == ["gpu-1"]
+    assert [c.uid for c in written.status.reserved_for] == [bound.metadata.uid]

@@ -16,7 +16,7 @@ from scheduler.cache import snapshot_of
 from scheduler.clock import FakeClock
 from scheduler.config import in_tree_registry, load_config
 from scheduler.extender.interface import Extender
-from scheduler.framework import CycleState, PodInfo, PostFilterResult, Status
+from scheduler.framework import CycleState, DRAManager, PodInfo, PostFilterResult, Status
 from scheduler.framework.runtime import Framework, build_framework
 from scheduler.plugins.defaultpreemption import DefaultPreemption, DefaultPreemptionArgs
 from scheduler.preemptions import Preemptions
@@ -135,6 +135,8 @@ class Cluster:
     pdbs: list[objects_pb2.PodDisruptionBudget] = field(default_factory=list)
     nominated: Mapping[str, Sequence[objects_pb2.Pod]] = field(default_factory=dict)
     extenders: Sequence[Extender] = ()
+    #: The claims, slices and classes DynamicResources reads.
+    dra: DRAManager = field(default_factory=DRAManager)
 
     def __post_init__(self) -> None:
         self.snapshot = snapshot_of(self.nodes, self.pods)
@@ -147,7 +149,7 @@ class Cluster:
         self.handle = fake_handle(
             self.snapshot, nominator=self.nominator, client=self.client, event_recorder=self.events,
             pod_disruption_budgets=lambda: self.pdbs, extenders=self.extenders,
-            api_dispatcher=self.preemptions, rng=self.rng,
+            api_dispatcher=self.preemptions, rng=self.rng, dra_manager=self.dra,
         )
         self.framework: Framework = build_framework(load_config(None).profiles[0], in_tree_registry(),
                                                     self.handle)

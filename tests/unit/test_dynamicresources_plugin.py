@@ -17,19 +17,24 @@ from scheduler.framework import (
     ClusterEvent,
     Code,
     CycleState,
+    Diagnosis,
     DRAManager,
     EventResource,
+    FitError,
     NodeInfo,
     NodeScore,
+    NodeToStatus,
     PodInfo,
     QueueingHint,
     Status,
 )
+from scheduler.framework.explanation import explain
 from scheduler.plugins import dynamicresources
 from scheduler.plugins.dynamicresources import CANNOT_ALLOCATE, IN_USE, NOT_AVAILABLE, DynamicResources
 from tests import builders
 from tests.unit.binder_util import running_binder
-from tests.unit.framework_fakes import Snapshot, fake_handle
+from tests.unit.framework_fakes import Snapshot, fake_handle, node_set
+from tests.unit.preemption_util import Cluster, cpu_node
 from tests.unit.test_gang_scheduling import Rig
 from tests.unit.test_gang_scheduling import member as gang_member
 from tests.unit.test_gang_scheduling import pod_group as gang_pod_group
@@ -564,3 +569,63 @@ def test_nodes_that_give_an_earlier_subrequest_score_higher() -> None:
     state = CycleState()
     plain.plugin.pre_filter(state, pod, plain.nodes)
     assert verdict(plain.plugin.pre_score(state, pod, plain.nodes)) == (SKIP, "")
+
+
+# ------------------------------------------------------------------------------------- explanations
+
+
+def test_the_explanation_names_the_claim_that_does_not_fit_and_the_message_counts_nodes() -> None:
+    """kube-scheduler's message counts nodes per reason (`8 cannot allocate all claims`); the explanation
+    podsched records adds, per node, which claim did not fit: the one that fits alone is not named."""
+    small, big = make_claim("small"), make_claim("big", class_name="big")
+    classes = [make_class(), builders.device_class("big", 'device.driver == "other-driver"')]
+    nodes = tuple(f"node-{i}" for i in range(8))
+    w = world([small, big], classes, [make_slice(name) for name in nodes], nodes=nodes)
+    pod = PodInfo(builders.pod(POD_NAME, NAMESPACE, uid=POD_UID, spec={"resourceClaims": [
+        {"name": "a", "resourceClaimName": "small"}, {"name": "b", "resourceClaimName": "big"}]}))
+    state = CycleState()
+    w.plugin.pre_filter(state, pod, w.nodes)
+    statuses = w.plugin.filter_nodes(state, pod, node_set(w.nodes))
+    assert all(status is not None and status.detail == f"claim {NAMESPACE}/big" for status in statuses)
+    diagnosis = Diagnosis(NodeToStatus({
+        node.name: status.with_plugin("DynamicResources")
+        for node, status in zip(w.nodes, statuses, strict=True) if status is not None
+    }), unschedulable_plugins={"DynamicResources"})
+    message = FitError(pod.pod, 8, diagnosis).message()
+    assert message == "0/8 nodes are available: 8 cannot allocate all claims."
+    (group,) = explain(8, diagnosis, evaluated_nodes=8, feasible_nodes=0).filtered
+    assert (group.plugin, group.reason, group.code, group.count) == (
+        "DynamicResources", f"cannot allocate all claims: claim {NAMESPACE}/big", "Unschedulable", 8)
+
+
+def test_claims_that_fit_alone_but_not_together_are_named_together() -> None:
+    w = world([make_claim("one"), make_claim("two")], *ONE_DEVICE)
+    pod = PodInfo(builders.pod(POD_NAME, NAMESPACE, uid=POD_UID, spec={"resourceClaims": [
+        {"name": "a", "resourceClaimName": "one"}, {"name": "b", "resourceClaimName": "two"}]}))
+    state = CycleState()
+    w.plugin.pre_filter(state, pod, w.nodes)
+    status = w.plugin.filter(state, pod, w.nodes[0])
+    assert verdict(status) == (UNSCHEDULABLE, CANNOT_ALLOCATE)
+    assert status is not None and status.detail == f"claims {NAMESPACE}/one, {NAMESPACE}/two together"
+
+
+async def test_default_preemption_evicts_the_pod_whose_claim_holds_the_device() -> None:
+    """The whole default profile: the only device is held by a lower-priority pod's claim reserved for
+    it alone; DefaultPreemption's dry run counts it free without that pod, so the pod is the victim and
+    the preemptor is nominated to its node."""
+    victim = make_pod("victim", "uid-victim", claim_name="victim-claim")
+    victim.spec.node_name, victim.spec.priority = "n1", 0
+    cluster = Cluster([cpu_node("n1"), cpu_node("n2")], [victim])
+    for obj in (make_claim("victim-claim", device="instance-1", node_name="n1",
+                           reserved_for=[("victim", "uid-victim")]), PENDING_CLAIM):
+        cluster.dra.resource_claims.on_add(obj)
+    cluster.dra.device_classes.set(make_class())
+    cluster.dra.resource_slices.set(make_slice("n1"))
+    preemptor = make_pod()
+    preemptor.spec.priority = 100
+    _, statuses = await cluster.fit_error(PodInfo(preemptor))
+    assert {name: verdict(status) for name, status in statuses.items()} == {
+        "n1": (UNSCHEDULABLE, CANNOT_ALLOCATE), "n2": (UNSCHEDULABLE, CANNOT_ALLOCATE)}
+    result, status = await cluster.preempt(preemptor)
+    assert status is None and result is not None and result.nominated_node_name == "n1"
+    assert [(namespace, name) for _, namespace, name, _ in cluster.client.deleted] == [(NAMESPACE, "victim")]

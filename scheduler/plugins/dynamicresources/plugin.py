@@ -25,11 +25,13 @@ from scheduler.framework import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    Code,
     CycleState,
     EventResource,
     Handle,
     NodeInfo,
     NodeScore,
+    NodeSet,
     NotFound,
     PodInfo,
     PostFilterResult,
@@ -39,7 +41,7 @@ from scheduler.framework import (
 )
 from scheduler.plugins.dynamicresources.claims import ClaimProblem, pod_claims
 from scheduler.plugins.dynamicresources.hints import after_claim_change, after_pod_change
-from scheduler.plugins.dynamicresources.state import NOTHING_ALLOCATED, STATE_KEY, ClaimsState
+from scheduler.plugins.dynamicresources.state import NOTHING_ALLOCATED, STATE_KEY, ClaimsState, claim_ref
 from scheduler.plugins.helpers import NodeSelector, default_normalize_score
 
 NAME = "DynamicResources"
@@ -109,7 +111,7 @@ class DynamicResources:
             if self._claims.claim_has_pending_allocation(claim.metadata.uid):
                 # Another pod's allocation of this claim is being written: wait for it.
                 return None, Status.unresolvable(
-                    f"resource claim {_ref(claim)} is in the process of being allocated")
+                    f"resource claim {claim_ref(claim)} is in the process of being allocated")
             if (class_problem := self._class_problem(claim)) is not None:
                 return None, class_problem
             to_allocate.append(index)
@@ -196,9 +198,18 @@ class DynamicResources:
             # Something is wrong with a claim or a class (a CEL runtime error): not the node's fault.
             return Status.as_error(err)
         if allocations is None:
-            return Status.unschedulable(CANNOT_ALLOCATE)
+            try:
+                detail = claims_state.unfit(node)
+            except AllocationError as err:
+                detail = str(err)
+            return Status(Code.UNSCHEDULABLE, (CANNOT_ALLOCATE,), detail=detail)
         claims_state.node_allocations[node.metadata.name] = allocations
         return None
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[Status | None]:
+        """``filter`` of each node: allocation is a search per node, with no vector form; having this
+        form keeps the framework on its batch path for the other plugins."""
+        return [self.filter(state, pod, node_info) for node_info in nodes]
 
     # ---------------------------------------------------------------------------------------- Score
 
@@ -245,7 +256,7 @@ class DynamicResources:
                 try:
                     await self._handle.client.update_status(deallocated)
                 except errors.ApiError as err:
-                    return None, Status.as_error(f"deallocate claim {_ref(claim)}: {err.message}")
+                    return None, Status.as_error(f"deallocate claim {claim_ref(claim)}: {err.message}")
                 return None, Status.unschedulable("deallocation of ResourceClaim completed")
         return None, Status.unschedulable("still not schedulable")
 
@@ -329,7 +340,7 @@ class DynamicResources:
         allocation = claims_state.chosen.get(index)
         claim = objects_pb2.ResourceClaim()
         claim.CopyFrom(claims_state.claims[index])
-        ref = _ref(claim)
+        ref = claim_ref(claim)
         try:
             for attempt in range(WRITE_ATTEMPTS):
                 if attempt:
@@ -394,10 +405,6 @@ def prioritized_list_score(
                 if f"{request.name}/{sub.name}" in picked:
                     score += FIRST_AVAILABLE_MAX_SIZE - position
     return score
-
-
-def _ref(claim: objects_pb2.ResourceClaim) -> str:
-    return f"{claim.metadata.namespace}/{claim.metadata.name}"
 
 
 def _state(state: CycleState, pod: PodInfo) -> ClaimsState | None:
