@@ -8,6 +8,7 @@ from google.protobuf.message import Message
 
 from cluster.api import kinds
 from cluster.printers import (
+    deviceclasses,
     events,
     leasecandidates,
     leases,
@@ -17,7 +18,10 @@ from cluster.printers import (
     podgroups,
     pods,
     priorityclasses,
+    resourceclaims,
+    resourceclaimtemplates,
     resourcequotas,
+    resourceslices,
     runtimeclasses,
     services,
     workloads,
@@ -30,7 +34,8 @@ PRINTERS: dict[kinds.Kind[Any], Printer[Any]] = {
         pods.PRINTER, nodes.PRINTER, priorityclasses.PRINTER, poddisruptionbudgets.PRINTER,
         resourcequotas.PRINTER, podgroups.PRINTER, leases.PRINTER, leasecandidates.PRINTER, events.PRINTER,
         namespaces.PRINTER, runtimeclasses.PRINTER, services.PRINTER, workloads.REPLICA_SET,
-        workloads.STATEFUL_SET, workloads.REPLICATION_CONTROLLER,
+        workloads.STATEFUL_SET, workloads.REPLICATION_CONTROLLER, deviceclasses.PRINTER,
+        resourceslices.PRINTER, resourceclaims.PRINTER, resourceclaimtemplates.PRINTER,
     )
 }
 

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 from cluster.api import containers, kinds, objects_pb2, timeutil
+from cluster.api.dra import podclaims
 from cluster.api.schedulinggates import SCHEDULING_GATED, is_reported_gated
 from cluster.printers.describe import DescribeText, Reader, container_section, name_fields, time_text
 from cluster.printers.printer import Explained, Printer
+from cluster.printers.resourceclaims import claim_state
 from cluster.printers.table import AGE, NAME, Cell, Column, Columns, wide
 from cluster.printers.values import NONE, age, or_none, toleration_text
 
@@ -83,6 +85,26 @@ async def _describe_pod(reader: Reader, pod: objects_pb2.Pod, text: DescribeText
     text.field("Tolerations", "\n".join(tolerations) if tolerations else NONE)
     if spec.scheduling_gates:
         text.field("Scheduling Gates", "\n".join(gate.name for gate in spec.scheduling_gates))
+    if spec.resource_claims:
+        await _resource_claims_section(reader, pod, text)
+
+
+async def _resource_claims_section(reader: Reader, pod: objects_pb2.Pod, text: DescribeText) -> None:
+    """Each entry of spec.resourceClaims: where its claim comes from, the claim's name and its state."""
+    claims = {claim.metadata.name: claim
+              for claim in (await reader.list_all(kinds.RESOURCE_CLAIM, pod.metadata.namespace)).items}
+    rows = []
+    for pod_claim, name in podclaims.claims_of(pod):
+        source = (f"template {pod_claim.resource_claim_template_name}"
+                  if pod_claim.HasField("resource_claim_template_name") else "claim")
+        if name is None:
+            shown, state = NONE, "not needed" if podclaims.claim_not_needed(pod, pod_claim) else "not created"
+        else:
+            claim = claims.get(name)
+            shown, state = name, claim_state(claim) if claim is not None else "not found"
+        rows.append([pod_claim.name, source, shown, state])
+    text.section("Resource Claims")
+    text.table(["Name", "From", "Claim", "State"], rows)
 
 
 PRINTER = Printer(

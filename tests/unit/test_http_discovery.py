@@ -73,9 +73,11 @@ def test_api_group_list_prefers_the_stable_version() -> None:
     }
     assert groups["coordination.k8s.io"]["preferredVersion"]["version"] == "v1"
     assert set(groups) == {
-        "apps", "coordination.k8s.io", "events.k8s.io", "node.k8s.io", "policy", "scheduling.k8s.io",
-        "scheduling.x-k8s.io",
+        "apps", "coordination.k8s.io", "events.k8s.io", "node.k8s.io", "policy", "resource.k8s.io",
+        "scheduling.k8s.io", "scheduling.x-k8s.io",
     }
+    assert groups["resource.k8s.io"]["preferredVersion"] == {
+        "groupVersion": "resource.k8s.io/v1", "version": "v1"}
 
 
 def test_versions_sort_as_kubernetes_prefers_them() -> None:
@@ -110,6 +112,9 @@ def test_pods_entry_is_upstreams() -> None:
                                "verbs": ["get", "patch", "update"]}),
         ("v1", "nodes/status", {"name": "nodes/status", "singularName": "", "namespaced": False,
                                 "kind": "Node", "verbs": ["get", "patch", "update"]}),
+        ("resource.k8s.io/v1", "resourceclaims/status", {
+            "name": "resourceclaims/status", "singularName": "", "namespaced": True, "kind": "ResourceClaim",
+            "verbs": ["get", "patch", "update"]}),
     ],
 )
 def test_subresource_entries_are_upstreams(group_version: str, name: str, entry: dict[str, Any]) -> None:
@@ -130,6 +135,20 @@ def test_every_kind_is_served_in_each_of_its_versions_with_its_status_subresourc
     assert _entry("policy/v1", "poddisruptionbudgets/status")["kind"] == "PodDisruptionBudget"
     leases = _resource_list("coordination.k8s.io/v1")["resources"]
     assert "leases/status" not in {entry["name"] for entry in leases}
+
+
+def test_resource_k8s_io_serves_the_dra_kinds_with_upstreams_scope() -> None:
+    entries = {entry["name"]: entry for entry in _resource_list("resource.k8s.io/v1")["resources"]}
+    assert set(entries) == {
+        "deviceclasses", "resourceslices", "resourceclaims", "resourceclaims/status",
+        "resourceclaimtemplates",
+    }
+    assert {name: entries[name]["namespaced"] for name in entries if "/" not in name} == {
+        "deviceclasses": False, "resourceslices": False, "resourceclaims": True,
+        "resourceclaimtemplates": True,
+    }
+    assert entries["resourceclaims"]["kind"] == "ResourceClaim"
+    assert entries["resourceclaims"]["singularName"] == "resourceclaim"
 
 
 def test_events_are_served_in_events_k8s_io_stored_as_core_events() -> None:

@@ -120,6 +120,46 @@ def test_a_type_shared_by_kinds_of_two_groups_keeps_its_upstream_package(openapi
     assert scheduling["properties"]["tolerations"]["items"] == _v3_ref(f"{CORE}.Toleration")
 
 
+RESOURCE = "io.k8s.api.resource.v1"
+QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+
+
+def test_dra_schemas_are_upstreams(openapi: OpenAPI) -> None:
+    """resource.k8s.io/v1: quantities as Quantity, opaque parameters as RawExtension, upstream's required
+    fields and list types, and the pod's claim fields under core/v1's names."""
+    gv = "apis/resource.k8s.io/v1"
+    capacity = _v3_schema(openapi, gv, f"{RESOURCE}.DeviceCapacity")
+    assert capacity["required"] == ["value"]
+    assert capacity["properties"]["value"] == _v3_ref(QUANTITY)
+    policy = _v3_schema(openapi, gv, f"{RESOURCE}.CapacityRequestPolicy")
+    assert policy["properties"]["validValues"]["items"] == _v3_ref(QUANTITY)
+    assert _v3_schema(openapi, gv, f"{RESOURCE}.Counter")["properties"]["value"] == _v3_ref(QUANTITY)
+    requirements = _v3_schema(openapi, gv, f"{RESOURCE}.CapacityRequirements")
+    assert requirements["properties"]["requests"] == {
+        "type": "object", "additionalProperties": _v3_ref(QUANTITY)}
+    result = _v3_schema(openapi, gv, f"{RESOURCE}.DeviceRequestAllocationResult")
+    assert result["required"] == ["request", "driver", "pool", "device"]
+    assert result["properties"]["consumedCapacity"]["additionalProperties"] == _v3_ref(QUANTITY)
+    assert result["properties"]["shareID"] == {"type": "string"}
+    opaque = _v3_schema(openapi, gv, f"{RESOURCE}.OpaqueDeviceConfiguration")
+    assert opaque["required"] == ["driver", "parameters"]
+    assert opaque["properties"]["parameters"] == _v3_ref("io.k8s.apimachinery.pkg.runtime.RawExtension")
+    status = _v3_schema(openapi, gv, f"{RESOURCE}.ResourceClaimStatus")
+    assert status["properties"]["reservedFor"] == {
+        "type": "array", "items": _v3_ref(f"{RESOURCE}.ResourceClaimConsumerReference"),
+        "x-kubernetes-list-map-keys": ["uid"], "x-kubernetes-list-type": "map",
+        "x-kubernetes-patch-merge-key": "uid", "x-kubernetes-patch-strategy": "merge",
+    }
+    slice_spec = _v3_schema(openapi, gv, f"{RESOURCE}.ResourceSliceSpec")
+    assert slice_spec["required"] == ["driver", "pool"]
+    assert slice_spec["properties"]["nodeSelector"] == _v3_ref(f"{CORE}.NodeSelector")
+    spec = _v3_schema(openapi, "api/v1", f"{CORE}.PodSpec")
+    assert spec["properties"]["resourceClaims"]["x-kubernetes-patch-strategy"] == "merge,retainKeys"
+    requirements = _v3_schema(openapi, "api/v1", f"{CORE}.ResourceRequirements")
+    assert requirements["properties"]["claims"]["items"] == _v3_ref(f"{CORE}.ResourceClaim")
+    assert _v3_schema(openapi, "api/v1", f"{CORE}.ResourceClaim")["required"] == ["name"]
+
+
 def test_pod_group_is_described_in_each_of_its_groups(openapi: OpenAPI) -> None:
     upstream = _v3_schema(
         openapi, "apis/scheduling.k8s.io/v1alpha3", "io.k8s.api.scheduling.v1alpha3.PodGroup"

@@ -27,7 +27,10 @@ from cluster.api.validation.podspec import (
     TAINT_EFFECTS,
     validate_affinity,
     validate_container,
+    validate_container_claims,
     validate_container_restart_policies,
+    validate_pod_claim_statuses,
+    validate_pod_resource_claims,
     validate_pod_spec_update,
     validate_scheduling_gates,
     validate_spread_constraints,
@@ -51,6 +54,12 @@ def validate_pod(pod: objects_pb2.Pod) -> list[str]:
     for field_name, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
         for i, container in enumerate(containers):
             problems += validate_container(container, f"spec.{field_name}[{i}]", seen_names, host_ports)
+    pod_claims = [claim.name for claim in spec.resource_claims]
+    for field_name, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
+        for i, container in enumerate(containers):
+            problems += validate_container_claims(
+                container.resources.claims, pod_claims, f"spec.{field_name}[{i}].resources.claims")
+    problems += validate_pod_resource_claims(pod.metadata.name, spec.resource_claims)
     problems += validate_container_restart_policies(spec)
     problems += validate_scheduling_gates(spec)
     if spec.node_name:
@@ -88,9 +97,10 @@ def validate_pod(pod: objects_pb2.Pod) -> list[str]:
 
 
 def validate_pod_status(pod: objects_pb2.Pod) -> list[str]:
+    problems = validate_pod_claim_statuses(pod)
     if pod.status.nominated_node_name:
-        return check("status.nominatedNodeName", pod.status.nominated_node_name, is_dns1123_subdomain)
-    return []
+        problems += check("status.nominatedNodeName", pod.status.nominated_node_name, is_dns1123_subdomain)
+    return problems
 
 
 def validate_node(node: objects_pb2.Node) -> list[str]:

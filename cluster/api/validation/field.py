@@ -47,6 +47,11 @@ def duplicate(path: str, value: object) -> str:
     return f"{path}: Duplicate value: {quote(value)}"
 
 
+def not_found(path: str, value: object, detail: str = "") -> str:
+    found = f"{path}: Not found: {quote(value)}"
+    return f"{found}: {detail}" if detail else found
+
+
 def too_long(path: str, limit: int) -> str:
     return f"{path}: Too long: must have at most {limit} bytes"
 

@@ -147,6 +147,22 @@ def _validate_annotations(annotations: Mapping[str, str], path: str) -> list[str
     return problems
 
 
+#: The fields of an object template's metadata (a ResourceClaimTemplate's spec.metadata) the objects made
+#: from it take; anything else there would be silently dropped, so it is refused.
+_TEMPLATE_META_FIELDS = frozenset({"labels", "annotations"})
+
+
+def validate_template_meta(meta: objects_pb2.ObjectMeta, path: str) -> list[str]:
+    """Kubernetes' ValidateTemplateObjectMeta: valid labels and annotations, and nothing else set."""
+    problems = validate_labels(meta.labels, f"{path}.labels")
+    problems += _validate_annotations(meta.annotations, f"{path}.annotations")
+    problems += [
+        forbidden(f"{path}.{field.json_name}", "cannot be set for a template")
+        for field, _ in meta.ListFields() if field.name not in _TEMPLATE_META_FIELDS
+    ]
+    return problems
+
+
 def validate_label_selector(selector: objects_pb2.LabelSelector, path: str) -> list[str]:
     """A LabelSelector message (metav1 ValidateLabelSelector)."""
     problems = validate_labels(selector.match_labels, f"{path}.matchLabels")

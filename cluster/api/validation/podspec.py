@@ -27,6 +27,7 @@ from cluster.api.validation.field import (
     duplicate,
     forbidden,
     invalid,
+    not_found,
     not_supported,
     required,
 )
@@ -264,6 +265,101 @@ def validate_affinity(affinity: objects_pb2.Affinity, path: str) -> list[str]:
             problems += _validate_weight(weighted.weight, f"{where}.weight")
             problems += _validate_pod_affinity_term(weighted.pod_affinity_term, f"{where}.podAffinityTerm")
     return problems
+
+
+def validate_node_selector(selector: objects_pb2.NodeSelector, path: str) -> list[str]:
+    """Kubernetes' ValidateNodeSelector: at least one term, each valid."""
+    if not selector.node_selector_terms:
+        return [required(f"{path}.nodeSelectorTerms", "must have at least one node selector term")]
+    problems = []
+    for i, term in enumerate(selector.node_selector_terms):
+        problems += _validate_node_selector_term(term, f"{path}.nodeSelectorTerms[{i}]")
+    return problems
+
+
+def validate_pod_resource_claims(pod_name: str, claims: Sequence[objects_pb2.PodResourceClaim]) -> list[str]:
+    """spec.resourceClaims: unique DNS-label names, each naming exactly one of a ResourceClaim or a
+    ResourceClaimTemplate; a template's entry must also make a valid claim name (<pod>-<entry>)."""
+    problems = []
+    names: set[str] = set()
+    for i, claim in enumerate(claims):
+        where = f"spec.resourceClaims[{i}]"
+        if not claim.name:
+            problems.append(required(f"{where}.name"))
+        elif claim.name in names:
+            problems.append(duplicate(f"{where}.name", claim.name))
+        else:
+            name_problems = check(f"{where}.name", claim.name, is_dns1123_label)
+            problems += name_problems
+            if not name_problems and pod_name and claim.HasField("resource_claim_template_name"):
+                generated = f"{pod_name}-{claim.name}"
+                problems += [invalid(f"{where}.name", generated, "final ResourceClaim name: " + p)
+                             for p in is_dns1123_subdomain(generated)]
+            names.add(claim.name)
+        by_name = claim.HasField("resource_claim_name")
+        by_template = claim.HasField("resource_claim_template_name")
+        if by_name and by_template:
+            problems.append(invalid(where, _short_json(claim),
+                                    "at most one of `resourceClaimName` or `resourceClaimTemplateName` "
+                                    "may be specified"))
+        elif not by_name and not by_template:
+            problems.append(invalid(where, _short_json(claim),
+                                    "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"))
+        if by_name:
+            problems += check(f"{where}.resourceClaimName", claim.resource_claim_name, is_dns1123_subdomain)
+        if by_template:
+            problems += check(f"{where}.resourceClaimTemplateName", claim.resource_claim_template_name,
+                              is_dns1123_subdomain)
+    return problems
+
+
+def validate_container_claims(
+    claims: Sequence[objects_pb2.ContainerResourceClaim], pod_claims: Sequence[str], path: str
+) -> list[str]:
+    """A container's resources.claims: each names an entry of spec.resourceClaims (and optionally one
+    request of it), no entry twice."""
+    problems = []
+    seen: set[str] = set()
+    for i, claim in enumerate(claims):
+        where = f"{path}[{i}]"
+        if not claim.name:
+            problems.append(required(where))
+            continue
+        key = f"{claim.name}/{claim.request}" if claim.request else claim.name
+        if key in seen:
+            problems.append(duplicate(where, key))
+        seen.add(key)
+        if claim.name not in pod_claims:
+            known = ", ".join(sorted(pod_claims))
+            detail = "must be one of the names in pod.spec.resourceClaims" + (
+                f": {known}" if known else " which is empty")
+            problems.append(not_found(where, claim.name, detail))
+        if claim.request:
+            problems += check(f"{where}.request", claim.request, is_dns1123_label)
+    return problems
+
+
+def validate_pod_claim_statuses(pod: objects_pb2.Pod) -> list[str]:
+    """status.resourceClaimStatuses: each names an entry of spec.resourceClaims, once, and its claim name
+    (when there is one) is a valid ResourceClaim name."""
+    problems = []
+    pod_claims = {claim.name for claim in pod.spec.resource_claims}
+    seen: set[str] = set()
+    for i, status in enumerate(pod.status.resource_claim_statuses):
+        where = f"status.resourceClaimStatuses[{i}].name"
+        if status.name not in pod_claims:
+            problems.append(
+                invalid(where, status.name, "must match the name of an entry in `spec.resourceClaims`"))
+        if status.name in seen:
+            problems.append(duplicate(where, status.name))
+        seen.add(status.name)
+        if status.HasField("resource_claim_name"):
+            problems += check(where, status.resource_claim_name, is_dns1123_subdomain)
+    return problems
+
+
+def _short_json(message: Message) -> str:
+    return json.dumps(json_format.MessageToDict(message), separators=(",", ":"), sort_keys=True)
 
 
 def _validate_node_selector_term(term: objects_pb2.NodeSelectorTerm, path: str) -> list[str]:

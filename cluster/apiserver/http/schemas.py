@@ -48,15 +48,30 @@ _META_MESSAGES = frozenset(
     {"ObjectMeta", "OwnerReference", "LabelSelector", "LabelSelectorRequirement", "Condition"}
 )
 #: Messages whose upstream name drops the prefix objects.proto adds to keep its names unique.
-_UPSTREAM_NAMES = {"RuntimeClassOverhead": "Overhead", "RuntimeClassScheduling": "Scheduling"}
+_UPSTREAM_NAMES = {
+    "RuntimeClassOverhead": "Overhead", "RuntimeClassScheduling": "Scheduling",
+    # core/v1's name for a container's claim; resource.k8s.io's ResourceClaim lives in another package.
+    "ContainerResourceClaim": "ResourceClaim",
+}
 
 #: Maps of resource name to quantity (a ResourceList upstream).
 _QUANTITY_MAPS = frozenset({
     ("ResourceRequirements", "requests"), ("ResourceRequirements", "limits"), ("PodSpec", "overhead"),
     ("NodeStatus", "capacity"), ("NodeStatus", "allocatable"), ("ResourceQuotaSpec", "hard"),
     ("ResourceQuotaStatus", "hard"), ("ResourceQuotaStatus", "used"), ("PodGroupSpec", "minResources"),
-    ("RuntimeClassOverhead", "podFixed"),
+    ("RuntimeClassOverhead", "podFixed"), ("CapacityRequirements", "requests"),
+    ("DeviceRequestAllocationResult", "consumedCapacity"),
 })
+#: String fields (and lists of them) that are a resource.Quantity upstream.
+_QUANTITY_FIELDS = frozenset({
+    ("DeviceCapacity", "value"), ("Counter", "value"), ("CapacityRequestPolicy", "default"),
+    ("CapacityRequestPolicy", "validValues"), ("CapacityRequestPolicyRange", "min"),
+    ("CapacityRequestPolicyRange", "max"), ("CapacityRequestPolicyRange", "step"),
+    ("NodeAllocatableMapping", "capacityMultiplier"), ("NodeAllocatableMapping", "deviceMultiplier"),
+    ("NodeAllocatableOverhead", "perPod"), ("NodeAllocatableOverhead", "perContainer"),
+})
+#: Opaque JSON objects that are a runtime.RawExtension upstream (a driver's parameters and data).
+_RAW_EXTENSIONS = frozenset({("OpaqueDeviceConfiguration", "parameters"), ("AllocatedDeviceStatus", "data")})
 #: Timestamps that are metav1.MicroTime upstream (every other one is metav1.Time).
 _MICRO_TIMES = frozenset({
     ("LeaseSpec", "acquireTime"), ("LeaseSpec", "renewTime"),
@@ -92,6 +107,29 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "ServicePort": ("port",),
     "ReplicaSetSpec": ("selector",),
     "StatefulSetSpec": ("selector", "template"),
+    "ContainerResourceClaim": ("name",),
+    "PodResourceClaim": ("name",),
+    "PodResourceClaimStatus": ("name",),
+    "ContainerExtendedResourceRequest": ("containerName", "resourceName", "requestName"),
+    "PodExtendedResourceClaimStatus": ("requestMappings", "resourceClaimName"),
+    "CELDeviceSelector": ("expression",),
+    "OpaqueDeviceConfiguration": ("driver", "parameters"),
+    "ResourcePool": ("name", "generation", "resourceSliceCount"),
+    "DeviceCapacity": ("value",),
+    "Counter": ("value",),
+    "CounterSet": ("name",),
+    "DeviceCounterConsumption": ("counterSet",),
+    "DeviceTaint": ("key", "effect"),
+    "Device": ("name",),
+    "ResourceSliceSpec": ("driver", "pool"),
+    "ResourceSlice": ("spec",),
+    "ExactDeviceRequest": ("deviceClassName",),
+    "DeviceSubRequest": ("name", "deviceClassName"),
+    "DeviceRequest": ("name",),
+    "ResourceClaimConsumerReference": ("resource", "name", "uid"),
+    "DeviceRequestAllocationResult": ("request", "driver", "pool", "device"),
+    "DeviceAllocationConfiguration": ("source",),
+    "AllocatedDeviceStatus": ("driver", "pool", "device"),
 }
 
 _INTEGER_FORMATS = {
@@ -257,8 +295,12 @@ class SchemaBuilder:
             if target.full_name == "google.protobuf.Value":
                 return ref(INT_OR_STRING)
             if target.full_name == "google.protobuf.Struct":
+                if (message.name, field.json_name) in _RAW_EXTENSIONS:
+                    return ref(RAW_EXTENSION)
                 return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
             return ref(self.message(target, served_as))
+        if (message.name, field.json_name) in _QUANTITY_FIELDS:
+            return ref(QUANTITY)
         if field.type in _INTEGER_FORMATS:
             return {"type": "integer", "format": _INTEGER_FORMATS[field.type]}
         if field.type == FieldDescriptor.TYPE_DOUBLE:

@@ -8,6 +8,7 @@ from typing import Any
 
 from cluster.api.kinds import Kind
 from cluster.apiserver.registry import (
+    deviceclasses,
     events,
     leasecandidates,
     leases,
@@ -19,7 +20,10 @@ from cluster.apiserver.registry import (
     priorityclasses,
     replicasets,
     replicationcontrollers,
+    resourceclaims,
+    resourceclaimtemplates,
     resourcequotas,
+    resourceslices,
     runtimeclasses,
     services,
     statefulsets,
@@ -31,7 +35,7 @@ STRATEGIES: dict[Kind[Any], KindStrategy[Any]] = {
     for module in (
         pods, nodes, priorityclasses, poddisruptionbudgets, resourcequotas, podgroups, leases,
         leasecandidates, events, namespaces, runtimeclasses, services, replicasets, statefulsets,
-        replicationcontrollers,
+        replicationcontrollers, deviceclasses, resourceslices, resourceclaims, resourceclaimtemplates,
     )
 }
 

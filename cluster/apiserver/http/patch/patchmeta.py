@@ -40,6 +40,9 @@ def _merged_map(*keys: str) -> ListSchema:
 
 _BY_NAME = _merged_map("name")
 _BY_TYPE = _merged_map("type")
+#: A pod's claims and their statuses: merged by name, and a patch's entry replaces the stored one's
+#: one-of fields (resourceClaimName / resourceClaimTemplateName) rather than adding to them.
+_RETAINED_BY_NAME = ListSchema("map", ("name",), "merge,retainKeys", "name")
 
 #: message name → repeated field's JSON name → its schema.
 LISTS: Mapping[str, Mapping[str, ListSchema]] = {
@@ -69,12 +72,15 @@ LISTS: Mapping[str, Mapping[str, ListSchema]] = {
     },
     "PodSpec": {
         "tolerations": ATOMIC,
+        "resourceClaims": _RETAINED_BY_NAME,
         "topologySpreadConstraints": _merged_map("topologyKey", "whenUnsatisfiable"),
         "containers": _BY_NAME,
         "initContainers": _BY_NAME,
         "schedulingGates": _BY_NAME,
     },
-    "PodStatus": {"conditions": _BY_TYPE},
+    "PodStatus": {"conditions": _BY_TYPE, "resourceClaimStatuses": _RETAINED_BY_NAME},
+    "ResourceRequirements": {"claims": ListSchema("map", ("name",))},
+    "PodExtendedResourceClaimStatus": {"requestMappings": ATOMIC},
     "NodeSpec": {"taints": ATOMIC},
     "NodeStatus": {"conditions": _BY_TYPE, "images": ATOMIC},
     "ContainerImage": {"names": ATOMIC},
@@ -85,6 +91,35 @@ LISTS: Mapping[str, Mapping[str, ListSchema]] = {
     "NamespaceSpec": {"finalizers": ATOMIC},
     "RuntimeClassScheduling": {"tolerations": ATOMIC},
     "ServiceSpec": {"ports": _merged_map("port", "protocol"), "clusterIPs": ATOMIC},
+    # resource.k8s.io/v1: every list atomic but a claim's consumers and its devices' statuses.
+    "DeviceClassSpec": {"selectors": ATOMIC, "config": ATOMIC},
+    "DeviceAttribute": {"ints": ATOMIC, "bools": ATOMIC, "strings": ATOMIC, "versions": ATOMIC},
+    "CapacityRequestPolicy": {"validValues": ATOMIC},
+    "Device": {
+        "consumesCounters": ATOMIC, "taints": ATOMIC, "bindingConditions": ATOMIC,
+        "bindingFailureConditions": ATOMIC,
+    },
+    "ResourceSliceSpec": {
+        "devices": ATOMIC, "sharedCounters": ATOMIC, "skipNodeOperations": ListSchema("set"),
+    },
+    "ExactDeviceRequest": {"selectors": ATOMIC, "tolerations": ATOMIC},
+    "DeviceSubRequest": {"selectors": ATOMIC, "tolerations": ATOMIC},
+    "DeviceRequest": {"firstAvailable": ATOMIC},
+    "DeviceConstraint": {"requests": ATOMIC},
+    "DeviceClaimConfiguration": {"requests": ATOMIC},
+    "DeviceClaim": {"requests": ATOMIC, "constraints": ATOMIC, "config": ATOMIC},
+    "DeviceRequestAllocationResult": {
+        "tolerations": ATOMIC, "bindingConditions": ATOMIC, "bindingFailureConditions": ATOMIC,
+        "skipNodeOperations": ListSchema("set"),
+    },
+    "DeviceAllocationConfiguration": {"requests": ATOMIC},
+    "DeviceAllocationResult": {"results": ATOMIC, "config": ATOMIC},
+    "NetworkDeviceData": {"ips": ATOMIC},
+    "AllocatedDeviceStatus": {"conditions": ListSchema("map", ("type",))},
+    "ResourceClaimStatus": {
+        "reservedFor": _merged_map("uid"),
+        "devices": ListSchema("map", ("driver", "device", "pool", "shareID")),
+    },
 }
 
 #: Maps that server-side apply replaces whole (``+mapType=atomic``); every other map merges key by key.

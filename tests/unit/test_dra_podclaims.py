@@ -1,0 +1,126 @@
+"""How a pod names its ResourceClaims (cluster.api.dra.podclaims), as the tables of upstream's
+dynamic-resource-allocation resourceclaim_test.go (TestName, TestResourceClaimIsFor, TestIsReservedForPod)
+have it; the PodGroup cases are left out, podsched's PodGroups having no resourceClaims."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cluster.api import objects_pb2
+from cluster.api.dra import podclaims
+from tests.builders import pod
+
+
+def _claim(name: str, namespace: str = "kube-system", *, uid: str = "", owners: Any = (),
+           reserved_for: Any = ()) -> objects_pb2.ResourceClaim:
+    claim = objects_pb2.ResourceClaim()
+    claim.metadata.name = name
+    claim.metadata.namespace = namespace
+    claim.metadata.uid = uid
+    for owner in owners:
+        claim.metadata.owner_references.add(**owner)
+    for consumer_uid in reserved_for:
+        claim.status.reserved_for.add(uid=consumer_uid)
+    return claim
+
+
+def _pod_claim(name: str, **source: str) -> objects_pb2.PodResourceClaim:
+    return objects_pb2.PodResourceClaim(name=name, **source)
+
+
+TEST_POD = pod("test-pod", "default", status={"resourceClaimStatuses": [
+    {"name": "template-claim", "resourceClaimName": "created-claim"},
+    {"name": "skipped-claim"},
+]})
+
+
+@pytest.mark.parametrize(("pod_claim", "expected", "not_needed"), [
+    pytest.param(_pod_claim("c", resource_claim_name="existing-claim"), "existing-claim", False,
+                 id="resource-claim-name-set"),
+    pytest.param(_pod_claim("template-claim", resource_claim_template_name="template-claim-template"),
+                 "created-claim", False, id="resource-claim-template-name-set-and-status-found"),
+    pytest.param(_pod_claim("other-claim", resource_claim_template_name="template-claim-template"),
+                 None, False, id="resource-claim-template-name-set-but-status-not-found"),
+    pytest.param(_pod_claim("skipped-claim", resource_claim_template_name="template-claim-template"),
+                 None, True, id="status-without-name-means-not-needed"),
+    pytest.param(_pod_claim("invalid-claim"), None, False,
+                 id="neither-resource-claim-name-nor-template-name-set"),
+])
+def test_claim_name_of(
+    pod_claim: objects_pb2.PodResourceClaim, expected: str | None, not_needed: bool
+) -> None:
+    assert podclaims.claim_name_of(TEST_POD, pod_claim) == expected
+    assert podclaims.claim_not_needed(TEST_POD, pod_claim) is not_needed
+
+
+def test_claim_names_of_lists_only_the_known_claims_in_spec_order() -> None:
+    p = pod("p", spec={"resourceClaims": [
+        {"name": "a", "resourceClaimTemplateName": "t"},
+        {"name": "b", "resourceClaimName": "shared"},
+        {"name": "c", "resourceClaimTemplateName": "t"},
+        {"name": "skipped-claim", "resourceClaimTemplateName": "t"},
+    ]}, status={"resourceClaimStatuses": [{"name": "a", "resourceClaimName": "p-a-x1y2z"},
+                                          {"name": "skipped-claim"}]})
+    assert podclaims.claim_names_of(p) == ["p-a-x1y2z", "shared"]
+    assert [(c.name, name) for c, name in podclaims.claims_of(p)] == [
+        ("a", "p-a-x1y2z"), ("b", "shared"), ("c", None), ("skipped-claim", None)]
+
+
+POD_OWNER = pod("podOwner", "kube-system", uid="2")
+POD_NOT_OWNER = pod("podNotOwner", "kube-system", uid="1")
+CONTROLLER_OF_POD_OWNER = {"uid": "2", "controller": True}
+
+
+@pytest.mark.parametrize(("p", "claim", "error"), [
+    pytest.param(POD_OWNER, _claim("claimWithOwner", owners=[CONTROLLER_OF_POD_OWNER]), None, id="owned"),
+    pytest.param(POD_NOT_OWNER, _claim("claimWithOwner", owners=[CONTROLLER_OF_POD_OWNER]),
+                 "ResourceClaim kube-system/claimWithOwner was not created for Pod kube-system/podNotOwner "
+                 "(Pod is not owner)", id="other-pod"),
+    pytest.param(POD_OWNER, _claim("claimNoOwner"),
+                 "ResourceClaim kube-system/claimNoOwner was not created for Pod kube-system/podOwner "
+                 "(Pod is not owner)", id="no-owner"),
+    pytest.param(POD_OWNER, _claim("claimWithOwner", owners=[{"uid": "2", "controller": False}]),
+                 "ResourceClaim kube-system/claimWithOwner was not created for Pod kube-system/podOwner "
+                 "(Pod is not owner)", id="owner-but-not-controller"),
+    pytest.param(POD_OWNER, _claim("userClaimWithOwner", "user-namespace", owners=[CONTROLLER_OF_POD_OWNER]),
+                 "ResourceClaim user-namespace/userClaimWithOwner is not in the same namespace as Pod "
+                 "kube-system/podOwner", id="different-namespace"),
+])
+def test_not_for_pod(p: objects_pb2.Pod, claim: objects_pb2.ResourceClaim, error: str | None) -> None:
+    assert podclaims.not_for_pod(p, claim) == error
+
+
+POD_RESERVED = pod("podReserved", "kube-system", uid="3")
+POD_NOT_RESERVED = pod("podNotReserved", "kube-system", uid="1")
+
+
+@pytest.mark.parametrize(("p", "claim", "expected"), [
+    pytest.param(POD_NOT_RESERVED, _claim("claimNoReservation"), False, id="not-reserved"),
+    pytest.param(POD_RESERVED, _claim("claimWithReservation", reserved_for=["3"]), True,
+                 id="reserved-for-pod"),
+    pytest.param(POD_NOT_RESERVED, _claim("claimWithReservation", reserved_for=["3"]), False,
+                 id="reserved-for-other-pod"),
+    pytest.param(POD_RESERVED, _claim("claimWithMultipleReservations", reserved_for=["3", "4"]), True,
+                 id="multiple-reservations-including-pod"),
+    pytest.param(POD_NOT_RESERVED, _claim("claimWithMultipleReservations", reserved_for=["3", "4"]), False,
+                 id="multiple-reservations-excluding-pod"),
+])
+def test_is_reserved_for(p: objects_pb2.Pod, claim: objects_pb2.ResourceClaim, expected: bool) -> None:
+    assert podclaims.is_reserved_for(claim, p) is expected
+
+
+def test_consumer_reference_names_the_pod_in_the_core_group() -> None:
+    ref = podclaims.consumer_reference(POD_RESERVED)
+    assert (ref.api_group, ref.resource, ref.name, ref.uid) == ("", "pods", "podReserved", "3")
+    assert podclaims.is_reserved_for(_claim("c", reserved_for=[ref.uid]), POD_RESERVED)
+
+
+def test_controlling_pod_is_the_v1_pod_owner_with_controller_set() -> None:
+    pod_owner = {"api_version": "v1", "kind": "Pod", "name": "p", "uid": "9", "controller": True}
+    replica_set = {"api_version": "apps/v1", "kind": "ReplicaSet", "uid": "8", "controller": True}
+    claim = _claim("c", owners=[replica_set, {**pod_owner, "controller": False}, pod_owner])
+    owner = podclaims.controlling_pod(claim)
+    assert owner is not None and (owner.name, owner.uid, owner.controller) == ("p", "9", True)
+    assert podclaims.controlling_pod(_claim("c", owners=[{**pod_owner, "controller": False}])) is None
