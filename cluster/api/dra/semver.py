@@ -1,0 +1,116 @@
+"""Semantic versions (semver.org 2.0.0) as Kubernetes' CEL semver library and DRA's version attributes read
+them: strict parsing (``1.2.3-rc.1+build``), the tolerant form ``semver(text, true)`` accepts, and the
+ordering (build metadata does not count; a pre-release is lower than its release)."""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+_ALNUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
+_DIGITS = frozenset("0123456789")
+
+
+class Version(NamedTuple):
+    major: int
+    minor: int
+    patch: int
+    pre: tuple[int | str, ...]
+    build: tuple[str, ...]
+
+    def __str__(self) -> str:
+        text = f"{self.major}.{self.minor}.{self.patch}"
+        if self.pre:
+            text += "-" + ".".join(str(part) for part in self.pre)
+        if self.build:
+            text += "+" + ".".join(self.build)
+        return text
+
+
+def compare(a: Version, b: Version) -> int:
+    """-1, 0 or 1 as ``a`` is lower than, equal to or higher than ``b`` in semver precedence."""
+    if a[:3] != b[:3]:
+        return -1 if a[:3] < b[:3] else 1
+    if a.pre == b.pre:
+        return 0
+    # A release outranks its pre-releases.
+    if not a.pre or not b.pre:
+        return 1 if not a.pre else -1
+    for x, y in zip(a.pre, b.pre, strict=False):
+        if x == y:
+            continue
+        if isinstance(x, int) and isinstance(y, int):
+            return -1 if x < y else 1
+        # Numeric identifiers rank below alphanumeric ones.
+        if isinstance(x, int) or isinstance(y, int):
+            return -1 if isinstance(x, int) else 1
+        return -1 if x < y else 1
+    return -1 if len(a.pre) < len(b.pre) else (1 if len(a.pre) > len(b.pre) else 0)
+
+
+@functools.lru_cache(maxsize=4096)
+def parse(text: str) -> Version:
+    """The version ``text`` is, strictly; raises ValueError saying what is wrong."""
+    if not text:
+        raise ValueError("Version string empty")
+    parts = text.split(".", 2)
+    if len(parts) != 3:
+        raise ValueError("No Major.Minor.Patch elements found")
+    major = _number(parts[0], "major")
+    minor = _number(parts[1], "minor")
+    rest = parts[2]
+    build: tuple[str, ...] = ()
+    pre: tuple[int | str, ...] = ()
+    if "+" in rest:
+        rest, build_text = rest.split("+", 1)
+        build = tuple(_build_part(part) for part in build_text.split("."))
+    if "-" in rest:
+        rest, pre_text = rest.split("-", 1)
+        pre = tuple(_pre_part(part) for part in pre_text.split("."))
+    patch = _number(rest, "patch")
+    return Version(major, minor, patch, pre, build)
+
+
+def parse_tolerant(text: str) -> Version:
+    """``text`` read as Kubernetes' ``semver(text, true)`` does: a leading "v" dropped, a missing minor or
+    patch taken as 0, leading zeros removed."""
+    parts = text.removeprefix("v").split(".", 2)
+    for index, part in enumerate(parts):
+        if len(part) > 1:
+            part = part.lstrip("0")
+            if not part or part[0] not in _DIGITS:
+                part = "0" + part
+            parts[index] = part
+    if len(parts) < 3:
+        if "+" in parts[-1] or "-" in parts[-1]:
+            raise ValueError("short version cannot contain PreRelease/Build meta data")
+        parts += ["0"] * (3 - len(parts))
+    return parse(".".join(parts))
+
+
+def _number(text: str, what: str) -> int:
+    if not text or not set(text) <= _DIGITS:
+        raise ValueError(f"Invalid character(s) found in {what} number {text!r}")
+    if len(text) > 1 and text[0] == "0":
+        raise ValueError(f"{what.capitalize()} number must not contain leading zeroes {text!r}")
+    return int(text)
+
+
+def _pre_part(text: str) -> int | str:
+    if not text:
+        raise ValueError("Prerelease is empty")
+    if set(text) <= _DIGITS:
+        if len(text) > 1 and text[0] == "0":
+            raise ValueError(f"Numeric PreRelease version must not contain leading zeroes {text!r}")
+        return int(text)
+    if not set(text) <= _ALNUM:
+        raise ValueError(f"Invalid character(s) found in prerelease {text!r}")
+    return text
+
+
+def _build_part(text: str) -> str:
+    if not text:
+        raise ValueError("Build meta data is empty")
+    if not set(text) <= _ALNUM:
+        raise ValueError(f"Invalid character(s) found in build meta data {text!r}")
+    return text

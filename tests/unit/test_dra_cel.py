@@ -1,0 +1,429 @@
+"""CEL device selectors: Kubernetes' DRA CEL table (dynamic-resource-allocation/cel), its quantity and semver
+libraries, and what validation reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+
+from cluster.api import objects_pb2
+from cluster.api.dra.cel import (
+    MAX_LENGTH,
+    SelectorCompileError,
+    SelectorRuntimeError,
+    compile_device_selector,
+    validate_device_selector,
+)
+
+DRIVER = "dra.example.com"
+
+
+def device(
+    attributes: dict[str, Any] | None = None,
+    capacity: dict[str, str] | None = None,
+    allow_multiple_allocations: bool | None = None,
+) -> objects_pb2.Device:
+    """A device from Kubernetes JSON attributes ({"name": {"bool": true}}) and capacity values."""
+    body: dict[str, Any] = {
+        "name": "dev-0",
+        "attributes": attributes or {},
+        "capacity": {name: {"value": value} for name, value in (capacity or {}).items()},
+    }
+    if allow_multiple_allocations is not None:
+        body["allowMultipleAllocations"] = allow_multiple_allocations
+    return json_format.ParseDict(body, objects_pb2.Device())
+
+
+def _strings(count: int) -> list[str]:
+    return [f"value-{i}" for i in range(count)]
+
+
+ALL = """
+device.capacity["dra.example.com"].quantity.isGreaterThan(quantity("1Ki")) &&
+device.attributes["dra.example.com"].bool &&
+device.attributes["dra.example.com"].int > 0 &&
+device.attributes["dra.example.com"].string == "fish" &&
+device.attributes["dra.example.com"].version.isGreaterThan(semver("0.0.1")) &&
+device.capacity["dra.example.com"]["quantity"].isGreaterThan(quantity("1Ki")) &&
+device.attributes["dra.example.com"]["bool"] &&
+device.attributes["dra.example.com"]["int"] > 0 &&
+device.attributes["dra.example.com"]["string"] == "fish" &&
+device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
+"""
+
+# name: (expression, driver, device, expected: bool | ("compile", text) | ("runtime", text))
+CASES: dict[str, tuple[str, str, objects_pb2.Device, Any]] = {
+    "true": ("true", "", device(), True),
+    "false": ("false", "", device(), False),
+    "syntax-error": ("?!", "", device(), ("compile", "Syntax error")),
+    "type-error": ("1", "", device(), ("compile", "must evaluate to bool or the unknown type, not int")),
+    "runtime-error-lookup-identifier": (
+        'device.attributes["no-such-domain"].noSuchAttr.isGreaterThan(quantity("0"))',
+        "",
+        device(),
+        ("runtime", "no such key: noSuchAttr"),
+    ),
+    "runtime-error-lookup-map": (
+        'device.attributes["no-such-domain"]["noSuchAttr"].isGreaterThan(quantity("0"))',
+        "",
+        device(),
+        ("runtime", "no such key: noSuchAttr"),
+    ),
+    "domain-check-negative": ('"no-such-domain" in device.attributes', "", device(), False),
+    "domain-check-positive": (
+        '"dra.example.com" in device.attributes',
+        "",
+        device({"dra.example.com/something": {"bool": True}}),
+        True,
+    ),
+    "empty-driver-name": ('device.driver == ""', "", device(), True),
+    "real-driver-name": ('device.driver == "dra.example.com"', DRIVER, device(), True),
+    "driver-name-qualifier": (
+        'device.attributes["dra.example.com"].name',
+        DRIVER,
+        device({"name": {"bool": True}}),
+        True,
+    ),
+    "driver-name-qualifier-map-lookup": (
+        'device.attributes["dra.example.com"]["name"]',
+        DRIVER,
+        device({"name": {"bool": True}}),
+        True,
+    ),
+    "bind": (
+        'cel.bind(dra, device.attributes["dra.example.com"], dra.name)',
+        DRIVER,
+        device({"name": {"bool": True}}),
+        True,
+    ),
+    "qualified-attribute-name": (
+        'device.attributes["other.example.com"].name',
+        DRIVER,
+        device({"other.example.com/name": {"bool": True}}),
+        True,
+    ),
+    "bool": ('device.attributes["dra.example.com"].name', DRIVER, device({"name": {"bool": True}}), True),
+    "int": ('device.attributes["dra.example.com"].name > 0', DRIVER, device({"name": {"int": 1}}), True),
+    "string": (
+        'device.attributes["dra.example.com"].name == "fish"',
+        DRIVER,
+        device({"name": {"string": "fish"}}),
+        True,
+    ),
+    "list-result-type-causes-match-error": (
+        'device.attributes["dra.example.com"].names',
+        DRIVER,
+        device({"names": {"strings": ["fish", "bird"]}}),
+        ("runtime", "CEL result of type list"),
+    ),
+    "list-of-bool": (
+        'device.attributes["dra.example.com"].names.size() == 2',
+        DRIVER,
+        device({"names": {"bools": [True, False]}}),
+        True,
+    ),
+    "list-of-int": (
+        'device.attributes["dra.example.com"].names.size() == 2',
+        DRIVER,
+        device({"names": {"ints": [1, 2]}}),
+        True,
+    ),
+    "list-of-string": (
+        'device.attributes["dra.example.com"].names.size() == 2',
+        DRIVER,
+        device({"names": {"strings": ["fish", "bird"]}}),
+        True,
+    ),
+    "list-of-semver": (
+        'device.attributes["dra.example.com"].names.size() == 2',
+        DRIVER,
+        device({"names": {"versions": ["1.0.0", "2.0.0"]}}),
+        True,
+    ),
+    "macro-on-list-of-int": (
+        'device.attributes["dra.example.com"].names.exists(x, x > 0)',
+        DRIVER,
+        device({"names": {"ints": [1, 2]}}),
+        True,
+    ),
+    "macro-on-list-of-string": (
+        'device.attributes["dra.example.com"].names.all(x, x != "")',
+        DRIVER,
+        device({"names": {"strings": ["fish", "bird"]}}),
+        True,
+    ),
+    "macro-on-list-of-semver": (
+        'device.attributes["dra.example.com"].names.all(x, x.isGreaterThan(semver("0.0.1")))',
+        DRIVER,
+        device({"names": {"versions": ["1.0.0", "2.0.0"]}}),
+        True,
+    ),
+    "in-operator-on-list": (
+        '1 in device.attributes["dra.example.com"].names',
+        DRIVER,
+        device({"names": {"ints": [1, 2, 3]}}),
+        True,
+    ),
+    "version": (
+        'device.attributes["dra.example.com"].name.isGreaterThan(semver("0.0.1"))',
+        DRIVER,
+        device({"name": {"version": "1.0.0"}}),
+        True,
+    ),
+    "version_v": (
+        'device.attributes["dra.example.com"].name.isGreaterThan(semver("v0.0.1", true)) && '
+        'isSemver("v1.0.0", true)',
+        DRIVER,
+        device({"name": {"version": "1.0.0"}}),
+        True,
+    ),
+    "quantity": (
+        'device.capacity["dra.example.com"].name.isGreaterThan(quantity("1Ki"))',
+        DRIVER,
+        device(capacity={"name": "1Mi"}),
+        True,
+    ),
+    "check-positive": (
+        '"name" in device.capacity["dra.example.com"] && '
+        'device.capacity["dra.example.com"].name.isGreaterThan(quantity("1Ki"))',
+        DRIVER,
+        device(capacity={"name": "1Mi"}),
+        True,
+    ),
+    "check-negative": (
+        '!("name" in device.capacity["dra.example.com"]) || '
+        'device.capacity["dra.example.com"].name.isGreaterThan(quantity("1Ki"))',
+        "",
+        device(),
+        True,
+    ),
+    "all": (
+        ALL,
+        DRIVER,
+        device(
+            {
+                "bool": {"bool": True},
+                "int": {"int": 1},
+                "string": {"string": "fish"},
+                "version": {"version": "1.0.0"},
+            },
+            {"quantity": "1Mi"},
+        ),
+        True,
+    ),
+    "many": (
+        'device.attributes["dra.example.com"].a && device.attributes["dra.example.com"].b && '
+        'device.attributes["dra.example.com"].c',
+        DRIVER,
+        device({"a": {"bool": True}, "b": {"bool": True}, "c": {"bool": True}}),
+        True,
+    ),
+    "check_attribute_domains": (
+        'device.attributes.exists_one(x, x == "dra.example.com")',
+        DRIVER,
+        device({"services": {"string": "some_example_value"}}),
+        True,
+    ),
+    "check_attribute_ids": (
+        'device.attributes["dra.example.com"].exists_one(x, x == "services")',
+        DRIVER,
+        device({"services": {"string": "some_example_value"}}),
+        True,
+    ),
+    "split_attribute": (
+        'device.attributes["dra.example.com"].services.split("example").size() >= 2',
+        DRIVER,
+        device({"services": {"string": "some_example_value"}}),
+        True,
+    ),
+    "regexp_attribute": (
+        'device.attributes["dra.example.com"].services.matches("[^a]?sym")',
+        DRIVER,
+        device({"services": {"string": "asymetric"}}),
+        True,
+    ),
+    "check_capacity_domains": (
+        'device.capacity.exists_one(x, x == "dra.example.com")',
+        DRIVER,
+        device(capacity={"memory": "1Mi"}),
+        True,
+    ),
+    "check_capacity_ids": (
+        'device.capacity["dra.example.com"].exists_one(x, x == "memory")',
+        DRIVER,
+        device(capacity={"memory": "1Mi"}),
+        True,
+    ),
+    "allow_multiple_allocations": (
+        "device.allowMultipleAllocations == true",
+        DRIVER,
+        device(allow_multiple_allocations=True),
+        True,
+    ),
+    "allow_multiple_allocations_default": (
+        "device.allowMultipleAllocations == false",
+        DRIVER,
+        device(),
+        True,
+    ),
+    "allow_multiple_allocations_false": (
+        "device.allowMultipleAllocations == false",
+        DRIVER,
+        device(allow_multiple_allocations=False),
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_selector_table(name: str) -> None:
+    expression, driver, dev, expected = CASES[name]
+    if isinstance(expected, tuple) and expected[0] == "compile":
+        with pytest.raises(SelectorCompileError) as info:
+            compile_device_selector(expression)
+        assert expected[1] in str(info.value)
+        return
+    program = compile_device_selector(expression)
+    if isinstance(expected, tuple):
+        with pytest.raises(SelectorRuntimeError) as failure:
+            program.matches(driver, dev)
+        assert expected[1] in str(failure.value)
+        return
+    assert program.matches(driver, dev) is expected
+
+
+# Kubernetes' quantity library: expression -> value, or ("runtime", text) / ("compile", text).
+QUANTITY_CASES: list[tuple[str, Any]] = [
+    ('quantity("12Mi") == quantity("12582912")', True),
+    ('quantity("10Mm")', ("runtime", "unable to parse quantity's suffix")),
+    ('isQuantity("20")', True),
+    ('isQuantity("20M")', True),
+    ('isQuantity("20Mi")', True),
+    ('isQuantity("20Mo")', False),
+    ('isQuantity("10Mm")', False),
+    ("isQuantity([1, 2, 3])", ("compile", "found no matching overload for 'isQuantity' applied to")),
+    ('quantity("200M") == quantity("200M")', True),
+    ('quantity("200M") == quantity("0.2G") && quantity("0.2G") == quantity("200M")', True),
+    (
+        'quantity("2M") == quantity("0.002G") && quantity("2000k") == quantity("2M") && '
+        'quantity("0.002G") == quantity("2000k")',
+        True,
+    ),
+    ('quantity("200M") == quantity("0.3G")', False),
+    ('quantity("50M").isLessThan(quantity("50Mi"))', True),
+    ('quantity("50M").isLessThan(quantity("100M"))', True),
+    ('quantity("100M").isLessThan(quantity("50M"))', False),
+    ('quantity("50Mi").isGreaterThan(quantity("50M"))', True),
+    ('quantity("150Mi").isGreaterThan(quantity("100Mi"))', True),
+    ('quantity("50M").isGreaterThan(quantity("100M"))', False),
+    ('quantity("200M").compareTo(quantity("0.2G"))', 0),
+    ('quantity("50M").compareTo(quantity("50Mi"))', -1),
+    ('quantity("50Mi").compareTo(quantity("50M"))', 1),
+    ('quantity("50k").add(quantity("20")) == quantity("50.02k")', True),
+    ('quantity("50k").add(20).isLessThan(quantity("50020"))', False),
+    ('quantity("50k").sub(quantity("20")) == quantity("49.98k")', True),
+    ('quantity("50k").sub(20) == quantity("49980")', True),
+    ('quantity("50k").add(20).sub(quantity("100k")).asInteger()', -49980),
+    ('quantity("50k").add(20).sub(quantity("100k")).sub(-50000).asInteger()', 20),
+    ('quantity("50k").asInteger()', 50000),
+    (
+        'quantity("9999999999999999999999999999999999999G").asInteger()',
+        ("runtime", "cannot convert value to integer"),
+    ),
+    ('quantity("9999999999999999999999999999999999999G").isInteger()', False),
+    ('quantity("50").isInteger()', True),
+    ('quantity("50.703k").asApproximateFloat()', 50703.0),
+    ('quantity("-5").sign()', -1),
+    ('quantity("0").sign()', 0),
+    ('quantity("5m").sign()', 1),
+]
+
+# Kubernetes' semver library.
+SEMVER_CASES: list[tuple[str, Any]] = [
+    ('semver("1.2.3") == semver("1.2.3")', True),
+    ('semver("1.2.3") == semver("1.2.4")', False),
+    ('semver("1.2.3").major()', 1),
+    ('semver("1.2.3").minor()', 2),
+    ('semver("1.2.3").patch()', 3),
+    ('semver("1.2.3").isGreaterThan(semver("1.2.2"))', True),
+    ('semver("1.2.3").isLessThan(semver("1.2.4"))', True),
+    ('semver("1.2.3").compareTo(semver("1.2.3"))', 0),
+    ('semver("1.2.3").compareTo(semver("2.0.0"))', -1),
+    ('semver("1.2.3").compareTo(semver("0.1.2"))', 1),
+    ('semver("1.0.0-alpha").isLessThan(semver("1.0.0"))', True),
+    ('semver("1.0.0-alpha.1").isLessThan(semver("1.0.0-alpha.beta"))', True),
+    ('semver("1.0.0-rc.1").isGreaterThan(semver("1.0.0-beta.11"))', True),
+    ('semver("1.0.0-2").isLessThan(semver("1.0.0-11"))', True),
+    ('semver("1.0.0+build1").compareTo(semver("1.0.0+build2"))', 0),
+    ('isSemver("1.0.0")', True),
+    ('isSemver("hello")', False),
+    ('isSemver("v1.0")', False),
+    ('isSemver("v1.0", true)', True),
+    ('isSemver("01.01.01", true)', True),
+    ('isSemver("1.0-rc", true)', False),
+    ('semver("v1.0.0", true) == semver("1.0.0")', True),
+    ('semver("1.0", true) == semver("1.0.0")', True),
+    ('semver("01.01.01", true) == semver("1.1.1")', True),
+    ('semver("200K")', ("runtime", "No Major.Minor.Patch elements found")),
+    ('semver("01.0.0")', ("runtime", "leading zeroes")),
+    (
+        'semver("1.0.0").isGreaterThan(quantity("1"))',
+        ("compile", "found no matching overload for 'isGreaterThan'"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("expression", "expected"), QUANTITY_CASES + SEMVER_CASES)
+def test_library(expression: str, expected: Any) -> None:
+    if isinstance(expected, tuple):
+        kind, text = expected
+        if kind == "compile":
+            with pytest.raises(SelectorCompileError) as info:
+                compile_device_selector(f"{expression} == true")
+        else:
+            with pytest.raises(SelectorRuntimeError) as info:  # type: ignore[assignment]
+                compile_device_selector(f"cel.bind(x, {expression}, x == x)").matches(DRIVER, device())
+        assert text in str(info.value)
+        return
+    literal = str(expected).lower() if isinstance(expected, bool) else repr(expected)
+    assert compile_device_selector(f"({expression}) == {literal}").matches(DRIVER, device()) is True
+
+
+def test_the_same_expression_compiles_once() -> None:
+    expression = 'device.driver == "gpu.example.com"'
+    assert compile_device_selector(expression) is compile_device_selector(expression)
+
+
+def test_compile_errors_are_value_errors_with_the_source_position() -> None:
+    with pytest.raises(ValueError, match=r"undeclared reference to 'nosuchvar'") as info:
+        compile_device_selector("nosuchvar == 1")
+    assert "compilation failed: ERROR: <input>:1:1:" in str(info.value)
+
+
+def test_unqualified_names_belong_to_the_devices_driver() -> None:
+    dev = device({"model": {"string": "a"}}, {"memory": "1Gi"})
+    program = compile_device_selector(
+        'device.attributes["gpu.example.com"].model == "a" && '
+        'device.capacity["gpu.example.com"].memory == quantity("1Gi")'
+    )
+    assert program.matches("gpu.example.com", dev) is True
+    with pytest.raises(SelectorRuntimeError, match="no such key: model"):
+        program.matches("other.example.com", dev)
+
+
+def test_a_bad_version_attribute_is_a_runtime_error_naming_it() -> None:
+    dev = device({"fw": {"version": "1.0"}})
+    with pytest.raises(SelectorRuntimeError, match="attribute fw: parse semantic version"):
+        compile_device_selector("true").matches(DRIVER, dev)
+
+
+def test_validation_reports_what_is_wrong() -> None:
+    assert validate_device_selector('device.driver == "a"') is None
+    assert validate_device_selector("1") == "must evaluate to bool or the unknown type, not int"
+    assert (validate_device_selector("?!") or "").startswith(
+        "compilation failed: ERROR: <input>:1:1: Syntax error"
+    )
+    long = "true" + " && true" * (MAX_LENGTH // 8)
+    assert validate_device_selector(long) == f"Too long: may not be more than {MAX_LENGTH} bytes"
