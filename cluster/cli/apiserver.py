@@ -53,7 +53,8 @@ all of them; ``disruption`` keeps every PodDisruptionBudget's status current, ``
 bound to a node that has been gone for ``--pod-gc-quarantine``, ``resourcequota`` recounts every
 ResourceQuota's usage from its pods, at least every ``--resource-quota-sync-period``, ``podgroup`` keeps
 every PodGroup's status current from its pods, ``leasecandidategc`` deletes the LeaseCandidates nobody
-renewed for 30 minutes) as clients of its own address, as
+renewed for 30 minutes, ``resourceclaim`` makes pods' ResourceClaims from their templates and releases
+those of pods that are gone or done) as clients of its own address, as
 kube-controller-manager is a client of kube-apiserver, with the server's loopback identity
 (cluster/cli/loopback.py); ``--controllers none`` runs the bare server.
 

@@ -7,9 +7,12 @@ the API server's code, so they run next to the API server (`podsched apiserver`)
 - `ResourceQuotaController` recounts every ResourceQuota's usage from its pods.
 - `PodGroupController` keeps every PodGroup's status current from its pods.
 - `LeaseCandidateGarbageCollector` deletes the LeaseCandidates nobody renewed for 30 minutes.
+- `ResourceClaimController` makes pods' ResourceClaims from their ResourceClaimTemplates, and releases
+  and deletes the claims of pods that are gone or done.
 
-Each is a `Controller` (a name and a ``run()``); ``FACTORIES`` makes each by its name. The first four
-follow informers and sync one key at a time from a work queue: `InformerController` is that skeleton.
+Each is a `Controller` (a name and a ``run()``); ``FACTORIES`` makes each by its name. All but the
+LeaseCandidate collector follow informers and sync one key at a time from a work queue:
+`InformerController` is that skeleton.
 """
 
 from cluster.controllers.controller import Controller, InformerController
@@ -18,6 +21,7 @@ from cluster.controllers.factories import FACTORIES, ControllerFactory, Controll
 from cluster.controllers.leasecandidategc import LeaseCandidateGarbageCollector
 from cluster.controllers.podgc import DEFAULT_QUARANTINE_S, PodGarbageCollector
 from cluster.controllers.podgroup import PodGroupController
+from cluster.controllers.resourceclaim import ResourceClaimController
 from cluster.controllers.resourcequota import DEFAULT_SYNC_PERIOD_S, ResourceQuotaController
 
 __all__ = [
@@ -33,5 +37,6 @@ __all__ = [
     "LeaseCandidateGarbageCollector",
     "PodGarbageCollector",
     "PodGroupController",
+    "ResourceClaimController",
     "ResourceQuotaController",
 ]

@@ -13,6 +13,7 @@ from cluster.controllers.disruption import DisruptionController
 from cluster.controllers.leasecandidategc import LeaseCandidateGarbageCollector
 from cluster.controllers.podgc import DEFAULT_QUARANTINE_S, PodGarbageCollector
 from cluster.controllers.podgroup import PodGroupController
+from cluster.controllers.resourceclaim import ResourceClaimController
 from cluster.controllers.resourcequota import DEFAULT_SYNC_PERIOD_S, ResourceQuotaController
 
 
@@ -35,4 +36,5 @@ FACTORIES: Mapping[str, ControllerFactory] = MappingProxyType({
         client, sync_period_s=settings.resource_quota_sync_period_s),
     PodGroupController.name: lambda client, _settings: PodGroupController(client),
     LeaseCandidateGarbageCollector.name: lambda client, _settings: LeaseCandidateGarbageCollector(client),
+    ResourceClaimController.name: lambda client, _settings: ResourceClaimController(client),
 })

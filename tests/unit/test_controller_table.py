@@ -16,10 +16,11 @@ from cluster.controllers import (
     LeaseCandidateGarbageCollector,
     PodGarbageCollector,
     PodGroupController,
+    ResourceClaimController,
     ResourceQuotaController,
 )
 
-EVERY = ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc")
+EVERY = ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim")
 
 
 @pytest.mark.parametrize(
@@ -27,7 +28,7 @@ EVERY = ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc")
     [
         ("*", EVERY),
         ("none", ()),
-        ("*,-podgc", ("disruption", "resourcequota", "podgroup", "leasecandidategc")),
+        ("*,-podgc", ("disruption", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim")),
         # Named ones start in the table's order, whatever the order given.
         ("podgroup, podgc", ("podgc", "podgroup")),
         ("leasecandidategc", ("leasecandidategc",)),
@@ -41,7 +42,7 @@ def test_a_list_turns_on_the_controllers_it_names(text: str, expected: tuple[str
     ("text", "why"),
     [
         ("nope", 'unknown controller "nope" (known: disruption, podgc, resourcequota, podgroup, '
-                 'leasecandidategc)'),
+                 'leasecandidategc, resourceclaim)'),
         ("*,-nope", 'unknown controller "nope"'),
         ("-podgc", "it turns controllers off but none on: start from all with '*,-podgc', or write none"),
         ("podgc,-podgc", '"podgc" is both turned on and turned off'),
@@ -63,6 +64,6 @@ async def test_the_table_makes_each_controller_under_its_own_name() -> None:
         made = {name: make(client, settings) for name, make in FACTORIES.items()}
     assert [type(controller) for controller in made.values()] == [
         DisruptionController, PodGarbageCollector, ResourceQuotaController, PodGroupController,
-        LeaseCandidateGarbageCollector,
+        LeaseCandidateGarbageCollector, ResourceClaimController,
     ]
     assert all(controller.name == name for name, controller in made.items())

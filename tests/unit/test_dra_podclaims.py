@@ -111,6 +111,13 @@ def test_is_reserved_for(p: objects_pb2.Pod, claim: objects_pb2.ResourceClaim, e
     assert podclaims.is_reserved_for(claim, p) is expected
 
 
+def test_a_claim_can_be_reserved_until_its_reserved_for_is_full() -> None:
+    almost_full = _claim("c", reserved_for=[str(i) for i in range(podclaims.RESERVED_FOR_MAX_SIZE - 1)])
+    assert podclaims.can_be_reserved(almost_full)
+    almost_full.status.reserved_for.add(uid="last")
+    assert not podclaims.can_be_reserved(almost_full)
+
+
 def test_consumer_reference_names_the_pod_in_the_core_group() -> None:
     ref = podclaims.consumer_reference(POD_RESERVED)
     assert (ref.api_group, ref.resource, ref.name, ref.uid) == ("", "pods", "podReserved", "3")

@@ -121,17 +121,18 @@ def test_a_finished_pod_is_deleted_as_it_is(phase: str) -> None:
 @pytest.mark.parametrize(
     ("text", "enabled"),
     [
-        ("*", ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc")),
+        ("*", ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim")),
         ("disruption", ("disruption",)),
         ("podgc", ("podgc",)),
         ("podgc,disruption", ("disruption", "podgc")),
-        ("*,-podgc", ("disruption", "resourcequota", "podgroup", "leasecandidategc")),
-        ("-disruption,*", ("podgc", "resourcequota", "podgroup", "leasecandidategc")),
-        ("*,podgc", ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc")),
+        ("*,-podgc", ("disruption", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim")),
+        ("-disruption,*", ("podgc", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim")),
+        ("*,podgc", ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc",
+                     "resourceclaim")),
         ("resourcequota", ("resourcequota",)),
-        ("*,-podgc,-disruption", ("resourcequota", "podgroup", "leasecandidategc")),
+        ("*,-podgc,-disruption", ("resourcequota", "podgroup", "leasecandidategc", "resourceclaim")),
         ("podgroup", ("podgroup",)),
-        ("*,-leasecandidategc", ("disruption", "podgc", "resourcequota", "podgroup")),
+        ("*,-leasecandidategc", ("disruption", "podgc", "resourcequota", "podgroup", "resourceclaim")),
         ("leasecandidategc", ("leasecandidategc",)),
         (" disruption , podgc ", ("disruption", "podgc")),
         ("none", ()),
@@ -145,7 +146,7 @@ def test_controllers_list(text: str, enabled: tuple[str, ...]) -> None:
     ("text", "error"),
     [
         ("podgc,garbage", 'unknown controller "garbage" (known: disruption, podgc, resourcequota, podgroup, '
-                          'leasecandidategc)'),
+                          'leasecandidategc, resourceclaim)'),
         ("-nodelifecycle", 'unknown controller "nodelifecycle"'),
         ("", "an empty name"),
         ("disruption,,podgc", "an empty name"),
@@ -171,12 +172,13 @@ def apiserver_parser() -> argparse.ArgumentParser:
 
 def test_the_flags_default_to_every_controller_a_40s_quarantine_and_a_5m_quota_sync() -> None:
     args = apiserver_parser().parse_args(["apiserver"])
-    assert args.controllers == ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc")
+    assert args.controllers == (
+        "disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim")
     assert args.pod_gc_quarantine == 40.0
     assert args.resource_quota_sync_period == 300.0
     args = apiserver_parser().parse_args(["apiserver", "--controllers=-disruption,*", "--pod-gc-quarantine",
                                           "1.5s", "--resource-quota-sync-period", "2m"])
-    assert args.controllers == ("podgc", "resourcequota", "podgroup", "leasecandidategc")
+    assert args.controllers == ("podgc", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim")
     assert args.pod_gc_quarantine == 1.5
     assert args.resource_quota_sync_period == 120.0
 
@@ -187,7 +189,7 @@ def test_the_flags_default_to_every_controller_a_40s_quarantine_and_a_5m_quota_s
         (["--controllers", "podgc,bogus"],
          "argument --controllers: invalid --controllers 'podgc,bogus': "
          'unknown controller "bogus" (known: disruption, podgc, resourcequota, podgroup, '
-                          'leasecandidategc)'),
+                          'leasecandidategc, resourceclaim)'),
         (["--pod-gc-quarantine", "soon"], "invalid duration 'soon'"),
         (["--pod-gc-quarantine=-1s"], "invalid duration '-1s'"),
         (["--resource-quota-sync-period", "often"], "invalid duration 'often'"),

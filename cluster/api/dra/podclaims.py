@@ -20,6 +20,8 @@ POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 
 #: A reservedFor entry of a pod: core group (""), resource "pods".
 POD_RESOURCE = "pods"
+#: The most consumers a claim may be reserved for at once (ResourceClaimReservedForMaxSize).
+RESERVED_FOR_MAX_SIZE = 256
 
 
 def _generated_status(
@@ -65,6 +67,11 @@ def claim_names_of(pod: objects_pb2.Pod) -> list[str]:
 def is_reserved_for(claim: objects_pb2.ResourceClaim, pod: objects_pb2.Pod) -> bool:
     """Whether ``claim``'s status.reservedFor lists ``pod`` (by uid)."""
     return any(consumer.uid == pod.metadata.uid for consumer in claim.status.reserved_for)
+
+
+def can_be_reserved(claim: objects_pb2.ResourceClaim) -> bool:
+    """Whether ``claim`` may be reserved for one more consumer (its reservedFor is not full)."""
+    return len(claim.status.reserved_for) < RESERVED_FOR_MAX_SIZE
 
 
 def consumer_reference(pod: objects_pb2.Pod) -> objects_pb2.ResourceClaimConsumerReference:
