@@ -423,3 +423,107 @@ def plugin_args(name: str, args: Mapping[str, Any] | None = None, registry: Regi
     config = {"apiVersion": API_VERSION, "kind": KIND, "profiles": [profile]}
     parsed = parse_config(config, source="", registry=registry or in_tree_registry())
     return parsed.profiles[0].plugin_args[name]
+
+
+# ------------------------------------------------------------------ Dynamic Resource Allocation (v1)
+
+DeviceManifest = str | Mapping[str, Any]
+
+
+def device_class(
+    name: str, *selectors: str, config: Iterable[Mapping[str, Any]] = ()
+) -> objects_pb2.DeviceClass:
+    """A DeviceClass selecting devices by the CEL ``selectors``; ``config`` are its opaque
+    configurations as manifest dicts (``{"driver": ..., "parameters": {...}}``)."""
+    return json_format.ParseDict(
+        {
+            "metadata": {"name": name},
+            "spec": {
+                "selectors": [{"cel": {"expression": expression}} for expression in selectors],
+                "config": [{"opaque": dict(opaque)} for opaque in config],
+            },
+        },
+        objects_pb2.DeviceClass(),
+    )
+
+
+def resource_slice(
+    name: str,
+    driver: str,
+    pool: str,
+    *devices: DeviceManifest,
+    node_name: str = "",
+    all_nodes: bool = False,
+    node_selector: Mapping[str, Any] | None = None,
+    per_device_node_selection: bool = False,
+    shared_counters: Iterable[Mapping[str, Any]] = (),
+    generation: int = 1,
+    slice_count: int = 1,
+) -> objects_pb2.ResourceSlice:
+    """A ResourceSlice of ``driver``'s ``pool`` (generation ``generation`` of ``slice_count`` slices);
+    ``devices`` are names or manifest dicts, ``node_selector`` and ``shared_counters`` manifest dicts.
+    Where its devices are is what the keywords say (nothing by default)."""
+    spec: dict[str, Any] = {
+        "driver": driver,
+        "pool": {"name": pool, "generation": generation, "resourceSliceCount": slice_count},
+        "devices": [{"name": d} if isinstance(d, str) else dict(d) for d in devices],
+        "sharedCounters": [dict(counter_set) for counter_set in shared_counters],
+    }
+    if node_name:
+        spec["nodeName"] = node_name
+    if all_nodes:
+        spec["allNodes"] = True
+    if node_selector is not None:
+        spec["nodeSelector"] = dict(node_selector)
+    if per_device_node_selection:
+        spec["perDeviceNodeSelection"] = True
+    return json_format.ParseDict({"metadata": {"name": name}, "spec": spec}, objects_pb2.ResourceSlice())
+
+
+def device_request(
+    name: str,
+    device_class_name: str,
+    count: int = 1,
+    *selectors: str,
+    all_devices: bool = False,
+    **fields: Any,
+) -> dict[str, Any]:
+    """A claim's request for ``count`` devices of the class (``all_devices``: allocation mode All), as a
+    manifest dict; further ``fields`` of ``exactly`` (adminAccess, tolerations, capacity) in camelCase."""
+    exactly: dict[str, Any] = {
+        "deviceClassName": device_class_name,
+        "allocationMode": "All" if all_devices else "ExactCount",
+        "selectors": [{"cel": {"expression": expression}} for expression in selectors],
+        **fields,
+    }
+    if not all_devices:
+        exactly["count"] = count
+    return {"name": name, "exactly": exactly}
+
+
+def resource_claim(
+    name: str,
+    *requests: Mapping[str, Any],
+    namespace: str = "",
+    constraints: Iterable[Mapping[str, Any]] = (),
+    config: Iterable[Mapping[str, Any]] = (),
+    allocation: Mapping[str, Any] | None = None,
+) -> objects_pb2.ResourceClaim:
+    """A ResourceClaim with the manifest dicts ``requests`` (``device_request`` builds them),
+    ``constraints`` and ``config``; ``allocation`` is its status.allocation."""
+    claim = json_format.ParseDict(
+        {
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "devices": {
+                    "requests": [dict(request) for request in requests],
+                    "constraints": [dict(constraint) for constraint in constraints],
+                    "config": [dict(entry) for entry in config],
+                }
+            },
+        },
+        objects_pb2.ResourceClaim(),
+    )
+    if allocation is not None:
+        json_format.ParseDict({"allocation": dict(allocation)}, claim.status)
+    return claim

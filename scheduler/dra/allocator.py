@@ -1,0 +1,404 @@
+"""The structured-parameters allocator (upstream's allocator, the variant with every feature): a
+depth-first search over the claims of a pod, their requests and, per requested device, the node's
+devices in pool and slice order. A device is taken when it is free (or shareable and with capacity
+left), selected by the class and the request, its taints tolerated, its counters available and the
+claim's constraints satisfied; when a later request cannot be satisfied the search backs out of the
+last choice and tries the next device. The first complete solution wins, so the result is
+deterministic.
+
+``Allocator`` is built once per pod: it looks up the classes, compiles the selectors and indexes the
+slices. ``allocate(node)`` then costs what that node's devices (and the cluster-wide ones) cost, and
+remembers per device whether each request's selectors match it, for the next node that sees it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+
+from cluster.api import objects_pb2
+from scheduler.dra.capacity import Consumed, consumption, fits
+from scheduler.dra.constraints import Constraint
+from scheduler.dra.errors import AllocationError, NodeAllocationError
+from scheduler.dra.pools import CounterSets, Pool, PoolID, SliceDevice, SliceIndex
+from scheduler.dra.requests import ClaimPlan, Request, Selectors
+from scheduler.dra.results import build_allocation
+from scheduler.dra.state import AllocatedState, DeviceID, add_capacity, remove_capacity
+
+#: The most devices one claim's allocation may hold (resource.k8s.io/v1 AllocationResultsMaxSize).
+ALLOCATION_RESULTS_MAX_SIZE = 32
+
+_NO_SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+class Allocator:
+    """Allocates ``claims`` (all of a pod's claims that still need an allocation, in order) beside the
+    ``allocated`` ones, from ``slices``, with the DeviceClasses ``classes`` looks up by name."""
+
+    def __init__(
+        self,
+        claims: Sequence[objects_pb2.ResourceClaim],
+        allocated: AllocatedState,
+        classes: Callable[[str], objects_pb2.DeviceClass | None],
+        slices: Sequence[objects_pb2.ResourceSlice],
+    ) -> None:
+        self.allocated = allocated
+        looked_up: dict[str, tuple[objects_pb2.DeviceClass | None, Selectors | None]] = {}
+
+        def device_class(name: str) -> tuple[objects_pb2.DeviceClass | None, Selectors | None]:
+            entry = looked_up.get(name)
+            if entry is None:
+                found = classes(name)
+                selectors = (
+                    None if found is None else Selectors(f"class {found.metadata.name}", found.spec.selectors)
+                )
+                entry = looked_up[name] = (found, selectors)
+            return entry
+
+        self.plans = [ClaimPlan(index, claim, device_class) for index, claim in enumerate(claims)]
+        self.slices = SliceIndex(slices)
+        #: The counters each pool has left beside the allocated devices; the same from every node.
+        self.available_counters: dict[PoolID, CounterSets] = {}
+
+    def allocate(self, node: objects_pb2.Node) -> list[objects_pb2.AllocationResult] | None:
+        """One AllocationResult per claim, in order; None when the claims do not fit on ``node``.
+        Raises AllocationError (NodeAllocationError when only this node is affected)."""
+        try:
+            pools = self.slices.pools_for(node)
+        except AllocationError as err:
+            raise AllocationError(f"gather pool information: {err}") from None
+        return _Search(self, node, pools).run()
+
+    def counters_left(self, pool: Pool) -> CounterSets:
+        available = self.available_counters.get(pool.id)
+        if available is None:
+            available = {name: dict(counters) for name, counters in pool.counter_sets.items()}
+            allocated = self.allocated.devices
+            for entry in (*pool.slices, *pool.other_slices):
+                for device in entry.devices:
+                    if device.id not in allocated:
+                        continue
+                    for counter_set, counters in device.consumes:
+                        left = available.get(counter_set, {})
+                        for name, value in counters.items():
+                            if name in left:
+                                left[name] -= value
+            self.available_counters[pool.id] = available
+        return available
+
+
+class _ResultsExceeded(Exception):
+    """The devices chosen so far plus those the current request needs exceed what a claim may hold:
+    backs out to where a firstAvailable list may pick a subrequest needing fewer."""
+
+
+class Chosen:
+    """A device chosen for a request, with its share of the device when it allows several."""
+
+    __slots__ = ("consumed", "device", "request", "share_id")
+
+    def __init__(
+        self, request: Request, device: SliceDevice, share_id: str, consumed: dict[str, Consumed] | None
+    ) -> None:
+        self.request = request
+        self.device = device
+        self.share_id = share_id
+        self.consumed = consumed
+
+
+def _tolerates(toleration: objects_pb2.DeviceToleration, taint: objects_pb2.DeviceTaint) -> bool:
+    if toleration.effect and toleration.effect != taint.effect:
+        return False
+    if toleration.key and toleration.key != taint.key:
+        return False
+    if toleration.operator in ("", "Equal"):
+        return toleration.value == taint.value
+    return toleration.operator == "Exists"
+
+
+def _taint_prevents(device: SliceDevice, request: Request) -> bool:
+    """Whether a NoSchedule or NoExecute taint of ``device`` is not tolerated (other effects, None
+    among them, do not keep a device from being allocated)."""
+    return any(
+        taint.effect in _NO_SCHEDULE_EFFECTS
+        and not any(_tolerates(toleration, taint) for toleration in request.tolerations)
+        for taint in device.proto.taints
+    )
+
+
+class _Search:
+    """One ``allocate`` call: the node's pools and what the search has chosen so far."""
+
+    def __init__(self, allocator: Allocator, node: objects_pb2.Node, pools: list[Pool]) -> None:
+        self.allocator = allocator
+        self.plans = allocator.plans
+        self.allocated = allocator.allocated
+        self.node = node
+        self.pools = pools
+        #: Per request key: how many devices it needs here, and for mode All which ones.
+        self.device_counts: dict[tuple[int, int, int], int] = {}
+        self.all_devices: dict[tuple[int, int, int], list[tuple[Pool, SliceDevice]]] = {}
+        self.constraints: list[list[Constraint]] = []
+        #: The claims (by index) each device is being allocated to.
+        self.allocating: dict[DeviceID, set[int]] = {}
+        self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
+        self.consumed_counters: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
+        self.chosen: list[list[Chosen]] = [[] for _ in self.plans]
+        #: The subrequest chosen for each firstAvailable request, by (claim, request) index.
+        self.selected: dict[tuple[int, int], int] = {}
+
+    def run(self) -> list[objects_pb2.AllocationResult] | None:
+        for plan in self.plans:
+            minimum = 0
+            for slot in plan.slots:
+                minimum += min(self._prepare(request) for request in slot.alternatives)
+            if minimum > ALLOCATION_RESULTS_MAX_SIZE:
+                raise AllocationError(
+                    f"claim {plan.name}: number of requested devices {minimum} exceeds the claim limit of "
+                    f"{ALLOCATION_RESULTS_MAX_SIZE}"
+                )
+            if plan.constraint_error:
+                raise AllocationError(plan.constraint_error)
+            self.constraints.append(plan.new_constraints())
+
+        try:
+            done = self._allocate_one(0, 0, 0, 0, False)
+        except _ResultsExceeded:
+            raise AllocationError("allocation max size exceeded") from None
+        if not done:
+            if any(pool.invalid for pool in self.pools):
+                # Other nodes may have valid pools: this node alone fails, with the reason.
+                raise NodeAllocationError("invalid resource pools were encountered")
+            return None
+        return [
+            build_allocation(plan, self.chosen[index], self.selected, self.node.metadata.name, index)
+            for index, plan in enumerate(self.plans)
+        ]
+
+    def _prepare(self, request: Request) -> int:
+        """How many devices ``request`` needs on this node (for mode All: which ones, too)."""
+        if request.error:
+            raise AllocationError(request.error)
+        if not request.all_devices:
+            count = request.count
+        else:
+            devices = []
+            for pool in self.pools:
+                where = (
+                    f"claim {self.plans[request.key[0]].name}, request {request.name}: "
+                    f"asks for all devices, but resource pool {pool.id}"
+                )
+                if pool.incomplete:
+                    raise AllocationError(f"{where} is currently being updated")
+                if pool.invalid:
+                    raise AllocationError(f"{where} is currently invalid")
+                for entry in pool.slices:
+                    for device in entry.devices:
+                        if self._selectable(request, device) and self._capacity_fits(request, device):
+                            devices.append((pool, device))
+            self.all_devices[request.key] = devices
+            count = len(devices)
+        self.device_counts[request.key] = count
+        return count
+
+    def _selectable(self, request: Request, device: SliceDevice) -> bool:
+        return request.selects(device) and device.on_node(self.node)
+
+    def _capacity_fits(self, request: Request, device: SliceDevice) -> bool:
+        return fits(
+            device,
+            request.capacity,
+            self.allocated.consumed_capacity.get(device.id),
+            self.allocating_capacity.get(device.id),
+        )
+
+    def _in_use(self, device: DeviceID) -> bool:
+        return device in self.allocated.devices or bool(self.allocating.get(device))
+
+    def _allocate_one(self, claim: int, slot_index: int, sub: int, device_index: int, in_sub: bool) -> bool:
+        """Chooses the ``device_index``-th device of the claim's request (subrequest ``sub``) and, in
+        turn, everything after it; True once every claim is allocated."""
+        if claim >= len(self.plans):
+            return True
+        slots = self.plans[claim].slots
+        if slot_index >= len(slots):
+            try:
+                return self._allocate_one(claim + 1, 0, 0, 0, False)
+            except _ResultsExceeded:
+                # Choices in this claim's firstAvailable lists cannot change the next claim's needs.
+                return False
+        slot = slots[slot_index]
+        if slot.first_available and not in_sub:
+            all_exceeded = True
+            for alternative in range(len(slot.alternatives)):
+                try:
+                    done = self._allocate_one(claim, slot_index, alternative, device_index, True)
+                except _ResultsExceeded:
+                    continue
+                all_exceeded = False
+                if done:
+                    self.selected[(claim, slot_index)] = alternative
+                    return True
+            if all_exceeded:
+                raise _ResultsExceeded
+            return False
+
+        request = slot.alternatives[sub]
+        needed = self.device_counts[request.key]
+        if request.all_devices and needed == 0:
+            return False
+        if device_index >= needed:
+            return self._allocate_one(claim, slot_index + 1, 0, 0, False)
+        if len(self.chosen[claim]) + needed - device_index > ALLOCATION_RESULTS_MAX_SIZE:
+            raise _ResultsExceeded
+
+        if request.all_devices:
+            # All devices are known already and each is needed: no alternatives to try.
+            pool, device = self.all_devices[request.key][device_index]
+            rollback = self._allocate_device(claim, request, pool, device, must=True)
+            if rollback is None:
+                return False
+            return self._continue(claim, slot_index, sub, device_index, in_sub, rollback)
+
+        for pool in self.pools:
+            # Incomplete and invalid pools serve nothing, but other pools may.
+            if pool.incomplete or pool.invalid:
+                continue
+            for entry in pool.slices:
+                for device in entry.devices:
+                    if request.admin_access:
+                        if claim in self.allocating.get(device.id, ()):
+                            continue
+                    elif self._in_use(device.id):
+                        continue
+                    if not self._selectable(request, device) or not self._capacity_fits(request, device):
+                        continue
+                    rollback = self._allocate_device(claim, request, pool, device, must=False)
+                    if rollback is None:
+                        continue
+                    if self._continue(claim, slot_index, sub, device_index, in_sub, rollback):
+                        return True
+        return False
+
+    def _continue(
+        self,
+        claim: int,
+        slot_index: int,
+        sub: int,
+        device_index: int,
+        in_sub: bool,
+        rollback: Callable[[], None],
+    ) -> bool:
+        """Goes on with the next device after one was chosen; backs the choice out when that fails."""
+        try:
+            done = self._allocate_one(claim, slot_index, sub, device_index + 1, in_sub)
+        except _ResultsExceeded:
+            rollback()
+            raise
+        if not done:
+            rollback()
+        return done
+
+    def _allocate_device(
+        self, claim: int, request: Request, pool: Pool, device: SliceDevice, *, must: bool
+    ) -> Callable[[], None] | None:
+        """Chooses ``device`` for ``request`` if it is available, its counters suffice, its taints are
+        tolerated and the claim's constraints allow it; returns how to undo that, or None. With ``must``
+        (mode All, where the device cannot be replaced) a violated constraint is an error."""
+        device_id = device.id
+        shared = device.allow_multiple
+        if not shared and request.admin_access and claim in self.allocating.get(device_id, ()):
+            return None
+        if not request.admin_access and self._in_use(device_id):
+            return None
+        # A shared device's counters are consumed by its first allocation only.
+        takes_counters = bool(device.consumes) and not (
+            shared
+            and (device_id in self.allocated.consumed_capacity or device_id in self.allocating_capacity)
+        )
+        if takes_counters and not self._take_counters(pool, device):
+            return None
+        if _taint_prevents(device, request):
+            if takes_counters:
+                self._release_counters(pool, device)
+            return None
+
+        base, sub_name = (request.parent, request.name) if request.parent else (request.name, "")
+        constraints = self.constraints[claim]
+        for index, constraint in enumerate(constraints):
+            if constraint.add(base, sub_name, device):
+                continue
+            if must:
+                raise AllocationError(
+                    f"claim {self.plans[claim].name}, request {request.name}: cannot add device {device_id} "
+                    "because a claim constraint would not be satisfied"
+                )
+            for added in constraints[:index]:
+                added.remove(base, sub_name, device)
+            if takes_counters:
+                self._release_counters(pool, device)
+            return None
+
+        if not self._capacity_fits(request, device):
+            for added in constraints:
+                added.remove(base, sub_name, device)
+            if takes_counters:
+                self._release_counters(pool, device)
+            return None
+
+        claims = self.allocating.setdefault(device_id, set())
+        if not shared:
+            claims.add(claim)
+        consumed = None
+        share_id = ""
+        if shared:
+            consumed = consumption(device, request.capacity)
+            share_id = str(uuid.uuid4())
+            add_capacity(
+                self.allocating_capacity, device_id, {name: value for name, (value, _) in consumed.items()}
+            )
+        chosen = self.chosen[claim]
+        position = len(chosen)
+        chosen.append(Chosen(request, device, share_id, consumed or None))
+
+        def rollback() -> None:
+            for added in constraints:
+                added.remove(base, sub_name, device)
+            claims.discard(claim)
+            if consumed:
+                remove_capacity(
+                    self.allocating_capacity,
+                    device_id,
+                    {name: value for name, (value, _) in consumed.items()},
+                )
+            if takes_counters:
+                self._release_counters(pool, device)
+            del chosen[position:]
+
+        return rollback
+
+    def _take_counters(self, pool: Pool, device: SliceDevice) -> bool:
+        """Counts ``device``'s counter consumption in, if the pool's counters (less what allocated
+        devices consume) still cover everything counted in; a pool already over its counters serves no
+        further counter-consuming device."""
+        available = self.allocator.counters_left(pool)
+        consumed = self.consumed_counters.setdefault(pool.id, {})
+        for counter_set, counters in device.consumes:
+            in_set = consumed.setdefault(counter_set, {})
+            for name, value in counters.items():
+                in_set[name] = in_set.get(name, Fraction(0)) + value
+        for counter_set, counters in available.items():
+            in_set = consumed.get(counter_set, {})
+            for name, value in counters.items():
+                if value < in_set.get(name, 0):
+                    self._release_counters(pool, device)
+                    return False
+        return True
+
+    def _release_counters(self, pool: Pool, device: SliceDevice) -> None:
+        consumed = self.consumed_counters[pool.id]
+        for counter_set, counters in device.consumes:
+            in_set = consumed[counter_set]
+            for name, value in counters.items():
+                in_set[name] -= value
