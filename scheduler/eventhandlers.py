@@ -34,6 +34,12 @@ Services, ReplicaSets, StatefulSets and ReplicationControllers: add / update / d
 their selectors (PodTopologySpread's default constraints), and no move: as in kube-scheduler, no plugin
 registers their events (the system default constraints only score).
 
+ResourceClaims, ResourceSlices and DeviceClasses: add / update / delete → the DRA manager (the claims
+and the devices they hold, the slices, the classes), then a move with ResourceClaim, ResourceSlice or
+DeviceClass Add/Update/Delete, whose queueing hints (DynamicResources') decide. A pending pod's status
+that gains the name of a claim generated for it is the UnscheduledPod/UpdatePodGeneratedResourceClaim
+event.
+
 PodDisruptionBudgets and PriorityClasses only requeue pods: a move with their Add/Update/Delete event.
 The queue moves only pods rejected by plugins that registered the event, so with the default plugins
 (none registers PriorityClass events; PDBs matter to preemption) such a move costs next to nothing,
@@ -57,6 +63,7 @@ from scheduler.framework import (
     POD_GROUP_UPDATE,
     ActionType,
     ClusterEvent,
+    DRAManager,
     EventResource,
     NamespaceIndex,
     PodGroupIndex,
@@ -93,6 +100,10 @@ ASSIGNED_POD_SCALE_DOWN = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UP
                                        "AssignedPodUpdatePodScaleDown")
 ASSIGNED_POD_TOLERATIONS_CHANGE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_TOLERATIONS,
                                                "AssignedPodUpdatePodTolerations")
+#: A pending pod's status.resourceClaimStatuses changed: a claim was generated for it.
+UNSCHEDULED_POD_GENERATED_RESOURCE_CLAIM = ClusterEvent(
+    EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM,
+    "UnscheduledPodUpdatePodGeneratedResourceClaim")
 #: Any other change of a bound pod: only plugins that registered pod updates in general hear it.
 ASSIGNED_POD_OTHER_UPDATE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_OTHER,
                                          "AssignedPodUpdate")
@@ -132,18 +143,22 @@ class EventHandlers:
         pod_groups: PodGroupIndex | None = None,
         namespaces: NamespaceIndex | None = None,
         workloads: WorkloadIndex | None = None,
+        dra_manager: DRAManager | None = None,
     ) -> None:
         """``scheduler_names``: the profiles' schedulerNames (the pods this scheduler schedules).
         ``on_pod_bound``: told of every pod the cache newly sees bound, after the cache has it.
         ``pod_groups``: the index of pods by group, kept here before the queue hears of a pod (its
         PreEnqueue counts the group's pods).
         ``namespaces``: the namespaces' labels, kept here before the queue hears of a change.
-        ``workloads``: the Services' and workload controllers' selectors."""
+        ``workloads``: the Services' and workload controllers' selectors.
+        ``dra_manager``: the ResourceClaims, ResourceSlices and DeviceClasses, kept here before the
+        queue hears of a change."""
         self._cache = cache
         self._queue = queue
         self._pod_groups = pod_groups if pod_groups is not None else PodGroupIndex()
         self._namespaces = namespaces if namespaces is not None else NamespaceIndex()
         self._workloads = workloads if workloads is not None else WorkloadIndex()
+        self._dra = dra_manager if dra_manager is not None else DRAManager()
         self._scheduler_names = frozenset(scheduler_names)
         self._on_pod_bound = on_pod_bound
 
@@ -186,6 +201,45 @@ class EventHandlers:
         return {"on_add": self._workloads.set_controller,
                 "on_update": lambda old, new: self._workloads.set_controller(new),
                 "on_delete": self._workloads.remove_controller}
+
+    def resource_claim_handlers(self) -> Handlers:
+        claims = self._dra.resource_claims
+        return self._feeding(EventResource.RESOURCE_CLAIM, claims.on_add,
+                             lambda old, new: claims.on_update(old, new), claims.on_delete)
+
+    def resource_slice_handlers(self) -> Handlers:
+        slices = self._dra.resource_slices
+        return self._feeding(EventResource.RESOURCE_SLICE, slices.set, lambda old, new: slices.set(new),
+                             slices.remove)
+
+    def device_class_handlers(self) -> Handlers:
+        classes = self._dra.device_classes
+        return self._feeding(EventResource.DEVICE_CLASS, classes.set, lambda old, new: classes.set(new),
+                             classes.remove)
+
+    def _feeding(
+        self,
+        resource: EventResource,
+        added: Callable[[Any], None],
+        updated: Callable[[Any, Any], None],
+        deleted: Callable[[Any], None],
+    ) -> Handlers:
+        """Handlers that keep an index first, then requeue with the kind's events."""
+        requeue = self._requeue_only(resource)
+
+        def on_add(obj: Any) -> None:
+            added(obj)
+            requeue["on_add"](obj)
+
+        def on_update(old: Any, new: Any) -> None:
+            updated(old, new)
+            requeue["on_update"](old, new)
+
+        def on_delete(obj: Any) -> None:
+            deleted(obj)
+            requeue["on_delete"](obj)
+
+        return {"on_add": on_add, "on_update": on_update, "on_delete": on_delete}
 
     def pod_group_handlers(self) -> Handlers:
         return {"on_add": self._add_pod_group, "on_update": self._update_pod_group,
@@ -275,6 +329,9 @@ class EventHandlers:
             self._pending_pod_gone(new)
             return
         self._queue.update(old, new)
+        if old.status.resource_claim_statuses != new.status.resource_claim_statuses:
+            self._queue.move_to_active_or_backoff(
+                [pod_key(new)], UNSCHEDULED_POD_GENERATED_RESOURCE_CLAIM, old, new)
         nominated = old.status.nominated_node_name
         if nominated and nominated != new.status.nominated_node_name:
             # Lower-priority pods were kept off the old nominated node as if this pod ran there.

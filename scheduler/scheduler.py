@@ -6,7 +6,8 @@ What it is made of:
 * ``Informer``s (``cluster.client``) for non-terminal Pods, Nodes, PriorityClasses,
   PodDisruptionBudgets, PodGroups (the index of pods by group, ``PodGroupIndex``, beside them) and
   Namespaces (their labels, ``NamespaceIndex``, for namespaceSelectors), Services, ReplicaSets,
-  StatefulSets and ReplicationControllers (their selectors, ``WorkloadIndex``, for default spreading);
+  StatefulSets and ReplicationControllers (their selectors, ``WorkloadIndex``, for default spreading),
+  ResourceClaims, ResourceSlices and DeviceClasses (the ``DRAManager``, for DynamicResources);
   ``EventHandlers`` turn their events into cache updates and queue moves;
 * the ``Cache`` of nodes with their bound and assumed pods, and the ``Snapshot`` each cycle reads;
 * one ``SchedulingQueue`` for every profile (sorted by the first profile's QueueSort; the config
@@ -14,7 +15,7 @@ What it is made of:
 * one ``Framework`` per profile (``profiles[].schedulerName``), built from the plugin registry (the
   in-tree plugins plus the user's), each with its own ``FrameworkHandle`` giving its plugins the
   snapshot, the nominator (the queue), the API client, the recorder, the PDBs, the extenders, the pods
-  waiting at Permit, the preemptions and its own profile's plugins to run;
+  waiting at Permit, the preemptions, the DRA manager and its own profile's plugins to run;
 * the ``SchedulingLoop`` (schedule_one.py), the ``Binder`` (binding.py), the ``Preemptions`` whose API
   calls run in the background (preemptions.py), the ``EventRecorder`` (events.py) and the metrics
   (metrics.py);
@@ -59,6 +60,7 @@ from scheduler.extender.build import build_extenders, ignoring_managed_resources
 from scheduler.extender.interface import Extender
 from scheduler.framework import (
     ClusterEventWithHint,
+    DRAManager,
     NamespaceIndex,
     PodGroupIndex,
     PodInfo,
@@ -130,6 +132,7 @@ class Scheduler:
         self.pod_groups = PodGroupIndex(self.cache.is_assumed)
         self.namespaces = NamespaceIndex()
         self.workloads = WorkloadIndex()
+        self.dra_manager = DRAManager()
 
         def new_handle() -> FrameworkHandle:
             return FrameworkHandle(
@@ -137,7 +140,8 @@ class Scheduler:
                 pod_disruption_budgets=lambda: [pdb for _, pdb in pdbs.items()],
                 extenders=self.extenders,
                 waiting_pods=waiting_pods, api_dispatcher=self.preemptions, rng=rng,
-                pod_groups=self.pod_groups, namespaces=self.namespaces, workloads=self.workloads)
+                pod_groups=self.pod_groups, namespaces=self.namespaces, workloads=self.workloads,
+                dra_manager=self.dra_manager)
 
         try:
             self.profiles: dict[str, Framework] = {
@@ -172,9 +176,13 @@ class Scheduler:
             "replicasets": Informer(client, kinds.REPLICA_SET),
             "statefulsets": Informer(client, kinds.STATEFUL_SET),
             "replicationcontrollers": Informer(client, kinds.REPLICATION_CONTROLLER),
+            "resourceclaims": Informer(client, kinds.RESOURCE_CLAIM),
+            "resourceslices": Informer(client, kinds.RESOURCE_SLICE),
+            "deviceclasses": Informer(client, kinds.DEVICE_CLASS),
         }
         handlers = EventHandlers(self.cache, self.queue, self.profiles.keys(), pod_groups=self.pod_groups,
-                                 namespaces=self.namespaces, workloads=self.workloads)
+                                 namespaces=self.namespaces, workloads=self.workloads,
+                                 dra_manager=self.dra_manager)
         self.informers["pods"].add_handler(**handlers.pod_handlers())
         self.informers["nodes"].add_handler(**handlers.node_handlers())
         self.informers["priorityclasses"].add_handler(**handlers.priority_class_handlers())
@@ -184,6 +192,9 @@ class Scheduler:
         self.informers["services"].add_handler(**handlers.service_handlers())
         for controllers in ("replicasets", "statefulsets", "replicationcontrollers"):
             self.informers[controllers].add_handler(**handlers.controller_handlers())
+        self.informers["resourceclaims"].add_handler(**handlers.resource_claim_handlers())
+        self.informers["resourceslices"].add_handler(**handlers.resource_slice_handlers())
+        self.informers["deviceclasses"].add_handler(**handlers.device_class_handlers())
         pods = self.informers["pods"]
 
         # The binder hands failed bindings to the loop's failure handler; the loop hands pods to the

@@ -58,6 +58,9 @@ INFORMER_KINDS: dict[str, kinds.Kind[Any]] = {
     "replicasets": kinds.REPLICA_SET,
     "statefulsets": kinds.STATEFUL_SET,
     "replicationcontrollers": kinds.REPLICATION_CONTROLLER,
+    "resourceclaims": kinds.RESOURCE_CLAIM,
+    "resourceslices": kinds.RESOURCE_SLICE,
+    "deviceclasses": kinds.DEVICE_CLASS,
 }
 #: Passes of the event loop a settle makes before it sleeps in real time. The control plane is all in this
 #: process and on this loop (an in-memory store, an in-process channel), so a settle is waiting for

@@ -37,6 +37,9 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("NodeResourcesFit", 1),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
+    # Before DefaultPreemption, as kube-scheduler puts it: deallocating an idle claim is better than
+    # evicting a pod.
+    PluginRef("DynamicResources"),
     PluginRef("DefaultPreemption"),
     PluginRef("NodeResourcesBalancedAllocation", 1),
     PluginRef("ImageLocality", 1),

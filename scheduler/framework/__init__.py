@@ -1,6 +1,7 @@
 """The scheduling framework: extension points, statuses, cycle state and the types plugins see."""
 
 from scheduler.framework.cycle_state import CycleState, NotFound
+from scheduler.framework.dra_manager import DRAManager
 from scheduler.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -100,6 +101,7 @@ __all__ = [
     "ClusterEventWithHint",
     "Code",
     "CycleState",
+    "DRAManager",
     "Diagnosis",
     "EnqueueExtensions",
     "EventRecorder",

@@ -3,9 +3,9 @@ simulate`` (which runs the scheduler) and tests.
 
 One handle per profile, as kube-scheduler gives each profile's framework its own: what it shares with the
 other profiles' handles (snapshot, nominator, client, recorder, PDBs, extenders, waiting pods, dispatcher,
-random source, pod groups, namespaces, workloads) it is given whole at construction; its plugins runner is the
-framework built with it, which attaches itself when it is made, since the plugins that framework runs are
-made with the handle.
+random source, pod groups, namespaces, workloads, DRA manager) it is given whole at construction; its
+plugins runner is the framework built with it, which attaches itself when it is made, since the plugins
+that framework runs are made with the handle.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from cluster.api import objects_pb2
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.dra_manager import DRAManager
 from scheduler.framework.interface import (
     APIClient,
     APIDispatcher,
@@ -53,6 +54,7 @@ class FrameworkHandle:
         pod_groups: PodGroupLister,
         namespaces: NamespaceLister,
         workloads: WorkloadLister,
+        dra_manager: DRAManager,
     ) -> None:
         self._snapshot = snapshot
         self._nominator = nominator
@@ -66,6 +68,7 @@ class FrameworkHandle:
         self._pod_groups = pod_groups
         self._namespaces = namespaces
         self._workloads = workloads
+        self._dra_manager = dra_manager
         self._runner: PluginsRunner | None = None
 
     def attach(self, runner: PluginsRunner) -> None:
@@ -119,6 +122,10 @@ class FrameworkHandle:
     @property
     def workloads(self) -> WorkloadLister:
         return self._workloads
+
+    @property
+    def dra_manager(self) -> DRAManager:
+        return self._dra_manager
 
     # ------------------------------------------------------------------------ the profile's plugins
 

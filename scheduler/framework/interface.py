@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from cluster.api import objects_pb2
 from cluster.api.selectors import LabelSelector
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.dra_manager import DRAManager
 from scheduler.framework.namespaces import NamespaceLabels
 from scheduler.framework.nodedata import NodeSet
 from scheduler.framework.pod_groups import GangPolicy
@@ -135,8 +136,9 @@ class PluginsRunner(Protocol):
     def run_filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None: ...
 
 
-#: What plugins write the status of: a pod (its nomination), a PodGroup (preemption's DisruptionTarget).
-StatusObject = TypeVar("StatusObject", objects_pb2.Pod, objects_pb2.PodGroup)
+#: What plugins write the status of: a pod (its nomination), a PodGroup (preemption's DisruptionTarget),
+#: a ResourceClaim (DynamicResources' allocation and reservation).
+StatusObject = TypeVar("StatusObject", objects_pb2.Pod, objects_pb2.PodGroup, objects_pb2.ResourceClaim)
 
 
 class APIClient(Protocol):
@@ -306,6 +308,12 @@ class Handle(PluginsRunner, Protocol):
         topology spreading."""
         ...
 
+    @property
+    def dra_manager(self) -> DRAManager:
+        """The ResourceClaims, ResourceSlices and DeviceClasses (the scheduler's informers), with the
+        devices claims hold and the allocations in flight (kube-scheduler's SharedDRAManager)."""
+        ...
+
 
 # -------------------------------------------------------------------------------- cluster events
 
@@ -319,6 +327,9 @@ class EventResource(enum.Enum):
     POD_GROUP = "PodGroup"
     PRIORITY_CLASS = "PriorityClass"
     NAMESPACE = "Namespace"
+    RESOURCE_CLAIM = "ResourceClaim"
+    RESOURCE_SLICE = "ResourceSlice"
+    DEVICE_CLASS = "DeviceClass"
     WILDCARD = "*"
 
 
@@ -333,10 +344,12 @@ class ActionType(enum.Flag):
     UPDATE_POD_LABEL = enum.auto()
     UPDATE_POD_SCALE_DOWN = enum.auto()
     UPDATE_POD_TOLERATIONS = enum.auto()
+    #: A pending pod's status got the name of a ResourceClaim generated for it.
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = enum.auto()
     UPDATE_OTHER = enum.auto()
     UPDATE = (UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT | UPDATE_NODE_CONDITION
               | UPDATE_NODE_UNSCHEDULABLE | UPDATE_POD_LABEL | UPDATE_POD_SCALE_DOWN
-              | UPDATE_POD_TOLERATIONS | UPDATE_OTHER)
+              | UPDATE_POD_TOLERATIONS | UPDATE_POD_GENERATED_RESOURCE_CLAIM | UPDATE_OTHER)
     ALL = ADD | DELETE | UPDATE
 
 

@@ -30,6 +30,7 @@ IN_TREE: Mapping[str, str] = MappingProxyType(
         "DefaultBinder": "scheduler.plugins.defaultbinder",
         "DefaultPreemption": "scheduler.plugins.defaultpreemption",
         "GangScheduling": "scheduler.plugins.gangscheduling",
+        "DynamicResources": "scheduler.plugins.dynamicresources",
     }
 )
 

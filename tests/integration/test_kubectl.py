@@ -439,6 +439,74 @@ def test_errors_as_kubectl_prints_them(kube: Kubectl, ns: str) -> None:
         1, 'Error from server (AlreadyExists): error when creating "STDIN": pods "taken" already exists\n')
 
 
+#: kubernetes.io's DRA example ("Allocate Devices to Workloads with DRA"): a class of the example driver's
+#: devices, a claim template and a claim asking for its GPUs by CEL, and the slice a driver publishes.
+DRA_SELECTOR = 'device.attributes["driver.example.com"].type == "gpu" &&\n' \
+    'device.capacity["driver.example.com"].memory == quantity("64Gi")'
+
+
+def _dra_manifests(namespace: str, node: str) -> list[dict[str, Any]]:
+    selectors = [{"cel": {"expression": DRA_SELECTOR}}]
+    return [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+         "metadata": {"name": "example-device-class"},
+         "spec": {"selectors": [{"cel": {"expression": 'device.driver == "driver.example.com"'}}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+         "metadata": {"name": "example-resource-claim-template", "namespace": namespace},
+         "spec": {"spec": {"devices": {"requests": [{"name": "gpu-claim", "exactly": {
+             "deviceClassName": "example-device-class", "selectors": selectors}}]}}}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+         "metadata": {"name": "example-resource-claim", "namespace": namespace},
+         "spec": {"devices": {"requests": [{"name": "single-gpu-claim", "exactly": {
+             "deviceClassName": "example-device-class", "allocationMode": "All", "selectors": selectors}}]}}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpus"},
+         "spec": {"driver": "driver.example.com", "nodeName": node,
+                  "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                  "devices": [{"name": "gpu-0", "attributes": {"type": {"string": "gpu"},
+                                                               "driverVersion": {"version": "1.0.0"}},
+                               "capacity": {"memory": {"value": "64Gi"}}}]}},
+    ]
+
+
+def test_dra_kinds_apply_print_upstreams_columns_and_round_trip(kube: Kubectl, ns: str) -> None:
+    class_, template, claim, resource_slice = _dra_manifests(ns, "node-a")
+    try:
+        assert lines(kube.apply(class_, template, claim, resource_slice)) == [
+            "deviceclass.resource.k8s.io/example-device-class created",
+            "resourceclaimtemplate.resource.k8s.io/example-resource-claim-template created",
+            "resourceclaim.resource.k8s.io/example-resource-claim created",
+            "resourceslice.resource.k8s.io/node-a-gpus created",
+        ]
+        claims = kube.ok("get", "resourceclaims", "-n", ns)
+        assert lines(claims)[0].split() == ["NAME", "STATE", "AGE"]
+        assert [(row["NAME"], row["STATE"]) for row in parse_table(claims)] == [
+            ("example-resource-claim", "pending")]
+        assert lines(kube.ok("get", "deviceclasses"))[0].split() == ["NAME", "AGE"]
+        assert "example-device-class" in kube.ok("get", "deviceclasses", "-o", "name").replace(
+            "deviceclass.resource.k8s.io/", "")
+        templates = kube.ok("get", "resourceclaimtemplates", "-n", ns)
+        assert [row["NAME"] for row in parse_table(templates)] == ["example-resource-claim-template"]
+        slices = kube.ok("get", "resourceslices")
+        assert lines(slices)[0].split() == ["NAME", "NODE", "DRIVER", "POOL", "AGE"]
+        assert {(row["NAME"], row["NODE"], row["DRIVER"], row["POOL"]) for row in parse_table(slices)} >= {
+            ("node-a-gpus", "node-a", "driver.example.com", "node-a")}
+
+        stored = json.loads(kube.ok("get", "resourceclaim", "example-resource-claim", "-n", ns, "-o", "json"))
+        assert (stored["apiVersion"], stored["kind"]) == ("resource.k8s.io/v1", "ResourceClaim")
+        assert stored["spec"] == claim["spec"]
+        stored_template = json.loads(kube.ok(
+            "get", "resourceclaimtemplate", "example-resource-claim-template", "-n", ns, "-o", "json"))
+        # The request left allocationMode and count out: resource/v1's defaults fill them.
+        assert stored_template["spec"]["spec"]["devices"]["requests"][0]["exactly"] == {
+            **template["spec"]["spec"]["devices"]["requests"][0]["exactly"],
+            "allocationMode": "ExactCount", "count": 1}
+        stored_slice = json.loads(kube.ok("get", "resourceslice", "node-a-gpus", "-o", "json"))
+        assert stored_slice["spec"] == resource_slice["spec"]
+    finally:
+        kube.ok("delete", "resourceslice", "node-a-gpus", "--ignore-not-found")
+        kube.ok("delete", "deviceclass", "example-device-class", "--ignore-not-found")
+
+
 #: What the store sets or the client that wrote it adds: left out when two stored objects are compared.
 _WRITTEN_BY_THE_SERVER = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "namespace")
 

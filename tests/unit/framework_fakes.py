@@ -14,6 +14,7 @@ from scheduler.clock import Clock
 from scheduler.config import Profile
 from scheduler.framework import (
     CycleState,
+    DRAManager,
     NamespaceIndex,
     NamespaceLister,
     NodeInfo,
@@ -167,11 +168,12 @@ def fake_handle(
     pod_groups: PodGroupIndex | None = None,
     namespaces: NamespaceLister | None = None,
     workloads: WorkloadLister | None = None,
+    dra_manager: DRAManager | None = None,
 ) -> FrameworkHandle:
     """The framework's ``FrameworkHandle`` as the scheduler builds it, with test doubles for what a test
     does not give: no nominations, no API calls, a recording event recorder, no PDBs, no extenders, no
     background calls, a random source seeded with 0, no pod groups, no Namespace objects, no Services nor
-    workload controllers."""
+    workload controllers, no DRA objects."""
     return FrameworkHandle(
         snapshot=snapshot,
         nominator=nominator if nominator is not None else Nominator(),
@@ -185,6 +187,7 @@ def fake_handle(
         pod_groups=pod_groups if pod_groups is not None else PodGroupIndex(),
         namespaces=namespaces if namespaces is not None else NamespaceIndex(),
         workloads=workloads if workloads is not None else WorkloadIndex(),
+        dra_manager=dra_manager if dra_manager is not None else DRAManager(),
     )
 
 

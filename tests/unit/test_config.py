@@ -78,8 +78,9 @@ def test_no_file_gives_kube_scheduler_defaults() -> None:
     assert profile.plugins.multi_point.enabled == DEFAULT_MULTI_POINT
     assert [ref.name for ref in DEFAULT_MULTI_POINT] == [
         "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-        "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
-        "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder", "GangScheduling",
+        "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "DynamicResources",
+        "DefaultPreemption", "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder",
+        "GangScheduling",
     ]
     weights = {ref.name: ref.weight for ref in DEFAULT_MULTI_POINT if ref.weight}
     assert weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,

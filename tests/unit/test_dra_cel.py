@@ -10,6 +10,7 @@ from google.protobuf import json_format
 
 from cluster.api import objects_pb2
 from cluster.api.dra.cel import (
+    MAX_COST,
     MAX_LENGTH,
     SelectorCompileError,
     SelectorRuntimeError,
@@ -416,7 +417,60 @@ def test_unqualified_names_belong_to_the_devices_driver() -> None:
 def test_a_bad_version_attribute_is_a_runtime_error_naming_it() -> None:
     dev = device({"fw": {"version": "1.0"}})
     with pytest.raises(SelectorRuntimeError, match="attribute fw: parse semantic version"):
-        compile_device_selector("true").matches(DRIVER, dev)
+        compile_device_selector('device.attributes["dra.example.com"].size() > 0').matches(DRIVER, dev)
+
+
+def test_only_the_domains_an_expression_reads_are_converted() -> None:
+    # The other domain's broken version is never read, so it cannot fail the match.
+    dev = device({"model": {"string": "a"}, "other.example.com/fw": {"version": "1.0"}}, {"memory": "1Gi"})
+    assert compile_device_selector('device.attributes["dra.example.com"].model == "a"').matches(DRIVER, dev)
+    assert compile_device_selector("device.attributes.size() == 2").matches(
+        DRIVER, device({"a": {"int": 1}, "x.io/b": {"int": 2}})
+    )
+
+
+def test_a_domain_the_device_lacks_is_an_empty_map() -> None:
+    program = compile_device_selector(
+        'device.capacity["other.example.com"].size() == 0 && '
+        '!("memory" in device.capacity["other.example.com"])'
+    )
+    assert program.matches(DRIVER, device(capacity={"memory": "1Gi"})) is True
+    with pytest.raises(SelectorRuntimeError, match="no such key: memory"):
+        compile_device_selector('device.capacity["x.io"].memory.sign() == 1').matches(DRIVER, device())
+
+
+def test_has_and_in_on_a_domain_ask_whether_the_device_has_it() -> None:
+    for guarded in (
+        "has(device.attributes.example) && device.attributes.example.a == 1",
+        '"example" in device.attributes && device.attributes["example"].a == 1',
+    ):
+        program = compile_device_selector(guarded)
+        assert program.matches(DRIVER, device()) is False
+        assert program.matches(DRIVER, device({"example/a": {"int": 1}})) is True
+
+
+# Seven nested loops of ten: about 10^7 evaluations (Kubernetes' own example of a too expensive selector).
+EXPENSIVE = (
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(y, "
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z2, "
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z3, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z4, "
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z5, '1'.matches('[0-9]*'))))))))"
+)
+
+
+def test_an_expression_over_the_cost_limit_is_refused() -> None:
+    program = compile_device_selector(EXPENSIVE)
+    assert program.max_cost > MAX_COST
+    assert validate_device_selector(EXPENSIVE) == "too complex, exceeds cost limit"
+    with pytest.raises(SelectorRuntimeError, match="cost limit exceeded"):
+        program.matches(DRIVER, device())
+
+
+@pytest.mark.parametrize(
+    "name", sorted(name for name, case in CASES.items() if not isinstance(case[3], tuple))
+)
+def test_the_tables_selectors_are_well_under_the_cost_limit(name: str) -> None:
+    assert compile_device_selector(CASES[name][0]).max_cost < MAX_COST // 100
 
 
 def test_validation_reports_what_is_wrong() -> None:

@@ -25,11 +25,13 @@ from scheduler.eventhandlers import (
     NODE_LABEL_CHANGE,
     NODE_SPEC_UNSCHEDULABLE_CHANGE,
     NODE_TAINT_CHANGE,
+    UNSCHEDULED_POD_GENERATED_RESOURCE_CLAIM,
     EventHandlers,
 )
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
+    DRAManager,
     EventResource,
     NamespaceIndex,
     PodInfo,
@@ -63,6 +65,9 @@ class RecordingQueue:
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any) -> None:
         self.calls.append(("move", event, _name(old), _name(new)))
+
+    def move_to_active_or_backoff(self, keys: Any, event: ClusterEvent, old: Any, new: Any) -> None:
+        self.calls.append(("move_keys", list(keys), event.label))
 
 
 def _name(obj: Any) -> str | None:
@@ -409,3 +414,49 @@ def test_services_and_controllers_keep_the_workload_index_and_move_no_pod() -> N
     controllers["on_delete"](rs)
     assert workloads.default_selector(target).empty
     assert queue.calls == []
+
+
+def test_dra_kinds_feed_the_manager_before_requeueing() -> None:
+    """A pod requeued by a ResourceClaim, ResourceSlice or DeviceClass event must be judged by the new
+    object: the DRA manager has it before the queue moves pods."""
+    manager = DRAManager()
+    seen: list[tuple[str, bool]] = []
+
+    class Queue(RecordingQueue):
+        def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any) -> None:
+            known = {
+                EventResource.RESOURCE_CLAIM: manager.resource_claims.get("default", "c") is not None,
+                EventResource.RESOURCE_SLICE: bool(manager.resource_slices.list()),
+                EventResource.DEVICE_CLASS: manager.device_classes.get("gpu") is not None,
+            }[event.resource]
+            seen.append((event.label, known))
+
+    handlers = EventHandlers(Cache(clock=FakeClock()), Queue(), {OURS}, dra_manager=manager)
+    claim, resource_slice, device_class = (
+        objects_pb2.ResourceClaim(), objects_pb2.ResourceSlice(), objects_pb2.DeviceClass())
+    claim.metadata.name, claim.metadata.namespace = "c", "default"
+    resource_slice.metadata.name = "node-1-gpu"
+    device_class.metadata.name = "gpu"
+    for h, obj in ((handlers.resource_claim_handlers(), claim),
+                   (handlers.resource_slice_handlers(), resource_slice),
+                   (handlers.device_class_handlers(), device_class)):
+        h["on_add"](obj)
+        h["on_update"](obj, obj)
+        h["on_delete"](obj)
+    assert seen == [
+        ("ResourceClaimAdd", True), ("ResourceClaimUpdate", True), ("ResourceClaimDelete", False),
+        ("ResourceSliceAdd", True), ("ResourceSliceUpdate", True), ("ResourceSliceDelete", False),
+        ("DeviceClassAdd", True), ("DeviceClassUpdate", True), ("DeviceClassDelete", False),
+    ]
+
+
+def test_a_generated_claim_recorded_in_a_pending_pods_status_asks_the_pod_again(world: World) -> None:
+    old = make_pod("p")
+    new = make_pod("p")
+    new.status.resource_claim_statuses.add(name="gpu", resource_claim_name="p-gpu-x1")
+    world.pods["on_update"](old, new)
+    assert world.queue.calls == [
+        ("update", "p"), ("move_keys", ["default/p"], UNSCHEDULED_POD_GENERATED_RESOURCE_CLAIM.label)]
+    world.queue.calls.clear()
+    world.pods["on_update"](new, new)
+    assert world.queue.calls == [("update", "p")]

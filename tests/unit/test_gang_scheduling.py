@@ -24,6 +24,7 @@ from scheduler.eventhandlers import EventHandlers
 from scheduler.events import Annotations, made_annotations
 from scheduler.framework import (
     CycleState,
+    DRAManager,
     FailedPodGroup,
     Handle,
     PodGroupIndex,
@@ -78,6 +79,9 @@ class FakeApi:
     bind_group_error: errors.ApiError | None = None
     group_status_writes: list[objects_pb2.PodGroup] = field(default_factory=list)
     group_conflicts_left: int = 0
+    claims: dict[str, objects_pb2.ResourceClaim] = field(default_factory=dict)
+    #: The calls that wrote, in order: ("claim", name) and ("bind_group", names).
+    writes: list[tuple[str, Any]] = field(default_factory=list)
 
     async def bind(self, namespace: str, name: str, node_name: str) -> objects_pb2.Pod:
         self.bound.append((f"{namespace}/{name}", node_name))
@@ -87,9 +91,14 @@ class FakeApi:
         if self.bind_group_error is not None:
             raise self.bind_group_error
         self.group_binds.append(list(bindings))
+        self.writes.append(("bind_group", sorted(name for _, name, _ in bindings)))
         return [self.pods[f"{namespace}/{name}"] for namespace, name, _ in bindings]
 
     async def update_status(self, obj: Any) -> Any:
+        if isinstance(obj, objects_pb2.ResourceClaim):
+            self.writes.append(("claim", obj.metadata.name))
+            self.claims[obj.metadata.name] = obj
+            return obj
         if isinstance(obj, objects_pb2.PodGroup):
             key = f"{obj.metadata.namespace}/{obj.metadata.name}"
             if self.group_conflicts_left:
@@ -164,7 +173,7 @@ class GroupRecorder:
 
 class Rig:
     def __init__(self, nodes: int = 4, *, permit_wait: float | None = None,
-                 group_recorder: dict[str, str] | None = None) -> None:
+                 group_recorder: dict[str, str] | None = None, dra_manager: DRAManager | None = None) -> None:
         self.clock = FakeClock(1000.0)
         self.api = FakeApi()
         self.recorder = FakeRecorder()
@@ -192,7 +201,7 @@ class Rig:
         plugged = PluggedQueue()
         self.waiting = WaitingPods()
         handle = fake_handle(self.snapshot, nominator=plugged, client=self.api, event_recorder=self.recorder,
-                             pod_groups=self.groups, waiting_pods=self.waiting)
+                             pod_groups=self.groups, waiting_pods=self.waiting, dra_manager=dra_manager)
         self.framework = build_framework(config.profiles[0], registry, handle, clock=self.clock)
         self.queue = SchedulingQueue(self.framework.queue_sort_less, clock=self.clock,
                                      events_to_register=self.framework.events_to_register(),
@@ -559,11 +568,11 @@ def test_a_profile_configures_its_pre_enqueue_plugins() -> None:
                 "profiles": [{"plugins": {"preEnqueue": {"disabled": [{"name": "GangScheduling"}]}}}]}
     config = parse_config(document)
     framework = build_framework(config.profiles[0], in_tree_registry(), fake_handle(Snapshot()))
-    assert framework.plugin_names("preEnqueue") == ["SchedulingGates"]
+    assert framework.plugin_names("preEnqueue") == ["SchedulingGates", "DynamicResources"]
     assert framework.run_pre_enqueue(PodInfo(member("w-0", "missing"))) is None  # nothing gates it
     default = build_framework(parse_config({"apiVersion": API_VERSION, "kind": KIND}).profiles[0],
                               in_tree_registry(), fake_handle(Snapshot()))
-    assert default.plugin_names("preEnqueue") == ["SchedulingGates", "GangScheduling"]
+    assert default.plugin_names("preEnqueue") == ["SchedulingGates", "DynamicResources", "GangScheduling"]
     status = default.run_pre_enqueue(PodInfo(member("w-0", "missing")))
     assert status is not None and status.plugin == "GangScheduling"
     assert status.message() == "waiting for PodGroup default/missing to be created"

@@ -26,6 +26,7 @@ DEFAULT_PROFILE = {
     "ImageLocality",
     "DefaultBinder",
     "DefaultPreemption",
+    "DynamicResources",
 }
 
 

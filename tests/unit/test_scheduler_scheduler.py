@@ -70,7 +70,8 @@ def test_one_framework_per_profile_sharing_one_queue() -> None:
     assert scheduler.profiles["a"] is not scheduler.profiles["b"]
     assert set(scheduler.informers) == {
         "pods", "nodes", "priorityclasses", "poddisruptionbudgets", "podgroups", "namespaces", "services",
-        "replicasets", "statefulsets", "replicationcontrollers"}
+        "replicasets", "statefulsets", "replicationcontrollers", "resourceclaims", "resourceslices",
+        "deviceclasses"}
     # Each profile has its own handle, which runs that profile's plugins; what else DefaultPreemption
     # uses (the PDBs, the recorder, the waiting pods, the background API calls) they share.
     handle, other = scheduler.profiles["a"].handle, scheduler.profiles["b"].handle
@@ -78,6 +79,7 @@ def test_one_framework_per_profile_sharing_one_queue() -> None:
     assert handle.event_recorder is scheduler.recorder and other.event_recorder is scheduler.recorder
     assert handle.pod_disruption_budgets() == []
     assert handle.waiting_pods is other.waiting_pods is scheduler.profiles["a"].waiting_pods
+    assert handle.dra_manager is other.dra_manager is scheduler.dra_manager
     assert handle.api_dispatcher is other.api_dispatcher is scheduler.preemptions
 
 
@@ -88,5 +90,6 @@ def test_before_running_it_is_neither_healthy_nor_ready_nor_working() -> None:
     assert not scheduler.working
     assert scheduler.informer_revisions() == {
         "pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0, "podgroups": 0,
-        "namespaces": 0, "services": 0, "replicasets": 0, "statefulsets": 0, "replicationcontrollers": 0}
+        "namespaces": 0, "services": 0, "replicasets": 0, "statefulsets": 0, "replicationcontrollers": 0,
+        "resourceclaims": 0, "resourceslices": 0, "deviceclasses": 0}
     assert "scheduler_pending_pods" in scheduler.metrics.exposition().decode()

@@ -64,7 +64,8 @@ class FakeScheduler:
         self.binder = SimpleNamespace(in_flight=0)
         self.revisions = {"pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0,
                           "podgroups": 0, "namespaces": 0, "services": 0, "replicasets": 0,
-                          "statefulsets": 0, "replicationcontrollers": 0}
+                          "statefulsets": 0, "replicationcontrollers": 0, "resourceclaims": 0,
+                          "resourceslices": 0, "deviceclasses": 0}
         self.tried: list[tuple[str, float]] = []
         self.clock: FakeClock | None = None
 

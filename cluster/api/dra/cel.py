@@ -4,8 +4,10 @@ An expression sees one variable, ``device``: ``driver``, ``allowMultipleAllocati
 -> attribute id -> int, bool, string, semver version, or a list of one of those) and ``capacity`` (domain ->
 capacity id -> quantity). A device's attribute or capacity names without a domain belong to its driver's
 domain. Looking up a domain the device has nothing in gives an empty map (so ``.attr`` then fails with "no
-such key"), as in Kubernetes. The functions are CEL's standard ones, the strings extension, ``cel.bind``,
-and Kubernetes' quantity and semver libraries.
+such key"), as in Kubernetes (selector_ast.py says when it cannot). The functions are CEL's standard ones,
+the strings extension, ``cel.bind``, and Kubernetes' quantity and semver libraries. A selector whose
+estimated worst-case cost is over the API's limit is refused, by validation and at evaluation (the runtime
+cannot stop an evaluation midway).
 
 The runtime is Google's CEL C++ implementation (cel-expr-python): it type-checks at compile time like
 cel-go, so compile errors read as Kubernetes' do, and it evaluates a selector in a few microseconds.
@@ -18,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -28,6 +30,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message, message_fa
 
 from cluster.api import objects_pb2
 from cluster.api.dra import semver
+from cluster.api.dra.selector_ast import SelectorAnalysis, analyze
 from cluster.api.quantity import parse_quantity
 
 #: resource.k8s.io/v1 CELSelectorExpressionMaxCost and CELSelectorExpressionMaxLength.
@@ -229,34 +232,44 @@ _ENV = cel.NewEnv(
     functions=_functions(),
 )
 
-# A lookup `device.attributes["<domain>"]` or `device.capacity["<domain>"]` of a domain the device lacks gives
-# an empty map: the domains an expression names are found once, at compile time, and filled in per device.
-_DOMAIN_LOOKUP = re.compile(
-    r"""device\s*\.\s*(attributes|capacity)\s*\[\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*\]"""
-)
 _MISSING_KEY = re.compile(r'^Key not found in map : "(.*)"$')
 
 
 class DeviceSelectorProgram:
     """One compiled selector; ``matches`` evaluates it on a device of a driver."""
 
-    __slots__ = ("_attribute_domains", "_capacity_domains", "_expression", "expression")
+    __slots__ = ("_analysis", "_expression", "expression")
 
-    def __init__(
-        self,
-        expression: str,
-        compiled: Any,
-        attribute_domains: frozenset[str],
-        capacity_domains: frozenset[str],
-    ) -> None:
+    def __init__(self, expression: str, compiled: Any, analysis: SelectorAnalysis) -> None:
         self.expression = expression
         self._expression = compiled
-        self._attribute_domains = attribute_domains
-        self._capacity_domains = capacity_domains
+        self._analysis = analysis
+
+    @property
+    def max_cost(self) -> int:
+        """The estimated worst-case cost of one evaluation."""
+        return self._analysis.max_cost
 
     def matches(self, driver: str, device: objects_pb2.Device) -> bool:
         """Whether ``device`` of ``driver`` satisfies the selector; raises SelectorRuntimeError."""
-        result = self._expression.eval(data=self._variables(driver, device))
+        if self._analysis.max_cost > MAX_COST:
+            # The runtime cannot be interrupted: a selector that may run too long is not started.
+            raise SelectorRuntimeError(
+                f"cost limit exceeded: estimated cost {self._analysis.max_cost} exceeds limit {MAX_COST}"
+            )
+        analysis = self._analysis
+        result = self._expression.eval(
+            data={
+                "device.driver": driver,
+                "device.attributes": _by_domain(
+                    device.attributes, driver, analysis.attribute_domains, _attribute_value, "attribute"
+                ),
+                "device.capacity": _by_domain(
+                    device.capacity, driver, analysis.capacity_domains, _capacity_value, "capacity"
+                ),
+                "device.allowMultipleAllocations": device.allow_multiple_allocations,
+            }
+        )
         if result.type() == cel.Type.ERROR:
             raise SelectorRuntimeError(_runtime_message(result.value()))
         value = result.value()
@@ -266,29 +279,37 @@ class DeviceSelectorProgram:
             )
         return value
 
-    def _variables(self, driver: str, device: objects_pb2.Device) -> dict[str, Any]:
-        attributes: dict[str, dict[str, Any]] = {domain: {} for domain in self._attribute_domains}
-        for name, attribute in device.attributes.items():
-            domain, _, id_ = name.rpartition("/")
-            try:
-                value = _attribute_value(attribute)
-            except ValueError as err:
-                raise SelectorRuntimeError(f"attribute {name}: {err}") from None
-            attributes.setdefault(domain or driver, {})[id_] = value
-        capacity: dict[str, dict[str, Any]] = {domain: {} for domain in self._capacity_domains}
-        for name, entry in device.capacity.items():
-            domain, _, id_ = name.rpartition("/")
-            try:
-                value = _quantity_from_text(entry.value)
-            except ValueError as err:
-                raise SelectorRuntimeError(f"capacity {name}: {err}") from None
-            capacity.setdefault(domain or driver, {})[id_] = value
-        return {
-            "device.driver": driver,
-            "device.attributes": attributes,
-            "device.capacity": capacity,
-            "device.allowMultipleAllocations": device.allow_multiple_allocations,
-        }
+
+def _by_domain(
+    entries: Mapping[str, Any],
+    driver: str,
+    wanted: frozenset[str] | None,
+    convert: Callable[[Any], Any],
+    what: str,
+) -> dict[str, dict[str, Any]]:
+    """A device's attributes or capacity as domain -> id -> CEL value: of the ``wanted`` domains only (all
+    when None), each of them present (a domain the device lacks reads as an empty map, as in Kubernetes)."""
+    if wanted is None:
+        result: dict[str, dict[str, Any]] = {}
+    elif not wanted:
+        return {}
+    else:
+        result = {domain: {} for domain in wanted}
+    for name, entry in entries.items():
+        domain, _, id_ = name.rpartition("/")
+        domain = domain or driver
+        if wanted is not None and domain not in wanted:
+            continue
+        try:
+            value = convert(entry)
+        except ValueError as err:
+            raise SelectorRuntimeError(f"{what} {name}: {err}") from None
+        result.setdefault(domain, {})[id_] = value
+    return result
+
+
+def _capacity_value(capacity: objects_pb2.DeviceCapacity) -> Any:
+    return _quantity_from_text(capacity.value)
 
 
 def _attribute_value(attribute: objects_pb2.DeviceAttribute) -> Any:
@@ -344,14 +365,7 @@ def compile_device_selector(expression: str) -> DeviceSelectorProgram:
         raise SelectorCompileError(
             f"must evaluate to bool or the unknown type, not {_type_name(result_type)}"
         )
-    attribute_domains: set[str] = set()
-    capacity_domains: set[str] = set()
-    for match in _DOMAIN_LOOKUP.finditer(expression):
-        domain = match[2] if match[2] is not None else match[3]
-        (attribute_domains if match[1] == "attributes" else capacity_domains).add(domain)
-    return DeviceSelectorProgram(
-        expression, compiled, frozenset(attribute_domains), frozenset(capacity_domains)
-    )
+    return DeviceSelectorProgram(expression, compiled, analyze(compiled.serialize()))
 
 
 def _compile_message(detail: str) -> str:
@@ -361,11 +375,14 @@ def _compile_message(detail: str) -> str:
 
 
 def validate_device_selector(expression: str) -> str | None:
-    """What validation reports of ``expression`` (too long, does not compile, wrong type), None when fine."""
+    """What validation reports of ``expression`` (too long, does not compile, wrong type, may cost too much),
+    None when fine."""
     if len(expression) > MAX_LENGTH:
         return f"Too long: may not be more than {MAX_LENGTH} bytes"
     try:
-        compile_device_selector(expression)
+        program = compile_device_selector(expression)
     except SelectorCompileError as err:
         return str(err)
+    if program.max_cost > MAX_COST:
+        return "too complex, exceeds cost limit"
     return None

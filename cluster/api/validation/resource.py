@@ -13,6 +13,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from cluster.api import kinds, objects_pb2, semver
+from cluster.api.dra import cel
 from cluster.api.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -61,7 +62,6 @@ MAX_FIRST_AVAILABLE = 8
 MAX_TOLERATIONS = 16
 MAX_VALID_VALUES = 10
 OPAQUE_PARAMETERS_MAX_LENGTH = 10 * 1024
-CEL_EXPRESSION_MAX_LENGTH = 10 * 1024
 RESERVED_FOR_MAX_SIZE = 256
 MAX_ALLOCATION_RESULTS = 32
 
@@ -198,13 +198,25 @@ def _device_configuration(message: Any, path: str) -> list[str]:
     return _opaque(message.opaque, f"{path}.opaque")
 
 
+def _too_costly(problem: str) -> bool:
+    """Whether a selector's problem is its worst-case cost, which upstream reports as Forbidden rather than
+    as an invalid value."""
+    return problem.startswith("too complex")
+
+
 def _selectors(selectors: Sequence[objects_pb2.DeviceSelector], path: str) -> list[str]:
     def one(selector: objects_pb2.DeviceSelector, where: str) -> list[str]:
         if not selector.HasField("cel"):
             return [required(f"{where}.cel")]
-        if len(selector.cel.expression) > CEL_EXPRESSION_MAX_LENGTH:
-            return [too_long(f"{where}.cel.expression", CEL_EXPRESSION_MAX_LENGTH)]
-        return []
+        expression, at = selector.cel.expression, f"{where}.cel.expression"
+        if len(expression) > cel.MAX_LENGTH:
+            return [too_long(at, cel.MAX_LENGTH)]  # not compiled: it would only cost time
+        problem = cel.validate_device_selector(expression)
+        if problem is None:
+            return []
+        if _too_costly(problem):
+            return [forbidden(at, problem)]
+        return [invalid(at, expression, problem)]
 
     return _each(selectors, MAX_SELECTORS, path, one)
 

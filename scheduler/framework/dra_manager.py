@@ -1,0 +1,273 @@
+"""What the framework offers DRA plugins (kube-scheduler's SharedDRAManager): the ResourceClaims, the
+ResourceSlices and the DeviceClasses the scheduler's informers deliver.
+
+``ResourceClaimTracker`` is kube-scheduler's claim tracker: the informer's claims, each possibly
+overlaid by the scheduler's own newer write (assume-after-API-call: a PreBind's status update is seen
+before the informer echoes it, and an older echo does not undo it), the allocations in flight between
+Reserve and the end of PreBind, and the devices every claim holds. Those are counted as claims come
+and go (one claim's devices per event), so a scheduling cycle asks for them without a pass over all
+claims.
+
+Devices are named by plain tuples, ``(driver, pool, device)`` and ``((driver, pool, device), shareID)``:
+equal, as keys, to the allocator's ``DeviceID`` and ``SharedDeviceID`` (named tuples of those fields),
+so the framework does not depend on the allocator and its sets are the allocator's as they are.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from cluster.api import objects_pb2
+from cluster.api.quantity import parse_quantity
+
+#: (driver, pool, device): the allocator's DeviceID.
+DeviceID = tuple[str, str, str]
+#: (device, shareID): the allocator's SharedDeviceID.
+SharedDeviceID = tuple[DeviceID, str]
+
+#: What one claim's allocation holds: its dedicated devices, its shares of shareable devices, and the
+#: capacity those shares consume (device -> capacity name -> amount).
+Holding = tuple[tuple[DeviceID, ...], tuple[SharedDeviceID, ...], tuple[tuple[DeviceID, str, Fraction], ...]]
+
+_NOTHING: Holding = ((), (), ())
+
+
+@dataclass(frozen=True, slots=True)
+class AllocatedDevices:
+    """The devices claims hold at one moment: the fields of the allocator's ``AllocatedState``."""
+
+    devices: set[DeviceID]
+    shared_devices: set[SharedDeviceID]
+    consumed_capacity: dict[DeviceID, dict[str, Fraction]]
+
+
+def claim_key(namespace: str, name: str) -> str:
+    return f"{namespace}/{name}"
+
+
+def _key_of(claim: objects_pb2.ResourceClaim) -> str:
+    return claim_key(claim.metadata.namespace, claim.metadata.name)
+
+
+def _revision(claim: objects_pb2.ResourceClaim) -> int:
+    try:
+        return int(claim.metadata.resource_version or 0)
+    except ValueError:
+        return 0
+
+
+def holding_of(claim: objects_pb2.ResourceClaim) -> Holding:
+    """The devices ``claim``'s allocation holds. Devices allocated with admin access are not held: they
+    stay available to ordinary claims, as in Kubernetes."""
+    if not claim.status.HasField("allocation"):
+        return _NOTHING
+    devices: list[DeviceID] = []
+    shared: list[SharedDeviceID] = []
+    consumed: list[tuple[DeviceID, str, Fraction]] = []
+    for result in claim.status.allocation.devices.results:
+        if result.admin_access:
+            continue
+        device = (result.driver, result.pool, result.device)
+        if not result.HasField("share_id"):
+            devices.append(device)
+            continue
+        shared.append((device, result.share_id))
+        consumed.extend((device, name, parse_quantity(amount))
+                        for name, amount in result.consumed_capacity.items())
+    return tuple(devices), tuple(shared), tuple(consumed)
+
+
+class _AllocatedDevices:
+    """Counts of what the claims' holdings add up to: a device is allocated while any holding has it."""
+
+    def __init__(self) -> None:
+        self._devices: Counter[DeviceID] = Counter()
+        self._shared: Counter[SharedDeviceID] = Counter()
+        self._consumed: dict[DeviceID, dict[str, Fraction]] = {}
+
+    def add(self, holding: Holding, sign: int = 1) -> None:
+        devices, shared, consumed = holding
+        for device in devices:
+            self._count(self._devices, device, sign)
+        for share in shared:
+            self._count(self._shared, share, sign)
+        for device, name, amount in consumed:
+            per_device = self._consumed.setdefault(device, {})
+            total = per_device.get(name, Fraction(0)) + sign * amount
+            if total:
+                per_device[name] = total
+            else:
+                per_device.pop(name, None)
+                if not per_device:
+                    del self._consumed[device]
+
+    @staticmethod
+    def _count(counter: Counter[Any], key: object, sign: int) -> None:
+        counter[key] += sign
+        if counter[key] <= 0:
+            del counter[key]
+
+    def state(self, extra: Sequence[Holding] = ()) -> AllocatedDevices:
+        """A copy, with ``extra`` holdings added: later events do not change it."""
+        devices = set(self._devices)
+        shared = set(self._shared)
+        consumed = {device: dict(amounts) for device, amounts in self._consumed.items()}
+        for more_devices, more_shared, more_consumed in extra:
+            devices.update(more_devices)
+            shared.update(more_shared)
+            for device, name, amount in more_consumed:
+                per_device = consumed.setdefault(device, {})
+                per_device[name] = per_device.get(name, Fraction(0)) + amount
+        return AllocatedDevices(devices=devices, shared_devices=shared, consumed_capacity=consumed)
+
+
+class ResourceClaimTracker:
+    """The claims as the scheduler knows them (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self._informed: dict[str, objects_pb2.ResourceClaim] = {}
+        self._assumed: dict[str, objects_pb2.ResourceClaim] = {}
+        #: What each claim currently counts for in ``_allocated`` (its effective object's holding).
+        self._holdings: dict[str, Holding] = {}
+        self._allocated = _AllocatedDevices()
+        #: Claim uid -> the claim with the allocation Reserve chose, until PreBind wrote it or gave up.
+        self._in_flight: dict[str, objects_pb2.ResourceClaim] = {}
+        self._in_flight_holdings: dict[str, Holding] = {}
+
+    # ------------------------------------------------------------------------------------ reading
+
+    def get(self, namespace: str, name: str) -> objects_pb2.ResourceClaim | None:
+        """The claim (the scheduler's own newer write if there is one); None when there is none."""
+        key = claim_key(namespace, name)
+        assumed = self._assumed.get(key)
+        return assumed if assumed is not None else self._informed.get(key)
+
+    def list(self) -> list[objects_pb2.ResourceClaim]:
+        return [self._assumed.get(key) or claim for key, claim in self._informed.items()]
+
+    def allocated_devices(self) -> AllocatedDevices:
+        """The devices every claim holds, allocations in flight included, as of now."""
+        return self._allocated.state(tuple(self._in_flight_holdings.values()))
+
+    # --------------------------------------------------------------------- allocations in flight
+
+    def signal_claim_pending_allocation(self, uid: str, allocated: objects_pb2.ResourceClaim) -> None:
+        """Reserve chose ``allocated``'s allocation for claim ``uid``: its devices count as taken, and
+        other pods that need the claim wait, until ``remove_claim_pending_allocation``."""
+        self._in_flight[uid] = allocated
+        self._in_flight_holdings[uid] = holding_of(allocated)
+
+    def claim_has_pending_allocation(self, uid: str) -> bool:
+        return uid in self._in_flight
+
+    def remove_claim_pending_allocation(self, uid: str) -> bool:
+        """Forget the allocation in flight for claim ``uid``; whether there was one."""
+        self._in_flight_holdings.pop(uid, None)
+        return self._in_flight.pop(uid, None) is not None
+
+    # ------------------------------------------------------------------------ the scheduler's writes
+
+    def assume_claim_after_api_call(self, claim: objects_pb2.ResourceClaim) -> None:
+        """``claim`` is what the API server returned for the scheduler's write: use it until the informer
+        delivers it (or something newer). An echo of an older version changes nothing."""
+        key = _key_of(claim)
+        informed = self._informed.get(key)
+        if informed is None or _revision(informed) >= _revision(claim):
+            return
+        self._assumed[key] = claim
+        self._recount(key)
+
+    def assumed_claim_restore(self, namespace: str, name: str) -> None:
+        """Drop the scheduler's own version of the claim: the informer's is the truth again."""
+        key = claim_key(namespace, name)
+        if self._assumed.pop(key, None) is not None:
+            self._recount(key)
+
+    # ------------------------------------------------------------------------ the informer's events
+
+    def on_add(self, claim: objects_pb2.ResourceClaim) -> None:
+        self._set(claim)
+
+    def on_update(self, old: objects_pb2.ResourceClaim, new: objects_pb2.ResourceClaim) -> None:
+        self._set(new)
+
+    def on_delete(self, claim: objects_pb2.ResourceClaim) -> None:
+        key = _key_of(claim)
+        self._informed.pop(key, None)
+        self._assumed.pop(key, None)
+        self._recount(key)
+
+    def _set(self, claim: objects_pb2.ResourceClaim) -> None:
+        key = _key_of(claim)
+        self._informed[key] = claim
+        assumed = self._assumed.get(key)
+        if assumed is not None and _revision(claim) >= _revision(assumed):
+            del self._assumed[key]
+        self._recount(key)
+
+    def _recount(self, key: str) -> None:
+        current = self._assumed.get(key) or self._informed.get(key)
+        holding = holding_of(current) if current is not None else _NOTHING
+        before = self._holdings.get(key, _NOTHING)
+        if holding == before:
+            return
+        self._allocated.add(before, -1)
+        self._allocated.add(holding)
+        if holding == _NOTHING:
+            del self._holdings[key]
+        else:
+            self._holdings[key] = holding
+
+
+class ResourceSliceLister:
+    """The ResourceSlices, from the scheduler's informer."""
+
+    def __init__(self) -> None:
+        self._slices: dict[str, objects_pb2.ResourceSlice] = {}
+        self._listed: tuple[objects_pb2.ResourceSlice, ...] | None = ()
+
+    def list(self) -> Sequence[objects_pb2.ResourceSlice]:
+        """Every slice; the same sequence until a slice changes, so a cycle's list costs nothing."""
+        if self._listed is None:
+            self._listed = tuple(self._slices.values())
+        return self._listed
+
+    def set(self, resource_slice: objects_pb2.ResourceSlice) -> None:
+        self._slices[resource_slice.metadata.name] = resource_slice
+        self._listed = None
+
+    def remove(self, resource_slice: objects_pb2.ResourceSlice) -> None:
+        self._slices.pop(resource_slice.metadata.name, None)
+        self._listed = None
+
+
+class DeviceClassLister:
+    """The DeviceClasses, from the scheduler's informer."""
+
+    def __init__(self) -> None:
+        self._classes: dict[str, objects_pb2.DeviceClass] = {}
+
+    def get(self, name: str) -> objects_pb2.DeviceClass | None:
+        return self._classes.get(name)
+
+    def list(self) -> list[objects_pb2.DeviceClass]:
+        return list(self._classes.values())
+
+    def set(self, device_class: objects_pb2.DeviceClass) -> None:
+        self._classes[device_class.metadata.name] = device_class
+
+    def remove(self, device_class: objects_pb2.DeviceClass) -> None:
+        self._classes.pop(device_class.metadata.name, None)
+
+
+class DRAManager:
+    """kube-scheduler's SharedDRAManager: the claims, slices and classes, one for all profiles."""
+
+    def __init__(self) -> None:
+        self.resource_claims = ResourceClaimTracker()
+        self.resource_slices = ResourceSliceLister()
+        self.device_classes = DeviceClassLister()

@@ -1,0 +1,48 @@
+"""DynamicResources' queueing hints (kube-scheduler's isSchedulableAfterClaimChange and
+isSchedulableAfterPodChange): which claim and pod events may make a pod it rejected schedulable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cluster.api import objects_pb2
+from scheduler.framework import QueueingHint
+from scheduler.framework.dra_manager import ResourceClaimTracker
+from scheduler.plugins.dynamicresources.claims import ClaimProblem, pod_claims
+
+
+def after_claim_change(
+    tracker: ResourceClaimTracker, pod: objects_pb2.Pod, old: Any, new: Any
+) -> QueueingHint:
+    """A claim was added or updated."""
+    modified: objects_pb2.ResourceClaim = new
+    try:
+        uses = any(claim.metadata.uid == modified.metadata.uid for claim in pod_claims(pod, tracker))
+    except ClaimProblem:
+        # Some claim of the pod is still missing (or unusable): this change alone does not help.
+        return QueueingHint.SKIP
+    original: objects_pb2.ResourceClaim | None = old
+    if original is not None and original.status.HasField("allocation") and not modified.status.HasField(
+            "allocation"):
+        # A deallocated claim frees devices any pod may use.
+        return QueueingHint.QUEUE
+    if not uses:
+        return QueueingHint.SKIP
+    if original is None:
+        return QueueingHint.QUEUE
+    # A change of metadata or spec alone (a finalizer added) changes nothing the plugin looks at.
+    return QueueingHint.SKIP if original.status == modified.status else QueueingHint.QUEUE
+
+
+def after_pod_change(
+    tracker: ResourceClaimTracker, pod: objects_pb2.Pod, old: Any, new: Any
+) -> QueueingHint:
+    """The pod's status got the name of a claim generated for it."""
+    modified: objects_pb2.Pod = new
+    if pod.metadata.uid != modified.metadata.uid:
+        return QueueingHint.SKIP
+    try:
+        pod_claims(modified, tracker)
+    except ClaimProblem:
+        return QueueingHint.SKIP
+    return QueueingHint.QUEUE

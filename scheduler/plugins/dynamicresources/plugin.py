@@ -1,0 +1,416 @@
+"""DynamicResources: a pod's ResourceClaims must be allocated, as kube-scheduler's plugin (Kubernetes
+1.37, structured parameters).
+
+PreEnqueue keeps a pod out of the queue until every claim it names exists (a template's claim has been
+generated). PreFilter reads the pod's claims: those allocated already constrain the nodes by their
+allocation's nodeSelector; the others get an allocator over the slices and classes, counting as taken
+what every other claim holds and what is being allocated right now. Filter runs it per node; Reserve
+remembers the node's allocation and marks it in flight, so no other pod is given its devices while it
+is written; PreBind writes each claim's allocation and the pod's reservedFor entry (a status update,
+fenced like every write of the leader) and keeps the written claim until the informer echoes it.
+PostFilter deallocates an allocated claim that no node can use when no other pod uses it. In
+preemption's dry run a victim's claim reserved for that victim alone counts as free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from cluster.api import errors, kinds, objects_pb2, timeutil
+from cluster.api.dra.podclaims import can_be_reserved, consumer_reference, is_reserved_for
+from scheduler.dra import AllocatedState, AllocationError, Allocator, NodeAllocationError
+from scheduler.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    NodeScore,
+    NotFound,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+    Signature,
+    Status,
+)
+from scheduler.plugins.dynamicresources.claims import ClaimProblem, pod_claims
+from scheduler.plugins.dynamicresources.hints import after_claim_change, after_pod_change
+from scheduler.plugins.dynamicresources.state import NOTHING_ALLOCATED, STATE_KEY, ClaimsState
+from scheduler.plugins.helpers import NodeSelector, default_normalize_score
+
+NAME = "DynamicResources"
+
+#: Status updates of one claim in PreBind before a conflict is an error (client-go's DefaultRetry).
+WRITE_ATTEMPTS = 5
+
+#: How many subrequests a firstAvailable list may have (the API's limit).
+FIRST_AVAILABLE_MAX_SIZE = 8
+
+CANNOT_ALLOCATE = "cannot allocate all claims"
+NOT_AVAILABLE = "resourceclaim not available on the node"
+IN_USE = "resourceclaim in use"
+
+
+class DynamicResources:
+    def __init__(self, handle: Handle) -> None:
+        self._handle = handle
+        self._dra = handle.dra_manager
+        self._claims = handle.dra_manager.resource_claims
+        #: Unreserve's reservedFor removals, running in the background (Unreserve cannot wait).
+        self._unreserving: set[asyncio.Task[None]] = set()
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def sign(self, pod: PodInfo) -> Signature | None:
+        """A pod with claims depends on what other claims hold, beyond its NodeInfo: never batched."""
+        return None if pod.pod.spec.resource_claims else ()
+
+    # --------------------------------------------------------------------------------- PreEnqueue
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        if not pod.pod.spec.resource_claims:
+            return None
+        try:
+            pod_claims(pod.pod, self._claims)
+        except ClaimProblem as problem:
+            return Status.unresolvable(str(problem))
+        return None
+
+    # ---------------------------------------------------------------------------------- PreFilter
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.pod.spec.resource_claims:
+            return None, Status.skip()
+        try:
+            claims = pod_claims(pod.pod, self._claims)
+        except ClaimProblem as problem:
+            return None, Status.unresolvable(str(problem))
+        if not claims:
+            return None, Status.skip()
+        available_on: list[NodeSelector | None] = []
+        to_allocate: list[int] = []
+        for index, claim in enumerate(claims):
+            if claim.status.HasField("allocation"):
+                if not can_be_reserved(claim) and not is_reserved_for(claim, pod.pod):
+                    return None, Status.unresolvable(IN_USE)
+                allocation = claim.status.allocation
+                available_on.append(NodeSelector.from_proto(allocation.node_selector)
+                                    if allocation.HasField("node_selector") else None)
+                continue
+            available_on.append(None)
+            if self._claims.claim_has_pending_allocation(claim.metadata.uid):
+                # Another pod's allocation of this claim is being written: wait for it.
+                return None, Status.unresolvable(
+                    f"resource claim {_ref(claim)} is in the process of being allocated")
+            if (class_problem := self._class_problem(claim)) is not None:
+                return None, class_problem
+            to_allocate.append(index)
+        allocated = self._claims.allocated_devices() if to_allocate else NOTHING_ALLOCATED
+        state.write(STATE_KEY, ClaimsState(
+            claims=claims, available_on=available_on, to_allocate=to_allocate, allocated=allocated,
+            make_allocator=self._allocator))
+        return None, None
+
+    def _class_problem(self, claim: objects_pb2.ResourceClaim) -> Status | None:
+        """Why the claim's requests cannot be allocated now: a class that does not exist (the pod waits
+        for a DeviceClass event), a request of no known type (an error)."""
+        for request in claim.spec.devices.requests:
+            if request.first_available:
+                wanted = [(sub.device_class_name, f"{request.name}/{sub.name}")
+                          for sub in request.first_available]
+            else:
+                wanted = [(request.exactly.device_class_name, request.name)]
+            for class_name, request_name in wanted:
+                if not class_name:
+                    return Status.as_error(f"request {request_name}: unsupported request type")
+                if self._dra.device_classes.get(class_name) is None:
+                    return Status.unresolvable(
+                        f"request {request_name}: device class {class_name} does not exist")
+        return None
+
+    def _allocator(
+        self, claims: Sequence[objects_pb2.ResourceClaim], allocated: AllocatedState
+    ) -> Allocator:
+        return Allocator(claims, allocated, self._dra.device_classes.get, self._dra.resource_slices.list())
+
+    def pre_filter_extensions(self) -> DynamicResources:
+        return self
+
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        if (claims_state := _state(state, pod)) is not None:
+            for claim in self._sole_claims(pod_to_add.pod):
+                claims_state.unfree(claim)
+        return None
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        if (claims_state := _state(state, pod)) is not None:
+            for claim in self._sole_claims(pod_to_remove.pod):
+                claims_state.free(claim)
+        return None
+
+    def _sole_claims(self, pod: objects_pb2.Pod) -> list[objects_pb2.ResourceClaim]:
+        """The allocated claims of ``pod`` reserved for it alone: freed when it goes."""
+        if not pod.spec.resource_claims:
+            return []
+        try:
+            claims = pod_claims(pod, self._claims)
+        except ClaimProblem:
+            return []
+        return [claim for claim in claims if claim.status.HasField("allocation")
+                and len(claim.status.reserved_for) == 1 and is_reserved_for(claim, pod)]
+
+    # ------------------------------------------------------------------------------------- Filter
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        claims_state = _state(state, pod)
+        if claims_state is None:
+            return None
+        node = node_info.node
+        if node is None:
+            return Status.as_error("node not found")
+        unavailable = [index for index, selector in enumerate(claims_state.available_on)
+                       if selector is not None and not selector.matches(node)]
+        if unavailable:
+            claims_state.unavailable.update(unavailable)
+            return Status.unresolvable(NOT_AVAILABLE)
+        allocator = claims_state.allocator
+        if allocator is None:
+            return None
+        try:
+            allocations = allocator.allocate(node)
+        except NodeAllocationError as err:
+            return Status.unresolvable(str(err))
+        except AllocationError as err:
+            # Something is wrong with a claim or a class (a CEL runtime error): not the node's fault.
+            return Status.as_error(err)
+        if allocations is None:
+            return Status.unschedulable(CANNOT_ALLOCATE)
+        claims_state.node_allocations[node.metadata.name] = allocations
+        return None
+
+    # ---------------------------------------------------------------------------------------- Score
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Only a firstAvailable request gives nodes different scores: skip Score without one."""
+        claims_state = _state(state, pod)
+        if claims_state is None or not any(request.first_available for claim in claims_state.claims
+                                           for request in claim.spec.devices.requests):
+            return Status.skip()
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
+        claims_state = _state(state, pod)
+        if claims_state is None:
+            return 0
+        allocations = claims_state.node_allocations.get(node_info.name)
+        return 0 if allocations is None else prioritized_list_score(claims_state, allocations)
+
+    def score_extensions(self) -> DynamicResources:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(scores)
+        return None
+
+    # --------------------------------------------------------------------------------- PostFilter
+
+    async def post_filter(
+        self, state: CycleState, pod: PodInfo, node_to_status: Any
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        if not pod.pod.spec.resource_claims:
+            return None, Status.unschedulable()
+        claims_state = _state(state, pod)
+        if claims_state is None:
+            return None, Status.unschedulable("no new claims to deallocate")
+        for index in sorted(claims_state.unavailable):
+            claim = claims_state.claims[index]
+            reserved = claim.status.reserved_for
+            if not reserved or (len(reserved) == 1 and is_reserved_for(claim, pod.pod)):
+                deallocated = objects_pb2.ResourceClaim()
+                deallocated.CopyFrom(claim)
+                deallocated.status.ClearField("reserved_for")
+                deallocated.status.ClearField("allocation")
+                try:
+                    await self._handle.client.update_status(deallocated)
+                except errors.ApiError as err:
+                    return None, Status.as_error(f"deallocate claim {_ref(claim)}: {err.message}")
+                return None, Status.unschedulable("deallocation of ResourceClaim completed")
+        return None, Status.unschedulable("still not schedulable")
+
+    # ---------------------------------------------------------------------------- Reserve, Unreserve
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        claims_state = _state(state, pod)
+        if claims_state is None or not claims_state.to_allocate:
+            return None
+        allocations = claims_state.node_allocations.get(node_name)
+        if allocations is None:
+            return Status.as_error(f"claim allocation not found for node {node_name}")
+        if len(allocations) != len(claims_state.to_allocate):
+            return Status.as_error(f"internal error, have {len(allocations)} allocations, "
+                                   f"{len(claims_state.to_allocate)} claims to allocate")
+        for index, allocation in zip(claims_state.to_allocate, allocations, strict=True):
+            claims_state.chosen[index] = allocation
+            allocated = objects_pb2.ResourceClaim()
+            allocated.CopyFrom(claims_state.claims[index])
+            allocated.status.allocation.CopyFrom(allocation)
+            self._claims.signal_claim_pending_allocation(allocated.metadata.uid, allocated)
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        claims_state = _state(state, pod)
+        if claims_state is None:
+            return
+        for claim in claims_state.claims:
+            if self._claims.remove_claim_pending_allocation(claim.metadata.uid):
+                self._claims.assumed_claim_restore(claim.metadata.namespace, claim.metadata.name)
+            if claim.status.HasField("allocation") and is_reserved_for(claim, pod.pod):
+                task = asyncio.get_running_loop().create_task(self._unreserve(claim, pod.pod))
+                self._unreserving.add(task)
+                task.add_done_callback(self._unreserving.discard)
+
+    async def _unreserve(self, claim: objects_pb2.ResourceClaim, pod: objects_pb2.Pod) -> None:
+        """Take the pod out of the claim's reservedFor; a failure is left for the next attempt of the pod
+        (which finds itself reserved already) or the resourceclaim controller."""
+        client = self._handle.client
+        current = claim
+        for _ in range(WRITE_ATTEMPTS):
+            updated = objects_pb2.ResourceClaim()
+            updated.CopyFrom(current)
+            del updated.status.reserved_for[:]
+            updated.status.reserved_for.extend(
+                consumer for consumer in current.status.reserved_for if consumer.uid != pod.metadata.uid)
+            try:
+                await client.update_status(updated)
+                return
+            except errors.Conflict:
+                try:
+                    current = await client.get(kinds.RESOURCE_CLAIM.name, claim.metadata.name,
+                                               claim.metadata.namespace)
+                except errors.ApiError:
+                    return
+                if not is_reserved_for(current, pod):
+                    return
+            except errors.ApiError:
+                return
+
+    # ------------------------------------------------------------------------------------- PreBind
+
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        claims_state = _state(state, pod)
+        if claims_state is None:
+            return None
+        for index, claim in enumerate(claims_state.claims):
+            if is_reserved_for(claim, pod.pod):
+                continue
+            try:
+                claims_state.claims[index] = await self._bind_claim(claims_state, index, pod.pod)
+            except (errors.ApiError, _BindError) as err:
+                return Status.as_error(err)
+        return None
+
+    async def _bind_claim(self, claims_state: ClaimsState, index: int,
+                          pod: objects_pb2.Pod) -> objects_pb2.ResourceClaim:
+        """Write the allocation Reserve chose (if the scheduler allocated the claim) and the pod's
+        reservedFor entry; a conflict reads the claim again and retries."""
+        client = self._handle.client
+        allocation = claims_state.chosen.get(index)
+        claim = objects_pb2.ResourceClaim()
+        claim.CopyFrom(claims_state.claims[index])
+        ref = _ref(claim)
+        try:
+            for attempt in range(WRITE_ATTEMPTS):
+                if attempt:
+                    claim = await client.get(
+                        kinds.RESOURCE_CLAIM.name, claim.metadata.name, claim.metadata.namespace)
+                if claim.metadata.HasField("deletion_timestamp"):
+                    raise _BindError(f"claim {ref} got deleted in the meantime")
+                if allocation is not None:
+                    if claim.status.HasField("allocation"):
+                        raise _BindError(f"claim {ref} got allocated elsewhere in the meantime")
+                    claim.status.allocation.CopyFrom(allocation)
+                    claim.status.allocation.allocation_timestamp.CopyFrom(timeutil.now())
+                claim.status.reserved_for.append(consumer_reference(pod))
+                try:
+                    updated = await client.update_status(claim)
+                except errors.Conflict:
+                    continue
+                if allocation is not None:
+                    self._claims.assume_claim_after_api_call(updated)
+                return updated
+            what = "allocation and reservation" if allocation is not None else "reservation"
+            raise _BindError(f"add {what} to claim {ref}: the claim kept changing")
+        finally:
+            if allocation is not None:
+                self._claims.remove_claim_pending_allocation(claims_state.claims[index].metadata.uid)
+
+    # ------------------------------------------------------------------------------------- events
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        tracker = self._claims
+        added_or_updated = ActionType.ADD | ActionType.UPDATE
+        return [
+            # A node's labels may match an allocation's or a slice's node selector.
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, added_or_updated),
+                                 lambda pod, old, new: after_claim_change(tracker, pod, old, new)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+                lambda pod, old, new: after_pod_change(tracker, pod, old, new)),
+            ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, added_or_updated)),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, added_or_updated)),
+        ]
+
+
+class _BindError(Exception):
+    """PreBind could not write a claim (upstream's messages)."""
+
+
+def prioritized_list_score(
+    claims_state: ClaimsState, allocations: Sequence[objects_pb2.AllocationResult]
+) -> int:
+    """Upstream's computeScore: each firstAvailable request scores more the earlier the subrequest its
+    allocation picked (8 for the first, the most a list may have, 7 for the second, ...)."""
+    score = 0
+    fresh = iter(allocations)
+    for claim in claims_state.claims:
+        allocation = claim.status.allocation if claim.status.HasField("allocation") else next(fresh)
+        picked = {result.request for result in allocation.devices.results if "/" in result.request}
+        for request in claim.spec.devices.requests:
+            for position, sub in enumerate(request.first_available):
+                if f"{request.name}/{sub.name}" in picked:
+                    score += FIRST_AVAILABLE_MAX_SIZE - position
+    return score
+
+
+def _ref(claim: objects_pb2.ResourceClaim) -> str:
+    return f"{claim.metadata.namespace}/{claim.metadata.name}"
+
+
+def _state(state: CycleState, pod: PodInfo) -> ClaimsState | None:
+    """The pod's claims state; None for a pod without claims (PreFilter skipped it) or when PreFilter did
+    not get as far as writing it."""
+    if not pod.pod.spec.resource_claims:
+        return None
+    try:
+        claims_state: ClaimsState = state.read(STATE_KEY)
+    except NotFound:
+        return None
+    return claims_state
+
+
+def new(args: None, handle: Handle) -> DynamicResources:
+    return DynamicResources(handle)

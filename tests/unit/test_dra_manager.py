@@ -1,0 +1,125 @@
+"""The framework's DRA manager (kube-scheduler's SharedDRAManager, dra_manager_test.go and
+allocateddevices.go): the claims the informer delivers, overlaid by the scheduler's own writes until the
+informer catches up, the allocations in flight, and the devices every claim holds kept per event."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from google.protobuf import json_format
+
+from cluster.api import objects_pb2
+from scheduler.framework.dra_manager import DRAManager, ResourceClaimTracker
+
+GPU0 = ("gpu.example.com", "node-1", "gpu-0")
+GPU1 = ("gpu.example.com", "node-1", "gpu-1")
+NIC = ("nic.example.com", "node-1", "nic-0")
+
+
+def claim(name: str, *results: dict[str, Any], rv: str = "1", uid: str = "") -> objects_pb2.ResourceClaim:
+    data: dict[str, Any] = {"metadata": {"name": name, "namespace": "default", "uid": uid or f"uid-{name}",
+                                         "resourceVersion": rv}}
+    if results:
+        data["status"] = {"allocation": {"devices": {"results": list(results)}}}
+    return json_format.ParseDict(data, objects_pb2.ResourceClaim())
+
+
+def result(device: tuple[str, str, str], **extra: Any) -> dict[str, Any]:
+    driver, pool, name = device
+    return {"request": "req-0", "driver": driver, "pool": pool, "device": name, **extra}
+
+
+def allocated(tracker: ResourceClaimTracker) -> tuple[set[Any], set[Any], dict[Any, Any]]:
+    state = tracker.allocated_devices()
+    return state.devices, state.shared_devices, state.consumed_capacity
+
+
+def test_devices_are_counted_per_event() -> None:
+    tracker = ResourceClaimTracker()
+    a = claim("a", result(GPU0))
+    tracker.on_add(a)
+    tracker.on_add(claim("pending"))
+    assert allocated(tracker) == ({GPU0}, set(), {})
+    b = claim("b", result(GPU1), result(NIC, shareID="s1", consumedCapacity={"bandwidth": "10Gi"}))
+    tracker.on_add(b)
+    assert allocated(tracker) == ({GPU0, GPU1}, {(NIC, "s1")}, {NIC: {"bandwidth": Fraction(10 * 2**30)}})
+    # Deallocation and deletion give the devices back.
+    tracker.on_update(a, claim("a", rv="2"))
+    tracker.on_delete(b)
+    assert allocated(tracker) == (set(), set(), {})
+
+
+def test_shares_of_one_device_add_up_their_consumed_capacity() -> None:
+    tracker = ResourceClaimTracker()
+    one = claim("one", result(NIC, shareID="s1", consumedCapacity={"bandwidth": "1Gi"}))
+    two = claim("two", result(NIC, shareID="s2", consumedCapacity={"bandwidth": "3Gi"}))
+    tracker.on_add(one)
+    tracker.on_add(two)
+    assert allocated(tracker)[2] == {NIC: {"bandwidth": Fraction(4 * 2**30)}}
+    tracker.on_delete(one)
+    assert allocated(tracker) == (set(), {(NIC, "s2")}, {NIC: {"bandwidth": Fraction(3 * 2**30)}})
+
+
+def test_admin_access_holds_no_device() -> None:
+    tracker = ResourceClaimTracker()
+    tracker.on_add(claim("admin", result(GPU0, adminAccess=True)))
+    assert allocated(tracker) == (set(), set(), {})
+
+
+def test_allocations_in_flight_count_until_removed() -> None:
+    tracker = ResourceClaimTracker()
+    pending = claim("pending")
+    tracker.on_add(pending)
+    tracker.signal_claim_pending_allocation("uid-pending", claim("pending", result(GPU0)))
+    assert tracker.claim_has_pending_allocation("uid-pending")
+    assert allocated(tracker)[0] == {GPU0}
+    # What a cycle was handed does not change afterwards.
+    handed = tracker.allocated_devices()
+    assert tracker.remove_claim_pending_allocation("uid-pending")
+    assert not tracker.remove_claim_pending_allocation("uid-pending")
+    assert allocated(tracker)[0] == set() and handed.devices == {GPU0}
+
+
+def test_the_schedulers_write_is_seen_before_the_informer_echoes_it() -> None:
+    tracker = ResourceClaimTracker()
+    tracker.on_add(claim("c", rv="5"))
+    written = claim("c", result(GPU0), rv="6")
+    tracker.assume_claim_after_api_call(written)
+    assert tracker.get("default", "c") is written
+    assert tracker.list() == [written]
+    assert allocated(tracker)[0] == {GPU0}
+    # An older event (sent before the write) does not undo it; the echo replaces it.
+    tracker.on_update(claim("c", rv="4"), claim("c", rv="5"))
+    assert tracker.get("default", "c") is written
+    echo = claim("c", result(GPU0), rv="6")
+    tracker.on_update(claim("c", rv="5"), echo)
+    assert tracker.get("default", "c") is echo
+    assert allocated(tracker)[0] == {GPU0}
+
+
+def test_restore_drops_the_assumed_claim() -> None:
+    tracker = ResourceClaimTracker()
+    tracker.on_add(claim("c", rv="5"))
+    tracker.assume_claim_after_api_call(claim("c", result(GPU0), rv="6"))
+    tracker.assumed_claim_restore("default", "c")
+    assert tracker.get("default", "c") == claim("c", rv="5")
+    assert allocated(tracker)[0] == set()
+    assert tracker.get("default", "missing") is None
+
+
+def test_slices_and_classes() -> None:
+    manager = DRAManager()
+    gpu_slice = objects_pb2.ResourceSlice()
+    gpu_slice.metadata.name = "node-1-gpu"
+    manager.resource_slices.set(gpu_slice)
+    listed = manager.resource_slices.list()
+    assert list(listed) == [gpu_slice] and manager.resource_slices.list() is listed
+    manager.resource_slices.remove(gpu_slice)
+    assert list(manager.resource_slices.list()) == []
+    gpu = objects_pb2.DeviceClass()
+    gpu.metadata.name = "gpu"
+    manager.device_classes.set(gpu)
+    assert manager.device_classes.get("gpu") is gpu and manager.device_classes.list() == [gpu]
+    manager.device_classes.remove(gpu)
+    assert manager.device_classes.get("gpu") is None
