@@ -1,8 +1,8 @@
 """One workload from start to finish, as scheduler_perf runs one: a fresh system under test; the workload's
 priority classes and DeviceClasses, its nodes and their ResourceSlices, its ResourceClaimTemplates in both
-namespaces; its initial pods, created and waited for until bound; then, measured, its
-measured pods created as fast as the API server takes them (with the churn of arriving pods alongside
-where the workload has one) until all are bound; finally the placements are read back and checked. A
+namespaces; its initial pods, created and waited for until bound; then, measured, its measured pods
+created as fast as the API server takes them (with the churn of arriving pods alongside where the
+workload has one) until all are bound; finally the placements (and claims) are read back and checked. A
 gang workload's PodGroups are created, unmeasured, before its measured pods, as scheduler_perf's
 createPodGroups step comes before its measured createPods.
 
