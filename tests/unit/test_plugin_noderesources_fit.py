@@ -648,3 +648,49 @@ def test_without_device_classes_extended_resources_are_checked() -> None:
     p.pre_filter(state, the_pod, [info])
     status = p.filter(state, the_pod, info)
     assert status is not None and status.reasons == ("Insufficient example.com/gpu",)
+
+
+def _gpu_class(name: str = "gpu-class", extended: str | None = "example.com/gpu") -> Any:
+    device_class = builders.device_class(name)
+    if extended is not None:
+        device_class.spec.extended_resource_name = extended
+    return device_class
+
+
+GPU_WAITING = pod(requests={"example.com/gpu": "1"}, name="waiting", uid="uid-waiting")
+IMPLICIT_WAITING = pod(requests={"deviceclass.resource.kubernetes.io/gpu-class": "1"}, name="waiting",
+                       uid="uid-waiting")
+
+
+# fit_test.go's isSchedulableAfterDeviceClassEvent cases.
+@pytest.mark.parametrize(
+    ("waiting", "old", "new", "expected"),
+    [
+        (GPU_WAITING, None, _gpu_class(), QueueingHint.QUEUE),
+        (GPU_WAITING, None, _gpu_class(extended="example.com/other"), QueueingHint.SKIP),
+        (GPU_WAITING, None, _gpu_class(extended=None), QueueingHint.SKIP),
+        (IMPLICIT_WAITING, None, _gpu_class(extended=None), QueueingHint.QUEUE),
+        (IMPLICIT_WAITING, None, _gpu_class("other-class", extended=None), QueueingHint.SKIP),
+        (GPU_WAITING, _gpu_class(extended=None), _gpu_class(), QueueingHint.QUEUE),
+        (GPU_WAITING, _gpu_class(), _gpu_class(), QueueingHint.SKIP),
+        (IMPLICIT_WAITING, _gpu_class(extended=None), _gpu_class(extended=None), QueueingHint.SKIP),
+    ],
+    ids=["added-serving-the-resource", "added-serving-another", "added-without-a-name",
+         "added-with-the-implicit-name", "another-class-added", "updated-to-serve-the-resource",
+         "updated-with-the-same-name", "implicit-name-unchanged-by-an-update"],
+)
+def test_device_class_hint(waiting: Any, old: Any, new: Any, expected: QueueingHint) -> None:
+    p = plugin()
+    (registered,) = [e for e in p.events_to_register()
+                     if ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD).matches(e.event)]
+    assert registered.hint(waiting, old, new) is expected
+
+
+def test_a_node_without_a_resource_a_class_serves_may_fit() -> None:
+    """A node change leaves the resource a class serves to DynamicResources when the node lacks it."""
+    p = _dra_plugin()
+    (registered,) = [e for e in p.events_to_register()
+                     if ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_ALLOCATABLE).matches(e.event)]
+    assert registered.hint(GPU_WAITING, None, sized("4")) is QueueingHint.QUEUE
+    assert registered.hint(GPU_WAITING, sized("4", "1Gi"), sized("4", "2Gi")) is QueueingHint.QUEUE
+    assert plugin().events_to_register()[2].hint(GPU_WAITING, None, sized("4")) is QueueingHint.SKIP

@@ -219,8 +219,8 @@ class DynamicResources:
         if unavailable:
             claims_state.unavailable.update(unavailable)
             return Status.unresolvable(NOT_AVAILABLE)
-        allocator = claims_state.allocator
         extended = claims_state.extended
+        allocator = None
         if extended is not None:
             if extended.stale:
                 return Status.unresolvable(CANNOT_SCHEDULE)
@@ -228,10 +228,13 @@ class DynamicResources:
             if needed is None:
                 return Status.unresolvable(CANNOT_FIT)
             if needed:
+                # This node lacks resources a class serves: allocate them with the pod's other claims.
                 variant = extended.variant(pod.pod, needed, self._extended_resources,
                                            lambda claim: self._with_extended(claims_state, claim))
                 extended.on_node[node.metadata.name] = variant
                 allocator = variant.allocator
+        if allocator is None:
+            allocator = claims_state.allocator
         if allocator is None:
             return None
         try:

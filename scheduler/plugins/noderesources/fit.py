@@ -64,7 +64,7 @@ from scheduler.framework import (
     pod_requests,
 )
 from scheduler.framework.columns import EXACT_LIMIT, Column, ResourceColumns, exact_columns
-from scheduler.framework.extended_resources import DeviceClassResolver
+from scheduler.framework.extended_resources import DEVICE_CLASS_PREFIX, DeviceClassResolver
 from scheduler.framework.nodedata import NodeSet, Rows
 from scheduler.framework.resource import CPU, EPHEMERAL_STORAGE, MEMORY
 from scheduler.plugins.noderesources.resource_allocation import (
@@ -391,13 +391,19 @@ class NodeResourcesFit:
                 ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
                 self._after_node_change,
             ),
+            # A class may come to serve an extended resource the pod asks for.
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
+                _after_device_class_change,
+            ),
         ]
 
     def _after_node_change(self, pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
         requests = pod_requests(pod)
         after = Resource.from_quantities(new.status.allocatable)
+        dra_served = self._dra_served(requests)
         # The pod would not fit even on the empty node: nothing to gain from it.
-        if _insufficient(self._checks(requests), after, Resource(), 0, self._dra_served(requests))[0]:
+        if _insufficient(self._checks(requests), after, Resource(), 0, dra_served)[0]:
             return QueueingHint.SKIP
         if old is None:
             return QueueingHint.QUEUE
@@ -405,6 +411,9 @@ class NodeResourcesFit:
         if after.allowed_pod_number > before.allowed_pod_number:
             return QueueingHint.QUEUE
         if any(after.get(name) > before.get(name) for name in requests.names()):
+            return QueueingHint.QUEUE
+        # A resource a class serves that the node lacks is DynamicResources' to decide.
+        if any(after.get(name) <= 0 for name in dra_served):
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
 
@@ -469,6 +478,25 @@ def _insufficient(
             reasons.append(reason)
             unresolvable = unresolvable or amount > have
     return reasons, unresolvable
+
+
+def _explicit_name(device_class: objects_pb2.DeviceClass) -> str:
+    spec = device_class.spec
+    return spec.extended_resource_name if spec.HasField("extended_resource_name") else ""
+
+
+def _after_device_class_change(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
+    """A DeviceClass was added, or its extendedResourceName changed: it may serve what the pod wants."""
+    modified: objects_pb2.DeviceClass = new
+    explicit = _explicit_name(modified)
+    requested = pod_requests(pod).scalar
+    if old is not None:
+        if _explicit_name(old) == explicit:
+            return QueueingHint.SKIP
+    elif DEVICE_CLASS_PREFIX + modified.metadata.name in requested:
+        # A class's name never changes: only its addition brings its implicit name.
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE if explicit and explicit in requested else QueueingHint.SKIP
 
 
 def _after_pod_delete(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
