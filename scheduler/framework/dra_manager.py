@@ -23,6 +23,7 @@ from typing import Any
 
 from cluster.api import objects_pb2
 from cluster.api.quantity import parse_quantity
+from scheduler.framework.extended_resources import DeviceClassResolver
 
 #: (driver, pool, device): the allocator's DeviceID.
 DeviceID = tuple[str, str, str]
@@ -246,10 +247,11 @@ class ResourceSliceLister:
 
 
 class DeviceClassLister:
-    """The DeviceClasses, from the scheduler's informer."""
+    """The DeviceClasses, from the scheduler's informer, and the extended resources they serve."""
 
     def __init__(self) -> None:
         self._classes: dict[str, objects_pb2.DeviceClass] = {}
+        self.extended_resources = DeviceClassResolver()
 
     def get(self, name: str) -> objects_pb2.DeviceClass | None:
         return self._classes.get(name)
@@ -259,9 +261,11 @@ class DeviceClassLister:
 
     def set(self, device_class: objects_pb2.DeviceClass) -> None:
         self._classes[device_class.metadata.name] = device_class
+        self.extended_resources.set(device_class)
 
     def remove(self, device_class: objects_pb2.DeviceClass) -> None:
         self._classes.pop(device_class.metadata.name, None)
+        self.extended_resources.remove(device_class)
 
 
 class DRAManager:
@@ -271,3 +275,5 @@ class DRAManager:
         self.resource_claims = ResourceClaimTracker()
         self.resource_slices = ResourceSliceLister()
         self.device_classes = DeviceClassLister()
+        #: Which class serves each extended resource name (kept by ``device_classes``).
+        self.extended_resources = self.device_classes.extended_resources

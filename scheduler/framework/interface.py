@@ -147,6 +147,16 @@ class APIClient(Protocol):
 
     async def get(self, kind: str, name: str, namespace: str = "") -> Any: ...
 
+    @property
+    def fence(self) -> Any:
+        """The leader's fence of its term (None when not leading): update_status, delete and bind carry it
+        of themselves, a create only when given it."""
+        ...
+
+    async def create(self, obj: objects_pb2.ResourceClaim, *, fence: Any = None) -> objects_pb2.ResourceClaim:
+        """Create a ResourceClaim (DynamicResources' claim for a pod's extended resources)."""
+        ...
+
     async def update_status(self, obj: StatusObject) -> StatusObject: ...
 
     async def delete(

@@ -1,7 +1,8 @@
 """DynamicResources in a real `podsched scheduler` process, against a real API server on etcd: a pod with a
 ResourceClaim goes to the node whose ResourceSlice has a device its class selects, and the claim's
 status shows the allocation and the pod in reservedFor; a claim the resourceclaim controller makes from
-a template is allocated the same way, once it exists."""
+a template is allocated the same way, once it exists; an extended resource a DeviceClass serves gets a
+claim the scheduler makes."""
 
 from __future__ import annotations
 
@@ -92,4 +93,38 @@ async def test_a_pods_claim_made_from_a_template_is_allocated_where_a_device_is_
     written: objects_pb2.ResourceClaim = await api.get(
         "resourceclaims", status.resource_claim_name, namespace)
     assert [r.device for r in written.status.allocation.devices.results] == ["gpu-1"]
+    assert [c.uid for c in written.status.reserved_for] == [bound.metadata.uid]
+
+
+async def test_an_extended_resource_a_class_serves_is_allocated_from_its_devices(
+    cluster: ApiServerProcess, scheduler: SchedulerProcess, api: Client, namespace: str, tmp_path: Path
+) -> None:
+    """A pod asking for example.com/gpu, which no node advertises, goes to the node with a device of the
+    class whose extendedResourceName it is: the scheduler creates the pod's claim, allocates the device to
+    it and records it in the pod's status."""
+    apply(cluster.address, tmp_path, node_manifest("gpu-node-3"))
+    served = builders.device_class("ext-gpu", 'device.driver == "ext.example.com"')
+    served.spec.extended_resource_name = "example.com/gpu"
+    await api.create(served)
+    await api.create(builders.resource_slice("gpu-node-3-gpus", "ext.example.com", "gpu-node-3", "gpu-2",
+                                             node_name="gpu-node-3"))
+    gpu = {"example.com/gpu": "1"}
+    apply(cluster.address, tmp_path, {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ext-trainer", "namespace": namespace},
+        "spec": {"containers": [{"name": "c", "image": "trainer",
+                                 "resources": {"requests": gpu, "limits": gpu}}]},
+    })
+
+    (bound,) = await eventually(lambda: all_bound(api, namespace, 1), "ext-trainer bound")
+    assert bound.spec.node_name == "gpu-node-3"
+    status = bound.status.extended_resource_claim_status
+    assert status.resource_claim_name.startswith("ext-trainer-extended-resources-")
+    assert [(m.container_name, m.resource_name, m.request_name) for m in status.request_mappings] == [
+        ("c", "example.com/gpu", "container-0-request-0")]
+    written: objects_pb2.ResourceClaim = await api.get(
+        "resourceclaims", status.resource_claim_name, namespace)
+    assert written.metadata.annotations["resource.kubernetes.io/extended-resource-claim"] == "true"
+    assert [(o.kind, o.uid, o.controller) for o in written.metadata.owner_references] == [
+        ("Pod", bound.metadata.uid, True)]
+    assert [r.device for r in written.status.allocation.devices.results] == ["gpu-2"]
     assert [c.uid for c in written.status.reserved_for] == [bound.metadata.uid]

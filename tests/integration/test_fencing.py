@@ -373,7 +373,7 @@ async def test_a_fence_where_none_is_taken_or_a_bad_fence_is_invalid(
         object=kinds.wrap(_pod("db", namespace)), fence=_fence(namespace, "a", 1).to_proto()
     ))
     assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert refused.details() == "Create takes a fence only for Events, not for a Pod"
+    assert refused.details() == "Create takes a fence only for Events and ResourceClaims, not for a Pod"
 
     with pytest.raises(
         errors.Invalid,

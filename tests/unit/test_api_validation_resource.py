@@ -1011,3 +1011,60 @@ def test_a_pods_claims_are_immutable() -> None:
     new = _pod_with_claims({"name": "gpu", "resourceClaimName": "b"})
     problems = validate_update(old, new)
     assert len(problems) == 1 and "changed: spec.resourceClaims" in problems[0]
+
+
+def _gpu_pod(**status: Any) -> Any:
+    """A pod whose init container i0 and container c0 ask for example.com/gpu, with this
+    status.extendedResourceClaimStatus."""
+    def gpu_container(name: str) -> dict[str, Any]:
+        gpu = {"example.com/gpu": "1"}
+        return {"name": name, "image": builders.IMAGE, "resources": {"requests": gpu, "limits": gpu}}
+
+    spec = {"initContainers": [gpu_container("i0")], "containers": [gpu_container("c0")]}
+    return builders.pod("web", spec=spec, status={"extendedResourceClaimStatus": status})
+
+
+def _mapping(container: str = "c0", resource: str = "example.com/gpu",
+             request: str = "container-1-request-1") -> dict[str, str]:
+    return {"containerName": container, "resourceName": resource, "requestName": request}
+
+
+@pytest.mark.parametrize(("status", "expected"), [
+    pytest.param({"requestMappings": [_mapping(), _mapping("i0", request="container-0-request-0")],
+                  "resourceClaimName": "web-extended-resources-x7k2p"}, [], id="valid"),
+    pytest.param({"resourceClaimName": "web-extended-resources-x7k2p"},
+                 ["status.extendedResourceClaimStatus.requestMappings: Required value: at least one request "
+                  "mapping is required"],
+                 id="no-mappings"),
+    pytest.param({"requestMappings": [_mapping()]},
+                 ["status.extendedResourceClaimStatus.resourceClaimName: Required value"],
+                 id="no-claim-name"),
+    pytest.param({"requestMappings": [_mapping("c9")], "resourceClaimName": "x"},
+                 ['status.extendedResourceClaimStatus.requestMappings[0].containerName: Invalid value: "c9": '
+                  "must match the name of an entry in spec.initContainers.name or spec.containers.name"],
+                 id="unknown-container"),
+    pytest.param({"requestMappings": [_mapping(resource="example.com/tpu")], "resourceClaimName": "x"},
+                 ["status.extendedResourceClaimStatus.requestMappings[0].resourceName: Invalid value: "
+                  '"example.com/tpu": must match the extended resource name of an entry in '
+                  "spec.initContainers.resources.requests or spec.containers.resources.requests"],
+                 id="resource-the-container-does-not-request"),
+    pytest.param({"requestMappings": [_mapping(), _mapping()], "resourceClaimName": "x"},
+                 ["status.extendedResourceClaimStatus.requestMappings[1].containerName: Duplicate value: "
+                  '"c0"',
+                  'status.extendedResourceClaimStatus.requestMappings[1].resourceName: Duplicate value: '
+                  '"example.com/gpu"',
+                  'status.extendedResourceClaimStatus.requestMappings[1].requestName: Duplicate value: '
+                  '"container-1-request-1"'], id="duplicate-mapping"),
+    pytest.param({"requestMappings": [_mapping(request="Bad_Name")], "resourceClaimName": "Bad"},
+                 ['status.extendedResourceClaimStatus.requestName: Invalid value: "Bad_Name": a lowercase '
+                  "RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
+                  "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+                  "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                  'status.extendedResourceClaimStatus.resourceClaimName: Invalid value: "Bad": a lowercase '
+                  "RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+                  "must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+                  "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"],
+                 id="bad-names"),
+])
+def test_pod_extended_resource_claim_status(status: dict[str, Any], expected: list[str]) -> None:
+    assert validate_object(_gpu_pod(**status)) == expected

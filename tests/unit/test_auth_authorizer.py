@@ -24,7 +24,7 @@ ALLOWED = {
         *(f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES),
         "create pods/binding", "update pods/status", "update podgroups/status", "delete pods",
         "patch pods/status", "patch podgroups/status", "update resourceclaims/status",
-        "patch resourceclaims/status",
+        "patch resourceclaims/status", "create resourceclaims", "delete resourceclaims",
         "create events", "update events", "patch events", "create leases", "update leases", "patch leases",
         "create leasecandidates", "update leasecandidates", "patch leasecandidates", "delete leasecandidates",
     },

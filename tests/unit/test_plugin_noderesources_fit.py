@@ -14,6 +14,7 @@ from scheduler.framework import (
     ClusterEvent,
     Code,
     CycleState,
+    DRAManager,
     EnqueueExtensions,
     EventResource,
     FilterPlugin,
@@ -26,8 +27,9 @@ from scheduler.framework import (
 from scheduler.plugins.noderesources import fit
 from scheduler.plugins.noderesources.fit import broken_linear
 from scheduler.plugins.noderesources.resource_allocation import ResourceSpec
+from tests import builders
 from tests.builders import PLUGIN_ARGS_PATH, container, node, node_info, plugin_args, pod
-from tests.unit.framework_fakes import Snapshot, fake_handle
+from tests.unit.framework_fakes import Snapshot, fake_handle, node_set
 from tests.unit.plugin_util import run_score
 
 
@@ -584,3 +586,111 @@ def sized(cpu: str, memory: str = "1Gi", pods: str = "110") -> Any:
 )
 def test_node_change_hint(old: Any, new: Any, expected: QueueingHint) -> None:
     assert hints()[(EventResource.NODE, ActionType.UPDATE_NODE_ALLOCATABLE)](WAITING, old, new) is expected
+
+
+def _dra_plugin() -> Any:
+    """Fit with DeviceClass "gpu-class" serving example.com/gpu (and its implicit name)."""
+    manager = DRAManager()
+    served = builders.device_class("gpu-class")
+    served.spec.extended_resource_name = "example.com/gpu"
+    manager.device_classes.set(served)
+    return fit.new(plugin_args(fit.NAME, None), fake_handle(Snapshot([]), dra_manager=manager))
+
+
+# fit_test.go's extended resources backed by DRA: a resource a DeviceClass serves is not Fit's to check
+# on a node that has none of it in its allocatable (DynamicResources allocates devices there); on a node
+# that advertises it, it is checked as any extended resource.
+@pytest.mark.parametrize(
+    ("requests", "allocatable", "used", "reasons", "code"),
+    [
+        ({"example.com/gpu": "1"}, {}, {}, (), None),
+        ({"example.com/gpu": "1"}, {"example.com/gpu": "0"}, {}, (), None),
+        ({"deviceclass.resource.kubernetes.io/gpu-class": "2"}, {}, {}, (), None),
+        ({"example.com/gpu": "1"}, {"example.com/gpu": "1"}, {"example.com/gpu": "1"},
+         ("Insufficient example.com/gpu",), U),
+        ({"example.com/gpu": "2"}, {"example.com/gpu": "1"}, {}, ("Insufficient example.com/gpu",), X),
+        ({"example.com/gpu": "1", "example.com/bar": "1"}, {}, {}, ("Insufficient example.com/bar",), X),
+        ({"example.com/gpu": "1", **cm(11, 0)}, {}, {}, ("Insufficient cpu",), X),
+    ],
+    ids=[
+        "served-by-a-class-and-not-allocatable",
+        "served-by-a-class-and-zero-allocatable",
+        "implicit-class-name",
+        "allocatable-and-used-up",
+        "allocatable-and-too-little",
+        "a-resource-no-class-serves-still-checked",
+        "other-resources-still-checked",
+    ],
+)
+def test_filter_extended_resources_backed_by_dra(
+    requests: dict[str, str], allocatable: dict[str, str], used: dict[str, str], reasons: tuple[str, ...],
+    code: Code | None,
+) -> None:
+    p = _dra_plugin()
+    info = node_info(node("node", allocatable={**cm(10, 20), "pods": "32", **allocatable}),
+                     [pod(requests=used, name="existing", node_name="node")])
+    the_pod = PodInfo(pod(requests=requests))
+    state = CycleState()
+    assert p.pre_filter(state, the_pod, [info]) == (None, None)
+    # The node by itself and in a batch (the resource columns) agree.
+    for status in (p.filter(state, the_pod, info), p.filter_nodes(state, the_pod, node_set([info]))[0]):
+        if code is None:
+            assert status is None
+        else:
+            assert status is not None and status.code is code
+            assert status.reasons == reasons
+
+
+def test_without_device_classes_extended_resources_are_checked() -> None:
+    p = plugin()
+    info = node_info(node("node", allocatable={**cm(10, 20), "pods": "32"}))
+    state, the_pod = CycleState(), PodInfo(pod(requests={"example.com/gpu": "1"}))
+    p.pre_filter(state, the_pod, [info])
+    status = p.filter(state, the_pod, info)
+    assert status is not None and status.reasons == ("Insufficient example.com/gpu",)
+
+
+def _gpu_class(name: str = "gpu-class", extended: str | None = "example.com/gpu") -> Any:
+    device_class = builders.device_class(name)
+    if extended is not None:
+        device_class.spec.extended_resource_name = extended
+    return device_class
+
+
+GPU_WAITING = pod(requests={"example.com/gpu": "1"}, name="waiting", uid="uid-waiting")
+IMPLICIT_WAITING = pod(requests={"deviceclass.resource.kubernetes.io/gpu-class": "1"}, name="waiting",
+                       uid="uid-waiting")
+
+
+# fit_test.go's isSchedulableAfterDeviceClassEvent cases.
+@pytest.mark.parametrize(
+    ("waiting", "old", "new", "expected"),
+    [
+        (GPU_WAITING, None, _gpu_class(), QueueingHint.QUEUE),
+        (GPU_WAITING, None, _gpu_class(extended="example.com/other"), QueueingHint.SKIP),
+        (GPU_WAITING, None, _gpu_class(extended=None), QueueingHint.SKIP),
+        (IMPLICIT_WAITING, None, _gpu_class(extended=None), QueueingHint.QUEUE),
+        (IMPLICIT_WAITING, None, _gpu_class("other-class", extended=None), QueueingHint.SKIP),
+        (GPU_WAITING, _gpu_class(extended=None), _gpu_class(), QueueingHint.QUEUE),
+        (GPU_WAITING, _gpu_class(), _gpu_class(), QueueingHint.SKIP),
+        (IMPLICIT_WAITING, _gpu_class(extended=None), _gpu_class(extended=None), QueueingHint.SKIP),
+    ],
+    ids=["added-serving-the-resource", "added-serving-another", "added-without-a-name",
+         "added-with-the-implicit-name", "another-class-added", "updated-to-serve-the-resource",
+         "updated-with-the-same-name", "implicit-name-unchanged-by-an-update"],
+)
+def test_device_class_hint(waiting: Any, old: Any, new: Any, expected: QueueingHint) -> None:
+    p = plugin()
+    (registered,) = [e for e in p.events_to_register()
+                     if ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD).matches(e.event)]
+    assert registered.hint(waiting, old, new) is expected
+
+
+def test_a_node_without_a_resource_a_class_serves_may_fit() -> None:
+    """A node change leaves the resource a class serves to DynamicResources when the node lacks it."""
+    p = _dra_plugin()
+    (registered,) = [e for e in p.events_to_register()
+                     if ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_ALLOCATABLE).matches(e.event)]
+    assert registered.hint(GPU_WAITING, None, sized("4")) is QueueingHint.QUEUE
+    assert registered.hint(GPU_WAITING, sized("4", "1Gi"), sized("4", "2Gi")) is QueueingHint.QUEUE
+    assert plugin().events_to_register()[2].hint(GPU_WAITING, None, sized("4")) is QueueingHint.SKIP

@@ -466,11 +466,20 @@ async def test_flapping_resourceclaim_statuses(cluster: Cluster) -> None:
     assert await cluster.statuses() == [("claim-a", "claim-a-object"), ("claim-b", claims[1].metadata.name)]
 
 
+def extended_pod(claim_name: str, phase: str = "") -> objects_pb2.Pod:
+    """A pod whose container asks for example.com/gpu, served from claim ``claim_name`` the scheduler
+    made."""
+    gpu = {"example.com/gpu": "1"}
+    spec = {"containers": [{"name": "c0", "image": IMAGE, "resources": {"requests": gpu, "limits": gpu}}]}
+    status = {"extendedResourceClaimStatus": {"resourceClaimName": claim_name, "requestMappings": [
+        {"containerName": "c0", "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}]}}
+    return pod(POD_NAME, NS, spec=spec, phase=phase, status=status)
+
+
 async def test_extended_resource_claim_of_a_done_pod_is_deleted(cluster: Cluster) -> None:
     """The claim the scheduler made for a pod's extended resources goes once the pod is done."""
     extended = f"{POD_NAME}-extended-resources-x"
-    done = pod(POD_NAME, NS, image=IMAGE, phase="Succeeded",
-               status={"extendedResourceClaimStatus": {"resourceClaimName": extended}})
+    done = extended_pod(extended, phase="Succeeded")
     [done] = await cluster.write(done)
     await allocated(cluster, extended, owner=done)
     await cluster.start_informers()
@@ -478,6 +487,20 @@ async def test_extended_resource_claim_of_a_done_pod_is_deleted(cluster: Cluster
     await cluster.sync(claim_key(extended))
     assert await cluster.claims() == []
 
+
+
+async def test_extended_resource_claim_of_a_deleted_pod_is_deleted(cluster: Cluster) -> None:
+    """The claim the scheduler made for a pod's extended resources goes with the pod, reserved for it or
+    not."""
+    extended = f"{POD_NAME}-extended-resources-x"
+    running = extended_pod(extended)
+    [running] = await cluster.write(running)
+    await allocated(cluster, extended, owner=running, reserved_for=[pod_consumer(running)])
+    await cluster.start_informers()
+    await cluster.seen(await cluster.client.delete(POD, POD_NAME, NS), deleted=True)
+    assert claim_key(extended) in await cluster.queued()
+    await cluster.sync(claim_key(extended))
+    assert await cluster.claims() == []
 
 @pytest.mark.parametrize(("pod_name", "entry", "expected"), [
     pytest.param("test-pod", "acme-resource", "test-pod-acme-resource-", id="short"),
@@ -547,8 +570,7 @@ async def test_a_finished_pod_queues_its_extended_resource_claim(
     cluster: Cluster, phase: str, expected: list[str]
 ) -> None:
     await started(cluster)
-    [written] = await cluster.write(pod(POD_NAME, NS, image=IMAGE, phase=phase,
-                                        status={"extendedResourceClaimStatus": {"resourceClaimName": "x"}}))
+    [written] = await cluster.write(extended_pod("x", phase=phase))
     await cluster.seen(written)
     assert await cluster.queued() == [claim_key(name) for name in expected]
 

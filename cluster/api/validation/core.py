@@ -30,6 +30,7 @@ from cluster.api.validation.podspec import (
     validate_container_claims,
     validate_container_restart_policies,
     validate_pod_claim_statuses,
+    validate_pod_extended_resource_claim_status,
     validate_pod_resource_claims,
     validate_pod_spec_update,
     validate_scheduling_gates,
@@ -97,7 +98,7 @@ def validate_pod(pod: objects_pb2.Pod) -> list[str]:
 
 
 def validate_pod_status(pod: objects_pb2.Pod) -> list[str]:
-    problems = validate_pod_claim_statuses(pod)
+    problems = validate_pod_claim_statuses(pod) + validate_pod_extended_resource_claim_status(pod)
     if pod.status.nominated_node_name:
         problems += check("status.nominatedNodeName", pod.status.nominated_node_name, is_dns1123_subdomain)
     return problems

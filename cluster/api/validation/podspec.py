@@ -358,6 +358,47 @@ def validate_pod_claim_statuses(pod: objects_pb2.Pod) -> list[str]:
     return problems
 
 
+def validate_pod_extended_resource_claim_status(pod: objects_pb2.Pod) -> list[str]:
+    """status.extendedResourceClaimStatus (the claim the scheduler made for the pod's extended resources
+    backed by DRA), as upstream: at least one mapping, each of a container and a resource it requests,
+    with a request name that is a DNS label, each (container, resource, request) once; the claim's name a
+    valid ResourceClaim name."""
+    if not pod.status.HasField("extended_resource_claim_status"):
+        return []
+    status = pod.status.extended_resource_claim_status
+    path = "status.extendedResourceClaimStatus"
+    containers = {c.name: c for c in (*pod.spec.init_containers, *pod.spec.containers)}
+    problems = []
+    if not status.request_mappings:
+        problems.append(required(f"{path}.requestMappings", "at least one request mapping is required"))
+    seen: set[tuple[str, str, str]] = set()
+    for i, mapping in enumerate(status.request_mappings):
+        where = f"{path}.requestMappings[{i}]"
+        container = containers.get(mapping.container_name)
+        if container is None:
+            problems.append(invalid(f"{where}.containerName", mapping.container_name,
+                                    "must match the name of an entry in spec.initContainers.name or "
+                                    "spec.containers.name"))
+        elif mapping.resource_name not in container.resources.requests:
+            problems.append(invalid(f"{where}.resourceName", mapping.resource_name,
+                                    "must match the extended resource name of an entry in "
+                                    "spec.initContainers.resources.requests or "
+                                    "spec.containers.resources.requests"))
+        # Upstream reports a bad request name at the status's path, not the mapping's.
+        problems += check(f"{path}.requestName", mapping.request_name, is_dns1123_label)
+        key = (mapping.container_name, mapping.resource_name, mapping.request_name)
+        if key in seen:
+            problems += [duplicate(f"{where}.containerName", mapping.container_name),
+                         duplicate(f"{where}.resourceName", mapping.resource_name),
+                         duplicate(f"{where}.requestName", mapping.request_name)]
+        seen.add(key)
+    if not status.resource_claim_name:
+        problems.append(required(f"{path}.resourceClaimName"))
+    else:
+        problems += check(f"{path}.resourceClaimName", status.resource_claim_name, is_dns1123_subdomain)
+    return problems
+
+
 def _short_json(message: Message) -> str:
     return json.dumps(json_format.MessageToDict(message), separators=(",", ":"), sort_keys=True)
 

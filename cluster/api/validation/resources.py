@@ -23,7 +23,7 @@ def _is_native(name: str) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)  # a name's answer never changes; pod creates ask for the same few
-def _is_extended(name: str) -> bool:
+def is_extended_resource_name(name: str) -> bool:
     """A resource a device plugin or operator defines ("example.com/gpu"): integral, not overcommitted."""
     return (
         not _is_native(name)
@@ -40,7 +40,7 @@ def _resource_name_problems(name: str, container: bool) -> tuple[str, ...]:
         if "/" not in name:
             if name not in _STANDARD_CONTAINER_RESOURCES and not name.startswith(_HUGEPAGES_PREFIX):
                 problems.append("must be a standard resource for containers")
-        elif not _is_native(name) and not _is_extended(name):
+        elif not _is_native(name) and not is_extended_resource_name(name):
             problems.append("doesn't follow extended resource name standard")
     return tuple(problems)
 
@@ -68,7 +68,8 @@ def check_quantities(
     for name, text in resources.items():
         where = f"{path}[{name}]"
         problems += [invalid(where, name, detail) for detail in _resource_name_problems(name, container)]
-        value, amount_problems = check_amount(where, text, whole=_is_extended(name) or name == "pods")
+        whole = is_extended_resource_name(name) or name == "pods"
+        value, amount_problems = check_amount(where, text, whole=whole)
         problems += amount_problems
         if value is not None:
             values[name] = value

@@ -91,7 +91,8 @@ class Role:
 ADMIN = Role("admin", (rule((ALL,), (ALL,)),))
 #: kube's system:kube-scheduler, cut to what podsched's scheduler calls: it reads everything (informers),
 #: binds, writes pod status (conditions, nominatedNodeName), PodGroup status (PodGroupScheduled) and
-#: ResourceClaim status (the devices it allocated, the pods it reserved them for),
+#: ResourceClaim status (the devices it allocated, the pods it reserved them for), creates and deletes the
+#: ResourceClaims of pods' extended resources backed by DRA,
 #: deletes preemption victims, records events (an event series is updated in place), holds its Lease and
 #: keeps its LeaseCandidate.
 SCHEDULER = Role("scheduler", (
@@ -99,6 +100,8 @@ SCHEDULER = Role("scheduler", (
     rule(("create",), ("pods/binding",)),
     rule(("update", "patch"), ("pods/status", "podgroups/status", "resourceclaims/status")),
     rule(("delete",), ("pods",)),
+    # The claim for a pod's extended resources that DeviceClasses serve: made in PreBind, deleted on failure.
+    rule(("create", "delete"), ("resourceclaims",)),
     rule(("create", "update", "patch"), ("events",)),
     rule(("get", "create", "update", "patch"), ("leases",)),
     rule(("create", "update", "patch", "delete", *READ_VERBS), ("leasecandidates",)),

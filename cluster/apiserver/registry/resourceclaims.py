@@ -2,7 +2,8 @@
 consumers it is reserved for) is written by UpdateStatus only, by the scheduler under its leadership fence
 (a fence every UpdateStatus takes, fencing.py); under enforced leadership an allocation or a consumer
 added without a fence is refused, as a nomination is (leadership.py). A created claim starts with no
-status, as upstream's strategy resets it."""
+status, as upstream's strategy resets it. Its Create may be fenced: the scheduler creates the claim for
+a pod's extended resources that DeviceClasses serve under its fence."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from cluster.api import objects_pb2
 from cluster.api.kinds import RESOURCE_CLAIM
 from cluster.api.validation import resource
-from cluster.apiserver.registry.kind import KindStrategy
+from cluster.apiserver.registry.kind import CREATE, KindStrategy
 from cluster.printers import resourceclaims
 
 #: What a request leaves out: exactly one device of its class (resource/v1's SetDefaults_*).
@@ -62,7 +63,8 @@ STRATEGY = KindStrategy(
     prepare_for_create=_without_status,
     prepare_for_update=None,
     server_validation=None,
-    fenced_verbs=frozenset(),
+    # The scheduler creates the claim for a pod's extended resources under its leadership fence.
+    fenced_verbs=frozenset({CREATE}),
     record_fence=None,
     check_update=None,
     nominates=True,

@@ -10,16 +10,19 @@ is written; PreBind writes each claim's allocation and the pod's reservedFor ent
 fenced like every write of the leader) and keeps the written claim until the informer echoes it.
 PostFilter deallocates an allocated claim that no node can use when no other pod uses it. In
 preemption's dry run a victim's claim reserved for that victim alone counts as free.
+
+A pod's extended resources that DeviceClasses serve get a claim of their own on nodes without them in
+their allocatable (``extended``; ``extended_binding`` creates it in PreBind and deletes it in Unreserve).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from cluster.api import errors, kinds, objects_pb2, timeutil
-from cluster.api.dra.podclaims import can_be_reserved, consumer_reference, is_reserved_for
+from cluster.api import errors, kinds, objects_pb2
+from cluster.api.dra.podclaims import can_be_reserved, is_reserved_for
 from scheduler.dra import AllocatedState, AllocationError, Allocator, NodeAllocationError
 from scheduler.framework import (
     ActionType,
@@ -40,14 +43,28 @@ from scheduler.framework import (
     Status,
 )
 from scheduler.plugins.dynamicresources.claims import ClaimProblem, pod_claims
+from scheduler.plugins.dynamicresources.extended import (
+    CANNOT_FIT,
+    CANNOT_SCHEDULE,
+    ExtendedClaim,
+    extended_requests,
+    find_claim,
+    needed_on,
+    special_claim,
+)
+from scheduler.plugins.dynamicresources.extended_binding import ExtendedBinding
 from scheduler.plugins.dynamicresources.hints import after_claim_change, after_pod_change
-from scheduler.plugins.dynamicresources.state import NOTHING_ALLOCATED, STATE_KEY, ClaimsState, claim_ref
+from scheduler.plugins.dynamicresources.state import (
+    NOTHING_ALLOCATED,
+    STATE_KEY,
+    ClaimsState,
+    allocated_state,
+    claim_ref,
+)
+from scheduler.plugins.dynamicresources.writes import WRITE_ATTEMPTS, BindError, write_claim_status
 from scheduler.plugins.helpers import NodeSelector, default_normalize_score
 
 NAME = "DynamicResources"
-
-#: Status updates of one claim in PreBind before a conflict is an error (client-go's DefaultRetry).
-WRITE_ATTEMPTS = 5
 
 #: How many subrequests a firstAvailable list may have (the API's limit).
 FIRST_AVAILABLE_MAX_SIZE = 8
@@ -62,6 +79,8 @@ class DynamicResources:
         self._handle = handle
         self._dra = handle.dra_manager
         self._claims = handle.dra_manager.resource_claims
+        self._extended_resources = handle.dra_manager.extended_resources
+        self._extended = ExtendedBinding(handle)
         #: Unreserve's reservedFor removals, running in the background (Unreserve cannot wait).
         self._unreserving: set[asyncio.Task[None]] = set()
 
@@ -70,8 +89,11 @@ class DynamicResources:
         return NAME
 
     def sign(self, pod: PodInfo) -> Signature | None:
-        """A pod with claims depends on what other claims hold, beyond its NodeInfo: never batched."""
-        return None if pod.pod.spec.resource_claims else ()
+        """A pod with claims (or extended resources DRA serves) depends on what other claims hold, beyond
+        its NodeInfo: never batched."""
+        if pod.pod.spec.resource_claims or extended_requests(pod, self._extended_resources):
+            return None
+        return ()
 
     # --------------------------------------------------------------------------------- PreEnqueue
 
@@ -89,13 +111,18 @@ class DynamicResources:
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        if not pod.pod.spec.resource_claims:
+        wanted = extended_requests(pod, self._extended_resources)
+        if not pod.pod.spec.resource_claims and not wanted:
             return None, Status.skip()
         try:
             claims = pod_claims(pod.pod, self._claims)
         except ClaimProblem as problem:
             return None, Status.unresolvable(str(problem))
-        if not claims:
+        extended = None
+        if wanted:
+            claim = find_claim(pod.pod, self._claims.list()) or special_claim(pod.pod)
+            extended = ExtendedClaim(claim=claim, wanted=wanted, pending_uid=claim.metadata.uid)
+        if not claims and extended is None:
             return None, Status.skip()
         available_on: list[NodeSelector | None] = []
         to_allocate: list[int] = []
@@ -115,10 +142,10 @@ class DynamicResources:
             if (class_problem := self._class_problem(claim)) is not None:
                 return None, class_problem
             to_allocate.append(index)
-        allocated = self._claims.allocated_devices() if to_allocate else NOTHING_ALLOCATED
+        allocated = self._claims.allocated_devices() if to_allocate or extended else NOTHING_ALLOCATED
         state.write(STATE_KEY, ClaimsState(
             claims=claims, available_on=available_on, to_allocate=to_allocate, allocated=allocated,
-            make_allocator=self._allocator))
+            make_allocator=self._allocator, extended=extended))
         return None, None
 
     def _class_problem(self, claim: objects_pb2.ResourceClaim) -> Status | None:
@@ -142,6 +169,11 @@ class DynamicResources:
         self, claims: Sequence[objects_pb2.ResourceClaim], allocated: AllocatedState
     ) -> Allocator:
         return Allocator(claims, allocated, self._dra.device_classes.get, self._dra.resource_slices.list())
+
+    def _with_extended(self, claims_state: ClaimsState, claim: objects_pb2.ResourceClaim) -> Allocator:
+        """The allocator of the claims to allocate and, last, the claim for extended resources."""
+        return self._allocator([*(claims_state.claims[index] for index in claims_state.to_allocate), claim],
+                               allocated_state(claims_state.allocated))
 
     def pre_filter_extensions(self) -> DynamicResources:
         return self
@@ -187,7 +219,22 @@ class DynamicResources:
         if unavailable:
             claims_state.unavailable.update(unavailable)
             return Status.unresolvable(NOT_AVAILABLE)
-        allocator = claims_state.allocator
+        extended = claims_state.extended
+        allocator = None
+        if extended is not None:
+            if extended.stale:
+                return Status.unresolvable(CANNOT_SCHEDULE)
+            needed = needed_on(extended.wanted, node_info, self._extended_resources)
+            if needed is None:
+                return Status.unresolvable(CANNOT_FIT)
+            if needed:
+                # This node lacks resources a class serves: allocate them with the pod's other claims.
+                variant = extended.variant(pod.pod, needed, self._extended_resources,
+                                           lambda claim: self._with_extended(claims_state, claim))
+                extended.on_node[node.metadata.name] = variant
+                allocator = variant.allocator
+        if allocator is None:
+            allocator = claims_state.allocator
         if allocator is None:
             return None
         try:
@@ -199,7 +246,8 @@ class DynamicResources:
             return Status.as_error(err)
         if allocations is None:
             try:
-                detail = claims_state.unfit(node)
+                detail = claims_state.unfit(node) if claims_state.to_allocate else \
+                    f"claim {claim_ref(extended.claim) if extended is not None else ''}"
             except AllocationError as err:
                 detail = str(err)
             return Status(Code.UNSCHEDULABLE, (CANNOT_ALLOCATE,), detail=detail)
@@ -240,11 +288,18 @@ class DynamicResources:
     async def post_filter(
         self, state: CycleState, pod: PodInfo, node_to_status: Any
     ) -> tuple[PostFilterResult | None, Status | None]:
-        if not pod.pod.spec.resource_claims:
-            return None, Status.unschedulable()
         claims_state = _state(state, pod)
         if claims_state is None:
+            if not pod.pod.spec.resource_claims:
+                return None, Status.unschedulable()
             return None, Status.unschedulable("no new claims to deallocate")
+        extended = claims_state.extended
+        if extended is not None and extended.stale:
+            try:
+                await self._extended.delete(extended.claim)
+            except errors.ApiError as err:
+                return None, Status.as_error(f"delete claim {claim_ref(extended.claim)}: {err.message}")
+            return None, Status.unschedulable("deletion of ResourceClaim completed")
         for index in sorted(claims_state.unavailable):
             claim = claims_state.claims[index]
             reserved = claim.status.reserved_for
@@ -264,15 +319,23 @@ class DynamicResources:
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         claims_state = _state(state, pod)
-        if claims_state is None or not claims_state.to_allocate:
+        if claims_state is None:
+            return None
+        extended = claims_state.extended
+        variant = None if extended is None else extended.on_node.get(node_name)
+        if not claims_state.to_allocate and variant is None:
             return None
         allocations = claims_state.node_allocations.get(node_name)
         if allocations is None:
             return Status.as_error(f"claim allocation not found for node {node_name}")
-        if len(allocations) != len(claims_state.to_allocate):
+        wanted = len(claims_state.to_allocate) + (variant is not None)
+        if len(allocations) != wanted:
             return Status.as_error(f"internal error, have {len(allocations)} allocations, "
-                                   f"{len(claims_state.to_allocate)} claims to allocate")
-        for index, allocation in zip(claims_state.to_allocate, allocations, strict=True):
+                                   f"{wanted} claims to allocate")
+        if extended is not None and variant is not None:
+            extended.chosen = (variant, allocations[-1])
+            self._extended.reserve(extended)
+        for index, allocation in zip(claims_state.to_allocate, allocations, strict=False):
             claims_state.chosen[index] = allocation
             allocated = objects_pb2.ResourceClaim()
             allocated.CopyFrom(claims_state.claims[index])
@@ -288,9 +351,16 @@ class DynamicResources:
             if self._claims.remove_claim_pending_allocation(claim.metadata.uid):
                 self._claims.assumed_claim_restore(claim.metadata.namespace, claim.metadata.name)
             if claim.status.HasField("allocation") and is_reserved_for(claim, pod.pod):
-                task = asyncio.get_running_loop().create_task(self._unreserve(claim, pod.pod))
-                self._unreserving.add(task)
-                task.add_done_callback(self._unreserving.discard)
+                self._in_background(self._unreserve(claim, pod.pod))
+        if claims_state.extended is not None:
+            created = self._extended.unreserve(claims_state.extended)
+            if created is not None:
+                self._in_background(self._extended.delete_quietly(created))
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._unreserving.add(task)
+        task.add_done_callback(self._unreserving.discard)
 
     async def _unreserve(self, claim: objects_pb2.ResourceClaim, pod: objects_pb2.Pod) -> None:
         """Take the pod out of the claim's reservedFor; a failure is left for the next attempt of the pod
@@ -328,41 +398,27 @@ class DynamicResources:
                 continue
             try:
                 claims_state.claims[index] = await self._bind_claim(claims_state, index, pod.pod)
-            except (errors.ApiError, _BindError) as err:
+            except (errors.ApiError, BindError) as err:
+                return Status.as_error(err)
+        extended = claims_state.extended
+        if extended is not None and extended.chosen is not None:
+            try:
+                await self._extended.bind(extended, pod.pod)
+            except (errors.ApiError, BindError) as err:
                 return Status.as_error(err)
         return None
 
     async def _bind_claim(self, claims_state: ClaimsState, index: int,
                           pod: objects_pb2.Pod) -> objects_pb2.ResourceClaim:
         """Write the allocation Reserve chose (if the scheduler allocated the claim) and the pod's
-        reservedFor entry; a conflict reads the claim again and retries."""
-        client = self._handle.client
+        reservedFor entry."""
         allocation = claims_state.chosen.get(index)
-        claim = objects_pb2.ResourceClaim()
-        claim.CopyFrom(claims_state.claims[index])
-        ref = claim_ref(claim)
         try:
-            for attempt in range(WRITE_ATTEMPTS):
-                if attempt:
-                    claim = await client.get(
-                        kinds.RESOURCE_CLAIM.name, claim.metadata.name, claim.metadata.namespace)
-                if claim.metadata.HasField("deletion_timestamp"):
-                    raise _BindError(f"claim {ref} got deleted in the meantime")
-                if allocation is not None:
-                    if claim.status.HasField("allocation"):
-                        raise _BindError(f"claim {ref} got allocated elsewhere in the meantime")
-                    claim.status.allocation.CopyFrom(allocation)
-                    claim.status.allocation.allocation_timestamp.CopyFrom(timeutil.now())
-                claim.status.reserved_for.append(consumer_reference(pod))
-                try:
-                    updated = await client.update_status(claim)
-                except errors.Conflict:
-                    continue
-                if allocation is not None:
-                    self._claims.assume_claim_after_api_call(updated)
-                return updated
-            what = "allocation and reservation" if allocation is not None else "reservation"
-            raise _BindError(f"add {what} to claim {ref}: the claim kept changing")
+            updated = await write_claim_status(
+                self._handle.client, claims_state.claims[index], allocation, pod)
+            if allocation is not None:
+                self._claims.assume_claim_after_api_call(updated)
+            return updated
         finally:
             if allocation is not None:
                 self._claims.remove_claim_pending_allocation(claims_state.claims[index].metadata.uid)
@@ -386,10 +442,6 @@ class DynamicResources:
         ]
 
 
-class _BindError(Exception):
-    """PreBind could not write a claim (upstream's messages)."""
-
-
 def prioritized_list_score(
     claims_state: ClaimsState, allocations: Sequence[objects_pb2.AllocationResult]
 ) -> int:
@@ -408,9 +460,9 @@ def prioritized_list_score(
 
 
 def _state(state: CycleState, pod: PodInfo) -> ClaimsState | None:
-    """The pod's claims state; None for a pod without claims (PreFilter skipped it) or when PreFilter did
-    not get as far as writing it."""
-    if not pod.pod.spec.resource_claims:
+    """The pod's claims state; None for a pod without claims or extended resources (PreFilter skipped it) or
+    when PreFilter did not get as far as writing it."""
+    if not pod.pod.spec.resource_claims and not pod.requests.scalar:
         return None
     try:
         claims_state: ClaimsState = state.read(STATE_KEY)

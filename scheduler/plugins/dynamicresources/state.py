@@ -18,6 +18,7 @@ from cluster.api import objects_pb2
 from scheduler.dra import AllocatedState, Allocator, DeviceID, SharedDeviceID
 from scheduler.dra.state import add_capacity, remove_capacity
 from scheduler.framework.dra_manager import AllocatedDevices, holding_of
+from scheduler.plugins.dynamicresources.extended import ExtendedClaim
 from scheduler.plugins.helpers import NodeSelector
 
 STATE_KEY = "DynamicResources"
@@ -45,6 +46,8 @@ class ClaimsState:
     freed: frozenset[str] = frozenset()
     #: Reserve's choice: claim index -> its allocation on the chosen node.
     chosen: dict[int, objects_pb2.AllocationResult] = field(default_factory=dict)
+    #: The claim for the pod's extended resources backed by DRA, if it has any.
+    extended: ExtendedClaim | None = None
     _allocator: Allocator | None = None
     #: An allocator per claim to allocate, alone: which claim does not fit, for the explanation.
     _alone: dict[int, Allocator] = field(default_factory=dict)
@@ -81,7 +84,8 @@ class ClaimsState:
         """A copy for a dry run: what it frees and finds is its own."""
         copy = ClaimsState(
             claims=self.claims, available_on=self.available_on, to_allocate=self.to_allocate,
-            allocated=self.allocated, make_allocator=self.make_allocator, freed=self.freed)
+            allocated=self.allocated, make_allocator=self.make_allocator, freed=self.freed,
+            extended=None if self.extended is None else self.extended.clone())
         copy._allocator = self._allocator
         return copy
 
@@ -105,6 +109,8 @@ class ClaimsState:
         self._allocator = None
         self._alone = {}
         self.node_allocations = {}
+        if self.extended is not None:
+            self.extended = self.extended.clone()
 
 
 def claim_ref(claim: objects_pb2.ResourceClaim) -> str:

@@ -7,7 +7,9 @@ node's pod count. Every shortfall is reported ("Insufficient cpu", "Insufficient
 pods"). The status is UNSCHEDULABLE, since evicting pods frees resources, unless the pod asks for more
 of some resource than the whole node has: then no preemption can help, and it is
 UNSCHEDULABLE_AND_UNRESOLVABLE (as recent kube-scheduler releases mark it). ``ignoredResources`` and
-``ignoredResourceGroups`` (the part before the "/") exempt extended resources from the check.
+``ignoredResourceGroups`` (the part before the "/") exempt extended resources from the check, and so
+does a DeviceClass serving the resource (extended resources backed by DRA) on a node that has none of it
+in its allocatable: there DynamicResources allocates devices for it.
 
 Scoring strategies (per resource ``r`` the node has, weighted average over the configured resources,
 integer arithmetic as kube-scheduler's):
@@ -62,6 +64,7 @@ from scheduler.framework import (
     pod_requests,
 )
 from scheduler.framework.columns import EXACT_LIMIT, Column, ResourceColumns, exact_columns
+from scheduler.framework.extended_resources import DEVICE_CLASS_PREFIX, DeviceClassResolver
 from scheduler.framework.nodedata import NodeSet, Rows
 from scheduler.framework.resource import CPU, EPHEMERAL_STORAGE, MEMORY
 from scheduler.plugins.noderesources.resource_allocation import (
@@ -215,11 +218,13 @@ class _FitChecks:
     #: Whether every check is of a resource the columns hold (CPU, memory, extended resources) with an
     #: amount they compute with exactly.
     columnar: bool
+    #: The checked resources a DeviceClass serves: not checked on a node without them in allocatable.
+    dra_served: frozenset[str]
 
     @classmethod
-    def of(cls, checks: tuple[_Check, ...]) -> _FitChecks:
+    def of(cls, checks: tuple[_Check, ...], dra_served: frozenset[str]) -> _FitChecks:
         columnar = all(name != EPHEMERAL_STORAGE and amount < EXACT_LIMIT for name, amount, _ in checks)
-        return cls(checks, columnar)
+        return cls(checks, columnar, dra_served)
 
 
 def _is_extended(name: str) -> bool:
@@ -234,8 +239,11 @@ def _is_extended(name: str) -> bool:
 
 
 class NodeResourcesFit:
-    def __init__(self, args: NodeResourcesFitArgs) -> None:
+    def __init__(self, args: NodeResourcesFitArgs,
+                 extended_resources: DeviceClassResolver | None = None) -> None:
         self._ignored = frozenset(args.ignored_resources)
+        self._extended_resources = extended_resources if extended_resources is not None \
+            else DeviceClassResolver()
         self._ignored_groups = frozenset(args.ignored_resource_groups)
         self._resources = args.scoring_strategy.resources
         self._scorer = _scorer(args.scoring_strategy)
@@ -268,10 +276,19 @@ class NodeResourcesFit:
             checks.append((name, amount, ERR_REASON_INSUFFICIENT.format(resource=name)))
         return tuple(checks)
 
+    def _dra_served(self, requests: Resource) -> frozenset[str]:
+        """The extended resources of ``requests`` a DeviceClass serves (none without extended resources,
+        at no cost)."""
+        if not requests.scalar or not self._extended_resources:
+            return frozenset()
+        resolve = self._extended_resources.get
+        return frozenset(name for name in requests.scalar if resolve(name) is not None)
+
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        state.write(_PRE_FILTER_KEY, _FitChecks.of(self._checks(pod.requests)))
+        requests = pod.requests
+        state.write(_PRE_FILTER_KEY, _FitChecks.of(self._checks(requests), self._dra_served(requests)))
         return None, None
 
     def pre_filter_extensions(self) -> None:
@@ -305,8 +322,13 @@ class NodeResourcesFit:
         for bit, (name, amount, _) in enumerate(fit.checks):
             allocatable, requested = _columns_of(columns, name)
             short = amount > allocatable[rows] - requested[rows]
-            failing_any |= short
             over = amount > allocatable[rows]
+            if name in fit.dra_served:
+                # DynamicResources decides where the node has none of it.
+                has_some = allocatable[rows] > 0
+                short &= has_some
+                over &= has_some
+            failing_any |= short
             shortfall |= short.astype(np.int64) << (2 * bit + 1) | over.astype(np.int64) << (2 * bit + 2)
         failing = np.flatnonzero(failing_any)
         statuses: list[Status | None] = [None] * len(rows)
@@ -369,13 +391,19 @@ class NodeResourcesFit:
                 ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
                 self._after_node_change,
             ),
+            # A class may come to serve an extended resource the pod asks for.
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
+                _after_device_class_change,
+            ),
         ]
 
     def _after_node_change(self, pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
         requests = pod_requests(pod)
         after = Resource.from_quantities(new.status.allocatable)
+        dra_served = self._dra_served(requests)
         # The pod would not fit even on the empty node: nothing to gain from it.
-        if _insufficient(self._checks(requests), after, Resource(), 0)[0]:
+        if _insufficient(self._checks(requests), after, Resource(), 0, dra_served)[0]:
             return QueueingHint.SKIP
         if old is None:
             return QueueingHint.QUEUE
@@ -384,13 +412,16 @@ class NodeResourcesFit:
             return QueueingHint.QUEUE
         if any(after.get(name) > before.get(name) for name in requests.names()):
             return QueueingHint.QUEUE
+        # A resource a class serves that the node lacks is DynamicResources' to decide.
+        if any(after.get(name) <= 0 for name in dra_served):
+            return QueueingHint.QUEUE
         return QueueingHint.SKIP
 
 
 def _fit_status(fit: _FitChecks, node_info: NodeInfo) -> Status | None:
     """The general checks of ``filter``, every shortfall reported."""
     reasons, unresolvable = _insufficient(fit.checks, node_info.allocatable, node_info.requested,
-                                          len(node_info.pods))
+                                          len(node_info.pods), fit.dra_served)
     if not reasons:
         return None
     return Status.unresolvable(*reasons) if unresolvable else Status.unschedulable(*reasons)
@@ -415,7 +446,7 @@ def _fit_statuses(fit: _FitChecks, nodes: Sequence[NodeInfo]) -> list[Status | N
     statuses: list[Status | None] = []
     for node_info in nodes:
         reasons, unresolvable = _insufficient(fit.checks, node_info.allocatable, node_info.requested,
-                                              len(node_info.pods))
+                                              len(node_info.pods), fit.dra_served)
         if not reasons:
             statuses.append(None)
             continue
@@ -429,10 +460,12 @@ def _fit_statuses(fit: _FitChecks, nodes: Sequence[NodeInfo]) -> list[Status | N
 
 
 def _insufficient(
-    checks: Sequence[_Check], allocatable: Resource, requested: Resource, pods: int
+    checks: Sequence[_Check], allocatable: Resource, requested: Resource, pods: int,
+    dra_served: frozenset[str],
 ) -> tuple[list[str], bool]:
     """The reasons the pod does not fit, and whether one of them is a request larger than the whole
-    node's allocatable (which evicting pods cannot fix; a full pod count can be)."""
+    node's allocatable (which evicting pods cannot fix; a full pod count can be). A resource of
+    ``dra_served`` the node has none of is DynamicResources' to allocate."""
     reasons = []
     unresolvable = False
     if pods + 1 > allocatable.allowed_pod_number:
@@ -440,9 +473,30 @@ def _insufficient(
     for name, amount, reason in checks:
         have = allocatable.get(name)
         if amount > have - requested.get(name):
+            if have <= 0 and name in dra_served:
+                continue
             reasons.append(reason)
             unresolvable = unresolvable or amount > have
     return reasons, unresolvable
+
+
+def _explicit_name(device_class: objects_pb2.DeviceClass) -> str:
+    spec = device_class.spec
+    return spec.extended_resource_name if spec.HasField("extended_resource_name") else ""
+
+
+def _after_device_class_change(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
+    """A DeviceClass was added, or its extendedResourceName changed: it may serve what the pod wants."""
+    modified: objects_pb2.DeviceClass = new
+    explicit = _explicit_name(modified)
+    requested = pod_requests(pod).scalar
+    if old is not None:
+        if _explicit_name(old) == explicit:
+            return QueueingHint.SKIP
+    elif DEVICE_CLASS_PREFIX + modified.metadata.name in requested:
+        # A class's name never changes: only its addition brings its implicit name.
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE if explicit and explicit in requested else QueueingHint.SKIP
 
 
 def _after_pod_delete(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
@@ -464,4 +518,5 @@ def _after_pod_scale_down(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingH
 
 def new(args: NodeResourcesFitArgs | None, handle: Handle) -> NodeResourcesFit:
     """None (a framework built without a configuration): the defaults."""
-    return NodeResourcesFit(NodeResourcesFitArgs() if args is None else args)
+    return NodeResourcesFit(NodeResourcesFitArgs() if args is None else args,
+                            handle.dra_manager.extended_resources)
