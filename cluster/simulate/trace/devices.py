@@ -100,8 +100,9 @@ def resource_slice(node: objects_pb2.Node, gpus: int) -> objects_pb2.ResourceSli
 def model_selector(models: list[str], *, guard: bool) -> str:
     """CEL true for a device whose model is one of ``models``; ``guard``: also false (rather than an error)
     for a device without a model."""
-    test = f'{_MODEL} == "{models[0]}"' if len(models) == 1 else \
-        f"{_MODEL} in [{', '.join(f'{chr(34)}{model}{chr(34)}' for model in models)}]"
+    # Models are label values (alphanumerics, '-', '_', '.'): nothing in them needs escaping in CEL.
+    quoted = [f'"{model}"' for model in models]
+    test = f"{_MODEL} == {quoted[0]}" if len(quoted) == 1 else f"{_MODEL} in [{', '.join(quoted)}]"
     return f"has({_MODEL}) && {test}" if guard else test
 
 
