@@ -26,6 +26,8 @@ from cluster.simulate import BackgroundTaskEnded
 from cluster.simulate.replay import Progress, ReplayError, ReplayRun, replay
 from cluster.simulate.replay.report import document, duration, table, write_plot
 from cluster.simulate.trace import Trace, TraceError, load_trace
+from cluster.simulate.trace.devices import DRIVER, as_devices
+from cluster.simulate.trace.model import GPU_RESOURCE
 from scheduler.config import ConfigError, SchedulerConfiguration, load_config
 from scheduler.config.feature_gates import apply_feature_gates
 from scheduler.framework.registry import PluginLoadError, Registry
@@ -38,6 +40,10 @@ EXIT_INVALID = 2
 DEFAULT_SEED = 0
 #: The column of a replay run without --config.
 DEFAULT_CONFIG_NAME = "default"
+#: --gpus: the trace's GPUs as the extended resource nvidia.com/gpu, or as DRA devices.
+EXTENDED_RESOURCE = "extended-resource"
+DEVICES = "devices"
+GPU_MAPPINGS = (EXTENDED_RESOURCE, DEVICES)
 
 
 def register(subparsers: Any) -> None:
@@ -68,6 +74,11 @@ def register(subparsers: Any) -> None:
                         help="also plot allocation, fragmentation and pending pods over time "
                         "(needs matplotlib)")
     parser.add_argument(
+        "--gpus", choices=GPU_MAPPINGS, default=EXTENDED_RESOURCE,
+        help=f"how the trace's GPUs are expressed: the extended resource {GPU_RESOURCE} (default), or DRA "
+        f"devices (a ResourceSlice per node, a ResourceClaim per GPU pod; driver {DRIVER})",
+    )
+    parser.add_argument(
         "--feature-gates", default="", metavar="NAME=BOOL,...",
         help="kube-scheduler feature gates podsched has (SchedulerOpportunisticBatching), for every config",
     )
@@ -96,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc), EXIT_INVALID)
     try:
         trace = load_trace(args.nodes, args.pods)
+        devices = as_devices(trace) if args.gpus == DEVICES else None
     except TraceError as exc:
         for problem in exc.problems:
             print(f"error: {problem}", file=sys.stderr)
@@ -108,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     for name, (config, registry) in zip(names, configs, strict=True):
         try:
             result = eventloop.run(replay(trace, config, registry, name=name, seed=args.seed,
-                                        sample_every=args.sample_every, progress=_progress_printer(name)))
+                                        sample_every=args.sample_every, progress=_progress_printer(name),
+                                        devices=devices))
         except SchedulerConfigError as exc:
             return _fail(f"{name}: {exc}", EXIT_INVALID)
         except (ReplayError, BackgroundTaskEnded) as exc:
@@ -156,7 +169,7 @@ def _column_names(paths: Sequence[str]) -> list[str]:
 def _trace_info(args: argparse.Namespace, trace: Trace) -> dict[str, Any]:
     return {
         "nodes_file": args.nodes, "pods_file": args.pods, "format": trace.format, "nodes": len(trace.nodes),
-        "pods": len(trace.pods), "seed": args.seed, "configs": list(args.config),
+        "pods": len(trace.pods), "seed": args.seed, "configs": list(args.config), "gpus": args.gpus,
     }
 
 

@@ -115,3 +115,28 @@ def test_numbers_past_what_a_replay_holds_exit_2_without_a_traceback(tmp_path: P
         in stderr
     assert "Traceback" not in stderr
     assert stderr.rstrip().endswith("error: nothing was replayed")
+
+
+def test_gpus_as_devices_give_the_figures_of_the_extended_resource_and_refuse_what_they_cannot_hold(
+        tmp_path: Path) -> None:
+    nodes, pods = tmp_path / "nodes.csv", tmp_path / "pods.csv"
+    nodes.write_text("name,cpu,memory,gpu,labels\na,8,32Gi,4,nvidia.com/gpu.product=A100\n"
+                     "b,8,32Gi,2,nvidia.com/gpu.product=T4\n")
+    pods.write_text("name,arrival,duration,cpu,gpu,node_selector\nbig,0,100,1,4,\n"
+                    "t4,0,50,1,1,nvidia.com/gpu.product=T4\nwaits,10,20,1,3,nvidia.com/gpu.product=A100\n")
+    documents = []
+    for gpus in ("extended-resource", "devices"):
+        out = tmp_path / f"{gpus}.json"
+        code, _, stderr = replay("--nodes", str(nodes), "--pods", str(pods), "--gpus", gpus,
+                                 "--json", str(out))
+        assert code == 0, stderr
+        documents.append(json.loads(out.read_text()))
+    assert [document["trace"]["gpus"] for document in documents] == ["extended-resource", "devices"]
+    assert policy_figures(documents[0]) == policy_figures(documents[1])
+    assert [(p["name"], p["node"], p["bound_at"]) for p in documents[1]["runs"][0]["pods"]] == [
+        ("default/big", "a", 0), ("default/t4", "b", 0), ("default/waits", "a", 100)]
+    nodes.write_text("name,cpu,memory,gpu\nhuge,8,32Gi,200\n")
+    code, stdout, stderr = replay("--nodes", str(nodes), "--pods", str(pods), "--gpus", "devices")
+    assert code == 2 and stdout == ""
+    assert "error: node huge: 200 GPUs: a node's devices are published in one ResourceSlice" in stderr
+    assert stderr.rstrip().endswith("error: nothing was replayed")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from cluster.simulate.replay import ReplayRun, replay
 from cluster.simulate.trace import Trace, load_trace
+from cluster.simulate.trace.devices import as_devices
 from scheduler.config import load_config
 from scheduler.framework.registry import Registry
 from scheduler.plugins.registry import IN_TREE
@@ -24,10 +25,11 @@ def trace(tmp_path: Path, nodes: str, pods: str) -> Trace:
     return load_trace(str(tmp_path / "nodes.csv"), str(tmp_path / "pods.csv"))
 
 
-async def run(t: Trace, *, seed: int = 0, sample_every: float | None = None) -> ReplayRun:
+async def run(t: Trace, *, seed: int = 0, sample_every: float | None = None,
+              devices: Trace | None = None) -> ReplayRun:
     registry = Registry(IN_TREE)
     return await replay(t, load_config(None, registry=registry), registry, name="default", seed=seed,
-                        sample_every=sample_every)
+                        sample_every=sample_every, devices=devices)
 
 
 def outcome(result: ReplayRun) -> dict[str, tuple[float | None, str | None, float | None, bool]]:
@@ -88,3 +90,31 @@ async def test_the_same_trace_and_seed_replay_alike(tmp_path: Path) -> None:
     assert [dataclasses.astuple(r) for r in first.records] == [dataclasses.astuple(r) for r in again.records]
     assert first.samples == again.samples
     assert all(r.node for r in first.records)
+
+
+async def test_gpus_as_devices_place_and_measure_as_the_extended_resource_does(tmp_path: Path) -> None:
+    # Whole GPUs only, two models, a pod that waits for GPUs and one restricted to a model: the default
+    # profile scores neither the extended resource nor devices, so both mappings place alike.
+    (tmp_path / "nodes.csv").write_text(
+        "name,cpu,memory,gpu,labels\n"
+        "a100-1,16,64Gi,4,nvidia.com/gpu.product=A100\n"
+        "a100-2,16,64Gi,2,nvidia.com/gpu.product=A100\n"
+        "t4-1,16,64Gi,2,nvidia.com/gpu.product=T4\n"
+        "cpu-1,16,64Gi,0,\n")
+    (tmp_path / "pods.csv").write_text(
+        "name,arrival,duration,cpu,memory,gpu,node_selector\n"
+        "big,0,300,2,4Gi,4,\n"
+        "t4-only,0,200,1,2Gi,1,nvidia.com/gpu.product=T4\n"
+        "pair,10,100,1,2Gi,2,\n"
+        "pair-2,20,100,1,2Gi,2,\n"
+        "waits,30,50,1,2Gi,4,nvidia.com/gpu.product=A100\n"
+        "cpu,30,50,4,8Gi,0,\n"
+        "one,40,60,1,1Gi,1,\n")
+    t = load_trace(str(tmp_path / "nodes.csv"), str(tmp_path / "pods.csv"))
+    extended = await run(t, sample_every=10)
+    devices = await run(t, sample_every=10, devices=as_devices(t))
+    assert outcome(devices) == outcome(extended)
+    assert outcome(extended)["waits"][:2] == (300.0, "a100-1")
+    assert devices.samples == extended.samples
+    assert max(s.gpu_allocation for s in devices.samples) == 1.0
+    assert any(0 < s.fragmented_gpus for s in devices.samples)

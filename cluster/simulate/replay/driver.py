@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from cluster.api import errors, kinds
 from cluster.controllers import DisruptionController
 from cluster.simulate.controlplane import ControlPlane
-from cluster.simulate.driver import TIMER_SPINS, Driver
+from cluster.simulate.driver import TIMER_SPINS, Driver, SettlingController
 from cluster.simulate.outcome import PodTracker
 from cluster.simulate.replay.ledger import PodLedger
 from cluster.simulate.replay.metrics import DEFAULT_SAMPLES, Sample, Workload, sample
@@ -107,9 +107,10 @@ class ReplayDriver(Driver):
         *,
         sample_every: float,
         progress: Callable[[Progress], None] | None = None,
+        controllers: Sequence[SettlingController] = (),
     ) -> None:
         super().__init__(plane, scheduler, tracker, disruption, scheduler_names=scheduler.profile_names,
-                         quiet_period_s=0.0)
+                         quiet_period_s=0.0, controllers=controllers)
         self._ledger = ledger
         self._pods = pods
         self._next_arrival = 0
@@ -199,6 +200,8 @@ class ReplayDriver(Driver):
     async def _create(self, arriving: list[TracePod]) -> None:
         for entry in arriving:
             self._ledger.arrived(pod_key(entry.pod))
+            if entry.claim is not None:
+                await self._client.create(entry.claim)
             await self._client.create(entry.pod)
 
     async def _end_runs(self, keys: list[str]) -> None:

@@ -22,6 +22,7 @@ from cluster.api import errors, kinds, objects_pb2
 from cluster.apiserver.admission.namespacelifecycle import SYSTEM_NAMESPACES
 from cluster.client import Client
 from cluster.controllers import DisruptionController
+from cluster.controllers.resourceclaim import ResourceClaimController
 from cluster.simulate.controlplane import control_plane
 from cluster.simulate.engine import background
 from cluster.simulate.outcome import PodTracker
@@ -74,31 +75,39 @@ async def replay(
     sample_every: float | None = None,
     progress: Callable[[Progress], None] | None = None,
     in_process: bool = True,
+    devices: Trace | None = None,
 ) -> ReplayRun:
     """Replay ``trace`` to its end under ``config``. Raises ReplayError when the API refuses the trace.
     ``in_process``: the client reaches the API server in process (False: over gRPC on a loopback port,
-    the reference the fast path must equal)."""
+    the reference the fast path must equal). ``devices``: ``trace`` with its GPUs as DRA devices
+    (``as_devices``), created in its place, with the resourceclaim controller to release the claims of
+    pods that leave; the measures still read ``trace``'s GPUs, a node's being its devices and a pod's
+    the devices its claim asks."""
     started = time.perf_counter()
     every = sample_every if sample_every is not None else default_sample_every(trace)
     workload = Workload([entry.pod for entry in trace.pods], trace.nodes)
+    created = devices if devices is not None else trace
+    claimed = {pod_key(entry.pod): entry.claim.spec.devices.requests[0].exactly.count
+               for entry in created.pods if entry.claim is not None}
     async with control_plane(in_process=in_process) as plane:
         # No Events: nobody reads them in a replay, and they would be a quarter of its writes.
         scheduler = Scheduler(plane.client, config, registry=registry, clock=plane.clock, rng_seed=seed,
                               record_events=False)
         tracker = PodTracker(plane.client)
         disruption = DisruptionController(plane.client, resync_period_s=None)
+        claims = [ResourceClaimController(plane.client)] if devices is not None else []
         nodes = NodeTable(trace.nodes)
         driver: ReplayDriver
         ledger = PodLedger(tracker.informer, nodes, plane.clock.now,
-                           on_bound=lambda key, when: driver.bound(key, when))
-        driver = ReplayDriver(plane, scheduler, tracker, disruption, ledger, trace.pods, workload,
-                              sample_every=every, progress=progress)
+                           on_bound=lambda key, when: driver.bound(key, when), devices=claimed)
+        driver = ReplayDriver(plane, scheduler, tracker, disruption, ledger, created.pods, workload,
+                              sample_every=every, progress=progress, controllers=claims)
         roots = scheduler.background_roots()
         for periodic in PERIODIC_ROOTS:
             roots.pop(periodic).close()
         try:
-            async with background(roots, scheduler, disruption, tracker):
-                await _create_cluster(plane.client, trace)
+            async with background(roots, scheduler, disruption, tracker, claims):
+                await _create_cluster(plane.client, created)
                 await driver.run()
         finally:
             await scheduler.close()

@@ -15,7 +15,7 @@ A pod's resources count from its bind to its deletion, terminating or not, as th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,17 +76,22 @@ class NodeTable:
         return self.allocatable - self.requested
 
 
-def request_row(pod: objects_pb2.Pod) -> np.ndarray:
-    """What ``pod`` takes of a node: CPU, memory and GPUs, as the scheduler counts them."""
-    return np.array(counted(pod_requests(pod)), dtype=np.int64)
+def request_row(pod: objects_pb2.Pod, devices: int = 0) -> np.ndarray:
+    """What ``pod`` takes of a node: CPU, memory and GPUs, as the scheduler counts them; ``devices``: the
+    GPUs its claim is allocated besides."""
+    cpu, memory, gpus = counted(pod_requests(pod))
+    return np.array((cpu, memory, gpus + devices), dtype=np.int64)
 
 
 class PodLedger:
-    """Follows ``informer`` (every pod of the cluster); ``on_bound(key, when)`` hears of each first bind."""
+    """Follows ``informer`` (every pod of the cluster); ``on_bound(key, when)`` hears of each first bind;
+    ``devices``: the GPU devices each pod's claim asks (by pod key), which count as its GPUs while it is
+    bound, as the claim is allocated from the bind to the pod's deletion."""
 
     def __init__(self, informer: Informer[objects_pb2.Pod], nodes: NodeTable, now: Callable[[], float],
-                 on_bound: Callable[[str, float], None]) -> None:
+                 on_bound: Callable[[str, float], None], devices: Mapping[str, int] | None = None) -> None:
         self._informer = informer
+        self._devices = devices or {}
         self.nodes = nodes
         self._now = now
         self._on_bound = on_bound
@@ -170,7 +175,7 @@ class PodLedger:
         record = self.records[key]
         self._pending.discard(key)
         self._unschedulable.discard(key)
-        request = request_row(pod)
+        request = request_row(pod, self._devices.get(key, 0))
         self._requests[key] = request
         self.nodes.add(pod.spec.node_name, request, +1)
         if record.bound_at is None:

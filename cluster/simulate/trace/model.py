@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from google.protobuf.message import Message
 
@@ -34,6 +34,8 @@ class TracePod:
     duration_s: float | None
     #: "FILE:LINE" (CSV) or "FILE: document N" (YAML), for messages.
     where: str
+    #: The ResourceClaim the pod names, created just before it (a trace whose GPUs are DRA devices).
+    claim: objects_pb2.ResourceClaim | None = None
 
 
 @dataclass(slots=True)
@@ -74,5 +76,5 @@ def sorted_by_arrival(pods: Sequence[TracePod]) -> list[TracePod]:
 def shifted_to_zero(pods: Sequence[TracePod]) -> list[TracePod]:
     """The pods with arrivals moved so that the earliest is 0, sorted by arrival."""
     start = min((pod.arrival_s for pod in pods), default=0.0)
-    moved = [TracePod(pod.pod, pod.arrival_s - start, pod.duration_s, pod.where) for pod in pods]
+    moved = [replace(pod, arrival_s=pod.arrival_s - start) for pod in pods]
     return sorted_by_arrival(moved)

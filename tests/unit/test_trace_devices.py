@@ -1,0 +1,156 @@
+"""A trace's GPUs as DRA devices (`podsched replay --gpus devices`): the nodes' ResourceSlices and the
+DeviceClass, the pods' ResourceClaims with the model restriction as a CEL selector, what is left alone,
+and the limits refused with the node or pod named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cluster.api import objects_pb2, validation
+from cluster.api.dra.cel import compile_device_selector
+from cluster.simulate.trace import Trace, TraceError, load_trace
+from cluster.simulate.trace.devices import as_devices
+from cluster.simulate.trace.model import GPU_RESOURCE
+from scheduler.plugins.helpers import RequiredNodeAffinity
+from tests.unit.test_trace_openb import NODE_HEADER, POD_HEADER, write
+
+NODES = [
+    "node-g3,128000,786432,2,G3",
+    "node-cpu,32000,262144,0,",
+    "node-v100,96000,393216,1,V100M32",
+]
+PODS = [
+    "pod-two-models,16000,32768,1,1000,V100M16|V100M32,LS,Running,100,200,100",
+    "pod-one-model,1000,1024,2,1000,G3,LS,Running,100,200,100",
+    "pod-any,1000,1024,1,500,,BE,Running,100,200,100",
+    "pod-cpu,1000,1024,0,0,,BE,Running,100,200,100",
+]
+
+
+def openb(tmp_path: Path, nodes: list[str] = NODES, pods: list[str] = PODS) -> Trace:
+    return load_trace(write(tmp_path, "nodes.csv", NODE_HEADER, nodes),
+                      write(tmp_path, "pods.csv", POD_HEADER, pods))
+
+
+def by_name(trace: Trace) -> dict[str, objects_pb2.Pod]:
+    return {entry.pod.metadata.name: entry.pod for entry in trace.pods}
+
+
+def claims(trace: Trace) -> dict[str, objects_pb2.ResourceClaim | None]:
+    return {entry.pod.metadata.name: entry.claim for entry in trace.pods}
+
+
+def test_each_gpu_node_gets_a_slice_of_one_device_per_gpu_and_no_extended_resource(tmp_path: Path) -> None:
+    mapped = as_devices(openb(tmp_path))
+    classes = [obj for obj in mapped.objects if isinstance(obj, objects_pb2.DeviceClass)]
+    slices = {obj.metadata.name: obj for obj in mapped.objects if isinstance(obj, objects_pb2.ResourceSlice)}
+    assert [c.metadata.name for c in classes] == ["gpu.podsched.io"]
+    assert [s.cel.expression for s in classes[0].spec.selectors] == ['device.driver == "gpu.podsched.io"']
+    assert sorted(slices) == ["node-g3", "node-v100"]
+    g3 = slices["node-g3"].spec
+    assert (g3.driver, g3.node_name, g3.pool.name, g3.pool.resource_slice_count) == (
+        "gpu.podsched.io", "node-g3", "node-g3", 1)
+    assert [(d.name, d.attributes["model"].string_value) for d in g3.devices] == [
+        ("gpu-0", "G3"), ("gpu-1", "G3")]
+    assert all(not d.capacity for d in g3.devices)  # openb gives no GPU memory
+    for node in mapped.nodes:
+        assert GPU_RESOURCE not in node.status.allocatable and GPU_RESOURCE not in node.status.capacity
+        assert validation.validate_object(node) == []
+    for obj in [*classes, *slices.values()]:
+        assert validation.validate_object(obj) == []
+
+
+def test_each_gpu_pod_gets_a_claim_of_its_count_with_its_models_as_a_selector(tmp_path: Path) -> None:
+    original = openb(tmp_path)
+    mapped = as_devices(original)
+    pods, made = by_name(mapped), claims(mapped)
+    assert made["pod-cpu"] is None and pods["pod-cpu"] == by_name(original)["pod-cpu"]
+    for name, count, selectors in [
+        ("pod-two-models", 1, ['device.attributes["gpu.podsched.io"].model in ["V100M16", "V100M32"]']),
+        ("pod-one-model", 2, ['device.attributes["gpu.podsched.io"].model == "G3"']),
+        ("pod-any", 1, []),
+    ]:
+        claim, pod = made[name], pods[name]
+        assert claim is not None
+        assert (claim.metadata.name, claim.metadata.namespace) == (name, "default")
+        [request] = claim.spec.devices.requests
+        assert (request.name, request.exactly.device_class_name, request.exactly.allocation_mode,
+                request.exactly.count) == ("gpus", "gpu.podsched.io", "ExactCount", count)
+        assert [s.cel.expression for s in request.exactly.selectors] == selectors
+        assert [(c.name, c.resource_claim_name) for c in pod.spec.resource_claims] == [("gpus", name)]
+        [container] = pod.spec.containers
+        assert [c.name for c in container.resources.claims] == ["gpus"]
+        assert GPU_RESOURCE not in container.resources.requests
+        assert GPU_RESOURCE not in container.resources.limits
+        assert not pod.spec.HasField("affinity"), "the model restriction moved to the selector"
+        assert validation.validate_object(claim) == [] and validation.validate_object(pod) == []
+    # A share of one GPU takes one whole device, its share kept for a plugin as before.
+    assert pods["pod-any"].metadata.annotations["replay.podsched.io/gpu-milli"] == "500"
+
+
+def test_the_selector_accepts_the_devices_the_node_affinity_accepted_the_nodes_of(tmp_path: Path) -> None:
+    original = openb(tmp_path)
+    mapped = as_devices(original)
+    slices = [obj for obj in mapped.objects if isinstance(obj, objects_pb2.ResourceSlice)]
+    nodes = {node.metadata.name: node for node in original.nodes}
+    for entry, pod in zip(mapped.pods, by_name(original).values(), strict=True):
+        if entry.claim is None:
+            continue
+        selectors = entry.claim.spec.devices.requests[0].exactly.selectors
+        programs = [compile_device_selector(s.cel.expression) for s in selectors]
+        affinity = RequiredNodeAffinity.from_pod(pod)
+        for resource_slice in slices:
+            device = resource_slice.spec.devices[0]
+            device_fits = all(p.matches(resource_slice.spec.driver, device) for p in programs)
+            assert device_fits == affinity.matches(nodes[resource_slice.spec.node_name])
+
+
+def test_a_gpu_node_without_a_model_fails_a_restricted_selector_instead_of_erring(tmp_path: Path) -> None:
+    nodes = ("name,cpu,memory,gpu,labels\nbare,8,8Gi,2,\n"
+             "v100,8,8Gi,2,nvidia.com/gpu.product=V100;nvidia.com/gpu.memory=16384\n")
+    pods = "name,cpu,gpu,node_selector\np,1,1,nvidia.com/gpu.product=V100\nq,1,1,zone=a\n"
+    (tmp_path / "n.csv").write_text(nodes)
+    (tmp_path / "p.csv").write_text(pods)
+    mapped = as_devices(load_trace(str(tmp_path / "n.csv"), str(tmp_path / "p.csv")))
+    slices = {obj.metadata.name: obj for obj in mapped.objects if isinstance(obj, objects_pb2.ResourceSlice)}
+    assert not slices["bare"].spec.devices[0].attributes
+    assert slices["v100"].spec.devices[0].capacity["memory"].value == "16384Mi"
+    p, q = mapped.pods
+    assert dict(p.pod.spec.node_selector) == {} and dict(q.pod.spec.node_selector) == {"zone": "a"}
+    assert p.claim is not None
+    [selector] = p.claim.spec.devices.requests[0].exactly.selectors
+    program = compile_device_selector(selector.cel.expression)
+    assert not program.matches("gpu.podsched.io", slices["bare"].spec.devices[0])
+    assert program.matches("gpu.podsched.io", slices["v100"].spec.devices[0])
+
+
+def test_an_affinity_of_several_terms_is_left_to_the_node_labels(tmp_path: Path) -> None:
+    original = openb(tmp_path, pods=[PODS[0]])
+    pod = original.pods[0].pod
+    extra = objects_pb2.NodeSelectorTerm()
+    extra.match_expressions.add(key="zone", operator="In", values=["a"])
+    required = pod.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
+    required.node_selector_terms.append(extra)
+    [entry] = as_devices(original).pods
+    assert entry.pod.spec.affinity == pod.spec.affinity
+    assert entry.claim is not None and not entry.claim.spec.devices.requests[0].exactly.selectors
+
+
+def test_more_gpus_than_a_slice_or_a_claim_holds_is_refused_naming_the_node_and_pod(tmp_path: Path) -> None:
+    (tmp_path / "n.csv").write_text("name,cpu,memory,gpu\nbig,8,8Gi,129\nok,8,8Gi,33\n")
+    (tmp_path / "p.csv").write_text("name,cpu,gpu\nsmall,1,32\nhuge,1,33\n")
+    loaded = load_trace(str(tmp_path / "n.csv"), str(tmp_path / "p.csv"))
+    with pytest.raises(TraceError) as caught:
+        as_devices(loaded)
+    assert caught.value.problems == [
+        "node big: 129 GPUs: a node's devices are published in one ResourceSlice, which holds at most 128",
+        f"{tmp_path / 'p.csv'}:3: pod huge: 33 GPUs: a claim is allocated at most 32 devices",
+    ]
+
+
+def test_a_trace_without_gpus_is_unchanged(tmp_path: Path) -> None:
+    original = openb(tmp_path, nodes=[NODES[1]], pods=[PODS[3]])
+    mapped = as_devices(original)
+    assert (mapped.nodes, mapped.pods, mapped.objects) == (original.nodes, original.pods, original.objects)
