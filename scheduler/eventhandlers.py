@@ -36,9 +36,11 @@ registers their events (the system default constraints only score).
 
 ResourceClaims, ResourceSlices and DeviceClasses: add / update / delete → the DRA manager (the claims
 and the devices they hold, the slices, the classes), then a move with ResourceClaim, ResourceSlice or
-DeviceClass Add/Update/Delete, whose queueing hints (DynamicResources') decide. A pending pod's status
-that gains the name of a claim generated for it is the UnscheduledPod/UpdatePodGeneratedResourceClaim
-event.
+DeviceClass Add/Update/Delete, whose queueing hints (DynamicResources') decide. A claim event is offered
+only to the pods its ``ClaimEventAudience`` names (scheduler/framework/claim_users.py: by default the
+pending pods that name the claim and the pod it was generated for, every waiting pod when it frees
+devices), so every pod event keeps that index of pending pods by claim. A pending pod's status that
+gains the name of a claim generated for it is the UnscheduledPod/UpdatePodGeneratedResourceClaim event.
 
 PodDisruptionBudgets and PriorityClasses only requeue pods: a move with their Add/Update/Delete event.
 The queue moves only pods rejected by plugins that registered the event, so with the default plugins
@@ -73,6 +75,7 @@ from scheduler.framework import (
     pod_key,
     pod_requests,
 )
+from scheduler.framework.claim_users import ClaimEventAudience, ClaimUsers
 from scheduler.framework.pod_groups import group_key
 
 log = logging.getLogger(__name__)
@@ -104,6 +107,9 @@ ASSIGNED_POD_TOLERATIONS_CHANGE = ClusterEvent(EventResource.ASSIGNED_POD, Actio
 UNSCHEDULED_POD_GENERATED_RESOURCE_CLAIM = ClusterEvent(
     EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM,
     "UnscheduledPodUpdatePodGeneratedResourceClaim")
+RESOURCE_CLAIM_ADD = ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.ADD, "ResourceClaimAdd")
+RESOURCE_CLAIM_UPDATE = ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.UPDATE, "ResourceClaimUpdate")
+RESOURCE_CLAIM_DELETE = ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.DELETE, "ResourceClaimDelete")
 #: Any other change of a bound pod: only plugins that registered pod updates in general hear it.
 ASSIGNED_POD_OTHER_UPDATE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_OTHER,
                                          "AssignedPodUpdate")
@@ -144,6 +150,7 @@ class EventHandlers:
         namespaces: NamespaceIndex | None = None,
         workloads: WorkloadIndex | None = None,
         dra_manager: DRAManager | None = None,
+        claim_audience: ClaimEventAudience | None = None,
     ) -> None:
         """``scheduler_names``: the profiles' schedulerNames (the pods this scheduler schedules).
         ``on_pod_bound``: told of every pod the cache newly sees bound, after the cache has it.
@@ -152,13 +159,16 @@ class EventHandlers:
         ``namespaces``: the namespaces' labels, kept here before the queue hears of a change.
         ``workloads``: the Services' and workload controllers' selectors.
         ``dra_manager``: the ResourceClaims, ResourceSlices and DeviceClasses, kept here before the
-        queue hears of a change."""
+        queue hears of a change.
+        ``claim_audience``: which pending pods a ResourceClaim event is offered to (default: the index
+        of pending pods by the claims they name)."""
         self._cache = cache
         self._queue = queue
         self._pod_groups = pod_groups if pod_groups is not None else PodGroupIndex()
         self._namespaces = namespaces if namespaces is not None else NamespaceIndex()
         self._workloads = workloads if workloads is not None else WorkloadIndex()
         self._dra = dra_manager if dra_manager is not None else DRAManager()
+        self._claim_audience = claim_audience if claim_audience is not None else ClaimUsers()
         self._scheduler_names = frozenset(scheduler_names)
         self._on_pod_bound = on_pod_bound
 
@@ -204,8 +214,30 @@ class EventHandlers:
 
     def resource_claim_handlers(self) -> Handlers:
         claims = self._dra.resource_claims
-        return self._feeding(EventResource.RESOURCE_CLAIM, claims.on_add,
-                             lambda old, new: claims.on_update(old, new), claims.on_delete)
+
+        def on_add(claim: objects_pb2.ResourceClaim) -> None:
+            claims.on_add(claim)
+            self._requeue_after_claim(RESOURCE_CLAIM_ADD, None, claim)
+
+        def on_update(old: objects_pb2.ResourceClaim, new: objects_pb2.ResourceClaim) -> None:
+            claims.on_update(old, new)
+            self._requeue_after_claim(RESOURCE_CLAIM_UPDATE, old, new)
+
+        def on_delete(claim: objects_pb2.ResourceClaim) -> None:
+            claims.on_delete(claim)
+            self._requeue_after_claim(RESOURCE_CLAIM_DELETE, claim, None)
+
+        return {"on_add": on_add, "on_update": on_update, "on_delete": on_delete}
+
+    def _requeue_after_claim(self, event: ClusterEvent, old: objects_pb2.ResourceClaim | None,
+                             new: objects_pb2.ResourceClaim | None) -> None:
+        keys = self._claim_audience.audience(old, new)
+        if keys is None:
+            self._queue.move_all_to_active_or_backoff(event, old, new)
+        else:
+            # Called with no keys too: the event is a move request all the same (an attempt in flight
+            # that fails goes to backoff), as with the whole scan.
+            self._queue.move_to_active_or_backoff(keys, event, old, new)
 
     def resource_slice_handlers(self) -> Handlers:
         slices = self._dra.resource_slices
@@ -278,6 +310,7 @@ class EventHandlers:
         if pod.spec.node_name:
             self._add_bound_pod(pod)
         elif self._responsible_for(pod) and not _terminating(pod):
+            self._claim_audience.set_pod(pod)
             self._queue.add(pod)
             if (group := group_key_of(pod)) and self._reaches_min_count(group):
                 self._requeue_group(group, POD_GROUP_MEMBER_ADD, None, pod)
@@ -290,6 +323,7 @@ class EventHandlers:
             # The update that binds the pod: the cache's confirmation of an assumed pod.
             self._add_bound_pod(new)
             if self._responsible_for(old):
+                self._claim_audience.remove_pod(old)
                 self._queue.delete(old)
         elif self._responsible_for(old):
             self._update_pending_pod(old, new)
@@ -300,6 +334,7 @@ class EventHandlers:
             self._cache_call(self._cache.remove_pod, pod)
             self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
         elif self._responsible_for(pod):
+            self._claim_audience.remove_pod(pod)
             self._queue.delete(pod)
             self._pending_pod_gone(pod)
 
@@ -318,6 +353,11 @@ class EventHandlers:
                 self._queue.move_all_to_active_or_backoff(event, old, new)
 
     def _update_pending_pod(self, old: objects_pb2.Pod, new: objects_pb2.Pod) -> None:
+        if _terminating(new):
+            self._claim_audience.remove_pod(new)
+        else:
+            # Also while assumed: a failed binding sends the pod back to the queue.
+            self._claim_audience.set_pod(new)
         if self._cache.is_assumed(pod_key(new)):
             # Its binding is in flight: queueing it again would schedule it twice. Only the start of
             # its deletion matters, which releases the room it was assumed to take.

@@ -29,8 +29,8 @@ Transitions:
   plugin as its rejecting plugin, so the events it registered (and updates of the pod) ask again. Gated
   pods are counted apart (``GATED``), as kube-scheduler's scheduler_pending_pods{queue="gated"}.
 * a gang's cycle takes the pending members of its group out of every structure at once (``take``);
-  group events requeue the unschedulable members of one group (``move_to_active_or_backoff``), in
-  O(group size).
+  group events requeue the unschedulable members of one group, and most ResourceClaim events the pods
+  that use the claim (``move_to_active_or_backoff``), in O(those pods).
 * held pods (``hold``: their preemption's API calls are running in the background, kube-scheduler's
   async preemption) never enter activeQ: whatever would send one there parks it in unschedulablePods
   instead (kube's PreEnqueue rejection), until ``release``; ``activate`` sends a pod from
@@ -318,8 +318,9 @@ class SchedulingQueue:
 
     def move_to_active_or_backoff(self, keys: Iterable[str], event: ClusterEvent, old: Any = None,
                                   new: Any = None) -> int:
-        """Requeue the unschedulable pods among ``keys`` (one pod group's) that ``event`` may help;
-        returns how many moved. O(len(keys)), where ``move_all_to_active_or_backoff`` scans them all."""
+        """Requeue the unschedulable pods among ``keys`` (one pod group's, one claim's users) that
+        ``event`` may help; returns how many moved. O(len(keys)), where ``move_all_to_active_or_backoff``
+        scans them all. A move request even when no key is queued."""
         hints = self._rules.for_event(event)
         if hints is None:
             return 0

@@ -431,6 +431,10 @@ def test_dra_kinds_feed_the_manager_before_requeueing() -> None:
             }[event.resource]
             seen.append((event.label, known))
 
+        def move_to_active_or_backoff(self, keys: Any, event: ClusterEvent, old: Any, new: Any) -> None:
+            # A claim event that frees no devices goes to the claim's users alone.
+            self.move_all_to_active_or_backoff(event, old, new)
+
     handlers = EventHandlers(Cache(clock=FakeClock()), Queue(), {OURS}, dra_manager=manager)
     claim, resource_slice, device_class = (
         objects_pb2.ResourceClaim(), objects_pb2.ResourceSlice(), objects_pb2.DeviceClass())

@@ -1,5 +1,9 @@
 """DynamicResources' queueing hints (kube-scheduler's isSchedulableAfterClaimChange and
-isSchedulableAfterPodChange): which claim and pod events may make a pod it rejected schedulable."""
+isSchedulableAfterPodChange): which claim and pod events may make a pod it rejected schedulable.
+
+The claim hint keeps the contract of ResourceClaim events (scheduler/framework/claim_users.py): it
+queues only pods that use the claim, unless the change frees devices; the scheduler offers the other
+claim events to those pods alone."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Any
 
 from cluster.api import objects_pb2
 from scheduler.framework import QueueingHint
+from scheduler.framework.claim_users import frees_devices
 from scheduler.framework.dra_manager import ResourceClaimTracker
 from scheduler.plugins.dynamicresources.claims import ClaimProblem, pod_claims
 
@@ -22,8 +27,7 @@ def after_claim_change(
         # Some claim of the pod is still missing (or unusable): this change alone does not help.
         return QueueingHint.SKIP
     original: objects_pb2.ResourceClaim | None = old
-    if original is not None and original.status.HasField("allocation") and not modified.status.HasField(
-            "allocation"):
+    if frees_devices(original, modified):
         # A deallocated claim frees devices any pod may use.
         return QueueingHint.QUEUE
     if not uses:
