@@ -20,6 +20,14 @@ minMember) and its member pods (spec.schedulingGroup.podGroupName, else the pod-
   each pod's version is the one it had when the bench's watch first saw it bound). For the bench's gangs,
   whose minimum is their size, that is every member.
 
+With DRA claims (the DRA workloads), over the ResourceClaims and ResourceSlices listed at the end:
+* devices allocated once: no device is in two allocations (nor twice in one), unless its slice lets it
+  be allocated many times (``allowMultipleAllocations``), where each allocation has a shareID of its own;
+  an allocation with admin access takes nothing; and every allocated device is one some slice publishes;
+* claims on the pod's node: every claim of every placed pod (``resourceClaimName``, else the name its
+  ``status.resourceClaimStatuses`` gives) exists, is allocated, reserved for the pod, its allocation's
+  node selector admits the pod's node, and each of its devices is published for that node.
+
 Selectors are read as the workloads write them: ``matchLabels``, and node-selector terms with In, NotIn,
 Exists and DoesNotExist.
 """
@@ -53,6 +61,8 @@ class Placements:
     pod_groups: Sequence[objects_pb2.PodGroup] = ()
     #: The resourceVersion of each pod when first seen bound, by pod name (else its listed one counts).
     bound_versions: Mapping[str, str] = field(default_factory=dict)
+    resource_claims: Sequence[objects_pb2.ResourceClaim] = ()
+    resource_slices: Sequence[objects_pb2.ResourceSlice] = ()
 
     @cached_property
     def by_node(self) -> dict[str, list[objects_pb2.Pod]]:
@@ -82,7 +92,7 @@ def check(placements: Placements) -> list[str]:
     """Every problem found; empty when the placements are correct."""
     problems: list[str] = []
     for find in (_unbound_measured, _over_allocatable, _node_affinity, _pod_anti_affinity, _spreading,
-                 _preemption, _gangs):
+                 _preemption, _gangs, _devices_allocated_once, _claims_on_the_pods_node):
         problems.extend(_quoted(find.__name__.strip("_").replace("_", " "), list(find(placements))))
     return problems
 
@@ -282,3 +292,103 @@ def _gangs(p: Placements) -> Iterable[str]:
                 yield (f"gang {name}: {versions[first]} members bound at its first resourceVersion {first}, "
                        f"fewer than its minimum {minimum} (bound at {len(versions)} resourceVersions, "
                        f"{first} to {max(versions)})")
+
+
+# -- DRA ---------------------------------------------------------------------------------------------
+
+DeviceKey = tuple[str, str, str]
+"""(driver, pool, device): a device as an allocation names it."""
+
+
+def _published(p: Placements) -> dict[DeviceKey, tuple[objects_pb2.ResourceSlice, objects_pb2.Device]]:
+    """Every device the slices publish, with its slice."""
+    return {(s.spec.driver, s.spec.pool.name, device.name): (s, device)
+            for s in p.resource_slices for device in s.spec.devices}
+
+
+def _devices_allocated_once(p: Placements) -> Iterable[str]:
+    published = _published(p)
+    holders: dict[DeviceKey, list[str]] = defaultdict(list)
+    shares: dict[DeviceKey, Counter[str]] = defaultdict(Counter)
+    for claim in sorted(p.resource_claims, key=lambda c: (c.metadata.namespace, c.metadata.name)):
+        name = f"{claim.metadata.namespace}/{claim.metadata.name}"
+        for result in claim.status.allocation.devices.results:
+            if result.admin_access:
+                continue
+            key = (result.driver, result.pool, result.device)
+            if key not in published:
+                yield f"claim {name}: device {'/'.join(key)} is published by no ResourceSlice"
+                continue
+            holders[key].append(name)
+            shares[key][result.share_id] += 1
+    for key, claims in sorted(holders.items()):
+        device = "/".join(key)
+        if not published[key][1].allow_multiple_allocations:
+            if len(claims) > 1:
+                yield f"device {device} allocated {len(claims)} times: {', '.join(claims)}"
+        elif twice := sorted(share for share, count in shares[key].items() if count > 1):
+            yield f"device {device}, which allows multiple allocations, has shareID {twice[0]!r} " \
+                  f"{shares[key][twice[0]]} times: {', '.join(claims)}"
+
+
+def _claim_names(pod: objects_pb2.Pod) -> Iterable[tuple[str, str | None]]:
+    """(the pod's name for a claim, the ResourceClaim's name or None when none was made yet)."""
+    generated = {status.name: status.resource_claim_name for status in pod.status.resource_claim_statuses
+                 if status.HasField("resource_claim_name")}
+    for pod_claim in pod.spec.resource_claims:
+        if pod_claim.HasField("resource_claim_name"):
+            yield pod_claim.name, pod_claim.resource_claim_name
+        else:
+            yield pod_claim.name, generated.get(pod_claim.name)
+
+
+def _selector_admits(selector: objects_pb2.NodeSelector, node: objects_pb2.Node) -> bool:
+    fields = {"metadata.name": node.metadata.name}
+    return any(_term_matches(node.metadata.labels, term)
+               and _term_matches(fields, objects_pb2.NodeSelectorTerm(match_expressions=term.match_fields))
+               for term in selector.node_selector_terms)
+
+
+def _available_on(
+    slice_: objects_pb2.ResourceSlice, device: objects_pb2.Device, node: objects_pb2.Node
+) -> bool:
+    """Whether the slice publishes ``device`` for ``node`` (per device when the slice says so)."""
+    where: objects_pb2.ResourceSliceSpec | objects_pb2.Device = (
+        device if slice_.spec.per_device_node_selection else slice_.spec)
+    if where.all_nodes:
+        return True
+    if where.HasField("node_name"):
+        return where.node_name == node.metadata.name
+    return where.HasField("node_selector") and _selector_admits(where.node_selector, node)
+
+
+def _claims_on_the_pods_node(p: Placements) -> Iterable[str]:
+    if not p.resource_claims and not any(pod.spec.resource_claims for pod in p.placed):
+        return
+    nodes = {node.metadata.name: node for node in p.nodes}
+    claims = {(c.metadata.namespace, c.metadata.name): c for c in p.resource_claims}
+    published = _published(p)
+    for pod in sorted(p.placed, key=lambda pod: (pod.metadata.namespace, pod.metadata.name)):
+        node = nodes.get(pod.spec.node_name)
+        if node is None:
+            continue  # _over_allocatable names pods on no node
+        where = f"pod {pod.metadata.namespace}/{pod.metadata.name} on {node.metadata.name}"
+        for pod_claim, claim_name in _claim_names(pod):
+            claim = claims.get((pod.metadata.namespace, claim_name or ""))
+            if claim is None:
+                made = f"ResourceClaim {claim_name} does not exist" if claim_name else "no ResourceClaim made"
+                yield f"{where}: claim {pod_claim}: {made}"
+                continue
+            if not claim.status.HasField("allocation"):
+                yield f"{where}: claim {claim_name} is not allocated"
+                continue
+            if pod.metadata.uid not in {ref.uid for ref in claim.status.reserved_for}:
+                yield f"{where}: claim {claim_name} is not reserved for it"
+            allocation = claim.status.allocation
+            if allocation.HasField("node_selector") and not _selector_admits(allocation.node_selector, node):
+                yield f"{where}: claim {claim_name} is allocated for other nodes"
+            for result in allocation.devices.results:
+                found = published.get((result.driver, result.pool, result.device))
+                if found is not None and not _available_on(*found, node):
+                    yield (f"{where}: claim {claim_name} holds device "
+                           f"{result.driver}/{result.pool}/{result.device}, not published for its node")

@@ -1,7 +1,8 @@
 """One workload from start to finish, as scheduler_perf runs one: a fresh system under test; the workload's
-priority classes and nodes; its initial pods, created and waited for until bound; then, measured, its
-measured pods created as fast as the API server takes them (with the churn of arriving pods alongside
-where the workload has one) until all are bound; finally the placements are read back and checked. A
+priority classes and DeviceClasses, its nodes and their ResourceSlices, its ResourceClaimTemplates in both
+namespaces; its initial pods, created and waited for until bound; then, measured, its measured pods
+created as fast as the API server takes them (with the churn of arriving pods alongside where the
+workload has one) until all are bound; finally the placements (and claims) are read back and checked. A
 gang workload's PodGroups are created, unmeasured, before its measured pods, as scheduler_perf's
 createPodGroups step comes before its measured createPods.
 
@@ -145,9 +146,14 @@ def _pods(template: Callable[[str, str], objects_pb2.Pod], role: str, namespace:
 async def run_workload(workload: Workload, scale_name: str, sut: SystemUnderTest) -> WorkloadResult:
     scale = workload.scale(scale_name)
     async with Client(sut.address, timeout_s=CLIENT_TIMEOUT_S) as client:
-        for priority_class in workload.priority_classes:
-            await client.create(priority_class)
-        await _create_all(client, [workload.node(i) for i in range(scale.nodes)], {})
+        for cluster_object in (*workload.priority_classes, *workload.device_classes):
+            await client.create(cluster_object)
+        nodes = [workload.node(i) for i in range(scale.nodes)]
+        await _create_all(client, nodes, {})
+        await _create_all(client, [driver.slice(node.metadata.name) for node in nodes
+                                   for driver in workload.drivers], {})
+        await _create_all(client, [template(namespace) for template in workload.claim_templates
+                                   for namespace in (INIT_NAMESPACE, MEASURED_NAMESPACE)], {})
         binds = _BindWatch()
         informer = Informer(client, kinds.POD, label_selector=ROLE_LABEL)
         informer.add_handler(on_add=binds.seen, on_update=lambda _old, new: binds.seen(new))
@@ -194,6 +200,14 @@ async def run_workload(workload: Workload, scale_name: str, sut: SystemUnderTest
                     (await client.list_all(kinds.POD_GROUP)).items if pod_groups else []  # type: ignore[arg-type]
                 ),
                 bound_versions=binds.bound_version,
+                resource_claims=(
+                    (await client.list_all(kinds.RESOURCE_CLAIM)).items  # type: ignore[arg-type]
+                    if workload.claim_templates else []
+                ),
+                resource_slices=(
+                    (await client.list_all(kinds.RESOURCE_SLICE)).items  # type: ignore[arg-type]
+                    if workload.drivers else []
+                ),
             )
         finally:
             watching.cancel()

@@ -8,6 +8,9 @@
   server's /metrics scraped over HTTP; the bench process itself is then only the client.
 
 Either way the bench talks to the API server through the client library, as any other client would.
+No controller runs, as in scheduler_perf, except those a workload asks for (``controllers``: the
+resourceclaim controller, which makes the DRA workloads' claims from their templates): in process they
+run in the bench's event loop as clients of the API server; with ``processes`` the API server runs them.
 With ``http=True`` the API server also serves the Kubernetes HTTP API on a free loopback port
 (`podsched bench http` measures it beside gRPC).
 """
@@ -25,6 +28,7 @@ from cluster.apiserver.server import ApiServer, ApiServerOptions
 from cluster.bench.measure import cpu_seconds, peak_rss_bytes
 from cluster.bench.storelimit import open_store
 from cluster.client import Client
+from cluster.controllers import FACTORIES, ControllerSettings
 from cluster.launcher.etcd import EtcdCluster
 from cluster.launcher.process import ApiServerProcess, SchedulerProcess
 from scheduler.config import load_config
@@ -56,17 +60,22 @@ class SystemUnderTest:
 
 
 def bring_up(
-    topology: str, store: str, *, http: bool = False
+    topology: str, store: str, *, http: bool = False, controllers: tuple[str, ...] = ()
 ) -> contextlib.AbstractAsyncContextManager[SystemUnderTest]:
+    unknown = [name for name in controllers if name not in FACTORIES]
+    if unknown:
+        raise ValueError(f"unknown controller {unknown[0]!r}: known are {', '.join(FACTORIES)}")
     if topology == "inproc":
-        return _inproc(store, http)
+        return _inproc(store, http, controllers)
     if topology == "processes":
-        return _processes(store, http)
+        return _processes(store, http, controllers)
     raise ValueError(f"unknown topology {topology!r}: use one of {', '.join(TOPOLOGIES)}")
 
 
 @contextlib.asynccontextmanager
-async def _inproc(store_kind: str, http: bool) -> AsyncIterator[SystemUnderTest]:
+async def _inproc(
+    store_kind: str, http: bool, controllers: tuple[str, ...]
+) -> AsyncIterator[SystemUnderTest]:
     with tempfile.TemporaryDirectory(prefix="podsched-bench-") as scratch:
         async with contextlib.AsyncExitStack() as stack:
             pids: dict[str, int | str] = {"bench (api server, scheduler, client)": "self"}
@@ -84,7 +93,10 @@ async def _inproc(store_kind: str, http: bool) -> AsyncIterator[SystemUnderTest]
             client = await stack.enter_async_context(Client(server.address))
             registry = Registry(IN_TREE)
             scheduler = Scheduler(client, load_config(None, registry=registry), registry=registry)
-            running = asyncio.create_task(scheduler.run(), name="bench scheduler")
+            running = [asyncio.create_task(scheduler.run(), name="bench scheduler")]
+            settings = ControllerSettings()
+            running += [asyncio.create_task(FACTORIES[name](client, settings).run(), name=f"bench {name}")
+                        for name in controllers]
             try:
                 await scheduler.wait_synced()
 
@@ -101,12 +113,15 @@ async def _inproc(store_kind: str, http: bool) -> AsyncIterator[SystemUnderTest]
                     http_url=server.http_url,
                 )
             finally:
-                running.cancel()
-                await asyncio.gather(running, return_exceptions=True)
+                for task in running:
+                    task.cancel()
+                await asyncio.gather(*running, return_exceptions=True)
 
 
 @contextlib.asynccontextmanager
-async def _processes(store_kind: str, http: bool) -> AsyncIterator[SystemUnderTest]:
+async def _processes(
+    store_kind: str, http: bool, controllers: tuple[str, ...]
+) -> AsyncIterator[SystemUnderTest]:
     # The children are started from this (the main) thread on purpose: they die with the thread that
     # started them (process.die_with_parent_prefix), and the main thread outlives the whole run.
     with tempfile.TemporaryDirectory(prefix="podsched-bench-") as scratch, contextlib.ExitStack() as stops:
@@ -119,11 +134,13 @@ async def _processes(store_kind: str, http: bool) -> AsyncIterator[SystemUnderTe
                 pids["etcd"] = etcd.members[0].process.pid  # type: ignore[union-attr]
             else:
                 store_args = ["--data-dir", str(Path(scratch) / "data")]
-            # No controllers: scheduler_perf runs none, and no workload has a PodDisruptionBudget (the
-            # disruption controller would be one more watcher of every pod).
+            # Only the controllers asked for: scheduler_perf runs none but the resourceclaim controller its
+            # DRA workloads need, and no workload has a PodDisruptionBudget (the disruption controller
+            # would be one more watcher of every pod).
             apiserver = ApiServerProcess(
                 store_args, http_listen=HTTP_LISTEN if http else None,
-                extra_args=["--controllers", "none", "--metrics-addr", "127.0.0.1:0"])
+                extra_args=["--controllers", ",".join(controllers) or "none",
+                            "--metrics-addr", "127.0.0.1:0"])
             apiserver.start()
             stops.callback(apiserver.stop)
             pids["apiserver"] = apiserver.pid

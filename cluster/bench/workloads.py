@@ -23,6 +23,19 @@ in scheduler-plugins' Coscheduling spelling (``scheduling.x-k8s.io/v1alpha1``, m
 label), the others in ``scheduling.k8s.io/v1alpha3`` (gang.minCount, spec.schedulingGroup); a gang's
 minimum is its size. No initial pods, as scheduler_perf's; the 10000 measured pods of the full scale are
 SchedulingBasic's count.
+
+The DRA workloads are scheduler_perf's (dra/performance-config.yaml, whose templates they translate): a
+DeviceClass ``test-class`` selecting the devices of ``test-driver.cdi.k8s.io`` by CEL, one ResourceSlice
+per node from its test driver (``devices_per_node`` devices ``instance-0``... with its attributes and a
+1Gi memory capacity, a pool named after the node), a ResourceClaimTemplate in each namespace, and pods
+whose claims are made from it by the resourceclaim controller, which the system under test runs for
+them. scheduler_perf's DRA configs stop at 500 nodes, so ``full`` and ``small`` are both its
+5000pods_500nodes (2500 initial and 2500 measured pods), and ``tiny`` a quarter of it (125 nodes).
+SchedulingWithResourceClaimTemplate: one claim of one device per pod, 10 devices a node, so that pods
+fill the devices exactly; its threshold is that variant's with queueing hints, which podsched's queue
+always uses. SchedulingWithMultipleResourceClaims (from the config before structured parameters, at
+the same size): four claims per pod, two from each of two templates whose classes select two drivers,
+20 devices of each driver a node, again filled exactly.
 """
 
 from __future__ import annotations
@@ -50,6 +63,13 @@ INIT_NAMESPACE, MEASURED_NAMESPACE = "sched-0", "sched-1"
 HIGH_PRIORITY_CLASS = "bench-high-priority"
 HIGH_PRIORITY = 10
 SCALES = ("tiny", "small", "full")
+#: The controller that makes pods' ResourceClaims from their templates (kube-controller-manager's name).
+RESOURCE_CLAIM_CONTROLLER = "resourceclaim"
+#: scheduler_perf's DRA test drivers, class and claim templates.
+TEST_DRIVER, ANOTHER_TEST_DRIVER = "test-driver.cdi.k8s.io", "another-test-driver.cdi.k8s.io"
+TEST_CLASS, ANOTHER_TEST_CLASS = "test-class", "another-test-class"
+TEST_CLAIM_TEMPLATE, ANOTHER_TEST_CLAIM_TEMPLATE = "test-claim-template", "another-test-claim-template"
+RESOURCE_API_VERSION = "resource.k8s.io/v1"
 #: ``tiny`` divides each of ``small``'s counts by this.
 TINY_DIVISOR = 4
 
@@ -121,6 +141,18 @@ class Gangs:
 
 
 @dataclass(frozen=True)
+class DeviceDriver:
+    """A DRA driver's devices as scheduler_perf's createResourceDriver publishes them: on every node, one
+    ResourceSlice (a pool named after the node) of ``devices_per_node`` devices."""
+
+    name: str
+    devices_per_node: int
+
+    def slice(self, node_name: str) -> objects_pb2.ResourceSlice:
+        return resource_slice(self.name, node_name, self.devices_per_node)
+
+
+@dataclass(frozen=True)
 class Workload:
     name: str
     full: Scale
@@ -136,6 +168,17 @@ class Workload:
     priority_classes: tuple[objects_pb2.PriorityClass, ...] = ()
     #: The measured pods come in gangs, each with its PodGroup created before its pods.
     gangs: Gangs | None = None
+    #: DRA: the drivers whose devices every node has, the DeviceClasses, and the ResourceClaimTemplates
+    #: (made for a namespace) created in both namespaces before the pods.
+    drivers: tuple[DeviceDriver, ...] = ()
+    device_classes: tuple[objects_pb2.DeviceClass, ...] = ()
+    claim_templates: tuple[Callable[[str], objects_pb2.ResourceClaimTemplate], ...] = ()
+
+    @property
+    def controllers(self) -> tuple[str, ...]:
+        """The controllers the system under test runs beside the scheduler (none, as scheduler_perf's,
+        but the resourceclaim controller where pods make their claims from templates)."""
+        return (RESOURCE_CLAIM_CONTROLLER,) if self.claim_templates else ()
 
     def scale(self, name: str) -> Scale:
         if name not in SCALES:
@@ -236,6 +279,71 @@ def high_priority_class() -> objects_pb2.PriorityClass:
     })  # fmt: skip
 
 
+def device_class(name: str, driver: str) -> objects_pb2.DeviceClass:
+    return _parse(objects_pb2.DeviceClass(), {
+        "apiVersion": RESOURCE_API_VERSION, "kind": "DeviceClass", "metadata": {"name": name},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+    })  # fmt: skip
+
+
+def resource_slice(driver: str, node_name: str, devices: int) -> objects_pb2.ResourceSlice:
+    """The test driver's slice for one node: devices ``instance-<i>`` with the test driver's attributes."""
+    return _parse(objects_pb2.ResourceSlice(), {
+        "apiVersion": RESOURCE_API_VERSION, "kind": "ResourceSlice",
+        # Named by node and driver: with two drivers, a node has two slices.
+        "metadata": {"name": f"{node_name}-{driver}"},
+        "spec": {
+            "driver": driver, "nodeName": node_name,
+            "pool": {"name": node_name, "generation": "1", "resourceSliceCount": "1"},
+            "devices": [{
+                "name": f"instance-{index}",
+                "attributes": {"model": {"string": "A100"}, "family": {"string": "GPU"},
+                               "driverVersion": {"version": "1.2.3"}, "dra.example.com/numa": {"int": index}},
+                "capacity": {"memory": {"value": "1Gi"}},
+            } for index in range(devices)],
+        },
+    })  # fmt: skip
+
+
+def _claim_template(name: str, class_name: str, namespace: str) -> objects_pb2.ResourceClaimTemplate:
+    return _parse(objects_pb2.ResourceClaimTemplate(), {
+        "apiVersion": RESOURCE_API_VERSION, "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"spec": {"devices": {"requests": [
+            {"name": "req-0", "exactly": {"deviceClassName": class_name}}]}}},
+    })  # fmt: skip
+
+
+def claim_template_of_test_class(namespace: str) -> objects_pb2.ResourceClaimTemplate:
+    return _claim_template(TEST_CLAIM_TEMPLATE, TEST_CLASS, namespace)
+
+
+def claim_template_of_another_class(namespace: str) -> objects_pb2.ResourceClaimTemplate:
+    return _claim_template(ANOTHER_TEST_CLAIM_TEMPLATE, ANOTHER_TEST_CLASS, namespace)
+
+
+def _pod_with_claims(name: str, namespace: str, templates: dict[str, str]) -> objects_pb2.Pod:
+    """scheduler_perf's DRA pod: a pause container, no requests, using every claim of ``templates``
+    (claim name -> template name)."""
+    container = {"name": "pause", "image": "registry.k8s.io/pause:3.10.1",
+                 "resources": {"claims": [{"name": claim} for claim in templates]}}
+    return _parse(objects_pb2.Pod(), {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+        "spec": {"containers": [container], "resourceClaims": [
+            {"name": claim, "resourceClaimTemplateName": template} for claim, template in templates.items()]},
+    })  # fmt: skip
+
+
+def pod_with_claim_template(name: str, namespace: str) -> objects_pb2.Pod:
+    return _pod_with_claims(name, namespace, {"resource": TEST_CLAIM_TEMPLATE})
+
+
+def pod_with_many_claim_templates(name: str, namespace: str) -> objects_pb2.Pod:
+    return _pod_with_claims(name, namespace, {
+        "resource-1a": TEST_CLAIM_TEMPLATE, "resource-1b": TEST_CLAIM_TEMPLATE,
+        "resource-2a": ANOTHER_TEST_CLAIM_TEMPLATE, "resource-2b": ANOTHER_TEST_CLAIM_TEMPLATE})
+
+
 def _parse(message: Any, data: dict[str, Any]) -> Any:
     return ParseDict(data, message)
 
@@ -258,5 +366,16 @@ WORKLOADS: dict[str, Workload] = {
                  pod_default, pod_with_topology_spreading, zones=("moon-1", "moon-2", "moon-3")),
         Workload("GangScheduling", Scale(5000, 0, 10000), Scale(500, 0, 1000), None,
                  pod_default, pod_gang_member, gangs=Gangs()),
+        Workload("SchedulingWithResourceClaimTemplate", Scale(500, 2500, 2500), Scale(500, 2500, 2500), 56,
+                 pod_with_claim_template, pod_with_claim_template,
+                 drivers=(DeviceDriver(TEST_DRIVER, 10),),
+                 device_classes=(device_class(TEST_CLASS, TEST_DRIVER),),
+                 claim_templates=(claim_template_of_test_class,)),
+        Workload("SchedulingWithMultipleResourceClaims", Scale(500, 2500, 2500), Scale(500, 2500, 2500), None,
+                 pod_with_many_claim_templates, pod_with_many_claim_templates,
+                 drivers=(DeviceDriver(TEST_DRIVER, 20), DeviceDriver(ANOTHER_TEST_DRIVER, 20)),
+                 device_classes=(device_class(TEST_CLASS, TEST_DRIVER),
+                                 device_class(ANOTHER_TEST_CLASS, ANOTHER_TEST_DRIVER)),
+                 claim_templates=(claim_template_of_test_class, claim_template_of_another_class)),
     )
 }  # fmt: skip

@@ -220,7 +220,7 @@ async def _run(
         _say(f"{name}: {size.nodes} nodes, {size.init_pods} initial pods, {size.measured_pods} measured"
              f"{gangs}")
         started = time.monotonic()
-        async with bring_up(topology, store) as sut:
+        async with bring_up(topology, store, controllers=workload.controllers) as sut:
             result = await run_workload(workload, scale, sut)
         results.append(result)
         _say(f"{name}: {result.throughput.average:.0f} pods/s on average, placements "

@@ -2,7 +2,7 @@
 
     podsched load [--rate 10] [--count N] [-n load] [--cpu 100m] [--memory 128Mi]
                   [--priority-class NAME] [--gang-fraction F [--gang-size 2-8] [--seed N]]
-                  [--wait [--timeout DURATION]] [--progress-interval 2s]
+                  [--claim-template NAME] [--wait [--timeout DURATION]] [--progress-interval 2s]
 
 Without ``--count`` it submits until stopped (SIGINT or SIGTERM: exit 0 after a last progress line).
 With ``--count`` it exits 0 once that many pods are created, or with ``--wait`` once every one of them
@@ -13,7 +13,9 @@ or it is stopped first; 2 for bad flags. A progress line every ``--progress-inte
 
 With ``--gang-fraction F`` that share of the submissions are gangs: a PodGroup whose minimum is its size
 (drawn from ``--gang-size``), then its pods right after it, in upstream's or scheduler-plugins' spelling;
-``--count`` and ``--rate`` count pods, gang members included. ``--seed`` repeats a run's draws.
+``--count`` and ``--rate`` count pods, gang members included. ``--seed`` repeats a run's draws. With
+``--claim-template NAME`` every single pod (not a gang's) claims devices through a ResourceClaim the
+resourceclaim controller makes from that ResourceClaimTemplate of the namespace.
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              f"{smallest}-{largest})")
     parser.add_argument("--seed", type=int, default=None, metavar="N",
                         help="seed of the gang draws, to repeat a run (default: random, printed first)")
+    parser.add_argument("--claim-template", default="", metavar="NAME",
+                        help="a ResourceClaimTemplate of the namespace from which every single pod (not a "
+                             "gang's) makes a claim for devices (default: none)")
     parser.add_argument("--wait", action="store_true",
                         help="with --count: exit once every pod is bound, not once every pod is created")
     parser.add_argument("--timeout", type=parse_duration, default=None, metavar="DURATION",
@@ -103,7 +108,8 @@ def _spec(args: argparse.Namespace) -> LoadSpec:
         seed = {} if args.seed is None else {"seed": args.seed}
         return LoadSpec(rate=args.rate, count=args.count, namespace=args.namespace, cpu=args.cpu,
                         memory=args.memory, priority_class=args.priority_class,
-                        gang_fraction=args.gang_fraction, gang_size=args.gang_size, **seed)
+                        gang_fraction=args.gang_fraction, gang_size=args.gang_size,
+                        claim_template=args.claim_template, **seed)
     except LoadSpecError as exc:
         raise UsageError(f"--{exc.field.replace('_', '-')}: {exc.problem}") from None
 

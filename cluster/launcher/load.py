@@ -8,7 +8,8 @@ named ``load-<run id>-gang-<k>`` whose minimum is its size, then its members, on
 (as a training operator creates them), in either spelling at random: upstream's scheduling.k8s.io
 PodGroup with the pods' ``spec.schedulingGroup``, or scheduler-plugins' scheduling.x-k8s.io one with
 the pods' ``scheduling.x-k8s.io/pod-group`` label. Which submissions are gangs, their sizes and their
-spelling are drawn from the spec's seed, so a run can be repeated.
+spelling are drawn from the spec's seed, so a run can be repeated. With a claim template, every single
+pod (not a gang's) also claims devices: its claim ``device`` is made from that ResourceClaimTemplate.
 
 An informer on that selector keeps the counts: a pod is *bound* once any version of it was seen with a
 node, *lost* if it was deleted before that (preempted or deleted by hand while pending), and *pending*
@@ -44,6 +45,8 @@ RUN_LABEL = "podsched.io/load-run"
 #: scheduler-plugins' Coscheduling: its PodGroup's apiVersion, and the label its pods join a group by.
 COSCHEDULING_API_VERSION = "scheduling.x-k8s.io/v1alpha1"
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+#: The name a single pod gives the claim it makes from the claim template.
+CLAIM_NAME = "device"
 #: The gang sizes drawn by default, smallest and largest.
 DEFAULT_GANG_SIZE = (2, 8)
 #: A run that fell behind (the API server away) catches up at most this much at full speed, then
@@ -93,6 +96,9 @@ class LoadSpec:
     #: Seeds the draws: which submissions are gangs, their sizes and their spelling.
     seed: int = field(default_factory=new_seed)
     run_id: str = field(default_factory=new_run_id)
+    #: A ResourceClaimTemplate of the namespace each single pod makes its claim ``device`` from ("" for
+    #: none).
+    claim_template: str = ""
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.rate) and self.rate > 0):
@@ -111,6 +117,9 @@ class LoadSpec:
         if self.priority_class and (problems := is_dns1123_subdomain(self.priority_class)):
             detail = "; ".join(problems)
             raise LoadSpecError("priority_class", f'"{self.priority_class}" is invalid: {detail}')
+        if self.claim_template and (problems := is_dns1123_subdomain(self.claim_template)):
+            detail = "; ".join(problems)
+            raise LoadSpecError("claim_template", f'"{self.claim_template}" is invalid: {detail}')
         if not 0.0 <= self.gang_fraction <= 1.0:  # NaN fails too
             raise LoadSpecError("gang_fraction", f"must be between 0 and 1, got {self.gang_fraction:g}")
         smallest, largest = self.gang_size
@@ -135,6 +144,14 @@ class LoadSpec:
             pod.spec.priority_class_name = self.priority_class
         container = pod.spec.containers.add(name="app", image="busybox:1.36", command=["sleep", "infinity"])
         container.resources.requests.update({"cpu": self.cpu, "memory": self.memory})
+        return pod
+
+    def single(self, index: int) -> objects_pb2.Pod:
+        """Pod ``index`` submitted alone: with the claim template, it claims devices through it."""
+        pod = self.pod(index)
+        if self.claim_template:
+            pod.spec.resource_claims.add(name=CLAIM_NAME, resource_claim_template_name=self.claim_template)
+            pod.spec.containers[0].resources.claims.add(name=CLAIM_NAME)
         return pod
 
     def pod_group_name(self, number: int) -> str:
@@ -180,7 +197,7 @@ class LoadSpec:
                 if left is not None and size > left:
                     size = left if left >= self.gang_size[0] else 0
             if size == 0:
-                yield Submission(None, [self.pod(index)])
+                yield Submission(None, [self.single(index)])
                 index += 1
                 continue
             group = self.pod_group(gangs, size, coscheduling=coscheduling)

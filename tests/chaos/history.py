@@ -12,6 +12,13 @@ The rules are checked from the store's own history, not from what any component 
   never request more cpu, memory or pod slots than the node's allocatable.
 * ``check_gangs_never_partly_bound``: replaying every revision, no gang (a PodGroup with a gang policy)
   ever has some of its pods bound but fewer than its minCount (minMember): all or nothing.
+* ``check_devices_allocated_once``: replaying every revision (the last one is the final state), no
+  device is held by two ResourceClaim allocations (nor twice by one), unless its ResourceSlice lets it be
+  allocated many times, where no two allocations share a shareID; an allocation with admin access holds
+  nothing, and a device no slice publishes is a problem too.
+* ``check_claims_on_their_pods_nodes``: in the final state, every claim of every bound pod (its
+  ``resourceClaimName``, else the name its status records) exists, is allocated and reserved for the pod,
+  and holds only devices its node's slices publish.
 * ``check_fenced_binds``: every bind carries the API server's ``bound-under-fence`` annotation, and the
   lease, as it stood at the bind's revision, was held by that holder in the tenure that token names.
 * ``check_fenced_events``: every event write carries the API server's ``written-under-fence``
@@ -44,7 +51,7 @@ from cluster.api.fencing import (
     FENCING_TOKEN_ANNOTATION,
     WRITTEN_UNDER_FENCE_ANNOTATION,
 )
-from cluster.api.kinds import EVENT, LEASE, NODE, POD, POD_GROUP
+from cluster.api.kinds import EVENT, LEASE, NODE, POD, POD_GROUP, RESOURCE_CLAIM, RESOURCE_SLICE
 from cluster.api.quantity import int_value, milli_value
 from store.base import EventType
 
@@ -387,6 +394,139 @@ def check_gangs_never_partly_bound(events: Sequence[Recorded]) -> list[str]:
                 names = ", ".join(sorted(bound[group]))
                 problems.append(f"revision {revision}: gang {group} has {count} of its pods bound, fewer "
                                 f"than its minCount {minimum} (bound: {names})")
+    return problems
+
+
+# ----------------------------------------------------------------------------------------- devices
+
+#: A device as an allocation names it: (driver, pool, device).
+DeviceKey = tuple[str, str, str]
+
+
+def claim_allocations(claim: objects_pb2.ResourceClaim) -> list[tuple[DeviceKey, str]]:
+    """The devices a claim's allocation holds, each with its shareID ("" for none); admin access holds
+    none."""
+    return [((r.driver, r.pool, r.device), r.share_id) for r in claim.status.allocation.devices.results
+            if not r.admin_access]
+
+
+def check_devices_allocated_once(events: Sequence[Recorded]) -> list[str]:
+    """Replay the history: after every revision, each device whose holders it changed is held by at
+    most one allocation of one claim, or, if the slice publishing it allows multiple allocations, by
+    allocations with distinct shareIDs; and every device allocated is published by a slice of the store
+    at that revision. A claim's deletion, or its allocation cleared, lets its devices go."""
+    problems = []
+    #: slice key -> {device: allows multiple allocations} of every slice stored now.
+    slices: dict[str, dict[DeviceKey, bool]] = {}
+    #: claim key -> what its allocation holds now.
+    held: dict[str, list[tuple[DeviceKey, str]]] = {}
+    #: device -> [(claim key, shareID)] of every allocation holding it now.
+    holders: dict[DeviceKey, list[tuple[str, str]]] = defaultdict(list)
+
+    for revision, written in revisions(events):
+        touched: dict[DeviceKey, None] = {}
+        for event in written:
+            if event.key.startswith(RESOURCE_SLICE.key_prefix()):
+                published = event.obj
+                assert isinstance(published, objects_pb2.ResourceSlice)
+                spec = published.spec
+                if event.type is EventType.DELETE:
+                    slices.pop(event.key, None)
+                else:
+                    slices[event.key] = {(spec.driver, spec.pool.name, device.name):
+                                         device.allow_multiple_allocations for device in spec.devices}
+                continue
+            if not event.key.startswith(RESOURCE_CLAIM.key_prefix()):
+                continue
+            for device, share in held.pop(event.key, []):
+                holders[device].remove((event.key, share))
+                touched[device] = None
+            claim = event.obj
+            assert isinstance(claim, objects_pb2.ResourceClaim)
+            if event.type is EventType.PUT and (allocated := claim_allocations(claim)):
+                held[event.key] = allocated
+                for device, share in allocated:
+                    holders[device].append((event.key, share))
+                    touched[device] = None
+        if not touched:
+            continue
+        shareable: dict[DeviceKey, bool] = {}
+        for devices in slices.values():
+            shareable.update(devices)
+        for device in touched:
+            claims = holders[device]
+            if not claims:
+                continue
+            name = "/".join(device)
+            if device not in shareable:
+                owners = ", ".join(sorted({c for c, _ in claims}))
+                problems.append(f"revision {revision}: device {name}, allocated to {owners}, is published by "
+                                "no ResourceSlice")
+            elif not shareable[device] and len(claims) > 1:
+                problems.append(f"revision {revision}: device {name} is allocated {len(claims)} times: "
+                                f"{', '.join(sorted(c for c, _ in claims))}")
+            elif shareable[device]:
+                shares = [share for _, share in claims]
+                if twice := sorted({share for share in shares if shares.count(share) > 1}):
+                    problems.append(f"revision {revision}: device {name}, which allows multiple allocations, "
+                                    f"has shareID {twice[0]!r} in {shares.count(twice[0])} allocations: "
+                                    f"{', '.join(sorted(c for c, s in claims if s == twice[0]))}")
+    return problems
+
+
+def _final(events: Iterable[Recorded], prefix: str) -> dict[str, Message]:
+    """The objects under ``prefix`` as the history leaves them, by key."""
+    final: dict[str, Message] = {}
+    for event in events:
+        if event.key.startswith(prefix):
+            if event.type is EventType.DELETE:
+                final.pop(event.key, None)
+            else:
+                final[event.key] = event.obj
+    return final
+
+
+def claimed_pods(events: Sequence[Recorded]) -> dict[str, objects_pb2.Pod]:
+    """The pods the history ends with that claim devices, by key."""
+    final = _final(events, POD.key_prefix())
+    return {key: pod for key, pod in final.items()
+            if isinstance(pod, objects_pb2.Pod) and pod.spec.resource_claims}
+
+
+def check_claims_on_their_pods_nodes(events: Sequence[Recorded]) -> list[str]:
+    """In the state the history ends with: every claim of every bound pod exists, is allocated, is
+    reserved for that pod, and each of its devices is published by a slice of the pod's node."""
+    problems = []
+    claims = _final(events, RESOURCE_CLAIM.key_prefix())
+    node_of_device: dict[DeviceKey, str] = {}
+    for published in _final(events, RESOURCE_SLICE.key_prefix()).values():
+        assert isinstance(published, objects_pb2.ResourceSlice)
+        spec = published.spec
+        for published_device in spec.devices:
+            node_of_device[(spec.driver, spec.pool.name, published_device.name)] = spec.node_name
+    for key, pod in sorted(claimed_pods(events).items()):
+        if not pod.spec.node_name:
+            continue
+        generated = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses
+                     if s.HasField("resource_claim_name")}
+        for pod_claim in pod.spec.resource_claims:
+            name = (pod_claim.resource_claim_name if pod_claim.HasField("resource_claim_name")
+                    else generated.get(pod_claim.name))
+            where = f"pod {key} on {pod.spec.node_name}: claim {pod_claim.name}"
+            claim = claims.get(RESOURCE_CLAIM.key(pod.metadata.namespace, name)) if name else None
+            if claim is None:
+                problems.append(f"{where}: {f'ResourceClaim {name} does not exist' if name else 'none made'}")
+                continue
+            assert isinstance(claim, objects_pb2.ResourceClaim)
+            if not claim.status.HasField("allocation"):
+                problems.append(f"{where}: ResourceClaim {name} is not allocated")
+                continue
+            if pod.metadata.uid not in {ref.uid for ref in claim.status.reserved_for}:
+                problems.append(f"{where}: ResourceClaim {name} is not reserved for the pod")
+            for device, _share in claim_allocations(claim):
+                if node_of_device.get(device) != pod.spec.node_name:
+                    problems.append(f"{where}: ResourceClaim {name} holds device {'/'.join(device)} of node "
+                                    f"{node_of_device.get(device) or '(none)'}")
     return problems
 
 

@@ -30,6 +30,7 @@ from tests.chaos.history import (
     FENCING_TOKEN,
     WRITTEN_UNDER_FENCE,
     Recorded,
+    claim_allocations,
     gang_min_count,
     pod_group_of,
 )
@@ -65,8 +66,8 @@ def decode(event: WatchEvent, arrived: float) -> Recorded:
 
 def describe(event: Recorded, since: float) -> str:
     """One line for a post-mortem: revision, arrival (seconds after ``since``), type, key, and what the
-    checks read: a pod's node, fence and group, a PodGroup's minCount, a lease's holder and token
-    annotation, an event's fence."""
+    checks read: a pod's node, fence and group, a PodGroup's minCount, a ResourceClaim's devices and
+    reservations, a lease's holder and token annotation, an event's fence."""
     obj = event.obj
     detail = ""
     if isinstance(obj, objects_pb2.Pod):
@@ -79,6 +80,9 @@ def describe(event: Recorded, since: float) -> str:
     elif isinstance(obj, objects_pb2.Lease):
         token = obj.metadata.annotations.get(FENCING_TOKEN, "")
         detail = f"holder={obj.spec.holder_identity or '-'} token-annotation={token or '-'}"
+    elif isinstance(obj, objects_pb2.ResourceClaim):
+        devices = ",".join("/".join(device) for device, _share in claim_allocations(obj))
+        detail = f"devices={devices or '-'} reserved={len(obj.status.reserved_for)}"
     elif isinstance(obj, objects_pb2.Event):
         fence = obj.metadata.annotations.get(WRITTEN_UNDER_FENCE, "")
         detail = f"reason={obj.reason or '-'} count={obj.count} fence={fence or '-'}"

@@ -2,13 +2,13 @@
 
 One run (the module fixture ``chaos_run``) starts the topology of ``topology.py`` (3 etcd members, 2
 API servers, 3 scheduler replicas restarted when they exit, 8 nodes, pods submitted throughout, about
-half of them in gangs that must be bound all or nothing) and injects, one after the other: ten SIGKILLs
-of the leader, a SIGSTOP of the leader past its lease (then SIGCONT), a SIGTERM of the leader, a SIGKILL
-and restart of an API server, and of the etcd leader. Then the load stops (never inside a gang), more
-single pods fill the nodes to the last place, and every pod, every gang whole, must get bound. Each test
-below judges one property of that run, from the recorder's history wherever the property is about the
-store. The run's directory keeps every scheduler process's log (schedulers/) and the recorded history
-(history.txt) for a post-mortem.
+half of them in gangs that must be bound all or nothing, the others each claiming a DRA device) and
+injects, one after the other: ten SIGKILLs of the leader, a SIGSTOP of the leader past its lease (then
+SIGCONT), a SIGTERM of the leader, a SIGKILL and restart of an API server, and of the etcd leader. Then
+the load stops (never inside a gang), more single pods fill the nodes to the last place, and every pod,
+every gang whole, must get bound. Each test below judges one property of that run, from the recorder's
+history wherever the property is about the store. The run's directory keeps every scheduler process's
+log (schedulers/) and the recorded history (history.txt) for a post-mortem.
 """
 
 from __future__ import annotations
@@ -163,6 +163,18 @@ def test_no_gang_is_ever_partly_bound(chaos_run: ChaosRun) -> None:
     short = [f"gang {key}: {len(bound.get(_group(key), []))} of its {minimum.get(key)} pods bound"
              for key in chaos_run.gangs if len(bound.get(_group(key), [])) != minimum.get(key)]
     assert not short, _shown(short)
+
+
+def test_no_device_is_ever_allocated_twice(chaos_run: ChaosRun) -> None:
+    """At no revision of the run is a device held by two claims' allocations, and at the end every bound
+    pod's claim is allocated, reserved for it, on its node: the single pods claimed devices while the
+    leaders were killed."""
+    claimed = history.claimed_pods(chaos_run.events)
+    assert claimed, "the load submitted no pod with a claim"
+    problems = history.check_devices_allocated_once(chaos_run.events)
+    assert not problems, _shown(problems)
+    problems = history.check_claims_on_their_pods_nodes(chaos_run.events)
+    assert not problems, _shown(problems)
 
 
 def test_gangs_were_bound_by_several_leaders(chaos_run: ChaosRun) -> None:

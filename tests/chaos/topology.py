@@ -4,12 +4,15 @@ Started in this order, and stopped in the reverse one:
 
 1. a 3-member etcd cluster (``cluster.launcher.etcd.EtcdCluster``);
 2. the recorder, watching etcd from revision 1 before anything else writes (``recorder.py``);
-3. two `podsched apiserver` processes over that etcd;
-4. the nodes, created through the API;
+3. two `podsched apiserver` processes over that etcd, the second also running the resourceclaim
+   controller (one, as kube-controller-manager's leader would be; the first is the one the faults kill);
+4. the nodes, created through the API, with DRA: a DeviceClass, one ResourceSlice per node of as many
+   devices as the node holds pods, and a ResourceClaimTemplate for one device;
 5. three `podsched scheduler` replicas with leader election and short timings, each restarted when it
    exits, as a supervisor (or compose's ``restart: always``) would (``replicas.py``);
 6. the load: pods submitted at a steady rate through both API servers (``load_thread.py``), some of
-   them in gangs (a PodGroup whose minimum is its size, then its pods, in either spelling).
+   them in gangs (a PodGroup whose minimum is its size, then its pods, in either spelling); every single
+   pod (the final fill's too) claims one device through the template.
 
 The load may submit as many pods as the nodes hold together and no more, so that a pod left pending at
 the end is the scheduler's fault and never the cluster's; the test fills the rest of that room at the
@@ -17,7 +20,8 @@ end (``TopologySpec.fill``), leaving every node exactly full: a leader whose cac
 or lost track of a real one, would leave a pod unbound or a node over allocatable. Every pod requests
 the same and every node offers a whole number of them, so a gang fits whenever as many places are free
 as it has pods: with no more pods than places, every gang can be placed whole, however the others lie,
-and a gang still pending at the end is the scheduler's fault too.
+and a gang still pending at the end is the scheduler's fault too. Each node has a device for each of its
+places, so a pod with a claim fits wherever a place is free.
 """
 
 from __future__ import annotations
@@ -41,6 +45,11 @@ from tests.conftest import running_cluster
 
 #: Where every pod of the run lives.
 LOAD_NAMESPACE = "chaos"
+#: The DRA driver whose devices every node has, the class selecting them, and the template single pods
+#: make their claims from (in LOAD_NAMESPACE).
+DRIVER = "gpu.chaos.podsched.io"
+DEVICE_CLASS = "chaos-gpu"
+CLAIM_TEMPLATE = "one-gpu"
 
 
 @dataclass(frozen=True)
@@ -76,15 +85,18 @@ class TopologySpec:
     fill_rate: float = 25.0
 
     @property
-    def capacity(self) -> int:
-        """How many of the load's pods the nodes hold together (the smallest of cpu, memory and pod
-        slots decides on each node)."""
-        per_node = min(
+    def per_node(self) -> int:
+        """How many of the load's pods one node holds (the smallest of cpu, memory and pod slots)."""
+        return min(
             milli_value(self.node_cpu) // milli_value(self.pod_cpu),
             int_value(self.node_memory) // int_value(self.pod_memory),
             self.node_pods,
         )
-        return per_node * self.nodes
+
+    @property
+    def capacity(self) -> int:
+        """How many of the load's pods the nodes hold together."""
+        return self.per_node * self.nodes
 
     def scheduler_args(self, servers: str) -> list[str]:
         return [
@@ -106,24 +118,52 @@ class TopologySpec:
         node.status.conditions.add(type="Ready", status="True")
         return node
 
+    def device_class(self) -> objects_pb2.DeviceClass:
+        device_class = objects_pb2.DeviceClass(api_version="resource.k8s.io/v1", kind="DeviceClass")
+        device_class.metadata.name = DEVICE_CLASS
+        device_class.spec.selectors.add().cel.expression = f'device.driver == "{DRIVER}"'
+        return device_class
+
+    def resource_slice(self, index: int) -> objects_pb2.ResourceSlice:
+        """Node ``index``'s devices: one for each pod it holds, so devices never run out before room."""
+        node = self.node(index).metadata.name
+        published = objects_pb2.ResourceSlice(api_version="resource.k8s.io/v1", kind="ResourceSlice")
+        published.metadata.name = f"{node}-gpus"
+        spec = published.spec
+        spec.driver, spec.node_name = DRIVER, node
+        spec.pool.name, spec.pool.resource_slice_count = node, 1
+        for device in range(self.per_node):
+            spec.devices.add(name=f"gpu-{device}")
+        return published
+
+    def claim_template(self) -> objects_pb2.ResourceClaimTemplate:
+        template = objects_pb2.ResourceClaimTemplate(api_version="resource.k8s.io/v1",
+                                                     kind="ResourceClaimTemplate")
+        template.metadata.name, template.metadata.namespace = CLAIM_TEMPLATE, LOAD_NAMESPACE
+        template.spec.spec.devices.requests.add(name="gpu").exactly.device_class_name = DEVICE_CLASS
+        return template
+
     def load(self) -> LoadSpec:
         """The load during the faults: at most as many pods as the nodes hold."""
         return LoadSpec(rate=self.load_rate, count=self.capacity, namespace=LOAD_NAMESPACE,
                         cpu=self.pod_cpu, memory=self.pod_memory, gang_fraction=self.gang_fraction,
-                        gang_size=self.gang_size, seed=self.seed)
+                        gang_size=self.gang_size, seed=self.seed, claim_template=CLAIM_TEMPLATE)
 
     def fill(self, existing: int) -> LoadSpec:
         """The final fill: as many more single pods as room is left beside ``existing`` pods of the load."""
         if existing >= self.capacity:
             raise ValueError(f"{existing} pods already fill the {self.capacity} places of the nodes")
         return LoadSpec(rate=self.fill_rate, count=self.capacity - existing, namespace=LOAD_NAMESPACE,
-                        cpu=self.pod_cpu, memory=self.pod_memory)
+                        cpu=self.pod_cpu, memory=self.pod_memory, claim_template=CLAIM_TEMPLATE)
 
 
 #: The API servers keep their history for the whole run: the recorder must see every revision, and a
 #: compaction (5 min by default) could cut under a watch that is resuming after an etcd member's death.
 #: They enforce leadership, as docker-compose.yml's do.
-APISERVER_ARGS = ["--compaction-interval", "1h", "--controllers", "none", "--enforce-leader-fencing"]
+APISERVER_ARGS = ["--compaction-interval", "1h", "--enforce-leader-fencing"]
+#: The controllers of every API server but the last, and of the last (kube-controller-manager's one
+#: leader makes the pods' claims; the faults kill the first).
+NO_CONTROLLERS, CLAIM_CONTROLLER = ["--controllers", "none"], ["--controllers", "resourceclaim"]
 
 
 @dataclass
@@ -150,8 +190,10 @@ def running_topology(spec: TopologySpec, root: Path) -> Iterator[Topology]:
         recorder.start()
         stack.callback(recorder.stop)
         apiservers = []
-        for _ in range(spec.apiservers):
-            server = ApiServerProcess(["--etcd", ",".join(etcd.endpoints)], extra_args=APISERVER_ARGS)
+        for index in range(spec.apiservers):
+            controllers = CLAIM_CONTROLLER if index == spec.apiservers - 1 else NO_CONTROLLERS
+            server = ApiServerProcess(["--etcd", ",".join(etcd.endpoints)],
+                                      extra_args=[*APISERVER_ARGS, *controllers])
             server.start()
             stack.callback(server.stop)
             apiservers.append(server)
@@ -170,3 +212,7 @@ async def _create_nodes(servers: str, spec: TopologySpec) -> None:
     async with Client(servers) as client:
         for index in range(spec.nodes):
             await client.create(spec.node(index))
+        await client.create(spec.device_class())
+        for index in range(spec.nodes):
+            await client.create(spec.resource_slice(index))
+        await client.create(spec.claim_template())

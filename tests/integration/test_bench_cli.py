@@ -7,7 +7,9 @@ In-process topology on SQLite keeps the run short on a 2-core machine; `podsched
 here for the gang workload, whose group binds are etcd transactions there. The gang workload runs there
 only, not on SQLite as well: its placements are checked the same way on either store, and gangs on SQLite
 are bound in tests/integration/test_gang_scheduling.py. That no --workload means every workload is
-tests/unit/test_bench_report.py's.
+tests/unit/test_bench_report.py's. The DRA workloads are left out: even at the tiny scale (1250 pods
+whose claims the resourceclaim controller makes and the scheduler allocates) one takes minutes on this
+machine; their checks are tests/unit/test_bench_dra.py's.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from cluster.bench.workloads import WORKLOADS
 
 #: Generous: the tiny workloads take well under a minute on a loaded 2-core machine.
 BENCH_TIMEOUT_S = 340
-#: Every workload but the gang one, which the etcd test below runs.
-ON_SQLITE = [name for name in WORKLOADS if name != "GangScheduling"]
+#: Every workload but the gang one, which the etcd test below runs, and the DRA ones.
+ON_SQLITE = [name for name, workload in WORKLOADS.items()
+             if name != "GangScheduling" and not workload.claim_templates]
 
 
 def test_every_tiny_workload_places_its_pods_correctly(tmp_path: Path) -> None:

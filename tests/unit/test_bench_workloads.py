@@ -29,6 +29,9 @@ def test_the_workloads_have_scheduler_perfs_sizes_and_thresholds() -> None:
         "SchedulingPodAntiAffinity": (w.Scale(5000, 1000, 2000), 500, 60),
         "TopologySpreading": (w.Scale(5000, 5000, 5000), 500, 460),
         "GangScheduling": (w.Scale(5000, 0, 10000), 500, None),
+        # scheduler_perf's DRA configs stop at 500 nodes: full and small are the same.
+        "SchedulingWithResourceClaimTemplate": (w.Scale(500, 2500, 2500), 500, 56),
+        "SchedulingWithMultipleResourceClaims": (w.Scale(500, 2500, 2500), 500, None),
     }
 
 

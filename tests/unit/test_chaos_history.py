@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
-from cluster.api.kinds import EVENT, LEASE, NODE, POD, POD_GROUP
+from cluster.api.kinds import EVENT, LEASE, NODE, POD, POD_GROUP, RESOURCE_CLAIM, RESOURCE_SLICE
 from store.base import EventType
 from tests import builders
 from tests.chaos import history
@@ -78,6 +78,20 @@ class History:
         """A pod of ``group``, naming it in spec.schedulingGroup or, with ``label``, by the label."""
         return self.put(key(name), make_member(name, group, node, label=label, cpu=cpu))
 
+    def slice(self, pool: str, *devices: str, shared: tuple[str, ...] = ()) -> int:
+        """A slice of driver "gpu" publishing ``devices`` in ``pool``; those in ``shared`` allow multiple
+        allocations."""
+        published = objects_pb2.ResourceSlice()
+        published.metadata.name = pool
+        published.spec.driver, published.spec.pool.name, published.spec.node_name = "gpu", pool, pool
+        for device in devices:
+            published.spec.devices.add(name=device, allow_multiple_allocations=device in shared)
+        return self.put(RESOURCE_SLICE.key("", pool), published)
+
+    def claim(self, name: str, *devices: str, share_id: str = "", admin: bool = False) -> int:
+        """Claim ``name`` allocated ``devices`` ("pool/device" of driver "gpu"; none: not allocated)."""
+        return self.put(claim_key(name), make_claim(name, *devices, share_id=share_id, admin=admin))
+
     def lease(self, holder: str, token: int | None = None) -> int:
         lease = objects_pb2.Lease()
         lease.metadata.name = "kube-scheduler"
@@ -114,6 +128,27 @@ def make_member(name: str, group: str, node: str = "", *, label: bool = False,
 
 def key(name: str) -> str:
     return POD.key("default", name)
+
+
+def claim_key(name: str) -> str:
+    return RESOURCE_CLAIM.key("default", name)
+
+
+def make_claim(
+    name: str, *devices: str, share_id: str = "", admin: bool = False
+) -> objects_pb2.ResourceClaim:
+    claim = objects_pb2.ResourceClaim()
+    claim.metadata.name, claim.metadata.namespace = name, "default"
+    if devices:
+        results = claim.status.allocation.devices.results
+        for device in devices:
+            pool, _, name_in_pool = device.partition("/")
+            result = results.add(request="req-0", driver="gpu", pool=pool, device=name_in_pool)
+            if share_id:
+                result.share_id = share_id
+            if admin:
+                result.admin_access = True
+    return claim
 
 
 # ------------------------------------------------------------------------------------- bound once
@@ -588,3 +623,129 @@ def test_other_keys_are_not_leases_or_pods() -> None:
     h.put(LEASE.key("default", "other"), other)
     assert history.lease_records(h.events) == []
     assert history.bindings(h.events) == []
+
+
+# ---------------------------------------------------------------------------------------- devices
+
+
+def test_devices_hold_when_every_allocation_has_devices_of_its_own() -> None:
+    h = History()
+    h.slice("n1", "d0", "d1")
+    h.slice("n2", "d0")
+    h.claim("a")
+    h.claim("a", "n1/d0")
+    h.claim("b", "n1/d1")
+    h.claim("c", "n2/d0")
+    assert history.check_devices_allocated_once(h.events) == []
+
+
+def test_devices_report_a_device_allocated_to_two_claims() -> None:
+    h = History()
+    h.slice("n1", "d0", "d1")
+    h.claim("a", "n1/d0")
+    twice = h.claim("b", "n1/d0")
+    assert history.check_devices_allocated_once(h.events) == [
+        f"revision {twice}: device gpu/n1/d0 is allocated 2 times: {claim_key('a')}, {claim_key('b')}"
+    ]
+
+
+def test_devices_report_a_device_twice_in_one_allocation() -> None:
+    h = History()
+    h.slice("n1", "d0")
+    twice = h.claim("a", "n1/d0", "n1/d0")
+    assert history.check_devices_allocated_once(h.events) == [
+        f"revision {twice}: device gpu/n1/d0 is allocated 2 times: {claim_key('a')}, {claim_key('a')}"
+    ]
+
+
+def test_devices_are_freed_by_a_deletion_or_a_deallocation() -> None:
+    h = History()
+    h.slice("n1", "d0")
+    h.claim("a", "n1/d0")
+    h.delete(claim_key("a"), make_claim("a", "n1/d0"))
+    h.claim("b", "n1/d0")
+    h.claim("b")
+    h.claim("c", "n1/d0")
+    assert history.check_devices_allocated_once(h.events) == []
+
+
+def test_devices_judge_a_revision_once_all_its_writes_apply() -> None:
+    """One transaction that hands a device from one claim to another holds it once."""
+    h = History()
+    h.slice("n1", "d0")
+    h.claim("a", "n1/d0")
+    with h.transaction():
+        h.claim("b", "n1/d0")
+        h.claim("a")
+    assert history.check_devices_allocated_once(h.events) == []
+
+
+def test_devices_allowing_multiple_allocations_need_distinct_share_ids() -> None:
+    h = History()
+    h.slice("n1", "d0", shared=("d0",))
+    h.claim("a", "n1/d0", share_id="s1")
+    h.claim("b", "n1/d0", share_id="s2")
+    assert history.check_devices_allocated_once(h.events) == []
+    same = h.claim("c", "n1/d0", share_id="s1")
+    assert history.check_devices_allocated_once(h.events) == [
+        f"revision {same}: device gpu/n1/d0, which allows multiple allocations, has shareID 's1' in 2 "
+        f"allocations: {claim_key('a')}, {claim_key('c')}"
+    ]
+
+
+def test_devices_ignore_admin_access_and_report_a_device_no_slice_publishes() -> None:
+    h = History()
+    h.slice("n1", "d0")
+    h.claim("a", "n1/d0")
+    h.claim("admin", "n1/d0", admin=True)
+    assert history.check_devices_allocated_once(h.events) == []
+    ghost = h.claim("b", "n9/d0")
+    assert history.check_devices_allocated_once(h.events) == [
+        f"revision {ghost}: device gpu/n9/d0, allocated to {claim_key('b')}, is published by no ResourceSlice"
+    ]
+
+
+def claiming_pod(name: str, node: str, claim: str = "") -> objects_pb2.Pod:
+    """A pod whose claim "gpu" the controller made as ``claim`` ("": not made yet)."""
+    pod = make_pod(name, node)
+    pod.spec.resource_claims.add(name="gpu", resource_claim_template_name="one-gpu")
+    if claim:
+        pod.status.resource_claim_statuses.add(name="gpu", resource_claim_name=claim)
+    return pod
+
+
+def reserved(claim: objects_pb2.ResourceClaim, pod_name: str) -> objects_pb2.ResourceClaim:
+    claim.status.reserved_for.add(resource="pods", name=pod_name, uid=f"uid-{pod_name}")
+    return claim
+
+
+def test_claims_hold_when_every_bound_pods_claim_is_allocated_and_reserved_on_its_node() -> None:
+    h = History()
+    h.slice("n1", "d0")
+    h.slice("n2", "d0")
+    h.put(key("p"), claiming_pod("p", "n1", "p-gpu-x"))
+    h.put(claim_key("p-gpu-x"), reserved(make_claim("p-gpu-x", "n1/d0"), "p"))
+    h.put(key("waiting"), claiming_pod("waiting", ""))
+    assert history.check_claims_on_their_pods_nodes(h.events) == []
+    assert sorted(history.claimed_pods(h.events)) == [key("p"), key("waiting")]
+
+
+def test_claims_report_a_bound_pods_claim_missing_unallocated_unreserved_or_on_another_node() -> None:
+    h = History()
+    h.slice("n1", "d0", "d1")
+    h.slice("n2", "d0")
+    h.put(key("unmade"), claiming_pod("unmade", "n1"))
+    h.put(key("gone"), claiming_pod("gone", "n1", "gone-gpu"))
+    h.put(key("pending"), claiming_pod("pending", "n1", "pending-gpu"))
+    h.put(claim_key("pending-gpu"), make_claim("pending-gpu"))
+    h.put(key("stranger"), claiming_pod("stranger", "n1", "stranger-gpu"))
+    h.put(claim_key("stranger-gpu"), make_claim("stranger-gpu", "n1/d1"))
+    h.put(key("away"), claiming_pod("away", "n1", "away-gpu"))
+    h.put(claim_key("away-gpu"), reserved(make_claim("away-gpu", "n2/d0"), "away"))
+    assert history.check_claims_on_their_pods_nodes(h.events) == [
+        f"pod {key('away')} on n1: claim gpu: ResourceClaim away-gpu holds device gpu/n2/d0 of node n2",
+        f"pod {key('gone')} on n1: claim gpu: ResourceClaim gone-gpu does not exist",
+        f"pod {key('pending')} on n1: claim gpu: ResourceClaim pending-gpu is not allocated",
+        f"pod {key('stranger')} on n1: claim gpu: ResourceClaim stranger-gpu is not reserved for the pod",
+        f"pod {key('unmade')} on n1: claim gpu: none made",
+    ]

@@ -14,6 +14,7 @@ from cluster.api.kinds import POD, POD_GROUP, unwrap
 from cluster.client import Client
 from cluster.launcher import load
 from cluster.launcher.load import (
+    CLAIM_NAME,
     COSCHEDULING_API_VERSION,
     POD_GROUP_LABEL,
     RUN_LABEL,
@@ -42,6 +43,8 @@ from tests.unit.test_client_fake_apiserver import FakeApiServer, until
         pytest.param({"namespace": "Load_NS"}, "namespace", '"Load_NS" is invalid', id="namespace"),
         pytest.param({"priority_class": "Gold!"}, "priority_class", '"Gold!" is invalid',
                      id="priority-class"),
+        pytest.param({"claim_template": "GPU_one"}, "claim_template", '"GPU_one" is invalid',
+                     id="claim-template"),
         pytest.param({"gang_fraction": -0.1}, "gang_fraction", "between 0 and 1, got -0.1",
                      id="gang-fraction-negative"),
         pytest.param({"gang_fraction": 1.5}, "gang_fraction", "between 0 and 1, got 1.5",
@@ -72,6 +75,21 @@ def test_spec_builds_labelled_pods_with_requests() -> None:
     assert not LoadSpec(rate=1).pod(0).spec.priority_class_name
     # Each run gets its own id, so two runs never share a name or a selector.
     assert LoadSpec(rate=1).run_id != LoadSpec(rate=1).run_id
+
+
+def test_single_pods_claim_devices_through_the_claim_template_and_gang_members_do_not() -> None:
+    spec = LoadSpec(rate=1, count=60, gang_fraction=0.5, seed=3, claim_template="one-gpu", run_id="abc123")
+    submissions = list(spec.submissions())
+    singles = [s.pods[0] for s in submissions if s.pod_group is None]
+    members = [pod for s in submissions if s.pod_group is not None for pod in s.pods]
+
+    assert singles and members
+    for pod in singles:
+        assert [(c.name, c.resource_claim_template_name) for c in pod.spec.resource_claims] == [
+            (CLAIM_NAME, "one-gpu")]
+        assert [c.name for c in pod.spec.containers[0].resources.claims] == [CLAIM_NAME]
+    assert not any(pod.spec.resource_claims or pod.spec.containers[0].resources.claims for pod in members)
+    assert not LoadSpec(rate=1).single(0).spec.resource_claims
 
 
 def test_progress_line() -> None:

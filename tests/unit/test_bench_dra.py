@@ -1,0 +1,252 @@
+"""The bench's DRA workloads build scheduler_perf's DRA objects, and the checks find every claim that holds
+a device another claim holds, or that is not allocated, reserved and placed on its pod's node."""
+
+from __future__ import annotations
+
+import pytest
+
+from cluster.api import objects_pb2
+from cluster.bench import workloads as w
+from cluster.bench.checks import Placements, check
+from cluster.bench.topology import bring_up
+
+DRA = ("SchedulingWithResourceClaimTemplate", "SchedulingWithMultipleResourceClaims")
+
+
+def test_the_dra_workloads_have_scheduler_perfs_sizes_and_threshold() -> None:
+    template = w.WORKLOADS["SchedulingWithResourceClaimTemplate"]
+    multiple = w.WORKLOADS["SchedulingWithMultipleResourceClaims"]
+
+    assert (template.full, template.small, template.threshold) == (
+        w.Scale(500, 2500, 2500), w.Scale(500, 2500, 2500), 56)
+    assert [(d.name, d.devices_per_node) for d in template.drivers] == [(w.TEST_DRIVER, 10)]
+    assert (multiple.full, multiple.threshold) == (w.Scale(500, 2500, 2500), None)
+    assert [(d.name, d.devices_per_node) for d in multiple.drivers] == [
+        (w.TEST_DRIVER, 20), (w.ANOTHER_TEST_DRIVER, 20)]
+
+
+@pytest.mark.parametrize("name", DRA)
+@pytest.mark.parametrize("scale", w.SCALES)
+def test_the_pods_use_up_every_device_of_every_driver(name: str, scale: str) -> None:
+    workload = w.WORKLOADS[name]
+    size = workload.scale(scale)
+    pod = workload.measured_template("p", "ns")
+    templates = {t("ns").metadata.name: t("ns") for t in workload.claim_templates}
+    drivers = {c.metadata.name: c.spec.selectors[0].cel.expression.split('"')[1]
+               for c in workload.device_classes}
+    # Each of a pod's claims asks for one device of its template's class, whose selector names a driver.
+    claims_per_driver = {driver.name: 0 for driver in workload.drivers}
+    for pod_claim in pod.spec.resource_claims:
+        request = templates[pod_claim.resource_claim_template_name].spec.spec.devices.requests[0]
+        assert request.exactly.device_class_name in drivers
+        claims_per_driver[drivers[request.exactly.device_class_name]] += 1
+
+    for driver in workload.drivers:
+        assert driver.devices_per_node * size.nodes == claims_per_driver[driver.name] * (
+            size.init_pods + size.measured_pods), (name, scale, driver.name)
+
+
+@pytest.mark.parametrize("name", DRA)
+def test_a_dra_pod_uses_every_claim_it_declares_from_the_workloads_templates(name: str) -> None:
+    workload = w.WORKLOADS[name]
+    pod = workload.measured_template("m0", "sched-1")
+    declared = [c.name for c in pod.spec.resource_claims]
+
+    assert [c.name for c in pod.spec.containers[0].resources.claims] == declared
+    assert {c.resource_claim_template_name for c in pod.spec.resource_claims} == {
+        t("sched-1").metadata.name for t in workload.claim_templates}
+    assert not pod.spec.containers[0].resources.requests
+    assert workload.controllers == (w.RESOURCE_CLAIM_CONTROLLER,)
+    assert w.WORKLOADS["SchedulingBasic"].controllers == ()
+
+
+def test_the_test_drivers_slice_publishes_its_devices_for_one_node() -> None:
+    driver = w.WORKLOADS["SchedulingWithResourceClaimTemplate"].drivers[0]
+    node = w.WORKLOADS["SchedulingWithResourceClaimTemplate"].node(3)
+    slice_ = driver.slice(node.metadata.name)
+
+    assert slice_.metadata.name == f"{node.metadata.name}-{w.TEST_DRIVER}"
+    assert (slice_.spec.driver, slice_.spec.node_name, slice_.spec.pool.name) == (
+        w.TEST_DRIVER, node.metadata.name, node.metadata.name)
+    assert slice_.spec.pool.resource_slice_count == 1
+    assert [d.name for d in slice_.spec.devices] == [f"instance-{i}" for i in range(10)]
+    device = slice_.spec.devices[7]
+    assert device.attributes["model"].string_value == "A100"
+    assert device.attributes["driverVersion"].version_value == "1.2.3"
+    assert device.attributes["dra.example.com/numa"].int_value == 7
+    assert device.capacity["memory"].value == "1Gi"
+
+
+def test_the_test_class_selects_the_test_drivers_devices() -> None:
+    [test_class] = w.WORKLOADS["SchedulingWithResourceClaimTemplate"].device_classes
+
+    assert test_class.metadata.name == w.TEST_CLASS
+    assert [s.cel.expression for s in test_class.spec.selectors] == [f'device.driver == "{w.TEST_DRIVER}"']
+
+
+def test_an_unknown_controller_is_refused_before_anything_starts() -> None:
+    with pytest.raises(ValueError, match="unknown controller 'nosuch'"):
+        bring_up("inproc", "sqlite", controllers=("nosuch",))
+
+
+# -- the checks --------------------------------------------------------------------------------------
+
+WORKLOAD = w.WORKLOADS["SchedulingWithResourceClaimTemplate"]
+
+
+def _nodes(count: int = 2) -> list[objects_pb2.Node]:
+    return [WORKLOAD.node(i) for i in range(count)]
+
+
+def _slices(nodes: list[objects_pb2.Node]) -> list[objects_pb2.ResourceSlice]:
+    return [WORKLOAD.drivers[0].slice(node.metadata.name) for node in nodes]
+
+
+def _placed(name: str, node: objects_pb2.Node) -> objects_pb2.Pod:
+    """A DRA pod bound to ``node`` whose claim the controller made as ``<name>-resource``."""
+    pod = w.pod_with_claim_template(name, w.MEASURED_NAMESPACE)
+    pod.metadata.uid = f"uid-{name}"
+    pod.metadata.labels[w.ROLE_LABEL] = w.MEASURED
+    pod.spec.node_name = node.metadata.name
+    pod.status.resource_claim_statuses.add(name="resource", resource_claim_name=f"{name}-resource")
+    return pod
+
+
+def _claim(pod: objects_pb2.Pod, node: str, *devices: str, share_id: str = "") -> objects_pb2.ResourceClaim:
+    """The pod's claim, allocated ``devices`` of ``node``'s pool and reserved for the pod."""
+    claim = objects_pb2.ResourceClaim()
+    claim.metadata.name = f"{pod.metadata.name}-resource"
+    claim.metadata.namespace = pod.metadata.namespace
+    allocation = claim.status.allocation
+    for device in devices:
+        result = allocation.devices.results.add(
+            request="req-0", driver=w.TEST_DRIVER, pool=node, device=device)
+        if share_id:
+            result.share_id = share_id
+    term = allocation.node_selector.node_selector_terms.add()
+    term.match_fields.add(key="metadata.name", operator="In", values=[node])
+    claim.status.reserved_for.add(resource="pods", name=pod.metadata.name, uid=pod.metadata.uid)
+    return claim
+
+
+def _check(nodes: list[objects_pb2.Node], pods: list[objects_pb2.Pod],
+           claims: list[objects_pb2.ResourceClaim],
+           slices: list[objects_pb2.ResourceSlice] | None = None) -> list[str]:
+    names = {pod.metadata.name for pod in pods}
+    return check(Placements(nodes, pods, {w.MEASURED: names}, names, resource_claims=claims,
+                            resource_slices=_slices(nodes) if slices is None else slices))
+
+
+def test_claims_on_distinct_devices_of_their_pods_nodes_pass() -> None:
+    nodes = _nodes()
+    pods = [_placed("m0", nodes[0]), _placed("m1", nodes[0]), _placed("m2", nodes[1])]
+    pool0, pool1 = nodes[0].metadata.name, nodes[1].metadata.name
+    claims = [_claim(pods[0], pool0, "instance-0"), _claim(pods[1], pool0, "instance-1"),
+              _claim(pods[2], pool1, "instance-0")]
+
+    assert _check(nodes, pods, claims) == []
+
+
+def test_a_device_in_two_allocations_is_reported() -> None:
+    nodes = _nodes(1)
+    pods = [_placed("m0", nodes[0]), _placed("m1", nodes[0])]
+    pool = nodes[0].metadata.name
+    claims = [_claim(pods[0], pool, "instance-3"), _claim(pods[1], pool, "instance-3")]
+
+    assert _check(nodes, pods, claims) == [
+        f"devices allocated once: device {w.TEST_DRIVER}/{pool}/instance-3 allocated 2 times: "
+        "sched-1/m0-resource, sched-1/m1-resource"]
+
+
+def test_a_device_twice_in_one_allocation_is_reported() -> None:
+    nodes = _nodes(1)
+    pod = _placed("m0", nodes[0])
+    pool = nodes[0].metadata.name
+
+    assert _check(nodes, [pod], [_claim(pod, pool, "instance-1", "instance-1")]) == [
+        f"devices allocated once: device {w.TEST_DRIVER}/{pool}/instance-1 allocated 2 times: "
+        "sched-1/m0-resource, sched-1/m0-resource"]
+
+
+def test_a_device_allowing_multiple_allocations_is_shared_under_distinct_share_ids() -> None:
+    nodes = _nodes(1)
+    pods = [_placed("m0", nodes[0]), _placed("m1", nodes[0])]
+    pool = nodes[0].metadata.name
+    slices = _slices(nodes)
+    slices[0].spec.devices[0].allow_multiple_allocations = True
+
+    distinct = [_claim(pod, pool, "instance-0", share_id=share)
+                for pod, share in zip(pods, "ab", strict=True)]
+    same = [_claim(pod, pool, "instance-0", share_id="a") for pod in pods]
+
+    assert _check(nodes, pods, distinct, slices) == []
+    assert _check(nodes, pods, same, slices) == [
+        f"devices allocated once: device {w.TEST_DRIVER}/{pool}/instance-0, which allows multiple "
+        "allocations, has shareID 'a' 2 times: sched-1/m0-resource, sched-1/m1-resource"]
+
+
+def test_an_admin_access_allocation_takes_no_device() -> None:
+    nodes = _nodes(1)
+    pods = [_placed("m0", nodes[0]), _placed("m1", nodes[0])]
+    pool = nodes[0].metadata.name
+    claims = [_claim(pods[0], pool, "instance-0"), _claim(pods[1], pool, "instance-0")]
+    claims[1].status.allocation.devices.results[0].admin_access = True
+
+    assert _check(nodes, pods, claims) == []
+
+
+def test_a_device_no_slice_publishes_is_reported() -> None:
+    nodes = _nodes(1)
+    pod = _placed("m0", nodes[0])
+
+    problems = _check(nodes, [pod], [_claim(pod, nodes[0].metadata.name, "instance-99")])
+
+    assert problems == [f"devices allocated once: claim sched-1/m0-resource: device {w.TEST_DRIVER}/"
+                        f"{nodes[0].metadata.name}/instance-99 is published by no ResourceSlice"]
+
+
+def test_a_claim_allocated_on_another_node_is_reported() -> None:
+    nodes = _nodes()
+    pod = _placed("m0", nodes[0])
+    where = f"pod sched-1/m0 on {nodes[0].metadata.name}"
+
+    problems = _check(nodes, [pod], [_claim(pod, nodes[1].metadata.name, "instance-0")])
+
+    assert problems == [
+        f"claims on the pods node: {where}: claim m0-resource is allocated for other nodes",
+        f"claims on the pods node: {where}: claim m0-resource holds device "
+        f"{w.TEST_DRIVER}/{nodes[1].metadata.name}/instance-0, not published for its node",
+    ]
+
+
+def test_a_placed_pods_claim_not_made_not_allocated_or_not_reserved_is_reported() -> None:
+    nodes = _nodes(1)
+    pool = nodes[0].metadata.name
+    unmade, missing, unallocated, unreserved = (_placed(f"m{i}", nodes[0]) for i in range(4))
+    del unmade.status.resource_claim_statuses[:]
+    pending = _claim(unallocated, pool, "instance-0")
+    pending.status.ClearField("allocation")
+    stranger = _claim(unreserved, pool, "instance-1")
+    stranger.status.reserved_for[0].uid = "someone-else"
+
+    problems = _check(nodes, [unmade, missing, unallocated, unreserved], [pending, stranger])
+
+    where = f"on {pool}"
+    assert problems == [
+        f"claims on the pods node: pod sched-1/m0 {where}: claim resource: no ResourceClaim made",
+        f"claims on the pods node: pod sched-1/m1 {where}: claim resource: ResourceClaim m1-resource does "
+        "not exist",
+        f"claims on the pods node: pod sched-1/m2 {where}: claim m2-resource is not allocated",
+        f"claims on the pods node: pod sched-1/m3 {where}: claim m3-resource is not reserved for it",
+    ]
+
+
+def test_a_claim_named_by_the_pod_is_checked_too() -> None:
+    nodes = _nodes()
+    pod = _placed("m0", nodes[0])
+    del pod.status.resource_claim_statuses[:]
+    pod.spec.resource_claims[0].ClearField("resource_claim_template_name")
+    pod.spec.resource_claims[0].resource_claim_name = "m0-resource"
+
+    assert _check(nodes, [pod], [_claim(pod, nodes[0].metadata.name, "instance-0")]) == []
+    assert _check(nodes, [pod], [_claim(pod, nodes[1].metadata.name, "instance-0")])
