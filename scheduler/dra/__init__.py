@@ -6,6 +6,7 @@ structured package does it with every feature on."""
 from scheduler.dra.allocator import Allocator
 from scheduler.dra.errors import AllocationError, NodeAllocationError
 from scheduler.dra.pools import Pool, gather_pools
+from scheduler.dra.shareids import ShareIDSource, share_ids_from
 from scheduler.dra.state import AllocatedState, DeviceID, SharedDeviceID, allocated_state_of
 
 __all__ = [
@@ -15,7 +16,9 @@ __all__ = [
     "DeviceID",
     "NodeAllocationError",
     "Pool",
+    "ShareIDSource",
     "SharedDeviceID",
     "allocated_state_of",
     "gather_pools",
+    "share_ids_from",
 ]

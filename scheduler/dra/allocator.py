@@ -13,7 +13,6 @@ remembers per device whether each request's selectors match it, for the next nod
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 
@@ -24,6 +23,7 @@ from scheduler.dra.errors import AllocationError, NodeAllocationError
 from scheduler.dra.pools import CounterSets, Pool, PoolID, SliceDevice, SliceIndex
 from scheduler.dra.requests import ClaimPlan, Request, Selectors
 from scheduler.dra.results import build_allocation
+from scheduler.dra.shareids import ShareIDSource
 from scheduler.dra.state import AllocatedState, DeviceID, add_capacity, remove_capacity
 
 #: The most devices one claim's allocation may hold (resource.k8s.io/v1 AllocationResultsMaxSize).
@@ -34,7 +34,8 @@ _NO_SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
 
 class Allocator:
     """Allocates ``claims`` (all of a pod's claims that still need an allocation, in order) beside the
-    ``allocated`` ones, from ``slices``, with the DeviceClasses ``classes`` looks up by name."""
+    ``allocated`` ones, from ``slices``, with the DeviceClasses ``classes`` looks up by name; a share of a
+    device that allows multiple allocations gets its shareID from ``new_share_id``."""
 
     def __init__(
         self,
@@ -42,8 +43,11 @@ class Allocator:
         allocated: AllocatedState,
         classes: Callable[[str], objects_pb2.DeviceClass | None],
         slices: Sequence[objects_pb2.ResourceSlice],
+        *,
+        new_share_id: ShareIDSource,
     ) -> None:
         self.allocated = allocated
+        self.new_share_id = new_share_id
         looked_up: dict[str, tuple[objects_pb2.DeviceClass | None, Selectors | None]] = {}
 
         def device_class(name: str) -> tuple[objects_pb2.DeviceClass | None, Selectors | None]:
@@ -354,7 +358,7 @@ class _Search:
         share_id = ""
         if shared:
             consumed = consumption(device, request.capacity)
-            share_id = str(uuid.uuid4())
+            share_id = self.allocator.new_share_id()
             add_capacity(
                 self.allocating_capacity, device_id, {name: value for name, (value, _) in consumed.items()}
             )

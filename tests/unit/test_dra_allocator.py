@@ -5,6 +5,8 @@ check what happens with a feature gate off are left out, as are its counts of se
 
 from __future__ import annotations
 
+import random
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -24,7 +26,9 @@ from scheduler.dra import (
     Allocator,
     DeviceID,
     NodeAllocationError,
+    ShareIDSource,
     allocated_state_of,
+    share_ids_from,
 )
 from tests.builders import device_class, device_request, node, resource_claim, resource_slice
 
@@ -3372,6 +3376,14 @@ CASES.update(
 )
 
 
+#: One source for every allocator of this module: shareIDs never repeat across claims, as in a scheduler.
+_SHARE_RNG = random.Random(0)
+
+
+def share_ids() -> ShareIDSource:
+    return share_ids_from(_SHARE_RNG)
+
+
 def _allocate(case: Case) -> list[objects_pb2.AllocationResult] | None:
     allocated = AllocatedState(
         devices=set(case.allocated),
@@ -3381,7 +3393,9 @@ def _allocate(case: Case) -> list[objects_pb2.AllocationResult] | None:
         },
     )
     classes = {c.metadata.name: c for c in case.classes}
-    return Allocator(case.claims, allocated, classes.get, case.slices).allocate(case.node)
+    return Allocator(case.claims, allocated, classes.get, case.slices, new_share_id=share_ids()).allocate(
+        case.node
+    )
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -3423,7 +3437,7 @@ def test_allocator_is_reused_across_nodes() -> None:
         slice_(SLICE2, NODE2, POOL2, DRIVER_A, dev(DEVICE1)),
         slice_(SLICE3, ALL, POOL3, DRIVER_A, dev(DEVICE1)),
     ]
-    allocator = Allocator(claims, AllocatedState(), {CLASS_A: A}.get, slices)
+    allocator = Allocator(claims, AllocatedState(), {CLASS_A: A}.get, slices, new_share_id=share_ids())
     on_node2 = allocator.allocate(N2)
     on_node1 = allocator.allocate(N1)
     assert on_node1 is not None and on_node2 is not None
@@ -3472,6 +3486,33 @@ def test_allocated_state_of_claims() -> None:
     assert state.consumed_capacity == {shared: {CAPACITY0: Fraction(3 * 2**29)}}
 
 
+def _shares_of(seed: int) -> list[str]:
+    """The shareIDs of two claims sharing one device, allocated one after the other, with shareIDs drawn
+    from ``random.Random(seed)``."""
+    rng = random.Random(seed)
+    slices = [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1, **_range4()))]
+    done: list[objects_pb2.ResourceClaim] = []
+    for name in (CLAIM0, CLAIM1):
+        new = claim(name, request(REQ0, CLASS_A, capacity=capacity("2")))
+        results = Allocator(
+            [new], allocated_state_of(done), {CLASS_A: A}.get, slices, new_share_id=share_ids_from(rng)
+        ).allocate(N1)
+        assert results is not None
+        new.status.allocation.CopyFrom(results[0])
+        done.append(new)
+    return [c.status.allocation.devices.results[0].share_id for c in done]
+
+
+def test_the_same_seed_gives_the_same_share_ids() -> None:
+    """shareIDs come from the source the allocator is given: the same seed, the same shareIDs, each a
+    version-4 UUID as Kubernetes makes them; another seed, others."""
+    first = _shares_of(7)
+    assert first == _shares_of(7)
+    assert len(set(first)) == 2
+    assert all(uuid.UUID(share).version == 4 and str(uuid.UUID(share)) == share for share in first)
+    assert set(first).isdisjoint(_shares_of(8))
+
+
 # --------------------------------------------------------------------------------------- properties
 
 _SHAPES = st.lists(st.tuples(st.integers(1, 3), st.booleans()), min_size=1, max_size=8)
@@ -3497,7 +3538,7 @@ def test_no_device_is_allocated_twice(
         )
         new = claim(f"claim-{index}", wanted)
         state = allocated_state_of(done)
-        results = Allocator([new], state, {CLASS_A: A}.get, slices).allocate(N1)
+        results = Allocator([new], state, {CLASS_A: A}.get, slices, new_share_id=share_ids()).allocate(N1)
         if wants_share:
             # A share takes 2 of a shared device's 4; one request may hold several shares of one device.
             room = sum(
@@ -3544,6 +3585,7 @@ def test_driver_selector_selects_as_cel_does(wanted: str, spelling: str, drivers
         AllocatedState(),
         {CLASS_A: device_class(CLASS_A, expression)}.get,
         slices,
+        new_share_id=share_ids(),
     )
     results = allocator.allocate(N1)
     program = compile_device_selector(expression)

@@ -20,7 +20,7 @@ from typing import Any
 
 from cluster.api import errors, kinds, objects_pb2, timeutil
 from cluster.api.dra.podclaims import can_be_reserved, consumer_reference, is_reserved_for
-from scheduler.dra import AllocatedState, AllocationError, Allocator, NodeAllocationError
+from scheduler.dra import AllocatedState, AllocationError, Allocator, NodeAllocationError, share_ids_from
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -141,7 +141,8 @@ class DynamicResources:
     def _allocator(
         self, claims: Sequence[objects_pb2.ResourceClaim], allocated: AllocatedState
     ) -> Allocator:
-        return Allocator(claims, allocated, self._dra.device_classes.get, self._dra.resource_slices.list())
+        return Allocator(claims, allocated, self._dra.device_classes.get, self._dra.resource_slices.list(),
+                         new_share_id=share_ids_from(self._handle.rng))
 
     def pre_filter_extensions(self) -> DynamicResources:
         return self
