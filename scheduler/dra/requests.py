@@ -168,15 +168,17 @@ class Request:
         matches = device.matches
         matched = matches.get(self.key)
         if matched is None:
-            class_selectors = self.class_selectors
-            if class_selectors is not None:
-                class_matched = matches.get(class_selectors.owner)
-                if class_matched is None:
-                    class_matched = matches[class_selectors.owner] = class_selectors.match(device)
-                matched = class_matched and self.selectors.match(device)
-            else:
-                matched = self.selectors.match(device)
-            matches[self.key] = matched
+            matched = matches[self.key] = self.class_selects(device) and self.selectors.match(device)
+        return matched
+
+    def class_selects(self, device: SliceDevice) -> bool:
+        """Whether ``device`` satisfies the class's selectors (remembered per device and class)."""
+        class_selectors = self.class_selectors
+        if class_selectors is None:
+            return True
+        matched = device.matches.get(class_selectors.owner)
+        if matched is None:
+            matched = device.matches[class_selectors.owner] = class_selectors.match(device)
         return matched
 
 

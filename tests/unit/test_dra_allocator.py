@@ -3629,3 +3629,125 @@ def test_counters_of_a_refused_device_are_given_back() -> None:
     )
     (allocated,) = _allocate(case) or []
     assert [r.device for r in allocated.devices.results] == [DEVICE2]
+
+
+# ---------------------------------------------------------------------------------- unfit requests
+
+_D1, _D2, _D3 = (DeviceID(DRIVER_A, POOL1, name) for name in (DEVICE1, DEVICE2, DEVICE3))
+
+
+@dataclass
+class UnfitCase:
+    claims: list[objects_pb2.ResourceClaim]
+    slices: list[objects_pb2.ResourceSlice]
+    #: What the allocator gives for ``unfit`` on NODE1, where the claims do not fit.
+    expect: str
+    allocated: AllocatedState = field(default_factory=AllocatedState)
+
+
+_NUMA = {DEVICE1: 1, DEVICE2: 2}
+
+UNFIT_CASES = {
+    "no-device-of-the-class": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_B))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1))],
+        "claim claim-0, request req-0: no device of class class-b on the node",
+    ),
+    "selectors-match-none": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 1, _type_is("gpu")))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1, None, {"type": {"string": "nic"}}))],
+        "claim claim-0, request req-0: selectors matched none of the devices of class class-a",
+    ),
+    "devices-allocated": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1), dev(DEVICE2))],
+        "claim claim-0, request req-0: not enough devices left: 1 needed",
+        AllocatedState(devices={_D1, _D2}),
+    ),
+    "too-few-devices": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1))],
+        "claim claim-0, request req-0: not enough devices left: 2 needed",
+    ),
+    "all-devices-one-allocated": UnfitCase(
+        [claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1), dev(DEVICE2))],
+        "claim claim-0, request req-0: not enough devices left: all 2 needed",
+        AllocatedState(devices={_D2}),
+    ),
+    "tainted": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        "claim claim-0, request req-0: tainted: 1 needed",
+    ),
+    "capacity-exhausted": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A, capacity=capacity("2")))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1, **_range4()))],
+        "claim claim-0, request req-0: capacity exhausted: 1 needed",
+        AllocatedState(consumed_capacity={_D1: {CAPACITY0: Fraction(4)}}),
+    ),
+    "shared-counters-exhausted": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A))],
+        _counter_pool_slices(
+            *(
+                _from_counters(name, consumes(COUNTER_SET1, {"memory": "4"}))
+                for name in (DEVICE1, DEVICE2, DEVICE3)
+            ),
+            sets=[counter_set(COUNTER_SET1, {"memory": "4"})],
+        ),
+        "claim claim-0, request req-0: shared counters exhausted: 1 needed",
+        AllocatedState(devices={_D1}),
+    ),
+    "match-attribute": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A), request(REQ1, CLASS_A), constraints=[match(INT_ATTRIBUTE)])],
+        [
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                *(dev(name, None, {"numa": {"int": numa}}) for name, numa in _NUMA.items()),
+            )
+        ],
+        f"claim claim-0, request req-1: constraint matchAttribute {INT_ATTRIBUTE} not satisfiable",
+    ),
+    "first-available": UnfitCase(
+        [claim(CLAIM0, prioritized(REQ0, sub(SUB0, CLASS_B), sub(SUB1, CLASS_A, 2)))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1))],
+        "claim claim-0, request req-0/subReq-0: no device of class class-b on the node",
+    ),
+    "taken-by-the-pods-other-claim": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A)), claim(CLAIM1, request(REQ0, CLASS_A))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1))],
+        "claim claim-1, request req-0: not enough devices left beside the pod's other requests: 1 needed",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(UNFIT_CASES))
+def test_unfit_names_the_request_and_why(name: str) -> None:
+    """Where the claims do not fit, the allocator tells the request its search got furthest to without
+    devices, and why: the explanation of the node's verdict."""
+    case = UNFIT_CASES[name]
+    allocator = Allocator(
+        case.claims, case.allocated, {CLASS_A: A, CLASS_B: B}.get, case.slices, new_share_id=share_ids()
+    )
+    assert allocator.allocate(N1) is None
+    assert str(allocator.unfit(N1)) == case.expect
+
+
+def test_unfit_for_a_node_not_tried_last_searches_it() -> None:
+    slices = [
+        slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1)),
+        slice_(SLICE2, NODE2, POOL2, DRIVER_A, dev(DEVICE1, taints=[TAINT_NO_SCHEDULE])),
+    ]
+    allocator = Allocator(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+        AllocatedState(),
+        {CLASS_A: A}.get,
+        slices,
+        new_share_id=share_ids(),
+    )
+    assert allocator.allocate(N1) is None and allocator.allocate(N2) is None
+    assert allocator.unfit(N1).reason == "not enough devices left: 2 needed"
+    assert allocator.unfit(N2).reason == "tainted: 2 needed"

@@ -200,7 +200,7 @@ class DynamicResources:
             return Status.as_error(err)
         if allocations is None:
             try:
-                detail = claims_state.unfit(node)
+                detail = str(allocator.unfit(node))
             except AllocationError as err:
                 detail = str(err)
             return Status(Code.UNSCHEDULABLE, (CANNOT_ALLOCATE,), detail=detail)
