@@ -20,7 +20,8 @@ from cluster.api import objects_pb2
 from scheduler.dra.capacity import Consumed, consumption, fits
 from scheduler.dra.constraints import Constraint
 from scheduler.dra.errors import AllocationError, NodeAllocationError
-from scheduler.dra.pools import CounterSets, Pool, PoolID, SliceDevice, SliceIndex
+from scheduler.dra.indexes import FreshSliceIndexes, SliceIndexes
+from scheduler.dra.pools import CounterSets, Pool, PoolID, SliceDevice
 from scheduler.dra.requests import ClaimPlan, Request, RequestKey, Selectors
 from scheduler.dra.results import build_allocation
 from scheduler.dra.shareids import ShareIDSource
@@ -31,10 +32,14 @@ from scheduler.dra.unfit import Unfit, explain
 #: The most devices one claim's allocation may hold (resource.k8s.io/v1 AllocationResultsMaxSize).
 ALLOCATION_RESULTS_MAX_SIZE = 32
 
+#: The reference indexing, for allocators that are not given another.
+FRESH_SLICE_INDEXES = FreshSliceIndexes()
+
 class Allocator:
     """Allocates ``claims`` (all of a pod's claims that still need an allocation, in order) beside the
     ``allocated`` ones, from ``slices``, with the DeviceClasses ``classes`` looks up by name; a share of a
-    device that allows multiple allocations gets its shareID from ``new_share_id``."""
+    device that allows multiple allocations gets its shareID from ``new_share_id``; the slices are
+    indexed by ``slice_indexes``."""
 
     def __init__(
         self,
@@ -44,6 +49,7 @@ class Allocator:
         slices: Sequence[objects_pb2.ResourceSlice],
         *,
         new_share_id: ShareIDSource,
+        slice_indexes: SliceIndexes = FRESH_SLICE_INDEXES,
     ) -> None:
         self.allocated = allocated
         self.new_share_id = new_share_id
@@ -60,7 +66,7 @@ class Allocator:
             return entry
 
         self.plans = [ClaimPlan(index, claim, device_class) for index, claim in enumerate(claims)]
-        self.slices = SliceIndex(slices)
+        self.slices = slice_indexes.index(slices)
         #: The counters each pool has left beside the allocated devices; the same from every node.
         self.available_counters: dict[PoolID, CounterSets] = {}
         #: The last search that found no allocation, for ``unfit``.
@@ -206,12 +212,15 @@ class _Search:
         return request.selects(device) and device.on_node(self.node)
 
     def capacity_fits(self, request: Request, device: SliceDevice) -> bool:
-        return fits(
-            device,
-            request.capacity,
-            self.allocated.consumed_capacity.get(device.id),
-            self.allocating_capacity.get(device.id),
-        )
+        allocated = self.allocated.consumed_capacity.get(device.id)
+        allocating = self.allocating_capacity.get(device.id)
+        if allocated or allocating:
+            return fits(device, request.capacity, allocated, allocating)
+        # With no other consumer the answer depends on the device and the request alone: remembered.
+        alone = device.fits_alone.get(request.capacity_key)
+        if alone is None:
+            alone = device.fits_alone[request.capacity_key] = fits(device, request.capacity, None, None)
+        return alone
 
     def _in_use(self, device: DeviceID) -> bool:
         return device in self.allocated.devices or bool(self.allocating.get(device))

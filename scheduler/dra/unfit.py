@@ -13,9 +13,11 @@ when a failure is explained, never while allocating):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from scheduler.dra.constraints import DistinctAttribute, MatchAttribute
+from scheduler.dra.errors import AllocationError
 from scheduler.dra.pools import Pool, SliceDevice
 from scheduler.dra.requests import Request, RequestKey
 from scheduler.dra.taints import taint_prevents
@@ -62,10 +64,10 @@ def _reason(search: _Search, claim: int, request: Request) -> str:
             continue
         for entry in pool.slices:
             for device in entry.devices:
-                if not device.on_node(search.node) or not request.class_selects(device):
+                if not device.on_node(search.node) or not _selected(request.class_selects, device):
                     continue
                 of_class += 1
-                if not request.selects(device):
+                if not _selected(request.selects, device):
                     continue
                 selected += 1
                 why = _blocked(search, request, pool, device)
@@ -88,6 +90,15 @@ def _reason(search: _Search, claim: int, request: Request) -> str:
         if constraint.applies(base, sub_name):
             return f"constraint {_CONSTRAINT_NAMES[type(constraint)]} {constraint.attribute} not satisfiable"
     return f"{ALLOCATED} beside the pod's other requests: {needed} needed"
+
+
+def _selected(selects: Callable[[SliceDevice], bool], device: SliceDevice) -> bool:
+    """Whether the selectors select ``device``; a selector that fails on it (the search did not get to
+    ask, the device being taken) does not."""
+    try:
+        return selects(device)
+    except AllocationError:
+        return False
 
 
 def _blocked(search: _Search, request: Request, pool: Pool, device: SliceDevice) -> str:

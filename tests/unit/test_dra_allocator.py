@@ -25,7 +25,9 @@ from scheduler.dra import (
     AllocationError,
     Allocator,
     DeviceID,
+    FreshSliceIndexes,
     NodeAllocationError,
+    ReusedSliceIndexes,
     ShareIDSource,
     allocated_state_of,
     share_ids_from,
@@ -3751,3 +3753,114 @@ def test_unfit_for_a_node_not_tried_last_searches_it() -> None:
     assert allocator.allocate(N1) is None and allocator.allocate(N2) is None
     assert allocator.unfit(N1).reason == "not enough devices left: 2 needed"
     assert allocator.unfit(N2).reason == "tainted: 2 needed"
+
+
+# ------------------------------------------------------------------- reused slice indexes (fast path)
+
+_TYPES = ("gpu", "nic")
+#: Request selectors the property draws from (none, by attribute, a CEL error on devices without it).
+_REQUEST_SELECTORS = ((), (_type_is("gpu"),), (f'device.attributes["{DRIVER_A}"].numa > 0',))
+
+
+def _property_device(name: str, kind: int, numa: int, tainted: bool, shared: bool) -> dict[str, Any]:
+    attributes = {"type": {"string": _TYPES[kind]}, "numa": {"int": numa}}
+    return dev(
+        name,
+        None,
+        attributes,
+        taints=[TAINT_NO_SCHEDULE] if tainted else (),
+        **(_range4() if shared else {}),
+    )
+
+
+_DEVICES = st.lists(
+    st.tuples(st.integers(0, 1), st.integers(0, 2), st.booleans(), st.booleans()), min_size=0, max_size=3
+)
+_STEPS = st.lists(
+    st.one_of(
+        # Replace slice i (of the three) with one of these devices: a new object.
+        st.tuples(st.just("slice"), st.integers(0, 2), _DEVICES),
+        # Allocate a claim: selectors, count, a capacity request, a numa matchAttribute constraint.
+        st.tuples(
+            st.just("claim"),
+            st.integers(0, len(_REQUEST_SELECTORS) - 1),
+            st.integers(1, 2),
+            st.booleans(),
+            st.booleans(),
+        ),
+        # node-2 moves to the other region (a new Node object).
+        st.tuples(st.just("relabel")),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+def _outcome(allocator: Allocator, node_: objects_pb2.Node) -> Any:
+    try:
+        results = allocator.allocate(node_)
+    except AllocationError as err:
+        return f"error: {err}"
+    if results is None:
+        return f"unfit: {allocator.unfit(node_)}"
+    return [r.SerializeToString(deterministic=True) for r in results]
+
+
+@settings(max_examples=80, deadline=None)
+@given(steps=_STEPS)
+def test_reused_slice_indexes_allocate_as_fresh_ones(steps: list[tuple[Any, ...]]) -> None:
+    """ReusedSliceIndexes (the scheduler's: one index kept across pods, a slice's parsed devices and
+    selector results kept while it is the same object, pools kept per Node object) gives every pod the
+    same allocations, failures and errors as FreshSliceIndexes (the reference), through slice changes,
+    node label changes and claims allocated one after the other."""
+    nodes = {NODE1: N1, NODE2: N2}
+    placements = (NODE1, ALL, label_selector("region", REGION2))
+    slices = tuple(
+        slice_(f"slice-{i}", where, f"pool-{i}", DRIVER_A, dev(DEVICE1, None, {"type": {"string": "gpu"}}))
+        for i, where in enumerate(placements)
+    )
+    reused = ReusedSliceIndexes()
+    done: list[objects_pb2.ResourceClaim] = []
+    for step_index, step in enumerate(steps):
+        if step[0] == "slice":
+            _, position, devices = step
+            replaced = slice_(
+                f"slice-{position}",
+                placements[position],
+                f"pool-{position}",
+                DRIVER_A,
+                *(_property_device(f"device-{i}", *shape) for i, shape in enumerate(devices)),
+            )
+            slices = (*slices[:position], replaced, *slices[position + 1 :])
+            continue
+        if step[0] == "relabel":
+            region = REGION1 if nodes[NODE2].metadata.labels["region"] == REGION2 else REGION2
+            nodes[NODE2] = node_in(NODE2, region)
+            continue
+        _, selectors, count, wants_capacity, constrained = step
+        wanted = request(
+            REQ0,
+            CLASS_A,
+            count,
+            *_REQUEST_SELECTORS[selectors],
+            **({"capacity": capacity("2")} if wants_capacity else {}),
+        )
+        new = claim(f"claim-{step_index}", wanted, constraints=[match(INT_ATTRIBUTE)] if constrained else [])
+        state = allocated_state_of(done)
+        outcomes = []
+        for indexes in (FreshSliceIndexes(), reused):
+            allocator = Allocator(
+                [new],
+                state,
+                {CLASS_A: A}.get,
+                slices,
+                new_share_id=share_ids_from(random.Random(step_index)),
+                slice_indexes=indexes,
+            )
+            outcomes.append([_outcome(allocator, nodes[name]) for name in (NODE1, NODE2)])
+        fresh, fast = outcomes
+        assert fast == fresh
+        chosen = next((got for got in fresh if isinstance(got, list)), None)
+        if chosen is not None:
+            new.status.allocation.ParseFromString(chosen[0])
+            done.append(new)

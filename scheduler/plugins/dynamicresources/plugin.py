@@ -20,7 +20,14 @@ from typing import Any
 
 from cluster.api import errors, kinds, objects_pb2, timeutil
 from cluster.api.dra.podclaims import can_be_reserved, consumer_reference, is_reserved_for
-from scheduler.dra import AllocatedState, AllocationError, Allocator, NodeAllocationError, share_ids_from
+from scheduler.dra import (
+    AllocatedState,
+    AllocationError,
+    Allocator,
+    NodeAllocationError,
+    ReusedSliceIndexes,
+    share_ids_from,
+)
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -62,6 +69,8 @@ class DynamicResources:
         self._handle = handle
         self._dra = handle.dra_manager
         self._claims = handle.dra_manager.resource_claims
+        #: The slices' index, with each device's selector results, kept across pods until slices change.
+        self._slice_indexes = ReusedSliceIndexes()
         #: Unreserve's reservedFor removals, running in the background (Unreserve cannot wait).
         self._unreserving: set[asyncio.Task[None]] = set()
 
@@ -142,7 +151,7 @@ class DynamicResources:
         self, claims: Sequence[objects_pb2.ResourceClaim], allocated: AllocatedState
     ) -> Allocator:
         return Allocator(claims, allocated, self._dra.device_classes.get, self._dra.resource_slices.list(),
-                         new_share_id=share_ids_from(self._handle.rng))
+                         new_share_id=share_ids_from(self._handle.rng), slice_indexes=self._slice_indexes)
 
     def pre_filter_extensions(self) -> DynamicResources:
         return self
