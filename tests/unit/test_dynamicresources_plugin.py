@@ -467,6 +467,25 @@ def test_claim_hints(pod: objects_pb2.Pod, claims: Sequence[objects_pb2.Resource
     assert _hint(w.plugin, EventResource.RESOURCE_CLAIM, ActionType.UPDATE)(pod, old, new) is expected
 
 
+def test_a_claim_the_pod_does_not_name_is_skipped_without_looking_up_the_pods_claims() -> None:
+    """The claim hint runs for every waiting pod on every claim event: an unrelated claim's event (not a
+    deallocation) costs a name comparison, not a lookup of each of the pod's claims."""
+    w = world([PENDING_CLAIM])
+    looked_up: list[tuple[str, str]] = []
+    get = w.manager.resource_claims.get
+
+    def counting_get(namespace: str, name: str) -> objects_pb2.ResourceClaim | None:
+        looked_up.append((namespace, name))
+        return get(namespace, name)
+
+    w.manager.resource_claims.get = counting_get  # type: ignore[method-assign]
+    hint = _hint(w.plugin, EventResource.RESOURCE_CLAIM, ActionType.UPDATE)
+    assert hint(POD_WITH_CLAIM_NAME, None, make_claim("other")) is QueueingHint.SKIP
+    assert looked_up == []
+    assert hint(POD_WITH_CLAIM_NAME, None, PENDING_CLAIM) is QueueingHint.QUEUE
+    assert looked_up == [(NAMESPACE, CLAIM_NAME)]
+
+
 POD_HINTS = {
     "other-pod": (make_pod("other", "uid-other", claim_name=None, template="t", generated=CLAIM_NAME),
                   QueueingHint.SKIP),

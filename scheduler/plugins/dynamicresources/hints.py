@@ -8,7 +8,7 @@ from typing import Any
 from cluster.api import objects_pb2
 from scheduler.framework import QueueingHint
 from scheduler.framework.dra_manager import ResourceClaimTracker
-from scheduler.plugins.dynamicresources.claims import ClaimProblem, pod_claims
+from scheduler.plugins.dynamicresources.claims import ClaimProblem, pod_claims, uses_claim
 
 
 def after_claim_change(
@@ -16,14 +16,19 @@ def after_claim_change(
 ) -> QueueingHint:
     """A claim was added or updated."""
     modified: objects_pb2.ResourceClaim = new
+    original: objects_pb2.ResourceClaim | None = old
+    deallocated = original is not None and original.status.HasField("allocation") and not (
+        modified.status.HasField("allocation"))
+    if not deallocated and not uses_claim(pod, modified):
+        # Run for every waiting pod on every claim event: a claim the pod does not name is skipped by
+        # its name, without looking the pod's claims up.
+        return QueueingHint.SKIP
     try:
         uses = any(claim.metadata.uid == modified.metadata.uid for claim in pod_claims(pod, tracker))
     except ClaimProblem:
         # Some claim of the pod is still missing (or unusable): this change alone does not help.
         return QueueingHint.SKIP
-    original: objects_pb2.ResourceClaim | None = old
-    if original is not None and original.status.HasField("allocation") and not modified.status.HasField(
-            "allocation"):
+    if deallocated:
         # A deallocated claim frees devices any pod may use.
         return QueueingHint.QUEUE
     if not uses:
