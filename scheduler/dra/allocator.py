@@ -6,9 +6,11 @@ claim's constraints satisfied; when a later request cannot be satisfied the sear
 last choice and tries the next device. The first complete solution wins, so the result is
 deterministic.
 
-``Allocator`` is built once per pod: it looks up the classes, compiles the selectors and indexes the
-slices. ``allocate(node)`` then costs what that node's devices (and the cluster-wide ones) cost, and
-remembers per device whether each request's selectors match it, for the next node that sees it.
+``Allocator`` is built once per pod: it looks up the classes, compiles the selectors and gets the
+slices' index (anew, or kept from earlier pods: scheduler/dra/indexes.py). ``allocate(node)`` then costs
+what that node's devices (and the cluster-wide ones) cost, and remembers per device whether selectors
+match it, for the next node and pod that see it. Where the claims do not fit, ``unfit(node)`` says
+which request and why (scheduler/dra/unfit.py).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ ALLOCATION_RESULTS_MAX_SIZE = 32
 
 #: The reference indexing, for allocators that are not given another.
 FRESH_SLICE_INDEXES = FreshSliceIndexes()
+
 
 class Allocator:
     """Allocates ``claims`` (all of a pod's claims that still need an allocation, in order) beside the
