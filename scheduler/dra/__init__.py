@@ -5,7 +5,9 @@ structured package does it with every feature on."""
 
 from scheduler.dra.allocator import Allocator
 from scheduler.dra.errors import AllocationError, NodeAllocationError
+from scheduler.dra.indexes import FreshSliceIndexes, ReusedSliceIndexes, SliceIndexes
 from scheduler.dra.pools import Pool, gather_pools
+from scheduler.dra.shareids import ShareIDSource, share_ids_from
 from scheduler.dra.state import AllocatedState, DeviceID, SharedDeviceID, allocated_state_of
 
 __all__ = [
@@ -13,9 +15,14 @@ __all__ = [
     "AllocationError",
     "Allocator",
     "DeviceID",
+    "FreshSliceIndexes",
     "NodeAllocationError",
     "Pool",
+    "ReusedSliceIndexes",
+    "ShareIDSource",
     "SharedDeviceID",
+    "SliceIndexes",
     "allocated_state_of",
     "gather_pools",
+    "share_ids_from",
 ]

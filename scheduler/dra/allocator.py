@@ -6,14 +6,15 @@ claim's constraints satisfied; when a later request cannot be satisfied the sear
 last choice and tries the next device. The first complete solution wins, so the result is
 deterministic.
 
-``Allocator`` is built once per pod: it looks up the classes, compiles the selectors and indexes the
-slices. ``allocate(node)`` then costs what that node's devices (and the cluster-wide ones) cost, and
-remembers per device whether each request's selectors match it, for the next node that sees it.
+``Allocator`` is built once per pod: it looks up the classes, compiles the selectors and gets the
+slices' index (anew, or kept from earlier pods: scheduler/dra/indexes.py). ``allocate(node)`` then costs
+what that node's devices (and the cluster-wide ones) cost, and remembers per device whether selectors
+match it, for the next node and pod that see it. Where the claims do not fit, ``unfit(node)`` says
+which request and why (scheduler/dra/unfit.py).
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 
@@ -21,20 +22,27 @@ from cluster.api import objects_pb2
 from scheduler.dra.capacity import Consumed, consumption, fits
 from scheduler.dra.constraints import Constraint
 from scheduler.dra.errors import AllocationError, NodeAllocationError
-from scheduler.dra.pools import CounterSets, Pool, PoolID, SliceDevice, SliceIndex
-from scheduler.dra.requests import ClaimPlan, Request, Selectors
+from scheduler.dra.indexes import FreshSliceIndexes, SliceIndexes
+from scheduler.dra.pools import CounterSets, Pool, PoolID, SliceDevice
+from scheduler.dra.requests import ClaimPlan, Request, RequestKey, Selectors
 from scheduler.dra.results import build_allocation
+from scheduler.dra.shareids import ShareIDSource
 from scheduler.dra.state import AllocatedState, DeviceID, add_capacity, remove_capacity
+from scheduler.dra.taints import taint_prevents
+from scheduler.dra.unfit import Unfit, explain
 
 #: The most devices one claim's allocation may hold (resource.k8s.io/v1 AllocationResultsMaxSize).
 ALLOCATION_RESULTS_MAX_SIZE = 32
 
-_NO_SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
+#: The reference indexing, for allocators that are not given another.
+FRESH_SLICE_INDEXES = FreshSliceIndexes()
 
 
 class Allocator:
     """Allocates ``claims`` (all of a pod's claims that still need an allocation, in order) beside the
-    ``allocated`` ones, from ``slices``, with the DeviceClasses ``classes`` looks up by name."""
+    ``allocated`` ones, from ``slices``, with the DeviceClasses ``classes`` looks up by name; a share of a
+    device that allows multiple allocations gets its shareID from ``new_share_id``; the slices are
+    indexed by ``slice_indexes``."""
 
     def __init__(
         self,
@@ -42,8 +50,12 @@ class Allocator:
         allocated: AllocatedState,
         classes: Callable[[str], objects_pb2.DeviceClass | None],
         slices: Sequence[objects_pb2.ResourceSlice],
+        *,
+        new_share_id: ShareIDSource,
+        slice_indexes: SliceIndexes = FRESH_SLICE_INDEXES,
     ) -> None:
         self.allocated = allocated
+        self.new_share_id = new_share_id
         looked_up: dict[str, tuple[objects_pb2.DeviceClass | None, Selectors | None]] = {}
 
         def device_class(name: str) -> tuple[objects_pb2.DeviceClass | None, Selectors | None]:
@@ -57,9 +69,11 @@ class Allocator:
             return entry
 
         self.plans = [ClaimPlan(index, claim, device_class) for index, claim in enumerate(claims)]
-        self.slices = SliceIndex(slices)
+        self.slices = slice_indexes.index(slices)
         #: The counters each pool has left beside the allocated devices; the same from every node.
         self.available_counters: dict[PoolID, CounterSets] = {}
+        #: The last search that found no allocation, for ``unfit``.
+        self._failed: _Search | None = None
 
     def allocate(self, node: objects_pb2.Node) -> list[objects_pb2.AllocationResult] | None:
         """One AllocationResult per claim, in order; None when the claims do not fit on ``node``.
@@ -69,6 +83,18 @@ class Allocator:
         except AllocationError as err:
             raise AllocationError(f"gather pool information: {err}") from None
         return _Search(self, node, pools).run()
+
+    def unfit(self, node: objects_pb2.Node) -> Unfit:
+        """Why the claims do not fit on ``node``, where ``allocate(node)`` returned None: the request the
+        search got furthest to without satisfying it, and the reason. Computed only when asked, so
+        allocation itself builds no explanation."""
+        search = self._failed
+        if search is None or search.node is not node:
+            if self.allocate(node) is not None:
+                raise ValueError(f"the claims fit on node {node.metadata.name}")
+            search = self._failed
+        assert search is not None and search.unsatisfied is not None  # set by every failed search
+        return explain(search, search.unsatisfied)
 
     def counters_left(self, pool: Pool) -> CounterSets:
         available = self.available_counters.get(pool.id)
@@ -107,26 +133,6 @@ class Chosen:
         self.consumed = consumed
 
 
-def _tolerates(toleration: objects_pb2.DeviceToleration, taint: objects_pb2.DeviceTaint) -> bool:
-    if toleration.effect and toleration.effect != taint.effect:
-        return False
-    if toleration.key and toleration.key != taint.key:
-        return False
-    if toleration.operator in ("", "Equal"):
-        return toleration.value == taint.value
-    return toleration.operator == "Exists"
-
-
-def _taint_prevents(device: SliceDevice, request: Request) -> bool:
-    """Whether a NoSchedule or NoExecute taint of ``device`` is not tolerated (other effects, None
-    among them, do not keep a device from being allocated)."""
-    return any(
-        taint.effect in _NO_SCHEDULE_EFFECTS
-        and not any(_tolerates(toleration, taint) for toleration in request.tolerations)
-        for taint in device.proto.taints
-    )
-
-
 class _Search:
     """One ``allocate`` call: the node's pools and what the search has chosen so far."""
 
@@ -147,6 +153,8 @@ class _Search:
         self.chosen: list[list[Chosen]] = [[] for _ in self.plans]
         #: The subrequest chosen for each firstAvailable request, by (claim, request) index.
         self.selected: dict[tuple[int, int], int] = {}
+        #: The key of the furthest request (in search order) no device could be found for.
+        self.unsatisfied: RequestKey | None = None
 
     def run(self) -> list[objects_pb2.AllocationResult] | None:
         for plan in self.plans:
@@ -167,6 +175,7 @@ class _Search:
         except _ResultsExceeded:
             raise AllocationError("allocation max size exceeded") from None
         if not done:
+            self.allocator._failed = self
             if any(pool.invalid for pool in self.pools):
                 # Other nodes may have valid pools: this node alone fails, with the reason.
                 raise NodeAllocationError("invalid resource pools were encountered")
@@ -195,7 +204,7 @@ class _Search:
                     raise AllocationError(f"{where} is currently invalid")
                 for entry in pool.slices:
                     for device in entry.devices:
-                        if self._selectable(request, device) and self._capacity_fits(request, device):
+                        if self._selectable(request, device) and self.capacity_fits(request, device):
                             devices.append((pool, device))
             self.all_devices[request.key] = devices
             count = len(devices)
@@ -205,13 +214,16 @@ class _Search:
     def _selectable(self, request: Request, device: SliceDevice) -> bool:
         return request.selects(device) and device.on_node(self.node)
 
-    def _capacity_fits(self, request: Request, device: SliceDevice) -> bool:
-        return fits(
-            device,
-            request.capacity,
-            self.allocated.consumed_capacity.get(device.id),
-            self.allocating_capacity.get(device.id),
-        )
+    def capacity_fits(self, request: Request, device: SliceDevice) -> bool:
+        allocated = self.allocated.consumed_capacity.get(device.id)
+        allocating = self.allocating_capacity.get(device.id)
+        if allocated or allocating:
+            return fits(device, request.capacity, allocated, allocating)
+        # With no other consumer the answer depends on the device and the request alone: remembered.
+        alone = device.fits_alone.get(request.capacity_key)
+        if alone is None:
+            alone = device.fits_alone[request.capacity_key] = fits(device, request.capacity, None, None)
+        return alone
 
     def _in_use(self, device: DeviceID) -> bool:
         return device in self.allocated.devices or bool(self.allocating.get(device))
@@ -247,7 +259,7 @@ class _Search:
         request = slot.alternatives[sub]
         needed = self.device_counts[request.key]
         if request.all_devices and needed == 0:
-            return False
+            return self._unsatisfied(request)
         if device_index >= needed:
             return self._allocate_one(claim, slot_index + 1, 0, 0, False)
         if len(self.chosen[claim]) + needed - device_index > ALLOCATION_RESULTS_MAX_SIZE:
@@ -258,7 +270,7 @@ class _Search:
             pool, device = self.all_devices[request.key][device_index]
             rollback = self._allocate_device(claim, request, pool, device, must=True)
             if rollback is None:
-                return False
+                return self._unsatisfied(request)
             return self._continue(claim, slot_index, sub, device_index, in_sub, rollback)
 
         for pool in self.pools:
@@ -272,13 +284,20 @@ class _Search:
                             continue
                     elif self._in_use(device.id):
                         continue
-                    if not self._selectable(request, device) or not self._capacity_fits(request, device):
+                    if not self._selectable(request, device) or not self.capacity_fits(request, device):
                         continue
                     rollback = self._allocate_device(claim, request, pool, device, must=False)
                     if rollback is None:
                         continue
                     if self._continue(claim, slot_index, sub, device_index, in_sub, rollback):
                         return True
+        return self._unsatisfied(request)
+
+    def _unsatisfied(self, request: Request) -> bool:
+        """Notes that no device could be found for ``request`` (if the search got no further before);
+        False, the search's answer."""
+        if self.unsatisfied is None or request.key[:2] > self.unsatisfied[:2]:
+            self.unsatisfied = request.key
         return False
 
     def _continue(
@@ -317,11 +336,11 @@ class _Search:
             shared
             and (device_id in self.allocated.consumed_capacity or device_id in self.allocating_capacity)
         )
-        if takes_counters and not self._take_counters(pool, device):
+        if takes_counters and not self.take_counters(pool, device):
             return None
-        if _taint_prevents(device, request):
+        if taint_prevents(device, request):
             if takes_counters:
-                self._release_counters(pool, device)
+                self.release_counters(pool, device)
             return None
 
         base, sub_name = (request.parent, request.name) if request.parent else (request.name, "")
@@ -337,14 +356,14 @@ class _Search:
             for added in constraints[:index]:
                 added.remove(base, sub_name, device)
             if takes_counters:
-                self._release_counters(pool, device)
+                self.release_counters(pool, device)
             return None
 
-        if not self._capacity_fits(request, device):
+        if not self.capacity_fits(request, device):
             for added in constraints:
                 added.remove(base, sub_name, device)
             if takes_counters:
-                self._release_counters(pool, device)
+                self.release_counters(pool, device)
             return None
 
         claims = self.allocating.setdefault(device_id, set())
@@ -354,7 +373,7 @@ class _Search:
         share_id = ""
         if shared:
             consumed = consumption(device, request.capacity)
-            share_id = str(uuid.uuid4())
+            share_id = self.allocator.new_share_id()
             add_capacity(
                 self.allocating_capacity, device_id, {name: value for name, (value, _) in consumed.items()}
             )
@@ -373,12 +392,12 @@ class _Search:
                     {name: value for name, (value, _) in consumed.items()},
                 )
             if takes_counters:
-                self._release_counters(pool, device)
+                self.release_counters(pool, device)
             del chosen[position:]
 
         return rollback
 
-    def _take_counters(self, pool: Pool, device: SliceDevice) -> bool:
+    def take_counters(self, pool: Pool, device: SliceDevice) -> bool:
         """Counts ``device``'s counter consumption in, if the pool's counters (less what allocated
         devices consume) still cover everything counted in; a pool already over its counters serves no
         further counter-consuming device."""
@@ -392,11 +411,11 @@ class _Search:
             in_set = consumed.get(counter_set, {})
             for name, value in counters.items():
                 if value < in_set.get(name, 0):
-                    self._release_counters(pool, device)
+                    self.release_counters(pool, device)
                     return False
         return True
 
-    def _release_counters(self, pool: Pool, device: SliceDevice) -> None:
+    def release_counters(self, pool: Pool, device: SliceDevice) -> None:
         consumed = self.consumed_counters[pool.id]
         for counter_set, counters in device.consumes:
             in_set = consumed[counter_set]

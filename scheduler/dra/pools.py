@@ -93,14 +93,15 @@ def _device_selection(device: objects_pb2.Device) -> _NodeSelection:
 
 
 class SliceDevice:
-    """One device of a slice, with what the allocator reads of it parsed once per Allocator (its
-    selector results are remembered here too)."""
+    """One device of a slice, with what the allocator reads of it parsed once (its selector results are
+    remembered here too, by the selectors' expressions), for as long as its slice is indexed."""
 
     __slots__ = (
         "_capacity",
         "_consumes",
         "_unsupported_attribute",
         "allow_multiple",
+        "fits_alone",
         "id",
         "matches",
         "proto",
@@ -114,8 +115,12 @@ class SliceDevice:
         self.id = DeviceID(slice_.driver, slice_.pool, device.name)
         self.allow_multiple = device.allow_multiple_allocations
         self.selection = _device_selection(device) if slice_.per_device else None
-        #: Whether the device satisfies selectors: a class's by its name, a request's by its key.
-        self.matches: dict[str | tuple[int, int, int], bool] = {}
+        #: Whether the device satisfies selectors: a class's by its expressions, a request's by its class's
+        #: and its own.
+        self.matches: dict[tuple[object, ...], bool] = {}
+        #: Whether a request for these capacities fits while nothing else consumes the device, by the
+        #: request's capacity key (consumable capacity's check, with no other consumer to count).
+        self.fits_alone: dict[tuple[tuple[str, Fraction], ...], bool] = {}
         self._capacity: dict[str, Fraction] | None = None
         self._consumes: list[tuple[str, dict[str, Fraction]]] | None = None
         self._unsupported_attribute: str | None = None
@@ -334,14 +339,24 @@ def _undefined_counter(counter_sets: CounterSets, slices: Sequence[SliceEntry]) 
 
 
 class SliceIndex:
-    """All slices, indexed once; ``pools_for(node)`` gathers one node's pools."""
+    """All slices, indexed once; ``pools_for(node)`` gathers one node's pools. Given the ``previous``
+    index, a slice that is the same object at the same position keeps its entry (its parsed devices and
+    their selector results): a changed slice is a new object, parsed anew."""
 
-    def __init__(self, slices: Sequence[objects_pb2.ResourceSlice]) -> None:
+    def __init__(
+        self, slices: Sequence[objects_pb2.ResourceSlice], previous: SliceIndex | None = None
+    ) -> None:
+        self.slices = slices
+        self._entries: list[SliceEntry] = []
         self._by_node: dict[str, list[SliceEntry]] = {}
         self._elsewhere: list[SliceEntry] = []
         self._by_pool: dict[PoolID, list[SliceEntry]] = {}
+        before = previous._entries if previous is not None else []
         for index, slice_ in enumerate(slices):
-            entry = SliceEntry(index, slice_)
+            entry = before[index] if index < len(before) and before[index].proto is slice_ else None
+            if entry is None:
+                entry = SliceEntry(index, slice_)
+            self._entries.append(entry)
             self._by_pool.setdefault(entry.pool_id, []).append(entry)
             if entry.kind == _NODE_NAME:
                 self._by_node.setdefault(entry.selection.node_name, []).append(entry)
@@ -351,8 +366,20 @@ class SliceIndex:
         # built once, their devices (and what is remembered on them) are shared by all those nodes.
         self._built: dict[tuple[PoolID, tuple[int, ...], bool], Pool] = {}
         self._pool_counters_valid: dict[tuple[PoolID, int], str] = {}
+        #: Per node name: the node object last asked for and its pools (a changed node is a new object).
+        self._node_pools: dict[str, tuple[objects_pb2.Node, list[Pool]]] = {}
 
     def pools_for(self, node: objects_pb2.Node) -> list[Pool]:
+        """The node's pools, in the order the allocator tries them (the caller does not change the list)."""
+        name = node.metadata.name
+        known = self._node_pools.get(name)
+        if known is not None and known[0] is node:
+            return known[1]
+        pools = self._gather(node)
+        self._node_pools[name] = (node, pools)
+        return pools
+
+    def _gather(self, node: objects_pb2.Node) -> list[Pool]:
         relevant = [entry for entry in self._elsewhere if entry.serves(node)]
         local = self._by_node.get(node.metadata.name)
         if local:

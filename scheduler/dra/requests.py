@@ -54,14 +54,16 @@ class Selectors:
     """A class's or request's CEL selectors, compiled once; a compile error is raised (as upstream
     does) only when a device is checked against them."""
 
-    __slots__ = ("owner", "programs")
+    __slots__ = ("key", "owner", "programs")
 
     def __init__(self, owner: str, selectors: Sequence[objects_pb2.DeviceSelector]) -> None:
         #: "class NAME" or "claim NAMESPACE/NAME", as errors name them.
         self.owner = owner
+        #: The expressions: a device's result is remembered under them, for every class, claim and pod
+        #: with the same selectors (a result depends on nothing but the device and the expressions).
+        self.key = tuple(selector.cel.expression for selector in selectors)
         self.programs: list[DeviceSelectorProgram | _DriverIs | SelectorCompileError] = []
-        for selector in selectors:
-            expression = selector.cel.expression
+        for expression in self.key:
             driver_is = _DRIVER_IS.fullmatch(expression)
             if driver_is is not None:
                 self.programs.append(_DriverIs(driver_is[1]))
@@ -97,12 +99,14 @@ class Request:
         "admin_access",
         "all_devices",
         "capacity",
+        "capacity_key",
         "class_",
         "class_selectors",
         "count",
         "error",
         "full_name",
         "key",
+        "match_key",
         "name",
         "parent",
         "selectors",
@@ -133,6 +137,10 @@ class Request:
         self.capacity: dict[str, Consumed] = {}
         #: The problem allocation reports when it reaches this request; empty when there is none.
         self.error = self._prepare(claim, request, classes)
+        #: Under what a device's answer to whether this capacity request fits on it alone is remembered.
+        self.capacity_key = tuple(sorted((name, value) for name, (value, _) in self.capacity.items()))
+        #: Under what a device's result for the class's and the request's selectors is remembered.
+        self.match_key = (self.class_selectors.key if self.class_selectors else (), self.selectors.key)
 
     def _prepare(
         self,
@@ -166,17 +174,19 @@ class Request:
         """Whether ``device`` satisfies the class's and the request's selectors (remembered per device: a
         class's for every request of that class)."""
         matches = device.matches
-        matched = matches.get(self.key)
+        matched = matches.get(self.match_key)
         if matched is None:
-            class_selectors = self.class_selectors
-            if class_selectors is not None:
-                class_matched = matches.get(class_selectors.owner)
-                if class_matched is None:
-                    class_matched = matches[class_selectors.owner] = class_selectors.match(device)
-                matched = class_matched and self.selectors.match(device)
-            else:
-                matched = self.selectors.match(device)
-            matches[self.key] = matched
+            matched = matches[self.match_key] = self.class_selects(device) and self.selectors.match(device)
+        return matched
+
+    def class_selects(self, device: SliceDevice) -> bool:
+        """Whether ``device`` satisfies the class's selectors (remembered per device and class)."""
+        class_selectors = self.class_selectors
+        if class_selectors is None:
+            return True
+        matched = device.matches.get(class_selectors.key)
+        if matched is None:
+            matched = device.matches[class_selectors.key] = class_selectors.match(device)
         return matched
 
 

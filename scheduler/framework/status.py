@@ -45,8 +45,9 @@ class Status:
     plugin: str = ""
     #: The exception behind an ERROR, if any.
     error: BaseException | None = field(default=None, compare=False)
-    #: What the attempt's explanation adds to the reasons of this node's verdict (which claim did not
-    #: fit), where kube-scheduler's message, counting nodes per reason, leaves it out.
+    #: What the attempt's explanation adds to the reasons of this node's verdict (which request of which
+    #: claim did not fit, and why), where kube-scheduler's message, counting nodes per reason, leaves it
+    #: out.
     detail: str = field(default="", compare=False)
 
     @classmethod

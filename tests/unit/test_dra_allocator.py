@@ -5,6 +5,8 @@ check what happens with a feature gate off are left out, as are its counts of se
 
 from __future__ import annotations
 
+import random
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -23,8 +25,12 @@ from scheduler.dra import (
     AllocationError,
     Allocator,
     DeviceID,
+    FreshSliceIndexes,
     NodeAllocationError,
+    ReusedSliceIndexes,
+    ShareIDSource,
     allocated_state_of,
+    share_ids_from,
 )
 from tests.builders import device_class, device_request, node, resource_claim, resource_slice
 
@@ -3372,6 +3378,14 @@ CASES.update(
 )
 
 
+#: One source for every allocator of this module: shareIDs never repeat across claims, as in a scheduler.
+_SHARE_RNG = random.Random(0)
+
+
+def share_ids() -> ShareIDSource:
+    return share_ids_from(_SHARE_RNG)
+
+
 def _allocate(case: Case) -> list[objects_pb2.AllocationResult] | None:
     allocated = AllocatedState(
         devices=set(case.allocated),
@@ -3381,7 +3395,9 @@ def _allocate(case: Case) -> list[objects_pb2.AllocationResult] | None:
         },
     )
     classes = {c.metadata.name: c for c in case.classes}
-    return Allocator(case.claims, allocated, classes.get, case.slices).allocate(case.node)
+    return Allocator(case.claims, allocated, classes.get, case.slices, new_share_id=share_ids()).allocate(
+        case.node
+    )
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -3423,7 +3439,7 @@ def test_allocator_is_reused_across_nodes() -> None:
         slice_(SLICE2, NODE2, POOL2, DRIVER_A, dev(DEVICE1)),
         slice_(SLICE3, ALL, POOL3, DRIVER_A, dev(DEVICE1)),
     ]
-    allocator = Allocator(claims, AllocatedState(), {CLASS_A: A}.get, slices)
+    allocator = Allocator(claims, AllocatedState(), {CLASS_A: A}.get, slices, new_share_id=share_ids())
     on_node2 = allocator.allocate(N2)
     on_node1 = allocator.allocate(N1)
     assert on_node1 is not None and on_node2 is not None
@@ -3472,6 +3488,33 @@ def test_allocated_state_of_claims() -> None:
     assert state.consumed_capacity == {shared: {CAPACITY0: Fraction(3 * 2**29)}}
 
 
+def _shares_of(seed: int) -> list[str]:
+    """The shareIDs of two claims sharing one device, allocated one after the other, with shareIDs drawn
+    from ``random.Random(seed)``."""
+    rng = random.Random(seed)
+    slices = [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1, **_range4()))]
+    done: list[objects_pb2.ResourceClaim] = []
+    for name in (CLAIM0, CLAIM1):
+        new = claim(name, request(REQ0, CLASS_A, capacity=capacity("2")))
+        results = Allocator(
+            [new], allocated_state_of(done), {CLASS_A: A}.get, slices, new_share_id=share_ids_from(rng)
+        ).allocate(N1)
+        assert results is not None
+        new.status.allocation.CopyFrom(results[0])
+        done.append(new)
+    return [c.status.allocation.devices.results[0].share_id for c in done]
+
+
+def test_the_same_seed_gives_the_same_share_ids() -> None:
+    """shareIDs come from the source the allocator is given: the same seed, the same shareIDs, each a
+    version-4 UUID as Kubernetes makes them; another seed, others."""
+    first = _shares_of(7)
+    assert first == _shares_of(7)
+    assert len(set(first)) == 2
+    assert all(uuid.UUID(share).version == 4 and str(uuid.UUID(share)) == share for share in first)
+    assert set(first).isdisjoint(_shares_of(8))
+
+
 # --------------------------------------------------------------------------------------- properties
 
 _SHAPES = st.lists(st.tuples(st.integers(1, 3), st.booleans()), min_size=1, max_size=8)
@@ -3497,7 +3540,7 @@ def test_no_device_is_allocated_twice(
         )
         new = claim(f"claim-{index}", wanted)
         state = allocated_state_of(done)
-        results = Allocator([new], state, {CLASS_A: A}.get, slices).allocate(N1)
+        results = Allocator([new], state, {CLASS_A: A}.get, slices, new_share_id=share_ids()).allocate(N1)
         if wants_share:
             # A share takes 2 of a shared device's 4; one request may hold several shares of one device.
             room = sum(
@@ -3544,6 +3587,7 @@ def test_driver_selector_selects_as_cel_does(wanted: str, spelling: str, drivers
         AllocatedState(),
         {CLASS_A: device_class(CLASS_A, expression)}.get,
         slices,
+        new_share_id=share_ids(),
     )
     results = allocator.allocate(N1)
     program = compile_device_selector(expression)
@@ -3587,3 +3631,236 @@ def test_counters_of_a_refused_device_are_given_back() -> None:
     )
     (allocated,) = _allocate(case) or []
     assert [r.device for r in allocated.devices.results] == [DEVICE2]
+
+
+# ---------------------------------------------------------------------------------- unfit requests
+
+_D1, _D2, _D3 = (DeviceID(DRIVER_A, POOL1, name) for name in (DEVICE1, DEVICE2, DEVICE3))
+
+
+@dataclass
+class UnfitCase:
+    claims: list[objects_pb2.ResourceClaim]
+    slices: list[objects_pb2.ResourceSlice]
+    #: What the allocator gives for ``unfit`` on NODE1, where the claims do not fit.
+    expect: str
+    allocated: AllocatedState = field(default_factory=AllocatedState)
+
+
+_NUMA = {DEVICE1: 1, DEVICE2: 2}
+
+UNFIT_CASES = {
+    "no-device-of-the-class": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_B))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1))],
+        "claim claim-0, request req-0: no device of class class-b on the node",
+    ),
+    "selectors-match-none": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 1, _type_is("gpu")))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1, None, {"type": {"string": "nic"}}))],
+        "claim claim-0, request req-0: selectors matched none of the devices of class class-a",
+    ),
+    "devices-allocated": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1), dev(DEVICE2))],
+        "claim claim-0, request req-0: not enough devices left: 1 needed",
+        AllocatedState(devices={_D1, _D2}),
+    ),
+    "too-few-devices": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1))],
+        "claim claim-0, request req-0: not enough devices left: 2 needed",
+    ),
+    "all-devices-one-allocated": UnfitCase(
+        [claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1), dev(DEVICE2))],
+        "claim claim-0, request req-0: not enough devices left: all 2 needed",
+        AllocatedState(devices={_D2}),
+    ),
+    "tainted": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        "claim claim-0, request req-0: tainted: 1 needed",
+    ),
+    "capacity-exhausted": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A, capacity=capacity("2")))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1, **_range4()))],
+        "claim claim-0, request req-0: capacity exhausted: 1 needed",
+        AllocatedState(consumed_capacity={_D1: {CAPACITY0: Fraction(4)}}),
+    ),
+    "shared-counters-exhausted": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A))],
+        _counter_pool_slices(
+            *(
+                _from_counters(name, consumes(COUNTER_SET1, {"memory": "4"}))
+                for name in (DEVICE1, DEVICE2, DEVICE3)
+            ),
+            sets=[counter_set(COUNTER_SET1, {"memory": "4"})],
+        ),
+        "claim claim-0, request req-0: shared counters exhausted: 1 needed",
+        AllocatedState(devices={_D1}),
+    ),
+    "match-attribute": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A), request(REQ1, CLASS_A), constraints=[match(INT_ATTRIBUTE)])],
+        [
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                *(dev(name, None, {"numa": {"int": numa}}) for name, numa in _NUMA.items()),
+            )
+        ],
+        f"claim claim-0, request req-1: constraint matchAttribute {INT_ATTRIBUTE} not satisfiable",
+    ),
+    "first-available": UnfitCase(
+        [claim(CLAIM0, prioritized(REQ0, sub(SUB0, CLASS_B), sub(SUB1, CLASS_A, 2)))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1))],
+        "claim claim-0, request req-0/subReq-0: no device of class class-b on the node",
+    ),
+    "taken-by-the-pods-other-claim": UnfitCase(
+        [claim(CLAIM0, request(REQ0, CLASS_A)), claim(CLAIM1, request(REQ0, CLASS_A))],
+        [slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1))],
+        "claim claim-1, request req-0: not enough devices left beside the pod's other requests: 1 needed",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(UNFIT_CASES))
+def test_unfit_names_the_request_and_why(name: str) -> None:
+    """Where the claims do not fit, the allocator tells the request its search got furthest to without
+    devices, and why: the explanation of the node's verdict."""
+    case = UNFIT_CASES[name]
+    allocator = Allocator(
+        case.claims, case.allocated, {CLASS_A: A, CLASS_B: B}.get, case.slices, new_share_id=share_ids()
+    )
+    assert allocator.allocate(N1) is None
+    assert str(allocator.unfit(N1)) == case.expect
+
+
+def test_unfit_for_a_node_not_tried_last_searches_it() -> None:
+    slices = [
+        slice_(SLICE1, NODE1, POOL1, DRIVER_A, dev(DEVICE1)),
+        slice_(SLICE2, NODE2, POOL2, DRIVER_A, dev(DEVICE1, taints=[TAINT_NO_SCHEDULE])),
+    ]
+    allocator = Allocator(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+        AllocatedState(),
+        {CLASS_A: A}.get,
+        slices,
+        new_share_id=share_ids(),
+    )
+    assert allocator.allocate(N1) is None and allocator.allocate(N2) is None
+    assert allocator.unfit(N1).reason == "not enough devices left: 2 needed"
+    assert allocator.unfit(N2).reason == "tainted: 2 needed"
+
+
+# ------------------------------------------------------------------- reused slice indexes (fast path)
+
+_TYPES = ("gpu", "nic")
+#: Request selectors the property draws from (none, by attribute, a CEL error on devices without it).
+_REQUEST_SELECTORS = ((), (_type_is("gpu"),), (f'device.attributes["{DRIVER_A}"].numa > 0',))
+
+
+def _property_device(name: str, kind: int, numa: int, tainted: bool, shared: bool) -> dict[str, Any]:
+    attributes = {"type": {"string": _TYPES[kind]}, "numa": {"int": numa}}
+    return dev(
+        name,
+        None,
+        attributes,
+        taints=[TAINT_NO_SCHEDULE] if tainted else (),
+        **(_range4() if shared else {}),
+    )
+
+
+_DEVICES = st.lists(
+    st.tuples(st.integers(0, 1), st.integers(0, 2), st.booleans(), st.booleans()), min_size=0, max_size=3
+)
+_STEPS = st.lists(
+    st.one_of(
+        # Replace slice i (of the three) with one of these devices: a new object.
+        st.tuples(st.just("slice"), st.integers(0, 2), _DEVICES),
+        # Allocate a claim: selectors, count, a capacity request, a numa matchAttribute constraint.
+        st.tuples(
+            st.just("claim"),
+            st.integers(0, len(_REQUEST_SELECTORS) - 1),
+            st.integers(1, 2),
+            st.booleans(),
+            st.booleans(),
+        ),
+        # node-2 moves to the other region (a new Node object).
+        st.tuples(st.just("relabel")),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+def _outcome(allocator: Allocator, node_: objects_pb2.Node) -> Any:
+    try:
+        results = allocator.allocate(node_)
+    except AllocationError as err:
+        return f"error: {err}"
+    if results is None:
+        return f"unfit: {allocator.unfit(node_)}"
+    return [r.SerializeToString(deterministic=True) for r in results]
+
+
+@settings(max_examples=80, deadline=None)
+@given(steps=_STEPS)
+def test_reused_slice_indexes_allocate_as_fresh_ones(steps: list[tuple[Any, ...]]) -> None:
+    """ReusedSliceIndexes (the scheduler's: one index kept across pods, a slice's parsed devices and
+    selector results kept while it is the same object, pools kept per Node object) gives every pod the
+    same allocations, failures and errors as FreshSliceIndexes (the reference), through slice changes,
+    node label changes and claims allocated one after the other."""
+    nodes = {NODE1: N1, NODE2: N2}
+    placements = (NODE1, ALL, label_selector("region", REGION2))
+    slices = tuple(
+        slice_(f"slice-{i}", where, f"pool-{i}", DRIVER_A, dev(DEVICE1, None, {"type": {"string": "gpu"}}))
+        for i, where in enumerate(placements)
+    )
+    reused = ReusedSliceIndexes()
+    done: list[objects_pb2.ResourceClaim] = []
+    for step_index, step in enumerate(steps):
+        if step[0] == "slice":
+            _, position, devices = step
+            replaced = slice_(
+                f"slice-{position}",
+                placements[position],
+                f"pool-{position}",
+                DRIVER_A,
+                *(_property_device(f"device-{i}", *shape) for i, shape in enumerate(devices)),
+            )
+            slices = (*slices[:position], replaced, *slices[position + 1 :])
+            continue
+        if step[0] == "relabel":
+            region = REGION1 if nodes[NODE2].metadata.labels["region"] == REGION2 else REGION2
+            nodes[NODE2] = node_in(NODE2, region)
+            continue
+        _, selectors, count, wants_capacity, constrained = step
+        wanted = request(
+            REQ0,
+            CLASS_A,
+            count,
+            *_REQUEST_SELECTORS[selectors],
+            **({"capacity": capacity("2")} if wants_capacity else {}),
+        )
+        new = claim(f"claim-{step_index}", wanted, constraints=[match(INT_ATTRIBUTE)] if constrained else [])
+        state = allocated_state_of(done)
+        outcomes = []
+        for indexes in (FreshSliceIndexes(), reused):
+            allocator = Allocator(
+                [new],
+                state,
+                {CLASS_A: A}.get,
+                slices,
+                new_share_id=share_ids_from(random.Random(step_index)),
+                slice_indexes=indexes,
+            )
+            outcomes.append([_outcome(allocator, nodes[name]) for name in (NODE1, NODE2)])
+        fresh, fast = outcomes
+        assert fast == fresh
+        chosen = next((got for got in fresh if isinstance(got, list)), None)
+        if chosen is not None:
+            new.status.allocation.ParseFromString(chosen[0])
+            done.append(new)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
-from scheduler.dra import AllocatedState, AllocationError, Allocator, gather_pools
+from scheduler.dra import AllocatedState, AllocationError, Allocator, gather_pools, share_ids_from
 from scheduler.dra.pools import Pool, SliceIndex
 from tests.builders import device_class, device_request, node, resource_claim, resource_slice
 
@@ -249,7 +250,13 @@ def test_unparsable_node_selector_is_an_error_naming_the_slice() -> None:
     with pytest.raises(AllocationError, match=r"failed to perform node selection for slice slice-1: "):
         gather_pools(slices, NODE1)
     claim = resource_claim("claim-0", device_request("req-0", "class-a"))
-    allocator = Allocator([claim], AllocatedState(), {"class-a": device_class("class-a", "true")}.get, slices)
+    allocator = Allocator(
+        [claim],
+        AllocatedState(),
+        {"class-a": device_class("class-a", "true")}.get,
+        slices,
+        new_share_id=share_ids_from(random.Random(0)),
+    )
     with pytest.raises(AllocationError, match=r"^gather pool information: failed to perform node selection"):
         allocator.allocate(NODE1)
 

@@ -467,6 +467,25 @@ def test_claim_hints(pod: objects_pb2.Pod, claims: Sequence[objects_pb2.Resource
     assert _hint(w.plugin, EventResource.RESOURCE_CLAIM, ActionType.UPDATE)(pod, old, new) is expected
 
 
+def test_a_claim_the_pod_does_not_name_is_skipped_without_looking_up_the_pods_claims() -> None:
+    """The claim hint runs for every waiting pod on every claim event: an unrelated claim's event (not a
+    deallocation) costs a name comparison, not a lookup of each of the pod's claims."""
+    w = world([PENDING_CLAIM])
+    looked_up: list[tuple[str, str]] = []
+    get = w.manager.resource_claims.get
+
+    def counting_get(namespace: str, name: str) -> objects_pb2.ResourceClaim | None:
+        looked_up.append((namespace, name))
+        return get(namespace, name)
+
+    w.manager.resource_claims.get = counting_get  # type: ignore[method-assign]
+    hint = _hint(w.plugin, EventResource.RESOURCE_CLAIM, ActionType.UPDATE)
+    assert hint(POD_WITH_CLAIM_NAME, None, make_claim("other")) is QueueingHint.SKIP
+    assert looked_up == []
+    assert hint(POD_WITH_CLAIM_NAME, None, PENDING_CLAIM) is QueueingHint.QUEUE
+    assert looked_up == [(NAMESPACE, CLAIM_NAME)]
+
+
 POD_HINTS = {
     "other-pod": (make_pod("other", "uid-other", claim_name=None, template="t", generated=CLAIM_NAME),
                   QueueingHint.SKIP),
@@ -574,9 +593,10 @@ def test_nodes_that_give_an_earlier_subrequest_score_higher() -> None:
 # ------------------------------------------------------------------------------------- explanations
 
 
-def test_the_explanation_names_the_claim_that_does_not_fit_and_the_message_counts_nodes() -> None:
+def test_the_explanation_names_the_request_that_does_not_fit_and_the_message_counts_nodes() -> None:
     """kube-scheduler's message counts nodes per reason (`8 cannot allocate all claims`); the explanation
-    podsched records adds, per node, which claim did not fit: the one that fits alone is not named."""
+    podsched records adds, per node, which request of which claim did not fit and why: the claim that
+    fits is not named."""
     small, big = make_claim("small"), make_claim("big", class_name="big")
     classes = [make_class(), builders.device_class("big", 'device.driver == "other-driver"')]
     nodes = tuple(f"node-{i}" for i in range(8))
@@ -586,7 +606,8 @@ def test_the_explanation_names_the_claim_that_does_not_fit_and_the_message_count
     state = CycleState()
     w.plugin.pre_filter(state, pod, w.nodes)
     statuses = w.plugin.filter_nodes(state, pod, node_set(w.nodes))
-    assert all(status is not None and status.detail == f"claim {NAMESPACE}/big" for status in statuses)
+    unfit = f"claim {NAMESPACE}/big, request req-1: no device of class big on the node"
+    assert all(status is not None and status.detail == unfit for status in statuses)
     diagnosis = Diagnosis(NodeToStatus({
         node.name: status.with_plugin("DynamicResources")
         for node, status in zip(w.nodes, statuses, strict=True) if status is not None
@@ -595,10 +616,10 @@ def test_the_explanation_names_the_claim_that_does_not_fit_and_the_message_count
     assert message == "0/8 nodes are available: 8 cannot allocate all claims."
     (group,) = explain(8, diagnosis, evaluated_nodes=8, feasible_nodes=0).filtered
     assert (group.plugin, group.reason, group.code, group.count) == (
-        "DynamicResources", f"cannot allocate all claims: claim {NAMESPACE}/big", "Unschedulable", 8)
+        "DynamicResources", f"cannot allocate all claims: {unfit}", "Unschedulable", 8)
 
 
-def test_claims_that_fit_alone_but_not_together_are_named_together() -> None:
+def test_claims_that_fit_alone_but_not_together_name_the_request_left_without_a_device() -> None:
     w = world([make_claim("one"), make_claim("two")], *ONE_DEVICE)
     pod = PodInfo(builders.pod(POD_NAME, NAMESPACE, uid=POD_UID, spec={"resourceClaims": [
         {"name": "a", "resourceClaimName": "one"}, {"name": "b", "resourceClaimName": "two"}]}))
@@ -606,7 +627,9 @@ def test_claims_that_fit_alone_but_not_together_are_named_together() -> None:
     w.plugin.pre_filter(state, pod, w.nodes)
     status = w.plugin.filter(state, pod, w.nodes[0])
     assert verdict(status) == (UNSCHEDULABLE, CANNOT_ALLOCATE)
-    assert status is not None and status.detail == f"claims {NAMESPACE}/one, {NAMESPACE}/two together"
+    assert status is not None and status.detail == (
+        f"claim {NAMESPACE}/two, request req-1: not enough devices left beside the pod's other requests: "
+        "1 needed")
 
 
 async def test_default_preemption_evicts_the_pod_whose_claim_holds_the_device() -> None:

@@ -13,7 +13,7 @@ from cluster.api import objects_pb2
 from scheduler.framework import QueueingHint
 from scheduler.framework.claim_users import frees_devices
 from scheduler.framework.dra_manager import ResourceClaimTracker
-from scheduler.plugins.dynamicresources.claims import ClaimProblem, pod_claims
+from scheduler.plugins.dynamicresources.claims import ClaimProblem, pod_claims, uses_claim
 
 
 def after_claim_change(
@@ -21,13 +21,18 @@ def after_claim_change(
 ) -> QueueingHint:
     """A claim was added or updated."""
     modified: objects_pb2.ResourceClaim = new
+    original: objects_pb2.ResourceClaim | None = old
+    frees = frees_devices(original, modified)
+    if not frees and not uses_claim(pod, modified):
+        # Run for every waiting pod on every claim event: a claim the pod does not name is skipped by
+        # its name, without looking the pod's claims up.
+        return QueueingHint.SKIP
     try:
         uses = any(claim.metadata.uid == modified.metadata.uid for claim in pod_claims(pod, tracker))
     except ClaimProblem:
         # Some claim of the pod is still missing (or unusable): this change alone does not help.
         return QueueingHint.SKIP
-    original: objects_pb2.ResourceClaim | None = old
-    if frees_devices(original, modified):
+    if frees:
         # A deallocated claim frees devices any pod may use.
         return QueueingHint.QUEUE
     if not uses:

@@ -23,7 +23,14 @@ from typing import Any
 
 from cluster.api import errors, kinds, objects_pb2
 from cluster.api.dra.podclaims import can_be_reserved, is_reserved_for
-from scheduler.dra import AllocatedState, AllocationError, Allocator, NodeAllocationError
+from scheduler.dra import (
+    AllocatedState,
+    AllocationError,
+    Allocator,
+    NodeAllocationError,
+    ReusedSliceIndexes,
+    share_ids_from,
+)
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -81,6 +88,8 @@ class DynamicResources:
         self._claims = handle.dra_manager.resource_claims
         self._extended_resources = handle.dra_manager.extended_resources
         self._extended = ExtendedBinding(handle)
+        #: The slices' index, with each device's selector results, kept across pods until slices change.
+        self._slice_indexes = ReusedSliceIndexes()
         #: Unreserve's reservedFor removals, running in the background (Unreserve cannot wait).
         self._unreserving: set[asyncio.Task[None]] = set()
 
@@ -168,7 +177,8 @@ class DynamicResources:
     def _allocator(
         self, claims: Sequence[objects_pb2.ResourceClaim], allocated: AllocatedState
     ) -> Allocator:
-        return Allocator(claims, allocated, self._dra.device_classes.get, self._dra.resource_slices.list())
+        return Allocator(claims, allocated, self._dra.device_classes.get, self._dra.resource_slices.list(),
+                         new_share_id=share_ids_from(self._handle.rng), slice_indexes=self._slice_indexes)
 
     def _with_extended(self, claims_state: ClaimsState, claim: objects_pb2.ResourceClaim) -> Allocator:
         """The allocator of the claims to allocate and, last, the claim for extended resources."""
@@ -246,8 +256,7 @@ class DynamicResources:
             return Status.as_error(err)
         if allocations is None:
             try:
-                detail = claims_state.unfit(node) if claims_state.to_allocate else \
-                    f"claim {claim_ref(extended.claim) if extended is not None else ''}"
+                detail = str(allocator.unfit(node))
             except AllocationError as err:
                 detail = str(err)
             return Status(Code.UNSCHEDULABLE, (CANNOT_ALLOCATE,), detail=detail)

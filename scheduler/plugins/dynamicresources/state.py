@@ -49,8 +49,6 @@ class ClaimsState:
     #: The claim for the pod's extended resources backed by DRA, if it has any.
     extended: ExtendedClaim | None = None
     _allocator: Allocator | None = None
-    #: An allocator per claim to allocate, alone: which claim does not fit, for the explanation.
-    _alone: dict[int, Allocator] = field(default_factory=dict)
 
     @property
     def allocator(self) -> Allocator | None:
@@ -61,24 +59,6 @@ class ClaimsState:
             self._allocator = self.make_allocator(
                 [self.claims[index] for index in self.to_allocate], allocated_state(self.allocated))
         return self._allocator
-
-    def unfit(self, node: objects_pb2.Node) -> str:
-        """Which of the claims to allocate do not fit on ``node`` (where all of them together do not):
-        each one that does not fit alone, or all of them when each would alone."""
-        refs = {index: claim_ref(self.claims[index]) for index in self.to_allocate}
-        if len(refs) == 1:
-            return f"claim {next(iter(refs.values()))}"
-        unfit = [ref for index, ref in refs.items() if self._alone_allocator(index).allocate(node) is None]
-        if unfit:
-            return ", ".join(f"claim {ref}" for ref in unfit)
-        return f"claims {', '.join(refs.values())} together"
-
-    def _alone_allocator(self, index: int) -> Allocator:
-        allocator = self._alone.get(index)
-        if allocator is None:
-            allocator = self._alone[index] = self.make_allocator(
-                [self.claims[index]], allocated_state(self.allocated))
-        return allocator
 
     def clone(self) -> ClaimsState:
         """A copy for a dry run: what it frees and finds is its own."""
@@ -107,7 +87,6 @@ class ClaimsState:
 
     def _forget_allocators(self) -> None:
         self._allocator = None
-        self._alone = {}
         self.node_allocations = {}
         if self.extended is not None:
             self.extended = self.extended.clone()
