@@ -155,6 +155,8 @@ class _Search:
         self.selected: dict[tuple[int, int], int] = {}
         #: The key of the furthest request (in search order) no device could be found for.
         self.unsatisfied: RequestKey | None = None
+        #: Per request key: the devices it may take here, and whether any of them is shared.
+        self.candidates: dict[RequestKey, tuple[list[tuple[Pool, SliceDevice]], bool]] = {}
 
     def run(self) -> list[objects_pb2.AllocationResult] | None:
         for plan in self.plans:
@@ -228,9 +230,18 @@ class _Search:
     def _in_use(self, device: DeviceID) -> bool:
         return device in self.allocated.devices or bool(self.allocating.get(device))
 
-    def _allocate_one(self, claim: int, slot_index: int, sub: int, device_index: int, in_sub: bool) -> bool:
-        """Chooses the ``device_index``-th device of the claim's request (subrequest ``sub``) and, in
-        turn, everything after it; True once every claim is allocated."""
+    def _allocate_one(
+        self, claim: int, slot_index: int, sub: int, device_index: int, in_sub: bool, start: int = 0
+    ) -> bool:
+        """Chooses the ``device_index``-th device of the claim's request (subrequest ``sub``), from the
+        request's ``start``-th candidate on, and, in turn, everything after it; True once every claim is
+        allocated.
+
+        A request's devices are tried in ascending candidate order only. Whether a set of devices
+        satisfies the claims does not depend on the order they were chosen in (constraints, counters
+        and capacity are properties of the set), so the first solution in upstream's search order is
+        ascending too and this finds the same one: what it skips are the orderings of sets already
+        refused, which made a node with too few free devices cost every permutation of them."""
         if claim >= len(self.plans):
             return True
         slots = self.plans[claim].slots
@@ -273,25 +284,42 @@ class _Search:
                 return self._unsatisfied(request)
             return self._continue(claim, slot_index, sub, device_index, in_sub, rollback)
 
-        for pool in self.pools:
-            # Incomplete and invalid pools serve nothing, but other pools may.
-            if pool.incomplete or pool.invalid:
+        candidates, shared = self._candidates(request)
+        # Without shared devices each one serves once: too few candidates left cannot complete.
+        last = len(candidates) if shared else len(candidates) - (needed - device_index) + 1
+        for position in range(start, last):
+            pool, device = candidates[position]
+            if request.admin_access:
+                if claim in self.allocating.get(device.id, ()):
+                    continue
+            elif self._in_use(device.id):
                 continue
-            for entry in pool.slices:
-                for device in entry.devices:
-                    if request.admin_access:
-                        if claim in self.allocating.get(device.id, ()):
-                            continue
-                    elif self._in_use(device.id):
-                        continue
-                    if not self._selectable(request, device) or not self.capacity_fits(request, device):
-                        continue
-                    rollback = self._allocate_device(claim, request, pool, device, must=False)
-                    if rollback is None:
-                        continue
-                    if self._continue(claim, slot_index, sub, device_index, in_sub, rollback):
-                        return True
+            if not self.capacity_fits(request, device):
+                continue
+            rollback = self._allocate_device(claim, request, pool, device, must=False)
+            if rollback is None:
+                continue
+            # A shared device may serve the request again; any other is not tried twice.
+            after = position if device.allow_multiple else position + 1
+            if self._continue(claim, slot_index, sub, device_index, in_sub, rollback, after):
+                return True
         return self._unsatisfied(request)
+
+    def _candidates(self, request: Request) -> tuple[list[tuple[Pool, SliceDevice]], bool]:
+        """The devices ``request`` may take on this node, in pool, slice and device order (incomplete
+        and invalid pools serve nothing, but other pools may), and whether any allows several
+        allocations; worked out once per request and node."""
+        found = self.candidates.get(request.key)
+        if found is None:
+            devices = [
+                (pool, device)
+                for pool in self.pools if not (pool.incomplete or pool.invalid)
+                for entry in pool.slices
+                for device in entry.devices
+                if self._selectable(request, device)
+            ]
+            found = self.candidates[request.key] = (devices, any(d.allow_multiple for _, d in devices))
+        return found
 
     def _unsatisfied(self, request: Request) -> bool:
         """Notes that no device could be found for ``request`` (if the search got no further before);
@@ -308,10 +336,12 @@ class _Search:
         device_index: int,
         in_sub: bool,
         rollback: Callable[[], None],
+        start: int = 0,
     ) -> bool:
-        """Goes on with the next device after one was chosen; backs the choice out when that fails."""
+        """Goes on with the next device (from the ``start``-th candidate) after one was chosen; backs the
+        choice out when that fails."""
         try:
-            done = self._allocate_one(claim, slot_index, sub, device_index + 1, in_sub)
+            done = self._allocate_one(claim, slot_index, sub, device_index + 1, in_sub, start)
         except _ResultsExceeded:
             rollback()
             raise

@@ -32,6 +32,7 @@ from scheduler.dra import (
     allocated_state_of,
     share_ids_from,
 )
+from scheduler.dra import allocator as allocator_module
 from tests.builders import device_class, device_request, node, resource_claim, resource_slice
 
 REGION1, REGION2 = "region-1", "region-2"
@@ -3864,3 +3865,33 @@ def test_reused_slice_indexes_allocate_as_fresh_ones(steps: list[tuple[Any, ...]
         if chosen is not None:
             new.status.allocation.ParseFromString(chosen[0])
             done.append(new)
+
+
+@pytest.mark.parametrize(
+    ("free", "count", "attributes", "most_tries"),
+    [
+        # Fewer free devices than asked: refused without trying their orderings (7! of them before).
+        (7, 8, None, 0),
+        # Enough devices, but no two share the constraint's value: each pair is tried once, not twice.
+        (12, 2, [{"numa": {"int": n}} for n in range(12)], 12 * 11 // 2 + 12),
+    ],
+)
+def test_a_node_that_cannot_fit_is_refused_without_trying_every_ordering(
+    monkeypatch: pytest.MonkeyPatch, free: int, count: int, attributes: list[Any] | None, most_tries: int
+) -> None:
+    tries = 0
+    choose = allocator_module._Search._allocate_device
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal tries
+        tries += 1
+        return choose(self, *args, **kwargs)
+
+    monkeypatch.setattr(allocator_module._Search, "_allocate_device", counted)
+    devices = [dev(f"device-{n}", attributes=attributes[n] if attributes else None) for n in range(free)]
+    constraints = [match(INT_ATTRIBUTE)] if attributes else []
+    claims = [claim(CLAIM0, request(REQ0, CLASS_A, count), constraints=constraints)]
+    slices = [slice_(SLICE1, NODE1, POOL1, DRIVER_A, *devices)]
+    allocator = Allocator(claims, AllocatedState(), {CLASS_A: A}.get, slices, new_share_id=share_ids())
+    assert allocator.allocate(N1) is None
+    assert tries <= most_tries
