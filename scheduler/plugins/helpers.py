@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import repeat
-from typing import Self
+from typing import Protocol, Self
 
 from google.protobuf.message import Message
 
@@ -48,10 +48,29 @@ def messages_signature(messages: Iterable[Message]) -> tuple[bytes, ...]:
     return tuple(message.SerializeToString(deterministic=True) for message in messages)
 
 
-def tolerates(toleration: objects_pb2.Toleration, taint: objects_pb2.Taint) -> bool:
-    """Whether ``toleration`` tolerates ``taint`` (core/v1 Toleration.ToleratesTaint): an empty effect
-    matches every effect, an empty key every key (the API only allows it with Exists), Exists every
-    value, and Equal (also the empty operator) the same value only."""
+class TaintLike(Protocol):
+    """A node's Taint or a device's DeviceTaint: both match tolerations alike."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def effect(self) -> str: ...
+
+
+class TolerationLike(TaintLike, Protocol):
+    """A pod's Toleration or a device request's DeviceToleration."""
+
+    @property
+    def operator(self) -> str: ...
+
+
+def tolerates(toleration: TolerationLike, taint: TaintLike) -> bool:
+    """Whether ``toleration`` tolerates ``taint`` (core/v1 Toleration.ToleratesTaint, which
+    resource.k8s.io's DeviceToleration follows): an empty effect matches every effect, an empty key
+    every key (the API only allows it with Exists), Exists every value, and Equal (also the empty
+    operator) the same value only."""
     if toleration.effect and toleration.effect != taint.effect:
         return False
     if toleration.key and toleration.key != taint.key:
