@@ -55,14 +55,18 @@ ALLOWED: dict[str, set[str]] = {
     "scheduler": {
         *(f"{verb} {resource}" for verb in READ for resource in ALL_RESOURCES),
         "create pods/binding", "update pods/status", "update podgroups/status", "delete pods",
+        # DynamicResources: claims for extended resources, and the allocation and reservedFor it writes.
+        "create resourceclaims", "delete resourceclaims", "update resourceclaims/status",
         "create events", "update events", "create leases", "update leases",
         "create leasecandidates", "update leasecandidates", "delete leasecandidates",
     },
     "client": {
         "create pods", "delete pods", "create podgroups", "delete podgroups",
-        *(f"{verb} {r}" for verb in READ for r in ("pods", "nodes", "podgroups", "runtimeclasses")),
+        *(f"{verb} {r}" for verb in READ
+          for r in ("pods", "nodes", "podgroups", "runtimeclasses", "deviceclasses", "resourceslices")),
         *(f"{verb} {r}" for verb in ("create", "update", "delete", *READ)
-          for r in ("services", "replicasets", "statefulsets", "replicationcontrollers")),
+          for r in ("services", "replicasets", "statefulsets", "replicationcontrollers", "resourceclaims",
+                    "resourceclaimtemplates")),
     },
     "readonly": {f"{verb} {resource}" for verb in READ for resource in ALL_RESOURCES},
     # Its role names only the lease kube-scheduler, and these calls address other objects.
