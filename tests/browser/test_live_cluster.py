@@ -131,7 +131,7 @@ def test_the_holder_changes_on_the_page_within_the_lease_duration_and_a_second_a
     # `podsched up` names each replica, with its pid, in its identity.
     assert all(re.fullmatch(r"scheduler-[1-3]_pid\d+_[0-9a-f]{8}", name) for name in states), states
     assert f"_pid{pid}_" in identity, identity
-    timeline_before = len(browser.find_elements(By.CSS_SELECTOR, "#leader-timeline li"))
+    timeline_before = len(_timeline(browser))
     screenshot("before-kill")
 
     lines_before = len(cluster.up.lines)
@@ -142,17 +142,18 @@ def test_the_holder_changes_on_the_page_within_the_lease_duration_and_a_second_a
         "the page never showed a new holder",
     )
     took = time.monotonic() - killed_at
-    new_holder = browser.find_element(By.ID, "leader-holder").text
+    new_holder, token = browser.execute_script(
+        "return ['leader-holder', 'leader-token'].map(id => document.getElementById(id).innerText);"
+    )
+    rows = _timeline(browser)
     screenshot("after-kill")
 
     # The page agrees with what `podsched up` saw, and counts the change in its timeline.
     seen = cluster.up.wait_for(LEADER, after=lines_before)
     assert new_holder == seen[1]
-    token = int(browser.find_element(By.ID, "leader-token").text)
-    assert token == int(seen[3])
-    rows = browser.find_elements(By.CSS_SELECTOR, "#leader-timeline li")
+    assert int(token) == int(seen[3])
     assert len(rows) == timeline_before + 1
-    assert new_holder in rows[0].text and "leaderless" in rows[0].text
+    assert new_holder in rows[0] and "leaderless" in rows[0]
     assert took <= HOLDER_ON_PAGE_BOUND_S, f"the page showed the new holder {took:.2f}s after the SIGKILL"
     # The killed replica's candidate is no longer renewed: the page says since when.
     killed = f'#leader-replicas [data-replica="{identity}"]'
@@ -160,5 +161,17 @@ def test_the_holder_changes_on_the_page_within_the_lease_duration_and_a_second_a
 
 
 def _replica_states(browser: WebDriver) -> dict[str, str | None]:
-    return {row.get_attribute("data-replica") or "": row.get_attribute("data-state")
-            for row in browser.find_elements(By.CSS_SELECTOR, "#leader-replicas [data-replica]")}
+    # One script reads every row at once: the page re-renders the list as leases renew, so rows
+    # found first and read one by one afterwards can be gone by then.
+    rows = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#leader-replicas [data-replica]'))"
+        ".map(row => [row.dataset.replica, row.dataset.state ?? null]);"
+    )
+    return {replica: state for replica, state in rows}
+
+
+def _timeline(browser: WebDriver) -> list[str]:
+    """The leadership timeline's rows, newest first, read in one script for the same reason."""
+    return list(browser.execute_script(
+        "return Array.from(document.querySelectorAll('#leader-timeline li')).map(row => row.innerText);"
+    ))
