@@ -1,0 +1,14 @@
+"""Shared GPUs as the GPU scoring plugins see them: each node's GPUs (DRA devices of one DeviceClass) with
+the free share of each, and what a pod asks of them (table.py)."""
+
+from scheduler.gpus.table import (
+    MILLI,
+    GpuColumns,
+    GpuRequest,
+    GpuSpec,
+    gpu_columns,
+    gpu_request,
+    pod_milli_cpu,
+)
+
+__all__ = ["MILLI", "GpuColumns", "GpuRequest", "GpuSpec", "gpu_columns", "gpu_request", "pod_milli_cpu"]
