@@ -1,5 +1,6 @@
-"""Shared GPUs as the GPU scoring plugins see them: each node's GPUs (DRA devices of one DeviceClass) with
-the free share of each, and what a pod asks of them (table.py)."""
+"""Shared GPUs as the GPU-sharing plugins and the replay's measures see them: each node's GPUs (DRA devices
+of one DeviceClass) with the free share of each, and what a pod asks of them (table.py); the FGD
+fragmentation of node states (fragmentation.py)."""
 
 from scheduler.gpus.table import (
     MILLI,
