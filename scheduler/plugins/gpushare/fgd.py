@@ -63,12 +63,21 @@ def given_workload(args: FGDScoreArgs) -> Workload | None:
 ARGS = FGDScoreArgs
 
 
+#: Decimals the fragmentation's decrease is rounded to. The vector sums are exact only to an ulp or so,
+#: which depends on a state's position among the states summed: unrounded, equal states could differ by
+#: an ulp and score 49 or 50 (sigmoid(0) = 0.5). A real decrease is a multiple of a kind's weight in
+#: milli, far above a millionth.
+_DECIMALS = 6
+
+
 def sigmoid_score(before: float, after: float) -> int:
-    return int(1.0 / (1.0 + math.exp(-(before - after) / 1000)) * MAX_NODE_SCORE)
+    decrease = float(np.round(before - after, _DECIMALS))
+    return int(1.0 / (1.0 + math.exp(-decrease / 1000)) * MAX_NODE_SCORE)
 
 
 def sigmoid_scores(before: npt.NDArray[np.float64], after: npt.NDArray[np.float64]) -> Scores:
-    return truncated(1.0 / (1.0 + np.exp(-(before - after) / 1000)) * MAX_NODE_SCORE)
+    decrease = np.round(before - after, _DECIMALS)
+    return truncated(1.0 / (1.0 + np.exp(-decrease / 1000)) * MAX_NODE_SCORE)
 
 
 def taken(free: Sequence[int], demand: PodDemand) -> list[int]:
