@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,10 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster.api import objects_pb2
-from scheduler.config import ConfigError
+from scheduler.config import ConfigError, in_tree_registry, load_config
 from scheduler.framework import (
     BatchScorePlugin,
     CycleState,
+    DeviceCandidate,
+    DeviceRankPlugin,
     NodeInfo,
     NodeSet,
     PluginError,
@@ -27,6 +31,7 @@ from scheduler.framework import (
     ScorePlugin,
 )
 from scheduler.framework.handle import FrameworkHandle
+from scheduler.framework.runtime import build_framework
 from scheduler.gpus import GpuColumns
 from scheduler.gpus.fragmentation import PodKind, Workload, fragmentation_reference, typical_workload
 from scheduler.plugins import registry
@@ -430,3 +435,95 @@ class TableSnapshot(Snapshot):
 def test_bad_fgd_args_are_named(args: dict[str, Any], problem: str) -> None:
     with pytest.raises(ConfigError, match=problem):
         plugin_args("FGDScore", args)
+
+
+# ------------------------------------------------------------------------------------------ device ranking
+
+
+def candidates(free: Sequence[int], capacity: str = "milli") -> list[DeviceCandidate]:
+    """n1's GPUs as the allocator offers them, in reverse index order (the ranking sorts them)."""
+    return [DeviceCandidate(("gpu.podsched.io", "n1", f"gpu-{index}"), index, {capacity: Fraction(1000)},
+                            {capacity: Fraction(free[index])}) for index in reversed(range(len(free)))]
+
+
+def first_index(plugin: Any, pod_info: PodInfo, offered: list[DeviceCandidate], node: NodeInfo) -> int:
+    order = plugin.rank_devices(CycleState(), pod_info, node, offered)
+    assert sorted(order) == list(range(len(offered)))
+    return offered[order[0]].index
+
+
+@pytest.mark.parametrize("name", ["DotProductScore", "GpuClusteringScore", "GpuPackingScore", "BestFitScore"])
+def test_best_fit_policies_give_the_least_free_gpu_or_the_lowest_free_ones(name: str) -> None:
+    cluster = Cluster()
+    plugin, n1 = policy(name, cluster.handle()), cluster.nodes[0]
+    assert isinstance(plugin, DeviceRankPlugin)
+    assert first_index(plugin, cluster.pending["share"], candidates([1000, 600, 500, 1000]), n1) == 2
+    assert first_index(plugin, cluster.pending["small"], candidates([1000, 600, 500, 1000]), n1) == 2
+    assert first_index(plugin, cluster.pending["whole"], candidates([600, 1000, 500, 1000]), n1) == 1
+
+
+def test_random_draws_the_shared_gpu_with_the_schedulers_source() -> None:
+    cluster = Cluster()
+    offered, n1 = candidates([1000, 400, 700, 100]), cluster.nodes[0]
+    drawn = set()
+    for seed in range(30):
+        plugin = policy("RandomScore", cluster.handle(random.Random(seed)))
+        index = first_index(plugin, cluster.pending["share"], offered, n1)
+        assert index == offered[random_fit_order([c.index for c in offered],
+                                                 [int(c.free["milli"]) for c in offered], 500,
+                                                 random.Random(seed))[0]].index
+        drawn.add(index)
+    assert drawn == {0, 2}
+    assert first_index(policy("RandomScore", cluster.handle()), cluster.pending["whole"],
+                       candidates([600, 1000, 500, 1000]), n1) == 1
+
+
+def test_fgd_gives_the_gpu_of_its_best_score() -> None:
+    cluster = Cluster()
+    handle, n1, share = cluster.handle(), cluster.nodes[0], cluster.pending["share"]
+    plugin = policy("FGDScore", handle)
+    # n1 as the GPU columns have it: 700 left of gpu-0.
+    found = plugin.columns(NodeSet([n1]))
+    scores = gpu_scores(plugin.workload(share), found, 0, PodDemand(2000, 1, 500))
+    best = min(scores, key=lambda gpu: (-scores[gpu], gpu))
+    assert first_index(plugin, share, candidates(found.free[0].tolist()), n1) == best
+    assert first_index(plugin, cluster.pending["whole"], candidates([600, 1000, 500, 1000]), n1) == 1
+
+
+@pytest.mark.parametrize("name", POLICIES)
+def test_devices_that_are_no_shared_gpus_keep_the_allocators_order(name: str) -> None:
+    cluster = Cluster()
+    plugin = policy(name, cluster.handle())
+    node_info = cluster.nodes[0]
+    assert plugin.rank_devices(CycleState(), cluster.pending["share"], node_info,
+                               candidates([1000, 500], capacity="memory")) is None
+    cpu_only = cluster.pending["cpu"]
+    assert plugin.rank_devices(CycleState(), cpu_only, node_info, candidates([1000, 500])) is None
+
+
+# ------------------------------------------------------------------------------------------ the configs
+
+CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "replay" / "fgd"
+
+
+@pytest.mark.parametrize(("file", "name"), [
+    ("random", "RandomScore"), ("dot-product", "DotProductScore"), ("gpu-clustering", "GpuClusteringScore"),
+    ("gpu-packing", "GpuPackingScore"), ("best-fit", "BestFitScore"), ("fgd", "FGDScore")])
+def test_each_config_scores_with_its_policy_alone(file: str, name: str) -> None:
+    registry = in_tree_registry()
+    config = load_config(str(CONFIGS / f"{file}.yaml"), registry=registry)
+    assert config.percentage_of_nodes_to_score == 100
+    cluster = Cluster()
+    framework = build_framework(config.profiles[0], registry, cluster.handle())
+    assert framework.plugin_names("score") == [name]
+    assert framework.plugin_names("preScore") == ([name] if name == "RandomScore" else [])
+    assert "DynamicResources" in framework.plugin_names("filter")
+    ranker = framework.device_ranker()
+    assert ranker is not None and ranker.name == name
+
+
+def test_no_policy_is_enabled_by_default() -> None:
+    registry = in_tree_registry()
+    framework = build_framework(load_config(None, registry=registry).profiles[0], registry,
+                                Cluster().handle())
+    assert not set(POLICIES) & set(framework.plugin_names("score"))

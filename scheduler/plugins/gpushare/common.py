@@ -26,7 +26,7 @@ MAX_SPEC_CPU = 128_000
 MAX_SPEC_GPU = 8 * MILLI
 
 if TYPE_CHECKING:
-    from scheduler.framework.interface import DeviceCandidate
+    from scheduler.framework import DeviceCandidate
 
 Scores = npt.NDArray[np.int64]
 

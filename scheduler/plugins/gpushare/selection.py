@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from scheduler.gpus.table import MILLI, GpuSpec
 
 if TYPE_CHECKING:
-    from scheduler.framework.interface import DeviceCandidate
+    from scheduler.framework import DeviceCandidate
 
 
 def free_milli(candidate: DeviceCandidate, spec: GpuSpec) -> int | None:
