@@ -127,7 +127,12 @@ def fgd_scores(workload: Workload, columns: GpuColumns, demand: PodDemand) -> Sc
     free, size = columns.free, len(columns.gpus)
     valid = valid_gpus(columns)
     if demand.shares:
-        rows, gpus = np.nonzero(valid & (free >= demand.milli))
+        # GPUs of a node with equal free milli leave equal states (the measure does not depend on the
+        # GPUs' order): only the first of them is tried, which is also the one the artifact keeps.
+        width = free.shape[1]
+        earlier = np.tril(np.ones((width, width), dtype=np.bool_), -1)
+        repeated = ((free[:, :, np.newaxis] == free[:, np.newaxis, :]) & earlier).any(axis=2)
+        rows, gpus = np.nonzero(valid & (free >= demand.milli) & ~repeated)
         after = free[rows]
         after[np.arange(len(rows)), gpus] -= demand.milli
     else:
