@@ -527,3 +527,18 @@ def test_no_policy_is_enabled_by_default() -> None:
     framework = build_framework(load_config(None, registry=registry).profiles[0], registry,
                                 Cluster().handle())
     assert not set(POLICIES) & set(framework.plugin_names("score"))
+
+
+def test_gpu_clustering_follows_the_kinds_of_a_changed_node() -> None:
+    cluster = Cluster()
+    nodes, share = node_set(cluster.nodes[:2]), cluster.pending["share"]
+    plugin = policy("GpuClusteringScore", cluster.handle())
+    assert plugin.score_nodes(CycleState(), share, nodes) == [88, 21]
+    # A share pod joins n2's 1-GPU pod: n2 now holds the pod's kind among others (base + 50).
+    changed = cluster.nodes[1].clone()
+    changed.add_pod(PodInfo(claiming("d", "share", cpu="1")))
+    assert nodes.table is not None
+    nodes.table.set_row(1, changed)
+    assert plugin.score_nodes(CycleState(), share, NodeSet([cluster.nodes[0], changed], nodes.rows,
+                                                           nodes.table)) == [88, 71]
+    assert plugin.score(CycleState(), share, changed) == 71
