@@ -1,5 +1,5 @@
-"""What the GPU-sharing policies share: their args, the pod's and a node's GPU view the per-node scores
-read, and the plugin skeleton (Score per node and in batch over the GPU columns, and the device ranking
+"""What the GPU-sharing policies share: the pod's and a node's GPU view the per-node scores read, and the
+plugin skeleton (Score per node and in batch over the GPU columns, and the device ranking
 that makes the policy's GPU choice the allocator's).
 
 The scores are the FGD artifact's ("Beware of Fragmentation", ATC '23), integer truncations included:
@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.config.argtypes import GpuShareArgs
-from scheduler.framework import CycleState, Handle, NodeInfo, NodeSet, PodInfo
+from scheduler.framework import CycleState, Handle, NodeInfo, NodeSet, PodInfo, ScoreExtensions
 from scheduler.gpus.table import MILLI, GpuColumns, GpuSpec, gpu_columns, gpu_request, pod_milli_cpu
 from scheduler.plugins.gpushare.selection import best_fit_order, free_milli
 
@@ -57,18 +57,16 @@ class PodDemand:
 
 @dataclass(frozen=True, slots=True)
 class NodeGpus:
-    """One node's row of the GPU columns: the free milli of each of its GPUs in device order."""
+    """One node's row of the GPU columns: the free milli of each of its GPUs in device order, and its CPU
+    left (milli)."""
 
     free: tuple[int, ...]
     cpu_left: int
-    cpu_capacity: int
-    model: int
 
 
 def node_gpus(columns: GpuColumns, row: int) -> NodeGpus:
     gpus = int(columns.gpus[row])
-    return NodeGpus(tuple(int(value) for value in columns.free[row, :gpus]), int(columns.cpu_left[row]),
-                    int(columns.cpu_capacity[row]), int(columns.model[row]))
+    return NodeGpus(tuple(int(value) for value in columns.free[row, :gpus]), int(columns.cpu_left[row]))
 
 
 def valid_gpus(columns: GpuColumns) -> npt.NDArray[np.bool_]:
@@ -129,7 +127,7 @@ class GpuSharePolicy(ABC):
         scores: list[int] = self.column_scores(state, pod, nodes).tolist()
         return scores
 
-    def score_extensions(self) -> object | None:
+    def score_extensions(self) -> ScoreExtensions | None:
         return None
 
     @abstractmethod
