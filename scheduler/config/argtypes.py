@@ -116,3 +116,40 @@ class PodTopologySpreadArgs:
     default_constraints: tuple[objects_pb2.TopologySpreadConstraint, ...] = ()
     #: "System" (kube-scheduler's default: its built-in constraints) or "List" (``default_constraints``).
     defaulting_type: str = SYSTEM_DEFAULTING
+
+
+#: A whole GPU in milli, the unit of the GPU-sharing policies' args.
+GPU_MILLI = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class GpuShareArgs:
+    """The GPU-sharing policies' args (scheduler.plugins.gpushare): which devices are GPUs and how they
+    are shared (scheduler.gpus.GpuSpec)."""
+
+    #: The DeviceClass whose devices are the GPUs.
+    device_class: str = "gpu.podsched.io"
+    #: The capacity whose free part, scaled to 0..1000, is a GPU's free milli.
+    share_capacity: str = "milli"
+    #: The string attribute naming a GPU's model.
+    model_attribute: str = "model"
+
+
+@dataclass(frozen=True, slots=True)
+class TypicalPod:
+    """One kind of typical pod of FGD's workload and its weight (the FGD artifact's TargetPod)."""
+
+    milli_cpu: int = 0
+    #: Per GPU, 1..1000; 0 without GPUs.
+    gpu_milli: int = 0
+    gpu_count: int = 0
+    #: The GPU models it accepts; none: any.
+    models: list[str] | None = None
+    #: Its share of the workload, in (0, 1].
+    weight: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class FGDScoreArgs(GpuShareArgs):
+    #: The typical pods; empty: those of the pods the scheduler holds (scheduler.plugins.gpushare.fgd).
+    workload: list[TypicalPod] = field(default_factory=list)

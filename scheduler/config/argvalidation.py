@@ -165,3 +165,29 @@ def _function_shape(shape: Sequence[argtypes.UtilizationShapePoint], path: str) 
             problems.append(invalid(f"{path}[{index}].score", point.score,
                                     f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"))
     return problems
+
+
+def validate_gpu_share_args(args: argtypes.GpuShareArgs, path: str) -> list[str]:
+    """podsched's own: the GPU-sharing policies' names are not empty."""
+    return [required(f"{path}.{wire}") for wire, value in (
+        ("deviceClass", args.device_class), ("shareCapacity", args.share_capacity),
+        ("modelAttribute", args.model_attribute)) if not value]
+
+
+def validate_fgd_score_args(args: argtypes.FGDScoreArgs, path: str) -> list[str]:
+    """podsched's own: each typical pod a kind the fragmentation measure takes, with a weight in (0, 1]."""
+    problems = validate_gpu_share_args(args, path)
+    for at, kind in enumerate(args.workload or ()):
+        where = f"{path}.workload[{at}]"
+        # A null field decodes to None.
+        if kind.milli_cpu is None or kind.milli_cpu < 0:
+            problems.append(invalid(f"{where}.milliCpu", kind.milli_cpu, "must not be negative"))
+        if kind.gpu_count is None or kind.gpu_count < 0:
+            problems.append(invalid(f"{where}.gpuCount", kind.gpu_count, "must not be negative"))
+        elif kind.gpu_milli is None or not 0 <= kind.gpu_milli <= argtypes.GPU_MILLI \
+                or (kind.gpu_milli == 0) != (kind.gpu_count == 0):
+            problems.append(invalid(f"{where}.gpuMilli", kind.gpu_milli,
+                                    f"must be in [1, {argtypes.GPU_MILLI}] with GPUs and 0 without"))
+        if kind.weight is None or not 0 < kind.weight <= 1:
+            problems.append(invalid(f"{where}.weight", kind.weight, "not in valid range (0, 1]"))
+    return problems

@@ -143,6 +143,13 @@ IN_TREE_ARGS: Mapping[type, _Steps[Any, Any]] = {
     argtypes.PodTopologySpreadArgs: _Steps(
         v1args.PodTopologySpreadArgs, argdefaults.set_defaults_pod_topology_spread_args,
         convert.pod_topology_spread_args, argvalidation.validate_pod_topology_spread_args),
+    # podsched's GPU-sharing policies: read as they are (absent fields keep their defaults).
+    argtypes.GpuShareArgs: _Steps(
+        argtypes.GpuShareArgs, None, lambda wire, path, problems: wire,
+        argvalidation.validate_gpu_share_args),
+    argtypes.FGDScoreArgs: _Steps(
+        argtypes.FGDScoreArgs, None, lambda wire, path, problems: wire,
+        argvalidation.validate_fgd_score_args),
 }
 
 

@@ -4,7 +4,8 @@ devices in pool and slice order. A device is taken when it is free (or shareable
 left), selected by the class and the request, its taints tolerated, its counters available and the
 claim's constraints satisfied; when a later request cannot be satisfied the search backs out of the
 last choice and tries the next device. The first complete solution wins, so the result is
-deterministic.
+deterministic. Given a ranker, the search tries each request's candidates in the ranker's order instead:
+which devices the pod gets follows the ranking, whether its claims fit does not.
 
 ``Allocator`` is built once per pod: it looks up the classes, compiles the selectors and gets the
 slices' index (anew, or kept from earlier pods: scheduler/dra/indexes.py). ``allocate(node)`` then costs
@@ -30,12 +31,17 @@ from scheduler.dra.shareids import ShareIDSource
 from scheduler.dra.state import AllocatedState, DeviceID, add_capacity, remove_capacity
 from scheduler.dra.taints import taint_prevents
 from scheduler.dra.unfit import Unfit, explain
+from scheduler.framework.interface import DeviceCandidate
 
 #: The most devices one claim's allocation may hold (resource.k8s.io/v1 AllocationResultsMaxSize).
 ALLOCATION_RESULTS_MAX_SIZE = 32
 
 #: The reference indexing, for allocators that are not given another.
 FRESH_SLICE_INDEXES = FreshSliceIndexes()
+
+#: Orders one request's candidate devices on a node: given the node, the request and its candidates (in
+#: pool, slice and device order), their positions in the order to try them; None keeps that order.
+DeviceRanker = Callable[[objects_pb2.Node, Request, Sequence[DeviceCandidate]], Sequence[int] | None]
 
 
 class Allocator:
@@ -75,14 +81,18 @@ class Allocator:
         #: The last search that found no allocation, for ``unfit``.
         self._failed: _Search | None = None
 
-    def allocate(self, node: objects_pb2.Node) -> list[objects_pb2.AllocationResult] | None:
-        """One AllocationResult per claim, in order; None when the claims do not fit on ``node``.
-        Raises AllocationError (NodeAllocationError when only this node is affected)."""
+    def allocate(
+        self, node: objects_pb2.Node, ranker: DeviceRanker | None = None
+    ) -> list[objects_pb2.AllocationResult] | None:
+        """One AllocationResult per claim, in order; None when the claims do not fit on ``node``. With
+        ``ranker``, each request's devices are tried in its order. Raises AllocationError
+        (NodeAllocationError when only this node is affected; also when the ranker names a position
+        that is no candidate's, or one twice)."""
         try:
             pools = self.slices.pools_for(node)
         except AllocationError as err:
             raise AllocationError(f"gather pool information: {err}") from None
-        return _Search(self, node, pools).run()
+        return _Search(self, node, pools, ranker).run()
 
     def unfit(self, node: objects_pb2.Node) -> Unfit:
         """Why the claims do not fit on ``node``, where ``allocate(node)`` returned None: the request the
@@ -136,7 +146,9 @@ class Chosen:
 class _Search:
     """One ``allocate`` call: the node's pools and what the search has chosen so far."""
 
-    def __init__(self, allocator: Allocator, node: objects_pb2.Node, pools: list[Pool]) -> None:
+    def __init__(
+        self, allocator: Allocator, node: objects_pb2.Node, pools: list[Pool], ranker: DeviceRanker | None
+    ) -> None:
         self.allocator = allocator
         self.plans = allocator.plans
         self.allocated = allocator.allocated
@@ -157,6 +169,9 @@ class _Search:
         self.unsatisfied: RequestKey | None = None
         #: Per request key: the devices it may take here, and whether any of them is shared.
         self.candidates: dict[RequestKey, tuple[list[tuple[Pool, SliceDevice]], bool]] = {}
+        self.ranker = ranker
+        #: Per request key: its candidates in the ranker's order, as the search last reached the request.
+        self.ranked: dict[RequestKey, list[tuple[Pool, SliceDevice]]] = {}
 
     def run(self) -> list[objects_pb2.AllocationResult] | None:
         for plan in self.plans:
@@ -241,7 +256,9 @@ class _Search:
         satisfies the claims does not depend on the order they were chosen in (constraints, counters
         and capacity are properties of the set), so the first solution in upstream's search order is
         ascending too and this finds the same one: what it skips are the orderings of sets already
-        refused, which made a node with too few free devices cost every permutation of them."""
+        refused, which made a node with too few free devices cost every permutation of them. The same
+        holds for any order of the candidates that stays fixed while the request's devices are chosen:
+        a ranker orders them once each time the search reaches the request (``_ranked``)."""
         if claim >= len(self.plans):
             return True
         slots = self.plans[claim].slots
@@ -285,6 +302,8 @@ class _Search:
             return self._continue(claim, slot_index, sub, device_index, in_sub, rollback)
 
         candidates, shared = self._candidates(request)
+        if self.ranker is not None:
+            candidates = self._ranked(request, candidates, device_index)
         # Without shared devices each one serves once: too few candidates left cannot complete.
         last = len(candidates) if shared else len(candidates) - (needed - device_index) + 1
         for position in range(start, last):
@@ -320,6 +339,38 @@ class _Search:
             ]
             found = self.candidates[request.key] = (devices, any(d.allow_multiple for _, d in devices))
         return found
+
+    def _ranked(
+        self, request: Request, candidates: list[tuple[Pool, SliceDevice]], device_index: int
+    ) -> list[tuple[Pool, SliceDevice]]:
+        """``candidates`` in the ranker's order. The ranker is asked as the search reaches the request
+        (for its first device), with the capacity left beside what the search chose before; the
+        request's further devices are chosen in that same order."""
+        if device_index:
+            return self.ranked[request.key]
+        assert self.ranker is not None
+        order = self.ranker(self.node, request, [self._candidate(device) for _, device in candidates])
+        ranked = candidates
+        if order is not None:
+            where = f"claim {self.plans[request.key[0]].name}, request {request.name}"
+            ranked = [candidates[position] for position in _every_position(order, len(candidates), where)]
+        self.ranked[request.key] = ranked
+        return ranked
+
+    def _candidate(self, device: SliceDevice) -> DeviceCandidate:
+        capacity = device.capacity
+        if self._in_use(device.id):
+            free = dict.fromkeys(capacity, Fraction(0))
+        else:
+            free = dict(capacity)
+            for taken in (
+                self.allocated.consumed_capacity.get(device.id),
+                self.allocating_capacity.get(device.id),
+            ):
+                for name, value in (taken or {}).items():
+                    if name in free:
+                        free[name] -= value
+        return DeviceCandidate(device.id, device.index, capacity, free)
 
     def _unsatisfied(self, request: Request) -> bool:
         """Notes that no device could be found for ``request`` (if the search got no further before);
@@ -451,3 +502,16 @@ class _Search:
             in_set = consumed[counter_set]
             for name, value in counters.items():
                 in_set[name] -= value
+
+
+def _every_position(order: Sequence[int], count: int, where: str) -> list[int]:
+    """A ranker's ``order`` of ``count`` candidates, followed by the positions it left out in their own
+    order: ranking never takes a candidate out of the search."""
+    named: set[int] = set()
+    for position in order:
+        if not 0 <= position < count:
+            raise AllocationError(f"{where}: the device ranking names candidate {position} of {count}")
+        if position in named:
+            raise AllocationError(f"{where}: the device ranking names candidate {position} twice")
+        named.add(position)
+    return [*order, *(position for position in range(count) if position not in named)]

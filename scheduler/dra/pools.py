@@ -103,15 +103,18 @@ class SliceDevice:
         "allow_multiple",
         "fits_alone",
         "id",
+        "index",
         "matches",
         "proto",
         "selection",
         "slice",
     )
 
-    def __init__(self, slice_: SliceEntry, device: objects_pb2.Device) -> None:
+    def __init__(self, slice_: SliceEntry, index: int, device: objects_pb2.Device) -> None:
         self.proto = device
         self.slice = slice_
+        #: The device's position in its slice.
+        self.index = index
         self.id = DeviceID(slice_.driver, slice_.pool, device.name)
         self.allow_multiple = device.allow_multiple_allocations
         self.selection = _device_selection(device) if slice_.per_device else None
@@ -246,7 +249,9 @@ class SliceEntry:
     @property
     def devices(self) -> list[SliceDevice]:
         if self._devices is None:
-            self._devices = [SliceDevice(self, device) for device in self.proto.spec.devices]
+            self._devices = [
+                SliceDevice(self, index, device) for index, device in enumerate(self.proto.spec.devices)
+            ]
         return self._devices
 
     def serves(self, node: objects_pb2.Node) -> bool:

@@ -8,6 +8,9 @@ Reserve and the end of PreBind, and the devices every claim holds. Those are cou
 and go (one claim's devices per event), so a scheduling cycle asks for them without a pass over all
 claims.
 
+Who keeps its own view of the devices (the GPU columns, scheduler/gpus) subscribes to ``DeviceChanges``:
+the devices whose holding changed since it last looked, so it updates those alone.
+
 Devices are named by plain tuples, ``(driver, pool, device)`` and ``((driver, pool, device), shareID)``:
 equal, as keys, to the allocator's ``DeviceID`` and ``SharedDeviceID`` (named tuples of those fields),
 so the framework does not depend on the allocator and its sets are the allocator's as they are.
@@ -19,7 +22,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 from cluster.api import objects_pb2
 from cluster.api.quantity import parse_quantity
@@ -35,6 +38,39 @@ SharedDeviceID = tuple[DeviceID, str]
 Holding = tuple[tuple[DeviceID, ...], tuple[SharedDeviceID, ...], tuple[tuple[DeviceID, str, Fraction], ...]]
 
 _NOTHING: Holding = ((), (), ())
+_NO_CAPACITY: dict[str, Fraction] = {}
+
+
+def _devices_of(holding: Holding) -> set[DeviceID]:
+    devices, shared, consumed = holding
+    return {*devices, *(device for device, _ in shared), *(device for device, _, _ in consumed)}
+
+
+class DeviceUsage(NamedTuple):
+    """What claims hold of one device: it to themselves, shares of it, and what those shares consume of
+    its capacities (by name)."""
+
+    held: bool
+    shared: bool
+    consumed: dict[str, Fraction]
+
+
+class DeviceChanges:
+    """The devices whose holding changed (a claim's allocation came, went or changed; an allocation in
+    flight began or ended) since the subscriber last drained them."""
+
+    __slots__ = ("_changed",)
+
+    def __init__(self) -> None:
+        self._changed: set[DeviceID] = set()
+
+    def add(self, devices: set[DeviceID]) -> None:
+        self._changed |= devices
+
+    def drain(self) -> set[DeviceID]:
+        """The devices changed since the last drain; from now on, none."""
+        changed, self._changed = self._changed, set()
+        return changed
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +124,8 @@ class _AllocatedDevices:
     def __init__(self) -> None:
         self._devices: Counter[DeviceID] = Counter()
         self._shared: Counter[SharedDeviceID] = Counter()
+        #: Shares per device, so that whether a device has any is one lookup.
+        self._sharing: Counter[DeviceID] = Counter()
         self._consumed: dict[DeviceID, dict[str, Fraction]] = {}
 
     def add(self, holding: Holding, sign: int = 1) -> None:
@@ -96,6 +134,7 @@ class _AllocatedDevices:
             self._count(self._devices, device, sign)
         for share in shared:
             self._count(self._shared, share, sign)
+            self._count(self._sharing, share[0], sign)
         for device, name, amount in consumed:
             per_device = self._consumed.setdefault(device, {})
             total = per_device.get(name, Fraction(0)) + sign * amount
@@ -105,6 +144,18 @@ class _AllocatedDevices:
                 per_device.pop(name, None)
                 if not per_device:
                     del self._consumed[device]
+
+    def held(self, device: DeviceID) -> bool:
+        """Whether some holding has ``device`` to itself."""
+        return device in self._devices
+
+    def shared(self, device: DeviceID) -> bool:
+        """Whether some holding has a share of ``device``."""
+        return device in self._sharing
+
+    def consumed(self, device: DeviceID) -> dict[str, Fraction]:
+        """What the holdings' shares consume of ``device`` (the caller does not change it)."""
+        return self._consumed.get(device, _NO_CAPACITY)
 
     @staticmethod
     def _count(counter: Counter[Any], key: object, sign: int) -> None:
@@ -138,6 +189,9 @@ class ResourceClaimTracker:
         #: Claim uid -> the claim with the allocation Reserve chose, until PreBind wrote it or gave up.
         self._in_flight: dict[str, objects_pb2.ResourceClaim] = {}
         self._in_flight_holdings: dict[str, Holding] = {}
+        #: What the allocations in flight add up to, for ``device_usage``.
+        self._in_flight_allocated = _AllocatedDevices()
+        self._subscribers: list[DeviceChanges] = []
 
     # ------------------------------------------------------------------------------------ reading
 
@@ -154,21 +208,54 @@ class ResourceClaimTracker:
         """The devices every claim holds, allocations in flight included, as of now."""
         return self._allocated.state(tuple(self._in_flight_holdings.values()))
 
+    def device_usage(self, device: DeviceID) -> DeviceUsage:
+        """What claims hold of ``device``, allocations in flight included: ``allocated_devices()`` for one
+        device (the caller does not change the consumed capacity it is handed)."""
+        base, flight = self._allocated, self._in_flight_allocated
+        consumed, more = base.consumed(device), flight.consumed(device)
+        if more:
+            consumed = dict(consumed)
+            for name, amount in more.items():
+                consumed[name] = consumed.get(name, Fraction(0)) + amount
+        return DeviceUsage(base.held(device) or flight.held(device),
+                           base.shared(device) or flight.shared(device), consumed)
+
+    def subscribe(self) -> DeviceChanges:
+        """A feed of the devices whose holding changes from now on (see ``DeviceChanges``)."""
+        changes = DeviceChanges()
+        self._subscribers.append(changes)
+        return changes
+
+    def _changed(self, *holdings: Holding) -> None:
+        if self._subscribers:
+            devices = set().union(*map(_devices_of, holdings))
+            for subscriber in self._subscribers:
+                subscriber.add(devices)
+
     # --------------------------------------------------------------------- allocations in flight
 
     def signal_claim_pending_allocation(self, uid: str, allocated: objects_pb2.ResourceClaim) -> None:
         """Reserve chose ``allocated``'s allocation for claim ``uid``: its devices count as taken, and
         other pods that need the claim wait, until ``remove_claim_pending_allocation``."""
+        self._forget_in_flight(uid)
         self._in_flight[uid] = allocated
-        self._in_flight_holdings[uid] = holding_of(allocated)
+        holding = self._in_flight_holdings[uid] = holding_of(allocated)
+        self._in_flight_allocated.add(holding)
+        self._changed(holding)
 
     def claim_has_pending_allocation(self, uid: str) -> bool:
         return uid in self._in_flight
 
     def remove_claim_pending_allocation(self, uid: str) -> bool:
         """Forget the allocation in flight for claim ``uid``; whether there was one."""
-        self._in_flight_holdings.pop(uid, None)
+        self._forget_in_flight(uid)
         return self._in_flight.pop(uid, None) is not None
+
+    def _forget_in_flight(self, uid: str) -> None:
+        holding = self._in_flight_holdings.pop(uid, None)
+        if holding is not None:
+            self._in_flight_allocated.add(holding, -1)
+            self._changed(holding)
 
     # ------------------------------------------------------------------------ the scheduler's writes
 
@@ -218,6 +305,7 @@ class ResourceClaimTracker:
             return
         self._allocated.add(before, -1)
         self._allocated.add(holding)
+        self._changed(before, holding)
         if holding == _NOTHING:
             del self._holdings[key]
         else:

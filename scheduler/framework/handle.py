@@ -4,15 +4,15 @@ simulate`` (which runs the scheduler) and tests.
 One handle per profile, as kube-scheduler gives each profile's framework its own: what it shares with the
 other profiles' handles (snapshot, nominator, client, recorder, PDBs, extenders, waiting pods, dispatcher,
 random source, pod groups, namespaces, workloads, DRA manager) it is given whole at construction; its
-plugins runner is the framework built with it, which attaches itself when it is made, since the plugins
-that framework runs are made with the handle.
+plugins runner (and the profile's device ranker) is the framework built with it, which attaches itself
+when it is made, since the plugins that framework runs are made with the handle.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from cluster.api import objects_pb2
 from scheduler.framework.cycle_state import CycleState
@@ -20,6 +20,7 @@ from scheduler.framework.dra_manager import DRAManager
 from scheduler.framework.interface import (
     APIClient,
     APIDispatcher,
+    DeviceRankPlugin,
     EventRecorder,
     NamespaceLister,
     PluginsRunner,
@@ -34,6 +35,13 @@ from scheduler.framework.waiting_pods import WaitingPods
 
 if TYPE_CHECKING:
     from scheduler.extender.interface import Extender
+
+
+class ProfileRunner(PluginsRunner, Protocol):
+    """The framework a handle serves: its plugins, run as the cycle runs them, and which one ranks
+    devices."""
+
+    def device_ranker(self) -> DeviceRankPlugin | None: ...
 
 
 class FrameworkHandle:
@@ -69,9 +77,9 @@ class FrameworkHandle:
         self._namespaces = namespaces
         self._workloads = workloads
         self._dra_manager = dra_manager
-        self._runner: PluginsRunner | None = None
+        self._runner: ProfileRunner | None = None
 
-    def attach(self, runner: PluginsRunner) -> None:
+    def attach(self, runner: ProfileRunner) -> None:
         """Make ``runner`` (the framework being built with this handle) the plugins it runs."""
         if self._runner is not None:
             raise ValueError("this handle already serves a framework: each profile needs its own handle")
@@ -129,6 +137,10 @@ class FrameworkHandle:
 
     # ------------------------------------------------------------------------ the profile's plugins
 
+    def device_ranker(self) -> DeviceRankPlugin | None:
+        # A plugin made outside a profile (a unit test's) has no Score plugins to rank with.
+        return None if self._runner is None else self._runner.device_ranker()
+
     def run_filter_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo
     ) -> Status | None:
@@ -150,7 +162,7 @@ class FrameworkHandle:
     def run_filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         return self._plugins().run_filter(state, pod, node_info)
 
-    def _plugins(self) -> PluginsRunner:
+    def _plugins(self) -> ProfileRunner:
         if self._runner is None:
             raise RuntimeError("the handle's framework is still being built: plugins run only after")
         return self._runner

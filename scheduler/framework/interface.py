@@ -23,12 +23,13 @@ import enum
 import random
 from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from cluster.api import objects_pb2
 from cluster.api.selectors import LabelSelector
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.dra_manager import DRAManager
+from scheduler.framework.dra_manager import DeviceID, DRAManager
 from scheduler.framework.namespaces import NamespaceLabels
 from scheduler.framework.nodedata import NodeSet
 from scheduler.framework.pod_groups import GangPolicy
@@ -324,6 +325,11 @@ class Handle(PluginsRunner, Protocol):
         devices claims hold and the allocations in flight (kube-scheduler's SharedDRAManager)."""
         ...
 
+    def device_ranker(self) -> DeviceRankPlugin | None:
+        """The profile's enabled Score plugin that ranks devices (``DeviceRankPlugin``) with the highest
+        weight, the first in the profile's Score order on a tie; None when no Score plugin ranks them."""
+        ...
+
 
 # -------------------------------------------------------------------------------- cluster events
 
@@ -560,6 +566,34 @@ class BatchScorePlugin(Plugin, Protocol):
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[int]:
         """``score`` of every node, in one call, in the nodes' order (with rows when they are the
         snapshot's own); preferred by the framework over ``score``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceCandidate:
+    """A device the DRA allocator may take for one request of a pod's claims on a node."""
+
+    #: (driver, pool, device): the allocator's DeviceID.
+    device_id: DeviceID
+    #: The device's position in its ResourceSlice (a GPU's index on its node).
+    index: int
+    #: The device's capacity, by name.
+    capacity: Mapping[str, Fraction]
+    #: The capacity left: what allocated claims, allocations in flight and the devices the allocation
+    #: chose already for the pod's earlier requests consume taken out (nothing left of a device held
+    #: whole).
+    free: Mapping[str, Fraction]
+
+
+@runtime_checkable
+class DeviceRankPlugin(Plugin, Protocol):
+    """A Score plugin that also says which devices a pod should get on the node chosen for it:
+    DynamicResources asks the enabled one with the highest weight when it allocates the pod's claims for
+    that node (Reserve). Ranking orders the search, it never changes whether the claims fit."""
+
+    def rank_devices(self, state: CycleState, pod: PodInfo, node: NodeInfo,
+                     candidates: Sequence[DeviceCandidate]) -> Sequence[int] | None:
+        """The candidates' positions in the order the allocator should try them; None: keep its order."""
         ...
 
 

@@ -57,6 +57,7 @@ from scheduler.framework.interface import (
     BindPlugin,
     ClusterEvent,
     ClusterEventWithHint,
+    DeviceRankPlugin,
     EventResource,
     FailedPodGroup,
     FilterPlugin,
@@ -266,6 +267,16 @@ class Framework:
     @property
     def score_weights(self) -> dict[str, int]:
         return dict(self._weights)
+
+    def device_ranker(self) -> DeviceRankPlugin | None:
+        """The Score plugin that ranks devices (``Handle.device_ranker``)."""
+        return self._device_ranker
+
+    @functools.cached_property
+    def _device_ranker(self) -> DeviceRankPlugin | None:
+        rankers = [plugin for plugin in self._points["score"] if isinstance(plugin, DeviceRankPlugin)]
+        # max keeps the first of equal weights: the profile's order breaks ties.
+        return max(rankers, key=lambda plugin: self._weights[plugin.name], default=None)
 
     @property
     def has_filter_plugins(self) -> bool:

@@ -31,6 +31,13 @@ IN_TREE: Mapping[str, str] = MappingProxyType(
         "DefaultPreemption": "scheduler.plugins.defaultpreemption",
         "GangScheduling": "scheduler.plugins.gangscheduling",
         "DynamicResources": "scheduler.plugins.dynamicresources",
+        # The GPU-sharing policies of the FGD paper: never enabled by default.
+        "RandomScore": "scheduler.plugins.gpushare.random_score",
+        "DotProductScore": "scheduler.plugins.gpushare.dot_product",
+        "GpuClusteringScore": "scheduler.plugins.gpushare.gpu_clustering",
+        "GpuPackingScore": "scheduler.plugins.gpushare.gpu_packing",
+        "BestFitScore": "scheduler.plugins.gpushare.best_fit",
+        "FGDScore": "scheduler.plugins.gpushare.fgd",
     }
 )
 

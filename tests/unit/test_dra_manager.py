@@ -123,3 +123,22 @@ def test_slices_and_classes() -> None:
     assert manager.device_classes.get("gpu") is gpu and manager.device_classes.list() == [gpu]
     manager.device_classes.remove(gpu)
     assert manager.device_classes.get("gpu") is None
+
+
+def test_device_usage_and_changes_follow_the_claims_and_allocations_in_flight() -> None:
+    tracker = ResourceClaimTracker()
+    changes = tracker.subscribe()
+    share = claim("share", result(NIC, shareID="s1", consumedCapacity={"bandwidth": "1Gi"}))
+    tracker.on_add(share)
+    tracker.on_add(claim("whole", result(GPU0)))
+    assert changes.drain() == {NIC, GPU0}
+    assert changes.drain() == set()
+    tracker.signal_claim_pending_allocation(
+        "uid-more", claim("more", result(NIC, shareID="s2", consumedCapacity={"bandwidth": "2Gi"})))
+    assert tracker.device_usage(NIC) == (False, True, {"bandwidth": Fraction(3 * 2**30)})
+    assert tracker.device_usage(GPU0) == (True, False, {})
+    assert tracker.device_usage(GPU1) == (False, False, {})
+    tracker.remove_claim_pending_allocation("uid-more")
+    tracker.on_delete(share)
+    assert changes.drain() == {NIC}
+    assert tracker.device_usage(NIC) == (False, False, {})

@@ -2,7 +2,7 @@
 
 ``plugin`` (the extension points), ``claims`` (a pod's claims and why they cannot be used yet),
 ``state`` (what PreFilter works out for the later points, and preemption's dry run), ``hints`` (the
-queueing hints).
+queueing hints), ``ranking`` (Reserve's allocation in the profile's device ranker's order).
 """
 
 from scheduler.plugins.dynamicresources.plugin import (

@@ -5,9 +5,11 @@ PreEnqueue keeps a pod out of the queue until every claim it names exists (a tem
 generated). PreFilter reads the pod's claims: those allocated already constrain the nodes by their
 allocation's nodeSelector; the others get an allocator over the slices and classes, counting as taken
 what every other claim holds and what is being allocated right now. Filter runs it per node; Reserve
-remembers the node's allocation and marks it in flight, so no other pod is given its devices while it
-is written; PreBind writes each claim's allocation and the pod's reservedFor entry (a status update,
-fenced like every write of the leader) and keeps the written claim until the informer echoes it.
+remembers the node's allocation (with the profile's device ranker, ``ranking``, it allocates for that
+node again, trying devices in the ranker's order) and marks it in flight, so no other pod is given its
+devices while it is written; PreBind writes each claim's allocation and the pod's reservedFor entry (a
+status update, fenced like every write of the leader) and keeps the written claim until the informer
+echoes it.
 PostFilter deallocates an allocated claim that no node can use when no other pod uses it. In
 preemption's dry run a victim's claim reserved for that victim alone counts as free.
 
@@ -61,6 +63,7 @@ from scheduler.plugins.dynamicresources.extended import (
 )
 from scheduler.plugins.dynamicresources.extended_binding import ExtendedBinding
 from scheduler.plugins.dynamicresources.hints import after_claim_change, after_pod_change
+from scheduler.plugins.dynamicresources.ranking import ranked_allocations
 from scheduler.plugins.dynamicresources.state import (
     NOTHING_ALLOCATED,
     STATE_KEY,
@@ -337,6 +340,12 @@ class DynamicResources:
         allocations = claims_state.node_allocations.get(node_name)
         if allocations is None:
             return Status.as_error(f"claim allocation not found for node {node_name}")
+        ranker = self._handle.device_ranker()
+        if ranker is not None:
+            allocator = claims_state.allocator if variant is None else variant.allocator
+            assert allocator is not None  # Filter allocated with it
+            node_info = self._handle.snapshot().node_infos().get(node_name)
+            allocations = ranked_allocations(ranker, state, pod, node_info, allocator, allocations)
         wanted = len(claims_state.to_allocate) + (variant is not None)
         if len(allocations) != wanted:
             return Status.as_error(f"internal error, have {len(allocations)} allocations, "

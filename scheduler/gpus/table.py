@@ -1,0 +1,462 @@
+"""The GPU view of the cluster the GPU scoring plugins read: each node's GPUs with the free milli of each,
+its GPU model and CPU left (``gpu_columns``), and what a pod asks of the GPUs (``gpu_request``).
+
+GPUs are DRA devices: the devices of node-local ResourceSlices (``spec.nodeName``) that the DeviceClass
+``GpuSpec.device_class`` selects. A node's GPUs are in the order the allocator tries them (pools by
+driver and name, a pool's slices by name, devices in slice order); pools being replaced by a newer
+generation, incomplete or invalid (duplicate device names) have none, as the allocator takes nothing from
+them. A GPU's free milli is ``MILLI * (capacity - consumed) / capacity`` of its ``share_capacity``,
+rounded down, when the device allows multiple allocations and has that capacity; otherwise ``MILLI``
+while nothing holds it and 0 once something does. What is consumed is what the DRA manager's claim
+tracker counts, allocations in flight between Reserve and PreBind included, so the view agrees with what
+the DRA allocator sees in the same cycle.
+
+The view is kept per DRA manager and GpuSpec, in NumPy arrays one row per GPU node: rebuilt when the
+slices or the DeviceClass change, and otherwise updated only at the devices the tracker reports changed
+since the last call, so a call costs a few array gathers whatever the number of nodes.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import numpy.typing as npt
+
+from cluster.api import objects_pb2
+from cluster.api.dra.podclaims import claim_name_of, claim_not_needed
+from scheduler.dra.capacity import consumed_by
+from scheduler.dra.errors import AllocationError
+from scheduler.dra.pools import PoolID, SliceDevice, SliceEntry, quantity
+from scheduler.dra.requests import EXACT_COUNT, Selectors, object_name
+from scheduler.framework.columns import exact_columns
+from scheduler.framework.dra_manager import DeviceChanges, DeviceID, DeviceUsage, DRAManager
+from scheduler.framework.nodedata import NodeSet
+from scheduler.framework.types import NodeInfo, PodInfo
+
+#: A whole GPU, in milli.
+MILLI = 1000
+
+Int64s = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """Which devices are GPUs, and how they are shared."""
+
+    device_class: str = "gpu.podsched.io"
+    #: The capacity whose free part, scaled to 0..MILLI, is a GPU's free milli.
+    share_capacity: str = "milli"
+    #: The string attribute naming a GPU's model (unqualified: the driver's domain, or qualified).
+    model_attribute: str = "model"
+
+
+@dataclass(frozen=True)
+class GpuColumns:
+    """The GPUs of a NodeSet's nodes, in its order (row i is nodes[i]); W is the most GPUs any node has
+    (at least 1)."""
+
+    #: [n, W] free milli of each GPU in device order; 0 where the node has no such GPU.
+    free: Int64s
+    #: [n] the node's number of GPUs.
+    gpus: Int64s
+    #: [n] code of the node's GPU model (its first GPU's), -1 when it has none.
+    model: Int64s
+    #: Code -> model name.
+    models: Sequence[str]
+    #: [n] allocatable milli CPU - requested milli CPU.
+    cpu_left: Int64s
+    #: [n] allocatable milli CPU.
+    cpu_capacity: Int64s
+
+
+@dataclass(frozen=True)
+class GpuRequest:
+    """What a pod asks of the GPUs: all its claims' requests of the class."""
+
+    #: GPUs.
+    count: int
+    #: Per GPU, 1..MILLI (MILLI: whole GPUs).
+    milli: int
+    #: The models whose GPUs the requests' selectors accept; None: any.
+    models: frozenset[str] | None
+
+
+def pod_milli_cpu(pod: PodInfo) -> int:
+    """The pod's milli CPU request with kube-scheduler's default for containers that ask none (the
+    artifact's GetPodResource counts the same non-zero request)."""
+    return pod.non_zero_cpu
+
+
+def gpu_columns(dra: DRAManager, nodes: NodeSet, spec: GpuSpec) -> GpuColumns:
+    """The GPUs of ``nodes`` as ``dra`` has them now (see the module's doc)."""
+    return _view(dra, spec).columns(nodes)
+
+
+def gpu_request(dra: DRAManager, pod: PodInfo, spec: GpuSpec) -> GpuRequest | None:
+    """What ``pod`` asks of the GPUs: the requests of its claims for ``spec.device_class``.
+
+    Understood are requests of exactly ``count`` devices (allocation mode ExactCount, no admin access):
+    their counts add up; the milli per GPU is what a request consumes of a GPU's share capacity (its
+    ``capacity.requests``, rounded as the capacity's request policy says; a whole GPU when it names
+    none), scaled to MILLI and rounded up; the models are those whose GPUs the request's selectors
+    accept, evaluated on one GPU of each model (selectors are taken to depend on the model alone).
+
+    None, which the GPU plugins take as a pod asking no GPU (DynamicResources still allocates whatever
+    its claims ask), when: the pod asks no device of the class; a claim of it is not created yet; or its
+    requests of the class are beyond the view: allocation mode All, a firstAvailable list with a
+    subrequest of the class, admin access, several requests asking different milli per GPU, or a
+    malformed capacity request (DynamicResources reports it). When no
+    GPU of the cluster satisfies the selectors the models are the empty set: the pod fits nowhere."""
+    claims = _claims(dra, pod.pod)
+    if claims is None:
+        return None
+    view = _view(dra, spec)
+    view.current()
+    count, milli, models = 0, 0, None
+    for claim in claims:
+        for request in claim.spec.devices.requests:
+            if request.first_available:
+                if any(sub.device_class_name == spec.device_class for sub in request.first_available):
+                    return None
+                continue
+            exactly = request.exactly
+            if exactly.device_class_name != spec.device_class:
+                continue
+            if exactly.allocation_mode != EXACT_COUNT or exactly.admin_access:
+                return None
+            try:
+                asked_milli, accepted = view.asked(claim, exactly)
+            except AllocationError:
+                return None
+            if count and asked_milli != milli:
+                return None
+            count += exactly.count
+            milli = asked_milli
+            if accepted is not None:
+                models = accepted if models is None else models & accepted
+    if not count:
+        return None
+    return GpuRequest(count, milli, models)
+
+
+def _claims(dra: DRAManager, pod: objects_pb2.Pod) -> list[objects_pb2.ResourceClaim] | None:
+    """The claims ``pod`` uses (those the controller found not needed left out); None while one does not
+    exist."""
+    claims = []
+    tracker = dra.resource_claims
+    for pod_claim in pod.spec.resource_claims:
+        name = claim_name_of(pod, pod_claim)
+        if name is None:
+            if claim_not_needed(pod, pod_claim):
+                continue
+            return None
+        claim = tracker.get(pod.metadata.namespace, name)
+        if claim is None:
+            return None
+        claims.append(claim)
+    return claims
+
+
+# ------------------------------------------------------------------------------------------- the view
+
+
+class _NodeNames:
+    """Node data (framework/nodedata.py): the names of a snapshot's nodes by row, and how often one
+    changed, so the view knows when to map the rows to its own again."""
+
+    __slots__ = ("changes", "names")
+
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        self.names = [info.name for info in nodes]
+        self.changes = 0
+
+    def set_row(self, row: int, info: NodeInfo) -> None:
+        if self.names[row] != info.name:
+            self.names[row] = info.name
+            self.changes += 1
+
+
+class _Gpu:
+    """One GPU of the layout: where its free milli is kept, and its share capacity (None: not shared)."""
+
+    __slots__ = ("capacity", "column", "device", "row")
+
+    def __init__(self, device: SliceDevice, row: int, column: int, capacity: Fraction | None) -> None:
+        self.device = device
+        self.row = row
+        self.column = column
+        self.capacity = capacity
+
+
+class _Layout:
+    """Which devices are GPUs and on which node, for one slice list and DeviceClass."""
+
+    def __init__(
+        self,
+        slices: Sequence[objects_pb2.ResourceSlice],
+        device_class: objects_pb2.DeviceClass | None,
+        spec: GpuSpec,
+        entries: dict[int, SliceEntry],
+    ) -> None:
+        self.slices = slices
+        self.device_class = device_class
+        #: Node name -> row.
+        self.rows: dict[str, int] = {}
+        self.gpus: dict[DeviceID, _Gpu] = {}
+        #: Per row: the node's GPUs in device order.
+        self.by_row: list[list[_Gpu]] = []
+        #: Per row: the model name of the node's first GPU with one.
+        self.row_models: list[str | None] = []
+        #: The first GPU of each model, in layout order: what a request's selectors are evaluated on.
+        self.representatives: dict[str, SliceDevice] = {}
+        self.first: SliceDevice | None = None
+        if device_class is not None:
+            self._place(device_class, spec, _node_devices(slices, entries))
+        #: Code -> model name.
+        self.models = tuple(sorted(self.representatives))
+        self.width = max((len(gpus) for gpus in self.by_row), default=0) or 1
+
+    def _place(self, device_class: objects_pb2.DeviceClass, spec: GpuSpec,
+               node_devices: Iterable[tuple[str, list[SliceDevice]]]) -> None:
+        """Each node's devices the class selects, as its GPUs."""
+        selectors = Selectors(f"class {device_class.metadata.name}", device_class.spec.selectors)
+        for node, devices in node_devices:
+            gpus = [device for device in devices if _selected(selectors, device)]
+            if not gpus:
+                continue
+            row = self.rows[node] = len(self.by_row)
+            node_gpus = []
+            node_model: str | None = None
+            for column, device in enumerate(gpus):
+                gpu = self.gpus[device.id] = _Gpu(device, row, column, _share_capacity(device, spec))
+                node_gpus.append(gpu)
+                model = _model_of(device, spec)
+                if model is not None:
+                    self.representatives.setdefault(model, device)
+                    node_model = node_model or model
+            self.first = self.first or gpus[0]
+            self.by_row.append(node_gpus)
+            self.row_models.append(node_model)
+
+
+def _node_devices(
+    slices: Sequence[objects_pb2.ResourceSlice], entries: dict[int, SliceEntry]
+) -> Iterable[tuple[str, list[SliceDevice]]]:
+    """Each node with node-local slices, and their devices in the allocator's order. ``entries`` keeps
+    the parsed slices by object (a slice that did not change keeps its parsed devices)."""
+    kept = dict(entries)
+    entries.clear()
+    by_pool: dict[PoolID, list[SliceEntry]] = {}
+    for slice_ in slices:
+        entry = kept.get(id(slice_))
+        if entry is None or entry.proto is not slice_:
+            entry = SliceEntry(0, slice_)
+        entries[id(slice_)] = entry
+        by_pool.setdefault(entry.pool_id, []).append(entry)
+    by_node: dict[str, list[tuple[PoolID, SliceEntry]]] = {}
+    for pool_id, pool_entries in by_pool.items():
+        newest = max(entry.generation for entry in pool_entries)
+        current = [entry for entry in pool_entries if entry.generation == newest]
+        if len(current) != current[0].count or _duplicate_names(current):
+            continue
+        for entry in current:
+            if entry.proto.spec.node_name:
+                by_node.setdefault(entry.proto.spec.node_name, []).append((pool_id, entry))
+    for node, node_entries in by_node.items():
+        node_entries.sort(key=lambda pair: (pair[0], pair[1].name))
+        yield node, [device for _, entry in node_entries for device in entry.devices]
+
+
+def _duplicate_names(entries: list[SliceEntry]) -> bool:
+    names = [device.name for entry in entries for device in entry.proto.spec.devices]
+    return len(names) != len(set(names))
+
+
+def _selected(selectors: Selectors, device: SliceDevice) -> bool:
+    """Whether the class's selectors select ``device``; one they fail on (a CEL runtime error) is no GPU."""
+    matched = device.matches.get(selectors.key)
+    if matched is None:
+        try:
+            matched = device.matches[selectors.key] = selectors.match(device)
+        except AllocationError:
+            return False
+    return matched
+
+
+def _share_capacity(device: SliceDevice, spec: GpuSpec) -> Fraction | None:
+    if not device.allow_multiple:
+        return None
+    try:
+        capacity = device.capacity.get(spec.share_capacity)
+    except AllocationError:
+        return None
+    return capacity if capacity is not None and capacity > 0 else None
+
+
+def _model_of(device: SliceDevice, spec: GpuSpec) -> str | None:
+    attributes = device.proto.attributes
+    attribute = attributes.get(spec.model_attribute) or attributes.get(
+        f"{device.id.driver}/{spec.model_attribute}"
+    )
+    if attribute is None or not attribute.HasField("string_value"):
+        return None
+    return attribute.string_value
+
+
+def _free_milli(gpu: _Gpu, usage: DeviceUsage, spec: GpuSpec) -> int:
+    if usage.held:
+        return 0
+    if gpu.capacity is None:
+        return 0 if usage.shared else MILLI
+    left = gpu.capacity - usage.consumed.get(spec.share_capacity, 0)
+    return max(0, min(MILLI, math.floor(MILLI * left / gpu.capacity)))
+
+
+class _GpuView:
+    """The view of one DRA manager's GPUs for one GpuSpec, kept current call by call."""
+
+    def __init__(self, dra: DRAManager, spec: GpuSpec) -> None:
+        self._dra = dra
+        self._spec = spec
+        self._changes: DeviceChanges = dra.resource_claims.subscribe()
+        self._entries: dict[int, SliceEntry] = {}
+        self._version = 0
+        #: A snapshot's node names, when last mapped to layout rows: (names, their changes, layout
+        #: version, rows).
+        self._mapped: tuple[_NodeNames, int, int, npt.NDArray[np.intp]] | None = None
+        #: By the request's selectors and capacity requests: (milli per GPU, accepted models).
+        self._asked: dict[tuple[object, ...], tuple[int, frozenset[str] | None]] = {}
+        self._rebuild(_Layout((), None, spec, self._entries))
+
+    def _rebuild(self, layout: _Layout) -> None:
+        self._layout = layout
+        self._version += 1
+        self._asked = {}
+        rows = len(layout.by_row)
+        # One more row, all zeros (and model -1): where nodes without GPUs are mapped.
+        self._free: Int64s = np.zeros((rows + 1, layout.width), dtype=np.int64)
+        self._gpus: Int64s = np.zeros(rows + 1, dtype=np.int64)
+        self._model: Int64s = np.full(rows + 1, -1, dtype=np.int64)
+        codes = {name: code for code, name in enumerate(layout.models)}
+        for row, gpus in enumerate(layout.by_row):
+            self._gpus[row] = len(gpus)
+            model = layout.row_models[row]
+            if model is not None:
+                self._model[row] = codes[model]
+        self._changes.drain()
+        self._update(layout.gpus)
+
+    def _update(self, devices: Iterable[DeviceID]) -> None:
+        usage = self._dra.resource_claims.device_usage
+        gpus = self._layout.gpus
+        free = self._free
+        for device in devices:
+            gpu = gpus.get(device)
+            if gpu is not None:
+                free[gpu.row, gpu.column] = _free_milli(gpu, usage(device), self._spec)
+
+    def current(self) -> _Layout:
+        """The layout, rebuilt if the slices or the class changed, with the changed devices' free milli
+        brought up to date."""
+        dra = self._dra
+        slices = dra.resource_slices.list()
+        device_class = dra.device_classes.get(self._spec.device_class)
+        layout = self._layout
+        if layout.slices is not slices or layout.device_class is not device_class:
+            self._rebuild(_Layout(slices, device_class, self._spec, self._entries))
+        else:
+            changed = self._changes.drain()
+            if changed:
+                self._update(changed)
+        return self._layout
+
+    def columns(self, nodes: NodeSet) -> GpuColumns:
+        layout = self.current()
+        index = self._layout_rows(nodes, layout)
+        resources = exact_columns(nodes)
+        if resources is not None:
+            columns, rows = resources
+            capacity = columns.alloc_cpu[rows]
+            left = capacity - columns.requested_cpu[rows]
+        else:
+            capacity = np.fromiter((info.allocatable.milli_cpu for info in nodes), np.int64, len(nodes))
+            left = capacity - np.fromiter((info.requested.milli_cpu for info in nodes), np.int64, len(nodes))
+        return GpuColumns(self._free[index], self._gpus[index], self._model[index], layout.models, left,
+                          capacity)
+
+    def _layout_rows(self, nodes: NodeSet, layout: _Layout) -> npt.NDArray[np.intp]:
+        """The layout rows of ``nodes`` (the all-zero row for a node without GPUs)."""
+        absent = len(layout.by_row)
+        found = nodes.node_data(_NodeNames)
+        if found is None:
+            rows = layout.rows
+            return np.fromiter((rows.get(info.name, absent) for info in nodes), np.intp, len(nodes))
+        names, table_rows = found
+        mapped = self._mapped
+        if mapped is None or mapped[0] is not names or mapped[1:3] != (names.changes, self._version):
+            by_name, every = layout.rows, names.names
+            index = np.fromiter((by_name.get(name, absent) for name in every), np.intp, len(every))
+            mapped = self._mapped = (names, names.changes, self._version, index)
+        return mapped[3][table_rows]
+
+    def asked(
+        self, claim: objects_pb2.ResourceClaim, request: objects_pb2.ExactDeviceRequest
+    ) -> tuple[int, frozenset[str] | None]:
+        """The milli per GPU ``request`` takes and the models it accepts (None: all)."""
+        selectors = Selectors(f"claim {object_name(claim)}", request.selectors)
+        requests = request.capacity.requests
+        key = (selectors.key, tuple(sorted(requests.items())))
+        found = self._asked.get(key)
+        if found is None:
+            found = self._asked[key] = self._evaluate(selectors, requests, object_name(claim))
+        return found
+
+    def _evaluate(
+        self, selectors: Selectors, requests: Mapping[str, str], claim: str
+    ) -> tuple[int, frozenset[str] | None]:
+        layout = self._layout
+        accepted = [model for model, device in layout.representatives.items() if _accepts(selectors, device)]
+        models = None if len(accepted) == len(layout.representatives) else frozenset(accepted)
+        # The share is what the request takes of a GPU it accepts (of any GPU when it accepts none).
+        device = layout.representatives[accepted[0]] if accepted else layout.first
+        if device is None:
+            return MILLI, models
+        return _milli(device, self._spec, requests, claim), models
+
+
+def _accepts(selectors: Selectors, device: SliceDevice) -> bool:
+    try:
+        return selectors.match(device)
+    except AllocationError:
+        return False
+
+
+def _milli(device: SliceDevice, spec: GpuSpec, requests: Mapping[str, str], claim: str) -> int:
+    """What a request for ``requests`` consumes of ``device``'s share capacity, in milli of the device
+    (as the allocator has it consume: the capacity's request policy applied)."""
+    total = _share_capacity(device, spec)
+    if total is None:
+        return MILLI
+    text = requests.get(spec.share_capacity)
+    where = f"claim {claim}: capacity {spec.share_capacity}"
+    asked = None if text is None else (quantity(text, where), text)
+    consumed = consumed_by(asked, device.proto.capacity[spec.share_capacity], where)[0]
+    return max(1, min(MILLI, math.ceil(MILLI * consumed / total)))
+
+
+_VIEWS: weakref.WeakKeyDictionary[DRAManager, dict[GpuSpec, _GpuView]] = weakref.WeakKeyDictionary()
+
+
+def _view(dra: DRAManager, spec: GpuSpec) -> _GpuView:
+    views = _VIEWS.get(dra)
+    if views is None:
+        views = _VIEWS[dra] = {}
+    view = views.get(spec)
+    if view is None:
+        view = views[spec] = _GpuView(dra, spec)
+    return view
