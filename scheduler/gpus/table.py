@@ -313,8 +313,14 @@ def _free_milli(gpu: _Gpu, usage: DeviceUsage, spec: GpuSpec) -> int:
         return 0
     if gpu.capacity is None:
         return 0 if usage.shared else MILLI
-    left = gpu.capacity - usage.consumed.get(spec.share_capacity, 0)
-    return max(0, min(MILLI, math.floor(MILLI * left / gpu.capacity)))
+    consumed = usage.consumed.get(spec.share_capacity)
+    if not consumed:
+        return MILLI
+    # MILLI - ceil(MILLI * consumed / capacity), in integers: Fraction arithmetic costs several times more.
+    capacity = gpu.capacity
+    taken = -(-MILLI * consumed.numerator * capacity.denominator
+              // (consumed.denominator * capacity.numerator))
+    return max(0, min(MILLI, MILLI - taken))
 
 
 class _GpuView:
@@ -386,8 +392,9 @@ class _GpuView:
         else:
             capacity = np.fromiter((info.allocatable.milli_cpu for info in nodes), np.int64, len(nodes))
             left = capacity - np.fromiter((info.requested.milli_cpu for info in nodes), np.int64, len(nodes))
-        return GpuColumns(self._free[index], self._gpus[index], self._model[index], layout.models, left,
-                          capacity)
+        # take() gathers rows several times faster than fancy indexing does.
+        return GpuColumns(np.take(self._free, index, axis=0), np.take(self._gpus, index),
+                          np.take(self._model, index), layout.models, left, capacity)
 
     def _layout_rows(self, nodes: NodeSet, layout: _Layout) -> npt.NDArray[np.intp]:
         """The layout rows of ``nodes`` (the all-zero row for a node without GPUs)."""
