@@ -1,9 +1,11 @@
-"""A trace's GPUs as DRA devices (`podsched replay --gpus devices`): the nodes' ResourceSlices and the
-DeviceClass, the pods' ResourceClaims with the model restriction as a CEL selector, what is left alone,
-and the limits refused with the node or pod named."""
+"""A trace's GPUs as DRA devices (`podsched replay --gpus devices`): the nodes' ResourceSlices of shareable
+GPUs and the DeviceClass, the pods' ResourceClaims (a share of one device, or whole devices) with the model
+restriction as a CEL selector, what the allocator makes of them, what is left alone, and the limits
+refused with the node or pod named."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from cluster.api.dra.cel import compile_device_selector
 from cluster.simulate.trace import Trace, TraceError, load_trace
 from cluster.simulate.trace.devices import as_devices
 from cluster.simulate.trace.model import GPU_RESOURCE
+from scheduler.dra import AllocatedState, Allocator, allocated_state_of, share_ids_from
 from scheduler.plugins.helpers import RequiredNodeAffinity
 from tests.unit.test_trace_openb import NODE_HEADER, POD_HEADER, write
 
@@ -54,7 +57,15 @@ def test_each_gpu_node_gets_a_slice_of_one_device_per_gpu_and_no_extended_resour
         "gpu.podsched.io", "node-g3", "node-g3", 1)
     assert [(d.name, d.attributes["model"].string_value) for d in g3.devices] == [
         ("gpu-0", "G3"), ("gpu-1", "G3")]
-    assert all(not d.capacity for d in g3.devices)  # openb gives no GPU memory
+    # Shareable by thousandths of the GPU: a claim takes 1 to 1000 of them, all when it names no amount.
+    # openb gives no GPU memory, so that is the only capacity.
+    for device in g3.devices:
+        assert device.allow_multiple_allocations
+        assert list(device.capacity) == ["milli"]
+        milli = device.capacity["milli"]
+        assert (milli.value, milli.request_policy.default) == ("1000", "1000")
+        policy = milli.request_policy.valid_range
+        assert (policy.min, policy.max, policy.step) == ("1", "1000", "1")
     for node in mapped.nodes:
         assert GPU_RESOURCE not in node.status.allocatable and GPU_RESOURCE not in node.status.capacity
         assert validation.validate_object(node) == []
@@ -79,6 +90,9 @@ def test_each_gpu_pod_gets_a_claim_of_its_count_with_its_models_as_a_selector(tm
         assert (request.name, request.exactly.device_class_name, request.exactly.allocation_mode,
                 request.exactly.count) == ("gpus", "gpu.podsched.io", "ExactCount", count)
         assert [s.cel.expression for s in request.exactly.selectors] == selectors
+        # A share of one GPU asks for that many thousandths of its device; whole GPUs name no amount.
+        expected = {"milli": "500"} if name == "pod-any" else {}
+        assert dict(request.exactly.capacity.requests) == expected
         assert [(c.name, c.resource_claim_name) for c in pod.spec.resource_claims] == [("gpus", name)]
         [container] = pod.spec.containers
         assert [c.name for c in container.resources.claims] == ["gpus"]
@@ -86,8 +100,47 @@ def test_each_gpu_pod_gets_a_claim_of_its_count_with_its_models_as_a_selector(tm
         assert GPU_RESOURCE not in container.resources.limits
         assert not pod.spec.HasField("affinity"), "the model restriction moved to the selector"
         assert validation.validate_object(claim) == [] and validation.validate_object(pod) == []
-    # A share of one GPU takes one whole device, its share kept for a plugin as before.
     assert pods["pod-any"].metadata.annotations["replay.podsched.io/gpu-milli"] == "500"
+
+
+def allocate(trace: Trace, pod: str, done: list[objects_pb2.ResourceClaim]) -> list[tuple[str, str]] | None:
+    """Allocates ``pod``'s claim on the trace's one GPU node beside the ``done`` claims: its devices and the
+    milli each consumes, None when it does not fit (the allocated claim joins ``done``)."""
+    [claim] = [entry.claim for entry in trace.pods if entry.pod.metadata.name == pod]
+    assert claim is not None
+    [device_class] = [obj for obj in trace.objects if isinstance(obj, objects_pb2.DeviceClass)]
+    slices = [obj for obj in trace.objects if isinstance(obj, objects_pb2.ResourceSlice)]
+    allocator = Allocator([claim], allocated_state_of(done) if done else AllocatedState(),
+                          {device_class.metadata.name: device_class}.get, slices,
+                          new_share_id=share_ids_from(random.Random(1)))
+    results = allocator.allocate(trace.nodes[0])
+    if results is None:
+        return None
+    allocated = objects_pb2.ResourceClaim()
+    allocated.CopyFrom(claim)
+    allocated.status.allocation.CopyFrom(results[0])
+    done.append(allocated)
+    return [(r.device, r.consumed_capacity["milli"]) for r in results[0].devices.results]
+
+
+def test_shares_fill_a_device_and_a_whole_gpu_takes_only_a_device_nobody_shares(tmp_path: Path) -> None:
+    trace = as_devices(openb(tmp_path, nodes=["node-g3,128000,786432,2,G3"], pods=[
+        "half-1,1000,1024,1,500,,BE,Running,100,200,100",
+        "half-2,1000,1024,1,500,,BE,Running,100,200,100",
+        "small,1000,1024,1,300,,BE,Running,100,200,100",
+        "whole,1000,1024,1,1000,,BE,Running,100,200,100",
+        "pair,1000,1024,2,1000,,BE,Running,100,200,100",
+    ]))
+    done: list[objects_pb2.ResourceClaim] = []
+    assert allocate(trace, "half-1", done) == [("gpu-0", "500")]
+    assert allocate(trace, "half-2", done) == [("gpu-0", "500")]
+    assert allocate(trace, "small", done) == [("gpu-1", "300")]
+    assert allocate(trace, "whole", done) is None, "no device is free of shares"
+    assert allocate(trace, "whole", []) == [("gpu-0", "1000")]
+    assert allocate(trace, "pair", []) == [("gpu-0", "1000"), ("gpu-1", "1000")]
+    whole: list[objects_pb2.ResourceClaim] = []
+    allocate(trace, "whole", whole)
+    assert allocate(trace, "small", whole) == [("gpu-1", "300")], "no share joins a whole GPU"
 
 
 def test_the_selector_accepts_the_devices_the_node_affinity_accepted_the_nodes_of(tmp_path: Path) -> None:
@@ -116,7 +169,11 @@ def test_a_gpu_node_without_a_model_fails_a_restricted_selector_instead_of_errin
     mapped = as_devices(load_trace(str(tmp_path / "n.csv"), str(tmp_path / "p.csv")))
     slices = {obj.metadata.name: obj for obj in mapped.objects if isinstance(obj, objects_pb2.ResourceSlice)}
     assert not slices["bare"].spec.devices[0].attributes
-    assert slices["v100"].spec.devices[0].capacity["memory"].value == "16384Mi"
+    memory = slices["v100"].spec.devices[0].capacity["memory"]
+    # A share takes none of the memory unless it asks, so that the memory does not stop the next share.
+    assert (memory.value, memory.request_policy.default, memory.request_policy.valid_range.min) == (
+        "16384Mi", "0", "0")
+    assert validation.validate_object(slices["v100"]) == []
     p, q = mapped.pods
     assert dict(p.pod.spec.node_selector) == {} and dict(q.pod.spec.node_selector) == {"zone": "a"}
     assert p.claim is not None
@@ -154,3 +211,24 @@ def test_a_trace_without_gpus_is_unchanged(tmp_path: Path) -> None:
     original = openb(tmp_path, nodes=[NODES[1]], pods=[PODS[3]])
     mapped = as_devices(original)
     assert (mapped.nodes, mapped.pods, mapped.objects) == (original.nodes, original.pods, original.objects)
+
+
+def test_a_yaml_pod_giving_only_the_gpu_limit_gets_its_claim_and_its_share(tmp_path: Path) -> None:
+    # The API server defaults an extended resource's request from its limit, so the scheduler counts it.
+    (tmp_path / "nodes.yaml").write_text(
+        'apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n'
+        '  capacity: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "2"}\n')
+    (tmp_path / "pods.yaml").write_text("---\n".join(
+        f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  annotations: {annotations}\nspec:\n"
+        f"  containers:\n  - name: app\n    image: busybox\n"
+        f'    resources: {{limits: {{nvidia.com/gpu: "{gpus}"}}}}\n'
+        for name, gpus, annotations in [("half", 1, '{replay.podsched.io/gpu-milli: "500"}'),
+                                        ("two", 2, "{}")]))
+    mapped = as_devices(load_trace(str(tmp_path / "nodes.yaml"), str(tmp_path / "pods.yaml")))
+    half, two = (entry.claim for entry in mapped.pods)
+    assert half is not None and two is not None
+    assert (half.spec.devices.requests[0].exactly.count,
+            dict(half.spec.devices.requests[0].exactly.capacity.requests)) == (1, {"milli": "500"})
+    assert two.spec.devices.requests[0].exactly.count == 2
+    for entry in mapped.pods:
+        assert GPU_RESOURCE not in entry.pod.spec.containers[0].resources.limits

@@ -91,6 +91,32 @@ def test_csv_pods_map_requests_priority_selector_and_tolerations(tmp_path: Path)
         ("dedicated", "Equal", "batch", "NoSchedule"), ("spot", "Exists", "", "")]
 
 
+def test_csv_gpu_milli_is_a_share_of_one_gpu(tmp_path: Path) -> None:
+    trace = load_csv(tmp_path, pods=["half,1,1Gi,1,500", "whole,1,1Gi,1,1000", "pair,1,1Gi,2,"],
+                     pod_header="name,cpu,memory,gpu,gpu_milli")
+    half, whole, pair = (entry.pod for entry in trace.pods)
+    # Asked as one whole GPU of the extended resource, its share kept for --gpus devices.
+    assert dict(half.spec.containers[0].resources.requests) == {"cpu": "1", "memory": "1Gi",
+                                                                "nvidia.com/gpu": "1"}
+    assert dict(half.metadata.annotations) == {"replay.podsched.io/gpu-milli": "500"}
+    assert not whole.metadata.annotations and not pair.metadata.annotations
+
+
+def test_csv_bad_gpu_milli(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, load_csv, pods=["a,1,0", "b,2,500", "c,1,1001", "d,,5", "e,1,x"],
+                       pod_header="name,gpu,gpu_milli") == [
+        'pods.csv:2:3: gpu_milli: Invalid value: "0": must be an integer from 1 to 1000 (thousandths of one '
+        "GPU)",
+        'pods.csv:3:3: gpu_milli: Invalid value: "500": only a pod asking exactly one nvidia.com/gpu shares '
+        "it; this one asks 2",
+        'pods.csv:4:3: gpu_milli: Invalid value: "1001": must be an integer from 1 to 1000 (thousandths of '
+        "one GPU)",
+        'pods.csv:5:3: gpu_milli: Invalid value: "5": only a pod asking exactly one nvidia.com/gpu shares '
+        "it; this one asks 0",
+        'pods.csv:6:3: gpu_milli: Invalid value: "x": must be an integer from 1 to 1000 (thousandths of one '
+        "GPU)"]
+
+
 def test_csv_arrivals_are_shifted_so_the_first_is_zero(tmp_path: Path) -> None:
     trace = load_csv(tmp_path, pods=["a,,100,,,,,,,,", "b,,50,,400,,,,,,"])
     assert [(pod.pod.metadata.name, pod.arrival_s, pod.duration_s) for pod in trace.pods] == [
@@ -291,6 +317,37 @@ def test_yaml_bad_annotation_values(tmp_path: Path) -> None:
         "replay.podsched.io/duration or replay.podsched.io/deletion, not both",
         "pods.yaml: document 4 (Pod d): metadata.annotations[replay.podsched.io/deletion]: Invalid value: "
         '"5": must not be before replay.podsched.io/arrival 10']
+
+
+GPU_POD_SPEC = """\
+containers:
+- name: app
+  image: busybox
+  resources:
+    limits: {{nvidia.com/gpu: "{gpus}"}}
+"""
+
+
+def gpu_pod_yaml(name: str, gpus: int, share: str) -> str:
+    spec = textwrap.indent(GPU_POD_SPEC.format(gpus=gpus), "  ")
+    return (f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  annotations:\n"
+            f'    replay.podsched.io/gpu-milli: "{share}"\nspec:\n{spec}')
+
+
+def test_yaml_gpu_milli_annotation_is_a_share_of_one_gpu(tmp_path: Path) -> None:
+    gpu_node = NODE_YAML.format(name="n1").replace('memory: 32Gi', 'memory: 32Gi, nvidia.com/gpu: "2"')
+    [pod] = load_yaml(tmp_path, [gpu_node], [gpu_pod_yaml("half", 1, "500")]).pods
+    assert pod.pod.metadata.annotations["replay.podsched.io/gpu-milli"] == "500"
+    pods = [gpu_pod_yaml("pair", 2, "500"), gpu_pod_yaml("zero", 1, "0"), pod_yaml("cpu", {
+        "replay.podsched.io/gpu-milli": "250"})]
+    field = "metadata.annotations[replay.podsched.io/gpu-milli]: Invalid value"
+    assert problems_of(tmp_path, load_yaml, [gpu_node], pods) == [
+        f'pods.yaml: document 1 (Pod pair): {field}: "500": only a pod asking exactly one nvidia.com/gpu '
+        "shares it; this one asks 2",
+        f'pods.yaml: document 2 (Pod zero): {field}: "0": must be an integer from 1 to 1000 (thousandths of '
+        "one GPU)",
+        f'pods.yaml: document 3 (Pod cpu): {field}: "250": only a pod asking exactly one nvidia.com/gpu '
+        "shares it; this one asks 0"]
 
 
 def test_yaml_kinds_belong_in_their_file(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ what the scheduler believes) and keeps, incrementally, so that a sample costs no
 - per pod: when it arrived, when it was first bound and where, when it left, and how (its run ended, or
   it was preempted);
 - per node: what the bound pods request of CPU, memory and GPUs (numpy rows, for the fragmentation
-  measure), and the cluster's totals;
+  measure), and the cluster's totals, GPUs in use also in thousandths (a pod sharing a device counts its
+  share);
 - how many pods are pending, and how many of those the scheduler last found unschedulable (their
   PodScheduled condition is False).
 
@@ -25,6 +26,7 @@ from cluster.api import objects_pb2
 from cluster.client import Informer
 from cluster.simulate.outcome import unschedulable_message
 from cluster.simulate.trace.bounds import counted
+from cluster.simulate.trace.model import WHOLE_GPU_MILLI, gpu_share
 from scheduler.framework.resource import Resource, pod_requests
 
 
@@ -59,18 +61,24 @@ class NodeTable:
         self.requested = np.zeros_like(self.allocatable)
         self.capacity = self.allocatable.sum(axis=0)
         self.used = np.zeros(3, dtype=np.int64)
+        #: GPUs in use in thousandths: a pod sharing a device uses its share of it, where the rows count
+        #: the device as taken.
+        self.used_gpu_milli = 0
 
-    def add(self, node: str, request: np.ndarray, sign: int) -> None:
+    def add(self, node: str, request: np.ndarray, sign: int, gpu_milli: int) -> None:
         row = self.rows.get(node)
         if row is not None:
             self.requested[row] += sign * request
             self.used += sign * request
+            self.used_gpu_milli += sign * gpu_milli
 
     def allocation(self) -> tuple[float, float, float]:
-        """Requested / allocatable of CPU, memory and GPUs over the cluster (0 where there is none)."""
-        cpu, memory, gpus = (float(used) / float(total) if total else 0.0
-                             for used, total in zip(self.used, self.capacity, strict=True))
-        return cpu, memory, gpus
+        """Requested / allocatable of CPU, memory and GPUs (a share counted as its part of a GPU) over the
+        cluster (0 where there is none)."""
+        cpu, memory = (float(used) / float(total) if total else 0.0
+                       for used, total in zip(self.used[:2], self.capacity[:2], strict=True))
+        gpus = int(self.capacity[2])
+        return cpu, memory, self.used_gpu_milli / (WHOLE_GPU_MILLI * gpus) if gpus else 0.0
 
     def free(self) -> np.ndarray:
         return self.allocatable - self.requested
@@ -86,7 +94,8 @@ def request_row(pod: objects_pb2.Pod, devices: int = 0) -> np.ndarray:
 class PodLedger:
     """Follows ``informer`` (every pod of the cluster); ``on_bound(key, when)`` hears of each first bind;
     ``devices``: the GPU devices each pod's claim asks (by pod key), which count as its GPUs while it is
-    bound, as the claim is allocated from the bind to the pod's deletion."""
+    bound, as the claim is allocated from the bind to the pod's deletion; a claim of one device for a
+    share of it (``replay.podsched.io/gpu-milli``) counts as that share in the GPUs in use."""
 
     def __init__(self, informer: Informer[objects_pb2.Pod], nodes: NodeTable, now: Callable[[], float],
                  on_bound: Callable[[str, float], None], devices: Mapping[str, int] | None = None) -> None:
@@ -98,7 +107,8 @@ class PodLedger:
         self.records: dict[str, PodRecord] = {}
         #: Keys of pods whose deletion the replay asked for: their run is over.
         self._departing: set[str] = set()
-        self._requests: dict[str, np.ndarray] = {}
+        #: What each bound pod takes: its row, and its GPUs in thousandths.
+        self._requests: dict[str, tuple[np.ndarray, int]] = {}
         self._pending: set[str] = set()
         self._unschedulable: set[str] = set()
         self.preempted = 0
@@ -161,9 +171,10 @@ class PodLedger:
         record.left_at = self._now()
         self._pending.discard(key)
         self._unschedulable.discard(key)
-        request = self._requests.pop(key, None)
-        if request is not None:
-            self.nodes.add(pod.spec.node_name, request, -1)
+        taken = self._requests.pop(key, None)
+        if taken is not None:
+            request, gpu_milli = taken
+            self.nodes.add(pod.spec.node_name, request, -1, gpu_milli)
         if key in self._departing:
             self._departing.discard(key)
             self.completed += 1
@@ -175,9 +186,12 @@ class PodLedger:
         record = self.records[key]
         self._pending.discard(key)
         self._unschedulable.discard(key)
-        request = request_row(pod, self._devices.get(key, 0))
-        self._requests[key] = request
-        self.nodes.add(pod.spec.node_name, request, +1)
+        devices = self._devices.get(key, 0)
+        request = request_row(pod, devices)
+        share = gpu_share(pod) if devices else None
+        gpu_milli = share if share is not None else WHOLE_GPU_MILLI * int(request[2])
+        self._requests[key] = (request, gpu_milli)
+        self.nodes.add(pod.spec.node_name, request, +1, gpu_milli)
         if record.bound_at is None:
             record.bound_at = self._now()
             record.node = pod.spec.node_name

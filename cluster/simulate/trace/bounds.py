@@ -20,6 +20,7 @@ from google.protobuf.message import Message
 
 from cluster.api import objects_pb2, validation
 from cluster.api.quantity import int_value, milli_value
+from cluster.apiserver.defaults import default_container
 from cluster.simulate.trace.model import GPU_RESOURCE
 from scheduler.framework.resource import CPU, MEMORY, Resource, pod_requests
 
@@ -57,6 +58,16 @@ def too_large(maximum: int | str) -> str:
 def counted(resource: Resource) -> tuple[int, int, int]:
     """The amounts of ``COUNTED`` in ``resource``, in the replay's units."""
     return resource.get(CPU), resource.get(MEMORY), resource.get(GPU_RESOURCE)
+
+
+def pod_gpus(pod: objects_pb2.Pod) -> int:
+    """The GPUs ``pod`` asks as the scheduler counts them: after the API server has defaulted each
+    container's requests from its limits (YAML may give an extended resource's limit alone)."""
+    defaulted = objects_pb2.PodSpec()
+    defaulted.CopyFrom(pod.spec)
+    for container in (*defaulted.init_containers, *defaulted.containers):
+        default_container(container)
+    return counted(pod_requests(objects_pb2.Pod(spec=defaulted)))[2]
 
 
 def quantity_problem(resource: str, text: str) -> str | None:

@@ -4,18 +4,20 @@ resource ``nvidia.com/gpu`` (``podsched replay --gpus devices``, docs/trace-form
 - one DeviceClass, ``gpu.podsched.io``, selecting every device of the driver of that name;
 - each node with GPUs: no ``nvidia.com/gpu`` in its capacity and allocatable, and a ResourceSlice named
   after it (driver ``gpu.podsched.io``, pool = the node's name, ``nodeName`` = the node) with a device
-  ``gpu-<i>`` per GPU, its model (the label ``nvidia.com/gpu.product``) as the string attribute ``model``
-  and its memory (the label ``nvidia.com/gpu.memory``, MiB) as the capacity ``memory`` when the node has
-  them;
+  ``gpu-<i>`` per GPU that several claims may share (``allowMultipleAllocations``) by its capacity
+  ``milli``, 1000 thousandths of the GPU: a claim takes 1 to 1000 of them, all 1000 when it names no
+  amount. Its model (the label ``nvidia.com/gpu.product``) is the string attribute ``model`` and its
+  memory (the label ``nvidia.com/gpu.memory``, MiB) the capacity ``memory`` when the node has them; a
+  claim takes none of the memory unless it asks;
 - each pod asking k GPUs: no ``nvidia.com/gpu`` in its containers, a ResourceClaim named after it with one
-  request ``gpus`` of exactly k devices of the class, which the pod names in ``spec.resourceClaims`` and
-  each container that asked GPUs in ``resources.claims``. The GPU models the pod accepted through its
-  nodeSelector or its required node affinity (one term) on ``nvidia.com/gpu.product`` become a CEL
-  selector on the devices' model instead.
+  request ``gpus`` of exactly k devices of the class, each whole, or, for a pod sharing one GPU
+  (``replay.podsched.io/gpu-milli`` m below 1000), of one device with ``capacity.requests`` ``milli: m``;
+  the pod names the claim in ``spec.resourceClaims`` and each container that asked GPUs in
+  ``resources.claims``. The GPU models the pod accepted through its nodeSelector or its required node
+  affinity (one term) on ``nvidia.com/gpu.product`` become a CEL selector on the devices' model instead.
 
 Claims are made one per pod by the replay, not from templates by the resourceclaim controller: the same
-devices asked, two writes fewer per pod, and names that do not depend on a random suffix.
-"""
+devices asked, two writes fewer per pod, and names that do not depend on a random suffix."""
 
 from __future__ import annotations
 
@@ -25,9 +27,17 @@ from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
 from cluster.api.validation.resource import MAX_ALLOCATION_RESULTS, MAX_DEVICES
-from cluster.simulate.trace.bounds import counted
-from cluster.simulate.trace.model import GPU_PRODUCT_LABEL, GPU_RESOURCE, Trace, TraceError, TracePod
-from scheduler.framework.resource import Resource, pod_requests
+from cluster.simulate.trace.bounds import pod_gpus
+from cluster.simulate.trace.model import (
+    GPU_PRODUCT_LABEL,
+    GPU_RESOURCE,
+    WHOLE_GPU_MILLI,
+    Trace,
+    TraceError,
+    TracePod,
+    gpu_share,
+)
+from scheduler.framework.resource import Resource
 
 DRIVER = "gpu.podsched.io"
 #: The DeviceClass every claim asks for: all the driver's devices.
@@ -36,6 +46,8 @@ DEVICE_CLASS = DRIVER
 CLAIM_ENTRY = "gpus"
 MODEL_ATTRIBUTE = "model"
 MEMORY_CAPACITY = "memory"
+#: The capacity claims share a GPU by: thousandths of it.
+SHARE_CAPACITY = "milli"
 #: GPU Feature Discovery's label for the memory of a node's GPUs, in MiB.
 GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"
 EXACT_COUNT = "ExactCount"
@@ -59,7 +71,7 @@ def as_devices(trace: Trace) -> Trace:
             every_gpu_has_a_model &= GPU_PRODUCT_LABEL in node.metadata.labels
     pods = []
     for entry in trace.pods:
-        gpus = counted(pod_requests(entry.pod))[2]
+        gpus = pod_gpus(entry.pod)
         if gpus > MAX_ALLOCATION_RESULTS:
             problems.append(f"{entry.where}: pod {entry.pod.metadata.name}: {gpus} GPUs: a claim is "
                             f"allocated at most {MAX_ALLOCATION_RESULTS} devices")
@@ -89,11 +101,21 @@ def resource_slice(node: objects_pb2.Node, gpus: int) -> objects_pb2.ResourceSli
     spec.pool.generation = 1
     spec.pool.resource_slice_count = 1
     for index in range(gpus):
-        device = spec.devices.add(name=f"gpu-{index}")
+        device = spec.devices.add(name=f"gpu-{index}", allow_multiple_allocations=True)
         if model is not None:
             device.attributes[MODEL_ATTRIBUTE].string_value = model
+        share = device.capacity[SHARE_CAPACITY]
+        share.value = str(WHOLE_GPU_MILLI)
+        # A claim naming no amount takes the whole GPU, so that no share can join it.
+        share.request_policy.default = str(WHOLE_GPU_MILLI)
+        share.request_policy.valid_range.min = "1"
+        share.request_policy.valid_range.max = str(WHOLE_GPU_MILLI)
+        share.request_policy.valid_range.step = "1"
         if memory.isdigit():
+            # Without a policy, a claim naming no memory would take all of it and leave none to share.
             device.capacity[MEMORY_CAPACITY].value = f"{memory}Mi"
+            device.capacity[MEMORY_CAPACITY].request_policy.default = "0"
+            device.capacity[MEMORY_CAPACITY].request_policy.valid_range.min = "0"
     return resource_slice
 
 
@@ -119,11 +141,11 @@ def _pod_with_claim(entry: TracePod, gpus: int, *, guard_model: bool) -> TracePo
     pod = objects_pb2.Pod()
     pod.CopyFrom(entry.pod)
     for container in [*pod.spec.init_containers, *pod.spec.containers]:
-        asked = GPU_RESOURCE in container.resources.requests or GPU_RESOURCE in container.resources.limits
-        if asked:
-            del container.resources.requests[GPU_RESOURCE]
-            del container.resources.limits[GPU_RESOURCE]
-            container.resources.claims.add(name=CLAIM_ENTRY)
+        resources = container.resources
+        if GPU_RESOURCE in resources.requests or GPU_RESOURCE in resources.limits:
+            resources.requests.pop(GPU_RESOURCE, None)
+            resources.limits.pop(GPU_RESOURCE, None)
+            resources.claims.add(name=CLAIM_ENTRY)
     pod.spec.resource_claims.add(name=CLAIM_ENTRY, resource_claim_name=pod.metadata.name)
     claim = objects_pb2.ResourceClaim(
         metadata=objects_pb2.ObjectMeta(name=pod.metadata.name, namespace=pod.metadata.namespace))
@@ -131,6 +153,9 @@ def _pod_with_claim(entry: TracePod, gpus: int, *, guard_model: bool) -> TracePo
     request.device_class_name = DEVICE_CLASS
     request.allocation_mode = EXACT_COUNT
     request.count = gpus
+    share = gpu_share(entry.pod)
+    if share is not None:
+        request.capacity.requests[SHARE_CAPACITY] = str(share)
     for models in _take_model_restrictions(pod):
         request.selectors.add().cel.expression = model_selector(models, guard=guard_model)
     return replace(entry, pod=pod, claim=claim)

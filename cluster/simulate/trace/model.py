@@ -22,6 +22,8 @@ QOS_LABEL = ANNOTATION_PREFIX + "qos"
 GPU_RESOURCE = "nvidia.com/gpu"
 #: GPU Feature Discovery's label for a node's GPU model.
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+#: A GPU in thousandths, the unit of a share of one (openb's gpu_milli).
+WHOLE_GPU_MILLI = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,25 @@ class TraceError(Exception):
     def __init__(self, problems: Sequence[str]) -> None:
         self.problems = list(problems)
         super().__init__("\n".join(self.problems))
+
+
+def gpu_share(pod: objects_pb2.Pod) -> int | None:
+    """The thousandths of one GPU ``pod`` shares (its annotation ``replay.podsched.io/gpu-milli``, below
+    1000); None when it uses whole GPUs. The loaders have checked the annotation."""
+    text = pod.metadata.annotations.get(GPU_MILLI_ANNOTATION)
+    if text is None or int(text) >= WHOLE_GPU_MILLI:
+        return None
+    return int(text)
+
+
+def gpu_share_problem(text: str, gpus: int) -> str | None:
+    """Why ``text`` cannot be the share of one GPU of a pod asking ``gpus`` GPUs, or None."""
+    digits = text.lstrip("0") if text.isascii() and text.isdigit() else ""
+    if not digits or len(digits) > len(str(WHOLE_GPU_MILLI)) or int(digits) > WHOLE_GPU_MILLI:
+        return f"must be an integer from 1 to {WHOLE_GPU_MILLI} (thousandths of one GPU)"
+    if gpus != 1:
+        return f"only a pod asking exactly one {GPU_RESOURCE} shares it; this one asks {gpus}"
+    return None
 
 
 def capped(problems: Sequence[str]) -> list[str]:

@@ -15,7 +15,13 @@ from cluster.simulate.scenario import (
 )
 from cluster.simulate.trace.bounds import LARGEST, ClusterTotals, quantity_problem
 from cluster.simulate.trace.build import new_node, new_pod
-from cluster.simulate.trace.model import GPU_RESOURCE, TracePod
+from cluster.simulate.trace.model import (
+    GPU_MILLI_ANNOTATION,
+    GPU_RESOURCE,
+    WHOLE_GPU_MILLI,
+    TracePod,
+    gpu_share_problem,
+)
 from cluster.simulate.trace.table import Header, Row, check_header, load_rows
 from scheduler.framework.resource import CPU, MEMORY
 
@@ -23,8 +29,8 @@ FORMAT = "native-csv"
 NODE_REQUIRED = ("name", "cpu", "memory")
 NODE_OPTIONAL = ("gpu", "pods", "labels", "taints")
 POD_REQUIRED = ("name",)
-POD_OPTIONAL = ("namespace", "arrival", "duration", "deletion", "cpu", "memory", "gpu", "priority",
-                "node_selector", "tolerations")
+POD_OPTIONAL = ("namespace", "arrival", "duration", "deletion", "cpu", "memory", "gpu", "gpu_milli",
+                "priority", "node_selector", "tolerations")
 LIST_SEPARATOR = ";"
 _INT32_MIN = -(2**31)
 _NODE_COLUMNS = {CPU: "cpu", MEMORY: "memory", GPU_RESOURCE: "gpu"}
@@ -106,6 +112,7 @@ def _pod(row: Row) -> TracePod | None:
         duration = deletion - arrival
     requests = {name: _quantity(row, name, required=False) for name in ("cpu", "memory")}
     gpus = row.integer("gpu", LARGEST, default=0)
+    share = _gpu_share(row, gpus)
     priority = _priority(row)
     selector = _pairs(row, "node_selector")
     tolerations = [_toleration(row, item) for item in _items(row, "tolerations")]
@@ -113,6 +120,8 @@ def _pod(row: Row) -> TracePod | None:
         return None
     namespace = row.text("namespace") or DEFAULT_NAMESPACE
     pod = new_pod(row.text("name"), namespace, {k: v for k, v in requests.items() if v}, gpus)
+    if share is not None and share < WHOLE_GPU_MILLI:
+        pod.metadata.annotations[GPU_MILLI_ANNOTATION] = str(share)
     if priority is not None:
         pod.spec.priority = priority
     pod.spec.node_selector.update(selector)
@@ -139,6 +148,18 @@ def _quantity(row: Row, column: str, *, required: bool) -> str | None:
         row.invalid(column, too_large)
         return None
     return text
+
+
+def _gpu_share(row: Row, gpus: int | None) -> int | None:
+    """The thousandths of its one GPU the pod shares (1000: the whole GPU), None when not given."""
+    text = row.text("gpu_milli")
+    if not text or gpus is None:
+        return None
+    problem = gpu_share_problem(text, gpus)
+    if problem is not None:
+        row.invalid("gpu_milli", problem)
+        return None
+    return int(text)
 
 
 def _priority(row: Row) -> int | None:

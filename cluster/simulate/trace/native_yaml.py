@@ -13,8 +13,10 @@ from cluster.simulate.trace.model import (
     ARRIVAL_ANNOTATION,
     DELETION_ANNOTATION,
     DURATION_ANNOTATION,
+    GPU_MILLI_ANNOTATION,
     Trace,
     TracePod,
+    gpu_share_problem,
     shifted_to_zero,
 )
 
@@ -51,8 +53,9 @@ def load(nodes_path: str, pods_path: str) -> tuple[Trace | None, list[str], list
     refused = [f"{entry.where}: spec.nodeName: Forbidden: a trace pod arrives pending; the replay's "
                "scheduler binds it" for entry in scenario.running_pods]
     node_problems, pod_problems = _too_large(scenario.nodes), _too_large(scenario.pods)
-    if refused or node_problems or pod_problems:
-        return None, node_problems, [*refused, *pod_problems]
+    shares = [problem for entry in scenario.pending_pods for problem in _gpu_share_problems(entry)]
+    if refused or node_problems or pod_problems or shares:
+        return None, node_problems, [*refused, *pod_problems, *shares]
     pods = [_trace_pod(entry, *timing[id(entry.obj)]) for entry in scenario.pending_pods]
     objects: list[Message] = [entry.obj for entry in (
         *scenario.namespaces, *scenario.runtime_classes, *scenario.priority_classes, *scenario.pdbs,
@@ -101,6 +104,19 @@ def _timing(manifest: Manifest, problems: list[str]) -> tuple[float, float | Non
                 f"must not be before {ARRIVAL_ANNOTATION} {annotations.get(ARRIVAL_ANNOTATION, '0')}"))
         duration = deletion - (arrival or 0.0)
     return arrival or 0.0, duration
+
+
+def _gpu_share_problems(entry: Entry) -> list[str]:
+    """Why the pod's share of one GPU (its annotation, if it gives one) cannot be."""
+    pod = entry.obj
+    assert isinstance(pod, objects_pb2.Pod)
+    text = pod.metadata.annotations.get(GPU_MILLI_ANNOTATION)
+    if text is None:
+        return []
+    problem = gpu_share_problem(text, bounds.pod_gpus(pod))
+    if problem is None:
+        return []
+    return [f"{entry.where}: " + validation.invalid(_path(GPU_MILLI_ANNOTATION), text, problem)]
 
 
 def _seconds(manifest: Manifest, annotation: str, problems: list[str]) -> float | None:

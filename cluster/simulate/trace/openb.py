@@ -13,6 +13,7 @@ from cluster.simulate.trace.model import (
     GPU_RESOURCE,
     QOS_LABEL,
     TRACE_PHASE_ANNOTATION,
+    WHOLE_GPU_MILLI,
     TracePod,
 )
 from cluster.simulate.trace.table import Header, Row, check_exact_header, load_rows
@@ -24,7 +25,6 @@ POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_s
                "creation_time", "deletion_time", "scheduled_time")
 #: The most GPUs a node of the trace has, and so the most a pod can ask.
 MAX_GPUS_PER_POD = 8
-WHOLE_GPU_MILLI = 1000
 #: What the trace writes for a CPU node's model (pandas' missing value included).
 NO_MODEL = ("", "nan")
 #: The most memory_mib whose bytes the replay holds.
