@@ -21,8 +21,8 @@ from cluster.simulate.trace import Trace, load_trace
 from scheduler.gpus.fragmentation import PodKind
 
 NODES = "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,8,V100\nn1,64000,262144,2,T4\nc0,32000,65536,0,\n"
-POD_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
-              "scheduled_time\n")
+POD_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+              "deletion_time,scheduled_time\n")
 
 
 def trace(tmp_path: Path, rows: list[tuple[str, int, int, int, str]]) -> Trace:
@@ -141,11 +141,12 @@ def test_bad_fill_flags_exit_2_naming_the_flag(tmp_path: Path, capsys: pytest.Ca
     assert message in captured.err
 
 
-def test_filling_a_trace_without_gpu_pods_exits_2_naming_the_files(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_filling_a_trace_without_gpu_pods_exits_2_naming_the_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     trace(tmp_path, [("c", 1000, 0, 0, "")])
     code = main(["replay", "--nodes", str(tmp_path / "nodes.csv"), "--pods", str(tmp_path / "pods.csv"),
                  "--fill", "1.3"])
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
-    assert f"--fill: {tmp_path / 'nodes.csv'}, {tmp_path / 'pods.csv'}: the trace's pods ask no GPU" in captured.err
+    files = f"{tmp_path / 'nodes.csv'}, {tmp_path / 'pods.csv'}"
+    assert f"--fill: {files}: the trace's pods ask no GPU" in captured.err

@@ -17,9 +17,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cluster.api import objects_pb2
-from cluster.simulate.replay.fill import GPU_KINDS, MILLI, GpuAsk
+from cluster.simulate.replay.fill import GPU_KINDS, GpuAsk
 from cluster.simulate.trace.bounds import counted
-from cluster.simulate.trace.model import GPU_PRODUCT_LABEL
+from cluster.simulate.trace.model import GPU_PRODUCT_LABEL, WHOLE_GPU_MILLI
 from scheduler.framework.resource import Resource
 from scheduler.gpus.fragmentation import Workload, fragmentation
 
@@ -59,13 +59,13 @@ class GpuBooks:
         self.gpus = gpus
         width = int(gpus.max()) if len(gpus) else 0
         #: free[n, i]: the free milli of node n's GPU i; 0 where the node has no such GPU.
-        self.free = np.where(np.arange(width)[None, :] < gpus[:, None], MILLI, 0).astype(np.int64)
+        self.free = np.where(np.arange(width)[None, :] < gpus[:, None], WHOLE_GPU_MILLI, 0).astype(np.int64)
         self.cpu_left = np.array([counted(resource)[0] for resource in resources], dtype=np.int64)
         labels = [node.metadata.labels.get(GPU_PRODUCT_LABEL) for node in nodes]
         self.models: list[str] = sorted({label for label in labels if label is not None})
         codes = {model: code for code, model in enumerate(self.models)}
         self.model = np.array([codes[label] if label is not None else -1 for label in labels], dtype=np.int64)
-        self.total_milli = MILLI * int(gpus.sum())
+        self.total_milli = WHOLE_GPU_MILLI * int(gpus.sum())
         self.used_milli = 0
         self.arrived_milli = 0
         self._workload = workload
@@ -80,7 +80,7 @@ class GpuBooks:
 
     @property
     def gpu_count(self) -> int:
-        return self.total_milli // MILLI
+        return self.total_milli // WHOLE_GPU_MILLI
 
     # ------------------------------------------------------------------------------- what happened
 
@@ -107,8 +107,8 @@ class GpuBooks:
         """The GPUs a pod of ``count`` whole GPUs (the extended resource, which names no device) is counted
         on at ``node``: its first wholly free ones."""
         row = self.rows[node]
-        free = np.flatnonzero(self.free[row, : self.gpus[row]] == MILLI)[:count]
-        return [(int(index), MILLI) for index in free]
+        free = np.flatnonzero(self.free[row, : self.gpus[row]] == WHOLE_GPU_MILLI)[:count]
+        return [(int(index), WHOLE_GPU_MILLI) for index in free]
 
     def _record(self, ask: GpuAsk) -> None:
         self.arrived_milli += ask.total

@@ -24,12 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from cluster.api import objects_pb2
-from cluster.simulate.trace.bounds import counted
-from cluster.simulate.trace.model import GPU_MILLI_ANNOTATION, GPU_PRODUCT_LABEL, Trace, TracePod
+from cluster.simulate.trace.bounds import counted, pod_gpus
+from cluster.simulate.trace.model import GPU_PRODUCT_LABEL, WHOLE_GPU_MILLI, Trace, TracePod, gpu_share
 from scheduler.framework.resource import DEFAULT_MILLI_CPU_REQUEST, Resource, pod_requests
 from scheduler.gpus.fragmentation import PodKind
 
-MILLI = 1000
 SHUFFLED = "shuffled"
 TRACE_ORDER = "trace"
 ORDERS = (SHUFFLED, TRACE_ORDER)
@@ -56,18 +55,18 @@ class GpuAsk:
         if self.count == 0:
             return "PureCpu"
         if self.count == 1:
-            return "ShareGpu" if self.milli < MILLI else "OneGpu"
+            return "ShareGpu" if self.milli < WHOLE_GPU_MILLI else "OneGpu"
         return _KIND_BY_COUNT.get(self.count, "Others")
 
 
 def gpu_ask(pod: objects_pb2.Pod) -> GpuAsk:
     """The GPUs a trace pod asks: whole GPUs from ``nvidia.com/gpu``, a share of one from the trace's
     gpu-milli annotation."""
-    count = counted(pod_requests(pod))[2]
+    count = pod_gpus(pod)
     if count == 0:
         return GpuAsk(0, 0)
-    share = pod.metadata.annotations.get(GPU_MILLI_ANNOTATION)
-    return GpuAsk(count, int(share) if share is not None and count == 1 else MILLI)
+    share = gpu_share(pod)
+    return GpuAsk(count, share if share is not None else WHOLE_GPU_MILLI)
 
 
 def pod_kind(pod: objects_pb2.Pod) -> PodKind:
@@ -104,8 +103,9 @@ def _term_models(term: objects_pb2.NodeSelectorTerm) -> frozenset[str] | None:
 
 def cluster_gpu_milli(nodes: Sequence[objects_pb2.Node]) -> int:
     """Every GPU of the nodes, in milli."""
-    return MILLI * sum(counted(Resource.from_quantities(node.status.allocatable or node.status.capacity))[2]
-                       for node in nodes)
+    gpus = (counted(Resource.from_quantities(node.status.allocatable or node.status.capacity))[2]
+            for node in nodes)
+    return WHOLE_GPU_MILLI * sum(gpus)
 
 
 def check_fillable(trace: Trace) -> None:

@@ -17,14 +17,13 @@ from cluster.api import kinds, objects_pb2
 from cluster.api.quantity import parse_quantity
 from cluster.simulate.replay.arrived import GpuBooks
 from cluster.simulate.replay.driver import ReplayDriver
-from cluster.simulate.replay.fill import MILLI, GpuAsk
+from cluster.simulate.replay.fill import GpuAsk
 from cluster.simulate.trace.bounds import counted
-from cluster.simulate.trace.devices import DRIVER
+from cluster.simulate.trace.devices import DRIVER, SHARE_CAPACITY
+from cluster.simulate.trace.model import WHOLE_GPU_MILLI
 from scheduler.framework.resource import pod_requests
 from scheduler.framework.types import pod_key
 
-#: The device capacity whose consumed part is a GPU's share.
-SHARE_CAPACITY = "milli"
 _DEVICE_PREFIX = "gpu-"
 
 
@@ -82,6 +81,6 @@ class FillDriver(ReplayDriver):
             if result.driver != DRIVER or not result.device.startswith(_DEVICE_PREFIX):
                 continue
             consumed = result.consumed_capacity.get(SHARE_CAPACITY)
-            milli = int(parse_quantity(consumed)) if consumed is not None else MILLI
+            milli = int(parse_quantity(consumed)) if consumed is not None else WHOLE_GPU_MILLI
             taken.append((int(result.device.removeprefix(_DEVICE_PREFIX)), milli))
         return taken
