@@ -33,6 +33,7 @@ from cluster.simulate.trace.devices import DRIVER, as_devices
 from cluster.simulate.trace.model import GPU_RESOURCE
 from scheduler.config import ConfigError
 from scheduler.framework.registry import PluginLoadError
+from scheduler.gpus.fragmentation import Workload
 from scheduler.scheduler import SchedulerConfigError
 
 EXIT_OK = 0
@@ -136,8 +137,8 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, PluginLoadError, ValueError) as exc:
         return _fail(str(exc), EXIT_INVALID)
     names = _column_names(args.config)
-    if args.fill is not None:
-        return _run_fill(args, trace, names)
+    if workload is not None:
+        return _run_fill(args, trace, workload, names)
     print(f"replaying {len(trace.pods)} pods on {len(trace.nodes)} nodes ({trace.format}) under "
           f"{len(configs)} configuration(s)", file=sys.stderr, flush=True)
     runs: list[ReplayRun] = []
@@ -189,7 +190,7 @@ def _seed(args: argparse.Namespace) -> int:
     return int(args.seed[0]) if args.seed else DEFAULT_SEED
 
 
-def _run_fill(args: argparse.Namespace, trace: Trace, names: Sequence[str]) -> int:
+def _run_fill(args: argparse.Namespace, trace: Trace, workload: Workload, names: Sequence[str]) -> int:
     seeds = args.seed or [DEFAULT_FILL_SEED]
     order = args.fill_order or SHUFFLED
     jobs = [FillJob(args.nodes, args.pods, path, name, tuple(args.plugin), args.feature_gates,
@@ -199,7 +200,7 @@ def _run_fill(args: argparse.Namespace, trace: Trace, names: Sequence[str]) -> i
           f"of {args.pods} ({trace.format}) under {len(names)} configuration(s) and {len(seeds)} seed(s)",
           file=sys.stderr, flush=True)
     try:
-        summaries = run_fill_jobs(jobs, trace, args.jobs, eventloop.run, _progress_printer)
+        summaries = run_fill_jobs(jobs, trace, workload, args.jobs, eventloop.run, _progress_printer)
     except SchedulerConfigError as exc:
         return _fail(str(exc), EXIT_INVALID)
     except (ReplayError, BackgroundTaskEnded) as exc:

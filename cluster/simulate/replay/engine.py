@@ -93,7 +93,8 @@ async def replay(
     once (``FillDriver``), and measure them there; ``asks``: what each pod (by key) asks of GPUs."""
     started = time.perf_counter()
     every = sample_every if sample_every is not None else default_sample_every(trace)
-    workload = Workload([entry.pod for entry in trace.pods], trace.nodes)
+    # The samples' workload; a run of the FGD experiment measures by its books instead.
+    workload = Workload([entry.pod for entry in trace.pods] if books is None else [], trace.nodes)
     created = devices if devices is not None else trace
     claimed = {pod_key(entry.pod): entry.claim.spec.devices.requests[0].exactly.count
                for entry in created.pods if entry.claim is not None}

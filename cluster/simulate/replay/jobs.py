@@ -110,11 +110,10 @@ def _give_workload(profile: dict[str, Any], entries: list[dict[str, Any]]) -> No
     configs.append({"name": FGD_PLUGIN, "args": {WORKLOAD_FIELD: entries}})
 
 
-def run_fill(job: FillJob, trace: Trace, runner: Runner,
+def run_fill(job: FillJob, trace: Trace, workload: Workload, runner: Runner,
              progress: Callable[[Progress], None] | None) -> dict[str, Any]:
-    """The run ``job`` on the loaded ``trace``, on ``runner``'s event loop: its summary
-    (``GpuBooks.summary`` with the wall times)."""
-    workload = trace_workload(trace)
+    """The run ``job`` on the loaded ``trace`` whose typical pods are ``workload``, on ``runner``'s event
+    loop: its summary (``GpuBooks.summary`` with the wall times)."""
     config, registry = load_run_config(job.config, job.plugins, job.feature_gates, workload)
     filled = fill(trace, job.ratio, job.seed, job.order)
     asks = {pod_key(entry.pod): gpu_ask(entry.pod) for entry in filled.pods}
@@ -133,13 +132,13 @@ def run_fill(job: FillJob, trace: Trace, runner: Runner,
     }
 
 
-def run_fill_jobs(jobs: Sequence[FillJob], trace: Trace, processes: int, runner: Runner,
+def run_fill_jobs(jobs: Sequence[FillJob], trace: Trace, workload: Workload, processes: int, runner: Runner,
                   progress: Callable[[str], Callable[[Progress], None]]) -> list[dict[str, Any]]:
-    """Every job's summary, in ``jobs``' order: here one after the other with ``progress(label)``'s
-    reports, or in ``processes`` spawned workers, each loading the trace and printing a line of progress
-    now and then."""
+    """Every job's summary, in ``jobs``' order: here one after the other on ``trace`` and its typical pods
+    ``workload`` with ``progress(label)``'s reports, or in ``processes`` spawned workers, each loading the
+    trace and printing a line of progress now and then."""
     if processes <= 1 or len(jobs) <= 1:
-        return [run_fill(job, trace, runner, progress(_label(job))) for job in jobs]
+        return [run_fill(job, trace, workload, runner, progress(_label(job))) for job in jobs]
     context = multiprocessing.get_context("spawn")
     with context.Pool(min(processes, len(jobs))) as pool:
         return pool.starmap(_worker, [(job, runner) for job in jobs], chunksize=1)
@@ -149,8 +148,17 @@ def _label(job: FillJob) -> str:
     return f"{job.name} seed {job.seed}"
 
 
+#: A worker's trace and its typical pods, by files: a worker runs several jobs of the same trace.
+_loaded: dict[tuple[str, str], tuple[Trace, Workload]] = {}
+
+
 def _worker(job: FillJob, runner: Runner) -> dict[str, Any]:
-    return run_fill(job, load_trace(job.nodes, job.pods), runner, _worker_progress(_label(job)))
+    files = (job.nodes, job.pods)
+    if files not in _loaded:
+        trace = load_trace(*files)
+        _loaded[files] = (trace, trace_workload(trace))
+    trace, workload = _loaded[files]
+    return run_fill(job, trace, workload, runner, _worker_progress(_label(job)))
 
 
 def _worker_progress(label: str) -> Callable[[Progress], None]:
