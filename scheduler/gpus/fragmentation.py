@@ -96,7 +96,7 @@ class _KindColumns:
     """A workload's GPU kinds as arrays, and what the vector path needs to bucket the GPUs of node states
     by the distinct GPU milli the kinds ask. CPU-only kinds need nothing of a state but its idle milli."""
 
-    __slots__ = ("_accepted", "_gpu_kinds", "bucket", "cpu_only_weight", "kind_milli", "milli", "milli_cpu",
+    __slots__ = ("_gpu_kinds", "_rejected", "bucket", "cpu_only_weight", "kind_milli", "milli", "milli_cpu",
                  "need", "weights")
 
     def __init__(self, kinds: Sequence[PodKind], weights: Sequence[float]) -> None:
@@ -116,18 +116,18 @@ class _KindColumns:
         self.bucket: IntArray = np.searchsorted(milli, np.arange(MILLI + 1), side="right").astype(np.int64)
         #: GPUs with enough free each kind needs (CanNodeHostPodOnGpuMemory).
         self.need = np.array([kind.gpu_count for kind in gpu_kinds], dtype=np.int64)
-        #: By the nodes' list of models: which model codes each GPU kind accepts, the last column standing
-        #: for code -1 (no GPU) so that the codes index it directly.
-        self._accepted: dict[tuple[str, ...], npt.NDArray[np.bool_]] = {}
+        #: By the nodes' list of models: which model codes each GPU kind refuses, the last column standing
+        #: for code -1 (no GPU) so that the codes index it directly; None when every kind takes any node.
+        self._rejected: dict[tuple[str, ...], npt.NDArray[np.bool_] | None] = {}
 
-    def accepted(self, models: Sequence[str]) -> npt.NDArray[np.bool_]:
+    def rejected(self, models: Sequence[str]) -> npt.NDArray[np.bool_] | None:
         key = tuple(models)
-        table = self._accepted.get(key)
-        if table is None:
-            table = np.array([[_accepts(kind, name) for name in (*key, None)] for kind in self._gpu_kinds],
-                             dtype=np.bool_).reshape(len(self._gpu_kinds), len(key) + 1)
-            self._accepted[key] = table
-        return table
+        if key not in self._rejected:
+            kinds = self._gpu_kinds
+            table = np.array([[not _accepts(kind, name) for name in (*key, None)] for kind in kinds],
+                             dtype=np.bool_).reshape(len(kinds), len(key) + 1)
+            self._rejected[key] = table if table.any() else None
+        return self._rejected[key]
 
 
 def _accepts(kind: PodKind, node_model: str | None) -> bool:
@@ -189,17 +189,22 @@ def fragmentation(workload: Workload, free: npt.ArrayLike, cpu_left: npt.ArrayLi
     # GPUs with less than u free and their milli, in time linear in states * (W + distinct milli).
     slots = (columns.bucket[free_rows] * states + np.arange(states)[:, np.newaxis]).ravel()
     size = (distinct + 1) * states
-    short_gpus = np.bincount(slots, minlength=size).reshape(distinct + 1, states).cumsum(axis=0,
-                                                                                       dtype=np.int32)
+    short_gpus = np.bincount(slots, minlength=size).reshape(distinct + 1, states)
     short_milli = np.bincount(slots, weights=free_rows.ravel().astype(np.float64),
-                              minlength=size).reshape(distinct + 1, states).cumsum(axis=0)
+                              minlength=size).reshape(distinct + 1, states)
+    # Row by row: NumPy's cumsum along the first axis walks the columns one by one, several times slower.
+    for row in range(1, distinct + 1):
+        short_gpus[row] += short_gpus[row - 1]
+        short_milli[row] += short_milli[row - 1]
     idle = short_milli[distinct]
-    # A kind fits where the node's model is one it accepts, no more GPUs are short of its milli than
-    # leave its count, and enough CPU is left; where it does not, all idle milli are fragment to it.
-    misfits = ~columns.accepted(models)[:, codes]
+    # A kind fits where no more GPUs are short of its milli than leave its count, enough CPU is left and
+    # the node's model is one it accepts; where it does not, all idle milli are fragment to it.
     most_short = free_rows.shape[1] - columns.need
-    misfits |= short_gpus[columns.kind_milli] > most_short[:, np.newaxis]
+    misfits = short_gpus[columns.kind_milli] > most_short[:, np.newaxis]
     misfits |= cpu[np.newaxis, :] < columns.milli_cpu[:, np.newaxis]
+    rejected = columns.rejected(models)
+    if rejected is not None:
+        misfits |= rejected[:, codes]
     fragmented = short_milli[columns.kind_milli]
     np.copyto(fragmented, idle[np.newaxis, :], where=misfits)
     result: FloatArray = columns.weights @ fragmented + columns.cpu_only_weight * idle

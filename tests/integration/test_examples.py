@@ -196,3 +196,24 @@ async def test_dra_example_applies_and_a_scheduler_places_it(
             (r.pool, r.device, r.share_id if r.HasField("share_id") else None, dict(r.consumed_capacity))
             for r in claim.status.allocation.devices.results]
     _check_dra_allocations(devices)
+
+
+def test_gpu_share_example_simulates() -> None:
+    """`podsched simulate -f examples/gpu-share/`: the trainer takes a GPU whole, the shares fill the other,
+    and the last quarter waits rather than join the trainer's."""
+    done = subprocess.run(
+        [sys.executable, "-m", "cluster.cli", "simulate", "-f", str(EXAMPLES / "gpu-share"), "-o", "json"],
+        capture_output=True, text=True, cwd=REPO, timeout=SUBMIT_TIMEOUT_S, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    pods = json.loads(done.stdout)["pods"]
+    devices = {pod["name"]: [(d["device"], d["consumedCapacity"]) for claim in pod["claims"]
+                             for d in claim["devices"]] for pod in pods}
+    assert devices == {
+        "trainer": [("gpu-0", {"milli": "1000"})],
+        "inference": [("gpu-1", {"milli": "500"})],
+        "notebook-0": [("gpu-1", {"milli": "250"})],
+        "notebook-1": [("gpu-1", {"milli": "250"})],
+        "notebook-2": [],
+    }
+    assert {pod["name"]: pod["node"] for pod in pods}["notebook-2"] is None

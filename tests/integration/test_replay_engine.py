@@ -118,3 +118,19 @@ async def test_gpus_as_devices_place_and_measure_as_the_extended_resource_does(t
     assert devices.samples == extended.samples
     assert max(s.gpu_allocation for s in devices.samples) == 1.0
     assert any(0 < s.fragmented_gpus for s in devices.samples)
+
+
+async def test_gpus_as_devices_share_a_gpu_the_extended_resource_gives_whole(tmp_path: Path) -> None:
+    # Three pods asking half of one GPU each, on a node of two GPUs: as devices they all run from the
+    # start, counted as one and a half GPUs; as the extended resource each takes a GPU and the third waits.
+    (tmp_path / "nodes.csv").write_text("name,cpu,memory,gpu\ng1,8,32Gi,2\n")
+    (tmp_path / "pods.csv").write_text("name,arrival,duration,cpu,gpu,gpu_milli\n"
+                                       "a,0,100,1,1,500\nb,0,100,1,1,500\nc,0,100,1,1,500\n")
+    t = load_trace(str(tmp_path / "nodes.csv"), str(tmp_path / "pods.csv"))
+    extended = await run(t, sample_every=50)
+    devices = await run(t, sample_every=50, devices=as_devices(t))
+    assert [(name, bound_at) for name, (bound_at, *_) in outcome(extended).items()] == [
+        ("a", 0.0), ("b", 0.0), ("c", 100.0)]
+    assert [(name, bound_at) for name, (bound_at, *_) in outcome(devices).items()] == [
+        ("a", 0.0), ("b", 0.0), ("c", 0.0)]
+    assert (extended.samples[0].gpu_allocation, devices.samples[0].gpu_allocation) == (1.0, 0.75)

@@ -12,7 +12,8 @@ import pytest
 
 from cluster.api import objects_pb2, validation
 from cluster.api.dra.cel import compile_device_selector
-from cluster.simulate.trace import Trace, TraceError, load_trace
+from cluster.api.manifest import load_paths
+from cluster.simulate.trace import Trace, TraceError, devices, load_trace
 from cluster.simulate.trace.devices import as_devices
 from cluster.simulate.trace.model import GPU_RESOURCE
 from scheduler.dra import AllocatedState, Allocator, allocated_state_of, share_ids_from
@@ -232,3 +233,17 @@ def test_a_yaml_pod_giving_only_the_gpu_limit_gets_its_claim_and_its_share(tmp_p
     assert two.spec.devices.requests[0].exactly.count == 2
     for entry in mapped.pods:
         assert GPU_RESOURCE not in entry.pod.spec.containers[0].resources.limits
+
+
+def test_the_shared_gpu_example_publishes_what_the_importer_does() -> None:
+    """examples/gpu-share/cluster.yaml writes out the class and slice --gpus devices makes of its node."""
+    manifests = load_paths([str(Path(__file__).parents[2] / "examples" / "gpu-share" / "cluster.yaml")])
+    [node] = [m.obj for m in manifests if isinstance(m.obj, objects_pb2.Node)]
+    [device_class] = [m.obj for m in manifests if isinstance(m.obj, objects_pb2.DeviceClass)]
+    [resource_slice] = [m.obj for m in manifests if isinstance(m.obj, objects_pb2.ResourceSlice)]
+    assert isinstance(node, objects_pb2.Node)
+    assert isinstance(device_class, objects_pb2.DeviceClass)
+    assert isinstance(resource_slice, objects_pb2.ResourceSlice)
+    made_class, made_slice = devices.device_class(), devices.resource_slice(node, 2)
+    assert (device_class.metadata, device_class.spec) == (made_class.metadata, made_class.spec)
+    assert (resource_slice.metadata, resource_slice.spec) == (made_slice.metadata, made_slice.spec)
