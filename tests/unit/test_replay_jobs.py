@@ -3,13 +3,12 @@ names none, and each configuration's figures averaged over its seeds."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cluster.api.decoding import wire
 from cluster.simulate.replay.fill_report import averaged
 from cluster.simulate.replay.jobs import FGD_PLUGIN, load_run_config, workload_args
 from scheduler.gpus.fragmentation import PodKind, Workload
@@ -18,7 +17,7 @@ from scheduler.plugins.registry import IN_TREE
 
 @dataclass(frozen=True)
 class KindArgs:
-    milli_cpu: int = field(default=0, metadata=wire("milliCPU"))
+    milli_cpu: int = 0
     gpu_milli: int = 0
     gpu_count: int = 0
     models: list[str] | None = None
@@ -60,7 +59,7 @@ GIVEN = """\
   pluginConfig:
   - name: FGDScore
     args:
-      workload: [{milliCPU: 1, gpuMilli: 100, gpuCount: 1, weight: 1.0}]
+      workload: [{milliCpu: 1, gpuMilli: 100, gpuCount: 1, weight: 1.0}]
 """
 
 
@@ -89,8 +88,8 @@ def test_a_workload_the_configuration_gives_is_kept(tmp_path: Path) -> None:
 
 def test_the_workload_as_fgd_s_args_list_it() -> None:
     assert workload_args(WORKLOAD) == [
-        {"milliCPU": 8000, "gpuMilli": 500, "gpuCount": 1, "weight": 0.75},
-        {"milliCPU": 4000, "gpuMilli": 1000, "gpuCount": 2, "weight": 0.25, "models": ["T4", "V100"]}]
+        {"milliCpu": 8000, "gpuMilli": 500, "gpuCount": 1, "weight": 0.75},
+        {"milliCpu": 4000, "gpuMilli": 1000, "gpuCount": 2, "weight": 0.25, "models": ["T4", "V100"]}]
 
 
 def test_seeds_are_averaged_figure_by_figure_and_entry_by_entry() -> None:

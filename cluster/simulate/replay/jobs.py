@@ -67,7 +67,7 @@ def workload_args(workload: Workload) -> list[dict[str, Any]]:
     """``workload`` as FGDScore's args list it."""
     entries = []
     for kind, weight in zip(workload.kinds, workload.weights, strict=True):
-        entry: dict[str, Any] = {"milliCPU": kind.milli_cpu, "gpuMilli": kind.gpu_milli,
+        entry: dict[str, Any] = {"milliCpu": kind.milli_cpu, "gpuMilli": kind.gpu_milli,
                                  "gpuCount": kind.gpu_count, "weight": weight}
         if kind.models is not None:
             entry["models"] = sorted(kind.models)
