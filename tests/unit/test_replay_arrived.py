@@ -79,3 +79,11 @@ def test_books_without_a_workload_measure_no_fragmentation() -> None:
     books.placed("b", 1000, [(0, 1000)], GpuAsk(1, 1000))
     assert "fragmentation_at_arrived" not in books.summary(1.0)
     assert books.frag_series.tolist() == [0.0]
+
+
+def test_the_highest_percentage_is_the_ratio_s_even_where_floating_point_falls_short_of_it() -> None:
+    books = GpuBooks(nodes(), 2)
+    books.placed("a", 1000, [(0, 1000), (1, 1000), (2, 1000), (3, 1000)], GpuAsk(4, 1000))
+    books.placed("b", 1000, [(0, 1000), (1, 1000)], GpuAsk(2, 1000))
+    books.arrived_series[1] = 6900  # 115% of the 6 GPUs
+    assert max(map(int, books.summary(1.15)["gpu_allocation_at_arrived"])) == 115

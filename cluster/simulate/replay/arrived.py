@@ -10,6 +10,7 @@ cluster.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 
@@ -122,7 +123,8 @@ class GpuBooks:
 
     def summary(self, ratio: float) -> dict[str, object]:
         """The figures of the pods tried: shares 0..1 of the cluster's GPU milli."""
-        highest = int(100 * ratio)
+        # 100 x 1.15 is 114.99999999999999 in floating point: the percentage meant is 115.
+        highest = math.floor(round(100 * ratio, 9))
         arrived = self.arrived_series[: self.tried]
         total = float(self.total_milli) or 1.0
         used = self.used_series[: self.tried] / total

@@ -2,7 +2,7 @@
 tried once, and none leaves.
 
 For each pod, in order: the clock moves to its arrival, its claim (GPUs as devices) and the pod are
-created, and scheduling cycles run while activeQ holds a pod (only this one can be there: every earlier
+created, and one scheduling cycle runs if activeQ holds a pod (only this one can be there: every earlier
 pod is bound or gone). A pod still unbound then is deleted (grace period 0) and counted failed by kind,
 as the artifact's assumePod deletes a pod the scheduler could not place: no retry, no backoff. Then the
 measures are taken (``GpuBooks``). Durations are ignored: a bound pod stays to the end.
@@ -46,7 +46,8 @@ class FillDriver(ReplayDriver):
             self._clock.advance_to(entry.arrival_s)
             self._next_arrival += 1
             await self._timed(self._create([entry]))
-            while not queue.is_empty_active():
+            # One cycle: a pod the scheduler requeues meanwhile is not tried again.
+            if not queue.is_empty_active():
                 started = time.perf_counter()
                 await self._scheduler.schedule_one()
                 self.wall.scheduling_s += time.perf_counter() - started
