@@ -24,20 +24,24 @@ from cluster.cli.scheduler import parse_plugin
 from cluster.outputfiles import PLOT_INSTALL, can_plot, check_writable
 from cluster.simulate import BackgroundTaskEnded
 from cluster.simulate.replay import Progress, ReplayError, ReplayRun, replay
+from cluster.simulate.replay.fill import ORDERS, SHUFFLED, TRACE_ORDER, check_fillable
+from cluster.simulate.replay.fill_report import fill_document, fill_table, write_fill_plot
+from cluster.simulate.replay.jobs import FillJob, load_run_config, run_fill_jobs, trace_workload
 from cluster.simulate.replay.report import document, duration, table, write_plot
 from cluster.simulate.trace import Trace, TraceError, load_trace
 from cluster.simulate.trace.devices import DRIVER, as_devices
 from cluster.simulate.trace.model import GPU_RESOURCE
-from scheduler.config import ConfigError, SchedulerConfiguration, load_config
-from scheduler.config.feature_gates import apply_feature_gates
-from scheduler.framework.registry import PluginLoadError, Registry
-from scheduler.plugins.registry import IN_TREE
+from scheduler.config import ConfigError
+from scheduler.framework.registry import PluginLoadError
+from scheduler.gpus.fragmentation import Workload
 from scheduler.scheduler import SchedulerConfigError
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INVALID = 2
 DEFAULT_SEED = 0
+#: The artifact's first seed.
+DEFAULT_FILL_SEED = 42
 #: The column of a replay run without --config.
 DEFAULT_CONFIG_NAME = "default"
 #: --gpus: the trace's GPUs as the extended resource nvidia.com/gpu, or as DRA devices.
@@ -65,8 +69,18 @@ def register(subparsers: Any) -> None:
         "--plugin", type=parse_plugin, action="append", default=[], metavar="NAME=MODULE:FACTORY",
         help="register a plugin written in Python under NAME, so that a --config can enable it (repeatable)",
     )
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
-                        help=f"seed of the choice between equally good nodes (default {DEFAULT_SEED})")
+    parser.add_argument("--seed", type=int, action="append", default=[],
+                        help=f"seed of the choice between equally good nodes (default {DEFAULT_SEED}); with "
+                        f"--fill also of the workload's draws, repeatable: each configuration runs once per "
+                        f"seed and the figures are averaged (default {DEFAULT_FILL_SEED})")
+    parser.add_argument("--fill", type=float, metavar="RATIO",
+                        help="the FGD experiment: the trace's pods shuffled and tuned to RATIO x the "
+                        "cluster's GPUs, arriving one by one, each tried once, none leaving")
+    parser.add_argument("--fill-order", choices=ORDERS, default=None,
+                        help=f"with --fill: the pods in an order drawn from the seed ({SHUFFLED}, default) "
+                        f"or in the trace's order ({TRACE_ORDER})")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="with --fill: run the (configuration, seed) pairs in N processes (default 1)")
     parser.add_argument("--sample-every", type=float, default=None, metavar="SECONDS",
                         help="virtual seconds between samples (default: the arrivals' span / 200)")
     parser.add_argument("--json", metavar="FILE", help="also write every figure, sample and pod as JSON")
@@ -91,8 +105,9 @@ def run(args: argparse.Namespace) -> int:
         level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    if args.sample_every is not None and not args.sample_every > 0:
-        return _fail(f"--sample-every must be positive, got {args.sample_every:g}", EXIT_INVALID)
+    problem = _flag_problem(args)
+    if problem is not None:
+        return _fail(problem, EXIT_INVALID)
     for flag, path in (("--json", args.json), ("--plot", args.plot)):
         if path is not None:
             try:
@@ -102,24 +117,34 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None and not can_plot():
         return _fail(f"--plot needs matplotlib, an optional extra: {PLOT_INSTALL}", EXIT_FAILED)
     try:
-        configs = [_load(path, args.plugin, args.feature_gates) for path in args.config or [None]]
-    except (ConfigError, PluginLoadError, ValueError) as exc:
-        return _fail(str(exc), EXIT_INVALID)
-    try:
         trace = load_trace(args.nodes, args.pods)
-        devices = as_devices(trace) if args.gpus == DEVICES else None
+        devices = as_devices(trace) if args.gpus == DEVICES and args.fill is None else None
     except TraceError as exc:
         for problem in exc.problems:
             print(f"error: {problem}", file=sys.stderr)
         print("error: nothing was replayed", file=sys.stderr, flush=True)
         return EXIT_INVALID
+    workload = None
+    if args.fill is not None:
+        try:
+            check_fillable(trace)
+        except ValueError as exc:
+            return _fail(f"--fill: {args.nodes}, {args.pods}: {exc}", EXIT_INVALID)
+        workload = trace_workload(trace)
+    try:
+        configs = [load_run_config(path, args.plugin, args.feature_gates, workload)
+                   for path in args.config or [None]]
+    except (ConfigError, PluginLoadError, ValueError) as exc:
+        return _fail(str(exc), EXIT_INVALID)
     names = _column_names(args.config)
+    if workload is not None:
+        return _run_fill(args, trace, workload, names)
     print(f"replaying {len(trace.pods)} pods on {len(trace.nodes)} nodes ({trace.format}) under "
           f"{len(configs)} configuration(s)", file=sys.stderr, flush=True)
     runs: list[ReplayRun] = []
     for name, (config, registry) in zip(names, configs, strict=True):
         try:
-            result = eventloop.run(replay(trace, config, registry, name=name, seed=args.seed,
+            result = eventloop.run(replay(trace, config, registry, name=name, seed=_seed(args),
                                         sample_every=args.sample_every, progress=_progress_printer(name),
                                         devices=devices))
         except SchedulerConfigError as exc:
@@ -140,16 +165,63 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _load(path: str | None, plugins: Sequence[tuple[str, str]], gates: str) -> tuple[SchedulerConfiguration,
-                                                                                       Registry]:
-    """One configuration with a registry of its own (each run builds its plugins afresh)."""
-    registry = Registry(IN_TREE)
-    for name, target in plugins:
-        registry.register(name, target)
-        registry.load(name)  # a plugin that cannot load is a mistake to report now, enabled or not
-    config = load_config(path, registry=registry)
-    apply_feature_gates(config, gates)
-    return config, registry
+def _flag_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the flags' values and combinations, or None."""
+    if args.sample_every is not None and not args.sample_every > 0:
+        return f"--sample-every must be positive, got {args.sample_every:g}"
+    if len(set(args.seed)) < len(args.seed):
+        return f"--seed repeats a seed: {', '.join(map(str, args.seed))}"
+    if args.fill is None:
+        for flag, given in (("--fill-order", args.fill_order is not None), ("--jobs", args.jobs != 1),
+                            ("several --seed", len(args.seed) > 1)):
+            if given:
+                return f"{flag} needs --fill (a replay in the trace's own time runs once, with one seed)"
+        return None
+    if not args.fill > 0:
+        return f"--fill must be positive, got {args.fill:g}"
+    if args.jobs < 1:
+        return f"--jobs must be at least 1, got {args.jobs}"
+    if args.sample_every is not None:
+        return "--sample-every has no meaning with --fill (the measures are taken after every pod)"
+    return None
+
+
+def _seed(args: argparse.Namespace) -> int:
+    return int(args.seed[0]) if args.seed else DEFAULT_SEED
+
+
+def _run_fill(args: argparse.Namespace, trace: Trace, workload: Workload, names: Sequence[str]) -> int:
+    seeds = args.seed or [DEFAULT_FILL_SEED]
+    order = args.fill_order or SHUFFLED
+    jobs = [FillJob(args.nodes, args.pods, path, name, tuple(args.plugin), args.feature_gates,
+                    args.gpus == DEVICES, args.fill, seed, order)
+            for path, name in zip(args.config or [None], names, strict=True) for seed in seeds]
+    print(f"filling {len(trace.nodes)} nodes to {args.fill:g} x their GPUs with the {len(trace.pods)} pods "
+          f"of {args.pods} ({trace.format}) under {len(names)} configuration(s) and {len(seeds)} seed(s)",
+          file=sys.stderr, flush=True)
+    try:
+        summaries = run_fill_jobs(jobs, trace, workload, args.jobs, eventloop.run, _progress_printer)
+    except SchedulerConfigError as exc:
+        return _fail(str(exc), EXIT_INVALID)
+    except (ReplayError, BackgroundTaskEnded) as exc:
+        return _fail(str(exc), EXIT_FAILED)
+    except KeyboardInterrupt:
+        return 130
+    per_config = len(seeds)
+    runs = [(name, summaries[index * per_config:(index + 1) * per_config])
+            for index, name in enumerate(names)]
+    sys.stdout.write(fill_table(runs))
+    sys.stdout.flush()
+    if args.json is not None:
+        info = {**_trace_info(args, trace), "seed": None, "seeds": seeds, "fill": args.fill,
+                "fill_order": order}
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(fill_document(info, runs), out, indent=1)
+            out.write("\n")
+    if args.plot is not None:
+        write_fill_plot(args.plot, runs, f"podsched replay --fill {args.fill:g}: {len(trace.nodes)} nodes, "
+                        f"{len(seeds)} seed(s)")
+    return EXIT_OK
 
 
 def _column_names(paths: Sequence[str]) -> list[str]:
@@ -169,7 +241,7 @@ def _column_names(paths: Sequence[str]) -> list[str]:
 def _trace_info(args: argparse.Namespace, trace: Trace) -> dict[str, Any]:
     return {
         "nodes_file": args.nodes, "pods_file": args.pods, "format": trace.format, "nodes": len(trace.nodes),
-        "pods": len(trace.pods), "seed": args.seed, "configs": list(args.config), "gpus": args.gpus,
+        "pods": len(trace.pods), "seed": _seed(args), "configs": list(args.config), "gpus": args.gpus,
     }
 
 

@@ -140,3 +140,43 @@ def test_gpus_as_devices_give_the_figures_of_the_extended_resource_and_refuse_wh
     assert code == 2 and stdout == ""
     assert "error: node huge: 200 GPUs: a node's devices are published in one ResourceSlice" in stderr
     assert stderr.rstrip().endswith("error: nothing was replayed")
+
+
+def test_the_fgd_experiment_with_two_seeds_in_two_processes_averages_what_one_process_finds(
+        tmp_path: Path) -> None:
+    out, plot, single = tmp_path / "fill.json", tmp_path / "fill.png", tmp_path / "single.json"
+    common = ("--nodes", str(SAMPLE / "nodes.csv"), "--pods", str(SAMPLE / "pods.csv"), "--fill", "1.3")
+    code, stdout, stderr = replay(*common, "--seed", "42", "--seed", "43", "--jobs", "2", "--json", str(out),
+                                  "--plot", str(plot))
+    assert code == 0, stderr
+    assert "default seed 42: 2" in stderr and "default seed 43: 2" in stderr  # the workers' progress
+    rows = {row["FIGURE"]: row for row in parse_table(stdout)}
+    for label in ("pods failed", "EightGpu", "GPU allocation at 100% arrived",
+                  "fragmentation at 100% arrived"):
+        assert label in rows
+    document = json.loads(out.read_text())
+    assert document["trace"] | {"seed": None} == document["trace"]
+    assert (document["trace"]["fill"], document["trace"]["seeds"]) == (1.3, [42, 43])
+    (run,) = document["runs"]
+    assert [seed["seed"] for seed in run["seeds"]] == [42, 43] and run["summary"]["seeds"] == [42, 43]
+    for summary in (*run["seeds"], run["summary"]):
+        allocation = summary["gpu_allocation_at_arrived"]
+        assert set(summary["failed_pods_by_kind"]) == {"PureCpu", "ShareGpu", "OneGpu", "TwoGpu", "FourGpu",
+                                                       "EightGpu", "Others"}
+        assert "100" in allocation and max(map(int, allocation)) <= 130
+        values = [allocation[key] for key in sorted(allocation, key=int)]
+        assert all(0 <= value <= 1 for value in values)
+        if summary is not run["summary"]:
+            # Pods never leave: a seed's allocation only grows (the average over seeds need not: a
+            # percentage one seed lacks is the mean of the others).
+            assert values == sorted(values)
+        assert all(0 <= value <= 1 for value in summary["fragmentation_at_arrived"].values())
+    assert run["summary"]["pods"] == sum(seed["pods"] for seed in run["seeds"]) / 2
+    assert plot.read_bytes().startswith(b"\x89PNG")
+    # A seed's run in this process finds what it found in a worker.
+    code, _, stderr = replay(*common, "--seed", "43", "--json", str(single))
+    assert code == 0, stderr
+    alone = json.loads(single.read_text())["runs"][0]["seeds"][0]
+    figures = [{key: value for key, value in summary.items() if not key.endswith("seconds")}
+               for summary in (alone, run["seeds"][1])]
+    assert figures[0] == figures[1]

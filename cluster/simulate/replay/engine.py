@@ -13,7 +13,7 @@ the clock can skip the empty seconds of a long trace (see driver.py).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from google.protobuf.message import Message
@@ -26,7 +26,10 @@ from cluster.controllers.resourceclaim import ResourceClaimController
 from cluster.simulate.controlplane import control_plane
 from cluster.simulate.engine import background
 from cluster.simulate.outcome import PodTracker
+from cluster.simulate.replay.arrived import GpuBooks
 from cluster.simulate.replay.driver import Progress, ReplayDriver, WallTime
+from cluster.simulate.replay.fill import GpuAsk
+from cluster.simulate.replay.fill_driver import FillDriver
 from cluster.simulate.replay.ledger import NodeTable, PodLedger, PodRecord
 from cluster.simulate.replay.metrics import DEFAULT_SAMPLES, Sample, Workload
 from cluster.simulate.trace import Trace
@@ -57,6 +60,8 @@ class ReplayRun:
     last_arrival: float
     wall_seconds: float
     wall: WallTime
+    #: The FGD experiment's measures (``--fill``), or None for a replay of the trace's own times.
+    books: GpuBooks | None = None
 
 
 def default_sample_every(trace: Trace) -> float:
@@ -76,16 +81,20 @@ async def replay(
     progress: Callable[[Progress], None] | None = None,
     in_process: bool = True,
     devices: Trace | None = None,
+    books: GpuBooks | None = None,
+    asks: Mapping[str, GpuAsk] | None = None,
 ) -> ReplayRun:
     """Replay ``trace`` to its end under ``config``. Raises ReplayError when the API refuses the trace.
     ``in_process``: the client reaches the API server in process (False: over gRPC on a loopback port,
     the reference the fast path must equal). ``devices``: ``trace`` with its GPUs as DRA devices
     (``as_devices``), created in its place, with the resourceclaim controller to release the claims of
     pods that leave; the measures still read ``trace``'s GPUs, a node's being its devices and a pod's
-    the devices its claim asks."""
+    the devices its claim asks. ``books``: run the FGD experiment's pods (``fill``) one by one, each tried
+    once (``FillDriver``), and measure them there; ``asks``: what each pod (by key) asks of GPUs."""
     started = time.perf_counter()
     every = sample_every if sample_every is not None else default_sample_every(trace)
-    workload = Workload([entry.pod for entry in trace.pods], trace.nodes)
+    # The samples' workload; a run of the FGD experiment measures by its books instead.
+    workload = Workload([entry.pod for entry in trace.pods] if books is None else [], trace.nodes)
     created = devices if devices is not None else trace
     claimed = {pod_key(entry.pod): entry.claim.spec.devices.requests[0].exactly.count
                for entry in created.pods if entry.claim is not None}
@@ -100,8 +109,12 @@ async def replay(
         driver: ReplayDriver
         ledger = PodLedger(tracker.informer, nodes, plane.clock.now,
                            on_bound=lambda key, when: driver.bound(key, when), devices=claimed)
-        driver = ReplayDriver(plane, scheduler, tracker, disruption, ledger, created.pods, workload,
-                              sample_every=every, progress=progress, controllers=claims)
+        driver_type = ReplayDriver if books is None else FillDriver
+        driver = driver_type(plane, scheduler, tracker, disruption, ledger, created.pods, workload,
+                             sample_every=every, progress=progress, controllers=claims)
+        if isinstance(driver, FillDriver):
+            assert books is not None and asks is not None
+            driver.attach(books, asks)
         roots = scheduler.background_roots()
         for periodic in PERIODIC_ROOTS:
             roots.pop(periodic).close()
@@ -115,7 +128,8 @@ async def replay(
                    if key in ledger.records]
         last_arrival = trace.pods[-1].arrival_s if trace.pods else 0.0
         return ReplayRun(name, records, driver.samples, ledger.preempted, ledger.completed,
-                         plane.clock.now(), last_arrival, time.perf_counter() - started, driver.wall)
+                         plane.clock.now(), last_arrival, time.perf_counter() - started, driver.wall,
+                         books)
 
 
 async def _create_cluster(client: Client, trace: Trace) -> None:
