@@ -20,7 +20,7 @@ import itertools
 import logging
 import operator
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from scheduler.extender.calls import ExtenderScores, extender_scores, find_nodes_that_pass_extenders
@@ -107,9 +107,10 @@ async def schedule_pod(
     rng: random.Random,
     start_index: int,
     extenders: Sequence[Extender] = (),
+    tie_order: Mapping[str, int] | None = None,
 ) -> ScheduleResult:
     """Pick a node for ``pod_info`` from ``snapshot`` (which the framework's handle must also serve),
-    asking ``extenders`` after the plugins."""
+    asking ``extenders`` after the plugins; ``tie_order``: see ``select_host``."""
     lister = snapshot.node_infos()
     all_nodes = lister.list()
     num_all = len(all_nodes)
@@ -177,16 +178,25 @@ async def schedule_pod(
     scores = _prioritize_nodes(framework, state, pod_info, feasible, next_start, memo)
     if extenders:
         _add_extender_scores(scores, await extender_scores(extenders, pod_info.pod, feasible.nodes))
-    host = select_host(scores.names, scores.totals, rng)
+    host = select_host(scores.names, scores.totals, rng, tie_order)
     return ScheduleResult(host, evaluated, len(feasible), next_start, LazyExplanation(functools.partial(
         explain, num_all, diagnosis, evaluated_nodes=evaluated, feasible_nodes=len(feasible),
         chosen_node=host, node_names=scores.names, totals=scores.totals, per_plugin=scores.per_plugin,
         score_weights=scores.weights)))
 
 
-def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random) -> str:
+def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random,
+                tie_order: Mapping[str, int] | None = None) -> str:
     """The node with the highest total; among equals each has the same chance, drawn in one pass by
-    reservoir sampling (kube-scheduler's selectHost)."""
+    reservoir sampling (kube-scheduler's selectHost). With ``tie_order`` (a position per node name), the
+    equal node placed first wins instead, and nodes it does not place come after, by name: the tie rule
+    of the FGD paper's simulator, whose selectHost takes the smallest name among randomly numbered nodes
+    (the replay's ``--fill`` runs it, cluster/simulate/replay)."""
+    if tie_order is not None:
+        best_total = max(totals)
+        unplaced = len(tie_order)
+        return min((name for name, total in zip(names, totals, strict=True) if total == best_total),
+                   key=lambda name: (tie_order.get(name, unplaced), name))
     best = totals[0]
     selected = 0
     ties = 1

@@ -138,9 +138,11 @@ class SchedulingLoop:
         rng: random.Random,
         percentage_of_nodes_to_score: Mapping[str, int | None],
         extenders: Sequence[Extender] = (),
+        tie_order: Mapping[str, int] | None = None,
     ) -> None:
         """``percentage_of_nodes_to_score``: by profile name (None: kube-scheduler's adaptive rule).
-        ``extenders``: asked after the Filter and Score plugins, in this order."""
+        ``extenders``: asked after the Filter and Score plugins, in this order. ``tie_order``: how equally
+        scored nodes are chosen between (``algorithm.select_host``; None: at random)."""
         self._profiles = profiles
         self._queue = queue
         self._cache = cache
@@ -154,6 +156,7 @@ class SchedulingLoop:
         self._rng = rng
         self._percentage = dict(percentage_of_nodes_to_score)
         self._extenders = tuple(extenders)
+        self._tie_order = tie_order
         #: Where the next cycle's Filter starts in the node list (round robin across cycles).
         self._next_start_index = 0
         #: True while a cycle runs (between pop and the binder taking over, or the failure handled).
@@ -180,6 +183,7 @@ class SchedulingLoop:
                 rng=self._rng,
                 start_index=self._next_start_index,
                 extenders=self._extenders,
+                tie_order=self._tie_order,
             )
         except (ScheduleFitError, SchedulingError) as err:
             self._next_start_index = err.next_start_index
@@ -228,6 +232,7 @@ class SchedulingLoop:
                 rng=self._rng,
                 start_index=self._next_start_index,
                 extenders=self._extenders,
+                tie_order=self._tie_order,
             )
         except ScheduleFitError as fit_error:
             self._next_start_index = fit_error.next_start_index

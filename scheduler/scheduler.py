@@ -105,8 +105,11 @@ class Scheduler:
         rng_seed: int | None = None,
         max_bindings: int = DEFAULT_MAX_BINDINGS,
         record_events: bool = True,
+        tie_order: Mapping[str, int] | None = None,
     ) -> None:
-        """``record_events=False``: write no Events (nor the explanations they carry), for a replay."""
+        """``record_events=False``: write no Events (nor the explanations they carry), for a replay.
+        ``tie_order``: equally scored nodes go to the one placed first (``algorithm.select_host``)
+        instead of a random draw, as the FGD paper's simulator chooses (``replay --fill``)."""
         self.config = config
         self.clock: Clock = clock or SystemClock()
         self.client = client
@@ -222,6 +225,7 @@ class Scheduler:
                 profile.scheduler_name: config.percentage_for(profile) for profile in config.profiles
             },
             extenders=self.extenders,
+            tie_order=tie_order,
         )
         self.metrics.watch_state(
             pending_pods=self.queue.pending_counts,

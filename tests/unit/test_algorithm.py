@@ -202,6 +202,19 @@ def test_select_host_is_reservoir_sampling_over_the_best() -> None:
     assert select_host(["only"], [0], rng) == "only"
 
 
+def test_a_tie_order_gives_ties_to_the_node_placed_first_and_never_draws() -> None:
+    names, totals = ["a", "b", "c", "d", "e"], [1, 9, 3, 9, 9]
+    rng = random.Random()
+    rng.randrange = None  # type: ignore[assignment,method-assign]  # a draw would fail
+    assert select_host(names, totals, rng, {"d": 0, "b": 1, "e": 2, "a": 3}) == "d"
+    assert select_host(names, totals, rng, {"b": 5, "e": 2, "a": 0}) == "e"
+    # Nodes the order does not place come after the placed ones, by name.
+    assert select_host(names, totals, rng, {"a": 0}) == "b"
+    assert select_host(names, totals, rng, {}) == "b"
+    # A lower total never wins, however early it is placed.
+    assert select_host(names, totals, rng, {"a": 0, "c": 1}) == "b"
+
+
 def test_fit_error_reads_like_kube_scheduler() -> None:
     snap = cluster(5)
     filt = NodeFilter(

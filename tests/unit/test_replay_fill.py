@@ -16,6 +16,7 @@ from cluster.simulate.replay.fill import (
     fill,
     gpu_ask,
     pod_kind,
+    tie_order,
 )
 from cluster.simulate.trace import Trace, load_trace
 from scheduler.gpus.fragmentation import PodKind
@@ -105,6 +106,15 @@ def test_a_seed_decides_the_order_and_the_draws_and_decides_them_alike_every_tim
     in_order = fill(loaded, 1.3, seed=42, order=TRACE_ORDER)
     assert names(in_order)[:12] == names(loaded)
     assert names(fill(loaded, 1.3, seed=42, order=SHUFFLED))[:12] != names(loaded)
+
+
+def test_ties_go_by_a_seeded_order_of_every_node(tmp_path: Path) -> None:
+    loaded = trace(tmp_path, one_gpu_pods(12))
+    order = tie_order(loaded.nodes, 42)
+    assert sorted(order) == sorted(node.metadata.name for node in loaded.nodes)
+    assert sorted(order.values()) == list(range(len(loaded.nodes)))
+    assert tie_order(list(reversed(loaded.nodes)), 42) == order
+    assert any(tie_order(loaded.nodes, seed) != order for seed in range(43, 53))
 
 
 def test_a_trace_without_gpus_or_a_ratio_not_above_0_cannot_be_filled(tmp_path: Path) -> None:

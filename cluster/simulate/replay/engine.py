@@ -83,6 +83,7 @@ async def replay(
     devices: Trace | None = None,
     books: GpuBooks | None = None,
     asks: Mapping[str, GpuAsk] | None = None,
+    tie_order: Mapping[str, int] | None = None,
 ) -> ReplayRun:
     """Replay ``trace`` to its end under ``config``. Raises ReplayError when the API refuses the trace.
     ``in_process``: the client reaches the API server in process (False: over gRPC on a loopback port,
@@ -90,7 +91,9 @@ async def replay(
     (``as_devices``), created in its place, with the resourceclaim controller to release the claims of
     pods that leave; the measures still read ``trace``'s GPUs, a node's being its devices and a pod's
     the devices its claim asks. ``books``: run the FGD experiment's pods (``fill``) one by one, each tried
-    once (``FillDriver``), and measure them there; ``asks``: what each pod (by key) asks of GPUs."""
+    once (``FillDriver``), and measure them there; ``asks``: what each pod (by key) asks of GPUs.
+    ``tie_order``: how the scheduler chooses between equally scored nodes (``Scheduler``; None: at
+    random)."""
     started = time.perf_counter()
     every = sample_every if sample_every is not None else default_sample_every(trace)
     # The samples' workload; a run of the FGD experiment measures by its books instead.
@@ -101,7 +104,7 @@ async def replay(
     async with control_plane(in_process=in_process) as plane:
         # No Events: nobody reads them in a replay, and they would be a quarter of its writes.
         scheduler = Scheduler(plane.client, config, registry=registry, clock=plane.clock, rng_seed=seed,
-                              record_events=False)
+                              record_events=False, tie_order=tie_order)
         tracker = PodTracker(plane.client)
         disruption = DisruptionController(plane.client, resync_period_s=None)
         claims = [ResourceClaimController(plane.client)] if devices is not None else []

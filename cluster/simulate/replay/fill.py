@@ -11,6 +11,11 @@ TunePodsByNodeTotalResource), step by step:
    with the total plus the copy's milli *per GPU*, not its milli in all, and we keep its rule: a copy of
    several GPUs may pass the target by up to its GPUs less one.
 3. The pods arrive one per virtual second in that order (0, 1, 2, ...) and never leave.
+4. Ties: the artifact's scheduler (a fork of kube-scheduler 1.20) gives equally scored nodes not to a
+   random draw but to the smallest node name, and the artifact names its nodes with a random permutation
+   of their numbers; ``tie_order`` draws that permutation, and the replay's scheduler breaks ties by it
+   (``scheduler.algorithm.select_host``). A policy's ties then always fall to the same nodes, which packs:
+   the FGD policy's allocation at 100% arrived is about 5 points higher so than with random ties.
 
 The draws are Python's ``random.Random(seed)``: Go's math/rand stream, which the artifact draws from,
 cannot be reproduced, so a seed here does not give the artifact's workload of that seed; averages over
@@ -150,6 +155,14 @@ def fill(trace: Trace, ratio: float, seed: int, order: str = SHUFFLED) -> Trace:
             tuned += 1
     arriving = [replace(entry, arrival_s=float(index), duration_s=None) for index, entry in enumerate(pods)]
     return Trace(trace.nodes, arriving, trace.objects, trace.format)
+
+
+def tie_order(nodes: Sequence[objects_pb2.Node], seed: int) -> dict[str, int]:
+    """Each node's place in the seeded random order that breaks ties between equally scored nodes (see the
+    module's doc); its own draws, so that the workload's stay those of ``fill``."""
+    names = sorted(node.metadata.name for node in nodes)
+    random.Random(f"node order {seed}").shuffle(names)
+    return {name: place for place, name in enumerate(names)}
 
 
 def _copy(entry: TracePod, name: str) -> TracePod:

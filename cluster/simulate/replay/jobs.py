@@ -20,7 +20,7 @@ from cluster.api.decoding import documents
 from cluster.simulate.replay.arrived import GpuBooks
 from cluster.simulate.replay.driver import Progress
 from cluster.simulate.replay.engine import replay
-from cluster.simulate.replay.fill import fill, gpu_ask, pod_kind
+from cluster.simulate.replay.fill import fill, gpu_ask, pod_kind, tie_order
 from cluster.simulate.trace import Trace, load_trace
 from cluster.simulate.trace.devices import as_devices
 from scheduler.config import SchedulerConfiguration, load_config, parse_config
@@ -119,7 +119,8 @@ def run_fill(job: FillJob, trace: Trace, workload: Workload, runner: Runner,
     asks = {pod_key(entry.pod): gpu_ask(entry.pod) for entry in filled.pods}
     books = GpuBooks(filled.nodes, len(filled.pods), workload)
     run = runner(replay(filled, config, registry, name=job.name, seed=job.seed, progress=progress,
-                             devices=as_devices(filled) if job.devices else None, books=books, asks=asks))
+                             devices=as_devices(filled) if job.devices else None, books=books, asks=asks,
+                             tie_order=tie_order(filled.nodes, job.seed)))
     wall = run.wall
     return {
         "seed": job.seed,
