@@ -80,6 +80,9 @@ class AllocatedDevices:
     devices: set[DeviceID]
     shared_devices: set[SharedDeviceID]
     consumed_capacity: dict[DeviceID, dict[str, Fraction]]
+    #: The tracker's ``generation`` these are of; -1 for devices held at no generation of it (a copy
+    #: changed since).
+    generation: int = -1
 
 
 def claim_key(namespace: str, name: str) -> str:
@@ -163,7 +166,7 @@ class _AllocatedDevices:
         if counter[key] <= 0:
             del counter[key]
 
-    def state(self, extra: Sequence[Holding] = ()) -> AllocatedDevices:
+    def state(self, extra: Sequence[Holding] = (), generation: int = -1) -> AllocatedDevices:
         """A copy, with ``extra`` holdings added: later events do not change it."""
         devices = set(self._devices)
         shared = set(self._shared)
@@ -174,7 +177,8 @@ class _AllocatedDevices:
             for device, name, amount in more_consumed:
                 per_device = consumed.setdefault(device, {})
                 per_device[name] = per_device.get(name, Fraction(0)) + amount
-        return AllocatedDevices(devices=devices, shared_devices=shared, consumed_capacity=consumed)
+        return AllocatedDevices(devices=devices, shared_devices=shared, consumed_capacity=consumed,
+                                generation=generation)
 
 
 class ResourceClaimTracker:
@@ -192,6 +196,9 @@ class ResourceClaimTracker:
         #: What the allocations in flight add up to, for ``device_usage``.
         self._in_flight_allocated = _AllocatedDevices()
         self._subscribers: list[DeviceChanges] = []
+        #: Bumped whenever what ``allocated_devices`` adds up changes: a view that took in every change
+        #: reported so far stands for the devices held at the current generation.
+        self.generation = 0
 
     # ------------------------------------------------------------------------------------ reading
 
@@ -206,7 +213,7 @@ class ResourceClaimTracker:
 
     def allocated_devices(self) -> AllocatedDevices:
         """The devices every claim holds, allocations in flight included, as of now."""
-        return self._allocated.state(tuple(self._in_flight_holdings.values()))
+        return self._allocated.state(tuple(self._in_flight_holdings.values()), self.generation)
 
     def device_usage(self, device: DeviceID) -> DeviceUsage:
         """What claims hold of ``device``, allocations in flight included: ``allocated_devices()`` for one
@@ -227,6 +234,7 @@ class ResourceClaimTracker:
         return changes
 
     def _changed(self, *holdings: Holding) -> None:
+        self.generation += 1
         if self._subscribers:
             devices = set().union(*map(_devices_of, holdings))
             for subscriber in self._subscribers:
