@@ -139,14 +139,17 @@ class _AllocatedDevices:
             self._count(self._shared, share, sign)
             self._count(self._sharing, share[0], sign)
         for device, name, amount in consumed:
-            per_device = self._consumed.setdefault(device, {})
+            # A device's amounts are replaced, never changed in place: ``state`` shares them.
+            per_device = dict(self._consumed.get(device, _NO_CAPACITY))
             total = per_device.get(name, Fraction(0)) + sign * amount
             if total:
                 per_device[name] = total
             else:
                 per_device.pop(name, None)
-                if not per_device:
-                    del self._consumed[device]
+            if per_device:
+                self._consumed[device] = per_device
+            else:
+                self._consumed.pop(device, None)
 
     def held(self, device: DeviceID) -> bool:
         """Whether some holding has ``device`` to itself."""
@@ -167,15 +170,17 @@ class _AllocatedDevices:
             del counter[key]
 
     def state(self, extra: Sequence[Holding] = (), generation: int = -1) -> AllocatedDevices:
-        """A copy, with ``extra`` holdings added: later events do not change it."""
+        """A copy, with ``extra`` holdings added: later events do not change it. Each device's amounts are
+        shared with the counts (which replace them rather than change them), so a copy costs a shallow
+        one of the dict, not one per device: the callers only read them."""
         devices = set(self._devices)
         shared = set(self._shared)
-        consumed = {device: dict(amounts) for device, amounts in self._consumed.items()}
+        consumed = dict(self._consumed)
         for more_devices, more_shared, more_consumed in extra:
             devices.update(more_devices)
             shared.update(more_shared)
             for device, name, amount in more_consumed:
-                per_device = consumed.setdefault(device, {})
+                per_device = consumed[device] = dict(consumed.get(device, _NO_CAPACITY))
                 per_device[name] = per_device.get(name, Fraction(0)) + amount
         return AllocatedDevices(devices=devices, shared_devices=shared, consumed_capacity=consumed,
                                 generation=generation)

@@ -286,3 +286,19 @@ def test_reserve_allocates_on_the_chosen_node_what_filter_would_have() -> None:
     # gpu-0 of node-1 has 200 milli left: both shares on gpu-1.
     assert devices(got) == devices(wanted[0]) == [("node-1", "gpu-1", {MILLI: "500"})] * 2
     assert world.manager.resource_claims.claim_has_pending_allocation("uid-pending")
+
+
+def test_a_snapshot_of_the_held_devices_keeps_its_amounts_as_claims_change() -> None:
+    world = rig(["node-0"], [gpu_slice("node-0", [device("gpu-0", "a", shared=True)])],
+                [claim("first", request(milli=300), results=[result("node-0", "gpu-0", 300, share="a")])])
+    claims = world.manager.resource_claims
+    before = claims.allocated_devices()
+    flying = claim("flying", request(milli=200), results=[result("node-0", "gpu-0", 200, share="b")])
+    claims.signal_claim_pending_allocation(flying.metadata.uid, flying)
+    during = claims.allocated_devices()
+    claims.on_add(claim("second", request(milli=100), results=[result("node-0", "gpu-0", 100, share="c")]))
+    claims.remove_claim_pending_allocation(flying.metadata.uid)
+    after = claims.allocated_devices()
+    gpu = (DRIVER, "node-0", "gpu-0")
+    assert [state.consumed_capacity[gpu][MILLI] for state in (before, during, after)] == [300, 500, 400]
+    assert before.generation < during.generation < after.generation == claims.generation
