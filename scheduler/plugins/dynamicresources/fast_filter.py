@@ -78,9 +78,10 @@ class _Selection:
 
 
 class _Consumption:
-    """Per capacity specification of a layout (``spec_devices``): what one share of the request consumes
-    of each capacity, whether the request can fit the device at all (its request policy, the capacities
-    it names), and whether working that out failed (a malformed quantity) or gave a fraction."""
+    """Per device of a layout: what one share of the request consumes of each capacity, whether the
+    request can fit the device at all (its request policy, the capacities it names), and whether working
+    that out failed (a malformed quantity) or gave a fraction; worked out once per capacity
+    specification (``spec_devices``)."""
 
     __slots__ = ("broken", "fits", "need")
 
@@ -100,6 +101,8 @@ class _Consumption:
                 if value.denominator != 1:
                     self.broken[spec] = True
                 self.need[spec, layout.column[name]] = int(value)
+        self.need, self.fits, self.broken = (self.need[layout.spec_of], self.fits[layout.spec_of],
+                                             self.broken[layout.spec_of])
 
 
 class PlainFilter:
@@ -160,9 +163,9 @@ class PlainFilter:
         if use is None:
             use = self._consumptions[request.capacity_key] = _Consumption(layout, request)
         count = request.count
-        need = use.need[layout.spec_of]
+        need = use.need
         free = layout.total - table.consumed
-        fits_once = use.fits[layout.spec_of] & (need <= free).all(axis=1)
+        fits_once = use.fits & (need <= free).all(axis=1)
         unheld = ~table.held
         selected = selection.selected
         usable = selected & unheld & fits_once
@@ -174,7 +177,7 @@ class PlainFilter:
         # Per slot, in one pass: the shares its devices can serve, devices left to the allocator, of the
         # class, selected, selected but held, selected and free but short of capacity.
         served, unsure, of_class, matched, held, short = layout.per_slot(np.stack([
-            np.where(usable, times, 0), selection.broken | use.broken[layout.spec_of] | table.inexact,
+            np.where(usable, times, 0), selection.broken | use.broken | table.inexact,
             selection.of_class, selected, selected & ~unheld, selected & unheld & ~fits_once,
         ], axis=1, dtype=np.int64)).T
         verdicts = np.select([unsure > 0, served >= count, of_class == 0, matched == 0, held >= short],
