@@ -380,13 +380,30 @@ class SliceIndex:
         known = self._node_pools.get(name)
         if known is not None and known[0] is node:
             return known[1]
-        pools = self._gather(node)
+        pools = self._gather_for(node)
         self._node_pools[name] = (node, pools)
         return pools
 
-    def _gather(self, node: objects_pb2.Node) -> list[Pool]:
-        relevant = [entry for entry in self._elsewhere if entry.serves(node)]
-        local = self._by_node.get(node.metadata.name)
+    @property
+    def node_local(self) -> bool:
+        """Whether every slice that serves nodes names its node: a node's pools then follow from its name
+        (``local_pools``)."""
+        return not self._elsewhere
+
+    def node_names(self) -> list[str]:
+        """The nodes some slice names, in the order their first slice is listed."""
+        return list(self._by_node)
+
+    def local_pools(self, name: str) -> list[Pool]:
+        """The pools of the node named ``name``, as ``pools_for`` gives them, for a ``node_local`` index."""
+        assert self.node_local
+        return self._gather(name, [])
+
+    def _gather_for(self, node: objects_pb2.Node) -> list[Pool]:
+        return self._gather(node.metadata.name, [entry for entry in self._elsewhere if entry.serves(node)])
+
+    def _gather(self, name: str, relevant: list[SliceEntry]) -> list[Pool]:
+        local = self._by_node.get(name)
         if local:
             relevant = sorted(relevant + local, key=lambda entry: entry.index)
         newest: dict[PoolID, list[SliceEntry]] = {}

@@ -75,20 +75,31 @@ def _reason(search: _Search, claim: int, request: Request) -> str:
                     blocked[why] += 1
                 else:
                     usable += 1
+    base, sub_name = (request.parent, request.name) if request.parent else (request.name, "")
+    constraint = next((f"{_CONSTRAINT_NAMES[type(constraint)]} {constraint.attribute}"
+                       for constraint in search.constraints[claim] if constraint.applies(base, sub_name)), "")
+    return describe(class_name, request.count, request.all_devices, of_class=of_class, selected=selected,
+                    usable=usable, blocked=blocked, constraint=constraint)
+
+
+def describe(class_name: str, count: int, all_devices: bool, *, of_class: int, selected: int, usable: int,
+             blocked: Counter[str], constraint: str = "") -> str:
+    """Why a request for ``count`` devices (all with ``all_devices``) of class ``class_name`` is not
+    satisfied on a node with ``of_class`` devices of the class, ``selected`` of them selected by the
+    request, ``usable`` of those free to take and the others ``blocked`` by each obstacle, the first
+    constraint of the claim covering it being ``constraint`` (kind and attribute; empty for none)."""
     if not of_class:
         return f"no device of class {class_name} on the node"
     if not selected:
         return f"selectors matched none of the devices of class {class_name}"
-    needed = selected if request.all_devices else request.count
+    needed = selected if all_devices else count
     if usable < needed:
         # The most common obstacle; ties go to the one checked first.
         order = (ALLOCATED, TAINTED, COUNTERS, CAPACITY)
         why = max(order, key=lambda name: (blocked[name], -order.index(name)))
-        return f"{why}: {'all ' if request.all_devices else ''}{needed} needed"
-    base, sub_name = (request.parent, request.name) if request.parent else (request.name, "")
-    for constraint in search.constraints[claim]:
-        if constraint.applies(base, sub_name):
-            return f"constraint {_CONSTRAINT_NAMES[type(constraint)]} {constraint.attribute} not satisfiable"
+        return f"{why}: {'all ' if all_devices else ''}{needed} needed"
+    if constraint:
+        return f"constraint {constraint} not satisfiable"
     return f"{ALLOCATED} beside the pod's other requests: {needed} needed"
 
 

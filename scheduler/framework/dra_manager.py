@@ -80,6 +80,9 @@ class AllocatedDevices:
     devices: set[DeviceID]
     shared_devices: set[SharedDeviceID]
     consumed_capacity: dict[DeviceID, dict[str, Fraction]]
+    #: The tracker's ``generation`` these are of; -1 for devices held at no generation of it (a copy
+    #: changed since).
+    generation: int = -1
 
 
 def claim_key(namespace: str, name: str) -> str:
@@ -136,14 +139,17 @@ class _AllocatedDevices:
             self._count(self._shared, share, sign)
             self._count(self._sharing, share[0], sign)
         for device, name, amount in consumed:
-            per_device = self._consumed.setdefault(device, {})
+            # A device's amounts are replaced, never changed in place: ``state`` shares them.
+            per_device = dict(self._consumed.get(device, _NO_CAPACITY))
             total = per_device.get(name, Fraction(0)) + sign * amount
             if total:
                 per_device[name] = total
             else:
                 per_device.pop(name, None)
-                if not per_device:
-                    del self._consumed[device]
+            if per_device:
+                self._consumed[device] = per_device
+            else:
+                self._consumed.pop(device, None)
 
     def held(self, device: DeviceID) -> bool:
         """Whether some holding has ``device`` to itself."""
@@ -163,18 +169,21 @@ class _AllocatedDevices:
         if counter[key] <= 0:
             del counter[key]
 
-    def state(self, extra: Sequence[Holding] = ()) -> AllocatedDevices:
-        """A copy, with ``extra`` holdings added: later events do not change it."""
+    def state(self, extra: Sequence[Holding] = (), generation: int = -1) -> AllocatedDevices:
+        """A copy, with ``extra`` holdings added: later events do not change it. Each device's amounts are
+        shared with the counts (which replace them rather than change them), so a copy costs a shallow
+        one of the dict, not one per device: the callers only read them."""
         devices = set(self._devices)
         shared = set(self._shared)
-        consumed = {device: dict(amounts) for device, amounts in self._consumed.items()}
+        consumed = dict(self._consumed)
         for more_devices, more_shared, more_consumed in extra:
             devices.update(more_devices)
             shared.update(more_shared)
             for device, name, amount in more_consumed:
-                per_device = consumed.setdefault(device, {})
+                per_device = consumed[device] = dict(consumed.get(device, _NO_CAPACITY))
                 per_device[name] = per_device.get(name, Fraction(0)) + amount
-        return AllocatedDevices(devices=devices, shared_devices=shared, consumed_capacity=consumed)
+        return AllocatedDevices(devices=devices, shared_devices=shared, consumed_capacity=consumed,
+                                generation=generation)
 
 
 class ResourceClaimTracker:
@@ -192,6 +201,9 @@ class ResourceClaimTracker:
         #: What the allocations in flight add up to, for ``device_usage``.
         self._in_flight_allocated = _AllocatedDevices()
         self._subscribers: list[DeviceChanges] = []
+        #: Bumped whenever what ``allocated_devices`` adds up changes: a view that took in every change
+        #: reported so far stands for the devices held at the current generation.
+        self.generation = 0
 
     # ------------------------------------------------------------------------------------ reading
 
@@ -206,7 +218,7 @@ class ResourceClaimTracker:
 
     def allocated_devices(self) -> AllocatedDevices:
         """The devices every claim holds, allocations in flight included, as of now."""
-        return self._allocated.state(tuple(self._in_flight_holdings.values()))
+        return self._allocated.state(tuple(self._in_flight_holdings.values()), self.generation)
 
     def device_usage(self, device: DeviceID) -> DeviceUsage:
         """What claims hold of ``device``, allocations in flight included: ``allocated_devices()`` for one
@@ -227,6 +239,7 @@ class ResourceClaimTracker:
         return changes
 
     def _changed(self, *holdings: Holding) -> None:
+        self.generation += 1
         if self._subscribers:
             devices = set().union(*map(_devices_of, holdings))
             for subscriber in self._subscribers:

@@ -30,9 +30,9 @@ from scheduler.dra import (
     AllocationError,
     Allocator,
     NodeAllocationError,
-    ReusedSliceIndexes,
     share_ids_from,
 )
+from scheduler.dra.capacity_table import capacity_table
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -62,6 +62,7 @@ from scheduler.plugins.dynamicresources.extended import (
     special_claim,
 )
 from scheduler.plugins.dynamicresources.extended_binding import ExtendedBinding
+from scheduler.plugins.dynamicresources.fast_filter import PlainFilter, plain_request
 from scheduler.plugins.dynamicresources.hints import after_claim_change, after_pod_change
 from scheduler.plugins.dynamicresources.ranking import ranked_allocations
 from scheduler.plugins.dynamicresources.state import (
@@ -91,8 +92,12 @@ class DynamicResources:
         self._claims = handle.dra_manager.resource_claims
         self._extended_resources = handle.dra_manager.extended_resources
         self._extended = ExtendedBinding(handle)
-        #: The slices' index, with each device's selector results, kept across pods until slices change.
-        self._slice_indexes = ReusedSliceIndexes()
+        table = capacity_table(handle.dra_manager)
+        #: The slices' index, with each device's selector results, kept across pods until slices change
+        #: (the capacity table's: its devices are the allocator's).
+        self._slice_indexes = table.slice_indexes
+        #: The batch Filter of plain requests.
+        self._plain = PlainFilter(table)
         #: Unreserve's reservedFor removals, running in the background (Unreserve cannot wait).
         self._unreserving: set[asyncio.Task[None]] = set()
 
@@ -262,13 +267,24 @@ class DynamicResources:
                 detail = str(allocator.unfit(node))
             except AllocationError as err:
                 detail = str(err)
-            return Status(Code.UNSCHEDULABLE, (CANNOT_ALLOCATE,), detail=detail)
+            return _cannot_allocate(detail)
         claims_state.node_allocations[node.metadata.name] = allocations
         return None
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[Status | None]:
-        """``filter`` of each node: allocation is a search per node, with no vector form; having this
-        form keeps the framework on its batch path for the other plugins."""
+        """``filter`` of each node. A plain request (fast_filter.py) is decided on the snapshot's nodes
+        at once, from the device capacity table, leaving the allocation on the chosen node to Reserve;
+        the nodes that table cannot decide, and every other pod's, are searched node by node."""
+        claims_state = _state(state, pod)
+        request = None if claims_state is None else plain_request(claims_state)
+        if claims_state is not None and request is not None:
+            decided = self._plain.filter(claims_state, request, nodes, _cannot_allocate)
+            if decided is not None:
+                claims_state.allocate_in_reserve = True
+                statuses, unsure = decided
+                for position in unsure:
+                    statuses[position] = self.filter(state, pod, nodes[position])
+                return statuses
         return [self.filter(state, pod, node_info) for node_info in nodes]
 
     # ---------------------------------------------------------------------------------------- Score
@@ -338,6 +354,11 @@ class DynamicResources:
         if not claims_state.to_allocate and variant is None:
             return None
         allocations = claims_state.node_allocations.get(node_name)
+        if allocations is None and claims_state.allocate_in_reserve:
+            found = self._allocate_on(claims_state, node_name)
+            if isinstance(found, Status):
+                return found
+            allocations = found
         if allocations is None:
             return Status.as_error(f"claim allocation not found for node {node_name}")
         ranker = self._handle.device_ranker()
@@ -360,6 +381,25 @@ class DynamicResources:
             allocated.status.allocation.CopyFrom(allocation)
             self._claims.signal_claim_pending_allocation(allocated.metadata.uid, allocated)
         return None
+
+    def _allocate_on(self, claims_state: ClaimsState,
+                     node_name: str) -> list[objects_pb2.AllocationResult] | Status | None:
+        """The allocation on the chosen node that Filter's batch form left to Reserve (the allocator's, as
+        the per-node Filter would have found it); None if the claims do not fit there after all."""
+        allocator = claims_state.allocator
+        try:
+            node = self._handle.snapshot().node_infos().get(node_name).node
+        except KeyError:
+            return None
+        if allocator is None or node is None:
+            return None
+        try:
+            allocations = allocator.allocate(node)
+        except AllocationError as err:
+            return Status.as_error(err)
+        if allocations is not None:
+            claims_state.node_allocations[node_name] = allocations
+        return allocations
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         claims_state = _state(state, pod)
@@ -475,6 +515,10 @@ def prioritized_list_score(
                 if f"{request.name}/{sub.name}" in picked:
                     score += FIRST_AVAILABLE_MAX_SIZE - position
     return score
+
+
+def _cannot_allocate(detail: str) -> Status:
+    return Status(Code.UNSCHEDULABLE, (CANNOT_ALLOCATE,), detail=detail)
 
 
 def _state(state: CycleState, pod: PodInfo) -> ClaimsState | None:

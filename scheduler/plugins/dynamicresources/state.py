@@ -40,6 +40,8 @@ class ClaimsState:
     make_allocator: Callable[[Sequence[objects_pb2.ResourceClaim], AllocatedState], Allocator]
     #: Filter's allocation of ``to_allocate``'s claims on each node that fits.
     node_allocations: dict[str, list[objects_pb2.AllocationResult]] = field(default_factory=dict)
+    #: Whether Filter's batch form decided nodes without allocating: Reserve allocates on the chosen one.
+    allocate_in_reserve: bool = False
     #: Allocated claims that some node could not use (PostFilter may deallocate one).
     unavailable: set[int] = field(default_factory=set)
     #: Claims whose devices a dry run counts as free (uids), with preemption's victims.

@@ -1,0 +1,252 @@
+"""What every node's devices have left, as NumPy arrays: the table DynamicResources' batch Filter decides
+a plain request on all nodes at once with (scheduler/plugins/dynamicresources/fast_filter.py), and any
+per-device view of the cluster (a GPU's free share) can read.
+
+``DeviceLayout`` lists the devices of each node that only plain pools serve, node after node, each
+node's in the order the allocator tries them: pools that name their node (``nodeName``), complete and
+valid, whose devices need no binding conditions, consume no counters, carry no taint, are selected by
+no per-device node selection and have whole-numbered capacities. Any other node is NOT_PLAIN (its
+verdicts come from the allocator); a slice that serves nodes otherwise (all nodes, a node selector,
+shared counters) makes the layout empty, every node NOT_PLAIN.
+
+``DeviceCapacityTable`` keeps, per device of the layout, whether a claim holds it to itself (``held``)
+and how much of each capacity shares of it consume (``consumed``), as the claim tracker's
+``allocated_devices`` adds them up (allocations in flight included): each device's usage read from the
+tracker with the layout, then again for the devices its change feed reports, each time the table is
+asked. It stands for the devices held at the tracker's current ``generation``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.dra.errors import AllocationError
+from scheduler.dra.indexes import ReusedSliceIndexes
+from scheduler.dra.pools import Pool, SliceDevice, SliceIndex
+from scheduler.dra.state import DeviceID
+from scheduler.framework.dra_manager import DeviceChanges, DRAManager
+from scheduler.framework.nodedata import NodeSet
+from scheduler.framework.types import NodeInfo
+
+#: The slot of a node whose devices the layout does not hold: the allocator decides there.
+NOT_PLAIN = -1
+#: Capacities and consumption at or beyond this are left to the allocator (int64 sums stay exact).
+_LIMIT = 2**62
+
+Ints = npt.NDArray[np.int64]
+Flags = npt.NDArray[np.bool_]
+
+
+class DeviceLayout:
+    """The devices of the nodes plain pools serve, and their capacities (see the module's doc)."""
+
+    def __init__(self, index: SliceIndex) -> None:
+        self.index = index
+        #: Every device of the layout, node after node.
+        self.devices: list[SliceDevice] = []
+        #: Node name -> its slot (its devices are ``devices[starts[slot]:starts[slot + 1]]``), or
+        #: NOT_PLAIN. A node no slice names has none of its own: the ``empty`` slot.
+        self.slots: dict[str, int] = {}
+        starts = [0]
+        #: Whether the slots say where nodes stand; when not (a slice serves nodes by anything but their
+        #: name, so gathering a node's pools needs its labels), every node is NOT_PLAIN.
+        self.local = index.node_local
+        if self.local:
+            for name in index.node_names():
+                devices = _plain_devices(index.local_pools(name))
+                if devices is None:
+                    self.slots[name] = NOT_PLAIN
+                    continue
+                self.slots[name] = len(starts) - 1
+                self.devices.extend(devices)
+                starts.append(len(self.devices))
+        self.empty = len(starts) - 1
+        starts.append(len(self.devices))
+        self.starts: Ints = np.asarray(starts, dtype=np.int64)
+        self.position: dict[DeviceID, int] = {device.id: i for i, device in enumerate(self.devices)}
+        #: The capacity names of the layout's devices: the columns of the capacity arrays.
+        self.capacity_names: list[str] = sorted({name for d in self.devices for name in d.capacity})
+        #: Capacity name -> its column.
+        self.column = column = {name: c for c, name in enumerate(self.capacity_names)}
+        self.total: Ints = np.zeros((len(self.devices), len(self.capacity_names)), dtype=np.int64)
+        specs: dict[tuple[tuple[str, bytes], ...], int] = {}
+        spec_of = []
+        #: One device of each capacity specification (its capacities with their request policies).
+        self.spec_devices: list[SliceDevice] = []
+        for position, device in enumerate(self.devices):
+            for name, value in device.capacity.items():
+                self.total[position, column[name]] = int(value)
+            key = tuple(sorted((name, capacity.SerializeToString(deterministic=True))
+                               for name, capacity in device.proto.capacity.items()))
+            if key not in specs:
+                specs[key] = len(self.spec_devices)
+                self.spec_devices.append(device)
+            spec_of.append(specs[key])
+        #: Each device's capacity specification, by its position in ``spec_devices``.
+        self.spec_of: Ints = np.asarray(spec_of, dtype=np.int64)
+        self.shared: Flags = np.asarray([d.allow_multiple for d in self.devices], dtype=np.bool_)
+        #: Each device's slot.
+        self.slot_of: Ints = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(self.starts))
+
+    def per_slot(self, values: Ints) -> Ints:
+        """The sums of ``values`` (a row per device, or one value) over each slot's devices."""
+        sums = np.zeros((len(values) + 1, *values.shape[1:]), dtype=np.int64)
+        np.cumsum(values, axis=0, out=sums[1:])
+        result: Ints = sums[self.starts[1:]] - sums[self.starts[:-1]]
+        return result
+
+    def slots_of(self, names: Sequence[str]) -> Ints:
+        """The slot of each node named (the empty slot for a node without devices of its own; NOT_PLAIN
+        for an empty name)."""
+        if not self.local:
+            return np.full(len(names), NOT_PLAIN, dtype=np.int64)
+        get, empty = self.slots.get, self.empty
+        return np.fromiter((get(name, empty) if name else NOT_PLAIN for name in names), dtype=np.int64,
+                           count=len(names))
+
+
+class NodeNames:
+    """Node data (framework/nodedata.py): each row's node name (empty for a NodeInfo without its node),
+    and how many times a row was given another name."""
+
+    __slots__ = ("names", "renamed")
+
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        self.names = [_name(info) for info in nodes]
+        self.renamed = 0
+
+    def set_row(self, row: int, info: NodeInfo) -> None:
+        name = _name(info)
+        if self.names[row] != name:
+            self.names[row] = name
+            self.renamed += 1
+
+
+def _name(info: NodeInfo) -> str:
+    return "" if info.node is None else info.name
+
+
+def _plain_devices(pools: list[Pool]) -> list[SliceDevice] | None:
+    """The devices of ``pools`` in the allocator's order, None if a pool or a device is not plain."""
+    devices: list[SliceDevice] = []
+    for pool in pools:
+        if pool.incomplete or pool.invalid or pool.has_binding_conditions or pool.counter_sets:
+            return None
+        for entry in pool.slices:
+            if entry.per_device:
+                return None
+            for device in entry.devices:
+                if not _plain(device):
+                    return None
+                devices.append(device)
+    return devices
+
+
+def _plain(device: SliceDevice) -> bool:
+    proto = device.proto
+    if proto.taints or proto.consumes_counters or proto.binding_conditions:
+        return False
+    try:
+        capacity = device.capacity
+    except AllocationError:
+        return False
+    return all(value.denominator == 1 and 0 <= value < _LIMIT for value in capacity.values())
+
+
+class DeviceCapacityTable:
+    """The layout of the DRA manager's slices and what its claims hold of each device (see the module's
+    doc). One per DRA manager (``capacity_table``), shared by every profile's plugins."""
+
+    def __init__(self, dra: DRAManager) -> None:
+        # Not the manager itself: the tables are kept by manager, weakly.
+        self._claims = dra.resource_claims
+        self._slices = dra.resource_slices
+        self._changes: DeviceChanges = self._claims.subscribe()
+        #: The slices' index, with each device's selector results, kept across pods until slices change:
+        #: the layout's devices are the allocator's.
+        self.slice_indexes = ReusedSliceIndexes()
+        self._layout: DeviceLayout | None = None
+        #: The slots of a node table's rows: its names, their renames and the layout they are of.
+        self._rows: tuple[NodeNames, int, DeviceLayout, Ints] | None = None
+        self.held: Flags = np.zeros(0, dtype=np.bool_)
+        self.consumed: Ints = np.zeros((0, 0), dtype=np.int64)
+        #: Devices whose consumption is not a whole number below the limit, or names a capacity the
+        #: device lacks: their nodes are left to the allocator.
+        self.inexact: Flags = np.zeros(0, dtype=np.bool_)
+
+    @property
+    def generation(self) -> int:
+        """The claim tracker's generation the table stands for once ``layout`` returned (its current
+        one)."""
+        return self._claims.generation
+
+    def layout(self) -> DeviceLayout:
+        """The layout of the current slices (laid out anew when they changed), the usage of its devices
+        brought up to date."""
+        index = self.slice_indexes.index(self._slices.list())
+        layout = self._layout
+        changed = self._changes.drain()
+        if layout is None or layout.index is not index:
+            layout = self._layout = DeviceLayout(index)
+            size = len(layout.devices)
+            self.held = np.zeros(size, dtype=np.bool_)
+            self.consumed = np.zeros((size, len(layout.capacity_names)), dtype=np.int64)
+            self.inexact = np.zeros(size, dtype=np.bool_)
+            self._read(layout, range(size))
+        elif changed:
+            found = map(layout.position.get, map(DeviceID._make, changed))
+            self._read(layout, [at for at in found if at is not None])
+        return layout
+
+    def slots(self, nodes: NodeSet) -> Ints | None:
+        """The slot of each of ``nodes`` in the current layout; None for nodes without rows."""
+        found = nodes.node_data(NodeNames)
+        if found is None:
+            return None
+        names, rows = found
+        layout = self.layout()
+        kept = self._rows
+        if kept is None or kept[0] is not names or kept[1] != names.renamed or kept[2] is not layout:
+            kept = self._rows = (names, names.renamed, layout, layout.slots_of(names.names))
+        slots: Ints = kept[3][rows]
+        return slots
+
+    def free(self) -> Ints:
+        """Each device's capacity left, by capacity name (``layout().capacity_names``), [devices, names]."""
+        layout = self.layout()
+        free: Ints = layout.total - self.consumed
+        return free
+
+    def _read(self, layout: DeviceLayout, positions: Iterable[int]) -> None:
+        usage_of = self._claims.device_usage
+        for at in positions:
+            usage = usage_of(layout.devices[at].id)
+            self.held[at] = usage.held
+            self.consumed[at] = 0
+            self.inexact[at] = False
+            for name, amount in usage.consumed.items():
+                column = layout.column.get(name)
+                if column is None or not _whole(amount):
+                    self.inexact[at] = True
+                else:
+                    self.consumed[at, column] = int(amount)
+
+
+def _whole(amount: Fraction) -> bool:
+    return amount.denominator == 1 and 0 <= amount < _LIMIT
+
+
+_TABLES: weakref.WeakKeyDictionary[DRAManager, DeviceCapacityTable] = weakref.WeakKeyDictionary()
+
+
+def capacity_table(dra: DRAManager) -> DeviceCapacityTable:
+    """The DRA manager's device capacity table (made on first use)."""
+    table = _TABLES.get(dra)
+    if table is None:
+        table = _TABLES[dra] = DeviceCapacityTable(dra)
+    return table
