@@ -184,10 +184,9 @@ class _NodeNames:
 class _Gpu:
     """One GPU of the layout: where its free milli is kept, and its share capacity (None: not shared)."""
 
-    __slots__ = ("capacity", "column", "device", "row")
+    __slots__ = ("capacity", "column", "row")
 
-    def __init__(self, device: SliceDevice, row: int, column: int, capacity: Fraction | None) -> None:
-        self.device = device
+    def __init__(self, row: int, column: int, capacity: Fraction | None) -> None:
         self.row = row
         self.column = column
         self.capacity = capacity
@@ -233,7 +232,7 @@ class _Layout:
             node_gpus = []
             node_model: str | None = None
             for column, device in enumerate(gpus):
-                gpu = self.gpus[device.id] = _Gpu(device, row, column, _share_capacity(device, spec))
+                gpu = self.gpus[device.id] = _Gpu(row, column, _share_capacity(device, spec))
                 node_gpus.append(gpu)
                 model = _model_of(device, spec)
                 if model is not None:
@@ -313,8 +312,14 @@ def _free_milli(gpu: _Gpu, usage: DeviceUsage, spec: GpuSpec) -> int:
         return 0
     if gpu.capacity is None:
         return 0 if usage.shared else MILLI
-    left = gpu.capacity - usage.consumed.get(spec.share_capacity, 0)
-    return max(0, min(MILLI, math.floor(MILLI * left / gpu.capacity)))
+    consumed = usage.consumed.get(spec.share_capacity)
+    if not consumed:
+        return MILLI
+    # MILLI - ceil(MILLI * consumed / capacity), in integers: Fraction arithmetic costs several times more.
+    capacity = gpu.capacity
+    taken = -(-MILLI * consumed.numerator * capacity.denominator
+              // (consumed.denominator * capacity.numerator))
+    return max(0, min(MILLI, MILLI - taken))
 
 
 class _GpuView:
@@ -386,8 +391,9 @@ class _GpuView:
         else:
             capacity = np.fromiter((info.allocatable.milli_cpu for info in nodes), np.int64, len(nodes))
             left = capacity - np.fromiter((info.requested.milli_cpu for info in nodes), np.int64, len(nodes))
-        return GpuColumns(self._free[index], self._gpus[index], self._model[index], layout.models, left,
-                          capacity)
+        # take() gathers rows several times faster than fancy indexing does.
+        return GpuColumns(np.take(self._free, index, axis=0), np.take(self._gpus, index),
+                          np.take(self._model, index), layout.models, left, capacity)
 
     def _layout_rows(self, nodes: NodeSet, layout: _Layout) -> npt.NDArray[np.intp]:
         """The layout rows of ``nodes`` (the all-zero row for a node without GPUs)."""
@@ -407,13 +413,16 @@ class _GpuView:
     def asked(
         self, claim: objects_pb2.ResourceClaim, request: objects_pb2.ExactDeviceRequest
     ) -> tuple[int, frozenset[str] | None]:
-        """The milli per GPU ``request`` takes and the models it accepts (None: all)."""
-        selectors = Selectors(f"claim {object_name(claim)}", request.selectors)
+        """The milli per GPU ``request`` takes and the models it accepts (None: all), remembered by its
+        selectors' expressions and capacity requests (pods of one kind ask alike)."""
         requests = request.capacity.requests
-        key = (selectors.key, tuple(sorted(requests.items())))
+        expressions = tuple(selector.cel.expression for selector in request.selectors)
+        key = (expressions, tuple(sorted(requests.items())))
         found = self._asked.get(key)
         if found is None:
-            found = self._asked[key] = self._evaluate(selectors, requests, object_name(claim))
+            name = object_name(claim)
+            found = self._asked[key] = self._evaluate(Selectors(f"claim {name}", request.selectors), requests,
+                                                      name)
         return found
 
     def _evaluate(
