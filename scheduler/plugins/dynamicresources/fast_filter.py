@@ -169,11 +169,12 @@ class PlainFilter:
         unheld = ~table.held
         selected = selection.selected
         usable = selected & unheld & fits_once
-        if need.shape[1]:
-            shares = np.where(need > 0, free // np.maximum(need, 1), count).min(axis=1)
+        if count == 1 or not need.shape[1]:
+            # A usable device serves at least one share; only a request for several asks how many.
+            times: Ints | int = 1 if count == 1 else np.where(layout.shared, count, 1)
         else:
-            shares = np.full(len(need), count, dtype=np.int64)
-        times = np.where(layout.shared, np.minimum(shares, count), 1)
+            shares = np.where(need > 0, free // np.maximum(need, 1), count).min(axis=1)
+            times = np.where(layout.shared, np.minimum(shares, count), 1)
         # Per slot, in one pass: the shares its devices can serve, devices left to the allocator, of the
         # class, selected, selected but held, selected and free but short of capacity.
         served, unsure, of_class, matched, held, short = layout.per_slot(np.stack([
