@@ -88,9 +88,11 @@ def register(subparsers: Any) -> None:
                         help="also plot allocation, fragmentation and pending pods over time "
                         "(needs matplotlib)")
     parser.add_argument(
-        "--gpus", choices=GPU_MAPPINGS, default=EXTENDED_RESOURCE,
-        help=f"how the trace's GPUs are expressed: the extended resource {GPU_RESOURCE} (default), or DRA "
-        f"devices (a ResourceSlice per node, a ResourceClaim per GPU pod; driver {DRIVER})",
+        "--gpus", choices=GPU_MAPPINGS, default=None,
+        help=f"how the trace's GPUs are expressed: the extended resource {GPU_RESOURCE} (a share rounded "
+        f"up to a whole GPU; the default without --fill), or DRA devices (a ResourceSlice per node, a "
+        f"ResourceClaim per GPU pod, a share of one device for a fractional GPU; driver {DRIVER}; the "
+        f"default with --fill)",
     )
     parser.add_argument(
         "--feature-gates", default="", metavar="NAME=BOOL,...",
@@ -105,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
         level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if args.gpus is None:
+        # The FGD experiment shares GPUs, which only devices can express.
+        args.gpus = DEVICES if args.fill is not None else EXTENDED_RESOURCE
     problem = _flag_problem(args)
     if problem is not None:
         return _fail(problem, EXIT_INVALID)

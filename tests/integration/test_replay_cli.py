@@ -157,6 +157,7 @@ def test_the_fgd_experiment_with_two_seeds_in_two_processes_averages_what_one_pr
     document = json.loads(out.read_text())
     assert document["trace"] | {"seed": None} == document["trace"]
     assert (document["trace"]["fill"], document["trace"]["seeds"]) == (1.3, [42, 43])
+    assert document["trace"]["gpus"] == "devices"  # the experiment shares GPUs: devices by default
     (run,) = document["runs"]
     assert [seed["seed"] for seed in run["seeds"]] == [42, 43] and run["summary"]["seeds"] == [42, 43]
     for summary in (*run["seeds"], run["summary"]):

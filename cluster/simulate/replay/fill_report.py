@@ -57,8 +57,8 @@ def fill_table(runs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> str:
     at = ["100", *([str(highest)] if highest is not None and highest != 100 else [])]
     rows: list[list[str]] = [["seeds", *(str(len(s["seeds"])) for s in summaries)],
                              ["pods tried", *(f"{s['pods']:.0f}" for s in summaries)],
-                             ["pods failed", *(f"{s['failed']:.1f}" for s in summaries)]]
-    rows += [[f"  {kind}", *(f"{s['failed_pods_by_kind'][kind]:.1f}" for s in summaries)]
+                             ["pods failed", *(_count(s["failed"]) for s in summaries)]]
+    rows += [[f"  {kind}", *(_count(s["failed_pods_by_kind"][kind]) for s in summaries)]
              for kind in GPU_KINDS]
     for key in at:
         rows.append([f"GPU allocation at {key}% arrived",
@@ -73,6 +73,11 @@ def fill_table(runs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> str:
              ["  replay itself", *(f"{s['other_seconds']:.1f}s" for s in summaries)]]
     writer = TableWriter(("FIGURE", *(name for name, _ in runs)))
     return "".join(line + "\n" for line in writer.table(rows))
+
+
+def _count(value: float) -> str:
+    """A count, or a mean of counts over seeds (to a tenth when it is not whole)."""
+    return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
 
 
 def _share(value: float | None) -> str:
