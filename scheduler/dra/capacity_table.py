@@ -12,26 +12,31 @@ shared counters) makes the layout empty, every node NOT_PLAIN.
 ``DeviceCapacityTable`` keeps, per device of the layout, whether a claim holds it to itself (``held``)
 and how much of each capacity shares of it consume (``consumed``), as the claim tracker's
 ``allocated_devices`` adds them up (allocations in flight included): each device's usage read from the
-tracker with the layout, then again for the devices its change feed reports, each time the table is
-asked. It stands for the devices held at the tracker's current ``generation``.
+tracker with the layout, then again for the devices its change feed reports (``UsageFeed``), each time
+the table is asked. It stands for the devices held at the tracker's current ``generation``.
+
+The GPU view (scheduler/gpus/table.py) lays out its devices from the same slice index
+(``usable_devices``), meets nodes by the same names (node_rows.py) and follows usage with a
+``UsageFeed`` too.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from scheduler.dra.errors import AllocationError
 from scheduler.dra.indexes import ReusedSliceIndexes
+from scheduler.dra.node_rows import NodeRows
 from scheduler.dra.pools import Pool, SliceDevice, SliceIndex
 from scheduler.dra.state import DeviceID
-from scheduler.framework.dra_manager import DeviceChanges, DRAManager
+from scheduler.framework.dra_manager import DeviceUsage, DRAManager, ResourceClaimTracker
 from scheduler.framework.nodedata import NodeSet
-from scheduler.framework.types import NodeInfo
 
 #: The slot of a node whose devices the layout does not hold: the allocator decides there.
 NOT_PLAIN = -1
@@ -110,41 +115,21 @@ class DeviceLayout:
                            count=len(names))
 
 
-class NodeNames:
-    """Node data (framework/nodedata.py): each row's node name (empty for a NodeInfo without its node),
-    and how many times a row was given another name."""
-
-    __slots__ = ("names", "renamed")
-
-    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
-        self.names = [_name(info) for info in nodes]
-        self.renamed = 0
-
-    def set_row(self, row: int, info: NodeInfo) -> None:
-        name = _name(info)
-        if self.names[row] != name:
-            self.names[row] = name
-            self.renamed += 1
-
-
-def _name(info: NodeInfo) -> str:
-    return "" if info.node is None else info.name
+def usable_devices(pools: Iterable[Pool]) -> list[SliceDevice]:
+    """The devices of ``pools`` the allocator may take, in its order: those of complete, valid pools."""
+    return [device for pool in pools if not (pool.incomplete or pool.invalid)
+            for entry in pool.slices for device in entry.devices]
 
 
 def _plain_devices(pools: list[Pool]) -> list[SliceDevice] | None:
     """The devices of ``pools`` in the allocator's order, None if a pool or a device is not plain."""
-    devices: list[SliceDevice] = []
     for pool in pools:
         if pool.incomplete or pool.invalid or pool.has_binding_conditions or pool.counter_sets:
             return None
-        for entry in pool.slices:
-            if entry.per_device:
-                return None
-            for device in entry.devices:
-                if not _plain(device):
-                    return None
-                devices.append(device)
-    return devices
+        if any(entry.per_device for entry in pool.slices):
+            return None
+    devices = usable_devices(pools)
+    return devices if all(map(_plain, devices)) else None
 
 
 def _plain(device: SliceDevice) -> bool:
@@ -158,6 +143,30 @@ def _plain(device: SliceDevice) -> bool:
     return all(value.denominator == 1 and 0 <= value < _LIMIT for value in capacity.values())
 
 
+Place = TypeVar("Place")
+
+
+class UsageFeed:
+    """What the claim tracker holds of the devices of a layout: of every device when the layout is new,
+    then of those its change feed reports changed since."""
+
+    __slots__ = ("_changes", "_claims")
+
+    def __init__(self, claims: ResourceClaimTracker) -> None:
+        self._claims = claims
+        self._changes = claims.subscribe()
+
+    def usage(self, places: Mapping[DeviceID, Place], new: bool) -> list[tuple[Place, DeviceUsage]]:
+        """The usage of each device of ``places`` (device -> where the layout keeps it) when the layout
+        is ``new``, else of each that changed since the last call; with where it is kept."""
+        changed = self._changes.drain()
+        usage_of = self._claims.device_usage
+        if new:
+            return [(place, usage_of(device)) for device, place in places.items()]
+        found = ((places.get(device), device) for device in map(DeviceID._make, changed))
+        return [(place, usage_of(device)) for place, device in found if place is not None]
+
+
 class DeviceCapacityTable:
     """The layout of the DRA manager's slices and what its claims hold of each device (see the module's
     doc). One per DRA manager (``capacity_table``), shared by every profile's plugins."""
@@ -166,13 +175,13 @@ class DeviceCapacityTable:
         # Not the manager itself: the tables are kept by manager, weakly.
         self._claims = dra.resource_claims
         self._slices = dra.resource_slices
-        self._changes: DeviceChanges = self._claims.subscribe()
+        self._feed = UsageFeed(self._claims)
         #: The slices' index, with each device's selector results, kept across pods until slices change:
         #: the layout's devices are the allocator's.
         self.slice_indexes = ReusedSliceIndexes()
         self._layout: DeviceLayout | None = None
-        #: The slots of a node table's rows: its names, their renames and the layout they are of.
-        self._rows: tuple[NodeNames, int, DeviceLayout, Ints] | None = None
+        #: The slots of a node table's rows.
+        self._rows = NodeRows()
         self.held: Flags = np.zeros(0, dtype=np.bool_)
         self.consumed: Ints = np.zeros((0, 0), dtype=np.int64)
         #: Devices whose consumption is not a whole number below the limit, or names a capacity the
@@ -190,31 +199,20 @@ class DeviceCapacityTable:
         brought up to date."""
         index = self.slice_indexes.index(self._slices.list())
         layout = self._layout
-        changed = self._changes.drain()
-        if layout is None or layout.index is not index:
+        new = layout is None or layout.index is not index
+        if new or layout is None:
             layout = self._layout = DeviceLayout(index)
             size = len(layout.devices)
             self.held = np.zeros(size, dtype=np.bool_)
             self.consumed = np.zeros((size, len(layout.capacity_names)), dtype=np.int64)
             self.inexact = np.zeros(size, dtype=np.bool_)
-            self._read(layout, range(size))
-        elif changed:
-            found = map(layout.position.get, map(DeviceID._make, changed))
-            self._read(layout, [at for at in found if at is not None])
+        self._read(layout, self._feed.usage(layout.position, new))
         return layout
 
     def slots(self, nodes: NodeSet) -> Ints | None:
         """The slot of each of ``nodes`` in the current layout; None for nodes without rows."""
-        found = nodes.node_data(NodeNames)
-        if found is None:
-            return None
-        names, rows = found
         layout = self.layout()
-        kept = self._rows
-        if kept is None or kept[0] is not names or kept[1] != names.renamed or kept[2] is not layout:
-            kept = self._rows = (names, names.renamed, layout, layout.slots_of(names.names))
-        slots: Ints = kept[3][rows]
-        return slots
+        return self._rows.of(nodes, layout, layout.slots_of)
 
     def free(self) -> Ints:
         """Each device's capacity left, by capacity name (``layout().capacity_names``), [devices, names]."""
@@ -222,10 +220,8 @@ class DeviceCapacityTable:
         free: Ints = layout.total - self.consumed
         return free
 
-    def _read(self, layout: DeviceLayout, positions: Iterable[int]) -> None:
-        usage_of = self._claims.device_usage
-        for at in positions:
-            usage = usage_of(layout.devices[at].id)
+    def _read(self, layout: DeviceLayout, usages: Iterable[tuple[int, DeviceUsage]]) -> None:
+        for at, usage in usages:
             self.held[at] = usage.held
             self.consumed[at] = 0
             self.inexact[at] = False

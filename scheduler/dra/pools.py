@@ -395,8 +395,8 @@ class SliceIndex:
         return list(self._by_node)
 
     def local_pools(self, name: str) -> list[Pool]:
-        """The pools of the node named ``name``, as ``pools_for`` gives them, for a ``node_local`` index."""
-        assert self.node_local
+        """The pools of the slices that name the node ``name``, in the allocator's order (slices serving
+        it otherwise left out): all of its pools, as ``pools_for`` gives them, for a ``node_local`` index."""
         return self._gather(name, [])
 
     def _gather_for(self, node: objects_pb2.Node) -> list[Pool]:

@@ -3,17 +3,21 @@ its GPU model and CPU left (``gpu_columns``), and what a pod asks of the GPUs (`
 
 GPUs are DRA devices: the devices of node-local ResourceSlices (``spec.nodeName``) that the DeviceClass
 ``GpuSpec.device_class`` selects. A node's GPUs are in the order the allocator tries them (pools by
-driver and name, a pool's slices by name, devices in slice order); pools being replaced by a newer
-generation, incomplete or invalid (duplicate device names) have none, as the allocator takes nothing from
-them. A GPU's free milli is ``MILLI * (capacity - consumed) / capacity`` of its ``share_capacity``,
-rounded down, when the device allows multiple allocations and has that capacity; otherwise ``MILLI``
-while nothing holds it and 0 once something does. What is consumed is what the DRA manager's claim
-tracker counts, allocations in flight between Reserve and PreBind included, so the view agrees with what
-the DRA allocator sees in the same cycle.
+driver and name, those needing binding conditions last, a pool's slices by name, devices in slice
+order); pools being replaced by a newer generation, incomplete or invalid (duplicate device names,
+undefined counters) have none, as the allocator takes nothing from them. A GPU's free milli is
+``MILLI * (capacity - consumed) / capacity`` of its ``share_capacity``, rounded down, when the device
+allows multiple allocations and has that capacity; otherwise ``MILLI`` while nothing holds it and 0 once
+something does. What is consumed is what the DRA manager's claim tracker counts, allocations in flight
+between Reserve and PreBind included, so the view agrees with what the DRA allocator sees in the same
+cycle.
 
 The view is kept per DRA manager and GpuSpec, in NumPy arrays one row per GPU node: rebuilt when the
 slices or the DeviceClass change, and otherwise updated only at the devices the tracker reports changed
-since the last call, so a call costs a few array gathers whatever the number of nodes.
+since the last call, so a call costs a few array gathers whatever the number of nodes. It sits on the
+DRA manager's device capacity table (scheduler/dra/capacity_table.py): its slice index (the allocator's
+parsed devices, pools and order), its way of following the tracker (``UsageFeed``) and of meeting the
+scheduler's nodes by name (scheduler/dra/node_rows.py).
 """
 
 from __future__ import annotations
@@ -30,13 +34,16 @@ import numpy.typing as npt
 from cluster.api import objects_pb2
 from cluster.api.dra.podclaims import claim_name_of, claim_not_needed
 from scheduler.dra.capacity import consumed_by
+from scheduler.dra.capacity_table import UsageFeed, capacity_table, usable_devices
 from scheduler.dra.errors import AllocationError
-from scheduler.dra.pools import PoolID, SliceDevice, SliceEntry, quantity
+from scheduler.dra.node_rows import NodeRows, node_name
+from scheduler.dra.pools import SliceDevice, SliceIndex, quantity
 from scheduler.dra.requests import EXACT_COUNT, Selectors, object_name
+from scheduler.dra.state import DeviceID
 from scheduler.framework.columns import exact_columns
-from scheduler.framework.dra_manager import DeviceChanges, DeviceID, DeviceUsage, DRAManager
+from scheduler.framework.dra_manager import DeviceUsage, DRAManager
 from scheduler.framework.nodedata import NodeSet
-from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.framework.types import PodInfo
 
 #: A whole GPU, in milli.
 MILLI = 1000
@@ -165,22 +172,6 @@ def _claims(dra: DRAManager, pod: objects_pb2.Pod) -> list[objects_pb2.ResourceC
 # ------------------------------------------------------------------------------------------- the view
 
 
-class _NodeNames:
-    """Node data (framework/nodedata.py): the names of a snapshot's nodes by row, and how often one
-    changed, so the view knows when to map the rows to its own again."""
-
-    __slots__ = ("changes", "names")
-
-    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
-        self.names = [info.name for info in nodes]
-        self.changes = 0
-
-    def set_row(self, row: int, info: NodeInfo) -> None:
-        if self.names[row] != info.name:
-            self.names[row] = info.name
-            self.changes += 1
-
-
 class _Gpu:
     """One GPU of the layout: where its free milli is kept, and its share capacity (None: not shared)."""
 
@@ -193,16 +184,13 @@ class _Gpu:
 
 
 class _Layout:
-    """Which devices are GPUs and on which node, for one slice list and DeviceClass."""
+    """Which devices are GPUs and on which node, for one slice index and DeviceClass: of each node's
+    devices the allocator may take, from the slices that name the node, those the class selects."""
 
     def __init__(
-        self,
-        slices: Sequence[objects_pb2.ResourceSlice],
-        device_class: objects_pb2.DeviceClass | None,
-        spec: GpuSpec,
-        entries: dict[int, SliceEntry],
+        self, index: SliceIndex | None, device_class: objects_pb2.DeviceClass | None, spec: GpuSpec
     ) -> None:
-        self.slices = slices
+        self.index = index
         self.device_class = device_class
         #: Node name -> row.
         self.rows: dict[str, int] = {}
@@ -214,8 +202,9 @@ class _Layout:
         #: The first GPU of each model, in layout order: what a request's selectors are evaluated on.
         self.representatives: dict[str, SliceDevice] = {}
         self.first: SliceDevice | None = None
-        if device_class is not None:
-            self._place(device_class, spec, _node_devices(slices, entries))
+        if index is not None and device_class is not None:
+            node_devices = ((name, usable_devices(index.local_pools(name))) for name in index.node_names())
+            self._place(device_class, spec, node_devices)
         #: Code -> model name.
         self.models = tuple(sorted(self.representatives))
         self.width = max((len(gpus) for gpus in self.by_row), default=0) or 1
@@ -241,39 +230,6 @@ class _Layout:
             self.first = self.first or gpus[0]
             self.by_row.append(node_gpus)
             self.row_models.append(node_model)
-
-
-def _node_devices(
-    slices: Sequence[objects_pb2.ResourceSlice], entries: dict[int, SliceEntry]
-) -> Iterable[tuple[str, list[SliceDevice]]]:
-    """Each node with node-local slices, and their devices in the allocator's order. ``entries`` keeps
-    the parsed slices by object (a slice that did not change keeps its parsed devices)."""
-    kept = dict(entries)
-    entries.clear()
-    by_pool: dict[PoolID, list[SliceEntry]] = {}
-    for slice_ in slices:
-        entry = kept.get(id(slice_))
-        if entry is None or entry.proto is not slice_:
-            entry = SliceEntry(0, slice_)
-        entries[id(slice_)] = entry
-        by_pool.setdefault(entry.pool_id, []).append(entry)
-    by_node: dict[str, list[tuple[PoolID, SliceEntry]]] = {}
-    for pool_id, pool_entries in by_pool.items():
-        newest = max(entry.generation for entry in pool_entries)
-        current = [entry for entry in pool_entries if entry.generation == newest]
-        if len(current) != current[0].count or _duplicate_names(current):
-            continue
-        for entry in current:
-            if entry.proto.spec.node_name:
-                by_node.setdefault(entry.proto.spec.node_name, []).append((pool_id, entry))
-    for node, node_entries in by_node.items():
-        node_entries.sort(key=lambda pair: (pair[0], pair[1].name))
-        yield node, [device for _, entry in node_entries for device in entry.devices]
-
-
-def _duplicate_names(entries: list[SliceEntry]) -> bool:
-    names = [device.name for entry in entries for device in entry.proto.spec.devices]
-    return len(names) != len(set(names))
 
 
 def _selected(selectors: Selectors, device: SliceDevice) -> bool:
@@ -328,19 +284,16 @@ class _GpuView:
     def __init__(self, dra: DRAManager, spec: GpuSpec) -> None:
         self._dra = dra
         self._spec = spec
-        self._changes: DeviceChanges = dra.resource_claims.subscribe()
-        self._entries: dict[int, SliceEntry] = {}
-        self._version = 0
-        #: A snapshot's node names, when last mapped to layout rows: (names, their changes, layout
-        #: version, rows).
-        self._mapped: tuple[_NodeNames, int, int, npt.NDArray[np.intp]] | None = None
+        self._table = capacity_table(dra)
+        self._feed = UsageFeed(dra.resource_claims)
+        #: The layout rows of a node table's rows.
+        self._rows = NodeRows()
         #: By the request's selectors and capacity requests: (milli per GPU, accepted models).
         self._asked: dict[tuple[object, ...], tuple[int, frozenset[str] | None]] = {}
-        self._rebuild(_Layout((), None, spec, self._entries))
+        self._rebuild(_Layout(None, None, spec))
 
     def _rebuild(self, layout: _Layout) -> None:
         self._layout = layout
-        self._version += 1
         self._asked = {}
         rows = len(layout.by_row)
         # One more row, all zeros (and model -1): where nodes without GPUs are mapped.
@@ -353,32 +306,22 @@ class _GpuView:
             model = layout.row_models[row]
             if model is not None:
                 self._model[row] = codes[model]
-        self._changes.drain()
-        self._update(layout.gpus)
-
-    def _update(self, devices: Iterable[DeviceID]) -> None:
-        usage = self._dra.resource_claims.device_usage
-        gpus = self._layout.gpus
-        free = self._free
-        for device in devices:
-            gpu = gpus.get(device)
-            if gpu is not None:
-                free[gpu.row, gpu.column] = _free_milli(gpu, usage(device), self._spec)
 
     def current(self) -> _Layout:
         """The layout, rebuilt if the slices or the class changed, with the changed devices' free milli
         brought up to date."""
         dra = self._dra
-        slices = dra.resource_slices.list()
+        index = self._table.slice_indexes.index(dra.resource_slices.list())
         device_class = dra.device_classes.get(self._spec.device_class)
         layout = self._layout
-        if layout.slices is not slices or layout.device_class is not device_class:
-            self._rebuild(_Layout(slices, device_class, self._spec, self._entries))
-        else:
-            changed = self._changes.drain()
-            if changed:
-                self._update(changed)
-        return self._layout
+        new = layout.index is not index or layout.device_class is not device_class
+        if new:
+            layout = _Layout(index, device_class, self._spec)
+            self._rebuild(layout)
+        free, spec = self._free, self._spec
+        for gpu, usage in self._feed.usage(layout.gpus, new):
+            free[gpu.row, gpu.column] = _free_milli(gpu, usage, spec)
+        return layout
 
     def columns(self, nodes: NodeSet) -> GpuColumns:
         layout = self.current()
@@ -395,20 +338,15 @@ class _GpuView:
         return GpuColumns(np.take(self._free, index, axis=0), np.take(self._gpus, index),
                           np.take(self._model, index), layout.models, left, capacity)
 
-    def _layout_rows(self, nodes: NodeSet, layout: _Layout) -> npt.NDArray[np.intp]:
+    def _layout_rows(self, nodes: NodeSet, layout: _Layout) -> Int64s:
         """The layout rows of ``nodes`` (the all-zero row for a node without GPUs)."""
-        absent = len(layout.by_row)
-        found = nodes.node_data(_NodeNames)
-        if found is None:
-            rows = layout.rows
-            return np.fromiter((rows.get(info.name, absent) for info in nodes), np.intp, len(nodes))
-        names, table_rows = found
-        mapped = self._mapped
-        if mapped is None or mapped[0] is not names or mapped[1:3] != (names.changes, self._version):
-            by_name, every = layout.rows, names.names
-            index = np.fromiter((by_name.get(name, absent) for name in every), np.intp, len(every))
-            mapped = self._mapped = (names, names.changes, self._version, index)
-        return mapped[3][table_rows]
+        absent, get = len(layout.by_row), layout.rows.get
+
+        def rows_of(names: Sequence[str]) -> Int64s:
+            return np.fromiter((get(name, absent) for name in names), np.int64, len(names))
+
+        found = self._rows.of(nodes, layout, rows_of)
+        return rows_of([node_name(info) for info in nodes]) if found is None else found
 
     def asked(
         self, claim: objects_pb2.ResourceClaim, request: objects_pb2.ExactDeviceRequest

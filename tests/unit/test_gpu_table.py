@@ -8,11 +8,13 @@ import random
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster.api import objects_pb2
 from scheduler.dra import AllocatedState, Allocator, share_ids_from
+from scheduler.dra.errors import NodeAllocationError
 from scheduler.framework import NodeInfo, PodInfo
 from scheduler.framework.dra_manager import DRAManager
 from scheduler.framework.nodedata import NodeSet
@@ -194,6 +196,23 @@ def test_gpus_are_in_the_allocators_order_and_without_a_model_code_minus_one() -
     assert found.free.tolist() == [[900, 1000, 1000], [1000, 0, 0], [0, 0, 0]]
     assert found.gpus.tolist() == [3, 1, 0]
     assert found.model.tolist() == [-1, 0, -1]
+
+
+def test_gpus_needing_binding_conditions_come_last_and_a_pool_with_undefined_counters_has_none() -> None:
+    undefined = {"counterSet": "missing", "counters": {"memory": {"value": "1"}}}
+    dra = manager(
+        resource_slice("n1-a", DRIVER, "n1-a", {**gpu(0, "A100"), "bindingConditions": ["attached"]},
+                       node_name="n1"),
+        resource_slice("n1-b", DRIVER, "n1-b", gpu(0, "T4"), node_name="n1"),
+        resource_slice("n2", DRIVER, "n2", {**gpu(0), "consumesCounters": [undefined]}, node_name="n2"),
+    )
+    claim = allocated(dra, gpu_claim("first", 1, 100), "n1")
+    assert claim is not None and claim.status.allocation.devices.results[0].pool == "n1-b"
+    with pytest.raises(NodeAllocationError, match="invalid resource pools"):
+        allocated(dra, gpu_claim("second", 1, 100), "n2")
+    found = gpu_columns(dra, node_set(nodes("n1", "n2")), SPEC)
+    assert found.gpus.tolist() == [2, 0]
+    assert [found.models[code] for code in found.model[:1]] == ["T4"]
 
 
 def test_the_columns_follow_the_node_sets_order_with_and_without_rows() -> None:
