@@ -24,7 +24,16 @@ from cluster.cli.scheduler import parse_plugin
 from cluster.outputfiles import PLOT_INSTALL, can_plot, check_writable
 from cluster.simulate import BackgroundTaskEnded
 from cluster.simulate.replay import Progress, ReplayError, ReplayRun, replay
-from cluster.simulate.replay.fill import ORDERS, SHUFFLED, TRACE_ORDER, check_fillable
+from cluster.simulate.replay.fill import (
+    ALL_NODES,
+    GPU_NODES,
+    NODE_SETS,
+    ORDERS,
+    SHUFFLED,
+    TRACE_ORDER,
+    check_fillable,
+    kept_nodes,
+)
 from cluster.simulate.replay.fill_report import fill_document, fill_table, write_fill_plot
 from cluster.simulate.replay.jobs import FillJob, load_run_config, run_fill_jobs, trace_workload
 from cluster.simulate.replay.report import document, duration, table, write_plot
@@ -79,6 +88,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--fill-order", choices=ORDERS, default=None,
                         help=f"with --fill: the pods in an order drawn from the seed ({SHUFFLED}, default) "
                         f"or in the trace's order ({TRACE_ORDER})")
+    parser.add_argument("--fill-nodes", choices=NODE_SETS, default=None,
+                        help=f"with --fill: the cluster is the trace's nodes with GPUs ({GPU_NODES}, "
+                        f"default, as the artifact's experiments run) or all of them ({ALL_NODES})")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",
                         help="with --fill: run the (configuration, seed) pairs in N processes (default 1)")
     parser.add_argument("--sample-every", type=float, default=None, metavar="SECONDS",
@@ -177,7 +189,8 @@ def _flag_problem(args: argparse.Namespace) -> str | None:
     if len(set(args.seed)) < len(args.seed):
         return f"--seed repeats a seed: {', '.join(map(str, args.seed))}"
     if args.fill is None:
-        for flag, given in (("--fill-order", args.fill_order is not None), ("--jobs", args.jobs != 1),
+        for flag, given in (("--fill-order", args.fill_order is not None),
+                            ("--fill-nodes", args.fill_nodes is not None), ("--jobs", args.jobs != 1),
                             ("several --seed", len(args.seed) > 1)):
             if given:
                 return f"{flag} needs --fill (a replay in the trace's own time runs once, with one seed)"
@@ -198,10 +211,13 @@ def _seed(args: argparse.Namespace) -> int:
 def _run_fill(args: argparse.Namespace, trace: Trace, workload: Workload, names: Sequence[str]) -> int:
     seeds = args.seed or [DEFAULT_FILL_SEED]
     order = args.fill_order or SHUFFLED
+    kept = args.fill_nodes or GPU_NODES
     jobs = [FillJob(args.nodes, args.pods, path, name, tuple(args.plugin), args.feature_gates,
-                    args.gpus == DEVICES, args.fill, seed, order)
+                    args.gpus == DEVICES, args.fill, seed, order, kept)
             for path, name in zip(args.config or [None], names, strict=True) for seed in seeds]
-    print(f"filling {len(trace.nodes)} nodes to {args.fill:g} x their GPUs with the {len(trace.pods)} pods "
+    cluster = kept_nodes(trace.nodes, kept)
+    print(f"filling {len(cluster)} nodes ({kept}) to {args.fill:g} x their GPUs with the {len(trace.pods)} "
+          f"pods "
           f"of {args.pods} ({trace.format}) under {len(names)} configuration(s) and {len(seeds)} seed(s)",
           file=sys.stderr, flush=True)
     try:
@@ -219,12 +235,12 @@ def _run_fill(args: argparse.Namespace, trace: Trace, workload: Workload, names:
     sys.stdout.flush()
     if args.json is not None:
         info = {**_trace_info(args, trace), "seed": None, "seeds": seeds, "fill": args.fill,
-                "fill_order": order}
+                "fill_order": order, "fill_nodes": kept, "cluster_nodes": len(cluster)}
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump(fill_document(info, runs), out, indent=1)
             out.write("\n")
     if args.plot is not None:
-        write_fill_plot(args.plot, runs, f"podsched replay --fill {args.fill:g}: {len(trace.nodes)} nodes, "
+        write_fill_plot(args.plot, runs, f"podsched replay --fill {args.fill:g}: {len(cluster)} nodes, "
                         f"{len(seeds)} seed(s)")
     return EXIT_OK
 

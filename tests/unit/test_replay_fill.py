@@ -9,12 +9,15 @@ import pytest
 
 from cluster.cli.main import main
 from cluster.simulate.replay.fill import (
+    ALL_NODES,
+    GPU_NODES,
     SHUFFLED,
     TRACE_ORDER,
     GpuAsk,
     cluster_gpu_milli,
     fill,
     gpu_ask,
+    kept_nodes,
     pod_kind,
     tie_order,
 )
@@ -108,6 +111,18 @@ def test_a_seed_decides_the_order_and_the_draws_and_decides_them_alike_every_tim
     assert names(fill(loaded, 1.3, seed=42, order=SHUFFLED))[:12] != names(loaded)
 
 
+def test_the_cluster_is_the_nodes_with_gpus_unless_all_are_asked_for(tmp_path: Path) -> None:
+    loaded = trace(tmp_path, one_gpu_pods(4))
+    with_gpus = [node.metadata.name for node in loaded.nodes if cluster_gpu_milli([node])]
+    assert 0 < len(with_gpus) < len(loaded.nodes)  # the table's NODES has a node without GPUs
+    assert [node.metadata.name for node in kept_nodes(loaded.nodes, GPU_NODES)] == with_gpus
+    assert kept_nodes(loaded.nodes, ALL_NODES) == list(loaded.nodes)
+    assert [node.metadata.name for node in fill(loaded, 1.3, seed=42).nodes] == with_gpus
+    assert fill(loaded, 1.3, seed=42, nodes=ALL_NODES).nodes == list(loaded.nodes)
+    with pytest.raises(ValueError, match="the nodes must be one of gpu, all"):
+        fill(loaded, 1.3, seed=42, nodes="cpu")
+
+
 def test_ties_go_by_a_seeded_order_of_every_node(tmp_path: Path) -> None:
     loaded = trace(tmp_path, one_gpu_pods(12))
     order = tie_order(loaded.nodes, 42)
@@ -136,6 +151,7 @@ def test_a_trace_without_gpus_or_a_ratio_not_above_0_cannot_be_filled(tmp_path: 
     (["--fill", "1.3", "--jobs", "0"], "--jobs must be at least 1, got 0"),
     (["--jobs", "2"], "--jobs needs --fill"),
     (["--fill-order", "trace"], "--fill-order needs --fill"),
+    (["--fill-nodes", "all"], "--fill-nodes needs --fill"),
     (["--seed", "1", "--seed", "2"], "several --seed needs --fill"),
     (["--fill", "1.3", "--seed", "1", "--seed", "1"], "--seed repeats a seed: 1, 1"),
     (["--fill", "1.3", "--sample-every", "60"], "--sample-every has no meaning with --fill"),

@@ -10,7 +10,10 @@ TunePodsByNodeTotalResource), step by step:
    ``NAME-tuned-i``, until the next copy drawn would pass the target. The artifact compares the target
    with the total plus the copy's milli *per GPU*, not its milli in all, and we keep its rule: a copy of
    several GPUs may pass the target by up to its GPUs less one.
-3. The pods arrive one per virtual second in that order (0, 1, 2, ...) and never leave.
+3. The pods arrive one per virtual second in that order (0, 1, 2, ...) and never leave, on the trace's
+   nodes that have GPUs: the artifact's experiments run on openb's GPU nodes only
+   (openb_node_list_gpu_node), and CPU-only nodes would take CPU pods off the GPU nodes (about 1.5 points
+   more GPU allocation under the Random policy). ``nodes="all"`` keeps every node.
 4. Ties: the artifact's scheduler (a fork of kube-scheduler 1.20) gives equally scored nodes not to a
    random draw but to the smallest node name, and the artifact names its nodes with a random permutation
    of their numbers; ``tie_order`` draws that permutation, and the replay's scheduler breaks ties by it
@@ -37,6 +40,10 @@ from scheduler.gpus.fragmentation import PodKind
 SHUFFLED = "shuffled"
 TRACE_ORDER = "trace"
 ORDERS = (SHUFFLED, TRACE_ORDER)
+#: Which of the trace's nodes the experiment's cluster has: those with GPUs (the artifact's), or all.
+GPU_NODES = "gpu"
+ALL_NODES = "all"
+NODE_SETS = (GPU_NODES, ALL_NODES)
 TUNED_SUFFIX = "-tuned-"
 #: The artifact's GpuNumTypeList: a pod's kind by its GPUs, in the order reports list them.
 GPU_KINDS = ("PureCpu", "ShareGpu", "OneGpu", "TwoGpu", "FourGpu", "EightGpu", "Others")
@@ -121,14 +128,17 @@ def check_fillable(trace: Trace) -> None:
         raise ValueError("the trace's pods ask no GPU: there is no GPU workload to tune")
 
 
-def fill(trace: Trace, ratio: float, seed: int, order: str = SHUFFLED) -> Trace:
+def fill(trace: Trace, ratio: float, seed: int, order: str = SHUFFLED, nodes: str = GPU_NODES) -> Trace:
     """``trace`` made the FGD experiment's workload (see the module's doc): its pods ordered and tuned to
-    ``ratio`` x the cluster's GPU milli, arriving one per second, without durations. Raise ValueError when
-    the trace has no GPU node or no GPU pod (nothing to tune by)."""
+    ``ratio`` x the cluster's GPU milli, arriving one per second, without durations, on its nodes with GPUs
+    (``nodes="all"``: on all its nodes). Raise ValueError when the trace has no GPU node or no GPU pod
+    (nothing to tune by)."""
     if ratio <= 0:
         raise ValueError(f"the fill ratio must be positive, got {ratio:g}")
     if order not in ORDERS:
         raise ValueError(f"the order must be one of {', '.join(ORDERS)}, got {order!r}")
+    if nodes not in NODE_SETS:
+        raise ValueError(f"the nodes must be one of {', '.join(NODE_SETS)}, got {nodes!r}")
     check_fillable(trace)
     target = ratio * cluster_gpu_milli(trace.nodes)
     rng = random.Random(seed)
@@ -154,7 +164,12 @@ def fill(trace: Trace, ratio: float, seed: int, order: str = SHUFFLED) -> Trace:
             total += ask.total
             tuned += 1
     arriving = [replace(entry, arrival_s=float(index), duration_s=None) for index, entry in enumerate(pods)]
-    return Trace(trace.nodes, arriving, trace.objects, trace.format)
+    return Trace(kept_nodes(trace.nodes, nodes), arriving, trace.objects, trace.format)
+
+
+def kept_nodes(nodes: Sequence[objects_pb2.Node], which: str) -> list[objects_pb2.Node]:
+    """The experiment's cluster: the ``nodes`` with GPUs (``GPU_NODES``), or all of them (``ALL_NODES``)."""
+    return list(nodes) if which == ALL_NODES else [node for node in nodes if cluster_gpu_milli([node])]
 
 
 def tie_order(nodes: Sequence[objects_pb2.Node], seed: int) -> dict[str, int]:

@@ -56,6 +56,8 @@ class FillJob:
     ratio: float
     seed: int
     order: str
+    #: The trace's nodes the cluster has (``fill.NODE_SETS``).
+    nodes_kept: str
 
 
 def trace_workload(trace: Trace) -> Workload:
@@ -115,7 +117,7 @@ def run_fill(job: FillJob, trace: Trace, workload: Workload, runner: Runner,
     """The run ``job`` on the loaded ``trace`` whose typical pods are ``workload``, on ``runner``'s event
     loop: its summary (``GpuBooks.summary`` with the wall times)."""
     config, registry = load_run_config(job.config, job.plugins, job.feature_gates, workload)
-    filled = fill(trace, job.ratio, job.seed, job.order)
+    filled = fill(trace, job.ratio, job.seed, job.order, job.nodes_kept)
     asks = {pod_key(entry.pod): gpu_ask(entry.pod) for entry in filled.pods}
     books = GpuBooks(filled.nodes, len(filled.pods), workload)
     run = runner(replay(filled, config, registry, name=job.name, seed=job.seed, progress=progress,
