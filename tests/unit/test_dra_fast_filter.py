@@ -181,7 +181,7 @@ def clusters(draw: st.DrawFn) -> tuple[Rig, objects_pb2.Pod, bool]:
     return rig(nodes, slices, [*committed, claim("pending", *requests)], in_flight), pod_of("pending"), plain
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(cluster=clusters())
 def test_batch_filter_gives_the_per_node_filters_verdicts(cluster: tuple[Rig, objects_pb2.Pod, bool]) -> None:
     world, pod, plain = cluster

@@ -278,7 +278,7 @@ def workloads_and_states(draw: st.DrawFn) -> tuple[Workload, np.ndarray, np.ndar
             np.array(cpu, dtype=np.int64), np.array(model, dtype=np.int64))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(workloads_and_states())
 def test_the_vector_path_gives_what_the_reference_gives(
         case: tuple[Workload, np.ndarray, np.ndarray, np.ndarray]) -> None:

@@ -251,7 +251,7 @@ demands = st.one_of(
               st.integers(2, 4), st.integers(1, 999)))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(states, demands)
 def test_the_batch_scores_are_the_per_node_scores(nodes: list[tuple[list[int], int]],
                                                   demand: PodDemand) -> None:
@@ -264,7 +264,7 @@ def test_the_batch_scores_are_the_per_node_scores(nodes: list[tuple[list[int], i
         fgd_score(WORKLOAD, found, row, demand) for row in range(len(nodes))]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(states, st.sampled_from(["share", "1-gpu", "2-gpu"]),
        st.lists(st.sets(st.sampled_from(["share", "1-gpu", "2-gpu", "8-gpu"])), min_size=12, max_size=12))
 def test_the_batch_clustering_scores_are_the_per_node_scores(nodes: list[tuple[list[int], int]], kind: str,
