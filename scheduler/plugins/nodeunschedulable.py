@@ -28,6 +28,7 @@ from scheduler.plugins.helpers import (
     messages_signature,
     tolerations_tolerate_taint,
 )
+from scheduler.plugins.nodeflags import flagged
 
 NAME = "NodeUnschedulable"
 
@@ -69,9 +70,12 @@ class NodeUnschedulable:
         """``filter`` of each node, the pod's tolerations looked at once."""
         statuses: list[Status | None] = [None] * len(nodes)
         tolerates: bool | None = None
-        # Only cordoned and node-less NodeInfos can fail: found in C, not a Python step per node.
-        suspects = list(itertools.compress(itertools.count(), map(
-            operator.or_, map(_UNSCHEDULABLE, nodes), map(operator.is_, map(_NODE, nodes), _NONES))))
+        # Only cordoned and node-less NodeInfos can fail: from the node data where the nodes have rows,
+        # else found in C, not a Python step per node.
+        suspects = flagged(nodes, "suspect")
+        if suspects is None:
+            suspects = list(itertools.compress(itertools.count(), map(
+                operator.or_, map(_UNSCHEDULABLE, nodes), map(operator.is_, map(_NODE, nodes), _NONES))))
         for i in suspects:
             node_info = nodes[i]
             if node_info.node is None:

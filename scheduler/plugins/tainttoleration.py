@@ -36,6 +36,7 @@ from scheduler.plugins.helpers import (
     messages_signature,
     tolerations_tolerate_taint,
 )
+from scheduler.plugins.nodeflags import flagged
 
 NAME = "TaintToleration"
 
@@ -73,9 +74,13 @@ class TaintToleration:
         """``filter`` of each node: an untainted node passes without looking at the tolerations."""
         tolerations = pod.pod.spec.tolerations
         statuses: list[Status | None] = [None] * len(nodes)
-        assert all(map(operator.is_not, map(_NODE, nodes), _NONES))
-        # The tainted nodes found in C, not a Python step per node.
-        for i in itertools.compress(itertools.count(), map(_TAINTS, nodes)):
+        # The tainted nodes: from the node data where the nodes have rows, else found in C, not a Python
+        # step per node.
+        tainted = flagged(nodes, "tainted")
+        if tainted is None:
+            assert all(map(operator.is_not, map(_NODE, nodes), _NONES))
+            tainted = list(itertools.compress(itertools.count(), map(_TAINTS, nodes)))
+        for i in tainted:
             taint = find_untolerated_taint(nodes[i].taints, tolerations, DO_NOT_SCHEDULE_EFFECTS)
             if taint is not None:
                 statuses[i] = Status.unresolvable(untolerated_reason(taint))
