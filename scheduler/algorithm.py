@@ -194,9 +194,10 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random,
     (the replay's ``--fill`` runs it, cluster/simulate/replay)."""
     if tie_order is not None:
         best_total = max(totals)
-        unplaced = len(tie_order)
-        return min((name for name, total in zip(names, totals, strict=True) if total == best_total),
-                   key=lambda name: (tie_order.get(name, unplaced), name))
+        # In C: the tied names, then the least (position, name) pair among them.
+        tied = list(itertools.compress(names, map(operator.eq, totals, itertools.repeat(best_total))))
+        places = map(tie_order.get, tied, itertools.repeat(len(tie_order)))
+        return min(zip(places, tied, strict=True))[1]
     best = totals[0]
     selected = 0
     ties = 1

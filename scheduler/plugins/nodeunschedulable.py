@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +28,7 @@ from scheduler.plugins.helpers import (
     messages_signature,
     tolerations_tolerate_taint,
 )
+from scheduler.plugins.nodeflags import flagged
 
 NAME = "NodeUnschedulable"
 
@@ -40,6 +43,10 @@ def _admits(pod: objects_pb2.Pod, node: objects_pb2.Node) -> bool:
     return not node.spec.unschedulable or tolerations_tolerate_taint(
         pod.spec.tolerations, _UNSCHEDULABLE_TAINT
     )
+
+_UNSCHEDULABLE = operator.attrgetter("unschedulable")
+_NODE = operator.attrgetter("node")
+_NONES = itertools.repeat(None)
 
 
 class NodeUnschedulable:
@@ -63,8 +70,12 @@ class NodeUnschedulable:
         """``filter`` of each node, the pod's tolerations looked at once."""
         statuses: list[Status | None] = [None] * len(nodes)
         tolerates: bool | None = None
-        # Only cordoned and node-less NodeInfos can fail.
-        suspects = [i for i, info in enumerate(nodes) if info.unschedulable or info.node is None]
+        # Only cordoned and node-less NodeInfos can fail: from the node data where the nodes have rows,
+        # else found in C, not a Python step per node.
+        suspects = flagged(nodes, "suspect")
+        if suspects is None:
+            suspects = list(itertools.compress(itertools.count(), map(
+                operator.or_, map(_UNSCHEDULABLE, nodes), map(operator.is_, map(_NODE, nodes), _NONES))))
         for i in suspects:
             node_info = nodes[i]
             if node_info.node is None:

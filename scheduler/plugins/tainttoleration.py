@@ -4,6 +4,8 @@ by NormalizeScore so that the node with the most such taints scores 0)."""
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,6 +36,7 @@ from scheduler.plugins.helpers import (
     messages_signature,
     tolerations_tolerate_taint,
 )
+from scheduler.plugins.nodeflags import flagged
 
 NAME = "TaintToleration"
 
@@ -41,6 +44,9 @@ NAME = "TaintToleration"
 ERR_REASON_UNTOLERATED = "node(s) had untolerated taint {{{key}: {value}}}"
 
 _PRE_SCORE_KEY = "PreScore" + NAME
+_TAINTS = operator.attrgetter("taints")
+_NODE = operator.attrgetter("node")
+_NONES = itertools.repeat(None)
 
 
 def untolerated_reason(taint: objects_pb2.Taint) -> str:
@@ -68,12 +74,16 @@ class TaintToleration:
         """``filter`` of each node: an untainted node passes without looking at the tolerations."""
         tolerations = pod.pod.spec.tolerations
         statuses: list[Status | None] = [None] * len(nodes)
-        for i, node_info in enumerate(nodes):
-            assert node_info.node is not None
-            if node_info.taints:
-                taint = find_untolerated_taint(node_info.taints, tolerations, DO_NOT_SCHEDULE_EFFECTS)
-                if taint is not None:
-                    statuses[i] = Status.unresolvable(untolerated_reason(taint))
+        # The tainted nodes: from the node data where the nodes have rows, else found in C, not a Python
+        # step per node.
+        tainted = flagged(nodes, "tainted")
+        if tainted is None:
+            assert all(map(operator.is_not, map(_NODE, nodes), _NONES))
+            tainted = list(itertools.compress(itertools.count(), map(_TAINTS, nodes)))
+        for i in tainted:
+            taint = find_untolerated_taint(nodes[i].taints, tolerations, DO_NOT_SCHEDULE_EFFECTS)
+            if taint is not None:
+                statuses[i] = Status.unresolvable(untolerated_reason(taint))
         return statuses
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:

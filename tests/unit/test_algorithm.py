@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler.algorithm import (
     NoNodesAvailable,
@@ -213,6 +215,24 @@ def test_a_tie_order_gives_ties_to_the_node_placed_first_and_never_draws() -> No
     assert select_host(names, totals, rng, {}) == "b"
     # A lower total never wins, however early it is placed.
     assert select_host(names, totals, rng, {"a": 0, "c": 1}) == "b"
+
+
+def tie_order_winner(names: Sequence[str], totals: Sequence[int], tie_order: dict[str, int]) -> str:
+    """``select_host`` with a tie order, node by node: the reference."""
+    best = max(totals)
+    return min((name for name, total in zip(names, totals, strict=True) if total == best),
+               key=lambda name: (tie_order.get(name, len(tie_order)), name))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(0, 9))), min_size=1,
+                max_size=12))
+def test_a_tie_order_picks_as_node_by_node(nodes: list[tuple[int, int | None]]) -> None:
+    names = [f"n{i:02d}" for i in range(len(nodes))][::-1]
+    totals = [total for total, _ in nodes]
+    tie_order = {name: place for name, (_, place) in zip(names, nodes, strict=True) if place is not None}
+    expected = tie_order_winner(names, totals, tie_order)
+    assert select_host(names, totals, random.Random(0), tie_order) == expected
 
 
 def test_fit_error_reads_like_kube_scheduler() -> None:

@@ -200,3 +200,45 @@ def test_every_in_tree_batch_filter_decides_as_its_filter(seed: int) -> None:
             first = rng.randrange(len(nodes))
             assert verdicts(plugin.filter_nodes(state, pod_info, snapshot.rotated(first))) == (
                 expected[first:] + expected[:first]), plugin.name
+
+
+# ------------------------------------------- NodeUnschedulable and TaintToleration over their node flags
+
+#: A node's cordon and taint: (cordoned, taint effect or None).
+FLAGS = st.tuples(st.booleans(), st.sampled_from([None, "NoSchedule", "NoExecute", "PreferNoSchedule"]))
+
+
+def flagged_node(name: str, flags: tuple[bool, str | None]) -> objects_pb2.Node:
+    cordoned, effect = flags
+    taints = [] if effect is None else [{"key": "dedicated", "value": "gpu", "effect": effect}]
+    return node(name, allocatable={"cpu": "4", "memory": "4Gi", "pods": "10"}, taints=taints,
+                unschedulable=cordoned)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(FLAGS, min_size=1, max_size=30), st.booleans(), st.data())
+def test_cordon_and_taint_batch_filters_decide_as_filter_as_nodes_change(
+    flags: list[tuple[bool, str | None]], tolerates: bool, data: st.DataObject
+) -> None:
+    """The rows' flags follow the nodes: cordoned, uncordoned, tainted and untainted again."""
+    count = len(flags)
+    cache = Cache(clock=SystemClock())
+    for i, node_flags in enumerate(flags):
+        cache.add_node(flagged_node(f"n{i}", node_flags))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    tolerations = [{"key": "dedicated", "operator": "Exists"}] if tolerates else []
+    pod_info = PodInfo(pod(spec={"tolerations": tolerations}))
+    registry = in_tree_registry()
+    handle = fake_handle(snapshot)
+    plugins = [registry.load(name).factory(None, handle) for name in ("NodeUnschedulable", "TaintToleration")]
+    first = data.draw(st.integers(0, count - 1))
+    for plugin in plugins:
+        assert_batches_decide_as_node_by_node(plugin, CycleState(), pod_info, snapshot, first)
+    for i in data.draw(st.lists(st.integers(0, count - 1), max_size=5, unique=True)):
+        old = snapshot.get(f"n{i}").node
+        assert old is not None
+        cache.update_node(old, flagged_node(f"n{i}", data.draw(FLAGS)))
+    cache.update_snapshot(snapshot)
+    for plugin in plugins:
+        assert_batches_decide_as_node_by_node(plugin, CycleState(), pod_info, snapshot, first)

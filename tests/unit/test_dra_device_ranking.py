@@ -21,7 +21,7 @@ from scheduler.config import in_tree_registry, parse_config
 from scheduler.config.types import API_VERSION, KIND
 from scheduler.dra import AllocatedState, AllocationError, Allocator, DeviceID, share_ids_from
 from scheduler.framework import CycleState, DeviceCandidate, DRAManager, NodeInfo, PodInfo, Status
-from scheduler.framework.runtime import build_framework
+from scheduler.framework.runtime import NODE_BY_NODE_BELOW, build_framework
 from tests import builders
 from tests.unit.framework_fakes import fake_handle
 from tests.unit.test_dynamicresources_plugin import CLAIM_NAME, ClaimClient, make_claim, make_pod
@@ -390,3 +390,46 @@ def test_an_allocation_the_ranking_fails_keeps_filters(caplog: pytest.LogCapture
         "pod default/my-pod on node worker: allocating in Broken's device order failed (claim "
         "default/my-pod-my-resource, request req-1: the device ranking names candidate 3 of 3); Filter's "
         "allocation is kept")
+
+
+def test_reserve_after_the_batch_filter_searches_the_chosen_node_once_in_the_rankers_order(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Filter's batch form leaves the allocation to Reserve: with a ranker, Reserve searches in its order
+    only (not first in the allocator's own), and gets the device the ranker picks."""
+    manager = DRAManager()
+    pending = make_claim()
+    manager.resource_claims.on_add(pending)
+    manager.device_classes.set(builders.device_class("my-resource-class"))
+    workers = [f"{WORKER}-{i:02d}" for i in range(NODE_BY_NODE_BELOW + 1)]
+    for name in workers:
+        manager.resource_slices.set(builders.resource_slice(
+            f"{name}-some-driver", "some-driver", name, *DEVICES, node_name=name))
+    ranker = Preferring("PreferC", "dev-c")
+    registry = in_tree_registry()
+    registry.register(ranker.name, lambda args, handle: ranker)
+    config = parse_config({"apiVersion": API_VERSION, "kind": KIND, "profiles": [{"plugins": {"score": {
+        "enabled": [{"name": ranker.name, "weight": 1}]}}}]}, registry=registry)
+    snapshot = snapshot_of([builders.node(name, allocatable=builders.ROOMY) for name in workers])
+    client = ClaimClient([pending])
+    framework = build_framework(config.profiles[0], registry,
+                                fake_handle(snapshot, client=client, dra_manager=manager))
+    pod, state = PodInfo(make_pod()), CycleState()
+    searches: list[bool] = []
+    allocate = Allocator.allocate
+
+    def counted(self: Allocator, node: objects_pb2.Node, ranker: Ranker | None = None) -> Any:
+        searches.append(ranker is not None)
+        return allocate(self, node, ranker)
+
+    async def cycle() -> Status | None:
+        result = await schedule_pod(framework, state, pod, snapshot, percentage_of_nodes_to_score=None,
+                                    rng=random.Random(0), start_index=0)
+        searches.clear()
+        assert framework.run_reserve(state, pod, result.suggested_host) is None
+        return await framework.run_pre_bind(state, pod, result.suggested_host)
+
+    monkeypatch.setattr(Allocator, "allocate", counted)
+    assert asyncio.run(cycle()) is None
+    assert searches == [True]
+    (result,) = client.claims[CLAIM_NAME].status.allocation.devices.results
+    assert result.device == "dev-c"

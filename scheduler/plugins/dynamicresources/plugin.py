@@ -39,6 +39,7 @@ from scheduler.framework import (
     ClusterEventWithHint,
     Code,
     CycleState,
+    DeviceRankPlugin,
     EventResource,
     Handle,
     NodeInfo,
@@ -64,7 +65,7 @@ from scheduler.plugins.dynamicresources.extended import (
 from scheduler.plugins.dynamicresources.extended_binding import ExtendedBinding
 from scheduler.plugins.dynamicresources.fast_filter import PlainFilter, plain_request
 from scheduler.plugins.dynamicresources.hints import after_claim_change, after_pod_change
-from scheduler.plugins.dynamicresources.ranking import ranked_allocations
+from scheduler.plugins.dynamicresources.ranking import ranked_allocations, try_ranked_allocation
 from scheduler.plugins.dynamicresources.state import (
     NOTHING_ALLOCATED,
     STATE_KEY,
@@ -354,15 +355,23 @@ class DynamicResources:
         if not claims_state.to_allocate and variant is None:
             return None
         allocations = claims_state.node_allocations.get(node_name)
+        ranker = self._handle.device_ranker()
+        ranked = False
         if allocations is None and claims_state.allocate_in_reserve:
-            found = self._allocate_on(claims_state, node_name)
-            if isinstance(found, Status):
-                return found
-            allocations = found
+            if ranker is not None and variant is None:
+                # Filter's batch form left the allocation to Reserve: the ranker's search alone gives it
+                # when it succeeds (it fits exactly where the allocator's order does); the allocator's
+                # order, then the ranker's again, only when it does not.
+                allocations = self._allocate_ranked_on(ranker, state, pod, claims_state, node_name)
+                ranked = allocations is not None
+            if allocations is None:
+                found = self._allocate_on(claims_state, node_name)
+                if isinstance(found, Status):
+                    return found
+                allocations = found
         if allocations is None:
             return Status.as_error(f"claim allocation not found for node {node_name}")
-        ranker = self._handle.device_ranker()
-        if ranker is not None:
+        if ranker is not None and not ranked:
             allocator = claims_state.allocator if variant is None else variant.allocator
             assert allocator is not None  # Filter allocated with it
             node_info = self._handle.snapshot().node_infos().get(node_name)
@@ -397,6 +406,23 @@ class DynamicResources:
             allocations = allocator.allocate(node)
         except AllocationError as err:
             return Status.as_error(err)
+        if allocations is not None:
+            claims_state.node_allocations[node_name] = allocations
+        return allocations
+
+    def _allocate_ranked_on(self, ranker: DeviceRankPlugin, state: CycleState, pod: PodInfo,
+                            claims_state: ClaimsState,
+                            node_name: str) -> list[objects_pb2.AllocationResult] | None:
+        """The allocation on the chosen node in the ranker's device order; None when there is none to
+        take from that search (the node gone, an error, no fit)."""
+        allocator = claims_state.allocator
+        try:
+            node_info = self._handle.snapshot().node_infos().get(node_name)
+        except KeyError:
+            return None
+        if allocator is None or node_info.node is None:
+            return None
+        allocations = try_ranked_allocation(ranker, state, pod, node_info, allocator)
         if allocations is not None:
             claims_state.node_allocations[node_name] = allocations
         return allocations
