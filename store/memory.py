@@ -427,9 +427,10 @@ class MemoryStore:
             if waiter.future.done():  # cancelled
                 continue
             prefix = waiter.prefix
-            if any(events[index].key.startswith(prefix) for index in range(waiter.cursor.position - base,
-                                                                           end - base)):
-                waiter.future.set_result(None)
+            for index in range(waiter.cursor.position - base, end - base):
+                if events[index].key.startswith(prefix):
+                    waiter.future.set_result(None)
+                    break
             else:
                 waiter.cursor.position = end
                 waiting.append(waiter)
