@@ -76,6 +76,18 @@ class _MarkRequest:
         self.requested = False
 
 
+class _Waiter:
+    """A watch waiting for the log to grow: its prefix and cursor, so that a write it would not deliver
+    moves its cursor on without resuming it."""
+
+    __slots__ = ("cursor", "future", "prefix")
+
+    def __init__(self, prefix: str, cursor: _Cursor, future: asyncio.Future[None]) -> None:
+        self.prefix = prefix
+        self.cursor = cursor
+        self.future = future
+
+
 class MemoryState:
     """The data that ``MemoryStore`` handles share: keys, their history, the event log, the revisions."""
 
@@ -155,11 +167,12 @@ class MemoryState:
             versions.append((revision, written))
 
     def published(self) -> None:
-        """Wake the waiting watches: the event log grew."""
+        """Wake the waiting watches that have an event of the grown log to deliver."""
         if self.waiting:
             waiting, self.waiting = self.waiting, set()
             for handle in waiting:
-                handle.wake()
+                if handle.wake_matching():
+                    self.waiting.add(handle)
 
     # ---- compaction --------------------------------------------------------------------------------
 
@@ -216,7 +229,7 @@ class MemoryStore:
     def __init__(self, state: MemoryState | None = None) -> None:
         self.state = state if state is not None else MemoryState()
         self._closed = False
-        self._waiters: list[asyncio.Future[None]] = []
+        self._waiters: list[_Waiter] = []
         self._mark_requests: weakref.WeakSet[_MarkRequest] = weakref.WeakSet()
 
     async def _open_state(self) -> MemoryState:
@@ -389,7 +402,7 @@ class MemoryStore:
                     yield ProgressMark(state.revision)
                     continue
                 waiter = asyncio.get_running_loop().create_future()
-                self._waiters.append(waiter)
+                self._waiters.append(_Waiter(prefix, cursor, waiter))
                 state.waiting.add(self)
                 await waiter
         finally:
@@ -399,8 +412,30 @@ class MemoryStore:
         """Resume this handle's watches that are waiting for events."""
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(None)
+            if not waiter.future.done():
+                waiter.future.set_result(None)
+
+    def wake_matching(self) -> bool:
+        """Resume this handle's waiting watches that have an event of the log to deliver; move the others'
+        cursors past the events, which they would skip (resuming every watch of every kind on every write
+        would cost a pass through each watch's stack of generators for nothing). Whether any still waits."""
+        state = self.state
+        events, base = state.events, state.events_base
+        end = base + len(events)
+        waiting = []
+        for waiter in self._waiters:
+            if waiter.future.done():  # cancelled
+                continue
+            prefix = waiter.prefix
+            for index in range(waiter.cursor.position - base, end - base):
+                if events[index].key.startswith(prefix):
+                    waiter.future.set_result(None)
+                    break
+            else:
+                waiter.cursor.position = end
+                waiting.append(waiter)
+        self._waiters = waiting
+        return bool(waiting)
 
     # ---- lifecycle ---------------------------------------------------------------------------------
 

@@ -92,3 +92,22 @@ async def test_compaction_keeps_the_events_a_live_watch_has_not_delivered() -> N
     await store.create("/pods/later", b"v")
     await store.compact(await store.current_revision())
     assert [event.key for event in store.state.events] == ["/pods/later"]
+
+
+async def test_a_waiting_watch_sleeps_through_other_prefixes_and_leaves_their_events_to_compaction() -> None:
+    store = MemoryStore()
+    nodes = store.watch("/nodes/")
+    first = asyncio.create_task(anext(nodes))
+    await asyncio.sleep(0)
+    for index in range(50):
+        await store.create(f"/pods/p{index}", b"v")
+
+    assert not first.done()
+    await store.compact(await store.current_revision())
+    # The sleeping watch's cursor moved past the pods' events: only the compaction revision's stays.
+    assert [event.key for event in store.state.events] == ["/pods/p49"]
+    await store.create("/nodes/n", b"v")
+    async with asyncio.timeout(5):
+        assert (await first).key == "/nodes/n"
+    await close(nodes)
+    await store.close()
