@@ -48,12 +48,7 @@ class FillDriver(ReplayDriver):
             await self._timed(self._create([entry]))
             # One cycle: a pod the scheduler requeues meanwhile is not tried again.
             if not queue.is_empty_active():
-                started = time.perf_counter()
-                await self._scheduler.schedule_one()
-                self.wall.scheduling_s += time.perf_counter() - started
-                self.wall.cycles += 1
-                self.cycles += 1
-                await self._timed()
+                await self._cycle()
             key = pod_key(entry.pod)
             node = self._ledger.records[key].node
             ask = self.asks[key]
