@@ -197,6 +197,9 @@ class ResourceClaimTracker:
         self._allocated = _AllocatedDevices()
         #: Claim uid -> the claim with the allocation Reserve chose, until PreBind wrote it or gave up.
         self._in_flight: dict[str, objects_pb2.ResourceClaim] = {}
+        #: Claim key -> the uid of its allocation in flight.
+        self._in_flight_uids: dict[str, str] = {}
+        #: The allocations in flight that count: those whose claim, as known, holds no devices yet.
         self._in_flight_holdings: dict[str, Holding] = {}
         #: What the allocations in flight add up to, for ``device_usage``.
         self._in_flight_allocated = _AllocatedDevices()
@@ -252,21 +255,39 @@ class ResourceClaimTracker:
         other pods that need the claim wait, until ``remove_claim_pending_allocation``."""
         self._forget_in_flight(uid)
         self._in_flight[uid] = allocated
-        holding = self._in_flight_holdings[uid] = holding_of(allocated)
-        self._in_flight_allocated.add(holding)
-        self._changed(holding)
+        self._in_flight_uids[_key_of(allocated)] = uid
+        self._count_in_flight(uid)
 
     def claim_has_pending_allocation(self, uid: str) -> bool:
         return uid in self._in_flight
 
     def remove_claim_pending_allocation(self, uid: str) -> bool:
         """Forget the allocation in flight for claim ``uid``; whether there was one."""
-        self._forget_in_flight(uid)
-        return self._in_flight.pop(uid, None) is not None
+        return self._forget_in_flight(uid)
 
-    def _forget_in_flight(self, uid: str) -> None:
-        holding = self._in_flight_holdings.pop(uid, None)
-        if holding is not None:
+    def _forget_in_flight(self, uid: str) -> bool:
+        allocated = self._in_flight.pop(uid, None)
+        if allocated is None:
+            return False
+        key = _key_of(allocated)
+        if self._in_flight_uids.get(key) == uid:
+            del self._in_flight_uids[key]
+        self._count_in_flight(uid)
+        return True
+
+    def _count_in_flight(self, uid: str) -> None:
+        """Count claim ``uid``'s allocation in flight while there is one and its claim, as known, holds no
+        devices. Once the informer (or the write's answer) shows the allocation, the claim's holding stands
+        for it: counted both ways, a share's consumed capacity would count twice in between."""
+        allocated = self._in_flight.get(uid)
+        counts = allocated is not None and _key_of(allocated) not in self._holdings
+        holding = self._in_flight_holdings.get(uid)
+        if counts and holding is None and allocated is not None:
+            holding = self._in_flight_holdings[uid] = holding_of(allocated)
+            self._in_flight_allocated.add(holding)
+            self._changed(holding)
+        elif not counts and holding is not None:
+            del self._in_flight_holdings[uid]
             self._in_flight_allocated.add(holding, -1)
             self._changed(holding)
 
@@ -323,6 +344,9 @@ class ResourceClaimTracker:
             del self._holdings[key]
         else:
             self._holdings[key] = holding
+        uid = self._in_flight_uids.get(key)
+        if uid is not None:
+            self._count_in_flight(uid)
 
 
 class ResourceSliceLister:

@@ -142,3 +142,44 @@ def test_device_usage_and_changes_follow_the_claims_and_allocations_in_flight() 
     tracker.on_delete(share)
     assert changes.drain() == {NIC}
     assert tracker.device_usage(NIC) == (False, False, {})
+
+
+def test_an_allocation_in_flight_counts_once_when_the_informer_shows_it_first() -> None:
+    """The informer may deliver the written allocation before PreBind's write returns: from then on the
+    claim's holding stands for the allocation in flight, so a share's capacity is not counted twice."""
+    tracker = ResourceClaimTracker()
+    changes = tracker.subscribe()
+    pending = claim("pending", rv="1")
+    tracker.on_add(pending)
+    share = result(NIC, shareID="s1", consumedCapacity={"bandwidth": "30Gi"})
+    tracker.signal_claim_pending_allocation("uid-pending", claim("pending", share, rv="1"))
+    thirty = {NIC: {"bandwidth": Fraction(30 * 2**30)}}
+    assert allocated(tracker) == (set(), {(NIC, "s1")}, thirty)
+    changes.drain()
+    written = claim("pending", share, rv="2")
+    tracker.on_update(pending, written)
+    assert allocated(tracker) == (set(), {(NIC, "s1")}, thirty)
+    assert tracker.device_usage(NIC) == (False, True, {"bandwidth": Fraction(30 * 2**30)})
+    tracker.assume_claim_after_api_call(written)
+    assert tracker.remove_claim_pending_allocation("uid-pending")
+    assert allocated(tracker) == (set(), {(NIC, "s1")}, thirty)
+    assert changes.drain() == {NIC}
+    # A deallocation while the allocation is still in flight makes it count again.
+    tracker.signal_claim_pending_allocation("uid-pending", claim("pending", share, rv="2"))
+    tracker.on_update(written, claim("pending", rv="3"))
+    assert tracker.device_usage(NIC) == (False, True, {"bandwidth": Fraction(30 * 2**30)})
+    tracker.remove_claim_pending_allocation("uid-pending")
+    assert allocated(tracker) == (set(), set(), {})
+
+
+def test_the_writes_answer_before_the_informer_also_counts_once() -> None:
+    tracker = ResourceClaimTracker()
+    tracker.on_add(claim("pending", rv="1"))
+    whole = result(GPU0)
+    tracker.signal_claim_pending_allocation("uid-pending", claim("pending", whole, rv="1"))
+    tracker.assume_claim_after_api_call(claim("pending", whole, rv="2"))
+    assert tracker.allocated_devices().devices == {GPU0}
+    assert tracker.device_usage(GPU0).held
+    tracker.remove_claim_pending_allocation("uid-pending")
+    tracker.on_update(claim("pending", rv="1"), claim("pending", whole, rv="2"))
+    assert allocated(tracker) == ({GPU0}, set(), {})
