@@ -76,6 +76,15 @@ POD_GROUP = Kind(
     "PodGroup", "scheduling.k8s.io/v1alpha3", "podgroups", True, objects_pb2.PodGroup, "pod_group", ("pg",),
     also_served=("scheduling.x-k8s.io/v1alpha1",),
 )
+#: scheduling.k8s.io/v1alpha3: the templates a workload controller makes PodGroups from, and a group of
+#: PodGroups (or of CompositePodGroups) scheduled together.
+WORKLOAD = Kind(
+    "Workload", "scheduling.k8s.io/v1alpha3", "workloads", True, objects_pb2.Workload, "workload",
+)
+COMPOSITE_POD_GROUP = Kind(
+    "CompositePodGroup", "scheduling.k8s.io/v1alpha3", "compositepodgroups", True,
+    objects_pb2.CompositePodGroup, "composite_pod_group",
+)
 LEASE = Kind("Lease", "coordination.k8s.io/v1", "leases", True, objects_pb2.Lease, "lease")
 #: A contender for a Lease (coordinated leader election's); podsched's scheduler replicas each keep one.
 LEASE_CANDIDATE = Kind(

@@ -663,19 +663,13 @@ class PodGroupSchedulingPolicy(_message.Message):
     gang: GangSchedulingPolicy
     def __init__(self, basic: _Optional[_Union[BasicSchedulingPolicy, _Mapping]] = ..., gang: _Optional[_Union[GangSchedulingPolicy, _Mapping]] = ...) -> None: ...
 
-class WorkloadPodGroupTemplateReference(_message.Message):
-    __slots__ = ("workload_name", "pod_group_template_name")
+class WorkloadReference(_message.Message):
+    __slots__ = ("workload_name", "template_name")
     WORKLOAD_NAME_FIELD_NUMBER: _ClassVar[int]
-    POD_GROUP_TEMPLATE_NAME_FIELD_NUMBER: _ClassVar[int]
+    TEMPLATE_NAME_FIELD_NUMBER: _ClassVar[int]
     workload_name: str
-    pod_group_template_name: str
-    def __init__(self, workload_name: _Optional[str] = ..., pod_group_template_name: _Optional[str] = ...) -> None: ...
-
-class PodGroupTemplateReference(_message.Message):
-    __slots__ = ("workload",)
-    WORKLOAD_FIELD_NUMBER: _ClassVar[int]
-    workload: WorkloadPodGroupTemplateReference
-    def __init__(self, workload: _Optional[_Union[WorkloadPodGroupTemplateReference, _Mapping]] = ...) -> None: ...
+    template_name: str
+    def __init__(self, workload_name: _Optional[str] = ..., template_name: _Optional[str] = ...) -> None: ...
 
 class SingleDisruptionMode(_message.Message):
     __slots__ = ()
@@ -693,8 +687,38 @@ class DisruptionMode(_message.Message):
     all: AllDisruptionMode
     def __init__(self, single: _Optional[_Union[SingleDisruptionMode, _Mapping]] = ..., all: _Optional[_Union[AllDisruptionMode, _Mapping]] = ...) -> None: ...
 
+class TopologyConstraint(_message.Message):
+    __slots__ = ("key",)
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    def __init__(self, key: _Optional[str] = ...) -> None: ...
+
+class PodGroupSchedulingConstraints(_message.Message):
+    __slots__ = ("topology",)
+    TOPOLOGY_FIELD_NUMBER: _ClassVar[int]
+    topology: _containers.RepeatedCompositeFieldContainer[TopologyConstraint]
+    def __init__(self, topology: _Optional[_Iterable[_Union[TopologyConstraint, _Mapping]]] = ...) -> None: ...
+
+class PodGroupResourceClaim(_message.Message):
+    __slots__ = ("name", "resource_claim_name", "resource_claim_template_name")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_CLAIM_NAME_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_CLAIM_TEMPLATE_NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    resource_claim_name: str
+    resource_claim_template_name: str
+    def __init__(self, name: _Optional[str] = ..., resource_claim_name: _Optional[str] = ..., resource_claim_template_name: _Optional[str] = ...) -> None: ...
+
+class PodGroupResourceClaimStatus(_message.Message):
+    __slots__ = ("name", "resource_claim_name")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_CLAIM_NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    resource_claim_name: str
+    def __init__(self, name: _Optional[str] = ..., resource_claim_name: _Optional[str] = ...) -> None: ...
+
 class PodGroupSpec(_message.Message):
-    __slots__ = ("pod_group_template_ref", "scheduling_policy", "disruption_mode", "priority_class_name", "priority", "min_member", "min_resources", "schedule_timeout_seconds")
+    __slots__ = ("parent_composite_pod_group_name", "workload_ref", "scheduling_policy", "scheduling_constraints", "resource_claims", "disruption_mode", "priority_class_name", "priority", "preemption_policy", "min_member", "min_resources", "schedule_timeout_seconds")
     class MinResourcesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -702,23 +726,31 @@ class PodGroupSpec(_message.Message):
         key: str
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
-    POD_GROUP_TEMPLATE_REF_FIELD_NUMBER: _ClassVar[int]
+    PARENT_COMPOSITE_POD_GROUP_NAME_FIELD_NUMBER: _ClassVar[int]
+    WORKLOAD_REF_FIELD_NUMBER: _ClassVar[int]
     SCHEDULING_POLICY_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULING_CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_CLAIMS_FIELD_NUMBER: _ClassVar[int]
     DISRUPTION_MODE_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTION_POLICY_FIELD_NUMBER: _ClassVar[int]
     MIN_MEMBER_FIELD_NUMBER: _ClassVar[int]
     MIN_RESOURCES_FIELD_NUMBER: _ClassVar[int]
     SCHEDULE_TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
-    pod_group_template_ref: PodGroupTemplateReference
+    parent_composite_pod_group_name: str
+    workload_ref: WorkloadReference
     scheduling_policy: PodGroupSchedulingPolicy
+    scheduling_constraints: PodGroupSchedulingConstraints
+    resource_claims: _containers.RepeatedCompositeFieldContainer[PodGroupResourceClaim]
     disruption_mode: DisruptionMode
     priority_class_name: str
     priority: int
+    preemption_policy: str
     min_member: int
     min_resources: _containers.ScalarMap[str, str]
     schedule_timeout_seconds: int
-    def __init__(self, pod_group_template_ref: _Optional[_Union[PodGroupTemplateReference, _Mapping]] = ..., scheduling_policy: _Optional[_Union[PodGroupSchedulingPolicy, _Mapping]] = ..., disruption_mode: _Optional[_Union[DisruptionMode, _Mapping]] = ..., priority_class_name: _Optional[str] = ..., priority: _Optional[int] = ..., min_member: _Optional[int] = ..., min_resources: _Optional[_Mapping[str, str]] = ..., schedule_timeout_seconds: _Optional[int] = ...) -> None: ...
+    def __init__(self, parent_composite_pod_group_name: _Optional[str] = ..., workload_ref: _Optional[_Union[WorkloadReference, _Mapping]] = ..., scheduling_policy: _Optional[_Union[PodGroupSchedulingPolicy, _Mapping]] = ..., scheduling_constraints: _Optional[_Union[PodGroupSchedulingConstraints, _Mapping]] = ..., resource_claims: _Optional[_Iterable[_Union[PodGroupResourceClaim, _Mapping]]] = ..., disruption_mode: _Optional[_Union[DisruptionMode, _Mapping]] = ..., priority_class_name: _Optional[str] = ..., priority: _Optional[int] = ..., preemption_policy: _Optional[str] = ..., min_member: _Optional[int] = ..., min_resources: _Optional[_Mapping[str, str]] = ..., schedule_timeout_seconds: _Optional[int] = ...) -> None: ...
 
 class Condition(_message.Message):
     __slots__ = ("type", "status", "observed_generation", "last_transition_time", "reason", "message")
@@ -737,8 +769,9 @@ class Condition(_message.Message):
     def __init__(self, type: _Optional[str] = ..., status: _Optional[str] = ..., observed_generation: _Optional[int] = ..., last_transition_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class PodGroupStatus(_message.Message):
-    __slots__ = ("conditions", "phase", "occupied_by", "scheduled", "running", "succeeded", "failed", "schedule_start_time")
+    __slots__ = ("conditions", "resource_claim_statuses", "phase", "occupied_by", "scheduled", "running", "succeeded", "failed", "schedule_start_time")
     CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_CLAIM_STATUSES_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
     OCCUPIED_BY_FIELD_NUMBER: _ClassVar[int]
     SCHEDULED_FIELD_NUMBER: _ClassVar[int]
@@ -747,6 +780,7 @@ class PodGroupStatus(_message.Message):
     FAILED_FIELD_NUMBER: _ClassVar[int]
     SCHEDULE_START_TIME_FIELD_NUMBER: _ClassVar[int]
     conditions: _containers.RepeatedCompositeFieldContainer[Condition]
+    resource_claim_statuses: _containers.RepeatedCompositeFieldContainer[PodGroupResourceClaimStatus]
     phase: str
     occupied_by: str
     scheduled: int
@@ -754,7 +788,7 @@ class PodGroupStatus(_message.Message):
     succeeded: int
     failed: int
     schedule_start_time: _timestamp_pb2.Timestamp
-    def __init__(self, conditions: _Optional[_Iterable[_Union[Condition, _Mapping]]] = ..., phase: _Optional[str] = ..., occupied_by: _Optional[str] = ..., scheduled: _Optional[int] = ..., running: _Optional[int] = ..., succeeded: _Optional[int] = ..., failed: _Optional[int] = ..., schedule_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, conditions: _Optional[_Iterable[_Union[Condition, _Mapping]]] = ..., resource_claim_statuses: _Optional[_Iterable[_Union[PodGroupResourceClaimStatus, _Mapping]]] = ..., phase: _Optional[str] = ..., occupied_by: _Optional[str] = ..., scheduled: _Optional[int] = ..., running: _Optional[int] = ..., succeeded: _Optional[int] = ..., failed: _Optional[int] = ..., schedule_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class PodGroup(_message.Message):
     __slots__ = ("api_version", "kind", "metadata", "spec", "status")
@@ -769,6 +803,134 @@ class PodGroup(_message.Message):
     spec: PodGroupSpec
     status: PodGroupStatus
     def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[PodGroupSpec, _Mapping]] = ..., status: _Optional[_Union[PodGroupStatus, _Mapping]] = ...) -> None: ...
+
+class TypedLocalObjectReference(_message.Message):
+    __slots__ = ("api_group", "kind", "name")
+    API_GROUP_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    api_group: str
+    kind: str
+    name: str
+    def __init__(self, api_group: _Optional[str] = ..., kind: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class PodGroupTemplate(_message.Message):
+    __slots__ = ("name", "scheduling_policy", "scheduling_constraints", "resource_claims", "disruption_mode", "priority_class_name", "priority", "preemption_policy")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULING_POLICY_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULING_CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_CLAIMS_FIELD_NUMBER: _ClassVar[int]
+    DISRUPTION_MODE_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTION_POLICY_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    scheduling_policy: PodGroupSchedulingPolicy
+    scheduling_constraints: PodGroupSchedulingConstraints
+    resource_claims: _containers.RepeatedCompositeFieldContainer[PodGroupResourceClaim]
+    disruption_mode: DisruptionMode
+    priority_class_name: str
+    priority: int
+    preemption_policy: str
+    def __init__(self, name: _Optional[str] = ..., scheduling_policy: _Optional[_Union[PodGroupSchedulingPolicy, _Mapping]] = ..., scheduling_constraints: _Optional[_Union[PodGroupSchedulingConstraints, _Mapping]] = ..., resource_claims: _Optional[_Iterable[_Union[PodGroupResourceClaim, _Mapping]]] = ..., disruption_mode: _Optional[_Union[DisruptionMode, _Mapping]] = ..., priority_class_name: _Optional[str] = ..., priority: _Optional[int] = ..., preemption_policy: _Optional[str] = ...) -> None: ...
+
+class CompositeGangSchedulingPolicy(_message.Message):
+    __slots__ = ("min_group_count",)
+    MIN_GROUP_COUNT_FIELD_NUMBER: _ClassVar[int]
+    min_group_count: int
+    def __init__(self, min_group_count: _Optional[int] = ...) -> None: ...
+
+class CompositePodGroupSchedulingPolicy(_message.Message):
+    __slots__ = ("basic", "gang")
+    BASIC_FIELD_NUMBER: _ClassVar[int]
+    GANG_FIELD_NUMBER: _ClassVar[int]
+    basic: BasicSchedulingPolicy
+    gang: CompositeGangSchedulingPolicy
+    def __init__(self, basic: _Optional[_Union[BasicSchedulingPolicy, _Mapping]] = ..., gang: _Optional[_Union[CompositeGangSchedulingPolicy, _Mapping]] = ...) -> None: ...
+
+class CompositePodGroupTemplate(_message.Message):
+    __slots__ = ("name", "scheduling_policy", "scheduling_constraints", "disruption_mode", "priority_class_name", "priority", "preemption_policy", "pod_group_templates", "composite_pod_group_templates")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULING_POLICY_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULING_CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
+    DISRUPTION_MODE_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTION_POLICY_FIELD_NUMBER: _ClassVar[int]
+    POD_GROUP_TEMPLATES_FIELD_NUMBER: _ClassVar[int]
+    COMPOSITE_POD_GROUP_TEMPLATES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    scheduling_policy: CompositePodGroupSchedulingPolicy
+    scheduling_constraints: PodGroupSchedulingConstraints
+    disruption_mode: DisruptionMode
+    priority_class_name: str
+    priority: int
+    preemption_policy: str
+    pod_group_templates: _containers.RepeatedCompositeFieldContainer[PodGroupTemplate]
+    composite_pod_group_templates: _containers.RepeatedCompositeFieldContainer[CompositePodGroupTemplate]
+    def __init__(self, name: _Optional[str] = ..., scheduling_policy: _Optional[_Union[CompositePodGroupSchedulingPolicy, _Mapping]] = ..., scheduling_constraints: _Optional[_Union[PodGroupSchedulingConstraints, _Mapping]] = ..., disruption_mode: _Optional[_Union[DisruptionMode, _Mapping]] = ..., priority_class_name: _Optional[str] = ..., priority: _Optional[int] = ..., preemption_policy: _Optional[str] = ..., pod_group_templates: _Optional[_Iterable[_Union[PodGroupTemplate, _Mapping]]] = ..., composite_pod_group_templates: _Optional[_Iterable[_Union[CompositePodGroupTemplate, _Mapping]]] = ...) -> None: ...
+
+class WorkloadSpec(_message.Message):
+    __slots__ = ("controller_ref", "pod_group_templates", "composite_pod_group_templates")
+    CONTROLLER_REF_FIELD_NUMBER: _ClassVar[int]
+    POD_GROUP_TEMPLATES_FIELD_NUMBER: _ClassVar[int]
+    COMPOSITE_POD_GROUP_TEMPLATES_FIELD_NUMBER: _ClassVar[int]
+    controller_ref: TypedLocalObjectReference
+    pod_group_templates: _containers.RepeatedCompositeFieldContainer[PodGroupTemplate]
+    composite_pod_group_templates: _containers.RepeatedCompositeFieldContainer[CompositePodGroupTemplate]
+    def __init__(self, controller_ref: _Optional[_Union[TypedLocalObjectReference, _Mapping]] = ..., pod_group_templates: _Optional[_Iterable[_Union[PodGroupTemplate, _Mapping]]] = ..., composite_pod_group_templates: _Optional[_Iterable[_Union[CompositePodGroupTemplate, _Mapping]]] = ...) -> None: ...
+
+class Workload(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: WorkloadSpec
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[WorkloadSpec, _Mapping]] = ...) -> None: ...
+
+class CompositePodGroupSpec(_message.Message):
+    __slots__ = ("parent_composite_pod_group_name", "workload_ref", "scheduling_policy", "scheduling_constraints", "disruption_mode", "priority_class_name", "priority", "preemption_policy")
+    PARENT_COMPOSITE_POD_GROUP_NAME_FIELD_NUMBER: _ClassVar[int]
+    WORKLOAD_REF_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULING_POLICY_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULING_CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
+    DISRUPTION_MODE_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTION_POLICY_FIELD_NUMBER: _ClassVar[int]
+    parent_composite_pod_group_name: str
+    workload_ref: WorkloadReference
+    scheduling_policy: CompositePodGroupSchedulingPolicy
+    scheduling_constraints: PodGroupSchedulingConstraints
+    disruption_mode: DisruptionMode
+    priority_class_name: str
+    priority: int
+    preemption_policy: str
+    def __init__(self, parent_composite_pod_group_name: _Optional[str] = ..., workload_ref: _Optional[_Union[WorkloadReference, _Mapping]] = ..., scheduling_policy: _Optional[_Union[CompositePodGroupSchedulingPolicy, _Mapping]] = ..., scheduling_constraints: _Optional[_Union[PodGroupSchedulingConstraints, _Mapping]] = ..., disruption_mode: _Optional[_Union[DisruptionMode, _Mapping]] = ..., priority_class_name: _Optional[str] = ..., priority: _Optional[int] = ..., preemption_policy: _Optional[str] = ...) -> None: ...
+
+class CompositePodGroupStatus(_message.Message):
+    __slots__ = ("conditions",)
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    conditions: _containers.RepeatedCompositeFieldContainer[Condition]
+    def __init__(self, conditions: _Optional[_Iterable[_Union[Condition, _Mapping]]] = ...) -> None: ...
+
+class CompositePodGroup(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec", "status")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: CompositePodGroupSpec
+    status: CompositePodGroupStatus
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[CompositePodGroupSpec, _Mapping]] = ..., status: _Optional[_Union[CompositePodGroupStatus, _Mapping]] = ...) -> None: ...
 
 class ScopedResourceSelectorRequirement(_message.Message):
     __slots__ = ("scope_name", "operator", "values")

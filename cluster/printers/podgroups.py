@@ -33,9 +33,9 @@ def _pod_group_policy(group: objects_pb2.PodGroup) -> list[tuple[str, object]]:
     policy = spec.scheduling_policy
     shown = f"Gang (minCount {policy.gang.min_count})" if policy.HasField("gang") else "Basic"
     fields = [("Scheduling Policy", shown)]
-    if spec.pod_group_template_ref.HasField("workload"):
-        ref = spec.pod_group_template_ref.workload
-        fields.append(("Template", f"{ref.workload_name}/{ref.pod_group_template_name}"))
+    if spec.HasField("workload_ref"):
+        ref = spec.workload_ref
+        fields.append(("Template", f"{ref.workload_name}/{ref.template_name}"))
     if spec.HasField("disruption_mode"):
         fields.append(("Disruption Mode", "All" if spec.disruption_mode.HasField("all") else "Single"))
     fields.append(("Priority", spec.priority if spec.HasField("priority") else NONE))

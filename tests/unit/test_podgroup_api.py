@@ -38,7 +38,7 @@ def test_both_spellings_decode_and_keep_their_api_version() -> None:
         metadata: {name: upstream}
         spec:
           schedulingPolicy: {gang: {minCount: 4}}
-          podGroupTemplateRef: {workload: {workloadName: job, podGroupTemplateName: workers}}
+          workloadRef: {workloadName: job, templateName: workers}
           disruptionMode: {all: {}}
           priorityClassName: high
         ---
@@ -54,7 +54,7 @@ def test_both_spellings_decode_and_keep_their_api_version() -> None:
     assert all(m.kind is kinds.POD_GROUP for m in manifests)
     assert upstream.api_version == UPSTREAM and cosched.api_version == COSCHEDULING
     assert upstream.spec.scheduling_policy.gang.min_count == 4
-    assert upstream.spec.pod_group_template_ref.workload.pod_group_template_name == "workers"
+    assert upstream.spec.workload_ref.template_name == "workers"
     assert upstream.spec.disruption_mode.HasField("all")
     assert cosched.spec.min_member == 3 and dict(cosched.spec.min_resources) == {"cpu": "3", "memory": "1Gi"}
     assert cosched.spec.schedule_timeout_seconds == 60
@@ -92,16 +92,14 @@ INVALID: list[tuple[str, objects_pb2.PodGroup, str]] = [
     ("min-count-negative", group(UPSTREAM, schedulingPolicy={"gang": {"minCount": -1}}),
      "spec.schedulingPolicy.gang.minCount: Invalid value: -1: must be greater than zero"),
     ("workload-name", group(UPSTREAM, schedulingPolicy={"basic": {}},
-                            podGroupTemplateRef={"workload": {"workloadName": "Job",
-                                                              "podGroupTemplateName": "w"}}),
-     'spec.podGroupTemplateRef.workload.workloadName: Invalid value: "Job": a lowercase RFC 1123 ...'),
+                            workloadRef={"workloadName": "Job", "templateName": "w"}),
+     'spec.workloadRef.workloadName: Invalid value: "Job": a lowercase RFC 1123 ...'),
     ("template-name-required", group(UPSTREAM, schedulingPolicy={"basic": {}},
-                                     podGroupTemplateRef={"workload": {"workloadName": "job"}}),
-     "spec.podGroupTemplateRef.workload.podGroupTemplateName: Required value"),
+                                     workloadRef={"workloadName": "job"}),
+     "spec.workloadRef.templateName: Required value"),
     ("template-name-label", group(UPSTREAM, schedulingPolicy={"basic": {}},
-                                  podGroupTemplateRef={"workload": {"workloadName": "job",
-                                                                    "podGroupTemplateName": "a.b"}}),
-     'spec.podGroupTemplateRef.workload.podGroupTemplateName: Invalid value: "a.b": must not contain dots'),
+                                  workloadRef={"workloadName": "job", "templateName": "a.b"}),
+     'spec.workloadRef.templateName: Invalid value: "a.b": must not contain dots'),
     ("disruption-mode-empty", group(UPSTREAM, schedulingPolicy={"basic": {}}, disruptionMode={}),
      "spec.disruptionMode: Required value: must specify exactly one of: `single`, `all`"),
     ("disruption-mode-both", group(UPSTREAM, schedulingPolicy={"basic": {}},
@@ -179,7 +177,7 @@ def _changed(obj: objects_pb2.PodGroup, change: Change) -> objects_pb2.PodGroup:
 def _full_upstream() -> objects_pb2.PodGroup:
     return group(UPSTREAM, schedulingPolicy={"gang": {"minCount": 2}}, disruptionMode={"single": {}},
                  priorityClassName="high", priority=10,
-                 podGroupTemplateRef={"workload": {"workloadName": "job", "podGroupTemplateName": "w"}})
+                 workloadRef={"workloadName": "job", "templateName": "w"})
 
 
 UPDATES: list[tuple[str, objects_pb2.PodGroup, Callable[[objects_pb2.PodGroup], None], list[str]]] = [
@@ -189,9 +187,9 @@ UPDATES: list[tuple[str, objects_pb2.PodGroup, Callable[[objects_pb2.PodGroup], 
         'spec.schedulingPolicy: Invalid value: "{\\"basic\\":{},\\"gang\\":{\\"minCount\\":2}}": field is '
         "immutable"]),
     ("template-ref", _full_upstream(),
-     lambda g: setattr(g.spec.pod_group_template_ref.workload, "workload_name", "other"),
-     ['spec.podGroupTemplateRef: Invalid value: "{\\"workload\\":{\\"podGroupTemplateName\\":\\"w\\",'
-      '\\"workloadName\\":\\"other\\"}}": field is immutable']),
+     lambda g: setattr(g.spec.workload_ref, "workload_name", "other"),
+     ['spec.workloadRef: Invalid value: "{\\"templateName\\":\\"w\\",\\"workloadName\\":\\"other\\"}": '
+      'field is immutable']),
     ("disruption-mode", _full_upstream(), lambda g: g.spec.disruption_mode.ClearField("single"),
      ['spec.disruptionMode: Invalid value: "{}": field is immutable']),
     ("priority-class", _full_upstream(), lambda g: setattr(g.spec, "priority_class_name", "low"),

@@ -34,7 +34,7 @@ def validate_priority_class(pc: objects_pb2.PriorityClass) -> list[str]:
 #: The spec fields of each PodGroup spelling, as (proto field, manifest path); the other spelling's are
 #: refused.
 _UPSTREAM_GROUP_FIELDS = (
-    ("pod_group_template_ref", "spec.podGroupTemplateRef"),
+    ("workload_ref", "spec.workloadRef"),
     ("scheduling_policy", "spec.schedulingPolicy"),
     ("disruption_mode", "spec.disruptionMode"),
     ("priority_class_name", "spec.priorityClassName"),
@@ -81,17 +81,16 @@ def _validate_upstream_pod_group(spec: objects_pb2.PodGroupSpec) -> list[str]:
         if policy.HasField("gang") and policy.gang.min_count < 1:
             problems.append(invalid("spec.schedulingPolicy.gang.minCount", policy.gang.min_count,
                                     "must be greater than zero"))
-    if spec.pod_group_template_ref.HasField("workload"):
-        workload, path = spec.pod_group_template_ref.workload, "spec.podGroupTemplateRef.workload"
+    if spec.HasField("workload_ref"):
+        workload, path = spec.workload_ref, "spec.workloadRef"
         if not workload.workload_name:
             problems.append(required(f"{path}.workloadName"))
         else:
             problems += check(f"{path}.workloadName", workload.workload_name, is_dns1123_subdomain)
-        if not workload.pod_group_template_name:
-            problems.append(required(f"{path}.podGroupTemplateName"))
+        if not workload.template_name:
+            problems.append(required(f"{path}.templateName"))
         else:
-            problems += check(f"{path}.podGroupTemplateName", workload.pod_group_template_name,
-                               is_dns1123_label)
+            problems += check(f"{path}.templateName", workload.template_name, is_dns1123_label)
     if spec.HasField("disruption_mode"):
         problems += _exactly_one(spec.disruption_mode, "spec.disruptionMode", ("single", "all"))
     if spec.priority_class_name:

@@ -99,7 +99,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "NodeCondition": ("type", "status"),
     "PriorityClass": ("value",),
     "GangSchedulingPolicy": ("minCount",),
-    "WorkloadPodGroupTemplateReference": ("workloadName", "podGroupTemplateName"),
+    "WorkloadReference": ("workloadName", "templateName"),
     "ScopedResourceSelectorRequirement": ("scopeName", "operator"),
     "LeaseCandidateSpec": ("leaseName", "binaryVersion", "strategy"),
     "Event": ("metadata", "involvedObject"),
