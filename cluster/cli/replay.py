@@ -12,6 +12,7 @@ file, line and column, or document and field); 1 the replay itself failed.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import os
@@ -35,6 +36,7 @@ from cluster.simulate.replay.fill import (
     kept_nodes,
 )
 from cluster.simulate.replay.fill_report import fill_document, fill_table, write_fill_plot
+from cluster.simulate.replay.groups import without_topology_constraints
 from cluster.simulate.replay.jobs import FillJob, load_run_config, run_fill_jobs, trace_workload
 from cluster.simulate.replay.report import document, duration, table, write_plot
 from cluster.simulate.trace import Trace, TraceError, load_trace
@@ -57,6 +59,12 @@ DEFAULT_CONFIG_NAME = "default"
 EXTENDED_RESOURCE = "extended-resource"
 DEVICES = "devices"
 GPU_MAPPINGS = (EXTENDED_RESOURCE, DEVICES)
+#: --topology-constraints: replay the groups' topology constraints as the trace gives them, without
+#: them, or both ways side by side.
+KEEP, DROP, BOTH = "keep", "drop", "both"
+TOPOLOGY_CHOICES = (KEEP, DROP, BOTH)
+#: What a column of a replay without the constraints adds to its configuration's name.
+DROPPED_SUFFIX = " without topology"
 
 
 def register(subparsers: Any) -> None:
@@ -107,6 +115,12 @@ def register(subparsers: Any) -> None:
         f"default with --fill)",
     )
     parser.add_argument(
+        "--topology-constraints", choices=TOPOLOGY_CHOICES, default=KEEP,
+        help=f"the PodGroups' topology constraints: as the trace gives them ({KEEP}, default), dropped "
+        f"({DROP}), or each configuration replayed both ways side by side ({BOTH}; a column without them "
+        f"is named '<config>{DROPPED_SUFFIX}')",
+    )
+    parser.add_argument(
         "--feature-gates", default="", metavar="NAME=BOOL,...",
         help="kube-scheduler feature gates podsched has (SchedulerOpportunisticBatching), for every config",
     )
@@ -135,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--plot needs matplotlib, an optional extra: {PLOT_INSTALL}", EXIT_FAILED)
     try:
         trace = load_trace(args.nodes, args.pods)
-        devices = as_devices(trace) if args.gpus == DEVICES and args.fill is None else None
+        variants = _variants(trace, args)
     except TraceError as exc:
         for problem in exc.problems:
             print(f"error: {problem}", file=sys.stderr)
@@ -159,11 +173,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"replaying {len(trace.pods)} pods on {len(trace.nodes)} nodes ({trace.format}) under "
           f"{len(configs)} configuration(s)", file=sys.stderr, flush=True)
     runs: list[ReplayRun] = []
-    for name, (config, registry) in zip(names, configs, strict=True):
+    for (config_name, (config, registry)), (suffix, replayed, devices) in itertools.product(
+            zip(names, configs, strict=True), variants):
+        name = config_name + suffix
         try:
-            result = eventloop.run(replay(trace, config, registry, name=name, seed=_seed(args),
+            result = eventloop.run(replay(replayed, config, registry, name=name, seed=_seed(args),
                                         sample_every=args.sample_every, progress=_progress_printer(name),
-                                        devices=devices))
+                                        devices=devices, groups_as_traced=trace))
         except SchedulerConfigError as exc:
             return _fail(f"{name}: {exc}", EXIT_INVALID)
         except (ReplayError, BackgroundTaskEnded) as exc:
@@ -182,6 +198,17 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _variants(trace: Trace, args: argparse.Namespace) -> list[tuple[str, Trace, Trace | None]]:
+    """The ways each configuration replays the trace, by --topology-constraints: the column name's
+    suffix, the trace replayed and, under --gpus devices, that trace with its GPUs as devices. Raises
+    TraceError for a trace --gpus devices cannot express."""
+    choices = {KEEP: [("", trace)], DROP: [(DROPPED_SUFFIX, without_topology_constraints(trace))],
+               BOTH: [("", trace), (DROPPED_SUFFIX, without_topology_constraints(trace))]}
+    with_devices = args.gpus == DEVICES and args.fill is None
+    return [(suffix, replayed, as_devices(replayed) if with_devices else None)
+            for suffix, replayed in choices[args.topology_constraints]]
+
+
 def _flag_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the flags' values and combinations, or None."""
     if args.sample_every is not None and not args.sample_every > 0:
@@ -197,6 +224,9 @@ def _flag_problem(args: argparse.Namespace) -> str | None:
         return None
     if not args.fill > 0:
         return f"--fill must be positive, got {args.fill:g}"
+    if args.topology_constraints != KEEP:
+        return ("--topology-constraints has no meaning with --fill (its pods arrive one by one, each "
+                "alone)")
     if args.jobs < 1:
         return f"--jobs must be at least 1, got {args.jobs}"
     if args.sample_every is not None:
@@ -263,6 +293,7 @@ def _trace_info(args: argparse.Namespace, trace: Trace) -> dict[str, Any]:
     return {
         "nodes_file": args.nodes, "pods_file": args.pods, "format": trace.format, "nodes": len(trace.nodes),
         "pods": len(trace.pods), "seed": _seed(args), "configs": list(args.config), "gpus": args.gpus,
+        "topology_constraints": args.topology_constraints,
     }
 
 

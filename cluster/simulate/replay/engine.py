@@ -30,6 +30,7 @@ from cluster.simulate.replay.arrived import GpuBooks
 from cluster.simulate.replay.driver import Progress, ReplayDriver, WallTime
 from cluster.simulate.replay.fill import GpuAsk
 from cluster.simulate.replay.fill_driver import FillDriver
+from cluster.simulate.replay.groups import GroupOutcome, group_outcomes
 from cluster.simulate.replay.ledger import NodeTable, PodLedger, PodRecord
 from cluster.simulate.replay.metrics import DEFAULT_SAMPLES, Sample, Workload
 from cluster.simulate.trace import Trace
@@ -62,6 +63,8 @@ class ReplayRun:
     wall: WallTime
     #: The FGD experiment's measures (``--fill``), or None for a replay of the trace's own times.
     books: GpuBooks | None = None
+    #: What became of each of the trace's PodGroups (none for a trace without them).
+    groups: tuple[GroupOutcome, ...] = ()
 
 
 def default_sample_every(trace: Trace) -> float:
@@ -84,6 +87,7 @@ async def replay(
     books: GpuBooks | None = None,
     asks: Mapping[str, GpuAsk] | None = None,
     tie_order: Mapping[str, int] | None = None,
+    groups_as_traced: Trace | None = None,
 ) -> ReplayRun:
     """Replay ``trace`` to its end under ``config``. Raises ReplayError when the API refuses the trace.
     ``in_process``: the client reaches the API server in process (False: over gRPC on a loopback port,
@@ -93,7 +97,8 @@ async def replay(
     the devices its claim asks. ``books``: run the FGD experiment's pods (``fill``) one by one, each tried
     once (``FillDriver``), and measure them there; ``asks``: what each pod (by key) asks of GPUs.
     ``tie_order``: how the scheduler chooses between equally scored nodes (``Scheduler``; None: at
-    random)."""
+    random). ``groups_as_traced``: the trace whose groups' topology keys the outcome of each group
+    reads (the original, when ``trace`` has had its constraints dropped; None: ``trace``)."""
     started = time.perf_counter()
     every = sample_every if sample_every is not None else default_sample_every(trace)
     # The samples' workload; a run of the FGD experiment measures by its books instead.
@@ -130,9 +135,10 @@ async def replay(
         records = [ledger.records[key] for key in map(pod_key, (entry.pod for entry in trace.pods))
                    if key in ledger.records]
         last_arrival = trace.pods[-1].arrival_s if trace.pods else 0.0
+        groups = tuple(group_outcomes(groups_as_traced or trace, records))
         return ReplayRun(name, records, driver.samples, ledger.preempted, ledger.completed,
                          plane.clock.now(), last_arrival, time.perf_counter() - started, driver.wall,
-                         books)
+                         books, groups)
 
 
 async def _create_cluster(client: Client, trace: Trace) -> None:

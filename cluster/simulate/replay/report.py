@@ -48,6 +48,24 @@ def summary(run: ReplayRun) -> dict[str, Any]:
         "scheduling_seconds": wall.scheduling_s,
         "api_seconds": wall.api_s,
         "other_seconds": max(0.0, run.wall_seconds - wall.scheduling_s - wall.api_s),
+        **_group_figures(run),
+    }
+
+
+def _group_figures(run: ReplayRun) -> dict[str, Any]:
+    """The gangs placed and never placed, and where the placed groups with a topology constraint landed;
+    nothing for a trace without PodGroups."""
+    if not run.groups:
+        return {}
+    gangs = [group for group in run.groups if group.min_count > 0]
+    landed = [group.in_one_domain for group in run.groups if group.in_one_domain is not None]
+    return {
+        "gangs": len(gangs),
+        "gangs_placed": sum(group.placed for group in gangs),
+        "gangs_never_placed": sum(not group.placed for group in gangs),
+        "constrained_groups": sum(bool(group.topology_key) for group in run.groups),
+        "constrained_in_one_domain": sum(landed),
+        "constrained_split": len(landed) - sum(landed),
     }
 
 
@@ -65,6 +83,7 @@ def document(trace_info: dict[str, Any], runs: Sequence[ReplayRun]) -> dict[str,
                      "left_at": r.left_at, "preempted": r.preempted}
                     for r in run.records
                 ],
+                **({"groups": [group.to_json() for group in run.groups]} if run.groups else {}),
             }
             for run in runs
         ],
@@ -87,6 +106,10 @@ _ROWS: tuple[tuple[str, str, str], ...] = (
     ("pods pending (mean)", "pending_mean", "decimal"),
     ("pods pending (peak)", "pending_peak", "count"),
     ("pods unschedulable (mean)", "unschedulable_mean", "decimal"),
+    ("gangs placed", "gangs_placed", "count"),
+    ("gangs never placed", "gangs_never_placed", "count"),
+    ("constrained groups placed in one domain", "constrained_in_one_domain", "count"),
+    ("constrained groups placed split", "constrained_split", "count"),
     ("virtual time", "virtual_seconds", "duration"),
     ("scheduling cycles", "scheduling_cycles", "count"),
     ("wall time", "wall_seconds", "seconds"),
@@ -101,7 +124,8 @@ def table(runs: Sequence[ReplayRun]) -> str:
     """One row per figure, one column per configuration."""
     summaries = [summary(run) for run in runs]
     writer = TableWriter(("FIGURE", *(run.name for run in runs)))
-    rows = [[label, *(_show(s[key], how) for s in summaries)] for label, key, how in _ROWS]
+    rows = [[label, *(_show(s.get(key), how) for s in summaries)] for label, key, how in _ROWS
+            if any(key in s for s in summaries)]
     return "".join(line + "\n" for line in writer.table(rows))
 
 

@@ -8,6 +8,7 @@ from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
 from cluster.simulate.trace import native_csv, native_yaml, openb
+from cluster.simulate.trace.groups import topology_problems
 from cluster.simulate.trace.model import Trace, TraceError, TracePod, capped, shifted_to_zero
 from cluster.simulate.trace.table import Header, NotText, read_header, read_text
 
@@ -84,7 +85,10 @@ def _load_csv(format_: str, nodes_path: str, node_text: str, pods_path: str,
         pods, pod_problems = openb.load_pods(pods_path, pod_text, pod_header)
     else:
         nodes, node_problems = native_csv.load_nodes(nodes_path, node_text, node_header)
-        pods, objects, pod_problems = native_csv.load_pods(pods_path, pod_text, pod_header)
+        pod_list, pod_problems = native_csv.load_pods(pods_path, pod_text, pod_header)
+        pods, objects = pod_list.pods, pod_list.objects
+        if not node_problems:
+            pod_problems += topology_problems(pod_list.groups, nodes, nodes_path)
     if not nodes and not node_problems:
         node_problems.append(f"{nodes_path}:{node_header.line + 1}:1: row: Required value: no node after the "
                              "header")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from google.protobuf.message import Message
+
 from cluster.api import kinds, objects_pb2, validation
 from cluster.api.manifest import Manifest
 from cluster.api.quantity import parse_quantity
@@ -15,6 +19,8 @@ from cluster.simulate.scenario import (
 )
 from cluster.simulate.trace.bounds import LARGEST, ClusterTotals, quantity_problem
 from cluster.simulate.trace.build import new_node, new_pod
+from cluster.simulate.trace.groups import COLUMNS as GROUP_COLUMNS
+from cluster.simulate.trace.groups import GroupTable
 from cluster.simulate.trace.model import (
     GPU_MILLI_ANNOTATION,
     GPU_RESOURCE,
@@ -30,7 +36,7 @@ NODE_REQUIRED = ("name", "cpu", "memory")
 NODE_OPTIONAL = ("gpu", "pods", "labels", "taints")
 POD_REQUIRED = ("name",)
 POD_OPTIONAL = ("namespace", "arrival", "duration", "deletion", "cpu", "memory", "gpu", "gpu_milli",
-                "priority", "node_selector", "tolerations")
+                "priority", "node_selector", "tolerations", *GROUP_COLUMNS)
 LIST_SEPARATOR = ";"
 _INT32_MIN = -(2**31)
 _NODE_COLUMNS = {CPU: "cpu", MEMORY: "memory", GPU_RESOURCE: "gpu"}
@@ -77,31 +83,43 @@ def _node(row: Row, totals: ClusterTotals) -> objects_pb2.Node | None:
     return node
 
 
-def load_pods(path: str, text: str,
-              header: Header) -> tuple[list[TracePod], list[objects_pb2.PriorityClass], list[str]]:
-    """The pods of a native pod list in file order, the hidden PriorityClasses their bare priorities
-    need (as ``podsched simulate`` makes them), and every problem found."""
+@dataclass(frozen=True, slots=True)
+class PodList:
+    """What a native pod list makes: the pods in file order, the objects created before them (the
+    hidden PriorityClasses bare priorities need, as ``podsched simulate`` makes them, then the
+    PodGroups the ``group`` columns name), and each PodGroup with where its row gives it."""
+
+    pods: list[TracePod]
+    objects: list[Message]
+    groups: list[tuple[str, objects_pb2.PodGroup]]
+
+
+def load_pods(path: str, text: str, header: Header) -> tuple[PodList, list[str]]:
+    """The pods of a native pod list and what they need, and every problem found."""
     problems = check_header(path, header, POD_REQUIRED, POD_OPTIONAL)
     if problems:
-        return [], [], problems
-    pods, problems = load_rows(path, text, header, key_column="name", key=_identity, build=_pod,
-                               api_object=lambda pod: pod.pod, field_columns=_POD_FIELDS)
-    if problems:
-        return pods, [], problems
+        return PodList([], [], []), problems
+    table = GroupTable()
+    pods, problems = load_rows(path, text, header, key_column="name", key=_identity,
+                               build=lambda row: _pod(row, table), api_object=lambda pod: pod.pod,
+                               field_columns=_POD_FIELDS)
+    groups, group_problems = table.pod_groups()
+    if problems or group_problems:
+        return PodList(pods, [], groups), [*problems, *group_problems]
     manifests = [Manifest(path, index, kinds.POD, pod.pod) for index, pod in enumerate(pods, start=1)]
     try:
         scenario = build_scenario(manifests)
     except ScenarioError as exc:
-        return pods, [], exc.problems
+        return PodList(pods, [], groups), exc.problems
     classes = [entry.obj for entry in scenario.priority_classes]
-    return pods, [c for c in classes if isinstance(c, objects_pb2.PriorityClass)], []
+    return PodList(pods, [*classes, *(group for _, group in groups)], groups), []
 
 
 def _identity(row: Row) -> tuple[str, str]:
     return row.text("namespace") or DEFAULT_NAMESPACE, row.text("name")
 
 
-def _pod(row: Row) -> TracePod | None:
+def _pod(row: Row, groups: GroupTable) -> TracePod | None:
     arrival = row.optional_seconds("arrival") or 0.0
     duration, deletion = row.optional_seconds("duration"), row.optional_seconds("deletion")
     if duration is not None and deletion is not None:
@@ -126,6 +144,9 @@ def _pod(row: Row) -> TracePod | None:
         pod.spec.priority = priority
     pod.spec.node_selector.update(selector)
     pod.spec.tolerations.extend(toleration for toleration in tolerations if toleration is not None)
+    groups.join(row, namespace, pod)
+    if row.problems:
+        return None
     return TracePod(pod, arrival, duration, row.where)
 
 

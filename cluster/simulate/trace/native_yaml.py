@@ -9,6 +9,7 @@ from cluster.api import kinds, objects_pb2, validation
 from cluster.api.manifest import Manifest, ManifestError, load_paths
 from cluster.simulate.scenario import Entry, ScenarioError, build_scenario
 from cluster.simulate.trace import bounds
+from cluster.simulate.trace.groups import topology_problems
 from cluster.simulate.trace.model import (
     ARRIVAL_ANNOTATION,
     DELETION_ANNOTATION,
@@ -54,13 +55,16 @@ def load(nodes_path: str, pods_path: str) -> tuple[Trace | None, list[str], list
                "scheduler binds it" for entry in scenario.running_pods]
     node_problems, pod_problems = _too_large(scenario.nodes), _too_large(scenario.pods)
     shares = [problem for entry in scenario.pending_pods for problem in _gpu_share_problems(entry)]
-    if refused or node_problems or pod_problems or shares:
-        return None, node_problems, [*refused, *pod_problems, *shares]
+    nodes = [entry.obj for entry in scenario.nodes if isinstance(entry.obj, objects_pb2.Node)]
+    groups = [(entry.where, entry.obj) for entry in scenario.pod_groups
+              if isinstance(entry.obj, objects_pb2.PodGroup)]
+    unplaceable = topology_problems(groups, nodes, nodes_path)
+    if refused or node_problems or pod_problems or shares or unplaceable:
+        return None, node_problems, [*refused, *pod_problems, *shares, *unplaceable]
     pods = [_trace_pod(entry, *timing[id(entry.obj)]) for entry in scenario.pending_pods]
     objects: list[Message] = [entry.obj for entry in (
         *scenario.namespaces, *scenario.runtime_classes, *scenario.priority_classes, *scenario.pdbs,
         *scenario.pod_groups, *scenario.workloads)]
-    nodes = [entry.obj for entry in scenario.nodes if isinstance(entry.obj, objects_pb2.Node)]
     return Trace(nodes, shifted_to_zero(pods), objects, FORMAT), [], []
 
 
