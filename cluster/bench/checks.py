@@ -18,7 +18,10 @@ minMember) and its member pods (spec.schedulingGroup.podGroupName, else the pod-
 * bound in one transaction: at least the minimum of its members were bound at one resourceVersion, the
   gang's first (the group bind writes them in one store transaction, which gives every key one revision;
   each pod's version is the one it had when the bench's watch first saw it bound). For the bench's gangs,
-  whose minimum is their size, that is every member.
+  whose minimum is their size, that is every member;
+* with a topology constraint (TopologyGangScheduling: ``schedulingConstraints.topology[0].key``), inside
+  one domain: every bound member on a node whose label of that key has one value, the same for all; and
+  "room for it" above means room inside one domain (the domain of its bound members, if any).
 
 With DRA claims (the DRA workloads), over the ResourceClaims and ResourceSlices listed at the end:
 * devices allocated once: no device is in two allocations (nor twice in one), unless its slice lets it
@@ -265,6 +268,26 @@ def _fits(pods: Sequence[objects_pb2.Pod], free: dict[str, list[int]]) -> bool:
     return True
 
 
+def _domains(p: Placements, key: str, nodes: Iterable[str]) -> set[str | None]:
+    """The values of the label ``key`` of ``nodes`` (None for a node without it)."""
+    labels = p.labels_of
+    return {labels.get(node, {}).get(key) for node in nodes}
+
+
+def _room(p: Placements, free: dict[str, list[int]], key: str,
+          bound: Sequence[objects_pb2.Pod]) -> list[dict[str, list[int]]]:
+    """Where a gang's unbound members may go: all the nodes, or with a topology ``key`` the nodes of
+    each domain (only its bound members' domain when it has some)."""
+    if not key:
+        return [free]
+    by_domain: dict[str, dict[str, list[int]]] = defaultdict(dict)
+    for node, room in free.items():
+        if (value := p.labels_of.get(node, {}).get(key)) is not None:
+            by_domain[value][node] = room
+    taken = _domains(p, key, (pod.spec.node_name for pod in bound))
+    return [nodes for value, nodes in by_domain.items() if not bound or taken == {value}]
+
+
 def _gangs(p: Placements) -> Iterable[str]:
     members: dict[tuple[str, str], list[objects_pb2.Pod]] = defaultdict(list)
     for pod in p.pods:
@@ -276,14 +299,23 @@ def _gangs(p: Placements) -> Iterable[str]:
         if minimum < 1:
             continue
         name = f"{group.metadata.namespace}/{group.metadata.name}"
+        key = _topology_key(group)
         pods = members.get((group.metadata.namespace, group.metadata.name), [])
         bound = [pod for pod in pods if _on_node(pod)]
         waiting = [pod for pod in pods if not pod.spec.node_name]
         of = f"of {len(pods)} members"
         if 0 < len(bound) < minimum:
             yield f"gang {name}: {len(bound)} {of} bound, fewer than its minimum {minimum}"
-        if waiting and len(bound) + len(waiting) >= minimum and _fits(waiting, free):
-            yield f"gang {name}: {len(waiting)} {of} unbound though the nodes have room for them"
+        domains = _domains(p, key, (pod.spec.node_name for pod in bound)) if key else set()
+        if len(domains) > 1 or None in domains:
+            shown = sorted(value or f"(no {key})" for value in domains)
+            more = f", ... ({len(shown)} in all)" if len(shown) > MAX_QUOTED else ""
+            yield (f"gang {name}: {len(bound)} {of} bound across {len(shown)} domains of {key}: "
+                   f"{', '.join(shown[:MAX_QUOTED])}{more}")
+        if waiting and len(bound) + len(waiting) >= minimum and any(
+                _fits(waiting, room) for room in _room(p, free, key, bound)):
+            where = f"one domain of {key} has" if key else "the nodes have"
+            yield f"gang {name}: {len(waiting)} {of} unbound though {where} room for them"
         versions = Counter(int(p.bound_versions.get(pod.metadata.name) or pod.metadata.resource_version)
                            for pod in bound)
         if versions and len(bound) >= minimum:
@@ -292,6 +324,12 @@ def _gangs(p: Placements) -> Iterable[str]:
                 yield (f"gang {name}: {versions[first]} members bound at its first resourceVersion {first}, "
                        f"fewer than its minimum {minimum} (bound at {len(versions)} resourceVersions, "
                        f"{first} to {max(versions)})")
+
+
+def _topology_key(group: objects_pb2.PodGroup) -> str:
+    """The node label a v1alpha3 PodGroup must sit in one domain of ("" for none)."""
+    constraints = group.spec.scheduling_constraints.topology
+    return constraints[0].key if constraints else ""
 
 
 # -- DRA ---------------------------------------------------------------------------------------------

@@ -24,6 +24,14 @@ label), the others in ``scheduling.k8s.io/v1alpha3`` (gang.minCount, spec.schedu
 minimum is its size. No initial pods, as scheduler_perf's; the 10000 measured pods of the full scale are
 SchedulingBasic's count.
 
+TopologyGangScheduling is GangScheduling with the topology constraint of KEP-5732 (scheduler_perf has no
+such config yet): the nodes are labelled into racks of ``rack_size`` nodes in a row
+(``topology.kubernetes.io/rack``: ``rack-0``, ``rack-1``, ...), and every gang, all in
+scheduling.k8s.io/v1alpha3, has ``schedulingConstraints.topology: [{key: topology.kubernetes.io/rack}]``,
+so it must be placed whole inside one rack. A rack of 8 node-default nodes holds 320 of its pods, so the
+largest gang (64) fits an empty rack, and gangs larger than a node (40 pods) must spread over the nodes
+of one rack.
+
 The DRA workloads are scheduler_perf's (dra/performance-config.yaml, whose templates they translate): a
 DeviceClass ``test-class`` selecting the devices of ``test-driver.cdi.k8s.io`` by CEL, one ResourceSlice
 per node from its test driver (``devices_per_node`` devices ``instance-0``... with its attributes and a
@@ -51,6 +59,7 @@ from cluster.api import objects_pb2
 from cluster.api.podgroups import COSCHEDULING_API_VERSION, POD_GROUP_LABEL, UPSTREAM_API_VERSION
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
+RACK_LABEL = "topology.kubernetes.io/rack"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 #: Which part of a workload a pod belongs to: ``init``, ``measured`` or ``churn``.
 ROLE_LABEL = "podsched.io/bench-role"
@@ -97,14 +106,20 @@ class Gangs:
     """How a gang workload's measured pods form gangs: in the order they are created, each gang's size
     drawn from ``random.Random(seed)`` within [min_size, max_size] (the last gang takes what remains,
     also within it), so that every run of one scale forms the same gangs. Every ``coscheduling_every``-th
-    gang is written in the Coscheduling spelling, the others in scheduling.k8s.io/v1alpha3's."""
+    gang is written in the Coscheduling spelling, the others in scheduling.k8s.io/v1alpha3's. With a
+    ``topology_key``, every gang is constrained to one domain of that node label (only v1alpha3 has the
+    constraint, so no gang is then written in the Coscheduling spelling)."""
 
     min_size: int = 8
     max_size: int = 64
     seed: int = 1
     coscheduling_every: int = 4
+    topology_key: str = ""
 
     def __post_init__(self) -> None:
+        if self.topology_key and self.coscheduling_every:
+            raise ValueError("a Coscheduling PodGroup has no topology constraint: with a topology_key, "
+                             "coscheduling_every must be 0")
         # Any remainder above max_size must split into two gangs of at least min_size.
         if not 1 <= self.min_size or 2 * self.min_size > self.max_size + 1:
             raise ValueError(f"gang sizes {self.min_size} to {self.max_size}: need 1 <= min_size and "
@@ -130,7 +145,10 @@ class Gangs:
             name, namespace = f"gang-{index:05d}", pods[start].metadata.namespace
             every = self.coscheduling_every
             coscheduling = every > 0 and index % every == every - 1
-            groups.append((pod_group_coscheduling if coscheduling else pod_group_gang)(name, namespace, size))
+            if coscheduling:
+                groups.append(pod_group_coscheduling(name, namespace, size))
+            else:
+                groups.append(pod_group_gang(name, namespace, size, self.topology_key))
             for pod in pods[start:start + size]:
                 if coscheduling:
                     pod.metadata.labels[POD_GROUP_LABEL] = name
@@ -164,6 +182,8 @@ class Workload:
     measured_template: PodTemplate
     #: Values of ``topology.kubernetes.io/zone`` given to the nodes round robin; empty: no zone label.
     zones: tuple[str, ...] = ()
+    #: Nodes per rack: ``topology.kubernetes.io/rack`` is ``rack-<index // rack_size>``; 0: no rack label.
+    rack_size: int = 0
     churn: Churn | None = None
     priority_classes: tuple[objects_pb2.PriorityClass, ...] = ()
     #: The measured pods come in gangs, each with its PodGroup created before its pods.
@@ -193,6 +213,8 @@ class Workload:
         labels = {HOSTNAME_LABEL: name}
         if self.zones:
             labels[ZONE_LABEL] = self.zones[index % len(self.zones)]
+        if self.rack_size:
+            labels[RACK_LABEL] = f"rack-{index // self.rack_size}"
         return node_default(name, labels)
 
 
@@ -256,11 +278,13 @@ def pod_gang_member(name: str, namespace: str) -> objects_pb2.Pod:
     return _pod(name, namespace, memory="100Mi")
 
 
-def pod_group_gang(name: str, namespace: str, min_count: int) -> objects_pb2.PodGroup:
+def pod_group_gang(name: str, namespace: str, min_count: int, topology_key: str = "") -> objects_pb2.PodGroup:
+    spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": min_count}}}
+    if topology_key:
+        spec["schedulingConstraints"] = {"topology": [{"key": topology_key}]}
     return _parse(objects_pb2.PodGroup(), {
         "apiVersion": UPSTREAM_API_VERSION, "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+        "metadata": {"name": name, "namespace": namespace}, "spec": spec,
     })  # fmt: skip
 
 
@@ -366,6 +390,9 @@ WORKLOADS: dict[str, Workload] = {
                  pod_default, pod_with_topology_spreading, zones=("moon-1", "moon-2", "moon-3")),
         Workload("GangScheduling", Scale(5000, 0, 10000), Scale(500, 0, 1000), None,
                  pod_default, pod_gang_member, gangs=Gangs()),
+        Workload("TopologyGangScheduling", Scale(5000, 0, 10000), Scale(500, 0, 1000), None,
+                 pod_default, pod_gang_member, rack_size=8,
+                 gangs=Gangs(coscheduling_every=0, topology_key=RACK_LABEL)),
         Workload("SchedulingWithResourceClaimTemplate", Scale(500, 2500, 2500), Scale(500, 2500, 2500), 56,
                  pod_with_claim_template, pod_with_claim_template,
                  drivers=(DeviceDriver(TEST_DRIVER, 10),),

@@ -9,7 +9,8 @@ only, not on SQLite as well: its placements are checked the same way on either s
 are bound in tests/integration/test_gang_scheduling.py. That no --workload means every workload is
 tests/unit/test_bench_report.py's. The DRA workloads are left out: even at the tiny scale (1250 pods
 whose claims the resourceclaim controller makes and the scheduler allocates) one takes minutes on this
-machine; their checks are tests/unit/test_bench_dra.py's.
+machine; their checks are tests/unit/test_bench_dra.py's. The rack-constrained gang workload runs on its
+own, in process on SQLite: what it adds to the gang workload is where the scheduler puts each gang.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from cluster.bench.workloads import WORKLOADS
 
 #: Generous: the tiny workloads take well under a minute on a loaded 2-core machine.
 BENCH_TIMEOUT_S = 340
-#: Every workload but the gang one, which the etcd test below runs, and the DRA ones.
+#: Every workload but the gang ones, which the tests below run, and the DRA ones.
 ON_SQLITE = [name for name, workload in WORKLOADS.items()
-             if name != "GangScheduling" and not workload.claim_templates]
+             if workload.gangs is None and not workload.claim_templates]
 
 
 def test_every_tiny_workload_places_its_pods_correctly(tmp_path: Path) -> None:
@@ -125,3 +126,23 @@ def test_bench_http_prints_the_creates_kubectl_and_the_watch() -> None:
     assert any(line.startswith("watch over HTTP during SchedulingBasic") and "placements correct" in line
                for line in lines)
     assert any(line.strip().startswith(f"binds seen {bound} of {bound}, ") for line in lines), lines
+
+
+def test_the_rack_gang_workload_places_every_gang_whole_inside_one_rack(tmp_path: Path) -> None:
+    report = tmp_path / "bench.json"
+
+    finished = subprocess.run(
+        [sys.executable, "-m", "cluster.cli", "bench", "--workload", "TopologyGangScheduling", "--scale",
+         "tiny", "--store", "sqlite", "--topology", "inproc", "--json", str(report)],
+        capture_output=True, text=True, timeout=BENCH_TIMEOUT_S, check=False,
+    )  # fmt: skip
+
+    document = json.loads(report.read_text())
+    [workload] = document["workloads"]
+    workloads = WORKLOADS["TopologyGangScheduling"]
+    assert workloads.gangs is not None
+    assert (workload["name"], workload["nodes"], workload["pods"]) == ("TopologyGangScheduling", 125, 250)
+    assert workload["gangs"] == len(workloads.gangs.sizes(250))
+    # The checks include every gang whole (all or nothing) and inside one rack.
+    assert workload["placements_correct"] is True, workload["problems"]
+    assert finished.returncode == 0, finished.stdout + finished.stderr

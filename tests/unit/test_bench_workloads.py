@@ -29,6 +29,7 @@ def test_the_workloads_have_scheduler_perfs_sizes_and_thresholds() -> None:
         "SchedulingPodAntiAffinity": (w.Scale(5000, 1000, 2000), 500, 60),
         "TopologySpreading": (w.Scale(5000, 5000, 5000), 500, 460),
         "GangScheduling": (w.Scale(5000, 0, 10000), 500, None),
+        "TopologyGangScheduling": (w.Scale(5000, 0, 10000), 500, None),
         # scheduler_perf's DRA configs stop at 500 nodes: full and small are the same.
         "SchedulingWithResourceClaimTemplate": (w.Scale(500, 2500, 2500), 500, 56),
         "SchedulingWithMultipleResourceClaims": (w.Scale(500, 2500, 2500), 500, None),
@@ -291,3 +292,90 @@ def test_a_gang_bound_in_several_transactions_is_reported() -> None:
     ]
     versions = {f"m{i}": "7" for i in range(10)}  # as the watch saw them bound, before later writes
     assert check(Placements([node], pods, pod_groups=[group], bound_versions=versions)) == []
+
+
+# -- topology-constrained gangs ---------------------------------------------------------------------
+
+TOPOLOGY_GANGS = w.WORKLOADS["TopologyGangScheduling"]
+
+
+def _rack_gang(size: int, node_of: Callable[[int], objects_pb2.Node | None]
+               ) -> tuple[objects_pb2.PodGroup, list[objects_pb2.Pod]]:
+    """A rack-constrained gang of ``size`` measured pods, pod i on node_of(i) (None: unbound)."""
+    pods = [w.pod_gang_member(f"m{i}", "ns") for i in range(size)]
+    assert TOPOLOGY_GANGS.gangs is not None
+    group = TOPOLOGY_GANGS.gangs.form(pods)[0]
+    for index, pod in enumerate(pods):
+        pod.metadata.labels[w.ROLE_LABEL] = w.MEASURED
+        pod.metadata.resource_version = "7"
+        if (node := node_of(index)) is not None:
+            pod.spec.node_name = node.metadata.name
+    return group, pods
+
+
+def test_the_topology_gang_workload_labels_racks_and_constrains_every_gang() -> None:
+    nodes = [TOPOLOGY_GANGS.node(i) for i in range(17)]
+    assert [n.metadata.labels[w.RACK_LABEL] for n in nodes] == ["rack-0"] * 8 + ["rack-1"] * 8 + ["rack-2"]
+    assert w.ZONE_LABEL not in nodes[0].metadata.labels
+    pods = [w.pod_gang_member(f"m{i}", "ns") for i in range(TOPOLOGY_GANGS.scale("tiny").measured_pods)]
+    assert TOPOLOGY_GANGS.gangs is not None
+    groups = TOPOLOGY_GANGS.gangs.form(pods)
+    assert len(groups) > 1
+    for group in groups:
+        assert group.api_version == "scheduling.k8s.io/v1alpha3"
+        assert [c.key for c in group.spec.scheduling_constraints.topology] == [w.RACK_LABEL]
+    assert all(pod.spec.scheduling_group.pod_group_name for pod in pods)
+    assert POD_GROUP_LABEL not in pods[0].metadata.labels
+    # The largest gang fits one rack of node-default nodes (4 CPUs each, 100m a pod).
+    assert TOPOLOGY_GANGS.gangs.max_size * 100 <= TOPOLOGY_GANGS.rack_size * 4000
+
+
+def test_a_coscheduling_gang_cannot_carry_a_topology_constraint() -> None:
+    with pytest.raises(ValueError, match="a Coscheduling PodGroup has no topology constraint"):
+        w.Gangs(topology_key=w.RACK_LABEL)
+
+
+def test_a_gang_inside_one_rack_passes() -> None:
+    nodes = [TOPOLOGY_GANGS.node(i) for i in range(9)]
+    group, pods = _rack_gang(10, lambda i: nodes[i % 2])
+
+    assert check(Placements(nodes, pods, pod_groups=[group])) == []
+
+
+def test_a_gang_split_across_racks_is_reported() -> None:
+    nodes = [TOPOLOGY_GANGS.node(i) for i in range(9)]
+    group, pods = _rack_gang(10, lambda i: nodes[0] if i < 5 else nodes[8])
+
+    assert check(Placements(nodes, pods, pod_groups=[group])) == [
+        "gangs: gang ns/gang-00000: 10 of 10 members bound across 2 domains of "
+        "topology.kubernetes.io/rack: "
+        "rack-0, rack-1"
+    ]
+
+
+def test_a_gang_on_a_node_without_the_rack_label_is_reported() -> None:
+    unracked = w.WORKLOADS["GangScheduling"].node(99)
+    nodes = [TOPOLOGY_GANGS.node(0), unracked]
+    group, pods = _rack_gang(10, lambda i: nodes[i % 2])
+
+    assert check(Placements(nodes, pods, pod_groups=[group])) == [
+        "gangs: gang ns/gang-00000: 10 of 10 members bound across 2 domains of "
+        "topology.kubernetes.io/rack: "
+        "(no topology.kubernetes.io/rack), rack-0"
+    ]
+
+
+def test_a_rack_gang_waits_rightly_when_no_single_rack_has_room() -> None:
+    # Two racks of one node each, room for 6 of the gang's 10 in each: 12 places, but no rack holds 10.
+    nodes = [TOPOLOGY_GANGS.node(0), TOPOLOGY_GANGS.node(8)]
+    for node in nodes:
+        node.status.allocatable["cpu"] = "600m"
+    group, pods = _rack_gang(10, lambda _: None)
+
+    assert check(Placements(nodes, pods, pod_groups=[group])) == []
+    nodes[1].status.allocatable["cpu"] = "1"
+    assert check(Placements(nodes, pods, pod_groups=[group])) == [
+        "gangs: gang ns/gang-00000: 10 of 10 members unbound though one domain of "
+        "topology.kubernetes.io/rack "
+        "has room for them"
+    ]
