@@ -35,7 +35,7 @@ from typing import Any
 
 from cluster.api import errors, kinds, objects_pb2
 from cluster.api.quantity import parse_quantity
-from cluster.api.validation import is_dns1123_label, is_dns1123_subdomain
+from cluster.api.validation import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
 from cluster.client import Client, Informer
 
 log = logging.getLogger(__name__)
@@ -99,6 +99,10 @@ class LoadSpec:
     #: A ResourceClaimTemplate of the namespace each single pod makes its claim ``device`` from ("" for
     #: none).
     claim_template: str = ""
+    #: A node label every gang must be placed inside one domain of (its PodGroup's
+    #: ``schedulingConstraints.topology``; "" for none). Only scheduling.k8s.io PodGroups have the
+    #: constraint, so with a key every gang is written in that spelling.
+    gang_topology_key: str = ""
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.rate) and self.rate > 0):
@@ -122,6 +126,9 @@ class LoadSpec:
             raise LoadSpecError("claim_template", f'"{self.claim_template}" is invalid: {detail}')
         if not 0.0 <= self.gang_fraction <= 1.0:  # NaN fails too
             raise LoadSpecError("gang_fraction", f"must be between 0 and 1, got {self.gang_fraction:g}")
+        if self.gang_topology_key and (problems := is_qualified_name(self.gang_topology_key)):
+            raise LoadSpecError("gang_topology_key",
+                                f'"{self.gang_topology_key}" is invalid: {"; ".join(problems)}')
         smallest, largest = self.gang_size
         if not 1 <= smallest <= largest:
             raise LoadSpecError("gang_size",
@@ -163,12 +170,14 @@ class LoadSpec:
         group.metadata.name = self.pod_group_name(number)
         group.metadata.namespace = self.namespace
         group.metadata.labels.update({"app": "podsched-load", RUN_LABEL: self.run_id})
-        if coscheduling:
+        if coscheduling and not self.gang_topology_key:
             group.api_version = COSCHEDULING_API_VERSION
             group.spec.min_member = size
         else:
             group.api_version = kinds.POD_GROUP.api_version
             group.spec.scheduling_policy.gang.min_count = size
+            if self.gang_topology_key:
+                group.spec.scheduling_constraints.topology.add(key=self.gang_topology_key)
             if self.priority_class:
                 group.spec.priority_class_name = self.priority_class
         return group

@@ -12,6 +12,9 @@ The rules are checked from the store's own history, not from what any component 
   never request more cpu, memory or pod slots than the node's allocatable.
 * ``check_gangs_never_partly_bound``: replaying every revision, no gang (a PodGroup with a gang policy)
   ever has some of its pods bound but fewer than its minCount (minMember): all or nothing.
+* ``check_gangs_in_one_domain``: replaying every revision, no group with a topology constraint
+  (``schedulingConstraints.topology[0].key``) ever has pods bound on nodes of two domains of its key, or
+  on a node without that label.
 * ``check_devices_allocated_once``: replaying every revision (the last one is the final state), no
   device is held by two ResourceClaim allocations (nor twice by one), unless its ResourceSlice lets it be
   allocated many times, where no two allocations share a shareID; an allocation with admin access holds
@@ -394,6 +397,58 @@ def check_gangs_never_partly_bound(events: Sequence[Recorded]) -> list[str]:
                 names = ", ".join(sorted(bound[group]))
                 problems.append(f"revision {revision}: gang {group} has {count} of its pods bound, fewer "
                                 f"than its minCount {minimum} (bound: {names})")
+    return problems
+
+
+def group_topology_key(group: objects_pb2.PodGroup) -> str:
+    """The node label a scheduling.k8s.io PodGroup must sit in one domain of ("" for none)."""
+    constraints = group.spec.scheduling_constraints.topology
+    return constraints[0].key if constraints else ""
+
+
+def check_gangs_in_one_domain(events: Sequence[Recorded]) -> list[str]:
+    """Replay the history revision by revision: after every revision, each group with a topology
+    constraint (as its PodGroup stands then) has its bound pods on nodes that all carry its key with one
+    value. A problem is reported once per group, at the first revision that splits it."""
+    problems = []
+    groups: dict[str, objects_pb2.PodGroup] = {}
+    labels: dict[str, Mapping[str, str]] = {}
+    #: "namespace/group" -> {pod name: node} of its pods bound now.
+    bound: dict[str, dict[str, str]] = defaultdict(dict)
+    split: set[str] = set()
+    for revision, written in revisions(events):
+        for event in written:
+            if event.key.startswith(NODE.key_prefix()) and event.type is EventType.PUT:
+                assert isinstance(event.obj, objects_pb2.Node)
+                labels[event.obj.metadata.name] = dict(event.obj.metadata.labels)
+            elif event.key.startswith(POD_GROUP.key_prefix()):
+                meta = event.obj.metadata  # type: ignore[attr-defined]
+                name = f"{meta.namespace}/{meta.name}"
+                if event.type is EventType.DELETE:
+                    groups.pop(name, None)
+                else:
+                    assert isinstance(event.obj, objects_pb2.PodGroup)
+                    groups[name] = event.obj
+            elif event.key.startswith(POD.key_prefix()):
+                pod = event.obj
+                assert isinstance(pod, objects_pb2.Pod)
+                if group_name := pod_group_of(pod):
+                    members = bound[f"{pod.metadata.namespace}/{group_name}"]
+                    if event.type is EventType.PUT and pod.spec.node_name:
+                        members[pod.metadata.name] = pod.spec.node_name
+                    else:
+                        members.pop(pod.metadata.name, None)
+        for name, group in groups.items():
+            key = group_topology_key(group)
+            if not key or name in split or not bound[name]:
+                continue
+            domains = {labels.get(node, {}).get(key) for node in bound[name].values()}
+            if len(domains) > 1 or None in domains:
+                split.add(name)
+                where = ", ".join(f"{pod} on {node} ({key}={labels.get(node, {}).get(key, '(none)')})"
+                                  for pod, node in sorted(bound[name].items()))
+                problems.append(f"revision {revision}: group {name} is bound across domains of {key}: "
+                                f"{where}")
     return problems
 
 

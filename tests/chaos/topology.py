@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cluster.api import objects_pb2
@@ -50,6 +50,7 @@ LOAD_NAMESPACE = "chaos"
 DRIVER = "gpu.chaos.podsched.io"
 DEVICE_CLASS = "chaos-gpu"
 CLAIM_TEMPLATE = "one-gpu"
+RACK_LABEL = "topology.kubernetes.io/rack"
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,12 @@ class TopologySpec:
     seed: int = field(default_factory=new_seed)
     #: Pods per second of the final fill (the faults are over: only throughput matters).
     fill_rate: float = 25.0
+    #: Nodes per rack: node i is labelled ``topology.kubernetes.io/rack: rack-<i // rack_size>``; 0 for no
+    #: racks.
+    rack_size: int = 0
+    #: The node label every gang of the load (and of a gang fill) is constrained to one domain of ("" for
+    #: none).
+    gang_topology_key: str = ""
 
     @property
     def per_node(self) -> int:
@@ -112,6 +119,8 @@ class TopologySpec:
         node = objects_pb2.Node(api_version="v1", kind="Node")
         node.metadata.name = f"chaos-node-{index}"
         node.metadata.labels["kubernetes.io/hostname"] = node.metadata.name
+        if self.rack_size:
+            node.metadata.labels[RACK_LABEL] = f"rack-{index // self.rack_size}"
         resources = {"cpu": self.node_cpu, "memory": self.node_memory, "pods": str(self.node_pods)}
         node.status.capacity.update(resources)
         node.status.allocatable.update(resources)
@@ -147,7 +156,8 @@ class TopologySpec:
         """The load during the faults: at most as many pods as the nodes hold."""
         return LoadSpec(rate=self.load_rate, count=self.capacity, namespace=LOAD_NAMESPACE,
                         cpu=self.pod_cpu, memory=self.pod_memory, gang_fraction=self.gang_fraction,
-                        gang_size=self.gang_size, seed=self.seed, claim_template=CLAIM_TEMPLATE)
+                        gang_size=self.gang_size, seed=self.seed, claim_template=CLAIM_TEMPLATE,
+                        gang_topology_key=self.gang_topology_key)
 
     def fill(self, existing: int) -> LoadSpec:
         """The final fill: as many more single pods as room is left beside ``existing`` pods of the load."""
@@ -155,6 +165,15 @@ class TopologySpec:
             raise ValueError(f"{existing} pods already fill the {self.capacity} places of the nodes")
         return LoadSpec(rate=self.fill_rate, count=self.capacity - existing, namespace=LOAD_NAMESPACE,
                         cpu=self.pod_cpu, memory=self.pod_memory, claim_template=CLAIM_TEMPLATE)
+
+    def gang_fill(self, existing: int) -> LoadSpec:
+        """``fill`` in gangs of the load's one gang size (and topology key), for a load of gangs only."""
+        single = self.fill(existing)
+        smallest, largest = self.gang_size
+        if smallest != largest or single.count is None or single.count % smallest:
+            raise ValueError(f"{single.count} places cannot be filled with gangs of {self.gang_size}")
+        return replace(single, gang_fraction=1.0, gang_size=self.gang_size, seed=self.seed,
+                                   gang_topology_key=self.gang_topology_key)
 
 
 #: The API servers keep their history for the whole run: the recorder must see every revision, and a

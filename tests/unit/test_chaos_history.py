@@ -749,3 +749,77 @@ def test_claims_report_a_bound_pods_claim_missing_unallocated_unreserved_or_on_a
         f"pod {key('stranger')} on n1: claim gpu: ResourceClaim stranger-gpu is not reserved for the pod",
         f"pod {key('unmade')} on n1: claim gpu: none made",
     ]
+
+
+# ------------------------------------------------------------------------------- topology domains
+
+RACK = "topology.kubernetes.io/rack"
+
+
+def _racked(h: History, name: str, rack: str | None) -> None:
+    node = builders.node(name)
+    if rack is not None:
+        node.metadata.labels[RACK] = rack
+    h.put(NODE.key("", name), node)
+
+
+def _rack_gang(h: History, name: str, min_count: int) -> None:
+    group = make_pod_group(name, min_count, False)
+    group.spec.scheduling_constraints.topology.add(key=RACK)
+    h.put(POD_GROUP.key("default", name), group)
+
+
+def _racks(h: History) -> None:
+    _racked(h, "a1", "r1")
+    _racked(h, "a2", "r1")
+    _racked(h, "b1", "r2")
+    _racked(h, "bare", None)
+
+
+def test_domains_hold_when_a_rack_gang_is_bound_inside_one_rack() -> None:
+    h = History()
+    _racks(h)
+    _rack_gang(h, "train", 2)
+    with h.transaction():
+        h.member("w-0", "train", "a1")
+        h.member("w-1", "train", "a2")
+    h.pod_group("loose", 2)  # no constraint: may span racks
+    with h.transaction():
+        h.member("l-0", "loose", "a1")
+        h.member("l-1", "loose", "b1")
+    assert history.check_gangs_in_one_domain(h.events) == []
+
+
+def test_domains_report_a_rack_gang_bound_across_racks_once() -> None:
+    h = History()
+    _racks(h)
+    _rack_gang(h, "train", 2)
+    with h.transaction():
+        h.member("w-0", "train", "a1")
+        split = h.member("w-1", "train", "b1")
+    h.member("w-1", "train", "b1")  # still split: reported once
+    assert history.check_gangs_in_one_domain(h.events) == [
+        f"revision {split}: group default/train is bound across domains of {RACK}: w-0 on a1 ({RACK}=r1), "
+        f"w-1 on b1 ({RACK}=r2)"
+    ]
+
+
+def test_domains_report_a_rack_gang_on_a_node_without_the_label() -> None:
+    h = History()
+    _racks(h)
+    _rack_gang(h, "train", 1)
+    bound = h.member("w-0", "train", "bare")
+    assert history.check_gangs_in_one_domain(h.events) == [
+        f"revision {bound}: group default/train is bound across domains of {RACK}: w-0 on bare "
+        f"({RACK}=(none))"
+    ]
+
+
+def test_domains_forget_pods_that_are_gone() -> None:
+    h = History()
+    _racks(h)
+    _rack_gang(h, "train", 1)
+    h.member("w-0", "train", "a1")
+    h.delete(key("w-0"), make_member("w-0", "train", "a1"))
+    h.member("w-1", "train", "b1")  # the group's only bound pod now: one rack
+    assert history.check_gangs_in_one_domain(h.events) == []

@@ -52,6 +52,8 @@ from tests.unit.test_client_fake_apiserver import FakeApiServer, until
         pytest.param({"gang_fraction": float("nan")}, "gang_fraction", "got nan", id="gang-fraction-nan"),
         pytest.param({"gang_size": (0, 3)}, "gang_size", "1 <= MIN <= MAX, got 0-3", id="gang-size-zero"),
         pytest.param({"gang_size": (5, 2)}, "gang_size", "1 <= MIN <= MAX, got 5-2", id="gang-size-reversed"),
+        pytest.param({"gang_topology_key": "a/b/c"}, "gang_topology_key", '"a/b/c" is invalid',
+                     id="gang-topology-key"),
     ],
 )
 def test_spec_refuses_what_the_server_would_refuse(fields: dict[str, object], field: str, words: str) -> None:
@@ -90,6 +92,22 @@ def test_single_pods_claim_devices_through_the_claim_template_and_gang_members_d
         assert [c.name for c in pod.spec.containers[0].resources.claims] == [CLAIM_NAME]
     assert not any(pod.spec.resource_claims or pod.spec.containers[0].resources.claims for pod in members)
     assert not LoadSpec(rate=1).single(0).spec.resource_claims
+
+
+def test_with_a_topology_key_every_gang_is_constrained_and_in_the_upstream_spelling() -> None:
+    rack = "topology.kubernetes.io/rack"
+    spec = LoadSpec(rate=1, count=80, gang_fraction=0.5, seed=7, gang_topology_key=rack, run_id="abc123")
+    unconstrained = LoadSpec(rate=1, count=80, gang_fraction=0.5, seed=7, run_id="abc123")
+    gangs = [s.pod_group for s in spec.submissions() if s.pod_group is not None]
+
+    assert len(gangs) > 2
+    assert all(g.api_version == POD_GROUP.api_version for g in gangs)
+    assert all([c.key for c in g.spec.scheduling_constraints.topology] == [rack] for g in gangs)
+    # The same draws: the same gangs, of the same sizes, only spelled and constrained otherwise.
+    assert [[p.metadata.name for p in s.pods] for s in spec.submissions()] == [
+        [p.metadata.name for p in s.pods] for s in unconstrained.submissions()]
+    assert not any(s.pod_group.spec.scheduling_constraints.topology for s in unconstrained.submissions()
+                   if s.pod_group is not None)
 
 
 def test_progress_line() -> None:
