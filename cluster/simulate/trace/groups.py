@@ -56,8 +56,8 @@ class GroupTable:
         """Make ``pod`` a member of the group its row names, if any; the row's group problems are added
         to the row."""
         name = row.text(GROUP)
-        min_count = row.optional_integer(MIN_COUNT, MAX_MIN_COUNT) if row.text(MIN_COUNT) else None
-        if row.text(MIN_COUNT) and min_count == 0:
+        min_count = row.optional_integer(MIN_COUNT, MAX_MIN_COUNT)
+        if min_count == 0:
             row.invalid(MIN_COUNT, "must be greater than 0")
         key = row.text(TOPOLOGY_KEY)
         for problem in validation.is_qualified_name(key) if key else []:
