@@ -116,3 +116,37 @@ def test_a_group_preempts_with_its_podgroups_priority_else_its_members_lowest() 
     assert preemptor_priority(pod_group("pg", 1), members) == 0
     assert preemptor_priority(pod_group("pg", 1, api_version=X_K8S), members) == 3
     assert preemptor_priority(None, members) == 3
+
+
+def test_the_more_important_victim_first() -> None:
+    """Upstream's MoreImportantVictim: the priority counted with; at equal priority a pod of a group
+    before a lone pod, the larger unit, then the unit that started first."""
+    pods = [
+        cpu_pod("lone-old", "1", 10, node_name="node1", start=100),
+        cpu_pod("lone-new", "1", 10, node_name="node1", start=200),
+        member("single", "pg-single", "1", 10, node_name="node1", start=300),
+        member("small", "pg-small", "1", 10, node_name="node1", start=400),
+        *(member(f"big-{n}", "pg-big", "1", 10, node_name=n, start=500) for n in ("node1", "node2")),
+        cpu_pod("high", "1", 20, node_name="node2", start=900),
+    ]
+    groups = [pod_group("pg-single", 1, single=True, priority=10),
+              pod_group("pg-small", 1, all_=True, priority=10),
+              pod_group("pg-big", 2, all_=True, priority=10)]
+    cluster = GangCluster(nodes("node1", "node2"), pods, groups)
+    units = DisruptionUnits(cluster.snapshot, cluster.index)
+    infos = [info for node_info in cluster.snapshot.list() for info in node_info.pods.values()]
+    ordered = [info.pod.metadata.name for info in sorted(infos, key=units.importance)]
+    assert ordered[0] == "high" and set(ordered[1:3]) == {"big-node1", "big-node2"}  # one unit
+    assert ordered[3:] == ["single", "small", "lone-old", "lone-new"]
+
+
+def test_a_lone_pod_goes_before_a_group_of_the_same_priority() -> None:
+    # One full node, room for the preemptor once one 2-CPU pod goes: the lone pod, not the group's,
+    # though the lone one has run longer.
+    pods = [cpu_pod("lone", "2", 10, node_name="node1", start=100),
+            member("grouped", "pg", "2", 10, node_name="node1", start=900)]
+    cluster = GangCluster(nodes("node1", cpu="4"), pods,
+                          [pod_group("pg", 1, single=True, priority=10), pod_group("train", 1, priority=100)])
+    plan, status = cluster.select([member("w-0", "train", "2", 100)])
+    assert status is None and plan is not None
+    assert [e.victim.pod.metadata.name for e in plan.evictions] == ["lone"]

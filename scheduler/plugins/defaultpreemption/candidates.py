@@ -21,6 +21,7 @@ import itertools
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cluster.api import errors, objects_pb2
 from cluster.api.selectors import LabelSelector
@@ -137,7 +138,7 @@ def select_victims_on_node(
     node_info: NodeInfo,
     budgets_: Sequence[Budget],
     evictable: Callable[[PodInfo], bool] | None = None,
-    importance_of: Callable[[PodInfo], tuple[int, float]] = importance,
+    importance_of: Callable[[PodInfo], tuple[Any, ...]] = importance,
 ) -> tuple[list[PodInfo], int, Status | None]:
     """The fewest pods to evict from ``node_info`` for ``pod`` to fit: (victims, PDB violations, None),
     or ([], 0, why not). ``state`` and ``node_info`` must be copies: both are changed. ``evictable``, if
@@ -227,7 +228,7 @@ def dry_run_preemption(
     wanted: int,
     evictable: Callable[[PodInfo], bool] | None = None,
     lower: Sequence[bool] | None = None,
-    importance_of: Callable[[PodInfo], tuple[int, float]] = importance,
+    importance_of: Callable[[PodInfo], tuple[Any, ...]] = importance,
 ) -> DryRun:
     """Try the potential nodes from ``offset`` round robin, each on its own copies of the node and the
     state, until ``wanted`` candidates are found of which at least one violates no PDB (kube-scheduler's

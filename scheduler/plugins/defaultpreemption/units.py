@@ -91,9 +91,16 @@ class DisruptionUnits:
         priority = None if group is None else group_priority(group)
         return pod_info.priority if priority is None else priority
 
-    def importance(self, pod_info: PodInfo) -> tuple[int, float]:
-        """candidates.importance by the priority ``pod_info`` counts with: the more important first."""
-        return -self.priority_of(pod_info), pod_info.start_time
+    def importance(self, pod_info: PodInfo) -> tuple[int, int, int, float]:
+        """A sort key putting the more important victim first (upstream's MoreImportantVictim): the higher
+        priority it counts with; then a pod of a group before a pod of none; then the larger unit; then
+        the unit that started first."""
+        key = self.group_of(pod_info)
+        if not key:
+            return -self.priority_of(pod_info), -2 if pod_info.group_key else -1, -1, pod_info.start_time
+        unit = self.unit(pod_info, pod_info.pod.spec.node_name)
+        started = min(info.start_time for info, _ in unit)
+        return -self.priority_of(pod_info), -2, -len(unit), started
 
     def unit(self, pod_info: PodInfo, node_name: str) -> list[tuple[PodInfo, str]]:
         """(pod, node) for every pod evicted with ``pod_info`` (itself included)."""
