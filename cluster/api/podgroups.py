@@ -9,6 +9,8 @@ else by the label ``scheduling.x-k8s.io/pod-group``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 from cluster.api import objects_pb2
 from cluster.api.kinds import POD_GROUP
 
@@ -52,3 +54,25 @@ def min_count(group: objects_pb2.PodGroup) -> int:
         return max(group.spec.min_member, 0)
     policy = group.spec.scheduling_policy
     return max(policy.gang.min_count, 0) if policy.HasField("gang") else 0
+
+
+GroupTemplate = objects_pb2.PodGroupTemplate | objects_pb2.CompositePodGroupTemplate
+
+
+def group_templates(spec: objects_pb2.WorkloadSpec) -> Iterator[tuple[str, GroupTemplate]]:
+    """Every group template of a Workload, at every depth, with its path (``spec.podGroupTemplates[0]``,
+    ``spec.compositePodGroupTemplates[1].podGroupTemplates[0]``), parents before children."""
+
+    def walk(
+        prefix: str, pod_groups: Iterable[objects_pb2.PodGroupTemplate],
+        composites: Iterable[objects_pb2.CompositePodGroupTemplate],
+    ) -> Iterator[tuple[str, GroupTemplate]]:
+        for index, template in enumerate(pod_groups):
+            yield f"{prefix}podGroupTemplates[{index}]", template
+        for index, composite in enumerate(composites):
+            path = f"{prefix}compositePodGroupTemplates[{index}]"
+            yield path, composite
+            yield from walk(f"{path}.", composite.pod_group_templates,
+                            composite.composite_pod_group_templates)
+
+    return walk("spec.", spec.pod_group_templates, spec.composite_pod_group_templates)

@@ -26,7 +26,7 @@ FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
 
 Requirement = objects_pb2.ScopedResourceSelectorRequirement
 #: What a PriorityClass scope looks at: an object with a spec.priorityClassName.
-Classed = objects_pb2.Pod | objects_pb2.PodGroup
+Classed = objects_pb2.Pod | objects_pb2.PodGroup | objects_pb2.CompositePodGroup
 
 #: The scopes only a quota may open (kube's limitedResources for pods, as its documentation sets it): pods
 #: of the system priority classes need a quota that counts them through a PriorityClass scope.

@@ -29,8 +29,9 @@ Limited resources (kube's admission configuration `limitedResources`, which Kube
 system-cluster-critical may be created only in a namespace with a quota that counts it through a
 PriorityClass scope; elsewhere it is Forbidden with `insufficient quota to match these scopes: [...]`.
 The server creates such a quota in kube-system at start (bootstrap.py). A PodGroup uses no quota, but
-its priority orders the scheduling queue as a pod's does, so its create meets the same rule
-(``admit_pod_group``).
+its priority orders the scheduling queue and preempts as a pod's does, so its create meets the same rule
+(``admit_pod_group``), as do a CompositePodGroup's and each group template of a Workload (the class the
+groups made from it will carry).
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from cluster.api import errors, objects_pb2
-from cluster.api.kinds import POD, POD_GROUP, RESOURCE_QUOTA, Kind
+from cluster.api import errors, objects_pb2, podgroups
+from cluster.api.kinds import COMPOSITE_POD_GROUP, POD, POD_GROUP, RESOURCE_QUOTA, WORKLOAD, Kind
 from cluster.api.quota import (
     Classed,
     amounts,
@@ -112,6 +113,29 @@ async def admit_pod_group(cache: Cacher, group: objects_pb2.PodGroup) -> None:
     as a pod of that class is refused there. The group is charged to no quota."""
     quotas = (await cache.list(_QUOTAS, group.metadata.namespace)).items
     _check_limited_scopes(POD_GROUP, group, quotas)  # type: ignore[arg-type]
+
+
+async def admit_composite_pod_group(cache: Cacher, group: objects_pb2.CompositePodGroup) -> None:
+    """As ``admit_pod_group``, for a CompositePodGroup."""
+    quotas = (await cache.list(_QUOTAS, group.metadata.namespace)).items
+    _check_limited_scopes(COMPOSITE_POD_GROUP, group, quotas)  # type: ignore[arg-type]
+
+
+async def admit_workload(cache: Cacher, workload: objects_pb2.Workload) -> None:
+    """As ``admit_pod_group`` for each group template of ``workload``: refused as the group made from it
+    would be, the message naming the template."""
+    meta = workload.metadata
+    quotas = None
+    for path, template in podgroups.group_templates(workload.spec):
+        if not template.priority_class_name:
+            continue
+        if quotas is None:
+            quotas = (await cache.list(_QUOTAS, meta.namespace)).items
+        made = objects_pb2.PodGroup(metadata=objects_pb2.ObjectMeta(name=meta.name, namespace=meta.namespace))
+        made.spec.priority_class_name = template.priority_class_name
+        refusal = limited_scopes_refusal(made, quotas)  # type: ignore[arg-type]
+        if refusal is not None:
+            raise messages.forbidden(WORKLOAD, meta.name, f"{path}.priorityClassName: {refusal}")
 
 
 def _check_limited_scopes(kind: Kind, obj: Classed, quotas: list[objects_pb2.ResourceQuota]) -> None:

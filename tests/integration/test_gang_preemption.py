@@ -36,9 +36,16 @@ UPSTREAM = "scheduling.k8s.io/v1alpha3"
 NOT_ENOUGH_ROOM = "preemption: not enough room for the whole gang even after evicting lower-priority pods"
 
 
-def gang_group(name: str, namespace: str, min_count: int) -> dict[str, Any]:
+def gang_group(name: str, namespace: str, min_count: int, priority_class_name: str, *,
+               whole: bool = False) -> dict[str, Any]:
+    """A gang PodGroup of the class given (its pods count with its priority); ``whole``: disruptionMode
+    all."""
+    spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": min_count}},
+                            "priorityClassName": priority_class_name}
+    if whole:
+        spec["disruptionMode"] = {"all": {}}
     return {"apiVersion": UPSTREAM, "kind": "PodGroup", "metadata": {"name": name, "namespace": namespace},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}}}
+            "spec": spec}
 
 
 def running(name: str, namespace: str, node: str, priority_class_name: str, *,
@@ -85,7 +92,7 @@ async def test_a_high_priority_gang_evicts_just_enough_low_pods_and_is_bound_who
     await eventually(lambda: running_count(api, ns, 8), "the eight pods running")
 
     async with recording(api, ns) as history:
-        apply(cluster.address, tmp_path, gang_group("train", ns, 4),
+        apply(cluster.address, tmp_path, gang_group("train", ns, 4, "high"),
               *(member(f"w-{i}", ns, "train") for i in range(4)))
         pods = await eventually(lambda: all_bound(api, ns, 8), "the gang bound", within=40)
 
@@ -111,14 +118,14 @@ async def test_a_running_low_gang_as_the_only_victims_is_evicted_whole(
     cluster: ApiServerProcess, scheduler: SchedulerProcess, api: Client, ns: str, tmp_path: Path
 ) -> None:
     # A low-priority gang of 8 fills the cluster; a high gang of 2 needs only 2 CPUs, but a running gang
-    # is never partly evicted: all 8 go, and its PodGroup says why.
+    # of disruptionMode all is never partly evicted: all 8 go, and its PodGroup says why.
     batch = [running(f"batch-{n}{i}", ns, f"node-{n}", "low", group="batch")
              for n in range(4) for i in range(2)]
-    apply(cluster.address, tmp_path, gang_group("batch", ns, 8), *batch)
+    apply(cluster.address, tmp_path, gang_group("batch", ns, 8, "low", whole=True), *batch)
     await eventually(lambda: running_count(api, ns, 8), "the low gang running")
 
     async with recording(api, ns) as history:
-        apply(cluster.address, tmp_path, gang_group("train", ns, 2),
+        apply(cluster.address, tmp_path, gang_group("train", ns, 2, "high"),
               *(member(f"w-{i}", ns, "train") for i in range(2)))
         await eventually(lambda: gone(api, ns, [p["metadata"]["name"] for p in batch]), "the low gang gone",
                          within=40)
@@ -134,15 +141,14 @@ async def test_a_running_low_gang_as_the_only_victims_is_evicted_whole(
     assert f"pod group {ns}/train" in target.message
 
 
-async def test_a_running_gang_that_cannot_go_whole_is_not_touched(
+async def test_a_running_gang_of_a_higher_podgroup_priority_is_not_touched(
     cluster: ApiServerProcess, scheduler: SchedulerProcess, api: Client, ns: str, tmp_path: Path
 ) -> None:
-    # The same low gang, but one member outranks the high gang: the gang cannot be evicted whole, so it
-    # is not evicted at all, and the high gang waits with preemption's reason in its message.
+    # The same gang of low pods, but its PodGroup's class outranks the high gang: its pods count with
+    # their group's priority, so none is a victim, and the high gang waits with preemption's reason.
     batch = [running(f"batch-{n}{i}", ns, f"node-{n}", "low", group="batch")
              for n in range(4) for i in range(2)]
-    batch[-1] = running("batch-top", ns, "node-3", "top", group="batch")
-    apply(cluster.address, tmp_path, gang_group("batch", ns, 8), *batch)
+    apply(cluster.address, tmp_path, gang_group("batch", ns, 8, "top", whole=True), *batch)
     await eventually(lambda: running_count(api, ns, 8), "the low gang running")
 
     async def reported() -> objects_pb2.PodCondition | None:
@@ -151,7 +157,7 @@ async def test_a_running_gang_that_cannot_go_whole_is_not_touched(
                      if c.type == "PodScheduled" and NOT_ENOUGH_ROOM in c.message), None)
 
     async with recording(api, ns) as history:
-        apply(cluster.address, tmp_path, gang_group("train", ns, 2),
+        apply(cluster.address, tmp_path, gang_group("train", ns, 2, "high"),
               *(member(f"w-{i}", ns, "train") for i in range(2)))
         condition = await eventually(reported, "the gang's message with preemption's reason", within=40)
 

@@ -27,13 +27,22 @@ from tests.unit.preemption_util import FakeClient, Nominator, Recorder, cpu_node
 
 
 def pod_group(name: str, min_count: int, *, single: bool = False, all_: bool = False,
-              api_version: str = UPSTREAM, namespace: str = "default") -> objects_pb2.PodGroup:
+              priority: int | None = None, never: bool = False, api_version: str = UPSTREAM,
+              namespace: str = "default") -> objects_pb2.PodGroup:
     """A gang PodGroup (minCount, or minMember in the x-k8s spelling); ``single`` / ``all_`` set its
-    disruptionMode explicitly."""
+    disruptionMode explicitly, ``priority`` its spec.priority (what admission resolves from its class),
+    ``never`` its preemptionPolicy Never."""
+    spec: dict[str, Any] = {}
     modes = {mode: {} for mode, wanted in (("single", single), ("all", all_)) if wanted}
+    if modes:
+        spec["disruptionMode"] = modes
+    if priority is not None:
+        spec["priority"] = priority
+    if never:
+        spec["preemptionPolicy"] = "Never"
     counts = {"min_member": min_count} if api_version == X_K8S else {"min_count": min_count}
     return builders.pod_group(name, namespace, api_version=api_version, kind="PodGroup",
-                              spec={"disruptionMode": modes} if modes else None, **counts)
+                              spec=spec or None, **counts)
 
 
 def member(name: str, group: str, cpu: str, priority: int, *, node_name: str = "", start: int = 0,

@@ -221,7 +221,7 @@ def _group(priority_class: str = "", priority: int | None = None,
     return builders.pod_group("g", namespace, min_count=2, priority_class=priority_class, priority=priority)
 
 
-# The pod table's cases, for a group (which has no preemption policy).
+# The pod table's cases, for a group (its preemption policy: test_group_priority_admission.py).
 @pytest.mark.parametrize(
     ("classes", "group", "priority", "class_name"),
     [

@@ -18,7 +18,7 @@ from scheduler.plugins.defaultpreemption import NAME, NOT_ELIGIBLE_NEVER, NOT_EL
 from scheduler.plugins.defaultpreemption.executor import REASON_PREEMPTION_BY_SCHEDULER
 from scheduler.plugins.defaultpreemption.group import NOT_ENOUGH_ROOM
 from scheduler.plugins.defaultpreemption.plugin import evicting_message
-from tests.unit.gang_preemption_util import GangCluster, fill, member, nodes, pod_group
+from tests.unit.gang_preemption_util import X_K8S, GangCluster, fill, member, nodes, pod_group
 from tests.unit.preemption_util import FakeClient, cpu_pod
 
 
@@ -70,7 +70,8 @@ def full_cluster(client: FakeClient | None = None,
     batch = [member(f"batch-{i}", "batch", "2", 1, node_name="b") for i in range(2)]
     low = [*fill("a", "low", 4, "1", 1), *batch]
     members = gang_members(4, **kwargs)
-    cluster = GangCluster(nodes("a", "b"), [*low, *members], [pod_group("train", 4), pod_group("batch", 2)],
+    cluster = GangCluster(nodes("a", "b"), [*low, *members],
+                          [pod_group("train", 4, priority=100), pod_group("batch", 2, all_=True, priority=1)],
                           client=client)
     return cluster, members
 
@@ -114,13 +115,33 @@ async def test_the_members_are_held_until_the_last_victim_is_deleted():
     assert held_at_deletes == [True] * 5 + [False]
 
 
-async def test_preemption_policy_never_on_a_member_means_no_preemption():
+async def test_a_podgroup_with_preemption_policy_never_does_not_preempt():
     cluster, members = full_cluster()
-    members[2].spec.preemption_policy = "Never"
+    cluster.index.set_group(pod_group("train", 4, priority=100, never=True))
     result, status = await run(cluster, failed_group(cluster, members))
     assert status is not None and status.message() == "preemption: " + NOT_ELIGIBLE_NEVER
     assert result is None  # the nominations stay
     assert cluster.client.deleted == [] and cluster.client.status_updates == []
+
+
+async def test_a_members_preemption_policy_is_ignored_for_its_podgroups():
+    # Upstream resolves a group preemptor's policy from its PodGroup alone (PreemptLowerPriority unset).
+    cluster, members = full_cluster()
+    members[2].spec.preemption_policy = "Never"
+    result, status = await run(cluster, failed_group(cluster, members))
+    assert status is None and result is not None
+    assert len(cluster.client.deleted) == 6
+
+
+async def test_a_coscheduling_gang_with_a_member_saying_never_does_not_preempt():
+    # Coscheduling's PodGroup has no preemptionPolicy: the members' decide, any Never wins.
+    members = gang_members(2)
+    members[1].spec.preemption_policy = "Never"
+    cluster = GangCluster(nodes("a"), [*fill("a", "low", 4, "1", 1), *members],
+                          [pod_group("train", 2, api_version=X_K8S)])
+    result, status = await run(cluster, failed_group(cluster, members))
+    assert status is not None and status.message() == "preemption: " + NOT_ELIGIBLE_NEVER
+    assert result is None and cluster.client.deleted == []
 
 
 async def test_a_member_waiting_for_its_victims_keeps_its_nomination_and_preempts_nothing():
@@ -137,7 +158,7 @@ async def test_a_member_waiting_for_its_victims_keeps_its_nomination_and_preempt
 async def test_nothing_is_evicted_when_the_whole_gang_cannot_fit_and_nominations_are_cleared():
     cluster, members = full_cluster()
     five = [*members, member("w-4", "train", "2", 100)]
-    cluster.index.set_group(pod_group("train", 5))
+    cluster.index.set_group(pod_group("train", 5, priority=100))
     result, status = await run(cluster, failed_group(cluster, five))
     assert status is not None and status.message() == "preemption: " + NOT_ENOUGH_ROOM
     assert result is not None and result.nominations == {}
@@ -149,7 +170,7 @@ async def test_members_already_bound_count_toward_min_count():
     bound = [member(f"w-{i}", "train", "2", 100, node_name="b") for i in (2, 3)]
     pending = gang_members(2)
     cluster = GangCluster(nodes("a", "b"), [*fill("a", "low", 4, "1", 1), *bound, *pending],
-                          [pod_group("train", 4)])
+                          [pod_group("train", 4, priority=100)])
     result, status = await run(cluster, failed_group(cluster, pending, admitted=2))
     assert status is None and result is not None
     assert result.nominations == {"default/w-0": "a", "default/w-1": "a"}
@@ -183,7 +204,7 @@ async def test_a_single_pods_preemption_evicts_a_running_gang_whole_too():
     # The pod needs 2 CPUs on n1, held by batch-a, whose gang also runs batch-b on n2: both go, and the
     # gang's PodGroup says why; the more important single pod of n2 stays.
     batch = [member(f"batch-{n}", "batch", "2", 1, node_name=n) for n in ("a", "b")]
-    cluster = GangCluster(nodes("a", "b", cpu="2"), batch, [pod_group("batch", 2)])
+    cluster = GangCluster(nodes("a", "b", cpu="2"), batch, [pod_group("batch", 2, all_=True, priority=1)])
     cluster.client.pods = {(p.metadata.namespace, p.metadata.name): p for p in batch}
     node = await preempt_for_pod(cluster, cpu_pod("urgent", "2", 100))
     assert node in ("a", "b")
@@ -193,12 +214,13 @@ async def test_a_single_pods_preemption_evicts_a_running_gang_whole_too():
     assert next(c for c in group.status.conditions if c.type == "DisruptionTarget").status == "True"
 
 
-async def test_a_single_pod_prefers_a_lone_victim_to_a_whole_gang_and_never_splits_one():
-    # n1 holds gang batch's pod (its other pod on n2, above the preemptor); n3 a lone pod of priority 50.
-    batch = [member("batch-a", "batch", "2", 1, node_name="a"),
-             member("batch-b", "batch", "2", 500, node_name="b")]
+async def test_a_single_pod_never_evicts_a_podgroup_above_it_even_where_its_pods_are_below():
+    # n1 and n2 hold gang batch's pods, of priority 1, but their PodGroup says 500, above the preemptor;
+    # n3 a lone pod of priority 50.
+    batch = [member(f"batch-{n}", "batch", "2", 1, node_name=n) for n in ("a", "b")]
     lone = cpu_pod("lone", "2", 50, node_name="c")
-    cluster = GangCluster(nodes("a", "b", "c", cpu="2"), [*batch, lone], [pod_group("batch", 2)])
+    cluster = GangCluster(nodes("a", "b", "c", cpu="2"), [*batch, lone],
+                          [pod_group("batch", 2, all_=True, priority=500)])
     node = await preempt_for_pod(cluster, cpu_pod("urgent", "2", 100))
     assert node == "c"
     assert [name for _, _, name, _ in cluster.client.deleted] == ["lone"]

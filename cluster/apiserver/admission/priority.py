@@ -4,8 +4,15 @@ Pods (on create): the priority comes from the PriorityClass the pod names (an un
 Forbidden); a pod naming none gets the globalDefault class, if one exists (its name is written into the
 pod), else priority 0. A pod may carry spec.priority only if it equals the computed value, and
 spec.preemptionPolicy only if it equals the class's; an unset policy is copied from the class
-(PreemptLowerPriority without one). On update the stored priority and policy are kept. An upstream
-(scheduling.k8s.io) PodGroup gets its priority the same way; Coscheduling's PodGroup has none.
+(PreemptLowerPriority without one). On update the stored priority and policy are kept.
+
+Groups: a client may not give a group a priority it could not give a pod. An upstream
+(scheduling.k8s.io) PodGroup, a CompositePodGroup, and each of a Workload's podGroupTemplates and
+compositePodGroupTemplates (at every depth) get their priority the same way, and their
+preemptionPolicy from the class too (PreemptLowerPriority when the class sets none; a different one
+given is Forbidden), as kube-apiserver's Priority plugin with the PodGroupPreemptionPolicy feature. A
+template's class is the one the PodGroups made from it carry. Coscheduling's PodGroup has none. (A
+system class needs a quota that opens it, for groups as for pods: the ResourceQuota plugin's.)
 
 PriorityClasses: at most one class may be the globalDefault. (The reserved "system-" names and the
 highest user value are the PriorityClass registry's, cluster/apiserver/registry/priorityclasses.py;
@@ -17,7 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cluster.api import objects_pb2, podgroups
-from cluster.api.kinds import POD, POD_GROUP, PRIORITY_CLASS, Kind
+from cluster.api.kinds import COMPOSITE_POD_GROUP, POD, POD_GROUP, PRIORITY_CLASS, WORKLOAD, Kind
 from cluster.apiserver import messages
 from cluster.apiserver.admission.plugin import AdmissionPlugin, Rollback
 from cluster.apiserver.context import Context
@@ -52,38 +59,52 @@ async def _class_priority(
     return default_class.metadata.name, default_class.value, policy
 
 
-async def _admit_priority(
-    cache: Cacher, kind: Kind, name: str, spec: objects_pb2.PodSpec | objects_pb2.PodGroupSpec
-) -> str | None:
+#: What carries a priority class: a pod's or a group's spec, or a Workload's template of a group.
+Prioritized = (
+    objects_pb2.PodSpec | objects_pb2.PodGroupSpec | objects_pb2.CompositePodGroupSpec
+    | objects_pb2.PodGroupTemplate | objects_pb2.CompositePodGroupTemplate
+)
+
+
+async def _admit_priority(cache: Cacher, kind: Kind, name: str, spec: Prioritized, where: str) -> str | None:
     """Write the class (the globalDefault's when none is named) and its priority into ``spec``, refusing a
-    given spec.priority that differs; the class's preemption policy (None when it sets none)."""
+    given spec.priority that differs; the class's preemption policy (None when it sets none). ``where``
+    names ``spec`` in the message."""
     spec.priority_class_name, priority, policy = await _class_priority(
         cache, kind, name, spec.priority_class_name
     )
     if spec.HasField("priority") and spec.priority != priority:
         raise messages.forbidden(
             kind, name,
-            f"the integer value of priority ({spec.priority}) must not be provided in {kind.name.lower()} "
-            f"spec; priority admission controller computed {priority} from the given PriorityClass name",
+            f"the integer value of priority ({spec.priority}) must not be provided in {where}; priority "
+            f"admission controller computed {priority} from the given PriorityClass name",
         )
     spec.priority = priority
     return policy
+
+
+def _admit_preemption_policy(
+    kind: Kind, name: str, spec: Prioritized, policy: str | None, where: str
+) -> None:
+    """Write the class's preemption policy (``policy``; None: the class sets none, and ``spec`` keeps
+    its own) into ``spec``, refusing a given one that differs."""
+    if policy is None:
+        return
+    if spec.HasField("preemption_policy") and spec.preemption_policy != policy:
+        raise messages.forbidden(
+            kind, name,
+            f"the string value of PreemptionPolicy ({spec.preemption_policy}) must not be provided in "
+            f"{where}; priority admission controller computed {policy} from the given PriorityClass name",
+        )
+    spec.preemption_policy = policy
 
 
 async def admit_pod_create(cache: Cacher, pod: objects_pb2.Pod) -> None:
     """Resolve ``pod``'s priority and preemption policy from its class (see the module docstring); the
     classes are consistent reads from the watch cache (which asks the store when it cannot answer)."""
     spec, name = pod.spec, pod.metadata.name
-    policy = await _admit_priority(cache, POD, name, spec)
-    if policy is not None:
-        if spec.HasField("preemption_policy") and spec.preemption_policy != policy:
-            raise messages.forbidden(
-                POD, name,
-                f"the string value of PreemptionPolicy ({spec.preemption_policy}) must not be provided in "
-                f"pod spec; priority admission controller computed {policy} from the given PriorityClass "
-                "name",
-            )
-        spec.preemption_policy = policy
+    policy = await _admit_priority(cache, POD, name, spec, "pod spec")
+    _admit_preemption_policy(POD, name, spec, policy, "pod spec")
 
 
 def admit_pod_update(new: objects_pb2.Pod, old: objects_pb2.Pod) -> None:
@@ -98,18 +119,59 @@ def admit_pod_update(new: objects_pb2.Pod, old: objects_pb2.Pod) -> None:
 # ------------------------------------------------------------------------------------------ pod groups
 
 
+async def _admit_group(cache: Cacher, kind: Kind, name: str, spec: Prioritized, where: str) -> None:
+    """A group's (or a group template's) priority and preemption policy, as a pod's; a class setting no
+    policy gives PreemptLowerPriority (upstream's PodGroup default)."""
+    policy = await _admit_priority(cache, kind, name, spec, where)
+    _admit_preemption_policy(kind, name, spec, policy or DEFAULT_PREEMPTION_POLICY, where)
+
+
+def _keep_group(new: Prioritized, old: Prioritized) -> None:
+    """An update keeps the priority and policy admission set on create (validation keeps the class)."""
+    if old.HasField("priority"):
+        new.priority = old.priority
+    if old.HasField("preemption_policy") and not new.HasField("preemption_policy"):
+        new.preemption_policy = old.preemption_policy
+
+
 async def admit_pod_group_create(cache: Cacher, group: objects_pb2.PodGroup) -> None:
     """An upstream PodGroup's priority, as a pod's: from the class it names, else the globalDefault class
-    (written into it), else 0; spec.priority only if it equals that. Coscheduling's spelling has none."""
+    (written into it), else 0; spec.priority only if it equals that; its preemptionPolicy the class's.
+    Coscheduling's spelling has neither."""
     if podgroups.is_coscheduling(group):
         return
-    await _admit_priority(cache, POD_GROUP, group.metadata.name, group.spec)
+    await _admit_group(cache, POD_GROUP, group.metadata.name, group.spec, "podgroup spec")
 
 
 def admit_pod_group_update(new: objects_pb2.PodGroup, old: objects_pb2.PodGroup) -> None:
-    """An update keeps the priority admission set on create (validation keeps the class)."""
-    if old.spec.HasField("priority"):
-        new.spec.priority = old.spec.priority
+    _keep_group(new.spec, old.spec)
+
+
+async def admit_composite_pod_group_create(cache: Cacher, group: objects_pb2.CompositePodGroup) -> None:
+    """A CompositePodGroup's priority and preemption policy, as a PodGroup's."""
+    await _admit_group(cache, COMPOSITE_POD_GROUP, group.metadata.name, group.spec, "compositepodgroup spec")
+
+
+def admit_composite_pod_group_update(
+    new: objects_pb2.CompositePodGroup, old: objects_pb2.CompositePodGroup
+) -> None:
+    _keep_group(new.spec, old.spec)
+
+
+async def admit_workload_create(cache: Cacher, workload: objects_pb2.Workload) -> None:
+    """Each template's priority and preemption policy, as the PodGroup (or CompositePodGroup) made from it
+    will have them; a refusal names the template."""
+    for path, template in podgroups.group_templates(workload.spec):
+        await _admit_group(cache, WORKLOAD, workload.metadata.name, template, path)
+
+
+def admit_workload_update(new: objects_pb2.Workload, old: objects_pb2.Workload) -> None:
+    """An update keeps each template's priority and policy (validation keeps the templates)."""
+    olds = dict(podgroups.group_templates(old.spec))
+    for path, template in podgroups.group_templates(new.spec):
+        previous = olds.get(path)
+        if previous is not None and type(previous) is type(template):
+            _keep_group(template, previous)
 
 
 #: Every PriorityClass, parsed once: every pod create that names no class lists them (about 5 us a parse).

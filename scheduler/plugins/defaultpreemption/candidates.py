@@ -21,6 +21,7 @@ import itertools
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cluster.api import errors, objects_pb2
 from cluster.api.selectors import LabelSelector
@@ -123,9 +124,11 @@ class _Failed(Exception):
 
 def potential_victims(pod: PodInfo, node_info: NodeInfo,
                       evictable: Callable[[PodInfo], bool] | None) -> list[PodInfo]:
-    """The pods of ``node_info`` that ``pod`` may evict: those of lower priority (and ``evictable``)."""
-    return [other for other in node_info.pods.values()
-            if other.priority < pod.priority and (evictable is None or evictable(other))]
+    """The pods of ``node_info`` that ``pod`` may evict: those ``evictable`` allows if given (it compares
+    the priorities: a group preempts with its PodGroup's, units.py), else those of lower priority."""
+    if evictable is None:
+        return [other for other in node_info.pods.values() if other.priority < pod.priority]
+    return list(filter(evictable, node_info.pods.values()))
 
 
 def select_victims_on_node(
@@ -135,11 +138,13 @@ def select_victims_on_node(
     node_info: NodeInfo,
     budgets_: Sequence[Budget],
     evictable: Callable[[PodInfo], bool] | None = None,
+    importance_of: Callable[[PodInfo], tuple[Any, ...]] = importance,
 ) -> tuple[list[PodInfo], int, Status | None]:
     """The fewest pods to evict from ``node_info`` for ``pod`` to fit: (victims, PDB violations, None),
     or ([], 0, why not). ``state`` and ``node_info`` must be copies: both are changed. ``evictable``, if
-    given, further limits the lower-priority pods that may be victims (a gang's preemption leaves out
-    the pods of a group that cannot be evicted whole)."""
+    given, says which pods may be victims instead of their priority alone (a pod of a group counts with
+    its PodGroup's priority, and a group evicted whole only if all of it may go); ``importance_of`` the
+    order in which pods are reprieved (by the priority they count with)."""
 
     def remove(victim: PodInfo) -> None:
         node_info.remove_pod(victim.key)
@@ -170,7 +175,7 @@ def select_victims_on_node(
             # Even with every lower-priority pod gone the pod does not fit (affinity to one of them is
             # deliberately not considered, as in kube-scheduler).
             return [], 0, status
-        potential.sort(key=importance)
+        potential.sort(key=importance_of)
         violating, non_violating = split_by_pdb_violation(potential, budgets_)
         for group, counts in ((violating, True), (non_violating, False)):
             for candidate in group:
@@ -183,7 +188,7 @@ def select_victims_on_node(
     except _Failed as failed:
         return [], 0, Status(Code.ERROR, failed.status.reasons, failed.status.plugin, failed.status.error)
     if violating and non_violating:
-        victims.sort(key=importance)
+        victims.sort(key=importance_of)
     return victims, violations, None
 
 
@@ -223,6 +228,7 @@ def dry_run_preemption(
     wanted: int,
     evictable: Callable[[PodInfo], bool] | None = None,
     lower: Sequence[bool] | None = None,
+    importance_of: Callable[[PodInfo], tuple[Any, ...]] = importance,
 ) -> DryRun:
     """Try the potential nodes from ``offset`` round robin, each on its own copies of the node and the
     state, until ``wanted`` candidates are found of which at least one violates no PDB (kube-scheduler's
@@ -248,7 +254,7 @@ def dry_run_preemption(
             statuses[node_info.name] = no_victims
             continue
         victims, violations, status = select_victims_on_node(
-            framework, state.clone(), pod, node_info.clone(), budgets_, evictable
+            framework, state.clone(), pod, node_info.clone(), budgets_, evictable, importance_of
         )
         if status is None and victims:
             found = non_violating if violations == 0 else violating

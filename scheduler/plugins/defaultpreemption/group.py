@@ -11,7 +11,7 @@ For each member:
 2. else the single-pod dry run runs over the nodes Filter found Unschedulable, from a random offset and
    bounded as for one pod (``num_candidates``): the fewest lowest-priority victims per node, those whose
    eviction violates no PodDisruptionBudget first. Each candidate's victims are widened to their
-   disruption units (below); the victims and PDB violations the earlier members already caused count
+   disruption units (units.py); the victims and PDB violations the earlier members already caused count
    against the budgets. kube-scheduler's node choice (selection.py) picks among the candidates: fewest
    PDB violations, lowest highest priority, smallest priority sum, fewest victims, latest start;
 3. a member no node can take even so is skipped; the plan fails as soon as too few members are left.
@@ -19,15 +19,13 @@ For each member:
 Nothing is evicted unless ``needed`` members (the group's minCount minus its members already bound)
 found a node; then the plan says where each goes and which pods to evict.
 
-Disruption units (``DisruptionUnits``): a running gang is never partly evicted. A pod of a group that
-is a gang (or of a group the scheduler does not know: it may be one) goes with every bound member of its
-group, and may be a victim only if each of them has a lower priority than the preemptor; a gang whose
-PodGroup explicitly says ``disruptionMode: {single: {}}``, or a basic group, is evicted pod by pod.
-podsched defaults a gang to All (upstream's API default is Single): a gang that loses one member holds
-its other nodes while making no progress.
+Disruption units (units.py): a pod of a PodGroup whose disruptionMode is all goes with every bound pod
+of its group, and may be a victim only if the group's priority is below the preemptor's; other pods go
+one by one, each counting with its PodGroup's priority.
 
-Only pods of lower priority than the gang (its members' lowest priority) are victims; the gang's own
-nominations are left out of Filter (the simulation places its members itself).
+Only pods counting lower than the gang are victims: the gang preempts with its PodGroup's priority
+(units.py); the gang's own nominations are left out of Filter (the simulation places its members
+itself).
 
 Cost: per member, one PreFilter, one replay of the changes so far, Filter on every node (as one
 scheduling attempt), and the dry run on at most ``num_candidates`` potential nodes (all of them only
@@ -44,7 +42,6 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from cluster.api import objects_pb2
 from scheduler.framework import (
     Code,
     CycleState,
@@ -56,17 +53,15 @@ from scheduler.framework import (
     PodNominator,
     PreFilterResult,
     Status,
-    pod_key,
 )
-from scheduler.framework.pod_groups import gang_policy
 from scheduler.plugins.defaultpreemption.candidates import (
     Budget,
     Candidate,
     dry_run_preemption,
-    importance,
     split_by_pdb_violation,
 )
 from scheduler.plugins.defaultpreemption.selection import pick_one_node_for_preemption
+from scheduler.plugins.defaultpreemption.units import DisruptionUnits, preemptor_priority
 
 #: The gang does not fit even with every lower-priority pod it may evict gone.
 NOT_ENOUGH_ROOM = "not enough room for the whole gang even after evicting lower-priority pods"
@@ -99,69 +94,17 @@ class GroupPlan:
 # ---------------------------------------------------------------------------------- disruption units
 
 
-class DisruptionUnits:
-    """Which pods go together when one of them is a victim: a pod alone, or every bound member of its
-    gang. Computed once per group per preemption."""
-
-    def __init__(self, nodes: NodeInfoLister, groups: PodGroupLister) -> None:
-        self._nodes = nodes
-        self._groups = groups
-        self._units: dict[str, list[tuple[PodInfo, str]]] = {}
-
-    def group_of(self, pod_info: PodInfo) -> str:
-        """The key of the group ``pod_info`` is evicted with as a whole, "" if it goes alone."""
-        key = pod_info.group_key
-        if not key:
-            return ""
-        group = self._groups.pod_group(key)
-        if group is None:
-            return key  # unknown (not seen yet, or deleted): it may be a gang, so never split it
-        if gang_policy(group) is None or group.spec.disruption_mode.HasField("single"):
-            return ""
-        return key
-
-    def unit(self, pod_info: PodInfo, node_name: str) -> list[tuple[PodInfo, str]]:
-        """(pod, node) for every pod evicted with ``pod_info`` (itself included)."""
-        key = self.group_of(pod_info)
-        if not key:
-            return [(pod_info, node_name)]
-        unit = self._units.get(key)
-        if unit is None:
-            unit = [(self._bound_info(pod), pod.spec.node_name)
-                    for pod in self._groups.members(key) if pod.spec.node_name]
-            if not any(info.key == pod_info.key for info, _ in unit):
-                unit.append((pod_info, node_name))  # the informer has not seen it bound yet
-            self._units[key] = unit
-        return unit
-
-    def evictable_for(self, priority: int) -> Callable[[PodInfo], bool]:
-        """Whether a pod may be a victim of a preemptor of ``priority``: all its unit is lower."""
-
-        def evictable(pod_info: PodInfo) -> bool:
-            node_name = pod_info.pod.spec.node_name
-            return all(other.priority < priority for other, _ in self.unit(pod_info, node_name))
-
-        return evictable
-
-    def _bound_info(self, pod: objects_pb2.Pod) -> PodInfo:
-        """The snapshot's PodInfo of a bound pod (parsed already), or a new one if the snapshot lacks it."""
-        try:
-            found = self._nodes.get(pod.spec.node_name).pods.get(pod_key(pod))
-        except KeyError:
-            found = None
-        return found if found is not None else PodInfo(pod)
-
-
 def widened(candidate: Candidate, units: DisruptionUnits, budgets_: Sequence[Budget]) -> Candidate:
-    """A single pod's candidate with every pod evicted with its victims (a running gang goes whole),
-    most important first and its PDB violations counted again; the candidate itself if none is added."""
+    """A single pod's candidate with every pod evicted with its victims (a group of disruptionMode all
+    goes whole), most important first and its PDB violations counted again; the candidate itself if
+    none is added."""
     pods: dict[str, PodInfo] = {}
     for victim in candidate.victims:
         for info, _ in units.unit(victim, candidate.node_name):
             pods.setdefault(info.key, info)
     if len(pods) == len(candidate.victims):
         return candidate
-    victims = sorted(pods.values(), key=importance)
+    victims = sorted(pods.values(), key=units.importance)
     return Candidate(candidate.node_name, victims, len(split_by_pdb_violation(victims, budgets_)[0]))
 
 
@@ -262,11 +205,6 @@ class _WithoutOwnNominations:
 # ---------------------------------------------------------------------------------- the selection
 
 
-def gang_priority(members: Sequence[PodInfo]) -> int:
-    """The priority the gang preempts with: its members' lowest (a victim must be below every member)."""
-    return min(member.priority for member in members)
-
-
 def budgets_after(budgets_: Sequence[Budget], evicted: Sequence[PodInfo]) -> list[Budget]:
     """``budgets_`` with the disruptions ``evicted`` would already take counted."""
     if not budgets_ or not evicted:
@@ -327,7 +265,8 @@ class _Planner:
         left = budgets_after(self.budgets, chosen)
         offset, wanted = self.offset_and_wanted(len(potential))
         dry_run = dry_run_preemption(self.filters, state, member, potential, left, offset, wanted,
-                                     self.units.evictable_for(self.priority))
+                                     self.units.evictable_for(self.priority),
+                                     importance_of=self.units.importance)
         if not dry_run.candidates:
             errors = dry_run.errors
             return errors[0] if errors else Status.unschedulable(NOT_ENOUGH_ROOM)
@@ -351,7 +290,7 @@ class _Planner:
             for info, node_name in self.units.unit(victim, candidate.node_name):
                 if info.key not in self.victims:
                     seen.setdefault(info.key, (info, node_name))
-        return sorted(seen.values(), key=lambda pair: importance(pair[0]))
+        return sorted(seen.values(), key=lambda pair: self.units.importance(pair[0]))
 
     def _replay(self, state: CycleState, member: PodInfo) -> Status | None:
         for pod_info, node_name, added in self.sim.changes:
@@ -374,7 +313,7 @@ class _Planner:
 
     def finish(self) -> GroupPlan:
         plan = self.plan
-        ordered = sorted(self.victims.values(), key=lambda entry: importance(entry[0]))
+        ordered = sorted(self.victims.values(), key=lambda entry: self.units.importance(entry[0]))
         plan.evictions = [Eviction(info, node_name, member, plan.placements[member.key])
                           for info, node_name, member in ordered]
         infos = [info for info, _, _ in ordered]
@@ -406,7 +345,7 @@ def select_group_victims(
         units=DisruptionUnits(nodes, groups),
         budgets=budgets_,
         offset_and_wanted=offset_and_wanted,
-        priority=gang_priority(members),
+        priority=preemptor_priority(groups.pod_group(members[0].group_key), members),
         sim=_Simulation(nodes),
     )
     for index, member in enumerate(members):

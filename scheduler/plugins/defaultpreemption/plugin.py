@@ -10,8 +10,8 @@ The steps, each in its own module:
    (node selector, taints, ...), and nodes PreFilter left out, cannot be helped by evicting pods;
 3. the dry run (candidates.py): the minimal victims on each of enough potential nodes (lowest.py rules
    out, in one comparison, the nodes without a pod of lower priority), each widened to
-   its disruption unit (group.py: a running gang is evicted whole, and only if all of it is of lower
-   priority, or not at all);
+   its disruption unit (units.py: a PodGroup of disruptionMode all is evicted whole, and only if its
+   priority is lower, or not at all; a pod of a PodGroup counts with the group's priority);
 4. the extenders that support preemption may drop candidates or change their victims;
 5. the choice of one node (selection.py);
 6. the act (executor.py): delete the victims, record events, clear lower-priority nominations, in the
@@ -68,14 +68,10 @@ from scheduler.plugins.defaultpreemption.candidates import (
     num_candidates,
 )
 from scheduler.plugins.defaultpreemption.executor import Executor
-from scheduler.plugins.defaultpreemption.group import (
-    DisruptionUnits,
-    GroupPlan,
-    select_group_victims,
-    widened,
-)
+from scheduler.plugins.defaultpreemption.group import GroupPlan, select_group_victims, widened
 from scheduler.plugins.defaultpreemption.lowest import LowestPodPriority
 from scheduler.plugins.defaultpreemption.selection import pick_one_node_for_preemption
+from scheduler.plugins.defaultpreemption.units import PREEMPT_NEVER, DisruptionUnits, group_preempts
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +87,6 @@ NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominat
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CANDIDATE_NODE = "no candidate node for preemption"
 
-PREEMPT_NEVER = "Never"
 #: The profile of pods that name no scheduler.
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
@@ -163,7 +158,8 @@ class DefaultPreemption:
             pdbs = budgets(self._handle.pod_disruption_budgets())
             lower = None if below is None else list(itertools.compress(below.tolist(), helpful))
             dry_run = dry_run_preemption(self._handle, state, pod, potential, pdbs, offset, wanted,
-                                         units.evictable_for(pod.priority), lower)
+                                         _lower_and(pod, units.evictable_for(pod.priority)), lower,
+                                         units.importance)
             candidates = [widened(candidate, units, pdbs) for candidate in dry_run.candidates]
             node_statuses = dry_run.node_statuses
             if not candidates and dry_run.errors:
@@ -233,7 +229,7 @@ class DefaultPreemption:
         through the API dispatcher, which holds every member meanwhile. Nothing is evicted unless every
         needed member gets a node; then each placed member is nominated to its node."""
         members = group.members
-        eligible, why = self._group_eligible_to_preempt(members)
+        eligible, why = self._group_eligible_to_preempt(group.policy.group, members)
         if not eligible:
             return None, Status.unschedulable(MESSAGE_PREFIX + why)  # None: the nominations stay
         handle = self._handle
@@ -255,14 +251,12 @@ class DefaultPreemption:
             self._evict_for_group, key, plan, members))
         return PodGroupPostFilterResult(placements, evicting_message(len(plan.evictions))), None
 
-    def _group_eligible_to_preempt(self, members: Sequence[PodInfo]) -> tuple[bool, str]:
-        """Whether a gang may preempt, and why not: as ``pod_eligible_to_preempt_others`` for every
-        member (none says preemptionPolicy Never; none waits for a lower-priority pod terminating on
-        its nominated node, which an earlier preemption for the gang is evicting)."""
-        for member in members:
-            spec = member.pod.spec
-            if spec.HasField("preemption_policy") and spec.preemption_policy == PREEMPT_NEVER:
-                return False, NOT_ELIGIBLE_NEVER
+    def _group_eligible_to_preempt(self, key: str, members: Sequence[PodInfo]) -> tuple[bool, str]:
+        """Whether a gang may preempt, and why not: its PodGroup's preemptionPolicy is not Never
+        (units.py), and no member waits for a lower-priority pod terminating on its nominated node,
+        which an earlier preemption for the gang is evicting."""
+        if not group_preempts(self._handle.pod_groups.pod_group(key), members):
+            return False, NOT_ELIGIBLE_NEVER
         for member in members:
             nominated = member.pod.status.nominated_node_name
             if nominated and self._lower_pod_terminating(member, nominated):
@@ -300,6 +294,17 @@ async def _ask_extenders(
     victims = {c.node_name: Victims(tuple(c.victims), c.num_pdb_violations) for c in candidates}
     kept = await preempt_with_extenders(extenders, pod.pod, victims, lister)
     return [Candidate(name, list(v.pods), v.num_pdb_violations) for name, v in kept.items()]
+
+
+def _lower_and(pod: PodInfo, evictable: Callable[[PodInfo], bool]) -> Callable[[PodInfo], bool]:
+    """A single pod's victims: of lower priority than the pod by their own priority, and ``evictable``
+    (their unit by the priority it counts with)."""
+    priority = pod.priority
+
+    def lower_and_evictable(other: PodInfo) -> bool:
+        return other.priority < priority and evictable(other)
+
+    return lower_and_evictable
 
 
 def _below(lister: NodeInfoLister, priority: int) -> npt.NDArray[np.bool_] | None:
