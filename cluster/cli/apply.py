@@ -64,6 +64,8 @@ _ORDER.update(
 # go before it: the scheduler queues a pod only once its claims exist.
 _ORDER.update({kinds.DEVICE_CLASS: 1, kinds.RESOURCE_SLICE: 2, kinds.RESOURCE_CLAIM_TEMPLATE: 3,
                kinds.RESOURCE_CLAIM: 3})
+# A group naming a Workload's template is admitted only once the Workload exists.
+_ORDER.update({kinds.WORKLOAD: 2, kinds.COMPOSITE_POD_GROUP: 3})
 _LAST = 4
 #: Workload controllers podsched stores (the scheduler spreads pods by their selectors) but never runs:
 #: applying one creates no pods, which a user coming from Kubernetes would not expect.
@@ -86,8 +88,9 @@ _SERVER_OWNED: dict[kinds.Kind, tuple[str, ...]] = {
         "service_account_name",
     ),
     kinds.PRIORITY_CLASS: ("preemption_policy",),
-    # Admission's, as a pod's.
-    kinds.POD_GROUP: ("priority", "priority_class_name"),
+    # Admission's, as a pod's; the disruption mode is defaulted.
+    kinds.POD_GROUP: ("priority", "priority_class_name", "disruption_mode"),
+    kinds.COMPOSITE_POD_GROUP: ("priority", "priority_class_name", "disruption_mode"),
 }
 
 # An update that loses a race with another writer is recomputed from a fresh read this many times.
@@ -406,12 +409,16 @@ def _desired_update(kind: kinds.Kind, obj: Message, current: Message) -> Message
     if not desired.metadata.resource_version:
         desired.metadata.resource_version = current.metadata.resource_version
     owned = _SERVER_OWNED.get(kind, ())
-    holder_name = "spec" if kind in (kinds.POD, kinds.POD_GROUP) else None
+    holder_name = "spec" if kind in (kinds.POD, kinds.POD_GROUP, kinds.COMPOSITE_POD_GROUP) else None
     source = getattr(current, holder_name) if holder_name else current
     target = getattr(desired, holder_name) if holder_name else desired
     for name in owned:
         if not _is_set(target, name) and _is_set(source, name):
-            setattr(target, name, getattr(source, name))
+            value = getattr(source, name)
+            if isinstance(value, Message):
+                getattr(target, name).CopyFrom(value)
+            else:
+                setattr(target, name, value)
     if isinstance(desired, objects_pb2.Pod) and isinstance(current, objects_pb2.Pod):
         _keep_runtime_class_admission(desired.spec, current.spec)
     if _has_status(kind):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import textwrap
 
+from cluster.api import kinds
 from cluster.api.manifest import load_text
-from cluster.cli.apply import _prepare
+from cluster.cli.apply import _desired_update, _prepare
 
 _DOCS = textwrap.dedent("""\
     apiVersion: v1
@@ -41,3 +42,40 @@ _DOCS = textwrap.dedent("""\
 def test_dra_objects_go_before_the_pods_that_use_them() -> None:
     ordered = [m.kind.name for m in _prepare(load_text(_DOCS, source="dra.yaml"), None)]
     assert ordered == ["DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim", "Pod"]
+
+
+_GROUPS = textwrap.dedent("""\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: worker-0}
+    spec: {schedulingGroup: {podGroupName: workers}, containers: [{name: c, image: busybox}]}
+    ---
+    apiVersion: scheduling.k8s.io/v1alpha3
+    kind: PodGroup
+    metadata: {name: workers}
+    spec:
+      workloadRef: {workloadName: training, templateName: workers}
+      schedulingPolicy: {gang: {minCount: 1}}
+    ---
+    apiVersion: scheduling.k8s.io/v1alpha3
+    kind: Workload
+    metadata: {name: training}
+    spec:
+      podGroupTemplates: [{name: workers, schedulingPolicy: {gang: {minCount: 1}}}]
+    """)
+
+
+def test_a_workload_goes_before_the_groups_made_from_it() -> None:
+    ordered = [m.kind.name for m in _prepare(load_text(_GROUPS, source="groups.yaml"), None)]
+    assert ordered == ["Workload", "PodGroup", "Pod"]
+
+
+def test_a_reapplied_group_keeps_the_disruption_mode_the_server_defaulted() -> None:
+    manifest = load_text(_GROUPS, source="groups.yaml")[1]
+    stored = kinds.POD_GROUP.message()
+    stored.CopyFrom(manifest.obj)
+    stored.spec.disruption_mode.single.SetInParent()
+    stored.metadata.resource_version = "7"
+    desired = _desired_update(kinds.POD_GROUP, manifest.obj, stored)
+    assert desired.spec.disruption_mode.HasField("single")
+    assert desired.metadata.resource_version == "7"

@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 
 from cluster.api import errors, objects_pb2
 from cluster.api.validation import ensure_valid, validate_object, validate_status, validate_update
-from cluster.apiserver.admission.podgroupworkload import refusal
+from cluster.api.workloadrefs import refusal
 from tests import builders
 
 GANG = {"gang": {"minCount": 2}}
