@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import textwrap
 
-from cluster.api import kinds
+import pytest
+
+from cluster.api import errors, kinds
 from cluster.api.manifest import load_text
-from cluster.cli.apply import _desired_update, _prepare
+from cluster.cli.apply import _checkable, _Created, _desired_update, _prepare
 
 _DOCS = textwrap.dedent("""\
     apiVersion: v1
@@ -79,3 +81,18 @@ def test_a_reapplied_group_keeps_the_disruption_mode_the_server_defaulted() -> N
     desired = _desired_update(kinds.POD_GROUP, manifest.obj, stored)
     assert desired.spec.disruption_mode.HasField("single")
     assert desired.metadata.resource_version == "7"
+
+
+def test_a_group_is_checked_against_a_workload_of_the_same_apply() -> None:
+    """Its dry run cannot see the Workload yet: the template is checked here, in the server's words, and
+    the dry run judges the group without its reference."""
+    workload, group = load_text(_GROUPS, source="groups.yaml")[2:0:-1]
+    created = _Created()
+    created.add(workload)
+    probe = _checkable(group.obj, created)
+    assert not probe.spec.HasField("workload_ref") and group.obj.spec.HasField("workload_ref")
+    group.obj.spec.workload_ref.template_name = "drivers"
+    with pytest.raises(errors.Forbidden) as refused:
+        _checkable(group.obj, created)
+    assert refused.value.message == ('podgroups.scheduling.k8s.io "workers" is forbidden: PodGroup rejected: '
+                                     'PodGroupTemplate "drivers" not found in Workload "training"')
