@@ -39,14 +39,15 @@ def _workload_row(workload: objects_pb2.Workload, now: float) -> list[Cell]:
 
 def _templates(text: DescribeText, owner: Message, level: int) -> None:
     for template in owner.pod_group_templates:  # type: ignore[attr-defined]
-        text.field("PodGroup Template", template.name, level)
+        # A heading, not a field: the template's own fields below line up as one run.
+        text.section(f"PodGroup Template {template.name}", level)
         groupfields.scheduling_fields(text, template, groupfields.policy_text(template.scheduling_policy),
                                       level + 1)
         if template.resource_claims:
             text.section("Resource Claims", level + 1)
             groupfields.claims_table(text, list(template.resource_claims), {}, level + 2)
     for composite in owner.composite_pod_group_templates:  # type: ignore[attr-defined]
-        text.field("CompositePodGroup Template", composite.name, level)
+        text.section(f"CompositePodGroup Template {composite.name}", level)
         groupfields.scheduling_fields(
             text, composite, groupfields.composite_policy_text(composite.scheduling_policy), level + 1)
         _templates(text, composite, level + 1)
