@@ -301,8 +301,8 @@ INVALID = [
     ),
     pytest.param(
         [gang("trainer", 2).replace("spec:\n", "spec:\n  priority: 2000000000\n")],
-        ["document 1 (PodGroup trainer): spec.priority: Invalid value: 2000000000: must be less than or "
-         "equal to 1000000000"],
+        ["document 1 (PodGroup trainer): spec.priority: Invalid value: 2000000000: must be at most "
+         "1000000000"],
         id="pod-group-priority-above-user-range",
     ),
     pytest.param(

@@ -334,8 +334,9 @@ POD_GROUPS: list[tuple[str, objects_pb2.PodGroup, list[str]]] = [
     ("preemption-policy-unknown", group(preemptionPolicy="Always"),
      ['spec.preemptionPolicy: Unsupported value: "Always": supported values: "Never", '
       '"PreemptLowerPriority"']),
-    ("priority-too-high", group(priority=2_000_000_000),
-     ["spec.priority: Invalid value: 2000000000: must be less than or equal to 1000000000"]),
+    # Admission's: a system class's value is what the group gets (see GROUP_PRIORITY_BOUNDED).
+    ("priority-of-a-system-class", group(priorityClassName="system-node-critical", priority=2_000_001_000),
+     []),
     ("coscheduling-refuses-new-fields",
      builders.pod_group(api_version=builders.COSCHEDULING, spec={
          "minMember": 2, "schedulingConstraints": {"topology": [{"key": "rack"}]}}),

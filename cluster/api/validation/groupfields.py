@@ -157,14 +157,14 @@ def disruption_mode(spec: Message, path: str) -> list[str]:
     return union(spec.disruption_mode, f"{path}.disruptionMode", ("single", "all"))  # type: ignore[attr-defined]
 
 
-def priority_fields(spec: Message, path: str) -> list[str]:
-    """priorityClassName (a DNS subdomain), priority (at most the highest a user may give) and
-    preemptionPolicy (an enum)."""
+def priority_fields(spec: Message, path: str, *, bounded: bool) -> list[str]:
+    """priorityClassName (a DNS subdomain), priority (with ``bounded``, at most the highest a user may
+    give) and preemptionPolicy (an enum)."""
     problems = []
     class_name: str = spec.priority_class_name  # type: ignore[attr-defined]
     if class_name:
         problems += check(f"{path}.priorityClassName", class_name, is_dns1123_subdomain)
-    if spec.HasField("priority"):
+    if bounded and spec.HasField("priority"):
         priority: int = spec.priority  # type: ignore[attr-defined]
         if priority > HIGHEST_USER_DEFINABLE_PRIORITY:
             problems.append(invalid(f"{path}.priority", priority,

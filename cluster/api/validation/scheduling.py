@@ -57,6 +57,12 @@ _COSCHEDULING_GROUP_FIELDS = (
 
 CONDITION_STATUSES = ("True", "False", "Unknown")
 
+#: Upstream bounds a group's spec.priority by the highest a user may give; but the Priority admission
+#: plugin writes it from the class named, and podsched admits a group of a system class (its value above
+#: that bound) where a quota opens the class, as a pod's, so a group's priority is not bounded here (a
+#: template's is: nothing writes it but its author).
+GROUP_PRIORITY_BOUNDED = False
+
 
 def _validate_upstream_pod_group(spec: objects_pb2.PodGroupSpec) -> list[str]:
     problems = groupfields.parent_name(spec, "spec")
@@ -66,7 +72,7 @@ def _validate_upstream_pod_group(spec: objects_pb2.PodGroupSpec) -> list[str]:
     problems += groupfields.constraints(spec, "spec")
     problems += groupfields.resource_claims(spec.resource_claims, "spec.resourceClaims")
     problems += groupfields.disruption_mode(spec, "spec")
-    problems += groupfields.priority_fields(spec, "spec")
+    problems += groupfields.priority_fields(spec, "spec", bounded=GROUP_PRIORITY_BOUNDED)
     return problems
 
 
@@ -192,7 +198,7 @@ def validate_composite_pod_group(group: objects_pb2.CompositePodGroup) -> list[s
     problems += groupfields.composite_scheduling_policy(spec.scheduling_policy, "spec.schedulingPolicy")
     problems += groupfields.constraints(spec, "spec")
     problems += groupfields.disruption_mode(spec, "spec")
-    problems += groupfields.priority_fields(spec, "spec")
+    problems += groupfields.priority_fields(spec, "spec", bounded=GROUP_PRIORITY_BOUNDED)
     problems += validate_composite_pod_group_status(group)
     return problems
 

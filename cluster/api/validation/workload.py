@@ -42,7 +42,7 @@ def _pod_group_template(template: objects_pb2.PodGroupTemplate, path: str) -> li
     problems += groupfields.constraints(template, path)
     problems += groupfields.resource_claims(template.resource_claims, f"{path}.resourceClaims")
     problems += groupfields.disruption_mode(template, path)
-    problems += groupfields.priority_fields(template, path)
+    problems += groupfields.priority_fields(template, path, bounded=True)
     return problems
 
 
@@ -53,7 +53,7 @@ def _composite_template(template: objects_pb2.CompositePodGroupTemplate, path: s
     )
     problems += groupfields.constraints(template, path)
     problems += groupfields.disruption_mode(template, path)
-    problems += groupfields.priority_fields(template, path)
+    problems += groupfields.priority_fields(template, path, bounded=True)
     if not template.pod_group_templates and not template.composite_pod_group_templates:
         problems.append(required(path, "must specify at least one of: `podGroupTemplates`, "
                                        "`compositePodGroupTemplates`"))
