@@ -266,6 +266,9 @@ async def test_workload_example_applies_and_its_gangs_are_bound(
     assert refused.code != 0
     assert ('podgroups.scheduling.k8s.io "stray" is forbidden: PodGroup rejected: PodGroupTemplate '
             '"evaluators" not found in Workload "llm-training"') in refused.stderr, refused.stderr
+    deleted = await run_cli_async(server, "delete", "workload", "llm-training")
+    assert deleted.code == 0, deleted.stderr
+    assert parse_table((await run_cli_async(server, "get", "workloads")).stdout) == []
 
 
 def test_workload_example_simulates(tmp_path: Path) -> None:
