@@ -334,7 +334,7 @@ POD_GROUPS: list[tuple[str, objects_pb2.PodGroup, list[str]]] = [
     ("preemption-policy-unknown", group(preemptionPolicy="Always"),
      ['spec.preemptionPolicy: Unsupported value: "Always": supported values: "Never", '
       '"PreemptLowerPriority"']),
-    # Admission's: a system class's value is what the group gets (see GROUP_PRIORITY_BOUNDED).
+    # Admission's: a system class's value is what the group gets, unbounded, as a pod's.
     ("priority-of-a-system-class", group(priorityClassName="system-node-critical", priority=2_000_001_000),
      []),
     ("coscheduling-refuses-new-fields",

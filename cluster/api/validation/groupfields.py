@@ -6,7 +6,7 @@ package): a union member missing or doubled, maxItems, a list keyed by name, for
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -67,11 +67,11 @@ def union(message: Message, path: str, members: tuple[str, ...],
     return []
 
 
-def required_format(path: str, value: str, rule: object) -> list[str]:
+def required_format(path: str, value: str, rule: Callable[[str], list[str]]) -> list[str]:
     """A required string of a format: Required when empty, else the format's errors."""
     if not value:
         return [required(path)]
-    return check(path, value, rule)  # type: ignore[arg-type]
+    return check(path, value, rule)
 
 
 def is_path_segment_name(value: str) -> list[str]:

@@ -57,13 +57,10 @@ _COSCHEDULING_GROUP_FIELDS = (
 
 CONDITION_STATUSES = ("True", "False", "Unknown")
 
-#: Upstream bounds a group's spec.priority by the highest a user may give; but the Priority admission
-#: plugin writes it from the class named, and podsched admits a group of a system class (its value above
-#: that bound) where a quota opens the class, as a pod's, so a group's priority is not bounded here (a
-#: template's is: nothing writes it but its author).
-GROUP_PRIORITY_BOUNDED = False
 
-
+# A group's spec.priority is not bounded as a template's: upstream bounds it by the highest a user may
+# give, but the Priority admission plugin writes it from the class named, and podsched admits a group of
+# a system class (above that bound) where a quota opens the class, as a pod of it.
 def _validate_upstream_pod_group(spec: objects_pb2.PodGroupSpec) -> list[str]:
     problems = groupfields.parent_name(spec, "spec")
     if spec.HasField("workload_ref"):
@@ -72,7 +69,7 @@ def _validate_upstream_pod_group(spec: objects_pb2.PodGroupSpec) -> list[str]:
     problems += groupfields.constraints(spec, "spec")
     problems += groupfields.resource_claims(spec.resource_claims, "spec.resourceClaims")
     problems += groupfields.disruption_mode(spec, "spec")
-    problems += groupfields.priority_fields(spec, "spec", bounded=GROUP_PRIORITY_BOUNDED)
+    problems += groupfields.priority_fields(spec, "spec", bounded=False)
     return problems
 
 
@@ -148,11 +145,14 @@ def validate_pod_group(group: objects_pb2.PodGroup) -> list[str]:
     return problems
 
 
-#: The fields of upstream's PodGroup spec that never change (priority is admission's, kept from the
-#: stored object; schedulingPolicy's own rule is below).
-_IMMUTABLE_GROUP_FIELDS = (
+#: The fields of upstream's PodGroup spec that never change, in the spec's order around
+#: schedulingPolicy, whose own rule is policy_kind_update's (priority is admission's, kept from the
+#: stored object).
+_IMMUTABLE_GROUP_REFERENCES = (
     ("parent_composite_pod_group_name", "spec.parentCompositePodGroupName"),
     ("workload_ref", "spec.workloadRef"),
+)
+_IMMUTABLE_GROUP_FIELDS = (
     ("scheduling_constraints", "spec.schedulingConstraints"),
     ("resource_claims", "spec.resourceClaims"),
     ("disruption_mode", "spec.disruptionMode"),
@@ -166,10 +166,10 @@ def validate_pod_group_update(old: objects_pb2.PodGroup, new: objects_pb2.PodGro
     CRD has no such rule."""
     if podgroups.is_coscheduling(new):
         return []
-    problems = groupfields.changed(old.spec, new.spec, _IMMUTABLE_GROUP_FIELDS[:2])
+    problems = groupfields.changed(old.spec, new.spec, _IMMUTABLE_GROUP_REFERENCES)
     problems += groupfields.policy_kind_update(old.spec.scheduling_policy, new.spec.scheduling_policy,
-                                   "spec.schedulingPolicy")
-    problems += groupfields.changed(old.spec, new.spec, _IMMUTABLE_GROUP_FIELDS[2:])
+                                               "spec.schedulingPolicy")
+    problems += groupfields.changed(old.spec, new.spec, _IMMUTABLE_GROUP_FIELDS)
     return problems
 
 
@@ -198,7 +198,7 @@ def validate_composite_pod_group(group: objects_pb2.CompositePodGroup) -> list[s
     problems += groupfields.composite_scheduling_policy(spec.scheduling_policy, "spec.schedulingPolicy")
     problems += groupfields.constraints(spec, "spec")
     problems += groupfields.disruption_mode(spec, "spec")
-    problems += groupfields.priority_fields(spec, "spec", bounded=GROUP_PRIORITY_BOUNDED)
+    problems += groupfields.priority_fields(spec, "spec", bounded=False)
     problems += validate_composite_pod_group_status(group)
     return problems
 
