@@ -168,6 +168,25 @@ def pod_group(
     return result
 
 
+def workload(name: str = "w", namespace: str = "default", *, spec: Mapping[str, Any]) -> objects_pb2.Workload:
+    """A scheduling.k8s.io/v1alpha3 Workload; ``spec`` is the manifest's."""
+    data = {"apiVersion": UPSTREAM, "kind": "Workload", "metadata": {"name": name, "namespace": namespace},
+            "spec": dict(spec)}
+    return json_format.ParseDict(data, objects_pb2.Workload())
+
+
+def composite_pod_group(
+    name: str = "c", namespace: str = "default", *, spec: Mapping[str, Any],
+    status: Mapping[str, Any] | None = None,
+) -> objects_pb2.CompositePodGroup:
+    """A scheduling.k8s.io/v1alpha3 CompositePodGroup; ``spec`` and ``status`` are the manifest's."""
+    data: dict[str, Any] = {"apiVersion": UPSTREAM, "kind": "CompositePodGroup",
+                            "metadata": {"name": name, "namespace": namespace}, "spec": dict(spec)}
+    if status is not None:
+        data["status"] = dict(status)
+    return json_format.ParseDict(data, objects_pb2.CompositePodGroup())
+
+
 def container(
     requests: Mapping[str, str] | None = None,
     *,

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import Message
 
-from cluster.api import errors, kinds, objects_pb2, runtimeclass
+from cluster.api import errors, kinds, objects_pb2, runtimeclass, validation, workloadrefs
 from cluster.api.limits import MAX_REQUEST_BYTES, MAX_REQUEST_SIZE
 from cluster.api.manifest import Manifest, ManifestError, load_paths
 from cluster.api.quota import first_refused
@@ -64,6 +64,8 @@ _ORDER.update(
 # go before it: the scheduler queues a pod only once its claims exist.
 _ORDER.update({kinds.DEVICE_CLASS: 1, kinds.RESOURCE_SLICE: 2, kinds.RESOURCE_CLAIM_TEMPLATE: 3,
                kinds.RESOURCE_CLAIM: 3})
+# A group naming a Workload's template is admitted only once the Workload exists.
+_ORDER.update({kinds.WORKLOAD: 2, kinds.COMPOSITE_POD_GROUP: 3})
 _LAST = 4
 #: Workload controllers podsched stores (the scheduler spreads pods by their selectors) but never runs:
 #: applying one creates no pods, which a user coming from Kubernetes would not expect.
@@ -86,8 +88,9 @@ _SERVER_OWNED: dict[kinds.Kind, tuple[str, ...]] = {
         "service_account_name",
     ),
     kinds.PRIORITY_CLASS: ("preemption_policy",),
-    # Admission's, as a pod's.
-    kinds.POD_GROUP: ("priority", "priority_class_name"),
+    # Admission's, as a pod's; the disruption mode is defaulted.
+    kinds.POD_GROUP: ("priority", "priority_class_name", "disruption_mode"),
+    kinds.COMPOSITE_POD_GROUP: ("priority", "priority_class_name", "disruption_mode"),
 }
 
 # An update that loses a race with another writer is recomputed from a fresh read this many times.
@@ -289,6 +292,13 @@ async def _plan(client: Client, manifest: Manifest, created: _Created) -> _Step:
     kind, obj = manifest.kind, manifest.obj
     current = await _current(client, kind, obj)
     if current is None:
+        if isinstance(obj, objects_pb2.CompositePodGroup) and _new_workload(obj, created) is not None:
+            # Its Workload is this apply's, which its dry run cannot see, and its workloadRef is
+            # required: checked here as the server would, against the Workload's document.
+            with _rejected_when("creating"):
+                validation.ensure_valid(obj)
+                _refuse_unless_template(obj, created)
+            return _Step(manifest, "created", obj, status=_carried_status(obj, None), checked=obj)
         with _rejected_when("creating"):
             would_be = await client.create(_checkable(obj, created), dry_run=True)
         return _Step(manifest, "created", obj, status=_carried_status(obj, None), checked=would_be)
@@ -406,12 +416,16 @@ def _desired_update(kind: kinds.Kind, obj: Message, current: Message) -> Message
     if not desired.metadata.resource_version:
         desired.metadata.resource_version = current.metadata.resource_version
     owned = _SERVER_OWNED.get(kind, ())
-    holder_name = "spec" if kind in (kinds.POD, kinds.POD_GROUP) else None
+    holder_name = "spec" if kind in (kinds.POD, kinds.POD_GROUP, kinds.COMPOSITE_POD_GROUP) else None
     source = getattr(current, holder_name) if holder_name else current
     target = getattr(desired, holder_name) if holder_name else desired
     for name in owned:
         if not _is_set(target, name) and _is_set(source, name):
-            setattr(target, name, getattr(source, name))
+            value = getattr(source, name)
+            if isinstance(value, Message):
+                getattr(target, name).CopyFrom(value)
+            else:
+                setattr(target, name, value)
     if isinstance(desired, objects_pb2.Pod) and isinstance(current, objects_pb2.Pod):
         _keep_runtime_class_admission(desired.spec, current.spec)
     if _has_status(kind):
@@ -474,9 +488,14 @@ class _Created:
     classes: set[str] = field(default_factory=set)
     quota_namespaces: set[str] = field(default_factory=set)
     runtime_classes: dict[str, objects_pb2.RuntimeClass] = field(default_factory=dict)
+    #: Workloads by (namespace, name).
+    workloads: dict[tuple[str, str], objects_pb2.Workload] = field(default_factory=dict)
 
     def add(self, manifest: Manifest) -> None:
-        if manifest.kind is kinds.PRIORITY_CLASS:
+        if manifest.kind is kinds.WORKLOAD:
+            meta = manifest.obj.metadata
+            self.workloads[(meta.namespace, meta.name)] = manifest.obj
+        elif manifest.kind is kinds.PRIORITY_CLASS:
             self.classes.add(manifest.obj.metadata.name)
         elif manifest.kind is kinds.RUNTIME_CLASS:
             self.runtime_classes[manifest.obj.metadata.name] = manifest.obj
@@ -501,14 +520,45 @@ def _with_new_runtime_class(pod: objects_pb2.Pod, created: _Created) -> objects_
     return probe
 
 
+def _new_workload(group: workloadrefs.Group, created: _Created) -> objects_pb2.Workload | None:
+    """The Workload this apply creates that ``group`` names, if it names one."""
+    if not group.spec.HasField("workload_ref"):
+        return None
+    return created.workloads.get((group.metadata.namespace, group.spec.workload_ref.workload_name))
+
+
+def _refuse_unless_template(group: workloadrefs.Group, created: _Created) -> None:
+    """PodGroupWorkloadExists's check of a group made from a Workload of this apply, in its words."""
+    refused = workloadrefs.refusal(group, _new_workload(group, created))
+    if refused is not None:
+        resource = kinds.kind_of(group).resource
+        raise errors.Forbidden(f'{resource} "{group.metadata.name}" is forbidden: {refused}')
+
+
+def _with_new_workload(group: objects_pb2.PodGroup, created: _Created) -> objects_pb2.PodGroup:
+    """A PodGroup made from a Workload this apply creates, as the dry run can judge it: checked against
+    the Workload's document here, its reference to it (and so its parent) left out."""
+    if _new_workload(group, created) is None:
+        return group
+    _refuse_unless_template(group, created)
+    probe = objects_pb2.PodGroup()
+    probe.CopyFrom(group)
+    probe.spec.ClearField("workload_ref")
+    probe.spec.ClearField("parent_composite_pod_group_name")
+    return probe
+
+
 def _checkable(obj: Message, created: _Created) -> Message:
-    """The object as the dry run can judge it: a pod or PodGroup naming a priority class that this same
-    apply creates, or a system class in a namespace where this apply creates a quota (which may be what
-    admits that class there), is checked without its class; the class and the quota were checked as their
-    own documents, and the object's create is checked against both."""
+    """The object as the dry run can judge it (a PodGroup made from a Workload this apply creates is
+    checked against it here): a pod or PodGroup naming a priority class that this same apply creates,
+    or a system class in a namespace where this apply creates a quota (which may be what admits that
+    class there), is checked without its class; the class and the quota were checked as their own
+    documents, and the object's create is checked against both."""
     if isinstance(obj, kinds.POD.message):
         obj = _with_new_runtime_class(obj, created)
-    elif not isinstance(obj, kinds.POD_GROUP.message):
+    elif isinstance(obj, kinds.POD_GROUP.message):
+        obj = _with_new_workload(obj, created)
+    else:
         return obj
     class_name = obj.spec.priority_class_name
     opened_by_new_quota = (

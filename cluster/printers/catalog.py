@@ -8,6 +8,7 @@ from google.protobuf.message import Message
 
 from cluster.api import kinds
 from cluster.printers import (
+    compositepodgroups,
     deviceclasses,
     events,
     leasecandidates,
@@ -23,6 +24,7 @@ from cluster.printers import (
     resourcequotas,
     resourceslices,
     runtimeclasses,
+    schedulingworkloads,
     services,
     workloads,
 )
@@ -36,6 +38,7 @@ PRINTERS: dict[kinds.Kind[Any], Printer[Any]] = {
         namespaces.PRINTER, runtimeclasses.PRINTER, services.PRINTER, workloads.REPLICA_SET,
         workloads.STATEFUL_SET, workloads.REPLICATION_CONTROLLER, deviceclasses.PRINTER,
         resourceslices.PRINTER, resourceclaims.PRINTER, resourceclaimtemplates.PRINTER,
+        schedulingworkloads.PRINTER, compositepodgroups.PRINTER,
     )
 }
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from cluster.api import kinds, objects_pb2, podgroups, timeutil
+from cluster.printers import groupfields
 from cluster.printers.describe import DescribeText, Reader, by_text, name_fields, pods_named, time_text
 from cluster.printers.printer import Explained, Printer
 from cluster.printers.table import AGE, NAME, Cell, Column, Columns, wide
@@ -15,8 +16,16 @@ def _pod_group_row(group: objects_pb2.PodGroup, now: float) -> list[Cell]:
     return [
         group.metadata.name, podgroups.min_count(group), status.scheduled, status.running,
         status.phase or NONE, age(group.metadata, now), status.succeeded, status.failed,
-        group.api_version or kinds.POD_GROUP.api_version,
+        group.api_version or kinds.POD_GROUP.api_version, _workload_text(group.spec),
+        groupfields.topology_text(group.spec),
     ]
+
+
+def _workload_text(spec: objects_pb2.PodGroupSpec) -> str:
+    """The Workload template a group was made from, as workload/template."""
+    if not spec.HasField("workload_ref"):
+        return NONE
+    return f"{spec.workload_ref.workload_name}/{spec.workload_ref.template_name}"
 
 
 def _pod_group_policy(group: objects_pb2.PodGroup) -> list[tuple[str, object]]:
@@ -30,17 +39,16 @@ def _pod_group_policy(group: objects_pb2.PodGroup) -> list[tuple[str, object]]:
         if spec.HasField("schedule_timeout_seconds"):
             fields.append(("Schedule Timeout", f"{spec.schedule_timeout_seconds}s"))
         return fields
-    policy = spec.scheduling_policy
-    shown = f"Gang (minCount {policy.gang.min_count})" if policy.HasField("gang") else "Basic"
-    fields = [("Scheduling Policy", shown)]
-    if spec.HasField("workload_ref"):
-        ref = spec.workload_ref
-        fields.append(("Template", f"{ref.workload_name}/{ref.template_name}"))
-    if spec.HasField("disruption_mode"):
-        fields.append(("Disruption Mode", "All" if spec.disruption_mode.HasField("all") else "Single"))
-    fields.append(("Priority", spec.priority if spec.HasField("priority") else NONE))
-    if spec.priority_class_name:
-        fields.append(("Priority Class Name", spec.priority_class_name))
+    fields = [("Scheduling Policy", groupfields.policy_text(spec.scheduling_policy)),
+              ("Workload Template", _workload_text(spec))]
+    if spec.HasField("parent_composite_pod_group_name"):
+        fields.append(("Parent", spec.parent_composite_pod_group_name))
+    fields += [("Topology Key", groupfields.topology_text(spec)),
+               ("Disruption Mode", groupfields.disruption_text(spec)),
+               ("Priority Class Name", spec.priority_class_name or NONE),
+               ("Priority", groupfields.priority_text(spec))]
+    if spec.HasField("preemption_policy"):
+        fields.append(("Preemption Policy", spec.preemption_policy))
     return fields
 
 
@@ -60,6 +68,11 @@ async def _describe_pod_group(reader: Reader, group: objects_pb2.PodGroup, text:
     text.mapping("Annotations", group.metadata.annotations, sep=": ")
     for label, value in _pod_group_policy(group):
         text.field(label, value)
+    if group.spec.resource_claims:
+        text.section("Resource Claims")
+        generated = {s.name: s.resource_claim_name for s in status.resource_claim_statuses
+                     if s.HasField("resource_claim_name")}
+        groupfields.claims_table(text, list(group.spec.resource_claims), generated)
     text.section("Status")
     text.field("Phase", status.phase or NONE, 1)
     for label, value in (("Scheduled", status.scheduled), ("Running", status.running),
@@ -108,6 +121,8 @@ PRINTER = Printer(
         wide(Column("Succeeded", "The members that succeeded.", "integer")),
         wide(Column("Failed", "The members that failed.", "integer")),
         wide(Column("API Version", "The API version the group was written in.")),
+        wide(Column("Workload", "The Workload and template the group was made from.")),
+        wide(Column("Topology", "The node label key all members share a value of.")),
     ), _pod_group_row),
     _describe_pod_group,
     explained=Explained.GROUP_ATTEMPT,

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import Message
 
-from cluster.api import kinds, objects_pb2, runtimeclass, validation
+from cluster.api import kinds, objects_pb2, runtimeclass, validation, workloadrefs
 from cluster.api.manifest import Manifest, ManifestError, load_paths
 from cluster.apiserver.registry import strategy_of
 
@@ -52,7 +52,7 @@ DRA_KINDS = (kinds.DEVICE_CLASS, kinds.RESOURCE_SLICE, kinds.RESOURCE_CLAIM_TEMP
 SCENARIO_KINDS = (kinds.NODE, kinds.POD, kinds.PRIORITY_CLASS, kinds.POD_DISRUPTION_BUDGET, kinds.POD_GROUP,
                   kinds.NAMESPACE, kinds.RUNTIME_CLASS,
                   kinds.SERVICE, kinds.REPLICA_SET, kinds.STATEFUL_SET, kinds.REPLICATION_CONTROLLER,
-                  *DRA_KINDS)
+                  *DRA_KINDS, kinds.WORKLOAD, kinds.COMPOSITE_POD_GROUP)
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 DEFAULT_MAX_PODS = "110"
 DEFAULT_NAMESPACE = "default"
@@ -102,6 +102,10 @@ class Scenario:
     runtime_classes: list[Entry] = field(default_factory=list)
     nodes: list[Entry] = field(default_factory=list)
     pdbs: list[Entry] = field(default_factory=list)
+    #: scheduling.k8s.io Workloads: the templates the groups below name (checked at their create).
+    group_templates: list[Entry] = field(default_factory=list)
+    #: CompositePodGroups, in file order (``creation_order`` puts each parent before its children).
+    composite_groups: list[Entry] = field(default_factory=list)
     pod_groups: list[Entry] = field(default_factory=list)
     #: Services, ReplicaSets, StatefulSets and ReplicationControllers: their selectors spread pods.
     workloads: list[Entry] = field(default_factory=list)
@@ -116,12 +120,13 @@ class Scenario:
     warnings: list[str] = field(default_factory=list)
 
     def creation_order(self) -> list[Entry]:
-        """Namespaces, RuntimeClasses, PriorityClasses, Nodes, PDBs, PodGroups, Services and workload
-        controllers, DeviceClasses, ResourceSlices, ResourceClaimTemplates, ResourceClaims, running pods,
-        then pending pods in file order."""
+        """Namespaces, RuntimeClasses, PriorityClasses, Nodes, PDBs, Workloads, CompositePodGroups (parents
+        first), PodGroups, Services and workload controllers, DeviceClasses, ResourceSlices,
+        ResourceClaimTemplates, ResourceClaims, running pods, then pending pods in file order."""
         resources = sorted(self.resources, key=lambda entry: DRA_KINDS.index(entry.kind))
         return [*self.namespaces, *self.runtime_classes,
-                *self.priority_classes, *self.nodes, *self.pdbs, *self.pod_groups, *self.workloads,
+                *self.priority_classes, *self.nodes, *self.pdbs, *self.group_templates,
+                *_parents_first(self.composite_groups), *self.pod_groups, *self.workloads,
                 *resources, *self.running_pods, *self.pending_pods]
 
     @property
@@ -132,6 +137,22 @@ class Scenario:
         """``namespace/name`` of the PDBs whose status the scenario gives (see the module docstring)."""
         return frozenset(f"{entry.obj.metadata.namespace}/{entry.obj.metadata.name}"
                          for entry in self.pdbs if entry.obj.HasField("status"))
+
+
+def _parents_first(groups: Sequence[Entry]) -> list[Entry]:
+    """CompositePodGroups ordered so that a parent the scenario holds comes before its children (by
+    depth; a parent the scenario lacks counts as a root, its group waiting for it as in a cluster)."""
+    parents = {entry.obj.metadata.name: entry.obj.spec.parent_composite_pod_group_name
+               for entry in groups if entry.obj.spec.HasField("parent_composite_pod_group_name")}
+
+    def depth(name: str) -> int:
+        seen = set()
+        while name in parents and name not in seen:  # a cycle stops; the scheduler reports it
+            seen.add(name)
+            name = parents[name]
+        return len(seen)
+
+    return sorted(groups, key=lambda entry: depth(entry.obj.metadata.name))
 
 
 def load_scenario(paths: Sequence[str]) -> Scenario:
@@ -232,6 +253,10 @@ def _file(scenario: Scenario, entry: Entry) -> None:
         scenario.pdbs.append(entry)
     elif isinstance(obj, objects_pb2.PodGroup):
         scenario.pod_groups.append(entry)
+    elif isinstance(obj, objects_pb2.Workload):
+        scenario.group_templates.append(entry)
+    elif isinstance(obj, objects_pb2.CompositePodGroup):
+        scenario.composite_groups.append(entry)
     elif isinstance(obj, objects_pb2.Namespace):
         scenario.namespaces.append(entry)
     elif isinstance(obj, objects_pb2.RuntimeClass):
@@ -264,6 +289,9 @@ def _check_references(scenario: Scenario) -> list[str]:
     runtime_classes = {entry.obj.metadata.name: entry.obj for entry in scenario.runtime_classes}
     for entry in scenario.pod_groups:
         problems += _check_group_priority(entry, classes)
+    workloads = {(e.obj.metadata.namespace, e.obj.metadata.name): e.obj for e in scenario.group_templates}
+    for entry in [*scenario.composite_groups, *scenario.pod_groups]:
+        problems += _check_workload_ref(entry, workloads)
     for entry in scenario.pods:
         problems += _check_runtime_class(entry, runtime_classes)
         spec = entry.obj.spec
@@ -293,6 +321,17 @@ def _check_references(scenario: Scenario) -> list[str]:
                             f"{HIGHEST_USER_PRIORITY} (or, with preemptionPolicy {PREEMPT_LOWER_PRIORITY}, a "
                             "system class's value)")
     return problems
+
+
+def _check_workload_ref(entry: Entry, workloads: dict[tuple[str, str], objects_pb2.Workload]) -> list[str]:
+    """What PodGroupWorkloadExists admission would refuse about a group: a Workload or a template the
+    scenario lacks."""
+    spec = entry.obj.spec
+    if not spec.HasField("workload_ref"):
+        return []
+    workload = workloads.get((entry.obj.metadata.namespace, spec.workload_ref.workload_name))
+    refused = workloadrefs.refusal(entry.obj, workload)
+    return [] if refused is None else [f"{entry.where}: spec.workloadRef: {refused}"]
 
 
 def _check_runtime_class(entry: Entry, classes: dict[str, objects_pb2.RuntimeClass]) -> list[str]:

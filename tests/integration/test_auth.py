@@ -61,12 +61,14 @@ ALLOWED: dict[str, set[str]] = {
         "create leasecandidates", "update leasecandidates", "delete leasecandidates",
     },
     "client": {
-        "create pods", "delete pods", "create podgroups", "delete podgroups",
+        "create pods", "delete pods", "create podgroups", "delete podgroups", "create compositepodgroups",
+        "delete compositepodgroups",
         *(f"{verb} {r}" for verb in READ
-          for r in ("pods", "nodes", "podgroups", "runtimeclasses", "deviceclasses", "resourceslices")),
+          for r in ("pods", "nodes", "podgroups", "compositepodgroups", "runtimeclasses", "deviceclasses",
+                    "resourceslices")),
         *(f"{verb} {r}" for verb in ("create", "update", "delete", *READ)
           for r in ("services", "replicasets", "statefulsets", "replicationcontrollers", "resourceclaims",
-                    "resourceclaimtemplates")),
+                    "resourceclaimtemplates", "workloads")),
     },
     "readonly": {f"{verb} {resource}" for verb in READ for resource in ALL_RESOURCES},
     # Its role names only the lease kube-scheduler, and these calls address other objects.

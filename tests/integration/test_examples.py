@@ -16,7 +16,7 @@ import pytest
 from cluster.api import kinds, objects_pb2
 from cluster.client import Client
 from cluster.launcher.process import ApiServerProcess, cli_env
-from tests.integration.helpers import EXAMPLES, REPO, node_manifest, run_cli_async, write_yaml
+from tests.integration.helpers import EXAMPLES, REPO, node_manifest, parse_table, run_cli_async, write_yaml
 from tests.integration.test_scheduler import eventually, running_scheduler
 
 SUBMIT_TIMEOUT_S = 60.0
@@ -217,3 +217,71 @@ def test_gpu_share_example_simulates() -> None:
         "notebook-2": [],
     }
     assert {pod["name"]: pod["node"] for pod in pods}["notebook-2"] is None
+
+
+WORKLOAD_EXAMPLE = EXAMPLES / "workloads" / "training-workload.yaml"
+#: examples/workloads/training-workload.yaml's groups and their pods.
+WORKLOAD_GROUPS = {"llm-training-driver": ["llm-training-driver-0"],
+                   "llm-training-workers": [f"llm-training-worker-{i}" for i in range(4)]}
+
+
+async def test_workload_example_applies_and_its_gangs_are_bound(
+    fresh_apiserver: ApiServerProcess, tmp_path: Path
+) -> None:
+    """examples/workloads/: the Workload, the PodGroups made from its templates and their pods apply
+    unchanged; a real scheduler process binds each gang whole (the workers in one group bind); a group
+    naming a template the Workload lacks is refused, naming the group and the template."""
+    server = fresh_apiserver.address
+    nodes = write_yaml(tmp_path / "nodes.yaml", node_manifest("node-a", cpu="4", memory="8Gi"),
+                       node_manifest("node-b", cpu="4", memory="8Gi"))
+    assert (await run_cli_async(server, "apply", "-f", nodes)).code == 0
+    async with Client(server, timeout_s=30.0) as client:
+        watcher = asyncio.create_task(_bind_versions(client, "default", 5))
+        try:
+            with running_scheduler(server):
+                applied = await run_cli_async(server, "apply", "-f", str(WORKLOAD_EXAMPLE))
+                assert applied.code == 0, applied.stderr
+                assert "unknown field" not in applied.stderr and "does not model" not in applied.stderr
+                assert re.search(r"^workload\S*/llm-training created$", applied.stdout, re.MULTILINE)
+                seen = await asyncio.wait_for(watcher, GANG_TIMEOUT_S)
+        finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+    assert sorted(seen) == sorted(name for pods in WORKLOAD_GROUPS.values() for name in pods)
+    assert len({seen[name] for name in WORKLOAD_GROUPS["llm-training-workers"]}) == 1, seen
+
+    listed = await run_cli_async(server, "get", "workloads")
+    assert listed.code == 0, listed.stderr
+    (row,) = parse_table(listed.stdout)
+    assert (row["NAME"], row["PODGROUP TEMPLATES"], row["CONTROLLER"]) == ("llm-training", "2",
+                                                                          "Job.batch/llm-training")
+    described = await run_cli_async(server, "describe", "podgroup", "llm-training-workers")
+    assert re.search(r"^Workload Template:\s+llm-training/workers$", described.stdout, re.MULTILINE)
+
+    stray = write_yaml(tmp_path / "stray.yaml", {
+        "apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup", "metadata": {"name": "stray"},
+        "spec": {"workloadRef": {"workloadName": "llm-training", "templateName": "evaluators"},
+                 "schedulingPolicy": {"basic": {}}}})
+    refused = await run_cli_async(server, "apply", "-f", stray)
+    assert refused.code != 0
+    assert ('podgroups.scheduling.k8s.io "stray" is forbidden: PodGroup rejected: PodGroupTemplate '
+            '"evaluators" not found in Workload "llm-training"') in refused.stderr, refused.stderr
+    deleted = await run_cli_async(server, "delete", "workload", "llm-training")
+    assert deleted.code == 0, deleted.stderr
+    assert parse_table((await run_cli_async(server, "get", "workloads")).stdout) == []
+
+
+def test_workload_example_simulates(tmp_path: Path) -> None:
+    """`podsched simulate` of the example next to two nodes: every pod placed, each group admitted."""
+    nodes = write_yaml(tmp_path / "nodes.yaml", node_manifest("node-a", cpu="4", memory="8Gi"),
+                       node_manifest("node-b", cpu="4", memory="8Gi"))
+    done = subprocess.run(
+        [sys.executable, "-m", "cluster.cli", "simulate", "-f", nodes, "-f", str(WORKLOAD_EXAMPLE),
+         "-o", "json"],
+        capture_output=True, text=True, cwd=REPO, timeout=SUBMIT_TIMEOUT_S, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert all(pod["node"] for pod in result["pods"]) and len(result["pods"]) == 5
+    assert {group["name"]: (group["bound"], group["admitted"]) for group in result["podGroups"]} == {
+        "llm-training-driver": (1, True), "llm-training-workers": (4, True)}

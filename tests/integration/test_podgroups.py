@@ -89,11 +89,17 @@ async def test_both_spellings_through_the_client(client: Client, namespace: str)
     created_cosched.metadata.resource_version = ""
     updated = await client.update(created_cosched)
     assert updated.spec.min_member == 4 and updated.api_version == COSCHEDULING
+    # v1alpha3: a gang's minCount follows the workload's scale; the policy's kind stays.
     created.spec.scheduling_policy.gang.min_count = 5
     created.metadata.resource_version = ""  # unconditional: judged whatever the controller wrote
+    scaled = await client.update(created)
+    assert scaled.spec.scheduling_policy.gang.min_count == 5
+    scaled.spec.scheduling_policy.ClearField("gang")
+    scaled.spec.scheduling_policy.basic.SetInParent()
+    scaled.metadata.resource_version = ""
     with pytest.raises(errors.Invalid, match=r'^PodGroup\.scheduling\.k8s\.io "train" is invalid: '
-                                             r"spec\.schedulingPolicy: .*field is immutable"):
-        await client.update(created)
+                                             r"\[spec\.schedulingPolicy\.basic: .*field is immutable"):
+        await client.update(scaled)
     moved = objects_pb2.PodGroup()
     moved.CopyFrom(updated)
     moved.api_version = UPSTREAM

@@ -213,7 +213,7 @@ def test_table_output(realistic: str) -> None:
          "Forbidden: maximum allowed value of a user defined priority is 1000000000"),
         ("apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\nmetadata: {name: trainer}\n"
          "spec: {schedulingPolicy: {gang: {minCount: 0}}}\n",
-         "document 1 (PodGroup trainer): spec.schedulingPolicy.gang.minCount: Invalid value: 0"),
+         "document 1 (PodGroup trainer): spec.schedulingPolicy.gang.minCount: Required value"),
         ("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: job}\n"
          "spec: {minMember: 2, schedulingPolicy: {basic: {}}}\n",
          "document 1 (PodGroup job): spec.schedulingPolicy: Forbidden"),

@@ -23,7 +23,8 @@ ALLOWED = {
     "scheduler": {
         *(f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES),
         "create pods/binding", "update pods/status", "update podgroups/status", "delete pods",
-        "patch pods/status", "patch podgroups/status", "update resourceclaims/status",
+        "patch pods/status", "patch podgroups/status", "update compositepodgroups/status",
+        "patch compositepodgroups/status", "update resourceclaims/status",
         "patch resourceclaims/status", "create resourceclaims", "delete resourceclaims",
         "create events", "update events", "patch events", "create leases", "update leases", "patch leases",
         "create leasecandidates", "update leasecandidates", "patch leasecandidates", "delete leasecandidates",
@@ -32,12 +33,14 @@ ALLOWED = {
         "create pods", "get pods", "list pods", "watch pods", "delete pods", "deletecollection pods",
         "create podgroups", "get podgroups", "list podgroups", "watch podgroups", "delete podgroups",
         "deletecollection podgroups", "create pods/eviction",
+        *(f"{verb} compositepodgroups"
+          for verb in ("create", "get", "list", "watch", "delete", "deletecollection")),
         "get nodes", "list nodes", "watch nodes",
         "get runtimeclasses", "list runtimeclasses", "watch runtimeclasses",
         *(f"{verb} {resource}"
           for verb in ("create", "update", "patch", "delete", "deletecollection", "get", "list", "watch")
           for resource in ("services", "replicasets", "statefulsets", "replicationcontrollers",
-                           "resourceclaims", "resourceclaimtemplates")),
+                           "resourceclaims", "resourceclaimtemplates", "workloads")),
         *(f"{verb} {resource}" for verb in ("get", "list", "watch")
           for resource in ("deviceclasses", "resourceslices")),
     },

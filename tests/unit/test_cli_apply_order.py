@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
+from cluster.api import errors, kinds
 from cluster.api.manifest import load_text
-from cluster.cli.apply import _prepare
+from cluster.cli.apply import _checkable, _Created, _desired_update, _prepare
 
 _DOCS = textwrap.dedent("""\
     apiVersion: v1
@@ -41,3 +44,55 @@ _DOCS = textwrap.dedent("""\
 def test_dra_objects_go_before_the_pods_that_use_them() -> None:
     ordered = [m.kind.name for m in _prepare(load_text(_DOCS, source="dra.yaml"), None)]
     assert ordered == ["DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim", "Pod"]
+
+
+_GROUPS = textwrap.dedent("""\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: worker-0}
+    spec: {schedulingGroup: {podGroupName: workers}, containers: [{name: c, image: busybox}]}
+    ---
+    apiVersion: scheduling.k8s.io/v1alpha3
+    kind: PodGroup
+    metadata: {name: workers}
+    spec:
+      workloadRef: {workloadName: training, templateName: workers}
+      schedulingPolicy: {gang: {minCount: 1}}
+    ---
+    apiVersion: scheduling.k8s.io/v1alpha3
+    kind: Workload
+    metadata: {name: training}
+    spec:
+      podGroupTemplates: [{name: workers, schedulingPolicy: {gang: {minCount: 1}}}]
+    """)
+
+
+def test_a_workload_goes_before_the_groups_made_from_it() -> None:
+    ordered = [m.kind.name for m in _prepare(load_text(_GROUPS, source="groups.yaml"), None)]
+    assert ordered == ["Workload", "PodGroup", "Pod"]
+
+
+def test_a_reapplied_group_keeps_the_disruption_mode_the_server_defaulted() -> None:
+    manifest = load_text(_GROUPS, source="groups.yaml")[1]
+    stored = kinds.POD_GROUP.message()
+    stored.CopyFrom(manifest.obj)
+    stored.spec.disruption_mode.single.SetInParent()
+    stored.metadata.resource_version = "7"
+    desired = _desired_update(kinds.POD_GROUP, manifest.obj, stored)
+    assert desired.spec.disruption_mode.HasField("single")
+    assert desired.metadata.resource_version == "7"
+
+
+def test_a_group_is_checked_against_a_workload_of_the_same_apply() -> None:
+    """Its dry run cannot see the Workload yet: the template is checked here, in the server's words, and
+    the dry run judges the group without its reference."""
+    workload, group = load_text(_GROUPS, source="groups.yaml")[2:0:-1]
+    created = _Created()
+    created.add(workload)
+    probe = _checkable(group.obj, created)
+    assert not probe.spec.HasField("workload_ref") and group.obj.spec.HasField("workload_ref")
+    group.obj.spec.workload_ref.template_name = "drivers"
+    with pytest.raises(errors.Forbidden) as refused:
+        _checkable(group.obj, created)
+    assert refused.value.message == ('podgroups.scheduling.k8s.io "workers" is forbidden: PodGroup rejected: '
+                                     'PodGroupTemplate "drivers" not found in Workload "training"')

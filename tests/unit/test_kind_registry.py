@@ -97,7 +97,9 @@ def test_describe_sections_print_an_object(kind: Kind[Any]) -> None:
 def test_admission_plugins_handle_served_kinds_in_phases_they_implement() -> None:
     chain = default_chain()
     names = [p.name for p in chain.plugins]
-    assert names == ["NamespaceLifecycle", "Priority", "RuntimeClass", "ResourceQuota"]
+    assert names == [
+        "NamespaceLifecycle", "Priority", "RuntimeClass", "PodGroupWorkloadExists", "ResourceQuota",
+    ]
     for plugin in chain.plugins:
         assert plugin.kinds and plugin.kinds <= set(KINDS), plugin.name
         for phase in plugin.handles:
@@ -112,7 +114,9 @@ def test_admission_plugins_handle_served_kinds_in_phases_they_implement() -> Non
         ("Pod", "validate_create", ["ResourceQuota"]),
         ("Pod", "mutate_update", ["Priority"]),
         ("PodGroup", "mutate_create", ["Priority"]),
-        ("PodGroup", "validate_create", ["ResourceQuota"]),
+        ("PodGroup", "validate_create", ["PodGroupWorkloadExists", "ResourceQuota"]),
+        ("CompositePodGroup", "validate_create", ["PodGroupWorkloadExists"]),
+        ("Workload", "validate_create", []),
         ("PriorityClass", "validate_create", ["Priority"]),
         ("PriorityClass", "validate_update", ["Priority"]),
         ("ResourceQuota", "mutate_create", ["ResourceQuota"]),

@@ -82,15 +82,15 @@ INVALID: list[tuple[str, objects_pb2.PodGroup, str]] = [
      group(UPSTREAM, schedulingPolicy={"basic": {}}, scheduleTimeoutSeconds=5),
      "spec.scheduleTimeoutSeconds: Forbidden: not a field of scheduling.k8s.io/v1alpha3 PodGroup"),
     ("policy-required", group(UPSTREAM, priorityClassName="x"),
-     "spec.schedulingPolicy: Required value: must specify exactly one of: `basic`, `gang`"),
+     'spec.schedulingPolicy: Invalid value: "": must specify one of: `basic`, `gang`'),
     ("policy-empty", group(UPSTREAM, schedulingPolicy={}),
-     "spec.schedulingPolicy: Required value: must specify exactly one of: `basic`, `gang`"),
+     'spec.schedulingPolicy: Invalid value: "": must specify one of: `basic`, `gang`'),
     ("policy-both", group(UPSTREAM, schedulingPolicy={"basic": {}, "gang": {"minCount": 2}}),
-     'spec.schedulingPolicy: Invalid value: "basic, gang": must specify exactly one of: `basic`, `gang`'),
+     'spec.schedulingPolicy: Invalid value: "{basic, gang}": must specify exactly one of: `basic`, `gang`'),
     ("min-count-zero", group(UPSTREAM, schedulingPolicy={"gang": {"minCount": 0}}),
-     "spec.schedulingPolicy.gang.minCount: Invalid value: 0: must be greater than zero"),
+     "spec.schedulingPolicy.gang.minCount: Required value"),
     ("min-count-negative", group(UPSTREAM, schedulingPolicy={"gang": {"minCount": -1}}),
-     "spec.schedulingPolicy.gang.minCount: Invalid value: -1: must be greater than zero"),
+     "spec.schedulingPolicy.gang.minCount: Invalid value: -1: must be greater than or equal to 1"),
     ("workload-name", group(UPSTREAM, schedulingPolicy={"basic": {}},
                             workloadRef={"workloadName": "Job", "templateName": "w"}),
      'spec.workloadRef.workloadName: Invalid value: "Job": a lowercase RFC 1123 ...'),
@@ -101,10 +101,10 @@ INVALID: list[tuple[str, objects_pb2.PodGroup, str]] = [
                                   workloadRef={"workloadName": "job", "templateName": "a.b"}),
      'spec.workloadRef.templateName: Invalid value: "a.b": must not contain dots'),
     ("disruption-mode-empty", group(UPSTREAM, schedulingPolicy={"basic": {}}, disruptionMode={}),
-     "spec.disruptionMode: Required value: must specify exactly one of: `single`, `all`"),
+     'spec.disruptionMode: Invalid value: "": must specify one of: `single`, `all`'),
     ("disruption-mode-both", group(UPSTREAM, schedulingPolicy={"basic": {}},
                                    disruptionMode={"single": {}, "all": {}}),
-     'spec.disruptionMode: Invalid value: "single, all": must specify exactly one of: `single`, `all`'),
+     'spec.disruptionMode: Invalid value: "{single, all}": must specify exactly one of: `single`, `all`'),
     ("priority-class-name", group(UPSTREAM, schedulingPolicy={"basic": {}}, priorityClassName="High"),
      'spec.priorityClassName: Invalid value: "High": a lowercase RFC 1123 ...'),
     ("min-member-negative", group(COSCHEDULING, minMember=-1),
@@ -181,11 +181,14 @@ def _full_upstream() -> objects_pb2.PodGroup:
 
 
 UPDATES: list[tuple[str, objects_pb2.PodGroup, Callable[[objects_pb2.PodGroup], None], list[str]]] = [
-    ("min-count", _full_upstream(), lambda g: setattr(g.spec.scheduling_policy.gang, "min_count", 3),
-     ['spec.schedulingPolicy: Invalid value: "{\\"gang\\":{\\"minCount\\":3}}": field is immutable']),
-    ("policy-kind", _full_upstream(), lambda g: g.spec.scheduling_policy.basic.SetInParent(), [
-        'spec.schedulingPolicy: Invalid value: "{\\"basic\\":{},\\"gang\\":{\\"minCount\\":2}}": field is '
-        "immutable"]),
+    # v1alpha3: a gang's minCount follows the workload's scale; its policy kind stays.
+    ("min-count", _full_upstream(), lambda g: setattr(g.spec.scheduling_policy.gang, "min_count", 3), []),
+    ("policy-kind", _full_upstream(), lambda g: g.spec.scheduling_policy.basic.SetInParent(),
+     ['spec.schedulingPolicy.basic: Invalid value: "{}": field is immutable']),
+    ("gang-to-basic", _full_upstream(),
+     lambda g: (g.spec.scheduling_policy.ClearField("gang"), g.spec.scheduling_policy.basic.SetInParent()),
+     ['spec.schedulingPolicy.basic: Invalid value: "{}": field is immutable',
+      "spec.schedulingPolicy.gang: Forbidden: field cannot be cleared once set"]),
     ("template-ref", _full_upstream(),
      lambda g: setattr(g.spec.workload_ref, "workload_name", "other"),
      ['spec.workloadRef: Invalid value: "{\\"templateName\\":\\"w\\",\\"workloadName\\":\\"other\\"}": '

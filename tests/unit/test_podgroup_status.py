@@ -84,10 +84,10 @@ def test_the_table_shows_min_counts_and_phase() -> None:
     group.status.scheduled, group.status.running = 3, 2
     header = catalog.header(POD_GROUP, wide=True, all_namespaces=True)
     assert header == ["NAMESPACE", "NAME", "MIN", "SCHEDULED", "RUNNING", "PHASE", "AGE", "SUCCEEDED",
-                      "FAILED", "API VERSION"]
+                      "FAILED", "API VERSION", "WORKLOAD", "TOPOLOGY"]
     row = catalog.row(POD_GROUP, group, wide=True, all_namespaces=True)
     assert row[:6] == ["default", "g", "4", "3", "2", "Scheduling"]
-    assert row[7:] == ["0", "0", "scheduling.x-k8s.io/v1alpha1"]
+    assert row[7:] == ["0", "0", "scheduling.x-k8s.io/v1alpha1", "<none>", "<none>"]
     upstream = json_format.ParseDict(
         {"metadata": {"name": "u"}, "spec": {"schedulingPolicy": {"basic": {}}}}, objects_pb2.PodGroup()
     )

@@ -264,13 +264,13 @@ INVALID = [
     ),
     pytest.param(
         [gang("trainer", 0)],
-        ["document 1 (PodGroup trainer): spec.schedulingPolicy.gang.minCount: Invalid value: 0"],
+        ["document 1 (PodGroup trainer): spec.schedulingPolicy.gang.minCount: Required value"],
         id="gang-min-count-zero",
     ),
     pytest.param(
         ["apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\nmetadata: {name: trainer}\n"
          "spec: {schedulingPolicy: {}}\n"],
-        ["document 1 (PodGroup trainer): spec.schedulingPolicy: Required value"],
+        ['document 1 (PodGroup trainer): spec.schedulingPolicy: Invalid value: "": must specify one of'],
         id="pod-group-without-policy",
     ),
     pytest.param(
@@ -554,3 +554,67 @@ def test_an_invalid_claim_is_refused_naming_document_and_field(tmp_path: Path) -
     assert refused.value.problems == [
         f"{path}: document 2 (ResourceClaim bad): spec.devices.requests[0].exactly.allocationMode: "
         'Unsupported value: "Some": supported values: "All", "ExactCount"']
+
+
+WORKLOAD = """\
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: Workload
+metadata: {name: training}
+spec:
+  podGroupTemplates:
+  - {name: workers, schedulingPolicy: {gang: {minCount: 2}}}
+"""
+
+
+def workload_group(name: str, template: str, parent: str = "") -> str:
+    """A PodGroup made from a template of the Workload "training"."""
+    text = gang(name, 2) + f"  workloadRef: {{workloadName: training, templateName: {template}}}\n"
+    return text + (f"  parentCompositePodGroupName: {parent}\n" if parent else "")
+
+
+def test_workloads_and_composite_groups_are_created_before_their_pod_groups(tmp_path: Path) -> None:
+    tree = ("apiVersion: scheduling.k8s.io/v1alpha3\nkind: Workload\nmetadata: {name: training}\nspec:\n"
+            "  compositePodGroupTemplates:\n  - name: job\n    schedulingPolicy: {basic: {}}\n"
+            "    compositePodGroupTemplates:\n    - name: replica\n      schedulingPolicy: {basic: {}}\n"
+            "      podGroupTemplates: [{name: workers, schedulingPolicy: {gang: {minCount: 2}}}]\n")
+    composite = ("apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\n"
+                 "metadata: {{name: {name}}}\nspec:\n"
+                 "  workloadRef: {{workloadName: training, templateName: {template}}}\n"
+                 "  schedulingPolicy: {{basic: {{}}}}\n{parent}")
+    path = write(
+        tmp_path,
+        pod("member", schedulingGroup="{podGroupName: workers-0}"),
+        workload_group("workers-0", "workers", parent="replica-0"),
+        composite.format(name="replica-0", template="replica", parent="  parentCompositePodGroupName: job\n"),
+        composite.format(name="job", template="job", parent=""),
+        tree,
+    )
+    scenario = load_scenario([path])
+    order = [(entry.kind.name, entry.obj.metadata.name) for entry in scenario.creation_order()]
+    assert order == [
+        ("Workload", "training"),
+        ("CompositePodGroup", "job"),
+        ("CompositePodGroup", "replica-0"),
+        ("PodGroup", "workers-0"),
+        ("Pod", "member"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("documents", "message"),
+    [
+        ((workload_group("g", "workers"),),
+         'document 2 (PodGroup g): spec.workloadRef: PodGroup rejected: Workload "training" not found'),
+        ((WORKLOAD, workload_group("g", "drivers")),
+         'document 3 (PodGroup g): spec.workloadRef: PodGroup rejected: PodGroupTemplate "drivers" not found '
+         'in Workload "training"'),
+    ],
+    ids=["no-workload", "no-template"],
+)
+def test_a_group_naming_a_template_the_scenario_lacks_is_refused(
+    tmp_path: Path, documents: tuple[str, ...], message: str
+) -> None:
+    path = write(tmp_path, NODE.format(name="n1"), *documents)
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario([path])
+    assert refused.value.problems == [f"{path}: {message}"]

@@ -1,28 +1,30 @@
 """Validation of scheduling.k8s.io's kinds (and the Coscheduling spelling of PodGroup): PriorityClass,
-PodGroup."""
+PodGroup, CompositePodGroup; Workload's is workload.py's, the fields the group kinds share
+groupfields.py's."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from typing import Any
 
-from google.protobuf import json_format
-from google.protobuf.message import Message
-
 from cluster.api import kinds, objects_pb2, podgroups
-from cluster.api.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from cluster.api.names import is_dns1123_subdomain, is_qualified_name
+from cluster.api.validation import groupfields
 from cluster.api.validation.field import (
     IMMUTABLE,
     NOT_NEGATIVE,
     check,
+    duplicate,
     forbidden,
     invalid,
     not_supported,
     required,
+    too_many,
 )
 from cluster.api.validation.podspec import PREEMPTION_POLICIES
 from cluster.api.validation.resources import check_quantities
 from cluster.api.validation.rules import KindValidation
+from cluster.api.validation.workload import WORKLOAD
 
 
 def validate_priority_class(pc: objects_pb2.PriorityClass) -> list[str]:
@@ -34,11 +36,15 @@ def validate_priority_class(pc: objects_pb2.PriorityClass) -> list[str]:
 #: The spec fields of each PodGroup spelling, as (proto field, manifest path); the other spelling's are
 #: refused.
 _UPSTREAM_GROUP_FIELDS = (
+    ("parent_composite_pod_group_name", "spec.parentCompositePodGroupName"),
     ("workload_ref", "spec.workloadRef"),
     ("scheduling_policy", "spec.schedulingPolicy"),
+    ("scheduling_constraints", "spec.schedulingConstraints"),
+    ("resource_claims", "spec.resourceClaims"),
     ("disruption_mode", "spec.disruptionMode"),
     ("priority_class_name", "spec.priorityClassName"),
     ("priority", "spec.priority"),
+    ("preemption_policy", "spec.preemptionPolicy"),
 )
 
 
@@ -52,49 +58,18 @@ _COSCHEDULING_GROUP_FIELDS = (
 CONDITION_STATUSES = ("True", "False", "Unknown")
 
 
-def _is_set(message: Message, field_name: str) -> bool:
-    field = message.DESCRIPTOR.fields_by_name[field_name]
-    if field.has_presence:
-        return message.HasField(field_name)
-    return bool(getattr(message, field_name))  # scalars other than 0/"", non-empty maps
-
-
-def _exactly_one(message: Message, path: str, choices: tuple[str, ...]) -> list[str]:
-    """Upstream's one-of structs (schedulingPolicy, disruptionMode): exactly one member set (the members'
-    proto and JSON names are the same)."""
-    chosen = [name for name in choices if message.HasField(name)]
-    if len(chosen) == 1:
-        return []
-    wanted = ", ".join(f"`{name}`" for name in choices)
-    if not chosen:
-        return [required(path, f"must specify exactly one of: {wanted}")]
-    return [invalid(path, ", ".join(chosen), f"must specify exactly one of: {wanted}")]
-
-
+# A group's spec.priority is not bounded as a template's: upstream bounds it by the highest a user may
+# give, but the Priority admission plugin writes it from the class named, and podsched admits a group of
+# a system class (above that bound) where a quota opens the class, as a pod of it.
 def _validate_upstream_pod_group(spec: objects_pb2.PodGroupSpec) -> list[str]:
-    problems = []
-    if not spec.HasField("scheduling_policy"):
-        problems.append(required("spec.schedulingPolicy", "must specify exactly one of: `basic`, `gang`"))
-    else:
-        policy = spec.scheduling_policy
-        problems += _exactly_one(policy, "spec.schedulingPolicy", ("basic", "gang"))
-        if policy.HasField("gang") and policy.gang.min_count < 1:
-            problems.append(invalid("spec.schedulingPolicy.gang.minCount", policy.gang.min_count,
-                                    "must be greater than zero"))
+    problems = groupfields.parent_name(spec, "spec")
     if spec.HasField("workload_ref"):
-        workload, path = spec.workload_ref, "spec.workloadRef"
-        if not workload.workload_name:
-            problems.append(required(f"{path}.workloadName"))
-        else:
-            problems += check(f"{path}.workloadName", workload.workload_name, is_dns1123_subdomain)
-        if not workload.template_name:
-            problems.append(required(f"{path}.templateName"))
-        else:
-            problems += check(f"{path}.templateName", workload.template_name, is_dns1123_label)
-    if spec.HasField("disruption_mode"):
-        problems += _exactly_one(spec.disruption_mode, "spec.disruptionMode", ("single", "all"))
-    if spec.priority_class_name:
-        problems += check("spec.priorityClassName", spec.priority_class_name, is_dns1123_subdomain)
+        problems += groupfields.workload_ref(spec.workload_ref, "spec.workloadRef")
+    problems += groupfields.scheduling_policy(spec.scheduling_policy, "spec.schedulingPolicy")
+    problems += groupfields.constraints(spec, "spec")
+    problems += groupfields.resource_claims(spec.resource_claims, "spec.resourceClaims")
+    problems += groupfields.disruption_mode(spec, "spec")
+    problems += groupfields.priority_fields(spec, "spec", bounded=False)
     return problems
 
 
@@ -108,11 +83,15 @@ def _validate_coscheduling_pod_group(spec: objects_pb2.PodGroupSpec) -> list[str
     return problems
 
 
-def validate_pod_group_status(group: objects_pb2.PodGroup) -> list[str]:
-    status = group.status
+def validate_conditions(conditions: Sequence[objects_pb2.Condition], path: str) -> list[str]:
+    """metav1.Conditions of a status, a list keyed by type."""
     problems = []
-    for index, condition in enumerate(status.conditions):
-        where = f"status.conditions[{index}]"
+    seen: set[str] = set()
+    for index, condition in enumerate(conditions):
+        where = f"{path}[{index}]"
+        if condition.type and condition.type in seen:
+            problems.append(duplicate(where, groupfields.as_json(condition)))
+        seen.add(condition.type)
         if not condition.type:
             problems.append(required(f"{where}.type"))
         else:
@@ -123,6 +102,25 @@ def validate_pod_group_status(group: objects_pb2.PodGroup) -> list[str]:
             problems.append(
                 invalid(f"{where}.observedGeneration", condition.observed_generation, NOT_NEGATIVE)
             )
+    return problems
+
+
+def _validate_claim_statuses(statuses: Sequence[objects_pb2.PodGroupResourceClaimStatus]) -> list[str]:
+    path = "status.resourceClaimStatuses"
+    if len(statuses) > groupfields.MAX_GROUP_RESOURCE_CLAIMS:
+        return [too_many(path, len(statuses), groupfields.MAX_GROUP_RESOURCE_CLAIMS)]
+    problems = groupfields.unique_names(statuses, path)
+    for index, status in enumerate(statuses):
+        if status.HasField("resource_claim_name"):
+            problems += check(f"{path}[{index}].resourceClaimName", status.resource_claim_name,
+                              is_dns1123_subdomain)
+    return problems
+
+
+def validate_pod_group_status(group: objects_pb2.PodGroup) -> list[str]:
+    status = group.status
+    problems = validate_conditions(status.conditions, "status.conditions")
+    problems += _validate_claim_statuses(status.resource_claim_statuses)
     if status.phase and status.phase not in podgroups.PHASES:
         problems.append(not_supported("status.phase", status.phase, podgroups.PHASES))
     for field_name, path in (("scheduled", "status.scheduled"), ("running", "status.running"),
@@ -140,32 +138,39 @@ def validate_pod_group(group: objects_pb2.PodGroup) -> list[str]:
     version = group.api_version or kinds.POD_GROUP.api_version
     problems = [
         forbidden(path, f"not a field of {version} PodGroup")
-        for field_name, path in others if _is_set(spec, field_name)
+        for field_name, path in others if groupfields.is_set(spec, field_name)
     ]
     problems += _validate_coscheduling_pod_group(spec) if coscheduling else _validate_upstream_pod_group(spec)
     problems += validate_pod_group_status(group)
     return problems
 
 
+#: The fields of upstream's PodGroup spec that never change, in the spec's order around
+#: schedulingPolicy, whose own rule is policy_kind_update's (priority is admission's, kept from the
+#: stored object).
+_IMMUTABLE_GROUP_REFERENCES = (
+    ("parent_composite_pod_group_name", "spec.parentCompositePodGroupName"),
+    ("workload_ref", "spec.workloadRef"),
+)
+_IMMUTABLE_GROUP_FIELDS = (
+    ("scheduling_constraints", "spec.schedulingConstraints"),
+    ("resource_claims", "spec.resourceClaims"),
+    ("disruption_mode", "spec.disruptionMode"),
+    ("priority_class_name", "spec.priorityClassName"),
+    ("preemption_policy", "spec.preemptionPolicy"),
+)
+
+
 def validate_pod_group_update(old: objects_pb2.PodGroup, new: objects_pb2.PodGroup) -> list[str]:
-    """Upstream's PodGroup keeps its scheduling fields for life (a gang's size and priority are what the
-    scheduler admitted it with); Coscheduling's CRD has no such rule."""
+    """Upstream's PodGroup keeps its scheduling fields for life but its gang's minCount; Coscheduling's
+    CRD has no such rule."""
     if podgroups.is_coscheduling(new):
         return []
-    problems = []
-    for field_name, path in _UPSTREAM_GROUP_FIELDS:
-        if field_name == "priority":
-            continue  # admission's, kept from the stored object
-        before, after = getattr(old.spec, field_name), getattr(new.spec, field_name)
-        if before != after:
-            shown = after if isinstance(after, str) else _short_text(after)
-            problems.append(invalid(path, shown, IMMUTABLE))
+    problems = groupfields.changed(old.spec, new.spec, _IMMUTABLE_GROUP_REFERENCES)
+    problems += groupfields.policy_kind_update(old.spec.scheduling_policy, new.spec.scheduling_policy,
+                                               "spec.schedulingPolicy")
+    problems += groupfields.changed(old.spec, new.spec, _IMMUTABLE_GROUP_FIELDS)
     return problems
-
-
-def _short_text(message: Message) -> str:
-    """A struct as its JSON, for an error that shows the new value."""
-    return json.dumps(json_format.MessageToDict(message), separators=(",", ":"), sort_keys=True)
 
 
 def _validate_priority_class_update(
@@ -179,6 +184,43 @@ def _validate_priority_class_update(
     return problems
 
 
+def validate_composite_pod_group_status(group: objects_pb2.CompositePodGroup) -> list[str]:
+    return validate_conditions(group.status.conditions, "status.conditions")
+
+
+def validate_composite_pod_group(group: objects_pb2.CompositePodGroup) -> list[str]:
+    spec = group.spec
+    problems = groupfields.parent_name(spec, "spec")
+    if not spec.HasField("workload_ref"):
+        problems.append(required("spec.workloadRef"))
+    else:
+        problems += groupfields.workload_ref(spec.workload_ref, "spec.workloadRef")
+    problems += groupfields.composite_scheduling_policy(spec.scheduling_policy, "spec.schedulingPolicy")
+    problems += groupfields.constraints(spec, "spec")
+    problems += groupfields.disruption_mode(spec, "spec")
+    problems += groupfields.priority_fields(spec, "spec", bounded=False)
+    problems += validate_composite_pod_group_status(group)
+    return problems
+
+
+#: Every spec field of a CompositePodGroup is fixed at creation (priority is admission's).
+_IMMUTABLE_COMPOSITE_FIELDS = (
+    ("parent_composite_pod_group_name", "spec.parentCompositePodGroupName"),
+    ("workload_ref", "spec.workloadRef"),
+    ("scheduling_policy", "spec.schedulingPolicy"),
+    ("scheduling_constraints", "spec.schedulingConstraints"),
+    ("disruption_mode", "spec.disruptionMode"),
+    ("priority_class_name", "spec.priorityClassName"),
+    ("preemption_policy", "spec.preemptionPolicy"),
+)
+
+
+def validate_composite_pod_group_update(
+    old: objects_pb2.CompositePodGroup, new: objects_pb2.CompositePodGroup
+) -> list[str]:
+    return groupfields.changed(old.spec, new.spec, _IMMUTABLE_COMPOSITE_FIELDS)
+
+
 PRIORITY_CLASS = KindValidation(
     kinds.PRIORITY_CLASS, validate_priority_class, _validate_priority_class_update
 )
@@ -186,4 +228,9 @@ POD_GROUP = KindValidation(
     kinds.POD_GROUP, validate_pod_group, validate_pod_group_update, validate_pod_group_status
 )
 
-VALIDATIONS: tuple[KindValidation[Any], ...] = (PRIORITY_CLASS, POD_GROUP)
+COMPOSITE_POD_GROUP = KindValidation(
+    kinds.COMPOSITE_POD_GROUP, validate_composite_pod_group, validate_composite_pod_group_update,
+    validate_composite_pod_group_status,
+)
+
+VALIDATIONS: tuple[KindValidation[Any], ...] = (PRIORITY_CLASS, POD_GROUP, WORKLOAD, COMPOSITE_POD_GROUP)

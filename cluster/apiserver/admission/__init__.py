@@ -10,6 +10,7 @@ from __future__ import annotations
 from cluster.apiserver.admission.chain import Chain, KindAdmission
 from cluster.apiserver.admission.namespacelifecycle import NamespaceLifecycle
 from cluster.apiserver.admission.plugin import AdmissionPlugin, Rollback
+from cluster.apiserver.admission.podgroupworkload import PodGroupWorkloadExists
 from cluster.apiserver.admission.priority import Priority
 from cluster.apiserver.admission.resourcequota import ResourceQuota
 from cluster.apiserver.admission.runtimeclass import RuntimeClass
@@ -19,4 +20,6 @@ __all__ = ["AdmissionPlugin", "Chain", "KindAdmission", "Rollback", "default_cha
 
 def default_chain() -> Chain:
     """The plugins a podsched API server runs, in order."""
-    return Chain([NamespaceLifecycle(), Priority(), RuntimeClass(), ResourceQuota()])
+    return Chain([
+        NamespaceLifecycle(), Priority(), RuntimeClass(), PodGroupWorkloadExists(), ResourceQuota(),
+    ])

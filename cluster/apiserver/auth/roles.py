@@ -19,8 +19,8 @@ READ_VERBS = ("get", "list", "watch")
 #: The resources a rule may name: every kind's plural and the subresources the API serves.
 RESOURCES = (
     *(kind.plural for kind in KINDS), "pods/status", "pods/binding", "pods/eviction", "podgroups/status",
-    "nodes/status", "namespaces/status", "resourcequotas/status", "poddisruptionbudgets/status",
-    "resourceclaims/status",
+    "compositepodgroups/status", "nodes/status", "namespaces/status", "resourcequotas/status",
+    "poddisruptionbudgets/status", "resourceclaims/status",
 )
 ALL = "*"
 
@@ -90,7 +90,7 @@ class Role:
 
 ADMIN = Role("admin", (rule((ALL,), (ALL,)),))
 #: kube's system:kube-scheduler, cut to what podsched's scheduler calls: it reads everything (informers),
-#: binds, writes pod status (conditions, nominatedNodeName), PodGroup status (PodGroupScheduled) and
+#: binds, writes pod status (conditions, nominatedNodeName), PodGroup and CompositePodGroup status and
 #: ResourceClaim status (the devices it allocated, the pods it reserved them for), creates and deletes the
 #: ResourceClaims of pods' extended resources backed by DRA,
 #: deletes preemption victims, records events (an event series is updated in place), holds its Lease and
@@ -98,7 +98,8 @@ ADMIN = Role("admin", (rule((ALL,), (ALL,)),))
 SCHEDULER = Role("scheduler", (
     rule(READ_VERBS, (ALL,)),
     rule(("create",), ("pods/binding",)),
-    rule(("update", "patch"), ("pods/status", "podgroups/status", "resourceclaims/status")),
+    rule(("update", "patch"),
+         ("pods/status", "podgroups/status", "compositepodgroups/status", "resourceclaims/status")),
     rule(("delete",), ("pods",)),
     # The claim for a pod's extended resources that DeviceClasses serve: made in PreBind, deleted on failure.
     rule(("create", "delete"), ("resourceclaims",)),
@@ -106,16 +107,17 @@ SCHEDULER = Role("scheduler", (
     rule(("get", "create", "update", "patch"), ("leases",)),
     rule(("create", "update", "patch", "delete", *READ_VERBS), ("leasecandidates",)),
 ))
-#: A user who runs workloads: pods, their PodGroups, and the Services and workload controllers that select
+#: A user who runs workloads: pods, their PodGroups and CompositePodGroups, the Workloads they are made
+#: from (whose gangs' counts scale), and the Services and workload controllers that select
 #: them in full (except binding pods and writing status), the ResourceClaims and templates its pods name,
 #: evicting its pods; nodes, RuntimeClasses, DeviceClasses and ResourceSlices (what its pods and claims
 #: name or may get) to read.
 CLIENT = Role("client", (
-    rule(("create", "delete", "deletecollection", *READ_VERBS), ("pods", "podgroups")),
+    rule(("create", "delete", "deletecollection", *READ_VERBS), ("pods", "podgroups", "compositepodgroups")),
     rule(("create",), ("pods/eviction",)),
     rule(("create", "update", "patch", "delete", "deletecollection", *READ_VERBS),
          ("services", "replicasets", "statefulsets", "replicationcontrollers", "resourceclaims",
-          "resourceclaimtemplates")),
+          "resourceclaimtemplates", "workloads")),
     rule(READ_VERBS, ("nodes", "runtimeclasses", "deviceclasses", "resourceslices")),
 ))
 READONLY = Role("readonly", (rule(READ_VERBS, (ALL,)),))

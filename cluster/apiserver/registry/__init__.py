@@ -8,6 +8,7 @@ from typing import Any
 
 from cluster.api.kinds import Kind
 from cluster.apiserver.registry import (
+    compositepodgroups,
     deviceclasses,
     events,
     leasecandidates,
@@ -27,6 +28,7 @@ from cluster.apiserver.registry import (
     runtimeclasses,
     services,
     statefulsets,
+    workloads,
 )
 from cluster.apiserver.registry.kind import KindStrategy
 
@@ -36,6 +38,7 @@ STRATEGIES: dict[Kind[Any], KindStrategy[Any]] = {
         pods, nodes, priorityclasses, poddisruptionbudgets, resourcequotas, podgroups, leases,
         leasecandidates, events, namespaces, runtimeclasses, services, replicasets, statefulsets,
         replicationcontrollers, deviceclasses, resourceslices, resourceclaims, resourceclaimtemplates,
+        workloads, compositepodgroups,
     )
 }
 
