@@ -75,3 +75,23 @@ async def test_a_workload_keeps_its_templates(api: Harness) -> None:
     assert updated.spec.pod_group_templates[0].scheduling_policy.gang.min_count == 4
     with pytest.raises(errors.Invalid, match="Workload has no status"):
         await api.update_status(updated)
+
+
+async def test_the_server_resolves_the_priority_of_templates_and_composite_groups(api: Harness) -> None:
+    """Priority admission runs for Workloads and CompositePodGroups as for PodGroups: a template's or a
+    composite group's class becomes its priority, and a priority the class does not give is refused."""
+    await api.create(builders.priority_class("high", 1000))
+    prioritized = builders.workload("ranked", spec={"podGroupTemplates": [
+        {"name": "workers", "schedulingPolicy": {"gang": {"minCount": 2}}, "priorityClassName": "high"}]})
+    stored = await api.create(prioritized)
+    assert stored.spec.pod_group_templates[0].priority == 1000
+    await api.create(TREE)
+    composite = builders.composite_pod_group("root", spec={
+        "workloadRef": {"workloadName": "tree", "templateName": "root"}, "schedulingPolicy": {"basic": {}},
+        "priorityClassName": "high", "priority": 5})
+    with pytest.raises(errors.Forbidden):
+        await api.create(composite)
+    with pytest.raises(errors.NotFound):
+        await api.get("CompositePodGroup", "root", "default")
+    composite.spec.ClearField("priority")
+    assert (await api.create(composite)).spec.priority == 1000

@@ -208,8 +208,8 @@ async def admit_priority_class(
 class Priority(AdmissionPlugin):
     name = "Priority"
     handles = {
-        "mutate_create": frozenset({POD, POD_GROUP}),
-        "mutate_update": frozenset({POD, POD_GROUP}),
+        "mutate_create": frozenset({POD, POD_GROUP, COMPOSITE_POD_GROUP, WORKLOAD}),
+        "mutate_update": frozenset({POD, POD_GROUP, COMPOSITE_POD_GROUP, WORKLOAD}),
         "validate_create": frozenset({PRIORITY_CLASS}),
         "validate_update": frozenset({PRIORITY_CLASS}),
     }
@@ -219,12 +219,20 @@ class Priority(AdmissionPlugin):
             await admit_pod_create(ctx.cache, obj)
         elif isinstance(obj, objects_pb2.PodGroup):
             await admit_pod_group_create(ctx.cache, obj)
+        elif isinstance(obj, objects_pb2.CompositePodGroup):
+            await admit_composite_pod_group_create(ctx.cache, obj)
+        elif isinstance(obj, objects_pb2.Workload):
+            await admit_workload_create(ctx.cache, obj)
 
     async def mutate_update(self, ctx: Context, new: Any, old: Any) -> None:
         if isinstance(new, objects_pb2.Pod):
             admit_pod_update(new, old)
         elif isinstance(new, objects_pb2.PodGroup):
             admit_pod_group_update(new, old)
+        elif isinstance(new, objects_pb2.CompositePodGroup):
+            admit_composite_pod_group_update(new, old)
+        elif isinstance(new, objects_pb2.Workload):
+            admit_workload_update(new, old)
 
     async def validate_create(self, ctx: Context, obj: Any, dry_run: bool) -> Rollback | None:
         if isinstance(obj, objects_pb2.PriorityClass):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from cluster.api import objects_pb2
-from cluster.api.kinds import POD, POD_GROUP, RESOURCE_QUOTA
+from cluster.api.kinds import COMPOSITE_POD_GROUP, POD, POD_GROUP, RESOURCE_QUOTA, WORKLOAD
 from cluster.apiserver import quota
 from cluster.apiserver.admission.plugin import AdmissionPlugin, Rollback
 from cluster.apiserver.context import Context
@@ -19,7 +19,7 @@ class ResourceQuota(AdmissionPlugin):
     handles = {
         "mutate_create": frozenset({RESOURCE_QUOTA}),
         "mutate_update": frozenset({RESOURCE_QUOTA}),
-        "validate_create": frozenset({POD, POD_GROUP}),
+        "validate_create": frozenset({POD, POD_GROUP, COMPOSITE_POD_GROUP, WORKLOAD}),
     }
 
     async def mutate_create(self, ctx: Context, obj: Any) -> None:
@@ -33,6 +33,12 @@ class ResourceQuota(AdmissionPlugin):
     async def validate_create(self, ctx: Context, obj: Any, dry_run: bool) -> Rollback | None:
         if isinstance(obj, objects_pb2.PodGroup):
             await quota.admit_pod_group(ctx.cache, obj)
+            return None
+        if isinstance(obj, objects_pb2.CompositePodGroup):
+            await quota.admit_composite_pod_group(ctx.cache, obj)
+            return None
+        if isinstance(obj, objects_pb2.Workload):
+            await quota.admit_workload(ctx.cache, obj)
             return None
         if not isinstance(obj, objects_pb2.Pod):
             return None
