@@ -279,7 +279,7 @@ class ResourceClaimController(InformerController):
             from_template = entry.HasField("resource_claim_template_name")
             group_entry = group_claim_of(group, entry)
             if group is not None and group_entry is not None:
-                if self._group_needs_work(pod, group, entry, self._group_claim(group, group_entry)):
+                if self._group_entry_needs_work(pod, group, entry, self._group_claim(group, group_entry)):
                     return True
                 continue
             if name is None:
@@ -297,6 +297,20 @@ class ResourceClaimController(InformerController):
                 return True
         return False
 
+    def _group_needs_work(self, group: objects_pb2.PodGroup) -> bool:
+        """Whether a sync of ``group`` would make a claim: a template entry whose claim is not recorded,
+        is gone, or is not the group's."""
+        if group.metadata.HasField("deletion_timestamp"):
+            return False
+        for entry in group.spec.resource_claims:
+            if not entry.HasField("resource_claim_template_name"):
+                continue
+            name = group_claim_name(group, entry)
+            claim = self._claim(_key(group.metadata.namespace, name)) if name is not None else None
+            if claim is None or not_for_group(group, claim) is not None:
+                return True
+        return False
+
     def _group_claim(self, group: objects_pb2.PodGroup,
                      entry: objects_pb2.PodGroupResourceClaim) -> str | None:
         """The name of the claim ``group``'s entry stands for: as its status records it, or the one made
@@ -307,8 +321,8 @@ class ResourceClaimController(InformerController):
             name = made.metadata.name if made is not None else None
         return name
 
-    def _group_needs_work(self, pod: objects_pb2.Pod, group: objects_pb2.PodGroup,
-                          entry: objects_pb2.PodResourceClaim, name: str | None) -> bool:
+    def _group_entry_needs_work(self, pod: objects_pb2.Pod, group: objects_pb2.PodGroup,
+                                entry: objects_pb2.PodResourceClaim, name: str | None) -> bool:
         """Whether ``pod``'s entry of ``group``'s claim ``name`` is to be recorded in its status, or the
         claim reserved for the group now that the pod is bound."""
         if name is None:
@@ -374,7 +388,7 @@ class ResourceClaimController(InformerController):
                      for claim in self._claims.by_index(OWNER_INDEX, group.metadata.uid)]
             for claim_key in dict.fromkeys(named + owned):
                 self._queue.add(CLAIM_KEY_PREFIX + claim_key)
-        elif group.spec.resource_claims:
+        elif self._group_needs_work(group):
             self._queue.add(POD_GROUP_KEY_PREFIX + key)
         # Its pods waited for it, or may record its claims now.
         for pod in self._pods.by_index(POD_GROUP_INDEX, key):

@@ -15,11 +15,13 @@ from cluster.api.dra.podclaims import POD_CLAIM_NAME_ANNOTATION
 from cluster.api.kinds import POD_GROUP, RESOURCE_CLAIM
 from cluster.controllers.resourceclaim import POD_GROUP_KEY_PREFIX
 from tests import builders
+from tests.builders import IMAGE
 from tests.unit.test_resourceclaim_controller import (
     ENTRY,
     NODE,
     NS,
     OTHER_NS,
+    POD_NAME,
     TEMPLATE,
     Cluster,
     claim,
@@ -240,17 +242,47 @@ async def test_a_deleted_pod_group_releases_and_deletes_its_claim(cluster: Clust
 # ------------------------------------------------------------------------------ event handlers
 
 
-async def test_a_new_pod_group_queues_itself_and_its_pods_that_record_its_claim(cluster: Cluster) -> None:
-    """The pod waited for its group; the group's claim made, the pod is to record it (a pod of a group
-    whose claim is not made yet has nothing to do)."""
-    await started(cluster, member(), template())
-    [made] = await cluster.write(group())
+async def test_a_new_pod_group_is_queued(cluster: Cluster) -> None:
+    await started(cluster)
+    [made] = await cluster.write(group(status=f"{GROUP}-{ENTRY}-abcde"))
     await cluster.seen(made)
     assert await cluster.queued() == [group_key()]
+
+
+async def test_a_pod_group_whose_claim_exists_is_not_queued(cluster: Cluster) -> None:
+    """Upstream's new-podgroup-templated-claim-already-exists: an event of a group whose claims are made
+    and recorded gives no work."""
+    owner = await cluster.client.create(group())
+    made = await cluster.client.create(group_claim(f"{GROUP}-{ENTRY}-abcde", owner))
+    owner.status.resource_claim_statuses.add(name=ENTRY, resource_claim_name=made.metadata.name)
+    recorded = await cluster.client.update_status(owner)
+    await started(cluster)
+    recorded.metadata.labels["changed"] = "yes"
+    relabelled = await cluster.client.update(recorded)
+    await cluster.seen(relabelled)
+    assert await cluster.queued() == []
+
+
+async def test_a_pod_group_status_update_queues_it_and_its_pods_that_use_its_claim(cluster: Cluster) -> None:
+    """Upstream's podgroup-claim-status-update: the members with the group's claim, not a pod of another
+    group nor a member without claims."""
+    other_group = member()
+    other_group.metadata.name = "pod-of-another-group"
+    other_group.spec.scheduling_group.pod_group_name = "another"
+    no_claims = pod_of_group_without_claims()
+    first, second = member(), member()
+    second.metadata.name = POD_NAME + "-2"
+    made, *_ = await started(cluster, group(), first, second, other_group, no_claims, template())
     made.status.resource_claim_statuses.add(name=ENTRY, resource_claim_name=f"{GROUP}-{ENTRY}-abcde")
     recorded = await cluster.client.update_status(made)
     await cluster.seen(recorded)
-    assert sorted(await cluster.queued()) == sorted([group_key(), pod_key()])
+    assert sorted(await cluster.queued()) == sorted([group_key(), pod_key(), pod_key(POD_NAME + "-2")])
+
+
+def pod_of_group_without_claims() -> objects_pb2.Pod:
+    made = builders.pod("no-claims", NS, image=IMAGE)
+    made.spec.scheduling_group.pod_group_name = GROUP
+    return made
 
 
 async def test_a_pod_group_without_claims_is_not_queued(cluster: Cluster) -> None:
