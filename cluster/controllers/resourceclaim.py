@@ -99,9 +99,9 @@ OWNER_INDEX = "owner"
 #: A generated name's base is at most this long: a DNS label (63) less the 5 random characters and a
 #: hyphen, so that both the pod's and the entry's name survive the server's cut.
 MAX_GENERATE_NAME_BASE = 57
-#: How many deleted pods' uids are remembered (upstream's maxUIDCacheEntries): a reservation of one of
-#: them goes without asking the server.
-DELETED_PODS_REMEMBERED = 500
+#: How many deleted pods' (and PodGroups') uids are remembered (upstream's maxUIDCacheEntries): a
+#: reservation of one of them goes without asking the server.
+DELETED_UIDS_REMEMBERED = 500
 EVENT_COMPONENT = "resource_claim"
 FAILED_RESOURCE_CLAIM_CREATION = "FailedResourceClaimCreation"
 #: Object names are DNS subdomains of at most 253 characters.
@@ -204,8 +204,8 @@ class ResourceClaimController(InformerController):
         self._claims = Informer(client, RESOURCE_CLAIM, indexers={OWNER_INDEX: _controller_uid})
         self._templates = Informer(client, RESOURCE_CLAIM_TEMPLATE)
         self._groups = Informer(client, POD_GROUP, indexers={TEMPLATE_INDEX: _templates_of_group})
-        self._deleted_pods = RecentUids(DELETED_PODS_REMEMBERED)
-        self._deleted_groups = RecentUids(DELETED_PODS_REMEMBERED)
+        self._deleted_pods = RecentUids(DELETED_UIDS_REMEMBERED)
+        self._deleted_groups = RecentUids(DELETED_UIDS_REMEMBERED)
         #: Claims this controller created that its informer has not shown yet, by key.
         self._created: dict[str, objects_pb2.ResourceClaim] = {}
         #: The creation failure last reported by an Event, by pod key: a failure is reported once.
