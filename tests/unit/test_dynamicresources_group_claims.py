@@ -46,14 +46,15 @@ GROUP_CLAIM = "train-gpu-x7k2p"
 TEMPLATE = "gpu-template"
 
 
-def make_group(name: str = GROUP, *, generated: str | None = GROUP_CLAIM, min_count: int = 2,
+def make_group(name: str = GROUP, *, generated: str | None = GROUP_CLAIM, min_count: int | None = 2,
                claim_name: str | None = None) -> objects_pb2.PodGroup:
-    """A gang whose one claim "gpu" comes from TEMPLATE (or names ``claim_name``); ``generated``: the
-    claim the controller recorded in its status."""
+    """A gang of ``min_count`` (None: a basic group) whose one claim "gpu" comes from TEMPLATE (or names
+    ``claim_name``); ``generated``: the claim the controller recorded in its status."""
     source = {"resourceClaimName": claim_name} if claim_name else {"resourceClaimTemplateName": TEMPLATE}
     status = ({"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": generated}]}
               if generated and not claim_name else None)
     group = builders.pod_group(name, kind="PodGroup", resource_version="1", min_count=min_count,
+                               basic=min_count is None,
                                spec={"resourceClaims": [{"name": "gpu", **source}]}, status=status)
     group.metadata.uid = GROUP_UID
     return group
@@ -194,6 +195,17 @@ def test_the_allocation_in_flight_is_the_next_members_but_not_another_pods() -> 
     written = w.client.claims[GROUP_CLAIM]
     assert reserved_for(written) == [GROUP_REFERENCE]
     assert w.client.updates == 1
+
+
+def test_outside_a_gangs_cycle_the_next_member_waits_for_the_allocation_to_be_written() -> None:
+    """A basic group's pods are bound one by one, each in its own binding cycle: the second waits, as for
+    any claim being allocated, rather than bind before the first has written the allocation."""
+    w = group_world([group_claim()], make_group(min_count=None))
+    state, pod, _ = place(w, make_member("train-0"))
+    assert w.plugin.reserve(state, pod, WORKER) is None
+    _, status = w.plugin.pre_filter(CycleState(), PodInfo(make_member("train-1")), w.nodes)
+    assert verdict(status) == (UNRESOLVABLE, f"resource claim {NAMESPACE}/{GROUP_CLAIM} is in the process of "
+                                             "being allocated")
 
 
 def test_unreserve_of_the_writer_gives_the_claim_back_when_no_member_is_bound() -> None:

@@ -172,11 +172,13 @@ class DynamicResources:
             return None, Status.skip()
         available_on: list[NodeSelector | None] = []
         to_allocate: list[int] = []
+        gang = bool(group_claims) and self._handle.pod_groups.policy(pod.group_key) is not None
         for index, claim in enumerate(claims):
             of_group = index in group_claims
-            if not claim.status.HasField("allocation") and of_group and (
+            if not claim.status.HasField("allocation") and of_group and gang and (
                     in_flight := self._claims.pending_allocation(claim.metadata.uid)) is not None:
-                # Another member of the group allocated it in this cycle: it is the group's allocation.
+                # Another member of the gang allocated it in this whole-group cycle: it is the group's
+                # allocation (the gang's PreBinds run in placement order, the allocating member's first).
                 claims[index] = claim = in_flight
             if claim.status.HasField("allocation"):
                 reserved = (is_reserved_for_group(claim, group.metadata.name)
