@@ -14,6 +14,8 @@ from scheduler.framework import (
     CycleState,
     DRAManager,
     EventResource,
+    FailedPodGroup,
+    GangPolicy,
     PodGroupIndex,
     PodInfo,
     QueueingHint,
@@ -257,6 +259,35 @@ def _bound_member() -> objects_pb2.Pod:
     pod = make_member("train-9")
     pod.spec.node_name = WORKER
     return pod
+
+
+def test_pod_group_post_filter_deallocates_the_claims_reserved_for_the_group_alone() -> None:
+    """Upstream's PodGroup PostFilter: a gang that did not fit gives back its claims reserved for it alone
+    (or for nobody) while no member is bound; a claim another consumer shares, or a group with a bound
+    member, keeps its allocation. It never ends PodGroupPostFilter (preemption runs next)."""
+    shared = group_claim(device="instance-1", reserved=True)
+    shared.status.reserved_for.add(resource="pods", name="someone", uid="uid-someone")
+    cases = [((group_claim(device="instance-1", reserved=True),), (), True),
+             ((group_claim(device="instance-1"),), (), True),
+             ((group_claim(device="instance-1", reserved=True),), (_bound_member(),), False),
+             ((shared,), (), False)]
+    for claims, bound, deallocated in cases:
+        w = group_world(list(claims), bound=bound)
+        failed = FailedPodGroup(GangPolicy(f"{NAMESPACE}/{GROUP}", 2, 30.0, "minCount"), 0,
+                                [PodInfo(make_member("train-0")), PodInfo(make_member("train-1"))])
+
+        async def post_filter(w: World = w, failed: FailedPodGroup = failed) -> Any:
+            result = w.plugin.pod_group_post_filter(failed)
+            await asyncio.sleep(0.01)
+            return result
+
+        result, status = asyncio.run(post_filter())
+        assert result is None and status is not None and status.code is UNSCHEDULABLE
+        written = w.client.claims[GROUP_CLAIM]
+        assert written.status.HasField("allocation") != deallocated, (claims, bound)
+        if deallocated:
+            assert not written.status.reserved_for
+            assert status.message() == "deallocating 1 ResourceClaim(s) of the pod group"
 
 
 def test_a_members_removal_in_the_dry_run_does_not_free_the_groups_claim() -> None:

@@ -18,7 +18,9 @@ and PreBind reserves it for the PodGroup (one reservedFor entry); the other memb
 and reserved for their group, and only need a node its allocation allows. Inside a gang's whole-group
 cycle the first member's allocation is still in flight when the next member is placed: that member uses
 it as it is, so the group's claim is allocated once per cycle. Unreserve of the member whose PreBind
-wrote the allocation takes it back when no member of the group is bound.
+wrote the allocation takes it back when no member of the group is bound, and so does PodGroupPostFilter
+when a gang's whole-group cycle did not fit: the group's claims reserved for it alone (or for nobody)
+are deallocated, so that its next attempt may allocate them anew.
 
 A pod's extended resources that DeviceClasses serve get a claim of their own on nodes without them in
 their allocatable (``extended``; ``extended_binding`` creates it in PreBind and deletes it in Unreserve).
@@ -34,6 +36,7 @@ from cluster.api import errors, kinds, objects_pb2
 from cluster.api.dra.podclaims import (
     can_be_reserved,
     consumer_reference,
+    group_claim_name,
     group_consumer_reference,
     is_pod_group_consumer,
     is_reserved_for,
@@ -55,11 +58,13 @@ from scheduler.framework import (
     CycleState,
     DeviceRankPlugin,
     EventResource,
+    FailedPodGroup,
     Handle,
     NodeInfo,
     NodeScore,
     NodeSet,
     NotFound,
+    PodGroupPostFilterResult,
     PodInfo,
     PostFilterResult,
     PreFilterResult,
@@ -383,6 +388,31 @@ class DynamicResources:
                     return None, Status.as_error(f"deallocate claim {claim_ref(claim)}: {err.message}")
                 return None, Status.unschedulable("deallocation of ResourceClaim completed")
         return None, Status.unschedulable("still not schedulable")
+
+    def pod_group_post_filter(
+        self, group: FailedPodGroup
+    ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+        """A gang's whole-group cycle did not fit: deallocate the group's allocated claims reserved for it
+        alone or for nobody, when no member of it is bound (upstream's PodGroup PostFilter). Never ends
+        PodGroupPostFilter: preemption runs after it."""
+        key = group.policy.group
+        pod_group = self._group_by_key(key)
+        if pod_group is None or self._handle.pod_groups.bound_count(key) > 0:
+            return None, Status.unschedulable()
+        released = 0
+        for entry in pod_group.spec.resource_claims:
+            name = group_claim_name(pod_group, entry)
+            claim = self._claims.get(pod_group.metadata.namespace, name) if name is not None else None
+            if claim is None or not claim.status.HasField("allocation"):
+                continue
+            reserved = claim.status.reserved_for
+            only_the_group = len(reserved) == 1 and is_reserved_for_group(claim, pod_group.metadata.name)
+            if reserved and not only_the_group:
+                continue
+            self._in_background(self._unreserve(claim, group_consumer_reference(pod_group)))
+            released += 1
+        return None, (Status.unschedulable(f"deallocating {released} ResourceClaim(s) of the pod group")
+                      if released else Status.unschedulable())
 
     def _only_user(self, claims_state: ClaimsState, index: int, claim: objects_pb2.ResourceClaim,
                    pod: PodInfo) -> bool:
