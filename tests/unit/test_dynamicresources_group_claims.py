@@ -11,6 +11,7 @@ from typing import Any
 from cluster.api import objects_pb2
 from scheduler.framework import (
     ActionType,
+    Code,
     CycleState,
     DRAManager,
     EventResource,
@@ -197,6 +198,22 @@ def test_the_allocation_in_flight_is_the_next_members_but_not_another_pods() -> 
     written = w.client.claims[GROUP_CLAIM]
     assert reserved_for(written) == [GROUP_REFERENCE]
     assert w.client.updates == 1
+
+
+def test_a_members_own_allocation_is_written_even_when_the_group_got_the_claim_meanwhile() -> None:
+    """PreBind of the member that allocated the group's claim finds it allocated elsewhere: an error of the
+    attempt, and its allocation in flight ends (it would otherwise hold the devices for good)."""
+    w = group_world([group_claim()])
+    state, pod, _ = place(w, make_member("train-0"))
+    assert w.plugin.reserve(state, pod, WORKER) is None
+    meanwhile = group_claim(device="instance-1", reserved=True)
+    meanwhile.metadata.resource_version = "7"
+    w.manager.resource_claims.on_update(group_claim(), meanwhile)
+    w.client.claims[GROUP_CLAIM] = meanwhile
+    status = asyncio.run(w.plugin.pre_bind(state, pod, WORKER))
+    assert verdict(status) == (Code.ERROR, f"claim {NAMESPACE}/{GROUP_CLAIM} got allocated elsewhere in the "
+                                           "meantime")
+    assert not w.manager.resource_claims.claim_has_pending_allocation(meanwhile.metadata.uid)
 
 
 def test_outside_a_gangs_cycle_the_next_member_waits_for_the_allocation_to_be_written() -> None:

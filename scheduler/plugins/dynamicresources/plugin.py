@@ -581,15 +581,18 @@ class DynamicResources:
                 # The group's claim as known now: an earlier member's PreBind may have written it (read
                 # from the server when the tracker does not show it yet and this pod did not allocate it).
                 claim = self._claims.get(claim.metadata.namespace, claim.metadata.name) or claim
-                if index not in claims_state.chosen and not is_reserved_for_group(claim, group.metadata.name):
-                    try:
-                        claim = await self._handle.client.get(
-                            kinds.RESOURCE_CLAIM.name, claim.metadata.name, claim.metadata.namespace)
-                    except errors.ApiError as err:
-                        return Status.as_error(err)
-                if is_reserved_for_group(claim, group.metadata.name):
-                    claims_state.claims[index] = claim
-                    continue
+                if index not in claims_state.chosen:
+                    # A claim this pod allocated is written whatever happened meanwhile: the write finds
+                    # out, and ends its allocation in flight.
+                    if not is_reserved_for_group(claim, group.metadata.name):
+                        try:
+                            claim = await self._handle.client.get(
+                                kinds.RESOURCE_CLAIM.name, claim.metadata.name, claim.metadata.namespace)
+                        except errors.ApiError as err:
+                            return Status.as_error(err)
+                    if is_reserved_for_group(claim, group.metadata.name):
+                        claims_state.claims[index] = claim
+                        continue
                 consumer = group_consumer_reference(group)
             elif is_reserved_for(claim, pod.pod):
                 continue
