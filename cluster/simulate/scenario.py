@@ -120,14 +120,14 @@ class Scenario:
     warnings: list[str] = field(default_factory=list)
 
     def creation_order(self) -> list[Entry]:
-        """Namespaces, RuntimeClasses, PriorityClasses, Nodes, PDBs, Workloads, CompositePodGroups (parents
-        first), PodGroups, Services and workload controllers, DeviceClasses, ResourceSlices,
-        ResourceClaimTemplates, ResourceClaims, running pods, then pending pods in file order."""
+        """Namespaces, RuntimeClasses, PriorityClasses, Nodes, PDBs, DeviceClasses, ResourceSlices,
+        ResourceClaimTemplates, ResourceClaims, Workloads, CompositePodGroups (parents first), PodGroups
+        (whose claims come from those templates), Services and workload controllers, running pods, then
+        pending pods in file order."""
         resources = sorted(self.resources, key=lambda entry: DRA_KINDS.index(entry.kind))
-        return [*self.namespaces, *self.runtime_classes,
-                *self.priority_classes, *self.nodes, *self.pdbs, *self.group_templates,
-                *_parents_first(self.composite_groups), *self.pod_groups, *self.workloads,
-                *resources, *self.running_pods, *self.pending_pods]
+        return [*self.namespaces, *self.runtime_classes, *self.priority_classes, *self.nodes, *self.pdbs,
+                *resources, *self.group_templates, *_parents_first(self.composite_groups),
+                *self.pod_groups, *self.workloads, *self.running_pods, *self.pending_pods]
 
     @property
     def pods(self) -> list[Entry]:

@@ -10,7 +10,8 @@ which every hint registered for them keeps (DynamicResources' does):
   deleted) may help any pod, and is offered to every waiting pod;
 * any other claim event can help only the pods that name the claim (``claim_names_of``: a
   resourceClaimName, or a generated name recorded in the pod's status) and the pod the claim was generated
-  for (its controlling owner: a pod still waiting for its template's claim, found without an index).
+  for (its controlling owner: a pod still waiting for its template's claim, found without an index), or,
+  for a claim generated for a PodGroup, the group's pods (they may use it before their status names it).
 
 ``ClaimEventAudience`` is that choice. ``EveryPendingPod`` is the reference: every event to every pod.
 ``ClaimUsers`` is the fast path: an index of pending pods by the claims they name, kept by the
@@ -25,7 +26,7 @@ from collections.abc import Collection
 from typing import Protocol
 
 from cluster.api import objects_pb2
-from cluster.api.dra.podclaims import claim_names_of, controlling_pod
+from cluster.api.dra.podclaims import claim_names_of, controlling_pod, controlling_pod_group
 from scheduler.framework.dra_manager import claim_key
 from scheduler.framework.types import pod_key
 
@@ -86,6 +87,8 @@ class ClaimUsers:
         key = pod_key(pod)
         namespace = pod.metadata.namespace
         claims = tuple(claim_key(namespace, name) for name in claim_names_of(pod))
+        if pod.spec.scheduling_group.HasField("pod_group_name"):
+            claims += (_group_key(namespace, pod.spec.scheduling_group.pod_group_name),)
         filed = self._claims_of.get(key, ())
         if claims == filed:
             return
@@ -126,4 +129,12 @@ class ClaimUsers:
         keys = set(self.users_of(meta.namespace, meta.name))
         if (owner := controlling_pod(claim)) is not None:
             keys.add(f"{meta.namespace}/{owner.name}")
+        elif (group := controlling_pod_group(claim)) is not None:
+            keys.update(self._users.get(_group_key(meta.namespace, group.name), ()))
         return keys
+
+
+def _group_key(namespace: str, name: str) -> str:
+    """Where the pods of PodGroup ``namespace/name`` are filed (no claim key starts so: a claim name is a
+    DNS subdomain)."""
+    return f"podgroup:{namespace}/{name}"

@@ -261,6 +261,11 @@ class ResourceClaimTracker:
     def claim_has_pending_allocation(self, uid: str) -> bool:
         return uid in self._in_flight
 
+    def pending_allocation(self, uid: str) -> objects_pb2.ResourceClaim | None:
+        """Claim ``uid`` with the allocation Reserve chose for it, while that is in flight (a PodGroup's
+        claim allocated for one member is the one its other members use); None when none is."""
+        return self._in_flight.get(uid)
+
     def remove_claim_pending_allocation(self, uid: str) -> bool:
         """Forget the allocation in flight for claim ``uid``; whether there was one."""
         return self._forget_in_flight(uid)

@@ -285,3 +285,94 @@ def test_workload_example_simulates(tmp_path: Path) -> None:
     assert all(pod["node"] for pod in result["pods"]) and len(result["pods"]) == 5
     assert {group["name"]: (group["bound"], group["admitted"]) for group in result["podGroups"]} == {
         "llm-training-driver": (1, True), "llm-training-workers": (4, True)}
+
+
+GROUP_CLAIM_EXAMPLE = EXAMPLES / "workloads" / "group-claim.yaml"
+GROUP_CLAIM_PODS = ["tp-shard-0", "tp-shard-1", "tp-shard-2"]
+
+
+def test_group_claim_example_simulates() -> None:
+    """`podsched simulate -f examples/workloads/group-claim.yaml`: the three pods share the one claim made
+    for their PodGroup, and run on node-2, where its GPU is."""
+    done = subprocess.run(
+        [sys.executable, "-m", "cluster.cli", "simulate", "-f", str(GROUP_CLAIM_EXAMPLE), "-o", "json"],
+        capture_output=True, text=True, cwd=REPO, timeout=SUBMIT_TIMEOUT_S, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "WARNING" not in done.stderr.upper(), done.stderr
+    pods = json.loads(done.stdout)["pods"]
+    assert {pod["name"]: pod["node"] for pod in pods} == dict.fromkeys(GROUP_CLAIM_PODS, "node-2")
+    claims = {(claim["resourceClaim"], device["device"]) for pod in pods for claim in pod["claims"]
+              for device in claim["devices"]}
+    (claim_name, device), = claims
+    assert claim_name.startswith("tp-shard-gpu-") and device == "gpu-0"
+
+
+async def _allocations(client: Client, namespace: str, seen: list[str]) -> None:
+    """Note each claim's every change from unallocated to allocated."""
+    allocated: set[str] = set()
+    async for event in client.watch(kinds.RESOURCE_CLAIM.name, namespace):
+        claim = event.object
+        now = event.type != "DELETED" and claim.status.HasField("allocation")
+        if now and claim.metadata.name not in allocated:
+            seen.append(claim.metadata.name)
+        (allocated.add if now else allocated.discard)(claim.metadata.name)
+
+
+async def test_group_claim_example_applies_and_a_scheduler_places_it(
+    fresh_apiserver: ApiServerProcess,
+) -> None:
+    """`podsched apply -f examples/workloads/group-claim.yaml` on a real API server (on etcd) and a
+    scheduler process: the resourceclaim controller makes one claim for the PodGroup, the scheduler
+    allocates it once and reserves it for the PodGroup, every pod's status names it; deleting the
+    PodGroup and its pods releases the claim."""
+    server = fresh_apiserver.address
+    allocations: list[str] = []
+    async with Client(server, timeout_s=30.0) as client:
+        watcher = asyncio.create_task(_allocations(client, "default", allocations))
+        try:
+            with running_scheduler(server):
+                applied = await run_cli_async(server, "apply", "-f", str(GROUP_CLAIM_EXAMPLE))
+                assert applied.code == 0, applied.stderr
+                assert "unknown field" not in applied.stderr and "does not model" not in applied.stderr
+
+                async def all_bound() -> list[objects_pb2.Pod] | None:
+                    pods = (await client.list(kinds.POD, "default")).items
+                    done = len(pods) == len(GROUP_CLAIM_PODS) and all(pod.spec.node_name for pod in pods)
+                    return pods if done else None  # type: ignore[return-value]
+
+                pods = await eventually(all_bound, "the example's pods to be bound", within=GANG_TIMEOUT_S)
+                group = await client.get(kinds.POD_GROUP, "tp-shard", "default")
+                assert isinstance(group, objects_pb2.PodGroup)
+                (claim,) = (await client.list(kinds.RESOURCE_CLAIM, "default")).items
+                assert isinstance(claim, objects_pb2.ResourceClaim)
+
+                # One claim, the group's: owned by the PodGroup, recorded in its status and every pod's.
+                (owner,) = claim.metadata.owner_references
+                assert (owner.kind, owner.name, owner.uid, owner.controller) == (
+                    "PodGroup", "tp-shard", group.metadata.uid, True)
+                assert [(s.name, s.resource_claim_name) for s in group.status.resource_claim_statuses] == [
+                    ("gpu", claim.metadata.name)]
+                for pod in pods:
+                    assert [(s.name, s.resource_claim_name) for s in pod.status.resource_claim_statuses] == [
+                        ("gpu", claim.metadata.name)], pod.metadata.name
+                    assert pod.spec.node_name == "node-2", pod.metadata.name
+                # Allocated once, reserved for the PodGroup rather than for each pod.
+                assert [(r.pool, r.device) for r in claim.status.allocation.devices.results] == [
+                    ("node-2", "gpu-0")]
+                assert [(c.api_group, c.resource, c.name, c.uid) for c in claim.status.reserved_for] == [
+                    ("scheduling.k8s.io", "podgroups", "tp-shard", group.metadata.uid)]
+                assert allocations == [claim.metadata.name]
+
+                await client.delete(kinds.POD_GROUP, "tp-shard", "default")
+                for name in GROUP_CLAIM_PODS:
+                    await client.delete(kinds.POD, name, "default")
+
+                async def claims_gone() -> bool | None:
+                    return True if not (await client.list(kinds.RESOURCE_CLAIM, "default")).items else None
+
+                await eventually(claims_gone, "the group's claim to be released and deleted")
+        finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+    assert allocations == [claim.metadata.name]

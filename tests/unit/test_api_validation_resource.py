@@ -835,6 +835,21 @@ def test_reserved_for_uids_are_unique() -> None:
     assert validate_object(allocated) == ['status.reservedFor[1]: Duplicate value: "u1"']
 
 
+def test_a_claim_may_be_reserved_for_a_pod_group() -> None:
+    """KEP-5729: a PodGroup's claim is reserved for the PodGroup (scheduling.k8s.io podgroups), beside
+    pods; the entry needs its name and uid as a pod's does."""
+    allocated = _allocated(_claim())
+    allocated.status.reserved_for.add(api_group="scheduling.k8s.io", resource="podgroups", name="train",
+                                      uid="g1")
+    allocated.status.reserved_for.add(resource="pods", name="web", uid="u1")
+    assert validate_object(allocated) == []
+    assert validate_status_update(_allocated(_claim()), allocated) == []
+    nameless = _allocated(_claim())
+    nameless.status.reserved_for.add(api_group="scheduling.k8s.io", resource="podgroups")
+    assert validate_object(nameless) == ["status.reservedFor[0].name: Required value",
+                                         "status.reservedFor[0].uid: Required value"]
+
+
 def test_allocation_results_name_requests_of_the_claim() -> None:
     allocated = _allocated(_claim(), request="tpu", shareID="NOT-A-UID")
     assert validate_object(allocated) == [

@@ -175,6 +175,23 @@ def test_an_event_reaches_the_claims_users_and_its_pod_unless_it_frees_devices()
     assert EveryPendingPod().audience(None, make_claim("c0")) is None
 
 
+def test_a_claim_generated_for_a_pod_group_reaches_the_groups_pods() -> None:
+    """KEP-5729: the group's pods may use its claim before their status names it."""
+    users = ClaimUsers()
+    member = make_pod("m", templates=[None])
+    member.spec.scheduling_group.pod_group_name = "train"
+    other = make_pod("o", templates=[None])
+    other.spec.scheduling_group.pod_group_name = "eval"
+    users.set_pod(member)
+    users.set_pod(other)
+    claim = make_claim("train-t0-abcde")
+    claim.metadata.owner_references.add(api_version="scheduling.k8s.io/v1alpha3", kind="PodGroup",
+                                        name="train", uid="uid-train", controller=True)
+    assert users.audience(None, claim) == {"a/m"}
+    users.remove_pod(member)
+    assert users.audience(None, claim) == set()
+
+
 def test_frees_devices() -> None:
     allocated, pending = make_claim("c", allocated=True), make_claim("c")
     assert frees_devices(allocated, pending) and frees_devices(allocated, None)

@@ -1,6 +1,7 @@
 """How a pod names its ResourceClaims (cluster.api.dra.podclaims), as the tables of upstream's
 dynamic-resource-allocation resourceclaim_test.go (TestName, TestResourceClaimIsFor, TestIsReservedForPod)
-have it; the PodGroup cases are left out, podsched's PodGroups having no resourceClaims."""
+have it, and a PodGroup's claims (KEP-5729): which of a pod's entries are its group's (the KEP's matching
+example), the claim each stands for, and reservedFor entries naming a PodGroup."""
 
 from __future__ import annotations
 
@@ -131,3 +132,92 @@ def test_controlling_pod_is_the_v1_pod_owner_with_controller_set() -> None:
     owner = podclaims.controlling_pod(claim)
     assert owner is not None and (owner.name, owner.uid, owner.controller) == ("p", "9", True)
     assert podclaims.controlling_pod(_claim("c", owners=[{**pod_owner, "controller": False}])) is None
+
+
+# ------------------------------------------------------------------------------- PodGroup claims
+
+#: The KEP's example: the group's claims "pg-claim" (by name) and "pg-claim-template" (from a template).
+KEP_GROUP = objects_pb2.PodGroup()
+KEP_GROUP.metadata.name, KEP_GROUP.metadata.namespace = "podgroup", "default"
+KEP_GROUP.metadata.uid = "pg-uid"
+KEP_GROUP.spec.resource_claims.add(name="pg-claim", resource_claim_name="my-claim")
+KEP_GROUP.spec.resource_claims.add(name="pg-claim-template", resource_claim_template_name="my-claim-template")
+KEP_GROUP.status.resource_claim_statuses.add(name="pg-claim-template",
+                                             resource_claim_name="podgroup-pg-claim-template-x7k2p")
+
+
+@pytest.mark.parametrize(("pod_claim", "group_entry"), [
+    pytest.param(_pod_claim("pg-claim", resource_claim_name="my-claim"), "pg-claim", id="same-claim"),
+    pytest.param(_pod_claim("pg-claim-template", resource_claim_template_name="my-claim-template"),
+                 "pg-claim-template", id="same-template"),
+    pytest.param(_pod_claim("pod-claim", resource_claim_name="my-claim"), None, id="other-name"),
+    pytest.param(_pod_claim("pg-claim-template", resource_claim_template_name="my-other-claim-template"),
+                 None, id="other-template"),
+    pytest.param(_pod_claim("pg-claim", resource_claim_template_name="my-claim"), None,
+                 id="template-where-the-group-names-a-claim"),
+])
+def test_group_claim_of_matches_name_and_source_exactly(
+    pod_claim: objects_pb2.PodResourceClaim, group_entry: str | None
+) -> None:
+    found = podclaims.group_claim_of(KEP_GROUP, pod_claim)
+    assert (found.name if found is not None else None) == group_entry
+    assert podclaims.group_claim_of(None, pod_claim) is None
+
+
+def test_claim_name_of_a_group_entry_is_the_claim_the_group_records() -> None:
+    member = pod("worker", "default")
+    entry = _pod_claim("pg-claim-template", resource_claim_template_name="my-claim-template")
+    assert podclaims.claim_name_of(member, entry, KEP_GROUP) == "podgroup-pg-claim-template-x7k2p"
+    # Without the group (or before it records the claim) the pod's own status decides.
+    assert podclaims.claim_name_of(member, entry) is None
+    not_generated = objects_pb2.PodGroup()
+    not_generated.CopyFrom(KEP_GROUP)
+    del not_generated.status.resource_claim_statuses[:]
+    assert podclaims.claim_name_of(member, entry, not_generated) is None
+    other = _pod_claim("pg-claim-template", resource_claim_template_name="my-other-claim-template")
+    assert podclaims.claim_name_of(member, other, KEP_GROUP) is None
+
+
+def test_reserved_for_a_pod_group_by_name() -> None:
+    claim = _claim("c", "default")
+    claim.status.reserved_for.append(podclaims.group_consumer_reference(KEP_GROUP))
+    (consumer,) = claim.status.reserved_for
+    assert (consumer.api_group, consumer.resource, consumer.name, consumer.uid) == (
+        "scheduling.k8s.io", "podgroups", "podgroup", "pg-uid")
+    assert podclaims.is_pod_group_consumer(consumer)
+    assert podclaims.is_reserved_for_group(claim, "podgroup")
+    assert not podclaims.is_reserved_for_group(claim, "other")
+    # A pod of the same name is not the PodGroup.
+    as_pod = _claim("c", "default")
+    as_pod.status.reserved_for.add(resource="pods", name="podgroup", uid="pg-uid")
+    assert not podclaims.is_reserved_for_group(as_pod, "podgroup")
+
+
+@pytest.mark.parametrize(("claim", "error"), [
+    pytest.param(_claim("c", "default", owners=[{"api_version": "scheduling.k8s.io/v1alpha3",
+                                                 "kind": "PodGroup", "uid": "pg-uid", "controller": True}]),
+                 None, id="owned"),
+    pytest.param(_claim("c", "default", owners=[{"api_version": "scheduling.k8s.io/v1alpha3",
+                                                 "kind": "PodGroup", "uid": "pg-uid"}]),
+                 "ResourceClaim default/c was not created for PodGroup default/podgroup "
+                 "(PodGroup is not owner)",
+                 id="owner-not-controller"),
+    pytest.param(_claim("c", "kube-system", owners=[{"uid": "pg-uid", "controller": True}]),
+                 "ResourceClaim kube-system/c is not in the same namespace as PodGroup default/podgroup",
+                 id="other-namespace"),
+])
+def test_not_for_group(claim: objects_pb2.ResourceClaim, error: str | None) -> None:
+    assert podclaims.not_for_group(KEP_GROUP, claim) == error
+
+
+def test_controlling_pod_group_is_the_scheduling_podgroup_owner_with_controller_set() -> None:
+    owned = _claim("c", "default", owners=[
+        {"api_version": "v1", "kind": "Pod", "uid": "pod-uid", "controller": False},
+        {"api_version": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup", "name": "podgroup",
+         "uid": "pg-uid", "controller": True}])
+    owner = podclaims.controlling_pod_group(owned)
+    assert owner is not None and owner.uid == "pg-uid"
+    assert podclaims.controlling_pod(owned) is None
+    coscheduling = _claim("c", owners=[
+        {"api_version": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "uid": "x", "controller": True}])
+    assert podclaims.controlling_pod_group(coscheduling) is None

@@ -145,7 +145,8 @@ class Cluster:
     async def seen(self, *objects: Message, deleted: bool = False) -> None:
         """Wait until the controller's informers show ``objects`` as written (or gone)."""
         informers = {
-            "Pod": "pod", "ResourceClaim": "resourceclaim", "ResourceClaimTemplate": "resourceclaimtemplate"}
+            "Pod": "pod", "ResourceClaim": "resourceclaim", "ResourceClaimTemplate": "resourceclaimtemplate",
+            "PodGroup": "podgroup"}
         async with asyncio.timeout(SETTLE_TIMEOUT_S):
             for obj in objects:
                 meta = metadata_of(obj)

@@ -533,6 +533,16 @@ def test_dra_objects_are_created_after_nodes_and_before_pods_classes_first(tmp_p
     assert claim.spec.devices.requests[0].exactly.allocation_mode == ""
 
 
+def test_claim_templates_are_created_before_the_pod_groups_that_use_them(tmp_path: Path) -> None:
+    """A PodGroup's claim is made from its template as soon as the group exists: the template first."""
+    group = gang("trainer", 2).rstrip("\n") + (
+        "\n  resourceClaims:\n  - {name: gpu, resourceClaimTemplateName: one-gpu}\n")
+    path = write(tmp_path, NODE.format(name="n1"), group, claim_spec("ResourceClaimTemplate", "one-gpu", "c"))
+    scenario = load_scenario([path])
+    order = [(entry.kind.name, entry.obj.metadata.name) for entry in scenario.creation_order()]
+    assert order == [("Node", "n1"), ("ResourceClaimTemplate", "one-gpu"), ("PodGroup", "trainer")]
+
+
 def test_references_the_scheduler_reports_are_no_scenario_error(tmp_path: Path) -> None:
     """A claim naming a class the scenario lacks, a pod naming a claim or template it lacks: the pod
     waits, and the scheduler says why, as in a cluster."""

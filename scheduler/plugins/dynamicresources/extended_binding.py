@@ -10,6 +10,7 @@ import asyncio
 import logging
 
 from cluster.api import errors, kinds, objects_pb2
+from cluster.api.dra.podclaims import consumer_reference
 from scheduler.framework import Handle
 from scheduler.plugins.dynamicresources.extended import ExtendedClaim, claim_to_create, with_claim_status
 from scheduler.plugins.dynamicresources.writes import WRITE_ATTEMPTS, BindError, write_claim_status
@@ -57,7 +58,7 @@ class ExtendedBinding:
                 raise BindError(f"create claim for extended resources {pod.metadata.namespace}/"
                                 f"{variant.claim.metadata.generate_name}: {err.message}") from err
             extended.created = created
-            written = await write_claim_status(client, created, allocation, pod)
+            written = await write_claim_status(client, created, allocation, consumer_reference(pod))
             extended.created = written
             await self._await_informed(written)
         finally:

@@ -17,18 +17,19 @@ from scheduler.plugins.dynamicresources.claims import ClaimProblem, pod_claims, 
 
 
 def after_claim_change(
-    tracker: ResourceClaimTracker, pod: objects_pb2.Pod, old: Any, new: Any
+    tracker: ResourceClaimTracker, group: objects_pb2.PodGroup | None, pod: objects_pb2.Pod, old: Any,
+    new: Any,
 ) -> QueueingHint:
-    """A claim was added or updated."""
+    """A claim was added or updated (``group``: the pod's PodGroup, whose claims the pod may use)."""
     modified: objects_pb2.ResourceClaim = new
     original: objects_pb2.ResourceClaim | None = old
     frees = frees_devices(original, modified)
-    if not frees and not uses_claim(pod, modified):
+    if not frees and not uses_claim(pod, modified, group):
         # Run for every waiting pod on every claim event: a claim the pod does not name is skipped by
         # its name, without looking the pod's claims up.
         return QueueingHint.SKIP
     try:
-        uses = any(claim.metadata.uid == modified.metadata.uid for claim in pod_claims(pod, tracker))
+        uses = any(claim.metadata.uid == modified.metadata.uid for claim in pod_claims(pod, tracker, group))
     except ClaimProblem:
         # Some claim of the pod is still missing (or unusable): this change alone does not help.
         return QueueingHint.SKIP
@@ -44,14 +45,15 @@ def after_claim_change(
 
 
 def after_pod_change(
-    tracker: ResourceClaimTracker, pod: objects_pb2.Pod, old: Any, new: Any
+    tracker: ResourceClaimTracker, group: objects_pb2.PodGroup | None, pod: objects_pb2.Pod, old: Any,
+    new: Any,
 ) -> QueueingHint:
-    """The pod's status got the name of a claim generated for it."""
+    """The pod's status got the name of a claim generated for it (or for its PodGroup)."""
     modified: objects_pb2.Pod = new
     if pod.metadata.uid != modified.metadata.uid:
         return QueueingHint.SKIP
     try:
-        pod_claims(modified, tracker)
+        pod_claims(modified, tracker, group)
     except ClaimProblem:
         return QueueingHint.SKIP
     return QueueingHint.QUEUE

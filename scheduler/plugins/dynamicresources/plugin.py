@@ -13,6 +13,15 @@ echoes it.
 PostFilter deallocates an allocated claim that no node can use when no other pod uses it. In
 preemption's dry run a victim's claim reserved for that victim alone counts as free.
 
+A pod's claim that matches its PodGroup's claim (KEP-5729) is the group's: the first member allocates it
+and PreBind reserves it for the PodGroup (one reservedFor entry); the other members find it allocated
+and reserved for their group, and only need a node its allocation allows. Inside a gang's whole-group
+cycle the first member's allocation is still in flight when the next member is placed: that member uses
+it as it is, so the group's claim is allocated once per cycle. Unreserve of the member whose PreBind
+wrote the allocation takes it back when no member of the group is bound, and so does PodGroupPostFilter
+when a gang's whole-group cycle did not fit: the group's claims reserved for it alone (or for nobody)
+are deallocated, so that its next attempt may allocate them anew.
+
 A pod's extended resources that DeviceClasses serve get a claim of their own on nodes without them in
 their allocatable (``extended``; ``extended_binding`` creates it in PreBind and deletes it in Unreserve).
 """
@@ -24,7 +33,15 @@ from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from cluster.api import errors, kinds, objects_pb2
-from cluster.api.dra.podclaims import can_be_reserved, is_reserved_for
+from cluster.api.dra.podclaims import (
+    can_be_reserved,
+    consumer_reference,
+    group_claim_name,
+    group_consumer_reference,
+    is_pod_group_consumer,
+    is_reserved_for,
+    is_reserved_for_group,
+)
 from scheduler.dra import (
     AllocatedState,
     AllocationError,
@@ -41,18 +58,21 @@ from scheduler.framework import (
     CycleState,
     DeviceRankPlugin,
     EventResource,
+    FailedPodGroup,
     Handle,
     NodeInfo,
     NodeScore,
     NodeSet,
     NotFound,
+    PodGroupPostFilterResult,
     PodInfo,
     PostFilterResult,
     PreFilterResult,
     Signature,
     Status,
+    group_key_of,
 )
-from scheduler.plugins.dynamicresources.claims import ClaimProblem, pod_claims
+from scheduler.plugins.dynamicresources.claims import ClaimProblem, pod_claims, resolve_pod_claims
 from scheduler.plugins.dynamicresources.extended import (
     CANNOT_FIT,
     CANNOT_SCHEDULE,
@@ -119,10 +139,20 @@ class DynamicResources:
         if not pod.pod.spec.resource_claims:
             return None
         try:
-            pod_claims(pod.pod, self._claims)
+            pod_claims(pod.pod, self._claims, self._group_of(pod))
         except ClaimProblem as problem:
             return Status.unresolvable(str(problem))
         return None
+
+    def _group_of(self, pod: PodInfo) -> objects_pb2.PodGroup | None:
+        """The pod's PodGroup when it has claims of its own to share (None otherwise)."""
+        return self._group_by_key(pod.group_key)
+
+    def _group_by_key(self, key: str) -> objects_pb2.PodGroup | None:
+        if not key:
+            return None
+        group = self._handle.pod_groups.pod_group(key)
+        return group if group is not None and group.spec.resource_claims else None
 
     # ---------------------------------------------------------------------------------- PreFilter
 
@@ -132,10 +162,13 @@ class DynamicResources:
         wanted = extended_requests(pod, self._extended_resources)
         if not pod.pod.spec.resource_claims and not wanted:
             return None, Status.skip()
+        group = self._group_of(pod)
         try:
-            claims = pod_claims(pod.pod, self._claims)
+            resolved = resolve_pod_claims(pod.pod, self._claims, group)
         except ClaimProblem as problem:
             return None, Status.unresolvable(str(problem))
+        claims = [claim for claim, _ in resolved]
+        group_claims = frozenset(index for index, (_, of_group) in enumerate(resolved) if of_group)
         extended = None
         if wanted:
             claim = find_claim(pod.pod, self._claims.list()) or special_claim(pod.pod)
@@ -144,9 +177,18 @@ class DynamicResources:
             return None, Status.skip()
         available_on: list[NodeSelector | None] = []
         to_allocate: list[int] = []
+        gang = bool(group_claims) and self._handle.pod_groups.policy(pod.group_key) is not None
         for index, claim in enumerate(claims):
+            of_group = index in group_claims
+            if not claim.status.HasField("allocation") and of_group and gang and (
+                    in_flight := self._claims.pending_allocation(claim.metadata.uid)) is not None:
+                # Another member of the gang allocated it in this whole-group cycle: it is the group's
+                # allocation (the gang's PreBinds run in placement order, the allocating member's first).
+                claims[index] = claim = in_flight
             if claim.status.HasField("allocation"):
-                if not can_be_reserved(claim) and not is_reserved_for(claim, pod.pod):
+                reserved = (is_reserved_for_group(claim, group.metadata.name)
+                            if of_group and group is not None else is_reserved_for(claim, pod.pod))
+                if not can_be_reserved(claim) and not reserved:
                     return None, Status.unresolvable(IN_USE)
                 allocation = claim.status.allocation
                 available_on.append(NodeSelector.from_proto(allocation.node_selector)
@@ -163,7 +205,8 @@ class DynamicResources:
         allocated = self._claims.allocated_devices() if to_allocate or extended else NOTHING_ALLOCATED
         state.write(STATE_KEY, ClaimsState(
             claims=claims, available_on=available_on, to_allocate=to_allocate, allocated=allocated,
-            make_allocator=self._allocator, extended=extended))
+            make_allocator=self._allocator, extended=extended, group=group if group_claims else None,
+            group_claims=group_claims))
         return None, None
 
     def _class_problem(self, claim: objects_pb2.ResourceClaim) -> Status | None:
@@ -330,9 +373,11 @@ class DynamicResources:
                 return None, Status.as_error(f"delete claim {claim_ref(extended.claim)}: {err.message}")
             return None, Status.unschedulable("deletion of ResourceClaim completed")
         for index in sorted(claims_state.unavailable):
-            claim = claims_state.claims[index]
-            reserved = claim.status.reserved_for
-            if not reserved or (len(reserved) == 1 and is_reserved_for(claim, pod.pod)):
+            claim = self._claims.get(claims_state.claims[index].metadata.namespace,
+                                     claims_state.claims[index].metadata.name)
+            if claim is None or not claim.status.HasField("allocation"):
+                continue  # an allocation of the pod's group still in flight, or gone meanwhile
+            if self._only_user(claims_state, index, claim, pod):
                 deallocated = objects_pb2.ResourceClaim()
                 deallocated.CopyFrom(claim)
                 deallocated.status.ClearField("reserved_for")
@@ -343,6 +388,47 @@ class DynamicResources:
                     return None, Status.as_error(f"deallocate claim {claim_ref(claim)}: {err.message}")
                 return None, Status.unschedulable("deallocation of ResourceClaim completed")
         return None, Status.unschedulable("still not schedulable")
+
+    def pod_group_post_filter(
+        self, group: FailedPodGroup
+    ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+        """A gang's whole-group cycle did not fit: deallocate the group's allocated claims reserved for it
+        alone or for nobody, when no member of it is bound (upstream's PodGroup PostFilter). Never ends
+        PodGroupPostFilter: preemption runs after it."""
+        key = group.policy.group
+        pod_group = self._group_by_key(key)
+        if pod_group is None or self._handle.pod_groups.bound_count(key) > 0:
+            return None, Status.unschedulable()
+        released = 0
+        for entry in pod_group.spec.resource_claims:
+            name = group_claim_name(pod_group, entry)
+            claim = self._claims.get(pod_group.metadata.namespace, name) if name is not None else None
+            if claim is None or not claim.status.HasField("allocation"):
+                continue
+            reserved = claim.status.reserved_for
+            only_the_group = len(reserved) == 1 and is_reserved_for_group(claim, pod_group.metadata.name)
+            if reserved and not only_the_group:
+                continue
+            self._in_background(self._unreserve(claim, group_consumer_reference(pod_group)))
+            released += 1
+        return None, (Status.unschedulable(f"deallocating {released} ResourceClaim(s) of the pod group")
+                      if released else Status.unschedulable())
+
+    def _only_user(self, claims_state: ClaimsState, index: int, claim: objects_pb2.ResourceClaim,
+                   pod: PodInfo) -> bool:
+        """Whether allocated ``claim`` is reserved for nobody, or only for ``pod`` (for the group's claim:
+        only for its PodGroup, none of whose members is bound): deallocating it takes nothing from
+        anyone else."""
+        reserved = claim.status.reserved_for
+        if not reserved:
+            return True
+        if len(reserved) != 1:
+            return False
+        group = claims_state.group
+        if index in claims_state.group_claims and group is not None:
+            return (is_reserved_for_group(claim, group.metadata.name)
+                    and self._handle.pod_groups.bound_count(pod.group_key) == 0)
+        return is_reserved_for(claim, pod.pod)
 
     # ---------------------------------------------------------------------------- Reserve, Unreserve
 
@@ -431,11 +517,18 @@ class DynamicResources:
         claims_state = _state(state, pod)
         if claims_state is None:
             return
-        for claim in claims_state.claims:
-            if self._claims.remove_claim_pending_allocation(claim.metadata.uid):
+        for index, claim in enumerate(claims_state.claims):
+            # Only the allocation this pod chose: another member of its group may still bind with one
+            # it found in flight.
+            uid = claim.metadata.uid
+            if index in claims_state.chosen and self._claims.remove_claim_pending_allocation(uid):
                 self._claims.assumed_claim_restore(claim.metadata.namespace, claim.metadata.name)
-            if claim.status.HasField("allocation") and is_reserved_for(claim, pod.pod):
-                self._in_background(self._unreserve(claim, pod.pod))
+            if index in claims_state.group_claims:
+                if index in claims_state.written_for_group and claims_state.group is not None \
+                        and self._handle.pod_groups.bound_count(pod.group_key) == 0:
+                    self._in_background(self._unreserve(claim, group_consumer_reference(claims_state.group)))
+            elif claim.status.HasField("allocation") and is_reserved_for(claim, pod.pod):
+                self._in_background(self._unreserve(claim, consumer_reference(pod.pod)))
         if claims_state.extended is not None:
             created = self._extended.unreserve(claims_state.extended)
             if created is not None:
@@ -446,9 +539,11 @@ class DynamicResources:
         self._unreserving.add(task)
         task.add_done_callback(self._unreserving.discard)
 
-    async def _unreserve(self, claim: objects_pb2.ResourceClaim, pod: objects_pb2.Pod) -> None:
-        """Take the pod out of the claim's reservedFor; a failure is left for the next attempt of the pod
-        (which finds itself reserved already) or the resourceclaim controller."""
+    async def _unreserve(self, claim: objects_pb2.ResourceClaim,
+                         consumer: objects_pb2.ResourceClaimConsumerReference) -> None:
+        """Take the consumer out of the claim's reservedFor; a failure is left for the next attempt of the
+        pod (which finds itself reserved already) or the resourceclaim controller. A PodGroup that was
+        its last consumer takes the allocation with it: the group allocated it."""
         client = self._handle.client
         current = claim
         for _ in range(WRITE_ATTEMPTS):
@@ -456,7 +551,10 @@ class DynamicResources:
             updated.CopyFrom(current)
             del updated.status.reserved_for[:]
             updated.status.reserved_for.extend(
-                consumer for consumer in current.status.reserved_for if consumer.uid != pod.metadata.uid)
+                reserved for reserved in current.status.reserved_for if reserved.uid != consumer.uid)
+            if is_pod_group_consumer(consumer) and not updated.status.reserved_for:
+                updated.status.ClearField("allocation")
+                del updated.status.devices[:]
             try:
                 await client.update_status(updated)
                 return
@@ -466,7 +564,7 @@ class DynamicResources:
                                                claim.metadata.namespace)
                 except errors.ApiError:
                     return
-                if not is_reserved_for(current, pod):
+                if not any(reserved.uid == consumer.uid for reserved in current.status.reserved_for):
                     return
             except errors.ApiError:
                 return
@@ -478,12 +576,34 @@ class DynamicResources:
         if claims_state is None:
             return None
         for index, claim in enumerate(claims_state.claims):
-            if is_reserved_for(claim, pod.pod):
+            group = claims_state.group if index in claims_state.group_claims else None
+            if group is not None:
+                # The group's claim as known now: an earlier member's PreBind may have written it (read
+                # from the server when the tracker does not show it yet and this pod did not allocate it).
+                claim = self._claims.get(claim.metadata.namespace, claim.metadata.name) or claim
+                if index not in claims_state.chosen:
+                    # A claim this pod allocated is written whatever happened meanwhile: the write finds
+                    # out, and ends its allocation in flight.
+                    if not is_reserved_for_group(claim, group.metadata.name):
+                        try:
+                            claim = await self._handle.client.get(
+                                kinds.RESOURCE_CLAIM.name, claim.metadata.name, claim.metadata.namespace)
+                        except errors.ApiError as err:
+                            return Status.as_error(err)
+                    if is_reserved_for_group(claim, group.metadata.name):
+                        claims_state.claims[index] = claim
+                        continue
+                consumer = group_consumer_reference(group)
+            elif is_reserved_for(claim, pod.pod):
                 continue
+            else:
+                consumer = consumer_reference(pod.pod)
             try:
-                claims_state.claims[index] = await self._bind_claim(claims_state, index, pod.pod)
+                claims_state.claims[index] = await self._bind_claim(claims_state, index, claim, consumer)
             except (errors.ApiError, BindError) as err:
                 return Status.as_error(err)
+            if group is not None and index in claims_state.chosen:
+                claims_state.written_for_group.add(index)
         extended = claims_state.extended
         if extended is not None and extended.chosen is not None:
             try:
@@ -492,15 +612,15 @@ class DynamicResources:
                 return Status.as_error(err)
         return None
 
-    async def _bind_claim(self, claims_state: ClaimsState, index: int,
-                          pod: objects_pb2.Pod) -> objects_pb2.ResourceClaim:
-        """Write the allocation Reserve chose (if the scheduler allocated the claim) and the pod's
+    async def _bind_claim(self, claims_state: ClaimsState, index: int, claim: objects_pb2.ResourceClaim,
+                          consumer: objects_pb2.ResourceClaimConsumerReference) -> objects_pb2.ResourceClaim:
+        """Write the allocation Reserve chose (if the scheduler allocated the claim) and the consumer's
         reservedFor entry."""
         allocation = claims_state.chosen.get(index)
         try:
-            updated = await write_claim_status(
-                self._handle.client, claims_state.claims[index], allocation, pod)
-            if allocation is not None:
+            updated = await write_claim_status(self._handle.client, claim, allocation, consumer)
+            if allocation is not None or index in claims_state.group_claims:
+                # The group's other members read the claim from the tracker before the informer has it.
                 self._claims.assume_claim_after_api_call(updated)
             return updated
         finally:
@@ -511,16 +631,21 @@ class DynamicResources:
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         tracker = self._claims
+
+        def group_of(pod: objects_pb2.Pod) -> objects_pb2.PodGroup | None:
+            return self._group_by_key(group_key_of(pod))
+
         added_or_updated = ActionType.ADD | ActionType.UPDATE
         return [
             # A node's labels may match an allocation's or a slice's node selector.
             ClusterEventWithHint(
                 ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
             ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, added_or_updated),
-                                 lambda pod, old, new: after_claim_change(tracker, pod, old, new)),
+                                 lambda pod, old, new: after_claim_change(
+                                     tracker, group_of(pod), pod, old, new)),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
-                lambda pod, old, new: after_pod_change(tracker, pod, old, new)),
+                lambda pod, old, new: after_pod_change(tracker, group_of(pod), pod, old, new)),
             ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, added_or_updated)),
             ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, added_or_updated)),
         ]

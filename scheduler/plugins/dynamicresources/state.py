@@ -50,6 +50,13 @@ class ClaimsState:
     chosen: dict[int, objects_pb2.AllocationResult] = field(default_factory=dict)
     #: The claim for the pod's extended resources backed by DRA, if it has any.
     extended: ExtendedClaim | None = None
+    #: The pod's PodGroup, when some of its claims are the group's.
+    group: objects_pb2.PodGroup | None = None
+    #: The indexes in ``claims`` of the group's claims: reserved for the PodGroup, not the pod.
+    group_claims: frozenset[int] = frozenset()
+    #: Group claims whose allocation and reservation this pod's PreBind wrote: its Unreserve undoes them
+    #: when no member of the group is bound.
+    written_for_group: set[int] = field(default_factory=set)
     _allocator: Allocator | None = None
 
     @property
@@ -67,7 +74,8 @@ class ClaimsState:
         copy = ClaimsState(
             claims=self.claims, available_on=self.available_on, to_allocate=self.to_allocate,
             allocated=self.allocated, make_allocator=self.make_allocator, freed=self.freed,
-            extended=None if self.extended is None else self.extended.clone())
+            extended=None if self.extended is None else self.extended.clone(), group=self.group,
+            group_claims=self.group_claims)
         copy._allocator = self._allocator
         return copy
 

@@ -1,10 +1,10 @@
 """PreBind's write of a claim's status: the allocation Reserve chose (when the scheduler allocated it) and
-the pod's reservedFor entry, a conflict reading the claim again (client-go's RetryOnConflict)."""
+the consumer's reservedFor entry (the pod's, or its PodGroup's for the group's claim), a conflict reading
+the claim again (client-go's RetryOnConflict)."""
 
 from __future__ import annotations
 
 from cluster.api import errors, kinds, objects_pb2, timeutil
-from cluster.api.dra.podclaims import consumer_reference
 from scheduler.framework import APIClient
 from scheduler.plugins.dynamicresources.state import claim_ref
 
@@ -18,15 +18,18 @@ class BindError(Exception):
 
 async def write_claim_status(
     client: APIClient, current: objects_pb2.ResourceClaim, allocation: objects_pb2.AllocationResult | None,
-    pod: objects_pb2.Pod,
+    consumer: objects_pb2.ResourceClaimConsumerReference,
 ) -> objects_pb2.ResourceClaim:
-    """The claim as written; raises BindError or the API's error."""
+    """The claim as written; raises BindError or the API's error. A claim read again that lists the
+    consumer already is left as it is (another member of a PodGroup reserved it meanwhile)."""
     claim = objects_pb2.ResourceClaim()
     claim.CopyFrom(current)
     ref = claim_ref(claim)
     for attempt in range(WRITE_ATTEMPTS):
         if attempt:
             claim = await client.get(kinds.RESOURCE_CLAIM.name, claim.metadata.name, claim.metadata.namespace)
+            if any(reserved.uid == consumer.uid for reserved in claim.status.reserved_for):
+                return claim
         if claim.metadata.HasField("deletion_timestamp"):
             raise BindError(f"claim {ref} got deleted in the meantime")
         if allocation is not None:
@@ -34,7 +37,9 @@ async def write_claim_status(
                 raise BindError(f"claim {ref} got allocated elsewhere in the meantime")
             claim.status.allocation.CopyFrom(allocation)
             claim.status.allocation.allocation_timestamp.CopyFrom(timeutil.now())
-        claim.status.reserved_for.append(consumer_reference(pod))
+        elif not claim.status.HasField("allocation"):
+            raise BindError(f"claim {ref} is not allocated yet")
+        claim.status.reserved_for.append(consumer)
         try:
             return await client.update_status(claim)
         except errors.Conflict:
