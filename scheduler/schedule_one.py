@@ -53,6 +53,7 @@ from scheduler.framework import (
     Code,
     CycleState,
     FitError,
+    NodeInfo,
     PodInfo,
     QueuedPodInfo,
     Status,
@@ -173,9 +174,10 @@ class SchedulingLoop:
             return framework.handle.pod_groups.pod_group(key)
         return None
 
-    async def _run_algorithm(self, framework: Framework, state: CycleState,
-                             pod_info: PodInfo) -> ScheduleResult:
-        """The algorithm for one pod of a gang, carrying the node round robin across its members."""
+    async def _run_algorithm(self, framework: Framework, state: CycleState, pod_info: PodInfo,
+                             nodes_within: Sequence[NodeInfo] | None = None) -> ScheduleResult:
+        """The algorithm for one pod of a gang, carrying the node round robin across its members;
+        ``nodes_within``: the nodes of the placement tried (None: every node)."""
         try:
             result = await schedule_pod(
                 framework, state, pod_info, self._snapshot,
@@ -184,6 +186,7 @@ class SchedulingLoop:
                 start_index=self._next_start_index,
                 extenders=self._extenders,
                 tie_order=self._tie_order,
+                nodes_within=nodes_within,
             )
         except (ScheduleFitError, SchedulingError) as err:
             self._next_start_index = err.next_start_index
