@@ -135,7 +135,7 @@ _SIGNING_POINTS = ("preFilter", "filter", "preScore", "score")
 
 #: Extension points whose plugins can reject a pod, and so must say which events may change their mind
 #: (kube-scheduler's shouldHaveEnqueueExtensions).
-_REJECTING_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
+_REJECTING_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit", "placementGenerate")
 
 #: A plugin that can reject pods but declares no events is requeued by every event (kube-scheduler's
 #: defaultEnqueueExtension): slower, never stranded.

@@ -255,8 +255,11 @@ class GangCycle:
             trials.append(PlacementTrial(placement, attempt))
         feasible = [trial for trial in trials if trial.attempt.fits]
         if not feasible:
-            return _unplaced(policy, admitted, members, trials,
-                             no_placement_fits(trials, domain_label(groups.topology_key(policy.group))))
+            attempt = _unplaced(policy, admitted, members, trials,
+                                no_placement_fits(trials, domain_label(groups.topology_key(policy.group))))
+            if status is not None and status.plugin:
+                attempt.placement_plugins.add(status.plugin)  # no placement: its events may bring one
+            return attempt
         best, status = choose(framework, state, group, feasible, framework.handle.rng)
         if best is None:
             assert status is not None

@@ -5,14 +5,26 @@ A group whose PodGroup says ``spec.schedulingConstraints.topology[0].key: K`` ge
 distinct value of node label K among the cluster's nodes, named by the value, holding the nodes with that
 value; nodes without the label are in none. Once some of the group's pods are on a node (bound, or
 assumed while their binding runs), only the domain they are in is offered: a group is never split. A
-group without a constraint is not constrained: the plugin answers with the whole cluster.
+group without a constraint is not constrained: the plugin answers with the whole cluster. A group left
+without a placement is asked again when a node is added or its labels change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scheduler.framework import CycleState, Handle, NodeInfo, Placement, PluginError, PodGroupInfo
+from scheduler.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    Placement,
+    PluginError,
+    PodGroupInfo,
+)
 from scheduler.framework.pod_groups import topology_key_of
 
 NAME = "TopologyPlacementGenerator"
@@ -38,6 +50,11 @@ class TopologyPlacement:
             if key in labels and (required is None or labels[key] == required):
                 by_domain.setdefault(labels[key], []).append(info)
         return [Placement(domain, tuple(nodes)) for domain, nodes in sorted(by_domain.items())]
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # A node that comes, or takes the group's label, can make a domain.
+        return [ClusterEventWithHint(
+            ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL))]
 
     def _placed_domain(self, group: str, key: str) -> str | None:
         """The domain the group's placed pods are in, None when none is placed. Raises PluginError when

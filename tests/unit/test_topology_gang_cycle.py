@@ -125,7 +125,7 @@ async def test_nodes_without_the_label_are_in_no_placement(rig: Rig) -> None:
         "pod group default/train: no placement fits: rack r1: 2/3 pods placeable")
 
 
-async def test_no_node_with_the_label_means_no_placement(rig: Rig) -> None:
+async def test_no_node_with_the_label_means_no_placement_until_one_comes(rig: Rig) -> None:
     rig.handlers.node_handlers()["on_add"](rack_node("free-0", None))
     rig.add_group(constrained("train", 1))
     rig.gang("train", 1)
@@ -133,6 +133,13 @@ async def test_no_node_with_the_label_means_no_placement(rig: Rig) -> None:
     assert rig.api.group_binds == []
     (condition,) = rig.api.groups["default/train"].status.conditions
     assert condition.message == "pod group default/train: no placement fits: no node offers one"
+
+    # A node with the label is an event TopologyPlacementGenerator registered: the group goes back and fits.
+    rig.clock.advance(20)
+    add_racks(rig, {"r1": 1})
+    assert rig.where("train-0") == ACTIVE
+    await rig.cycles()
+    assert racks_of(rig) == {"train-0": "r1"}
 
 
 async def test_the_placement_holding_more_pods_wins(rig: Rig) -> None:
