@@ -20,7 +20,8 @@ retried after backoff.
 
 A pod of a gang whose group is not admitted yet (fewer than minCount bound or being bound) is placed with
 its pending siblings in one whole-group cycle instead (gang/cycle.py); a pod of an admitted group is
-scheduled alone, as any pod.
+scheduled alone, as any pod, unless its group has a topology constraint: then every pod of the group is
+placed in the group's cycle, inside the domain its placed pods are in.
 
 The cycle is deterministic given the snapshot, the RNG and the extenders' answers; it awaits only the
 extenders and, in the failure handler, the API (the status write), as kube-scheduler's does.
