@@ -225,3 +225,17 @@ async def test_the_topology_key_is_any_node_label(rig: Rig) -> None:
     await rig.cycles()
     (bindings,) = rig.api.group_binds
     assert sorted(node_name for _, _, node_name in bindings) == ["n2", "n3", "n4"]
+
+
+async def test_a_group_already_split_across_racks_is_an_error_retried_after_backoff(rig: Rig) -> None:
+    add_racks(rig, {"r1": 2, "r2": 2})
+    rig.add_group(constrained("train", 2))
+    split = [member("train-0", "train"), member("train-1", "train")]
+    split[0].spec.node_name, split[1].spec.node_name = "r1-0", "r2-0"  # bound before the constraint held
+    rig.add_pods(*split, member("train-2", "train"))
+    await rig.cycles()
+    assert rig.api.group_binds == [] and rig.api.bound == []
+    condition = rig.pod_condition("train-2")
+    assert condition is not None and condition.reason == "SchedulerError"
+    assert "more than 1 domain found for pod group default/train: r1, r2" in condition.message
+    assert rig.where("train-2") != ACTIVE  # backs off rather than spinning
