@@ -277,7 +277,8 @@ class GangCycle:
                 log.exception("assuming %s on %s failed", placed.queued.key, placed.node_name)
                 attempt.rejections.append(MemberRejection(placed.queued, Status.as_error(err)))
                 continue
-            status = self._reserve_and_permit(framework, placed.state, placed.assumed, placed.node_name)
+            status = self._reserve_and_permit(framework, placed.queued, placed.state, placed.assumed,
+                                              placed.node_name)
             if status is not None:
                 attempt.rejections.append(MemberRejection(placed.queued, status))
             else:
@@ -310,14 +311,14 @@ class GangCycle:
             log.exception("assuming %s on %s failed", member.key, host)
             attempt.rejections.append(MemberRejection(member, Status.as_error(err)))
             return
-        status = self._reserve_and_permit(framework, state, assumed, host)
+        status = self._reserve_and_permit(framework, member, state, assumed, host)
         if status is not None:
             attempt.rejections.append(MemberRejection(member, status))
             return
         attempt.placements.append(MemberPlacement(member, state, assumed, host, result.explanation))
 
-    def _reserve_and_permit(self, framework: Framework, state: CycleState, assumed: PodInfo,
-                            host: str) -> Status | None:
+    def _reserve_and_permit(self, framework: Framework, member: QueuedPodInfo, state: CycleState,
+                            assumed: PodInfo, host: str) -> Status | None:
         """Reserve and Permit for a member assumed on ``host``; on a failure it is undone and the status
         returned."""
         status = framework.run_reserve(state, assumed, host)
@@ -331,7 +332,7 @@ class GangCycle:
         framework.run_unreserve(state, assumed, host)
         framework.waiting_pods.discard(assumed.key)
         self._cache.forget_pod(assumed.pod)
-        return rejected_on_node(status, assumed.pod, host) if status.is_rejected else status
+        return rejected_on_node(status, member.pod, host) if status.is_rejected else status
 
     def _undo(self, framework: Framework, attempt: GroupAttempt) -> None:
         """Every placement of the attempt undone, the last first: Unreserve, and the cache forgets it."""
