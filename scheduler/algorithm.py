@@ -108,11 +108,13 @@ async def schedule_pod(
     start_index: int,
     extenders: Sequence[Extender] = (),
     tie_order: Mapping[str, int] | None = None,
+    nodes_within: Sequence[NodeInfo] | None = None,
 ) -> ScheduleResult:
     """Pick a node for ``pod_info`` from ``snapshot`` (which the framework's handle must also serve),
-    asking ``extenders`` after the plugins; ``tie_order``: see ``select_host``."""
+    asking ``extenders`` after the plugins; ``tie_order``: see ``select_host``. ``nodes_within``: the
+    snapshot's nodes of the placement a pod group's cycle tries, the only ones considered (None: all)."""
     lister = snapshot.node_infos()
-    all_nodes = lister.list()
+    all_nodes = lister.list() if nodes_within is None else nodes_within
     num_all = len(all_nodes)
     if num_all == 0:
         raise NoNodesAvailable()
@@ -139,7 +141,7 @@ async def schedule_pod(
 
     # A nominated node is where preemption made room for this pod: likely the only one that fits.
     nominated = pod_info.pod.status.nominated_node_name
-    if nominated:
+    if nominated and (nodes_within is None or any(info.name == nominated for info in nodes_within)):
         chosen = await _evaluate_nominated_node(framework, state, pod_info, lister, nominated, diagnosis,
                                                 extenders)
         if chosen is not None:
@@ -150,7 +152,8 @@ async def schedule_pod(
 
     nodes = all_nodes
     if pre_result is not None and pre_result.node_names is not None:
-        nodes = _nodes_named(lister, pre_result.node_names)
+        nodes = (_nodes_named(lister, pre_result.node_names) if nodes_within is None
+                 else [info for info in nodes_within if info.name in pre_result.node_names])
     to_find = num_feasible_nodes_to_find(len(nodes), percentage_of_nodes_to_score)
     if not framework.has_score_plugins and not any(e.is_prioritizer or e.is_filter for e in extenders):
         to_find = min(to_find, 1)  # nothing to compare them by, nobody to veto them: the first that fits

@@ -20,7 +20,8 @@ retried after backoff.
 
 A pod of a gang whose group is not admitted yet (fewer than minCount bound or being bound) is placed with
 its pending siblings in one whole-group cycle instead (gang/cycle.py); a pod of an admitted group is
-scheduled alone, as any pod.
+scheduled alone, as any pod, unless its group has a topology constraint: then every pod of the group is
+placed in the group's cycle, inside the domain its placed pods are in.
 
 The cycle is deterministic given the snapshot, the RNG and the extenders' answers; it awaits only the
 extenders and, in the failure handler, the API (the status write), as kube-scheduler's does.
@@ -53,6 +54,7 @@ from scheduler.framework import (
     Code,
     CycleState,
     FitError,
+    NodeInfo,
     PodInfo,
     QueuedPodInfo,
     Status,
@@ -173,9 +175,10 @@ class SchedulingLoop:
             return framework.handle.pod_groups.pod_group(key)
         return None
 
-    async def _run_algorithm(self, framework: Framework, state: CycleState,
-                             pod_info: PodInfo) -> ScheduleResult:
-        """The algorithm for one pod of a gang, carrying the node round robin across its members."""
+    async def _run_algorithm(self, framework: Framework, state: CycleState, pod_info: PodInfo,
+                             nodes_within: Sequence[NodeInfo] | None = None) -> ScheduleResult:
+        """The algorithm for one pod of a gang, carrying the node round robin across its members;
+        ``nodes_within``: the nodes of the placement tried (None: every node)."""
         try:
             result = await schedule_pod(
                 framework, state, pod_info, self._snapshot,
@@ -184,6 +187,7 @@ class SchedulingLoop:
                 start_index=self._next_start_index,
                 extenders=self._extenders,
                 tie_order=self._tie_order,
+                nodes_within=nodes_within,
             )
         except (ScheduleFitError, SchedulingError) as err:
             self._next_start_index = err.next_start_index

@@ -132,7 +132,9 @@ class Scheduler:
         rng = random.Random(rng_seed)
         pdbs = Informer(client, kinds.POD_DISRUPTION_BUDGET)
         waiting_pods = WaitingPods()
-        self.pod_groups = PodGroupIndex(self.cache.is_assumed)
+        self.pod_groups = PodGroupIndex(
+            self.cache.is_assumed,
+            lambda key: pod.spec.node_name if (pod := self.cache.get_pod(key)) is not None else "")
         self.namespaces = NamespaceIndex()
         self.workloads = WorkloadIndex()
         self.dra_manager = DRAManager()

@@ -25,7 +25,8 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 SCHEDULER_PLUGINS_SCHEDULER_NAME = "scheduler-plugins-scheduler"
 
 #: kube-scheduler v1's default plugins (getDefaultPlugins), all through multiPoint and in its order,
-#: restricted to the plugins podsched has. Weights matter only for Score.
+#: restricted to the plugins podsched has, with the workload plugins its feature gates add. Weights
+#: matter only for Score and PlacementScore.
 DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("SchedulingGates"),
     PluginRef("PrioritySort"),
@@ -45,6 +46,9 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("ImageLocality", 1),
     PluginRef("DefaultBinder"),
     PluginRef("GangScheduling"),
+    # Topology-aware workload scheduling: NodeResourcesFit above scores placements too (weight 1).
+    PluginRef("TopologyPlacementGenerator"),
+    PluginRef("PodGroupPodsCount", 1),
 )
 
 DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1

@@ -15,7 +15,10 @@ from typing import Any, ClassVar
 from cluster.api.decoding import Duration, wire
 from scheduler.framework.registry import EXTENSION_POINTS, MULTI_POINT
 
-_NO_POD_GROUPS = "podsched schedules a pod group in its whole-group cycle, without placement plugins"
+#: The beta additions of topology-aware workload scheduling that podsched does not have: it simulates every
+#: placement the generators return, without early rejection or a limit on the placements scored.
+_NO_PLACEMENT_LIMITS = ("podsched simulates every placement of a pod group, without early rejection or "
+                        "a limit on the placements scored")
 
 
 @dataclass(slots=True)
@@ -38,9 +41,7 @@ class Plugins:
 
     #: Extension points kube-scheduler v1 has and podsched does not: a clear "not supported", not "unknown".
     UNSUPPORTED: ClassVar[dict[str, str]] = {
-        "placementGenerate": _NO_POD_GROUPS,
-        "placementScore": _NO_POD_GROUPS,
-        "placementFeasible": _NO_POD_GROUPS,
+        "placementFeasible": _NO_PLACEMENT_LIMITS,
     }
 
     multi_point: PluginSet | None = None
@@ -57,6 +58,8 @@ class Plugins:
     pre_bind: PluginSet | None = None
     bind: PluginSet | None = None
     post_bind: PluginSet | None = None
+    placement_generate: PluginSet | None = None
+    placement_score: PluginSet | None = None
     field_path: str = ""
 
     def sets(self) -> Iterator[tuple[str, PluginSet | None]]:
@@ -82,7 +85,7 @@ class PluginConfig:
 
 @dataclass(slots=True)
 class Profile:
-    UNSUPPORTED: ClassVar[dict[str, str]] = {"percentageOfPlacementsToScore": _NO_POD_GROUPS}
+    UNSUPPORTED: ClassVar[dict[str, str]] = {"percentageOfPlacementsToScore": _NO_PLACEMENT_LIMITS}
 
     scheduler_name: str | None = None
     plugins: Plugins | None = None
@@ -155,7 +158,7 @@ class Extender:
 class KubeSchedulerConfiguration:
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         "delayCacheUntilActive": "podsched always fills its caches on start",
-        "percentageOfPlacementsToScore": _NO_POD_GROUPS,
+        "percentageOfPlacementsToScore": _NO_PLACEMENT_LIMITS,
     }
 
     api_version: str | None = None

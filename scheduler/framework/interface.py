@@ -10,8 +10,10 @@ the plugin has it, and the per-node form otherwise.
 Plugins return ``None`` for success or a ``Status`` (see status.py); the framework stamps the plugin's
 name on it. The scheduling cycle (QueueSort through Permit) is synchronous and deterministic given the
 snapshot; only the binding cycle (PreBind, Bind) and PostFilter (which talks to the API for preemption)
-are async. ``PodGroupPostFilterPlugin`` is the one extension point of a whole gang: it runs after a pod
-group's cycle that did not fit (workload-aware preemption, KEP-5710).
+are async. ``PodGroupPostFilterPlugin`` runs after a pod group's cycle that did not fit (workload-aware
+preemption, KEP-5710); ``PlacementGeneratePlugin`` and ``PlacementScorePlugin`` run in a pod group's cycle
+too: the candidate sets of nodes the group may be placed in, and which of the feasible ones is best
+(topology-aware workload scheduling, KEP-5732).
 
 Plugins see a snapshot (``SharedLister``), never the network: Filter reads only the ``NodeInfo`` it is
 handed, because preemption passes modified copies.
@@ -205,6 +207,14 @@ class PodGroupLister(Protocol):
 
     def policy(self, key: str) -> GangPolicy | None:
         """The group's gang policy; None for a group scheduled pod by pod, or not known."""
+        ...
+
+    def topology_key(self, key: str) -> str:
+        """The node label of the group's topology constraint, "" for none."""
+        ...
+
+    def placed(self, key: str) -> list[tuple[objects_pb2.Pod, str]]:
+        """The group's pods on a node, bound or assumed, each with its node."""
         ...
 
     def members(self, key: str) -> Sequence[objects_pb2.Pod]:
@@ -527,6 +537,79 @@ class PodGroupPostFilterPlugin(Plugin, Protocol):
         workload-aware preemption). Success with a result ends PodGroupPostFilter; an UNSCHEDULABLE
         status's reasons go after the group's message; a None result leaves the members' nominations."""
         ...
+
+
+# ------------------------------------------------------------------------------------ placements
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """A candidate set of nodes for a pod group (kube-scheduler's fwk.Placement): the group's cycle tries
+    to place the whole group on these nodes only. ``name`` is for messages ("r1", or "z1/r1" when
+    several generators' placements were intersected)."""
+
+    name: str
+    nodes: tuple[NodeInfo, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupInfo:
+    """The pod group a placement cycle is about: its key ("namespace/name"), its PodGroup and the
+    members this cycle places, in the order it places them."""
+
+    key: str
+    pod_group: objects_pb2.PodGroup
+    pods: Sequence[PodInfo]
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedAssignment:
+    pod: PodInfo
+    node_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupAssignments:
+    """Where the simulation inside ``placement`` put each member it could place."""
+
+    placement: Placement
+    proposed: tuple[ProposedAssignment, ...]
+
+
+@dataclass(slots=True)
+class PlacementScore:
+    """One plugin's score of one placement, rewritten in place by its normalization."""
+
+    placement: Placement
+    score: int
+
+
+@runtime_checkable
+class PlacementGeneratePlugin(Plugin, Protocol):
+    def generate_placements(self, state: CycleState, group: PodGroupInfo,
+                            parent: Placement) -> Sequence[Placement]:
+        """The placements the plugin partitions ``parent`` (every node of the cluster) into; they may
+        overlap, and none means nowhere fits. ``[parent]`` itself means the plugin does not constrain
+        this group. Raises PluginError when it cannot tell."""
+        ...
+
+
+class PlacementScoreExtensions(Protocol):
+    def normalize_placement_score(self, state: CycleState, group: PodGroupInfo,
+                                  scores: list[PlacementScore]) -> None:
+        """Rewrite ``scores`` in place into MIN_NODE_SCORE..MAX_NODE_SCORE (raises PluginError)."""
+        ...
+
+
+@runtime_checkable
+class PlacementScorePlugin(Plugin, Protocol):
+    def score_placement(self, state: CycleState, group: PodGroupInfo,
+                        assignments: PodGroupAssignments) -> int:
+        """The raw score of a feasible placement, given where its simulation put the members; higher is
+        better (raises PluginError when it cannot score)."""
+        ...
+
+    def placement_score_extensions(self) -> PlacementScoreExtensions | None: ...
 
 
 @runtime_checkable

@@ -4,7 +4,10 @@ and ``PodGroupIndex``, the scheduler's index of pods by group beside the PodGrou
 A pod's group is ``spec.schedulingGroup.podGroupName`` (scheduling.k8s.io), else the label
 ``scheduling.x-k8s.io/pod-group`` (scheduler-plugins' Coscheduling), in the pod's namespace; its key is
 "namespace/name". A PodGroup is a gang when its v1alpha3 ``schedulingPolicy.gang`` is set (minCount) or
-its x-k8s ``minMember`` is at least 1; a ``basic`` group, like a pod of no group, is scheduled pod by pod.
+its x-k8s ``minMember`` is at least 1; a ``basic`` group, like a pod of no group, is scheduled pod by pod,
+unless it has a topology constraint (``spec.schedulingConstraints.topology[0].key``): a constrained group,
+gang or basic, is placed in the whole-group cycle for every pod, so that it lands in one domain
+(``placement_policy``).
 
 The index is kept by the scheduler's informer handlers, O(1) per event, and counts each group's live
 pods as it goes (PreEnqueue asks for every pod); the lists of a group's pods cost O(group) and are read
@@ -53,7 +56,8 @@ class GangPolicy:
     min_count: int
     #: How long the group's placements may wait at Permit before all are released.
     timeout_s: float
-    #: The field the PodGroup's spelling calls min_count: "minCount" or "minMember", for messages.
+    #: The field the PodGroup's spelling calls min_count: "minCount" or "minMember", for messages; ""
+    #: for a basic group placed as a whole for its topology constraint (one pod placed is enough).
     count_field: str
 
 
@@ -66,6 +70,23 @@ def gang_policy(group: objects_pb2.PodGroup) -> GangPolicy | None:
     if count < 1:
         return None
     return GangPolicy(group_key(group), count, timeout, "minMember" if is_coscheduling(group) else "minCount")
+
+
+def topology_key_of(group: objects_pb2.PodGroup) -> str:
+    """The node label the group's pods must share a value of (its one topology constraint), "" for none."""
+    topology = group.spec.scheduling_constraints.topology
+    return topology[0].key if topology else ""
+
+
+def placement_policy(group: objects_pb2.PodGroup) -> GangPolicy:
+    """The policy a topology-constrained group is placed with: its gang policy, or for a basic group at
+    least one pod per cycle (upstream's feasibility rule for the basic policy)."""
+    policy = gang_policy(group)
+    if policy is not None:
+        return policy
+    spec = group.spec
+    timeout = float(spec.schedule_timeout_seconds) if spec.HasField("schedule_timeout_seconds") else 0.0
+    return GangPolicy(group_key(group), 1, timeout if timeout > 0 else DEFAULT_GANG_TIMEOUT_S, "")
 
 
 def with_pod_group_condition(group: objects_pb2.PodGroup, type_: str, status: str, reason: str,
@@ -128,8 +149,11 @@ class PodGroupIndex:
     the PodGroup informer has them). ``is_assumed`` tells which pending pods the scheduler's cache has
     assumed on a node (a binding in flight)."""
 
-    def __init__(self, is_assumed: Callable[[str], bool] = lambda key: False) -> None:
+    def __init__(self, is_assumed: Callable[[str], bool] = lambda key: False,
+                 assumed_node: Callable[[str], str] = lambda key: "") -> None:
+        """``assumed_node``: the node the cache assumed a pod on, by pod key ("" for none)."""
         self._is_assumed = is_assumed
+        self._assumed_node = assumed_node
         self._members: dict[str, dict[str, objects_pb2.Pod]] = {}
         self._group_of_pod: dict[str, str] = {}
         #: Per group, its pods that are not terminating: PreEnqueue asks for every pod it admits.
@@ -186,6 +210,20 @@ class PodGroupIndex:
         """The gang policy of group ``key``; None when it has none or is not known."""
         group = self._groups.get(key)
         return gang_policy(group) if group is not None else None
+
+    def topology_key(self, key: str) -> str:
+        """The group's topology constraint's node label, "" for none or an unknown group."""
+        group = self._groups.get(key)
+        return topology_key_of(group) if group is not None else ""
+
+    def placed(self, key: str) -> list[tuple[objects_pb2.Pod, str]]:
+        """The group's pods that are on a node, bound or assumed, each with its node."""
+        placed = []
+        for pod_key, pod in self._members.get(key, {}).items():
+            node = pod.spec.node_name or (self._assumed_node(pod_key) if self._is_assumed(pod_key) else "")
+            if node:
+                placed.append((pod, node))
+        return placed
 
     def members(self, key: str) -> Sequence[objects_pb2.Pod]:
         """Every pod of the group the informer has (pending, assumed, bound, terminating)."""

@@ -44,6 +44,8 @@ EXTENSION_POINTS: tuple[str, ...] = (
     "preBind",
     "bind",
     "postBind",
+    "placementGenerate",
+    "placementScore",
 )
 
 MULTI_POINT = "multiPoint"

@@ -25,6 +25,11 @@ follow kube-scheduler's pkg/scheduler/framework/runtime/framework.go:
   plugin that does not SKIP; PostFilter stops at the first success and otherwise combines the reasons.
 * PodGroupPostFilter (``run_pod_group_post_filter``, after a gang's whole-group cycle that did not fit)
   runs as PostFilter does, for the group.
+* PlacementGenerate (``run_placement_generate``): each plugin partitions the whole cluster; a plugin that
+  answers with the cluster itself does not constrain the group and is left out; the others' placements
+  are intersected, every combination that keeps a node ("a/b"), and nothing left is UNSCHEDULABLE.
+  PlacementScore (``run_placement_score``): raw scores per plugin, NormalizePlacementScore, the
+  0..100 check, times the plugin's weight, summed per placement.
 
 Every returned non-success Status carries the plugin's name; an exception raised by a plugin becomes an
 ERROR status of that plugin (the exception is kept in ``Status.error``), so a buggy plugin fails the
@@ -62,8 +67,14 @@ from scheduler.framework.interface import (
     FailedPodGroup,
     FilterPlugin,
     PermitPlugin,
+    Placement,
+    PlacementGeneratePlugin,
+    PlacementScore,
+    PlacementScorePlugin,
     Plugin,
     PluginError,
+    PodGroupAssignments,
+    PodGroupInfo,
     PodGroupPostFilterPlugin,
     PodGroupPostFilterResult,
     PostBindPlugin,
@@ -111,6 +122,8 @@ ENTRY_METHODS: Mapping[str, str] = {
     "preBind": "pre_bind",
     "bind": "bind",
     "postBind": "post_bind",
+    "placementGenerate": "generate_placements",
+    "placementScore": "score_placement",
 }
 
 #: The batch forms that also make a plugin an implementation of an extension point.
@@ -122,7 +135,7 @@ _SIGNING_POINTS = ("preFilter", "filter", "preScore", "score")
 
 #: Extension points whose plugins can reject a pod, and so must say which events may change their mind
 #: (kube-scheduler's shouldHaveEnqueueExtensions).
-_REJECTING_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
+_REJECTING_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit", "placementGenerate")
 
 #: A plugin that can reject pods but declares no events is requeued by every event (kube-scheduler's
 #: defaultEnqueueExtension): slower, never stranded.
@@ -191,6 +204,7 @@ class Framework:
         handle: FrameworkHandle,
         plugins: Mapping[str, Sequence[Plugin]],
         score_weights: Mapping[str, int],
+        placement_score_weights: Mapping[str, int] | None = None,
         *,
         clock: Clock | None = None,
         percentage_of_nodes_to_score: int | None = None,
@@ -242,6 +256,12 @@ class Framework:
         self._pre_bind = [(p.name, p.pre_bind) for p in cast("list[PreBindPlugin]", points["preBind"])]
         self._bind = [(p.name, p.bind) for p in cast("list[BindPlugin]", points["bind"])]
         self._post_bind = [(p.name, p.post_bind) for p in cast("list[PostBindPlugin]", points["postBind"])]
+        self._placement_generate = [(p.name, p.generate_placements) for p in
+                                    cast("list[PlacementGeneratePlugin]", points["placementGenerate"])]
+        placement_weights = placement_score_weights or {}
+        self._placement_score = [
+            (p.name, p.score_placement, p.placement_score_extensions(), placement_weights.get(p.name, 1))
+            for p in cast("list[PlacementScorePlugin]", points["placementScore"])]
         # Opportunistic batching: the plugins whose work a memo stands in for must all sign the pod.
         signing = {p.name: p for point in _SIGNING_POINTS for p in points[point]}
         #: Whether this profile batches (off: every pod is unbatchable, as with the feature gate off).
@@ -293,6 +313,10 @@ class Framework:
     @property
     def has_pod_group_post_filter_plugins(self) -> bool:
         return bool(self._pod_group_post_filter)
+
+    @property
+    def has_placement_generate_plugins(self) -> bool:
+        return bool(self._placement_generate)
 
     @functools.cached_property
     def pod_group_plugins(self) -> tuple[str, ...]:
@@ -695,6 +719,53 @@ class Framework:
             totals = list(map(operator.add, totals, map(operator.mul, values, itertools.repeat(weight))))
         return ScoreResult(names, totals, per_plugin, weights), None
 
+    # ---------------------------------------------------------------------------------- placements
+
+    def run_placement_generate(self, state: CycleState, group: PodGroupInfo,
+                               nodes: Sequence[NodeInfo]) -> tuple[list[Placement], Status | None]:
+        """The placements to try for ``group`` among ``nodes`` (kube-scheduler's
+        RunPlacementGeneratePlugins): ``[parent]``, the whole cluster, when no plugin constrains the
+        group; else the intersections of the constraining plugins' placements that keep a node, named
+        "a/b"; none left is UNSCHEDULABLE, a plugin's failure an ERROR."""
+        parent = Placement("", tuple(nodes))
+        merged: list[Placement] | None = None
+        for name, generate in self._placement_generate:
+            try:
+                placements = list(generate(state, group, parent))
+            except Exception as exc:
+                return [], _error(f'running PlacementGenerate plugins: plugin "{name}" failed with',
+                                  _raised(exc), name)
+            if len(placements) == 1 and placements[0] is parent:
+                continue  # this plugin does not constrain the group
+            merged = placements if merged is None else _intersect(merged, placements)
+            if not merged:
+                return [], Status(Code.UNSCHEDULABLE, ("no placement is left for the pod group",),
+                                  plugin=name)
+        return ([parent] if merged is None else merged), None
+
+    def run_placement_score(self, state: CycleState, group: PodGroupInfo,
+                            assignments: Sequence[PodGroupAssignments]) -> tuple[list[int], Status | None]:
+        """Each feasible placement's total score (kube-scheduler's RunPlacementScorePlugins): every
+        plugin's raw scores, normalized by its NormalizePlacementScore, checked to be within
+        MIN_NODE_SCORE..MAX_NODE_SCORE, times its weight, summed; in the order of ``assignments``."""
+        totals = [0] * len(assignments)
+        for name, score, extensions, weight in self._placement_score:
+            try:
+                scores = [PlacementScore(a.placement, score(state, group, a)) for a in assignments]
+                if extensions is not None:
+                    extensions.normalize_placement_score(state, group, scores)
+            except Exception as exc:
+                return [], _error(f'running PlacementScore plugins: plugin "{name}" failed with',
+                                  _raised(exc), name)
+            for i, entry in enumerate(scores):
+                if not MIN_NODE_SCORE <= entry.score <= MAX_NODE_SCORE:
+                    message = (f'plugin "{name}" returns an invalid score {entry.score} for placement '
+                               f'"{entry.placement.name}", it should be in the range of '
+                               f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+                    return [], Status(Code.ERROR, (message,), plugin=name)
+                totals[i] += entry.score * weight
+        return totals, None
+
     # ----------------------------------------------------------------------------- Reserve/Permit
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
@@ -940,6 +1011,18 @@ def _normalizers(plugin: Plugin) -> tuple[ScoreExtensions | None, Callable[..., 
     return extensions, None
 
 
+def _intersect(first: Sequence[Placement], second: Sequence[Placement]) -> list[Placement]:
+    """Every pair's common nodes, in ``first``'s order, where any are left; named "first/second"."""
+    merged = []
+    names_of = [{info.name for info in b.nodes} for b in second]
+    for a in first:
+        for b, names in zip(second, names_of, strict=True):
+            nodes = tuple(info for info in a.nodes if info.name in names)
+            if nodes:
+                merged.append(Placement(f"{a.name}/{b.name}", nodes))
+    return merged
+
+
 def _implements(plugin: Plugin, point: str) -> bool:
     if callable(getattr(plugin, ENTRY_METHODS[point], None)):
         return True
@@ -994,13 +1077,19 @@ def build_framework(
     if not points["bind"]:
         raise fail("at least one bind plugin is required")
 
-    # Weights: an explicit Score entry wins over multiPoint's; unset (0) means 1, as in kube-scheduler.
-    weights: dict[str, int] = {}
-    for ref in (*plugin_set.point("score").enabled, *plugin_set.multi_point.enabled):
-        if ref.name not in weights and _implements(instances[ref.name], "score"):
-            weights[ref.name] = ref.weight or 1
-    return Framework(name, handle, points, weights, clock=clock,
+    return Framework(name, handle, points, _weights("score", plugin_set, instances),
+                     _weights("placementScore", plugin_set, instances), clock=clock,
                      percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score, batching=batching)
+
+
+def _weights(point: str, plugin_set: PluginSet, instances: Mapping[str, Plugin]) -> dict[str, int]:
+    """Weights at a scoring point: an explicit entry there wins over multiPoint's; unset (0) means 1, as
+    in kube-scheduler."""
+    weights: dict[str, int] = {}
+    for ref in (*plugin_set.point(point).enabled, *plugin_set.multi_point.enabled):
+        if ref.name not in weights and _implements(instances[ref.name], point):
+            weights[ref.name] = ref.weight or 1
+    return weights
 
 
 def _expand(point: str, plugin_set: PluginSet, instances: Mapping[str, Plugin],

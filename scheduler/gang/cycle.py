@@ -16,6 +16,15 @@ node that changed) so the next sees it, each through Reserve and Permit. Then:
   condition and FailedScheduling event carry the group's reason, and the PodGroup's condition and events
   say it too (status.py).
 
+A group with a topology constraint (``spec.schedulingConstraints.topology``), gang or basic, is placed
+in this cycle for every pod, and first asks where it may go: the profile's PlacementGenerate plugins
+give its placements (one per domain of the key), the whole group is simulated inside each placement
+(the same placing, restricted to the placement's nodes, then undone), the feasible placements are
+scored and the best one is placed again, as kube-scheduler's placement algorithm does (placements.py).
+When none is feasible the group goes back whole, its message saying per domain how far it got; no
+gang preemption is tried for it, as kube-scheduler does not yet for constrained groups. A group without
+a constraint costs what it cost before: no placement is generated.
+
 Why one cycle for the group: two gangs that each hold part of the room while they wait for the rest
 would deadlock, and reservations held across cycles would keep room from everybody else. Placing a gang
 inside one cycle means a gang either holds all it needs or nothing.
@@ -39,6 +48,9 @@ from scheduler.framework import (
     FailedPodGroup,
     FitError,
     GangPolicy,
+    NodeInfo,
+    NodeInfoLister,
+    PodGroupInfo,
     PodInfo,
     QueuedPodInfo,
     Status,
@@ -47,6 +59,8 @@ from scheduler.framework import (
     rejected_on_node,
 )
 from scheduler.framework.explanation import LazyExplanation
+from scheduler.framework.pod_groups import placement_policy
+from scheduler.gang.placements import PlacementTrial, choose, domain_label, no_placement_fits
 from scheduler.gang.status import PodGroupReporter
 
 if TYPE_CHECKING:
@@ -56,8 +70,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: The algorithm as the loop runs it (its node round robin included).
-RunAlgorithm = Callable[["Framework", CycleState, PodInfo], Awaitable[ScheduleResult]]
+#: The algorithm as the loop runs it (its node round robin included), over the given nodes only when
+#: they are given.
+RunAlgorithm = Callable[
+    ["Framework", CycleState, PodInfo, "Sequence[NodeInfo] | None"], Awaitable[ScheduleResult]]
 #: Makes the assumed copy of a pod on a node.
 AssumedCopy = Callable[[PodInfo, str], PodInfo]
 
@@ -94,6 +110,10 @@ class GroupAttempt:
     admitted: int
     placements: list[MemberPlacement] = field(default_factory=list)
     rejections: list[MemberRejection] = field(default_factory=list)
+    #: Set when the group's placements were tried and none fits: what the group's message says instead.
+    no_placement: str = ""
+    #: Plugins that rejected members in the placements tried (their events may requeue the group).
+    placement_plugins: set[str] = field(default_factory=set)
 
     @property
     def placeable(self) -> int:
@@ -103,15 +123,20 @@ class GroupAttempt:
     def fits(self) -> bool:
         return bool(self.placements) and self.placeable >= self.policy.min_count
 
-    def message(self) -> str:
-        """"pod group default/train: 3/4 pods placeable, minCount 4: pod w-3: 0/8 nodes are ..."."""
+    def detail(self) -> str:
+        """"3/4 pods placeable, minCount 4: pod w-3: 0/8 nodes are ..." (a basic group has no minimum)."""
         total = self.admitted + len(self.placements) + len(self.rejections)
-        head = (f"pod group {self.policy.group}: {self.placeable}/{total} pods placeable, "
-                f"{self.policy.count_field} {self.policy.min_count}")
+        head = f"{self.placeable}/{total} pods placeable"
+        if self.policy.count_field:
+            head = f"{head}, {self.policy.count_field} {self.policy.min_count}"
         if not self.rejections:
             return head
         first = self.rejections[0]
         return f"{head}: pod {first.queued.pod.metadata.name}: {_reason(first.status)}"
+
+    def message(self) -> str:
+        """"pod group default/train: 3/4 pods placeable, minCount 4: pod w-3: 0/8 nodes are ..."."""
+        return f"pod group {self.policy.group}: {self.no_placement or self.detail()}"
 
 
 class GangCycle:
@@ -148,6 +173,10 @@ class GangCycle:
         groups = framework.handle.pod_groups
         policy = groups.policy(key)
         if policy is None or groups.bound_count(key) + groups.assumed_count(key) >= policy.min_count:
+            # A constrained group's later pods too must go where its placed pods are.
+            if framework.has_placement_generate_plugins and groups.topology_key(key):
+                group = groups.pod_group(key)
+                return placement_policy(group) if group is not None else None
             return None
         return policy
 
@@ -179,9 +208,20 @@ class GangCycle:
         }
         for member in members:
             self._queue.delete_nominated_pod_if_exists(member.pod)
-        attempt = GroupAttempt(policy, admitted)
-        for member in members:
-            await self._place(framework, member, attempt)
+        if framework.has_placement_generate_plugins and groups.topology_key(policy.group):
+            outcome = await self._place_in_best_placement(framework, members, policy, admitted)
+            if isinstance(outcome, Status):
+                log.error("placing pod group %s failed: %s", policy.group, outcome.message())
+                for member in members:
+                    if member.key in nominations:
+                        self._queue.add_nominated_pod(member.pod_info, nominations[member.key])
+                    await self._on_failure(framework, member, outcome, cycle, start)
+                return
+            attempt = outcome
+        else:
+            attempt = GroupAttempt(policy, admitted)
+            for member in members:
+                await self._place(framework, member, attempt)
         if attempt.fits:
             await self._admit(framework, attempt, cycle, start)
         else:
@@ -190,11 +230,69 @@ class GangCycle:
                     self._queue.add_nominated_pod(member.pod_info, nominations[member.key])
             await self._release(framework, attempt, cycle, start)
 
-    async def _place(self, framework: Framework, member: QueuedPodInfo, attempt: GroupAttempt) -> None:
+    async def _place_in_best_placement(self, framework: Framework, members: Sequence[QueuedPodInfo],
+                                       policy: GangPolicy, admitted: int) -> GroupAttempt | Status:
+        """The group placed in its best feasible placement (placements.py), or an attempt that places
+        nobody and says why no placement fits; an ERROR status when a placement plugin failed."""
+        groups = framework.handle.pod_groups
+        pod_group = groups.pod_group(policy.group)
+        if pod_group is None:
+            return Status.as_error(KeyError(f"pod group {policy.group} is gone"))
+        group = PodGroupInfo(policy.group, pod_group, [member.pod_info for member in members])
         state = CycleState()
         self._cache.update_snapshot(self._snapshot)
+        placements, status = framework.run_placement_generate(state, group,
+                                                              self._snapshot.node_infos().list())
+        if status is not None and status.code is not Code.UNSCHEDULABLE:
+            return status
+        trials = []
+        for placement in placements:
+            names = [info.name for info in placement.nodes]
+            attempt = GroupAttempt(policy, admitted)
+            for member in members:
+                await self._place(framework, member, attempt, names)
+            self._undo(framework, attempt)
+            trials.append(PlacementTrial(placement, attempt))
+        feasible = [trial for trial in trials if trial.attempt.fits]
+        if not feasible:
+            attempt = _unplaced(policy, admitted, members, trials,
+                                no_placement_fits(trials, domain_label(groups.topology_key(policy.group))))
+            if status is not None and status.plugin:
+                attempt.placement_plugins.add(status.plugin)  # no placement: its events may bring one
+            return attempt
+        best, status = choose(framework, state, group, feasible, framework.handle.rng)
+        if best is None:
+            assert status is not None
+            return status
+        return self._place_again(framework, best.attempt)
+
+    def _place_again(self, framework: Framework, chosen: GroupAttempt) -> GroupAttempt:
+        """The chosen placement's members assumed again where its simulation put them, through Reserve
+        and Permit with their own cycle states (kube-scheduler's prepareForBindingCycle)."""
+        attempt = GroupAttempt(chosen.policy, chosen.admitted, rejections=list(chosen.rejections))
+        for placed in chosen.placements:
+            try:
+                self._cache.assume_pod(placed.assumed)
+            except CacheError as err:
+                log.exception("assuming %s on %s failed", placed.queued.key, placed.node_name)
+                attempt.rejections.append(MemberRejection(placed.queued, Status.as_error(err)))
+                continue
+            status = self._reserve_and_permit(framework, placed.queued, placed.state, placed.assumed,
+                                              placed.node_name)
+            if status is not None:
+                attempt.rejections.append(MemberRejection(placed.queued, status))
+            else:
+                attempt.placements.append(placed)
+        return attempt
+
+    async def _place(self, framework: Framework, member: QueuedPodInfo, attempt: GroupAttempt,
+                     within: Sequence[str] | None = None) -> None:
+        """Place one member on any node, or on the nodes named ``within`` (a placement's)."""
+        state = CycleState()
+        self._cache.update_snapshot(self._snapshot)
+        nodes = None if within is None else _nodes_named(self._snapshot.node_infos(), within)
         try:
-            result = await self._run_algorithm(framework, state, member.pod_info)
+            result = await self._run_algorithm(framework, state, member.pod_info, nodes)
         except ScheduleFitError as fit_error:
             attempt.rejections.append(MemberRejection(
                 member, Status(Code.UNSCHEDULABLE, error=fit_error), fit_error.explanation))
@@ -213,21 +311,35 @@ class GangCycle:
             log.exception("assuming %s on %s failed", member.key, host)
             attempt.rejections.append(MemberRejection(member, Status.as_error(err)))
             return
+        status = self._reserve_and_permit(framework, member, state, assumed, host)
+        if status is not None:
+            attempt.rejections.append(MemberRejection(member, status))
+            return
+        attempt.placements.append(MemberPlacement(member, state, assumed, host, result.explanation))
+
+    def _reserve_and_permit(self, framework: Framework, member: QueuedPodInfo, state: CycleState,
+                            assumed: PodInfo, host: str) -> Status | None:
+        """Reserve and Permit for a member assumed on ``host``; on a failure it is undone and the status
+        returned."""
         status = framework.run_reserve(state, assumed, host)
         if is_success(status):
             status = framework.run_permit(state, assumed, host)
             if status is not None and status.is_wait:
                 status = None  # the group's binding job waits for it, bounded by the group's timeout
-        if not is_success(status):
-            assert status is not None
-            framework.run_unreserve(state, assumed, host)
-            framework.waiting_pods.discard(assumed.key)
-            self._cache.forget_pod(assumed.pod)
-            if status.is_rejected:
-                status = rejected_on_node(status, member.pod, host)
-            attempt.rejections.append(MemberRejection(member, status))
-            return
-        attempt.placements.append(MemberPlacement(member, state, assumed, host, result.explanation))
+        if is_success(status):
+            return None
+        assert status is not None
+        framework.run_unreserve(state, assumed, host)
+        framework.waiting_pods.discard(assumed.key)
+        self._cache.forget_pod(assumed.pod)
+        return rejected_on_node(status, member.pod, host) if status.is_rejected else status
+
+    def _undo(self, framework: Framework, attempt: GroupAttempt) -> None:
+        """Every placement of the attempt undone, the last first: Unreserve, and the cache forgets it."""
+        for placement in reversed(attempt.placements):
+            framework.run_unreserve(placement.state, placement.assumed, placement.node_name)
+            framework.waiting_pods.discard(placement.assumed.key)
+            self._cache.forget_pod(placement.assumed.pod)
 
     async def _admit(self, framework: Framework, attempt: GroupAttempt, cycle: int, start: float) -> None:
         # Members that found no place go back on their own: the group is admitted without them.
@@ -246,15 +358,15 @@ class GangCycle:
         ))
 
     async def _release(self, framework: Framework, attempt: GroupAttempt, cycle: int, start: float) -> None:
-        for placement in attempt.placements:
-            framework.run_unreserve(placement.state, placement.assumed, placement.node_name)
-            framework.waiting_pods.discard(placement.assumed.key)
-            self._cache.forget_pod(placement.assumed.pod)
-        nominations, found = self._post_filter(framework, attempt)
+        self._undo(framework, attempt)
+        # Gang preemption does not know placements: a constrained group waits for room to free up.
+        nominations, found = (({}, "") if framework.handle.pod_groups.topology_key(attempt.policy.group)
+                              and framework.has_placement_generate_plugins
+                              else self._post_filter(framework, attempt))
         message = attempt.message()
         if found:
             message = f"{message.rstrip('.')}. {found}"
-        plugins = set(framework.pod_group_plugins)
+        plugins = set(framework.pod_group_plugins) | attempt.placement_plugins
         for rejection in attempt.rejections:
             if isinstance(rejection.status.error, FitError):
                 plugins |= rejection.status.error.diagnosis.unschedulable_plugins
@@ -294,6 +406,35 @@ class GangCycle:
         if status is not None:
             return nominations, status.message()
         return nominations, "" if result is None else result.message
+
+
+def _nodes_named(lister: NodeInfoLister, names: Sequence[str]) -> list[NodeInfo]:
+    """The snapshot's current NodeInfos of ``names`` (a node deleted meanwhile is left out)."""
+    nodes = []
+    for name in names:
+        try:
+            nodes.append(lister.get(name))
+        except KeyError:
+            continue
+    return nodes
+
+
+def _unplaced(policy: GangPolicy, admitted: int, members: Sequence[QueuedPodInfo],
+              trials: Sequence[PlacementTrial], why: str) -> GroupAttempt:
+    """The attempt of a group no placement fits: nobody placed, each member failed with its first
+    rejection in a placement (or the group's reason), every rejecting plugin kept for requeueing."""
+    attempt = GroupAttempt(policy, admitted, no_placement=why)
+    first: dict[str, MemberRejection] = {}
+    for trial in trials:
+        for rejection in trial.attempt.rejections:
+            first.setdefault(rejection.queued.key, rejection)
+            if isinstance(rejection.status.error, FitError):
+                attempt.placement_plugins |= rejection.status.error.diagnosis.unschedulable_plugins
+                attempt.placement_plugins |= rejection.status.error.diagnosis.pending_plugins
+    for member in members:
+        attempt.rejections.append(
+            first.get(member.key) or MemberRejection(member, Status(Code.UNSCHEDULABLE, (why,))))
+    return attempt
 
 
 def _reason(status: Status) -> str:

@@ -31,6 +31,8 @@ IN_TREE: Mapping[str, str] = MappingProxyType(
         "DefaultPreemption": "scheduler.plugins.defaultpreemption",
         "GangScheduling": "scheduler.plugins.gangscheduling",
         "DynamicResources": "scheduler.plugins.dynamicresources",
+        "TopologyPlacementGenerator": "scheduler.plugins.topologyplacement",
+        "PodGroupPodsCount": "scheduler.plugins.podgrouppodscount",
         # The GPU-sharing policies of the FGD paper: never enabled by default.
         "RandomScore": "scheduler.plugins.gpushare.random_score",
         "DotProductScore": "scheduler.plugins.gpushare.dot_product",

@@ -371,3 +371,45 @@ def test_other_plugin_errors_fail_the_attempt(plugins: list[Any], message: str) 
     snap = cluster(3)
     with pytest.raises(SchedulingError, match=message):
         run(build(*plugins, snapshot=snap), snap)
+
+
+def within(fw: Any, snapshot: Snapshot, names: Sequence[str], incoming: Any = None) -> Any:
+    """schedule_pod restricted to the nodes ``names`` (a pod group's placement)."""
+    return asyncio.run(schedule_pod(
+        fw, CycleState(), incoming or pod("p"), snapshot, percentage_of_nodes_to_score=None,
+        rng=random.Random(0), start_index=0, nodes_within=[snapshot.get(name) for name in names],
+    ))
+
+
+def test_a_placement_restricts_filter_and_score_to_its_nodes() -> None:
+    snap = cluster(10)
+    filt = NodeFilter()
+    scorer = Scorer("S", {"n1": 100, "n5": 50})
+    result = within(build(filt, scorer, snapshot=snap), snap, ["n4", "n5", "n6"])
+    assert result.suggested_host == "n5"  # n1 scores higher but is not in the placement
+    assert sorted(filt.filtered) == ["n4", "n5", "n6"]
+
+
+def test_a_nomination_outside_the_placement_is_not_tried() -> None:
+    snap = cluster(10)
+    filt = NodeFilter()
+    result = within(build(filt, Scorer("S", {"n4": 100}), snapshot=snap), snap, ["n4", "n5"],
+                    pod("p", nominated="n7"))
+    assert result.suggested_host == "n4"
+    assert "n7" not in filt.filtered
+
+
+def test_a_placement_keeps_only_its_nodes_of_a_pre_filter_result() -> None:
+    snap = cluster(10)
+    narrow = NodeFilter("NodeName", result=PreFilterResult(frozenset({"n1", "n5"})))
+    result = within(build(narrow, snapshot=snap), snap, ["n4", "n5", "n6"])
+    assert result.suggested_host == "n5"
+    assert narrow.filtered == ["n5"]
+
+
+def test_a_placement_nobody_fits_fails_over_its_own_nodes() -> None:
+    snap = cluster(10)
+    filt = NodeFilter(reject={name: Status.unschedulable("Insufficient cpu") for name in ("n4", "n5")})
+    with pytest.raises(ScheduleFitError) as caught:
+        within(build(filt, snapshot=snap), snap, ["n4", "n5"])
+    assert caught.value.message() == "0/2 nodes are available: 2 Insufficient cpu."

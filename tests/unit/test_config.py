@@ -80,11 +80,12 @@ def test_no_file_gives_kube_scheduler_defaults() -> None:
         "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
         "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "DynamicResources",
         "DefaultPreemption", "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder",
-        "GangScheduling",
+        "GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount",
     ]
     weights = {ref.name: ref.weight for ref in DEFAULT_MULTI_POINT if ref.weight}
     assert weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
-                       "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+                       "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1,
+                       "PodGroupPodsCount": 1}
     assert all(not profile.plugins.point(p).enabled for p in ("filter", "score", "bind"))
     # Default args are applied for every enabled plugin that takes args, as kube-scheduler appends them.
     assert profile.plugin_args == {"NodeResourcesFit": FitArgs(Strategy("LeastAllocated"))}
@@ -270,8 +271,8 @@ ERROR_CASES = [
      "profiles:\n  - plugins:\n      score:\n        enabled: [{name: CustomScore, wieght: 2}]\n",
      'profiles[0].plugins.score.enabled[0]: unknown field "wieght"'),
     ("unsupported-extension-point",
-     "profiles:\n  - plugins:\n      placementGenerate:\n        disabled: [{name: TopologyPlacement}]\n",
-     "profiles[0].plugins.placementGenerate: not supported by podsched"),
+     "profiles:\n  - plugins:\n      placementFeasible:\n        disabled: [{name: GangScheduling}]\n",
+     "profiles[0].plugins.placementFeasible: not supported by podsched"),
     ("two-queue-sort-plugins",
      "profiles:\n  - plugins:\n      queueSort:\n"
      "        enabled: [{name: PrioritySort}, {name: CustomSort}]\n",

@@ -21,7 +21,8 @@ integer arithmetic as kube-scheduler's):
   resources scoring 0 are left out of the average, which is rounded to the nearest integer.
 
 ``requested`` counts the pod too, and uses the non-zero requests for CPU and memory (100m / 200Mi
-for a container without a request).
+for a container without a request). ScorePlacement scores a pod group's placement with the same
+strategy, the placement's nodes taken as one (placement_score.py).
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ from scheduler.framework import (
     Handle,
     NodeInfo,
     NotFound,
+    PodGroupAssignments,
+    PodGroupInfo,
     PodInfo,
     PreFilterResult,
     QueueingHint,
@@ -67,6 +70,7 @@ from scheduler.framework.columns import EXACT_LIMIT, Column, ResourceColumns, ex
 from scheduler.framework.extended_resources import DEVICE_CLASS_PREFIX, DeviceClassResolver
 from scheduler.framework.nodedata import NodeSet, Rows
 from scheduler.framework.resource import CPU, EPHEMERAL_STORAGE, MEMORY
+from scheduler.plugins.noderesources.placement_score import score_placement
 from scheduler.plugins.noderesources.resource_allocation import (
     node_vectors,
     pod_request_list,
@@ -373,6 +377,14 @@ class NodeResourcesFit:
         return pod_request
 
     def score_extensions(self) -> None:
+        # Scores are already 0..100.
+        return None
+
+    def score_placement(self, state: CycleState, group: PodGroupInfo,
+                        assignments: PodGroupAssignments) -> int:
+        return score_placement(self._scorer, self._resources, assignments)
+
+    def placement_score_extensions(self) -> None:
         # Scores are already 0..100.
         return None
 
