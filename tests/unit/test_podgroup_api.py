@@ -62,12 +62,13 @@ def test_both_spellings_decode_and_keep_their_api_version() -> None:
     assert validate_object(upstream) == [] and validate_object(cosched) == []
 
 
-def test_an_unserved_version_lists_both_served_ones() -> None:
+def test_an_unserved_version_lists_every_served_one() -> None:
     with pytest.raises(ManifestError) as raised:
         load_text("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\n", source="p")
     assert raised.value.problems == [
         'p: document 1 (PodGroup g): no matches for kind "PodGroup" in version "scheduling.k8s.io/v1alpha1": '
-        "podsched serves PodGroup in scheduling.k8s.io/v1alpha3 and scheduling.x-k8s.io/v1alpha1"
+        "podsched serves PodGroup in scheduling.k8s.io/v1alpha3 and scheduling.x-k8s.io/v1alpha1 and "
+        "scheduling.k8s.io/v1alpha2"
     ]
 
 
