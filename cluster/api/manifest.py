@@ -287,10 +287,11 @@ class CleanedObject:
     duplicates: list[str]
 
 
-def clean_object(data: dict[str, Any], kind: kinds.Kind[Any]) -> CleanedObject:
-    """``data`` (a request body, its type meta already checked) walked against ``kind``'s message."""
+def clean_object(data: dict[str, Any], message: type[Message]) -> CleanedObject:
+    """``data`` (a request body, its type meta already checked) walked against ``message``: its kind's,
+    or the shape of the version it is served in by conversion."""
     walk = _Walk(strict=False)
-    cleaned = walk.message(data, cast(Descriptor, kind.message.DESCRIPTOR), "")
+    cleaned = walk.message(data, cast(Descriptor, message.DESCRIPTOR), "")
     return CleanedObject(cleaned, walk.errors, walk.unknown, walk.not_modelled, walk.duplicates)
 
 
