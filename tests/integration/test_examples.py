@@ -16,7 +16,7 @@ import pytest
 from cluster.api import kinds, objects_pb2
 from cluster.client import Client
 from cluster.launcher.process import ApiServerProcess, cli_env
-from tests.integration.helpers import EXAMPLES, REPO, node_manifest, run_cli_async, write_yaml
+from tests.integration.helpers import EXAMPLES, REPO, node_manifest, pod_manifest, run_cli_async, write_yaml
 from tests.integration.test_scheduler import eventually, running_scheduler
 
 SUBMIT_TIMEOUT_S = 60.0
@@ -217,3 +217,45 @@ def test_gpu_share_example_simulates() -> None:
         "notebook-2": [],
     }
     assert {pod["name"]: pod["node"] for pod in pods}["notebook-2"] is None
+
+
+KUBERNETES_IO = REPO / "tests" / "data" / "kubernetes_io"
+
+
+async def test_kubernetes_io_podgroups_apply_unchanged_and_their_gang_is_bound(
+    fresh_apiserver: ApiServerProcess, tmp_path: Path,
+) -> None:
+    """kubernetes.io's scheduling.k8s.io/v1alpha2 PodGroups apply unchanged with `podsched apply` and
+    are stored as v1alpha3; a real scheduler process binds the four pods of the page's gang together."""
+    server = fresh_apiserver.address
+    nodes = write_yaml(tmp_path / "nodes.yaml", node_manifest("node-a", cpu="2"),
+                       node_manifest("node-b", cpu="2"))
+    # The pages show the group, not its pods: four members, a core each, so the gang needs both nodes.
+    members = write_yaml(tmp_path / "members.yaml", *(
+        pod_manifest(f"worker-{index}", "default", cpu="1",
+                     schedulingGroup={"podGroupName": "training-worker-0"})
+        for index in range(4)))
+    assert (await run_cli_async(server, "apply", "-f", nodes)).code == 0
+    async with Client(server, timeout_s=30.0) as client:
+        watcher = asyncio.create_task(_bind_versions(client, "default", 4))
+        try:
+            with running_scheduler(server):
+                applied = await run_cli_async(
+                    server, "apply", "-f", str(KUBERNETES_IO / "podgroup-api-gang.yaml"),
+                    "-f", str(KUBERNETES_IO / "topology-aware-scheduling-podgroup.yaml"), "-f", members)
+                assert applied.code == 0, applied.stderr
+                assert applied.stderr == ""
+                assert re.search(r"^podgroup\S*/training-worker-0 created$", applied.stdout, re.MULTILINE)
+                seen = await asyncio.wait_for(watcher, GANG_TIMEOUT_S)
+        finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+        group = await client.get(kinds.POD_GROUP, "training-worker-0", "default")
+        constrained = await client.get(kinds.POD_GROUP, "example-podgroup", "default")
+    assert sorted(seen) == [f"worker-{index}" for index in range(4)]
+    assert len(set(seen.values())) == 1, seen  # one group bind
+    assert isinstance(group, objects_pb2.PodGroup) and isinstance(constrained, objects_pb2.PodGroup)
+    assert group.api_version == "scheduling.k8s.io/v1alpha3"
+    assert group.spec.scheduling_policy.gang.min_count == 4
+    assert [c.key for c in constrained.spec.scheduling_constraints.topology] == [
+        "topology.kubernetes.io/rack"]
