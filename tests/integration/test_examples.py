@@ -117,7 +117,7 @@ async def test_training_job_gang_is_bound_whole_at_one_resource_version(
                 assert "does not model" not in applied.stderr, applied.stderr
                 seen = await asyncio.wait_for(watcher, GANG_TIMEOUT_S)
                 # The scheduler writes the group's condition right after the bind.
-                condition = await eventually(scheduled_condition, "the PodGroupScheduled condition")
+                condition = await eventually(scheduled_condition, "the PodGroupInitiallyScheduled condition")
         finally:
             watcher.cancel()
             await asyncio.gather(watcher, return_exceptions=True)
@@ -127,7 +127,7 @@ async def test_training_job_gang_is_bound_whole_at_one_resource_version(
     assert sum(1 for name in seen if name.endswith("-launcher")) == 1
     # One group bind: every pod of the gang bound by the same store transaction.
     assert len(set(seen.values())) == 1, seen
-    assert condition == [("PodGroupScheduled", "True")]
+    assert condition == [("PodGroupInitiallyScheduled", "True")]
 
 
 DRA_EXAMPLE = EXAMPLES / "dra"

@@ -116,7 +116,8 @@ INVALID: list[tuple[str, objects_pb2.PodGroup, str]] = [
      'spec.minResources[memory]: Invalid value: "-1Gi": must be greater than or equal to 0'),
     ("timeout-negative", group(COSCHEDULING, minMember=1, scheduleTimeoutSeconds=-5),
      "spec.scheduleTimeoutSeconds: Invalid value: -5: must be greater than or equal to 0"),
-    ("condition-status", with_status(group(), conditions=[{"type": "PodGroupScheduled", "status": "Yes"}]),
+    ("condition-status",
+     with_status(group(), conditions=[{"type": "PodGroupInitiallyScheduled", "status": "Yes"}]),
      'status.conditions[0].status: Unsupported value: "Yes": supported values: "True", "False", "Unknown"'),
     ("condition-type", with_status(group(), conditions=[{"status": "True"}]),
      "status.conditions[0].type: Required value"),
@@ -145,7 +146,8 @@ def test_invalid_pod_groups(obj: objects_pb2.PodGroup, expected: str) -> None:
 
 def test_valid_status_of_both_spellings() -> None:
     status = {"phase": "Scheduled", "scheduled": 3, "running": 1,
-              "conditions": [{"type": "PodGroupScheduled", "status": "False", "reason": "Unschedulable"}]}
+              "conditions": [
+                  {"type": "PodGroupInitiallyScheduled", "status": "False", "reason": "Unschedulable"}]}
     assert validate_object(with_status(group(), **status)) == []
     assert validate_object(with_status(group(COSCHEDULING, minMember=3), **status)) == []
 
