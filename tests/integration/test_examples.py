@@ -252,6 +252,8 @@ async def test_kubernetes_io_podgroups_apply_unchanged_and_their_gang_is_bound(
             await asyncio.gather(watcher, return_exceptions=True)
         group = await client.get(kinds.POD_GROUP, "training-worker-0", "default")
         constrained = await client.get(kinds.POD_GROUP, "example-podgroup", "default")
+        shown = await run_cli_async(server, "get", "podgroup", "training-worker-0", "-o", "yaml")
+    assert shown.stdout.startswith("apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\n"), shown.stdout
     assert sorted(seen) == [f"worker-{index}" for index in range(4)]
     assert len(set(seen.values())) == 1, seen  # one group bind
     assert isinstance(group, objects_pb2.PodGroup) and isinstance(constrained, objects_pb2.PodGroup)
