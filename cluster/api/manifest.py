@@ -11,7 +11,9 @@ Real manifests must load unedited, so the loader behaves like kubectl with its d
 - a value of the wrong type is an error, as the API server's decoder makes it one: ``version: 1`` under
   ``labels`` or ``gpu: true`` under ``nodeSelector`` is a number or a boolean where a string is required
   (YAML reads them so; quote them). YAML timestamps stay strings and must be RFC 3339;
-- ``kind`` and ``apiVersion`` must name a kind podsched serves, in the version it serves;
+- ``kind`` and ``apiVersion`` must name a kind podsched serves, in a version it serves; a version served by
+  conversion (cluster.api.conversion: scheduling.k8s.io/v1alpha2) is read in its own shape and converted
+  to the stored version's object, a value that has no equal there an error naming its field;
 - ``kind: List`` expands to its ``items``; empty documents (bare ``---``, comments) are skipped.
 
 The dict of each document is walked against the protobuf descriptors — that is where unknown fields and
@@ -35,7 +37,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from cluster.api import kinds
+from cluster.api import conversion, kinds
 from cluster.api.decoding import (
     MAX_FLOW_NESTING,
     MAX_VALUES_PER_DOCUMENT,
@@ -249,11 +251,18 @@ def parse_document(
         raise ManifestError(problems)
     assert isinstance(kind_name, str) and isinstance(api_version, str), "checked above"
     kind = _served_kind(kind_name, api_version, f"{where}{identity}")
+    converted = conversion.conversion_of(api_version, kind_name)
 
     walk = _Walk(strict)
+    shape = kind.message if converted is None else converted.message
     # The stubs also allow upb's own descriptor class, which is what runs and has the same API.
-    cleaned = walk.message(data, cast(Descriptor, kind.message.DESCRIPTOR), "")
+    cleaned = walk.message(data, cast(Descriptor, shape.DESCRIPTOR), "")
     problems = [f"{where}{identity}: {problem}" for problem in walk.errors]
+    if converted is not None and not problems:
+        try:
+            cleaned = converted.to_stored(cleaned)
+        except conversion.ConversionError as exc:
+            problems = [f"{where}{identity}: {problem}" for problem in exc.problems]
     if problems:
         raise ManifestError(problems)
     obj = kind.message()
@@ -278,10 +287,11 @@ class CleanedObject:
     duplicates: list[str]
 
 
-def clean_object(data: dict[str, Any], kind: kinds.Kind[Any]) -> CleanedObject:
-    """``data`` (a request body, its type meta already checked) walked against ``kind``'s message."""
+def clean_object(data: dict[str, Any], message: type[Message]) -> CleanedObject:
+    """``data`` (a request body, its type meta already checked) walked against ``message``: its kind's,
+    or the shape of the version it is served in by conversion."""
     walk = _Walk(strict=False)
-    cleaned = walk.message(data, cast(Descriptor, kind.message.DESCRIPTOR), "")
+    cleaned = walk.message(data, cast(Descriptor, message.DESCRIPTOR), "")
     return CleanedObject(cleaned, walk.errors, walk.unknown, walk.not_modelled, walk.duplicates)
 
 
@@ -303,13 +313,15 @@ def _identity(kind_name: Any, data: dict[Any, Any]) -> str:
 def _served_kind(kind_name: str, api_version: str, where: str) -> kinds.Kind[Any]:
     for kind in kinds.KINDS:
         if kind.name == kind_name:
-            if api_version not in kind.api_versions:
+            versions = conversion.served_versions(kind)
+            if api_version not in versions:
                 raise ManifestError([
                     f'{where}: no matches for kind "{kind_name}" in version "{api_version}": '
-                    f"podsched serves {kind.name} in {' and '.join(kind.api_versions)}"
+                    f"podsched serves {kind.name} in {' and '.join(versions)}"
                 ])
             return kind
-    served = ", ".join(f"{kind.name} ({', '.join(kind.api_versions)})" for kind in kinds.KINDS)
+    served = ", ".join(
+        f"{kind.name} ({', '.join(conversion.served_versions(kind))})" for kind in kinds.KINDS)
     raise ManifestError([
         f'{where}: no matches for kind "{kind_name}" in version "{api_version}": podsched serves {served}'
     ])

@@ -29,8 +29,9 @@ FAILED = "Failed"
 UNKNOWN = "Unknown"
 PHASES = (PENDING, RUNNING, SCHEDULING, SCHEDULED, UNKNOWN, FAILED, FINISHED)
 
-#: metav1.Condition types of a v1alpha3 PodGroup.
-POD_GROUP_SCHEDULED = "PodGroupScheduled"
+#: metav1.Condition types of a v1alpha3 PodGroup. PodGroupInitiallyScheduled (v1alpha2's
+#: PodGroupScheduled, renamed) reports the first success: once True it stays True.
+POD_GROUP_INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
 DISRUPTION_TARGET = "DisruptionTarget"
 
 

@@ -454,7 +454,7 @@ class _Demo:
         if bound:
             raise DemoFailed(f"the gang could not fit, yet {', '.join(bound)} were bound")
         self.say(f"The leader tried the whole group at once and put it back: 0/{len(keys)} bound, none "
-                 "holding room. The group's reason, in its PodGroupScheduled condition:")
+                 "holding room. The group's reason, in its PodGroupInitiallyScheduled condition:")
         print(f"  {reason}", flush=True)
         await self.podsched("get", "podgroup", GANG, check=lambda out: GANG in out)
         self.say("Now the batch pods are deleted, as if they had finished: the room they free is what the "
@@ -477,8 +477,8 @@ class _Demo:
                             check=lambda out: all(name in out for name in GANG_PODS))
 
     async def wait_group_scheduled(self, status: str) -> str:
-        """Wait until the demo's PodGroup has PodGroupScheduled=``status``, written by the scheduler after
-        it tried the group; the condition's message."""
+        """Wait until the demo's PodGroup has PodGroupInitiallyScheduled=``status``, written by the scheduler
+        after it tried the group; the condition's message."""
         assert self._client is not None
         try:
             async with asyncio.timeout(STEP_TIMEOUT_S):
@@ -487,12 +487,14 @@ class _Demo:
                     assert isinstance(group, objects_pb2.PodGroup)
                     if event.type == "DELETED" or group.metadata.name != GANG:
                         continue
+                    wanted = (podgroups.POD_GROUP_INITIALLY_SCHEDULED, status)
                     for condition in group.status.conditions:
-                        if condition.type == podgroups.POD_GROUP_SCHEDULED and condition.status == status:
+                        if (condition.type, condition.status) == wanted:
                             return condition.message
         except TimeoutError:
             pass
-        raise DemoFailed(f"PodGroup {GANG} did not get PodGroupScheduled={status} within {STEP_TIMEOUT_S:g}s")
+        raise DemoFailed(
+            f"PodGroup {GANG} did not get PodGroupInitiallyScheduled={status} within {STEP_TIMEOUT_S:g}s")
 
     async def kill_the_leader(self) -> None:
         self.chapter(

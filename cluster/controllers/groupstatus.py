@@ -11,8 +11,8 @@ minCount (minMember), at least 1:
 - Finished and Failed are final.
 scheduler-plugins takes one step per reconcile and reconciles again on its own write; here the steps are
 taken until the phase stops moving, which ends where those reconciles end. ``scheduleStartTime`` is set
-when the group first enters Scheduling. Conditions (the scheduler's PodGroupScheduled, DisruptionTarget)
-and ``occupiedBy`` are kept as they are: this controller never writes them.
+when the group first enters Scheduling. Conditions (the scheduler's PodGroupInitiallyScheduled,
+DisruptionTarget) and ``occupiedBy`` are kept as they are: this controller never writes them.
 """
 
 from __future__ import annotations

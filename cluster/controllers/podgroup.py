@@ -8,7 +8,7 @@ pods by that group, so an event costs O(pods of that group), never a scan of eve
 marks the group it belongs to (and the one it belonged to before, should a relist replace it), a group
 event marks the group. A marked group's status is computed from its indexed pods and written with
 UpdateStatus at the resourceVersion read, only when it differs; a conflict (the scheduler wrote its
-PodGroupScheduled condition meanwhile) sends the group back to the queue with a backoff, and the next
+PodGroupInitiallyScheduled condition meanwhile) sends the group back to the queue with a backoff, and the next
 sync starts from the newer version, keeping the conditions it did not write.
 """
 

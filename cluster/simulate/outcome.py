@@ -90,7 +90,8 @@ class PodGroupOutcome:
     #: The live pods that name the group, and how many of them are bound.
     members: int
     bound: int
-    #: For a gang not admitted, the message of the group's PodGroupScheduled=False condition, or None.
+    #: For a gang not admitted, the message of the group's PodGroupInitiallyScheduled=False condition, or
+    #: None.
     reason: str | None
 
     @property
@@ -133,7 +134,7 @@ class PodGroupOutcome:
 
 def not_scheduled_message(group: objects_pb2.PodGroup) -> str | None:
     for condition in group.status.conditions:
-        if condition.type == podgroups.POD_GROUP_SCHEDULED and condition.status == "False":
+        if condition.type == podgroups.POD_GROUP_INITIALLY_SCHEDULED and condition.status == "False":
             return condition.message or None
     return None
 

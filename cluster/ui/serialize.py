@@ -145,7 +145,7 @@ def pdb_view(pdb: objects_pb2.PodDisruptionBudget) -> Json:
 def group_view(group: objects_pb2.PodGroup, members: int, scheduled: int, running: int) -> Json:
     """A PodGroup, with the counts of its member pods the model keeps."""
     condition = next(
-        (c for c in group.status.conditions if c.type == podgroups.POD_GROUP_SCHEDULED), None
+        (c for c in group.status.conditions if c.type == podgroups.POD_GROUP_INITIALLY_SCHEDULED), None
     )
     if podgroups.is_coscheduling(group):
         phase = group.status.phase

@@ -1,7 +1,8 @@
-"""What the scheduler tells about a gang: the PodGroup's PodGroupScheduled condition and the events on
-the PodGroup (``PodGroupReporter``).
+"""What the scheduler tells about a gang: the PodGroup's PodGroupInitiallyScheduled condition and the
+events on the PodGroup (``PodGroupReporter``).
 
-After a failed group cycle the condition is False, reason Unschedulable, with the group's message, and a
+After a failed group cycle the condition is False, reason Unschedulable, with the group's message (unless
+it is True already: as upstream's, the condition reports the first success and never goes back), and a
 ``FailedScheduling`` event on the PodGroup carries the same message and, in its EXPLANATION_ANNOTATION,
 per member the node it could go to or why it could not (``podsched describe podgroup`` shows them).
 Once the group is bound the condition is True and a ``Scheduled`` event says how many pods were bound.
@@ -18,7 +19,7 @@ import logging
 from collections.abc import Callable, Mapping
 
 from cluster.api import objects_pb2
-from cluster.api.podgroups import POD_GROUP_SCHEDULED
+from cluster.api.podgroups import POD_GROUP_INITIALLY_SCHEDULED
 from cluster.client import Client
 from scheduler.events import NORMAL, WARNING, EventRecorder
 from scheduler.framework.explanation import EXPLANATION_ANNOTATION
@@ -67,6 +68,16 @@ class PodGroupReporter:
     async def _write(self, key: str, status: str, reason: str, message: str) -> None:
         await write_pod_group_status(
             self._client, self._pod_group(key),
-            lambda group: with_pod_group_condition(group, POD_GROUP_SCHEDULED, status, reason, message),
+            lambda group: _initially_scheduled(group, status, reason, message),
             f"the scheduling condition of pod group {key}",
         )
+
+
+def _initially_scheduled(group: objects_pb2.PodGroup, status: str, reason: str,
+                         message: str) -> objects_pb2.PodGroup | None:
+    """``group`` with its PodGroupInitiallyScheduled condition set so, or None when there is nothing to
+    write: the same condition, or a True one that a later failure must not take back."""
+    current = next((c for c in group.status.conditions if c.type == POD_GROUP_INITIALLY_SCHEDULED), None)
+    if current is not None and current.status == "True" and status != "True":
+        return None
+    return with_pod_group_condition(group, POD_GROUP_INITIALLY_SCHEDULED, status, reason, message)

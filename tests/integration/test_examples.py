@@ -16,7 +16,15 @@ import pytest
 from cluster.api import kinds, objects_pb2
 from cluster.client import Client
 from cluster.launcher.process import ApiServerProcess, cli_env
-from tests.integration.helpers import EXAMPLES, REPO, node_manifest, parse_table, run_cli_async, write_yaml
+from tests.integration.helpers import (
+    EXAMPLES,
+    REPO,
+    node_manifest,
+    parse_table,
+    pod_manifest,
+    run_cli_async,
+    write_yaml,
+)
 from tests.integration.test_scheduler import eventually, running_scheduler
 
 SUBMIT_TIMEOUT_S = 60.0
@@ -117,7 +125,7 @@ async def test_training_job_gang_is_bound_whole_at_one_resource_version(
                 assert "does not model" not in applied.stderr, applied.stderr
                 seen = await asyncio.wait_for(watcher, GANG_TIMEOUT_S)
                 # The scheduler writes the group's condition right after the bind.
-                condition = await eventually(scheduled_condition, "the PodGroupScheduled condition")
+                condition = await eventually(scheduled_condition, "the PodGroupInitiallyScheduled condition")
         finally:
             watcher.cancel()
             await asyncio.gather(watcher, return_exceptions=True)
@@ -127,7 +135,7 @@ async def test_training_job_gang_is_bound_whole_at_one_resource_version(
     assert sum(1 for name in seen if name.endswith("-launcher")) == 1
     # One group bind: every pod of the gang bound by the same store transaction.
     assert len(set(seen.values())) == 1, seen
-    assert condition == [("PodGroupScheduled", "True")]
+    assert condition == [("PodGroupInitiallyScheduled", "True")]
 
 
 DRA_EXAMPLE = EXAMPLES / "dra"
@@ -376,3 +384,47 @@ async def test_group_claim_example_applies_and_a_scheduler_places_it(
             watcher.cancel()
             await asyncio.gather(watcher, return_exceptions=True)
     assert allocations == [claim.metadata.name]
+
+
+KUBERNETES_IO = REPO / "tests" / "data" / "kubernetes_io"
+
+
+async def test_kubernetes_io_podgroups_apply_unchanged_and_their_gang_is_bound(
+    fresh_apiserver: ApiServerProcess, tmp_path: Path,
+) -> None:
+    """kubernetes.io's scheduling.k8s.io/v1alpha2 PodGroups apply unchanged with `podsched apply` and
+    are stored as v1alpha3; a real scheduler process binds the four pods of the page's gang together."""
+    server = fresh_apiserver.address
+    nodes = write_yaml(tmp_path / "nodes.yaml", node_manifest("node-a", cpu="2"),
+                       node_manifest("node-b", cpu="2"))
+    # The pages show the group, not its pods: four members, a core each, so the gang needs both nodes.
+    members = write_yaml(tmp_path / "members.yaml", *(
+        pod_manifest(f"worker-{index}", "default", cpu="1",
+                     schedulingGroup={"podGroupName": "training-worker-0"})
+        for index in range(4)))
+    assert (await run_cli_async(server, "apply", "-f", nodes)).code == 0
+    async with Client(server, timeout_s=30.0) as client:
+        watcher = asyncio.create_task(_bind_versions(client, "default", 4))
+        try:
+            with running_scheduler(server):
+                applied = await run_cli_async(
+                    server, "apply", "-f", str(KUBERNETES_IO / "podgroup-api-gang.yaml"),
+                    "-f", str(KUBERNETES_IO / "topology-aware-scheduling-podgroup.yaml"), "-f", members)
+                assert applied.code == 0, applied.stderr
+                assert applied.stderr == ""
+                assert re.search(r"^podgroup\S*/training-worker-0 created$", applied.stdout, re.MULTILINE)
+                seen = await asyncio.wait_for(watcher, GANG_TIMEOUT_S)
+        finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+        group = await client.get(kinds.POD_GROUP, "training-worker-0", "default")
+        constrained = await client.get(kinds.POD_GROUP, "example-podgroup", "default")
+        shown = await run_cli_async(server, "get", "podgroup", "training-worker-0", "-o", "yaml")
+    assert shown.stdout.startswith("apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\n"), shown.stdout
+    assert sorted(seen) == [f"worker-{index}" for index in range(4)]
+    assert len(set(seen.values())) == 1, seen  # one group bind
+    assert isinstance(group, objects_pb2.PodGroup) and isinstance(constrained, objects_pb2.PodGroup)
+    assert group.api_version == "scheduling.k8s.io/v1alpha3"
+    assert group.spec.scheduling_policy.gang.min_count == 4
+    assert [c.key for c in constrained.spec.scheduling_constraints.topology] == [
+        "topology.kubernetes.io/rack"]

@@ -77,9 +77,9 @@ async def test_a_gang_that_fits_is_bound_whole_at_one_resource_version(
     async def scheduled() -> objects_pb2.Condition | None:
         group = await api.get("podgroups", "train", ns)
         return next((c for c in group.status.conditions  # type: ignore[attr-defined]
-                     if c.type == "PodGroupScheduled" and c.status == "True"), None)
+                     if c.type == "PodGroupInitiallyScheduled" and c.status == "True"), None)
 
-    await eventually(scheduled, "the PodGroupScheduled condition")
+    await eventually(scheduled, "the PodGroupInitiallyScheduled condition")
 
 
 async def test_a_gang_that_does_not_fit_waits_whole_and_starts_whole_once_a_blocker_goes(

@@ -570,3 +570,46 @@ def test_kubectl_apply_stores_what_podsched_apply_stores(
     finally:
         for namespace in (by_kubectl, by_podsched):
             kube.ok("delete", "pod", "app", "-n", namespace, "--grace-period=0", "--force")
+
+
+def test_a_v1alpha2_podgroup_applies_and_reads_back_in_either_version(kube: Kubectl, ns: str) -> None:
+    group = {
+        "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+        "metadata": {"name": "gang", "namespace": ns},
+        "spec": {
+            "podGroupTemplateRef": {"workload": {"workloadName": "job", "podGroupTemplateName": "workers"}},
+            "schedulingPolicy": {"gang": {"minCount": 2}}, "disruptionMode": "PodGroup",
+        },
+    }
+    assert kube.apply(group) == "podgroup.scheduling.k8s.io/gang created\n"
+    # Client-side apply diffs the last applied v1alpha2 manifest against the v1alpha2 object: no change.
+    assert kube.apply(group) == "podgroup.scheduling.k8s.io/gang unchanged\n"
+    members = [small_pod(f"member-{index}", ns, schedulingGroup={"podGroupName": "gang"})
+               for index in range(2)]
+    kube.apply(*members)
+    for member in members:
+        assert node_of(kube, ns, member["metadata"]["name"])
+
+    def get(resource: str) -> dict[str, Any]:
+        found: dict[str, Any] = json.loads(kube.ok("get", resource, "gang", "-n", ns, "-o", "json"))
+        return found
+
+    served = get("podgroups.v1alpha2.scheduling.k8s.io")
+    assert served["apiVersion"] == "scheduling.k8s.io/v1alpha2"
+    assert served["spec"]["podGroupTemplateRef"] == group["spec"]["podGroupTemplateRef"]
+    assert served["spec"]["disruptionMode"] == "PodGroup"
+    stored = get("podgroups.v1alpha3.scheduling.k8s.io")
+    assert stored["apiVersion"] == "scheduling.k8s.io/v1alpha3"
+    assert stored["spec"]["workloadRef"] == {"workloadName": "job", "templateName": "workers"}
+    assert stored["spec"]["disruptionMode"] == {"all": {}}
+    # Unqualified, kubectl reads the version discovery lists first for the resource: v1alpha3.
+    assert get("podgroups")["apiVersion"] == "scheduling.k8s.io/v1alpha3"
+    rows = parse_table(kube.ok("get", "podgroups.v1alpha2.scheduling.k8s.io", "-n", ns))
+    assert [row["NAME"] for row in rows] == ["gang"]
+
+    bad = {**group, "metadata": {"name": "bad", "namespace": ns},
+           "spec": {**group["spec"], "disruptionMode": "Pods"}}
+    refused = kube("apply", "-f", "-", input=yaml.safe_dump(bad))
+    assert refused.code == 1
+    assert ('The PodGroup "bad" is invalid: spec.disruptionMode: Unsupported value: "Pods": supported '
+            'values: "Pod", "PodGroup"') in refused.stderr

@@ -110,7 +110,7 @@ async def test_both_spellings_through_the_client(client: Client, namespace: str)
         await client.update(moved)
 
     def unschedulable(group: objects_pb2.PodGroup) -> None:
-        group.status.conditions.add(type="PodGroupScheduled", status="False", reason="Unschedulable",
+        group.status.conditions.add(type="PodGroupInitiallyScheduled", status="False", reason="Unschedulable",
                                     message="0/3 nodes are available")
 
     with_status = await write_status(client, namespace, "train", unschedulable)
@@ -244,13 +244,13 @@ async def test_the_controller_keeps_counts_and_phase_current(
 
     # A condition the scheduler writes stays through the controller's writes.
     await write_status(client, namespace, "gang", lambda group: group.status.conditions.add(
-        type="PodGroupScheduled", status="False", reason="Unschedulable"))
+        type="PodGroupInitiallyScheduled", status="False", reason="Unschedulable"))
     await client.bind(namespace, "w-0", node)
     await eventually(status_is("Scheduling", 1, 1), "one bound pod to be counted")
     await client.bind(namespace, "w-1", node)
     await eventually(status_is("Running", 2, 2), "the group to run once both are bound")
     stored = await client.get(POD_GROUP, "gang", namespace)
-    assert [c.type for c in stored.status.conditions] == ["PodGroupScheduled"]  # type: ignore[attr-defined]
+    assert [c.type for c in stored.status.conditions] == ["PodGroupInitiallyScheduled"]  # type: ignore[attr-defined]
 
     await client.delete("Pod", "w-1", namespace, grace_period_seconds=0)
     await eventually(status_is("Pending", 1, 1), "a group short of minMember to go back to Pending")

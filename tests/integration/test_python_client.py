@@ -476,6 +476,40 @@ def test_every_served_kind_round_trips_through_its_typed_api(
                 delete(f"{stem}-{suffix}")
 
 
+def test_podgroups_in_v1alpha2_by_the_dynamic_client_and_in_v1alpha3_by_the_typed_api(
+    k8s: ModuleType, api_client: Any, ns: str
+) -> None:
+    """The client has no typed scheduling.k8s.io/v1alpha2 API: its dynamic client (which reads discovery)
+    writes and reads v1alpha2, the typed v1alpha3 API reads the same object, and writes in v1alpha3 read
+    back in v1alpha2."""
+    from kubernetes.dynamic import DynamicClient
+
+    m = k8s.client
+    typed = m.SchedulingV1alpha3Api(api_client)
+    podgroups = DynamicClient(api_client).resources.get(
+        api_version="scheduling.k8s.io/v1alpha2", kind="PodGroup")
+    created = podgroups.create(namespace=ns, body={
+        "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "old"},
+        "spec": {"podGroupTemplateRef": {"workload": {"workloadName": "job", "podGroupTemplateName": "w"}},
+                 "schedulingPolicy": {"gang": {"minCount": 3}}, "disruptionMode": "Pod"},
+    })
+    assert created.apiVersion == "scheduling.k8s.io/v1alpha2" and created.spec.disruptionMode == "Pod"
+    stored = typed.read_namespaced_pod_group("old", ns)
+    assert (stored.api_version, stored.spec.workload_ref.template_name) == ("scheduling.k8s.io/v1alpha3", "w")
+    assert stored.spec.disruption_mode.single is not None
+
+    typed.create_namespaced_pod_group(ns, m.V1alpha3PodGroup(
+        metadata=m.V1ObjectMeta(name="new"),
+        spec=m.V1alpha3PodGroupSpec(
+            scheduling_policy=m.V1alpha3PodGroupSchedulingPolicy(
+                gang=m.V1alpha3GangSchedulingPolicy(min_count=2)),
+            disruption_mode=m.V1alpha3DisruptionMode(all={}), preemption_policy="Never")))
+    served = podgroups.get(name="new", namespace=ns)
+    assert served.spec.disruptionMode == "PodGroup"
+    assert "preemptionPolicy" not in served.to_dict()["spec"]
+    assert sorted(item.metadata.name for item in podgroups.get(namespace=ns).items) == ["new", "old"]
+
+
 def check_round_trips(cases: list[tuple[Callable[..., Any], Callable[..., Any], Any, bool]], ns: str) -> None:
     for create, read, body, namespaced in cases:
         kind = type(body).__name__

@@ -361,8 +361,8 @@ ERRORS = [
     ("unserved-kind", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
      'p.yaml: document 1 (Deployment d): no matches for kind "Deployment" in version "apps/v1": podsched '
      "serves Pod (v1), Node (v1), PriorityClass (scheduling.k8s.io/v1), PodDisruptionBudget (policy/v1), "
-     "ResourceQuota (v1), PodGroup (scheduling.k8s.io/v1alpha3, scheduling.x-k8s.io/v1alpha1), Lease "
-     "(coordination.k8s.io/v1), Event (v1)"),
+     "ResourceQuota (v1), PodGroup (scheduling.k8s.io/v1alpha3, scheduling.x-k8s.io/v1alpha1, "
+     "scheduling.k8s.io/v1alpha2), Lease (coordination.k8s.io/v1), Event (v1)"),
     ("lowercase-kind", "apiVersion: v1\nkind: pod\nmetadata: {name: x}\n",
      'p.yaml: document 1 (pod x): no matches for kind "pod" in version "v1": podsched serves'),
     ("not-a-mapping", "- a\n- b\n",

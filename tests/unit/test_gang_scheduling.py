@@ -347,7 +347,22 @@ async def test_a_gang_that_fits_is_bound_with_one_bind_group_call(rig: Rig) -> N
     assert len(rig.recorder.about("Pod", "Scheduled")) == 4
     assert rig.recorder.about("PodGroup", "Scheduled") == [("train", "bound 4 pods of the group", {})]
     (condition,) = rig.api.groups["default/train"].status.conditions
-    assert (condition.type, condition.status) == ("PodGroupScheduled", "True")
+    assert (condition.type, condition.status) == ("PodGroupInitiallyScheduled", "True")
+
+
+async def test_a_group_once_scheduled_keeps_its_condition_true_when_a_later_cycle_fails(rig: Rig) -> None:
+    # Upstream's PodGroupInitiallyScheduled reports the first success: True never goes back to False.
+    rig.add_group(pod_group("train", 5))
+    rig.api.groups["default/train"].status.conditions.add(
+        type="PodGroupInitiallyScheduled", status="True", reason="Scheduled",
+        message="bound 5 pods of the group")
+    rig.gang("train", 5)
+    await rig.cycles()
+    assert rig.api.group_binds == []  # four nodes: five pods of a core do not fit
+    assert len(rig.recorder.about("PodGroup", "FailedScheduling")) == 1  # the event still tells why
+    (condition,) = rig.api.groups["default/train"].status.conditions
+    assert (condition.type, condition.status, condition.message) == (
+        "PodGroupInitiallyScheduled", "True", "bound 5 pods of the group")
 
 
 async def test_a_gang_that_does_not_fit_binds_nothing_and_goes_back_together(rig: Rig) -> None:

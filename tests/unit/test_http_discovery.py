@@ -68,6 +68,7 @@ def test_api_group_list_prefers_the_stable_version() -> None:
         "versions": [
             {"groupVersion": "scheduling.k8s.io/v1", "version": "v1"},
             {"groupVersion": "scheduling.k8s.io/v1alpha3", "version": "v1alpha3"},
+            {"groupVersion": "scheduling.k8s.io/v1alpha2", "version": "v1alpha2"},
         ],
         "preferredVersion": {"groupVersion": "scheduling.k8s.io/v1", "version": "v1"},
     }
@@ -214,8 +215,8 @@ def _split(document: dict[str, Any]) -> dict[str, list[tuple[str, str, bool, tup
                 entries.append((resource["resource"], resource["responseKind"]["kind"], namespaced,
                                 tuple(resource["verbs"])))
                 for sub in resource.get("subresources", ()):
-                    name = f"{resource['resource']}/{sub['subresource']}"
-                    entries.append((name, sub["responseKind"]["kind"], namespaced, tuple(sub["verbs"])))
+                    sub_name = f"{resource['resource']}/{sub['subresource']}"
+                    entries.append((sub_name, sub["responseKind"]["kind"], namespaced, tuple(sub["verbs"])))
     return by_gv
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cluster.api import objects_pb2
+from cluster.api import objects_pb2, scheduling_v1alpha2_pb2
 from cluster.api.kinds import KINDS
 from cluster.apiserver.http.openapi import PATCH_TYPES, OpenAPI
 from cluster.apiserver.http.schemas import REQUIRED, package_of, refs_of
@@ -308,6 +308,7 @@ def test_every_kind_of_the_kinds_table_is_in_the_swagger_document(openapi: OpenA
 
 def test_required_fields_name_real_fields() -> None:
     for message_name, fields in REQUIRED.items():
-        message = objects_pb2.DESCRIPTOR.message_types_by_name[message_name]
+        message = (objects_pb2.DESCRIPTOR.message_types_by_name.get(message_name)
+                   or scheduling_v1alpha2_pb2.DESCRIPTOR.message_types_by_name[message_name])
         json_names = {field.json_name for field in message.fields}
         assert set(fields) <= json_names, message_name

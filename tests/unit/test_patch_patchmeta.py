@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from cluster.api import objects_pb2
+from cluster.api import objects_pb2, scheduling_v1alpha2_pb2
 from cluster.apiserver.http.patch import patchmeta
 from cluster.apiserver.http.patch.patchmeta import ListSchema
 
@@ -81,9 +81,12 @@ def test_every_list_entry_names_a_repeated_field_and_its_keys_name_fields_of_the
 
 
 def test_every_repeated_field_of_the_protos_is_declared() -> None:
+    # The messages of versions served by conversion share the tables by name.
+    files = (objects_pb2.DESCRIPTOR, scheduling_v1alpha2_pb2.DESCRIPTOR)
     undeclared = [
         f"{message.name}.{field.json_name}"
-        for message in objects_pb2.DESCRIPTOR.message_types_by_name.values()
+        for file in files
+        for message in file.message_types_by_name.values()
         for field in message.fields
         if field.is_repeated
         and not _is_map(field)

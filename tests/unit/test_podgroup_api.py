@@ -62,12 +62,13 @@ def test_both_spellings_decode_and_keep_their_api_version() -> None:
     assert validate_object(upstream) == [] and validate_object(cosched) == []
 
 
-def test_an_unserved_version_lists_both_served_ones() -> None:
+def test_an_unserved_version_lists_every_served_one() -> None:
     with pytest.raises(ManifestError) as raised:
         load_text("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\n", source="p")
     assert raised.value.problems == [
         'p: document 1 (PodGroup g): no matches for kind "PodGroup" in version "scheduling.k8s.io/v1alpha1": '
-        "podsched serves PodGroup in scheduling.k8s.io/v1alpha3 and scheduling.x-k8s.io/v1alpha1"
+        "podsched serves PodGroup in scheduling.k8s.io/v1alpha3 and scheduling.x-k8s.io/v1alpha1 and "
+        "scheduling.k8s.io/v1alpha2"
     ]
 
 
@@ -115,7 +116,8 @@ INVALID: list[tuple[str, objects_pb2.PodGroup, str]] = [
      'spec.minResources[memory]: Invalid value: "-1Gi": must be greater than or equal to 0'),
     ("timeout-negative", group(COSCHEDULING, minMember=1, scheduleTimeoutSeconds=-5),
      "spec.scheduleTimeoutSeconds: Invalid value: -5: must be greater than or equal to 0"),
-    ("condition-status", with_status(group(), conditions=[{"type": "PodGroupScheduled", "status": "Yes"}]),
+    ("condition-status",
+     with_status(group(), conditions=[{"type": "PodGroupInitiallyScheduled", "status": "Yes"}]),
      'status.conditions[0].status: Unsupported value: "Yes": supported values: "True", "False", "Unknown"'),
     ("condition-type", with_status(group(), conditions=[{"status": "True"}]),
      "status.conditions[0].type: Required value"),
@@ -144,7 +146,8 @@ def test_invalid_pod_groups(obj: objects_pb2.PodGroup, expected: str) -> None:
 
 def test_valid_status_of_both_spellings() -> None:
     status = {"phase": "Scheduled", "scheduled": 3, "running": 1,
-              "conditions": [{"type": "PodGroupScheduled", "status": "False", "reason": "Unschedulable"}]}
+              "conditions": [
+                  {"type": "PodGroupInitiallyScheduled", "status": "False", "reason": "Unschedulable"}]}
     assert validate_object(with_status(group(), **status)) == []
     assert validate_object(with_status(group(COSCHEDULING, minMember=3), **status)) == []
 

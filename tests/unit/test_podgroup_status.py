@@ -58,7 +58,7 @@ def test_phase_follows_scheduler_plugins(
 
 def test_schedule_start_time_is_set_once_and_conditions_are_kept() -> None:
     group = cosched(1)
-    group.status.conditions.add(type="PodGroupScheduled", status="False", reason="Unschedulable")
+    group.status.conditions.add(type="PodGroupInitiallyScheduled", status="False", reason="Unschedulable")
     status = group_status(group, [member("a")], NOW)
     assert status.schedule_start_time == NOW
     assert [c.reason for c in status.conditions] == ["Unschedulable"]

@@ -264,7 +264,8 @@ async def test_settle_waits_until_everything_is_seen(lagging: str, catch_up: Cal
     if lagging == "scheduler informer":
         scheduler.revisions["pods"] = 6
     elif lagging == "scheduler podgroup informer":
-        # The scheduler's own PodGroupScheduled write (revision 5) is not back through its informer yet.
+        # The scheduler's own PodGroupInitiallyScheduled write (revision 5) is not back through its
+        # informer yet.
         scheduler.revisions["podgroups"] = 4
     elif lagging == "tracker informer":
         tracker.informer.resource_version = "6"

@@ -83,7 +83,8 @@ UNSCHEDULABLE = "pod group default/g: 1/3 pods placeable, minCount 3: ..."
          [member("a", "g", "n1"), member("b", "g", "n1"), member("c", "g"), member("x", "other", "n1"),
           member("y", "g", "n1", namespace="elsewhere"), builders.pod("plain", node_name="n1")],
          {"minCount": 2, "members": 3, "bound": 2, "admitted": True, "reason": None}),
-        (upstream_group("g", {"gang": {"minCount": 3}}, (("PodGroupScheduled", "False", UNSCHEDULABLE),)),
+        (upstream_group("g", {"gang": {"minCount": 3}},
+                        (("PodGroupInitiallyScheduled", "False", UNSCHEDULABLE),)),
          [member("a", "g"), member("b", "g"), member("c", "g")],
          {"minCount": 3, "members": 3, "bound": 0, "admitted": False, "reason": UNSCHEDULABLE}),
         # Gated (fewer members than minCount): the scheduler never tried it, so there is no reason.

@@ -164,7 +164,7 @@ def test_pod_groups_count_their_members_and_show_their_phase():
         metadata=objects_pb2.ObjectMeta(name="train", namespace="default"),
     )
     upstream.spec.scheduling_policy.gang.min_count = 3
-    upstream.status.conditions.add(type="PodGroupScheduled", status="False", reason="Unschedulable",
+    upstream.status.conditions.add(type="PodGroupInitiallyScheduled", status="False", reason="Unschedulable",
                                    message="2/3 pods placeable, minCount 3")
     model.on_pod_group(upstream)
     labels = {"scheduling.x-k8s.io/pod-group": "train"}
@@ -200,7 +200,7 @@ def test_a_bound_groups_message_is_told_apart_from_a_failures():
     model = _model()
     group = objects_pb2.PodGroup(metadata=objects_pb2.ObjectMeta(name="train", namespace="default"))
     group.spec.scheduling_policy.gang.min_count = 3
-    group.status.conditions.add(type="PodGroupScheduled", status="True", reason="Scheduled",
+    group.status.conditions.add(type="PodGroupInitiallyScheduled", status="True", reason="Scheduled",
                                 message="bound 3 pods of the group")
     model.on_pod_group(group)
     view = model.state()["podGroups"]["default/train"]

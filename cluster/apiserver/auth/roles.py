@@ -90,7 +90,8 @@ class Role:
 
 ADMIN = Role("admin", (rule((ALL,), (ALL,)),))
 #: kube's system:kube-scheduler, cut to what podsched's scheduler calls: it reads everything (informers),
-#: binds, writes pod status (conditions, nominatedNodeName), PodGroup and CompositePodGroup status and
+#: binds, writes pod status (conditions, nominatedNodeName), PodGroup status (PodGroupInitiallyScheduled),
+#: CompositePodGroup status and
 #: ResourceClaim status (the devices it allocated, the pods it reserved them for), creates and deletes the
 #: ResourceClaims of pods' extended resources backed by DRA,
 #: deletes preemption victims, records events (an event series is updated in place), holds its Lease and

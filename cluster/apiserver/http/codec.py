@@ -1,13 +1,15 @@
 """Objects to and from the Kubernetes JSON of the HTTP API.
 
 Out: each object as kube-apiserver's JSON carries it (``convert.to_wire_dict``), in the group/version of
-the URL it was asked at. In: a request body (JSON, or YAML where the verb takes it) decoded against the
-kind's message by the manifest loader's walk, its type meta filled in from the URL when absent and checked
-when given. What the walk drops is judged by the request's ``fieldValidation``, as kube-apiserver judges
-it: Strict refuses an unknown or repeated field (400, ``strict decoding error: unknown field
-"spec.foo"``), Warn (the default) sends one ``Warning`` header per field, Ignore drops them silently. The
-real Kubernetes fields podsched does not model are warned of under Strict and Warn alike, never refused:
-real manifests must apply unedited.
+the URL it was asked at (converted from the stored version when that group/version is served by
+conversion: cluster.api.conversion). In: a request body (JSON, or YAML where the verb takes it) decoded
+against the message of the URL's group/version by the manifest loader's walk, its type meta filled in from
+the URL when absent and checked when given, then converted to the stored version where it is another.
+What the walk drops is judged by the request's ``fieldValidation``, as kube-apiserver judges it: Strict
+refuses an unknown or repeated field (400, ``strict decoding error: unknown field "spec.foo"``), Warn (the
+default) sends one ``Warning`` header per field, Ignore drops them silently. The real Kubernetes fields
+podsched does not model are warned of under Strict and Warn alike, never refused: real manifests must
+apply unedited.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from cluster.api import errors
+from cluster.api import errors, kinds, validation
+from cluster.api.conversion import ConversionError
 from cluster.api.convert import to_wire_dict
 from cluster.api.decoding import DecodeError, documents
 from cluster.api.manifest import clean_object, object_of
@@ -35,6 +38,8 @@ def encode(obj: Message, resource: Resource) -> dict[str, Any]:
     data = to_wire_dict(obj)
     if resource.is_events_v1:
         return to_events_v1(data)
+    if resource.conversion is not None:
+        return resource.conversion.to_served(data)
     data["apiVersion"] = resource.group_version
     return data
 
@@ -82,7 +87,7 @@ def clean(data: Any, resource: Resource, field_validation: str) -> tuple[dict[st
                                 f"({kind.name})")
     if resource.is_events_v1:
         data = from_events_v1(data)
-    cleaned = clean_object(data, kind)
+    cleaned = clean_object(data, resource.message)
     if cleaned.errors:
         raise errors.BadRequest(f"{handled}: {'; '.join(cleaned.errors)}")
     dropped = [f'unknown field "{path}"' for path in cleaned.unknown]
@@ -97,7 +102,17 @@ def clean(data: Any, resource: Resource, field_validation: str) -> tuple[dict[st
 
 
 def to_object(cleaned: dict[str, Any], resource: Resource) -> Message:
-    """``clean``'s data as the object to write."""
+    """``clean``'s data as the object to write, in the stored version. A value the stored version cannot
+    hold is Invalid (422), as kube-apiserver's validation of the converted object words it."""
+    if resource.conversion is not None:
+        try:
+            cleaned = resource.conversion.to_stored(cleaned)
+        except ConversionError as exc:
+            unconverted = resource.kind.message()
+            metadata = cleaned.get("metadata")
+            if isinstance(metadata, dict) and isinstance(metadata.get("name"), str):
+                kinds.metadata_of(unconverted).name = metadata["name"]
+            validation.ensure_valid(unconverted, exc.problems)
     try:
         return object_of(cleaned, resource.kind)
     except json_format.ParseError as exc:  # clean() checks what ParseDict checks; this is a backstop

@@ -79,7 +79,7 @@ def with_managed_fields(call: Call, live: dict[str, Any] | None, cleaned: dict[s
 
 
 def descriptor_of(call: Call) -> Descriptor:
-    return cast(Descriptor, call.target.resource.kind.message.DESCRIPTOR)
+    return cast(Descriptor, call.target.resource.message.DESCRIPTOR)
 
 
 def rfc3339_now() -> str:

@@ -142,7 +142,9 @@ def _resource_paths(
     collection = f"{base}{scope}/{resource.plural}"
     item = f"{collection}/{{name}}"
     written = {"200": kind, "201": kind}
-    patch_types = PATCH_TYPES if resource.native else PATCH_TYPES[:2] + PATCH_TYPES[3:]
+    # The events.k8s.io view has no message of its own for a strategic merge patch to read.
+    described = resource.native or resource.conversion is not None
+    patch_types = PATCH_TYPES if described else PATCH_TYPES[:2] + PATCH_TYPES[3:]
     paths = [
         _Path(collection, scope_params, (
             _Operation("get", f"list{ident}{scoped}", "list", own, _LIST, {"200": kind_list},
@@ -279,6 +281,8 @@ class OpenAPI:
             for resource in gv.resources:
                 if resource.native:
                     kind = builder.kind(resource.stored_as, gv.name)
+                elif resource.conversion is not None:
+                    kind = builder.kind(resource.stored_as, gv.name, resource.conversion.message)
                 else:
                     kind = add_events_v1(builder)
                 bodies = {

@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from google.protobuf.message import Message
+
 from cluster.api import errors
+from cluster.api.conversion import Conversion
 from cluster.api.kinds import Kind
 from cluster.apiserver.http import served
 from cluster.apiserver.http.served import EVENTS_V1
@@ -28,6 +31,13 @@ class Resource:
     #: The group/version of the URL ("v1", "apps/v1"): the apiVersion objects are shown in.
     group_version: str
     subresources: frozenset[str] = frozenset()
+    #: How objects are converted from and to the stored version, when the group/version is not theirs.
+    conversion: Conversion | None = None
+
+    @property
+    def message(self) -> type[Message]:
+        """The message of the shape objects are read and written in at this group/version."""
+        return self.kind.message if self.conversion is None else self.conversion.message
 
     @property
     def group(self) -> str:
@@ -45,7 +55,8 @@ class Resource:
 def _served() -> dict[tuple[str, str], Resource]:
     return {
         (version.name, resource.plural): Resource(
-            resource.stored_as, version.name, frozenset(sub.name for sub in resource.subresources))
+            resource.stored_as, version.name, frozenset(sub.name for sub in resource.subresources),
+            resource.conversion)
         for version in served.group_versions()
         for resource in version.resources
     }

@@ -15,6 +15,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
+from cluster.api.conversion import served_versions
 from cluster.api.kinds import KINDS, POD, Kind
 from cluster.apiserver.http.patch.patchmeta import (
     field_patch_strategy,
@@ -111,6 +112,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "CompositePodGroupSpec": ("workloadRef", "schedulingPolicy"),
     "CompositeGangSchedulingPolicy": ("minGroupCount",),
     "CompositePodGroup": ("spec",),
+    "WorkloadPodGroupTemplateReference": ("workloadName", "podGroupTemplateName"),
     "ScopedResourceSelectorRequirement": ("scopeName", "operator"),
     "LeaseCandidateSpec": ("leaseName", "binaryVersion", "strategy"),
     "Event": ("metadata", "involvedObject"),
@@ -210,8 +212,10 @@ def definition_name(message: Descriptor, served_as: str) -> str:
     upstream = _UPSTREAM_NAMES.get(message.name, message.name)
     if message.name in _META_MESSAGES:
         return f"{META}.{upstream}"
-    home = _homes()[message.full_name]
-    api_version = served_as if served_as in home.api_versions else home.api_version
+    home = _homes().get(message.full_name)
+    if home is None:  # a message of a version served by conversion, described only in that version
+        return f"{package_of(served_as)}.{upstream}"
+    api_version = served_as if served_as in served_versions(home) else home.api_version
     return f"{package_of(api_version)}.{upstream}"
 
 
@@ -221,9 +225,10 @@ class SchemaBuilder:
     def __init__(self) -> None:
         self.definitions: dict[str, Schema] = dict(_fixed_definitions())
 
-    def kind(self, kind: Kind, api_version: str) -> str:
-        """Add a kind (with its List) as served in ``api_version``; returns the kind's definition name."""
-        name = self.top_level(kind.message.DESCRIPTOR, api_version, kind.name)
+    def kind(self, kind: Kind, api_version: str, shape: type[Message] | None = None) -> str:
+        """Add a kind (with its List) as served in ``api_version``, in the message ``shape`` (the kind's
+        own by default; a version served by conversion has its own); returns the kind's definition name."""
+        name = self.top_level(descriptor(shape or kind.message), api_version, kind.name)
         self.add_list(name, api_version, kind.name)
         return name
 

@@ -1,6 +1,7 @@
 """What the HTTP API serves, resource by resource, as discovery and OpenAPI describe it: every kind of
-``cluster.api.kinds`` in each of its apiVersions, with the subresources podsched implements, grouped by
-API group and version in Kubernetes' order of preference."""
+``cluster.api.kinds`` in each of its apiVersions (its own, and those served by converting to and from the
+stored one: cluster.api.conversion), with the subresources podsched implements, grouped by API group and
+version in Kubernetes' order of preference."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
+from cluster.api import conversion
+from cluster.api.conversion import Conversion
 from cluster.api.kinds import EVENT, KINDS, POD, Kind
 
 #: The verbs podsched serves for every resource.
@@ -46,6 +49,8 @@ class Resource:
     stored_as: Kind
     #: Whether the objects travel in the stored kind's own message (else converted on the wire).
     native: bool = True
+    #: The conversion of a version served by converting (its message describes the served shape).
+    conversion: Conversion | None = None
 
     @property
     def singular(self) -> str:
@@ -93,11 +98,12 @@ def _subresources(kind: Kind) -> tuple[Subresource, ...]:
 def _resources() -> Iterable[Resource]:
     for kind in KINDS:
         categories = ("all",) if kind.plural in _ALL_CATEGORY else ()
-        for api_version in kind.api_versions:
+        for api_version in conversion.served_versions(kind):
             group, _, version = api_version.rpartition("/")
+            converted = conversion.conversion_of(api_version, kind.name)
             yield Resource(
                 group, version, kind.plural, kind.name, kind.namespaced, kind.short_names, categories,
-                _subresources(kind), kind,
+                _subresources(kind), kind, native=converted is None, conversion=converted,
             )
             if kind is EVENT and api_version == EVENT.api_version:
                 group, _, version = EVENTS_V1.rpartition("/")

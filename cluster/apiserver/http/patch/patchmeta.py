@@ -16,7 +16,7 @@ from functools import cache
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from cluster.api import objects_pb2
+from cluster.api import objects_pb2, scheduling_v1alpha2_pb2
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,12 +160,14 @@ FIELD_STRATEGIES: Mapping[str, Mapping[str, str]] = {
     "PodDisruptionBudgetSpec": {"selector": "replace"},
 }
 
-_PACKAGE = objects_pb2.DESCRIPTOR.package
+#: objects.proto's package, and that of the versions served by conversion, whose messages carry the names
+#: (and so the tags) of the stored version's.
+_PACKAGES = frozenset({objects_pb2.DESCRIPTOR.package, scheduling_v1alpha2_pb2.DESCRIPTOR.package})
 
 
 def _own(message: Descriptor) -> str | None:
     """The message's name in the tables above, or None for a message of another package."""
-    if message.file.package != _PACKAGE:
+    if message.file.package not in _PACKAGES:
         return None
     return message.name
 
