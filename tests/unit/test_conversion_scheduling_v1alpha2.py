@@ -188,12 +188,7 @@ def test_a_v1alpha3_struct_where_v1alpha2_takes_a_string_is_a_type_error() -> No
         "expected a string, got object"]
 
 
-def test_a_v1alpha2_workload_manifest_decodes_into_the_v1alpha3_object(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Workload is served once the registry of kinds lists it; the decoder needs nothing else.
-    if kinds.WORKLOAD not in kinds.KINDS:
-        monkeypatch.setattr(kinds, "KINDS", (*kinds.KINDS, kinds.WORKLOAD))
+def test_a_v1alpha2_workload_manifest_decodes_into_the_v1alpha3_object() -> None:
     text = textwrap.dedent("""\
         apiVersion: scheduling.k8s.io/v1alpha2
         kind: Workload
