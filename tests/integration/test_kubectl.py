@@ -581,6 +581,13 @@ def test_a_v1alpha2_podgroup_applies_and_reads_back_in_either_version(kube: Kube
             "schedulingPolicy": {"gang": {"minCount": 2}}, "disruptionMode": "PodGroup",
         },
     }
+    # The group names a Workload's template, which must exist first; written in v1alpha2 as well.
+    workload = {
+        "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload",
+        "metadata": {"name": "job", "namespace": ns},
+        "spec": {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 2}}}]},
+    }
+    assert kube.apply(workload) == "workload.scheduling.k8s.io/job created\n"
     assert kube.apply(group) == "podgroup.scheduling.k8s.io/gang created\n"
     # Client-side apply diffs the last applied v1alpha2 manifest against the v1alpha2 object: no change.
     assert kube.apply(group) == "podgroup.scheduling.k8s.io/gang unchanged\n"

@@ -486,8 +486,13 @@ def test_podgroups_in_v1alpha2_by_the_dynamic_client_and_in_v1alpha3_by_the_type
 
     m = k8s.client
     typed = m.SchedulingV1alpha3Api(api_client)
-    podgroups = DynamicClient(api_client).resources.get(
-        api_version="scheduling.k8s.io/v1alpha2", kind="PodGroup")
+    dynamic = DynamicClient(api_client)
+    # The groups name this Workload's template, which must exist first.
+    dynamic.resources.get(api_version="scheduling.k8s.io/v1alpha2", kind="Workload").create(
+        namespace=ns, body={
+            "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload", "metadata": {"name": "job"},
+            "spec": {"podGroupTemplates": [{"name": "w", "schedulingPolicy": {"gang": {"minCount": 3}}}]}})
+    podgroups = dynamic.resources.get(api_version="scheduling.k8s.io/v1alpha2", kind="PodGroup")
     created = podgroups.create(namespace=ns, body={
         "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "old"},
         "spec": {"podGroupTemplateRef": {"workload": {"workloadName": "job", "podGroupTemplateName": "w"}},
@@ -503,9 +508,11 @@ def test_podgroups_in_v1alpha2_by_the_dynamic_client_and_in_v1alpha3_by_the_type
         spec=m.V1alpha3PodGroupSpec(
             scheduling_policy=m.V1alpha3PodGroupSchedulingPolicy(
                 gang=m.V1alpha3GangSchedulingPolicy(min_count=2)),
-            disruption_mode=m.V1alpha3DisruptionMode(all={}), preemption_policy="Never")))
+            disruption_mode=m.V1alpha3DisruptionMode(all={}))))
     served = podgroups.get(name="new", namespace=ns)
     assert served.spec.disruptionMode == "PodGroup"
+    # Admission's policy (the default class's) is stored, and is no field of v1alpha2.
+    assert typed.read_namespaced_pod_group("new", ns).spec.preemption_policy == "PreemptLowerPriority"
     assert "preemptionPolicy" not in served.to_dict()["spec"]
     assert sorted(item.metadata.name for item in podgroups.get(namespace=ns).items) == ["new", "old"]
 

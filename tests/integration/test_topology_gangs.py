@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cluster.api import kinds, objects_pb2
+from cluster.api import kinds, objects_pb2, podgroups
 from cluster.client import Client
 from cluster.launcher.process import ApiServerProcess, SchedulerProcess
 from tests import builders
@@ -65,12 +65,12 @@ async def test_the_rack_gang_example_is_bound_whole_in_the_rack_with_room_for_it
             (
                 c
                 for c in group.status.conditions  # type: ignore[attr-defined]
-                if c.type == "PodGroupScheduled" and c.status == "True"
+                if c.type == podgroups.POD_GROUP_INITIALLY_SCHEDULED and c.status == "True"
             ),
             None,
         )
 
-    await eventually(scheduled, "the PodGroupScheduled condition")
+    await eventually(scheduled, "the PodGroupInitiallyScheduled condition")
 
 
 async def test_a_gang_too_big_for_every_rack_stays_pending_with_the_reason_per_rack(
