@@ -4,13 +4,18 @@ A case is ``cases/NAME.yaml`` (the scenario, with a comment saying which documen
 behaviour it shows), ``cases/NAME.expect.json`` (docs/scenario-format.md's expectations: for each pod's
 "namespace/name", the keys to check, and under "podGroups" the same for PodGroups) and, optionally,
 ``cases/NAME.config.yaml`` (a KubeSchedulerConfiguration passed with ``--config``). Only the listed keys
-are checked; ``"node": null`` also requires the pod not to be deleted. Each case runs as its own
-``python -m cluster.cli simulate`` process, as a user runs it; a failure prints the case, what was
-expected and what came out.
+are checked; ``"node": null`` also requires the pod not to be deleted. Each case runs the real
+``podsched simulate`` command (``cluster.cli.main``) in this process, so the cases share one import of
+the API server and the scheduler (a process each would spend most of its time importing them);
+``test_a_case_runs_the_same_as_its_own_process`` checks that a case run as its own
+``python -m cluster.cli simulate`` process, as a user runs it, prints exactly the same. A failure prints
+the case, what was expected and what came out.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -35,17 +40,34 @@ def _case_names() -> list[str]:
     return names
 
 
-def _simulate(name: str) -> tuple[dict[str, Any], str]:
-    scenario = str(CASES / f"{name}.yaml")
-    command = [sys.executable, "-m", "cluster.cli", "simulate", "-f", scenario, "-o", "json"]
+def _arguments(name: str) -> list[str]:
+    arguments = ["simulate", "-f", str(CASES / f"{name}.yaml"), "-o", "json",
+                 "--timeout", str(CASE_TIMEOUT_S)]
     config = CASES / f"{name}.config.yaml"
     if config.exists():
-        command += ["--config", str(config)]
+        arguments += ["--config", str(config)]
+    return arguments
+
+
+def _simulate(name: str) -> tuple[dict[str, Any], str]:
+    from cluster.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(_arguments(name))
+    assert code == 0, f"case {name}: podsched simulate exited {code}:\n{err.getvalue()}"
+    return json.loads(out.getvalue()), err.getvalue()
+
+
+def test_a_case_runs_the_same_as_its_own_process() -> None:
+    name = "gang_fits_bound_whole"
     done = subprocess.run(
-        command, capture_output=True, text=True, cwd=REPO, timeout=CASE_TIMEOUT_S, stdin=subprocess.DEVNULL
+        [sys.executable, "-m", "cluster.cli", *_arguments(name)], capture_output=True, text=True,
+        cwd=REPO, timeout=CASE_TIMEOUT_S, stdin=subprocess.DEVNULL,
     )
-    assert done.returncode == 0, f"case {name}: podsched simulate exited {done.returncode}:\n{done.stderr}"
-    return json.loads(done.stdout), done.stderr
+    assert done.returncode == 0, done.stderr
+    result, _ = _simulate(name)
+    assert json.loads(done.stdout) == result
 
 
 #: The key of an expectation file that holds PodGroup expectations (pod keys are "namespace/name").
