@@ -518,3 +518,20 @@ def test_the_default_profile_runs_the_upstream_placement_plugins() -> None:
     framework = build_framework(config.profiles[0], in_tree_registry(), fake_handle(Snapshot(ALL)))
     assert framework.plugin_names("placementGenerate") == ["TopologyPlacementGenerator"]
     assert framework.plugin_names("placementScore") == ["NodeResourcesFit", "PodGroupPodsCount"]
+
+
+def test_a_placement_is_bin_packed_whatever_strategy_scores_nodes() -> None:
+    """kube-scheduler scores placements with MostAllocated and the strategy's resource weights: under the
+    default LeastAllocated the fuller of two domains still scores higher."""
+    args = builders.plugin_args("NodeResourcesFit", {})
+    plugin = NodeResourcesFit(args, frozenset)  # type: ignore[arg-type]
+    info = PodGroupInfo("default/root", group(), [])
+
+    def score(existing: dict[str, str] | None) -> int:
+        on_node1 = [member("baz", "other", "node1", **existing)] if existing is not None else []
+        nodes = (node("node1", pods=on_node1), node("node2"))
+        proposed = (ProposedAssignment(PodInfo(member("p0", cpu="1000m", memory="0")), "node1"),)
+        assignments = PodGroupAssignments(Placement("p", nodes), proposed)
+        return plugin.score_placement(CycleState(), info, assignments)
+
+    assert score({"cpu": "2000m", "memory": "2000"}) > score(None)

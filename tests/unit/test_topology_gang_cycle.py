@@ -162,7 +162,7 @@ async def test_members_the_chosen_placement_cannot_take_go_back_on_their_own(rig
 
 
 async def test_later_pods_of_an_admitted_gang_join_the_rack_its_pods_are_in(rig: Rig) -> None:
-    add_racks(rig, {"r1": 3, "r2": 4})
+    add_racks(rig, {"r1": 4, "r2": 5})
     rig.add_group(constrained("train", 2))
     rig.gang("train", 2)
     await rig.cycles()

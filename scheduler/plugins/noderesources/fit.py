@@ -251,6 +251,9 @@ class NodeResourcesFit:
         self._ignored_groups = frozenset(args.ignored_resource_groups)
         self._resources = args.scoring_strategy.resources
         self._scorer = _scorer(args.scoring_strategy)
+        #: Placements are always bin-packed, with the strategy's resources and weights: a domain the group
+        #: fills tightly leaves the others whole for the next group, whatever spreads pods across nodes.
+        self._placement_scorer = most_allocated_scorer(self._resources)
         #: The (CPU, memory) weights when the strategy is LeastAllocated over exactly those two, in that
         #: order (the default): ``score_nodes`` then takes its vector path.
         self._least_allocated_cpu_memory: tuple[int, int] | None = None
@@ -382,7 +385,7 @@ class NodeResourcesFit:
 
     def score_placement(self, state: CycleState, group: PodGroupInfo,
                         assignments: PodGroupAssignments) -> int:
-        return score_placement(self._scorer, self._resources, assignments)
+        return score_placement(self._placement_scorer, self._resources, assignments)
 
     def placement_score_extensions(self) -> None:
         # Scores are already 0..100.

@@ -1,10 +1,9 @@
-"""NodeResourcesFit's placement score (KEP-5732): the profile's scoring strategy applied to a whole
-placement, as if its nodes were one node.
-
-The allocatable of every node of the placement is summed, so is what is already requested on them (the
-non-zero requests, as node scoring counts them), and the requests of the pods the placement's simulation
-placed are added: LeastAllocated then prefers the emptiest domain, MostAllocated (bin packing) the
-tightest fit. A scalar resource counts only when some placed pod asks for it, as in node scoring.
+"""NodeResourcesFit's placement score (KEP-5732): MostAllocated, with the resources and weights of the
+plugin's scoring strategy, applied to a whole placement as if its nodes were one node (kube-scheduler
+bin-packs placements whatever strategy scores nodes). The allocatable of every node of the placement is
+summed, so is what is already requested on them (the non-zero requests, as node scoring counts them), and
+the requests of the pods the placement's simulation placed are added, so the tightest fit scores highest.
+A scalar resource counts only when some placed pod asks for it, as in node scoring.
 """
 
 from __future__ import annotations
