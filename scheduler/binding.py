@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -251,7 +252,9 @@ class Binder:
             self._bound(member)
         log.info("bound pod group %s: %d pods", job.policy.group, len(job.members))
         if self._on_group_bound is not None:
-            await self._on_group_bound(job.policy.group, len(job.members), framework.profile_name)
+            # A CompositePodGroup's tree is bound at once: each of its PodGroups is told.
+            for key, bound in Counter(m.queued.pod_info.group_key for m in job.members).items():
+                await self._on_group_bound(key, bound, framework.profile_name)
         return None
 
     async def _wait_on_permits(self, job: GroupBindingJob) -> Status | None:

@@ -62,6 +62,7 @@ from scheduler.framework import (
     rejected_on_node,
 )
 from scheduler.framework.explanation import LazyExplanation
+from scheduler.gang.composite import CompositeCycle
 from scheduler.gang.cycle import GangCycle
 from scheduler.gang.status import PodGroupReporter
 from scheduler.metrics import SchedulerMetrics
@@ -169,6 +170,7 @@ class SchedulingLoop:
             run_algorithm=self._run_algorithm, assumed_copy=_assumed_copy, on_failure=self.handle_failure,
             reporter=self.pod_group_reporter,
         )
+        self._composite_cycle = CompositeCycle(self._gang_cycle)
 
     def _pod_group(self, key: str) -> objects_pb2.PodGroup | None:
         for framework in self._profiles.values():
@@ -224,6 +226,9 @@ class SchedulingLoop:
         if self._skip(framework, queued):
             return
         start = self._clock.now()
+        if (root := CompositeCycle.tree_to_place(framework, queued.pod_info)) is not None:
+            await self._composite_cycle.run(framework, queued, root, cycle, start)
+            return
         if (policy := self._gang_cycle.gang_to_place(framework, queued.pod_info)) is not None:
             await self._gang_cycle.run(framework, queued, policy, cycle, start)
             return

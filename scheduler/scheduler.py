@@ -176,6 +176,7 @@ class Scheduler:
             "priorityclasses": Informer(client, kinds.PRIORITY_CLASS),
             "poddisruptionbudgets": pdbs,
             "podgroups": Informer(client, kinds.POD_GROUP),
+            "compositepodgroups": Informer(client, kinds.COMPOSITE_POD_GROUP),
             "namespaces": Informer(client, kinds.NAMESPACE),
             "services": Informer(client, kinds.SERVICE),
             "replicasets": Informer(client, kinds.REPLICA_SET),
@@ -193,6 +194,7 @@ class Scheduler:
         self.informers["priorityclasses"].add_handler(**handlers.priority_class_handlers())
         self.informers["poddisruptionbudgets"].add_handler(**handlers.pod_disruption_budget_handlers())
         self.informers["podgroups"].add_handler(**handlers.pod_group_handlers())
+        self.informers["compositepodgroups"].add_handler(**handlers.composite_pod_group_handlers())
         self.informers["namespaces"].add_handler(**handlers.namespace_handlers())
         self.informers["services"].add_handler(**handlers.service_handlers())
         for controllers in ("replicasets", "statefulsets", "replicationcontrollers"):

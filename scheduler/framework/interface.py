@@ -237,6 +237,26 @@ class PodGroupLister(Protocol):
         """The group's pods bound to a node."""
         ...
 
+    def composite(self, key: str) -> objects_pb2.CompositePodGroup | None:
+        """The CompositePodGroup, None if it does not exist (yet)."""
+        ...
+
+    def parent_of(self, key: str) -> str:
+        """The key of the PodGroup's parent CompositePodGroup, "" for none."""
+        ...
+
+    def composite_root(self, key: str) -> tuple[str, str]:
+        """(the topmost CompositePodGroup above the PodGroup, the first ancestor not known or "")."""
+        ...
+
+    def composite_children(self, key: str) -> tuple[list[str], list[str]]:
+        """The composite's child PodGroups and child CompositePodGroups, each sorted."""
+        ...
+
+    def tree_groups(self, root: str) -> list[str]:
+        """Every PodGroup under the composite, depth first."""
+        ...
+
 
 class EventRecorder(Protocol):
     """Where plugins file Kubernetes events (``scheduler.events.EventRecorder``); returns at once."""
