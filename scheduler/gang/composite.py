@@ -30,11 +30,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from cluster.api import objects_pb2
 from scheduler.binding import BindingJob, GroupBindingJob
-from scheduler.framework import Code, GangPolicy, NodeInfo, PodGroupLister, PodInfo, QueuedPodInfo, Status
+from scheduler.framework import (
+    Code,
+    CycleState,
+    GangPolicy,
+    NodeInfo,
+    Placement,
+    PodGroupAssignments,
+    PodGroupInfo,
+    PodGroupLister,
+    PodInfo,
+    ProposedAssignment,
+    QueuedPodInfo,
+    Status,
+)
 from scheduler.framework.pod_groups import (
     CompositePolicy,
-        composite_policy,
+    composite_key,
+    composite_policy,
     placement_policy,
 )
 from scheduler.gang.cycle import GangCycle, GroupAttempt, MemberRejection
@@ -154,18 +169,20 @@ class CompositeCycle:
         domains = self._domains(groups, policy, nodes)
         if isinstance(domains, str):
             return TreeAttempt(policy, no_placement=domains)
-        trials: list[tuple[str, TreeAttempt]] = []
-        for name, domain_nodes in domains:
-            trial = await self._place_children(framework, policy, by_group, domain_nodes)
+        trials: list[tuple[Placement, TreeAttempt]] = []
+        for placement in domains:
+            trial = await self._place_children(framework, policy, by_group, placement.nodes)
             if isinstance(trial, Status):
                 return trial
             self._undo(framework, trial)
-            trials.append((name, trial))
-        feasible = [(name, trial) for name, trial in trials if trial.feasible]
+            trials.append((placement, trial))
+        feasible = [(placement, trial) for placement, trial in trials if trial.feasible]
         if not feasible:
             why = _no_domain_fits(trials, domain_label(policy.topology_key))
             return TreeAttempt(policy, no_placement=why)
-        best = max(feasible, key=lambda named: named[1].placed)[1]  # max keeps the first of equals
+        best = _best(framework, composite, feasible)
+        if isinstance(best, Status):
+            return best
         return self._place_again(framework, best)
 
     async def _place_children(self, framework: Framework, policy: CompositePolicy,
@@ -215,7 +232,7 @@ class CompositeCycle:
         return attempt
 
     def _domains(self, groups: PodGroupLister, policy: CompositePolicy,
-                 nodes: Sequence[NodeInfo] | None) -> list[tuple[str, list[NodeInfo]]] | str:
+                 nodes: Sequence[NodeInfo] | None) -> list[Placement] | str:
         """The domains of the composite's key among ``nodes`` (default: every node), only the one its
         subtree's placed pods are in once some are; a message when there is none to offer."""
         snapshot = self._gang.refreshed_snapshot()
@@ -241,7 +258,7 @@ class CompositeCycle:
                 by_domain.setdefault(labels[key], []).append(info)
         if not by_domain:
             return "no placement fits: no node offers one"
-        return sorted(by_domain.items())
+        return [Placement(domain, tuple(infos)) for domain, infos in sorted(by_domain.items())]
 
     def _place_again(self, framework: Framework, chosen: TreeAttempt) -> TreeAttempt:
         return TreeAttempt(
@@ -310,9 +327,41 @@ def _emptied(tree: TreeAttempt) -> TreeAttempt:
     return tree
 
 
-def _no_domain_fits(trials: Sequence[tuple[str, TreeAttempt]], label: str) -> str:
+def _best(framework: Framework, composite: objects_pb2.CompositePodGroup,
+          feasible: Sequence[tuple[Placement, TreeAttempt]]) -> TreeAttempt | Status:
+    """The feasible domain the PlacementScore plugins like best, given every pod the tree's feasible
+    PodGroups placed there (kube-scheduler's findBestCompositePodGroupPlacement); equal totals are
+    drawn by the scheduler's seeded random source."""
+    if len(feasible) == 1:
+        return feasible[0][1]
+    members = tuple(p.queued.pod_info for _, trial in feasible for g in trial.group_attempts()
+                    for p in g.placements)
+    assignments = [
+        PodGroupAssignments(placement, tuple(ProposedAssignment(p.queued.pod_info, p.node_name)
+                                             for g in trial.group_attempts() for p in g.placements))
+        for placement, trial in feasible
+    ]
+    totals, status = framework.run_placement_score(
+        CycleState(), PodGroupInfo(composite_key(composite), _as_pod_group(composite), members), assignments)
+    if status is not None:
+        return status
+    top = max(totals)
+    return framework.handle.rng.choice(
+        [trial for (_, trial), total in zip(feasible, totals, strict=True) if total == top])
+
+
+def _as_pod_group(composite: objects_pb2.CompositePodGroup) -> objects_pb2.PodGroup:
+    """The composite as the placement plugins see a group: its name and its topology constraint."""
+    view = objects_pb2.PodGroup()
+    view.metadata.CopyFrom(composite.metadata)
+    view.spec.scheduling_constraints.CopyFrom(composite.spec.scheduling_constraints)
+    return view
+
+
+def _no_domain_fits(trials: Sequence[tuple[Placement, TreeAttempt]], label: str) -> str:
     """"no placement fits: rack r1: 1/2 groups feasible, minGroupCount 2: ...; rack r2: ..."."""
-    parts = [f"{label} {name}: {trial.detail()}" for name, trial in trials[:EXPLAINED_PLACEMENTS]]
+    parts = [f"{label} {placement.name}: {trial.detail()}"
+             for placement, trial in trials[:EXPLAINED_PLACEMENTS]]
     more = len(trials) - EXPLAINED_PLACEMENTS
     if more > 0:
         parts.append(f"{more} more {label}s do not fit either")

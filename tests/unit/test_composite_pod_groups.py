@@ -199,6 +199,52 @@ async def test_each_child_keeps_its_own_key_inside_the_composites_domain(rig: Ri
     assert nodes["p1"] == nodes["p2"] and nodes["p3"] == nodes["p4"]  # each child in one rack
 
 
+def zone_node(name: str, zone: str, rack: str, *, tainted: bool = False) -> objects_pb2.Node:
+    """A 2-cpu node of ``zone`` and ``rack`` (rack names repeat across zones, as upstream's tests)."""
+    return builders.node(name, labels={"kubernetes.io/hostname": name, ZONE: zone, RACK: rack},
+                         allocatable={**builders.ROOMY, "cpu": "2"},
+                         taints=[{"key": "taint", "effect": "NoSchedule"}] if tainted else ())
+
+
+async def test_a_child_without_a_key_uses_the_composites_domain_and_its_preference_does_not_win(
+        rig: Rig) -> None:
+    # Upstream: parent CPG and only one child PG has topology constraints; the other child uses the
+    # parent's topology. pg1 must take node1 (tainted, tolerated by pg1 only) for the tree to fit.
+    for created in (zone_node("node1", "z1", "r1", tainted=True), zone_node("node2", "z1", "r2"),
+                    zone_node("node3", "z1", "r3"), zone_node("node4", "z2", "r1"),
+                    zone_node("node5", "z2", "r2")):
+        rig.handlers.node_handlers()["on_add"](created)
+    rig.add_pods(*(builders.pod(f"existing-{n}", node_name=n, cpu="1") for n in ("node2", "node3", "node5")))
+    add_composite(rig, composite("root", 2, ZONE))
+    rig.add_group(child("pg1", "root", 2, RACK))
+    rig.add_group(child("pg2", "root", 2))
+    tolerating = [member(f"p{i}", "pg1") for i in (1, 2)]
+    for created in tolerating:
+        created.spec.tolerations.add(key="taint")
+    preferring = [member(f"p{i}", "pg2") for i in (3, 4)]
+    for created in preferring:
+        term = created.spec.affinity.node_affinity.preferred_during_scheduling_ignored_during_execution.add(
+            weight=100)
+        term.preference.match_fields.add(key="metadata.name", operator="In", values=["node4"])
+    rig.add_pods(*tolerating, *preferring)
+    assert await rig.cycles() == 1
+    (bindings,) = rig.api.group_binds
+    nodes = {name: node for _, name, node in bindings}
+    assert nodes["p1"] == nodes["p2"] == "node1"
+    assert {nodes["p3"], nodes["p4"]} == {"node2", "node3"}  # zone z1, not the preferred node4
+
+
+async def test_of_several_feasible_domains_the_one_holding_more_of_the_tree_wins(rig: Rig) -> None:
+    # PodGroupPodsCount on the tree's proposed assignments (findBestCompositePodGroupPlacement).
+    add_racks(rig, {"r1": 2, "r2": 4})
+    add_composite(rig, composite("root", 1, RACK))
+    rig.add_group(child("pg1", "root", 2))
+    rig.add_group(child("pg2", "root", 2))
+    rig.add_pods(*(member(f"p{i}", "pg1" if i <= 2 else "pg2") for i in range(1, 5)))
+    assert await rig.cycles() == 1
+    assert racks_of(rig) == dict.fromkeys(("p1", "p2", "p3", "p4"), "r2")
+
+
 async def test_a_gang_composite_binds_the_feasible_children_when_min_group_count_is_met(rig: Rig) -> None:
     # GangScheduling's PlacementFeasible: minGroupCount 1 of 2; pg2 (3 pods, 2 nodes) cannot fit.
     add_racks(rig, {"r1": 2})
