@@ -210,8 +210,8 @@ class Scheduler:
             cache=self.cache, queue=self.queue, recorder=self.recorder, metrics=self.metrics,
             clock=self.clock, on_failure=lambda *failure: self.loop.handle_failure(*failure),
             max_in_flight=max_bindings, extenders=self.extenders,
-            on_group_bound=lambda key, bound, profile: self.loop.pod_group_reporter.scheduled(
-                key, bound, component=profile),
+            on_group_bound=lambda bound, profile: self.loop.pod_group_reporter.scheduled(
+                bound, component=profile),
         )
         self.loop = SchedulingLoop(
             profiles=self.profiles,

@@ -141,7 +141,8 @@ class PluginsRunner(Protocol):
 
 #: What plugins write the status of: a pod (its nomination), a PodGroup (preemption's DisruptionTarget),
 #: a ResourceClaim (DynamicResources' allocation and reservation).
-StatusObject = TypeVar("StatusObject", objects_pb2.Pod, objects_pb2.PodGroup, objects_pb2.ResourceClaim)
+StatusObject = TypeVar("StatusObject", objects_pb2.Pod, objects_pb2.PodGroup, objects_pb2.CompositePodGroup,
+                         objects_pb2.ResourceClaim)
 
 
 class APIClient(Protocol):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from cluster.api import errors, objects_pb2, timeutil
 from cluster.api.podgroups import group_name_of, is_coscheduling, min_count
@@ -130,11 +130,15 @@ def parent_composite_key(namespace: str,
     return ""
 
 
-def with_pod_group_condition(group: objects_pb2.PodGroup, type_: str, status: str, reason: str,
-                             message: str) -> objects_pb2.PodGroup | None:
+#: A PodGroup or a CompositePodGroup: both carry metav1 conditions in their status.
+AnyGroup = TypeVar("AnyGroup", objects_pb2.PodGroup, objects_pb2.CompositePodGroup)
+
+
+def with_pod_group_condition(group: AnyGroup, type_: str, status: str, reason: str,
+                             message: str) -> AnyGroup | None:
     """A copy of ``group`` with its condition ``type_`` set so (metav1.Condition: the transition time
     moves only when the status does), or None if it says so already."""
-    updated = objects_pb2.PodGroup()
+    updated = type(group)()
     updated.CopyFrom(group)
     condition = next((c for c in updated.status.conditions if c.type == type_), None)
     if condition is None:
@@ -150,8 +154,8 @@ def with_pod_group_condition(group: objects_pb2.PodGroup, type_: str, status: st
 
 async def write_pod_group_status(
     client: APIClient,
-    group: objects_pb2.PodGroup | None,
-    change: Callable[[objects_pb2.PodGroup], objects_pb2.PodGroup | None],
+    group: AnyGroup | None,
+    change: Callable[[AnyGroup], AnyGroup | None],
     what: str,
 ) -> None:
     """Write ``change(group)`` with UpdateStatus at the group's resourceVersion; on a conflict read the
@@ -168,11 +172,12 @@ async def write_pod_group_status(
             await client.update_status(updated)
             return
         except errors.Conflict:
+            plural = "podgroups" if isinstance(group, objects_pb2.PodGroup) else "compositepodgroups"
             try:
-                fetched = await client.get("podgroups", group.metadata.name, group.metadata.namespace)
+                fetched = await client.get(plural, group.metadata.name, group.metadata.namespace)
             except errors.NotFound:
                 return
-            group = fetched if isinstance(fetched, objects_pb2.PodGroup) else None
+            group = fetched if isinstance(fetched, type(group)) else None
         except errors.NotFound:
             return
         except errors.ApiError as err:

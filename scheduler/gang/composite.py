@@ -311,6 +311,19 @@ class CompositeCycle:
             names = [m.pod.metadata.name for m in members if m.pod_info.group_key == key]
             await self._gang.reporter.unschedulable(key, message, {}, dict.fromkeys(names, message),
                                                     component=framework.profile_name)
+        for key in _composites_of(groups, tree.policy.key):
+            await self._gang.reporter.composite_unschedulable(key, message, component=framework.profile_name)
+
+
+def _composites_of(groups: PodGroupLister, root: str) -> list[str]:
+    """``root`` and every composite under it."""
+    found, todo = [], [root]
+    while todo:
+        key = todo.pop(0)
+        if key not in found:
+            found.append(key)
+            todo.extend(groups.composite_children(key)[1])
+    return found
 
 
 def _as_rejections(attempt: GroupAttempt) -> list[MemberRejection]:

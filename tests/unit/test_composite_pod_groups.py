@@ -46,6 +46,7 @@ def child(name: str, parent: str, min_count: int | None, key: str = "") -> objec
 
 
 def add_composite(rig: Rig, created: objects_pb2.CompositePodGroup) -> None:
+    rig.api.composites[f"default/{created.metadata.name}"] = created
     rig.handlers.composite_pod_group_handlers()["on_add"](created)
 
 
@@ -129,6 +130,10 @@ async def test_a_rack_constrained_composite_lands_both_child_gangs_in_one_rack(r
     for group in ("pg1", "pg2"):
         (condition,) = rig.api.groups[f"default/{group}"].status.conditions
         assert (condition.status, condition.reason) == ("True", "Scheduled")
+    (condition,) = rig.api.composites["default/root"].status.conditions
+    assert (condition.type, condition.status, condition.reason) == (
+        "CompositePodGroupInitiallyScheduled", "True", "Scheduled")
+    assert [name for name, _, _ in rig.recorder.about("CompositePodGroup", "Scheduled")] == ["root"]
 
 
 async def test_a_tree_too_big_for_any_rack_waits_whole_with_a_per_rack_explanation(rig: Rig) -> None:
@@ -151,6 +156,11 @@ async def test_a_tree_too_big_for_any_rack_waits_whole_with_a_per_rack_explanati
     for group in ("pg1", "pg2"):
         (condition,) = rig.api.groups[f"default/{group}"].status.conditions
         assert (condition.status, condition.reason, condition.message) == ("False", "Unschedulable", message)
+    (condition,) = rig.api.composites["default/root"].status.conditions
+    assert (condition.type, condition.status, condition.reason, condition.message) == (
+        "CompositePodGroupInitiallyScheduled", "False", "Unschedulable", message)
+    assert rig.recorder.about("CompositePodGroup", "FailedScheduling") == [("root", message, {})]
+    assert {m for _, m, _ in rig.recorder.about("Pod", "FailedScheduling")} == {message}
 
 
 async def test_basic_children_that_no_single_rack_fits_together_stay_pending(rig: Rig) -> None:
