@@ -305,7 +305,12 @@ class EventHandlers:
 
     def _add_pod_group(self, group: objects_pb2.PodGroup) -> None:
         self._pod_groups.set_group(group)
-        self._requeue_group(group_key(group), POD_GROUP_ADD, None, group)
+        key = group_key(group)
+        if root := self._pod_groups.composite_root(key)[0]:
+            # A child that comes can make its tree ready: every pod of the tree is asked again.
+            self._requeue_tree(root, POD_GROUP_ADD, None, group)
+        else:
+            self._requeue_group(key, POD_GROUP_ADD, None, group)
 
     def _update_pod_group(self, old: objects_pb2.PodGroup, new: objects_pb2.PodGroup) -> None:
         self._pod_groups.set_group(new)

@@ -35,6 +35,7 @@ from scheduler.binding import BindingJob, GroupBindingJob
 from scheduler.framework import (
     Code,
     CycleState,
+    FitError,
     GangPolicy,
     NodeInfo,
     Placement,
@@ -72,6 +73,8 @@ class TreeAttempt:
     no_placement: str = ""
     #: Per infeasible child PodGroup, how far it got (said before its placements were undone).
     shortfalls: dict[str, str] = field(default_factory=dict)
+    #: Plugins that rejected a member in any simulation of the subtree: their events requeue the tree.
+    plugins: set[str] = field(default_factory=set)
 
     @property
     def feasible_children(self) -> int:
@@ -124,20 +127,26 @@ class CompositeCycle:
     @staticmethod
     def tree_to_place(framework: Framework, pod_info: PodInfo) -> str | None:
         """The key of the topmost CompositePodGroup above the pod's PodGroup, None for a pod whose group
-        has no parent (one dictionary look-up for those). A tree with an ancestor not seen yet is not
-        placed: GangScheduling's PreEnqueue keeps its pods waiting for it."""
+        has no parent (one dictionary look-up for those)."""
         key = pod_info.group_key
         if not key:
             return None
         groups = framework.handle.pod_groups
-        if not groups.parent_of(key):
-            return None
-        root, missing = groups.composite_root(key)
-        return None if missing else root
+        return groups.composite_root(key)[0] if groups.parent_of(key) else None
 
     async def run(self, framework: Framework, leader: QueuedPodInfo, root: str, cycle: int,
                   start: float) -> None:
         groups = framework.handle.pod_groups
+        missing = groups.composite_root(leader.pod_info.group_key)[1]
+        if missing:
+            # A composite deleted after the pod passed GangScheduling's door: never placed alone.
+            plugin = next(iter(framework.pod_group_plugins), "")
+            status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                            (f"waiting for CompositePodGroup {missing} to be created",), plugin)
+            # In the name of the plugins that registered PodGroup events: the composite's add asks it again.
+            await self._gang.on_failure(framework, leader, status, cycle, start,
+                                        plugins=set(framework.pod_group_plugins))
+            return
         pending = [pod for group in groups.tree_groups(root) for pod in groups.pending(group)]
         members, nominations = self._gang.take_members(framework, leader, pending)
         by_group: dict[str, list[QueuedPodInfo]] = {}
@@ -177,13 +186,16 @@ class CompositeCycle:
             self._undo(framework, trial)
             trials.append((placement, trial))
         feasible = [(placement, trial) for placement, trial in trials if trial.feasible]
+        plugins = {plugin for _, trial in trials for plugin in trial.plugins}
         if not feasible:
             why = _no_domain_fits(trials, domain_label(policy.topology_key))
-            return TreeAttempt(policy, no_placement=why)
+            return TreeAttempt(policy, no_placement=why, plugins=plugins)
         best = _best(framework, composite, feasible)
         if isinstance(best, Status):
             return best
-        return self._place_again(framework, best)
+        placed = self._place_again(framework, best)
+        placed.plugins |= plugins
+        return placed
 
     async def _place_children(self, framework: Framework, policy: CompositePolicy,
                               by_group: dict[str, list[QueuedPodInfo]],
@@ -196,6 +208,7 @@ class CompositeCycle:
             if isinstance(placed, Status):
                 self._undo(framework, attempt)
                 return placed
+            attempt.plugins |= _rejecting_plugins(placed)
             if not group_feasible(placed):
                 # All or nothing per PodGroup: what it could place must not hold room from its siblings.
                 attempt.shortfalls[child] = placed.no_placement or placed.detail()
@@ -208,6 +221,7 @@ class CompositeCycle:
             if isinstance(sub, Status):
                 self._undo(framework, attempt)
                 return sub
+            attempt.plugins |= sub.plugins
             if not sub.feasible:
                 self._undo(framework, sub)
                 sub = _emptied(sub)
@@ -266,6 +280,7 @@ class CompositeCycle:
             [self._gang.place_again(framework, g) if g.placements else g for g in chosen.groups],
             [self._place_again(framework, c) for c in chosen.composites],
             shortfalls=chosen.shortfalls,
+            plugins=set(chosen.plugins),
         )
 
     def _undo(self, framework: Framework, attempt: TreeAttempt) -> None:
@@ -280,8 +295,13 @@ class CompositeCycle:
         attempts = tree.group_attempts()
         for attempt in attempts:
             for rejection in attempt.rejections:
+                # A member of an infeasible child was placed, then let go with its group: the events
+                # that could help the group requeue it.
+                plugins = (set(framework.pod_group_plugins) | tree.plugins
+                           if rejection.status.code is Code.UNSCHEDULABLE
+                           and not isinstance(rejection.status.error, FitError) else None)
                 await self._gang.on_failure(framework, rejection.queued, rejection.status, cycle, start,
-                                            explanation=rejection.explanation)
+                                            explanation=rejection.explanation, plugins=plugins)
         placements = [p for attempt in attempts for p in attempt.placements]
         if not placements:
             return  # every pod the tree needs is bound already
@@ -301,7 +321,7 @@ class CompositeCycle:
                        cycle: int, start: float) -> None:
         message = tree.message()
         log.info("%s", message)
-        plugins = set(framework.pod_group_plugins)
+        plugins = set(framework.pod_group_plugins) | tree.plugins
         status = Status(Code.UNSCHEDULABLE, (message,), next(iter(framework.pod_group_plugins), ""))
         for member in members:
             await self._gang.on_failure(framework, member, status, cycle, start, plugins=set(plugins),
@@ -324,6 +344,16 @@ def _composites_of(groups: PodGroupLister, root: str) -> list[str]:
             found.append(key)
             todo.extend(groups.composite_children(key)[1])
     return found
+
+
+def _rejecting_plugins(attempt: GroupAttempt) -> set[str]:
+    """The plugins that rejected a member of the PodGroup's attempt, in any of its placements."""
+    plugins = set(attempt.placement_plugins)
+    for rejection in attempt.rejections:
+        if isinstance(rejection.status.error, FitError):
+            plugins |= rejection.status.error.diagnosis.unschedulable_plugins
+            plugins |= rejection.status.error.diagnosis.pending_plugins
+    return plugins
 
 
 def _as_rejections(attempt: GroupAttempt) -> list[MemberRejection]:

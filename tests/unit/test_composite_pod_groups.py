@@ -12,7 +12,7 @@ import pytest
 from cluster.api import objects_pb2
 from scheduler.framework import PodInfo
 from scheduler.framework.pod_groups import PodGroupIndex, composite_policy
-from scheduler.queue import GATED, UNSCHEDULABLE
+from scheduler.queue import ACTIVE, GATED, UNSCHEDULABLE
 from tests import builders
 from tests.unit.binder_util import running_binder
 from tests.unit.test_gang_scheduling import Rig, member, pod_group
@@ -113,6 +113,35 @@ async def test_pods_of_a_tree_wait_for_every_composite_above_them_and_for_its_qu
     assert sorted(racks_of(rig)) == ["p1", "p2", "p3", "p4"]
 
 
+async def test_a_queued_pod_whose_composite_is_deleted_is_not_placed_alone(rig: Rig) -> None:
+    add_racks(rig, {"r1": 4})
+    root = composite("root", 1)
+    add_composite(rig, root)
+    rig.add_group(child("pg1", "root", 1))
+    rig.add_pods(member("p1", "pg1"))
+    rig.handlers.composite_pod_group_handlers()["on_delete"](root)  # after the pod passed the door
+    await rig.cycles()
+    assert rig.api.group_binds == [] and rig.api.bound == []
+    condition = rig.pod_condition("p1")
+    assert condition is not None
+    assert condition.message == "waiting for CompositePodGroup default/root to be created"
+    rig.clock.advance(20)  # past the backoff
+    add_composite(rig, root)  # back: the pod is asked again and placed with its tree
+    await rig.cycles()
+    assert racks_of(rig) == {"p1": "r1"}
+
+
+async def test_a_child_pod_group_added_last_asks_its_waiting_siblings_again(rig: Rig) -> None:
+    add_racks(rig, {"r1": 4})
+    add_composite(rig, composite("root", 2))
+    rig.add_group(child("pg1", "root", 1))
+    rig.add_pods(member("p1", "pg1"), member("p2", "pg2"))  # pg2's pod comes before its PodGroup
+    assert rig.queue.pending_counts()[GATED] == 2
+    rig.add_group(child("pg2", "root", 1))  # the tree is ready now: p1 too is asked again
+    assert await rig.cycles() == 1
+    assert sorted(racks_of(rig)) == ["p1", "p2"]
+
+
 # ------------------------------------------------------------------------------------- tree cycle
 
 
@@ -161,6 +190,15 @@ async def test_a_tree_too_big_for_any_rack_waits_whole_with_a_per_rack_explanati
         "CompositePodGroupInitiallyScheduled", "False", "Unschedulable", message)
     assert rig.recorder.about("CompositePodGroup", "FailedScheduling") == [("root", message, {})]
     assert {m for _, m, _ in rig.recorder.about("Pod", "FailedScheduling")} == {message}
+
+    # A rack with room for the tree is an event NodeResourcesFit registered: the tree goes back and fits.
+    assert {frozenset(rig.queued(f"p{i}").unschedulable_plugins) for i in range(1, 5)} == {
+        frozenset({"GangScheduling", "NodeResourcesFit"})}
+    rig.clock.advance(20)
+    add_racks(rig, {"r3": 4})
+    assert {rig.where(f"p{i}") for i in range(1, 5)} == {ACTIVE}
+    await rig.cycles()
+    assert set(racks_of(rig).values()) == {"r3"}
 
 
 async def test_basic_children_that_no_single_rack_fits_together_stay_pending(rig: Rig) -> None:
@@ -256,8 +294,8 @@ async def test_of_several_feasible_domains_the_one_holding_more_of_the_tree_wins
 
 
 async def test_a_gang_composite_binds_the_feasible_children_when_min_group_count_is_met(rig: Rig) -> None:
-    # GangScheduling's PlacementFeasible: minGroupCount 1 of 2; pg2 (3 pods, 2 nodes) cannot fit.
-    add_racks(rig, {"r1": 2})
+    # GangScheduling's PlacementFeasible: minGroupCount 1 of 2; pg2 (3 pods, 2 nodes left) cannot fit.
+    add_racks(rig, {"r1": 4})
     add_composite(rig, composite("root", 1))
     rig.add_group(child("pg1", "root", 2))
     rig.add_group(child("pg2", "root", 3))
@@ -265,7 +303,10 @@ async def test_a_gang_composite_binds_the_feasible_children_when_min_group_count
                  *(member(f"b{i}", "pg2") for i in range(3)))
     await rig.cycles()
     assert sorted(racks_of(rig)) == ["a1", "a2"]
-    assert all(rig.where(f"b{i}") is not None for i in range(3))
+    assert {rig.where(f"b{i}") for i in range(3)} == {UNSCHEDULABLE}
+    # b0 and b1 were placed, then let go with their group; b2 found no node: room asks them all again.
+    assert [sorted(rig.queued(f"b{i}").unschedulable_plugins) for i in range(3)] == [
+        ["GangScheduling", "NodeResourcesFit"], ["GangScheduling", "NodeResourcesFit"], ["NodeResourcesFit"]]
 
 
 async def test_pods_of_groups_without_a_composite_are_placed_as_before(rig: Rig) -> None:
