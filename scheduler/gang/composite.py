@@ -14,8 +14,10 @@ once (a gang is all or nothing) and its pods go back to the queue. A composite i
 
 A composite with a topology constraint (``schedulingConstraints.topology[0].key``) is placed inside one
 domain of its key: its subtree is simulated in each domain (only the domain of its already placed pods
-once some are), each simulation undone, and the feasible domain placing the most pods is taken (equal
-counts: the first by name), its placements assumed again. A child's own key then splits that domain.
+once some are), each simulation undone, and among the feasible domains the PlacementScore plugins
+choose on every pod the subtree's feasible PodGroups placed there (kube-scheduler's
+findBestCompositePodGroupPlacement); the chosen domain's placements are assumed again. A child's own key
+splits that domain further.
 
 A feasible tree is bound with ONE fenced group bind of every placed pod of every feasible PodGroup. An
 infeasible tree goes back whole: every member unschedulable with the tree's message (per domain when
@@ -85,10 +87,6 @@ class TreeAttempt:
     def feasible(self) -> bool:
         return not self.no_placement and self.feasible_children >= self.policy.min_group_count
 
-    @property
-    def placed(self) -> int:
-        return sum(len(g.placements) for g in self.groups) + sum(c.placed for c in self.composites)
-
     def detail(self) -> str:
         """"1/2 groups feasible, minGroupCount 2: pod group default/b: 1/2 pods placeable, ..."."""
         if self.no_placement:
@@ -114,8 +112,9 @@ class TreeAttempt:
 
 
 def group_feasible(attempt: GroupAttempt) -> bool:
-    """A child PodGroup counts for its composite when its pods on a node reach its minimum."""
-    return not attempt.no_placement and attempt.placeable >= attempt.policy.min_count
+    """A child PodGroup counts for its composite when its pods on a node (bound, assumed, placed now)
+    reach its minimum, as GangScheduling's PlacementFeasible counts them."""
+    return attempt.placeable >= attempt.policy.min_count
 
 
 class CompositeCycle:
@@ -152,7 +151,7 @@ class CompositeCycle:
         by_group: dict[str, list[QueuedPodInfo]] = {}
         for member in members:
             by_group.setdefault(member.pod_info.group_key, []).append(member)
-        outcome = await self._place_composite(framework, root, by_group, None)
+        outcome = await self._place_composite(framework, root, by_group, None, frozenset())
         if isinstance(outcome, Status):
             log.error("placing composite pod group %s failed: %s", root, outcome.message())
             await self._gang.fail_all(framework, members, nominations, outcome, cycle, start)
@@ -166,21 +165,27 @@ class CompositeCycle:
 
     # ------------------------------------------------------------------------------------ placing
 
-    async def _place_composite(self, framework: Framework, key: str, by_group: dict[str, list[QueuedPodInfo]],
-                               nodes: Sequence[NodeInfo] | None) -> TreeAttempt | Status:
+    async def _place_composite(self, framework: Framework, key: str,
+                               by_group: dict[str, list[QueuedPodInfo]], nodes: Sequence[NodeInfo] | None,
+                               above: frozenset[str]) -> TreeAttempt | Status:
+        """``above``: the composites above this one (a loop of parents, which the API refuses, is an
+        error rather than an endless descent)."""
         groups = framework.handle.pod_groups
         composite = groups.composite(key)
         if composite is None:
             return Status.as_error(KeyError(f"composite pod group {key} is gone"))
+        if key in above:
+            return Status.as_error(ValueError(f"composite pod group {key} is its own ancestor"))
         policy = composite_policy(composite)
+        above |= {key}
         if not (policy.topology_key and framework.has_placement_generate_plugins):
-            return await self._place_children(framework, policy, by_group, nodes)
+            return await self._place_children(framework, policy, by_group, nodes, above)
         domains = self._domains(groups, policy, nodes)
         if isinstance(domains, str):
             return TreeAttempt(policy, no_placement=domains)
         trials: list[tuple[Placement, TreeAttempt]] = []
         for placement in domains:
-            trial = await self._place_children(framework, policy, by_group, placement.nodes)
+            trial = await self._place_children(framework, policy, by_group, placement.nodes, above)
             if isinstance(trial, Status):
                 return trial
             self._undo(framework, trial)
@@ -198,8 +203,8 @@ class CompositeCycle:
         return placed
 
     async def _place_children(self, framework: Framework, policy: CompositePolicy,
-                              by_group: dict[str, list[QueuedPodInfo]],
-                              nodes: Sequence[NodeInfo] | None) -> TreeAttempt | Status:
+                              by_group: dict[str, list[QueuedPodInfo]], nodes: Sequence[NodeInfo] | None,
+                              above: frozenset[str]) -> TreeAttempt | Status:
         groups = framework.handle.pod_groups
         attempt = TreeAttempt(policy)
         children, composites = groups.composite_children(policy.key)
@@ -217,7 +222,7 @@ class CompositeCycle:
                 placed.placements.clear()
             attempt.groups.append(placed)
         for child in composites:
-            sub = await self._place_composite(framework, child, by_group, nodes)
+            sub = await self._place_composite(framework, child, by_group, nodes, above)
             if isinstance(sub, Status):
                 self._undo(framework, attempt)
                 return sub

@@ -12,7 +12,7 @@ import pytest
 from cluster.api import objects_pb2
 from scheduler.framework import PodInfo
 from scheduler.framework.pod_groups import PodGroupIndex, composite_policy
-from scheduler.queue import ACTIVE, GATED, UNSCHEDULABLE
+from scheduler.queue import ACTIVE, BACKOFF, GATED, UNSCHEDULABLE
 from tests import builders
 from tests.unit.binder_util import running_binder
 from tests.unit.test_gang_scheduling import Rig, member, pod_group
@@ -307,6 +307,35 @@ async def test_a_gang_composite_binds_the_feasible_children_when_min_group_count
     # b0 and b1 were placed, then let go with their group; b2 found no node: room asks them all again.
     assert [sorted(rig.queued(f"b{i}").unschedulable_plugins) for i in range(3)] == [
         ["GangScheduling", "NodeResourcesFit"], ["GangScheduling", "NodeResourcesFit"], ["NodeResourcesFit"]]
+
+
+async def test_a_nested_composite_is_placed_inside_its_parents_rack(rig: Rig) -> None:
+    # A tree of depth 2: root (rack) -> mid (basic) -> pg1, and root -> pg2 directly.
+    add_racks(rig, {"r1": 3, "r2": 4})
+    add_composite(rig, composite("root", 2, RACK))
+    add_composite(rig, composite("mid", None, parent="root"))
+    rig.add_group(child("pg1", "mid", 2))
+    rig.add_group(child("pg2", "root", 2))
+    rig.add_pods(*(member(f"p{i}", "pg1" if i <= 2 else "pg2") for i in range(1, 5)))
+    assert await rig.cycles() == 1
+    (bindings,) = rig.api.group_binds
+    assert len(bindings) == 4 and set(racks_of(rig).values()) == {"r2"}
+    assert {c.type: c.status for name in ("root", "mid")
+            for c in rig.api.composites[f"default/{name}"].status.conditions} == {
+        "CompositePodGroupInitiallyScheduled": "True"}
+
+
+async def test_a_loop_of_parents_is_an_error_not_an_endless_descent(rig: Rig) -> None:
+    add_racks(rig, {"r1": 2})
+    add_composite(rig, composite("a", 1, parent="b"))
+    add_composite(rig, composite("b", 1, parent="a"))
+    rig.add_group(child("pg1", "a", 1))
+    rig.add_pods(member("p1", "pg1"))
+    assert rig.where("p1") == ACTIVE  # the tree's quorum is met: pg1 under "a"
+    await rig.loop.schedule_one()
+    assert rig.api.group_binds == [] and rig.where("p1") == BACKOFF  # an error, retried after backoff
+    condition = rig.pod_condition("p1")
+    assert condition is not None and "is its own ancestor" in condition.message, condition
 
 
 async def test_pods_of_groups_without_a_composite_are_placed_as_before(rig: Rig) -> None:
