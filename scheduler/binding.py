@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -78,8 +79,8 @@ ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE
 
 #: The scheduling failure handler: (framework, queued pod, status, scheduling cycle, attempt start).
 FailureHandler = Callable[["Framework", QueuedPodInfo, Status, int, float], Awaitable[None]]
-#: Told that a gang was bound: (group key, pods bound, profile name).
-GroupBound = Callable[[str, int, str], Awaitable[None]]
+#: Told that a gang (or a CompositePodGroup's tree) was bound: (pods bound per PodGroup key, profile name).
+GroupBound = Callable[[Mapping[str, int], str], Awaitable[None]]
 
 
 @dataclass(slots=True)
@@ -251,7 +252,9 @@ class Binder:
             self._bound(member)
         log.info("bound pod group %s: %d pods", job.policy.group, len(job.members))
         if self._on_group_bound is not None:
-            await self._on_group_bound(job.policy.group, len(job.members), framework.profile_name)
+            # A CompositePodGroup's tree is bound at once: the pods bound per PodGroup.
+            await self._on_group_bound(Counter(m.queued.pod_info.group_key for m in job.members),
+                                       framework.profile_name)
         return None
 
     async def _wait_on_permits(self, job: GroupBindingJob) -> Status | None:

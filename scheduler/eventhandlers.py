@@ -25,7 +25,10 @@ domains) and cache removal.
 Pod groups: every pod event keeps the index of pods by group (before the queue hears of the pod, whose
 PreEnqueue counts the group's pods); a pending pod of a group also asks its group's other queued pods
 again (PodGroupMemberAdd). PodGroups: add / update of the spec → the index and a move of the group's
-queued pods only; delete → out of the index.
+queued pods only; delete → out of the index. CompositePodGroups: add / update / delete → the index
+(each PodGroup's parent, each composite's policy and children), then a move of the queued pods of every
+PodGroup under it with PodGroup/Add or PodGroup/Update (the events the gang plugins register: a
+composite that appears or changes can make its tree schedulable, as upstream's CompositePodGroup/Add).
 
 Namespaces: add / update / delete → the index of namespace labels (what namespaceSelectors match), then
 a move with Namespace/Add or Namespace/Update (InterPodAffinity registers both).
@@ -76,7 +79,7 @@ from scheduler.framework import (
     pod_requests,
 )
 from scheduler.framework.claim_users import ClaimEventAudience, ClaimUsers
-from scheduler.framework.pod_groups import group_key
+from scheduler.framework.pod_groups import composite_key, group_key
 
 log = logging.getLogger(__name__)
 
@@ -277,11 +280,37 @@ class EventHandlers:
         return {"on_add": self._add_pod_group, "on_update": self._update_pod_group,
                 "on_delete": self._pod_groups.remove_group}
 
+    def composite_pod_group_handlers(self) -> Handlers:
+        return {"on_add": self._add_composite, "on_update": self._update_composite,
+                "on_delete": self._pod_groups.remove_composite}
+
     # -------------------------------------------------------------------------------- pod groups
+
+    def _add_composite(self, composite: objects_pb2.CompositePodGroup) -> None:
+        self._pod_groups.set_composite(composite)
+        self._requeue_tree(composite_key(composite), POD_GROUP_ADD, None, composite)
+
+    def _update_composite(self, old: objects_pb2.CompositePodGroup,
+                          new: objects_pb2.CompositePodGroup) -> None:
+        self._pod_groups.set_composite(new)
+        if old.spec != new.spec:
+            self._requeue_tree(composite_key(new), POD_GROUP_UPDATE, old, new)
+
+    def _requeue_tree(self, key: str, event: ClusterEvent, old: Any, new: Any) -> None:
+        keys = [pod_key(pod) for group in self._pod_groups.tree_groups(key)
+                for pod in self._pod_groups.members(group)]
+        if keys:
+            self._queue.move_to_active_or_backoff(keys, event, old, new)
+
 
     def _add_pod_group(self, group: objects_pb2.PodGroup) -> None:
         self._pod_groups.set_group(group)
-        self._requeue_group(group_key(group), POD_GROUP_ADD, None, group)
+        key = group_key(group)
+        if root := self._pod_groups.composite_root(key)[0]:
+            # A child that comes can make its tree ready: every pod of the tree is asked again.
+            self._requeue_tree(root, POD_GROUP_ADD, None, group)
+        else:
+            self._requeue_group(key, POD_GROUP_ADD, None, group)
 
     def _update_pod_group(self, old: objects_pb2.PodGroup, new: objects_pb2.PodGroup) -> None:
         self._pod_groups.set_group(new)
@@ -292,7 +321,10 @@ class EventHandlers:
         """Whether the pod just added made its group's live pods reach minCount: the one add that can
         ungate its siblings (each add changes the count by one), so the others cost O(1)."""
         policy = self._pod_groups.policy(key)
-        return policy is not None and self._pod_groups.member_count(key) == policy.min_count
+        if policy is None:
+            # A basic PodGroup of a CompositePodGroup is ready with its first pod.
+            return self._pod_groups.member_count(key) == 1 and bool(self._pod_groups.parent_of(key))
+        return self._pod_groups.member_count(key) == policy.min_count
 
     def _requeue_group(self, key: str, event: ClusterEvent, old: Any, new: Any) -> None:
         """Ask the group's gated or unschedulable pods again: O(group), not O(unschedulable pods)."""
@@ -313,7 +345,11 @@ class EventHandlers:
             self._claim_audience.set_pod(pod)
             self._queue.add(pod)
             if (group := group_key_of(pod)) and self._reaches_min_count(group):
-                self._requeue_group(group, POD_GROUP_MEMBER_ADD, None, pod)
+                if root := self._pod_groups.composite_root(group)[0]:
+                    # A child ready can make its whole tree ready: every pod of it is asked again.
+                    self._requeue_tree(root, POD_GROUP_MEMBER_ADD, None, pod)
+                else:
+                    self._requeue_group(group, POD_GROUP_MEMBER_ADD, None, pod)
 
     def _update_pod(self, old: objects_pb2.Pod, new: objects_pb2.Pod) -> None:
         self._pod_groups.set_pod(new)

@@ -177,7 +177,7 @@ class EventRecorder:
 
     def record(
         self,
-        obj: objects_pb2.Pod | objects_pb2.PodGroup,
+        obj: objects_pb2.Pod | objects_pb2.PodGroup | objects_pb2.CompositePodGroup,
         type_: str,
         reason: str,
         action: str,

@@ -62,6 +62,7 @@ from scheduler.framework import (
     rejected_on_node,
 )
 from scheduler.framework.explanation import LazyExplanation
+from scheduler.gang.composite import CompositeCycle
 from scheduler.gang.cycle import GangCycle
 from scheduler.gang.status import PodGroupReporter
 from scheduler.metrics import SchedulerMetrics
@@ -163,17 +164,14 @@ class SchedulingLoop:
         self._next_start_index = 0
         #: True while a cycle runs (between pop and the binder taking over, or the failure handled).
         self.busy = False
-        self.pod_group_reporter = PodGroupReporter(client, recorder, self._pod_group)
+        self.pod_group_reporter = PodGroupReporter(
+            client, recorder, next((f.handle.pod_groups for f in profiles.values()), None))
         self._gang_cycle = GangCycle(
             queue=queue, cache=cache, snapshot=snapshot, binder=binder, clock=clock,
             run_algorithm=self._run_algorithm, assumed_copy=_assumed_copy, on_failure=self.handle_failure,
             reporter=self.pod_group_reporter,
         )
-
-    def _pod_group(self, key: str) -> objects_pb2.PodGroup | None:
-        for framework in self._profiles.values():
-            return framework.handle.pod_groups.pod_group(key)
-        return None
+        self._composite_cycle = CompositeCycle(self._gang_cycle)
 
     async def _run_algorithm(self, framework: Framework, state: CycleState, pod_info: PodInfo,
                              nodes_within: Sequence[NodeInfo] | None = None) -> ScheduleResult:
@@ -224,6 +222,9 @@ class SchedulingLoop:
         if self._skip(framework, queued):
             return
         start = self._clock.now()
+        if (root := CompositeCycle.tree_to_place(framework, queued.pod_info)) is not None:
+            await self._composite_cycle.run(framework, queued, root, cycle, start)
+            return
         if (policy := self._gang_cycle.gang_to_place(framework, queued.pod_info)) is not None:
             await self._gang_cycle.run(framework, queued, policy, cycle, start)
             return

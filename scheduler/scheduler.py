@@ -176,6 +176,7 @@ class Scheduler:
             "priorityclasses": Informer(client, kinds.PRIORITY_CLASS),
             "poddisruptionbudgets": pdbs,
             "podgroups": Informer(client, kinds.POD_GROUP),
+            "compositepodgroups": Informer(client, kinds.COMPOSITE_POD_GROUP),
             "namespaces": Informer(client, kinds.NAMESPACE),
             "services": Informer(client, kinds.SERVICE),
             "replicasets": Informer(client, kinds.REPLICA_SET),
@@ -193,6 +194,7 @@ class Scheduler:
         self.informers["priorityclasses"].add_handler(**handlers.priority_class_handlers())
         self.informers["poddisruptionbudgets"].add_handler(**handlers.pod_disruption_budget_handlers())
         self.informers["podgroups"].add_handler(**handlers.pod_group_handlers())
+        self.informers["compositepodgroups"].add_handler(**handlers.composite_pod_group_handlers())
         self.informers["namespaces"].add_handler(**handlers.namespace_handlers())
         self.informers["services"].add_handler(**handlers.service_handlers())
         for controllers in ("replicasets", "statefulsets", "replicationcontrollers"):
@@ -208,8 +210,8 @@ class Scheduler:
             cache=self.cache, queue=self.queue, recorder=self.recorder, metrics=self.metrics,
             clock=self.clock, on_failure=lambda *failure: self.loop.handle_failure(*failure),
             max_in_flight=max_bindings, extenders=self.extenders,
-            on_group_bound=lambda key, bound, profile: self.loop.pod_group_reporter.scheduled(
-                key, bound, component=profile),
+            on_group_bound=lambda bound, profile: self.loop.pod_group_reporter.scheduled(
+                bound, component=profile),
         )
         self.loop = SchedulingLoop(
             profiles=self.profiles,

@@ -141,7 +141,8 @@ class PluginsRunner(Protocol):
 
 #: What plugins write the status of: a pod (its nomination), a PodGroup (preemption's DisruptionTarget),
 #: a ResourceClaim (DynamicResources' allocation and reservation).
-StatusObject = TypeVar("StatusObject", objects_pb2.Pod, objects_pb2.PodGroup, objects_pb2.ResourceClaim)
+StatusObject = TypeVar("StatusObject", objects_pb2.Pod, objects_pb2.PodGroup, objects_pb2.CompositePodGroup,
+                         objects_pb2.ResourceClaim)
 
 
 class APIClient(Protocol):
@@ -235,6 +236,26 @@ class PodGroupLister(Protocol):
 
     def bound_count(self, key: str) -> int:
         """The group's pods bound to a node."""
+        ...
+
+    def composite(self, key: str) -> objects_pb2.CompositePodGroup | None:
+        """The CompositePodGroup, None if it does not exist (yet)."""
+        ...
+
+    def parent_of(self, key: str) -> str:
+        """The key of the PodGroup's parent CompositePodGroup, "" for none."""
+        ...
+
+    def composite_root(self, key: str) -> tuple[str, str]:
+        """(the topmost CompositePodGroup above the PodGroup, the first ancestor not known or "")."""
+        ...
+
+    def composite_children(self, key: str) -> tuple[list[str], list[str]]:
+        """The composite's child PodGroups and child CompositePodGroups, each sorted."""
+        ...
+
+    def tree_groups(self, root: str) -> list[str]:
+        """Every PodGroup under the composite, depth first."""
         ...
 
 

@@ -9,6 +9,11 @@ unless it has a topology constraint (``spec.schedulingConstraints.topology[0].ke
 gang or basic, is placed in the whole-group cycle for every pod, so that it lands in one domain
 (``placement_policy``).
 
+A PodGroup may belong to a CompositePodGroup (``spec.parentCompositePodGroupName``), and a
+CompositePodGroup to another: the index keeps the composites too (``CompositePolicy``: ``gang``
+``minGroupCount`` or ``basic``, one topology key) and each composite's child PodGroups and child
+composites, so that the whole-group cycle can take a tree at once (scheduler/gang/composite.py).
+
 The index is kept by the scheduler's informer handlers, O(1) per event, and counts each group's live
 pods as it goes (PreEnqueue asks for every pod); the lists of a group's pods cost O(group) and are read
 once per whole-group cycle. Plugins read it through their Handle (``PodGroupLister``), the scheduling
@@ -20,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from cluster.api import errors, objects_pb2, timeutil
 from cluster.api.podgroups import group_name_of, is_coscheduling, min_count
@@ -89,11 +94,51 @@ def placement_policy(group: objects_pb2.PodGroup) -> GangPolicy:
     return GangPolicy(group_key(group), 1, timeout if timeout > 0 else DEFAULT_GANG_TIMEOUT_S, "")
 
 
-def with_pod_group_condition(group: objects_pb2.PodGroup, type_: str, status: str, reason: str,
-                             message: str) -> objects_pb2.PodGroup | None:
+@dataclass(frozen=True, slots=True)
+class CompositePolicy:
+    """What a CompositePodGroup asks of its children (upstream's CompositePodGroupSchedulingPolicy)."""
+
+    #: "namespace/name" of the CompositePodGroup.
+    key: str
+    #: Children (PodGroups and CompositePodGroups) that must be feasible: ``gang.minGroupCount``, 1 for
+    #: ``basic``.
+    min_group_count: int
+    #: The node label every pod of the tree must share a value of, "" for none.
+    topology_key: str
+    #: "minGroupCount" for a gang, "" for a basic composite (for messages).
+    count_field: str
+
+
+def composite_key(composite: objects_pb2.CompositePodGroup) -> str:
+    return f"{composite.metadata.namespace}/{composite.metadata.name}"
+
+
+def composite_policy(composite: objects_pb2.CompositePodGroup) -> CompositePolicy:
+    spec = composite.spec
+    topology = spec.scheduling_constraints.topology
+    if spec.scheduling_policy.HasField("gang"):
+        return CompositePolicy(composite_key(composite), max(spec.scheduling_policy.gang.min_group_count, 1),
+                               topology[0].key if topology else "", "minGroupCount")
+    return CompositePolicy(composite_key(composite), 1, topology[0].key if topology else "", "")
+
+
+def parent_composite_key(namespace: str,
+                         spec: objects_pb2.PodGroupSpec | objects_pb2.CompositePodGroupSpec) -> str:
+    """"namespace/name" of the CompositePodGroup ``spec`` names as its parent, "" for none."""
+    if spec.HasField("parent_composite_pod_group_name") and spec.parent_composite_pod_group_name:
+        return f"{namespace}/{spec.parent_composite_pod_group_name}"
+    return ""
+
+
+#: A PodGroup or a CompositePodGroup: both carry metav1 conditions in their status.
+AnyGroup = TypeVar("AnyGroup", objects_pb2.PodGroup, objects_pb2.CompositePodGroup)
+
+
+def with_pod_group_condition(group: AnyGroup, type_: str, status: str, reason: str,
+                             message: str) -> AnyGroup | None:
     """A copy of ``group`` with its condition ``type_`` set so (metav1.Condition: the transition time
     moves only when the status does), or None if it says so already."""
-    updated = objects_pb2.PodGroup()
+    updated = type(group)()
     updated.CopyFrom(group)
     condition = next((c for c in updated.status.conditions if c.type == type_), None)
     if condition is None:
@@ -109,8 +154,8 @@ def with_pod_group_condition(group: objects_pb2.PodGroup, type_: str, status: st
 
 async def write_pod_group_status(
     client: APIClient,
-    group: objects_pb2.PodGroup | None,
-    change: Callable[[objects_pb2.PodGroup], objects_pb2.PodGroup | None],
+    group: AnyGroup | None,
+    change: Callable[[AnyGroup], AnyGroup | None],
     what: str,
 ) -> None:
     """Write ``change(group)`` with UpdateStatus at the group's resourceVersion; on a conflict read the
@@ -127,11 +172,12 @@ async def write_pod_group_status(
             await client.update_status(updated)
             return
         except errors.Conflict:
+            plural = "podgroups" if isinstance(group, objects_pb2.PodGroup) else "compositepodgroups"
             try:
-                fetched = await client.get("podgroups", group.metadata.name, group.metadata.namespace)
+                fetched = await client.get(plural, group.metadata.name, group.metadata.namespace)
             except errors.NotFound:
                 return
-            group = fetched if isinstance(fetched, objects_pb2.PodGroup) else None
+            group = fetched if isinstance(fetched, type(group)) else None
         except errors.NotFound:
             return
         except errors.ApiError as err:
@@ -159,6 +205,11 @@ class PodGroupIndex:
         #: Per group, its pods that are not terminating: PreEnqueue asks for every pod it admits.
         self._live: dict[str, int] = {}
         self._groups: dict[str, objects_pb2.PodGroup] = {}
+        self._composites: dict[str, objects_pb2.CompositePodGroup] = {}
+        #: Per CompositePodGroup key, the keys of the PodGroups and of the CompositePodGroups naming it
+        #: as their parent (known before the parent itself may be).
+        self._child_groups: dict[str, set[str]] = {}
+        self._child_composites: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------------- informer handlers
 
@@ -183,10 +234,32 @@ class PodGroupIndex:
             self._discard(group, key)
 
     def set_group(self, group: objects_pb2.PodGroup) -> None:
-        self._groups[group_key(group)] = group
+        key = group_key(group)
+        old = self._groups.get(key)
+        if old is not None:
+            _unlink(self._child_groups, parent_composite_key(old.metadata.namespace, old.spec), key)
+        self._groups[key] = group
+        _link(self._child_groups, parent_composite_key(group.metadata.namespace, group.spec), key)
 
     def remove_group(self, group: objects_pb2.PodGroup) -> None:
-        self._groups.pop(group_key(group), None)
+        key = group_key(group)
+        old = self._groups.pop(key, None)
+        if old is not None:
+            _unlink(self._child_groups, parent_composite_key(old.metadata.namespace, old.spec), key)
+
+    def set_composite(self, composite: objects_pb2.CompositePodGroup) -> None:
+        key = composite_key(composite)
+        old = self._composites.get(key)
+        if old is not None:
+            _unlink(self._child_composites, parent_composite_key(old.metadata.namespace, old.spec), key)
+        self._composites[key] = composite
+        _link(self._child_composites, parent_composite_key(composite.metadata.namespace, composite.spec), key)
+
+    def remove_composite(self, composite: objects_pb2.CompositePodGroup) -> None:
+        key = composite_key(composite)
+        old = self._composites.pop(key, None)
+        if old is not None:
+            _unlink(self._child_composites, parent_composite_key(old.metadata.namespace, old.spec), key)
 
     def _discard(self, group: str, key: str) -> None:
         self._group_of_pod.pop(key, None)
@@ -205,6 +278,54 @@ class PodGroupIndex:
     def pod_group(self, key: str) -> objects_pb2.PodGroup | None:
         """The PodGroup with key "namespace/name", None if the scheduler has not seen it."""
         return self._groups.get(key)
+
+    def composite(self, key: str) -> objects_pb2.CompositePodGroup | None:
+        """The CompositePodGroup with key "namespace/name", None if the scheduler has not seen it."""
+        return self._composites.get(key)
+
+    def parent_of(self, key: str) -> str:
+        """The key of PodGroup ``key``'s CompositePodGroup, "" for none (or an unknown group): O(1)."""
+        group = self._groups.get(key)
+        return parent_composite_key(group.metadata.namespace, group.spec) if group is not None else ""
+
+    def composite_root(self, key: str) -> tuple[str, str]:
+        """(the key of the topmost CompositePodGroup above PodGroup ``key``, the key of the first
+        ancestor the scheduler has not seen, "" when every one is known). ("", "") for a PodGroup
+        without a parent. A loop of parents (the API refuses one) ends at the composite met twice."""
+        parent = self.parent_of(key)
+        seen: set[str] = set()
+        while parent and parent not in seen:
+            seen.add(parent)
+            composite = self._composites.get(parent)
+            if composite is None:
+                return parent, parent
+            above = parent_composite_key(composite.metadata.namespace, composite.spec)
+            if not above:
+                return parent, ""
+            parent = above
+        return parent, ""
+
+    def composite_children(self, key: str) -> tuple[list[str], list[str]]:
+        """The keys of CompositePodGroup ``key``'s child PodGroups and child CompositePodGroups, each
+        sorted (the order the tree is placed in)."""
+        return sorted(self._child_groups.get(key, ())), sorted(self._child_composites.get(key, ()))
+
+    def tree_groups(self, root: str) -> list[str]:
+        """The keys of every PodGroup under CompositePodGroup ``root``, depth first, in placing order."""
+        groups: list[str] = []
+        seen: set[str] = set()
+
+        def walk(composite: str) -> None:
+            if composite in seen:
+                return
+            seen.add(composite)
+            children, composites = self.composite_children(composite)
+            groups.extend(children)
+            for child in composites:
+                walk(child)
+
+        walk(root)
+        return groups
 
     def policy(self, key: str) -> GangPolicy | None:
         """The gang policy of group ``key``; None when it has none or is not known."""
@@ -249,3 +370,16 @@ class PodGroupIndex:
         """The group's pods bound to a node (not terminating)."""
         return sum(1 for pod in self._members.get(key, {}).values()
                    if pod.spec.node_name and not is_terminating(pod))
+
+
+def _link(children: dict[str, set[str]], parent: str, child: str) -> None:
+    if parent:
+        children.setdefault(parent, set()).add(child)
+
+
+def _unlink(children: dict[str, set[str]], parent: str, child: str) -> None:
+    siblings = children.get(parent)
+    if siblings is not None:
+        siblings.discard(child)
+        if not siblings:
+            del children[parent]

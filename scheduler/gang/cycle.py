@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from cluster.api import objects_pb2
 from scheduler.algorithm import NoNodesAvailable, ScheduleFitError, ScheduleResult, SchedulingError
 from scheduler.binding import Binder, BindingJob, GroupBindingJob
 from scheduler.cache import CacheError
@@ -163,6 +164,28 @@ class GangCycle:
         self._on_failure = on_failure
         self._reporter = reporter
 
+    # What the composite cycle (composite.py) places and binds with.
+    def refreshed_snapshot(self) -> Snapshot:
+        """The snapshot, brought up to the cache's state."""
+        self._cache.update_snapshot(self._snapshot)
+        return self._snapshot
+
+    @property
+    def binder(self) -> Binder:
+        return self._binder
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @property
+    def on_failure(self) -> FailureHandler:
+        return self._on_failure
+
+    @property
+    def reporter(self) -> PodGroupReporter:
+        return self._reporter
+
     @staticmethod
     def gang_to_place(framework: Framework, pod_info: PodInfo) -> GangPolicy | None:
         """The gang policy of the pod's group when the group is not admitted yet (fewer than minCount
@@ -184,9 +207,29 @@ class GangCycle:
                   start: float) -> None:
         groups = framework.handle.pod_groups
         admitted = groups.bound_count(policy.group) + groups.assumed_count(policy.group)
-        siblings = self._queue.take(
-            key for pod in groups.pending(policy.group) if (key := pod_key(pod)) != leader.key
-        )
+        members, nominations = self.take_members(framework, leader, groups.pending(policy.group))
+        if framework.has_placement_generate_plugins and groups.topology_key(policy.group):
+            outcome = await self.place_in_best_placement(framework, members, policy, admitted)
+            if isinstance(outcome, Status):
+                log.error("placing pod group %s failed: %s", policy.group, outcome.message())
+                await self.fail_all(framework, members, nominations, outcome, cycle, start)
+                return
+            attempt = outcome
+        else:
+            attempt = GroupAttempt(policy, admitted)
+            for member in members:
+                await self.place(framework, member, attempt)
+        if attempt.fits:
+            await self._admit(framework, attempt, cycle, start)
+        else:
+            self.restore_nominations(members, nominations)
+            await self._release(framework, attempt, cycle, start)
+
+    def take_members(self, framework: Framework, leader: QueuedPodInfo,
+                     pending: Iterable[objects_pb2.Pod]) -> tuple[list[QueuedPodInfo], dict[str, str]]:
+        """The leader and the ``pending`` pods taken out of the queue, in the queue's order, as one
+        attempt (the same attempts for all), with the nominations of their earlier attempts (removed)."""
+        siblings = self._queue.take(key for pod in pending if (key := pod_key(pod)) != leader.key)
         less = framework.queue_sort_less
         siblings.sort(key=functools.cmp_to_key(lambda a, b: -1 if less(a, b) else int(less(b, a))))
         members = [leader, *siblings]
@@ -208,32 +251,27 @@ class GangCycle:
         }
         for member in members:
             self._queue.delete_nominated_pod_if_exists(member.pod)
-        if framework.has_placement_generate_plugins and groups.topology_key(policy.group):
-            outcome = await self._place_in_best_placement(framework, members, policy, admitted)
-            if isinstance(outcome, Status):
-                log.error("placing pod group %s failed: %s", policy.group, outcome.message())
-                for member in members:
-                    if member.key in nominations:
-                        self._queue.add_nominated_pod(member.pod_info, nominations[member.key])
-                    await self._on_failure(framework, member, outcome, cycle, start)
-                return
-            attempt = outcome
-        else:
-            attempt = GroupAttempt(policy, admitted)
-            for member in members:
-                await self._place(framework, member, attempt)
-        if attempt.fits:
-            await self._admit(framework, attempt, cycle, start)
-        else:
-            for member in members:
-                if member.key in nominations:
-                    self._queue.add_nominated_pod(member.pod_info, nominations[member.key])
-            await self._release(framework, attempt, cycle, start)
+        return members, nominations
 
-    async def _place_in_best_placement(self, framework: Framework, members: Sequence[QueuedPodInfo],
-                                       policy: GangPolicy, admitted: int) -> GroupAttempt | Status:
-        """The group placed in its best feasible placement (placements.py), or an attempt that places
-        nobody and says why no placement fits; an ERROR status when a placement plugin failed."""
+    def restore_nominations(self, members: Iterable[QueuedPodInfo], nominations: Mapping[str, str]) -> None:
+        """A released group gets its earlier nominations back (gang preemption keeps or replaces them)."""
+        for member in members:
+            if member.key in nominations:
+                self._queue.add_nominated_pod(member.pod_info, nominations[member.key])
+
+    async def fail_all(self, framework: Framework, members: Sequence[QueuedPodInfo],
+                       nominations: Mapping[str, str], status: Status, cycle: int, start: float) -> None:
+        """Every member back to the queue with ``status`` (a placement plugin's error)."""
+        self.restore_nominations(members, nominations)
+        for member in members:
+            await self._on_failure(framework, member, status, cycle, start)
+
+    async def place_in_best_placement(self, framework: Framework, members: Sequence[QueuedPodInfo],
+                                      policy: GangPolicy, admitted: int,
+                                      nodes: Sequence[NodeInfo] | None = None) -> GroupAttempt | Status:
+        """The group placed in its best feasible placement (placements.py) among ``nodes`` (default:
+        every node), or an attempt that places nobody and says why no placement fits; an ERROR status
+        when a placement plugin failed."""
         groups = framework.handle.pod_groups
         pod_group = groups.pod_group(policy.group)
         if pod_group is None:
@@ -241,8 +279,9 @@ class GangCycle:
         group = PodGroupInfo(policy.group, pod_group, [member.pod_info for member in members])
         state = CycleState()
         self._cache.update_snapshot(self._snapshot)
-        placements, status = framework.run_placement_generate(state, group,
-                                                              self._snapshot.node_infos().list())
+        within = self._snapshot.node_infos().list() if nodes is None else _nodes_named(
+            self._snapshot.node_infos(), [info.name for info in nodes])
+        placements, status = framework.run_placement_generate(state, group, within)
         if status is not None and status.code is not Code.UNSCHEDULABLE:
             return status
         trials = []
@@ -250,8 +289,8 @@ class GangCycle:
             names = [info.name for info in placement.nodes]
             attempt = GroupAttempt(policy, admitted)
             for member in members:
-                await self._place(framework, member, attempt, names)
-            self._undo(framework, attempt)
+                await self.place(framework, member, attempt, names)
+            self.undo(framework, attempt)
             trials.append(PlacementTrial(placement, attempt))
         feasible = [trial for trial in trials if trial.attempt.fits]
         if not feasible:
@@ -264,9 +303,9 @@ class GangCycle:
         if best is None:
             assert status is not None
             return status
-        return self._place_again(framework, best.attempt)
+        return self.place_again(framework, best.attempt)
 
-    def _place_again(self, framework: Framework, chosen: GroupAttempt) -> GroupAttempt:
+    def place_again(self, framework: Framework, chosen: GroupAttempt) -> GroupAttempt:
         """The chosen placement's members assumed again where its simulation put them, through Reserve
         and Permit with their own cycle states (kube-scheduler's prepareForBindingCycle)."""
         attempt = GroupAttempt(chosen.policy, chosen.admitted, rejections=list(chosen.rejections))
@@ -285,7 +324,7 @@ class GangCycle:
                 attempt.placements.append(placed)
         return attempt
 
-    async def _place(self, framework: Framework, member: QueuedPodInfo, attempt: GroupAttempt,
+    async def place(self, framework: Framework, member: QueuedPodInfo, attempt: GroupAttempt,
                      within: Sequence[str] | None = None) -> None:
         """Place one member on any node, or on the nodes named ``within`` (a placement's)."""
         state = CycleState()
@@ -334,7 +373,7 @@ class GangCycle:
         self._cache.forget_pod(assumed.pod)
         return rejected_on_node(status, member.pod, host) if status.is_rejected else status
 
-    def _undo(self, framework: Framework, attempt: GroupAttempt) -> None:
+    def undo(self, framework: Framework, attempt: GroupAttempt) -> None:
         """Every placement of the attempt undone, the last first: Unreserve, and the cache forgets it."""
         for placement in reversed(attempt.placements):
             framework.run_unreserve(placement.state, placement.assumed, placement.node_name)
@@ -358,7 +397,7 @@ class GangCycle:
         ))
 
     async def _release(self, framework: Framework, attempt: GroupAttempt, cycle: int, start: float) -> None:
-        self._undo(framework, attempt)
+        self.undo(framework, attempt)
         # Gang preemption does not know placements: a constrained group waits for room to free up.
         nominations, found = (({}, "") if framework.handle.pod_groups.topology_key(attempt.policy.group)
                               and framework.has_placement_generate_plugins

@@ -9,6 +9,11 @@ PodGroup is created again: it must not be placed alone. The whole-group cycle th
 an admitted gang at once is the scheduling loop's (scheduler/gang/cycle.py): it names the plugins that
 registered PodGroup events, this one, among the rejecting ones of a gang that did not fit, so these events
 requeue the gang too.
+
+A pod whose PodGroup belongs to a CompositePodGroup waits instead for its tree, as upstream's: until every
+composite above it exists, and until the topmost one is ready: at least minGroupCount (one for basic)
+of its children ready, a child PodGroup being ready with minCount pods (one for basic), a child
+composite by the same rule.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from scheduler.framework import (
     Signature,
     Status,
 )
+from scheduler.framework.pod_groups import composite_policy
 
 NAME = "GangScheduling"
 
@@ -52,6 +58,8 @@ class GangScheduling:
         missing = self._missing_group(key)
         if missing is not None:
             return missing
+        if self._groups.parent_of(key):
+            return self._tree_waits(key)
         policy = self._groups.policy(key)
         if policy is None:
             return None
@@ -74,6 +82,28 @@ class GangScheduling:
         if self._groups.pod_group(key) is None:
             return Status.unresolvable(f"waiting for PodGroup {key} to be created")
         return None
+
+    def _tree_waits(self, key: str) -> Status | None:
+        root, missing = self._groups.composite_root(key)
+        if missing:
+            return Status.unresolvable(f"waiting for CompositePodGroup {missing} to be created")
+        if not self._tree_ready(root, set()):
+            return Status.unresolvable(f"waiting for composite pod group {root} tree to meet quorum")
+        return None
+
+    def _tree_ready(self, composite: str, seen: set[str]) -> bool:
+        found = self._groups.composite(composite)
+        if found is None or composite in seen:
+            return False
+        seen.add(composite)
+        children, composites = self._groups.composite_children(composite)
+        ready = 0
+        for child in children:
+            policy = self._groups.policy(child)
+            if self._groups.member_count(child) >= (policy.min_count if policy is not None else 1):
+                ready += 1
+        ready += sum(1 for child in composites if self._tree_ready(child, seen))
+        return ready >= composite_policy(found).min_group_count
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (

@@ -70,7 +70,8 @@ def member(name: str, group: str, cpu: str = "1", *, label: bool = False) -> obj
 
 @dataclass
 class FakeApi:
-    """The calls the scheduler makes: Bind, BindGroup, UpdateStatus (pods and PodGroups) and Get."""
+    """The calls the scheduler makes: Bind, BindGroup, UpdateStatus (pods, PodGroups, CompositePodGroups)
+    and Get."""
 
     pods: dict[str, objects_pb2.Pod] = field(default_factory=dict)
     groups: dict[str, objects_pb2.PodGroup] = field(default_factory=dict)
@@ -80,6 +81,7 @@ class FakeApi:
     group_status_writes: list[objects_pb2.PodGroup] = field(default_factory=list)
     group_conflicts_left: int = 0
     claims: dict[str, objects_pb2.ResourceClaim] = field(default_factory=dict)
+    composites: dict[str, objects_pb2.CompositePodGroup] = field(default_factory=dict)
     #: The calls that wrote, in order: ("claim", name) and ("bind_group", names).
     writes: list[tuple[str, Any]] = field(default_factory=list)
 
@@ -98,6 +100,9 @@ class FakeApi:
         if isinstance(obj, objects_pb2.ResourceClaim):
             self.writes.append(("claim", obj.metadata.name))
             self.claims[obj.metadata.name] = obj
+            return obj
+        if isinstance(obj, objects_pb2.CompositePodGroup):
+            self.composites[f"{obj.metadata.namespace}/{obj.metadata.name}"] = obj
             return obj
         if isinstance(obj, objects_pb2.PodGroup):
             key = f"{obj.metadata.namespace}/{obj.metadata.name}"
@@ -212,8 +217,8 @@ class Rig:
             cache=self.cache, queue=self.queue, recorder=self.recorder,  # type: ignore[arg-type]
             metrics=SchedulerMetrics(), clock=self.clock,
             on_failure=lambda *failure: self.loop.handle_failure(*failure),
-            on_group_bound=lambda key, n, profile: self.loop.pod_group_reporter.scheduled(
-                key, n, component=profile),
+            on_group_bound=lambda bound, profile: self.loop.pod_group_reporter.scheduled(
+                bound, component=profile),
         )
         self.loop = SchedulingLoop(
             profiles={"default-scheduler": self.framework}, queue=self.queue, cache=self.cache,

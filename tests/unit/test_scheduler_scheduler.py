@@ -69,7 +69,8 @@ def test_one_framework_per_profile_sharing_one_queue() -> None:
     assert scheduler.profile_names == ["a", "b"]
     assert scheduler.profiles["a"] is not scheduler.profiles["b"]
     assert set(scheduler.informers) == {
-        "pods", "nodes", "priorityclasses", "poddisruptionbudgets", "podgroups", "namespaces", "services",
+        "pods", "nodes", "priorityclasses", "poddisruptionbudgets", "podgroups", "compositepodgroups",
+        "namespaces", "services",
         "replicasets", "statefulsets", "replicationcontrollers", "resourceclaims", "resourceslices",
         "deviceclasses"}
     # Each profile has its own handle, which runs that profile's plugins; what else DefaultPreemption
@@ -90,6 +91,7 @@ def test_before_running_it_is_neither_healthy_nor_ready_nor_working() -> None:
     assert not scheduler.working
     assert scheduler.informer_revisions() == {
         "pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0, "podgroups": 0,
+        "compositepodgroups": 0,
         "namespaces": 0, "services": 0, "replicasets": 0, "statefulsets": 0, "replicationcontrollers": 0,
         "resourceclaims": 0, "resourceslices": 0, "deviceclasses": 0}
     assert "scheduler_pending_pods" in scheduler.metrics.exposition().decode()

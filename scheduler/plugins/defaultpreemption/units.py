@@ -14,8 +14,8 @@ and a Coscheduling gang preempts with its members' lowest. A group preemptor's p
 PodGroup's (PreemptLowerPriority when unset), whatever its pods say; for Coscheduling's spelling, any
 member saying Never keeps the gang from preempting (upstream's rule when the group has no policy field).
 
-CompositePodGroups are not looked at: the scheduler keeps no informer of them, so a PodGroup's own mode
-and priority decide (upstream's behaviour with the CompositePodGroup feature off).
+Preemption does not look at CompositePodGroups (the scheduling cycle does: scheduler/gang/composite.py):
+a PodGroup's own mode and priority decide (upstream's preemption with the CompositePodGroup feature off).
 """
 
 from __future__ import annotations
