@@ -115,10 +115,17 @@ class GroupAttempt:
     no_placement: str = ""
     #: Plugins that rejected members in the placements tried (their events may requeue the group).
     placement_plugins: set[str] = field(default_factory=set)
+    #: Members a placement's simulation did not try, once they could no longer make it feasible.
+    untried: int = 0
 
     @property
     def placeable(self) -> int:
         return self.admitted + len(self.placements)
+
+    def out_of_reach(self, remaining: int) -> bool:
+        """Whether placing all ``remaining`` members could not make the attempt fit (kube-scheduler's
+        early rejection of a placement)."""
+        return self.placeable + remaining < max(self.policy.min_count, 1)
 
     @property
     def fits(self) -> bool:
@@ -126,7 +133,7 @@ class GroupAttempt:
 
     def detail(self) -> str:
         """"3/4 pods placeable, minCount 4: pod w-3: 0/8 nodes are ..." (a basic group has no minimum)."""
-        total = self.admitted + len(self.placements) + len(self.rejections)
+        total = self.admitted + len(self.placements) + len(self.rejections) + self.untried
         head = f"{self.placeable}/{total} pods placeable"
         if self.policy.count_field:
             head = f"{head}, {self.policy.count_field} {self.policy.min_count}"
@@ -288,7 +295,12 @@ class GangCycle:
         for placement in placements:
             names = [info.name for info in placement.nodes]
             attempt = GroupAttempt(policy, admitted)
-            for member in members:
+            for index, member in enumerate(members):
+                # A placement that can no longer reach the minimum is given up: with many domains
+                # mostly full, trying every member in every domain would cost most of the cycle.
+                if attempt.out_of_reach(len(members) - index):
+                    attempt.untried = len(members) - index
+                    break
                 await self.place(framework, member, attempt, names)
             self.undo(framework, attempt)
             trials.append(PlacementTrial(placement, attempt))

@@ -239,3 +239,26 @@ async def test_a_group_already_split_across_racks_is_an_error_retried_after_back
     assert condition is not None and condition.reason == "SchedulerError"
     assert "more than 1 domain found for pod group default/train: r1, r2" in condition.message
     assert rig.where("train-2") != ACTIVE  # backs off rather than spinning
+
+
+async def test_a_placement_the_gang_can_no_longer_fit_is_given_up(rig: Rig) -> None:
+    """kube-scheduler's early rejection: once a placement's remaining members cannot bring it to
+    minCount, they are not tried there; the message still counts every member."""
+    add_racks(rig, {"r1": 1, "r2": 2})
+    rig.add_group(constrained("train", 4))
+    tried: list[str] = []
+    run_pre_filter = rig.framework.run_pre_filter
+
+    def counting(state: object, pod: object) -> object:
+        tried.append(pod.pod.metadata.name)  # type: ignore[attr-defined]
+        return run_pre_filter(state, pod)  # type: ignore[arg-type]
+
+    rig.framework.run_pre_filter = counting  # type: ignore[method-assign]
+    rig.gang("train", 4)
+    await rig.cycles()
+    # r1: one placed, the second fails, two left cannot reach 4; r2: two placed, the third fails.
+    assert len(tried) == 2 + 3
+    condition = rig.pod_condition("train-0")
+    assert condition is not None
+    assert re.search(r"rack r1: 1/4 pods placeable, minCount 4: pod train-\d: ", condition.message)
+    assert re.search(r"rack r2: 2/4 pods placeable, minCount 4: pod train-\d: ", condition.message)
