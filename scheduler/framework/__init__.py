@@ -63,6 +63,7 @@ from scheduler.framework.interface import (
     Signature,
     SignPlugin,
     WorkloadLister,
+    placements_by_label,
 )
 from scheduler.framework.namespaces import NamespaceIndex, NamespaceLabels
 from scheduler.framework.node_to_status import NodeToStatus, count_statuses
@@ -187,6 +188,7 @@ __all__ = [
     "is_success",
     "next_generation",
     "node_scores",
+    "placements_by_label",
     "pod_key",
     "pod_non_zero_requests",
     "pod_requests",

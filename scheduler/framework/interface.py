@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
@@ -571,6 +571,17 @@ class Placement:
 
     name: str
     nodes: tuple[NodeInfo, ...]
+
+
+def placements_by_label(nodes: Iterable[NodeInfo], key: str, only: str | None = None) -> list[Placement]:
+    """One placement per value of node label ``key`` among ``nodes``, named by the value, in name order
+    (a node without the label is in none); only the one of value ``only`` when it is given."""
+    by_domain: dict[str, list[NodeInfo]] = {}
+    for info in nodes:
+        labels = info.node.metadata.labels if info.node is not None else {}
+        if key in labels and (only is None or labels[key] == only):
+            by_domain.setdefault(labels[key], []).append(info)
+    return [Placement(domain, tuple(infos)) for domain, infos in sorted(by_domain.items())]
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,7 @@ from scheduler.framework import (
     ProposedAssignment,
     QueuedPodInfo,
     Status,
+    placements_by_label,
 )
 from scheduler.framework.pod_groups import (
     CompositePolicy,
@@ -56,7 +57,7 @@ from scheduler.framework.pod_groups import (
     placement_policy,
 )
 from scheduler.gang.cycle import GangCycle, GroupAttempt, MemberRejection
-from scheduler.gang.placements import EXPLAINED_PLACEMENTS, domain_label
+from scheduler.gang.placements import best_scored, domain_label, explain_domains
 
 if TYPE_CHECKING:
     from scheduler.framework.runtime import Framework
@@ -193,7 +194,8 @@ class CompositeCycle:
         feasible = [(placement, trial) for placement, trial in trials if trial.feasible]
         plugins = {plugin for _, trial in trials for plugin in trial.plugins}
         if not feasible:
-            why = _no_domain_fits(trials, domain_label(policy.topology_key))
+            why = explain_domains([(placement.name, trial.detail()) for placement, trial in trials],
+                                  domain_label(policy.topology_key))
             return TreeAttempt(policy, no_placement=why, plugins=plugins)
         best = _best(framework, composite, feasible)
         if isinstance(best, Status):
@@ -213,7 +215,7 @@ class CompositeCycle:
             if isinstance(placed, Status):
                 self._undo(framework, attempt)
                 return placed
-            attempt.plugins |= _rejecting_plugins(placed)
+            attempt.plugins |= placed.rejecting_plugins()
             if not group_feasible(placed):
                 # All or nothing per PodGroup: what it could place must not hold room from its siblings.
                 attempt.shortfalls[child] = placed.no_placement or placed.detail()
@@ -270,14 +272,7 @@ class CompositeCycle:
                     return (f"no placement fits: the placed pods of the tree (pod {pod.metadata.name} on "
                             f"{node_name}) are not in one {domain_label(key)}")
                 required = labels[key]
-        by_domain: dict[str, list[NodeInfo]] = {}
-        for info in within:
-            labels = info.node.metadata.labels if info.node is not None else {}
-            if key in labels and (required is None or labels[key] == required):
-                by_domain.setdefault(labels[key], []).append(info)
-        if not by_domain:
-            return "no placement fits: no node offers one"
-        return [Placement(domain, tuple(infos)) for domain, infos in sorted(by_domain.items())]
+        return placements_by_label(within, key, required) or "no placement fits: no node offers one"
 
     def _place_again(self, framework: Framework, chosen: TreeAttempt) -> TreeAttempt:
         return TreeAttempt(
@@ -351,16 +346,6 @@ def _composites_of(groups: PodGroupLister, root: str) -> list[str]:
     return found
 
 
-def _rejecting_plugins(attempt: GroupAttempt) -> set[str]:
-    """The plugins that rejected a member of the PodGroup's attempt, in any of its placements."""
-    plugins = set(attempt.placement_plugins)
-    for rejection in attempt.rejections:
-        if isinstance(rejection.status.error, FitError):
-            plugins |= rejection.status.error.diagnosis.unschedulable_plugins
-            plugins |= rejection.status.error.diagnosis.pending_plugins
-    return plugins
-
-
 def _as_rejections(attempt: GroupAttempt) -> list[MemberRejection]:
     """The placed members of an infeasible child PodGroup, now rejected with the group's reason."""
     why = Status(Code.UNSCHEDULABLE, (f"pod group {attempt.policy.group}: {attempt.detail()}",))
@@ -380,22 +365,18 @@ def _best(framework: Framework, composite: objects_pb2.CompositePodGroup,
     """The feasible domain the PlacementScore plugins like best, given every pod the tree's feasible
     PodGroups placed there (kube-scheduler's findBestCompositePodGroupPlacement); equal totals are
     drawn by the scheduler's seeded random source."""
-    if len(feasible) == 1:
-        return feasible[0][1]
     members = tuple(p.queued.pod_info for _, trial in feasible for g in trial.group_attempts()
                     for p in g.placements)
-    assignments = [
-        PodGroupAssignments(placement, tuple(ProposedAssignment(p.queued.pod_info, p.node_name)
-                                             for g in trial.group_attempts() for p in g.placements))
-        for placement, trial in feasible
-    ]
-    totals, status = framework.run_placement_score(
-        CycleState(), PodGroupInfo(composite_key(composite), _as_pod_group(composite), members), assignments)
+    best, status = best_scored(
+        framework, CycleState(), PodGroupInfo(composite_key(composite), _as_pod_group(composite), members),
+        [(trial, PodGroupAssignments(placement, tuple(ProposedAssignment(p.queued.pod_info, p.node_name)
+                                                      for g in trial.group_attempts() for p in g.placements)))
+         for placement, trial in feasible],
+        framework.handle.rng)
     if status is not None:
         return status
-    top = max(totals)
-    return framework.handle.rng.choice(
-        [trial for (_, trial), total in zip(feasible, totals, strict=True) if total == top])
+    assert best is not None
+    return best
 
 
 def _as_pod_group(composite: objects_pb2.CompositePodGroup) -> objects_pb2.PodGroup:
@@ -404,14 +385,3 @@ def _as_pod_group(composite: objects_pb2.CompositePodGroup) -> objects_pb2.PodGr
     view.metadata.CopyFrom(composite.metadata)
     view.spec.scheduling_constraints.CopyFrom(composite.spec.scheduling_constraints)
     return view
-
-
-def _no_domain_fits(trials: Sequence[tuple[Placement, TreeAttempt]], label: str) -> str:
-    """"no placement fits: rack r1: 1/2 groups feasible, minGroupCount 2: ...; rack r2: ..."."""
-    parts = [f"{label} {placement.name}: {trial.detail()}"
-             for placement, trial in trials[:EXPLAINED_PLACEMENTS]]
-    more = len(trials) - EXPLAINED_PLACEMENTS
-    if more > 0:
-        parts.append(f"{more} more {label}s do not fit either")
-    return "no placement fits: " + "; ".join(parts)
-

@@ -122,6 +122,16 @@ class GroupAttempt:
     def placeable(self) -> int:
         return self.admitted + len(self.placements)
 
+    def rejecting_plugins(self) -> set[str]:
+        """The plugins that rejected a member, in this attempt or the placements tried for it: their
+        events may make the group placeable."""
+        plugins = set(self.placement_plugins)
+        for rejection in self.rejections:
+            if isinstance(rejection.status.error, FitError):
+                plugins |= rejection.status.error.diagnosis.unschedulable_plugins
+                plugins |= rejection.status.error.diagnosis.pending_plugins
+        return plugins
+
     def out_of_reach(self, remaining: int) -> bool:
         """Whether placing all ``remaining`` members could not make the attempt fit (kube-scheduler's
         early rejection of a placement)."""
@@ -417,11 +427,7 @@ class GangCycle:
         message = attempt.message()
         if found:
             message = f"{message.rstrip('.')}. {found}"
-        plugins = set(framework.pod_group_plugins) | attempt.placement_plugins
-        for rejection in attempt.rejections:
-            if isinstance(rejection.status.error, FitError):
-                plugins |= rejection.status.error.diagnosis.unschedulable_plugins
-                plugins |= rejection.status.error.diagnosis.pending_plugins
+        plugins = set(framework.pod_group_plugins) | attempt.rejecting_plugins()
         log.info("%s", message)
         status = Status(Code.UNSCHEDULABLE, (message,), next(iter(framework.pod_group_plugins), ""))
         explanations = {r.queued.key: r.explanation for r in attempt.rejections}
@@ -479,9 +485,7 @@ def _unplaced(policy: GangPolicy, admitted: int, members: Sequence[QueuedPodInfo
     for trial in trials:
         for rejection in trial.attempt.rejections:
             first.setdefault(rejection.queued.key, rejection)
-            if isinstance(rejection.status.error, FitError):
-                attempt.placement_plugins |= rejection.status.error.diagnosis.unschedulable_plugins
-                attempt.placement_plugins |= rejection.status.error.diagnosis.pending_plugins
+        attempt.placement_plugins |= trial.attempt.rejecting_plugins()
     for member in members:
         attempt.rejections.append(
             first.get(member.key) or MemberRejection(member, Status(Code.UNSCHEDULABLE, (why,))))

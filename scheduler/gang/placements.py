@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from scheduler.framework import (
     CycleState,
@@ -28,6 +28,9 @@ from scheduler.framework import (
 if TYPE_CHECKING:
     from scheduler.framework.runtime import Framework
     from scheduler.gang.cycle import GroupAttempt
+
+#: What a choice among placements returns: a placement's trial, or a composite's tree.
+T = TypeVar("T")
 
 #: Domains a "no placement fits" message describes; the rest are counted.
 EXPLAINED_PLACEMENTS = 10
@@ -48,11 +51,16 @@ def domain_label(topology_key: str) -> str:
 
 def no_placement_fits(trials: Sequence[PlacementTrial], label: str) -> str:
     """"no placement fits: rack r1: 6/8 pods placeable, minCount 8: pod w-6: ...; rack r2: ..."."""
-    if not trials:
+    return explain_domains([(trial.placement.name, trial.attempt.detail()) for trial in trials], label)
+
+
+def explain_domains(details: Sequence[tuple[str, str]], label: str) -> str:
+    """"no placement fits: " and how far the group (or a composite's tree) got in each domain, given as
+    (domain, detail), the first EXPLAINED_PLACEMENTS of them told."""
+    if not details:
         return "no placement fits: no node offers one"
-    parts = [f"{label} {trial.placement.name}: {trial.attempt.detail()}"
-             for trial in trials[:EXPLAINED_PLACEMENTS]]
-    more = len(trials) - EXPLAINED_PLACEMENTS
+    parts = [f"{label} {name}: {detail}" for name, detail in details[:EXPLAINED_PLACEMENTS]]
+    more = len(details) - EXPLAINED_PLACEMENTS
     if more > 0:
         parts.append(f"{more} more {label}s do not fit either")
     return "no placement fits: " + "; ".join(parts)
@@ -62,16 +70,24 @@ def choose(framework: Framework, state: CycleState, group: PodGroupInfo, feasibl
            rng: random.Random) -> tuple[PlacementTrial | None, Status | None]:
     """The best of the feasible placements (kube-scheduler's findBestPlacement), or the PlacementScore
     plugins' failure."""
-    if len(feasible) == 1:
-        return feasible[0], None
-    assignments = [
-        PodGroupAssignments(trial.placement, tuple(
+    return best_scored(framework, state, group, [
+        (trial, PodGroupAssignments(trial.placement, tuple(
             ProposedAssignment(placed.queued.pod_info, placed.node_name)
-            for placed in trial.attempt.placements))
+            for placed in trial.attempt.placements)))
         for trial in feasible
-    ]
-    totals, status = framework.run_placement_score(state, group, assignments)
+    ], rng)
+
+
+def best_scored(framework: Framework, state: CycleState, group: PodGroupInfo,
+                candidates: Sequence[tuple[T, PodGroupAssignments]],
+                rng: random.Random) -> tuple[T | None, Status | None]:
+    """The candidate whose assignments the PlacementScore plugins total highest (a lone one without
+    asking them), equal totals drawn by ``rng``; or the plugins' failure."""
+    if len(candidates) == 1:
+        return candidates[0][0], None
+    totals, status = framework.run_placement_score(state, group, [assigned for _, assigned in candidates])
     if status is not None:
         return None, status
     best = max(totals)
-    return rng.choice([trial for trial, total in zip(feasible, totals, strict=True) if total == best]), None
+    return rng.choice([candidate for (candidate, _), total in zip(candidates, totals, strict=True)
+                       if total == best]), None

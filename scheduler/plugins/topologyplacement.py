@@ -20,10 +20,10 @@ from scheduler.framework import (
     CycleState,
     EventResource,
     Handle,
-    NodeInfo,
     Placement,
     PluginError,
     PodGroupInfo,
+    placements_by_label,
 )
 from scheduler.framework.pod_groups import topology_key_of
 
@@ -43,13 +43,7 @@ class TopologyPlacement:
         key = topology_key_of(group.pod_group)
         if not key:
             return [parent]
-        required = self._placed_domain(group.key, key)
-        by_domain: dict[str, list[NodeInfo]] = {}
-        for info in parent.nodes:
-            labels = info.node.metadata.labels if info.node is not None else {}
-            if key in labels and (required is None or labels[key] == required):
-                by_domain.setdefault(labels[key], []).append(info)
-        return [Placement(domain, tuple(nodes)) for domain, nodes in sorted(by_domain.items())]
+        return placements_by_label(parent.nodes, key, self._placed_domain(group.key, key))
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # A node that comes, or takes the group's label, can make a domain.
