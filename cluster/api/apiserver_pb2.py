@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from cluster.api import objects_pb2 as cluster_dot_api_dot_objects__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x63luster/api/apiserver.proto\x12\x0bpodsched.v1\x1a\x19\x63luster/api/objects.proto\"\xb4\x08\n\x06Object\x12\x1f\n\x03pod\x18\x01 \x01(\x0b\x32\x10.podsched.v1.PodH\x00\x12!\n\x04node\x18\x02 \x01(\x0b\x32\x11.podsched.v1.NodeH\x00\x12\x34\n\x0epriority_class\x18\x03 \x01(\x0b\x32\x1a.podsched.v1.PriorityClassH\x00\x12\x41\n\x15pod_disruption_budget\x18\x04 \x01(\x0b\x32 .podsched.v1.PodDisruptionBudgetH\x00\x12#\n\x05lease\x18\x05 \x01(\x0b\x32\x12.podsched.v1.LeaseH\x00\x12#\n\x05\x65vent\x18\x06 \x01(\x0b\x32\x12.podsched.v1.EventH\x00\x12\x34\n\x0eresource_quota\x18\x07 \x01(\x0b\x32\x1a.podsched.v1.ResourceQuotaH\x00\x12*\n\tpod_group\x18\x08 \x01(\x0b\x32\x15.podsched.v1.PodGroupH\x00\x12+\n\tnamespace\x18\t \x01(\x0b\x32\x16.podsched.v1.NamespaceH\x00\x12\x32\n\rruntime_class\x18\n \x01(\x0b\x32\x19.podsched.v1.RuntimeClassH\x00\x12\'\n\x07service\x18\x0b \x01(\x0b\x32\x14.podsched.v1.ServiceH\x00\x12.\n\x0breplica_set\x18\x0c \x01(\x0b\x32\x17.podsched.v1.ReplicaSetH\x00\x12\x30\n\x0cstateful_set\x18\r \x01(\x0b\x32\x18.podsched.v1.StatefulSetH\x00\x12\x44\n\x16replication_controller\x18\x0e \x01(\x0b\x32\".podsched.v1.ReplicationControllerH\x00\x12\x36\n\x0flease_candidate\x18\x0f \x01(\x0b\x32\x1b.podsched.v1.LeaseCandidateH\x00\x12\x30\n\x0c\x64\x65vice_class\x18\x10 \x01(\x0b\x32\x18.podsched.v1.DeviceClassH\x00\x12\x34\n\x0eresource_slice\x18\x11 \x01(\x0b\x32\x1a.podsched.v1.ResourceSliceH\x00\x12\x34\n\x0eresource_claim\x18\x12 \x01(\x0b\x32\x1a.podsched.v1.ResourceClaimH\x00\x12\x45\n\x17resource_claim_template\x18\x13 \x01(\x0b\x32\".podsched.v1.ResourceClaimTemplateH\x00\x12)\n\x08workload\x18\x14 \x01(\x0b\x32\x15.podsched.v1.WorkloadH\x00\x12=\n\x13\x63omposite_pod_group\x18\x15 \x01(\x0b\x32\x1e.podsched.v1.CompositePodGroupH\x00\x42\x08\n\x06object\"h\n\rCreateRequest\x12#\n\x06object\x18\x01 \x01(\x0b\x32\x13.podsched.v1.Object\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12!\n\x05\x66\x65nce\x18\x03 \x01(\x0b\x32\x12.podsched.v1.Fence\";\n\nGetRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"\\\n\x05\x46\x65nce\x12\x17\n\x0flease_namespace\x18\x01 \x01(\t\x12\x12\n\nlease_name\x18\x02 \x01(\t\x12\x17\n\x0fholder_identity\x18\x03 \x01(\t\x12\r\n\x05token\x18\x04 \x01(\x03\"h\n\rUpdateRequest\x12#\n\x06object\x18\x01 \x01(\x0b\x32\x13.podsched.v1.Object\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12!\n\x05\x66\x65nce\x18\x03 \x01(\x0b\x32\x12.podsched.v1.Fence\"\xc8\x01\n\rDeleteRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12!\n\x14grace_period_seconds\x18\x04 \x01(\x03H\x00\x88\x01\x01\x12\x18\n\x10resource_version\x18\x05 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x06 \x01(\x08\x12!\n\x05\x66\x65nce\x18\x07 \x01(\x0b\x32\x12.podsched.v1.FenceB\x17\n\x15_grace_period_seconds\"\x8f\x01\n\x0bListRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x16\n\x0elabel_selector\x18\x03 \x01(\t\x12\x16\n\x0e\x66ield_selector\x18\x04 \x01(\t\x12\r\n\x05limit\x18\x05 \x01(\x03\x12 \n\x0e\x63ontinue_token\x18\x06 \x01(\tR\x08\x63ontinue\"n\n\x0cListResponse\x12\"\n\x05items\x18\x01 \x03(\x0b\x32\x13.podsched.v1.Object\x12\x18\n\x10resource_version\x18\x02 \x01(\t\x12 \n\x0e\x63ontinue_token\x18\x03 \x01(\tR\x08\x63ontinue\"y\n\x0cWatchRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x16\n\x0elabel_selector\x18\x03 \x01(\t\x12\x16\n\x0e\x66ield_selector\x18\x04 \x01(\t\x12\x18\n\x10resource_version\x18\x05 \x01(\t\"\xa1\x01\n\nWatchEvent\x12*\n\x04type\x18\x01 \x01(\x0e\x32\x1c.podsched.v1.WatchEvent.Type\x12#\n\x06object\x18\x02 \x01(\x0b\x32\x13.podsched.v1.Object\"B\n\x04Type\x12\x14\n\x10TYPE_UNSPECIFIED\x10\x00\x12\t\n\x05\x41\x44\x44\x45\x44\x10\x01\x12\x0c\n\x08MODIFIED\x10\x02\x12\x0b\n\x07\x44\x45LETED\x10\x03\"W\n\x0b\x42indRequest\x12%\n\x07\x62inding\x18\x01 \x01(\x0b\x32\x14.podsched.v1.Binding\x12!\n\x05\x66\x65nce\x18\x02 \x01(\x0b\x32\x12.podsched.v1.Fence\"]\n\x10\x42indGroupRequest\x12&\n\x08\x62indings\x18\x01 \x03(\x0b\x32\x14.podsched.v1.Binding\x12!\n\x05\x66\x65nce\x18\x02 \x01(\x0b\x32\x12.podsched.v1.Fence\"3\n\x11\x42indGroupResponse\x12\x1e\n\x04pods\x18\x01 \x03(\x0b\x32\x10.podsched.v1.Pod\"\x10\n\x0eVersionRequest\"\x1e\n\x0bVersionInfo\x12\x0f\n\x07version\x18\x01 \x01(\t2\xf0\x04\n\tApiServer\x12\x39\n\x06\x43reate\x12\x1a.podsched.v1.CreateRequest\x1a\x13.podsched.v1.Object\x12\x33\n\x03Get\x12\x17.podsched.v1.GetRequest\x1a\x13.podsched.v1.Object\x12\x39\n\x06Update\x12\x1a.podsched.v1.UpdateRequest\x1a\x13.podsched.v1.Object\x12?\n\x0cUpdateStatus\x12\x1a.podsched.v1.UpdateRequest\x1a\x13.podsched.v1.Object\x12\x39\n\x06\x44\x65lete\x12\x1a.podsched.v1.DeleteRequest\x1a\x13.podsched.v1.Object\x12;\n\x04List\x12\x18.podsched.v1.ListRequest\x1a\x19.podsched.v1.ListResponse\x12=\n\x05Watch\x12\x19.podsched.v1.WatchRequest\x1a\x17.podsched.v1.WatchEvent0\x01\x12\x32\n\x04\x42ind\x12\x18.podsched.v1.BindRequest\x1a\x10.podsched.v1.Pod\x12J\n\tBindGroup\x12\x1d.podsched.v1.BindGroupRequest\x1a\x1e.podsched.v1.BindGroupResponse\x12@\n\x07Version\x12\x1b.podsched.v1.VersionRequest\x1a\x18.podsched.v1.VersionInfob\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x63luster/api/apiserver.proto\x12\x0bpodsched.v1\x1a\x19\x63luster/api/objects.proto\"\x84\x0b\n\x06Object\x12\x1f\n\x03pod\x18\x01 \x01(\x0b\x32\x10.podsched.v1.PodH\x00\x12!\n\x04node\x18\x02 \x01(\x0b\x32\x11.podsched.v1.NodeH\x00\x12\x34\n\x0epriority_class\x18\x03 \x01(\x0b\x32\x1a.podsched.v1.PriorityClassH\x00\x12\x41\n\x15pod_disruption_budget\x18\x04 \x01(\x0b\x32 .podsched.v1.PodDisruptionBudgetH\x00\x12#\n\x05lease\x18\x05 \x01(\x0b\x32\x12.podsched.v1.LeaseH\x00\x12#\n\x05\x65vent\x18\x06 \x01(\x0b\x32\x12.podsched.v1.EventH\x00\x12\x34\n\x0eresource_quota\x18\x07 \x01(\x0b\x32\x1a.podsched.v1.ResourceQuotaH\x00\x12*\n\tpod_group\x18\x08 \x01(\x0b\x32\x15.podsched.v1.PodGroupH\x00\x12+\n\tnamespace\x18\t \x01(\x0b\x32\x16.podsched.v1.NamespaceH\x00\x12\x32\n\rruntime_class\x18\n \x01(\x0b\x32\x19.podsched.v1.RuntimeClassH\x00\x12\'\n\x07service\x18\x0b \x01(\x0b\x32\x14.podsched.v1.ServiceH\x00\x12.\n\x0breplica_set\x18\x0c \x01(\x0b\x32\x17.podsched.v1.ReplicaSetH\x00\x12\x30\n\x0cstateful_set\x18\r \x01(\x0b\x32\x18.podsched.v1.StatefulSetH\x00\x12\x44\n\x16replication_controller\x18\x0e \x01(\x0b\x32\".podsched.v1.ReplicationControllerH\x00\x12\x36\n\x0flease_candidate\x18\x0f \x01(\x0b\x32\x1b.podsched.v1.LeaseCandidateH\x00\x12\x30\n\x0c\x64\x65vice_class\x18\x10 \x01(\x0b\x32\x18.podsched.v1.DeviceClassH\x00\x12\x34\n\x0eresource_slice\x18\x11 \x01(\x0b\x32\x1a.podsched.v1.ResourceSliceH\x00\x12\x34\n\x0eresource_claim\x18\x12 \x01(\x0b\x32\x1a.podsched.v1.ResourceClaimH\x00\x12\x45\n\x17resource_claim_template\x18\x13 \x01(\x0b\x32\".podsched.v1.ResourceClaimTemplateH\x00\x12)\n\x08workload\x18\x14 \x01(\x0b\x32\x15.podsched.v1.WorkloadH\x00\x12=\n\x13\x63omposite_pod_group\x18\x15 \x01(\x0b\x32\x1e.podsched.v1.CompositePodGroupH\x00\x12:\n\x11persistent_volume\x18\x16 \x01(\x0b\x32\x1d.podsched.v1.PersistentVolumeH\x00\x12\x45\n\x17persistent_volume_claim\x18\x17 \x01(\x0b\x32\".podsched.v1.PersistentVolumeClaimH\x00\x12\x32\n\rstorage_class\x18\x18 \x01(\x0b\x32\x19.podsched.v1.StorageClassH\x00\x12(\n\x08\x63si_node\x18\x19 \x01(\x0b\x32\x14.podsched.v1.CSINodeH\x00\x12,\n\ncsi_driver\x18\x1a \x01(\x0b\x32\x16.podsched.v1.CSIDriverH\x00\x12?\n\x14\x63si_storage_capacity\x18\x1b \x01(\x0b\x32\x1f.podsched.v1.CSIStorageCapacityH\x00\x42\x08\n\x06object\"h\n\rCreateRequest\x12#\n\x06object\x18\x01 \x01(\x0b\x32\x13.podsched.v1.Object\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12!\n\x05\x66\x65nce\x18\x03 \x01(\x0b\x32\x12.podsched.v1.Fence\";\n\nGetRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"\\\n\x05\x46\x65nce\x12\x17\n\x0flease_namespace\x18\x01 \x01(\t\x12\x12\n\nlease_name\x18\x02 \x01(\t\x12\x17\n\x0fholder_identity\x18\x03 \x01(\t\x12\r\n\x05token\x18\x04 \x01(\x03\"h\n\rUpdateRequest\x12#\n\x06object\x18\x01 \x01(\x0b\x32\x13.podsched.v1.Object\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12!\n\x05\x66\x65nce\x18\x03 \x01(\x0b\x32\x12.podsched.v1.Fence\"\xc8\x01\n\rDeleteRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12!\n\x14grace_period_seconds\x18\x04 \x01(\x03H\x00\x88\x01\x01\x12\x18\n\x10resource_version\x18\x05 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x06 \x01(\x08\x12!\n\x05\x66\x65nce\x18\x07 \x01(\x0b\x32\x12.podsched.v1.FenceB\x17\n\x15_grace_period_seconds\"\x8f\x01\n\x0bListRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x16\n\x0elabel_selector\x18\x03 \x01(\t\x12\x16\n\x0e\x66ield_selector\x18\x04 \x01(\t\x12\r\n\x05limit\x18\x05 \x01(\x03\x12 \n\x0e\x63ontinue_token\x18\x06 \x01(\tR\x08\x63ontinue\"n\n\x0cListResponse\x12\"\n\x05items\x18\x01 \x03(\x0b\x32\x13.podsched.v1.Object\x12\x18\n\x10resource_version\x18\x02 \x01(\t\x12 \n\x0e\x63ontinue_token\x18\x03 \x01(\tR\x08\x63ontinue\"y\n\x0cWatchRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x16\n\x0elabel_selector\x18\x03 \x01(\t\x12\x16\n\x0e\x66ield_selector\x18\x04 \x01(\t\x12\x18\n\x10resource_version\x18\x05 \x01(\t\"\xa1\x01\n\nWatchEvent\x12*\n\x04type\x18\x01 \x01(\x0e\x32\x1c.podsched.v1.WatchEvent.Type\x12#\n\x06object\x18\x02 \x01(\x0b\x32\x13.podsched.v1.Object\"B\n\x04Type\x12\x14\n\x10TYPE_UNSPECIFIED\x10\x00\x12\t\n\x05\x41\x44\x44\x45\x44\x10\x01\x12\x0c\n\x08MODIFIED\x10\x02\x12\x0b\n\x07\x44\x45LETED\x10\x03\"W\n\x0b\x42indRequest\x12%\n\x07\x62inding\x18\x01 \x01(\x0b\x32\x14.podsched.v1.Binding\x12!\n\x05\x66\x65nce\x18\x02 \x01(\x0b\x32\x12.podsched.v1.Fence\"]\n\x10\x42indGroupRequest\x12&\n\x08\x62indings\x18\x01 \x03(\x0b\x32\x14.podsched.v1.Binding\x12!\n\x05\x66\x65nce\x18\x02 \x01(\x0b\x32\x12.podsched.v1.Fence\"3\n\x11\x42indGroupResponse\x12\x1e\n\x04pods\x18\x01 \x03(\x0b\x32\x10.podsched.v1.Pod\"\x10\n\x0eVersionRequest\"\x1e\n\x0bVersionInfo\x12\x0f\n\x07version\x18\x01 \x01(\t2\xf0\x04\n\tApiServer\x12\x39\n\x06\x43reate\x12\x1a.podsched.v1.CreateRequest\x1a\x13.podsched.v1.Object\x12\x33\n\x03Get\x12\x17.podsched.v1.GetRequest\x1a\x13.podsched.v1.Object\x12\x39\n\x06Update\x12\x1a.podsched.v1.UpdateRequest\x1a\x13.podsched.v1.Object\x12?\n\x0cUpdateStatus\x12\x1a.podsched.v1.UpdateRequest\x1a\x13.podsched.v1.Object\x12\x39\n\x06\x44\x65lete\x12\x1a.podsched.v1.DeleteRequest\x1a\x13.podsched.v1.Object\x12;\n\x04List\x12\x18.podsched.v1.ListRequest\x1a\x19.podsched.v1.ListResponse\x12=\n\x05Watch\x12\x19.podsched.v1.WatchRequest\x1a\x17.podsched.v1.WatchEvent0\x01\x12\x32\n\x04\x42ind\x12\x18.podsched.v1.BindRequest\x1a\x10.podsched.v1.Pod\x12J\n\tBindGroup\x12\x1d.podsched.v1.BindGroupRequest\x1a\x1e.podsched.v1.BindGroupResponse\x12@\n\x07Version\x12\x1b.podsched.v1.VersionRequest\x1a\x18.podsched.v1.VersionInfob\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,37 +33,37 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cluster.api.apiserver_pb2',
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_OBJECT']._serialized_start=72
-  _globals['_OBJECT']._serialized_end=1148
-  _globals['_CREATEREQUEST']._serialized_start=1150
-  _globals['_CREATEREQUEST']._serialized_end=1254
-  _globals['_GETREQUEST']._serialized_start=1256
-  _globals['_GETREQUEST']._serialized_end=1315
-  _globals['_FENCE']._serialized_start=1317
-  _globals['_FENCE']._serialized_end=1409
-  _globals['_UPDATEREQUEST']._serialized_start=1411
-  _globals['_UPDATEREQUEST']._serialized_end=1515
-  _globals['_DELETEREQUEST']._serialized_start=1518
-  _globals['_DELETEREQUEST']._serialized_end=1718
-  _globals['_LISTREQUEST']._serialized_start=1721
-  _globals['_LISTREQUEST']._serialized_end=1864
-  _globals['_LISTRESPONSE']._serialized_start=1866
-  _globals['_LISTRESPONSE']._serialized_end=1976
-  _globals['_WATCHREQUEST']._serialized_start=1978
-  _globals['_WATCHREQUEST']._serialized_end=2099
-  _globals['_WATCHEVENT']._serialized_start=2102
-  _globals['_WATCHEVENT']._serialized_end=2263
-  _globals['_WATCHEVENT_TYPE']._serialized_start=2197
-  _globals['_WATCHEVENT_TYPE']._serialized_end=2263
-  _globals['_BINDREQUEST']._serialized_start=2265
-  _globals['_BINDREQUEST']._serialized_end=2352
-  _globals['_BINDGROUPREQUEST']._serialized_start=2354
-  _globals['_BINDGROUPREQUEST']._serialized_end=2447
-  _globals['_BINDGROUPRESPONSE']._serialized_start=2449
-  _globals['_BINDGROUPRESPONSE']._serialized_end=2500
-  _globals['_VERSIONREQUEST']._serialized_start=2502
-  _globals['_VERSIONREQUEST']._serialized_end=2518
-  _globals['_VERSIONINFO']._serialized_start=2520
-  _globals['_VERSIONINFO']._serialized_end=2550
-  _globals['_APISERVER']._serialized_start=2553
-  _globals['_APISERVER']._serialized_end=3177
+  _globals['_OBJECT']._serialized_end=1484
+  _globals['_CREATEREQUEST']._serialized_start=1486
+  _globals['_CREATEREQUEST']._serialized_end=1590
+  _globals['_GETREQUEST']._serialized_start=1592
+  _globals['_GETREQUEST']._serialized_end=1651
+  _globals['_FENCE']._serialized_start=1653
+  _globals['_FENCE']._serialized_end=1745
+  _globals['_UPDATEREQUEST']._serialized_start=1747
+  _globals['_UPDATEREQUEST']._serialized_end=1851
+  _globals['_DELETEREQUEST']._serialized_start=1854
+  _globals['_DELETEREQUEST']._serialized_end=2054
+  _globals['_LISTREQUEST']._serialized_start=2057
+  _globals['_LISTREQUEST']._serialized_end=2200
+  _globals['_LISTRESPONSE']._serialized_start=2202
+  _globals['_LISTRESPONSE']._serialized_end=2312
+  _globals['_WATCHREQUEST']._serialized_start=2314
+  _globals['_WATCHREQUEST']._serialized_end=2435
+  _globals['_WATCHEVENT']._serialized_start=2438
+  _globals['_WATCHEVENT']._serialized_end=2599
+  _globals['_WATCHEVENT_TYPE']._serialized_start=2533
+  _globals['_WATCHEVENT_TYPE']._serialized_end=2599
+  _globals['_BINDREQUEST']._serialized_start=2601
+  _globals['_BINDREQUEST']._serialized_end=2688
+  _globals['_BINDGROUPREQUEST']._serialized_start=2690
+  _globals['_BINDGROUPREQUEST']._serialized_end=2783
+  _globals['_BINDGROUPRESPONSE']._serialized_start=2785
+  _globals['_BINDGROUPRESPONSE']._serialized_end=2836
+  _globals['_VERSIONREQUEST']._serialized_start=2838
+  _globals['_VERSIONREQUEST']._serialized_end=2854
+  _globals['_VERSIONINFO']._serialized_start=2856
+  _globals['_VERSIONINFO']._serialized_end=2886
+  _globals['_APISERVER']._serialized_start=2889
+  _globals['_APISERVER']._serialized_end=3513
 # @@protoc_insertion_point(module_scope)

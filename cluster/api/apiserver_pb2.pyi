@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Object(_message.Message):
-    __slots__ = ("pod", "node", "priority_class", "pod_disruption_budget", "lease", "event", "resource_quota", "pod_group", "namespace", "runtime_class", "service", "replica_set", "stateful_set", "replication_controller", "lease_candidate", "device_class", "resource_slice", "resource_claim", "resource_claim_template", "workload", "composite_pod_group")
+    __slots__ = ("pod", "node", "priority_class", "pod_disruption_budget", "lease", "event", "resource_quota", "pod_group", "namespace", "runtime_class", "service", "replica_set", "stateful_set", "replication_controller", "lease_candidate", "device_class", "resource_slice", "resource_claim", "resource_claim_template", "workload", "composite_pod_group", "persistent_volume", "persistent_volume_claim", "storage_class", "csi_node", "csi_driver", "csi_storage_capacity")
     POD_FIELD_NUMBER: _ClassVar[int]
     NODE_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_CLASS_FIELD_NUMBER: _ClassVar[int]
@@ -31,6 +31,12 @@ class Object(_message.Message):
     RESOURCE_CLAIM_TEMPLATE_FIELD_NUMBER: _ClassVar[int]
     WORKLOAD_FIELD_NUMBER: _ClassVar[int]
     COMPOSITE_POD_GROUP_FIELD_NUMBER: _ClassVar[int]
+    PERSISTENT_VOLUME_FIELD_NUMBER: _ClassVar[int]
+    PERSISTENT_VOLUME_CLAIM_FIELD_NUMBER: _ClassVar[int]
+    STORAGE_CLASS_FIELD_NUMBER: _ClassVar[int]
+    CSI_NODE_FIELD_NUMBER: _ClassVar[int]
+    CSI_DRIVER_FIELD_NUMBER: _ClassVar[int]
+    CSI_STORAGE_CAPACITY_FIELD_NUMBER: _ClassVar[int]
     pod: _objects_pb2.Pod
     node: _objects_pb2.Node
     priority_class: _objects_pb2.PriorityClass
@@ -52,7 +58,13 @@ class Object(_message.Message):
     resource_claim_template: _objects_pb2.ResourceClaimTemplate
     workload: _objects_pb2.Workload
     composite_pod_group: _objects_pb2.CompositePodGroup
-    def __init__(self, pod: _Optional[_Union[_objects_pb2.Pod, _Mapping]] = ..., node: _Optional[_Union[_objects_pb2.Node, _Mapping]] = ..., priority_class: _Optional[_Union[_objects_pb2.PriorityClass, _Mapping]] = ..., pod_disruption_budget: _Optional[_Union[_objects_pb2.PodDisruptionBudget, _Mapping]] = ..., lease: _Optional[_Union[_objects_pb2.Lease, _Mapping]] = ..., event: _Optional[_Union[_objects_pb2.Event, _Mapping]] = ..., resource_quota: _Optional[_Union[_objects_pb2.ResourceQuota, _Mapping]] = ..., pod_group: _Optional[_Union[_objects_pb2.PodGroup, _Mapping]] = ..., namespace: _Optional[_Union[_objects_pb2.Namespace, _Mapping]] = ..., runtime_class: _Optional[_Union[_objects_pb2.RuntimeClass, _Mapping]] = ..., service: _Optional[_Union[_objects_pb2.Service, _Mapping]] = ..., replica_set: _Optional[_Union[_objects_pb2.ReplicaSet, _Mapping]] = ..., stateful_set: _Optional[_Union[_objects_pb2.StatefulSet, _Mapping]] = ..., replication_controller: _Optional[_Union[_objects_pb2.ReplicationController, _Mapping]] = ..., lease_candidate: _Optional[_Union[_objects_pb2.LeaseCandidate, _Mapping]] = ..., device_class: _Optional[_Union[_objects_pb2.DeviceClass, _Mapping]] = ..., resource_slice: _Optional[_Union[_objects_pb2.ResourceSlice, _Mapping]] = ..., resource_claim: _Optional[_Union[_objects_pb2.ResourceClaim, _Mapping]] = ..., resource_claim_template: _Optional[_Union[_objects_pb2.ResourceClaimTemplate, _Mapping]] = ..., workload: _Optional[_Union[_objects_pb2.Workload, _Mapping]] = ..., composite_pod_group: _Optional[_Union[_objects_pb2.CompositePodGroup, _Mapping]] = ...) -> None: ...
+    persistent_volume: _objects_pb2.PersistentVolume
+    persistent_volume_claim: _objects_pb2.PersistentVolumeClaim
+    storage_class: _objects_pb2.StorageClass
+    csi_node: _objects_pb2.CSINode
+    csi_driver: _objects_pb2.CSIDriver
+    csi_storage_capacity: _objects_pb2.CSIStorageCapacity
+    def __init__(self, pod: _Optional[_Union[_objects_pb2.Pod, _Mapping]] = ..., node: _Optional[_Union[_objects_pb2.Node, _Mapping]] = ..., priority_class: _Optional[_Union[_objects_pb2.PriorityClass, _Mapping]] = ..., pod_disruption_budget: _Optional[_Union[_objects_pb2.PodDisruptionBudget, _Mapping]] = ..., lease: _Optional[_Union[_objects_pb2.Lease, _Mapping]] = ..., event: _Optional[_Union[_objects_pb2.Event, _Mapping]] = ..., resource_quota: _Optional[_Union[_objects_pb2.ResourceQuota, _Mapping]] = ..., pod_group: _Optional[_Union[_objects_pb2.PodGroup, _Mapping]] = ..., namespace: _Optional[_Union[_objects_pb2.Namespace, _Mapping]] = ..., runtime_class: _Optional[_Union[_objects_pb2.RuntimeClass, _Mapping]] = ..., service: _Optional[_Union[_objects_pb2.Service, _Mapping]] = ..., replica_set: _Optional[_Union[_objects_pb2.ReplicaSet, _Mapping]] = ..., stateful_set: _Optional[_Union[_objects_pb2.StatefulSet, _Mapping]] = ..., replication_controller: _Optional[_Union[_objects_pb2.ReplicationController, _Mapping]] = ..., lease_candidate: _Optional[_Union[_objects_pb2.LeaseCandidate, _Mapping]] = ..., device_class: _Optional[_Union[_objects_pb2.DeviceClass, _Mapping]] = ..., resource_slice: _Optional[_Union[_objects_pb2.ResourceSlice, _Mapping]] = ..., resource_claim: _Optional[_Union[_objects_pb2.ResourceClaim, _Mapping]] = ..., resource_claim_template: _Optional[_Union[_objects_pb2.ResourceClaimTemplate, _Mapping]] = ..., workload: _Optional[_Union[_objects_pb2.Workload, _Mapping]] = ..., composite_pod_group: _Optional[_Union[_objects_pb2.CompositePodGroup, _Mapping]] = ..., persistent_volume: _Optional[_Union[_objects_pb2.PersistentVolume, _Mapping]] = ..., persistent_volume_claim: _Optional[_Union[_objects_pb2.PersistentVolumeClaim, _Mapping]] = ..., storage_class: _Optional[_Union[_objects_pb2.StorageClass, _Mapping]] = ..., csi_node: _Optional[_Union[_objects_pb2.CSINode, _Mapping]] = ..., csi_driver: _Optional[_Union[_objects_pb2.CSIDriver, _Mapping]] = ..., csi_storage_capacity: _Optional[_Union[_objects_pb2.CSIStorageCapacity, _Mapping]] = ...) -> None: ...
 
 class CreateRequest(_message.Message):
     __slots__ = ("object", "dry_run", "fence")

@@ -127,6 +127,25 @@ RESOURCE_CLAIM_TEMPLATE = Kind(
     "ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", True,
     objects_pb2.ResourceClaimTemplate, "resource_claim_template",
 )
+#: Storage: the volumes pods claim and what decides where they can be provisioned and attached.
+PERSISTENT_VOLUME = Kind(
+    "PersistentVolume", "v1", "persistentvolumes", False, objects_pb2.PersistentVolume, "persistent_volume",
+    ("pv",),
+)
+PERSISTENT_VOLUME_CLAIM = Kind(
+    "PersistentVolumeClaim", "v1", "persistentvolumeclaims", True, objects_pb2.PersistentVolumeClaim,
+    "persistent_volume_claim", ("pvc",),
+)
+STORAGE_CLASS = Kind(
+    "StorageClass", "storage.k8s.io/v1", "storageclasses", False, objects_pb2.StorageClass, "storage_class",
+    ("sc",),
+)
+CSI_NODE = Kind("CSINode", "storage.k8s.io/v1", "csinodes", False, objects_pb2.CSINode, "csi_node")
+CSI_DRIVER = Kind("CSIDriver", "storage.k8s.io/v1", "csidrivers", False, objects_pb2.CSIDriver, "csi_driver")
+CSI_STORAGE_CAPACITY = Kind(
+    "CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities", True, objects_pb2.CSIStorageCapacity,
+    "csi_storage_capacity",
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     POD, NODE, PRIORITY_CLASS, POD_DISRUPTION_BUDGET, RESOURCE_QUOTA, POD_GROUP, LEASE, EVENT,

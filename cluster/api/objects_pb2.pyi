@@ -310,7 +310,7 @@ class EnvVar(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
 class Container(_message.Message):
-    __slots__ = ("name", "image", "command", "args", "env", "ports", "resources", "image_pull_policy", "working_dir", "restart_policy")
+    __slots__ = ("name", "image", "command", "args", "env", "ports", "resources", "image_pull_policy", "working_dir", "restart_policy", "volume_mounts", "volume_devices")
     NAME_FIELD_NUMBER: _ClassVar[int]
     IMAGE_FIELD_NUMBER: _ClassVar[int]
     COMMAND_FIELD_NUMBER: _ClassVar[int]
@@ -321,6 +321,8 @@ class Container(_message.Message):
     IMAGE_PULL_POLICY_FIELD_NUMBER: _ClassVar[int]
     WORKING_DIR_FIELD_NUMBER: _ClassVar[int]
     RESTART_POLICY_FIELD_NUMBER: _ClassVar[int]
+    VOLUME_MOUNTS_FIELD_NUMBER: _ClassVar[int]
+    VOLUME_DEVICES_FIELD_NUMBER: _ClassVar[int]
     name: str
     image: str
     command: _containers.RepeatedScalarFieldContainer[str]
@@ -331,10 +333,38 @@ class Container(_message.Message):
     image_pull_policy: str
     working_dir: str
     restart_policy: str
-    def __init__(self, name: _Optional[str] = ..., image: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ..., args: _Optional[_Iterable[str]] = ..., env: _Optional[_Iterable[_Union[EnvVar, _Mapping]]] = ..., ports: _Optional[_Iterable[_Union[ContainerPort, _Mapping]]] = ..., resources: _Optional[_Union[ResourceRequirements, _Mapping]] = ..., image_pull_policy: _Optional[str] = ..., working_dir: _Optional[str] = ..., restart_policy: _Optional[str] = ...) -> None: ...
+    volume_mounts: _containers.RepeatedCompositeFieldContainer[VolumeMount]
+    volume_devices: _containers.RepeatedCompositeFieldContainer[VolumeDevice]
+    def __init__(self, name: _Optional[str] = ..., image: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ..., args: _Optional[_Iterable[str]] = ..., env: _Optional[_Iterable[_Union[EnvVar, _Mapping]]] = ..., ports: _Optional[_Iterable[_Union[ContainerPort, _Mapping]]] = ..., resources: _Optional[_Union[ResourceRequirements, _Mapping]] = ..., image_pull_policy: _Optional[str] = ..., working_dir: _Optional[str] = ..., restart_policy: _Optional[str] = ..., volume_mounts: _Optional[_Iterable[_Union[VolumeMount, _Mapping]]] = ..., volume_devices: _Optional[_Iterable[_Union[VolumeDevice, _Mapping]]] = ...) -> None: ...
+
+class VolumeMount(_message.Message):
+    __slots__ = ("name", "read_only", "recursive_read_only", "mount_path", "sub_path", "mount_propagation", "sub_path_expr")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    RECURSIVE_READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    MOUNT_PATH_FIELD_NUMBER: _ClassVar[int]
+    SUB_PATH_FIELD_NUMBER: _ClassVar[int]
+    MOUNT_PROPAGATION_FIELD_NUMBER: _ClassVar[int]
+    SUB_PATH_EXPR_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    read_only: bool
+    recursive_read_only: str
+    mount_path: str
+    sub_path: str
+    mount_propagation: str
+    sub_path_expr: str
+    def __init__(self, name: _Optional[str] = ..., read_only: _Optional[bool] = ..., recursive_read_only: _Optional[str] = ..., mount_path: _Optional[str] = ..., sub_path: _Optional[str] = ..., mount_propagation: _Optional[str] = ..., sub_path_expr: _Optional[str] = ...) -> None: ...
+
+class VolumeDevice(_message.Message):
+    __slots__ = ("name", "device_path")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_PATH_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    device_path: str
+    def __init__(self, name: _Optional[str] = ..., device_path: _Optional[str] = ...) -> None: ...
 
 class PodSpec(_message.Message):
-    __slots__ = ("node_name", "scheduler_name", "priority", "priority_class_name", "preemption_policy", "node_selector", "affinity", "tolerations", "topology_spread_constraints", "containers", "init_containers", "termination_grace_period_seconds", "overhead", "restart_policy", "service_account_name", "scheduling_group", "runtime_class_name", "scheduling_gates", "resource_claims")
+    __slots__ = ("node_name", "scheduler_name", "priority", "priority_class_name", "preemption_policy", "node_selector", "affinity", "tolerations", "topology_spread_constraints", "containers", "init_containers", "termination_grace_period_seconds", "overhead", "restart_policy", "service_account_name", "scheduling_group", "runtime_class_name", "scheduling_gates", "resource_claims", "volumes")
     class NodeSelectorEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -368,6 +398,7 @@ class PodSpec(_message.Message):
     RUNTIME_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
     SCHEDULING_GATES_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_CLAIMS_FIELD_NUMBER: _ClassVar[int]
+    VOLUMES_FIELD_NUMBER: _ClassVar[int]
     node_name: str
     scheduler_name: str
     priority: int
@@ -387,7 +418,8 @@ class PodSpec(_message.Message):
     runtime_class_name: str
     scheduling_gates: _containers.RepeatedCompositeFieldContainer[PodSchedulingGate]
     resource_claims: _containers.RepeatedCompositeFieldContainer[PodResourceClaim]
-    def __init__(self, node_name: _Optional[str] = ..., scheduler_name: _Optional[str] = ..., priority: _Optional[int] = ..., priority_class_name: _Optional[str] = ..., preemption_policy: _Optional[str] = ..., node_selector: _Optional[_Mapping[str, str]] = ..., affinity: _Optional[_Union[Affinity, _Mapping]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., topology_spread_constraints: _Optional[_Iterable[_Union[TopologySpreadConstraint, _Mapping]]] = ..., containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., init_containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., termination_grace_period_seconds: _Optional[int] = ..., overhead: _Optional[_Mapping[str, str]] = ..., restart_policy: _Optional[str] = ..., service_account_name: _Optional[str] = ..., scheduling_group: _Optional[_Union[PodSchedulingGroup, _Mapping]] = ..., runtime_class_name: _Optional[str] = ..., scheduling_gates: _Optional[_Iterable[_Union[PodSchedulingGate, _Mapping]]] = ..., resource_claims: _Optional[_Iterable[_Union[PodResourceClaim, _Mapping]]] = ...) -> None: ...
+    volumes: _containers.RepeatedCompositeFieldContainer[Volume]
+    def __init__(self, node_name: _Optional[str] = ..., scheduler_name: _Optional[str] = ..., priority: _Optional[int] = ..., priority_class_name: _Optional[str] = ..., preemption_policy: _Optional[str] = ..., node_selector: _Optional[_Mapping[str, str]] = ..., affinity: _Optional[_Union[Affinity, _Mapping]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., topology_spread_constraints: _Optional[_Iterable[_Union[TopologySpreadConstraint, _Mapping]]] = ..., containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., init_containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., termination_grace_period_seconds: _Optional[int] = ..., overhead: _Optional[_Mapping[str, str]] = ..., restart_policy: _Optional[str] = ..., service_account_name: _Optional[str] = ..., scheduling_group: _Optional[_Union[PodSchedulingGroup, _Mapping]] = ..., runtime_class_name: _Optional[str] = ..., scheduling_gates: _Optional[_Iterable[_Union[PodSchedulingGate, _Mapping]]] = ..., resource_claims: _Optional[_Iterable[_Union[PodResourceClaim, _Mapping]]] = ..., volumes: _Optional[_Iterable[_Union[Volume, _Mapping]]] = ...) -> None: ...
 
 class PodResourceClaim(_message.Message):
     __slots__ = ("name", "resource_claim_name", "resource_claim_template_name")
@@ -1888,3 +1920,626 @@ class ResourceClaimTemplate(_message.Message):
     metadata: ObjectMeta
     spec: ResourceClaimTemplateSpec
     def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[ResourceClaimTemplateSpec, _Mapping]] = ...) -> None: ...
+
+class PersistentVolumeClaimVolumeSource(_message.Message):
+    __slots__ = ("claim_name", "read_only")
+    CLAIM_NAME_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    claim_name: str
+    read_only: bool
+    def __init__(self, claim_name: _Optional[str] = ..., read_only: _Optional[bool] = ...) -> None: ...
+
+class PersistentVolumeClaimTemplate(_message.Message):
+    __slots__ = ("metadata", "spec")
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    metadata: ObjectMeta
+    spec: PersistentVolumeClaimSpec
+    def __init__(self, metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[PersistentVolumeClaimSpec, _Mapping]] = ...) -> None: ...
+
+class EphemeralVolumeSource(_message.Message):
+    __slots__ = ("volume_claim_template",)
+    VOLUME_CLAIM_TEMPLATE_FIELD_NUMBER: _ClassVar[int]
+    volume_claim_template: PersistentVolumeClaimTemplate
+    def __init__(self, volume_claim_template: _Optional[_Union[PersistentVolumeClaimTemplate, _Mapping]] = ...) -> None: ...
+
+class LocalObjectReference(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class CSIVolumeSource(_message.Message):
+    __slots__ = ("driver", "read_only", "fs_type", "volume_attributes", "node_publish_secret_ref")
+    class VolumeAttributesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    FS_TYPE_FIELD_NUMBER: _ClassVar[int]
+    VOLUME_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    NODE_PUBLISH_SECRET_REF_FIELD_NUMBER: _ClassVar[int]
+    driver: str
+    read_only: bool
+    fs_type: str
+    volume_attributes: _containers.ScalarMap[str, str]
+    node_publish_secret_ref: LocalObjectReference
+    def __init__(self, driver: _Optional[str] = ..., read_only: _Optional[bool] = ..., fs_type: _Optional[str] = ..., volume_attributes: _Optional[_Mapping[str, str]] = ..., node_publish_secret_ref: _Optional[_Union[LocalObjectReference, _Mapping]] = ...) -> None: ...
+
+class GCEPersistentDiskVolumeSource(_message.Message):
+    __slots__ = ("pd_name", "fs_type", "partition", "read_only")
+    PD_NAME_FIELD_NUMBER: _ClassVar[int]
+    FS_TYPE_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    pd_name: str
+    fs_type: str
+    partition: int
+    read_only: bool
+    def __init__(self, pd_name: _Optional[str] = ..., fs_type: _Optional[str] = ..., partition: _Optional[int] = ..., read_only: _Optional[bool] = ...) -> None: ...
+
+class AWSElasticBlockStoreVolumeSource(_message.Message):
+    __slots__ = ("volume_id", "fs_type", "partition", "read_only")
+    VOLUME_ID_FIELD_NUMBER: _ClassVar[int]
+    FS_TYPE_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    volume_id: str
+    fs_type: str
+    partition: int
+    read_only: bool
+    def __init__(self, volume_id: _Optional[str] = ..., fs_type: _Optional[str] = ..., partition: _Optional[int] = ..., read_only: _Optional[bool] = ...) -> None: ...
+
+class ISCSIVolumeSource(_message.Message):
+    __slots__ = ("target_portal", "iqn", "lun", "iscsi_interface", "fs_type", "read_only", "portals", "chap_auth_discovery", "chap_auth_session", "secret_ref", "initiator_name")
+    TARGET_PORTAL_FIELD_NUMBER: _ClassVar[int]
+    IQN_FIELD_NUMBER: _ClassVar[int]
+    LUN_FIELD_NUMBER: _ClassVar[int]
+    ISCSI_INTERFACE_FIELD_NUMBER: _ClassVar[int]
+    FS_TYPE_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    PORTALS_FIELD_NUMBER: _ClassVar[int]
+    CHAP_AUTH_DISCOVERY_FIELD_NUMBER: _ClassVar[int]
+    CHAP_AUTH_SESSION_FIELD_NUMBER: _ClassVar[int]
+    SECRET_REF_FIELD_NUMBER: _ClassVar[int]
+    INITIATOR_NAME_FIELD_NUMBER: _ClassVar[int]
+    target_portal: str
+    iqn: str
+    lun: int
+    iscsi_interface: str
+    fs_type: str
+    read_only: bool
+    portals: _containers.RepeatedScalarFieldContainer[str]
+    chap_auth_discovery: bool
+    chap_auth_session: bool
+    secret_ref: _struct_pb2.Struct
+    initiator_name: str
+    def __init__(self, target_portal: _Optional[str] = ..., iqn: _Optional[str] = ..., lun: _Optional[int] = ..., iscsi_interface: _Optional[str] = ..., fs_type: _Optional[str] = ..., read_only: _Optional[bool] = ..., portals: _Optional[_Iterable[str]] = ..., chap_auth_discovery: _Optional[bool] = ..., chap_auth_session: _Optional[bool] = ..., secret_ref: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., initiator_name: _Optional[str] = ...) -> None: ...
+
+class RBDVolumeSource(_message.Message):
+    __slots__ = ("monitors", "image", "fs_type", "pool", "user", "keyring", "secret_ref", "read_only")
+    MONITORS_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    FS_TYPE_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    KEYRING_FIELD_NUMBER: _ClassVar[int]
+    SECRET_REF_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    monitors: _containers.RepeatedScalarFieldContainer[str]
+    image: str
+    fs_type: str
+    pool: str
+    user: str
+    keyring: str
+    secret_ref: _struct_pb2.Struct
+    read_only: bool
+    def __init__(self, monitors: _Optional[_Iterable[str]] = ..., image: _Optional[str] = ..., fs_type: _Optional[str] = ..., pool: _Optional[str] = ..., user: _Optional[str] = ..., keyring: _Optional[str] = ..., secret_ref: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., read_only: _Optional[bool] = ...) -> None: ...
+
+class AzureDiskVolumeSource(_message.Message):
+    __slots__ = ("disk_name", "disk_uri", "caching_mode", "fs_type", "read_only", "kind")
+    DISK_NAME_FIELD_NUMBER: _ClassVar[int]
+    DISK_URI_FIELD_NUMBER: _ClassVar[int]
+    CACHING_MODE_FIELD_NUMBER: _ClassVar[int]
+    FS_TYPE_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    disk_name: str
+    disk_uri: str
+    caching_mode: str
+    fs_type: str
+    read_only: bool
+    kind: str
+    def __init__(self, disk_name: _Optional[str] = ..., disk_uri: _Optional[str] = ..., caching_mode: _Optional[str] = ..., fs_type: _Optional[str] = ..., read_only: _Optional[bool] = ..., kind: _Optional[str] = ...) -> None: ...
+
+class Volume(_message.Message):
+    __slots__ = ("name", "persistent_volume_claim", "ephemeral", "csi", "gce_persistent_disk", "aws_elastic_block_store", "iscsi", "rbd", "azure_disk", "host_path", "empty_dir", "git_repo", "secret", "nfs", "glusterfs", "flex_volume", "cinder", "cephfs", "flocker", "downward_api", "fc", "azure_file", "config_map", "vsphere_volume", "quobyte", "photon_persistent_disk", "projected", "portworx_volume", "scale_io", "storageos", "image")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PERSISTENT_VOLUME_CLAIM_FIELD_NUMBER: _ClassVar[int]
+    EPHEMERAL_FIELD_NUMBER: _ClassVar[int]
+    CSI_FIELD_NUMBER: _ClassVar[int]
+    GCE_PERSISTENT_DISK_FIELD_NUMBER: _ClassVar[int]
+    AWS_ELASTIC_BLOCK_STORE_FIELD_NUMBER: _ClassVar[int]
+    ISCSI_FIELD_NUMBER: _ClassVar[int]
+    RBD_FIELD_NUMBER: _ClassVar[int]
+    AZURE_DISK_FIELD_NUMBER: _ClassVar[int]
+    HOST_PATH_FIELD_NUMBER: _ClassVar[int]
+    EMPTY_DIR_FIELD_NUMBER: _ClassVar[int]
+    GIT_REPO_FIELD_NUMBER: _ClassVar[int]
+    SECRET_FIELD_NUMBER: _ClassVar[int]
+    NFS_FIELD_NUMBER: _ClassVar[int]
+    GLUSTERFS_FIELD_NUMBER: _ClassVar[int]
+    FLEX_VOLUME_FIELD_NUMBER: _ClassVar[int]
+    CINDER_FIELD_NUMBER: _ClassVar[int]
+    CEPHFS_FIELD_NUMBER: _ClassVar[int]
+    FLOCKER_FIELD_NUMBER: _ClassVar[int]
+    DOWNWARD_API_FIELD_NUMBER: _ClassVar[int]
+    FC_FIELD_NUMBER: _ClassVar[int]
+    AZURE_FILE_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_MAP_FIELD_NUMBER: _ClassVar[int]
+    VSPHERE_VOLUME_FIELD_NUMBER: _ClassVar[int]
+    QUOBYTE_FIELD_NUMBER: _ClassVar[int]
+    PHOTON_PERSISTENT_DISK_FIELD_NUMBER: _ClassVar[int]
+    PROJECTED_FIELD_NUMBER: _ClassVar[int]
+    PORTWORX_VOLUME_FIELD_NUMBER: _ClassVar[int]
+    SCALE_IO_FIELD_NUMBER: _ClassVar[int]
+    STORAGEOS_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource
+    ephemeral: EphemeralVolumeSource
+    csi: CSIVolumeSource
+    gce_persistent_disk: GCEPersistentDiskVolumeSource
+    aws_elastic_block_store: AWSElasticBlockStoreVolumeSource
+    iscsi: ISCSIVolumeSource
+    rbd: RBDVolumeSource
+    azure_disk: AzureDiskVolumeSource
+    host_path: _struct_pb2.Struct
+    empty_dir: _struct_pb2.Struct
+    git_repo: _struct_pb2.Struct
+    secret: _struct_pb2.Struct
+    nfs: _struct_pb2.Struct
+    glusterfs: _struct_pb2.Struct
+    flex_volume: _struct_pb2.Struct
+    cinder: _struct_pb2.Struct
+    cephfs: _struct_pb2.Struct
+    flocker: _struct_pb2.Struct
+    downward_api: _struct_pb2.Struct
+    fc: _struct_pb2.Struct
+    azure_file: _struct_pb2.Struct
+    config_map: _struct_pb2.Struct
+    vsphere_volume: _struct_pb2.Struct
+    quobyte: _struct_pb2.Struct
+    photon_persistent_disk: _struct_pb2.Struct
+    projected: _struct_pb2.Struct
+    portworx_volume: _struct_pb2.Struct
+    scale_io: _struct_pb2.Struct
+    storageos: _struct_pb2.Struct
+    image: _struct_pb2.Struct
+    def __init__(self, name: _Optional[str] = ..., persistent_volume_claim: _Optional[_Union[PersistentVolumeClaimVolumeSource, _Mapping]] = ..., ephemeral: _Optional[_Union[EphemeralVolumeSource, _Mapping]] = ..., csi: _Optional[_Union[CSIVolumeSource, _Mapping]] = ..., gce_persistent_disk: _Optional[_Union[GCEPersistentDiskVolumeSource, _Mapping]] = ..., aws_elastic_block_store: _Optional[_Union[AWSElasticBlockStoreVolumeSource, _Mapping]] = ..., iscsi: _Optional[_Union[ISCSIVolumeSource, _Mapping]] = ..., rbd: _Optional[_Union[RBDVolumeSource, _Mapping]] = ..., azure_disk: _Optional[_Union[AzureDiskVolumeSource, _Mapping]] = ..., host_path: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., empty_dir: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., git_repo: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., secret: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., nfs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., glusterfs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., flex_volume: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cinder: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cephfs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., flocker: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., downward_api: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., fc: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., azure_file: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., config_map: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., vsphere_volume: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., quobyte: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., photon_persistent_disk: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., projected: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., portworx_volume: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., scale_io: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., storageos: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., image: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class TypedObjectReference(_message.Message):
+    __slots__ = ("api_group", "kind", "name", "namespace")
+    API_GROUP_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    api_group: str
+    kind: str
+    name: str
+    namespace: str
+    def __init__(self, api_group: _Optional[str] = ..., kind: _Optional[str] = ..., name: _Optional[str] = ..., namespace: _Optional[str] = ...) -> None: ...
+
+class VolumeResourceRequirements(_message.Message):
+    __slots__ = ("limits", "requests")
+    class LimitsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class RequestsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    limits: _containers.ScalarMap[str, str]
+    requests: _containers.ScalarMap[str, str]
+    def __init__(self, limits: _Optional[_Mapping[str, str]] = ..., requests: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class PersistentVolumeClaimSpec(_message.Message):
+    __slots__ = ("access_modes", "selector", "resources", "volume_name", "storage_class_name", "volume_mode", "data_source", "data_source_ref", "volume_attributes_class_name")
+    ACCESS_MODES_FIELD_NUMBER: _ClassVar[int]
+    SELECTOR_FIELD_NUMBER: _ClassVar[int]
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    VOLUME_NAME_FIELD_NUMBER: _ClassVar[int]
+    STORAGE_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    VOLUME_MODE_FIELD_NUMBER: _ClassVar[int]
+    DATA_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    DATA_SOURCE_REF_FIELD_NUMBER: _ClassVar[int]
+    VOLUME_ATTRIBUTES_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    access_modes: _containers.RepeatedScalarFieldContainer[str]
+    selector: LabelSelector
+    resources: VolumeResourceRequirements
+    volume_name: str
+    storage_class_name: str
+    volume_mode: str
+    data_source: TypedLocalObjectReference
+    data_source_ref: TypedObjectReference
+    volume_attributes_class_name: str
+    def __init__(self, access_modes: _Optional[_Iterable[str]] = ..., selector: _Optional[_Union[LabelSelector, _Mapping]] = ..., resources: _Optional[_Union[VolumeResourceRequirements, _Mapping]] = ..., volume_name: _Optional[str] = ..., storage_class_name: _Optional[str] = ..., volume_mode: _Optional[str] = ..., data_source: _Optional[_Union[TypedLocalObjectReference, _Mapping]] = ..., data_source_ref: _Optional[_Union[TypedObjectReference, _Mapping]] = ..., volume_attributes_class_name: _Optional[str] = ...) -> None: ...
+
+class PersistentVolumeClaimCondition(_message.Message):
+    __slots__ = ("type", "status", "last_probe_time", "last_transition_time", "reason", "message")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    LAST_PROBE_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_TRANSITION_TIME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    status: str
+    last_probe_time: _timestamp_pb2.Timestamp
+    last_transition_time: _timestamp_pb2.Timestamp
+    reason: str
+    message: str
+    def __init__(self, type: _Optional[str] = ..., status: _Optional[str] = ..., last_probe_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_transition_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
+class PersistentVolumeClaimStatus(_message.Message):
+    __slots__ = ("phase", "access_modes", "capacity", "conditions", "allocated_resources", "allocated_resource_statuses", "current_volume_attributes_class_name")
+    class CapacityEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class AllocatedResourcesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class AllocatedResourceStatusesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    ACCESS_MODES_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATED_RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATED_RESOURCE_STATUSES_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_VOLUME_ATTRIBUTES_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    phase: str
+    access_modes: _containers.RepeatedScalarFieldContainer[str]
+    capacity: _containers.ScalarMap[str, str]
+    conditions: _containers.RepeatedCompositeFieldContainer[PersistentVolumeClaimCondition]
+    allocated_resources: _containers.ScalarMap[str, str]
+    allocated_resource_statuses: _containers.ScalarMap[str, str]
+    current_volume_attributes_class_name: str
+    def __init__(self, phase: _Optional[str] = ..., access_modes: _Optional[_Iterable[str]] = ..., capacity: _Optional[_Mapping[str, str]] = ..., conditions: _Optional[_Iterable[_Union[PersistentVolumeClaimCondition, _Mapping]]] = ..., allocated_resources: _Optional[_Mapping[str, str]] = ..., allocated_resource_statuses: _Optional[_Mapping[str, str]] = ..., current_volume_attributes_class_name: _Optional[str] = ...) -> None: ...
+
+class PersistentVolumeClaim(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec", "status")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: PersistentVolumeClaimSpec
+    status: PersistentVolumeClaimStatus
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[PersistentVolumeClaimSpec, _Mapping]] = ..., status: _Optional[_Union[PersistentVolumeClaimStatus, _Mapping]] = ...) -> None: ...
+
+class LocalVolumeSource(_message.Message):
+    __slots__ = ("path", "fs_type")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    FS_TYPE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    fs_type: str
+    def __init__(self, path: _Optional[str] = ..., fs_type: _Optional[str] = ...) -> None: ...
+
+class HostPathVolumeSource(_message.Message):
+    __slots__ = ("path", "type")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    type: str
+    def __init__(self, path: _Optional[str] = ..., type: _Optional[str] = ...) -> None: ...
+
+class CSIPersistentVolumeSource(_message.Message):
+    __slots__ = ("driver", "volume_handle", "read_only", "fs_type", "volume_attributes", "controller_publish_secret_ref", "node_stage_secret_ref", "node_publish_secret_ref", "controller_expand_secret_ref", "node_expand_secret_ref")
+    class VolumeAttributesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
+    VOLUME_HANDLE_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    FS_TYPE_FIELD_NUMBER: _ClassVar[int]
+    VOLUME_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_PUBLISH_SECRET_REF_FIELD_NUMBER: _ClassVar[int]
+    NODE_STAGE_SECRET_REF_FIELD_NUMBER: _ClassVar[int]
+    NODE_PUBLISH_SECRET_REF_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_EXPAND_SECRET_REF_FIELD_NUMBER: _ClassVar[int]
+    NODE_EXPAND_SECRET_REF_FIELD_NUMBER: _ClassVar[int]
+    driver: str
+    volume_handle: str
+    read_only: bool
+    fs_type: str
+    volume_attributes: _containers.ScalarMap[str, str]
+    controller_publish_secret_ref: _struct_pb2.Struct
+    node_stage_secret_ref: _struct_pb2.Struct
+    node_publish_secret_ref: _struct_pb2.Struct
+    controller_expand_secret_ref: _struct_pb2.Struct
+    node_expand_secret_ref: _struct_pb2.Struct
+    def __init__(self, driver: _Optional[str] = ..., volume_handle: _Optional[str] = ..., read_only: _Optional[bool] = ..., fs_type: _Optional[str] = ..., volume_attributes: _Optional[_Mapping[str, str]] = ..., controller_publish_secret_ref: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., node_stage_secret_ref: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., node_publish_secret_ref: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., controller_expand_secret_ref: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., node_expand_secret_ref: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class VolumeNodeAffinity(_message.Message):
+    __slots__ = ("required",)
+    REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    required: NodeSelector
+    def __init__(self, required: _Optional[_Union[NodeSelector, _Mapping]] = ...) -> None: ...
+
+class PersistentVolumeSpec(_message.Message):
+    __slots__ = ("capacity", "access_modes", "claim_ref", "persistent_volume_reclaim_policy", "storage_class_name", "mount_options", "volume_mode", "node_affinity", "volume_attributes_class_name", "csi", "local", "host_path", "gce_persistent_disk", "aws_elastic_block_store", "azure_disk", "glusterfs", "nfs", "rbd", "iscsi", "cinder", "cephfs", "fc", "flocker", "flex_volume", "azure_file", "vsphere_volume", "quobyte", "photon_persistent_disk", "portworx_volume", "scale_io", "storageos")
+    class CapacityEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    ACCESS_MODES_FIELD_NUMBER: _ClassVar[int]
+    CLAIM_REF_FIELD_NUMBER: _ClassVar[int]
+    PERSISTENT_VOLUME_RECLAIM_POLICY_FIELD_NUMBER: _ClassVar[int]
+    STORAGE_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    MOUNT_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    VOLUME_MODE_FIELD_NUMBER: _ClassVar[int]
+    NODE_AFFINITY_FIELD_NUMBER: _ClassVar[int]
+    VOLUME_ATTRIBUTES_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    CSI_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_FIELD_NUMBER: _ClassVar[int]
+    HOST_PATH_FIELD_NUMBER: _ClassVar[int]
+    GCE_PERSISTENT_DISK_FIELD_NUMBER: _ClassVar[int]
+    AWS_ELASTIC_BLOCK_STORE_FIELD_NUMBER: _ClassVar[int]
+    AZURE_DISK_FIELD_NUMBER: _ClassVar[int]
+    GLUSTERFS_FIELD_NUMBER: _ClassVar[int]
+    NFS_FIELD_NUMBER: _ClassVar[int]
+    RBD_FIELD_NUMBER: _ClassVar[int]
+    ISCSI_FIELD_NUMBER: _ClassVar[int]
+    CINDER_FIELD_NUMBER: _ClassVar[int]
+    CEPHFS_FIELD_NUMBER: _ClassVar[int]
+    FC_FIELD_NUMBER: _ClassVar[int]
+    FLOCKER_FIELD_NUMBER: _ClassVar[int]
+    FLEX_VOLUME_FIELD_NUMBER: _ClassVar[int]
+    AZURE_FILE_FIELD_NUMBER: _ClassVar[int]
+    VSPHERE_VOLUME_FIELD_NUMBER: _ClassVar[int]
+    QUOBYTE_FIELD_NUMBER: _ClassVar[int]
+    PHOTON_PERSISTENT_DISK_FIELD_NUMBER: _ClassVar[int]
+    PORTWORX_VOLUME_FIELD_NUMBER: _ClassVar[int]
+    SCALE_IO_FIELD_NUMBER: _ClassVar[int]
+    STORAGEOS_FIELD_NUMBER: _ClassVar[int]
+    capacity: _containers.ScalarMap[str, str]
+    access_modes: _containers.RepeatedScalarFieldContainer[str]
+    claim_ref: ObjectReference
+    persistent_volume_reclaim_policy: str
+    storage_class_name: str
+    mount_options: _containers.RepeatedScalarFieldContainer[str]
+    volume_mode: str
+    node_affinity: VolumeNodeAffinity
+    volume_attributes_class_name: str
+    csi: CSIPersistentVolumeSource
+    local: LocalVolumeSource
+    host_path: HostPathVolumeSource
+    gce_persistent_disk: GCEPersistentDiskVolumeSource
+    aws_elastic_block_store: AWSElasticBlockStoreVolumeSource
+    azure_disk: AzureDiskVolumeSource
+    glusterfs: _struct_pb2.Struct
+    nfs: _struct_pb2.Struct
+    rbd: _struct_pb2.Struct
+    iscsi: _struct_pb2.Struct
+    cinder: _struct_pb2.Struct
+    cephfs: _struct_pb2.Struct
+    fc: _struct_pb2.Struct
+    flocker: _struct_pb2.Struct
+    flex_volume: _struct_pb2.Struct
+    azure_file: _struct_pb2.Struct
+    vsphere_volume: _struct_pb2.Struct
+    quobyte: _struct_pb2.Struct
+    photon_persistent_disk: _struct_pb2.Struct
+    portworx_volume: _struct_pb2.Struct
+    scale_io: _struct_pb2.Struct
+    storageos: _struct_pb2.Struct
+    def __init__(self, capacity: _Optional[_Mapping[str, str]] = ..., access_modes: _Optional[_Iterable[str]] = ..., claim_ref: _Optional[_Union[ObjectReference, _Mapping]] = ..., persistent_volume_reclaim_policy: _Optional[str] = ..., storage_class_name: _Optional[str] = ..., mount_options: _Optional[_Iterable[str]] = ..., volume_mode: _Optional[str] = ..., node_affinity: _Optional[_Union[VolumeNodeAffinity, _Mapping]] = ..., volume_attributes_class_name: _Optional[str] = ..., csi: _Optional[_Union[CSIPersistentVolumeSource, _Mapping]] = ..., local: _Optional[_Union[LocalVolumeSource, _Mapping]] = ..., host_path: _Optional[_Union[HostPathVolumeSource, _Mapping]] = ..., gce_persistent_disk: _Optional[_Union[GCEPersistentDiskVolumeSource, _Mapping]] = ..., aws_elastic_block_store: _Optional[_Union[AWSElasticBlockStoreVolumeSource, _Mapping]] = ..., azure_disk: _Optional[_Union[AzureDiskVolumeSource, _Mapping]] = ..., glusterfs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., nfs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., rbd: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., iscsi: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cinder: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cephfs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., fc: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., flocker: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., flex_volume: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., azure_file: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., vsphere_volume: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., quobyte: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., photon_persistent_disk: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., portworx_volume: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., scale_io: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., storageos: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class PersistentVolumeStatus(_message.Message):
+    __slots__ = ("phase", "message", "reason", "last_phase_transition_time")
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    LAST_PHASE_TRANSITION_TIME_FIELD_NUMBER: _ClassVar[int]
+    phase: str
+    message: str
+    reason: str
+    last_phase_transition_time: _timestamp_pb2.Timestamp
+    def __init__(self, phase: _Optional[str] = ..., message: _Optional[str] = ..., reason: _Optional[str] = ..., last_phase_transition_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class PersistentVolume(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec", "status")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: PersistentVolumeSpec
+    status: PersistentVolumeStatus
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[PersistentVolumeSpec, _Mapping]] = ..., status: _Optional[_Union[PersistentVolumeStatus, _Mapping]] = ...) -> None: ...
+
+class TopologySelectorLabelRequirement(_message.Message):
+    __slots__ = ("key", "values")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    values: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, key: _Optional[str] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class TopologySelectorTerm(_message.Message):
+    __slots__ = ("match_label_expressions",)
+    MATCH_LABEL_EXPRESSIONS_FIELD_NUMBER: _ClassVar[int]
+    match_label_expressions: _containers.RepeatedCompositeFieldContainer[TopologySelectorLabelRequirement]
+    def __init__(self, match_label_expressions: _Optional[_Iterable[_Union[TopologySelectorLabelRequirement, _Mapping]]] = ...) -> None: ...
+
+class StorageClass(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "provisioner", "parameters", "reclaim_policy", "mount_options", "allow_volume_expansion", "volume_binding_mode", "allowed_topologies")
+    class ParametersEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    PROVISIONER_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    RECLAIM_POLICY_FIELD_NUMBER: _ClassVar[int]
+    MOUNT_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_VOLUME_EXPANSION_FIELD_NUMBER: _ClassVar[int]
+    VOLUME_BINDING_MODE_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_TOPOLOGIES_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    provisioner: str
+    parameters: _containers.ScalarMap[str, str]
+    reclaim_policy: str
+    mount_options: _containers.RepeatedScalarFieldContainer[str]
+    allow_volume_expansion: bool
+    volume_binding_mode: str
+    allowed_topologies: _containers.RepeatedCompositeFieldContainer[TopologySelectorTerm]
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., provisioner: _Optional[str] = ..., parameters: _Optional[_Mapping[str, str]] = ..., reclaim_policy: _Optional[str] = ..., mount_options: _Optional[_Iterable[str]] = ..., allow_volume_expansion: _Optional[bool] = ..., volume_binding_mode: _Optional[str] = ..., allowed_topologies: _Optional[_Iterable[_Union[TopologySelectorTerm, _Mapping]]] = ...) -> None: ...
+
+class VolumeNodeResources(_message.Message):
+    __slots__ = ("count",)
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    count: int
+    def __init__(self, count: _Optional[int] = ...) -> None: ...
+
+class CSINodeDriver(_message.Message):
+    __slots__ = ("name", "node_id", "topology_keys", "allocatable")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    TOPOLOGY_KEYS_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATABLE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    node_id: str
+    topology_keys: _containers.RepeatedScalarFieldContainer[str]
+    allocatable: VolumeNodeResources
+    def __init__(self, name: _Optional[str] = ..., node_id: _Optional[str] = ..., topology_keys: _Optional[_Iterable[str]] = ..., allocatable: _Optional[_Union[VolumeNodeResources, _Mapping]] = ...) -> None: ...
+
+class CSINodeSpec(_message.Message):
+    __slots__ = ("drivers",)
+    DRIVERS_FIELD_NUMBER: _ClassVar[int]
+    drivers: _containers.RepeatedCompositeFieldContainer[CSINodeDriver]
+    def __init__(self, drivers: _Optional[_Iterable[_Union[CSINodeDriver, _Mapping]]] = ...) -> None: ...
+
+class CSINode(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: CSINodeSpec
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[CSINodeSpec, _Mapping]] = ...) -> None: ...
+
+class TokenRequest(_message.Message):
+    __slots__ = ("audience", "expiration_seconds")
+    AUDIENCE_FIELD_NUMBER: _ClassVar[int]
+    EXPIRATION_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    audience: str
+    expiration_seconds: int
+    def __init__(self, audience: _Optional[str] = ..., expiration_seconds: _Optional[int] = ...) -> None: ...
+
+class CSIDriverSpec(_message.Message):
+    __slots__ = ("attach_required", "pod_info_on_mount", "volume_lifecycle_modes", "storage_capacity", "fs_group_policy", "token_requests", "requires_republish", "se_linux_mount", "node_allocatable_update_period_seconds", "service_account_token_in_secrets", "prevent_pod_scheduling_if_missing")
+    ATTACH_REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    POD_INFO_ON_MOUNT_FIELD_NUMBER: _ClassVar[int]
+    VOLUME_LIFECYCLE_MODES_FIELD_NUMBER: _ClassVar[int]
+    STORAGE_CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    FS_GROUP_POLICY_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    REQUIRES_REPUBLISH_FIELD_NUMBER: _ClassVar[int]
+    SE_LINUX_MOUNT_FIELD_NUMBER: _ClassVar[int]
+    NODE_ALLOCATABLE_UPDATE_PERIOD_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_ACCOUNT_TOKEN_IN_SECRETS_FIELD_NUMBER: _ClassVar[int]
+    PREVENT_POD_SCHEDULING_IF_MISSING_FIELD_NUMBER: _ClassVar[int]
+    attach_required: bool
+    pod_info_on_mount: bool
+    volume_lifecycle_modes: _containers.RepeatedScalarFieldContainer[str]
+    storage_capacity: bool
+    fs_group_policy: str
+    token_requests: _containers.RepeatedCompositeFieldContainer[TokenRequest]
+    requires_republish: bool
+    se_linux_mount: bool
+    node_allocatable_update_period_seconds: int
+    service_account_token_in_secrets: bool
+    prevent_pod_scheduling_if_missing: bool
+    def __init__(self, attach_required: _Optional[bool] = ..., pod_info_on_mount: _Optional[bool] = ..., volume_lifecycle_modes: _Optional[_Iterable[str]] = ..., storage_capacity: _Optional[bool] = ..., fs_group_policy: _Optional[str] = ..., token_requests: _Optional[_Iterable[_Union[TokenRequest, _Mapping]]] = ..., requires_republish: _Optional[bool] = ..., se_linux_mount: _Optional[bool] = ..., node_allocatable_update_period_seconds: _Optional[int] = ..., service_account_token_in_secrets: _Optional[bool] = ..., prevent_pod_scheduling_if_missing: _Optional[bool] = ...) -> None: ...
+
+class CSIDriver(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "spec")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: CSIDriverSpec
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., spec: _Optional[_Union[CSIDriverSpec, _Mapping]] = ...) -> None: ...
+
+class CSIStorageCapacity(_message.Message):
+    __slots__ = ("api_version", "kind", "metadata", "node_topology", "storage_class_name", "capacity", "maximum_volume_size")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    NODE_TOPOLOGY_FIELD_NUMBER: _ClassVar[int]
+    STORAGE_CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    MAXIMUM_VOLUME_SIZE_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    node_topology: LabelSelector
+    storage_class_name: str
+    capacity: str
+    maximum_volume_size: str
+    def __init__(self, api_version: _Optional[str] = ..., kind: _Optional[str] = ..., metadata: _Optional[_Union[ObjectMeta, _Mapping]] = ..., node_topology: _Optional[_Union[LabelSelector, _Mapping]] = ..., storage_class_name: _Optional[str] = ..., capacity: _Optional[str] = ..., maximum_volume_size: _Optional[str] = ...) -> None: ...

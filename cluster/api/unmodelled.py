@@ -2,7 +2,7 @@
 has them, in their JSON names.
 
 A manifest's field that its message lacks is one of two things: a field of the real API that podsched
-drops on purpose (volumes, probes, ``metadata.managedFields``: what ``kubectl get -o yaml`` prints from a
+drops on purpose (probes, ``metadata.finalizers``: what ``kubectl get -o yaml`` prints from a
 real cluster), or a mistake (``nodeSelecter``), which would silently schedule the pod without what the
 user meant. The manifest loader words the two differently, and for the second suggests the nearest
 field the message has. The lists follow k8s.io/api's core/v1, apps/v1, policy/v1 and coordination/v1
@@ -16,14 +16,14 @@ _STATUS = frozenset({"status"})
 NOT_MODELLED: dict[str, frozenset[str]] = {
     "ObjectMeta": frozenset({"selfLink", "finalizers"}),
     "PodSpec": frozenset({
-        "volumes", "ephemeralContainers", "activeDeadlineSeconds", "dnsPolicy", "dnsConfig",
+        "ephemeralContainers", "activeDeadlineSeconds", "dnsPolicy", "dnsConfig",
         "serviceAccount", "automountServiceAccountToken", "hostNetwork", "hostPID", "hostIPC",
         "shareProcessNamespace", "securityContext", "imagePullSecrets", "hostname", "subdomain",
         "hostAliases", "readinessGates", "enableServiceLinks", "setHostnameAsFQDN", "os", "hostUsers",
         "resources",
     }),
     "Container": frozenset({
-        "envFrom", "resizePolicy", "volumeMounts", "volumeDevices", "livenessProbe", "readinessProbe",
+        "envFrom", "resizePolicy", "livenessProbe", "readinessProbe",
         "startupProbe", "lifecycle", "terminationMessagePath", "terminationMessagePolicy",
         "securityContext", "stdin", "stdinOnce", "tty",
     }),

@@ -205,7 +205,7 @@ async def test_apply_real_manifests_warns_and_strict_rejects(
     assert applied.code == 0, applied.stderr
     not_modelled = "a Kubernetes field podsched does not model (ignored)"
     assert f"Warning: spec.containers[0].livenessProbe: {not_modelled}" in applied.stderr.splitlines()
-    assert f"Warning: spec.volumes: {not_modelled}" in applied.stderr.splitlines()
+    assert not any("spec.volumes" in line for line in applied.stderr.splitlines())
     for name in ("web", "cache", "report", "trainer"):
         assert f"pod/{name} created" in applied.stdout.splitlines()
     web = await client.get("Pod", "web", namespace)

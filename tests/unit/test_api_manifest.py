@@ -108,11 +108,9 @@ REAL_POD_UNKNOWN = [
     for path in (
         "metadata.finalizers",
         "spec.securityContext",
-        "spec.volumes",
         "spec.containers[0].env[1].valueFrom",
         "spec.containers[0].livenessProbe",
         "spec.containers[0].readinessProbe",
-        "spec.containers[0].volumeMounts",
         "spec.containers[0].securityContext",
         "spec.containers[1].startupProbe",
     )
@@ -140,6 +138,9 @@ def test_real_pod_loads_with_a_warning_per_unknown_field() -> None:
     assert dict(web.resources.requests) == {"cpu": "250m", "memory": "64Mi"}
     assert dict(web.resources.limits) == {"cpu": "1", "memory": "128Mi"}
     assert list(sidecar.args) == ["sleep", "infinity"]
+    assert pod.spec.volumes[0].name == "config"
+    assert dict(pod.spec.volumes[0].config_map) == {"name": "web-config"}
+    assert (web.volume_mounts[0].mount_path, web.volume_mounts[0].read_only) == ("/etc/web", True)
     assert pod.status.phase == "Pending"
 
 
@@ -151,8 +152,8 @@ def test_strict_turns_each_unknown_field_into_an_error() -> None:
         assert problem.startswith("web.yaml: document 1 (Pod web-7d4b9c6f5-x2k8p): ")
         assert problem.endswith(": a Kubernetes field podsched does not model, so strict validation rejects "
                                 "it")
-    assert ("web.yaml: document 1 (Pod web-7d4b9c6f5-x2k8p): spec.volumes: a Kubernetes field podsched does "
-            "not model, so strict validation rejects it") in raised.value.problems
+    assert ("web.yaml: document 1 (Pod web-7d4b9c6f5-x2k8p): spec.securityContext: a Kubernetes field "
+            "podsched does not model, so strict validation rejects it") in raised.value.problems
 
 
 MULTI = textwrap.dedent("""\
@@ -497,7 +498,7 @@ NOT_MODELLED = "a Kubernetes field podsched does not model (ignored)"
 @pytest.mark.parametrize(("kind", "body", "warning"), [
     # Real fields podsched drops on purpose are named so, wherever they stand.
     ("Pod", "spec: {dnsPolicy: ClusterFirst}", f"spec.dnsPolicy: {NOT_MODELLED}"),
-    ("Pod", "spec: {volumes: []}", f"spec.volumes: {NOT_MODELLED}"),
+    ("Pod", "spec: {ephemeralContainers: []}", f"spec.ephemeralContainers: {NOT_MODELLED}"),
     ("Pod", "spec: {securityContext: {}}", f"spec.securityContext: {NOT_MODELLED}"),
     ("Pod", "metadata: {name: x, selfLink: /api/v1/x}", f"metadata.selfLink: {NOT_MODELLED}"),
     ("Pod", "spec: {containers: [{name: c, livenessProbe: {}}]}",

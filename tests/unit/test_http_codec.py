@@ -58,19 +58,19 @@ def test_strict_refuses_a_field_given_twice() -> None:
 
 
 def test_warn_sends_each_dropped_field_as_a_warning() -> None:
-    obj, warnings = codec.decode(_pod(nodeSelecter={"a": "b"}, volumes=[]), PODS, "Warn")
+    obj, warnings = codec.decode(_pod(nodeSelecter={"a": "b"}, ephemeralContainers=[]), PODS, "Warn")
     assert obj.metadata.name == "web"
     assert warnings == ['unknown field "spec.nodeSelecter"',
-                        "spec.volumes: a Kubernetes field podsched does not model (ignored)"]
+                        "spec.ephemeralContainers: a Kubernetes field podsched does not model (ignored)"]
 
 
 def test_a_real_field_podsched_does_not_model_is_never_refused() -> None:
-    _, warnings = codec.decode(_pod(volumes=[]), PODS, "Strict")
-    assert warnings == ["spec.volumes: a Kubernetes field podsched does not model (ignored)"]
+    _, warnings = codec.decode(_pod(ephemeralContainers=[]), PODS, "Strict")
+    assert warnings == ["spec.ephemeralContainers: a Kubernetes field podsched does not model (ignored)"]
 
 
 def test_ignore_drops_silently() -> None:
-    _, warnings = codec.decode(_pod(nodeSelecter={"a": "b"}, volumes=[]), PODS, "Ignore")
+    _, warnings = codec.decode(_pod(nodeSelecter={"a": "b"}, ephemeralContainers=[]), PODS, "Ignore")
     assert warnings == []
 
 

@@ -169,7 +169,7 @@ def test_unmodelled_fields_are_warnings_with_their_location(tmp_path: Path) -> N
     manifest = POD.format(name="web").replace(
         "    image: busybox\n",
         "    image: busybox\n    livenessProbe: {httpGet: {path: /, port: 80}}\n"
-        "  volumes: [{name: data, emptyDir: {}}]\n",
+        "  dnsPolicy: ClusterFirst\n",
     )
     path = write(tmp_path, NODE.format(name="n1"), manifest)
     scenario = load_scenario([path])
@@ -177,7 +177,7 @@ def test_unmodelled_fields_are_warnings_with_their_location(tmp_path: Path) -> N
     assert sorted(scenario.warnings) == [
         f"{path}: document 2 (Pod web): spec.containers[0].livenessProbe: a Kubernetes field podsched does "
         "not model (ignored)",
-        f"{path}: document 2 (Pod web): spec.volumes: a Kubernetes field podsched does not model (ignored)",
+        f"{path}: document 2 (Pod web): spec.dnsPolicy: a Kubernetes field podsched does not model (ignored)",
     ]
 
 

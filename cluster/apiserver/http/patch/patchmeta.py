@@ -69,6 +69,8 @@ LISTS: Mapping[str, Mapping[str, ListSchema]] = {
         "args": ATOMIC,
         "env": _BY_NAME,
         "ports": _merged_map("containerPort", "protocol"),
+        "volumeMounts": _merged_map("mountPath"),
+        "volumeDevices": _merged_map("devicePath"),
     },
     "PodSpec": {
         "tolerations": ATOMIC,
@@ -77,6 +79,7 @@ LISTS: Mapping[str, Mapping[str, ListSchema]] = {
         "containers": _BY_NAME,
         "initContainers": _BY_NAME,
         "schedulingGates": _BY_NAME,
+        "volumes": _RETAINED_BY_NAME,
     },
     "PodStatus": {"conditions": _BY_TYPE, "resourceClaimStatuses": _RETAINED_BY_NAME},
     "ResourceRequirements": {"claims": ListSchema("map", ("name",))},
@@ -132,6 +135,18 @@ LISTS: Mapping[str, Mapping[str, ListSchema]] = {
         "reservedFor": _merged_map("uid"),
         "devices": ListSchema("map", ("driver", "device", "pool", "shareID")),
     },
+    # core/v1 volumes and storage.k8s.io/v1.
+    "ISCSIVolumeSource": {"portals": ATOMIC},
+    "RBDVolumeSource": {"monitors": ATOMIC},
+    "PersistentVolumeClaimSpec": {"accessModes": ATOMIC},
+    "PersistentVolumeClaimStatus": {"accessModes": ATOMIC, "conditions": _BY_TYPE},
+    "PersistentVolumeSpec": {"accessModes": ATOMIC, "mountOptions": ATOMIC},
+    "TopologySelectorLabelRequirement": {"values": ATOMIC},
+    "TopologySelectorTerm": {"matchLabelExpressions": ATOMIC},
+    "StorageClass": {"mountOptions": ATOMIC, "allowedTopologies": ATOMIC},
+    "CSINodeDriver": {"topologyKeys": ATOMIC},
+    "CSINodeSpec": {"drivers": _BY_NAME},
+    "CSIDriverSpec": {"volumeLifecycleModes": ListSchema("set"), "tokenRequests": ATOMIC},
 }
 
 #: Maps that server-side apply replaces whole (``+mapType=atomic``); every other map merges key by key.
