@@ -148,7 +148,7 @@ class Scheduler:
                 extenders=self.extenders,
                 waiting_pods=waiting_pods, api_dispatcher=self.preemptions, rng=rng,
                 pod_groups=self.pod_groups, namespaces=self.namespaces, workloads=self.workloads,
-                dra_manager=self.dra_manager, storage=self.storage)
+                dra_manager=self.dra_manager, storage=self.storage, clock=self.clock)
 
         try:
             self.profiles: dict[str, Framework] = {

@@ -52,3 +52,9 @@ def set_defaults_pod_topology_spread_args(args: v1args.PodTopologySpreadArgs) ->
         args.defaulting_type = argtypes.SYSTEM_DEFAULTING
 
 
+def set_defaults_volume_binding_args(args: v1args.VolumeBindingArgs) -> None:
+    if args.bind_timeout_seconds is None:
+        args.bind_timeout_seconds = argtypes.DEFAULT_BIND_TIMEOUT_SECONDS
+    if not args.shape:
+        args.shape = [v1args.UtilizationShapePoint(point.utilization, point.score)
+                      for point in argtypes.DEFAULT_VOLUME_BINDING_SHAPE]

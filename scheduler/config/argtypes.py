@@ -118,6 +118,22 @@ class PodTopologySpreadArgs:
     defaulting_type: str = SYSTEM_DEFAULTING
 
 
+#: kube-scheduler's default VolumeBindingArgs.bindTimeoutSeconds.
+DEFAULT_BIND_TIMEOUT_SECONDS = 600
+#: kube-scheduler's default VolumeBinding shape with StorageCapacityScoring: the more of a class's capacity
+#: the pod's volumes leave free on a node, the better.
+DEFAULT_VOLUME_BINDING_SHAPE = (UtilizationShapePoint(0, MAX_CUSTOM_PRIORITY_SCORE),
+                                UtilizationShapePoint(MAX_UTILIZATION, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeBindingArgs:
+    #: How long PreBind waits for the PV controller to complete the pod's bindings (0: it does not wait).
+    bind_timeout_seconds: int = DEFAULT_BIND_TIMEOUT_SECONDS
+    #: Score by the utilization of the storage capacity the pod's volumes come from (StorageCapacityScoring).
+    shape: tuple[UtilizationShapePoint, ...] = DEFAULT_VOLUME_BINDING_SHAPE
+
+
 #: A whole GPU in milli, the unit of the GPU-sharing policies' args.
 GPU_MILLI = 1000
 

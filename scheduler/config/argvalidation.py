@@ -142,6 +142,14 @@ def validate_node_resources_fit_args(args: argtypes.NodeResourcesFitArgs, path: 
     return problems
 
 
+def validate_volume_binding_args(args: argtypes.VolumeBindingArgs, path: str) -> list[str]:
+    problems = []
+    if args.bind_timeout_seconds < 0:
+        problems.append(invalid(f"{path}.bindTimeoutSeconds", args.bind_timeout_seconds,
+                                "invalid BindTimeoutSeconds, should not be a negative value"))
+    return problems + _function_shape(args.shape, f"{path}.shape")
+
+
 def _resource_names(resources: Sequence[argtypes.ResourceSpec], path: str) -> list[str]:
     """podsched's rule: a resource is named (kube-scheduler would score an unnamed one as nothing)."""
     return [required(f"{path}[{index}].name", "a resource name")

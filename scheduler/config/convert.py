@@ -147,6 +147,13 @@ def default_preemption_args(args: v1args.DefaultPreemptionArgs) -> argtypes.Defa
     return argtypes.DefaultPreemptionArgs(percentage, absolute)
 
 
+def volume_binding_args(args: v1args.VolumeBindingArgs) -> argtypes.VolumeBindingArgs:
+    assert args.bind_timeout_seconds is not None and args.shape is not None, "defaulted"
+    shape = tuple(argtypes.UtilizationShapePoint(point.utilization or 0, point.score or 0)
+                  for point in args.shape)
+    return argtypes.VolumeBindingArgs(args.bind_timeout_seconds, shape)
+
+
 def node_affinity_args(
     args: v1args.NodeAffinityArgs, path: str, problems: list[str]
 ) -> argtypes.NodeAffinityArgs:

@@ -143,6 +143,10 @@ IN_TREE_ARGS: Mapping[type, _Steps[Any, Any]] = {
     argtypes.PodTopologySpreadArgs: _Steps(
         v1args.PodTopologySpreadArgs, argdefaults.set_defaults_pod_topology_spread_args,
         convert.pod_topology_spread_args, argvalidation.validate_pod_topology_spread_args),
+    argtypes.VolumeBindingArgs: _Steps(
+        v1args.VolumeBindingArgs, argdefaults.set_defaults_volume_binding_args,
+        lambda wire, path, problems: convert.volume_binding_args(wire),
+        argvalidation.validate_volume_binding_args),
     # podsched's GPU-sharing policies: read as they are (absent fields keep their defaults).
     argtypes.GpuShareArgs: _Steps(
         argtypes.GpuShareArgs, None, lambda wire, path, problems: wire,

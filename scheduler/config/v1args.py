@@ -94,3 +94,9 @@ class TopologySpreadConstraint:
 class PodTopologySpreadArgs:
     default_constraints: list[TopologySpreadConstraint] | None = None
     defaulting_type: str | None = None
+
+
+@dataclass(slots=True)
+class VolumeBindingArgs:
+    bind_timeout_seconds: int | None = None
+    shape: list[UtilizationShapePoint] | None = None

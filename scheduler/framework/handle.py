@@ -3,7 +3,7 @@ simulate`` (which runs the scheduler) and tests.
 
 One handle per profile, as kube-scheduler gives each profile's framework its own: what it shares with the
 other profiles' handles (snapshot, nominator, client, recorder, PDBs, extenders, waiting pods, dispatcher,
-random source, pod groups, namespaces, workloads, DRA manager, storage objects) it is given whole at
+random source, pod groups, namespaces, workloads, DRA manager, storage objects, clock) it is given whole at
 construction; its plugins runner (and the profile's device ranker) is the framework built with it, which
 attaches itself when it is made, since the plugins that framework runs are made with the handle.
 """
@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from cluster.api import objects_pb2
+from scheduler.clock import Clock, SystemClock
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.dra_manager import DRAManager
 from scheduler.framework.interface import (
@@ -65,6 +66,7 @@ class FrameworkHandle:
         workloads: WorkloadLister,
         dra_manager: DRAManager,
         storage: StorageLister,
+        clock: Clock | None = None,
     ) -> None:
         self._snapshot = snapshot
         self._nominator = nominator
@@ -80,6 +82,7 @@ class FrameworkHandle:
         self._workloads = workloads
         self._dra_manager = dra_manager
         self._storage = storage
+        self._clock = clock or SystemClock()
         self._runner: ProfileRunner | None = None
 
     def attach(self, runner: ProfileRunner) -> None:
@@ -141,6 +144,10 @@ class FrameworkHandle:
     @property
     def storage(self) -> StorageLister:
         return self._storage
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
 
     # ------------------------------------------------------------------------ the profile's plugins
 

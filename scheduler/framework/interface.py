@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from cluster.api import objects_pb2
 from cluster.api.selectors import LabelSelector
+from scheduler.clock import Clock
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.dra_manager import DeviceID, DRAManager
 from scheduler.framework.namespaces import NamespaceLabels
@@ -145,6 +146,10 @@ StatusObject = TypeVar("StatusObject", objects_pb2.Pod, objects_pb2.PodGroup, ob
                          objects_pb2.ResourceClaim)
 
 
+#: What plugins update (metadata and spec): VolumeBinding's PersistentVolume claimRef and claim annotation.
+SpecObject = TypeVar("SpecObject", objects_pb2.PersistentVolume, objects_pb2.PersistentVolumeClaim)
+
+
 class APIClient(Protocol):
     """The API calls plugins make (``cluster.client.Client`` has them). The framework names them here
     rather than importing the client: plugins reach the network only through their handle."""
@@ -162,6 +167,11 @@ class APIClient(Protocol):
         ...
 
     async def update_status(self, obj: StatusObject) -> StatusObject: ...
+
+    async def update(self, obj: SpecObject, *, fence: Any = None) -> SpecObject:
+        """Replace the object's metadata and spec; fenced only when given ``fence`` (the client's own
+        fence does not apply to an update)."""
+        ...
 
     async def delete(
         self, kind: str, name: str, namespace: str = "", *, grace_period_seconds: int | None = None
@@ -383,6 +393,11 @@ class Handle(PluginsRunner, Protocol):
     def storage(self) -> StorageLister:
         """The PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities
         (the scheduler's informers), for the volume plugins."""
+        ...
+
+    @property
+    def clock(self) -> Clock:
+        """The scheduler's clock (``podsched simulate``'s virtual one there), for a plugin that waits."""
         ...
 
     def device_ranker(self) -> DeviceRankPlugin | None:

@@ -31,6 +31,7 @@ IN_TREE: Mapping[str, str] = MappingProxyType(
         "DefaultPreemption": "scheduler.plugins.defaultpreemption",
         "GangScheduling": "scheduler.plugins.gangscheduling",
         "DynamicResources": "scheduler.plugins.dynamicresources",
+        "VolumeBinding": "scheduler.plugins.volumebinding",
         "TopologyPlacementGenerator": "scheduler.plugins.topologyplacement",
         "PodGroupPodsCount": "scheduler.plugins.podgrouppodscount",
         # The GPU-sharing policies of the FGD paper: never enabled by default.

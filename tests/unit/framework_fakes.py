@@ -172,11 +172,12 @@ def fake_handle(
     workloads: WorkloadLister | None = None,
     dra_manager: DRAManager | None = None,
     storage: StorageLister | None = None,
+    clock: Clock | None = None,
 ) -> FrameworkHandle:
     """The framework's ``FrameworkHandle`` as the scheduler builds it, with test doubles for what a test
     does not give: no nominations, no API calls, a recording event recorder, no PDBs, no extenders, no
     background calls, a random source seeded with 0, no pod groups, no Namespace objects, no Services nor
-    workload controllers, no DRA objects, no storage objects."""
+    workload controllers, no DRA objects, no storage objects, the system clock."""
     return FrameworkHandle(
         snapshot=snapshot,
         nominator=nominator if nominator is not None else Nominator(),
@@ -192,6 +193,7 @@ def fake_handle(
         workloads=workloads if workloads is not None else WorkloadIndex(),
         dra_manager=dra_manager if dra_manager is not None else DRAManager(),
         storage=storage if storage is not None else StorageObjects(),
+        clock=clock,
     )
 
 

@@ -23,6 +23,7 @@ from scheduler.config.argtypes import (
     ResourceSpec,
     ScoringStrategy,
     UtilizationShapePoint,
+    VolumeBindingArgs,
 )
 
 CPU_MEMORY = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
@@ -80,6 +81,12 @@ def problems(*entries: tuple[str, Any]) -> list[str]:
         ("DefaultPreemption", {"minCandidateNodesPercentage": 50, "minCandidateNodesAbsolute": 500},
          DefaultPreemptionArgs(50, 500)),
         ("NodeAffinity", {}, NodeAffinityArgs(None, None)),
+        ("VolumeBinding", {}, VolumeBindingArgs(
+            600, (UtilizationShapePoint(0, 10), UtilizationShapePoint(100, 0)))),
+        ("VolumeBinding", {"bindTimeoutSeconds": 0, "shape": []}, VolumeBindingArgs(
+            0, (UtilizationShapePoint(0, 10), UtilizationShapePoint(100, 0)))),
+        ("VolumeBinding", {"shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]},
+         VolumeBindingArgs(600, (UtilizationShapePoint(0, 0), UtilizationShapePoint(100, 10)))),
     ],
     ids=[
         "InterPodAffinity-empty", "InterPodAffinity-explicit-0", "InterPodAffinity-null",
@@ -89,6 +96,7 @@ def problems(*entries: tuple[str, Any]) -> list[str]:
         "PodTopologySpread-empty", "PodTopologySpread-empty-defaulting-type",
         "DefaultPreemption-empty", "DefaultPreemption-set",
         "NodeAffinity-empty",
+        "VolumeBinding-empty", "VolumeBinding-zero-timeout-empty-shape", "VolumeBinding-shape",
     ],
 )
 def test_defaults(name: str, given: dict[str, Any], want: Any) -> None:
@@ -99,6 +107,7 @@ def test_enabled_plugins_without_an_entry_get_default_args() -> None:
     profile = parse_config({"apiVersion": API_VERSION, "kind": KIND}).profiles[0]
     assert profile.plugin_args["DefaultPreemption"] == DefaultPreemptionArgs(10, 100)
     assert profile.plugin_args["PodTopologySpread"] == PodTopologySpreadArgs((), "System")
+    assert profile.plugin_args["VolumeBinding"] == VolumeBindingArgs()
 
 
 def test_embedded_api_types_are_read_into_the_api_messages() -> None:
@@ -216,6 +225,15 @@ def ratio(*points: tuple[int, int]) -> dict[str, Any]:
          [f"{A}.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
           '.matchExpressions[0].operator: Unsupported value: "Near": supported values: "In", "NotIn", '
           '"Exists", "DoesNotExist", "Gt", "Lt"']),
+        # ValidateVolumeBindingArgs
+        ("VolumeBinding", {"bindTimeoutSeconds": -10},
+         [f"{A}.bindTimeoutSeconds: Invalid value: -10: invalid BindTimeoutSeconds, should not be a negative "
+          "value"]),
+        ("VolumeBinding", {"shape": [{"utilization": 10, "score": 1}, {"utilization": 5, "score": 2}]},
+         [f"{A}.shape[1].utilization: Invalid value: 5: values must be sorted in increasing order"]),
+        ("VolumeBinding", {"shape": [{"utilization": -1, "score": 1}, {"utilization": 100, "score": 11}]},
+         [f"{A}.shape[0].utilization: Invalid value: -1: not in valid range [0, 100]",
+          f"{A}.shape[1].score: Invalid value: 11: not in valid range [0, 10]"]),
     ],
 )
 def test_validation(name: str, args: dict[str, Any], want: list[str]) -> None:

@@ -20,6 +20,7 @@ DEFAULT_PROFILE = {
     "NodeAffinity",
     "NodePorts",
     "NodeResourcesFit",
+    "VolumeBinding",
     "PodTopologySpread",
     "InterPodAffinity",
     "NodeResourcesBalancedAllocation",
