@@ -27,6 +27,7 @@ from scheduler.framework import (
     EventResource,
     Handle,
     NodeInfo,
+    NodeSet,
     NotFound,
     PodInfo,
     PreFilterResult,
@@ -130,6 +131,10 @@ class VolumeBinding:
         data.has_static_bindings = data.has_static_bindings or bool(volumes.static_bindings)
         data.has_dynamic_provisioning = data.has_dynamic_provisioning or bool(volumes.dynamic_provisions)
         return None
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[Status | None]:
+        """``filter`` of each node: only pods with claims get here, and each node has its own volumes."""
+        return [self.filter(state, pod, node_info) for node_info in nodes]
 
     # -------------------------------------------------------------------------------------- Score
 
