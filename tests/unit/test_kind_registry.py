@@ -136,4 +136,6 @@ def test_chain_orders_each_kinds_plugins(kind_name: str, phase: str, plugins: li
 
 def test_fenced_kinds_are_named_by_name() -> None:
     assert [k.name for k in fenced_kinds(CREATE)] == ["Event", "ResourceClaim"]
-    assert [k.name for k in fenced_kinds(UPDATE)] == ["Event", "Lease"]
+    assert [k.name for k in fenced_kinds(UPDATE)] == [
+        "Event", "Lease", "PersistentVolume", "PersistentVolumeClaim",
+    ]
