@@ -80,6 +80,7 @@ from scheduler.framework import (
 )
 from scheduler.framework.claim_users import ClaimEventAudience, ClaimUsers
 from scheduler.framework.pod_groups import composite_key, group_key
+from scheduler.framework.storage import StorageObjects
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +155,7 @@ class EventHandlers:
         workloads: WorkloadIndex | None = None,
         dra_manager: DRAManager | None = None,
         claim_audience: ClaimEventAudience | None = None,
+        storage: StorageObjects | None = None,
     ) -> None:
         """``scheduler_names``: the profiles' schedulerNames (the pods this scheduler schedules).
         ``on_pod_bound``: told of every pod the cache newly sees bound, after the cache has it.
@@ -162,6 +164,8 @@ class EventHandlers:
         ``namespaces``: the namespaces' labels, kept here before the queue hears of a change.
         ``workloads``: the Services' and workload controllers' selectors.
         ``dra_manager``: the ResourceClaims, ResourceSlices and DeviceClasses, kept here before the
+        queue hears of a change.
+        ``storage``: the PersistentVolumes, claims, StorageClasses and CSI objects, kept here before the
         queue hears of a change.
         ``claim_audience``: which pending pods a ResourceClaim event is offered to (default: the index
         of pending pods by the claims they name)."""
@@ -172,6 +176,7 @@ class EventHandlers:
         self._workloads = workloads if workloads is not None else WorkloadIndex()
         self._dra = dra_manager if dra_manager is not None else DRAManager()
         self._claim_audience = claim_audience if claim_audience is not None else ClaimUsers()
+        self._storage = storage if storage is not None else StorageObjects()
         self._scheduler_names = frozenset(scheduler_names)
         self._on_pod_bound = on_pod_bound
 
@@ -251,6 +256,26 @@ class EventHandlers:
         classes = self._dra.device_classes
         return self._feeding(EventResource.DEVICE_CLASS, classes.set, lambda old, new: classes.set(new),
                              classes.remove)
+
+    def storage_handlers(self, informer: str) -> Handlers:
+        """For the informer of ``STORAGE_INFORMER_KINDS`` named ``informer``."""
+        feeds: dict[str, tuple[EventResource, Callable[[Any], None], Callable[[Any], None]]] = {
+            "persistentvolumes": (EventResource.PERSISTENT_VOLUME, self._storage.set_persistent_volume,
+                                  self._storage.remove_persistent_volume),
+            "persistentvolumeclaims": (EventResource.PERSISTENT_VOLUME_CLAIM,
+                                       self._storage.set_persistent_volume_claim,
+                                       self._storage.remove_persistent_volume_claim),
+            "storageclasses": (EventResource.STORAGE_CLASS, self._storage.set_storage_class,
+                               self._storage.remove_storage_class),
+            "csinodes": (EventResource.CSI_NODE, self._storage.set_csi_node, self._storage.remove_csi_node),
+            "csidrivers": (EventResource.CSI_DRIVER, self._storage.set_csi_driver,
+                           self._storage.remove_csi_driver),
+            "csistoragecapacities": (EventResource.CSI_STORAGE_CAPACITY,
+                                     self._storage.set_csi_storage_capacity,
+                                     self._storage.remove_csi_storage_capacity),
+        }
+        resource, added, removed = feeds[informer]
+        return self._feeding(resource, added, lambda old, new: added(new), removed)
 
     def _feeding(
         self,

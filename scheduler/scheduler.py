@@ -71,6 +71,7 @@ from scheduler.framework import (
 from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, FrameworkError, build_framework
+from scheduler.framework.storage import STORAGE_INFORMER_KINDS, StorageObjects
 from scheduler.leaderelection import LeaderElector, LeaseLost
 from scheduler.metrics import BatchAttemptsCollector, SchedulerMetrics
 from scheduler.preemptions import Preemptions
@@ -138,6 +139,7 @@ class Scheduler:
         self.namespaces = NamespaceIndex()
         self.workloads = WorkloadIndex()
         self.dra_manager = DRAManager()
+        self.storage = StorageObjects()
 
         def new_handle() -> FrameworkHandle:
             return FrameworkHandle(
@@ -146,7 +148,7 @@ class Scheduler:
                 extenders=self.extenders,
                 waiting_pods=waiting_pods, api_dispatcher=self.preemptions, rng=rng,
                 pod_groups=self.pod_groups, namespaces=self.namespaces, workloads=self.workloads,
-                dra_manager=self.dra_manager)
+                dra_manager=self.dra_manager, storage=self.storage)
 
         try:
             self.profiles: dict[str, Framework] = {
@@ -185,10 +187,11 @@ class Scheduler:
             "resourceclaims": Informer(client, kinds.RESOURCE_CLAIM),
             "resourceslices": Informer(client, kinds.RESOURCE_SLICE),
             "deviceclasses": Informer(client, kinds.DEVICE_CLASS),
+            **{name: Informer(client, kind) for name, kind in STORAGE_INFORMER_KINDS.items()},
         }
         handlers = EventHandlers(self.cache, self.queue, self.profiles.keys(), pod_groups=self.pod_groups,
                                  namespaces=self.namespaces, workloads=self.workloads,
-                                 dra_manager=self.dra_manager)
+                                 dra_manager=self.dra_manager, storage=self.storage)
         self.informers["pods"].add_handler(**handlers.pod_handlers())
         self.informers["nodes"].add_handler(**handlers.node_handlers())
         self.informers["priorityclasses"].add_handler(**handlers.priority_class_handlers())
@@ -202,6 +205,8 @@ class Scheduler:
         self.informers["resourceclaims"].add_handler(**handlers.resource_claim_handlers())
         self.informers["resourceslices"].add_handler(**handlers.resource_slice_handlers())
         self.informers["deviceclasses"].add_handler(**handlers.device_class_handlers())
+        for name in STORAGE_INFORMER_KINDS:
+            self.informers[name].add_handler(**handlers.storage_handlers(name))
         pods = self.informers["pods"]
 
         # The binder hands failed bindings to the loop's failure handler; the loop hands pods to the

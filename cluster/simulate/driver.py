@@ -41,6 +41,7 @@ from cluster.client import Client
 from cluster.controllers import DisruptionController
 from cluster.simulate.controlplane import ControlPlane
 from cluster.simulate.outcome import PodTracker
+from scheduler.framework.storage import STORAGE_INFORMER_KINDS
 from scheduler.queue.scheduling_queue import BACKOFF_FLUSH_PERIOD_S, LEFTOVER_FLUSH_PERIOD_S
 from scheduler.scheduler import Scheduler
 
@@ -62,6 +63,7 @@ INFORMER_KINDS: dict[str, kinds.Kind[Any]] = {
     "resourceclaims": kinds.RESOURCE_CLAIM,
     "resourceslices": kinds.RESOURCE_SLICE,
     "deviceclasses": kinds.DEVICE_CLASS,
+    **STORAGE_INFORMER_KINDS,
 }
 #: Passes of the event loop a settle makes before it sleeps in real time. The control plane is all in this
 #: process and on this loop (an in-memory store, an in-process channel), so a settle is waiting for

@@ -62,6 +62,7 @@ from scheduler.framework.interface import (
     SharedLister,
     Signature,
     SignPlugin,
+    StorageLister,
     WorkloadLister,
     placements_by_label,
 )
@@ -176,6 +177,7 @@ __all__ = [
     "SignPlugin",
     "Signature",
     "Status",
+    "StorageLister",
     "WaitingPod",
     "WaitingPods",
     "WeightedAffinityTerm",

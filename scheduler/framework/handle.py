@@ -3,9 +3,9 @@ simulate`` (which runs the scheduler) and tests.
 
 One handle per profile, as kube-scheduler gives each profile's framework its own: what it shares with the
 other profiles' handles (snapshot, nominator, client, recorder, PDBs, extenders, waiting pods, dispatcher,
-random source, pod groups, namespaces, workloads, DRA manager) it is given whole at construction; its
-plugins runner (and the profile's device ranker) is the framework built with it, which attaches itself
-when it is made, since the plugins that framework runs are made with the handle.
+random source, pod groups, namespaces, workloads, DRA manager, storage objects) it is given whole at
+construction; its plugins runner (and the profile's device ranker) is the framework built with it, which
+attaches itself when it is made, since the plugins that framework runs are made with the handle.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from scheduler.framework.interface import (
     PodGroupLister,
     PodNominator,
     SharedLister,
+    StorageLister,
     WorkloadLister,
 )
 from scheduler.framework.status import Status
@@ -63,6 +64,7 @@ class FrameworkHandle:
         namespaces: NamespaceLister,
         workloads: WorkloadLister,
         dra_manager: DRAManager,
+        storage: StorageLister,
     ) -> None:
         self._snapshot = snapshot
         self._nominator = nominator
@@ -77,6 +79,7 @@ class FrameworkHandle:
         self._namespaces = namespaces
         self._workloads = workloads
         self._dra_manager = dra_manager
+        self._storage = storage
         self._runner: ProfileRunner | None = None
 
     def attach(self, runner: ProfileRunner) -> None:
@@ -134,6 +137,10 @@ class FrameworkHandle:
     @property
     def dra_manager(self) -> DRAManager:
         return self._dra_manager
+
+    @property
+    def storage(self) -> StorageLister:
+        return self._storage
 
     # ------------------------------------------------------------------------ the profile's plugins
 

@@ -198,6 +198,29 @@ class WorkloadLister(Protocol):
         ...
 
 
+class StorageLister(Protocol):
+    """The storage objects the scheduler knows (``scheduler.framework.storage.StorageObjects``, fed by its
+    informers): the informers' objects, never to be changed."""
+
+    def persistent_volume(self, name: str) -> objects_pb2.PersistentVolume | None: ...
+
+    def persistent_volumes(self) -> Iterable[objects_pb2.PersistentVolume]: ...
+
+    def persistent_volume_claim(
+        self, namespace: str, name: str
+    ) -> objects_pb2.PersistentVolumeClaim | None: ...
+
+    def storage_class(self, name: str) -> objects_pb2.StorageClass | None: ...
+
+    def storage_classes(self) -> Iterable[objects_pb2.StorageClass]: ...
+
+    def csi_node(self, name: str) -> objects_pb2.CSINode | None: ...
+
+    def csi_driver(self, name: str) -> objects_pb2.CSIDriver | None: ...
+
+    def csi_storage_capacities(self) -> Iterable[objects_pb2.CSIStorageCapacity]: ...
+
+
 class PodGroupLister(Protocol):
     """The pod groups the scheduler knows (``scheduler.framework.pod_groups.PodGroupIndex``): each
     group's key is "namespace/name"; a pod's is ``pod_groups.group_key_of(pod)``."""
@@ -356,6 +379,12 @@ class Handle(PluginsRunner, Protocol):
         devices claims hold and the allocations in flight (kube-scheduler's SharedDRAManager)."""
         ...
 
+    @property
+    def storage(self) -> StorageLister:
+        """The PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities
+        (the scheduler's informers), for the volume plugins."""
+        ...
+
     def device_ranker(self) -> DeviceRankPlugin | None:
         """The profile's enabled Score plugin that ranks devices (``DeviceRankPlugin``) with the highest
         weight, the first in the profile's Score order on a tie; None when no Score plugin ranks them."""
@@ -377,6 +406,12 @@ class EventResource(enum.Enum):
     RESOURCE_CLAIM = "ResourceClaim"
     RESOURCE_SLICE = "ResourceSlice"
     DEVICE_CLASS = "DeviceClass"
+    PERSISTENT_VOLUME = "PersistentVolume"
+    PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+    STORAGE_CLASS = "StorageClass"
+    CSI_NODE = "CSINode"
+    CSI_DRIVER = "CSIDriver"
+    CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
     WILDCARD = "*"
 
 

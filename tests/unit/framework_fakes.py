@@ -25,6 +25,7 @@ from scheduler.framework import (
     QueuedPodInfo,
     SharedLister,
     Status,
+    StorageLister,
     WaitingPods,
     WorkloadIndex,
     WorkloadLister,
@@ -34,6 +35,7 @@ from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.nodedata import NodeSet, NodeTable, Rows
 from scheduler.framework.registry import PluginRef, PluginSet, PointPlugins, Registry
 from scheduler.framework.runtime import Framework, build_framework
+from scheduler.framework.storage import StorageObjects
 from tests import builders
 
 
@@ -169,11 +171,12 @@ def fake_handle(
     namespaces: NamespaceLister | None = None,
     workloads: WorkloadLister | None = None,
     dra_manager: DRAManager | None = None,
+    storage: StorageLister | None = None,
 ) -> FrameworkHandle:
     """The framework's ``FrameworkHandle`` as the scheduler builds it, with test doubles for what a test
     does not give: no nominations, no API calls, a recording event recorder, no PDBs, no extenders, no
     background calls, a random source seeded with 0, no pod groups, no Namespace objects, no Services nor
-    workload controllers, no DRA objects."""
+    workload controllers, no DRA objects, no storage objects."""
     return FrameworkHandle(
         snapshot=snapshot,
         nominator=nominator if nominator is not None else Nominator(),
@@ -188,6 +191,7 @@ def fake_handle(
         namespaces=namespaces if namespaces is not None else NamespaceIndex(),
         workloads=workloads if workloads is not None else WorkloadIndex(),
         dra_manager=dra_manager if dra_manager is not None else DRAManager(),
+        storage=storage if storage is not None else StorageObjects(),
     )
 
 
