@@ -5,6 +5,7 @@ in pkg/apis/core/validation)."""
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
@@ -121,7 +122,8 @@ def _validate_pv_source(spec: objects_pb2.PersistentVolumeSpec, source: str, pat
         problems += _no_backsteps(spec.host_path.path, f"{path}.path")
         if spec.host_path.HasField("type") and spec.host_path.type not in HOST_PATH_TYPES:
             problems.append(not_supported(f"{path}.type", spec.host_path.type, HOST_PATH_TYPES))
-        if spec.persistent_volume_reclaim_policy == "Recycle" and spec.host_path.path == "/":
+        root = posixpath.normpath(spec.host_path.path) == "/"
+        if spec.persistent_volume_reclaim_policy == "Recycle" and root:
             problems.append(forbidden("spec.persistentVolumeReclaimPolicy",
                                       "may not be 'recycle' for a hostPath mount of '/'"))
     elif source == "local":
