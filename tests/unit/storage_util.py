@@ -1,5 +1,6 @@
-"""Storage objects for the volume plugins' unit tables (upstream's makePV, makePVC, makeStorageClass ...
-of volumebinding's test_utils.go), and ``StorageObjects`` holding them."""
+"""Storage objects for the volume plugins' unit tables, in the terms of upstream's makePV, makePVC,
+makeStorageClass ... (volumebinding's test_utils.go) over ``tests.builders``, and ``StorageObjects``
+holding them."""
 
 from __future__ import annotations
 
@@ -26,14 +27,9 @@ StorageObject = (objects_pb2.PersistentVolume | objects_pb2.PersistentVolumeClai
 def storage_class(name: str, mode: str | None = WAIT, provisioner: str = NO_PROVISIONER,
                   allowed_topologies: Sequence[Mapping[str, Sequence[str]]] = ()) -> objects_pb2.StorageClass:
     """``allowed_topologies``: one term per mapping of label key to values."""
-    result = objects_pb2.StorageClass(metadata=objects_pb2.ObjectMeta(name=name), provisioner=provisioner)
-    if mode is not None:
-        result.volume_binding_mode = mode
-    for term in allowed_topologies:
-        result.allowed_topologies.append(objects_pb2.TopologySelectorTerm(match_label_expressions=[
-            objects_pb2.TopologySelectorLabelRequirement(key=key, values=list(values))
-            for key, values in term.items()]))
-    return result
+    terms = [{"matchLabelExpressions": [{"key": key, "values": list(values)} for key, values in term.items()]}
+             for term in allowed_topologies]
+    return builders.storage_class(name, provisioner, binding_mode=mode, allowed_topologies=terms)
 
 
 def claim(name: str, class_name: str | None = None, *, request: str = "", volume_name: str = "",
@@ -42,13 +38,16 @@ def claim(name: str, class_name: str | None = None, *, request: str = "", volume
           annotations: Mapping[str, str] | None = None, owner_uid: str = "",
           deleting: bool = False, selector: Mapping[str, str] | None = None,
           ) -> objects_pb2.PersistentVolumeClaim:
-    """``bound``: the PV controller completed the binding to ``volume_name``; ``owner_uid``: a pod that
-    controls it (a generic ephemeral volume's claim)."""
-    result = objects_pb2.PersistentVolumeClaim()
+    """``request`` "": no storage request; ``bound``: the PV controller completed the binding to
+    ``volume_name``; ``owner_uid``: a pod that controls it (a generic ephemeral volume's claim)."""
+    result = builders.persistent_volume_claim(
+        name, NAMESPACE, storage=request or "0", access_modes=access_modes, storage_class=class_name,
+        volume_name=volume_name, phase=phase or ("Bound" if bound else "Pending"), annotations=annotations,
+        spec={"selector": {"matchLabels": dict(selector)}} if selector is not None else None)
+    if not request:
+        del result.spec.resources.requests["storage"]
     meta = result.metadata
-    meta.name, meta.namespace, meta.uid = name, NAMESPACE, uid or f"uid-{name}"
-    meta.resource_version = resource_version
-    meta.annotations.update(annotations or {})
+    meta.uid, meta.resource_version = uid or f"uid-{name}", resource_version
     if bound:
         meta.annotations["pv.kubernetes.io/bind-completed"] = "yes"
     if selected_node is not None:
@@ -58,15 +57,6 @@ def claim(name: str, class_name: str | None = None, *, request: str = "", volume
             api_version="v1", kind="Pod", name="owner", uid=owner_uid, controller=True))
     if deleting:
         meta.deletion_timestamp.seconds = 1
-    if class_name is not None:
-        result.spec.storage_class_name = class_name
-    result.spec.access_modes.extend(access_modes)
-    if request:
-        result.spec.resources.requests["storage"] = request
-    if selector is not None:
-        result.spec.selector.match_labels.update(selector)
-    result.spec.volume_name = volume_name
-    result.status.phase = phase or ("Bound" if bound else "Pending")
     return result
 
 
@@ -79,54 +69,44 @@ def volume(name: str, class_name: str = "", *, capacity: str = "1Gi",
            ) -> objects_pb2.PersistentVolume:
     """``node_labels``: a required node affinity of one term, each key In its values; ``claim_ref``: the
     claim it is (pre-)bound to (without its uid when ``claim_ref_uid`` is False, as a user pre-binds)."""
-    result = objects_pb2.PersistentVolume()
-    meta = result.metadata
-    meta.name, meta.resource_version = name, resource_version
-    meta.labels.update(labels or {})
-    meta.annotations.update(annotations or {})
-    result.spec.capacity["storage"] = capacity
-    result.spec.access_modes.extend(access_modes)
-    result.spec.storage_class_name = class_name
-    if volume_mode is not None:
-        result.spec.volume_mode = volume_mode
+    spec: dict[str, Any] = {}
     if node_labels is not None:
-        term = result.spec.node_affinity.required.node_selector_terms.add()
-        for key, values in node_labels.items():
-            term.match_expressions.add(key=key, operator="In", values=list(values))
+        expressions = [{"key": key, "operator": "In", "values": list(values)}
+                       for key, values in node_labels.items()]
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": expressions}]}}
     if claim_ref is not None:
-        result.spec.claim_ref.CopyFrom(objects_pb2.ObjectReference(
-            kind="PersistentVolumeClaim", namespace=claim_ref.metadata.namespace,
-            name=claim_ref.metadata.name, uid=claim_ref.metadata.uid if claim_ref_uid else ""))
-    result.status.phase = phase
+        ref = claim_ref.metadata
+        spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": ref.namespace, "name": ref.name,
+                            "uid": ref.uid if claim_ref_uid else ""}
+    if volume_mode is not None:
+        spec["volumeMode"] = volume_mode
+    result = builders.persistent_volume(name, capacity=capacity, access_modes=access_modes,
+                                        storage_class=class_name, spec=spec, phase=phase)
+    result.metadata.resource_version = resource_version
+    result.metadata.labels.update(labels or {})
+    result.metadata.annotations.update(annotations or {})
     return result
 
 
 def csi_driver(name: str, storage_capacity: bool | None = True) -> objects_pb2.CSIDriver:
-    result = objects_pb2.CSIDriver(metadata=objects_pb2.ObjectMeta(name=name))
-    if storage_capacity is not None:
-        result.spec.storage_capacity = storage_capacity
-    return result
+    spec = {} if storage_capacity is None else {"storageCapacity": storage_capacity}
+    return builders.csi_driver(name, spec)
 
 
 def capacity(name: str, class_name: str, node_labels: Mapping[str, str] | None, *, total: str | None = None,
-             maximum: str | None = None, resource_version: str = "1") -> objects_pb2.CSIStorageCapacity:
+             maximum: str | None = None) -> objects_pb2.CSIStorageCapacity:
     """``node_labels``: its nodeTopology's matchLabels (None: no topology, no node reaches it)."""
-    result = objects_pb2.CSIStorageCapacity(
-        metadata=objects_pb2.ObjectMeta(name=name, namespace="kube-system",
-                                        resource_version=resource_version),
-        storage_class_name=class_name)
-    if node_labels is not None:
-        result.node_topology.CopyFrom(objects_pb2.LabelSelector(match_labels=dict(node_labels)))
-    if total is not None:
-        result.capacity = total
-    if maximum is not None:
-        result.maximum_volume_size = maximum
+    result = builders.csi_storage_capacity(
+        name, class_name, namespace="kube-system", capacity=total, maximum_volume_size=maximum,
+        node_topology=None if node_labels is None else {"matchLabels": dict(node_labels)})
+    result.metadata.resource_version = "1"
     return result
 
 
 def csi_node(name: str, annotations: Mapping[str, str] | None = None) -> objects_pb2.CSINode:
-    meta = objects_pb2.ObjectMeta(name=name, annotations=dict(annotations or {}))
-    return objects_pb2.CSINode(metadata=meta)
+    result = builders.csi_node(name)
+    result.metadata.annotations.update(annotations or {})
+    return result
 
 
 def pod(name: str = "pod-a", claims: Iterable[str] = (), *, ephemeral: Iterable[str] = (), uid: str = "",
