@@ -230,6 +230,10 @@ class StorageLister(Protocol):
 
     def csi_storage_capacities(self) -> Iterable[objects_pb2.CSIStorageCapacity]: ...
 
+    async def changed(self) -> None:
+        """Return at the next change the informers deliver."""
+        ...
+
 
 class PodGroupLister(Protocol):
     """The pod groups the scheduler knows (``scheduler.framework.pod_groups.PodGroupIndex``): each
