@@ -83,6 +83,19 @@ def _edit(obj: Any, change: Callable[[Any], Any]) -> Any:
         pytest.param(builders.persistent_volume("foo", capacity="0", spec={"hostPath": {"path": "/foo"}}),
                      ['spec.capacity[storage]: Invalid value: "0": must be greater than zero'],
                      id="bad-volume-zero-capacity"),
+        pytest.param(builders.persistent_volume("foo", capacity="-1Gi", spec={"hostPath": {"path": "/foo"}}),
+                     ["spec.capacity[storage]: Invalid value: -1073741824: must be a valid resource quantity",
+                      'spec.capacity[storage]: Invalid value: "-1Gi": must be greater than zero'],
+                     id="bad-volume-negative-capacity"),
+        pytest.param(_pv(volumeAttributesClassName="gold"),
+                     ["spec.csi: Required value: has to be specified when using volumeAttributesClassName"],
+                     id="volume-attributes-class-without-csi"),
+        pytest.param(_pv(csi={"driver": "test-driver", "volumeHandle": "h"}, hostPath=None,
+                         volumeAttributesClassName=""),
+                     ["spec.volumeAttributesClassName: Required value: an empty string is disallowed"],
+                     id="empty-volume-attributes-class"),
+        pytest.param(_pv(flexVolume={"driver": "kubernetes.io/blue"}), [],
+                     id="flex-volume-counted-not-refused"),
         pytest.param(_edit(_pv(), lambda pv: pv.spec.ClearField("access_modes")),
                      ["spec.accessModes: Required value"], id="missing-accessmodes"),
         pytest.param(_pv(gcePersistentDisk={"pdName": "foo", "fsType": "ext4"}),
@@ -132,8 +145,9 @@ def _edit(obj: Any, change: Callable[[Any], Any]) -> Any:
         pytest.param(_pv(csi={"driver": "test-driver"}, hostPath=None),
                      ["spec.csi.volumeHandle: Required value"], id="csi-volume-without-handle"),
         pytest.param(_pv(gcePersistentDisk={"pdName": "", "partition": 256}, hostPath=None),
-                     ["spec.gcePersistentDisk.pdName: Required value",
-                      "spec.gcePersistentDisk.partition: Invalid value: 256: must be between 1 and 255, "
+                     # Upstream gives a gcePersistentDisk's errors under "persistentDisk".
+                     ["spec.persistentDisk.pdName: Required value",
+                      "spec.persistentDisk.partition: Invalid value: 256: must be between 1 and 255, "
                       "inclusive"], id="gce-disk-without-name-bad-partition"),
     ],
 )
@@ -223,7 +237,7 @@ def _request(pvc: objects_pb2.PersistentVolumeClaim, storage: str) -> None:
         pytest.param(_edit(_pvc(), lambda pvc: pvc.spec.resources.ClearField("requests")),
                      ["spec.resources[storage]: Required value"], id="no-resource-requests"),
         pytest.param(_edit(_pvc(), lambda pvc: pvc.spec.resources.requests.__setitem__("storage", "-10G")),
-                     ['spec.resources[storage]: Invalid value: "-10G": must be greater than or equal to 0'],
+                     ['spec.resources[storage]: Invalid value: "-10G": must be greater than zero'],
                      id="negative-storage-request"),
         pytest.param(_pvc(storageClassName="-invalid-"),
                      [f'spec.storageClassName: Invalid value: "-invalid-": {DNS_SUBDOMAIN}'],
@@ -239,8 +253,20 @@ def _request(pvc: objects_pb2.PersistentVolumeClaim, storage: str) -> None:
         pytest.param(_pvc(dataSource={"kind": "PersistentVolumeClaim", "name": "src"}), [],
                      id="data-source-claim"),
         pytest.param(_pvc(dataSource={"kind": "Pod", "name": "src"}),
-                     ['spec.dataSource: Unsupported value: "Pod": supported values: "PersistentVolumeClaim", '
-                      '"VolumeSnapshot.snapshot.storage.k8s.io"'], id="data-source-core-kind"),
+                     ['spec.dataSource: Invalid value: "Pod": must be \'PersistentVolumeClaim\' when '
+                      'referencing '
+                      "the default apiGroup"], id="data-source-core-kind"),
+        pytest.param(_pvc(dataSource={"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot",
+                                      "name": "snap"}), [], id="data-source-snapshot"),
+        pytest.param(_pvc(dataSourceRef={"apiGroup": "Bad_Group", "kind": "Thing", "name": "x"}),
+                     ['spec.dataSourceRef.apiGroup: Invalid value: "Bad_Group": ' + DNS_SUBDOMAIN],
+                     id="data-source-ref-bad-group"),
+        pytest.param(_pvc(dataSource={"kind": "PersistentVolumeClaim", "name": "a"},
+                          dataSourceRef={"kind": "PersistentVolumeClaim", "name": "a", "namespace": "other"}),
+                     ['spec: Invalid value: "spec.dataSource": may not be specified when '
+                      'dataSourceRef.namespace '
+                      "is specified"], id="data-source-with-cross-namespace-ref"),
+        pytest.param(_pvc(volumeAttributesClassName=""), [], id="empty-volume-attributes-class"),
         pytest.param(_pvc(dataSource={"kind": "PersistentVolumeClaim"}),
                      ["spec.dataSource.name: Required value"], id="data-source-without-name"),
         pytest.param(_pvc(dataSource={"kind": "PersistentVolumeClaim", "name": "a"},
@@ -262,6 +288,14 @@ def _bound(
     pvc.spec.volume_name = "volume"
     pvc.status.phase = "Bound"
     pvc.status.capacity["storage"] = capacity
+    return pvc
+
+
+BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
+
+
+def _beta(pvc: objects_pb2.PersistentVolumeClaim, name: str) -> objects_pb2.PersistentVolumeClaim:
+    pvc.metadata.annotations[BETA_CLASS] = name
     return pvc
 
 
@@ -295,6 +329,24 @@ SPEC_IMMUTABLE = ("spec: Forbidden: spec is immutable after creation except reso
                      [SPEC_IMMUTABLE], id="invalid-update-change-storage-class"),
         pytest.param(_pvc(), lambda pvc: setattr(pvc.spec, "storage_class_name", "foo"), [],
                      id="valid-update-class-from-nil"),
+        pytest.param(_pvc(), lambda pvc: setattr(pvc.spec, "storage_class_name", ""), [],
+                     id="valid-update-class-from-nil-to-empty"),
+        pytest.param(_beta(_pvc(), "fast"), lambda pvc: setattr(pvc.spec, "storage_class_name", "fast"), [],
+                     id="valid-upgrade-class-from-annotation"),
+        pytest.param(_beta(_pvc(), "fast"), lambda pvc: setattr(pvc.spec, "storage_class_name", "slow"),
+                     [SPEC_IMMUTABLE], id="invalid-upgrade-class-from-annotation"),
+        pytest.param(_beta(_pvc(), "fast"),
+                     lambda pvc: pvc.metadata.annotations.__setitem__(BETA_CLASS, "slow"),
+                     [f'metadata.annotations.{BETA_CLASS}: Invalid value: "slow": field is immutable'],
+                     id="invalid-change-class-annotation"),
+        pytest.param(_pvc(volumeAttributesClassName="gold"),
+                     lambda pvc: setattr(pvc.spec, "volume_attributes_class_name", "silver"), [],
+                     id="valid-change-volume-attributes-class"),
+        pytest.param(_pvc(volumeAttributesClassName="gold"),
+                     lambda pvc: pvc.spec.ClearField("volume_attributes_class_name"),
+                     ["spec.volumeAttributesClassName: Forbidden: update from non-nil value to nil is "
+                      "forbidden"],
+                     id="invalid-unset-volume-attributes-class"),
         pytest.param(_pvc(storageClassName=""), lambda pvc: setattr(pvc.spec, "storage_class_name", "foo"),
                      [SPEC_IMMUTABLE], id="invalid-update-class-from-empty"),
         pytest.param(_pvc(), lambda pvc: setattr(pvc.spec, "volume_mode", "Block"),
@@ -317,9 +369,8 @@ def test_claim_status_update_keeps_the_access_modes_and_checks_quantities() -> N
     bound = _edit(old, lambda pvc: pvc.status.capacity.__setitem__("storage", "10G"))
     assert validate_status_update(old, bound) == []
     broken = _edit(old, lambda pvc: pvc.status.capacity.__setitem__("storage", "-1"))
-    assert validate_object(broken) == [
-        'status.capacity[storage]: Invalid value: "-1": must be greater than or equal to 0'
-    ]
+    assert validate_object(broken) == ["status.capacity[storage]: Invalid value: -1: must be a valid "
+                                       "resource quantity"]
 
 
 # ---------------------------------------------------------------------------------------- StorageClass
