@@ -191,8 +191,9 @@ def test_describe_a_volume_shows_its_source_and_node_affinity() -> None:
         "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
             {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}]}]}}})
     text = _describe(pv)
-    assert "Node Affinity:   Term 0: kubernetes.io/hostname In [n1]\n" in text
-    assert "  Type:  LocalVolumeSource\n  Path:  /mnt/disk\n" in text
+    assert "Node Affinity:\n  Required Terms:\n    Term 0:  kubernetes.io/hostname in [n1]\n" in text
+    assert ("  Type:  LocalVolume (a persistent volume backed by local storage on a node)\n"
+            "  Path:  /mnt/disk\n") in text
 
 
 def test_describe_a_default_class() -> None:
