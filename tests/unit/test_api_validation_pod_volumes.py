@@ -132,6 +132,31 @@ def _pod(volumes: list[dict[str, Any]], **container: Any) -> objects_pb2.Pod:
                      ['spec.containers[0].volumeMounts[0].subPathExpr: Invalid value: "$(B)": subPathExpr '
                       'and '
                       "subPath are mutually exclusive"], id="subpath-and-expr"),
+        pytest.param(_pod([CLAIM], volumeMounts=[{"name": "data", "mountPath": "/x",
+                                                  "subPath": "/abs/../b"}]),
+                     ['spec.containers[0].volumeMounts.subPath: Invalid value: "/abs/../b": must be a '
+                      'relative path',
+                      "spec.containers[0].volumeMounts.subPath: Invalid value: \"/abs/../b\": must not "
+                      "contain '..'"],
+                     id="subpath-absolute-with-backsteps"),
+        pytest.param(_pod([CLAIM], volumeMounts=[{"name": "data", "mountPath": "/x",
+                                                  "mountPropagation": "Up"}]),
+                     ['spec.containers[0].volumeMounts.mountPropagation: Unsupported value: "Up": supported '
+                      'values: "Bidirectional", "HostToContainer", "None"'],
+                     id="bad-mount-propagation"),
+        pytest.param(_pod([CLAIM], volumeMounts=[{"name": "data", "mountPath": "/x",
+                                                  "recursiveReadOnly": "Enabled",
+                                                  "mountPropagation": "HostToContainer"}]),
+                     ["spec.containers[0].volumeMounts.recursiveReadOnly: Forbidden: may only be specified "
+                      "when "
+                      "readOnly is true",
+                      "spec.containers[0].volumeMounts.recursiveReadOnly: Forbidden: may only be specified "
+                      "when "
+                      "mountPropagation is None or not specified"],
+                     id="recursive-read-only-needs-read-only"),
+        pytest.param(_pod([CLAIM], volumeMounts=[{"name": "data", "mountPath": "/x", "readOnly": True,
+                                                  "recursiveReadOnly": "IfPossible"}]), [],
+                     id="recursive-read-only-if-possible"),
         # TestValidateVolumeDevices
         pytest.param(_pod([CLAIM, EPHEMERAL], volumeDevices=[
             {"name": "data", "devicePath": "/dev/a"}, {"name": "scratch", "devicePath": "/dev/b"}]), [],

@@ -114,6 +114,16 @@ def _edit(obj: Any, change: Callable[[Any], Any]) -> Any:
         pytest.param(_pv(hostPath={"path": "/foo/.."}),
                      ["spec.hostPath.path: Invalid value: \"/foo/..\": must not contain '..'"],
                      id="bad-hostpath-volume-backsteps"),
+        pytest.param(_pv(hostPath={"path": "", "type": "Nope"}), ["spec.hostPath.path: Required value"],
+                     id="host-path-without-path"),
+        pytest.param(_pv(hostPath=None, azureDisk={"diskName": "d", "diskURI": "https://x", "kind": "Managed",
+                                                   "cachingMode": "Sometimes"}),
+                     ['spec.azureDisk.cachingMode: Unsupported value: "Sometimes": supported values: "None", '
+                      '"ReadOnly", "ReadWrite"',
+                      'spec.azureDisk.diskURI: Unsupported value: "https://x": supported values: '
+                      '"/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/'
+                      '{disk-id}"'],
+                     id="azure-managed-disk-with-blob-uri"),
         pytest.param(_pv(hostPath={"path": "/foo", "type": "Nope"}),
                      ['spec.hostPath.type: Unsupported value: "Nope": supported values: "", "BlockDevice", '
                       '"CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"'],

@@ -37,6 +37,9 @@ HOST_PATH_TYPES = ("", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCre
                    "Socket")
 AZURE_CACHING_MODES = ("None", "ReadOnly", "ReadWrite")
 AZURE_DISK_KINDS = ("Dedicated", "Managed", "Shared")
+AZURE_MANAGED_URI = ("/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/"
+                     "{disk-id}")
+AZURE_BLOB_URI = "https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd"
 PARTITION_RANGE = "must be between 1 and 255, inclusive"
 POSITIVE = "must be greater than zero"
 CLAIM_SPEC_IMMUTABLE = ("spec is immutable after creation except resources.requests and "
@@ -130,13 +133,13 @@ def _validate_pv_source(spec: objects_pb2.PersistentVolumeSpec, source: str, pat
     problems: list[str] = []
     if source == "host_path":
         if not spec.host_path.path:
-            problems.append(required(f"{path}.path"))
+            return [required(f"{path}.path")]
         problems += _no_backsteps(spec.host_path.path, f"{path}.path")
         if spec.host_path.HasField("type") and spec.host_path.type not in HOST_PATH_TYPES:
             problems.append(not_supported(f"{path}.type", spec.host_path.type, HOST_PATH_TYPES))
     elif source == "local":
         if not spec.local.path:
-            problems.append(required(f"{path}.path"))
+            return [required(f"{path}.path")]
         problems += _no_backsteps(spec.local.path, f"{path}.path")
     elif source == "gce_persistent_disk":
         if not spec.gce_persistent_disk.pd_name:
@@ -156,15 +159,22 @@ def _validate_pv_source(spec: objects_pb2.PersistentVolumeSpec, source: str, pat
 
 
 def validate_azure_disk(disk: objects_pb2.AzureDiskVolumeSource, path: str) -> list[str]:
+    """validateAzureDisk: a disk name and URI, upstream's caching modes and kinds, a managed disk's URI
+    under /subscriptions/ and a blob disk's an https:// one."""
     problems = []
-    if disk.HasField("caching_mode") and disk.caching_mode not in AZURE_CACHING_MODES:
-        problems.append(not_supported(f"{path}.cachingMode", disk.caching_mode, AZURE_CACHING_MODES))
-    if disk.HasField("kind") and disk.kind not in AZURE_DISK_KINDS:
-        problems.append(not_supported(f"{path}.kind", disk.kind, AZURE_DISK_KINDS))
     if not disk.disk_name:
         problems.append(required(f"{path}.diskName"))
     if not disk.disk_uri:
         problems.append(required(f"{path}.diskURI"))
+    if disk.HasField("caching_mode") and disk.caching_mode not in AZURE_CACHING_MODES:
+        problems.append(not_supported(f"{path}.cachingMode", disk.caching_mode, AZURE_CACHING_MODES))
+    if disk.HasField("kind"):
+        if disk.kind not in AZURE_DISK_KINDS:
+            problems.append(not_supported(f"{path}.kind", disk.kind, AZURE_DISK_KINDS))
+        if disk.kind == "Managed" and not disk.disk_uri.startswith("/subscriptions/"):
+            problems.append(not_supported(f"{path}.diskURI", disk.disk_uri, (AZURE_MANAGED_URI,)))
+        if disk.kind != "Managed" and not disk.disk_uri.startswith("https://"):
+            problems.append(not_supported(f"{path}.diskURI", disk.disk_uri, (AZURE_BLOB_URI,)))
     return problems
 
 

@@ -10,7 +10,15 @@ from collections.abc import Sequence
 
 from cluster.api import objects_pb2
 from cluster.api.names import is_dns1123_label, is_dns1123_subdomain
-from cluster.api.validation.field import check, duplicate, forbidden, invalid, not_found, required
+from cluster.api.validation.field import (
+    check,
+    duplicate,
+    forbidden,
+    invalid,
+    not_found,
+    not_supported,
+    required,
+)
 from cluster.api.validation.meta import validate_template_meta
 from cluster.api.validation.persistentvolumes import (
     validate_azure_disk,
@@ -39,6 +47,8 @@ VOLUME_SOURCES = (
     ("scale_io", "scaleIO", "scaleIO"), ("csi", "csi", "csi"), ("ephemeral", "ephemeral", "ephemeral"),
     ("image", "image", "image"),
 )
+MOUNT_PROPAGATIONS = ("Bidirectional", "HostToContainer", "None")
+RECURSIVE_READ_ONLY_MODES = ("Disabled", "Enabled", "IfPossible")
 #: The sources a volume device (a raw block volume) may come from.
 _CLAIM_SOURCES = ("persistent_volume_claim", "ephemeral")
 # Upstream's iscsiInitiator*Regex: an iqn is searched for (not anchored at its start), the others matched.
@@ -159,6 +169,31 @@ def validate_volumes(
     return valid, problems
 
 
+def _descending_path(target: str, path: str) -> list[str]:
+    """validateLocalDescendingPath: relative, and no '..' element."""
+    problems = [invalid(path, target, "must be a relative path")] if target.startswith("/") else []
+    if ".." in target.replace("\\", "/").split("/"):
+        problems.append(invalid(path, target, "must not contain '..'"))
+    return problems
+
+
+def _recursive_read_only(mount: objects_pb2.VolumeMount, path: str) -> list[str]:
+    """validateMountRecursiveReadOnly: Enabled and IfPossible only on a read-only mount that propagates
+    nothing."""
+    if not mount.HasField("recursive_read_only"):
+        return []
+    mode = mount.recursive_read_only
+    if mode == "Disabled":
+        return []
+    if mode not in RECURSIVE_READ_ONLY_MODES:
+        return [not_supported(path, mode, RECURSIVE_READ_ONLY_MODES)]
+    problems = [] if mount.read_only else [forbidden(path, "may only be specified when readOnly is true")]
+    if mount.HasField("mount_propagation") and mount.mount_propagation != "None":
+        problems.append(forbidden(path,
+                                  "may only be specified when mountPropagation is None or not specified"))
+    return problems
+
+
 def validate_volume_mounts(
     container: objects_pb2.Container, volumes: dict[str, objects_pb2.Volume], path: str
 ) -> list[str]:
@@ -184,9 +219,18 @@ def validate_volume_mounts(
         if mount.mount_path in device_paths:
             problems.append(invalid(f"{where}.mountPath", mount.mount_path,
                                     "must not already exist as a path in volumeDevices"))
-        if mount.sub_path_expr and mount.sub_path:
-            problems.append(invalid(f"{where}.subPathExpr", mount.sub_path_expr,
-                                    "subPathExpr and subPath are mutually exclusive"))
+        # Upstream names these fields without the mount's index.
+        if mount.sub_path:
+            problems += _descending_path(mount.sub_path, f"{path}.volumeMounts.subPath")
+        if mount.sub_path_expr:
+            if mount.sub_path:
+                problems.append(invalid(f"{where}.subPathExpr", mount.sub_path_expr,
+                                        "subPathExpr and subPath are mutually exclusive"))
+            problems += _descending_path(mount.sub_path_expr, f"{path}.volumeMounts.subPathExpr")
+        if mount.HasField("mount_propagation") and mount.mount_propagation not in MOUNT_PROPAGATIONS:
+            problems.append(not_supported(f"{path}.volumeMounts.mountPropagation", mount.mount_propagation,
+                                          MOUNT_PROPAGATIONS))
+        problems += _recursive_read_only(mount, f"{path}.volumeMounts.recursiveReadOnly")
     mount_names = {mount.name for mount in container.volume_mounts}
     names: set[str] = set()
     paths: set[str] = set()
