@@ -131,3 +131,17 @@ def test_field_selectors_are_the_metadata_ones_as_upstreams() -> None:
         assert supported_fields(kind) == {"metadata.name", "metadata.namespace"}
     with pytest.raises(errors.BadRequest, match=r"field label not supported: spec\.volumeName"):
         FieldSelector.parse("spec.volumeName=pv1", PERSISTENT_VOLUME_CLAIM)
+
+
+async def test_a_volumes_phase_change_records_its_time(verbs: Verbs) -> None:
+    created = await verbs.create(builders.persistent_volume("pv1", spec=LOCAL))
+    available = objects_pb2.PersistentVolume()
+    available.CopyFrom(created)
+    available.status.phase = "Available"
+    available.status.last_phase_transition_time.Clear()
+    changed = await verbs.update_status(available)
+    assert changed.status.phase == "Available"
+    assert timeutil.is_set(changed.status.last_phase_transition_time)
+    changed.status.message = "still available"
+    kept = await verbs.update_status(changed)
+    assert kept.status.last_phase_transition_time == changed.status.last_phase_transition_time
