@@ -173,11 +173,17 @@ def test_describe_a_claim_names_the_pods_that_use_it() -> None:
     volumes = [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
     user = builders.pod("db", spec={"containers": [{"name": "c"}], "volumes": volumes})
     other = builders.pod("web")
+    template = {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    ephemeral = builders.pod("cache", spec={"containers": [{"name": "c"}], "volumes": [
+        {"name": "data", "ephemeral": {"volumeClaimTemplate": template}}]})
     elsewhere = builders.pod("db", "other", spec={"containers": [{"name": "c"}], "volumes": volumes})
     claim = builders.persistent_volume_claim("data", storage_class="fast", volume_name="pv1", phase="Bound")
     claim.status.capacity["storage"] = "1Gi"
     claim.status.access_modes.append("ReadWriteOnce")
     text = _describe(claim, _Pods(user, other, elsewhere))
+    assert "cache-data" not in text
+    made = builders.persistent_volume_claim("cache-data")
+    assert "Used By:       cache\n" in _describe(made, _Pods(user, ephemeral))
     assert "StorageClass:  fast\n" in text
     assert "Status:        Bound\n" in text
     assert "Capacity:      1Gi\n" in text
