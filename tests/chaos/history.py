@@ -19,6 +19,8 @@ The rules are checked from the store's own history, not from what any component 
   device is held by two ResourceClaim allocations (nor twice by one), unless its ResourceSlice lets it be
   allocated many times, where no two allocations share a shareID; an allocation with admin access holds
   nothing, and a device no slice publishes is a problem too.
+* ``check_volumes_bound_once``: replaying every revision, no PersistentVolume is the volume of two bound
+  claims, and no bound claim's volume names another claim in its claimRef.
 * ``check_claims_on_their_pods_nodes``: in the final state, every claim of every bound pod (its
   ``resourceClaimName``, else the name its status records) exists, is allocated and reserved for the pod,
   and holds only devices its node's slices publish.
@@ -54,7 +56,17 @@ from cluster.api.fencing import (
     FENCING_TOKEN_ANNOTATION,
     WRITTEN_UNDER_FENCE_ANNOTATION,
 )
-from cluster.api.kinds import EVENT, LEASE, NODE, POD, POD_GROUP, RESOURCE_CLAIM, RESOURCE_SLICE
+from cluster.api.kinds import (
+    EVENT,
+    LEASE,
+    NODE,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    POD_GROUP,
+    RESOURCE_CLAIM,
+    RESOURCE_SLICE,
+)
 from cluster.api.quantity import int_value, milli_value
 from store.base import EventType
 
@@ -67,6 +79,8 @@ FENCING_TOKEN = FENCING_TOKEN_ANNOTATION
 #: The scheduler's lease by default (kube-system/kube-scheduler).
 SCHEDULER_LEASE_KEY = LEASE.key("kube-system", "kube-scheduler")
 
+#: The annotation the PV controller puts on a claim once it bound it (written out, as the other rules are).
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 #: Pod phases after which a pod holds nothing on its node.
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 PODS = "pods"
@@ -526,6 +540,60 @@ def check_devices_allocated_once(events: Sequence[Recorded]) -> list[str]:
                     problems.append(f"revision {revision}: device {name}, which allows multiple allocations, "
                                     f"has shareID {twice[0]!r} in {shares.count(twice[0])} allocations: "
                                     f"{', '.join(sorted(c for c, s in claims if s == twice[0]))}")
+    return problems
+
+
+# ----------------------------------------------------------------------------------------- volumes
+
+
+def check_volumes_bound_once(events: Sequence[Recorded]) -> list[str]:
+    """Replay the history: after every revision, no PersistentVolume is the bound volume of two claims (a
+    claim is bound to the volume its spec.volumeName names once it carries the bind-completed
+    annotation), and no bound claim's volume names another claim (by uid) in its claimRef. A claim's
+    deletion lets its volume go."""
+    problems = []
+    #: claim key -> (uid, the volume it is bound to) of every bound claim now.
+    bound: dict[str, tuple[str, str]] = {}
+    #: volume name -> the uid its claimRef names ("" for none) of every volume stored now.
+    claim_ref_uid: dict[str, str] = {}
+    for revision, written in revisions(events):
+        touched: dict[str, None] = {}
+        for event in written:
+            if event.key.startswith(PERSISTENT_VOLUME.key_prefix()):
+                volume = event.obj
+                assert isinstance(volume, objects_pb2.PersistentVolume)
+                if event.type is EventType.DELETE:
+                    claim_ref_uid.pop(volume.metadata.name, None)
+                else:
+                    claim_ref_uid[volume.metadata.name] = volume.spec.claim_ref.uid
+                touched[volume.metadata.name] = None
+                continue
+            if not event.key.startswith(PERSISTENT_VOLUME_CLAIM.key_prefix()):
+                continue
+            if (before := bound.pop(event.key, None)) is not None:
+                touched[before[1]] = None
+            claim = event.obj
+            assert isinstance(claim, objects_pb2.PersistentVolumeClaim)
+            if (event.type is EventType.PUT and claim.spec.volume_name
+                    and BIND_COMPLETED in claim.metadata.annotations):
+                bound[event.key] = (claim.metadata.uid, claim.spec.volume_name)
+                touched[claim.spec.volume_name] = None
+        if not touched:
+            continue
+        claims_of: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for key, (uid, volume_name) in bound.items():
+            if volume_name in touched:
+                claims_of[volume_name].append((key, uid))
+        for volume_name, claims in sorted(claims_of.items()):
+            if len(claims) > 1:
+                problems.append(f"revision {revision}: PersistentVolume {volume_name} is bound to "
+                                f"{len(claims)} claims: {', '.join(sorted(key for key, _ in claims))}")
+                continue
+            [(key, uid)] = claims
+            owner = claim_ref_uid.get(volume_name, "")
+            if owner and owner != uid:
+                problems.append(f"revision {revision}: claim {key} is bound to PersistentVolume "
+                                f"{volume_name}, whose claimRef names the claim with uid {owner}")
     return problems
 
 
