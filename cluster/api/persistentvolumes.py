@@ -1,7 +1,7 @@
 """What a PersistentVolumeClaim's binding means, shared by whatever binds claims to volumes (the PV
 controller, and the scheduler's volume binding): the annotations of the binding protocol and the
 matching of a claim to a volume (k8s.io/component-helpers/storage/volume and the PV controller's
-index.go).
+index.go); the classes are read as cluster.api.volumes reads them.
 
 A volume matches a claim when it is not bound to another claim, is at least as large as the claim's
 storage request, has the claim's volumeMode (absent means Filesystem on either side), is not being
@@ -20,13 +20,12 @@ from fractions import Fraction
 from cluster.api import objects_pb2
 from cluster.api.quantity import parse_quantity
 from cluster.api.selectors import LabelSelector
+from cluster.api.volumes import claim_class, volume_class
 
 #: On a claim: the binding has passed its initial setup (the PV controller sets it once it bound the claim).
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 #: On a volume or a claim: the controller, not the user, installed the binding.
 ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
-#: On a claim: the node the scheduler chose for the pod that uses it, asking for a volume there.
-ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
 #: On a claim: the provisioner asked to make its volume (and the deprecated beta spelling, set alike).
 ANN_STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
 ANN_BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
@@ -56,15 +55,6 @@ RECLAIM_RECYCLE = "Recycle"
 
 #: Matches a volume against what the caller knows of its own (the scheduler: a node and access modes).
 VolumeFits = Callable[[objects_pb2.PersistentVolume], bool]
-
-
-def claim_class(claim: objects_pb2.PersistentVolumeClaim) -> str:
-    """The claim's storage class name ("" when it has none)."""
-    return claim.spec.storage_class_name
-
-
-def volume_class(volume: objects_pb2.PersistentVolume) -> str:
-    return volume.spec.storage_class_name
 
 
 def requested_storage(claim: objects_pb2.PersistentVolumeClaim) -> Fraction:

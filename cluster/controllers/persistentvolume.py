@@ -47,7 +47,6 @@ from cluster.api.persistentvolumes import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
     ANN_DYNAMICALLY_PROVISIONED,
-    ANN_SELECTED_NODE,
     ANN_STORAGE_PROVISIONER,
     CLAIM_BOUND,
     CLAIM_LOST,
@@ -63,14 +62,13 @@ from cluster.api.persistentvolumes import (
     VOLUME_RELEASED,
     WAIT_FOR_FIRST_CONSUMER,
     access_modes_satisfied,
-    claim_class,
     find_best_match_for_claim,
     is_volume_bound_to_claim,
     requested_storage,
     volume_capacity,
-    volume_class,
     volume_mode_mismatches,
 )
+from cluster.api.volumes import SELECTED_NODE_ANNOTATION, claim_class, volume_class
 from cluster.client import Client, Informer
 from cluster.controllers.controller import InformerController
 from cluster.controllers.events import NORMAL, WARNING, record_event, reference_to
@@ -235,7 +233,7 @@ class PersistentVolumeController(InformerController):
         if volume is not None:
             await self._bind(volume, claim)
             return
-        if delay and ANN_SELECTED_NODE not in claim.metadata.annotations:
+        if delay and SELECTED_NODE_ANNOTATION not in claim.metadata.annotations:
             await self._report(claim, NORMAL, "WaitForFirstConsumer", WAIT_FOR_FIRST_CONSUMER_MESSAGE)
         elif claim_class(claim):
             await self._provision(claim)

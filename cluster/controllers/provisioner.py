@@ -42,17 +42,16 @@ from cluster.api.kinds import (
 from cluster.api.persistentvolumes import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_DYNAMICALLY_PROVISIONED,
-    ANN_SELECTED_NODE,
     ANN_STORAGE_PROVISIONER,
     NOT_SUPPORTED_PROVISIONER,
     RECLAIM_DELETE,
     STORAGE,
     WAIT_FOR_FIRST_CONSUMER,
-    claim_class,
     requested_storage,
 )
 from cluster.api.quantity import parse_quantity
 from cluster.api.selectors import LabelSelector
+from cluster.api.volumes import SELECTED_NODE_ANNOTATION, claim_class
 from cluster.client import Client, Informer
 from cluster.controllers.controller import InformerController
 from cluster.controllers.events import NORMAL, WARNING, record_event, reference_to
@@ -182,7 +181,7 @@ class VolumeProvisioner(InformerController):
         storage_class = self._classes.get(claim_class(claim)) if claim_class(claim) else None
         if storage_class is None or storage_class.provisioner != _requested_provisioner(claim):
             return  # the PV controller hands it over again once the class is seen
-        selected = claim.metadata.annotations.get(ANN_SELECTED_NODE, "")
+        selected = claim.metadata.annotations.get(SELECTED_NODE_ANNOTATION, "")
         if storage_class.volume_binding_mode == WAIT_FOR_FIRST_CONSUMER and not selected:
             return  # the scheduler has not placed its pod yet
         try:
@@ -276,10 +275,10 @@ class VolumeProvisioner(InformerController):
         message = f'failed to provision volume with StorageClass "{storage_class.metadata.name}": {why}'
         log.info("claim %s/%s: %s", claim.metadata.namespace, claim.metadata.name, message)
         await self._report(claim, WARNING, PROVISIONING_FAILED, message, storage_class.provisioner)
-        if ANN_SELECTED_NODE in claim.metadata.annotations:
+        if SELECTED_NODE_ANNOTATION in claim.metadata.annotations:
             updated = Claim()
             updated.CopyFrom(claim)
-            del updated.metadata.annotations[ANN_SELECTED_NODE]
+            del updated.metadata.annotations[SELECTED_NODE_ANNOTATION]
             try:
                 await self._client.update(updated)
             except errors.NotFound:
