@@ -26,9 +26,10 @@ The rules are checked from the store's own history, not from what any component 
   and holds only devices its node's slices publish.
 * ``check_fenced_binds``: every bind carries the API server's ``bound-under-fence`` annotation, and the
   lease, as it stood at the bind's revision, was held by that holder in the tenure that token names.
-* ``check_fenced_events``: every event write carries the API server's ``written-under-fence``
-  annotation, and the lease, as it stood at the write's revision, was held in the tenure it names: no
-  event of a term landed after the next term began.
+* ``check_fenced_events``: every event write of a scheduler carries the API server's
+  ``written-under-fence`` annotation, and the lease, as it stood at the write's revision, was held in the
+  tenure it names: no event of a term landed after the next term began. (The controllers' events are no
+  leader's, and unfenced.)
 * ``check_no_writes_after``: a deposed holder wrote nothing (no bind, no event, no lease write) after a
   revision.
 
@@ -76,6 +77,8 @@ BOUND_UNDER_FENCE = BOUND_UNDER_FENCE_ANNOTATION
 WRITTEN_UNDER_FENCE = WRITTEN_UNDER_FENCE_ANNOTATION
 #: The annotation the API server keeps on a lease renewed within one tenure: the tenure's token.
 FENCING_TOKEN = FENCING_TOKEN_ANNOTATION
+#: The component the chaos run's schedulers report their events as (their one profile's name).
+SCHEDULER_COMPONENT = "default-scheduler"
 #: The scheduler's lease by default (kube-system/kube-scheduler).
 SCHEDULER_LEASE_KEY = LEASE.key("kube-system", "kube-scheduler")
 
@@ -668,13 +671,16 @@ class EventWrite:
 
 
 def event_writes(events: Iterable[Recorded]) -> list[EventWrite]:
-    """Every write of an Event (its deletions aside), in order."""
+    """Every write of an Event a scheduler reported (its deletions aside), in order. The controllers'
+    events (a claim waiting for its first consumer, a volume provisioned) are no leader's: unfenced."""
     found = []
     for event in events:
         if not event.key.startswith(EVENT.key_prefix()) or event.type is EventType.DELETE:
             continue
         written = event.obj
         assert isinstance(written, objects_pb2.Event)
+        if written.reporting_component != SCHEDULER_COMPONENT:
+            continue
         found.append(EventWrite(event.revision, event.key, written.reason,
                                 written.metadata.annotations.get(WRITTEN_UNDER_FENCE, "")))
     return found
@@ -720,7 +726,7 @@ def check_fenced_binds(events: Sequence[Recorded], lease_key: str = SCHEDULER_LE
 def check_fenced_events(events: Sequence[Recorded], lease_key: str = SCHEDULER_LEASE_KEY) -> list[str]:
     """Every event write carries ``written-under-fence: <holder>@<token>``, and at its revision the lease
     was held by <holder> in the tenure that began at revision <token>: no term's event landed after the
-    next term began (every event in a chaos run is a scheduler's)."""
+    next term began (of the events the schedulers reported)."""
     writes = ((w.revision, f"event {w.key} ({w.reason}) written at revision {w.revision}", w.fence)
               for w in event_writes(events))
     return _check_fenced_writes(writes, WRITTEN_UNDER_FENCE, lease_records(events, lease_key))

@@ -71,8 +71,9 @@ class History:
         return self.put(POD.key("default", name), make_pod(name, node, uid=uid, cpu=cpu, memory=memory,
                                                           phase=phase, fence=fence))
 
-    def event(self, name: str, fence: str = "", *, reason: str = "FailedScheduling") -> int:
-        event = objects_pb2.Event(reason=reason)
+    def event(self, name: str, fence: str = "", *, reason: str = "FailedScheduling",
+              component: str = history.SCHEDULER_COMPONENT) -> int:
+        event = objects_pb2.Event(reason=reason, reporting_component=component)
         event.metadata.name = name
         event.metadata.namespace = "default"
         if fence:
@@ -611,6 +612,15 @@ def test_fenced_events_report_an_unfenced_event() -> None:
         "event /registry/events/default/web.1 (Scheduled) written at revision 3 carries no "
         "podsched.io/written-under-fence annotation"
     ]
+
+
+def test_fenced_events_judge_the_schedulers_events_only() -> None:
+    """A controller's event (a claim waiting for its first consumer) is no leader's: never fenced."""
+    h = History()
+    h.lease("s1")
+    h.event("data.1", reason="WaitForFirstConsumer", component="persistentvolume-controller")
+    assert history.check_fenced_events(h.events) == []
+    assert history.event_writes(h.events) == []
 
 
 def test_no_writes_after_reports_an_event_of_the_deposed_holder() -> None:
