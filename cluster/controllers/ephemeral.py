@@ -157,7 +157,8 @@ class EphemeralVolumeController(InformerController):
             if existing is not None:
                 problem = not_for_pod(pod, existing)
                 if problem is not None:
-                    raise errors.Conflict(problem)
+                    # Logged as a warning and tried again (after a backoff, or once that claim goes).
+                    raise errors.AlreadyExists(problem)
                 continue
             try:
                 await self._client.create(claim_for(pod, volume))

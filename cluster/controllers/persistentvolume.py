@@ -262,7 +262,7 @@ class PersistentVolumeController(InformerController):
         await self._report(claim, WARNING, "FailedBinding",
                            f'volume "{volume.metadata.name}" already bound to a different claim.')
         if ANN_BOUND_BY_CONTROLLER in claim.metadata.annotations:
-            raise errors.Conflict(
+            raise errors.Invalid(
                 f'invalid binding of claim "{self._claims.key(claim)}" to volume "{volume.metadata.name}": '
                 f'volume already claimed by "{_claim_ref_key(volume)[0]}"')
         await self._update_claim_status(claim, CLAIM_PENDING, None)

@@ -157,7 +157,7 @@ async def test_wrong_owner(cluster: Cluster) -> None:
     await cluster.client.create(ephemeral_pod())
     foreign = await cluster.client.create(claim())
     await cluster.start()
-    with pytest.raises(errors.Conflict) as raised:
+    with pytest.raises(errors.AlreadyExists) as raised:
         await cluster.controller._sync(POD_KEY_PREFIX + f"{NS}/{POD_NAME}")
     assert raised.value.message == (f"PVC {NS}/{CLAIM_NAME} was not created for pod {NS}/{POD_NAME} "
                                     "(pod is not owner)")

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from cluster.api import objects_pb2
+from cluster.api import errors, objects_pb2
 from cluster.api.kinds import EVENT, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS
 from cluster.api.persistentvolumes import (
     ANN_BETA_STORAGE_PROVISIONER,
@@ -383,6 +383,20 @@ async def test_sync(cluster: Cluster, case: Case) -> None:
         if wanted.phase == "Bound" and wanted.volume in volumes:
             assert list(claim.status.access_modes) == list(volumes[wanted.volume].spec.access_modes)
     assert await cluster.events() == sorted(case.events)
+
+
+async def test_a_claim_bound_by_the_controller_to_a_claimed_volume_is_an_error(cluster: Cluster) -> None:
+    """2-7: claim bound by the controller (without bind-completed) to a volume that names another claim:
+    never so without someone removing the annotation; an error, reported."""
+    case = Case("2-7", [new_volume("volume2-7", "1Gi", "claim2-7-other", uid="uid2-7-other", phase="Bound")],
+                [new_claim("claim2-7", "1Gi", "volume2-7", annotations=[BOUND_BY])], "claim2-7", {}, {})
+    await cluster.write(case)
+    await cluster.start()
+    with pytest.raises(errors.Invalid) as raised:
+        await cluster.controller._sync(sync_key(case))
+    assert raised.value.message == ('invalid binding of claim "default/claim2-7" to volume "volume2-7": '
+                                    'volume already claimed by "default/claim2-7-other"')
+    assert await cluster.events() == ["Warning FailedBinding"]
 
 
 # ------------------------------------------------------------------------------------------ provisioning
