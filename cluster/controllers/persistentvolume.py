@@ -89,13 +89,13 @@ WAIT_FOR_FIRST_CONSUMER_MESSAGE = "waiting for first consumer to be created befo
 NO_CLASS_MESSAGE = "no persistent volumes available for this claim and no storage class is set"
 
 
-def _claim_ref_key(volume: objects_pb2.PersistentVolume) -> list[str]:
+def _claim_ref_key(volume: Volume) -> list[str]:
     if not volume.spec.HasField("claim_ref"):
         return []
     return [f"{volume.spec.claim_ref.namespace}/{volume.spec.claim_ref.name}"]
 
 
-def _unbound_class(claim: objects_pb2.PersistentVolumeClaim) -> list[str]:
+def _unbound_class(claim: Claim) -> list[str]:
     return [] if ANN_BIND_COMPLETED in claim.metadata.annotations else [claim_class(claim)]
 
 
@@ -105,8 +105,8 @@ def external_provisioning_message(provisioner: str) -> str:
             "provisioner is running and correctly registered.")
 
 
-def volume_satisfies_claim(volume: objects_pb2.PersistentVolume,
-                           claim: objects_pb2.PersistentVolumeClaim) -> str | None:
+def volume_satisfies_claim(volume: Volume,
+                           claim: Claim) -> str | None:
     """Why the volume a claim names cannot be bound to it (checkVolumeSatisfyClaim), or None."""
     if volume.metadata.HasField("deletion_timestamp"):
         return f'the volume is marked for deletion "{volume.metadata.name}"'
@@ -163,13 +163,13 @@ class PersistentVolumeController(InformerController):
 
     # ----------------------------------------------------------------------------------------- events
 
-    def _volume_added(self, volume: objects_pb2.PersistentVolume) -> None:
+    def _volume_added(self, volume: Volume) -> None:
         self._volume_changed(volume)
 
-    def _volume_updated(self, old: objects_pb2.PersistentVolume, new: objects_pb2.PersistentVolume) -> None:
+    def _volume_updated(self, old: Volume, new: Volume) -> None:
         self._volume_changed(new)
 
-    def _volume_changed(self, volume: objects_pb2.PersistentVolume) -> None:
+    def _volume_changed(self, volume: Volume) -> None:
         self._queue.add(VOLUME_KEY_PREFIX + volume.metadata.name)
         if volume.spec.HasField("claim_ref"):
             self._queue.add(CLAIM_KEY_PREFIX + _claim_ref_key(volume)[0])
@@ -177,18 +177,18 @@ class PersistentVolumeController(InformerController):
             # Without a resync, the claims waiting for a volume of its class hear of it here.
             self._queue_unbound_claims(volume_class(volume))
 
-    def _volume_deleted(self, volume: objects_pb2.PersistentVolume) -> None:
+    def _volume_deleted(self, volume: Volume) -> None:
         for key in _claim_ref_key(volume):
             self._queue.add(CLAIM_KEY_PREFIX + key)
 
-    def _claim_added(self, claim: objects_pb2.PersistentVolumeClaim) -> None:
+    def _claim_added(self, claim: Claim) -> None:
         self._queue.add(CLAIM_KEY_PREFIX + self._claims.key(claim))
 
-    def _claim_updated(self, old: objects_pb2.PersistentVolumeClaim,
-                       new: objects_pb2.PersistentVolumeClaim) -> None:
+    def _claim_updated(self, old: Claim,
+                       new: Claim) -> None:
         self._queue.add(CLAIM_KEY_PREFIX + self._claims.key(new))
 
-    def _claim_deleted(self, claim: objects_pb2.PersistentVolumeClaim) -> None:
+    def _claim_deleted(self, claim: Claim) -> None:
         key = self._claims.key(claim)
         self._reported.pop(key, None)
         # Its volume is released: the one it names and any whose claimRef names it.
@@ -210,20 +210,20 @@ class PersistentVolumeController(InformerController):
 
     # ----------------------------------------------------------------------------------------- claims
 
-    async def _sync_claim(self, claim: objects_pb2.PersistentVolumeClaim) -> None:
+    async def _sync_claim(self, claim: Claim) -> None:
         if ANN_BIND_COMPLETED not in claim.metadata.annotations:
             await self._sync_unbound_claim(claim)
         else:
             await self._sync_bound_claim(claim)
 
-    def _delays_binding(self, claim: objects_pb2.PersistentVolumeClaim) -> bool:
+    def _delays_binding(self, claim: Claim) -> bool:
         """Whether the claim's class binds WaitForFirstConsumer (IsDelayBindingMode): a class not seen
         binds at once."""
         name = claim_class(claim)
         storage_class = self._classes.get(name) if name else None
         return storage_class is not None and storage_class.volume_binding_mode == WAIT_FOR_FIRST_CONSUMER
 
-    async def _sync_unbound_claim(self, claim: objects_pb2.PersistentVolumeClaim) -> None:
+    async def _sync_unbound_claim(self, claim: Claim) -> None:
         if claim.spec.volume_name:
             await self._sync_claim_naming_volume(claim)
             return
@@ -242,7 +242,7 @@ class PersistentVolumeController(InformerController):
             await self._report(claim, NORMAL, "FailedBinding", NO_CLASS_MESSAGE)
         await self._update_claim_status(claim, CLAIM_PENDING, None)
 
-    async def _sync_claim_naming_volume(self, claim: objects_pb2.PersistentVolumeClaim) -> None:
+    async def _sync_claim_naming_volume(self, claim: Claim) -> None:
         volume = self._volumes.get(claim.spec.volume_name)
         if volume is None:
             await self._update_claim_status(claim, CLAIM_PENDING, None)  # it may come: waits
@@ -267,7 +267,7 @@ class PersistentVolumeController(InformerController):
                 f'volume already claimed by "{_claim_ref_key(volume)[0]}"')
         await self._update_claim_status(claim, CLAIM_PENDING, None)
 
-    async def _sync_bound_claim(self, claim: objects_pb2.PersistentVolumeClaim) -> None:
+    async def _sync_bound_claim(self, claim: Claim) -> None:
         if not claim.spec.volume_name:
             await self._lose(claim, "ClaimLost", "Bound claim has lost reference to PersistentVolume. "
                                                  "Data on the volume is lost!")
@@ -282,13 +282,13 @@ class PersistentVolumeController(InformerController):
             await self._lose(claim, "ClaimMisbound",
                              "Two claims are bound to the same volume, this one is bound incorrectly")
 
-    async def _lose(self, claim: objects_pb2.PersistentVolumeClaim, reason: str, message: str) -> None:
+    async def _lose(self, claim: Claim, reason: str, message: str) -> None:
         if claim.status.phase == CLAIM_LOST:
             return
         await self._update_claim_status(claim, CLAIM_LOST, None)
         await self._report(claim, WARNING, reason, message)
 
-    async def _provision(self, claim: objects_pb2.PersistentVolumeClaim) -> None:
+    async def _provision(self, claim: Claim) -> None:
         """Hand the claim to its class's provisioner (provisionClaim for an external provisioner)."""
         storage_class = self._classes.get(claim_class(claim))
         if storage_class is None:
@@ -303,7 +303,7 @@ class PersistentVolumeController(InformerController):
         annotations = claim.metadata.annotations
         if (annotations.get(ANN_STORAGE_PROVISIONER) != provisioner
                 or annotations.get(ANN_BETA_STORAGE_PROVISIONER) != provisioner):
-            updated = objects_pb2.PersistentVolumeClaim()
+            updated = Claim()
             updated.CopyFrom(claim)
             updated.metadata.annotations[ANN_STORAGE_PROVISIONER] = provisioner
             updated.metadata.annotations[ANN_BETA_STORAGE_PROVISIONER] = provisioner
@@ -319,13 +319,13 @@ class PersistentVolumeController(InformerController):
         claim = await self._bind_claim_to_volume(claim, volume)
         await self._update_claim_status(claim, CLAIM_BOUND, volume)
 
-    async def _bind_volume_to_claim(self, volume: objects_pb2.PersistentVolume,
-                                    claim: objects_pb2.PersistentVolumeClaim) -> objects_pb2.PersistentVolume:
+    async def _bind_volume_to_claim(self, volume: Volume,
+                                    claim: Claim) -> Volume:
         ref = volume.spec.claim_ref
         if (volume.spec.HasField("claim_ref") and ref.name == claim.metadata.name
                 and ref.namespace == claim.metadata.namespace and ref.uid == claim.metadata.uid):
             return volume
-        updated = objects_pb2.PersistentVolume()
+        updated = Volume()
         updated.CopyFrom(volume)
         updated.spec.claim_ref.CopyFrom(objects_pb2.ObjectReference(
             kind=PERSISTENT_VOLUME_CLAIM.name, api_version=PERSISTENT_VOLUME_CLAIM.api_version,
@@ -340,7 +340,7 @@ class PersistentVolumeController(InformerController):
         return bound
 
     async def _bind_claim_to_volume(self, claim: Claim, volume: Volume) -> Claim:
-        updated = objects_pb2.PersistentVolumeClaim()
+        updated = Claim()
         updated.CopyFrom(claim)
         annotations = updated.metadata.annotations
         if claim.spec.volume_name != volume.metadata.name:
@@ -351,9 +351,9 @@ class PersistentVolumeController(InformerController):
             return claim
         return await self._client.update(updated)
 
-    async def _update_claim_status(self, claim: objects_pb2.PersistentVolumeClaim, phase: str,
-                                   volume: objects_pb2.PersistentVolume | None) -> None:
-        updated = objects_pb2.PersistentVolumeClaim()
+    async def _update_claim_status(self, claim: Claim, phase: str,
+                                   volume: Volume | None) -> None:
+        updated = Claim()
         updated.CopyFrom(claim)
         status = updated.status
         status.phase = phase
@@ -372,11 +372,11 @@ class PersistentVolumeController(InformerController):
         if updated.status != claim.status:
             await self._client.update_status(updated)
 
-    async def _update_volume_phase(self, volume: objects_pb2.PersistentVolume, phase: str,
-                                   message: str = "") -> objects_pb2.PersistentVolume:
+    async def _update_volume_phase(self, volume: Volume, phase: str,
+                                   message: str = "") -> Volume:
         if volume.status.phase == phase:
             return volume
-        updated = objects_pb2.PersistentVolume()
+        updated = Volume()
         updated.CopyFrom(volume)
         updated.status.phase = phase
         updated.status.message = message
@@ -384,7 +384,7 @@ class PersistentVolumeController(InformerController):
 
     # ---------------------------------------------------------------------------------------- volumes
 
-    async def _sync_volume(self, volume: objects_pb2.PersistentVolume) -> None:
+    async def _sync_volume(self, volume: Volume) -> None:
         if not volume.spec.HasField("claim_ref") or not volume.spec.claim_ref.uid:
             # Unused, or pre-bound to a claim by name only: the claim's sync binds it.
             await self._update_volume_phase(volume, VOLUME_AVAILABLE)
@@ -425,17 +425,17 @@ class PersistentVolumeController(InformerController):
         else:
             await self._unbind(volume)
 
-    async def _live_claim(self, namespace: str, name: str) -> objects_pb2.PersistentVolumeClaim | None:
+    async def _live_claim(self, namespace: str, name: str) -> Claim | None:
         try:
             claim = await self._client.get(PERSISTENT_VOLUME_CLAIM, name, namespace)
         except errors.NotFound:
             return None
-        assert isinstance(claim, objects_pb2.PersistentVolumeClaim)
+        assert isinstance(claim, Claim)
         return claim
 
-    async def _unbind(self, volume: objects_pb2.PersistentVolume) -> None:
+    async def _unbind(self, volume: Volume) -> None:
         """Roll back a binding: the controller's goes entirely, a user's pre-binding keeps its name."""
-        updated = objects_pb2.PersistentVolume()
+        updated = Volume()
         updated.CopyFrom(volume)
         if ANN_BOUND_BY_CONTROLLER in volume.metadata.annotations:
             updated.spec.ClearField("claim_ref")
@@ -445,7 +445,7 @@ class PersistentVolumeController(InformerController):
         unbound = await self._client.update(updated)
         await self._update_volume_phase(unbound, VOLUME_AVAILABLE)
 
-    async def _reclaim(self, volume: objects_pb2.PersistentVolume) -> None:
+    async def _reclaim(self, volume: Volume) -> None:
         policy = volume.spec.persistent_volume_reclaim_policy
         if policy == RECLAIM_RETAIN:
             return
@@ -458,7 +458,7 @@ class PersistentVolumeController(InformerController):
             log.info("deleted PersistentVolume %s: its claim is gone and its reclaim policy is Delete",
                      volume.metadata.name)
         elif policy == RECLAIM_RECYCLE:
-            updated = objects_pb2.PersistentVolume()
+            updated = Volume()
             updated.CopyFrom(volume)
             updated.spec.ClearField("claim_ref")
             updated.metadata.annotations.pop(ANN_BOUND_BY_CONTROLLER, None)
@@ -471,7 +471,7 @@ class PersistentVolumeController(InformerController):
 
     # ----------------------------------------------------------------------------------------- events
 
-    async def _report(self, claim: objects_pb2.PersistentVolumeClaim, event_type: str, reason: str,
+    async def _report(self, claim: Claim, event_type: str, reason: str,
                       message: str) -> None:
         key = self._claims.key(claim)
         if self._reported.get(key) == (reason, message):
@@ -481,6 +481,6 @@ class PersistentVolumeController(InformerController):
                                 claim.metadata)
         await record_event(self._client, involved, event_type, reason, message, EVENT_COMPONENT, log)
 
-    async def _report_volume(self, volume: objects_pb2.PersistentVolume, reason: str, message: str) -> None:
+    async def _report_volume(self, volume: Volume, reason: str, message: str) -> None:
         involved = reference_to(PERSISTENT_VOLUME.name, PERSISTENT_VOLUME.api_version, volume.metadata)
         await record_event(self._client, involved, WARNING, reason, message, EVENT_COMPONENT, log)
