@@ -10,7 +10,8 @@ For a claim (keys "claim:namespace/name") not yet bound (no pv.kubernetes.io/bin
   not asked a volume for (no volume.kubernetes.io/selected-node) waits, with a Normal event
   WaitForFirstConsumer; a claim with a class is handed to the class's provisioner (the annotations
   volume.kubernetes.io/storage-provisioner and its beta twin, a Normal event ExternalProvisioning); a
-  claim without a class waits with a Normal event FailedBinding.
+  claim without a class waits with a Normal event FailedBinding. Before that, a claim that names no class
+  at all gets the default StorageClass if one has appeared since it was made.
 - With spec.volumeName, that volume is bound to it if it is free and satisfies the claim (else a Warning
   VolumeMismatch), or if it is pre-bound to the claim; one bound to another claim leaves it Pending.
 Binding writes the volume's claimRef (and pv.kubernetes.io/bound-by-controller when the controller chose
@@ -68,7 +69,14 @@ from cluster.api.persistentvolumes import (
     volume_capacity,
     volume_mode_mismatches,
 )
-from cluster.api.volumes import SELECTED_NODE_ANNOTATION, claim_class, volume_class
+from cluster.api.volumes import (
+    BETA_STORAGE_CLASS_ANNOTATION,
+    SELECTED_NODE_ANNOTATION,
+    claim_class,
+    default_class,
+    is_default_class,
+    volume_class,
+)
 from cluster.client import Client, Informer
 from cluster.controllers.controller import InformerController
 from cluster.controllers.events import NORMAL, WARNING, record_event, reference_to
@@ -200,9 +208,11 @@ class PersistentVolumeController(InformerController):
 
     def _class_added(self, storage_class: objects_pb2.StorageClass) -> None:
         self._queue_unbound_claims(storage_class.metadata.name)
+        if is_default_class(storage_class.metadata):
+            self._queue_unbound_claims("")  # those that name no class get it
 
     def _class_updated(self, old: objects_pb2.StorageClass, new: objects_pb2.StorageClass) -> None:
-        self._queue_unbound_claims(new.metadata.name)
+        self._class_added(new)
 
     def _queue_unbound_claims(self, class_name: str) -> None:
         for claim in self._claims.by_index(UNBOUND_BY_CLASS_INDEX, class_name):
@@ -233,6 +243,8 @@ class PersistentVolumeController(InformerController):
         if volume is not None:
             await self._bind(volume, claim)
             return
+        if await self._assign_default_class(claim):
+            return  # its update brings it back, with the class
         if delay and SELECTED_NODE_ANNOTATION not in claim.metadata.annotations:
             await self._report(claim, NORMAL, "WaitForFirstConsumer", WAIT_FOR_FIRST_CONSUMER_MESSAGE)
         elif claim_class(claim):
@@ -241,6 +253,23 @@ class PersistentVolumeController(InformerController):
         else:
             await self._report(claim, NORMAL, "FailedBinding", NO_CLASS_MESSAGE)
         await self._update_claim_status(claim, CLAIM_PENDING, None)
+
+    async def _assign_default_class(self, claim: Claim) -> bool:
+        """Give a claim that names no class at all the default StorageClass, if there is one now
+        (assignDefaultStorageClass: the default class may come after the claim)."""
+        if (claim.spec.HasField("storage_class_name")
+                or BETA_STORAGE_CLASS_ANNOTATION in claim.metadata.annotations):
+            return False
+        default = default_class(storage_class for _, storage_class in self._classes.items())
+        if default is None:
+            return False
+        updated = Claim()
+        updated.CopyFrom(claim)
+        updated.spec.storage_class_name = default.metadata.name
+        await self._client.update(updated)
+        log.info("PersistentVolumeClaim %s: assigned the default StorageClass %s", self._claims.key(claim),
+                 default.metadata.name)
+        return True
 
     async def _sync_claim_naming_volume(self, claim: Claim) -> None:
         volume = self._volumes.get(claim.spec.volume_name)

@@ -449,6 +449,22 @@ async def test_a_missing_class_fails_provisioning(cluster: Cluster) -> None:
         ("Warning", "ProvisioningFailed", f'{STORAGE_CLASS.resource} "nope" not found')]
 
 
+@pytest.mark.parametrize(("class_name", "expected"), [(None, CLASS_GOLD), ("", "")])
+async def test_a_claim_naming_no_class_gets_the_default_class_that_came_later(
+        cluster: Cluster, class_name: str | None, expected: str) -> None:
+    """assignDefaultStorageClass: a claim without spec.storageClassName gets the default class made after
+    it (the admission gave it none); one that asks for "" keeps it."""
+    await cluster.client.create(new_claim("claim13-1", "1Gi", class_name=class_name))
+    default = storage_class(CLASS_GOLD)
+    default.metadata.annotations["storageclass.kubernetes.io/is-default-class"] = "true"
+    await cluster.client.create(default)
+    await cluster.start()
+    await cluster.controller._sync(f"{CLAIM_KEY_PREFIX}{NS}/claim13-1")
+    claim = (await cluster.claims())["claim13-1"]
+    assert claim.spec.storage_class_name == expected
+    assert claim.status.phase == "Pending" and not claim.spec.volume_name
+
+
 # ------------------------------------------------------------------------------------------ the loop
 
 
