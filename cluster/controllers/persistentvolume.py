@@ -26,7 +26,7 @@ For a volume (keys "volume:name"): without a claimRef, or pre-bound by name only
 to a claim that is gone (asked of the server before believing the informer) it is Released and its
 reclaim policy runs: Delete deletes it (podsched has no storage behind a volume, so deleting the object is
 the whole deletion), Retain keeps it Released, Recycle makes it Available again (what a successful
-recycle ends in), anything else makes it Failed. Bound to a claim that is bound elsewhere, it is released
+recycle ends in). Bound to a claim that is bound elsewhere, it is released
 (dynamically provisioned with Delete) or unbound.
 
 podsched's controller has no periodic resync: a claim waiting for a volume is synced again when a volume
@@ -401,14 +401,13 @@ class PersistentVolumeController(InformerController):
         if updated.status != claim.status:
             await self._client.update_status(updated)
 
-    async def _update_volume_phase(self, volume: Volume, phase: str,
-                                   message: str = "") -> Volume:
+    async def _update_volume_phase(self, volume: Volume, phase: str) -> Volume:
         if volume.status.phase == phase:
             return volume
         updated = Volume()
         updated.CopyFrom(volume)
         updated.status.phase = phase
-        updated.status.message = message
+        updated.status.message = ""  # a message belongs to the phase it explained
         return await self._client.update_status(updated)
 
     # ---------------------------------------------------------------------------------------- volumes
@@ -486,17 +485,13 @@ class PersistentVolumeController(InformerController):
                 return
             log.info("deleted PersistentVolume %s: its claim is gone and its reclaim policy is Delete",
                      volume.metadata.name)
-        elif policy == RECLAIM_RECYCLE:
+        elif policy == RECLAIM_RECYCLE:  # validation admits no other policy
             updated = Volume()
             updated.CopyFrom(volume)
             updated.spec.ClearField("claim_ref")
             updated.metadata.annotations.pop(ANN_BOUND_BY_CONTROLLER, None)
             recycled = await self._client.update(updated)
             await self._update_volume_phase(recycled, VOLUME_AVAILABLE)
-        elif volume.status.phase != VOLUME_FAILED:
-            message = "Volume has unrecognized PersistentVolumeReclaimPolicy"
-            await self._update_volume_phase(volume, VOLUME_FAILED, message)
-            await self._report_volume(volume, "VolumeUnknownReclaimPolicy", message)
 
     # ----------------------------------------------------------------------------------------- events
 

@@ -26,6 +26,7 @@ from cluster.api.persistentvolumes import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
+    ANN_DYNAMICALLY_PROVISIONED,
     ANN_STORAGE_PROVISIONER,
 )
 from cluster.api.volumes import SELECTED_NODE_ANNOTATION
@@ -256,6 +257,15 @@ CASES = [
     Case("4-3b - released volume, claim gone (Delete)",
          [new_volume("volume4-3b", "10Gi", "claim4-3b", uid="uid4-3b", phase="Bound", policy="Delete")], [],
          "volume:volume4-3b", {"volume4-3b": None}, {}),
+    Case("4-3c - released volume, claim gone (Recycle)",
+         [new_volume("volume4-3c", "10Gi", "claim4-3c", uid="uid4-3c", phase="Bound", policy="Recycle",
+                     annotations=[BOUND_BY])], [], "volume:volume4-3c", {"volume4-3c": AVAILABLE}, {}),
+    Case("4-8 - provisioned volume of a claim bound to another volume (Delete)",
+         [new_volume("volume4-8", "10Gi", "claim4-8", uid=OWN_UID, phase="Bound", policy="Delete",
+                     annotations=[BOUND_BY, ANN_DYNAMICALLY_PROVISIONED])],
+         [new_claim("claim4-8", "10Gi", "volume4-8-other", phase="Bound", annotations=[BOUND_BY, COMPLETED])],
+         "volume:volume4-8", {"volume4-8": None},
+         {"claim4-8": ClaimState("Bound", "volume4-8-other", frozenset({BOUND_BY, COMPLETED}))}),
     Case("4-4 - volume bound to a claim with a different uid",
          [new_volume("volume4-4", "10Gi", "claim4-4", uid="uid4-4-old", phase="Bound")],
          [new_claim("claim4-4", "10Gi")], "volume:volume4-4",
