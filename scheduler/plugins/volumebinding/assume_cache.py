@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
 from cluster.api import objects_pb2
+from cluster.api.volumes import volume_class
 from scheduler.framework import StorageLister
-from scheduler.plugins.volumebinding.claims import resource_version, volume_class
+from scheduler.plugins.volumebinding.claims import resource_version
 
 Obj = TypeVar("Obj", objects_pb2.PersistentVolume, objects_pb2.PersistentVolumeClaim)
 

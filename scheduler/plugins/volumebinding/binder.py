@@ -10,30 +10,29 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from cluster.api import errors, objects_pb2
-from cluster.api.quantity import int_value
+from cluster.api.persistentvolumes import (
+    CLAIM_LOST,
+    NOT_SUPPORTED_PROVISIONER,
+    STORAGE,
+    WAIT_FOR_FIRST_CONSUMER,
+    requested_storage,
+)
+from cluster.api.quantity import parse_quantity
 from cluster.api.selectors import LabelSelector
+from cluster.api.volumes import SELECTED_NODE_ANNOTATION, claim_class
 from scheduler.framework import Handle
 from scheduler.plugins.volumebinding.assume_cache import AssumeError, PVAssumeCache, PVCAssumeCache
 from scheduler.plugins.volumebinding.claims import (
-    ANN_SELECTED_NODE,
-    CLAIM_LOST,
-    STORAGE,
-    WAIT_FOR_FIRST_CONSUMER,
-    claim_class,
     claim_key,
     ephemeral_claim_problem,
     is_fully_bound,
     pod_claims,
-    requested_storage,
     resource_version,
 )
-from scheduler.plugins.volumebinding.matching import (
-    NodeAffinities,
-    bind_volume_to_claim,
-    find_matching_volume,
-)
+from scheduler.plugins.volumebinding.matching import NodeAffinities, bind_volume_to_claim, matching_volume
 
 # Why a node cannot have the pod's volumes (upstream's ConflictReasons).
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
@@ -41,8 +40,6 @@ NODE_CONFLICT = "node(s) had volume node affinity conflict"
 NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 
-#: The class provisioner of volumes that are never provisioned (local volumes).
-NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
 
 
 class BinderError(Exception):
@@ -120,15 +117,15 @@ def _topology_allows(terms: Sequence[objects_pb2.TopologySelectorTerm], labels: 
 
 
 def _volume_limit(capacity: objects_pb2.CSIStorageCapacity) -> str | None:
-    """The largest volume the capacity admits: maximumVolumeSize, more precise, else capacity."""
     if capacity.HasField("maximum_volume_size"):
         return capacity.maximum_volume_size
     return capacity.capacity if capacity.HasField("capacity") else None
 
 
-def volume_limit_bytes(capacity: objects_pb2.CSIStorageCapacity) -> int | None:
+def volume_limit(capacity: objects_pb2.CSIStorageCapacity) -> Fraction | None:
+    """The largest volume the capacity admits: maximumVolumeSize, more precise, else capacity."""
     limit = _volume_limit(capacity)
-    return None if limit is None else int_value(limit)
+    return None if limit is None else parse_quantity(limit)
 
 
 class VolumeBinder:
@@ -188,7 +185,7 @@ class VolumeBinder:
         if claims.unbound_delay_binding:
             to_match, to_provision = [], []
             for claim in claims.unbound_delay_binding:
-                selected = claim.metadata.annotations.get(ANN_SELECTED_NODE)
+                selected = claim.metadata.annotations.get(SELECTED_NODE_ANNOTATION)
                 if selected is None:
                     to_match.append(claim)
                 elif selected != node.metadata.name:
@@ -238,8 +235,8 @@ class VolumeBinder:
         bindings: list[BindingInfo] = []
         unmatched: list[objects_pb2.PersistentVolumeClaim] = []
         for claim in sorted(claims, key=requested_storage):
-            volume = find_matching_volume(claim, volumes_by_class.get(claim_class(claim), ()), node, chosen,
-                                          self._affinities)
+            volume = matching_volume(claim, volumes_by_class.get(claim_class(claim), ()), node, chosen,
+                                     self._affinities)
             if volume is None:
                 unmatched.append(claim)
                 continue
@@ -285,7 +282,7 @@ class VolumeBinder:
         for capacity in self._storage.csi_storage_capacities():
             if capacity.storage_class_name != storage_class.metadata.name:
                 continue
-            limit = volume_limit_bytes(capacity)
+            limit = volume_limit(capacity)
             if limit is not None and limit >= size and _node_has_access(node, capacity):
                 return True, capacity
         return False, None
@@ -312,7 +309,7 @@ class VolumeBinder:
         for provision in volumes.dynamic_provisions:
             claim = objects_pb2.PersistentVolumeClaim()
             claim.CopyFrom(provision.claim)
-            claim.metadata.annotations[ANN_SELECTED_NODE] = node_name
+            claim.metadata.annotations[SELECTED_NODE_ANNOTATION] = node_name
             try:
                 self.pvc_cache.assume(claim_key(claim), claim)
             except AssumeError as err:
@@ -427,7 +424,7 @@ class VolumeBinder:
                 return False
             if not claim.metadata.annotations:
                 raise BinderError(f'selectedNode annotation reset for PVC "{claim.metadata.name}"')
-            if claim.metadata.annotations.get(ANN_SELECTED_NODE) != node_name:
+            if claim.metadata.annotations.get(SELECTED_NODE_ANNOTATION) != node_name:
                 # The provisioner removes the annotation when it could not provision the volume.
                 raise BinderError(f'provisioning failed for PVC "{claim.metadata.name}"')
             if claim.spec.volume_name:

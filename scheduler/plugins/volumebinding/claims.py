@@ -1,7 +1,6 @@
-"""A pod's PersistentVolumeClaims and what the binder reads of claims and volumes (component-helpers'
-storage/ephemeral and storage/volume helpers): the claim names a pod's volumes use, whether a generic
-ephemeral volume's claim is the pod's own, the storage class of a claim or a volume, the annotations the
-scheduler and the PV controller exchange."""
+"""A pod's PersistentVolumeClaims (component-helpers' storage/ephemeral): the claim names a pod's volumes
+use, whether a generic ephemeral volume's claim is the pod's own; and what the binder reads of a claim
+beyond ``cluster.api.persistentvolumes`` (the binding protocol shared with the PV controller)."""
 
 from __future__ import annotations
 
@@ -9,23 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cluster.api import objects_pb2
-from cluster.api.quantity import int_value
-
-#: The node the scheduler chose for a claim to provision (the provisioner's topology); the provisioner
-#: removes it when provisioning failed.
-ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
-#: The PV controller's mark that it completed the binding of a claim.
-ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
-#: On a PersistentVolume whose claimRef was set by a controller (the scheduler's binder), not by a user.
-ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
-#: The beta annotation that names a class before spec.storageClassName does.
-BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
-
-CLAIM_LOST = "Lost"
-VOLUME_AVAILABLE = "Available"
-FILESYSTEM = "Filesystem"
-WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
-STORAGE = "storage"
+from cluster.api.persistentvolumes import ANN_BIND_COMPLETED
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,35 +49,9 @@ def claim_key(claim: objects_pb2.PersistentVolumeClaim) -> str:
     return f"{claim.metadata.namespace}/{claim.metadata.name}"
 
 
-def claim_class(claim: objects_pb2.PersistentVolumeClaim) -> str:
-    """The claim's storage class: the beta annotation first, then spec.storageClassName ("" for none)."""
-    annotations = claim.metadata.annotations
-    if BETA_STORAGE_CLASS_ANNOTATION in annotations:
-        return annotations[BETA_STORAGE_CLASS_ANNOTATION]
-    return claim.spec.storage_class_name if claim.spec.HasField("storage_class_name") else ""
-
-
-def volume_class(volume: objects_pb2.PersistentVolume) -> str:
-    annotations = volume.metadata.annotations
-    if BETA_STORAGE_CLASS_ANNOTATION in annotations:
-        return annotations[BETA_STORAGE_CLASS_ANNOTATION]
-    return volume.spec.storage_class_name
-
-
 def is_fully_bound(claim: objects_pb2.PersistentVolumeClaim) -> bool:
     """The PV controller has completed the claim's binding."""
     return bool(claim.spec.volume_name) and ANN_BIND_COMPLETED in claim.metadata.annotations
-
-
-def requested_storage(claim: objects_pb2.PersistentVolumeClaim) -> int:
-    """The claim's storage request in bytes (0 when it requests none)."""
-    text = claim.spec.resources.requests.get(STORAGE)
-    return int_value(text) if text else 0
-
-
-def volume_capacity(volume: objects_pb2.PersistentVolume) -> int:
-    text = volume.spec.capacity.get(STORAGE)
-    return int_value(text) if text else 0
 
 
 def resource_version(obj: objects_pb2.PersistentVolume | objects_pb2.PersistentVolumeClaim) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 
 from cluster.api import objects_pb2
 from scheduler.framework import QueueingHint
-from scheduler.plugins.volumebinding.binder import volume_limit_bytes
+from scheduler.plugins.volumebinding.binder import volume_limit
 from scheduler.plugins.volumebinding.claims import pod_claims
 
 #: The CSINode annotation listing the in-tree plugins migrated to CSI on the node.
@@ -61,8 +61,8 @@ def after_capacity_change(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingH
     """A new CSIStorageCapacity, or one whose volume limit grew (its class and topology cannot change)."""
     if old is None:
         return QueueingHint.QUEUE
-    old_limit = volume_limit_bytes(old)
-    new_limit = volume_limit_bytes(new)
+    old_limit = volume_limit(old)
+    new_limit = volume_limit(new)
     if new_limit is not None and (old_limit is None or new_limit > old_limit):
         return QueueingHint.QUEUE
     return QueueingHint.SKIP

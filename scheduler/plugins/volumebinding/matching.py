@@ -1,23 +1,20 @@
-"""Which PersistentVolume a claim may bind to on a node (component-helpers' storage/volume
-FindMatchingVolume, CheckNodeAffinity and GetBindVolumeToClaim)."""
+"""Which PersistentVolume a claim may bind to on a node: ``cluster.api.persistentvolumes``' matching (the
+PV controller's too) with the node's part (CheckNodeAffinity, access modes), and the volume bound to the
+claim (GetBindVolumeToClaim)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
 from cluster.api import objects_pb2
-from cluster.api.selectors import LabelSelector
-from scheduler.plugins.helpers import NodeSelector
-from scheduler.plugins.volumebinding.claims import (
+from cluster.api.persistentvolumes import (
     ANN_BOUND_BY_CONTROLLER,
-    FILESYSTEM,
-    VOLUME_AVAILABLE,
-    claim_class,
-    requested_storage,
-    resource_version,
-    volume_capacity,
-    volume_class,
+    access_modes_satisfied,
+    find_matching_volume,
+    is_volume_bound_to_claim,
 )
+from scheduler.plugins.helpers import NodeSelector
+from scheduler.plugins.volumebinding.claims import resource_version
 
 NO_MATCHING_TERMS = "no matching NodeSelectorTerms"
 
@@ -41,73 +38,21 @@ class NodeAffinities:
         return None if cached[1].matches_labels(labels, "") else NO_MATCHING_TERMS
 
 
-def is_volume_bound_to_claim(volume: objects_pb2.PersistentVolume,
-                             claim: objects_pb2.PersistentVolumeClaim) -> bool:
-    if not volume.spec.HasField("claim_ref"):
-        return False
-    ref = volume.spec.claim_ref
-    if ref.name != claim.metadata.name or ref.namespace != claim.metadata.namespace:
-        return False
-    return not ref.uid or ref.uid == claim.metadata.uid
-
-
-def _volume_mode_mismatch(claim: objects_pb2.PersistentVolumeClaim,
-                          volume: objects_pb2.PersistentVolume) -> bool:
-    requested = claim.spec.volume_mode if claim.spec.HasField("volume_mode") else FILESYSTEM
-    offered = volume.spec.volume_mode if volume.spec.HasField("volume_mode") else FILESYSTEM
-    return requested != offered
-
-
-def _has_access_modes(claim: objects_pb2.PersistentVolumeClaim, volume: objects_pb2.PersistentVolume) -> bool:
-    offered = set(volume.spec.access_modes)
-    return all(mode in offered for mode in claim.spec.access_modes)
-
-
-def find_matching_volume(
+def matching_volume(
     claim: objects_pb2.PersistentVolumeClaim,
     volumes: Iterable[objects_pb2.PersistentVolume],
     node: objects_pb2.Node,
-    excluded: Mapping[str, objects_pb2.PersistentVolume],
+    excluded: Iterable[str],
     affinities: NodeAffinities,
 ) -> objects_pb2.PersistentVolume | None:
-    """The volume pre-bound to the claim (None if its node affinity rules the node out), else the smallest
-    available one of the claim's class that satisfies its request, volume mode, access modes, selector
-    and the node (the scheduler's path of FindMatchingVolume, with delayed binding)."""
-    requested = requested_storage(claim)
-    requested_class = claim_class(claim)
-    selector = LabelSelector.from_proto(claim.spec.selector) if claim.spec.HasField("selector") else None
+    """The volume pre-bound to the claim (None if the node cannot have it), else the smallest available
+    one that satisfies the claim, its access modes and the node (FindMatchingVolume's scheduler path)."""
     labels = node.metadata.labels
-    smallest: objects_pb2.PersistentVolume | None = None
-    smallest_size = 0
-    for volume in volumes:
-        if volume.metadata.name in excluded:
-            continue
-        bound_to_claim = is_volume_bound_to_claim(volume, claim)
-        if volume.spec.HasField("claim_ref") and not bound_to_claim:
-            continue
-        size = volume_capacity(volume)
-        if size < requested or _volume_mode_mismatch(claim, volume):
-            continue
-        if volume.spec.volume_attributes_class_name != claim.spec.volume_attributes_class_name:
-            continue
-        if volume.metadata.HasField("deletion_timestamp"):
-            continue
-        affinity_ok = affinities.mismatch(volume, labels) is None
-        if bound_to_claim:
-            # The pre-bound volume is the claim's only choice: this node cannot have it.
-            return volume if affinity_ok else None
-        if volume.status.phase != VOLUME_AVAILABLE:
-            # Volumes that will be made available soon would likely fail with conflicts now.
-            continue
-        if selector is not None and not selector.matches(volume.metadata.labels):
-            continue
-        if volume_class(volume) != requested_class or not affinity_ok:
-            continue
-        if not _has_access_modes(claim, volume):
-            continue
-        if smallest is None or smallest_size > size:
-            smallest, smallest_size = volume, size
-    return smallest
+
+    def fits(volume: objects_pb2.PersistentVolume) -> bool:
+        return affinities.mismatch(volume, labels) is None and access_modes_satisfied(claim, volume)
+
+    return find_matching_volume(claim, volumes, delay_binding=True, fits=fits, excluded=frozenset(excluded))
 
 
 def bind_volume_to_claim(

@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from cluster.api import errors
-from cluster.api.quantity import int_value
+from cluster.api.persistentvolumes import requested_storage, volume_capacity
+from cluster.api.quantity import parse_quantity
+from cluster.api.volumes import claim_class
 from scheduler.config.argtypes import VolumeBindingArgs
 from scheduler.framework import (
     ActionType,
@@ -43,7 +45,7 @@ from scheduler.plugins.volumebinding.binder import (
     VolumeBinder,
     check_pod_claims,
 )
-from scheduler.plugins.volumebinding.claims import claim_class, has_claims, requested_storage, volume_capacity
+from scheduler.plugins.volumebinding.claims import has_claims
 from scheduler.plugins.volumebinding.scorer import StorageResource, build_scorer
 
 NAME = "VolumeBinding"
@@ -160,7 +162,7 @@ class VolumeBinding:
                 continue
             resource = classes.setdefault(claim_class(provision.claim), StorageResource())
             # Not a sum: two claims of one class are provisioned from the same capacity.
-            resource.capacity = int_value(capacity.capacity)
+            resource.capacity = parse_quantity(capacity.capacity)
             resource.requested += requested_storage(provision.claim)
         return self._scorer(classes)
 

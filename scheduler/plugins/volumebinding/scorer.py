@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from scheduler.config.argtypes import MAX_CUSTOM_PRIORITY_SCORE, MAX_UTILIZATION, UtilizationShapePoint
 from scheduler.framework import MAX_NODE_SCORE
@@ -16,8 +17,8 @@ from scheduler.plugins.noderesources.fit import broken_linear
 class StorageResource:
     """Bytes the pod's volumes of one class request, and the capacity they come from."""
 
-    requested: int = 0
-    capacity: int = 0
+    requested: Fraction = Fraction(0)
+    capacity: Fraction = Fraction(0)
 
 
 #: Storage class name -> its StorageResource -> the node's score.
@@ -31,7 +32,7 @@ def build_scorer(shape: Sequence[UtilizationShapePoint]) -> VolumeCapacityScorer
     def class_score(resource: StorageResource) -> int:
         if resource.capacity == 0 or resource.requested > resource.capacity:
             return f(MAX_UTILIZATION)
-        return f(resource.requested * MAX_UTILIZATION // resource.capacity)
+        return f(int(resource.requested * MAX_UTILIZATION // resource.capacity))
 
     def score(classes: Mapping[str, StorageResource]) -> int:
         if not classes:
