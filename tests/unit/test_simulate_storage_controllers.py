@@ -32,6 +32,18 @@ spec:
   - name: cache
     emptyDir: {{}}
 {ephemeral}"""
+#: The default class the ephemeral volume's claim gets: VolumeBinding waits for a claim without a class
+#: that no volume binds, and this one is provisioned on the pod's node.
+DEFAULT_CLASS = """
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: disk.csi.example.com
+volumeBindingMode: WaitForFirstConsumer
+"""
 EPHEMERAL = """  - name: scratch
     ephemeral:
       volumeClaimTemplate:
@@ -63,7 +75,8 @@ async def run(tmp_path: Path, text: str, monkeypatch: pytest.MonkeyPatch) -> lis
 
 async def test_the_ephemeral_volume_controller_makes_the_claims_before_the_run_ends(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = NODE + POD.format(name="p1", ephemeral=EPHEMERAL) + POD.format(name="p2", ephemeral="")
+    text = (NODE + DEFAULT_CLASS + POD.format(name="p1", ephemeral=EPHEMERAL)
+            + POD.format(name="p2", ephemeral=""))
     assert await run(tmp_path, text, monkeypatch) == ["p1-scratch"]
 
 
