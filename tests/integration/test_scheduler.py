@@ -253,3 +253,39 @@ async def test_a_gated_pod_is_never_attempted_until_its_last_gate_is_removed(
         assert _gated_pods(scheduler) == 0
     finally:
         await delete_namespace_pods(cluster.address, api, ns)
+
+
+async def test_a_wait_for_first_consumer_volume_takes_its_pod_to_the_volume_and_is_bound(
+    cluster: ApiServerProcess, scheduler: SchedulerProcess, api: Client, ns: str, tmp_path: Path
+) -> None:
+    # VolumeBinding with the API server's PV controller: the only volume is node-b's, the scheduler
+    # writes its claimRef in PreBind and binds the pod once the controller has completed the binding.
+    storage_class, volume = f"local-{ns}", f"local-{ns}"
+    apply(cluster.address, tmp_path,
+          {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": storage_class},
+           "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"},
+          {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": volume},
+           "spec": {"capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": storage_class, "local": {"path": "/mnt/disks/a"},
+                    "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-b"]}]}]}}}},
+          {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": ns},
+           "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": storage_class,
+                    "resources": {"requests": {"storage": "1Gi"}}}},
+          pod_manifest("db", ns, volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]))
+    try:
+        pod = await eventually(lambda: _bound(api, ns, "db"), "the pod with a local volume bound")
+        assert pod.spec.node_name == "node-b"
+        claim = await api.get("persistentvolumeclaims", "data", ns)
+        assert isinstance(claim, objects_pb2.PersistentVolumeClaim)
+        assert claim.spec.volume_name == volume
+        assert claim.metadata.annotations["pv.kubernetes.io/bind-completed"] == "yes"
+        bound = await api.get("persistentvolumes", volume)
+        assert isinstance(bound, objects_pb2.PersistentVolume)
+        assert (bound.spec.claim_ref.namespace, bound.spec.claim_ref.name) == (ns, "data")
+        assert bound.metadata.annotations["pv.kubernetes.io/bound-by-controller"] == "yes"
+    finally:
+        await delete_namespace_pods(cluster.address, api, ns)
+        for args in (("pvc", "data", "-n", ns), ("pv", volume), ("storageclass", storage_class)):
+            result = run_cli(cluster.address, "delete", *args)
+            assert result.code == 0, result.stderr
