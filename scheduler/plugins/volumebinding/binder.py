@@ -8,7 +8,7 @@ their volume already) the PV controller binds before the pod can be scheduled.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -39,7 +39,6 @@ BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 NODE_CONFLICT = "node(s) had volume node affinity conflict"
 NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
-
 
 
 class BinderError(Exception):
@@ -108,7 +107,7 @@ def check_pod_claims(pod: objects_pb2.Pod, handle: Handle) -> None:
             raise ClaimsProblem(problem)
 
 
-def _topology_allows(terms: Sequence[objects_pb2.TopologySelectorTerm], labels: dict[str, str]) -> bool:
+def _topology_allows(terms: Sequence[objects_pb2.TopologySelectorTerm], labels: Mapping[str, str]) -> bool:
     """The class's allowedTopologies admit a node of ``labels`` (none: every node)."""
     if not terms:
         return True
@@ -116,16 +115,11 @@ def _topology_allows(terms: Sequence[objects_pb2.TopologySelectorTerm], labels: 
                    for requirement in term.match_label_expressions) for term in terms)
 
 
-def _volume_limit(capacity: objects_pb2.CSIStorageCapacity) -> str | None:
-    if capacity.HasField("maximum_volume_size"):
-        return capacity.maximum_volume_size
-    return capacity.capacity if capacity.HasField("capacity") else None
-
-
 def volume_limit(capacity: objects_pb2.CSIStorageCapacity) -> Fraction | None:
     """The largest volume the capacity admits: maximumVolumeSize, more precise, else capacity."""
-    limit = _volume_limit(capacity)
-    return None if limit is None else parse_quantity(limit)
+    if capacity.HasField("maximum_volume_size"):
+        return parse_quantity(capacity.maximum_volume_size)
+    return parse_quantity(capacity.capacity) if capacity.HasField("capacity") else None
 
 
 class VolumeBinder:
@@ -259,7 +253,7 @@ class VolumeBinder:
             provisioner = storage_class.provisioner
             if not provisioner or provisioner == NOT_SUPPORTED_PROVISIONER:
                 return False, True, []
-            if not _topology_allows(storage_class.allowed_topologies, dict(node.metadata.labels)):
+            if not _topology_allows(storage_class.allowed_topologies, node.metadata.labels):
                 return False, True, []
             sufficient, capacity = self._has_enough_capacity(provisioner, claim, storage_class, node)
             if not sufficient:

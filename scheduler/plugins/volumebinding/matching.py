@@ -19,6 +19,10 @@ from scheduler.plugins.volumebinding.claims import resource_version
 NO_MATCHING_TERMS = "no matching NodeSelectorTerms"
 
 
+#: Parsed node affinities kept before the cache starts anew (volumes come and go by name).
+MAX_PARSED_AFFINITIES = 4096
+
+
 class NodeAffinities:
     """The PVs' required node affinity, parsed once per version of each PV."""
 
@@ -32,6 +36,8 @@ class NodeAffinities:
         name, version = volume.metadata.name, resource_version(volume)
         cached = self._parsed.get(name)
         if cached is None or cached[0] != version:
+            if len(self._parsed) >= MAX_PARSED_AFFINITIES:
+                self._parsed.clear()
             selector = NodeSelector.from_proto(volume.spec.node_affinity.required)
             cached = self._parsed[name] = (version, selector)
         # Upstream matches a node made of the labels alone: a matchFields term never matches a volume.
