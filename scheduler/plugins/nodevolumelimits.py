@@ -207,8 +207,11 @@ class NodeVolumeLimits:
 
     @staticmethod
     def _counts_volumes(pod: objects_pb2.Pod) -> bool:
+        volumes = pod.spec.volumes
+        if not volumes:
+            return False  # most pods: no generator made
         return any(volume.HasField("persistent_volume_claim") or volume.HasField("ephemeral")
-                   or inline_migratable(volume) for volume in pod.spec.volumes)
+                   or inline_migratable(volume) for volume in volumes)
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
