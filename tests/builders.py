@@ -1,6 +1,7 @@
 """The one set of builders for the API objects tests need (Pods and Nodes above all, and Leases,
 LeaseCandidates, Namespaces, PriorityClasses, ResourceQuotas, PodDisruptionBudgets, RuntimeClasses,
-Events, PodGroups), in the spirit of kube-scheduler's ``st.MakePod()`` / ``st.MakeNode()`` wrappers.
+Events, PodGroups, the DRA and the storage kinds), in the spirit of kube-scheduler's ``st.MakePod()`` /
+``st.MakeNode()`` wrappers.
 
 Keyword functions rather than fluent wrappers: Go chains setters because it has no keyword arguments;
 in Python ``pod("web", cpu="1", node_name="n1", priority=10)`` names every field at the call site in
@@ -546,3 +547,118 @@ def resource_claim(
     if allocation is not None:
         json_format.ParseDict({"allocation": dict(allocation)}, claim.status)
     return claim
+
+
+def storage_class(
+    name: str,
+    provisioner: str = "example.com/provisioner",
+    *,
+    binding_mode: str | None = None,
+    reclaim_policy: str | None = None,
+    default: bool = False,
+    allowed_topologies: Iterable[Mapping[str, Any]] = (),
+    parameters: Mapping[str, str] | None = None,
+    created: When | None = None,
+) -> objects_pb2.StorageClass:
+    """A StorageClass of ``provisioner``; ``default`` annotates it as the default class;
+    ``allowed_topologies`` are TopologySelectorTerm manifest dicts."""
+    sc = objects_pb2.StorageClass(provisioner=provisioner, parameters=parameters or {})
+    sc.metadata.name = name
+    if binding_mode is not None:
+        sc.volume_binding_mode = binding_mode
+    if reclaim_policy is not None:
+        sc.reclaim_policy = reclaim_policy
+    if default:
+        sc.metadata.annotations["storageclass.kubernetes.io/is-default-class"] = "true"
+    for term in allowed_topologies:
+        json_format.ParseDict(dict(term), sc.allowed_topologies.add())
+    if created is not None:
+        _stamp(sc.metadata.creation_timestamp, created)
+    return sc
+
+
+def persistent_volume(
+    name: str,
+    *,
+    capacity: str = "1Gi",
+    access_modes: Iterable[str] = ("ReadWriteOnce",),
+    storage_class: str = "",
+    spec: Mapping[str, Any] | None = None,
+    phase: str = "",
+) -> objects_pb2.PersistentVolume:
+    """A PersistentVolume of ``capacity`` storage; its source, node affinity and claimRef are ``spec``
+    manifest fields (``{"local": {"path": "/mnt"}, "nodeAffinity": {...}}``), keywords applied on top."""
+    pv = json_format.ParseDict({"metadata": {"name": name}, "spec": dict(spec or {})},
+                               objects_pb2.PersistentVolume())
+    pv.spec.capacity["storage"] = capacity
+    pv.spec.access_modes[:] = list(access_modes)
+    if storage_class:
+        pv.spec.storage_class_name = storage_class
+    pv.status.phase = phase
+    return pv
+
+
+def persistent_volume_claim(
+    name: str,
+    namespace: str = "default",
+    *,
+    storage: str = "1Gi",
+    access_modes: Iterable[str] = ("ReadWriteOnce",),
+    storage_class: str | None = None,
+    volume_name: str = "",
+    spec: Mapping[str, Any] | None = None,
+    phase: str = "",
+    annotations: Mapping[str, str] | None = None,
+) -> objects_pb2.PersistentVolumeClaim:
+    """A PersistentVolumeClaim requesting ``storage``; ``storage_class`` None leaves the class unset (""
+    asks for no class); other spec fields as ``spec`` manifest fields, keywords applied on top."""
+    pvc = json_format.ParseDict(
+        {"metadata": {"name": name, "namespace": namespace, "annotations": dict(annotations or {})},
+         "spec": dict(spec or {})},
+        objects_pb2.PersistentVolumeClaim(),
+    )
+    pvc.spec.resources.requests["storage"] = storage
+    pvc.spec.access_modes[:] = list(access_modes)
+    if storage_class is not None:
+        pvc.spec.storage_class_name = storage_class
+    pvc.spec.volume_name = volume_name
+    pvc.status.phase = phase
+    return pvc
+
+
+def csi_node(name: str, *drivers: Mapping[str, Any]) -> objects_pb2.CSINode:
+    """A CSINode with the CSINodeDriver manifest dicts ``drivers``
+    (``{"name": ..., "nodeID": ..., "topologyKeys": [...], "allocatable": {"count": 2}}``)."""
+    return json_format.ParseDict(
+        {"metadata": {"name": name}, "spec": {"drivers": [dict(driver) for driver in drivers]}},
+        objects_pb2.CSINode(),
+    )
+
+
+def csi_driver(name: str, spec: Mapping[str, Any] | None = None) -> objects_pb2.CSIDriver:
+    """A CSIDriver with the CSIDriverSpec manifest fields ``spec``."""
+    return json_format.ParseDict({"metadata": {"name": name}, "spec": dict(spec or {})},
+                                 objects_pb2.CSIDriver())
+
+
+def csi_storage_capacity(
+    name: str,
+    storage_class: str,
+    *,
+    namespace: str = "default",
+    capacity: str | None = None,
+    maximum_volume_size: str | None = None,
+    node_topology: Mapping[str, Any] | None = None,
+) -> objects_pb2.CSIStorageCapacity:
+    """A CSIStorageCapacity of ``storage_class`` in the segment ``node_topology`` (a LabelSelector
+    manifest dict)."""
+    capacity_object = objects_pb2.CSIStorageCapacity(storage_class_name=storage_class)
+    capacity_object.metadata.name = name
+    capacity_object.metadata.namespace = namespace
+    if capacity is not None:
+        capacity_object.capacity = capacity
+    if maximum_volume_size is not None:
+        capacity_object.maximum_volume_size = maximum_volume_size
+    if node_topology is not None:
+        json_format.ParseDict(dict(node_topology), capacity_object.node_topology)
+    return capacity_object

@@ -140,6 +140,15 @@ class Fencing:
         return Guard(LEASE.key(fence.lease_namespace, fence.lease_name), revision_of(lease))
 
 
+def record_written_under_fence(meta: objects_pb2.ObjectMeta, fence: LeaseFence | None) -> None:
+    """Stamp an object with the fence of the write that stores this version of it; an unfenced write
+    drops the stamp, so nobody can forge one."""
+    if fence is not None:
+        meta.annotations[WRITTEN_UNDER_FENCE_ANNOTATION] = fence.stamp
+    elif WRITTEN_UNDER_FENCE_ANNOTATION in meta.annotations:
+        del meta.annotations[WRITTEN_UNDER_FENCE_ANNOTATION]
+
+
 class LeaseFence:
     """One request's fence, checked: ``guard`` before each attempt of the write, ``stamp`` for audit."""
 

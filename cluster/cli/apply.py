@@ -64,6 +64,11 @@ _ORDER.update(
 # go before it: the scheduler queues a pod only once its claims exist.
 _ORDER.update({kinds.DEVICE_CLASS: 1, kinds.RESOURCE_SLICE: 2, kinds.RESOURCE_CLAIM_TEMPLATE: 3,
                kinds.RESOURCE_CLAIM: 3})
+# Storage: a claim created before the default StorageClass would get no class (admission gives it at
+# create), and the volumes a claim may bind to are best there when it is queued; CSI drivers, nodes and
+# capacities are what the scheduler checks claims' volumes against.
+_ORDER.update({kinds.STORAGE_CLASS: 0, kinds.CSI_DRIVER: 0, kinds.CSI_NODE: 1, kinds.CSI_STORAGE_CAPACITY: 1,
+               kinds.PERSISTENT_VOLUME: 2, kinds.PERSISTENT_VOLUME_CLAIM: 3})
 # A group naming a Workload's template is admitted only once the Workload exists.
 _ORDER.update({kinds.WORKLOAD: 2, kinds.COMPOSITE_POD_GROUP: 3})
 _LAST = 4

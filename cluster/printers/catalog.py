@@ -9,12 +9,17 @@ from google.protobuf.message import Message
 from cluster.api import kinds
 from cluster.printers import (
     compositepodgroups,
+    csidrivers,
+    csinodes,
+    csistoragecapacities,
     deviceclasses,
     events,
     leasecandidates,
     leases,
     namespaces,
     nodes,
+    persistentvolumeclaims,
+    persistentvolumes,
     poddisruptionbudgets,
     podgroups,
     pods,
@@ -26,6 +31,7 @@ from cluster.printers import (
     runtimeclasses,
     schedulingworkloads,
     services,
+    storageclasses,
     workloads,
 )
 from cluster.printers.printer import Printer
@@ -38,7 +44,9 @@ PRINTERS: dict[kinds.Kind[Any], Printer[Any]] = {
         namespaces.PRINTER, runtimeclasses.PRINTER, services.PRINTER, workloads.REPLICA_SET,
         workloads.STATEFUL_SET, workloads.REPLICATION_CONTROLLER, deviceclasses.PRINTER,
         resourceslices.PRINTER, resourceclaims.PRINTER, resourceclaimtemplates.PRINTER,
-        schedulingworkloads.PRINTER, compositepodgroups.PRINTER,
+        schedulingworkloads.PRINTER, compositepodgroups.PRINTER, persistentvolumes.PRINTER,
+        persistentvolumeclaims.PRINTER, storageclasses.PRINTER, csinodes.PRINTER, csidrivers.PRINTER,
+        csistoragecapacities.PRINTER,
     )
 }
 

@@ -28,6 +28,8 @@ ALLOWED = {
         "patch resourceclaims/status", "create resourceclaims", "delete resourceclaims",
         "create events", "update events", "patch events", "create leases", "update leases", "patch leases",
         "create leasecandidates", "update leasecandidates", "patch leasecandidates", "delete leasecandidates",
+        "update persistentvolumes", "patch persistentvolumes", "update persistentvolumeclaims",
+        "patch persistentvolumeclaims",
     },
     "client": {
         "create pods", "get pods", "list pods", "watch pods", "delete pods", "deletecollection pods",
@@ -40,9 +42,10 @@ ALLOWED = {
         *(f"{verb} {resource}"
           for verb in ("create", "update", "patch", "delete", "deletecollection", "get", "list", "watch")
           for resource in ("services", "replicasets", "statefulsets", "replicationcontrollers",
-                           "resourceclaims", "resourceclaimtemplates", "workloads")),
+                           "resourceclaims", "resourceclaimtemplates", "workloads",
+                           "persistentvolumeclaims")),
         *(f"{verb} {resource}" for verb in ("get", "list", "watch")
-          for resource in ("deviceclasses", "resourceslices")),
+          for resource in ("deviceclasses", "resourceslices", "storageclasses", "persistentvolumes")),
     },
     "readonly": {f"{verb} {resource}" for verb in ("get", "list", "watch") for resource in RESOURCES},
 }

@@ -1,5 +1,5 @@
 """`podsched apply` writes what a pod refers to before the pod: its claims, their templates, the classes
-and the devices they are allocated from."""
+and the devices they are allocated from; the storage classes, CSI objects and volumes before the claims."""
 
 from __future__ import annotations
 
@@ -96,3 +96,52 @@ def test_a_group_is_checked_against_a_workload_of_the_same_apply() -> None:
         _checkable(group.obj, created)
     assert refused.value.message == ('podgroups.scheduling.k8s.io "workers" is forbidden: PodGroup rejected: '
                                      'PodGroupTemplate "drivers" not found in Workload "training"')
+
+
+_STORAGE = textwrap.dedent("""\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: db}
+    spec:
+      containers: [{name: c, image: busybox}]
+      volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+    ---
+    apiVersion: v1
+    kind: PersistentVolumeClaim
+    metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+    ---
+    apiVersion: v1
+    kind: PersistentVolume
+    metadata: {name: disk}
+    spec:
+      capacity: {storage: 1Gi}
+      accessModes: [ReadWriteOnce]
+      csi: {driver: csi.example.com, volumeHandle: d}
+    ---
+    apiVersion: storage.k8s.io/v1
+    kind: CSIStorageCapacity
+    metadata: {name: zone-a}
+    storageClassName: standard
+    ---
+    apiVersion: storage.k8s.io/v1
+    kind: CSINode
+    metadata: {name: node-1}
+    spec: {drivers: [{name: csi.example.com, nodeID: node-1}]}
+    ---
+    apiVersion: storage.k8s.io/v1
+    kind: CSIDriver
+    metadata: {name: csi.example.com}
+    spec: {}
+    ---
+    apiVersion: storage.k8s.io/v1
+    kind: StorageClass
+    metadata: {name: standard, annotations: {storageclass.kubernetes.io/is-default-class: "true"}}
+    provisioner: csi.example.com
+    """)
+
+
+def test_storage_objects_go_before_the_claims_and_pods_that_use_them() -> None:
+    ordered = [m.kind.name for m in _prepare(load_text(_STORAGE, source="storage.yaml"), None)]
+    assert ordered == ["CSIDriver", "StorageClass", "CSIStorageCapacity", "CSINode", "PersistentVolume",
+                       "PersistentVolumeClaim", "Pod"]

@@ -37,6 +37,7 @@ from scheduler.framework import (
     PodInfo,
     WorkloadIndex,
 )
+from scheduler.framework.storage import StorageObjects
 from tests.builders import ROOMY, node, pod
 
 OURS = "default-scheduler"
@@ -451,6 +452,47 @@ def test_dra_kinds_feed_the_manager_before_requeueing() -> None:
         ("ResourceClaimAdd", True), ("ResourceClaimUpdate", True), ("ResourceClaimDelete", False),
         ("ResourceSliceAdd", True), ("ResourceSliceUpdate", True), ("ResourceSliceDelete", False),
         ("DeviceClassAdd", True), ("DeviceClassUpdate", True), ("DeviceClassDelete", False),
+    ]
+
+
+def test_storage_kinds_feed_the_storage_objects_before_requeueing() -> None:
+    """A pod requeued by a storage event must be judged by the new object: the storage objects have it
+    before the queue moves pods, and lose it on delete."""
+    storage = StorageObjects()
+    seen: list[tuple[str, bool]] = []
+    objs = (objects_pb2.PersistentVolume(), objects_pb2.PersistentVolumeClaim(), objects_pb2.StorageClass(),
+            objects_pb2.CSINode(), objects_pb2.CSIDriver(), objects_pb2.CSIStorageCapacity())
+    claim, capacity = objs[1], objs[5]
+    for obj in objs:
+        obj.metadata.name = "x"
+    claim.metadata.namespace = capacity.metadata.namespace = "default"
+    known = {
+        EventResource.PERSISTENT_VOLUME: lambda: storage.persistent_volume("x") is not None,
+        EventResource.PERSISTENT_VOLUME_CLAIM:
+            lambda: storage.persistent_volume_claim("default", "x") is not None,
+        EventResource.STORAGE_CLASS: lambda: storage.storage_class("x") is not None,
+        EventResource.CSI_NODE: lambda: storage.csi_node("x") is not None,
+        EventResource.CSI_DRIVER: lambda: storage.csi_driver("x") is not None,
+        EventResource.CSI_STORAGE_CAPACITY: lambda: list(storage.csi_storage_capacities()) == [capacity],
+    }
+
+    class Queue(RecordingQueue):
+        def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any) -> None:
+            seen.append((event.label, known[event.resource]()))
+
+    handlers = EventHandlers(Cache(clock=FakeClock()), Queue(), {OURS}, storage=storage)
+    informers = ("persistentvolumes", "persistentvolumeclaims", "storageclasses", "csinodes", "csidrivers",
+                 "csistoragecapacities")
+    for informer, entry in zip(informers, objs, strict=True):
+        h = handlers.storage_handlers(informer)
+        h["on_add"](entry)
+        h["on_update"](entry, entry)
+        h["on_delete"](entry)
+    assert seen == [
+        (f"{kind}{action}", action != "Delete")
+        for kind in ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
+                     "CSIStorageCapacity")
+        for action in ("Add", "Update", "Delete")
     ]
 
 

@@ -75,7 +75,7 @@ def test_api_group_list_prefers_the_stable_version() -> None:
     assert groups["coordination.k8s.io"]["preferredVersion"]["version"] == "v1"
     assert set(groups) == {
         "apps", "coordination.k8s.io", "events.k8s.io", "node.k8s.io", "policy", "resource.k8s.io",
-        "scheduling.k8s.io", "scheduling.x-k8s.io",
+        "scheduling.k8s.io", "scheduling.x-k8s.io", "storage.k8s.io",
     }
     assert groups["resource.k8s.io"]["preferredVersion"] == {
         "groupVersion": "resource.k8s.io/v1", "version": "v1"}
@@ -150,6 +150,21 @@ def test_resource_k8s_io_serves_the_dra_kinds_with_upstreams_scope() -> None:
     }
     assert entries["resourceclaims"]["kind"] == "ResourceClaim"
     assert entries["resourceclaims"]["singularName"] == "resourceclaim"
+
+
+def test_storage_kinds_are_served_with_upstreams_scope_and_short_names() -> None:
+    storage = {entry["name"]: entry for entry in _resource_list("storage.k8s.io/v1")["resources"]}
+    assert set(storage) == {"storageclasses", "csinodes", "csidrivers", "csistoragecapacities"}
+    assert {name: entry["namespaced"] for name, entry in storage.items()} == {
+        "storageclasses": False, "csinodes": False, "csidrivers": False, "csistoragecapacities": True,
+    }
+    assert storage["storageclasses"]["shortNames"] == ["sc"]
+    assert _entry("v1", "persistentvolumes")["shortNames"] == ["pv"]
+    assert _entry("v1", "persistentvolumes")["namespaced"] is False
+    assert _entry("v1", "persistentvolumeclaims")["shortNames"] == ["pvc"]
+    assert _entry("v1", "persistentvolumeclaims")["namespaced"] is True
+    assert _entry("v1", "persistentvolumeclaims/status")["kind"] == "PersistentVolumeClaim"
+    assert _entry("v1", "persistentvolumes/status")["kind"] == "PersistentVolume"
 
 
 def test_events_are_served_in_events_k8s_io_stored_as_core_events() -> None:

@@ -98,7 +98,8 @@ def test_admission_plugins_handle_served_kinds_in_phases_they_implement() -> Non
     chain = default_chain()
     names = [p.name for p in chain.plugins]
     assert names == [
-        "NamespaceLifecycle", "Priority", "RuntimeClass", "PodGroupWorkloadExists", "ResourceQuota",
+        "NamespaceLifecycle", "Priority", "DefaultStorageClass", "RuntimeClass", "PodGroupWorkloadExists",
+        "ResourceQuota",
     ]
     for plugin in chain.plugins:
         assert plugin.kinds and plugin.kinds <= set(KINDS), plugin.name
@@ -127,6 +128,8 @@ def test_admission_plugins_handle_served_kinds_in_phases_they_implement() -> Non
         ("ResourceQuota", "mutate_update", ["ResourceQuota"]),
         ("Namespace", "validate_delete", ["NamespaceLifecycle"]),
         ("Node", "mutate_create", []),
+        ("PersistentVolumeClaim", "mutate_create", ["DefaultStorageClass"]),
+        ("PersistentVolumeClaim", "mutate_update", []),
     ],
 )
 def test_chain_orders_each_kinds_plugins(kind_name: str, phase: str, plugins: list[str]) -> None:
@@ -136,4 +139,6 @@ def test_chain_orders_each_kinds_plugins(kind_name: str, phase: str, plugins: li
 
 def test_fenced_kinds_are_named_by_name() -> None:
     assert [k.name for k in fenced_kinds(CREATE)] == ["Event", "ResourceClaim"]
-    assert [k.name for k in fenced_kinds(UPDATE)] == ["Event", "Lease"]
+    assert [k.name for k in fenced_kinds(UPDATE)] == [
+        "Event", "Lease", "PersistentVolume", "PersistentVolumeClaim",
+    ]

@@ -4,7 +4,7 @@ Each check returns field errors as strings formatted like apimachinery's ``field
 (``metadata.name: Invalid value: "Web": a lowercase RFC 1123 subdomain ...``), so a client sees the
 message kube-apiserver would print. ``ensure_valid`` joins them into one ``errors.Invalid``.
 
-One module per API group (core, apps, scheduling, policy, coordination, node, resource) declares a
+One module per API group (core, apps, scheduling, policy, coordination, node, resource, storage) declares a
 ``KindValidation`` (rules.py) for each kind it serves; the functions here dispatch on them. The name rules
 are cluster.api.names's, the field error texts field.py's, the metadata rules meta.py's.
 """
@@ -28,7 +28,7 @@ from cluster.api.names import (
     is_qualified_name,
     is_valid_label_value,
 )
-from cluster.api.validation import apps, coordination, core, node, policy, resource, scheduling
+from cluster.api.validation import apps, coordination, core, node, policy, resource, scheduling, storage
 from cluster.api.validation.field import (
     IMMUTABLE,
     duplicate,
@@ -53,7 +53,7 @@ __all__ = [
 
 _RULES: dict[kinds.Kind[Any], KindValidation[Any]] = {
     rules.kind: rules
-    for group in (core, apps, scheduling, policy, coordination, node, resource)
+    for group in (core, apps, scheduling, policy, coordination, node, resource, storage)
     for rules in group.VALIDATIONS
 }
 

@@ -1,5 +1,6 @@
 """Validation of the core group's kinds (v1): Pod, Node, Event, Namespace, ResourceQuota, Service,
-ReplicationController (Kubernetes' pkg/apis/core/validation)."""
+ReplicationController, and PersistentVolume and PersistentVolumeClaim from persistentvolumes.py
+(Kubernetes' pkg/apis/core/validation)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from cluster.api.validation.field import (
     required,
 )
 from cluster.api.validation.meta import validate_labels
+from cluster.api.validation.persistentvolumes import PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM
 from cluster.api.validation.podspec import (
     PREEMPTION_POLICIES,
     RESTART_POLICIES,
@@ -37,6 +39,7 @@ from cluster.api.validation.podspec import (
     validate_spread_constraints,
     validate_tolerations,
 )
+from cluster.api.validation.podvolumes import validate_pod_volumes
 from cluster.api.validation.replicas import SELECTOR_MISMATCH, validate_replicas
 from cluster.api.validation.resources import check_amount, check_quantities
 from cluster.api.validation.rules import KindValidation
@@ -61,6 +64,7 @@ def validate_pod(pod: objects_pb2.Pod) -> list[str]:
             problems += validate_container_claims(
                 container.resources.claims, pod_claims, f"spec.{field_name}[{i}].resources.claims")
     problems += validate_pod_resource_claims(pod.metadata.name, spec.resource_claims)
+    problems += validate_pod_volumes(pod)
     problems += validate_container_restart_policies(spec)
     problems += validate_scheduling_gates(spec)
     if spec.node_name:
@@ -345,5 +349,6 @@ SERVICE = KindValidation(kinds.SERVICE, validate_service)
 REPLICATION_CONTROLLER = KindValidation(kinds.REPLICATION_CONTROLLER, validate_replication_controller)
 
 VALIDATIONS: tuple[KindValidation[Any], ...] = (
-    POD, NODE, EVENT, NAMESPACE, RESOURCE_QUOTA, SERVICE, REPLICATION_CONTROLLER
+    POD, NODE, EVENT, NAMESPACE, RESOURCE_QUOTA, SERVICE, REPLICATION_CONTROLLER, PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
 )

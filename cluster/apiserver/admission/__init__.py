@@ -8,6 +8,7 @@ quota is charged only for an object every other plugin admitted.
 from __future__ import annotations
 
 from cluster.apiserver.admission.chain import Chain, KindAdmission
+from cluster.apiserver.admission.defaultstorageclass import DefaultStorageClass
 from cluster.apiserver.admission.namespacelifecycle import NamespaceLifecycle
 from cluster.apiserver.admission.plugin import AdmissionPlugin, Rollback
 from cluster.apiserver.admission.podgroupworkload import PodGroupWorkloadExists
@@ -21,5 +22,6 @@ __all__ = ["AdmissionPlugin", "Chain", "KindAdmission", "Rollback", "default_cha
 def default_chain() -> Chain:
     """The plugins a podsched API server runs, in order."""
     return Chain([
-        NamespaceLifecycle(), Priority(), RuntimeClass(), PodGroupWorkloadExists(), ResourceQuota(),
+        NamespaceLifecycle(), Priority(), DefaultStorageClass(), RuntimeClass(), PodGroupWorkloadExists(),
+        ResourceQuota(),
     ])

@@ -20,7 +20,8 @@ READ_VERBS = ("get", "list", "watch")
 RESOURCES = (
     *(kind.plural for kind in KINDS), "pods/status", "pods/binding", "pods/eviction", "podgroups/status",
     "compositepodgroups/status", "nodes/status", "namespaces/status", "resourcequotas/status",
-    "poddisruptionbudgets/status", "resourceclaims/status",
+    "poddisruptionbudgets/status", "resourceclaims/status", "persistentvolumes/status",
+    "persistentvolumeclaims/status",
 )
 ALL = "*"
 
@@ -95,13 +96,15 @@ ADMIN = Role("admin", (rule((ALL,), (ALL,)),))
 #: ResourceClaim status (the devices it allocated, the pods it reserved them for), creates and deletes the
 #: ResourceClaims of pods' extended resources backed by DRA,
 #: deletes preemption victims, records events (an event series is updated in place), holds its Lease and
-#: keeps its LeaseCandidate.
+#: keeps its LeaseCandidate, and in PreBind binds PersistentVolumes to claims (claimRef) and annotates the
+#: claims it provisions for with the node it chose.
 SCHEDULER = Role("scheduler", (
     rule(READ_VERBS, (ALL,)),
     rule(("create",), ("pods/binding",)),
     rule(("update", "patch"),
          ("pods/status", "podgroups/status", "compositepodgroups/status", "resourceclaims/status")),
     rule(("delete",), ("pods",)),
+    rule(("update", "patch"), ("persistentvolumes", "persistentvolumeclaims")),
     # The claim for a pod's extended resources that DeviceClasses serve: made in PreBind, deleted on failure.
     rule(("create", "delete"), ("resourceclaims",)),
     rule(("create", "update", "patch"), ("events",)),
@@ -110,16 +113,17 @@ SCHEDULER = Role("scheduler", (
 ))
 #: A user who runs workloads: pods, their PodGroups and CompositePodGroups, the Workloads they are made
 #: from (whose gangs' counts scale), and the Services and workload controllers that select
-#: them in full (except binding pods and writing status), the ResourceClaims and templates its pods name,
-#: evicting its pods; nodes, RuntimeClasses, DeviceClasses and ResourceSlices (what its pods and claims
-#: name or may get) to read.
+#: them in full (except binding pods and writing status), the ResourceClaims, templates and
+#: PersistentVolumeClaims its pods name, evicting its pods; nodes, RuntimeClasses, DeviceClasses,
+#: ResourceSlices, StorageClasses and PersistentVolumes (what its pods and claims name or may get) to read.
 CLIENT = Role("client", (
     rule(("create", "delete", "deletecollection", *READ_VERBS), ("pods", "podgroups", "compositepodgroups")),
     rule(("create",), ("pods/eviction",)),
     rule(("create", "update", "patch", "delete", "deletecollection", *READ_VERBS),
          ("services", "replicasets", "statefulsets", "replicationcontrollers", "resourceclaims",
-          "resourceclaimtemplates", "workloads")),
-    rule(READ_VERBS, ("nodes", "runtimeclasses", "deviceclasses", "resourceslices")),
+          "resourceclaimtemplates", "workloads", "persistentvolumeclaims")),
+    rule(READ_VERBS, ("nodes", "runtimeclasses", "deviceclasses", "resourceslices", "storageclasses",
+                      "persistentvolumes")),
 ))
 READONLY = Role("readonly", (rule(READ_VERBS, (ALL,)),))
 

@@ -9,12 +9,17 @@ from typing import Any
 from cluster.api.kinds import Kind
 from cluster.apiserver.registry import (
     compositepodgroups,
+    csidrivers,
+    csinodes,
+    csistoragecapacities,
     deviceclasses,
     events,
     leasecandidates,
     leases,
     namespaces,
     nodes,
+    persistentvolumeclaims,
+    persistentvolumes,
     poddisruptionbudgets,
     podgroups,
     pods,
@@ -28,6 +33,7 @@ from cluster.apiserver.registry import (
     runtimeclasses,
     services,
     statefulsets,
+    storageclasses,
     workloads,
 )
 from cluster.apiserver.registry.kind import KindStrategy
@@ -38,7 +44,8 @@ STRATEGIES: dict[Kind[Any], KindStrategy[Any]] = {
         pods, nodes, priorityclasses, poddisruptionbudgets, resourcequotas, podgroups, leases,
         leasecandidates, events, namespaces, runtimeclasses, services, replicasets, statefulsets,
         replicationcontrollers, deviceclasses, resourceslices, resourceclaims, resourceclaimtemplates,
-        workloads, compositepodgroups,
+        workloads, compositepodgroups, persistentvolumes, persistentvolumeclaims, storageclasses, csinodes,
+        csidrivers, csistoragecapacities,
     )
 }
 

@@ -5,21 +5,15 @@ drops that annotation."""
 from __future__ import annotations
 
 from cluster.api import objects_pb2
-from cluster.api.fencing import WRITTEN_UNDER_FENCE_ANNOTATION
 from cluster.api.kinds import EVENT
 from cluster.api.validation import core
-from cluster.apiserver.fencing import LeaseFence
+from cluster.apiserver.fencing import LeaseFence, record_written_under_fence
 from cluster.apiserver.registry.kind import CREATE, UPDATE, KindStrategy
 from cluster.printers import events
 
 
 def _record_fence(event: objects_pb2.Event, fence: LeaseFence | None) -> None:
-    """Record the fence of the write that stores this version of the event (none: no record)."""
-    annotations = event.metadata.annotations
-    if fence is not None:
-        annotations[WRITTEN_UNDER_FENCE_ANNOTATION] = fence.stamp
-    elif WRITTEN_UNDER_FENCE_ANNOTATION in annotations:
-        del annotations[WRITTEN_UNDER_FENCE_ANNOTATION]
+    record_written_under_fence(event.metadata, fence)
 
 
 STRATEGY = KindStrategy(

@@ -1,0 +1,199 @@
+"""Validation of a pod's volumes and of what its containers mount (Kubernetes' ValidateVolumes,
+validateVolumeMounts and validateVolumeDevices): unique, valid names, one source each, the modelled
+sources' fields (an ephemeral volume's claim template is a claim spec), and mounts and devices that name
+volumes the pod has."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cluster.api import objects_pb2
+from cluster.api.names import is_dns1123_label
+from cluster.api.validation.field import check, duplicate, forbidden, invalid, not_found, required
+from cluster.api.validation.meta import validate_template_meta
+from cluster.api.validation.persistentvolumes import (
+    validate_azure_disk,
+    validate_claim_spec,
+    validate_partition,
+)
+from cluster.api.validation.storage import validate_csi_driver_name
+
+#: A pod volume's sources in the order upstream counts them: the second one found is the one refused.
+VOLUME_SOURCES = (
+    ("host_path", "hostPath"), ("empty_dir", "emptyDir"), ("git_repo", "gitRepo"),
+    ("gce_persistent_disk", "gcePersistentDisk"), ("aws_elastic_block_store", "awsElasticBlockStore"),
+    ("secret", "secret"), ("nfs", "nfs"), ("iscsi", "iscsi"), ("glusterfs", "glusterfs"),
+    ("flocker", "flocker"), ("persistent_volume_claim", "persistentVolumeClaim"), ("rbd", "rbd"),
+    ("cinder", "cinder"), ("cephfs", "cephfs"), ("downward_api", "downwardAPI"), ("fc", "fc"),
+    ("flex_volume", "flexVolume"), ("config_map", "configMap"), ("azure_file", "azureFile"),
+    ("vsphere_volume", "vsphereVolume"), ("quobyte", "quobyte"), ("azure_disk", "azureDisk"),
+    ("photon_persistent_disk", "photonPersistentDisk"), ("portworx_volume", "portworxVolume"),
+    ("scale_io", "scaleIO"), ("projected", "projected"), ("storageos", "storageos"), ("csi", "csi"),
+    ("ephemeral", "ephemeral"), ("image", "image"),
+)
+#: The sources a volume device (a raw block volume) may come from.
+_CLAIM_SOURCES = ("persistent_volume_claim", "ephemeral")
+_IQN = re.compile(r"iqn\.\d{4}-\d{2}\.[^ _]+", re.ASCII)
+_EUI = re.compile(r"eui\.[0-9A-Fa-f]{16}", re.ASCII)
+_NAA = re.compile(r"naa\.[0-9A-Fa-f]{16,32}", re.ASCII)
+_IQN_FORMAT = "must be valid format starting with iqn, eui, or naa"
+
+
+def _iscsi(source: objects_pb2.ISCSIVolumeSource, path: str) -> list[str]:
+    problems = []
+    if not source.target_portal:
+        problems.append(required(f"{path}.targetPortal"))
+    if not source.iqn:
+        problems.append(required(f"{path}.iqn"))
+    elif any(source.iqn.startswith(prefix) and not form.fullmatch(source.iqn)
+             for prefix, form in (("iqn", _IQN), ("eui", _EUI), ("naa", _NAA))):
+        problems.append(invalid(f"{path}.iqn", source.iqn, _IQN_FORMAT))
+    if source.lun < 0 or source.lun > 255:
+        problems.append(invalid(f"{path}.lun", source.lun, "must be between 0 and 255, inclusive"))
+    return problems
+
+
+def _source_problems(volume: objects_pb2.Volume, source: str, path: str) -> list[str]:
+    """The rules of the modelled sources; the others are kept as written."""
+    if source == "persistent_volume_claim":
+        return [] if volume.persistent_volume_claim.claim_name else [required(f"{path}.claimName")]
+    if source == "ephemeral":
+        if not volume.ephemeral.HasField("volume_claim_template"):
+            return [required(f"{path}.volumeClaimTemplate")]
+        template = volume.ephemeral.volume_claim_template
+        return (validate_template_meta(template.metadata, f"{path}.volumeClaimTemplate.metadata")
+                + validate_claim_spec(template.spec, f"{path}.volumeClaimTemplate.spec"))
+    if source == "csi":
+        problems = validate_csi_driver_name(volume.csi.driver, f"{path}.driver")
+        secret = volume.csi.node_publish_secret_ref
+        if volume.csi.HasField("node_publish_secret_ref") and not secret.name:
+            problems.append(required(f"{path}.nodePublishSecretRef.name"))
+        return problems
+    if source == "gce_persistent_disk":
+        disk = volume.gce_persistent_disk
+        return ([] if disk.pd_name else [required(f"{path}.pdName")]) + validate_partition(disk.partition,
+                                                                                     f"{path}.partition")
+    if source == "aws_elastic_block_store":
+        ebs = volume.aws_elastic_block_store
+        return ([] if ebs.volume_id else [required(f"{path}.volumeID")]) + validate_partition(ebs.partition,
+                                                                                        f"{path}.partition")
+    if source == "iscsi":
+        return _iscsi(volume.iscsi, path)
+    if source == "rbd":
+        problems = [] if volume.rbd.monitors else [required(f"{path}.monitors")]
+        return problems + ([] if volume.rbd.image else [required(f"{path}.image")])
+    if source == "azure_disk":
+        return validate_azure_disk(volume.azure_disk, path)
+    return []
+
+
+def validate_volumes(
+    pod_name: str, volumes: Sequence[objects_pb2.Volume], path: str
+) -> tuple[dict[str, objects_pb2.Volume], list[str]]:
+    """ValidateVolumes: the valid volumes by name, and every problem."""
+    problems: list[str] = []
+    valid: dict[str, objects_pb2.Volume] = {}
+    # The claims the ephemeral volume controller will make for this pod: a pod may not name them itself.
+    created = {f"{pod_name}-{v.name}" for v in volumes if v.HasField("ephemeral")} if pod_name else set()
+    for i, volume in enumerate(volumes):
+        where = f"{path}[{i}]"
+        own: list[str] = []
+        sources = 0
+        for field, json_name in VOLUME_SOURCES:
+            if not volume.HasField(field):
+                continue
+            if sources:
+                own.append(forbidden(f"{where}.{json_name}", "may not specify more than 1 volume type"))
+                continue
+            sources += 1
+            own += _source_problems(volume, field, f"{where}.{json_name}")
+        if not sources:
+            own.append(required(where, "must specify a volume type"))
+        if not volume.name:
+            own.append(required(f"{where}.name"))
+        else:
+            own += check(f"{where}.name", volume.name, is_dns1123_label)
+        if volume.name in valid:
+            own.append(duplicate(f"{where}.name", volume.name))
+        if own:
+            problems += own
+        else:
+            valid[volume.name] = volume
+        claim = volume.persistent_volume_claim.claim_name
+        if volume.HasField("persistent_volume_claim") and claim in created:
+            problems.append(invalid(f"{where}.persistentVolumeClaim.claimName", claim,
+                                    "must not reference a PVC that gets created for an ephemeral volume"))
+    return valid, problems
+
+
+def validate_volume_mounts(
+    container: objects_pb2.Container, volumes: dict[str, objects_pb2.Volume], path: str
+) -> list[str]:
+    """validateVolumeMounts and validateVolumeDevices: each names a volume of the pod, at a unique path;
+    a device is a claim's (a raw block volume), and no volume is both mounted and a device."""
+    problems: list[str] = []
+    device_names = {device.name for device in container.volume_devices}
+    device_paths = {device.device_path for device in container.volume_devices}
+    mount_paths: set[str] = set()
+    for i, mount in enumerate(container.volume_mounts):
+        where = f"{path}.volumeMounts[{i}]"
+        if not mount.name:
+            problems.append(required(f"{where}.name"))
+        if mount.name not in volumes:
+            problems.append(not_found(f"{where}.name", mount.name))
+        if not mount.mount_path:
+            problems.append(required(f"{where}.mountPath"))
+        if mount.mount_path in mount_paths:
+            problems.append(invalid(f"{where}.mountPath", mount.mount_path, "must be unique"))
+        mount_paths.add(mount.mount_path)
+        if mount.name in device_names:
+            problems.append(invalid(f"{where}.name", mount.name, "must not already exist in volumeDevices"))
+        if mount.mount_path in device_paths:
+            problems.append(invalid(f"{where}.mountPath", mount.mount_path,
+                                    "must not already exist as a path in volumeDevices"))
+        if mount.sub_path_expr and mount.sub_path:
+            problems.append(invalid(f"{where}.subPathExpr", mount.sub_path_expr,
+                                    "subPathExpr and subPath are mutually exclusive"))
+    mount_names = {mount.name for mount in container.volume_mounts}
+    names: set[str] = set()
+    paths: set[str] = set()
+    for i, device in enumerate(container.volume_devices):
+        where = f"{path}.volumeDevices[{i}]"
+        volume = volumes.get(device.name)
+        if not device.name:
+            problems.append(required(f"{where}.name"))
+        if device.name in names:
+            problems.append(invalid(f"{where}.name", device.name, "must be unique"))
+        if volume is None:
+            problems.append(not_found(f"{where}.name", device.name))
+        if volume is None or not any(volume.HasField(s) for s in _CLAIM_SOURCES):
+            problems.append(invalid(f"{where}.name", device.name, "can only use volume source type of "
+                                    "PersistentVolumeClaim or Ephemeral for block mode"))
+        if not device.device_path:
+            problems.append(required(f"{where}.devicePath"))
+        if device.device_path in paths:
+            problems.append(invalid(f"{where}.devicePath", device.device_path, "must be unique"))
+        if ".." in device.device_path.split("/"):
+            problems.append(invalid(f"{where}.devicePath", device.device_path,
+                                    "can not contain backsteps ('..')"))
+        else:
+            paths.add(device.device_path)
+        if device.name in mount_names:
+            problems.append(invalid(f"{where}.name", device.name, "must not already exist in volumeMounts"))
+        if device.device_path in mount_paths:
+            problems.append(invalid(f"{where}.devicePath", device.device_path,
+                                    "must not already exist as a path in volumeMounts"))
+        if device.name:
+            names.add(device.name)
+    return problems
+
+
+def validate_pod_volumes(pod: objects_pb2.Pod) -> list[str]:
+    """A pod's volumes, and its (init) containers' mounts and devices of them."""
+    spec = pod.spec
+    volumes, problems = validate_volumes(pod.metadata.name, spec.volumes, "spec.volumes")
+    for field_name, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
+        for i, container in enumerate(containers):
+            problems += validate_volume_mounts(container, volumes, f"spec.{field_name}[{i}]")
+    return problems
