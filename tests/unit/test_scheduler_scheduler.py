@@ -72,7 +72,8 @@ def test_one_framework_per_profile_sharing_one_queue() -> None:
         "pods", "nodes", "priorityclasses", "poddisruptionbudgets", "podgroups", "compositepodgroups",
         "namespaces", "services",
         "replicasets", "statefulsets", "replicationcontrollers", "resourceclaims", "resourceslices",
-        "deviceclasses"}
+        "deviceclasses", "persistentvolumes", "persistentvolumeclaims", "storageclasses", "csinodes",
+        "csidrivers", "csistoragecapacities"}
     # Each profile has its own handle, which runs that profile's plugins; what else DefaultPreemption
     # uses (the PDBs, the recorder, the waiting pods, the background API calls) they share.
     handle, other = scheduler.profiles["a"].handle, scheduler.profiles["b"].handle
@@ -81,6 +82,7 @@ def test_one_framework_per_profile_sharing_one_queue() -> None:
     assert handle.pod_disruption_budgets() == []
     assert handle.waiting_pods is other.waiting_pods is scheduler.profiles["a"].waiting_pods
     assert handle.dra_manager is other.dra_manager is scheduler.dra_manager
+    assert handle.storage is other.storage is scheduler.storage
     assert handle.api_dispatcher is other.api_dispatcher is scheduler.preemptions
 
 
@@ -93,5 +95,7 @@ def test_before_running_it_is_neither_healthy_nor_ready_nor_working() -> None:
         "pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0, "podgroups": 0,
         "compositepodgroups": 0,
         "namespaces": 0, "services": 0, "replicasets": 0, "statefulsets": 0, "replicationcontrollers": 0,
-        "resourceclaims": 0, "resourceslices": 0, "deviceclasses": 0}
+        "resourceclaims": 0, "resourceslices": 0, "deviceclasses": 0, "persistentvolumes": 0,
+        "persistentvolumeclaims": 0, "storageclasses": 0, "csinodes": 0, "csidrivers": 0,
+        "csistoragecapacities": 0}
     assert "scheduler_pending_pods" in scheduler.metrics.exposition().decode()

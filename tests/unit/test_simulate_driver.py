@@ -13,7 +13,7 @@ import pytest
 
 from cluster.api import kinds, objects_pb2
 from cluster.simulate.controlplane import VIRTUAL_EPOCH, ControlPlane
-from cluster.simulate.driver import Driver, quiet_period
+from cluster.simulate.driver import INFORMER_KINDS, Driver, quiet_period
 from scheduler.clock import FakeClock
 from tests.builders import pod
 
@@ -62,10 +62,7 @@ class FakeScheduler:
                                      pending_counts=lambda: {"active": len(self.active)})
         self.loop = SimpleNamespace(busy=False)
         self.binder = SimpleNamespace(in_flight=0)
-        self.revisions = {"pods": 0, "nodes": 0, "priorityclasses": 0, "poddisruptionbudgets": 0,
-                          "podgroups": 0, "namespaces": 0, "services": 0, "replicasets": 0,
-                          "statefulsets": 0, "replicationcontrollers": 0, "resourceclaims": 0,
-                          "resourceslices": 0, "deviceclasses": 0}
+        self.revisions = dict.fromkeys(INFORMER_KINDS, 0)
         self.tried: list[tuple[str, float]] = []
         self.clock: FakeClock | None = None
 
