@@ -2,7 +2,7 @@
 
     podsched apiserver [--listen 127.0.0.1:7443] [--data-dir DIR | --etcd host:port,...]
                        [--compaction-interval 5m] [--controllers '*'] [--pod-gc-quarantine 40s]
-                       [--resource-quota-sync-period 5m]
+                       [--resource-quota-sync-period 5m] [--volume-provisioners NAME,...]
                        [--tls-cert-file FILE --tls-private-key-file FILE] [--client-ca-file FILE]
                        [--token-auth-file FILE [--insecure-allow-plaintext-tokens]]
                        [--authorization-policy-file FILE]
@@ -54,7 +54,11 @@ bound to a node that has been gone for ``--pod-gc-quarantine``, ``resourcequota`
 ResourceQuota's usage from its pods, at least every ``--resource-quota-sync-period``, ``podgroup`` keeps
 every PodGroup's status current from its pods, ``leasecandidategc`` deletes the LeaseCandidates nobody
 renewed for 30 minutes, ``resourceclaim`` makes pods' ResourceClaims from their templates and releases
-those of pods that are gone or done) as clients of its own address, as
+those of pods that are gone or done, ``persistentvolume-binder`` binds PersistentVolumeClaims to
+PersistentVolumes and reclaims released ones, ``ephemeral-volume`` makes the claims of pods' ephemeral
+volumes, ``volume-provisioner`` makes the volumes of claims handed to the StorageClass provisioners it
+serves: ``--volume-provisioners``, all but kubernetes.io/no-provisioner by default) as clients of its
+own address, as
 kube-controller-manager is a client of kube-apiserver, with the server's loopback identity
 (cluster/cli/loopback.py); ``--controllers none`` runs the bare server.
 
@@ -96,7 +100,12 @@ from cluster.apiserver.limits import (
 from cluster.apiserver.server import ALLOW_PLAINTEXT_TOKENS_FLAG, ApiServer, ApiServerOptions
 from cluster.cli import eventloop
 from cluster.cli.common import http_address, parse_duration, positive_duration, stop_signals
-from cluster.cli.controllers import CONTROLLERS, parse_controllers, run_controllers
+from cluster.cli.controllers import (
+    CONTROLLERS,
+    parse_controllers,
+    parse_provisioners,
+    run_controllers,
+)
 from cluster.cli.loopback import Loopback
 from cluster.client import Client, ClientCredentials
 from cluster.controllers import DEFAULT_QUARANTINE_S, DEFAULT_SYNC_PERIOD_S, ControllerSettings
@@ -152,7 +161,9 @@ def register(subparsers: Any) -> None:
         "PodDisruptionBudget's status current; podgc deletes the pods bound to a node that no longer "
         "exists; resourcequota recounts every ResourceQuota's usage from its pods; podgroup keeps every "
         "PodGroup's status current from its pods; leasecandidategc deletes the LeaseCandidates nobody "
-        "renewed for 30 minutes (default '*')",
+        "renewed for 30 minutes; resourceclaim makes pods' ResourceClaims; persistentvolume-binder binds "
+        "PersistentVolumeClaims to PersistentVolumes; ephemeral-volume makes the claims of pods' ephemeral "
+        "volumes; volume-provisioner makes the volumes of claims handed to a provisioner (default '*')",
     )
     parser.add_argument(
         "--pod-gc-quarantine", type=parse_duration, default=DEFAULT_QUARANTINE_S,
@@ -164,6 +175,11 @@ def register(subparsers: Any) -> None:
         default=DEFAULT_SYNC_PERIOD_S, metavar="DURATION",
         help="how often resourcequota recounts every ResourceQuota's usage from its pods, besides the "
         f"recounts that quota and pod changes cause (default {DEFAULT_SYNC_PERIOD_S / 60:g}m)",
+    )
+    parser.add_argument(
+        "--volume-provisioners", type=parse_provisioners, default=(), metavar="NAME,...",
+        help="the StorageClass provisioners volume-provisioner makes volumes for, as a comma list "
+        "(default: every provisioner but kubernetes.io/no-provisioner)",
     )
     # kube-apiserver's flags; as there with API Priority and Fairness, only their sum counts.
     parser.add_argument(
@@ -454,7 +470,8 @@ async def _run_controllers(address: str, credentials: ClientCredentials, args: a
     """The controllers, as clients of the server at ``address`` (never of its store): until cancelled."""
     async with Client(_own_address(address), credentials=credentials) as client:
         settings = ControllerSettings(pod_gc_quarantine_s=args.pod_gc_quarantine,
-                                      resource_quota_sync_period_s=args.resource_quota_sync_period)
+                                      resource_quota_sync_period_s=args.resource_quota_sync_period,
+                                      volume_provisioners=args.volume_provisioners)
         await run_controllers(client, args.controllers, settings)
 
 

@@ -53,6 +53,15 @@ def parse_controllers(text: str) -> tuple[str, ...]:
     return tuple(name for name in CONTROLLERS if name in on or (everything and name not in off))
 
 
+def parse_provisioners(text: str) -> tuple[str, ...]:
+    """An argparse type: the provisioner names of ``--volume-provisioners TEXT``, a comma list."""
+    names = tuple(name.strip() for name in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(
+            f"invalid --volume-provisioners {text!r}: an empty name (write names separated by single commas)")
+    return names
+
+
 class ControllerFailed(Exception):
     """A controller's run ended with an error; the message names the controller."""
 

@@ -53,11 +53,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import time
 from collections.abc import Mapping
 from typing import Any
 
-from cluster.api import errors, objects_pb2, timeutil
+from cluster.api import errors, objects_pb2
 from cluster.api.dra.podclaims import (
     POD_CLAIM_NAME_ANNOTATION,
     POD_RESOURCE,
@@ -82,6 +81,7 @@ from cluster.api.kinds import POD, POD_GROUP, RESOURCE_CLAIM, RESOURCE_CLAIM_TEM
 from cluster.api.quota import FINISHED_PHASES
 from cluster.client import Client, Informer
 from cluster.controllers.controller import InformerController
+from cluster.controllers.events import WARNING, record_event, reference_to
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +104,6 @@ MAX_GENERATE_NAME_BASE = 57
 DELETED_UIDS_REMEMBERED = 500
 EVENT_COMPONENT = "resource_claim"
 FAILED_RESOURCE_CLAIM_CREATION = "FailedResourceClaimCreation"
-#: Object names are DNS subdomains of at most 253 characters.
-_NAME_LIMIT = 253
 
 
 def generate_name_for(pod_name: str, pod_claim_name: str) -> str:
@@ -596,26 +594,8 @@ class ResourceClaimController(InformerController):
         if self._reported.get(key) == message:
             return
         self._reported[key] = message
-        stamp = timeutil.now()
-        # client-go names an event "<object>.<unix nanos in hex>".
-        suffix = f".{time.time_ns():x}"
-        name = pod.metadata.name[: _NAME_LIMIT - len(suffix)] + suffix
-        event = objects_pb2.Event(
-            api_version="v1", kind="Event",
-            metadata=objects_pb2.ObjectMeta(name=name, namespace=pod.metadata.namespace),
-            involved_object=objects_pb2.ObjectReference(
-                kind=POD.name, api_version=POD.api_version, namespace=pod.metadata.namespace,
-                name=pod.metadata.name, uid=pod.metadata.uid),
-            reason=FAILED_RESOURCE_CLAIM_CREATION, message=message, type="Warning", count=1,
-            source=objects_pb2.EventSource(component=EVENT_COMPONENT),
-            first_timestamp=stamp, last_timestamp=stamp, event_time=stamp,
-            reporting_component=EVENT_COMPONENT, reporting_instance=EVENT_COMPONENT,
-        )
-        try:
-            await self._client.create(event)
-        except errors.ApiError as exc:
-            log.warning("cannot record event %s on pod %s (%s: %s)", FAILED_RESOURCE_CLAIM_CREATION, key,
-                        type(exc).__name__, exc.message)
+        await record_event(self._client, reference_to(POD.name, POD.api_version, pod.metadata), WARNING,
+                           FAILED_RESOURCE_CLAIM_CREATION, message, EVENT_COMPONENT, log)
 
     async def _sync_claim(self, key: str) -> None:
         claim = self._claims.get(key)

@@ -47,6 +47,10 @@ COSCHEDULING_API_VERSION = "scheduling.x-k8s.io/v1alpha1"
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 #: The name a single pod gives the claim it makes from the claim template.
 CLAIM_NAME = "device"
+#: The name of a single pod's ephemeral volume (its PersistentVolumeClaim is "<pod>-data").
+VOLUME_NAME = "data"
+#: What each ephemeral volume asks for.
+VOLUME_SIZE = "1Gi"
 #: The gang sizes drawn by default, smallest and largest.
 DEFAULT_GANG_SIZE = (2, 8)
 #: A run that fell behind (the API server away) catches up at most this much at full speed, then
@@ -99,6 +103,8 @@ class LoadSpec:
     #: A ResourceClaimTemplate of the namespace each single pod makes its claim ``device`` from ("" for
     #: none).
     claim_template: str = ""
+    #: A StorageClass each single pod's ephemeral volume ``data`` is claimed from ("" for none).
+    volume_class: str = ""
     #: A node label every gang must be placed inside one domain of (its PodGroup's
     #: ``schedulingConstraints.topology``; "" for none). Only scheduling.k8s.io PodGroups have the
     #: constraint, so with a key every gang is written in that spelling.
@@ -124,6 +130,8 @@ class LoadSpec:
         if self.claim_template and (problems := is_dns1123_subdomain(self.claim_template)):
             detail = "; ".join(problems)
             raise LoadSpecError("claim_template", f'"{self.claim_template}" is invalid: {detail}')
+        if self.volume_class and (problems := is_dns1123_subdomain(self.volume_class)):
+            raise LoadSpecError("volume_class", f'"{self.volume_class}" is invalid: {"; ".join(problems)}')
         if not 0.0 <= self.gang_fraction <= 1.0:  # NaN fails too
             raise LoadSpecError("gang_fraction", f"must be between 0 and 1, got {self.gang_fraction:g}")
         if self.gang_topology_key and (problems := is_qualified_name(self.gang_topology_key)):
@@ -154,11 +162,17 @@ class LoadSpec:
         return pod
 
     def single(self, index: int) -> objects_pb2.Pod:
-        """Pod ``index`` submitted alone: with the claim template, it claims devices through it."""
+        """Pod ``index`` submitted alone: with the claim template, it claims devices through it; with the
+        volume class, it has an ephemeral volume of that class."""
         pod = self.pod(index)
         if self.claim_template:
             pod.spec.resource_claims.add(name=CLAIM_NAME, resource_claim_template_name=self.claim_template)
             pod.spec.containers[0].resources.claims.add(name=CLAIM_NAME)
+        if self.volume_class:
+            template = pod.spec.volumes.add(name=VOLUME_NAME).ephemeral.volume_claim_template
+            template.spec.access_modes.append("ReadWriteOnce")
+            template.spec.resources.requests["storage"] = VOLUME_SIZE
+            template.spec.storage_class_name = self.volume_class
         return pod
 
     def pod_group_name(self, number: int) -> str:

@@ -8,8 +8,9 @@ depends only on the scenario and the seed, never on how fast gRPC or SQLite answ
    last write to its kind, ``WriteTrackingStore``), no scheduling cycle or binding is running, and every
    controller is idle: the disruption controller has written every PDB status it owes, the resourceclaim
    controller every claim it owes a pod's template (and by the first rule the scheduler has seen them:
-   its preemption reads the one, its DynamicResources plugin waits for the other). Only real time passes
-   meanwhile; the virtual clock stands still.
+   its preemption reads the one, its DynamicResources plugin waits for the other), the storage
+   controllers every binding, claim and volume they owe (the scheduler's VolumeBinding waits for them).
+   Only real time passes meanwhile; the virtual clock stands still.
 2. If activeQ holds a pod, run one scheduling cycle (``Scheduler.schedule_one``) and settle again: its
    binding, the watch events it causes and the queue moves they trigger all land before the next cycle.
 3. Else, if a graceful deletion is due (its deadline has passed on the virtual clock), finish it as a

@@ -4,8 +4,11 @@ The pieces: the control plane (controlplane.py: store, API server, client on the
 ``scheduler.scheduler.Scheduler`` sharing that clock, the ``DisruptionController`` that ``podsched
 apiserver`` runs (keeping the status of every PDB whose status the scenario does not pin, see
 scenario.py; without a resync, which would run on real time), its ``ResourceClaimController`` (making
-the claims of pods' claim templates), a ``PodTracker`` that records what becomes
-of every pod, and the lock-step ``Driver`` (driver.py).
+the claims of pods' claim templates), its storage controllers (the ``PersistentVolumeController``
+binding claims to volumes and completing the scheduler's bindings, the ``EphemeralVolumeController``
+making the claims of pods' ephemeral volumes, the ``VolumeProvisioner`` making the volumes of
+provisioned claims; only for a scenario with storage objects or pods with volumes), a ``PodTracker``
+that records what becomes of every pod, and the lock-step ``Driver`` (driver.py).
 
 The scheduler's background work (its informers, event writers, binder, queue flushes and cache
 cleanup) runs as tasks here, but not its scheduling loop: the driver calls ``schedule_one`` itself,
@@ -29,7 +32,13 @@ from cluster.apiserver.admission.namespacelifecycle import SYSTEM_NAMESPACES
 from cluster.apiserver.bootstrap import SYSTEM_NAMESPACE, system_critical_quota
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
 from cluster.client import Client
-from cluster.controllers import DisruptionController, InformerController
+from cluster.controllers import (
+    DisruptionController,
+    EphemeralVolumeController,
+    InformerController,
+    PersistentVolumeController,
+    VolumeProvisioner,
+)
 from cluster.controllers.resourceclaim import ResourceClaimController
 from cluster.simulate.controlplane import control_plane
 from cluster.simulate.driver import Driver, quiet_period
@@ -89,16 +98,20 @@ async def simulate(
             leave_alone=lambda pdb: f"{pdb.metadata.namespace}/{pdb.metadata.name}" in pinned,
         )
         claims = ResourceClaimController(plane.client)
+        controllers: list[InformerController] = [claims]
+        if _uses_storage(scenario):
+            controllers += [PersistentVolumeController(plane.client), EphemeralVolumeController(plane.client),
+                            VolumeProvisioner(plane.client)]
         driver = Driver(
             plane, scheduler, tracker, disruption,
             scheduler_names=scheduler.profile_names,
             quiet_period_s=quiet_period(config.pod_max_in_unschedulable_pods_seconds,
                                         config.pod_max_backoff_seconds),
-            controllers=[claims],
+            controllers=controllers,
         )
         try:
             async with asyncio.timeout(timeout_s), background(scheduler.background_roots(), scheduler,
-                                                              disruption, tracker, [claims]):
+                                                              disruption, tracker, controllers):
                 await _create(plane.client, scenario)
                 await driver.run()
                 groups = await _group_outcomes(plane.client, scenario, tracker)
@@ -111,6 +124,19 @@ async def simulate(
         finally:
             await scheduler.close()
         return SimulationResult(tracker.outcomes(allocated), driver.cycles, plane.clock.now(), groups)
+
+
+#: The kinds whose objects make a scenario one about storage.
+_STORAGE_TYPES = (objects_pb2.PersistentVolume, objects_pb2.PersistentVolumeClaim, objects_pb2.StorageClass,
+                  objects_pb2.CSINode, objects_pb2.CSIDriver, objects_pb2.CSIStorageCapacity)
+
+
+def _uses_storage(scenario: Scenario) -> bool:
+    """Whether the scenario has storage objects or pods with volumes: only then do the storage controllers
+    run (their informers would cost every other scenario for nothing)."""
+    return any(isinstance(entry.obj, _STORAGE_TYPES)
+               or (isinstance(entry.obj, objects_pb2.Pod) and entry.obj.spec.volumes)
+               for entry in scenario.creation_order())
 
 
 async def _claims(client: Client) -> dict[tuple[str, str], objects_pb2.ResourceClaim]:

@@ -19,14 +19,17 @@ The rules are checked from the store's own history, not from what any component 
   device is held by two ResourceClaim allocations (nor twice by one), unless its ResourceSlice lets it be
   allocated many times, where no two allocations share a shareID; an allocation with admin access holds
   nothing, and a device no slice publishes is a problem too.
+* ``check_volumes_bound_once``: replaying every revision, no PersistentVolume is the volume of two bound
+  claims, and no bound claim's volume names another claim in its claimRef.
 * ``check_claims_on_their_pods_nodes``: in the final state, every claim of every bound pod (its
   ``resourceClaimName``, else the name its status records) exists, is allocated and reserved for the pod,
   and holds only devices its node's slices publish.
 * ``check_fenced_binds``: every bind carries the API server's ``bound-under-fence`` annotation, and the
   lease, as it stood at the bind's revision, was held by that holder in the tenure that token names.
-* ``check_fenced_events``: every event write carries the API server's ``written-under-fence``
-  annotation, and the lease, as it stood at the write's revision, was held in the tenure it names: no
-  event of a term landed after the next term began.
+* ``check_fenced_events``: every event write of a scheduler carries the API server's
+  ``written-under-fence`` annotation, and the lease, as it stood at the write's revision, was held in the
+  tenure it names: no event of a term landed after the next term began. (The controllers' events are no
+  leader's, and unfenced.)
 * ``check_no_writes_after``: a deposed holder wrote nothing (no bind, no event, no lease write) after a
   revision.
 
@@ -54,7 +57,17 @@ from cluster.api.fencing import (
     FENCING_TOKEN_ANNOTATION,
     WRITTEN_UNDER_FENCE_ANNOTATION,
 )
-from cluster.api.kinds import EVENT, LEASE, NODE, POD, POD_GROUP, RESOURCE_CLAIM, RESOURCE_SLICE
+from cluster.api.kinds import (
+    EVENT,
+    LEASE,
+    NODE,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    POD_GROUP,
+    RESOURCE_CLAIM,
+    RESOURCE_SLICE,
+)
 from cluster.api.quantity import int_value, milli_value
 from store.base import EventType
 
@@ -64,9 +77,13 @@ BOUND_UNDER_FENCE = BOUND_UNDER_FENCE_ANNOTATION
 WRITTEN_UNDER_FENCE = WRITTEN_UNDER_FENCE_ANNOTATION
 #: The annotation the API server keeps on a lease renewed within one tenure: the tenure's token.
 FENCING_TOKEN = FENCING_TOKEN_ANNOTATION
+#: The component the chaos run's schedulers report their events as (their one profile's name).
+SCHEDULER_COMPONENT = "default-scheduler"
 #: The scheduler's lease by default (kube-system/kube-scheduler).
 SCHEDULER_LEASE_KEY = LEASE.key("kube-system", "kube-scheduler")
 
+#: The annotation the PV controller puts on a claim once it bound it (written out, as the other rules are).
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 #: Pod phases after which a pod holds nothing on its node.
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 PODS = "pods"
@@ -529,6 +546,60 @@ def check_devices_allocated_once(events: Sequence[Recorded]) -> list[str]:
     return problems
 
 
+# ----------------------------------------------------------------------------------------- volumes
+
+
+def check_volumes_bound_once(events: Sequence[Recorded]) -> list[str]:
+    """Replay the history: after every revision, no PersistentVolume is the bound volume of two claims (a
+    claim is bound to the volume its spec.volumeName names once it carries the bind-completed
+    annotation), and no bound claim's volume names another claim (by uid) in its claimRef. A claim's
+    deletion lets its volume go."""
+    problems = []
+    #: claim key -> (uid, the volume it is bound to) of every bound claim now.
+    bound: dict[str, tuple[str, str]] = {}
+    #: volume name -> the uid its claimRef names ("" for none) of every volume stored now.
+    claim_ref_uid: dict[str, str] = {}
+    for revision, written in revisions(events):
+        touched: dict[str, None] = {}
+        for event in written:
+            if event.key.startswith(PERSISTENT_VOLUME.key_prefix()):
+                volume = event.obj
+                assert isinstance(volume, objects_pb2.PersistentVolume)
+                if event.type is EventType.DELETE:
+                    claim_ref_uid.pop(volume.metadata.name, None)
+                else:
+                    claim_ref_uid[volume.metadata.name] = volume.spec.claim_ref.uid
+                touched[volume.metadata.name] = None
+                continue
+            if not event.key.startswith(PERSISTENT_VOLUME_CLAIM.key_prefix()):
+                continue
+            if (before := bound.pop(event.key, None)) is not None:
+                touched[before[1]] = None
+            claim = event.obj
+            assert isinstance(claim, objects_pb2.PersistentVolumeClaim)
+            if (event.type is EventType.PUT and claim.spec.volume_name
+                    and BIND_COMPLETED in claim.metadata.annotations):
+                bound[event.key] = (claim.metadata.uid, claim.spec.volume_name)
+                touched[claim.spec.volume_name] = None
+        if not touched:
+            continue
+        claims_of: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for key, (uid, volume_name) in bound.items():
+            if volume_name in touched:
+                claims_of[volume_name].append((key, uid))
+        for volume_name, claims in sorted(claims_of.items()):
+            if len(claims) > 1:
+                problems.append(f"revision {revision}: PersistentVolume {volume_name} is bound to "
+                                f"{len(claims)} claims: {', '.join(sorted(key for key, _ in claims))}")
+                continue
+            [(key, uid)] = claims
+            owner = claim_ref_uid.get(volume_name, "")
+            if owner and owner != uid:
+                problems.append(f"revision {revision}: claim {key} is bound to PersistentVolume "
+                                f"{volume_name}, whose claimRef names the claim with uid {owner}")
+    return problems
+
+
 def _final(events: Iterable[Recorded], prefix: str) -> dict[str, Message]:
     """The objects under ``prefix`` as the history leaves them, by key."""
     final: dict[str, Message] = {}
@@ -600,13 +671,16 @@ class EventWrite:
 
 
 def event_writes(events: Iterable[Recorded]) -> list[EventWrite]:
-    """Every write of an Event (its deletions aside), in order."""
+    """Every write of an Event a scheduler reported (its deletions aside), in order. The controllers'
+    events (a claim waiting for its first consumer, a volume provisioned) are no leader's: unfenced."""
     found = []
     for event in events:
         if not event.key.startswith(EVENT.key_prefix()) or event.type is EventType.DELETE:
             continue
         written = event.obj
         assert isinstance(written, objects_pb2.Event)
+        if written.reporting_component != SCHEDULER_COMPONENT:
+            continue
         found.append(EventWrite(event.revision, event.key, written.reason,
                                 written.metadata.annotations.get(WRITTEN_UNDER_FENCE, "")))
     return found
@@ -652,7 +726,7 @@ def check_fenced_binds(events: Sequence[Recorded], lease_key: str = SCHEDULER_LE
 def check_fenced_events(events: Sequence[Recorded], lease_key: str = SCHEDULER_LEASE_KEY) -> list[str]:
     """Every event write carries ``written-under-fence: <holder>@<token>``, and at its revision the lease
     was held by <holder> in the tenure that began at revision <token>: no term's event landed after the
-    next term began (every event in a chaos run is a scheduler's)."""
+    next term began (of the events the schedulers reported)."""
     writes = ((w.revision, f"event {w.key} ({w.reason}) written at revision {w.revision}", w.fence)
               for w in event_writes(events))
     return _check_fenced_writes(writes, WRITTEN_UNDER_FENCE, lease_records(events, lease_key))

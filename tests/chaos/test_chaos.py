@@ -2,7 +2,8 @@
 
 One run (the module fixture ``chaos_run``) starts the topology of ``topology.py`` (3 etcd members, 2
 API servers, 3 scheduler replicas restarted when they exit, 8 nodes, pods submitted throughout, about
-half of them in gangs that must be bound all or nothing, the others each claiming a DRA device) and
+half of them in gangs that must be bound all or nothing, the others each claiming a DRA device and a
+WaitForFirstConsumer ephemeral volume) and
 injects, one after the other: ten SIGKILLs of the leader, a SIGSTOP of the leader past its lease (then
 SIGCONT), a SIGTERM of the leader, a SIGKILL and restart of an API server, and of the etcd leader. Then
 the load stops (never inside a gang), more single pods fill the nodes to the last place, and every pod,
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from cluster.api.kinds import POD, POD_GROUP
+from cluster.api.kinds import PERSISTENT_VOLUME_CLAIM, POD, POD_GROUP
 from tests.chaos import history
 from tests.chaos.faults import (
     Failover,
@@ -174,6 +175,17 @@ def test_no_device_is_ever_allocated_twice(chaos_run: ChaosRun) -> None:
     problems = history.check_devices_allocated_once(chaos_run.events)
     assert not problems, _shown(problems)
     problems = history.check_claims_on_their_pods_nodes(chaos_run.events)
+    assert not problems, _shown(problems)
+
+
+def test_no_volume_is_ever_bound_to_two_claims(chaos_run: ChaosRun) -> None:
+    """At no revision of the run is a PersistentVolume the volume of two bound claims, nor a bound
+    claim's volume another claim's: the single pods' WaitForFirstConsumer ephemeral volumes were bound
+    (the scheduler choosing the node, the provisioner making the volume, the PV controller binding it)
+    while the leaders were killed."""
+    claim_keys = {e.key for e in chaos_run.events if e.key.startswith(PERSISTENT_VOLUME_CLAIM.key_prefix())}
+    assert claim_keys, "the load made no ephemeral volume's claim"
+    problems = history.check_volumes_bound_once(chaos_run.events)
     assert not problems, _shown(problems)
 
 

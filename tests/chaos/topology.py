@@ -4,15 +4,18 @@ Started in this order, and stopped in the reverse one:
 
 1. a 3-member etcd cluster (``cluster.launcher.etcd.EtcdCluster``);
 2. the recorder, watching etcd from revision 1 before anything else writes (``recorder.py``);
-3. two `podsched apiserver` processes over that etcd, the second also running the resourceclaim
-   controller (one, as kube-controller-manager's leader would be; the first is the one the faults kill);
+3. two `podsched apiserver` processes over that etcd, the second also running the resourceclaim and
+   storage controllers (one of each, as kube-controller-manager's leader would; the first is the one the
+   faults kill);
 4. the nodes, created through the API, with DRA: a DeviceClass, one ResourceSlice per node of as many
-   devices as the node holds pods, and a ResourceClaimTemplate for one device;
+   devices as the node holds pods, and a ResourceClaimTemplate for one device; and a WaitForFirstConsumer
+   StorageClass whose volumes the stand-in provisioner makes on the node chosen;
 5. three `podsched scheduler` replicas with leader election and short timings, each restarted when it
    exits, as a supervisor (or compose's ``restart: always``) would (``replicas.py``);
 6. the load: pods submitted at a steady rate through both API servers (``load_thread.py``), some of
    them in gangs (a PodGroup whose minimum is its size, then its pods, in either spelling); every single
-   pod (the final fill's too) claims one device through the template.
+   pod (the final fill's too) claims one device through the template and has an ephemeral volume of
+   that class.
 
 The load may submit as many pods as the nodes hold together and no more, so that a pod left pending at
 the end is the scheduler's fault and never the cluster's; the test fills the rest of that room at the
@@ -50,6 +53,9 @@ LOAD_NAMESPACE = "chaos"
 DRIVER = "gpu.chaos.podsched.io"
 DEVICE_CLASS = "chaos-gpu"
 CLAIM_TEMPLATE = "one-gpu"
+#: The StorageClass of the single pods' ephemeral volumes, and the provisioner that makes them.
+VOLUME_CLASS = "chaos-local"
+VOLUME_PROVISIONER = "disk.chaos.podsched.io"
 RACK_LABEL = "topology.kubernetes.io/rack"
 
 
@@ -152,19 +158,27 @@ class TopologySpec:
         template.spec.spec.devices.requests.add(name="gpu").exactly.device_class_name = DEVICE_CLASS
         return template
 
+    def storage_class(self) -> objects_pb2.StorageClass:
+        made = objects_pb2.StorageClass(api_version="storage.k8s.io/v1", kind="StorageClass",
+                                        provisioner=VOLUME_PROVISIONER,
+                                        volume_binding_mode="WaitForFirstConsumer")
+        made.metadata.name = VOLUME_CLASS
+        return made
+
     def load(self) -> LoadSpec:
         """The load during the faults: at most as many pods as the nodes hold."""
         return LoadSpec(rate=self.load_rate, count=self.capacity, namespace=LOAD_NAMESPACE,
                         cpu=self.pod_cpu, memory=self.pod_memory, gang_fraction=self.gang_fraction,
                         gang_size=self.gang_size, seed=self.seed, claim_template=CLAIM_TEMPLATE,
-                        gang_topology_key=self.gang_topology_key)
+                        volume_class=VOLUME_CLASS, gang_topology_key=self.gang_topology_key)
 
     def fill(self, existing: int) -> LoadSpec:
         """The final fill: as many more single pods as room is left beside ``existing`` pods of the load."""
         if existing >= self.capacity:
             raise ValueError(f"{existing} pods already fill the {self.capacity} places of the nodes")
         return LoadSpec(rate=self.fill_rate, count=self.capacity - existing, namespace=LOAD_NAMESPACE,
-                        cpu=self.pod_cpu, memory=self.pod_memory, claim_template=CLAIM_TEMPLATE)
+                        cpu=self.pod_cpu, memory=self.pod_memory, claim_template=CLAIM_TEMPLATE,
+                        volume_class=VOLUME_CLASS)
 
     def gang_fill(self, existing: int) -> LoadSpec:
         """``fill`` in gangs of the load's one gang size (and topology key), for a load of gangs only."""
@@ -181,8 +195,10 @@ class TopologySpec:
 #: They enforce leadership, as docker-compose.yml's do.
 APISERVER_ARGS = ["--compaction-interval", "1h", "--enforce-leader-fencing"]
 #: The controllers of every API server but the last, and of the last (kube-controller-manager's one
-#: leader makes the pods' claims; the faults kill the first).
-NO_CONTROLLERS, CLAIM_CONTROLLER = ["--controllers", "none"], ["--controllers", "resourceclaim"]
+#: leader makes the pods' claims and volumes; the faults kill the first).
+NO_CONTROLLERS = ["--controllers", "none"]
+CLAIM_CONTROLLER = ["--controllers",
+                    "resourceclaim,persistentvolume-binder,ephemeral-volume,volume-provisioner"]
 
 
 @dataclass
@@ -235,3 +251,4 @@ async def _create_nodes(servers: str, spec: TopologySpec) -> None:
         for index in range(spec.nodes):
             await client.create(spec.resource_slice(index))
         await client.create(spec.claim_template())
+        await client.create(spec.storage_class())

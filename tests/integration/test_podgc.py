@@ -99,4 +99,4 @@ def test_an_unknown_controller_is_a_usage_error() -> None:
     assert result.returncode == 2
     assert ("argument --controllers: invalid --controllers 'disruption,podgcc': unknown controller "
             '"podgcc" (known: disruption, podgc, resourcequota, podgroup, leasecandidategc, '
-            'resourceclaim)') in result.stderr
+            'resourceclaim, persistentvolume-binder, ephemeral-volume, volume-provisioner)') in result.stderr

@@ -9,7 +9,17 @@ from collections.abc import Iterator
 from google.protobuf.message import Message
 
 from cluster.api import objects_pb2
-from cluster.api.kinds import EVENT, LEASE, NODE, POD, POD_GROUP, RESOURCE_CLAIM, RESOURCE_SLICE
+from cluster.api.kinds import (
+    EVENT,
+    LEASE,
+    NODE,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    POD_GROUP,
+    RESOURCE_CLAIM,
+    RESOURCE_SLICE,
+)
 from store.base import EventType
 from tests import builders
 from tests.chaos import history
@@ -61,8 +71,9 @@ class History:
         return self.put(POD.key("default", name), make_pod(name, node, uid=uid, cpu=cpu, memory=memory,
                                                           phase=phase, fence=fence))
 
-    def event(self, name: str, fence: str = "", *, reason: str = "FailedScheduling") -> int:
-        event = objects_pb2.Event(reason=reason)
+    def event(self, name: str, fence: str = "", *, reason: str = "FailedScheduling",
+              component: str = history.SCHEDULER_COMPONENT) -> int:
+        event = objects_pb2.Event(reason=reason, reporting_component=component)
         event.metadata.name = name
         event.metadata.namespace = "default"
         if fence:
@@ -91,6 +102,20 @@ class History:
     def claim(self, name: str, *devices: str, share_id: str = "", admin: bool = False) -> int:
         """Claim ``name`` allocated ``devices`` ("pool/device" of driver "gpu"; none: not allocated)."""
         return self.put(claim_key(name), make_claim(name, *devices, share_id=share_id, admin=admin))
+
+    def volume(self, name: str, claim_uid: str = "") -> int:
+        """PersistentVolume ``name``, its claimRef naming the claim with ``claim_uid`` (none when empty)."""
+        written = objects_pb2.PersistentVolume()
+        written.metadata.name = name
+        if claim_uid:
+            written.spec.claim_ref.namespace, written.spec.claim_ref.uid = "default", claim_uid
+        return self.put(PERSISTENT_VOLUME.key("", name), written)
+
+    def volume_claim(self, name: str, volume: str = "", *, completed: bool = True) -> int:
+        """Claim ``name`` (uid "uid-<name>") naming ``volume``, with the bind-completed annotation when
+        ``completed``."""
+        made = make_volume_claim(name, volume, completed)
+        return self.put(PERSISTENT_VOLUME_CLAIM.key("default", name), made)
 
     def lease(self, holder: str, token: int | None = None) -> int:
         lease = objects_pb2.Lease()
@@ -124,6 +149,15 @@ def make_member(name: str, group: str, node: str = "", *, label: bool = False,
     else:
         pod.spec.scheduling_group.pod_group_name = group
     return pod
+
+
+def make_volume_claim(name: str, volume: str, completed: bool) -> objects_pb2.PersistentVolumeClaim:
+    made = objects_pb2.PersistentVolumeClaim()
+    made.metadata.name, made.metadata.namespace, made.metadata.uid = name, "default", f"uid-{name}"
+    made.spec.volume_name = volume
+    if completed:
+        made.metadata.annotations[history.BIND_COMPLETED] = "yes"
+    return made
 
 
 def key(name: str) -> str:
@@ -580,6 +614,15 @@ def test_fenced_events_report_an_unfenced_event() -> None:
     ]
 
 
+def test_fenced_events_judge_the_schedulers_events_only() -> None:
+    """A controller's event (a claim waiting for its first consumer) is no leader's: never fenced."""
+    h = History()
+    h.lease("s1")
+    h.event("data.1", reason="WaitForFirstConsumer", component="persistentvolume-controller")
+    assert history.check_fenced_events(h.events) == []
+    assert history.event_writes(h.events) == []
+
+
 def test_no_writes_after_reports_an_event_of_the_deposed_holder() -> None:
     h = History()
     first = h.lease("old")
@@ -623,6 +666,61 @@ def test_other_keys_are_not_leases_or_pods() -> None:
     h.put(LEASE.key("default", "other"), other)
     assert history.lease_records(h.events) == []
     assert history.bindings(h.events) == []
+
+
+# ---------------------------------------------------------------------------------------- volumes
+
+
+def test_volumes_hold_when_each_volume_is_bound_to_one_claim() -> None:
+    h = History()
+    h.volume("pv1")
+    h.volume_claim("a", completed=False)
+    h.volume("pv1", "uid-a")
+    h.volume_claim("a", "pv1")
+    h.volume("pv2", "uid-b")
+    h.volume_claim("b", "pv2")
+    assert history.check_volumes_bound_once(h.events) == []
+
+
+def test_volumes_report_a_volume_bound_to_two_claims() -> None:
+    h = History()
+    h.volume("pv1", "uid-a")
+    h.volume_claim("a", "pv1")
+    twice = h.volume_claim("b", "pv1")
+    assert history.check_volumes_bound_once(h.events) == [
+        f"revision {twice}: PersistentVolume pv1 is bound to 2 claims: "
+        f"{PERSISTENT_VOLUME_CLAIM.key('default', 'a')}, {PERSISTENT_VOLUME_CLAIM.key('default', 'b')}"
+    ]
+
+
+def test_volumes_let_a_deleted_claims_volume_go_to_another() -> None:
+    h = History()
+    h.volume("pv1", "uid-a")
+    h.volume_claim("a", "pv1")
+    h.delete(PERSISTENT_VOLUME_CLAIM.key("default", "a"), make_volume_claim("a", "pv1", True))
+    h.volume("pv1", "uid-b")
+    h.volume_claim("b", "pv1")
+    assert history.check_volumes_bound_once(h.events) == []
+
+
+def test_volumes_count_a_claim_bound_only_once_its_binding_completed() -> None:
+    """A claim naming a volume without bind-completed (a user's request, Pending) binds nothing yet."""
+    h = History()
+    h.volume("pv1", "uid-a")
+    h.volume_claim("a", "pv1")
+    h.volume_claim("b", "pv1", completed=False)
+    assert history.check_volumes_bound_once(h.events) == []
+
+
+def test_volumes_report_a_bound_claim_whose_volume_names_another_claim() -> None:
+    h = History()
+    h.volume("pv1", "uid-a")
+    h.volume_claim("a", "pv1")
+    moved = h.volume("pv1", "uid-b")
+    assert history.check_volumes_bound_once(h.events) == [
+        f"revision {moved}: claim {PERSISTENT_VOLUME_CLAIM.key('default', 'a')} is bound to PersistentVolume "
+        "pv1, whose claimRef names the claim with uid uid-b"
+    ]
 
 
 # ---------------------------------------------------------------------------------------- devices

@@ -18,6 +18,7 @@ from cluster.launcher.load import (
     COSCHEDULING_API_VERSION,
     POD_GROUP_LABEL,
     RUN_LABEL,
+    VOLUME_NAME,
     LoadFailed,
     LoadGenerator,
     LoadSpec,
@@ -45,6 +46,8 @@ from tests.unit.test_client_fake_apiserver import FakeApiServer, until
                      id="priority-class"),
         pytest.param({"claim_template": "GPU_one"}, "claim_template", '"GPU_one" is invalid',
                      id="claim-template"),
+        pytest.param({"volume_class": "Fast_Disk"}, "volume_class", '"Fast_Disk" is invalid',
+                     id="volume-class"),
         pytest.param({"gang_fraction": -0.1}, "gang_fraction", "between 0 and 1, got -0.1",
                      id="gang-fraction-negative"),
         pytest.param({"gang_fraction": 1.5}, "gang_fraction", "between 0 and 1, got 1.5",
@@ -92,6 +95,23 @@ def test_single_pods_claim_devices_through_the_claim_template_and_gang_members_d
         assert [c.name for c in pod.spec.containers[0].resources.claims] == [CLAIM_NAME]
     assert not any(pod.spec.resource_claims or pod.spec.containers[0].resources.claims for pod in members)
     assert not LoadSpec(rate=1).single(0).spec.resource_claims
+
+
+def test_single_pods_have_an_ephemeral_volume_of_the_volume_class_and_gang_members_do_not() -> None:
+    spec = LoadSpec(rate=1, count=60, gang_fraction=0.5, seed=3, volume_class="fast", run_id="abc123")
+    submissions = list(spec.submissions())
+    singles = [s.pods[0] for s in submissions if s.pod_group is None]
+    members = [pod for s in submissions if s.pod_group is not None for pod in s.pods]
+
+    assert singles and members
+    for pod in singles:
+        [volume] = pod.spec.volumes
+        claim = volume.ephemeral.volume_claim_template.spec
+        assert (volume.name, claim.storage_class_name, list(claim.access_modes)) == (
+            VOLUME_NAME, "fast", ["ReadWriteOnce"])
+        assert dict(claim.resources.requests) == {"storage": "1Gi"}
+    assert not any(pod.spec.volumes for pod in members)
+    assert not LoadSpec(rate=1).single(0).spec.volumes
 
 
 def test_with_a_topology_key_every_gang_is_constrained_and_in_the_upstream_spelling() -> None:

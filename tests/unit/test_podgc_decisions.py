@@ -117,22 +117,30 @@ def test_a_finished_pod_is_deleted_as_it_is(phase: str) -> None:
 
 # -------------------------------------------------------------------------------------- --controllers
 
+#: The storage controllers, last in the table.
+STORAGE = ("persistentvolume-binder", "ephemeral-volume", "volume-provisioner")
+
 
 @pytest.mark.parametrize(
     ("text", "enabled"),
     [
-        ("*", ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim")),
+        ("*", ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim",
+               *STORAGE)),
         ("disruption", ("disruption",)),
         ("podgc", ("podgc",)),
         ("podgc,disruption", ("disruption", "podgc")),
-        ("*,-podgc", ("disruption", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim")),
-        ("-disruption,*", ("podgc", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim")),
+        ("*,-podgc", ("disruption", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim",
+                      *STORAGE)),
+        ("-disruption,*", ("podgc", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim",
+                           *STORAGE)),
         ("*,podgc", ("disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc",
-                     "resourceclaim")),
+                     "resourceclaim", *STORAGE)),
         ("resourcequota", ("resourcequota",)),
-        ("*,-podgc,-disruption", ("resourcequota", "podgroup", "leasecandidategc", "resourceclaim")),
+        ("*,-podgc,-disruption", ("resourcequota", "podgroup", "leasecandidategc", "resourceclaim",
+                                  *STORAGE)),
         ("podgroup", ("podgroup",)),
-        ("*,-leasecandidategc", ("disruption", "podgc", "resourcequota", "podgroup", "resourceclaim")),
+        ("*,-leasecandidategc", ("disruption", "podgc", "resourcequota", "podgroup", "resourceclaim",
+                                 *STORAGE)),
         ("leasecandidategc", ("leasecandidategc",)),
         (" disruption , podgc ", ("disruption", "podgc")),
         ("none", ()),
@@ -146,7 +154,8 @@ def test_controllers_list(text: str, enabled: tuple[str, ...]) -> None:
     ("text", "error"),
     [
         ("podgc,garbage", 'unknown controller "garbage" (known: disruption, podgc, resourcequota, podgroup, '
-                          'leasecandidategc, resourceclaim)'),
+                          'leasecandidategc, resourceclaim, persistentvolume-binder, ephemeral-volume, '
+                          'volume-provisioner)'),
         ("-nodelifecycle", 'unknown controller "nodelifecycle"'),
         ("", "an empty name"),
         ("disruption,,podgc", "an empty name"),
@@ -173,12 +182,15 @@ def apiserver_parser() -> argparse.ArgumentParser:
 def test_the_flags_default_to_every_controller_a_40s_quarantine_and_a_5m_quota_sync() -> None:
     args = apiserver_parser().parse_args(["apiserver"])
     assert args.controllers == (
-        "disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim")
+        "disruption", "podgc", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim",
+        "persistentvolume-binder", "ephemeral-volume", "volume-provisioner")
+    assert args.volume_provisioners == ()
     assert args.pod_gc_quarantine == 40.0
     assert args.resource_quota_sync_period == 300.0
     args = apiserver_parser().parse_args(["apiserver", "--controllers=-disruption,*", "--pod-gc-quarantine",
                                           "1.5s", "--resource-quota-sync-period", "2m"])
-    assert args.controllers == ("podgc", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim")
+    assert args.controllers == ("podgc", "resourcequota", "podgroup", "leasecandidategc", "resourceclaim",
+                                "persistentvolume-binder", "ephemeral-volume", "volume-provisioner")
     assert args.pod_gc_quarantine == 1.5
     assert args.resource_quota_sync_period == 120.0
 
@@ -189,7 +201,8 @@ def test_the_flags_default_to_every_controller_a_40s_quarantine_and_a_5m_quota_s
         (["--controllers", "podgc,bogus"],
          "argument --controllers: invalid --controllers 'podgc,bogus': "
          'unknown controller "bogus" (known: disruption, podgc, resourcequota, podgroup, '
-                          'leasecandidategc, resourceclaim)'),
+                          'leasecandidategc, resourceclaim, persistentvolume-binder, ephemeral-volume, '
+                          'volume-provisioner)'),
         (["--pod-gc-quarantine", "soon"], "invalid duration 'soon'"),
         (["--pod-gc-quarantine=-1s"], "invalid duration '-1s'"),
         (["--resource-quota-sync-period", "often"], "invalid duration 'often'"),
