@@ -38,7 +38,7 @@ def default_pod_spec(spec: objects_pb2.PodSpec) -> None:
 def default_volume(volume: objects_pb2.Volume) -> None:
     """SetDefaults_Volume: a volume that names no source is an emptyDir; an ephemeral volume's claim
     template is defaulted as a claim's spec."""
-    if not any(volume.HasField(field) for field, _ in VOLUME_SOURCES):
+    if not any(volume.HasField(field) for field, _, _ in VOLUME_SOURCES):
         volume.empty_dir.SetInParent()
     if volume.HasField("ephemeral"):
         default_claim_spec(volume.ephemeral.volume_claim_template.spec)

@@ -245,6 +245,8 @@ class Verbs:
             if precondition and precondition != current.metadata.resource_version:
                 raise messages.conflict(kind, name)
             updated = strategy.prepare_for_status_update(kind, obj, current)
+            if kind_strategy.prepare_for_status_update is not None:
+                kind_strategy.prepare_for_status_update(updated, current, self.now())
             self._validate_status(kind_strategy, updated, current)
             if nomination_check is not None:
                 nomination_check(current, updated)

@@ -96,7 +96,16 @@ _SERVER_OWNED: dict[kinds.Kind, tuple[str, ...]] = {
     # Admission's, as a pod's; the disruption mode is defaulted.
     kinds.POD_GROUP: ("priority", "priority_class_name", "disruption_mode"),
     kinds.COMPOSITE_POD_GROUP: ("priority", "priority_class_name", "disruption_mode"),
+    # The binder's (the PV controller's, the scheduler's) and DefaultStorageClass admission's.
+    kinds.PERSISTENT_VOLUME: ("claim_ref",),
+    kinds.PERSISTENT_VOLUME_CLAIM: ("volume_name", "storage_class_name"),
 }
+#: The kinds whose server-owned fields are in their spec.
+_SPEC_OWNED = (kinds.POD, kinds.POD_GROUP, kinds.COMPOSITE_POD_GROUP, kinds.PERSISTENT_VOLUME,
+               kinds.PERSISTENT_VOLUME_CLAIM)
+#: Annotations the volume binder and provisioner write on volumes and claims (bind-completed,
+#: bound-by-controller, selected-node, storage-provisioner, ...): a re-apply keeps those it does not set.
+_BINDER_ANNOTATION_PREFIXES = ("pv.kubernetes.io/", "volume.kubernetes.io/", "volume.beta.kubernetes.io/")
 
 # An update that loses a race with another writer is recomputed from a fresh read this many times.
 _CONFLICT_RETRIES = 3
@@ -421,7 +430,7 @@ def _desired_update(kind: kinds.Kind, obj: Message, current: Message) -> Message
     if not desired.metadata.resource_version:
         desired.metadata.resource_version = current.metadata.resource_version
     owned = _SERVER_OWNED.get(kind, ())
-    holder_name = "spec" if kind in (kinds.POD, kinds.POD_GROUP, kinds.COMPOSITE_POD_GROUP) else None
+    holder_name = "spec" if kind in _SPEC_OWNED else None
     source = getattr(current, holder_name) if holder_name else current
     target = getattr(desired, holder_name) if holder_name else desired
     for name in owned:
@@ -433,6 +442,11 @@ def _desired_update(kind: kinds.Kind, obj: Message, current: Message) -> Message
                 setattr(target, name, value)
     if isinstance(desired, objects_pb2.Pod) and isinstance(current, objects_pb2.Pod):
         _keep_runtime_class_admission(desired.spec, current.spec)
+    if kind in (kinds.PERSISTENT_VOLUME, kinds.PERSISTENT_VOLUME_CLAIM):
+        annotations = kinds.metadata_of(desired).annotations
+        for key, value in kinds.metadata_of(current).annotations.items():
+            if key.startswith(_BINDER_ANNOTATION_PREFIXES) and key not in annotations:
+                annotations[key] = value
     if _has_status(kind):
         # Status is not the update's business (the server keeps the stored one); it is written apart.
         desired.status.CopyFrom(current.status)

@@ -37,7 +37,12 @@ def _pvc_row(pvc: objects_pb2.PersistentVolumeClaim, now: float) -> list[Cell]:
 
 
 def _uses_claim(pod: objects_pb2.Pod, claim: str) -> bool:
-    return any(volume.persistent_volume_claim.claim_name == claim for volume in pod.spec.volumes)
+    """Whether a volume of the pod is the claim: by name, or as the claim made for its ephemeral volume."""
+    return any(
+        (volume.HasField("persistent_volume_claim") and volume.persistent_volume_claim.claim_name == claim)
+        or (volume.HasField("ephemeral") and f"{pod.metadata.name}-{volume.name}" == claim)
+        for volume in pod.spec.volumes
+    )
 
 
 async def _describe_pvc(reader: Reader, pvc: objects_pb2.PersistentVolumeClaim, text: DescribeText) -> None:

@@ -14,10 +14,19 @@ from cluster.printers.table import AGE, NAME, Cell, Column, Columns, wide
 from cluster.printers.values import NONE, age
 
 UNSET = "<unset>"
-#: The sources a volume may have, by their JSON names, for describe's Source section.
+#: The sources a volume may have, for describe's Source section.
 _SOURCES = tuple(
     field for field in objects_pb2.PersistentVolumeSpec.DESCRIPTOR.fields if field.number >= 10
 )
+#: How kubectl's describe names the modelled sources.
+_SOURCE_TYPES = {
+    "local": "LocalVolume (a persistent volume backed by local storage on a node)",
+    "host_path": "HostPath (bare host directory volume)",
+    "csi": "CSI (a Container Storage Interface (CSI) volume source)",
+    "gce_persistent_disk": "GCEPersistentDisk (a Persistent Disk resource in Google Compute Engine)",
+    "aws_elastic_block_store": "AWSElasticBlockStore (a Persistent Disk resource in AWS)",
+    "azure_disk": "AzureDisk (an Azure Data Disk mount on the host and bind mount to the pod)",
+}
 
 
 def volume_phase(meta: objects_pb2.ObjectMeta, phase: str) -> str:
@@ -53,7 +62,7 @@ def source_section(text: DescribeText, spec: objects_pb2.PersistentVolumeSpec) -
     text.section("Source")
     for field in _SOURCES:
         if spec.HasField(field.name):
-            text.field("Type", getattr(spec, field.name).DESCRIPTOR.name, 1)
+            text.field("Type", _SOURCE_TYPES.get(field.name, field.json_name), 1)
             fields = json_format.MessageToDict(getattr(spec, field.name))
             for key in sorted(fields):
                 text.field(key[:1].upper() + key[1:], fields[key], 1)
@@ -61,13 +70,17 @@ def source_section(text: DescribeText, spec: objects_pb2.PersistentVolumeSpec) -
     text.field("Type", NONE, 1)
 
 
-def node_affinity_text(affinity: objects_pb2.VolumeNodeAffinity) -> str:
-    terms = affinity.required.node_selector_terms
-    lines = []
-    for i, term in enumerate(terms):
-        expressions = [f"{e.key} {e.operator} [{', '.join(e.values)}]" for e in term.match_expressions]
-        lines.append(f"Term {i}: " + (", ".join(expressions) or NONE))
-    return "\n".join(lines) if lines else NONE
+def node_affinity_section(text: DescribeText, spec: objects_pb2.PersistentVolumeSpec) -> None:
+    """kubectl's Node Affinity: each required term's expressions, operators in lower case."""
+    if not spec.HasField("node_affinity"):
+        text.field("Node Affinity", NONE)
+        return
+    text.field("Node Affinity", "")
+    text.field("Required Terms", "", 1)
+    for i, term in enumerate(spec.node_affinity.required.node_selector_terms):
+        expressions = [f"{e.key} {e.operator.lower()} [{', '.join(e.values)}]"
+                       for e in term.match_expressions]
+        text.field(f"Term {i}", ", ".join(expressions) or NONE, 2)
 
 
 async def _describe_pv(reader: Reader, pv: objects_pb2.PersistentVolume, text: DescribeText) -> None:
@@ -82,8 +95,7 @@ async def _describe_pv(reader: Reader, pv: objects_pb2.PersistentVolume, text: D
     text.field("Access Modes", access_modes_text(spec.access_modes))
     text.field("VolumeMode", spec.volume_mode if spec.HasField("volume_mode") else UNSET)
     text.field("Capacity", spec.capacity.get("storage", "0"))
-    text.field("Node Affinity", node_affinity_text(spec.node_affinity) if spec.HasField("node_affinity")
-               else NONE)
+    node_affinity_section(text, spec)
     text.field("Message", pv.status.message)
     source_section(text, spec)
 

@@ -1,8 +1,9 @@
 """Scenario files (docs/scenario-format.md) into the objects a simulation creates, in creation order.
 
 A scenario is multi-document YAML of Nodes, Pods, PriorityClasses, PodDisruptionBudgets, PodGroups
-(both spellings: scheduling.k8s.io/v1alpha3 and scheduling.x-k8s.io/v1alpha1) and the objects of
-Dynamic Resource Allocation (DeviceClasses, ResourceSlices, ResourceClaimTemplates, ResourceClaims),
+(both spellings: scheduling.k8s.io/v1alpha3 and scheduling.x-k8s.io/v1alpha1), the objects of
+Dynamic Resource Allocation (DeviceClasses, ResourceSlices, ResourceClaimTemplates, ResourceClaims) and of
+storage (StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities, PersistentVolumes and their claims),
 read by the same loader as ``podsched apply`` (``cluster.api.manifest``): fields scheduling does not
 model are dropped with a warning, never a failure. Everything else that is wrong is found here, before
 anything runs, and reported as ``<file>: document <n> (<Kind> <name>): <field>: <problem>``: kinds a
@@ -49,10 +50,14 @@ from cluster.apiserver.registry import strategy_of
 #: Dynamic Resource Allocation's kinds, in the order they are created: a claim's class and the devices
 #: it may get exist before the claim, and claims and templates before the pods that name them.
 DRA_KINDS = (kinds.DEVICE_CLASS, kinds.RESOURCE_SLICE, kinds.RESOURCE_CLAIM_TEMPLATE, kinds.RESOURCE_CLAIM)
+#: The storage kinds, in the order they are created: a claim gets the default class at its create, and
+#: what the scheduler checks a claim's volumes against exists before the claim.
+STORAGE_KINDS = (kinds.STORAGE_CLASS, kinds.CSI_DRIVER, kinds.CSI_NODE, kinds.CSI_STORAGE_CAPACITY,
+                 kinds.PERSISTENT_VOLUME, kinds.PERSISTENT_VOLUME_CLAIM)
 SCENARIO_KINDS = (kinds.NODE, kinds.POD, kinds.PRIORITY_CLASS, kinds.POD_DISRUPTION_BUDGET, kinds.POD_GROUP,
                   kinds.NAMESPACE, kinds.RUNTIME_CLASS,
                   kinds.SERVICE, kinds.REPLICA_SET, kinds.STATEFUL_SET, kinds.REPLICATION_CONTROLLER,
-                  *DRA_KINDS, kinds.WORKLOAD, kinds.COMPOSITE_POD_GROUP)
+                  *DRA_KINDS, kinds.WORKLOAD, kinds.COMPOSITE_POD_GROUP, *STORAGE_KINDS)
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 DEFAULT_MAX_PODS = "110"
 DEFAULT_NAMESPACE = "default"
@@ -112,6 +117,9 @@ class Scenario:
     #: DeviceClasses, ResourceSlices, ResourceClaimTemplates and ResourceClaims, in file order
     #: (``creation_order`` puts them in DRA_KINDS' order).
     resources: list[Entry] = field(default_factory=list)
+    #: StorageClasses, CSI objects, PersistentVolumes and claims, in file order (``creation_order`` puts
+    #: them in STORAGE_KINDS' order).
+    storage: list[Entry] = field(default_factory=list)
     #: Pods with spec.nodeName: already running on that node.
     running_pods: list[Entry] = field(default_factory=list)
     #: Pods to schedule, in file order.
@@ -120,13 +128,15 @@ class Scenario:
     warnings: list[str] = field(default_factory=list)
 
     def creation_order(self) -> list[Entry]:
-        """Namespaces, RuntimeClasses, PriorityClasses, Nodes, PDBs, DeviceClasses, ResourceSlices,
+        """Namespaces, RuntimeClasses, PriorityClasses, Nodes, PDBs, StorageClasses, CSIDrivers, CSINodes,
+        CSIStorageCapacities, PersistentVolumes, PersistentVolumeClaims, DeviceClasses, ResourceSlices,
         ResourceClaimTemplates, ResourceClaims, Workloads, CompositePodGroups (parents first), PodGroups
         (whose claims come from those templates), Services and workload controllers, running pods, then
         pending pods in file order."""
+        storage = sorted(self.storage, key=lambda entry: STORAGE_KINDS.index(entry.kind))
         resources = sorted(self.resources, key=lambda entry: DRA_KINDS.index(entry.kind))
         return [*self.namespaces, *self.runtime_classes, *self.priority_classes, *self.nodes, *self.pdbs,
-                *resources, *self.group_templates, *_parents_first(self.composite_groups),
+                *storage, *resources, *self.group_templates, *_parents_first(self.composite_groups),
                 *self.pod_groups, *self.workloads, *self.running_pods, *self.pending_pods]
 
     @property
@@ -266,6 +276,8 @@ def _file(scenario: Scenario, entry: Entry) -> None:
         scenario.workloads.append(entry)
     elif entry.kind in DRA_KINDS:
         scenario.resources.append(entry)
+    elif entry.kind in STORAGE_KINDS:
+        scenario.storage.append(entry)
     elif obj.spec.node_name:
         scenario.running_pods.append(entry)
     else:

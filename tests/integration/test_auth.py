@@ -59,16 +59,18 @@ ALLOWED: dict[str, set[str]] = {
         "create resourceclaims", "delete resourceclaims", "update resourceclaims/status",
         "create events", "update events", "create leases", "update leases",
         "create leasecandidates", "update leasecandidates", "delete leasecandidates",
+        # VolumeBinding's PreBind: a volume's claimRef, a claim's selected-node annotation.
+        "update persistentvolumes", "update persistentvolumeclaims",
     },
     "client": {
         "create pods", "delete pods", "create podgroups", "delete podgroups", "create compositepodgroups",
         "delete compositepodgroups",
         *(f"{verb} {r}" for verb in READ
           for r in ("pods", "nodes", "podgroups", "compositepodgroups", "runtimeclasses", "deviceclasses",
-                    "resourceslices")),
+                    "resourceslices", "storageclasses", "persistentvolumes")),
         *(f"{verb} {r}" for verb in ("create", "update", "delete", *READ)
           for r in ("services", "replicasets", "statefulsets", "replicationcontrollers", "resourceclaims",
-                    "resourceclaimtemplates", "workloads")),
+                    "resourceclaimtemplates", "workloads", "persistentvolumeclaims")),
     },
     "readonly": {f"{verb} {resource}" for verb in READ for resource in ALL_RESOURCES},
     # Its role names only the lease kube-scheduler, and these calls address other objects.

@@ -1,8 +1,8 @@
 """The real kubectl against a real `podsched apiserver` serving the Kubernetes HTTP API (--http-listen) and
 a real `podsched scheduler`, on each store: what kubectl prints (exit code, stdout and stderr lines) for
 apply, get, watch, describe, explain, delete, cordon, taint, label, annotate, drain against a
-PodDisruptionBudget, wait, events, api-resources, version and the server's errors; and the objects kubectl
-stores are those `podsched apply` stores from the same manifests.
+PodDisruptionBudget, wait, events, api-resources, version, the DRA and storage kinds and the server's
+errors; and the objects kubectl stores are those `podsched apply` stores from the same manifests.
 
 One cluster per module and store (two nodes of 2 CPUs, one scheduler); each test works in a namespace of
 its own (created with kubectl, as kubectl's NotFound checks expect of a real cluster) and on nodes of its
@@ -505,6 +505,72 @@ def test_dra_kinds_apply_print_upstreams_columns_and_round_trip(kube: Kubectl, n
     finally:
         kube.ok("delete", "resourceslice", "node-a-gpus", "--ignore-not-found")
         kube.ok("delete", "deviceclass", "example-device-class", "--ignore-not-found")
+
+
+def _storage_manifests(namespace: str, name: str) -> list[dict[str, Any]]:
+    """A default WaitForFirstConsumer class, a local volume of it on node-a, and a claim naming no class."""
+    hostname = {"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-a"]}
+    return [
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+         "metadata": {"name": name, "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+         "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"},
+        {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+         "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": name,
+                  "local": {"path": "/mnt/disk-1"},
+                  "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [hostname]}]}}}},
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+         "metadata": {"name": "data", "namespace": namespace},
+         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "5Gi"}}}},
+    ]
+
+
+def _tables(text: str) -> list[list[str]]:
+    """kubectl's output for several kinds: one table each, separated by a blank line."""
+    return [block.splitlines() for block in text.strip("\n").split("\n\n")]
+
+
+def test_storage_kinds_apply_and_print_upstreams_columns(
+    kube: Kubectl, ns: str, unique: Callable[[str], str]
+) -> None:
+    name = unique("local")
+    storage_class, volume, claim = _storage_manifests(ns, name)
+    try:
+        assert lines(kube.apply(storage_class, volume, claim)) == [
+            f"storageclass.storage.k8s.io/{name} created",
+            f"persistentvolume/{name} created",
+            "persistentvolumeclaim/data created",
+        ]
+        volumes, claims, classes = _tables(kube.ok("get", "pv,pvc,sc", "-n", ns))
+        assert re.split(r"\s{2,}", volumes[0].strip()) == [
+            "NAME", "CAPACITY", "ACCESS MODES", "RECLAIM POLICY", "STATUS", "CLAIM", "STORAGECLASS",
+            "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"]
+        [pv] = [row for row in parse_table("\n".join(volumes)) if row["NAME"] == f"persistentvolume/{name}"]
+        assert (pv["CAPACITY"], pv["ACCESS MODES"], pv["RECLAIM POLICY"], pv["STORAGECLASS"],
+                pv["VOLUMEATTRIBUTESCLASS"]) == ("10Gi", "RWO", "Retain", name, "<unset>")
+        # Pending as created; the volume controller, where one runs, makes it Available.
+        assert pv["STATUS"] in ("Pending", "Available")
+        assert re.split(r"\s{2,}", claims[0].strip()) == [
+            "NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS",
+            "AGE"]
+        [pvc] = parse_table("\n".join(claims))
+        # The claim named no class: DefaultStorageClass admission gave it the default one. A
+        # WaitForFirstConsumer claim waits for a pod: nothing binds it.
+        assert (pvc["NAME"], pvc["STATUS"], pvc["VOLUME"], pvc["STORAGECLASS"]) == (
+            "persistentvolumeclaim/data", "Pending", "", name)
+        assert re.split(r"\s{2,}", classes[0].strip()) == [
+            "NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE", "ALLOWVOLUMEEXPANSION", "AGE"]
+        [sc] = [row for row in parse_table("\n".join(classes)) if name in row["NAME"]]
+        assert (sc["NAME"], sc["PROVISIONER"], sc["RECLAIMPOLICY"], sc["VOLUMEBINDINGMODE"],
+                sc["ALLOWVOLUMEEXPANSION"]) == (
+            f"storageclass.storage.k8s.io/{name} (default)", "kubernetes.io/no-provisioner", "Delete",
+            "WaitForFirstConsumer", "false")
+        wide = lines(kube.ok("get", "pv", name, "-o", "wide"))
+        assert re.split(r"\s{2,}", wide[0].strip())[-1] == "VOLUMEMODE"
+        assert wide[1].split()[-1] == "Filesystem"
+    finally:
+        kube.ok("delete", "pvc", "data", "-n", ns, "--ignore-not-found")
+        kube.ok("delete", "pv", name, "--ignore-not-found")
+        kube.ok("delete", "sc", name, "--ignore-not-found")
 
 
 #: What the store sets or the client that wrote it adds: left out when two stored objects are compared.

@@ -77,14 +77,39 @@ def _pod(volumes: list[dict[str, Any]], **container: Any) -> objects_pb2.Pod:
                       "an alphanumeric character (e.g. 'example.com', regex used for validation is "
                       "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"],
                      id="csi-no-driver"),
-        pytest.param(_pod([{"name": "i", "iscsi": {"targetPortal": "127.0.0.1", "iqn": "iqn.2015-02.example",
-                                                    "lun": 256}}]),
+        pytest.param(_pod([{"name": "i", "iscsi": {"targetPortal": "127.0.0.1",
+                                                    "iqn": "iqn.2015-02.example.com:test", "lun": 256}}]),
                      ["spec.volumes[0].iscsi.lun: Invalid value: 256: must be between 0 and 255, inclusive"],
                      id="iscsi-bad-lun"),
         pytest.param(_pod([{"name": "i", "iscsi": {"targetPortal": "127.0.0.1", "iqn": "iqn.nope"}}]),
-                     ['spec.volumes[0].iscsi.iqn: Invalid value: "iqn.nope": must be valid format starting '
-                      'with '
-                      "iqn, eui, or naa"], id="iscsi-bad-iqn"),
+                     ['spec.volumes[0].iscsi.iqn: Invalid value: "iqn.nope": must be valid format'],
+                     id="iscsi-bad-iqn"),
+        pytest.param(_pod([{"name": "i", "iscsi": {"targetPortal": "127.0.0.1", "iqn": "xyz"}}]),
+                     ['spec.volumes[0].iscsi.iqn: Invalid value: "xyz": must be valid format starting with '
+                      'iqn, '
+                      "eui, or naa"],
+                     id="iscsi-iqn-without-prefix"),
+        pytest.param(_pod([{"name": "i", "iscsi": {"targetPortal": "127.0.0.1", "iqn": "eui.0123456789ABCDEF",
+                                                    "chapAuthSession": True}}]),
+                     ["spec.volumes[0].iscsi.secretRef: Required value"],
+                     id="iscsi-chap-without-secret"),
+        pytest.param(_pod([{"name": "pd", "gcePersistentDisk": {"pdName": "", "partition": -1}}]),
+                     # Upstream gives a gcePersistentDisk's errors under "persistentDisk".
+                     ["spec.volumes[0].persistentDisk.pdName: Required value",
+                      "spec.volumes[0].persistentDisk.partition: Invalid value: -1: must be between 1 and "
+                      "255, "
+                      "inclusive"],
+                     id="gce-disk-without-name"),
+        pytest.param(_pod([{"name": "both", "hostPath": {"path": "/a"}, "emptyDir": {}}]),
+                     ["spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type"],
+                     id="empty-dir-is-counted-first"),
+        pytest.param(_pod([{"name": "both", "downwardAPI": {}, "fc": {}}]),
+                     ["spec.volumes[0].fc: Forbidden: may not specify more than 1 volume type"],
+                     id="unmodelled-sources-counted"),
+        pytest.param(_pod([{"name": "both", "cinder": {}, "downwardAPI": {}}]),
+                     ["spec.volumes[0].downwarAPI: Forbidden: may not specify more than 1 volume type"],
+                     id="downward-api-refused-in-upstreams-spelling"),
+
         pytest.param(_pod([{"name": "r", "rbd": {}}]),
                      ["spec.volumes[0].rbd.monitors: Required value", "spec.volumes[0].rbd.image: Required "
                                                                       "value"],
@@ -107,6 +132,31 @@ def _pod(volumes: list[dict[str, Any]], **container: Any) -> objects_pb2.Pod:
                      ['spec.containers[0].volumeMounts[0].subPathExpr: Invalid value: "$(B)": subPathExpr '
                       'and '
                       "subPath are mutually exclusive"], id="subpath-and-expr"),
+        pytest.param(_pod([CLAIM], volumeMounts=[{"name": "data", "mountPath": "/x",
+                                                  "subPath": "/abs/../b"}]),
+                     ['spec.containers[0].volumeMounts.subPath: Invalid value: "/abs/../b": must be a '
+                      'relative path',
+                      "spec.containers[0].volumeMounts.subPath: Invalid value: \"/abs/../b\": must not "
+                      "contain '..'"],
+                     id="subpath-absolute-with-backsteps"),
+        pytest.param(_pod([CLAIM], volumeMounts=[{"name": "data", "mountPath": "/x",
+                                                  "mountPropagation": "Up"}]),
+                     ['spec.containers[0].volumeMounts.mountPropagation: Unsupported value: "Up": supported '
+                      'values: "Bidirectional", "HostToContainer", "None"'],
+                     id="bad-mount-propagation"),
+        pytest.param(_pod([CLAIM], volumeMounts=[{"name": "data", "mountPath": "/x",
+                                                  "recursiveReadOnly": "Enabled",
+                                                  "mountPropagation": "HostToContainer"}]),
+                     ["spec.containers[0].volumeMounts.recursiveReadOnly: Forbidden: may only be specified "
+                      "when "
+                      "readOnly is true",
+                      "spec.containers[0].volumeMounts.recursiveReadOnly: Forbidden: may only be specified "
+                      "when "
+                      "mountPropagation is None or not specified"],
+                     id="recursive-read-only-needs-read-only"),
+        pytest.param(_pod([CLAIM], volumeMounts=[{"name": "data", "mountPath": "/x", "readOnly": True,
+                                                  "recursiveReadOnly": "IfPossible"}]), [],
+                     id="recursive-read-only-if-possible"),
         # TestValidateVolumeDevices
         pytest.param(_pod([CLAIM, EPHEMERAL], volumeDevices=[
             {"name": "data", "devicePath": "/dev/a"}, {"name": "scratch", "devicePath": "/dev/b"}]), [],
@@ -141,6 +191,16 @@ def _pod(volumes: list[dict[str, Any]], **container: Any) -> objects_pb2.Pod:
 )
 def test_pod_volumes(pod: objects_pb2.Pod, problems: list[str]) -> None:
     assert validate_object(pod) == problems
+
+
+def test_an_ephemeral_volume_makes_a_claim_with_a_valid_name() -> None:
+    pod = _pod([EPHEMERAL])
+    pod.metadata.name = "p" * 250
+    assert validate_object(pod) == [
+        f'spec.volumes[0].name: Invalid value: "scratch": PVC name "{"p" * 250}-scratch": must be no more '
+        f'than '
+        "253 characters"
+    ]
 
 
 def test_a_pods_volumes_are_immutable() -> None:

@@ -83,6 +83,19 @@ def _edit(obj: Any, change: Callable[[Any], Any]) -> Any:
         pytest.param(builders.persistent_volume("foo", capacity="0", spec={"hostPath": {"path": "/foo"}}),
                      ['spec.capacity[storage]: Invalid value: "0": must be greater than zero'],
                      id="bad-volume-zero-capacity"),
+        pytest.param(builders.persistent_volume("foo", capacity="-1Gi", spec={"hostPath": {"path": "/foo"}}),
+                     ["spec.capacity[storage]: Invalid value: -1073741824: must be a valid resource quantity",
+                      'spec.capacity[storage]: Invalid value: "-1Gi": must be greater than zero'],
+                     id="bad-volume-negative-capacity"),
+        pytest.param(_pv(volumeAttributesClassName="gold"),
+                     ["spec.csi: Required value: has to be specified when using volumeAttributesClassName"],
+                     id="volume-attributes-class-without-csi"),
+        pytest.param(_pv(csi={"driver": "test-driver", "volumeHandle": "h"}, hostPath=None,
+                         volumeAttributesClassName=""),
+                     ["spec.volumeAttributesClassName: Required value: an empty string is disallowed"],
+                     id="empty-volume-attributes-class"),
+        pytest.param(_pv(flexVolume={"driver": "kubernetes.io/blue"}), [],
+                     id="flex-volume-counted-not-refused"),
         pytest.param(_edit(_pv(), lambda pv: pv.spec.ClearField("access_modes")),
                      ["spec.accessModes: Required value"], id="missing-accessmodes"),
         pytest.param(_pv(gcePersistentDisk={"pdName": "foo", "fsType": "ext4"}),
@@ -101,6 +114,16 @@ def _edit(obj: Any, change: Callable[[Any], Any]) -> Any:
         pytest.param(_pv(hostPath={"path": "/foo/.."}),
                      ["spec.hostPath.path: Invalid value: \"/foo/..\": must not contain '..'"],
                      id="bad-hostpath-volume-backsteps"),
+        pytest.param(_pv(hostPath={"path": "", "type": "Nope"}), ["spec.hostPath.path: Required value"],
+                     id="host-path-without-path"),
+        pytest.param(_pv(hostPath=None, azureDisk={"diskName": "d", "diskURI": "https://x", "kind": "Managed",
+                                                   "cachingMode": "Sometimes"}),
+                     ['spec.azureDisk.cachingMode: Unsupported value: "Sometimes": supported values: "None", '
+                      '"ReadOnly", "ReadWrite"',
+                      'spec.azureDisk.diskURI: Unsupported value: "https://x": supported values: '
+                      '"/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/'
+                      '{disk-id}"'],
+                     id="azure-managed-disk-with-blob-uri"),
         pytest.param(_pv(hostPath={"path": "/foo", "type": "Nope"}),
                      ['spec.hostPath.type: Unsupported value: "Nope": supported values: "", "BlockDevice", '
                       '"CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"'],
@@ -132,8 +155,9 @@ def _edit(obj: Any, change: Callable[[Any], Any]) -> Any:
         pytest.param(_pv(csi={"driver": "test-driver"}, hostPath=None),
                      ["spec.csi.volumeHandle: Required value"], id="csi-volume-without-handle"),
         pytest.param(_pv(gcePersistentDisk={"pdName": "", "partition": 256}, hostPath=None),
-                     ["spec.gcePersistentDisk.pdName: Required value",
-                      "spec.gcePersistentDisk.partition: Invalid value: 256: must be between 1 and 255, "
+                     # Upstream gives a gcePersistentDisk's errors under "persistentDisk".
+                     ["spec.persistentDisk.pdName: Required value",
+                      "spec.persistentDisk.partition: Invalid value: 256: must be between 1 and 255, "
                       "inclusive"], id="gce-disk-without-name-bad-partition"),
     ],
 )
@@ -223,7 +247,7 @@ def _request(pvc: objects_pb2.PersistentVolumeClaim, storage: str) -> None:
         pytest.param(_edit(_pvc(), lambda pvc: pvc.spec.resources.ClearField("requests")),
                      ["spec.resources[storage]: Required value"], id="no-resource-requests"),
         pytest.param(_edit(_pvc(), lambda pvc: pvc.spec.resources.requests.__setitem__("storage", "-10G")),
-                     ['spec.resources[storage]: Invalid value: "-10G": must be greater than or equal to 0'],
+                     ['spec.resources[storage]: Invalid value: "-10G": must be greater than zero'],
                      id="negative-storage-request"),
         pytest.param(_pvc(storageClassName="-invalid-"),
                      [f'spec.storageClassName: Invalid value: "-invalid-": {DNS_SUBDOMAIN}'],
@@ -239,8 +263,20 @@ def _request(pvc: objects_pb2.PersistentVolumeClaim, storage: str) -> None:
         pytest.param(_pvc(dataSource={"kind": "PersistentVolumeClaim", "name": "src"}), [],
                      id="data-source-claim"),
         pytest.param(_pvc(dataSource={"kind": "Pod", "name": "src"}),
-                     ['spec.dataSource: Unsupported value: "Pod": supported values: "PersistentVolumeClaim", '
-                      '"VolumeSnapshot.snapshot.storage.k8s.io"'], id="data-source-core-kind"),
+                     ['spec.dataSource: Invalid value: "Pod": must be \'PersistentVolumeClaim\' when '
+                      'referencing '
+                      "the default apiGroup"], id="data-source-core-kind"),
+        pytest.param(_pvc(dataSource={"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot",
+                                      "name": "snap"}), [], id="data-source-snapshot"),
+        pytest.param(_pvc(dataSourceRef={"apiGroup": "Bad_Group", "kind": "Thing", "name": "x"}),
+                     ['spec.dataSourceRef.apiGroup: Invalid value: "Bad_Group": ' + DNS_SUBDOMAIN],
+                     id="data-source-ref-bad-group"),
+        pytest.param(_pvc(dataSource={"kind": "PersistentVolumeClaim", "name": "a"},
+                          dataSourceRef={"kind": "PersistentVolumeClaim", "name": "a", "namespace": "other"}),
+                     ['spec: Invalid value: "spec.dataSource": may not be specified when '
+                      'dataSourceRef.namespace '
+                      "is specified"], id="data-source-with-cross-namespace-ref"),
+        pytest.param(_pvc(volumeAttributesClassName=""), [], id="empty-volume-attributes-class"),
         pytest.param(_pvc(dataSource={"kind": "PersistentVolumeClaim"}),
                      ["spec.dataSource.name: Required value"], id="data-source-without-name"),
         pytest.param(_pvc(dataSource={"kind": "PersistentVolumeClaim", "name": "a"},
@@ -262,6 +298,14 @@ def _bound(
     pvc.spec.volume_name = "volume"
     pvc.status.phase = "Bound"
     pvc.status.capacity["storage"] = capacity
+    return pvc
+
+
+BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
+
+
+def _beta(pvc: objects_pb2.PersistentVolumeClaim, name: str) -> objects_pb2.PersistentVolumeClaim:
+    pvc.metadata.annotations[BETA_CLASS] = name
     return pvc
 
 
@@ -295,6 +339,24 @@ SPEC_IMMUTABLE = ("spec: Forbidden: spec is immutable after creation except reso
                      [SPEC_IMMUTABLE], id="invalid-update-change-storage-class"),
         pytest.param(_pvc(), lambda pvc: setattr(pvc.spec, "storage_class_name", "foo"), [],
                      id="valid-update-class-from-nil"),
+        pytest.param(_pvc(), lambda pvc: setattr(pvc.spec, "storage_class_name", ""), [],
+                     id="valid-update-class-from-nil-to-empty"),
+        pytest.param(_beta(_pvc(), "fast"), lambda pvc: setattr(pvc.spec, "storage_class_name", "fast"), [],
+                     id="valid-upgrade-class-from-annotation"),
+        pytest.param(_beta(_pvc(), "fast"), lambda pvc: setattr(pvc.spec, "storage_class_name", "slow"),
+                     [SPEC_IMMUTABLE], id="invalid-upgrade-class-from-annotation"),
+        pytest.param(_beta(_pvc(), "fast"),
+                     lambda pvc: pvc.metadata.annotations.__setitem__(BETA_CLASS, "slow"),
+                     [f'metadata.annotations.{BETA_CLASS}: Invalid value: "slow": field is immutable'],
+                     id="invalid-change-class-annotation"),
+        pytest.param(_pvc(volumeAttributesClassName="gold"),
+                     lambda pvc: setattr(pvc.spec, "volume_attributes_class_name", "silver"), [],
+                     id="valid-change-volume-attributes-class"),
+        pytest.param(_pvc(volumeAttributesClassName="gold"),
+                     lambda pvc: pvc.spec.ClearField("volume_attributes_class_name"),
+                     ["spec.volumeAttributesClassName: Forbidden: update from non-nil value to nil is "
+                      "forbidden"],
+                     id="invalid-unset-volume-attributes-class"),
         pytest.param(_pvc(storageClassName=""), lambda pvc: setattr(pvc.spec, "storage_class_name", "foo"),
                      [SPEC_IMMUTABLE], id="invalid-update-class-from-empty"),
         pytest.param(_pvc(), lambda pvc: setattr(pvc.spec, "volume_mode", "Block"),
@@ -317,9 +379,8 @@ def test_claim_status_update_keeps_the_access_modes_and_checks_quantities() -> N
     bound = _edit(old, lambda pvc: pvc.status.capacity.__setitem__("storage", "10G"))
     assert validate_status_update(old, bound) == []
     broken = _edit(old, lambda pvc: pvc.status.capacity.__setitem__("storage", "-1"))
-    assert validate_object(broken) == [
-        'status.capacity[storage]: Invalid value: "-1": must be greater than or equal to 0'
-    ]
+    assert validate_object(broken) == ["status.capacity[storage]: Invalid value: -1: must be a valid "
+                                       "resource quantity"]
 
 
 # ---------------------------------------------------------------------------------------- StorageClass
@@ -464,10 +525,9 @@ def test_csi_node_update_changes_only_a_drivers_allocatable_count() -> None:
     assert validate_update(old, counted) == []
     assert validate_update(old, added) == []
     assert validate_update(old, moved) == [
-        'CSINodeDriver: Invalid value: '
-        '"{\\"allocatable\\":{\\"count\\":2},\\"name\\":\\"io.kubernetes.storage.csi'
-        '.driver\\",\\"nodeID\\":\\"nodeB\\",\\"topologyKeys\\":[\\"company.com/zone\\"]}": field is '
-        'immutable'
+        'spec.drivers: Invalid value: '
+        '"{\\"name\\":\\"io.kubernetes.storage.csi.driver\\",\\"nodeID\\":\\"nodeB\\",'
+        '\\"topologyKeys\\":[\\"company.com/zone\\"]}": field is immutable'
     ]
 
 
@@ -489,10 +549,10 @@ def _csi_driver(**spec: Any) -> objects_pb2.CSIDriver:
         pytest.param(_csi_driver(tokenRequests=[{"audience": "gcp"},
                                                 {"audience": "", "expirationSeconds": 600}]),
                      [], id="token-requests"),
-        pytest.param(_edit(_csi_driver(), lambda d: setattr(d.metadata, "name", "a" * 64)),
-                     [f'metadata.name: Invalid value: "{"a" * 64}": must be no more than 63 characters'],
-                     id="name-too-long"),
-        pytest.param(_csi_driver(attachRequired=None), ["spec.attachRequired: Required value"],
+        pytest.param(_edit(_csi_driver(), lambda d: setattr(d.metadata, "name", "-bad-")),
+                     [f'metadata.name: Invalid value: "-bad-": {DNS_SUBDOMAIN}'], id="bad-name"),
+        # Upstream names attachRequired "attachedRequired" in its errors.
+        pytest.param(_csi_driver(attachRequired=None), ["spec.attachedRequired: Required value"],
                      id="attach-required-unset"),
         pytest.param(_csi_driver(podInfoOnMount=None), ["spec.podInfoOnMount: Required value"],
                      id="pod-info-unset"),
@@ -504,7 +564,7 @@ def _csi_driver(**spec: Any) -> objects_pb2.CSIDriver:
                       '"ReadWriteOnceWithFSType"'], id="invalid-fs-group-policy"),
         pytest.param(_csi_driver(volumeLifecycleModes=["no-such-mode"]),
                      ['spec.volumeLifecycleModes: Unsupported value: "no-such-mode": supported values: '
-                      '"Ephemeral", "Persistent"'], id="invalid-mode"),
+                      '"Persistent", "Ephemeral"'], id="invalid-mode"),
         pytest.param(_csi_driver(tokenRequests=[{"audience": "gcp"}, {"audience": "gcp"}]),
                      ['spec.tokenRequests[1].audience: Duplicate value: "gcp"'], id="duplicate-audience"),
         pytest.param(_csi_driver(tokenRequests=[{"audience": "gcp", "expirationSeconds": 10}]),
@@ -527,7 +587,8 @@ def test_csi_driver(driver: objects_pb2.CSIDriver, problems: list[str]) -> None:
         pytest.param(lambda d: setattr(d.spec, "storage_capacity", True), [], id="storage-capacity"),
         pytest.param(lambda d: setattr(d.spec, "requires_republish", True), [], id="requires-republish"),
         pytest.param(lambda d: setattr(d.spec, "attach_required", False),
-                     ["spec.attachRequired: Invalid value: false: field is immutable"], id="attach-required"),
+                     ["spec.attachedRequired: Invalid value: false: field is immutable"],
+                     id="attach-required"),
         pytest.param(lambda d: d.spec.volume_lifecycle_modes.append("Ephemeral"),
                      ['spec.volumeLifecycleModes: Invalid value: "[Persistent Ephemeral]": field is '
                       'immutable'],
@@ -556,9 +617,8 @@ ZONE_TOPOLOGY = {"matchLabels": {"topology.kubernetes.io/zone": "a"}}
         pytest.param(builders.csi_storage_capacity("foo", "bar", capacity="-1Gi"),
                      ['capacity: Invalid value: "-1Gi": must be greater than or equal to 0'],
                      id="negative-capacity"),
-        pytest.param(builders.csi_storage_capacity("foo", "bar", maximum_volume_size="-1"),
-                     ['maximumVolumeSize: Invalid value: "-1": must be greater than or equal to 0'],
-                     id="negative-maximum-volume-size"),
+        pytest.param(builders.csi_storage_capacity("foo", "bar", maximum_volume_size="1Gi"), [],
+                     id="maximum-volume-size"),
         pytest.param(builders.csi_storage_capacity("foo", "bar", node_topology={"matchExpressions": [
             {"key": "zone", "operator": "In"}]}),
                      ["nodeTopology.matchExpressions[0].values: Required value: must be specified when "

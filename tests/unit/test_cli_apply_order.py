@@ -145,3 +145,28 @@ def test_storage_objects_go_before_the_claims_and_pods_that_use_them() -> None:
     ordered = [m.kind.name for m in _prepare(load_text(_STORAGE, source="storage.yaml"), None)]
     assert ordered == ["CSIDriver", "StorageClass", "CSIStorageCapacity", "CSINode", "PersistentVolume",
                        "PersistentVolumeClaim", "Pod"]
+
+
+def test_reapplying_a_bound_claim_and_volume_keeps_what_the_binder_wrote() -> None:
+    """The binder's volumeName and claimRef, the class admission gave, and the binding annotations stay on
+    a re-apply of manifests that never set them (kubectl's apply leaves fields it never set alone)."""
+    manifests = load_text(_STORAGE, source="storage.yaml")
+    claim = next(m for m in manifests if m.kind is kinds.PERSISTENT_VOLUME_CLAIM).obj
+    volume = next(m for m in manifests if m.kind is kinds.PERSISTENT_VOLUME).obj
+    stored_claim = type(claim)()
+    stored_claim.CopyFrom(claim)
+    stored_claim.spec.volume_name = "disk"
+    stored_claim.spec.storage_class_name = "standard"
+    stored_claim.metadata.annotations["pv.kubernetes.io/bind-completed"] = "yes"
+    stored_claim.metadata.annotations["volume.kubernetes.io/selected-node"] = "node-1"
+    desired = _desired_update(kinds.PERSISTENT_VOLUME_CLAIM, claim, stored_claim)
+    assert (desired.spec.volume_name, desired.spec.storage_class_name) == ("disk", "standard")
+    assert dict(desired.metadata.annotations) == {"pv.kubernetes.io/bind-completed": "yes",
+                                                  "volume.kubernetes.io/selected-node": "node-1"}
+    stored_volume = type(volume)()
+    stored_volume.CopyFrom(volume)
+    stored_volume.spec.claim_ref.name = "data"
+    stored_volume.metadata.annotations["pv.kubernetes.io/bound-by-controller"] = "yes"
+    desired_volume = _desired_update(kinds.PERSISTENT_VOLUME, volume, stored_volume)
+    assert desired_volume.spec.claim_ref.name == "data"
+    assert dict(desired_volume.metadata.annotations) == {"pv.kubernetes.io/bound-by-controller": "yes"}

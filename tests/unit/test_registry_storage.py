@@ -14,7 +14,8 @@ import pytest
 
 from cluster.api import apiserver_pb2, errors, objects_pb2, timeutil
 from cluster.api.fencing import WRITTEN_UNDER_FENCE_ANNOTATION
-from cluster.api.kinds import LEASE
+from cluster.api.kinds import LEASE, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS
+from cluster.api.selectors import FieldSelector, supported_fields
 from cluster.api.volumes import SELECTED_NODE_ANNOTATION
 from cluster.apiserver.fencing import tenure_token
 from cluster.apiserver.storage import Storage, revision_of
@@ -123,3 +124,24 @@ async def test_a_fence_on_a_volumes_create_is_refused(verbs: Verbs) -> None:
     with pytest.raises(errors.Invalid, match="Create takes a fence only for"):
         await verbs.create(builders.persistent_volume("pv1", spec=LOCAL),
                            fence=verbs.fencing.of(_fence("a", token)))
+
+
+def test_field_selectors_are_the_metadata_ones_as_upstreams() -> None:
+    for kind in (PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS):
+        assert supported_fields(kind) == {"metadata.name", "metadata.namespace"}
+    with pytest.raises(errors.BadRequest, match=r"field label not supported: spec\.volumeName"):
+        FieldSelector.parse("spec.volumeName=pv1", PERSISTENT_VOLUME_CLAIM)
+
+
+async def test_a_volumes_phase_change_records_its_time(verbs: Verbs) -> None:
+    created = await verbs.create(builders.persistent_volume("pv1", spec=LOCAL))
+    available = objects_pb2.PersistentVolume()
+    available.CopyFrom(created)
+    available.status.phase = "Available"
+    available.status.last_phase_transition_time.Clear()
+    changed = await verbs.update_status(available)
+    assert changed.status.phase == "Available"
+    assert timeutil.is_set(changed.status.last_phase_transition_time)
+    changed.status.message = "still available"
+    kept = await verbs.update_status(changed)
+    assert kept.status.last_phase_transition_time == changed.status.last_phase_transition_time

@@ -628,3 +628,64 @@ def test_a_group_naming_a_template_the_scenario_lacks_is_refused(
     with pytest.raises(ScenarioError) as refused:
         load_scenario([path])
     assert refused.value.problems == [f"{path}: {message}"]
+
+
+STORAGE_CLASS = ("apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: local}\n"
+                 "provisioner: kubernetes.io/no-provisioner\nvolumeBindingMode: WaitForFirstConsumer\n")
+LOCAL_PV = """\
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: disk-1}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  local: {path: /mnt/disk-1}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n1]}]}]
+"""
+CLAIM = ("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\n"
+         "spec: {accessModes: [ReadWriteOnce], storageClassName: local,\n"
+         "       resources: {requests: {storage: 5Gi}}}\n")
+
+
+def test_storage_objects_are_created_after_nodes_and_before_pods_classes_first(tmp_path: Path) -> None:
+    volumes = "  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]\n"
+    user = pod("db").replace("spec:\n", "spec:\n" + volumes, 1)
+    path = write(
+        tmp_path,
+        user,
+        CLAIM,
+        LOCAL_PV,
+        "apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\nmetadata: {name: n1-local}\n"
+        "storageClassName: local\ncapacity: 100Gi\n",
+        "apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\n"
+        "spec: {drivers: [{name: csi.example.com, nodeID: n1}]}\n",
+        "apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: csi.example.com}\nspec: {}\n",
+        NODE.format(name="n1"),
+        STORAGE_CLASS,
+    )
+    scenario = load_scenario([path])
+    order = [(entry.kind.name, entry.obj.metadata.name) for entry in scenario.creation_order()]
+    assert order == [
+        ("Node", "n1"), ("StorageClass", "local"), ("CSIDriver", "csi.example.com"), ("CSINode", "n1"),
+        ("CSIStorageCapacity", "n1-local"), ("PersistentVolume", "disk-1"),
+        ("PersistentVolumeClaim", "data"), ("Pod", "db"),
+    ]
+    claim = next(entry.obj for entry in scenario.storage if entry.kind.name == "PersistentVolumeClaim")
+    assert claim.metadata.namespace == "default"
+    # Validated with the API's defaults (a CSIDriver's flags), created as written.
+    driver = next(entry.obj for entry in scenario.storage if entry.kind.name == "CSIDriver")
+    assert not driver.spec.HasField("attach_required")
+
+
+def test_an_invalid_volume_is_refused_naming_document_and_field(tmp_path: Path) -> None:
+    unpinned = LOCAL_PV[:LOCAL_PV.index("  nodeAffinity:")]
+    path = write(tmp_path, NODE.format(name="n1"), unpinned)
+    with pytest.raises(ScenarioError) as raised:
+        load_scenario([path])
+    assert raised.value.problems == [
+        f"{path}: document 2 (PersistentVolume disk-1): spec.nodeAffinity: Required value: Local volume "
+        "requires node affinity"
+    ]

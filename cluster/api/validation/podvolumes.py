@@ -9,8 +9,16 @@ import re
 from collections.abc import Sequence
 
 from cluster.api import objects_pb2
-from cluster.api.names import is_dns1123_label
-from cluster.api.validation.field import check, duplicate, forbidden, invalid, not_found, required
+from cluster.api.names import is_dns1123_label, is_dns1123_subdomain
+from cluster.api.validation.field import (
+    check,
+    duplicate,
+    forbidden,
+    invalid,
+    not_found,
+    not_supported,
+    required,
+)
 from cluster.api.validation.meta import validate_template_meta
 from cluster.api.validation.persistentvolumes import (
     validate_azure_disk,
@@ -19,38 +27,67 @@ from cluster.api.validation.persistentvolumes import (
 )
 from cluster.api.validation.storage import validate_csi_driver_name
 
-#: A pod volume's sources in the order upstream counts them: the second one found is the one refused.
+#: A pod volume's sources in the order upstream counts them (the second one found is the one refused): the
+#: field, the name its refusal gives and the path of its own errors, upstream's spellings kept (a second
+#: downwardAPI refused as "downwarAPI", a gcePersistentDisk's errors under "persistentDisk").
 VOLUME_SOURCES = (
-    ("host_path", "hostPath"), ("empty_dir", "emptyDir"), ("git_repo", "gitRepo"),
-    ("gce_persistent_disk", "gcePersistentDisk"), ("aws_elastic_block_store", "awsElasticBlockStore"),
-    ("secret", "secret"), ("nfs", "nfs"), ("iscsi", "iscsi"), ("glusterfs", "glusterfs"),
-    ("flocker", "flocker"), ("persistent_volume_claim", "persistentVolumeClaim"), ("rbd", "rbd"),
-    ("cinder", "cinder"), ("cephfs", "cephfs"), ("downward_api", "downwardAPI"), ("fc", "fc"),
-    ("flex_volume", "flexVolume"), ("config_map", "configMap"), ("azure_file", "azureFile"),
-    ("vsphere_volume", "vsphereVolume"), ("quobyte", "quobyte"), ("azure_disk", "azureDisk"),
-    ("photon_persistent_disk", "photonPersistentDisk"), ("portworx_volume", "portworxVolume"),
-    ("scale_io", "scaleIO"), ("projected", "projected"), ("storageos", "storageos"), ("csi", "csi"),
-    ("ephemeral", "ephemeral"), ("image", "image"),
+    ("empty_dir", "emptyDir", "emptyDir"), ("host_path", "hostPath", "hostPath"),
+    ("git_repo", "gitRepo", "gitRepo"), ("gce_persistent_disk", "gcePersistentDisk", "persistentDisk"),
+    ("aws_elastic_block_store", "awsElasticBlockStore", "awsElasticBlockStore"),
+    ("secret", "secret", "secret"), ("nfs", "nfs", "nfs"), ("iscsi", "iscsi", "iscsi"),
+    ("glusterfs", "glusterfs", "glusterfs"), ("flocker", "flocker", "flocker"),
+    ("persistent_volume_claim", "persistentVolumeClaim", "persistentVolumeClaim"), ("rbd", "rbd", "rbd"),
+    ("cinder", "cinder", "cinder"), ("cephfs", "cephFS", "cephfs"), ("quobyte", "quobyte", "quobyte"),
+    ("downward_api", "downwarAPI", "downwardAPI"), ("fc", "fc", "fc"),
+    ("flex_volume", "flexVolume", "flexVolume"), ("config_map", "configMap", "configMap"),
+    ("azure_file", "azureFile", "azureFile"), ("vsphere_volume", "vsphereVolume", "vsphereVolume"),
+    ("photon_persistent_disk", "photonPersistentDisk", "photonPersistentDisk"),
+    ("portworx_volume", "portworxVolume", "portworxVolume"), ("azure_disk", "azureDisk", "azureDisk"),
+    ("storageos", "storageos", "storageos"), ("projected", "projected", "projected"),
+    ("scale_io", "scaleIO", "scaleIO"), ("csi", "csi", "csi"), ("ephemeral", "ephemeral", "ephemeral"),
+    ("image", "image", "image"),
 )
+MOUNT_PROPAGATIONS = ("Bidirectional", "HostToContainer", "None")
+RECURSIVE_READ_ONLY_MODES = ("Disabled", "Enabled", "IfPossible")
 #: The sources a volume device (a raw block volume) may come from.
 _CLAIM_SOURCES = ("persistent_volume_claim", "ephemeral")
-_IQN = re.compile(r"iqn\.\d{4}-\d{2}\.[^ _]+", re.ASCII)
-_EUI = re.compile(r"eui\.[0-9A-Fa-f]{16}", re.ASCII)
-_NAA = re.compile(r"naa\.[0-9A-Fa-f]{16,32}", re.ASCII)
-_IQN_FORMAT = "must be valid format starting with iqn, eui, or naa"
+# Upstream's iscsiInitiator*Regex: an iqn is searched for (not anchored at its start), the others matched.
+_IQN = re.compile(r"iqn\.\d{4}-\d{2}\.([A-Za-z0-9.-]+)(:[^,;*&$|\s]+)$", re.ASCII)
+_EUI = re.compile(r"eui.[A-Za-z0-9]{16}", re.ASCII)
+_NAA = re.compile(r"naa.[A-Za-z0-9]{32}", re.ASCII)
+_IQN_PREFIXES = ("iqn", "eui", "naa")
+_IQN_PREFIXED = "must be valid format starting with iqn, eui, or naa"
+_IQN_FORMAT = "must be valid format"
+_INITIATOR_TOO_LONG = ("Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if "
+                       "iscsi.initiatorName is specified.")
 
 
-def _iscsi(source: objects_pb2.ISCSIVolumeSource, path: str) -> list[str]:
+def _iqn_problems(value: str, path: str) -> list[str]:
+    if not value.startswith(_IQN_PREFIXES):
+        return [invalid(path, value, _IQN_PREFIXED)]
+    matched = (_IQN.search(value) if value.startswith("iqn") else
+               (_EUI if value.startswith("eui") else _NAA).fullmatch(value))
+    return [] if matched else [invalid(path, value, _IQN_FORMAT)]
+
+
+def _iscsi(volume: objects_pb2.Volume, path: str) -> list[str]:
+    """validateISCSIVolumeSource, and the initiator name's limit on the volume's name."""
+    source = volume.iscsi
     problems = []
     if not source.target_portal:
         problems.append(required(f"{path}.targetPortal"))
     if not source.iqn:
         problems.append(required(f"{path}.iqn"))
-    elif any(source.iqn.startswith(prefix) and not form.fullmatch(source.iqn)
-             for prefix, form in (("iqn", _IQN), ("eui", _EUI), ("naa", _NAA))):
-        problems.append(invalid(f"{path}.iqn", source.iqn, _IQN_FORMAT))
+    else:
+        problems += _iqn_problems(source.iqn, f"{path}.iqn")
     if source.lun < 0 or source.lun > 255:
         problems.append(invalid(f"{path}.lun", source.lun, "must be between 0 and 255, inclusive"))
+    if (source.chap_auth_discovery or source.chap_auth_session) and not source.HasField("secret_ref"):
+        problems.append(required(f"{path}.secretRef"))
+    if source.HasField("initiator_name"):
+        problems += _iqn_problems(source.initiator_name, f"{path}.initiatorname")
+        if len(f"{volume.name}:{source.target_portal}") > 64:
+            problems.append(invalid(f"{path}.name", volume.name, _INITIATOR_TOO_LONG))
     return problems
 
 
@@ -79,7 +116,7 @@ def _source_problems(volume: objects_pb2.Volume, source: str, path: str) -> list
         return ([] if ebs.volume_id else [required(f"{path}.volumeID")]) + validate_partition(ebs.partition,
                                                                                         f"{path}.partition")
     if source == "iscsi":
-        return _iscsi(volume.iscsi, path)
+        return _iscsi(volume, path)
     if source == "rbd":
         problems = [] if volume.rbd.monitors else [required(f"{path}.monitors")]
         return problems + ([] if volume.rbd.image else [required(f"{path}.image")])
@@ -100,14 +137,19 @@ def validate_volumes(
         where = f"{path}[{i}]"
         own: list[str] = []
         sources = 0
-        for field, json_name in VOLUME_SOURCES:
+        for field, json_name, source_path in VOLUME_SOURCES:
             if not volume.HasField(field):
                 continue
-            if sources:
+            # Upstream counts an emptyDir, always first, without refusing it.
+            if sources and field != "empty_dir":
                 own.append(forbidden(f"{where}.{json_name}", "may not specify more than 1 volume type"))
                 continue
             sources += 1
-            own += _source_problems(volume, field, f"{where}.{json_name}")
+            own += _source_problems(volume, field, f"{where}.{source_path}")
+            if field == "ephemeral" and pod_name and volume.name:
+                claim_name = f"{pod_name}-{volume.name}"
+                own += [invalid(f"{where}.name", volume.name, f'PVC name "{claim_name}": {problem}')
+                        for problem in is_dns1123_subdomain(claim_name)]
         if not sources:
             own.append(required(where, "must specify a volume type"))
         if not volume.name:
@@ -125,6 +167,31 @@ def validate_volumes(
             problems.append(invalid(f"{where}.persistentVolumeClaim.claimName", claim,
                                     "must not reference a PVC that gets created for an ephemeral volume"))
     return valid, problems
+
+
+def _descending_path(target: str, path: str) -> list[str]:
+    """validateLocalDescendingPath: relative, and no '..' element."""
+    problems = [invalid(path, target, "must be a relative path")] if target.startswith("/") else []
+    if ".." in target.replace("\\", "/").split("/"):
+        problems.append(invalid(path, target, "must not contain '..'"))
+    return problems
+
+
+def _recursive_read_only(mount: objects_pb2.VolumeMount, path: str) -> list[str]:
+    """validateMountRecursiveReadOnly: Enabled and IfPossible only on a read-only mount that propagates
+    nothing."""
+    if not mount.HasField("recursive_read_only"):
+        return []
+    mode = mount.recursive_read_only
+    if mode == "Disabled":
+        return []
+    if mode not in RECURSIVE_READ_ONLY_MODES:
+        return [not_supported(path, mode, RECURSIVE_READ_ONLY_MODES)]
+    problems = [] if mount.read_only else [forbidden(path, "may only be specified when readOnly is true")]
+    if mount.HasField("mount_propagation") and mount.mount_propagation != "None":
+        problems.append(forbidden(path,
+                                  "may only be specified when mountPropagation is None or not specified"))
+    return problems
 
 
 def validate_volume_mounts(
@@ -152,9 +219,18 @@ def validate_volume_mounts(
         if mount.mount_path in device_paths:
             problems.append(invalid(f"{where}.mountPath", mount.mount_path,
                                     "must not already exist as a path in volumeDevices"))
-        if mount.sub_path_expr and mount.sub_path:
-            problems.append(invalid(f"{where}.subPathExpr", mount.sub_path_expr,
-                                    "subPathExpr and subPath are mutually exclusive"))
+        # Upstream names these fields without the mount's index.
+        if mount.sub_path:
+            problems += _descending_path(mount.sub_path, f"{path}.volumeMounts.subPath")
+        if mount.sub_path_expr:
+            if mount.sub_path:
+                problems.append(invalid(f"{where}.subPathExpr", mount.sub_path_expr,
+                                        "subPathExpr and subPath are mutually exclusive"))
+            problems += _descending_path(mount.sub_path_expr, f"{path}.volumeMounts.subPathExpr")
+        if mount.HasField("mount_propagation") and mount.mount_propagation not in MOUNT_PROPAGATIONS:
+            problems.append(not_supported(f"{path}.volumeMounts.mountPropagation", mount.mount_propagation,
+                                          MOUNT_PROPAGATIONS))
+        problems += _recursive_read_only(mount, f"{path}.volumeMounts.recursiveReadOnly")
     mount_names = {mount.name for mount in container.volume_mounts}
     names: set[str] = set()
     paths: set[str] = set()

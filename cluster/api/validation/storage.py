@@ -12,6 +12,7 @@ from google.protobuf.message import Message
 
 from cluster.api import kinds, objects_pb2
 from cluster.api.names import is_dns1123_subdomain, is_qualified_name
+from cluster.api.quantity import parse_quantity
 from cluster.api.validation.field import (
     IMMUTABLE,
     NOT_NEGATIVE,
@@ -42,14 +43,6 @@ MIN_ALLOCATABLE_UPDATE_PERIOD_SECONDS = 10
 
 def _json(message: Message) -> str:
     return json.dumps(json_format.MessageToDict(message), separators=(",", ":"), sort_keys=True)
-
-
-def csi_driver_name_problems(name: str) -> list[str]:
-    """ValidateCSIDriverName's rule as messages: a DNS subdomain (case aside) of at most 63 characters."""
-    problems = []
-    if len(name) > CSI_DRIVER_NAME_MAX_LENGTH:
-        problems.append(f"must be no more than {CSI_DRIVER_NAME_MAX_LENGTH} characters")
-    return problems + is_dns1123_subdomain(name.lower())
 
 
 def validate_csi_driver_name(name: str, path: str) -> list[str]:
@@ -191,7 +184,7 @@ def _validate_csi_node_update(old: objects_pb2.CSINode, new: objects_pb2.CSINode
         kept.ClearField("allocatable")
         changed.ClearField("allocatable")
         if kept != changed:
-            problems.append(invalid("CSINodeDriver", _json(driver), IMMUTABLE))
+            problems.append(invalid("spec.drivers", _json(changed), IMMUTABLE))
     return problems
 
 
@@ -223,9 +216,10 @@ def validate_csi_driver(driver: objects_pb2.CSIDriver) -> list[str]:
     lifecycle modes, unique token audiences with sane expirations."""
     spec = driver.spec
     problems = []
+    # Upstream names attachRequired "attachedRequired" in its errors.
     for field, path in (
-        ("attach_required", "spec.attachRequired"), ("pod_info_on_mount", "spec.podInfoOnMount"),
-        ("storage_capacity", "spec.storageCapacity"), ("se_linux_mount", "spec.seLinuxMount"),
+        ("attach_required", "spec.attachedRequired"), ("pod_info_on_mount", "spec.podInfoOnMount"),
+        ("storage_capacity", "spec.storageCapacity"),
     ):
         if not spec.HasField(field):
             problems.append(required(path))
@@ -233,9 +227,11 @@ def validate_csi_driver(driver: objects_pb2.CSIDriver) -> list[str]:
         problems.append(not_supported("spec.fsGroupPolicy", spec.fs_group_policy, FS_GROUP_POLICIES))
     problems += _validate_token_requests(spec.token_requests, "spec.tokenRequests")
     problems += [
-        not_supported("spec.volumeLifecycleModes", mode, VOLUME_LIFECYCLE_MODES)
+        not_supported("spec.volumeLifecycleModes", mode, ("Persistent", "Ephemeral"))
         for mode in spec.volume_lifecycle_modes if mode not in VOLUME_LIFECYCLE_MODES
     ]
+    if not spec.HasField("se_linux_mount"):
+        problems.append(required("spec.seLinuxMount"))
     if spec.HasField("node_allocatable_update_period_seconds") and (
         spec.node_allocatable_update_period_seconds < MIN_ALLOCATABLE_UPDATE_PERIOD_SECONDS
     ):
@@ -248,7 +244,7 @@ def validate_csi_driver(driver: objects_pb2.CSIDriver) -> list[str]:
 def _validate_csi_driver_update(old: objects_pb2.CSIDriver, new: objects_pb2.CSIDriver) -> list[str]:
     problems = []
     if new.spec.attach_required != old.spec.attach_required:
-        problems.append(invalid("spec.attachRequired", new.spec.attach_required, IMMUTABLE))
+        problems.append(invalid("spec.attachedRequired", new.spec.attach_required, IMMUTABLE))
     if list(new.spec.volume_lifecycle_modes) != list(old.spec.volume_lifecycle_modes):
         problems.append(invalid("spec.volumeLifecycleModes",
                                 "[" + " ".join(new.spec.volume_lifecycle_modes) + "]", IMMUTABLE))
@@ -259,14 +255,23 @@ def _validate_csi_driver_update(old: objects_pb2.CSIDriver, new: objects_pb2.CSI
 
 
 def validate_csi_storage_capacity(capacity: objects_pb2.CSIStorageCapacity) -> list[str]:
-    """ValidateCSIStorageCapacity: a valid node topology selector, a class name, non-negative
-    capacity and maximum volume size."""
+    """ValidateCSIStorageCapacity: a valid node topology selector, a class name, a capacity that is not
+    negative (upstream checks no more of maximumVolumeSize than that it parses)."""
     problems = validate_label_selector(capacity.node_topology, "nodeTopology")
     problems += check("storageClassName", capacity.storage_class_name, is_dns1123_subdomain)
-    for field, path in (("capacity", "capacity"), ("maximum_volume_size", "maximumVolumeSize")):
-        if capacity.HasField(field):
-            problems += check_amount(path, getattr(capacity, field), whole=False)[1]
+    if capacity.HasField("capacity"):
+        problems += check_amount("capacity", capacity.capacity, whole=False)[1]
+    if capacity.HasField("maximum_volume_size"):
+        problems += _parses("maximumVolumeSize", capacity.maximum_volume_size)
     return problems
+
+
+def _parses(path: str, text: str) -> list[str]:
+    try:
+        parse_quantity(text)
+    except ValueError as exc:
+        return [invalid(path, text, str(exc).partition(": ")[2] or str(exc))]
+    return []
 
 
 def _validate_csi_storage_capacity_update(
@@ -283,9 +288,7 @@ def _validate_csi_storage_capacity_update(
 
 STORAGE_CLASS = KindValidation(kinds.STORAGE_CLASS, validate_storage_class, _validate_storage_class_update)
 CSI_NODE = KindValidation(kinds.CSI_NODE, validate_csi_node, _validate_csi_node_update)
-CSI_DRIVER = KindValidation(
-    kinds.CSI_DRIVER, validate_csi_driver, _validate_csi_driver_update, name_check=csi_driver_name_problems
-)
+CSI_DRIVER = KindValidation(kinds.CSI_DRIVER, validate_csi_driver, _validate_csi_driver_update)
 CSI_STORAGE_CAPACITY = KindValidation(
     kinds.CSI_STORAGE_CAPACITY, validate_csi_storage_capacity, _validate_csi_storage_capacity_update
 )

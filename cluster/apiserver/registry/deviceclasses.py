@@ -14,6 +14,7 @@ STRATEGY = KindStrategy(
     defaults=None,
     prepare_for_create=None,
     prepare_for_update=None,
+    prepare_for_status_update=None,
     server_validation=None,
     fenced_verbs=frozenset(),
     record_fence=None,

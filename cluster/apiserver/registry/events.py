@@ -23,6 +23,7 @@ STRATEGY = KindStrategy(
     defaults=None,
     prepare_for_create=None,
     prepare_for_update=None,
+    prepare_for_status_update=None,
     server_validation=None,
     fenced_verbs=frozenset({CREATE, UPDATE}),
     record_fence=_record_fence,

@@ -42,6 +42,9 @@ class KindStrategy(Generic[M]):
     prepare_for_create: Callable[[M, Timestamp], None] | None
     #: PrepareForUpdate's part for this kind, given the new object and the stored one, before defaults.
     prepare_for_update: Callable[[M, M], None] | None
+    #: The status strategy's PrepareForUpdate part for this kind: given the object an UpdateStatus stores
+    #: (the new status on the stored object), the stored one and the request's time.
+    prepare_for_status_update: Callable[[M, M, Timestamp], None] | None
     #: Rules only the server holds (they name objects the server makes), checked with validation.
     server_validation: Callable[[M], list[str]] | None
     #: The verbs (CREATE, UPDATE) whose writes of this kind may carry a fence.

@@ -44,6 +44,7 @@ STRATEGY = KindStrategy(
     defaults=None,
     prepare_for_create=None,
     prepare_for_update=_track_tenure,
+    prepare_for_status_update=None,
     server_validation=None,
     fenced_verbs=frozenset({UPDATE}),
     record_fence=None,

@@ -39,6 +39,7 @@ STRATEGY = KindStrategy(
     defaults=None,
     prepare_for_create=_prepare_for_create,
     prepare_for_update=_prepare_for_update,
+    prepare_for_status_update=None,
     server_validation=None,
     fenced_verbs=frozenset(),
     record_fence=None,

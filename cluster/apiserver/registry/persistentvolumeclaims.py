@@ -40,6 +40,7 @@ STRATEGY = KindStrategy(
     defaults=_defaults,
     prepare_for_create=_prepare_for_create,
     prepare_for_update=None,
+    prepare_for_status_update=None,
     server_validation=None,
     fenced_verbs=frozenset({UPDATE}),
     record_fence=_record_fence,

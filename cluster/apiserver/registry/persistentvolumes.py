@@ -1,7 +1,8 @@
 """PersistentVolume (v1): defaulted as upstream's SetDefaults_PersistentVolume (reclaim policy Retain,
 volume mode Filesystem, phase Pending); a created volume starts with that status only, as upstream's
-strategy resets it. The leading scheduler's PreBind writes a volume's claimRef under its fence: an Update
-may carry one, and a fenced write stamps the volume (podsched.io/written-under-fence) as an Event's."""
+strategy resets it, and a status update that changes the phase records lastPhaseTransitionTime. The
+leading scheduler's PreBind writes a volume's claimRef under its fence: an Update may carry one, and a
+fenced write stamps the volume (podsched.io/written-under-fence) as an Event's."""
 
 from __future__ import annotations
 
@@ -34,6 +35,14 @@ def _prepare_for_create(pv: objects_pb2.PersistentVolume, now: Timestamp) -> Non
     pv.status.last_phase_transition_time.CopyFrom(now)
 
 
+def _prepare_for_status_update(
+    pv: objects_pb2.PersistentVolume, stored: objects_pb2.PersistentVolume, now: Timestamp
+) -> None:
+    # Upstream's status strategy stamps every change of phase.
+    if pv.status.phase != stored.status.phase:
+        pv.status.last_phase_transition_time.CopyFrom(now)
+
+
 def _record_fence(pv: objects_pb2.PersistentVolume, fence: LeaseFence | None) -> None:
     record_written_under_fence(pv.metadata, fence)
 
@@ -45,6 +54,7 @@ STRATEGY = KindStrategy(
     defaults=_defaults,
     prepare_for_create=_prepare_for_create,
     prepare_for_update=None,
+    prepare_for_status_update=_prepare_for_status_update,
     server_validation=None,
     fenced_verbs=frozenset({UPDATE}),
     record_fence=_record_fence,

@@ -93,6 +93,7 @@ STRATEGY = KindStrategy(
     defaults=_defaults,
     prepare_for_create=None,
     prepare_for_update=None,
+    prepare_for_status_update=None,
     server_validation=priority_class_problems,
     fenced_verbs=frozenset(),
     record_fence=None,

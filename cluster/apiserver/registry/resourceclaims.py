@@ -62,6 +62,7 @@ STRATEGY = KindStrategy(
     defaults=_defaults,
     prepare_for_create=_without_status,
     prepare_for_update=None,
+    prepare_for_status_update=None,
     server_validation=None,
     # The scheduler creates the claim for a pod's extended resources under its leadership fence.
     fenced_verbs=frozenset({CREATE}),

@@ -41,6 +41,7 @@ STRATEGY = KindStrategy(
     defaults=None,
     prepare_for_create=_on_create,
     prepare_for_update=_on_update,
+    prepare_for_status_update=None,
     server_validation=None,
     fenced_verbs=frozenset(),
     record_fence=None,
