@@ -297,14 +297,14 @@ class Cache:
             if name in snapshot._by_name:
                 snapshot._replace(clone)
             else:
-                snapshot._by_name[name] = clone
+                snapshot._add(clone)
                 rebuild_list = True
         snapshot.generation = newest
 
         # The snapshot can only have more nodes than the tree if some of them were deleted since.
         if len(snapshot._by_name) > self._tree.num_nodes:
             for name in [n for n in snapshot._by_name if n not in self._tree]:
-                del snapshot._by_name[name]
+                snapshot._drop(name)
             rebuild_list = True
 
         if rebuild_list or snapshot.tree_version != self._tree.version:

@@ -12,6 +12,10 @@ the node at position i of the node list: a replaced node's row is rewritten, and
 the list. ``batch`` and ``rotated`` hand the algorithm nodes together with their rows, for the plugins'
 batch Filter and Score (the framework's ``NodeTableLister``).
 
+The snapshot also knows which PersistentVolumeClaims pods on its nodes use (kube-scheduler's
+usedPVCSet, for ReadWriteOncePod): per claim, how many of its nodes have a pod using it, kept as nodes are
+replaced, added and dropped (only nodes with such pods cost anything).
+
 The node list is in the cache's NodeTree order (zones interleaved), the same from one cycle to the
 next until a node is added, removed or changes zone; the algorithm's round-robin start index relies on
 that stability. Every node in a snapshot has its Node object: the NodeInfos the cache keeps for deleted
@@ -21,7 +25,8 @@ nodes whose pods have not gone yet never appear here.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -30,7 +35,8 @@ from scheduler.framework.nodedata import NodeSet, NodeTable
 
 
 class Snapshot:
-    """Implements the framework's ``SharedLister``, ``NodeInfoLister`` and ``NodeTableLister``. Filled
+    """Implements the framework's ``SharedLister``, ``NodeInfoLister``, ``NodeTableLister`` and
+    ``StorageInfoLister``. Filled
     by ``Cache``, which is the only writer of its underscored fields; plugins only read it."""
 
     __slots__ = (
@@ -39,6 +45,7 @@ class Snapshot:
         "_index",
         "_list",
         "_table",
+        "_used_pvcs",
         "_with_affinity",
         "_with_affinity_positions",
         "_with_required_anti_affinity",
@@ -58,6 +65,8 @@ class Snapshot:
         self._with_required_anti_affinity: list[NodeInfo] = []
         self._anti_affinity_positions: list[int] = []
         self._table = NodeTable()
+        #: "namespace/name" of each claim used by a pod on a node here -> how many nodes have one.
+        self._used_pvcs: Counter[str] = Counter()
         #: The newest NodeInfo generation copied in: nodes of a later generation changed since.
         self.generation = 0
         #: The NodeTree version the node list was built from (-1: never built).
@@ -67,6 +76,15 @@ class Snapshot:
 
     def node_infos(self) -> Snapshot:
         return self
+
+    def storage_infos(self) -> Snapshot:
+        return self
+
+    # ------------------------------------------------------------------- StorageInfoLister
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """Whether a pod on one of the nodes uses the claim ``key`` ("namespace/name")."""
+        return key in self._used_pvcs
 
     # ---------------------------------------------------------------------- NodeInfoLister
 
@@ -103,10 +121,25 @@ class Snapshot:
 
     # --------------------------------------------------------------- maintenance (by Cache)
 
+    def _add(self, info: NodeInfo) -> None:
+        """A node new to the snapshot (the caller rebuilds the node list)."""
+        self._by_name[info.name] = info
+        if info.pvc_ref_counts:
+            self._used_pvcs.update(info.pvc_ref_counts.keys())
+
+    def _drop(self, name: str) -> None:
+        """A node deleted since (the caller rebuilds the node list)."""
+        info = self._by_name.pop(name)
+        if info.pvc_ref_counts:
+            self._unuse(info.pvc_ref_counts.keys())
+
     def _replace(self, info: NodeInfo) -> None:
         """Put a fresh copy of a node already in the lists where the old one was, and add it to or drop
         it from the affinity lists if it started or stopped having such pods."""
         name = info.name
+        old = self._by_name[name]
+        if old.pvc_ref_counts or info.pvc_ref_counts:
+            self._count_pvcs(old, info)
         self._by_name[name] = info
         position = self._index.get(name)
         if position is None:
@@ -117,6 +150,18 @@ class Snapshot:
                bool(info.pods_with_affinity))
         _place(self._with_required_anti_affinity, self._anti_affinity_positions, position, info,
                bool(info.pods_with_required_anti_affinity))
+
+    def _count_pvcs(self, old: NodeInfo, new: NodeInfo) -> None:
+        self._used_pvcs.update(new.pvc_ref_counts.keys() - old.pvc_ref_counts.keys())
+        self._unuse(old.pvc_ref_counts.keys() - new.pvc_ref_counts.keys())
+
+    def _unuse(self, keys: Iterable[str]) -> None:
+        """One node fewer uses each of ``keys``."""
+        used = self._used_pvcs
+        for key in keys:
+            used[key] -= 1
+            if used[key] <= 0:
+                del used[key]
 
     def _rebuild_node_list(self, order: Sequence[str], tree_version: int) -> None:
         """Lay the nodes out in ``order`` (the NodeTree's), and the affinity lists with them."""

@@ -36,7 +36,10 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("NodeAffinity", 2),
     PluginRef("NodePorts"),
     PluginRef("NodeResourcesFit", 1),
+    PluginRef("VolumeRestrictions"),
+    PluginRef("NodeVolumeLimits"),
     PluginRef("VolumeBinding"),
+    PluginRef("VolumeZone"),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
     # Before DefaultPreemption, as kube-scheduler puts it: deallocating an idle claim is better than

@@ -96,10 +96,19 @@ class NodeTableLister(Protocol):
         ...
 
 
+class StorageInfoLister(Protocol):
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """Whether a pod on a node of the snapshot uses the PersistentVolumeClaim ``key``
+        ("namespace/name")."""
+        ...
+
+
 class SharedLister(Protocol):
     """The snapshot of one scheduling cycle."""
 
     def node_infos(self) -> NodeInfoLister: ...
+
+    def storage_infos(self) -> StorageInfoLister: ...
 
 
 class PodNominator(Protocol):

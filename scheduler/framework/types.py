@@ -117,6 +117,14 @@ def pod_host_ports(pod: objects_pb2.Pod) -> tuple[tuple[str, str, int], ...]:
     )
 
 
+def pod_pvc_keys(pod: objects_pb2.Pod) -> tuple[str, ...]:
+    """The "namespace/name" of each PersistentVolumeClaim the pod's volumes name directly (not its
+    ephemeral volumes' claims), as kube-scheduler's NodeInfo counts them in PVCRefCounts."""
+    namespace = pod.metadata.namespace
+    return tuple(f"{namespace}/{volume.persistent_volume_claim.claim_name}" for volume in pod.spec.volumes
+                 if volume.HasField("persistent_volume_claim"))
+
+
 class PodInfo:
     """A pod and what the scheduler derives from it once."""
 
@@ -130,6 +138,7 @@ class PodInfo:
         "preferred_affinity_terms",
         "preferred_anti_affinity_terms",
         "priority",
+        "pvc_keys",
         "requests",
         "required_affinity_terms",
         "required_anti_affinity_terms",
@@ -150,6 +159,8 @@ class PodInfo:
         #: Read once here: preemption sorts and compares every candidate victim by it.
         self.start_time = pod_start_time(pod)
         self.host_ports = pod_host_ports(pod)
+        # Most pods have no volumes: the repeated field's truth is all they cost.
+        self.pvc_keys = pod_pvc_keys(pod) if pod.spec.volumes else ()
         affinity = pod.spec.affinity
         pod_affinity = affinity.pod_affinity
         anti = affinity.pod_anti_affinity
@@ -260,6 +271,7 @@ class NodeInfo:
         "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
+        "pvc_ref_counts",
         "requested",
         "taints",
         "unschedulable",
@@ -286,6 +298,9 @@ class NodeInfo:
         self.pods_with_affinity: dict[str, PodInfo] = {}
         self.pods_with_required_anti_affinity: dict[str, PodInfo] = {}
         self.used_ports = HostPorts()
+        #: "namespace/name" of each PersistentVolumeClaim the pods here use -> how many of them use it
+        #: (kube-scheduler's PVCRefCounts): the snapshot knows from these which claims are in use.
+        self.pvc_ref_counts: dict[str, int] = {}
         self.requested = Resource()
         #: CPU and memory with the scoring defaults for containers without requests.
         self.non_zero_requested = Resource()
@@ -348,6 +363,14 @@ class NodeInfo:
                 self.used_ports.remove(ip, protocol, port)
         self.non_zero_requested.milli_cpu += sign * pod_info.non_zero_cpu
         self.non_zero_requested.memory += sign * pod_info.non_zero_memory
+        if pod_info.pvc_keys:
+            counts = self.pvc_ref_counts
+            for key in pod_info.pvc_keys:
+                left = counts.get(key, 0) + sign
+                if left > 0:
+                    counts[key] = left
+                else:
+                    counts.pop(key, None)
 
     def clone(self) -> NodeInfo:
         """A copy whose pod set and aggregates can change without touching this one (preemption's dry
@@ -367,6 +390,7 @@ class NodeInfo:
         copy.pods_with_affinity = dict(self.pods_with_affinity)
         copy.pods_with_required_anti_affinity = dict(self.pods_with_required_anti_affinity)
         copy.used_ports = self.used_ports.clone()
+        copy.pvc_ref_counts = dict(self.pvc_ref_counts)
         copy.requested = self.requested.clone()
         copy.non_zero_requested = self.non_zero_requested.clone()
         copy.allocatable = self.allocatable.clone()

@@ -59,6 +59,12 @@ class Snapshot:
     def node_infos(self) -> Snapshot:
         return self
 
+    def storage_infos(self) -> Snapshot:
+        return self
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        return any(key in info.pvc_ref_counts for info in self._nodes)
+
     def list(self) -> Sequence[NodeInfo]:
         return self._nodes
 

@@ -310,3 +310,50 @@ def test_a_pod_info_shared_with_the_cache_is_not_copied() -> None:
     snapshot = Snapshot()
     cache.update_snapshot(snapshot)
     assert snapshot.get("a").pods["default/p"] is info
+
+
+# ------------------------------------------------------------------------------- claims in use
+
+
+def claim_pod(name: str, node_name: str, *claims: str) -> objects_pb2.Pod:
+    volumes = [{"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)]
+    return builders.pod(name, node_name=node_name, spec={"volumes": volumes})
+
+
+def test_the_snapshot_knows_the_claims_pods_use_as_pods_and_nodes_come_and_go(cache: Cache) -> None:
+    for name in ("a", "b"):
+        cache.add_node(make_node(name))
+    first, second = claim_pod("p1", "a", "data", "logs"), claim_pod("p2", "b", "data")
+    cache.add_pod(first)
+    cache.add_pod(second)
+    cache.add_pod(make_pod("plain", "a"))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    used = snapshot.storage_infos()
+    assert snapshot.get("a").pvc_ref_counts == {"default/data": 1, "default/logs": 1}
+    assert used.is_pvc_used_by_pods("default/data") and used.is_pvc_used_by_pods("default/logs")
+    assert not used.is_pvc_used_by_pods("other/data")
+
+    cache.remove_pod(first)  # node a is replaced: "data" is still used on b, "logs" nowhere
+    cache.update_snapshot(snapshot)
+    assert used.is_pvc_used_by_pods("default/data") and not used.is_pvc_used_by_pods("default/logs")
+
+    cache.add_node(make_node("c"))
+    cache.add_pod(claim_pod("p3", "c", "logs"))  # a node new to the snapshot
+    cache.update_snapshot(snapshot)
+    assert used.is_pvc_used_by_pods("default/logs")
+
+    cache.remove_node(make_node("b"))  # a deleted node leaves, and the claim its pod used with it
+    cache.update_snapshot(snapshot)
+    assert not used.is_pvc_used_by_pods("default/data")
+
+
+def test_two_pods_of_a_node_share_one_count_per_claim() -> None:
+    info = NodeInfo(make_node("a"), [PodInfo(claim_pod(name, "a", "data")) for name in ("p1", "p2")])
+    assert info.pvc_ref_counts == {"default/data": 2}
+    info.remove_pod("default/p1")
+    assert info.pvc_ref_counts == {"default/data": 1}
+    copy = info.clone()
+    info.remove_pod("default/p2")
+    assert info.pvc_ref_counts == {} and copy.pvc_ref_counts == {"default/data": 1}
+    assert PodInfo(make_pod("plain", "a")).pvc_keys == ()

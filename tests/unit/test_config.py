@@ -78,8 +78,8 @@ def test_no_file_gives_kube_scheduler_defaults() -> None:
     assert profile.plugins.multi_point.enabled == DEFAULT_MULTI_POINT
     assert [ref.name for ref in DEFAULT_MULTI_POINT] == [
         "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-        "NodePorts", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity",
-        "DynamicResources",
+        "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
+        "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources",
         "DefaultPreemption", "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder",
         "GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount",
     ]
