@@ -1,6 +1,6 @@
 """What several parts read of the storage kinds alike, as k8s.io/component-helpers' storage/volume and
 pkg/apis/core/helper hold it: the annotations, the access modes, a volume's or a claim's class, the
-default StorageClass."""
+claims a pod's volumes name, the default StorageClass."""
 
 from __future__ import annotations
 
@@ -43,6 +43,18 @@ def claim_class(pvc: objects_pb2.PersistentVolumeClaim) -> str:
     if beta is not None:
         return beta
     return pvc.spec.storage_class_name if pvc.spec.HasField("storage_class_name") else ""
+
+
+def claim_names(pod: objects_pb2.Pod) -> list[str]:
+    """The claims the pod's persistentVolumeClaim volumes name, in volume order."""
+    return [volume.persistent_volume_claim.claim_name for volume in pod.spec.volumes
+            if volume.HasField("persistent_volume_claim")]
+
+
+def ephemeral_claim_name(pod: objects_pb2.Pod, volume: objects_pb2.Volume) -> str:
+    """The claim the ephemeral volume controller makes for the pod's ephemeral ``volume``
+    (ephemeral.VolumeClaimName)."""
+    return f"{pod.metadata.name}-{volume.name}"
 
 
 def is_default_class(meta: objects_pb2.ObjectMeta) -> bool:

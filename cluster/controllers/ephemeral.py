@@ -22,6 +22,7 @@ from typing import Any
 
 from cluster.api import errors, objects_pb2
 from cluster.api.kinds import PERSISTENT_VOLUME_CLAIM, POD
+from cluster.api.volumes import ephemeral_claim_name
 from cluster.client import Client, Informer
 from cluster.controllers.controller import InformerController
 from cluster.controllers.events import WARNING, record_event, reference_to
@@ -36,11 +37,6 @@ EPHEMERAL_CLAIM_INDEX = "ephemeral-claim"
 OWNER_INDEX = "owner"
 EVENT_COMPONENT = "ephemeral_volume"
 FAILED_BINDING = "FailedBinding"
-
-
-def ephemeral_claim_name(pod: objects_pb2.Pod, volume: objects_pb2.Volume) -> str:
-    """The name of the claim of ``pod``'s ephemeral ``volume`` (ephemeral.VolumeClaimName)."""
-    return f"{pod.metadata.name}-{volume.name}"
 
 
 def ephemeral_volumes(pod: objects_pb2.Pod) -> list[objects_pb2.Volume]:

@@ -5,7 +5,7 @@ with the pods that use the claim."""
 from __future__ import annotations
 
 from cluster.api import kinds, objects_pb2
-from cluster.api.volumes import access_modes_text, claim_class
+from cluster.api.volumes import access_modes_text, claim_class, ephemeral_claim_name
 from cluster.printers.describe import DescribeText, Reader, name_fields
 from cluster.printers.persistentvolumes import UNSET, volume_phase
 from cluster.printers.printer import Printer
@@ -40,7 +40,7 @@ def _uses_claim(pod: objects_pb2.Pod, claim: str) -> bool:
     """Whether a volume of the pod is the claim: by name, or as the claim made for its ephemeral volume."""
     return any(
         (volume.HasField("persistent_volume_claim") and volume.persistent_volume_claim.claim_name == claim)
-        or (volume.HasField("ephemeral") and f"{pod.metadata.name}-{volume.name}" == claim)
+        or (volume.HasField("ephemeral") and ephemeral_claim_name(pod, volume) == claim)
         for volume in pod.spec.volumes
     )
 

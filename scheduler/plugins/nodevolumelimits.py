@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from cluster.api import objects_pb2
+from cluster.api.volumes import claim_class, claim_names, ephemeral_claim_name
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -42,13 +43,7 @@ from scheduler.framework import (
     Signature,
     Status,
 )
-from scheduler.plugins.volumeclaims import (
-    claim_class,
-    claim_names,
-    claim_not_found,
-    ephemeral_claim_name,
-    not_for_pod,
-)
+from scheduler.plugins.volumeclaims import claim_not_found, not_for_pod
 from scheduler.plugins.volumezone import LABEL_BETA_ZONE, LABEL_ZONE
 
 NAME = "NodeVolumeLimits"

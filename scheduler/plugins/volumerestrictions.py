@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster.api import objects_pb2
+from cluster.api.volumes import claim_names
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -32,7 +33,7 @@ from scheduler.framework import (
     Status,
 )
 from scheduler.framework.cycle_state import NotFound
-from scheduler.plugins.volumeclaims import claim_names, claim_not_found
+from scheduler.plugins.volumeclaims import claim_not_found
 
 NAME = "VolumeRestrictions"
 

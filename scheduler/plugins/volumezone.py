@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster.api import objects_pb2
+from cluster.api.volumes import claim_class, claim_names
 from scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -32,8 +33,6 @@ from scheduler.framework import (
 )
 from scheduler.framework.cycle_state import NotFound
 from scheduler.plugins.volumeclaims import (
-    claim_class,
-    claim_names,
     claim_not_found,
     class_not_found,
     volume_not_found,

@@ -27,12 +27,12 @@ from scheduler.framework import Handle
 from scheduler.plugins.volumebinding.assume_cache import AssumeError, PVAssumeCache, PVCAssumeCache
 from scheduler.plugins.volumebinding.claims import (
     claim_key,
-    ephemeral_claim_problem,
     is_fully_bound,
     pod_claims,
     resource_version,
 )
 from scheduler.plugins.volumebinding.matching import NodeAffinities, bind_volume_to_claim, matching_volume
+from scheduler.plugins.volumeclaims import not_for_pod
 
 # Why a node cannot have the pod's volumes (upstream's ConflictReasons).
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
@@ -103,7 +103,7 @@ def check_pod_claims(pod: objects_pb2.Pod, handle: Handle) -> None:
                                 f'persistentvolume "{claim.spec.volume_name}"')
         if claim.metadata.HasField("deletion_timestamp"):
             raise ClaimsProblem(f'persistentvolumeclaim "{claim.metadata.name}" is being deleted')
-        if pod_claim.ephemeral and (problem := ephemeral_claim_problem(pod, claim)) is not None:
+        if pod_claim.ephemeral and (problem := not_for_pod(pod, claim)):
             raise ClaimsProblem(problem)
 
 
@@ -143,7 +143,7 @@ class VolumeBinder:
             if claim is None:
                 raise BinderError(f'error getting PVC "{key}": persistentvolumeclaim "{pod_claim.name}" '
                                   "not found")
-            if pod_claim.ephemeral and (problem := ephemeral_claim_problem(pod, claim)) is not None:
+            if pod_claim.ephemeral and (problem := not_for_pod(pod, claim)):
                 raise BinderError(problem)
             if is_fully_bound(claim):
                 bound.append(claim)
@@ -320,7 +320,7 @@ class VolumeBinder:
             claim = self.pvc_cache.get(f"{pod.metadata.namespace}/{pod_claim.name}")
             if claim is None or not is_fully_bound(claim):
                 return False
-            if pod_claim.ephemeral and ephemeral_claim_problem(pod, claim) is not None:
+            if pod_claim.ephemeral and not_for_pod(pod, claim):
                 return False
         return True
 

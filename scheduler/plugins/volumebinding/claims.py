@@ -1,5 +1,5 @@
 """A pod's PersistentVolumeClaims (component-helpers' storage/ephemeral): the claim names a pod's volumes
-use, whether a generic ephemeral volume's claim is the pod's own; and what the binder reads of a claim
+use; and what the binder reads of a claim
 beyond ``cluster.api.persistentvolumes`` (the binding protocol shared with the PV controller)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from cluster.api import objects_pb2
 from cluster.api.persistentvolumes import ANN_BIND_COMPLETED
+from cluster.api.volumes import ephemeral_claim_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,23 +27,13 @@ def pod_claims(pod: objects_pb2.Pod) -> Iterator[PodClaim]:
         if volume.HasField("persistent_volume_claim"):
             yield PodClaim(volume.persistent_volume_claim.claim_name, False)
         elif volume.HasField("ephemeral"):
-            yield PodClaim(f"{pod.metadata.name}-{volume.name}", True)
+            yield PodClaim(ephemeral_claim_name(pod, volume), True)
 
 
 def has_claims(pod: objects_pb2.Pod) -> bool:
     """Whether any volume of the pod uses a claim (cheap: most pods have no volumes at all)."""
     return any(volume.HasField("persistent_volume_claim") or volume.HasField("ephemeral")
                for volume in pod.spec.volumes)
-
-
-def ephemeral_claim_problem(pod: objects_pb2.Pod, claim: objects_pb2.PersistentVolumeClaim) -> str | None:
-    """Why a generic ephemeral volume's claim is not the pod's (ephemeral.VolumeIsForPod): the pod must
-    be its controller."""
-    owned = any(ref.controller and ref.uid == pod.metadata.uid for ref in claim.metadata.owner_references)
-    if claim.metadata.namespace != pod.metadata.namespace or not owned:
-        return (f"PVC {claim.metadata.namespace}/{claim.metadata.name} was not created for pod "
-                f"{pod.metadata.namespace}/{pod.metadata.name} (pod is not owner)")
-    return None
 
 
 def claim_key(claim: objects_pb2.PersistentVolumeClaim) -> str:
