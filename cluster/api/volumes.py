@@ -51,6 +51,12 @@ def claim_names(pod: objects_pb2.Pod) -> list[str]:
             if volume.HasField("persistent_volume_claim")]
 
 
+def uses_claims(pod: objects_pb2.Pod) -> bool:
+    """Whether any volume of the pod uses a claim (cheap: most pods have no volumes at all)."""
+    return any(volume.HasField("persistent_volume_claim") or volume.HasField("ephemeral")
+               for volume in pod.spec.volumes)
+
+
 def ephemeral_claim_name(pod: objects_pb2.Pod, volume: objects_pb2.Volume) -> str:
     """The claim the ephemeral volume controller makes for the pod's ephemeral ``volume``
     (ephemeral.VolumeClaimName)."""

@@ -68,7 +68,11 @@ def normalize_namespace(kind: Kind, obj: Message) -> None:
         obj.metadata.namespace = ""
 
 
-def prepare_for_create(kind: Kind, obj: Message, now: Timestamp, rng: random.Random) -> None:
+def prepare_for_create(
+    kind: Kind, obj: Message, now: Timestamp, rng: random.Random, *, uid: str | None = None
+) -> None:
+    """Turn a Create request's object into the object to store: ``rng`` draws a generated name's suffix,
+    ``uid`` is the object's UID (a random one when None)."""
     check_type_meta(kind, obj)
     meta = obj.metadata
     if meta.resource_version:
@@ -76,7 +80,7 @@ def prepare_for_create(kind: Kind, obj: Message, now: Timestamp, rng: random.Ran
     normalize_namespace(kind, obj)
     if not meta.name and meta.generate_name:
         meta.name = generate_name(meta.generate_name, rng)
-    meta.uid = str(uuid.uuid4())
+    meta.uid = uid or str(uuid.uuid4())
     meta.creation_timestamp.CopyFrom(now)
     meta.generation = 1
     meta.ClearField("deletion_timestamp")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -99,6 +100,10 @@ class Verbs:
         self.context = Context(registry, self.cache, self.leadership)
         self._clock = clock
         self._rng = rng or random.Random()
+        # UIDs from their own source, seeded by the names' without drawing from it: a seeded server
+        # repeats both (a simulation's provisioned volumes are named by their claims' UIDs), and the
+        # generated names stay what they were.
+        self._uids = random.Random(hash(self._rng.getstate()[1]))
 
     def now(self) -> Timestamp:
         return timeutil.from_seconds(self._clock())
@@ -119,7 +124,8 @@ class Verbs:
         while True:
             candidate = kind.message()
             candidate.CopyFrom(obj)
-            strategy.prepare_for_create(kind, candidate, self.now(), self._rng)
+            strategy.prepare_for_create(kind, candidate, self.now(), self._rng,
+                                        uid=str(uuid.UUID(int=self._uids.getrandbits(128), version=4)))
             if kind_strategy.record_fence is not None:
                 kind_strategy.record_fence(candidate, fence)
             for plugin in admission.mutate_create:

@@ -45,6 +45,7 @@ DEFAULT_SEED = 0
 TABLE_HEADER = ("NAMESPACE", "NAME", "NODE", "NOMINATED NODE", "DELETED", "REASON")
 GROUP_TABLE_HEADER = ("NAMESPACE", "PODGROUP", "MIN COUNT", "MEMBERS", "BOUND", "ADMITTED", "REASON")
 CLAIM_TABLE_HEADER = ("NAMESPACE", "POD", "CLAIM", "RESOURCECLAIM", "DEVICES")
+VOLUME_TABLE_HEADER = ("NAMESPACE", "POD", "VOLUME", "PERSISTENTVOLUMECLAIM", "STATUS", "PERSISTENTVOLUME")
 
 
 def register(subparsers: Any) -> None:
@@ -137,7 +138,21 @@ def render_table(document: dict[str, Any]) -> str:
         text += "\n" + _render_groups(document["podGroups"])
     if any("claims" in pod for pod in document["pods"]):
         text += "\n" + _render_claims(document["pods"])
+    if any("volumes" in pod for pod in document["pods"]):
+        text += "\n" + _render_volumes(document["pods"])
     return text
+
+
+def _render_volumes(pods: list[dict[str, Any]]) -> str:
+    """The volumes section: one row per volume of a pod that uses a claim, with the claim's phase and
+    its PersistentVolume, after a blank line."""
+    rows = [
+        [pod["namespace"], pod["name"], volume["name"], volume["claim"], volume["phase"] or NONE,
+         volume["persistentVolume"] or NONE]
+        for pod in pods
+        for volume in pod.get("volumes", ())
+    ]
+    return "".join(line + "\n" for line in TableWriter(VOLUME_TABLE_HEADER).table(rows))
 
 
 def _render_claims(pods: list[dict[str, Any]]) -> str:

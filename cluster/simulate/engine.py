@@ -116,6 +116,7 @@ async def simulate(
                 await driver.run()
                 groups = await _group_outcomes(plane.client, scenario, tracker)
                 allocated = await _claims(plane.client) if tracker.uses_claims() else None
+                bound = await _volume_claims(plane.client) if tracker.uses_volume_claims() else None
         except TimeoutError:
             raise SimulationTimeout(
                 f"the simulation did not become quiescent within {timeout_s:g}s of wall time "
@@ -123,7 +124,7 @@ async def simulate(
             ) from None
         finally:
             await scheduler.close()
-        return SimulationResult(tracker.outcomes(allocated), driver.cycles, plane.clock.now(), groups)
+        return SimulationResult(tracker.outcomes(allocated, bound), driver.cycles, plane.clock.now(), groups)
 
 
 #: The kinds whose objects make a scenario one about storage.
@@ -137,6 +138,16 @@ def _uses_storage(scenario: Scenario) -> bool:
     return any(isinstance(entry.obj, _STORAGE_TYPES)
                or (isinstance(entry.obj, objects_pb2.Pod) and entry.obj.spec.volumes)
                for entry in scenario.creation_order())
+
+
+async def _volume_claims(client: Client) -> dict[tuple[str, str], objects_pb2.PersistentVolumeClaim]:
+    """Every PersistentVolumeClaim at the end, by namespace and name."""
+    listed = await client.list_all(kinds.PERSISTENT_VOLUME_CLAIM)
+    claims = {}
+    for claim in listed.items:
+        assert isinstance(claim, objects_pb2.PersistentVolumeClaim)
+        claims[(claim.metadata.namespace, claim.metadata.name)] = claim
+    return claims
 
 
 async def _claims(client: Client) -> dict[tuple[str, str], objects_pb2.ResourceClaim]:

@@ -17,8 +17,10 @@ from typing import Any
 from google.protobuf.message import Message
 
 from cluster.api import kinds, objects_pb2, podgroups
+from cluster.api.volumes import uses_claims
 from cluster.client import Client, Informer
 from cluster.simulate.claims import ClaimOutcome, claim_outcomes
+from cluster.simulate.volumes import VolumeOutcome, volume_outcomes
 
 POD_SCHEDULED = "PodScheduled"
 
@@ -36,6 +38,9 @@ class PodOutcome:
     #: Each of spec.resourceClaims with its devices; None for a pod without resource claims (whose line
     #: then has no "claims" key, as before claims existed).
     claims: tuple[ClaimOutcome, ...] | None = None
+    #: Each volume that uses a PersistentVolumeClaim, with the claim's volume; None for a pod without
+    #: such volumes (whose line then has no "volumes" key).
+    volumes: tuple[VolumeOutcome, ...] | None = None
 
     @property
     def key(self) -> str:
@@ -52,15 +57,18 @@ class PodOutcome:
         }
         if self.claims is not None:
             document["claims"] = [claim.to_json() for claim in self.claims]
+        if self.volumes is not None:
+            document["volumes"] = [volume.to_json() for volume in self.volumes]
         return document
 
     @classmethod
     def of(
         cls, pod: objects_pb2.Pod, *, deleted: bool,
         claims: Mapping[tuple[str, str], objects_pb2.ResourceClaim] | None = None,
+        volume_claims: Mapping[tuple[str, str], objects_pb2.PersistentVolumeClaim] | None = None,
     ) -> PodOutcome:
         """``pod``'s outcome; ``claims``: the ResourceClaims at the end by namespace and name (None: the
-        simulation has none)."""
+        simulation has none); ``volume_claims`` the same of the PersistentVolumeClaims."""
         return cls(
             namespace=pod.metadata.namespace,
             name=pod.metadata.name,
@@ -69,6 +77,7 @@ class PodOutcome:
             deleted=deleted,
             reason=unschedulable_message(pod),
             claims=claim_outcomes(pod, claims or {}) if pod.spec.resource_claims else None,
+            volumes=volume_outcomes(pod, volume_claims or {}) if uses_claims(pod) else None,
         )
 
 
@@ -203,10 +212,17 @@ class PodTracker:
         """Whether any pod, live or deleted, has resource claims."""
         return any(pod.spec.resource_claims for pod in [*self.live_pods(), *self._deleted.values()])
 
+    def uses_volume_claims(self) -> bool:
+        """Whether any pod, live or deleted, has a volume that uses a PersistentVolumeClaim."""
+        return any(uses_claims(pod) for pod in [*self.live_pods(), *self._deleted.values()])
+
     def outcomes(
-        self, claims: Mapping[tuple[str, str], objects_pb2.ResourceClaim] | None = None
+        self, claims: Mapping[tuple[str, str], objects_pb2.ResourceClaim] | None = None,
+        volume_claims: Mapping[tuple[str, str], objects_pb2.PersistentVolumeClaim] | None = None,
     ) -> list[PodOutcome]:
-        """Every pod's outcome; ``claims`` as ``PodOutcome.of`` takes them."""
-        live = [PodOutcome.of(pod, deleted=False, claims=claims) for pod in self.live_pods()]
-        gone = [PodOutcome.of(pod, deleted=True, claims=claims) for pod in self._deleted.values()]
+        """Every pod's outcome; ``claims`` and ``volume_claims`` as ``PodOutcome.of`` takes them."""
+        live = [PodOutcome.of(pod, deleted=False, claims=claims, volume_claims=volume_claims)
+                for pod in self.live_pods()]
+        gone = [PodOutcome.of(pod, deleted=True, claims=claims, volume_claims=volume_claims)
+                for pod in self._deleted.values()]
         return live + gone

@@ -206,6 +206,65 @@ async def test_dra_example_applies_and_a_scheduler_places_it(
     _check_dra_allocations(devices)
 
 
+STORAGE_EXAMPLE = EXAMPLES / "storage"
+#: examples/storage/: the web pods where their local volumes are (node-3's is too small), the database in
+#: the one zone its class allows.
+STORAGE_PLACEMENT = {"web-0": "node-1", "web-1": "node-2", "db-0": "node-3"}
+STORAGE_VOLUMES = {"www-web-0": "local-node-1", "www-web-1": "local-node-2"}
+
+
+def test_storage_example_simulates() -> None:
+    """`podsched simulate -f examples/storage/ -o table`: each pod where its volume is, each claim bound,
+    the database's volume provisioned for it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "cluster.cli", "simulate", "-f", str(STORAGE_EXAMPLE), "-o", "table"],
+        capture_output=True, text=True, cwd=REPO, timeout=SUBMIT_TIMEOUT_S, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr, done.stderr
+    pods_table, volumes_table = done.stdout.split("\n\n")
+    assert {row["NAME"]: row["NODE"] for row in parse_table(pods_table)} == STORAGE_PLACEMENT
+    volumes = {row["PERSISTENTVOLUMECLAIM"]: row for row in parse_table(volumes_table)}
+    assert {claim: row["PERSISTENTVOLUME"] for claim, row in volumes.items() if claim != "db-0-data"} == (
+        STORAGE_VOLUMES)
+    assert volumes["db-0-data"]["PERSISTENTVOLUME"].startswith("pvc-")
+    assert {row["STATUS"] for row in volumes.values()} == {"Bound"}
+
+
+async def test_storage_example_applies_and_a_scheduler_places_it(
+    fresh_apiserver: ApiServerProcess,
+) -> None:
+    """`podsched apply -f examples/storage/` against a control plane: the scheduler binds each web pod's
+    claim to the local volume of the node it picks, the API server's PV controller completes the
+    bindings, the ephemeral volume controller makes the database's claim and the provisioner a volume in
+    zone-b for it."""
+    server = fresh_apiserver.address
+    async with Client(server, timeout_s=30.0) as client:
+        with running_scheduler(server):
+            applied = await run_cli_async(server, "apply", "-f", str(STORAGE_EXAMPLE))
+            assert applied.code == 0, applied.stderr
+            assert "unknown field" not in applied.stderr and "does not model" not in applied.stderr
+
+            async def all_bound() -> list[objects_pb2.PersistentVolumeClaim] | None:
+                pods = (await client.list(kinds.POD, "default")).items
+                claims = (await client.list(kinds.PERSISTENT_VOLUME_CLAIM, "default")).items
+                done = (len(pods) == len(STORAGE_PLACEMENT) and all(pod.spec.node_name for pod in pods)
+                        and len(claims) == 3 and all(claim.status.phase == "Bound" for claim in claims))
+                return claims if done else None  # type: ignore[return-value]
+
+            claims = await eventually(all_bound, "the example's pods and claims to be bound",
+                                      within=GANG_TIMEOUT_S)
+            pods = (await client.list(kinds.POD, "default")).items
+        volumes = {claim.metadata.name: claim.spec.volume_name for claim in claims}
+        provisioned = await client.get(kinds.PERSISTENT_VOLUME, volumes.pop("db-0-data"))
+    assert {pod.metadata.name: pod.spec.node_name for pod in pods} == STORAGE_PLACEMENT
+    assert volumes == STORAGE_VOLUMES
+    assert provisioned.spec.csi.driver == "disk.csi.example.com"
+    (term,) = provisioned.spec.node_affinity.required.node_selector_terms
+    assert [(r.key, list(r.values)) for r in term.match_expressions] == [
+        ("topology.kubernetes.io/zone", ["zone-b"])]
+
+
 def test_gpu_share_example_simulates() -> None:
     """`podsched simulate -f examples/gpu-share/`: the trainer takes a GPU whole, the shares fill the other,
     and the last quarter waits rather than join the trainer's."""

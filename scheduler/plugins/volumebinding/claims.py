@@ -30,12 +30,6 @@ def pod_claims(pod: objects_pb2.Pod) -> Iterator[PodClaim]:
             yield PodClaim(ephemeral_claim_name(pod, volume), True)
 
 
-def has_claims(pod: objects_pb2.Pod) -> bool:
-    """Whether any volume of the pod uses a claim (cheap: most pods have no volumes at all)."""
-    return any(volume.HasField("persistent_volume_claim") or volume.HasField("ephemeral")
-               for volume in pod.spec.volumes)
-
-
 def claim_key(claim: objects_pb2.PersistentVolumeClaim) -> str:
     return f"{claim.metadata.namespace}/{claim.metadata.name}"
 

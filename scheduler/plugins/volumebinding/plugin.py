@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from cluster.api import errors
 from cluster.api.persistentvolumes import requested_storage, volume_capacity
 from cluster.api.quantity import parse_quantity
-from cluster.api.volumes import claim_class
+from cluster.api.volumes import claim_class, uses_claims
 from scheduler.config.argtypes import VolumeBindingArgs
 from scheduler.framework import (
     ActionType,
@@ -45,7 +45,6 @@ from scheduler.plugins.volumebinding.binder import (
     VolumeBinder,
     check_pod_claims,
 )
-from scheduler.plugins.volumebinding.claims import has_claims
 from scheduler.plugins.volumebinding.scorer import StorageResource, build_scorer
 
 NAME = "VolumeBinding"
@@ -88,14 +87,14 @@ class VolumeBinding:
 
     def sign(self, pod: PodInfo) -> Signature | None:
         """A pod with claims depends on the volumes other pods take, beyond its NodeInfo: never batched."""
-        return None if has_claims(pod.pod) else ()
+        return None if uses_claims(pod.pod) else ()
 
     # ---------------------------------------------------------------------------------- PreFilter
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        if not has_claims(pod.pod):
+        if not uses_claims(pod.pod):
             return None, Status.skip()
         try:
             check_pod_claims(pod.pod, self._handle)
