@@ -332,7 +332,8 @@ def _check_fenced_kind(fence: LeaseFence | None, verb: str, kind_strategy: KindS
     """A fence on a write of a kind that verb does not fence is refused: ignoring it would let the caller
     believe the write was fenced."""
     if fence is not None and verb not in kind_strategy.fenced_verbs:
-        names = " and ".join(f"{k.name}s" for k in fenced_kinds(verb))
+        *others, last = [f"{k.name}s" for k in fenced_kinds(verb)]
+        names = f"{', '.join(others)} and {last}" if others else last
         raise errors.Invalid(f"{verb} takes a fence only for {names}, not for a {kind_strategy.kind.name}")
 
 

@@ -368,7 +368,8 @@ async def test_a_fence_where_none_is_taken_or_a_bad_fence_is_invalid(
     )
     refused = await _raw_call(apiserver, "Update", request)
     assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert refused.details() == "Update takes a fence only for Events and Leases, not for a Pod"
+    assert refused.details() == ("Update takes a fence only for Events, Leases, PersistentVolumes and "
+                                 "PersistentVolumeClaims, not for a Pod")
     refused = await _raw_call(apiserver, "Create", apiserver_pb2.CreateRequest(
         object=kinds.wrap(_pod("db", namespace)), fence=_fence(namespace, "a", 1).to_proto()
     ))
