@@ -62,7 +62,7 @@ lint: venv
 # which leaves the few-test, long integration modules (bench, demo, README) for the end, one worker idle.
 # Each run ends with its slowest tests, to see where the suite's time goes.
 test: venv etcd browser lint
-	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=10 -m timing
+	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=10 -m timing -n 2 --dist loadfile --no-loadscope-reorder
 	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=25 -m "not timing" -n 2 --dist loadfile --no-loadscope-reorder
 
 # Regenerate the protobuf and gRPC code from protos/ (tests check that what is committed is fresh).
