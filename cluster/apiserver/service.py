@@ -259,7 +259,10 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
             # The gates hold for the whole stream: a gate may count a caller's open watches.
             async with gated(self._gates, user, info):
                 selection, namespace = self._selection(request, described.kind)
-                events = self._verbs.cache.watch(selection, namespace, request.resource_version)
+                # A watch with nothing to send yet (resumed from a recent revision, of an empty kind) is
+                # set up once it waits for news: its seat goes back then, as kube's watch initialization.
+                events = self._verbs.cache.watch(selection, namespace, request.resource_version,
+                                                 caught_up=watch_started)
                 self._metrics.watch_opened(info.resource)
                 try:
                     async for event in until_stopped(events, self._stopping):

@@ -22,9 +22,10 @@ DEFAULT_QUEUE_LENGTH_LIMIT = 50
 #: How long a request waits for a seat before it is refused ("time-out"). kube waits a quarter of its
 #: 60 s request timeout; our clients give a call 30 s in all, so a refusal still reaches them.
 DEFAULT_QUEUE_WAIT_S = 15.0
-#: The longest a watch keeps its seat while it starts: until its first event is sent, or this long when
-#: it has nothing to send yet (a watch resumed from a recent resourceVersion). Watches stream for hours;
-#: like kube, only their setup (the initial list) counts against the concurrency limit.
+#: The longest a watch keeps its seat while it starts: until its first event is sent or, served from the
+#: watch cache, until it has sent what it had; this long at most (a store watch with nothing to send).
+#: Watches stream for hours; like kube, only their setup (the initial list) counts against the
+#: concurrency limit.
 DEFAULT_WATCH_SETUP_S = 1.0
 
 

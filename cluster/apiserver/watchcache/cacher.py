@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 
@@ -191,10 +191,12 @@ class Cacher:
     # ---------------------------------------------------------------------------------------- watch
 
     async def watch(
-        self, selection: Selection, namespace: str = "", resource_version: str = ""
+        self, selection: Selection, namespace: str = "", resource_version: str = "", *,
+        caught_up: Callable[[], None] | None = None,
     ) -> AsyncIterator[bytes | apiserver_pb2.WatchEvent]:
         """The events of a Watch request, forever: serialized frames from the cache, or WatchEvent
-        messages from the store watch when the cache cannot serve it."""
+        messages from the store watch when the cache cannot serve it. ``caught_up`` is called once a
+        cache watcher has sent what it had and waits for news (a store watch never calls it)."""
         after = parse_resource_version(resource_version)
         kind = selection.kind
         cache = self._caches.get(kind)
@@ -205,7 +207,7 @@ class Cacher:
                 yield event
             return
         try:
-            async for frame in watcher.frames():
+            async for frame in watcher.frames(caught_up):
                 yield frame
         finally:
             cache.unregister(watcher)

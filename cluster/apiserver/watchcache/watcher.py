@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 
 from cluster.apiserver.selection import Selection
 from cluster.apiserver.watchcache.ring import CachedEvent
@@ -47,7 +47,9 @@ class CacheWatcher:
         self.closed = True
         self._wakeup.set()
 
-    async def frames(self) -> AsyncIterator[bytes]:
+    async def frames(self, caught_up: Callable[[], None] | None = None) -> AsyncIterator[bytes]:
+        """The frames, forever; ``caught_up`` is called once, when the initial frames and those queued
+        meanwhile have been sent and the watcher first waits for news."""
         if self._initial is not None:
             initial, self._initial = self._initial, None
             for frame in initial:
@@ -58,5 +60,8 @@ class CacheWatcher:
                 yield queue.popleft()
             if self.closed:
                 return
+            if caught_up is not None:
+                caught_up()
+                caught_up = None
             self._wakeup.clear()
             await self._wakeup.wait()
