@@ -33,7 +33,7 @@ from scheduler.framework import (
     Status,
 )
 from scheduler.framework.cycle_state import NotFound
-from scheduler.plugins.volumeclaims import claim_not_found
+from scheduler.plugins.volumeclaims import claim_not_found, queue_if_pods_claim
 
 NAME = "VolumeRestrictions"
 
@@ -197,15 +197,9 @@ class VolumeRestrictions:
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),
             # The claim PreFilter did not find, whose access modes it must read.
             ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
-                                 _after_claim_added),
+                                 queue_if_pods_claim),
         ]
 
-
-def _after_claim_added(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
-    claim: objects_pb2.PersistentVolumeClaim = new
-    if claim.metadata.namespace == pod.metadata.namespace and claim.metadata.name in claim_names(pod):
-        return QueueingHint.QUEUE
-    return QueueingHint.SKIP
 
 
 def _after_pod_deleted(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:

@@ -35,6 +35,7 @@ from scheduler.framework.cycle_state import NotFound
 from scheduler.plugins.volumeclaims import (
     claim_not_found,
     class_not_found,
+    queue_if_pods_claim,
     volume_not_found,
 )
 
@@ -188,19 +189,13 @@ class VolumeZone:
             # The claim created, or bound to its volume.
             ClusterEventWithHint(
                 ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
-                _after_claim_changed),
+                queue_if_pods_claim),
             # A new volume, or a volume's zone labels changing.
             ClusterEventWithHint(
                 ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE),
                 _after_volume_changed),
         ]
 
-
-def _after_claim_changed(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
-    claim: objects_pb2.PersistentVolumeClaim = new
-    if claim.metadata.namespace == pod.metadata.namespace and claim.metadata.name in claim_names(pod):
-        return QueueingHint.QUEUE
-    return QueueingHint.SKIP
 
 
 def _after_storage_class_added(pod: objects_pb2.Pod, old: Any, new: Any) -> QueueingHint:
