@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import logging
 
+from google.protobuf.message import Message
+
 from cluster.api import apiserver_pb2, errors, objects_pb2, validation
 from cluster.api import fencing as leases
 from cluster.api.fencing import (
@@ -30,7 +32,7 @@ from cluster.api.fencing import (
     FENCING_TOKEN_ANNOTATION,
     WRITTEN_UNDER_FENCE_ANNOTATION,
 )
-from cluster.api.kinds import LEASE, Kind
+from cluster.api.kinds import LEASE, Kind, metadata_of
 from cluster.apiserver.storage import Storage, revision_of
 from store.base import Guard
 
@@ -140,9 +142,11 @@ class Fencing:
         return Guard(LEASE.key(fence.lease_namespace, fence.lease_name), revision_of(lease))
 
 
-def record_written_under_fence(meta: objects_pb2.ObjectMeta, fence: LeaseFence | None) -> None:
+def record_written_under_fence(obj: Message, fence: LeaseFence | None) -> None:
     """Stamp an object with the fence of the write that stores this version of it; an unfenced write
-    drops the stamp, so nobody can forge one."""
+    drops the stamp, so nobody can forge one. A kind's ``record_fence`` for the kinds that keep no other
+    record of their fence."""
+    meta = metadata_of(obj)
     if fence is not None:
         meta.annotations[WRITTEN_UNDER_FENCE_ANNOTATION] = fence.stamp
     elif WRITTEN_UNDER_FENCE_ANNOTATION in meta.annotations:

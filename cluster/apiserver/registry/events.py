@@ -4,17 +4,11 @@ drops that annotation."""
 
 from __future__ import annotations
 
-from cluster.api import objects_pb2
 from cluster.api.kinds import EVENT
 from cluster.api.validation import core
-from cluster.apiserver.fencing import LeaseFence, record_written_under_fence
+from cluster.apiserver.fencing import record_written_under_fence
 from cluster.apiserver.registry.kind import CREATE, UPDATE, KindStrategy
 from cluster.printers import events
-
-
-def _record_fence(event: objects_pb2.Event, fence: LeaseFence | None) -> None:
-    record_written_under_fence(event.metadata, fence)
-
 
 STRATEGY = KindStrategy(
     kind=EVENT,
@@ -26,7 +20,7 @@ STRATEGY = KindStrategy(
     prepare_for_status_update=None,
     server_validation=None,
     fenced_verbs=frozenset({CREATE, UPDATE}),
-    record_fence=_record_fence,
+    record_fence=record_written_under_fence,
     check_update=None,
     nominates=False,
     graceful_delete=None,

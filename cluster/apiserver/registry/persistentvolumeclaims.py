@@ -12,7 +12,7 @@ from cluster.api import objects_pb2
 from cluster.api.kinds import PERSISTENT_VOLUME_CLAIM
 from cluster.api.validation import persistentvolumes
 from cluster.apiserver.defaults import default_claim_spec
-from cluster.apiserver.fencing import LeaseFence, record_written_under_fence
+from cluster.apiserver.fencing import record_written_under_fence
 from cluster.apiserver.registry.kind import UPDATE, KindStrategy
 from cluster.apiserver.registry.persistentvolumes import PENDING
 from cluster.printers import persistentvolumeclaims as printer
@@ -29,10 +29,6 @@ def _prepare_for_create(pvc: objects_pb2.PersistentVolumeClaim, now: Timestamp) 
     pvc.status.phase = PENDING
 
 
-def _record_fence(pvc: objects_pb2.PersistentVolumeClaim, fence: LeaseFence | None) -> None:
-    record_written_under_fence(pvc.metadata, fence)
-
-
 STRATEGY = KindStrategy(
     kind=PERSISTENT_VOLUME_CLAIM,
     printer=printer.PRINTER,
@@ -43,7 +39,7 @@ STRATEGY = KindStrategy(
     prepare_for_status_update=None,
     server_validation=None,
     fenced_verbs=frozenset({UPDATE}),
-    record_fence=_record_fence,
+    record_fence=record_written_under_fence,
     check_update=None,
     nominates=False,
     graceful_delete=None,

@@ -12,7 +12,7 @@ from cluster.api import objects_pb2
 from cluster.api.kinds import PERSISTENT_VOLUME
 from cluster.api.validation import persistentvolumes
 from cluster.apiserver.defaults import DEFAULT_VOLUME_MODE
-from cluster.apiserver.fencing import LeaseFence, record_written_under_fence
+from cluster.apiserver.fencing import record_written_under_fence
 from cluster.apiserver.registry.kind import UPDATE, KindStrategy
 from cluster.printers import persistentvolumes as printer
 
@@ -43,10 +43,6 @@ def _prepare_for_status_update(
         pv.status.last_phase_transition_time.CopyFrom(now)
 
 
-def _record_fence(pv: objects_pb2.PersistentVolume, fence: LeaseFence | None) -> None:
-    record_written_under_fence(pv.metadata, fence)
-
-
 STRATEGY = KindStrategy(
     kind=PERSISTENT_VOLUME,
     printer=printer.PRINTER,
@@ -57,7 +53,7 @@ STRATEGY = KindStrategy(
     prepare_for_status_update=_prepare_for_status_update,
     server_validation=None,
     fenced_verbs=frozenset({UPDATE}),
-    record_fence=_record_fence,
+    record_fence=record_written_under_fence,
     check_update=None,
     nominates=False,
     graceful_delete=None,
