@@ -25,9 +25,10 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from cluster.api import errors, kinds, objects_pb2
+from cluster.api.kinds import M, metadata_of
 from cluster.apiserver.admission.namespacelifecycle import SYSTEM_NAMESPACES
 from cluster.apiserver.bootstrap import SYSTEM_NAMESPACE, system_critical_quota
 from cluster.apiserver.strategy import DEFAULT_NAMESPACE
@@ -115,8 +116,10 @@ async def simulate(
                 await _create(plane.client, scenario)
                 await driver.run()
                 groups = await _group_outcomes(plane.client, scenario, tracker)
-                allocated = await _claims(plane.client) if tracker.uses_claims() else None
-                bound = await _volume_claims(plane.client) if tracker.uses_volume_claims() else None
+                allocated = (await _by_name(plane.client, kinds.RESOURCE_CLAIM)
+                             if tracker.uses_claims() else None)
+                bound = (await _by_name(plane.client, kinds.PERSISTENT_VOLUME_CLAIM)
+                         if tracker.uses_volume_claims() else None)
         except TimeoutError:
             raise SimulationTimeout(
                 f"the simulation did not become quiescent within {timeout_s:g}s of wall time "
@@ -140,24 +143,10 @@ def _uses_storage(scenario: Scenario) -> bool:
                for entry in scenario.creation_order())
 
 
-async def _volume_claims(client: Client) -> dict[tuple[str, str], objects_pb2.PersistentVolumeClaim]:
-    """Every PersistentVolumeClaim at the end, by namespace and name."""
-    listed = await client.list_all(kinds.PERSISTENT_VOLUME_CLAIM)
-    claims = {}
-    for claim in listed.items:
-        assert isinstance(claim, objects_pb2.PersistentVolumeClaim)
-        claims[(claim.metadata.namespace, claim.metadata.name)] = claim
-    return claims
-
-
-async def _claims(client: Client) -> dict[tuple[str, str], objects_pb2.ResourceClaim]:
-    """Every ResourceClaim at the end, by namespace and name."""
-    listed = await client.list_all(kinds.RESOURCE_CLAIM)
-    claims = {}
-    for claim in listed.items:
-        assert isinstance(claim, objects_pb2.ResourceClaim)
-        claims[(claim.metadata.namespace, claim.metadata.name)] = claim
-    return claims
+async def _by_name(client: Client, kind: kinds.Kind[M]) -> dict[tuple[str, str], M]:
+    """Every object of ``kind`` at the end, by namespace and name."""
+    listed = await client.list_all(kind)
+    return {(metadata_of(obj).namespace, metadata_of(obj).name): cast(M, obj) for obj in listed.items}
 
 
 async def _group_outcomes(

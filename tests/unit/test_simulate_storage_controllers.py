@@ -5,10 +5,11 @@ controller) before the run ends, while a scenario without volumes runs without t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from cluster.api import kinds, objects_pb2
+from cluster.api import kinds
 from cluster.client import Client
 from cluster.simulate import engine, load_scenario, simulate
 from scheduler.config import load_config
@@ -57,15 +58,16 @@ async def run(tmp_path: Path, text: str, monkeypatch: pytest.MonkeyPatch) -> lis
     scenario.write_text(text)
     claims: list[str] = []
 
-    async def claims_at_the_end(client: Client) -> dict[tuple[str, str], objects_pb2.ResourceClaim]:
+    async def listed_at_the_end(client: Client, kind: kinds.Kind[Any]) -> dict[tuple[str, str], Any]:
         # The engine's end-of-run read, where every controller has settled: the claims are listed too.
         listed = await client.list_all(kinds.PERSISTENT_VOLUME_CLAIM)
         claims.extend(sorted(claim.metadata.name for claim in listed.items))  # type: ignore[attr-defined]
-        return await original(client)
+        return await original(client, kind)
 
-    original = engine._claims
-    monkeypatch.setattr(engine, "_claims", claims_at_the_end)
+    original = engine._by_name
+    monkeypatch.setattr(engine, "_by_name", listed_at_the_end)
     monkeypatch.setattr(engine.PodTracker, "uses_claims", lambda self: True)
+    monkeypatch.setattr(engine.PodTracker, "uses_volume_claims", lambda self: False)
     registry = Registry(IN_TREE)
     result = await simulate(load_scenario([str(scenario)]), load_config(None, registry=registry), registry,
                             timeout_s=60)
