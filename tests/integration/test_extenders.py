@@ -352,6 +352,8 @@ async def test_an_ignorable_extender_that_times_out_is_skipped(
 
     assert await eventually(lambda: bound_node(api, ns, "patient"), "patient bound") in NODES
     assert len(slow.calls("filter", "patient")) == 1
+    # Events are recorded after the bind, so the Scheduled one may trail the pod's binding.
+    await eventually(lambda: scheduled_event(api, ns, "patient"), "the Scheduled event")
     events = await scheduling_events(api, ns, "patient")
     assert [e.reason for e in events] == ["Scheduled"]
     # Scheduled in spite of the failure, not because the answer came in time after all.

@@ -248,7 +248,10 @@ async def test_a_gated_pod_is_never_attempted_until_its_last_gate_is_removed(
     try:
         pod = await eventually(lambda: _bound(api, ns, "gated"), "the released pod bound")
         assert pod.spec.node_name in ("node-a", "node-b")
-        reasons = [e.reason for e in await scheduling_events(api, ns, "gated")]
+        # Events are recorded after the bind: wait for it rather than race it.
+        events = await eventually(lambda: _nonempty(scheduling_events(api, ns, "gated")),
+                                  "the Scheduled event")
+        reasons = [e.reason for e in events]
         assert reasons == ["Scheduled"], reasons  # never attempted while gated: no FailedScheduling
         assert _gated_pods(scheduler) == 0
     finally:

@@ -16,6 +16,7 @@ from cluster.launcher.process import ApiServerProcess, SchedulerProcess
 from tests.integration.conftest import own_apiserver
 from tests.integration.helpers import node_manifest, pod_manifest, run_cli, write_yaml
 from tests.integration.test_scheduler import (
+    _nonempty,
     all_bound,
     apply,
     delete_namespace_pods,
@@ -85,7 +86,9 @@ async def test_each_profile_schedules_its_pods_and_the_user_plugin_changes_place
         cost = await eventually(lambda: all_bound(api, cost_ns, 4), "cost-scheduler pods bound")
         assert {p.spec.node_name for p in cost} == {"node-cheap"}
         await no_node_overcommitted(api)
-        (event,) = await scheduling_events(api, cost_ns, "p0")
+        # Events are recorded after the bind: wait for it rather than race it.
+        (event,) = await eventually(lambda: _nonempty(scheduling_events(api, cost_ns, "p0")),
+                                    "the Scheduled event")
         assert (event.reason, event.source.component) == ("Scheduled", "cost-scheduler")
     finally:
         for ns in (spread_ns, cost_ns):
