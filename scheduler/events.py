@@ -14,6 +14,10 @@ How it behaves, as client-go's event broadcaster and correlator do, within fixed
 - It is bounded. At most ``max_pending`` distinct events wait; beyond that new ones are dropped and
   counted (``dropped``), as client-go drops events when its broadcaster's channel is full. A write
   that fails is logged and dropped (``failed``): events are best effort, the pod's status is the record.
+  Annotations given as a function are made when the event is written, except beyond
+  ``max_lazy_annotations`` waiting ones: then they are made when recorded. What such a function holds
+  (an attempt's per-node scores, tens of KiB at thousands of nodes) is far more than the text it makes,
+  and a backlog of thousands of events behind a busy API server would otherwise hold all of it.
 - It is fenced by leadership terms. A leading scheduler calls ``begin_term(fence)`` when its term
   begins and ``end_term(fence)`` when it ends: each event recorded in a term is written under that
   term's fence (the API server refuses it once the lease has changed hands), and when the term ends
@@ -47,6 +51,9 @@ WARNING = "Warning"
 #: Distinct events that may wait to be written. A burst of 10,000 unschedulable pods fits; past it the
 #: API server is far behind and more events would only grow memory.
 DEFAULT_MAX_PENDING = 10_000
+#: Waiting events whose annotations may still be a function: enough for the writers' usual backlog, so
+#: that an event written soon makes its annotations then (or never, when a repeat replaces them).
+DEFAULT_MAX_LAZY_ANNOTATIONS = 64
 #: Written events remembered for aggregation: client-go's correlator keeps an LRU cache of 4096.
 DEFAULT_CORRELATION_CACHE_SIZE = 4096
 #: How long after its last write an Event still absorbs identical repeats (client-go's aggregation
@@ -120,6 +127,7 @@ class EventRecorder:
         *,
         clock: Clock | None = None,
         max_pending: int = DEFAULT_MAX_PENDING,
+        max_lazy_annotations: int = DEFAULT_MAX_LAZY_ANNOTATIONS,
         correlation_cache_size: int = DEFAULT_CORRELATION_CACHE_SIZE,
         correlation_window_s: float = DEFAULT_CORRELATION_WINDOW_S,
         workers: int = DEFAULT_WORKERS,
@@ -130,11 +138,14 @@ class EventRecorder:
         reads)."""
         if max_pending < 1 or correlation_cache_size < 1 or workers < 1:
             raise ValueError("max_pending, correlation_cache_size and workers must be at least 1")
+        if max_lazy_annotations < 0:
+            raise ValueError(f"max_lazy_annotations must not be negative, got {max_lazy_annotations}")
         if not correlation_window_s > 0:
             raise ValueError(f"correlation_window_s must be positive, got {correlation_window_s}")
         self._client = client
         self._clock = clock or SystemClock()
         self._max_pending = max_pending
+        self._max_lazy = max_lazy_annotations
         self._cache_size = correlation_cache_size
         self._window_s = correlation_window_s
         self._workers = workers
@@ -208,7 +219,7 @@ class EventRecorder:
         pending = self._pending.get(key)
         if pending is not None:
             pending.count += 1
-            pending.annotations = annotations or {}
+            pending.annotations = self._kept(annotations or {}, others=len(self._pending) - 1)
             return
         if len(self._pending) >= self._max_pending:
             self._stats.dropped += 1
@@ -216,8 +227,17 @@ class EventRecorder:
                 log.warning("event queue full (%d waiting): dropped %d events so far",
                             len(self._pending), self._stats.dropped)
             return
-        self._pending[key] = _Pending(key, 1, annotations or {}, obj.api_version or "v1", self._term)
+        self._pending[key] = _Pending(key, 1, self._kept(annotations or {}, others=len(self._pending)),
+                                      obj.api_version or "v1", self._term)
         self._work.set()
+
+    def _kept(self, annotations: Annotations, *, others: int) -> Annotations:
+        """The annotations to keep waiting beside ``others`` waiting events: a function while those could
+        all be functions within ``max_lazy_annotations``, else what it makes now (the same text the
+        writer would make; the function is called once either way)."""
+        if callable(annotations) and others >= self._max_lazy:
+            return made_annotations(annotations)
+        return annotations
 
     # ------------------------------------------------------------------------------------- status
 

@@ -314,6 +314,42 @@ async def test_annotations_given_as_a_function_are_made_once_when_the_event_is_w
     assert made == [0, 2]  # the coalesced repeat made only the latest annotations
 
 
+async def test_beyond_a_bound_of_waiting_functions_annotations_are_made_when_recorded(
+    api: FakeEventsApi, clock: FakeClock
+) -> None:
+    # What a waiting function holds (an attempt's per-node scores) is far larger than the annotations
+    # it makes: a backlog behind a slow API server keeps at most max_lazy_annotations of them.
+    recorder = EventRecorder(api, clock=clock, max_lazy_annotations=2)  # type: ignore[arg-type]
+    made: list[str] = []
+
+    def annotations(name: str) -> Callable[[], dict[str, str]]:
+        def make() -> dict[str, str]:
+            made.append(name)
+            return {"podsched.io/explanation": f'{{"pod": "{name}"}}'}
+        return make
+
+    names = [f"p{i}" for i in range(5)]
+    for name in names:
+        recorder.record(pod(name), WARNING, "FailedScheduling", "Scheduling", "0/2 nodes are available",
+                        component="default-scheduler", annotations=annotations(name))
+    assert made == ["p2", "p3", "p4"]  # the first two wait as functions, the rest were made at once
+    # A repeat of a waiting event replaces its annotations under the same bound.
+    recorder.record(pod("p0"), WARNING, "FailedScheduling", "Scheduling", "0/2 nodes are available",
+                    component="default-scheduler", annotations=annotations("p0-again"))
+    assert made == ["p2", "p3", "p4", "p0-again"]
+    task = asyncio.create_task(recorder.run())
+    try:
+        await settle(recorder)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    written = {e.involved_object.name: e.metadata.annotations["podsched.io/explanation"]
+               for e in api.objects.values()}
+    assert written == {"p0": '{"pod": "p0-again"}', **{n: f'{{"pod": "{n}"}}' for n in names[1:]}}
+    assert sorted(made) == sorted(["p0-again", *names[1:]])  # each made once; p0's first never
+
+
 async def test_a_disabled_recorder_writes_nothing_and_makes_no_annotations(api: FakeEventsApi,
                                                                            clock: FakeClock) -> None:
     recorder = EventRecorder(api, clock=clock, enabled=False)  # type: ignore[arg-type]
