@@ -350,6 +350,11 @@ async def test_beyond_a_bound_of_waiting_functions_annotations_are_made_when_rec
     assert sorted(made) == sorted(["p0-again", *names[1:]])  # each made once; p0's first never
 
 
+def test_a_negative_bound_of_lazy_annotations_is_refused(api: FakeEventsApi) -> None:
+    with pytest.raises(ValueError, match="max_lazy_annotations must not be negative, got -1"):
+        EventRecorder(api, max_lazy_annotations=-1)  # type: ignore[arg-type]
+
+
 async def test_a_disabled_recorder_writes_nothing_and_makes_no_annotations(api: FakeEventsApi,
                                                                            clock: FakeClock) -> None:
     recorder = EventRecorder(api, clock=clock, enabled=False)  # type: ignore[arg-type]
