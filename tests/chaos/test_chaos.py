@@ -3,13 +3,13 @@
 One run (the module fixture ``chaos_run``) starts the topology of ``topology.py`` (3 etcd members, 2
 API servers, 3 scheduler replicas restarted when they exit, 8 nodes, pods submitted throughout, about
 half of them in gangs that must be bound all or nothing, the others each claiming a DRA device and a
-WaitForFirstConsumer ephemeral volume) and
-injects, one after the other: ten SIGKILLs of the leader, a SIGSTOP of the leader past its lease (then
-SIGCONT), a SIGTERM of the leader, a SIGKILL and restart of an API server, and of the etcd leader. Then
-the load stops (never inside a gang), more single pods fill the nodes to the last place, and every pod,
-every gang whole, must get bound. Each test below judges one property of that run, from the recorder's
-history wherever the property is about the store. The run's directory keeps every scheduler process's
-log (schedulers/) and the recorded history (history.txt) for a post-mortem.
+WaitForFirstConsumer ephemeral volume) and injects, one after the other: ten SIGKILLs of the leader, a
+SIGSTOP of the leader past its lease (then SIGCONT), a SIGTERM of the leader, a SIGKILL and restart of
+an API server, and of the etcd leader. Then the load stops (never inside a gang), more single pods
+(each claiming a device, with no volume) fill the nodes to the last place, and every pod, every gang
+whole, must get bound. Each test below judges one property of that run, from the recorder's history
+wherever the property is about the store. The run's directory keeps every scheduler process's log
+(schedulers/) and the recorded history (history.txt) for a post-mortem.
 """
 
 from __future__ import annotations

@@ -14,8 +14,10 @@ Started in this order, and stopped in the reverse one:
    exits, as a supervisor (or compose's ``restart: always``) would (``replicas.py``);
 6. the load: pods submitted at a steady rate through both API servers (``load_thread.py``), some of
    them in gangs (a PodGroup whose minimum is its size, then its pods, in either spelling); every single
-   pod (the final fill's too) claims one device through the template and has an ephemeral volume of
-   that class.
+   pod (the final fill's too) claims one device through the template, and every single pod of the load
+   has an ephemeral volume of that class (the fill's, submitted once the faults are over, have none:
+   binding a volume only adds the storage controllers' round trips to the fill's wait, and checks nothing
+   the load's volumes, bound while the leaders were killed, do not).
 
 The load may submit as many pods as the nodes hold together and no more, so that a pod left pending at
 the end is the scheduler's fault and never the cluster's; the test fills the rest of that room at the
@@ -173,12 +175,12 @@ class TopologySpec:
                         volume_class=VOLUME_CLASS, gang_topology_key=self.gang_topology_key)
 
     def fill(self, existing: int) -> LoadSpec:
-        """The final fill: as many more single pods as room is left beside ``existing`` pods of the load."""
+        """The final fill: as many more single pods as room is left beside ``existing`` pods of the load,
+        each claiming a device (the devices end fully allocated) but with no volume."""
         if existing >= self.capacity:
             raise ValueError(f"{existing} pods already fill the {self.capacity} places of the nodes")
         return LoadSpec(rate=self.fill_rate, count=self.capacity - existing, namespace=LOAD_NAMESPACE,
-                        cpu=self.pod_cpu, memory=self.pod_memory, claim_template=CLAIM_TEMPLATE,
-                        volume_class=VOLUME_CLASS)
+                        cpu=self.pod_cpu, memory=self.pod_memory, claim_template=CLAIM_TEMPLATE)
 
     def gang_fill(self, existing: int) -> LoadSpec:
         """``fill`` in gangs of the load's one gang size (and topology key), for a load of gangs only."""
