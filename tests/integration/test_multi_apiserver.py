@@ -52,8 +52,8 @@ def etcd3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
         yield cluster.endpoints
 
 
-@pytest.fixture
-def servers(etcd3: list[str]) -> Iterator[tuple[ApiServerProcess, ApiServerProcess]]:
+@contextlib.contextmanager
+def _two_servers(etcd3: list[str]) -> Iterator[tuple[ApiServerProcess, ApiServerProcess]]:
     """Two API servers over the cluster, each given every endpoint, each with its controllers."""
     store_args = ["--etcd", ",".join(etcd3)]
     extra = ["--compaction-interval", COMPACTION_INTERVAL]
@@ -61,6 +61,20 @@ def servers(etcd3: list[str]) -> Iterator[tuple[ApiServerProcess, ApiServerProce
         first = stack.enter_context(ApiServerProcess(store_args, extra_args=extra))
         second = stack.enter_context(ApiServerProcess(store_args, extra_args=extra))
         yield first, second
+
+
+@pytest.fixture
+def servers(etcd3: list[str]) -> Iterator[tuple[ApiServerProcess, ApiServerProcess]]:
+    """Two servers of the test's own: it may kill one."""
+    with _two_servers(etcd3) as pair:
+        yield pair
+
+
+@pytest.fixture(scope="module")
+def shared_servers(etcd3: list[str]) -> Iterator[tuple[ApiServerProcess, ApiServerProcess]]:
+    """Two servers the tests that kill none share (each works in a namespace of its own)."""
+    with _two_servers(etcd3) as pair:
+        yield pair
 
 
 @pytest.fixture
@@ -147,9 +161,9 @@ async def test_an_informer_sees_every_event_once_in_order_across_a_server_kill(
 
 
 async def test_lease_compare_and_swap_through_either_server(
-    servers: tuple[ApiServerProcess, ApiServerProcess], namespace: str
+    shared_servers: tuple[ApiServerProcess, ApiServerProcess], namespace: str
 ) -> None:
-    first, second = servers
+    first, second = shared_servers
     async with Client(first.address) as via_first, Client(second.address) as via_second:
         lease = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(name="kube-scheduler", namespace=namespace))
         lease.spec.holder_identity = "a"
@@ -201,9 +215,9 @@ async def test_lease_compare_and_swap_through_either_server(
 
 
 async def test_background_work_of_two_servers_does_not_fight(
-    servers: tuple[ApiServerProcess, ApiServerProcess], namespace: str
+    shared_servers: tuple[ApiServerProcess, ApiServerProcess], namespace: str
 ) -> None:
-    first, second = servers
+    first, second = shared_servers
     node = f"node-{uuid.uuid4().hex[:8]}"
     async with Client([first.address, second.address]) as client, Client(second.address) as other:
         await client.create(_node(node))
