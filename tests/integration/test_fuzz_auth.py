@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -84,16 +85,19 @@ def test_the_clients_watch_budget_is_whole_afterwards(api: RawApi) -> None:
             )
             request = apiserver_pb2.WatchRequest(kind="Pod", namespace="default")
             calls = [watch(request, metadata=bearer(CLIENT_TOKEN)) for _ in range(MAX_WATCHES + 1)]
-            outcomes: list[grpc.aio.AioRpcError | None] = []
-            for call in calls:
+
+            async def outcome(call: Any) -> grpc.aio.AioRpcError | None:
                 try:
                     async with asyncio.timeout(1.0):
                         await call.read()
-                    outcomes.append(None)
+                    return None
                 except TimeoutError:
-                    outcomes.append(None)  # open, nothing to send
+                    return None  # open, nothing to send
                 except grpc.aio.AioRpcError as error:
-                    outcomes.append(error)
+                    return error
+
+            # Read side by side: each open watch waits out its second of silence.
+            outcomes = list(await asyncio.gather(*(outcome(call) for call in calls)))
             for call in calls:
                 call.cancel()
             return outcomes
