@@ -442,6 +442,24 @@ def _fit_status(fit: _FitChecks, node_info: NodeInfo) -> Status | None:
     return Status.unresolvable(*reasons) if unresolvable else Status.unschedulable(*reasons)
 
 
+#: NodeResourcesFit's Filter verdict on a node of this allocatable whose pods, this many, request this much.
+RequestsFit = Callable[[Resource, Resource, int], bool]
+
+
+def requests_fit(state: CycleState) -> RequestsFit:
+    """Whether the pod of ``state``'s cycle passes this plugin's Filter, as a function of a node's
+    allocatable, its pods' summed requests and their number: Filter's own checks, for preemption's dry
+    run, which takes pods off a node and puts them back without copying it. NotFound when PreFilter did
+    not run."""
+    fit: _FitChecks = state.read(_PRE_FILTER_KEY)
+    checks, served = fit.checks, fit.dra_served
+
+    def fits(allocatable: Resource, requested: Resource, pods: int) -> bool:
+        return not _insufficient(checks, allocatable, requested, pods, served)[0]
+
+    return fits
+
+
 def _columns_of(columns: ResourceColumns, name: str) -> tuple[Column, Column]:
     """The allocatable and requested columns of resource ``name`` (zeros for one no node has)."""
     if name == CPU:

@@ -1,0 +1,91 @@
+"""The dry run's fast path for nodes where only resource requests decide (podsched's own; kube-scheduler
+runs SelectVictimsOnNode on 16 goroutines instead).
+
+On such a node, ``select_victims_on_node`` (candidates.py, the reference) comes down to arithmetic:
+taking the lower-priority pods off subtracts their requests, each Filter call is NodeResourcesFit's
+verdict on the requests that are left and the pod count, and each reprieve adds a pod's requests back.
+``RequestsOnly.victims`` does exactly that, on the node's summed requests instead of a copy of the node
+and the cycle state, with the reference's order of reprieves (candidates.reprieve). It applies when:
+
+* every Filter plugin that runs in the preemptor's cycle, but NodeResourcesFit, reads the node alone
+  (``NODE_ONLY_FILTERS``: their verdict does not change with the pods), and NodeResourcesFit runs last;
+* no PreFilter plugin's AddPod or RemovePod runs (they could fail, or change what Filter reads);
+* the node failed the cycle's Filter at NodeResourcesFit: the plugins before it passed there, so they
+  pass whatever pods the node runs;
+* no pod is nominated to the node (Filter would count those pods as well);
+* the preemptor fits once every pod it may evict is gone (else the reference says why it does not).
+
+Anywhere else the dry run takes the reference path. test_preemption_requests_only_property.py checks
+that both choose the same candidates, victims and node on generated clusters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+from scheduler.framework import CycleState, Handle, NodeInfo, NotFound, PodInfo, Status
+from scheduler.plugins import nodeaffinity, nodename, nodeunschedulable, tainttoleration
+from scheduler.plugins.defaultpreemption.candidates import Budget, reprieve
+from scheduler.plugins.noderesources import fit
+
+#: The Filter plugins whose verdict on a node reads the node and the pod alone, never the node's pods.
+NODE_ONLY_FILTERS = frozenset({
+    nodeunschedulable.NAME, nodename.NAME, tainttoleration.NAME, nodeaffinity.NAME,
+})
+
+
+class RequestsOnly:
+    """The fast path for one preemptor's dry run (built by ``of``)."""
+
+    __slots__ = ("_fits", "_node_to_status", "_nominated")
+
+    def __init__(self, fits: fit.RequestsFit, node_to_status: Mapping[str, Status],
+                 nominated: Collection[str]) -> None:
+        self._fits = fits
+        self._node_to_status = node_to_status
+        self._nominated = nominated
+
+    @classmethod
+    def of(cls, handle: Handle, state: CycleState,
+           node_to_status: Mapping[str, Status]) -> RequestsOnly | None:
+        """The fast path for the preemptor of ``state``'s cycle, whose Filter found ``node_to_status``;
+        None when its plugins are not those it stands in for."""
+        running = handle.running_filter_plugins(state)
+        if not running or running[-1] != fit.NAME or not NODE_ONLY_FILTERS.issuperset(running[:-1]):
+            return None
+        if handle.running_pre_filter_extensions(state):
+            return None
+        try:
+            fits = fit.requests_fit(state)
+        except NotFound:
+            return None
+        return cls(fits, node_to_status, handle.nominator.nominated_node_names())
+
+    def victims(self, node_info: NodeInfo, potential: list[PodInfo], budgets_: Sequence[Budget],
+                importance_of: Callable[[PodInfo], tuple[Any, ...]]) -> tuple[list[PodInfo], int] | None:
+        """``select_victims_on_node``'s victims and PDB violations for the node, whose pods the preemptor
+        may evict are ``potential`` (reordered here); None where the fast path does not apply."""
+        name = node_info.name
+        status = self._node_to_status.get(name)
+        if status is None or status.plugin != fit.NAME or name in self._nominated:
+            return None
+        allocatable = node_info.allocatable
+        requested = node_info.requested.clone()
+        for pod_info in potential:
+            requested.sub(pod_info.requests)
+        left = len(node_info.pods) - len(potential)
+        if not self._fits(allocatable, requested, left):
+            return None
+        fits = self._fits
+
+        def stays(pod_info: PodInfo) -> bool:
+            nonlocal left
+            requested.add(pod_info.requests)
+            if fits(allocatable, requested, left + 1):
+                left += 1
+                return True
+            requested.sub(pod_info.requests)
+            return False
+
+        return reprieve(potential, budgets_, importance_of, stays)
