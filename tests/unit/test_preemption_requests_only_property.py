@@ -90,7 +90,7 @@ def _dry_run(cluster: Cluster, state: CycleState, info: PodInfo, statuses: dict[
         requests_only = RequestsOnly.of(handle, state, statuses)
         assert requests_only is not None, "the default profile's Filter for a plain pod is resources alone"
 
-        def counted(*args: object) -> tuple[list[PodInfo], int] | None:
+        def counted(*args: object) -> tuple[list[PodInfo], int, Status | None] | None:
             nonlocal answered
             found = requests_only.victims(*args)  # type: ignore[arg-type]
             answered += found is not None
@@ -103,12 +103,12 @@ def _dry_run(cluster: Cluster, state: CycleState, info: PodInfo, statuses: dict[
     return dry_run, answered
 
 
-Summary = tuple[list[tuple[str, list[str], int]], dict[str, tuple[str, tuple[str, ...]]]]
+Summary = tuple[list[tuple[str, list[str], int]], dict[str, tuple[str, tuple[str, ...], str]]]
 
 
 def _summary(dry_run: DryRun) -> Summary:
     found = [(c.node_name, [v.key for v in c.victims], c.num_pdb_violations) for c in dry_run.candidates]
-    statuses = {name: (s.code.name, s.reasons) for name, s in dry_run.node_statuses.items()}
+    statuses = {name: (s.code.name, s.reasons, s.plugin) for name, s in dry_run.node_statuses.items()}
     return found, statuses
 
 

@@ -213,11 +213,11 @@ def reprieve(potential: list[PodInfo], budgets_: Sequence[Budget],
 # ------------------------------------------------------------------------------------- dry run
 
 #: A fast path for ``select_victims_on_node``: given a node, the pods the preemptor may evict there, the
-#: budgets and the order of importance, the victims and their PDB violations, or None where it does not
+#: budgets and the order of importance, what ``select_victims_on_node`` answers, or None where it does not
 #: apply (requests_only.py).
 VictimsFastPath = Callable[
     [NodeInfo, list[PodInfo], Sequence[Budget], Callable[[PodInfo], tuple[Any, ...]]],
-    "tuple[list[PodInfo], int] | None",
+    "tuple[list[PodInfo], int, Status | None] | None",
 ]
 
 
@@ -282,15 +282,11 @@ def dry_run_preemption(
             # What select_victims_on_node would say, without copying the node and the state first.
             statuses[node_info.name] = no_victims
             continue
-        fast = None if fast_path is None else fast_path(node_info, potential, budgets_, importance_of)
-        if fast is not None:
-            victims, violations = fast
-            status = None
-        else:
-            victims, violations, status = select_victims_on_node(
-                framework, state.clone(), pod, node_info.clone(), budgets_, evictable, importance_of,
-                potential,
-            )
+        answer = None if fast_path is None else fast_path(node_info, potential, budgets_, importance_of)
+        if answer is None:
+            answer = select_victims_on_node(framework, state.clone(), pod, node_info.clone(), budgets_,
+                                            evictable, importance_of, potential)
+        victims, violations, status = answer
         if status is None and victims:
             found = non_violating if violations == 0 else violating
             if len(found) < wanted:

@@ -12,8 +12,7 @@ and the cycle state, with the reference's order of reprieves (candidates.repriev
 * no PreFilter plugin's AddPod or RemovePod runs (they could fail, or change what Filter reads);
 * the node failed the cycle's Filter at NodeResourcesFit: the plugins before it passed there, so they
   pass whatever pods the node runs;
-* no pod is nominated to the node (Filter would count those pods as well);
-* the preemptor fits once every pod it may evict is gone (else the reference says why it does not).
+* no pod is nominated to the node (Filter would count those pods as well).
 
 Anywhere else the dry run takes the reference path. test_preemption_requests_only_property.py checks
 that both choose the same candidates, victims and node on generated clusters.
@@ -38,11 +37,11 @@ NODE_ONLY_FILTERS = frozenset({
 class RequestsOnly:
     """The fast path for one preemptor's dry run (built by ``of``)."""
 
-    __slots__ = ("_fits", "_node_to_status", "_nominated")
+    __slots__ = ("_fit", "_node_to_status", "_nominated")
 
-    def __init__(self, fits: fit.RequestsFit, node_to_status: Mapping[str, Status],
+    def __init__(self, requests_fit: fit.RequestsFit, node_to_status: Mapping[str, Status],
                  nominated: Collection[str]) -> None:
-        self._fits = fits
+        self._fit = requests_fit
         self._node_to_status = node_to_status
         self._nominated = nominated
 
@@ -57,15 +56,17 @@ class RequestsOnly:
         if handle.running_pre_filter_extensions(state):
             return None
         try:
-            fits = fit.requests_fit(state)
+            fits = fit.RequestsFit(state)
         except NotFound:
             return None
         return cls(fits, node_to_status, handle.nominator.nominated_node_names())
 
-    def victims(self, node_info: NodeInfo, potential: list[PodInfo], budgets_: Sequence[Budget],
-                importance_of: Callable[[PodInfo], tuple[Any, ...]]) -> tuple[list[PodInfo], int] | None:
-        """``select_victims_on_node``'s victims and PDB violations for the node, whose pods the preemptor
-        may evict are ``potential`` (reordered here); None where the fast path does not apply."""
+    def victims(
+        self, node_info: NodeInfo, potential: list[PodInfo], budgets_: Sequence[Budget],
+        importance_of: Callable[[PodInfo], tuple[Any, ...]],
+    ) -> tuple[list[PodInfo], int, Status | None] | None:
+        """``select_victims_on_node``'s answer for the node, whose pods the preemptor may evict are
+        ``potential`` (reordered here); None where the fast path does not apply."""
         name = node_info.name
         status = self._node_to_status.get(name)
         if status is None or status.plugin != fit.NAME or name in self._nominated:
@@ -75,9 +76,12 @@ class RequestsOnly:
         for pod_info in potential:
             requested.sub(pod_info.requests)
         left = len(node_info.pods) - len(potential)
-        if not self._fits(allocatable, requested, left):
-            return None
-        fits = self._fits
+        fits = self._fit.fits
+        if not fits(allocatable, requested, left):
+            # Filter's rejection, named after the plugin as the framework names it.
+            failed = self._fit.status(allocatable, requested, left)
+            assert failed is not None
+            return [], 0, failed.with_plugin(fit.NAME)
 
         def stays(pod_info: PodInfo) -> bool:
             nonlocal left
@@ -88,4 +92,5 @@ class RequestsOnly:
             requested.sub(pod_info.requests)
             return False
 
-        return reprieve(potential, budgets_, importance_of, stays)
+        victims, violations = reprieve(potential, budgets_, importance_of, stays)
+        return victims, violations, None
