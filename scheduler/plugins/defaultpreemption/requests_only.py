@@ -5,7 +5,8 @@ On such a node, ``select_victims_on_node`` (candidates.py, the reference) comes 
 taking the lower-priority pods off subtracts their requests, each Filter call is NodeResourcesFit's
 verdict on the requests that are left and the pod count, and each reprieve adds a pod's requests back.
 ``RequestsOnly.victims`` does exactly that, on the node's summed requests instead of a copy of the node
-and the cycle state, with the reference's order of reprieves (candidates.reprieve). It applies when:
+and the cycle state, with the reference's order of reprieves (candidates.reprieve); where the preemptor
+does not fit even with all of them gone, it gives NodeResourcesFit's rejection. It applies when:
 
 * every Filter plugin that runs in the preemptor's cycle, but NodeResourcesFit, reads the node alone
   (``NODE_ONLY_FILTERS``: their verdict does not change with the pods), and NodeResourcesFit runs last;
@@ -15,7 +16,7 @@ and the cycle state, with the reference's order of reprieves (candidates.repriev
 * no pod is nominated to the node (Filter would count those pods as well).
 
 Anywhere else the dry run takes the reference path. test_preemption_requests_only_property.py checks
-that both choose the same candidates, victims and node on generated clusters.
+that both find the same candidates, victims, statuses and node on generated clusters.
 """
 
 from __future__ import annotations
