@@ -45,6 +45,10 @@ class ProfileRunner(PluginsRunner, Protocol):
 
     def device_ranker(self) -> DeviceRankPlugin | None: ...
 
+    def running_filter_plugins(self, state: CycleState) -> list[str]: ...
+
+    def running_pre_filter_extensions(self, state: CycleState) -> list[str]: ...
+
 
 class FrameworkHandle:
     """What one profile's plugins may use; see ``Handle`` for each member."""
@@ -154,6 +158,12 @@ class FrameworkHandle:
     def device_ranker(self) -> DeviceRankPlugin | None:
         # A plugin made outside a profile (a unit test's) has no Score plugins to rank with.
         return None if self._runner is None else self._runner.device_ranker()
+
+    def running_filter_plugins(self, state: CycleState) -> list[str]:
+        return self._plugins().running_filter_plugins(state)
+
+    def running_pre_filter_extensions(self, state: CycleState) -> list[str]:
+        return self._plugins().running_pre_filter_extensions(state)
 
     def run_filter_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo

@@ -418,6 +418,15 @@ class Handle(PluginsRunner, Protocol):
         weight, the first in the profile's Score order on a tie; None when no Score plugin ranks them."""
         ...
 
+    def running_filter_plugins(self, state: CycleState) -> list[str]:
+        """The Filter plugins that run in the cycle of ``state`` (those that did not SKIP at PreFilter),
+        in the profile's order: what preemption's dry run asks when it filters."""
+        ...
+
+    def running_pre_filter_extensions(self, state: CycleState) -> list[str]:
+        """The PreFilter plugins whose AddPod and RemovePod run in the cycle of ``state``."""
+        ...
+
 
 # -------------------------------------------------------------------------------- cluster events
 

@@ -427,6 +427,12 @@ class Framework:
             state.skip_filter_plugins = skipped
             state.write(PRE_FILTER_NARROWING_PLUGINS, frozenset(narrowing))
 
+    def running_pre_filter_extensions(self, state: CycleState) -> list[str]:
+        """The PreFilter plugins (that did not SKIP) whose AddPod and RemovePod run."""
+        skipped = state.skip_filter_plugins
+        return [name for name, _, extensions in self._pre_filter
+                if extensions is not None and name not in skipped]
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:
@@ -459,6 +465,10 @@ class Framework:
         """None if every Filter plugin (that did not SKIP in PreFilter) accepts the node; else the first
         rejection, or an ERROR."""
         return _run_filters(self._active_filters(state), state, pod, node_info)
+
+    def running_filter_plugins(self, state: CycleState) -> list[str]:
+        """The Filter plugins that did not SKIP at PreFilter, in order."""
+        return [name for name, _ in self._active_filters(state)]
 
     def _active_filters(self, state: CycleState) -> list[tuple[str, Callable[..., Status | None]]]:
         if not state.skip_filter_plugins:

@@ -139,12 +139,14 @@ def select_victims_on_node(
     budgets_: Sequence[Budget],
     evictable: Callable[[PodInfo], bool] | None = None,
     importance_of: Callable[[PodInfo], tuple[Any, ...]] = importance,
+    potential: list[PodInfo] | None = None,
 ) -> tuple[list[PodInfo], int, Status | None]:
     """The fewest pods to evict from ``node_info`` for ``pod`` to fit: (victims, PDB violations, None),
     or ([], 0, why not). ``state`` and ``node_info`` must be copies: both are changed. ``evictable``, if
     given, says which pods may be victims instead of their priority alone (a pod of a group counts with
     its PodGroup's priority, and a group evicted whole only if all of it may go); ``importance_of`` the
-    order in which pods are reprieved (by the priority they count with)."""
+    order in which pods are reprieved (by the priority they count with); ``potential``, if given, the
+    pods ``evictable`` allows (``potential_victims``), found already."""
 
     def remove(victim: PodInfo) -> None:
         node_info.remove_pod(victim.key)
@@ -162,11 +164,17 @@ def select_victims_on_node(
         status = framework.run_filter_with_nominated_pods(state, pod, node_info)
         return None if status is None or status.is_success else status
 
-    potential = potential_victims(pod, node_info, evictable)
+    def stays(candidate: PodInfo) -> bool:
+        add(candidate)
+        if fits() is None:
+            return True
+        remove(candidate)
+        return False
+
+    if potential is None:
+        potential = potential_victims(pod, node_info, evictable)
     if not potential:
         return [], 0, Status.unresolvable(NO_VICTIMS)
-    victims: list[PodInfo] = []
-    violations = 0
     try:
         for victim in potential:
             remove(victim)
@@ -175,24 +183,42 @@ def select_victims_on_node(
             # Even with every lower-priority pod gone the pod does not fit (affinity to one of them is
             # deliberately not considered, as in kube-scheduler).
             return [], 0, status
-        potential.sort(key=importance_of)
-        violating, non_violating = split_by_pdb_violation(potential, budgets_)
-        for group, counts in ((violating, True), (non_violating, False)):
-            for candidate in group:
-                add(candidate)
-                if fits() is None:
-                    continue  # reprieved: it stays
-                remove(candidate)
-                victims.append(candidate)
-                violations += counts
+        victims, violations = reprieve(potential, budgets_, importance_of, stays)
     except _Failed as failed:
         return [], 0, Status(Code.ERROR, failed.status.reasons, failed.status.plugin, failed.status.error)
-    if violating and non_violating:
-        victims.sort(key=importance_of)
     return victims, violations, None
 
 
+def reprieve(potential: list[PodInfo], budgets_: Sequence[Budget],
+             importance_of: Callable[[PodInfo], tuple[Any, ...]],
+             stays: Callable[[PodInfo], bool]) -> tuple[list[PodInfo], int]:
+    """With every pod of ``potential`` off the node, put them back most important first, those whose
+    eviction would violate a PDB before the others: ``stays(pod)`` puts one back and says whether the
+    preemptor still fits (else it takes it off again). The victims, most important first, and how many
+    of them violate a PDB. ``potential`` is sorted in place."""
+    potential.sort(key=importance_of)
+    violating, non_violating = split_by_pdb_violation(potential, budgets_)
+    victims: list[PodInfo] = []
+    violations = 0
+    for group, counts in ((violating, True), (non_violating, False)):
+        for candidate in group:
+            if not stays(candidate):
+                victims.append(candidate)
+                violations += counts
+    if violating and non_violating:
+        victims.sort(key=importance_of)
+    return victims, violations
+
+
 # ------------------------------------------------------------------------------------- dry run
+
+#: A fast path for ``select_victims_on_node``: given a node, the pods the preemptor may evict there, the
+#: budgets and the order of importance, what ``select_victims_on_node`` answers, or None where it does not
+#: apply (requests_only.py).
+VictimsFastPath = Callable[
+    [NodeInfo, list[PodInfo], Sequence[Budget], Callable[[PodInfo], tuple[Any, ...]]],
+    "tuple[list[PodInfo], int, Status | None] | None",
+]
 
 
 def num_candidates(num_nodes: int, min_percentage: int, min_absolute: int) -> int:
@@ -229,12 +255,14 @@ def dry_run_preemption(
     evictable: Callable[[PodInfo], bool] | None = None,
     lower: Sequence[bool] | None = None,
     importance_of: Callable[[PodInfo], tuple[Any, ...]] = importance,
+    fast_path: VictimsFastPath | None = None,
 ) -> DryRun:
     """Try the potential nodes from ``offset`` round robin, each on its own copies of the node and the
     state, until ``wanted`` candidates are found of which at least one violates no PDB (kube-scheduler's
     DryRunPreemption, sequential: each list keeps at most ``wanted`` candidates). ``lower``, if given,
     says for each potential node whether it may hold a pod of lower priority than ``pod``: the nodes it
-    rules out are recorded as having no victims without looking at their pods."""
+    rules out are recorded as having no victims without looking at their pods. ``fast_path``, if given,
+    is asked first on each node, and ``select_victims_on_node`` where it does not apply."""
     non_violating: list[Candidate] = []
     violating: list[Candidate] = []
     statuses: dict[str, Status] = {}
@@ -249,13 +277,16 @@ def dry_run_preemption(
         statuses.update(zip(names[settled:at], itertools.repeat(no_victims)))  # ruled out by ``lower``
         settled = at + 1
         node_info = rotated[at]
-        if not potential_victims(pod, node_info, evictable):
+        potential = potential_victims(pod, node_info, evictable)
+        if not potential:
             # What select_victims_on_node would say, without copying the node and the state first.
             statuses[node_info.name] = no_victims
             continue
-        victims, violations, status = select_victims_on_node(
-            framework, state.clone(), pod, node_info.clone(), budgets_, evictable, importance_of
-        )
+        answer = None if fast_path is None else fast_path(node_info, potential, budgets_, importance_of)
+        if answer is None:
+            answer = select_victims_on_node(framework, state.clone(), pod, node_info.clone(), budgets_,
+                                            evictable, importance_of, potential)
+        victims, violations, status = answer
         if status is None and victims:
             found = non_violating if violations == 0 else violating
             if len(found) < wanted:

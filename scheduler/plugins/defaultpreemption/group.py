@@ -98,6 +98,8 @@ def widened(candidate: Candidate, units: DisruptionUnits, budgets_: Sequence[Bud
     """A single pod's candidate with every pod evicted with its victims (a group of disruptionMode all
     goes whole), most important first and its PDB violations counted again; the candidate itself if
     none is added."""
+    if not any(victim.group_key for victim in candidate.victims):
+        return candidate  # each victim is a unit of its own
     pods: dict[str, PodInfo] = {}
     for victim in candidate.victims:
         for info, _ in units.unit(victim, candidate.node_name):

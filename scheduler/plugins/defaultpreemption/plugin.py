@@ -70,6 +70,7 @@ from scheduler.plugins.defaultpreemption.candidates import (
 from scheduler.plugins.defaultpreemption.executor import Executor
 from scheduler.plugins.defaultpreemption.group import GroupPlan, select_group_victims, widened
 from scheduler.plugins.defaultpreemption.lowest import LowestPodPriority
+from scheduler.plugins.defaultpreemption.requests_only import RequestsOnly
 from scheduler.plugins.defaultpreemption.selection import pick_one_node_for_preemption
 from scheduler.plugins.defaultpreemption.units import PREEMPT_NEVER, DisruptionUnits, group_preempts
 
@@ -157,9 +158,10 @@ class DefaultPreemption:
             offset, wanted = self.offset_and_num_candidates(len(potential))
             pdbs = budgets(self._handle.pod_disruption_budgets())
             lower = None if below is None else list(itertools.compress(below.tolist(), helpful))
+            fast_path = RequestsOnly.of(self._handle, state, node_to_status)
             dry_run = dry_run_preemption(self._handle, state, pod, potential, pdbs, offset, wanted,
                                          _lower_and(pod, units.evictable_for(pod.priority)), lower,
-                                         units.importance)
+                                         units.importance, None if fast_path is None else fast_path.victims)
             candidates = [widened(candidate, units, pdbs) for candidate in dry_run.candidates]
             node_statuses = dry_run.node_statuses
             if not candidates and dry_run.errors:

@@ -95,6 +95,8 @@ class DisruptionUnits:
         """A sort key putting the more important victim first (upstream's MoreImportantVictim): the higher
         priority it counts with; then a pod of a group before a pod of none; then the larger unit; then
         the unit that started first."""
+        if not pod_info.group_key:
+            return -pod_info.priority, -1, -1, pod_info.start_time  # a unit of its own, with its own priority
         key = self.group_of(pod_info)
         if not key:
             return -self.priority_of(pod_info), -2 if pod_info.group_key else -1, -1, pod_info.start_time
@@ -121,6 +123,8 @@ class DisruptionUnits:
         lower."""
 
         def evictable(pod_info: PodInfo) -> bool:
+            if not pod_info.group_key:
+                return pod_info.priority < priority  # a unit of its own, with its own priority
             node_name = pod_info.pod.spec.node_name
             return all(self.priority_of(other) < priority for other, _ in self.unit(pod_info, node_name))
 

@@ -435,11 +435,34 @@ class NodeResourcesFit:
 
 def _fit_status(fit: _FitChecks, node_info: NodeInfo) -> Status | None:
     """The general checks of ``filter``, every shortfall reported."""
-    reasons, unresolvable = _insufficient(fit.checks, node_info.allocatable, node_info.requested,
-                                          len(node_info.pods), fit.dra_served)
+    return _verdict(fit, node_info.allocatable, node_info.requested, len(node_info.pods))
+
+
+def _verdict(fit: _FitChecks, allocatable: Resource, requested: Resource, pods: int) -> Status | None:
+    reasons, unresolvable = _insufficient(fit.checks, allocatable, requested, pods, fit.dra_served)
     if not reasons:
         return None
     return Status.unresolvable(*reasons) if unresolvable else Status.unschedulable(*reasons)
+
+
+class RequestsFit:
+    """This plugin's Filter for the pod of one cycle as a function of a node's allocatable, its pods'
+    summed requests and their number (Filter's own checks): for preemption's dry run, which takes pods
+    off a node and puts them back without copying it."""
+
+    __slots__ = ("_fit",)
+
+    def __init__(self, state: CycleState) -> None:
+        """NotFound when PreFilter did not run in the cycle of ``state``."""
+        self._fit: _FitChecks = state.read(_PRE_FILTER_KEY)
+
+    def fits(self, allocatable: Resource, requested: Resource, pods: int) -> bool:
+        fit = self._fit
+        return not _insufficient(fit.checks, allocatable, requested, pods, fit.dra_served)[0]
+
+    def status(self, allocatable: Resource, requested: Resource, pods: int) -> Status | None:
+        """Filter's verdict: None, or why the pod does not fit (no plugin named yet, as Filter's)."""
+        return _verdict(self._fit, allocatable, requested, pods)
 
 
 def _columns_of(columns: ResourceColumns, name: str) -> tuple[Column, Column]:
