@@ -9,10 +9,12 @@ deadline moves earlier by the difference); a delete with a longer or no grace le
 
 Finishing is the kubelet's job in Kubernetes: it stops the containers, then deletes the pod for good.
 podsched has no kubelets, so every API server runs a ``DeletionFinisher`` that deletes marked pods when
-their deadline passes. It learns about marked pods from a list + watch of the store (not from its own
-Delete calls), so it also finishes deletions another API server on the same etcd marked, and ones
-pending before a restart. The final delete is a compare-and-swap on the revision it saw, so a pod
-changed meanwhile is re-read, and two servers never delete a pod that was recreated under the name.
+their deadline passes. It learns about marked pods from the watch cache, which is a list + watch of the
+store (not from its own Delete calls), so it also finishes deletions another API server on the same etcd
+marked, and ones pending before a restart; it shares the cache's one store watch and its decoded pods
+rather than having the store send, and the server decode, every pod event a second time. The final
+delete is a compare-and-swap on the revision it saw, so a pod changed meanwhile is re-read, and two
+servers never delete a pod that was recreated under the name.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ import heapq
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cluster.api import objects_pb2, timeutil
@@ -34,14 +38,15 @@ from cluster.api.quota import FINISHED_PHASES
 from cluster.apiserver import quota
 from cluster.apiserver.defaults import DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
 from cluster.apiserver.storage import Storage
-from store.base import EventType, KeyValue, StoreUnavailable, TooOldRevision, WatchEvent
+from store.base import KeyValue, StoreUnavailable
+
+if TYPE_CHECKING:
+    from cluster.apiserver.watchcache import Cacher
 
 log = logging.getLogger(__name__)
 
-#: After the store fails, how long the finisher waits before it lists and watches again.
+#: After the store fails, how long the finisher waits before it tries a deletion again.
 RETRY_DELAY_S = 1.0
-#: Pages of the finisher's list of every pod (the same size List uses).
-_LIST_PAGE_SIZE = 500
 
 
 class Action(enum.Enum):
@@ -107,68 +112,40 @@ class DeletionFinisher:
 
     State: ``_pending`` maps each terminating pod's key to (deadline, revision seen) and ``_deadlines``
     is a heap of the same entries ordered by deadline; a heap entry that no longer equals the map's
-    entry is stale and skipped. ``_changed`` wakes the timer loop when a sooner deadline arrives.
+    entry is stale and skipped. ``_changed`` wakes the timer loop when a sooner deadline arrives. The
+    watch cache keeps both up to date (``reset`` and ``changed``, as its listener of pods), whether or
+    not ``run`` has started.
     """
 
-    def __init__(self, registry: Storage, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, registry: Storage, cache: Cacher, *, clock: Callable[[], float] = time.time) -> None:
         self._registry = registry
         self._store = registry.store
         self._clock = clock
-        self._prefix = POD.key_prefix()
         self._pending: dict[str, tuple[float, int]] = {}
         self._deadlines: list[tuple[float, str, int]] = []
         self._changed = asyncio.Event()
-
-    async def run(self) -> None:
-        async with asyncio.TaskGroup() as tasks:
-            tasks.create_task(self._follow_store(), name="deletion-finisher-watch")
-            tasks.create_task(self._finish_when_due(), name="deletion-finisher-timer")
+        cache.listen(POD, self)
 
     # --------------------------------------------------------------------------- learning deadlines
 
-    async def _follow_store(self) -> None:
-        while True:
-            try:
-                revision = await self._relist()
-                async for event in self._store.watch(self._prefix, revision + 1):
-                    self._observe(event)
-                log.warning("the pod watch of the deletion finisher ended; listing again")
-            except TooOldRevision:
-                log.info("the deletion finisher's watch fell behind compaction; listing again")
-                continue
-            except StoreUnavailable as exc:
-                log.warning("deletion finisher: store unavailable (%s); retrying in %gs", exc, RETRY_DELAY_S)
-            await asyncio.sleep(RETRY_DELAY_S)
-
-    async def _relist(self) -> int:
-        """Rebuild the pending deletions from every pod at one revision; return that revision."""
+    def reset(self, objects: Mapping[str, Message]) -> None:
+        """Rebuild the pending deletions from every pod (the cache listed the store)."""
         pending: dict[str, tuple[float, int]] = {}
-        revision, start = 0, None
-        while True:
-            page = await self._store.list(self._prefix, _LIST_PAGE_SIZE, start, revision)
-            revision = page.revision
-            for kv in page.items:
-                deadline = self._deadline_of(kv)
-                if deadline is not None:
-                    pending[kv.key] = (deadline, kv.mod_revision)
-            if page.continue_key is None:
-                break
-            start = page.continue_key
+        for key, pod in objects.items():
+            meta = pod.metadata
+            if meta.HasField("deletion_timestamp"):
+                pending[key] = (float(meta.deletion_timestamp.seconds), int(meta.resource_version))
         self._pending = pending
         self._deadlines = [(deadline, key, rev) for key, (deadline, rev) in pending.items()]
         heapq.heapify(self._deadlines)
         self._changed.set()
-        return revision
 
-    def _observe(self, event: WatchEvent) -> None:
-        if event.type is EventType.DELETE:
-            self._pending.pop(event.key, None)
+    def changed(self, key: str, obj: Message | None) -> None:
+        if obj is None or not obj.metadata.HasField("deletion_timestamp"):
+            self._pending.pop(key, None)
             return
-        pod = self._registry.decode(POD, event.value, event.revision)
-        if pod.metadata.HasField("deletion_timestamp"):
-            self._schedule(event.key, float(pod.metadata.deletion_timestamp.seconds), event.revision)
-        else:
-            self._pending.pop(event.key, None)
+        meta = obj.metadata
+        self._schedule(key, float(meta.deletion_timestamp.seconds), int(meta.resource_version))
 
     def _deadline_of(self, kv: KeyValue) -> float | None:
         pod = self._registry.decode_kv(POD, kv)
@@ -190,7 +167,7 @@ class DeletionFinisher:
 
     # ------------------------------------------------------------------------------------ finishing
 
-    async def _finish_when_due(self) -> None:
+    async def run(self) -> None:
         while True:
             self._changed.clear()
             now = self._clock()

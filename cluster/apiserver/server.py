@@ -203,7 +203,7 @@ class ApiServer:
         self._cache = Cacher(self._registry)
         self._verbs = Verbs(self._registry, clock=clock, leadership=self._leadership, cache=self._cache,
                             rng=rng)
-        self._finisher = DeletionFinisher(self._registry, clock=clock)
+        self._finisher = DeletionFinisher(self._registry, self._cache, clock=clock)
         self._compactor = Compactor(
             store,
             interval_s=self.options.compaction_interval_s,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from store.base import EventType, Guard, KeyValue, Store, WriteResult
+from store.base import EventType, Guard, KeyValue, Store, TxnOp, TxnResult, WriteResult
 from store.groupcommit import GroupCommitStore
 from store.observed import ObservedStore, WriteOutcome
 from tests.contract.watching import close, take
@@ -180,3 +180,77 @@ async def test_a_write_held_back_for_the_next_batch_is_not_overtaken_on_its_key(
     assert not held.succeeded and held.failed_guards == (Guard("/leases/fence", fence.revision),)
     assert later.succeeded and (await store.get(kv.key)) == later.current
     assert requests.sent == [("update", 1), ("update", 1), ("update", 1)]
+
+
+class RevisionQuestions:
+    """The store with its own answers to ``current_revision`` counted, and the answers to its writes held
+    back while ``gate`` is clear (a write in flight: done in the store, its answer on the way)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.asked = 0
+        self.gate = asyncio.Event()
+        self.gate.set()
+        #: Set when a write is done in the store (its answer maybe still held back).
+        self.written = asyncio.Event()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+    async def current_revision(self) -> int:
+        self.asked += 1
+        return await self._store.current_revision()
+
+    async def create(self, key: str, value: bytes, guards: Sequence[Guard] = ()) -> WriteResult:
+        result = await self._store.create(key, value, guards)
+        self.written.set()
+        await self.gate.wait()
+        return result
+
+    async def txn(self, ops: Sequence[TxnOp], guards: Sequence[Guard] = ()) -> TxnResult:
+        result = await self._store.txn(ops, guards)
+        self.written.set()
+        await self.gate.wait()
+        return result
+
+
+async def _in_flight(
+    grouping: GroupCommitStore, questions: RevisionQuestions, key: str
+) -> asyncio.Future[WriteResult]:
+    """A create done in the store, its answer held back until ``questions.gate`` is set."""
+    questions.gate.clear()
+    questions.written.clear()
+    write = asyncio.ensure_future(grouping.create(key, b"v"))
+    await asyncio.wait_for(questions.written.wait(), 5)
+    return write
+
+
+async def test_the_revision_asked_while_a_write_is_in_flight_comes_with_the_next_write(store: Store) -> None:
+    questions = RevisionQuestions(store)
+    grouping = GroupCommitStore(questions)  # type: ignore[arg-type]
+    first = await _in_flight(grouping, questions, "/pods/first")
+    asked = asyncio.ensure_future(grouping.current_revision())
+    second = asyncio.ensure_future(grouping.create("/pods/second", b"v"))
+    questions.gate.set()
+    revision = await asked
+    # The second write went after the question: its revision answers it, and the store was not asked.
+    assert revision == (await second).revision > (await first).revision
+    assert questions.asked == 0
+
+
+async def test_the_revision_is_never_older_than_a_write_acknowledged_before_asking(store: Store) -> None:
+    questions = RevisionQuestions(store)
+    grouping = GroupCommitStore(questions)  # type: ignore[arg-type]
+    first = await _in_flight(grouping, questions, "/pods/first")
+    # Another server's write lands while our write's answer is on its way: the question comes after it,
+    # so its answer must cover it (the answer on its way does not).
+    elsewhere = await store.create("/pods/elsewhere", b"v")
+    asked = asyncio.ensure_future(grouping.current_revision())
+    questions.gate.set()
+    assert (await first).succeeded
+    # No write followed the question: the store answered it, with a revision that covers both writes.
+    assert await asked == await store.current_revision() >= elsewhere.revision
+    assert questions.asked == 1
+    # With nothing in flight, the store answers at once.
+    assert await grouping.current_revision() == await store.current_revision()
+    assert questions.asked == 2

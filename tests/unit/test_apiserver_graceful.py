@@ -4,6 +4,7 @@ finisher that stands in for the kubelet, over a real SqliteStore."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from collections.abc import AsyncIterator
@@ -14,10 +15,14 @@ import pytest
 from cluster.api import objects_pb2
 from cluster.api.kinds import POD
 from cluster.apiserver.graceful import Action, DeletionFinisher, apply_plan, plan_pod_deletion
+from cluster.apiserver.server import ApiServer, ApiServerOptions
 from cluster.apiserver.storage import Storage
+from cluster.apiserver.watchcache import Cacher
 from store.base import EventType
 from store.sqlite import SqliteStore
 from tests import builders
+from tests.unit.test_client_fake_apiserver import until
+from tests.unit.test_watch_cache import STEP_S, WatchedStore
 
 NOW = 1_700_000_000.25
 
@@ -113,6 +118,20 @@ async def _wait_gone(registry: Storage, name: str) -> float:
     return time.time()
 
 
+@contextlib.asynccontextmanager
+async def _finishing(registry: Storage) -> AsyncIterator[Cacher]:
+    """A finisher running beside the watch cache it learns from (as in the server), until the end."""
+    cache = Cacher(registry)
+    finisher = DeletionFinisher(registry, cache)
+    async with asyncio.TaskGroup() as tasks:
+        running = [tasks.create_task(cache.run()), tasks.create_task(finisher.run())]
+        try:
+            yield cache
+        finally:
+            for task in running:
+                task.cancel()
+
+
 @pytest.fixture
 async def registry(tmp_path: Path) -> AsyncIterator[Storage]:
     store = await SqliteStore.open(tmp_path)
@@ -127,8 +146,7 @@ async def test_finisher_deletes_pods_when_their_deadline_passes(registry: Storag
     await _store_pod(registry, "overdue", deletion_at=start - 10)
     await _store_pod(registry, "soon", deletion_at=start + 1)
     await _store_pod(registry, "alive", deletion_at=None)
-    async with asyncio.TaskGroup() as tasks:
-        running = tasks.create_task(DeletionFinisher(registry).run())
+    async with _finishing(registry):
         await asyncio.wait_for(_wait_gone(registry, "overdue"), 1.0)
         assert await _exists(registry, "soon")
         # Marked after the finisher started: it learns of it from its watch.
@@ -138,13 +156,11 @@ async def test_finisher_deletes_pods_when_their_deadline_passes(registry: Storag
         assert soon_gone >= math.ceil(start + 1)
         assert marked_gone >= math.ceil(start + 1)
         assert await _exists(registry, "alive")
-        running.cancel()
 
 
 async def test_finisher_goes_by_the_stored_pod_when_it_changed(registry: Storage) -> None:
     await _store_pod(registry, "web", deletion_at=time.time() + 1)
-    async with asyncio.TaskGroup() as tasks:
-        running = tasks.create_task(DeletionFinisher(registry).run())
+    async with _finishing(registry):
         await asyncio.sleep(0.1)
         # A status write after the finisher saw the pod: its CAS on the old revision fails, and it
         # deletes by what is stored now.
@@ -153,16 +169,29 @@ async def test_finisher_goes_by_the_stored_pod_when_it_changed(registry: Storage
         outcome = await registry.update(POD, current, int(current.metadata.resource_version))
         assert outcome.succeeded
         await asyncio.wait_for(_wait_gone(registry, "web"), 5.0)
-        running.cancel()
 
 
 async def test_finisher_shortened_grace_moves_the_deadline_earlier(registry: Storage) -> None:
     await _store_pod(registry, "web", deletion_at=time.time() + 60)
-    async with asyncio.TaskGroup() as tasks:
-        running = tasks.create_task(DeletionFinisher(registry).run())
+    async with _finishing(registry):
         await asyncio.sleep(0.1)
         current = await registry.require(POD, "default", "web")
         current.metadata.deletion_timestamp.seconds = math.ceil(time.time() + 1)
         assert (await registry.update(POD, current, int(current.metadata.resource_version))).succeeded
         await asyncio.wait_for(_wait_gone(registry, "web"), 3.0)
-        running.cancel()
+
+
+async def test_the_finisher_shares_the_watch_caches_store_watch(tmp_path: Path) -> None:
+    """The server's finisher learns of pods from the watch cache: the store sends each pod event to the
+    server once, not once for the cache and again for the finisher."""
+    sqlite = await SqliteStore.open(tmp_path / "data")
+    store = WatchedStore(sqlite)
+    server = ApiServer(store, ApiServerOptions(listen="127.0.0.1:0"))  # type: ignore[arg-type]
+    try:
+        await server.start()
+        await until(lambda: store.watches >= 1, STEP_S)
+        await asyncio.sleep(0.2)  # a second watch, if any, has been opened by now
+        assert store.watches == 1
+    finally:
+        await server.stop(0)
+        await sqlite.close()

@@ -372,6 +372,57 @@ async def test_a_broken_store_watch_ends_the_watchers_and_lists_again(store: Wat
 
 
 
+class Listener:
+    """What a listener of the cache is told: ("reset", names) and ("changed", name, resourceVersion or
+    None for a deletion)."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[Any, ...]] = []
+
+    def reset(self, objects: Any) -> None:
+        self.told.append(("reset", sorted(obj.metadata.name for obj in objects.values())))
+
+    def changed(self, key: str, obj: Any) -> None:
+        version = None if obj is None else obj.metadata.resource_version
+        self.told.append(("changed", key.rsplit("/", 1)[1], version))
+
+
+async def test_a_listener_is_told_every_list_and_change_in_order(store: WatchedStore) -> None:
+    registry = Storage(store)  # type: ignore[arg-type]
+    await registry.create(POD, pod("before"))
+    cacher = Cacher(registry, CacheSettings(retry_s=0.05))
+    listener = Listener()
+    cacher.listen(POD, listener)
+    task = asyncio.create_task(cacher.run())
+    try:
+        await until(lambda: cacher.reflector.ready, STEP_S)
+        created = await registry.create(POD, pod("after"))
+        current = await registry.require(POD, "default", "before")
+        assert (await registry.delete(POD, current, int(current.metadata.resource_version))).succeeded
+        await until(lambda: len(listener.told) == 3, STEP_S)
+        assert listener.told == [
+            ("reset", ["before"]), ("changed", "after", created.metadata.resource_version),
+            ("changed", "before", None),
+        ]
+        # A change lost with a broken store watch reaches the listener with the List that follows.
+        store.gate.clear()
+        await registry.create(POD, pod("during"))
+        store.break_watches()
+        store.gate.set()
+        await until(lambda: len(listener.told) == 4, STEP_S)
+        assert listener.told[3] == ("reset", ["after", "during"])
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def test_only_a_cached_kind_can_be_listened_to(tmp_path: Path) -> None:
+    cacher = Cacher(Storage(None), CacheSettings(uncached=frozenset({POD})))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="does not cache pods"):
+        cacher.listen(POD, Listener())
+
+
 async def test_one_request_asks_the_store_for_its_revision_once(store: WatchedStore) -> None:
     async with running(store) as (cacher, registry):
         await registry.create(POD, pod("a"))

@@ -32,7 +32,7 @@ from cluster.apiserver.listing import ObjectPage, list_objects
 from cluster.apiserver.selection import Selection
 from cluster.apiserver.storage import Storage
 from cluster.apiserver.watch import parse_resource_version, watch_events
-from cluster.apiserver.watchcache.kindcache import KindCache
+from cluster.apiserver.watchcache.kindcache import CacheListener, KindCache
 from cluster.apiserver.watchcache.reflector import Reflector
 from cluster.apiserver.watchcache.revisionprobe import RevisionProbe
 from cluster.apiserver.watchcache.watcher import CacheWatcher
@@ -107,6 +107,13 @@ class Cacher:
     async def run(self) -> None:
         """Keep the cache in sync with the store until cancelled."""
         await self.reflector.run()
+
+    def listen(self, kind: Kind, listener: CacheListener) -> None:
+        """Tell ``listener`` of every List and change of ``kind`` the cache takes in (kindcache.py)."""
+        cache = self._caches.get(kind)
+        if cache is None:
+            raise ValueError(f"the watch cache does not cache {kind.plural}")
+        cache.listen(listener)
 
     def watchers(self, kind: Kind) -> int:
         """Watchers served from the cache of ``kind`` now."""

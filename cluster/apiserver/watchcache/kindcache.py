@@ -1,9 +1,12 @@
 """One kind's part of the cache: its current objects (decoded once, shared by every reader, never
-changed in place), the ring of its recent events, and the watchers of it."""
+changed in place), the ring of its recent events, the watchers of it, and the listeners the server's own
+background work registers (the graceful-deletion finisher follows pods here rather than through a store
+watch of its own, which would have the store send and the server decode every pod event twice)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Protocol
 
 from google.protobuf.message import Message
 
@@ -15,6 +18,16 @@ from cluster.apiserver.watchcache.watcher import CacheWatcher
 from store.base import EventType, KeyValue, WatchEvent
 
 
+class CacheListener(Protocol):
+    """Told of every change to a kind's objects, in the store's order, as the cache takes it in."""
+
+    def reset(self, objects: Mapping[str, Message]) -> None:
+        """The cache listed the store again: ``objects`` (by key) are the kind's state now."""
+
+    def changed(self, key: str, obj: Message | None) -> None:
+        """The object at ``key`` is now ``obj`` (None: deleted), its resourceVersion the event's."""
+
+
 class KindCache:
     def __init__(self, kind: Kind, *, ring_capacity: int, watcher_capacity: int) -> None:
         self.kind = kind
@@ -23,6 +36,7 @@ class KindCache:
         self._objects: dict[str, Message] = {}
         self._ring = EventRing(ring_capacity, 0)
         self._watchers: set[CacheWatcher] = set()
+        self._listeners: list[CacheListener] = []
 
     # -------------------------------------------------------------------------- fed by the reflector
 
@@ -30,6 +44,8 @@ class KindCache:
         """Start over from a List at ``revision``: the ring is empty and complete after it."""
         self._objects = {kv.key: Storage.decode(self.kind, kv.value, kv.mod_revision) for kv in items}
         self._ring = EventRing(self._ring_capacity, revision)
+        for listener in self._listeners:
+            listener.reset(self._objects)
 
     def apply(self, event: WatchEvent) -> None:
         """Take one store event of this kind into the objects and the ring, and offer it to every watcher."""
@@ -49,6 +65,8 @@ class KindCache:
             previous,
         )
         self._ring.append(cached)
+        for listener in self._listeners:
+            listener.changed(event.key, None if deleted else obj)
         closed: list[CacheWatcher] = []
         for watcher in self._watchers:
             watcher.offer(cached)
@@ -61,6 +79,11 @@ class KindCache:
         for watcher in self._watchers:
             watcher.close()
         self._watchers.clear()
+
+    def listen(self, listener: CacheListener) -> None:
+        """Tell ``listener`` of every reset and change from now on. The objects are the cache's own and
+        shared: a listener must not change them."""
+        self._listeners.append(listener)
 
     # ------------------------------------------------------------------------------------ readers
 
