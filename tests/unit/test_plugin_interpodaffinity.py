@@ -33,13 +33,30 @@ from tests.unit.framework_fakes import fake_handle
 
 
 class FakeSnapshot:
-    """A test-only NodeInfoLister / SharedLister over fixed NodeInfos."""
+    """A test-only NodeInfoLister / SharedLister over fixed NodeInfos. Keeps no change log: after
+    ``infos`` is replaced it does not know which nodes changed, so readers look at every node."""
 
     def __init__(self, infos: Sequence[NodeInfo]) -> None:
-        self.infos = list(infos)
+        self._infos = list(infos)
+        self._replacements = 0
+
+    @property
+    def infos(self) -> list[NodeInfo]:
+        return self._infos
+
+    @infos.setter
+    def infos(self, infos: list[NodeInfo]) -> None:
+        self._infos = infos
+        self._replacements += 1
 
     def node_infos(self) -> FakeSnapshot:
         return self
+
+    def change_mark(self) -> int:
+        return self._replacements
+
+    def changed_since(self, mark: int) -> Sequence[str] | None:
+        return () if mark == self._replacements else None
 
     def list(self) -> Sequence[NodeInfo]:
         return self.infos

@@ -23,7 +23,7 @@ from scheduler.framework import (
     PreFilterResult,
     Status,
 )
-from scheduler.plugins.nodeaggregate import AggregateCache
+from scheduler.plugins.nodeaggregate import ALL_NODES, AggregateCache
 from scheduler.plugins.podcounts import PodCountingFilter, filter_state, require_node
 from scheduler.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
@@ -143,7 +143,10 @@ class Filtering(PodCountingFilter):
         namespace = pod.pod.metadata.namespace
         inclusion = Inclusion(pod.pod, constraints)
         totals = self._aggregates.refreshed(
-            aggregate_key(pod.pod, constraints), nodes, spread_contribution(namespace, constraints, inclusion)
+            aggregate_key(pod.pod, constraints),
+            self._handle.snapshot().node_infos(),
+            ALL_NODES,
+            spread_contribution(namespace, constraints, inclusion),
         ).totals
         counts = [totals.get(i, {}) for i in range(len(constraints))]
         labels = pod.pod.metadata.labels
