@@ -13,7 +13,9 @@ hold exactly k pods), built on the first such change, so it stays exact without 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from scheduler.framework import (
     CycleState,
@@ -23,6 +25,8 @@ from scheduler.framework import (
     PreFilterResult,
     Status,
 )
+from scheduler.framework.nodedata import NodeSet
+from scheduler.plugins.nodeaffinity import NodeLabelCodes
 from scheduler.plugins.nodeaggregate import ALL_NODES, AggregateCache
 from scheduler.plugins.podcounts import PodCountingFilter, filter_state, require_node
 from scheduler.plugins.podtopologyspread.common import (
@@ -180,7 +184,9 @@ class Filtering(PodCountingFilter):
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> list[Status | None]:
         """``filter`` of each node, with each constraint's key, counts and skew allowance (max skew plus
-        the global minimum, less the pod itself) worked out once."""
+        the global minimum, less the pod itself) worked out once. Only the node's values of the
+        constraints' topology keys decide, so for a batch of the snapshot's nodes each distinct
+        combination of them (a zone, say) is decided once, found with NodeAffinity's label codes."""
         s: FilterState = state.read(PRE_FILTER_STATE_KEY)
         checks = [
             (c.topology_key, s.counts[i], c.max_skew + s.min_match(i) - s.self_match[i])
@@ -189,18 +195,26 @@ class Filtering(PodCountingFilter):
         # One Status for every node it rejects (the diagnosis groups by Status object).
         label_missing = Status.unresolvable(REASON_NODE_LABEL_NOT_MATCH)
         skewed = Status.unschedulable(REASON_CONSTRAINTS_NOT_MATCH)
-        statuses: list[Status | None] = []
-        for node_info in nodes:
-            require_node(node_info)
-            labels = node_info.labels
-            status = None
+
+        def verdict(labels: Mapping[str, str]) -> Status | None:
             for key, counts, allowed in checks:
                 value = labels.get(key)
                 if value is None:
-                    status = label_missing
-                    break
+                    return label_missing
                 if counts.get(value, 0) > allowed:
-                    status = skewed
-                    break
-            statuses.append(status)
+                    return skewed
+            return None
+
+        found = nodes.node_data(NodeLabelCodes) if isinstance(nodes, NodeSet) else None
+        if found is not None:  # the snapshot's own nodes, each with its Node object
+            codes, rows = found
+            signatures = codes.label_signatures([key for key, _, _ in checks], rows)
+            if signatures is not None:
+                _, first, inverse = np.unique(signatures, return_index=True, return_inverse=True)
+                decided = [verdict(nodes[i].labels) for i in first.tolist()]
+                return list(map(decided.__getitem__, inverse.tolist()))
+        statuses: list[Status | None] = []
+        for node_info in nodes:
+            require_node(node_info)
+            statuses.append(verdict(node_info.labels))
         return statuses
