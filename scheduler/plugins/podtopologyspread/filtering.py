@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler.framework import (
     CycleState,
@@ -210,11 +211,30 @@ class Filtering(PodCountingFilter):
             codes, rows = found
             signatures = codes.label_signatures([key for key, _, _ in checks], rows)
             if signatures is not None:
-                _, first, inverse = np.unique(signatures, return_index=True, return_inverse=True)
-                decided = [verdict(nodes[i].labels) for i in first.tolist()]
+                some, inverse = _distinct(signatures)
+                decided = [verdict(nodes[i].labels) for i in some.tolist()]
                 return list(map(decided.__getitem__, inverse.tolist()))
         statuses: list[Status | None] = []
         for node_info in nodes:
             require_node(node_info)
             statuses.append(verdict(node_info.labels))
         return statuses
+
+
+def _distinct(signatures: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """A position of each distinct signature (any one: their nodes all get the same verdict), and for
+    each signature the index of its own among those, as ``np.unique``'s index and inverse. Signatures
+    are small codes when zones and the like decide: then a table as long as the largest code finds
+    them without sorting."""
+    if not len(signatures):
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    span = int(signatures.max()) + 1
+    if span > 4 * len(signatures) + 64:
+        _, first, inverse = np.unique(signatures, return_index=True, return_inverse=True)
+        return first, inverse
+    position_of = np.full(span, -1, dtype=np.intp)
+    position_of[signatures] = np.arange(len(signatures), dtype=np.intp)
+    present = np.flatnonzero(position_of >= 0)
+    index_of = np.zeros(span, dtype=np.intp)
+    index_of[present] = np.arange(len(present), dtype=np.intp)
+    return position_of[present], index_of[signatures]
