@@ -106,6 +106,7 @@ class NodeAggregate(Generic[G]):
         NodeInfos whose generation was not seen before. ``contribution`` must depend only on the
         NodeInfo (and on whatever the caller keyed this aggregate with). The reference for
         ``refresh_from``: a pass over every node."""
+        self._lister = None  # what ``nodes`` is a list of is not known: the next refresh_from is full
         known = self._by_generation
         by_name = self._generation_by_name
         fresh = [node_info for node_info in nodes if node_info.generation not in known]

@@ -201,3 +201,18 @@ def test_a_reader_within_the_log_reads_only_the_changes_and_one_too_far_behind_m
     cache.update_snapshot(other)
     aggregate.refresh_from(other, members, labelled_contribution)
     assert recording.full_passes == 3 and aggregate.totals == reference(other, ALL_NODES).totals
+
+
+def test_a_full_pass_over_other_nodes_makes_the_next_refresh_from_the_lister_a_full_one() -> None:
+    cache = Cache(clock=FakeClock())
+    for name in NODE_NAMES:
+        cache.add_node(node(name, labels={ZONE: "z0"}))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    recording = RecordingMembers()
+    members = recording.members()
+    aggregate: NodeAggregate[str] = NodeAggregate()
+    aggregate.refresh_from(snapshot, members, labelled_contribution)
+    aggregate.refresh(snapshot.list()[:1], labelled_contribution)  # the sums of one node only
+    aggregate.refresh_from(snapshot, members, labelled_contribution)
+    assert recording.full_passes == 2 and aggregate.totals == reference(snapshot, ALL_NODES).totals
