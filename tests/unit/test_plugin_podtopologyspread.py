@@ -457,6 +457,7 @@ def test_the_batch_filter_decides_as_filter_on_every_node(
     assert plugin.filter_nodes(state, pod_info, list(snap.list())) == expected  # no rows: node by node
 
 
+@settings(deadline=None)
 @given(st.lists(st.integers(0, 2**40) | st.integers(0, 5), max_size=50))
 def test_distinct_signatures_are_found_as_numpy_unique_finds_them(values: list[int]) -> None:
     signatures = np.array(values, dtype=np.int64)

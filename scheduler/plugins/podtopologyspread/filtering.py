@@ -213,6 +213,8 @@ class Filtering(PodCountingFilter):
             if signatures is not None:
                 some, inverse = _distinct(signatures)
                 decided = [verdict(nodes[i].labels) for i in some.tolist()]
+                if decided.count(None) == len(decided):  # usual: every domain within the skew
+                    return [None] * len(nodes)
                 return list(map(decided.__getitem__, inverse.tolist()))
         statuses: list[Status | None] = []
         for node_info in nodes:
