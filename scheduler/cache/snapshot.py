@@ -42,6 +42,7 @@ from scheduler.framework.nodedata import NodeSet, NodeTable
 #: changes a node or two; a reader that is further behind than this is better off with a full pass.
 CHANGE_LOG_SIZE = 4096
 
+
 class Snapshot:
     """Implements the framework's ``SharedLister``, ``NodeInfoLister``, ``NodeTableLister`` and
     ``StorageInfoLister``. Filled
@@ -78,8 +79,8 @@ class Snapshot:
         self._table = NodeTable()
         #: "namespace/name" of each claim used by a pod on a node here -> how many nodes have one.
         self._used_pvcs: Counter[str] = Counter()
-        #: Names of the nodes replaced, added or dropped, oldest first; ``_change_log_start`` is the mark
-        #: of its first entry (the changes before it were trimmed away).
+        #: Names of the nodes replaced, added or dropped, in the order logged; ``_change_log_start`` is
+        #: the mark of its first entry (the changes before it were trimmed away).
         self._change_log: list[str] = []
         self._change_log_start = 0
         self._change_log_size = change_log_size
