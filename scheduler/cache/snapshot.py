@@ -16,6 +16,11 @@ The snapshot also knows which PersistentVolumeClaims pods on its nodes use (kube
 usedPVCSet, for ReadWriteOncePod): per claim, how many of its nodes have a pod using it, kept as nodes are
 replaced, added and dropped (only nodes with such pods cost anything).
 
+The snapshot logs the names of the nodes it replaces, adds and drops (``change_mark`` / ``changed_since``),
+so that a plugin keeping sums over every node (plugins/nodeaggregate.py) finds what changed since its
+last cycle without a pass over all nodes. The log is bounded: a reader further behind than
+``CHANGE_LOG_SIZE`` changes is told so and looks at every node instead.
+
 The node list is in the cache's NodeTree order (zones interleaved), the same from one cycle to the
 next until a node is added, removed or changes zone; the algorithm's round-robin start index relies on
 that stability. Every node in a snapshot has its Node object: the NodeInfos the cache keeps for deleted
@@ -33,6 +38,10 @@ import numpy as np
 from scheduler.framework import NodeInfo
 from scheduler.framework.nodedata import NodeSet, NodeTable
 
+#: How many node changes the log keeps at least (at most twice as many, trimmed in halves). A cycle
+#: changes a node or two; a reader that is further behind than this is better off with a full pass.
+CHANGE_LOG_SIZE = 4096
+
 
 class Snapshot:
     """Implements the framework's ``SharedLister``, ``NodeInfoLister``, ``NodeTableLister`` and
@@ -42,6 +51,9 @@ class Snapshot:
     __slots__ = (
         "_anti_affinity_positions",
         "_by_name",
+        "_change_log",
+        "_change_log_size",
+        "_change_log_start",
         "_index",
         "_list",
         "_table",
@@ -53,7 +65,7 @@ class Snapshot:
         "tree_version",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, change_log_size: int = CHANGE_LOG_SIZE) -> None:
         self._by_name: dict[str, NodeInfo] = {}
         self._list: list[NodeInfo] = []
         #: node name -> position in ``_list``, so a changed node is replaced in place in O(1).
@@ -67,6 +79,11 @@ class Snapshot:
         self._table = NodeTable()
         #: "namespace/name" of each claim used by a pod on a node here -> how many nodes have one.
         self._used_pvcs: Counter[str] = Counter()
+        #: Names of the nodes replaced, added or dropped, in the order logged; ``_change_log_start`` is
+        #: the mark of its first entry (the changes before it were trimmed away).
+        self._change_log: list[str] = []
+        self._change_log_start = 0
+        self._change_log_size = change_log_size
         #: The newest NodeInfo generation copied in: nodes of a later generation changed since.
         self.generation = 0
         #: The NodeTree version the node list was built from (-1: never built).
@@ -101,6 +118,19 @@ class Snapshot:
     def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
         return self._with_required_anti_affinity
 
+    def change_mark(self) -> int:
+        """How many node changes the snapshot has logged so far: ``changed_since`` takes it back."""
+        return self._change_log_start + len(self._change_log)
+
+    def changed_since(self, mark: int) -> Sequence[str] | None:
+        """The names of the nodes replaced, added or dropped after ``mark`` (an earlier ``change_mark()``),
+        update by update, a node once per update that changed it; None when the log no longer reaches
+        back to ``mark``."""
+        start = mark - self._change_log_start
+        if start < 0 or start > len(self._change_log):
+            return None
+        return self._change_log[start:]
+
     def num_nodes(self) -> int:
         return len(self._list)
 
@@ -124,12 +154,14 @@ class Snapshot:
     def _add(self, info: NodeInfo) -> None:
         """A node new to the snapshot (the caller rebuilds the node list)."""
         self._by_name[info.name] = info
+        self._log_change(info.name)
         if info.pvc_ref_counts:
             self._used_pvcs.update(info.pvc_ref_counts.keys())
 
     def _drop(self, name: str) -> None:
         """A node deleted since (the caller rebuilds the node list)."""
         info = self._by_name.pop(name)
+        self._log_change(name)
         if info.pvc_ref_counts:
             self._unuse(info.pvc_ref_counts.keys())
 
@@ -141,6 +173,7 @@ class Snapshot:
         if old.pvc_ref_counts or info.pvc_ref_counts:
             self._count_pvcs(old, info)
         self._by_name[name] = info
+        self._log_change(name)
         position = self._index.get(name)
         if position is None:
             return  # not laid out yet: the rebuild that lays it out fills the affinity lists too
@@ -150,6 +183,14 @@ class Snapshot:
                bool(info.pods_with_affinity))
         _place(self._with_required_anti_affinity, self._anti_affinity_positions, position, info,
                bool(info.pods_with_required_anti_affinity))
+
+    def _log_change(self, name: str) -> None:
+        log = self._change_log
+        log.append(name)
+        if len(log) > 2 * self._change_log_size:
+            trimmed = len(log) - self._change_log_size
+            del log[:trimmed]
+            self._change_log_start += trimmed
 
     def _count_pvcs(self, old: NodeInfo, new: NodeInfo) -> None:
         self._used_pvcs.update(new.pvc_ref_counts.keys() - old.pvc_ref_counts.keys())

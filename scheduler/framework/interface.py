@@ -79,6 +79,17 @@ class NodeInfoLister(Protocol):
     def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
         ...
 
+    def change_mark(self) -> int:
+        """A mark of the node changes so far, for ``changed_since``."""
+        ...
+
+    def changed_since(self, mark: int) -> Sequence[str] | None:
+        """The names of the nodes whose NodeInfo was replaced, added or dropped after ``mark`` (an
+        earlier ``change_mark()`` of this lister), possibly repeated; every other node has
+        the very same NodeInfo object as then. None when the lister no longer knows (its log is
+        bounded): the caller must then look at every node."""
+        ...
+
 
 @runtime_checkable
 class NodeTableLister(Protocol):

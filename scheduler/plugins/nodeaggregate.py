@@ -12,8 +12,20 @@ contribution of every node it has seen (``NodeAggregate``), indexed by the NodeI
 Generations are process-wide unique and every change to a NodeInfo (its node object, a pod added or
 removed) draws a new one, so a generation names one exact content: a node whose generation is known
 contributes what it contributed before; a new generation is computed; a generation that is no longer in
-the snapshot is subtracted. A cycle thus costs a dictionary lookup per node plus the computation for the
+the snapshot is subtracted. A pass thus costs a dictionary lookup per node plus the computation for the
 nodes that changed.
+
+Nor does finding the nodes that changed take a pass over every node: ``refresh_from`` asks the snapshot
+(the Handle's ``NodeInfoLister``) which nodes it replaced, added or dropped since this aggregate's last
+refresh (``changed_since``) and looks only at those, so a cycle costs in proportion to the nodes that
+changed. A first refresh, a refresh against another lister, or one so far behind that the lister's
+bounded log no longer reaches back, is a full pass instead: ``refresh``, over the nodes the aggregate
+covers, which is the declared reference (tests/unit/test_plugin_nodeaggregate.py proves the two equal on
+generated sequences of node and pod changes).
+
+An aggregate covers ``Members`` of the lister: every node, or only those on one of its affinity lists
+(nodes with pods with affinity terms, or with required anti-affinity terms), where a node that changed
+may join or leave.
 
 A contribution is a tuple of ``(group, key, amount)``: ``totals[group][key]`` is the sum of the amounts
 and a key stays present while at least one node contributes to it, even with a zero amount (a topology
@@ -24,8 +36,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from scheduler.framework.interface import NodeInfoLister
 from scheduler.framework.types import NodeInfo
 
 G = TypeVar("G", bound=Hashable)
@@ -37,10 +51,29 @@ Contribution = tuple[tuple[G, str, int], ...]
 DEFAULT_CACHE_SIZE = 16
 
 
-class NodeAggregate(Generic[G]):
-    """The sums of per-node contributions over the nodes last passed to ``refresh``."""
+@dataclass(frozen=True, slots=True)
+class Members:
+    """Which of a lister's nodes an aggregate sums over: ``listed`` lists them all, ``includes`` says
+    whether one NodeInfo of the lister is one of them."""
 
-    __slots__ = ("_by_generation", "_generation_by_name", "_refs", "totals")
+    listed: Callable[[NodeInfoLister], Sequence[NodeInfo]]
+    includes: Callable[[NodeInfo], bool]
+
+
+ALL_NODES = Members(lambda lister: lister.list(), lambda node_info: True)
+WITH_AFFINITY = Members(
+    lambda lister: lister.have_pods_with_affinity(), lambda node_info: bool(node_info.pods_with_affinity)
+)
+WITH_REQUIRED_ANTI_AFFINITY = Members(
+    lambda lister: lister.have_pods_with_required_anti_affinity(),
+    lambda node_info: bool(node_info.pods_with_required_anti_affinity),
+)
+
+
+class NodeAggregate(Generic[G]):
+    """The sums of per-node contributions over the nodes of the last refresh."""
+
+    __slots__ = ("_by_generation", "_generation_by_name", "_lister", "_mark", "_refs", "totals")
 
     def __init__(self) -> None:
         self._by_generation: dict[int, Contribution[G]] = {}
@@ -51,11 +84,29 @@ class NodeAggregate(Generic[G]):
         self.totals: dict[G, dict[str, int]] = {}
         #: group -> key -> how many nodes contribute to it (the key is dropped at zero).
         self._refs: dict[G, dict[str, int]] = {}
+        #: The lister of the last ``refresh_from`` and its change mark then (None: none yet).
+        self._lister: NodeInfoLister | None = None
+        self._mark = 0
+
+    def refresh_from(
+        self, lister: NodeInfoLister, members: Members, contribution: Callable[[NodeInfo], Contribution[G]]
+    ) -> None:
+        """Bring ``totals`` up to date with the ``members`` of ``lister``: from the nodes it changed since
+        the last refresh from it, or by ``refresh`` over them all when that is not known."""
+        mark = lister.change_mark()
+        changed = lister.changed_since(self._mark) if lister is self._lister else None
+        if changed is None:
+            self.refresh(members.listed(lister), contribution)
+        elif changed:
+            self._refresh_changed(changed, lister, members.includes, contribution)
+        self._lister, self._mark = lister, mark
 
     def refresh(self, nodes: Sequence[NodeInfo], contribution: Callable[[NodeInfo], Contribution[G]]) -> None:
         """Bring ``totals`` up to date with ``nodes`` (each name once), calling ``contribution`` only for
         NodeInfos whose generation was not seen before. ``contribution`` must depend only on the
-        NodeInfo (and on whatever the caller keyed this aggregate with)."""
+        NodeInfo (and on whatever the caller keyed this aggregate with). The reference for
+        ``refresh_from``: a pass over every node."""
+        self._lister = None  # what ``nodes`` is a list of is not known: the next refresh_from is full
         known = self._by_generation
         by_name = self._generation_by_name
         fresh = [node_info for node_info in nodes if node_info.generation not in known]
@@ -81,6 +132,39 @@ class NodeAggregate(Generic[G]):
             for generation in known.keys() - current:
                 self._apply(known.pop(generation), -1)
             self._generation_by_name = {node_info.name: node_info.generation for node_info in nodes}
+
+    def _refresh_changed(
+        self,
+        names: Sequence[str],
+        lister: NodeInfoLister,
+        includes: Callable[[NodeInfo], bool],
+        contribution: Callable[[NodeInfo], Contribution[G]],
+    ) -> None:
+        """``refresh`` where only the nodes ``names`` may differ from the last refresh."""
+        known = self._by_generation
+        by_name = self._generation_by_name
+        replaced = []
+        for name in dict.fromkeys(names):  # each once, in the order they changed
+            old = by_name.get(name)
+            try:
+                node_info: NodeInfo | None = lister.get(name)
+            except KeyError:
+                node_info = None  # dropped
+            if node_info is not None and includes(node_info):
+                generation = node_info.generation
+                if generation == old:
+                    continue
+                added = contribution(node_info)
+                known[generation] = added
+                self._apply(added, +1)
+                by_name[name] = generation
+            elif old is not None:
+                del by_name[name]
+            if old is not None:
+                replaced.append(old)
+        # Subtracted after every addition, as in ``refresh``.
+        for generation in replaced:
+            self._apply(known.pop(generation), -1)
 
     def contribution_of(self, node_info: NodeInfo) -> Contribution[G] | None:
         """What ``node_info`` contributed at the last refresh (None if it was not among the nodes)."""
@@ -118,10 +202,11 @@ class AggregateCache(Generic[G]):
     def refreshed(
         self,
         key: Hashable,
-        nodes: Sequence[NodeInfo],
+        lister: NodeInfoLister,
+        members: Members,
         contribution: Callable[[NodeInfo], Contribution[G]],
     ) -> NodeAggregate[G]:
-        """The aggregate for ``key``, brought up to date with ``nodes``."""
+        """The aggregate for ``key``, brought up to date with the ``members`` of ``lister``."""
         aggregate = self._entries.get(key)
         if aggregate is None:
             aggregate = self._entries[key] = NodeAggregate()
@@ -129,5 +214,5 @@ class AggregateCache(Generic[G]):
                 self._entries.popitem(last=False)
         else:
             self._entries.move_to_end(key)
-        aggregate.refresh(nodes, contribution)
+        aggregate.refresh_from(lister, members, contribution)
         return aggregate

@@ -357,3 +357,50 @@ def test_two_pods_of_a_node_share_one_count_per_claim() -> None:
     info.remove_pod("default/p2")
     assert info.pvc_ref_counts == {} and copy.pvc_ref_counts == {"default/data": 1}
     assert PodInfo(make_pod("plain", "a")).pvc_keys == ()
+
+
+# ------------------------------------------------------------------------------- the change log
+
+
+def test_the_change_log_names_the_nodes_replaced_added_and_dropped_update_by_update(cache: Cache) -> None:
+    for name in ("a", "b", "c"):
+        cache.add_node(make_node(name))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    mark = snapshot.change_mark()
+    assert snapshot.changed_since(mark) == []
+
+    cache.add_pod(make_pod("p1", "b"))  # b replaced
+    cache.add_node(make_node("d"))  # d added
+    cache.update_snapshot(snapshot)
+    after_first = snapshot.change_mark()
+    cache.remove_node(make_node("a"))  # a dropped (no pods: its NodeInfo goes at once)
+    cache.add_pod(make_pod("p2", "b"))  # b replaced again
+    cache.update_snapshot(snapshot)
+
+    since_mark = list(snapshot.changed_since(mark) or ())
+    # One update's changes come after the earlier updates' (in no particular order among themselves).
+    assert sorted(since_mark[:2]) == ["b", "d"] and sorted(since_mark[2:]) == ["a", "b"]
+    assert sorted(snapshot.changed_since(after_first) or ()) == ["a", "b"]
+    assert snapshot.changed_since(snapshot.change_mark()) == []
+    # A cycle with nothing changed logs nothing; a mark from the future is not one of this log's.
+    cache.update_snapshot(snapshot)
+    assert snapshot.changed_since(snapshot.change_mark()) == []
+    assert snapshot.changed_since(snapshot.change_mark() + 1) is None
+
+
+def test_the_change_log_is_bounded_and_a_reader_too_far_behind_is_told_so(cache: Cache) -> None:
+    cache.add_node(make_node("a"))
+    cache.add_node(make_node("b"))
+    snapshot = Snapshot(change_log_size=3)
+    cache.update_snapshot(snapshot)
+    marks = []
+    for i in range(20):
+        marks.append(snapshot.change_mark())
+        cache.add_pod(make_pod(f"p{i}", "ab"[i % 2]))
+        cache.update_snapshot(snapshot)
+        assert len(snapshot._change_log) <= 2 * 3
+    # The last three changes are always known, oldest first; the first ones no longer are.
+    assert list(snapshot.changed_since(marks[-3]) or ()) == ["b", "a", "b"]
+    assert snapshot.changed_since(marks[0]) is None
+    assert snapshot.change_mark() == marks[-1] + 1

@@ -4,12 +4,15 @@ filtering_test.go cases (namespace selectors rewritten for podsched, whose names
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from cluster.api import objects_pb2
+from scheduler.cache import Cache, Snapshot
+from scheduler.clock import FakeClock
 from scheduler.framework import (
     Code,
     CycleState,
@@ -33,13 +36,30 @@ from tests.unit.framework_fakes import fake_handle
 
 
 class FakeSnapshot:
-    """A test-only NodeInfoLister / SharedLister over fixed NodeInfos."""
+    """A test-only NodeInfoLister / SharedLister over fixed NodeInfos. Keeps no change log: after
+    ``infos`` is replaced it does not know which nodes changed, so readers look at every node."""
 
     def __init__(self, infos: Sequence[NodeInfo]) -> None:
-        self.infos = list(infos)
+        self._infos = list(infos)
+        self._replacements = 0
+
+    @property
+    def infos(self) -> list[NodeInfo]:
+        return self._infos
+
+    @infos.setter
+    def infos(self, infos: list[NodeInfo]) -> None:
+        self._infos = infos
+        self._replacements += 1
 
     def node_infos(self) -> FakeSnapshot:
         return self
+
+    def change_mark(self) -> int:
+        return self._replacements
+
+    def changed_since(self, mark: int) -> Sequence[str] | None:
+        return () if mark == self._replacements else None
 
     def list(self) -> Sequence[NodeInfo]:
         return self.infos
@@ -433,6 +453,71 @@ def test_pre_filter_follows_snapshot_changes_between_cycles() -> None:
     node_d = NodeInfo(node("nodeD", labels={"zone": "z1"}), [PodInfo(placed("nodeD", {"app": "db"}))])
     snap.infos = [node_a, node_b, node_d]
     assert cycle() == [ANTI, ANTI, ANTI]
+
+
+def test_filter_and_score_follow_the_scheduler_snapshot_across_cycles() -> None:
+    """With the scheduler's own snapshot, whose change log tells the aggregates which nodes changed: after
+    random pod, label and node changes, a plugin kept across cycles filters and scores as a fresh one."""
+    rng = random.Random(5)
+    cache = Cache(clock=FakeClock())
+    nodes = {f"n{i}": node(f"n{i}", labels={"zone": f"z{i % 3}"}) for i in range(6)}
+    for n in nodes.values():
+        cache.add_node(n)
+    snap = Snapshot(change_log_size=4)  # small: some cycles fall back to the full pass
+    handle = fake_handle(snap)
+    plugin = interpodaffinity.new(None, handle)
+    the_pod = PodInfo(pod(name="incoming", labels={"app": "web"}, spec={"affinity": {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [term("app", "In", ["db"], topology="zone")],
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 3, "podAffinityTerm": term("tier", "Exists", topology="zone")}],
+        },
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [term("app", "In", ["web"], topology="zone")],
+        },
+    }}))
+    kinds = [
+        {"labels": {"app": "db"}},
+        {"labels": {"app": "db", "tier": "back"}},
+        {"labels": {"app": "cache"}, "anti": [term("app", "In", ["web"], topology="zone")]},
+        {"labels": {"app": "web"}, "required": [term("app", "In", ["web"], topology="zone")]},
+    ]
+    pods: dict[str, objects_pb2.Pod] = {}
+
+    def cycle(p: Any) -> tuple[list[Status | None], Status | None, list[int]]:
+        state = CycleState()
+        _, status = p.pre_filter(state, the_pod, snap.list())
+        verdicts = filter_all(p, state, the_pod, snap) if status is None else [status] * len(snap.list())
+        score_status = p.pre_score(state, the_pod, snap.list())
+        scores = [p.score(state, the_pod, info) for info in snap.list()] if score_status is None else []
+        return verdicts, score_status, scores
+
+    for step in range(80):
+        action = rng.choice(["add pod", "add pod", "remove pod", "relabel node", "remove node", "add node"])
+        if action == "add pod" and nodes:
+            kind = rng.choice(kinds)
+            new = placed(rng.choice(sorted(nodes)), kind["labels"], name=f"p{step}",
+                         required=kind.get("required", ()), anti=kind.get("anti", ()))
+            pods[new.metadata.name] = new
+            cache.add_pod(new)
+        elif action == "remove pod" and pods:
+            cache.remove_pod(pods.pop(rng.choice(sorted(pods))))
+        elif action == "relabel node" and nodes:
+            name = rng.choice(sorted(nodes))
+            relabelled = node(name, labels={"zone": rng.choice(["z0", "z1", "z2"])})
+            cache.update_node(nodes[name], relabelled)
+            nodes[name] = relabelled
+        elif action == "remove node" and nodes:
+            name = rng.choice(sorted(nodes))
+            for key in [k for k, p in pods.items() if p.spec.node_name == name]:
+                cache.remove_pod(pods.pop(key))
+            cache.remove_node(nodes.pop(name))
+        else:
+            name = f"m{step}"
+            nodes[name] = node(name, labels={"zone": rng.choice(["z0", "z1", "z3"])})
+            cache.add_node(nodes[name])
+        cache.update_snapshot(snap)
+        assert cycle(plugin) == cycle(interpodaffinity.new(None, handle)), step
 
 
 # ---------------------------------------------------------------------------------------- misc

@@ -7,7 +7,10 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cluster.api import objects_pb2
 from scheduler.cache import Cache, Snapshot, snapshot_of
@@ -26,6 +29,7 @@ from scheduler.framework import (
 )
 from scheduler.plugins import podtopologyspread
 from scheduler.plugins.podtopologyspread import REASON_CONSTRAINTS_NOT_MATCH, REASON_NODE_LABEL_NOT_MATCH
+from scheduler.plugins.podtopologyspread.filtering import _distinct
 from tests.builders import node, pod
 from tests.unit.framework_fakes import fake_handle
 
@@ -424,3 +428,39 @@ def test_counts_follow_the_cluster_across_cycles() -> None:
         fresh_state = CycleState()
         fresh.pre_filter(fresh_state, the_pod, snap.list())
         assert filter_all(plugin, state, the_pod, snap) == filter_all(fresh, fresh_state, the_pod, snap), step
+
+
+# --------------------------------------------------------------------------------- the batch Filter
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(["zone1", "zone2", "zone3", None]), min_size=1, max_size=40),
+    st.lists(st.tuples(st.integers(0, 39), st.booleans()), max_size=60),
+    st.lists(st.tuples(st.sampled_from(["zone", "node"]), st.integers(1, 3)), min_size=1, max_size=2),
+    st.integers(0, 39),
+)
+def test_the_batch_filter_decides_as_filter_on_every_node(
+    zones: list[str | None], pods: list[tuple[int, bool]], constraints: list[tuple[str, int]], first: int
+) -> None:
+    """Per distinct combination of topology values (zones repeat, hostnames do not) as per node."""
+    nodes = [zoned(f"n{i}", zone) for i, zone in enumerate(zones)]
+    placed_pods = [placed(f"p{k}", f"n{i % len(nodes)}", None if matching else {"bar": ""})
+                   for k, (i, matching) in enumerate(pods)]
+    snap = snapshot_of(nodes, placed_pods)
+    plugin = podtopologyspread.new(None, fake_handle(snap))
+    state, pod_info = CycleState(), PodInfo(incoming(*(spread(skew, key) for key, skew in constraints)))
+    plugin.pre_filter(state, pod_info, snap.list())
+    expected = [plugin.filter(state, pod_info, info) for info in snap.list()]
+    start = first % len(nodes)
+    assert plugin.filter_nodes(state, pod_info, snap.rotated(start)) == expected[start:] + expected[:start]
+    assert plugin.filter_nodes(state, pod_info, list(snap.list())) == expected  # no rows: node by node
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(0, 2**40) | st.integers(0, 5), max_size=50))
+def test_distinct_signatures_are_found_as_numpy_unique_finds_them(values: list[int]) -> None:
+    signatures = np.array(values, dtype=np.int64)
+    some, inverse = _distinct(signatures)
+    assert sorted(signatures[some].tolist()) == np.unique(signatures).tolist()
+    assert signatures[some][inverse].tolist() == values

@@ -34,7 +34,12 @@ from scheduler.framework import (
     Status,
 )
 from scheduler.framework.types import AffinityTerm
-from scheduler.plugins.nodeaggregate import AggregateCache, Contribution
+from scheduler.plugins.nodeaggregate import (
+    ALL_NODES,
+    WITH_REQUIRED_ANTI_AFFINITY,
+    AggregateCache,
+    Contribution,
+)
 from scheduler.plugins.podcounts import PodCountingFilter, filter_state, require_node
 
 PRE_FILTER_STATE_KEY = "PreFilterInterPodAffinity"
@@ -210,7 +215,8 @@ class Filtering(PodCountingFilter):
             namespace_labels = namespaces.of(namespace)
             existing = self._existing_anti_affinity.refreshed(
                 (namespace, frozenset(incoming_labels.items()), frozenset(namespace_labels.items())),
-                with_anti_affinity,
+                lister,
+                WITH_REQUIRED_ANTI_AFFINITY,
                 _existing_anti_affinity_contribution(namespace, incoming_labels, namespaces),
             ).totals
         if not (existing or affinity_terms or anti_terms):
@@ -221,7 +227,8 @@ class Filtering(PodCountingFilter):
         if affinity_terms or anti_terms:
             totals = self._incoming.refreshed(
                 (affinity_terms, anti_terms, namespaces_key((*affinity_terms, *anti_terms), namespaces)),
-                lister.list(),
+                lister,
+                ALL_NODES,
                 _incoming_contribution(affinity_terms, anti_terms, namespaces),
             ).totals
             for (kind, key), values in totals.items():

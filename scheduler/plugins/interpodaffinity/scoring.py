@@ -28,7 +28,7 @@ from scheduler.framework import (
 )
 from scheduler.framework.types import AffinityTerm, WeightedAffinityTerm
 from scheduler.plugins.interpodaffinity.filtering import namespaces_key
-from scheduler.plugins.nodeaggregate import AggregateCache, Contribution
+from scheduler.plugins.nodeaggregate import ALL_NODES, WITH_AFFINITY, AggregateCache, Contribution
 from scheduler.plugins.podcounts import normalize_state, require_node, score_state
 
 PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
@@ -71,7 +71,8 @@ class Scoring:
             terms = [weighted.term for weighted in (*preferred, *preferred_anti)]
             totals = self._incoming.refreshed(
                 (preferred, preferred_anti, namespaces_key(terms, namespaces)),
-                lister.list(),
+                lister,
+                ALL_NODES,
                 _incoming_contribution(preferred, preferred_anti, namespaces),
             ).totals
             sources += totals.items()
@@ -82,7 +83,8 @@ class Scoring:
             namespace_labels = namespaces.of(metadata.namespace)
             totals = self._existing.refreshed(
                 (metadata.namespace, frozenset(labels.items()), frozenset(namespace_labels.items())),
-                with_affinity,
+                lister,
+                WITH_AFFINITY,
                 _existing_contribution(metadata.namespace, labels, self._hard_weight, namespaces),
             ).totals
             sources += totals.items()

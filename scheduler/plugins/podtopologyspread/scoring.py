@@ -26,7 +26,7 @@ from scheduler.framework import (
     PodInfo,
     Status,
 )
-from scheduler.plugins.nodeaggregate import AggregateCache, NodeAggregate
+from scheduler.plugins.nodeaggregate import ALL_NODES, AggregateCache, NodeAggregate
 from scheduler.plugins.podcounts import normalize_state, require_node, score_state
 from scheduler.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
@@ -92,8 +92,8 @@ class Scoring:
         self._aggregates: AggregateCache[int] = AggregateCache()
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
-        all_nodes = self._handle.snapshot().node_infos().list()
-        if not all_nodes:
+        lister = self._handle.snapshot().node_infos()
+        if not lister.list():
             return Status.skip()
         constraints = self._constraints.of(pod.pod, SCHEDULE_ANYWAY)
         if not constraints:
@@ -119,7 +119,8 @@ class Scoring:
         namespace = pod.pod.metadata.namespace
         aggregate = self._aggregates.refreshed(
             aggregate_key(pod.pod, constraints, require_all),
-            all_nodes,
+            lister,
+            ALL_NODES,
             spread_contribution(namespace, constraints, Inclusion(pod.pod, constraints), require_all),
         )
         totals = aggregate.totals
