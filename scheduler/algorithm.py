@@ -208,17 +208,34 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random,
     # loop below draws for the ties exactly as a loop over every node would.
     running_best = itertools.accumulate(totals, max)
     contenders = itertools.compress(range(1, len(totals)), map(operator.ge, totals[1:], running_best))
+    # Hundreds of nodes often tie: for the scheduler's own Random, randrange(ties) is drawn inline, as
+    # Random draws it (getrandbits of ties' bit length until below ties), the same numbers in the same
+    # order without its two Python calls per tie.
+    getrandbits = rng.getrandbits if _draws_as_random(rng) else None
     for i in contenders:
         score = totals[i]
         if score > best:
             best = score
             selected = i
             ties = 1
+            continue
+        ties += 1
+        if getrandbits is None:
+            draw = rng.randrange(ties)
         else:
-            ties += 1
-            if rng.randrange(ties) == 0:  # replace the candidate with probability 1/ties
-                selected = i
+            bits = ties.bit_length()
+            draw = getrandbits(bits)
+            while draw >= ties:
+                draw = getrandbits(bits)
+        if draw == 0:  # replace the candidate with probability 1/ties
+            selected = i
     return names[selected]
+
+
+def _draws_as_random(rng: random.Random) -> bool:
+    """Whether ``rng.randrange(n)`` is ``random.Random``'s own, which draws from ``getrandbits``: a plain
+    Random whose methods nobody replaced."""
+    return type(rng) is random.Random and not {"randrange", "getrandbits"} & vars(rng).keys()
 
 
 # ----------------------------------------------------------------------------------------- helpers

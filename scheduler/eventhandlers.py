@@ -6,7 +6,9 @@ Pods (one handler set, dispatching on spec.nodeName):
 - a *bound* pod (any scheduler's: they all take room on nodes) is the cache's: add / update / remove.
   Its arrival may satisfy pending pods' affinity or spread terms (``queue.assigned_pod_added``); its
   update may too (label change: ``queue.assigned_pod_updated``; requests scaled down or any other change:
-  a move with that event); its deletion frees room (move with AssignedPod/Delete).
+  a move with that event); its deletion frees room (move with AssignedPod/Delete). An update that
+  changes only what the scheduler never reads of a bound pod (``bound_pod_update_is_relevant``: its
+  phase, conditions, addresses, resourceVersion, managedFields) is skipped altogether.
 - an *unbound* pod whose schedulerName is one of ours, and that is not being deleted, is the queue's:
   add / update / delete. Other schedulers' pending pods are ignored.
 - an update that binds a pod (unbound before, bound now) is a cache add, and the pod leaves the queue
@@ -81,6 +83,7 @@ from scheduler.framework import (
 from scheduler.framework.claim_users import ClaimEventAudience, ClaimUsers
 from scheduler.framework.pod_groups import composite_key, group_key
 from scheduler.framework.storage import StorageObjects
+from scheduler.queue import is_scheduling_relevant_update
 
 log = logging.getLogger(__name__)
 
@@ -405,6 +408,8 @@ class EventHandlers:
         self._queue.assigned_pod_added(pod)
 
     def _update_bound_pod(self, old: objects_pb2.Pod, new: objects_pb2.Pod) -> None:
+        if not bound_pod_update_is_relevant(old, new):
+            return  # the kubelet's status reports: nothing the cache or a pending pod looks at
         self._cache_call(self._cache.update_pod, old, new)
         for event in pod_scheduling_properties_change(new, old):
             if event == ASSIGNED_POD_LABEL_CHANGE:
@@ -505,6 +510,18 @@ def _terminating(pod: objects_pb2.Pod) -> bool:
 
 
 # --------------------------------------------------------------------------- what changed, as events
+
+
+def bound_pod_update_is_relevant(old: objects_pb2.Pod, new: objects_pb2.Pod) -> bool:
+    """Whether a bound pod's update changes anything the scheduler reads of it: whatever counts for a
+    pending pod (kube-scheduler's isPodUpdated: all but the status, resourceVersion, generation and
+    managedFields), the claims its status names, or its start time, by which preemption orders victims.
+    Phase, conditions, addresses and messages count for nothing."""
+    old_status, new_status = old.status, new.status
+    return (old_status.start_time != new_status.start_time
+            or old_status.resource_claim_statuses != new_status.resource_claim_statuses
+            or old_status.extended_resource_claim_status != new_status.extended_resource_claim_status
+            or is_scheduling_relevant_update(old, new))
 
 
 def pod_scheduling_properties_change(new: objects_pb2.Pod, old: objects_pb2.Pod) -> list[ClusterEvent]:

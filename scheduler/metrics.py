@@ -152,6 +152,11 @@ class SchedulerMetrics:
             registry=self.registry,
         )
 
+        # Each pod's observations go to the labelled children directly: ``labels()`` validates and
+        # looks the labels up under a lock at every call, a few microseconds a pod for nothing.
+        self._attempt_children: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
+        self._sli_children: dict[str, Histogram] = {}
+
     def watch_state(
         self,
         *,
@@ -175,7 +180,11 @@ class SchedulerMetrics:
         self._attempt(SCHEDULED, profile, duration_s)
         self.pod_scheduling_attempts.observe(attempts)
         if since_first_attempt_s is not None:
-            self.pod_scheduling_sli_duration.labels(attempts_label(attempts)).observe(since_first_attempt_s)
+            label = attempts_label(attempts)
+            sli = self._sli_children.get(label)
+            if sli is None:
+                sli = self._sli_children[label] = self.pod_scheduling_sli_duration.labels(label)
+            sli.observe(since_first_attempt_s)
 
     def pod_unschedulable(self, profile: str, duration_s: float) -> None:
         self._attempt(UNSCHEDULABLE, profile, duration_s)
@@ -184,8 +193,15 @@ class SchedulerMetrics:
         self._attempt(ERROR, profile, duration_s)
 
     def _attempt(self, result: str, profile: str, duration_s: float) -> None:
-        self.schedule_attempts.labels(result, profile).inc()
-        self.scheduling_attempt_duration.labels(result, profile).observe(duration_s)
+        children = self._attempt_children.get((result, profile))
+        if children is None:
+            children = self._attempt_children[(result, profile)] = (
+                self.schedule_attempts.labels(result, profile),
+                self.scheduling_attempt_duration.labels(result, profile),
+            )
+        attempts, duration = children
+        attempts.inc()
+        duration.observe(duration_s)
 
     def extender_call(self, extender: str, verb: str, duration_s: float, failed: bool) -> None:
         """One call to an extender took ``duration_s``; ``failed`` when it raised an ExtenderError."""

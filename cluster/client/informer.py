@@ -27,11 +27,11 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Generic, cast
 
 from cluster.api import errors
 from cluster.api.kinds import Kind, M, metadata_of
+from cluster.api.objects_pb2 import ObjectMeta
 from cluster.client.client import DEFAULT_PAGE_SIZE, Client, ObjectList, WatchEvent, resolve_kind
 from cluster.client.retry import REWATCH_POLICY, RetryPolicy
 
@@ -46,13 +46,6 @@ IndexFunc = Callable[[M], Iterable[str]]
 #: Errors that no amount of re-listing fixes (a bad selector, a kind the server does not serve): they end
 #: ``run()`` instead of being retried forever.
 _PERMANENT_ERRORS = (errors.Invalid, errors.Forbidden, errors.NotFound)
-
-
-@dataclass(frozen=True, slots=True)
-class _Handlers(Generic[M]):
-    on_add: OnAdd[M] | None
-    on_update: OnUpdate[M] | None
-    on_delete: OnDelete[M] | None
 
 
 class Informer(Generic[M]):
@@ -82,7 +75,10 @@ class Informer(Generic[M]):
         #: index name -> index value -> keys of the objects filed under it.
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
         self._objects: dict[str, M] = {}
-        self._handlers: list[_Handlers[M]] = []
+        #: The handlers registered, by the change they are for: an event calls only those for it.
+        self._on_add: list[OnAdd[M]] = []
+        self._on_update: list[OnUpdate[M]] = []
+        self._on_delete: list[OnDelete[M]] = []
         self._resource_version = ""
         #: Counts applied watch events, so that the re-watch backoff restarts once a watch has worked.
         self._events_applied = 0
@@ -120,7 +116,9 @@ class Informer(Generic[M]):
 
     def key(self, obj: M) -> str:
         """The store key of an object: "namespace/name", or "name" for a cluster-scoped kind."""
-        meta = metadata_of(obj)
+        return self._key_of(metadata_of(obj))
+
+    def _key_of(self, meta: ObjectMeta) -> str:
         return f"{meta.namespace}/{meta.name}" if self._kind.namespaced else meta.name
 
     def get(self, key: str) -> M | None:
@@ -151,26 +149,27 @@ class Informer(Generic[M]):
     ) -> None:
         """Register a set of handlers. Added after the first list, it first hears on_add for every object
         already in the store, so that it sees the same history as a handler registered before ``run()``."""
-        handlers = _Handlers(on_add, on_update, on_delete)
-        self._handlers.append(handlers)
+        if on_add is not None:
+            self._on_add.append(on_add)
+        if on_update is not None:
+            self._on_update.append(on_update)
+        if on_delete is not None:
+            self._on_delete.append(on_delete)
         if self.has_synced and on_add is not None:
             for obj in list(self._objects.values()):
                 self._call(on_add, obj)
 
     def _notify_add(self, obj: M) -> None:
-        for handlers in self._handlers:
-            if handlers.on_add is not None:
-                self._call(handlers.on_add, obj)
+        for on_add in self._on_add:
+            self._call(on_add, obj)
 
     def _notify_update(self, old: M, new: M) -> None:
-        for handlers in self._handlers:
-            if handlers.on_update is not None:
-                self._call(handlers.on_update, old, new)
+        for on_update in self._on_update:
+            self._call(on_update, old, new)
 
     def _notify_delete(self, obj: M) -> None:
-        for handlers in self._handlers:
-            if handlers.on_delete is not None:
-                self._call(handlers.on_delete, obj)
+        for on_delete in self._on_delete:
+            self._call(on_delete, obj)
 
     def _call(self, handler: Callable[..., None], *objs: M) -> None:
         try:
@@ -206,10 +205,11 @@ class Informer(Generic[M]):
     def _apply(self, event: WatchEvent) -> None:
         obj = cast(M, event.object)  # the server sends objects of the kind watched
         meta = metadata_of(obj)
-        revision = int(meta.resource_version)
+        resource_version = meta.resource_version
+        revision = int(resource_version)
         if revision <= self._listed_through or revision < self._event_revision:
             return
-        key = self.key(obj)
+        key = self._key_of(meta)
         if revision == self._event_revision:
             if key in self._event_revision_keys:
                 return  # replayed by a re-watch from the revision before
@@ -223,9 +223,9 @@ class Informer(Generic[M]):
             old = self._put(key, obj)
             if old is None:
                 self._notify_add(obj)
-            elif metadata_of(old).resource_version != meta.resource_version:
+            elif metadata_of(old).resource_version != resource_version:
                 self._notify_update(old, obj)
-        self._resource_version = meta.resource_version
+        self._resource_version = resource_version
         self._events_applied += 1
 
     def _replace(self, listed: ObjectList) -> None:

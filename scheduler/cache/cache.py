@@ -10,7 +10,10 @@ What it holds:
 Assumed pods (kube-scheduler's pod state machine): when a scheduling cycle picks a node, the scheduler
 ``assume_pod``s the pod there, so the next cycles see its resources taken while the binding runs
 asynchronously. Then either
-- the watch delivers the bound pod: ``add_pod`` confirms it (on the node the API says, which may differ);
+- the watch delivers the bound pod: ``add_pod`` confirms it (on the node the API says, which may differ).
+  On the node it was assumed on, the bound pod takes the assumed one's place in one change of the node
+  (one generation, the node's aggregates counted again only if its requests changed), and what the
+  scheduler derives from a pod is reused when the fields it comes from are unchanged;
 - the binding fails: ``forget_pod`` takes it back off the node;
 - with an ``assumed_pod_ttl_s`` (none by default, as in kube-scheduler), the binding succeeded
   (``finish_binding``) but no watch event confirms it within the TTL: ``cleanup_expired_assumed_pods``
@@ -209,12 +212,15 @@ class Cache:
         state = self._pods.get(key)
         if state is not None and not state.assumed:
             raise CacheError(f"pod {key} was already added to the scheduler cache")
-        if state is not None:
-            if state.node_name != pod.spec.node_name:
-                log.info("pod %s was assumed on node %s but bound to node %s", key, state.node_name,
-                         pod.spec.node_name)
+        if state is None:
+            self._add(_PodState(PodInfo(pod)))
+        elif state.node_name == pod.spec.node_name:
+            self._replace(state, pod)
+        else:
+            log.info("pod %s was assumed on node %s but bound to node %s", key, state.node_name,
+                     pod.spec.node_name)
             self._remove(state)
-        self._add(_PodState(PodInfo(pod)))
+            self._add(_PodState(PodInfo(pod)))
 
     def update_pod(self, old: objects_pb2.Pod, new: objects_pb2.Pod) -> None:
         """A bound pod changed (labels, requests, deletion started...)."""
@@ -226,9 +232,11 @@ class Cache:
         # into an add) before any update of the bound pod can come.
         if state.assumed:
             raise CacheError(f"pod {key} is assumed, so it cannot be updated")
-        if state.node_name != new.spec.node_name:
-            log.error("pod %s was updated on node %s but the scheduler cache has it on node %s; "
-                      "following the API", key, new.spec.node_name, state.node_name)
+        if state.node_name == new.spec.node_name:
+            self._replace(state, new)
+            return
+        log.error("pod %s was updated on node %s but the scheduler cache has it on node %s; "
+                  "following the API", key, new.spec.node_name, state.node_name)
         self._remove(state)
         self._add(_PodState(PodInfo(new)))
 
@@ -324,6 +332,17 @@ class Cache:
         info.add_pod(state.pod_info)
         self._touch(name)
         self._pods[state.pod_info.key] = state
+
+    def _replace(self, state: _PodState, pod: objects_pb2.Pod) -> None:
+        """The bound version ``pod`` of a pod the cache has on the same node (an assumed pod confirmed, a
+        bound pod updated): one change of the node, as ``_remove`` then ``_add`` leave it."""
+        key = state.pod_info.key
+        pod_info = state.pod_info.with_pod(pod)
+        name = state.node_name
+        self._nodes[name].replace_pod(pod_info)
+        self._touch(name)
+        self._pods[key] = _PodState(pod_info)
+        self._assumed.discard(key)
 
     def _remove(self, state: _PodState) -> None:
         key = state.pod_info.key

@@ -256,6 +256,9 @@ def top_nodes(node_names: Sequence[str], totals: Sequence[int], chosen_node: str
     cycles have hundreds of nodes tied on it."""
     if not totals:
         return []
+    best = max(totals)
+    if totals.count(best) >= MAX_TOP_NODES:
+        return _first_of_best(node_names, totals, chosen_node, best)
     cutoff = sorted(totals, reverse=True)[min(MAX_TOP_NODES, len(totals)) - 1]
     above = list(itertools.compress(range(len(totals)), map(operator.gt, totals, repeat(cutoff))))
     above.sort(key=lambda i: (-totals[i], node_names[i] != chosen_node, i))
@@ -265,6 +268,22 @@ def top_nodes(node_names: Sequence[str], totals: Sequence[int], chosen_node: str
     chosen = [position] if position >= 0 and totals[position] == cutoff else []
     others = itertools.islice((i for i in at_cutoff if i not in chosen), wanted)
     return above + [*chosen, *others][:wanted]
+
+
+def _first_of_best(
+    node_names: Sequence[str], totals: Sequence[int], chosen_node: str, best: int
+) -> list[int]:
+    """``top_nodes`` when at least MAX_TOP_NODES nodes share the best total (the common case: hundreds of
+    nodes alike): the chosen node if it is one of them, then the first others in node order, found by
+    searching the list in C only as far as they are."""
+    position = node_names.index(chosen_node) if chosen_node in node_names else -1
+    picked = [position] if position >= 0 and totals[position] == best else []
+    i = -1
+    while len(picked) < MAX_TOP_NODES:
+        i = totals.index(best, i + 1)
+        if i != position:
+            picked.append(i)
+    return picked
 
 
 # -------------------------------------------------------------------------- read back from events

@@ -93,6 +93,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.nodedata import NodeSet
 from scheduler.framework.registry import ALL_PLUGINS, EXTENSION_POINTS, PluginLoadError, PluginSet, Registry
+from scheduler.framework.score_totals import InvalidScore, weighted_totals
 from scheduler.framework.status import Code, Status, by_identity
 from scheduler.framework.types import (
     NodeInfo,
@@ -718,15 +719,11 @@ class Framework:
             if status is not None and status.code is not Code.SUCCESS:
                 return None, _error(f'running Normalize on Score plugins: plugin "{name}" failed with',
                                     status, name)
-        totals = [0] * len(names)
-        for name, values in per_plugin.items():
-            weight = weights[name]
-            if values and (min(values) < MIN_NODE_SCORE or max(values) > MAX_NODE_SCORE):
-                value = next(v for v in values if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
-                message = (f'plugin "{name}" returns an invalid score {value}, it should in the range of '
-                           f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
-                return None, Status(Code.ERROR, (message,), plugin=name)
-            totals = list(map(operator.add, totals, map(operator.mul, values, itertools.repeat(weight))))
+        totals = weighted_totals(per_plugin, weights, len(names))
+        if isinstance(totals, InvalidScore):
+            message = (f'plugin "{totals.plugin}" returns an invalid score {totals.value}, it should in the '
+                       f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+            return None, Status(Code.ERROR, (message,), plugin=totals.plugin)
         return ScoreResult(names, totals, per_plugin, weights), None
 
     # ---------------------------------------------------------------------------------- placements

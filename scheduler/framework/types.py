@@ -8,6 +8,7 @@ terms); every change bumps its ``generation`` so that a snapshot copies only the
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 from collections import Counter
@@ -147,6 +148,20 @@ class PodInfo:
 
     def __init__(self, pod: objects_pb2.Pod) -> None:
         self.update(pod)
+
+    def with_pod(self, pod: objects_pb2.Pod) -> PodInfo:
+        """``PodInfo(pod)`` for another version of this pod (the bound pod confirming an assumed one, a
+        bound pod's update): when nothing the derived fields are read from changed (name, namespace,
+        labels, spec, start time) they are shared with this one instead of parsed again."""
+        mine = self.pod
+        if (pod.spec == mine.spec and pod.metadata.name == mine.metadata.name
+                and pod.metadata.namespace == mine.metadata.namespace
+                and pod.status.start_time == mine.status.start_time
+                and pod.metadata.labels == mine.metadata.labels):
+            same = copy.copy(self)
+            same.pod = pod
+            return same
+        return PodInfo(pod)
 
     def update(self, pod: objects_pb2.Pod) -> None:
         self.pod = pod
@@ -341,6 +356,24 @@ class NodeInfo:
         self._account(pod_info, +1)
         self.generation = next_generation()
 
+    def replace_pod(self, pod_info: PodInfo) -> None:
+        """Put ``pod_info`` in place of the pod with its key, which is here, as one change (one
+        generation): what ``remove_pod`` then ``add_pod`` leave, without counting the pod's footprint out
+        and in again when it did not change."""
+        key = pod_info.key
+        old = self.pods.pop(key)
+        self.pods[key] = pod_info  # last, as add_pod would put it
+        self.pods_with_affinity.pop(key, None)
+        if pod_info.has_affinity:
+            self.pods_with_affinity[key] = pod_info
+        self.pods_with_required_anti_affinity.pop(key, None)
+        if pod_info.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity[key] = pod_info
+        if not _same_footprint(old, pod_info):
+            self._account(old, -1)
+            self._account(pod_info, +1)
+        self.generation = next_generation()
+
     def remove_pod(self, key: str) -> bool:
         """Take the pod with ``key`` off this node; False if it was not here."""
         pod_info = self.pods.pop(key, None)
@@ -399,6 +432,13 @@ class NodeInfo:
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"
+
+
+def _same_footprint(a: PodInfo, b: PodInfo) -> bool:
+    """Whether the two pods count alike in a node's aggregates (``NodeInfo._account``)."""
+    return (a.requests == b.requests and a.non_zero_cpu == b.non_zero_cpu
+            and a.non_zero_memory == b.non_zero_memory and a.host_ports == b.host_ports
+            and a.pvc_keys == b.pvc_keys)
 
 
 @dataclass(slots=True)

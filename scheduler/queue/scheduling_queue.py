@@ -124,8 +124,9 @@ PreEnqueue = Callable[[PodInfo], Status | None]
 
 
 def is_scheduling_relevant_update(old: objects_pb2.Pod | None, new: objects_pb2.Pod) -> bool:
-    """Whether ``new`` differs from ``old`` in anything but status, resourceVersion and generation
-    (kube-scheduler's isPodUpdated): only such a change can make the pod schedulable."""
+    """Whether ``new`` differs from ``old`` in anything but status, resourceVersion, generation and
+    managedFields (kube-scheduler's isPodUpdated, which also ignores finalizers, a field podsched's pods
+    lack): only such a change can make the pod schedulable."""
     if old is None or old.spec != new.spec:
         return True
     old_meta, new_meta = objects_pb2.ObjectMeta(), objects_pb2.ObjectMeta()
@@ -134,6 +135,7 @@ def is_scheduling_relevant_update(old: objects_pb2.Pod | None, new: objects_pb2.
     for meta in (old_meta, new_meta):
         meta.resource_version = ""
         meta.generation = 0
+        meta.ClearField("managed_fields")
     return old_meta != new_meta
 
 

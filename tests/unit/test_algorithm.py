@@ -204,6 +204,28 @@ def test_select_host_is_reservoir_sampling_over_the_best() -> None:
     assert select_host(["only"], [0], rng) == "only"
 
 
+def reservoir_winner(names: Sequence[str], totals: Sequence[int], rng: random.Random) -> str:
+    """``select_host`` node by node with ``rng.randrange``, as kube-scheduler's selectHost: the reference."""
+    best, selected, ties = totals[0], 0, 1
+    for i in range(1, len(totals)):
+        if totals[i] > best:
+            best, selected, ties = totals[i], i, 1
+        elif totals[i] == best:
+            ties += 1
+            if rng.randrange(ties) == 0:
+                selected = i
+    return names[selected]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=300), st.integers(0, 2**32))
+def test_select_host_draws_as_the_node_by_node_reference(totals: list[int], seed: int) -> None:
+    names = [f"n{i}" for i in range(len(totals))]
+    fast, reference = random.Random(seed), random.Random(seed)
+    assert select_host(names, totals, fast) == reservoir_winner(names, totals, reference)
+    assert fast.getstate() == reference.getstate()  # the same draws: the next cycles see the same stream
+
+
 def test_a_tie_order_gives_ties_to_the_node_placed_first_and_never_draws() -> None:
     names, totals = ["a", "b", "c", "d", "e"], [1, 9, 3, 9, 9]
     rng = random.Random()

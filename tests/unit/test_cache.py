@@ -147,6 +147,26 @@ def test_assume_then_confirm_counts_the_pod_once_and_keeps_the_apis_object(cache
     assert requested_cpu(cache) == {"a": 1000}
 
 
+def test_a_confirmed_assumed_pod_changes_its_node_once(cache: Cache) -> None:
+    cache.add_node(make_node("a"))
+    cache.assume_pod(assumed("p", "a"))
+    assumed_generation = snap(cache).get("a").generation
+
+    cache.add_pod(make_pod("p", "a", rv="7"))
+    assert snap(cache).get("a").generation == assumed_generation + 1
+
+
+def test_a_bound_pod_updated_on_its_node_changes_it_once(cache: Cache) -> None:
+    cache.add_node(make_node("a"))
+    cache.add_pod(make_pod("p", "a", rv="1"))
+    generation = snap(cache).get("a").generation
+
+    cache.update_pod(make_pod("p", "a", rv="1"), make_pod("p", "a", cpu="2", rv="2"))
+    info = snap(cache).get("a")
+    assert info.generation == generation + 1
+    assert info.requested.milli_cpu == 2000
+
+
 def test_confirmation_on_another_node_moves_the_pod(cache: Cache) -> None:
     cache.add_node(make_node("a"))
     cache.add_node(make_node("b"))

@@ -302,6 +302,23 @@ async def test_a_failing_handler_is_logged_and_contained(
     assert "default/a" in failures[0].getMessage()
 
 
+async def test_partial_handler_sets_hear_only_their_changes_in_registration_order(
+    client: Client, fake: FakeApiServer
+) -> None:
+    heard: list[tuple[str, str]] = []
+    informer = Informer(client, POD, rewatch_policy=FAST_RETRIES)
+    informer.add_handler(on_update=lambda old, new: heard.append(("first update", new.metadata.name)))
+    informer.add_handler(on_add=lambda obj: heard.append(("add", obj.metadata.name)),
+                         on_delete=lambda obj: heard.append(("delete", obj.metadata.name)))
+    informer.add_handler(on_update=lambda old, new: heard.append(("second update", new.metadata.name)))
+    async with running(informer):
+        created = await client.create(pod("a"))
+        await client.update(created)
+        await client.delete(POD, "a", "default")
+        await until(lambda: len(heard) == 4)
+    assert heard == [("add", "a"), ("first update", "a"), ("second update", "a"), ("delete", "a")]
+
+
 async def test_a_handler_added_after_sync_hears_the_existing_objects(
     client: Client, fake: FakeApiServer
 ) -> None:

@@ -27,6 +27,7 @@ from scheduler.eventhandlers import (
     NODE_TAINT_CHANGE,
     UNSCHEDULED_POD_GENERATED_RESOURCE_CLAIM,
     EventHandlers,
+    bound_pod_update_is_relevant,
 )
 from scheduler.framework import (
     ActionType,
@@ -261,6 +262,60 @@ def test_bound_pod_updates(world: World, new: objects_pb2.Pod, calls: list[tuple
     world.pods["on_update"](old, new)
     assert world.queue.calls == calls
     assert world.cache.get_pod("default/p") is new
+
+
+def _bound_variant(change: str) -> objects_pb2.Pod:
+    new = make_pod(node_name="n1", labels={"app": "web"})
+    new.metadata.resource_version = "2"
+    if change == "phase":
+        new.status.phase = "Running"
+    elif change == "conditions":
+        new.status.conditions.add(type="Ready", status="True")
+    elif change == "addresses":
+        new.status.host_ip, new.status.pod_ip = "10.0.0.1", "10.1.0.7"
+    elif change == "managed-fields":
+        new.metadata.managed_fields.add(manager="kubelet", operation="Update")
+    elif change == "start-time":
+        new.status.start_time.seconds = 1000
+    elif change == "claim-statuses":
+        new.status.resource_claim_statuses.add(name="gpu", resource_claim_name="p-gpu")
+    elif change == "extended-claim-status":
+        new.status.extended_resource_claim_status.resource_claim_name = "p-extended"
+    elif change == "labels":
+        new.metadata.labels["v"] = "2"
+    elif change == "annotations":
+        new.metadata.annotations["x"] = "y"
+    elif change == "spec":
+        new.spec.tolerations.add(key="k", operator="Exists")
+    elif change == "deletion":
+        new.metadata.deletion_timestamp.seconds = 1
+    return new
+
+
+BOUND_POD_CHANGES = [
+    ("resource-version", False), ("phase", False), ("conditions", False), ("addresses", False),
+    ("managed-fields", False), ("start-time", True), ("claim-statuses", True),
+    ("extended-claim-status", True), ("labels", True),
+    ("annotations", True), ("spec", True), ("deletion", True),
+]
+
+
+@pytest.mark.parametrize(("change", "relevant"), BOUND_POD_CHANGES)
+def test_bound_pod_update_relevance(change: str, relevant: bool) -> None:
+    old = make_pod(node_name="n1", labels={"app": "web"})
+    old.metadata.resource_version = "1"
+    assert bound_pod_update_is_relevant(old, _bound_variant(change)) is relevant
+
+
+@pytest.mark.parametrize(("change", "relevant"), BOUND_POD_CHANGES)
+def test_irrelevant_bound_pod_updates_are_skipped(world: World, change: str, relevant: bool) -> None:
+    old = make_pod(node_name="n1", labels={"app": "web"})
+    old.metadata.resource_version = "1"
+    world.cache.add_pod(old)
+    new = _bound_variant(change)
+    world.pods["on_update"](old, new)
+    assert (world.cache.get_pod("default/p") is new) is relevant
+    assert bool(world.queue.calls) is relevant
 
 
 def test_a_bound_pod_that_starts_terminating_stays_in_the_cache(world: World) -> None:

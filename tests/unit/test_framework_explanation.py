@@ -7,6 +7,8 @@ import asyncio
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler.algorithm import ScheduleFitError, ScheduleResult, schedule_pod
 from scheduler.framework import CycleState, Diagnosis, FitError, Status
@@ -97,6 +99,15 @@ def test_top_nodes_equal_a_full_sort_on_random_ties(seed: int) -> None:
         chosen = rng.choice([*names, ""])
         expected = sorted(range(count), key=lambda i: (-totals[i], names[i] != chosen, i))[:MAX_TOP_NODES]
         assert top_nodes(names, totals, chosen) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([0, 90, 100]), min_size=1, max_size=60), st.integers(0, 70))
+def test_top_nodes_among_many_ties_equal_a_full_sort(totals: list[int], chosen: int) -> None:
+    names = [f"n{i}" for i in range(len(totals))]
+    chosen_node = names[chosen] if chosen < len(names) else ""
+    expected = sorted(range(len(totals)), key=lambda i: (-totals[i], names[i] != chosen_node, i))
+    assert top_nodes(names, totals, chosen_node) == expected[:MAX_TOP_NODES]
 
 
 def test_long_texts_are_cut() -> None:

@@ -343,6 +343,8 @@ def _variant(change: str) -> tuple[objects_pb2.Pod, objects_pb2.Pod]:
         new.metadata.labels["tier"] = "gold"
     elif change == "annotations":
         new.metadata.annotations["note"] = "x"
+    elif change == "managed-fields":
+        new.metadata.managed_fields.add(manager="kubelet", operation="Update")
     elif change == "spec":
         new.spec.tolerations.add(key="dedicated", operator="Exists")
     return old, new
@@ -350,8 +352,8 @@ def _variant(change: str) -> tuple[objects_pb2.Pod, objects_pb2.Pod]:
 
 @pytest.mark.parametrize(
     ("change", "relevant"),
-    [("resource-version", False), ("generation", False), ("status", False), ("labels", True),
-     ("annotations", True), ("spec", True)],
+    [("resource-version", False), ("generation", False), ("status", False), ("managed-fields", False),
+     ("labels", True), ("annotations", True), ("spec", True)],
 )
 def test_scheduling_relevant_update(change: str, relevant: bool) -> None:
     old, new = _variant(change)

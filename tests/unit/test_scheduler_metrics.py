@@ -65,6 +65,18 @@ def test_a_scheduled_pod_records_its_attempts_and_end_to_end_latency(metrics: Sc
     assert values[("scheduler_pod_scheduling_sli_duration_seconds_sum", (("attempts", "3"),))] == 12.0
 
 
+def test_repeated_observations_add_up_in_their_own_series(metrics: SchedulerMetrics) -> None:
+    for profile, attempts in [("a", 1), ("a", 1), ("b", 1), ("a", 16), ("a", 20), ("a", 1)]:
+        metrics.pod_scheduled(profile, 0.01, attempts, 1.0)
+    metrics.pod_unschedulable("a", 0.01)
+    values = samples(metrics)
+    assert values[("scheduler_schedule_attempts_total", (("profile", "a"), ("result", "scheduled")))] == 5
+    assert values[("scheduler_schedule_attempts_total", (("profile", "b"), ("result", "scheduled")))] == 1
+    assert values[("scheduler_schedule_attempts_total", (("profile", "a"), ("result", "unschedulable")))] == 1
+    assert values[("scheduler_pod_scheduling_sli_duration_seconds_count", (("attempts", "1"),))] == 4
+    assert values[("scheduler_pod_scheduling_sli_duration_seconds_count", (("attempts", "15+"),))] == 2
+
+
 def test_each_scheduler_has_its_own_registry() -> None:
     first, second = SchedulerMetrics(), SchedulerMetrics()
     first.pod_unschedulable("p", 0.1)
