@@ -2,8 +2,11 @@
 server in one Batch call, not one Bind call each, saving gRPC's per-call cost on both ends.
 
 ``bind`` files the binding and waits for its own answer. The binds filed in one turn of the event loop
-go out together; while a batch is in flight, new binds wait, and whatever is pending when it returns goes
-out next (so the batches grow with the load, and an idle scheduler's lone bind leaves at once). Each
+go out together; while ``max_in_flight`` batches are out, new binds wait, and whatever is pending when one
+returns goes out next (so the batches grow with the load, and an idle scheduler's lone bind leaves at
+once). Two batches in flight rather than one: the binder's limit on binding cycles would otherwise stop the
+scheduling loop for the whole round trip of each batch; with two, the cycles freed by one batch's answer
+are scheduled while the other is out. Each
 binding is still its own write on the server: fenced (by the fence the client held when it was filed, as a
 single bind takes it when sent), checked, and answered on its own, so one pod's Conflict or Fenced is its
 own failure and no other's; a failure of the whole call (the server unreachable past the client's retries,
@@ -33,17 +36,28 @@ class _Bind:
     answer: asyncio.Future[objects_pb2.Pod]
 
 
+#: Batch calls out at once.
+DEFAULT_MAX_IN_FLIGHT = 2
+
+
 class CoalescingClient:
     """``client`` for the framework's Handle, with ``bind`` coalesced into Batch calls."""
 
-    def __init__(self, client: Client, *, max_batch: int = MAX_BATCH_ITEMS) -> None:
-        if max_batch < 1:
-            raise ValueError(f"max_batch must be at least 1, got {max_batch}")
+    def __init__(
+        self, client: Client, *, max_batch: int = MAX_BATCH_ITEMS, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    ) -> None:
+        if max_batch < 1 or max_in_flight < 1:
+            raise ValueError(
+                f"max_batch and max_in_flight must be at least 1, got {max_batch} and {max_in_flight}")
         self._client = client
         self._max_batch = max_batch
+        self._max_in_flight = max_in_flight
         self._pending: list[_Bind] = []
-        #: The task sending batches while binds are pending; None when idle.
-        self._sender: asyncio.Task[None] | None = None
+        #: The tasks sending batches, each until nothing is pending.
+        self._senders: set[asyncio.Task[None]] = set()
+        #: Whether a sender has been started and has not taken its first batch yet (the binds of this turn
+        #: join that one).
+        self._collecting = False
         #: Batch calls sent (for tests and the bench's counts).
         self.batches_sent = 0
 
@@ -55,12 +69,18 @@ class CoalescingClient:
         """Bind the pod as `Client.bind` does, in the next Batch call; its own answer or error."""
         answer: asyncio.Future[objects_pb2.Pod] = asyncio.get_running_loop().create_future()
         self._pending.append(_Bind(namespace, name, node_name, self._client.fence, answer))
-        if self._sender is None:
+        if not self._collecting and len(self._senders) < self._max_in_flight:
             # Started now, it first runs after every callback ready in this turn: their binds join.
-            self._sender = asyncio.create_task(self._send_pending(), name="coalesced-binds")
+            self._collecting = True
+            sender = asyncio.create_task(self._send_pending(), name="coalesced-binds")
+            self._senders.add(sender)
+            sender.add_done_callback(self._senders.discard)
         return await answer
 
     async def _send_pending(self) -> None:
+        # From here on a bind either joins this sender's next batch or starts another sender.
+        self._collecting = False
+        batch: list[_Bind] = []
         try:
             while self._pending:
                 batch = [bind for bind in self._pending[: self._max_batch] if not bind.answer.done()]
@@ -68,13 +88,11 @@ class CoalescingClient:
                 for fence, same_fence in itertools.groupby(batch, key=lambda bind: bind.fence):
                     await self._send(list(same_fence), fence)
         except BaseException:
-            # Cancelled (the scheduler stops): nobody will send what is pending; its callers stop too.
-            for bind in self._pending:
+            # Cancelled (the event loop ends): nobody will send what is pending; its callers stop too.
+            for bind in (*batch, *self._pending):
                 bind.answer.cancel()
             self._pending.clear()
             raise
-        finally:
-            self._sender = None
 
     async def _send(self, batch: Sequence[_Bind], fence: Fence | None) -> None:
         """One Batch call for ``batch``: each binding's answer to its caller (a caller that gave up has
@@ -83,10 +101,6 @@ class CoalescingClient:
         try:
             results = await self._client.bind_many(
                 [(bind.namespace, bind.name, bind.node_name) for bind in batch], fence=fence)
-        except asyncio.CancelledError:
-            for bind in batch:
-                bind.answer.cancel()
-            raise
         except Exception as exc:  # the whole call failed: so did each binding, with its error
             for bind in batch:
                 if not bind.answer.done():

@@ -59,9 +59,8 @@ async def test_binds_filed_in_one_turn_go_out_in_one_call_each_answered_with_its
         ("p-0", "n0"), ("p-1", "n1"), ("p-2", "n2")]
 
 
-async def test_binds_filed_while_a_call_is_in_flight_go_out_together_in_the_next(
-    api: FakeBinds, binds: CoalescingClient
-) -> None:
+async def test_binds_filed_while_the_calls_are_in_flight_go_out_together_in_the_next(api: FakeBinds) -> None:
+    binds = CoalescingClient(api, max_in_flight=1)  # type: ignore[arg-type]
     api.gate.clear()
     first = asyncio.create_task(binds.bind("default", "p-0", "n1"))
     await asyncio.sleep(0.01)
@@ -72,6 +71,22 @@ async def test_binds_filed_while_a_call_is_in_flight_go_out_together_in_the_next
     await asyncio.gather(first, *later)
     assert api.calls == [(["p-0"], FENCE), (["p-1", "p-2", "p-3"], FENCE)]
     assert binds.batches_sent == 2
+
+
+async def test_a_second_batch_goes_out_while_the_first_is_in_flight_then_the_rest_wait(
+    api: FakeBinds, binds: CoalescingClient
+) -> None:
+    api.gate.clear()
+    tasks = [asyncio.create_task(binds.bind("default", "p-0", "n1"))]
+    await asyncio.sleep(0.01)
+    tasks += [asyncio.create_task(binds.bind("default", f"p-{i}", "n1")) for i in (1, 2)]
+    await asyncio.sleep(0.01)
+    tasks += [asyncio.create_task(binds.bind("default", f"p-{i}", "n1")) for i in (3, 4)]
+    await asyncio.sleep(0.01)
+    assert api.calls == [(["p-0"], FENCE), (["p-1", "p-2"], FENCE)]
+    api.gate.set()
+    await asyncio.gather(*tasks)
+    assert api.calls == [(["p-0"], FENCE), (["p-1", "p-2"], FENCE), (["p-3", "p-4"], FENCE)]
 
 
 async def test_each_caller_hears_its_own_error_and_the_others_their_pods(
@@ -95,8 +110,9 @@ async def test_a_failed_call_is_every_bindings_error(api: FakeBinds, binds: Coal
     assert results == [api.fail_with, api.fail_with]
 
 
-async def test_each_bind_keeps_the_fence_it_was_filed_under(api: FakeBinds, binds: CoalescingClient) -> None:
+async def test_each_bind_keeps_the_fence_it_was_filed_under(api: FakeBinds) -> None:
     """A bind of the last term still pending when the next begins goes out under its own, stale, fence."""
+    binds = CoalescingClient(api, max_in_flight=1)  # type: ignore[arg-type]
     api.gate.clear()
     first = asyncio.create_task(binds.bind("default", "p-0", "n1"))
     await asyncio.sleep(0.01)
@@ -110,7 +126,8 @@ async def test_each_bind_keeps_the_fence_it_was_filed_under(api: FakeBinds, bind
     assert api.calls == [(["p-0"], FENCE), (["old-term"], FENCE), (["new-term"], NEXT_TERM)]
 
 
-async def test_a_caller_that_gave_up_is_not_sent(api: FakeBinds, binds: CoalescingClient) -> None:
+async def test_a_caller_that_gave_up_is_not_sent(api: FakeBinds) -> None:
+    binds = CoalescingClient(api, max_in_flight=1)  # type: ignore[arg-type]
     api.gate.clear()
     first = asyncio.create_task(binds.bind("default", "p-0", "n1"))
     await asyncio.sleep(0.01)
