@@ -4,9 +4,8 @@ server in one Batch call, not one Bind call each, saving gRPC's per-call cost on
 ``bind`` files the binding and waits for its own answer. The binds filed in one turn of the event loop
 go out together; while ``max_in_flight`` batches are out, new binds wait, and whatever is pending when one
 returns goes out next (so the batches grow with the load, and an idle scheduler's lone bind leaves at
-once). Two batches in flight rather than one: the binder's limit on binding cycles would otherwise stop the
-scheduling loop for the whole round trip of each batch; with two, the cycles freed by one batch's answer
-are scheduled while the other is out. Each
+once). One batch in flight by default: the binder's limit on binding cycles (64) stops the scheduling loop
+only when a batch's round trip outlasts 64 cycles, and one at a time makes the batches largest. Each
 binding is still its own write on the server: fenced (by the fence the client held when it was filed, as a
 single bind takes it when sent), checked, and answered on its own, so one pod's Conflict or Fenced is its
 own failure and no other's; a failure of the whole call (the server unreachable past the client's retries,
@@ -37,7 +36,7 @@ class _Bind:
 
 
 #: Batch calls out at once.
-DEFAULT_MAX_IN_FLIGHT = 2
+DEFAULT_MAX_IN_FLIGHT = 1
 
 
 class CoalescingClient:

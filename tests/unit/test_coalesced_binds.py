@@ -59,8 +59,9 @@ async def test_binds_filed_in_one_turn_go_out_in_one_call_each_answered_with_its
         ("p-0", "n0"), ("p-1", "n1"), ("p-2", "n2")]
 
 
-async def test_binds_filed_while_the_calls_are_in_flight_go_out_together_in_the_next(api: FakeBinds) -> None:
-    binds = CoalescingClient(api, max_in_flight=1)  # type: ignore[arg-type]
+async def test_binds_filed_while_the_call_is_in_flight_go_out_together_in_the_next(
+    api: FakeBinds, binds: CoalescingClient
+) -> None:
     api.gate.clear()
     first = asyncio.create_task(binds.bind("default", "p-0", "n1"))
     await asyncio.sleep(0.01)
@@ -73,9 +74,10 @@ async def test_binds_filed_while_the_calls_are_in_flight_go_out_together_in_the_
     assert binds.batches_sent == 2
 
 
-async def test_a_second_batch_goes_out_while_the_first_is_in_flight_then_the_rest_wait(
-    api: FakeBinds, binds: CoalescingClient
+async def test_with_two_in_flight_a_second_batch_goes_out_while_the_first_is_out_then_the_rest_wait(
+    api: FakeBinds,
 ) -> None:
+    binds = CoalescingClient(api, max_in_flight=2)  # type: ignore[arg-type]
     api.gate.clear()
     tasks = [asyncio.create_task(binds.bind("default", "p-0", "n1"))]
     await asyncio.sleep(0.01)
@@ -110,9 +112,8 @@ async def test_a_failed_call_is_every_bindings_error(api: FakeBinds, binds: Coal
     assert results == [api.fail_with, api.fail_with]
 
 
-async def test_each_bind_keeps_the_fence_it_was_filed_under(api: FakeBinds) -> None:
+async def test_each_bind_keeps_the_fence_it_was_filed_under(api: FakeBinds, binds: CoalescingClient) -> None:
     """A bind of the last term still pending when the next begins goes out under its own, stale, fence."""
-    binds = CoalescingClient(api, max_in_flight=1)  # type: ignore[arg-type]
     api.gate.clear()
     first = asyncio.create_task(binds.bind("default", "p-0", "n1"))
     await asyncio.sleep(0.01)
@@ -126,8 +127,7 @@ async def test_each_bind_keeps_the_fence_it_was_filed_under(api: FakeBinds) -> N
     assert api.calls == [(["p-0"], FENCE), (["old-term"], FENCE), (["new-term"], NEXT_TERM)]
 
 
-async def test_a_caller_that_gave_up_is_not_sent(api: FakeBinds) -> None:
-    binds = CoalescingClient(api, max_in_flight=1)  # type: ignore[arg-type]
+async def test_a_caller_that_gave_up_is_not_sent(api: FakeBinds, binds: CoalescingClient) -> None:
     api.gate.clear()
     first = asyncio.create_task(binds.bind("default", "p-0", "n1"))
     await asyncio.sleep(0.01)
