@@ -300,8 +300,6 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
                 result = apiserver_pb2.BatchResult(object=apiserver_pb2.Object(pod=pod))
             else:
                 raise empty_item(index)
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:  # every failure becomes the item's status: see error_of
             error = error_of(exc, rpc)
             self._observe(rpc, info, error.code, start)
