@@ -19,6 +19,9 @@ cache's finish_binding, the Scheduled event, the metrics and PostBind, and the P
 Bind plugins and binding extenders do not bind gang members. When any step fails every member is
 released as above, the group bind's failure (conflict, fenced, error) as an error (backoff).
 
+DefaultBinder binds through the Handle's client, which coalesces the binds that arrive together into one
+Batch call (scheduler/coalescedbinds.py): each pod is still bound, fenced and answered on its own.
+
 Concurrency: at most ``max_in_flight`` binding cycles run at once. ``submit`` waits for a free slot, so
 a scheduler whose API server is slow stops assuming pods instead of piling up assumptions it cannot
 write; otherwise it returns at once. Binding tasks belong to ``run()`` (a root task of the scheduler):

@@ -4,7 +4,9 @@ written in the background so that scheduling never waits for them.
 How it behaves, as client-go's event broadcaster and correlator do, within fixed bounds:
 
 - ``record()`` is synchronous and never blocks: it files the event in a pending map and returns. A
-  worker task (``run()``) writes pending events through the API client, a few at a time.
+  worker task (``run()``) writes pending events through the API client: whatever is pending when a
+  worker is free, up to ``batch_size`` events, the new Events in one Batch call (each created, fenced
+  and answered on its own), the count updates of repeats each on its own.
 - Repeats are aggregated. An event identical to one written recently (same object, type, reason,
   message and component) updates that Event's ``count`` and ``lastTimestamp`` instead of creating
   another object; an identical event still waiting to be written only bumps the waiting one's count.
@@ -59,8 +61,11 @@ DEFAULT_CORRELATION_CACHE_SIZE = 4096
 #: How long after its last write an Event still absorbs identical repeats (client-go's aggregation
 #: interval is 10 minutes); past it a repeat starts a new Event, so counts stay meaningful.
 DEFAULT_CORRELATION_WINDOW_S = 600.0
-#: Concurrent writes. Events of one identity are never written concurrently (their count would race).
-DEFAULT_WORKERS = 4
+#: Concurrent writers. Events of one identity are never written concurrently (their count would race).
+#: Two: while one writer's batch is in flight the next events gather for the other's.
+DEFAULT_WORKERS = 2
+#: The most events one writer takes at once (its new Events go in one Batch call).
+DEFAULT_BATCH_SIZE = 100
 #: Kubernetes' limit on an Event's message (validation.NoteLengthLimit); longer ones are cut with " ...".
 NOTE_LENGTH_LIMIT = 1024
 #: Object names are DNS subdomains of at most 253 characters.
@@ -131,13 +136,14 @@ class EventRecorder:
         correlation_cache_size: int = DEFAULT_CORRELATION_CACHE_SIZE,
         correlation_window_s: float = DEFAULT_CORRELATION_WINDOW_S,
         workers: int = DEFAULT_WORKERS,
+        batch_size: int = DEFAULT_BATCH_SIZE,
         host: str = "",
         enabled: bool = True,
     ) -> None:
         """``enabled=False``: a recorder that drops every event unseen (a replay, whose Events nobody
         reads)."""
-        if max_pending < 1 or correlation_cache_size < 1 or workers < 1:
-            raise ValueError("max_pending, correlation_cache_size and workers must be at least 1")
+        if min(max_pending, correlation_cache_size, workers, batch_size) < 1:
+            raise ValueError("max_pending, correlation_cache_size, workers and batch_size must be at least 1")
         if max_lazy_annotations < 0:
             raise ValueError(f"max_lazy_annotations must not be negative, got {max_lazy_annotations}")
         if not correlation_window_s > 0:
@@ -149,6 +155,7 @@ class EventRecorder:
         self._cache_size = correlation_cache_size
         self._window_s = correlation_window_s
         self._workers = workers
+        self._batch_size = batch_size
         self._host = host
         self.enabled = enabled
         #: Events waiting to be written, oldest first.
@@ -279,50 +286,82 @@ class EventRecorder:
 
     async def _worker(self) -> None:
         while True:
-            item = self._take()
-            if item is None:
+            items = self._take()
+            if not items:
                 self._work.clear()
                 await self._work.wait()
                 continue
             try:
-                await self._write(item)
+                await self._write(items)
             finally:
-                self._in_flight.discard(item.key)
-                if item.key in self._pending:  # a repeat arrived meanwhile: it may go now
+                for item in items:
+                    self._in_flight.discard(item.key)
+                if any(item.key in self._pending for item in items):  # repeats arrived: they may go now
                     self._work.set()
 
-    def _take(self) -> _Pending | None:
-        """The oldest pending event whose identity is not being written, or None."""
-        # At most ``workers`` keys are in flight, so this skips at most that many entries.
-        key = next((key for key in self._pending if key not in self._in_flight), None)
-        if key is None:
-            return None
-        self._in_flight.add(key)
-        return self._pending.pop(key)
+    def _take(self) -> list[_Pending]:
+        """The oldest pending events whose identities are not being written, ``batch_size`` at most."""
+        # A key in flight is pending again only when a repeat of it arrived: these are few to skip.
+        keys = list(itertools.islice((key for key in self._pending if key not in self._in_flight),
+                                     self._batch_size))
+        self._in_flight.update(keys)
+        return [self._pending.pop(key) for key in keys]
 
-    async def _write(self, item: _Pending) -> None:
+    async def _write(self, items: list[_Pending]) -> None:
+        """Count updates of recently written events each on its own, the new events in Batch calls (one
+        per fence: a batch taken across two terms is rare)."""
         now = self._clock.now()
-        previous = self._written.get(item.key)
-        try:
+        updates: list[tuple[_Pending, _Written]] = []
+        creates: dict[Fence | None, list[_Pending]] = {}
+        for item in items:
+            previous = self._written.get(item.key)
             if previous is not None and now - previous.at < self._window_s:
-                event = await self._update(previous.event, item)
+                updates.append((item, previous))
             else:
-                event = await self._create(item)
+                creates.setdefault(item.fence, []).append(item)
+        await asyncio.gather(
+            *(self._write_update(item, previous.event, now) for item, previous in updates),
+            *(self._write_creates(same_fence, fence, now) for fence, same_fence in creates.items()),
+        )
+
+    async def _write_update(self, item: _Pending, previous: objects_pb2.Event, now: float) -> None:
+        try:
+            event = await self._update(previous, item)
         except errors.ApiError as err:
-            self._stats.failed += 1
-            log.warning("could not write event %s %s about %s/%s: %s",
-                        item.key.type, item.key.reason, item.key.namespace, item.key.name, err.message)
+            self._failed(item, err)
             return
+        self._written_now(item, event, now)
+
+    async def _write_creates(self, items: list[_Pending], fence: Fence | None, now: float) -> None:
+        try:
+            results = await self._client.create_many([self._event(item) for item in items], fence=fence)
+        except errors.ApiError as err:
+            for item in items:
+                self._failed(item, err)
+            return
+        for item, result in zip(items, results, strict=True):
+            if isinstance(result, errors.ApiError):
+                self._failed(item, result)
+            else:
+                self._written_now(item, result, now)
+
+    def _failed(self, item: _Pending, err: errors.ApiError) -> None:
+        self._stats.failed += 1
+        log.warning("could not write event %s %s about %s/%s: %s",
+                    item.key.type, item.key.reason, item.key.namespace, item.key.name, err.message)
+
+    def _written_now(self, item: _Pending, event: objects_pb2.Event, now: float) -> None:
         self._stats.written += 1
         self._written[item.key] = _Written(event, now)
         self._written.move_to_end(item.key)
         while len(self._written) > self._cache_size:
             self._written.popitem(last=False)
 
-    async def _create(self, item: _Pending) -> objects_pb2.Event:
+    def _event(self, item: _Pending) -> objects_pb2.Event:
+        """The new Event for ``item``."""
         key = item.key
         stamp = timeutil.now()
-        event = objects_pb2.Event(
+        return objects_pb2.Event(
             api_version="v1",
             kind="Event",
             metadata=objects_pb2.ObjectMeta(
@@ -346,7 +385,6 @@ class EventRecorder:
             reporting_instance=f"{key.component}-{self._host}" if self._host else key.component,
             action=key.action,
         )
-        return await self._client.create(event, fence=item.fence)
 
     async def _update(self, previous: objects_pb2.Event, item: _Pending) -> objects_pb2.Event:
         event = objects_pb2.Event()
@@ -359,7 +397,7 @@ class EventRecorder:
             return await self._client.update(event, fence=item.fence)
         except (errors.Conflict, errors.NotFound):
             # Someone else changed or deleted it (a TTL, a user): start a fresh Event.
-            return await self._create(item)
+            return await self._client.create(self._event(item), fence=item.fence)
 
     def _event_name(self, object_name: str) -> str:
         # client-go names an event "<object>.<unix nanos in hex>"; a counter keeps two events recorded in

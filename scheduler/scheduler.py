@@ -53,6 +53,7 @@ from cluster.healthserver import HealthServer
 from scheduler.binding import DEFAULT_MAX_BINDINGS, Binder
 from scheduler.cache import Cache, Snapshot
 from scheduler.clock import Clock, SystemClock
+from scheduler.coalescedbinds import CoalescingClient
 from scheduler.config import SchedulerConfiguration
 from scheduler.eventhandlers import EventHandlers
 from scheduler.events import EventRecorder
@@ -141,9 +142,12 @@ class Scheduler:
         self.dra_manager = DRAManager()
         self.storage = StorageObjects()
 
+        # The plugins' binds go out in Batch calls, those of the cycles that reach Bind together in one.
+        plugin_client = CoalescingClient(client)
+
         def new_handle() -> FrameworkHandle:
             return FrameworkHandle(
-                snapshot=self.snapshot, nominator=plugged, client=client, event_recorder=self.recorder,
+                snapshot=self.snapshot, nominator=plugged, client=plugin_client, event_recorder=self.recorder,
                 pod_disruption_budgets=lambda: [pdb for _, pdb in pdbs.items()],
                 extenders=self.extenders,
                 waiting_pods=waiting_pods, api_dispatcher=self.preemptions, rng=rng,

@@ -206,6 +206,44 @@ class BindGroupResponse(_message.Message):
     pods: _containers.RepeatedCompositeFieldContainer[_objects_pb2.Pod]
     def __init__(self, pods: _Optional[_Iterable[_Union[_objects_pb2.Pod, _Mapping]]] = ...) -> None: ...
 
+class BatchItem(_message.Message):
+    __slots__ = ("create", "bind")
+    CREATE_FIELD_NUMBER: _ClassVar[int]
+    BIND_FIELD_NUMBER: _ClassVar[int]
+    create: CreateRequest
+    bind: BindRequest
+    def __init__(self, create: _Optional[_Union[CreateRequest, _Mapping]] = ..., bind: _Optional[_Union[BindRequest, _Mapping]] = ...) -> None: ...
+
+class BatchRequest(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[BatchItem]
+    def __init__(self, items: _Optional[_Iterable[_Union[BatchItem, _Mapping]]] = ...) -> None: ...
+
+class Status(_message.Message):
+    __slots__ = ("code", "message", "reason")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    reason: str
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class BatchResult(_message.Message):
+    __slots__ = ("object", "error")
+    OBJECT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    object: Object
+    error: Status
+    def __init__(self, object: _Optional[_Union[Object, _Mapping]] = ..., error: _Optional[_Union[Status, _Mapping]] = ...) -> None: ...
+
+class BatchResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[BatchResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[BatchResult, _Mapping]]] = ...) -> None: ...
+
 class VersionRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

@@ -80,6 +80,11 @@ class ApiServerStub:
                 request_serializer=cluster_dot_api_dot_apiserver__pb2.BindGroupRequest.SerializeToString,
                 response_deserializer=cluster_dot_api_dot_apiserver__pb2.BindGroupResponse.FromString,
                 _registered_method=True)
+        self.Batch = channel.unary_unary(
+                '/podsched.v1.ApiServer/Batch',
+                request_serializer=cluster_dot_api_dot_apiserver__pb2.BatchRequest.SerializeToString,
+                response_deserializer=cluster_dot_api_dot_apiserver__pb2.BatchResponse.FromString,
+                _registered_method=True)
         self.Version = channel.unary_unary(
                 '/podsched.v1.ApiServer/Version',
                 request_serializer=cluster_dot_api_dot_apiserver__pb2.VersionRequest.SerializeToString,
@@ -148,6 +153,13 @@ class ApiServerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Batch(self, request, context):
+        """Creates and Binds in one call, each item written and answered on its own (BatchRequest).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Version(self, request, context):
         """Public, as kube-apiserver's /version: no credentials are asked for it.
         """
@@ -202,6 +214,11 @@ def add_ApiServerServicer_to_server(servicer, server):
                     servicer.BindGroup,
                     request_deserializer=cluster_dot_api_dot_apiserver__pb2.BindGroupRequest.FromString,
                     response_serializer=cluster_dot_api_dot_apiserver__pb2.BindGroupResponse.SerializeToString,
+            ),
+            'Batch': grpc.unary_unary_rpc_method_handler(
+                    servicer.Batch,
+                    request_deserializer=cluster_dot_api_dot_apiserver__pb2.BatchRequest.FromString,
+                    response_serializer=cluster_dot_api_dot_apiserver__pb2.BatchResponse.SerializeToString,
             ),
             'Version': grpc.unary_unary_rpc_method_handler(
                     servicer.Version,
@@ -452,6 +469,33 @@ class ApiServer:
             '/podsched.v1.ApiServer/BindGroup',
             cluster_dot_api_dot_apiserver__pb2.BindGroupRequest.SerializeToString,
             cluster_dot_api_dot_apiserver__pb2.BindGroupResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Batch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/podsched.v1.ApiServer/Batch',
+            cluster_dot_api_dot_apiserver__pb2.BatchRequest.SerializeToString,
+            cluster_dot_api_dot_apiserver__pb2.BatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

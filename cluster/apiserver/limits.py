@@ -82,7 +82,9 @@ class RequestDeadline:
     def __init__(self, timeout_s: float) -> None:
         self.timeout_s = timeout_s
 
-    def admit(self, user: UserInfo, request: RequestInfo) -> contextlib.AbstractAsyncContextManager[None]:
+    def admit(
+        self, user: UserInfo, request: RequestInfo, width: int = 1
+    ) -> contextlib.AbstractAsyncContextManager[None]:
         if request.verb == "watch":
             return _UNLIMITED
         return _Deadline(self.timeout_s, request)
@@ -137,7 +139,9 @@ class WatchLimit:
     def open_watches(self, user_name: str) -> int:
         return self._open[user_name]
 
-    def admit(self, user: UserInfo, request: RequestInfo) -> contextlib.AbstractAsyncContextManager[None]:
+    def admit(
+        self, user: UserInfo, request: RequestInfo, width: int = 1
+    ) -> contextlib.AbstractAsyncContextManager[None]:
         # Every unary call passes here: those and the exempt watches share one null context.
         if request.verb != "watch" or MASTERS_GROUP in user.groups:
             return _UNLIMITED

@@ -5,7 +5,8 @@ servers in one process, as in tests, never share counters).
   ``apiserver_request_duration_seconds{verb,resource,subresource}``: every unary call, as
   kube-apiserver counts them; ``code`` is the gRPC status code's name (``OK``, ``NOT_FOUND``, ...), since
   the API speaks gRPC, not HTTP. A call refused before it could be described (unauthenticated, malformed)
-  has the RPC's name as its verb and no resource.
+  has the RPC's name as its verb and no resource. Each item of a Batch counts as the call it stands for
+  (a POST of pods, a POST of pods/binding), and the Batch call itself as a POST of no resource.
 * ``apiserver_longrunning_requests{verb="WATCH",resource}``: the watches open now.
 * ``apiserver_watch_events_total{resource}`` and ``apiserver_watch_events_sizes{resource}`` (bytes): the
   events sent to watchers, as kube-apiserver counts them.

@@ -6,6 +6,10 @@ Every call goes through one pipeline, in kube-apiserver's order: authenticate (U
 describe the request, its kind resolved once for every step after (auth/requests.py) → authorize
 (PERMISSION_DENIED naming verb and resource) → enter the request gates (auth/gate.py), held around the
 whole unary call or the whole Watch stream → the handler.
+
+Batch (``batch.py``) is authenticated once and enters the gates once, as wide as its items (flow control
+takes a seat per item); then each item is described, authorized and handled as its own call would be,
+all concurrently (the store's group commit merges their writes), each answered with its own result.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from cluster.apiserver.auth import requests
 from cluster.apiserver.auth.access import Access
 from cluster.apiserver.auth.gate import RequestGate, gated
 from cluster.apiserver.auth.identity import RequestInfo, UserInfo
+from cluster.apiserver.batch import BATCH_CALL, BATCH_RPCS, check_batch, empty_item, status_of
 from cluster.apiserver.failures import error_of
 from cluster.apiserver.fencing import LeaseFence
 from cluster.apiserver.flowcontrol import watch_started
@@ -56,7 +61,7 @@ async def _abort(context: grpc.aio.ServicerContext, error: errors.ApiError) -> N
 #: The verb label of the request metrics per RPC: kube-apiserver's (the HTTP method, LIST and WATCH apart).
 METRIC_VERBS = {
     "Create": "POST", "Get": "GET", "List": "LIST", "Update": "PUT", "UpdateStatus": "PUT",
-    "Delete": "DELETE", "Bind": "POST", "BindGroup": "POST", "Watch": "WATCH",
+    "Delete": "DELETE", "Bind": "POST", "BindGroup": "POST", "Batch": "POST", "Watch": "WATCH",
 }
 
 
@@ -150,6 +155,9 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
     async def Create(
         self, request: apiserver_pb2.CreateRequest, user: UserInfo, described: requests.Described
     ) -> apiserver_pb2.Object:
+        return await self._create(request, user)
+
+    async def _create(self, request: apiserver_pb2.CreateRequest, user: UserInfo) -> apiserver_pb2.Object:
         created = await self._verbs.create(
             kinds.unwrap(request.object), dry_run=request.dry_run, fence=self._fence(request, user)
         )
@@ -215,6 +223,9 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
     async def Bind(
         self, request: apiserver_pb2.BindRequest, user: UserInfo, described: requests.Described
     ) -> objects_pb2.Pod:
+        return await self._bind(request, user)
+
+    async def _bind(self, request: apiserver_pb2.BindRequest, user: UserInfo) -> objects_pb2.Pod:
         fence = self._fence(request, user)
         meta = request.binding.metadata
         self._verbs.leadership.check_bind(user, meta.namespace or DEFAULT_NAMESPACE, meta.name, fence)
@@ -234,6 +245,67 @@ class ApiService(apiserver_pb2_grpc.ApiServerServicer):
             self._verbs.leadership.check_bind(user, meta.namespace or DEFAULT_NAMESPACE, meta.name, fence)
         pods = await binding.bind_group(self._registry, request.bindings, self._verbs.now(), fence=fence)
         return apiserver_pb2.BindGroupResponse(pods=pods)
+
+    async def Batch(
+        self, request: apiserver_pb2.BatchRequest, context: grpc.aio.ServicerContext
+    ) -> apiserver_pb2.BatchResponse:
+        """Each item as its own call, all at once; the call itself fails only when it is refused as a
+        whole (authentication, too many items, flow control, the request deadline)."""
+        start = time.perf_counter()
+        try:
+            user = self._access.authenticate(context)
+            check_batch(request)
+            with read_scope():
+                if not self._gates:
+                    results = await self._batch_items(request, user)
+                else:
+                    async with gated(self._gates, user, BATCH_CALL, len(request.items)):
+                        results = await self._batch_items(request, user)
+        except asyncio.CancelledError:
+            self._observe("Batch", BATCH_CALL, grpc.StatusCode.CANCELLED, start)
+            raise
+        except Exception as exc:  # every failure becomes a status: see error_of
+            error = error_of(exc, "Batch")
+        else:
+            self._observe("Batch", BATCH_CALL, grpc.StatusCode.OK, start)
+            return apiserver_pb2.BatchResponse(results=results)
+        self._observe("Batch", BATCH_CALL, error.code, start)
+        await _abort(context, error)
+        raise AssertionError("context.abort returns only by raising")
+
+    async def _batch_items(
+        self, request: apiserver_pb2.BatchRequest, user: UserInfo
+    ) -> list[apiserver_pb2.BatchResult]:
+        return await asyncio.gather(
+            *(self._batch_item(index, item, user) for index, item in enumerate(request.items)))
+
+    async def _batch_item(
+        self, index: int, item: apiserver_pb2.BatchItem, user: UserInfo
+    ) -> apiserver_pb2.BatchResult:
+        """One item, checked, written and counted in the metrics as its own call; its failure becomes
+        its result, never the batch's."""
+        start = time.perf_counter()
+        write = item.WhichOneof("write")
+        rpc = BATCH_RPCS.get(write or "", "Batch")
+        info = None
+        try:
+            if write == "create":
+                info = requests.create(item.create).info
+                self._access.authorize(user, info)
+                result = apiserver_pb2.BatchResult(object=await self._create(item.create, user))
+            elif write == "bind":
+                info = requests.bind(item.bind).info
+                self._access.authorize(user, info)
+                pod = await self._bind(item.bind, user)
+                result = apiserver_pb2.BatchResult(object=apiserver_pb2.Object(pod=pod))
+            else:
+                raise empty_item(index)
+        except Exception as exc:  # every failure becomes the item's status: see error_of
+            error = error_of(exc, rpc)
+            self._observe(rpc, info, error.code, start)
+            return apiserver_pb2.BatchResult(error=status_of(error))
+        self._observe(rpc, info, grpc.StatusCode.OK, start)
+        return result
 
     async def Version(
         self, request: apiserver_pb2.VersionRequest, context: grpc.aio.ServicerContext

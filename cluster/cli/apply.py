@@ -3,7 +3,8 @@
 Nothing is half-applied: every manifest is parsed first (a parse error in any document stops
 everything, and so does a document too large to send: cluster.api.limits), then the server checks every
 object in a dry run, then the pods the apply creates are judged together against their namespaces'
-ResourceQuotas, and only when all pass are they written.
+ResourceQuotas, and only when all pass are they written (consecutive new objects of one kind in Batch
+calls, each created and answered on its own).
 Objects go in dependency order — PriorityClasses, then Nodes and DeviceClasses, then ResourceQuotas and
 ResourceSlices, then PodGroups, ResourceClaims and their templates, then the rest in file order — so a
 pod may name a priority class created by the same apply, a namespace's quota counts the pods the same
@@ -260,16 +261,45 @@ async def _apply(args: argparse.Namespace, manifests: list[Manifest]) -> int:
             for step in steps:
                 print(f"{step.ref} {step.action} (server dry run)", flush=True)
             return EXIT_OK
-        for step in steps:
-            try:
-                await _write(client, step)
-            except errors.Unavailable:
-                raise
-            except errors.ApiError as exc:
-                print_error(_failure(exc, step.manifest, _VERBS[step.action]))
+        for run in _runs(steps):
+            # A run of new objects of one kind is created in Batch calls, then each finished on its own.
+            created_now: list[Message | errors.ApiError | None] = (
+                [*await client.create_many([step.desired for step in run])] if len(run) > 1 else [None])
+            failed = False
+            for step, created_obj in zip(run, created_now, strict=True):
+                try:
+                    if isinstance(created_obj, errors.ApiError):
+                        raise created_obj
+                    await _write(client, step, created_obj)
+                except errors.Unavailable:
+                    raise
+                except errors.ApiError as exc:
+                    print_error(_failure(exc, step.manifest, _VERBS[step.action]))
+                    failed = True
+                    continue
+                print(f"{step.ref} {step.action}", flush=True)
+            if failed:
                 return EXIT_ERROR
-            print(f"{step.ref} {step.action}", flush=True)
     return EXIT_OK
+
+
+def _runs(steps: list[_Step]) -> Iterator[list[_Step]]:
+    """The steps in order, in runs that may be written together: consecutive creates of one kind (objects
+    of one kind never need each other to exist first; the kinds' order is kept), every other step alone."""
+    run: list[_Step] = []
+    for step in steps:
+        if run and _creates(step) and _creates(run[-1]) and step.manifest.kind is run[-1].manifest.kind:
+            run.append(step)
+            continue
+        if run:
+            yield run
+        run = [step]
+    if run:
+        yield run
+
+
+def _creates(step: _Step) -> bool:
+    return step.action == "created" and step.desired is not None
 
 
 class _Rejected(Exception):
@@ -382,11 +412,12 @@ async def _current(client: Client, kind: kinds.Kind, obj: Message) -> Message | 
         raise
 
 
-async def _write(client: Client, step: _Step) -> None:
+async def _write(client: Client, step: _Step, created: Message | None = None) -> None:
+    """Write ``step``; ``created``: its object, when a Batch call has created it already."""
     manifest = step.manifest
     kind, obj = manifest.kind, manifest.obj
-    written: Message | None = None
-    if step.desired is not None:
+    written: Message | None = created
+    if step.desired is not None and written is None:
         if step.action == "created":
             written = await client.create(step.desired)
         else:

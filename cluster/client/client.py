@@ -33,7 +33,7 @@ from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
 from cluster.api.addresses import is_loopback_host
 from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION, fence_stamp
 from cluster.api.kinds import KINDS, Kind, kind_by_name, kind_of, unwrap, wrap
-from cluster.api.limits import MAX_REQUEST_BYTES, MAX_REQUEST_SIZE
+from cluster.api.limits import MAX_BATCH_BYTES, MAX_BATCH_ITEMS, MAX_REQUEST_BYTES, MAX_REQUEST_SIZE
 from cluster.client.credentials import ClientCredentials, TlsError
 from cluster.client.handshake import CLOSED_AFTER_HANDSHAKE, refused_client
 from cluster.client.retry import (
@@ -414,13 +414,7 @@ class Client:
     ) -> objects_pb2.Pod:
         """Bind an unbound pod to a node (the pods/binding subresource); `errors.Conflict` if it is bound.
         Fenced by ``fence``, else by the client's `fence` when set."""
-        binding = objects_pb2.Binding(
-            api_version="v1",
-            kind="Binding",
-            metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace),
-            target=objects_pb2.ObjectReference(kind="Node", name=node_name),
-        )
-        request = apiserver_pb2.BindRequest(binding=binding)
+        request = apiserver_pb2.BindRequest(binding=_binding(namespace, name, node_name))
         self._attach_fence(request, fence)
         return await self._unary("Bind", request, idempotent=False)
 
@@ -444,15 +438,7 @@ class Client:
         that is the group bind this call made, and they are returned."""
         fence = fence or self.fence
         request = apiserver_pb2.BindGroupRequest(
-            bindings=[
-                objects_pb2.Binding(
-                    api_version="v1",
-                    kind="Binding",
-                    metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace),
-                    target=objects_pb2.ObjectReference(kind="Node", name=node_name),
-                )
-                for namespace, name, node_name in bindings
-            ]
+            bindings=[_binding(namespace, name, node_name) for namespace, name, node_name in bindings]
         )
         self._attach_fence(request, fence)
         retried = False
@@ -469,6 +455,65 @@ class Client:
                 raise
             return landed
         return list(response.pods)
+
+    async def create_many(
+        self, objs: Sequence[M], *, fence: Fence | None = None
+    ) -> builtins.list[M | errors.ApiError]:
+        """Create each object as `create` would, in as few Batch calls as the batch limits allow: the
+        created object, or the error its own create would raise, per object, in the order given (one
+        object's failure fails no other). ``fence`` applies to each, as to `create`. Objects are written
+        concurrently: create what depends on another object in a later call.
+
+        Not idempotent, as `create`: a call is retried only when it never reached a server that could
+        serve it (UNAVAILABLE before any item ran) or flow control refused it as a whole; a call that
+        fails otherwise raises its error for every object."""
+        items = []
+        for obj in objs:
+            request = apiserver_pb2.CreateRequest(object=wrap(obj))
+            if fence is not None:
+                request.fence.CopyFrom(fence.to_proto())
+            items.append(apiserver_pb2.BatchItem(create=request))
+        results = await self._batch(items)
+        return [result if isinstance(result, errors.ApiError) else unwrap(result)  # type: ignore[misc]
+                for result in results]
+
+    async def bind_many(
+        self, bindings: Sequence[tuple[str, str, str]], *, fence: Fence | None = None
+    ) -> builtins.list[objects_pb2.Pod | errors.ApiError]:
+        """Bind each (namespace, pod name, node name) as `bind` would, in as few Batch calls as the batch
+        limits allow: the bound pod, or the error its own bind would raise, per binding, in the order
+        given; each lands or fails on its own (unlike `bind_group`). Fenced by ``fence``, else by the
+        client's `fence` when set, each binding alike. Not idempotent, as `bind` (see `create_many`)."""
+        items = []
+        for namespace, name, node_name in bindings:
+            request = apiserver_pb2.BindRequest(binding=_binding(namespace, name, node_name))
+            self._attach_fence(request, fence)
+            items.append(apiserver_pb2.BatchItem(bind=request))
+        results = await self._batch(items)
+        return [result if isinstance(result, errors.ApiError) else result.pod for result in results]
+
+    async def _batch(
+        self, items: Sequence[apiserver_pb2.BatchItem]
+    ) -> builtins.list[apiserver_pb2.Object | errors.ApiError]:
+        """Send ``items`` in Batch calls of at most MAX_BATCH_ITEMS items and MAX_BATCH_BYTES, one after
+        the other; each item's object, or its error as `_api_error` makes it."""
+        results: builtins.list[apiserver_pb2.Object | errors.ApiError] = []
+        for chunk in _batch_chunks(items):
+            response = await self._unary("Batch", apiserver_pb2.BatchRequest(items=chunk), idempotent=False)
+            for result in response.results:
+                if result.HasField("error"):
+                    results.append(self._item_error(result.error))
+                else:
+                    results.append(result.object)
+        return results
+
+    def _item_error(self, status: apiserver_pb2.Status) -> errors.ApiError:
+        """The error a Batch item's status stands for, as its own call would have raised it."""
+        error = errors.from_status(_STATUS_CODES.get(status.code, grpc.StatusCode.UNKNOWN), status.message,
+                                   status.reason)
+        if isinstance(error, errors.Fenced) and self.on_fenced is not None:
+            self.on_fenced(error)
+        return error
 
     async def _group_landed(
         self, bindings: Sequence[tuple[str, str, str]], fence: Fence | None
@@ -636,6 +681,40 @@ class Client:
         if isinstance(error, errors.Fenced) and self.on_fenced is not None:
             self.on_fenced(error)
         return error
+
+
+def _binding(namespace: str, name: str, node_name: str) -> objects_pb2.Binding:
+    return objects_pb2.Binding(
+        api_version="v1",
+        kind="Binding",
+        metadata=objects_pb2.ObjectMeta(name=name, namespace=namespace),
+        target=objects_pb2.ObjectReference(kind="Node", name=node_name),
+    )
+
+
+#: The status codes by number, as a Batch item's status carries them.
+_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def _batch_chunks(
+    items: Sequence[apiserver_pb2.BatchItem],
+) -> builtins.list[builtins.list[apiserver_pb2.BatchItem]]:
+    """``items`` cut into runs that each fit one Batch call: at most MAX_BATCH_ITEMS items and
+    MAX_BATCH_BYTES (an item larger than that alone goes in a call of its own, and the request size check
+    answers for it)."""
+    chunks: builtins.list[builtins.list[apiserver_pb2.BatchItem]] = []
+    chunk: builtins.list[apiserver_pb2.BatchItem] = []
+    size = 0
+    for item in items:
+        item_size = item.ByteSize() + 8  # the field's tag and length
+        if chunk and (len(chunk) >= MAX_BATCH_ITEMS or size + item_size > MAX_BATCH_BYTES):
+            chunks.append(chunk)
+            chunk, size = [], 0
+        chunk.append(item)
+        size += item_size
+    if chunk:
+        chunks.append(chunk)
+    return chunks
 
 
 def _sent_too_large(err: grpc.aio.AioRpcError) -> bool:

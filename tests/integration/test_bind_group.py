@@ -1,6 +1,7 @@
 """BindGroup against the real `podsched apiserver` process, on each backend, through `Client.bind_group`:
 a group lands whole at one resourceVersion, or not at all (a bound or terminating pod, a stale fence), and
-a watcher sees every pod of it with that one resourceVersion."""
+a watcher sees every pod of it with that one resourceVersion. And the binds of a Batch call, which land
+or fail each on its own: one under a stale fence is refused alone."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 
+import grpc
 import pytest
 
-from cluster.api import errors, objects_pb2
+from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, objects_pb2
 from cluster.api.kinds import LEASE
 from cluster.client import Client, Fence, Informer
 from cluster.launcher.process import ApiServerProcess
@@ -114,6 +116,38 @@ async def test_a_stale_fence_is_refused_and_binds_nothing(
         f"new-leader@{taken.metadata.resource_version}"
     }
     assert await client.get(LEASE, LEASE_NAME, namespace) == taken
+
+
+async def test_a_batch_binds_each_pod_on_its_own_and_refuses_only_the_one_under_a_stale_fence(
+    client: Client, namespace: str, unique: Callable[[str], str]
+) -> None:
+    nodes = await _setup(client, namespace, unique)
+    lease = objects_pb2.Lease(metadata=objects_pb2.ObjectMeta(name=LEASE_NAME, namespace=namespace))
+    lease.spec.holder_identity = "leader"
+    lease.spec.lease_duration_seconds = 15
+    created = await client.create(lease)
+    current = Fence(namespace, LEASE_NAME, "leader", int(created.metadata.resource_version))
+    stale = Fence(namespace, LEASE_NAME, "deposed", current.token - 1)
+    items = [
+        apiserver_pb2.BatchItem(bind=apiserver_pb2.BindRequest(
+            binding=objects_pb2.Binding(metadata=objects_pb2.ObjectMeta(name=name, namespace=ns),
+                                        target=objects_pb2.ObjectReference(kind="Node", name=node)),
+            fence=(stale if name == "w-3" else current).to_proto()))
+        for ns, name, node in _bindings(namespace, nodes)
+    ]
+    async with grpc.aio.insecure_channel(client.servers[0]) as channel:
+        stub = apiserver_pb2_grpc.ApiServerStub(channel)
+        response = await stub.Batch(apiserver_pb2.BatchRequest(items=items))
+
+    refused = response.results[3].error
+    assert (refused.code, refused.reason) == (grpc.StatusCode.FAILED_PRECONDITION.value[0], "Fenced")
+    assert 'is held by "leader"' in refused.message
+    bound = [result.object.pod for index, result in enumerate(response.results) if index != 3]
+    assert [(p.metadata.name, p.spec.node_name) for p in bound] == [
+        (name, node) for _, name, node in _bindings(namespace, nodes) if name != "w-3"]
+    assert {p.metadata.annotations[BOUND_ANNOTATION] for p in bound} == {f"leader@{current.token}"}
+    assert await _nodes_of(client, namespace) == [
+        "" if name == "w-3" else node for _, name, node in _bindings(namespace, nodes)]
 
 
 async def test_an_informer_keeps_every_pod_of_groups_bound_across_api_server_restarts(

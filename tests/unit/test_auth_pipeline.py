@@ -45,7 +45,7 @@ class RecordingGate:
         self.left = asyncio.Event()
 
     @contextlib.asynccontextmanager
-    async def admit(self, user: UserInfo, request: RequestInfo) -> AsyncIterator[None]:
+    async def admit(self, user: UserInfo, request: RequestInfo, width: int = 1) -> AsyncIterator[None]:
         if request.namespace == "busy":
             raise Busy(f'too many requests from User "{user.name}"')
         self.admitted.append((user.name, request))

@@ -9,7 +9,7 @@ import pytest
 
 from cluster.api import errors, kinds
 from cluster.api.manifest import load_text
-from cluster.cli.apply import _checkable, _Created, _desired_update, _prepare
+from cluster.cli.apply import _checkable, _Created, _desired_update, _prepare, _runs, _Step
 
 _DOCS = textwrap.dedent("""\
     apiVersion: v1
@@ -170,3 +170,51 @@ def test_reapplying_a_bound_claim_and_volume_keeps_what_the_binder_wrote() -> No
     desired_volume = _desired_update(kinds.PERSISTENT_VOLUME, volume, stored_volume)
     assert desired_volume.spec.claim_ref.name == "data"
     assert dict(desired_volume.metadata.annotations) == {"pv.kubernetes.io/bound-by-controller": "yes"}
+
+
+_MANY = textwrap.dedent("""\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: web-0}
+    spec: {containers: [{name: c, image: busybox}]}
+    ---
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: web-1}
+    spec: {containers: [{name: c, image: busybox}]}
+    ---
+    apiVersion: v1
+    kind: Service
+    metadata: {name: web}
+    spec: {selector: {app: web}}
+    ---
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: web-2}
+    spec: {containers: [{name: c, image: busybox}]}
+    ---
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: web-3}
+    spec: {containers: [{name: c, image: busybox}]}
+    ---
+    apiVersion: v1
+    kind: Node
+    metadata: {name: node-1}
+    ---
+    apiVersion: v1
+    kind: Node
+    metadata: {name: node-2}
+    """)
+
+
+def test_consecutive_creates_of_one_kind_are_written_together_in_the_kinds_order() -> None:
+    manifests = _prepare(load_text(_MANY, source="many.yaml"), None)
+    actions = {"web-2": "configured", "node-2": "unchanged"}  # an update, and nothing to write
+    steps = [
+        _Step(m, actions.get(m.obj.metadata.name, "created"),
+              None if m.obj.metadata.name == "node-2" else m.obj)
+        for m in manifests
+    ]
+    runs = [[step.manifest.obj.metadata.name for step in run] for run in _runs(steps)]
+    assert runs == [["node-1"], ["node-2"], ["web"], ["web-0", "web-1"], ["web-2"], ["web-3"]]

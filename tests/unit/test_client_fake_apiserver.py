@@ -65,6 +65,8 @@ class FakeApiServer(apiserver_pb2_grpc.ApiServerServicer):
     #: Per method, how many of the next calls are applied and then answered UNAVAILABLE (a server that
     #: committed the write and went away before answering).
     lost_replies: dict[str, int] = field(default_factory=dict)
+    #: Pods whose bind in a Batch is refused as Fenced.
+    fenced_binds: set[str] = field(default_factory=set)
     port: int = 0
 
     def __post_init__(self) -> None:
@@ -279,6 +281,42 @@ class FakeApiServer(apiserver_pb2_grpc.ApiServerServicer):
 
     # ------------------------------------------------------------------------------------------ helpers
 
+    async def Batch(self, request, context):
+        """Each create or bind item as Create and Bind answer it, its refusal as its status."""
+        await self._enter("Batch", request, context)
+        results = []
+        for item in request.items:
+            if item.WhichOneof("write") == "create":
+                kind = envelope_kind(item.create.object)
+                meta = unwrap(item.create.object).metadata
+                key = kind.key(meta.namespace, meta.name)
+                if key in self.objects:
+                    results.append(_refusal(grpc.StatusCode.ALREADY_EXISTS, "AlreadyExists",
+                                            f'{kind.plural} "{meta.name}" already exists'))
+                    continue
+                stored = await self._write(key, item.create.object, apiserver_pb2.WatchEvent.ADDED,
+                                           envelope_out=True)
+                results.append(apiserver_pb2.BatchResult(object=stored))
+                continue
+            binding = item.bind.binding
+            key = kind_by_name("Pod").key(binding.metadata.namespace, binding.metadata.name)
+            if binding.metadata.name in self.fenced_binds:
+                results.append(_refusal(grpc.StatusCode.FAILED_PRECONDITION, "Fenced", "the lease moved on"))
+            elif key not in self.objects:
+                results.append(_refusal(grpc.StatusCode.NOT_FOUND, "NotFound",
+                                        f'pods "{binding.metadata.name}" not found'))
+            elif self.objects[key].pod.spec.node_name:
+                results.append(_refusal(grpc.StatusCode.ABORTED, "Conflict",
+                                        f"pod {binding.metadata.name} is already assigned"))
+            else:
+                pod = objects_pb2.Pod()
+                pod.CopyFrom(self.objects[key].pod)
+                pod.spec.node_name = binding.target.name
+                stored = await self._write(key, wrap(pod), apiserver_pb2.WatchEvent.MODIFIED,
+                                           envelope_out=True)
+                results.append(apiserver_pb2.BatchResult(object=stored))
+        return apiserver_pb2.BatchResponse(results=results)
+
     async def _enter(self, method: str, request: Message, context: grpc.aio.ServicerContext) -> None:
         self.calls.append((method, request))
         if method in self.hangs:
@@ -320,6 +358,11 @@ class FakeApiServer(apiserver_pb2_grpc.ApiServerServicer):
     def _select(self, kind: Kind, namespace: str) -> list[apiserver_pb2.Object]:
         prefix = kind.key_prefix(namespace)
         return [self.objects[key] for key in sorted(self.objects) if key.startswith(prefix)]
+
+
+def _refusal(code: grpc.StatusCode, reason: str, message: str) -> apiserver_pb2.BatchResult:
+    return apiserver_pb2.BatchResult(
+        error=apiserver_pb2.Status(code=code.value[0], message=message, reason=reason))
 
 
 def _key_of(envelope: apiserver_pb2.Object) -> str:

@@ -140,3 +140,63 @@ def test_a_client_maps_the_refusal_back_by_its_reason_only() -> None:
     assert isinstance(refused, errors.TooManyRequests)
     # gRPC's own RESOURCE_EXHAUSTED (a message over the size limit) is not flow control's.
     assert type(errors.from_status(code, "Received message larger than max")) is errors.InternalError
+
+
+async def test_a_wide_request_takes_its_width_in_seats_and_waits_until_that_many_are_free() -> None:
+    priority = level(seats=4)
+    await priority.acquire("alice")
+    await priority.acquire("alice", 3)
+    assert (priority.executing, priority.seats_in_use) == (2, 4)
+    wide = asyncio.create_task(priority.acquire("bob", 2))
+    await settle()
+    priority.release()  # one seat free: not enough
+    await settle()
+    assert not wide.done() and priority.seats_in_use == 3
+
+    priority.release(3)
+    await settle()
+    assert wide.done() and wide.exception() is None
+    assert (priority.executing, priority.seats_in_use, priority.waiting) == (1, 2, 0)
+
+
+async def test_a_waiting_wide_request_is_not_passed_by_narrower_ones_that_arrive_after_it() -> None:
+    priority = level(seats=2)
+    await priority.acquire("alice", 2)
+    order: list[str] = []
+
+    async def request(flow: str, width: int) -> None:
+        await priority.acquire(flow, width)
+        order.append(f"{flow}-{width}")
+
+    wide = asyncio.create_task(request("bob", 2))
+    await settle()
+    narrow = asyncio.create_task(request("carol", 1))
+    await settle()
+    priority.release(1)  # one seat free: carol would fit, but bob waits first
+    await settle()
+    assert order == []
+    priority.release(1)
+    await settle()
+    assert order == ["bob-2"]
+    priority.release(2)
+    await settle()
+    assert order == ["bob-2", "carol-1"]
+    await asyncio.gather(wide, narrow)
+
+
+async def test_a_wide_waiter_that_gives_up_lets_the_narrower_ones_behind_it_run() -> None:
+    priority = level(seats=2)
+    await priority.acquire("alice")
+    wide = asyncio.create_task(priority.acquire("bob", 2))
+    await settle()
+    narrow = asyncio.create_task(priority.acquire("carol"))
+    await settle()
+    assert not narrow.done()
+    wide.cancel()
+    await settle()
+    assert narrow.done() and narrow.exception() is None
+    assert (priority.executing, priority.seats_in_use, priority.waiting) == (2, 2, 0)
+
+
+def test_a_request_is_never_wider_than_its_level() -> None:
+    assert [level(seats=4).width_of(width) for width in (0, 1, 3, 4, 100)] == [1, 1, 3, 4, 4]

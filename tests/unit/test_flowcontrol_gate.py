@@ -224,3 +224,14 @@ async def test_a_failing_call_gives_its_seat_back() -> None:
             raise errors.NotFound("pods \"web\" not found")
     assert gate.levels[GLOBAL_DEFAULT].executing == 0
 
+
+
+async def test_a_batch_takes_a_seat_per_item_at_most_its_levels_seats() -> None:
+    gate = FlowControl(FlowControlConfig(max_requests_inflight=70, max_mutating_requests_inflight=0),
+                       allows=ALLOWS)
+    level = gate.levels["global-default"]
+    async with gate.admit(ALICE, POD_CREATE, 3):
+        assert (level.executing, level.seats_in_use) == (1, 3)
+    async with gate.admit(ALICE, POD_CREATE, 1000):
+        assert (level.executing, level.seats_in_use) == (1, level.seats)
+    assert (level.executing, level.seats_in_use) == (0, 0)

@@ -375,7 +375,7 @@ async def test_a_body_in_a_binary_encoding_is_refused_with_415(http: TestClient,
 class _Refusing:
     """A request gate that refuses every call as flow control refuses one whose queue is full."""
 
-    def admit(self, user: Any, request: Any) -> Any:
+    def admit(self, user: Any, request: Any, width: int = 1) -> Any:
         raise errors.TooManyRequests("too many requests, please try again later")
 
 

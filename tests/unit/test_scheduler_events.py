@@ -25,6 +25,8 @@ class FakeEventsApi:
         self.fail_with: errors.ApiError | None = None
         #: The fence of every write, in order (None: unfenced).
         self.fences: list[Fence | None] = []
+        #: The names of the events of each create_many call.
+        self.batches: list[list[str]] = []
         self._rv = 0
 
     async def create(self, event: objects_pb2.Event, *, fence: Fence | None = None) -> objects_pb2.Event:
@@ -34,6 +36,19 @@ class FakeEventsApi:
             raise self.fail_with
         self.creates += 1
         return self._store(event)
+
+    async def create_many(
+        self, events: list[objects_pb2.Event], *, fence: Fence | None = None
+    ) -> list[objects_pb2.Event | errors.ApiError]:
+        """As the client's: each event created on its own, its object or its error."""
+        self.batches.append([event.metadata.name for event in events])
+        results: list[objects_pb2.Event | errors.ApiError] = []
+        for event in events:
+            try:
+                results.append(await self.create(event, fence=fence))
+            except errors.ApiError as err:
+                results.append(err)
+        return results
 
     async def update(self, event: objects_pb2.Event, *, fence: Fence | None = None) -> objects_pb2.Event:
         await self.gate.wait()
@@ -68,6 +83,15 @@ async def settle(recorder: EventRecorder) -> None:
             return
         await asyncio.sleep(0)
     raise AssertionError("the recorder did not settle")
+
+
+async def taken(recorder: EventRecorder) -> None:
+    """Wait until a writer has taken every pending event."""
+    for _ in range(200):
+        if not recorder.pending():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("no writer took the pending events")
 
 
 @pytest.fixture
@@ -252,7 +276,8 @@ async def test_events_of_a_term_are_written_under_its_fence(
 async def test_a_finished_terms_waiting_events_are_dropped_not_written_under_the_next(
     api: FakeEventsApi, clock: FakeClock
 ) -> None:
-    recorder = EventRecorder(api, clock=clock, workers=1)  # type: ignore[arg-type]
+    # One event per write, so that two of the term's events are still waiting when it ends.
+    recorder = EventRecorder(api, clock=clock, workers=1, batch_size=1)  # type: ignore[arg-type]
     task = asyncio.create_task(recorder.run())
     try:
         api.gate.clear()
@@ -372,3 +397,47 @@ async def test_a_disabled_recorder_writes_nothing_and_makes_no_annotations(api: 
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+
+
+async def test_the_events_waiting_when_a_writer_is_free_go_out_in_one_batch(
+    api: FakeEventsApi, clock: FakeClock
+) -> None:
+    recorder = EventRecorder(api, clock=clock, workers=1, batch_size=3)  # type: ignore[arg-type]
+    task = asyncio.create_task(recorder.run())
+    try:
+        api.gate.clear()
+        record_failed(recorder, pod("first"))
+        await taken(recorder)  # the writer takes "first" and waits on the gate
+        for name in ("a", "b", "c", "d"):
+            record_failed(recorder, pod(name))
+        api.gate.set()
+        await settle(recorder)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert [[name.partition(".")[0] for name in batch] for batch in api.batches] == [
+        ["first"], ["a", "b", "c"], ["d"]]
+    assert (recorder.written, recorder.failed) == (5, 0)
+
+
+async def test_one_events_refusal_in_a_batch_fails_only_that_event(
+    running: EventRecorder, api: FakeEventsApi
+) -> None:
+    api.gate.clear()
+    record_failed(running, pod("first"))
+    await taken(running)
+    record_failed(running, pod("ok"))
+    record_failed(running, pod("refused"))
+    original = api.create
+
+    async def refusing(event: objects_pb2.Event, *, fence: Fence | None = None) -> objects_pb2.Event:
+        if event.involved_object.name == "refused":
+            raise errors.Forbidden('events "refused" is forbidden')
+        return await original(event, fence=fence)
+
+    api.create = refusing  # type: ignore[method-assign]
+    api.gate.set()
+    await settle(running)
+    assert sorted(event.involved_object.name for event in api.objects.values()) == ["first", "ok"]
+    assert (running.written, running.failed) == (2, 1)

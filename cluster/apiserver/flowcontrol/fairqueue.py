@@ -9,6 +9,11 @@ when its flow already has ``queue_length_limit`` requests waiting ("queue-full")
 ``queue_wait_s`` without a seat ("time-out"). A waiting request whose caller gives up (its task is
 cancelled) leaves its queue.
 
+A request may be wider than one seat (a Batch of several writes takes a seat per item, as kube's APF
+gives wide requests a width): it runs once that many seats are free, at most the level's seats. A wide
+request at the head of the queues waits for its seats rather than being passed by narrower ones, so it
+is never starved.
+
 Everything runs on the server's event loop: seats are handed over in plain callbacks, so a seat is
 never both given to a waiter and lost with it.
 """
@@ -45,22 +50,30 @@ class PriorityLevel:
         self.seats = seats
         self.queue_length_limit = queue_length_limit
         self.queue_wait_s = queue_wait_s
-        #: Requests holding a seat.
+        #: Requests executing, and the seats they hold.
         self.executing = 0
-        # Only flows with someone waiting; the first one gets the next seat, then goes to the back.
-        self._queues: dict[str, deque[asyncio.Future[None]]] = {}
+        self.seats_in_use = 0
+        # Only flows with someone waiting; the first one gets the next seats, then goes to the back. Each
+        # waiter with the seats it needs.
+        self._queues: dict[str, deque[tuple[asyncio.Future[None], int]]] = {}
 
     @property
     def waiting(self) -> int:
-        """Requests waiting for a seat, all flows together."""
+        """Requests waiting for seats, all flows together."""
         return sum(len(queue) for queue in self._queues.values())
 
-    async def acquire(self, flow: str) -> None:
-        """Take a seat for a request of ``flow``, waiting in its queue if need be; raise
-        Refused (a TooManyRequests) when refused. The caller must ``release`` the seat."""
-        if self.executing < self.seats:
-            # Someone waits only while every seat is taken (a freed seat goes to a waiter at once).
-            self.executing += 1
+    def width_of(self, seats: int) -> int:
+        """The seats a request asking for ``seats`` takes: at most the level's, or it could never run."""
+        return max(1, min(seats, self.seats))
+
+    async def acquire(self, flow: str, width: int = 1) -> None:
+        """Take ``width`` seats (``width_of``) for a request of ``flow``, waiting in its queue if need be;
+        raise Refused (a TooManyRequests) when refused. The caller must ``release`` the same width."""
+        if self._queues:
+            self._dispatch()  # drops the heads whose callers gave up, and may run this request's turn
+        if self.seats_in_use + width <= self.seats and not self._queues:
+            # Someone waits only while too few seats are free (freed seats go to the waiters first).
+            self._take(width)
             return
         queue = self._queues.get(flow)
         if len(queue or ()) >= self.queue_length_limit:
@@ -69,44 +82,70 @@ class PriorityLevel:
             queue = self._queues[flow] = deque()
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future()
-        queue.append(waiter)
+        queue.append((waiter, width))
         timer = loop.call_later(self.queue_wait_s, self._time_out, flow, waiter)
         try:
             await waiter
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
-                # The seat arrived just as the caller gave up: hand it on.
-                self.release()
+                # The seats arrived just as the caller gave up: hand them on.
+                self.release(width)
             else:
                 self._forget(flow, waiter)
+                self._dispatch()  # a wide waiter leaving may let narrower ones behind it run
             raise
         finally:
             timer.cancel()
 
-    def release(self) -> None:
-        """Give a seat back: to the next flow in turn that has a request waiting, else free it."""
+    def release(self, width: int = 1) -> None:
+        """Give ``width`` seats back: to the next flows in turn that have a request waiting, else free."""
         self.executing -= 1
-        while self.executing < self.seats and self._queues:
+        self.seats_in_use -= width
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Hand free seats to the waiters, flow by flow in turn, while the next one's width fits."""
+        while self._queues:
             flow = next(iter(self._queues))
-            queue = self._queues.pop(flow)
-            waiter = queue.popleft()
-            if queue:
-                self._queues[flow] = queue
-            if not waiter.done():  # a cancelled waiter leaves its queue only when its task runs again
-                waiter.set_result(None)
-                self.executing += 1
+            queue = self._queues[flow]
+            waiter, width = queue[0]
+            if waiter.done():  # a cancelled waiter leaves its queue only when its task runs again
+                self._pop_head(flow, queue)
+                continue
+            if self.seats_in_use + width > self.seats:
+                return
+            self._pop_head(flow, queue)
+            waiter.set_result(None)
+            self._take(width)
+
+    def _take(self, width: int) -> None:
+        self.executing += 1
+        self.seats_in_use += width
+
+    def _pop_head(self, flow: str, queue: deque[tuple[asyncio.Future[None], int]]) -> None:
+        """Take the head of ``flow``'s queue off, and send the flow to the back of the turn."""
+        queue.popleft()
+        del self._queues[flow]
+        if queue:
+            self._queues[flow] = queue
 
     def _time_out(self, flow: str, waiter: asyncio.Future[None]) -> None:
         if not waiter.done():
             self._forget(flow, waiter)
             waiter.set_exception(self._refusal(flow, TIME_OUT))
+            self._dispatch()
 
     def _forget(self, flow: str, waiter: asyncio.Future[None]) -> None:
         queue = self._queues.get(flow)
-        if queue is not None and waiter in queue:
-            queue.remove(waiter)
-            if not queue:
-                del self._queues[flow]
+        if queue is None:
+            return
+        kept = deque(entry for entry in queue if entry[0] is not waiter)
+        if len(kept) == len(queue):
+            return
+        if kept:
+            self._queues[flow] = kept
+        else:
+            del self._queues[flow]
 
     def _refusal(self, flow: str, reason: str) -> Refused:
         if reason == QUEUE_FULL:

@@ -35,15 +35,15 @@ class FlowObserver(Protocol):
 
 
 async def _take_seat(
-    level: PriorityLevel, classification: Classification, observer: FlowObserver | None
+    level: PriorityLevel, classification: Classification, observer: FlowObserver | None, width: int = 1
 ) -> None:
     """``level.acquire``, told to ``observer``."""
     if observer is None:
-        await level.acquire(classification.flow)
+        await level.acquire(classification.flow, width)
         return
     start = time.monotonic()
     try:
-        await level.acquire(classification.flow)
+        await level.acquire(classification.flow, width)
     except Refused as exc:
         observer.rejected(level.name, classification.flow_schema, exc.flow_control_reason,
                           time.monotonic() - start)
@@ -55,23 +55,26 @@ async def _take_seat(
 
 
 class _Seat:
-    """A call's seat: taken on entry (where the call waits, or is refused), given back on exit. A class
-    rather than a generator-based context manager: every limited call enters one, and this costs less."""
+    """A call's seats (one, or its width): taken on entry (where the call waits, or is refused), given
+    back on exit. A class rather than a generator-based context manager: every limited call enters one,
+    and this costs less."""
 
-    __slots__ = ("_classification", "_level", "_observer")
+    __slots__ = ("_classification", "_level", "_observer", "_width")
 
     def __init__(
-        self, level: PriorityLevel, classification: Classification, observer: FlowObserver | None
+        self, level: PriorityLevel, classification: Classification, observer: FlowObserver | None,
+        width: int,
     ) -> None:
         self._level = level
         self._classification = classification
         self._observer = observer
+        self._width = level.width_of(width)
 
     async def __aenter__(self) -> None:
-        await _take_seat(self._level, self._classification, self._observer)
+        await _take_seat(self._level, self._classification, self._observer, self._width)
 
     async def __aexit__(self, *exc_info: object) -> None:
-        self._level.release()
+        self._level.release(self._width)
 
 
 class _WatchSeat:
@@ -156,14 +159,17 @@ class FlowControl:
         X-Kubernetes-PF-* headers)."""
         return self._schemas.classify(user, request)
 
-    def admit(self, user: UserInfo, request: RequestInfo) -> contextlib.AbstractAsyncContextManager[None]:
+    def admit(
+        self, user: UserInfo, request: RequestInfo, width: int = 1
+    ) -> contextlib.AbstractAsyncContextManager[None]:
+        """``width``: the seats the request needs (a Batch, one per item), at most the level's."""
         classification = self._schemas.classify(user, request)
         if classification.priority_level == EXEMPT:
             return _NO_SEAT
         level = self.levels[classification.priority_level]
         if request.verb == "watch":
             return _WatchSeat(level, classification, self._observer, self._watch_setup_s)
-        return _Seat(level, classification, self._observer)
+        return _Seat(level, classification, self._observer, width)
 
     def level_state(self) -> dict[str, tuple[int, int, int]]:
         """Each limited level's seats, requests executing and requests waiting."""
