@@ -65,6 +65,7 @@ from scheduler.framework.interface import (
     StorageLister,
     WorkloadLister,
     placements_by_label,
+    as_node_table_lister,
 )
 from scheduler.framework.namespaces import NamespaceIndex, NamespaceLabels
 from scheduler.framework.node_to_status import NodeToStatus, count_statuses
@@ -135,6 +136,7 @@ __all__ = [
     "NodeScore",
     "NodeSet",
     "NodeTableLister",
+    "as_node_table_lister",
     "NodeToStatus",
     "NotFound",
     "PermitPlugin",
