@@ -64,8 +64,8 @@ from scheduler.framework.interface import (
     SignPlugin,
     StorageLister,
     WorkloadLister,
-    placements_by_label,
     as_node_table_lister,
+    placements_by_label,
 )
 from scheduler.framework.namespaces import NamespaceIndex, NamespaceLabels
 from scheduler.framework.node_to_status import NodeToStatus, count_statuses
@@ -136,7 +136,6 @@ __all__ = [
     "NodeScore",
     "NodeSet",
     "NodeTableLister",
-    "as_node_table_lister",
     "NodeToStatus",
     "NotFound",
     "PermitPlugin",
@@ -185,6 +184,7 @@ __all__ = [
     "WeightedAffinityTerm",
     "WorkloadIndex",
     "WorkloadLister",
+    "as_node_table_lister",
     "by_identity",
     "count_statuses",
     "counted_by_identity",
