@@ -114,8 +114,6 @@ class Driver:
         self._names = frozenset(scheduler_names)
         self._quiet_period_s = quiet_period_s
         self.cycles = 0
-        #: The store's write count when every informer was last seen caught up (-1: never).
-        self._caught_up_at = -1
 
     # ------------------------------------------------------------------------------------ settling
 
@@ -126,11 +124,6 @@ class Driver:
             return False
         if not all(controller.idle() for controller in self._controllers):
             return False
-        writes = self._store.writes
-        if writes == self._caught_up_at:
-            # Nothing written since every informer had caught up (a failed cycle that found its pod's
-            # condition as it would write it): they still have, as their revisions only grow.
-            return True
         revisions = self._scheduler.informer_revisions()
         for name, kind in INFORMER_KINDS.items():
             if revisions[name] < self._store.last_write(kind):
@@ -140,10 +133,7 @@ class Driver:
                 if revision < self._store.last_write(kinds.kind_by_name(name)):
                     return False
         tracked = int(self._tracker.informer.resource_version or 0)
-        if tracked < self._store.last_write(kinds.POD):
-            return False
-        self._caught_up_at = writes
-        return True
+        return tracked >= self._store.last_write(kinds.POD)
 
     async def settle(self) -> None:
         spins = 0

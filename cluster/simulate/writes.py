@@ -24,8 +24,6 @@ class WriteTrackingStore(ObservedStore):
         super().__init__(store, self)
         self._last: dict[str, int] = {}
         self.writes_in_flight = 0
-        #: Successful writes so far: while it stands still, informers that had caught up still have.
-        self.writes = 0
 
     def last_write(self, kind: Kind) -> int:
         return self._last.get(kind.key_prefix(), 0)
@@ -37,7 +35,6 @@ class WriteTrackingStore(ObservedStore):
         self.writes_in_flight -= 1
         if result is None or not result.succeeded:
             return
-        self.writes += 1
         for key in keys:
             prefix = key[: key.index("/", len("/registry/")) + 1] if key.startswith("/registry/") else key
             self._last[prefix] = max(self._last.get(prefix, 0), result.revision)
