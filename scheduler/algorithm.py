@@ -28,7 +28,7 @@ from scheduler.extender.interface import Extender, ExtenderError
 from scheduler.framework.batching import SignatureMemo
 from scheduler.framework.cycle_state import CycleState, NotFound
 from scheduler.framework.explanation import LazyExplanation, explain
-from scheduler.framework.interface import NodeInfoLister, NodeTableLister, SharedLister
+from scheduler.framework.interface import NodeInfoLister, NodeTableLister, SharedLister, as_node_table_lister
 from scheduler.framework.nodedata import NodeSet
 from scheduler.framework.runtime import PRE_FILTER_NARROWING_PLUGINS, Framework, ScoreResult
 from scheduler.framework.status import Code, Status
@@ -119,7 +119,7 @@ async def schedule_pod(
     if num_all == 0:
         raise NoNodesAvailable()
     # The batch plugins' vector paths need the nodes' rows in the snapshot's node data.
-    tables = lister if isinstance(lister, NodeTableLister) else None
+    tables = as_node_table_lister(lister)
     # Opportunistic batching reuses per-node work of earlier pods signed alike; the extenders' verdicts
     # are nobody's signature, so a cycle that asks them is unbatched.
     memo = framework.batch_memo(pod_info) if tables is not None and not extenders else None
@@ -267,7 +267,10 @@ def _find_nodes_that_pass_filters(
     visited = 0
     while visited < len(ordered) and len(positions) < to_find:
         needed = to_find - len(positions)
-        stop = len(ordered) if visited and memo is not None else visited + max(needed, MIN_FILTER_BATCH)
+        # With a memo, the nodes past the first batch are asked about at once, and all of them at once
+        # when the memo says none fits: a retry that fails again costs one pass, not two.
+        whole = memo is not None and (visited > 0 or memo.predicts_failure())
+        stop = len(ordered) if whole else visited + max(needed, MIN_FILTER_BATCH)
         batch = ordered.window(visited, stop)
         offset = visited
         verdicts = framework.run_filter_nodes(state, pod_info, batch, wanted=needed, memo=memo)

@@ -423,6 +423,8 @@ def with_failure_status(
     pod: objects_pb2.Pod, reason: str, message: str, nominated_node: str | None
 ) -> objects_pb2.Pod | None:
     """A copy of ``pod`` with PodScheduled=False and the nominated node, or None if it already has them."""
+    if _has_failure_status(pod.status, reason, message, nominated_node):
+        return None  # a retry that failed the same way: nothing to write, nothing to copy
     updated = objects_pb2.Pod()
     updated.CopyFrom(pod)
     status = updated.status
@@ -439,3 +441,14 @@ def with_failure_status(
         condition.status, condition.reason, condition.message = "False", reason, message
         changed = True
     return updated if changed else None
+
+
+def _has_failure_status(status: objects_pb2.PodStatus, reason: str, message: str,
+                        nominated_node: str | None) -> bool:
+    """Whether ``status`` says PodScheduled=False for ``reason`` with ``message``, nominated to
+    ``nominated_node`` (None: whatever it is nominated to)."""
+    if nominated_node is not None and status.nominated_node_name != nominated_node:
+        return False
+    condition = next((c for c in status.conditions if c.type == POD_SCHEDULED), None)
+    return condition is not None and (condition.status, condition.reason, condition.message) == (
+        "False", reason, message)

@@ -64,6 +64,7 @@ from scheduler.framework.interface import (
     SignPlugin,
     StorageLister,
     WorkloadLister,
+    as_node_table_lister,
     placements_by_label,
 )
 from scheduler.framework.namespaces import NamespaceIndex, NamespaceLabels
@@ -183,6 +184,7 @@ __all__ = [
     "WeightedAffinityTerm",
     "WorkloadIndex",
     "WorkloadLister",
+    "as_node_table_lister",
     "by_identity",
     "count_statuses",
     "counted_by_identity",

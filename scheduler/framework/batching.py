@@ -85,7 +85,8 @@ class _Column:
 class SignatureMemo:
     """What Filter and Score made of each node for pods of one signature."""
 
-    __slots__ = ("_filter", "_layout", "_objects", "_scores", "_table", "_verdicts", "evaluated", "reused")
+    __slots__ = ("_filter", "_fitting", "_layout", "_objects", "_scores", "_table", "_unseen", "_verdicts",
+                 "evaluated", "reused")
 
     def __init__(self) -> None:
         self._layout: NodeGenerations | None = None
@@ -97,6 +98,10 @@ class SignatureMemo:
         #: The verdict of each index, shifted by two: [UNLISTED, FITS, *table].
         self._objects: npt.NDArray[np.object_] = _object_array([None, None])
         self._scores: dict[str, _Column] = {}
+        #: How many rows the memo remembers as fitting, and how many it has no verdict for (the Filter
+        #: column's tally, kept as rows are remembered: ``predicts_failure`` reads it in O(1)).
+        self._fitting = 0
+        self._unseen = 0
         #: Node evaluations this memo answered, and those it had to have done (for tests and metrics).
         self.reused = 0
         self.evaluated = 0
@@ -112,6 +117,7 @@ class SignatureMemo:
             self._layout = layout
             self._filter = _Column(len(layout.values), np.int32)
             self._scores = {}
+            self._fitting, self._unseen = 0, len(layout.values)
         return rows, layout.values[rows]
 
     def filter(
@@ -144,12 +150,27 @@ class SignatureMemo:
         if any_excluded:
             kept &= ~np.asarray(excluded, dtype=bool)[positions]
         at = positions[kept]
+        self._tally(rows[at], fresh[kept])
         column.remember(rows[at], generations[at], fresh[kept])
         statuses: list[Status | None] = self._objects[codes + 2].tolist()
         if not kept.all():  # an ERROR is nobody's verdict but its own node's
             for i in np.flatnonzero(fresh == UNLISTED).tolist():
                 statuses[positions[i]] = answers[i]
         return Verdicts(statuses, codes, self._table)
+
+    def predicts_failure(self) -> bool:
+        """Whether the memo has a verdict for every row of the table and none of them fits: a pod of this
+        signature then most likely fits nowhere (only the nodes changed since could), so Filter asks
+        about every node at once instead of a window at a time (the verdicts are the same either way)."""
+        return self._layout is not None and not self._unseen and not self._fitting
+
+    def _tally(self, rows: npt.NDArray[np.intp], codes: Codes) -> None:
+        """Count the rows that fit, and those never remembered, as ``codes`` are remembered at ``rows``."""
+        column = self._filter
+        seen = column.generations[rows] != 0
+        self._unseen -= len(rows) - int(np.count_nonzero(seen))
+        self._fitting += int(np.count_nonzero(codes == FITS)) - int(
+            np.count_nonzero(column.values[rows][seen] == FITS))
 
     def _code(self, status: Status | None) -> int:
         """The index of ``status`` in the table, added if new; FITS for None, UNLISTED for an error."""

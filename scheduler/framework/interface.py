@@ -26,7 +26,7 @@ import random
 from collections.abc import Awaitable, Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkable
 
 from cluster.api import objects_pb2
 from cluster.api.selectors import LabelSelector
@@ -105,6 +105,21 @@ class NodeTableLister(Protocol):
     def rotated(self, first: int) -> NodeSet:
         """Every node, from position ``first`` of ``list()`` round to the one before it, with their rows."""
         ...
+
+
+#: Whether instances of a type are NodeTableListers, by type (see ``as_node_table_lister``).
+_TABLE_LISTER_TYPES: dict[type, bool] = {}
+
+
+def as_node_table_lister(lister: object) -> NodeTableLister | None:
+    """``lister`` if it is a ``NodeTableLister``, else None: ``isinstance`` decided once per type, since a
+    runtime protocol's isinstance looks every member up again on each call (tens of microseconds, in
+    every scheduling cycle). The listers define the members on their class, so their type decides."""
+    kind = type(lister)
+    table = _TABLE_LISTER_TYPES.get(kind)
+    if table is None:
+        table = _TABLE_LISTER_TYPES[kind] = isinstance(lister, NodeTableLister)
+    return cast("NodeTableLister", lister) if table else None
 
 
 class StorageInfoLister(Protocol):

@@ -51,11 +51,11 @@ from scheduler.framework import (
     Handle,
     NodeInfo,
     NodeInfoLister,
-    NodeTableLister,
     PodGroupPostFilterResult,
     PodInfo,
     PostFilterResult,
     Status,
+    as_node_table_lister,
     by_identity,
     count_statuses,
     summarize_statuses,
@@ -312,9 +312,10 @@ def _lower_and(pod: PodInfo, evictable: Callable[[PodInfo], bool]) -> Callable[[
 def _below(lister: NodeInfoLister, priority: int) -> npt.NDArray[np.bool_] | None:
     """Which of the lister's nodes (in its order) hold a pod of priority below ``priority``, read from
     the snapshot's node data; None for a lister without any."""
-    if not isinstance(lister, NodeTableLister):
+    tables = as_node_table_lister(lister)
+    if tables is None:
         return None
-    found = lister.rotated(0).node_data(LowestPodPriority)
+    found = tables.rotated(0).node_data(LowestPodPriority)
     if found is None:
         return None
     lowest, rows = found
