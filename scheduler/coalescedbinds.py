@@ -73,7 +73,6 @@ class CoalescingClient:
             self._collecting = True
             sender = asyncio.create_task(self._send_pending(), name="coalesced-binds")
             self._senders.add(sender)
-            sender.add_done_callback(self._senders.discard)
         return await answer
 
     async def _send_pending(self) -> None:
@@ -92,6 +91,10 @@ class CoalescingClient:
                 bind.answer.cancel()
             self._pending.clear()
             raise
+        finally:
+            # Leaves the senders in the step that found nothing pending: a done callback would run a turn
+            # later, and a bind filed meanwhile would count this sender as sending it, and wait for ever.
+            self._senders.discard(asyncio.current_task())
 
     async def _send(self, batch: Sequence[_Bind], fence: Fence | None) -> None:
         """One Batch call for ``batch``: each binding's answer to its caller (a caller that gave up has

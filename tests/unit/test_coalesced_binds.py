@@ -144,3 +144,15 @@ async def test_a_batch_never_exceeds_its_size(api: FakeBinds) -> None:
     binds = CoalescingClient(api, max_batch=2)  # type: ignore[arg-type]
     await asyncio.gather(*(binds.bind("default", f"p-{i}", "n1") for i in range(5)))
     assert [names for names, _ in api.calls] == [["p-0", "p-1"], ["p-2", "p-3"], ["p-4"]]
+
+
+async def test_a_bind_filed_as_the_last_batch_returns_goes_out_in_a_call_of_its_own(
+    api: FakeBinds, binds: CoalescingClient
+) -> None:
+    # The first caller resumes before the finished sender's task is done: a bind it files then must not
+    # wait for that sender, which has nothing left to send.
+    first = await binds.bind("default", "p-0", "n0")
+    async with asyncio.timeout(5):  # filed from this task, as a binding cycle files it, not from a new one
+        second = await binds.bind("default", "p-1", "n1")
+    assert (first.metadata.name, second.metadata.name) == ("p-0", "p-1")
+    assert api.calls == [(["p-0"], FENCE), (["p-1"], FENCE)]
