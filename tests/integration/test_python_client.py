@@ -477,6 +477,104 @@ def test_every_served_kind_round_trips_through_its_typed_api(
                 delete(f"{stem}-{suffix}")
 
 
+def test_dra_and_storage_kinds_round_trip_and_a_pods_claims_are_served(
+    k8s: ModuleType, api_client: Any, v1: Any, ns: str
+) -> None:
+    """The DRA kinds (ResourceV1Api) and the storage kinds (StorageV1Api, CoreV1Api) round-trip through
+    their typed APIs; then a pod whose claim comes from a template is placed where its device is, and a
+    pod whose PersistentVolumeClaim binds to a volume pinned to a node goes there, all read back as the
+    client's models."""
+    m = k8s.client
+    resource, storage = m.ResourceV1Api(api_client), m.StorageV1Api(api_client)
+    suffix = uuid.uuid4().hex[:8]
+    driver = f"gpu-{suffix}.example.com"
+    meta = lambda name: m.V1ObjectMeta(name=f"{name}-{suffix}", labels={"app": "kinds"})  # noqa: E731
+    device_class = meta("gpus")
+    claim_spec = m.V1ResourceClaimSpec(devices=m.V1DeviceClaim(requests=[m.V1DeviceRequest(
+        name="gpu", exactly=m.V1ExactDeviceRequest(device_class_name=device_class.name))]))
+    cases: list[tuple[Callable[..., Any], Callable[..., Any], Any, bool]] = [
+        (resource.create_device_class, resource.read_device_class, m.V1DeviceClass(
+            metadata=device_class, spec=m.V1DeviceClassSpec(selectors=[m.V1DeviceSelector(
+                cel=m.V1CELDeviceSelector(expression=f"device.driver == '{driver}'"))])), False),
+        (resource.create_resource_slice, resource.read_resource_slice, m.V1ResourceSlice(
+            metadata=meta("slice"), spec=m.V1ResourceSliceSpec(
+                driver=driver, node_name=NODES[1],
+                pool=m.V1ResourcePool(name=NODES[1], generation=1, resource_slice_count=1),
+                devices=[m.V1Device(name="gpu-0", attributes={"model": m.V1DeviceAttribute(string="a100")},
+                                    capacity={"memory": m.V1DeviceCapacity(value="80Gi")})])), False),
+        (resource.create_namespaced_resource_claim_template, resource.read_namespaced_resource_claim_template,
+         m.V1ResourceClaimTemplate(metadata=meta("template"), spec=m.V1ResourceClaimTemplateSpec(
+             spec=claim_spec)), True),
+        (resource.create_namespaced_resource_claim, resource.read_namespaced_resource_claim,
+         m.ResourceV1ResourceClaim(metadata=meta("claim"), spec=claim_spec), True),
+        (storage.create_storage_class, storage.read_storage_class, m.V1StorageClass(
+            metadata=meta("local"), provisioner="kubernetes.io/no-provisioner",
+            volume_binding_mode="WaitForFirstConsumer"), False),
+        (storage.create_csi_driver, storage.read_csi_driver, m.V1CSIDriver(
+            metadata=meta("disk.example.com"), spec=m.V1CSIDriverSpec(attach_required=True)), False),
+        (storage.create_csi_node, storage.read_csi_node, m.V1CSINode(
+            metadata=meta("csinode"), spec=m.V1CSINodeSpec(drivers=[m.V1CSINodeDriver(
+                name="disk.example.com", node_id="n1", allocatable=m.V1VolumeNodeResources(count=8))])),
+         False),
+        (storage.create_namespaced_csi_storage_capacity, storage.read_namespaced_csi_storage_capacity,
+         m.V1CSIStorageCapacity(metadata=meta("capacity"), storage_class_name=f"local-{suffix}",
+                                capacity="100Gi"), True),
+        (v1.create_persistent_volume, v1.read_persistent_volume, m.V1PersistentVolume(
+            metadata=meta("volume"), spec=m.V1PersistentVolumeSpec(
+                capacity={"storage": "10Gi"}, access_modes=["ReadWriteOnce"],
+                storage_class_name=f"local-{suffix}", local=m.V1LocalVolumeSource(path="/mnt/disk"),
+                node_affinity=m.V1VolumeNodeAffinity(required=m.V1NodeSelector(node_selector_terms=[
+                    m.V1NodeSelectorTerm(match_expressions=[m.V1NodeSelectorRequirement(
+                        key="kubernetes.io/hostname", operator="In", values=[NODES[0]])])])))), False),
+        (v1.create_namespaced_persistent_volume_claim, v1.read_namespaced_persistent_volume_claim,
+         m.V1PersistentVolumeClaim(metadata=meta("data"), spec=m.V1PersistentVolumeClaimSpec(
+             access_modes=["ReadWriteOnce"], storage_class_name=f"local-{suffix}",
+             resources=m.V1VolumeResourceRequirements(requests={"storage": "5Gi"}))), True),
+    ]
+    deleters = [(resource.delete_device_class, "gpus"), (resource.delete_resource_slice, "slice"),
+                (storage.delete_storage_class, "local"), (storage.delete_csi_driver, "disk.example.com"),
+                (storage.delete_csi_node, "csinode"), (v1.delete_persistent_volume, "volume")]
+    try:
+        check_round_trips(cases, ns)
+        with_device = a_pod(k8s, "with-device")
+        with_device.spec.resource_claims = [m.V1PodResourceClaim(
+            name="gpu", resource_claim_template_name=f"template-{suffix}")]
+        with_volume = a_pod(k8s, "with-volume")
+        with_volume.spec.volumes = [m.V1Volume(name="data", persistent_volume_claim=(
+            m.V1PersistentVolumeClaimVolumeSource(claim_name=f"data-{suffix}")))]
+        v1.create_namespaced_pod(ns, with_device)
+        v1.create_namespaced_pod(ns, with_volume)
+        assert bound_pod(v1, ns, "with-device").spec.node_name == NODES[1]
+        assert bound_pod(v1, ns, "with-volume").spec.node_name == NODES[0]
+
+        def allocated() -> Any:
+            pod = v1.read_namespaced_pod("with-device", ns)
+            statuses = pod.status.resource_claim_statuses or []
+            if not statuses:
+                return None
+            claim = resource.read_namespaced_resource_claim(statuses[0].resource_claim_name, ns)
+            return claim if claim.status and claim.status.allocation else None
+
+        claim = eventually(allocated, "the pod's claim to be allocated")
+        [result] = claim.status.allocation.devices.results
+        assert (result.driver, result.pool, result.device) == (driver, NODES[1], "gpu-0")
+        assert [user.name for user in claim.status.reserved_for] == ["with-device"]
+
+        def bound_claim() -> Any:
+            pvc = v1.read_namespaced_persistent_volume_claim(f"data-{suffix}", ns)
+            return pvc if pvc.status.phase == "Bound" else None
+
+        bound = eventually(bound_claim, "the PersistentVolumeClaim to be bound")
+        assert bound.spec.volume_name == f"volume-{suffix}"
+    finally:
+        for name in ("with-device", "with-volume"):
+            with contextlib.suppress(m.ApiException):
+                v1.delete_namespaced_pod(name, ns, grace_period_seconds=0)
+        for delete, stem in deleters:
+            with contextlib.suppress(m.ApiException):
+                delete(f"{stem}-{suffix}")
+
+
 def test_podgroups_in_v1alpha2_by_the_dynamic_client_and_in_v1alpha3_by_the_typed_api(
     k8s: ModuleType, api_client: Any, ns: str
 ) -> None:
