@@ -46,8 +46,8 @@ from cluster.bench.workloads import (
     ROLE_LABEL,
     Scale,
     Workload,
+    indexed_claim_name,
     resource_claim,
-    shared_claim_name,
 )
 from cluster.client import Client, Informer
 
@@ -268,7 +268,7 @@ async def run_workload(workload: Workload, scale_name: str, sut: SystemUnderTest
 async def _allocate_claims(client: Client, workload: Workload, scale: Scale) -> None:
     """scheduler_perf's createAny of resourceclaim.yaml in the init namespace, then allocResourceClaims."""
     count = workload.allocated_claims(scale)
-    claims = [resource_claim(shared_claim_name(index), INIT_NAMESPACE) for index in range(count)]
+    claims = [resource_claim(indexed_claim_name(index), INIT_NAMESPACE) for index in range(count)]
     await _create_all(client, claims, {})
     try:
         await allocate_claims(client, INIT_NAMESPACE, random.Random(ALLOCATION_SEED))

@@ -231,14 +231,15 @@ class Workload:
     drivers: tuple[DeviceDriver, ...] = ()
     device_classes: tuple[objects_pb2.DeviceClass, ...] = ()
     claim_templates: tuple[Callable[[str], objects_pb2.ResourceClaimTemplate], ...] = ()
-    #: Pods share claims: every namespace gets one ``shared_claim`` per this many of its pods, created
-    #: before them, and its pod ``i`` uses claim ``i // pods_per_claim``; 0: no shared claims.
+    #: Pods share claims: every namespace gets one claim (``shared_claims``) per this many of its pods,
+    #: created before them, and its pod ``i`` uses claim ``i // pods_per_claim``; 0: no shared claims.
     pods_per_claim: int = 0
     #: The measured pods come in batches for a time instead (``measured_pods`` is then 0).
     steady_state: SteadyState | None = None
 
     @property
     def uses_claims(self) -> bool:
+        """Whether any ResourceClaim takes part (to list and check at the end)."""
         return bool(self.claim_templates or self.pods_per_claim or self.steady_state)
 
     def allocated_claims(self, scale: Scale) -> int:
@@ -260,7 +261,7 @@ class Workload:
         if not self.pods_per_claim:
             return []
         count = -(-pods // self.pods_per_claim)
-        return [resource_claim(shared_claim_name(index), namespace) for index in range(count)]
+        return [resource_claim(indexed_claim_name(index), namespace) for index in range(count)]
 
     def pods(self, template: PodTemplate, role: str, namespace: str, count: int,
              start: int = 0) -> list[objects_pb2.Pod]:
@@ -272,7 +273,7 @@ class Workload:
             pod.metadata.labels[ROLE_LABEL] = role
             if self.pods_per_claim:
                 for pod_claim in pod.spec.resource_claims:
-                    pod_claim.resource_claim_name = shared_claim_name(index // self.pods_per_claim)
+                    pod_claim.resource_claim_name = indexed_claim_name(index // self.pods_per_claim)
             pods.append(pod)
         return pods
 
@@ -428,7 +429,8 @@ def claim_template_of_another_class(namespace: str) -> objects_pb2.ResourceClaim
     return _claim_template(ANOTHER_TEST_CLAIM_TEMPLATE, ANOTHER_TEST_CLASS, namespace)
 
 
-def shared_claim_name(index: int) -> str:
+def indexed_claim_name(index: int) -> str:
+    """scheduler_perf's name of the ``index``-th claim made from resourceclaim.yaml."""
     return f"test-claim-{index}"
 
 
@@ -468,7 +470,7 @@ def pod_with_many_claim_templates(name: str, namespace: str) -> objects_pb2.Pod:
 def pod_with_claim_ref(name: str, namespace: str) -> objects_pb2.Pod:
     """scheduler_perf's pod-with-claim-ref.yaml, naming the first shared claim (``Workload.pods`` names
     each pod's own)."""
-    return _pod_with_claims(name, namespace, {"resource": ("resourceClaimName", shared_claim_name(0))})
+    return _pod_with_claims(name, namespace, {"resource": ("resourceClaimName", indexed_claim_name(0))})
 
 
 def _parse(message: Any, data: dict[str, Any]) -> Any:

@@ -37,7 +37,7 @@ async def _cluster(client: Client, nodes: int, claims: int) -> list[objects_pb2.
     made = [STEADY.node(i) for i in range(nodes)]
     for obj in (w.device_class(w.TEST_CLASS, w.TEST_DRIVER), *made,
                 *(DRIVER.slice(node.metadata.name) for node in made),
-                *(_resource_claim(w.shared_claim_name(i), w.INIT_NAMESPACE) for i in range(claims))):
+                *(_resource_claim(w.indexed_claim_name(i), w.INIT_NAMESPACE) for i in range(claims))):
         await client.create(obj)
     return made
 
@@ -69,7 +69,7 @@ async def test_claims_are_allocated_one_at_a_time_on_distinct_devices_beside_tho
     held = [device for claim in claims.values() for device in _devices(claim)]
     # Six devices, six claims: each holds one of its own, and the cluster is full.
     assert sorted(held) == sorted((node.metadata.name, f"instance-{i}") for node in nodes for i in range(2))
-    for name in (w.shared_claim_name(i) for i in range(5)):
+    for name in (w.indexed_claim_name(i) for i in range(5)):
         claim = claims[name]
         [(pool, _)] = _devices(claim)
         [term] = claim.status.allocation.node_selector.node_selector_terms
