@@ -311,8 +311,12 @@ async def _measure_steadily(client: Client, workload: Workload, sut: SystemUnder
     settles in it); then, not measured, the last batch waited for until bound, so that every pod created
     is judged."""
     scheduled: asyncio.Queue[str] = asyncio.Queue()
-    binds.listeners.append(lambda pod: scheduled.put_nowait(pod.metadata.name)
-                           if pod.metadata.namespace == MEASURED_NAMESPACE else None)
+
+    def report(pod: objects_pb2.Pod) -> None:
+        if pod.metadata.namespace == MEASURED_NAMESPACE:
+            scheduled.put_nowait(pod.metadata.name)
+
+    binds.listeners.append(report)
     before = measure.parse_histogram(await sut.scheduler_metrics(), measure.ATTEMPT_DURATION)
     apiserver_before = await _settled(sut)
     cpu_before = sut.cpu_seconds()
