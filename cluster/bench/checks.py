@@ -31,6 +31,13 @@ With DRA claims (the DRA workloads), over the ResourceClaims and ResourceSlices 
   ``status.resourceClaimStatuses`` gives) exists, is allocated, reserved for the pod, its allocation's
   node selector admits the pod's node, and each of its devices is published for that node.
 
+Where pods were deleted during the run (SteadyStateClusterResourceClaimTemplate deletes each batch once
+scheduled, and their claims go with them), the end state no longer shows them; what the bench saw on
+the way is judged instead:
+* devices held at once: no device was seen in two allocations at one revision of the store;
+* claims of deleted pods: each deleted pod, as first seen bound, had every claim allocated, reserved for
+  it and on its node, as the claim was last seen allocated and reserved.
+
 Selectors are read as the workloads write them: ``matchLabels``, and node-selector terms with In, NotIn,
 Exists and DoesNotExist.
 """
@@ -66,6 +73,12 @@ class Placements:
     bound_versions: Mapping[str, str] = field(default_factory=dict)
     resource_claims: Sequence[objects_pb2.ResourceClaim] = ()
     resource_slices: Sequence[objects_pb2.ResourceSlice] = ()
+    #: Where pods were deleted (a steady run): each pod as first seen bound, each claim as last seen
+    #: allocated and reserved, and each (device, claim holding it, claim allocated it too) seen at one
+    #: revision of the store.
+    pods_seen_bound: Sequence[objects_pb2.Pod] = ()
+    claims_seen: Sequence[objects_pb2.ResourceClaim] = ()
+    devices_held_twice: Sequence[tuple[str, str, str]] = ()
 
     @cached_property
     def by_node(self) -> dict[str, list[objects_pb2.Pod]]:
@@ -95,7 +108,8 @@ def check(placements: Placements) -> list[str]:
     """Every problem found; empty when the placements are correct."""
     problems: list[str] = []
     for find in (_unbound_measured, _over_allocatable, _node_affinity, _pod_anti_affinity, _spreading,
-                 _preemption, _gangs, _devices_allocated_once, _claims_on_the_pods_node):
+                 _preemption, _gangs, _devices_allocated_once, _claims_on_the_pods_node,
+                 _devices_held_at_once, _claims_of_deleted_pods):
         problems.extend(_quoted(find.__name__.strip("_").replace("_", " "), list(find(placements))))
     return problems
 
@@ -403,10 +417,28 @@ def _available_on(
 def _claims_on_the_pods_node(p: Placements) -> Iterable[str]:
     if not p.resource_claims and not any(pod.spec.resource_claims for pod in p.placed):
         return
+    yield from _claims_on_their_nodes(p, p.placed, p.resource_claims)
+
+
+def _claims_of_deleted_pods(p: Placements) -> Iterable[str]:
+    listed = {(pod.metadata.namespace, pod.metadata.name) for pod in p.pods}
+    deleted = [pod for pod in p.pods_seen_bound if (pod.metadata.namespace, pod.metadata.name) not in listed]
+    yield from _claims_on_their_nodes(p, deleted, p.claims_seen)
+
+
+def _devices_held_at_once(p: Placements) -> Iterable[str]:
+    for device, holder, other in p.devices_held_twice:
+        yield f"device {device} of {holder} allocated to {other} too"
+
+
+def _claims_on_their_nodes(p: Placements, pods: Iterable[objects_pb2.Pod],
+                           resource_claims: Iterable[objects_pb2.ResourceClaim]) -> Iterable[str]:
+    """Every claim of each of ``pods`` (on their nodes) is one of ``resource_claims``, allocated, reserved
+    for the pod, on its node."""
     nodes = {node.metadata.name: node for node in p.nodes}
-    claims = {(c.metadata.namespace, c.metadata.name): c for c in p.resource_claims}
+    claims = {(c.metadata.namespace, c.metadata.name): c for c in resource_claims}
     published = _published(p)
-    for pod in sorted(p.placed, key=lambda pod: (pod.metadata.namespace, pod.metadata.name)):
+    for pod in sorted(pods, key=lambda pod: (pod.metadata.namespace, pod.metadata.name)):
         node = nodes.get(pod.spec.node_name)
         if node is None:
             continue  # _over_allocatable names pods on no node

@@ -4,7 +4,14 @@ namespaces; its initial pods, created and waited for until bound; then, measured
 created as fast as the API server takes them (with the churn of arriving pods alongside where the
 workload has one) until all are bound; finally the placements (and claims) are read back and checked. A
 gang workload's PodGroups are created, unmeasured, before its measured pods, as scheduler_perf's
-createPodGroups step comes before its measured createPods.
+createPodGroups step comes before its measured createPods. Where pods share claims
+(SchedulingWithResourceClaim), each namespace's claims are created just before its pods.
+
+A steady-state workload (SteadyStateClusterResourceClaimTemplate) has claims allocated without pods
+once the slices are there (cluster/bench/allocclaims.py) and its measured phase is the steady loop of
+cluster/bench/steadystate.py for its duration: the pods counted are those seen scheduled in it, its cost
+is read at its end and divided by them; then, not measured, the last batch is waited for until bound.
+The bench watches every ResourceClaim meanwhile, for the checks of the pods deleted on the way.
 
 Binds are seen by the bench's own informer on the pods it created (label ``podsched.io/bench-role``),
 which also stamps each bind's time for the throughput samples and the end-to-end latencies, and keeps
@@ -16,15 +23,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from google.protobuf.message import Message
 
 from cluster.api import errors, kinds, objects_pb2
 from cluster.bench import measure
+from cluster.bench.allocclaims import AllocationFailed, allocate_claims
 from cluster.bench.checks import Placements, check
+from cluster.bench.steadystate import ClaimHistory, run_steadily
 from cluster.bench.topology import SystemUnderTest
 from cluster.bench.workloads import (
     CHURN,
@@ -33,7 +44,10 @@ from cluster.bench.workloads import (
     MEASURED,
     MEASURED_NAMESPACE,
     ROLE_LABEL,
+    Scale,
     Workload,
+    indexed_claim_name,
+    resource_claim,
 )
 from cluster.client import Client, Informer
 
@@ -54,6 +68,8 @@ WAIT_PER_POD_S = 0.5
 #: (the scheduler writes its events in the background), but the bench waits no longer than the limit.
 SETTLE_S = 0.5
 SETTLE_LIMIT_S = 30.0
+#: The seed of the random node order in which claims are allocated without pods (each run the same).
+ALLOCATION_SEED = 1
 
 
 class BenchError(RuntimeError):
@@ -87,11 +103,15 @@ class WorkloadResult:
 
 
 class _BindWatch:
-    """The first time each created pod is seen with a node."""
+    """The first time each created pod is seen with a node (and, with ``keep_pods``, the pod as then)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_pods: bool = False) -> None:
         self.bound_at: dict[str, float] = {}
         self.bound_version: dict[str, str] = {}
+        self.pods: dict[str, objects_pb2.Pod] = {}
+        #: Called with each pod when first seen bound.
+        self.listeners: list[Callable[[objects_pb2.Pod], None]] = []
+        self._keep_pods = keep_pods
         self._waiters: list[tuple[set[str], asyncio.Event]] = []
 
     def seen(self, pod: objects_pb2.Pod) -> None:
@@ -99,6 +119,10 @@ class _BindWatch:
         if pod.spec.node_name and name not in self.bound_at:
             self.bound_at[name] = time.monotonic()
             self.bound_version[name] = pod.metadata.resource_version
+            if self._keep_pods:
+                self.pods[name] = pod
+            for listener in self.listeners:
+                listener(pod)
             for names, done in self._waiters:
                 names.discard(name)
                 if not names:
@@ -142,18 +166,24 @@ async def _create_all(client: Client, objects: Sequence[Message], created_at: di
             group.create_task(creator())
 
 
-def _pods(template: Callable[[str, str], objects_pb2.Pod], role: str, namespace: str,
-          count: int) -> list[objects_pb2.Pod]:
-    pods = []
-    for index in range(count):
-        pod = template(f"{role}-{index:05d}", namespace)
-        pod.metadata.labels[ROLE_LABEL] = role
-        pods.append(pod)
-    return pods
+@dataclass
+class _Measured:
+    """What the measured phase did."""
+
+    #: The measured pods created, by name, with when their create was acknowledged.
+    created_at: dict[str, float]
+    #: The measured pods counted: all of them, or in a steady run those seen scheduled in its duration.
+    counted: list[str]
+    measured_s: float
+    cost: measure.PodCost
+    attempts: measure.Histogram
+    churned: list[str] = field(default_factory=list)
+    pod_groups: list[objects_pb2.PodGroup] = field(default_factory=list)
 
 
 async def run_workload(workload: Workload, scale_name: str, sut: SystemUnderTest) -> WorkloadResult:
     scale = workload.scale(scale_name)
+    keep_pods = workload.steady_state is not None
     async with Client(sut.address, timeout_s=CLIENT_TIMEOUT_S) as client:
         for cluster_object in (*workload.priority_classes, *workload.device_classes):
             await client.create(cluster_object)
@@ -163,77 +193,143 @@ async def run_workload(workload: Workload, scale_name: str, sut: SystemUnderTest
                                    for driver in workload.drivers], {})
         await _create_all(client, [template(namespace) for template in workload.claim_templates
                                    for namespace in (INIT_NAMESPACE, MEASURED_NAMESPACE)], {})
-        binds = _BindWatch()
+        if workload.steady_state is not None:
+            await _allocate_claims(client, workload, scale)
+        binds = _BindWatch(keep_pods=keep_pods)
+        claims = ClaimHistory()
         informer = Informer(client, kinds.POD, label_selector=ROLE_LABEL)
         informer.add_handler(on_add=binds.seen, on_update=lambda _old, new: binds.seen(new))
-        watching = asyncio.create_task(informer.run(), name="bench pod informer")
+        watches: list[Informer[Any]] = [informer]
+        if keep_pods:
+            # Deleted pods take their claims with them: what the checks need of those is seen on the way.
+            claim_informer = Informer(client, kinds.RESOURCE_CLAIM)
+            claim_informer.add_handler(
+                on_add=claims.added, on_update=claims.updated, on_delete=claims.deleted)
+            watches.append(claim_informer)
+        watching = [asyncio.create_task(w.run(), name="bench informer") for w in watches]
         try:
-            await informer.wait_synced()
-            init = _pods(workload.init_template, INIT, INIT_NAMESPACE, scale.init_pods)
+            for watch in watches:
+                await watch.wait_synced()
+            await _create_all(client, workload.shared_claims(INIT_NAMESPACE, scale.init_pods), {})
+            init = workload.pods(workload.init_template, INIT, INIT_NAMESPACE, scale.init_pods)
             await _create_all(client, init, {})
             await binds.all_bound({p.metadata.name for p in init}, "initial")
             log.info("%s: %d nodes and %d initial pods in place", workload.name, scale.nodes, len(init))
-
-            measured = _pods(workload.measured_template, MEASURED, MEASURED_NAMESPACE, scale.measured_pods)
-            pod_groups = workload.gangs.form(measured) if workload.gangs else []
-            await _create_all(client, pod_groups, {})
-            churned: list[str] = []
-            before = measure.parse_histogram(await sut.scheduler_metrics(), measure.ATTEMPT_DURATION)
-            apiserver_before = await _settled(sut)  # the initial pods' events written, not counted
-            cpu_before = sut.cpu_seconds()
-            created_at: dict[str, float] = {}
-            started = time.monotonic()
-            async with asyncio.TaskGroup() as group:
-                churn = group.create_task(_churn(client, workload, churned)) if workload.churn else None
-                await _create_all(client, measured, created_at)
-                await binds.all_bound(set(created_at), "measured")
-                if churn is not None:
-                    churn.cancel()
-            measured_s = time.monotonic() - started
-            apiserver_after = await _settled(sut)
-            cpu_after = sut.cpu_seconds()
-            cost = measure.pod_cost(
-                cpu_before, cpu_after, apiserver_before, apiserver_after, scale.measured_pods)
-            after = measure.parse_histogram(await sut.scheduler_metrics(), measure.ATTEMPT_DURATION)
-            if churned:
-                await binds.all_bound(set(churned), "high-priority")
+            await _create_all(client, workload.shared_claims(MEASURED_NAMESPACE, scale.measured_pods), {})
+            if workload.steady_state is not None:
+                measured = await _measure_steadily(client, workload, sut, binds)
+            else:
+                measured = await _measure_all(client, workload, scale, sut, binds)
             rss = sut.peak_rss()
             placements = Placements(
                 nodes=(await client.list_all(kinds.NODE)).items,  # type: ignore[arg-type]
                 pods=(await client.list_all(kinds.POD, label_selector=ROLE_LABEL)).items,  # type: ignore[arg-type]
                 created={
-                    INIT: {p.metadata.name for p in init}, MEASURED: set(created_at), CHURN: set(churned)
+                    INIT: {p.metadata.name for p in init}, MEASURED: set(measured.created_at),
+                    CHURN: set(measured.churned),
                 },
                 seen_bound=set(binds.bound_at),
                 pod_groups=(
-                    (await client.list_all(kinds.POD_GROUP)).items if pod_groups else []  # type: ignore[arg-type]
+                    (await client.list_all(kinds.POD_GROUP)).items if measured.pod_groups else []  # type: ignore[arg-type]
                 ),
                 bound_versions=binds.bound_version,
                 resource_claims=(
                     (await client.list_all(kinds.RESOURCE_CLAIM)).items  # type: ignore[arg-type]
-                    if workload.claim_templates else []
+                    if workload.uses_claims else []
                 ),
                 resource_slices=(
                     (await client.list_all(kinds.RESOURCE_SLICE)).items  # type: ignore[arg-type]
                     if workload.drivers else []
                 ),
+                pods_seen_bound=list(binds.pods.values()),
+                claims_seen=list(claims.reserved.values()),
+                devices_held_twice=claims.held_twice,
             )
         finally:
-            watching.cancel()
-            await asyncio.gather(watching, return_exceptions=True)
+            for task in watching:
+                task.cancel()
+            await asyncio.gather(*watching, return_exceptions=True)
 
-    bind_times = [binds.bound_at[name] for name in created_at]
+    bind_times = [binds.bound_at[name] for name in measured.counted]
     return WorkloadResult(
         name=workload.name, scale=scale_name, nodes=scale.nodes, init_pods=scale.init_pods,
-        measured_pods=scale.measured_pods, threshold=workload.threshold if scale_name == "full" else None,
+        measured_pods=len(measured.counted),
+        threshold=workload.threshold if scale_name == "full" else None,
         throughput=measure.throughput_summary(samples := measure.throughput_samples(bind_times)),
         samples=samples,
-        attempt_latency_s=measure.histogram_summary(after.minus(before)),
+        attempt_latency_s=measure.histogram_summary(measured.attempts),
         e2e_latency_s=measure.latency_summary(
-            [max(0.0, binds.bound_at[name] - at) for name, at in created_at.items()]),
-        peak_rss_bytes=rss, measured_s=measured_s, cost=cost, problems=check(placements),
-        churn_pods=len(churned), gangs=len(pod_groups), bound_at=binds.bound_at,
+            [max(0.0, binds.bound_at[name] - measured.created_at[name]) for name in measured.counted]),
+        peak_rss_bytes=rss, measured_s=measured.measured_s, cost=measured.cost, problems=check(placements),
+        churn_pods=len(measured.churned), gangs=len(measured.pod_groups), bound_at=binds.bound_at,
     )  # fmt: skip
+
+
+async def _allocate_claims(client: Client, workload: Workload, scale: Scale) -> None:
+    """scheduler_perf's createAny of resourceclaim.yaml in the init namespace, then allocResourceClaims."""
+    count = workload.allocated_claims(scale)
+    claims = [resource_claim(indexed_claim_name(index), INIT_NAMESPACE) for index in range(count)]
+    await _create_all(client, claims, {})
+    try:
+        await allocate_claims(client, INIT_NAMESPACE, random.Random(ALLOCATION_SEED))
+    except AllocationFailed as err:
+        raise BenchError(f"{workload.name}: {err}") from None
+    log.info("%s: %d claims allocated without pods", workload.name, count)
+
+
+async def _measure_all(client: Client, workload: Workload, scale: Scale, sut: SystemUnderTest,
+                       binds: _BindWatch) -> _Measured:
+    """The measured pods created as fast as the API server takes them, churn alongside, until all bound."""
+    measured = workload.pods(workload.measured_template, MEASURED, MEASURED_NAMESPACE, scale.measured_pods)
+    pod_groups = workload.gangs.form(measured) if workload.gangs else []
+    await _create_all(client, pod_groups, {})
+    churned: list[str] = []
+    before = measure.parse_histogram(await sut.scheduler_metrics(), measure.ATTEMPT_DURATION)
+    apiserver_before = await _settled(sut)  # the initial pods' events written, not counted
+    cpu_before = sut.cpu_seconds()
+    created_at: dict[str, float] = {}
+    started = time.monotonic()
+    async with asyncio.TaskGroup() as group:
+        churn = group.create_task(_churn(client, workload, churned)) if workload.churn else None
+        await _create_all(client, measured, created_at)
+        await binds.all_bound(set(created_at), "measured")
+        if churn is not None:
+            churn.cancel()
+    measured_s = time.monotonic() - started
+    apiserver_after = await _settled(sut)
+    cpu_after = sut.cpu_seconds()
+    cost = measure.pod_cost(cpu_before, cpu_after, apiserver_before, apiserver_after, scale.measured_pods)
+    after = measure.parse_histogram(await sut.scheduler_metrics(), measure.ATTEMPT_DURATION)
+    if churned:
+        await binds.all_bound(set(churned), "high-priority")
+    return _Measured(created_at, list(created_at), measured_s, cost, after.minus(before), churned, pod_groups)
+
+
+async def _measure_steadily(client: Client, workload: Workload, sut: SystemUnderTest,
+                            binds: _BindWatch) -> _Measured:
+    """The steady run, its cost read at its deadline over the pods scheduled in it (the cluster never
+    settles in it); then, not measured, the last batch waited for until bound, so that every pod created
+    is judged."""
+    scheduled: asyncio.Queue[str] = asyncio.Queue()
+
+    def report(pod: objects_pb2.Pod) -> None:
+        if pod.metadata.namespace == MEASURED_NAMESPACE:
+            scheduled.put_nowait(pod.metadata.name)
+
+    binds.listeners.append(report)
+    before = measure.parse_histogram(await sut.scheduler_metrics(), measure.ATTEMPT_DURATION)
+    apiserver_before = await _settled(sut)
+    cpu_before = sut.cpu_seconds()
+    run = await run_steadily(client, workload, scheduled)
+    cpu_after = sut.cpu_seconds()
+    apiserver_after = await sut.apiserver_metrics()
+    after = measure.parse_histogram(await sut.scheduler_metrics(), measure.ATTEMPT_DURATION)
+    binds.listeners.clear()
+    if not run.scheduled:
+        raise BenchError(f"{workload.name}: no pod was scheduled in the {run.ended - run.started:.0f}s run")
+    cost = measure.pod_cost(cpu_before, cpu_after, apiserver_before, apiserver_after, len(run.scheduled))
+    await binds.all_bound(set(run.created_at), "measured")
+    return _Measured(run.created_at, run.scheduled, run.ended - run.started, cost, after.minus(before))
 
 
 async def _settled(sut: SystemUnderTest) -> str:

@@ -43,7 +43,20 @@ SchedulingWithResourceClaimTemplate: one claim of one device per pod, 10 devices
 fill the devices exactly; its threshold is that variant's with queueing hints, which podsched's queue
 always uses. SchedulingWithMultipleResourceClaims (from the config before structured parameters, at
 the same size): four claims per pod, two from each of two templates whose classes select two drivers,
-20 devices of each driver a node, again filled exactly.
+20 devices of each driver a node, again filled exactly. SchedulingWithResourceClaim: no templates;
+ResourceClaims of one device of ``test-class`` (``test-claim-<i>``) created in each namespace before its
+pods, each shared by five pods (pod ``i`` of a namespace uses claim ``i // 5``), 2 devices a node:
+500 claims in each namespace fill the 1000 devices.
+
+SteadyStateClusterResourceClaimTemplate keeps the cluster at one level of use (``steady_state``): its
+measured pods (from the claim template, 10 devices a node) come in batches of 10, each batch deleted once
+all of it is seen scheduled and the next created, for 10 seconds. Before them, claims of the init
+namespace are allocated without any pod (scheduler_perf's allocResourceClaims): none (``empty``), half
+of the devices (``half``), or all but one batch's (``full``), named ``/empty``, ``/half`` and ``/full``
+(upstream's empty_500nodes, half_500nodes, full_500nodes at 500 nodes: 0, 2500 and 4990 claims; tiny's
+125 nodes keep the proportion, 0, 625 and 1240, as upstream's smaller variants do). No initial pods, and
+no measured count to scale: the duration fixes how many pods are scheduled. The thresholds are those of
+the 500-node variants (with queueing hints where upstream sets one for each).
 """
 
 from __future__ import annotations
@@ -81,6 +94,8 @@ TEST_CLAIM_TEMPLATE, ANOTHER_TEST_CLAIM_TEMPLATE = "test-claim-template", "anoth
 RESOURCE_API_VERSION = "resource.k8s.io/v1"
 #: ``tiny`` divides each of ``small``'s counts by this.
 TINY_DIVISOR = 4
+#: SchedulingWithResourceClaim's pods per shared claim (scheduler_perf's pod-with-claim-ref template).
+PODS_PER_SHARED_CLAIM = 5
 
 PodTemplate = Callable[[str, str], objects_pb2.Pod]
 
@@ -158,6 +173,29 @@ class Gangs:
         return groups
 
 
+FILLS = ("empty", "half", "full")
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """scheduler_perf's createPods with ``steadyState: true``: ``batch`` pods at a time, the next batch
+    created once the last is all seen scheduled and deleted, for ``duration_s``; before them, a ``fill``
+    of the devices is held by claims allocated without pods: ``empty`` none, ``half`` half the devices,
+    ``full`` all but ``batch`` of them."""
+
+    fill: str
+    batch: int = 10
+    duration_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.fill not in FILLS:
+            raise ValueError(f"unknown fill {self.fill!r}: use one of {', '.join(FILLS)}")
+
+    def allocated_claims(self, devices: int) -> int:
+        """How many claims of one device each to allocate beforehand, of ``devices`` in the cluster."""
+        return {"empty": 0, "half": devices // 2, "full": max(0, devices - self.batch)}[self.fill]
+
+
 @dataclass(frozen=True)
 class DeviceDriver:
     """A DRA driver's devices as scheduler_perf's createResourceDriver publishes them: on every node, one
@@ -193,6 +231,51 @@ class Workload:
     drivers: tuple[DeviceDriver, ...] = ()
     device_classes: tuple[objects_pb2.DeviceClass, ...] = ()
     claim_templates: tuple[Callable[[str], objects_pb2.ResourceClaimTemplate], ...] = ()
+    #: Pods share claims: every namespace gets one claim (``shared_claims``) per this many of its pods,
+    #: created before them, and its pod ``i`` uses claim ``i // pods_per_claim``; 0: no shared claims.
+    pods_per_claim: int = 0
+    #: The measured pods come in batches for a time instead (``measured_pods`` is then 0).
+    steady_state: SteadyState | None = None
+
+    @property
+    def uses_claims(self) -> bool:
+        """Whether any ResourceClaim takes part (to list and check at the end)."""
+        return bool(self.claim_templates or self.pods_per_claim or self.steady_state)
+
+    def allocated_claims(self, scale: Scale) -> int:
+        """The claims a steady-state workload allocates without pods at ``scale`` (one device each)."""
+        if self.steady_state is None:
+            return 0
+        return self.steady_state.allocated_claims(
+            scale.nodes * sum(driver.devices_per_node for driver in self.drivers))
+
+    def plan(self, scale: Scale) -> str:
+        """What a run at ``scale`` creates, for people."""
+        if self.steady_state is None:
+            return f"{scale.nodes} nodes, {scale.init_pods} initial pods, {scale.measured_pods} measured"
+        return (f"{scale.nodes} nodes, {self.allocated_claims(scale)} claims allocated without pods, pods in "
+                f"batches of {self.steady_state.batch} for {self.steady_state.duration_s:g}s")
+
+    def shared_claims(self, namespace: str, pods: int) -> list[objects_pb2.ResourceClaim]:
+        """The claims ``pods`` pods of ``namespace`` share (none unless pods share claims)."""
+        if not self.pods_per_claim:
+            return []
+        count = -(-pods // self.pods_per_claim)
+        return [resource_claim(indexed_claim_name(index), namespace) for index in range(count)]
+
+    def pods(self, template: PodTemplate, role: str, namespace: str, count: int,
+             start: int = 0) -> list[objects_pb2.Pod]:
+        """Pods ``<role>-<index>`` of ``template`` for indexes ``start`` to ``start + count``, labelled
+        with their role; where pods share claims, each names its index's claim."""
+        pods = []
+        for index in range(start, start + count):
+            pod = template(f"{role}-{index:05d}", namespace)
+            pod.metadata.labels[ROLE_LABEL] = role
+            if self.pods_per_claim:
+                for pod_claim in pod.spec.resource_claims:
+                    pod_claim.resource_claim_name = indexed_claim_name(index // self.pods_per_claim)
+            pods.append(pod)
+        return pods
 
     @property
     def controllers(self) -> tuple[str, ...]:
@@ -346,26 +429,48 @@ def claim_template_of_another_class(namespace: str) -> objects_pb2.ResourceClaim
     return _claim_template(ANOTHER_TEST_CLAIM_TEMPLATE, ANOTHER_TEST_CLASS, namespace)
 
 
-def _pod_with_claims(name: str, namespace: str, templates: dict[str, str]) -> objects_pb2.Pod:
-    """scheduler_perf's DRA pod: a pause container, no requests, using every claim of ``templates``
-    (claim name -> template name)."""
+def indexed_claim_name(index: int) -> str:
+    """scheduler_perf's name of the ``index``-th claim made from resourceclaim.yaml."""
+    return f"test-claim-{index}"
+
+
+def resource_claim(name: str, namespace: str) -> objects_pb2.ResourceClaim:
+    """scheduler_perf's resourceclaim.yaml: one device of the test class."""
+    return _parse(objects_pb2.ResourceClaim(), {
+        "apiVersion": RESOURCE_API_VERSION, "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": TEST_CLASS}}]}},
+    })  # fmt: skip
+
+
+def _pod_with_claims(name: str, namespace: str, claims: dict[str, tuple[str, str]]) -> objects_pb2.Pod:
+    """scheduler_perf's DRA pod: a pause container, no requests, using every claim of ``claims`` (the
+    pod's claim name -> the field naming its source, ``resourceClaimTemplateName`` or
+    ``resourceClaimName``, and the name there)."""
     container = {"name": "pause", "image": "registry.k8s.io/pause:3.10.1",
-                 "resources": {"claims": [{"name": claim} for claim in templates]}}
+                 "resources": {"claims": [{"name": claim} for claim in claims]}}
     return _parse(objects_pb2.Pod(), {
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
         "spec": {"containers": [container], "resourceClaims": [
-            {"name": claim, "resourceClaimTemplateName": template} for claim, template in templates.items()]},
+            {"name": claim, field: source} for claim, (field, source) in claims.items()]},
     })  # fmt: skip
 
 
 def pod_with_claim_template(name: str, namespace: str) -> objects_pb2.Pod:
-    return _pod_with_claims(name, namespace, {"resource": TEST_CLAIM_TEMPLATE})
+    return _pod_with_claims(name, namespace, {"resource": ("resourceClaimTemplateName", TEST_CLAIM_TEMPLATE)})
 
 
 def pod_with_many_claim_templates(name: str, namespace: str) -> objects_pb2.Pod:
     return _pod_with_claims(name, namespace, {
-        "resource-1a": TEST_CLAIM_TEMPLATE, "resource-1b": TEST_CLAIM_TEMPLATE,
-        "resource-2a": ANOTHER_TEST_CLAIM_TEMPLATE, "resource-2b": ANOTHER_TEST_CLAIM_TEMPLATE})
+        claim: ("resourceClaimTemplateName", template) for claim, template in (
+            ("resource-1a", TEST_CLAIM_TEMPLATE), ("resource-1b", TEST_CLAIM_TEMPLATE),
+            ("resource-2a", ANOTHER_TEST_CLAIM_TEMPLATE), ("resource-2b", ANOTHER_TEST_CLAIM_TEMPLATE))})
+
+
+def pod_with_claim_ref(name: str, namespace: str) -> objects_pb2.Pod:
+    """scheduler_perf's pod-with-claim-ref.yaml, naming the first shared claim (``Workload.pods`` names
+    each pod's own)."""
+    return _pod_with_claims(name, namespace, {"resource": ("resourceClaimName", indexed_claim_name(0))})
 
 
 def _parse(message: Any, data: dict[str, Any]) -> Any:
@@ -404,5 +509,16 @@ WORKLOADS: dict[str, Workload] = {
                  device_classes=(device_class(TEST_CLASS, TEST_DRIVER),
                                  device_class(ANOTHER_TEST_CLASS, ANOTHER_TEST_DRIVER)),
                  claim_templates=(claim_template_of_test_class, claim_template_of_another_class)),
+        Workload("SchedulingWithResourceClaim", Scale(500, 2500, 2500), Scale(500, 2500, 2500), None,
+                 pod_with_claim_ref, pod_with_claim_ref,
+                 drivers=(DeviceDriver(TEST_DRIVER, 2),),
+                 device_classes=(device_class(TEST_CLASS, TEST_DRIVER),),
+                 pods_per_claim=PODS_PER_SHARED_CLAIM),
+        *(Workload(f"SteadyStateClusterResourceClaimTemplate/{fill}", Scale(500, 0, 0), Scale(500, 0, 0),
+                   threshold, pod_with_claim_template, pod_with_claim_template,
+                   drivers=(DeviceDriver(TEST_DRIVER, 10),),
+                   device_classes=(device_class(TEST_CLASS, TEST_DRIVER),),
+                   claim_templates=(claim_template_of_test_class,), steady_state=SteadyState(fill))
+          for fill, threshold in (("empty", 64), ("half", 60), ("full", 60))),
     )
 }  # fmt: skip

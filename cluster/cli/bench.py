@@ -217,8 +217,7 @@ async def _run(
         workload = WORKLOADS[name]
         size = workload.scale(scale)
         gangs = f" in {len(workload.gangs.sizes(size.measured_pods))} gangs" if workload.gangs else ""
-        _say(f"{name}: {size.nodes} nodes, {size.init_pods} initial pods, {size.measured_pods} measured"
-             f"{gangs}")
+        _say(f"{name}: {workload.plan(size)}{gangs}")
         started = time.monotonic()
         async with bring_up(topology, store, controllers=workload.controllers) as sut:
             result = await run_workload(workload, scale, sut)

@@ -8,9 +8,12 @@ here for the gang workload, whose group binds are etcd transactions there. The g
 only, not on SQLite as well: its placements are checked the same way on either store, and gangs on SQLite
 are bound in tests/integration/test_gang_scheduling.py. That no --workload means every workload is
 tests/unit/test_bench_report.py's. The DRA workloads are left out: even at the tiny scale (1250 pods
-whose claims the resourceclaim controller makes and the scheduler allocates) one takes minutes on this
-machine; their checks are tests/unit/test_bench_dra.py's. The rack-constrained gang workload runs on its
-own, in process on SQLite: what it adds to the gang workload is where the scheduler puts each gang.
+whose claims the resourceclaim controller makes and the scheduler allocates) one takes a minute or more
+on this machine; their checks are tests/unit/test_bench_dra.py's. All but one: the steady-state DRA
+workload with the cluster's devices all but one batch's held, whose run is its fixed ten seconds after
+the claims are allocated, runs end to end (claims allocated without pods, batches deleted and created,
+the claims of deleted pods freed for the next). The rack-constrained gang workload runs on its own, in
+process on SQLite: what it adds to the gang workload is where the scheduler puts each gang.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from cluster.bench.workloads import WORKLOADS
 BENCH_TIMEOUT_S = 340
 #: Every workload but the gang ones, which the tests below run, and the DRA ones.
 ON_SQLITE = [name for name, workload in WORKLOADS.items()
-             if workload.gangs is None and not workload.claim_templates]
+             if workload.gangs is None and not workload.uses_claims]
 
 
 def test_every_tiny_workload_places_its_pods_correctly(tmp_path: Path) -> None:
@@ -146,3 +149,25 @@ def test_the_rack_gang_workload_places_every_gang_whole_inside_one_rack(tmp_path
     # The checks include every gang whole (all or nothing) and inside one rack.
     assert workload["placements_correct"] is True, workload["problems"]
     assert finished.returncode == 0, finished.stdout + finished.stderr
+
+
+def test_the_steady_dra_workload_turns_a_full_cluster_over(tmp_path: Path) -> None:
+    report = tmp_path / "bench.json"
+    name = "SteadyStateClusterResourceClaimTemplate/full"
+
+    finished = subprocess.run(
+        [sys.executable, "-m", "cluster.cli", "bench", "--workload", name, "--scale", "tiny", "--store",
+         "sqlite", "--topology", "inproc", "--json", str(report)],
+        capture_output=True, text=True, timeout=BENCH_TIMEOUT_S, check=False,
+    )  # fmt: skip
+
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    [workload] = json.loads(report.read_text())["workloads"]
+    assert (workload["name"], workload["nodes"], workload["init_pods"]) == (name, 125, 0)
+    # 1240 of the 1250 devices held by claims without pods: each batch of 10 takes the rest, and the next
+    # is scheduled only once the deleted batch's claims have given their devices back.
+    assert "1240 claims allocated without pods, pods in batches of 10 for 10s" in finished.stderr
+    # Pods counted are those scheduled in the run; the checks include the deleted pods' claims as seen.
+    assert workload["pods"] > 0 and workload["throughput"]["average"] > 0
+    assert workload["placements_correct"] is True, workload["problems"]
+    assert workload["cpu_ms_per_pod"]["total"] > 0 and workload["store_written_keys_per_pod"] > 0

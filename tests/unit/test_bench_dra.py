@@ -60,6 +60,71 @@ def test_a_dra_pod_uses_every_claim_it_declares_from_the_workloads_templates(nam
     assert w.WORKLOADS["SchedulingBasic"].controllers == ()
 
 
+@pytest.mark.parametrize("scale", w.SCALES)
+def test_pods_share_claims_five_to_one_and_the_claims_fill_every_device(scale: str) -> None:
+    workload = w.WORKLOADS["SchedulingWithResourceClaim"]
+    size = workload.scale(scale)
+    init_claims = workload.shared_claims(w.INIT_NAMESPACE, size.init_pods)
+    measured_claims = workload.shared_claims(w.MEASURED_NAMESPACE, size.measured_pods)
+    pods = workload.pods(workload.measured_template, w.MEASURED, w.MEASURED_NAMESPACE, size.measured_pods)
+
+    assert (len(init_claims), len(measured_claims)) == (size.init_pods // 5, size.measured_pods // 5)
+    assert [d.devices_per_node for d in workload.drivers] == [2]
+    assert 2 * size.nodes == len(init_claims) + len(measured_claims)
+    # Pod i uses claim i // 5 of its namespace: each claim is used by five pods, and by nothing else.
+    assert [p.spec.resource_claims[0].resource_claim_name for p in pods[:7]] == [
+        "test-claim-0"] * 5 + ["test-claim-1"] * 2
+    used = {p.spec.resource_claims[0].resource_claim_name for p in pods}
+    assert used == {c.metadata.name for c in measured_claims}
+    assert not any(c.HasField("resource_claim_template_name") for p in pods for c in p.spec.resource_claims)
+    claim = measured_claims[0]
+    assert claim.metadata.namespace == w.MEASURED_NAMESPACE
+    assert [(r.name, r.exactly.device_class_name) for r in claim.spec.devices.requests] == [
+        ("req-0", w.TEST_CLASS)]
+    # The claims exist before the pods: no claim is made from a template, so no controller runs.
+    assert workload.controllers == () and not workload.claim_templates and workload.uses_claims
+
+
+STEADY = [f"SteadyStateClusterResourceClaimTemplate/{fill}" for fill in w.FILLS]
+
+
+@pytest.mark.parametrize(("scale", "allocated"), [("full", (0, 2500, 4990)), ("small", (0, 2500, 4990)),
+                                                  ("tiny", (0, 625, 1240))])
+def test_the_steady_workloads_hold_upstreams_share_of_the_devices_at_every_scale(
+    scale: str, allocated: tuple[int, int, int]
+) -> None:
+    for name, claims in zip(STEADY, allocated, strict=True):
+        workload = w.WORKLOADS[name]
+        size = workload.scale(scale)
+        assert workload.steady_state is not None
+        assert (workload.steady_state.batch, workload.steady_state.duration_s) == (10, 10.0)
+        assert workload.allocated_claims(size) == claims, name
+        assert (size.init_pods, size.measured_pods) == (0, 0)
+    # full: exactly one batch of devices left for the pods.
+    full = w.WORKLOADS[STEADY[-1]]
+    size = full.scale(scale)
+    assert size.nodes * full.drivers[0].devices_per_node - full.allocated_claims(size) == 10
+
+
+def test_the_steady_workloads_pods_take_their_claims_from_the_template() -> None:
+    workload = w.WORKLOADS["SteadyStateClusterResourceClaimTemplate/half"]
+    pods = workload.pods(workload.measured_template, w.MEASURED, w.MEASURED_NAMESPACE, 3, start=20)
+
+    assert [p.metadata.name for p in pods] == ["measured-00020", "measured-00021", "measured-00022"]
+    assert {c.resource_claim_template_name for p in pods for c in p.spec.resource_claims} == {
+        w.TEST_CLAIM_TEMPLATE}
+    assert all(p.metadata.labels[w.ROLE_LABEL] == w.MEASURED for p in pods)
+    assert workload.controllers == (w.RESOURCE_CLAIM_CONTROLLER,)
+    assert workload.plan(workload.scale("tiny")) == (
+        "125 nodes, 625 claims allocated without pods, pods in batches of 10 for 10s")
+    assert w.WORKLOADS["SchedulingBasic"].plan(w.Scale(5, 1, 2)) == "5 nodes, 1 initial pods, 2 measured"
+
+
+def test_an_unknown_fill_is_refused_naming_the_fills() -> None:
+    with pytest.raises(ValueError, match="unknown fill 'most': use one of empty, half, full"):
+        w.SteadyState("most")
+
+
 def test_the_test_drivers_slice_publishes_its_devices_for_one_node() -> None:
     driver = w.WORKLOADS["SchedulingWithResourceClaimTemplate"].drivers[0]
     node = w.WORKLOADS["SchedulingWithResourceClaimTemplate"].node(3)

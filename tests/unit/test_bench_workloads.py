@@ -33,6 +33,11 @@ def test_the_workloads_have_scheduler_perfs_sizes_and_thresholds() -> None:
         # scheduler_perf's DRA configs stop at 500 nodes: full and small are the same.
         "SchedulingWithResourceClaimTemplate": (w.Scale(500, 2500, 2500), 500, 56),
         "SchedulingWithMultipleResourceClaims": (w.Scale(500, 2500, 2500), 500, None),
+        "SchedulingWithResourceClaim": (w.Scale(500, 2500, 2500), 500, None),
+        # Steady: no measured count, the duration decides; the thresholds of the 500-node variants.
+        "SteadyStateClusterResourceClaimTemplate/empty": (w.Scale(500, 0, 0), 500, 64),
+        "SteadyStateClusterResourceClaimTemplate/half": (w.Scale(500, 0, 0), 500, 60),
+        "SteadyStateClusterResourceClaimTemplate/full": (w.Scale(500, 0, 0), 500, 60),
     }
 
 
