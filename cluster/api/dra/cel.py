@@ -28,8 +28,7 @@ from cel_expr_python import cel  # type: ignore[import-untyped]
 from cel_expr_python.ext import ext_bindings, ext_strings  # type: ignore[import-untyped]
 from google.protobuf import descriptor_pb2, descriptor_pool, message, message_factory
 
-from cluster.api import objects_pb2
-from cluster.api.dra import semver
+from cluster.api import objects_pb2, semver
 from cluster.api.dra.selector_ast import MAX_LIST_VALUES, Reads, SelectorAnalysis, analyze
 from cluster.api.quantity import parse_quantity
 
@@ -125,18 +124,19 @@ def _sign(quantity: Any) -> int:
 
 @functools.lru_cache(maxsize=4096)
 def _semver_from_text(text: str) -> Any:
-    return _semver_of(semver.parse(text))
+    return _semver_of(semver.read(text))
 
 
 def _semver_normalized(text: str, normalize: bool) -> Any:
     if normalize:
-        return _semver_of(semver.parse_tolerant(text))
+        return _semver_of(semver.read_tolerant(text))
     return _semver_from_text(text)
 
 
 def _semver_of(version: semver.Version) -> Any:
-    # Without the build metadata, which does not count in comparisons: == then agrees with compareTo.
-    return _Semver(value=str(version._replace(build=())))
+    # A version's text has no build metadata, which does not count in comparisons: == then agrees with
+    # compareTo.
+    return _Semver(value=str(version))
 
 
 def _is_semver(text: str, normalize: bool = False) -> bool:
@@ -148,7 +148,7 @@ def _is_semver(text: str, normalize: bool = False) -> bool:
 
 
 def _version(value: Any) -> semver.Version:
-    return semver.parse(value.value)
+    return semver.read(value.value)
 
 
 def _ordering(a: Any, b: Any) -> int:
