@@ -267,7 +267,7 @@ _NOT_ITERABLE = "No matching overloads found : <iter_range>"
 
 
 class DeviceSelectorProgram:
-    """One compiled selector; ``matches`` evaluates it on a device of a driver."""
+    """One compiled selector; ``matches`` evaluates it on a device of a driver with the CEL runtime."""
 
     __slots__ = ("_attributes", "_capacity", "_expression", "expression", "max_cost")
 
@@ -304,6 +304,27 @@ class DeviceSelectorProgram:
                 f"CEL result of type {_type_name(result.type())} could not be converted to bool"
             )
         return value
+
+
+class DriverSelectorProgram:
+    """A selector that is ``device.driver == "NAME"``, answered without the CEL runtime: every device of a
+    node is checked against its class's selectors, and this is the one most classes have. The expression is
+    compiled all the same, so that it fails and costs as the runtime's program does (never over the limit:
+    the runtime compiles no expression of more than 100,000 characters)."""
+
+    __slots__ = ("driver", "expression", "max_cost")
+
+    def __init__(self, expression: str, driver: str, max_cost: int) -> None:
+        self.expression = expression
+        self.driver = driver
+        self.max_cost = max_cost
+
+    def matches(self, driver: str, device: objects_pb2.Device) -> bool:
+        """Whether ``device`` of ``driver`` satisfies the selector."""
+        return driver == self.driver
+
+
+SelectorProgram = DeviceSelectorProgram | DriverSelectorProgram
 
 
 class _Reader:
@@ -404,9 +425,26 @@ def _type_name(type_: Any) -> str:
     return str(type_.name()).lower().replace("<", "(").replace(">", ")")
 
 
+# The driver's name compared with a string literal without escapes (whose text is its value), CEL's blanks
+# around.
+_BLANKS = r"[ \t\n\f\r]*"
+_LITERAL = r"""(?:"(?P<double>[^"\\]*)"|'(?P<single>[^'\\]*)')"""
+_DRIVER_IS = re.compile(rf"{_BLANKS}device\.driver{_BLANKS}=={_BLANKS}{_LITERAL}{_BLANKS}")
+
+
 @functools.lru_cache(maxsize=1024)
-def compile_device_selector(expression: str) -> DeviceSelectorProgram:
+def compile_device_selector(expression: str) -> SelectorProgram:
     """The compiled selector (the same object for the same expression); raises SelectorCompileError."""
+    program = _runtime_program(expression)
+    driver_is = _DRIVER_IS.fullmatch(expression)
+    if driver_is is None:
+        return program
+    driver = driver_is["double"] if driver_is["double"] is not None else driver_is["single"]
+    return DriverSelectorProgram(expression, driver, program.max_cost)
+
+
+def _runtime_program(expression: str) -> DeviceSelectorProgram:
+    """``expression`` compiled for the CEL runtime; raises SelectorCompileError."""
     try:
         compiled = _ENV.compile(expression)
     except RuntimeError as err:
