@@ -1,8 +1,8 @@
 """Semantic versions (semver.org 2.0.0) as Kubernetes reads them with blang/semver: LeaseCandidate's versions,
 DRA's version attributes and the CEL semver library. ``read`` is the strict form (``1.2.3-rc.1+build``) and
 raises with blang/semver's messages, ``read_tolerant`` the form ``semver(text, true)`` accepts, ``parse``
-answers None instead of raising. Versions are ordered by precedence: a pre-release before its release, build
-metadata not counted (nor kept)."""
+answers None instead of raising; numbers are blang/semver's uint64s. Versions are ordered by precedence: a
+pre-release before its release, build metadata not counted (nor kept)."""
 
 from __future__ import annotations
 
@@ -66,7 +66,8 @@ def parse(text: str) -> Version | None:
 
 @functools.lru_cache(maxsize=4096)
 def read(text: str) -> Version:
-    """The version ``text`` is, strictly; raises ValueError saying what is wrong."""
+    """The version ``text`` is, strictly; raises ValueError saying what is wrong (checked in blang/semver's
+    order: the numbers, then the pre-release, then the build metadata)."""
     if not text:
         raise ValueError("Version string empty")
     parts = text.split(".", 2)
@@ -74,17 +75,14 @@ def read(text: str) -> Version:
         raise ValueError("No Major.Minor.Patch elements found")
     major = _number(parts[0], "major")
     minor = _number(parts[1], "minor")
-    rest = parts[2]
-    pre: tuple[int | str, ...] = ()
-    if "+" in rest:
-        rest, build_text = rest.split("+", 1)
-        for part in build_text.split("."):
-            _check_build_part(part)
-    if "-" in rest:
-        rest, pre_text = rest.split("-", 1)
-        pre = tuple(_pre_part(part) for part in pre_text.split("."))
+    rest, plus, build = parts[2].partition("+")
+    rest, minus, pre = rest.partition("-")
     patch = _number(rest, "patch")
-    return Version(major, minor, patch, pre)
+    version = Version(major, minor, patch, tuple(_pre_part(part) for part in pre.split(".")) if minus else ())
+    if plus:
+        for part in build.split("."):
+            _check_build_part(part)
+    return version
 
 
 def read_tolerant(text: str) -> Version:
@@ -105,11 +103,21 @@ def read_tolerant(text: str) -> Version:
 
 
 def _number(text: str, what: str) -> int:
-    if not text or not set(text) <= _DIGITS:
-        raise ValueError(f"Invalid character(s) found in {what} number {text!r}")
+    if not set(text) <= _DIGITS:
+        raise ValueError(f"Invalid character(s) found in {what} number {_quoted(text)}")
     if len(text) > 1 and text[0] == "0":
-        raise ValueError(f"{what.capitalize()} number must not contain leading zeroes {text!r}")
-    return int(text)
+        raise ValueError(f"{what.capitalize()} number must not contain leading zeroes {_quoted(text)}")
+    return _uint64(text)
+
+
+def _uint64(digits: str) -> int:
+    """``digits`` as Go's strconv.ParseUint(digits, 10, 64) reads them, with its errors."""
+    if not digits:
+        raise ValueError(f"strconv.ParseUint: parsing {_quoted(digits)}: invalid syntax")
+    value = int(digits)
+    if value >= 2**64:
+        raise ValueError(f"strconv.ParseUint: parsing {_quoted(digits)}: value out of range")
+    return value
 
 
 def _pre_part(text: str) -> int | str:
@@ -117,10 +125,10 @@ def _pre_part(text: str) -> int | str:
         raise ValueError("Prerelease is empty")
     if set(text) <= _DIGITS:
         if len(text) > 1 and text[0] == "0":
-            raise ValueError(f"Numeric PreRelease version must not contain leading zeroes {text!r}")
-        return int(text)
+            raise ValueError(f"Numeric PreRelease version must not contain leading zeroes {_quoted(text)}")
+        return _uint64(text)
     if not set(text) <= _ALNUM:
-        raise ValueError(f"Invalid character(s) found in prerelease {text!r}")
+        raise ValueError(f"Invalid character(s) found in prerelease {_quoted(text)}")
     return text
 
 
@@ -128,4 +136,26 @@ def _check_build_part(text: str) -> None:
     if not text:
         raise ValueError("Build meta data is empty")
     if not set(text) <= _ALNUM:
-        raise ValueError(f"Invalid character(s) found in build meta data {text!r}")
+        raise ValueError(f"Invalid character(s) found in build meta data {_quoted(text)}")
+
+
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+               "\\": "\\\\", '"': '\\"'}
+
+
+def _quoted(text: str) -> str:
+    """``text`` as Go's %q writes it: escapes for what is not printable."""
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[char])
+        elif char.isprintable():
+            out.append(char)
+        elif code < 0x80:
+            out.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'

@@ -21,6 +21,13 @@ _GRAMMAR = re.compile(
     re.ASCII,
 )
 
+
+def _numbers_fit(match: re.Match[str]) -> bool:
+    pre = match[4].split(".") if match[4] else []
+    numbers = [*match.group(1, 2, 3), *(part for part in pre if part.isdigit())]
+    return all(int(number) < 2**64 for number in numbers)
+
+
 _IDENTIFIER = st.text("0123456789azAZ-", max_size=4)
 _NUMBER_LIKE = st.one_of(st.text("0123456789", max_size=3), st.text("0a-+ v\n\u0661", max_size=2))
 
@@ -50,10 +57,13 @@ _TEXTS = st.one_of(
 @example("1.2.3--")
 @example("1.2.3+-")
 @example("1.2.3-a+b+c")
+@example("18446744073709551616.0.0")
+@example("0.0.0-x.18446744073709551616")
 def test_accepts_exactly_the_grammar(text: str) -> None:
+    """What the grammar accepts, with numbers of 64 bits (blang/semver's uint64)."""
     match = _GRAMMAR.fullmatch(text)
     version = semver.parse(text)
-    if match is None:
+    if match is None or not _numbers_fit(match):
         assert version is None
         with pytest.raises(ValueError):
             semver.read(text)
@@ -75,46 +85,63 @@ def test_accepts_exactly_the_grammar(text: str) -> None:
     ("1.2.3-alpha.b-eta+123.b-uild", Version(1, 2, 3, ("alpha", "b-eta"))),
     ("1.2.3+123.b-uild", Version(1, 2, 3)),
     ("1.2.3-alpha.b-eta", Version(1, 2, 3, ("alpha", "b-eta"))),
+    ("18446744073709551615.0.0-18446744073709551615", Version(2**64 - 1, 0, 0, (2**64 - 1,))),
 ])
 def test_reads_blang_semver_cases(text: str, expected: Version) -> None:
     assert semver.read(text) == expected
 
 
-# blang/semver v4's wrongformatTests (but for the numbers beyond 64 bits), and the message for each.
+_SYNTAX = 'strconv.ParseUint: parsing "": invalid syntax'
+_RANGE = 'strconv.ParseUint: parsing "20000000000000000000": value out of range'
+
+
+# blang/semver v4's wrongformatTests and the message it gives for each (Go's %q quotes; an empty number fails
+# strconv.ParseUint), then what it checks first when more is wrong, and its 64-bit numbers.
 @pytest.mark.parametrize(("text", "message"), [
     ("", "Version string empty"),
     (".", "No Major.Minor.Patch elements found"),
     ("1.", "No Major.Minor.Patch elements found"),
     (".1", "No Major.Minor.Patch elements found"),
-    ("a.b.c", "Invalid character(s) found in major number 'a'"),
-    ("1.a.b", "Invalid character(s) found in minor number 'a'"),
-    ("1.1.a", "Invalid character(s) found in patch number 'a'"),
-    ("1.a.1", "Invalid character(s) found in minor number 'a'"),
-    ("a.1.1", "Invalid character(s) found in major number 'a'"),
-    ("..", "Invalid character(s) found in major number ''"),
-    ("1..", "Invalid character(s) found in minor number ''"),
-    ("1.1.", "Invalid character(s) found in patch number ''"),
-    ("1..1", "Invalid character(s) found in minor number ''"),
-    ("1.1.+123", "Invalid character(s) found in patch number ''"),
-    ("1.1.-beta", "Invalid character(s) found in patch number ''"),
-    ("-1.1.1", "Invalid character(s) found in major number '-1'"),
-    ("1.-1.1", "Invalid character(s) found in minor number '-1'"),
-    ("1.1.-1", "Invalid character(s) found in patch number ''"),
-    ("01.1.1", "Major number must not contain leading zeroes '01'"),
-    ("001.1.1", "Major number must not contain leading zeroes '001'"),
-    ("1.01.1", "Minor number must not contain leading zeroes '01'"),
-    ("1.001.1", "Minor number must not contain leading zeroes '001'"),
-    ("1.1.01", "Patch number must not contain leading zeroes '01'"),
-    ("1.1.001", "Patch number must not contain leading zeroes '001'"),
-    ("1.1.1-01", "Numeric PreRelease version must not contain leading zeroes '01'"),
-    ("1.1.1-001", "Numeric PreRelease version must not contain leading zeroes '001'"),
-    ("1.1.1-beta.01", "Numeric PreRelease version must not contain leading zeroes '01'"),
-    ("1.1.1-beta.001", "Numeric PreRelease version must not contain leading zeroes '001'"),
-    ("0.0.0-!", "Invalid character(s) found in prerelease '!'"),
-    ("0.0.0+!", "Invalid character(s) found in build meta data '!'"),
+    ("a.b.c", 'Invalid character(s) found in major number "a"'),
+    ("1.a.b", 'Invalid character(s) found in minor number "a"'),
+    ("1.1.a", 'Invalid character(s) found in patch number "a"'),
+    ("1.a.1", 'Invalid character(s) found in minor number "a"'),
+    ("a.1.1", 'Invalid character(s) found in major number "a"'),
+    ("..", _SYNTAX),
+    ("1..", _SYNTAX),
+    ("1.1.", _SYNTAX),
+    ("1..1", _SYNTAX),
+    ("1.1.+123", _SYNTAX),
+    ("1.1.-beta", _SYNTAX),
+    ("-1.1.1", 'Invalid character(s) found in major number "-1"'),
+    ("1.-1.1", 'Invalid character(s) found in minor number "-1"'),
+    ("1.1.-1", _SYNTAX),
+    ("20000000000000000000.1.1", _RANGE),
+    ("1.20000000000000000000.1", _RANGE),
+    ("1.1.20000000000000000000", _RANGE),
+    ("1.1.1-20000000000000000000", _RANGE),
+    ("01.1.1", 'Major number must not contain leading zeroes "01"'),
+    ("001.1.1", 'Major number must not contain leading zeroes "001"'),
+    ("1.01.1", 'Minor number must not contain leading zeroes "01"'),
+    ("1.001.1", 'Minor number must not contain leading zeroes "001"'),
+    ("1.1.01", 'Patch number must not contain leading zeroes "01"'),
+    ("1.1.001", 'Patch number must not contain leading zeroes "001"'),
+    ("1.1.1-01", 'Numeric PreRelease version must not contain leading zeroes "01"'),
+    ("1.1.1-001", 'Numeric PreRelease version must not contain leading zeroes "001"'),
+    ("1.1.1-beta.01", 'Numeric PreRelease version must not contain leading zeroes "01"'),
+    ("1.1.1-beta.001", 'Numeric PreRelease version must not contain leading zeroes "001"'),
+    ("0.0.0-!", 'Invalid character(s) found in prerelease "!"'),
+    ("0.0.0+!", 'Invalid character(s) found in build meta data "!"'),
     ("0.0.0-.alpha", "Prerelease is empty"),
     ("0.0.0-alpha+", "Build meta data is empty"),
     ("0.0.0-alpha+test.", "Build meta data is empty"),
+    # The patch before the pre-release, the pre-release before the build metadata.
+    ("1.1.a-01+!", 'Invalid character(s) found in patch number "a"'),
+    ("1.1.1-01+!", 'Numeric PreRelease version must not contain leading zeroes "01"'),
+    ("1.1.1-a\tb", 'Invalid character(s) found in prerelease "a\\tb"'),
+    ('1.1.1+"\x00', 'Invalid character(s) found in build meta data "\\"\\x00"'),
+    ("1.1.1+\u00a0é", 'Invalid character(s) found in build meta data "\\u00a0é"'),
+    ("18446744073709551616.0.0", 'strconv.ParseUint: parsing "18446744073709551616": value out of range'),
 ])
 def test_refuses_blang_semver_cases(text: str, message: str) -> None:
     with pytest.raises(ValueError) as raised:
