@@ -5,13 +5,12 @@ mode) are kept on the request and raised in upstream's order when allocation rea
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 from cluster.api import objects_pb2
 from cluster.api.dra.cel import (
-    DeviceSelectorProgram,
     SelectorCompileError,
+    SelectorProgram,
     SelectorRuntimeError,
     compile_device_selector,
 )
@@ -33,23 +32,6 @@ def object_name(claim: objects_pb2.ResourceClaim) -> str:
     return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
 
 
-#: The selector most DeviceClasses have: the driver's name compared with a plain string literal.
-_DRIVER_IS = re.compile(r'\s*device\.driver\s*==\s*"([^"\\]*)"\s*')
-
-
-class _DriverIs:
-    """``device.driver == "NAME"``, answered without the CEL runtime: every device of a node is checked
-    against its class's selectors, and this is the one most classes have."""
-
-    __slots__ = ("driver",)
-
-    def __init__(self, driver: str) -> None:
-        self.driver = driver
-
-    def matches(self, driver: str, device: objects_pb2.Device) -> bool:
-        return driver == self.driver
-
-
 class Selectors:
     """A class's or request's CEL selectors, compiled once; a compile error is raised (as upstream
     does) only when a device is checked against them."""
@@ -62,12 +44,8 @@ class Selectors:
         #: The expressions: a device's result is remembered under them, for every class, claim and pod
         #: with the same selectors (a result depends on nothing but the device and the expressions).
         self.key = tuple(selector.cel.expression for selector in selectors)
-        self.programs: list[DeviceSelectorProgram | _DriverIs | SelectorCompileError] = []
+        self.programs: list[SelectorProgram | SelectorCompileError] = []
         for expression in self.key:
-            driver_is = _DRIVER_IS.fullmatch(expression)
-            if driver_is is not None:
-                self.programs.append(_DriverIs(driver_is[1]))
-                continue
             try:
                 self.programs.append(compile_device_selector(expression))
             except SelectorCompileError as err:

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster.api import objects_pb2
-from cluster.api.dra.cel import compile_device_selector
+from cluster.api.dra import cel
 from cluster.api.quantity import parse_quantity
 from scheduler.dra import (
     AllocatedState,
@@ -1084,6 +1084,20 @@ CASES: dict[str, Case] = {
         classes=[device_class(CLASS_A, "noSuchVar")],
         slices=[one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
         error="undeclared reference",
+    ),
+    # The driver's name compared with a string literal that CEL's grammar refuses (a literal may not hold a
+    # line break; CEL's blanks are not Python's): the class selects nothing, it fails to compile.
+    "invalid-CEL-driver-literal-with-line-break": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A))],
+        classes=[device_class(CLASS_A, f'device.driver == "{DRIVER_A}\n"')],
+        slices=[one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="CEL compile error",
+    ),
+    "invalid-CEL-driver-after-vertical-tab": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A))],
+        classes=[device_class(CLASS_A, f'\vdevice.driver == "{DRIVER_A}"')],
+        slices=[one_device_slice(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="CEL compile error",
     ),
     "invalid-CEL-all-devices": Case(
         claims=[claim(CLAIM0, all_request(REQ0, CLASS_A, "noSuchVar"))],
@@ -3591,7 +3605,7 @@ def test_driver_selector_selects_as_cel_does(wanted: str, spelling: str, drivers
         new_share_id=share_ids(),
     )
     results = allocator.allocate(N1)
-    program = compile_device_selector(expression)
+    program = cel._runtime_program(expression)  # the runtime's, not the one answering without it
     accepted = {s.spec.pool.name for s in slices if program.matches(s.spec.driver, s.spec.devices[0])}
     chosen = {r.pool for r in results[0].devices.results} if results else set()
     assert chosen == accepted

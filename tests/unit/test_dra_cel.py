@@ -7,12 +7,16 @@ from typing import Any
 
 import pytest
 from google.protobuf import json_format
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from cluster.api import objects_pb2
+from cluster.api.dra import cel
 from cluster.api.dra.cel import (
     MAX_COST,
     MAX_LENGTH,
     MAX_LIST_VALUES,
+    DriverSelectorProgram,
     SelectorCompileError,
     SelectorRuntimeError,
     compile_device_selector,
@@ -482,6 +486,61 @@ def test_library(expression: str, expected: Any) -> None:
 def test_the_same_expression_compiles_once() -> None:
     expression = 'device.driver == "gpu.example.com"'
     assert compile_device_selector(expression) is compile_device_selector(expression)
+
+
+# Selectors comparing the driver's name with a literal, mostly as classes spell them: also blanks CEL does
+# not have, literals with quotes, escapes, line breaks and other characters, near misses.
+_BLANK = st.sampled_from(["", "", "", " ", " ", "\n", "\t ", "\r\n", "\f", "\v", "\u00a0"])
+_NAME_PART = st.sampled_from(["gpu.example.com", "a", "é", " ", "gpu.example.com", "a", "'", '"', "\\", "\\n",
+                              "\n"])
+_DRIVERS = ["gpu.example.com", "a", "", "'", "é", "gpu.example.com "]
+
+
+@st.composite
+def _driver_selectors(draw: st.DrawFn) -> tuple[str, str]:
+    """A selector and the name it may compare the driver's with."""
+    name = "".join(draw(st.lists(_NAME_PART, max_size=3)))
+    quote = draw(st.sampled_from(['"', "'", '"', "'", '"""', "r'"]))
+    left = draw(st.sampled_from(["device.driver", "device.driver", "device .driver", "(device.driver)"]))
+    operator = draw(st.sampled_from(["==", "==", "==", "!=", "= ="]))
+    before, middle, after = (draw(_BLANK) for _ in range(3))
+    return f"{before}{left}{middle}{operator} {quote}{name}{quote.removeprefix('r')}{after}", name
+
+
+@settings(max_examples=300, deadline=None)
+@given(_driver_selectors())
+@example(('device.driver == "gpu.example.com"', "gpu.example.com"))
+@example(("device.driver=='a'\n", "a"))
+@example(('device.driver == "a\nb"', "a\nb"))
+@example(('\vdevice.driver == "a"', "a"))
+def test_driver_selector_answers_as_the_cel_runtime(selector: tuple[str, str]) -> None:
+    """The program for a selector comparing the driver's name compiles, fails, costs and answers as the CEL
+    runtime's program for it does."""
+    expression, name = selector
+    try:
+        reference = cel._runtime_program(expression)
+    except SelectorCompileError as err:
+        with pytest.raises(SelectorCompileError) as raised:
+            compile_device_selector(expression)
+        assert str(raised.value) == str(err)
+        return
+    program = compile_device_selector(expression)
+    assert program.expression == reference.expression == expression
+    assert program.max_cost == reference.max_cost
+    for driver in [name, *_DRIVERS]:
+        assert program.matches(driver, device()) == reference.matches(driver, device()), driver
+
+
+@pytest.mark.parametrize(("expression", "driver"), [
+    ('device.driver == "gpu.example.com"', "gpu.example.com"),
+    (' device.driver=="gpu.example.com"\n', "gpu.example.com"),
+    ("device.driver == 'gpu.example.com'", "gpu.example.com"),
+    ('device.driver == ""', ""),
+])
+def test_a_driver_selector_is_answered_without_the_runtime(expression: str, driver: str) -> None:
+    program = compile_device_selector(expression)
+    assert isinstance(program, DriverSelectorProgram)
+    assert program.driver == driver
 
 
 def test_compile_errors_are_value_errors_with_the_source_position() -> None:

@@ -28,8 +28,7 @@ from cel_expr_python import cel  # type: ignore[import-untyped]
 from cel_expr_python.ext import ext_bindings, ext_strings  # type: ignore[import-untyped]
 from google.protobuf import descriptor_pb2, descriptor_pool, message, message_factory
 
-from cluster.api import objects_pb2
-from cluster.api.dra import semver
+from cluster.api import objects_pb2, semver
 from cluster.api.dra.selector_ast import MAX_LIST_VALUES, Reads, SelectorAnalysis, analyze
 from cluster.api.quantity import parse_quantity
 
@@ -125,18 +124,19 @@ def _sign(quantity: Any) -> int:
 
 @functools.lru_cache(maxsize=4096)
 def _semver_from_text(text: str) -> Any:
-    return _semver_of(semver.parse(text))
+    return _semver_of(semver.read(text))
 
 
 def _semver_normalized(text: str, normalize: bool) -> Any:
     if normalize:
-        return _semver_of(semver.parse_tolerant(text))
+        return _semver_of(semver.read_tolerant(text))
     return _semver_from_text(text)
 
 
 def _semver_of(version: semver.Version) -> Any:
-    # Without the build metadata, which does not count in comparisons: == then agrees with compareTo.
-    return _Semver(value=str(version._replace(build=())))
+    # A version's text has no build metadata, which does not count in comparisons: == then agrees with
+    # compareTo.
+    return _Semver(value=str(version))
 
 
 def _is_semver(text: str, normalize: bool = False) -> bool:
@@ -148,7 +148,7 @@ def _is_semver(text: str, normalize: bool = False) -> bool:
 
 
 def _version(value: Any) -> semver.Version:
-    return semver.parse(value.value)
+    return semver.read(value.value)
 
 
 def _ordering(a: Any, b: Any) -> int:
@@ -267,7 +267,7 @@ _NOT_ITERABLE = "No matching overloads found : <iter_range>"
 
 
 class DeviceSelectorProgram:
-    """One compiled selector; ``matches`` evaluates it on a device of a driver."""
+    """One compiled selector; ``matches`` evaluates it on a device of a driver with the CEL runtime."""
 
     __slots__ = ("_attributes", "_capacity", "_expression", "expression", "max_cost")
 
@@ -304,6 +304,27 @@ class DeviceSelectorProgram:
                 f"CEL result of type {_type_name(result.type())} could not be converted to bool"
             )
         return value
+
+
+class DriverSelectorProgram:
+    """A selector that is ``device.driver == "NAME"``, answered without the CEL runtime: every device of a
+    node is checked against its class's selectors, and this is the one most classes have. The expression is
+    compiled all the same, so that it fails and costs as the runtime's program does (never over the limit:
+    the runtime compiles no expression of more than 100,000 characters)."""
+
+    __slots__ = ("driver", "expression", "max_cost")
+
+    def __init__(self, expression: str, driver: str, max_cost: int) -> None:
+        self.expression = expression
+        self.driver = driver
+        self.max_cost = max_cost
+
+    def matches(self, driver: str, device: objects_pb2.Device) -> bool:
+        """Whether ``device`` of ``driver`` satisfies the selector."""
+        return driver == self.driver
+
+
+SelectorProgram = DeviceSelectorProgram | DriverSelectorProgram
 
 
 class _Reader:
@@ -404,9 +425,26 @@ def _type_name(type_: Any) -> str:
     return str(type_.name()).lower().replace("<", "(").replace(">", ")")
 
 
+# The driver's name compared with a string literal without escapes (whose text is its value), CEL's blanks
+# around.
+_BLANKS = r"[ \t\n\f\r]*"
+_LITERAL = r"""(?:"(?P<double>[^"\\]*)"|'(?P<single>[^'\\]*)')"""
+_DRIVER_IS = re.compile(rf"{_BLANKS}device\.driver{_BLANKS}=={_BLANKS}{_LITERAL}{_BLANKS}")
+
+
 @functools.lru_cache(maxsize=1024)
-def compile_device_selector(expression: str) -> DeviceSelectorProgram:
+def compile_device_selector(expression: str) -> SelectorProgram:
     """The compiled selector (the same object for the same expression); raises SelectorCompileError."""
+    program = _runtime_program(expression)
+    driver_is = _DRIVER_IS.fullmatch(expression)
+    if driver_is is None:
+        return program
+    driver = driver_is["double"] if driver_is["double"] is not None else driver_is["single"]
+    return DriverSelectorProgram(expression, driver, program.max_cost)
+
+
+def _runtime_program(expression: str) -> DeviceSelectorProgram:
+    """``expression`` compiled for the CEL runtime; raises SelectorCompileError."""
     try:
         compiled = _ENV.compile(expression)
     except RuntimeError as err:
