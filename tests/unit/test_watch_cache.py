@@ -203,6 +203,27 @@ async def test_one_store_watch_however_many_watchers(store: WatchedStore) -> Non
         assert cacher.reflector.watches_opened == 1
 
 
+async def test_a_watch_opened_before_the_first_list_waits_for_the_cache(store: WatchedStore) -> None:
+    registry = Storage(store)  # type: ignore[arg-type]
+    await registry.create(POD, pod("before"))
+    cacher = Cacher(registry, CacheSettings(retry_s=0.05))
+    # Opened before the cache has listed (its server just started), as a component started with it does.
+    early = Stream(cacher.watch(selection(), "", ""))
+    task = asyncio.create_task(cacher.run())
+    try:
+        assert decoded((await early.take(1))[0])[:2] == (ADDED, "before")
+        await registry.create(POD, pod("after"))
+        assert decoded((await early.take(1))[0])[:2] == (ADDED, "after")
+        # Served from the cache, not by a store watch of its own for as long as it lasts.
+        assert cacher.watchers(POD) == 1
+        assert store.watches == 1
+        await early.close()
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 async def test_every_watcher_is_sent_the_same_bytes(store: WatchedStore) -> None:
     async with running(store) as (cacher, registry):
         first = Stream(cacher.watch(selection(), "", "0"))

@@ -41,6 +41,8 @@ class Reflector:
         self._requesting: asyncio.Task[None] | None = None
         #: Whether the cache holds the store's state as of ``revision`` (a List and an unbroken watch).
         self.ready = False
+        #: Set while ``ready``: what a watch that arrives before the first List waits on.
+        self._in_sync = asyncio.Event()
         #: Every store event up to and including this revision is in the cache.
         self.revision = 0
         self._applied = 0
@@ -78,6 +80,7 @@ class Reflector:
         self.watches_opened += 1
         self._applied = revision
         self.ready = True
+        self._in_sync.set()
         self._publish()
         log.info("the watch cache is in sync at revision %d", revision)
         try:
@@ -123,6 +126,7 @@ class Reflector:
 
     def _lose(self) -> None:
         self.ready = False
+        self._in_sync.clear()
         for cache in self._caches.values():
             cache.close_watchers()
         for _, _, future in self._waiters:
@@ -145,6 +149,17 @@ class Reflector:
                              type(exc).__name__, exc)
         finally:
             self._requesting = None
+
+    async def wait_ready(self, timeout_s: float) -> bool:
+        """Whether the cache is in sync within ``timeout_s`` (its List done, its watch unbroken)."""
+        if self.ready:
+            return True
+        try:
+            async with asyncio.timeout(timeout_s):
+                await self._in_sync.wait()
+        except TimeoutError:
+            return False
+        return self.ready
 
     async def wait_for(self, revision: int, timeout_s: float) -> bool:
         """Whether the cache has seen ``revision`` within ``timeout_s`` (False at once when not ready)."""
