@@ -182,6 +182,23 @@ class Storage:
         current = None if result.current is None else self.decode_kv(kind, result.current)
         return WriteOutcome(False, current, result.failed_guards)
 
+    async def _update_cached(
+        self, kind: Kind, cached: Message, mutate: Mutation, guards: Sequence[Guard]
+    ) -> Message | None:
+        """``mutate``'s update of ``cached``, written if ``cached`` was current; None: the store decides."""
+        try:
+            updated = await mutate(cached)
+            if updated is None:
+                return None
+            updated.metadata.resource_version = cached.metadata.resource_version
+            data = self.encode(kind, updated)
+            if data == self.encode(kind, cached):
+                return None
+        except errors.ApiError:
+            return None  # perhaps only because the copy is behind: the store's state decides
+        outcome = await self._write(kind, updated, data, revision_of(cached), guards)
+        return updated if outcome.succeeded else None
+
     async def update_together(
         self, kind: Kind, updates: Sequence[tuple[Message, int]], guards: Sequence[Guard] = ()
     ) -> GroupWriteOutcome:
@@ -219,6 +236,7 @@ class Storage:
         *,
         dry_run: bool = False,
         guards: GuardSource | None = None,
+        cached: Message | None = None,
     ) -> Message:
         """Apply ``mutate`` to the current object and write the result, retrying from the newer object
         whenever another writer got there first. ``mutate`` builds a new object (it must not change the
@@ -226,10 +244,22 @@ class Storage:
         precondition it checks against the current object, validation).
 
         ``guards``, when given, is called first in every attempt, even one that turns out to write
-        nothing (so a refusal is never hidden by a no-op), and its guards go into that attempt's write."""
+        nothing (so a refusal is never hidden by a no-op), and its guards go into that attempt's write.
+
+        ``cached``, the watch cache's copy of the object, is where the first attempt starts, as
+        kube-apiserver's GuaranteedUpdate starts from the cached object: it saves the store read when the
+        copy is current, which its compare-and-swap proves. What only a current copy could tell (a
+        refusal, nothing to write, a lost compare-and-swap) is decided again from the store."""
         current: Message | None = None
+        if dry_run:
+            cached = None
         while True:
             extra = await guards() if guards is not None else ()
+            if cached is not None:
+                attempt, cached = cached, None
+                written = await self._update_cached(kind, attempt, mutate, extra)
+                if written is not None:
+                    return written
             if current is None:
                 current = await self.require(kind, namespace, name)
             updated = await mutate(current)
