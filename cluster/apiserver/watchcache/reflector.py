@@ -43,6 +43,8 @@ class Reflector:
         self.ready = False
         #: Set while ``ready``: what a watch that arrives before the first List waits on.
         self._in_sync = asyncio.Event()
+        #: Whether ``run`` runs: a cache nobody runs will never be in sync, and nobody waits for it.
+        self._running = False
         #: Every store event up to and including this revision is in the cache.
         self.revision = 0
         self._applied = 0
@@ -59,6 +61,13 @@ class Reflector:
 
     async def run(self) -> None:
         """List and watch for ever; after a failure, close the watchers and start again."""
+        self._running = True
+        try:
+            await self._run()
+        finally:
+            self._running = False
+
+    async def _run(self) -> None:
         while True:
             try:
                 await self._list_and_watch()
@@ -151,9 +160,10 @@ class Reflector:
             self._requesting = None
 
     async def wait_ready(self, timeout_s: float) -> bool:
-        """Whether the cache is in sync within ``timeout_s`` (its List done, its watch unbroken)."""
-        if self.ready:
-            return True
+        """Whether the cache is in sync within ``timeout_s`` (its List done, its watch unbroken); False at
+        once for a cache that is not run."""
+        if self.ready or not self._running:
+            return self.ready
         try:
             async with asyncio.timeout(timeout_s):
                 await self._in_sync.wait()
