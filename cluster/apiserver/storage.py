@@ -184,8 +184,9 @@ class Storage:
 
     async def _update_cached(
         self, kind: Kind, cached: Message, mutate: Mutation, guards: Sequence[Guard]
-    ) -> Message | None:
-        """``mutate``'s update of ``cached``, written if ``cached`` was current; None: the store decides."""
+    ) -> WriteOutcome | None:
+        """The write of ``mutate``'s update of ``cached``, which lands if ``cached`` was current; None when
+        nothing was written (a refusal or nothing to write, which only the store's state can confirm)."""
         try:
             updated = await mutate(cached)
             if updated is None:
@@ -196,8 +197,7 @@ class Storage:
                 return None
         except errors.ApiError:
             return None  # perhaps only because the copy is behind: the store's state decides
-        outcome = await self._write(kind, updated, data, revision_of(cached), guards)
-        return updated if outcome.succeeded else None
+        return await self._write(kind, updated, data, revision_of(cached), guards)
 
     async def update_together(
         self, kind: Kind, updates: Sequence[tuple[Message, int]], guards: Sequence[Guard] = ()
@@ -257,9 +257,15 @@ class Storage:
             extra = await guards() if guards is not None else ()
             if cached is not None:
                 attempt, cached = cached, None
-                written = await self._update_cached(kind, attempt, mutate, extra)
-                if written is not None:
-                    return written
+                outcome = await self._update_cached(kind, attempt, mutate, extra)
+                if outcome is not None:
+                    if outcome.obj is None:  # a write that lands always has its object
+                        raise messages.not_found(kind, name)
+                    if outcome.succeeded:
+                        return outcome.obj
+                    # The copy was behind, or only a guard failed: again from what the store answered.
+                    current = outcome.obj
+                    continue
             if current is None:
                 current = await self.require(kind, namespace, name)
             updated = await mutate(current)

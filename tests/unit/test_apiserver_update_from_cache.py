@@ -79,10 +79,12 @@ async def test_a_copy_behind_the_store_is_decided_again_from_the_store(store: Ge
     newer = copy_of(cached)
     newer.metadata.labels["app"] = "web"
     assert (await registry.update(POD, newer, int(cached.metadata.resource_version))).succeeded
+    reads = store.reads
 
     written = await registry.guaranteed_update(POD, "default", "web", set_message("hello"),
                                                cached=cached)
 
+    assert store.reads == reads  # the lost compare-and-swap answered with the store's object
     stored = await registry.get(POD, "default", "web")
     assert stored == written
     assert stored.status.message == "hello" and stored.metadata.labels["app"] == "web"  # type: ignore[attr-defined]
