@@ -182,6 +182,23 @@ class Storage:
         current = None if result.current is None else self.decode_kv(kind, result.current)
         return WriteOutcome(False, current, result.failed_guards)
 
+    async def _update_cached(
+        self, kind: Kind, cached: Message, mutate: Mutation, guards: Sequence[Guard]
+    ) -> WriteOutcome | None:
+        """The write of ``mutate``'s update of ``cached``, which lands if ``cached`` was current; None when
+        nothing was written (a refusal or nothing to write, which only the store's state can confirm)."""
+        try:
+            updated = await mutate(cached)
+            if updated is None:
+                return None
+            updated.metadata.resource_version = cached.metadata.resource_version
+            data = self.encode(kind, updated)
+            if data == self.encode(kind, cached):
+                return None
+        except errors.ApiError:
+            return None  # perhaps only because the copy is behind: the store's state decides
+        return await self._write(kind, updated, data, revision_of(cached), guards)
+
     async def update_together(
         self, kind: Kind, updates: Sequence[tuple[Message, int]], guards: Sequence[Guard] = ()
     ) -> GroupWriteOutcome:
@@ -219,6 +236,7 @@ class Storage:
         *,
         dry_run: bool = False,
         guards: GuardSource | None = None,
+        cached: Message | None = None,
     ) -> Message:
         """Apply ``mutate`` to the current object and write the result, retrying from the newer object
         whenever another writer got there first. ``mutate`` builds a new object (it must not change the
@@ -226,10 +244,28 @@ class Storage:
         precondition it checks against the current object, validation).
 
         ``guards``, when given, is called first in every attempt, even one that turns out to write
-        nothing (so a refusal is never hidden by a no-op), and its guards go into that attempt's write."""
+        nothing (so a refusal is never hidden by a no-op), and its guards go into that attempt's write.
+
+        ``cached``, the watch cache's copy of the object, is where the first attempt starts, as
+        kube-apiserver's GuaranteedUpdate starts from the cached object: it saves the store read when the
+        copy is current, which its compare-and-swap proves. What only a current copy could tell (a
+        refusal, nothing to write, a lost compare-and-swap) is decided again from the store."""
         current: Message | None = None
+        if dry_run:
+            cached = None
         while True:
             extra = await guards() if guards is not None else ()
+            if cached is not None:
+                attempt, cached = cached, None
+                outcome = await self._update_cached(kind, attempt, mutate, extra)
+                if outcome is not None:
+                    if outcome.obj is None:  # a write that lands always has its object
+                        raise messages.not_found(kind, name)
+                    if outcome.succeeded:
+                        return outcome.obj
+                    # The copy was behind, or only a guard failed: again from what the store answered.
+                    current = outcome.obj
+                    continue
             if current is None:
                 current = await self.require(kind, namespace, name)
             updated = await mutate(current)

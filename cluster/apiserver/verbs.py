@@ -260,7 +260,8 @@ class Verbs:
             return updated
 
         updated = await self.registry.guaranteed_update(
-            kind, namespace, name, mutate, dry_run=dry_run, guards=guards
+            kind, namespace, name, mutate, dry_run=dry_run, guards=guards,
+            cached=self.cache.peek(kind, namespace, name),
         )
         if kind_strategy.after_status_update is not None and replaced and not dry_run:
             await kind_strategy.after_status_update(self.context, replaced[0], updated)

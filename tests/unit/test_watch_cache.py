@@ -203,6 +203,53 @@ async def test_one_store_watch_however_many_watchers(store: WatchedStore) -> Non
         assert cacher.reflector.watches_opened == 1
 
 
+class SlowListStore(WatchedStore):
+    """Its first List waits for ``listing``, as a server's first List of a large store takes a while."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.listing = asyncio.Event()
+
+    async def list(self, *args: Any, **kwargs: Any) -> Any:
+        await self.listing.wait()
+        return await self._store.list(*args, **kwargs)
+
+
+async def test_a_watch_opened_before_the_first_list_waits_for_the_cache(store: WatchedStore) -> None:
+    slow = SlowListStore(store._store)
+    registry = Storage(slow)  # type: ignore[arg-type]
+    await registry.create(POD, pod("before"))
+    cacher = Cacher(registry, CacheSettings(retry_s=0.05))
+    task = asyncio.create_task(cacher.run())
+    try:
+        # Opened while the cache lists (its server just started), as a component started with it does.
+        early = Stream(cacher.watch(selection(), "", ""))
+        assert await early.quiet(0.05) and not cacher.reflector.ready
+        slow.listing.set()
+        assert decoded((await early.take(1))[0])[:2] == (ADDED, "before")
+        await registry.create(POD, pod("after"))
+        assert decoded((await early.take(1))[0])[:2] == (ADDED, "after")
+        # Served from the cache, not by a store watch of its own for as long as it lasts.
+        assert cacher.watchers(POD) == 1
+        assert slow.watches == 1
+        await early.close()
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_a_cache_nobody_runs_leaves_a_watch_to_the_store_at_once(store: WatchedStore) -> None:
+    registry = Storage(store)  # type: ignore[arg-type]
+    cacher = Cacher(registry, CacheSettings(fresh_timeout_s=STEP_S))
+    watch = Stream(cacher.watch(selection(), "", ""))
+    await registry.create(POD, pod("a"))
+    async with asyncio.timeout(STEP_S / 2):
+        assert decoded((await watch.take(1))[0])[:2] == (ADDED, "a")
+    assert cacher.watchers(POD) == 0 and store.watches == 1
+    await watch.close()
+
+
 async def test_every_watcher_is_sent_the_same_bytes(store: WatchedStore) -> None:
     async with running(store) as (cacher, registry):
         first = Stream(cacher.watch(selection(), "", "0"))

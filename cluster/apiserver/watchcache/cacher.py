@@ -3,7 +3,10 @@
 * Watch: from "" or "0", a snapshot of the cache then its changes; from a resourceVersion the ring still
   holds every later event of, a replay from the ring then the changes; anything else (older than the
   ring, or compacted in the store; an uncached kind; a cache that is not in sync) the store watch of
-  watch.py, which answers "too old resource version" when the store has compacted the revision.
+  watch.py, which answers "too old resource version" when the store has compacted the revision. A watch
+  that arrives before the cache's first List is done (clients started with the server) waits up to
+  ``fresh_timeout_s`` for it, as kube-apiserver's cacher makes it wait: a store watch would stay on the
+  store for as long as it lasts, every event decoded and serialized for that watcher alone.
 * List and Get of the latest state (the API has no other): consistent reads from cache, as KEP-2340
   serves them: the store's current revision is read (cheap), the cache waits until it has seen it (an
   event of it, or a progress mark the reflector asks the store for when none comes), and answers; after
@@ -223,7 +226,7 @@ class Cacher:
         self, cache: KindCache, selection: Selection, namespace: str, after: int, resource_version: str
     ) -> CacheWatcher | None:
         reflector = self.reflector
-        if not reflector.ready:
+        if not await reflector.wait_ready(self.settings.fresh_timeout_s):
             return None
         prefix = selection.kind.key_prefix(namespace)
         if after == 0:

@@ -41,6 +41,10 @@ class Reflector:
         self._requesting: asyncio.Task[None] | None = None
         #: Whether the cache holds the store's state as of ``revision`` (a List and an unbroken watch).
         self.ready = False
+        #: Set while ``ready``: what a watch that arrives before the first List waits on.
+        self._in_sync = asyncio.Event()
+        #: Whether ``run`` runs: a cache nobody runs will never be in sync, and nobody waits for it.
+        self._running = False
         #: Every store event up to and including this revision is in the cache.
         self.revision = 0
         self._applied = 0
@@ -57,6 +61,13 @@ class Reflector:
 
     async def run(self) -> None:
         """List and watch for ever; after a failure, close the watchers and start again."""
+        self._running = True
+        try:
+            await self._run()
+        finally:
+            self._running = False
+
+    async def _run(self) -> None:
         while True:
             try:
                 await self._list_and_watch()
@@ -78,6 +89,7 @@ class Reflector:
         self.watches_opened += 1
         self._applied = revision
         self.ready = True
+        self._in_sync.set()
         self._publish()
         log.info("the watch cache is in sync at revision %d", revision)
         try:
@@ -123,6 +135,7 @@ class Reflector:
 
     def _lose(self) -> None:
         self.ready = False
+        self._in_sync.clear()
         for cache in self._caches.values():
             cache.close_watchers()
         for _, _, future in self._waiters:
@@ -145,6 +158,18 @@ class Reflector:
                              type(exc).__name__, exc)
         finally:
             self._requesting = None
+
+    async def wait_ready(self, timeout_s: float) -> bool:
+        """Whether the cache is in sync within ``timeout_s`` (its List done, its watch unbroken); False at
+        once for a cache that is not run."""
+        if self.ready or not self._running:
+            return self.ready
+        try:
+            async with asyncio.timeout(timeout_s):
+                await self._in_sync.wait()
+        except TimeoutError:
+            return False
+        return self.ready
 
     async def wait_for(self, revision: int, timeout_s: float) -> bool:
         """Whether the cache has seen ``revision`` within ``timeout_s`` (False at once when not ready)."""

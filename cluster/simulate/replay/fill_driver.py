@@ -10,10 +10,9 @@ measures are taken (``GpuBooks``). Durations are ignored: a bound pod stays to t
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 
-from cluster.api import kinds, objects_pb2
+from cluster.api import objects_pb2
 from cluster.api.quantity import parse_quantity
 from cluster.simulate.replay.arrived import GpuBooks
 from cluster.simulate.replay.driver import ReplayDriver
@@ -29,8 +28,9 @@ _DEVICE_PREFIX = "gpu-"
 
 class FillDriver(ReplayDriver):
     """``attach`` gives it the books the measures go to and what each pod (by key) asks of GPUs. The pods'
-    claims are read back from the API server after their bind (the devices allocated, and their consumed
-    share) when the pods name one."""
+    claims are read after their bind (the devices allocated, and their consumed share) when the pods name
+    one: from the scheduler's informer, which the settle after the cycle has brought to the claims' last
+    write, so its copy is the one a GET would read."""
 
     books: GpuBooks
     asks: Mapping[str, GpuAsk]
@@ -56,22 +56,20 @@ class FillDriver(ReplayDriver):
                 await self._timed(self._end_runs([key]))
                 self.books.failed_pod(ask)
             else:
-                taken = await self._taken(entry.claim, node, ask)
+                taken = self._taken(entry.claim, node, ask)
                 self.books.placed(node, counted(pod_requests(entry.pod))[0], taken, ask)
             self._report()
         self._report(force=True)
 
-    async def _taken(self, claim: objects_pb2.ResourceClaim | None, node: str,
-                     ask: GpuAsk) -> list[tuple[int, int]]:
+    def _taken(self, claim: objects_pb2.ResourceClaim | None, node: str,
+               ask: GpuAsk) -> list[tuple[int, int]]:
         """The GPUs (index, milli) a pod asking ``ask`` took on ``node``: its ``claim``'s devices, or
         whole GPUs of the extended resource."""
         if claim is None:
             return self.books.whole_gpus(node, ask.count) if ask.count else []
-        started = time.perf_counter()
         meta = claim.metadata
-        allocated = await self._client.get(kinds.RESOURCE_CLAIM, meta.name, meta.namespace)
-        self.wall.api_s += time.perf_counter() - started
-        assert isinstance(allocated, objects_pb2.ResourceClaim)
+        allocated = self._scheduler.informers["resourceclaims"].get(f"{meta.namespace}/{meta.name}")
+        assert isinstance(allocated, objects_pb2.ResourceClaim), f"claim {meta.name} of a bound pod is gone"
         taken = []
         for result in allocated.status.allocation.devices.results:
             if result.driver != DRIVER or not result.device.startswith(_DEVICE_PREFIX):
