@@ -18,8 +18,7 @@ so the framework does not depend on the allocator and its sets are the allocator
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NamedTuple
@@ -75,11 +74,12 @@ class DeviceChanges:
 
 @dataclass(frozen=True, slots=True)
 class AllocatedDevices:
-    """The devices claims hold at one moment: the fields of the allocator's ``AllocatedState``."""
+    """The devices claims hold at one moment: the fields of the allocator's ``AllocatedState``. Read-only:
+    the tracker hands one to every caller until what it adds up changes."""
 
-    devices: set[DeviceID]
-    shared_devices: set[SharedDeviceID]
-    consumed_capacity: dict[DeviceID, dict[str, Fraction]]
+    devices: Set[DeviceID]
+    shared_devices: Set[SharedDeviceID]
+    consumed_capacity: Mapping[DeviceID, Mapping[str, Fraction]]
     #: The tracker's ``generation`` these are of; -1 for devices held at no generation of it (a copy
     #: changed since).
     generation: int = -1
@@ -122,13 +122,17 @@ def holding_of(claim: objects_pb2.ResourceClaim) -> Holding:
 
 
 class _AllocatedDevices:
-    """Counts of what the claims' holdings add up to: a device is allocated while any holding has it."""
+    """Counts of what the claims' holdings add up to: a device is allocated while any holding has it.
+
+    The counts are plain dicts, not Counters: copying a dict reuses the hashes it stores, while a set
+    built from a Counter (a dict subclass) hashes every nested-tuple key again, which at thousands of
+    held devices made ``state`` most of PreFilter."""
 
     def __init__(self) -> None:
-        self._devices: Counter[DeviceID] = Counter()
-        self._shared: Counter[SharedDeviceID] = Counter()
+        self._devices: dict[DeviceID, int] = {}
+        self._shared: dict[SharedDeviceID, int] = {}
         #: Shares per device, so that whether a device has any is one lookup.
-        self._sharing: Counter[DeviceID] = Counter()
+        self._sharing: dict[DeviceID, int] = {}
         self._consumed: dict[DeviceID, dict[str, Fraction]] = {}
 
     def add(self, holding: Holding, sign: int = 1) -> None:
@@ -164,26 +168,29 @@ class _AllocatedDevices:
         return self._consumed.get(device, _NO_CAPACITY)
 
     @staticmethod
-    def _count(counter: Counter[Any], key: object, sign: int) -> None:
-        counter[key] += sign
-        if counter[key] <= 0:
-            del counter[key]
+    def _count(counts: dict[Any, int], key: object, sign: int) -> None:
+        total = counts.get(key, 0) + sign
+        if total > 0:
+            counts[key] = total
+        else:
+            counts.pop(key, None)
 
     def state(self, extra: Sequence[Holding] = (), generation: int = -1) -> AllocatedDevices:
-        """A copy, with ``extra`` holdings added: later events do not change it. Each device's amounts are
-        shared with the counts (which replace them rather than change them), so a copy costs a shallow
-        one of the dict, not one per device: the callers only read them."""
-        devices = set(self._devices)
-        shared = set(self._shared)
+        """A copy, with ``extra`` holdings added: later events do not change it. The device sets are the
+        keys of copies of the counts (no key hashed again); each device's amounts are shared with the
+        counts (which replace them rather than change them), so a copy costs a shallow one of the dict,
+        not one per device: the callers only read them."""
+        devices = self._devices.copy()
+        shared = self._shared.copy()
         consumed = dict(self._consumed)
         for more_devices, more_shared, more_consumed in extra:
-            devices.update(more_devices)
-            shared.update(more_shared)
+            devices.update(dict.fromkeys(more_devices, 1))
+            shared.update(dict.fromkeys(more_shared, 1))
             for device, name, amount in more_consumed:
                 per_device = consumed[device] = dict(consumed.get(device, _NO_CAPACITY))
                 per_device[name] = per_device.get(name, Fraction(0)) + amount
-        return AllocatedDevices(devices=devices, shared_devices=shared, consumed_capacity=consumed,
-                                generation=generation)
+        return AllocatedDevices(devices=devices.keys(), shared_devices=shared.keys(),
+                                consumed_capacity=consumed, generation=generation)
 
 
 class ResourceClaimTracker:
@@ -207,6 +214,9 @@ class ResourceClaimTracker:
         #: Bumped whenever what ``allocated_devices`` adds up changes: a view that took in every change
         #: reported so far stands for the devices held at the current generation.
         self.generation = 0
+        #: ``allocated_devices`` of the current generation once asked for: the pods of a cycle after which
+        #: nothing changed (those that failed) share it.
+        self._allocated_now: AllocatedDevices | None = None
 
     # ------------------------------------------------------------------------------------ reading
 
@@ -221,7 +231,11 @@ class ResourceClaimTracker:
 
     def allocated_devices(self) -> AllocatedDevices:
         """The devices every claim holds, allocations in flight included, as of now."""
-        return self._allocated.state(tuple(self._in_flight_holdings.values()), self.generation)
+        now = self._allocated_now
+        if now is None or now.generation != self.generation:
+            now = self._allocated_now = self._allocated.state(tuple(self._in_flight_holdings.values()),
+                                                               self.generation)
+        return now
 
     def device_usage(self, device: DeviceID) -> DeviceUsage:
         """What claims hold of ``device``, allocations in flight included: ``allocated_devices()`` for one

@@ -9,7 +9,7 @@ that is reserved for that victim alone would be freed with it, so its devices co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, cast
@@ -112,9 +112,9 @@ def allocated_state(allocated: AllocatedDevices) -> AllocatedState:
     of the allocator's named tuples (it cannot import the allocator, which imports the plugins'
     helpers): equal as set and dict keys, which is all the allocator does with them."""
     return AllocatedState(
-        devices=cast(set[DeviceID], allocated.devices),
-        shared_devices=cast(set[SharedDeviceID], allocated.shared_devices),
-        consumed_capacity=cast(dict[DeviceID, dict[str, Fraction]], allocated.consumed_capacity))
+        devices=cast(Set[DeviceID], allocated.devices),
+        shared_devices=cast(Set[SharedDeviceID], allocated.shared_devices),
+        consumed_capacity=cast(Mapping[DeviceID, Mapping[str, Fraction]], allocated.consumed_capacity))
 
 
 def _without(allocated: AllocatedDevices, claim: objects_pb2.ResourceClaim) -> AllocatedDevices:
