@@ -18,8 +18,7 @@ so the framework does not depend on the allocator and its sets are the allocator
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence, Set
 from fractions import Fraction
 from typing import Any, NamedTuple
 
@@ -72,17 +71,48 @@ class DeviceChanges:
         return changed
 
 
-@dataclass(frozen=True, slots=True)
 class AllocatedDevices:
     """The devices claims hold at one moment: the fields of the allocator's ``AllocatedState``. Read-only:
-    the tracker hands one to every caller until what it adds up changes."""
+    the tracker hands one to every caller until what it adds up changes; a dry run's changes make new
+    ones (``without``, ``plus``). The device sets are the keys of dicts (their values mean nothing): a
+    dict's copy reuses the hashes it stores, where a set made from a set view hashes every key again."""
 
-    devices: Set[DeviceID]
-    shared_devices: Set[SharedDeviceID]
-    consumed_capacity: Mapping[DeviceID, Mapping[str, Fraction]]
-    #: The tracker's ``generation`` these are of; -1 for devices held at no generation of it (a copy
-    #: changed since).
-    generation: int = -1
+    __slots__ = ("_devices", "_shared", "consumed_capacity", "generation")
+
+    def __init__(self, devices: dict[DeviceID, int], shared: dict[SharedDeviceID, int],
+                 consumed_capacity: Mapping[DeviceID, Mapping[str, Fraction]], generation: int = -1) -> None:
+        self._devices = devices
+        self._shared = shared
+        self.consumed_capacity = consumed_capacity
+        #: The tracker's ``generation`` these are of; -1 for devices held at no generation of it (a copy
+        #: changed since).
+        self.generation = generation
+
+    @property
+    def devices(self) -> Set[DeviceID]:
+        return self._devices.keys()
+
+    @property
+    def shared_devices(self) -> Set[SharedDeviceID]:
+        return self._shared.keys()
+
+    def without(self, devices: Iterable[DeviceID], shared: Iterable[SharedDeviceID],
+                consumed_capacity: Mapping[DeviceID, Mapping[str, Fraction]]) -> AllocatedDevices:
+        """A copy with ``devices`` and ``shared`` free, and ``consumed_capacity`` consumed."""
+        held, shares = self._devices.copy(), self._shared.copy()
+        for device in devices:
+            held.pop(device, None)
+        for share in shared:
+            shares.pop(share, None)
+        return AllocatedDevices(held, shares, consumed_capacity)
+
+    def plus(self, devices: Iterable[DeviceID], shared: Iterable[SharedDeviceID],
+             consumed_capacity: Mapping[DeviceID, Mapping[str, Fraction]]) -> AllocatedDevices:
+        """A copy with ``devices`` and ``shared`` held too, and ``consumed_capacity`` consumed."""
+        held, shares = self._devices.copy(), self._shared.copy()
+        held.update(dict.fromkeys(devices, 1))
+        shares.update(dict.fromkeys(shared, 1))
+        return AllocatedDevices(held, shares, consumed_capacity)
 
 
 def claim_key(namespace: str, name: str) -> str:
@@ -176,10 +206,10 @@ class _AllocatedDevices:
             counts.pop(key, None)
 
     def state(self, extra: Sequence[Holding] = (), generation: int = -1) -> AllocatedDevices:
-        """A copy, with ``extra`` holdings added: later events do not change it. The device sets are the
-        keys of copies of the counts (no key hashed again); each device's amounts are shared with the
-        counts (which replace them rather than change them), so a copy costs a shallow one of the dict,
-        not one per device: the callers only read them."""
+        """A copy, with ``extra`` holdings added: later events do not change it. The device sets are
+        copies of the counts (no key hashed again); each device's amounts are shared with the counts
+        (which replace them rather than change them), so a copy costs a shallow one of the dict, not one
+        per device: the callers only read them."""
         devices = self._devices.copy()
         shared = self._shared.copy()
         consumed = dict(self._consumed)
@@ -189,8 +219,7 @@ class _AllocatedDevices:
             for device, name, amount in more_consumed:
                 per_device = consumed[device] = dict(consumed.get(device, _NO_CAPACITY))
                 per_device[name] = per_device.get(name, Fraction(0)) + amount
-        return AllocatedDevices(devices=devices.keys(), shared_devices=shared.keys(),
-                                consumed_capacity=consumed, generation=generation)
+        return AllocatedDevices(devices, shared, consumed, generation)
 
 
 class ResourceClaimTracker:

@@ -23,7 +23,7 @@ from scheduler.plugins.helpers import NodeSelector
 
 STATE_KEY = "DynamicResources"
 
-NOTHING_ALLOCATED = AllocatedDevices(devices=set(), shared_devices=set(), consumed_capacity={})
+NOTHING_ALLOCATED = AllocatedDevices({}, {}, {})
 
 
 @dataclass(slots=True)
@@ -122,8 +122,7 @@ def _without(allocated: AllocatedDevices, claim: objects_pb2.ResourceClaim) -> A
     left = _copy_capacity(allocated)
     for device, name, amount in consumed:
         remove_capacity(left, cast(DeviceID, device), {name: amount})
-    return AllocatedDevices(devices=allocated.devices - set(devices),
-                            shared_devices=allocated.shared_devices - set(shared), consumed_capacity=left)
+    return allocated.without(devices, shared, left)
 
 
 def _with(allocated: AllocatedDevices, claim: objects_pb2.ResourceClaim) -> AllocatedDevices:
@@ -131,8 +130,7 @@ def _with(allocated: AllocatedDevices, claim: objects_pb2.ResourceClaim) -> Allo
     taken = _copy_capacity(allocated)
     for device, name, amount in consumed:
         add_capacity(taken, cast(DeviceID, device), {name: amount})
-    return AllocatedDevices(devices=allocated.devices | set(devices),
-                            shared_devices=allocated.shared_devices | set(shared), consumed_capacity=taken)
+    return allocated.plus(devices, shared, taken)
 
 
 def _copy_capacity(allocated: AllocatedDevices) -> dict[Any, dict[str, Fraction]]:
