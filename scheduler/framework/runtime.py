@@ -938,11 +938,12 @@ def _run_batch_filters(
     state: CycleState, pod: PodInfo, nodes: NodeSet,
 ) -> Verdicts:
     """``_run_filters`` of every node, one ``filter_nodes`` call per plugin over the nodes still in; with
-    the tally of the failures, which each plugin's call gives (its rejected nodes and distinct verdicts)
-    without another pass over the nodes when it rejects them all alike."""
+    the tally of the failures, which a plugin's call that rejects its nodes all alike gives without a
+    pass over them (the others' are counted if the whole tally is asked for)."""
     results: list[Status | None] = [None] * len(nodes)
-    #: Each distinct failed verdict by id, with how many nodes have it.
-    tally: dict[int, tuple[Status, int]] = {}
+    counted: dict[int, tuple[Status, int]] = {}
+    #: The reports of the calls with several distinct failures, each with those failures.
+    uncounted: list[tuple[list[Status | None], list[Status]]] = []
     positions: Sequence[int] = range(len(nodes))
     remaining = nodes
     for name, filter_, filter_nodes in filters:
@@ -970,14 +971,23 @@ def _run_batch_filters(
         kept = list(itertools.compress(itertools.count(), map(operator.is_, reported, _NONES)))
         if len(reports) == 1:
             (report,) = reports.values()
-            _count_in(tally, report, len(reported) - len(kept))
+            _count_in(counted, report, len(reported) - len(kept))
         elif reports:
-            distinct = {id(report): report for report in reports.values()}
-            for ident, times in Counter(map(id, reported)).items():
-                if ident in distinct:
-                    _count_in(tally, distinct[ident], times)
+            uncounted.append((reported, list(reports.values())))
         positions, remaining = [positions[i] for i in kept], remaining.subset(kept)
-    return Verdicts(results, tally=list(tally.values()))
+    return Verdicts(results, tally=functools.partial(_tally, counted, uncounted))
+
+
+def _tally(counted: dict[int, tuple[Status, int]],
+           uncounted: list[tuple[list[Status | None], list[Status]]]) -> list[tuple[Status, int]]:
+    """``counted`` with the failures of ``uncounted`` counted in: the batch's ``counted_failures()``."""
+    for reported, failures in uncounted:
+        distinct = {id(failure): failure for failure in failures}
+        for ident, times in Counter(map(id, reported)).items():
+            if ident in distinct:
+                _count_in(counted, distinct[ident], times)
+    uncounted.clear()
+    return list(counted.values())
 
 
 def _count_in(tally: dict[int, tuple[Status, int]], report: Status, times: int) -> None:

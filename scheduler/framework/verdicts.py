@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -40,11 +40,12 @@ class Verdicts:
     __slots__ = ("codes", "statuses", "table", "tally")
 
     def __init__(self, statuses: list[Status | None], codes: Codes | None = None,
-                 table: Sequence[Status] = (), tally: list[tuple[Status, int]] | None = None) -> None:
+                 table: Sequence[Status] = (),
+                 tally: Callable[[], list[tuple[Status, int]]] | None = None) -> None:
         self.statuses = statuses
         self.codes = codes
         self.table = table
-        #: ``counted_failures()`` of all the verdicts, when whoever made them knew it already.
+        #: ``counted_failures()`` of all the verdicts, from what whoever made them knew already.
         self.tally = tally
 
     def __len__(self) -> int:
@@ -73,7 +74,7 @@ class Verdicts:
                 return _counted_codes(codes, self.table)
         statuses = self.statuses
         if self.tally is not None and (stop is None or stop >= len(statuses)):
-            return list(self.tally)
+            return self.tally()
         prefix = statuses if stop is None else statuses[:stop]
         return [(status, times) for status, times in counted_by_identity(prefix) if status is not None]
 
