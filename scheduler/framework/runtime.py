@@ -965,16 +965,21 @@ def _run_batch_filters(
         reports = {ident: _filter_failure(name, status) for ident, status in by_identity(statuses).items()
                    if status is not None and status.code is not Code.SUCCESS}
         reported = list(map(reports.get, map(id, statuses)))
-        for position, report in itertools.compress(zip(positions, reported, strict=True),
-                                                   map(operator.is_not, reported, _NONES)):
-            results[position] = report
+        if len(reported) == len(results):
+            # No plugin before turned a node down: these are the results (a copy: the later plugins'
+            # reports go into the results, and the tally may count these).
+            results = reported.copy()
+        else:
+            for position, report in itertools.compress(zip(positions, reported, strict=True),
+                                                       map(operator.is_not, reported, _NONES)):
+                results[position] = report
         kept = list(itertools.compress(itertools.count(), map(operator.is_, reported, _NONES)))
         if len(reports) == 1:
             (report,) = reports.values()
             _count_in(counted, report, len(reported) - len(kept))
         elif reports:
             uncounted.append((reported, list(reports.values())))
-        positions, remaining = [positions[i] for i in kept], remaining.subset(kept)
+        positions, remaining = list(map(positions.__getitem__, kept)), remaining.subset(kept)
     return Verdicts(results, tally=functools.partial(_tally, counted, uncounted))
 
 
