@@ -100,10 +100,17 @@ class DeviceLayout:
 
     def per_slot(self, values: Ints) -> Ints:
         """The sums of ``values`` (a row per device, or one value) over each slot's devices."""
-        sums = np.zeros((len(values) + 1, *values.shape[1:]), dtype=np.int64)
-        np.cumsum(values, axis=0, out=sums[1:])
-        result: Ints = sums[self.starts[1:]] - sums[self.starts[:-1]]
-        return result
+        return group_sums(values, self.starts)
+
+    def devices_of(self, slots: Ints) -> tuple[Ints, Ints]:
+        """The positions of the devices of ``slots``, slot after slot, and where each slot's devices
+        begin among them, then where the last one's end (``group_sums``'s ``bounds``)."""
+        sizes = self.starts[slots + 1] - self.starts[slots]
+        bounds = np.zeros(len(slots) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=bounds[1:])
+        positions: Ints = (np.repeat(self.starts[slots] - bounds[:-1], sizes)
+                           + np.arange(bounds[-1], dtype=np.int64))
+        return positions, bounds
 
     def slots_of(self, names: Sequence[str]) -> Ints:
         """The slot of each node named (the empty slot for a node without devices of its own; NOT_PLAIN
@@ -113,6 +120,15 @@ class DeviceLayout:
         get, empty = self.slots.get, self.empty
         return np.fromiter((get(name, empty) if name else NOT_PLAIN for name in names), dtype=np.int64,
                            count=len(names))
+
+
+def group_sums(values: Ints, bounds: Ints) -> Ints:
+    """The sums of ``values`` (rows) over each group of consecutive rows, group ``i`` being the rows from
+    ``bounds[i]`` to ``bounds[i + 1]``."""
+    sums = np.zeros((len(values) + 1, *values.shape[1:]), dtype=np.int64)
+    np.cumsum(values, axis=0, out=sums[1:])
+    result: Ints = sums[bounds[1:]] - sums[bounds[:-1]]
+    return result
 
 
 def usable_devices(pools: Iterable[Pool]) -> list[SliceDevice]:
@@ -187,6 +203,9 @@ class DeviceCapacityTable:
         #: Devices whose consumption is not a whole number below the limit, or names a capacity the
         #: device lacks: their nodes are left to the allocator.
         self.inexact: Flags = np.zeros(0, dtype=np.bool_)
+        #: The tracker's generation each device's usage was last read at: what a view of the table at an
+        #: older generation misses are the devices read since.
+        self.read_at: Ints = np.zeros(0, dtype=np.int64)
 
     @property
     def generation(self) -> int:
@@ -206,8 +225,14 @@ class DeviceCapacityTable:
             self.held = np.zeros(size, dtype=np.bool_)
             self.consumed = np.zeros((size, len(layout.capacity_names)), dtype=np.int64)
             self.inexact = np.zeros(size, dtype=np.bool_)
+            self.read_at = np.zeros(size, dtype=np.int64)
         self._read(layout, self._feed.usage(layout.position, new))
         return layout
+
+    def read_since(self, generation: int) -> Ints:
+        """The positions of the devices of the layout whose usage was read after ``generation``."""
+        changed: Ints = np.flatnonzero(self.read_at > generation)
+        return changed
 
     def slots(self, nodes: NodeSet) -> Ints | None:
         """The slot of each of ``nodes`` in the current layout; None for nodes without rows."""
@@ -221,7 +246,9 @@ class DeviceCapacityTable:
         return free
 
     def _read(self, layout: DeviceLayout, usages: Iterable[tuple[int, DeviceUsage]]) -> None:
+        generation = self.generation
         for at, usage in usages:
+            self.read_at[at] = generation
             self.held[at] = usage.held
             self.consumed[at] = 0
             self.inexact[at] = False

@@ -3,7 +3,7 @@ several allocations, and the capacity those shares consume."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
@@ -31,16 +31,18 @@ class AllocatedState:
     """The allocations an Allocator must respect. ``devices`` are held exclusively (admin access
     results are not: they take nothing from others); ``shared_devices`` are the shares of devices that
     allow multiple allocations, and ``consumed_capacity`` sums what those shares consume, per device
-    and capacity name."""
+    and capacity name. The allocator only reads them."""
 
-    devices: set[DeviceID] = field(default_factory=set)
-    shared_devices: set[SharedDeviceID] = field(default_factory=set)
-    consumed_capacity: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
+    devices: Set[DeviceID] = field(default_factory=set)
+    shared_devices: Set[SharedDeviceID] = field(default_factory=set)
+    consumed_capacity: Mapping[DeviceID, Mapping[str, Fraction]] = field(default_factory=dict)
 
 
 def allocated_state_of(claims: Iterable[objects_pb2.ResourceClaim]) -> AllocatedState:
     """The AllocatedState of the claims' ``status.allocation`` results."""
-    state = AllocatedState()
+    devices: set[DeviceID] = set()
+    shared_devices: set[SharedDeviceID] = set()
+    consumed_capacity: dict[DeviceID, dict[str, Fraction]] = {}
     for claim in claims:
         if not claim.status.HasField("allocation"):
             continue
@@ -49,12 +51,12 @@ def allocated_state_of(claims: Iterable[objects_pb2.ResourceClaim]) -> Allocated
                 continue
             device = DeviceID(result.driver, result.pool, result.device)
             if result.HasField("share_id"):
-                state.shared_devices.add(SharedDeviceID(device, result.share_id))
+                shared_devices.add(SharedDeviceID(device, result.share_id))
                 if result.consumed_capacity:
-                    add_capacity(state.consumed_capacity, device, parsed_capacity(result.consumed_capacity))
+                    add_capacity(consumed_capacity, device, parsed_capacity(result.consumed_capacity))
                 continue
-            state.devices.add(device)
-    return state
+            devices.add(device)
+    return AllocatedState(devices, shared_devices, consumed_capacity)
 
 
 def parsed_capacity(capacity: Mapping[str, str]) -> dict[str, Fraction]:

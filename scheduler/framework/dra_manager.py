@@ -18,9 +18,7 @@ so the framework does not depend on the allocator and its sets are the allocator
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence, Set
 from fractions import Fraction
 from typing import Any, NamedTuple
 
@@ -73,16 +71,48 @@ class DeviceChanges:
         return changed
 
 
-@dataclass(frozen=True, slots=True)
 class AllocatedDevices:
-    """The devices claims hold at one moment: the fields of the allocator's ``AllocatedState``."""
+    """The devices claims hold at one moment: the fields of the allocator's ``AllocatedState``. Read-only:
+    the tracker hands one to every caller until what it adds up changes; a dry run's changes make new
+    ones (``without``, ``plus``). The device sets are the keys of dicts (their values mean nothing): a
+    dict's copy reuses the hashes it stores, where a set made from a set view hashes every key again."""
 
-    devices: set[DeviceID]
-    shared_devices: set[SharedDeviceID]
-    consumed_capacity: dict[DeviceID, dict[str, Fraction]]
-    #: The tracker's ``generation`` these are of; -1 for devices held at no generation of it (a copy
-    #: changed since).
-    generation: int = -1
+    __slots__ = ("_devices", "_shared", "consumed_capacity", "generation")
+
+    def __init__(self, devices: dict[DeviceID, int], shared: dict[SharedDeviceID, int],
+                 consumed_capacity: Mapping[DeviceID, Mapping[str, Fraction]], generation: int = -1) -> None:
+        self._devices = devices
+        self._shared = shared
+        self.consumed_capacity = consumed_capacity
+        #: The tracker's ``generation`` these are of; -1 for devices held at no generation of it (a copy
+        #: changed since).
+        self.generation = generation
+
+    @property
+    def devices(self) -> Set[DeviceID]:
+        return self._devices.keys()
+
+    @property
+    def shared_devices(self) -> Set[SharedDeviceID]:
+        return self._shared.keys()
+
+    def without(self, devices: Iterable[DeviceID], shared: Iterable[SharedDeviceID],
+                consumed_capacity: Mapping[DeviceID, Mapping[str, Fraction]]) -> AllocatedDevices:
+        """A copy with ``devices`` and ``shared`` free, and ``consumed_capacity`` consumed."""
+        held, shares = self._devices.copy(), self._shared.copy()
+        for device in devices:
+            held.pop(device, None)
+        for share in shared:
+            shares.pop(share, None)
+        return AllocatedDevices(held, shares, consumed_capacity)
+
+    def plus(self, devices: Iterable[DeviceID], shared: Iterable[SharedDeviceID],
+             consumed_capacity: Mapping[DeviceID, Mapping[str, Fraction]]) -> AllocatedDevices:
+        """A copy with ``devices`` and ``shared`` held too, and ``consumed_capacity`` consumed."""
+        held, shares = self._devices.copy(), self._shared.copy()
+        held.update(dict.fromkeys(devices, 1))
+        shares.update(dict.fromkeys(shared, 1))
+        return AllocatedDevices(held, shares, consumed_capacity)
 
 
 def claim_key(namespace: str, name: str) -> str:
@@ -122,13 +152,17 @@ def holding_of(claim: objects_pb2.ResourceClaim) -> Holding:
 
 
 class _AllocatedDevices:
-    """Counts of what the claims' holdings add up to: a device is allocated while any holding has it."""
+    """Counts of what the claims' holdings add up to: a device is allocated while any holding has it.
+
+    The counts are plain dicts, not Counters: copying a dict reuses the hashes it stores, while a set
+    built from a Counter (a dict subclass) hashes every nested-tuple key again, which at thousands of
+    held devices made ``state`` most of PreFilter."""
 
     def __init__(self) -> None:
-        self._devices: Counter[DeviceID] = Counter()
-        self._shared: Counter[SharedDeviceID] = Counter()
+        self._devices: dict[DeviceID, int] = {}
+        self._shared: dict[SharedDeviceID, int] = {}
         #: Shares per device, so that whether a device has any is one lookup.
-        self._sharing: Counter[DeviceID] = Counter()
+        self._sharing: dict[DeviceID, int] = {}
         self._consumed: dict[DeviceID, dict[str, Fraction]] = {}
 
     def add(self, holding: Holding, sign: int = 1) -> None:
@@ -164,26 +198,28 @@ class _AllocatedDevices:
         return self._consumed.get(device, _NO_CAPACITY)
 
     @staticmethod
-    def _count(counter: Counter[Any], key: object, sign: int) -> None:
-        counter[key] += sign
-        if counter[key] <= 0:
-            del counter[key]
+    def _count(counts: dict[Any, int], key: object, sign: int) -> None:
+        total = counts.get(key, 0) + sign
+        if total > 0:
+            counts[key] = total
+        else:
+            counts.pop(key, None)
 
     def state(self, extra: Sequence[Holding] = (), generation: int = -1) -> AllocatedDevices:
-        """A copy, with ``extra`` holdings added: later events do not change it. Each device's amounts are
-        shared with the counts (which replace them rather than change them), so a copy costs a shallow
-        one of the dict, not one per device: the callers only read them."""
-        devices = set(self._devices)
-        shared = set(self._shared)
+        """A copy, with ``extra`` holdings added: later events do not change it. The device sets are
+        copies of the counts (no key hashed again); each device's amounts are shared with the counts
+        (which replace them rather than change them), so a copy costs a shallow one of the dict, not one
+        per device: the callers only read them."""
+        devices = self._devices.copy()
+        shared = self._shared.copy()
         consumed = dict(self._consumed)
         for more_devices, more_shared, more_consumed in extra:
-            devices.update(more_devices)
-            shared.update(more_shared)
+            devices.update(dict.fromkeys(more_devices, 1))
+            shared.update(dict.fromkeys(more_shared, 1))
             for device, name, amount in more_consumed:
                 per_device = consumed[device] = dict(consumed.get(device, _NO_CAPACITY))
                 per_device[name] = per_device.get(name, Fraction(0)) + amount
-        return AllocatedDevices(devices=devices, shared_devices=shared, consumed_capacity=consumed,
-                                generation=generation)
+        return AllocatedDevices(devices, shared, consumed, generation)
 
 
 class ResourceClaimTracker:
@@ -207,6 +243,9 @@ class ResourceClaimTracker:
         #: Bumped whenever what ``allocated_devices`` adds up changes: a view that took in every change
         #: reported so far stands for the devices held at the current generation.
         self.generation = 0
+        #: ``allocated_devices`` of the current generation once asked for: the pods of a cycle after which
+        #: nothing changed (those that failed) share it.
+        self._allocated_now: AllocatedDevices | None = None
 
     # ------------------------------------------------------------------------------------ reading
 
@@ -221,7 +260,11 @@ class ResourceClaimTracker:
 
     def allocated_devices(self) -> AllocatedDevices:
         """The devices every claim holds, allocations in flight included, as of now."""
-        return self._allocated.state(tuple(self._in_flight_holdings.values()), self.generation)
+        now = self._allocated_now
+        if now is None or now.generation != self.generation:
+            now = self._allocated_now = self._allocated.state(tuple(self._in_flight_holdings.values()),
+                                                               self.generation)
+        return now
 
     def device_usage(self, device: DeviceID) -> DeviceUsage:
         """What claims hold of ``device``, allocations in flight included: ``allocated_devices()`` for one

@@ -520,8 +520,8 @@ class Framework:
             return Verdicts(self._filter_node_by_node(state, pod, nodes, wanted))
         if memo is not None and nodes.rows is not None:
             return memo.filter(nodes, self._nominations(nodes),
-                               functools.partial(self._filter_batch, plan, state, pod))
-        return Verdicts(self._filter_batch(plan, state, pod, nodes))
+                               lambda fresh: self._filter_batch(plan, state, pod, fresh).statuses)
+        return self._filter_batch(plan, state, pod, nodes)
 
     def _filter_node_by_node(self, state: CycleState, pod: PodInfo, nodes: NodeSet,
                              wanted: int | None) -> list[Status | None]:
@@ -550,24 +550,22 @@ class Framework:
         return [name in names and bool(nominator.nominated_pods_for_node(name))
                 for name in map(_name_of_node, nodes)]
 
-    def _filter_batch(self, plan: _FilterPlan, state: CycleState, pod: PodInfo, nodes: NodeSet,
-                      nominated: list[bool] | None = None) -> list[Status | None]:
+    def _filter_batch(self, plan: _FilterPlan, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Verdicts:
         """The batch route: the plugins' batch forms over the nodes without nominated pods, the others
         one at a time."""
-        if nominated is None:
-            nominated = self._nominations(nodes)
+        nominated = self._nominations(nodes)
         if not any(nominated):
             return self._run_batch(plan, state, pod, nodes)
         without = [i for i, has in enumerate(nominated) if not has]
-        plain = iter(self._run_batch(plan, state, pod, nodes.subset(without)))
-        return [self.run_filter_with_nominated_pods(state, pod, node_info) if has else next(plain)
-                for node_info, has in zip(nodes, nominated, strict=True)]
+        plain = iter(self._run_batch(plan, state, pod, nodes.subset(without)).statuses)
+        return Verdicts([self.run_filter_with_nominated_pods(state, pod, node_info) if has else next(plain)
+                         for node_info, has in zip(nodes, nominated, strict=True)])
 
     @staticmethod
-    def _run_batch(plan: _FilterPlan, state: CycleState, pod: PodInfo, nodes: NodeSet) -> list[Status | None]:
+    def _run_batch(plan: _FilterPlan, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Verdicts:
         assert plan.batch is not None
         if len(nodes) < plan.by_node_below:
-            return [_run_filters(plan.per_node, state, pod, node_info) for node_info in nodes]
+            return Verdicts([_run_filters(plan.per_node, state, pod, node_info) for node_info in nodes])
         return _run_batch_filters(plan.batch, state, pod, nodes)
 
     def run_filter_with_nominated_pods(
@@ -938,9 +936,14 @@ class _FilterPlan:
 def _run_batch_filters(
     filters: Sequence[tuple[str, Callable[..., Status | None], Callable[..., list[Status | None]]]],
     state: CycleState, pod: PodInfo, nodes: NodeSet,
-) -> list[Status | None]:
-    """``_run_filters`` of every node, one ``filter_nodes`` call per plugin over the nodes still in."""
+) -> Verdicts:
+    """``_run_filters`` of every node, one ``filter_nodes`` call per plugin over the nodes still in; with
+    the tally of the failures, which a plugin's call that rejects its nodes all alike gives without a
+    pass over them (the others' are counted if the whole tally is asked for)."""
     results: list[Status | None] = [None] * len(nodes)
+    counted: dict[int, tuple[Status, int]] = {}
+    #: The reports of the calls with several distinct failures, each with those failures.
+    uncounted: list[tuple[list[Status | None], list[Status]]] = []
     positions: Sequence[int] = range(len(nodes))
     remaining = nodes
     for name, filter_, filter_nodes in filters:
@@ -962,12 +965,40 @@ def _run_batch_filters(
         reports = {ident: _filter_failure(name, status) for ident, status in by_identity(statuses).items()
                    if status is not None and status.code is not Code.SUCCESS}
         reported = list(map(reports.get, map(id, statuses)))
-        for position, report in itertools.compress(zip(positions, reported, strict=True),
-                                                   map(operator.is_not, reported, _NONES)):
-            results[position] = report
+        if len(reported) == len(results):
+            # No plugin before turned a node down: these are the results (a copy: the later plugins'
+            # reports go into the results, and the tally may count these).
+            results = reported.copy()
+        else:
+            for position, report in itertools.compress(zip(positions, reported, strict=True),
+                                                       map(operator.is_not, reported, _NONES)):
+                results[position] = report
         kept = list(itertools.compress(itertools.count(), map(operator.is_, reported, _NONES)))
-        positions, remaining = [positions[i] for i in kept], remaining.subset(kept)
-    return results
+        if len(reports) == 1:
+            (report,) = reports.values()
+            _count_in(counted, report, len(reported) - len(kept))
+        elif reports:
+            uncounted.append((reported, list(reports.values())))
+        positions, remaining = list(map(positions.__getitem__, kept)), remaining.subset(kept)
+    return Verdicts(results, tally=functools.partial(_tally, counted, uncounted))
+
+
+def _tally(counted: dict[int, tuple[Status, int]],
+           uncounted: list[tuple[list[Status | None], list[Status]]]) -> list[tuple[Status, int]]:
+    """``counted`` with the failures of ``uncounted`` counted in: the batch's ``counted_failures()``."""
+    for reported, failures in uncounted:
+        distinct = {id(failure): failure for failure in failures}
+        for ident, times in Counter(map(id, reported)).items():
+            if ident in distinct:
+                _count_in(counted, distinct[ident], times)
+    uncounted.clear()
+    return list(counted.values())
+
+
+def _count_in(tally: dict[int, tuple[Status, int]], report: Status, times: int) -> None:
+    # Two plugins may hand over one object (its report names the first): counted as one verdict.
+    known = tally.get(id(report))
+    tally[id(report)] = (report, times + (known[1] if known is not None else 0))
 
 
 def _call_filter(filter_: Callable[..., Status | None], state: CycleState, pod: PodInfo,

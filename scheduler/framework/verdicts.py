@@ -4,17 +4,18 @@ with the number of nodes that have it.
 ``Verdicts.statuses`` holds None for a node that fits and a Status for one that does not; plugins hand
 one Status object to every node with the same verdict, so thousands of verdicts are a handful of
 objects, told apart by identity. ``fitting_positions`` and ``counted_failures`` answer with passes over
-that list. A signature's memo (framework/batching.py) makes coded verdicts, which also carry, per node,
-the index of its verdict in the memo's table of distinct verdicts (``codes``): the same answers then
-come from NumPy over those indices, without looking at the objects (a property test holds the two
-equal).
+that list, or, for the failures of the whole list, with the tally the batch Filter kept as it went
+(``tally``). A signature's memo (framework/batching.py) makes coded verdicts, which also carry, per
+node, the index of its verdict in the memo's table of distinct verdicts (``codes``): the same answers
+then come from NumPy over those indices, without looking at the objects (property tests hold each
+equal to the passes over the list).
 """
 
 from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -36,13 +37,16 @@ class Verdicts:
     of each in ``table`` (FITS for None, UNLISTED for a Status the table does not hold):
     ``statuses[i] is table[codes[i]]`` wherever ``codes[i] >= 0``."""
 
-    __slots__ = ("codes", "statuses", "table")
+    __slots__ = ("codes", "statuses", "table", "tally")
 
     def __init__(self, statuses: list[Status | None], codes: Codes | None = None,
-                 table: Sequence[Status] = ()) -> None:
+                 table: Sequence[Status] = (),
+                 tally: Callable[[], list[tuple[Status, int]]] | None = None) -> None:
         self.statuses = statuses
         self.codes = codes
         self.table = table
+        #: ``counted_failures()`` of all the verdicts, from what whoever made them knew already.
+        self.tally = tally
 
     def __len__(self) -> int:
         return len(self.statuses)
@@ -69,6 +73,8 @@ class Verdicts:
             if not (codes == UNLISTED).any():
                 return _counted_codes(codes, self.table)
         statuses = self.statuses
+        if self.tally is not None and (stop is None or stop >= len(statuses)):
+            return self.tally()
         prefix = statuses if stop is None else statuses[:stop]
         return [(status, times) for status, times in counted_by_identity(prefix) if status is not None]
 

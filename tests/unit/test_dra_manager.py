@@ -81,6 +81,39 @@ def test_allocations_in_flight_count_until_removed() -> None:
     assert allocated(tracker)[0] == set() and handed.devices == {GPU0}
 
 
+def test_the_held_devices_are_one_snapshot_until_they_change() -> None:
+    tracker = ResourceClaimTracker()
+    share = result(NIC, shareID="s1", consumedCapacity={"bandwidth": "1Gi"})
+    tracker.on_add(claim("a", result(GPU0), share))
+    handed = tracker.allocated_devices()
+    # An event that changes no holding (a new revision of the same allocation) keeps the snapshot.
+    tracker.on_update(claim("a"), claim("a", result(GPU0), share, rv="2"))
+    assert tracker.allocated_devices() is handed
+    tracker.on_add(claim("b", result(GPU1)))
+    tracker.signal_claim_pending_allocation("uid-c", claim("c", result(NIC, shareID="s2",
+                                                                      consumedCapacity={"bandwidth": "2Gi"})))
+    now = tracker.allocated_devices()
+    assert now is not handed and now is tracker.allocated_devices()
+    assert (now.devices, now.shared_devices, now.consumed_capacity) == (
+        {GPU0, GPU1}, {(NIC, "s1"), (NIC, "s2")}, {NIC: {"bandwidth": Fraction(3 * 2**30)}})
+    assert (handed.devices, handed.shared_devices, handed.consumed_capacity) == (
+        {GPU0}, {(NIC, "s1")}, {NIC: {"bandwidth": Fraction(2**30)}})
+
+
+def test_a_dry_runs_changes_to_a_snapshot_are_copies() -> None:
+    tracker = ResourceClaimTracker()
+    tracker.on_add(claim("a", result(GPU0), result(NIC, shareID="s1")))
+    tracker.on_add(claim("b", result(GPU0)))  # held twice: freed all the same, as a set difference
+    handed = tracker.allocated_devices()
+    freed = handed.without([GPU0], [(NIC, "s1")], {})
+    taken = freed.plus([GPU1], [(NIC, "s2")], {NIC: {"bandwidth": Fraction(1)}})
+    assert (freed.devices, freed.shared_devices, freed.generation) == (set(), set(), -1)
+    assert (taken.devices, taken.shared_devices, taken.consumed_capacity) == (
+        {GPU1}, {(NIC, "s2")}, {NIC: {"bandwidth": Fraction(1)}})
+    assert (handed.devices, handed.shared_devices) == ({GPU0}, {(NIC, "s1")})
+    assert tracker.allocated_devices() is handed
+
+
 def test_the_schedulers_write_is_seen_before_the_informer_echoes_it() -> None:
     tracker = ResourceClaimTracker()
     tracker.on_add(claim("c", rv="5"))

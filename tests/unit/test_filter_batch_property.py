@@ -21,9 +21,11 @@ from scheduler.config import in_tree_registry, load_config
 from scheduler.framework import Code, CycleState, NamespaceIndex, NodeInfo, NodeSet, PodInfo, Status
 from scheduler.framework.batching import SignatureMemo
 from scheduler.framework.runtime import NODE_BY_NODE_BELOW, Framework, build_framework
+from scheduler.framework.verdicts import Verdicts
 from tests import builders
 from tests.builders import container, node, pod
 from tests.unit.framework_fakes import Nominator, Snapshot, fake_handle
+from tests.unit.test_node_to_status import identities
 
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
@@ -213,6 +215,10 @@ def test_the_three_routes_of_run_filter_nodes_give_the_same_verdicts(seed: int, 
             reference = [framework.run_filter_with_nominated_pods(state, pod_info, info) for info in window]
             batch = framework.run_filter_nodes(state, pod_info, window)
             assert batch.codes is None and batch.statuses == reference
+            # The tally the batch kept is the count over its verdicts, whole or up to a node.
+            stop = data.draw(st.one_of(st.none(), st.integers(0, len(window))))
+            assert identities(batch.counted_failures(stop)) == identities(
+                Verdicts(batch.statuses).counted_failures(stop))
             memo = SignatureMemo()
             for _ in range(2):  # verdicts computed, then remembered
                 memoized = framework.run_filter_nodes(state, pod_info, window, memo=memo)
@@ -268,6 +274,39 @@ def test_a_batch_that_raises_is_asked_again_node_by_node(batch_raises: bool) -> 
     state, pod_info = CycleState(), PodInfo(pod(name="p"))
     verdicts = framework.run_filter_nodes(state, pod_info, NodeSet(infos))
     assert verdicts.statuses == [framework.run_filter(state, pod_info, info) for info in infos]
+
+
+class Picky:
+    """Turns down the nodes of ``names`` with the Status object ``shared`` (it may hand it to others),
+    and the node ``own`` with one of its own."""
+
+    def __init__(self, name: str, names: set[str], own: str, shared: Status) -> None:
+        self.name = name
+        self.names = names
+        self.own = own
+        self.shared = shared
+
+    def filter(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+        raise AssertionError("asked node by node")
+
+    def filter_nodes(self, state: CycleState, pod_info: PodInfo, nodes: NodeSet) -> list[Status | None]:
+        own = Status.unresolvable(f"not {self.own}")
+        return [own if info.name == self.own else self.shared if info.name in self.names else None
+                for info in nodes]
+
+
+def test_the_batch_tallies_each_distinct_verdict_once_whichever_plugins_hand_it_over() -> None:
+    infos = [NodeInfo(node(f"n{i}")) for i in range(2 * NODE_BY_NODE_BELOW)]
+    shared = Status.unschedulable("no room")
+    first = Picky("First", {"n0", "n1", "n2"}, "n3", shared)
+    second = Picky("Second", {"n4", "n5"}, "n6", shared)
+    framework = Framework("p", fake_handle(Snapshot([])), {"filter": [first, second]}, {})
+    verdicts = framework.run_filter_nodes(CycleState(), PodInfo(pod(name="p")), NodeSet(infos))
+    counted = verdicts.counted_failures()
+    assert identities(counted) == identities(Verdicts(verdicts.statuses).counted_failures())
+    # The object both plugins handed over names the first: five nodes have it.
+    assert sorted((status.plugin, status.reasons, times) for status, times in counted) == [
+        ("First", ("no room",), 5), ("First", ("not n3",), 1), ("Second", ("not n6",), 1)]
 
 
 class Counting:

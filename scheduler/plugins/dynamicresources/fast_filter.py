@@ -23,7 +23,7 @@ import numpy as np
 
 from scheduler.dra.allocator import ALLOCATION_RESULTS_MAX_SIZE
 from scheduler.dra.capacity import consumption, fits
-from scheduler.dra.capacity_table import DeviceCapacityTable, DeviceLayout, Flags, Ints
+from scheduler.dra.capacity_table import DeviceCapacityTable, DeviceLayout, Flags, Ints, group_sums
 from scheduler.dra.errors import AllocationError
 from scheduler.dra.requests import EXACT_COUNT, Request
 from scheduler.dra.unfit import ALLOCATED, CAPACITY, Unfit, describe
@@ -105,16 +105,30 @@ class _Consumption:
                                              self.broken[layout.spec_of])
 
 
+#: The requests whose verdicts per slot are kept (the most recently asked for).
+_KEPT_VERDICTS = 256
+#: Above one changed device in this many, a request's verdicts are worked out anew for every slot.
+_ANEW_ABOVE = 8
+
+#: What decides a request's verdicts on the table's usage: the class and the selectors, the consumption
+#: per share, the count.
+VerdictKey = tuple[object, object, int]
+
+
 class PlainFilter:
     """The batch Filter of plain requests over one capacity table; what it works out per layout (the
     selectors' results per device, a request's consumption per capacity specification) is kept until
-    the layout changes."""
+    the layout changes, and each request's verdicts per slot are brought up to date from the devices
+    whose usage changed since they were worked out (most pods change a handful): only those devices'
+    slots are decided again."""
 
     def __init__(self, table: DeviceCapacityTable) -> None:
         self.table = table
         self._layout: DeviceLayout | None = None
         self._selections: dict[tuple[object, ...], _Selection] = {}
         self._consumptions: dict[tuple[object, ...], _Consumption] = {}
+        #: Per request, the generation its verdicts per slot (``_slot_verdicts``) stand for, and those.
+        self._verdicts: dict[VerdictKey, tuple[int, Ints]] = {}
         #: The last pod's claims state, the generation and the layout its verdicts were worked out at,
         #: each slot's verdict code and each code's Status: a cycle filters its nodes in several calls.
         self._last: tuple[ClaimsState, int, DeviceLayout, Ints, list[Status | None]] | None = None
@@ -140,7 +154,8 @@ class PlainFilter:
                 self._layout = layout
                 self._selections.clear()
                 self._consumptions.clear()
-            by_slot = self._slot_verdicts(layout, request)
+                self._verdicts.clear()
+            by_slot = self._slot_verdicts(layout, request, generation)
             # A handful of distinct verdicts: one Status object each, its detail that of the branch.
             verdicts = [None] * (UNSURE + 1)
             present = np.zeros(UNSURE + 1, dtype=np.bool_)
@@ -153,8 +168,31 @@ class PlainFilter:
         unsure: list[int] = np.flatnonzero(codes == UNSURE).tolist()
         return statuses, unsure
 
-    def _slot_verdicts(self, layout: DeviceLayout, request: Request) -> Ints:
-        """Each slot's verdict code, and UNSURE after the last (NOT_PLAIN's, -1)."""
+    def _slot_verdicts(self, layout: DeviceLayout, request: Request, generation: int) -> Ints:
+        """Each slot's verdict code at ``generation``, and UNSURE after the last (NOT_PLAIN's, -1): those
+        kept for the request, with the slots of the devices read since decided again, or all anew."""
+        key: VerdictKey = (request.match_key, request.capacity_key, request.count)
+        kept = self._verdicts.pop(key, None)
+        if kept is None:
+            by_slot = self._decide(layout, request, None)
+        elif kept[0] == generation:
+            by_slot = kept[1]
+        else:
+            changed = self.table.read_since(kept[0])
+            if len(changed) * _ANEW_ABOVE > len(layout.devices):
+                by_slot = self._decide(layout, request, None)
+            else:
+                by_slot = kept[1].copy()  # the kept array may be the verdicts a cycle still reads
+                again = np.unique(layout.slot_of[changed])
+                by_slot[again] = self._decide(layout, request, again)
+        if len(self._verdicts) >= _KEPT_VERDICTS:
+            del self._verdicts[next(iter(self._verdicts))]
+        self._verdicts[key] = (generation, by_slot)
+        return by_slot
+
+    def _decide(self, layout: DeviceLayout, request: Request, slots: Ints | None) -> Ints:
+        """The verdict code of each of ``slots`` (each with a device), or of every slot and UNSURE after
+        the last when ``slots`` is None."""
         table = self.table
         selection = self._selections.get(request.match_key)
         if selection is None:
@@ -162,29 +200,33 @@ class PlainFilter:
         use = self._consumptions.get(request.capacity_key)
         if use is None:
             use = self._consumptions[request.capacity_key] = _Consumption(layout, request)
+        at: Ints | slice
+        if slots is None:
+            at, bounds = slice(None), layout.starts
+        else:
+            at, bounds = layout.devices_of(slots)
         count = request.count
-        need = use.need
-        free = layout.total - table.consumed
-        fits_once = use.fits & (need <= free).all(axis=1)
-        unheld = ~table.held
-        selected = selection.selected
+        need, shared = use.need[at], layout.shared[at]
+        free = layout.total[at] - table.consumed[at]
+        fits_once = use.fits[at] & (need <= free).all(axis=1)
+        unheld = ~table.held[at]
+        selected = selection.selected[at]
         usable = selected & unheld & fits_once
         if count == 1 or not need.shape[1]:
             # A usable device serves at least one share; only a request for several asks how many.
-            times: Ints | int = 1 if count == 1 else np.where(layout.shared, count, 1)
+            times: Ints | int = 1 if count == 1 else np.where(shared, count, 1)
         else:
             shares = np.where(need > 0, free // np.maximum(need, 1), count).min(axis=1)
-            times = np.where(layout.shared, np.minimum(shares, count), 1)
+            times = np.where(shared, np.minimum(shares, count), 1)
         # Per slot, in one pass: the shares its devices can serve, devices left to the allocator, of the
         # class, selected, selected but held, selected and free but short of capacity.
-        served, unsure, of_class, matched, held, short = layout.per_slot(np.stack([
-            np.where(usable, times, 0), selection.broken | use.broken | table.inexact,
-            selection.of_class, selected, selected & ~unheld, selected & unheld & ~fits_once,
-        ], axis=1, dtype=np.int64)).T
-        verdicts = np.select([unsure > 0, served >= count, of_class == 0, matched == 0, held >= short],
-                             [UNSURE, FITS, NO_CLASS, NO_MATCH, HELD], SHORT)
-        found: Ints = np.append(verdicts, UNSURE)
-        return found
+        served, unsure, of_class, matched, held, short = group_sums(np.stack([
+            np.where(usable, times, 0), selection.broken[at] | use.broken[at] | table.inexact[at],
+            selection.of_class[at], selected, selected & ~unheld, selected & unheld & ~fits_once,
+        ], axis=1, dtype=np.int64), bounds).T
+        verdicts: Ints = np.select([unsure > 0, served >= count, of_class == 0, matched == 0, held >= short],
+                                   [UNSURE, FITS, NO_CLASS, NO_MATCH, HELD], SHORT)
+        return verdicts if slots is not None else np.append(verdicts, UNSURE)
 
 
 def _detail(claims_state: ClaimsState, request: Request, code: int) -> str:

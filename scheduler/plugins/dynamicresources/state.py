@@ -9,7 +9,7 @@ that is reserved for that victim alone would be freed with it, so its devices co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, cast
@@ -23,7 +23,7 @@ from scheduler.plugins.helpers import NodeSelector
 
 STATE_KEY = "DynamicResources"
 
-NOTHING_ALLOCATED = AllocatedDevices(devices=set(), shared_devices=set(), consumed_capacity={})
+NOTHING_ALLOCATED = AllocatedDevices({}, {}, {})
 
 
 @dataclass(slots=True)
@@ -112,9 +112,9 @@ def allocated_state(allocated: AllocatedDevices) -> AllocatedState:
     of the allocator's named tuples (it cannot import the allocator, which imports the plugins'
     helpers): equal as set and dict keys, which is all the allocator does with them."""
     return AllocatedState(
-        devices=cast(set[DeviceID], allocated.devices),
-        shared_devices=cast(set[SharedDeviceID], allocated.shared_devices),
-        consumed_capacity=cast(dict[DeviceID, dict[str, Fraction]], allocated.consumed_capacity))
+        devices=cast(Set[DeviceID], allocated.devices),
+        shared_devices=cast(Set[SharedDeviceID], allocated.shared_devices),
+        consumed_capacity=cast(Mapping[DeviceID, Mapping[str, Fraction]], allocated.consumed_capacity))
 
 
 def _without(allocated: AllocatedDevices, claim: objects_pb2.ResourceClaim) -> AllocatedDevices:
@@ -122,8 +122,7 @@ def _without(allocated: AllocatedDevices, claim: objects_pb2.ResourceClaim) -> A
     left = _copy_capacity(allocated)
     for device, name, amount in consumed:
         remove_capacity(left, cast(DeviceID, device), {name: amount})
-    return AllocatedDevices(devices=allocated.devices - set(devices),
-                            shared_devices=allocated.shared_devices - set(shared), consumed_capacity=left)
+    return allocated.without(devices, shared, left)
 
 
 def _with(allocated: AllocatedDevices, claim: objects_pb2.ResourceClaim) -> AllocatedDevices:
@@ -131,8 +130,7 @@ def _with(allocated: AllocatedDevices, claim: objects_pb2.ResourceClaim) -> Allo
     taken = _copy_capacity(allocated)
     for device, name, amount in consumed:
         add_capacity(taken, cast(DeviceID, device), {name: amount})
-    return AllocatedDevices(devices=allocated.devices | set(devices),
-                            shared_devices=allocated.shared_devices | set(shared), consumed_capacity=taken)
+    return allocated.plus(devices, shared, taken)
 
 
 def _copy_capacity(allocated: AllocatedDevices) -> dict[Any, dict[str, Fraction]]:
