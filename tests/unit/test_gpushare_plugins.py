@@ -376,6 +376,26 @@ def test_fgd_scores_a_pod_that_requests_nothing_100() -> None:
         == [100, 100, 100]
 
 
+def test_fgd_scores_as_afresh_while_the_claims_change_the_gpus_under_its_kept_fragmentation() -> None:
+    cluster = Cluster()
+    plugin = policy("FGDScore", cluster.handle())
+    share, nodes = cluster.pending["share"], node_set(cluster.nodes)
+
+    def afresh() -> list[int]:
+        scores: list[int] = fgd_scores(plugin.workload(share), plugin.columns(nodes),
+                                       plugin.demand(share)).tolist()
+        return scores
+
+    first = plugin.score_nodes(CycleState(), share, nodes)
+    assert first == afresh()
+    for name, milli in (("more", 600), ("most", 700)):
+        held = allocated(cluster.dra, gpu_claim(name, 1, milli), "n1")
+        assert held is not None
+        cluster.dra.resource_claims.on_add(held)
+        assert plugin.score_nodes(CycleState(), share, nodes) == afresh()
+    assert plugin.score_nodes(CycleState(), share, nodes) != first
+
+
 def test_fgd_takes_the_workload_of_its_args_or_of_the_pods_held() -> None:
     cluster = Cluster()
     handle, pod_info = cluster.handle(), cluster.pending["share"]
