@@ -1,6 +1,6 @@
-"""NodeFragmentation, the nodes' fragmentation FGD keeps from pod to pod: after any sequence of
-placements, departures and CPU changes, read through any subset of the nodes in any order, what it gives
-is the very bits a fresh computation of the nodes' states gives."""
+"""The values of node states FGD keeps from pod to pod (its nodes' fragmentation, its scores of a demand):
+after any sequence of placements, departures and CPU changes, read through any subset of the nodes in any
+order, what they give is the very bits a fresh computation of the nodes' states gives."""
 
 from __future__ import annotations
 
@@ -10,8 +10,11 @@ from hypothesis import strategies as st
 
 from scheduler.gpus import GpuColumns
 from scheduler.gpus.fragmentation import PodKind, Workload, fragmentation_by_state
-from scheduler.gpus.node_fragmentation import NodeFragmentation
+from scheduler.gpus.node_fragmentation import NodeFragmentation, NodeStateValues
+from scheduler.plugins.gpushare.common import PodDemand
+from scheduler.plugins.gpushare.fgd import fgd_scores
 from tests.unit.test_gpu_fragmentation import MODELS, pod_kinds
+from tests.unit.test_gpushare_plugins import demands
 
 WIDTH = 4
 CPU_VALUES = (0, 500, 1000, 4000, 8000, 16000, 64000)
@@ -55,23 +58,27 @@ STEPS = st.lists(st.tuples(st.sampled_from(["take", "give", "cpu", "layout", "wo
 @settings(max_examples=120, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, WIDTH), st.integers(0, len(MODELS) - 1),
                           st.sampled_from([0, 2000, 8000, 32_000])), min_size=1, max_size=8),
-       st.integers(0, 3), workloads(), workloads(), STEPS, st.data())
+       st.integers(0, 3), workloads(), workloads(), demands, STEPS, st.data())
 def test_kept_values_are_a_fresh_computation_after_any_sequence_of_changes(
-        nodes: list[tuple[int, int, int]], cpu_only: int, load: Workload, other: Workload,
+        nodes: list[tuple[int, int, int]], cpu_only: int, load: Workload, other: Workload, demand: PodDemand,
         steps: list[tuple[str, int, int, int]], data: st.DataObject) -> None:
     cluster = Cluster([gpus for gpus, _, _ in nodes], [model for _, model, _ in nodes],
                       [cpu for _, _, cpu in nodes], cpu_only)
-    kept, size = NodeFragmentation(), len(cluster.rows)
+    kept, scores, size = NodeFragmentation(), NodeStateValues(), len(cluster.rows)
     everyone = list(range(size))
-    assert kept.of(load, cluster.columns(everyone)).tolist() == fresh(load, cluster.columns(everyone))
+
+    def check(columns: GpuColumns) -> None:
+        assert kept.of(load, columns).tolist() == fresh(load, columns)
+        assert scores.of(load, columns, lambda states: fgd_scores(load, states, demand)).tolist() == \
+            fgd_scores(load, columns, demand).tolist()
+
+    check(cluster.columns(everyone))
     for action, node, gpu, amount in steps:
         node %= size
         if action == "take" and gpu < cluster.gpus[node]:
             cluster.free[node, gpu] -= min(amount, int(cluster.free[node, gpu]))
-            cluster.cpu[node] -= amount
         elif action == "give" and gpu < cluster.gpus[node]:
             cluster.free[node, gpu] = min(1000, int(cluster.free[node, gpu]) + amount)
-            cluster.cpu[node] += amount
         elif action == "cpu":
             # Just below or at the CPU the kinds ask, so that kinds start and stop fitting.
             cluster.cpu[node] = CPU_VALUES[amount % len(CPU_VALUES)] - gpu % 2
@@ -82,8 +89,8 @@ def test_kept_values_are_a_fresh_computation_after_any_sequence_of_changes(
         # Scheduling reads the nodes that passed Filter, in the order of its round robin.
         read = data.draw(st.permutations(everyone).flatmap(
             lambda order: st.integers(0, len(order)).map(lambda count: order[:count])))
-        for columns in (cluster.columns(read), cluster.columns(everyone)):
-            assert kept.of(load, columns).tolist() == fresh(load, columns)
+        check(cluster.columns(read))
+        check(cluster.columns(everyone))
 
 
 def test_an_equal_workload_keeps_the_values_another_recomputes_them() -> None:
