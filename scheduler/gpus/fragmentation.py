@@ -10,8 +10,10 @@ GPUs with less free than the kind asks are. A CPU-only kind fits no GPU, so to i
 fragment (the artifact's XL and XR categories).
 
 ``fragmentation`` computes many node states against every kind at once in NumPy (a scoring plugin asks for
-every candidate node, before and after a placement); ``fragmentation_reference`` is the same measure in
-plain Python, state by state and kind by kind as the artifact writes it, the oracle of the tests.
+every candidate node after a placement), ``fragmentation_by_state`` the same with each state's value
+independent of the others (what a value kept between calls needs); ``fragmentation_reference`` is the
+same measure in plain Python, state by state and kind by kind as the artifact writes it, the oracle of the
+tests.
 
 A node state is a row of ``free`` (each GPU's free milli in device order, 0 past the node's GPUs: a missing
 GPU counts as one with nothing free, which changes no result), its CPU milli left and its GPU model's code
@@ -180,7 +182,28 @@ def _states(free: npt.ArrayLike, cpu_left: npt.ArrayLike, model: npt.ArrayLike,
 def fragmentation(workload: Workload, free: npt.ArrayLike, cpu_left: npt.ArrayLike, model: npt.ArrayLike,
                   models: Sequence[str]) -> FloatArray:
     """The expected fragmented GPU milli of each node state (``free`` [states, W], ``cpu_left`` [states],
-    ``model`` [states]) under the workload, as float64 [states]."""
+    ``model`` [states]) under the workload, as float64 [states]; the kinds are summed in one BLAS product,
+    whose last bit for a state can depend on the state's position among the states."""
+    fragmented, idle, columns = _fragmented(workload, free, cpu_left, model, models)
+    result: FloatArray = columns.weights @ fragmented + columns.cpu_only_weight * idle
+    return result
+
+
+def fragmentation_by_state(workload: Workload, free: npt.ArrayLike, cpu_left: npt.ArrayLike,
+                           model: npt.ArrayLike, models: Sequence[str]) -> FloatArray:
+    """``fragmentation`` with each state's kinds summed on their own, one kind after the other: a state's
+    value is the same bits whatever the other states, so a value computed once can be kept."""
+    fragmented, idle, columns = _fragmented(workload, free, cpu_left, model, models)
+    result: FloatArray = columns.cpu_only_weight * idle
+    for weighted in fragmented * columns.weights[:, np.newaxis]:
+        result += weighted
+    return result
+
+
+def _fragmented(workload: Workload, free: npt.ArrayLike, cpu_left: npt.ArrayLike, model: npt.ArrayLike,
+                models: Sequence[str]) -> tuple[FloatArray, FloatArray, _KindColumns]:
+    """For each GPU kind and state the milli fragment to the kind [kinds, states], each state's idle milli
+    [states], and the workload's columns."""
     free_rows, cpu, codes = _states(free, cpu_left, model, models)
     columns = workload._columns
     states, distinct = free_rows.shape[0], len(columns.milli)
@@ -191,7 +214,7 @@ def fragmentation(workload: Workload, free: npt.ArrayLike, cpu_left: npt.ArrayLi
     size = (distinct + 1) * states
     short_gpus = np.bincount(slots, minlength=size).reshape(distinct + 1, states)
     short_milli = np.bincount(slots, weights=free_rows.ravel().astype(np.float64),
-                              minlength=size).reshape(distinct + 1, states)
+                              minlength=size).reshape(distinct + 1, states).astype(np.float64, copy=False)
     # Row by row: NumPy's cumsum along the first axis walks the columns one by one, several times slower.
     for row in range(1, distinct + 1):
         short_gpus[row] += short_gpus[row - 1]
@@ -207,8 +230,7 @@ def fragmentation(workload: Workload, free: npt.ArrayLike, cpu_left: npt.ArrayLi
         misfits |= rejected[:, codes]
     fragmented = short_milli[columns.kind_milli]
     np.copyto(fragmented, idle[np.newaxis, :], where=misfits)
-    result: FloatArray = columns.weights @ fragmented + columns.cpu_only_weight * idle
-    return result
+    return fragmented, idle, columns
 
 
 def idle_milli(free: npt.ArrayLike) -> IntArray:

@@ -43,7 +43,7 @@ from scheduler.dra.state import DeviceID
 from scheduler.framework.columns import exact_columns
 from scheduler.framework.dra_manager import DeviceUsage, DRAManager
 from scheduler.framework.nodedata import NodeSet
-from scheduler.framework.types import PodInfo
+from scheduler.framework.types import NodeInfo, PodInfo
 
 #: A whole GPU, in milli.
 MILLI = 1000
@@ -79,6 +79,10 @@ class GpuColumns:
     cpu_left: Int64s
     #: [n] allocatable milli CPU.
     cpu_capacity: Int64s
+    #: [n] each node's row in ``layout``, the view's rows of GPU nodes (one row past them for nodes
+    #: without GPUs); None, and ``layout`` too, for columns not read from the view.
+    rows: Int64s | None = None
+    layout: object | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,11 @@ def pod_milli_cpu(pod: PodInfo) -> int:
 def gpu_columns(dra: DRAManager, nodes: NodeSet, spec: GpuSpec) -> GpuColumns:
     """The GPUs of ``nodes`` as ``dra`` has them now (see the module's doc)."""
     return _view(dra, spec).columns(nodes)
+
+
+def node_gpu_columns(dra: DRAManager, node: NodeInfo, spec: GpuSpec) -> GpuColumns:
+    """``gpu_columns`` of ``node`` alone, read without a node set (a device ranking asks for one node)."""
+    return _view(dra, spec).node_columns(node)
 
 
 def gpu_request(dra: DRAManager, pod: PodInfo, spec: GpuSpec) -> GpuRequest | None:
@@ -336,7 +345,16 @@ class _GpuView:
             left = capacity - np.fromiter((info.requested.milli_cpu for info in nodes), np.int64, len(nodes))
         # take() gathers rows several times faster than fancy indexing does.
         return GpuColumns(np.take(self._free, index, axis=0), np.take(self._gpus, index),
-                          np.take(self._model, index), layout.models, left, capacity)
+                          np.take(self._model, index), layout.models, left, capacity, index, layout)
+
+    def node_columns(self, node: NodeInfo) -> GpuColumns:
+        layout = self.current()
+        row = layout.rows.get(node_name(node), len(layout.by_row))
+        at = slice(row, row + 1)
+        capacity = np.array([node.allocatable.milli_cpu], dtype=np.int64)
+        return GpuColumns(self._free[at].copy(), self._gpus[at].copy(), self._model[at].copy(), layout.models,
+                          capacity - node.requested.milli_cpu, capacity, np.array([row], dtype=np.int64),
+                          layout)
 
     def _layout_rows(self, nodes: NodeSet, layout: _Layout) -> Int64s:
         """The layout rows of ``nodes`` (the all-zero row for a node without GPUs)."""

@@ -5,6 +5,7 @@ order and renormalization, and the NumPy path against the plain per-kind referen
 from __future__ import annotations
 
 import math
+import random
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from scheduler.gpus.fragmentation import (
     Workload,
     category,
     fragmentation,
+    fragmentation_by_state,
     fragmentation_ratio,
     fragmentation_reference,
     idle_milli,
@@ -283,8 +285,39 @@ def workloads_and_states(draw: st.DrawFn) -> tuple[Workload, np.ndarray, np.ndar
 def test_the_vector_path_gives_what_the_reference_gives(
         case: tuple[Workload, np.ndarray, np.ndarray, np.ndarray]) -> None:
     load, free, cpu, model = case
-    vector = fragmentation(load, free, cpu, model, MODELS)
     reference = fragmentation_reference(load, free, cpu, model, MODELS)
-    assert vector.dtype == np.float64 and len(vector) == len(reference)
-    for got, expected in zip(vector.tolist(), reference, strict=True):
-        assert math.isclose(got, expected, rel_tol=1e-12, abs_tol=1e-9), (got, expected)
+    for vector in (fragmentation(load, free, cpu, model, MODELS),
+                   fragmentation_by_state(load, free, cpu, model, MODELS)):
+        assert vector.dtype == np.float64 and len(vector) == len(reference)
+        for got, expected in zip(vector.tolist(), reference, strict=True):
+            assert math.isclose(got, expected, rel_tol=1e-12, abs_tol=1e-9), (got, expected)
+
+
+@settings(max_examples=100, deadline=None)
+@given(workloads_and_states(), st.randoms(use_true_random=False))
+def test_a_states_value_by_state_is_the_same_bits_alone_and_anywhere_among_others(
+        case: tuple[Workload, np.ndarray, np.ndarray, np.ndarray], rng: random.Random) -> None:
+    load, free, cpu, model = case
+    together = fragmentation_by_state(load, free, cpu, model, MODELS).tolist()
+    order = list(range(len(free)))
+    rng.shuffle(order)
+    shuffled = fragmentation_by_state(load, free[order], cpu[order], model[order], MODELS).tolist()
+    assert [shuffled[order.index(state)] for state in range(len(free))] == together
+    for state in range(len(free)):
+        alone = fragmentation_by_state(load, free[state:state + 1], cpu[state:state + 1],
+                                       model[state:state + 1], MODELS)
+        assert alone.tolist() == [together[state]]
+
+
+def test_the_artifacts_table_in_one_call_is_the_same_bits_as_state_by_state() -> None:
+    # The BLAS product of ``fragmentation`` gives some of these states another last bit in company.
+    states = [([200, 1000, 1000, 500] + [0] * 4, 1000, 0), ([1000] * 4 + [0] * 4, 1000, 0),
+              ([1000] * 8, 1000, 0), ([1000] * 4 + [0] * 4, 32000, 1), ([1000] * 8, 64000, 1),
+              ([300, 1000, 600] + [0] * 5, 8000, 1)]
+    free = np.array([row for row, _, _ in states] * 7, dtype=np.int64)
+    cpu = np.array([left for _, left, _ in states] * 7, dtype=np.int64)
+    model = np.array([code for _, _, code in states] * 7, dtype=np.int64)
+    for load in (ARTIFACT_TYPICAL, ARTIFACT_TYPICAL_WITH_CPU):
+        together = fragmentation_by_state(load, free, cpu, model, MODELS).tolist()
+        assert together == [fragmentation_by_state(load, free[at:at + 1], cpu[at:at + 1], model[at:at + 1],
+                                                    MODELS)[0] for at in range(len(free))]

@@ -32,7 +32,7 @@ from scheduler.framework import (
 )
 from scheduler.framework.handle import FrameworkHandle
 from scheduler.framework.runtime import build_framework
-from scheduler.gpus import GpuColumns
+from scheduler.gpus import GpuColumns, GpuSpec
 from scheduler.gpus.fragmentation import PodKind, Workload, fragmentation_reference, typical_workload
 from scheduler.plugins import registry
 from scheduler.plugins.gpushare.best_fit import best_fit_score, best_fit_scores, normalize
@@ -41,7 +41,7 @@ from scheduler.plugins.gpushare.dot_product import dot_product_score, dot_produc
 from scheduler.plugins.gpushare.fgd import fgd_score, fgd_scores, gpu_scores
 from scheduler.plugins.gpushare.gpu_clustering import clustering_score, clustering_scores, gpu_kind
 from scheduler.plugins.gpushare.gpu_packing import gpu_packing_score, gpu_packing_scores
-from scheduler.plugins.gpushare.selection import best_fit_order, random_fit_order
+from scheduler.plugins.gpushare.selection import best_fit_order, free_milli, random_fit_order
 from tests import builders
 from tests.builders import node_info, plugin_args
 from tests.unit.framework_fakes import Snapshot, fake_handle, node_set
@@ -376,6 +376,26 @@ def test_fgd_scores_a_pod_that_requests_nothing_100() -> None:
         == [100, 100, 100]
 
 
+def test_fgd_scores_as_afresh_while_the_claims_change_the_gpus_under_its_kept_fragmentation() -> None:
+    cluster = Cluster()
+    plugin = policy("FGDScore", cluster.handle())
+    share, nodes = cluster.pending["share"], node_set(cluster.nodes)
+
+    def afresh() -> list[int]:
+        scores: list[int] = fgd_scores(plugin.workload(share), plugin.columns(nodes),
+                                       plugin.demand(share)).tolist()
+        return scores
+
+    first = plugin.score_nodes(CycleState(), share, nodes)
+    assert first == afresh()
+    for name, milli in (("more", 600), ("most", 700)):
+        held = allocated(cluster.dra, gpu_claim(name, 1, milli), "n1")
+        assert held is not None
+        cluster.dra.resource_claims.on_add(held)
+        assert plugin.score_nodes(CycleState(), share, nodes) == afresh()
+    assert plugin.score_nodes(CycleState(), share, nodes) != first
+
+
 def test_fgd_takes_the_workload_of_its_args_or_of_the_pods_held() -> None:
     cluster = Cluster()
     handle, pod_info = cluster.handle(), cluster.pending["share"]
@@ -450,6 +470,17 @@ def first_index(plugin: Any, pod_info: PodInfo, offered: list[DeviceCandidate], 
     order = plugin.rank_devices(CycleState(), pod_info, node, offered)
     assert sorted(order) == list(range(len(offered)))
     return offered[order[0]].index
+
+
+fractions = st.fractions(min_value=-10_000, max_value=10_000, max_denominator=1000)
+
+
+@settings(max_examples=200, deadline=None)
+@given(fractions, fractions.filter(bool))
+def test_a_candidates_free_milli_is_its_free_share_scaled_and_truncated(free: Fraction,
+                                                                       capacity: Fraction) -> None:
+    candidate = DeviceCandidate(("gpu.podsched.io", "n1", "gpu-0"), 0, {"milli": capacity}, {"milli": free})
+    assert free_milli(candidate, GpuSpec()) == int(free * 1000 / capacity)
 
 
 @pytest.mark.parametrize("name", ["DotProductScore", "GpuClusteringScore", "GpuPackingScore", "BestFitScore"])

@@ -18,7 +18,15 @@ import numpy.typing as npt
 
 from scheduler.config.argtypes import GpuShareArgs
 from scheduler.framework import CycleState, Handle, NodeInfo, NodeSet, PodInfo, ScoreExtensions
-from scheduler.gpus.table import MILLI, GpuColumns, GpuSpec, gpu_columns, gpu_request, pod_milli_cpu
+from scheduler.gpus.table import (
+    MILLI,
+    GpuColumns,
+    GpuSpec,
+    gpu_columns,
+    gpu_request,
+    node_gpu_columns,
+    pod_milli_cpu,
+)
 from scheduler.plugins.gpushare.selection import best_fit_order, free_milli
 
 #: The artifact's largest node: 128 CPUs and 8 GPUs, in milli.
@@ -74,12 +82,6 @@ def valid_gpus(columns: GpuColumns) -> npt.NDArray[np.bool_]:
     return np.arange(columns.free.shape[1]) < columns.gpus[:, None]
 
 
-def trunc_div(a: int, b: int) -> int:
-    """Go's integer division: truncated toward zero."""
-    quotient = abs(a) // abs(b)
-    return quotient if (a < 0) == (b < 0) else -quotient
-
-
 def trunc_div_columns(a: Scores, b: int) -> Scores:
     result: Scores = np.sign(a) * (np.abs(a) // b)
     return result
@@ -117,8 +119,12 @@ class GpuSharePolicy(ABC):
     def columns(self, nodes: NodeSet) -> GpuColumns:
         return gpu_columns(self._handle.dra_manager, nodes, self._spec)
 
+    def node_columns(self, node_info: NodeInfo) -> GpuColumns:
+        """The GPU columns of ``node_info`` alone."""
+        return node_gpu_columns(self._handle.dra_manager, node_info, self._spec)
+
     def node_view(self, node_info: NodeInfo) -> NodeGpus:
-        return node_gpus(self.columns(NodeSet([node_info])), 0)
+        return node_gpus(self.node_columns(node_info), 0)
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> int:
         return self.node_score(state, pod, node_info)

@@ -26,9 +26,9 @@ from scheduler.plugins.gpushare.common import (
     GpuSharePolicy,
     NodeGpus,
     Scores,
-    trunc_div,
     trunc_div_columns,
 )
+from scheduler.plugins.gpushare.selection import trunc_div
 
 NAME = "GpuClusteringScore"
 
