@@ -188,16 +188,23 @@ class Storage:
         """The write of ``mutate``'s update of ``cached``, which lands if ``cached`` was current; None when
         nothing was written (a refusal or nothing to write, which only the store's state can confirm)."""
         try:
-            updated = await mutate(cached)
-            if updated is None:
-                return None
-            updated.metadata.resource_version = cached.metadata.resource_version
-            data = self.encode(kind, updated)
-            if data == self.encode(kind, cached):
-                return None
+            change = await self._mutated(kind, cached, mutate)
         except errors.ApiError:
             return None  # perhaps only because the copy is behind: the store's state decides
+        if change is None:
+            return None
+        updated, data = change
         return await self._write(kind, updated, data, revision_of(cached), guards)
+
+    async def _mutated(self, kind: Kind, current: Message, mutate: Mutation) -> tuple[Message, bytes] | None:
+        """``mutate``'s update of ``current`` with its encoding; None when it writes nothing (None, or the
+        same bytes)."""
+        updated = await mutate(current)
+        if updated is None:
+            return None
+        updated.metadata.resource_version = current.metadata.resource_version
+        data = self.encode(kind, updated)
+        return None if data == self.encode(kind, current) else (updated, data)
 
     async def update_together(
         self, kind: Kind, updates: Sequence[tuple[Message, int]], guards: Sequence[Guard] = ()
@@ -268,13 +275,10 @@ class Storage:
                     continue
             if current is None:
                 current = await self.require(kind, namespace, name)
-            updated = await mutate(current)
-            if updated is None:
+            change = await self._mutated(kind, current, mutate)
+            if change is None:
                 return current
-            updated.metadata.resource_version = current.metadata.resource_version
-            data = self.encode(kind, updated)
-            if data == self.encode(kind, current):
-                return current
+            updated, data = change
             if dry_run:
                 return updated
             outcome = await self._write(kind, updated, data, revision_of(current), extra)
