@@ -167,7 +167,7 @@ def _slices(nodes: list[objects_pb2.Node]) -> list[objects_pb2.ResourceSlice]:
     return [WORKLOAD.drivers[0].slice(node.metadata.name) for node in nodes]
 
 
-def _placed(name: str, node: objects_pb2.Node) -> objects_pb2.Pod:
+def placed_pod(name: str, node: objects_pb2.Node) -> objects_pb2.Pod:
     """A DRA pod bound to ``node`` whose claim the controller made as ``<name>-resource``."""
     pod = w.pod_with_claim_template(name, w.MEASURED_NAMESPACE)
     pod.metadata.uid = f"uid-{name}"
@@ -204,7 +204,7 @@ def _check(nodes: list[objects_pb2.Node], pods: list[objects_pb2.Pod],
 
 def test_claims_on_distinct_devices_of_their_pods_nodes_pass() -> None:
     nodes = _nodes()
-    pods = [_placed("m0", nodes[0]), _placed("m1", nodes[0]), _placed("m2", nodes[1])]
+    pods = [placed_pod("m0", nodes[0]), placed_pod("m1", nodes[0]), placed_pod("m2", nodes[1])]
     pool0, pool1 = nodes[0].metadata.name, nodes[1].metadata.name
     claims = [_claim(pods[0], pool0, "instance-0"), _claim(pods[1], pool0, "instance-1"),
               _claim(pods[2], pool1, "instance-0")]
@@ -214,7 +214,7 @@ def test_claims_on_distinct_devices_of_their_pods_nodes_pass() -> None:
 
 def test_a_device_in_two_allocations_is_reported() -> None:
     nodes = _nodes(1)
-    pods = [_placed("m0", nodes[0]), _placed("m1", nodes[0])]
+    pods = [placed_pod("m0", nodes[0]), placed_pod("m1", nodes[0])]
     pool = nodes[0].metadata.name
     claims = [_claim(pods[0], pool, "instance-3"), _claim(pods[1], pool, "instance-3")]
 
@@ -225,7 +225,7 @@ def test_a_device_in_two_allocations_is_reported() -> None:
 
 def test_a_device_twice_in_one_allocation_is_reported() -> None:
     nodes = _nodes(1)
-    pod = _placed("m0", nodes[0])
+    pod = placed_pod("m0", nodes[0])
     pool = nodes[0].metadata.name
 
     assert _check(nodes, [pod], [_claim(pod, pool, "instance-1", "instance-1")]) == [
@@ -235,7 +235,7 @@ def test_a_device_twice_in_one_allocation_is_reported() -> None:
 
 def test_a_device_allowing_multiple_allocations_is_shared_under_distinct_share_ids() -> None:
     nodes = _nodes(1)
-    pods = [_placed("m0", nodes[0]), _placed("m1", nodes[0])]
+    pods = [placed_pod("m0", nodes[0]), placed_pod("m1", nodes[0])]
     pool = nodes[0].metadata.name
     slices = _slices(nodes)
     slices[0].spec.devices[0].allow_multiple_allocations = True
@@ -252,7 +252,7 @@ def test_a_device_allowing_multiple_allocations_is_shared_under_distinct_share_i
 
 def test_an_admin_access_allocation_takes_no_device() -> None:
     nodes = _nodes(1)
-    pods = [_placed("m0", nodes[0]), _placed("m1", nodes[0])]
+    pods = [placed_pod("m0", nodes[0]), placed_pod("m1", nodes[0])]
     pool = nodes[0].metadata.name
     claims = [_claim(pods[0], pool, "instance-0"), _claim(pods[1], pool, "instance-0")]
     claims[1].status.allocation.devices.results[0].admin_access = True
@@ -262,7 +262,7 @@ def test_an_admin_access_allocation_takes_no_device() -> None:
 
 def test_a_device_no_slice_publishes_is_reported() -> None:
     nodes = _nodes(1)
-    pod = _placed("m0", nodes[0])
+    pod = placed_pod("m0", nodes[0])
 
     problems = _check(nodes, [pod], [_claim(pod, nodes[0].metadata.name, "instance-99")])
 
@@ -272,7 +272,7 @@ def test_a_device_no_slice_publishes_is_reported() -> None:
 
 def test_a_claim_allocated_on_another_node_is_reported() -> None:
     nodes = _nodes()
-    pod = _placed("m0", nodes[0])
+    pod = placed_pod("m0", nodes[0])
     where = f"pod sched-1/m0 on {nodes[0].metadata.name}"
 
     problems = _check(nodes, [pod], [_claim(pod, nodes[1].metadata.name, "instance-0")])
@@ -287,7 +287,7 @@ def test_a_claim_allocated_on_another_node_is_reported() -> None:
 def test_a_placed_pods_claim_not_made_not_allocated_or_not_reserved_is_reported() -> None:
     nodes = _nodes(1)
     pool = nodes[0].metadata.name
-    unmade, missing, unallocated, unreserved = (_placed(f"m{i}", nodes[0]) for i in range(4))
+    unmade, missing, unallocated, unreserved = (placed_pod(f"m{i}", nodes[0]) for i in range(4))
     del unmade.status.resource_claim_statuses[:]
     pending = _claim(unallocated, pool, "instance-0")
     pending.status.ClearField("allocation")
@@ -308,7 +308,7 @@ def test_a_placed_pods_claim_not_made_not_allocated_or_not_reserved_is_reported(
 
 def test_a_claim_named_by_the_pod_is_checked_too() -> None:
     nodes = _nodes()
-    pod = _placed("m0", nodes[0])
+    pod = placed_pod("m0", nodes[0])
     del pod.status.resource_claim_statuses[:]
     pod.spec.resource_claims[0].ClearField("resource_claim_template_name")
     pod.spec.resource_claims[0].resource_claim_name = "m0-resource"

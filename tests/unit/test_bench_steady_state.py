@@ -17,6 +17,7 @@ from cluster.bench.allocclaims import AllocationFailed, allocate_claims
 from cluster.bench.checks import Placements, check
 from cluster.bench.steadystate import ClaimHistory, run_steadily
 from cluster.client import Client
+from tests.unit.test_bench_dra import placed_pod
 from tests.unit.test_client_fake_apiserver import FakeApiServer
 
 STEADY = w.WORKLOADS["SteadyStateClusterResourceClaimTemplate/half"]
@@ -153,15 +154,6 @@ NODES = [STEADY.node(i) for i in range(2)]
 POOL0, POOL1 = (node.metadata.name for node in NODES)
 
 
-def _pod(name: str, node: objects_pb2.Node) -> objects_pb2.Pod:
-    pod = w.pod_with_claim_template(name, w.MEASURED_NAMESPACE)
-    pod.metadata.uid = f"uid-{name}"
-    pod.metadata.labels[w.ROLE_LABEL] = w.MEASURED
-    pod.spec.node_name = node.metadata.name
-    pod.status.resource_claim_statuses.add(name="resource", resource_claim_name=f"{name}-resource")
-    return pod
-
-
 def _claim(pod_name: str, pool: str, device: str, *, reserved: bool = True) -> objects_pb2.ResourceClaim:
     claim = objects_pb2.ResourceClaim()
     claim.metadata.name, claim.metadata.namespace = f"{pod_name}-resource", w.MEASURED_NAMESPACE
@@ -219,7 +211,7 @@ def _check(listed: list[objects_pb2.Pod], seen: list[objects_pb2.Pod],
 
 
 def test_the_deleted_pods_claims_are_judged_as_seen() -> None:
-    deleted, other, last = _pod("m0", NODES[0]), _pod("m1", NODES[1]), _pod("m2", NODES[1])
+    deleted, other, last = placed_pod("m0", NODES[0]), placed_pod("m1", NODES[1]), placed_pod("m2", NODES[1])
     seen = [deleted, other, last]
     right = [_claim("m0", POOL0, "instance-0"), _claim("m1", POOL1, "instance-0")]
 

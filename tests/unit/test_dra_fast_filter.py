@@ -186,21 +186,16 @@ def clusters(draw: st.DrawFn) -> tuple[Rig, objects_pb2.Pod, bool]:
 @given(cluster=clusters())
 def test_batch_filter_gives_the_per_node_filters_verdicts(cluster: tuple[Rig, objects_pb2.Pod, bool]) -> None:
     world, pod, plain = cluster
-    pod_info = PodInfo(pod)
-    reference_state, status = world.pre_filter(pod)
-    assert status is None
-    wanted = [seen(world.plugin.filter(reference_state, pod_info, info)) for info in world.nodes]
-    state, _ = world.pre_filter(pod)
-    got = [seen(verdict) for verdict in world.plugin.filter_nodes(state, pod_info, node_set(world.nodes))]
-    assert got == wanted
+    state = _verdicts_agree(world, pod)
     claims_state: ClaimsState = state.read(STATE_KEY)
     # The plain requests were decided by the batch form (not every node handed to the allocator).
     assert claims_state.allocate_in_reserve == plain
 
 
 
-def _verdicts_agree(world: Rig, pod: objects_pb2.Pod) -> None:
-    """The batch form's verdicts on every node are the per-node Filter's, each from its own PreFilter."""
+def _verdicts_agree(world: Rig, pod: objects_pb2.Pod) -> CycleState:
+    """The batch form's verdicts on every node are the per-node Filter's, each from its own PreFilter;
+    returns the batch form's cycle state."""
     pod_info = PodInfo(pod)
     reference_state, status = world.pre_filter(pod)
     assert status is None
@@ -208,6 +203,7 @@ def _verdicts_agree(world: Rig, pod: objects_pb2.Pod) -> None:
     state, _ = world.pre_filter(pod)
     got = [seen(verdict) for verdict in world.plugin.filter_nodes(state, pod_info, node_set(world.nodes))]
     assert got == wanted
+    return state
 
 
 @settings(max_examples=100, deadline=None)
