@@ -11,35 +11,28 @@ from typing import Any
 import grpc
 import pytest
 
-from cluster.api import apiserver_pb2, apiserver_pb2_grpc, errors, kinds, objects_pb2
+from cluster.api import apiserver_pb2, errors, kinds, objects_pb2
 from cluster.api.fencing import BOUND_UNDER_FENCE_ANNOTATION, SCHEDULER_LEASE
 from cluster.api.kinds import POD
 from cluster.api.limits import MAX_BATCH_ITEMS
-from cluster.apiserver.server import ApiServer, ApiServerOptions
-from cluster.client import Client, ClientCredentials
-from cluster.client.inprocess import InProcessChannel
-from store.memory import MemoryStore
-from tests import builders
 from tests.builders import IMAGE, pod
-
-ADMIN_TOKEN, SCHEDULER_TOKEN, CLIENT_TOKEN = "admin-token", "scheduler-token", "client-token"
-TOKENS = (
-    f"{ADMIN_TOKEN},ada,1,system:masters\n"
-    f"{SCHEDULER_TOKEN},kube-scheduler,2,podsched:schedulers\n"
-    f"{CLIENT_TOKEN},cleo,3,podsched:clients\n"
+from tests.unit.token_server import (
+    ADMIN_TOKEN,
+    CLIENT_TOKEN,
+    NAMESPACE,
+    NODE,
+    SCHEDULER_TOKEN,
+    Served,
+    as_token,
+    token_server,
 )
-NAMESPACE, NODE = "default", "node-1"
 
 
-class Served:
-    """The server, an admin's client for the setup, and the raw stub callers use."""
-
-    def __init__(self, server: ApiServer, admin: Client) -> None:
-        self.server, self.admin = server, admin
-        self.stub = apiserver_pb2_grpc.ApiServerStub(InProcessChannel(server.in_process.handler))
+class BatchServed(Served):
+    """``Served`` with the calls of a batch and of its items one by one."""
 
     async def batch(self, token: str, *items: apiserver_pb2.BatchItem) -> list[apiserver_pb2.BatchResult]:
-        response = await self.stub.Batch(apiserver_pb2.BatchRequest(items=items), metadata=_as(token))
+        response = await self.stub.Batch(apiserver_pb2.BatchRequest(items=items), metadata=as_token(token))
         return list(response.results)
 
     async def single(self, token: str, item: apiserver_pb2.BatchItem) -> apiserver_pb2.BatchResult:
@@ -47,9 +40,9 @@ class Served:
         write = item.WhichOneof("write")
         try:
             if write == "create":
-                obj = await self.stub.Create(item.create, metadata=_as(token))
+                obj = await self.stub.Create(item.create, metadata=as_token(token))
             else:
-                obj = apiserver_pb2.Object(pod=await self.stub.Bind(item.bind, metadata=_as(token)))
+                obj = apiserver_pb2.Object(pod=await self.stub.Bind(item.bind, metadata=as_token(token)))
         except grpc.aio.AioRpcError as err:
             return apiserver_pb2.BatchResult(error=apiserver_pb2.Status(
                 code=err.code().value[0], message=err.details(),
@@ -57,36 +50,15 @@ class Served:
         return apiserver_pb2.BatchResult(object=obj)
 
 
-def _as(token: str) -> tuple[tuple[str, str], ...]:
-    return ClientCredentials(token=token).metadata()
-
-
-async def _serve(tmp_path: Path, **options: Any) -> AsyncIterator[Served]:
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text(TOKENS)
-    store = MemoryStore()
-    server = ApiServer(store, ApiServerOptions(listen="127.0.0.1:0", token_auth_file=str(tokens), **options))
-    await server.start()
-    admin = Client(server.address, credentials=ClientCredentials(token=ADMIN_TOKEN),
-                   channel_factory=lambda _: InProcessChannel(server.in_process.handler))
-    try:
-        async with admin:
-            await admin.create(builders.node(NODE, allocatable=builders.ROOMY))
-            yield Served(server, admin)
-    finally:
-        await server.stop(1.0)
-        await store.close()
-
-
 @pytest.fixture
-async def served(tmp_path: Path) -> AsyncIterator[Served]:
-    async for served in _serve(tmp_path):
+async def served(tmp_path: Path) -> AsyncIterator[BatchServed]:
+    async with token_server(tmp_path, BatchServed) as served:
         yield served
 
 
 @pytest.fixture
-async def enforced(tmp_path: Path) -> AsyncIterator[Served]:
-    async for served in _serve(tmp_path, enforce_leader_fencing=True):
+async def enforced(tmp_path: Path) -> AsyncIterator[BatchServed]:
+    async with token_server(tmp_path, BatchServed, enforce_leader_fencing=True) as served:
         yield served
 
 
@@ -114,7 +86,7 @@ def outcome(result: apiserver_pb2.BatchResult) -> tuple[str, str] | tuple[int, s
     return "object", obj.metadata.name  # type: ignore[attr-defined]
 
 
-async def test_each_item_is_answered_on_its_own_with_what_its_own_call_answers(served: Served) -> None:
+async def test_each_item_is_answered_on_its_own_with_what_its_own_call_answers(served: BatchServed) -> None:
     await served.admin.create(pod("bound", NAMESPACE, image=IMAGE))
     await served.admin.bind(NAMESPACE, "bound", NODE)
     await served.admin.create(pod("to-bind", NAMESPACE, image=IMAGE))
@@ -157,7 +129,7 @@ async def test_each_item_is_answered_on_its_own_with_what_its_own_call_answers(s
         await served.admin.get(POD, "bad", NAMESPACE)
 
 
-async def test_each_item_is_authorized_as_the_verb_it_is(served: Served) -> None:
+async def test_each_item_is_authorized_as_the_verb_it_is(served: BatchServed) -> None:
     """A client may create pods in its namespaces but not in kube-system, and may not bind: each item is
     refused or let through alone, with the single call's PERMISSION_DENIED."""
     await served.admin.create(pod("waiting", NAMESPACE, image=IMAGE))
@@ -178,19 +150,21 @@ async def test_each_item_is_authorized_as_the_verb_it_is(served: Served) -> None
     assert (await served.admin.get(POD, "waiting", NAMESPACE)).spec.node_name == ""
 
 
-async def _scheduler_fence(served: Served, holder: str = "sched-a") -> apiserver_pb2.Fence:
+async def _scheduler_fence(served: BatchServed, holder: str = "sched-a") -> apiserver_pb2.Fence:
     """The scheduler's credential takes the schedulers' Lease; the fence of that tenure."""
     lease = objects_pb2.Lease(
         metadata=objects_pb2.ObjectMeta(name=SCHEDULER_LEASE.name, namespace=SCHEDULER_LEASE.namespace))
     lease.spec.holder_identity = holder
     lease.spec.lease_duration_seconds = 15
     created = await served.stub.Create(apiserver_pb2.CreateRequest(object=kinds.wrap(lease)),
-                                       metadata=_as(SCHEDULER_TOKEN))
+                                       metadata=as_token(SCHEDULER_TOKEN))
     return apiserver_pb2.Fence(lease_namespace=SCHEDULER_LEASE.namespace, lease_name=SCHEDULER_LEASE.name,
                                holder_identity=holder, token=int(created.lease.metadata.resource_version))
 
 
-async def test_each_item_carries_its_own_fence_and_a_stale_one_is_refused_alone(enforced: Served) -> None:
+async def test_each_item_carries_its_own_fence_and_a_stale_one_is_refused_alone(
+    enforced: BatchServed,
+) -> None:
     fence = await _scheduler_fence(enforced)
     stale = apiserver_pb2.Fence()
     stale.CopyFrom(fence)
@@ -215,7 +189,7 @@ async def test_each_item_carries_its_own_fence_and_a_stale_one_is_refused_alone(
     assert stamp == f"sched-a@{fence.token}"
 
 
-async def test_a_batch_of_too_many_items_is_refused_whole(served: Served) -> None:
+async def test_a_batch_of_too_many_items_is_refused_whole(served: BatchServed) -> None:
     items = [create(pod(f"p-{i}", NAMESPACE, image=IMAGE)) for i in range(MAX_BATCH_ITEMS + 1)]
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await served.batch(ADMIN_TOKEN, *items)
@@ -227,7 +201,7 @@ async def test_a_batch_of_too_many_items_is_refused_whole(served: Served) -> Non
     assert list((await served.admin.list(POD, NAMESPACE)).items) == []
 
 
-async def test_a_batch_needs_credentials(served: Served) -> None:
+async def test_a_batch_needs_credentials(served: BatchServed) -> None:
     call: Awaitable[Any] = served.stub.Batch(apiserver_pb2.BatchRequest(items=[create(pod("p", NAMESPACE))]))
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await call

@@ -10,55 +10,27 @@ from pathlib import Path
 import grpc
 import pytest
 
-from cluster.api import apiserver_pb2, apiserver_pb2_grpc, kinds, objects_pb2
+from cluster.api import apiserver_pb2, kinds, objects_pb2
 from cluster.api.kinds import POD
-from cluster.apiserver.server import ApiServer, ApiServerOptions
-from cluster.client import Client, ClientCredentials
-from cluster.client.inprocess import InProcessChannel
-from store.memory import MemoryStore
-from tests import builders
 from tests.builders import IMAGE, pod
-
-ADMIN_TOKEN, SCHEDULER_TOKEN, CLIENT_TOKEN = "admin-token", "scheduler-token", "client-token"
-TOKENS = (
-    f"{ADMIN_TOKEN},ada,1,system:masters\n"
-    f"{SCHEDULER_TOKEN},kube-scheduler,2,podsched:schedulers\n"
-    f"{CLIENT_TOKEN},cleo,3,podsched:clients\n"
+from tests.unit.token_server import (
+    CLIENT_TOKEN,
+    NAMESPACE,
+    NODE,
+    SCHEDULER_TOKEN,
+    Served,
+    as_token,
+    token_server,
 )
-NAMESPACE, NODE = "default", "node-1"
+
 #: Every way a caller may name the Pod kind: the kind, its plural, its short name, in any case.
 POD_ALIASES = ("Pod", "pods", "po", "pod", "POD", "Pods", "PO")
 
 
-class Served:
-    """The server, an admin's client for the setup, and the raw stub the attacker calls through."""
-
-    def __init__(self, server: ApiServer, admin: Client) -> None:
-        self.server, self.admin = server, admin
-        self.stub = apiserver_pb2_grpc.ApiServerStub(InProcessChannel(server.in_process.handler))
-
-
 @pytest.fixture
 async def served(tmp_path: Path) -> AsyncIterator[Served]:
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text(TOKENS)
-    store = MemoryStore()
-    options = ApiServerOptions(listen="127.0.0.1:0", token_auth_file=str(tokens), enforce_leader_fencing=True)
-    server = ApiServer(store, options)
-    await server.start()
-    admin = Client(server.address, credentials=ClientCredentials(token=ADMIN_TOKEN),
-                   channel_factory=lambda _: InProcessChannel(server.in_process.handler))
-    try:
-        async with admin:
-            await admin.create(builders.node(NODE, allocatable=builders.ROOMY))
-            yield Served(server, admin)
-    finally:
-        await server.stop(1.0)
-        await store.close()
-
-
-def _as(token: str) -> tuple[tuple[str, str], ...]:
-    return ClientCredentials(token=token).metadata()
+    async with token_server(tmp_path, enforce_leader_fencing=True) as served:
+        yield served
 
 
 async def _refused(call: Awaitable[object]) -> grpc.aio.AioRpcError:
@@ -80,7 +52,7 @@ async def test_an_unfenced_pod_delete_by_the_scheduler_is_refused_however_the_ki
     await served.admin.bind(NAMESPACE, "victim", NODE)
     request = apiserver_pb2.DeleteRequest(
         kind=alias, namespace=NAMESPACE, name="victim", grace_period_seconds=0)
-    refused = await _refused(served.stub.Delete(request, metadata=_as(SCHEDULER_TOKEN)))
+    refused = await _refused(served.stub.Delete(request, metadata=as_token(SCHEDULER_TOKEN)))
     assert refused.code() == grpc.StatusCode.PERMISSION_DENIED
     assert refused.details() == (
         f'user "kube-scheduler" cannot delete pod {NAMESPACE}/victim (a caller that may bind pods deletes '
@@ -90,7 +62,7 @@ async def test_an_unfenced_pod_delete_by_the_scheduler_is_refused_however_the_ki
     )
     assert (await served.admin.get(POD, "victim", NAMESPACE)).spec.node_name == NODE
     # A caller that may not bind deletes its own pod unfenced, under any name of the kind.
-    await served.stub.Delete(request, metadata=_as(CLIENT_TOKEN))
+    await served.stub.Delete(request, metadata=as_token(CLIENT_TOKEN))
 
 
 @pytest.mark.parametrize("alias", POD_ALIASES)
@@ -104,7 +76,7 @@ async def test_an_unfenced_nomination_is_refused_whatever_kind_the_object_names(
     nominated.kind = alias
     nominated.status.nominated_node_name = NODE
     request = apiserver_pb2.UpdateRequest(object=kinds.wrap(nominated))
-    refused = await _refused(served.stub.UpdateStatus(request, metadata=_as(SCHEDULER_TOKEN)))
+    refused = await _refused(served.stub.UpdateStatus(request, metadata=as_token(SCHEDULER_TOKEN)))
     assert refused.code() == grpc.StatusCode.PERMISSION_DENIED
     assert f"cannot change status.nominatedNodeName of pod {NAMESPACE}/nominee without a fence" in (
         refused.details()
@@ -129,7 +101,7 @@ async def _rogue_fence(served: Served) -> apiserver_pb2.Fence:
     lease.spec.holder_identity = "attacker"
     lease.spec.lease_duration_seconds = 15
     created = await served.stub.Create(apiserver_pb2.CreateRequest(object=kinds.wrap(lease)),
-                                       metadata=_as(SCHEDULER_TOKEN))
+                                       metadata=as_token(SCHEDULER_TOKEN))
     return apiserver_pb2.Fence(lease_namespace="kube-system", lease_name=ROGUE, holder_identity="attacker",
                                token=int(created.lease.metadata.resource_version))
 
@@ -152,7 +124,7 @@ async def test_every_write_under_a_fence_of_a_lease_the_server_does_not_take_is_
     event = objects_pb2.Event(metadata=objects_pb2.ObjectMeta(name="web.1", namespace=NAMESPACE),
                               reason="Scheduled", message="bound")
     event.involved_object.kind, event.involved_object.name = "Pod", "web"
-    stub, attacker = served.stub, _as(SCHEDULER_TOKEN)
+    stub, attacker = served.stub, as_token(SCHEDULER_TOKEN)
     victim = apiserver_pb2.DeleteRequest(kind="Pod", namespace=NAMESPACE, name="victim", fence=fence)
     group = apiserver_pb2.BindGroupRequest(bindings=[_binding("w-0"), _binding("w-1")], fence=fence)
     calls: dict[str, Callable[[], Awaitable[object]]] = {
