@@ -39,9 +39,8 @@ class Reflector:
         self._retry_s = retry_s
         self._progress_after_s = progress_after_s
         self._requesting: asyncio.Task[None] | None = None
-        #: Whether the cache holds the store's state as of ``revision`` (a List and an unbroken watch).
-        self.ready = False
-        #: Set while ``ready``: what a watch that arrives before the first List waits on.
+        #: Set while the cache holds the store's state as of ``revision`` (a List and an unbroken watch):
+        #: ``ready``, and what a watch that arrives before the first List waits on.
         self._in_sync = asyncio.Event()
         #: Whether ``run`` runs: a cache nobody runs will never be in sync, and nobody waits for it.
         self._running = False
@@ -58,6 +57,11 @@ class Reflector:
     def applied_revision(self) -> int:
         """The revision of the last event taken into the cache (at least ``revision``)."""
         return self._applied
+
+    @property
+    def ready(self) -> bool:
+        """Whether the cache holds the store's state as of ``revision`` (a List and an unbroken watch)."""
+        return self._in_sync.is_set()
 
     async def run(self) -> None:
         """List and watch for ever; after a failure, close the watchers and start again."""
@@ -88,7 +92,6 @@ class Reflector:
         events = self._store.watch_progress(REGISTRY_PREFIX, revision + 1)
         self.watches_opened += 1
         self._applied = revision
-        self.ready = True
         self._in_sync.set()
         self._publish()
         log.info("the watch cache is in sync at revision %d", revision)
@@ -134,7 +137,6 @@ class Reflector:
                 future.set_result(True)
 
     def _lose(self) -> None:
-        self.ready = False
         self._in_sync.clear()
         for cache in self._caches.values():
             cache.close_watchers()
